@@ -1,0 +1,83 @@
+"""What every harness adapter provides: a command to start the tool, and a streaming parser.
+
+An adapter never runs anything itself. The recorder starts the command in a sandbox,
+feeds the parser each native stdout line as it arrives and appends the actions it
+returns, so a killed run keeps every action received; `import` feeds the same parser
+from a file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from recorder.model import Action
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Everything the recorder knows about one session that a harness may need to start."""
+
+    prompt: str
+    work_dir: Path  # where the agent starts (the workspace root, or its `cwd:`)
+    root: Path  # the workspace root
+    home: Path | None = None
+    model: str | None = None
+    harness_config: dict[str, Any] = field(default_factory=dict)
+    scenario: dict[str, Any] = field(default_factory=dict)  # the scenario's own keys (e.g. `mock:`)
+    session_uuid: str = ""
+    python: str = sys.executable  # the interpreter for helper programs (inside a container: python3)
+    support_dir: Path = Path(__file__).resolve().parent  # where helper programs live for the agent
+
+
+@dataclass(frozen=True)
+class Command:
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment
+    stdin: bytes = b""
+
+
+class Parser(Protocol):
+    def feed(self, line: str) -> list[Action]:
+        """Actions for one native line (may be none); unknown input becomes `adapter.warning`."""
+
+    def finish(self) -> list[Action]:
+        """Actions owed at end of stream (e.g. a truncated last line, derived totals)."""
+
+
+class Adapter(Protocol):
+    name: str
+
+    def command(self, launch: Launch) -> Command: ...
+
+    def parser(self) -> Parser: ...
+
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+        """Blocking findings (binary missing, no key); never prints a secret."""
+
+
+def warning(what: str, line: str, thread: str = "main") -> Action:
+    """An input the adapter could not understand, kept with its raw line."""
+    return Action("adapter.warning", {"what": what, "line": line[:4000]}, thread=thread)
+
+
+_ADAPTERS: dict[str, str] = {
+    "mock": "adapters.mock:MockAdapter",
+    "claude-code": "adapters.claude_code:ClaudeCodeAdapter",
+    "codex": "adapters.codex:CodexAdapter",
+}
+
+
+def harness_names() -> list[str]:
+    return sorted(_ADAPTERS)
+
+
+def get_adapter(name: str) -> Adapter:
+    """The adapter for a harness name; KeyError for an unknown one."""
+    import importlib
+
+    target = _ADAPTERS[name]
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)()

@@ -1,0 +1,57 @@
+"""The offline harness: scripted actions from the scenario's `mock:` block, or the no-op agent.
+
+Without a script it behaves as madbench's mock: the prompt is the final output, no tool
+calls, and `!ERROR!` in the prompt forces a harness error. The no-op mode (`noop`) is
+what the negative control runs: any script is ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from adapters.base import Command, Launch, warning
+from recorder.model import ACTION_KINDS, Action
+
+MOCK_METRIC_KEYS = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
+MOCK_STEP_KEYS = {"tool", "input", "result", "is_error", "think", "say", "skill", "subagent", "sleep"}
+
+
+class MockParser:
+    def feed(self, line: str) -> list[Action]:
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return [warning("not a JSON line", line)]
+        kind = event.get("kind") if isinstance(event, dict) else None
+        if kind not in ACTION_KINDS:
+            return [warning(f"unknown mock event kind {kind!r}", line)]
+        return [Action(kind, event.get("data") or {}, thread=event.get("thread") or "main")]
+
+    def finish(self) -> list[Action]:
+        return []
+
+
+class MockAdapter:
+    name = "mock"
+
+    def __init__(self, noop: bool = False):
+        self.noop = noop
+
+    def command(self, launch: Launch) -> Command:
+        script: dict[str, Any] = launch.scenario.get("mock") or {}
+        job = {
+            "prompt": launch.prompt,
+            "root": str(launch.root),
+            "steps": script.get("steps") or [],
+            "metrics": script.get("metrics"),
+            "noop": self.noop,
+        }
+        return Command(argv=[launch.python, "-S", str(launch.support_dir / "mock_agent.py")], stdin=orjson.dumps(job))
+
+    def parser(self) -> MockParser:
+        return MockParser()
+
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+        return []

@@ -1,0 +1,301 @@
+"""The check registry: one decorated builder per type, exact and prefix dispatch, aliases.
+
+A check is registered once, with everything `benchtape checks`, `docs/checks.md` and
+preflight need to know about it; constructing it validates its arguments, so a bad
+check is refused before anything runs, never discovered mid-run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+import orjson
+
+from recorder.errors import closest
+from recorder.model import CheckSpec, Result, Session
+
+# Bumped whenever any check's behaviour changes: part of every check's identity.
+CATALOG_VERSION = "1"
+
+
+class CheckConfigError(Exception):
+    """A check refused at construction (bad arguments, unknown or unsupported type)."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+
+
+def run_local(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> CommandResult:
+    """Run argv (no shell) on the host; the default command runner for exec-style checks."""
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            input=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+            env=dict(env) if env is not None else None,
+            start_new_session=True,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout or b""
+        return CommandResult(None, out.decode("utf-8", "replace"), timed_out=True)
+    return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
+
+
+CommandRunner = Callable[..., CommandResult]
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a check may read besides the Session: never the store, a sandbox or an adapter.
+
+    `work_dir` is the session's final workspace, restored from its snapshot; exec-style
+    checks run their commands through `run_command`, which a container sandbox replaces so
+    a check cannot touch the host.
+    """
+
+    work_dir: Path | None = None
+    bench_dir: Path | None = None
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    run_command: CommandRunner = run_local
+    control: bool = False  # grading the negative control (latency/cost are not applicable)
+
+
+Evaluator = Callable[[Session, CheckContext], Result]
+Builder = Callable[[CheckSpec], Evaluator]
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    type: str
+    family: str
+    summary: str
+    reads: str
+    builder: Builder
+    args: Mapping[str, str] = field(default_factory=dict)  # name -> meaning (with default)
+    example: str = ""
+    errors: tuple[str, ...] = ()
+    kind: str = "Logic"  # Logic | AI | Code | Service
+    prefix: bool = False
+    control_na: bool = False  # not applicable under the negative control
+    reads_workspace: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "family": self.family,
+            "kind": self.kind,
+            "summary": self.summary,
+            "reads": self.reads,
+            "args": dict(self.args),
+            "example": self.example,
+            "errors": list(self.errors),
+            "prefix": self.prefix,
+            "reads_workspace": self.reads_workspace,
+        }
+
+
+REGISTRY: dict[str, CheckInfo] = {}
+ALIASES: dict[str, str] = {}
+# Types the spec names that this version refuses, with what is missing.
+REFUSED: dict[str, str] = {}
+
+
+def register(
+    type: str,
+    *,
+    family: str,
+    summary: str,
+    reads: str,
+    args: Mapping[str, str] | None = None,
+    example: str = "",
+    errors: tuple[str, ...] | list[str] = (),
+    kind: str = "Logic",
+    prefix: bool = False,
+    control_na: bool = False,
+    reads_workspace: bool = False,
+) -> Callable[[Builder], Builder]:
+    """Register a check builder: `builder(spec) -> evaluate(session, ctx) -> Result`."""
+
+    def deco(builder: Builder) -> Builder:
+        if type in REGISTRY:
+            raise RuntimeError(f"check type {type!r} registered twice")
+        REGISTRY[type] = CheckInfo(
+            type=type,
+            family=family,
+            summary=summary,
+            reads=reads,
+            builder=builder,
+            args=dict(args or {}),
+            example=example,
+            errors=tuple(errors),
+            kind=kind,
+            prefix=prefix,
+            control_na=control_na,
+            reads_workspace=reads_workspace,
+        )
+        return builder
+
+    return deco
+
+
+def alias(spelling: str, canonical: str) -> None:
+    ALIASES[spelling] = canonical
+
+
+def refuse(type: str, why: str) -> None:
+    REFUSED[type] = why
+
+
+def canonical_type(name: str) -> str:
+    return ALIASES.get(name, name)
+
+
+def lookup(name: str) -> CheckInfo:
+    """Exact match, else the longest registered prefix; unknown types name the closest."""
+    _load_catalog()
+    name = canonical_type(name)
+    if name in REGISTRY:
+        return REGISTRY[name]
+    if name in REFUSED:
+        raise CheckConfigError(f'check type "{name}" is not supported in this version of benchtape: {REFUSED[name]}')
+    for pfx in sorted((t for t, i in REGISTRY.items() if i.prefix), key=len, reverse=True):
+        if name.startswith(pfx + ":"):
+            return REGISTRY[pfx]
+    for pfx in sorted(REFUSED, key=len, reverse=True):
+        if name.startswith(pfx + ":"):
+            raise CheckConfigError(f'check type "{name}" is not supported in this version of benchtape: {REFUSED[pfx]}')
+    near = closest(name, list(REGISTRY) + list(ALIASES))
+    hint = f' (did you mean "{near}"?)' if near else ""
+    raise CheckConfigError(f'unknown check type "{name}"{hint}')
+
+
+def spec_hash(spec: CheckSpec) -> str:
+    """A check's identity: its canonical spec plus the catalog version."""
+    canon = orjson.dumps({"spec": spec.to_dict(), "catalog": CATALOG_VERSION}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(canon).hexdigest()
+
+
+@dataclass
+class Check:
+    """A configured check: its spec, its registration and its evaluator."""
+
+    spec: CheckSpec
+    info: CheckInfo
+    evaluator: Evaluator
+
+    @property
+    def type(self) -> str:
+        return self.spec.type
+
+    @property
+    def metric(self) -> str:
+        return self.spec.metric or self.spec.type
+
+    @property
+    def readout(self) -> bool:
+        return self.spec.readout
+
+    @property
+    def identity(self) -> str:
+        return spec_hash(self.spec)
+
+    def evaluate(self, session: Session, ctx: CheckContext) -> Result:
+        """Run the check; an exception inside it is an ERROR verdict, never a crash."""
+        if self.spec.transform is not None:
+            try:
+                session = session.with_output(apply_transform(self.spec.transform, session.final_output))
+            except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
+                return Result.error(f"{self.type}: transform failed: {exc}")
+        try:
+            result = self.evaluator(session, ctx)
+        except CheckConfigError as exc:
+            return Result.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            return Result.error(f"{self.type}: {type(exc).__name__}: {exc}")
+        if not isinstance(result, Result):
+            return Result.error(f"{self.type}: check returned {type(result).__name__}, not a Result")
+        return result
+
+
+def build(spec: CheckSpec) -> Check:
+    """Construct a check, validating its arguments; raises CheckConfigError when refused."""
+    info = lookup(spec.type)
+    canonical = canonical_type(spec.type)
+    if canonical != spec.type:
+        spec = _respell(spec, canonical)
+    if spec.transform is not None:
+        compile_transform(spec.transform)
+    try:
+        evaluator = info.builder(spec)
+    except CheckConfigError:
+        raise
+    except (TypeError, ValueError, KeyError) as exc:
+        raise CheckConfigError(f"{spec.type}: {exc}") from exc
+    return Check(spec=spec, info=info, evaluator=evaluator)
+
+
+def _respell(spec: CheckSpec, canonical: str) -> CheckSpec:
+    from dataclasses import replace
+
+    return replace(spec, type=canonical)
+
+
+# ---------------------------------------------------------------- transforms
+
+_SAFE_BUILTINS = {
+    n: __builtins__[n] if isinstance(__builtins__, dict) else getattr(__builtins__, n)
+    for n in ("len", "str", "int", "float", "bool", "min", "max", "sum", "sorted", "list", "dict", "any", "all", "abs", "round", "enumerate", "zip", "range")
+}
+
+
+def compile_transform(expr: str) -> Any:
+    """A transform is a Python expression over `output` (madbench's is JavaScript)."""
+    try:
+        return compile(expr, "<transform>", "eval")
+    except SyntaxError as exc:
+        raise CheckConfigError(f"transform {expr!r} is not a Python expression: {exc.msg}") from exc
+
+
+def apply_transform(expr: str, output: str | None) -> str:
+    import json
+    import re
+
+    value = eval(compile_transform(expr), {"__builtins__": _SAFE_BUILTINS, "re": re, "json": json}, {"output": output or ""})
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# ---------------------------------------------------------------- catalog loading
+
+_loaded = False
+
+
+def _load_catalog() -> None:
+    """Import every family module once, so their decorators fill the registry."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+    import pkgutil
+
+    import checks
+
+    for mod in pkgutil.iter_modules(checks.__path__):
+        if mod.name not in ("registry",) and not mod.name.startswith("_"):
+            importlib.import_module(f"checks.{mod.name}")
+
+
+def catalog() -> dict[str, CheckInfo]:
+    _load_catalog()
+    return dict(REGISTRY)

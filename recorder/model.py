@@ -1,0 +1,530 @@
+"""The log's model: actions, the `Session` projection, check specs and results.
+
+Everything that reads a recorded session (grading, query, show, reports) reads the
+one projection built here by `project(actions)`. Nothing else derives state from
+actions, so a better projection improves every reader at once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+MAIN = "main"
+
+# Every action kind benchtape records. New kinds are added here (and in DESIGN.md) first.
+ACTION_KINDS = frozenset(
+    {
+        "session.started",
+        "environment.expected",
+        "environment.reported",
+        "message.user",
+        "message.assistant",
+        "thinking",
+        "tool.call",
+        "tool.result",
+        "subagent.spawned",
+        "subagent.finished",
+        "skill.invoked",
+        "metrics",
+        "final_output",
+        "workspace.snapshot",
+        "adapter.warning",
+        "error",
+        "hook",
+        "session.finished",
+    }
+)
+
+# Metric fields a harness may report; absent means unknown, never zero.
+METRIC_FIELDS = (
+    "tokens_in",
+    "tokens_out",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cost_usd",
+    "duration_ms",
+    "turns",
+)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One recorded event. `seq` is assigned by the store; `at` is epoch seconds."""
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    thread: str = MAIN
+    at: float = 0.0
+    seq: int | None = None
+
+    def stamped(self, seq: int | None = None, at: float | None = None) -> "Action":
+        return replace(self, seq=self.seq if seq is None else seq, at=at if at is not None else (self.at or time.time()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "at": self.at, "thread": self.thread, "kind": self.kind, "data": self.data}
+
+
+def outcome_of(is_error: bool | None) -> str | None:
+    """A result's outcome: `ok`, `error`, or None when the harness did not say."""
+    if is_error is None:
+        return None
+    return "error" if is_error else "ok"
+
+
+@dataclass
+class Call:
+    """A tool call paired with its result (the lossy `calls` view)."""
+
+    seq: int | None
+    thread: str
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    output: Any = None
+    is_error: bool | None = None
+    result_seq: int | None = None
+    has_result: bool = False
+    agent: str | None = None  # the subagent's type when thread != main
+
+    @property
+    def outcome(self) -> str | None:
+        return outcome_of(self.is_error) if self.has_result else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "thread": self.thread,
+            "agent": self.agent,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "input": self.input,
+            "output": self.output,
+            "outcome": self.outcome,
+            "is_error": self.is_error,
+        }
+
+
+@dataclass
+class Invocation:
+    """Anything the agent invoked by name: a tool call, an MCP call, a skill, a subagent spawn.
+
+    `session:tool-used` counts these (the authoritative actions), so a spawn and a skill
+    count under the tool name that started them (`Task`, `Agent`, `Skill`).
+    """
+
+    kind: str  # tool | mcp | skill | subagent
+    tool: str
+    thread: str  # for a subagent spawn: the subagent's own thread
+    call_id: str | None
+    is_error: bool | None = None
+    has_result: bool = False
+    name: str | None = None  # skill name or subagent type
+    agent: str | None = None  # agent type of `thread` when it is a subagent
+
+    @property
+    def outcome(self) -> str | None:
+        return outcome_of(self.is_error) if self.has_result else None
+
+
+@dataclass
+class Subagent:
+    thread: str
+    agent: str | None
+    call_id: str | None
+    prompt: str | None
+    parent_thread: str = MAIN
+    actions: list[Action] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    output: str | None = None
+    finished: bool = False
+    result_received: bool = False
+
+    @property
+    def tools(self) -> list[str]:
+        seen: list[str] = []
+        for c in self.calls:
+            if c.tool not in seen:
+                seen.append(c.tool)
+        return seen
+
+    def last_message(self) -> str | None:
+        for a in reversed(self.actions):
+            if a.kind == "message.assistant" and a.data.get("text"):
+                return a.data["text"]
+        return self.output
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread": self.thread,
+            "agent": self.agent,
+            "call_id": self.call_id,
+            "prompt": self.prompt,
+            "parent_thread": self.parent_thread,
+            "tools": self.tools,
+            "tool_calls": len(self.calls),
+            "output": self.output,
+            "finished": self.finished,
+        }
+
+
+@dataclass
+class Metrics:
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    duration_ms: float | None = None
+    turns: int | None = None
+    wall_ms: float | None = None  # measured by benchtape, always known once finished
+    step_count: int = 0  # main-thread tool calls
+
+    @property
+    def latency_ms(self) -> float | None:
+        """The harness's own duration when it reported one, else benchtape's wall clock."""
+        return self.duration_ms if self.duration_ms is not None else self.wall_ms
+
+    @property
+    def tokens(self) -> int | None:
+        if self.tokens_in is None and self.tokens_out is None:
+            return None
+        return (self.tokens_in or 0) + (self.tokens_out or 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in METRIC_FIELDS}
+        d.update(wall_ms=self.wall_ms, step_count=self.step_count, latency_ms=self.latency_ms, tokens=self.tokens)
+        return d
+
+
+@dataclass
+class Turn:
+    prompt: str
+    steps: int = 0
+
+
+@dataclass
+class Session:
+    """What a check sees: the fold of one session's actions."""
+
+    id: str | None = None
+    scenario: str | None = None
+    harness: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    actions: list[Action] = field(default_factory=list)
+    main: list[Action] = field(default_factory=list)
+    subagents: dict[str, Subagent] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    invocations: list[Invocation] = field(default_factory=list)
+    skills: list[dict[str, Any]] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=Metrics)
+    final_output: str | None = None
+    environment: dict[str, Any] = field(default_factory=lambda: {"expected": None, "reported": None})
+    snapshot: dict[str, Any] | None = None
+    turns: list[Turn] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    work_dir: str | None = None
+    finished: bool = False
+    status: str | None = None  # ok | error | timeout | interrupted; None while unfinished
+    exit_code: int | None = None
+    timed_out: bool = False
+
+    def thread_agent(self, thread: str) -> str | None:
+        sub = self.subagents.get(thread)
+        return sub.agent if sub else None
+
+    def in_thread(self, thread: str, scope: str | None) -> bool:
+        """Whether `thread` falls in the `args.thread` scope: main, a subagent's id or type."""
+        if scope is None:
+            return True
+        if scope == MAIN:
+            return thread == MAIN
+        return thread != MAIN and (thread == scope or self.thread_agent(thread) == scope)
+
+    def with_output(self, text: str | None) -> "Session":
+        return replace(self, final_output=text)
+
+
+def project(actions: Iterable[Action]) -> Session:
+    """Fold a session's actions, in order, into a `Session`."""
+    s = Session()
+    pending: dict[str, Call] = {}
+    spawns: dict[str, Subagent] = {}  # call_id -> subagent
+    skills_by_call: dict[str, dict[str, Any]] = {}
+    invocation_by_call: dict[str, Invocation] = {}
+    explicit_final: str | None = None
+    last_main_text: str | None = None
+    main_last_kind: str | None = None
+    main_last_spawn: Subagent | None = None
+    metric_values: dict[str, Any] = {}
+
+    for a in actions:
+        s.actions.append(a)
+        sub = s.subagents.get(a.thread) if a.thread != MAIN else None
+        if a.thread == MAIN:
+            s.main.append(a)
+        elif sub is None and a.kind != "subagent.spawned":
+            # A thread we never saw spawned (e.g. an imported sidecar): make it known.
+            sub = s.subagents[a.thread] = Subagent(thread=a.thread, agent=a.data.get("agent"), call_id=None, prompt=None)
+        if sub is not None and a.kind != "subagent.spawned":
+            sub.actions.append(a)
+
+        k, d = a.kind, a.data
+        if k == "session.started":
+            s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
+            s.prompt = d.get("prompt")
+            s.work_dir = d.get("work_dir", s.work_dir)
+        elif k == "message.user" and a.thread == MAIN:
+            s.turns.append(Turn(prompt=d.get("text") or ""))
+        elif k == "message.assistant":
+            if a.thread == MAIN and d.get("text"):
+                last_main_text = d["text"]
+        elif k == "tool.call":
+            tool = d.get("tool") or ""
+            call = Call(
+                seq=a.seq,
+                thread=a.thread,
+                call_id=str(d.get("call_id") or f"seq-{a.seq}"),
+                tool=tool,
+                input=d.get("input") if isinstance(d.get("input"), dict) else {"value": d.get("input")},
+                agent=s.thread_agent(a.thread),
+            )
+            s.calls.append(call)
+            pending[call.call_id] = call
+            inv = Invocation(
+                kind="mcp" if tool.startswith("mcp__") else "tool",
+                tool=tool,
+                thread=a.thread,
+                call_id=call.call_id,
+                agent=call.agent,
+            )
+            s.invocations.append(inv)
+            invocation_by_call[call.call_id] = inv
+            if sub is not None:
+                sub.calls.append(call)
+            if a.thread == MAIN:
+                s.metrics.step_count += 1
+                if not s.turns:
+                    s.turns.append(Turn(prompt=s.prompt or ""))
+                s.turns[-1].steps += 1
+        elif k == "tool.result":
+            cid = str(d.get("call_id"))
+            is_error = d.get("is_error")
+            is_error = None if is_error is None else bool(is_error)
+            call = pending.get(cid)
+            if call is not None:
+                call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), is_error, a.seq, True
+            inv = invocation_by_call.get(cid)
+            if inv is not None:
+                inv.is_error, inv.has_result = is_error, True
+            if cid in spawns:
+                spawned = spawns[cid]
+                spawned.result_received = True
+                if spawned.output is None:
+                    spawned.output = _text_of(d.get("output"))
+            if cid in skills_by_call:
+                skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
+        elif k == "subagent.spawned":
+            thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+            spawned = s.subagents.get(thread) or Subagent(thread=thread, agent=None, call_id=None, prompt=None)
+            spawned.agent = d.get("agent") or spawned.agent
+            spawned.call_id = d.get("call_id") or spawned.call_id
+            spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
+            spawned.parent_thread = a.thread
+            s.subagents[thread] = spawned
+            for c in s.calls:  # calls recorded before the spawn row (imports) learn their agent
+                if c.thread == thread and c.agent is None:
+                    c.agent = spawned.agent
+            if spawned.call_id:
+                spawns[str(spawned.call_id)] = spawned
+            inv = Invocation(
+                kind="subagent",
+                tool=d.get("tool") or "Task",
+                thread=thread,
+                call_id=spawned.call_id,
+                name=spawned.agent,
+                agent=spawned.agent,
+            )
+            s.invocations.append(inv)
+            if spawned.call_id:
+                invocation_by_call[str(spawned.call_id)] = inv
+        elif k == "subagent.finished":
+            target = s.subagents.get(str(d.get("thread") or a.thread))
+            if target is not None:
+                target.finished = True
+                if d.get("output") is not None:
+                    target.output = _text_of(d.get("output"))
+        elif k == "skill.invoked":
+            row = {"name": d.get("name"), "thread": a.thread, "call_id": d.get("call_id"), "result_ok": None}
+            s.skills.append(row)
+            inv = Invocation(
+                kind="skill",
+                tool=d.get("tool") or "Skill",
+                thread=a.thread,
+                call_id=d.get("call_id"),
+                name=d.get("name"),
+                agent=s.thread_agent(a.thread),
+            )
+            s.invocations.append(inv)
+            if d.get("call_id"):
+                skills_by_call[str(d["call_id"])] = row
+                invocation_by_call[str(d["call_id"])] = inv
+        elif k == "metrics":
+            for f in METRIC_FIELDS:
+                if d.get(f) is not None:
+                    metric_values[f] = d[f]
+        elif k == "final_output":
+            explicit_final = d.get("text")
+        elif k == "environment.expected":
+            s.environment["expected"] = _merge(s.environment["expected"], d)
+        elif k == "environment.reported":
+            s.environment["reported"] = _merge(s.environment["reported"], d)
+        elif k == "workspace.snapshot":
+            s.snapshot = dict(d)
+        elif k == "adapter.warning":
+            s.warnings.append(dict(d))
+        elif k == "error":
+            s.errors.append(str(d.get("message")))
+        elif k == "session.finished":
+            s.finished = True
+            s.status = d.get("status")
+            s.exit_code = d.get("exit_code")
+            s.timed_out = bool(d.get("timed_out"))
+            if d.get("wall_ms") is not None:
+                s.metrics.wall_ms = d["wall_ms"]
+
+        if a.thread == MAIN and k in ("message.assistant", "tool.call", "subagent.spawned"):
+            main_last_kind = k
+            main_last_spawn = s.subagents.get(str(d.get("thread") or d.get("call_id"))) if k == "subagent.spawned" else None
+
+    for f, v in metric_values.items():
+        setattr(s.metrics, f, v)
+    if not s.turns and s.prompt is not None:
+        s.turns.append(Turn(prompt=s.prompt))
+    s.final_output = explicit_final if explicit_final is not None else last_main_text
+    # Follow a delegation: the parent ended on a spawn whose result it never received.
+    if main_last_kind == "subagent.spawned" and main_last_spawn is not None and not main_last_spawn.result_received:
+        answer = main_last_spawn.last_message()
+        if answer:
+            s.final_output = answer
+    return s
+
+
+def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(old or {})
+    merged.update(new)
+    return merged
+
+
+def _text_of(value: Any) -> str | None:
+    """Text of a tool output that may be a string or a list of content blocks."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in value]
+        return "\n".join(p for p in parts if p)
+    if isinstance(value, dict) and "text" in value:
+        return str(value["text"])
+    return str(value)
+
+
+# ---------------------------------------------------------------- check specs and results
+
+STATUSES = ("PASS", "FAIL", "ERROR", "NA")
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a piece of input came from, so an error can name the file and line."""
+
+    file: str | None = None
+    line: int | None = None
+
+    def __str__(self) -> str:
+        if self.file and self.line:
+            return f"{self.file}:{self.line}"
+        return self.file or "<input>"
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """The YAML form of a check, as loaded (aliases already canonical)."""
+
+    type: str
+    value: Any = None
+    args: dict[str, Any] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+    weight: float = 1.0
+    threshold: float | None = None
+    metric: str | None = None
+    readout: bool = False
+    checks: tuple["CheckSpec", ...] = ()
+    inline: str | None = None
+    transform: str | None = None
+    where: Where = field(default_factory=Where, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Canonical form: only what was set, children recursively; its hash is the check's identity."""
+        d: dict[str, Any] = {"type": self.type}
+        if self.value is not None:
+            d["value"] = self.value
+        if self.args:
+            d["args"] = self.args
+        if self.config:
+            d["config"] = self.config
+        if self.weight != 1.0:
+            d["weight"] = self.weight
+        if self.threshold is not None:
+            d["threshold"] = self.threshold
+        if self.metric is not None:
+            d["metric"] = self.metric
+        if self.readout:
+            d["readout"] = True
+        if self.checks:
+            d["checks"] = [c.to_dict() for c in self.checks]
+        if self.inline is not None:
+            d["inline"] = self.inline
+        if self.transform is not None:
+            d["transform"] = self.transform
+        return d
+
+
+@dataclass(frozen=True)
+class Result:
+    """A check's verdict on one session. `score` in [0, 1], higher is better."""
+
+    passed: bool
+    score: float
+    reason: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    status: str = ""
+
+    def __post_init__(self) -> None:
+        score = float(self.score)
+        if score != score:  # NaN
+            score = 0.0
+        object.__setattr__(self, "score", min(1.0, max(0.0, score)))
+        if not self.status:
+            object.__setattr__(self, "status", "PASS" if self.passed else "FAIL")
+
+    @classmethod
+    def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> "Result":
+        return cls(bool(passed), (1.0 if passed else 0.0) if score is None else score, reason, evidence or {})
+
+    @classmethod
+    def error(cls, reason: str, evidence: dict[str, Any] | None = None) -> "Result":
+        return cls(False, 0.0, reason, evidence or {}, "ERROR")
+
+    @classmethod
+    def not_applicable(cls, reason: str) -> "Result":
+        return cls(False, 0.0, reason, {}, "NA")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pass": self.passed, "score": self.score, "reason": self.reason, "evidence": self.evidence, "status": self.status}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Result":
+        return cls(bool(d.get("pass")), float(d.get("score") or 0.0), d.get("reason") or "", d.get("evidence") or {}, d.get("status") or "")

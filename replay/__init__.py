@@ -1,0 +1,1 @@
+"""The read side: grading, re-grading, the two controls, verdict diffs, query, reports."""
