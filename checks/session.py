@@ -1,0 +1,680 @@
+"""`session:*` — how the agent worked, not what it said. Every type scores 0/1.
+
+The types do not all read the same thing, on purpose (the spec's gotcha):
+`session:tool-used` reads `Session.invocations` (tool calls, MCP calls, skills and
+subagent spawns, each under the tool name that started it), while `tool-args-match`,
+`tool-sequence`, `tools-only` and `file-read` read only `Session.calls`, the lossy view
+that holds tool and MCP calls and never a skill or a spawn.
+
+Two scoping keys recur:
+- `args.thread`: `main`, a subagent's type or thread id, or omitted for every thread.
+  A spawn row carries the subagent's own thread, so `tool-used Task` with `thread: main`
+  is always false.
+- `args.outcome`: `any` (default), `ok`, `error`. An unknown outcome (no result, or a
+  result that did not say) satisfies neither `ok` nor `error`: a good `Read` records none.
+
+Every `session:<verb>` also loads as `trajectory:<verb>`, and `skill-used` as
+`session:skill-used`, so pre-rename bench files keep loading under the canonical type.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable
+
+from checks.bounds import Bound, parse_bound
+from checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
+from checks.registry import CheckConfigError, CheckContext, alias, register
+from recorder.model import MAIN, Call, CheckSpec, Invocation, Result, Session
+
+Evaluate = Callable[[Session, CheckContext], Result]
+
+OUTCOMES = ("any", "ok", "error")
+READ_TOOLS = ("Read", "NotebookRead", "View", "read_file")
+PATH_KEYS = ("file_path", "path", "notebook_path")
+VERBS = (
+    "tool-used",
+    "tool-args-match",
+    "tool-sequence",
+    "tools-only",
+    "file-read",
+    "step-count",
+    "turn-count",
+    "turn-step-count",
+    "subagent-used",
+    "subagent-count",
+    "skill-used",
+    "image-sent",
+    "goal-success",
+)
+
+THREAD_ARG = "main, a subagent's type or thread id (default: every thread)"
+OUTCOME_ARG = "any | ok | error; unknown satisfies neither ok nor error (default any)"
+BOUND_ARGS = {
+    "gte": "a floor (alias min)",
+    "lte": "a ceiling (alias max)",
+    "eq": "an exact count (alone)",
+}
+
+
+# ---------------------------------------------------------------- argument readers
+
+
+def _args(spec: CheckSpec) -> dict[str, Any]:
+    if not isinstance(spec.args, dict):
+        raise CheckConfigError(f"{spec.type}: args must be a map, got {type(spec.args).__name__}")
+    return spec.args
+
+
+def _thread(spec: CheckSpec) -> str | None:
+    value = _args(spec).get("thread")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise CheckConfigError(f"{spec.type}: args.thread must be main, a subagent's type or its thread id, got {value!r}")
+    return value.strip()
+
+
+def _outcome(spec: CheckSpec) -> str:
+    value = _args(spec).get("outcome", "any")
+    if value not in OUTCOMES:
+        raise CheckConfigError(f"{spec.type}: args.outcome must be one of any, ok, error; got {value!r}")
+    return value
+
+
+def _admits(outcome_arg: str, outcome: str | None) -> bool:
+    """Whether a call's recorded outcome passes the filter: unknown (None) passes only `any`."""
+    return outcome_arg == "any" or outcome == outcome_arg
+
+
+def _names(spec: CheckSpec, what: str = "tool") -> list[str]:
+    """`value` as a non-empty list of names: one string, or a list of strings."""
+    value = spec.value
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names:
+        raise CheckConfigError(f"{spec.type}: value must name a {what} or list {what}s, e.g. value: [Read, Edit]; got {value!r}")
+    bad = [n for n in names if not isinstance(n, str) or not n.strip()]
+    if bad:
+        raise CheckConfigError(f"{spec.type}: every entry of value must be a {what} name (a non-empty string); got {bad[0]!r}")
+    return [n.strip() for n in names]
+
+
+def _scope_evidence(thread: str | None, outcome: str | None = None) -> dict[str, Any]:
+    """The scoping keys, only when declared: an absent key means not narrowed."""
+    ev: dict[str, Any] = {}
+    if thread is not None:
+        ev["thread"] = thread
+    if outcome is not None:
+        ev["outcome"] = outcome
+    return ev
+
+
+def _declared_outcome(spec: CheckSpec) -> str | None:
+    return _outcome(spec) if "outcome" in _args(spec) else None
+
+
+def _calls(session: Session, thread: str | None, outcome: str = "any") -> list[Call]:
+    return [c for c in session.calls if session.in_thread(c.thread, thread) and _admits(outcome, c.outcome)]
+
+
+def _invocations(session: Session) -> list[Invocation]:
+    """Invocations, with a plain tool call dropped when a skill or spawn row shares its call id.
+
+    An adapter may record both the `tool.call` for `Task`/`Skill` and the richer
+    `subagent.spawned`/`skill.invoked` row; the union must count that invocation once, and the
+    spawn row is the one whose thread is the subagent's.
+    """
+    richer = {i.call_id for i in session.invocations if i.kind in ("skill", "subagent") and i.call_id}
+    return [i for i in session.invocations if not (i.kind in ("tool", "mcp") and i.call_id in richer)]
+
+
+def _reg(verb: str, **kw: Any) -> Callable[[Callable[[CheckSpec], Evaluate]], Callable[[CheckSpec], Evaluate]]:
+    return register(f"session:{verb}", family="session", **kw)
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+# ---------------------------------------------------------------- tool-used
+
+
+@_reg(
+    "tool-used",
+    summary="every named tool was invoked, counted per tool (no bound: each at least once)",
+    reads="session.invocations: tool calls, MCP calls, skills and subagent spawns under the tool that started them",
+    args={"thread": THREAD_ARG, "outcome": OUTCOME_ARG, **BOUND_ARGS},
+    example="- type: session:tool-used\n  value: [Read, Edit]\n  args: {gte: 1, thread: main}",
+    errors=["value missing or not a name/list", "a bound that has no single reading", "args.outcome not any|ok|error"],
+)
+def tool_used(spec: CheckSpec) -> Evaluate:
+    tools = _names(spec)
+    declared = parse_bound(_args(spec), spec.type)
+    bound = declared or Bound(gte=1)
+    thread, outcome = _thread(spec), _outcome(spec)
+    declared_outcome = _declared_outcome(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        in_scope = [i for i in _invocations(session) if session.in_thread(i.thread, thread)]
+        attempted = {t: 0 for t in tools}
+        counts = {t: 0 for t in tools}
+        census = {"ok": 0, "error": 0, "unknown": 0}
+        for inv in in_scope:
+            if inv.tool not in attempted:
+                continue
+            attempted[inv.tool] += 1
+            census[inv.outcome or "unknown"] += 1
+            if _admits(outcome, inv.outcome):
+                counts[inv.tool] += 1
+        evidence = {
+            "counts": counts,
+            "counts_attempted": attempted,
+            "calls_in_scope": len(in_scope),
+            "outcome_census": census,
+            **_scope_evidence(thread, declared_outcome),
+            **(declared.evidence() if declared else {}),
+        }
+        where = f" in thread {thread}" if thread else ""
+        qualifier = f" with outcome {outcome}" if outcome != "any" else ""
+        for tool in tools:
+            broken = bound.violation(counts[tool])
+            if broken:
+                tried = f" ({attempted[tool]} attempted)" if outcome != "any" else ""
+                return Result.of(
+                    False,
+                    f"{tool}: invoked {_times(counts[tool])}{qualifier}{where}{tried}, wanted {bound.describe()}: {broken}",
+                    evidence,
+                )
+        used = ", ".join(f"{t} {_times(counts[t])}" for t in tools)
+        return Result.of(True, f"{used}{qualifier}{where} (each {bound.describe()})", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- tool-args-match
+
+
+@_reg(
+    "tool-args-match",
+    summary="some call to the tool had arguments matching every expectation (a subset of its keys)",
+    reads="session.calls (never skills or subagent spawns)",
+    args={
+        "args": "map of argument name -> expected value: exact, or a matcher string (exact:, glob:, suffix:, contains:); required",
+        "thread": THREAD_ARG,
+        "outcome": OUTCOME_ARG,
+    },
+    example="- type: session:tool-args-match\n  value: Read\n  args:\n    args: {file_path: 'glob:**/src/app.py'}",
+    errors=["value is not a tool name", "args.args missing, empty or not a map", "a glob that does not compile"],
+)
+def tool_args_match(spec: CheckSpec) -> Evaluate:
+    tool = spec.value
+    if not isinstance(tool, str) or not tool.strip():
+        raise CheckConfigError(f"{spec.type}: value must be the tool's name, e.g. value: Read; got {tool!r}")
+    tool = tool.strip()
+    expected = _args(spec).get("args")
+    if not isinstance(expected, dict) or not expected:
+        raise CheckConfigError(
+            f"{spec.type}: args.args is required: a map of the arguments to match, e.g. args: {{args: {{file_path: 'suffix:app.py'}}}}; "
+            f"got {expected!r}"
+        )
+    wanted: dict[str, Any] = {}
+    for key, want in expected.items():
+        if isinstance(want, str):
+            try:
+                wanted[str(key)] = compile_matcher(want)
+            except MatcherError as exc:
+                raise CheckConfigError(f"{spec.type}: args.args.{key}: {exc}") from exc
+        else:
+            wanted[str(key)] = want
+    thread, outcome = _thread(spec), _outcome(spec)
+    declared_outcome = _declared_outcome(spec)
+
+    def mismatch(call: Call) -> str | None:
+        for key, want in wanted.items():
+            if key not in call.input:
+                return f"{key} is absent"
+            if not value_matches(want, call.input[key]):
+                return f"{key} was {call.input[key]!r}, wanted {want}"
+        return None
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        calls = [c for c in _calls(session, thread, outcome) if c.tool == tool]
+        evidence: dict[str, Any] = {
+            "tool": tool,
+            "expected": {k: (str(v) if isinstance(v, Matcher) else v) for k, v in wanted.items()},
+            "calls_of_tool": len(calls),
+            "candidates": [{k: c.input.get(k) for k in wanted} for c in calls[:10]],
+            **_scope_evidence(thread, declared_outcome),
+        }
+        misses = []
+        for i, call in enumerate(calls, 1):
+            why = mismatch(call)
+            if why is None:
+                evidence["matched_call"] = {"seq": call.seq, "thread": call.thread, "index": i}
+                return Result.of(True, f"{tool} call {i} of {len(calls)} matched", evidence)
+            misses.append(why)
+        if not calls:
+            where = f" in thread {thread}" if thread else ""
+            qualifier = f" with outcome {outcome}" if outcome != "any" else ""
+            return Result.of(False, f"no {tool} call{qualifier}{where}", evidence)
+        return Result.of(False, f"none of the {len(calls)} {tool} call(s) matched; the first: {misses[0]}", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- tool-sequence
+
+
+@_reg(
+    "tool-sequence",
+    summary="the named tools were called in this order (a subsequence: other calls may come between)",
+    reads="session.calls (never skills or subagent spawns)",
+    args={"thread": THREAD_ARG},
+    example="- type: session:tool-sequence\n  value: [Read, Edit, Bash]",
+    errors=["value is not a non-empty list of tool names"],
+)
+def tool_sequence(spec: CheckSpec) -> Evaluate:
+    expected = _names(spec)
+    thread = _thread(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        observed = [c.tool for c in _calls(session, thread)]
+        positions: list[int] = []
+        at = 0
+        for want in expected:
+            try:
+                at = observed.index(want, at) + 1
+            except ValueError:
+                break
+            positions.append(at)
+        evidence = {"expected": expected, "observed": observed, "matched": len(positions), "positions": positions, **_scope_evidence(thread)}
+        if len(positions) == len(expected):
+            return Result.of(True, f"{' → '.join(expected)} in order (calls {', '.join(map(str, positions))} of {len(observed)})", evidence)
+        missing = expected[len(positions)]
+        step = f"step {len(positions) + 1} of {len(expected)}"
+        after = f" after {expected[len(positions) - 1]} (call {positions[-1]} of {len(observed)})" if positions else ""
+        return Result.of(False, f"{missing} ({step}) was never called{after}", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- tools-only
+
+
+@_reg(
+    "tools-only",
+    summary="an allowlist fence: every call in scope was to one of the named tools (pair it with an activity check)",
+    reads="session.calls, and session.subagents for subagents whose calls were not captured",
+    args={"thread": THREAD_ARG, "outcome": OUTCOME_ARG},
+    example="- type: session:tools-only\n  value: [Read, Grep, Glob]",
+    errors=["value: [] (an empty allowlist; for 'no tool at all' use session:step-count with eq: 0)"],
+)
+def tools_only(spec: CheckSpec) -> Evaluate:
+    if isinstance(spec.value, list) and not spec.value:
+        raise CheckConfigError(
+            f"{spec.type}: value is an empty list, which allows no tool at all; name the allowed tools, "
+            f"or write session:step-count with args: {{eq: 0}} for a run that must call nothing"
+        )
+    allowed = _names(spec)
+    allowed_set = set(allowed)
+    thread, outcome = _thread(spec), _outcome(spec)
+    declared_outcome = _declared_outcome(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        calls = _calls(session, thread, outcome)
+        violations = [
+            {"call": i, "of": len(calls), "tool": c.tool, "thread": c.thread, "seq": c.seq}
+            for i, c in enumerate(calls, 1)
+            if c.tool not in allowed_set
+        ]
+        blind = [
+            {"thread": sub.thread, "agent": sub.agent}
+            for sub in session.subagents.values()
+            if session.in_thread(sub.thread, thread) and not sub.calls
+        ]
+        evidence = {
+            "allowed": allowed,
+            "calls_seen": len(calls),
+            "violations": violations,
+            "subagents_without_calls": blind,
+            **_scope_evidence(thread, declared_outcome),
+        }
+        if violations:
+            first = violations[0]
+            where = f" in thread {first['thread']}" if first["thread"] != MAIN else ""
+            more = f"; {len(violations)} calls outside the set in all" if len(violations) > 1 else ""
+            return Result.of(False, f"{first['tool']} is not allowed (call {first['call']} of {first['of']}){where}{more}", evidence)
+        if blind:
+            sub = blind[0]
+            name = f"{sub['agent']} ({sub['thread']})" if sub["agent"] else sub["thread"]
+            return Result.of(
+                False,
+                f"subagent {name} ran but this capture recorded none of its tool calls: the fence cannot be graded",
+                evidence,
+            )
+        if not calls:
+            return Result.of(True, "no tool call in scope: nothing to check (pair this fence with an activity check)", evidence)
+        return Result.of(True, f"all {len(calls)} calls in scope were to allowed tools", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- file-read
+
+
+@_reg(
+    "file-read",
+    summary="the agent read the file (a path relative to the work dir, absolute, or a matcher)",
+    reads="session.calls of read tools: their file_path / path / notebook_path argument",
+    args={
+        "tools": f"read tools whose path argument counts (default {', '.join(READ_TOOLS)})",
+        "thread": THREAD_ARG,
+        "outcome": OUTCOME_ARG,
+    },
+    example="- type: session:file-read\n  value: src/app.py",
+    errors=["value is not a path or matcher", "args.tools empty or not names", "a glob that does not compile"],
+)
+def file_read(spec: CheckSpec) -> Evaluate:
+    value = spec.value
+    if not isinstance(value, str) or not value.strip():
+        raise CheckConfigError(f"{spec.type}: value must be the path read (relative to the work dir) or a matcher; got {value!r}")
+    try:
+        matcher = compile_matcher(value)
+    except MatcherError as exc:
+        raise CheckConfigError(f"{spec.type}: value: {exc}") from exc
+    tools = _args(spec).get("tools", list(READ_TOOLS))
+    if isinstance(tools, str):
+        tools = [tools]
+    if not isinstance(tools, list) or not tools or not all(isinstance(t, str) and t for t in tools):
+        raise CheckConfigError(f"{spec.type}: args.tools must be a non-empty list of tool names, e.g. [Read]; got {tools!r}")
+    read_tools = set(tools)
+    thread, outcome = _thread(spec), _outcome(spec)
+    declared_outcome = _declared_outcome(spec)
+    literal = matcher.kind == "exact"
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        work_dir = session.work_dir
+        root = os.path.realpath(work_dir) if work_dir else None
+        if literal and not os.path.isabs(matcher.pattern) and root is None:
+            return Result.error(f"{spec.type}: the session recorded no work dir, so the relative path {matcher.pattern!r} cannot be resolved")
+        expected = _resolve(matcher.pattern, root) if literal else str(matcher)
+        reads = [(c, p) for c in _calls(session, thread, outcome) if c.tool in read_tools for p in [_path_arg(c)] if p is not None]
+        evidence = {
+            "work_dir": work_dir,
+            "expected_resolved": expected,
+            "paths_read": [p for _, p in reads],
+            **_scope_evidence(thread, declared_outcome),
+        }
+        for call, path in reads:
+            resolved = _resolve(path, root)
+            if literal:
+                hit = resolved == expected
+            else:
+                forms = {path, resolved}
+                if root and (resolved + os.sep).startswith(root + os.sep):
+                    forms.add(os.path.relpath(resolved, root))
+                hit = any(matcher.matches(f) for f in forms)
+            if hit:
+                evidence["matched"] = {"tool": call.tool, "path": path, "seq": call.seq, "thread": call.thread}
+                return Result.of(True, f"{call.tool} read {path}", evidence)
+        shown = value if not literal else expected
+        if not reads:
+            return Result.of(False, f"{shown} was not read: no {'/'.join(tools)} call with a path in scope", evidence)
+        return Result.of(False, f"{shown} was not read ({len(reads)} other path(s) read)", evidence)
+
+    return evaluate
+
+
+def _path_arg(call: Call) -> str | None:
+    for key in PATH_KEYS:
+        p = call.input.get(key)
+        if isinstance(p, str) and p:
+            return p
+    return None
+
+
+def _resolve(path: str, root: str | None) -> str:
+    """The real path a reported path names, so `/var/...` and `/private/var/...` compare equal."""
+    if not os.path.isabs(path):
+        if root is None:  # nothing to anchor it to; never the grader's own cwd
+            return os.path.normpath(path)
+        path = os.path.join(root, path)
+    return os.path.realpath(path)
+
+
+# ---------------------------------------------------------------- counts: steps and turns
+
+
+@_reg(
+    "step-count",
+    summary="the main thread's tool-call count is inside the bound (subagents' calls excluded)",
+    reads="session.metrics.step_count (main-thread tool calls)",
+    args=BOUND_ARGS,
+    example="- type: session:step-count\n  args: {gte: 1, lte: 30}",
+    errors=["no bound (a bound is required)", "a bound that has no single reading"],
+)
+def step_count(spec: CheckSpec) -> Evaluate:
+    bound = parse_bound(_args(spec), spec.type, required=True)
+    assert bound is not None
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        n = session.metrics.step_count
+        evidence = {"step_count": n, **bound.evidence()}
+        broken = bound.violation(n)
+        verdict = f"the main thread made {n} tool call(s), wanted {bound.describe()}"
+        return Result.of(broken is None, verdict + (f": {broken}" if broken else ""), evidence)
+
+    return evaluate
+
+
+@_reg(
+    "turn-count",
+    summary="the number of exchanges (user turns) is inside the bound (no bound: at least 1)",
+    reads="session.turns",
+    args=BOUND_ARGS,
+    example="- type: session:turn-count\n  args: {lte: 3}",
+    errors=["a bound that has no single reading"],
+)
+def turn_count(spec: CheckSpec) -> Evaluate:
+    declared = parse_bound(_args(spec), spec.type)
+    bound = declared or Bound(gte=1)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        n = len(session.turns)
+        evidence = {"turn_count": n, **(declared.evidence() if declared else {})}
+        broken = bound.violation(n)
+        verdict = f"{n} turn(s), wanted {bound.describe()}"
+        return Result.of(broken is None, verdict + (f": {broken}" if broken else ""), evidence)
+
+    return evaluate
+
+
+@_reg(
+    "turn-step-count",
+    summary="tool calls per turn: the ceiling tested on the busiest turn, the floor on the quietest (no bound: at least 1)",
+    reads="session.turns[].steps (main-thread tool calls per turn)",
+    args=BOUND_ARGS,
+    example="- type: session:turn-step-count\n  args: {gte: 1, lte: 15}",
+    errors=["a bound that has no single reading"],
+)
+def turn_step_count(spec: CheckSpec) -> Evaluate:
+    declared = parse_bound(_args(spec), spec.type)
+    bound = declared or Bound(gte=1)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        steps = [t.steps for t in session.turns]
+        if not steps:
+            return Result.error(f"{spec.type}: the session recorded no turn, so there is no turn to count steps in")
+        busiest = max(range(len(steps)), key=lambda i: (steps[i], -i))
+        quietest = min(range(len(steps)), key=lambda i: (steps[i], i))
+        evidence = {
+            "steps_per_turn": steps,
+            "busiest": {"turn": busiest + 1, "steps": steps[busiest]},
+            "quietest": {"turn": quietest + 1, "steps": steps[quietest]},
+            **(declared.evidence() if declared else {}),
+        }
+        broken = []
+        ceiling = bound.ceiling_violation(steps[busiest])
+        if ceiling:
+            broken.append(f"the ceiling broke on turn {busiest + 1} (the busiest): {ceiling}")
+        floor = bound.floor_violation(steps[quietest])
+        if floor:
+            broken.append(f"the floor broke on turn {quietest + 1} (the quietest): {floor}")
+        if broken:
+            return Result.of(False, "; ".join(broken), evidence)
+        return Result.of(True, f"every one of {len(steps)} turn(s) took {bound.describe()} step(s) (from {steps[quietest]} to {steps[busiest]})", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- subagents
+
+
+def _agent_arg(spec: CheckSpec) -> str | None:
+    agent = _args(spec).get("agent")
+    if agent is not None and (not isinstance(agent, str) or not agent.strip()):
+        raise CheckConfigError(f"{spec.type}: args.agent must be a subagent's type or thread id, got {agent!r}")
+    return agent.strip() if agent else None
+
+
+def _spawned(session: Session, agent: str | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Every subagent seen, and those `agent` names (by type or thread id; None names all)."""
+    seen = [{"thread": s.thread, "agent": s.agent} for s in session.subagents.values()]
+    matched = [s for s in seen if agent is None or agent in (s["thread"], s["agent"])]
+    return seen, matched
+
+
+@_reg(
+    "subagent-used",
+    summary="a subagent was spawned (of the named type or id, when args.agent is set)",
+    reads="session.subagents",
+    args={"agent": "the subagent's type or thread id (default: any subagent)"},
+    example="- type: session:subagent-used\n  args: {agent: general-purpose}",
+    errors=["args.agent not a non-empty string"],
+)
+def subagent_used(spec: CheckSpec) -> Evaluate:
+    agent = _agent_arg(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        seen, matched = _spawned(session, agent)
+        evidence: dict[str, Any] = {"subagents": seen, "matched": len(matched)}
+        if agent is not None:
+            evidence["agent"] = agent
+        what = f"{agent} subagent" if agent else "subagent"
+        if matched:
+            return Result.of(True, f"a {what} was spawned ({len(matched)} in all)", evidence)
+        others = f"; spawned: {', '.join(str(s['agent'] or s['thread']) for s in seen)}" if seen else ""
+        return Result.of(False, f"no {what} was spawned{others}", evidence)
+
+    return evaluate
+
+
+@_reg(
+    "subagent-count",
+    summary="at least `value` subagents were spawned (of the named type or id, when args.agent is set)",
+    reads="session.subagents",
+    args={"agent": "the subagent's type or thread id (default: any subagent)"},
+    example="- type: session:subagent-count\n  value: 2\n  args: {agent: Explore}",
+    errors=["value not a positive whole number"],
+)
+def subagent_count(spec: CheckSpec) -> Evaluate:
+    minimum = 1 if spec.value is None else spec.value
+    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+        raise CheckConfigError(f"{spec.type}: value must be a positive whole number (the fewest spawns that pass), e.g. value: 2; got {spec.value!r}")
+    agent = _agent_arg(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        seen, matched = _spawned(session, agent)
+        evidence: dict[str, Any] = {"spawns": len(matched), "minimum": minimum, "subagents": seen}
+        if agent is not None:
+            evidence["agent"] = agent
+        what = f"{agent} subagent(s)" if agent else "subagent(s)"
+        return Result.of(len(matched) >= minimum, f"{len(matched)} {what} spawned, wanted at least {minimum}", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- skills and images
+
+
+@_reg(
+    "skill-used",
+    summary="the skill was invoked and the tool did not answer every attempt with an error",
+    reads="session.skills",
+    example="- type: session:skill-used\n  value: security-review",
+    errors=["value not a skill name"],
+)
+def skill_used(spec: CheckSpec) -> Evaluate:
+    name = spec.value
+    if not isinstance(name, str) or not name.strip():
+        raise CheckConfigError(f"{spec.type}: value must be the skill's name, e.g. value: security-review; got {name!r}")
+    wanted = name.strip().casefold()
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        attempts = [s for s in session.skills if str(s.get("name") or "").casefold() == wanted]
+        failed = [s for s in attempts if s.get("result_ok") is False]
+        evidence = {
+            "skill": name,
+            "skills_seen": [s.get("name") for s in session.skills],
+            "attempts": len(attempts),
+            "attempts_failed": len(failed),
+        }
+        if not attempts:
+            return Result.of(False, f"skill {name} was never invoked", evidence)
+        if len(failed) == len(attempts):
+            return Result.of(False, f"skill {name} was invoked {_times(len(attempts))} and every attempt ended in an error", evidence)
+        return Result.of(True, f"skill {name} was invoked {_times(len(attempts))}", evidence)
+
+    return evaluate
+
+
+def _images(session: Session) -> Iterable[str]:
+    for action in session.actions:
+        if action.kind != "message.user":
+            continue
+        for att in action.data.get("attachments") or []:
+            media = att.get("media_type") if isinstance(att, dict) else None
+            if isinstance(media, str) and media.startswith("image/"):
+                yield media
+
+
+@_reg(
+    "image-sent",
+    summary="at least `value` images reached the model as user-message attachments",
+    reads="message.user actions' data.attachments[].media_type (image/...)",
+    example="- type: session:image-sent\n  value: 1",
+    errors=["value not a whole number >= 1"],
+)
+def image_sent(spec: CheckSpec) -> Evaluate:
+    minimum = 1 if spec.value is None else spec.value
+    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
+        raise CheckConfigError(f"{spec.type}: value must be a whole number of images, at least 1 (default 1); got {spec.value!r}")
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        media = list(_images(session))
+        evidence = {"images_sent": len(media), "minimum": minimum, "media_types": sorted(set(media))}
+        return Result.of(len(media) >= minimum, f"{len(media)} image(s) sent, wanted at least {minimum}", evidence)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- refused
+
+
+@_reg(
+    "goal-success",
+    summary="refused: whether the goal was met is a judgment, not a fact in the session; use llm-rubric",
+    reads="nothing",
+    example="- type: llm-rubric\n  value: The agent fixed the failing test without deleting it.",
+    errors=["always refused at construction"],
+)
+def goal_success(spec: CheckSpec) -> Evaluate:
+    raise CheckConfigError(
+        f"{spec.type}: refused: whether the goal was met is a judgment no session field records; "
+        f"use llm-rubric with a rubric that states the goal"
+    )
+
+
+for _verb in VERBS:
+    alias(f"trajectory:{_verb}", f"session:{_verb}")
+alias("skill-used", "session:skill-used")
