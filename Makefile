@@ -1,0 +1,30 @@
+# benchtape — the README's commands. `make demo` sets everything up and runs the demo.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test bench install clean docs
+
+$(BIN)/benchtape: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $(BIN)/benchtape
+
+install: $(BIN)/benchtape
+
+demo: install
+	$(BIN)/benchtape demo
+
+test: install
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+bench: install
+	$(BIN)/python benchmarks/store_append.py
+	$(BIN)/python benchmarks/regrade_query.py
+
+docs: install
+	$(BIN)/python -m checks.docs > docs/checks.md
+
+clean:
+	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info

@@ -1,0 +1,3 @@
+from benchtape.cli import main
+
+main()

@@ -1,0 +1,178 @@
+"""The small public Python API, and the composition of recording with live grading.
+
+`run_benches` is what `benchtape run` and `benchtape demo` call: load, preflight, run
+each bench with a callback that grades every finished session from the store, write
+the reports as it goes.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from recorder.bench import BenchSpec, expand_paths, load_bench
+from recorder.errors import BadInput, PreflightBlocked
+from recorder.runner import RunOptions, Runner, SessionRecord
+from recorder.store import Store
+from replay.grading import Verdict, build_checks, grade_stored, new_grading, scenario_status
+from replay.report import build_report, report_dir_paths, result_row, write_json_atomic
+from benchtape.preflight import Preflight, preflight
+
+Event = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class BenchRun:
+    bench: BenchSpec
+    run_id: str
+    grading_id: str
+    results: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+
+
+@dataclass
+class RunOutcome:
+    runs: list[BenchRun]
+    preflight: Preflight
+
+    @property
+    def results(self) -> list[dict[str, Any]]:
+        return [r for run in self.runs for r in run.results]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every scenario passed, 1 when any failed or errored."""
+        return 0 if self.results and all(r["status"] == "pass" for r in self.results) else 1
+
+
+def load_benches(paths: list[str | Path], params: dict[str, Any] | None = None) -> list[BenchSpec]:
+    """Every bench named (folders expanded); bad input raises BadInput before anything runs."""
+    return [load_bench(p, params or {}) for p in expand_paths(paths)]
+
+
+def preflight_all(benches: list[BenchSpec], options: RunOptions) -> Preflight:
+    total = Preflight()
+    for bench in benches:
+        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))
+    return total
+
+
+def run_benches(
+    benches: list[BenchSpec],
+    store: Store,
+    options: RunOptions,
+    *,
+    report_json: Path | None = None,
+    report_dir: Path | None = None,
+    on_event: Event | None = None,
+    control: bool = False,
+) -> RunOutcome:
+    """Preflight everything first (nothing runs if anything blocks), then run and grade."""
+    pf = preflight_all(benches, options)
+    if not pf.ok:
+        raise PreflightBlocked(pf.blocking)
+    emit = on_event or (lambda kind, data: None)
+    outcome = RunOutcome(runs=[], preflight=pf)
+    for bench in benches:
+        outcome.runs.append(_run_one(bench, store, options, report_json, report_dir, emit, control, outcome))
+    if report_json is not None:
+        _write_combined(report_json, outcome, complete=True)
+    return outcome
+
+
+def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: Path | None, report_dir: Path | None, emit: Event, control: bool, outcome: RunOutcome) -> BenchRun:
+    checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
+    runner = Runner(store, bench, options, on_event=emit)
+    run_id = runner.start_run()
+    grading_id = new_grading(store, "control" if control else "live", {sc.name: sc.checks for sc in bench.scenarios}, bench_path=str(bench.path), run_id=run_id)
+    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id)
+    lock = threading.Lock()
+    report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
+
+    def on_session_done(record: SessionRecord) -> None:
+        sc = record.scenario
+        grading_kwargs: dict[str, Any] = {}
+        if record.work_root is not None:
+            grading_kwargs["work_dir"] = record.work_root
+        if record.container is not None:
+            grading_kwargs["run_command"] = record.container.run
+        session, verdicts = grade_stored(
+            store,
+            grading_id,
+            record.session_id,
+            checks[sc.name],
+            bench_dir=bench.dir,
+            vars=sc.vars,
+            transform=sc.transform,
+            control=control,
+            **grading_kwargs,
+        )
+        status = scenario_status(verdicts, session)
+        row = result_row(session, sc.name, status, verdicts, record.attempt)
+        with lock:
+            state.results.append(row)
+            state.verdicts[record.session_id] = verdicts
+            if snapshots_dir is not None and session.snapshot:
+                _save_snapshot(store, session.snapshot["sha256"], snapshots_dir)
+            if report_path is not None:
+                write_json_atomic(report_path, _report(state, runner.harness, complete=False))
+        emit("verdicts", {"session_id": record.session_id, "scenario": sc.name, "attempt": record.attempt, "status": status, "verdicts": verdicts})
+
+    runner.on_session_done = on_session_done
+    try:
+        runner.run()
+    finally:
+        if report_path is not None:
+            write_json_atomic(report_path, _report(state, runner.harness, complete=True))
+    state.results.sort(key=lambda r: ([s.name for s in bench.scenarios].index(r["scenario_id"]), r["attempt"]))
+    if report_path is not None:
+        write_json_atomic(report_path, _report(state, runner.harness, complete=True))
+    emit("run.finished", {"run_id": run_id, "grading_id": grading_id})
+    return state
+
+
+def _report(state: BenchRun, harness: str, complete: bool) -> dict[str, Any]:
+    return build_report(run_id=state.run_id, grading_id=state.grading_id, bench_path=str(state.bench.path), bench_dir=str(state.bench.dir), harness=harness, results=list(state.results), complete=complete)
+
+
+def _write_combined(path: Path, outcome: RunOutcome, complete: bool) -> None:
+    if len(outcome.runs) == 1:
+        run = outcome.runs[0]
+        doc = _report(run, run.bench.harness or "mock", complete)
+    else:
+        from replay.report import REPORT_SCHEMA, summary
+
+        doc = {
+            "schema_version": REPORT_SCHEMA,
+            "complete": complete,
+            "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir)} for r in outcome.runs],
+            "results": outcome.results,
+            "summary": summary(outcome.results),
+        }
+    write_json_atomic(path, doc)
+
+
+def _save_snapshot(store: Store, sha: str, folder: Path) -> None:
+    target = folder / f"{sha}.tar"
+    if target.exists():
+        return
+    data = store.get_blob(sha)
+    if data:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(target)
+
+
+def demo_bench_path() -> Path:
+    """The demo bench shipped in fixtures-red/ (next to the package in a checkout)."""
+    here = Path(__file__).resolve().parent.parent / "fixtures-red" / "demo" / "bench.yaml"
+    if here.is_file():
+        return here
+    raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is not next to this installation", fix="run benchtape demo from a checkout of the repository")
+
+
+__all__ = ["load_benches", "run_benches", "preflight_all", "RunOptions", "RunOutcome", "Store", "shutil"]

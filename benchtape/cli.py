@@ -1,0 +1,254 @@
+"""The benchtape command line. Each command parses options, calls one library function, and
+hands the result to one renderer. Bad input exits 2, blocked preflight 3, Ctrl-C 130."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, List, Optional
+
+import typer
+
+from recorder.errors import BadInput, PreflightBlocked
+from recorder.version import VERSION
+
+app = typer.Typer(
+    name="benchtape",
+    help="Benchmark agentic coding tools; record every run as an append-only event log in SQLite; grade it many times.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+DB_HELP = "SQLite store (default .benchtape/benchtape.db, or $BENCHTAPE_DB)."
+EXIT_BAD_INPUT, EXIT_BLOCKED, EXIT_INTERRUPTED = 2, 3, 130
+
+
+def db_path(db: Optional[Path]) -> Path:
+    from recorder.store import default_db_path
+
+    return db or default_db_path()
+
+
+def open_store(db: Optional[Path], must_exist: bool = False):
+    from recorder.store import Store
+
+    path = db_path(db)
+    if must_exist and not path.exists():
+        raise BadInput("no benchtape database here", file=str(path), fix="run `benchtape run BENCH` (or `benchtape demo`) first, or pass --db PATH")
+    return Store(path)
+
+
+def guarded(fn: Callable[[], int]) -> None:
+    """Run a command body, turning user-facing failures into their exit codes."""
+    try:
+        code = fn()
+    except BadInput as exc:
+        print(f"error: {exc.render()}", file=sys.stderr)
+        code = EXIT_BAD_INPUT
+    except PreflightBlocked as exc:
+        print("preflight: blocked — nothing was run, no spend", file=sys.stderr)
+        for f in exc.findings:
+            print(f"  ✗ {f}", file=sys.stderr)
+        code = EXIT_BLOCKED
+    except KeyboardInterrupt:
+        print("interrupted: what was recorded stays recorded", file=sys.stderr)
+        code = EXIT_INTERRUPTED
+    raise typer.Exit(code)
+
+
+def parse_params(values: Optional[List[str]]) -> dict[str, Any]:
+    from recorder.params import parse_cli_param
+
+    return dict(parse_cli_param(v) for v in values or [])
+
+
+# ---------------------------------------------------------------- run / demo
+
+
+@app.command("run")
+def run_cmd(
+    benches: List[Path] = typer.Argument(..., help="Bench files or folders (a folder runs every *.yaml and case dir in it)."),
+    harness: Optional[str] = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model to run."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    repeat: int = typer.Option(1, "--repeat", min=1, help="Run each scenario N times (flake detection)."),
+    concurrency: int = typer.Option(4, "--concurrency", min=1, help="Scenarios at once."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="Override a declared param: k=v (repeatable)."),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox", help="Override the sandbox level: none, workspace, home, container."),
+    allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none` (runs in your real directory)."),
+    keep_sandbox: bool = typer.Option(False, "--keep-sandbox", help="Keep each session's sandbox for debugging."),
+    scenario: Optional[List[str]] = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
+    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
+    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Write a versioned report per invocation here, as it goes (with workspace snapshots)."),
+    plain: bool = typer.Option(False, "--plain", help="Append-only lines (implied when stderr is not a TTY or NO_COLOR is set)."),
+) -> None:
+    """Run benches and grade every session as it finishes.
+
+    Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
+    """
+    guarded(lambda: _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain))
+
+
+def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, demo: bool = False) -> int:
+    from benchtape import render
+    from benchtape.api import load_benches, run_benches
+    from recorder.bench import LEVELS
+    from recorder.runner import Interrupted, RunOptions
+
+    if sandbox is not None and sandbox not in LEVELS:
+        raise BadInput(f"--sandbox {sandbox!r} is not a level", fix="use one of none, workspace, home, container")
+    loaded = load_benches(benches, parse_params(param))
+    options = RunOptions(
+        harness=harness,
+        model=model,
+        repeat=repeat,
+        concurrency=concurrency,
+        sandbox=sandbox,
+        allow_host_writes=allow_host_writes,
+        keep_sandbox=keep_sandbox,
+        argv=sys.argv[1:],
+        scenarios=scenario or None,
+        run_kind="demo" if demo else "run",
+    )
+    _check_scenario_names(loaded, scenario)
+    store = open_store(db)
+    is_plain = render.plain_wanted(plain)
+    try:
+        with render.Progress(is_plain) as progress:
+            outcome = run_benches(loaded, store, options, report_json=report_json, report_dir=report_dir, on_event=progress)
+    except Interrupted:
+        raise KeyboardInterrupt from None
+    for note in outcome.preflight.notes:
+        print(f"note: {note}", file=sys.stderr)
+    render.results_table(outcome.results, is_plain)
+    failed = [r for r in outcome.results if r["status"] != "pass"]
+    print(f"database: {store.path}")
+    for run in outcome.runs:
+        print(f"run {run.run_id} · grading {run.grading_id}")
+    if report_json:
+        print(f"report: {report_json}")
+    if report_dir:
+        print(f"reports: {report_dir}")
+    first = outcome.runs[0].run_id if outcome.runs else ""
+    dbflag = f" --db {store.path}" if db else ""
+    print(f"next: benchtape query 'calls[].tool' --run {first}{dbflag}   ·   benchtape sessions --run {first}{dbflag}")
+    passed = len(outcome.results) - len(failed)
+    if demo:
+        print(f"exit 0: {passed} passed, {len(failed)} failed — scenario outcomes, not a harness crash")
+        return 0
+    print(f"{passed} passed, {len(failed)} failed")
+    return outcome.exit_code
+
+
+def _check_scenario_names(benches, names) -> None:
+    if not names:
+        return
+    known = {s.name for b in benches for s in b.scenarios}
+    for n in names:
+        if n not in known:
+            from recorder.errors import closest
+
+            near = closest(n, known)
+            raise BadInput(f"--scenario {n!r} names no scenario", fix=f"did you mean {near!r}?" if near else f"scenarios: {', '.join(sorted(known))}")
+
+
+@app.command("demo")
+def demo_cmd(
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    plain: bool = typer.Option(False, "--plain", help="Append-only lines."),
+    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
+) -> None:
+    """Run the demo bench offline under the mock harness: no keys, no network, no spend.
+
+    Example: benchtape demo --db /tmp/demo.db
+    """
+    from benchtape.api import demo_bench_path
+
+    guarded(lambda: _run([demo_bench_path()], None, None, db, 1, 4, None, None, False, False, None, report_json, None, plain, demo=True))
+
+
+# ---------------------------------------------------------------- list / preflight
+
+
+@app.command("list")
+def list_cmd(
+    benches: List[Path] = typer.Argument(..., help="Bench files or folders."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="k=v (repeatable)."),
+) -> None:
+    """Parse benches and print their scenarios and checks (proves it parses, not that it runs).
+
+    Example: benchtape list fixtures-red/demo/bench.yaml
+    """
+
+    def body() -> int:
+        from benchtape.api import load_benches
+
+        for bench in load_benches(benches, parse_params(param)):
+            print(f"{bench.path}  ({bench.description or 'no description'}; harness {bench.harness or 'mock'})")
+            for sc in bench.scenarios:
+                print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
+                for i, c in enumerate(sc.checks):
+                    _print_check(c, f"checks[{i}]", 4)
+        return 0
+
+    guarded(body)
+
+
+def _print_check(spec, path: str, indent: int) -> None:
+    extra = f" {spec.value!r}" if spec.value is not None and not isinstance(spec.value, (dict, list)) else ""
+    flags = " (readout)" if spec.readout else ""
+    print(" " * indent + f"{path} {spec.type}{extra}{flags}")
+    for j, child in enumerate(spec.checks):
+        _print_check(child, f"checks[{j}]", indent + 2)
+
+
+@app.command("preflight")
+def preflight_cmd(
+    benches: List[Path] = typer.Argument(..., help="Bench files or folders."),
+    harness: Optional[str] = typer.Option(None, "--harness"),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox"),
+    allow_host_writes: bool = typer.Option(False, "--allow-host-writes"),
+    concurrency: int = typer.Option(4, "--concurrency", min=1),
+    param: Optional[List[str]] = typer.Option(None, "--param"),
+) -> None:
+    """Could these benches run? Binaries, keys, testdata, check types, sandbox gates. Blocking → exit 3.
+
+    Example: benchtape preflight fixtures-red/demo/bench.yaml --harness claude-code
+    """
+
+    def body() -> int:
+        from benchtape.api import load_benches, preflight_all
+        from recorder.runner import RunOptions
+
+        loaded = load_benches(benches, parse_params(param))
+        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, concurrency=concurrency))
+        for note in pf.notes:
+            print(f"  · {note}")
+        if not pf.ok:
+            raise PreflightBlocked(pf.blocking)
+        print(f"preflight: ok — {sum(len(b.scenarios) for b in loaded)} scenario(s) could run")
+        return 0
+
+    guarded(body)
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print benchtape's version.
+
+    Example: benchtape version
+    """
+    print(f"benchtape {VERSION}")
+
+
+def main() -> None:
+    from benchtape import commands  # noqa: F401 - registers the other command groups
+
+    app()
+
+
+if __name__ == "__main__":
+    main()

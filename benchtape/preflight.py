@@ -1,0 +1,103 @@
+"""Preflight: could this bench run? Every run asks first; a blocking finding stops it (exit 3)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.base import get_adapter, harness_names
+from checks import CheckConfigError, build
+from recorder.bench import BenchSpec, ScenarioSpec
+from recorder.model import CheckSpec
+
+
+@dataclass
+class Preflight:
+    blocking: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.blocking
+
+    def merge(self, other: "Preflight") -> None:
+        self.blocking.extend(other.blocking)
+        self.notes.extend(other.notes)
+
+
+def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None) -> Preflight:
+    env = dict(os.environ if env is None else env)
+    pf = Preflight()
+    name = harness or bench.harness or "mock"
+    where = str(bench.path)
+    if name not in harness_names():
+        pf.blocking.append(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
+        return pf
+    adapter = get_adapter(name)
+    pf.blocking.extend(adapter.preflight(None, bench.harness_config, env))
+    for finding in bench.not_built:
+        pf.notes.append(f"not supported in this version, ignored: {finding}")
+    none_scenarios = 0
+    for sc in bench.scenarios:
+        level = sandbox or sc.sandbox.level
+        pf.merge(_scenario(sc, level, name, allow_host_writes))
+        none_scenarios += level == "none"
+        if name == "claude-code":
+            from adapters.claude_code import preflight_scenario
+
+            pf.blocking.extend(f"{sc.where}: scenario {sc.name!r}: {m}" for m in preflight_scenario(sc.raw))
+    if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
+        pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
+    return pf
+
+
+def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool) -> Preflight:
+    pf = Preflight()
+    label = f"{sc.where}: scenario {sc.name!r}"
+    if level == "none":
+        if sc.sandbox.level != "none":
+            pf.blocking.append(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
+        if not allow_host_writes and os.environ.get("BENCHTAPE_ALLOW_HOST_WRITES") != "1":
+            pf.blocking.append(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or BENCHTAPE_ALLOW_HOST_WRITES=1) to consent")
+        if sc.testdata is not None:
+            pf.blocking.append(f"{label}: `testdata:` cannot be used with sandbox none")
+    if level == "container":
+        pf.merge(_container(sc, label))
+    if sc.testdata is not None and not sc.testdata.is_dir():
+        pf.blocking.append(f"{label}: testdata {sc.testdata} does not exist")
+    for key, path in (("setup", sc.setup), ("generate", sc.generate)):
+        if path is not None and not os.access(path, os.X_OK):
+            pf.blocking.append(f"{label}: `{key}:` {path} is not executable (chmod +x it)")
+    if harness == "mock" and sc.mock is None:
+        pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
+    for i, spec in enumerate(sc.checks):
+        pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec))
+    return pf
+
+
+def _container(sc: ScenarioSpec, label: str) -> Preflight:
+    pf = Preflight()
+    try:
+        from recorder.container import available
+    except ImportError:
+        pf.blocking.append(f"{label}: the container sandbox is not available in this build")
+        return pf
+    ok, why = available()
+    if not ok:
+        pf.blocking.append(f"{label}: sandbox container needs a running Docker engine: {why}")
+    return pf
+
+
+def check_problems(spec: CheckSpec) -> list[str]:
+    """Construct the check (and any children): a refusal is a blocking finding."""
+    try:
+        build(spec)
+    except CheckConfigError as exc:
+        return [str(exc)]
+    return []
+
+
+def binary_on_path(binary: str, env: dict[str, Any]) -> bool:
+    return shutil.which(binary, path=env.get("PATH")) is not None

@@ -1,0 +1,106 @@
+"""Terminal output for people (rich), and the plain append-only form for logs and CI."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
+
+
+def plain_wanted(flag: bool) -> bool:
+    """--plain, or implied when stderr is not a TTY, NO_COLOR is set, or TERM=dumb."""
+    return flag or not sys.stderr.isatty() or bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
+
+
+def console(plain: bool = False, stderr: bool = False) -> Console:
+    return Console(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else 200)
+
+
+class Progress:
+    """Live progress: scenarios done / running / left, and each verdict as it lands."""
+
+    def __init__(self, plain: bool):
+        self.plain = plain
+        self.err = console(plain, stderr=True)
+        self.lock = threading.Lock()
+        self.total = 0
+        self.running: dict[str, str] = {}
+        self.done = 0
+        self.lines: list[Text] = []
+        self.live: Live | None = None
+
+    def __enter__(self) -> "Progress":
+        if not self.plain:
+            self.live = Live(self._render(), console=self.err, refresh_per_second=8, transient=True)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.live is not None:
+            self.live.__exit__(*exc)
+
+    def __call__(self, kind: str, data: dict[str, Any]) -> None:
+        with self.lock:
+            if kind == "run.started":
+                self.total += data["total"]
+                self._say(f"run {data['run_id']}: {data['total']} session(s) of {data['bench']}")
+            elif kind == "session.started":
+                self.running[data["session_id"]] = f"{data['scenario']} #{data['attempt']}"
+            elif kind == "session.finished":
+                self.running.pop(data["session_id"], None)
+            elif kind == "verdicts":
+                self.done += 1
+                marks = " ".join(f"{v.check.type}={v.result.status}" for v in data["verdicts"])
+                self._say(f"[{self.done}/{self.total}] {data['scenario']} #{data['attempt']}: {data['status'].upper()}  {marks}", data["status"])
+            if self.live is not None:
+                self.live.update(self._render())
+
+    def _say(self, line: str, status: str | None = None) -> None:
+        if self.plain:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            self.err.print(Text(line, style=STATUS_STYLE.get(status or "", "")))
+
+    def _render(self) -> Table:
+        t = Table.grid(padding=(0, 2))
+        left = max(0, self.total - self.done - len(self.running))
+        t.add_row(Text(f"done {self.done}  running {len(self.running)}  left {left}", style="bold"))
+        for name in list(self.running.values())[:8]:
+            t.add_row(Text(f"  ▸ {name}", style="cyan"))
+        return t
+
+
+def results_table(results: list[dict[str, Any]], plain: bool = False) -> None:
+    """One block per scenario: its status, then one row per check."""
+    out = console(plain)
+    table = Table(title=None, show_lines=False, box=None if plain else None, pad_edge=False)
+    table.add_column("scenario")
+    table.add_column("status")
+    table.add_column("check")
+    table.add_column("verdict")
+    table.add_column("score", justify="right")
+    table.add_column("reason", overflow="fold", max_width=70)
+    for r in results:
+        name = r["scenario_id"] + (f" #{r['attempt']}" if r.get("attempt", 1) > 1 else "")
+        first = True
+        for c in r["checks"] or [{"type": "(no checks)", "status": "", "result": {"score": 0, "reason": ""}, "readout": False}]:
+            label = c["type"] + (" (readout)" if c.get("readout") else "")
+            st = c.get("status", "")
+            table.add_row(
+                Text(name if first else ""),
+                Text(r["status"].upper() if first else "", style=STATUS_STYLE.get(r["status"], "")),
+                label,
+                Text(st, style=STATUS_STYLE.get(st, "")),
+                f"{c['result']['score']:.2f}" if st else "",
+                (c["result"].get("reason") or "")[:300],
+            )
+            first = False
+    out.print(table)

@@ -1,0 +1,159 @@
+"""Small helpers the check families share: reading values, thresholds, durations, JSON.
+
+They live in one place so every family refuses a bad argument with the same words, and
+reads a missing output the same way (as "", never as a crash).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Mapping
+
+import orjson
+
+from checks.registry import CheckConfigError
+from recorder.model import CheckSpec, Session
+
+TAIL_BYTES = 2048
+
+
+def output_of(session: Session) -> str:
+    """The text string checks grade: the final output, with None read as ""."""
+    return session.final_output if isinstance(session.final_output, str) else ""
+
+
+def as_text(value: Any, *, type: str, name: str = "value", required: bool = True) -> str:
+    """A scalar argument as a string; YAML numbers and booleans keep their written form.
+
+    A missing value is refused when `required`, because a check with no needle would
+    grade every output the same way and so measure nothing.
+    """
+    if value is None:
+        if required:
+            raise CheckConfigError(f"{type}: '{name}' is required")
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise CheckConfigError(f"{type}: '{name}' must be a string, got {_kind(value)}")
+
+
+def as_list(value: Any, *, type: str, name: str = "value") -> list[str]:
+    """A list argument: a YAML list, or one string split on commas (blank items dropped)."""
+    if value is None:
+        raise CheckConfigError(f"{type}: '{name}' is required (a list, or one comma-separated string)")
+    if isinstance(value, str):
+        items = [part.strip() for part in value.split(",")]
+    elif isinstance(value, (list, tuple)):
+        items = [as_text(v, type=type, name=name) for v in value]
+    else:
+        raise CheckConfigError(f"{type}: '{name}' must be a list or a comma-separated string, got {_kind(value)}")
+    items = [i for i in items if i != ""]
+    if not items:
+        raise CheckConfigError(f"{type}: '{name}' names nothing to look for")
+    return items
+
+
+def as_bool(value: Any, *, type: str, name: str, default: bool) -> bool:
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    raise CheckConfigError(f"{type}: 'args.{name}' must be true or false, got {value!r}")
+
+
+def as_number(value: Any, *, type: str, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise CheckConfigError(f"{type}: '{name}' must be a number, got {value!r}")
+    return float(value)
+
+
+def args_of(spec: CheckSpec) -> Mapping[str, Any]:
+    """`args`, refused when it is not a mapping (a YAML list there is a typo, not a choice)."""
+    if spec.args is None:
+        return {}
+    if not isinstance(spec.args, Mapping):
+        raise CheckConfigError(f"{spec.type}: 'args' must be a mapping, got {_kind(spec.args)}")
+    return spec.args
+
+
+def score_threshold(spec: CheckSpec, default: float) -> float:
+    """The score bar (`threshold:`) for a continuous check: a number in [0, 1]."""
+    if spec.threshold is None:
+        return default
+    t = as_number(spec.threshold, type=spec.type, name="threshold")
+    if not 0.0 <= t <= 1.0:
+        raise CheckConfigError(f"{spec.type}: 'threshold' is a score bar in [0, 1], got {spec.threshold!r}")
+    return t
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: Any, *, type: str, name: str = "args.timeout", default: str) -> float:
+    """A duration with a unit, Go style ("300s", "2m", "1500ms", "1m30s"), in seconds.
+
+    A bare number is refused rather than guessed: "30" could mean seconds or
+    milliseconds, and a wrong guess is a timeout 1000 times too short or too long.
+    """
+    text = default if value is None else value
+    if isinstance(text, bool) or isinstance(text, (int, float)):
+        raise CheckConfigError(f'{type}: {name} {text!r} has no unit: write it with one, e.g. "{text}s" or "{text}ms"')
+    if not isinstance(text, str):
+        raise CheckConfigError(f"{type}: {name} must be a duration like \"30s\", got {_kind(text)}")
+    s = text.strip()
+    if re.fullmatch(r"\d+(\.\d*)?", s):
+        raise CheckConfigError(f'{type}: {name} "{s}" has no unit: write it with one, e.g. "{s}s" or "{s}ms"')
+    pos, total = 0, 0.0
+    for m in _DURATION_PART.finditer(s):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+        pos = m.end()
+    if pos != len(s) or not s:
+        raise CheckConfigError(f'{type}: {name} "{s}" is not a duration (write e.g. "300s", "2m", "1500ms")')
+    if total <= 0:
+        raise CheckConfigError(f'{type}: {name} "{s}" must be longer than zero')
+    return total
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds:g}s"
+
+
+def tail(text: str, limit: int = TAIL_BYTES) -> str:
+    """The last `limit` bytes of text (cut on a character boundary): where errors usually are."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return "…" + data[-limit:].decode("utf-8", "ignore")
+
+
+def loads_json(text: str) -> Any:
+    """Strict JSON (no NaN/Infinity); orjson first, the standard library for what it rejects
+    but JSON allows (numbers too large for a double)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text, parse_constant=_reject_constant)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def dumps_json(value: Any) -> bytes:
+    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
+
+
+def short(text: str, limit: int = 200) -> str:
+    """A bounded excerpt for a reason line."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", tuple: "a list"}.get(type(value), type(value).__name__)

@@ -1,0 +1,691 @@
+"""Loading bench files (madbench v0.23.0 form): strict keys at every level, aliases made
+canonical, params filled, `defaultScenario` merged, paths resolved against the bench
+file's directory, values validated. Every refusal names the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recorder.errors import BadInput, closest
+from recorder.model import CheckSpec, Where
+from recorder.params import effective_params, substitute
+from recorder.yamlsrc import LineDict, LineList, load_yaml_file, plain
+
+# ---------------------------------------------------------------- the schema
+
+TOP_KEYS = {
+    "description", "harness", "harness_config", "models", "params", "judges", "metrics",
+    "derivedMetrics", "defaults", "defaultScenario", "budget", "token_estimate", "scenarios",
+}
+TOP_ALIASES = {"runner": "harness", "runner_config": "harness_config", "cases": "scenarios", "tests": "scenarios", "defaultCase": "defaultScenario", "defaultTest": "defaultScenario"}
+DEFAULTS_KEYS = {"sandbox", "interactive", "cwd", "timeout", "capture", "staging_timeout", "bun", "python", "lockfile_required"}
+SCENARIO_KEYS = DEFAULTS_KEYS | {
+    "description", "name", "prompt", "follow_ups", "testdata", "repo", "setup", "generate", "image",
+    "vars", "providers", "transform", "metadata", "threshold", "options", "checks", "mock",
+}
+SCENARIO_ALIASES = {"fixture": "testdata", "assert": "checks"}
+OPTIONS_KEYS = {"transform", "disableDefaultChecks"}
+OPTIONS_ALIASES = {"disableDefaultAsserts": "disableDefaultChecks"}
+REPO_KEYS = {"url", "ref", "path"}
+SANDBOX_KEYS = {"level", "workdir", "image", "dockerfile", "network", "user", "env", "share", "resources"}
+SHARE_KEYS = {"env", "secret_env", "paths"}
+SHARE_PATH_KEYS = {"from", "to", "access"}
+RESOURCE_KEYS = {"memory", "cpus", "pids"}
+CHECK_KEYS = {"type", "value", "args", "config", "weight", "threshold", "metric", "readout", "checks", "inline", "transform"}
+CHECK_ALIASES = {"assert": "checks"}
+METRIC_KEYS = {"name", "source", "aggregate", "unit", "better", "key", "check"}
+METRIC_ALIASES = {"agg": "aggregate"}
+METRIC_SOURCES = {
+    "session.latency", "session.cost", "session.tokens", "session.prompt_tokens", "session.output_tokens",
+    "session.steps", "session.steps.main", "session.steps.all", "session.tool_calls", "session.steps.agent",
+    "session.turns", "session.model_requests", "session.plugins_reported", "session.plugins_failed",
+    "session.skills_registered", "check.score", "check.pass_rate", "check.evidence",
+    "event.duration", "event.tokens", "action.duration", "action.tokens",
+}
+AGGREGATES = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "add": "sum", "total": "sum", "avg": "mean", "average": "mean"}
+MOCK_KEYS = {"steps", "metrics"}
+LEVELS = ("none", "workspace", "home", "container")
+RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "container"}
+ACCESS = ("rw", "copy", "ro")
+CAPTURES = ("log", "proxy", "log+proxy")
+DEFAULT_TIMEOUT = 300.0
+EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
+
+# Keys that load and validate but whose feature this version does not have; preflight names them.
+NOT_BUILT = {
+    "judges": "AI judge checks are not built in this version",
+    "models": "named model definitions are recorded but not resolved in this version",
+    "metrics": "the declarative metrics: schema is not evaluated in this version (the built-in cost, duration, tokens, turns are reported)",
+    "derivedMetrics": "derivedMetrics are not evaluated in this version",
+    "follow_ups": "follow-up turns need interactive driving, not built in this version",
+    "providers": "multi-provider fan-out is not built in this version",
+    "image": "sending images is not built in this version",
+    "capture": "capture modes other than log are not built in this version",
+    "bun": "ts/js script checks are not built in this version",
+    "lockfile_required": "script-check lockfiles are not built in this version",
+}
+INFORMATIONAL = {"budget", "token_estimate", "threshold"}
+
+
+# ---------------------------------------------------------------- loaded forms
+
+
+@dataclass
+class SandboxSpec:
+    level: str = "home"
+    workdir: Path | None = None
+    image: str | None = None
+    dockerfile: Path | None = None
+    network: str | None = None
+    user: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    share_env: list[str] = field(default_factory=list)
+    secret_env: list[str] = field(default_factory=list)
+    share_paths: list[dict[str, Any]] = field(default_factory=list)
+    resources: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["workdir"] = str(self.workdir) if self.workdir else None
+        d["dockerfile"] = str(self.dockerfile) if self.dockerfile else None
+        return d
+
+
+@dataclass
+class ScenarioSpec:
+    name: str
+    prompt: str
+    description: str | None = None
+    testdata: Path | None = None
+    repo: dict[str, Any] | None = None
+    setup: Path | None = None
+    generate: Path | None = None
+    image: Any = None
+    cwd: str | None = None
+    vars: dict[str, Any] = field(default_factory=dict)
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
+    interactive: bool = True
+    timeout: float = DEFAULT_TIMEOUT
+    staging_timeout: float | None = None
+    capture: str = "log"
+    checks: list[CheckSpec] = field(default_factory=list)
+    transform: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+    follow_ups: list[str] = field(default_factory=list)
+    mock: dict[str, Any] | None = None
+    python: str | None = None
+    where: Where = field(default_factory=Where)
+    raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
+
+    def content_hash(self) -> str:
+        import orjson
+
+        return hashlib.sha256(orjson.dumps(self.raw, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
+
+
+@dataclass
+class Finding:
+    """A key that loaded but whose feature is not built (preflight reports it)."""
+
+    where: Where
+    key: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: `{self.key}`: {self.why}"
+
+
+@dataclass
+class BenchSpec:
+    path: Path
+    sha256: str
+    description: str | None
+    harness: str | None
+    harness_config: dict[str, Any]
+    params: dict[str, Any]
+    scenarios: list[ScenarioSpec]
+    models: dict[str, Any] = field(default_factory=dict)
+    judges: dict[str, Any] | None = None
+    metrics: list[dict[str, Any]] | None = None
+    budget: float | None = None
+    token_estimate: int | None = None
+    not_built: list[Finding] = field(default_factory=list)
+
+    @property
+    def dir(self) -> Path:
+        return self.path.parent
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def load_bench(path: Path | str, params: dict[str, Any] | None = None) -> BenchSpec:
+    """Load one bench file or case directory."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / "assert.yaml").is_file():
+            return _load_case_dir(path, params or {})
+        raise BadInput("is a directory without assert.yaml", file=str(path), fix="pass a bench YAML file, or use expand_paths() for a folder of benches")
+    doc = load_yaml_file(path)
+    return _load_document(doc, path, path.read_bytes(), params or {})
+
+
+def expand_paths(paths: list[Path | str]) -> list[Path]:
+    """Benches named on the command line: files as given; a folder expands to its *.yaml and case dirs."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise BadInput("no such file or directory", file=str(p), fix="check the path")
+        if p.is_dir() and not (p / "assert.yaml").is_file():
+            found = sorted(list(p.glob("*.yaml")) + list(p.glob("*.yml")))
+            found += sorted(d for d in p.iterdir() if d.is_dir() and (d / "assert.yaml").is_file())
+            if not found:
+                raise BadInput("the folder holds no *.yaml bench files and no case directories", file=str(p), fix="pass a bench file")
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
+def _load_case_dir(path: Path, params: dict[str, Any]) -> BenchSpec:
+    assert_file = path / "assert.yaml"
+    try:
+        doc = load_yaml_file(assert_file)
+        input_md = path / "input.md"
+        prompt = input_md.read_text(encoding="utf-8") if input_md.is_file() else None
+        if isinstance(doc, dict) and prompt is not None:
+            for key in ("scenarios", "cases", "tests"):
+                for sc in doc.get(key) or []:
+                    if isinstance(sc, dict) and "prompt" not in sc:
+                        sc["prompt"] = prompt
+            if not any(k in doc for k in ("scenarios", "cases", "tests")):
+                scen = LineDict({"name": path.name, "prompt": prompt})
+                scen.line, scen.key_lines = doc.line if isinstance(doc, LineDict) else None, {}
+                doc["scenarios"] = LineList([scen])
+        raw = assert_file.read_bytes() + (input_md.read_bytes() if input_md.is_file() else b"")
+        return _load_document(doc, assert_file, raw, params)
+    except BadInput as exc:
+        raise BadInput(f"case dir {path.name}: {exc.what}", file=exc.file, line=exc.line, fix=exc.fix) from None
+
+
+def is_eval_document(doc: Any) -> bool:
+    return isinstance(doc, dict) and "bench" in doc and "runs" in doc and "scenarios" not in doc
+
+
+# ---------------------------------------------------------------- the loader
+
+
+class _Loader:
+    def __init__(self, file: Path):
+        self.file = str(file)
+        self.dir = file.parent.resolve()
+        self.not_built: list[Finding] = []
+
+    # -- helpers
+    def err(self, what: str, node: Any = None, key: str | None = None, fix: str | None = None) -> BadInput:
+        line = node.line_of(key) if isinstance(node, LineDict) and key else getattr(node, "line", None)
+        return BadInput(what, file=self.file, line=line, fix=fix)
+
+    def where(self, node: Any, key: str | None = None) -> Where:
+        line = node.line_of(key) if isinstance(node, LineDict) and key else getattr(node, "line", None)
+        return Where(self.file, line)
+
+    def mapping(self, node: Any, what: str, parent: Any = None, key: str | None = None) -> LineDict:
+        if node is None:
+            node = LineDict()
+            node.line, node.key_lines = getattr(parent, "line", None), {}
+        if not isinstance(node, dict):
+            raise self.err(f"{what} must be a mapping, got {type(node).__name__}", parent if parent is not None else node, key)
+        return node
+
+    def strict(self, node: LineDict, allowed: set[str], what: str, aliases: dict[str, str] | None = None, extra_hint: dict[str, str] | None = None) -> LineDict:
+        """Refuse unknown keys (naming the closest); `x-` keys are ignored; aliases become canonical."""
+        aliases = aliases or {}
+        out = LineDict()
+        out.line, out.key_lines = node.line, {}
+        for key, value in node.items():
+            if not isinstance(key, str):
+                raise self.err(f"{what}: key {key!r} is not a string", node)
+            if key.startswith("x-"):
+                continue
+            canonical = aliases.get(key, key)
+            if canonical not in allowed:
+                hint = (extra_hint or {}).get(key)
+                near = closest(key, sorted(allowed))
+                fix = hint or (f"did you mean `{near}:`?" if near else f"valid keys: {', '.join(sorted(allowed))}")
+                raise self.err(f"unknown key `{key}` in {what}", node, key, fix)
+            if canonical in out:
+                raise self.err(f"`{key}` and its canonical form `{canonical}` are both set in {what}", node, key, f"keep only `{canonical}:`")
+            out[canonical] = value
+            out.key_lines[canonical] = node.line_of(key) or node.line
+        return out
+
+    def path(self, value: Any, node: Any, key: str, must_exist: bool = True, kind: str = "path") -> Path:
+        if not isinstance(value, str) or not value:
+            raise self.err(f"`{key}` must be a non-empty path string", node, key)
+        p = Path(value)
+        p = p if p.is_absolute() else (self.dir / p)
+        p = Path(_normpath(p))
+        if must_exist and not p.exists():
+            raise self.err(f"`{key}`: {value} does not exist (resolved against the bench file's folder: {p})", node, key, "fix the path; it is relative to the bench file, not the current directory")
+        return p
+
+    # -- the document
+    def load(self, doc: Any, raw: bytes, incoming: dict[str, Any]) -> BenchSpec:
+        if doc is None:
+            raise BadInput("the file is empty", file=self.file, fix="write a bench: description, harness, scenarios")
+        if not isinstance(doc, dict):
+            raise BadInput("a bench file must be a mapping at the top level", file=self.file, line=getattr(doc, "line", 1))
+        if is_eval_document(doc):
+            raise BadInput(
+                "this is an Eval file (bench: + runs:); Eval files are not supported in this version",
+                file=self.file,
+                line=doc.line_of("bench") if isinstance(doc, LineDict) else None,
+                fix="run the bench file it names, with --param for each run's params",
+            )
+        top = self.strict(
+            doc,
+            TOP_KEYS,
+            "the bench (top level)",
+            TOP_ALIASES,
+            {"name": "a bench has no `name:`; use `description:`", "matrix": "there is no cross product in a bench; write one scenario per case, or use params", "variations": "there is no cross product in a bench; write one scenario per case, or use params"},
+        )
+        params_decl = top.get("params")
+        if params_decl is not None and not isinstance(params_decl, dict):
+            raise self.err("`params:` must be a mapping of name: default", top, "params")
+        params = effective_params(params_decl, incoming, self.file, lambda n: params_decl.line_of(n) if isinstance(params_decl, LineDict) else None)
+
+        for key in ("judges", "models", "metrics", "derivedMetrics"):
+            if key in top and top[key] is not None:
+                self.not_built.append(Finding(self.where(top, key), key, NOT_BUILT[key]))
+        harness = top.get("harness")
+        if harness is not None and not isinstance(harness, str):
+            raise self.err("`harness:` must be a string", top, "harness")
+        hc = self.mapping(top.get("harness_config"), "`harness_config:`", top, "harness_config")
+        hc = substitute(hc, params, self.file, top.line_of("harness_config"))
+        if isinstance(hc.get("agent_env"), str):
+            hc["agent_env"] = str(self.path(hc["agent_env"], hc, "agent_env"))
+        self.check_environment_block(hc)
+        defaults = self.strict(self.mapping(top.get("defaults"), "`defaults:`", top, "defaults"), DEFAULTS_KEYS, "`defaults:`")
+        default_scenario = top.get("defaultScenario")
+        if default_scenario is not None:
+            default_scenario = self.strict(self.mapping(default_scenario, "`defaultScenario:`", top, "defaultScenario"), SCENARIO_KEYS, "`defaultScenario:`", SCENARIO_ALIASES)
+        metrics = self.load_metrics(top.get("metrics"), top)
+        scenarios_node = top.get("scenarios")
+        if scenarios_node is None:
+            raise self.err("the bench has no `scenarios:`", top, None, "add a `scenarios:` list with at least one scenario (each needs a `prompt:`)")
+        if not isinstance(scenarios_node, list):
+            raise self.err("`scenarios:` must be a list", top, "scenarios")
+        scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params) for i, sc in enumerate(scenarios_node)]
+        seen: dict[str, ScenarioSpec] = {}
+        for sc in scenarios:
+            if sc.name in seen:
+                raise BadInput(f"two scenarios are named {sc.name!r}", file=self.file, line=sc.where.line, fix="give each scenario a unique `name:`")
+            seen[sc.name] = sc
+        return BenchSpec(
+            path=Path(self.file).resolve(),
+            sha256=hashlib.sha256(raw).hexdigest(),
+            description=top.get("description"),
+            harness=harness,
+            harness_config=plain(hc),
+            params=params,
+            scenarios=scenarios,
+            models=plain(top.get("models") or {}),
+            judges=plain(top.get("judges")),
+            metrics=metrics,
+            budget=top.get("budget"),
+            token_estimate=top.get("token_estimate"),
+            not_built=self.not_built,
+        )
+
+    def check_environment_block(self, hc: LineDict) -> None:
+        env = hc.get("environment")
+        if isinstance(env, dict) and env.get("probe") is False and env.get("require") is True:
+            raise self.err(
+                "harness_config.environment: `probe: false` with `require: true` can never pass (nothing is probed, so nothing can be required)",
+                env,
+                "require",
+                "drop `require: true`, or turn the probe back on",
+            )
+
+    def load_metrics(self, node: Any, top: LineDict) -> list[dict[str, Any]] | None:
+        if node is None:
+            return None
+        if not isinstance(node, list):
+            raise self.err("`metrics:` must be a list of metric specs", top, "metrics")
+        out = []
+        for m in node:
+            m = self.strict(self.mapping(m, "a metric"), METRIC_KEYS, "a metric", METRIC_ALIASES)
+            src = m.get("source")
+            if src not in METRIC_SOURCES:
+                near = closest(str(src), sorted(METRIC_SOURCES))
+                raise self.err(f'unknown source "{src}"', m, "source", f"did you mean `{near}`?" if near else None)
+            agg = m.get("aggregate")
+            if agg is not None and agg not in AGGREGATES:
+                raise self.err(f'unknown aggregate "{agg}"', m, "aggregate", "use sum, mean, max or min")
+            if agg is not None:
+                m["aggregate"] = AGGREGATES[agg]
+            if m.get("better") not in (None, "lower", "higher"):
+                raise self.err("`better:` must be lower or higher", m, "better")
+            out.append(plain(m))
+        return out
+
+    # -- scenarios
+    def load_scenario(self, node: Any, index: int, defaults: LineDict, default_scenario: LineDict | None, params: dict[str, Any]) -> ScenarioSpec:
+        node = self.strict(self.mapping(node, f"scenario #{index + 1}"), SCENARIO_KEYS, f"scenario #{index + 1}", SCENARIO_ALIASES, {"input": "the prompt key is `prompt:`", "images": "the key is `image:` (one or a list)"})
+        if "options" in node:
+            node["options"] = self.strict(self.mapping(node["options"], "`options:`", node, "options"), OPTIONS_KEYS, "`options:`", OPTIONS_ALIASES)
+        if default_scenario is not None and "options" in default_scenario:
+            default_scenario["options"] = self.strict(self.mapping(default_scenario["options"], "`options:`", default_scenario, "options"), OPTIONS_KEYS, "`options:`", OPTIONS_ALIASES)
+        merged = self.merge(defaults, default_scenario, node)
+        label = merged.get("name") or merged.get("description") or f"scenario-{index + 1}"
+        if not isinstance(label, str):
+            label = str(label)
+        where = Where(self.file, node.line)
+
+        # placeholders, before path resolution
+        for key in ("prompt", "testdata", "repo", "generate", "setup", "cwd", "staging_timeout", "sandbox", "transform", "vars", "mock"):
+            if key in merged:
+                merged[key] = substitute(merged[key], params, self.file, merged.line_of(key))
+        for key in ("prompt", "cwd", "timeout", "name", "description"):
+            if key in merged and isinstance(merged[key], str):
+                merged[key] = substitute(merged[key], params, self.file, merged.line_of(key))
+
+        if "prompt" not in merged:
+            raise BadInput(f"scenario {label!r} has no `prompt:`", file=self.file, line=node.line, fix="add `prompt: ...` (or inherit one from defaultScenario, or a case dir's input.md)")
+        prompt = merged["prompt"]
+        if prompt is None:
+            prompt = ""
+        if not isinstance(prompt, str):
+            raise self.err("`prompt:` must be a string", merged, "prompt")
+
+        sandbox = self.load_sandbox(merged.get("sandbox", "home"), merged, params)
+        interactive = self.boolish(merged.get("interactive", True), merged, "interactive")
+        follow_ups = merged.get("follow_ups") or []
+        if follow_ups and not interactive:
+            raise self.err("`follow_ups:` needs an interactive scenario, and this one is `interactive: false`", merged, "follow_ups", "drop follow_ups, or make the scenario interactive")
+        if "setup" in merged and "generate" in merged:
+            raise self.err("`setup:` and `generate:` are both set; they are mutually exclusive", merged, "generate", "use `generate:` when the program computes the answer, `setup:` otherwise")
+        testdata = self.path(merged["testdata"], merged, "testdata") if merged.get("testdata") is not None else None
+        if testdata is not None and not testdata.is_dir():
+            raise self.err(f"`testdata:` {testdata} is not a directory", merged, "testdata")
+        if testdata is not None and sandbox.level == "none":
+            raise self.err("`testdata:` cannot be used with `sandbox: none` (it would be copied over your real directory)", merged, "testdata", "use sandbox level workspace or home")
+        repo = self.load_repo(merged.get("repo"), merged) if merged.get("repo") is not None else None
+        setup = self.path(merged["setup"], merged, "setup") if merged.get("setup") is not None else None
+        generate = self.path(merged["generate"], merged, "generate") if merged.get("generate") is not None else None
+        cwd = merged.get("cwd")
+        if cwd is not None:
+            if not isinstance(cwd, str) or Path(cwd).is_absolute() or ".." in Path(cwd).parts:
+                raise self.err("`cwd:` must be a relative path inside the workspace, without `..`", merged, "cwd")
+        timeout = self.duration(merged.get("timeout"), merged, "timeout", DEFAULT_TIMEOUT)
+        staging_timeout = self.duration(merged.get("staging_timeout"), merged, "staging_timeout", None)
+        capture = merged.get("capture", "log")
+        if capture not in CAPTURES:
+            raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
+        if "image" in merged and merged["image"] is not None:
+            self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
+        for key in ("follow_ups", "providers", "bun", "lockfile_required"):
+            if merged.get(key):
+                self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
+        if capture != "log":
+            self.not_built.append(Finding(self.where(merged, "capture"), "capture", NOT_BUILT["capture"]))
+        vars_ = merged.get("vars") or {}
+        if not isinstance(vars_, dict):
+            raise self.err("`vars:` must be a mapping", merged, "vars")
+        options = merged.get("options") or {}
+        transform = merged.get("transform") or options.get("transform")
+        mock = merged.get("mock")
+        if mock is not None:
+            mock = self.load_mock(mock, merged)
+        checks = self.load_checks(merged.get("checks") or [], merged, params, "checks")
+        return ScenarioSpec(
+            name=label,
+            prompt=prompt,
+            description=merged.get("description"),
+            testdata=testdata,
+            repo=repo,
+            setup=setup,
+            generate=generate,
+            image=plain(merged.get("image")),
+            cwd=cwd,
+            vars=plain(vars_),
+            sandbox=sandbox,
+            interactive=interactive,
+            timeout=timeout,
+            staging_timeout=staging_timeout,
+            capture=capture,
+            checks=checks,
+            transform=transform,
+            metadata=plain(merged.get("metadata") or {}),
+            threshold=merged.get("threshold"),
+            follow_ups=plain(follow_ups),
+            mock=mock,
+            python=merged.get("python"),
+            where=where,
+            raw=plain({k: (str(v) if isinstance(v, Path) else v) for k, v in merged.items()}),
+        )
+
+    def merge(self, defaults: LineDict, default_scenario: LineDict | None, node: LineDict) -> LineDict:
+        """bench defaults → defaultScenario → scenario; scalars: later wins; vars/metadata/options deep-merged; checks: default's first."""
+        out = LineDict()
+        out.line, out.key_lines = node.line, {}
+        layers = [defaults] + ([default_scenario] if default_scenario is not None else []) + [node]
+        disable_default_checks = bool((node.get("options") or {}).get("disableDefaultChecks"))
+        for layer in layers:
+            for key, value in layer.items():
+                if key in ("vars", "metadata", "options") and isinstance(value, dict) and isinstance(out.get(key), dict):
+                    out[key] = _deep_merge(out[key], value)
+                elif key == "checks":
+                    if layer is default_scenario and disable_default_checks:
+                        continue
+                    out[key] = LineList(list(out.get(key) or []) + list(value or []))
+                    out[key].line = getattr(value, "line", None)
+                else:
+                    out[key] = value
+                out.key_lines[key] = layer.line_of(key) or layer.line
+        return out
+
+    def boolish(self, value: Any, node: LineDict, key: str) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise self.err(f"`{key}:` must be true or false, got {value!r}", node, key)
+
+    def duration(self, value: Any, node: LineDict, key: str, default: float | None) -> float | None:
+        if value is None:
+            return default
+        seconds = parse_duration(value)
+        if seconds is None:
+            raise self.err(
+                f"`{key}: {value}` has no unit (madbench silently falls back to the default; benchtape refuses)",
+                node,
+                key,
+                f'write it with a unit, e.g. `{key}: "{value}s"` (units: ms, s, m, h)',
+            )
+        if seconds <= 0:
+            raise self.err(f"`{key}:` must be positive", node, key)
+        return seconds
+
+    def load_repo(self, value: Any, node: LineDict) -> dict[str, Any]:
+        if isinstance(value, str):
+            value = LineDict({"url": value})
+            value.line, value.key_lines = node.line_of("repo"), {}
+        repo = self.strict(self.mapping(value, "`repo:`", node, "repo"), REPO_KEYS, "`repo:`")
+        url = repo.get("url")
+        if not isinstance(url, str) or not url:
+            raise self.err("`repo:` needs a `url:` (a git URL or a local path)", repo, None)
+        out = plain(repo)
+        if not re.match(r"^[a-z+]+://|^git@", url):
+            out["url"] = str(self.path(url, repo, "url"))
+        return out
+
+    def load_mock(self, value: Any, node: LineDict) -> dict[str, Any]:
+        mock = self.strict(self.mapping(value, "`mock:`", node, "mock"), MOCK_KEYS, "`mock:` (a benchtape extension)")
+        steps = mock.get("steps") or []
+        if not isinstance(steps, list):
+            raise self.err("`mock.steps:` must be a list", mock, "steps")
+        kinds = ("tool", "say", "think", "skill", "subagent", "sleep")
+        for step in steps:
+            self.check_mock_step(step, kinds)
+        metrics = mock.get("metrics")
+        allowed_metrics = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
+        if metrics is not None:
+            self.strict(self.mapping(metrics, "`mock.metrics:`", mock, "metrics"), allowed_metrics, "`mock.metrics:`")
+        return plain(mock)
+
+    def check_mock_step(self, step: Any, kinds: tuple[str, ...]) -> None:
+        if not isinstance(step, dict):
+            raise self.err("a mock step must be a mapping such as `{tool: Read, input: {file_path: x}}`", step)
+        present = [k for k in kinds if k in step]
+        if len(present) != 1:
+            raise self.err(f"a mock step needs exactly one of {', '.join(kinds)}; got {sorted(step)}", step)
+        allowed = {"tool": {"tool", "input", "result", "is_error"}, "subagent": {"subagent"}}.get(present[0], {present[0]})
+        self.strict(step, allowed, f"a `{present[0]}` mock step")
+        if present[0] == "subagent":
+            sub = self.strict(self.mapping(step["subagent"], "`subagent:`", step, "subagent"), {"agent", "prompt", "steps", "tool", "detach"}, "a mock subagent")
+            for inner in sub.get("steps") or []:
+                self.check_mock_step(inner, kinds)
+
+    def load_sandbox(self, value: Any, node: LineDict, params: dict[str, Any]) -> SandboxSpec:
+        if isinstance(value, str):
+            level_value, block = value, None
+        else:
+            block = self.strict(self.mapping(value, "`sandbox:`", node, "sandbox"), SANDBOX_KEYS, "`sandbox:`", extra_hint={"mode": "the key is `level:`"})
+            level_value = block.get("level", "home")
+        if level_value in RETIRED_LEVELS:
+            raise self.err(
+                f'sandbox: level "{level_value}" was renamed to "{RETIRED_LEVELS[level_value]}" (want none, workspace, home, container)',
+                block if block is not None else node,
+                "level" if block is not None else "sandbox",
+                f"write `sandbox: {RETIRED_LEVELS[level_value]}`",
+            )
+        if level_value not in LEVELS:
+            raise self.err(f"sandbox: unknown level {level_value!r} (want none, workspace, home, container)", block if block is not None else node, "level" if block is not None else "sandbox")
+        spec = SandboxSpec(level=level_value)
+        if block is None:
+            return spec
+
+        def refuse_below_container(key: str) -> None:
+            if key in block and level_value != "container":
+                raise self.err(f"sandbox: `{key}` can only be honoured at level container (this is {level_value}); it would be ignored", block, key, "remove it, or use `level: container`")
+
+        for key in ("image", "dockerfile", "network", "user", "resources"):
+            refuse_below_container(key)
+        if "image" in block and "dockerfile" in block:
+            raise self.err("sandbox: `image` and `dockerfile` are mutually exclusive", block, "dockerfile")
+        if "workdir" in block:
+            if level_value != "none":
+                raise self.err("sandbox: `workdir` is only for level none (the real directory to run in)", block, "workdir")
+            spec.workdir = self.path(block["workdir"], block, "workdir")
+        spec.image = block.get("image")
+        if block.get("dockerfile") is not None:
+            spec.dockerfile = self.path(block["dockerfile"], block, "dockerfile")
+        if "network" in block:
+            if block["network"] not in ("none", "bridge", "host"):
+                raise self.err(f"sandbox: network {block['network']!r} is not one of none, bridge, host", block, "network")
+            spec.network = block["network"]
+        spec.user = block.get("user")
+        env = block.get("env") or {}
+        if not isinstance(env, dict) or not all(isinstance(v, (str, int, float, bool)) for v in env.values()):
+            raise self.err("sandbox: `env` must map names to literal values", block, "env")
+        spec.env = {str(k): str(v) for k, v in env.items()}
+        if "resources" in block:
+            res = self.strict(self.mapping(block["resources"], "`resources:`", block, "resources"), RESOURCE_KEYS, "`sandbox.resources:`")
+            spec.resources = plain(res)
+        if "share" in block:
+            share = self.strict(self.mapping(block["share"], "`share:`", block, "share"), SHARE_KEYS, "`sandbox.share:`")
+            spec.share_env = [str(x) for x in share.get("env") or []]
+            spec.secret_env = [str(x) for x in share.get("secret_env") or []]
+            for entry in share.get("paths") or []:
+                entry = self.strict(self.mapping(entry, "a share path"), SHARE_PATH_KEYS, "a `share.paths` entry")
+                access = entry.get("access", "rw")
+                if access not in ACCESS:
+                    raise self.err(f"share path access {access!r} is not one of rw, copy, ro", entry, "access")
+                if access == "ro" and level_value != "container":
+                    raise self.err("a `ro` share can only be enforced at level container", entry, "access", "use `level: container`, or access rw/copy")
+                if "from" not in entry or "to" not in entry:
+                    raise self.err("a share path needs `from:` and `to:`", entry)
+                spec.share_paths.append({"from": str(self.path(entry["from"], entry, "from")), "to": str(entry["to"]), "access": access})
+        return spec
+
+    def load_checks(self, nodes: Any, parent: Any, params: dict[str, Any], key: str) -> list[CheckSpec]:
+        if not isinstance(nodes, list):
+            raise self.err(f"`{key}:` must be a list of checks", parent, key)
+        return [self.load_check(n, params) for n in nodes]
+
+    def load_check(self, node: Any, params: dict[str, Any]) -> CheckSpec:
+        node = self.strict(self.mapping(node, "a check"), CHECK_KEYS, "a check", CHECK_ALIASES)
+        ctype = node.get("type")
+        if not isinstance(ctype, str) or not ctype:
+            raise self.err("a check needs a `type:`", node, None, "e.g. `- type: contains` with `value: ...`")
+        for k in ("value", "inline", "transform", "args", "config"):
+            if k in node:
+                node[k] = substitute(node[k], params, self.file, node.line_of(k))
+        args = node.get("args") or {}
+        config = node.get("config") or {}
+        if not isinstance(args, dict):
+            raise self.err("check `args:` must be a mapping", node, "args")
+        if not isinstance(config, dict):
+            raise self.err("check `config:` must be a mapping", node, "config")
+        for num in ("weight", "threshold"):
+            if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float))):
+                raise self.err(f"check `{num}:` must be a number, got {node[num]!r}", node, num)
+        value = node.get("value")
+        if isinstance(value, str) and value.startswith("file://"):
+            value = "file://" + str(self.path(value[len("file://"):], node, "value"))
+        children = tuple(self.load_checks(node.get("checks") or [], node, params, "checks"))
+        return CheckSpec(
+            type=ctype,
+            value=plain(value),
+            args=plain(args),
+            config=plain(config),
+            weight=float(node.get("weight", 1.0) if node.get("weight") is not None else 1.0),
+            threshold=node.get("threshold"),
+            metric=node.get("metric"),
+            readout=self.boolish(node.get("readout", False), node, "readout"),
+            checks=children,
+            inline=node.get("inline"),
+            transform=node.get("transform"),
+            where=Where(self.file, node.line),
+        )
+
+
+def _load_document(doc: Any, path: Path, raw: bytes, params: dict[str, Any]) -> BenchSpec:
+    return _Loader(path).load(doc, raw, params)
+
+
+def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    out = LineDict(a) if isinstance(a, LineDict) else dict(a)
+    if isinstance(a, LineDict):
+        out.line, out.key_lines = a.line, dict(getattr(a, "key_lines", {}))
+    for k, v in b.items():
+        out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
+def _normpath(p: Path) -> str:
+    import os
+
+    return os.path.normpath(str(p))
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|s|m|h)")
+
+
+def parse_duration(value: Any) -> float | None:
+    """Go-style durations (`300s`, `1m30s`, `1500ms`) in seconds; None when it has no unit."""
+    if isinstance(value, bool) or not isinstance(value, str):
+        return None
+    text = value.strip()
+    if not text or not _DURATION.fullmatch(text) and not re.fullmatch(r"(?:\d+(?:\.\d+)?(?:ms|us|µs|ns|s|m|h))+", text):
+        return None
+    scale = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+    return sum(float(n) * scale[u] for n, u in _DURATION.findall(text))

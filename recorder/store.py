@@ -1,0 +1,426 @@
+"""The SQLite event store: runs, sessions, the append-only action stream, raw lines, blobs,
+gradings and verdicts.
+
+History is never updated: triggers make UPDATE and DELETE on `actions`, `raw`,
+`gradings` and `verdicts` raise, and a session's lifecycle lives in its stream
+(`session.started` … `session.finished`). Each append commits, so a killed process
+leaves every action it had received.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import orjson
+import sqlite_utils
+from ulid import ULID
+
+from recorder.model import Action, Session, project
+
+DEFAULT_DB = Path(".benchtape") / "benchtape.db"
+
+
+def default_db_path() -> Path:
+    return Path(os.environ.get("BENCHTAPE_DB") or DEFAULT_DB)
+
+
+def new_id() -> str:
+    return str(ULID())
+
+
+def dumps(value: Any) -> str:
+    return orjson.dumps(value, default=str).decode()
+
+
+def loads(text: str | bytes | None) -> Any:
+    return None if text is None else orjson.loads(text)
+
+
+# ---------------------------------------------------------------- migrations
+
+_APPEND_ONLY = ("actions", "raw", "gradings", "verdicts")
+
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db.executescript(
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY, kind TEXT NOT NULL, bench_path TEXT, bench_sha256 TEXT,
+            harness TEXT, model TEXT, argv TEXT, host TEXT, benchtape_version TEXT,
+            started_at REAL NOT NULL, params TEXT
+        );
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs(id), scenario TEXT NOT NULL,
+            cell_id TEXT, attempt INTEGER NOT NULL DEFAULT 1, harness TEXT, model TEXT,
+            params TEXT, workdir TEXT, started_at REAL NOT NULL, parent_session TEXT, source TEXT
+        );
+        CREATE INDEX sessions_run ON sessions(run_id);
+        CREATE INDEX sessions_scenario ON sessions(scenario);
+        CREATE TABLE actions (
+            session_id TEXT NOT NULL REFERENCES sessions(id), seq INTEGER NOT NULL, at REAL NOT NULL,
+            thread TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX actions_kind ON actions(kind);
+        CREATE TABLE raw (
+            session_id TEXT NOT NULL, line_no INTEGER NOT NULL, text TEXT NOT NULL,
+            PRIMARY KEY (session_id, line_no)
+        ) WITHOUT ROWID;
+        CREATE TABLE blobs (sha256 TEXT PRIMARY KEY, size INTEGER NOT NULL, data BLOB NOT NULL);
+        CREATE TABLE gradings (
+            id TEXT PRIMARY KEY, source TEXT NOT NULL, checkset_sha256 TEXT, catalog_version TEXT,
+            bench_path TEXT, run_id TEXT, created_at REAL NOT NULL, note TEXT
+        );
+        CREATE TABLE verdicts (
+            grading_id TEXT NOT NULL REFERENCES gradings(id), session_id TEXT NOT NULL,
+            check_path TEXT NOT NULL, type TEXT NOT NULL, metric TEXT, spec TEXT NOT NULL,
+            spec_sha256 TEXT NOT NULL, status TEXT NOT NULL, pass INTEGER NOT NULL, score REAL NOT NULL,
+            reason TEXT, evidence TEXT, readout INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
+            PRIMARY KEY (grading_id, session_id, check_path)
+        );
+        CREATE INDEX verdicts_session ON verdicts(session_id);
+        CREATE VIEW calls AS
+            SELECT c.session_id AS session_id, c.thread AS thread, c.seq AS seq,
+                   json_extract(c.data, '$.call_id') AS call_id,
+                   json_extract(c.data, '$.tool') AS tool,
+                   json_extract(c.data, '$.input') AS input,
+                   json_extract(r.data, '$.output') AS output,
+                   CASE WHEN r.seq IS NULL OR json_type(r.data, '$.is_error') IS NULL
+                             OR json_type(r.data, '$.is_error') = 'null' THEN NULL
+                        WHEN json_extract(r.data, '$.is_error') THEN 'error' ELSE 'ok' END AS outcome,
+                   json_extract(r.data, '$.is_error') AS is_error
+            FROM actions c
+            LEFT JOIN actions r ON r.session_id = c.session_id AND r.kind = 'tool.result'
+                 AND json_extract(r.data, '$.call_id') = json_extract(c.data, '$.call_id')
+            WHERE c.kind = 'tool.call';
+        """
+    )
+    for table in _APPEND_ONLY:
+        db.executescript(
+            f"""
+            CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
+            BEGIN SELECT RAISE(ABORT, '{table} is append-only: history is never updated'); END;
+            CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+            BEGIN SELECT RAISE(ABORT, '{table} is append-only: history is never deleted'); END;
+            """
+        )
+
+
+def _m2_import_index(db: sqlite_utils.Database) -> None:
+    """Imports are found again by their content hash, so importing twice does not duplicate."""
+    db.executescript("CREATE INDEX sessions_source ON sessions(source);")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_import_index]
+
+
+def migrate(db: sqlite_utils.Database) -> int:
+    """Apply, in order, every migration after the one recorded in PRAGMA user_version."""
+    current = db.execute("PRAGMA user_version").fetchone()[0]
+    for number, step in enumerate(MIGRATIONS, start=1):
+        if number <= current:
+            continue
+        with db.conn:
+            step(db)
+            db.execute(f"PRAGMA user_version = {number}")
+    return len(MIGRATIONS)
+
+
+# ---------------------------------------------------------------- the store
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    run_id: str
+    scenario: str
+    cell_id: str | None
+    attempt: int
+    harness: str | None
+    model: str | None
+    params: dict[str, Any] | None
+    workdir: str | None
+    started_at: float
+    parent_session: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class Store:
+    """One SQLite file; safe to share between threads (one connection, one lock)."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False):
+        self.path = Path(path)
+        if not readonly:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+        self.db = sqlite_utils.Database(conn)
+        self.lock = threading.RLock()
+        self._seq: dict[str, int] = {}
+        self.redactors: dict[str, Callable[[str], str]] = {}
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        migrate(self.db)
+
+    def close(self) -> None:
+        with self.lock:
+            self.db.conn.close()
+
+    # ------------------------------------------------------------ writes
+    def new_run(self, kind: str, *, bench_path: str | None = None, bench_sha256: str | None = None, harness: str | None = None, model: str | None = None, argv: list[str] | None = None, params: dict[str, Any] | None = None) -> str:
+        from recorder.version import VERSION
+
+        run_id = new_id()
+        host = {"hostname": platform.node(), "platform": platform.platform(), "python": platform.python_version()}
+        with self.lock, self.db.conn:
+            self.db["runs"].insert(
+                {
+                    "id": run_id,
+                    "kind": kind,
+                    "bench_path": bench_path,
+                    "bench_sha256": bench_sha256,
+                    "harness": harness,
+                    "model": model,
+                    "argv": dumps(argv or []),
+                    "host": dumps(host),
+                    "benchtape_version": VERSION,
+                    "started_at": time.time(),
+                    "params": dumps(params or {}),
+                }
+            )
+        return run_id
+
+    def new_session(self, run_id: str, scenario: str, *, cell_id: str | None = None, attempt: int = 1, harness: str | None = None, model: str | None = None, params: dict[str, Any] | None = None, workdir: str | None = None, parent_session: str | None = None, source: str | None = None) -> str:
+        session_id = new_id()
+        with self.lock, self.db.conn:
+            self.db["sessions"].insert(
+                {
+                    "id": session_id,
+                    "run_id": run_id,
+                    "scenario": scenario,
+                    "cell_id": cell_id,
+                    "attempt": attempt,
+                    "harness": harness,
+                    "model": model,
+                    "params": dumps(params or {}),
+                    "workdir": workdir,
+                    "started_at": time.time(),
+                    "parent_session": parent_session,
+                    "source": source,
+                }
+            )
+            self._seq[session_id] = 0
+        return session_id
+
+    def set_redactor(self, session_id: str, redact: Callable[[str], str]) -> None:
+        """Every action and raw line of this session passes through `redact` before it is stored."""
+        self.redactors[session_id] = redact
+
+    def append(self, session_id: str, actions: Iterable[Action]) -> list[Action]:
+        """Append actions in one transaction; returns them stamped with seq and time."""
+        redact = self.redactors.get(session_id)
+        with self.lock:
+            seq = self._next_seq(session_id)
+            stamped: list[Action] = []
+            rows = []
+            now = time.time()
+            for a in actions:
+                seq += 1
+                a = a.stamped(seq=seq, at=a.at or now)
+                data = dumps(a.data)
+                if redact is not None:
+                    data = redact(data)
+                    a = Action(a.kind, loads(data), thread=a.thread, at=a.at, seq=a.seq)
+                rows.append((session_id, seq, a.at, a.thread, a.kind, data))
+                stamped.append(a)
+            if rows:
+                with self.db.conn:
+                    self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                self._seq[session_id] = seq
+            return stamped
+
+    def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
+        redact = self.redactors.get(session_id)
+        rows = [(session_id, n, redact(t) if redact else t) for n, t in lines]
+        if rows:
+            with self.lock, self.db.conn:
+                self.db.conn.executemany("INSERT INTO raw (session_id, line_no, text) VALUES (?, ?, ?)", rows)
+
+    def _next_seq(self, session_id: str) -> int:
+        if session_id not in self._seq:
+            row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM actions WHERE session_id = ?", [session_id]).fetchone()
+            self._seq[session_id] = row[0]
+        return self._seq[session_id]
+
+    def put_blob(self, data: bytes) -> str:
+        sha = hashlib.sha256(data).hexdigest()
+        with self.lock, self.db.conn:
+            self.db.execute("INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)", [sha, len(data), data])
+        return sha
+
+    def get_blob(self, sha: str) -> bytes | None:
+        row = self.db.execute("SELECT data FROM blobs WHERE sha256 = ?", [sha]).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def new_grading(self, source: str, *, checkset_sha256: str, catalog_version: str, bench_path: str | None = None, run_id: str | None = None, note: str | None = None) -> str:
+        grading_id = new_id()
+        with self.lock, self.db.conn:
+            self.db["gradings"].insert(
+                {
+                    "id": grading_id,
+                    "source": source,
+                    "checkset_sha256": checkset_sha256,
+                    "catalog_version": catalog_version,
+                    "bench_path": bench_path,
+                    "run_id": run_id,
+                    "created_at": time.time(),
+                    "note": note,
+                }
+            )
+        return grading_id
+
+    def add_verdicts(self, grading_id: str, session_id: str, rows: list[dict[str, Any]]) -> None:
+        """rows: {check_path, type, metric, spec, spec_sha256, result: Result, readout}."""
+        now = time.time()
+        records = [
+            (
+                grading_id,
+                session_id,
+                r["check_path"],
+                r["type"],
+                r.get("metric"),
+                dumps(r["spec"]),
+                r["spec_sha256"],
+                r["result"].status,
+                int(r["result"].passed),
+                r["result"].score,
+                r["result"].reason,
+                dumps(r["result"].evidence),
+                int(bool(r.get("readout"))),
+                now,
+            )
+            for r in rows
+        ]
+        with self.lock, self.db.conn:
+            self.db.conn.executemany(
+                "INSERT INTO verdicts (grading_id, session_id, check_path, type, metric, spec, spec_sha256, status, pass, score, reason, evidence, readout, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                records,
+            )
+
+    # ------------------------------------------------------------ reads
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
+        return _decode_run(rows[0]) if rows else None
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [_decode_run(r) for r in self.db.query("SELECT * FROM runs ORDER BY started_at, id")]
+
+    def session_row(self, session_id: str) -> SessionRow | None:
+        rows = list(self.db.query("SELECT * FROM sessions WHERE id = ?", [session_id]))
+        return _session_row(rows[0]) if rows else None
+
+    def session_rows(self, *, run_id: str | None = None, scenario: str | None = None) -> Iterator[SessionRow]:
+        where, params = [], []
+        if run_id:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if scenario:
+            where.append("scenario = ?")
+            params.append(scenario)
+        sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at, id"
+        for r in self.db.query(sql, params):
+            yield _session_row(r)
+
+    def actions(self, session_id: str) -> list[Action]:
+        return [
+            Action(kind, orjson.loads(data), thread=thread, at=at, seq=seq)
+            for seq, at, thread, kind, data in self.db.execute(
+                "SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ? ORDER BY seq", [session_id]
+            )
+        ]
+
+    def raw_lines(self, session_id: str) -> list[str]:
+        return [t for (t,) in self.db.execute("SELECT text FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])]
+
+    def load_session(self, session_id: str) -> Session:
+        """The projection of a stored session, with its id and row facts filled in."""
+        session = project(self.actions(session_id))
+        row = self.session_row(session_id)
+        session.id = session_id
+        if row is not None:
+            session.scenario = session.scenario or row.scenario
+            session.harness = session.harness or row.harness
+            session.model = session.model or row.model
+            session.work_dir = session.work_dir or row.workdir
+        return session
+
+    def find_session_by_source(self, source: str) -> str | None:
+        row = self.db.execute("SELECT id FROM sessions WHERE source = ? ORDER BY started_at LIMIT 1", [source]).fetchone()
+        return row[0] if row else None
+
+    def grading(self, grading_id: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("SELECT * FROM gradings WHERE id = ?", [grading_id]))
+        return rows[0] if rows else None
+
+    def gradings(self) -> list[dict[str, Any]]:
+        return list(self.db.query("SELECT * FROM gradings ORDER BY created_at, id"))
+
+    def verdicts(self, *, grading_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
+        where, params = [], []
+        if grading_id:
+            where.append("grading_id = ?")
+            params.append(grading_id)
+        if session_id:
+            where.append("session_id = ?")
+            params.append(session_id)
+        sql = "SELECT * FROM verdicts" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, rowid"
+        out = []
+        for r in self.db.query(sql.replace("rowid", "check_path"), params):
+            r["spec"] = loads(r["spec"])
+            r["evidence"] = loads(r["evidence"])
+            r["pass"] = bool(r["pass"])
+            r["readout"] = bool(r["readout"])
+            out.append(r)
+        return out
+
+    def latest_grading_for(self, session_id: str) -> str | None:
+        row = self.db.execute(
+            "SELECT v.grading_id FROM verdicts v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at DESC, g.id DESC LIMIT 1",
+            [session_id],
+        ).fetchone()
+        return row[0] if row else None
+
+
+def _decode_run(r: dict[str, Any]) -> dict[str, Any]:
+    r = dict(r)
+    for k in ("argv", "host", "params"):
+        r[k] = loads(r.get(k))
+    return r
+
+
+def _session_row(r: dict[str, Any]) -> SessionRow:
+    return SessionRow(
+        id=r["id"],
+        run_id=r["run_id"],
+        scenario=r["scenario"],
+        cell_id=r.get("cell_id"),
+        attempt=r.get("attempt") or 1,
+        harness=r.get("harness"),
+        model=r.get("model"),
+        params=loads(r.get("params")),
+        workdir=r.get("workdir"),
+        started_at=r["started_at"],
+        parent_session=r.get("parent_session"),
+        source=r.get("source"),
+    )

@@ -1,0 +1,145 @@
+"""Grading: one pass of a check set over stored sessions, appended as a grading and verdicts.
+
+Grading always reads the stored session (the `Session` projection) and its stored
+workspace snapshot, never in-memory run state, so a live grading and a re-grading
+a month later see exactly the same input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import orjson
+
+from checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
+from checks.registry import CommandRunner, run_local
+from recorder.model import CheckSpec, Result, Session
+from recorder.snapshot import restore
+from recorder.store import Store
+
+
+@dataclass
+class Verdict:
+    check_path: str
+    check: Check
+    result: Result
+
+    @property
+    def counts(self) -> bool:
+        """Whether the verdict decides the scenario: non-readouts, and readouts that errored."""
+        return not self.check.readout or self.result.status == "ERROR"
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "check_path": self.check_path,
+            "type": self.check.type,
+            "metric": self.check.metric,
+            "spec": self.check.spec.to_dict(),
+            "spec_sha256": self.check.identity,
+            "result": self.result,
+            "readout": self.check.readout,
+        }
+
+
+def check_path(index: int) -> str:
+    """A check's place in its scenario: with its spec hash, what a verdict diff matches on."""
+    return f"checks[{index}]"
+
+
+def build_checks(specs: list[CheckSpec]) -> list[Check]:
+    return [build(s) for s in specs]
+
+
+def checkset_sha(specs_by_scenario: Mapping[str, list[CheckSpec]]) -> str:
+    canon = {name: [spec_hash(s) for s in specs] for name, specs in sorted(specs_by_scenario.items())}
+    return hashlib.sha256(orjson.dumps(canon, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def scenario_status(verdicts: list[Verdict], session: Session) -> str:
+    """pass iff every counting check passed; `error` when the harness failed or a check errored."""
+    if session.status in ("error", "timeout", "interrupted") or not session.finished:
+        return "error"
+    counting = [v for v in verdicts if v.counts]
+    if any(v.result.status == "ERROR" for v in counting):
+        return "error"
+    if all(v.result.status == "PASS" or (v.result.status == "NA") for v in counting):
+        return "pass"
+    return "fail"
+
+
+def transform_output(session: Session, transform: str | None) -> Session:
+    """A scenario-level `transform:` rewrites the output before any check sees it."""
+    if not transform:
+        return session
+    from checks.registry import apply_transform
+
+    return session.with_output(apply_transform(transform, session.final_output))
+
+
+@contextmanager
+def restored_workspace(store: Store | None, session: Session, blob: bytes | None = None) -> Iterator[Path | None]:
+    """The session's final workspace, restored from its snapshot into a fresh temp folder."""
+    data = blob
+    if data is None and store is not None and session.snapshot and session.snapshot.get("sha256"):
+        data = store.get_blob(session.snapshot["sha256"])
+    if not data:
+        yield None
+        return
+    temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
+    try:
+        root = temp / "work"
+        restore(data, root)
+        yield root
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def evaluate(
+    session: Session,
+    checks: list[Check],
+    *,
+    work_dir: Path | None,
+    bench_dir: Path | None,
+    vars: Mapping[str, Any] | None = None,
+    transform: str | None = None,
+    control: bool = False,
+    run_command: CommandRunner = run_local,
+) -> list[Verdict]:
+    """Every check over one session: pure given the session and the workspace."""
+    graded = transform_output(session, transform)
+    ctx = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), run_command=run_command, control=control)
+    return [Verdict(check_path(i), c, c.evaluate(graded, ctx)) for i, c in enumerate(checks)]
+
+
+def grade_stored(
+    store: Store,
+    grading_id: str,
+    session_id: str,
+    checks: list[Check],
+    *,
+    bench_dir: Path | None,
+    vars: Mapping[str, Any] | None = None,
+    transform: str | None = None,
+    control: bool = False,
+    work_dir: Path | None = None,
+    run_command: CommandRunner = run_local,
+) -> tuple[Session, list[Verdict]]:
+    """Grade one stored session and append its verdicts to the grading."""
+    session = store.load_session(session_id)
+    if work_dir is not None:
+        verdicts = evaluate(session, checks, work_dir=work_dir, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
+    else:
+        with restored_workspace(store, session) as root:
+            verdicts = evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
+    store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
+    return session, verdicts
+
+
+def new_grading(store: Store, source: str, specs_by_scenario: Mapping[str, list[CheckSpec]], *, bench_path: str | None, run_id: str | None = None, note: str | None = None) -> str:
+    return store.new_grading(source, checkset_sha256=checkset_sha(specs_by_scenario), catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_id, note=note)
