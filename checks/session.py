@@ -113,18 +113,29 @@ def _declared_outcome(spec: CheckSpec) -> str | None:
     return _outcome(spec) if "outcome" in _args(spec) else None
 
 
+def _richer(session: Session) -> set[str]:
+    """Call ids that a skill or subagent-spawn row also recorded.
+
+    An adapter may record both the `tool.call` for `Task`/`Skill` and the richer
+    `subagent.spawned`/`skill.invoked` row for one invocation. The reference's Calls never
+    hold a skill or a spawn, and tool-used must count the invocation once, under the spawn
+    row's thread (the subagent's), so the plain call is dropped wherever both exist.
+    """
+    return {i.call_id for i in session.invocations if i.kind in ("skill", "subagent") and i.call_id}
+
+
 def _calls(session: Session, thread: str | None, outcome: str = "any") -> list[Call]:
-    return [c for c in session.calls if session.in_thread(c.thread, thread) and _admits(outcome, c.outcome)]
+    """Tool and MCP calls in scope: never a skill or a spawn, whatever the adapter recorded."""
+    richer = _richer(session)
+    return [
+        c
+        for c in session.calls
+        if c.call_id not in richer and session.in_thread(c.thread, thread) and _admits(outcome, c.outcome)
+    ]
 
 
 def _invocations(session: Session) -> list[Invocation]:
-    """Invocations, with a plain tool call dropped when a skill or spawn row shares its call id.
-
-    An adapter may record both the `tool.call` for `Task`/`Skill` and the richer
-    `subagent.spawned`/`skill.invoked` row; the union must count that invocation once, and the
-    spawn row is the one whose thread is the subagent's.
-    """
-    richer = {i.call_id for i in session.invocations if i.kind in ("skill", "subagent") and i.call_id}
+    richer = _richer(session)
     return [i for i in session.invocations if not (i.kind in ("tool", "mcp") and i.call_id in richer)]
 
 

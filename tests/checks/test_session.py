@@ -522,3 +522,20 @@ def test_grading_twice_gives_the_same_result(work):
     for type, value, args in [("session:tool-used", ["Read"], {}), ("session:file-read", "a.txt", {}), ("session:tools-only", ["Read"], {})]:
         check = build(CheckSpec(type=type, value=value, args=args))
         assert check.evaluate(work, CTX) == check.evaluate(work, CTX)
+
+
+def test_a_spawn_recorded_twice_is_one_invocation_and_no_call():
+    """An adapter that writes both the Task tool.call and the spawn row: one spawn, on the subagent's thread."""
+    s = folded(
+        Action("message.user", {"text": "p"}),
+        Action("tool.call", {"call_id": "t1", "tool": "Task", "input": {"prompt": "go"}}),
+        Action("subagent.spawned", {"thread": "sub-1", "call_id": "t1", "agent": "Explore", "prompt": "go", "tool": "Task"}),
+        Action("tool.call", {"call_id": "g1", "tool": "Grep", "input": {}}, thread="sub-1"),
+        Action("tool.result", {"call_id": "g1", "output": "", "is_error": None}, thread="sub-1"),
+        Action("tool.result", {"call_id": "t1", "output": "ok", "is_error": False}),
+    )
+    assert grade(s, "session:tool-used", "Task", eq=1).status == "PASS"
+    assert grade(s, "session:tool-used", "Task", thread="main").status == "FAIL"
+    assert grade(s, "session:tool-sequence", ["Task"]).status == "FAIL"  # Calls never hold a spawn
+    r = grade(s, "session:tools-only", ["Grep"])
+    assert r.status == "PASS" and r.evidence["calls_seen"] == 1
