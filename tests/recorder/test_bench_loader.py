@@ -1,0 +1,354 @@
+"""Each bench-loading rule, with the error a user sees."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from recorder.bench import expand_paths, load_bench, parse_duration
+from recorder.errors import BadInput
+from recorder.params import parse_cli_param
+
+
+def write(tmp_path: Path, text: str, name: str = "bench.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(textwrap.dedent(text).lstrip())
+    return p
+
+
+def refused(tmp_path: Path, text: str, params=None) -> BadInput:
+    with pytest.raises(BadInput) as info:
+        load_bench(write(tmp_path, text), params or {})
+    return info.value
+
+
+MINIMAL = """
+description: d
+harness: mock
+scenarios:
+  - name: one
+    prompt: hi
+"""
+
+
+def test_minimal_bench_loads_with_defaults(tmp_path):
+    b = load_bench(write(tmp_path, MINIMAL))
+    sc = b.scenarios[0]
+    assert (sc.name, sc.prompt, sc.sandbox.level, sc.timeout, sc.interactive) == ("one", "hi", "home", 300.0, True)
+    assert len(b.sha256) == 64
+
+
+def test_unknown_top_key_names_file_line_and_closest(tmp_path):
+    err = refused(tmp_path, MINIMAL + "scenarioz: []\n")
+    assert err.file.endswith("bench.yaml") and err.line == 6
+    assert "unknown key `scenarioz`" in err.what and "scenarios" in err.fix
+    assert "exit" not in err.render()  # plain message, no traceback
+
+
+def test_top_level_name_says_use_description(tmp_path):
+    err = refused(tmp_path, "name: x\n" + MINIMAL)
+    assert err.line == 1 and "description" in err.fix
+
+
+def test_unknown_scenario_key_and_prompt_hint(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - name: one
+            input: hi
+        """)
+    assert "unknown key `input`" in err.what and "prompt" in err.fix and err.line == 3
+
+
+def test_unknown_check_key_is_refused(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: hi
+            checks:
+              - {type: contains, valeu: x}
+        """)
+    assert "`valeu`" in err.what and "value" in err.fix and err.line == 4
+
+
+def test_unknown_sandbox_key_mode_says_level(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: hi
+            sandbox: {mode: home}
+        """)
+    assert "`mode`" in err.what and "level" in err.fix
+
+
+def test_x_keys_ignored_everywhere(tmp_path):
+    b = load_bench(write(tmp_path, """
+        x-owner: me
+        defaults: {x-note: 1, timeout: 10s}
+        scenarios:
+          - prompt: hi
+            x-why: because
+            checks: [{type: contains, value: hi, x-c: 1}]
+        """))
+    assert b.scenarios[0].timeout == 10.0
+
+
+def test_x_prefix_only(tmp_path):
+    err = refused(tmp_path, "max-tokens: 3\n" + MINIMAL)
+    assert "max-tokens" in err.what
+
+
+def test_aliases_load_as_canonical(tmp_path):
+    b = load_bench(write(tmp_path, """
+        runner: mock
+        runner_config: {model: m}
+        defaultCase:
+          assert: [{type: contains, value: a}]
+        cases:
+          - prompt: p
+            fixture: td
+            assert: [{type: trajectory:tool-used, value: Read}]
+            options: {disableDefaultAsserts: false}
+        """.replace("fixture: td", f"fixture: {tmp_path}")))
+    sc = b.scenarios[0]
+    assert b.harness == "mock" and b.harness_config == {"model": "m"}
+    assert [c.type for c in sc.checks] == ["contains", "trajectory:tool-used"]
+    assert sc.testdata == tmp_path
+
+
+def test_tests_alias_and_default_test(tmp_path):
+    b = load_bench(write(tmp_path, """
+        defaultTest: {prompt: shared}
+        tests: [{name: a}]
+        """))
+    assert b.scenarios[0].prompt == "shared"
+
+
+@pytest.mark.parametrize("level,new", [("process", "home"), ("machine", "container"), ("docker", "container")])
+def test_retired_sandbox_levels_refused_with_reference_message(tmp_path, level, new):
+    err = refused(tmp_path, f"""
+        scenarios:
+          - prompt: hi
+            sandbox: {level}
+        """)
+    assert f'sandbox: level "{level}" was renamed to "{new}" (want none, workspace, home, container)' in err.what
+
+
+def test_setup_with_generate_refused(tmp_path):
+    (tmp_path / "s.sh").write_text("#!/bin/sh\n")
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: hi
+            setup: s.sh
+            generate: s.sh
+        """)
+    assert "mutually exclusive" in err.what
+
+
+def test_default_scenario_merge(tmp_path):
+    b = load_bench(write(tmp_path, """
+        defaults: {timeout: 20s, sandbox: workspace}
+        defaultScenario:
+          prompt: base
+          timeout: 30s
+          vars: {a: 1, nested: {x: 1, y: 2}}
+          metadata: {owner: me}
+          checks: [{type: contains, value: first}]
+        scenarios:
+          - name: s1
+            vars: {b: 2, nested: {y: 3}}
+            checks: [{type: contains, value: second}]
+          - name: s2
+            prompt: own
+            timeout: 40s
+            options: {disableDefaultChecks: true}
+            checks: [{type: contains, value: only}]
+        """))
+    s1, s2 = b.scenarios
+    assert s1.prompt == "base" and s1.timeout == 30.0 and s1.sandbox.level == "workspace"
+    assert s1.vars == {"a": 1, "b": 2, "nested": {"x": 1, "y": 3}}
+    assert [c.value for c in s1.checks] == ["first", "second"]
+    assert s2.prompt == "own" and s2.timeout == 40.0
+    assert [c.value for c in s2.checks] == ["only"]
+
+
+def test_params_native_type_embedded_text_and_cli_override(tmp_path):
+    text = """
+        params: {n: 3, who: world, temp: 0.5}
+        harness_config: {model: "{{who}}-model", effort: "{{ temp }}"}
+        scenarios:
+          - prompt: "hello {{who}} x{{n}}"
+            checks: [{type: session:step-count, args: {lte: "{{n}}"}}]
+        """
+    b = load_bench(write(tmp_path, text))
+    assert b.scenarios[0].prompt == "hello world x3"
+    assert b.scenarios[0].checks[0].args == {"lte": 3}
+    assert b.harness_config == {"model": "world-model", "effort": 0.5}
+    b2 = load_bench(write(tmp_path, text), {"n": 7, "who": "you"})
+    assert b2.scenarios[0].prompt == "hello you x7" and b2.scenarios[0].checks[0].args == {"lte": 7}
+
+
+def test_undeclared_placeholder_refused(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: "hi {{who}}"
+        """)
+    assert "{{who}}" in err.what and err.line == 2 and "params:" in err.fix
+
+
+def test_undeclared_incoming_param_refused(tmp_path):
+    err = refused(tmp_path, MINIMAL, {"nope": 1})
+    assert "'nope' is not declared" in err.what
+
+
+def test_null_param_refused(tmp_path):
+    err = refused(tmp_path, "params: {x: ~}\n" + MINIMAL)
+    assert 'param "x" is null' in err.what
+
+
+def test_cli_param_typing():
+    assert parse_cli_param("a=1") == ("a", 1)
+    assert parse_cli_param("a=1.5") == ("a", 1.5)
+    assert parse_cli_param("a=true") == ("a", True)
+    assert parse_cli_param("flag=on") == ("flag", "on")
+    assert parse_cli_param("u=a=b") == ("u", "a=b")
+    with pytest.raises(BadInput, match="empty and null"):
+        parse_cli_param("x=")
+
+
+def test_paths_resolve_against_bench_dir_not_cwd(tmp_path, monkeypatch):
+    sub = tmp_path / "benches"
+    (sub / "td").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    b = load_bench(write(sub, """
+        defaultScenario: {testdata: td}
+        scenarios: [{prompt: p}]
+        """))
+    assert b.scenarios[0].testdata == (sub / "td").resolve()
+
+
+def test_missing_testdata_names_resolved_path(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: p
+            testdata: nowhere
+        """)
+    assert "nowhere does not exist" in err.what and str(tmp_path) in err.what and err.line == 3
+
+
+@pytest.mark.parametrize("value", ["600", 600, "10"])
+def test_unitless_timeout_is_an_error(tmp_path, value):
+    err = refused(tmp_path, f"""
+        scenarios:
+          - prompt: p
+            timeout: {value!r}
+        """.replace("'", '"'))
+    assert "has no unit" in err.what and "s\"" in err.fix
+
+
+def test_durations():
+    assert parse_duration("300s") == 300
+    assert parse_duration("1m30s") == 90
+    assert parse_duration("1500ms") == 1.5
+    assert parse_duration("2h") == 7200
+    assert parse_duration("600") is None and parse_duration(600) is None
+
+
+def test_prompt_required_but_empty_kept(tmp_path):
+    err = refused(tmp_path, "scenarios: [{name: a}]\n")
+    assert "has no `prompt:`" in err.what
+    b = load_bench(write(tmp_path, 'scenarios: [{name: a, prompt: ""}]\n'))
+    assert b.scenarios[0].prompt == ""
+
+
+def test_follow_ups_with_interactive_false_refused(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: p
+            interactive: false
+            follow_ups: [more]
+        """)
+    assert "follow_ups" in err.what
+
+
+def test_settings_a_level_cannot_honour_are_refused(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: p
+            sandbox: {level: home, network: none}
+        """)
+    assert "level container" in err.what
+    (tmp_path / "d").mkdir()
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: p
+            sandbox:
+              level: workspace
+              share: {paths: [{from: d, to: d, access: ro}]}
+        """)
+    assert "`ro` share" in err.what
+
+
+def test_testdata_with_sandbox_none_refused(tmp_path):
+    err = refused(tmp_path, f"""
+        scenarios:
+          - prompt: p
+            sandbox: none
+            testdata: {tmp_path}
+        """)
+    assert "sandbox: none" in err.what
+
+
+def test_yaml_syntax_error_names_line(tmp_path):
+    err = refused(tmp_path, "scenarios:\n  - prompt: [unclosed\n")
+    assert err.line is not None and "YAML syntax error" in err.what
+
+
+def test_eval_file_is_named(tmp_path):
+    err = refused(tmp_path, "bench: other.yaml\nruns: [{}]\n")
+    assert "Eval file" in err.what
+
+
+def test_probe_false_with_require_true_refused(tmp_path):
+    err = refused(tmp_path, "harness_config: {environment: {probe: false, require: true}}\n" + MINIMAL)
+    assert "probe: false" in err.what and "require: true" in err.what
+
+
+def test_not_built_keys_load_and_are_recorded(tmp_path):
+    b = load_bench(write(tmp_path, "judges: {default: haiku-4.5}\n" + MINIMAL))
+    assert [f.key for f in b.not_built] == ["judges"]
+
+
+def test_case_directory(tmp_path):
+    case = tmp_path / "cases" / "greet"
+    case.mkdir(parents=True)
+    (case / "assert.yaml").write_text("harness: mock\nscenarios:\n  - name: greet\n    checks: [{type: contains, value: hello}]\n")
+    (case / "input.md").write_text("say hello")
+    paths = expand_paths([tmp_path / "cases"])
+    assert paths == [case]
+    b = load_bench(paths[0])
+    assert b.scenarios[0].prompt == "say hello"
+
+
+def test_case_dir_errors_are_prefixed(tmp_path):
+    case = tmp_path / "broken"
+    case.mkdir()
+    (case / "assert.yaml").write_text("bogus: 1\nscenarios: [{prompt: p}]\n")
+    with pytest.raises(BadInput) as info:
+        load_bench(case)
+    assert info.value.what.startswith("case dir broken:")
+
+
+def test_duplicate_scenario_names_refused(tmp_path):
+    err = refused(tmp_path, "scenarios: [{name: a, prompt: p}, {name: a, prompt: q}]\n")
+    assert "two scenarios are named 'a'" in err.what
+
+
+def test_mock_script_steps_are_validated(tmp_path):
+    err = refused(tmp_path, """
+        scenarios:
+          - prompt: p
+            mock:
+              steps:
+                - {tool: Read, inptu: {}}
+        """)
+    assert "`inptu`" in err.what and "input" in err.fix
