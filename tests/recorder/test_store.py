@@ -1,0 +1,105 @@
+"""The event store: append-only history, migrations, the calls view, blobs."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from recorder.model import Action
+from recorder.store import MIGRATIONS, Store
+
+
+@pytest.fixture()
+def store(tmp_path):
+    s = Store(tmp_path / "bt.db")
+    yield s
+    s.close()
+
+
+def _session(store: Store) -> str:
+    run = store.new_run("run", bench_path="b.yaml")
+    return store.new_session(run, "sc")
+
+
+def test_schema_version_and_wal(store):
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_reopen_does_not_migrate_twice(tmp_path):
+    Store(tmp_path / "a.db").close()
+    s = Store(tmp_path / "a.db")
+    assert s.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+
+
+COLUMN = {"actions": "kind", "raw": "text", "gradings": "source", "verdicts": "status"}
+
+
+@pytest.mark.parametrize("table", sorted(COLUMN))
+def test_history_tables_refuse_update_and_delete(store, table):
+    sid = _session(store)
+    store.append(sid, [Action("message.user", {"text": "hi"})])
+    store.append_raw(sid, [(1, "line")])
+    gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
+    from recorder.model import Result
+
+    store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains"}, "spec_sha256": "h", "result": Result.of(True)}])
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.db.execute(f"UPDATE {table} SET {COLUMN[table]} = {COLUMN[table]}")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        store.db.execute(f"DELETE FROM {table}")
+
+
+def test_append_assigns_increasing_seq_across_calls(store):
+    sid = _session(store)
+    first = store.append(sid, [Action("message.user", {"text": "a"}), Action("thinking", {"text": "b"})])
+    second = store.append(sid, [Action("message.assistant", {"text": "c"})])
+    assert [a.seq for a in first + second] == [1, 2, 3]
+    assert [a.kind for a in store.actions(sid)] == ["message.user", "thinking", "message.assistant"]
+
+
+def test_seq_continues_after_reopen(tmp_path):
+    s = Store(tmp_path / "x.db")
+    sid = _session(s)
+    s.append(sid, [Action("message.user", {"text": "a"})])
+    s.close()
+    s2 = Store(tmp_path / "x.db")
+    assert s2.append(sid, [Action("thinking", {"text": "b"})])[0].seq == 2
+
+
+def test_calls_view_pairs_results_and_keeps_unknown_outcome(store):
+    sid = _session(store)
+    store.append(
+        sid,
+        [
+            Action("tool.call", {"call_id": "a", "tool": "Read", "input": {"file_path": "x"}}),
+            Action("tool.result", {"call_id": "a", "output": "text", "is_error": None}),
+            Action("tool.call", {"call_id": "b", "tool": "Bash", "input": {"command": "false"}}),
+            Action("tool.result", {"call_id": "b", "output": "", "is_error": True}),
+            Action("tool.call", {"call_id": "c", "tool": "Edit", "input": {}}, thread="agent-1"),
+            Action("tool.result", {"call_id": "c", "output": "ok", "is_error": False}, thread="agent-1"),
+            Action("tool.call", {"call_id": "d", "tool": "Grep", "input": {}}),
+        ],
+    )
+    rows = {r["call_id"]: r for r in store.db.query("SELECT * FROM calls WHERE session_id = ?", [sid])}
+    assert rows["a"]["outcome"] is None and rows["b"]["outcome"] == "error" and rows["c"]["outcome"] == "ok"
+    assert rows["c"]["thread"] == "agent-1" and rows["d"]["output"] is None
+    projected = {c.call_id: c.outcome for c in store.load_session(sid).calls}
+    assert projected == {k: r["outcome"] for k, r in rows.items()}
+
+
+def test_blobs_are_content_addressed(store):
+    a = store.put_blob(b"hello")
+    b = store.put_blob(b"hello")
+    assert a == b and store.get_blob(a) == b"hello"
+    assert store.db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 1
+
+
+def test_redactor_applies_to_actions_and_raw(store):
+    sid = _session(store)
+    store.set_redactor(sid, lambda t: t.replace("s3cret-value", "[REDACTED]"))
+    store.append(sid, [Action("message.assistant", {"text": "token is s3cret-value"})])
+    store.append_raw(sid, [(1, '{"text": "s3cret-value"}')])
+    assert store.actions(sid)[0].data["text"] == "token is [REDACTED]"
+    assert store.raw_lines(sid) == ['{"text": "[REDACTED]"}']
