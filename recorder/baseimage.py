@@ -20,6 +20,8 @@ and without pulling: its `FROM` must name a local image such as the base image.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import io
 import json
@@ -323,6 +325,28 @@ def ensure_base_image(client: Any, *, rebuild: bool = False) -> str:
     existing = _image_or_none(client, BASE_IMAGE)
     if existing is not None and not rebuild and (existing.labels or {}).get(RECIPE_LABEL) == recipe:
         return BASE_IMAGE
+    with _build_lock():
+        if not rebuild:  # another process may have built it while we waited
+            existing = _image_or_none(client, BASE_IMAGE)
+            if existing is not None and (existing.labels or {}).get(RECIPE_LABEL) == recipe:
+                return BASE_IMAGE
+        _import_base(client, python, recipe, existing)
+    return BASE_IMAGE
+
+
+@contextlib.contextmanager
+def _build_lock() -> Iterator[None]:
+    """One base-image build at a time on this host (parallel test workers, parallel runs)."""
+    path = os.path.join(tempfile.gettempdir(), f"benchtape-base-{VERSION}.lock")
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _import_base(client: Any, python: HostPython, recipe: str, existing: Any | None) -> None:
     fs = base_rootfs(python)
     changes = [f"ENV {k}={v}" for k, v in IMAGE_ENV.items()] + [
         "WORKDIR /workspace",
@@ -341,7 +365,6 @@ def ensure_base_image(client: Any, *, rebuild: bool = False) -> str:
         raise ImageBuildError(f"the engine accepted {BASE_IMAGE} but it is missing or unlabelled afterwards")
     if existing is not None and existing.id != built.id:
         _remove_quietly(client, existing.id)
-    return BASE_IMAGE
 
 
 def _remove_quietly(client: Any, image_id: str) -> None:

@@ -30,6 +30,8 @@ from recorder.container import (
     resource_limits,
 )
 
+# Container tests share one engine and one base image: keep them on one xdist worker.
+pytestmark = pytest.mark.xdist_group("docker")
 docker = pytest.mark.docker
 
 BUGGY = "def add(a, b):\n    return a - b\n"
