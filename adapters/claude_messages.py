@@ -1,0 +1,216 @@
+"""What Claude Code's two JSONL formats share: API messages and their content blocks.
+
+`claude -p --output-format stream-json` and the on-disk session files wrap the same
+Anthropic messages differently (`tool_use_result` vs `toolUseResult`, threads via
+`parent_tool_use_id` vs sidechain files). Both parsers hand the message itself to one
+`ClaudeMessages`, so a tool call, a spawn, a skill, an outcome and a token count mean
+the same thing whichever way the session was captured.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.base import warning
+from adapters.lines import text_of
+from adapters.usage import MessageUsage
+from recorder.model import Action
+
+SPAWN_TOOLS = ("Task", "Agent")
+SKILL_TOOL = "Skill"
+BASH_TOOLS = ("Bash",)
+PATCH_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+SYNTHETIC_MODEL = "<synthetic>"
+INTERRUPT_PREFIX = "[Request interrupted by user"
+# User "text" that Claude Code writes but the user did not say to the model.
+NOT_SAID = ("<local-command-stdout>", "<local-command-stderr>")
+
+
+def outcome(block: dict[str, Any], tool: str | None, result: Any) -> bool | None:
+    """A tool result's is_error: True/False when the harness said so, None when unknown.
+
+    Known only from `is_error: true`, a Bash result's exit code / interruption /
+    stderr, or an edit's `structuredPatch` (madbench §5). A successful Read, Grep or
+    Glob says nothing about success, so it stays unknown.
+    """
+    flag = block.get("is_error")
+    if flag is True:
+        return True
+    if tool in BASH_TOOLS:
+        if isinstance(result, dict):
+            if result.get("interrupted") is True:
+                return True
+            for key in ("exitCode", "exit_code", "returnCode"):
+                code = result.get(key)
+                if isinstance(code, int) and not isinstance(code, bool):
+                    return code != 0
+            if flag is False:
+                return False
+            stderr = result.get("stderr")
+            return bool(isinstance(stderr, str) and stderr.strip())
+        return False if flag is False else None
+    if tool in PATCH_TOOLS and isinstance(result, dict) and "structuredPatch" in result:
+        return False
+    return None
+
+
+class ClaudeMessages:
+    """Stateful translation of Claude messages into actions, shared by the stream and disk parsers."""
+
+    def __init__(self) -> None:
+        self.tools: dict[str, str] = {}  # tool_use id -> tool name
+        self.spawns: dict[str, str] = {}  # Task/Agent tool_use id -> the subagent's thread
+        self.spawn_prompts: dict[str, str] = {}  # thread -> prompt, to link a sidecar by its first message
+        self.agent_threads: dict[str, str] = {}  # Claude's agentId -> thread
+        self.finished: set[str] = set()
+        self.results: set[str] = set()  # tool_use ids whose result was emitted (sidecar + progress overlap)
+        self.usage = MessageUsage()
+        self.model: str | None = None
+
+    # ------------------------------------------------------------------ assistant
+
+    def assistant(
+        self, message: Any, thread: str, line: str, at: float = 0.0, *, api_error: bool = False, request_id: Any = None
+    ) -> list[Action]:
+        if not isinstance(message, dict):
+            return [warning("assistant event without a message object", line, thread)]
+        model = message.get("model")
+        synthetic = model == SYNTHETIC_MODEL
+        if not synthetic:
+            if isinstance(model, str) and self.model is None and thread == "main":
+                self.model = model
+            key = str(message.get("id") or "")
+            if key and request_id:
+                key = f"{key}/{request_id}"
+            self.usage.add(key, message.get("usage"))
+        content = message.get("content")
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if not isinstance(content, list):
+            return [warning("assistant message content is neither text nor a list of blocks", line, thread)]
+        out: list[Action] = []
+        for block in content:
+            out.extend(self._assistant_block(block, thread, line, at, synthetic, api_error))
+        return out
+
+    def _assistant_block(
+        self, block: Any, thread: str, line: str, at: float, synthetic: bool, api_error: bool
+    ) -> list[Action]:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            text = block.get("text")
+            if not isinstance(text, str) or not text.strip():
+                return []  # Claude Code writes "\n\n" blocks before thinking; nothing was said
+            if synthetic and (api_error or text.startswith("API Error")):
+                return [Action("error", {"message": text, "source": "api"}, thread=thread, at=at)]
+            data: dict[str, Any] = {"text": text}
+            if synthetic:
+                data["synthetic"] = True
+            return [Action("message.assistant", data, thread=thread, at=at)]
+        if kind == "thinking":
+            return [Action("thinking", {"text": block.get("thinking") or ""}, thread=thread, at=at)]
+        if kind == "redacted_thinking":
+            return [Action("thinking", {"text": "", "redacted": True}, thread=thread, at=at)]
+        if kind in ("tool_use", "server_tool_use"):
+            return self._tool_use(block, thread, at, server=kind == "server_tool_use")
+        if kind == "web_search_tool_result":
+            return self._result(block, None, thread, at)
+        return [warning(f"unknown assistant content block {kind!r}", line, thread)]
+
+    def _tool_use(self, block: dict[str, Any], thread: str, at: float, server: bool) -> list[Action]:
+        call_id = str(block.get("id") or "")
+        name = str(block.get("name") or "")
+        tool_input = block.get("input")
+        if call_id and call_id in self.tools:
+            return []  # already seen (a sidecar repeating an agent_progress entry)
+        self.tools[call_id] = name
+        args = tool_input if isinstance(tool_input, dict) else {}
+        if name == SKILL_TOOL:
+            skill = args.get("skill") or args.get("command") or args.get("name")
+            data = {"name": skill, "call_id": call_id, "tool": name, "input": tool_input}
+            return [Action("skill.invoked", data, thread=thread, at=at)]
+        if name in SPAWN_TOOLS:
+            self.spawns[call_id] = call_id
+            prompt = args.get("prompt")
+            if isinstance(prompt, str):
+                self.spawn_prompts[call_id] = prompt
+            data = {
+                "thread": call_id,
+                "call_id": call_id,
+                "agent": args.get("subagent_type"),
+                "prompt": prompt,
+                "tool": name,
+                "description": args.get("description"),
+            }
+            return [Action("subagent.spawned", data, thread=thread, at=at)]
+        data = {"call_id": call_id, "tool": name, "input": tool_input}
+        if server:
+            data["server"] = True
+        return [Action("tool.call", data, thread=thread, at=at)]
+
+    # ------------------------------------------------------------------ user
+
+    def user(self, message: Any, thread: str, line: str, at: float = 0.0, *, result: Any = None) -> list[Action]:
+        """A user message: typed text, interrupts, and tool results (with the harness's result object)."""
+        if not isinstance(message, dict):
+            return [warning("user event without a message object", line, thread)]
+        content = message.get("content")
+        if isinstance(content, str):
+            return self._texts([content], thread, at)
+        if not isinstance(content, list):
+            return [warning("user message content is neither text nor a list of blocks", line, thread)]
+        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        # The harness's result object describes the one tool result on its line.
+        own = result if len(results) == 1 else None
+        out: list[Action] = []
+        texts: list[str] = []
+        for block in content:
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind == "text":
+                texts.append(str(block.get("text") or ""))
+            elif kind == "tool_result":
+                out.extend(self._result(block, own, thread, at))
+            elif kind in ("image", "document"):
+                continue  # attachments: the raw line keeps them
+            else:
+                out.append(warning(f"unknown user content block {kind!r}", line, thread))
+        return out + self._texts(texts, thread, at)
+
+    def _texts(self, texts: list[str], thread: str, at: float) -> list[Action]:
+        said: list[str] = []
+        out: list[Action] = []
+        for text in texts:
+            if text.startswith(INTERRUPT_PREFIX):
+                data = {"message": "interrupted by user", "text": text, "interrupted": True}
+                out.append(Action("error", data, thread=thread, at=at))
+            elif text.strip() and not text.lstrip().startswith(NOT_SAID):
+                said.append(text)
+        if said:
+            out.insert(0, Action("message.user", {"text": "\n".join(said)}, thread=thread, at=at))
+        return out
+
+    def _result(self, block: dict[str, Any], result: Any, thread: str, at: float) -> list[Action]:
+        call_id = str(block.get("tool_use_id") or "")
+        if call_id and call_id in self.results:
+            return []
+        self.results.add(call_id)
+        tool = self.tools.get(call_id)
+        is_error = outcome(block, tool, result)
+        out = [Action("tool.result", {"call_id": call_id, "output": block.get("content"), "is_error": is_error}, thread=thread, at=at)]
+        sub = self.spawns.get(call_id)
+        if sub is not None and isinstance(result, dict):
+            agent_id = result.get("agentId")
+            if isinstance(agent_id, str) and agent_id:
+                self.agent_threads.setdefault(agent_id, sub)
+            status = result.get("status")
+            if isinstance(status, str):
+                out.extend(self.subagent_finished(sub, text_of(block.get("content")), at, status=status, agent_id=agent_id))
+        return out
+
+    def subagent_finished(self, thread: str, output: str | None, at: float = 0.0, **extra: Any) -> list[Action]:
+        """One `subagent.finished` per subagent, whichever signal (notification or result) comes first."""
+        if thread in self.finished:
+            return []
+        self.finished.add(thread)
+        data = {"thread": thread, "output": output, **{k: v for k, v in extra.items() if v is not None}}
+        return [Action("subagent.finished", data, thread=thread, at=at)]

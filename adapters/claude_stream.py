@@ -1,0 +1,151 @@
+"""Claude Code's `--output-format stream-json` stdout, line by line, as actions.
+
+The stream is the print-mode session record: `system/init` (what the CLI loaded),
+one `assistant`/`user` line per content block (subagent lines carry
+`parent_tool_use_id`), `system/task_*` for subagent lifecycle, and one `result` with
+the session's cost and token totals. Nothing is buffered: each line's actions are
+returned as it arrives, so a killed run keeps everything up to the kill.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapters.base import warning
+from adapters.claude_messages import ClaudeMessages
+from adapters.lines import NOT_JSON, decode, guarded, split_lines
+from adapters.usage import anthropic_totals, model_usage_totals
+from recorder.model import MAIN, Action
+
+# Known events that add nothing the stream does not already say elsewhere; the raw
+# table keeps them. task_started/task_progress restate the Agent tool_use and the
+# subagent's own (parent_tool_use_id) lines; stream_event is the partial-message
+# mirror of the complete assistant lines.
+_QUIET_EVENTS = {"stream_event", "keep_alive"}
+_QUIET_SYSTEM = {"task_started", "task_progress", "compact_boundary", "status", "api_retry"}
+
+
+class ClaudeStreamParser:
+    """A stateful parser of one `claude -p --output-format stream-json --verbose` stdout."""
+
+    def __init__(self) -> None:
+        self.messages = ClaudeMessages()
+        self.result_seen = False
+        self.session_id: str | None = None
+
+    def feed(self, line: str) -> list[Action]:
+        out: list[Action] = []
+        for one in split_lines(line):
+            out.extend(self._line(one))
+        return out
+
+    def finish(self) -> list[Action]:
+        """Token totals counted from the messages, when no `result` brought the CLI's own."""
+        if self.result_seen:
+            return []
+        totals = self.messages.usage.totals()
+        return [Action("metrics", dict(totals))] if totals else []
+
+    # ------------------------------------------------------------------ dispatch
+
+    def _line(self, line: str) -> list[Action]:
+        event = decode(line)
+        if event is None:
+            return [warning(NOT_JSON, line)]
+        if isinstance(event.get("session_id"), str):
+            self.session_id = event["session_id"]
+        handler = {
+            "system": self._system,
+            "assistant": self._assistant,
+            "user": self._user,
+            "result": self._result,
+            "rate_limit_event": self._rate_limit,
+        }.get(event.get("type"))  # type: ignore[arg-type]
+        if handler is None:
+            if event.get("type") in _QUIET_EVENTS:
+                return []
+            return [warning(f"unknown stream-json event type {event.get('type')!r}", line)]
+        return guarded(handler, event, line)
+
+    def _thread(self, event: dict[str, Any]) -> str:
+        parent = event.get("parent_tool_use_id")
+        return str(parent) if parent else MAIN
+
+    def _assistant(self, event: dict[str, Any], line: str) -> list[Action]:
+        return self.messages.assistant(event.get("message"), self._thread(event), line, api_error=bool(event.get("error")))
+
+    def _user(self, event: dict[str, Any], line: str) -> list[Action]:
+        return self.messages.user(event.get("message"), self._thread(event), line, result=event.get("tool_use_result"))
+
+    def _system(self, event: dict[str, Any], line: str) -> list[Action]:
+        subtype = event.get("subtype")
+        if subtype == "init":
+            return [Action("environment.reported", environment_of(event))]
+        if subtype == "task_notification":
+            thread = self.messages.spawns.get(str(event.get("tool_use_id")))
+            if thread is None:
+                return []  # a background command's notification, not a subagent's
+            extra = {"status": event.get("status"), "task_id": event.get("task_id"), "summary": event.get("summary")}
+            return self.messages.subagent_finished(thread, None, **extra)
+        if isinstance(subtype, str) and subtype.startswith("hook"):
+            data = {
+                "event": event.get("hook_event") or event.get("hookEvent"),
+                "name": event.get("hook_name") or event.get("hookName"),
+                "phase": subtype,
+                "outcome": event.get("outcome"),
+                "exit_code": event.get("exit_code"),
+            }
+            return [Action("hook", {k: v for k, v in data.items() if v is not None})]
+        if subtype in _QUIET_SYSTEM:
+            return []
+        return [warning(f"unknown system event subtype {subtype!r}", line)]
+
+    def _rate_limit(self, event: dict[str, Any], line: str) -> list[Action]:
+        """A rejection stopped the agent; an allowance (even with a warning) changed nothing."""
+        info = event.get("rate_limit_info") or {}
+        status = info.get("status")
+        if isinstance(status, str) and status.startswith("allowed"):
+            return []
+        return [Action("error", {"message": f"rate limit: {status}", "source": "rate_limit", "rate_limit": info})]
+
+    def _result(self, event: dict[str, Any], line: str) -> list[Action]:
+        self.result_seen = True
+        metrics: dict[str, Any] = model_usage_totals(event.get("modelUsage")) or anthropic_totals(event.get("usage"))
+        for field, key in (("cost_usd", "total_cost_usd"), ("duration_ms", "duration_ms"), ("turns", "num_turns")):
+            value = event.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                metrics[field] = value
+        out = [Action("metrics", metrics)] if metrics else []
+        text = event.get("result")
+        if isinstance(text, str):
+            out.append(Action("final_output", {"text": text}))
+        if event.get("is_error") is True or str(event.get("subtype", "")).startswith("error"):
+            errors = event.get("errors")
+            message = text if isinstance(text, str) and text else f"claude ended with {event.get('subtype')}"
+            data: dict[str, Any] = {"message": message, "source": "result", "subtype": event.get("subtype")}
+            if errors:
+                data["errors"] = errors
+            out.append(Action("error", data))
+        return out
+
+
+def environment_of(init: dict[str, Any]) -> dict[str, Any]:
+    """What the CLI said it loaded (`system/init`), in the shape the environment checks read."""
+    servers = init.get("mcp_servers")
+    return {
+        "source": "system:init",
+        "tools": init.get("tools"),
+        "mcp_servers": (
+            [{"name": s.get("name"), "status": s.get("status")} for s in servers if isinstance(s, dict)]
+            if isinstance(servers, list)
+            else None
+        ),
+        "plugins": init.get("plugins"),
+        "skills": init.get("skills"),
+        "agents": init.get("agents"),
+        "commands": init.get("slash_commands"),
+        "model": init.get("model"),
+        "permission_mode": init.get("permissionMode"),
+        "version": init.get("claude_code_version"),
+        "cwd": init.get("cwd"),
+    }
