@@ -29,10 +29,11 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
@@ -91,7 +92,6 @@ class HostPython:
     version: str  # "3.11"
     stdlib: str  # e.g. /usr/lib/python3.11
     dynload: str  # the folder of extension modules
-    extra_libs: tuple[str, ...] = field(default=())  # e.g. a libpython3.x.so the binary links to
 
 
 _PROBE = (
@@ -105,7 +105,9 @@ _PROBE = (
 
 def find_host_python() -> HostPython:
     """The host's system Python 3 (never a virtualenv's), described by asking it."""
-    for candidate in PYTHON_CANDIDATES:
+    # Last resort: the interpreter benchtape runs on (its base, never a virtualenv).
+    fallback = os.path.join(sys.base_prefix, "bin", "python3")
+    for candidate in (*PYTHON_CANDIDATES, fallback):
         if not os.access(candidate, os.X_OK):
             continue
         try:

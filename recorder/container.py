@@ -31,11 +31,14 @@ workspace and `rw` shares are chowned back to the host uid:gid at cleanup (madbe
 "ownership sweep"), so the host can read and remove whatever the agent wrote.
 
 Needs `/bin/sh` in the image (commands are started through a two-line sh wrapper that
-reports the process id used to kill its process group).
+reports the process id used to kill its process group). With a non-root `user`, the
+image's HOME (/root) is not writable: pass HOME in `env` (the run loop's HOME = the
+workspace is translated to /workspace).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import queue
 import re
@@ -43,7 +46,6 @@ import shutil
 import socket
 import struct
 import tarfile
-import io
 import threading
 import time
 import uuid
@@ -459,7 +461,15 @@ class ContainerSandbox:
         try:
             self.container = self.client.containers.create(**kwargs)
         except docker.errors.APIError as exc:
-            raise ContainerError(f"creating the container failed: {exc.explanation or exc}") from exc
+            if "init" not in str(exc.explanation or exc).lower():
+                raise ContainerError(f"creating the container failed: {exc.explanation or exc}") from exc
+            # An engine without docker-init: the keeper is PID 1 (zombies are not reaped,
+            # which only matters for long sessions that orphan many children).
+            kwargs["init"] = False
+            try:
+                self.container = self.client.containers.create(**kwargs)
+            except docker.errors.APIError as exc2:
+                raise ContainerError(f"creating the container failed: {exc2.explanation or exc2}") from exc2
         try:
             for share in copies_inside:
                 self.container.put_archive("/", _tar_of(share.source, share.to))
