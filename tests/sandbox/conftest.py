@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ def _no_engine(reason: str) -> None:
         pytest.fail(message + " (CI=true, so this is a failure; run .ci/docker.sh first)", pytrace=False)
     if not _SKIPPED:
         _SKIPPED.append(message)
+        # Under xdist the summary hook runs in the controller, not here: a warning travels.
+        warnings.warn(message, UserWarning, stacklevel=2)
     pytest.skip(message)
 
 
