@@ -1,0 +1,202 @@
+"""The claude-code harness: Claude Code in print mode (`claude --print`), parsed from stream-json.
+
+Only print mode is supported. An interactive scenario (madbench's default!) needs a
+terminal multiplexer driving the TUI and reads the on-disk session instead of stdout;
+`preflight_scenario` refuses it up front with the one-line way out, rather than
+silently running something other than what the bench file asks for.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from adapters.base import Command, Launch
+from adapters.claude_stream import ClaudeStreamParser
+from adapters.config import ConfigReader
+from adapters.lines import type_name
+from recorder.errors import BadInput
+
+HARNESS = "claude-code"
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+# Print-mode flags benchtape always passes; `args` must not repeat them.
+FIXED_FLAGS = ("--print", "--verbose", "--output-format", "stream-json", "--input-format", "text")
+# Environment variables under which the CLI authenticates without a subscription login.
+AUTH_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+)
+
+
+@dataclass(frozen=True)
+class EnvironmentProbe:
+    probe: bool = True
+    details: int = 8
+    require: bool = False
+
+
+@dataclass(frozen=True)
+class ClaudeConfig:
+    """The nine keys of madbench v0.23.0's claude-code `harness_config`."""
+
+    binary: str = "claude"
+    model: str | None = None
+    effort: str | None = None
+    system_prompt: str | None = None
+    args: tuple[str, ...] = ()
+    plugins: tuple[dict[str, Any], ...] = ()
+    agent_env: str | None = None
+    environment: EnvironmentProbe = field(default_factory=EnvironmentProbe)
+    magmux_binary: str | None = None
+
+
+def parse_config(harness_config: dict[str, Any] | None) -> ClaudeConfig:
+    """Check and type the config (no I/O: the binary is looked for at preflight).
+
+    Raises `BadInput` for a known key of the wrong type, an empty `binary`, an effort
+    the CLI would refuse, or `environment.probe: false` with `require: true`.
+    """
+    r = ConfigReader(HARNESS, harness_config)
+    env = r.config.get("environment")
+    if env is not None and not isinstance(env, dict):
+        raise r.fail(f"environment must be a map, got {type_name(env)}")
+    env = env or {}
+    probe = EnvironmentProbe(
+        probe=_default(r.boolean(env.get("probe"), "environment.probe"), True),
+        details=_default(r.integer(env.get("details"), "environment.details"), 8),
+        require=_default(r.boolean(env.get("require"), "environment.require"), False),
+    )
+    if not probe.probe and probe.require:
+        raise r.fail(
+            "environment.probe is false but environment.require is true: nothing would be probed to require",
+            fix="drop `environment.require` or set `environment.probe: true`",
+        )
+    return ClaudeConfig(
+        binary=r.string("binary", empty_ok=False) or "claude",
+        model=r.string("model"),
+        effort=r.level("effort", EFFORTS, "CLI"),
+        system_prompt=r.string("system_prompt"),
+        args=tuple(r.strings("args")),
+        plugins=tuple(_plugins(r)),
+        agent_env=r.string("agent_env"),
+        environment=probe,
+        magmux_binary=r.string("magmux_binary"),
+    )
+
+
+def _default(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def _plugins(r: ConfigReader) -> list[dict[str, Any]]:
+    value = r.config.get("plugins")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise r.fail(f"plugins must be a list of {{id, path, marketplace}} maps, got {type_name(value)}")
+    out = []
+    for i, plugin in enumerate(value):
+        if not isinstance(plugin, dict):
+            raise r.fail(f"plugins[{i}] must be a map with id and path, got {type_name(plugin)}")
+        for key in ("id", "path", "marketplace"):
+            if key in plugin and not isinstance(plugin[key], str):
+                raise r.fail(f"plugins[{i}].{key} must be a string, got {type_name(plugin[key])}")
+        if not plugin.get("id"):
+            raise r.fail(f"plugins[{i}] has no id", fix="write id as <plugin>@<marketplace>")
+        out.append(dict(plugin))
+    return out
+
+
+def preflight_scenario(scenario: dict[str, Any]) -> list[str]:
+    """Findings for a scenario this adapter cannot run: interactive ones (the default when unset)."""
+    if scenario.get("interactive", True) is False:
+        return []
+    name = scenario.get("name") or scenario.get("id") or "scenario"
+    why = "is interactive" if "interactive" in scenario else "is interactive by default (interactive: true unless set)"
+    return [
+        f"{name} {why}, and benchtape runs claude-code in print mode only: "
+        "set `interactive: false` on the scenario (or in `defaults:`) to run it with `claude --print`"
+    ]
+
+
+def _on_path(binary: str, env: dict[str, str]) -> bool:
+    if os.sep in binary:
+        return os.path.isfile(binary) and os.access(binary, os.X_OK)
+    return shutil.which(binary, path=env.get("PATH", "")) is not None
+
+
+def _logged_in(home: Path) -> bool:
+    """A subscription login: stored OAuth credentials, or an oauthAccount in ~/.claude.json."""
+    if (home / ".claude" / ".credentials.json").is_file():
+        return True
+    state = home / ".claude.json"
+    if not state.is_file():
+        return False
+    try:
+        data = orjson.loads(state.read_bytes())
+    except (orjson.JSONDecodeError, OSError):
+        return False
+    return isinstance(data, dict) and bool(data.get("oauthAccount"))
+
+
+class ClaudeCodeAdapter:
+    name = HARNESS
+
+    def config(self, launch: Launch) -> ClaudeConfig:
+        return parse_config(launch.harness_config)
+
+    def command(self, launch: Launch) -> Command:
+        """`claude --print ... --session-id <uuid> [--model] [--system-prompt] [--effort] <args>`, prompt on stdin.
+
+        The run's model (`launch.model`) wins over `harness_config.model`, as a
+        `--model` given on the command line wins over a file. `agent_env` and
+        `plugins` are staged by the recorder into the sandbox HOME, not here.
+        """
+        cfg = self.config(launch)
+        argv = [cfg.binary, *FIXED_FLAGS]
+        if launch.session_uuid:
+            argv += ["--session-id", launch.session_uuid]
+        model = launch.model or cfg.model
+        if model:
+            argv += ["--model", model]
+        if cfg.system_prompt:
+            argv += ["--system-prompt", cfg.system_prompt]
+        if cfg.effort:
+            argv += ["--effort", cfg.effort]
+        argv += list(cfg.args)
+        return Command(argv=argv, stdin=launch.prompt.encode())
+
+    def parser(self) -> ClaudeStreamParser:
+        return ClaudeStreamParser()
+
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+        """Blocking findings: a bad config, an interactive scenario, the binary not on PATH, no way to authenticate."""
+        try:
+            cfg = parse_config(harness_config)
+        except BadInput as exc:
+            return [exc.what]
+        findings: list[str] = []
+        if launch is not None and launch.scenario:
+            findings += preflight_scenario(launch.scenario)
+        if not _on_path(cfg.binary, env):
+            findings.append(
+                f"claude-code: `{cfg.binary}` is not on PATH; install Claude Code or set harness_config.binary"
+            )
+        if not any(env.get(name) for name in AUTH_ENV):
+            home_text = env.get("HOME") or (str(launch.home) if launch is not None and launch.home else "")
+            if not (home_text and _logged_in(Path(home_text))):
+                where = home_text or "$HOME (unset)"
+                findings.append(
+                    "claude-code: no way to authenticate: ANTHROPIC_API_KEY is not set and there is no "
+                    f"subscription login under {where} (~/.claude/.credentials.json or an oauthAccount in "
+                    "~/.claude.json); export ANTHROPIC_API_KEY or run `claude` once to log in"
+                )
+        return findings
