@@ -477,6 +477,7 @@ class ContainerSandbox:
             if self.user and self.user.split(":")[0] not in ("0", "root"):
                 self._as_root(f"chown -R {_sh_quote(self.user)} {_sh_quote(mount_at)}")
         except Exception as exc:
+            self._swept = True  # nothing ran yet: no ownership to sweep
             self.remove(force=True)
             if isinstance(exc, docker.errors.APIError):
                 raise ContainerError(f"starting the container failed: {exc.explanation or exc}") from exc
