@@ -17,7 +17,7 @@ from recorder.bench import BenchSpec, expand_paths, load_bench
 from recorder.errors import BadInput, PreflightBlocked
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
-from replay.grading import Verdict, build_checks, grade_stored, new_grading, scenario_status
+from replay.grading import Verdict, build_checks, grade_stored, new_grading, scenario_context, scenario_status
 from replay.report import build_report, report_dir_paths, result_row, write_json_atomic
 from benchtape.preflight import Preflight, preflight
 
@@ -87,7 +87,14 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: P
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
     runner = Runner(store, bench, options, on_event=emit)
     run_id = runner.start_run()
-    grading_id = new_grading(store, "control" if control else "live", {sc.name: sc.checks for sc in bench.scenarios}, bench_path=str(bench.path), run_id=run_id)
+    grading_id = new_grading(
+        store,
+        "control" if control else "live",
+        {sc.name: sc.checks for sc in bench.scenarios},
+        bench_path=str(bench.path),
+        run_id=run_id,
+        contexts={sc.name: scenario_context(sc.vars, sc.transform, control) for sc in bench.scenarios},
+    )
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id)
     lock = threading.Lock()
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
@@ -97,8 +104,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: P
         grading_kwargs: dict[str, Any] = {}
         if record.work_root is not None:
             grading_kwargs["work_dir"] = record.work_root
-        if record.container is not None:
-            grading_kwargs["run_command"] = record.container.run
+        if record.grading_sandbox is not None:
+            grading_kwargs["sandbox_for"] = record.grading_sandbox
         session, verdicts = grade_stored(
             store,
             grading_id,
@@ -111,7 +118,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: P
             **grading_kwargs,
         )
         status = scenario_status(verdicts, session)
-        row = result_row(session, sc.name, status, verdicts, record.attempt)
+        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=scenario_context(sc.vars, sc.transform, control))
         with lock:
             state.results.append(row)
             state.verdicts[record.session_id] = verdicts

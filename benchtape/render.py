@@ -100,7 +100,13 @@ def results_table(results: list[dict[str, Any]], plain: bool = False) -> None:
                 label,
                 Text(st, style=STATUS_STYLE.get(st, "")),
                 f"{c['result']['score']:.2f}" if st else "",
-                (c["result"].get("reason") or "")[:300],
+                _first_line(c["result"].get("reason") or ""),
             )
             first = False
     out.print(table)
+
+
+def _first_line(text: str, width: int = 110) -> str:
+    """The table shows a reason's first line; the whole of it is in the report and `show`."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"

@@ -52,7 +52,7 @@ class SessionRecord:
     attempt: int
     status: str
     work_root: Path | None = None  # only while a `none`-level run keeps its real dir
-    container: Any = None  # a ContainerSandbox kept for grading, when the level is container
+    grading_sandbox: Any = None  # workspace -> context manager of a command runner (container level)
 
 
 Event = Callable[[str, dict[str, Any]], None]
@@ -178,7 +178,7 @@ class Runner:
                 Action("message.user", {"text": scenario.prompt}),
             ],
         )
-        launch = Launch(
+        launch_args: dict[str, Any] = dict(
             prompt=scenario.prompt,
             work_dir=agent_cwd,
             root=root,
@@ -187,8 +187,8 @@ class Runner:
             harness_config=self.bench.harness_config,
             scenario=scenario.raw,
             session_uuid=str(uuid.uuid4()),
-            **(launch_overrides or {}),
         )
+        launch = Launch(**{**launch_args, **(launch_overrides or {})})
         status, exit_code, timed_out, wall_ms, stderr_tail = self._drive(adapter, launch, env, agent_cwd, scenario.timeout, session_id, spawn)
         closing: list[Action] = []
         if timed_out:

@@ -13,7 +13,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, ContextManager, Iterator, Mapping
 
 import orjson
 
@@ -22,6 +22,9 @@ from checks.registry import CommandRunner, run_local
 from recorder.model import CheckSpec, Result, Session
 from recorder.snapshot import restore
 from recorder.store import Store
+
+
+SandboxFactory = Callable[[Path], ContextManager[CommandRunner]]
 
 
 @dataclass
@@ -129,17 +132,48 @@ def grade_stored(
     control: bool = False,
     work_dir: Path | None = None,
     run_command: CommandRunner = run_local,
+    sandbox_for: SandboxFactory | None = None,
 ) -> tuple[Session, list[Verdict]]:
-    """Grade one stored session and append its verdicts to the grading."""
+    """Grade one stored session and append its verdicts to the grading.
+
+    `sandbox_for(workspace)` (a container scenario's) yields the command runner exec-style
+    checks use, so they run inside a fresh container, never on the host.
+    """
     session = store.load_session(session_id)
+
+    def run(root: Path | None) -> list[Verdict]:
+        if sandbox_for is None or root is None:
+            return evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
+        with sandbox_for(root) as contained:
+            return evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=contained)
+
     if work_dir is not None:
-        verdicts = evaluate(session, checks, work_dir=work_dir, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
+        verdicts = run(work_dir)
     else:
         with restored_workspace(store, session) as root:
-            verdicts = evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
+            verdicts = run(root)
     store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
     return session, verdicts
 
 
-def new_grading(store: Store, source: str, specs_by_scenario: Mapping[str, list[CheckSpec]], *, bench_path: str | None, run_id: str | None = None, note: str | None = None) -> str:
-    return store.new_grading(source, checkset_sha256=checkset_sha(specs_by_scenario), catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_id, note=note)
+def new_grading(
+    store: Store,
+    source: str,
+    specs_by_scenario: Mapping[str, list[CheckSpec]],
+    *,
+    bench_path: str | None,
+    run_id: str | None = None,
+    note: str | None = None,
+    contexts: Mapping[str, Mapping[str, Any]] | None = None,
+) -> str:
+    """A new grading; `contexts` (scenario → {vars, transform, control}) is kept with it so the
+    grading can be reproduced exactly (see `scenario_context`)."""
+    grading_id = store.new_grading(source, checkset_sha256=checkset_sha(specs_by_scenario), catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_id, note=note)
+    if contexts:
+        store.add_grading_scenarios(grading_id, {name: dict(ctx) for name, ctx in contexts.items()})
+    return grading_id
+
+
+def scenario_context(vars: Mapping[str, Any] | None, transform: str | None, control: bool) -> dict[str, Any]:
+    """What a grading used for one scenario besides the check specs."""
+    return {"vars": dict(vars or {}), "transform": transform, "control": bool(control)}
