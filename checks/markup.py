@@ -34,7 +34,7 @@ def parse_xml(text: str) -> XmlFinding:
     try:
         root = ET.fromstring(body)
     except ET.ParseError as exc:
-        return XmlFinding(False, error=f"not well-formed XML: {exc}")
+        return XmlFinding(False, error=f"not well-formed: {exc}")
     offset = text.find(body)
     return XmlFinding(True, _local(root.tag), None, offset, offset + len(body))
 
