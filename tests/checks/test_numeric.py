@@ -1,0 +1,165 @@
+"""latency, cost, levenshtein, is-refusal on real mock sessions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from checks.numeric import levenshtein, refusal_phrase
+from checks.registry import CheckConfigError, CheckContext, build, catalog
+from gradekit import Outputs, grade, spec
+from mocksession import mock_session
+from recorder.model import project
+
+CONTROL = CheckContext(control=True)
+
+
+@pytest.fixture(scope="module")
+def said(tmp_path_factory) -> Outputs:
+    return Outputs(tmp_path_factory.mktemp("said"))
+
+
+@pytest.fixture(scope="module")
+def metered(tmp_path_factory):
+    return mock_session(tmp_path_factory.mktemp("metered"), [{"say": "ok"}], metrics={"cost_usd": 0.02, "duration_ms": 1500})
+
+
+@pytest.fixture(scope="module")
+def unmetered(tmp_path_factory):
+    """No metrics reported by the harness; benchtape's wall clock still measured the run."""
+    s = mock_session(tmp_path_factory.mktemp("unmetered"), [{"say": "ok"}])
+    assert s.metrics.cost_usd is None and s.metrics.duration_ms is None and s.metrics.wall_ms is not None
+    return s
+
+
+@pytest.fixture(scope="module")
+def killed(unmetered):
+    """The same run cut off before `session.finished`: no duration of any kind is known."""
+    s = project(a for a in unmetered.actions if a.kind != "session.finished")
+    assert s.metrics.latency_ms is None
+    return s
+
+
+# ---------------------------------------------------------------- latency / cost
+
+
+def test_latency_pass_and_fail(metered):
+    r = grade({"type": "latency", "threshold": 2000}, metered)
+    assert r.passed and r.score == pytest.approx(0.25)
+    assert r.evidence == {"raw_latency_ms": 1500, "threshold_ms": 2000.0, "source": "harness"}
+    r = grade({"type": "latency", "threshold": 1000}, metered)
+    assert not r.passed and r.score == 0.0 and r.evidence["raw_latency_ms"] == 1500
+
+
+def test_latency_value_fallback_and_wall_clock(unmetered):
+    r = grade({"type": "latency", "value": 600000}, unmetered)
+    assert r.passed and r.evidence["source"] == "wall_clock"
+    assert r.evidence["raw_latency_ms"] == unmetered.metrics.wall_ms
+
+
+def test_cost_pass_and_fail(metered):
+    r = grade({"type": "cost", "threshold": 0.08}, metered)
+    assert r.passed and r.score == pytest.approx(0.75)
+    assert r.evidence == {"raw_cost_usd": 0.02, "threshold_usd": 0.08, "source": "harness"}
+    r = grade({"type": "cost", "value": "0.01"}, metered)
+    assert not r.passed and r.score == 0.0
+
+
+def test_unreported_metric_is_an_error_not_zero(unmetered, killed):
+    r = grade({"type": "cost", "threshold": 1}, unmetered)
+    assert r.status == "ERROR" and "reported no cost" in r.reason and "never zero" in r.reason
+    r = grade({"type": "latency", "threshold": 1000}, killed)
+    assert r.status == "ERROR" and "reported no latency" in r.reason
+
+
+def test_not_applicable_under_the_negative_control(metered, unmetered):
+    for s in (metered, unmetered):
+        for t in ("latency", "cost"):
+            r = grade({"type": t, "threshold": 1}, s, CONTROL)
+            assert r.status == "NA" and "negative control" in r.reason
+    assert catalog()["latency"].control_na and catalog()["cost"].control_na
+    assert not catalog()["levenshtein"].control_na
+
+
+@pytest.mark.parametrize(
+    "check,message",
+    [
+        ({"type": "latency"}, "latency: 'threshold' (ms) is required"),
+        ({"type": "cost", "threshold": 0}, "cost: 'threshold' must be more than 0 USD"),
+        ({"type": "latency", "threshold": -5}, "latency: 'threshold' must be more than 0 ms"),
+        ({"type": "cost", "value": "cheap"}, "cost: 'threshold' must be a number of USD, got 'cheap'"),
+        ({"type": "latency", "threshold": True}, "latency: 'threshold' must be a number"),
+        ({"type": "levenshtein"}, "levenshtein: 'value' is required"),
+        ({"type": "levenshtein", "value": "x", "threshold": -1}, "levenshtein: 'threshold' is a number of edits"),
+        ({"type": "levenshtein", "value": ["x"]}, "levenshtein: 'value' must be a string"),
+    ],
+)
+def test_refused_at_construction(check, message):
+    with pytest.raises(CheckConfigError) as exc:
+        build(spec(check))
+    assert message in str(exc.value)
+
+
+# ---------------------------------------------------------------- levenshtein
+
+
+def test_levenshtein_pass_and_fail(said):
+    r = grade({"type": "levenshtein", "value": "Hello, world!", "threshold": 4}, said("Hello world"))
+    assert r.passed and r.score == pytest.approx(0.5)
+    assert r.evidence == {"raw_distance": 2, "threshold": 4.0, "output_chars": 11, "reference_chars": 13}
+    r = grade({"type": "levenshtein", "value": "kitten"}, said("a completely different answer"))
+    assert not r.passed and r.score == 0.0 and r.evidence["threshold"] == 10.0 and r.evidence["raw_distance"] > 10
+
+
+def test_levenshtein_zero_threshold_means_exact(said):
+    assert grade({"type": "levenshtein", "value": "abc", "threshold": 0}, said("abc")).score == 1.0
+    r = grade({"type": "levenshtein", "value": "abc", "threshold": 0}, said("abd"))
+    assert not r.passed and r.score == 0.0
+
+
+def _dp(a: str, b: str) -> int:
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def test_bit_parallel_distance_agrees_with_the_textbook_table():
+    rng = random.Random(7)
+    for _ in range(2000):
+        a = "".join(rng.choice("abcé") for _ in range(rng.randint(0, 15)))
+        b = "".join(rng.choice("abcé") for _ in range(rng.randint(0, 80)))
+        assert levenshtein(a, b) == _dp(a, b), (a, b)
+
+
+# ---------------------------------------------------------------- is-refusal
+
+
+@pytest.mark.parametrize(
+    "text,refuses",
+    [
+        ("I'm sorry, but I can't help with that.", True),
+        ("I can\u2019t do that.", True),
+        ("As an AI language model, I cannot browse.", True),
+        ("Well — I must decline this request.", True),
+        ("", True),
+        ("   \n\t ", True),
+        ("Fixed the bug; all 12 tests pass.", False),
+        ("The API cannot return null here, so I added a guard.", False),
+    ],
+)
+def test_is_refusal(said, text, refuses):
+    r = grade({"type": "is-refusal"}, said(text))
+    assert r.passed is refuses, r.reason
+    assert set(r.evidence) == {"refusal", "empty", "matched", "output_chars"}
+    assert r.evidence["empty"] is (text.strip() == "")
+
+
+def test_refusal_phrase_reports_what_matched():
+    assert refusal_phrase("I am unable to comply") == "i am unable"
+    assert refusal_phrase("") == ""
+    assert refusal_phrase("Sure! Here it is.") is None
