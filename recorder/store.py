@@ -119,7 +119,25 @@ def _m2_import_index(db: sqlite_utils.Database) -> None:
     db.executescript("CREATE INDEX sessions_source ON sessions(source);")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_import_index]
+def _m3_grading_scenarios(db: sqlite_utils.Database) -> None:
+    """What a grading saw per scenario besides its check specs (vars, the scenario's output
+    transform, whether it graded the negative control), so `grade` can reproduce a verdict
+    exactly instead of guessing from a bench file that may have changed since."""
+    db.executescript(
+        """
+        CREATE TABLE grading_scenarios (
+            grading_id TEXT NOT NULL REFERENCES gradings(id), scenario TEXT NOT NULL,
+            context TEXT NOT NULL, PRIMARY KEY (grading_id, scenario)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER grading_scenarios_no_update BEFORE UPDATE ON grading_scenarios
+        BEGIN SELECT RAISE(ABORT, 'grading_scenarios is append-only: history is never updated'); END;
+        CREATE TRIGGER grading_scenarios_no_delete BEFORE DELETE ON grading_scenarios
+        BEGIN SELECT RAISE(ABORT, 'grading_scenarios is append-only: history is never deleted'); END;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_import_index, _m3_grading_scenarios]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -227,28 +245,34 @@ class Store:
         """Every action and raw line of this session passes through `redact` before it is stored."""
         self.redactors[session_id] = redact
 
-    def append(self, session_id: str, actions: Iterable[Action]) -> list[Action]:
-        """Append actions in one transaction; returns them stamped with seq and time."""
+    def append(self, session_id: str, actions: Iterable[Action]) -> int:
+        """Append actions in one transaction (redacted first); returns the last seq written.
+
+        The hot path of recording: rows are built in one pass with no intermediate objects.
+        """
         redact = self.redactors.get(session_id)
+        now = time.time()
+        encode = orjson.dumps
         with self.lock:
             seq = self._next_seq(session_id)
-            stamped: list[Action] = []
             rows = []
-            now = time.time()
             for a in actions:
                 seq += 1
-                a = a.stamped(seq=seq, at=a.at or now)
-                data = dumps(a.data)
+                data = encode(a.data, default=str).decode()
                 if redact is not None:
                     data = redact(data)
-                    a = Action(a.kind, loads(data), thread=a.thread, at=a.at, seq=a.seq)
-                rows.append((session_id, seq, a.at, a.thread, a.kind, data))
-                stamped.append(a)
+                rows.append((session_id, seq, a.at or now, a.thread, a.kind, data))
             if rows:
-                with self.db.conn:
-                    self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                conn = self.db.conn
+                conn.execute("BEGIN")
+                try:
+                    conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)", rows)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
                 self._seq[session_id] = seq
-            return stamped
+            return seq
 
     def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
         redact = self.redactors.get(session_id)
@@ -292,6 +316,11 @@ class Store:
 
     def add_verdicts(self, grading_id: str, session_id: str, rows: list[dict[str, Any]]) -> None:
         """rows: {check_path, type, metric, spec, spec_sha256, result: Result, readout}."""
+        self.add_verdicts_many(grading_id, [(session_id, rows)])
+
+    def add_verdicts_many(self, grading_id: str, batch: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
+        """Several sessions' verdicts in one transaction: a re-grading of thousands of sessions
+        pays one commit per batch instead of one per session."""
         now = time.time()
         records = [
             (
@@ -300,7 +329,7 @@ class Store:
                 r["check_path"],
                 r["type"],
                 r.get("metric"),
-                dumps(r["spec"]),
+                r["spec"] if isinstance(r["spec"], str) else dumps(r["spec"]),
                 r["spec_sha256"],
                 r["result"].status,
                 int(r["result"].passed),
@@ -310,13 +339,23 @@ class Store:
                 int(bool(r.get("readout"))),
                 now,
             )
+            for session_id, rows in batch
             for r in rows
         ]
+        if not records:
+            return
         with self.lock, self.db.conn:
             self.db.conn.executemany(
                 "INSERT INTO verdicts (grading_id, session_id, check_path, type, metric, spec, spec_sha256, status, pass, score, reason, evidence, readout, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 records,
             )
+
+    def add_grading_scenarios(self, grading_id: str, contexts: dict[str, dict[str, Any]]) -> None:
+        """Per scenario: {vars, transform, control} as the grading used them."""
+        rows = [(grading_id, name, dumps(ctx)) for name, ctx in contexts.items()]
+        if rows:
+            with self.lock, self.db.conn:
+                self.db.conn.executemany("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
 
     # ------------------------------------------------------------ reads
     def run(self, run_id: str) -> dict[str, Any] | None:
@@ -353,10 +392,11 @@ class Store:
     def raw_lines(self, session_id: str) -> list[str]:
         return [t for (t,) in self.db.execute("SELECT text FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])]
 
-    def load_session(self, session_id: str) -> Session:
-        """The projection of a stored session, with its id and row facts filled in."""
+    def load_session(self, session_id: str, row: SessionRow | None = None) -> Session:
+        """The projection of a stored session, with its id and row facts filled in (pass the
+        row when you already have it: a streaming reader saves a query per session)."""
         session = project(self.actions(session_id))
-        row = self.session_row(session_id)
+        row = row if row is not None and row.id == session_id else self.session_row(session_id)
         session.id = session_id
         if row is not None:
             session.scenario = session.scenario or row.scenario
@@ -393,6 +433,52 @@ class Store:
             r["readout"] = bool(r["readout"])
             out.append(r)
         return out
+
+    def grading_scenarios(self, grading_id: str) -> dict[str, dict[str, Any]]:
+        """The per-scenario context a grading recorded ({} for gradings made before it was kept)."""
+        return {name: loads(ctx) for name, ctx in self.db.execute("SELECT scenario, context FROM grading_scenarios WHERE grading_id = ?", [grading_id])}
+
+    def iter_session_rows(self, *, run_id: str | None = None, scenario: str | None = None, session_ids: Iterable[str] | None = None, batch: int = 500) -> Iterator[SessionRow]:
+        """Session rows in id (= creation) order, a page at a time: no read cursor stays open
+        while the caller writes, and memory does not grow with the store."""
+        where, params = ["id > ?"], []
+        if run_id:
+            where.append("run_id = ?")
+            params.append(run_id)
+        if scenario:
+            where.append("scenario = ?")
+            params.append(scenario)
+        if session_ids is not None:
+            wanted = list(session_ids)
+            where.append(f"id IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
+        sql = "SELECT * FROM sessions WHERE " + " AND ".join(where) + " ORDER BY id LIMIT ?"
+        last = ""
+        while True:
+            page = [_session_row(r) for r in self.db.query(sql, [last, *params, batch])]
+            yield from page
+            if len(page) < batch:
+                return
+            last = page[-1].id
+
+    def resolve_id(self, table: str, prefix: str) -> str | None:
+        """The one id in `runs` or `sessions` starting with `prefix` (ULIDs, any case); None if none.
+
+        Raises LookupError listing the candidates when the prefix is ambiguous."""
+        if table not in ("runs", "sessions", "gradings"):
+            raise ValueError(table)
+        text = prefix.strip().upper()
+        if not text:
+            return None
+        hits = [r[0] for r in self.db.execute(f"SELECT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", [text, text + "\uffff"])]
+        if len(hits) > 1 and text not in hits:
+            raise LookupError(hits)
+        return text if text in hits else (hits[0] if hits else None)
+
+    def finish_status(self, session_id: str) -> str | None:
+        """The status in the session's `session.finished` action; None when it never finished."""
+        row = self.db.execute("SELECT data FROM actions WHERE session_id = ? AND kind = 'session.finished' ORDER BY seq DESC LIMIT 1", [session_id]).fetchone()
+        return None if row is None else (loads(row[0]).get("status") or "ok")
 
     def latest_grading_for(self, session_id: str) -> str | None:
         row = self.db.execute(

@@ -53,9 +53,9 @@ def test_history_tables_refuse_update_and_delete(store, table):
 
 def test_append_assigns_increasing_seq_across_calls(store):
     sid = _session(store)
-    first = store.append(sid, [Action("message.user", {"text": "a"}), Action("thinking", {"text": "b"})])
-    second = store.append(sid, [Action("message.assistant", {"text": "c"})])
-    assert [a.seq for a in first + second] == [1, 2, 3]
+    assert store.append(sid, [Action("message.user", {"text": "a"}), Action("thinking", {"text": "b"})]) == 2
+    assert store.append(sid, [Action("message.assistant", {"text": "c"})]) == 3
+    assert [a.seq for a in store.actions(sid)] == [1, 2, 3]
     assert [a.kind for a in store.actions(sid)] == ["message.user", "thinking", "message.assistant"]
 
 
@@ -65,7 +65,7 @@ def test_seq_continues_after_reopen(tmp_path):
     s.append(sid, [Action("message.user", {"text": "a"})])
     s.close()
     s2 = Store(tmp_path / "x.db")
-    assert s2.append(sid, [Action("thinking", {"text": "b"})])[0].seq == 2
+    assert s2.append(sid, [Action("thinking", {"text": "b"})]) == 2
 
 
 def test_calls_view_pairs_results_and_keeps_unknown_outcome(store):

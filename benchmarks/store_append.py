@@ -1,0 +1,139 @@
+"""Recording speed: appends through the real Store next to a bare-executemany floor, and the
+per-scenario overhead of recording a mock scenario (staging + snapshot + grading).
+
+Run with `make bench`. Targets: the store at least half the floor's rate; overhead per
+mock scenario under 150 ms median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+
+from recorder.model import Action  # noqa: E402
+from recorder.store import Store  # noqa: E402
+
+
+def synthetic_session(n: int) -> list[Action]:
+    """A plausible session: calls with their results, messages, a metrics row."""
+    out = [Action("session.started", {"scenario": "bench", "harness": "mock", "prompt": "fix the bug"})]
+    i = 0
+    while len(out) < n - 1:
+        i += 1
+        out.append(Action("tool.call", {"call_id": f"c{i}", "tool": "Read", "input": {"file_path": f"src/mod{i}.py"}}))
+        out.append(Action("tool.result", {"call_id": f"c{i}", "output": "x" * 200, "is_error": None}))
+        out.append(Action("message.assistant", {"text": "looking at the next file"}))
+    out = out[: n - 1]
+    out.append(Action("session.finished", {"status": "ok", "exit_code": 0, "timed_out": False, "wall_ms": 1234.0}))
+    return out
+
+
+def floor(path: Path, sessions: int, per: int, actions: list[Action]) -> float:
+    """A bare executemany of the same rows into a fresh SQLite file (WAL, same schema)."""
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("PRAGMA journal_mode = WAL")
+    con.execute("PRAGMA synchronous = NORMAL")
+    con.execute("CREATE TABLE actions (session_id TEXT, seq INTEGER, at REAL, thread TEXT, kind TEXT, data TEXT, PRIMARY KEY (session_id, seq)) WITHOUT ROWID")
+    payloads = [(a.thread, a.kind, orjson.dumps(a.data).decode()) for a in actions]
+    started = time.perf_counter()
+    now = time.time()
+    for s in range(sessions):
+        sid = f"s{s:06d}"
+        rows = [(sid, i + 1, now, t, k, d) for i, (t, k, d) in enumerate(payloads)]
+        con.execute("BEGIN")
+        con.executemany("INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?)", rows)
+        con.execute("COMMIT")
+    elapsed = time.perf_counter() - started
+    con.close()
+    return sessions * per / elapsed
+
+
+def through_store(path: Path, sessions: int, per: int, actions: list[Action]) -> float:
+    store = Store(path)
+    run = store.new_run("bench")
+    ids = [store.new_session(run, "bench") for _ in range(sessions)]
+    started = time.perf_counter()
+    for sid in ids:
+        store.append(sid, actions)
+    elapsed = time.perf_counter() - started
+    store.close()
+    return sessions * per / elapsed
+
+
+def overhead(runs: int) -> list[float]:
+    """Median cost of recording one mock scenario on a 5-file testdata tree, minus the agent.
+
+    Measured as the whole `Runner` session (stage, sandbox copy, spawn the mock agent with no
+    steps, snapshot, live grading with an exec check) minus the mock agent process's own
+    start-up time, measured alone in the same run.
+    """
+    import subprocess
+
+    from benchtape.api import run_benches
+    from recorder.bench import load_bench
+    from recorder.runner import RunOptions
+
+    tmp = Path(tempfile.mkdtemp(prefix="benchtape-overhead-"))
+    td = tmp / "td"
+    td.mkdir()
+    for i in range(5):
+        (td / f"f{i}.py").write_text(f"x = {i}\n" * 40)
+    (tmp / "bench.yaml").write_text(
+        "harness: mock\ndefaults: {interactive: false}\nscenarios:\n  - name: s\n    prompt: p\n    testdata: td\n"
+        "    checks:\n      - {type: exec, args: {cmd: ['true']}}\n      - {type: contains, value: p}\n"
+    )
+    bench = load_bench(tmp / "bench.yaml")
+    store = Store(tmp / "o.db")
+    agent = [sys.executable, "-S", str(ROOT / "adapters" / "mock_agent.py")]
+    samples = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        subprocess.run(agent, input=b'{"prompt": "p"}', capture_output=True, check=True)
+        agent_ms = (time.perf_counter() - t0) * 1000
+        t1 = time.perf_counter()
+        run_benches([bench], store, RunOptions(concurrency=1))
+        total_ms = (time.perf_counter() - t1) * 1000
+        samples.append(total_ms - agent_ms)
+    store.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return samples
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, default=2000)
+    ap.add_argument("--per", type=int, default=100)
+    ap.add_argument("--overhead-runs", type=int, default=21)
+    args = ap.parse_args()
+    actions = synthetic_session(args.per)
+    tmp = Path(tempfile.mkdtemp(prefix="benchtape-bench-"))
+    try:
+        base = floor(tmp / "floor.db", args.sessions, args.per, actions)
+        real = through_store(tmp / "store.db", args.sessions, args.per, actions)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    total = args.sessions * args.per
+    ratio = real / base
+    print(f"append: {total:,} actions across {args.sessions:,} sessions")
+    print(f"  floor (bare executemany): {base:,.0f} actions/s")
+    print(f"  benchtape Store.append:   {real:,.0f} actions/s  ({ratio:.2f}× the floor; target ≥ 0.50×) {'OK' if ratio >= 0.5 else 'MISSED'}")
+    samples = overhead(args.overhead_runs)
+    med = statistics.median(samples)
+    print(f"recording overhead per mock scenario (5-file testdata, stage+snapshot+grading): median {med:.1f} ms over {len(samples)} runs (target < 150 ms) {'OK' if med < 150 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
