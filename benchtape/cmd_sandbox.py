@@ -1,0 +1,35 @@
+"""`benchtape sandbox build`: benchtape's own container base image, built locally."""
+
+from __future__ import annotations
+
+import typer
+
+from benchtape.cli import app, guarded
+from recorder.errors import BadInput
+
+sandbox_app = typer.Typer(help="The container sandbox.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+
+@sandbox_app.command("build")
+def build_cmd(rebuild: bool = typer.Option(False, "--rebuild", help="Build again even if the image exists.")) -> None:
+    """Build (or reuse) the base image the `container` level uses when a bench names none.
+
+    Example: benchtape sandbox build
+    """
+
+    def body() -> int:
+        from recorder.baseimage import ensure_base_image
+        from recorder.container import ContainerError, available, connect
+
+        ok, why = available()
+        if not ok:
+            raise BadInput(f"no Docker engine answers: {why}", fix="start dockerd (or install docker.io), then run this again")
+        try:
+            tag = ensure_base_image(connect(), rebuild=rebuild)
+        except ContainerError as exc:
+            raise BadInput(str(exc)) from None
+        print(f"base image: {tag}")
+        return 0
+
+    guarded(body)

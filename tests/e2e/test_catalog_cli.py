@@ -1,0 +1,29 @@
+"""`benchtape checks` and `benchtape version` as a user runs them."""
+
+import json
+
+from cli import benchtape
+
+
+def test_checks_lists_families_and_describes_one():
+    out = benchtape("checks")
+    assert out.returncode == 0
+    assert "session:tool-used" in out.stdout and "not supported in this version" in out.stdout
+    one = benchtape("checks", "trajectory:tool-used")
+    assert one.returncode == 0 and "alias of session:tool-used" in one.stdout and "outcome" in one.stdout
+
+
+def test_checks_json_and_unknown_type():
+    doc = json.loads(benchtape("checks", "--json").stdout)
+    types = {c["type"] for c in doc["checks"]}
+    assert {"exec", "contains", "session:tools-only", "environment:plugin-loaded", "assert-set"} <= types
+    assert "llm-rubric" in doc["refused"]
+    bad = benchtape("checks", "contians")
+    assert bad.returncode == 2 and "contains" in bad.stderr
+
+
+def test_version_and_help_have_examples():
+    assert benchtape("version").stdout.startswith("benchtape ")
+    for cmd in ("run", "demo", "list", "preflight", "checks"):
+        out = benchtape(cmd, "--help")
+        assert out.returncode == 0 and "Example:" in out.stdout, cmd
