@@ -1,0 +1,62 @@
+"""`sandbox: container` end to end: the mock agent runs inside a container and fixes a red
+test; the exec checks grade inside another container; network none and ro shares hold."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from cli import DEMO, benchtape  # noqa: E402
+
+pytestmark = pytest.mark.docker
+
+BENCH = """
+harness: mock
+defaults: {interactive: false, timeout: 120s}
+scenarios:
+  - name: in-a-box
+    prompt: fix add()
+    testdata: calc
+    sandbox:
+      level: container
+      share:
+        paths: [{from: shared, to: /data, access: ro}]
+    mock:
+      steps:
+        - {tool: Edit, input: {file_path: calc.py, old_string: "return a - b", new_string: "return a + b"}}
+        - {tool: Bash, input: {command: "python3 -m unittest -q"}}
+        - {tool: Bash, input: {command: "echo nope > /data/x.txt"}}
+        - {tool: Bash, input: {command: "test ! -e /work && test -d /workspace && echo inside"}}
+        - {say: fixed}
+    checks:
+      - {type: exec, args: {cmd: [python3, -m, unittest, -q]}}
+      - type: exec
+        args:
+          cmd: [python3, -c, "import socket,sys\\nfor host in ('127.0.0.1','10.255.255.1'):\\n  s=socket.socket(); s.settimeout(1)\\n  try:\\n    s.connect((host, 9)); sys.exit(1)\\n  except OSError: pass\\nprint('no network')"]
+      - {type: exec, args: {cmd: [sh, -c, "test ! -e /data"]}}
+"""
+
+
+def test_container_scenario_fixes_and_grades_inside(tmp_path, base_image):
+    shutil.copytree(DEMO.parent / "calc", tmp_path / "calc")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "keep.txt").write_text("read only\n")
+    (tmp_path / "bench.yaml").write_text(BENCH)
+    out = benchtape("run", tmp_path / "bench.yaml", "--db", tmp_path / "c.db", "--report-json", tmp_path / "r.json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    r = json.loads((tmp_path / "r.json").read_text())["results"][0]
+    assert r["status"] == "pass"
+    by_cmd = [c["result"] for c in r["checks"]]
+    assert "no network" in by_cmd[1]["evidence"].get("output_tail", by_cmd[1]["reason"])
+    bash = [c for c in r["session"]["calls"] if c["tool"] == "Bash"]
+    assert bash[0]["outcome"] == "ok"  # the agent's own test run inside the container
+    assert bash[1]["outcome"] == "error" and "Read-only" in bash[1]["output"]  # the ro share held
+    assert bash[2]["outcome"] == "ok" and "inside" in bash[2]["output"]
+    assert (tmp_path / "shared" / "keep.txt").read_text() == "read only\n"
+    assert not (tmp_path / "shared" / "x.txt").exists()
+    assert (tmp_path / "calc" / "calc.py").read_text().count("a - b") == 1  # testdata untouched
