@@ -1,0 +1,94 @@
+"""The codex harness: OpenAI Codex CLI run as `codex exec --json`, parsed item by item.
+
+The prompt goes on stdin (the `-` prompt argument), so it is never subject to argv
+length limits or shell quoting, and piped stdin is not appended to a positional
+prompt as newer CLIs do. `codex exec` defaults to a read-only sandbox, in which an
+agent cannot fix anything; unless the config's `args` choose a sandbox, benchtape
+asks for `--sandbox workspace-write` (benchtape's own sandbox is the outer fence).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from adapters.base import Command, Launch
+from adapters.codex_exec import CodexExecParser
+from adapters.config import ConfigReader
+from recorder.errors import BadInput
+
+HARNESS = "codex"
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+AUTH_ENV = ("OPENAI_API_KEY", "CODEX_API_KEY")
+SANDBOX_FLAGS = ("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approvals-and-sandbox", "--yolo")
+
+
+@dataclass(frozen=True)
+class CodexConfig:
+    binary: str = "codex"
+    model: str | None = None
+    effort: str | None = None
+    args: tuple[str, ...] = ()
+
+
+def parse_config(harness_config: dict[str, Any] | None) -> CodexConfig:
+    """Check and type the codex `harness_config` (binary, model, effort, args); unknown keys are ignored."""
+    r = ConfigReader(HARNESS, harness_config)
+    return CodexConfig(
+        binary=r.string("binary", empty_ok=False) or "codex",
+        model=r.string("model"),
+        effort=r.level("effort", EFFORTS, "CLI"),
+        args=tuple(r.strings("args")),
+    )
+
+
+def _chooses_sandbox(args: tuple[str, ...]) -> bool:
+    return any(a in SANDBOX_FLAGS or a.startswith("--sandbox=") for a in args)
+
+
+class CodexAdapter:
+    name = HARNESS
+
+    def command(self, launch: Launch) -> Command:
+        """`codex exec --json --skip-git-repo-check [--sandbox workspace-write] [-m] [-c effort] <args> -`."""
+        cfg = parse_config(launch.harness_config)
+        argv = [cfg.binary, "exec", "--json", "--skip-git-repo-check"]
+        if not _chooses_sandbox(cfg.args):
+            argv += ["--sandbox", "workspace-write"]
+        model = launch.model or cfg.model
+        if model:
+            argv += ["-m", model]
+        if cfg.effort:
+            argv += ["-c", f"model_reasoning_effort={cfg.effort}"]
+        argv += [*cfg.args, "-"]
+        return Command(argv=argv, stdin=launch.prompt.encode())
+
+    def parser(self) -> CodexExecParser:
+        return CodexExecParser()
+
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+        """Blocking findings: a bad config, the binary not on PATH, no API key and no `codex login`."""
+        try:
+            cfg = parse_config(harness_config)
+        except BadInput as exc:
+            return [exc.what]
+        findings: list[str] = []
+        found = (
+            os.path.isfile(cfg.binary) and os.access(cfg.binary, os.X_OK)
+            if os.sep in cfg.binary
+            else shutil.which(cfg.binary, path=env.get("PATH", "")) is not None
+        )
+        if not found:
+            findings.append(f"codex: `{cfg.binary}` is not on PATH; install the Codex CLI or set harness_config.binary")
+        if not any(env.get(name) for name in AUTH_ENV):
+            home = env.get("HOME") or (str(launch.home) if launch is not None and launch.home else "")
+            codex_home = env.get("CODEX_HOME") or (str(Path(home) / ".codex") if home else "")
+            if not (codex_home and (Path(codex_home) / "auth.json").is_file()):
+                findings.append(
+                    "codex: no way to authenticate: OPENAI_API_KEY is not set and there is no login at "
+                    f"{codex_home or '$HOME/.codex (HOME unset)'}/auth.json; export OPENAI_API_KEY or run `codex login`"
+                )
+        return findings
