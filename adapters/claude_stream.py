@@ -130,22 +130,27 @@ class ClaudeStreamParser:
 
 
 def environment_of(init: dict[str, Any]) -> dict[str, Any]:
-    """What the CLI said it loaded (`system/init`), in the shape the environment checks read."""
-    servers = init.get("mcp_servers")
-    return {
-        "source": "system:init",
-        "tools": init.get("tools"),
-        "mcp_servers": (
-            [{"name": s.get("name"), "status": s.get("status")} for s in servers if isinstance(s, dict)]
-            if isinstance(servers, list)
-            else None
-        ),
-        "plugins": init.get("plugins"),
-        "skills": init.get("skills"),
-        "agents": init.get("agents"),
-        "commands": init.get("slash_commands"),
-        "model": init.get("model"),
-        "permission_mode": init.get("permissionMode"),
-        "version": init.get("claude_code_version"),
-        "cwd": init.get("cwd"),
-    }
+    """What the CLI said it loaded (`system/init`), in the shape checks/environment.py reads.
+
+    A key the init line does not carry is left out (unknown), never written as empty.
+    """
+    reported: dict[str, Any] = {"source": "system:init"}
+    for key, native in (
+        ("tools", "tools"),
+        ("mcp_servers", "mcp_servers"),
+        ("plugins", "plugins"),
+        ("skills", "skills"),
+        ("agents", "agents"),
+        ("commands", "slash_commands"),
+        ("model", "model"),
+        ("permission_mode", "permissionMode"),
+        ("version", "claude_code_version"),
+        ("cwd", "cwd"),
+    ):
+        if init.get(native) is not None:
+            reported[key] = init[native]
+    if isinstance(reported.get("mcp_servers"), list):
+        reported["mcp_servers"] = [
+            {k: s[k] for k in ("name", "status") if k in s} for s in reported["mcp_servers"] if isinstance(s, dict)
+        ]
+    return reported
