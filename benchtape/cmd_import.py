@@ -1,0 +1,58 @@
+"""`benchtape import` and `benchtape reparse`: sessions recorded elsewhere, and better adapters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchtape.cli import DB_HELP, app, guarded, open_store
+
+
+@app.command("import")
+def import_cmd(
+    harness: str = typer.Argument(..., help="claude-code or codex"),
+    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl)."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Import transcripts recorded elsewhere as sessions (one per file), to grade and query them.
+
+    Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
+    """
+
+    def body() -> int:
+        import sys
+
+        from recorder.importer import import_files
+
+        results = import_files(open_store(db), harness, paths, scenario, argv=sys.argv[1:])
+        for r in results:
+            if r.already:
+                print(f"{r.session_id}  {r.path}  (already imported: same content; nothing written)")
+            else:
+                warn = f", {r.warnings} adapter warning(s)" if r.warnings else ""
+                print(f"{r.session_id}  {r.path}  ({r.actions} actions{warn})")
+        return 0
+
+    guarded(body)
+
+
+@app.command("reparse")
+def reparse_cmd(
+    session: str = typer.Argument(..., help="Session id."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """Re-derive a session's actions from its stored raw lines, into a new session linked to the old one.
+
+    Example: benchtape reparse 01J9Z3K4M5N6P7Q8R9S0T1V2W3
+    """
+
+    def body() -> int:
+        from recorder.importer import reparse
+
+        print(reparse(open_store(db, must_exist=True), session))
+        return 0
+
+    guarded(body)
