@@ -18,8 +18,9 @@ from pathlib import Path
 
 
 def realdata() -> Path:
+    beside = Path(__file__).resolve().parents[2] / "../shared/realdata"
     env = os.environ.get("BENCHTAPE_REALDATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "../shared/realdata"
+    return Path(env) if env and not beside.is_dir() else beside
 
 
 def main(default: str) -> int:
