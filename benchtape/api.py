@@ -15,6 +15,8 @@ from typing import Any, Callable
 
 from recorder.bench import BenchSpec, expand_paths, load_bench
 from recorder.errors import BadInput, PreflightBlocked
+from recorder.leaks import ReportLeak, report_leaks
+from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
 from replay.grading import Verdict, build_checks, grade_stored, new_grading, scenario_context, scenario_status
@@ -31,6 +33,7 @@ class BenchRun:
     grading_id: str
     results: list[dict[str, Any]] = field(default_factory=list)
     verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    generated: dict[str, str] = field(default_factory=dict)  # generate: values, kept out of every report
 
 
 @dataclass
@@ -112,31 +115,37 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: P
             record.session_id,
             checks[sc.name],
             bench_dir=bench.dir,
-            vars=sc.vars,
+            vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})},
             transform=sc.transform,
             control=control,
             **grading_kwargs,
         )
         status = scenario_status(verdicts, session)
         row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=scenario_context(sc.vars, sc.transform, control))
+        row = redact_json(row, store.redactors.get(record.session_id))  # check evidence is not redacted by the store
         with lock:
             state.results.append(row)
             state.verdicts[record.session_id] = verdicts
             if snapshots_dir is not None and session.snapshot:
                 _save_snapshot(store, session.snapshot["sha256"], snapshots_dir)
-            if report_path is not None:
-                write_json_atomic(report_path, _report(state, runner.harness, complete=False))
+            if report_path is not None and runner.seeds is not None:
+                state.generated = runner.seeds.values()
+                try:
+                    write_report(report_path, _report(state, runner.harness, complete=False), state.generated)
+                except ReportLeak:
+                    pass  # the final write refuses, and says so
         emit("verdicts", {"session_id": record.session_id, "scenario": sc.name, "attempt": record.attempt, "status": status, "verdicts": verdicts})
 
     runner.on_session_done = on_session_done
     try:
         runner.run()
     finally:
-        if report_path is not None:
-            write_json_atomic(report_path, _report(state, runner.harness, complete=True))
+        state.generated = runner.seeds.values() if runner.seeds else {}
+        if report_path is not None and runner.seeds is not None:
+            write_report(report_path, _report(state, runner.harness, complete=True), state.generated)
     state.results.sort(key=lambda r: ([s.name for s in bench.scenarios].index(r["scenario_id"]), r["attempt"]))
     if report_path is not None:
-        write_json_atomic(report_path, _report(state, runner.harness, complete=True))
+        write_report(report_path, _report(state, runner.harness, complete=True), state.generated)
     emit("run.finished", {"run_id": run_id, "grading_id": grading_id})
     return state
 
@@ -159,6 +168,18 @@ def _write_combined(path: Path, outcome: RunOutcome, complete: bool) -> None:
             "results": outcome.results,
             "summary": summary(outcome.results),
         }
+    write_report(path, doc, {k: v for run in outcome.runs for k, v in run.generated.items()})
+
+
+def write_report(path: Path, doc: dict[str, Any], generated: dict[str, str]) -> None:
+    """Write a report unless it would publish a `generate:` value (the answer key): then refuse, naming where."""
+    leaks = report_leaks(doc, generated)
+    if leaks:
+        listed = "\n    ".join(leaks[:20])
+        raise ReportLeak(
+            f"report {path} was NOT written: a generated value (the answer key) would be published in it:\n    {listed}"
+            "\n  the sessions are recorded in the database; fix: keep generated values out of check specs and vars, and let checks read them from vars"
+        )
     write_json_atomic(path, doc)
 
 
@@ -175,11 +196,16 @@ def _save_snapshot(store: Store, sha: str, folder: Path) -> None:
 
 
 def demo_bench_path() -> Path:
-    """The demo bench shipped in fixtures-red/ (next to the package in a checkout)."""
+    """The demo bench from fixtures-red/: in a checkout, or as installed package data."""
     here = Path(__file__).resolve().parent.parent / "fixtures-red" / "demo" / "bench.yaml"
     if here.is_file():
         return here
-    raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is not next to this installation", fix="run benchtape demo from a checkout of the repository")
+    from importlib.resources import files
+
+    installed = Path(str(files("benchtape_fixtures"))) / "demo" / "bench.yaml"
+    if installed.is_file():
+        return installed
+    raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is missing from this installation", fix="reinstall benchtape, or run it from a checkout")
 
 
 __all__ = ["load_benches", "run_benches", "preflight_all", "RunOptions", "RunOutcome", "Store", "shutil"]

@@ -11,6 +11,8 @@ from typing import Any, Callable, List, Optional
 import typer
 
 from recorder.errors import BadInput, PreflightBlocked
+from recorder.leaks import ReportLeak
+from recorder.staging import StagingFailed
 from recorder.version import VERSION
 
 app = typer.Typer(
@@ -53,6 +55,12 @@ def guarded(fn: Callable[[], int]) -> None:
         for f in exc.findings:
             print(f"  ✗ {f}", file=sys.stderr)
         code = EXIT_BLOCKED
+    except StagingFailed as exc:
+        print(f"staging failed — nothing ran, no spend: {exc}", file=sys.stderr)
+        code = EXIT_BLOCKED
+    except ReportLeak as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        code = 1
     except KeyboardInterrupt:
         print("interrupted: what was recorded stays recorded", file=sys.stderr)
         code = EXIT_INTERRUPTED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 REDACTED = "[REDACTED]"
 SECRET_NAME = re.compile(r".*(_API_KEY|_TOKEN)$")
@@ -30,3 +30,18 @@ def redactor(secrets: Iterable[str]) -> Callable[[str], str]:
         return lambda text: text
     pattern = re.compile("|".join(re.escape(f) for f in sorted(set(forms), key=len, reverse=True)))
     return lambda text: pattern.sub(REDACTED, text)
+
+
+def redact_json(doc: Any, redact: Callable[[str], str] | None) -> Any:
+    """A JSON-able document with every secret redacted (its JSON text passed through `redact`).
+
+    Reports carry what checks computed (exec output, evidence) beside what the store
+    already redacted, so a report row is redacted as a whole before it is written.
+    """
+    if redact is None:
+        return doc
+    import orjson
+
+    text = orjson.dumps(doc, default=str).decode()
+    cleaned = redact(text)
+    return doc if cleaned == text else orjson.loads(cleaned)
