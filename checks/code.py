@@ -1,0 +1,335 @@
+"""Code checks: your grader, in its own process. `python` (an `evaluate(output, context)`
+function), `custom:exec` (any program: the envelope on stdin, a Result on stdout) and
+`custom:http` (a service: the envelope POSTed, a Result in the response).
+
+A grader never runs inside benchtape's process: a crash, a hang or a stray global there
+would take the grading down with it. Programs run through `ctx.run_command` with a
+scrubbed environment, so they see no API keys, and a container sandbox can confine them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shlex
+import socket
+import sys
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, short, tail
+from checks.envelope import envelope, grader_env, last_json_object, result_from_reply, score_passes
+from checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from recorder.model import CheckSpec, Result, Session
+
+# ---------------------------------------------------------------- shared
+
+
+@contextmanager
+def _run_dir(ctx: CheckContext) -> Iterator[Path]:
+    """The workspace when there is one (graders inspect it), else the bench directory, else
+    a throwaway directory."""
+    if ctx.work_dir is not None:
+        yield Path(ctx.work_dir)
+    elif ctx.bench_dir is not None:
+        yield Path(ctx.bench_dir)
+    else:
+        with tempfile.TemporaryDirectory(prefix="benchtape-grader-") as d:
+            yield Path(d)
+
+
+def _timeout(spec: CheckSpec, type: str) -> float:
+    return parse_duration(args_of(spec).get("timeout"), type=type, default="30s")
+
+
+def _threshold(spec: CheckSpec) -> float | None:
+    t = spec.threshold
+    if t is None:
+        return None
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
+        raise CheckConfigError(f"{spec.type}: 'threshold' is a score bar in [0, 1], got {t!r}")
+    return float(t)
+
+
+# ---------------------------------------------------------------- python
+
+_MARK = "@@benchtape-result@@ "
+# Runs in the child interpreter. User prints go to stderr so stdout carries only the reply.
+_RUNNER = r"""
+import json, os, runpy, sys, traceback
+out = sys.stdout.buffer
+sys.stdout = sys.stderr
+def emit(obj):
+    out.write(("\n@@benchtape-result@@ " + json.dumps(obj, default=str) + "\n").encode())
+    out.flush()
+try:
+    job = json.loads(sys.stdin.buffer.read())
+    if job.get("path"):
+        sys.path.insert(0, os.path.dirname(job["path"]))
+        ns = runpy.run_path(job["path"], run_name="__benchtape_check__")
+    else:
+        ns = {"__name__": "__benchtape_check__"}
+        exec(compile(job["source"], "<python check>", "exec"), ns)
+    fn = ns.get("evaluate")
+    if not callable(fn):
+        emit({"error": "the script defines no evaluate(output, context)"})
+    else:
+        emit({"value": fn(job["output"], job["context"])})
+except BaseException:
+    emit({"error": traceback.format_exc(limit=-3)})
+"""
+
+
+def _defines_evaluate(tree: ast.Module) -> bool:
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "evaluate":
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "evaluate" for t in node.targets):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name) == "evaluate" for a in node.names):
+            return True
+    return False
+
+
+def _python_source(spec: CheckSpec) -> tuple[str | None, str | None]:
+    """(inline source, file path) from `value`; inline source is compiled now."""
+    v = spec.value
+    if not isinstance(v, str) or not v.strip():
+        raise CheckConfigError("python: 'value' (inline source, or file://path relative to the bench file) is required")
+    if v.startswith("file://"):
+        path = v[len("file://") :]
+        if not path:
+            raise CheckConfigError("python: 'value' file:// names no file")
+        if os.path.isabs(path) and not os.path.isfile(path):
+            raise CheckConfigError(f"python: grader {path} does not exist")
+        return None, path
+    try:
+        tree = ast.parse(v, "<python check>")
+        compile(tree, "<python check>", "exec")
+    except SyntaxError as exc:
+        raise CheckConfigError(f"python: the inline source does not compile: line {exc.lineno}: {exc.msg}") from exc
+    if not _defines_evaluate(tree):
+        raise CheckConfigError("python: the inline source must define evaluate(output, context)")
+    return v, None
+
+
+def _python_result(value: Any, threshold: float | None) -> Result:
+    if isinstance(value, bool):
+        return Result.of(value, f"evaluate returned {value}", {"returned": value})
+    if isinstance(value, (int, float)):
+        score = float(value)
+        if not 0 <= score <= 1:
+            return Result.error(f"python: evaluate returned the score {value!r}, outside [0, 1]")
+        return Result.of(score_passes(score, threshold), f"evaluate returned the score {score:g}", {"returned": score}, score=score)
+    if isinstance(value, dict):
+        return result_from_reply(value, "python", threshold)
+    return Result.error(f"python: evaluate returned {short(repr(value), 80)}; return a bool, a score in [0, 1], or {{pass, score, reason, evidence}}")
+
+
+@register(
+    "python",
+    family="Script",
+    summary="a Python `evaluate(output, context)` run in its own interpreter process: a bool, a score in [0, 1], or {pass, score, reason, evidence}",
+    reads="final_output; context = {vars, config, session (the grader envelope's), assertion, prompt}",
+    args={
+        "value": "inline source, or file://path relative to the bench file (required)",
+        "config": "any mapping, handed to the script as context['config']",
+        "args.timeout": 'a duration with a unit (default "30s")',
+        "threshold": "bar for a bare score (default: above 0)",
+    },
+    example="type: python\nvalue: |\n  def evaluate(output, context):\n      return 'fixed' in output.lower()",
+    errors=("no value", "inline source that does not compile or defines no evaluate", "a timeout with no unit", "ERROR: a relative file:// with no bench directory, a missing file, a crash, a timeout"),
+    kind="Code",
+    reads_workspace=True,
+)
+def python_check(spec: CheckSpec) -> Evaluator:
+    source, path = _python_source(spec)
+    timeout = _timeout(spec, "python")
+    threshold = _threshold(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        job: dict[str, Any] = {"output": session.final_output or ""}
+        if path is not None:
+            if os.path.isabs(path):
+                full = Path(path)
+            elif ctx.bench_dir is None:
+                return Result.error(f"python: file://{path} is relative, but no bench directory is known to resolve it against")
+            else:
+                full = Path(ctx.bench_dir) / path
+            if not full.is_file():
+                return Result.error(f"python: grader {full} does not exist")
+            job["path"] = str(full.resolve())
+        else:
+            job["source"] = source
+        env_doc = envelope(session, spec, ctx)
+        job["context"] = {"vars": env_doc["vars"], "config": dict(spec.config or {}), "session": env_doc["session"], "assertion": env_doc["assertion"], "prompt": session.prompt}
+        with _run_dir(ctx) as cwd:
+            try:
+                done = ctx.run_command([sys.executable, "-I", "-c", _RUNNER], cwd, timeout, env=grader_env(), stdin=dumps_json(job))
+            except OSError as exc:
+                return Result.error(f"python: cannot start the interpreter: {exc}")
+        log = done.output
+        if done.timed_out:
+            return Result.error(f"python: timed out after {format_seconds(timeout)}", {"output_tail": tail(log)})
+        marked = [line for line in log.split("\n") if line.startswith(_MARK)]
+        if not marked:
+            return Result.error(f"python: the script produced no result (exit {done.exit_code})\n{tail(log)}", {"output_tail": tail(log)})
+        reply = loads_json(marked[-1][len(_MARK) :])
+        if "error" in reply:
+            return Result.error(f"python: {reply['error'].strip()}", {"output_tail": tail(log)})
+        return _python_result(reply.get("value"), threshold)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- custom:exec
+
+
+def _exec_command(spec: CheckSpec) -> list[str]:
+    cmd = args_of(spec).get("command")
+    if cmd is not None:
+        if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) for a in cmd):
+            raise CheckConfigError("custom:exec: args.command must be a non-empty list of strings")
+        return list(cmd)
+    line = spec.value if isinstance(spec.value, str) and spec.value.strip() else None
+    if line is None and spec.type.startswith("custom:exec:"):
+        line = spec.type[len("custom:exec:") :]
+    if not line:
+        raise CheckConfigError("custom:exec: 'args.command' (a list) or 'value' (a command line) is required")
+    try:
+        argv = shlex.split(line)
+    except ValueError as exc:
+        raise CheckConfigError(f"custom:exec: cannot split {line!r} into arguments: {exc}") from exc
+    if not argv:
+        raise CheckConfigError("custom:exec: the command is empty")
+    return argv
+
+
+def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
+    """A relative path in argv[0] or argv[1] (`./grade.sh`, `python graders/g.py`) is
+    relative to the bench file, as `file://` graders are."""
+    if bench_dir is None:
+        return argv
+    out = list(argv)
+    for i in range(min(2, len(out))):
+        a = out[i]
+        if "/" in a and not os.path.isabs(a) and (Path(bench_dir) / a).exists():
+            out[i] = str((Path(bench_dir) / a).resolve())
+    return out
+
+
+@register(
+    "custom:exec",
+    family="Custom",
+    summary="run a grader program: the envelope {version: benchtape/v1, session, assertion, vars} on stdin, a Result JSON {pass, score, reason, evidence} as the last JSON line of stdout",
+    reads="the whole session (envelope), the workspace as cwd",
+    args={
+        "args.command": "argv list (preferred); relative paths in its first two items resolve against the bench file",
+        "value": "a command line, split like a shell would (no shell runs); also accepted as the type suffix custom:exec:<command>",
+        "args.timeout": 'a duration with a unit (default "30s")',
+        "threshold": "bar for a reply carrying only a score (default: above 0)",
+    },
+    example="type: custom:exec\nargs: {command: [python3, graders/judge.py]}",
+    errors=("no command", "unbalanced quotes", "a timeout with no unit", "ERROR: the program cannot start, times out, or prints no JSON result"),
+    kind="Code",
+    prefix=True,
+    reads_workspace=True,
+)
+def custom_exec(spec: CheckSpec) -> Evaluator:
+    argv = _exec_command(spec)
+    timeout = _timeout(spec, "custom:exec")
+    threshold = _threshold(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        full = _resolve_paths(argv, ctx.bench_dir)
+        body = dumps_json(envelope(session, spec, ctx))
+        with _run_dir(ctx) as cwd:
+            try:
+                done = ctx.run_command(full, cwd, timeout, env=grader_env(), stdin=body)
+            except OSError as exc:
+                return Result.error(f"custom:exec: cannot start {full[0]!r}: {exc.strerror or exc}")
+        log = tail(done.output)
+        if done.timed_out:
+            return Result.error(f"custom:exec: {full[0]} timed out after {format_seconds(timeout)}", {"output_tail": log})
+        reply = last_json_object(done.output)
+        if reply is None:
+            return Result.error(f"custom:exec: {full[0]} printed no JSON result (exit {done.exit_code})\n{log}", {"exit_code": done.exit_code, "output_tail": log})
+        return result_from_reply(reply, "custom:exec", threshold)
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- custom:http
+
+
+def _url(spec: CheckSpec) -> str:
+    url = args_of(spec).get("url")
+    if url is None:
+        url = spec.value
+    if url is None and spec.type.startswith("custom:http:"):
+        url = spec.type[len("custom:http:") :]
+    if not isinstance(url, str) or not url:
+        raise CheckConfigError("custom:http: 'args.url' or 'value' (an http or https URL) is required")
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise CheckConfigError(f"custom:http: {url!r} is not an http:// or https:// URL")
+    return url
+
+
+def _headers(spec: CheckSpec) -> dict[str, str]:
+    raw = args_of(spec).get("headers") or {}
+    if not isinstance(raw, Mapping) or not all(isinstance(k, str) and k and isinstance(v, str) for k, v in raw.items()):
+        raise CheckConfigError("custom:http: args.headers must map header names to literal strings")
+    if any("\n" in k or "\r" in k or "\n" in v or "\r" in v for k, v in raw.items()):
+        raise CheckConfigError("custom:http: a header name or value contains a line break")
+    return dict(raw)
+
+
+@register(
+    "custom:http",
+    family="Custom",
+    summary="POST the envelope to a grading service; its JSON response {pass, score, reason, evidence} is the Result",
+    reads="the whole session (envelope)",
+    args={
+        "args.url": "http:// or https:// URL (or `value`, or the type suffix)",
+        "args.headers": "header name → literal string (no variables are expanded)",
+        "args.timeout": 'a duration with a unit (default "30s")',
+        "threshold": "bar for a reply carrying only a score (default: above 0)",
+    },
+    example="type: custom:http\nargs: {url: 'http://127.0.0.1:8080/grade', headers: {X-Bench: demo}}",
+    errors=("no URL, or a scheme other than http/https", "headers that are not literal strings", "ERROR: unreachable, a non-2xx status, a timeout, or a reply that is not a Result"),
+    kind="Service",
+    prefix=True,
+)
+def custom_http(spec: CheckSpec) -> Evaluator:
+    url = _url(spec)
+    headers = _headers(spec)
+    timeout = _timeout(spec, "custom:http")
+    threshold = _threshold(spec)
+
+    def evaluate(session: Session, ctx: CheckContext) -> Result:
+        body = dumps_json(envelope(session, spec, ctx))
+        req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "User-Agent": "benchtape", **headers})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - scheme checked at construction
+                status, text = resp.status, resp.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as exc:
+            text = exc.read().decode("utf-8", "replace") if exc.fp else ""
+            return Result.error(f"custom:http: {url} answered HTTP {exc.code}: {short(text.strip(), 300)}", {"status": exc.code})
+        except (socket.timeout, TimeoutError):
+            return Result.error(f"custom:http: {url} did not answer within {format_seconds(timeout)}")
+        except (urllib.error.URLError, OSError) as exc:
+            why = getattr(exc, "reason", exc)
+            return Result.error(f"custom:http: cannot reach {url}: {why}")
+        try:
+            reply = loads_json(text)
+        except ValueError:
+            return Result.error(f"custom:http: {url} answered {status} with no JSON result: {short(text.strip(), 300)}", {"status": status})
+        return result_from_reply(reply, "custom:http", threshold)
+
+    return evaluate
