@@ -202,7 +202,7 @@ def demo_bench_path() -> Path:
         return here
     from importlib.resources import files
 
-    installed = Path(str(files("benchtape_fixtures").joinpath("demo", "bench.yaml")))
+    installed = Path(str(files("benchtape_fixtures").joinpath("demo").joinpath("bench.yaml")))
     if installed.is_file():
         return installed
     raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is missing from this installation", fix="reinstall benchtape, or run it from a checkout")
