@@ -7,6 +7,7 @@ every action already received, and the session simply has no `session.finished`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -22,7 +23,9 @@ from adapters.base import Adapter, Launch, get_adapter
 from adapters.mock import MockAdapter
 from recorder import sandbox as local_sandbox
 from recorder.bench import BenchSpec, ScenarioSpec
+from recorder.claude_home import ClaudeHome
 from recorder.model import Action
+from recorder.outside_writes import OutsideWrites
 from recorder.redact import redactor, secret_values
 from recorder.snapshot import snapshot
 from recorder.store import Store
@@ -74,6 +77,7 @@ class Runner:
         self.harness = options.harness or bench.harness or "mock"
         self.model = options.model or bench.harness_config.get("model")
         self.run_id: str | None = None
+        self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.staging.Seeds)
 
     def adapter(self) -> Adapter:
         if self.harness == "mock":
@@ -105,7 +109,7 @@ class Runner:
             self.start_run()
         from recorder.staging import stage_seeds
 
-        seeds = stage_seeds(self.bench, self.scenarios())
+        seeds = self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=self.on_event)
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
         serial = any(self.level_of(s) == "none" for s, _ in jobs)
         workers = 1 if serial else max(1, self.options.concurrency)
@@ -141,7 +145,10 @@ class Runner:
             return run_in_container(self, scenario, attempt, seed)
         ws = local_sandbox.prepare(scenario, seed, level=level)
         try:
-            record = self.record_session(scenario, attempt, ws.root, ws.agent_cwd, ws.home, ws.env, ws.secret_names, level)
+            audit = OutsideWrites(ws.temp) if ws.temp is not None else None
+            with ClaudeHome(ws.home) if level == "workspace" else contextlib.nullcontext() as home_guard:
+                after_exit = lambda: self._sandbox_notes(audit, home_guard)  # noqa: E731
+                record = self.record_session(scenario, attempt, ws.root, ws.agent_cwd, ws.home, ws.env, ws.secret_names, level, after_exit=after_exit)
         finally:
             if not self.options.keep_sandbox:
                 ws.cleanup()
@@ -149,6 +156,16 @@ class Runner:
             record.work_root = ws.root
         self.on_session_done(record)
         return record
+
+    def _sandbox_notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
+        """What the sandbox saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
+        outside = audit.message() if audit else None
+        if outside:
+            notes.append(Action("error", {"message": outside}))
+        for note in notes:
+            self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
+        return notes
 
     def record_session(
         self,
@@ -162,6 +179,7 @@ class Runner:
         level: str,
         spawn: Callable[..., Any] | None = None,
         launch_overrides: dict[str, Any] | None = None,
+        after_exit: Callable[[], list[Action]] | None = None,
     ) -> SessionRecord:
         """Start the harness, stream its output into the store, snapshot the workspace."""
         adapter = self.adapter()
@@ -190,7 +208,7 @@ class Runner:
         )
         launch = Launch(**{**launch_args, **(launch_overrides or {})})
         status, exit_code, timed_out, wall_ms, stderr_tail = self._drive(adapter, launch, env, agent_cwd, scenario.timeout, session_id, spawn)
-        closing: list[Action] = []
+        closing: list[Action] = list(after_exit()) if after_exit else []
         if timed_out:
             closing.append(Action("error", {"message": f"timed out after {scenario.timeout:g}s; the harness's process group was killed"}))
         elif status == "error":

@@ -1,0 +1,140 @@
+"""Level workspace: the real ~/.claude is put back after the session (a fake HOME here, never the real one)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import run_bench, write_bench
+from recorder.claude_home import ClaudeHome
+
+
+def make_home(root: Path) -> Path:
+    home = root / "fakehome"
+    c = home / ".claude"
+    for d in ("agents", "projects/-old-project", "plugins/cache/p1"):
+        (c / d).mkdir(parents=True)
+    (c / "settings.json").write_text('{"model": "opus"}\n')
+    (c / "CLAUDE.md").write_text("my rules\n")
+    (c / "agents" / "reviewer.md").write_text("reviewer\n")
+    (c / "projects" / "-old-project" / "s.jsonl").write_text("{}\n")
+    (c / "plugins" / "cache" / "p1" / "plugin.json").write_text("{}\n")
+    return home
+
+
+def snapshot_of(home: Path) -> dict[str, str]:
+    c = home / ".claude"
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(c):
+        for n in dirnames + filenames:
+            p = Path(dirpath) / n
+            rel = str(p.relative_to(c))
+            out[rel] = "->" + os.readlink(p) if p.is_symlink() else ("<dir>" if p.is_dir() else p.read_text())
+    return out
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return make_home(tmp_path)
+
+
+def vandalize(c: Path) -> None:
+    (c / "settings.json").write_text('{"model": "haiku", "hooks": "evil"}\n')
+    (c / "settings.local.json").write_text("{}\n")
+    (c / "CLAUDE.md").unlink()
+    (c / ".mcp.json").write_text("{}\n")
+    (c / "agents" / "reviewer.md").write_text("rewritten\n")
+    (c / "agents" / "new-agent.md").write_text("planted\n")
+    (c / "skills" / "s").mkdir(parents=True)
+    (c / "projects" / "-new-project").mkdir()
+    (c / "todos").mkdir()
+    (c / "todos" / "t.json").write_text("[]\n")
+    (c / "plugins" / "cache" / "p2").mkdir()
+
+
+def test_restores_files_trees_and_deletes_created_state(home):
+    c = home / ".claude"
+    before = snapshot_of(home)
+    with ClaudeHome(home) as guard:
+        vandalize(c)
+        notes = guard.release()
+    after = snapshot_of(home)
+    plugin_keys = {k for k in after if k.startswith("plugins")}
+    assert {k: v for k, v in after.items() if k not in plugin_keys} == {k: v for k, v in before.items() if not k.startswith("plugins")}
+    assert (c / "plugins" / "cache" / "p2").is_dir()  # reported, not undone
+    assert len(notes) == 1 and "plugins changed" in notes[0] and "added: cache/p2" in notes[0]
+
+
+def test_a_symlinked_settings_file_is_restored_as_a_link_and_at_its_target(tmp_path, home):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "settings.json"
+    real.write_text('{"theme": "dark"}\n')
+    link = home / ".claude" / "settings.json"
+    link.unlink()
+    link.symlink_to(real)
+    with ClaudeHome(home):
+        link.write_text('{"theme": "hacked"}\n')  # written through the link
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == '{"theme": "dark"}\n'
+    with ClaudeHome(home):
+        link.unlink()
+        link.write_text("replaced the link with a file\n")
+    assert link.is_symlink() and real.read_text() == '{"theme": "dark"}\n'
+
+
+def test_concurrent_sessions_restore_once_when_the_last_leaves(home):
+    c = home / ".claude"
+    first, second = ClaudeHome(home), ClaudeHome(home)
+    first.__enter__()
+    (c / "settings.json").write_text("changed by session one\n")
+    second.__enter__()  # must not take a snapshot of session one's change
+    first.release()
+    assert (c / "settings.json").read_text() == "changed by session one\n"  # session two still runs
+    second.release()
+    assert (c / "settings.json").read_text() == '{"model": "opus"}\n'
+    assert first.release() == []  # idempotent
+
+
+def test_a_home_without_claude_gets_none_left_behind(tmp_path):
+    home = tmp_path / "bare"
+    home.mkdir()
+    with ClaudeHome(home):
+        (home / ".claude" / "projects" / "x").mkdir(parents=True)
+        (home / ".claude" / "settings.json").parent.mkdir(exist_ok=True)
+        (home / ".claude" / "settings.json").write_text("{}")
+    assert not (home / ".claude").exists()
+
+
+def test_workspace_level_run_puts_the_fake_home_back(tmp_path, home):
+    before = snapshot_of(home)
+    script = "; ".join([
+        "cd $HOME/.claude",
+        "echo '{\"model\": \"haiku\"}' > settings.json",
+        "echo '{}' > settings.local.json",
+        "rm CLAUDE.md",
+        "echo planted > agents/new-agent.md",
+        "mkdir -p projects/-bench-run todos shell-snapshots",
+        "echo x > todos/t.json",
+        "mkdir plugins/cache/p2",
+    ])
+    bench = write_bench(tmp_path, f"""
+        harness: mock
+        scenarios:
+          - name: meddler
+            prompt: a
+            sandbox: workspace
+            mock: {{steps: [{{tool: Bash, input: {{command: {json.dumps(script)}}}}}, {{say: done}}]}}
+    """)
+    ran = run_bench(bench, env={"HOME": str(home)})
+    assert ran.code == 0, ran.stderr
+    [result] = ran.actions("tool.result")
+    assert result["is_error"] is False, result
+    after = snapshot_of(home)
+    assert {k: v for k, v in after.items() if not k.startswith("plugins")} == {k: v for k, v in before.items() if not k.startswith("plugins")}
+    [warning] = ran.actions("adapter.warning")
+    assert "plugins changed" in warning["what"] and "cache/p2" in warning["what"]
+    assert warning["source"] == "sandbox"
