@@ -306,7 +306,7 @@ def content_similarity(spec: CheckSpec) -> Evaluator:
     summary="how little the output differs from the reference: difflib's matching-block (LCS-style) ratio",
     reads="final_output",
     args={"value": "the reference (default: args.expected, args.reference, then vars)", "threshold": f"score bar (default {CONTINUOUS})"},
-    example="type: textual-difference\nvalue: ok: 3 passed",
+    example="type: textual-difference\nvalue: \"ok: 3 passed\"",
     errors=("ERROR when no reference is found",),
 )
 def textual_difference(spec: CheckSpec) -> Evaluator:
