@@ -344,18 +344,33 @@ class Store:
         ]
         if not records:
             return
-        with self.lock, self.db.conn:
-            self.db.conn.executemany(
+        with self.lock:
+            self._in_transaction(
                 "INSERT INTO verdicts (grading_id, session_id, check_path, type, metric, spec, spec_sha256, status, pass, score, reason, evidence, readout, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 records,
             )
+
+    def _in_transaction(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
+        """executemany inside one explicit transaction: the connection is in autocommit mode,
+        where `with conn:` commits nothing and every row would be its own transaction."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            conn.executemany(sql, rows)
+            return
+        conn.execute("BEGIN")
+        try:
+            conn.executemany(sql, rows)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def add_grading_scenarios(self, grading_id: str, contexts: dict[str, dict[str, Any]]) -> None:
         """Per scenario: {vars, transform, control} as the grading used them."""
         rows = [(grading_id, name, dumps(ctx)) for name, ctx in contexts.items()]
         if rows:
-            with self.lock, self.db.conn:
-                self.db.conn.executemany("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
+            with self.lock:
+                self._in_transaction("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
 
     # ------------------------------------------------------------ reads
     def run(self, run_id: str) -> dict[str, Any] | None:
