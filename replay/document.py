@@ -31,9 +31,10 @@ def session_json(session: Session) -> dict[str, Any]:
     }
 
 
-def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts}."""
-    body = session_json(session)
+DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts"})
+
+
+def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     meta = {
         "id": session.id,
         "scenario": session.scenario,
@@ -46,20 +47,39 @@ def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, 
         "timed_out": session.timed_out,
         "work_dir": session.work_dir,
         "snapshot": session.snapshot,
-        "turns": body["turns"],
+        "turns": [{"prompt": t.prompt, "steps": t.steps} for t in session.turns],
         "skills": session.skills,
         "warnings": session.warnings,
         "errors": session.errors,
     }
     if row is not None:
         meta.update(run_id=row.run_id, attempt=row.attempt, cell_id=row.cell_id, started_at=row.started_at, params=row.params, source=row.source, parent_session=row.parent_session)
-    return {
-        "session": meta,
-        "actions": body["actions"],
-        "calls": body["calls"],
-        "subagents": body["subagents"],
-        "metrics": body["metrics"],
-        "environment": body["environment"],
-        "final_output": body["final_output"],
-        "verdicts": verdicts,
-    }
+    return meta
+
+
+_PARTS = {
+    "actions": lambda s: [a.to_dict() for a in s.actions],
+    "calls": lambda s: [c.to_dict() for c in s.calls],
+    "subagents": lambda s: {t: sub.to_dict() for t, sub in s.subagents.items()},
+    "metrics": lambda s: s.metrics.to_dict(),
+    "environment": lambda s: s.environment,
+    "final_output": lambda s: s.final_output,
+}
+
+
+def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None) -> dict[str, Any]:
+    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts}.
+
+    `keys` limits the document to those top-level keys (a query that reads only
+    `metrics` need not serialize every action); None builds all of it."""
+    doc: dict[str, Any] = {}
+    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts"):
+        if keys is not None and key not in keys:
+            continue
+        if key == "session":
+            doc[key] = _meta(row, session)
+        elif key == "verdicts":
+            doc[key] = verdicts
+        else:
+            doc[key] = _PARTS[key](session)
+    return doc

@@ -18,12 +18,16 @@ from replay.grading import Verdict
 REPORT_SCHEMA = 1
 
 
-def result_row(session: Session, scenario_id: str, status: str, verdicts: list[Verdict], attempt: int = 1) -> dict[str, Any]:
+def result_row(session: Session, scenario_id: str, status: str, verdicts: list[Verdict], attempt: int = 1, *, run_id: str | None = None, context: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One session's result; `context` ({vars, transform, control}) is what `grade` needs,
+    beside each check's spec, to reproduce the verdicts from the report alone."""
     return {
         "scenario_id": scenario_id,
         "attempt": attempt,
         "status": status,
         "session_id": session.id,
+        "run_id": run_id,
+        "grading_context": context,
         "checks": [
             {
                 "type": v.check.type,

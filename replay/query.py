@@ -1,0 +1,122 @@
+"""`benchtape query`: JMESPath over each stored session's document.
+
+The expression is compiled (and its function names checked) before the store is
+touched, so a typo costs nothing. Sessions are streamed one at a time, and each
+document is built with only the top-level keys the expression can reach: asking for
+`metrics.cost_usd` does not serialize a hundred actions per session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import jmespath
+from jmespath import exceptions as jexc
+from jmespath import functions as jfunctions
+
+from recorder.errors import BadInput
+from recorder.store import SessionRow, Store
+from replay.document import DOCUMENT_KEYS, document
+from replay.select import Selection, rows
+from replay.specs import check_index
+
+ALL = None  # every key of the document
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    parsed: Any  # jmespath ParsedResult
+    keys: frozenset[str] | None  # the document keys it can reach; None = all
+
+    def search(self, doc: dict[str, Any]) -> Any:
+        return self.parsed.search(doc)
+
+
+_KNOWN_FUNCTIONS = frozenset(jfunctions.Functions.FUNCTION_TABLE)
+
+
+def compile_query(text: str) -> Query:
+    """Parse the expression; a bad one is bad input (exit 2) that names the position."""
+    try:
+        parsed = jmespath.compile(text)
+    except jexc.ParseError as exc:  # LexerError and IncompleteExpressionError are ParseErrors
+        pos = exc.lex_position if isinstance(exc.lex_position, int) else 0
+        token = f" at {exc.token_value!r}" if exc.token_value not in (None, "") else ""
+        what = "the expression ends too soon" if isinstance(exc, jexc.IncompleteExpressionError) else exc.msg
+        pointer = f"\n  {text}\n  {' ' * pos}^"
+        raise BadInput(f"bad JMESPath expression, position {pos}{token}: {what}{pointer}", fix="see https://jmespath.org/specification.html; quote the expression for your shell") from None
+    unknown = sorted(_function_names(parsed.parsed) - _KNOWN_FUNCTIONS)
+    if unknown:
+        raise BadInput(f"bad JMESPath expression: unknown function {unknown[0]}()", fix=f"JMESPath functions: {', '.join(sorted(_KNOWN_FUNCTIONS))}")
+    return Query(text, parsed, reachable_keys(parsed.parsed))
+
+
+def _function_names(node: Any) -> set[str]:
+    if not isinstance(node, dict):
+        return set()
+    out = {node["value"]} if node.get("type") == "function_expression" else set()
+    for child in node.get("children") or ():
+        out |= _function_names(child)
+    return out
+
+
+# Node types whose first child is evaluated against the current value and the rest
+# against what it produced (or against its elements).
+_LEFT_ONLY = {"subexpression", "index_expression", "projection", "value_projection", "filter_projection", "pipe", "flatten"}
+# Node types whose every child is evaluated against the current value.
+_ALL_CHILDREN = {"function_expression", "or_expression", "and_expression", "not_expression", "comparator", "multi_select_list", "multi_select_dict", "key_val_pair"}
+
+
+def reachable_keys(node: Any) -> frozenset[str] | None:
+    """The root document keys an expression can read, or None when it may read them all
+    (`@`, `*`, anything not understood): a conservative answer is always safe."""
+    if not isinstance(node, dict):
+        return frozenset()
+    kind = node.get("type")
+    children = node.get("children") or []
+    if kind == "field":
+        return frozenset({node["value"]})
+    if kind in ("literal", "expref", "index", "slice", "raw_string"):
+        return frozenset()  # an expref is evaluated later, against elements
+    if kind in _LEFT_ONLY:
+        return reachable_keys(children[0]) if children else frozenset()
+    if kind in _ALL_CHILDREN:
+        out: set[str] = set()
+        for child in children:
+            got = reachable_keys(child)
+            if got is None:
+                return None
+            out |= got
+        return frozenset(out)
+    return None  # current, identity, and anything newer: the whole document
+
+
+def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = False) -> Iterator[dict[str, Any]]:
+    """One {session_id, scenario, result} per selected session, streamed."""
+    for row in rows(store, sel):
+        result = evaluate(store, query, row)
+        if result is None and not keep_null:
+            continue
+        yield {"session_id": row.id, "scenario": row.scenario, "result": result}
+
+
+def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
+    session = store.load_session(row.id, row)
+    keys = query.keys
+    wanted = None if keys is None else keys & DOCUMENT_KEYS
+    verdicts = latest_verdicts(store, row.id) if wanted is None or "verdicts" in wanted else []
+    doc = document(row, session, verdicts, keys=wanted)
+    try:
+        return query.search(doc)
+    except jexc.JMESPathError as exc:
+        raise BadInput(f"the expression failed on session {row.id}: {exc}", fix="check the argument types the functions get (e.g. length() of a number)") from None
+
+
+def latest_verdicts(store: Store, session_id: str) -> list[dict[str, Any]]:
+    """The session's verdicts from its most recent grading, decoded."""
+    grading = store.latest_grading_for(session_id)
+    if grading is None:
+        return []
+    return sorted(store.verdicts(grading_id=grading, session_id=session_id), key=lambda v: check_index(v["check_path"]))

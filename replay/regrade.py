@@ -1,0 +1,134 @@
+"""`benchtape regrade`: grade stored sessions with the checks as a bench file says now.
+
+No agent runs: each stored session is matched to the bench's scenario of the same name
+and graded, and the verdicts are appended as a new grading (source `regrade`) that
+`benchtape diff` can compare with any earlier one. Sessions are streamed and their
+verdicts written in batches, so a store of ten thousand sessions regrades in one pass
+at flat memory.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from checks import CheckConfigError, build
+from checks.registry import Check
+from recorder.bench import BenchSpec
+from recorder.errors import BadInput
+from recorder.model import Result, Session
+from recorder.store import SessionRow, Store, dumps
+from replay.grading import Verdict, check_path, evaluate, new_grading, restored_workspace, scenario_context, scenario_status
+from replay.select import Selection, resolve, rows
+from replay.specs import reads_workspace
+
+BATCH = 200  # sessions per verdict transaction
+
+
+@dataclass
+class ScenarioTally:
+    graded: int = 0
+    statuses: Counter = field(default_factory=Counter)
+
+
+@dataclass
+class RegradeSummary:
+    grading_id: str
+    bench: str
+    scenarios: dict[str, ScenarioTally] = field(default_factory=dict)
+    skipped: Counter = field(default_factory=Counter)  # scenario name the bench lacks → sessions
+
+    @property
+    def graded(self) -> int:
+        return sum(t.graded for t in self.scenarios.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "grading_id": self.grading_id,
+            "bench": self.bench,
+            "graded": self.graded,
+            "scenarios": {n: {"graded": t.graded, **dict(t.statuses)} for n, t in self.scenarios.items()},
+            "skipped": dict(self.skipped),
+        }
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A scenario's checks, built once, with the static half of their verdict rows."""
+
+    checks: list[Check]
+    rows: list[dict[str, Any]]
+    needs_workspace: bool
+    vars: dict[str, Any]
+    transform: str | None
+
+
+def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
+    """Build every check of the bench up front: a check refused now stops the regrade (exit 2)."""
+    out: dict[str, _Prepared] = {}
+    for sc in bench.scenarios:
+        built: list[Check] = []
+        for i, spec in enumerate(sc.checks):
+            try:
+                built.append(build(spec))
+            except CheckConfigError as exc:
+                raise BadInput(f"scenario {sc.name!r}: {check_path(i)} ({spec.type}): {exc}", file=str(spec.where.file or bench.path), line=spec.where.line, fix="fix the check, then regrade") from None
+        static = [
+            {"check_path": check_path(i), "type": c.type, "metric": c.metric, "spec": dumps(c.spec.to_dict()), "spec_sha256": c.identity, "readout": c.readout}
+            for i, c in enumerate(built)
+        ]
+        out[sc.name] = _Prepared(built, static, any(reads_workspace(c.spec) for c in built), dict(sc.vars), sc.transform)
+    return out
+
+
+def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
+    """Grade the selected stored sessions with `bench`'s checks; a new grading, source `regrade`."""
+    prepared = prepare(bench)
+    run_id = resolve(store, "runs", sel.run) if sel.run else None
+    if sel.scenario and sel.scenario not in prepared:
+        raise BadInput(f"--scenario {sel.scenario!r} is not a scenario of {bench.path}", fix=f"scenarios: {', '.join(sorted(prepared))}")
+    grading_id = new_grading(
+        store,
+        "regrade",
+        {sc.name: sc.checks for sc in bench.scenarios},
+        bench_path=str(bench.path),
+        run_id=run_id,
+        contexts={sc.name: scenario_context(sc.vars, sc.transform, False) for sc in bench.scenarios},
+    )
+    summary = RegradeSummary(grading_id, str(bench.path))
+    control_runs: dict[str, bool] = {}
+    pending: list[tuple[str, list[dict[str, Any]]]] = []
+    for row in rows(store, sel):
+        prep = prepared.get(row.scenario)
+        if prep is None:
+            summary.skipped[row.scenario] += 1
+            continue
+        if row.run_id not in control_runs:
+            run = store.run(row.run_id)
+            control_runs[row.run_id] = bool(run and run.get("kind") == "control")
+        session = store.load_session(row.id, row)
+        verdicts = _grade(store, session, prep, bench.dir, control_runs[row.run_id])
+        pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
+        if len(pending) >= BATCH:
+            store.add_verdicts_many(grading_id, pending)
+            pending = []
+        status = scenario_status(verdicts, session)
+        tally = summary.scenarios.setdefault(row.scenario, ScenarioTally())
+        tally.graded += 1
+        tally.statuses[status] += 1
+        if on_session:
+            on_session(row, status)
+    store.add_verdicts_many(grading_id, pending)
+    return summary
+
+
+def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, control: bool) -> list[Verdict]:
+    """The same evaluation live grading does; the workspace is restored only when a check reads it."""
+    with restored_workspace(store, session) if prep.needs_workspace else nullcontext(None) as root:
+        try:
+            return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control)
+        except Exception as exc:  # noqa: BLE001 - only the scenario's transform can raise here
+            return [Verdict(check_path(i), c, Result.error(f"the scenario's output transform failed: {exc}")) for i, c in enumerate(prep.checks)]
