@@ -1,0 +1,307 @@
+"""The read-side commands: the two controls (check, grade), regrade and diff, query, and
+browsing what was recorded (gradings, sessions, show). Each parses, calls one replay
+function and hands the result to `benchtape.render_replay`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchtape.cli import DB_HELP, app, guarded, open_store, parse_params
+from recorder.errors import BadInput
+
+JSON_HELP = "Print JSON instead of a table."
+PLAIN_HELP = "Plain lines (implied when stderr is not a TTY or NO_COLOR is set)."
+
+
+def _plain(flag: bool) -> bool:
+    from benchtape.render import plain_wanted
+
+    return plain_wanted(flag)
+
+
+def _selection(session: Optional[str], run: Optional[str], scenario: Optional[str], all_: bool):
+    from replay.select import Selection
+
+    return Selection(session=session, run=run, scenario=scenario, all=all_)
+
+
+# ---------------------------------------------------------------- check (the negative control)
+
+
+@app.command("check")
+def check_cmd(
+    benches: List[Path] = typer.Argument(..., help="Bench files or folders."),
+    verbose: bool = typer.Option(False, "-v", "--verbose", help="List every check, not only those that break the control."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none`: the checks run for real in your directory."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="Override a declared param: k=v (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
+
+    Exit 0 the control holds, 1 a check wrongly passed or could not be graded, 3 nothing gradable.
+    Example: benchtape check fixtures-red/demo/bench.yaml -v
+    """
+
+    def body() -> int:
+        from benchtape import render, render_replay
+        from benchtape.api import load_benches, run_benches
+        from recorder.runner import Interrupted
+        from replay.control import control_options, refuse_images, tally
+
+        loaded = load_benches(benches, parse_params(param))
+        refuse_images(loaded)
+        store = open_store(db)
+        is_plain = _plain(plain)
+        try:
+            with render.Progress(is_plain or as_json) as progress:
+                outcome = run_benches(loaded, store, control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:]), on_event=progress, control=True)
+        except Interrupted:
+            raise KeyboardInterrupt from None
+        report = tally(outcome.runs)
+        if as_json:
+            render_replay.emit_json(report.to_dict())
+        else:
+            render_replay.control_report(report, verbose, is_plain)
+        return report.exit_code
+
+    guarded(body)
+
+
+# ---------------------------------------------------------------- grade (the positive control)
+
+
+@app.command("grade")
+def grade_cmd(
+    target: Optional[str] = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run id (prefix)."),
+    session: Optional[str] = typer.Option(None, "--session", help="Only this session (id prefix)."),
+    all_: bool = typer.Option(False, "--all", help="Every stored session."),
+    grading: Optional[str] = typer.Option(None, "--grading", help="Reproduce this grading (default: each session's first grading, the one made with its run)."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """Positive control: re-grade stored sessions with the exact checks they were graded with.
+
+    Every verdict is REPRODUCED, DIVERGED or COULD NOT RE-GRADE. Exit 0 all reproduced,
+    1 any diverged or not re-gradable, 3 nothing to re-grade.
+    Example: benchtape grade out.json   ·   benchtape grade 01J… --db runs.db
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from replay.reproduce import reproduce_report, reproduce_store
+
+        is_plain = _plain(plain)
+        collected: list = []
+
+        def on_session(one) -> None:
+            if as_json:
+                collected.append(one.to_dict())
+            else:
+                render_replay.replay_session(one, is_plain)
+
+        if target is not None and _is_report(target):
+            if all_ or grading:
+                raise BadInput("--all and --grading read the database; a report is graded on its own", fix="drop them, or pass a run id instead of the report")
+            rep = reproduce_report(Path(target), session=session, on_session=on_session)
+        else:
+            if target is not None and session:
+                raise BadInput("give a run id or --session, not both")
+            store = open_store(db, must_exist=True)
+            rep = reproduce_store(store, _selection(session, target, None, all_), grading=grading, on_session=on_session)
+        if as_json:
+            render_replay.emit_json({"source": rep.source, "input": rep.input, "grading_id": rep.grading_id, "reproduces": rep.reproduced_gradings, "counts": rep.counts, "exit_code": rep.exit_code, "sessions": collected})
+        else:
+            render_replay.reproduction(rep, is_plain)
+        return rep.exit_code
+
+    guarded(body)
+
+
+def _is_report(target: str) -> bool:
+    p = Path(target)
+    if p.is_file():
+        return True
+    if target.endswith(".json"):
+        raise BadInput("no such report", file=target, fix="pass the path of a --report-json file, or a run id")
+    return False
+
+
+# ---------------------------------------------------------------- regrade / diff / gradings
+
+
+@app.command("regrade")
+def regrade_cmd(
+    bench: Path = typer.Option(..., "--bench", help="The bench whose checks (as they are now) grade the stored sessions."),
+    run: Optional[str] = typer.Option(None, "--run", help="Only this run's sessions (id prefix)."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario's sessions."),
+    all_: bool = typer.Option(False, "--all", help="Every stored session (the default)."),
+    param: Optional[List[str]] = typer.Option(None, "--param", help="k=v (repeatable)."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """Grade stored sessions with the bench's current checks, as a new grading. No agent runs.
+
+    Sessions are matched to scenarios by name; the last line printed is the new grading's id.
+    Example: benchtape regrade --bench bench.yaml --run 01J…  then  benchtape diff OLD NEW
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from recorder.bench import load_bench
+        from replay.regrade import regrade
+
+        loaded = load_bench(bench, parse_params(param))
+        store = open_store(db, must_exist=True)
+        summary = regrade(store, loaded, _selection(None, run, scenario, all_))
+        render_replay.regrade_summary(summary, _plain(plain))
+        return 0
+
+    guarded(body)
+
+
+@app.command("diff")
+def diff_cmd(
+    grading_a: str = typer.Argument(..., help="The earlier grading (id prefix)."),
+    grading_b: str = typer.Argument(..., help="The later grading (id prefix)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """Compare two gradings verdict by verdict: flips, score deltas, changed, added and removed checks.
+
+    Example: benchtape diff 01JA… 01JB… --json
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from replay.diff import diff_gradings
+
+        d = diff_gradings(open_store(db, must_exist=True), grading_a, grading_b)
+        if as_json:
+            render_replay.emit_json(d.to_dict())
+        else:
+            render_replay.grading_diff(d, _plain(plain))
+        return 0
+
+    guarded(body)
+
+
+@app.command("gradings")
+def gradings_cmd(
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """List gradings: id, source (live, regrade, control), when, how many sessions, bench.
+
+    Example: benchtape gradings --json
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from replay.diff import gradings_table
+
+        rows = gradings_table(open_store(db, must_exist=True))
+        if as_json:
+            render_replay.emit_json(rows)
+        else:
+            render_replay.gradings_list(rows, _plain(plain))
+        return 0
+
+    guarded(body)
+
+
+# ---------------------------------------------------------------- query / sessions / show
+
+
+@app.command("query")
+def query_cmd(
+    expr: str = typer.Argument(..., help="A JMESPath expression over {session, actions, calls, subagents, metrics, environment, final_output, verdicts}."),
+    session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix): print the bare result."),
+    run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix)."),
+    scenario: Optional[str] = typer.Option(None, "--scenario", help="This scenario's sessions."),
+    all_: bool = typer.Option(False, "--all", help="Every session (the default)."),
+    keep_null: bool = typer.Option(False, "--keep-null", help="Also print sessions where the result is null."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+) -> None:
+    """JMESPath over stored sessions: JSON Lines {session_id, scenario, result}, or the bare result with --session.
+
+    Example: benchtape query 'calls[].tool' --run 01J…
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from replay.query import compile_query, evaluate, run_query
+        from replay.select import resolve
+
+        query = compile_query(expr)  # before the store is touched: a typo costs nothing
+        store = open_store(db, must_exist=True)
+        if session:
+            sid = resolve(store, "sessions", session)
+            render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
+            return 0
+        for line in run_query(store, query, _selection(None, run, scenario, all_), keep_null=keep_null):
+            render_replay.emit_jsonl(line)
+        return 0
+
+    guarded(body)
+
+
+@app.command("sessions")
+def sessions_cmd(
+    run: Optional[str] = typer.Option(None, "--run", help="Only this run (id prefix)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """Runs and their sessions: id, scenario, attempt, harness, status (incomplete when it never finished), verdicts.
+
+    Example: benchtape sessions --run 01J…
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from replay.timeline import session_lines
+
+        groups = session_lines(open_store(db, must_exist=True), run)
+        if as_json:
+            render_replay.emit_json([{"run": r, "sessions": [s.to_dict() for s in lines]} for r, lines in groups])
+        else:
+            render_replay.session_list(groups, _plain(plain))
+        return 0
+
+    guarded(body)
+
+
+@app.command("show")
+def show_cmd(
+    session: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the session document (what query reads)."),
+    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+) -> None:
+    """One session's timeline (seq, thread, kind, tool, outcome, tokens, text), then its latest verdicts.
+
+    Example: benchtape show 01J…
+    """
+
+    def body() -> int:
+        from benchtape import render_replay
+        from replay.document import document
+        from replay.timeline import show
+
+        shown = show(open_store(db, must_exist=True), session)
+        if as_json:
+            render_replay.emit_json(document(shown.row, shown.session, shown.verdicts))
+        else:
+            render_replay.timeline(shown, _plain(plain))
+        return 0
+
+    guarded(body)

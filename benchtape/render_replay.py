@@ -1,0 +1,238 @@
+"""Terminal output of the read-side commands (check, grade, regrade, diff, gradings, query,
+sessions, show): rich for people, plain lines when `plain_wanted`, JSON via orjson."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from typing import Any, Iterable
+
+import orjson
+from rich.table import Table
+from rich.text import Text
+
+from benchtape.render import STATUS_STYLE, console
+
+VERDICT_STYLE = {
+    "REPRODUCED": "green",
+    "DIVERGED": "bold red",
+    "COULD NOT RE-GRADE": "yellow",
+    "failed as required": "green",
+    "WRONGLY PASSED": "bold red",
+    "ERRORED": "yellow",
+    "NOT APPLICABLE": "dim",
+}
+
+
+def emit_json(value: Any) -> None:
+    """One JSON document on stdout (indented for people, keys as built)."""
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
+
+
+def emit_jsonl(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, default=str).decode() + "\n")
+    sys.stdout.flush()
+
+
+def when(epoch: float | None) -> str:
+    if not epoch:
+        return ""
+    return dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _say(out, text: str, style: str = "") -> None:
+    out.print(Text(text, style=style), soft_wrap=True)
+
+
+def _outcome(o: Any) -> str:
+    return f"{o.status} {o.score:.2f}" if o is not None else "—"
+
+
+# ---------------------------------------------------------------- check (negative control)
+
+
+def control_report(report: Any, verbose: bool, plain: bool) -> None:
+    from replay.control import BUCKETS, ERRORED, WRONGLY_PASSED
+
+    out = console(plain)
+    for cell in report.cells:
+        tally = " · ".join(f"{cell.count(b)} {b}" for b in BUCKETS)
+        mark = "holds" if cell.holds else "DOES NOT HOLD"
+        name = f"{cell.scenario} #{cell.attempt}"
+        _say(out, f"{name}  [{mark}]  {tally}", "" if cell.holds else "red")
+        if cell.session_status not in (None, "ok"):
+            _say(out, f"    the no-op session ended {cell.session_status}; see `benchtape show {cell.session_id}`", "yellow")
+        for c in cell.checks:
+            if verbose or c.bucket in (WRONGLY_PASSED, ERRORED):
+                label = c.type + (" (readout)" if c.readout else "")
+                reason = f" — {c.reason}" if c.reason else ""
+                _say(out, f"    {c.bucket:<18} {c.check_path:<10} {label}: {c.status}{reason}", VERDICT_STYLE.get(c.bucket, ""))
+    for run_id, grading_id in zip(report.run_ids, report.grading_ids):
+        _say(out, f"run {run_id} · grading {grading_id} (source control)", "dim")
+    code = report.exit_code
+    if code == 3:
+        _say(out, "nothing gradable: every check is not applicable under the no-op mock (0 gradable checks)", "yellow")
+    elif code == 1:
+        _say(out, "the control does NOT hold: a check that passes or errors on an agent that did nothing measures nothing", "red")
+    else:
+        _say(out, "the control holds: every gradable check failed on an agent that did nothing", "green")
+    _say(out, report.closing_line())
+
+
+# ---------------------------------------------------------------- grade (positive control)
+
+
+def replay_session(one: Any, plain: bool) -> None:
+    """One session of a grade pass, printed as it is re-graded."""
+    out = console(plain)
+    where = f" (grading {one.grading_id})" if one.grading_id else ""
+    _say(out, f"{one.scenario} #{one.attempt}  {one.session_id}{where}", "bold")
+    if one.note:
+        _say(out, f"    {one.note}", "dim")
+    for c in one.checks:
+        style = VERDICT_STYLE.get(c.verdict, "")
+        label = f"    {c.verdict:<18} {c.check_path:<10} {c.type}"
+        if c.verdict == "REPRODUCED":
+            _say(out, f"{label}: {_outcome(c.stored)}", style)
+        elif c.verdict == "DIVERGED":
+            _say(out, f"{label}", style)
+            _say(out, f"        stored : {_outcome(c.stored)} — {c.stored.reason}", "")
+            _say(out, f"        now    : {_outcome(c.regraded)} — {c.regraded.reason}", "")
+        else:
+            _say(out, f"{label}: {c.why} (stored {_outcome(c.stored)})", style)
+
+
+def reproduction(rep: Any, plain: bool) -> None:
+    out = console(plain)
+    c = rep.counts
+    if rep.grading_id:
+        _say(out, f"recorded as grading {rep.grading_id} (source control), reproducing {', '.join(rep.reproduced_gradings)}", "dim")
+    if rep.total == 0:
+        _say(out, f"nothing to re-grade: {rep.sessions} session(s) with no stored verdicts", "yellow")
+    _say(out, f"{c['REPRODUCED']}/{rep.total} verdicts reproduced · {c['DIVERGED']} diverged · {c['COULD NOT RE-GRADE']} could not re-grade · {rep.sessions} session(s)")
+
+
+# ---------------------------------------------------------------- regrade
+
+
+def regrade_summary(summary: Any, plain: bool) -> None:
+    out = console(plain)
+    _say(out, f"regraded {summary.graded} session(s) with the checks in {summary.bench} (no agent ran)")
+    table = Table(box=None, pad_edge=False)
+    for col in ("scenario", "sessions", "pass", "fail", "error"):
+        table.add_column(col, justify="left" if col == "scenario" else "right")
+    for name, t in summary.scenarios.items():
+        table.add_row(name, str(t.graded), str(t.statuses.get("pass", 0)), str(t.statuses.get("fail", 0)), str(t.statuses.get("error", 0)))
+    if summary.scenarios:
+        out.print(table)
+    if summary.skipped:
+        _say(out, f"skipped {sum(summary.skipped.values())} session(s) whose scenario the bench does not have:", "yellow")
+        for name, n in sorted(summary.skipped.items()):
+            _say(out, f"    {name}: {n} session(s)", "yellow")
+    _say(out, f"next: benchtape diff OLD_GRADING {summary.grading_id}   (list them with `benchtape gradings`)", "dim")
+    print(summary.grading_id)
+
+
+# ---------------------------------------------------------------- diff / gradings
+
+
+def _v(v: Any) -> str:
+    return f"{v.status} {v.score:.3f}" if v is not None else "—"
+
+
+def grading_diff(d: Any, plain: bool) -> None:
+    from recorder.store import dumps
+
+    out = console(plain)
+    _say(out, f"A {d.a.get('id')} ({d.a.get('source')}, {when(d.a.get('created_at'))})  →  B {d.b.get('id')} ({d.b.get('source')}, {when(d.b.get('created_at'))})", "bold")
+    _say(out, f"{d.sessions} session(s) graded by both" + (f" · {d.only_a} only in A" if d.only_a else "") + (f" · {d.only_b} only in B" if d.only_b else ""))
+    if d.flips:
+        _say(out, f"flips ({len(d.flips)}):", "bold")
+        for c in d.flips:
+            changed = " (check changed)" if c.spec_changed else ""
+            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {c.check_path} {c.type}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
+    if d.scores:
+        _say(out, f"score changes ({len(d.scores)}):", "bold")
+        for c in d.scores:
+            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {c.check_path} {c.type}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
+    for group in d.changed.values():
+        _say(out, f"changed check: {group.scenario} {group.check_path}", "bold")
+        _say(out, f"    old spec: {dumps(group.spec_a)}")
+        _say(out, f"    new spec: {dumps(group.spec_b)}")
+        for c in group.sessions:
+            _say(out, f"    {c.label:<12} {c.session_id}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), STATUS_STYLE.get(c.b.status, ""))
+    for title, items, side in (("added", d.added, "b"), ("removed", d.removed, "a")):
+        if items:
+            _say(out, f"{title} ({len(items)}):", "bold")
+            for c in items:
+                v = getattr(c, side)
+                _say(out, f"    {c.scenario} {c.session_id} {c.check_path} {c.type}: {_v(v)}")
+    if not (d.flips or d.scores or d.changed or d.added or d.removed):
+        _say(out, "no verdict changed", "green")
+    if d.pass_rates:
+        _say(out, "pass rate per scenario (A → B):", "bold")
+        for name, (pa, pb, n) in sorted(d.pass_rates.items()):
+            _say(out, f"    {name}: {pa}/{n} → {pb}/{n}", "" if pa == pb else ("green" if pb > pa else "red"))
+    _say(out, f"{len(d.flips)} flip(s) · {len(d.scores)} score change(s) · {len(d.changed)} changed check(s) · {len(d.added)} added · {len(d.removed)} removed · {d.same} unchanged")
+
+
+def gradings_list(rows: list[dict[str, Any]], plain: bool) -> None:
+    out = console(plain)
+    table = Table(box=None, pad_edge=False)
+    for col in ("grading", "source", "created", "sessions", "bench", "note"):
+        table.add_column(col, overflow="fold")
+    for g in rows:
+        table.add_row(g["id"], g["source"], when(g["created_at"]), str(g["sessions"]), g["bench"] or "", g["note"] or "")
+    out.print(table)
+
+
+# ---------------------------------------------------------------- sessions / show
+
+
+def session_list(groups: Iterable[tuple[dict[str, Any], list[Any]]], plain: bool) -> None:
+    out = console(plain)
+    any_run = False
+    for run, lines in groups:
+        any_run = True
+        _say(out, f"run {run['id']}  {run['kind']}  {when(run['started_at'])}  {run.get('bench_path') or ''}  harness {run.get('harness') or '-'}", "bold")
+        table = Table(box=None, pad_edge=False, show_header=True)
+        for col in ("session", "scenario", "attempt", "harness", "status", "verdicts"):
+            table.add_column(col)
+        for s in lines:
+            table.add_row(s.id, s.scenario, str(s.attempt), s.harness or "", Text(s.status, style="yellow" if s.status != "ok" else ""), s.summary)
+        out.print(table)
+    if not any_run:
+        _say(out, "no runs recorded yet: `benchtape run BENCH` or `benchtape demo`", "yellow")
+
+
+def timeline(shown: Any, plain: bool) -> None:
+    out = console(plain)
+    row, s = shown.row, shown.session
+    _say(out, f"session {row.id}  {row.scenario} #{row.attempt}  run {row.run_id}", "bold")
+    _say(out, f"harness {s.harness or row.harness or '-'}  model {s.model or row.model or '-'}  status {s.status or 'incomplete'}  {len(s.actions)} actions, {len(s.calls)} tool calls")
+    table = Table(box=None, pad_edge=False)
+    for col, just in (("seq", "right"), ("thread", "left"), ("kind", "left"), ("tool", "left"), ("outcome", "left"), ("tokens", "right"), ("text", "left")):
+        table.add_column(col, justify=just, overflow="fold")
+    for st in shown.steps:
+        table.add_row(
+            str(st.seq if st.seq is not None else ""),
+            st.thread,
+            st.kind,
+            st.tool or "",
+            Text(st.outcome or "", style={"ok": "green", "error": "red"}.get(st.outcome or "", "")),
+            "" if st.tokens is None else str(st.tokens),
+            st.text,
+        )
+    out.print(table)
+    if s.final_output is not None:
+        _say(out, f"final output: {s.final_output}")
+    if shown.verdicts:
+        _say(out, f"verdicts (grading {shown.verdicts[0]['grading_id']}):", "bold")
+        vt = Table(box=None, pad_edge=False)
+        for col in ("check", "type", "status", "score", "reason"):
+            vt.add_column(col, overflow="fold")
+        for v in shown.verdicts:
+            vt.add_row(v["check_path"], v["type"] + (" (readout)" if v["readout"] else ""), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", v["reason"] or "")
+        out.print(vt)
+    else:
+        _say(out, "not graded", "dim")
