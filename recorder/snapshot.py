@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import stat
 import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from recorder.errors import BadInput
@@ -50,47 +51,113 @@ def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
 
 
 def restore(data: bytes, dest: Path) -> None:
-    """Unpack a snapshot into dest, refusing `..`, absolute paths, devices and links out of the tree."""
-    dest = dest.resolve()
+    """Unpack a snapshot into dest; nothing is ever written outside it.
+
+    Refused with a clear error: `..`, absolute paths, hard links, devices and FIFOs, links
+    pointing out of the tree (also when an escape only appears once later entries exist),
+    and any entry that would be written through a link. Folders are created one component
+    at a time and files are opened without following links, so a crafted order of entries
+    cannot redirect a write.
+    """
     dest.mkdir(parents=True, exist_ok=True)
+    dest = dest.resolve()
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
         members = tar.getmembers()
+        total = 0
         for m in members:
             _check_member(m, dest)
+            total += m.size if m.isreg() else 0
+            if total > MAX_SNAPSHOT_BYTES:
+                raise BadInput(f"snapshot holds more than {MAX_SNAPSHOT_BYTES} bytes; refusing to restore it", fix=_HOSTILE)
+        links: list[tuple[str, Path]] = []
         for m in members:
-            target = dest / m.name
+            parts = PurePosixPath(m.name).parts
+            if not parts:
+                continue  # the root itself
             if m.isdir():
-                target.mkdir(parents=True, exist_ok=True)
-            elif m.issym():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _refuse_through_link(target.parent, dest, m.name)
+                _safe_dir(dest, parts, m.name)
+                continue
+            target = _safe_dir(dest, parts[:-1], m.name) / parts[-1]
+            _clear(target, m.name)
+            if m.issym():
+                # judged from where it really lands: `s -> .` makes `s/l -> ..` point at the parent
+                if not _inside(Path(os.path.realpath(os.path.join(target.parent, m.linkname))), dest):
+                    raise BadInput(f"snapshot entry {m.name!r} is a link that points out of the tree where it lands ({m.linkname}); refusing to restore it", fix=_HOSTILE)
                 os.symlink(m.linkname, target)
-            elif m.isreg():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _refuse_through_link(target.parent, dest, m.name)
-                src = tar.extractfile(m)
-                with open(target, "wb") as f:
-                    f.write(src.read() if src else b"")
-                os.chmod(target, stat.S_IMODE(m.mode) | stat.S_IRUSR | stat.S_IWUSR)
+                links.append((m.name, target))
+            else:
+                _write_file(tar, m, target)
+        # `l -> x/..` is inside until a later `x -> .` makes it `..`: judge links on the finished tree.
+        for name, link in links:
+            if os.path.islink(link) and not _inside(Path(os.path.realpath(link)), dest):
+                os.unlink(link)
+                raise BadInput(f"snapshot entry {name!r} is a link that points out of the tree once restored ({os.readlink(link) if os.path.islink(link) else ''}); refusing to restore it", fix=_HOSTILE)
+
+
+_HOSTILE = "the snapshot is corrupt or hostile; re-run the session"
 
 
 def _check_member(m: tarfile.TarInfo, dest: Path) -> None:
     name = m.name
     if os.path.isabs(name) or name.startswith(("/", "\\")):
-        raise BadInput(f"snapshot entry {name!r} is an absolute path; refusing to restore it", fix="the snapshot is corrupt or hostile; re-run the session")
-    parts = Path(name).parts
-    if ".." in parts:
-        raise BadInput(f"snapshot entry {name!r} climbs out of the tree with '..'; refusing to restore it", fix="the snapshot is corrupt or hostile; re-run the session")
+        raise BadInput(f"snapshot entry {name!r} is an absolute path; refusing to restore it", fix=_HOSTILE)
+    if ".." in PurePosixPath(name).parts:
+        raise BadInput(f"snapshot entry {name!r} climbs out of the tree with '..'; refusing to restore it", fix=_HOSTILE)
+    if m.islnk():
+        raise BadInput(f"snapshot entry {name!r} is a hard link (to {m.linkname!r}); refusing to restore it", fix=_HOSTILE)
+    if m.ischr() or m.isblk():
+        raise BadInput(f"snapshot entry {name!r} is a device file; refusing to restore it", fix=_HOSTILE)
+    if m.isfifo():
+        raise BadInput(f"snapshot entry {name!r} is a FIFO; refusing to restore it", fix=_HOSTILE)
     if not (m.isreg() or m.isdir() or m.issym()):
-        raise BadInput(f"snapshot entry {name!r} is not a file, folder or symlink; refusing to restore it")
+        raise BadInput(f"snapshot entry {name!r} is not a file, folder or symlink; refusing to restore it", fix=_HOSTILE)
+    if m.isreg() and not PurePosixPath(name).parts:
+        raise BadInput(f"snapshot entry {name!r} is a file with no name; refusing to restore it", fix=_HOSTILE)
     if m.issym():
         link = m.linkname
-        resolved = os.path.normpath(os.path.join(dest, os.path.dirname(name), link))
-        if os.path.isabs(link) or not (resolved == str(dest) or resolved.startswith(str(dest) + os.sep)):
-            raise BadInput(f"snapshot entry {name!r} is a link pointing out of the tree ({link}); refusing to restore it")
+        resolved = Path(os.path.normpath(os.path.join(dest, os.path.dirname(name), link)))
+        if os.path.isabs(link) or not _inside(resolved, dest):
+            raise BadInput(f"snapshot entry {name!r} is a link pointing out of the tree ({link}); refusing to restore it", fix=_HOSTILE)
 
 
-def _refuse_through_link(parent: Path, dest: Path, name: str) -> None:
-    real = parent.resolve()
-    if not (real == dest or str(real).startswith(str(dest) + os.sep)):
-        raise BadInput(f"snapshot entry {name!r} would be written through a link out of the tree; refusing to restore it")
+def _safe_dir(dest: Path, parts: tuple[str, ...], name: str) -> Path:
+    """The real folder dest/parts, made one component at a time; a link on the way must stay inside dest."""
+    cur = dest
+    for part in parts:
+        nxt = cur / part
+        if nxt.is_symlink():
+            real = Path(os.path.realpath(nxt))
+            if not _inside(real, dest):
+                raise BadInput(f"snapshot entry {name!r} would be written through a link out of the tree ({part} -> {os.readlink(nxt)}); refusing to restore it", fix=_HOSTILE)
+            if not real.is_dir():
+                raise BadInput(f"snapshot entry {name!r} needs {part!r} to be a folder, and it is a link to something else; refusing to restore it", fix=_HOSTILE)
+            cur = real
+        elif nxt.is_dir():
+            cur = nxt
+        elif os.path.lexists(nxt):
+            raise BadInput(f"snapshot entry {name!r} needs {part!r} to be a folder, and it is a file; refusing to restore it", fix=_HOSTILE)
+        else:
+            nxt.mkdir()
+            cur = nxt
+    return cur
+
+
+def _clear(target: Path, name: str) -> None:
+    """A later entry replaces an earlier file or link of the same name (never writing through the link)."""
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        raise BadInput(f"snapshot entry {name!r} would replace a folder; refusing to restore it", fix=_HOSTILE)
+
+
+def _write_file(tar: tarfile.TarFile, m: tarfile.TarInfo, target: Path) -> None:
+    src = tar.extractfile(m)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
+        if src is not None:
+            shutil.copyfileobj(src, f)
+        os.fchmod(f.fileno(), (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents

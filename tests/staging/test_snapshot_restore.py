@@ -1,0 +1,128 @@
+"""Restoring a snapshot is reading untrusted input: crafted tars are refused, clearly, and
+nothing is ever written outside the restore folder."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from recorder import snapshot as snap
+from recorder.errors import BadInput
+from recorder.snapshot import restore, snapshot
+
+
+def tar_of(*entries: tuple) -> bytes:
+    """entries: (name, "file", content) | (name, "dir") | (name, "sym", target) | (name, "hard", target) | (name, "chr") | (name, "fifo")."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, kind, *rest in entries:
+            info = tarfile.TarInfo(name)
+            if kind == "file":
+                data = rest[0].encode()
+                info.size = len(data)
+                info.mode = rest[1] if len(rest) > 1 else 0o644
+                tar.addfile(info, io.BytesIO(data))
+                continue
+            info.type = {"dir": tarfile.DIRTYPE, "sym": tarfile.SYMTYPE, "hard": tarfile.LNKTYPE, "chr": tarfile.CHRTYPE, "fifo": tarfile.FIFOTYPE}[kind]
+            if rest:
+                info.linkname = rest[0]
+            tar.addfile(info)
+    return buf.getvalue()
+
+
+def listing(root: Path, skip: Path) -> set[str]:
+    out = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            p = Path(dirpath) / n
+            if p != skip and skip not in p.parents:
+                out.add(str(p.relative_to(root)))
+    return out
+
+
+@pytest.fixture
+def box(tmp_path: Path):
+    """tmp/box/dest is the restore folder; tmp/box/outside.txt is a file an attack would aim at."""
+    (tmp_path / "box").mkdir()
+    (tmp_path / "box" / "outside.txt").write_text("original\n")
+    dest = tmp_path / "box" / "dest"
+    before = listing(tmp_path, dest)
+    yield dest
+    assert listing(tmp_path, dest) == before, "something was written outside the restore folder"
+    assert (tmp_path / "box" / "outside.txt").read_text() == "original\n"
+
+
+CRAFTED = {
+    "dotdot": ([("../evil.txt", "file", "x")], "climbs out of the tree with '..'"),
+    "dotdot-inner": ([("a/../../evil.txt", "file", "x")], "climbs out of the tree with '..'"),
+    "absolute": ([("/tmp/benchtape-evil.txt", "file", "x")], "is an absolute path"),
+    "link-absolute": ([("l", "sym", "/etc")], "is a link pointing out of the tree"),
+    "link-up": ([("l", "sym", "../outside.txt")], "is a link pointing out of the tree"),
+    "hardlink": ([("h", "hard", "/etc/passwd")], "is a hard link"),
+    "hardlink-inside": ([("a", "file", "x"), ("h", "hard", "a")], "is a hard link"),
+    "device": ([("dev", "chr")], "is a device file"),
+    "fifo": ([("pipe", "fifo")], "is a FIFO"),
+    # `s -> .` makes `s/l -> ..` look like `l -> .` on paper, and really point at the parent
+    "link-chain-then-dir": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil", "dir")], "points out of the tree"),
+    "link-chain-then-file": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil.txt", "file", "x")], "points out of the tree"),
+    "link-chain-then-overwrite": ([("s", "sym", "."), ("s/l", "sym", "../outside.txt"), ("l", "file", "pwned")], "points out of the tree"),
+    # a link that only escapes once a later entry exists
+    "late-escape": ([("l", "sym", "x/.."), ("x", "sym", ".")], "points out of the tree once restored"),
+    "dir-over-file": ([("a", "file", "x"), ("a/b.txt", "file", "y")], "needs 'a' to be a folder"),
+    "replace-folder": ([("d", "dir"), ("d", "sym", ".")], "would replace a folder"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CRAFTED))
+def test_crafted_tar_is_refused_clearly(box, name):
+    entries, message = CRAFTED[name]
+    with pytest.raises(BadInput, match="refusing to restore it") as err:
+        restore(tar_of(*entries), box)
+    assert message in str(err.value)
+    assert "corrupt or hostile" in str(err.value)
+    # no link left in the restore folder points outside it
+    for dirpath, dirnames, filenames in os.walk(box):
+        for n in dirnames + filenames:
+            p = Path(dirpath) / n
+            if p.is_symlink():
+                real = Path(os.path.realpath(p))
+                assert real == box.resolve() or box.resolve() in real.parents, f"{p} -> {os.readlink(p)} escapes"
+
+
+def test_a_later_file_replaces_a_link_instead_of_writing_through_it(box):
+    restore(tar_of(("target.txt", "file", "keep me"), ("l", "sym", "target.txt"), ("l", "file", "new")), box)
+    assert (box / "target.txt").read_text() == "keep me"
+    assert not (box / "l").is_symlink() and (box / "l").read_text() == "new"
+
+
+def test_too_many_bytes_are_refused(box, monkeypatch):
+    monkeypatch.setattr(snap, "MAX_SNAPSHOT_BYTES", 10)
+    with pytest.raises(BadInput, match="more than 10 bytes"):
+        restore(tar_of(("a", "file", "0123456789abc")), box)
+
+
+def test_setuid_bits_are_dropped(box):
+    restore(tar_of(("run.sh", "file", "#!/bin/sh\n", 0o4755)), box)
+    assert stat.S_IMODE((box / "run.sh").stat().st_mode) == 0o755
+
+
+def test_a_real_snapshot_round_trips(tmp_path_factory, box):
+    src = tmp_path_factory.mktemp("src")
+    (src / "pkg" / "empty").mkdir(parents=True)
+    (src / "pkg" / "mod.py").write_text("x = 1\n")
+    (src / "run.sh").write_text("#!/bin/sh\n")
+    (src / "run.sh").chmod(0o755)
+    (src / "link-to-mod").symlink_to("pkg/mod.py")
+    (src / "link-to-pkg").symlink_to("pkg")
+    data, facts = snapshot(src)
+    assert facts["files"] == 2
+    restore(data, box)
+    assert (box / "pkg" / "mod.py").read_text() == "x = 1\n"
+    assert (box / "pkg" / "empty").is_dir()
+    assert os.readlink(box / "link-to-mod") == "pkg/mod.py" and os.readlink(box / "link-to-pkg") == "pkg"
+    assert os.access(box / "run.sh", os.X_OK)
