@@ -182,7 +182,7 @@ class ClaudeCodeAdapter:
         try:
             cfg = parse_config(harness_config)
         except BadInput as exc:
-            return [f"{exc.what} ({exc.fix})" if exc.fix else exc.what]
+            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
         findings: list[str] = []
         if launch is not None and launch.scenario:
             findings += preflight_scenario(launch.scenario)

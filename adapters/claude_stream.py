@@ -80,7 +80,12 @@ class ClaudeStreamParser:
     def _system(self, event: dict[str, Any], line: str) -> list[Action]:
         subtype = event.get("subtype")
         if subtype == "init":
-            return [Action("environment.reported", environment_of(event))]
+            reported = environment_of(event)
+            out = [Action("environment.reported", reported)]
+            odd = [k for k in LIST_KEYS if k in event and not isinstance(event[k], list)]
+            if odd:
+                out.append(warning(f"system/init fields that are not lists were left out: {', '.join(odd)}", line))
+            return out
         if subtype == "task_notification":
             thread = self.messages.spawns.get(str(event.get("tool_use_id")))
             if thread is None:
@@ -129,6 +134,9 @@ class ClaudeStreamParser:
         return out
 
 
+LIST_KEYS = ("tools", "mcp_servers", "plugins", "skills", "agents", "slash_commands")
+
+
 def environment_of(init: dict[str, Any]) -> dict[str, Any]:
     """What the CLI said it loaded (`system/init`), in the shape checks/environment.py reads.
 
@@ -147,8 +155,9 @@ def environment_of(init: dict[str, Any]) -> dict[str, Any]:
         ("version", "claude_code_version"),
         ("cwd", "cwd"),
     ):
-        if init.get(native) is not None:
-            reported[key] = init[native]
+        value = init.get(native)
+        if value is not None and (native not in LIST_KEYS or isinstance(value, list)):
+            reported[key] = value
     if isinstance(reported.get("mcp_servers"), list):
         reported["mcp_servers"] = [
             {k: s[k] for k in ("name", "status") if k in s} for s in reported["mcp_servers"] if isinstance(s, dict)

@@ -74,7 +74,7 @@ class CodexAdapter:
         try:
             cfg = parse_config(harness_config)
         except BadInput as exc:
-            return [f"{exc.what} ({exc.fix})" if exc.fix else exc.what]
+            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
         findings: list[str] = []
         found = (
             os.path.isfile(cfg.binary) and os.access(cfg.binary, os.X_OK)

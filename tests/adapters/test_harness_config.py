@@ -1,0 +1,163 @@
+"""harness_config checking, the argv each harness is started with, and preflight findings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from adapters.base import Launch, get_adapter
+from adapters.claude_code import ClaudeCodeAdapter, parse_config, preflight_scenario
+from adapters.codex import CodexAdapter
+from adapters.codex import parse_config as parse_codex
+from recorder.errors import BadInput
+
+
+def launch(tmp_path: Path, config: dict | None = None, **kw) -> Launch:
+    return Launch(prompt="fix the test", work_dir=tmp_path, root=tmp_path, harness_config=config or {}, **kw)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"model": 3}, "claude-code harness_config: model must be a string, got int"),
+        ({"effort": "hgih"}, 'effort "hgih" is not a level the CLI accepts'),
+        ({"effort": "High"}, 'effort "High" is not a level the CLI accepts'),
+        ({"effort": ""}, "effort must not be empty"),
+        ({"binary": ""}, "binary must not be empty"),
+        ({"system_prompt": ["a"]}, "system_prompt must be a string, got list"),
+        ({"args": "--foo"}, "args must be a list of strings, got string"),
+        ({"args": ["--max-turns", 3]}, "args must be a list of strings, got a list with int"),
+        ({"agent_env": True}, "agent_env must be a string, got bool"),
+        ({"magmux_binary": 1.5}, "magmux_binary must be a string, got float"),
+        ({"plugins": {"id": "x"}}, "plugins must be a list"),
+        ({"plugins": [{"path": "p"}]}, "plugins[0] has no id"),
+        ({"environment": "yes"}, "environment must be a map, got string"),
+        ({"environment": {"probe": "no"}}, "environment.probe must be a bool, got string"),
+        ({"environment": {"details": "8"}}, "environment.details must be an int, got string"),
+        ({"environment": {"probe": False, "require": True}}, "environment.probe is false but environment.require is true"),
+    ],
+)
+def test_claude_config_errors_name_the_key(config: dict, message: str) -> None:
+    with pytest.raises(BadInput) as err:
+        parse_config(config)
+    assert message in str(err.value)
+
+
+def test_claude_config_values_and_what_is_ignored() -> None:
+    assert parse_config({"temperature": 0.2, "permission_mode": "plan"}) == parse_config({})
+    cfg = parse_config(
+        {
+            "binary": "/opt/claude",
+            "model": "",
+            "effort": None,
+            "args": ["--permission-mode", "bypassPermissions"],
+            "plugins": [{"id": "dev@magus", "path": "plugins/dev"}],
+            "environment": {"probe": False, "details": 0},
+        }
+    )
+    assert (cfg.binary, cfg.model, cfg.effort) == ("/opt/claude", None, None)  # "" omits, ~ is the CLI default
+    assert cfg.args == ("--permission-mode", "bypassPermissions")
+    assert cfg.plugins == ({"id": "dev@magus", "path": "plugins/dev"},)
+    assert (cfg.environment.probe, cfg.environment.details, cfg.environment.require) == (False, 0, False)
+    for level in ("low", "medium", "high", "xhigh", "max"):
+        assert parse_config({"effort": level}).effort == level
+
+
+def test_claude_argv_puts_args_last_and_the_prompt_on_stdin(tmp_path: Path) -> None:
+    config = {"model": "haiku", "system_prompt": "be brief", "effort": "high", "args": ["--permission-mode", "bypassPermissions"]}
+    cmd = ClaudeCodeAdapter().command(launch(tmp_path, config, session_uuid="0000-1111"))
+    assert cmd.argv == [
+        "claude", "--print", "--verbose", "--output-format", "stream-json", "--input-format", "text",
+        "--session-id", "0000-1111", "--model", "haiku", "--system-prompt", "be brief", "--effort", "high",
+        "--permission-mode", "bypassPermissions",
+    ]  # fmt: skip
+    assert cmd.stdin == b"fix the test"
+    run_model = ClaudeCodeAdapter().command(launch(tmp_path, config, model="opus", session_uuid="u"))
+    assert run_model.argv[run_model.argv.index("--model") + 1] == "opus"
+
+
+def test_codex_config_and_argv(tmp_path: Path) -> None:
+    with pytest.raises(BadInput, match="codex harness_config: model must be a string, got int"):
+        parse_codex({"model": 5})
+    with pytest.raises(BadInput, match='effort "hgih" is not a level the CLI accepts'):
+        parse_codex({"effort": "hgih"})
+    cmd = CodexAdapter().command(launch(tmp_path, {"model": "gpt-5-codex", "effort": "low", "args": ["--profile", "x"]}))
+    assert cmd.argv == [
+        "codex", "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
+        "-m", "gpt-5-codex", "-c", "model_reasoning_effort=low", "--profile", "x", "-",
+    ]  # fmt: skip
+    assert cmd.stdin == b"fix the test"
+    own_sandbox = CodexAdapter().command(launch(tmp_path, {"args": ["--sandbox", "danger-full-access"]}))
+    assert own_sandbox.argv.count("--sandbox") == 1
+
+
+def test_adapters_are_registered() -> None:
+    assert get_adapter("claude-code").name == "claude-code"
+    assert get_adapter("codex").name == "codex"
+
+
+def _bin(tmp_path: Path, name: str) -> str:
+    folder = tmp_path / "bin"
+    folder.mkdir(exist_ok=True)
+    exe = folder / name
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    return str(folder)
+
+
+def test_claude_preflight_names_what_is_missing_and_never_a_key(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    adapter = ClaudeCodeAdapter()
+    findings = adapter.preflight(None, {}, {"PATH": str(tmp_path / "nowhere"), "HOME": str(home)})
+    assert len(findings) == 2
+    assert "`claude` is not on PATH" in findings[0]
+    assert "ANTHROPIC_API_KEY" in findings[1] and str(home) in findings[1]
+
+    secret = "sk-ant-do-not-print-me"
+    ok = adapter.preflight(None, {}, {"PATH": _bin(tmp_path, "claude"), "HOME": str(home), "ANTHROPIC_API_KEY": secret})
+    assert ok == []
+    bad = adapter.preflight(None, {"binary": "claude-nightly"}, {"PATH": _bin(tmp_path, "claude"), "ANTHROPIC_API_KEY": secret})
+    assert bad and all(secret not in f for f in bad) and "claude-nightly" in bad[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "content"),
+    [(".claude/.credentials.json", "{}"), (".claude.json", json.dumps({"oauthAccount": {"emailAddress": "a@b"}}))],
+)
+def test_claude_preflight_accepts_a_subscription_login(tmp_path: Path, path: str, content: str) -> None:
+    home = tmp_path / "home"
+    (home / path).parent.mkdir(parents=True, exist_ok=True)
+    (home / path).write_text(content)
+    assert ClaudeCodeAdapter().preflight(None, {}, {"PATH": _bin(tmp_path, "claude"), "HOME": str(home)}) == []
+
+
+def test_claude_preflight_refuses_a_bad_config_and_interactive_scenarios(tmp_path: Path) -> None:
+    env = {"PATH": _bin(tmp_path, "claude"), "ANTHROPIC_API_KEY": "k"}
+    assert ClaudeCodeAdapter().preflight(None, {"effort": "hgih"}, env) == [
+        'claude-code harness_config: effort "hgih" is not a level the CLI accepts; '
+        "use one of low, medium, high, xhigh, max (or omit `effort` for the CLI default)"
+    ]
+    findings = ClaudeCodeAdapter().preflight(launch(tmp_path, scenario={"name": "fix-bug"}), {}, env)
+    assert len(findings) == 1 and "interactive: false" in findings[0]
+
+
+def test_interactive_is_the_default_and_is_refused() -> None:
+    (unset,) = preflight_scenario({"name": "s1"})
+    assert "s1" in unset and "by default" in unset and "`interactive: false`" in unset
+    (explicit,) = preflight_scenario({"name": "s2", "interactive": True})
+    assert "`interactive: false`" in explicit
+    assert preflight_scenario({"name": "s3", "interactive": False}) == []
+
+
+def test_codex_preflight(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    findings = CodexAdapter().preflight(None, {}, {"PATH": "", "HOME": str(home)})
+    assert "`codex` is not on PATH" in findings[0] and "OPENAI_API_KEY" in findings[1]
+    (home / ".codex").mkdir()
+    (home / ".codex/auth.json").write_text("{}")
+    assert CodexAdapter().preflight(None, {}, {"PATH": _bin(tmp_path, "codex"), "HOME": str(home)}) == []
+    assert CodexAdapter().preflight(None, {}, {"PATH": _bin(tmp_path, "codex"), "OPENAI_API_KEY": "sk-x"}) == []
