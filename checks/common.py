@@ -71,6 +71,13 @@ def as_number(value: Any, *, type: str, name: str) -> float:
     return float(value)
 
 
+def no_value(spec: CheckSpec) -> None:
+    """Refuse a `value` on a check that reads none: it was meant for something, and
+    ignoring it would grade a different question than the author asked."""
+    if spec.value is not None:
+        raise CheckConfigError(f"{spec.type}: takes no 'value' (got {spec.value!r})")
+
+
 def args_of(spec: CheckSpec) -> Mapping[str, Any]:
     """`args`, refused when it is not a mapping (a YAML list there is a typo, not a choice)."""
     if spec.args is None:

@@ -236,10 +236,12 @@ def tone(spec: CheckSpec) -> Evaluator:
 # ---------------------------------------------------------------- content-similarity
 
 
-def dice(a: str, b: str) -> float:
-    """Sørensen–Dice coefficient over character bigrams (whitespace removed), as the
-    `string-similarity` package Mastra uses computes it."""
-    a, b = re.sub(r"\s+", "", a), re.sub(r"\s+", "", b)
+def dice(a: str, b: str, *, drop_whitespace: bool = True) -> float:
+    """Sørensen–Dice coefficient over character bigrams. With `drop_whitespace` all
+    whitespace is removed first, as the `string-similarity` package Mastra uses does;
+    without it, spacing differences count."""
+    if drop_whitespace:
+        a, b = re.sub(r"\s+", "", a), re.sub(r"\s+", "", b)
     if a == b:
         return 1.0
     if len(a) < 2 or len(b) < 2:
@@ -267,7 +269,7 @@ _REFERENCE_KEYS = ["expected", "reference"]
     args={
         "value": "the reference (default: args.expected, args.reference, then vars.expected / vars.reference)",
         "args.ignoreCase": "compare case-insensitively (default true)",
-        "args.ignoreWhitespace": "collapse runs of whitespace and trim (default true)",
+        "args.ignoreWhitespace": "whitespace does not count (default true); false compares spacing too",
         "threshold": f"score bar (default {CONTINUOUS})",
     },
     example="type: content-similarity\nvalue: The tests now pass.\nthreshold: 0.8",
@@ -281,17 +283,13 @@ def content_similarity(spec: CheckSpec) -> Evaluator:
     _validate_source(spec, _REFERENCE_KEYS)
 
     def norm(t: str) -> str:
-        if fold:
-            t = t.lower()
-        if squash:
-            t = re.sub(r"\s+", " ", t).strip()
-        return t
+        return t.lower() if fold else t
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         ref, source = _source(spec, ctx, session, _REFERENCE_KEYS, _REFERENCE_KEYS, False)
         if ref is None:
             return Result.error(f"{spec.type}: no reference: set 'value', args.expected or args.reference")
-        score = dice(norm(output_of(session)), norm(ref))
+        score = dice(norm(output_of(session)), norm(ref), drop_whitespace=squash)
         return _graded(spec, score, threshold, "similarity", {"similarity": round(score, 6), "reference_source": source, "ignore_case": fold, "ignore_whitespace": squash})
 
     return evaluate

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from checks.common import as_number, as_text, output_of, short
+from checks.common import as_number, as_text, no_value, output_of, short
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from recorder.model import CheckSpec, Result, Session
 
@@ -190,8 +190,11 @@ def refusal_phrase(text: str) -> str | None:
     summary="PASSES when the output IS a refusal (an empty or whitespace-only answer counts as one); pair it with `not-any-of` to require an answer",
     reads="final_output",
     example="type: is-refusal",
+    errors=("a value (it takes none)",),
 )
 def is_refusal(spec: CheckSpec) -> Evaluator:
+    no_value(spec)
+
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         out = output_of(session)
         phrase = refusal_phrase(out)

@@ -16,7 +16,7 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
-from checks.common import loads_json, output_of, short
+from checks.common import loads_json, no_value, output_of, short
 from checks.markup import HtmlSchema, find_xml, parse_xml, scan_html
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from checks.sqltext import check_sql, find_sql
@@ -158,8 +158,10 @@ def contains_json(spec: CheckSpec) -> Evaluator:
 # ---------------------------------------------------------------- XML
 
 
-@register("is-xml", family=FAMILY, summary="the whole output (trimmed) is one well-formed XML document", reads=READS, example="type: is-xml")
+@register("is-xml", family=FAMILY, summary="the whole output (trimmed) is one well-formed XML document", reads=READS, example="type: is-xml", errors=("a value (it takes none)",))
 def is_xml(spec: CheckSpec) -> Evaluator:
+    no_value(spec)
+
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         found = parse_xml(output_of(session))
         ev = {"root_tag": found.root, "error": found.error}
@@ -168,8 +170,10 @@ def is_xml(spec: CheckSpec) -> Evaluator:
     return evaluate
 
 
-@register("contains-xml", family=FAMILY, summary="some well-formed XML element is embedded in the output", reads=READS, example="type: contains-xml")
+@register("contains-xml", family=FAMILY, summary="some well-formed XML element is embedded in the output", reads=READS, example="type: contains-xml", errors=("a value (it takes none)",))
 def contains_xml(spec: CheckSpec) -> Evaluator:
+    no_value(spec)
+
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         found = find_xml(output_of(session))
         ev = {"found": found.ok, "root_tag": found.root, "start": found.start if found.ok else None, "end": found.end if found.ok else None}
@@ -259,8 +263,11 @@ register("contains-html", family=FAMILY, summary="the output contains an explici
     summary="the whole output is one or more SQL statements (a recognizer of the common statement shapes, not one dialect's grammar)",
     reads=READS,
     example="type: is-sql",
+    errors=("a value (it takes none)",),
 )
 def is_sql(spec: CheckSpec) -> Evaluator:
+    no_value(spec)
+
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         found = check_sql(output_of(session))
         ev = {"statements": found.statements, "keywords": list(found.keywords), "error": found.error}
@@ -275,8 +282,11 @@ def is_sql(spec: CheckSpec) -> Evaluator:
     summary="a SQL statement is embedded in the output: a fenced block that is SQL, or a statement in prose (keyword in capitals or ended by ';')",
     reads=READS,
     example="type: contains-sql",
+    errors=("a value (it takes none)",),
 )
 def contains_sql(spec: CheckSpec) -> Evaluator:
+    no_value(spec)
+
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         text = output_of(session)
         found = find_sql(text)

@@ -115,6 +115,22 @@ def test_content_similarity(said):
 def test_dice_matches_string_similarity():
     assert dice("healed", "sealed") == pytest.approx(0.8)
     assert dice("", "") == 1.0 and dice("a", "b") == 0.0
+    assert dice("a b c", "abc") == 1.0 and dice("a b c", "abc", drop_whitespace=False) < 1.0
+
+
+def test_content_similarity_whitespace_flag(said):
+    s = said("all   tests pass")
+    assert grade({"type": "content-similarity", "value": "all tests pass"}, s).score == 1.0
+    r = grade({"type": "content-similarity", "value": "all tests pass", "args": {"ignoreWhitespace": False}}, s)
+    assert r.score < 1.0 and r.evidence["ignore_whitespace"] is False
+
+
+def test_evidence_keys(said, worked):
+    s = said("Great: retry with backoff works.")
+    assert set(grade({"type": "keyword-coverage", "value": ["retry"]}, s).evidence) == {"keywords_source", "keywords", "found", "missing", "threshold"}
+    assert set(grade({"type": "tone", "value": "positive"}, s).evidence) == {"output_sentiment", "output_tone", "reference_source", "expected_tone", "threshold"}
+    assert set(grade({"type": "tone"}, s).evidence) == {"output_sentiment", "output_tone", "reference_source", "sentences", "variance", "threshold"}
+    assert set(grade({"type": "code-tool-call-accuracy", "args": {"expectedTool": "Read"}}, worked).evidence) == {"tools_called", "calls", "strict", "expected_tool", "threshold"}
 
 
 def test_textual_difference(said):

@@ -56,6 +56,12 @@ def test_rouge_n_recall_and_n(said):
     assert set(r2.evidence) == {"rouge_n", "threshold", "recall", "precision", "f1", "n"}
 
 
+def test_gleu_evidence(said):
+    r = grade({"type": "gleu", "value": REF}, said("The function returns the sum."))
+    assert set(r.evidence) == {"gleu", "threshold", "precision", "recall"}
+    assert r.score == pytest.approx(min(r.evidence["precision"], r.evidence["recall"]), abs=1e-6)
+
+
 def test_gleu_is_min_of_precision_and_recall():
     score, detail = gleu(tokens("a b c"), [tokens("a b c d e f")])
     # cand 1..4-grams: 3+2+1 = 6, all matched; ref has 6+5+4+3 = 18

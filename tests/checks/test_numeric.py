@@ -93,6 +93,7 @@ def test_not_applicable_under_the_negative_control(metered, unmetered):
         ({"type": "levenshtein"}, "levenshtein: 'value' is required"),
         ({"type": "levenshtein", "value": "x", "threshold": -1}, "levenshtein: 'threshold' is a number of edits"),
         ({"type": "levenshtein", "value": ["x"]}, "levenshtein: 'value' must be a string"),
+        ({"type": "is-refusal", "value": "I can't"}, "is-refusal: takes no 'value'"),
     ],
 )
 def test_refused_at_construction(check, message):

@@ -130,3 +130,26 @@ def test_evidence(said):
     assert "missing 1 of 3: 'nope'" in r.reason
     r = grade({"type": "ends-with", "value": "42"}, s)
     assert r.evidence["position"] == len(OUT) - 2
+
+
+EVIDENCE_KEYS = {
+    "equals": {"output_chars", "expected", "equal"},
+    "not-equals": {"output_chars", "expected", "equal"},
+    "contains": {"output_chars", "needle", "found", "position"},
+    "not-contains": {"output_chars", "needle", "found", "position"},
+    "icontains": {"output_chars", "needle", "found", "position"},
+    "starts-with": {"output_chars", "needle", "found", "position"},
+    "ends-with": {"output_chars", "needle", "found", "position"},
+    "regex": {"output_chars", "pattern", "matched", "match", "span"},
+    "not-regex": {"output_chars", "pattern", "matched", "match", "span"},
+    "contains-any": {"output_chars", "needles", "matched", "missing"},
+    "contains-all": {"output_chars", "needles", "matched", "missing"},
+    "icontains-any": {"output_chars", "needles", "matched", "missing"},
+    "icontains-all": {"output_chars", "needles", "matched", "missing"},
+}
+
+
+@pytest.mark.parametrize("type", sorted(EVIDENCE_KEYS))
+def test_evidence_keys(said, type):
+    r = grade({"type": type, "value": "fizz"}, said(OUT))
+    assert set(r.evidence) == EVIDENCE_KEYS[type]

@@ -165,3 +165,18 @@ def test_sql_in_prose_needs_more_than_a_capitalized_word():
     assert not find_sql("You can SELECT a few files.").ok
     found = find_sql("I don't know. SELECT * FROM users; is it?")
     assert found.ok and "I don't know. SELECT * FROM users; is it?"[found.start : found.end] == "SELECT * FROM users"
+
+
+@pytest.mark.parametrize("type", ["is-xml", "contains-xml", "is-sql", "contains-sql"])
+def test_value_is_refused_where_none_is_read(type):
+    with pytest.raises(CheckConfigError) as exc:
+        build(spec({"type": type, "value": "<root/>"}))
+    assert f"{type}: takes no 'value' (got '<root/>')" in str(exc.value)
+
+
+def test_contains_html_evidence(said):
+    r = grade({"type": "contains-html", "value": {"hasElement": "a"}}, said('Click <a href="/x">here</a> or <b>there</b>.'))
+    assert r.passed
+    assert r.evidence == {"elements": 2, "tags": ["a", "b"], "root_tag": "a", "schema_problems": []}
+    r = grade({"type": "contains-html"}, said("no tags"))
+    assert set(r.evidence) == {"elements", "tags", "root_tag"} and r.evidence["elements"] == 0
