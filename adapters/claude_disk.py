@@ -105,9 +105,8 @@ class ClaudeDiskParser:
         if entry.get("type") == "assistant":
             api_error = bool(entry.get("isApiErrorMessage") or entry.get("error"))
             return self.messages.assistant(message, thread, line, at, api_error=api_error, request_id=entry.get("requestId"))
-        if entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"):
-            return []  # injected by Claude Code (skill text, caveats, the compaction summary), not said by the user
-        actions = self.messages.user(message, thread, line, at, result=entry.get("toolUseResult"))
+        injected = bool(entry.get("isMeta") or entry.get("isCompactSummary") or entry.get("isVisibleInTranscriptOnly"))
+        actions = self.messages.user(message, thread, line, at, result=entry.get("toolUseResult"), injected=injected)
         if thread == MAIN and self.meta["first_prompt"] is None:
             for a in actions:
                 if a.kind == "message.user":

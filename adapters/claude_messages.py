@@ -150,13 +150,19 @@ class ClaudeMessages:
 
     # ------------------------------------------------------------------ user
 
-    def user(self, message: Any, thread: str, line: str, at: float = 0.0, *, result: Any = None) -> list[Action]:
-        """A user message: typed text, interrupts, and tool results (with the harness's result object)."""
+    def user(
+        self, message: Any, thread: str, line: str, at: float = 0.0, *, result: Any = None, injected: bool = False
+    ) -> list[Action]:
+        """A user message: typed text, interrupts, and tool results (with the harness's result object).
+
+        `injected` text was written by Claude Code, not the user (skill bodies, caveats,
+        the compaction summary): it is no turn and no prompt, so only tool results count.
+        """
         if not isinstance(message, dict):
             return [warning("user event without a message object", line, thread)]
         content = message.get("content")
         if isinstance(content, str):
-            return self._texts([content], thread, at)
+            return [] if injected else self._texts([content], thread, at)
         if not isinstance(content, list):
             return [warning("user message content is neither text nor a list of blocks", line, thread)]
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -174,7 +180,7 @@ class ClaudeMessages:
                 continue  # attachments: the raw line keeps them
             else:
                 out.append(warning(f"unknown user content block {kind!r}", line, thread))
-        return out + self._texts(texts, thread, at)
+        return out if injected else out + self._texts(texts, thread, at)
 
     def _texts(self, texts: list[str], thread: str, at: float) -> list[Action]:
         said: list[str] = []

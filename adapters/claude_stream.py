@@ -75,7 +75,11 @@ class ClaudeStreamParser:
         return self.messages.assistant(event.get("message"), self._thread(event), line, api_error=bool(event.get("error")))
 
     def _user(self, event: dict[str, Any], line: str) -> list[Action]:
-        return self.messages.user(event.get("message"), self._thread(event), line, result=event.get("tool_use_result"))
+        # Synthetic/meta text is Claude Code's own; a replay echoes the stdin prompt the recorder already has.
+        injected = bool(event.get("isSynthetic") or event.get("isMeta") or event.get("isReplay"))
+        return self.messages.user(
+            event.get("message"), self._thread(event), line, result=event.get("tool_use_result"), injected=injected
+        )
 
     def _system(self, event: dict[str, Any], line: str) -> list[Action]:
         subtype = event.get("subtype")

@@ -190,6 +190,18 @@ def test_claude_interrupts_meta_and_blank_text_are_not_user_turns() -> None:
     assert actions[0].at == 1767225600.0  # the entry's own time is kept
 
 
+def test_claude_stream_injected_text_is_no_turn_but_its_tool_results_count() -> None:
+    injected = {"role": "user", "content": [{"type": "text", "text": "Base directory for this skill: ..."}]}
+    with_result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": True}]}
+    lines = [
+        _tool_use("t1", "Grep", {}),
+        j(type="user", isSynthetic=True, message=injected),
+        j(type="user", isSynthetic=True, message=with_result),
+    ]
+    actions = feed_lines(ClaudeStreamParser(), lines)
+    assert kinds(actions) == ["tool.call", "tool.result"] and session_of(actions).calls[0].outcome == "error"
+
+
 def test_claude_disk_internal_agents_count_tokens_only(tmp_path: Path) -> None:
     session_id = "11111111-2222-3333-4444-555555555555"
     main = tmp_path / f"{session_id}.jsonl"
