@@ -364,3 +364,28 @@ def test_a_generated_value_in_a_check_spec_refuses_the_report(tmp_path):
     assert "was NOT written" in ran.stderr and "ANSWER at results[0].checks[0].spec.value" in ran.stderr
     assert not ran.report.exists()
     assert ran.rows("select count(*) from sessions") == [(1,)]  # recorded all the same
+
+
+def test_end_to_end_the_agent_sees_the_checkout_and_testdata_but_no_git(tmp_path, repo):
+    td = tmp_path / "td"
+    td.mkdir()
+    (td / "NOTES.md").write_text("added by the bench\n")
+    bench = write_bench(tmp_path, f"""
+        harness: mock
+        scenarios:
+          - name: look-around
+            prompt: look
+            repo: {{url: {repo['path']}, ref: {repo['first']}}}
+            testdata: td
+            cwd: sub
+            mock:
+              steps:
+                - tool: Bash
+                  input: {{command: "ls -A; cat a.txt"}}
+                - say: done
+    """)
+    ran = run_bench(bench)
+    assert ran.code == 0, ran.stderr
+    [listing] = ran.actions("tool.result")
+    assert listing["output"] == "NOTES.md\na.txt\nsub\nversion one\n"  # the mock's Bash runs at the root; cwd: moves the agent only
+    assert (repo["path"] / ".git").is_dir()  # the upstream is untouched
