@@ -47,6 +47,8 @@ class _Graded:
 def _children(spec: CheckSpec, *, use_weights_map: bool) -> list[_Child]:
     if not spec.checks:
         raise CheckConfigError(f"{spec.type}: no child checks ('checks' is empty); list them under checks:")
+    if not use_weights_map and args_of(spec).get("weights") is not None:
+        raise CheckConfigError(f"{spec.type}: args.weights is read only by select-best, max-score and compare; put weight: on each child instead")
     overrides = _weights_map(spec) if use_weights_map else {}
     out: list[_Child] = []
     for i, child_spec in enumerate(spec.checks):
@@ -208,5 +210,7 @@ for _type, _summary, _decide, _weights, _prepare, _args, _example in _SPECS:
         reads="its children's results",
         args={**_CHILDREN_ARG, **_args},
         example=_example,
-        errors=_ERRORS + (("args.method other than average or sum",) if _type == "max-score" else ()),
+        errors=_ERRORS
+        + (("args.method other than average or sum",) if _type == "max-score" else ())
+        + (("weights naming a type no child has",) if _weights else ("args.weights (only select-best, max-score and compare read it)",)),
     )(_composite(_decide, weights_map=_weights, prepare=_prepare))

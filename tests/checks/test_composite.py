@@ -130,6 +130,7 @@ def test_child_error_names_the_child(unmetered):
         ({"type": "max-score", "args": {"method": "median"}, "checks": [YES]}, "max-score: args.method must be average or sum, got 'median'"),
         ({"type": "select-best", "args": {"weights": {"regex": 2}}, "checks": [YES]}, "select-best: weights name ['regex'], which no child has"),
         ({"type": "compare", "args": {"weights": [1]}, "checks": [YES]}, "compare: weights must be a mapping"),
+        ({"type": "assert-set", "args": {"weights": {"contains": 2}}, "checks": [YES]}, "assert-set: args.weights is read only by select-best, max-score and compare; put weight: on each child instead"),
         ({"type": "any-of", "checks": [{"type": "any-of", "checks": []}]}, 'any-of: child "any-of" (#1): any-of: no child checks'),
         ({"type": "any-of", "checks": [{"type": "assert-set", "checks": [{"type": "llm-rubric", "value": "x"}]}]}, "needs an LLM judge"),
     ],
