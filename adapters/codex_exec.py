@@ -61,7 +61,7 @@ class CodexExecParser:
         kind = event.get("type")
         handler = {
             "thread.started": self._thread_started,
-            "turn.started": lambda e, l: [],
+            "turn.started": self._turn_started,
             "turn.completed": self._turn_completed,
             "turn.failed": self._turn_failed,
             "item.started": self._item,
@@ -80,6 +80,12 @@ class CodexExecParser:
 
     def _thread_started(self, event: dict[str, Any], line: str) -> list[Action]:
         self.thread_id = event.get("thread_id")
+        return []
+
+    def _turn_started(self, event: dict[str, Any], line: str) -> list[Action]:
+        """Item ids are unique within one run; should a CLI restart them per turn, a new turn starts afresh."""
+        self.called.clear()
+        self.done.clear()
         return []
 
     def _metrics(self) -> Action:
