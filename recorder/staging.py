@@ -12,6 +12,7 @@ the run is refused when a value is findable in the staged tree or the prompt.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -84,7 +85,7 @@ def stage_seeds(bench: BenchSpec, scenarios: list[ScenarioSpec], on_event: Event
                 continue
             temp = Path(tempfile.mkdtemp(prefix="benchtape-staged-"))
             seeds.temps.append(temp)
-            tree, found = _stage(group, temp, emit)
+            tree, found = _stage(bench, group, temp, emit)
             for sc in group:
                 seeds.trees[sc.name] = tree
                 seeds.generated[sc.name] = dict(found)
@@ -104,7 +105,7 @@ def _label(group: list[ScenarioSpec]) -> str:
     return f"scenario {group[0].name!r}{more}"
 
 
-def _stage(group: list[ScenarioSpec], temp: Path, emit: Event) -> tuple[Path, dict[str, str]]:
+def _stage(bench: BenchSpec, group: list[ScenarioSpec], temp: Path, emit: Event) -> tuple[Path, dict[str, str]]:
     first = group[0]
     timeout = max(sc.staging_timeout or DEFAULT_STAGING_TIMEOUT for sc in group)
     tree, images = temp / "tree", temp / "images"
@@ -128,7 +129,7 @@ def _stage(group: list[ScenarioSpec], temp: Path, emit: Event) -> tuple[Path, di
     if kind == "generate":
         found = _parse_vars(stdout, group, program)
         secrets = list(found.values()) + secrets
-        _refuse_leaks(group, tree, found)
+        _refuse_leaks(bench, group, tree, found)
     redact = redactor(secrets)
     emit("staging.finished", {
         "scenarios": [sc.name for sc in group],
@@ -201,10 +202,12 @@ def _parse_vars(stdout: str, group: list[ScenarioSpec], program: Path) -> dict[s
     return found
 
 
-def _refuse_leaks(group: list[ScenarioSpec], tree: Path, found: dict[str, str]) -> None:
+def _refuse_leaks(bench: BenchSpec, group: list[ScenarioSpec], tree: Path, found: dict[str, str]) -> None:
+    """Everything the agent is given: the tree, the prompt, its env literals, the harness config (system prompt, settings)."""
     if not found:
         return
     hits = find_in_tree(tree, found)
+    hits += find_in_text(json.dumps(bench.harness_config, default=str), found, "harness_config (the agent is given it)")
     for sc in group:
         hits += find_in_text(sc.prompt, found, f"the prompt of scenario {sc.name!r}")
         hits += find_in_text("\n".join(sc.sandbox.env.values()), found, f"the sandbox env of scenario {sc.name!r}")

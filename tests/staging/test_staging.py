@@ -389,3 +389,15 @@ def test_end_to_end_the_agent_sees_the_checkout_and_testdata_but_no_git(tmp_path
     [listing] = ran.actions("tool.result")
     assert listing["output"] == "NOTES.md\na.txt\nsub\nversion one\n"  # the mock's Bash runs at the root; cwd: moves the agent only
     assert (repo["path"] / ".git").is_dir()  # the upstream is untouched
+
+
+def test_a_generated_value_in_the_system_prompt_refuses_the_run(tmp_path):
+    write_program(tmp_path / "gen.py", 'print("SECRET=k7q-answer-93")\n')
+    bench = write_bench(tmp_path, """
+        harness: mock
+        harness_config: {system_prompt: "the code is k7q-answer-93"}
+        scenarios:
+          - {name: told, prompt: a, generate: gen.py}
+    """)
+    ran = run_bench(bench)
+    assert ran.code == 3 and "SECRET in harness_config" in ran.stderr
