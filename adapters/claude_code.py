@@ -116,13 +116,15 @@ def _plugins(r: ConfigReader) -> list[dict[str, Any]]:
 
 
 def preflight_scenario(scenario: dict[str, Any]) -> list[str]:
-    """Findings for a scenario this adapter cannot run: interactive ones (the default when unset)."""
+    """Findings for a scenario this adapter cannot run: interactive ones (the default when unset).
+
+    The finding does not repeat the scenario's name: callers prefix where it is.
+    """
     if scenario.get("interactive", True) is False:
         return []
-    name = scenario.get("name") or scenario.get("id") or "scenario"
-    why = "is interactive" if "interactive" in scenario else "is interactive by default (interactive: true unless set)"
+    why = "`interactive: true`" if "interactive" in scenario else "the default while `interactive:` is unset"
     return [
-        f"{name} {why}, and benchtape runs claude-code in print mode only: "
+        f"an interactive scenario ({why}) is not supported: benchtape runs claude-code in print mode only; "
         "set `interactive: false` on the scenario (or in `defaults:`) to run it with `claude --print`"
     ]
 

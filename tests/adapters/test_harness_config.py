@@ -146,7 +146,7 @@ def test_claude_preflight_refuses_a_bad_config_and_interactive_scenarios(tmp_pat
 
 def test_interactive_is_the_default_and_is_refused() -> None:
     (unset,) = preflight_scenario({"name": "s1"})
-    assert "s1" in unset and "by default" in unset and "`interactive: false`" in unset
+    assert "the default while `interactive:` is unset" in unset and "`interactive: false`" in unset
     (explicit,) = preflight_scenario({"name": "s2", "interactive": True})
     assert "`interactive: false`" in explicit
     assert preflight_scenario({"name": "s3", "interactive": False}) == []
