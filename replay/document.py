@@ -33,6 +33,29 @@ def session_json(session: Session) -> dict[str, Any]:
 
 DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts"})
 
+# The action kinds each part of the document is folded from, for the parts that depend on
+# few kinds: metrics are the `metrics` actions, main-thread tool calls (step_count) and the
+# wall clock in `session.finished`; environment is its two kinds; verdicts are not actions.
+# Any other part needs every action (None).
+KINDS_FOR: dict[str, frozenset[str] | None] = {
+    "metrics": frozenset({"metrics", "tool.call", "session.finished"}),
+    "environment": frozenset({"environment.expected", "environment.reported"}),
+    "verdicts": frozenset(),
+}
+
+
+def kinds_needed(keys: frozenset[str] | None) -> frozenset[str] | None:
+    """The action kinds a document limited to `keys` is built from; None means all of them."""
+    if keys is None:
+        return None
+    out: set[str] = set()
+    for key in keys:
+        kinds = KINDS_FOR.get(key)
+        if kinds is None:
+            return None
+        out |= kinds
+    return frozenset(out)
+
 
 def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     meta = {

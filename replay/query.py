@@ -17,7 +17,7 @@ from jmespath import functions as jfunctions
 
 from recorder.errors import BadInput
 from recorder.store import SessionRow, Store
-from replay.document import DOCUMENT_KEYS, document
+from replay.document import DOCUMENT_KEYS, document, kinds_needed
 from replay.select import Selection, rows
 from replay.specs import check_index
 
@@ -103,9 +103,9 @@ def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = F
 
 
 def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
-    session = store.load_session(row.id, row)
     keys = query.keys
     wanted = None if keys is None else keys & DOCUMENT_KEYS
+    session = store.load_session(row.id, row, kinds_needed(wanted))
     verdicts = latest_verdicts(store, row.id) if wanted is None or "verdicts" in wanted else []
     doc = document(row, session, verdicts, keys=wanted)
     try:
