@@ -1,0 +1,190 @@
+"""Speed of the read side: regrade and query over a large store, against a floor.
+
+Builds a store of N sessions × 100 actions (through the real `Store.append`, a few
+batches per session) in 4 runs, then measures in a fresh child process per scope:
+
+- the floor: reading and decoding the same actions from SQLite and doing nothing else;
+- `regrade` with 5 deterministic checks (sessions/second), target within 3× of the floor;
+- `query 'metrics.cost_usd'` over every session, target within 2× of the floor;
+- peak RSS after a quarter of the store and after all of it (memory must stay flat).
+
+Run by `make bench`; `--sessions 2000` for a quick run. Not a test: it prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+
+from recorder.model import Action  # noqa: E402
+from recorder.store import Store  # noqa: E402
+
+ACTIONS = 100
+RUNS = 4
+TARGET_REGRADE, TARGET_QUERY = 3.0, 2.0
+QUERY = "metrics.cost_usd"
+FULL_QUERY = "length(calls)"  # reads the whole projection: shown for comparison, no target
+ROUNDS = 3
+
+BENCH = """\
+description: regrade/query benchmark
+harness: mock
+scenarios:
+  - name: bench
+    prompt: "fix the thing"
+    checks:
+      - {type: contains, value: "done"}
+      - {type: regex, value: "\\\\d+ files"}
+      - {type: session:tool-used, value: Read, args: {gte: 1}}
+      - {type: session:step-count, args: {gte: 1, lte: 100}}
+      - {type: cost, threshold: 1.0}
+"""
+
+TOOLS = ("Read", "Grep", "Edit", "Bash")
+
+
+def session_actions(n: int) -> list[Action]:
+    """100 actions shaped like a real session: calls paired with results, thoughts, metrics."""
+    out = [
+        Action("session.started", {"scenario": "bench", "harness": "mock", "model": "m", "prompt": "fix the thing", "work_dir": "/tmp/w"}),
+        Action("environment.expected", {"sandbox": "home", "plugins": []}),
+        Action("message.user", {"text": "fix the thing"}),
+    ]
+    call = 0
+    while len(out) < ACTIONS - 7:
+        call += 1
+        tool = TOOLS[call % len(TOOLS)]
+        cid = f"call_{call:04d}"
+        out.append(Action("tool.call", {"call_id": cid, "tool": tool, "input": {"file_path": f"src/mod_{call}.py", "pattern": "def .*"}}))
+        out.append(Action("tool.result", {"call_id": cid, "output": f"line {call}\n" * 8, "is_error": None if tool == "Read" else False}))
+        if call % 2 == 0:
+            out.append(Action("thinking", {"text": f"step {call}: the next file to look at is mod_{call + 1}"}))
+    while len(out) < ACTIONS - 4:
+        out.append(Action("message.assistant", {"text": "working on it"}))
+    out += [
+        Action("message.assistant", {"text": f"done: changed {n % 7 + 1} files"}),
+        Action("metrics", {"cost_usd": 0.01 + (n % 10) / 1000, "duration_ms": 1200, "tokens_in": 1000, "tokens_out": 200}),
+        Action("final_output", {"text": f"done: changed {n % 7 + 1} files"}),
+        Action("session.finished", {"status": "ok", "exit_code": 0, "timed_out": False, "wall_ms": 1300.0}),
+    ]
+    assert len(out) == ACTIONS, len(out)
+    return out
+
+
+def build_store(db: Path, sessions: int) -> None:
+    store = Store(db)
+    per_run = max(1, sessions // RUNS)
+    made = 0
+    started = time.perf_counter()
+    for r in range(RUNS):
+        run_id = store.new_run("run", bench_path="bench.yaml", harness="mock")
+        for _ in range(per_run if r < RUNS - 1 else sessions - made):
+            sid = store.new_session(run_id, "bench", harness="mock")
+            actions = session_actions(made)
+            for start in range(0, len(actions), 25):  # batches per session, as a harness streams them
+                store.append(sid, actions[start : start + 25])
+            made += 1
+    store.close()
+    print(f"built {made} sessions × {ACTIONS} actions in {time.perf_counter() - started:.1f}s → {db} ({db.stat().st_size / 1e6:.0f} MB)")
+
+
+# ---------------------------------------------------------------- measuring (in a child process)
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def floor(store: Store, run_id: str | None) -> tuple[int, float]:
+    """Reading and decoding every action of the selected sessions, and nothing else."""
+    started = time.perf_counter()
+    n = 0
+    for row in store.iter_session_rows(run_id=run_id):
+        for _seq, _at, _thread, _kind, data in store.db.execute("SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ? ORDER BY seq", [row.id]):
+            orjson.loads(data)
+        n += 1
+    return n, time.perf_counter() - started
+
+
+def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
+    from recorder.bench import load_bench
+    from replay.query import compile_query, run_query
+    from replay.regrade import regrade
+    from replay.select import Selection
+
+    store = Store(db)
+    run_id = store.runs()[0]["id"] if scope == "quarter" else None
+    sel = Selection(run=run_id, all=run_id is None)
+    bench_spec = load_bench(bench)
+    query = compile_query(QUERY)
+    full_query = compile_query(FULL_QUERY)
+    floor(store, run_id)  # warm the page cache so neither side pays for the first read
+    best = {"floor_s": float("inf"), "regrade_s": float("inf"), "query_s": float("inf"), "full_query_s": float("inf")}
+    n = 0
+    for _ in range(ROUNDS):  # interleaved, best of each: the machine may be busy with other work
+        n, t = floor(store, run_id)
+        best["floor_s"] = min(best["floor_s"], t)
+        started = time.perf_counter()
+        summary = regrade(store, bench_spec, sel)
+        best["regrade_s"] = min(best["regrade_s"], time.perf_counter() - started)
+        assert summary.graded == n, (summary.graded, n)
+        for key, q in (("query_s", query), ("full_query_s", full_query)):
+            started = time.perf_counter()
+            results = sum(1 for _ in run_query(store, q, sel))
+            best[key] = min(best[key], time.perf_counter() - started)
+            assert results == n, (results, n)
+    return {"sessions": n, **best, "peak_rss_mb": peak_rss_mb()}
+
+
+def child(db: Path, bench: Path, scope: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--measure", scope, "--db", str(db), "--bench", str(bench)], check=True, stdout=subprocess.PIPE, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=10_000)
+    ap.add_argument("--db", type=Path, help="reuse (or build) the store here instead of a temp file")
+    ap.add_argument("--bench", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--measure", choices=("all", "quarter"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.db, args.bench, args.measure)))
+        return 0
+    with tempfile.TemporaryDirectory(prefix="benchtape-bench-") as tmp:
+        db = args.db or Path(tmp) / "bench.db"
+        bench = Path(tmp) / "bench.yaml"
+        bench.write_text(BENCH)
+        if not db.exists():
+            build_store(db, args.sessions)
+        quarter = child(db, bench, "quarter")
+        whole = child(db, bench, "all")
+    n = whole["sessions"]
+    floor_rate = n / whole["floor_s"]
+    regrade_rate = n / whole["regrade_s"]
+    r_regrade = whole["regrade_s"] / whole["floor_s"]
+    r_query = whole["query_s"] / whole["floor_s"]
+    print(f"sessions {n} × {ACTIONS} actions, 5 deterministic checks each")
+    print(f"floor    (read + decode actions) {whole['floor_s']:7.2f}s  {floor_rate:8.0f} sessions/s")
+    print(f"regrade                          {whole['regrade_s']:7.2f}s  {regrade_rate:8.0f} sessions/s   {r_regrade:.2f}× floor (target ≤ {TARGET_REGRADE:g}×) {'ok' if r_regrade <= TARGET_REGRADE else 'MISSED'}")
+    print(f"query {QUERY!r:<26} {whole['query_s']:7.2f}s  {n / whole['query_s']:8.0f} sessions/s   {r_query:.2f}× floor (target ≤ {TARGET_QUERY:g}×) {'ok' if r_query <= TARGET_QUERY else 'MISSED'}")
+    print(f"query {FULL_QUERY!r:<26} {whole['full_query_s']:7.2f}s  {n / whole['full_query_s']:8.0f} sessions/s   {whole['full_query_s'] / whole['floor_s']:.2f}× floor (no target: needs every action projected)")
+    print(f"peak RSS: {quarter['peak_rss_mb']:.0f} MB over 1/4 of the store ({quarter['sessions']} sessions), {whole['peak_rss_mb']:.0f} MB over all of it ({n})")
+    return 0 if r_regrade <= TARGET_REGRADE and r_query <= TARGET_QUERY else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
