@@ -9,10 +9,10 @@ tag of a known HTML element (or a custom element, which has a hyphen): plain pro
 
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 
 # ---------------------------------------------------------------- XML
 
@@ -45,7 +45,7 @@ _MAX_XML_TRIES = 400
 
 def find_xml(text: str) -> XmlFinding:
     """The first well-formed XML element (optionally after an `<?xml …?>` declaration)
-    embedded in the text: each `<name` is tried up to each matching `</name>`, nearest first."""
+    embedded in the text: each `<name` is tried up to the close tag that balances it."""
     tries = 0
     for m in _XML_START.finditer(text):
         start = m.start()
@@ -72,13 +72,22 @@ def find_xml(text: str) -> XmlFinding:
 
 
 def _candidate_ends(text: str, open_at: int, name: str) -> list[int]:
-    ends: list[int] = []
+    """Where the element opened at `open_at` ends: after its own `/>`, or at the close tag
+    that brings the nesting of same-named tags back to zero."""
     gt = text.find(">", open_at)
-    if gt > 0 and text[gt - 1] == "/":
-        ends.append(gt + 1)  # a self-closing element
-    for close in re.finditer(r"</" + re.escape(name) + r"\s*>", text[open_at:]):
-        ends.append(open_at + close.end())
-    return ends
+    if gt < 0:
+        return []
+    if text[gt - 1] == "/":
+        return [gt + 1]  # a self-closing element
+    depth = 0
+    for m in re.compile(r"<(/?)" + re.escape(name) + r"(?=[\s/>])[^<>]*>").finditer(text, open_at):
+        if m.group(1):
+            depth -= 1
+        elif not m.group(0).endswith("/>"):
+            depth += 1
+        if depth == 0:
+            return [m.end()]
+    return []
 
 
 def _local(tag: str) -> str:
@@ -107,49 +116,43 @@ class HtmlScan:
     """What the tokenizer saw: HTML elements in order, with their attributes."""
 
     elements: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-    first_event: str | None = None  # tag | decl | comment | data
+    starts_with_markup: bool = False  # the text opens with a tag, comment or declaration
 
     @property
     def tags(self) -> list[str]:
         return [t for t, _ in self.elements]
 
 
-class _Scanner(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.scan = HtmlScan()
-
-    def _first(self, what: str) -> None:
-        if self.scan.first_event is None:
-            self.scan.first_event = what
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._first("tag")
-        if is_html_element(tag):
-            self.scan.elements.append((tag, {k: v or "" for k, v in attrs}))
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.handle_starttag(tag, attrs)
-
-    def handle_endtag(self, tag: str) -> None:
-        self._first("tag")
-
-    def handle_decl(self, decl: str) -> None:
-        self._first("decl")
-
-    def handle_comment(self, data: str) -> None:
-        self._first("comment")
-
-    def handle_data(self, data: str) -> None:
-        if data.strip():
-            self._first("data")
+# A tokenizer of start tags by bounded regexes rather than html.parser, which is
+# quadratic on unclosed tags ("<a <a <a …": 30 s on 60 KB); every repetition here is
+# bounded or cannot run past a '<' or '>', so a scan is linear in the text.
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_RAW_TEXT = re.compile(r"<(script|style)\b[^<>]{0,4096}>.*?(?:</\1\s*>|\Z)", re.DOTALL | re.IGNORECASE)
+_ATTR = r"""[^\s"'<>/=]{1,256}(?:\s*=\s*(?:"[^"<>]{0,4096}"|'[^'<>]{0,4096}'|[^\s"'=<>`]{1,4096}))?"""
+_START_TAG = re.compile(r"<([A-Za-z][A-Za-z0-9:-]{0,63})((?:\s+" + _ATTR + r")*)\s*/?>")
+_ONE_ATTR = re.compile(r"""([^\s"'<>/=]{1,256})(?:\s*=\s*("[^"<>]{0,4096}"|'[^'<>]{0,4096}'|[^\s"'=<>`]{1,4096}))?""")
+_MARKUP_OPENING = re.compile(r"<(?:[A-Za-z/!?])")
 
 
 def scan_html(text: str) -> HtmlScan:
-    parser = _Scanner()
-    parser.feed(text)
-    parser.close()
-    return parser.scan
+    scan = HtmlScan(starts_with_markup=bool(_MARKUP_OPENING.match(text.lstrip())))
+
+    def keep_tag(m: re.Match[str]) -> str:
+        return m.group(0)[: m.group(0).index(">") + 1]  # keep <script …>, drop its raw text
+
+    body = _RAW_TEXT.sub(keep_tag, _COMMENT.sub(" ", text))
+    for m in _START_TAG.finditer(body):
+        tag = m.group(1).lower()
+        if not is_html_element(tag):
+            continue
+        attrs: dict[str, str] = {}
+        for a in _ONE_ATTR.finditer(m.group(2)):
+            value = a.group(2) or ""
+            if value[:1] in ("'", '"'):
+                value = value[1:-1]
+            attrs.setdefault(a.group(1).lower(), html.unescape(value))
+        scan.elements.append((tag, attrs))
+    return scan
 
 
 @dataclass(frozen=True)

@@ -751,7 +751,9 @@ def find_sql(text: str) -> SqlFinding:
         if found.ok:
             return SqlFinding(True, found.statements, found.keywords, None, m.start(2) + found.start, m.start(2) + found.end)
     last_error: str | None = None
-    for m in _START.finditer(text):
+    for tried, m in enumerate(_START.finditer(text)):
+        if tried >= _MAX_STARTS:
+            break
         stop = _STOP.search(text, m.start())
         end = stop.start() if stop else len(text)
         terminated = bool(stop and stop.group() == ";")
@@ -770,6 +772,8 @@ def find_sql(text: str) -> SqlFinding:
 
 
 _MAX_PROSE_TOKENS = 400
+_MAX_BACKOFF = 64
+_MAX_STARTS = 200
 _KEYWORDS = RESERVED | STATEMENT_STARTS
 
 
@@ -789,16 +793,27 @@ def _longest_statement(candidate: str) -> SqlFinding:
         if kind not in ("ws", "line_comment", "block_comment"):
             toks.append(Tok("str" if kind == "dollar" else (m.group() if kind == "punct" else kind), m.group(), m.start(), m.end()))
         pos = m.end()
-    error = "no SQL statement found"
-    for n in range(len(toks), 0, -1):  # the longest prefix that is one complete statement
+    if not toks:
+        return SqlFinding(False, error="no SQL statement found")
+    # One parse usually settles it: the reader stops where the prose stops continuing the
+    # statement. When the prose is read on as SQL and then fails, back off from the point
+    # of failure to the nearest prefix that is a whole statement (a bounded search).
+    r = _Reader(toks)
+    try:
+        r.statement_body()
+        return _finding(toks[: r.i])
+    except SqlSyntaxError as exc:
+        error, failed_at = str(exc), r.i
+    for n in range(min(failed_at, len(toks)), max(0, failed_at - _MAX_BACKOFF), -1):
         r = _Reader(toks[:n])
         try:
             r.statement_body()
-        except SqlSyntaxError as exc:
-            if n == len(toks):
-                error = str(exc)
+        except SqlSyntaxError:
             continue
-        if r.peek() is None:
-            words = tuple(t.up for t in toks[:n] if t.kind == "word" and t.up in _KEYWORDS)
-            return SqlFinding(True, 1, words, None, toks[0].start, toks[n - 1].end)
+        return _finding(toks[: r.i])
     return SqlFinding(False, error=error)
+
+
+def _finding(toks: list[Tok]) -> SqlFinding:
+    words = tuple(t.up for t in toks if t.kind == "word" and t.up in _KEYWORDS)
+    return SqlFinding(True, 1, words, None, toks[0].start, toks[-1].end)

@@ -234,7 +234,7 @@ def _html_check(whole: bool) -> Callable[[CheckSpec], Evaluator]:
                     return Result.of(False, "output does not begin with '<' and end with '>'", ev)
                 if body[:5].lower() == "<?xml":
                     return Result.of(False, "output is an XML document, not HTML", ev)
-                if scan.first_event == "data":
+                if not scan.starts_with_markup:
                     return Result.of(False, "output starts with text, not a tag", ev)
             if not scan.elements:
                 return Result.of(False, "no tag of a known HTML element in the output", ev)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.mastra import dice, stem
+from checks.mastra import dice, lcs_length, stem
 from checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import Outputs, grade, spec
 from mocksession import mock_session
@@ -135,9 +135,35 @@ def test_evidence_keys(said, worked):
 
 def test_textual_difference(said):
     r = grade({"type": "textual-difference", "value": "ok: 3 passed"}, said("ok: 3 passed"))
-    assert r.passed and r.score == 1.0 and r.evidence["changes"] == 0
+    assert r.passed and r.score == 1.0 and r.evidence["lcs_length"] == 12
     r = grade({"type": "textual-difference", "args": {"reference": "ok: 3 passed"}}, said("FAILED: 2 errors"))
-    assert not r.passed and r.evidence["changes"] > 0 and set(r.evidence) == {"ratio", "changes", "length_difference", "reference_source", "threshold"}
+    assert not r.passed and set(r.evidence) == {"ratio", "lcs_length", "length_difference", "reference_source", "threshold"}
+    assert r.evidence["length_difference"] == 4
+
+
+def test_textual_difference_on_a_long_near_copy(said):
+    ref = "lorem ipsum dolor sit amet " * 20  # 540 characters: difflib's autojunk said 0.035 here
+    r = grade({"type": "textual-difference", "value": ref}, said(ref.replace("sit", "sat")))
+    assert r.passed and r.score == pytest.approx(1 - 40 / 1080)
+
+
+def test_lcs_length_agrees_with_the_textbook_table():
+    import random
+
+    def dp(a, b):
+        prev = [0] * (len(b) + 1)
+        for ca in a:
+            cur = [0]
+            for j, cb in enumerate(b, 1):
+                cur.append(prev[j - 1] + 1 if ca == cb else max(prev[j], cur[j - 1]))
+            prev = cur
+        return prev[-1]
+
+    rng = random.Random(5)
+    for _ in range(1500):
+        a = "".join(rng.choice("abcé") for _ in range(rng.randint(0, 15)))
+        b = "".join(rng.choice("abcé") for _ in range(rng.randint(0, 70)))
+        assert lcs_length(a, b) == dp(a, b), (a, b)
 
 
 def test_reference_from_vars(said):

@@ -180,3 +180,28 @@ def test_contains_html_evidence(said):
     assert r.evidence == {"elements": 2, "tags": ["a", "b"], "root_tag": "a", "schema_problems": []}
     r = grade({"type": "contains-html"}, said("no tags"))
     assert set(r.evidence) == {"elements", "tags", "root_tag"} and r.evidence["elements"] == 0
+
+
+PATHOLOGICAL = {
+    "unclosed tags": "<a " * 20000,
+    "unclosed quotes": '<a title="' * 20000,
+    "nested tags": "<a>" * 5000 + "</a>" * 5000,
+    "brackets": "[" * 50000,
+    "selects": "SELECT a, b FROM t WHERE " * 3000,
+    "comments": "<!--" * 20000,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
+def test_adversarial_outputs_stay_fast(said, name):
+    """html.parser took 30 s on the first of these; every recognizer must stay near-linear."""
+    import time
+
+    s = said(PATHOLOGICAL[name])
+    for t in sorted(i for i, info in catalog().items() if info.family == "Structured"):
+        t0 = time.perf_counter()
+        r = grade({"type": t}, s)
+        assert time.perf_counter() - t0 < 2.0, f"{t} took too long on {name}"
+        assert 0.0 <= r.score <= 1.0
+    if name == "nested tags":
+        assert grade({"type": "contains-xml"}, s).passed and grade({"type": "is-xml"}, s).passed
