@@ -145,7 +145,7 @@ _SINGLE = [
     ("icontains", "`value` occurs in the output, ignoring case", _substring("contains", fold=True), _ERR_NEEDLE + _ERR_EMPTY, "type: icontains\nvalue: all tests pass"),
     ("starts-with", "output begins with `value`", _substring("starts"), _ERR_NEEDLE + _ERR_EMPTY, "type: starts-with\nvalue: Done"),
     ("ends-with", "output ends with `value`", _substring("ends"), _ERR_NEEDLE + _ERR_EMPTY, "type: ends-with\nvalue: ."),
-    ("regex", "the regex `value` matches somewhere in the output (Python `re`, search)", _regex(False), ("'value' is required", "a regex that does not compile"), 'type: regex\nvalue: "\\\\d+ passed"'),
+    ("regex", "the regex `value` matches somewhere in the output (Python `re` syntax, searched anywhere; madbench uses RE2)", _regex(False), ("'value' is required", "a regex that does not compile"), 'type: regex\nvalue: "\\\\d+ passed"'),
     ("not-regex", "the regex `value` matches nowhere in the output", _regex(True), ("'value' is required", "a regex that does not compile"), 'type: not-regex\nvalue: "(?i)error"'),
 ]
 
