@@ -77,7 +77,9 @@ def _substring(how: str, negate: bool = False, fold: bool = False) -> Callable[[
                 found, at = hay.startswith(probe), 0
             else:
                 found, at = hay.endswith(probe), len(hay) - len(probe)
-            ev = _evidence(out, needle=short(needle), found=found, position=at if found else None)
+            if len(hay) != len(out):
+                at = -1  # case folding changed lengths ("ß" -> "ss"): no offset in the original
+            ev = _evidence(out, needle=short(needle), found=found, position=at if found and at >= 0 else None)
             yes, no = _PHRASES[how]
             said = f"output {yes if found else no} {short(needle, 80)!r}"
             return Result.of(found != negate, said, ev)
