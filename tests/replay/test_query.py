@@ -1,0 +1,120 @@
+"""`benchtape query`: JMESPath over each session's document, streamed; bad expressions cost nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recorder.store import Store
+from replay.document import document, kinds_needed
+from replay.query import compile_query, reachable_keys
+from replaykit import ROOT, cli
+
+
+def _ids(db: Path) -> dict[str, str]:
+    return {r.scenario: r.id for r in Store(db).session_rows()}
+
+
+def test_query_json_lines_per_session(demo_db):
+    out = cli("query", "calls[].tool", "--db", demo_db)
+    assert out.code == 0, out.stderr
+    rows = {r["scenario"]: r for r in out.jsonl()}
+    assert rows["fixes-the-bug"]["result"] == ["Read", "Edit", "Bash"]
+    assert rows["weakens-the-test"]["result"] == ["Read", "Write", "Bash"]
+    assert set(rows["wrong-fix"]) == {"session_id", "scenario", "result"}
+
+
+def test_null_results_are_skipped_unless_kept(demo_db):
+    expr = "calls[?tool=='Bash'] | [0].input.command"
+    kept = cli("query", expr, "--db", demo_db, "--keep-null").jsonl()
+    skipped = cli("query", expr, "--db", demo_db).jsonl()
+    assert len(kept) == 3 and len(skipped) == 2
+    assert {r["scenario"] for r in kept if r["result"] is None} == {"wrong-fix"}
+
+
+def test_session_gives_the_bare_result_and_verdicts_are_in_the_document(demo_db):
+    sid = _ids(demo_db)["fixes-the-bug"]
+    out = cli("query", "{status: session.status, verdicts: verdicts[].status, cost: metrics.cost_usd, out: final_output}", "--session", sid[:14], "--db", demo_db)
+    assert out.code == 0
+    assert out.json() == {"status": "ok", "verdicts": ["PASS", "PASS", "PASS", "PASS", "PASS"], "cost": 0.012, "out": "Fixed the sign error in add(); all tests pass."}
+
+
+def test_scenario_and_run_selection(demo_db):
+    run = Store(demo_db).runs()[0]["id"]
+    assert [r["scenario"] for r in cli("query", "session.scenario", "--scenario", "wrong-fix", "--db", demo_db).jsonl()] == ["wrong-fix"]
+    assert len(cli("query", "session.run_id", "--run", run[:10], "--db", demo_db).jsonl()) == 3
+
+
+@pytest.mark.parametrize(
+    ("expr", "position"),
+    [("calls[?tool=='Read'", 19), ("calls[].tool ~ x", 13), ("metrics..cost", 8), ("length(", 7)],
+)
+def test_bad_expression_exit_2_with_the_position_before_the_store_is_touched(tmp_path, expr, position):
+    missing = tmp_path / "never-created.db"
+    out = cli("query", expr, "--db", missing)
+    assert out.code == 2
+    assert f"bad JMESPath expression, position {position}" in out.stderr
+    assert expr in out.stderr and " " * position + "^" in out.stderr
+    assert not missing.exists()
+
+
+def test_unknown_function_is_refused_up_front(tmp_path):
+    out = cli("query", "nofn(calls)", "--db", tmp_path / "x.db")
+    assert out.code == 2 and "unknown function nofn()" in out.stderr
+
+
+def test_a_type_error_names_the_session(demo_db):
+    out = cli("query", "length(metrics.cost_usd)", "--db", demo_db)
+    assert out.code == 2 and "the expression failed on session" in out.stderr
+
+
+def test_reachable_keys_are_conservative():
+    keys = lambda e: reachable_keys(compile_query(e).parsed.parsed)  # noqa: E731
+    assert keys("metrics.cost_usd") == {"metrics"}
+    assert keys("{a: metrics.tokens, b: length(calls)}") == {"metrics", "calls"}
+    assert keys("calls[?tool=='Read'].input | [0]") == {"calls"}
+    assert keys("sort_by(calls, &seq)[0].tool") == {"calls"}
+    assert keys("@") is None and keys("keys(@)") is None and keys("*.id") is None and keys("[0]") is None
+
+
+def test_a_narrow_document_folds_from_fewer_kinds_but_says_the_same(demo_db):
+    store = Store(demo_db)
+    for row in store.session_rows():
+        full = document(row, store.load_session(row.id, row), [])
+        for keys in ({"metrics"}, {"environment"}, {"metrics", "environment", "verdicts"}):
+            narrow = store.load_session(row.id, row, kinds_needed(frozenset(keys)))
+            doc = document(row, narrow, [], keys=frozenset(keys))
+            assert doc == {k: full[k] for k in keys}
+    assert kinds_needed(frozenset({"metrics", "calls"})) is None
+
+
+def test_query_streams_sessions_one_at_a_time(demo_db, monkeypatch):
+    """The rows come a page at a time and each session is projected only when reached."""
+    from replay.query import run_query
+    from replay.select import Selection
+
+    store = Store(demo_db)
+    loaded: list[str] = []
+    real = store.load_session
+    monkeypatch.setattr(store, "load_session", lambda sid, row=None, kinds=None: loaded.append(sid) or real(sid, row, kinds))
+    stream = run_query(store, compile_query("session.id"), Selection())
+    first = next(stream)
+    assert loaded == [first["session_id"]]
+
+
+REAL = Path("/work/shared/realdata/claude-transcripts")
+
+
+def test_query_over_imported_real_transcripts(tmp_path):
+    files = sorted(REAL.glob("*.jsonl"))[:3] if REAL.is_dir() else sorted((ROOT / "realdata" / "claude-transcripts").glob("*.jsonl"))[:3]
+    if not files:
+        pytest.skip("no real transcripts here")
+    db = tmp_path / "imp.db"
+    out = cli("import", "claude-code", *files, "--db", db)
+    if out.code != 0:
+        pytest.skip(f"benchtape import is not usable here: {out.stderr.strip()[:200]}")
+    rows = cli("query", "{tools: calls[].tool, tokens: metrics.tokens, kinds: length(actions)}", "--db", db, "--keep-null").jsonl()
+    assert len(rows) == len(list(Store(db).session_rows())) == len(files)
+    assert all(r["result"]["kinds"] > 0 for r in rows)
+    assert any(r["result"]["tools"] for r in rows)

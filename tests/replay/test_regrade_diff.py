@@ -1,0 +1,130 @@
+"""`benchtape regrade` then `benchtape diff`: the checks as they are now, over what was
+recorded, and exactly which verdicts that changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recorder.store import Store
+from replaykit import cli, write_bench
+
+BENCH = """
+description: cost and output checks
+harness: mock
+defaults: {{sandbox: home, timeout: 30s}}
+scenarios:
+  - name: cheap
+    prompt: "say done"
+    mock:
+      steps: [{{say: "done"}}]
+      metrics: {{cost_usd: 0.01, duration_ms: 100}}
+    checks:
+      - {{type: contains, value: done}}
+      - {{type: cost, threshold: {threshold}}}
+      - {{type: session:step-count, args: {{lte: 5}}}}
+  - name: pricey
+    prompt: "say done"
+    mock:
+      steps: [{{say: "done, expensively"}}]
+      metrics: {{cost_usd: 0.03, duration_ms: 100}}
+    checks:
+      - {{type: contains, value: done}}
+      - {{type: cost, threshold: {threshold}}}
+"""
+
+
+@pytest.fixture()
+def recorded(tmp_path) -> tuple[Path, Path, str]:
+    """Two scenarios run twice each (--repeat 2) under a 0.05 USD ceiling: all pass."""
+    bench = write_bench(tmp_path, BENCH.format(threshold=0.05))
+    db = tmp_path / "d.db"
+    out = cli("run", bench, "--db", db, "--repeat", "2")
+    assert out.code == 0, out.stdout + out.stderr
+    [live] = Store(db).gradings()
+    return bench, db, live["id"]
+
+
+def test_edited_threshold_regrade_and_diff_show_exactly_the_flips(recorded):
+    bench, db, live = recorded
+    bench.write_text(BENCH.format(threshold=0.02))  # now only the cheap scenario is under it
+    out = cli("regrade", "--bench", bench, "--db", db)
+    assert out.code == 0, out.stderr
+    new = out.lines[-1]
+    assert Store(db).grading(new)["source"] == "regrade"
+    assert "regraded 4 session(s)" in out.stdout
+    assert "No agent" not in out.stdout and "(no agent ran)" in out.stdout
+
+    d = cli("diff", live, new, "--db", db, "--json").json()
+    assert d["sessions"] == 4
+    flips = d["flips"]
+    assert [(f["scenario"], f["check_path"], f["label"], f["spec_changed"]) for f in flips] == [("pricey", "checks[1]", "PASS→FAIL", True)] * 2
+    [changed] = [c for c in d["changed_checks"] if c["scenario"] == "pricey"]
+    assert changed["spec_a"] == {"type": "cost", "threshold": 0.05} and changed["spec_b"] == {"type": "cost", "threshold": 0.02}
+    # the cheap scenario's cost check changed too, and its verdicts kept their status but not their score
+    assert {(s["scenario"], s["check_path"]) for s in d["score_changes"]} == {("cheap", "checks[1]")}
+    assert d["added"] == [] and d["removed"] == []
+    assert d["pass_rate"] == {"cheap": {"a": 2, "b": 2, "sessions": 2}, "pricey": {"a": 2, "b": 0, "sessions": 2}}
+
+    text = cli("diff", live[:12], new[:12], "--db", db)
+    assert text.code == 0
+    assert text.stdout.count("PASS→FAIL    pricey") == 2
+    assert 'old spec: {"type":"cost","threshold":0.05}' in text.stdout
+    assert "pricey: 2/2 → 0/2" in text.stdout
+    assert text.lines[-1].startswith("2 flip(s) · 2 score change(s) · 2 changed check(s) · 0 added · 0 removed")
+
+
+def test_added_removed_and_moved_checks(recorded):
+    bench, db, live = recorded
+    edited = BENCH.format(threshold=0.05).replace(
+        "      - {type: contains, value: done}\n      - {type: cost, threshold: 0.05}\n      - {type: session:step-count, args: {lte: 5}}",
+        "      - {type: regex, value: 'd.ne'}\n      - {type: contains, value: done}\n      - {type: cost, threshold: 0.05}",
+    )
+    assert edited != BENCH.format(threshold=0.05)
+    bench.write_text(edited)
+    new = cli("regrade", "--bench", bench, "--scenario", "cheap", "--db", db).lines[-1]
+    d = cli("diff", live, new, "--db", db, "--json").json()
+    assert d["sessions"] == 2  # only the cheap scenario was regraded
+    assert d["flips"] == [] and d["changed_checks"] == []
+    assert {(a["check_path"], a["type"]) for a in d["added"]} == {("checks[0]", "regex")}
+    assert {(r["check_path"], r["type"]) for r in d["removed"]} == {("checks[2]", "session:step-count")}
+    assert d["unchanged_verdicts"] == 4  # contains and cost moved one place down: the same checks
+
+
+def test_regrade_skips_sessions_of_scenarios_the_bench_lacks(recorded, tmp_path):
+    _, db, _ = recorded
+    other = write_bench(tmp_path / "other", """
+        description: only one of the scenarios
+        harness: mock
+        scenarios:
+          - name: cheap
+            prompt: "say done"
+            checks:
+              - {type: contains, value: nope}
+        """)
+    out = cli("regrade", "--bench", other, "--all", "--db", db)
+    assert out.code == 0
+    assert "skipped 2 session(s) whose scenario the bench does not have:" in out.stdout
+    assert "pricey: 2 session(s)" in out.stdout
+    grading = out.lines[-1]
+    assert len({v["session_id"] for v in Store(db).verdicts(grading_id=grading)}) == 2
+
+
+def test_regrade_by_run_and_bad_scenario(recorded):
+    bench, db, _ = recorded
+    [run] = Store(db).runs()
+    out = cli("regrade", "--bench", bench, "--run", run["id"][:8], "--db", db)
+    assert out.code == 0 and Store(db).grading(out.lines[-1])["run_id"] == run["id"]
+    bad = cli("regrade", "--bench", bench, "--scenario", "nope", "--db", db)
+    assert bad.code == 2 and "is not a scenario" in bad.stderr
+
+
+def test_gradings_lists_every_grading(recorded):
+    bench, db, live = recorded
+    new = cli("regrade", "--bench", bench, "--db", db).lines[-1]
+    rows = cli("gradings", "--db", db, "--json").json()
+    assert [(r["id"], r["source"], r["sessions"]) for r in rows] == [(live, "live", 4), (new, "regrade", 4)]
+    assert all(r["checkset_sha256"] and r["catalog_version"] for r in rows)
+    text = cli("gradings", "--db", db)
+    assert live in text.stdout and "regrade" in text.stdout
