@@ -127,3 +127,16 @@ def test_durations():
 def test_registration():
     info = catalog()["exec"]
     assert info.kind == "Code" and info.reads_workspace
+
+
+def test_run_local_timeout_kills_the_whole_process_group(tmp_path):
+    """A timed-out `sh -c` leaves no grandchild behind to finish its work later."""
+    import time
+
+    from checks.registry import run_local
+
+    marker = tmp_path / "late.txt"
+    result = run_local(["sh", "-c", f"sleep 1.5; echo late > {marker}"], tmp_path, timeout=0.3)
+    assert result.timed_out and result.exit_code is None
+    time.sleep(2)
+    assert not marker.exists()
