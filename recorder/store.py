@@ -318,6 +318,11 @@ class Store:
         """rows: {check_path, type, metric, spec, spec_sha256, result: Result, readout}."""
         self.add_verdicts_many(grading_id, [(session_id, rows)])
 
+    def _redacted(self, session_id: str, text: str | None) -> str | None:
+        """A verdict's reason and evidence (e.g. an exec check's output) get the session's redaction too."""
+        redact = self.redactors.get(session_id)
+        return redact(text) if redact is not None and text is not None else text
+
     def add_verdicts_many(self, grading_id: str, batch: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
         """Several sessions' verdicts in one transaction: a re-grading of thousands of sessions
         pays one commit per batch instead of one per session."""
@@ -334,8 +339,8 @@ class Store:
                 r["result"].status,
                 int(r["result"].passed),
                 r["result"].score,
-                r["result"].reason,
-                dumps(r["result"].evidence),
+                self._redacted(session_id, r["result"].reason),
+                self._redacted(session_id, dumps(r["result"].evidence)),
                 int(bool(r.get("readout"))),
                 now,
             )

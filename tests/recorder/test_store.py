@@ -103,3 +103,15 @@ def test_redactor_applies_to_actions_and_raw(store):
     store.append_raw(sid, [(1, '{"text": "s3cret-value"}')])
     assert store.actions(sid)[0].data["text"] == "token is [REDACTED]"
     assert store.raw_lines(sid) == ['{"text": "[REDACTED]"}']
+
+
+def test_verdict_reason_and_evidence_are_redacted(store):
+    from recorder.model import Result
+
+    sid = _session(store)
+    store.set_redactor(sid, lambda t: t.replace("s3cret-value", "[REDACTED]"))
+    gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
+    result = Result.of(False, "output: s3cret-value", {"output_tail": "s3cret-value"})
+    store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "exec", "spec": {"type": "exec"}, "spec_sha256": "h", "result": result}])
+    row = store.verdicts(grading_id=gid)[0]
+    assert row["reason"] == "output: [REDACTED]" and row["evidence"] == {"output_tail": "[REDACTED]"}
