@@ -378,15 +378,23 @@ class Store:
                 self._in_transaction("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
 
     # ------------------------------------------------------------ reads
+    def _rows(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows as dicts, fetched at once. Not sqlite-utils' `query()`: that wraps every read in
+        a SAVEPOINT, which another thread's BEGIN/COMMIT on this shared connection releases
+        under it ("no such savepoint") while live grading reads as sessions append."""
+        cursor = self.db.conn.execute(sql, params)
+        keys = [d[0] for d in cursor.description]
+        return [dict(zip(keys, row)) for row in cursor.fetchall()]
+
     def run(self, run_id: str) -> dict[str, Any] | None:
-        rows = list(self.db.query("SELECT * FROM runs WHERE id = ?", [run_id]))
+        rows = list(self._rows("SELECT * FROM runs WHERE id = ?", [run_id]))
         return _decode_run(rows[0]) if rows else None
 
     def runs(self) -> list[dict[str, Any]]:
-        return [_decode_run(r) for r in self.db.query("SELECT * FROM runs ORDER BY started_at, id")]
+        return [_decode_run(r) for r in self._rows("SELECT * FROM runs ORDER BY started_at, id")]
 
     def session_row(self, session_id: str) -> SessionRow | None:
-        rows = list(self.db.query("SELECT * FROM sessions WHERE id = ?", [session_id]))
+        rows = list(self._rows("SELECT * FROM sessions WHERE id = ?", [session_id]))
         return _session_row(rows[0]) if rows else None
 
     def session_rows(self, *, run_id: str | None = None, scenario: str | None = None) -> Iterator[SessionRow]:
@@ -398,7 +406,7 @@ class Store:
             where.append("scenario = ?")
             params.append(scenario)
         sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at, id"
-        for r in self.db.query(sql, params):
+        for r in self._rows(sql, params):
             yield _session_row(r)
 
     def actions(self, session_id: str, kinds: Iterable[str] | None = None) -> list[Action]:
@@ -444,11 +452,11 @@ class Store:
         return row[0] if row else None
 
     def grading(self, grading_id: str) -> dict[str, Any] | None:
-        rows = list(self.db.query("SELECT * FROM gradings WHERE id = ?", [grading_id]))
+        rows = list(self._rows("SELECT * FROM gradings WHERE id = ?", [grading_id]))
         return rows[0] if rows else None
 
     def gradings(self) -> list[dict[str, Any]]:
-        return list(self.db.query("SELECT * FROM gradings ORDER BY created_at, id"))
+        return list(self._rows("SELECT * FROM gradings ORDER BY created_at, id"))
 
     def verdicts(self, *, grading_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
         where, params = [], []
@@ -460,7 +468,7 @@ class Store:
             params.append(session_id)
         sql = "SELECT * FROM verdicts" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, rowid"
         out = []
-        for r in self.db.query(sql.replace("rowid", "check_path"), params):
+        for r in self._rows(sql.replace("rowid", "check_path"), params):
             r["spec"] = loads(r["spec"])
             r["evidence"] = loads(r["evidence"])
             r["pass"] = bool(r["pass"])
@@ -489,7 +497,7 @@ class Store:
         sql = "SELECT * FROM sessions WHERE " + " AND ".join(where) + " ORDER BY id LIMIT ?"
         last = ""
         while True:
-            page = [_session_row(r) for r in self.db.query(sql, [last, *params, batch])]
+            page = [_session_row(r) for r in self._rows(sql, [last, *params, batch])]
             yield from page
             if len(page) < batch:
                 return
