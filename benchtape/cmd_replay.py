@@ -80,6 +80,7 @@ def check_cmd(
 def grade_cmd(
     target: Optional[str] = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run id (prefix)."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session (id prefix)."),
+    run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix); the same as giving RUN_ID."),
     all_: bool = typer.Option(False, "--all", help="Every stored session."),
     grading: Optional[str] = typer.Option(None, "--grading", help="Reproduce this grading (default: each session's first grading, the one made with its run)."),
     db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
@@ -111,10 +112,13 @@ def grade_cmd(
                 raise BadInput("--all and --grading read the database; a report is graded on its own", fix="drop them, or pass a run id instead of the report")
             rep = reproduce_report(Path(target), session=session, on_session=on_session)
         else:
-            if target is not None and session:
+            if target is not None and run is not None:
+                raise BadInput("give the run id once: as RUN_ID or as --run")
+            run_id = target if target is not None else run
+            if run_id is not None and session:
                 raise BadInput("give a run id or --session, not both")
             store = open_store(db, must_exist=True)
-            rep = reproduce_store(store, _selection(session, target, None, all_), grading=grading, on_session=on_session)
+            rep = reproduce_store(store, _selection(session, run_id, None, all_), grading=grading, on_session=on_session)
         if as_json:
             render_replay.emit_json({"source": rep.source, "input": rep.input, "grading_id": rep.grading_id, "reproduces": rep.reproduced_gradings, "counts": rep.counts, "exit_code": rep.exit_code, "sessions": collected})
         else:

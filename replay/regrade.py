@@ -9,6 +9,7 @@ at flat memory.
 
 from __future__ import annotations
 
+import tarfile
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -127,8 +128,12 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Calla
 
 def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, control: bool) -> list[Verdict]:
     """The same evaluation live grading does; the workspace is restored only when a check reads it."""
-    with restored_workspace(store, session) if prep.needs_workspace else nullcontext(None) as root:
-        try:
+    try:
+        workspace = restored_workspace(store, session) if prep.needs_workspace else nullcontext(None)
+        with workspace as root:
             return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control)
-        except Exception as exc:  # noqa: BLE001 - only the scenario's transform can raise here
-            return [Verdict(check_path(i), c, Result.error(f"the scenario's output transform failed: {exc}")) for i, c in enumerate(prep.checks)]
+    except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
+        why = f"the session's workspace snapshot could not be restored: {exc}"
+    except Exception as exc:  # noqa: BLE001 - otherwise only the scenario's transform can raise here
+        why = f"the scenario's output transform failed: {exc}"
+    return [Verdict(check_path(i), c, Result.error(why)) for i, c in enumerate(prep.checks)]

@@ -13,6 +13,7 @@ or a report JSON alone (the actions and the checks are both in the report).
 from __future__ import annotations
 
 import hashlib
+import tarfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,7 +168,8 @@ def replay_session(
         if needs_ws not in ctx_cache:
             work_dir = workspace() if needs_ws else None
             if needs_ws and work_dir is None:
-                out.append((s, None, f"it reads the workspace and {no_workspace_why}"))
+                failed = getattr(workspace, "error", None)
+                out.append((s, None, f"it reads the workspace and {failed or no_workspace_why}"))
                 continue
             ctx_cache[needs_ws] = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), control=control)
         out.append((s, check.evaluate(graded, ctx_cache[needs_ws]), None))
@@ -188,11 +190,15 @@ class _LazyWorkspace:
 
     def __init__(self, stack: ExitStack, open_ws: Callable[[], Any]):
         self.stack, self.open_ws, self.done, self.path = stack, open_ws, False, None
+        self.error: str | None = None  # why the snapshot could not be restored
 
     def __call__(self) -> Path | None:
         if not self.done:
             self.done = True
-            self.path = self.stack.enter_context(self.open_ws())
+            try:
+                self.path = self.stack.enter_context(self.open_ws())
+            except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
+                self.error = f"its workspace snapshot could not be restored: {exc}"
         return self.path
 
 

@@ -44,3 +44,12 @@ def write_bench(folder: Path, text: str, name: str = "bench.yaml") -> Path:
     path = folder / name
     path.write_text(textwrap.dedent(text).lstrip())
     return path
+
+
+def unique_prefix(ids: list[str], target: str) -> str:
+    """The shortest prefix of `target` no other id shares (ULIDs made in one millisecond
+    share all but their last characters)."""
+    for n in range(1, len(target) + 1):
+        if sum(i.startswith(target[:n]) for i in ids) == 1:
+            return target[:n]
+    return target

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from recorder.model import Action
 from recorder.store import Store
-from replaykit import cli
+from replaykit import cli, unique_prefix
 
 
 def test_sessions_lists_runs_sessions_status_and_verdicts(demo_db):
@@ -33,8 +33,9 @@ def test_a_session_without_session_finished_is_incomplete(tmp_path):
 
 
 def test_show_timeline_by_prefix(demo_db):
+    ids = [r.id for r in Store(demo_db).session_rows()]
     sid = next(r.id for r in Store(demo_db).session_rows() if r.scenario == "fixes-the-bug")
-    out = cli("show", sid[:16].lower(), "--db", demo_db)
+    out = cli("show", unique_prefix(ids, sid).lower(), "--db", demo_db)
     assert out.code == 0, out.stderr
     assert f"session {sid}  fixes-the-bug #1" in out.stdout
     for piece in ("seq", "thread", "kind", "tool", "outcome", "tokens", "tool.call", "Edit", "calc.py", "python3 -m unittest -q", "1440", "session.finished"):

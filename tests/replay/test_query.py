@@ -9,7 +9,7 @@ import pytest
 from recorder.store import Store
 from replay.document import document, kinds_needed
 from replay.query import compile_query, reachable_keys
-from replaykit import ROOT, cli
+from replaykit import ROOT, cli, unique_prefix
 
 
 def _ids(db: Path) -> dict[str, str]:
@@ -35,7 +35,7 @@ def test_null_results_are_skipped_unless_kept(demo_db):
 
 def test_session_gives_the_bare_result_and_verdicts_are_in_the_document(demo_db):
     sid = _ids(demo_db)["fixes-the-bug"]
-    out = cli("query", "{status: session.status, verdicts: verdicts[].status, cost: metrics.cost_usd, out: final_output}", "--session", sid[:14], "--db", demo_db)
+    out = cli("query", "{status: session.status, verdicts: verdicts[].status, cost: metrics.cost_usd, out: final_output}", "--session", unique_prefix(list(_ids(demo_db).values()), sid), "--db", demo_db)
     assert out.code == 0
     assert out.json() == {"status": "ok", "verdicts": ["PASS", "PASS", "PASS", "PASS", "PASS"], "cost": 0.012, "out": "Fixed the sign error in add(); all tests pass."}
 
