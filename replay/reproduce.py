@@ -215,16 +215,11 @@ def target_grading(store: Store, session_id: str) -> str | None:
 
 
 def _stored_verdicts(store: Store, grading_id: str, session_id: str) -> list[_Stored]:
-    out = [
-        _Stored(path, typ, spec, sha, bool(readout), Outcome(status, bool(passed), float(score), reason or ""))
-        for path, typ, spec, sha, readout, status, passed, score, reason in (
-            (r[0], r[1], loads(r[2]), r[3], r[4], r[5], r[6], r[7], r[8])
-            for r in store.db.execute(
-                "SELECT check_path, type, spec, spec_sha256, readout, status, pass, score, reason FROM verdicts WHERE grading_id = ? AND session_id = ?",
-                [grading_id, session_id],
-            )
-        )
-    ]
+    rows = store.db.execute(
+        "SELECT check_path, type, spec, spec_sha256, readout, status, pass, score, reason FROM verdicts WHERE grading_id = ? AND session_id = ?",
+        [grading_id, session_id],
+    )
+    out = [_Stored(path, typ, loads(spec), sha, bool(readout), Outcome(status, bool(passed), float(score), reason or "")) for path, typ, spec, sha, readout, status, passed, score, reason in rows]
     return sorted(out, key=lambda s: check_index(s.check_path))
 
 
@@ -246,7 +241,7 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
     rep = Reproduction(source="database", input=str(store.path), reproduced_gradings=sorted(set(targets.values())))
     if not targets:
         return rep
-    rep.grading_id = _new_control_grading(store, rep.reproduced_gradings, targets)
+    rep.grading_id = _new_control_grading(store, rep.reproduced_gradings)
     runs: dict[str, dict[str, Any] | None] = {}
     contexts: dict[str, dict[str, dict[str, Any]]] = {}
     gradings: dict[str, dict[str, Any] | None] = {}
@@ -275,7 +270,7 @@ def _graded_by(store: Store, grading_id: str) -> Iterator[SessionRow]:
     yield from rows_by_ids(store, ids)
 
 
-def _new_control_grading(store: Store, reproduced: list[str], targets: dict[str, str]) -> str:
+def _new_control_grading(store: Store, reproduced: list[str]) -> str:
     """The grade pass's own grading: the check set it ran is exactly the reproduced gradings'."""
     rows_ = [store.grading(g) for g in reproduced]
     if len(rows_) == 1 and rows_[0] is not None:

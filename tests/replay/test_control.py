@@ -136,3 +136,21 @@ def test_demo_bench_guard_is_caught(tmp_path):
     assert out.stdout.count("WRONGLY PASSED     checks[1]  exec: PASS") == 3
     assert "NOT APPLICABLE" in out.stdout  # the cost check of fixes-the-bug
     assert out.lines[-1] == "7/10 checks failed as required · 0 errored · 3 wrongly passed"
+
+
+def test_an_image_bench_cannot_be_negative_controlled(tmp_path):
+    (tmp_path / "img.pgm").write_bytes(b"P5\n1 1\n255\n\x00")
+    bench = write_bench(tmp_path, """
+        description: the mock cannot deliver an image
+        harness: mock
+        scenarios:
+          - name: pic
+            prompt: "what is this"
+            image: img.pgm
+            checks:
+              - {type: contains, value: cat}
+        """)
+    out = cli("check", bench, "--db", tmp_path / "c.db")
+    assert out.code == 3
+    assert "cannot be negative-controlled" in out.stderr
+    assert not (tmp_path / "c.db").exists()
