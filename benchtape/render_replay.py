@@ -40,6 +40,11 @@ def when(epoch: float | None) -> str:
     return dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _t(value: Any) -> Text:
+    """A table cell that is never read as rich markup: names and texts come from agents and users."""
+    return Text("" if value is None else str(value))
+
+
 def _say(out, text: str, style: str = "") -> None:
     out.print(Text(text, style=style), soft_wrap=True)
 
@@ -122,7 +127,7 @@ def regrade_summary(summary: Any, plain: bool) -> None:
     for col in ("scenario", "sessions", "pass", "fail", "error"):
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for name, t in summary.scenarios.items():
-        table.add_row(name, str(t.graded), str(t.statuses.get("pass", 0)), str(t.statuses.get("fail", 0)), str(t.statuses.get("error", 0)))
+        table.add_row(_t(name), str(t.graded), str(t.statuses.get("pass", 0)), str(t.statuses.get("fail", 0)), str(t.statuses.get("error", 0)))
     if summary.scenarios:
         out.print(table)
     if summary.skipped:
@@ -182,7 +187,7 @@ def gradings_list(rows: list[dict[str, Any]], plain: bool) -> None:
     for col in ("grading", "source", "created", "sessions", "bench", "note"):
         table.add_column(col, overflow="fold")
     for g in rows:
-        table.add_row(g["id"], g["source"], when(g["created_at"]), str(g["sessions"]), g["bench"] or "", g["note"] or "")
+        table.add_row(g["id"], _t(g["source"]), when(g["created_at"]), str(g["sessions"]), _t(g["bench"]), _t(g["note"]))
     out.print(table)
 
 
@@ -199,7 +204,7 @@ def session_list(groups: Iterable[tuple[dict[str, Any], list[Any]]], plain: bool
         for col in ("session", "scenario", "attempt", "harness", "status", "verdicts"):
             table.add_column(col)
         for s in lines:
-            table.add_row(s.id, s.scenario, str(s.attempt), s.harness or "", Text(s.status, style="yellow" if s.status != "ok" else ""), s.summary)
+            table.add_row(s.id, _t(s.scenario), str(s.attempt), _t(s.harness), Text(s.status, style="yellow" if s.status != "ok" else ""), s.summary)
         out.print(table)
     if not any_run:
         _say(out, "no runs recorded yet: `benchtape run BENCH` or `benchtape demo`", "yellow")
@@ -211,17 +216,21 @@ def timeline(shown: Any, plain: bool) -> None:
     _say(out, f"session {row.id}  {row.scenario} #{row.attempt}  run {row.run_id}", "bold")
     _say(out, f"harness {s.harness or row.harness or '-'}  model {s.model or row.model or '-'}  status {s.status or 'incomplete'}  {len(s.actions)} actions, {len(s.calls)} tool calls")
     table = Table(box=None, pad_edge=False)
-    for col, just in (("seq", "right"), ("thread", "left"), ("kind", "left"), ("tool", "left"), ("outcome", "left"), ("tokens", "right"), ("text", "left")):
-        table.add_column(col, justify=just, overflow="fold")
+    widths = {"seq": max(3, len(str(len(s.actions)))), "thread": max([6] + [len(st.thread) for st in shown.steps]), "kind": max([4] + [len(st.kind) for st in shown.steps]), "tool": max([4] + [len(st.tool or "") for st in shown.steps]), "outcome": 7, "tokens": 6}
+    for col, just in (("seq", "right"), ("thread", "left"), ("kind", "left"), ("tool", "left"), ("outcome", "left"), ("tokens", "right")):
+        widths[col] = min(widths[col], 24)
+        table.add_column(col, justify=just, no_wrap=True, min_width=widths[col], max_width=widths[col])
+    room = max(20, out.width - sum(widths.values()) - 2 * len(widths))
+    table.add_column("text", no_wrap=True, overflow="ellipsis", max_width=room)  # one line per step
     for st in shown.steps:
         table.add_row(
             str(st.seq if st.seq is not None else ""),
-            st.thread,
-            st.kind,
-            st.tool or "",
+            _t(st.thread),
+            _t(st.kind),
+            _t(st.tool),
             Text(st.outcome or "", style={"ok": "green", "error": "red"}.get(st.outcome or "", "")),
             "" if st.tokens is None else str(st.tokens),
-            st.text,
+            _t(st.text),
         )
     out.print(table)
     if s.final_output is not None:
@@ -232,7 +241,7 @@ def timeline(shown: Any, plain: bool) -> None:
         for col in ("check", "type", "status", "score", "reason"):
             vt.add_column(col, overflow="fold")
         for v in shown.verdicts:
-            vt.add_row(v["check_path"], v["type"] + (" (readout)" if v["readout"] else ""), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", v["reason"] or "")
+            vt.add_row(_t(v["check_path"]), _t(v["type"] + (" (readout)" if v["readout"] else "")), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", _t(v["reason"]))
         out.print(vt)
     else:
         _say(out, "not graded", "dim")
