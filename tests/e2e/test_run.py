@@ -238,3 +238,26 @@ def test_report_dir_is_versioned_per_invocation(tmp_path):
     doc = json.loads(reports[0].read_text())
     assert doc["complete"] is True and doc["results"][0]["session"]["snapshot"]["sha256"]
     assert list((tmp_path / "reports").glob("*/snapshots/*.tar"))
+
+
+def test_ctrl_c_exits_130_and_keeps_what_was_recorded(tmp_path):
+    bench, marker = _slow_bench(tmp_path, "60s", 20)
+    db = tmp_path / "i.db"
+    proc = popen("run", bench, "--db", db, "--plain")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        try:
+            con = sqlite3.connect(db)
+            if con.execute("SELECT COUNT(*) FROM actions WHERE kind = 'tool.call' AND data LIKE '%sleep%'").fetchone()[0]:
+                break
+        except sqlite3.OperationalError:
+            pass
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 130
+    con = sqlite3.connect(db)
+    last = con.execute("SELECT kind, data FROM actions ORDER BY seq DESC LIMIT 1").fetchone()
+    assert last[0] == "session.finished" and json.loads(last[1])["status"] == "interrupted"
+    assert "interrupted" in proc.stderr.read()
+    time.sleep(0.5)
+    assert not marker.exists()
