@@ -118,6 +118,27 @@ def floor(store: Store, run_id: str | None) -> tuple[int, float]:
     return n, time.perf_counter() - started
 
 
+def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
+    """Where a regrade's time goes, cumulatively: rows → Actions, + projection, + checks
+    (the verdict insert is the rest of the regrade's own time)."""
+    from replay.grading import evaluate
+    from replay.regrade import prepare
+
+    checks = prepare(bench_spec)["bench"].checks
+    out: dict[str, float] = {}
+    for name in ("actions", "projection", "checks"):
+        started = time.perf_counter()
+        for row in store.iter_session_rows(run_id=run_id):
+            if name == "actions":
+                store.actions(row.id)
+                continue
+            session = store.load_session(row.id, row)
+            if name == "checks":
+                evaluate(session, checks, work_dir=None, bench_dir=None)
+        out[name] = time.perf_counter() - started
+    return out
+
+
 def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
     from recorder.bench import load_bench
     from replay.query import compile_query, run_query
@@ -145,7 +166,8 @@ def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
             results = sum(1 for _ in run_query(store, q, sel))
             best[key] = min(best[key], time.perf_counter() - started)
             assert results == n, (results, n)
-    return {"sessions": n, **best, "peak_rss_mb": peak_rss_mb()}
+    parts = breakdown(store, bench_spec, run_id) if scope == "all" else {}
+    return {"sessions": n, **best, **{f"upto_{k}_s": v for k, v in parts.items()}, "peak_rss_mb": peak_rss_mb()}
 
 
 def child(db: Path, bench: Path, scope: str) -> dict[str, float]:
@@ -181,6 +203,9 @@ def main() -> int:
     print(f"regrade                          {whole['regrade_s']:7.2f}s  {regrade_rate:8.0f} sessions/s   {r_regrade:.2f}× floor (target ≤ {TARGET_REGRADE:g}×) {'ok' if r_regrade <= TARGET_REGRADE else 'MISSED'}")
     print(f"query {QUERY!r:<26} {whole['query_s']:7.2f}s  {n / whole['query_s']:8.0f} sessions/s   {r_query:.2f}× floor (target ≤ {TARGET_QUERY:g}×) {'ok' if r_query <= TARGET_QUERY else 'MISSED'}")
     print(f"query {FULL_QUERY!r:<26} {whole['full_query_s']:7.2f}s  {n / whole['full_query_s']:8.0f} sessions/s   {whole['full_query_s'] / whole['floor_s']:.2f}× floor (no target: needs every action projected)")
+    per = lambda key: whole[key] / n * 1e6  # noqa: E731 - µs per session
+    steps = [("read + decode (floor)", per("floor_s")), ("rows → Actions", per("upto_actions_s") - per("floor_s")), ("projection", per("upto_projection_s") - per("upto_actions_s")), ("5 checks", per("upto_checks_s") - per("upto_projection_s")), ("verdicts, batching, rest", per("regrade_s") - per("upto_checks_s"))]
+    print("regrade per session: " + " · ".join(f"{name} {us:.0f} µs" for name, us in steps))
     print(f"peak RSS: {quarter['peak_rss_mb']:.0f} MB over 1/4 of the store ({quarter['sessions']} sessions), {whole['peak_rss_mb']:.0f} MB over all of it ({n})")
     return 0 if r_regrade <= TARGET_REGRADE and r_query <= TARGET_QUERY else 1
 

@@ -18,7 +18,7 @@ from jmespath import functions as jfunctions
 from recorder.errors import BadInput
 from recorder.store import SessionRow, Store
 from replay.document import DOCUMENT_KEYS, document, kinds_needed
-from replay.select import Selection, rows
+from replay.select import Selection, batch_gc, rows
 from replay.specs import check_index
 
 ALL = None  # every key of the document
@@ -95,11 +95,12 @@ def reachable_keys(node: Any) -> frozenset[str] | None:
 
 def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = False) -> Iterator[dict[str, Any]]:
     """One {session_id, scenario, result} per selected session, streamed."""
-    for row in rows(store, sel):
-        result = evaluate(store, query, row)
-        if result is None and not keep_null:
-            continue
-        yield {"session_id": row.id, "scenario": row.scenario, "result": result}
+    with batch_gc():
+        for row in rows(store, sel):
+            result = evaluate(store, query, row)
+            if result is None and not keep_null:
+                continue
+            yield {"session_id": row.id, "scenario": row.scenario, "result": result}
 
 
 def evaluate(store: Store, query: Query, row: SessionRow) -> Any:

@@ -14,7 +14,7 @@ from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from checks import CheckConfigError, build
 from checks.registry import Check
@@ -23,7 +23,7 @@ from recorder.errors import BadInput
 from recorder.model import Result, Session
 from recorder.store import SessionRow, Store, dumps
 from replay.grading import Verdict, check_path, evaluate, new_grading, restored_workspace, scenario_context, scenario_status
-from replay.select import Selection, resolve, rows
+from replay.select import Selection, batch_gc, resolve, rows
 from replay.specs import reads_workspace
 
 BATCH = 200  # sessions per verdict transaction
@@ -100,30 +100,36 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Calla
         contexts={sc.name: scenario_context(sc.vars, sc.transform, False) for sc in bench.scenarios},
     )
     summary = RegradeSummary(grading_id, str(bench.path))
-    control_runs: dict[str, bool] = {}
     pending: list[tuple[str, list[dict[str, Any]]]] = []
+    with batch_gc():
+        for row, session, prep, verdicts in _graded(store, bench, sel, prepared, summary.skipped):
+            pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
+            if len(pending) >= BATCH:
+                store.add_verdicts_many(grading_id, pending)
+                pending = []
+            status = scenario_status(verdicts, session)
+            tally = summary.scenarios.setdefault(row.scenario, ScenarioTally())
+            tally.graded += 1
+            tally.statuses[status] += 1
+            if on_session:
+                on_session(row, status)
+    store.add_verdicts_many(grading_id, pending)
+    return summary
+
+
+def _graded(store: Store, bench: BenchSpec, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
+    """Each selected session the bench has a scenario for, graded; the others counted in `skipped`."""
+    control_runs: dict[str, bool] = {}
     for row in rows(store, sel):
         prep = prepared.get(row.scenario)
         if prep is None:
-            summary.skipped[row.scenario] += 1
+            skipped[row.scenario] += 1
             continue
         if row.run_id not in control_runs:
             run = store.run(row.run_id)
             control_runs[row.run_id] = bool(run and run.get("kind") == "control")
         session = store.load_session(row.id, row)
-        verdicts = _grade(store, session, prep, bench.dir, control_runs[row.run_id])
-        pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
-        if len(pending) >= BATCH:
-            store.add_verdicts_many(grading_id, pending)
-            pending = []
-        status = scenario_status(verdicts, session)
-        tally = summary.scenarios.setdefault(row.scenario, ScenarioTally())
-        tally.graded += 1
-        tally.statuses[status] += 1
-        if on_session:
-            on_session(row, status)
-    store.add_verdicts_many(grading_id, pending)
-    return summary
+        yield row, session, prep, _grade(store, session, prep, bench.dir, control_runs[row.run_id])
 
 
 def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, control: bool) -> list[Verdict]:

@@ -8,6 +8,8 @@ flat however large the store grows.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -65,3 +67,16 @@ def sessions(store: Store, selected: Iterator[SessionRow]) -> Iterator[tuple[Ses
     """Each row with its projection, built only when the consumer asks for it."""
     for row in selected:
         yield row, store.load_session(row.id, row)
+
+
+@contextmanager
+def batch_gc(gen0: int = 20_000) -> Iterator[None]:
+    """Fewer cyclic-GC passes while streaming sessions: each session allocates hundreds of
+    short-lived containers that reference counting frees anyway, so the default gen-0
+    threshold (700) spends ~4% of a regrade scanning them. Cycles are still collected."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(gen0, old[0]), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
