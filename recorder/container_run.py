@@ -78,7 +78,8 @@ def run_in_container(runner: "Runner", scenario: ScenarioSpec, attempt: int, see
                 full_env = {k: v for k, v in full_env.items() if k not in ("PATH", "TMPDIR")}
                 return _Proc(box.spawn(argv, env=full_env, cwd=str(cwd_in), stdin=stdin))
 
-            record = runner.record_session(scenario, attempt, ws.root, ws.agent_cwd, ws.home, env, ws.secret_names, "container", spawn=spawn, launch_overrides=overrides)
+            container = {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}
+            record = runner.record_session(scenario, attempt, ws.root, ws.agent_cwd, ws.home, env, ws.secret_names, "container", spawn=spawn, launch_overrides=overrides, started_extra={"container": container})
             if runner.options.keep_sandbox:
                 print(f"kept sandbox for {scenario.name} #{attempt}: {box.remove_hint()}  (workspace {ws.root})", file=sys.stderr)
     finally:
@@ -91,10 +92,16 @@ def run_in_container(runner: "Runner", scenario: ScenarioSpec, attempt: int, see
 
 def container_grading(image: str, spec: SandboxSpec) -> Any:
     """A factory: given a restored workspace, a command runner inside a fresh container on it."""
+    return grading_factory({"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None})
+
+
+def grading_factory(container: dict[str, Any]) -> Any:
+    """From a session's recorded `container` facts: exec checks run in a fresh container again,
+    so re-grading a container session never runs its commands on the host."""
 
     @contextmanager
     def factory(work_dir: Path) -> Iterator[CommandRunner]:
-        with ContainerSandbox(image, network="none", user=spec.user, env=spec.env, resources=spec.resources or None) as box:
+        with ContainerSandbox(container.get("image"), network="none", user=container.get("user"), env=container.get("env") or {}, resources=container.get("resources")) as box:
             box.start(work_dir)
             yield box.run
 

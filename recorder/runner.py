@@ -180,6 +180,7 @@ class Runner:
         spawn: Callable[..., Any] | None = None,
         launch_overrides: dict[str, Any] | None = None,
         after_exit: Callable[[], list[Action]] | None = None,
+        started_extra: dict[str, Any] | None = None,
     ) -> SessionRecord:
         """Start the harness, stream its output into the store, snapshot the workspace."""
         adapter = self.adapter()
@@ -191,7 +192,7 @@ class Runner:
         store.append(
             session_id,
             [
-                Action("session.started", {"scenario": scenario.name, "harness": self.harness, "model": self.model, "prompt": scenario.prompt, "attempt": attempt, "work_dir": str(root), "sandbox": level}),
+                Action("session.started", {"scenario": scenario.name, "harness": self.harness, "model": self.model, "prompt": scenario.prompt, "attempt": attempt, "work_dir": str(root), "sandbox": level, **(started_extra or {})}),
                 Action("environment.expected", self.expected_environment(scenario, root, level)),
                 Action("message.user", {"text": scenario.prompt}),
             ],

@@ -50,6 +50,16 @@ class Verdict:
         }
 
 
+def command_sandbox(session: Session) -> SandboxFactory | None:
+    """A container session's exec checks run in a fresh container again when re-graded."""
+    started = session.actions[0].data if session.actions and session.actions[0].kind == "session.started" else {}
+    if started.get("sandbox") != "container" or not isinstance(started.get("container"), dict):
+        return None
+    from recorder.container_run import grading_factory
+
+    return grading_factory(started["container"])
+
+
 def check_path(index: int) -> str:
     """A check's place in its scenario: with its spec hash, what a verdict diff matches on."""
     return f"checks[{index}]"

@@ -22,7 +22,7 @@ from recorder.bench import BenchSpec
 from recorder.errors import BadInput
 from recorder.model import Result, Session
 from recorder.store import SessionRow, Store, dumps
-from replay.grading import Verdict, check_path, evaluate, new_grading, restored_workspace, scenario_context, scenario_status
+from replay.grading import Verdict, check_path, command_sandbox, evaluate, new_grading, restored_workspace, scenario_context, scenario_status
 from replay.select import Selection, batch_gc, resolve, rows
 from replay.specs import reads_workspace
 
@@ -136,8 +136,12 @@ def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, con
     """The same evaluation live grading does; the workspace is restored only when a check reads it."""
     try:
         workspace = restored_workspace(store, session) if prep.needs_workspace else nullcontext(None)
+        sandbox_for = command_sandbox(session) if prep.needs_workspace else None
         with workspace as root:
-            return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control)
+            if sandbox_for is None or root is None:
+                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control)
+            with sandbox_for(root) as contained:
+                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control, run_command=contained)
     except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
         why = f"the session's workspace snapshot could not be restored: {exc}"
     except Exception as exc:  # noqa: BLE001 - otherwise only the scenario's transform can raise here

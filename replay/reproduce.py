@@ -23,7 +23,8 @@ from checks import CATALOG_VERSION, CheckConfigError, CheckContext, build, spec_
 from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
 from recorder.store import SessionRow, Store, loads
-from replay.grading import restored_workspace, transform_output
+from checks.registry import CommandRunner, run_local
+from replay.grading import SandboxFactory, command_sandbox, restored_workspace, transform_output
 from replay.report import load_report
 from replay.select import Selection, resolve, rows, rows_by_ids
 from replay.specs import check_index, missing_scripts, reads_workspace, spec_from_dict
@@ -171,7 +172,8 @@ def replay_session(
                 failed = getattr(workspace, "error", None)
                 out.append((s, None, f"it reads the workspace and {failed or no_workspace_why}"))
                 continue
-            ctx_cache[needs_ws] = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), control=control)
+            runner = workspace.runner() if needs_ws and hasattr(workspace, "runner") else run_local
+            ctx_cache[needs_ws] = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), control=control, run_command=runner)
         out.append((s, check.evaluate(graded, ctx_cache[needs_ws]), None))
     return out
 
@@ -188,8 +190,9 @@ def _compare(s: _Stored, result: Result | None, why: str | None) -> CheckReplay:
 class _LazyWorkspace:
     """Restores the snapshot the first time a check asks for it, once per session."""
 
-    def __init__(self, stack: ExitStack, open_ws: Callable[[], Any]):
+    def __init__(self, stack: ExitStack, open_ws: Callable[[], Any], sandbox_for: SandboxFactory | None = None):
         self.stack, self.open_ws, self.done, self.path = stack, open_ws, False, None
+        self.sandbox_for = sandbox_for
         self.error: str | None = None  # why the snapshot could not be restored
 
     def __call__(self) -> Path | None:
@@ -200,6 +203,12 @@ class _LazyWorkspace:
             except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
                 self.error = f"its workspace snapshot could not be restored: {exc}"
         return self.path
+
+    def runner(self) -> CommandRunner:
+        """Where exec-style checks run: inside a fresh container for a container session."""
+        if self.sandbox_for is None or self.path is None:
+            return run_local
+        return self.stack.enter_context(self.sandbox_for(self.path))
 
 
 # ---------------------------------------------------------------- from the database
@@ -291,7 +300,7 @@ def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str
     bench_dir = Path(bench_path).parent if bench_path else None
     control = bool((run or {}).get("kind") == "control")
     with ExitStack() as stack:
-        ws = _LazyWorkspace(stack, lambda: restored_workspace(store, session))
+        ws = _LazyWorkspace(stack, lambda: restored_workspace(store, session), command_sandbox(session))
         why = "no workspace snapshot was stored for this session" if not session.snapshot else "its workspace snapshot is missing from the store"
         graded = replay_session(session, stored, bench_dir=bench_dir, vars=context.get("vars") or {}, transform=context.get("transform"), control=control, workspace=ws, no_workspace_why=why)
     one = SessionReplay(row.id, row.scenario, row.attempt, target, [_compare(s, r, w) for s, r, w in graded])

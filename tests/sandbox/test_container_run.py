@@ -60,3 +60,24 @@ def test_container_scenario_fixes_and_grades_inside(tmp_path, base_image):
     assert (tmp_path / "shared" / "keep.txt").read_text() == "read only\n"
     assert not (tmp_path / "shared" / "x.txt").exists()
     assert (tmp_path / "calc" / "calc.py").read_text().count("a - b") == 1  # testdata untouched
+
+
+def test_grade_and_regrade_run_container_exec_checks_in_a_container(tmp_path, base_image):
+    """A check that can only pass inside a container (no /work/main on the host side is
+    visible there) reproduces under `grade` and `regrade`: they did not run it on the host."""
+    shutil.copytree(DEMO.parent / "calc", tmp_path / "calc")
+    (tmp_path / "bench.yaml").write_text(
+        "harness: mock\ndefaults: {interactive: false}\nscenarios:\n  - name: boxed\n    prompt: p\n    testdata: calc\n"
+        "    sandbox: {level: container}\n    mock: {steps: [{say: hi}]}\n"
+        "    checks:\n      - {type: exec, args: {cmd: [sh, -c, 'test -d /workspace && test ! -e /work']}}\n"
+    )
+    db = tmp_path / "c.db"
+    run = benchtape("run", tmp_path / "bench.yaml", "--db", db)
+    assert run.returncode == 0, run.stdout + run.stderr
+    graded = benchtape("grade", "--all", "--db", db)
+    assert graded.returncode == 0 and "DIVERGED" not in graded.stdout, graded.stdout + graded.stderr
+    regraded = benchtape("regrade", "--bench", tmp_path / "bench.yaml", "--all", "--db", db)
+    assert regraded.returncode == 0, regraded.stdout + regraded.stderr
+    import re
+
+    assert re.search(r"boxed\s+1\s+1\s+0\s+0", regraded.stdout), regraded.stdout  # sessions pass fail error
