@@ -79,31 +79,41 @@ class Progress:
 
 
 def results_table(results: list[dict[str, Any]], plain: bool = False) -> None:
-    """One block per scenario: its status, then one row per check."""
+    """One block per scenario: its status, then one row per check, a composite's children indented."""
     out = console(plain)
-    table = Table(title=None, show_lines=False, box=None if plain else None, pad_edge=False)
-    table.add_column("scenario")
-    table.add_column("status")
-    table.add_column("check")
-    table.add_column("verdict")
+    table = Table(title=None, show_lines=False, box=None, pad_edge=False)
+    for column in ("scenario", "status", "check", "verdict"):
+        table.add_column(column)
     table.add_column("score", justify="right")
     table.add_column("reason", overflow="fold", max_width=70)
     for r in results:
         name = r["scenario_id"] + (f" #{r['attempt']}" if r.get("attempt", 1) > 1 else "")
-        first = True
-        for c in r["checks"] or [{"type": "(no checks)", "status": "", "result": {"score": 0, "reason": ""}, "readout": False}]:
-            label = c["type"] + (" (readout)" if c.get("readout") else "")
-            st = c.get("status", "")
+        rows = [(c["type"] + (" (readout)" if c.get("readout") else ""), c.get("status", ""), c["result"]["score"], c["result"].get("reason") or "") for c in r["checks"]]
+        expanded: list[tuple[str, str, float | None, str]] = []
+        for c, row in zip(r["checks"], rows):
+            expanded.append(row)
+            expanded.extend(_children(c["result"].get("evidence") or {}, depth=1))
+        for i, (label, st, score, reason) in enumerate(expanded or [("(no checks)", "", None, "")]):
             table.add_row(
-                Text(name if first else ""),
-                Text(r["status"].upper() if first else "", style=STATUS_STYLE.get(r["status"], "")),
-                label,
+                Text(name if i == 0 else ""),
+                Text(r["status"].upper() if i == 0 else "", style=STATUS_STYLE.get(r["status"], "")),
+                Text(label),
                 Text(st, style=STATUS_STYLE.get(st, "")),
-                f"{c['result']['score']:.2f}" if st else "",
-                _first_line(c["result"].get("reason") or ""),
+                f"{score:.2f}" if score is not None and st else "",
+                Text(_first_line(reason)),
             )
-            first = False
     out.print(table)
+
+
+def _children(evidence: dict[str, Any], depth: int) -> list[tuple[str, str, float | None, str]]:
+    """A composite's children from its evidence, so the table shows which child failed."""
+    rows: list[tuple[str, str, float | None, str]] = []
+    for child in evidence.get("children") or []:
+        if not isinstance(child, dict):
+            continue
+        rows.append(("  " * depth + "└ " + str(child.get("type")), str(child.get("status") or ""), child.get("score"), str(child.get("reason") or "")))
+        rows.extend(_children(child.get("evidence") or {}, depth + 1))
+    return rows
 
 
 def _first_line(text: str, width: int = 110) -> str:

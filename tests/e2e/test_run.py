@@ -35,9 +35,11 @@ def test_demo_three_verdicts_and_exit_zero(demo_run):
     status = {r["scenario_id"]: r["status"] for r in report["results"]}
     assert status == {"fixes-the-bug": "pass", "wrong-fix": "fail", "weakens-the-test": "fail"}
     cheat = next(r for r in report["results"] if r["scenario_id"] == "weakens-the-test")
-    by_path = {c["path"]: c["status"] for c in cheat["checks"]}
+    tests_and_guard = cheat["checks"][0]
+    assert tests_and_guard["type"] == "assert-set" and tests_and_guard["status"] == "FAIL"
     # the tests "pass" (the agent deleted the failing ones) but the anti-cheat guard fails
-    assert by_path["checks[0]"] == "PASS" and by_path["checks[1]"] == "FAIL"
+    assert [c["status"] for c in tests_and_guard["result"]["evidence"]["children"]] == ["PASS", "FAIL"]
+    assert "└ exec" in out.stdout
     assert "2 failed — scenario outcomes, not a harness crash" in out.stdout
     assert f"database: {d / 'demo.db'}" in out.stdout and "benchtape query" in out.stdout
 

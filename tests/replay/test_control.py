@@ -128,14 +128,14 @@ def test_sandbox_none_still_needs_allow_host_writes(tmp_path):
     assert ok.lines[-1] == "1/1 checks failed as required · 0 errored · 0 wrongly passed"
 
 
-def test_demo_bench_guard_is_caught(tmp_path):
-    """The demo's anti-cheat guard (the test file still has its cases) passes on a no-op:
-    exactly what the control exists to point out."""
+def test_demo_bench_holds_its_negative_control(tmp_path):
+    """The demo keeps its anti-cheat guard inside an assert-set with the test run, so a
+    no-op agent fails every gradable check (a lone guard would be WRONGLY PASSED)."""
     out = cli("check", DEMO, "--db", tmp_path / "c.db")
-    assert out.code == 1
-    assert out.stdout.count("WRONGLY PASSED     checks[1]  exec: PASS") == 3
+    assert out.code == 0, out.stdout + out.stderr
+    assert "WRONGLY PASSED" not in out.stdout.replace("0 WRONGLY PASSED", "")
     assert "NOT APPLICABLE" in out.stdout  # the cost check of fixes-the-bug
-    assert out.lines[-1] == "7/10 checks failed as required · 0 errored · 3 wrongly passed"
+    assert out.lines[-1] == "7/7 checks failed as required · 0 errored · 0 wrongly passed"
 
 
 def test_an_image_bench_cannot_be_negative_controlled(tmp_path):

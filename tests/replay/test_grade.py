@@ -21,8 +21,8 @@ def test_grade_reproduces_the_whole_demo_run(demo_db):
     assert out.code == 0, out.stdout + out.stderr
     assert out.lines[-1] == f"{len(stored)}/{len(stored)} verdicts reproduced · 0 diverged · 0 could not re-grade · 3 session(s)"
     # exec checks were re-run against the restored workspace, not skipped
-    assert out.stdout.count("REPRODUCED         checks[0]  exec") == 3
-    assert "REPRODUCED         checks[2]  any-of: PASS" in out.stdout
+    assert out.stdout.count("REPRODUCED         checks[0]  assert-set") == 3  # holds the two exec checks
+    assert "REPRODUCED         checks[1]  any-of: PASS" in out.stdout
     # the pass is a new grading, source control, with the same check set
     graded = [g for g in Store(demo_db).gradings() if g["source"] == "control"]
     assert graded and graded[-1]["checkset_sha256"] == store.gradings()[0]["checkset_sha256"]
@@ -33,7 +33,7 @@ def test_grade_twice_still_reproduces_the_first_grading(demo_db):
     out = cli("grade", "--all", "--db", demo_db, "--json")
     assert out.code == 0
     doc = out.json()
-    assert doc["counts"] == {"REPRODUCED": 11, "DIVERGED": 0, "COULD NOT RE-GRADE": 0}
+    assert doc["counts"] == {"REPRODUCED": 8, "DIVERGED": 0, "COULD NOT RE-GRADE": 0}
     assert len(doc["reproduces"]) == 1  # each session's first grading, not the control passes
 
 

@@ -37,7 +37,7 @@ def test_session_gives_the_bare_result_and_verdicts_are_in_the_document(demo_db)
     sid = _ids(demo_db)["fixes-the-bug"]
     out = cli("query", "{status: session.status, verdicts: verdicts[].status, cost: metrics.cost_usd, out: final_output}", "--session", unique_prefix(list(_ids(demo_db).values()), sid), "--db", demo_db)
     assert out.code == 0
-    assert out.json() == {"status": "ok", "verdicts": ["PASS", "PASS", "PASS", "PASS", "PASS"], "cost": 0.012, "out": "Fixed the sign error in add(); all tests pass."}
+    assert out.json() == {"status": "ok", "verdicts": ["PASS", "PASS", "PASS", "PASS"], "cost": 0.012, "out": "Fixed the sign error in add(); all tests pass."}
 
 
 def test_scenario_and_run_selection(demo_db):
