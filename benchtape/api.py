@@ -7,7 +7,6 @@ the reports as it goes.
 
 from __future__ import annotations
 
-import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ class BenchRun:
     results: list[dict[str, Any]] = field(default_factory=list)
     verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
     generated: dict[str, str] = field(default_factory=dict)  # generate: values, kept out of every report
+    harness: str = "mock"
 
 
 @dataclass
@@ -80,13 +80,13 @@ def run_benches(
     emit = on_event or (lambda kind, data: None)
     outcome = RunOutcome(runs=[], preflight=pf)
     for bench in benches:
-        outcome.runs.append(_run_one(bench, store, options, report_json, report_dir, emit, control, outcome))
+        outcome.runs.append(_run_one(bench, store, options, report_dir, emit, control))
     if report_json is not None:
         _write_combined(report_json, outcome, complete=True)
     return outcome
 
 
-def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: Path | None, report_dir: Path | None, emit: Event, control: bool, outcome: RunOutcome) -> BenchRun:
+def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
     runner = Runner(store, bench, options, on_event=emit)
     run_id = runner.start_run()
@@ -98,7 +98,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: P
         run_id=run_id,
         contexts={sc.name: scenario_context(sc.vars, sc.transform, control) for sc in bench.scenarios},
     )
-    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id)
+    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, harness=runner.harness)
     lock = threading.Lock()
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
 
@@ -137,15 +137,16 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_json: P
         emit("verdicts", {"session_id": record.session_id, "scenario": sc.name, "attempt": record.attempt, "status": status, "verdicts": verdicts})
 
     runner.on_session_done = on_session_done
+    order = [s.name for s in bench.scenarios]
+    completed = False
     try:
         runner.run()
-    finally:
+        completed = True
+    finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
         state.generated = runner.seeds.values() if runner.seeds else {}
-        if report_path is not None and runner.seeds is not None:
-            write_report(report_path, _report(state, runner.harness, complete=True), state.generated)
-    state.results.sort(key=lambda r: ([s.name for s in bench.scenarios].index(r["scenario_id"]), r["attempt"]))
-    if report_path is not None:
-        write_report(report_path, _report(state, runner.harness, complete=True), state.generated)
+        state.results.sort(key=lambda r: (order.index(r["scenario_id"]), r["attempt"]))
+        if report_path is not None:
+            write_report(report_path, _report(state, runner.harness, complete=completed), state.generated)
     emit("run.finished", {"run_id": run_id, "grading_id": grading_id})
     return state
 
@@ -157,7 +158,7 @@ def _report(state: BenchRun, harness: str, complete: bool) -> dict[str, Any]:
 def _write_combined(path: Path, outcome: RunOutcome, complete: bool) -> None:
     if len(outcome.runs) == 1:
         run = outcome.runs[0]
-        doc = _report(run, run.bench.harness or "mock", complete)
+        doc = _report(run, run.harness, complete)
     else:
         from replay.report import REPORT_SCHEMA, summary
 
@@ -208,4 +209,4 @@ def demo_bench_path() -> Path:
     raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is missing from this installation", fix="reinstall benchtape, or run it from a checkout")
 
 
-__all__ = ["load_benches", "run_benches", "preflight_all", "RunOptions", "RunOutcome", "Store", "shutil"]
+__all__ = ["load_benches", "run_benches", "preflight_all", "RunOptions", "RunOutcome", "Store"]
