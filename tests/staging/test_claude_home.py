@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_bench, write_bench
+from stagekit import run_bench, write_bench
 from recorder.claude_home import ClaudeHome
 
 

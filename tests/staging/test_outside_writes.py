@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_bench, write_bench
+from stagekit import run_bench, write_bench
 
 
 @pytest.mark.parametrize("level", ["home", "workspace"])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_bench, write_bench, write_program
+from stagekit import run_bench, write_bench, write_program
 from recorder.bench import load_bench
 from recorder.staging import StagingFailed, stage_seeds
 
