@@ -56,6 +56,12 @@ class Progress:
                 self.running[data["session_id"]] = f"{data['scenario']} #{data['attempt']}"
             elif kind == "session.finished":
                 self.running.pop(data["session_id"], None)
+            elif kind == "staging.finished":
+                self._say(f"staged {', '.join(data['scenarios'])}: {data['kind']} {data['program']} ({data['seconds']:g}s)")
+            elif kind == "sandbox.note":
+                self._say(f"sandbox: {data['message']}", "error" if data.get("kind") == "error" else None)
+            elif kind == "sandbox.kept":
+                self._say(f"kept sandbox of {data['scenario']} #{data['attempt']}: {data['where']}" + (f"  (remove: {data['remove']})" if data.get("remove") else ""))
             elif kind == "verdicts":
                 self.done += 1
                 marks = " ".join(f"{v.check.type}={v.result.status}" for v in data["verdicts"])

@@ -4,7 +4,6 @@ fresh container, the harness runs inside it, and the container is removed afterw
 
 from __future__ import annotations
 
-import sys
 import threading
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
@@ -81,7 +80,7 @@ def run_in_container(runner: "Runner", scenario: ScenarioSpec, attempt: int, see
             container = {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}
             record = runner.record_session(scenario, attempt, ws.root, ws.agent_cwd, ws.home, env, ws.secret_names, "container", spawn=spawn, launch_overrides=overrides, started_extra={"container": container})
             if runner.options.keep_sandbox:
-                print(f"kept sandbox for {scenario.name} #{attempt}: {box.remove_hint()}  (workspace {ws.root})", file=sys.stderr)
+                runner.on_event("sandbox.kept", {"scenario": scenario.name, "attempt": attempt, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})
     finally:
         if not runner.options.keep_sandbox:
             ws.cleanup()

@@ -152,6 +152,8 @@ class Runner:
         finally:
             if not self.options.keep_sandbox:
                 ws.cleanup()
+            elif ws.temp is not None:
+                self.on_event("sandbox.kept", {"scenario": scenario.name, "attempt": attempt, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
         if level == "none":
             record.work_root = ws.root
         self.on_session_done(record)
