@@ -87,6 +87,15 @@ def _container(sc: ScenarioSpec, label: str) -> Preflight:
     ok, why = available()
     if not ok:
         pf.blocking.append(f"{label}: sandbox container needs a running Docker engine: {why}")
+        return pf
+    from recorder.baseimage import BASE_IMAGE, _image_or_none
+    from recorder.container import connect
+
+    image = sc.sandbox.image
+    if image is not None and _image_or_none(connect(), image) is None:
+        pf.blocking.append(f"{label}: image {image!r} is not on this machine and benchtape never pulls; build or load it (docker build / docker load), or drop `image:` to use benchtape's own base image")
+    elif image is None and sc.sandbox.dockerfile is None and _image_or_none(connect(), BASE_IMAGE) is None:
+        pf.notes.append(f"{label}: the base image {BASE_IMAGE} is not built yet; the first session builds it (about a second), or run `benchtape sandbox build` now")
     return pf
 
 

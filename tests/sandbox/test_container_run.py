@@ -81,3 +81,9 @@ def test_grade_and_regrade_run_container_exec_checks_in_a_container(tmp_path, ba
     import re
 
     assert re.search(r"boxed\s+1\s+1\s+0\s+0", regraded.stdout), regraded.stdout  # sessions pass fail error
+
+
+def test_preflight_blocks_an_image_that_is_not_here(tmp_path, base_image):
+    (tmp_path / "b.yaml").write_text("harness: mock\nscenarios:\n  - {name: a, prompt: p, sandbox: {level: container, image: 'benchtape-no-such-image:1'}}\n")
+    out = benchtape("preflight", tmp_path / "b.yaml")
+    assert out.returncode == 3 and "never pulls" in out.stderr
