@@ -58,6 +58,16 @@ class Adapter(Protocol):
         """Blocking findings (binary missing, no key); never prints a secret."""
 
 
+def on_path(binary: str, env: dict[str, str]) -> bool:
+    """Whether a harness binary can be started: a path that is executable, or a name on env's PATH."""
+    import os
+    import shutil
+
+    if os.sep in binary:
+        return os.path.isfile(binary) and os.access(binary, os.X_OK)
+    return shutil.which(binary, path=env.get("PATH", "")) is not None
+
+
 def warning(what: str, line: str, thread: str = "main") -> Action:
     """An input the adapter could not understand, kept with its raw line."""
     return Action("adapter.warning", {"what": what, "line": line[:4000]}, thread=thread)

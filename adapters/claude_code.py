@@ -8,15 +8,13 @@ silently running something other than what the bench file asks for.
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from adapters.base import Command, Launch
+from adapters.base import Command, Launch, on_path
 from adapters.claude_stream import ClaudeStreamParser
 from adapters.config import ConfigReader
 from adapters.lines import type_name
@@ -129,12 +127,6 @@ def preflight_scenario(scenario: dict[str, Any]) -> list[str]:
     ]
 
 
-def _on_path(binary: str, env: dict[str, str]) -> bool:
-    if os.sep in binary:
-        return os.path.isfile(binary) and os.access(binary, os.X_OK)
-    return shutil.which(binary, path=env.get("PATH", "")) is not None
-
-
 def _logged_in(home: Path) -> bool:
     """A subscription login: stored OAuth credentials, or an oauthAccount in ~/.claude.json."""
     if (home / ".claude" / ".credentials.json").is_file():
@@ -188,7 +180,7 @@ class ClaudeCodeAdapter:
         findings: list[str] = []
         if launch is not None and launch.scenario:
             findings += preflight_scenario(launch.scenario)
-        if not _on_path(cfg.binary, env):
+        if not on_path(cfg.binary, env):
             findings.append(
                 f"claude-code: `{cfg.binary}` is not on PATH; install Claude Code or set harness_config.binary"
             )

@@ -9,13 +9,11 @@ asks for `--sandbox workspace-write` (benchtape's own sandbox is the outer fence
 
 from __future__ import annotations
 
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Command, Launch
+from adapters.base import Command, Launch, on_path
 from adapters.codex_exec import CodexExecParser
 from adapters.config import ConfigReader
 from recorder.errors import BadInput
@@ -76,12 +74,7 @@ class CodexAdapter:
         except BadInput as exc:
             return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
         findings: list[str] = []
-        found = (
-            os.path.isfile(cfg.binary) and os.access(cfg.binary, os.X_OK)
-            if os.sep in cfg.binary
-            else shutil.which(cfg.binary, path=env.get("PATH", "")) is not None
-        )
-        if not found:
+        if not on_path(cfg.binary, env):
             findings.append(f"codex: `{cfg.binary}` is not on PATH; install the Codex CLI or set harness_config.binary")
         if not any(env.get(name) for name in AUTH_ENV):
             home = env.get("HOME") or (str(launch.home) if launch is not None and launch.home else "")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
-from typing import Any
+
 
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
@@ -106,7 +105,3 @@ def check_problems(spec: CheckSpec) -> list[str]:
     except CheckConfigError as exc:
         return [str(exc)]
     return []
-
-
-def binary_on_path(binary: str, env: dict[str, Any]) -> bool:
-    return shutil.which(binary, path=env.get("PATH")) is not None
