@@ -3,7 +3,6 @@ hands the result to one renderer. Bad input exits 2, blocked preflight 3, Ctrl-C
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, List, Optional

@@ -5,12 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
 from recorder.bench import BenchSpec, ScenarioSpec
 from recorder.model import CheckSpec
-
 
 @dataclass
 class Preflight:
@@ -24,7 +22,6 @@ class Preflight:
     def merge(self, other: "Preflight") -> None:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
-
 
 def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None) -> Preflight:
     env = dict(os.environ if env is None else env)
@@ -51,7 +48,6 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
-
 def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool) -> Preflight:
     pf = Preflight()
     label = f"{sc.where}: scenario {sc.name!r}"
@@ -75,7 +71,6 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
         pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec))
     return pf
 
-
 def _container(sc: ScenarioSpec, label: str) -> Preflight:
     pf = Preflight()
     try:
@@ -96,7 +91,6 @@ def _container(sc: ScenarioSpec, label: str) -> Preflight:
     elif image is None and sc.sandbox.dockerfile is None and _image_or_none(connect(), BASE_IMAGE) is None:
         pf.notes.append(f"{label}: the base image {BASE_IMAGE} is not built yet; the first session builds it (about a second), or run `benchtape sandbox build` now")
     return pf
-
 
 def check_problems(spec: CheckSpec) -> list[str]:
     """Construct the check (and any children): a refusal is a blocking finding."""

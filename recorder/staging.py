@@ -171,7 +171,7 @@ def _run_program(group: list[ScenarioSpec], kind: str, program: Path, tree: Path
         redact = redactor([v for v in printed if v] + secrets)
         why = f"timed out after {timeout:g}s (staging_timeout); its process group was killed" if timed_out else f"exited with code {proc.returncode} after {seconds:.1f}s"
         tail = redact(stderr[-STDERR_TAIL:]).strip()
-        raise StagingFailed(f"{_label(group)}: {kind}: {program} {why}" + (f"\n  stderr (tail):\n    " + tail.replace("\n", "\n    ") if tail else "\n  (no stderr)"))
+        raise StagingFailed(f"{_label(group)}: {kind}: {program} {why}" + ("\n  stderr (tail):\n    " + tail.replace("\n", "\n    ") if tail else "\n  (no stderr)"))
     return stdout, stderr, seconds
 
 
