@@ -47,6 +47,7 @@ def find_xml(text: str) -> XmlFinding:
     """The first well-formed XML element (optionally after an `<?xml …?>` declaration)
     embedded in the text: each `<name` is tried up to the close tag that balances it."""
     tries = 0
+    balancing: dict[int, int] | None = None  # built on the first element that needs it
     for m in _XML_START.finditer(text):
         start = m.start()
         name = m.group(1)
@@ -57,37 +58,47 @@ def find_xml(text: str) -> XmlFinding:
             nxt = _XML_START.search(text, decl_end)
             if nxt is None or nxt.group(1).startswith("?xml"):
                 continue
-            name = nxt.group(1)
             open_at = nxt.start()
         else:
             open_at = start
-        for end in _candidate_ends(text, open_at, name):
-            tries += 1
-            if tries > _MAX_XML_TRIES:
-                return XmlFinding(False, error="no well-formed XML found (gave up after many candidates)")
-            found = parse_xml(text[start:end])
-            if found.ok:
-                return XmlFinding(True, found.root, None, start, end)
+        gt = text.find(">", open_at)
+        if gt < 0:
+            continue
+        if text[gt - 1] == "/":
+            end = gt + 1  # a self-closing element
+        else:
+            if balancing is None:
+                balancing = _balancing_close_tags(text)
+            end = balancing.get(open_at, -1)
+            if end < 0:
+                continue
+        tries += 1
+        if tries > _MAX_XML_TRIES:
+            return XmlFinding(False, error="no well-formed XML found (gave up after many candidates)")
+        found = parse_xml(text[start:end])
+        if found.ok:
+            return XmlFinding(True, found.root, None, start, end)
     return XmlFinding(False, error="no well-formed XML element found")
 
 
-def _candidate_ends(text: str, open_at: int, name: str) -> list[int]:
-    """Where the element opened at `open_at` ends: after its own `/>`, or at the close tag
-    that brings the nesting of same-named tags back to zero."""
-    gt = text.find(">", open_at)
-    if gt < 0:
-        return []
-    if text[gt - 1] == "/":
-        return [gt + 1]  # a self-closing element
-    depth = 0
-    for m in re.compile(r"<(/?)" + re.escape(name) + r"(?=[\s/>])[^<>]*>").finditer(text, open_at):
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w.\-]*(?::[A-Za-z_][\w.\-]*)?)(?=[\s/>])[^<>]*>")
+
+
+def _balancing_close_tags(text: str) -> dict[int, int]:
+    """Each open tag's offset -> the end of the close tag that brings the nesting of its
+    own name back to zero, for the whole text in one pass (a scan forward from every open
+    tag was quadratic: seconds on a few thousand unclosed `<a>`)."""
+    open_tags: dict[str, list[int]] = {}
+    ends: dict[int, int] = {}
+    for m in _TAG.finditer(text):
+        name = m.group(2)
         if m.group(1):
-            depth -= 1
+            stack = open_tags.get(name)
+            if stack:
+                ends[stack.pop()] = m.end()
         elif not m.group(0).endswith("/>"):
-            depth += 1
-        if depth == 0:
-            return [m.end()]
-    return []
+            open_tags.setdefault(name, []).append(m.start())
+    return ends
 
 
 def _local(tag: str) -> str:

@@ -704,6 +704,24 @@ class SqlFinding:
     end: int = 0
 
 
+# The reader recurses once per level of parentheses or CASE; past this many levels a text
+# is refused as too deeply nested, so the verdict never depends on how much stack the
+# caller happened to leave (real queries nest a handful of levels).
+MAX_NESTING = 40
+
+
+def _nesting_error(toks: list[Tok]) -> str | None:
+    depth = 0
+    for tok in toks:
+        if tok.kind == "(" or tok.up == "CASE":
+            depth += 1
+            if depth > MAX_NESTING:
+                return f"nested more than {MAX_NESTING} levels deep (parentheses or CASE) at offset {tok.start}"
+        elif depth and (tok.kind == ")" or tok.up == "END"):
+            depth -= 1
+    return None
+
+
 def check_sql(text: str) -> SqlFinding:
     """Whether all of `text` is one or more SQL statements separated by ';'."""
     try:
@@ -712,6 +730,9 @@ def check_sql(text: str) -> SqlFinding:
         return SqlFinding(False, error=str(exc))
     if not toks:
         return SqlFinding(False, error="no SQL: the text is empty")
+    too_deep = _nesting_error(toks)
+    if too_deep:
+        return SqlFinding(False, error=too_deep)
     r = _Reader(toks)
     count, words = 0, []
     try:
@@ -795,6 +816,9 @@ def _longest_statement(candidate: str) -> SqlFinding:
         pos = m.end()
     if not toks:
         return SqlFinding(False, error="no SQL statement found")
+    too_deep = _nesting_error(toks)
+    if too_deep:
+        return SqlFinding(False, error=too_deep)
     # One parse usually settles it: the reader stops where the prose stops continuing the
     # statement. When the prose is read on as SQL and then fails, back off from the point
     # of failure to the nearest prefix that is a whole statement (a bounded search).

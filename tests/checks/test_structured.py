@@ -189,6 +189,9 @@ PATHOLOGICAL = {
     "brackets": "[" * 50000,
     "selects": "SELECT a, b FROM t WHERE " * 3000,
     "comments": "<!--" * 20000,
+    "unclosed elements": "<a>" * 20000,
+    "unbalanced elements": "<a><b>x</c>" * 5000,
+    "nested parentheses": "SELECT " + "(" * 5000 + "1" + ")" * 5000 + ";",
 }
 
 
@@ -205,3 +208,20 @@ def test_adversarial_outputs_stay_fast(said, name):
         assert 0.0 <= r.score <= 1.0
     if name == "nested tags":
         assert grade({"type": "contains-xml"}, s).passed and grade({"type": "is-xml"}, s).passed
+
+
+def test_deeply_nested_sql_fails_rather_than_errors(said):
+    """A recursive reader ran out of stack on deep nesting (an ERROR, and at a depth that
+    depended on the caller's stack); nesting is capped, so the text alone decides."""
+    deep = "(" * 300 + "1" + ")" * 300
+    for t, text in [("is-sql", "SELECT " + deep), ("contains-sql", "SELECT " + deep + ";"), ("contains-sql", "```sql\nSELECT " + deep + "\n```")]:
+        r = grade({"type": t}, said(text))
+        assert r.status == "FAIL", r.reason
+    assert "nested" in check_sql("SELECT " + deep).error
+    assert "nested" in check_sql("SELECT " + "CASE WHEN 1 THEN " * 300 + "1" + " END" * 300).error
+    nested = "SELECT " + "(" * 20 + "1" + ")" * 20
+
+    def called_from(depth: int):
+        return check_sql(nested) if depth == 0 else called_from(depth - 1)
+
+    assert check_sql(nested).ok and called_from(400).ok
