@@ -62,8 +62,10 @@ def _validator(schema: Any, type: str, what: str = "value") -> Any:
 
 
 def _schema_errors(validator: Any, instance: Any, limit: int = 5) -> list[str]:
+    """The first few schema violations, each bounded: jsonschema's message quotes the
+    whole offending instance, which may be most of a huge answer."""
     errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.absolute_path))
-    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors[:limit]]
+    return [short(f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}", 300) for e in errors[:limit]]
 
 
 # ---------------------------------------------------------------- JSON

@@ -225,3 +225,18 @@ def test_deeply_nested_sql_fails_rather_than_errors(said):
         return check_sql(nested) if depth == 0 else called_from(depth - 1)
 
     assert check_sql(nested).ok and called_from(400).ok
+
+
+def test_schema_errors_stay_short_on_a_huge_output(said):
+    """jsonschema's messages quote the whole offending instance: a 100 KB answer became a
+    100 KB reason line (and evidence) on every verdict."""
+    big = {f"k{i}": "v" * 50 for i in range(2000)}
+    fn = [{"name": "f", "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}}}]
+    for check, out in [
+        ({"type": "is-json", "value": {"type": "array"}}, json.dumps(big)),
+        ({"type": "contains-json", "value": {"type": "array"}}, json.dumps(big)),
+        ({"type": "is-valid-function-call", "value": fn}, json.dumps({"name": "f", "arguments": {"a": big}})),
+    ]:
+        r = grade(check, said(out))
+        assert r.status == "FAIL"
+        assert len(r.reason) < 600 and len(json.dumps(r.evidence)) < 4000, check["type"]
