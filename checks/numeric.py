@@ -8,8 +8,9 @@ cost nobody measured did not cost nothing.
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Callable
+from typing import Any, Callable
 
 from checks.common import as_number, as_text, no_value, output_of, short
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
@@ -34,16 +35,18 @@ def _raw_bound(spec: CheckSpec, unit: str) -> float:
     return bound
 
 
-def _metric_check(metric: str, unit: str, key: str, read: Callable[[Session], tuple[float | None, str]]) -> Callable[[CheckSpec], Evaluator]:
+def _metric_check(metric: str, unit: str, key: str, read: Callable[[Session], tuple[Any, str, str]]) -> Callable[[CheckSpec], Evaluator]:
     def build(spec: CheckSpec) -> Evaluator:
         bound = _raw_bound(spec, unit)
 
         def evaluate(session: Session, ctx: CheckContext) -> Result:
             if ctx.control:
                 return Result.not_applicable(f"{spec.type} is not applicable under the negative control")
-            raw, source = read(session)
+            raw, source, field = read(session)
             if raw is None:
                 return Result.error(f"{spec.type}: the harness reported no {metric} for this session (unknown is never zero)")
+            if isinstance(raw, bool) or not isinstance(raw, (int, float)) or not math.isfinite(raw):
+                return Result.error(f"{spec.type}: the session's metrics.{field} is {raw!r}, not a number (the log was written wrongly)")
             ev = {key: raw, f"threshold_{unit.lower()}": bound, "source": source}
             ok = raw <= bound
             return Result.of(ok, f"{metric} {raw:g} {unit} {'≤' if ok else '>'} {bound:g} {unit}", ev, score=1.0 - raw / bound)
@@ -53,13 +56,14 @@ def _metric_check(metric: str, unit: str, key: str, read: Callable[[Session], tu
     return build
 
 
-def _latency(session: Session) -> tuple[float | None, str]:
+def _latency(session: Session) -> tuple[Any, str, str]:
     m = session.metrics
-    return m.latency_ms, "harness" if m.duration_ms is not None else "wall_clock"
+    reported = m.duration_ms is not None
+    return m.latency_ms, "harness" if reported else "wall_clock", "duration_ms" if reported else "wall_ms"
 
 
-def _cost(session: Session) -> tuple[float | None, str]:
-    return session.metrics.cost_usd, "harness"
+def _cost(session: Session) -> tuple[Any, str, str]:
+    return session.metrics.cost_usd, "harness", "cost_usd"
 
 
 register(

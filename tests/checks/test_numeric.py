@@ -10,7 +10,7 @@ from checks.numeric import levenshtein, refusal_phrase
 from checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import Outputs, grade, spec
 from mocksession import mock_session
-from recorder.model import project
+from recorder.model import Action, project
 
 CONTROL = CheckContext(control=True)
 
@@ -71,6 +71,17 @@ def test_unreported_metric_is_an_error_not_zero(unmetered, killed):
     assert r.status == "ERROR" and "reported no cost" in r.reason and "never zero" in r.reason
     r = grade({"type": "latency", "threshold": 1000}, killed)
     assert r.status == "ERROR" and "reported no latency" in r.reason
+
+
+@pytest.mark.parametrize("raw", ["0.5", True, float("nan"), float("inf"), [1]])
+def test_a_metric_that_is_not_a_number_is_an_error_naming_it(unmetered, raw):
+    """An imported or hand-written log can carry a metric of the wrong type; the verdict says
+    so rather than raising a TypeError (or reading `true` as 1 USD, NaN as a plain FAIL)."""
+    broken = project([*unmetered.actions, Action("metrics", {"cost_usd": raw, "duration_ms": raw})])
+    for t, field in (("cost", "cost_usd"), ("latency", "duration_ms")):
+        r = grade({"type": t, "threshold": 1}, broken)
+        assert r.status == "ERROR", (t, raw, r.reason)
+        assert f"{field} is {raw!r}, not a number" in r.reason
 
 
 def test_not_applicable_under_the_negative_control(metered, unmetered):
