@@ -65,6 +65,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from checks.common import short
 from checks.registry import CheckConfigError, CheckContext, register
 from recorder.errors import closest
 from recorder.model import CheckSpec, Result, Session
@@ -83,15 +84,35 @@ def _uncaptured(check_type: str) -> Result:
     )
 
 
+# Keys of the reported record that hold a list when present; "source" holds one string.
+_LIST_KEYS = ("sources", "plugins", "mcp_servers", "tools", "skills", "agents", "commands")
+
+
 def _reported(session: Session, check_type: str) -> dict[str, Any] | Result:
-    """The reported record, or the ERROR a missing or malformed one deserves."""
+    """The reported record, or the ERROR a missing or malformed one deserves.
+
+    A key of the wrong shape is an ERROR naming it, rather than a TypeError here or a
+    silent misreading there (a string of sources iterated letter by letter)."""
     env = session.environment if isinstance(session.environment, dict) else None
     reported = env.get("reported") if env else None
     if reported is None:
         return _uncaptured(check_type)
     if not isinstance(reported, dict):
         return Result.error(f"{check_type}: environment.reported is a {type(reported).__name__}, not a map; the adapter wrote it wrongly")
+    wrong = _misshapen(reported, "environment.reported", _LIST_KEYS) or (
+        None if isinstance(reported.get("source"), (str, type(None))) else f"environment.reported.source is {short(repr(reported['source']), 60)}, not a string"
+    )
+    if wrong:
+        return Result.error(f"{check_type}: {wrong}; the adapter wrote it wrongly")
     return reported
+
+
+def _misshapen(record: dict[str, Any], where: str, list_keys: tuple[str, ...]) -> str | None:
+    for key in list_keys:
+        value = record.get(key)
+        if value is not None and not isinstance(value, list):
+            return f"{where}.{key} is {short(repr(value), 60)}, not a list"
+    return None
 
 
 def _sources(reported: dict[str, Any]) -> list[str]:
@@ -442,7 +463,12 @@ def matches_expected(spec: CheckSpec) -> Evaluate:
         reported = _reported(session, spec.type)
         if isinstance(reported, Result):
             return reported
-        expected = (session.environment or {}).get("expected") if isinstance(session.environment, dict) else None
+        expected = session.environment.get("expected")  # a dict: _reported found one
+        if expected is not None and not isinstance(expected, dict):
+            return Result.error(f"{spec.type}: environment.expected is {short(repr(expected), 60)}, not a map; the recorder wrote it wrongly")
+        wrong = _misshapen(expected or {}, "environment.expected", ("plugins",))
+        if wrong:
+            return Result.error(f"{spec.type}: {wrong}; the recorder wrote it wrongly")
         staged = [p for p in (expected or {}).get("plugins") or [] if isinstance(p, dict) and _plugin_label(p)]
         if not staged:
             return Result.error(f"{spec.type}: nothing was staged (environment.expected lists no plugin), so there is nothing to match")

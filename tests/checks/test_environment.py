@@ -140,6 +140,32 @@ def test_a_subject_is_required(type):
     assert "value must name what to look for" in refused(type, None, **VALUES[type][1])
 
 
+MALFORMED = [
+    ({"source": "system:init", "sources": "system:init"}, "environment.reported.sources is 'system:init', not a list"),
+    ({"source": "system:init", "plugins": 3}, "environment.reported.plugins is 3, not a list"),
+    ({"source": "system:init", "plugins": {"dev@magus": {}}}, "environment.reported.plugins is {'dev@magus': {}}, not a list"),
+    ({"source": "system:init", "mcp_servers": "claudish", "tools": ["Skill"]}, "environment.reported.mcp_servers is 'claudish', not a list"),
+    ({"source": 5, "tools": ["Skill"]}, "environment.reported.source is 5, not a string"),
+]
+
+
+@pytest.mark.parametrize("type", TYPES)
+@pytest.mark.parametrize("record,message", MALFORMED, ids=[m.split(" ")[0].rsplit(".", 1)[-1] + str(i) for i, (_, m) in enumerate(MALFORMED)])
+def test_a_malformed_record_is_an_error_naming_the_key(tmp_path, type, record, message):
+    """A record the adapter wrote in the wrong shape raised a TypeError in some checks and
+    was silently misread by others (a string of sources iterated as letters)."""
+    s = Session(environment={"expected": {"plugins": [{"id": "dev@magus"}]}, "reported": record})
+    value, args = VALUES[type]
+    r = grade(s, type, value, **args)
+    assert r.status == "ERROR" and r.reason == f"environment:{type}: {message}; the adapter wrote it wrongly"
+
+
+@pytest.mark.parametrize("expected,message", [("dev@magus", "environment.expected is 'dev@magus', not a map"), ({"plugins": 3}, "environment.expected.plugins is 3, not a list")])
+def test_matches_expected_errors_on_a_malformed_staging_record(expected, message):
+    r = grade(Session(environment={"expected": expected, "reported": REPORTED}), "matches-expected")
+    assert r.status == "ERROR" and r.reason == f"environment:matches-expected: {message}; the recorder wrote it wrongly"
+
+
 # ---------------------------------------------------------------- plugin-loaded
 
 
