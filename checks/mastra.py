@@ -88,9 +88,10 @@ def _source(spec: CheckSpec, ctx: CheckContext, session: Session, arg_keys: Iter
     return None, ""
 
 
-def _validate_source(spec: CheckSpec, arg_keys: Iterable[str]) -> None:
-    """Refuse now what can be refused now: a value or arg of the wrong shape."""
-    if spec.value is not None and not isinstance(spec.value, list):
+def _validate_source(spec: CheckSpec, arg_keys: Iterable[str], *, list_value: bool = False) -> None:
+    """Refuse now what can be refused now: a value or arg of the wrong shape (a list
+    `value` only where the type reads one: keyword-coverage's keywords)."""
+    if spec.value is not None and not (list_value and isinstance(spec.value, list)):
         as_text(spec.value, type=spec.type)
     args = args_of(spec)
     for k in arg_keys:
@@ -151,7 +152,7 @@ def completeness(spec: CheckSpec) -> Evaluator:
 def keyword_coverage(spec: CheckSpec) -> Evaluator:
     threshold = score_threshold(spec, EXACT)
     fixed = as_list(spec.value, type=spec.type) if isinstance(spec.value, list) else None
-    _validate_source(spec, ["input"])
+    _validate_source(spec, ["input"], list_value=True)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         if fixed is not None:

@@ -202,6 +202,11 @@ def test_tool_call_accuracy_order(worked):
         ({"type": "tone", "args": {"referenceTone": ["x"]}}, "tone: 'args.referenceTone' must be a string"),
         ({"type": "content-similarity", "value": "x", "args": {"ignoreCase": "yes"}}, "content-similarity: 'args.ignoreCase' must be true or false"),
         ({"type": "textual-difference", "args": {"expected": {"a": 1}}}, "textual-difference: 'args.expected' must be a string"),
+        # a list `value` is keyword-coverage's alone; elsewhere it was an ERROR on every session
+        ({"type": "completeness", "value": ["cache", "ttl"]}, "completeness: 'value' must be a string, got a list"),
+        ({"type": "tone", "value": ["positive"]}, "tone: 'value' must be a string, got a list"),
+        ({"type": "content-similarity", "value": ["a", "b"]}, "content-similarity: 'value' must be a string, got a list"),
+        ({"type": "textual-difference", "value": ["a"]}, "textual-difference: 'value' must be a string, got a list"),
         ({"type": "code-tool-call-accuracy"}, "code-tool-call-accuracy: give exactly one of args.expectedTool or args.expectedToolOrder"),
         ({"type": "code-tool-call-accuracy", "args": {"expectedTool": "A", "expectedToolOrder": ["A"]}}, "give exactly one of"),
         ({"type": "code-tool-call-accuracy", "args": {"expectedTool": "A", "strictMode": 1}}, "'args.strictMode' must be true or false"),
