@@ -23,6 +23,7 @@ import os
 from typing import Any, Callable, Iterable
 
 from checks.bounds import Bound, parse_bound
+from checks.common import short
 from checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
 from checks.registry import CheckConfigError, CheckContext, alias, register
 from recorder.model import MAIN, Call, CheckSpec, Invocation, Result, Session
@@ -245,7 +246,7 @@ def tool_args_match(spec: CheckSpec) -> Evaluate:
             if key not in call.input:
                 return f"{key} is absent"
             if not value_matches(want, call.input[key]):
-                return f"{key} was {call.input[key]!r}, wanted {want}"
+                return f"{key} was {short(repr(call.input[key]), 120)}, wanted {want}"
         return None
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -254,7 +255,7 @@ def tool_args_match(spec: CheckSpec) -> Evaluate:
             "tool": tool,
             "expected": {k: (str(v) if isinstance(v, Matcher) else v) for k, v in wanted.items()},
             "calls_of_tool": len(calls),
-            "candidates": [{k: c.input.get(k) for k in wanted} for c in calls[:10]],
+            "candidates": [{k: _excerpt(c.input.get(k)) for k in wanted} for c in calls[:10]],
             **_scope_evidence(thread, declared_outcome),
         }
         misses = []
@@ -271,6 +272,17 @@ def tool_args_match(spec: CheckSpec) -> Evaluate:
         return Result.of(False, f"none of the {len(calls)} {tool} call(s) matched; the first: {misses[0]}", evidence)
 
     return evaluate
+
+
+def _excerpt(value: Any, limit: int = 200) -> Any:
+    """An argument as evidence: itself when small, else a bounded excerpt of its text
+    (a Write's content can be megabytes, and evidence is kept with every verdict)."""
+    if isinstance(value, str):
+        return short(value, limit)
+    if isinstance(value, (dict, list)):
+        text = repr(value)
+        return value if len(text) <= limit else short(text, limit)
+    return value
 
 
 # ---------------------------------------------------------------- tool-sequence

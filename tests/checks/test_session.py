@@ -79,6 +79,17 @@ def call(cid: str, tool: str, is_error: bool | None = False) -> list[Action]:
     return [Action("tool.call", {"call_id": cid, "tool": tool, "input": {}}), Action("tool.result", {"call_id": cid, "output": "", "is_error": is_error})]
 
 
+def test_tool_args_match_keeps_a_huge_argument_out_of_the_verdict():
+    """A Write's whole content was quoted into the reason and, ten calls over, the evidence."""
+    content = "x" * 100_000
+    s = folded(*[a for i in range(12) for a in [Action("tool.call", {"call_id": f"w{i}", "tool": "Write", "input": {"file_path": "a.py", "content": content, "opts": [content]}})]])
+    r = grade(s, "session:tool-args-match", "Write", args={"content": "contains:needle"})
+    assert r.status == "FAIL" and r.evidence["calls_of_tool"] == 12
+    assert len(r.reason) < 400 and r.reason.startswith("none of the 12 Write call(s) matched; the first: content was 'xxx")
+    r = grade(s, "session:tool-args-match", "Write", args={"file_path": "b.py", "opts": ["y"]})
+    assert len(r.reason) < 400 and len(str(r.evidence)) < 10_000
+
+
 @pytest.fixture(scope="module")
 def two_turns() -> Session:
     return folded(
