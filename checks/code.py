@@ -118,6 +118,23 @@ def _python_source(spec: CheckSpec) -> tuple[str | None, str | None]:
     return v, None
 
 
+def _runner_reply(log: str) -> dict[str, Any] | None:
+    """The runner's result line: the last marked line that reads as {value} or {error}.
+
+    The script's own prints share the pipe, so a line of theirs may carry the marker too
+    (even after the real one, from an atexit hook); it is passed over, not a crash."""
+    for line in reversed(log.split("\n")):
+        if not line.startswith(_MARK):
+            continue
+        try:
+            reply = loads_json(line[len(_MARK) :])
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(reply, dict) and len(reply) == 1 and ("value" in reply or isinstance(reply.get("error"), str)):
+            return reply
+    return None
+
+
 def _python_result(value: Any, threshold: float | None) -> Result:
     if isinstance(value, bool):
         return Result.of(value, f"evaluate returned {value}", {"returned": value})
@@ -176,10 +193,9 @@ def python_check(spec: CheckSpec) -> Evaluator:
         log = done.output
         if done.timed_out:
             return Result.error(f"python: timed out after {format_seconds(timeout)}", {"output_tail": tail(log)})
-        marked = [line for line in log.split("\n") if line.startswith(_MARK)]
-        if not marked:
+        reply = _runner_reply(log)
+        if reply is None:
             return Result.error(f"python: the script produced no result (exit {done.exit_code})\n{tail(log)}", {"output_tail": tail(log)})
-        reply = loads_json(marked[-1][len(_MARK) :])
         if "error" in reply:
             return Result.error(f"python: {reply['error'].strip()}", {"output_tail": tail(log)})
         return _python_result(reply.get("value"), threshold)

@@ -114,6 +114,22 @@ def test_python_context(session):
     assert r.evidence == {"vars": {"lang": "go"}, "config": {"min": 3}, "final": "fixed: 3 tests pass", "calls": ["Read", "Bash"], "assertion": "python", "prompt": "fix it"}
 
 
+def test_python_result_line_survives_a_script_printing_the_marker(session):
+    """The script's own prints share the pipe with the result line; a stray line that looks
+    like one (here printed at exit, after the real result) made a JSONDecodeError ERROR."""
+    src = textwrap.dedent(
+        """
+        import atexit, sys
+        atexit.register(lambda: print("@@benchtape-result@@ not json at all", file=sys.stderr))
+        print("@@benchtape-result@@ [1, 2]")
+        def evaluate(output, context):
+            return True
+        """
+    )
+    r = grade({"type": "python", "value": src}, session)
+    assert r.status == "PASS", r.reason
+
+
 def test_python_file_relative_to_the_bench(session, bench):
     r = grade({"type": "python", "value": "file://graders/check.py"}, session, ctx_for(session, bench))
     assert (r.passed, r.score, r.reason, r.evidence) == (True, 0.8, "via file", {"n": len("fixed: 3 tests pass")})
