@@ -77,7 +77,7 @@ def parse_params(values: Optional[List[str]]) -> dict[str, Any]:
 
 @app.command("run")
 def run_cmd(
-    benches: List[Path] = typer.Argument(..., help="Bench files or folders (a folder runs every *.yaml and case dir in it)."),
+    benches: Optional[List[Path]] = typer.Argument(None, help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here."),
     harness: Optional[str] = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
     model: Optional[str] = typer.Option(None, "--model", help="Model to run."),
     db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
@@ -182,7 +182,7 @@ def demo_cmd(
 
 @app.command("list")
 def list_cmd(
-    benches: List[Path] = typer.Argument(..., help="Bench files or folders."),
+    benches: Optional[List[Path]] = typer.Argument(None, help="Bench files or folders (default: madbench.yaml here)."),
     param: Optional[List[str]] = typer.Option(None, "--param", help="k=v (repeatable)."),
 ) -> None:
     """Parse benches and print their scenarios and checks (proves it parses, not that it runs).
@@ -214,7 +214,7 @@ def _print_check(spec, path: str, indent: int) -> None:
 
 @app.command("preflight")
 def preflight_cmd(
-    benches: List[Path] = typer.Argument(..., help="Bench files or folders."),
+    benches: Optional[List[Path]] = typer.Argument(None, help="Bench files or folders (default: madbench.yaml here)."),
     harness: Optional[str] = typer.Option(None, "--harness"),
     sandbox: Optional[str] = typer.Option(None, "--sandbox"),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes"),

@@ -34,7 +34,7 @@ def _selection(session: Optional[str], run: Optional[str], scenario: Optional[st
 
 @app.command("check")
 def check_cmd(
-    benches: List[Path] = typer.Argument(..., help="Bench files or folders."),
+    benches: Optional[List[Path]] = typer.Argument(None, help="Bench files or folders (default: madbench.yaml here)."),
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List every check, not only those that break the control."),
     db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none`: the checks run for real in your directory."),

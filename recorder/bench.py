@@ -178,6 +178,8 @@ def load_bench(path: Path | str, params: dict[str, Any] | None = None) -> BenchS
 
 def expand_paths(paths: list[Path | str]) -> list[Path]:
     """Benches named on the command line: files as given; a folder expands to its *.yaml and case dirs."""
+    if not paths:
+        return [discover()]
     out: list[Path] = []
     for p in map(Path, paths):
         if not p.exists():
@@ -191,6 +193,15 @@ def expand_paths(paths: list[Path | str]) -> list[Path]:
         else:
             out.append(p)
     return out
+
+
+def discover(folder: Path | None = None) -> Path:
+    """No bench named: `madbench.yaml` or `madbench.yml` in the current folder, as madbench does."""
+    folder = folder or Path.cwd()
+    for name in ("madbench.yaml", "madbench.yml"):
+        if (folder / name).is_file():
+            return folder / name
+    raise BadInput(f"no madbench.yaml or madbench.yml in {folder}", fix="name a bench file: benchtape run BENCH.yaml")
 
 
 def _load_case_dir(path: Path, params: dict[str, Any]) -> BenchSpec:

@@ -273,3 +273,12 @@ def test_keep_sandbox_says_where_and_how_to_remove_it(tmp_path):
     import shutil
 
     shutil.rmtree(kept)
+
+
+def test_bare_command_finds_madbench_yaml_here(tmp_path):
+    out = benchtape("run", "--db", tmp_path / "x.db", cwd=tmp_path)
+    assert out.returncode == 2 and f"no madbench.yaml or madbench.yml in {tmp_path}" in out.stderr
+    (tmp_path / "madbench.yml").write_text("harness: mock\nscenarios: [{name: a, prompt: hi, checks: [{type: equals, value: hi}]}]\n")
+    assert benchtape("run", "--db", tmp_path / "x.db", cwd=tmp_path).returncode == 0
+    assert benchtape("list", cwd=tmp_path).returncode == 0
+    assert benchtape("preflight", cwd=tmp_path).returncode == 0
