@@ -23,7 +23,7 @@ import os
 from typing import Any, Callable, Iterable
 
 from checks.bounds import Bound, parse_bound
-from checks.common import short
+from checks.common import no_value, short
 from checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
 from checks.registry import CheckConfigError, CheckContext, alias, register
 from recorder.model import MAIN, Call, CheckSpec, Invocation, Result, Session
@@ -474,9 +474,10 @@ def _resolve(path: str, root: str | None) -> str:
     reads="session.metrics.step_count (main-thread tool calls)",
     args=BOUND_ARGS,
     example="- type: session:step-count\n  args: {gte: 1, lte: 30}",
-    errors=["no bound (a bound is required)", "a bound that has no single reading"],
+    errors=["no bound (a bound is required)", "a bound that has no single reading", "a value (it takes none)"],
 )
 def step_count(spec: CheckSpec) -> Evaluate:
+    no_value(spec)
     bound = parse_bound(_args(spec), spec.type, required=True)
     assert bound is not None
 
@@ -496,9 +497,10 @@ def step_count(spec: CheckSpec) -> Evaluate:
     reads="session.turns",
     args=BOUND_ARGS,
     example="- type: session:turn-count\n  args: {lte: 3}",
-    errors=["a bound that has no single reading"],
+    errors=["a bound that has no single reading", "a value (it takes none)"],
 )
 def turn_count(spec: CheckSpec) -> Evaluate:
+    no_value(spec)
     declared = parse_bound(_args(spec), spec.type)
     bound = declared or Bound(gte=1)
 
@@ -518,9 +520,10 @@ def turn_count(spec: CheckSpec) -> Evaluate:
     reads="session.turns[].steps (main-thread tool calls per turn)",
     args=BOUND_ARGS,
     example="- type: session:turn-step-count\n  args: {gte: 1, lte: 15}",
-    errors=["a bound that has no single reading"],
+    errors=["a bound that has no single reading", "a value (it takes none)"],
 )
 def turn_step_count(spec: CheckSpec) -> Evaluate:
+    no_value(spec)
     declared = parse_bound(_args(spec), spec.type)
     bound = declared or Bound(gte=1)
 
@@ -573,9 +576,11 @@ def _spawned(session: Session, agent: str | None) -> tuple[list[dict[str, Any]],
     reads="session.subagents",
     args={"agent": "the subagent's type or thread id (default: any subagent)"},
     example="- type: session:subagent-used\n  args: {agent: general-purpose}",
-    errors=["args.agent not a non-empty string"],
+    errors=["args.agent not a non-empty string", "a value (the subagent is named in args.agent)"],
 )
 def subagent_used(spec: CheckSpec) -> Evaluate:
+    if spec.value is not None:
+        raise CheckConfigError(f"{spec.type}: takes no 'value' (got {spec.value!r}); to name the subagent, write args: {{agent: {spec.value!r}}}")
     agent = _agent_arg(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:

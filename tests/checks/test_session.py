@@ -416,6 +416,16 @@ def test_step_count_refuses_a_missing_bound():
     assert "session:step-count: a bound is required" in refused("trajectory:step-count")
 
 
+@pytest.mark.parametrize("type", ["session:step-count", "session:turn-count", "session:turn-step-count", "session:subagent-used"])
+def test_a_value_is_refused_where_none_is_read(type):
+    """These read a bound or args.agent; a `value` was silently ignored, so
+    `subagent-used` with `value: Explore` passed on any subagent at all."""
+    msg = refused(type, "Explore") if type == "session:subagent-used" else refused(type, 5, lte=9)
+    assert f"{type}: takes no 'value'" in msg
+    if type == "session:subagent-used":
+        assert "write args: {agent: 'Explore'}" in msg
+
+
 # ---------------------------------------------------------------- turn-count, turn-step-count
 
 
