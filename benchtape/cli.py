@@ -90,16 +90,17 @@ def run_cmd(
     scenario: Optional[List[str]] = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
     report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
     report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Write a versioned report per invocation here, as it goes (with workspace snapshots)."),
+    report_junit: Optional[Path] = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt), for CI."),
     plain: bool = typer.Option(False, "--plain", help="Append-only lines (implied when stderr is not a TTY or NO_COLOR is set)."),
 ) -> None:
     """Run benches and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
     """
-    guarded(lambda: _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain))
+    guarded(lambda: _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, report_junit=report_junit))
 
 
-def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, demo: bool = False) -> int:
+def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, demo: bool = False, report_junit: Optional[Path] = None) -> int:
     from benchtape import render
     from benchtape.api import load_benches, run_benches
     from recorder.bench import LEVELS
@@ -139,6 +140,12 @@ def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow
         print(f"report: {report_json}")
     if report_dir:
         print(f"reports: {report_dir}")
+    if report_junit:
+        from replay.junit import junit_xml
+        from replay.report import write_text_atomic
+
+        write_text_atomic(report_junit, junit_xml(outcome.results))
+        print(f"junit: {report_junit}")
     first = outcome.runs[0].run_id if outcome.runs else ""
     dbflag = f" --db {store.path}" if db else ""
     print(f"next: benchtape query 'calls[].tool' --run {first}{dbflag}   ·   benchtape sessions --run {first}{dbflag}")

@@ -74,9 +74,17 @@ def build_report(*, run_id: str, grading_id: str | None, bench_path: str, bench_
 
 def write_json_atomic(path: Path, doc: Any) -> None:
     """Write via a temp file and rename, so a reader never sees half a report."""
+    write_bytes_atomic(path, orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str))
+    tmp.write_bytes(data)
     os.replace(tmp, path)
 
 

@@ -282,3 +282,15 @@ def test_bare_command_finds_madbench_yaml_here(tmp_path):
     assert benchtape("run", "--db", tmp_path / "x.db", cwd=tmp_path).returncode == 0
     assert benchtape("list", cwd=tmp_path).returncode == 0
     assert benchtape("preflight", cwd=tmp_path).returncode == 0
+
+
+def test_report_junit(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    out = benchtape("run", DEMO, "--db", tmp_path / "x.db", "--report-junit", tmp_path / "j.xml")
+    assert out.returncode == 1
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "2", "0")
+    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    assert cases["fixes-the-bug#1"].find("failure") is None
+    assert "assert-set: FAIL" in cases["weakens-the-test#1"].find("failure").text

@@ -1,0 +1,32 @@
+"""JUnit XML for CI systems: one testcase per scenario attempt, its failing checks as the failure."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+
+def junit_xml(results: list[dict[str, Any]], name: str = "benchtape") -> str:
+    """A <testsuite>: pass → passed testcase, fail → <failure>, error → <error> (the harness or a check could not measure)."""
+    suite = ET.Element("testsuite", name=name, tests=str(len(results)))
+    failures = errors = 0
+    total_time = 0.0
+    for r in results:
+        seconds = ((r.get("session") or {}).get("metrics") or {}).get("wall_ms") or 0
+        total_time += seconds / 1000
+        case = ET.SubElement(suite, "testcase", classname=name, name=f"{r['scenario_id']}#{r.get('attempt', 1)}", time=f"{seconds / 1000:.3f}")
+        bad = [c for c in r["checks"] if c.get("status") in ("FAIL", "ERROR") and (not c.get("readout") or c.get("status") == "ERROR")]
+        lines = [f"{c.get('path', c['type'])} {c['type']}: {c['status']}: {c['result'].get('reason') or ''}" for c in bad]
+        if r["status"] == "fail":
+            failures += 1
+            ET.SubElement(case, "failure", message=f"{len(bad)} check(s) failed", type="fail").text = "\n".join(lines)
+        elif r["status"] == "error":
+            errors += 1
+            session = r.get("session") or {}
+            why = "; ".join(session.get("errors") or []) or ("timed out" if session.get("timed_out") else "a check could not measure")
+            ET.SubElement(case, "error", message=why, type="error").text = "\n".join(lines)
+        ET.SubElement(case, "system-out").text = f"session {r.get('session_id')}"
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("time", f"{total_time:.3f}")
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
