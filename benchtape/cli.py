@@ -132,6 +132,7 @@ def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow
     for note in outcome.preflight.notes:
         print(f"note: {note}", file=sys.stderr)
     render.results_table(outcome.results, is_plain)
+    render.repeat_summary(outcome.results, is_plain)
     failed = [r for r in outcome.results if r["status"] != "pass"]
     print(f"database: {store.path}")
     for run in outcome.runs:

@@ -126,3 +126,21 @@ def _first_line(text: str, width: int = 110) -> str:
     """The table shows a reason's first line; the whole of it is in the report and `show`."""
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def repeat_summary(results: list[dict[str, Any]], plain: bool = False) -> None:
+    """With --repeat: each scenario's pass rate, and FLAKY where its attempts disagree."""
+    by: dict[str, list[str]] = {}
+    for r in results:
+        by.setdefault(r["scenario_id"], []).append(r["status"])
+    if all(len(v) < 2 for v in by.values()):
+        return
+    out = console(plain)
+    out.print("pass rate over attempts:")
+    for name, statuses in by.items():
+        passed = statuses.count("pass")
+        flaky = 0 < passed < len(statuses)
+        label = Text(f"  {name}: {passed}/{len(statuses)} passed")
+        if flaky:
+            label.append("  FLAKY", style="yellow")
+        out.print(label)

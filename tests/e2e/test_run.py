@@ -294,3 +294,19 @@ def test_report_junit(tmp_path):
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     assert cases["fixes-the-bug#1"].find("failure") is None
     assert "assert-set: FAIL" in cases["weakens-the-test#1"].find("failure").text
+
+
+def test_repeat_reports_pass_rate_and_flags_flaky(tmp_path):
+    counter = tmp_path / "n"
+    bench = write_bench(tmp_path, f"""
+        harness: mock
+        scenarios:
+          - name: coin
+            prompt: p
+            checks:
+              - type: exec
+                args: {{cmd: [sh, -c, 'n=$(cat {counter} 2>/dev/null || echo 0); echo $((n+1)) > {counter}; test $((n % 2)) = 0']}}
+        """)
+    out = benchtape("run", bench, "--db", tmp_path / "x.db", "--repeat", "2", "--concurrency", "1")
+    assert out.returncode == 1
+    assert "coin: 1/2 passed  FLAKY" in out.stdout
