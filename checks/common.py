@@ -9,14 +9,38 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, overload
 
 import orjson
 
-from checks.registry import CheckConfigError
-from recorder.model import CheckSpec, Session
+from checks.registry import Builder, CheckConfigError, register
+from recorder.model import Call, CheckSpec, Session
 
 TAIL_BYTES = 2048
+
+
+def family_register(prefix: str, family: str) -> Callable[..., Callable[[Builder], Builder]]:
+    """`register` for a family whose types are `<prefix>:<name>` (session:*, environment:*)."""
+
+    def reg(name: str, **kw: Any) -> Callable[[Builder], Builder]:
+        return register(f"{prefix}:{name}", family=family, **kw)
+
+    return reg
+
+
+def tool_calls(session: Session) -> list[Call]:
+    """The Calls view: tool and MCP calls only, never a skill or a subagent spawn.
+
+    An adapter may record both the `tool.call` for `Task`/`Skill` and the richer
+    `subagent.spawned`/`skill.invoked` row for one invocation; the plain call is dropped
+    wherever both exist, so every check reading Calls sees the same list."""
+    richer = richer_call_ids(session)
+    return [c for c in session.calls if c.call_id not in richer] if richer else list(session.calls)
+
+
+def richer_call_ids(session: Session) -> set[str]:
+    """Call ids that a skill or subagent-spawn row also recorded."""
+    return {i.call_id for i in session.invocations if i.kind in ("skill", "subagent") and i.call_id}
 
 
 def output_of(session: Session) -> str:
@@ -87,8 +111,21 @@ def args_of(spec: CheckSpec) -> Mapping[str, Any]:
     return spec.args
 
 
-def score_threshold(spec: CheckSpec, default: float) -> float:
-    """The score bar (`threshold:`) for a continuous check: a number in [0, 1]."""
+def text_value(spec: CheckSpec, what: str) -> str:
+    """`value` as a non-blank string, else refused with `<type>: value must <what>; got …`."""
+    value = spec.value
+    if not isinstance(value, str) or not value.strip():
+        raise CheckConfigError(f"{spec.type}: value must {what}; got {value!r}")
+    return value
+
+
+@overload
+def score_threshold(spec: CheckSpec, default: float) -> float: ...
+@overload
+def score_threshold(spec: CheckSpec, default: None) -> float | None: ...
+def score_threshold(spec: CheckSpec, default: float | None) -> float | None:
+    """The score bar (`threshold:`) for a continuous check: a number in [0, 1]; `default`
+    (None for a check whose bar is optional) when none is written."""
     if spec.threshold is None:
         return default
     t = as_number(spec.threshold, type=spec.type, name="threshold")

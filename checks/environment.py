@@ -65,12 +65,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from checks.common import short
-from checks.registry import CheckConfigError, CheckContext, register
+from checks.common import args_of, family_register, short, text_value
+from checks.registry import CheckConfigError, CheckContext, Evaluator
 from recorder.errors import closest
 from recorder.model import CheckSpec, Result, Session
-
-Evaluate = Callable[[Session, CheckContext], Result]
 
 INIT = "system:init"
 PLUGIN_CLI = "plugin-cli"
@@ -184,14 +182,10 @@ def _registered(reported: dict[str, Any], key: str) -> list[str]:
 
 
 def _subject(spec: CheckSpec, example: str) -> str:
-    value = spec.value
-    if not isinstance(value, str) or not value.strip():
-        raise CheckConfigError(f"{spec.type}: value must name what to look for, e.g. value: {example}; got {value!r}")
-    return value.strip()
+    return text_value(spec, f"name what to look for, e.g. value: {example}").strip()
 
 
-def _reg(name: str, **kw: Any) -> Callable[[Callable[[CheckSpec], Evaluate]], Callable[[CheckSpec], Evaluate]]:
-    return register(f"environment:{name}", family="environment", **kw)
+_reg = family_register("environment", "environment")
 
 
 # ---------------------------------------------------------------- plugin-loaded
@@ -204,7 +198,7 @@ def _reg(name: str, **kw: Any) -> Callable[[Callable[[CheckSpec], Evaluate]], Ca
     example="- type: environment:plugin-loaded\n  value: dev@magus",
     errors=["value not a plugin id"],
 )
-def plugin_loaded(spec: CheckSpec) -> Evaluate:
+def plugin_loaded(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "dev@magus")
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -232,8 +226,8 @@ def plugin_loaded(spec: CheckSpec) -> Evaluate:
 # ---------------------------------------------------------------- skill / command / agent registered
 
 
-def _registered_check(key: str, noun: str, example: str) -> Callable[[CheckSpec], Evaluate]:
-    def builder(spec: CheckSpec) -> Evaluate:
+def _registered_check(key: str, noun: str, example: str) -> Callable[[CheckSpec], Evaluator]:
+    def builder(spec: CheckSpec) -> Evaluator:
         wanted = _subject(spec, example)
 
         def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -259,29 +253,18 @@ def _registered_check(key: str, noun: str, example: str) -> Callable[[CheckSpec]
     return builder
 
 
-_reg(
-    "skill-registered",
-    summary="the tool registered the skill (top-level skills, or a loaded plugin's)",
-    reads="environment.reported.skills and loaded plugins' skills",
-    example="- type: environment:skill-registered\n  value: dev:architecture",
-    errors=["value not a skill name"],
-)(_registered_check("skills", "skill", "dev:architecture"))
-
-_reg(
-    "command-registered",
-    summary="the tool registered the slash command; errors when plugin-cli is the only source",
-    reads="environment.reported.commands (init.slash_commands) and loaded plugins' commands",
-    example="- type: environment:command-registered\n  value: dev:architect",
-    errors=["value not a command name"],
-)(_registered_check("commands", "command", "dev:architect"))
-
-_reg(
-    "agent-registered",
-    summary="the tool registered the agent (top-level agents, or a loaded plugin's)",
-    reads="environment.reported.agents and loaded plugins' agents",
-    example="- type: environment:agent-registered\n  value: dev:reviewer",
-    errors=["value not an agent name"],
-)(_registered_check("agents", "agent", "dev:reviewer"))
+for _key, _noun, _example, _summary, _reads in (
+    ("skills", "skill", "dev:architecture", "the tool registered the skill (top-level skills, or a loaded plugin's)", "environment.reported.skills and loaded plugins' skills"),
+    ("commands", "command", "dev:architect", "the tool registered the slash command; errors when plugin-cli is the only source", "environment.reported.commands (init.slash_commands) and loaded plugins' commands"),
+    ("agents", "agent", "dev:reviewer", "the tool registered the agent (top-level agents, or a loaded plugin's)", "environment.reported.agents and loaded plugins' agents"),
+):
+    _reg(
+        f"{_noun}-registered",
+        summary=_summary,
+        reads=_reads,
+        example=f"- type: environment:{_noun}-registered\n  value: {_example}",
+        errors=[f"value not {'an' if _noun[0] in 'aeiou' else 'a'} {_noun} name"],
+    )(_registered_check(_key, _noun, _example))
 
 
 # ---------------------------------------------------------------- mcp-connected
@@ -299,7 +282,7 @@ def _server_matches(name: str, wanted: str) -> bool:
     example="- type: environment:mcp-connected\n  value: claudish",
     errors=["value not a server name"],
 )
-def mcp_connected(spec: CheckSpec) -> Evaluate:
+def mcp_connected(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "claudish")
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -347,7 +330,7 @@ def mcp_connected(spec: CheckSpec) -> Evaluate:
     example="- type: environment:tool-available\n  value: Skill",
     errors=["value not a tool name"],
 )
-def tool_available(spec: CheckSpec) -> Evaluate:
+def tool_available(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "Skill")
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -395,11 +378,9 @@ def _count(value: Any) -> int | None:
     example="- type: environment:plugin-inventory\n  value: dev@magus\n  args: {skills: 20, agents: 1}",
     errors=["value not a plugin id", "an unknown args key", "no floor declared", "a floor that is not a whole number >= 0"],
 )
-def plugin_inventory(spec: CheckSpec) -> Evaluate:
+def plugin_inventory(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "dev@magus")
-    args = spec.args if isinstance(spec.args, dict) else None
-    if args is None:
-        raise CheckConfigError(f"{spec.type}: args must be a map of floors, e.g. args: {{skills: 20}}")
+    args = args_of(spec)
     for key in args:
         if key not in INVENTORY_KEYS:
             near = closest(str(key), INVENTORY_KEYS)
@@ -452,7 +433,7 @@ def plugin_inventory(spec: CheckSpec) -> Evaluate:
     example="- type: environment:matches-expected",
     errors=["a value (this check takes none: the staged plugins are its subject)"],
 )
-def matches_expected(spec: CheckSpec) -> Evaluate:
+def matches_expected(spec: CheckSpec) -> Evaluator:
     if spec.value is not None:
         raise CheckConfigError(
             f"{spec.type}: takes no value: it compares every staged plugin (harness_config.plugins) with what the tool "

@@ -20,15 +20,14 @@ Every `session:<verb>` also loads as `trajectory:<verb>`, and `skill-used` as
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 from checks.bounds import Bound, parse_bound
-from checks.common import no_value, short
+from checks.common import args_of, family_register, no_value, richer_call_ids, short, text_value, tool_calls
 from checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
-from checks.registry import CheckConfigError, CheckContext, alias, register
+from checks.registry import CheckConfigError, CheckContext, Evaluator, alias
 from recorder.model import MAIN, Call, CheckSpec, Invocation, Result, Session
-
-Evaluate = Callable[[Session, CheckContext], Result]
 
 OUTCOMES = ("any", "ok", "error")
 READ_TOOLS = ("Read", "NotebookRead", "View", "read_file")
@@ -61,31 +60,51 @@ BOUND_ARGS = {
 # ---------------------------------------------------------------- argument readers
 
 
-def _args(spec: CheckSpec) -> dict[str, Any]:
-    if not isinstance(spec.args, dict):
-        raise CheckConfigError(f"{spec.type}: args must be a map, got {type(spec.args).__name__}")
-    return spec.args
-
-
-def _thread(spec: CheckSpec) -> str | None:
-    value = _args(spec).get("thread")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise CheckConfigError(f"{spec.type}: args.thread must be main, a subagent's type or its thread id, got {value!r}")
-    return value.strip()
-
-
-def _outcome(spec: CheckSpec) -> str:
-    value = _args(spec).get("outcome", "any")
-    if value not in OUTCOMES:
-        raise CheckConfigError(f"{spec.type}: args.outcome must be one of any, ok, error; got {value!r}")
-    return value
-
-
 def _admits(outcome_arg: str, outcome: str | None) -> bool:
     """Whether a call's recorded outcome passes the filter: unknown (None) passes only `any`."""
     return outcome_arg == "any" or outcome == outcome_arg
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """`args.thread` and `args.outcome`, read once for every check that narrows by them."""
+
+    thread: str | None  # None: every thread
+    outcome: str = "any"
+    declared_outcome: str | None = None  # as written; None when args.outcome was absent
+
+    @classmethod
+    def of(cls, spec: CheckSpec, *, outcome: bool = True) -> "_Scope":
+        args = args_of(spec)
+        thread = args.get("thread")
+        if thread is not None:
+            if not isinstance(thread, str) or not thread.strip():
+                raise CheckConfigError(f"{spec.type}: args.thread must be main, a subagent's type or its thread id, got {thread!r}")
+            thread = thread.strip()
+        if not outcome:
+            return cls(thread)
+        value = args.get("outcome", "any")
+        if value not in OUTCOMES:
+            raise CheckConfigError(f"{spec.type}: args.outcome must be one of any, ok, error; got {value!r}")
+        return cls(thread, value, value if "outcome" in args else None)
+
+    def evidence(self) -> dict[str, Any]:
+        """The scoping keys, only when declared: an absent key means not narrowed."""
+        ev: dict[str, Any] = {}
+        if self.thread is not None:
+            ev["thread"] = self.thread
+        if self.declared_outcome is not None:
+            ev["outcome"] = self.declared_outcome
+        return ev
+
+    def phrase(self) -> str:
+        """" with outcome ok in thread main", the parts that narrow, for a reason line."""
+        qualifier = f" with outcome {self.outcome}" if self.outcome != "any" else ""
+        return qualifier + (f" in thread {self.thread}" if self.thread else "")
+
+    def calls(self, session: Session) -> list[Call]:
+        """Tool and MCP calls in scope: never a skill or a spawn, whatever the adapter recorded."""
+        return [c for c in tool_calls(session) if session.in_thread(c.thread, self.thread) and _admits(self.outcome, c.outcome)]
 
 
 def _names(spec: CheckSpec, what: str = "tool") -> list[str]:
@@ -100,48 +119,29 @@ def _names(spec: CheckSpec, what: str = "tool") -> list[str]:
     return [n.strip() for n in names]
 
 
-def _scope_evidence(thread: str | None, outcome: str | None = None) -> dict[str, Any]:
-    """The scoping keys, only when declared: an absent key means not narrowed."""
-    ev: dict[str, Any] = {}
-    if thread is not None:
-        ev["thread"] = thread
-    if outcome is not None:
-        ev["outcome"] = outcome
-    return ev
-
-
-def _declared_outcome(spec: CheckSpec) -> str | None:
-    return _outcome(spec) if "outcome" in _args(spec) else None
-
-
-def _richer(session: Session) -> set[str]:
-    """Call ids that a skill or subagent-spawn row also recorded.
-
-    An adapter may record both the `tool.call` for `Task`/`Skill` and the richer
-    `subagent.spawned`/`skill.invoked` row for one invocation. The reference's Calls never
-    hold a skill or a spawn, and tool-used must count the invocation once, under the spawn
-    row's thread (the subagent's), so the plain call is dropped wherever both exist.
-    """
-    return {i.call_id for i in session.invocations if i.kind in ("skill", "subagent") and i.call_id}
-
-
-def _calls(session: Session, thread: str | None, outcome: str = "any") -> list[Call]:
-    """Tool and MCP calls in scope: never a skill or a spawn, whatever the adapter recorded."""
-    richer = _richer(session)
-    return [
-        c
-        for c in session.calls
-        if c.call_id not in richer and session.in_thread(c.thread, thread) and _admits(outcome, c.outcome)
-    ]
-
-
 def _invocations(session: Session) -> list[Invocation]:
-    richer = _richer(session)
+    """Every invocation once: a plain tool call that a skill or spawn row also recorded is
+    dropped, so tool-used counts it under the spawn row's thread (the subagent's)."""
+    richer = richer_call_ids(session)
     return [i for i in session.invocations if not (i.kind in ("tool", "mcp") and i.call_id in richer)]
 
 
-def _reg(verb: str, **kw: Any) -> Callable[[Callable[[CheckSpec], Evaluate]], Callable[[CheckSpec], Evaluate]]:
-    return register(f"session:{verb}", family="session", **kw)
+def _whole_number_value(spec: CheckSpec, what: str) -> int:
+    """`value` as a whole number ≥ 1 (default 1): the fewest spawns or images that pass."""
+    n = 1 if spec.value is None else spec.value
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise CheckConfigError(f"{spec.type}: value must be {what}; got {spec.value!r}")
+    return n
+
+
+def _counted(n: int, bound: Bound, said: str, evidence: dict[str, Any]) -> Result:
+    """A count against its bound: `<said>, wanted <bound>[: why it broke]`."""
+    broken = bound.violation(n)
+    verdict = f"{said}, wanted {bound.describe()}"
+    return Result.of(broken is None, verdict + (f": {broken}" if broken else ""), evidence)
+
+
+_reg = family_register("session", "session")
 
 
 def _times(n: int) -> str:
@@ -159,15 +159,15 @@ def _times(n: int) -> str:
     example="- type: session:tool-used\n  value: [Read, Edit]\n  args: {gte: 1, thread: main}",
     errors=["value missing or not a name/list", "a bound that has no single reading", "args.outcome not any|ok|error"],
 )
-def tool_used(spec: CheckSpec) -> Evaluate:
+def tool_used(spec: CheckSpec) -> Evaluator:
     tools = _names(spec)
-    declared = parse_bound(_args(spec), spec.type)
+    declared = parse_bound(args_of(spec), spec.type)
     bound = declared or Bound(gte=1)
-    thread, outcome = _thread(spec), _outcome(spec)
-    declared_outcome = _declared_outcome(spec)
+    scope = _Scope.of(spec)
+    outcome = scope.outcome
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        in_scope = [i for i in _invocations(session) if session.in_thread(i.thread, thread)]
+        in_scope = [i for i in _invocations(session) if session.in_thread(i.thread, scope.thread)]
         attempted = {t: 0 for t in tools}
         counts = {t: 0 for t in tools}
         census = {"ok": 0, "error": 0, "unknown": 0}
@@ -183,22 +183,20 @@ def tool_used(spec: CheckSpec) -> Evaluate:
             "counts_attempted": attempted,
             "calls_in_scope": len(in_scope),
             "outcome_census": census,
-            **_scope_evidence(thread, declared_outcome),
+            **scope.evidence(),
             **(declared.evidence() if declared else {}),
         }
-        where = f" in thread {thread}" if thread else ""
-        qualifier = f" with outcome {outcome}" if outcome != "any" else ""
         for tool in tools:
             broken = bound.violation(counts[tool])
             if broken:
                 tried = f" ({attempted[tool]} attempted)" if outcome != "any" else ""
                 return Result.of(
                     False,
-                    f"{tool}: invoked {_times(counts[tool])}{qualifier}{where}{tried}, wanted {bound.describe()}: {broken}",
+                    f"{tool}: invoked {_times(counts[tool])}{scope.phrase()}{tried}, wanted {bound.describe()}: {broken}",
                     evidence,
                 )
         used = ", ".join(f"{t} {_times(counts[t])}" for t in tools)
-        return Result.of(True, f"{used}{qualifier}{where} (each {bound.describe()})", evidence)
+        return Result.of(True, f"{used}{scope.phrase()} (each {bound.describe()})", evidence)
 
     return evaluate
 
@@ -218,12 +216,9 @@ def tool_used(spec: CheckSpec) -> Evaluate:
     example="- type: session:tool-args-match\n  value: Read\n  args:\n    args: {file_path: 'glob:**/src/app.py'}",
     errors=["value is not a tool name", "args.args missing, empty or not a map", "a glob that does not compile"],
 )
-def tool_args_match(spec: CheckSpec) -> Evaluate:
-    tool = spec.value
-    if not isinstance(tool, str) or not tool.strip():
-        raise CheckConfigError(f"{spec.type}: value must be the tool's name, e.g. value: Read; got {tool!r}")
-    tool = tool.strip()
-    expected = _args(spec).get("args")
+def tool_args_match(spec: CheckSpec) -> Evaluator:
+    tool = text_value(spec, "be the tool's name, e.g. value: Read").strip()
+    expected = args_of(spec).get("args")
     if not isinstance(expected, dict) or not expected:
         raise CheckConfigError(
             f"{spec.type}: args.args is required: a map of the arguments to match, e.g. args: {{args: {{file_path: 'suffix:app.py'}}}}; "
@@ -238,8 +233,7 @@ def tool_args_match(spec: CheckSpec) -> Evaluate:
                 raise CheckConfigError(f"{spec.type}: args.args.{key}: {exc}") from exc
         else:
             wanted[str(key)] = want
-    thread, outcome = _thread(spec), _outcome(spec)
-    declared_outcome = _declared_outcome(spec)
+    scope = _Scope.of(spec)
 
     def mismatch(call: Call) -> str | None:
         for key, want in wanted.items():
@@ -250,13 +244,13 @@ def tool_args_match(spec: CheckSpec) -> Evaluate:
         return None
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        calls = [c for c in _calls(session, thread, outcome) if c.tool == tool]
+        calls = [c for c in scope.calls(session) if c.tool == tool]
         evidence: dict[str, Any] = {
             "tool": tool,
             "expected": {k: (str(v) if isinstance(v, Matcher) else v) for k, v in wanted.items()},
             "calls_of_tool": len(calls),
             "candidates": [{k: _excerpt(c.input.get(k)) for k in wanted} for c in calls[:10]],
-            **_scope_evidence(thread, declared_outcome),
+            **scope.evidence(),
         }
         misses = []
         for i, call in enumerate(calls, 1):
@@ -266,9 +260,7 @@ def tool_args_match(spec: CheckSpec) -> Evaluate:
                 return Result.of(True, f"{tool} call {i} of {len(calls)} matched", evidence)
             misses.append(why)
         if not calls:
-            where = f" in thread {thread}" if thread else ""
-            qualifier = f" with outcome {outcome}" if outcome != "any" else ""
-            return Result.of(False, f"no {tool} call{qualifier}{where}", evidence)
+            return Result.of(False, f"no {tool} call{scope.phrase()}", evidence)
         return Result.of(False, f"none of the {len(calls)} {tool} call(s) matched; the first: {misses[0]}", evidence)
 
     return evaluate
@@ -296,12 +288,12 @@ def _excerpt(value: Any, limit: int = 200) -> Any:
     example="- type: session:tool-sequence\n  value: [Read, Edit, Bash]",
     errors=["value is not a non-empty list of tool names"],
 )
-def tool_sequence(spec: CheckSpec) -> Evaluate:
+def tool_sequence(spec: CheckSpec) -> Evaluator:
     expected = _names(spec)
-    thread = _thread(spec)
+    scope = _Scope.of(spec, outcome=False)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        observed = [c.tool for c in _calls(session, thread)]
+        observed = [c.tool for c in scope.calls(session)]
         positions: list[int] = []
         at = 0
         for want in expected:
@@ -310,7 +302,7 @@ def tool_sequence(spec: CheckSpec) -> Evaluate:
             except ValueError:
                 break
             positions.append(at)
-        evidence = {"expected": expected, "observed": observed, "matched": len(positions), "positions": positions, **_scope_evidence(thread)}
+        evidence = {"expected": expected, "observed": observed, "matched": len(positions), "positions": positions, **scope.evidence()}
         if len(positions) == len(expected):
             return Result.of(True, f"{' → '.join(expected)} in order (calls {', '.join(map(str, positions))} of {len(observed)})", evidence)
         missing = expected[len(positions)]
@@ -332,7 +324,7 @@ def tool_sequence(spec: CheckSpec) -> Evaluate:
     example="- type: session:tools-only\n  value: [Read, Grep, Glob]",
     errors=["value: [] (an empty allowlist; for 'no tool at all' use session:step-count with eq: 0)"],
 )
-def tools_only(spec: CheckSpec) -> Evaluate:
+def tools_only(spec: CheckSpec) -> Evaluator:
     if isinstance(spec.value, list) and not spec.value:
         raise CheckConfigError(
             f"{spec.type}: value is an empty list, which allows no tool at all; name the allowed tools, "
@@ -340,11 +332,10 @@ def tools_only(spec: CheckSpec) -> Evaluate:
         )
     allowed = _names(spec)
     allowed_set = set(allowed)
-    thread, outcome = _thread(spec), _outcome(spec)
-    declared_outcome = _declared_outcome(spec)
+    scope = _Scope.of(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        calls = _calls(session, thread, outcome)
+        calls = scope.calls(session)
         violations = [
             {"call": i, "of": len(calls), "tool": c.tool, "thread": c.thread, "seq": c.seq}
             for i, c in enumerate(calls, 1)
@@ -353,14 +344,14 @@ def tools_only(spec: CheckSpec) -> Evaluate:
         blind = [
             {"thread": sub.thread, "agent": sub.agent}
             for sub in session.subagents.values()
-            if session.in_thread(sub.thread, thread) and not sub.calls
+            if session.in_thread(sub.thread, scope.thread) and not sub.calls
         ]
         evidence = {
             "allowed": allowed,
             "calls_seen": len(calls),
             "violations": violations,
             "subagents_without_calls": blind,
-            **_scope_evidence(thread, declared_outcome),
+            **scope.evidence(),
         }
         if violations:
             first = violations[0]
@@ -397,22 +388,19 @@ def tools_only(spec: CheckSpec) -> Evaluate:
     example="- type: session:file-read\n  value: src/app.py",
     errors=["value is not a path or matcher", "args.tools empty or not names", "a glob that does not compile"],
 )
-def file_read(spec: CheckSpec) -> Evaluate:
-    value = spec.value
-    if not isinstance(value, str) or not value.strip():
-        raise CheckConfigError(f"{spec.type}: value must be the path read (relative to the work dir) or a matcher; got {value!r}")
+def file_read(spec: CheckSpec) -> Evaluator:
+    value = text_value(spec, "be the path read (relative to the work dir) or a matcher")
     try:
         matcher = compile_matcher(value)
     except MatcherError as exc:
         raise CheckConfigError(f"{spec.type}: value: {exc}") from exc
-    tools = _args(spec).get("tools", list(READ_TOOLS))
+    tools = args_of(spec).get("tools", list(READ_TOOLS))
     if isinstance(tools, str):
         tools = [tools]
     if not isinstance(tools, list) or not tools or not all(isinstance(t, str) and t for t in tools):
         raise CheckConfigError(f"{spec.type}: args.tools must be a non-empty list of tool names, e.g. [Read]; got {tools!r}")
     read_tools = set(tools)
-    thread, outcome = _thread(spec), _outcome(spec)
-    declared_outcome = _declared_outcome(spec)
+    scope = _Scope.of(spec)
     literal = matcher.kind == "exact"
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -421,12 +409,12 @@ def file_read(spec: CheckSpec) -> Evaluate:
         if literal and not os.path.isabs(matcher.pattern) and root is None:
             return Result.error(f"{spec.type}: the session recorded no work dir, so the relative path {matcher.pattern!r} cannot be resolved")
         expected = _resolve(matcher.pattern, root) if literal else str(matcher)
-        reads = [(c, p) for c in _calls(session, thread, outcome) if c.tool in read_tools for p in [_path_arg(c)] if p is not None]
+        reads = [(c, p) for c in scope.calls(session) if c.tool in read_tools for p in [_path_arg(c)] if p is not None]
         evidence = {
             "work_dir": work_dir,
             "expected_resolved": expected,
             "paths_read": [p for _, p in reads],
-            **_scope_evidence(thread, declared_outcome),
+            **scope.evidence(),
         }
         for call, path in reads:
             resolved = _resolve(path, root)
@@ -476,17 +464,14 @@ def _resolve(path: str, root: str | None) -> str:
     example="- type: session:step-count\n  args: {gte: 1, lte: 30}",
     errors=["no bound (a bound is required)", "a bound that has no single reading", "a value (it takes none)"],
 )
-def step_count(spec: CheckSpec) -> Evaluate:
+def step_count(spec: CheckSpec) -> Evaluator:
     no_value(spec)
-    bound = parse_bound(_args(spec), spec.type, required=True)
+    bound = parse_bound(args_of(spec), spec.type, required=True)
     assert bound is not None
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         n = session.metrics.step_count
-        evidence = {"step_count": n, **bound.evidence()}
-        broken = bound.violation(n)
-        verdict = f"the main thread made {n} tool call(s), wanted {bound.describe()}"
-        return Result.of(broken is None, verdict + (f": {broken}" if broken else ""), evidence)
+        return _counted(n, bound, f"the main thread made {n} tool call(s)", {"step_count": n, **bound.evidence()})
 
     return evaluate
 
@@ -499,17 +484,14 @@ def step_count(spec: CheckSpec) -> Evaluate:
     example="- type: session:turn-count\n  args: {lte: 3}",
     errors=["a bound that has no single reading", "a value (it takes none)"],
 )
-def turn_count(spec: CheckSpec) -> Evaluate:
+def turn_count(spec: CheckSpec) -> Evaluator:
     no_value(spec)
-    declared = parse_bound(_args(spec), spec.type)
+    declared = parse_bound(args_of(spec), spec.type)
     bound = declared or Bound(gte=1)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         n = len(session.turns)
-        evidence = {"turn_count": n, **(declared.evidence() if declared else {})}
-        broken = bound.violation(n)
-        verdict = f"{n} turn(s), wanted {bound.describe()}"
-        return Result.of(broken is None, verdict + (f": {broken}" if broken else ""), evidence)
+        return _counted(n, bound, f"{n} turn(s)", {"turn_count": n, **(declared.evidence() if declared else {})})
 
     return evaluate
 
@@ -522,9 +504,9 @@ def turn_count(spec: CheckSpec) -> Evaluate:
     example="- type: session:turn-step-count\n  args: {gte: 1, lte: 15}",
     errors=["a bound that has no single reading", "a value (it takes none)"],
 )
-def turn_step_count(spec: CheckSpec) -> Evaluate:
+def turn_step_count(spec: CheckSpec) -> Evaluator:
     no_value(spec)
-    declared = parse_bound(_args(spec), spec.type)
+    declared = parse_bound(args_of(spec), spec.type)
     bound = declared or Bound(gte=1)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -557,7 +539,7 @@ def turn_step_count(spec: CheckSpec) -> Evaluate:
 
 
 def _agent_arg(spec: CheckSpec) -> str | None:
-    agent = _args(spec).get("agent")
+    agent = args_of(spec).get("agent")
     if agent is not None and (not isinstance(agent, str) or not agent.strip()):
         raise CheckConfigError(f"{spec.type}: args.agent must be a subagent's type or thread id, got {agent!r}")
     return agent.strip() if agent else None
@@ -578,7 +560,7 @@ def _spawned(session: Session, agent: str | None) -> tuple[list[dict[str, Any]],
     example="- type: session:subagent-used\n  args: {agent: general-purpose}",
     errors=["args.agent not a non-empty string", "a value (the subagent is named in args.agent)"],
 )
-def subagent_used(spec: CheckSpec) -> Evaluate:
+def subagent_used(spec: CheckSpec) -> Evaluator:
     if spec.value is not None:
         raise CheckConfigError(f"{spec.type}: takes no 'value' (got {spec.value!r}); to name the subagent, write args: {{agent: {spec.value!r}}}")
     agent = _agent_arg(spec)
@@ -605,10 +587,8 @@ def subagent_used(spec: CheckSpec) -> Evaluate:
     example="- type: session:subagent-count\n  value: 2\n  args: {agent: Explore}",
     errors=["value not a positive whole number"],
 )
-def subagent_count(spec: CheckSpec) -> Evaluate:
-    minimum = 1 if spec.value is None else spec.value
-    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
-        raise CheckConfigError(f"{spec.type}: value must be a positive whole number (the fewest spawns that pass), e.g. value: 2; got {spec.value!r}")
+def subagent_count(spec: CheckSpec) -> Evaluator:
+    minimum = _whole_number_value(spec, "a positive whole number (the fewest spawns that pass), e.g. value: 2")
     agent = _agent_arg(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -632,10 +612,8 @@ def subagent_count(spec: CheckSpec) -> Evaluate:
     example="- type: session:skill-used\n  value: security-review",
     errors=["value not a skill name"],
 )
-def skill_used(spec: CheckSpec) -> Evaluate:
-    name = spec.value
-    if not isinstance(name, str) or not name.strip():
-        raise CheckConfigError(f"{spec.type}: value must be the skill's name, e.g. value: security-review; got {name!r}")
+def skill_used(spec: CheckSpec) -> Evaluator:
+    name = text_value(spec, "be the skill's name, e.g. value: security-review")
     wanted = name.strip().casefold()
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -673,10 +651,8 @@ def _images(session: Session) -> Iterable[str]:
     example="- type: session:image-sent\n  value: 1",
     errors=["value not a whole number >= 1"],
 )
-def image_sent(spec: CheckSpec) -> Evaluate:
-    minimum = 1 if spec.value is None else spec.value
-    if isinstance(minimum, bool) or not isinstance(minimum, int) or minimum < 1:
-        raise CheckConfigError(f"{spec.type}: value must be a whole number of images, at least 1 (default 1); got {spec.value!r}")
+def image_sent(spec: CheckSpec) -> Evaluator:
+    minimum = _whole_number_value(spec, "a whole number of images, at least 1 (default 1)")
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         media = list(_images(session))
@@ -696,7 +672,7 @@ def image_sent(spec: CheckSpec) -> Evaluate:
     example="- type: llm-rubric\n  value: The agent fixed the failing test without deleting it.",
     errors=["always refused at construction"],
 )
-def goal_success(spec: CheckSpec) -> Evaluate:
+def goal_success(spec: CheckSpec) -> Evaluator:
     raise CheckConfigError(
         f"{spec.type}: refused: whether the goal was met is a judgment no session field records; "
         f"use llm-rubric with a rubric that states the goal"
