@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from checks.common import args_of, as_bool, as_list, as_text, output_of, score_threshold, short
+from checks.common import args_of, as_bool, as_list, as_text, output_of, score_threshold, short, tool_calls
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from recorder.model import CheckSpec, Result, Session
 
@@ -373,7 +373,7 @@ def code_tool_call_accuracy(spec: CheckSpec) -> Evaluator:
     sequence = as_list(order, type=spec.type, name="args.expectedToolOrder") if order is not None else None
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        called = [c.tool for c in session.calls]
+        called = [c.tool for c in tool_calls(session)]
         ev: dict[str, Any] = {"tools_called": called[:50], "calls": len(called), "strict": strict}
         if tool is not None:
             ev["expected_tool"] = tool

@@ -8,6 +8,7 @@ from checks.mastra import dice, lcs_length, stem
 from checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import Outputs, grade, spec
 from mocksession import mock_session
+from recorder.model import Action, project
 
 PROMPT = "Explain the cache eviction policy and the TTL settings."
 
@@ -183,6 +184,21 @@ def test_tool_call_accuracy_expected_tool(worked):
     assert not grade({"type": "code-tool-call-accuracy", "args": {"expectedTool": "Write"}}, worked).passed
     r = grade({"type": "code-tool-call-accuracy", "args": {"expectedTool": "Edit", "strictMode": True}}, worked)
     assert not r.passed and "other tools" in r.reason
+
+
+def test_tool_call_accuracy_reads_the_calls_that_session_checks_read():
+    """Calls never hold a spawn or a skill: where an adapter recorded a Task tool.call beside
+    its subagent.spawned row, tool-sequence left it out and this check counted it."""
+    actions = [
+        Action("tool.call", {"call_id": "c1", "tool": "Read", "input": {}}),
+        Action("tool.call", {"call_id": "t1", "tool": "Task", "input": {}}),
+        Action("subagent.spawned", {"thread": "t1", "call_id": "t1", "agent": "Explore", "tool": "Task"}),
+        Action("tool.call", {"call_id": "c2", "tool": "Edit", "input": {}}),
+    ]
+    s = project(a.stamped(seq=i + 1, at=1.0) for i, a in enumerate(actions))
+    r = grade({"type": "code-tool-call-accuracy", "args": {"expectedToolOrder": ["Read", "Edit"], "strictMode": True}}, s)
+    assert r.passed and r.evidence["tools_called"] == ["Read", "Edit"], r.reason
+    assert grade({"type": "session:tool-sequence", "value": ["Read", "Edit"]}, s).evidence["observed"] == ["Read", "Edit"]
 
 
 def test_tool_call_accuracy_order(worked):
