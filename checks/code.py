@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, short, tail
+from checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, score_threshold, short, tail
 from checks.envelope import envelope, grader_env, last_json_object, result_from_reply, score_passes
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from recorder.model import CheckSpec, Result, Session
@@ -47,13 +47,8 @@ def _timeout(spec: CheckSpec, type: str) -> float:
     return parse_duration(args_of(spec).get("timeout"), type=type, default="30s")
 
 
-def _threshold(spec: CheckSpec) -> float | None:
-    t = spec.threshold
-    if t is None:
-        return None
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= 1:
-        raise CheckConfigError(f"{spec.type}: 'threshold' is a score bar in [0, 1], got {t!r}")
-    return float(t)
+_TIMEOUT_ARG = 'a duration with a unit (default "30s")'
+_SCORE_BAR_ARG = "bar for a reply carrying only a score (default: above 0)"
 
 
 # ---------------------------------------------------------------- python
@@ -156,7 +151,7 @@ def _python_result(value: Any, threshold: float | None) -> Result:
     args={
         "value": "inline source, or file://path relative to the bench file (required)",
         "config": "any mapping, handed to the script as context['config']",
-        "args.timeout": 'a duration with a unit (default "30s")',
+        "args.timeout": _TIMEOUT_ARG,
         "threshold": "bar for a bare score (default: above 0)",
     },
     example="type: python\nvalue: |\n  def evaluate(output, context):\n      return 'fixed' in output.lower()",
@@ -167,7 +162,7 @@ def _python_result(value: Any, threshold: float | None) -> Result:
 def python_check(spec: CheckSpec) -> Evaluator:
     source, path = _python_source(spec)
     timeout = _timeout(spec, "python")
-    threshold = _threshold(spec)
+    threshold = score_threshold(spec, None)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         job: dict[str, Any] = {"output": session.final_output or ""}
@@ -247,8 +242,8 @@ def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
     args={
         "args.command": "argv list (preferred); relative paths in its first two items resolve against the bench file",
         "value": "a command line, split like a shell would (no shell runs); also accepted as the type suffix custom:exec:<command>",
-        "args.timeout": 'a duration with a unit (default "30s")',
-        "threshold": "bar for a reply carrying only a score (default: above 0)",
+        "args.timeout": _TIMEOUT_ARG,
+        "threshold": _SCORE_BAR_ARG,
     },
     example="type: custom:exec\nargs: {command: [python3, graders/judge.py]}",
     errors=("no command", "unbalanced quotes", "a timeout with no unit", "ERROR: the program cannot start, times out, or prints no JSON result"),
@@ -259,7 +254,7 @@ def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
 def custom_exec(spec: CheckSpec) -> Evaluator:
     argv = _exec_command(spec)
     timeout = _timeout(spec, "custom:exec")
-    threshold = _threshold(spec)
+    threshold = score_threshold(spec, None)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         full = _resolve_paths(argv, ctx.bench_dir)
@@ -314,8 +309,8 @@ def _headers(spec: CheckSpec) -> dict[str, str]:
     args={
         "args.url": "http:// or https:// URL (or `value`, or the type suffix)",
         "args.headers": "header name → literal string (no variables are expanded)",
-        "args.timeout": 'a duration with a unit (default "30s")',
-        "threshold": "bar for a reply carrying only a score (default: above 0)",
+        "args.timeout": _TIMEOUT_ARG,
+        "threshold": _SCORE_BAR_ARG,
     },
     example="type: custom:http\nargs: {url: 'http://127.0.0.1:8080/grade', headers: {X-Bench: demo}}",
     errors=("no URL, or a scheme other than http/https", "headers that are not literal strings", "ERROR: unreachable, a non-2xx status, a timeout, or a reply that is not a Result"),
@@ -326,7 +321,7 @@ def custom_http(spec: CheckSpec) -> Evaluator:
     url = _url(spec)
     headers = _headers(spec)
     timeout = _timeout(spec, "custom:http")
-    threshold = _threshold(spec)
+    threshold = score_threshold(spec, None)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         body = dumps_json(envelope(session, spec, ctx))

@@ -177,6 +177,15 @@ def tail(text: str, limit: int = TAIL_BYTES) -> str:
     return "…" + data[-limit:].decode("utf-8", "ignore")
 
 
+def char_masks(pattern: str) -> dict[str, int]:
+    """For the bit-parallel string algorithms (edit distance, LCS): each character of
+    `pattern` -> the bitmask of the positions it stands at."""
+    masks: dict[str, int] = {}
+    for i, ch in enumerate(pattern):
+        masks[ch] = masks.get(ch, 0) | (1 << i)
+    return masks
+
+
 def loads_json(text: str) -> Any:
     """Strict JSON (no NaN/Infinity); orjson first, the standard library for what it rejects
     but JSON allows (numbers too large for a double)."""

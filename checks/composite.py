@@ -168,7 +168,7 @@ def _max_score(spec: CheckSpec, graded: list[_Graded]) -> Result:
     weighted = sum(g.result.score * g.child.weight for g in graded)
     total = sum(g.child.weight for g in graded)
     aggregate = weighted if method == "sum" else (weighted / total if total else 0.0)
-    threshold = None if spec.threshold is None else score_threshold(spec, 0.0)
+    threshold = score_threshold(spec, None)
     ok = best >= threshold if threshold is not None else best > 0
     bar = f"≥ {threshold:g}" if threshold is not None else "> 0"
     return Result.of(ok, f"best child score {best:.3f} {bar if ok else 'is not ' + bar}", {"max": best, "aggregate": aggregate, "method": method, "threshold": threshold}, score=best)
@@ -177,7 +177,7 @@ def _max_score(spec: CheckSpec, graded: list[_Graded]) -> Result:
 def _compare(spec: CheckSpec, graded: list[_Graded]) -> Result:
     total = sum(g.child.weight for g in graded)
     normalized = sum(g.result.score * g.child.weight for g in graded) / total if total else 0.0
-    threshold = None if spec.threshold is None else score_threshold(spec, 0.0)
+    threshold = score_threshold(spec, None)
     ok = normalized >= threshold if threshold is not None else normalized > 0
     bar = f"≥ {threshold:g}" if threshold is not None else "> 0 (an absent opponent scores 0)"
     return Result.of(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from checks.common import args_of, as_bool, as_list, as_text, output_of, score_threshold, short, tool_calls
+from checks.common import args_of, as_bool, as_list, as_text, char_masks, output_of, score_threshold, short, tool_calls
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from recorder.model import CheckSpec, Result, Session
 
@@ -308,9 +308,7 @@ def lcs_length(a: str, b: str) -> int:
     m = len(b)
     if m == 0:
         return 0
-    peq: dict[str, int] = {}
-    for i, ch in enumerate(b):
-        peq[ch] = peq.get(ch, 0) | (1 << i)
+    peq = char_masks(b)
     mask = (1 << m) - 1
     v = mask
     for ch in a:

@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any, Callable
 
-from checks.common import as_number, as_text, no_value, output_of, short
+from checks.common import as_number, as_text, char_masks, no_value, output_of, short
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from recorder.model import CheckSpec, Result, Session
 
@@ -66,27 +66,23 @@ def _cost(session: Session) -> tuple[Any, str, str]:
     return session.metrics.cost_usd, "harness", "cost_usd"
 
 
-register(
-    "latency",
-    family=FAMILY,
-    summary="the run took at most `threshold` ms (the harness's own duration, else benchtape's wall clock); score 1 − ms/threshold",
-    reads="metrics.latency_ms",
-    args={"threshold": "ceiling in milliseconds, > 0 (required; a numeric `value` is read when it is absent)"},
-    example="type: latency\nthreshold: 120000",
-    errors=("no threshold", "a threshold that is not a positive number"),
-    control_na=True,
-)(_metric_check("latency", "ms", "raw_latency_ms", _latency))
+# type, unit, the ceiling's words, evidence key, reader, summary, reads, example threshold
+_METRICS = (
+    ("latency", "ms", "milliseconds", "raw_latency_ms", _latency, "the run took at most `threshold` ms (the harness's own duration, else benchtape's wall clock); score 1 − ms/threshold", "metrics.latency_ms", "120000"),
+    ("cost", "USD", "USD", "raw_cost_usd", _cost, "the run cost at most `threshold` USD as the harness reported it; score 1 − usd/threshold; ERROR when no cost was reported", "metrics.cost_usd", "0.50"),
+)
 
-register(
-    "cost",
-    family=FAMILY,
-    summary="the run cost at most `threshold` USD as the harness reported it; score 1 − usd/threshold; ERROR when no cost was reported",
-    reads="metrics.cost_usd",
-    args={"threshold": "ceiling in USD, > 0 (required; a numeric `value` is read when it is absent)"},
-    example="type: cost\nthreshold: 0.50",
-    errors=("no threshold", "a threshold that is not a positive number"),
-    control_na=True,
-)(_metric_check("cost", "USD", "raw_cost_usd", _cost))
+for _type, _unit, _words, _key, _read, _summary, _reads, _example in _METRICS:
+    register(
+        _type,
+        family=FAMILY,
+        summary=_summary,
+        reads=_reads,
+        args={"threshold": f"ceiling in {_words}, > 0 (required; a numeric `value` is read when it is absent)"},
+        example=f"type: {_type}\nthreshold: {_example}",
+        errors=("no threshold", "a threshold that is not a positive number"),
+        control_na=True,
+    )(_metric_check(_type, _unit, _key, _read))
 
 
 # ---------------------------------------------------------------- levenshtein
@@ -102,9 +98,7 @@ def levenshtein(a: str, b: str) -> int:
     m = len(b)
     if m == 0:
         return len(a)
-    peq: dict[str, int] = {}
-    for i, ch in enumerate(b):
-        peq[ch] = peq.get(ch, 0) | (1 << i)
+    peq = char_masks(b)
     mask = (1 << m) - 1
     last = 1 << (m - 1)
     pv, mv, score = mask, 0, m

@@ -41,6 +41,14 @@ def _json_type(value: Any) -> str:
     return "number"
 
 
+def _parse_json(text: str) -> tuple[Any, str | None]:
+    """(the document, None), or (None, why) when `text` is not strict JSON."""
+    try:
+        return loads_json(text), None
+    except (ValueError, RecursionError) as exc:
+        return None, str(exc)
+
+
 # ---------------------------------------------------------------- JSON Schema
 
 
@@ -84,11 +92,9 @@ def is_json(spec: CheckSpec) -> Evaluator:
     validator = None if spec.value is None else _validator(spec.value, spec.type)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        text = output_of(session).strip()
-        try:
-            doc = loads_json(text)
-        except (ValueError, RecursionError) as exc:
-            return Result.of(False, f"output is not JSON: {short(str(exc), 120)}", {"json_type": None, "error": str(exc)})
+        doc, err = _parse_json(output_of(session).strip())
+        if err is not None:
+            return Result.of(False, f"output is not JSON: {short(err, 120)}", {"json_type": None, "error": err})
         ev: dict[str, Any] = {"json_type": _json_type(doc), "error": None}
         if validator is not None:
             errs = _schema_errors(validator, doc)
@@ -339,10 +345,8 @@ def _check_call(name: Any, args: Any, defs: dict[str, Any] | None, where: str) -
 
 def _decode_arguments(raw: Any, *, string_only: bool) -> tuple[Any, str | None]:
     if isinstance(raw, str):
-        try:
-            return loads_json(raw), None
-        except (ValueError, RecursionError) as exc:
-            return None, f"arguments are not JSON: {short(str(exc), 80)}"
+        doc, err = _parse_json(raw)
+        return (None, f"arguments are not JSON: {short(err, 80)}") if err is not None else (doc, None)
     if string_only:
         return None, "arguments must be a JSON-encoded string"
     return raw, None
@@ -361,10 +365,9 @@ def is_valid_function_call(spec: CheckSpec) -> Evaluator:
     defs = _function_defs(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        try:
-            doc = loads_json(output_of(session).strip())
-        except (ValueError, RecursionError) as exc:
-            return Result.of(False, f"output is not JSON: {short(str(exc), 120)}", {"name": None, "errors": [str(exc)]})
+        doc, err = _parse_json(output_of(session).strip())
+        if err is not None:
+            return Result.of(False, f"output is not JSON: {short(err, 120)}", {"name": None, "errors": [err]})
         if isinstance(doc, dict) and isinstance(doc.get("function_call"), dict):
             doc = doc["function_call"]
         if not isinstance(doc, dict):
@@ -395,10 +398,9 @@ def is_valid_openai_tools_call(spec: CheckSpec) -> Evaluator:
     defs = _function_defs(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        try:
-            doc = loads_json(output_of(session).strip())
-        except (ValueError, RecursionError) as exc:
-            return Result.of(False, f"output is not JSON: {short(str(exc), 120)}", {"calls": [], "errors": [str(exc)]})
+        doc, err = _parse_json(output_of(session).strip())
+        if err is not None:
+            return Result.of(False, f"output is not JSON: {short(err, 120)}", {"calls": [], "errors": [err]})
         if isinstance(doc, dict) and isinstance(doc.get("tool_calls"), list):
             doc = doc["tool_calls"]
         if not isinstance(doc, list) or not doc:
