@@ -105,6 +105,17 @@ def _reported(session: Session, check_type: str) -> dict[str, Any] | Result:
     return reported
 
 
+def _on_reported(spec: CheckSpec, evaluate: Callable[[Session, dict[str, Any]], Result]) -> Evaluator:
+    """The evaluator of a check that decides from the reported record: every one ERRORs
+    the same way when the record is missing or malformed, before it reads anything."""
+
+    def run(session: Session, ctx: CheckContext) -> Result:
+        reported = _reported(session, spec.type)
+        return reported if isinstance(reported, Result) else evaluate(session, reported)
+
+    return run
+
+
 def _misshapen(record: dict[str, Any], where: str, list_keys: tuple[str, ...]) -> str | None:
     for key in list_keys:
         value = record.get(key)
@@ -201,10 +212,7 @@ _reg = family_register("environment", "environment")
 def plugin_loaded(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "dev@magus")
 
-    def evaluate(session: Session, ctx: CheckContext) -> Result:
-        reported = _reported(session, spec.type)
-        if isinstance(reported, Result):
-            return reported
+    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
         listed = _listed(reported, wanted)
         evidence: dict[str, Any] = {
             "plugin": wanted,
@@ -220,7 +228,7 @@ def plugin_loaded(spec: CheckSpec) -> Evaluator:
         why = f"with errors: {'; '.join(map(str, errs))}" if errs else "but disabled"
         return Result.of(False, f"plugin {wanted} is listed {why}", evidence)
 
-    return evaluate
+    return _on_reported(spec, evaluate)
 
 
 # ---------------------------------------------------------------- skill / command / agent registered
@@ -230,10 +238,7 @@ def _registered_check(key: str, noun: str, example: str) -> Callable[[CheckSpec]
     def builder(spec: CheckSpec) -> Evaluator:
         wanted = _subject(spec, example)
 
-        def evaluate(session: Session, ctx: CheckContext) -> Result:
-            reported = _reported(session, spec.type)
-            if isinstance(reported, Result):
-                return reported
+        def evaluate(session: Session, reported: dict[str, Any]) -> Result:
             sources = _sources(reported)
             if key == "commands" and sources == [PLUGIN_CLI]:
                 return Result.error(
@@ -248,7 +253,7 @@ def _registered_check(key: str, noun: str, example: str) -> Callable[[CheckSpec]
             hint = f" (closest: {near})" if near else ""
             return Result.of(False, f"{noun} {wanted} is not registered ({len(names)} {key} reported){hint}", evidence)
 
-        return evaluate
+        return _on_reported(spec, evaluate)
 
     return builder
 
@@ -285,10 +290,7 @@ def _server_matches(name: str, wanted: str) -> bool:
 def mcp_connected(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "claudish")
 
-    def evaluate(session: Session, ctx: CheckContext) -> Result:
-        reported = _reported(session, spec.type)
-        if isinstance(reported, Result):
-            return reported
+    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
         servers = [s for s in reported.get("mcp_servers") or [] if isinstance(s, dict) and isinstance(s.get("name"), str)]
         exact = [s for s in servers if s["name"] == wanted]
         found = exact or [s for s in servers if _server_matches(s["name"], wanted)]
@@ -317,7 +319,7 @@ def mcp_connected(spec: CheckSpec) -> Evaluator:
             return Result.of(False, f"MCP server {wanted} is declared only by plugin(s) that did not load: {', '.join(map(str, declared_by))}", evidence)
         return Result.of(False, f"MCP server {wanted} is not listed ({len(servers)} server(s) reported)", evidence)
 
-    return evaluate
+    return _on_reported(spec, evaluate)
 
 
 # ---------------------------------------------------------------- tool-available
@@ -333,10 +335,7 @@ def mcp_connected(spec: CheckSpec) -> Evaluator:
 def tool_available(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "Skill")
 
-    def evaluate(session: Session, ctx: CheckContext) -> Result:
-        reported = _reported(session, spec.type)
-        if isinstance(reported, Result):
-            return reported
+    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
         sources = _sources(reported)
         if INIT not in sources:
             return Result.error(
@@ -354,7 +353,7 @@ def tool_available(spec: CheckSpec) -> Evaluator:
         hint = f" (closest: {near})" if near else ""
         return Result.of(False, f"tool {wanted} is not in the roster of {len(tools)}{hint}", evidence)
 
-    return evaluate
+    return _on_reported(spec, evaluate)
 
 
 # ---------------------------------------------------------------- plugin-inventory
@@ -393,10 +392,7 @@ def plugin_inventory(spec: CheckSpec) -> Evaluator:
             raise CheckConfigError(f"{spec.type}: args.{key} must be a whole number >= 0 (a floor), got {floor!r}")
     floors: dict[str, int] = dict(args)
 
-    def evaluate(session: Session, ctx: CheckContext) -> Result:
-        reported = _reported(session, spec.type)
-        if isinstance(reported, Result):
-            return reported
+    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
         listed = _listed(reported, wanted)
         evidence: dict[str, Any] = {"plugin": wanted, "floors": floors, "sources": _sources(reported)}
         if not listed:
@@ -420,7 +416,7 @@ def plugin_inventory(spec: CheckSpec) -> Evaluator:
             return Result.of(False, f"plugin {wanted} meets {met} of {len(floors)} floor(s): {', '.join(short)}", evidence, score=score)
         return Result.of(True, f"plugin {wanted} meets all {len(floors)} floor(s)", evidence, score=score)
 
-    return evaluate
+    return _on_reported(spec, evaluate)
 
 
 # ---------------------------------------------------------------- matches-expected
@@ -440,10 +436,7 @@ def matches_expected(spec: CheckSpec) -> Evaluator:
             f"reported; remove value, or use environment:plugin-loaded for one plugin"
         )
 
-    def evaluate(session: Session, ctx: CheckContext) -> Result:
-        reported = _reported(session, spec.type)
-        if isinstance(reported, Result):
-            return reported
+    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
         expected = session.environment.get("expected")  # a dict: _reported found one
         if expected is not None and not isinstance(expected, dict):
             return Result.error(f"{spec.type}: environment.expected is {short(repr(expected), 60)}, not a map; the recorder wrote it wrongly")
@@ -466,7 +459,7 @@ def matches_expected(spec: CheckSpec) -> Evaluator:
         bad = [f"{r['plugin']} ({_why_not(r)})" for r in rows if not r["loaded"]]
         return Result.of(False, f"{loaded} of {len(rows)} staged plugin(s) loaded; not loaded: {', '.join(bad)}", evidence, score=score)
 
-    return evaluate
+    return _on_reported(spec, evaluate)
 
 
 def _why_not(row: dict[str, Any]) -> str:

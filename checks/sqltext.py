@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 # ---------------------------------------------------------------- tokens
 
@@ -163,6 +164,12 @@ class _Reader:
             depth += {"(": 1, ")": -1}.get(tok.kind, 0)
             self.i += 1
 
+    def commas(self, item: Callable[[], None]) -> None:
+        """One or more `item`s separated by commas."""
+        item()
+        while self.take(","):
+            item()
+
     def rest_of_statement(self) -> None:
         """Accept any tokens with balanced parentheses up to ';' or the end."""
         while (tok := self.peek()) is not None and tok.kind != ";":
@@ -255,9 +262,7 @@ class _Reader:
             if self.at("SELECT", "WITH", "VALUES"):
                 self.query()
             else:
-                self.expr()
-                while self.take(","):
-                    self.expr()
+                self.commas(self.expr)
             self.need(")")
         elif tok.up in ("NULL", "TRUE", "FALSE", "DEFAULT"):
             self.i += 1
@@ -374,9 +379,7 @@ class _Reader:
         if self.at("SELECT", "WITH", "VALUES"):
             self.query()
         else:
-            self.expr()
-            while self.take(","):
-                self.expr()
+            self.commas(self.expr)
         self.need(")")
 
     def order_list(self) -> None:
@@ -450,9 +453,7 @@ class _Reader:
         if self.at("TOP") and nxt is not None and nxt.kind in ("num", "("):
             self.i += 1
             self.primary()
-        self.select_item()
-        while self.take(","):
-            self.select_item()
+        self.commas(self.select_item)
         if self.take("INTO"):
             self.name()
         if self.take("FROM"):
@@ -461,9 +462,7 @@ class _Reader:
             self.expr()
         if self.take("GROUP"):
             self.need("BY")
-            self.expr()
-            while self.take(","):
-                self.expr()
+            self.commas(self.expr)
         if self.take("HAVING"):
             self.expr()
         if self.take("WINDOW"):
@@ -522,9 +521,7 @@ class _Reader:
         self.need("VALUES")
         while True:
             self.need("(")
-            self.expr()
-            while self.take(","):
-                self.expr()
+            self.commas(self.expr)
             self.need(")")
             if not self.take(","):
                 return
@@ -651,9 +648,7 @@ class _Reader:
 
     def returning(self) -> None:
         if self.take("RETURNING"):
-            self.select_item()
-            while self.take(","):
-                self.select_item()
+            self.commas(self.select_item)
 
     def assignments(self) -> None:
         while True:
