@@ -6,16 +6,11 @@ import pytest
 
 from checks.mastra import dice, lcs_length, stem
 from checks.registry import CheckConfigError, CheckContext, build, catalog
-from gradekit import Outputs, grade, spec
+from gradekit import grade, spec
 from mocksession import mock_session
 from recorder.model import Action, project
 
 PROMPT = "Explain the cache eviction policy and the TTL settings."
-
-
-@pytest.fixture(scope="module")
-def said(tmp_path_factory) -> Outputs:
-    return Outputs(tmp_path_factory.mktemp("said"))
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,9 @@ import pytest
 
 from checks.nlp import bleu, gleu, rouge_n, tokens
 from checks.registry import CheckConfigError, build, catalog
-from gradekit import Outputs, grade, spec
+from gradekit import grade, spec
 
 REF = "The function returns the sum of both numbers."
-
-
-@pytest.fixture(scope="module")
-def said(tmp_path_factory) -> Outputs:
-    return Outputs(tmp_path_factory.mktemp("said"))
 
 
 @pytest.mark.parametrize("type", ["bleu", "rouge-n", "gleu"])

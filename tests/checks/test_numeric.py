@@ -8,16 +8,11 @@ import pytest
 
 from checks.numeric import levenshtein, refusal_phrase
 from checks.registry import CheckConfigError, CheckContext, build, catalog
-from gradekit import Outputs, grade, spec
+from gradekit import grade, spec
 from mocksession import mock_session
 from recorder.model import Action, project
 
 CONTROL = CheckContext(control=True)
-
-
-@pytest.fixture(scope="module")
-def said(tmp_path_factory) -> Outputs:
-    return Outputs(tmp_path_factory.mktemp("said"))
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,10 @@ from __future__ import annotations
 import pytest
 
 from checks.registry import CheckConfigError, build
-from gradekit import Outputs, grade, spec
+from gradekit import grade, spec
 from mocksession import mock_session
 
 OUT = "Done: All 3 tests pass (fizz, Buzz). 42"
-
-
-@pytest.fixture(scope="module")
-def said(tmp_path_factory) -> Outputs:
-    return Outputs(tmp_path_factory.mktemp("said"))
 
 
 @pytest.fixture(scope="module")

@@ -8,15 +8,10 @@ import pytest
 
 from checks.registry import CheckConfigError, build, catalog
 from checks.sqltext import check_sql, find_sql
-from gradekit import Outputs, grade, spec
+from gradekit import grade, spec
 
 SCHEMA = {"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok", "fail"]}}}
 WEATHER = [{"name": "get_weather", "parameters": {"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}}]
-
-
-@pytest.fixture(scope="module")
-def said(tmp_path_factory) -> Outputs:
-    return Outputs(tmp_path_factory.mktemp("said"))
 
 
 def tools_call(name: str, args: object, *, encode: bool = True) -> str:
