@@ -27,3 +27,12 @@ def test_version_and_help_have_examples():
     for cmd in ("run", "demo", "list", "preflight", "checks"):
         out = benchtape(cmd, "--help")
         assert out.returncode == 0 and "Example:" in out.stdout, cmd
+
+
+def test_init_writes_a_starter_bench_that_runs_and_holds_its_control(tmp_path):
+    out = benchtape("init", tmp_path / "b")
+    assert out.returncode == 0 and (tmp_path / "b" / "madbench.yaml").is_file()
+    assert benchtape("run", "--db", tmp_path / "x.db", cwd=tmp_path / "b").returncode == 1  # two scenarios fail by design
+    assert benchtape("check", "--db", tmp_path / "x.db", cwd=tmp_path / "b").returncode == 0
+    again = benchtape("init", tmp_path / "b")
+    assert again.returncode == 0 and "already exists" in again.stdout
