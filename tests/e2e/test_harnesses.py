@@ -117,3 +117,14 @@ def test_import_dedupe_mismatch_and_reparse(tmp_path):
     count = lambda s: con.execute("SELECT COUNT(*) FROM actions WHERE session_id = ?", [s]).fetchone()[0]  # noqa: E731
     assert count(new_sid) == count(sid)
     assert con.execute("SELECT parent_session FROM sessions WHERE id = ?", [new_sid]).fetchone()[0] == sid
+
+
+def test_import_redacts_secrets_from_the_environment(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    src = (REALDATA / "claude-stream-json" / "obers_ui__minimal-text-only__v2.1.72.jsonl").read_text()
+    transcript.write_text(src.replace('"result":"', '"result":"key sk-live-abcdef123456 ', 1))
+    out = benchtape("import", "claude-code", transcript, "--db", tmp_path / "i.db", env={"MY_SERVICE_TOKEN": "sk-live-abcdef123456"})
+    assert out.returncode == 0, out.stderr
+    assert b"sk-live-abcdef123456" not in (tmp_path / "i.db").read_bytes()
+    con = sqlite3.connect(tmp_path / "i.db")
+    assert con.execute("SELECT COUNT(*) FROM actions WHERE data LIKE '%[REDACTED]%'").fetchone()[0] >= 1
