@@ -122,7 +122,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         )
         status = scenario_status(verdicts, session)
         row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=scenario_context(sc.vars, sc.transform, control))
-        row = redact_json(row, store.redactors.get(record.session_id))  # check evidence is not redacted by the store
+        row = redact_json(row, store.redactor_for(record.session_id))  # check evidence is not redacted by the store
         with lock:
             state.results.append(row)
             state.verdicts[record.session_id] = verdicts

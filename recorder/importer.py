@@ -3,14 +3,12 @@ actions from its raw lines when an adapter has improved (`reparse`)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from adapters.transcripts import Imported, detect_format, parser_for, read_transcript
 from recorder.errors import BadInput
 from recorder.model import Action
-from recorder.redact import redactor, secret_values
 from recorder.store import Store
 
 FORMATS_BY_HARNESS = {
@@ -52,7 +50,6 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
             run_id = store.new_run("import", harness=harness, argv=argv or [])
         name = scenario or imp.meta.get("session_id") or p.stem
         sid = store.new_session(run_id, str(name), harness=harness, model=imp.meta.get("model"), workdir=imp.meta.get("cwd"), source=source)
-        store.set_redactor(sid, redactor(secret_values(os.environ)))  # a transcript can carry a key the agent printed
         store.append_raw(sid, list(enumerate(imp.raw, start=1)))
         started = Action(
             "session.started",

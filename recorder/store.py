@@ -186,6 +186,9 @@ class Store:
         self.lock = threading.RLock()
         self._seq: dict[str, int] = {}
         self.redactors: dict[str, Callable[[str], str]] = {}
+        # Sessions written without a redactor of their own (imports, re-gradings in a later
+        # process) still never store this process's *_API_KEY / *_TOKEN values in clear.
+        self.default_redactor = _environment_redactor()
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -241,6 +244,9 @@ class Store:
             self._seq[session_id] = 0
         return session_id
 
+    def redactor_for(self, session_id: str) -> Callable[[str], str] | None:
+        return self.redactors.get(session_id, self.default_redactor)
+
     def set_redactor(self, session_id: str, redact: Callable[[str], str]) -> None:
         """Every action and raw line of this session passes through `redact` before it is stored."""
         self.redactors[session_id] = redact
@@ -250,7 +256,7 @@ class Store:
 
         The hot path of recording: rows are built in one pass with no intermediate objects.
         """
-        redact = self.redactors.get(session_id)
+        redact = self.redactor_for(session_id)
         now = time.time()
         encode = orjson.dumps
         with self.lock:
@@ -275,7 +281,7 @@ class Store:
             return seq
 
     def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
-        redact = self.redactors.get(session_id)
+        redact = self.redactor_for(session_id)
         rows = [(session_id, n, redact(t) if redact else t) for n, t in lines]
         if rows:
             with self.lock, self.db.conn:
@@ -320,7 +326,7 @@ class Store:
 
     def _redacted(self, session_id: str, text: str | None) -> str | None:
         """A verdict's reason and evidence (e.g. an exec check's output) get the session's redaction too."""
-        redact = self.redactors.get(session_id)
+        redact = self.redactor_for(session_id)
         return redact(text) if redact is not None and text is not None else text
 
     def add_verdicts_many(self, grading_id: str, batch: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
@@ -538,6 +544,13 @@ _FAST_ACTIONS = (
     and not hasattr(Action, "__post_init__")
     and tuple(Action.__dataclass_fields__) == ("kind", "data", "thread", "at", "seq")
 )
+
+
+def _environment_redactor() -> Callable[[str], str] | None:
+    from recorder.redact import redactor, secret_values
+
+    secrets = secret_values(os.environ)
+    return redactor(secrets) if secrets else None
 
 
 def _decode_run(r: dict[str, Any]) -> dict[str, Any]:
