@@ -144,6 +144,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         completed = True
     finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
         state.generated = runner.seeds.values() if runner.seeds else {}
+        if runner.seeds is not None:  # every session is over: the answer key can be kept for re-grading
+            store.add_generated_vars(run_id, runner.seeds.generated)
         state.results.sort(key=lambda r: (order.index(r["scenario_id"]), r["attempt"]))
         if report_path is not None:
             write_report(report_path, _report(state, runner.harness, complete=completed), state.generated)

@@ -137,7 +137,24 @@ def _m3_grading_scenarios(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_import_index, _m3_grading_scenarios]
+def _m4_generated_vars(db: sqlite_utils.Database) -> None:
+    """A run's `generate:` values (the answer key), written once its sessions are over (never
+    while an agent could read the store), so re-grading gives checks the vars live grading did."""
+    db.executescript(
+        """
+        CREATE TABLE generated_vars (
+            run_id TEXT NOT NULL REFERENCES runs(id), scenario TEXT NOT NULL, vars TEXT NOT NULL,
+            PRIMARY KEY (run_id, scenario)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER generated_vars_no_update BEFORE UPDATE ON generated_vars
+        BEGIN SELECT RAISE(ABORT, 'generated_vars is append-only: history is never updated'); END;
+        CREATE TRIGGER generated_vars_no_delete BEFORE DELETE ON generated_vars
+        BEGIN SELECT RAISE(ABORT, 'generated_vars is append-only: history is never deleted'); END;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_import_index, _m3_grading_scenarios, _m4_generated_vars]
 
 
 def migrate(db: sqlite_utils.Database) -> int:
@@ -383,6 +400,13 @@ class Store:
             with self.lock:
                 self._in_transaction("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
 
+    def add_generated_vars(self, run_id: str, by_scenario: dict[str, dict[str, Any]]) -> None:
+        """Call only after the run's sessions have finished: these values are the answer key."""
+        rows = [(run_id, name, dumps(values)) for name, values in by_scenario.items() if values]
+        if rows:
+            with self.lock:
+                self._in_transaction("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
+
     # ------------------------------------------------------------ reads
     def _rows(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Rows as dicts, fetched at once. Not sqlite-utils' `query()`: that wraps every read in
@@ -481,6 +505,10 @@ class Store:
             r["readout"] = bool(r["readout"])
             out.append(r)
         return out
+
+    def generated_vars(self, run_id: str, scenario: str) -> dict[str, Any]:
+        row = self.db.execute("SELECT vars FROM generated_vars WHERE run_id = ? AND scenario = ?", [run_id, scenario]).fetchone()
+        return loads(row[0]) if row else {}
 
     def grading_scenarios(self, grading_id: str) -> dict[str, dict[str, Any]]:
         """The per-scenario context a grading recorded ({} for gradings made before it was kept)."""

@@ -120,6 +120,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Calla
 def _graded(store: Store, bench: BenchSpec, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
     """Each selected session the bench has a scenario for, graded; the others counted in `skipped`."""
     control_runs: dict[str, bool] = {}
+    generated: dict[tuple[str, str], dict[str, Any]] = {}  # a run's generate: values, per scenario
     for row in rows(store, sel):
         prep = prepared.get(row.scenario)
         if prep is None:
@@ -128,20 +129,23 @@ def _graded(store: Store, bench: BenchSpec, sel: Selection, prepared: dict[str, 
         if row.run_id not in control_runs:
             run = store.run(row.run_id)
             control_runs[row.run_id] = bool(run and run.get("kind") == "control")
+        key = (row.run_id, row.scenario)
+        if key not in generated:
+            generated[key] = store.generated_vars(row.run_id, row.scenario)
         session = store.load_session(row.id, row)
-        yield row, session, prep, _grade(store, session, prep, bench.dir, control_runs[row.run_id])
+        yield row, session, prep, _grade(store, session, prep, bench.dir, control_runs[row.run_id], generated[key])
 
 
-def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, control: bool) -> list[Verdict]:
+def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, control: bool, generated: dict[str, Any] | None = None) -> list[Verdict]:
     """The same evaluation live grading does; the workspace is restored only when a check reads it."""
     try:
         workspace = restored_workspace(store, session) if prep.needs_workspace else nullcontext(None)
         sandbox_for = command_sandbox(session) if prep.needs_workspace else None
         with workspace as root:
             if sandbox_for is None or root is None:
-                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control)
+                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars={**prep.vars, **(generated or {})}, transform=prep.transform, control=control)
             with sandbox_for(root) as contained:
-                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars=prep.vars, transform=prep.transform, control=control, run_command=contained)
+                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars={**prep.vars, **(generated or {})}, transform=prep.transform, control=control, run_command=contained)
     except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
         why = f"the session's workspace snapshot could not be restored: {exc}"
     except Exception as exc:  # noqa: BLE001 - otherwise only the scenario's transform can raise here

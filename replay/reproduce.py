@@ -302,7 +302,8 @@ def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str
     with ExitStack() as stack:
         ws = _LazyWorkspace(stack, lambda: restored_workspace(store, session), command_sandbox(session))
         why = "no workspace snapshot was stored for this session" if not session.snapshot else "its workspace snapshot is missing from the store"
-        graded = replay_session(session, stored, bench_dir=bench_dir, vars=context.get("vars") or {}, transform=context.get("transform"), control=control, workspace=ws, no_workspace_why=why)
+        vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
+        graded = replay_session(session, stored, bench_dir=bench_dir, vars=vars, transform=context.get("transform"), control=control, workspace=ws, no_workspace_why=why)
     one = SessionReplay(row.id, row.scenario, row.attempt, target, [_compare(s, r, w) for s, r, w in graded])
     if not one.checks:
         one.note = "the grading holds no verdicts for this session"
