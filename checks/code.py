@@ -237,7 +237,7 @@ def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
 @register(
     "custom:exec",
     family="Custom",
-    summary="run a grader program: the envelope {version: benchtape/v1, session, assertion, vars} on stdin, a Result JSON {pass, score, reason, evidence} as the last JSON line of stdout",
+    summary="run a grader program: the envelope {version: madbench/v1, producer: benchtape, session, assertion, vars} on stdin, a Result JSON {pass, score, reason, evidence} as the last JSON line of stdout",
     reads="the whole session (envelope), the workspace as cwd",
     args={
         "args.command": "argv list (preferred); relative paths in its first two items resolve against the bench file",

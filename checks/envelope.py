@@ -16,7 +16,10 @@ from checks.common import loads_json, short
 from checks.registry import CheckContext
 from recorder.model import Call, CheckSpec, Result, Session
 
-VERSION = "benchtape/v1"
+# madbench's envelope version, so a grader written for madbench v0.23.0 reads ours unchanged;
+# `producer` says who wrote it.
+VERSION = "madbench/v1"
+PRODUCER = "benchtape"
 # What a grader's process inherits; nothing else (no API keys, no tokens) gets through.
 PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
 
@@ -50,6 +53,7 @@ def envelope(session: Session, spec: CheckSpec, ctx: CheckContext) -> dict[str, 
     """The document a grader reads on stdin (exec) or as the POST body (http)."""
     return {
         "version": VERSION,
+        "producer": PRODUCER,
         "session": session_doc(session, ctx.work_dir),
         "assertion": {"type": spec.type, "value": spec.value, "args": dict(spec.args or {})},
         "vars": dict(ctx.vars),
@@ -59,6 +63,7 @@ def envelope(session: Session, spec: CheckSpec, ctx: CheckContext) -> dict[str, 
 def grader_env() -> dict[str, str]:
     env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
     env["BENCHTAPE"] = "1"
+    env["MADBENCH"] = "1"  # graders ported from madbench test for this marker
     return env
 
 

@@ -179,7 +179,7 @@ def test_custom_exec_envelope_and_env(session, bench, monkeypatch):
     r = grade({"type": "custom:exec", "value": "sys-python ./graders/echo.py".replace("sys-python", sys.executable), "args": {"k": 1}}, session, ctx_for(session, bench, vars={"v": 2}))
     assert r.passed and r.reason == "echo"
     env = r.evidence["envelope"]
-    assert env["version"] == VERSION == "benchtape/v1"
+    assert env["version"] == VERSION == "madbench/v1" and env["producer"] == "benchtape"
     assert env["assertion"] == {"type": "custom:exec", "value": f"{sys.executable} ./graders/echo.py", "args": {"k": 1}}
     assert env["vars"] == {"v": 2}
     sess = env["session"]
@@ -190,8 +190,8 @@ def test_custom_exec_envelope_and_env(session, bench, monkeypatch):
     assert read["name"] == "Read" and "result_ok" not in read  # unknown outcome: absent
     assert bash["name"] == "Bash" and bash["result_ok"] is False and bash["args"] == {"command": "false"}
     assert [a["kind"] for a in sess["actions"]][:2] == ["session.started", "message.user"]
-    assert "SECRET_API_KEY" not in r.evidence["env_keys"] and "BENCHTAPE" in r.evidence["env_keys"]
-    assert set(r.evidence["env_keys"]) <= {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "BENCHTAPE", "PWD", "SHLVL", "_", "LC_CTYPE"}
+    assert "SECRET_API_KEY" not in r.evidence["env_keys"] and {"BENCHTAPE", "MADBENCH"} <= set(r.evidence["env_keys"])
+    assert set(r.evidence["env_keys"]) <= {"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "BENCHTAPE", "MADBENCH", "PWD", "SHLVL", "_", "LC_CTYPE"}
     assert Path(r.evidence["cwd"]).resolve() == Path(session.work_dir).resolve()
 
 
@@ -288,7 +288,7 @@ def test_http_pass_and_fail(session, server):
     assert (r.passed, r.score, r.reason, r.evidence) == (True, 0.9, "http says True", {"path": "/grade"})
     req = _Grader.seen[-1]
     assert req["headers"]["X-Bench"] == "demo" and req["headers"]["Content-Type"] == "application/json"
-    assert req["body"]["version"] == "benchtape/v1" and req["body"]["assertion"]["type"] == "custom:http"
+    assert req["body"]["version"] == "madbench/v1" and req["body"]["assertion"]["type"] == "custom:http"
     r = grade({"type": "custom:http", "value": server + "/fail"}, session)
     assert not r.passed and r.score == pytest.approx(0.1)
 
