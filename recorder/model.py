@@ -248,68 +248,82 @@ class Session:
         return replace(self, final_output=text)
 
 
+# project() builds Calls and Invocations positionally (keywords cost ~40% more per call, and
+# a session has a hundred); this keeps a reordered or added field from misfiling silently.
+if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "input", "output", "is_error", "result_seq", "has_result", "agent") or tuple(
+    Invocation.__dataclass_fields__
+) != ("kind", "tool", "thread", "call_id", "is_error", "has_result", "name", "agent"):
+    raise TypeError("Call/Invocation fields changed: update the positional constructors in project()")
+
+
 def project(actions: Iterable[Action]) -> Session:
-    """Fold a session's actions, in order, into a `Session`."""
+    """Fold a session's actions, in order, into a `Session`.
+
+    Every reader pays for this fold once per session, so the loop is written for speed: the
+    common kinds (tool calls and results, messages, thinking) are tested first, the session's
+    lists are bound to locals, and the per-action bookkeeping (main-thread step count, the
+    current turn, the last main-thread action) is kept in locals and written back once.
+    """
     s = Session()
+    all_actions, main, subagents = s.actions, s.main, s.subagents
+    calls, invocations, turns = s.calls, s.invocations, s.turns
     pending: dict[str, Call] = {}
     spawns: dict[str, Subagent] = {}  # call_id -> subagent
     skills_by_call: dict[str, dict[str, Any]] = {}
     invocation_by_call: dict[str, Invocation] = {}
     explicit_final: str | None = None
     last_main_text: str | None = None
-    main_last_kind: str | None = None
+    # The subagent a main-thread spawn started, while that spawn is the main thread's last
+    # message, call or spawn (None otherwise): the parent may have delegated its answer.
     main_last_spawn: Subagent | None = None
     metric_values: dict[str, Any] = {}
+    steps = 0  # main-thread tool calls
+    turn: Turn | None = None  # the last of `turns`
 
     for a in actions:
-        s.actions.append(a)
-        sub = s.subagents.get(a.thread) if a.thread != MAIN else None
-        if a.thread == MAIN:
-            s.main.append(a)
-        elif sub is None and a.kind != "subagent.spawned":
-            # A thread we never saw spawned (e.g. an imported sidecar): make it known.
-            sub = s.subagents[a.thread] = Subagent(thread=a.thread, agent=a.data.get("agent"), call_id=None, prompt=None)
-        if sub is not None and a.kind != "subagent.spawned":
-            sub.actions.append(a)
+        all_actions.append(a)
+        thread, k, d = a.thread, a.kind, a.data
+        if thread == MAIN:
+            main.append(a)
+            sub = None
+            on_main = True
+        else:
+            on_main = False
+            sub = subagents.get(thread)
+            if k != "subagent.spawned":
+                if sub is None:
+                    # A thread we never saw spawned (e.g. an imported sidecar): make it known.
+                    sub = subagents[thread] = Subagent(thread=thread, agent=d.get("agent"), call_id=None, prompt=None)
+                sub.actions.append(a)
 
-        k, d = a.kind, a.data
-        if k == "session.started":
-            s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
-            s.prompt = d.get("prompt")
-            s.work_dir = d.get("work_dir", s.work_dir)
-        elif k == "message.user" and a.thread == MAIN:
-            s.turns.append(Turn(prompt=d.get("text") or ""))
-        elif k == "message.assistant":
-            if a.thread == MAIN and d.get("text"):
-                last_main_text = d["text"]
-        elif k == "tool.call":
+        if k == "tool.call":
             tool = d.get("tool") or ""
-            call = Call(
-                seq=a.seq,
-                thread=a.thread,
-                call_id=str(d.get("call_id") or f"seq-{a.seq}"),
-                tool=tool,
-                input=d.get("input") if isinstance(d.get("input"), dict) else {"value": d.get("input")},
-                agent=s.thread_agent(a.thread),
-            )
-            s.calls.append(call)
-            pending[call.call_id] = call
-            inv = Invocation(
-                kind="mcp" if tool.startswith("mcp__") else "tool",
-                tool=tool,
-                thread=a.thread,
-                call_id=call.call_id,
-                agent=call.agent,
-            )
-            s.invocations.append(inv)
-            invocation_by_call[call.call_id] = inv
+            call_id = str(d.get("call_id") or f"seq-{a.seq}")
+            value = d.get("input")
+            if sub is not None:
+                agent = sub.agent
+            elif subagents:
+                owner = subagents.get(thread)
+                agent = owner.agent if owner else None
+            else:
+                agent = None
+            # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
+            call = Call(a.seq, thread, call_id, tool, value if isinstance(value, dict) else {"value": value}, None, None, None, False, agent)
+            calls.append(call)
+            pending[call_id] = call
+            # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
+            inv = Invocation("mcp" if tool.startswith("mcp__") else "tool", tool, thread, call_id, None, False, None, agent)
+            invocations.append(inv)
+            invocation_by_call[call_id] = inv
             if sub is not None:
                 sub.calls.append(call)
-            if a.thread == MAIN:
-                s.metrics.step_count += 1
-                if not s.turns:
-                    s.turns.append(Turn(prompt=s.prompt or ""))
-                s.turns[-1].steps += 1
+            if on_main:
+                steps += 1
+                if turn is None:
+                    turn = Turn(prompt=s.prompt or "")
+                    turns.append(turn)
+                turn.steps += 1
+                main_last_spawn = None
         elif k == "tool.result":
             cid = str(d.get("call_id"))
             is_error = d.get("is_error")
@@ -320,55 +334,72 @@ def project(actions: Iterable[Action]) -> Session:
             inv = invocation_by_call.get(cid)
             if inv is not None:
                 inv.is_error, inv.has_result = is_error, True
-            if cid in spawns:
+            if spawns and cid in spawns:
                 spawned = spawns[cid]
                 spawned.result_received = True
                 if spawned.output is None:
                     spawned.output = _text_of(d.get("output"))
-            if cid in skills_by_call:
+            if skills_by_call and cid in skills_by_call:
                 skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
+        elif k == "message.assistant":
+            if on_main:
+                if d.get("text"):
+                    last_main_text = d["text"]
+                main_last_spawn = None
+        elif k == "thinking":
+            pass
+        elif k == "message.user":
+            if on_main:
+                turn = Turn(prompt=d.get("text") or "")
+                turns.append(turn)
+        elif k == "session.started":
+            s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
+            s.prompt = d.get("prompt")
+            s.work_dir = d.get("work_dir", s.work_dir)
         elif k == "subagent.spawned":
-            thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
-            spawned = s.subagents.get(thread) or Subagent(thread=thread, agent=None, call_id=None, prompt=None)
+            spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+            spawned = subagents.get(spawned_thread) or Subagent(thread=spawned_thread, agent=None, call_id=None, prompt=None)
             spawned.agent = d.get("agent") or spawned.agent
             spawned.call_id = d.get("call_id") or spawned.call_id
             spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
-            spawned.parent_thread = a.thread
-            s.subagents[thread] = spawned
-            for c in s.calls:  # calls recorded before the spawn row (imports) learn their agent
-                if c.thread == thread and c.agent is None:
+            spawned.parent_thread = thread
+            subagents[spawned_thread] = spawned
+            for c in calls:  # calls recorded before the spawn row (imports) learn their agent
+                if c.thread == spawned_thread and c.agent is None:
                     c.agent = spawned.agent
             if spawned.call_id:
                 spawns[str(spawned.call_id)] = spawned
             inv = Invocation(
                 kind="subagent",
                 tool=d.get("tool") or "Task",
-                thread=thread,
+                thread=spawned_thread,
                 call_id=spawned.call_id,
                 name=spawned.agent,
                 agent=spawned.agent,
             )
-            s.invocations.append(inv)
+            invocations.append(inv)
             if spawned.call_id:
                 invocation_by_call[str(spawned.call_id)] = inv
+            if on_main:
+                main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
         elif k == "subagent.finished":
-            target = s.subagents.get(str(d.get("thread") or a.thread))
+            target = subagents.get(str(d.get("thread") or thread))
             if target is not None:
                 target.finished = True
                 if d.get("output") is not None:
                     target.output = _text_of(d.get("output"))
         elif k == "skill.invoked":
-            row = {"name": d.get("name"), "thread": a.thread, "call_id": d.get("call_id"), "result_ok": None}
+            row = {"name": d.get("name"), "thread": thread, "call_id": d.get("call_id"), "result_ok": None}
             s.skills.append(row)
             inv = Invocation(
                 kind="skill",
                 tool=d.get("tool") or "Skill",
-                thread=a.thread,
+                thread=thread,
                 call_id=d.get("call_id"),
                 name=d.get("name"),
-                agent=s.thread_agent(a.thread),
+                agent=s.thread_agent(thread),
             )
-            s.invocations.append(inv)
+            invocations.append(inv)
             if d.get("call_id"):
                 skills_by_call[str(d["call_id"])] = row
                 invocation_by_call[str(d["call_id"])] = inv
@@ -396,17 +427,14 @@ def project(actions: Iterable[Action]) -> Session:
             if d.get("wall_ms") is not None:
                 s.metrics.wall_ms = d["wall_ms"]
 
-        if a.thread == MAIN and k in ("message.assistant", "tool.call", "subagent.spawned"):
-            main_last_kind = k
-            main_last_spawn = s.subagents.get(str(d.get("thread") or d.get("call_id"))) if k == "subagent.spawned" else None
-
     for f, v in metric_values.items():
         setattr(s.metrics, f, v)
-    if not s.turns and s.prompt is not None:
-        s.turns.append(Turn(prompt=s.prompt))
+    s.metrics.step_count += steps
+    if not turns and s.prompt is not None:
+        turns.append(Turn(prompt=s.prompt))
     s.final_output = explicit_final if explicit_final is not None else last_main_text
     # Follow a delegation: the parent ended on a spawn whose result it never received.
-    if main_last_kind == "subagent.spawned" and main_last_spawn is not None and not main_last_spawn.result_received:
+    if main_last_spawn is not None and not main_last_spawn.result_received:
         answer = main_last_spawn.last_message()
         if answer:
             s.final_output = answer
