@@ -90,9 +90,14 @@ class Call:
 
     @property
     def outcome(self) -> str | None:
-        return outcome_of(self.is_error) if self.has_result else None
+        # outcome_of(self.is_error) when there is a result, inlined: checks read it per call
+        if not self.has_result:
+            return None
+        is_error = self.is_error
+        return None if is_error is None else ("error" if is_error else "ok")
 
     def to_dict(self) -> dict[str, Any]:
+        is_error = self.is_error
         return {
             "seq": self.seq,
             "thread": self.thread,
@@ -101,8 +106,8 @@ class Call:
             "tool": self.tool,
             "input": self.input,
             "output": self.output,
-            "outcome": self.outcome,
-            "is_error": self.is_error,
+            "outcome": (None if is_error is None else ("error" if is_error else "ok")) if self.has_result else None,  # self.outcome
+            "is_error": is_error,
         }
 
 
@@ -125,7 +130,11 @@ class Invocation:
 
     @property
     def outcome(self) -> str | None:
-        return outcome_of(self.is_error) if self.has_result else None
+        # outcome_of(self.is_error) when there is a result, inlined: checks read it per invocation
+        if not self.has_result:
+            return None
+        is_error = self.is_error
+        return None if is_error is None else ("error" if is_error else "ok")
 
 
 @dataclass
@@ -520,7 +529,10 @@ class CheckSpec:
         return d
 
 
-@dataclass(frozen=True)
+_NO_EVIDENCE: Any = object()  # Result's evidence default: a new {} each time
+
+
+@dataclass(frozen=True, init=False)
 class Result:
     """A check's verdict on one session. `score` in [0, 1], higher is better."""
 
@@ -530,13 +542,24 @@ class Result:
     evidence: dict[str, Any] = field(default_factory=dict)
     status: str = ""
 
-    def __post_init__(self) -> None:
-        score = float(self.score)
+    def __init__(self, passed: bool, score: float, reason: str = "", evidence: dict[str, Any] = _NO_EVIDENCE, status: str = "") -> None:
+        # The dataclass __init__ plus its normalization (score a float clamped to [0, 1], NaN
+        # 0; status PASS/FAIL unless given), in one write of the instance dict instead of
+        # seven frozen setattr calls: every check builds one per session.
+        score = float(score)
         if score != score:  # NaN
             score = 0.0
-        object.__setattr__(self, "score", min(1.0, max(0.0, score)))
-        if not self.status:
-            object.__setattr__(self, "status", "PASS" if self.passed else "FAIL")
+        object.__setattr__(
+            self,
+            "__dict__",
+            {
+                "passed": passed,
+                "score": 1.0 if score > 1.0 else (score if score > 0.0 else 0.0),
+                "reason": reason,
+                "evidence": {} if evidence is _NO_EVIDENCE else evidence,
+                "status": status or ("PASS" if passed else "FAIL"),
+            },
+        )
 
     @classmethod
     def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> "Result":
