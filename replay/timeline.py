@@ -81,10 +81,17 @@ def steps(session: Session) -> list[Step]:
     """The timeline: every action, with a tool call's outcome taken from its paired result."""
     outcome_by_seq = {c.seq: c.outcome for c in session.calls}
     tool_by_result = {c.result_seq: c.tool for c in session.calls if c.result_seq is not None}
-    return [_step(a, outcome_by_seq, tool_by_result) for a in session.actions]
+    labels = {t: thread_label(t, sub.agent) for t, sub in session.subagents.items()}
+    return [_step(a, outcome_by_seq, tool_by_result, labels) for a in session.actions]
 
 
-def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict[Any, str]) -> Step:
+def thread_label(thread: str, agent: str | None) -> str:
+    """A subagent thread as a person reads it: its type and the tail of its id (`Explore·mq3U5S`)."""
+    tail = thread[-6:] if len(thread) > 6 else thread
+    return f"{agent}·{tail}" if agent else thread
+
+
+def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict[Any, str], labels: dict[str, str]) -> Step:
     d = a.data
     tool = outcome = None
     tokens = None
@@ -111,7 +118,7 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
         text = f"{d.get('scenario')} · {d.get('harness')}" + (f" · {d.get('model')}" if d.get("model") else "")
     else:
         text = _short(d.get("text") if "text" in d else d.get("message") if "message" in d else d)
-    return Step(a.seq, a.at, a.thread, a.kind, tool, outcome, tokens, text)
+    return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text)
 
 
 def _short(value: Any) -> str:
