@@ -354,9 +354,10 @@ class Store:
         records = []
         append = records.append
         for session_id, rows in batch:
-            # The session's redactor is looked up once, not twice per verdict (a regrade writes
-            # thousands of sessions' verdicts through here); what is redacted is as _redacted says.
-            redact = self.redactors.get(session_id)
+            # The session's redactor (as _redacted picks it: its own, else this process's
+            # environment one) looked up once, not twice per verdict: a regrade writes
+            # thousands of sessions' verdicts through here.
+            redact = self.redactor_for(session_id)
             for r in rows:
                 result = r["result"]
                 spec = r["spec"]
