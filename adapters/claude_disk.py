@@ -18,7 +18,7 @@ from typing import Any
 
 from adapters.base import warning
 from adapters.claude_messages import ClaudeMessages
-from adapters.lines import NOT_JSON, decode, epoch, guarded, split_lines
+from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
 from recorder.model import MAIN, Action
 
 INTERNAL = ""  # thread value of an agent whose messages are not part of the session
@@ -27,7 +27,7 @@ _QUIET_SYSTEM = {"turn_duration", "local_command", "compact_boundary", "informat
 _QUIET_PROGRESS = {"bash_progress", "mcp_progress", "query_update", "search_results_received", "waiting_for_task"}
 
 
-class ClaudeDiskParser:
+class ClaudeDiskParser(LineParser):
     """A stateful parser of a Claude Code session file followed by its sidechain files."""
 
     def __init__(self) -> None:
@@ -44,12 +44,6 @@ class ClaudeDiskParser:
             "format": "claude-transcript",
         }
         self._last_at = 0.0
-
-    def feed(self, line: str) -> list[Action]:
-        out: list[Action] = []
-        for one in split_lines(line):
-            out.extend(self._line(one))
-        return out
 
     def finish(self) -> list[Action]:
         """Token totals of every message read (no cost: on-disk files carry none)."""

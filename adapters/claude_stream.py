@@ -13,7 +13,7 @@ from typing import Any
 
 from adapters.base import warning
 from adapters.claude_messages import ClaudeMessages
-from adapters.lines import NOT_JSON, decode, guarded, split_lines
+from adapters.lines import LineParser, NOT_JSON, decode, guarded
 from adapters.usage import anthropic_totals, model_usage_totals
 from recorder.model import MAIN, Action
 
@@ -25,19 +25,13 @@ _QUIET_EVENTS = {"stream_event", "keep_alive"}
 _QUIET_SYSTEM = {"task_started", "task_progress", "compact_boundary", "status", "api_retry"}
 
 
-class ClaudeStreamParser:
+class ClaudeStreamParser(LineParser):
     """A stateful parser of one `claude -p --output-format stream-json --verbose` stdout."""
 
     def __init__(self) -> None:
         self.messages = ClaudeMessages()
         self.result_seen = False
         self.session_id: str | None = None
-
-    def feed(self, line: str) -> list[Action]:
-        out: list[Action] = []
-        for one in split_lines(line):
-            out.extend(self._line(one))
-        return out
 
     def finish(self) -> list[Action]:
         """Token totals counted from the messages, when no `result` brought the CLI's own."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.base import warning
-from adapters.lines import NOT_JSON, decode, guarded, split_lines
+from adapters.lines import LineParser, NOT_JSON, decode, guarded
 from adapters.usage import TurnUsage
 from recorder.model import Action
 
@@ -34,7 +34,7 @@ def agent_status(state: Any) -> str | None:
     return None
 
 
-class CodexExecParser:
+class CodexExecParser(LineParser):
     """A stateful parser of one `codex exec --json` stdout."""
 
     def __init__(self) -> None:
@@ -44,12 +44,6 @@ class CodexExecParser:
         self.spawned: set[str] = set()  # collab receiver threads already announced
         self.usage = TurnUsage()
         self.turns = 0
-
-    def feed(self, line: str) -> list[Action]:
-        out: list[Action] = []
-        for one in split_lines(line):
-            out.extend(self._line(one))
-        return out
 
     def finish(self) -> list[Action]:
         return []  # every total is emitted as it changes

@@ -24,7 +24,7 @@ import orjson
 
 from adapters.base import warning
 from adapters.codex_exec import TERMINAL_AGENT, agent_status
-from adapters.lines import NOT_JSON, decode, epoch, guarded, split_lines, text_of
+from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded, text_of
 from adapters.usage import openai_totals
 from recorder.model import Action
 
@@ -54,7 +54,7 @@ _RESPONSE_TYPES = {
 }
 
 
-class CodexRolloutParser:
+class CodexRolloutParser(LineParser):
     """A stateful parser of one Codex rollout file."""
 
     def __init__(self) -> None:
@@ -80,12 +80,6 @@ class CodexRolloutParser:
         self.turns = 0
         self.duration_ms: int | None = 0  # None once a turn did not say how long it took
         self._last_metrics: dict[str, Any] = {}
-
-    def feed(self, line: str) -> list[Action]:
-        out: list[Action] = []
-        for one in split_lines(line):
-            out.extend(self._line(one))
-        return out
 
     def finish(self) -> list[Action]:
         """Results still waiting for an exit code (outcome unknown), spawns never given a thread."""

@@ -26,6 +26,19 @@ def split_lines(text: str) -> Iterator[str]:
             yield line
 
 
+class LineParser:
+    """A streaming parser's `feed`: one line or a whole chunk, each non-blank line to `_line`."""
+
+    def feed(self, line: str) -> list[Action]:
+        out: list[Action] = []
+        for one in split_lines(line):
+            out.extend(self._line(one))
+        return out
+
+    def _line(self, line: str) -> list[Action]:
+        raise NotImplementedError
+
+
 def decode(line: str) -> dict[str, Any] | None:
     """The JSON object on `line`, or None when the line is not a JSON object."""
     try:
