@@ -49,6 +49,16 @@ def loads(text: str | bytes | None) -> Any:
 _APPEND_ONLY = ("actions", "raw", "gradings", "verdicts")
 
 
+def append_only(table: str) -> str:
+    """Triggers that make UPDATE and DELETE on a history table raise."""
+    return f"""
+        CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
+        BEGIN SELECT RAISE(ABORT, '{table} is append-only: history is never updated'); END;
+        CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
+        BEGIN SELECT RAISE(ABORT, '{table} is append-only: history is never deleted'); END;
+        """
+
+
 def _m1_initial(db: sqlite_utils.Database) -> None:
     db.executescript(
         """
@@ -104,14 +114,7 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         """
     )
     for table in _APPEND_ONLY:
-        db.executescript(
-            f"""
-            CREATE TRIGGER {table}_no_update BEFORE UPDATE ON {table}
-            BEGIN SELECT RAISE(ABORT, '{table} is append-only: history is never updated'); END;
-            CREATE TRIGGER {table}_no_delete BEFORE DELETE ON {table}
-            BEGIN SELECT RAISE(ABORT, '{table} is append-only: history is never deleted'); END;
-            """
-        )
+        db.executescript(append_only(table))
 
 
 def _m2_import_index(db: sqlite_utils.Database) -> None:
@@ -129,12 +132,9 @@ def _m3_grading_scenarios(db: sqlite_utils.Database) -> None:
             grading_id TEXT NOT NULL REFERENCES gradings(id), scenario TEXT NOT NULL,
             context TEXT NOT NULL, PRIMARY KEY (grading_id, scenario)
         ) WITHOUT ROWID;
-        CREATE TRIGGER grading_scenarios_no_update BEFORE UPDATE ON grading_scenarios
-        BEGIN SELECT RAISE(ABORT, 'grading_scenarios is append-only: history is never updated'); END;
-        CREATE TRIGGER grading_scenarios_no_delete BEFORE DELETE ON grading_scenarios
-        BEGIN SELECT RAISE(ABORT, 'grading_scenarios is append-only: history is never deleted'); END;
         """
     )
+    db.executescript(append_only("grading_scenarios"))
 
 
 def _m4_generated_vars(db: sqlite_utils.Database) -> None:
@@ -146,12 +146,9 @@ def _m4_generated_vars(db: sqlite_utils.Database) -> None:
             run_id TEXT NOT NULL REFERENCES runs(id), scenario TEXT NOT NULL, vars TEXT NOT NULL,
             PRIMARY KEY (run_id, scenario)
         ) WITHOUT ROWID;
-        CREATE TRIGGER generated_vars_no_update BEFORE UPDATE ON generated_vars
-        BEGIN SELECT RAISE(ABORT, 'generated_vars is append-only: history is never updated'); END;
-        CREATE TRIGGER generated_vars_no_delete BEFORE DELETE ON generated_vars
-        BEGIN SELECT RAISE(ABORT, 'generated_vars is append-only: history is never deleted'); END;
         """
     )
+    db.executescript(append_only("generated_vars"))
 
 
 def _m5_drop_kind_index(db: sqlite_utils.Database) -> None:
