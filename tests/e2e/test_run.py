@@ -310,3 +310,16 @@ def test_repeat_reports_pass_rate_and_flags_flaky(tmp_path):
     out = benchtape("run", bench, "--db", tmp_path / "x.db", "--repeat", "2", "--concurrency", "1")
     assert out.returncode == 1
     assert "coin: 1/2 passed  FLAKY" in out.stdout
+
+
+def test_concurrency_runs_scenarios_at_once(tmp_path):
+    steps = '{steps: [{tool: Bash, input: {command: "sleep 1"}}, {say: ok}]}'
+    scenarios = "\n".join(f"  - {{name: s{i}, prompt: p, mock: {steps}, checks: [{{type: equals, value: ok}}]}}" for i in range(4))
+    bench = write_bench(tmp_path, "harness: mock\nscenarios:\n" + scenarios + "\n")
+    started = time.monotonic()
+    assert benchtape("run", bench, "--db", tmp_path / "a.db", "--concurrency", "4").returncode == 0
+    parallel = time.monotonic() - started
+    started = time.monotonic()
+    assert benchtape("run", bench, "--db", tmp_path / "b.db", "--concurrency", "1").returncode == 0
+    serial = time.monotonic() - started
+    assert serial - parallel > 1.5, (serial, parallel)
