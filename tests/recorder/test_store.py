@@ -117,3 +117,24 @@ def test_verdict_reason_and_evidence_are_redacted(store):
     store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "exec", "spec": {"type": "exec"}, "spec_sha256": "h", "result": result}])
     row = store.verdicts(grading_id=gid)[0]
     assert row["reason"] == "output: [REDACTED]" and row["evidence"] == {"output_tail": "[REDACTED]"}
+
+
+def test_an_older_store_migrates_forward_keeping_its_history(tmp_path):
+    import sqlite_utils
+
+    from recorder import store as store_module
+
+    path = tmp_path / "old.db"
+    db = sqlite_utils.Database(path)
+    store_module.MIGRATIONS[0](db)  # a store written by the first release
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO runs (id, kind, started_at) VALUES ('r1', 'run', 0)")
+    db.execute("INSERT INTO sessions (id, run_id, scenario, started_at) VALUES ('s1', 'r1', 'sc', 0)")
+    db.execute("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES ('s1', 1, 0, 'main', 'message.user', '{\"text\": \"hi\"}')")
+    db.conn.commit()
+    db.conn.close()
+    s = Store(path)
+    assert s.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert s.load_session("s1").turns[0].prompt == "hi"
+    assert s.generated_vars("r1", "sc") == {}  # a table a later migration added
+    assert s.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'actions_kind'").fetchone()[0] == 0
