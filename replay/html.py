@@ -1,0 +1,198 @@
+"""`benchtape report --html`: one self-contained static HTML page for a run or a session.
+
+Pure rendering: data in (the run row, and per session its row, projection and latest
+verdicts), a string out. No JavaScript, no external assets: inline CSS and `<details>`
+for the collapsible parts. Every value that came from an agent, a transcript or a
+check goes through `html.escape`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from html import escape
+from typing import Any, Iterable
+
+from recorder.model import Session
+from recorder.store import SessionRow
+from replay.timeline import steps
+
+CLIP = 400  # characters of a timeline row's text
+UNKNOWN = "unknown"
+
+
+@dataclass
+class Entry:
+    """One session of the page: what `benchtape show` reads."""
+
+    row: SessionRow
+    session: Session
+    verdicts: list[dict[str, Any]]  # its latest grading's, in check order
+
+
+def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
+    """pass / fail / error / not graded, by the scenario rule over stored verdicts (as
+    replay.grading.scenario_status over fresh ones): a harness failure or a counting
+    ERROR is error; any counting verdict not PASS/NA is fail. Readouts count only when
+    they errored."""
+    if session.status in ("error", "timeout", "interrupted") or not session.finished:
+        return "error"
+    if not verdicts:
+        return "not graded"
+    status = "pass"
+    for v in verdicts:
+        if v.get("readout") and v["status"] != "ERROR":
+            continue
+        if v["status"] == "ERROR":
+            return "error"
+        if v["status"] not in ("PASS", "NA"):
+            status = "fail"
+    return status
+
+
+def render(run: dict[str, Any] | None, entries: Iterable[Entry], *, title: str | None = None) -> str:
+    """The whole page. Sessions are rendered one at a time: only their HTML is kept."""
+    sections: list[str] = []
+    counts: dict[str, int] = {}
+    for entry in entries:
+        status = session_status(entry.session, entry.verdicts)
+        counts[status] = counts.get(status, 0) + 1
+        sections.append(_session(entry, status))
+    run = run or {}
+    heading = title or f"benchtape run {run.get('id') or UNKNOWN}"
+    return "".join(
+        [
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
+            f"<title>{_e(heading)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+            _header(run, heading, counts),
+            *sections,
+            "</body>\n</html>\n",
+        ]
+    )
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _known(value: Any, fmt: str = "{}") -> str:
+    return UNKNOWN if value is None else fmt.format(value)
+
+
+def _when(at: Any) -> str:
+    if not isinstance(at, (int, float)):
+        return UNKNOWN
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
+
+
+def _badge(status: str) -> str:
+    return f'<span class="badge {_e(status.replace(" ", "-").lower())}">{_e(status)}</span>'
+
+
+def _header(run: dict[str, Any], heading: str, counts: dict[str, int]) -> str:
+    facts = [
+        ("bench", run.get("bench_path")),
+        ("run", run.get("id")),
+        ("kind", run.get("kind")),
+        ("harness", run.get("harness")),
+        ("model", run.get("model")),
+        ("when", _when(run.get("started_at"))),
+        ("benchtape", run.get("benchtape_version")),
+    ]
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(_known(v))}</td></tr>" for k, v in facts)
+    total = sum(counts.values())
+    order = ("pass", "fail", "error", "not graded")
+    summary = " ".join(f"{_badge(s)} {counts.get(s, 0)}" for s in order if counts.get(s) or s != "not graded")
+    return f"<header>\n<h1>{_e(heading)}</h1>\n<table class=\"facts\">{rows}</table>\n<p class=\"summary\">{total} session(s): {summary}</p>\n</header>\n"
+
+
+def _session(entry: Entry, status: str) -> str:
+    row, s = entry.row, entry.session
+    m = s.metrics
+    metrics = [
+        ("cost", _known(m.cost_usd, "${:.4f}")),
+        ("tokens", _known(m.tokens)),
+        ("wall time", _known(None if m.wall_ms is None else m.wall_ms / 1000, "{:.2f} s")),
+        ("steps", _known(m.step_count if s.actions else None)),
+        ("session status", _known(s.status)),
+    ]
+    metric_html = "".join(f"<span class=\"metric\"><b>{_e(k)}</b> {_e(v)}</span>" for k, v in metrics)
+    parts = [
+        f"<section class=\"session\" id=\"s-{_e(row.id)}\">\n",
+        f"<h2>{_e(row.scenario)} <small>attempt {_e(row.attempt)}</small> {_badge(status)}</h2>\n",
+        f"<p class=\"meta\">session <code>{_e(row.id)}</code> · harness {_e(_known(row.harness or s.harness))} · model {_e(_known(row.model or s.model))} · started {_e(_when(row.started_at))}</p>\n",
+        f"<p class=\"metrics\">{metric_html}</p>\n",
+        _verdicts(entry.verdicts),
+        _timeline(s),
+        "<h3>Final output</h3>\n",
+        f"<pre class=\"output\">{_e(s.final_output)}</pre>\n" if s.final_output else "<p class=\"none\">no final output</p>\n",
+        "</section>\n",
+    ]
+    return "".join(parts)
+
+
+def _verdicts(verdicts: list[dict[str, Any]]) -> str:
+    if not verdicts:
+        return "<h3>Verdicts</h3>\n<p class=\"none\">not graded</p>\n"
+    grading = verdicts[0].get("grading_id")
+    rows: list[str] = []
+    for v in verdicts:
+        path = v["check_path"] + (" (readout)" if v.get("readout") else "")
+        rows.append(_verdict_row(path, v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0))
+        _children(rows, (v.get("evidence") or {}).get("children"), 1)
+    head = "<tr><th>check</th><th>type</th><th>status</th><th>score</th><th>reason</th></tr>"
+    return f"<h3>Verdicts <small>grading <code>{_e(grading)}</code></small></h3>\n<table class=\"verdicts\">{head}{''.join(rows)}</table>\n"
+
+
+def _children(rows: list[str], children: Any, depth: int) -> None:
+    if not isinstance(children, list):
+        return
+    for i, c in enumerate(children):
+        if not isinstance(c, dict):
+            continue
+        rows.append(_verdict_row(f"checks[{i}]", c.get("type"), c.get("status"), c.get("score"), c.get("reason"), depth))
+        _children(rows, (c.get("evidence") or {}).get("children") if isinstance(c.get("evidence"), dict) else c.get("children"), depth + 1)
+
+
+def _verdict_row(path: str, type_: Any, status: Any, score: Any, reason: Any, depth: int) -> str:
+    score_text = f"{score:.3g}" if isinstance(score, (int, float)) else _known(score)
+    status_text = str(status or UNKNOWN)
+    pad = f' style="padding-left:{0.4 + 1.5 * depth:.1f}em"' if depth else ""
+    cls = ' class="child"' if depth else ""
+    return (
+        f"<tr{cls}><td{pad}><code>{_e(path)}</code></td><td>{_e(type_)}</td>"
+        f"<td><span class=\"st {_e(status_text.lower())}\">{_e(status_text)}</span></td>"
+        f"<td class=\"num\">{_e(score_text)}</td><td class=\"reason\">{_e(reason)}</td></tr>"
+    )
+
+
+def _timeline(session: Session) -> str:
+    rows = []
+    for st in steps(session):
+        text = st.text if len(st.text) <= CLIP else st.text[: CLIP - 1] + "…"
+        outcome = f'<span class="st {_e(st.outcome)}">{_e(st.outcome)}</span>' if st.outcome else ""
+        rows.append(
+            f"<tr><td class=\"num\">{_e(st.seq)}</td><td>{_e(st.thread)}</td><td>{_e(st.kind)}</td>"
+            f"<td>{_e(st.tool or '')}</td><td>{outcome}</td><td class=\"text\">{_e(text)}</td></tr>"
+        )
+    head = "<tr><th>seq</th><th>thread</th><th>kind</th><th>tool</th><th>outcome</th><th>text</th></tr>"
+    return f"<details class=\"timeline\"><summary>Timeline ({len(rows)} actions)</summary>\n<table>{head}{''.join(rows)}</table>\n</details>\n"
+
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:2em auto;max-width:70em;padding:0 1em;color:#1d1d1f;background:#fff}
+h1{font-size:1.5em;margin:0 0 .5em}h2{font-size:1.2em;margin:0 0 .3em}h3{font-size:1em;margin:1em 0 .3em}
+small{color:#666;font-weight:normal}code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}
+header{border-bottom:2px solid #ddd;padding-bottom:1em;margin-bottom:1.5em}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.25em .5em;border-bottom:1px solid #eee}
+table.facts{width:auto}table.facts th{color:#666;font-weight:normal;padding-right:1.5em}
+td.num{text-align:right;white-space:nowrap}td.reason,td.text{white-space:pre-wrap;word-break:break-word}
+tr.child td{color:#444;font-size:.95em;background:#fafafa}
+section.session{border:1px solid #ddd;border-radius:6px;padding:1em;margin:0 0 1.5em}
+.meta{color:#555;margin:.2em 0}.metrics .metric{display:inline-block;margin-right:1.5em}.none{color:#888;font-style:italic}
+.badge{display:inline-block;padding:.05em .6em;border-radius:1em;font-size:.85em;font-weight:600;color:#fff;background:#888}
+.badge.pass{background:#1a7f37}.badge.fail{background:#cf222e}.badge.error{background:#bf8700}.badge.not-graded{background:#888}
+.st.pass,.st.ok{color:#1a7f37;font-weight:600}.st.fail,.st.error{color:#cf222e;font-weight:600}.st.error{color:#bf8700}.st.na{color:#888}
+pre.output{background:#f6f8fa;border:1px solid #eee;padding:.8em;white-space:pre-wrap;word-break:break-word}
+details summary{cursor:pointer;font-weight:600;margin:1em 0 .3em}
+"""
