@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from recorder.store import Store, loads
+from replay.grading import scenario_outcome
 from replay.select import resolve, rows_by_ids
 from replay.specs import check_index
 
@@ -164,9 +165,7 @@ def pair(a: list[V], b: list[V]) -> Iterator[tuple[V | None, V | None]]:
 def passes(verdicts: list[V], finish_status: str | None) -> bool:
     """The scenario rule over stored verdicts: a finished, ok session whose every counting
     verdict (non-readouts, and readouts that errored) is PASS or NA."""
-    if finish_status != "ok":
-        return False
-    return all(v.status in ("PASS", "NA") for v in verdicts if not v.readout or v.status == "ERROR")
+    return scenario_outcome(finish_status == "ok", ((v.status, v.readout) for v in verdicts)) == "pass"
 
 
 def diff_gradings(store: Store, grading_a: str, grading_b: str) -> GradingDiff:

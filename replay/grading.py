@@ -13,7 +13,7 @@ import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterator, Mapping
+from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
 
 import orjson
 
@@ -74,19 +74,27 @@ def checkset_sha(specs_by_scenario: Mapping[str, list[CheckSpec]]) -> str:
     return hashlib.sha256(orjson.dumps(canon, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
-def scenario_status(verdicts: list[Verdict], session: Session) -> str:
-    """pass iff every counting check passed; `error` when the harness failed or a check errored."""
-    if session.status in ("error", "timeout", "interrupted") or not session.finished:
+def harness_ok(session: Session) -> bool:
+    return session.finished and session.status not in ("error", "timeout", "interrupted")
+
+
+def scenario_outcome(ok: bool, verdicts: Iterable[tuple[str, bool]]) -> str:
+    """The scenario rule, over fresh or stored verdicts alike ((status, readout) pairs): `error`
+    when the harness failed or a counting check errored; else `pass` iff every counting check
+    (non-readouts, and readouts that errored) is PASS or NA; else `fail`."""
+    if not ok:
         return "error"
     status = "pass"  # one pass (a regrade asks this of every session): any ERROR wins, then any not PASS/NA
-    for v in verdicts:
-        if v.counts:
-            got = v.result.status
-            if got == "ERROR":
-                return "error"
-            if got != "PASS" and got != "NA":
-                status = "fail"
+    for got, readout in verdicts:
+        if got == "ERROR":
+            return "error"
+        if not readout and got != "PASS" and got != "NA":
+            status = "fail"
     return status
+
+
+def scenario_status(verdicts: list[Verdict], session: Session) -> str:
+    return scenario_outcome(harness_ok(session), ((v.result.status, v.check.readout) for v in verdicts))
 
 
 def transform_output(session: Session, transform: str | None) -> Session:

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 from recorder.model import Session
 from recorder.store import SessionRow
+from replay.grading import harness_ok, scenario_outcome
 from replay.timeline import steps
 
 CLIP = 400  # characters of a timeline row's text
@@ -31,23 +32,10 @@ class Entry:
 
 
 def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
-    """pass / fail / error / not graded, by the scenario rule over stored verdicts (as
-    replay.grading.scenario_status over fresh ones): a harness failure or a counting
-    ERROR is error; any counting verdict not PASS/NA is fail. Readouts count only when
-    they errored."""
-    if session.status in ("error", "timeout", "interrupted") or not session.finished:
-        return "error"
-    if not verdicts:
+    """pass / fail / error by the scenario rule over stored verdicts; `not graded` without any."""
+    if harness_ok(session) and not verdicts:
         return "not graded"
-    status = "pass"
-    for v in verdicts:
-        if v.get("readout") and v["status"] != "ERROR":
-            continue
-        if v["status"] == "ERROR":
-            return "error"
-        if v["status"] not in ("PASS", "NA"):
-            status = "fail"
-    return status
+    return scenario_outcome(harness_ok(session), ((v["status"], bool(v.get("readout"))) for v in verdicts))
 
 
 def render(run: dict[str, Any] | None, entries: Iterable[Entry], *, title: str | None = None) -> str:
