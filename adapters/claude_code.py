@@ -172,7 +172,8 @@ class ClaudeCodeAdapter:
         return ClaudeStreamParser()
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
-        """Blocking findings: a bad config, an interactive scenario, the binary not on PATH, no way to authenticate."""
+        """Blocking findings: a bad config, an interactive scenario, a key whose staging is not built
+        (agent_env, plugins), the binary not on PATH, no way to authenticate."""
         try:
             cfg = parse_config(harness_config)
         except BadInput as exc:
@@ -180,6 +181,12 @@ class ClaudeCodeAdapter:
         findings: list[str] = []
         if launch is not None and launch.scenario:
             findings += preflight_scenario(launch.scenario)
+        for key, value in (("agent_env", cfg.agent_env), ("plugins", cfg.plugins)):
+            if value:  # never silently ignored: a run without the staged environment measures something else
+                findings.append(
+                    f"claude-code: harness_config.{key} is not supported in this version (staging a Claude Code "
+                    f"environment is not built yet); remove `{key}:` to run without it"
+                )
         if not on_path(cfg.binary, env):
             findings.append(
                 f"claude-code: `{cfg.binary}` is not on PATH; install Claude Code or set harness_config.binary"

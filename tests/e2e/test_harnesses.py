@@ -128,3 +128,15 @@ def test_import_redacts_secrets_from_the_environment(tmp_path):
     assert b"sk-live-abcdef123456" not in (tmp_path / "i.db").read_bytes()
     con = sqlite3.connect(tmp_path / "i.db")
     assert con.execute("SELECT COUNT(*) FROM actions WHERE data LIKE '%[REDACTED]%'").fetchone()[0] >= 1
+
+
+def test_agent_env_and_plugins_are_refused_not_ignored(tmp_path):
+    (tmp_path / "env").mkdir()
+    p = tmp_path / "b.yaml"
+    p.write_text(
+        "harness: claude-code\nharness_config: {binary: fake-claude, agent_env: env, plugins: [{id: dev@magus, path: env}]}\n"
+        "scenarios: [{name: a, prompt: p, interactive: false}]\n"
+    )
+    out = benchtape("preflight", p, env=run_env())
+    assert out.returncode == 3
+    assert "harness_config.agent_env is not supported" in out.stderr and "harness_config.plugins is not supported" in out.stderr
