@@ -67,6 +67,7 @@ NOT_BUILT = {
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
     "bun": "ts/js script checks are not built in this version",
+    "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
     "lockfile_required": "script-check lockfiles are not built in this version",
 }
 INFORMATIONAL = {"budget", "token_estimate", "threshold"}
@@ -442,7 +443,7 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("follow_ups", "providers", "bun", "lockfile_required"):
+        for key in ("follow_ups", "providers", "bun", "python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":
