@@ -122,6 +122,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         )
         status = scenario_status(verdicts, session)
         row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=scenario_context(sc.vars, sc.transform, control))
+        row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
         row = redact_json(row, store.redactor_for(record.session_id))  # check evidence is not redacted by the store
         with lock:
             state.results.append(row)

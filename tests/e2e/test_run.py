@@ -49,7 +49,7 @@ def test_report_shape(demo_run):
     report = json.loads((d / "report.json").read_text())
     assert report["summary"] == {"total": 3, "passed": 1, "failed": 2, "errors": 0, "skipped": 0}
     r = report["results"][0]
-    assert {"scenario_id", "status", "session_id", "checks", "session"} <= r.keys()
+    assert {"scenario_id", "status", "session_id", "checks", "session", "metadata", "description"} <= r.keys()
     assert {"type", "spec", "result", "error"} <= r["checks"][0].keys()
     assert {"pass", "score", "reason", "evidence"} <= r["checks"][0]["result"].keys()
     assert {"final_output", "actions", "calls", "subagents", "metrics", "work_dir", "environment"} <= r["session"].keys()
