@@ -133,6 +133,8 @@ def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow
         print(f"note: {note}", file=sys.stderr)
     render.results_table(outcome.results, is_plain)
     render.repeat_summary(outcome.results, is_plain)
+    for run in outcome.runs:
+        _gauges(run)
     failed = [r for r in outcome.results if r["status"] != "pass"]
     print(f"database: {store.path}")
     for run in outcome.runs:
@@ -156,6 +158,22 @@ def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow
         return 0
     print(f"{passed} passed, {len(failed)} failed")
     return outcome.exit_code
+
+
+def _gauges(run) -> None:
+    """`budget:` and `token_estimate:` are informational gauges: shown next to what was reported, never enforced."""
+    bench = run.bench
+    if bench.budget is None and bench.token_estimate is None:
+        return
+    metrics = [r["session"]["metrics"] for r in run.results]
+    costs = [m["cost_usd"] for m in metrics if m.get("cost_usd") is not None]
+    tokens = [m["tokens"] for m in metrics if m.get("tokens") is not None]
+    if bench.budget is not None:
+        spent = f"${sum(costs):.4f} reported by {len(costs)} of {len(metrics)} session(s)" if costs else "no session reported a cost (unknown, not zero)"
+        print(f"budget ${bench.budget:g} (informational, not enforced): {spent}")
+    if bench.token_estimate is not None:
+        used = f"{sum(tokens):,} tokens reported by {len(tokens)} of {len(metrics)} session(s)" if tokens else "no session reported tokens (unknown, not zero)"
+        print(f"token estimate {bench.token_estimate:,} (informational, not enforced): {used}")
 
 
 def _check_scenario_names(benches, names) -> None:

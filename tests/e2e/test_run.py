@@ -323,3 +323,18 @@ def test_concurrency_runs_scenarios_at_once(tmp_path):
     assert benchtape("run", bench, "--db", tmp_path / "b.db", "--concurrency", "1").returncode == 0
     serial = time.monotonic() - started
     assert serial - parallel > 1.5, (serial, parallel)
+
+
+def test_budget_and_token_estimate_are_shown_never_enforced(tmp_path):
+    bench = write_bench(tmp_path, """
+        harness: mock
+        budget: 0.01
+        token_estimate: 10
+        scenarios:
+          - {name: a, prompt: p, mock: {steps: [{say: p}], metrics: {cost_usd: 0.02, tokens_in: 100, tokens_out: 20}}, checks: [{type: equals, value: p}]}
+          - {name: b, prompt: p, checks: [{type: equals, value: p}]}
+        """)
+    out = benchtape("run", bench, "--db", tmp_path / "x.db")
+    assert out.returncode == 0  # over budget, still a pass: the gauge is informational
+    assert "budget $0.01 (informational, not enforced): $0.0200 reported by 1 of 2 session(s)" in out.stdout
+    assert "token estimate 10 (informational, not enforced): 120 tokens reported by 1 of 2 session(s)" in out.stdout
