@@ -227,7 +227,8 @@ def _load_case_dir(path: Path, params: dict[str, Any]) -> BenchSpec:
 
 
 def is_eval_document(doc: Any) -> bool:
-    return isinstance(doc, dict) and "bench" in doc and "runs" in doc and "scenarios" not in doc
+    """An Eval file, by content: `bench:` or `runs:` and no scenarios (so a missing `bench:` is named as such)."""
+    return isinstance(doc, dict) and ("bench" in doc or "runs" in doc) and not any(k in doc for k in ("scenarios", "cases", "tests"))
 
 
 # ---------------------------------------------------------------- the loader
@@ -296,10 +297,10 @@ class _Loader:
             raise BadInput("a bench file must be a mapping at the top level", file=self.file, line=getattr(doc, "line", 1))
         if is_eval_document(doc):
             raise BadInput(
-                "this is an Eval file (bench: + runs:); Eval files are not supported in this version",
+                "this is an Eval file (bench: + runs:), not a bench",
                 file=self.file,
-                line=doc.line_of("bench") if isinstance(doc, LineDict) else None,
-                fix="run the bench file it names, with --param for each run's params",
+                line=doc.line_of("bench" if "bench" in doc else "runs") if isinstance(doc, LineDict) else None,
+                fix="run it as an Eval: `benchtape run EVAL.yaml` (list, preflight and check take it too); where one bench is needed, name the bench file it runs",
             )
         top = self.strict(
             doc,
