@@ -8,11 +8,13 @@ the reports as it goes.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from recorder.bench import BenchSpec, expand_paths, load_bench
+from recorder.control import audit
+from recorder.evalfile import EvalSpec, is_eval_file, load_eval
 from recorder.errors import BadInput, PreflightBlocked
 from recorder.leaks import ReportLeak, report_leaks
 from recorder.redact import redact_json
@@ -34,12 +36,15 @@ class BenchRun:
     verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
     generated: dict[str, str] = field(default_factory=dict)  # generate: values, kept out of every report
     harness: str = "mock"
+    name: str | None = None  # the Eval run's name
 
 
 @dataclass
 class RunOutcome:
     runs: list[BenchRun]
     preflight: Preflight
+    control: dict[str, Any] | None = None  # an Eval's control audit (recorder.control)
+    eval_path: str | None = None
 
     @property
     def results(self) -> list[dict[str, Any]]:
@@ -51,16 +56,62 @@ class RunOutcome:
         return 0 if self.results and all(r["status"] == "pass" for r in self.results) else 1
 
 
+def load_inputs(paths: list[str | Path], params: dict[str, Any] | None = None) -> tuple[EvalSpec | None, list[BenchSpec]]:
+    """An Eval file (recognised by content) and its runs' benches, or every bench named."""
+    expanded = expand_paths(paths)
+    evals = [p for p in expanded if is_eval_file(p)]
+    if evals and len(expanded) > 1:
+        raise BadInput("an Eval file runs alone, not beside other benches or Evals", file=str(evals[0]), fix="run each Eval (and the plain benches) in its own invocation")
+    if evals:
+        ev = load_eval(evals[0], params or {})
+        return ev, [r.bench for r in ev.runs]
+    return None, [load_bench(p, params or {}) for p in expanded]
+
+
 def load_benches(paths: list[str | Path], params: dict[str, Any] | None = None) -> list[BenchSpec]:
-    """Every bench named (folders expanded); bad input raises BadInput before anything runs."""
-    return [load_bench(p, params or {}) for p in expand_paths(paths)]
+    """Every bench named (folders expanded; an Eval file gives one bench per run); bad input raises BadInput before anything runs."""
+    return load_inputs(paths, params)[1]
 
 
-def preflight_all(benches: list[BenchSpec], options: RunOptions) -> Preflight:
+def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | None = None) -> Preflight:
     total = Preflight()
     for bench in benches:
         total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))
+    if ev is not None:
+        total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
+    total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench
     return total
+
+
+def control_audit(ev: EvalSpec) -> dict[str, Any]:
+    """The Eval's control diff over all its runs; raises recorder.control.Confounded when `control:` is violated."""
+    c = ev.control
+    return audit([(r.name, r.bench) for r in ev.runs], c.baseline if c else None, c.varies if c else None, enforced=c is not None)
+
+
+def run_eval(
+    ev: EvalSpec,
+    store: Store,
+    options: RunOptions,
+    *,
+    selected: list[str] | None = None,
+    report_json: Path | None = None,
+    report_dir: Path | None = None,
+    on_event: Event | None = None,
+) -> RunOutcome:
+    """Preflight the selected runs, audit the control (nothing runs if either stops), then one bench run per Eval run."""
+    runs = ev.select(selected)
+    pf = preflight_all([r.bench for r in runs], options, ev)
+    if not pf.ok:
+        raise PreflightBlocked(pf.blocking)
+    report = control_audit(ev)
+    emit = on_event or (lambda kind, data: None)
+    outcome = RunOutcome(runs=[], preflight=pf, control=report, eval_path=str(ev.path))
+    for r in runs:
+        outcome.runs.append(_run_one(r.bench, store, replace(options, eval_run=r.name), report_dir, emit, False))
+    if report_json is not None:
+        _write_combined(report_json, outcome, complete=True)
+    return outcome
 
 
 def run_benches(
@@ -98,7 +149,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         run_id=run_id,
         contexts={sc.name: scenario_context(sc.vars, sc.transform, control) for sc in bench.scenarios},
     )
-    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, harness=runner.harness)
+    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, harness=runner.harness, name=options.eval_run)
     lock = threading.Lock()
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
 
@@ -123,6 +174,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         status = scenario_status(verdicts, session)
         row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=scenario_context(sc.vars, sc.transform, control))
         row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
+        if options.eval_run:
+            row["eval_run"] = options.eval_run
         row = redact_json(row, store.redactor_for(record.session_id))  # check evidence is not redacted by the store
         with lock:
             state.results.append(row)
@@ -159,7 +212,7 @@ def _report(state: BenchRun, harness: str, complete: bool) -> dict[str, Any]:
 
 
 def _write_combined(path: Path, outcome: RunOutcome, complete: bool) -> None:
-    if len(outcome.runs) == 1:
+    if len(outcome.runs) == 1 and outcome.control is None:
         run = outcome.runs[0]
         doc = _report(run, run.harness, complete)
     else:
@@ -168,10 +221,12 @@ def _write_combined(path: Path, outcome: RunOutcome, complete: bool) -> None:
         doc = {
             "schema_version": REPORT_SCHEMA,
             "complete": complete,
-            "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir)} for r in outcome.runs],
+            "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir), **({"name": r.name} if r.name else {})} for r in outcome.runs],
             "results": outcome.results,
             "summary": summary(outcome.results),
         }
+        if outcome.control is not None:
+            doc["eval"], doc["control"] = outcome.eval_path, outcome.control
     write_report(path, doc, {k: v for run in outcome.runs for k, v in run.generated.items()})
 
 
@@ -212,4 +267,4 @@ def demo_bench_path() -> Path:
     raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is missing from this installation", fix="reinstall benchtape, or run it from a checkout")
 
 
-__all__ = ["load_benches", "run_benches", "preflight_all", "RunOptions", "RunOutcome", "Store"]
+__all__ = ["load_benches", "load_inputs", "run_benches", "run_eval", "preflight_all", "RunOptions", "RunOutcome", "Store"]

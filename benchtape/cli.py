@@ -88,27 +88,33 @@ def run_cmd(
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none` (runs in your real directory)."),
     keep_sandbox: bool = typer.Option(False, "--keep-sandbox", help="Keep each session's sandbox for debugging."),
     scenario: Optional[List[str]] = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
+    run: Optional[List[str]] = typer.Option(None, "--run", help="With an Eval file: run only this run entry (repeatable)."),
     report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
     report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Write a versioned report per invocation here, as it goes (with workspace snapshots)."),
     report_junit: Optional[Path] = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt), for CI."),
     plain: bool = typer.Option(False, "--plain", help="Append-only lines (implied when stderr is not a TTY or NO_COLOR is set)."),
 ) -> None:
-    """Run benches and grade every session as it finishes.
+    """Run benches (or an Eval file: one bench run per `runs:` entry) and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
     """
-    guarded(lambda: _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, report_junit=report_junit))
+    guarded(lambda: _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, report_junit=report_junit, eval_runs=run))
 
 
-def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, demo: bool = False, report_junit: Optional[Path] = None) -> int:
+def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, demo: bool = False, report_junit: Optional[Path] = None, eval_runs: Optional[List[str]] = None) -> int:
     from benchtape import render
-    from benchtape.api import load_benches, run_benches
+    from benchtape.api import load_inputs, run_benches, run_eval
     from recorder.bench import LEVELS
+    from recorder.control import Confounded
     from recorder.runner import Interrupted, RunOptions
 
     if sandbox is not None and sandbox not in LEVELS:
         raise BadInput(f"--sandbox {sandbox!r} is not a level", fix="use one of none, workspace, home, container")
-    loaded = load_benches(benches, parse_params(param))
+    ev, loaded = load_inputs(benches, parse_params(param))
+    if eval_runs and ev is None:
+        raise BadInput("--run selects runs of an Eval file, and no Eval file was named", fix="name an Eval file (bench: + runs:), or drop --run")
+    if ev is not None:
+        ev.select(eval_runs)  # unknown names are refused before anything runs
     options = RunOptions(
         harness=harness,
         model=model,
@@ -126,19 +132,27 @@ def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow
     is_plain = render.plain_wanted(plain)
     try:
         with render.Progress(is_plain) as progress:
-            outcome = run_benches(loaded, store, options, report_json=report_json, report_dir=report_dir, on_event=progress)
+            if ev is not None:
+                outcome = run_eval(ev, store, options, selected=eval_runs, report_json=report_json, report_dir=report_dir, on_event=progress)
+            else:
+                outcome = run_benches(loaded, store, options, report_json=report_json, report_dir=report_dir, on_event=progress)
     except Interrupted:
         raise KeyboardInterrupt from None
+    except Confounded as exc:
+        return _confounded(exc.report)
     for note in outcome.preflight.notes:
         print(f"note: {note}", file=sys.stderr)
-    render.results_table(outcome.results, is_plain)
-    render.repeat_summary(outcome.results, is_plain)
+    if outcome.control is not None:
+        _control_block(outcome.control)
+    labelled = _labelled(outcome.results)
+    render.results_table(labelled, is_plain)
+    render.repeat_summary(labelled, is_plain)
     for run in outcome.runs:
         _gauges(run)
     failed = [r for r in outcome.results if r["status"] != "pass"]
     print(f"database: {store.path}")
     for run in outcome.runs:
-        print(f"run {run.run_id} · grading {run.grading_id}")
+        print(f"run {run.run_id} · grading {run.grading_id}" + (f" · eval run {run.name}" if run.name else ""))
     if report_json:
         print(f"report: {report_json}")
     if report_dir:
@@ -158,6 +172,25 @@ def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow
         return 0
     print(f"{passed} passed, {len(failed)} failed")
     return outcome.exit_code
+
+
+def _labelled(results: list) -> list:
+    """An Eval's results carry their run's name in front of the scenario's."""
+    return [{**r, "scenario_id": f"{r['eval_run']} · {r['scenario_id']}"} if r.get("eval_run") else r for r in results]
+
+
+def _control_block(report: dict) -> None:
+    from recorder.control import render_lines
+
+    print("\n".join(render_lines(report)))
+
+
+def _confounded(report: dict) -> int:
+    from recorder.control import confounded_lines
+
+    _control_block(report)
+    print("\n".join(confounded_lines(report)), file=sys.stderr)
+    return 1
 
 
 def _gauges(run) -> None:
@@ -217,9 +250,15 @@ def list_cmd(
     """
 
     def body() -> int:
-        from benchtape.api import load_benches
+        from benchtape.api import load_inputs
 
-        for bench in load_benches(benches, parse_params(param)):
+        ev, loaded = load_inputs(benches, parse_params(param))
+        names = [r.name for r in ev.runs] if ev else [None] * len(loaded)
+        if ev is not None:
+            print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")
+        for name, bench in zip(names, loaded):
+            if name is not None:
+                print(f"run {name}  params {ev.runs[names.index(name)].params}")
             print(f"{bench.path}  ({bench.description or 'no description'}; harness {bench.harness or 'mock'})")
             for sc in bench.scenarios:
                 print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
@@ -253,15 +292,21 @@ def preflight_cmd(
     """
 
     def body() -> int:
-        from benchtape.api import load_benches, preflight_all
+        from benchtape.api import control_audit, load_inputs, preflight_all
+        from recorder.control import Confounded
         from recorder.runner import RunOptions
 
-        loaded = load_benches(benches, parse_params(param))
-        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, concurrency=concurrency))
+        ev, loaded = load_inputs(benches, parse_params(param))
+        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, concurrency=concurrency), ev)
         for note in pf.notes:
             print(f"  · {note}")
         if not pf.ok:
             raise PreflightBlocked(pf.blocking)
+        if ev is not None:
+            try:
+                _control_block(control_audit(ev))
+            except Confounded as exc:
+                return _confounded(exc.report)
         print(f"preflight: ok — {sum(len(b.scenarios) for b in loaded)} scenario(s) could run")
         return 0
 

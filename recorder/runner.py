@@ -46,6 +46,7 @@ class RunOptions:
     run_kind: str = "run"
     argv: list[str] = field(default_factory=list)
     scenarios: list[str] | None = None  # only these names
+    eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
 
 
 @dataclass
@@ -99,7 +100,7 @@ class Runner:
             harness=self.harness,
             model=self.model,
             argv=self.options.argv,
-            params=self.bench.params,
+            params={**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params,
         )
         return self.run_id
 
