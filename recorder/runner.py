@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from adapters.base import Adapter, Launch, get_adapter
+from adapters.base import Adapter, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
 from recorder import sandbox as local_sandbox
 from recorder.bench import BenchSpec, ScenarioSpec
@@ -257,16 +257,29 @@ class Runner:
                 return "error", None, False, 0.0, str(exc)
         line_no = 0
 
+        store_failure: list[str] = []
+
         def pump() -> None:
+            """Drain every line even when parsing or storing one fails: a reader that stopped
+            would leave the harness blocked on a full pipe until the timeout."""
             nonlocal line_no
             for line in proc.lines():
                 line_no += 1
-                self.store.append_raw(session_id, [(line_no, line)])
-                actions = parser.feed(line)
-                if actions:
-                    self.store.append(session_id, actions)
-                    for a in actions:
-                        self.on_event("action", {"session_id": session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
+                try:
+                    actions = parser.feed(line)
+                except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
+                    actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line)]
+                if store_failure:
+                    continue
+                try:
+                    self.store.append_raw(session_id, [(line_no, line)])
+                    if actions:
+                        self.store.append(session_id, actions)
+                except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
+                    store_failure.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
+                    continue
+                for a in actions:
+                    self.on_event("action", {"session_id": session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
 
         reader = threading.Thread(target=pump, name="benchtape-reader", daemon=True)
         reader.start()
@@ -289,7 +302,11 @@ class Runner:
                 break
         wall_ms = (time.monotonic() - started) * 1000
         reader.join(timeout=10)
-        tail = parser.finish()
+        try:
+            tail = parser.finish()
+        except Exception as exc:  # noqa: BLE001
+            tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
+        tail += [Action("error", {"message": m}) for m in store_failure]
         if tail:
             self.store.append(session_id, tail)
         if interrupted:

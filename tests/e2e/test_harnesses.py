@@ -140,3 +140,31 @@ def test_agent_env_and_plugins_are_refused_not_ignored(tmp_path):
     out = benchtape("preflight", p, env=run_env())
     assert out.returncode == 3
     assert "harness_config.agent_env is not supported" in out.stderr and "harness_config.plugins is not supported" in out.stderr
+
+
+def test_an_adapter_that_raises_keeps_the_stream_and_the_run(tmp_path, monkeypatch):
+    """A parser bug on one line is a warning with that line; the lines after it still record."""
+    from adapters.claude_stream import ClaudeStreamParser
+    from benchtape.api import load_benches, run_benches
+    from recorder.runner import RunOptions
+    from recorder.store import Store
+
+    real_feed = ClaudeStreamParser.feed
+    calls = {"n": 0}
+
+    def flaky_feed(self, line):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyError("boom")
+        return real_feed(self, line)
+
+    monkeypatch.setattr(ClaudeStreamParser, "feed", flaky_feed)
+    for k, v in run_env(FAKE_TRANSCRIPT=SUBAGENT_STREAM).items():
+        monkeypatch.setenv(k, v)
+    bench_file = bench(tmp_path, "claude-code", "- {type: cost, threshold: 1.0}")
+    store = Store(tmp_path / "c.db")
+    out = run_benches(load_benches([bench_file]), store, RunOptions())
+    session = store.load_session(out.results[0]["session_id"])
+    assert any("adapter failed on this line: KeyError" in w["what"] for w in session.warnings)
+    assert session.metrics.cost_usd == pytest.approx(0.5552176)  # the result line, long after, was recorded
+    assert len(store.raw_lines(session.id)) == sum(1 for l in (REALDATA / SUBAGENT_STREAM).read_text().splitlines() if l.strip())
