@@ -20,9 +20,16 @@ MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 
 
 def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
-    """Tar the tree under root (sorted, timestamps kept); returns the bytes and {files, bytes}."""
+    """Tar the tree under root (sorted, timestamps kept); returns the bytes and {files, bytes}.
+
+    A symlink pointing out of the tree (a venv's `bin/python -> /usr/bin/python3`, say) is left
+    out and listed in `links_out`: `restore` refuses such links, and one of them must not make
+    the whole workspace ungradable.
+    """
     buf = io.BytesIO()
     files = total = 0
+    links_out: list[str] = []
+    real_root = os.path.realpath(root)
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames.sort()
@@ -43,11 +50,21 @@ def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
                     with open(full, "rb") as f:
                         tar.addfile(info, f)
                     files += 1
-                elif info.issym() or info.isdir():
+                elif info.issym():
+                    target = os.path.normpath(os.path.join(real_root, os.path.dirname(arc), info.linkname))
+                    if os.path.isabs(info.linkname) or not (target == real_root or target.startswith(real_root + os.sep)):
+                        links_out.append(f"{arc} -> {info.linkname}")
+                        continue
+                    tar.addfile(info)
+                elif info.isdir():
                     tar.addfile(info)
             if rel_dir != "." and not filenames and not dirnames:
                 tar.addfile(tar.gettarinfo(dirpath, arcname=os.path.normpath(rel_dir)))
-    return buf.getvalue(), {"files": files, "bytes": total}
+    facts: dict[str, Any] = {"files": files, "bytes": total}
+    if links_out:
+        facts["links_out"] = links_out[:100]
+        facts["links_out_count"] = len(links_out)
+    return buf.getvalue(), facts
 
 
 def restore(data: bytes, dest: Path) -> None:

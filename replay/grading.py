@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import tarfile
 import tempfile
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
@@ -20,6 +21,7 @@ import orjson
 from checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
 from checks.registry import CommandRunner, run_local
 from recorder.model import CheckSpec, Result, Session
+from recorder.errors import BadInput
 from recorder.snapshot import restore
 from recorder.store import Store
 
@@ -136,7 +138,10 @@ def evaluate(
     run_command: CommandRunner = run_local,
 ) -> list[Verdict]:
     """Every check over one session: pure given the session and the workspace."""
-    graded = transform_output(session, transform)
+    try:
+        graded = transform_output(session, transform)
+    except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
+        return errored(checks, f"the scenario's output transform failed: {exc}")
     ctx = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), run_command=run_command, control=control)
     return [Verdict(check_path(i), c, c.evaluate(graded, ctx)) for i, c in enumerate(checks)]
 
@@ -171,10 +176,21 @@ def grade_stored(
     if work_dir is not None:
         verdicts = run(work_dir)
     else:
-        with restored_workspace(store, session) as root:
-            verdicts = run(root)
+        with ExitStack() as stack:
+            try:
+                root = stack.enter_context(restored_workspace(store, session))
+            except (BadInput, OSError, tarfile.TarError) as exc:  # e.g. the agent left a link out of its tree
+                why = f"the session's workspace snapshot could not be restored: {exc}"
+                verdicts = [v if not v.check.info.reads_workspace else Verdict(v.check_path, v.check, Result.error(why)) for v in run(None)]
+            else:
+                verdicts = run(root)
     store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
     return session, verdicts
+
+
+def errored(checks: list[Check], why: str) -> list[Verdict]:
+    """Every check's verdict an ERROR for one reason: nothing could be measured."""
+    return [Verdict(check_path(i), c, Result.error(why)) for i, c in enumerate(checks)]
 
 
 def new_grading(
