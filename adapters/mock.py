@@ -44,6 +44,7 @@ class MockAdapter:
         job = {
             "prompt": launch.prompt,
             "root": str(launch.root),
+            "cwd": str(launch.work_dir),
             "steps": script.get("steps") or [],
             "metrics": script.get("metrics"),
             "noop": self.noop,

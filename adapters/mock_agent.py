@@ -21,8 +21,9 @@ READ_ONLY_UNKNOWN = ("Read", "Glob", "Grep")  # like Claude Code: success record
 
 
 class Agent:
-    def __init__(self, root: str):
+    def __init__(self, root: str, cwd: str | None = None):
         self.root = os.path.realpath(root)
+        self.cwd = os.path.realpath(cwd) if cwd else self.root  # `cwd:` moves the agent, not the fence
         self.counter = 0
         self.subagents = 0
 
@@ -38,7 +39,7 @@ class Agent:
     # ------------------------------------------------------------ paths
     def resolve(self, path: str) -> str:
         """A path inside the workspace; anything escaping it is refused."""
-        full = os.path.realpath(os.path.join(self.root, path))
+        full = os.path.realpath(os.path.join(self.cwd, path))
         if full != self.root and not full.startswith(self.root + os.sep):
             raise PermissionError(f"path {path!r} is outside the workspace")
         return full
@@ -131,7 +132,7 @@ class Agent:
         try:
             proc = subprocess.run(
                 ["/bin/sh", "-c", a["command"]],
-                cwd=self.root,
+                cwd=self.cwd,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 timeout=timeout,
@@ -172,7 +173,7 @@ class Agent:
 
 def main() -> int:
     job = json.loads(sys.stdin.read() or "{}")
-    agent = Agent(job.get("root") or os.getcwd())
+    agent = Agent(job.get("root") or os.getcwd(), job.get("cwd"))
     prompt = job.get("prompt", "")
     if "!ERROR!" in prompt:
         agent.emit("error", {"message": "mock harness error forced by !ERROR! in the prompt"})

@@ -62,6 +62,8 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
         pf.merge(_container(sc, label))
     if sc.testdata is not None and not sc.testdata.is_dir():
         pf.blocking.append(f"{label}: testdata {sc.testdata} does not exist")
+    elif sc.cwd and sc.testdata is not None and sc.repo is None and sc.setup is None and sc.generate is None and not (sc.testdata / sc.cwd).is_dir():
+        pf.blocking.append(f"{label}: `cwd: {sc.cwd}` does not exist in the testdata ({sc.testdata / sc.cwd}); create it or fix cwd:")
     for key, path in (("setup", sc.setup), ("generate", sc.generate)):
         if path is not None and not os.access(path, os.X_OK):
             pf.blocking.append(f"{label}: `{key}:` {path} is not executable (chmod +x it)")

@@ -170,7 +170,11 @@ def grade_stored(
     def run(root: Path | None) -> list[Verdict]:
         if sandbox_for is None or root is None:
             return evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
-        with sandbox_for(root) as contained:
+        with ExitStack() as stack:
+            try:
+                contained = stack.enter_context(sandbox_for(root))
+            except Exception as exc:  # noqa: BLE001 - e.g. the engine went away: the workspace checks could not run
+                return only_session_checks(run(None), f"the grading container could not start: {exc}")
             return evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=contained)
 
     if work_dir is not None:
@@ -180,12 +184,16 @@ def grade_stored(
             try:
                 root = stack.enter_context(restored_workspace(store, session))
             except (BadInput, OSError, tarfile.TarError) as exc:  # e.g. the agent left a link out of its tree
-                why = f"the session's workspace snapshot could not be restored: {exc}"
-                verdicts = [v if not v.check.info.reads_workspace else Verdict(v.check_path, v.check, Result.error(why)) for v in run(None)]
+                verdicts = only_session_checks(run(None), f"the session's workspace snapshot could not be restored: {exc}")
             else:
                 verdicts = run(root)
     store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
     return session, verdicts
+
+
+def only_session_checks(verdicts: list[Verdict], why: str) -> list[Verdict]:
+    """Keep the verdicts of checks that read only the session; the workspace readers ERROR for `why`."""
+    return [v if not v.check.info.reads_workspace else Verdict(v.check_path, v.check, Result.error(why)) for v in verdicts]
 
 
 def errored(checks: list[Check], why: str) -> list[Verdict]:

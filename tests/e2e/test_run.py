@@ -338,3 +338,28 @@ def test_budget_and_token_estimate_are_shown_never_enforced(tmp_path):
     assert out.returncode == 0  # over budget, still a pass: the gauge is informational
     assert "budget $0.01 (informational, not enforced): $0.0200 reported by 1 of 2 session(s)" in out.stdout
     assert "token estimate 10 (informational, not enforced): 120 tokens reported by 1 of 2 session(s)" in out.stdout
+
+
+def test_cwd_moves_only_the_agent_and_a_missing_one_blocks(tmp_path):
+    (tmp_path / "td" / "pkg").mkdir(parents=True)
+    (tmp_path / "td" / "pkg" / "x.txt").write_text("x")
+    bench = write_bench(tmp_path, """
+        harness: mock
+        scenarios:
+          - name: sub
+            prompt: p
+            testdata: td
+            cwd: pkg
+            mock: {steps: [{tool: Bash, input: {command: "pwd"}}, {say: ok}]}
+            checks:
+              - {type: exec, args: {cmd: [test, -f, pkg/x.txt]}}   # checks resolve against the root
+              - {type: session:tool-used, value: Bash, args: {outcome: ok}}
+        """)
+    out = benchtape("run", bench, "--db", tmp_path / "x.db", "--report-json", tmp_path / "r.json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    session = json.loads((tmp_path / "r.json").read_text())["results"][0]["session"]
+    assert session["calls"][0]["output"].strip().endswith("/work/pkg")  # the agent started in cwd
+    assert session["work_dir"].endswith("/work")  # Session.WorkDir stays the root
+    bad = write_bench(tmp_path, "harness: mock\nscenarios: [{name: a, prompt: p, testdata: td, cwd: nope}]\n", )
+    out = benchtape("preflight", bad)
+    assert out.returncode == 3 and "`cwd: nope` does not exist in the testdata" in out.stderr
