@@ -381,13 +381,13 @@ def test_end_to_end_the_agent_sees_the_checkout_and_testdata_but_no_git(tmp_path
             mock:
               steps:
                 - tool: Bash
-                  input: {{command: "ls -A; cat a.txt"}}
+                  input: {{command: "ls -A ..; cat ../a.txt"}}
                 - say: done
     """)
     ran = run_bench(bench)
     assert ran.code == 0, ran.stderr
     [listing] = ran.actions("tool.result")
-    assert listing["output"] == "NOTES.md\na.txt\nsub\nversion one\n"  # the mock's Bash runs at the root; cwd: moves the agent only
+    assert listing["output"] == "NOTES.md\na.txt\nsub\nversion one\n"  # the agent starts in cwd (sub/), inside the staged root
     assert (repo["path"] / ".git").is_dir()  # the upstream is untouched
 
 
