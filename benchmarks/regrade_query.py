@@ -145,7 +145,7 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
 
 
 def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
-    from recorder.bench import load_bench
+    from recorder.spec.bench import load_bench
     from replay.query import compile_query, run_query
     from replay.regrade import regrade
     from replay.select import Selection

@@ -82,7 +82,7 @@ def overhead(runs: int) -> list[float]:
     import subprocess
 
     from benchtape.api import run_benches
-    from recorder.bench import load_bench
+    from recorder.spec.bench import load_bench
     from recorder.runner import RunOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="benchtape-overhead-"))

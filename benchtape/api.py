@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from recorder.bench import BenchSpec, expand_paths, load_bench
-from recorder.control import audit
-from recorder.evalfile import EvalSpec, is_eval_file, load_eval
+from recorder.spec.bench import BenchSpec, expand_paths, load_bench
+from recorder.spec.audit import audit
+from recorder.spec.evalfile import EvalSpec, is_eval_file, load_eval
 from recorder.errors import BadInput, PreflightBlocked
 from recorder.leaks import ReportLeak, report_leaks
 from recorder.redact import redact_json
@@ -43,7 +43,7 @@ class BenchRun:
 class RunOutcome:
     runs: list[BenchRun]
     preflight: Preflight
-    control: dict[str, Any] | None = None  # an Eval's control audit (recorder.control)
+    control: dict[str, Any] | None = None  # an Eval's control audit (recorder.spec.audit)
     eval_path: str | None = None
 
     @property
@@ -84,7 +84,7 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
 
 
 def control_audit(ev: EvalSpec) -> dict[str, Any]:
-    """The Eval's control diff over all its runs; raises recorder.control.Confounded when `control:` is violated."""
+    """The Eval's control diff over all its runs; raises recorder.spec.audit.Confounded when `control:` is violated."""
     c = ev.control
     return audit([(r.name, r.bench) for r in ev.runs], c.baseline if c else None, c.varies if c else None, enforced=c is not None)
 

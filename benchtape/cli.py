@@ -11,7 +11,7 @@ import typer
 
 from recorder.errors import BadInput, PreflightBlocked
 from recorder.leaks import ReportLeak
-from recorder.staging import StagingFailed
+from recorder.sandbox.staging import StagingFailed
 from recorder.version import VERSION
 
 app = typer.Typer(
@@ -67,7 +67,7 @@ def guarded(fn: Callable[[], int]) -> None:
 
 
 def parse_params(values: Optional[List[str]]) -> dict[str, Any]:
-    from recorder.params import parse_cli_param
+    from recorder.spec.params import parse_cli_param
 
     return dict(parse_cli_param(v) for v in values or [])
 
@@ -104,8 +104,8 @@ def run_cmd(
 def _run(benches, harness, model, db, repeat, concurrency, param, sandbox, allow_host_writes, keep_sandbox, scenario, report_json, report_dir, plain, demo: bool = False, report_junit: Optional[Path] = None, eval_runs: Optional[List[str]] = None) -> int:
     from benchtape import render
     from benchtape.api import load_inputs, run_benches, run_eval
-    from recorder.bench import LEVELS
-    from recorder.control import Confounded
+    from recorder.spec.bench import LEVELS
+    from recorder.spec.audit import Confounded
     from recorder.runner import Interrupted, RunOptions
 
     if sandbox is not None and sandbox not in LEVELS:
@@ -180,13 +180,13 @@ def _labelled(results: list) -> list:
 
 
 def _control_block(report: dict) -> None:
-    from recorder.control import render_lines
+    from recorder.spec.audit import render_lines
 
     print("\n".join(render_lines(report)))
 
 
 def _confounded(report: dict) -> int:
-    from recorder.control import confounded_lines
+    from recorder.spec.audit import confounded_lines
 
     _control_block(report)
     print("\n".join(confounded_lines(report)), file=sys.stderr)
@@ -293,7 +293,7 @@ def preflight_cmd(
 
     def body() -> int:
         from benchtape.api import control_audit, load_inputs, preflight_all
-        from recorder.control import Confounded
+        from recorder.spec.audit import Confounded
         from recorder.runner import RunOptions
 
         ev, loaded = load_inputs(benches, parse_params(param))

@@ -158,7 +158,7 @@ def regrade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from recorder.bench import load_bench
+        from recorder.spec.bench import load_bench
         from replay.regrade import regrade
 
         loaded = load_bench(bench, parse_params(param))

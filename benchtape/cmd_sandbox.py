@@ -19,8 +19,8 @@ def build_cmd(rebuild: bool = typer.Option(False, "--rebuild", help="Build again
     """
 
     def body() -> int:
-        from recorder.baseimage import ensure_base_image
-        from recorder.container import ContainerError, available, connect
+        from recorder.sandbox.baseimage import ensure_base_image
+        from recorder.sandbox.container import ContainerError, available, connect
 
         ok, why = available()
         if not ok:

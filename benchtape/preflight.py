@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
-from recorder.bench import BenchSpec, ScenarioSpec
+from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.model import CheckSpec
 
 @dataclass
@@ -76,7 +76,7 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
 def _container(sc: ScenarioSpec, label: str) -> Preflight:
     pf = Preflight()
     try:
-        from recorder.container import available
+        from recorder.sandbox.container import available
     except ImportError:
         pf.blocking.append(f"{label}: the container sandbox is not available in this build")
         return pf
@@ -84,8 +84,8 @@ def _container(sc: ScenarioSpec, label: str) -> Preflight:
     if not ok:
         pf.blocking.append(f"{label}: sandbox container needs a running Docker engine: {why}")
         return pf
-    from recorder.baseimage import BASE_IMAGE, _image_or_none
-    from recorder.container import connect
+    from recorder.sandbox.baseimage import BASE_IMAGE, _image_or_none
+    from recorder.sandbox.container import connect
 
     image = sc.sandbox.image
     if image is not None and _image_or_none(connect(), image) is None:

@@ -21,13 +21,13 @@ from typing import Any, Callable
 
 from adapters.base import Adapter, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
-from recorder import sandbox as local_sandbox
-from recorder.bench import BenchSpec, ScenarioSpec
-from recorder.claude_home import ClaudeHome
+from recorder.sandbox import local as local_sandbox
+from recorder.spec.bench import BenchSpec, ScenarioSpec
+from recorder.sandbox.claude_home import ClaudeHome
 from recorder.model import Action
-from recorder.outside_writes import OutsideWrites
+from recorder.sandbox.outside_writes import OutsideWrites
 from recorder.redact import redactor, secret_values
-from recorder.snapshot import snapshot
+from recorder.sandbox.snapshot import snapshot
 from recorder.store import Store
 
 STDERR_TAIL = 4000
@@ -78,7 +78,7 @@ class Runner:
         self.harness = options.harness or bench.harness or "mock"
         self.model = options.model or bench.harness_config.get("model")
         self.run_id: str | None = None
-        self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.staging.Seeds)
+        self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.sandbox.staging.Seeds)
 
     def adapter(self) -> Adapter:
         if self.harness == "mock":
@@ -108,7 +108,7 @@ class Runner:
         """Run every (scenario, attempt); returns records in completion order."""
         if self.run_id is None:
             self.start_run()
-        from recorder.staging import stage_seeds
+        from recorder.sandbox.staging import stage_seeds
 
         seeds = self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=self.on_event)
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
@@ -141,7 +141,7 @@ class Runner:
             raise Interrupted()
         level = self.level_of(scenario)
         if level == "container":
-            from recorder.container_run import run_in_container
+            from recorder.sandbox.container_run import run_in_container
 
             return run_in_container(self, scenario, attempt, seed)
         ws = local_sandbox.prepare(scenario, seed, level=level)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recorder.bench import BenchSpec
+from recorder.spec.bench import BenchSpec
 from recorder.errors import PreflightBlocked
 from recorder.runner import RunOptions
 from replay.grading import Verdict

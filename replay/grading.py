@@ -19,10 +19,10 @@ from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
 import orjson
 
 from checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
-from checks.registry import CommandRunner, run_local
+from recorder.commands import CommandRunner, run_local
 from recorder.model import CheckSpec, Result, Session
 from recorder.errors import BadInput
-from recorder.snapshot import restore
+from recorder.sandbox.snapshot import restore
 from recorder.store import Store
 
 
@@ -57,7 +57,7 @@ def command_sandbox(session: Session) -> SandboxFactory | None:
     started = session.actions[0].data if session.actions and session.actions[0].kind == "session.started" else {}
     if started.get("sandbox") != "container" or not isinstance(started.get("container"), dict):
         return None
-    from recorder.container_run import grading_factory
+    from recorder.sandbox.container_run import grading_factory
 
     return grading_factory(started["container"])
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 from checks import CheckConfigError, build
 from checks.registry import Check
-from recorder.bench import BenchSpec
+from recorder.spec.bench import BenchSpec
 from recorder.errors import BadInput
 from recorder.model import Result, Session
 from recorder.store import SessionRow, Store, dumps

@@ -23,7 +23,7 @@ from checks import CATALOG_VERSION, CheckConfigError, CheckContext, build, spec_
 from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
 from recorder.store import SessionRow, Store, loads
-from checks.registry import CommandRunner, run_local
+from recorder.commands import CommandRunner, run_local
 from replay.grading import SandboxFactory, command_sandbox, restored_workspace, transform_output
 from replay.report import load_report
 from replay.select import Selection, resolve, rows, rows_by_ids

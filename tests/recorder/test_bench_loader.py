@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from recorder.bench import expand_paths, load_bench, parse_duration
+from recorder.spec.bench import expand_paths, load_bench, parse_duration
 from recorder.errors import BadInput
-from recorder.params import parse_cli_param
+from recorder.spec.params import parse_cli_param
 
 
 def write(tmp_path: Path, text: str, name: str = "bench.yaml") -> Path:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from recorder.bench import load_bench
-from recorder.control import Confounded, audit
+from recorder.spec.bench import load_bench
+from recorder.spec.audit import Confounded, audit
 from recorder.errors import BadInput
-from recorder.evalfile import is_eval_file, load_eval
+from recorder.spec.evalfile import is_eval_file, load_eval
 
 BENCH = """
 description: d

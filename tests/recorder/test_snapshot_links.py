@@ -10,7 +10,7 @@ import tarfile
 from checks import build
 from recorder.model import Action, CheckSpec
 
-from recorder.snapshot import restore, snapshot
+from recorder.sandbox.snapshot import restore, snapshot
 from recorder.store import Store
 from replay.grading import grade_stored
 

@@ -30,7 +30,7 @@ def _no_engine(reason: str) -> None:
 
 @pytest.fixture(scope="session")
 def docker_client() -> Any:
-    from recorder.container import _probe
+    from recorder.sandbox.container import _probe
 
     ok, why, client = _probe(timeout=30)
     if not ok:
@@ -42,7 +42,7 @@ def docker_client() -> Any:
 @pytest.fixture(scope="session")
 def base_image(docker_client: Any) -> dict[str, Any]:
     """The base image, built (or reused) once per session, with how long that took."""
-    from recorder.baseimage import ensure_base_image
+    from recorder.sandbox.baseimage import ensure_base_image
 
     started = time.monotonic()
     tag = ensure_base_image(docker_client)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from recorder import snapshot as snap
+from recorder.sandbox import snapshot as snap
 from recorder.errors import BadInput
-from recorder.snapshot import restore, snapshot
+from recorder.sandbox.snapshot import restore, snapshot
 
 
 def tar_of(*entries: tuple) -> bytes:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from stagekit import run_bench, write_bench, write_program
-from recorder.bench import load_bench
-from recorder.staging import StagingFailed, stage_seeds
+from recorder.spec.bench import load_bench
+from recorder.sandbox.staging import StagingFailed, stage_seeds
 
 
 def stage(bench_path: Path):

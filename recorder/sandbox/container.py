@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping, Sequence
 
-from checks.registry import CommandResult
+from recorder.commands import CommandResult
 
 WORKSPACE_AT = "/workspace"
 ADAPTERS_AT = "/opt/benchtape"
@@ -411,7 +411,7 @@ class ContainerSandbox:
         import docker.errors
         from docker.types import Mount
 
-        from recorder.baseimage import ensure_base_image
+        from recorder.sandbox.baseimage import ensure_base_image
 
         if self.container is not None:
             raise ContainerError("this sandbox was already started; use a new ContainerSandbox per session")

@@ -23,7 +23,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from recorder.bench import BenchSpec
+from recorder.spec.bench import BenchSpec
 
 CONFOUNDED = "CONFOUNDED: runs differ in more than their instructions"
 

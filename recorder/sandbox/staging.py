@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from recorder.bench import BenchSpec, ScenarioSpec
-from recorder.checkout import CheckoutFailed, export_repo
+from recorder.spec.bench import BenchSpec, ScenarioSpec
+from recorder.sandbox.checkout import CheckoutFailed, export_repo
 from recorder.leaks import find_in_text, find_in_tree
 from recorder.redact import redactor, secret_values
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from recorder.bench import EVAL_KEYS, NOT_BUILT, BenchSpec, Finding, _Loader, is_eval_document, load_bench
+from recorder.spec.bench import EVAL_KEYS, NOT_BUILT, BenchSpec, Finding, _Loader, is_eval_document, load_bench
 from recorder.errors import BadInput, closest
 from recorder.model import Where
-from recorder.yamlsrc import LineDict, load_yaml_file, plain
+from recorder.spec.yamlsrc import LineDict, load_yaml_file, plain
 
 RUN_KEYS = {"name", "params"}
 CONTROL_KEYS = {"baseline", "varies"}

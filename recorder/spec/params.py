@@ -6,7 +6,7 @@ import re
 from typing import Any, Callable
 
 from recorder.errors import BadInput
-from recorder.yamlsrc import LineDict, LineList
+from recorder.spec.yamlsrc import LineDict, LineList
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 

@@ -9,10 +9,10 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, Iterator
 
-from checks.registry import CommandRunner
-from recorder import sandbox as local_sandbox
-from recorder.bench import SandboxSpec, ScenarioSpec
-from recorder.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
+from recorder.commands import CommandRunner
+from recorder.sandbox import local as local_sandbox
+from recorder.spec.bench import SandboxSpec, ScenarioSpec
+from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
 
 if TYPE_CHECKING:
     from recorder.runner import Runner, SessionRecord
@@ -23,7 +23,7 @@ _images: dict[str, str] = {}
 
 def resolve_image(spec: SandboxSpec) -> str:
     """The scenario's image: as named, built from its dockerfile, or benchtape's own base."""
-    from recorder.baseimage import build_image_from_dockerfile, ensure_base_image
+    from recorder.sandbox.baseimage import build_image_from_dockerfile, ensure_base_image
 
     key = spec.image or (str(spec.dockerfile) if spec.dockerfile else "<base>")
     with _image_lock:

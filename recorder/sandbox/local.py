@@ -2,7 +2,7 @@
 
 `workspace`: a fresh temp copy of the staged tree, real HOME. `home` (the default): the
 same, and HOME is that folder. `none`: the real directory, gated twice (the bench names
-it and the operator passes --allow-host-writes). `container` lives in recorder/container.py.
+it and the operator passes --allow-host-writes). `container` lives in recorder/sandbox/container.py.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from recorder.bench import ScenarioSpec
+from recorder.spec.bench import ScenarioSpec
 
 # Passed through from the host; everything else is scrubbed.
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER", "LOGNAME", "SHELL")

@@ -13,8 +13,8 @@ from typing import Any
 
 from recorder.errors import BadInput, closest
 from recorder.model import CheckSpec, Where
-from recorder.params import effective_params, substitute
-from recorder.yamlsrc import LineDict, LineList, load_yaml_file, plain
+from recorder.spec.params import effective_params, substitute
+from recorder.spec.yamlsrc import LineDict, LineList, load_yaml_file, plain
 
 # ---------------------------------------------------------------- the schema
 
