@@ -13,7 +13,6 @@ import ast
 import os
 import shlex
 import socket
-import sys
 import tempfile
 import urllib.error
 import urllib.parse
@@ -180,9 +179,12 @@ def python_check(spec: CheckSpec) -> Evaluator:
             job["source"] = source
         env_doc = envelope(session, spec, ctx)
         job["context"] = {"vars": env_doc["vars"], "config": dict(spec.config or {}), "session": env_doc["session"], "assertion": env_doc["assertion"], "prompt": session.prompt}
+        python = ctx.interpreter("python")
+        if python is None:
+            return Result.error("python: the grading sandbox has no Python interpreter (give the scenario an image with python3)")
         with _run_dir(ctx) as cwd:
             try:
-                done = ctx.run_command([sys.executable, "-I", "-c", _RUNNER], cwd, timeout, env=grader_env(), stdin=dumps_json(job))
+                done = ctx.run_command([*python, "-I", "-c", _RUNNER], cwd, timeout, env=grader_env(), stdin=dumps_json(job))
             except OSError as exc:
                 return Result.error(f"python: cannot start the interpreter: {exc}")
         log = done.output

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import orjson
 
-from recorder.commands import CommandResult, CommandRunner, run_local
+from recorder.commands import CommandResult, CommandRunner, Interpreter, local_interpreter, run_local
 from recorder.errors import closest
 from recorder.model import CheckSpec, Result, Session
 
@@ -41,6 +41,7 @@ class CheckContext:
     bench_dir: Path | None = None
     vars: Mapping[str, Any] = field(default_factory=dict)
     run_command: CommandRunner = run_local
+    interpreter: Interpreter = local_interpreter  # where run_command runs: python, node, … (None: absent there)
     control: bool = False  # grading the negative control (latency/cost are not applicable)
 
 

@@ -51,3 +51,22 @@ def run_local(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str]
 
 
 CommandRunner = Callable[..., CommandResult]
+
+
+Interpreter = Callable[[str], "list[str] | None"]
+"""An interpreter by name (`python`, `node`, `bun`, `go`, …) → the argv prefix that starts it
+where grading commands run, or None when that place has none. Code checks ask for their
+runtime this way, never `sys.executable`, so they work on the host and inside a container."""
+
+_HOST_ALIASES = {"python": "python3"}
+
+
+def local_interpreter(name: str) -> list[str] | None:
+    """The host's interpreters: benchtape's own Python for `python`, else the first on PATH."""
+    import shutil
+    import sys
+
+    if name in ("python", "python3"):
+        return [sys.executable]
+    found = shutil.which(_HOST_ALIASES.get(name, name))
+    return [found] if found else None
