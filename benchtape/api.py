@@ -20,7 +20,7 @@ from recorder.leaks import ReportLeak, report_leaks
 from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
-from replay.grading import Verdict, build_checks, grade_stored, new_grading, scenario_context, scenario_status
+from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from replay.report import build_report, report_dir_paths, result_row, write_json_atomic
 from benchtape.preflight import Preflight, preflight
 
@@ -139,6 +139,7 @@ def run_benches(
 
 def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
+    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control) for sc in bench.scenarios}
     runner = Runner(store, bench, options, on_event=emit)
     run_id = runner.start_run()
     grading_id = new_grading(
@@ -147,7 +148,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         {sc.name: sc.checks for sc in bench.scenarios},
         bench_path=str(bench.path),
         run_id=run_id,
-        contexts={sc.name: scenario_context(sc.vars, sc.transform, control) for sc in bench.scenarios},
+        contexts=contexts,
     )
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, harness=runner.harness, name=options.eval_run)
     lock = threading.Lock()
@@ -155,24 +156,10 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
 
     def on_session_done(record: SessionRecord) -> None:
         sc = record.scenario
-        grading_kwargs: dict[str, Any] = {}
-        if record.work_root is not None:
-            grading_kwargs["work_dir"] = record.work_root
-        if record.grading_sandbox is not None:
-            grading_kwargs["sandbox_for"] = record.grading_sandbox
-        session, verdicts = grade_stored(
-            store,
-            grading_id,
-            record.session_id,
-            checks[sc.name],
-            bench_dir=bench.dir,
-            vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})},
-            transform=sc.transform,
-            control=control,
-            **grading_kwargs,
-        )
+        context = replace(contexts[sc.name], vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})})
+        session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context)
         status = scenario_status(verdicts, session)
-        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=scenario_context(sc.vars, sc.transform, control))
+        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict())
         row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
         if options.eval_run:
             row["eval_run"] = options.eval_run

@@ -89,8 +89,9 @@ def grade_cmd(
 ) -> None:
     """Positive control: re-grade stored sessions with the exact checks they were graded with.
 
-    Every verdict is REPRODUCED, DIVERGED or COULD NOT RE-GRADE. Exit 0 all reproduced,
-    1 any diverged or not re-gradable, 3 nothing to re-grade.
+    Every verdict is REPRODUCED, DIVERGED, COULD NOT RE-GRADE or SKIPPED (a check reading a
+    workspace a report never carried, as the spec says). Exit 0 everything re-graded
+    reproduced, 1 any diverged or not re-gradable, 3 nothing to re-grade.
     Example: benchtape grade out.json   ·   benchtape grade 01J… --db runs.db
     """
 

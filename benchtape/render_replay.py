@@ -16,6 +16,7 @@ from benchtape.render import STATUS_STYLE, console
 VERDICT_STYLE = {
     "REPRODUCED": "green",
     "DIVERGED": "bold red",
+    "SKIPPED": "dim",
     "COULD NOT RE-GRADE": "yellow",
     "failed as required": "green",
     "WRONGLY PASSED": "bold red",
@@ -114,7 +115,8 @@ def reproduction(rep: Any, plain: bool) -> None:
         _say(out, f"recorded as grading {rep.grading_id} (source control), reproducing {', '.join(rep.reproduced_gradings)}", "dim")
     if rep.total == 0:
         _say(out, f"nothing to re-grade: {rep.sessions} session(s) with no stored verdicts", "yellow")
-    _say(out, f"{c['REPRODUCED']}/{rep.total} verdicts reproduced · {c['DIVERGED']} diverged · {c['COULD NOT RE-GRADE']} could not re-grade · {rep.sessions} session(s)")
+    skipped = f" · {c['SKIPPED']} skipped (what they read is not in the input)" if c["SKIPPED"] else ""
+    _say(out, f"{c['REPRODUCED']}/{rep.regraded} verdicts reproduced · {c['DIVERGED']} diverged · {c['COULD NOT RE-GRADE']} could not re-grade{skipped} · {rep.sessions} session(s)")
 
 
 # ---------------------------------------------------------------- regrade

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, score_threshold, short, tail
-from checks.envelope import envelope, grader_env, last_json_object, result_from_reply, score_passes
+from checks.envelope import envelope, last_json_object, result_from_reply, score_passes
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from recorder.commands import grading_env
 from recorder.model import CheckSpec, Result, Session
 
 # ---------------------------------------------------------------- shared
@@ -184,7 +185,7 @@ def python_check(spec: CheckSpec) -> Evaluator:
             return Result.error("python: the grading sandbox has no Python interpreter (give the scenario an image with python3)")
         with _run_dir(ctx) as cwd:
             try:
-                done = ctx.run_command([*python, "-I", "-c", _RUNNER], cwd, timeout, env=grader_env(), stdin=dumps_json(job))
+                done = ctx.run_command([*python, "-I", "-c", _RUNNER], cwd, timeout, env=grading_env(), stdin=dumps_json(job))
             except OSError as exc:
                 return Result.error(f"python: cannot start the interpreter: {exc}")
         log = done.output
@@ -263,7 +264,7 @@ def custom_exec(spec: CheckSpec) -> Evaluator:
         body = dumps_json(envelope(session, spec, ctx))
         with _run_dir(ctx) as cwd:
             try:
-                done = ctx.run_command(full, cwd, timeout, env=grader_env(), stdin=body)
+                done = ctx.run_command(full, cwd, timeout, env=grading_env(), stdin=body)
             except OSError as exc:
                 return Result.error(f"custom:exec: cannot start {full[0]!r}: {exc.strerror or exc}")
         log = tail(done.output)

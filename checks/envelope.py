@@ -8,7 +8,6 @@ reads the same document through the others.
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,6 @@ from recorder.model import Call, CheckSpec, Result, Session
 # `producer` says who wrote it.
 VERSION = "madbench/v1"
 PRODUCER = "benchtape"
-# What a grader's process inherits; nothing else (no API keys, no tokens) gets through.
-PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
 
 
 def call_doc(call: Call) -> dict[str, Any]:
@@ -58,13 +55,6 @@ def envelope(session: Session, spec: CheckSpec, ctx: CheckContext) -> dict[str, 
         "assertion": {"type": spec.type, "value": spec.value, "args": dict(spec.args or {})},
         "vars": dict(ctx.vars),
     }
-
-
-def grader_env() -> dict[str, str]:
-    env = {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-    env["BENCHTAPE"] = "1"
-    env["MADBENCH"] = "1"  # graders ported from madbench test for this marker
-    return env
 
 
 def score_passes(score: float, threshold: float | None) -> bool:

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import orjson
 
-from recorder.commands import CommandResult, CommandRunner, Interpreter, local_interpreter, run_local
+from recorder.commands import CommandResult, CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
 from recorder.errors import closest
 from recorder.model import CheckSpec, Result, Session
 
@@ -28,21 +28,41 @@ class CheckConfigError(Exception):
 
 
 
-@dataclass(frozen=True)
 class CheckContext:
     """What a check may read besides the Session: never the store, a sandbox or an adapter.
 
-    `work_dir` is the session's final workspace, restored from its snapshot; exec-style
-    checks run their commands through `run_command`, which a container sandbox replaces so
-    a check cannot touch the host.
+    `work_dir` is the session's final workspace, restored from its snapshot; when it is given
+    as `workspace` (a callable), it is restored only when a check first asks, and a workspace
+    that cannot be provided raises `Unavailable` there, so only the checks that read it ERROR.
+    Exec-style checks run commands through `run_command` and find their runtime through
+    `interpreter`, both provided by where grading runs (the host, or a container).
     """
 
-    work_dir: Path | None = None
-    bench_dir: Path | None = None
-    vars: Mapping[str, Any] = field(default_factory=dict)
-    run_command: CommandRunner = run_local
-    interpreter: Interpreter = local_interpreter  # where run_command runs: python, node, … (None: absent there)
-    control: bool = False  # grading the negative control (latency/cost are not applicable)
+    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control")
+
+    def __init__(
+        self,
+        work_dir: Path | None = None,
+        bench_dir: Path | None = None,
+        vars: Mapping[str, Any] | None = None,
+        run_command: CommandRunner = run_local,
+        interpreter: Interpreter = local_interpreter,
+        control: bool = False,
+        workspace: Callable[[], Path | None] | None = None,
+    ) -> None:
+        self._work_dir = work_dir
+        self._workspace = workspace
+        self.bench_dir = bench_dir
+        self.vars: Mapping[str, Any] = vars if vars is not None else {}
+        self.run_command = run_command
+        self.interpreter = interpreter
+        self.control = control  # grading the negative control (latency/cost are not applicable)
+
+    @property
+    def work_dir(self) -> Path | None:
+        if self._workspace is not None:
+            return self._workspace()
+        return self._work_dir
 
 
 Evaluator = Callable[[Session, CheckContext], Result]
@@ -186,13 +206,17 @@ class Check:
 
     def evaluate(self, session: Session, ctx: CheckContext) -> Result:
         """Run the check; an exception inside it is an ERROR verdict, never a crash."""
-        if self.spec.transform is not None:
-            try:
-                session = session.with_output(apply_transform(self.spec.transform, session.final_output))
-            except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
-                return Result.error(f"{self.type}: transform failed: {exc}")
         try:
+            if self.spec.transform is not None:
+                try:
+                    session = session.with_output(apply_transform(self.spec.transform, session.final_output))
+                except Unavailable:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
+                    return Result.error(f"{self.type}: transform failed: {exc}")
             result = self.evaluator(session, ctx)
+        except Unavailable as exc:  # what it reads could not be provided: one wording per cause
+            return Result.error(str(exc), {"unavailable": exc.cause})
         except CheckConfigError as exc:
             return Result.error(str(exc))
         except Exception as exc:  # noqa: BLE001

@@ -70,3 +70,28 @@ def local_interpreter(name: str) -> list[str] | None:
         return [sys.executable]
     found = shutil.which(_HOST_ALIASES.get(name, name))
     return [found] if found else None
+
+
+# What a grading command inherits from the host; nothing else (no API keys, no tokens).
+GRADING_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR")
+
+
+def grading_env() -> dict[str, str]:
+    """The scrubbed environment every grading command runs with (madbench's custom:exec rule),
+    plus the flags graders test for."""
+    env = {k: os.environ[k] for k in GRADING_ENV if k in os.environ}
+    env["BENCHTAPE"] = "1"
+    env["MADBENCH"] = "1"  # graders ported from madbench test for this marker
+    return env
+
+
+class Unavailable(Exception):
+    """Something a check needs could not be provided where it is graded: the workspace (no
+    snapshot, a corrupt one), the grading sandbox (no engine), the output (a transform that
+    raised). Raised by the context when a check first asks for it, so exactly the checks that
+    needed it ERROR, with one wording per cause (`str(exc)`) and a machine-readable `cause`
+    that the positive control reads (a report without snapshots SKIPs, never DIVERGEs)."""
+
+    def __init__(self, cause: str, why: str):
+        super().__init__(why)
+        self.cause = cause

@@ -7,10 +7,7 @@ every action already received, and the session simply has no `session.finished`.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -21,16 +18,12 @@ from typing import Any, Callable
 
 from adapters.base import Adapter, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
-from recorder.sandbox import local as local_sandbox
-from recorder.spec.bench import BenchSpec, ScenarioSpec
-from recorder.sandbox.claude_home import ClaudeHome
 from recorder.model import Action
-from recorder.sandbox.outside_writes import OutsideWrites
 from recorder.redact import redactor, secret_values
+from recorder.sandbox.levels import OpenWorkspace, runs_alone, sandbox_for
 from recorder.sandbox.snapshot import snapshot
+from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
-
-STDERR_TAIL = 4000
 
 
 @dataclass
@@ -55,8 +48,6 @@ class SessionRecord:
     scenario: ScenarioSpec
     attempt: int
     status: str
-    work_root: Path | None = None  # only while a `none`-level run keeps its real dir
-    grading_sandbox: Any = None  # workspace -> context manager of a command runner (container level)
 
 
 Event = Callable[[str, dict[str, Any]], None]
@@ -112,7 +103,7 @@ class Runner:
 
         seeds = self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=self.on_event)
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
-        serial = any(self.level_of(s) == "none" for s, _ in jobs)
+        serial = any(runs_alone(self.level_of(s)) for s, _ in jobs)
         workers = 1 if serial else max(1, self.options.concurrency)
         records: list[SessionRecord] = []
         self.on_event("run.started", {"run_id": self.run_id, "total": len(jobs), "bench": str(self.bench.path)})
@@ -137,88 +128,55 @@ class Runner:
 
     # ------------------------------------------------------------ one session
     def _one(self, scenario: ScenarioSpec, attempt: int, seed: Path | None) -> SessionRecord:
+        """Open the level's sandbox, record the session in it, close it; then hand it to grading."""
         if self.cancel.is_set():
             raise Interrupted()
-        level = self.level_of(scenario)
-        if level == "container":
-            from recorder.sandbox.container_run import run_in_container
-
-            return run_in_container(self, scenario, attempt, seed)
-        ws = local_sandbox.prepare(scenario, seed, level=level)
-        try:
-            audit = OutsideWrites(ws.temp) if ws.temp is not None else None
-            with ClaudeHome(ws.home) if level == "workspace" else contextlib.nullcontext() as home_guard:
-                after_exit = lambda: self._sandbox_notes(audit, home_guard)  # noqa: E731
-                record = self.record_session(scenario, attempt, ws.root, ws.agent_cwd, ws.home, ws.env, ws.secret_names, level, after_exit=after_exit)
-        finally:
-            if not self.options.keep_sandbox:
-                ws.cleanup()
-            elif ws.temp is not None:
-                self.on_event("sandbox.kept", {"scenario": scenario.name, "attempt": attempt, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
-        if level == "none":
-            record.work_root = ws.root
+        sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
+        with sandbox.open(scenario, seed) as box:
+            record = self._record(scenario, attempt, box)
         self.on_session_done(record)
         return record
 
-    def _sandbox_notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
-        """What the sandbox saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
-        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
-        outside = audit.message() if audit else None
-        if outside:
-            notes.append(Action("error", {"message": outside}))
-        for note in notes:
-            self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
-        return notes
+    def _kept(self, attempt: int) -> Event:
+        return lambda kind, data: self.on_event(kind, {**data, "attempt": attempt} if kind == "sandbox.kept" else data)
 
-    def record_session(
-        self,
-        scenario: ScenarioSpec,
-        attempt: int,
-        root: Path,
-        agent_cwd: Path,
-        home: Path,
-        env: dict[str, str],
-        secret_names: list[str],
-        level: str,
-        spawn: Callable[..., Any] | None = None,
-        launch_overrides: dict[str, Any] | None = None,
-        after_exit: Callable[[], list[Action]] | None = None,
-        started_extra: dict[str, Any] | None = None,
-    ) -> SessionRecord:
-        """Start the harness, stream its output into the store, snapshot the workspace."""
+    def _record(self, scenario: ScenarioSpec, attempt: int, box: OpenWorkspace) -> SessionRecord:
+        """Start the harness in the opened sandbox, stream its output into the store, snapshot the workspace."""
         adapter = self.adapter()
         store = self.store
-        session_id = store.new_session(self.run_id, scenario.name, cell_id=None, attempt=attempt, harness=self.harness, model=self.model, params=self.bench.params, workdir=str(root))
-        secrets = secret_values({**os.environ, **env}, secret_names)
+        session_id = store.new_session(self.run_id, scenario.name, cell_id=None, attempt=attempt, harness=self.harness, model=self.model, params=self.bench.params, workdir=str(box.root))
+        secrets = secret_values({**os.environ, **box.env}, box.secret_names)
         store.set_redactor(session_id, redactor(secrets))
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
         store.append(
             session_id,
             [
-                Action("session.started", {"scenario": scenario.name, "harness": self.harness, "model": self.model, "prompt": scenario.prompt, "attempt": attempt, "work_dir": str(root), "sandbox": level, **(started_extra or {})}),
-                Action("environment.expected", self.expected_environment(scenario, root, level)),
+                Action("session.started", {"scenario": scenario.name, "harness": self.harness, "model": self.model, "prompt": scenario.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **box.facts}),
+                Action("environment.expected", self.expected_environment(scenario, box.root, box.level)),
                 Action("message.user", {"text": scenario.prompt}),
             ],
         )
-        launch_args: dict[str, Any] = dict(
-            prompt=scenario.prompt,
-            work_dir=agent_cwd,
-            root=root,
-            home=home,
-            model=self.model,
-            harness_config=self.bench.harness_config,
-            scenario=scenario.raw,
-            session_uuid=str(uuid.uuid4()),
+        launch = Launch(
+            **{
+                "prompt": scenario.prompt,
+                "work_dir": box.agent_cwd,
+                "root": box.root,
+                "home": box.home,
+                "model": self.model,
+                "harness_config": self.bench.harness_config,
+                "scenario": scenario.raw,
+                "session_uuid": str(uuid.uuid4()),
+                **box.launch,
+            }
         )
-        launch = Launch(**{**launch_args, **(launch_overrides or {})})
-        status, exit_code, timed_out, wall_ms, stderr_tail = self._drive(adapter, launch, env, agent_cwd, scenario.timeout, session_id, spawn)
-        closing: list[Action] = list(after_exit()) if after_exit else []
+        status, exit_code, timed_out, wall_ms, stderr_tail = self._drive(adapter, launch, box, scenario.timeout, session_id)
+        closing: list[Action] = list(box.after_exit())
         if timed_out:
             closing.append(Action("error", {"message": f"timed out after {scenario.timeout:g}s; the harness's process group was killed"}))
         elif status == "error":
             closing.append(Action("error", {"message": f"harness exited with code {exit_code}", "stderr_tail": stderr_tail}))
         try:
-            data, facts = snapshot(root) if root.exists() else (b"", {"files": 0, "bytes": 0})
+            data, facts = snapshot(box.root) if box.root.exists() else (b"", {"files": 0, "bytes": 0})
             if data:
                 sha = store.put_blob(data)
                 closing.append(Action("workspace.snapshot", {"sha256": sha, **facts}))
@@ -242,19 +200,15 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
-    def _drive(self, adapter: Adapter, launch: Launch, env: dict[str, str], cwd: Path, timeout: float, session_id: str, spawn: Callable[..., Any] | None) -> tuple[str, int | None, bool, float, str]:
+    def _drive(self, adapter: Adapter, launch: Launch, box: OpenWorkspace, timeout: float, session_id: str) -> tuple[str, int | None, bool, float, str]:
         cmd = adapter.command(launch)
         parser = adapter.parser()
-        full_env = {**env, **cmd.env}
         started = time.monotonic()
-        if spawn is not None:
-            proc = spawn(cmd.argv, full_env, cwd, cmd.stdin)
-        else:
-            try:
-                proc = _LocalProcess(cmd.argv, full_env, cwd, cmd.stdin)
-            except OSError as exc:
-                self.store.append(session_id, [Action("error", {"message": f"could not start {cmd.argv[0]}: {exc}"})])
-                return "error", None, False, 0.0, str(exc)
+        try:
+            proc = box.spawn(cmd.argv, {**box.env, **cmd.env}, cmd.stdin)
+        except OSError as exc:
+            self.store.append(session_id, [Action("error", {"message": f"could not start {cmd.argv[0]}: {exc}"})])
+            return "error", None, False, 0.0, str(exc)
         line_no = 0
 
         store_failure: list[str] = []
@@ -316,45 +270,3 @@ class Runner:
         else:
             status = "ok" if exit_code == 0 else "error"
         return status, exit_code, timed_out, wall_ms, proc.stderr_tail()
-
-
-class _LocalProcess:
-    """A harness process on the host, in its own process group so a timeout kills all of it."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, stdin: bytes):
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        self._stderr = bytearray()
-        threading.Thread(target=self._feed, args=(stdin,), daemon=True).start()
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
-
-    def _feed(self, data: bytes) -> None:
-        try:
-            if data:
-                self.proc.stdin.write(data)
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-
-    def _drain_stderr(self) -> None:
-        for chunk in iter(lambda: self.proc.stderr.read(4096), b""):
-            self._stderr.extend(chunk)
-            del self._stderr[: max(0, len(self._stderr) - STDERR_TAIL)]
-
-    def lines(self):
-        for raw in iter(self.proc.stdout.readline, b""):
-            yield raw.decode("utf-8", "replace").rstrip("\r\n")
-
-    def wait(self, timeout: float) -> int | None:
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def stderr_tail(self) -> str:
-        return bytes(self._stderr).decode("utf-8", "replace")

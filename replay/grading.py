@@ -1,32 +1,46 @@
-"""Grading: one pass of a check set over stored sessions, appended as a grading and verdicts.
+"""Grading: one function grades a session, whichever command asks.
 
-Grading always reads the stored session (the `Session` projection) and its stored
-workspace snapshot, never in-memory run state, so a live grading and a re-grading
-a month later see exactly the same input.
+Live grading (`run`), the negative control (`check`), the positive control (`grade`) and
+`regrade` all call `grade_session`. They differ only in where the checks come from (the
+bench as it was, as it is now, or the stored specs) and where the verdicts go; the
+restore, the grading sandbox, the evaluation and the fallback when something is missing
+live here, once, so a verdict never depends on the command that produced it.
+
+What is missing is found lazily: the workspace is restored, and the grading sandbox
+started, only when a check first asks for them. A workspace that cannot be provided (no
+snapshot in the store, a corrupt one, a report without snapshots), a grading container
+that cannot start, or an output transform that raised each make exactly the checks that
+needed it ERROR, with one wording per cause (`recorder.commands.Unavailable`).
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import shutil
 import tarfile
 import tempfile
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
 from checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
-from recorder.commands import CommandRunner, run_local
-from recorder.model import CheckSpec, Result, Session
+from recorder.commands import Unavailable
 from recorder.errors import BadInput
+from recorder.model import CheckSpec, Result, Session
+from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
 from recorder.sandbox.snapshot import restore
-from recorder.store import Store
+from recorder.store import Store, dumps
 
-
-SandboxFactory = Callable[[Path], ContextManager[CommandRunner]]
+# The causes a check can be errored for, with the one wording each gets.
+NO_SNAPSHOT_IN_STORE = "snapshot_missing"
+SNAPSHOT_CORRUPT = "snapshot_corrupt"
+NOT_IN_REPORT = "not_in_report"
+GRADING_CONTAINER = "grading_container"
+TRANSFORM = "transform"
 
 
 @dataclass
@@ -40,26 +54,207 @@ class Verdict:
         """Whether the verdict decides the scenario: non-readouts, and readouts that errored."""
         return not self.check.readout or self.result.status == "ERROR"
 
+    @property
+    def unavailable(self) -> str | None:
+        """The cause, when the check could not be graded because what it reads was missing."""
+        return self.result.evidence.get("unavailable") if self.result.status == "ERROR" else None
+
     def row(self) -> dict[str, Any]:
-        return {
-            "check_path": self.check_path,
-            "type": self.check.type,
-            "metric": self.check.metric,
-            "spec": self.check.spec.to_dict(),
-            "spec_sha256": self.check.identity,
-            "result": self.result,
-            "readout": self.check.readout,
-        }
+        """The stored-verdict value: what `Store.add_verdicts` writes for this verdict."""
+        return {**static_row(self.check_path, self.check), "result": self.result}
 
 
-def command_sandbox(session: Session) -> SandboxFactory | None:
-    """A container session's exec checks run in a fresh container again when re-graded."""
-    started = session.actions[0].data if session.actions and session.actions[0].kind == "session.started" else {}
-    if started.get("sandbox") != "container" or not isinstance(started.get("container"), dict):
-        return None
-    from recorder.sandbox.container_run import grading_factory
+def static_row(path: str, check: Check) -> dict[str, Any]:
+    """The half of a verdict row that depends only on the check (built once per check when
+    thousands of sessions are graded with it)."""
+    return {"check_path": path, "type": check.type, "metric": check.metric, "spec": dumps(check.spec.to_dict()), "spec_sha256": check.identity, "readout": check.readout}
 
-    return grading_factory(started["container"])
+
+@dataclass(frozen=True)
+class GradingContext:
+    """Everything besides the session and its checks that a verdict depends on."""
+
+    bench_dir: Path | None = None
+    vars: Mapping[str, Any] = field(default_factory=dict)
+    transform: str | None = None  # the scenario's output transform
+    control: bool = False  # grading the negative control
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a grading keeps per scenario (`grading_scenarios`), so it can be reproduced."""
+        return {"vars": dict(self.vars), "transform": self.transform, "control": bool(self.control)}
+
+
+# ---------------------------------------------------------------- where the workspace comes from
+
+
+class WorkspaceSource(Protocol):
+    def restore(self, into: Path) -> bool:
+        """Put the session's final workspace at `into`; False when none was ever recorded;
+        raises Unavailable when one was recorded but cannot be provided."""
+
+
+class StoredSnapshot:
+    """The snapshot the session recorded, from the store's blobs (its sha256 verified)."""
+
+    def __init__(self, store: Store, session: Session):
+        self.store, self.session = store, session
+
+    def restore(self, into: Path) -> bool:
+        sha = (self.session.snapshot or {}).get("sha256")
+        if not sha:
+            return False
+        data = self.store.get_blob(sha)
+        if data is None:
+            raise Unavailable(NO_SNAPSHOT_IN_STORE, f"the session's workspace snapshot {sha[:12]} is missing from the store")
+        _restore_verified(data, sha, into)
+        return True
+
+
+class SnapshotFile:
+    """A snapshot tar a report folder carries (`--report-dir`), verified against the session's sha256."""
+
+    def __init__(self, path: Path, sha: str):
+        self.path, self.sha = path, sha
+
+    def restore(self, into: Path) -> bool:
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
+        _restore_verified(data, self.sha, into)
+        return True
+
+
+class NoWorkspace:
+    """A source that has no workspace to give, for a reason the check's verdict names."""
+
+    def __init__(self, cause: str | None = None, why: str = ""):
+        self.cause, self.why = cause, why
+
+    def restore(self, into: Path) -> bool:
+        if self.cause is None:
+            return False
+        raise Unavailable(self.cause, self.why)
+
+
+def _restore_verified(data: bytes, sha: str, into: Path) -> None:
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: its content does not match its sha256 {sha[:12]} (swapped or damaged)")
+    try:
+        restore(data, into)
+    except (BadInput, OSError, tarfile.TarError, ValueError) as exc:  # a corrupt or hostile snapshot
+        raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
+
+
+class _Host:
+    """One session's grading place, opened lazily: the workspace is restored, and the grading
+    sandbox started, when a check first asks; a failure is remembered and raised again for
+    every later check that asks, so each gets the same wording."""
+
+    def __init__(self, stack: ExitStack, source: WorkspaceSource, sandbox: GradingSandbox, bench_dir: Path | None):
+        self.stack, self.source, self.sandbox, self.bench_dir = stack, source, sandbox, bench_dir
+        self._work: Path | None = None
+        self._restored = False
+        self._host: GradingHost | None = None
+        self._failed: Unavailable | None = None
+
+    def work_dir(self) -> Path | None:
+        if not self._restored:
+            self._restored = True
+            temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
+            self.stack.callback(shutil.rmtree, temp, True)
+            try:
+                self._work = temp / "work" if self.source.restore(temp / "work") else None
+            except Unavailable as exc:
+                self._failed = exc
+        if self._failed is not None:
+            raise self._failed
+        return self._work
+
+    def grading_host(self) -> GradingHost:
+        if self._host is None:
+            work = self.work_dir()
+            if work is None:
+                from recorder.sandbox.local import LocalGrading  # nothing to mount: commands run in a temp dir on the host
+
+                self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
+            else:
+                self._host = self.stack.enter_context(self.sandbox.open(work, self.bench_dir))
+        return self._host
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        return self.grading_host().run(*args, **kwargs)
+
+    def interpreter(self, name: str) -> list[str] | None:
+        return self.grading_host().interpreter(name)
+
+
+class _OutputUnavailable(Session):
+    """The session as checks see it when the scenario's output transform raised: every other
+    part reads as recorded, and reading the output raises, so only the checks that read it ERROR."""
+
+    @property  # type: ignore[override]
+    def final_output(self) -> str | None:
+        raise Unavailable(TRANSFORM, self.__dict__["_why"])
+
+    @final_output.setter
+    def final_output(self, value: str | None) -> None:
+        pass
+
+
+def _graded_view(session: Session, transform: str | None) -> Session:
+    """The session with the scenario's `transform:` applied to its output, before any check sees it."""
+    if not transform:
+        return session
+    from checks.registry import apply_transform
+
+    try:
+        return session.with_output(apply_transform(transform, session.final_output))
+    except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
+        view = copy.copy(session)
+        view.__class__ = _OutputUnavailable
+        view.__dict__["_why"] = f"the scenario's output transform failed: {exc}"
+        return view
+
+
+def grade_session(
+    session: Session,
+    checks: Sequence[Check],
+    source: WorkspaceSource,
+    context: GradingContext,
+    *,
+    paths: Sequence[str] | None = None,
+    sandbox: GradingSandbox | None = None,
+) -> list[Verdict]:
+    """Every check over one session: the one grading function.
+
+    `source` says where the final workspace comes from; grading commands run where the
+    session's own sandbox facts say (`sandbox` overrides, for tests). `paths` are the checks'
+    places in their scenario (default `checks[i]`).
+    """
+    places = list(paths) if paths is not None else [check_path(i) for i in range(len(checks))]
+    graded = _graded_view(session, context.transform)
+    with ExitStack() as stack:
+        host = _Host(stack, source, sandbox or grading_sandbox_for(_started(session)), context.bench_dir)
+        ctx = CheckContext(bench_dir=context.bench_dir, vars=dict(context.vars), run_command=host.run, interpreter=host.interpreter, control=context.control, workspace=host.work_dir)
+        return [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
+
+
+def grade_stored(store: Store, grading_id: str, session_id: str, checks: Sequence[Check], context: GradingContext) -> tuple[Session, list[Verdict]]:
+    """Grade a stored session from the store alone and append its verdicts to the grading:
+    what live grading (and the negative control) does as each session finishes."""
+    session = store.load_session(session_id)
+    verdicts = grade_session(session, checks, StoredSnapshot(store, session), context)
+    store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
+    return session, verdicts
+
+
+def _started(session: Session) -> dict[str, Any]:
+    first = session.actions[0] if session.actions else None
+    return first.data if first is not None and first.kind == "session.started" else {}
+
+
+# ---------------------------------------------------------------- check sets and gradings
 
 
 def check_path(index: int) -> str:
@@ -74,6 +269,26 @@ def build_checks(specs: list[CheckSpec]) -> list[Check]:
 def checkset_sha(specs_by_scenario: Mapping[str, list[CheckSpec]]) -> str:
     canon = {name: [spec_hash(s) for s in specs] for name, specs in sorted(specs_by_scenario.items())}
     return hashlib.sha256(orjson.dumps(canon, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def new_grading(
+    store: Store,
+    source: str,
+    specs_by_scenario: Mapping[str, list[CheckSpec]],
+    *,
+    bench_path: str | None,
+    run_id: str | None = None,
+    note: str | None = None,
+    contexts: Mapping[str, GradingContext] | None = None,
+) -> str:
+    """A new grading; the per-scenario contexts are kept with it so it can be reproduced exactly."""
+    grading_id = store.new_grading(source, checkset_sha256=checkset_sha(specs_by_scenario), catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_id, note=note)
+    if contexts:
+        store.add_grading_scenarios(grading_id, {name: ctx.to_dict() for name, ctx in contexts.items()})
+    return grading_id
+
+
+# ---------------------------------------------------------------- the scenario rule
 
 
 def harness_ok(session: Session) -> bool:
@@ -97,128 +312,3 @@ def scenario_outcome(ok: bool, verdicts: Iterable[tuple[str, bool]]) -> str:
 
 def scenario_status(verdicts: list[Verdict], session: Session) -> str:
     return scenario_outcome(harness_ok(session), ((v.result.status, v.check.readout) for v in verdicts))
-
-
-def transform_output(session: Session, transform: str | None) -> Session:
-    """A scenario-level `transform:` rewrites the output before any check sees it."""
-    if not transform:
-        return session
-    from checks.registry import apply_transform
-
-    return session.with_output(apply_transform(transform, session.final_output))
-
-
-@contextmanager
-def restored_workspace(store: Store | None, session: Session, blob: bytes | None = None) -> Iterator[Path | None]:
-    """The session's final workspace, restored from its snapshot into a fresh temp folder."""
-    data = blob
-    if data is None and store is not None and session.snapshot and session.snapshot.get("sha256"):
-        data = store.get_blob(session.snapshot["sha256"])
-    if not data:
-        yield None
-        return
-    temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
-    try:
-        root = temp / "work"
-        restore(data, root)
-        yield root
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
-
-
-def evaluate(
-    session: Session,
-    checks: list[Check],
-    *,
-    work_dir: Path | None,
-    bench_dir: Path | None,
-    vars: Mapping[str, Any] | None = None,
-    transform: str | None = None,
-    control: bool = False,
-    run_command: CommandRunner = run_local,
-) -> list[Verdict]:
-    """Every check over one session: pure given the session and the workspace."""
-    try:
-        graded = transform_output(session, transform)
-    except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
-        return errored(checks, f"the scenario's output transform failed: {exc}")
-    ctx = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), run_command=run_command, control=control)
-    return [Verdict(check_path(i), c, c.evaluate(graded, ctx)) for i, c in enumerate(checks)]
-
-
-def grade_stored(
-    store: Store,
-    grading_id: str,
-    session_id: str,
-    checks: list[Check],
-    *,
-    bench_dir: Path | None,
-    vars: Mapping[str, Any] | None = None,
-    transform: str | None = None,
-    control: bool = False,
-    work_dir: Path | None = None,
-    run_command: CommandRunner = run_local,
-    sandbox_for: SandboxFactory | None = None,
-) -> tuple[Session, list[Verdict]]:
-    """Grade one stored session and append its verdicts to the grading.
-
-    `sandbox_for(workspace)` (a container scenario's) yields the command runner exec-style
-    checks use, so they run inside a fresh container, never on the host.
-    """
-    session = store.load_session(session_id)
-
-    def run(root: Path | None) -> list[Verdict]:
-        if sandbox_for is None or root is None:
-            return evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=run_command)
-        with ExitStack() as stack:
-            try:
-                contained = stack.enter_context(sandbox_for(root))
-            except Exception as exc:  # noqa: BLE001 - e.g. the engine went away: the workspace checks could not run
-                return only_session_checks(run(None), f"the grading container could not start: {exc}")
-            return evaluate(session, checks, work_dir=root, bench_dir=bench_dir, vars=vars, transform=transform, control=control, run_command=contained)
-
-    if work_dir is not None:
-        verdicts = run(work_dir)
-    else:
-        with ExitStack() as stack:
-            try:
-                root = stack.enter_context(restored_workspace(store, session))
-            except (BadInput, OSError, tarfile.TarError) as exc:  # e.g. the agent left a link out of its tree
-                verdicts = only_session_checks(run(None), f"the session's workspace snapshot could not be restored: {exc}")
-            else:
-                verdicts = run(root)
-    store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
-    return session, verdicts
-
-
-def only_session_checks(verdicts: list[Verdict], why: str) -> list[Verdict]:
-    """Keep the verdicts of checks that read only the session; the workspace readers ERROR for `why`."""
-    return [v if not v.check.info.reads_workspace else Verdict(v.check_path, v.check, Result.error(why)) for v in verdicts]
-
-
-def errored(checks: list[Check], why: str) -> list[Verdict]:
-    """Every check's verdict an ERROR for one reason: nothing could be measured."""
-    return [Verdict(check_path(i), c, Result.error(why)) for i, c in enumerate(checks)]
-
-
-def new_grading(
-    store: Store,
-    source: str,
-    specs_by_scenario: Mapping[str, list[CheckSpec]],
-    *,
-    bench_path: str | None,
-    run_id: str | None = None,
-    note: str | None = None,
-    contexts: Mapping[str, Mapping[str, Any]] | None = None,
-) -> str:
-    """A new grading; `contexts` (scenario → {vars, transform, control}) is kept with it so the
-    grading can be reproduced exactly (see `scenario_context`)."""
-    grading_id = store.new_grading(source, checkset_sha256=checkset_sha(specs_by_scenario), catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_id, note=note)
-    if contexts:
-        store.add_grading_scenarios(grading_id, {name: dict(ctx) for name, ctx in contexts.items()})
-    return grading_id
-
-
-def scenario_context(vars: Mapping[str, Any] | None, transform: str | None, control: bool) -> dict[str, Any]:
-    """What a grading used for one scenario besides the check specs."""
-    return {"vars": dict(vars or {}), "transform": transform, "control": bool(control)}

@@ -9,22 +9,18 @@ at flat memory.
 
 from __future__ import annotations
 
-import tarfile
 from collections import Counter
-from contextlib import nullcontext
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from checks import CheckConfigError, build
 from checks.registry import Check
 from recorder.spec.bench import BenchSpec
 from recorder.errors import BadInput
-from recorder.model import Result, Session
-from recorder.store import SessionRow, Store, dumps
-from replay.grading import Verdict, check_path, command_sandbox, evaluate, new_grading, restored_workspace, scenario_context, scenario_status
+from recorder.model import Session
+from recorder.store import SessionRow, Store
+from replay.grading import GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from replay.select import Selection, batch_gc, resolve, rows
-from replay.specs import reads_workspace
 
 BATCH = 200  # sessions per verdict transaction
 
@@ -62,9 +58,7 @@ class _Prepared:
 
     checks: list[Check]
     rows: list[dict[str, Any]]
-    needs_workspace: bool
-    vars: dict[str, Any]
-    transform: str | None
+    context: GradingContext
 
 
 def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
@@ -77,11 +71,8 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
                 built.append(build(spec))
             except CheckConfigError as exc:
                 raise BadInput(f"scenario {sc.name!r}: {check_path(i)} ({spec.type}): {exc}", file=str(spec.where.file or bench.path), line=spec.where.line, fix="fix the check, then regrade") from None
-        static = [
-            {"check_path": check_path(i), "type": c.type, "metric": c.metric, "spec": dumps(c.spec.to_dict()), "spec_sha256": c.identity, "readout": c.readout}
-            for i, c in enumerate(built)
-        ]
-        out[sc.name] = _Prepared(built, static, any(reads_workspace(c.spec) for c in built), dict(sc.vars), sc.transform)
+        static = [static_row(check_path(i), c) for i, c in enumerate(built)]
+        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False))
     return out
 
 
@@ -97,12 +88,12 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Calla
         {sc.name: sc.checks for sc in bench.scenarios},
         bench_path=str(bench.path),
         run_id=run_id,
-        contexts={sc.name: scenario_context(sc.vars, sc.transform, False) for sc in bench.scenarios},
+        contexts={name: p.context for name, p in prepared.items()},
     )
     summary = RegradeSummary(grading_id, str(bench.path))
     pending: list[tuple[str, list[dict[str, Any]]]] = []
     with batch_gc():
-        for row, session, prep, verdicts in _graded(store, bench, sel, prepared, summary.skipped):
+        for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
             if len(pending) >= BATCH:
                 store.add_verdicts_many(grading_id, pending)
@@ -117,7 +108,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Calla
     return summary
 
 
-def _graded(store: Store, bench: BenchSpec, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
+def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
     """Each selected session the bench has a scenario for, graded; the others counted in `skipped`."""
     control_runs: dict[str, bool] = {}
     generated: dict[tuple[str, str], dict[str, Any]] = {}  # a run's generate: values, per scenario
@@ -133,21 +124,5 @@ def _graded(store: Store, bench: BenchSpec, sel: Selection, prepared: dict[str, 
         if key not in generated:
             generated[key] = store.generated_vars(row.run_id, row.scenario)
         session = store.load_session(row.id, row)
-        yield row, session, prep, _grade(store, session, prep, bench.dir, control_runs[row.run_id], generated[key])
-
-
-def _grade(store: Store, session: Session, prep: _Prepared, bench_dir: Path, control: bool, generated: dict[str, Any] | None = None) -> list[Verdict]:
-    """The same evaluation live grading does; the workspace is restored only when a check reads it."""
-    try:
-        workspace = restored_workspace(store, session) if prep.needs_workspace else nullcontext(None)
-        sandbox_for = command_sandbox(session) if prep.needs_workspace else None
-        with workspace as root:
-            if sandbox_for is None or root is None:
-                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars={**prep.vars, **(generated or {})}, transform=prep.transform, control=control)
-            with sandbox_for(root) as contained:
-                return evaluate(session, prep.checks, work_dir=root, bench_dir=bench_dir, vars={**prep.vars, **(generated or {})}, transform=prep.transform, control=control, run_command=contained)
-    except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
-        why = f"the session's workspace snapshot could not be restored: {exc}"
-    except Exception as exc:  # noqa: BLE001 - otherwise only the scenario's transform can raise here
-        why = f"the scenario's output transform failed: {exc}"
-    return [Verdict(check_path(i), c, Result.error(why)) for i, c in enumerate(prep.checks)]
+        context = replace(prep.context, vars={**prep.context.vars, **generated[key]}, control=control_runs[row.run_id])
+        yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context)

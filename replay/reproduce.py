@@ -4,7 +4,10 @@ specs they were graded with, and say for every check whether its verdict reprodu
 Grading is meant to be a pure function of the stored session (and its stored workspace),
 so a verdict that does not come out the same twice is a check that cannot be trusted:
 DIVERGED. A check that cannot be re-run at all (its script is gone, its type is refused
-now, it reads a workspace nobody kept) is COULD NOT RE-GRADE, never a silent pass.
+now, it reads a workspace the store lost) is COULD NOT RE-GRADE, never a silent pass; a check
+that reads a workspace a report never carried is SKIPPED (as the spec says), and the control
+holds when everything it could re-grade reproduced. Every re-grade goes through
+`replay.grading.grade_session`, the function live grading uses.
 
 Input is either the database (the check specs are the `spec` JSON of each verdict row)
 or a report JSON alone (the actions and the checks are both in the report).
@@ -13,23 +16,20 @@ or a report JSON alone (the actions and the checks are both in the report).
 from __future__ import annotations
 
 import hashlib
-import tarfile
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from checks import CATALOG_VERSION, CheckConfigError, CheckContext, build, spec_hash
+from checks import CATALOG_VERSION, Check, CheckConfigError, build, spec_hash
 from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
 from recorder.store import SessionRow, Store, loads
-from recorder.commands import CommandRunner, run_local
-from replay.grading import SandboxFactory, command_sandbox, restored_workspace, transform_output
+from replay.grading import NOT_IN_REPORT, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
 from replay.report import load_report
 from replay.select import Selection, resolve, rows, rows_by_ids
-from replay.specs import check_index, missing_scripts, reads_workspace, spec_from_dict
+from replay.specs import check_index, missing_scripts, spec_from_dict
 
-REPRODUCED, DIVERGED, NOT_REGRADABLE = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE"
+REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
 SCORE_TOLERANCE = 1e-9
 
 
@@ -62,8 +62,9 @@ class CheckReplay:
     readout: bool
     stored: Outcome
     regraded: Outcome | None
-    verdict: str  # REPRODUCED | DIVERGED | COULD NOT RE-GRADE
+    verdict: str  # REPRODUCED | DIVERGED | COULD NOT RE-GRADE | SKIPPED
     why: str | None = None  # why it could not be re-graded
+    result: Result | None = None  # the verdict as graded now (None when the check could not be built)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,18 +99,23 @@ class Reproduction:
     grading_id: str | None = None  # the new grading recorded (database only)
     reproduced_gradings: list[str] = field(default_factory=list)
     sessions: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: {REPRODUCED: 0, DIVERGED: 0, NOT_REGRADABLE: 0})
+    counts: dict[str, int] = field(default_factory=lambda: {REPRODUCED: 0, DIVERGED: 0, NOT_REGRADABLE: 0, SKIPPED: 0})
 
     @property
     def total(self) -> int:
         return sum(self.counts.values())
 
     @property
+    def regraded(self) -> int:
+        """Checks the pass could re-grade or should have: all but the SKIPPED."""
+        return self.total - self.counts[SKIPPED]
+
+    @property
     def exit_code(self) -> int:
-        """0 all reproduced; 1 any diverged or not re-gradable; 3 nothing to re-grade."""
-        if self.total == 0:
+        """0 everything re-graded reproduced; 1 any diverged or not re-gradable; 3 nothing to re-grade."""
+        if self.regraded == 0:
             return 3
-        return 0 if self.counts[REPRODUCED] == self.total else 1
+        return 0 if self.counts[REPRODUCED] == self.regraded else 1
 
     def add(self, s: SessionReplay) -> None:
         self.sessions += 1
@@ -132,83 +138,48 @@ class _Stored:
     outcome: Outcome
 
 
-def replay_session(
-    session: Session,
-    stored: list[_Stored],
-    *,
-    bench_dir: Path | None,
-    vars: dict[str, Any],
-    transform: str | None,
-    control: bool,
-    workspace: Callable[[], Path | None],
-    no_workspace_why: str,
-) -> list[tuple[_Stored, Result | None, str | None]]:
-    """Re-run every stored check on the session; (stored, new result or None, why not)."""
-    out: list[tuple[_Stored, Result | None, str | None]] = []
-    try:
-        graded = transform_output(session, transform)
-    except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
-        return [(s, None, f"the scenario's output transform failed: {exc}") for s in stored]
-    ctx_cache: dict[bool, CheckContext] = {}
+def replay_session(session: Session, stored: list[_Stored], source: WorkspaceSource, context: GradingContext) -> list[CheckReplay]:
+    """Re-run every stored check on the session through the one grading function, and compare."""
+    buildable: list[tuple[_Stored, Check]] = []
+    refused: dict[str, str] = {}
     for s in stored:
-        try:
-            spec = spec_from_dict(s.spec)
-        except ValueError as exc:
-            out.append((s, None, str(exc)))
-            continue
-        gone = missing_scripts(spec, bench_dir)
-        if gone:
-            out.append((s, None, f"its script file is gone: {gone[0]}"))
-            continue
-        try:
-            check = build(spec)
-        except CheckConfigError as exc:
-            out.append((s, None, f"the check is refused now: {exc}"))
-            continue
-        needs_ws = reads_workspace(spec)
-        if needs_ws not in ctx_cache:
-            work_dir = workspace() if needs_ws else None
-            if needs_ws and work_dir is None:
-                failed = getattr(workspace, "error", None)
-                out.append((s, None, f"it reads the workspace and {failed or no_workspace_why}"))
-                continue
-            runner = workspace.runner() if needs_ws and hasattr(workspace, "runner") else run_local
-            ctx_cache[needs_ws] = CheckContext(work_dir=work_dir, bench_dir=bench_dir, vars=dict(vars or {}), control=control, run_command=runner)
-        out.append((s, check.evaluate(graded, ctx_cache[needs_ws]), None))
-    return out
+        why = _rebuilt(s, context.bench_dir)
+        if isinstance(why, str):
+            refused[s.check_path] = why
+        else:
+            buildable.append((s, why))
+    verdicts = grade_session(session, [c for _, c in buildable], source, context, paths=[s.check_path for s, _ in buildable])
+    fresh = {v.check_path: v for v in verdicts}
+    return [_compare(s, fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
 
 
-def _compare(s: _Stored, result: Result | None, why: str | None) -> CheckReplay:
-    if result is None:
-        verdict, regraded = NOT_REGRADABLE, None
-    else:
-        regraded = Outcome.of(result)
-        verdict = REPRODUCED if regraded.same_as(s.outcome) else DIVERGED
-    return CheckReplay(s.check_path, s.type, s.spec, s.spec_sha256, s.readout, s.outcome, regraded, verdict, why)
+def _rebuilt(s: _Stored, bench_dir: Path | None) -> Check | str:
+    """The check rebuilt from its stored spec, or why it cannot be (its script is gone, its type is refused now)."""
+    try:
+        spec = spec_from_dict(s.spec)
+    except ValueError as exc:
+        return str(exc)
+    gone = missing_scripts(spec, bench_dir)
+    if gone:
+        return f"its script file is gone: {gone[0]}"
+    try:
+        return build(spec)
+    except CheckConfigError as exc:
+        return f"the check is refused now: {exc}"
 
 
-class _LazyWorkspace:
-    """Restores the snapshot the first time a check asks for it, once per session."""
+def _compare(s: _Stored, fresh: Verdict | None, why: str | None) -> CheckReplay:
+    def replay(regraded: Outcome | None, verdict: str, why: str | None = None) -> CheckReplay:
+        return CheckReplay(s.check_path, s.type, s.spec, s.spec_sha256, s.readout, s.outcome, regraded, verdict, why, fresh.result if fresh else None)
 
-    def __init__(self, stack: ExitStack, open_ws: Callable[[], Any], sandbox_for: SandboxFactory | None = None):
-        self.stack, self.open_ws, self.done, self.path = stack, open_ws, False, None
-        self.sandbox_for = sandbox_for
-        self.error: str | None = None  # why the snapshot could not be restored
-
-    def __call__(self) -> Path | None:
-        if not self.done:
-            self.done = True
-            try:
-                self.path = self.stack.enter_context(self.open_ws())
-            except (BadInput, OSError, tarfile.TarError) as exc:  # a corrupt or hostile snapshot
-                self.error = f"its workspace snapshot could not be restored: {exc}"
-        return self.path
-
-    def runner(self) -> CommandRunner:
-        """Where exec-style checks run: inside a fresh container for a container session."""
-        if self.sandbox_for is None or self.path is None:
-            return run_local
-        return self.stack.enter_context(self.sandbox_for(self.path))
+    if fresh is None:
+        return replay(None, NOT_REGRADABLE, why)
+    regraded = Outcome.of(fresh.result)
+    if regraded.same_as(s.outcome):
+        return replay(regraded, REPRODUCED)
+    if fresh.unavailable is not None:  # what it reads is not here: no verdict to compare, not a divergence
+        return replay(None, SKIPPED if fresh.unavailable == NOT_IN_REPORT else NOT_REGRADABLE, fresh.result.reason)
+    return replay(regraded, DIVERGED)
 
 
 # ---------------------------------------------------------------- from the database
@@ -297,14 +268,9 @@ def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str
     session = store.load_session(row.id, row)
     stored = _stored_verdicts(store, target, row.id)
     bench_path = (grading or {}).get("bench_path")
-    bench_dir = Path(bench_path).parent if bench_path else None
-    control = bool((run or {}).get("kind") == "control")
-    with ExitStack() as stack:
-        ws = _LazyWorkspace(stack, lambda: restored_workspace(store, session), command_sandbox(session))
-        why = "no workspace snapshot was stored for this session" if not session.snapshot else "its workspace snapshot is missing from the store"
-        vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
-        graded = replay_session(session, stored, bench_dir=bench_dir, vars=vars, transform=context.get("transform"), control=control, workspace=ws, no_workspace_why=why)
-    one = SessionReplay(row.id, row.scenario, row.attempt, target, [_compare(s, r, w) for s, r, w in graded])
+    vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
+    ctx = GradingContext(Path(bench_path).parent if bench_path else None, vars, context.get("transform"), bool((run or {}).get("kind") == "control"))
+    one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx))
     if not one.checks:
         one.note = "the grading holds no verdicts for this session"
     store.add_verdicts(new_grading, row.id, [_verdict_row(c) for c in one.checks])
@@ -312,12 +278,9 @@ def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str
 
 
 def _verdict_row(c: CheckReplay) -> dict[str, Any]:
-    """The grade pass's own verdict; a check that could not be re-graded is an ERROR saying why."""
-    result = (
-        Result(c.regraded.passed, c.regraded.score, c.regraded.reason, {}, c.regraded.status)
-        if c.regraded is not None
-        else Result.error(f"could not re-grade: {c.why}")
-    )
+    """The grade pass's own verdict: the check as graded now; one that could not even be
+    rebuilt is an ERROR saying why."""
+    result = c.result if c.result is not None else Result.error(f"could not re-grade: {c.why}")
     try:
         sha = spec_hash(spec_from_dict(c.spec))
     except ValueError:
@@ -361,14 +324,16 @@ def session_from_report(result: dict[str, Any]) -> Session:
     return s
 
 
-def _snapshot_file(report: Path, run_id: str | None, session: Session) -> Path | None:
-    """Where `--report-dir` put this session's workspace snapshot, if the report came from there."""
-    if not run_id or not session.snapshot or not session.snapshot.get("sha256"):
-        return None
-    if report.name != f"{run_id}.json":
-        return None
-    tar = report.parent / run_id / "snapshots" / f"{session.snapshot['sha256']}.tar"
-    return tar if tar.is_file() else None
+def _report_workspace(report: Path, run_id: str | None, session: Session) -> WorkspaceSource:
+    """Where `--report-dir` put this session's workspace snapshot; a report written without
+    one cannot give workspace readers anything (they are SKIPPED)."""
+    sha = (session.snapshot or {}).get("sha256")
+    if not sha:
+        return NoWorkspace()
+    tar = report.parent / (run_id or "") / "snapshots" / f"{sha}.tar"
+    if run_id and report.name == f"{run_id}.json" and tar.is_file():
+        return SnapshotFile(tar, sha)
+    return NoWorkspace(NOT_IN_REPORT, "this report carries no workspace snapshots: write it with --report-dir, or grade from the database (benchtape grade RUN_ID)")
 
 
 def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, bench_dir: Path | None) -> SessionReplay:
@@ -388,17 +353,9 @@ def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, ben
         key=lambda s: check_index(s.check_path),
     )
     context = result.get("grading_context") or {}
-    tar = _snapshot_file(report, run_id, session)
-    if tar is not None:
-        why = "its snapshot could not be restored"
-    elif not session.snapshot:
-        why = "no workspace snapshot was recorded for this session"
-    else:
-        why = "this report carries no workspace snapshots: write it with --report-dir, or grade from the database (benchtape grade RUN_ID)"
-    with ExitStack() as stack:
-        ws = _LazyWorkspace(stack, lambda: restored_workspace(None, session, tar.read_bytes() if tar is not None else None))
-        graded = replay_session(session, stored, bench_dir=bench_dir, vars=context.get("vars") or {}, transform=context.get("transform"), control=bool(context.get("control")), workspace=ws, no_workspace_why=why)
-    one = SessionReplay(str(result.get("session_id")), str(result.get("scenario_id")), int(result.get("attempt") or 1), None, [_compare(s, r, w) for s, r, w in graded])
+    ctx = GradingContext(bench_dir, context.get("vars") or {}, context.get("transform"), bool(context.get("control")))
+    graded = replay_session(session, stored, _report_workspace(report, run_id, session), ctx)
+    one = SessionReplay(str(result.get("session_id")), str(result.get("scenario_id")), int(result.get("attempt") or 1), None, graded)
     if not one.checks:
         one.note = "the report holds no checks for this session"
     return one

@@ -578,6 +578,17 @@ class ContainerSandbox:
             return CommandResult(None, proc.output, timed_out=True)
         return CommandResult(code, proc.output)
 
+    def interpreter(self, name: str) -> list[str] | None:
+        """`commands.Interpreter` inside the container: what `command -v` finds on the image's
+        PATH (`python` means python3), asked once per name."""
+        exe = {"python": "python3"}.get(name, name)
+        cache = self.__dict__.setdefault("_interpreters", {})
+        if exe not in cache:
+            done = self.run(["/bin/sh", "-c", f"command -v {_sh_quote(exe)}"], self.mount_at, 30)
+            found = done.output.strip().splitlines()
+            cache[exe] = [found[-1]] if done.exit_code == 0 and found else None
+        return cache[exe]
+
     # -------------------------------------------------------- paths and env
     def _workspace_relative(self, container_path: str) -> PurePosixPath | None:
         p, root = PurePosixPath(container_path), PurePosixPath(self.mount_at)

@@ -1,19 +1,29 @@
 """Local sandbox levels: what a run gets its own copy of.
 
-`workspace`: a fresh temp copy of the staged tree, real HOME. `home` (the default): the
-same, and HOME is that folder. `none`: the real directory, gated twice (the bench names
-it and the operator passes --allow-host-writes). `container` lives in recorder/sandbox/container.py.
+`workspace`: a fresh temp copy of the staged tree, real HOME (the user's ~/.claude is put
+back afterwards). `home` (the default): the same, and HOME is that folder. `none`: the real
+directory, gated twice (the bench names it and the operator passes --allow-host-writes), one
+session at a time. `container` lives in recorder/sandbox/container_level.py.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Iterator, Mapping
 
+from recorder.commands import grading_env, local_interpreter, run_local
+from recorder.model import Action
+from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace, runs_alone
+from recorder.sandbox.claude_home import ClaudeHome
+from recorder.sandbox.outside_writes import OutsideWrites
 from recorder.spec.bench import ScenarioSpec
 
 # Passed through from the host; everything else is scrubbed.
@@ -103,3 +113,104 @@ def _apply_local_share(share: dict[str, str], root: Path) -> None:
     else:
         if not dest.exists():
             dest.symlink_to(src)
+
+
+class LocalLevel:
+    """The levels that run on the host: none, workspace, home."""
+
+    def __init__(self, level: str, *, keep: bool = False, on_event: Event | None = None):
+        self.level = level
+        self.runs_alone = runs_alone(level)
+        self.keep = keep
+        self.on_event = on_event or (lambda kind, data: None)
+
+    @contextlib.contextmanager
+    def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
+        ws = prepare(scenario, seed, level=self.level)
+        try:
+            audit = OutsideWrites(ws.temp) if ws.temp is not None else None
+            with ClaudeHome(ws.home) if self.level == "workspace" else contextlib.nullcontext() as home_guard:
+                yield OpenWorkspace(
+                    level=self.level,
+                    root=ws.root,
+                    agent_cwd=ws.agent_cwd,
+                    home=ws.home,
+                    env=ws.env,
+                    spawn=lambda argv, env, stdin: LocalProcess(argv, env, ws.agent_cwd, stdin),
+                    secret_names=ws.secret_names,
+                    after_exit=lambda: self._notes(audit, home_guard),
+                )
+        finally:
+            if not self.keep:
+                ws.cleanup()
+            elif ws.temp is not None:
+                self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
+
+    def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
+        """What the level saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
+        outside = audit.message() if audit else None
+        if outside:
+            notes.append(Action("error", {"message": outside}))
+        for note in notes:
+            self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
+        return notes
+
+
+class LocalProcess:
+    """A harness process on the host, in its own process group so a timeout kills all of it."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path, stdin: bytes):
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        self._stderr = bytearray()
+        threading.Thread(target=self._feed, args=(stdin,), daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
+
+    def _feed(self, data: bytes) -> None:
+        try:
+            if data:
+                self.proc.stdin.write(data)
+            self.proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def _drain_stderr(self) -> None:
+        for chunk in iter(lambda: self.proc.stderr.read(4096), b""):
+            self._stderr.extend(chunk)
+            del self._stderr[: max(0, len(self._stderr) - STDERR_TAIL)]
+
+    def lines(self) -> Iterator[str]:
+        for raw in iter(self.proc.stdout.readline, b""):
+            yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def stderr_tail(self) -> str:
+        """Read only after the drain thread has finished: a tail read while it still appends
+        loses what is in flight (the secrets test saw it under -n 8)."""
+        self._stderr_reader.join(timeout=5)
+        return bytes(self._stderr).decode("utf-8", "replace")
+
+
+class LocalGrading:
+    """Grading commands on the host, with a scrubbed environment: agent-written code that a
+    check runs (a test suite, say) never sees the host's tokens and keys."""
+
+    @contextlib.contextmanager
+    def open(self, work_dir: Path, bench_dir: Path | None = None) -> Iterator[GradingHost]:
+        yield GradingHost(run=_scrubbed_run, interpreter=local_interpreter)
+
+
+def _scrubbed_run(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> Any:
+    return run_local(argv, cwd, timeout, env={**grading_env(), **(env or {})}, stdin=stdin)

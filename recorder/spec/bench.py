@@ -49,7 +49,7 @@ METRIC_SOURCES = {
 }
 AGGREGATES = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "add": "sum", "total": "sum", "avg": "mean", "average": "mean"}
 MOCK_KEYS = {"steps", "metrics"}
-LEVELS = ("none", "workspace", "home", "container")
+from recorder.sandbox.levels import LEVELS  # noqa: E402 - the one list of levels
 RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "container"}
 ACCESS = ("rw", "copy", "ro")
 CAPTURES = ("log", "proxy", "log+proxy")

@@ -191,15 +191,12 @@ PATHOLOGICAL = {
 
 
 @pytest.mark.parametrize("name", sorted(PATHOLOGICAL))
-def test_adversarial_outputs_stay_fast(said, name):
-    """html.parser took 30 s on the first of these; every recognizer must stay near-linear."""
-    import time
-
+def test_adversarial_outputs_grade(said, name):
+    """html.parser took 30 s on the first of these; that they stay near-linear is measured by
+    `make bench` (benchmarks/adversarial.py), here only that every recognizer answers."""
     s = said(PATHOLOGICAL[name])
     for t in sorted(i for i, info in catalog().items() if info.family == "Structured"):
-        t0 = time.perf_counter()
         r = grade({"type": t}, s)
-        assert time.perf_counter() - t0 < 2.0, f"{t} took too long on {name}"
         assert 0.0 <= r.score <= 1.0
     if name == "nested tags":
         assert grade({"type": "contains-xml"}, s).passed and grade({"type": "is-xml"}, s).passed

@@ -55,7 +55,7 @@ def test_report_shape(demo_run):
     assert {"final_output", "actions", "calls", "subagents", "metrics", "work_dir", "environment"} <= r["session"].keys()
 
 
-def test_mock_edit_really_changes_the_file_exec_then_tests(demo_run):
+def test_mock_edit_really_changes_the_file_exec_then_tests(demo_run, tmp_path):
     d, _ = demo_run
     store = Store(d / "demo.db")
     sid = next(s.id for s in store.session_rows() if s.scenario == "fixes-the-bug")
@@ -64,10 +64,10 @@ def test_mock_edit_really_changes_the_file_exec_then_tests(demo_run):
     assert edit.outcome == "ok"
     bash = next(c for c in session.calls if c.tool == "Bash")
     assert bash.outcome == "ok"  # the agent's own test run after the edit passed
-    from replay.grading import restored_workspace
+    from replay.grading import StoredSnapshot
 
-    with restored_workspace(store, session) as root:
-        assert "return a + b" in (root / "calc.py").read_text()
+    assert StoredSnapshot(store, session).restore(tmp_path / "final")
+    assert "return a + b" in (tmp_path / "final" / "calc.py").read_text()
 
 
 def test_every_action_is_in_the_store_with_a_lifecycle(demo_run):
@@ -111,9 +111,7 @@ def _slow_bench(tmp_path: Path, timeout: str, sleep: float) -> tuple[Path, Path]
 
 def test_timeout_kills_the_process_group_and_is_recorded(tmp_path):
     bench, marker = _slow_bench(tmp_path, "1s", 2)
-    started = time.monotonic()
     out = benchtape("run", bench, "--db", tmp_path / "t.db", "--report-json", tmp_path / "r.json")
-    assert time.monotonic() - started < 15
     assert out.returncode == 1
     report = json.loads((tmp_path / "r.json").read_text())
     r = report["results"][0]
@@ -316,13 +314,11 @@ def test_concurrency_runs_scenarios_at_once(tmp_path):
     steps = '{steps: [{tool: Bash, input: {command: "sleep 1"}}, {say: ok}]}'
     scenarios = "\n".join(f"  - {{name: s{i}, prompt: p, mock: {steps}, checks: [{{type: equals, value: ok}}]}}" for i in range(4))
     bench = write_bench(tmp_path, "harness: mock\nscenarios:\n" + scenarios + "\n")
-    started = time.monotonic()
     assert benchtape("run", bench, "--db", tmp_path / "a.db", "--concurrency", "4").returncode == 0
-    parallel = time.monotonic() - started
-    started = time.monotonic()
-    assert benchtape("run", bench, "--db", tmp_path / "b.db", "--concurrency", "1").returncode == 0
-    serial = time.monotonic() - started
-    assert serial - parallel > 1.5, (serial, parallel)
+    con = sqlite3.connect(tmp_path / "a.db")
+    spans = con.execute("SELECT MIN(at), MAX(at) FROM actions GROUP BY session_id").fetchall()
+    # every session had started before any of them finished: they ran at once (recorded times, not a wall-clock bound)
+    assert len(spans) == 4 and max(start for start, _ in spans) < min(end for _, end in spans), spans
 
 
 def test_budget_and_token_estimate_are_shown_never_enforced(tmp_path):

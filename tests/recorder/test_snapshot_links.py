@@ -12,7 +12,7 @@ from recorder.model import Action, CheckSpec
 
 from recorder.sandbox.snapshot import restore, snapshot
 from recorder.store import Store
-from replay.grading import grade_stored
+from replay.grading import GradingContext, StoredSnapshot, grade_session
 
 
 def test_links_out_of_the_tree_are_left_out_and_listed(tmp_path):
@@ -47,9 +47,9 @@ def test_an_unrestorable_snapshot_errors_only_the_checks_that_read_the_workspace
         Action("workspace.snapshot", {"sha256": sha, "files": 1, "bytes": 2}),
         Action("session.finished", {"status": "ok", "exit_code": 0, "timed_out": False, "wall_ms": 1.0}),
     ])
-    gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
     checks = [build(CheckSpec(type="exec", args={"cmd": ["ls"]})), build(CheckSpec(type="equals", value="done"))]
-    _, verdicts = grade_stored(store, gid, sid, checks, bench_dir=tmp_path)
+    session = store.load_session(sid)
+    verdicts = grade_session(session, checks, StoredSnapshot(store, session), GradingContext(bench_dir=tmp_path))
     assert [v.result.status for v in verdicts] == ["ERROR", "PASS"]
     assert "could not be restored" in verdicts[0].result.reason and "'..'" in verdicts[0].result.reason
     assert not (tmp_path / "escape.txt").exists()

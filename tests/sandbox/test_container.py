@@ -89,10 +89,8 @@ def test_base_image_builds_and_is_reused(docker_client: Any, base_image: dict[st
     assert base_image["tag"] == BASE_IMAGE
     first = docker_client.images.get(BASE_IMAGE)
     assert first.labels.get(RECIPE_LABEL)
-    started = time.monotonic()
     assert ensure_base_image(docker_client) == BASE_IMAGE
-    assert time.monotonic() - started < 2.0, "a warm call must reuse the tag, not rebuild"
-    assert docker_client.images.get(BASE_IMAGE).id == first.id
+    assert docker_client.images.get(BASE_IMAGE).id == first.id, "a warm call must reuse the tag, not rebuild"
     script = (
         "for t in sh ls cat grep sed mkdir rm test env sleep python3; do command -v $t >/dev/null || echo missing $t; done; "
         "python3 -c 'import unittest, json, subprocess, sqlite3, tempfile; print(\"py ok\")'"
@@ -108,9 +106,9 @@ def test_dockerfile_is_built_once_by_content(docker_client: Any, base_image: dic
     tag = build_image_from_dockerfile(docker_client, dockerfile)
     assert tag.startswith("benchtape-scenario:") and len(tag.split(":")[1]) == 12
     try:
-        started = time.monotonic()
+        built = docker_client.images.get(tag).id
         assert build_image_from_dockerfile(docker_client, dockerfile) == tag
-        assert time.monotonic() - started < 2.0
+        assert docker_client.images.get(tag).id == built  # the same content is not built again
         with ContainerSandbox(tag) as box:
             box.start(tmp_path)
             assert box.run(["cat", "/etc/marker"], tmp_path, 10).output == "scenario\n"
@@ -295,9 +293,8 @@ def test_streamed_lines_arrive_before_exit(docker_client: Any, base_image: dict[
         box.start(tmp_path)
         script = "import sys, time\nfor i in range(3):\n    print(i, flush=True); time.sleep(0.3)\nprint('err', file=sys.stderr)"
         proc = box.spawn(["python3", "-c", script])
-        started = time.monotonic()
         first = next(proc.lines())
-        assert first == "0" and time.monotonic() - started < 0.5
+        assert first == "0" and proc.returncode is None  # it arrived while the process was still running
         assert list(proc.lines()) == ["1", "2"]
         assert proc.wait(10) == 0 and proc.stderr == "err\n"
         payload = json.dumps({"big": "x" * 300_000}).encode()

@@ -87,3 +87,40 @@ def test_preflight_blocks_an_image_that_is_not_here(tmp_path, base_image):
     (tmp_path / "b.yaml").write_text("harness: mock\nscenarios:\n  - {name: a, prompt: p, sandbox: {level: container, image: 'benchtape-no-such-image:1'}}\n")
     out = benchtape("preflight", tmp_path / "b.yaml")
     assert out.returncode == 3 and "never pulls" in out.stderr
+
+
+PYTHON_EVERYWHERE = """
+harness: mock
+defaults: {{interactive: false, timeout: 120s}}
+scenarios:
+  - name: py-{level}
+    prompt: p
+    testdata: calc
+    sandbox: {{level: {level}}}
+    mock: {{steps: [{{tool: Write, input: {{file_path: answer.txt, content: "42"}}}}, {{say: "the answer is 42"}}]}}
+    checks:
+      - type: python
+        value: |
+          def evaluate(output, context):
+              return "42" in output and open("answer.txt").read() == "42"
+      - type: python
+        value: file://grader.py
+"""
+
+
+@pytest.mark.parametrize("level", ["workspace", "home", "container"])
+def test_a_python_check_passes_at_every_level(tmp_path, base_image, level):
+    """Code checks take their interpreter from where grading runs: inside a container that is
+    the image's python3, never the host's sys.executable (which does not exist in there)."""
+    shutil.copytree(DEMO.parent / "calc", tmp_path / "calc")
+    (tmp_path / "grader.py").write_text("def evaluate(output, context):\n    return {'pass': output.endswith('42'), 'score': 1.0, 'reason': 'file grader'}\n")
+    (tmp_path / "bench.yaml").write_text(PYTHON_EVERYWHERE.format(level=level))
+    db = tmp_path / "c.db"
+    pre = benchtape("preflight", tmp_path / "bench.yaml")
+    assert pre.returncode == 0, pre.stdout + pre.stderr
+    run = benchtape("run", tmp_path / "bench.yaml", "--db", db, "--report-json", tmp_path / "r.json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    checks = json.loads((tmp_path / "r.json").read_text())["results"][0]["checks"]
+    assert [c["result"]["pass"] for c in checks] == [True, True], checks
+    graded = benchtape("grade", "--all", "--db", db)
+    assert graded.returncode == 0 and "DIVERGED" not in graded.stdout, graded.stdout + graded.stderr

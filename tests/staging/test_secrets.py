@@ -53,7 +53,7 @@ def test_a_secret_printed_by_the_agent_is_redacted_in_actions_raw_report_and_db_
 
 
 def test_check_evidence_in_the_report_is_redacted(tmp_path):
-    """An exec check runs with benchtape's env: its output is a check result, not an action, and the report still hides it."""
+    """An exec check runs with a scrubbed environment: agent-written code it runs never sees a host secret."""
     bench = write_bench(tmp_path, """
         harness: mock
         scenarios:
@@ -68,4 +68,4 @@ def test_check_evidence_in_the_report_is_redacted(tmp_path):
     ran = run_bench(bench, env={"MY_TOKEN": TOKEN})
     assert ran.code == 1
     report = ran.report.read_text()
-    assert TOKEN not in report and "grader sees [REDACTED]" in report
+    assert TOKEN not in report and "grader sees\\n" in report

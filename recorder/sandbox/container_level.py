@@ -1,0 +1,128 @@
+"""The `container` level: the staged workspace is mounted into a fresh container, the
+harness runs inside it, and the container is removed afterwards (also on timeout, errors
+and Ctrl-C) unless --keep-sandbox asks to keep it. Grading commands of a container session
+run in a fresh container of the same image, never on the host — live and on every re-grade."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator, Mapping
+
+from recorder.commands import Unavailable
+from recorder.sandbox import local
+from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
+from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
+from recorder.spec.bench import SandboxSpec, ScenarioSpec
+
+_image_lock = threading.Lock()
+_images: dict[str, str] = {}
+
+
+def resolve_image(spec: SandboxSpec) -> str:
+    """The scenario's image: as named, built from its dockerfile, or benchtape's own base."""
+    from recorder.sandbox.baseimage import build_image_from_dockerfile, ensure_base_image
+
+    key = spec.image or (str(spec.dockerfile) if spec.dockerfile else "<base>")
+    with _image_lock:
+        if key not in _images:
+            client = connect()
+            if spec.image:
+                _images[key] = spec.image
+            elif spec.dockerfile:
+                _images[key] = build_image_from_dockerfile(client, spec.dockerfile)
+            else:
+                _images[key] = ensure_base_image(client)
+        return _images[key]
+
+
+class _Proc:
+    """The run loop's `Process` over a `docker exec` stream."""
+
+    def __init__(self, proc: ContainerProcess):
+        self.proc = proc
+
+    def lines(self) -> Iterator[str]:
+        return self.proc.lines()
+
+    def wait(self, timeout: float) -> int | None:
+        try:
+            return self.proc.wait(timeout)
+        except TimeoutError:
+            return None
+
+    def kill(self) -> None:
+        self.proc.kill()
+
+    def stderr_tail(self) -> str:
+        return self.proc.stderr[-STDERR_TAIL:]
+
+
+class ContainerLevel:
+    level = "container"
+    runs_alone = False
+
+    def __init__(self, *, keep: bool = False, on_event: Event | None = None):
+        self.keep = keep
+        self.on_event = on_event or (lambda kind, data: None)
+
+    @contextlib.contextmanager
+    def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
+        spec = scenario.sandbox
+        image = resolve_image(spec)
+        ws = local.prepare(scenario, seed, level="container")
+        box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=spec.share_paths, resources=spec.resources or None, keep=self.keep)
+        try:
+            with box:
+                box.start(ws.root)
+                cwd_in = str(PurePosixPath(WORKSPACE_AT) / (scenario.cwd or ""))
+                env = {k: v for k, v in ws.env.items() if k not in ("PATH", "TMPDIR")}
+                env["HOME"] = WORKSPACE_AT
+
+                def spawn(argv: list[str], full_env: Mapping[str, str], stdin: bytes) -> _Proc:
+                    inside = {k: v for k, v in full_env.items() if k not in ("PATH", "TMPDIR")}
+                    return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin))
+
+                yield OpenWorkspace(
+                    level="container",
+                    root=ws.root,
+                    agent_cwd=ws.agent_cwd,
+                    home=ws.home,
+                    env=env,
+                    spawn=spawn,
+                    secret_names=ws.secret_names,
+                    launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
+                    facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}},
+                )
+                if self.keep:
+                    self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})
+        finally:
+            if not self.keep:
+                ws.cleanup()
+
+
+class ContainerGrading:
+    """From a session's recorded `container` facts: a fresh container (network none) on the
+    restored workspace, in which exec checks run and code checks find their interpreters."""
+
+    def __init__(self, container: Mapping[str, Any]):
+        self.container = dict(container)
+
+    @contextlib.contextmanager
+    def open(self, work_dir: Path, bench_dir: Path | None = None) -> Iterator[GradingHost]:
+        c = self.container
+        box: ContainerSandbox | None = None
+        shares = [{"from": str(bench_dir), "to": str(Path(bench_dir).resolve()), "access": "ro"}] if bench_dir is not None and Path(bench_dir).is_dir() else []
+        try:
+            box = ContainerSandbox(c.get("image"), network="none", user=c.get("user"), env=c.get("env") or {}, shares=shares, resources=c.get("resources"))
+            box.start(work_dir)
+        except Exception as exc:  # noqa: BLE001 - no engine, a missing image: the workspace checks cannot run
+            if box is not None:
+                with contextlib.suppress(Exception):
+                    box.remove()
+            raise Unavailable("grading_container", f"the grading container could not start: {exc}") from None
+        try:
+            yield GradingHost(run=box.run, interpreter=box.interpreter, where=f"container {c.get('image')}")
+        finally:
+            box.remove()

@@ -1,0 +1,127 @@
+"""The sandbox seam: one `Sandbox` per level, each opening a workspace a session runs in.
+
+The run loop only ever does "open, record, close": it asks `sandbox_for(level)` for the
+level's sandbox, opens it for one scenario (a fresh copy of the staged tree, or the real
+directory at `none`, or a container), starts the harness through the opened workspace's
+`spawn`, and closes it. Everything a level decides — where HOME is, what the environment
+holds, whether sessions may run at once, what must be put back afterwards, how grading
+commands run later — lives in the level's class, once.
+
+Grading a stored session needs the same knowledge without the recording: the
+`GradingSandbox` a session's `session.started` facts name (the host, or a fresh container
+with the same image) runs exec-style checks and provides interpreters for code checks.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Protocol
+
+from recorder.commands import CommandRunner, Interpreter
+from recorder.model import Action
+
+LEVELS = ("none", "workspace", "home", "container")
+STDERR_TAIL = 4000  # bytes of a harness's stderr kept for the error a failed session records
+
+
+class Process(Protocol):
+    """A started harness process, wherever it runs."""
+
+    def lines(self) -> Iterator[str]:
+        """Its stdout, one line at a time, as it arrives (newline-only splitting)."""
+
+    def wait(self, timeout: float) -> int | None:
+        """Its exit code, or None if it is still running after `timeout` seconds."""
+
+    def kill(self) -> None:
+        """Kill it and everything it started."""
+
+    def stderr_tail(self) -> str:
+        """The last STDERR_TAIL bytes of its stderr (complete once it has exited)."""
+
+
+Spawn = Callable[[list[str], Mapping[str, str], bytes], Process]
+
+
+@dataclass
+class OpenWorkspace:
+    """One session's opened sandbox: where the agent runs and how to start it there.
+
+    Paths are host paths (`root` is what is snapshotted); `launch` holds how the same
+    places look from inside (a container's /workspace), for the adapter's Launch.
+    """
+
+    level: str
+    root: Path
+    agent_cwd: Path
+    home: Path
+    env: dict[str, str]
+    spawn: Spawn
+    secret_names: list[str] = field(default_factory=list)
+    launch: dict[str, Any] = field(default_factory=dict)  # Launch overrides (root, work_dir, python, support_dir)
+    facts: dict[str, Any] = field(default_factory=dict)  # recorded in session.started (e.g. the container)
+    after_exit: Callable[[], list[Action]] = lambda: []  # notes once the harness exited (~/.claude put back, outside writes)
+
+
+class Sandbox(Protocol):
+    """A sandbox level."""
+
+    level: str
+    runs_alone: bool  # sessions at this level may not run concurrently (they share one real directory)
+
+    def open(self, scenario: Any, seed: Path | None) -> AbstractContextManager[OpenWorkspace]:
+        """A fresh workspace for one session of `scenario`, seeded from the staged tree; closed
+        (removed, unless kept) on exit, whatever happened inside."""
+
+
+@dataclass(frozen=True)
+class GradingHost:
+    """Where grading commands run for one restored workspace."""
+
+    run: CommandRunner
+    interpreter: Interpreter
+    where: str = "host"
+
+
+class GradingSandbox(Protocol):
+    def open(self, work_dir: Path, bench_dir: Path | None = None) -> AbstractContextManager[GradingHost]:
+        """Start whatever grading commands run in, on the restored workspace `work_dir`, with the
+        bench's folder readable at its own path (where `file://` graders live)."""
+
+
+Event = Callable[[str, dict[str, Any]], None]
+
+
+def runs_alone(level: str) -> bool:
+    """Whether sessions at `level` must run one at a time."""
+    return level == "none"
+
+
+def sandbox_for(level: str, *, keep: bool = False, on_event: Event | None = None) -> Sandbox:
+    """The sandbox of a level; `keep` leaves each session's sandbox in place for debugging."""
+    emit = on_event or (lambda kind, data: None)
+    if level == "container":
+        from recorder.sandbox.container_level import ContainerLevel
+
+        return ContainerLevel(keep=keep, on_event=emit)
+    from recorder.sandbox.local import LocalLevel
+
+    if level not in LEVELS:
+        raise ValueError(f"unknown sandbox level {level!r}")
+    return LocalLevel(level, keep=keep, on_event=emit)
+
+
+def grading_sandbox_for(started: Mapping[str, Any]) -> GradingSandbox:
+    """How a stored session's grading commands run, from its `session.started` facts: a
+    container session's in a fresh container of the same image (never on the host), any
+    other's on the host with a scrubbed environment."""
+    container = started.get("container") if started.get("sandbox") == "container" else None
+    if isinstance(container, dict):
+        from recorder.sandbox.container_level import ContainerGrading
+
+        return ContainerGrading(container)
+    from recorder.sandbox.local import LocalGrading
+
+    return LocalGrading()
