@@ -8,7 +8,6 @@ mock scenario under 150 ms median.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sqlite3
 import statistics

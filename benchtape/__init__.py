@@ -1,6 +1,46 @@
 """benchtape: benchmark agentic coding tools; record once, grade many times.
 
-The small public API: `load_benches`, `run_benches`, `RunOptions`, `Store`.
+The small public Python API (what a script or a notebook may rely on):
+
+    from benchtape import load_inputs, run_benches, RunOptions, Store, grade_session
+    evaluation, benches = load_inputs(["bench.yaml"])
+    outcome = run_benches(benches, Store(".benchtape/benchtape.db"), RunOptions(repeat=3))
+
+Names are imported on first use, so `import benchtape` costs nothing a command does not need.
 """
 
-from recorder.version import VERSION as __version__  # noqa: F401
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from recorder.version import VERSION as __version__
+
+_PUBLIC = {
+    "load_benches": "benchtape.api",
+    "load_inputs": "benchtape.api",
+    "run_benches": "benchtape.api",
+    "run_eval": "benchtape.api",
+    "RunOutcome": "benchtape.api",
+    "RunOptions": "recorder.runner",
+    "Store": "recorder.store",
+    "Session": "recorder.model",
+    "Action": "recorder.model",
+    "Result": "recorder.model",
+    "grade_session": "replay.grading",
+    "GradingContext": "replay.grading",
+    "StoredSnapshot": "replay.grading",
+    "preflight_all": "recorder.preflight",
+    "BenchtapeError": "recorder.errors",
+    "BadInput": "recorder.errors",
+    "ExitCode": "recorder.errors",
+}
+
+__all__ = ["__version__", *_PUBLIC]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'benchtape' has no attribute {name!r}")
+    return getattr(import_module(module), name)

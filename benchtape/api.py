@@ -16,13 +16,13 @@ from recorder.spec.bench import BenchSpec, expand_paths, load_bench
 from recorder.spec.audit import audit
 from recorder.spec.evalfile import EvalSpec, is_eval_file, load_eval
 from recorder.errors import BadInput, PreflightBlocked
-from recorder.leaks import ReportLeak, report_leaks
+from recorder.leaks import ReportLeak
 from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
 from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
-from replay.report import build_report, report_dir_paths, result_row, write_json_atomic
-from benchtape.preflight import Preflight, preflight
+from replay.report import report_dir_paths, result_row, run_report, save_snapshot, write_combined, write_report
+from recorder.preflight import Preflight, preflight_all
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -73,16 +73,6 @@ def load_benches(paths: list[str | Path], params: dict[str, Any] | None = None) 
     return load_inputs(paths, params)[1]
 
 
-def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | None = None) -> Preflight:
-    total = Preflight()
-    for bench in benches:
-        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))
-    if ev is not None:
-        total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
-    total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench
-    return total
-
-
 def control_audit(ev: EvalSpec) -> dict[str, Any]:
     """The Eval's control diff over all its runs; raises recorder.spec.audit.Confounded when `control:` is violated."""
     c = ev.control
@@ -110,7 +100,7 @@ def run_eval(
     for r in runs:
         outcome.runs.append(_run_one(r.bench, store, replace(options, eval_run=r.name), report_dir, emit, False))
     if report_json is not None:
-        _write_combined(report_json, outcome, complete=True)
+        write_combined(report_json, outcome, complete=True)
     return outcome
 
 
@@ -133,7 +123,7 @@ def run_benches(
     for bench in benches:
         outcome.runs.append(_run_one(bench, store, options, report_dir, emit, control))
     if report_json is not None:
-        _write_combined(report_json, outcome, complete=True)
+        write_combined(report_json, outcome, complete=True)
     return outcome
 
 
@@ -168,11 +158,11 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
             state.results.append(row)
             state.verdicts[record.session_id] = verdicts
             if snapshots_dir is not None and session.snapshot:
-                _save_snapshot(store, session.snapshot["sha256"], snapshots_dir)
+                save_snapshot(store, session.snapshot["sha256"], snapshots_dir)
             if report_path is not None and runner.seeds is not None:
                 state.generated = runner.seeds.values()
                 try:
-                    write_report(report_path, _report(state, runner.harness, complete=False), state.generated)
+                    write_report(report_path, run_report(state, runner.harness, complete=False), state.generated)
                 except ReportLeak:
                     pass  # the final write refuses, and says so
         emit("verdicts", {"session_id": record.session_id, "scenario": sc.name, "attempt": record.attempt, "status": status, "verdicts": verdicts})
@@ -189,56 +179,9 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
             store.add_generated_vars(run_id, runner.seeds.generated)
         state.results.sort(key=lambda r: (order.index(r["scenario_id"]), r["attempt"]))
         if report_path is not None:
-            write_report(report_path, _report(state, runner.harness, complete=completed), state.generated)
+            write_report(report_path, run_report(state, runner.harness, complete=completed), state.generated)
     emit("run.finished", {"run_id": run_id, "grading_id": grading_id})
     return state
-
-
-def _report(state: BenchRun, harness: str, complete: bool) -> dict[str, Any]:
-    return build_report(run_id=state.run_id, grading_id=state.grading_id, bench_path=str(state.bench.path), bench_dir=str(state.bench.dir), harness=harness, results=list(state.results), complete=complete)
-
-
-def _write_combined(path: Path, outcome: RunOutcome, complete: bool) -> None:
-    if len(outcome.runs) == 1 and outcome.control is None:
-        run = outcome.runs[0]
-        doc = _report(run, run.harness, complete)
-    else:
-        from replay.report import REPORT_SCHEMA, summary
-
-        doc = {
-            "schema_version": REPORT_SCHEMA,
-            "complete": complete,
-            "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir), **({"name": r.name} if r.name else {})} for r in outcome.runs],
-            "results": outcome.results,
-            "summary": summary(outcome.results),
-        }
-        if outcome.control is not None:
-            doc["eval"], doc["control"] = outcome.eval_path, outcome.control
-    write_report(path, doc, {k: v for run in outcome.runs for k, v in run.generated.items()})
-
-
-def write_report(path: Path, doc: dict[str, Any], generated: dict[str, str]) -> None:
-    """Write a report unless it would publish a `generate:` value (the answer key): then refuse, naming where."""
-    leaks = report_leaks(doc, generated)
-    if leaks:
-        listed = "\n    ".join(leaks[:20])
-        raise ReportLeak(
-            f"report {path} was NOT written: a generated value (the answer key) would be published in it:\n    {listed}"
-            "\n  the sessions are recorded in the database; fix: keep generated values out of check specs and vars, and let checks read them from vars"
-        )
-    write_json_atomic(path, doc)
-
-
-def _save_snapshot(store: Store, sha: str, folder: Path) -> None:
-    target = folder / f"{sha}.tar"
-    if target.exists():
-        return
-    data = store.get_blob(sha)
-    if data:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(target)
 
 
 def demo_bench_path() -> Path:
@@ -254,4 +197,4 @@ def demo_bench_path() -> Path:
     raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is missing from this installation", fix="reinstall benchtape, or run it from a checkout")
 
 
-__all__ = ["load_benches", "load_inputs", "run_benches", "run_eval", "preflight_all", "RunOptions", "RunOutcome", "Store"]
+

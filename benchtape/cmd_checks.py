@@ -7,11 +7,10 @@ from typing import Optional
 import orjson
 import typer
 
-from benchtape.cli import app, guarded
+from benchtape.cli import guarded
 from recorder.errors import BadInput
 
 
-@app.command("checks")
 def checks_cmd(
     type_: Optional[str] = typer.Argument(None, metavar="[TYPE]", help="One check type to describe."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
@@ -67,3 +66,7 @@ def checks_cmd(
         return 0
 
     guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("checks")(checks_cmd)

@@ -7,15 +7,15 @@ from typing import List, Optional
 
 import typer
 
-from benchtape.cli import DB_HELP, app, guarded, open_store
+from benchtape.cli import guarded
+from benchtape.options import Db, open_store
 
 
-@app.command("import")
 def import_cmd(
     harness: str = typer.Argument(..., help="claude-code or codex"),
     paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl)."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    db: Db = None,
 ) -> None:
     """Import transcripts recorded elsewhere as sessions (one per file), to grade and query them.
 
@@ -39,10 +39,9 @@ def import_cmd(
     guarded(body)
 
 
-@app.command("reparse")
 def reparse_cmd(
     session: str = typer.Argument(..., help="Session id."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    db: Db = None,
 ) -> None:
     """Re-derive a session's actions from its stored raw lines, into a new session linked to the old one.
 
@@ -56,3 +55,8 @@ def reparse_cmd(
         return 0
 
     guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_cmd)
+    app.command("reparse")(reparse_cmd)

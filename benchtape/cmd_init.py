@@ -7,10 +7,9 @@ from pathlib import Path
 
 import typer
 
-from benchtape.cli import app, guarded
+from benchtape.cli import guarded
 
 
-@app.command("init")
 def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbench.yaml and its testdata.")) -> None:
     """Write a starter bench (the demo: red-state testdata, a scripted mock agent, anti-cheat checks).
 
@@ -36,3 +35,7 @@ def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbe
         return 0
 
     guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init_cmd)

@@ -6,41 +6,27 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Optional
 
 import typer
 
-from benchtape.cli import DB_HELP, app, guarded, open_store, parse_params
+from benchtape.cli import guarded
+from benchtape.options import Benches, Db, Json, Params, Plain, open_store, parse_params, plain_wanted, selection
 from recorder.errors import BadInput
 
-JSON_HELP = "Print JSON instead of a table."
-PLAIN_HELP = "Plain lines (implied when stderr is not a TTY or NO_COLOR is set)."
-
-
-def _plain(flag: bool) -> bool:
-    from benchtape.render import plain_wanted
-
-    return plain_wanted(flag)
-
-
-def _selection(session: Optional[str], run: Optional[str], scenario: Optional[str], all_: bool):
-    from replay.select import Selection
-
-    return Selection(session=session, run=run, scenario=scenario, all=all_)
 
 
 # ---------------------------------------------------------------- check (the negative control)
 
 
-@app.command("check")
 def check_cmd(
-    benches: Optional[List[Path]] = typer.Argument(None, help="Bench files or folders (default: madbench.yaml here)."),
+    benches: Benches = None,
     verbose: bool = typer.Option(False, "-v", "--verbose", help="List every check, not only those that break the control."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    db: Db = None,
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none`: the checks run for real in your directory."),
-    param: Optional[List[str]] = typer.Option(None, "--param", help="Override a declared param: k=v (repeatable)."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    param: Params = None,
+    as_json: Json = False,
+    plain: Plain = False,
 ) -> None:
     """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
 
@@ -57,7 +43,7 @@ def check_cmd(
         loaded = load_benches(benches, parse_params(param))
         refuse_images(loaded)
         store = open_store(db)
-        is_plain = _plain(plain)
+        is_plain = plain_wanted(plain)
         try:
             with render.Progress(is_plain or as_json) as progress:
                 outcome = run_benches(loaded, store, control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:]), on_event=progress, control=True)
@@ -76,16 +62,15 @@ def check_cmd(
 # ---------------------------------------------------------------- grade (the positive control)
 
 
-@app.command("grade")
 def grade_cmd(
     target: Optional[str] = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run id (prefix)."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session (id prefix)."),
     run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix); the same as giving RUN_ID."),
     all_: bool = typer.Option(False, "--all", help="Every stored session."),
     grading: Optional[str] = typer.Option(None, "--grading", help="Reproduce this grading (default: each session's first grading, the one made with its run)."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    db: Db = None,
+    as_json: Json = False,
+    plain: Plain = False,
 ) -> None:
     """Positive control: re-grade stored sessions with the exact checks they were graded with.
 
@@ -99,7 +84,7 @@ def grade_cmd(
         from benchtape import render_replay
         from replay.reproduce import reproduce_report, reproduce_store
 
-        is_plain = _plain(plain)
+        is_plain = plain_wanted(plain)
         collected: list = []
 
         def on_session(one) -> None:
@@ -119,7 +104,7 @@ def grade_cmd(
             if run_id is not None and session:
                 raise BadInput("give a run id or --session, not both")
             store = open_store(db, must_exist=True)
-            rep = reproduce_store(store, _selection(session, run_id, None, all_), grading=grading, on_session=on_session)
+            rep = reproduce_store(store, selection(session, run_id, None, all_), grading=grading, on_session=on_session)
         if as_json:
             render_replay.emit_json({"source": rep.source, "input": rep.input, "grading_id": rep.grading_id, "reproduces": rep.reproduced_gradings, "counts": rep.counts, "exit_code": rep.exit_code, "sessions": collected})
         else:
@@ -141,15 +126,14 @@ def _is_report(target: str) -> bool:
 # ---------------------------------------------------------------- regrade / diff / gradings
 
 
-@app.command("regrade")
 def regrade_cmd(
     bench: Path = typer.Option(..., "--bench", help="The bench whose checks (as they are now) grade the stored sessions."),
     run: Optional[str] = typer.Option(None, "--run", help="Only this run's sessions (id prefix)."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario's sessions."),
     all_: bool = typer.Option(False, "--all", help="Every stored session (the default)."),
-    param: Optional[List[str]] = typer.Option(None, "--param", help="k=v (repeatable)."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    param: Params = None,
+    db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """Grade stored sessions with the bench's current checks, as a new grading. No agent runs.
 
@@ -164,20 +148,19 @@ def regrade_cmd(
 
         loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
-        summary = regrade(store, loaded, _selection(None, run, scenario, all_))
-        render_replay.regrade_summary(summary, _plain(plain))
+        summary = regrade(store, loaded, selection(None, run, scenario, all_))
+        render_replay.regrade_summary(summary, plain_wanted(plain))
         return 0
 
     guarded(body)
 
 
-@app.command("diff")
 def diff_cmd(
     grading_a: str = typer.Argument(..., help="The earlier grading (id prefix)."),
     grading_b: str = typer.Argument(..., help="The later grading (id prefix)."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    as_json: Json = False,
+    db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """Compare two gradings verdict by verdict: flips, score deltas, changed, added and removed checks.
 
@@ -192,17 +175,16 @@ def diff_cmd(
         if as_json:
             render_replay.emit_json(d.to_dict())
         else:
-            render_replay.grading_diff(d, _plain(plain))
+            render_replay.grading_diff(d, plain_wanted(plain))
         return 0
 
     guarded(body)
 
 
-@app.command("gradings")
 def gradings_cmd(
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    as_json: Json = False,
+    db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """List gradings: id, source (live, regrade, control), when, how many sessions, bench.
 
@@ -217,7 +199,7 @@ def gradings_cmd(
         if as_json:
             render_replay.emit_json(rows)
         else:
-            render_replay.gradings_list(rows, _plain(plain))
+            render_replay.gradings_list(rows, plain_wanted(plain))
         return 0
 
     guarded(body)
@@ -226,7 +208,6 @@ def gradings_cmd(
 # ---------------------------------------------------------------- query / sessions / show
 
 
-@app.command("query")
 def query_cmd(
     expr: str = typer.Argument(..., help="A JMESPath expression over {session, actions, calls, subagents, metrics, environment, final_output, verdicts}."),
     session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix): print the bare result."),
@@ -234,7 +215,7 @@ def query_cmd(
     scenario: Optional[str] = typer.Option(None, "--scenario", help="This scenario's sessions."),
     all_: bool = typer.Option(False, "--all", help="Every session (the default)."),
     keep_null: bool = typer.Option(False, "--keep-null", help="Also print sessions where the result is null."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    db: Db = None,
 ) -> None:
     """JMESPath over stored sessions: JSON Lines {session_id, scenario, result}, or the bare result with --session.
 
@@ -252,19 +233,18 @@ def query_cmd(
             sid = resolve(store, "sessions", session)
             render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
             return 0
-        for line in run_query(store, query, _selection(None, run, scenario, all_), keep_null=keep_null):
+        for line in run_query(store, query, selection(None, run, scenario, all_), keep_null=keep_null):
             render_replay.emit_jsonl(line)
         return 0
 
     guarded(body)
 
 
-@app.command("sessions")
 def sessions_cmd(
     run: Optional[str] = typer.Option(None, "--run", help="Only this run (id prefix)."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    as_json: Json = False,
+    db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """Runs and their sessions: id, scenario, attempt, harness, status (incomplete when it never finished), verdicts.
 
@@ -279,18 +259,17 @@ def sessions_cmd(
         if as_json:
             render_replay.emit_json([{"run": r, "sessions": [s.to_dict() for s in lines]} for r, lines in groups])
         else:
-            render_replay.session_list(groups, _plain(plain))
+            render_replay.session_list(groups, plain_wanted(plain))
         return 0
 
     guarded(body)
 
 
-@app.command("show")
 def show_cmd(
     session: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
     as_json: bool = typer.Option(False, "--json", help="Print the session document (what query reads)."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
-    plain: bool = typer.Option(False, "--plain", help=PLAIN_HELP),
+    db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """One session's timeline (seq, thread, kind, tool, outcome, tokens, text), then its latest verdicts.
 
@@ -306,7 +285,18 @@ def show_cmd(
         if as_json:
             render_replay.emit_json(document(shown.row, shown.session, shown.verdicts))
         else:
-            render_replay.timeline(shown, _plain(plain))
+            render_replay.timeline(shown, plain_wanted(plain))
         return 0
 
     guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("check")(check_cmd)
+    app.command("grade")(grade_cmd)
+    app.command("regrade")(regrade_cmd)
+    app.command("diff")(diff_cmd)
+    app.command("gradings")(gradings_cmd)
+    app.command("query")(query_cmd)
+    app.command("sessions")(sessions_cmd)
+    app.command("show")(show_cmd)

@@ -7,16 +7,16 @@ from typing import Optional
 
 import typer
 
-from benchtape.cli import DB_HELP, app, guarded, open_store
+from benchtape.cli import guarded
+from benchtape.options import Db, open_store
 from recorder.errors import BadInput
 
 
-@app.command("report")
 def report_cmd(
     run: Optional[str] = typer.Argument(None, help="Run id (a unique prefix is enough): every session of it."),
     session: Optional[str] = typer.Option(None, "--session", help="Only this session (id prefix)."),
     html: Path = typer.Option(..., "--html", help="Write the HTML page here (one file: inline CSS, no scripts, no network)."),
-    db: Optional[Path] = typer.Option(None, "--db", help=DB_HELP),
+    db: Db = None,
 ) -> None:
     """Write a run's sessions (or one session) as one static HTML page: verdicts, metrics, timeline, output.
 
@@ -47,3 +47,7 @@ def report_cmd(
         return 0
 
     guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_cmd)

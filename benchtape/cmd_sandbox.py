@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from benchtape.cli import app, guarded
+from benchtape.cli import guarded
 from recorder.errors import BadInput
 
 sandbox_app = typer.Typer(help="The container sandbox.", no_args_is_help=True)
-app.add_typer(sandbox_app, name="sandbox")
 
 
 @sandbox_app.command("build")
@@ -33,3 +32,7 @@ def build_cmd(rebuild: bool = typer.Option(False, "--rebuild", help="Build again
         return 0
 
     guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(sandbox_app, name="sandbox")

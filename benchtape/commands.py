@@ -1,10 +1,18 @@
-"""Registers the command groups that live in their own modules (one module per concern)."""
+"""Every command module, registered explicitly on the app (no import for side effect).
 
-import importlib
+A new command lives in its own `benchtape/cmd_<name>.py` with a `register(app)` function
+and one line in MODULES.
+"""
 
-for _name in ("benchtape.cmd_checks", "benchtape.cmd_replay", "benchtape.cmd_import", "benchtape.cmd_sandbox", "benchtape.cmd_init", "benchtape.cmd_report"):
-    try:
-        importlib.import_module(_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != _name:
-            raise
+from __future__ import annotations
+
+import typer
+
+from benchtape import cmd_bench, cmd_checks, cmd_import, cmd_init, cmd_replay, cmd_report, cmd_run, cmd_sandbox
+
+MODULES = (cmd_run, cmd_bench, cmd_replay, cmd_checks, cmd_import, cmd_init, cmd_report, cmd_sandbox)
+
+
+def register_all(app: typer.Typer) -> None:
+    for module in MODULES:
+        module.register(app)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import orjson
 
-from recorder.commands import CommandResult, CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
+from recorder.commands import CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
 from recorder.errors import closest
 from recorder.model import CheckSpec, Result, Session
 

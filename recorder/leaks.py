@@ -14,11 +14,18 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from recorder.errors import BenchtapeError, ExitCode
+
 CHUNK = 1 << 20
 
 
-class ReportLeak(Exception):
+class ReportLeak(BenchtapeError):
     """A generated value would be written into a report; it was not written."""
+
+    exit_code = ExitCode.FAILED
+
+    def render(self) -> str:
+        return f"error: {self}"
 
 
 def find_in_tree(root: Path, values: Mapping[str, str]) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from recorder.leaks import ReportLeak, report_leaks
 from recorder.model import Session
 from recorder.version import VERSION
 from replay.document import session_json
@@ -105,3 +106,51 @@ def load_report(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict) or "results" not in doc:
         raise BadInput("not a benchtape report (no results)", file=str(path), fix="pass a file written by --report-json or --report-dir")
     return doc
+
+
+def run_report(state: Any, harness: str, complete: bool) -> dict[str, Any]:
+    """One bench run's report (`state`: a run with run_id, grading_id, bench and results)."""
+    return build_report(run_id=state.run_id, grading_id=state.grading_id, bench_path=str(state.bench.path), bench_dir=str(state.bench.dir), harness=harness, results=list(state.results), complete=complete)
+
+
+def write_combined(path: Path, outcome: Any, complete: bool) -> None:
+    """The report of a whole invocation: one run's report, or every run of an Eval with its control audit."""
+    if len(outcome.runs) == 1 and outcome.control is None:
+        run = outcome.runs[0]
+        doc = run_report(run, run.harness, complete)
+    else:
+        doc = {
+            "schema_version": REPORT_SCHEMA,
+            "complete": complete,
+            "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir), **({"name": r.name} if r.name else {})} for r in outcome.runs],
+            "results": outcome.results,
+            "summary": summary(outcome.results),
+        }
+        if outcome.control is not None:
+            doc["eval"], doc["control"] = outcome.eval_path, outcome.control
+    write_report(path, doc, {k: v for run in outcome.runs for k, v in run.generated.items()})
+
+
+def write_report(path: Path, doc: dict[str, Any], generated: dict[str, str]) -> None:
+    """Write a report unless it would publish a `generate:` value (the answer key): then refuse, naming where."""
+    leaks = report_leaks(doc, generated)
+    if leaks:
+        listed = "\n    ".join(leaks[:20])
+        raise ReportLeak(
+            f"report {path} was NOT written: a generated value (the answer key) would be published in it:\n    {listed}"
+            "\n  the sessions are recorded in the database; fix: keep generated values out of check specs and vars, and let checks read them from vars"
+        )
+    write_json_atomic(path, doc)
+
+
+def save_snapshot(store: Any, sha: str, folder: Path) -> None:
+    """A workspace snapshot beside a `--report-dir` report, so the folder alone can be re-graded."""
+    target = folder / f"{sha}.tar"
+    if target.exists():
+        return
+    data = store.get_blob(sha)
+    if data:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(target)

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from recorder.errors import BenchtapeError, ExitCode
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.sandbox.checkout import CheckoutFailed, export_repo
 from recorder.leaks import find_in_text, find_in_tree
@@ -37,8 +38,13 @@ VAR_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 Event = Callable[[str, dict[str, Any]], None]
 
 
-class StagingFailed(Exception):
+class StagingFailed(BenchtapeError):
     """Staging could not produce a tree (or produced one that leaks the answer): nothing ran."""
+
+    exit_code = ExitCode.BLOCKED
+
+    def render(self) -> str:
+        return f"staging failed — nothing ran, no spend: {self}"
 
 
 @dataclass

@@ -9,8 +9,9 @@ from pathlib import Path
 import orjson
 from typer.testing import CliRunner
 
-import benchtape.commands  # noqa: F401 - registers every command group on the app
-from benchtape.cli import app
+from benchtape.cli import build
+
+app = build()
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures-red" / "demo" / "bench.yaml"

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from checks import build
 from recorder.model import Action
 from recorder.spec.bench import load_bench
 from recorder.store import Store

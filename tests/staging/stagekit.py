@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
 from typer.testing import CliRunner
 
 
@@ -58,7 +57,9 @@ class Ran:
 
 def run_bench(bench: Path, *args: str, env: dict[str, str] | None = None, report: bool = True) -> Ran:
     """`benchtape run BENCH --db ... --report-json ...` in this process."""
-    from benchtape.cli import app
+    from benchtape.cli import build
+
+    app = build()
 
     db, out = bench.parent / "bt.db", bench.parent / "report.json"
     argv = ["run", str(bench), "--db", str(db), "--plain", *args] + (["--report-json", str(out)] if report else [])

@@ -8,8 +8,9 @@ from stagekit import run_bench, write_bench, write_program
 
 
 def cli(*argv: str):
-    import benchtape.commands  # noqa: F401 - registers grade and regrade
-    from benchtape.cli import app
+    from benchtape.cli import build
+
+    app = build()
 
     return CliRunner().invoke(app, list(argv), env={"NO_COLOR": "1"}, catch_exceptions=False)
 

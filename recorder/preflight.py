@@ -1,4 +1,9 @@
-"""Preflight: could this bench run? Every run asks first; a blocking finding stops it (exit 3)."""
+"""Preflight: could this bench run? Every run asks first; a blocking finding stops it (exit 3).
+
+It lives on the write side because it asks what recording needs (a harness binary, keys,
+testdata, a sandbox engine); it also builds every check, so a refused check stops the run
+before any spend (the one arrow from recorder to the check catalog).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.model import CheckSpec
+from recorder.runner import RunOptions
+from recorder.spec.evalfile import EvalSpec
 
 @dataclass
 class Preflight:
@@ -101,3 +108,14 @@ def check_problems(spec: CheckSpec) -> list[str]:
     except CheckConfigError as exc:
         return [str(exc)]
     return []
+
+
+def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | None = None) -> Preflight:
+    """Every bench's findings, deduplicated (an Eval's runs share one bench), and the Eval's unbuilt keys as notes."""
+    total = Preflight()
+    for bench in benches:
+        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))
+    if ev is not None:
+        total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
+    total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench
+    return total

@@ -1,0 +1,89 @@
+"""`benchtape list` (parse only, as the spec says) and `benchtape preflight` (could it run)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from benchtape.cli import guarded
+from benchtape.options import Benches, Params, parse_params
+from recorder.errors import PreflightBlocked
+
+def list_cmd(
+    benches: Benches = None,
+    param: Params = None,
+) -> None:
+    """Parse benches and print their scenarios and checks (proves it parses, not that it runs).
+
+    Example: benchtape list fixtures-red/demo/bench.yaml
+    """
+
+    def body() -> int:
+        from benchtape.api import load_inputs
+
+        ev, loaded = load_inputs(benches, parse_params(param))
+        names = [r.name for r in ev.runs] if ev else [None] * len(loaded)
+        if ev is not None:
+            print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")
+        for name, bench in zip(names, loaded):
+            if name is not None:
+                print(f"run {name}  params {ev.runs[names.index(name)].params}")
+            print(f"{bench.path}  ({bench.description or 'no description'}; harness {bench.harness or 'mock'})")
+            for sc in bench.scenarios:
+                print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
+                for i, c in enumerate(sc.checks):
+                    _print_check(c, f"checks[{i}]", 4)
+        return 0
+
+    guarded(body)
+
+
+def _print_check(spec, path: str, indent: int) -> None:
+    extra = f" {spec.value!r}" if spec.value is not None and not isinstance(spec.value, (dict, list)) else ""
+    flags = " (readout)" if spec.readout else ""
+    print(" " * indent + f"{path} {spec.type}{extra}{flags}")
+    for j, child in enumerate(spec.checks):
+        _print_check(child, f"checks[{j}]", indent + 2)
+
+
+def preflight_cmd(
+    benches: Benches = None,
+    harness: Optional[str] = typer.Option(None, "--harness"),
+    sandbox: Optional[str] = typer.Option(None, "--sandbox"),
+    allow_host_writes: bool = typer.Option(False, "--allow-host-writes"),
+    concurrency: int = typer.Option(4, "--concurrency", min=1),
+    param: Params = None,
+) -> None:
+    """Could these benches run? Binaries, keys, testdata, check types, sandbox gates. Blocking → exit 3.
+
+    Example: benchtape preflight fixtures-red/demo/bench.yaml --harness claude-code
+    """
+
+    def body() -> int:
+        from benchtape.api import control_audit, load_inputs
+        from benchtape.cmd_run import _confounded, _control_block
+        from recorder.preflight import preflight_all
+        from recorder.spec.audit import Confounded
+        from recorder.runner import RunOptions
+
+        ev, loaded = load_inputs(benches, parse_params(param))
+        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, concurrency=concurrency), ev)
+        for note in pf.notes:
+            print(f"  · {note}")
+        if not pf.ok:
+            raise PreflightBlocked(pf.blocking)
+        if ev is not None:
+            try:
+                _control_block(control_audit(ev))
+            except Confounded as exc:
+                return _confounded(exc.report)
+        print(f"preflight: ok — {sum(len(b.scenarios) for b in loaded)} scenario(s) could run")
+        return 0
+
+    guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("list")(list_cmd)
+    app.command("preflight")(preflight_cmd)

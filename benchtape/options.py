@@ -1,0 +1,59 @@
+"""The options many commands share, declared once, and what they resolve to.
+
+A command names `db: Db = None` and gets the same flag, help and meaning as every other
+command that takes a store; how `--db` becomes a `Store`, `--param` a mapping and `--plain`
+a rendering choice is defined here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, List, Optional
+
+import typer
+
+from recorder.errors import BadInput
+
+Db = Annotated[Optional[Path], typer.Option("--db", help="SQLite store (default .benchtape/benchtape.db, or $BENCHTAPE_DB).")]
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+Plain = Annotated[bool, typer.Option("--plain", help="Plain lines (implied when stderr is not a TTY or NO_COLOR is set).")]
+Params = Annotated[Optional[List[str]], typer.Option("--param", help="Override a declared param: k=v (repeatable).")]
+SessionId = Annotated[Optional[str], typer.Option("--session", help="Only this session (id prefix).")]
+RunId = Annotated[Optional[str], typer.Option("--run", help="Only this run's sessions (id prefix).")]
+Scenario = Annotated[Optional[str], typer.Option("--scenario", help="Only this scenario's sessions.")]
+All = Annotated[bool, typer.Option("--all", help="Every stored session.")]
+Benches = Annotated[Optional[List[Path]], typer.Argument(help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here.")]
+
+
+def db_path(db: Optional[Path]) -> Path:
+    from recorder.store import default_db_path
+
+    return db or default_db_path()
+
+
+def open_store(db: Optional[Path], must_exist: bool = False) -> Any:
+    """The store `--db` names; a read command on a store that does not exist is bad input."""
+    from recorder.store import Store
+
+    path = db_path(db)
+    if must_exist and not path.exists():
+        raise BadInput("no benchtape database here", file=str(path), fix="run `benchtape run BENCH` (or `benchtape demo`) first, or pass --db PATH")
+    return Store(path)
+
+
+def parse_params(values: Optional[List[str]]) -> dict[str, Any]:
+    from recorder.spec.params import parse_cli_param
+
+    return dict(parse_cli_param(v) for v in values or [])
+
+
+def plain_wanted(flag: bool) -> bool:
+    from benchtape.render import plain_wanted as wanted
+
+    return wanted(flag)
+
+
+def selection(session: Optional[str] = None, run: Optional[str] = None, scenario: Optional[str] = None, all_: bool = False) -> Any:
+    from replay.select import Selection
+
+    return Selection(session=session, run=run, scenario=scenario, all=all_)
