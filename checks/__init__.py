@@ -7,7 +7,6 @@ from checks.registry import (  # noqa: F401
     CheckConfigError,
     CheckContext,
     CheckInfo,
-    CommandResult,
     build,
     catalog,
     lookup,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.registry import CheckConfigError, CheckContext, CommandResult, build, catalog
+from checks.registry import CheckConfigError, CheckContext, build, catalog
+from recorder.commands import CommandResult
 from gradekit import grade, spec
 from mocksession import mock_session
 
@@ -133,7 +134,7 @@ def test_run_local_timeout_kills_the_whole_process_group(tmp_path):
     """A timed-out `sh -c` leaves no grandchild behind to finish its work later."""
     import time
 
-    from checks.registry import run_local
+    from recorder.commands import run_local
 
     marker = tmp_path / "late.txt"
     result = run_local(["sh", "-c", f"sleep 1.5; echo late > {marker}"], tmp_path, timeout=0.3)

@@ -17,7 +17,8 @@ import pytest
 
 from adapters.base import Launch
 from adapters.mock import MockAdapter
-from checks.registry import CheckContext, CommandResult, run_local
+from checks.registry import CheckContext
+from recorder.commands import CommandResult, run_local
 from recorder.sandbox.baseimage import BASE_IMAGE, RECIPE_LABEL, build_image_from_dockerfile, ensure_base_image
 from recorder.sandbox.container import (
     ADAPTERS_AT,
