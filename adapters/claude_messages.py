@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from adapters.base import warning
-from adapters.lines import text_of
+from recorder.model import text_of
 from adapters.usage import MessageUsage
 from recorder.model import Action
 
@@ -210,7 +210,7 @@ class ClaudeMessages:
                 self.agent_threads.setdefault(agent_id, sub)
             status = result.get("status")
             if isinstance(status, str):
-                out.extend(self.subagent_finished(sub, text_of(block.get("content")), at, status=status, agent_id=agent_id))
+                out.extend(self.subagent_finished(sub, text_of(block.get("content")) or "", at, status=status, agent_id=agent_id))
         return out
 
     def subagent_finished(self, thread: str, output: str | None, at: float = 0.0, **extra: Any) -> list[Action]:

@@ -24,7 +24,8 @@ import orjson
 
 from adapters.base import warning
 from adapters.codex_exec import TERMINAL_AGENT, agent_status
-from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded, text_of
+from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
+from recorder.model import text_of
 from adapters.usage import openai_totals
 from recorder.model import Action
 
@@ -218,7 +219,7 @@ class CodexRolloutParser(LineParser):
         """(output, is_error, wait for the exit code) of one tool output."""
         if isinstance(raw, dict) and isinstance(raw.get("success"), bool):
             return raw.get("content", raw), not raw["success"], False
-        text = raw if isinstance(raw, str) else text_of(raw)
+        text = raw if isinstance(raw, str) else (text_of(raw) or "")
         wrapped = decode(text) if isinstance(text, str) and text.startswith("{") else None
         if wrapped is not None and isinstance(wrapped.get("metadata"), dict) and "output" in wrapped:
             code = wrapped["metadata"].get("exit_code")

@@ -66,26 +66,6 @@ def guarded(handle: Callable[[dict[str, Any], str], list[Action]], event: dict[s
         return [warning(f"unexpected shape of a {event.get('type')!r} event ({type(exc).__name__}: {exc})", line)]
 
 
-def text_of(content: Any) -> str:
-    """The text of a message or tool output that may be a string or a list of content blocks."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                if isinstance(block.get("text"), str):
-                    parts.append(block["text"])
-            elif isinstance(block, str):
-                parts.append(block)
-        return "\n".join(parts)
-    if isinstance(content, dict) and isinstance(content.get("text"), str):
-        return content["text"]
-    return str(content)
-
-
 def type_name(value: Any) -> str:
     """The YAML-facing name of a value's type, for config error messages."""
     if value is None:

@@ -123,7 +123,7 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
     (the verdict insert is the rest of the regrade's own time). Each step is timed as the
     regrade runs (with its GC setting) and best of ROUNDS: a single pass on a busy machine
     can make a later, larger step look faster than an earlier one."""
-    from replay.grading import evaluate
+    from replay.grading import GradingContext, NoWorkspace, grade_session
     from replay.regrade import prepare
     from replay.select import batch_gc
 
@@ -139,7 +139,7 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
                         continue
                     session = store.load_session(row.id, row)
                     if name == "checks":
-                        evaluate(session, checks, work_dir=None, bench_dir=None)
+                        grade_session(session, checks, NoWorkspace(), GradingContext())
                 out[name] = min(out.get(name, float("inf")), time.perf_counter() - started)
     return out
 

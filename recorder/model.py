@@ -13,45 +13,17 @@ from typing import Any, Iterable
 
 MAIN = "main"
 
-# Every action kind benchtape records. New kinds are added here (and in DESIGN.md) first.
-ACTION_KINDS = frozenset(
-    {
-        "session.started",
-        "environment.expected",
-        "environment.reported",
-        "message.user",
-        "message.assistant",
-        "thinking",
-        "tool.call",
-        "tool.result",
-        "subagent.spawned",
-        "subagent.finished",
-        "skill.invoked",
-        "metrics",
-        "final_output",
-        "workspace.snapshot",
-        "adapter.warning",
-        "error",
-        "hook",
-        "session.finished",
-    }
-)
-
-# Metric fields a harness may report; absent means unknown, never zero.
-METRIC_FIELDS = (
-    "tokens_in",
-    "tokens_out",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "cost_usd",
-    "duration_ms",
-    "turns",
-)
+from recorder.kinds import ACTION_KINDS, METRIC_FIELDS  # noqa: E402,F401 - the one registry of kinds, re-exported
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Action:
-    """One recorded event. `seq` is assigned by the store; `at` is epoch seconds."""
+    """One recorded event. `seq` is assigned by the store; `at` is epoch seconds.
+
+    Treat it as immutable (history is never updated). It is a plain slots dataclass, not a
+    frozen one: every reader builds a hundred per session, and a frozen class's __init__
+    pays a setattr per field (measured 3× slower), while slots keep attribute reads fast.
+    """
 
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -265,189 +237,235 @@ if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "inp
     raise TypeError("Call/Invocation fields changed: update the positional constructors in project()")
 
 
-def project(actions: Iterable[Action]) -> Session:
-    """Fold a session's actions, in order, into a `Session`.
+class _Fold:
+    """The state of one projection while it folds a session's actions; one method per kind.
 
-    Every reader pays for this fold once per session, so the loop is written for speed: the
-    common kinds (tool calls and results, messages, thinking) are tested first, the session's
-    lists are bound to locals, and the per-action bookkeeping (main-thread step count, the
-    current turn, the last main-thread action) is kept in locals and written back once.
+    Every reader pays for this fold once per session, so the bookkeeping (the main-thread
+    step count, the current turn, the last main-thread text or spawn) is plain attributes
+    and the Calls/Invocations are built positionally.
     """
-    s = Session()
-    all_actions, main, subagents = s.actions, s.main, s.subagents
-    calls, invocations, turns = s.calls, s.invocations, s.turns
-    pending: dict[str, Call] = {}
-    spawns: dict[str, Subagent] = {}  # call_id -> subagent
-    skills_by_call: dict[str, dict[str, Any]] = {}
-    invocation_by_call: dict[str, Invocation] = {}
-    explicit_final: str | None = None
-    last_main_text: str | None = None
-    # The subagent a main-thread spawn started, while that spawn is the main thread's last
-    # message, call or spawn (None otherwise): the parent may have delegated its answer.
-    main_last_spawn: Subagent | None = None
-    metric_values: dict[str, Any] = {}
-    steps = 0  # main-thread tool calls
-    turn: Turn | None = None  # the last of `turns`
 
+    __slots__ = ("s", "pending", "spawns", "skills_by_call", "invocation_by_call", "explicit_final", "last_main_text", "main_last_spawn", "metric_values", "steps", "turn")
+
+    def __init__(self) -> None:
+        self.s = Session()
+        self.pending: dict[str, Call] = {}
+        self.spawns: dict[str, Subagent] = {}  # call_id -> subagent
+        self.skills_by_call: dict[str, dict[str, Any]] = {}
+        self.invocation_by_call: dict[str, Invocation] = {}
+        self.explicit_final: str | None = None
+        self.last_main_text: str | None = None
+        # The subagent a main-thread spawn started, while that spawn is the main thread's last
+        # message, call or spawn (None otherwise): the parent may have delegated its answer.
+        self.main_last_spawn: Subagent | None = None
+        self.metric_values: dict[str, Any] = {}
+        self.steps = 0  # main-thread tool calls
+        self.turn: Turn | None = None  # the last of `turns`
+
+    # ------------------------------------------------------------ one handler per kind
+    def tool_call(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        thread = a.thread
+        tool = d.get("tool") or ""
+        call_id = str(d.get("call_id") or f"seq-{a.seq}")
+        value = d.get("input")
+        if sub is not None:
+            agent = sub.agent
+        elif s.subagents:
+            owner = s.subagents.get(thread)
+            agent = owner.agent if owner else None
+        else:
+            agent = None
+        # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
+        call = Call(a.seq, thread, call_id, tool, value if isinstance(value, dict) else {"value": value}, None, None, None, False, agent)
+        s.calls.append(call)
+        self.pending[call_id] = call
+        # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
+        inv = Invocation("mcp" if tool.startswith("mcp__") else "tool", tool, thread, call_id, None, False, None, agent)
+        s.invocations.append(inv)
+        self.invocation_by_call[call_id] = inv
+        if sub is not None:
+            sub.calls.append(call)
+        if thread == MAIN:
+            self.steps += 1
+            if self.turn is None:
+                self.turn = Turn(prompt=s.prompt or "")
+                s.turns.append(self.turn)
+            self.turn.steps += 1
+            self.main_last_spawn = None
+
+    def tool_result(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        cid = str(d.get("call_id"))
+        is_error = d.get("is_error")
+        is_error = None if is_error is None else bool(is_error)
+        call = self.pending.get(cid)
+        if call is not None:
+            call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), is_error, a.seq, True
+        inv = self.invocation_by_call.get(cid)
+        if inv is not None:
+            inv.is_error, inv.has_result = is_error, True
+        if self.spawns and cid in self.spawns:
+            spawned = self.spawns[cid]
+            spawned.result_received = True
+            if spawned.output is None:
+                spawned.output = text_of(d.get("output"))
+        if self.skills_by_call and cid in self.skills_by_call:
+            self.skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
+
+    def message_assistant(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        if a.thread == MAIN:
+            if d.get("text"):
+                self.last_main_text = d["text"]
+            self.main_last_spawn = None
+
+    def message_user(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        if a.thread == MAIN:
+            self.turn = Turn(prompt=d.get("text") or "")
+            self.s.turns.append(self.turn)
+
+    def session_started(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
+        s.prompt = d.get("prompt")
+        s.work_dir = d.get("work_dir", s.work_dir)
+
+    def subagent_spawned(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        subagents = s.subagents
+        spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+        spawned = subagents.get(spawned_thread) or Subagent(thread=spawned_thread, agent=None, call_id=None, prompt=None)
+        spawned.agent = d.get("agent") or spawned.agent
+        spawned.call_id = d.get("call_id") or spawned.call_id
+        spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
+        spawned.parent_thread = a.thread
+        subagents[spawned_thread] = spawned
+        for c in s.calls:  # calls recorded before the spawn row (imports) learn their agent
+            if c.thread == spawned_thread and c.agent is None:
+                c.agent = spawned.agent
+        if spawned.call_id:
+            self.spawns[str(spawned.call_id)] = spawned
+        inv = Invocation(kind="subagent", tool=d.get("tool") or "Task", thread=spawned_thread, call_id=spawned.call_id, name=spawned.agent, agent=spawned.agent)
+        s.invocations.append(inv)
+        if spawned.call_id:
+            self.invocation_by_call[str(spawned.call_id)] = inv
+        if a.thread == MAIN:
+            self.main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
+
+    def subagent_finished(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        target = self.s.subagents.get(str(d.get("thread") or a.thread))
+        if target is not None:
+            target.finished = True
+            if d.get("output") is not None:
+                target.output = text_of(d.get("output"))
+
+    def skill_invoked(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        row = {"name": d.get("name"), "thread": a.thread, "call_id": d.get("call_id"), "result_ok": None}
+        s.skills.append(row)
+        inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=a.thread, call_id=d.get("call_id"), name=d.get("name"), agent=s.thread_agent(a.thread))
+        s.invocations.append(inv)
+        if d.get("call_id"):
+            self.skills_by_call[str(d["call_id"])] = row
+            self.invocation_by_call[str(d["call_id"])] = inv
+
+    def metrics(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        for f in METRIC_FIELDS:
+            if d.get(f) is not None:
+                self.metric_values[f] = d[f]
+
+    def final_output(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.explicit_final = d.get("text")
+
+    def environment_expected(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.environment["expected"] = _merge(self.s.environment["expected"], d)
+
+    def environment_reported(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.environment["reported"] = _merge(self.s.environment["reported"], d)
+
+    def workspace_snapshot(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.snapshot = dict(d)
+
+    def adapter_warning(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.warnings.append(dict(d))
+
+    def error(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.errors.append(str(d.get("message")))
+
+    def session_finished(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        s.finished = True
+        s.status = d.get("status")
+        s.exit_code = d.get("exit_code")
+        s.timed_out = bool(d.get("timed_out"))
+        if d.get("wall_ms") is not None:
+            s.metrics.wall_ms = d["wall_ms"]
+
+    # ------------------------------------------------------------ the end of the stream
+    def finish(self) -> Session:
+        s = self.s
+        for f, v in self.metric_values.items():
+            setattr(s.metrics, f, v)
+        s.metrics.step_count += self.steps
+        if not s.turns and s.prompt is not None:
+            s.turns.append(Turn(prompt=s.prompt))
+        s.final_output = self.explicit_final if self.explicit_final is not None else self.last_main_text
+        # Follow a delegation: the parent ended on a spawn whose result it never received.
+        spawn = self.main_last_spawn
+        if spawn is not None and not spawn.result_received:
+            answer = spawn.last_message()
+            if answer:
+                s.final_output = answer
+        return s
+
+
+# kind -> its handler; kinds that change no state (thinking, hook, turn.finished, cell.outcome)
+# have none. A kind in the registry must be listed here or in _NO_STATE.
+_HANDLERS = {
+    "tool.call": _Fold.tool_call,
+    "tool.result": _Fold.tool_result,
+    "message.assistant": _Fold.message_assistant,
+    "message.user": _Fold.message_user,
+    "session.started": _Fold.session_started,
+    "subagent.spawned": _Fold.subagent_spawned,
+    "subagent.finished": _Fold.subagent_finished,
+    "skill.invoked": _Fold.skill_invoked,
+    "metrics": _Fold.metrics,
+    "final_output": _Fold.final_output,
+    "environment.expected": _Fold.environment_expected,
+    "environment.reported": _Fold.environment_reported,
+    "workspace.snapshot": _Fold.workspace_snapshot,
+    "adapter.warning": _Fold.adapter_warning,
+    "error": _Fold.error,
+    "session.finished": _Fold.session_finished,
+}
+_NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome"})
+if set(_HANDLERS) | _NO_STATE != ACTION_KINDS:
+    raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _NO_STATE)}")
+
+
+def project(actions: Iterable[Action]) -> Session:
+    """Fold a session's actions, in order, into a `Session` (event sourcing's `apply`)."""
+    fold = _Fold()
+    s = fold.s
+    all_actions, main, subagents = s.actions, s.main, s.subagents
+    handlers = _HANDLERS
     for a in actions:
         all_actions.append(a)
-        thread, k, d = a.thread, a.kind, a.data
+        thread = a.thread
         if thread == MAIN:
             main.append(a)
             sub = None
-            on_main = True
         else:
-            on_main = False
             sub = subagents.get(thread)
-            if k != "subagent.spawned":
+            if a.kind != "subagent.spawned":
                 if sub is None:
                     # A thread we never saw spawned (e.g. an imported sidecar): make it known.
-                    sub = subagents[thread] = Subagent(thread=thread, agent=d.get("agent"), call_id=None, prompt=None)
+                    sub = subagents[thread] = Subagent(thread=thread, agent=a.data.get("agent"), call_id=None, prompt=None)
                 sub.actions.append(a)
-
-        if k == "tool.call":
-            tool = d.get("tool") or ""
-            call_id = str(d.get("call_id") or f"seq-{a.seq}")
-            value = d.get("input")
-            if sub is not None:
-                agent = sub.agent
-            elif subagents:
-                owner = subagents.get(thread)
-                agent = owner.agent if owner else None
-            else:
-                agent = None
-            # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-            call = Call(a.seq, thread, call_id, tool, value if isinstance(value, dict) else {"value": value}, None, None, None, False, agent)
-            calls.append(call)
-            pending[call_id] = call
-            # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
-            inv = Invocation("mcp" if tool.startswith("mcp__") else "tool", tool, thread, call_id, None, False, None, agent)
-            invocations.append(inv)
-            invocation_by_call[call_id] = inv
-            if sub is not None:
-                sub.calls.append(call)
-            if on_main:
-                steps += 1
-                if turn is None:
-                    turn = Turn(prompt=s.prompt or "")
-                    turns.append(turn)
-                turn.steps += 1
-                main_last_spawn = None
-        elif k == "tool.result":
-            cid = str(d.get("call_id"))
-            is_error = d.get("is_error")
-            is_error = None if is_error is None else bool(is_error)
-            call = pending.get(cid)
-            if call is not None:
-                call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), is_error, a.seq, True
-            inv = invocation_by_call.get(cid)
-            if inv is not None:
-                inv.is_error, inv.has_result = is_error, True
-            if spawns and cid in spawns:
-                spawned = spawns[cid]
-                spawned.result_received = True
-                if spawned.output is None:
-                    spawned.output = _text_of(d.get("output"))
-            if skills_by_call and cid in skills_by_call:
-                skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
-        elif k == "message.assistant":
-            if on_main:
-                if d.get("text"):
-                    last_main_text = d["text"]
-                main_last_spawn = None
-        elif k == "thinking":
-            pass
-        elif k == "message.user":
-            if on_main:
-                turn = Turn(prompt=d.get("text") or "")
-                turns.append(turn)
-        elif k == "session.started":
-            s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
-            s.prompt = d.get("prompt")
-            s.work_dir = d.get("work_dir", s.work_dir)
-        elif k == "subagent.spawned":
-            spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
-            spawned = subagents.get(spawned_thread) or Subagent(thread=spawned_thread, agent=None, call_id=None, prompt=None)
-            spawned.agent = d.get("agent") or spawned.agent
-            spawned.call_id = d.get("call_id") or spawned.call_id
-            spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
-            spawned.parent_thread = thread
-            subagents[spawned_thread] = spawned
-            for c in calls:  # calls recorded before the spawn row (imports) learn their agent
-                if c.thread == spawned_thread and c.agent is None:
-                    c.agent = spawned.agent
-            if spawned.call_id:
-                spawns[str(spawned.call_id)] = spawned
-            inv = Invocation(
-                kind="subagent",
-                tool=d.get("tool") or "Task",
-                thread=spawned_thread,
-                call_id=spawned.call_id,
-                name=spawned.agent,
-                agent=spawned.agent,
-            )
-            invocations.append(inv)
-            if spawned.call_id:
-                invocation_by_call[str(spawned.call_id)] = inv
-            if on_main:
-                main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
-        elif k == "subagent.finished":
-            target = subagents.get(str(d.get("thread") or thread))
-            if target is not None:
-                target.finished = True
-                if d.get("output") is not None:
-                    target.output = _text_of(d.get("output"))
-        elif k == "skill.invoked":
-            row = {"name": d.get("name"), "thread": thread, "call_id": d.get("call_id"), "result_ok": None}
-            s.skills.append(row)
-            inv = Invocation(
-                kind="skill",
-                tool=d.get("tool") or "Skill",
-                thread=thread,
-                call_id=d.get("call_id"),
-                name=d.get("name"),
-                agent=s.thread_agent(thread),
-            )
-            invocations.append(inv)
-            if d.get("call_id"):
-                skills_by_call[str(d["call_id"])] = row
-                invocation_by_call[str(d["call_id"])] = inv
-        elif k == "metrics":
-            for f in METRIC_FIELDS:
-                if d.get(f) is not None:
-                    metric_values[f] = d[f]
-        elif k == "final_output":
-            explicit_final = d.get("text")
-        elif k == "environment.expected":
-            s.environment["expected"] = _merge(s.environment["expected"], d)
-        elif k == "environment.reported":
-            s.environment["reported"] = _merge(s.environment["reported"], d)
-        elif k == "workspace.snapshot":
-            s.snapshot = dict(d)
-        elif k == "adapter.warning":
-            s.warnings.append(dict(d))
-        elif k == "error":
-            s.errors.append(str(d.get("message")))
-        elif k == "session.finished":
-            s.finished = True
-            s.status = d.get("status")
-            s.exit_code = d.get("exit_code")
-            s.timed_out = bool(d.get("timed_out"))
-            if d.get("wall_ms") is not None:
-                s.metrics.wall_ms = d["wall_ms"]
-
-    for f, v in metric_values.items():
-        setattr(s.metrics, f, v)
-    s.metrics.step_count += steps
-    if not turns and s.prompt is not None:
-        turns.append(Turn(prompt=s.prompt))
-    s.final_output = explicit_final if explicit_final is not None else last_main_text
-    # Follow a delegation: the parent ended on a spawn whose result it never received.
-    if main_last_spawn is not None and not main_last_spawn.result_received:
-        answer = main_last_spawn.last_message()
-        if answer:
-            s.final_output = answer
-    return s
+        handler = handlers.get(a.kind)
+        if handler is not None:
+            handler(fold, a, a.data, sub)
+    return fold.finish()
 
 
 def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
@@ -456,15 +474,23 @@ def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _text_of(value: Any) -> str | None:
-    """Text of a tool output that may be a string or a list of content blocks."""
+def text_of(value: Any) -> str | None:
+    """The text of a message or tool output that may be a string, a content block, or a list of
+    content blocks (text blocks and bare strings; images and other blocks carry no text).
+    The one definition: adapters, the projection and reports all read text through it."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, list):
-        parts = [b.get("text", "") if isinstance(b, dict) else str(b) for b in value]
+        parts = []
+        for block in value:
+            if isinstance(block, dict):
+                if isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+            elif isinstance(block, str):
+                parts.append(block)
         return "\n".join(p for p in parts if p)
-    if isinstance(value, dict) and "text" in value:
-        return str(value["text"])
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return value["text"]
     return str(value)
 
 
@@ -532,34 +558,28 @@ class CheckSpec:
 _NO_EVIDENCE: Any = object()  # Result's evidence default: a new {} each time
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(slots=True, init=False)
 class Result:
-    """A check's verdict on one session. `score` in [0, 1], higher is better."""
+    """A check's verdict on one session. `score` in [0, 1], higher is better.
+
+    Treat it as immutable; a slots dataclass (not a frozen one) because every check builds one
+    per session and a frozen __init__ pays a setattr per field."""
 
     passed: bool
     score: float
-    reason: str = ""
-    evidence: dict[str, Any] = field(default_factory=dict)
-    status: str = ""
+    reason: str
+    evidence: dict[str, Any]
+    status: str
 
     def __init__(self, passed: bool, score: float, reason: str = "", evidence: dict[str, Any] = _NO_EVIDENCE, status: str = "") -> None:
-        # The dataclass __init__ plus its normalization (score a float clamped to [0, 1], NaN
-        # 0; status PASS/FAIL unless given), in one write of the instance dict instead of
-        # seven frozen setattr calls: every check builds one per session.
         score = float(score)
         if score != score:  # NaN
             score = 0.0
-        object.__setattr__(
-            self,
-            "__dict__",
-            {
-                "passed": passed,
-                "score": 1.0 if score > 1.0 else (score if score > 0.0 else 0.0),
-                "reason": reason,
-                "evidence": {} if evidence is _NO_EVIDENCE else evidence,
-                "status": status or ("PASS" if passed else "FAIL"),
-            },
-        )
+        self.passed = passed
+        self.score = 1.0 if score > 1.0 else (score if score > 0.0 else 0.0)
+        self.reason = reason
+        self.evidence = {} if evidence is _NO_EVIDENCE else evidence
+        self.status = status or ("PASS" if passed else "FAIL")
 
     @classmethod
     def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> "Result":

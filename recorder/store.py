@@ -458,26 +458,15 @@ class Store:
 
     def actions(self, session_id: str, kinds: Iterable[str] | None = None) -> list[Action]:
         """The session's actions in order (only these `kinds` when given: a reader that needs a
-        few kinds does not decode the rest). Every reader (grade, regrade, query) starts here,
-        so rows become Actions without the frozen dataclass's per-field __setattr__ calls."""
+        few kinds does not decode the rest). Every reader (grade, regrade, query) starts here."""
         sql, params = "SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ?", [session_id]
         if kinds is not None:  # `+kind`: stay on the primary key, never the kind index
             wanted = sorted(set(kinds))
             sql += f" AND +kind IN ({','.join('?' * len(wanted))})"
             params.extend(wanted)
         rows = self.db.execute(sql + " ORDER BY seq", params)
-        if _FAST_ACTIONS:
-            # A fresh instance dict set through the `__dict__` descriptor: no kwargs dict, no
-            # materializing the instance's own dict first (~7 µs a session below update()).
-            new, set_dict, decode = object.__new__, _set_action_dict, orjson.loads
-            out = []
-            append = out.append
-            for seq, at, thread, kind, data in rows:
-                a = new(Action)
-                set_dict(a, {"kind": kind, "data": decode(data), "thread": thread, "at": at, "seq": seq})
-                append(a)
-            return out
-        return [Action(kind, orjson.loads(data), thread=thread, at=at, seq=seq) for seq, at, thread, kind, data in rows]
+        decode = orjson.loads
+        return [Action(kind, decode(data), thread, at, seq) for seq, at, thread, kind, data in rows]
 
     def raw_lines(self, session_id: str) -> list[str]:
         return [t for (t,) in self.db.execute("SELECT text FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])]
@@ -582,17 +571,6 @@ class Store:
             [session_id],
         ).fetchone()
         return row[0] if row else None
-
-
-# Rows become Actions by filling the instance dict directly, which is only the same as calling
-# Action(...) while Action is a plain (non-slotted) dataclass of exactly these fields with no
-# __post_init__; otherwise the ordinary constructor is used.
-_FAST_ACTIONS = (
-    not hasattr(Action, "__slots__")
-    and not hasattr(Action, "__post_init__")
-    and tuple(Action.__dataclass_fields__) == ("kind", "data", "thread", "at", "seq")
-)
-_set_action_dict = Action.__dict__["__dict__"].__set__ if _FAST_ACTIONS else None
 
 
 def _environment_redactor() -> Callable[[str], str] | None:

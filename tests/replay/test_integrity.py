@@ -47,8 +47,10 @@ def test_stored_actions_equal_constructed_ones(tmp_path):
     got = store.actions(sid)
     assert got == [a.stamped(seq=i + 1) for i, a in enumerate(sent)]
     assert store.actions(sid, kinds=["tool.call"]) == got[1:]
-    with pytest.raises(Exception):
-        got[0].kind = "x"  # still frozen
+    got[0].kind = "x"  # an Action in memory is a plain value (slots, for speed); history is the store's
+    assert store.actions(sid)[0].kind == "message.user"
+    with pytest.raises(sqlite3.IntegrityError):
+        store.db.execute("UPDATE actions SET kind = 'x' WHERE session_id = ?", [sid])
 
 
 _leaf = st.builds(
