@@ -62,14 +62,9 @@ class Call:
 
     @property
     def outcome(self) -> str | None:
-        # outcome_of(self.is_error) when there is a result, inlined: checks read it per call
-        if not self.has_result:
-            return None
-        is_error = self.is_error
-        return None if is_error is None else ("error" if is_error else "ok")
+        return outcome_of(self.is_error) if self.has_result else None
 
     def to_dict(self) -> dict[str, Any]:
-        is_error = self.is_error
         return {
             "seq": self.seq,
             "thread": self.thread,
@@ -78,8 +73,8 @@ class Call:
             "tool": self.tool,
             "input": self.input,
             "output": self.output,
-            "outcome": (None if is_error is None else ("error" if is_error else "ok")) if self.has_result else None,  # self.outcome
-            "is_error": is_error,
+            "outcome": self.outcome,
+            "is_error": self.is_error,
         }
 
 
@@ -102,11 +97,7 @@ class Invocation:
 
     @property
     def outcome(self) -> str | None:
-        # outcome_of(self.is_error) when there is a result, inlined: checks read it per invocation
-        if not self.has_result:
-            return None
-        is_error = self.is_error
-        return None if is_error is None else ("error" if is_error else "ok")
+        return outcome_of(self.is_error) if self.has_result else None
 
 
 @dataclass
