@@ -40,7 +40,7 @@ def import_cmd(
 
 
 def reparse_cmd(
-    session: str = typer.Argument(..., help="Session id."),
+    session: str = typer.Argument(..., help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
     db: Db = None,
 ) -> None:
     """Re-derive a session's actions from its stored raw lines, into a new session linked to the old one.
@@ -50,8 +50,10 @@ def reparse_cmd(
 
     def body() -> int:
         from recorder.importer import reparse
+        from replay.select import resolve
 
-        print(reparse(open_store(db, must_exist=True), session))
+        store = open_store(db, must_exist=True)
+        print(reparse(store, resolve(store, "sessions", session)))
         return 0
 
     guarded(body)

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from benchtape.cli import guarded
-from benchtape.options import Benches, Db, Json, Params, Plain, open_store, parse_params, plain_wanted, selection
+from benchtape.options import All, Benches, Db, Full, IncludeControls, Json, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
 from recorder.errors import BadInput
 
 
@@ -63,10 +63,10 @@ def check_cmd(
 
 
 def grade_cmd(
-    target: Optional[str] = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run id (prefix)."),
-    session: Optional[str] = typer.Option(None, "--session", help="Only this session (id prefix)."),
-    run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix); the same as giving RUN_ID."),
-    all_: bool = typer.Option(False, "--all", help="Every stored session."),
+    target: Optional[str] = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run (id prefix or `latest`)."),
+    session: SessionId = None,
+    run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix or `latest`); the same as giving RUN_ID."),
+    all_: bool = typer.Option(False, "--all", help="Every stored session, the negative control's included."),
     grading: Optional[str] = typer.Option(None, "--grading", help="Reproduce this grading (default: each session's first grading, the one made with its run)."),
     db: Db = None,
     as_json: Json = False,
@@ -104,7 +104,7 @@ def grade_cmd(
             if run_id is not None and session:
                 raise BadInput("give a run id or --session, not both")
             store = open_store(db, must_exist=True)
-            rep = reproduce_store(store, selection(session, run_id, None, all_), grading=grading, on_session=on_session)
+            rep = reproduce_store(store, selection(session, run_id, None, all_, controls=True), grading=grading, on_session=on_session)
         if as_json:
             render_replay.emit_json({"source": rep.source, "input": rep.input, "grading_id": rep.grading_id, "reproduces": rep.reproduced_gradings, "counts": rep.counts, "exit_code": rep.exit_code, "sessions": collected})
         else:
@@ -128,16 +128,18 @@ def _is_report(target: str) -> bool:
 
 def regrade_cmd(
     bench: Path = typer.Option(..., "--bench", help="The bench whose checks (as they are now) grade the stored sessions."),
-    run: Optional[str] = typer.Option(None, "--run", help="Only this run's sessions (id prefix)."),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario's sessions."),
+    run: RunId = None,
+    scenario: Scenario = None,
     all_: bool = typer.Option(False, "--all", help="Every stored session (the default)."),
+    include_controls: IncludeControls = False,
     param: Params = None,
     db: Db = None,
     plain: Plain = False,
 ) -> None:
     """Grade stored sessions with the bench's current checks, as a new grading. No agent runs.
 
-    Sessions are matched to scenarios by name; the last line printed is the new grading's id.
+    Sessions are matched to scenarios by name; the negative control's sessions only with
+    --include-controls (or their run named). The last line printed is the new grading's id.
     Example: benchtape regrade --bench bench.yaml --run 01J…  then  benchtape diff OLD NEW
     """
 
@@ -148,7 +150,7 @@ def regrade_cmd(
 
         loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
-        summary = regrade(store, loaded, selection(None, run, scenario, all_))
+        summary = regrade(store, loaded, selection(None, run, scenario, all_, controls=include_controls))
         render_replay.regrade_summary(summary, plain_wanted(plain))
         return 0
 
@@ -157,7 +159,7 @@ def regrade_cmd(
 
 def diff_cmd(
     grading_a: str = typer.Argument(..., help="The earlier grading (id prefix)."),
-    grading_b: str = typer.Argument(..., help="The later grading (id prefix)."),
+    grading_b: str = typer.Argument(..., help="The later grading (id prefix, or `latest`)."),
     as_json: Json = False,
     db: Db = None,
     plain: Plain = False,
@@ -210,10 +212,11 @@ def gradings_cmd(
 
 def query_cmd(
     expr: str = typer.Argument(..., help="A JMESPath expression over {session, actions, calls, subagents, metrics, environment, final_output, verdicts}."),
-    session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix): print the bare result."),
-    run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix)."),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="This scenario's sessions."),
+    session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix, `latest`, RUN/SCENARIO#N): print the bare result."),
+    run: RunId = None,
+    scenario: Scenario = None,
     all_: bool = typer.Option(False, "--all", help="Every session (the default)."),
+    include_controls: IncludeControls = False,
     keep_null: bool = typer.Option(False, "--keep-null", help="Also print sessions where the result is null."),
     db: Db = None,
 ) -> None:
@@ -233,7 +236,7 @@ def query_cmd(
             sid = resolve(store, "sessions", session)
             render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
             return 0
-        for line in run_query(store, query, selection(None, run, scenario, all_), keep_null=keep_null):
+        for line in run_query(store, query, selection(None, run, scenario, all_, controls=include_controls), keep_null=keep_null):
             render_replay.emit_jsonl(line)
         return 0
 
@@ -241,39 +244,50 @@ def query_cmd(
 
 
 def sessions_cmd(
-    run: Optional[str] = typer.Option(None, "--run", help="Only this run (id prefix)."),
+    run: RunId = None,
+    scenario: Scenario = None,
+    limit: int = typer.Option(50, "--limit", min=0, help="At most this many, newest first (0: all)."),
+    include_controls: IncludeControls = False,
     as_json: Json = False,
     db: Db = None,
     plain: Plain = False,
 ) -> None:
-    """Runs and their sessions: id, scenario, attempt, harness, status (incomplete when it never finished), verdicts.
+    """Stored sessions, newest first: a short handle, outcome, score, cost, duration, harness/model, verdicts.
 
-    Example: benchtape sessions --run 01J…
+    Negative-control sessions (the no-op agent of `benchtape check`) are left out unless
+    --include-controls or their run is named. Any handle shown works wherever an id is taken.
+    Example: benchtape sessions --scenario fixes-the-bug --limit 10
     """
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.timeline import session_lines
+        from replay.timeline import count_sessions, session_lines
 
-        groups = session_lines(open_store(db, must_exist=True), run)
+        store = open_store(db, must_exist=True)
+        lines = session_lines(store, run=run, scenario=scenario, limit=limit or None, controls=include_controls)
         if as_json:
-            render_replay.emit_json([{"run": r, "sessions": [s.to_dict() for s in lines]} for r, lines in groups])
+            render_replay.emit_json([s.to_dict() for s in lines])
         else:
-            render_replay.session_list(groups, plain_wanted(plain))
+            total = len(lines) if run or scenario or not limit or len(lines) < limit else count_sessions(store, controls=include_controls)
+            render_replay.session_list(lines, total, plain_wanted(plain))
         return 0
 
     guarded(body)
 
 
 def show_cmd(
-    session: str = typer.Argument(..., help="Session id (a unique prefix is enough)."),
+    session: str = typer.Argument(..., help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
     as_json: bool = typer.Option(False, "--json", help="Print the session document (what query reads)."),
+    diff: bool = typer.Option(False, "--diff", help="Print what the agent changed: its final workspace against the staged tree, as a git-style patch."),
+    full: Full = False,
     db: Db = None,
     plain: Plain = False,
 ) -> None:
     """One session's timeline (seq, thread, kind, tool, outcome, tokens, text), then its latest verdicts.
 
-    Example: benchtape show 01J…
+    Long texts are shortened to one line with a marker; --full shows them whole. --diff prints
+    the agent's changes instead (exit 1 when the session has no staged-tree snapshot to diff).
+    Example: benchtape show latest   ·   benchtape show 01J…/fixes-the-bug#2 --diff | git apply
     """
 
     def body() -> int:
@@ -281,11 +295,25 @@ def show_cmd(
         from replay.document import document
         from replay.timeline import show
 
-        shown = show(open_store(db, must_exist=True), session)
+        store = open_store(db, must_exist=True)
+        shown = show(store, session)
+        if diff:
+            from replay.changes import NoDiff, workspace_changes
+
+            try:
+                changes = workspace_changes(store, shown.session)
+            except NoDiff as exc:
+                print(f"no diff: {exc}", file=sys.stderr)
+                return 1
+            if as_json:
+                render_replay.emit_json(changes.to_dict())
+            else:
+                render_replay.workspace_diff(shown.row.id, changes, plain_wanted(plain))
+            return 0
         if as_json:
             render_replay.emit_json(document(shown.row, shown.session, shown.verdicts))
         else:
-            render_replay.timeline(shown, plain_wanted(plain))
+            render_replay.timeline(shown, plain_wanted(plain), full)
         return 0
 
     guarded(body)

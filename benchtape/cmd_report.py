@@ -8,22 +8,25 @@ from typing import Optional
 import typer
 
 from benchtape.cli import guarded
-from benchtape.options import Db, open_store
+from benchtape.options import Db, SessionId, open_store
 from recorder.errors import BadInput
 
 
 def report_cmd(
-    run: Optional[str] = typer.Argument(None, help="Run id (a unique prefix is enough): every session of it."),
-    session: Optional[str] = typer.Option(None, "--session", help="Only this session (id prefix)."),
+    run: Optional[str] = typer.Argument(None, help="The run (id prefix or `latest`): every session of it."),
+    session: SessionId = None,
     html: Path = typer.Option(..., "--html", help="Write the HTML page here (one file: inline CSS, no scripts, no network)."),
     db: Db = None,
 ) -> None:
-    """Write a run's sessions (or one session) as one static HTML page: verdicts, metrics, timeline, output.
+    """Write a run's sessions (or one session) as one static HTML page: a per-scenario summary,
+    an index, then per session its verdicts, what the agent changed, metrics, timeline and output.
 
-    Example: benchtape report 01J… --html run.html   ·   benchtape report --session 01J… --html s.html
+    Example: benchtape report latest --html run.html   ·   benchtape report --session 01J… --html s.html
     """
 
     def body() -> int:
+        from recorder.preflight import check_outputs
+        from replay.changes import NoDiff, workspace_changes
         from replay.html import Entry, render
         from replay.query import latest_verdicts
         from replay.report import write_text_atomic
@@ -31,6 +34,7 @@ def report_cmd(
 
         if (run is None) == (session is None):
             raise BadInput("give a run id or --session, exactly one", fix="list them with `benchtape sessions`")
+        check_outputs({"--html": html})
         store = open_store(db, must_exist=True)
         if session is not None:
             sid = resolve(store, "sessions", session)
@@ -41,8 +45,18 @@ def report_cmd(
         else:
             run_id = resolve(store, "runs", run)
             run_row, title, selected = store.run(run_id), None, Selection(run=run_id)
-        entries = (Entry(r, s, latest_verdicts(store, r.id)) for r, s in sessions(store, rows(store, selected)))
-        write_text_atomic(html, render(run_row, entries, title=title))
+
+        def entry(row, s) -> Entry:
+            try:
+                return Entry(row, s, latest_verdicts(store, row.id), changes=workspace_changes(store, s))
+            except NoDiff as exc:
+                return Entry(row, s, latest_verdicts(store, row.id), no_diff=str(exc))
+
+        page = render(run_row, (entry(r, s) for r, s in sessions(store, rows(store, selected))), title=title)
+        try:
+            write_text_atomic(html, page)
+        except OSError as exc:
+            raise BadInput(f"cannot write the report: {exc.strerror or exc}", file=str(html), fix="pass a writable path to --html") from None
         print(html)
         return 0
 

@@ -18,10 +18,12 @@ Db = Annotated[Optional[Path], typer.Option("--db", help="SQLite store (default 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 Plain = Annotated[bool, typer.Option("--plain", help="Plain lines (implied when stderr is not a TTY or NO_COLOR is set).")]
 Params = Annotated[Optional[List[str]], typer.Option("--param", help="Override a declared param: k=v (repeatable).")]
-SessionId = Annotated[Optional[str], typer.Option("--session", help="Only this session (id prefix).")]
-RunId = Annotated[Optional[str], typer.Option("--run", help="Only this run's sessions (id prefix).")]
+SessionId = Annotated[Optional[str], typer.Option("--session", help="Only this session: an id prefix, `latest`, or RUN/SCENARIO#N.")]
+RunId = Annotated[Optional[str], typer.Option("--run", help="Only this run's sessions: an id prefix or `latest`.")]
 Scenario = Annotated[Optional[str], typer.Option("--scenario", help="Only this scenario's sessions.")]
 All = Annotated[bool, typer.Option("--all", help="Every stored session.")]
+IncludeControls = Annotated[bool, typer.Option("--include-controls", help="Also the negative control's no-op sessions (left out of sets by default).")]
+Full = Annotated[bool, typer.Option("--full", help="Show every text in full (the terminal shortens long ones, with a marker).")]
 Benches = Annotated[Optional[List[Path]], typer.Argument(help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here.")]
 
 
@@ -53,7 +55,7 @@ def plain_wanted(flag: bool) -> bool:
     return wanted(flag)
 
 
-def selection(session: Optional[str] = None, run: Optional[str] = None, scenario: Optional[str] = None, all_: bool = False) -> Any:
+def selection(session: Optional[str] = None, run: Optional[str] = None, scenario: Optional[str] = None, all_: bool = False, controls: bool = False) -> Any:
     from replay.select import Selection
 
-    return Selection(session=session, run=run, scenario=scenario, all=all_)
+    return Selection(session=session, run=run, scenario=scenario, all=all_, controls=controls)

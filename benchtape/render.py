@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any
+from typing import Any, Iterable
 
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 from rich.text import Text
+
+from replay.document import check_label
 
 STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
 
@@ -64,7 +66,7 @@ class Progress:
                 self._say(f"kept sandbox of {data['scenario']} #{data['attempt']}: {data['where']}" + (f"  (remove: {data['remove']})" if data.get("remove") else ""))
             elif kind == "verdicts":
                 self.done += 1
-                marks = " ".join(f"{v.check.type}={v.result.status}" for v in data["verdicts"])
+                marks = " ".join(f"{v.check.metric}={v.result.status}" for v in data["verdicts"])
                 self._say(f"[{self.done}/{self.total}] {data['scenario']} #{data['attempt']}: {data['status'].upper()}  {marks}", data["status"])
             if self.live is not None:
                 self.live.update(self._render())
@@ -84,21 +86,24 @@ class Progress:
         return t
 
 
-def results_table(results: list[dict[str, Any]], plain: bool = False) -> None:
-    """One block per scenario: its status, then one row per check, a composite's children indented."""
+def results_table(results: Iterable[dict[str, Any]], plain: bool = False, full: bool = False) -> None:
+    """One block per scenario: its status, then one row per check, a composite's children indented.
+    A reason shows its first line (shortened with a marker) unless `full`."""
     out = console(plain)
     table = Table(title=None, show_lines=False, box=None, pad_edge=False)
     for column in ("scenario", "status", "check", "verdict"):
         table.add_column(column)
     table.add_column("score", justify="right")
-    table.add_column("reason", overflow="fold", max_width=70)
+    table.add_column("reason", overflow="fold", max_width=None if full else 70)
     for r in results:
         name = r["scenario_id"] + (f" #{r['attempt']}" if r.get("attempt", 1) > 1 else "")
-        rows = [(c["type"] + (" (readout)" if c.get("readout") else ""), c.get("status", ""), c["result"]["score"], c["result"].get("reason") or "") for c in r["checks"]]
+        rows = [(check_label(c.get("metric"), c["type"]) + (" (readout)" if c.get("readout") else ""), c.get("status", ""), c["result"]["score"], c["result"].get("reason") or "") for c in r["checks"]]
         expanded: list[tuple[str, str, float | None, str]] = []
         for c, row in zip(r["checks"], rows):
             expanded.append(row)
             expanded.extend(_children(c["result"].get("evidence") or {}, depth=1))
+        if not full:
+            expanded = [(label, st, score, _first_line(reason)) for label, st, score, reason in expanded]
         for i, (label, st, score, reason) in enumerate(expanded or [("(no checks)", "", None, "")]):
             table.add_row(
                 Text(name if i == 0 else ""),
@@ -106,7 +111,7 @@ def results_table(results: list[dict[str, Any]], plain: bool = False) -> None:
                 Text(label),
                 Text(st, style=STATUS_STYLE.get(st, "")),
                 f"{score:.2f}" if score is not None and st else "",
-                Text(_first_line(reason)),
+                Text(reason),
             )
     out.print(table)
 
@@ -117,15 +122,22 @@ def _children(evidence: dict[str, Any], depth: int) -> list[tuple[str, str, floa
     for child in evidence.get("children") or []:
         if not isinstance(child, dict):
             continue
-        rows.append(("  " * depth + "└ " + str(child.get("type")), str(child.get("status") or ""), child.get("score"), str(child.get("reason") or "")))
+        rows.append(("  " * depth + "└ " + check_label(child.get("metric"), str(child.get("type"))), str(child.get("status") or ""), child.get("score"), str(child.get("reason") or "")))
         rows.extend(_children(child.get("evidence") or {}, depth + 1))
     return rows
 
 
 def _first_line(text: str, width: int = 110) -> str:
-    """The table shows a reason's first line; the whole of it is in the report and `show`."""
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """The table shows a reason's first line, shortened with a marker; `--full`, the report
+    and `show` have the whole of it."""
+    from replay.timeline import shorten
+
+    lines = text.strip().splitlines()
+    if not lines:
+        return ""
+    line = shorten(lines[0], width)
+    rest = len(text.strip()) - len(lines[0])
+    return line if len(lines) == 1 or line != lines[0] else f"{line} … [+{rest} chars, --full]"
 
 
 def repeat_summary(results: list[dict[str, Any]], plain: bool = False) -> None:

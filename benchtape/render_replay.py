@@ -157,11 +157,12 @@ def grading_diff(d: Any, plain: bool) -> None:
         _say(out, f"flips ({len(d.flips)}):", "bold")
         for c in d.flips:
             changed = " (check changed)" if c.spec_changed else ""
-            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {c.check_path} {c.type}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
+            moved = f" (moved from {c.moved_from})" if c.moved_from else ""
+            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {c.check_path} {c.name}{moved}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
     if d.scores:
         _say(out, f"score changes ({len(d.scores)}):", "bold")
         for c in d.scores:
-            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {c.check_path} {c.type}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
+            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {c.check_path} {c.name}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
     for group in d.changed.values():
         _say(out, f"changed check: {group.scenario} {group.check_path}", "bold")
         _say(out, f"    old spec: {dumps(group.spec_a)}")
@@ -173,13 +174,25 @@ def grading_diff(d: Any, plain: bool) -> None:
             _say(out, f"{title} ({len(items)}):", "bold")
             for c in items:
                 v = getattr(c, side)
-                _say(out, f"    {c.scenario} {c.session_id} {c.check_path} {c.type}: {_v(v)}")
+                _say(out, f"    {c.scenario} {c.session_id} {c.check_path} {c.name}: {_v(v)}")
     if not (d.flips or d.scores or d.changed or d.added or d.removed):
         _say(out, "no verdict changed", "green")
+    if d.per_session:
+        _say(out, f"per session ({len(d.per_session)} with a flip, an added or a removed check):", "bold")
+        for s in d.per_session:
+            flips = sum(c.kind == "flip" for c in s.changes)
+            head = f"    {s.scenario} #{s.attempt} {s.session_id}: {s.outcome_a} → {s.outcome_b}" if s.outcome_changed else f"    {s.scenario} #{s.attempt} {s.session_id}: still {s.outcome_b}"
+            _say(out, f"{head} · {flips} flip(s)", "" if not s.outcome_changed else ("green" if s.outcome_b == "pass" else "red"))
+            for c in s.deciding() if s.outcome_changed else [c for c in s.changes if c.kind == "flip"]:
+                _say(out, f"        {c.why()}")
     if d.pass_rates:
         _say(out, "pass rate per scenario (A → B):", "bold")
         for name, (pa, pb, n) in sorted(d.pass_rates.items()):
             _say(out, f"    {name}: {pa}/{n} → {pb}/{n}", "" if pa == pb else ("green" if pb > pa else "red"))
+            if pa != pb:
+                for why, up, down in d.reasons(name):
+                    moved = " · ".join(p for p in (f"{up} to pass" if up else "", f"{down} from pass" if down else "") if p)
+                    _say(out, f"        because {why} ({moved})")
     _say(out, f"{len(d.flips)} flip(s) · {len(d.scores)} score change(s) · {len(d.changed)} changed check(s) · {len(d.added)} added · {len(d.removed)} removed · {d.same} unchanged")
 
 
@@ -196,54 +209,110 @@ def gradings_list(rows: list[dict[str, Any]], plain: bool) -> None:
 # ---------------------------------------------------------------- sessions / show
 
 
-def session_list(groups: Iterable[tuple[dict[str, Any], list[Any]]], plain: bool) -> None:
+def session_list(lines: list[Any], total: int, plain: bool) -> None:
+    """Sessions newest first: a short handle, what happened, what it cost, how it graded."""
     out = console(plain)
-    any_run = False
-    for run, lines in groups:
-        any_run = True
-        _say(out, f"run {run['id']}  {run['kind']}  {when(run['started_at'])}  {run.get('bench_path') or ''}  harness {run.get('harness') or '-'}", "bold")
-        table = Table(box=None, pad_edge=False, show_header=True)
-        for col in ("session", "scenario", "attempt", "harness", "status", "verdicts"):
-            table.add_column(col)
-        for s in lines:
-            table.add_row(s.id, _t(s.scenario), str(s.attempt), _t(s.harness), Text(s.status, style="yellow" if s.status != "ok" else ""), s.summary)
-        out.print(table)
-    if not any_run:
-        _say(out, "no runs recorded yet: `benchtape run BENCH` or `benchtape demo`", "yellow")
-
-
-def timeline(shown: Any, plain: bool) -> None:
-    out = console(plain)
-    row, s = shown.row, shown.session
-    _say(out, f"session {row.id}  {row.scenario} #{row.attempt}  run {row.run_id}", "bold")
-    _say(out, f"harness {s.harness or row.harness or '-'}  model {s.model or row.model or '-'}  status {s.status or 'incomplete'}  {len(s.actions)} actions, {len(s.calls)} tool calls")
-    table = Table(box=None, pad_edge=False)
-    widths = {"seq": max(3, len(str(len(s.actions)))), "thread": max([6] + [len(st.thread) for st in shown.steps]), "kind": max([4] + [len(st.kind) for st in shown.steps]), "tool": max([4] + [len(st.tool or "") for st in shown.steps]), "outcome": 7, "tokens": 6}
-    for col, just in (("seq", "right"), ("thread", "left"), ("kind", "left"), ("tool", "left"), ("outcome", "left"), ("tokens", "right")):
-        widths[col] = min(widths[col], 24)
-        table.add_column(col, justify=just, no_wrap=True, min_width=widths[col], max_width=widths[col])
-    room = max(20, out.width - sum(widths.values()) - 2 * len(widths))
-    table.add_column("text", no_wrap=True, overflow="ellipsis", max_width=room)  # one line per step
-    for st in shown.steps:
+    if not lines:
+        _say(out, "no sessions recorded yet: `benchtape run BENCH` or `benchtape demo`" if not total else "no session matches", "yellow")
+        return
+    table = Table(box=None, pad_edge=False, show_header=True)
+    for col, just in (("session", "left"), ("started", "left"), ("scenario", "left"), ("harness/model", "left"), ("outcome", "left"), ("score", "right"), ("cost", "right"), ("duration", "right"), ("verdicts", "left"), ("run", "left")):
+        table.add_column(col, justify=just, overflow="fold")
+    for s in lines:
+        name = f"{s.scenario} #{s.attempt}" + ("  [control]" if s.control else "")
+        who = (s.harness or "-") + (f"/{s.model}" if s.model else "")
+        outcome = s.outcome.upper() if s.outcome in ("pass", "fail", "error") else s.outcome
         table.add_row(
-            str(st.seq if st.seq is not None else ""),
-            _t(st.thread),
-            _t(st.kind),
-            _t(st.tool),
-            Text(st.outcome or "", style={"ok": "green", "error": "red"}.get(st.outcome or "", "")),
-            "" if st.tokens is None else str(st.tokens),
-            _t(st.text),
+            s.handle,
+            when(s.started_at),
+            _t(name),
+            _t(who),
+            Text(outcome, style=STATUS_STYLE.get(s.outcome, "yellow" if s.outcome == "incomplete" else "dim")),
+            "" if s.score is None else f"{s.score:.2f}",
+            "unknown" if s.cost_usd is None else f"${s.cost_usd:.4f}",
+            "" if s.duration_ms is None else seconds(s.duration_ms),
+            s.summary,
+            s.run_handle,
         )
     out.print(table)
+    if len(lines) < total:
+        _say(out, f"{len(lines)} of {total} session(s), newest first; --limit 0 lists all", "dim")
+    _say(out, "a handle, `latest` or RUN/SCENARIO#N names a session: benchtape show HANDLE", "dim")
+
+
+def seconds(ms: float) -> str:
+    return f"{ms / 1000:.1f}s" if ms < 600_000 else f"{ms / 60000:.1f}m"
+
+
+def timeline(shown: Any, plain: bool, full: bool = False) -> None:
+    from replay.document import check_name
+    from replay.timeline import one_line, shorten
+
+    out = console(plain)
+    row, s = shown.row, shown.session
+    control = " (negative control: the no-op agent)" if shown.control else ""
+    _say(out, f"session {row.id}  {row.scenario} #{row.attempt}  run {row.run_id}{control}", "bold")
+    _say(out, f"harness {s.harness or row.harness or '-'}  model {s.model or row.model or '-'}  status {s.status or 'incomplete'}  {len(s.actions)} actions, {len(s.calls)} tool calls")
+    widths = {"seq": max(3, len(str(len(s.actions)))), "thread": max([6] + [len(st.thread) for st in shown.steps]), "kind": max([4] + [len(st.kind) for st in shown.steps]), "tool": max([4] + [len(st.tool or "") for st in shown.steps]), "outcome": 7, "tokens": 6}
+    widths = {k: min(w, 24) for k, w in widths.items()}
+    right = {"seq", "tokens"}
+
+    def cell(name: str, value: str) -> str:
+        value = value[: widths[name]]
+        return value.rjust(widths[name]) if name in right else value.ljust(widths[name])
+
+    room = max(20, out.width - sum(widths.values()) - len(widths))  # laid out by hand: the text column gets exactly the rest
+    _say(out, " ".join(cell(k, k) for k in widths) + " text", "bold")
+    hidden = False
+    for st in shown.steps:
+        if full:
+            text = st.text + (f"\n{st.detail}" if st.detail else "")
+        else:
+            line = one_line(st.text)
+            text = shorten(line, room)
+            hidden = hidden or text != line or st.detail is not None
+        row = Text(" ".join([cell("seq", str(st.seq if st.seq is not None else "")), cell("thread", st.thread), cell("kind", st.kind), cell("tool", st.tool or "")]) + " ")
+        row.append(cell("outcome", st.outcome or ""), style={"ok": "green", "error": "red"}.get(st.outcome or "", ""))
+        row.append(" " + cell("tokens", "" if st.tokens is None else str(st.tokens)) + " ")
+        if full and "\n" in text:
+            pad = " " * (sum(widths.values()) + len(widths))
+            text = text.replace("\n", "\n" + pad)
+        row.append(text)
+        out.print(row, soft_wrap=not full, no_wrap=not full, crop=False)
+    if hidden:
+        _say(out, "(long texts are shortened to a line, and tool inputs show their main field; --full shows everything whole)", "dim")
     if s.final_output is not None:
         _say(out, f"final output: {s.final_output}")
     if shown.verdicts:
         _say(out, f"verdicts (grading {shown.verdicts[0]['grading_id']}):", "bold")
         vt = Table(box=None, pad_edge=False)
-        for col in ("check", "type", "status", "score", "reason"):
+        for col in ("path", "check", "type", "status", "score", "reason"):
             vt.add_column(col, overflow="fold")
         for v in shown.verdicts:
-            vt.add_row(_t(v["check_path"]), _t(v["type"] + (" (readout)" if v["readout"] else "")), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", _t(v["reason"]))
+            vt.add_row(_t(v["check_path"]), _t(check_name(v.get("metric"), v["type"]) + (" (readout)" if v["readout"] else "")), _t(v["type"]), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", _t(v["reason"]))
+            for depth, child in _child_verdicts(v.get("evidence")):
+                vt.add_row("", _t("  " * depth + "└ " + check_name(child.get("metric"), str(child.get("type")))), _t(child.get("type")), Text(str(child.get("status") or ""), style=STATUS_STYLE.get(str(child.get("status")), "")), "" if child.get("score") is None else f"{child['score']:.2f}", _t(child.get("reason")))
         out.print(vt)
     else:
         _say(out, "not graded", "dim")
+
+
+def _child_verdicts(evidence: Any, depth: int = 1) -> Iterable[tuple[int, dict[str, Any]]]:
+    """A composite's children (from its evidence), depth first."""
+    children = evidence.get("children") if isinstance(evidence, dict) else None
+    for child in children if isinstance(children, list) else []:
+        if isinstance(child, dict):
+            yield depth, child
+            yield from _child_verdicts(child.get("evidence"), depth + 1)
+
+
+def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
+    """The agent's changes as a git-style patch: raw on a pipe (for `git apply`), coloured on a terminal."""
+    print(f"# session {session_id}: {changes.summary()}", file=sys.stderr)
+    if plain or not sys.stdout.isatty():
+        sys.stdout.write(changes.patch)
+        return
+    out = console(plain)
+    for line in changes.patch.splitlines():
+        style = "bold" if line.startswith(("diff --git", "new file", "deleted file", "old mode", "new mode", "Binary")) else "cyan" if line.startswith("@@") else "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        out.print(Text(line, style=style), soft_wrap=True)

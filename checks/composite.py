@@ -95,7 +95,7 @@ def _grade(spec: CheckSpec, children: list[_Child], session: Session, ctx: Check
 
 def _evidence(graded: list[_Graded]) -> list[dict[str, Any]]:
     return [
-        {"type": g.child.check.type, "status": g.result.status, "score": g.result.score, "weight": g.child.weight, "reason": g.result.reason}
+        {"type": g.child.check.type, "metric": g.child.check.spec.metric, "status": g.result.status, "score": g.result.score, "weight": g.child.weight, "reason": g.result.reason}
         for g in graded
     ]
 

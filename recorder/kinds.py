@@ -83,11 +83,15 @@ class Metrics(TypedDict, total=False):
     turns: int
 
 
+STAGED = "staged"  # WorkspaceSnapshot.stage of the tree before the agent ran (what its changes are diffed against)
+
+
 class WorkspaceSnapshot(TypedDict, total=False):
     sha256: str
     files: int
     bytes: int
     links_out: list[str]
+    stage: str  # "staged": the tree as staged, before the agent ran (absent: the final workspace)
 
 
 class AdapterWarning(TypedDict, total=False):

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 MAIN = "main"
 
-from recorder.kinds import ACTION_KINDS, METRIC_FIELDS  # noqa: E402,F401 - the one registry of kinds, re-exported
+from recorder.kinds import ACTION_KINDS, METRIC_FIELDS, STAGED  # noqa: E402,F401 - the one registry of kinds, re-exported
 
 
 @dataclass(slots=True)
@@ -195,6 +195,7 @@ class Session:
     final_output: str | None = None
     environment: dict[str, Any] = field(default_factory=lambda: {"expected": None, "reported": None})
     snapshot: dict[str, Any] | None = None
+    staged_snapshot: dict[str, Any] | None = None  # the tree as staged, before the agent ran
     turns: list[Turn] = field(default_factory=list)
     warnings: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -374,7 +375,10 @@ class _Fold:
         self.s.environment["reported"] = _merge(self.s.environment["reported"], d)
 
     def workspace_snapshot(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        self.s.snapshot = dict(d)
+        if d.get("stage") == STAGED:  # the tree before the agent ran: never graded as its work
+            self.s.staged_snapshot = dict(d)
+        else:
+            self.s.snapshot = dict(d)
 
     def adapter_warning(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
         self.s.warnings.append(dict(d))

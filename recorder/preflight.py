@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
@@ -16,6 +17,7 @@ from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.model import CheckSpec
 from recorder.runner import RunOptions
 from recorder.spec.evalfile import EvalSpec
+from recorder.errors import BadInput
 
 @dataclass
 class Preflight:
@@ -110,8 +112,42 @@ def check_problems(spec: CheckSpec) -> list[str]:
     return []
 
 
-def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | None = None) -> Preflight:
-    """Every bench's findings, deduplicated (an Eval's runs share one bench), and the Eval's unbuilt keys as notes."""
+def unwritable(path: Path, *, folder: bool = False) -> str | None:
+    """Why `path` (a file, or with `folder` a directory) could not be written, or None.
+
+    Asked before anything runs, so a report that could not be written is found before the
+    agents spend, not after: the nearest existing ancestor must be a writable directory."""
+    if path.exists():
+        if folder != path.is_dir():
+            return "it exists and is not a folder" if folder else "it is a folder, not a file"
+        where = path if folder else path.parent  # a file is replaced through a temporary file beside it
+        return None if os.access(where, os.W_OK | os.X_OK) else f"{where} is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable"
+    return None
+
+
+def check_outputs(outputs: dict[str, Path | None]) -> None:
+    """Every output path named (`--report-json` → its path, …) can be written; else bad input (exit 2), before any spend.
+    A name ending in `/` (`--report-dir/`) is a folder."""
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        why = unwritable(Path(path), folder=flag.endswith("/"))
+        if why:
+            name = flag.rstrip("/")
+            raise BadInput(f"{name} {path} cannot be written: {why}", file=str(path), fix=f"pass a writable path to {name} (or fix the folder's permissions)")
+
+
+def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | None = None, outputs: dict[str, Path | None] | None = None) -> Preflight:
+    """Every bench's findings, deduplicated (an Eval's runs share one bench), and the Eval's unbuilt keys as notes.
+    The output paths (`outputs`, flag → path) are checked first: one that cannot be written is bad input."""
+    check_outputs(outputs or {})
     total = Preflight()
     for bench in benches:
         total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from adapters.base import Adapter, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
+from recorder.kinds import STAGED
 from recorder.model import Action
 from recorder.redact import redactor, secret_values
 from recorder.sandbox.levels import OpenWorkspace, runs_alone, sandbox_for
@@ -156,6 +157,7 @@ class Runner:
                 Action("message.user", {"text": scenario.prompt}),
             ],
         )
+        store.append(session_id, self._snapshot(box.root, stage=STAGED))  # what the agent's changes are diffed against
         launch = Launch(
             **{
                 "prompt": scenario.prompt,
@@ -175,17 +177,22 @@ class Runner:
             closing.append(Action("error", {"message": f"timed out after {scenario.timeout:g}s; the harness's process group was killed"}))
         elif status == "error":
             closing.append(Action("error", {"message": f"harness exited with code {exit_code}", "stderr_tail": stderr_tail}))
-        try:
-            data, facts = snapshot(box.root) if box.root.exists() else (b"", {"files": 0, "bytes": 0})
-            if data:
-                sha = store.put_blob(data)
-                closing.append(Action("workspace.snapshot", {"sha256": sha, **facts}))
-        except OSError as exc:
-            closing.append(Action("error", {"message": f"workspace snapshot failed: {exc}"}))
+        closing.extend(self._snapshot(box.root))
         closing.append(Action("session.finished", {"status": status, "exit_code": exit_code, "timed_out": timed_out, "wall_ms": wall_ms}))
         store.append(session_id, closing)
         self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": status, "wall_ms": wall_ms})
         return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=status)
+
+    def _snapshot(self, root: Path, stage: str | None = None) -> list[Action]:
+        """The tree under root as a `workspace.snapshot` (the final one, or `stage` staged), or the error that stopped it."""
+        what = "staged tree" if stage else "workspace"
+        try:
+            data, facts = snapshot(root) if root.exists() else (b"", {"files": 0, "bytes": 0})
+            if not data:
+                return []
+            return [Action("workspace.snapshot", {"sha256": self.store.put_blob(data), **facts, **({"stage": stage} if stage else {})})]
+        except OSError as exc:
+            return [Action("error", {"message": f"{what} snapshot failed: {exc}"})]
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str) -> dict[str, Any]:
         hc = self.bench.harness_config

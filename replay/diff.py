@@ -1,19 +1,26 @@
 """`benchtape diff`: two gradings compared verdict by verdict over the sessions both graded.
 
-A check is identified by its place in the scenario (`checks[i]`) and its canonical spec
-hash. Same place and hash: the same check, so a status change is a flip and a score
-change a delta. The same hash at another place: the same check, moved (a check was
-inserted or removed before it). Same place, different hash: a changed check, shown with
-both specs. A hash on one side only: added or removed.
+A check is identified by its place in the scenario's check tree (`checks[i]`) and its
+canonical spec hash, never by list position alone. Same place and hash: the same check,
+so a status change is a flip and a score change a delta. The same hash at another place:
+the same check, moved (a check was inserted or removed before it), and its flips still
+show. Then a check keeps its identity through an edit when its name (`metric:`) and type
+are unchanged, wherever it moved, or, unnamed, when its place and type are, or when it is
+the only check of its type left on both sides: a changed check, shown with both specs.
+What is left is added or removed.
+
+Per session, the flips and the outcome they led to; per scenario, the pass rate and the
+checks that changed it.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from recorder.store import Store, loads
+from replay.document import check_name
 from replay.grading import scenario_outcome
 from replay.select import resolve, rows_by_ids
 from replay.specs import check_index
@@ -27,6 +34,7 @@ class V:
 
     check_path: str
     type: str
+    metric: str | None
     spec_sha256: str
     spec: str  # JSON text, decoded only when shown
     status: str
@@ -37,6 +45,20 @@ class V:
 
     def brief(self) -> dict[str, Any]:
         return {"status": self.status, "pass": self.passed, "score": self.score, "reason": self.reason}
+
+    @property
+    def name(self) -> str:
+        return check_name(self.metric, self.type)
+
+    @property
+    def named(self) -> bool:
+        """Given a name of its own (`metric:`), which identifies it through edits and moves."""
+        return bool(self.metric) and self.metric != self.type
+
+    @property
+    def counts(self) -> bool:
+        """Whether it decides the scenario: non-readouts, and readouts that errored."""
+        return not self.readout or self.status == "ERROR"
 
 
 @dataclass
@@ -51,6 +73,25 @@ class Change:
     a: V | None
     b: V | None
     spec_changed: bool = False  # the check at this place is not the same spec in both
+
+    @property
+    def name(self) -> str:
+        v = self.b or self.a
+        return v.name if v else self.type
+
+    @property
+    def moved_from(self) -> str | None:
+        return self.a.check_path if self.a and self.b and self.a.check_path != self.b.check_path else None
+
+    def why(self) -> str:
+        """This change in a few words: `checks[1] cost: PASS→FAIL (check changed)`."""
+        if self.kind == "added":
+            return f"{self.check_path} {self.name} added: {self.b.status if self.b else ''}"
+        if self.kind == "removed":
+            return f"{self.check_path} {self.name} removed (was {self.a.status if self.a else ''})"
+        moved = f" (moved from {self.moved_from})" if self.moved_from else ""
+        changed = " (check changed)" if self.spec_changed else ""
+        return f"{self.check_path} {self.name}: {self.label}{moved}{changed}"
 
     @property
     def label(self) -> str:
@@ -68,8 +109,9 @@ class Change:
             "scenario": self.scenario,
             "session_id": self.session_id,
             "check_path": self.check_path,
-            "moved_from": self.a.check_path if self.a and self.b and self.a.check_path != self.b.check_path else None,
+            "moved_from": self.moved_from,
             "type": self.type,
+            "name": self.name,
             "spec_changed": self.spec_changed,
             "label": self.label,
             "a": self.a.brief() if self.a else None,
@@ -93,6 +135,45 @@ class ChangedCheck:
 
 
 @dataclass
+class SessionFlips:
+    """One session whose verdicts changed: its outcome in each grading and the changes behind it."""
+
+    session_id: str
+    scenario: str
+    attempt: int
+    outcome_a: str
+    outcome_b: str
+    changes: list[Change] = field(default_factory=list)
+
+    @property
+    def outcome_changed(self) -> bool:
+        return self.outcome_a != self.outcome_b
+
+    def deciding(self) -> list[Change]:
+        """The changes that can have moved the outcome: a counting check's flip, one added that does not pass, one removed that did not."""
+        out = []
+        for c in self.changes:
+            if c.kind == "flip" and ((c.a and c.a.counts) or (c.b and c.b.counts)):
+                out.append(c)
+            elif c.kind == "added" and c.b and c.b.counts and c.b.status not in ("PASS", "NA"):
+                out.append(c)
+            elif c.kind == "removed" and c.a and c.a.counts and c.a.status not in ("PASS", "NA"):
+                out.append(c)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "scenario": self.scenario,
+            "attempt": self.attempt,
+            "outcome_a": self.outcome_a,
+            "outcome_b": self.outcome_b,
+            "flips": [c.why() for c in self.changes if c.kind == "flip"],
+            "because": [c.why() for c in self.deciding()] if self.outcome_changed else [],
+        }
+
+
+@dataclass
 class GradingDiff:
     a: dict[str, Any]
     b: dict[str, Any]
@@ -106,6 +187,19 @@ class GradingDiff:
     added: list[Change] = field(default_factory=list)
     removed: list[Change] = field(default_factory=list)
     pass_rates: dict[str, list[int]] = field(default_factory=dict)  # scenario → [passed in a, passed in b, sessions]
+    per_session: list[SessionFlips] = field(default_factory=list)  # sessions with a flip, an added or a removed check
+
+    def reasons(self, scenario: str) -> list[tuple[str, int, int]]:
+        """Why a scenario's pass rate changed: (the change, sessions it turned to pass, sessions it turned from pass)."""
+        tally: dict[str, list[int]] = {}
+        for s in self.per_session:
+            if s.scenario != scenario or not s.outcome_changed:
+                continue
+            for c in s.deciding():
+                key = c.why()
+                counts = tally.setdefault(key, [0, 0])
+                counts[0 if s.outcome_b == "pass" else 1] += 1
+        return sorted(((k, up, down) for k, (up, down) in tally.items()), key=lambda t: -(t[1] + t[2]))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,15 +214,16 @@ class GradingDiff:
             "changed_checks": [c.to_dict() for c in self.changed.values()],
             "added": [c.to_dict() for c in self.added],
             "removed": [c.to_dict() for c in self.removed],
-            "pass_rate": {s: {"a": pa, "b": pb, "sessions": n} for s, (pa, pb, n) in sorted(self.pass_rates.items())},
+            "pass_rate": {s: {"a": pa, "b": pb, "sessions": n, "because": [{"change": k, "to_pass": up, "from_pass": down} for k, up, down in self.reasons(s)] if pa != pb else []} for s, (pa, pb, n) in sorted(self.pass_rates.items())},
+            "sessions_changed": [s.to_dict() for s in self.per_session],
         }
 
 
 def _verdicts(store: Store, grading_id: str, session_id: str) -> list[V]:
     return [
-        V(r[0], r[1], r[2], r[3], r[4], bool(r[5]), float(r[6]), r[7] or "", bool(r[8]))
+        V(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), float(r[7]), r[8] or "", bool(r[9]))
         for r in store.db.execute(
-            "SELECT check_path, type, spec_sha256, spec, status, pass, score, reason, readout FROM verdicts WHERE grading_id = ? AND session_id = ?",
+            "SELECT check_path, type, metric, spec_sha256, spec, status, pass, score, reason, readout FROM verdicts WHERE grading_id = ? AND session_id = ?",
             [grading_id, session_id],
         )
     ]
@@ -139,33 +234,48 @@ def _sessions(store: Store, grading_id: str) -> set[str]:
 
 
 def pair(a: list[V], b: list[V]) -> Iterator[tuple[V | None, V | None]]:
-    """Match one session's verdicts: same place+hash, then same hash elsewhere (moved), then
-    same place (changed); what is left is removed (a) or added (b)."""
+    """Match one session's verdicts by check identity: same place and hash; the same hash
+    elsewhere (moved); the same name and type (a named check, edited, wherever it is now);
+    the same place and type (an unnamed check, edited); the one check of its type on both
+    sides (edited and moved). What is left is removed (a) or added (b)."""
     left = {v.check_path: v for v in a}
     right = {v.check_path: v for v in b}
     for path in sorted(set(left) & set(right), key=check_index):
         if left[path].spec_sha256 == right[path].spec_sha256:
             yield left.pop(path), right.pop(path)
-    by_hash: dict[str, list[V]] = defaultdict(list)
-    for v in sorted(right.values(), key=lambda v: check_index(v.check_path)):
-        by_hash[v.spec_sha256].append(v)
-    for v in sorted(list(left.values()), key=lambda v: check_index(v.check_path)):
-        if by_hash.get(v.spec_sha256):
-            moved = by_hash[v.spec_sha256].pop(0)
-            del left[v.check_path], right[moved.check_path]
-            yield v, moved
-    for path in sorted(set(left) & set(right), key=check_index):
-        yield left.pop(path), right.pop(path)
+    yield from _pair_by(left, right, lambda v: v.spec_sha256)
+    yield from _pair_by(left, right, lambda v: (v.metric, v.type) if v.named else None, unique=True)
+    yield from _pair_by(left, right, lambda v: (v.check_path, v.type))
+    yield from _pair_by(left, right, lambda v: v.type, unique=True)
     for v in sorted(left.values(), key=lambda v: check_index(v.check_path)):
         yield v, None
     for v in sorted(right.values(), key=lambda v: check_index(v.check_path)):
         yield None, v
 
 
-def passes(verdicts: list[V], finish_status: str | None) -> bool:
-    """The scenario rule over stored verdicts: a finished, ok session whose every counting
-    verdict (non-readouts, and readouts that errored) is PASS or NA."""
-    return scenario_outcome(finish_status == "ok", ((v.status, v.readout) for v in verdicts)) == "pass"
+def _pair_by(left: dict[str, V], right: dict[str, V], key: Callable[[V], Any], unique: bool = False) -> Iterator[tuple[V, V]]:
+    """Pair what is left on both sides by `key` (None: never), in check order, removing the pairs.
+    With `unique`, only keys that occur once on each side pair (a name two checks share identifies neither)."""
+    by_key: dict[Any, list[V]] = defaultdict(list)
+    for v in sorted(right.values(), key=lambda v: check_index(v.check_path)):
+        k = key(v)
+        if k is not None:
+            by_key[k].append(v)
+    if unique:
+        seen = Counter(key(v) for v in left.values())
+        by_key = defaultdict(list, {k: vs for k, vs in by_key.items() if len(vs) == 1 and seen[k] == 1})
+    for v in sorted(list(left.values()), key=lambda v: check_index(v.check_path)):
+        k = key(v)
+        if k is not None and by_key.get(k):
+            match = by_key[k].pop(0)
+            del left[v.check_path], right[match.check_path]
+            yield v, match
+
+
+def outcome(verdicts: list[V], finish_status: str | None) -> str:
+    """The scenario rule over stored verdicts: pass for a finished, ok session whose every
+    counting verdict (non-readouts, and readouts that errored) is PASS or NA."""
+    return scenario_outcome(finish_status == "ok", ((v.status, v.readout) for v in verdicts))
 
 
 def diff_gradings(store: Store, grading_a: str, grading_b: str) -> GradingDiff:
@@ -178,21 +288,28 @@ def diff_gradings(store: Store, grading_a: str, grading_b: str) -> GradingDiff:
     out.sessions, out.only_a, out.only_b = len(both), len(sa - both), len(sb - both)
     for row in rows_by_ids(store, list(both)):
         va, vb = _verdicts(store, ida, row.id), _verdicts(store, idb, row.id)
-        _compare_session(out, row.scenario, row.id, va, vb)
+        changes = _compare_session(out, row.scenario, row.id, va, vb)
         finished = store.finish_status(row.id)
+        oa, ob = outcome(va, finished), outcome(vb, finished)
         rate = out.pass_rates.setdefault(row.scenario, [0, 0, 0])
-        rate[0] += passes(va, finished)
-        rate[1] += passes(vb, finished)
+        rate[0] += oa == "pass"
+        rate[1] += ob == "pass"
         rate[2] += 1
+        if changes or oa != ob:
+            out.per_session.append(SessionFlips(row.id, row.scenario, row.attempt, oa, ob, changes))
     return out
 
 
-def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[V], vb: list[V]) -> None:
+def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[V], vb: list[V]) -> list[Change]:
+    """File each paired verdict under its kind of change; returns this session's flips, additions and removals."""
+    mine: list[Change] = []
     for a, b in pair(va, vb):
         if a is None:
             out.added.append(Change("added", scenario, session_id, b.check_path, b.type, None, b))
+            mine.append(out.added[-1])
         elif b is None:
             out.removed.append(Change("removed", scenario, session_id, a.check_path, a.type, a, None))
+            mine.append(out.removed[-1])
         else:
             spec_changed = a.spec_sha256 != b.spec_sha256
             if spec_changed:
@@ -203,10 +320,12 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
                 group.sessions.append(Change("changed", scenario, session_id, b.check_path, b.type, a, b, spec_changed=True))
             if a.status != b.status or a.passed != b.passed:
                 out.flips.append(Change("flip", scenario, session_id, b.check_path, b.type, a, b, spec_changed=spec_changed))
+                mine.append(out.flips[-1])
             elif abs(a.score - b.score) > SCORE_TOLERANCE:
                 out.scores.append(Change("score", scenario, session_id, b.check_path, b.type, a, b, spec_changed=spec_changed))
             elif not spec_changed:
                 out.same += 1
+    return mine
 
 
 def gradings_table(store: Store) -> list[dict[str, Any]]:

@@ -9,6 +9,18 @@ from recorder.model import Session
 from recorder.store import SessionRow
 
 
+def check_name(metric: str | None, type_: str) -> str:
+    """What a verdict is called wherever it is shown: the check's `metric:`, else its type,
+    so two checks of one type (two assert-sets) can be told apart."""
+    return metric or type_
+
+
+def check_label(metric: str | None, type_: str) -> str:
+    """A check as a line or a table names it: its name, with its type beside a `metric:` name."""
+    name = check_name(metric, type_)
+    return name if name == type_ else f"{name} [{type_}]"
+
+
 def session_json(session: Session) -> dict[str, Any]:
     """The projection as JSON: what a report's `results[].session` carries."""
     return {
@@ -70,6 +82,7 @@ def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
         "timed_out": session.timed_out,
         "work_dir": session.work_dir,
         "snapshot": session.snapshot,
+        "staged_snapshot": session.staged_snapshot,
         "turns": [{"prompt": t.prompt, "steps": t.steps} for t in session.turns],
         "skills": session.skills,
         "warnings": session.warnings,

@@ -9,42 +9,61 @@ check goes through `html.escape`.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable
 
 from recorder.model import Session
 from recorder.store import SessionRow
-from replay.grading import harness_ok, scenario_outcome
-from replay.timeline import steps
+from replay.changes import Changes
+from replay.document import check_name
+from replay.timeline import session_status, steps
 
-CLIP = 400  # characters of a timeline row's text
+PEEK = 160  # characters of a long text shown before it is expanded
 UNKNOWN = "unknown"
 
 
 @dataclass
 class Entry:
-    """One session of the page: what `benchtape show` reads."""
+    """One session of the page: what `benchtape show` reads, and its workspace changes."""
 
     row: SessionRow
     session: Session
     verdicts: list[dict[str, Any]]  # its latest grading's, in check order
+    changes: Changes | None = None  # the agent's changes against the staged tree
+    no_diff: str | None = None  # why there are none to show
 
 
-def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
-    """pass / fail / error by the scenario rule over stored verdicts; `not graded` without any."""
-    if harness_ok(session) and not verdicts:
-        return "not graded"
-    return scenario_outcome(harness_ok(session), ((v["status"], bool(v.get("readout"))) for v in verdicts))
+@dataclass
+class _Tally:
+    """One scenario's line of the summary."""
+
+    sessions: int = 0
+    passed: int = 0
+    costs: list[float] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+
+    def add(self, status: str, session: Session) -> None:
+        self.sessions += 1
+        self.passed += status == "pass"
+        if session.metrics.cost_usd is not None:
+            self.costs.append(session.metrics.cost_usd)
+        if session.metrics.latency_ms is not None:
+            self.durations.append(session.metrics.latency_ms)
 
 
 def render(run: dict[str, Any] | None, entries: Iterable[Entry], *, title: str | None = None) -> str:
-    """The whole page. Sessions are rendered one at a time: only their HTML is kept."""
+    """The whole page: the run's facts, a per-scenario summary, an index linking each session,
+    then the sessions. Sessions are rendered one at a time: only their HTML is kept."""
     sections: list[str] = []
+    index: list[str] = []
     counts: dict[str, int] = {}
+    tallies: dict[str, _Tally] = {}
     for entry in entries:
         status = session_status(entry.session, entry.verdicts)
         counts[status] = counts.get(status, 0) + 1
+        tallies.setdefault(entry.row.scenario, _Tally()).add(status, entry.session)
+        index.append(_index_row(entry, status))
         sections.append(_session(entry, status))
     run = run or {}
     heading = title or f"benchtape run {run.get('id') or UNKNOWN}"
@@ -53,10 +72,40 @@ def render(run: dict[str, Any] | None, entries: Iterable[Entry], *, title: str |
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
             f"<title>{_e(heading)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
             _header(run, heading, counts),
+            _summary(tallies),
+            _index(index),
             *sections,
             "</body>\n</html>\n",
         ]
     )
+
+
+def _summary(tallies: dict[str, _Tally]) -> str:
+    """Per scenario: the pass rate over its sessions (repeats), what they cost, how long they took."""
+    rows = []
+    for name, t in tallies.items():
+        rate = f"{t.passed}/{t.sessions} ({100 * t.passed / t.sessions:.0f}%)"
+        cost = UNKNOWN if not t.costs else f"${sum(t.costs):.4f}" + ("" if len(t.costs) == t.sessions else f" (reported by {len(t.costs)} of {t.sessions})")
+        mean = UNKNOWN if not t.durations else f"{sum(t.durations) / len(t.durations) / 1000:.2f} s"
+        flaky = ' <span class="badge flaky">flaky</span>' if 0 < t.passed < t.sessions else ""
+        rows.append(f"<tr><td>{_e(name)}{flaky}</td><td class=\"num\">{_e(t.sessions)}</td><td class=\"num\">{_e(rate)}</td><td class=\"num\">{_e(cost)}</td><td class=\"num\">{_e(mean)}</td></tr>")
+    head = "<tr><th>scenario</th><th>sessions</th><th>passed</th><th>cost (total)</th><th>duration (mean)</th></tr>"
+    return f"<section class=\"summary\" id=\"summary\">\n<h2>Summary</h2>\n<table class=\"summary\">{head}{''.join(rows)}</table>\n</section>\n"
+
+
+def _index_row(entry: Entry, status: str) -> str:
+    row, m = entry.row, entry.session.metrics
+    cost = _known(m.cost_usd, "${:.4f}")
+    took = _known(None if m.latency_ms is None else m.latency_ms / 1000, "{:.2f} s")
+    return (
+        f"<tr><td><a href=\"#s-{_e(row.id)}\">{_e(row.scenario)} #{_e(row.attempt)}</a></td><td>{_badge(status)}</td>"
+        f"<td class=\"num\">{_e(cost)}</td><td class=\"num\">{_e(took)}</td><td><code>{_e(row.id)}</code></td></tr>"
+    )
+
+
+def _index(rows: list[str]) -> str:
+    head = "<tr><th>session</th><th>outcome</th><th>cost</th><th>duration</th><th>id</th></tr>"
+    return f"<nav class=\"index\">\n<h2>Sessions</h2>\n<table class=\"index\">{head}{''.join(rows)}</table>\n</nav>\n"
 
 
 def _e(value: Any) -> str:
@@ -107,16 +156,31 @@ def _session(entry: Entry, status: str) -> str:
     metric_html = "".join(f"<span class=\"metric\"><b>{_e(k)}</b> {_e(v)}</span>" for k, v in metrics)
     parts = [
         f"<section class=\"session\" id=\"s-{_e(row.id)}\">\n",
-        f"<h2>{_e(row.scenario)} <small>attempt {_e(row.attempt)}</small> {_badge(status)}</h2>\n",
+        f"<h2>{_e(row.scenario)} <small>attempt {_e(row.attempt)}</small> {_badge(status)} <a class=\"top\" href=\"#summary\">↑</a></h2>\n",
         f"<p class=\"meta\">session <code>{_e(row.id)}</code> · harness {_e(_known(row.harness or s.harness))} · model {_e(_known(row.model or s.model))} · started {_e(_when(row.started_at))}</p>\n",
         f"<p class=\"metrics\">{metric_html}</p>\n",
         _verdicts(entry.verdicts),
+        _changes(entry),
         _timeline(s),
         "<h3>Final output</h3>\n",
         f"<pre class=\"output\">{_e(s.final_output)}</pre>\n" if s.final_output else "<p class=\"none\">no final output</p>\n",
         "</section>\n",
     ]
     return "".join(parts)
+
+
+def _changes(entry: Entry) -> str:
+    """What the agent changed, as a patch (collapsed: it can be long)."""
+    c = entry.changes
+    if c is None:
+        return f"<h3>Changes</h3>\n<p class=\"none\">{_e(entry.no_diff or 'not available')}</p>\n"
+    if c.empty:
+        return f"<h3>Changes</h3>\n<p class=\"none\">{_e(c.summary())}</p>\n"
+    lines = []
+    for line in c.patch.splitlines():
+        cls = "hd" if line.startswith(("diff --git", "new file", "deleted file", "old mode", "new mode", "Binary", "--- ", "+++ ")) else "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        lines.append(f"<span class=\"{cls}\">{_e(line)}</span>" if cls else _e(line))
+    return f"<details class=\"changes\" open><summary>Changes ({_e(c.summary())})</summary>\n<pre class=\"diff\">{chr(10).join(lines)}</pre>\n</details>\n"
 
 
 def _verdicts(verdicts: list[dict[str, Any]]) -> str:
@@ -126,9 +190,9 @@ def _verdicts(verdicts: list[dict[str, Any]]) -> str:
     rows: list[str] = []
     for v in verdicts:
         path = v["check_path"] + (" (readout)" if v.get("readout") else "")
-        rows.append(_verdict_row(path, v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0))
+        rows.append(_verdict_row(path, check_name(v.get("metric"), v.get("type")), v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0))
         _children(rows, (v.get("evidence") or {}).get("children"), 1)
-    head = "<tr><th>check</th><th>type</th><th>status</th><th>score</th><th>reason</th></tr>"
+    head = "<tr><th>path</th><th>check</th><th>type</th><th>status</th><th>score</th><th>reason</th></tr>"
     return f"<h3>Verdicts <small>grading <code>{_e(grading)}</code></small></h3>\n<table class=\"verdicts\">{head}{''.join(rows)}</table>\n"
 
 
@@ -138,30 +202,41 @@ def _children(rows: list[str], children: Any, depth: int) -> None:
     for i, c in enumerate(children):
         if not isinstance(c, dict):
             continue
-        rows.append(_verdict_row(f"checks[{i}]", c.get("type"), c.get("status"), c.get("score"), c.get("reason"), depth))
+        rows.append(_verdict_row(f"checks[{i}]", check_name(c.get("metric"), str(c.get("type"))), c.get("type"), c.get("status"), c.get("score"), c.get("reason"), depth))
         _children(rows, (c.get("evidence") or {}).get("children") if isinstance(c.get("evidence"), dict) else c.get("children"), depth + 1)
 
 
-def _verdict_row(path: str, type_: Any, status: Any, score: Any, reason: Any, depth: int) -> str:
+def _verdict_row(path: str, name: str, type_: Any, status: Any, score: Any, reason: Any, depth: int) -> str:
     score_text = f"{score:.3g}" if isinstance(score, (int, float)) else _known(score)
     status_text = str(status or UNKNOWN)
     pad = f' style="padding-left:{0.4 + 1.5 * depth:.1f}em"' if depth else ""
     cls = ' class="child"' if depth else ""
     return (
-        f"<tr{cls}><td{pad}><code>{_e(path)}</code></td><td>{_e(type_)}</td>"
+        f"<tr{cls}><td{pad}><code>{_e(path)}</code></td><td class=\"name\">{_e(name)}</td><td>{_e(type_)}</td>"
         f"<td><span class=\"st {_e(status_text.lower())}\">{_e(status_text)}</span></td>"
-        f"<td class=\"num\">{_e(score_text)}</td><td class=\"reason\">{_e(reason)}</td></tr>"
+        f"<td class=\"num\">{_e(score_text)}</td><td class=\"reason\">{_long(reason)}</td></tr>"
     )
+
+
+def _long(text: Any) -> str:
+    """A text whole; a long or many-line one collapsed behind its first characters."""
+    value = "" if text is None else str(text)
+    if len(value) <= PEEK and "\n" not in value:
+        return _e(value)
+    peek = " ".join(value[:PEEK].split())
+    return f"<details class=\"long\"><summary>{_e(peek)}… <small>({len(value)} chars)</small></summary><pre>{_e(value)}</pre></details>"
 
 
 def _timeline(session: Session) -> str:
     rows = []
     for st in steps(session):
-        text = st.text if len(st.text) <= CLIP else st.text[: CLIP - 1] + "…"
+        text = _long(st.text)
+        if st.detail:
+            text += f"<details class=\"long\"><summary><small>whole input</small></summary><pre>{_e(st.detail)}</pre></details>"
         outcome = f'<span class="st {_e(st.outcome)}">{_e(st.outcome)}</span>' if st.outcome else ""
         rows.append(
             f"<tr><td class=\"num\">{_e(st.seq)}</td><td>{_e(st.thread)}</td><td>{_e(st.kind)}</td>"
-            f"<td>{_e(st.tool or '')}</td><td>{outcome}</td><td class=\"text\">{_e(text)}</td></tr>"
+            f"<td>{_e(st.tool or '')}</td><td>{outcome}</td><td class=\"text\">{text}</td></tr>"
         )
     head = "<tr><th>seq</th><th>thread</th><th>kind</th><th>tool</th><th>outcome</th><th>text</th></tr>"
     return f"<details class=\"timeline\"><summary>Timeline ({len(rows)} actions)</summary>\n<table>{head}{''.join(rows)}</table>\n</details>\n"
@@ -183,4 +258,8 @@ section.session{border:1px solid #ddd;border-radius:6px;padding:1em;margin:0 0 1
 .st.pass,.st.ok{color:#1a7f37;font-weight:600}.st.fail,.st.error{color:#cf222e;font-weight:600}.st.error{color:#bf8700}.st.na{color:#888}
 pre.output{background:#f6f8fa;border:1px solid #eee;padding:.8em;white-space:pre-wrap;word-break:break-word}
 details summary{cursor:pointer;font-weight:600;margin:1em 0 .3em}
+details.long summary{font-weight:normal;margin:0}details.long pre{white-space:pre-wrap;word-break:break-word;margin:.3em 0}
+table.summary,table.index{margin-bottom:1em}nav.index{margin-bottom:1.5em}a.top{font-size:.8em;text-decoration:none;color:#888}
+.badge.flaky{background:#bf8700}
+pre.diff{background:#f6f8fa;border:1px solid #eee;padding:.8em;overflow-x:auto}pre.diff .add{color:#1a7f37}pre.diff .del{color:#cf222e}pre.diff .hunk{color:#0550ae}pre.diff .hd{font-weight:600}
 """

@@ -1,23 +1,34 @@
 """Which stored sessions a read command works on, and reading them one at a time.
 
-Every replay command (grade, regrade, query, sessions, show) names sessions the same
-way: `--session` (a unique id prefix), `--run`, `--scenario`, `--all`. Sessions are
-streamed, a page of rows and then one session's actions at a time, so memory stays
-flat however large the store grows.
+Every command that takes an id names it the same way, through `resolve`: a unique id
+prefix (any case), `latest`, or for a session `RUN/SCENARIO#N` (the run as a prefix or
+`latest`, the scenario by name, the attempt; `#N` may be left out when there is one).
+`--session`, `--run`, `--scenario`, `--all` select sets of sessions. Negative-control
+sessions (runs of kind `control`, the no-op agent) are left out of a set unless a
+command asks for them or names their run or session.
+
+Sessions are streamed, a page of rows and then one session's actions at a time, so
+memory stays flat however large the store grows.
 """
 
 from __future__ import annotations
 
 import gc
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from recorder.errors import BadInput
 from recorder.model import Session
 from recorder.store import SessionRow, Store
 
 _NOUN = {"sessions": "session", "runs": "run", "gradings": "grading"}
+_LIST = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradings": "benchtape gradings"}
+LATEST = "latest"
+CONTROL = "control"  # runs.kind of the negative control
+SHORTEST = 6  # a listed handle is never shorter than this, so it stays recognisable
+_ATTEMPT = re.compile(r"^(?P<scenario>.*)#(?P<attempt>\d+)$")
 
 
 @dataclass(frozen=True)
@@ -26,24 +37,94 @@ class Selection:
     run: str | None = None
     scenario: str | None = None
     all: bool = False
+    controls: bool = False  # include negative-control sessions in a set (a named run or session is always included)
 
     @property
     def empty(self) -> bool:
         return not (self.session or self.run or self.scenario or self.all)
 
 
-def resolve(store: Store, table: str, prefix: str) -> str:
-    """The full id for a unique prefix; bad input (exit 2) when none or several match."""
+def resolve(store: Store, table: str, handle: str) -> str:
+    """The full id a handle names; bad input (exit 2) when it names none or several.
+
+    The one place a user's id becomes an id: every command that takes a run, session or
+    grading calls this."""
     noun = _NOUN[table]
+    text = handle.strip()
+    if text.lower() == LATEST:
+        return _latest(store, table)
+    if table == "sessions" and "/" in text:
+        return _by_position(store, text)
     try:
-        found = store.resolve_id(table, prefix)
+        found = store.resolve_id(table, text)
     except LookupError as exc:
         shown = ", ".join(exc.args[0][:5])
-        raise BadInput(f"{noun} id prefix {prefix!r} is ambiguous ({shown}, …)", fix="give more characters of the id") from None
+        raise BadInput(f"{noun} id prefix {handle!r} is ambiguous ({shown}, …)", fix=f"give more characters of the id (`{_LIST[table]}` shows a short handle for each)") from None
     if found is None:
-        hint = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradings": "benchtape gradings"}[table]
-        raise BadInput(f"no {noun} with id {prefix!r} in {store.path}", fix=f"list them with `{hint}`, or pass the right --db")
+        raise BadInput(f"no {noun} with id {handle!r} in {store.path}", fix=f"list them with `{_LIST[table]}`, or pass the right --db")
     return found
+
+
+def _latest(store: Store, table: str) -> str:
+    """The newest run or session that is not the negative control (what a user last ran), or the newest grading."""
+    if table == "gradings":
+        row = store.db.execute("SELECT id FROM gradings ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()
+    elif table == "runs":
+        row = store.db.execute("SELECT id FROM runs WHERE kind != ? ORDER BY id DESC LIMIT 1", [CONTROL]).fetchone()
+    else:
+        row = store.db.execute("SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind != ? ORDER BY s.id DESC LIMIT 1", [CONTROL]).fetchone()
+    if row is None:
+        raise BadInput(f"`latest`: no {_NOUN[table]} is stored in {store.path}", fix="run something first (`benchtape run BENCH`), or pass the right --db")
+    return row[0]
+
+
+def _by_position(store: Store, handle: str) -> str:
+    """`RUN/SCENARIO#N`: the run's session of that scenario and attempt."""
+    run_part, _, rest = handle.partition("/")
+    run_id = resolve(store, "runs", run_part)
+    m = _ATTEMPT.match(rest)
+    scenario, attempt = (m["scenario"], int(m["attempt"])) if m else (rest, None)
+    sql, params = "SELECT id, attempt FROM sessions WHERE run_id = ? AND scenario = ?", [run_id, scenario]
+    if attempt is not None:
+        sql, params = sql + " AND attempt = ?", [*params, attempt]
+    hits = store.db.execute(sql + " ORDER BY attempt, id", params).fetchall()
+    if len(hits) == 1:
+        return hits[0][0]
+    if not hits:
+        names = [n for (n,) in store.db.execute("SELECT DISTINCT scenario FROM sessions WHERE run_id = ? ORDER BY scenario", [run_id])]
+        want = f"{scenario!r}" + (f" attempt {attempt}" if attempt is not None else "")
+        raise BadInput(f"run {run_id} has no session of scenario {want}", fix=f"its scenarios: {', '.join(names) or '(none)'}; write RUN/SCENARIO#N")
+    attempts = ", ".join(f"#{a}" for _, a in hits[:8])
+    raise BadInput(f"{handle!r} names {len(hits)} sessions (attempts {attempts})", fix=f"add the attempt: {run_part}/{scenario}#{hits[0][1]}")
+
+
+def short_handles(store: Store, table: str, ids: Iterable[str]) -> dict[str, str]:
+    """Each id's shortest prefix no other id in the table shares (at least SHORTEST
+    characters): what listings show, and what `resolve` accepts back. Ids of one run
+    differ only in their last characters, so a fixed-length cut would not do."""
+    if table not in _NOUN:
+        raise ValueError(table)
+    out: dict[str, str] = {}
+    for id_ in ids:
+        before = store.db.execute(f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1", [id_]).fetchone()
+        after = store.db.execute(f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1", [id_]).fetchone()
+        shared = max(_common(id_, before[0]) if before else 0, _common(id_, after[0]) if after else 0)
+        out[id_] = id_[: max(SHORTEST, shared + 1)]
+    return out
+
+
+def _common(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def control_runs(store: Store) -> set[str]:
+    """The ids of negative-control runs (few: one per `benchtape check`)."""
+    return {r for (r,) in store.db.execute("SELECT id FROM runs WHERE kind = ?", [CONTROL])}
 
 
 def rows(store: Store, sel: Selection) -> Iterator[SessionRow]:
@@ -53,7 +134,10 @@ def rows(store: Store, sel: Selection) -> Iterator[SessionRow]:
         yield from store.iter_session_rows(session_ids=[sid])
         return
     run_id = resolve(store, "runs", sel.run) if sel.run else None
-    yield from store.iter_session_rows(run_id=run_id, scenario=sel.scenario)
+    skip = set() if run_id or sel.controls else control_runs(store)
+    for row in store.iter_session_rows(run_id=run_id, scenario=sel.scenario):
+        if row.run_id not in skip:
+            yield row
 
 
 def rows_by_ids(store: Store, ids: list[str], page: int = 500) -> Iterator[SessionRow]:

@@ -12,24 +12,38 @@ from typing import Any, Iterator
 
 from recorder.model import Action, Session
 from recorder.store import SessionRow, Store
+from replay.grading import harness_ok, scenario_outcome
 from replay.query import latest_verdicts
-from replay.select import Selection, resolve, rows
+from recorder.kinds import STAGED
+from replay.select import CONTROL, resolve, rows_by_ids, short_handles
 
-SHORT = 80
 
 
 @dataclass
 class SessionLine:
+    """One session as `benchtape sessions` lists it: what happened, what it cost, how it graded."""
+
     id: str
+    handle: str  # the shortest unambiguous prefix of the id
     run_id: str
+    run_handle: str
+    run_kind: str
     scenario: str
     attempt: int
     harness: str | None
     model: str | None
     status: str  # ok | error | timeout | interrupted | incomplete (no session.finished)
+    outcome: str  # pass | fail | error | not graded (the scenario rule over the latest grading)
+    score: float | None  # mean score of the counting checks of the latest grading
+    cost_usd: float | None  # as the harness reported it; None = unknown, never zero
+    duration_ms: float | None  # the harness's own duration, else benchtape's wall clock
     grading_id: str | None
     verdicts: dict[str, int] = field(default_factory=dict)  # status → count in the latest grading
     started_at: float = 0.0
+
+    @property
+    def control(self) -> bool:
+        return self.run_kind == CONTROL
 
     @property
     def summary(self) -> str:
@@ -39,30 +53,81 @@ class SessionLine:
         return " ".join(f"{self.verdicts[s]} {s}" for s in order if self.verdicts.get(s))
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "verdict_summary": self.summary}
+        return {**self.__dict__, "control": self.control, "verdict_summary": self.summary}
 
 
-def session_lines(store: Store, run: str | None = None) -> Iterator[tuple[dict[str, Any], list[SessionLine]]]:
-    """Each run (oldest first) with its sessions; only runs that have sessions are listed."""
+_LISTED_KINDS = ("session.started", "metrics", "session.finished")
+
+
+def session_lines(store: Store, *, run: str | None = None, scenario: str | None = None, limit: int | None = None, controls: bool = False) -> list[SessionLine]:
+    """Stored sessions newest first; negative-control sessions only when asked for (or their run named)."""
     run_id = resolve(store, "runs", run) if run else None
-    runs = [store.run(run_id)] if run_id else store.runs()
-    for r in runs:
-        lines = [_line(store, row) for row in rows(store, Selection(run=r["id"]))]
-        if lines or run_id:
-            yield r, lines
+    where, params = [], []
+    if run_id:
+        where.append("s.run_id = ?")
+        params.append(run_id)
+    elif not controls:
+        where.append("r.kind != ?")
+        params.append(CONTROL)
+    if scenario:
+        where.append("s.scenario = ?")
+        params.append(scenario)
+    sql = "SELECT s.id, r.kind FROM sessions s JOIN runs r ON r.id = s.run_id" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    picked = store.db.execute(sql, params).fetchall()
+    ids = [sid for sid, _ in picked]
+    handles = short_handles(store, "sessions", ids)
+    selected = {r.id: r for r in rows_by_ids(store, ids)}
+    run_handles = short_handles(store, "runs", {r.run_id for r in selected.values()})
+    return [_line(store, selected[sid], kind, handles[sid], run_handles[selected[sid].run_id]) for sid, kind in picked]
 
 
-def _line(store: Store, row: SessionRow) -> SessionLine:
-    grading = store.latest_grading_for(row.id)
+def count_sessions(store: Store, *, controls: bool = False) -> int:
+    sql = "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.run_id" + ("" if controls else " WHERE r.kind != ?")
+    return store.db.execute(sql, [] if controls else [CONTROL]).fetchone()[0]
+
+
+def _line(store: Store, row: SessionRow, run_kind: str, handle: str, run_handle: str) -> SessionLine:
+    session = store.load_session(row.id, row, _LISTED_KINDS)
+    verdicts = latest_verdicts(store, row.id)
     counts: dict[str, int] = {}
-    if grading:
-        counts = dict(store.db.execute("SELECT status, COUNT(*) FROM verdicts WHERE grading_id = ? AND session_id = ? GROUP BY status", [grading, row.id]).fetchall())
-    return SessionLine(row.id, row.run_id, row.scenario, row.attempt, row.harness, row.model, store.finish_status(row.id) or "incomplete", grading, counts, row.started_at)
+    for v in verdicts:
+        counts[v["status"]] = counts.get(v["status"], 0) + 1
+    counting = [v["score"] for v in verdicts if not v["readout"]]
+    return SessionLine(
+        id=row.id,
+        handle=handle,
+        run_id=row.run_id,
+        run_handle=run_handle,
+        run_kind=run_kind,
+        scenario=row.scenario,
+        attempt=row.attempt,
+        harness=row.harness or session.harness,
+        model=row.model or session.model,
+        status=session.status or "incomplete",
+        outcome=session_status(session, verdicts) if session.finished else "incomplete",
+        score=sum(counting) / len(counting) if counting else None,
+        cost_usd=session.metrics.cost_usd,
+        duration_ms=session.metrics.latency_ms,
+        grading_id=verdicts[0]["grading_id"] if verdicts else None,
+        verdicts=counts,
+        started_at=row.started_at,
+    )
+
+
+def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
+    """pass / fail / error by the scenario rule over stored verdicts; `not graded` without any."""
+    if harness_ok(session) and not verdicts:
+        return "not graded"
+    return scenario_outcome(harness_ok(session), ((v["status"], bool(v.get("readout"))) for v in verdicts))
 
 
 @dataclass(frozen=True)
 class Step:
-    """One row of a session's timeline."""
+    """One row of a session's timeline. `text` is never cut here: a renderer shortens it
+    for a terminal (with a marker) and shows it whole on request; `detail` is the whole
+    payload when `text` picks one field of it (a tool call's command or file path)."""
 
     seq: int | None
     at: float
@@ -72,6 +137,7 @@ class Step:
     outcome: str | None
     tokens: int | None
     text: str
+    detail: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -95,50 +161,70 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
     d = a.data
     tool = outcome = None
     tokens = None
+    detail = None
     if a.kind == "tool.call":
-        tool, outcome, text = d.get("tool"), outcome_by_seq.get(a.seq), _short(d.get("input"))
+        tool, outcome = d.get("tool"), outcome_by_seq.get(a.seq)
+        text, detail = _text(d.get("input"))
     elif a.kind == "tool.result":
         tool = tool_by_result.get(a.seq)
         err = d.get("is_error")
         outcome = None if err is None else ("error" if err else "ok")
-        text = _short(d.get("output"))
+        text, detail = _text(d.get("output"))
     elif a.kind == "metrics":
         ins, outs = d.get("tokens_in"), d.get("tokens_out")
         tokens = None if ins is None and outs is None else (ins or 0) + (outs or 0)
         text = ", ".join(f"{k}={v}" for k, v in d.items() if v is not None)
     elif a.kind == "subagent.spawned":
-        tool, text = d.get("tool") or "Task", f"{d.get('agent') or ''} → {d.get('thread')}: {_short(d.get('prompt'))}"
+        tool, text = d.get("tool") or "Task", f"{d.get('agent') or ''} → {d.get('thread')}: {_text(d.get('prompt'))[0]}"
     elif a.kind == "skill.invoked":
         tool, text = d.get("tool") or "Skill", str(d.get("name"))
     elif a.kind == "session.finished":
         text = f"status={d.get('status')} exit={d.get('exit_code')}" + (" timed out" if d.get("timed_out") else "") + (f" {d.get('wall_ms'):.0f} ms" if isinstance(d.get("wall_ms"), (int, float)) else "")
     elif a.kind == "workspace.snapshot":
-        text = f"{d.get('files')} files, {d.get('bytes')} bytes, {str(d.get('sha256'))[:12]}"
+        text = f"{d.get('files')} files, {d.get('bytes')} bytes, {str(d.get('sha256'))[:12]}" + (" (the staged tree, before the agent)" if d.get("stage") == STAGED else "")
     elif a.kind == "session.started":
         text = f"{d.get('scenario')} · {d.get('harness')}" + (f" · {d.get('model')}" if d.get("model") else "")
     else:
-        text = _short(d.get("text") if "text" in d else d.get("message") if "message" in d else d)
-    return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text)
+        text, detail = _text(d.get("text") if "text" in d else d.get("message") if "message" in d else d)
+    return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text, detail)
 
 
-def _short(value: Any) -> str:
+_PICKED = ("command", "file_path", "pattern", "path", "url", "query")
+
+
+def _text(value: Any) -> tuple[str, str | None]:
+    """(what a row shows, the whole payload when the row shows only a part of it)."""
+    from recorder.store import dumps
+
     if value is None:
-        return ""
+        return "", None
     if isinstance(value, dict):
-        for key in ("command", "file_path", "pattern", "path", "url", "query"):
+        for key in _PICKED:
             if key in value:
-                return _clip(str(value[key]))
-        from recorder.store import dumps
-
-        return _clip(dumps(value))
+                whole = dumps(value)
+                return str(value[key]), (whole if len(value) > 1 else None)
+        return dumps(value), None
     if isinstance(value, list):  # content blocks
-        return _clip(" ".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in value))
-    return _clip(str(value))
+        return " ".join(str(b.get("text", "")) if isinstance(b, dict) else str(b) for b in value), None
+    return str(value), None
 
 
-def _clip(text: str) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= SHORT else one[: SHORT - 1] + "…"
+def one_line(text: str) -> str:
+    """Whitespace (newlines included) folded to single spaces: one timeline row per step."""
+    return " ".join(text.split())
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` cut to `width` characters with a marker that says how much was left out and how to see it."""
+    if len(text) <= width:
+        return text
+    keep = width
+    while keep > 1:
+        marker = f"… [+{len(text) - keep} chars, --full]"
+        if keep + len(marker) <= width:
+            break
+        keep -= 1
+    return text[:keep] + f"… [+{len(text) - keep} chars, --full]"
 
 
 @dataclass
@@ -147,10 +233,13 @@ class Shown:
     session: Session
     steps: list[Step]
     verdicts: list[dict[str, Any]]
+    control: bool = False  # a negative-control session (the no-op agent)
 
 
 def show(store: Store, session: str) -> Shown:
+    """One session (any handle `resolve` takes) with its timeline and latest verdicts."""
     sid = resolve(store, "sessions", session)
     row = store.session_row(sid)
     s = store.load_session(sid, row)
-    return Shown(row, s, steps(s), latest_verdicts(store, sid))
+    run = store.run(row.run_id) or {}
+    return Shown(row, s, steps(s), latest_verdicts(store, sid), run.get("kind") == CONTROL)

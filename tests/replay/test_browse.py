@@ -7,17 +7,35 @@ from recorder.store import Store
 from replaykit import cli, unique_prefix
 
 
-def test_sessions_lists_runs_sessions_status_and_verdicts(demo_db):
+def test_sessions_lists_each_session_newest_first_with_outcome_score_cost_duration(demo_db):
     out = cli("sessions", "--db", demo_db, "--json")
     assert out.code == 0
-    [group] = [g for g in out.json() if g["run"]["kind"] == "demo"]
-    by = {s["scenario"]: s for s in group["sessions"]}
+    lines = out.json()
+    by = {s["scenario"]: s for s in lines}
     assert set(by) == {"fixes-the-bug", "wrong-fix", "weakens-the-test"}
-    assert by["fixes-the-bug"]["status"] == "ok" and by["fixes-the-bug"]["verdict_summary"] == "4 PASS"
-    assert by["wrong-fix"]["verdict_summary"] == "1 PASS 1 FAIL"
-    assert {"id", "scenario", "attempt", "harness", "status"} <= by["wrong-fix"].keys()
-    text = cli("sessions", "--db", demo_db, "--run", group["run"]["id"][:10])
-    assert "wrong-fix" in text.stdout and "1 PASS 1 FAIL" in text.stdout
+    assert [s["id"] for s in lines] == sorted((s["id"] for s in lines), reverse=True)  # newest first
+    ok = by["fixes-the-bug"]
+    assert (ok["status"], ok["outcome"], ok["verdict_summary"], ok["cost_usd"], ok["duration_ms"]) == ("ok", "pass", "4 PASS", 0.012, 1800)
+    assert ok["harness"] == "mock" and ok["run_kind"] == "demo" and ok["control"] is False
+    assert 0.9 < ok["score"] <= 1.0
+    assert (by["wrong-fix"]["outcome"], by["wrong-fix"]["verdict_summary"], by["wrong-fix"]["score"]) == ("fail", "1 PASS 1 FAIL", 0.75)
+    ids = [r.id for r in Store(demo_db).session_rows()]
+    for s in lines:  # a short handle names exactly its session
+        assert s["id"].startswith(s["handle"]) and len(s["handle"]) < 26
+        assert sum(i.startswith(s["handle"]) for i in ids) == 1
+    text = cli("sessions", "--db", demo_db, "--run", lines[0]["run_id"][:10])
+    assert "wrong-fix #1" in text.stdout and "1 PASS 1 FAIL" in text.stdout and "$0.0120" in text.stdout and "1.8s" in text.stdout
+    assert by["wrong-fix"]["handle"] in text.stdout and by["wrong-fix"]["id"] not in text.stdout
+
+
+def test_sessions_limit_and_scenario(demo_db):
+    [one] = cli("sessions", "--db", demo_db, "--limit", "1", "--json").json()
+    assert one["id"] == max(r.id for r in Store(demo_db).session_rows())
+    text = cli("sessions", "--db", demo_db, "--limit", "1")
+    assert "1 of 3 session(s), newest first; --limit 0 lists all" in text.stdout
+    [only] = cli("sessions", "--db", demo_db, "--scenario", "wrong-fix", "--json").json()
+    assert only["scenario"] == "wrong-fix"
+    assert cli("sessions", "--db", demo_db, "--scenario", "nope", "--json").json() == []
 
 
 def test_a_session_without_session_finished_is_incomplete(tmp_path):
@@ -25,9 +43,9 @@ def test_a_session_without_session_finished_is_incomplete(tmp_path):
     run = store.new_run("run", harness="mock")
     sid = store.new_session(run, "killed", harness="mock")
     store.append(sid, [Action("session.started", {"scenario": "killed"}), Action("tool.call", {"call_id": "c1", "tool": "Bash", "input": {"command": "sleep 100"}})])
-    [group] = cli("sessions", "--db", tmp_path / "i.db", "--json").json()
-    [line] = group["sessions"]
-    assert line["status"] == "incomplete" and line["verdict_summary"] == "not graded"
+    [line] = cli("sessions", "--db", tmp_path / "i.db", "--json").json()
+    assert line["status"] == "incomplete" and line["outcome"] == "incomplete" and line["verdict_summary"] == "not graded"
+    assert line["cost_usd"] is None and line["duration_ms"] is None
     shown = cli("show", sid, "--db", tmp_path / "i.db")
     assert shown.code == 0 and "status incomplete" in shown.stdout and "sleep 100" in shown.stdout
 

@@ -65,13 +65,19 @@ def test_edited_threshold_regrade_and_diff_show_exactly_the_flips(recorded):
     # the cheap scenario's cost check changed too, and its verdicts kept their status but not their score
     assert {(s["scenario"], s["check_path"]) for s in d["score_changes"]} == {("cheap", "checks[1]")}
     assert d["added"] == [] and d["removed"] == []
-    assert d["pass_rate"] == {"cheap": {"a": 2, "b": 2, "sessions": 2}, "pricey": {"a": 2, "b": 0, "sessions": 2}}
+    because = [{"change": "checks[1] cost: PASS→FAIL (check changed)", "to_pass": 0, "from_pass": 2}]
+    assert d["pass_rate"] == {"cheap": {"a": 2, "b": 2, "sessions": 2, "because": []}, "pricey": {"a": 2, "b": 0, "sessions": 2, "because": because}}
+    changed = {s["session_id"]: s for s in d["sessions_changed"]}
+    assert len(changed) == 2 and all(s["scenario"] == "pricey" and (s["outcome_a"], s["outcome_b"]) == ("pass", "fail") for s in changed.values())
+    assert all(s["because"] == ["checks[1] cost: PASS→FAIL (check changed)"] for s in changed.values())
 
     text = cli("diff", live[:12], new[:12], "--db", db)
     assert text.code == 0
     assert text.stdout.count("PASS→FAIL    pricey") == 2
     assert 'old spec: {"type":"cost","threshold":0.05}' in text.stdout
     assert "pricey: 2/2 → 0/2" in text.stdout
+    assert "because checks[1] cost: PASS→FAIL (check changed) (2 from pass)" in text.stdout
+    assert text.stdout.count(": pass → fail · 1 flip(s)") == 2  # the per-session summary
     assert text.lines[-1].startswith("2 flip(s) · 2 score change(s) · 2 changed check(s) · 0 added · 0 removed")
 
 
@@ -128,3 +134,48 @@ def test_gradings_lists_every_grading(recorded):
     assert all(r["checkset_sha256"] and r["catalog_version"] for r in rows)
     text = cli("gradings", "--db", db)
     assert live in text.stdout and "regrade" in text.stdout
+
+
+def test_a_check_inserted_before_another_still_shows_the_others_flip(recorded):
+    """Identity, not list position: a regex inserted first moves every check down one place;
+    the cost check, edited there, still pairs with itself and its flip shows."""
+    bench, db, live = recorded
+    old = "      - {type: contains, value: done}\n      - {type: cost, threshold: 0.05}\n      - {type: session:step-count, args: {lte: 5}}"
+    edited = BENCH.format(threshold=0.05).replace(old, "      - {type: regex, value: 'd.ne'}\n      - {type: contains, value: done}\n      - {type: cost, threshold: 0.005}")
+    assert edited != BENCH.format(threshold=0.05)
+    bench.write_text(edited)
+    new = cli("regrade", "--bench", bench, "--scenario", "cheap", "--db", db).lines[-1]
+    d = cli("diff", live, new, "--db", db, "--json").json()
+    flips = [(f["check_path"], f["moved_from"], f["type"], f["label"]) for f in d["flips"]]
+    assert flips == [("checks[2]", "checks[1]", "cost", "PASS→FAIL")] * 2
+    assert {(a["check_path"], a["type"]) for a in d["added"]} == {("checks[0]", "regex")}
+    assert {(r["check_path"], r["type"]) for r in d["removed"]} == {("checks[2]", "session:step-count")}
+    assert d["pass_rate"]["cheap"]["a"] == 2 and d["pass_rate"]["cheap"]["b"] == 0
+    assert [b["change"] for b in d["pass_rate"]["cheap"]["because"]] == ["checks[2] cost: PASS→FAIL (moved from checks[1]) (check changed)"]
+
+
+def test_named_checks_keep_their_identity_through_an_edit_and_a_move(tmp_path):
+    """Two assert-sets told apart by their metric: names, reordered and one edited: each pairs with itself."""
+    text = """
+        harness: mock
+        scenarios:
+          - name: s
+            prompt: "say done"
+            mock: {{steps: [{{say: "done"}}]}}
+            checks:
+              - {first}
+              - {second}
+        """
+    tests = "{type: assert-set, metric: says-done, checks: [{type: contains, value: %s}]}"
+    short = "{type: assert-set, metric: is-short, checks: [{type: regex, value: '^.{0,%d}$'}]}"
+    bench = write_bench(tmp_path, text.format(first=tests % "done", second=short % 100))
+    db = tmp_path / "d.db"
+    assert cli("run", bench, "--db", db).code == 0
+    [live] = Store(db).gradings()
+    bench.write_text(bench.read_text().replace(tests % "done", "X").replace(short % 100, tests % "nope").replace("X", short % 100))
+    new = cli("regrade", "--bench", bench, "--db", db).lines[-1]
+    d = cli("diff", live["id"], new, "--db", db, "--json").json()
+    assert [(f["name"], f["check_path"], f["moved_from"], f["label"]) for f in d["flips"]] == [("says-done", "checks[1]", "checks[0]", "PASS→FAIL")]
+    assert d["added"] == [] and d["removed"] == [] and d["unchanged_verdicts"] == 1
+    text_out = cli("diff", live["id"], "latest", "--db", db).stdout
+    assert "says-done (moved from checks[0]) (check changed): PASS 1.000 → FAIL 0.000" in text_out

@@ -1,0 +1,189 @@
+"""What the agent changed: its final workspace against the tree benchtape staged for it,
+both read from the snapshots stored with the session (no sandbox, no checkout needed).
+
+The diff is git's shape (`diff --git a/… b/…`, unified hunks), so it reads like a pull
+request and `git apply` takes its text files; a binary file is named (`Binary files …
+differ`), not carried: `export` gives its bytes. `export` writes either tree
+to a folder, through the same verified restore grading uses.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import io
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from recorder.errors import BadInput
+from recorder.model import Session
+from recorder.store import Store
+from recorder.commands import Unavailable
+from replay.grading import StoredSnapshot
+
+CONTEXT = 3  # lines of context around each change, as git shows
+
+
+class NoDiff(Exception):
+    """The diff cannot be made for this session; the message says why, in a user's words."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One path of a snapshot: a file's bytes and mode, or a link's target."""
+
+    kind: str  # file | link | dir
+    data: bytes = b""
+    mode: int = 0o644
+    target: str = ""
+
+
+@dataclass
+class Changes:
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    patch: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.modified)
+
+    def summary(self) -> str:
+        if self.empty:
+            return "no changes: the final workspace is the staged tree"
+        return f"{len(self.modified)} modified · {len(self.added)} added · {len(self.removed)} removed"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch}
+
+
+def workspace_changes(store: Store, session: Session) -> Changes:
+    """The session's changes to its workspace; NoDiff says why when they cannot be known."""
+    if not session.staged_snapshot:
+        raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
+    if not session.snapshot:
+        raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed), so there is nothing to diff against the staged tree")
+    before = _entries(store, session.staged_snapshot["sha256"], "staged tree")
+    after = _entries(store, session.snapshot["sha256"], "final workspace")
+    return diff_trees(before, after)
+
+
+def diff_trees(before: dict[str, Entry], after: dict[str, Entry]) -> Changes:
+    out = Changes()
+    parts: list[str] = []
+    for path in sorted(set(before) | set(after)):
+        a, b = before.get(path), after.get(path)
+        if a == b or (a is not None and b is not None and a.kind == b.kind == "dir"):
+            continue
+        if a is None or a.kind == "dir":
+            if b is not None and b.kind != "dir":
+                out.added.append(path)
+                parts.append(_file_patch(path, None, b))
+        elif b is None or b.kind == "dir":
+            out.removed.append(path)
+            parts.append(_file_patch(path, a, None))
+        else:
+            out.modified.append(path)
+            parts.append(_file_patch(path, a, b))
+    out.patch = "".join(parts)
+    return out
+
+
+def _entries(store: Store, sha: str, what: str) -> dict[str, Entry]:
+    data = store.get_blob(sha)
+    if data is None:
+        raise NoDiff(f"the {what} snapshot {sha[:12]} is missing from the store")
+    if hashlib.sha256(data).hexdigest() != sha:
+        raise NoDiff(f"the {what} snapshot {sha[:12]} does not match its sha256 (damaged)")
+    out: dict[str, Entry] = {}
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            for m in tar:
+                name = os.path.normpath(m.name)
+                if m.isreg():
+                    f = tar.extractfile(m)
+                    out[name] = Entry("file", f.read() if f else b"", stat.S_IMODE(m.mode))
+                elif m.issym():
+                    out[name] = Entry("link", target=m.linkname)
+                elif m.isdir():
+                    out[name] = Entry("dir")
+    except tarfile.TarError as exc:
+        raise NoDiff(f"the {what} snapshot {sha[:12]} cannot be read: {exc}") from None
+    return out
+
+
+def _mode(e: Entry) -> str:
+    return "120000" if e.kind == "link" else ("100755" if e.mode & 0o111 else "100644")
+
+
+def _body(e: Entry | None) -> bytes:
+    if e is None:
+        return b""
+    return e.target.encode() if e.kind == "link" else e.data
+
+
+def _lines(data: bytes) -> list[str] | None:
+    """Text lines, or None for binary content (a NUL byte, or not UTF-8)."""
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8").splitlines(keepends=True)
+    except UnicodeDecodeError:
+        return None
+
+
+def _file_patch(path: str, a: Entry | None, b: Entry | None) -> str:
+    head = [f"diff --git a/{path} b/{path}\n"]
+    if a is None:
+        head.append(f"new file mode {_mode(b)}\n")  # type: ignore[arg-type]
+    elif b is None:
+        head.append(f"deleted file mode {_mode(a)}\n")
+    elif _mode(a) != _mode(b):
+        head += [f"old mode {_mode(a)}\n", f"new mode {_mode(b)}\n"]
+    old, new = _body(a), _body(b)
+    if old == new:
+        return "".join(head)
+    la, lb = _lines(old), _lines(new)
+    src, dst = ("/dev/null" if a is None else f"a/{path}"), ("/dev/null" if b is None else f"b/{path}")
+    if la is None or lb is None:
+        return "".join(head) + f"Binary files {src} and {dst} differ\n"
+    body = []
+    for line in difflib.unified_diff(la, lb, src, dst, n=CONTEXT):
+        body.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(head + body)
+
+
+def export(store: Store, session: Session, dest: Path, *, staged: bool = False) -> int:
+    """Write the session's final workspace (or its staged tree) into `dest`, a new or empty
+    folder; returns how many files. Written beside `dest` first and moved in, so a failure
+    leaves nothing half-written."""
+    snap = session.staged_snapshot if staged else session.snapshot
+    what = "staged tree" if staged else "final workspace"
+    if not snap:
+        raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise BadInput(f"{dest} exists and is not an empty folder; refusing to write over it", file=str(dest), fix="name a new folder")
+    parent = dest.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
+    except OSError as exc:
+        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a folder in a writable place") from None
+    try:
+        StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the temporary name only
+        if dest.exists():
+            dest.rmdir()
+        os.replace(tmp, dest)
+    except Unavailable as exc:
+        raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return int(snap.get("files") or 0)

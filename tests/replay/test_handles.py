@@ -1,0 +1,115 @@
+"""Naming sessions the way a person does: `latest`, RUN/SCENARIO#N and unique prefixes, in
+every command that takes an id; the negative control's sessions kept out of sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from recorder.store import Store
+from replaykit import cli, unique_prefix, write_bench
+
+BENCH = """
+harness: mock
+defaults: {sandbox: workspace}
+scenarios:
+  - name: alpha
+    prompt: "say the first word"
+    mock: {steps: [{say: "alpha"}]}
+    checks: [{type: contains, value: alpha}]
+  - name: beta/two
+    prompt: "say the second word"
+    mock: {steps: [{say: "beta"}]}
+    checks: [{type: contains, value: beta}]
+"""
+
+
+@pytest.fixture(scope="module")
+def store_with_control(tmp_path_factory) -> tuple[Path, Path]:
+    """A run of two scenarios twice each, then the negative control (`check`) of the same bench."""
+    d = tmp_path_factory.mktemp("handles")
+    bench = write_bench(d, BENCH)
+    db = d / "h.db"
+    assert cli("run", bench, "--repeat", "2", "--db", db).code == 0
+    assert cli("check", bench, "--db", db).code == 0
+    return bench, db
+
+
+def _runs(db: Path) -> dict[str, str]:
+    return {r["kind"]: r["id"] for r in Store(db).runs()}
+
+
+def test_latest_is_the_newest_session_that_is_not_the_control(store_with_control):
+    _, db = store_with_control
+    run = _runs(db)["run"]
+    newest = max(r.id for r in Store(db).session_rows(run_id=run))
+    shown = cli("show", "latest", "--db", db)
+    assert shown.code == 0 and f"session {newest}" in shown.stdout
+    assert cli("query", "session.id", "--session", "LATEST", "--db", db).json() == newest
+
+
+def test_run_scenario_attempt_names_one_session(store_with_control):
+    _, db = store_with_control
+    run = _runs(db)["run"]
+    want = next(r.id for r in Store(db).session_rows(run_id=run) if r.scenario == "beta/two" and r.attempt == 2)
+    for handle in (f"{run}/beta/two#2", f"{run[:12].lower()}/beta/two#2", "latest/beta/two#2"):
+        out = cli("query", "session.id", "--session", handle, "--db", db)
+        assert out.code == 0, (handle, out.stderr)
+        assert out.json() == want
+    both = cli("show", f"{run}/alpha", "--db", db)
+    assert both.code == 2 and "names 2 sessions (attempts #1, #2)" in both.stderr and f"{run}/alpha#1" in both.stderr
+    missing = cli("show", f"{run}/gamma#1", "--db", db)
+    assert missing.code == 2 and "has no session of scenario 'gamma'" in missing.stderr and "alpha, beta/two" in missing.stderr
+
+
+def test_every_command_that_takes_an_id_takes_a_handle(store_with_control, tmp_path):
+    bench, db = store_with_control
+    run = _runs(db)["run"]
+    rows = list(Store(db).session_rows())
+    sid = next(r.id for r in rows if r.run_id == run and r.scenario == "alpha" and r.attempt == 1)
+    prefix = unique_prefix([r.id for r in rows], sid).lower()
+    assert len(prefix) < 26
+    assert cli("show", prefix, "--db", db).code == 0
+    assert cli("query", "session.id", "--session", prefix, "--db", db).json() == sid
+    assert cli("report", "--session", prefix, "--html", tmp_path / "s.html", "--db", db).code == 0
+    assert cli("export", prefix, tmp_path / "ws", "--db", db).code == 0
+    reparsed = cli("reparse", prefix, "--db", db)
+    assert reparsed.code == 0, reparsed.stderr
+    assert Store(db).session_row(reparsed.lines[-1]).parent_session == sid
+    graded = cli("grade", "--session", prefix, "--db", db, "--json")
+    assert graded.code == 0 and [s["session_id"] for s in graded.json()["sessions"]] == [sid]
+    assert cli("grade", "latest", "--db", db).code == 0  # a run handle
+    assert cli("report", "latest", "--html", tmp_path / "r.html", "--db", db).code == 0
+    assert cli("sessions", "--run", "latest", "--db", db).code == 0
+    regraded = cli("regrade", "--bench", bench, "--run", "latest", "--db", db)
+    assert regraded.code == 0 and Store(db).grading(regraded.lines[-1])["run_id"] == run
+    assert cli("diff", "latest", "latest", "--db", db).code == 0
+
+
+def test_control_sessions_are_labelled_and_left_out_unless_asked(store_with_control):
+    bench, db = store_with_control
+    runs = _runs(db)
+    listed = cli("sessions", "--db", db, "--json").json()
+    assert listed and all(s["run_id"] != runs["control"] for s in listed)
+    everything = cli("sessions", "--db", db, "--json", "--include-controls").json()
+    controls = [s for s in everything if s["control"]]
+    assert len(controls) == 2 and {s["run_id"] for s in controls} == {runs["control"]}
+    assert "[control]" in cli("sessions", "--db", db, "--include-controls").stdout
+    named = cli("sessions", "--db", db, "--run", runs["control"], "--json").json()
+    assert len(named) == 2  # naming the run is asking for it
+    assert "(negative control: the no-op agent)" in cli("show", controls[0]["id"], "--db", db).stdout
+
+    queried = cli("query", "session.id", "--all", "--db", db).jsonl()
+    assert {q["result"] for q in queried}.isdisjoint({s["id"] for s in controls})
+    by_scenario = cli("query", "session.id", "--scenario", "alpha", "--db", db).jsonl()
+    alphas = {r.id for r in Store(db).session_rows(scenario="alpha") if r.run_id != runs["control"]}
+    assert {q["result"] for q in by_scenario} == alphas
+    with_controls = cli("query", "session.id", "--all", "--include-controls", "--db", db).jsonl()
+    assert {s["id"] for s in controls} <= {q["result"] for q in with_controls}
+
+    regraded = cli("regrade", "--bench", bench, "--db", db)
+    graded = {v["session_id"] for v in Store(db).verdicts(grading_id=regraded.lines[-1])}
+    assert graded and graded.isdisjoint({s["id"] for s in controls})
+    regraded = cli("regrade", "--bench", bench, "--include-controls", "--db", db)
+    assert {s["id"] for s in controls} <= {v["session_id"] for v in Store(db).verdicts(grading_id=regraded.lines[-1])}
