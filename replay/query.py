@@ -50,6 +50,12 @@ def compile_query(text: str) -> Query:
     unknown = sorted(_function_names(parsed.parsed) - _KNOWN_FUNCTIONS)
     if unknown:
         raise BadInput(f"bad JMESPath expression: unknown function {unknown[0]}()", fix=f"JMESPath functions: {', '.join(sorted(_KNOWN_FUNCTIONS))}")
+    from replay.shape import NoSuchField, check_fields
+
+    try:
+        check_fields(parsed.parsed)
+    except NoSuchField as exc:
+        raise BadInput(f"{exc.what}: {text}", fix=exc.fix) from None
     return Query(text, parsed, reachable_keys(parsed.parsed))
 
 

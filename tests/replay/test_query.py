@@ -118,3 +118,25 @@ def test_query_over_imported_real_transcripts(tmp_path):
     assert len(rows) == len(list(Store(db).session_rows())) == len(files)
     assert all(r["result"]["kinds"] > 0 for r in rows)
     assert any(r["result"]["tools"] for r in rows)
+
+
+@pytest.mark.parametrize(
+    ("expr", "said", "fix"),
+    [
+        ("call[].tool", "field `call` does not exist in the session document", "did you mean `calls`?"),
+        ("metrics.cost", "field `cost` does not exist in `metrics`", "did you mean `cost_usd`?"),
+        ("calls[?tol == 'Bash']", "field `tol` does not exist in `calls[]`", "did you mean `tool`?"),
+        ("calls.tool", "`calls` is a list, so `calls.tool` is always null", "write `calls[].tool`"),
+        ("session.id.x", "`session.id` is text, so it has no field `x`", "benchtape show SESSION --json"),
+    ],
+)
+def test_a_field_the_document_does_not_have_is_named_before_the_store_is_touched(tmp_path, expr, said, fix):
+    out = cli("query", expr, "--all", "--db", tmp_path / "none.db")
+    assert out.code == 2 and said in out.stderr and fix in out.stderr, out.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_free_form_parts_are_not_second_guessed(demo_db):
+    out = cli("query", "calls[?tool == 'Bash'].input.command | [0]", "--all", "--db", demo_db)
+    assert out.code == 0 and {line["result"] for line in out.jsonl()} == {"python3 -m unittest -q"}
+    assert cli("query", "actions[].data.no_such_key", "--all", "--db", demo_db).code == 0
