@@ -12,7 +12,7 @@ import math
 import re
 from typing import Any, Callable
 
-from checks.common import as_number, as_text, char_masks, no_value, output_of, short
+from checks.common import as_number, as_text, char_masks, no_value, output_of, parse_duration, short
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from recorder.model import CheckSpec, Result, Session
 
@@ -28,7 +28,10 @@ def _raw_bound(spec: CheckSpec, unit: str) -> float:
         try:
             raw = float(raw)
         except ValueError:
-            raise CheckConfigError(f"{spec.type}: 'threshold' must be a number of {unit}, got {raw!r}") from None
+            if unit != "ms":
+                raise CheckConfigError(f"{spec.type}: 'threshold' must be a number of {unit}, got {raw!r}") from None
+            # a duration with a unit ("90s", "2m", "1m30s"); a bare number stays milliseconds, as madbench reads it
+            raw = parse_duration(raw, type=spec.type, name="'threshold'", default="0s") * 1000
     bound = as_number(raw, type=spec.type, name="threshold")
     if bound <= 0:
         raise CheckConfigError(f"{spec.type}: 'threshold' must be more than 0 {unit}, got {raw!r}")
@@ -68,7 +71,7 @@ def _cost(session: Session) -> tuple[Any, str, str]:
 
 # type, unit, the ceiling's words, evidence key, reader, summary, reads, example threshold
 _METRICS = (
-    ("latency", "ms", "milliseconds", "raw_latency_ms", _latency, "the run took at most `threshold` ms (the harness's own duration, else benchtape's wall clock); score 1 − ms/threshold", "metrics.latency_ms", "120000"),
+    ("latency", "ms", "milliseconds (or a duration with a unit: \"90s\", \"2m\")", "raw_latency_ms", _latency, "the run took at most `threshold` ms, or a duration with a unit (\"90s\"), by the harness's own duration, else benchtape's wall clock; score 1 − ms/threshold", "metrics.latency_ms", "120000"),
     ("cost", "USD", "USD", "raw_cost_usd", _cost, "the run cost at most `threshold` USD as the harness reported it; score 1 − usd/threshold; ERROR when no cost was reported", "metrics.cost_usd", "0.50"),
 )
 

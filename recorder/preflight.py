@@ -70,7 +70,8 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     if level == "container":
         pf.merge(_container(sc, label))
     if sc.testdata is not None and not sc.testdata.is_dir():
-        pf.blocking.append(f"{label}: testdata {sc.testdata} does not exist")
+        what = "is a file, not a folder" if sc.testdata.exists() else "does not exist"
+        pf.blocking.append(f"{label}: testdata {sc.testdata} {what} (resolved against the bench file's folder); create it or fix `testdata:`")
     elif sc.cwd and sc.testdata is not None and sc.repo is None and sc.setup is None and sc.generate is None and not (sc.testdata / sc.cwd).is_dir():
         pf.blocking.append(f"{label}: `cwd: {sc.cwd}` does not exist in the testdata ({sc.testdata / sc.cwd}); create it or fix cwd:")
     for key, path in (("setup", sc.setup), ("generate", sc.generate)):

@@ -425,9 +425,8 @@ class _Loader:
             raise self.err("`follow_ups:` needs an interactive scenario, and this one is `interactive: false`", merged, "follow_ups", "drop follow_ups, or make the scenario interactive")
         if "setup" in merged and "generate" in merged:
             raise self.err("`setup:` and `generate:` are both set; they are mutually exclusive", merged, "generate", "use `generate:` when the program computes the answer, `setup:` otherwise")
-        testdata = self.path(merged["testdata"], merged, "testdata") if merged.get("testdata") is not None else None
-        if testdata is not None and not testdata.is_dir():
-            raise self.err(f"`testdata:` {testdata} is not a directory", merged, "testdata")
+        # Loading is parse-only: a testdata folder a setup script generates need not exist yet (preflight says so, exit 3).
+        testdata = self.path(merged["testdata"], merged, "testdata", must_exist=False) if merged.get("testdata") is not None else None
         if testdata is not None and sandbox.level == "none":
             raise self.err("`testdata:` cannot be used with `sandbox: none` (it would be copied over your real directory)", merged, "testdata", "use sandbox level workspace or home")
         repo = self.load_repo(merged.get("repo"), merged) if merged.get("repo") is not None else None

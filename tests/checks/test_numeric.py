@@ -170,3 +170,15 @@ def test_refusal_phrase_reports_what_matched():
     assert refusal_phrase("I am unable to comply") == "i am unable"
     assert refusal_phrase("") == ""
     assert refusal_phrase("Sure! Here it is.") is None
+
+
+@pytest.mark.parametrize(("threshold", "ms"), [("2s", 2000.0), ("1500ms", 1500.0), ("0.5m", 30000.0), ("1m30s", 90000.0), ("2000", 2000.0), (2000, 2000.0)])
+def test_latency_threshold_takes_a_duration_with_a_unit(metered, threshold, ms):
+    r = grade({"type": "latency", "threshold": threshold}, metered)
+    assert r.evidence["threshold_ms"] == ms and r.passed == (1500 <= ms)
+
+
+@pytest.mark.parametrize("threshold", ["fast", "2 parsecs", "-1s"])
+def test_a_latency_threshold_that_is_no_duration_is_refused(threshold):
+    with pytest.raises(CheckConfigError, match="latency"):
+        build(spec({"type": "latency", "threshold": threshold}))

@@ -226,13 +226,19 @@ def test_paths_resolve_against_bench_dir_not_cwd(tmp_path, monkeypatch):
     assert b.scenarios[0].testdata == (sub / "td").resolve()
 
 
-def test_missing_testdata_names_resolved_path(tmp_path):
-    err = refused(tmp_path, """
+def test_missing_testdata_loads_parse_only_and_preflight_names_it(tmp_path):
+    """The spec's `list` is parse-only: a testdata folder a setup script generates may not exist yet."""
+    from recorder.preflight import preflight
+
+    (tmp_path / "bench.yaml").write_text(textwrap.dedent("""
         scenarios:
           - prompt: p
             testdata: nowhere
-        """)
-    assert "nowhere does not exist" in err.what and str(tmp_path) in err.what and err.line == 3
+        """))
+    bench = load_bench(tmp_path / "bench.yaml")
+    assert bench.scenarios[0].testdata == tmp_path / "nowhere"
+    [finding] = preflight(bench).blocking
+    assert f"testdata {tmp_path / 'nowhere'} does not exist" in finding and "bench.yaml:3" in finding
 
 
 @pytest.mark.parametrize("value", ["600", 600, "10"])
