@@ -10,21 +10,33 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from recorder.spec.bench import BenchSpec, expand_paths, load_bench
 from recorder.spec.audit import audit
 from recorder.spec.evalfile import EvalSpec, is_eval_file, load_eval
 from recorder.errors import BadInput, PreflightBlocked
-from recorder.leaks import ReportLeak
 from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
 from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
-from replay.report import report_dir_paths, result_row, run_report, save_snapshot, write_combined, write_report
+from replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report, write_text_atomic
 from recorder.preflight import Preflight, preflight_all
 
 Event = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class Reports:
+    """Where `run` writes its reports, all checked writable in preflight, before any spend."""
+
+    json: Path | None = None  # --report-json: the whole invocation's report, written at the end
+    dir: Path | None = None  # --report-dir: per run RUN_ID.jsonl as sessions finish, RUN_ID.json at the end, snapshots
+    junit: Path | None = None  # --report-junit: JUnit XML, written at the end
+
+    def outputs(self) -> dict[str, Path | None]:
+        """Flag → path, for preflight (a trailing `/`: a folder)."""
+        return {"--report-json": self.json, "--report-dir/": self.dir, "--report-junit": self.junit}
 
 
 @dataclass
@@ -32,11 +44,16 @@ class BenchRun:
     bench: BenchSpec
     run_id: str
     grading_id: str
-    results: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)
+    spool: ResultSpool  # every finished session's result row, on disk
+    verdicts: dict[str, list[Verdict]] = field(default_factory=dict)  # kept only for the negative control's tally
     generated: dict[str, str] = field(default_factory=dict)  # generate: values, kept out of every report
     harness: str = "mock"
     name: str | None = None  # the Eval run's name
+
+    @property
+    def results(self) -> Iterator[dict[str, Any]]:
+        """The result rows in scenario order, read back from disk one at a time."""
+        return self.spool.rows()
 
 
 @dataclass
@@ -47,13 +64,25 @@ class RunOutcome:
     eval_path: str | None = None
 
     @property
-    def results(self) -> list[dict[str, Any]]:
-        return [r for run in self.runs for r in run.results]
+    def results(self) -> Iterator[dict[str, Any]]:
+        return (r for run in self.runs for r in run.results)
+
+    @property
+    def tally(self) -> Tally:
+        total = Tally()
+        for run in self.runs:
+            total.merge(run.spool.tally)
+        return total
 
     @property
     def exit_code(self) -> int:
         """0 when every scenario passed, 1 when any failed or errored."""
-        return 0 if self.results and all(r["status"] == "pass" for r in self.results) else 1
+        t = self.tally
+        return 0 if t.total and t.passed == t.total else 1
+
+    def close(self) -> None:
+        for run in self.runs:
+            run.spool.close()
 
 
 def load_inputs(paths: list[str | Path], params: dict[str, Any] | None = None) -> tuple[EvalSpec | None, list[BenchSpec]]:
@@ -85,23 +114,19 @@ def run_eval(
     options: RunOptions,
     *,
     selected: list[str] | None = None,
-    report_json: Path | None = None,
-    report_dir: Path | None = None,
+    reports: Reports | None = None,
     on_event: Event | None = None,
 ) -> RunOutcome:
-    """Preflight the selected runs, audit the control (nothing runs if either stops), then one bench run per Eval run."""
+    """Preflight the selected runs, audit the control (nothing runs if either stops), then one bench run per Eval run.
+    The caller closes the outcome (its result spools) when done reading it."""
+    reports = reports or Reports()
     runs = ev.select(selected)
-    pf = preflight_all([r.bench for r in runs], options, ev)
+    pf = preflight_all([r.bench for r in runs], options, ev, outputs=reports.outputs())
     if not pf.ok:
         raise PreflightBlocked(pf.blocking)
     report = control_audit(ev)
-    emit = on_event or (lambda kind, data: None)
     outcome = RunOutcome(runs=[], preflight=pf, control=report, eval_path=str(ev.path))
-    for r in runs:
-        outcome.runs.append(_run_one(r.bench, store, replace(options, eval_run=r.name), report_dir, emit, False))
-    if report_json is not None:
-        write_combined(report_json, outcome, complete=True)
-    return outcome
+    return _run_all(outcome, [(r.bench, replace(options, eval_run=r.name)) for r in runs], store, reports, on_event, False)
 
 
 def run_benches(
@@ -109,21 +134,34 @@ def run_benches(
     store: Store,
     options: RunOptions,
     *,
-    report_json: Path | None = None,
-    report_dir: Path | None = None,
+    reports: Reports | None = None,
     on_event: Event | None = None,
     control: bool = False,
 ) -> RunOutcome:
-    """Preflight everything first (nothing runs if anything blocks), then run and grade."""
-    pf = preflight_all(benches, options)
+    """Preflight everything first (nothing runs if anything blocks, an unwritable report path
+    included), then run and grade. The caller closes the outcome when done reading it."""
+    reports = reports or Reports()
+    pf = preflight_all(benches, options, outputs=reports.outputs())
     if not pf.ok:
         raise PreflightBlocked(pf.blocking)
+    return _run_all(RunOutcome(runs=[], preflight=pf), [(b, options) for b in benches], store, reports, on_event, control)
+
+
+def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], store: Store, reports: Reports, on_event: Event | None, control: bool) -> RunOutcome:
     emit = on_event or (lambda kind, data: None)
-    outcome = RunOutcome(runs=[], preflight=pf)
-    for bench in benches:
-        outcome.runs.append(_run_one(bench, store, options, report_dir, emit, control))
-    if report_json is not None:
-        write_combined(report_json, outcome, complete=True)
+    try:
+        for bench, options in plan:
+            outcome.runs.append(_run_one(bench, store, options, reports.dir, emit, control))
+        database = str(Path(store.path).resolve())
+        if reports.json is not None:
+            write_combined(reports.json, outcome, complete=True, database=database)
+        if reports.junit is not None:
+            from replay.junit import junit_xml
+
+            write_text_atomic(reports.junit, junit_xml(outcome.results))
+    except BaseException:
+        outcome.close()
+        raise
     return outcome
 
 
@@ -140,9 +178,10 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         run_id=run_id,
         contexts=contexts,
     )
-    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, harness=runner.harness, name=options.eval_run)
-    lock = threading.Lock()
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
+    spool = ResultSpool([s.name for s in bench.scenarios], public=report_path.with_suffix(".jsonl") if report_path else None, generated=lambda: runner.seeds.values() if runner.seeds else {})
+    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=runner.harness, name=options.eval_run)
+    lock = threading.Lock()
 
     def on_session_done(record: SessionRecord) -> None:
         sc = record.scenario
@@ -151,35 +190,33 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         status = scenario_status(verdicts, session)
         row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict())
         row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
+        row["bench"] = str(bench.path)
         if options.eval_run:
             row["eval_run"] = options.eval_run
         row = redact_json(row, store.redactor_for(record.session_id))  # check evidence is not redacted by the store
         with lock:
-            state.results.append(row)
-            state.verdicts[record.session_id] = verdicts
+            spool.add(row)  # to disk (and --report-dir's stream): the row leaves memory here
+            if control:
+                state.verdicts[record.session_id] = verdicts
             if snapshots_dir is not None and session.snapshot:
                 save_snapshot(store, session.snapshot["sha256"], snapshots_dir)
-            if report_path is not None and runner.seeds is not None:
-                state.generated = runner.seeds.values()
-                try:
-                    write_report(report_path, run_report(state, runner.harness, complete=False), state.generated)
-                except ReportLeak:
-                    pass  # the final write refuses, and says so
         emit("verdicts", {"session_id": record.session_id, "scenario": sc.name, "attempt": record.attempt, "status": status, "verdicts": verdicts})
 
     runner.on_session_done = on_session_done
-    order = [s.name for s in bench.scenarios]
     completed = False
     try:
-        runner.run()
-        completed = True
-    finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
-        state.generated = runner.seeds.values() if runner.seeds else {}
-        if runner.seeds is not None:  # every session is over: the answer key can be kept for re-grading
-            store.add_generated_vars(run_id, runner.seeds.generated)
-        state.results.sort(key=lambda r: (order.index(r["scenario_id"]), r["attempt"]))
-        if report_path is not None:
-            write_report(report_path, run_report(state, runner.harness, complete=completed), state.generated)
+        try:
+            runner.run()
+            completed = True
+        finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
+            state.generated = runner.seeds.values() if runner.seeds else {}
+            if runner.seeds is not None:  # every session is over: the answer key can be kept for re-grading
+                store.add_generated_vars(run_id, runner.seeds.generated)
+            if report_path is not None:
+                write_run_report(report_path, state, complete=completed, database=str(Path(store.path).resolve()))
+    except BaseException:
+        spool.close()
+        raise
     emit("run.finished", {"run_id": run_id, "grading_id": grading_id})
     return state
 

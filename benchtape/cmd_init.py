@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import typer
 
 from benchtape.cli import guarded
+from recorder.errors import BadInput
 
 
 def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbench.yaml and its testdata.")) -> None:
@@ -18,23 +21,39 @@ def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbe
 
     def body() -> int:
         from benchtape.api import demo_bench_path
+        from recorder.preflight import unwritable
 
         target = folder / "madbench.yaml"
-        if target.exists():
-            print(f"{target} already exists; nothing written")
-            return 0
+        for existing in (target, folder / "calc"):
+            if existing.exists():
+                print(f"{existing} already exists; nothing written")
+                return 0
+        why = unwritable(folder, folder=True)
+        if why:
+            raise BadInput(f"cannot write the starter bench here: {why}", file=str(folder), fix="name a folder you can write to: benchtape init ~/my-bench")
         demo = demo_bench_path().parent
-        if (folder / "calc").exists():
-            print(f"{folder / 'calc'} already exists; nothing written")
-            return 0
-        folder.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(demo / "calc", folder / "calc", ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(demo / "bench.yaml", target)
+        try:
+            _write(demo, folder, target)
+        except OSError as exc:
+            raise BadInput(f"cannot write the starter bench here: {exc.strerror or exc}", file=str(exc.filename or folder), fix="name a folder you can write to: benchtape init ~/my-bench") from None
         print(f"wrote {target} and its testdata {folder / 'calc'}/")
         print(f"next: cd {folder} && benchtape run         (then: benchtape check madbench.yaml)")
         return 0
 
     guarded(body)
+
+
+def _write(demo: Path, folder: Path, target: Path) -> None:
+    """Testdata then bench, each written under a temporary name and renamed: nothing half-written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".benchtape-init-", dir=folder))
+    try:
+        shutil.copytree(demo / "calc", staging / "calc", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(demo / "bench.yaml", staging / "madbench.yaml")
+        os.replace(staging / "calc", folder / "calc")
+        os.replace(staging / "madbench.yaml", target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def register(app: typer.Typer) -> None:

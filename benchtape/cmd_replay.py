@@ -49,7 +49,10 @@ def check_cmd(
                 outcome = run_benches(loaded, store, control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:]), on_event=progress, control=True)
         except Interrupted:
             raise KeyboardInterrupt from None
-        report = tally(outcome.runs)
+        try:
+            report = tally(outcome.runs)
+        finally:
+            outcome.close()
         if as_json:
             render_replay.emit_json(report.to_dict())
         else:
@@ -82,7 +85,7 @@ def grade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.reproduce import reproduce_report, reproduce_store
+        from replay.reproduce import reproduce_store
 
         is_plain = plain_wanted(plain)
         collected: list = []
@@ -96,7 +99,7 @@ def grade_cmd(
         if target is not None and _is_report(target):
             if all_ or grading:
                 raise BadInput("--all and --grading read the database; a report is graded on its own", fix="drop them, or pass a run id instead of the report")
-            rep = reproduce_report(Path(target), session=session, on_session=on_session)
+            reps = _grade_report(Path(target), session, db, on_session)
         else:
             if target is not None and run is not None:
                 raise BadInput("give the run id once: as RUN_ID or as --run")
@@ -104,14 +107,43 @@ def grade_cmd(
             if run_id is not None and session:
                 raise BadInput("give a run id or --session, not both")
             store = open_store(db, must_exist=True)
-            rep = reproduce_store(store, selection(session, run_id, None, all_, controls=True), grading=grading, on_session=on_session)
+            reps = [reproduce_store(store, selection(session, run_id, None, all_, controls=True), grading=grading, on_session=on_session)]
+        codes = [r.exit_code for r in reps]
+        code = 1 if 1 in codes else 0 if 0 in codes else 3
         if as_json:
-            render_replay.emit_json({"source": rep.source, "input": rep.input, "grading_id": rep.grading_id, "reproduces": rep.reproduced_gradings, "counts": rep.counts, "exit_code": rep.exit_code, "sessions": collected})
+            counts = {k: sum(r.counts[k] for r in reps) for k in reps[0].counts}
+            render_replay.emit_json({"source": reps[0].source, "input": reps[0].input, "grading_id": reps[0].grading_id if len(reps) == 1 else [r.grading_id for r in reps], "reproduces": sorted({g for r in reps for g in r.reproduced_gradings}), "counts": counts, "exit_code": code, "sessions": collected})
         else:
-            render_replay.reproduction(rep, is_plain)
-        return rep.exit_code
+            for rep in reps:
+                render_replay.reproduction(rep, is_plain)
+        return code
 
     guarded(body)
+
+
+def _grade_report(path: Path, session: Optional[str], db: Optional[Path], on_session) -> list:
+    """A report written by `run` names its database and runs: re-grade from there when they are
+    here (a check that reads the workspace gets it from the stored snapshot), else from the
+    report alone (such checks are SKIPPED unless `--report-dir` put snapshots beside it)."""
+    from replay.report import load_report
+    from replay.reproduce import reproduce_report, reproduce_store
+    from replay.select import Selection
+
+    doc = load_report(path)
+    named = db or (Path(doc["database"]) if doc.get("database") else None)
+    runs = [r for r in [doc.get("run_id"), *(r.get("run_id") for r in doc.get("runs") or [])] if r]
+    if named is not None and runs:
+        if not named.is_file():
+            print(f"note: the database this report names ({named}) is not here: re-grading from the report alone", file=sys.stderr)
+        else:
+            store = open_store(named, must_exist=True)
+            missing = [r for r in runs if store.run(r) is None]
+            if not missing:
+                if session:
+                    return [reproduce_store(store, Selection(session=session), on_session=on_session)]
+                return [reproduce_store(store, Selection(run=r, controls=True), on_session=on_session) for r in runs]
+            print(f"note: {named} does not hold run {missing[0]} of this report: re-grading from the report alone", file=sys.stderr)
+    return [reproduce_report(path, session=session, on_session=on_session)]
 
 
 def _is_report(target: str) -> bool:

@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from benchtape.cli import guarded
-from benchtape.options import Benches, Db, Params, Plain, open_store, parse_params
+from benchtape.options import Benches, Db, Full, Params, Plain, open_store, parse_params
 from recorder.errors import BadInput
 
 @dataclass
@@ -34,6 +34,7 @@ class RunRequest:
     report_dir: Path | None = None
     report_junit: Path | None = None
     plain: bool = False
+    full: bool = False
     demo: bool = False
 
 
@@ -51,9 +52,10 @@ def run_cmd(
     scenario: Optional[List[str]] = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
     run: Optional[List[str]] = typer.Option(None, "--run", help="With an Eval file: run only this run entry (repeatable)."),
     report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
-    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Write a versioned report per invocation here, as it goes (with workspace snapshots)."),
-    report_junit: Optional[Path] = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt), for CI."),
+    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Per run: RUN_ID.jsonl streamed as sessions finish, RUN_ID.json at the end, workspace snapshots beside."),
+    report_junit: Optional[Path] = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt, classname the bench), for CI."),
     plain: Plain = False,
+    full: Full = False,
 ) -> None:
     """Run benches (or an Eval file: one bench run per `runs:` entry) and grade every session as it finishes.
 
@@ -75,13 +77,14 @@ def run_cmd(
         report_dir=report_dir,
         report_junit=report_junit,
         plain=plain,
+        full=full,
     )
     guarded(lambda: execute(request, param))
 
 
 def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
     from benchtape import render
-    from benchtape.api import load_inputs, run_benches, run_eval
+    from benchtape.api import Reports, load_inputs, run_benches, run_eval
     from recorder.runner import Interrupted, RunOptions
     from recorder.sandbox.levels import LEVELS
     from recorder.spec.audit import Confounded
@@ -106,55 +109,68 @@ def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
         run_kind="demo" if req.demo else "run",
     )
     _check_scenario_names(loaded, req.scenarios)
+    _check_database_folder(req.db)
     store = open_store(req.db)
     is_plain = render.plain_wanted(req.plain)
+    reports = Reports(json=req.report_json, dir=req.report_dir, junit=req.report_junit)
     try:
         with render.Progress(is_plain) as progress:
             if ev is not None:
-                outcome = run_eval(ev, store, options, selected=req.eval_runs, report_json=req.report_json, report_dir=req.report_dir, on_event=progress)
+                outcome = run_eval(ev, store, options, selected=req.eval_runs, reports=reports, on_event=progress)
             else:
-                outcome = run_benches(loaded, store, options, report_json=req.report_json, report_dir=req.report_dir, on_event=progress)
+                outcome = run_benches(loaded, store, options, reports=reports, on_event=progress)
     except Interrupted:
         raise KeyboardInterrupt from None
     except Confounded as exc:
         return _confounded(exc.report)
+    try:
+        return _say_what_happened(req, outcome, store, is_plain)
+    finally:
+        outcome.close()
+
+
+TABLE_ROWS = 200  # more sessions than this: the per-scenario pass rates instead of a row per check
+
+
+def _say_what_happened(req: RunRequest, outcome, store, is_plain: bool) -> int:
+    from benchtape import render
+
     for note in outcome.preflight.notes:
         print(f"note: {note}", file=sys.stderr)
     if outcome.control is not None:
         _control_block(outcome.control)
-    labelled = _labelled(outcome.results)
-    render.results_table(labelled, is_plain)
-    render.repeat_summary(labelled, is_plain)
+    tally = outcome.tally
+    if tally.total <= TABLE_ROWS:
+        render.results_table(_labelled(outcome.results), is_plain, req.full)
+    else:
+        print(f"{tally.total} sessions: a row per check would not help; per scenario below (each session: `benchtape sessions --run RUN`, `benchtape show HANDLE`)")
+    render.repeat_summary(tally.scenarios, is_plain, always=tally.total > TABLE_ROWS)
     for run in outcome.runs:
         _gauges(run)
-    failed = [r for r in outcome.results if r["status"] != "pass"]
     print(f"database: {store.path}")
     for run in outcome.runs:
         print(f"run {run.run_id} · grading {run.grading_id}" + (f" · eval run {run.name}" if run.name else ""))
+        if req.report_dir:
+            print(f"report: {req.report_dir / (run.run_id + '.json')} (streamed as it ran: {req.report_dir / (run.run_id + '.jsonl')})")
     if req.report_json:
         print(f"report: {req.report_json}")
-    if req.report_dir:
-        print(f"reports: {req.report_dir}")
     if req.report_junit:
-        from replay.junit import junit_xml
-        from replay.report import write_text_atomic
-
-        write_text_atomic(req.report_junit, junit_xml(outcome.results))
         print(f"junit: {req.report_junit}")
     first = outcome.runs[0].run_id if outcome.runs else ""
     dbflag = f" --db {store.path}" if req.db else ""
-    print(f"next: benchtape query 'calls[].tool' --run {first}{dbflag}   ·   benchtape sessions --run {first}{dbflag}")
-    passed = len(outcome.results) - len(failed)
+    print(f"next: benchtape sessions --run {first}{dbflag}   ·   benchtape show latest{dbflag}   ·   benchtape query 'calls[].tool' --run {first}{dbflag}")
+    passed, failed = tally.passed, tally.total - tally.passed
     if req.demo:
-        print(f"exit 0: {passed} passed, {len(failed)} failed — scenario outcomes, not a harness crash")
+        print(f"exit 0: {passed} passed, {failed} failed — scenario outcomes, not a harness crash")
         return 0
-    print(f"{passed} passed, {len(failed)} failed")
+    print(f"{passed} passed, {failed} failed")
     return outcome.exit_code
 
 
-def _labelled(results: list) -> list:
-    """An Eval's results carry their run's name in front of the scenario's."""
-    return [{**r, "scenario_id": f"{r['eval_run']} · {r['scenario_id']}"} if r.get("eval_run") else r for r in results]
+def _labelled(results):
+    """An Eval's results carry their run's name in front of the scenario's (read one at a time)."""
+    for r in results:
+        yield {**r, "scenario_id": f"{r['eval_run']} · {r['scenario_id']}"} if r.get("eval_run") else r
 
 
 def _control_block(report: dict) -> None:
@@ -176,15 +192,25 @@ def _gauges(run) -> None:
     bench = run.bench
     if bench.budget is None and bench.token_estimate is None:
         return
-    metrics = [r["session"]["metrics"] for r in run.results]
-    costs = [m["cost_usd"] for m in metrics if m.get("cost_usd") is not None]
-    tokens = [m["tokens"] for m in metrics if m.get("tokens") is not None]
+    t = run.spool.tally
+    (cost, costed), (tokens, counted) = t.costs, t.tokens
     if bench.budget is not None:
-        spent = f"${sum(costs):.4f} reported by {len(costs)} of {len(metrics)} session(s)" if costs else "no session reported a cost (unknown, not zero)"
+        spent = f"${cost:.4f} reported by {costed} of {t.total} session(s)" if costed else "no session reported a cost (unknown, not zero)"
         print(f"budget ${bench.budget:g} (informational, not enforced): {spent}")
     if bench.token_estimate is not None:
-        used = f"{sum(tokens):,} tokens reported by {len(tokens)} of {len(metrics)} session(s)" if tokens else "no session reported tokens (unknown, not zero)"
+        used = f"{tokens:,} tokens reported by {counted} of {t.total} session(s)" if counted else "no session reported tokens (unknown, not zero)"
         print(f"token estimate {bench.token_estimate:,} (informational, not enforced): {used}")
+
+
+def _check_database_folder(db: Path | None) -> None:
+    """A new database must be creatable where it goes (`demo` in a read-only folder): said before anything runs."""
+    from benchtape.options import db_path
+    from recorder.preflight import unwritable
+
+    path = db_path(db)
+    why = None if path.exists() else unwritable(path)
+    if why:
+        raise BadInput(f"cannot create the database here: {why}", file=str(path), fix="run from a folder you can write to, or pass --db PATH (e.g. --db /tmp/benchtape.db)")
 
 
 def _check_scenario_names(benches, names) -> None:

@@ -140,19 +140,15 @@ def _first_line(text: str, width: int = 110) -> str:
     return line if len(lines) == 1 or line != lines[0] else f"{line} … [+{rest} chars, --full]"
 
 
-def repeat_summary(results: list[dict[str, Any]], plain: bool = False) -> None:
-    """With --repeat: each scenario's pass rate, and FLAKY where its attempts disagree."""
-    by: dict[str, list[str]] = {}
-    for r in results:
-        by.setdefault(r["scenario_id"], []).append(r["status"])
-    if all(len(v) < 2 for v in by.values()):
+def repeat_summary(scenarios: dict[str, list[int]], plain: bool = False, always: bool = False) -> None:
+    """With --repeat (`scenarios`: name → [passed, sessions]): each scenario's pass rate, and FLAKY where its attempts disagree."""
+    if not always and all(n < 2 for _, n in scenarios.values()):
         return
     out = console(plain)
     out.print("pass rate over attempts:")
-    for name, statuses in by.items():
-        passed = statuses.count("pass")
-        flaky = 0 < passed < len(statuses)
-        label = Text(f"  {name}: {passed}/{len(statuses)} passed")
+    for name, (passed, n) in scenarios.items():
+        flaky = 0 < passed < n
+        label = Text(f"  {name}: {passed}/{n} passed")
         if flaky:
             label.append("  FLAKY", style="yellow")
         out.print(label)

@@ -87,7 +87,9 @@ def _grade(spec: CheckSpec, children: list[_Child], session: Session, ctx: Check
     graded = [_Graded(c, c.check.evaluate(session, ctx)) for c in children]
     for g in graded:
         if g.result.status == "ERROR":
-            return graded, Result.error(f'{spec.type}: child "{g.child.check.type}": {g.result.reason}', {"children": _evidence(graded)})
+            cause = g.result.evidence.get("unavailable") if isinstance(g.result.evidence, dict) else None
+            evidence = {"children": _evidence(graded), **({"unavailable": cause} if cause else {})}  # why it could not measure, carried up
+            return graded, Result.error(f'{spec.type}: child "{g.child.check.type}": {g.result.reason}', evidence)
     if all(g.result.status == "NA" for g in graded):
         return graded, Result.not_applicable(f"{spec.type}: every child is not applicable here")
     return graded, None

@@ -1,12 +1,23 @@
 """Report JSON (`--report-json`, `--report-dir`): results per session with their checks and
-the whole session, and a summary. A report is enough input on its own for `grade`."""
+the whole session, and a summary. A report is enough input on its own for `grade`; one
+written by `run` also names its database, so `grade` re-grades from there when it can.
+
+Results are never all held in memory: each finished session's row goes to a spool on disk
+(JSON Lines) and leaves memory; `--report-dir` streams the same lines beside the report
+(`RUN_ID.jsonl`) as sessions finish; the report itself is written once, at the end, by
+streaming the spool into it. What stays in memory per session is a few numbers (where
+its line is, and the run's tallies), so a 10,000-session run's memory stays flat.
+"""
 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
+from array import array
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
@@ -47,30 +58,161 @@ def result_row(session: Session, scenario_id: str, status: str, verdicts: list[V
     }
 
 
-def summary(results: list[dict[str, Any]], skipped: int = 0) -> dict[str, int]:
-    return {
-        "total": len(results) + skipped,
-        "passed": sum(r["status"] == "pass" for r in results),
-        "failed": sum(r["status"] == "fail" for r in results),
-        "errors": sum(r["status"] == "error" for r in results),
-        "skipped": skipped,
-    }
-
-
-def build_report(*, run_id: str, grading_id: str | None, bench_path: str, bench_dir: str, harness: str, results: list[dict[str, Any]], complete: bool, skipped: int = 0) -> dict[str, Any]:
+def _run_head(*, run_id: str, grading_id: str | None, bench_path: str, bench_dir: str, harness: str, complete: bool, database: str | None) -> dict[str, Any]:
+    """A one-run report's keys besides its results and summary."""
     return {
         "schema_version": REPORT_SCHEMA,
         "benchtape_version": VERSION,
         "run_id": run_id,
         "grading_id": grading_id,
+        "database": database,  # where the run is recorded: `grade REPORT` re-grades from it when it is there
         "bench": bench_path,
         "bench_dir": bench_dir,
         "harness": harness,
         "complete": complete,
         "written_at": time.time(),
-        "results": results,
-        "summary": summary(results, skipped),
     }
+
+
+# ---------------------------------------------------------------- the spool: results on disk, not in memory
+
+
+@dataclass
+class Tally:
+    """What a run's summary needs, counted as rows go by: no row is kept."""
+
+    total: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)  # pass | fail | error → sessions
+    scenarios: dict[str, list[int]] = field(default_factory=dict)  # scenario → [passed, sessions]
+    costs: list[float] = field(default_factory=lambda: [0.0, 0])  # [sum, sessions that reported one]
+    tokens: list[int] = field(default_factory=lambda: [0, 0])
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.total += 1
+        status = row["status"]
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+        per = self.scenarios.setdefault(_label(row), [0, 0])
+        per[0] += status == "pass"
+        per[1] += 1
+        metrics = (row.get("session") or {}).get("metrics") or {}
+        if metrics.get("cost_usd") is not None:
+            self.costs[0] += metrics["cost_usd"]
+            self.costs[1] += 1
+        if metrics.get("tokens") is not None:
+            self.tokens[0] += metrics["tokens"]
+            self.tokens[1] += 1
+
+    def merge(self, other: "Tally") -> None:
+        self.total += other.total
+        for k, n in other.statuses.items():
+            self.statuses[k] = self.statuses.get(k, 0) + n
+        for k, (p, n) in other.scenarios.items():
+            mine = self.scenarios.setdefault(k, [0, 0])
+            mine[0] += p
+            mine[1] += n
+        self.costs = [self.costs[0] + other.costs[0], self.costs[1] + other.costs[1]]
+        self.tokens = [self.tokens[0] + other.tokens[0], self.tokens[1] + other.tokens[1]]
+
+    @property
+    def passed(self) -> int:
+        return self.statuses.get("pass", 0)
+
+    def summary(self, skipped: int = 0) -> dict[str, int]:
+        return {"total": self.total + skipped, "passed": self.passed, "failed": self.statuses.get("fail", 0), "errors": self.statuses.get("error", 0), "skipped": skipped}
+
+
+def _label(row: Mapping[str, Any]) -> str:
+    return f"{row['eval_run']} · {row['scenario_id']}" if row.get("eval_run") else row["scenario_id"]
+
+
+class ResultSpool:
+    """One run's result rows in a private JSON Lines file, read back in scenario order.
+
+    With `public` (`--report-dir`'s `RUN_ID.jsonl`), each row is also appended there as it
+    arrives, unless it would publish a `generate:` value (the answer key): that line says
+    it was withheld instead."""
+
+    def __init__(self, order: Iterable[str], public: Path | None = None, generated: Callable[[], Mapping[str, str]] | None = None):
+        self.order = {name: i for i, name in enumerate(order)}
+        fd, name = tempfile.mkstemp(prefix="benchtape-results-", suffix=".jsonl")
+        self.path = Path(name)
+        self.file: IO[bytes] = os.fdopen(fd, "w+b")
+        self.index = array("q")  # per row: scenario order, attempt, offset, length
+        self.tally = Tally()
+        self.public = public
+        self.generated = generated or (lambda: {})
+        self._public_file: IO[bytes] | None = None
+
+    def add(self, row: dict[str, Any]) -> None:
+        data = orjson.dumps(row, default=str)
+        self.file.seek(0, os.SEEK_END)
+        offset = self.file.tell()
+        self.file.write(data + b"\n")
+        self.index.extend((self.order.get(row["scenario_id"], len(self.order)), int(row.get("attempt") or 1), offset, len(data)))
+        self.tally.add(row)
+        if self.public is not None:
+            self._publish(row, data)
+
+    def _publish(self, row: dict[str, Any], data: bytes) -> None:
+        leaks = report_leaks({"results": [row]}, self.generated())
+        if leaks:
+            data = orjson.dumps({"session_id": row.get("session_id"), "scenario_id": row.get("scenario_id"), "attempt": row.get("attempt"), "status": row.get("status"), "withheld": "a generated value (the answer key) would be published: " + "; ".join(leaks[:5])})
+        if self._public_file is None:
+            self.public.parent.mkdir(parents=True, exist_ok=True)
+            self._public_file = open(self.public, "ab")
+        self._public_file.write(data + b"\n")
+        self._public_file.flush()
+
+    def __len__(self) -> int:
+        return len(self.index) // 4
+
+    def raw_rows(self) -> Iterator[bytes]:
+        """Each row's JSON, in scenario order then attempt (a row at a time from disk)."""
+        self.file.flush()
+        n = len(self)
+        idx = self.index
+        for i in sorted(range(n), key=lambda i: (idx[4 * i], idx[4 * i + 1], idx[4 * i + 2])):
+            self.file.seek(idx[4 * i + 2])
+            yield self.file.read(idx[4 * i + 3])
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        for raw in self.raw_rows():
+            yield orjson.loads(raw)
+
+    def close(self) -> None:
+        for f in (self.file, self._public_file):
+            if f is not None and not f.closed:
+                f.close()
+        self.path.unlink(missing_ok=True)
+
+
+def write_streamed(path: Path, head: dict[str, Any], rows: Iterable[bytes], tail: dict[str, Any], generated: Mapping[str, str]) -> None:
+    """A report written a row at a time (never whole in memory), through a temporary file that
+    is renamed into place only when no `generate:` value would be published in it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    leaks = report_leaks(head, generated) + report_leaks(tail, generated)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(orjson.dumps(head, option=orjson.OPT_INDENT_2, default=str)[:-2] + b',\n  "results": [')
+            for i, raw in enumerate(rows):
+                if generated:
+                    leaks.extend(report_leaks({"results": [orjson.loads(raw)]}, generated))
+                f.write((b"\n" if i == 0 else b",\n") + raw)
+            f.write(b"\n  ],\n" + orjson.dumps(tail, option=orjson.OPT_INDENT_2, default=str)[2:] + b"\n")
+        if leaks:
+            _refuse(path, leaks)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _refuse(path: Path, leaks: list[str]) -> None:
+    listed = "\n    ".join(leaks[:20])
+    raise ReportLeak(
+        f"report {path} was NOT written: a generated value (the answer key) would be published in it:\n    {listed}"
+        "\n  the sessions are recorded in the database; fix: keep generated values out of check specs and vars, and let checks read them from vars"
+    )
 
 
 def write_json_atomic(path: Path, doc: Any) -> None:
@@ -98,9 +240,13 @@ def load_report(path: Path) -> dict[str, Any]:
     from recorder.errors import BadInput
 
     try:
-        doc = orjson.loads(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError:
         raise BadInput("no such report", file=str(path), fix="pass the path of a --report-json file or a --report-dir report") from None
+    if path.suffix == ".jsonl":  # --report-dir's stream, readable while the run goes on
+        return _load_stream(path, data)
+    try:
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise BadInput(f"not a JSON report: {exc}", file=str(path)) from None
     if not isinstance(doc, dict) or "results" not in doc:
@@ -108,39 +254,48 @@ def load_report(path: Path) -> dict[str, Any]:
     return doc
 
 
-def run_report(state: Any, harness: str, complete: bool) -> dict[str, Any]:
-    """One bench run's report (`state`: a run with run_id, grading_id, bench and results)."""
-    return build_report(run_id=state.run_id, grading_id=state.grading_id, bench_path=str(state.bench.path), bench_dir=str(state.bench.dir), harness=harness, results=list(state.results), complete=complete)
+def write_run_report(path: Path, run: Any, complete: bool, database: str | None) -> None:
+    """One bench run's report (`run`: a BenchRun with run_id, grading_id, bench, harness, spool, generated)."""
+    head = _run_head(run_id=run.run_id, grading_id=run.grading_id, bench_path=str(run.bench.path), bench_dir=str(run.bench.dir), harness=run.harness, complete=complete, database=database)
+    write_streamed(path, head, run.spool.raw_rows(), {"summary": run.spool.tally.summary()}, run.generated)
 
 
-def write_combined(path: Path, outcome: Any, complete: bool) -> None:
+def write_combined(path: Path, outcome: Any, complete: bool, database: str | None = None) -> None:
     """The report of a whole invocation: one run's report, or every run of an Eval with its control audit."""
+    generated = {k: v for run in outcome.runs for k, v in run.generated.items()}
     if len(outcome.runs) == 1 and outcome.control is None:
-        run = outcome.runs[0]
-        doc = run_report(run, run.harness, complete)
-    else:
-        doc = {
-            "schema_version": REPORT_SCHEMA,
-            "complete": complete,
-            "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir), **({"name": r.name} if r.name else {})} for r in outcome.runs],
-            "results": outcome.results,
-            "summary": summary(outcome.results),
-        }
-        if outcome.control is not None:
-            doc["eval"], doc["control"] = outcome.eval_path, outcome.control
-    write_report(path, doc, {k: v for run in outcome.runs for k, v in run.generated.items()})
+        write_run_report(path, outcome.runs[0], complete, database)
+        return
+    head: dict[str, Any] = {
+        "schema_version": REPORT_SCHEMA,
+        "complete": complete,
+        "database": database,
+        "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir), **({"name": r.name} if r.name else {})} for r in outcome.runs],
+    }
+    tail: dict[str, Any] = {"summary": outcome.tally.summary()}
+    if outcome.control is not None:
+        tail["eval"], tail["control"] = outcome.eval_path, outcome.control
+    write_streamed(path, head, (raw for run in outcome.runs for raw in run.spool.raw_rows()), tail, generated)
 
 
-def write_report(path: Path, doc: dict[str, Any], generated: dict[str, str]) -> None:
-    """Write a report unless it would publish a `generate:` value (the answer key): then refuse, naming where."""
-    leaks = report_leaks(doc, generated)
-    if leaks:
-        listed = "\n    ".join(leaks[:20])
-        raise ReportLeak(
-            f"report {path} was NOT written: a generated value (the answer key) would be published in it:\n    {listed}"
-            "\n  the sessions are recorded in the database; fix: keep generated values out of check specs and vars, and let checks read them from vars"
-        )
-    write_json_atomic(path, doc)
+def _load_stream(path: Path, data: bytes) -> dict[str, Any]:
+    """A `RUN_ID.jsonl` stream as a report: its complete lines (a line being written is skipped), withheld rows left out."""
+    from recorder.errors import BadInput
+
+    results = []
+    for n, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            if not data.endswith(b"\n") and n == data.count(b"\n") + 1:
+                break  # the last line is still being written
+            raise BadInput("not a JSON Lines report: a line is not JSON", file=str(path), line=n) from None
+        if isinstance(row, dict) and "withheld" not in row:
+            results.append(row)
+    run_ids = {r.get("run_id") for r in results}
+    return {"run_id": run_ids.pop() if len(run_ids) == 1 else None, "results": results, "complete": False}
 
 
 def save_snapshot(store: Any, sha: str, folder: Path) -> None:
