@@ -23,6 +23,7 @@ bench: install
 	$(BIN)/python benchmarks/store_append.py
 	$(BIN)/python benchmarks/regrade_query.py
 	$(BIN)/python benchmarks/adversarial.py
+	$(BIN)/python benchmarks/run_memory.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md

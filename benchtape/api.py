@@ -20,7 +20,7 @@ from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
 from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
-from replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report, write_text_atomic
+from replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
 from recorder.preflight import Preflight, preflight_all
 
 Event = Callable[[str, dict[str, Any]], None]
@@ -156,9 +156,9 @@ def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], stor
         if reports.json is not None:
             write_combined(reports.json, outcome, complete=True, database=database)
         if reports.junit is not None:
-            from replay.junit import junit_xml
+            from replay.junit import write_junit
 
-            write_text_atomic(reports.junit, junit_xml(outcome.results))
+            write_junit(reports.junit, lambda: outcome.results)
     except BaseException:
         outcome.close()
         raise

@@ -166,3 +166,47 @@ def test_report_dir_streams_json_lines_as_sessions_finish(tmp_path):
     assert doc["complete"] is True and [r["scenario_id"] for r in doc["results"]] == ["quick", "slow"]
     assert doc["summary"] == {"total": 2, "passed": 2, "failed": 0, "errors": 0, "skipped": 0}
     assert len(stream.read_text().splitlines()) == 2
+
+
+def test_the_stream_withholds_a_row_that_would_publish_the_answer_key(tmp_path):
+    """A `generate:` value in a check spec: the row's line says it was withheld, and the report is refused, as before."""
+    import sys
+
+    gen = tmp_path / "gen.py"
+    gen.write_text(f"#!{sys.executable}\nprint('ANSWER=fixed-answer-4410')\n")
+    gen.chmod(0o755)
+    bench = write_bench(tmp_path, """
+        harness: mock
+        scenarios:
+          - name: published
+            prompt: a
+            generate: gen.py
+            mock: {steps: [{say: "I do not know"}]}
+            checks:
+              - {type: contains, value: fixed-answer-4410}
+        """)
+    reports = tmp_path / "reports"
+    out = benchtape("run", bench, "--db", tmp_path / "x.db", "--report-dir", reports)
+    assert out.returncode == 1 and "was NOT written" in out.stderr
+    [stream] = reports.glob("*.jsonl")
+    [line] = [json.loads(x) for x in stream.read_text().splitlines()]
+    assert line["withheld"].startswith("a generated value (the answer key) would be published") and "fixed-answer-4410" not in stream.read_text()
+    assert not stream.with_suffix(".json").exists()
+
+
+def test_a_run_keeps_no_result_rows_in_memory(tmp_path):
+    """The outcome of a run holds tallies and a spool on disk; the rows come back from disk, in scenario order."""
+    from benchtape.api import load_benches, run_benches
+    from recorder.runner import RunOptions
+    from recorder.store import Store
+
+    outcome = run_benches(load_benches([DEMO]), Store(tmp_path / "x.db"), RunOptions(concurrency=3))
+    try:
+        [run] = outcome.runs
+        assert not any(isinstance(v, list) and v and isinstance(v[0], dict) for v in vars(run).values())  # no list of rows
+        assert run.verdicts == {}  # kept only for the negative control's tally
+        assert [r["scenario_id"] for r in run.results] == ["fixes-the-bug", "wrong-fix", "weakens-the-test"]
+        assert run.spool.path.is_file() and outcome.tally.summary() == {"total": 3, "passed": 1, "failed": 2, "errors": 0, "skipped": 0}
+    finally:
+        outcome.close()
+    assert not run.spool.path.exists()
