@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from adapters.claude_disk import ClaudeDiskParser
 from adapters.claude_stream import ClaudeStreamParser
-from models.script import script_from
+from models.script import load_script, script_from
 from models.server import serve
 from realagents import need, parse, run_claude, session_of
 
@@ -66,15 +67,20 @@ def server():
         yield srv
 
 
-@pytest.fixture(scope="module")
-def work_run(claude, server, tmp_path_factory):
-    base = tmp_path_factory.mktemp("claude-work")
+def workspace(base: Path) -> tuple[Path, Path]:
+    """The red-state workspace and a HOME with a skill and hooks."""
     work, home = base / "work", base / "home"
-    work.mkdir()
+    work.mkdir(parents=True)
     (work / "calc.py").write_text(CALC)
     (home / ".claude" / "skills" / "demo").mkdir(parents=True)
     (home / ".claude" / "skills" / "demo" / "SKILL.md").write_text(SKILL)
     (home / ".claude" / "settings.json").write_text(json.dumps(HOOKS))
+    return work, home
+
+
+@pytest.fixture(scope="module")
+def work_run(claude, server, tmp_path_factory):
+    work, home = workspace(tmp_path_factory.mktemp("claude-work"))
     url = server.add("work", script_from(WORK_SCRIPT))
     run = run_claude(claude, url, work, "Fix add in calc.py.", "--include-hook-events", home=home)
     run.log = server.entries(slot="work")
@@ -161,6 +167,26 @@ def test_disk_transcript_found_by_session_id_matches_the_stream(work_run):
     assert set(disk.subagents) == set(stream.subagents)
     assert disk.metrics.cost_usd == pytest.approx(stream.metrics.cost_usd)
     assert (disk.metrics.tokens_in, disk.metrics.tokens_out) == (stream.metrics.tokens_in, stream.metrics.tokens_out)
+
+
+def test_a_recorded_session_re_drives_the_real_tool_offline(claude, server, work_run, tmp_path):
+    """Import the recorded transcript, `benchtape script` it, replay the script: the same calls, outcomes, answer."""
+
+    def cli(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "benchtape", *args, "--db", str(tmp_path / "bt.db")], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    session_id = cli("import", "claude-code", str(work_run.transcript()[0])).split()[0]
+    cli("script", session_id, "-o", str(tmp_path / "replay.yaml"))
+    work, home = workspace(tmp_path / "again")
+    replay = run_claude(claude, server.add("replay", load_script(tmp_path / "replay.yaml")), work, "Fix add in calc.py.", home=home)
+    assert replay.rc == 0, replay.stderr
+    original, again = disk_session(work_run), stream_session(replay)
+    assert calls(again) == calls(original)
+    assert again.final_output == original.final_output
+    assert (work / "calc.py").read_text() == (work_run.work / "calc.py").read_text()
+    assert again.metrics.tokens_in == original.metrics.tokens_in  # the totals became the script's metrics
 
 
 # ---------------------------------------------------------------- other sessions
