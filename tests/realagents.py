@@ -46,6 +46,12 @@ def need(tool: str) -> Path:
     pytest.skip(f"real {tool} not available: {reason}")
 
 
+def npm_global() -> list[str]:
+    """What is installed in npm's global prefix (what an updater's `npm install -g` would change)."""
+    root = Path(subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, check=True).stdout.strip())
+    return sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+
+
 def base_env(home: Path) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(home)}
 

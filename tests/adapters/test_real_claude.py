@@ -19,7 +19,7 @@ from adapters.claude_disk import ClaudeDiskParser
 from adapters.claude_stream import ClaudeStreamParser
 from models.script import load_script, script_from
 from models.server import serve
-from realagents import need, parse, run_claude, session_of
+from realagents import need, npm_global, parse, run_claude, session_of
 
 pytestmark = pytest.mark.xdist_group("real-claude")
 
@@ -246,14 +246,12 @@ def test_the_noop_script_says_the_prompt_back(claude, server, tmp_path):
 def test_nothing_is_installed_outside_the_sandbox(claude, server, tmp_path):
     """A run may not install or update anything: the global npm prefix is unchanged, and an
     npm pointed at a scratch prefix (the safety net, should anything call `npm -g`) stays unused."""
-    global_root = Path(subprocess.run(["npm", "root", "-g"], capture_output=True, text=True, check=True).stdout.strip())
-    before = sorted(p.name for p in global_root.iterdir()) if global_root.is_dir() else []
+    before = npm_global()
     scratch = tmp_path / "npm-global"
     script = {"steps": [{"tool": "Bash", "input": {"command": "echo hi"}}, {"say": "hi"}]}
     run = run_claude(claude, server.add("hermetic", script_from(script)), tmp_path / "work", "hi", extra_env={"npm_config_prefix": str(scratch)})
     assert run.rc == 0
     assert not scratch.exists()
-    after = sorted(p.name for p in global_root.iterdir()) if global_root.is_dir() else []
-    assert after == before
+    assert npm_global() == before
     written = sorted(str(p.relative_to(run.home)) for p in run.home.rglob("*") if p.is_file())
     assert all(p.startswith(".claude") for p in written), written  # everything it wrote is in its private HOME

@@ -17,7 +17,7 @@ from adapters.codex_exec import CodexExecParser
 from adapters.codex_rollout import CodexRolloutParser
 from models.script import script_from
 from models.server import serve
-from realagents import mcp_config, need, parse, run_codex, session_of
+from realagents import mcp_config, need, npm_global, parse, run_codex, session_of
 
 pytestmark = pytest.mark.xdist_group("real-codex")
 
@@ -150,3 +150,14 @@ def test_a_script_step_codex_has_no_tool_for_is_named(codex, server, tmp_path):
     text = exec_session(run).final_output
     assert "Codex has no tool for `Skill`" in text and "script line" in text
     assert server.entries(slot="skill", outcome="unmapped")
+
+
+def test_nothing_is_written_outside_its_codex_home(codex, server, tmp_path):
+    """No update check, nothing in HOME, nothing installed: everything Codex keeps is in its CODEX_HOME."""
+    before = npm_global()
+    script = {"steps": [{"tool": "Bash", "input": {"command": "echo hi > out.txt"}}, {"say": "ok"}]}
+    run = run_codex(codex, server.add("hermetic", script_from(script)) + "/v1", tmp_path / "work", "go")
+    assert run.rc == 0
+    assert list((tmp_path / "work-home").rglob("*")) == []
+    assert sorted(p.name for p in run.work.iterdir()) == ["out.txt"]
+    assert (run.codex_home / "sessions").is_dir() and npm_global() == before
