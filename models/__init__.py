@@ -1,0 +1,7 @@
+"""What speaks to a model: the scripted model server and its scripts.
+
+`models.script` loads a script (the `mock:` step vocabulary, plus what only a model can
+do: parallel tool calls, per-turn usage); `models.server.serve` answers the Anthropic
+Messages, OpenAI Responses and OpenAI Chat Completions APIs on loopback from it, so a
+real Claude Code or Codex binary runs a whole session offline, with no key and no spend.
+"""
