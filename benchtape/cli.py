@@ -33,13 +33,12 @@ def db_path(db: Optional[Path]) -> Path:
     return db or default_db_path()
 
 
-def open_store(db: Optional[Path], must_exist: bool = False):
+def open_store(db: Optional[Path], must_exist: bool = False, readonly: bool = False):
+    """The store at --db; `readonly` for commands that only read (they never create, change or
+    migrate the file). Every way the path can be wrong is a BadInput from Store's open."""
     from recorder.store import Store
 
-    path = db_path(db)
-    if must_exist and not path.exists():
-        raise BadInput("no benchtape database here", file=str(path), fix="run `benchtape run BENCH` (or `benchtape demo`) first, or pass --db PATH")
-    return Store(path)
+    return Store(db_path(db), readonly=readonly, create=not must_exist)
 
 
 def guarded(fn: Callable[[], int]) -> None:

@@ -2,7 +2,7 @@
 
 import importlib
 
-for _name in ("benchtape.cmd_checks", "benchtape.cmd_replay", "benchtape.cmd_import", "benchtape.cmd_sandbox", "benchtape.cmd_init", "benchtape.cmd_report"):
+for _name in ("benchtape.cmd_checks", "benchtape.cmd_replay", "benchtape.cmd_import", "benchtape.cmd_sandbox", "benchtape.cmd_init", "benchtape.cmd_report", "benchtape.cmd_migrate"):
     try:
         importlib.import_module(_name)
     except ModuleNotFoundError as exc:

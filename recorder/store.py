@@ -788,7 +788,7 @@ class Store:
         """Rows as dicts, fetched at once under the lock. Not sqlite-utils' `query()`: that wraps
         every read in a SAVEPOINT, which another thread's BEGIN/COMMIT on this shared connection
         releases under it ("no such savepoint") while live grading reads as sessions append."""
-        with self.lock:
+        with self.lock, self._damage_is_bad_input():
             cursor = self.db.conn.execute(sql, params)
             keys = [d[0] for d in cursor.description]
             return [dict(zip(keys, row)) for row in cursor.fetchall()]
@@ -796,12 +796,23 @@ class Store:
     def _all(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """Every row at once, under the lock: no statement of this connection is left pending
         for another thread's transaction to trip over."""
-        with self.lock:
+        with self.lock, self._damage_is_bad_input():
             return self.db.conn.execute(sql, params).fetchall()
 
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
-        with self.lock:
+        with self.lock, self._damage_is_bad_input():
             return self.db.conn.execute(sql, params).fetchone()
+
+    @contextmanager
+    def _damage_is_bad_input(self) -> Iterator[None]:
+        """Damage found past the pages read at open (a file cut short or overwritten in the
+        middle) is the user's message with the fix, like damage found at open."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc) or "not a database" in str(exc):
+                raise bad_store(self.path, exc) from None
+            raise
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = list(self._rows("SELECT * FROM runs WHERE id = ?", [run_id]))
