@@ -595,10 +595,9 @@ class Store:
         """Append actions in one transaction (redacted first); returns the last seq written.
 
         `at_seq` writes them from a seq the caller reserved with `reserve_seq` instead of after
-        the last one. The hot path of recording: rows are built in one pass."""
-        rows = self._action_rows(session_id, actions)
+        the last one."""
         with self.transaction():
-            return self._insert_actions(session_id, rows, at_seq)
+            return self._insert_actions(session_id, actions, at_seq)
 
     def append_line(self, session_id: str, line_no: int, text: str, actions: Sequence[Action]) -> int:
         """One line of the harness's output and the actions parsed from it, in ONE transaction:
@@ -606,10 +605,9 @@ class Store:
         Returns the last seq written."""
         redact = self.redactor_for(session_id)
         line = redact(text) if redact is not None else text
-        rows = self._action_rows(session_id, actions)
         with self.transaction():
             self._insert_raw(session_id, [(line_no, line)])
-            return self._insert_actions(session_id, rows, None)
+            return self._insert_actions(session_id, actions, None)
 
     def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
         """Raw lines (line_no, text), redacted then compressed; consecutive lines of one call
@@ -628,34 +626,31 @@ class Store:
             self._seq[session_id] = first + count - 1
             return first
 
-    def _action_rows(self, session_id: str, actions: Iterable[Action]) -> list[tuple[float, str, str, str, bool]]:
+    def _insert_actions(self, session_id: str, actions: Iterable[Action], at_seq: int | None) -> int:
+        """Inside a transaction: the actions (redacted) at the next seqs, or from `at_seq`. The
+        hot path of recording: rows are built in one pass with no intermediate objects."""
         redact = self.redactor_for(session_id)
         now = time.time()
         encode = orjson.dumps
+        seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
         rows = []
+        finished = False
         for a in actions:
+            seq += 1
             data = encode(a.data, default=str).decode()
             if redact is not None:
                 data = redact(data)
-            rows.append((a.at or now, a.thread, a.kind, data, a.kind == "session.finished"))
-        return rows
-
-    def _insert_actions(self, session_id: str, rows: list[tuple[float, str, str, str, bool]], at_seq: int | None) -> int:
-        """Inside a transaction: the rows at the next seqs (or from `at_seq`)."""
-        seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
-        if not rows:
-            return seq
-        first = seq + 1
-        self.db.conn.executemany(
-            "INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)",
-            [(session_id, first + i, at, thread, kind, data) for i, (at, thread, kind, data, _) in enumerate(rows)],
-        )
-        last = first + len(rows) - 1
-        if at_seq is None:
-            self._seq[session_id] = last
-        if any(r[4] for r in rows):  # finished: nothing more will be appended by this process
-            self._raw.pop(session_id, None)
-        return last
+            kind = a.kind
+            rows.append((session_id, seq, a.at or now, a.thread, kind, data))
+            if kind == "session.finished":
+                finished = True
+        if rows:
+            self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)", rows)
+            if at_seq is None:
+                self._seq[session_id] = seq
+            if finished:  # nothing more will be appended to it by this process
+                self._raw.pop(session_id, None)
+        return seq
 
     def _insert_raw(self, session_id: str, lines: list[tuple[int, str]]) -> None:
         stream = self._raw.get(session_id)
