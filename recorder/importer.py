@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from adapters.transcripts import Transcript, detect_format, open_transcript, parser_for
 from recorder.errors import BadInput
@@ -133,13 +134,30 @@ def reparse(store: Store, session_id: str) -> str:
     kept_front = [a for a in old if a.kind in ("session.started", "environment.expected")]
     first_user = next((a for a in old if a.kind == "message.user" and "format" not in (started.data if started else {})), None)
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]
-    new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
-    store.append_raw(new_id, list(enumerate(raw, start=1)))
     front = [Action(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
     back = [Action(a.kind, a.data, a.thread, a.at) for a in kept_back]
     user = [Action(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
-    store.append(new_id, [*front, *user, *derived, *back])
+    with store.transaction():  # the new session is there whole, or not at all
+        new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
+        for batch in _chunks(list(enumerate(raw, start=1))):
+            store.append_raw(new_id, batch)
+        store.end_raw(new_id)
+        store.append(new_id, [*front, *user, *derived, *back])
     return new_id
+
+
+def _chunks(lines: list[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """Lines in batches of about RAW_CHUNK_BYTES, one compressed chunk each."""
+    batch: list[tuple[int, str]] = []
+    size = 0
+    for item in lines:
+        batch.append(item)
+        size += len(item[1])
+        if size >= RAW_CHUNK_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _warnings(actions: list[Action]) -> int:
