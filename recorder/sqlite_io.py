@@ -96,22 +96,13 @@ def is_busy(exc: BaseException) -> bool:
 def begin(conn: sqlite3.Connection, sql: str = "BEGIN IMMEDIATE", patience: float = BEGIN_PATIENCE_S) -> None:
     """Start a write transaction, retrying while SQLite answers BUSY without waiting (a read
     snapshot went stale under a pending statement, or a lock SQLite will not wait for)."""
-    deadline = time.monotonic() + patience
-    delay = 0.002
-    while True:
-        try:
-            conn.execute(sql)
-            return
-        except sqlite3.OperationalError as exc:
-            if not is_busy(exc) or time.monotonic() >= deadline:
-                raise
-        time.sleep(delay * (0.5 + random.random()))
-        delay = min(delay * 2, 0.25)
+    retry_busy(conn, sql, patience)
 
 
 def retry_busy(conn: sqlite3.Connection, sql: str, patience: float = BEGIN_PATIENCE_S) -> list[tuple]:
-    """A statement outside a transaction (e.g. switching the journal to WAL) that may find the
-    file locked by another process starting up at the same moment."""
+    """Run a statement, retrying with jittered backoff while SQLite answers BUSY: a BEGIN, or a
+    statement outside a transaction (e.g. switching the journal to WAL) that may find the file
+    locked by another process starting up at the same moment."""
     deadline = time.monotonic() + patience
     delay = 0.002
     while True:
