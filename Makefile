@@ -28,6 +28,8 @@ bench: install
 	$(BIN)/python benchmarks/store_append.py
 	$(BIN)/python benchmarks/regrade_query.py
 	$(BIN)/python benchmarks/adversarial.py
+	$(BIN)/python benchmarks/store_import.py
+	$(BIN)/python benchmarks/store_concurrency.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md

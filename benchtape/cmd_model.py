@@ -138,7 +138,7 @@ def _script(prefix: str, output: Path | None, db: Path | None) -> int:
     from models.script import script_from
     from replay.select import resolve
 
-    store = open_store(db, must_exist=True)
+    store = open_store(db, must_exist=True, readonly=True)
     sid = resolve(store, "sessions", prefix)
     session = store.load_session(sid)
     extracted = script_of(session)

@@ -171,7 +171,7 @@ def diff_cmd(
         from benchtape import render_replay
         from replay.diff import diff_gradings
 
-        d = diff_gradings(open_store(db, must_exist=True), grading_a, grading_b)
+        d = diff_gradings(open_store(db, must_exist=True, readonly=True), grading_a, grading_b)
         if as_json:
             render_replay.emit_json(d.to_dict())
         else:
@@ -195,7 +195,7 @@ def gradings_cmd(
         from benchtape import render_replay
         from replay.diff import gradings_table
 
-        rows = gradings_table(open_store(db, must_exist=True))
+        rows = gradings_table(open_store(db, must_exist=True, readonly=True))
         if as_json:
             render_replay.emit_json(rows)
         else:
@@ -228,7 +228,7 @@ def query_cmd(
         from replay.select import resolve
 
         query = compile_query(expr)  # before the store is touched: a typo costs nothing
-        store = open_store(db, must_exist=True)
+        store = open_store(db, must_exist=True, readonly=True)
         if session:
             sid = resolve(store, "sessions", session)
             render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
@@ -255,7 +255,7 @@ def sessions_cmd(
         from benchtape import render_replay
         from replay.timeline import session_lines
 
-        groups = session_lines(open_store(db, must_exist=True), run)
+        groups = session_lines(open_store(db, must_exist=True, readonly=True), run)
         if as_json:
             render_replay.emit_json([{"run": r, "sessions": [s.to_dict() for s in lines]} for r, lines in groups])
         else:
@@ -281,7 +281,7 @@ def show_cmd(
         from replay.document import document
         from replay.timeline import show
 
-        shown = show(open_store(db, must_exist=True), session)
+        shown = show(open_store(db, must_exist=True, readonly=True), session)
         if as_json:
             render_replay.emit_json(document(shown.row, shown.session, shown.verdicts))
         else:
