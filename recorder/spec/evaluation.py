@@ -78,6 +78,8 @@ class Step:
     prompt: str | None = None  # workflow template ({prompt}, {workdir}, {handover}); None = the task prompt
     timeout: float | None = None
     shown: tuple[str, ...] = field(default=(), compare=False)  # options the label names (set on purpose)
+    protected_paths: tuple[str, ...] = field(default=(), compare=False)  # from the tool definition
+    state_paths: tuple[str, ...] = field(default=(), compare=False)  # from the tool definition
 
     def spec(self) -> dict[str, Any]:
         """What this step asks of its harness (identity input; `require_env` is not: it names host credentials)."""
@@ -128,14 +130,15 @@ class Arm:
         """Every setup command before the agent: the block's `pre`, then each first-step option's."""
         return self.pre + self.steps[0].effects.pre
 
-    def protected_paths(self, registry: Registry) -> tuple[str, ...]:
-        out: list[str] = []
-        for step in self.steps:
-            tool = registry.tools.get(step.tool)
-            for p in tool.protected_paths if tool else ():
-                if p not in out:
-                    out.append(p)
-        return tuple(out)
+    def protected_paths(self, task: "Task | None" = None) -> tuple[str, ...]:
+        """Paths the agent must not change: the task's (`protected_paths:` in the bench) and each step's tool's."""
+        found = list(task.scenario.protected_paths) if task is not None else []
+        found += [p for s in self.steps for p in s.protected_paths]
+        return tuple(dict.fromkeys(found))
+
+    def state_paths(self) -> tuple[str, ...]:
+        """Files the harnesses keep as their own state in the workspace (HOME): left out of the agent's diff."""
+        return tuple(dict.fromkeys(p for s in self.steps for p in s.state_paths))
 
     def summary(self) -> dict[str, Any]:
         """What a report shows of the arm."""
@@ -424,7 +427,7 @@ def _tool_arms(ld: DocLoader, block: LineDict, tool: ToolDef, pre: tuple[str, ..
     for version, model, effort, *chosen in itertools.product(versions, models, efforts, *[values for _, values in option_axes]):
         _check_effort(ld, tool, model, effort, block, "effort")
         options = tool.option_values({name: value for (name, _), value in zip(option_axes, chosen)})
-        step = Step(MAIN_STEP, tool.name, tool.harness, version, model, tool.models[model].id, effort, tuple(options.items()), tool.effects(options), shown=tuple(n for n, _ in option_axes))
+        step = Step(MAIN_STEP, tool.name, tool.harness, version, model, tool.models[model].id, effort, tuple(options.items()), tool.effects(options), shown=tuple(n for n, _ in option_axes), protected_paths=tool.protected_paths, state_paths=tool.state_paths)
         arms.append(Arm(tool.name, False, (step,), pre, number))
     return arms
 
@@ -483,4 +486,4 @@ def _resolve_step(ld: DocLoader, block: LineDict, per_step: dict[str, LineDict],
     resolved = tool.option_values(options)
     version = chosen["version"]
     shown = tuple(sorted(options))
-    return Step(step.name, tool.name, tool.harness, version, model, tool.models[model].id, effort, tuple(resolved.items()), tool.effects(resolved), step.prompt, step.timeout, shown)
+    return Step(step.name, tool.name, tool.harness, version, model, tool.models[model].id, effort, tuple(resolved.items()), tool.effects(resolved), step.prompt, step.timeout, shown, tool.protected_paths, tool.state_paths)

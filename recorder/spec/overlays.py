@@ -30,7 +30,7 @@ BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 LATEST = "latest"
 PINNED = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 
-TOOL_KEYS = HEADER_KEYS | {"tool", "description", "extends", "harness", "version", "install", "models", "options", "protected_paths"}
+TOOL_KEYS = HEADER_KEYS | {"tool", "description", "extends", "harness", "version", "install", "models", "options", "protected_paths", "state_paths"}
 MODEL_KEYS = {"id", "effort"}
 OPTION_KEYS = {"default", "values", "args", "description"}
 EFFECT_KEYS = {"args", "env", "pre", "post", "require_env", "description"}
@@ -82,7 +82,8 @@ class ToolDef:
     options: dict[str, Option] = field(default_factory=dict)
     version: str = LATEST
     install: dict[str, str] | None = None  # {npm: package, binary: name}: pinned versions can be installed
-    protected_paths: tuple[str, ...] = ()
+    protected_paths: tuple[str, ...] = ()  # the agent must not change these (guard_violation)
+    state_paths: tuple[str, ...] = ()  # the harness's own files under HOME (= the workspace at level home): not the agent's change
     description: str | None = None
     sources: tuple[str, ...] = ()  # the files that defined it, in registry order
 
@@ -247,6 +248,8 @@ def _tool(ld: DocLoader, doc: LineDict, reg: Registry, source: str) -> ToolDef:
         tool.options[str(key)] = _option(ld, str(key), node, doc.get("options"))
     if "protected_paths" in doc:
         tool.protected_paths = tuple(ld.strings(doc, "protected_paths", "`protected_paths:`"))
+    if "state_paths" in doc:
+        tool.state_paths = tuple(ld.strings(doc, "state_paths", "`state_paths:`"))
     if "version" in doc:
         version = str(doc["version"])
         problem = tool.version_problem(version)
