@@ -33,6 +33,7 @@ ACTION_KINDS = frozenset(
         "adapter.warning",
         "error",
         "hook",
+        "cell.outcome",
         "session.finished",
     }
 )

@@ -28,7 +28,7 @@ from typing import Any, Iterable
 import orjson
 
 from recorder.cells import RUN_KIND
-from recorder.spec.pricing import Pricing, metrics_of, session_cost, sum_known
+from recorder.spec.pricing import Pricing, session_cost, sum_known
 from recorder.store import Store
 from replay.outcomes import OUTCOMES, PASSED, is_reusable
 from replay.stats import pass_at_k, sign_test, wilson
@@ -88,8 +88,10 @@ def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None 
     for row in rows:
         sessions[row[0]] = _Session(row, loads(row[6]) if row[6] else {})
     kinds = ",".join(f"'{k}'" for k in _KINDS)
+    # CROSS JOIN fixes the loop order: the selected sessions first, then each one's actions by
+    # the primary key's prefix (seq order), so the cost grows with the cells asked for, not the store.
     actions = store.db.execute(
-        f"SELECT a.session_id, a.kind, a.data FROM sessions s JOIN runs r ON r.id = s.run_id JOIN actions a ON a.session_id = s.id WHERE {where} AND a.kind IN ({kinds}) ORDER BY a.session_id, a.seq",
+        f"SELECT a.session_id, a.kind, a.data FROM runs r CROSS JOIN sessions s ON r.id = s.run_id CROSS JOIN actions a ON a.session_id = s.id WHERE {where} AND a.kind IN ({kinds})",
         params,
     )
     for session_id, kind, data in actions:
@@ -128,9 +130,10 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
         root = sessions[root_id]
         _, run_id, task, cell_id, attempt, _, _, _, started_at = root.row
         params = root.params
-        members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
+        if len(members) > 1:
+            members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
         outcome = next((s.outcome for s in reversed(members) if s.outcome is not None), None) if root.outcome is None else root.outcome
-        costs = [session_cost(metrics_of(s.metrics), s.row[5], pricing)[0] for s in members]
+        costs = [session_cost(s.metrics, s.row[5], pricing)[0] for s in members]
         diff = (outcome or {}).get("diff") or {}
         lines = diff.get("lines_added", 0) + diff.get("lines_removed", 0) if diff else None
         out.append(

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
-from recorder.model import Metrics
+from recorder.model import METRIC_FIELDS, Metrics
 from recorder.spec.documents import HEADER_KEYS, load_document
 from recorder.spec.overlays import BUILTIN_DIR, project_config_dir, user_config_dir
 
@@ -84,12 +84,13 @@ def merge_file(pricing: Pricing, path: Path) -> None:
         pricing.models[str(model_id)] = replace(pricing.models.get(str(model_id), Rates()), **given)
 
 
-def token_cost(metrics: Metrics, rates: Rates) -> float | None:
+def token_cost(metrics: Metrics | Mapping[str, Any], rates: Rates) -> float | None:
     """USD for the session's tokens; None when a class that costs something was not reported."""
+    values = _values(metrics)
     total = 0.0
     for rate_name in RATES:
         rate = getattr(rates, rate_name)
-        count = getattr(metrics, TOKEN_FIELD[rate_name])
+        count = values.get(TOKEN_FIELD[rate_name])
         if rate == 0:
             continue
         if count is None:
@@ -98,15 +99,21 @@ def token_cost(metrics: Metrics, rates: Rates) -> float | None:
     return total
 
 
-def session_cost(metrics: Metrics, model_id: str | None, pricing: Pricing) -> tuple[float | None, str | None]:
-    """(cost in USD, where it came from: `reported` | `pricing` | None when unknown)."""
-    if metrics.cost_usd is not None:
-        return float(metrics.cost_usd), "reported"
+def session_cost(metrics: Metrics | Mapping[str, Any], model_id: str | None, pricing: Pricing) -> tuple[float | None, str | None]:
+    """(cost in USD, where it came from: `reported` | `pricing` | None when unknown), from a
+    session's Metrics or the plain fields of its `metrics` actions."""
+    values = _values(metrics)
+    if values.get("cost_usd") is not None:
+        return float(values["cost_usd"]), "reported"
     rates = pricing.rates(model_id)
     if rates is None:
         return None, None
-    cost = token_cost(metrics, rates)
+    cost = token_cost(values, rates)
     return (cost, "pricing") if cost is not None else (None, None)
+
+
+def _values(metrics: Metrics | Mapping[str, Any]) -> Mapping[str, Any]:
+    return {f: getattr(metrics, f) for f in METRIC_FIELDS} if isinstance(metrics, Metrics) else metrics
 
 
 def sum_known(costs: list[float | None]) -> float | None:
@@ -115,11 +122,3 @@ def sum_known(costs: list[float | None]) -> float | None:
         return None
     return float(sum(c for c in costs if c is not None))
 
-
-def metrics_of(values: dict[str, Any]) -> Metrics:
-    """Metrics from a plain dict of metric fields (as stored in a `metrics` action)."""
-    m = Metrics()
-    for key in ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "cost_usd", "duration_ms", "turns"):
-        if values.get(key) is not None:
-            setattr(m, key, values[key])
-    return m

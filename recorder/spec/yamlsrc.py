@@ -24,7 +24,7 @@ class LineList(list):
     line: int | None = None
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: ~5x faster on big benches
     pass
 
 
