@@ -132,14 +132,15 @@ def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optio
     from benchtape.render_compare import comparison_table
     from recorder.spec.pricing import load_pricing
     from replay.compare import comparison
-    from replay.compare_html import render
-    from replay.report import write_text_atomic
 
     store = open_store(db, must_exist=True)
     cwd = Path.cwd()
     pricing = load_pricing(cwd)
     result = comparison(store, list(targets), pricing, cwd)
     if html is not None:
+        from replay.compare_html import render
+        from replay.report import write_text_atomic
+
         write_text_atomic(html, render(result))
     if json_out:
         print(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
