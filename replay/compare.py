@@ -247,6 +247,7 @@ class Comparison:
     stale: int
     measurements: int
     pricing_dates: list[str]
+    retired: int = 0  # stored measurements of setups, tasks or attempts the evaluation no longer has
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -265,6 +266,7 @@ class Comparison:
             "k": self.k,
             "cost_ranked": self.cost_ranked,
             "stale_measurements": self.stale,
+            "retired_measurements": self.retired,
             "measurements": self.measurements,
             "pricing_dates": self.pricing_dates,
             "ranked": [r.to_dict() for r in self.ranked],
@@ -276,7 +278,7 @@ class Comparison:
 def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = ()) -> Comparison:
     """Rank the setups. With `expected`, only the evaluation's current arms and tasks count and
     a measurement of an edited task (content hash changed) is stale, not evidence."""
-    stale = 0
+    stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
         labels = {key: label for key, label in expected.arms}
@@ -286,6 +288,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
         kept = []
         for m in measurements:
             if m.arm not in labels or m.task not in hashes or m.attempt > attempts:
+                retired += 1
                 continue
             if hashes[m.task] is not None and m.task_hash is not None and m.task_hash != hashes[m.task]:
                 stale += 1
@@ -310,7 +313,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
             row.fill = fill_command(evaluation, row.missing, len(tasks))
     ordered = complete + [r for r in rows if r.rank is None]
     pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
-    return Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates))
+    return Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
 
 
 def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
@@ -474,6 +477,8 @@ def notes(c: Comparison) -> list[str]:
         out.append("cost does not rank: a ranked setup has cells of unknown cost (a `+` marks a figure over the priced cells only, a floor)")
     if c.stale:
         out.append(f"{c.stale} stored measurement(s) of tasks edited since are not counted (the task's content changed): re-run to measure them")
+    if c.retired:
+        out.append(f"{c.retired} stored measurement(s) of setups, tasks or attempts the evaluation no longer lists are not counted")
     if c.pricing_dates:
         out.append(f"prices as of {', '.join(sorted(set(c.pricing_dates)))} where the tool reported no cost")
     if not c.ranked:

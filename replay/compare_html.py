@@ -23,8 +23,11 @@ def render(c: Comparison) -> str:
         ranked,
     ]
     if c.unranked:
-        rows = [{"setup": r.label, "measured": f"{r.tasks_measured}/{r.tasks_total} tasks", "missing": ", ".join(r.missing[:20]) + (" …" if len(r.missing) > 20 else ""), "fill with": r.fill or ""} for r in c.unranked]
-        parts += ["<h2>Not ranked (tasks missing)</h2>\n", _table(["setup", "measured", "missing", "fill with"], rows, code="fill with")]
+        rows = [
+            {"setup": r.label, "measured": f"{r.tasks_measured}/{r.tasks_total} tasks", "missing": ", ".join(r.missing[:20]) + (" …" if len(r.missing) > 20 else ""), "execution failures": str(r.attempted_failures), "fill with": r.fill or ""}
+            for r in c.unranked
+        ]
+        parts += ["<h2>Not ranked (tasks missing)</h2>\n", _table(["setup", "measured", "missing", "execution failures", "fill with"], rows, code="fill with")]
     if c.pairs:
         labels = {r.arm: r.label for r in c.rows}
         rows = [

@@ -123,6 +123,9 @@ def test_measurements_of_an_edited_task_are_stale(setup):
     result = comparison(store, ["e"], pricing, project)
     assert result.stale == 4 and result.ranked == []
     assert all(r.missing == ["explain"] for r in result.rows if r.label in (A, B))
+    evaluation(project, "e", BLOCKS.replace("[sonnet-4.6, sonnet-5]", "sonnet-5"))  # A is no longer asked for
+    result = comparison(store, ["e"], pricing, project)
+    assert result.retired == 6 and A not in [r.label for r in result.rows]
 
 
 def test_a_workflow_costs_the_sum_of_its_steps(tmp_path):
