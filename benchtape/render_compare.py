@@ -22,8 +22,9 @@ def validation(doc: dict[str, Any], path: Path) -> None:
         say(f"  {number:>3}  block {arm['block']}  {arm['label']}", highlight=False)
         if arm["workflow"]:
             for step in arm["steps"]:
-                opts = " ".join(f"{k}={v}" for k, v in step["options"].items())
-                say(f"         step {step['name']}: {step['tool']}@{step['tool_version']} {step['model']} ({step['model_id']}) {step['effort'] or ''} {opts}".rstrip(), highlight=False)
+                parts = [f"{step['tool']}@{step['tool_version']}", f"{step['model']} ({step['model_id']})", step["effort"] or ""]
+                parts += [f"{k}={v}" for k, v in step["options"].items()]
+                say(f"         step {step['name']}: " + " ".join(p for p in parts if p), highlight=False)
     for rep in doc["repeated_arms"]:
         say(f"  note: block {rep['block']} repeats {rep['arm']} (blocks are unioned: counted once)", highlight=False)
     say(f"attempts: {doc['attempts']}", highlight=False)
