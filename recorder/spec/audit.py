@@ -153,10 +153,6 @@ def tree_items(root: Path, prefix: str) -> dict[str, Item]:
     return _tree(root, prefix, {})
 
 
-def value_item(value: Any) -> Item:
-    return _value(value)
-
-
 def _value(value: Any) -> Item:
     data = value.encode() if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str).encode()
     return hashlib.sha256(data).hexdigest(), len(data)
