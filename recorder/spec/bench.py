@@ -26,7 +26,7 @@ TOP_ALIASES = {"runner": "harness", "runner_config": "harness_config", "cases": 
 DEFAULTS_KEYS = {"sandbox", "interactive", "cwd", "timeout", "capture", "staging_timeout", "bun", "python", "lockfile_required"}
 SCENARIO_KEYS = DEFAULTS_KEYS | {
     "description", "name", "prompt", "follow_ups", "testdata", "repo", "setup", "generate", "image",
-    "vars", "providers", "transform", "metadata", "threshold", "options", "checks", "mock",
+    "vars", "providers", "transform", "metadata", "threshold", "options", "checks", "mock", "protected_paths",
 }
 SCENARIO_ALIASES = {"fixture": "testdata", "assert": "checks"}
 OPTIONS_KEYS = {"transform", "disableDefaultChecks"}
@@ -120,6 +120,7 @@ class ScenarioSpec:
     threshold: float | None = None
     follow_ups: list[str] = field(default_factory=list)
     mock: dict[str, Any] | None = None
+    protected_paths: list[str] = field(default_factory=list)  # benchtape extension: globs the agent must not change (evaluations: guard_violation)
     python: str | None = None
     where: Where = field(default_factory=Where)
     raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
@@ -458,6 +459,7 @@ class _Loader:
         if mock is not None:
             mock = self.load_mock(mock, merged)
         checks = self.load_checks(merged.get("checks") or [], merged, params, "checks")
+        protected = self.protected_paths(merged)
         return ScenarioSpec(
             name=label,
             prompt=prompt,
@@ -480,6 +482,7 @@ class _Loader:
             threshold=merged.get("threshold"),
             follow_ups=plain(follow_ups),
             mock=mock,
+            protected_paths=protected,
             python=merged.get("python"),
             where=where,
             raw=plain({k: (str(v) if isinstance(v, Path) else v) for k, v in merged.items()}),
@@ -539,6 +542,17 @@ class _Loader:
         if not re.match(r"^[a-z+]+://|^git@", url):
             out["url"] = str(self.path(url, repo, "url"))
         return out
+
+    def protected_paths(self, node: LineDict) -> list[str]:
+        """Workspace-relative globs (`tests/**`) an agent's change must not touch."""
+        value = node.get("protected_paths")
+        if value is None:
+            return []
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if not isinstance(item, str) or not item.strip() or item.startswith("/") or ".." in Path(item).parts:
+                raise self.err(f"`protected_paths:` entry {item!r} must be a relative path or glob inside the workspace", node, "protected_paths", "e.g. `protected_paths: [tests/**, setup.cfg]`")
+        return [str(i) for i in items]
 
     def load_mock(self, value: Any, node: LineDict) -> dict[str, Any]:
         mock = self.strict(self.mapping(value, "`mock:`", node, "mock"), MOCK_KEYS, "`mock:` (a benchtape extension)")
