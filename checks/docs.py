@@ -12,7 +12,7 @@ import sys
 from checks.registry import ALIASES, REFUSED, CheckInfo, catalog
 
 # Families in the order the spec presents them; any other family follows, by name.
-FAMILY_ORDER = ("String", "Structured", "Numeric", "NLP", "session", "environment", "Mastra", "Exec", "Script", "Composite", "Custom")
+FAMILY_ORDER = ("String", "Structured", "Numeric", "NLP", "session", "environment", "Mastra", "Exec", "Model", "Script", "Composite", "Judge", "Custom")
 REGENERATE = "python -m checks.docs > docs/checks.md"
 
 
@@ -50,6 +50,50 @@ def _render_check(info: CheckInfo) -> list[str]:
         lines += ["```yaml", info.example.rstrip(), "```", ""]
     if info.errors:
         lines += ["Refused or errors on:", ""] + [f"- {e}" for e in info.errors] + [""]
+    if info.kind == "AI":
+        from checks.judge import BY_NAME, template_of
+
+        lines += [f"<details><summary>The prompt (checks/judge_prompts/{BY_NAME[info.type].family}.md)</summary>", "", "```text", template_of(info.type).rstrip(), "```", "", "</details>", ""]
+    return lines
+
+
+def _family_intro(family: str) -> list[str]:
+    """What a family's checks share, where one page of prose says it better than each check."""
+    if family != "Judge":
+        return []
+    from checks.judge import prompt_files
+
+    lines = [
+        "A judge check renders its prompt from the session, asks the grading's judge, and parses the reply.",
+        "It never opens a connection itself: the judge comes with the grading (`CheckContext.judge`), which",
+        "records every request and reply in the `judgments` table. `regrade` answers a byte-identical request",
+        "(same transport, model, parameters, prompt text and vote) from that table and sends nothing, unless",
+        "`--rejudge`; `grade` (the positive control) always asks again, so a verdict that flips there is the",
+        "judge disagreeing with itself (DIVERGED). Under `check` (the negative control) judge checks are graded",
+        "like any other check: against the no-op agent's output each must fail.",
+        "",
+        "- Inputs: `{{OUTPUT}}` (the final output), `{{PROMPT}}` (`args.prompt`, else vars `prompt`/`query`/`question`,",
+        "  else the session's prompt), `{{CONTEXT}}` (`args.context`, else vars `context`; a list is numbered),",
+        "  `{{REFERENCE}}` and `{{TOOLS}}` (the session's tool calls) are wrapped in XML tags, with every closing tag",
+        "  of those five names stripped from the values. `{{RUBRIC}}` (your criterion) goes in unwrapped.",
+        "- The reply: the last balanced JSON object in it, `{reason, score, pass}`. A reply with no JSON object,",
+        "  a refusal, or an object with neither `pass` nor `score` is an undecided vote: the check ERRORs.",
+        "- Scoring: the judge's `score` (risk types: 1 − its rating, the rating kept as `raw_<type>`). With no bar",
+        "  (`llm-rubric`, `factuality`, `model-graded-closedqa`, `g-eval`, `answer-relevance`, `context-faithfulness`,",
+        "  `context-recall`) and no `threshold:`, the judge's own `pass` decides; otherwise `score ≥ threshold`.",
+        "  `threshold: 0` means the type's default.",
+        "- `args.votes: N` (odd) asks N times; the score is the fraction of passing votes and the check passes when",
+        "  most pass.",
+        "- Evidence: `judge_provider`, `judge_model`, `judge_input_tokens`, `judge_output_tokens`, `judge_cost_usd`",
+        "  (null when unknown), `judge_latency_ms`, `judge_reused`, `judgments` (their ids), `judge_reasoning`,",
+        "  `threshold`, and `votes` when there are several.",
+        "- Which judge: `args.judge` (a provider of the bench's `judges:` block, or a built-in provider such as",
+        "  `anthropic`, `openai`, `claude-code`), else `judges.default`; `args.model` (a model id, or a key of",
+        "  `models:`), else the provider's model. See the README's judges section for the block's forms.",
+        "",
+    ]
+    for name, (intro, _templates) in prompt_files().items():
+        lines += [f"**Prompt family `{name}`** (checks/judge_prompts/{name}.md): " + " ".join(intro.split()), ""]
     return lines
 
 
@@ -75,7 +119,7 @@ def render_markdown() -> str:
     out += [f"| {_title(f)} | {', '.join(f'`{i.type}`' for i in items)} |" for f, items in families]
     out.append("")
     for family, items in families:
-        out += [f"## {_title(family)}", ""]
+        out += [f"## {_title(family)}", ""] + _family_intro(family)
         for info in items:
             out += _render_check(info)
     out += ["## Refused in this version", "", "| type | why |", "|---|---|"]

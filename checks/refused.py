@@ -9,27 +9,6 @@ from __future__ import annotations
 
 from checks.registry import refuse
 
-JUDGE_TYPES = (
-    "llm-rubric",
-    "factuality",
-    "model-graded-closedqa",
-    "g-eval",
-    "answer-relevance",
-    "context-faithfulness",
-    "context-recall",
-    "answer-relevancy",
-    "faithfulness",
-    "context-relevance",
-    "context-precision",
-    "prompt-alignment",
-    "llm-tool-call-accuracy",
-    "toxicity",
-    "bias",
-    "hallucination",
-    "noise-sensitivity",
-)
-JUDGE_WHY = "needs an LLM judge, which this version does not have (grade with a deterministic check, or call a judge yourself from custom:exec)"
-
 OTHERS = {
     "model:current": "needs the claudish live model catalog, which this version does not query",
     "ts": "needs the bun runtime, which this version does not manage (use python, or custom:exec with bun)",
@@ -38,7 +17,5 @@ OTHERS = {
     "custom:wasm": "needs a WASI runtime, which this version does not embed (run the module with custom:exec and a runtime such as wasmtime)",
 }
 
-for _t in JUDGE_TYPES:
-    refuse(_t, JUDGE_WHY)
 for _t, _why in OTHERS.items():
     refuse(_t, _why)

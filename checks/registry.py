@@ -16,6 +16,7 @@ import orjson
 
 from recorder.commands import CommandResult, CommandRunner, Interpreter, local_interpreter, run_local
 from recorder.errors import closest
+from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 
 # Bumped whenever any check's behaviour changes: part of every check's identity.
@@ -34,7 +35,9 @@ class CheckContext:
 
     `work_dir` is the session's final workspace, restored from its snapshot; exec-style
     checks run their commands through `run_command`, which a container sandbox replaces so
-    a check cannot touch the host.
+    a check cannot touch the host. AI checks ask `judge` (None: no judge configured, and
+    they ERROR saying so); `model:current` reads the live model catalog through `catalog`.
+    `runtimes` holds the scenario's runtime pins (`defaults.bun:` → {"bun": "1.1"}).
     """
 
     work_dir: Path | None = None
@@ -43,10 +46,22 @@ class CheckContext:
     run_command: CommandRunner = run_local
     interpreter: Interpreter = local_interpreter  # where run_command runs: python, node, … (None: absent there)
     control: bool = False  # grading the negative control (latency/cost are not applicable)
+    judge: Judge | None = None  # asks a judge model (replay.judging builds it per grading)
+    catalog: "ModelCatalog | None" = None  # provider id (None: every one) -> the models it lists now
+    runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins: {"bun": "1.1.30"}
+
+
+ModelCatalog = Callable[["str | None"], "list[dict[str, Any]]"]
+"""The live model catalog: a provider id (None: every provider configured) → the models its
+listing answers with now, each `{"id", "provider", "created"?}`. Raises when unreachable."""
 
 
 Evaluator = Callable[[Session, CheckContext], Result]
 Builder = Callable[[CheckSpec], Evaluator]
+# Before any run: (spec, bench dir, environment) -> blocking problems, each naming the fix
+# (a missing runtime with its install command, a missing grader file, a source that does
+# not compile). Checks whose requirements only show at grading register one.
+Preflighter = Callable[[CheckSpec, "Path | None", Mapping[str, str]], "list[str]"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,7 @@ class CheckInfo:
     prefix: bool = False
     control_na: bool = False  # not applicable under the negative control
     reads_workspace: bool = False
+    preflight: Preflighter | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +114,7 @@ def register(
     prefix: bool = False,
     control_na: bool = False,
     reads_workspace: bool = False,
+    preflight: Preflighter | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register a check builder: `builder(spec) -> evaluate(session, ctx) -> Result`."""
 
@@ -117,6 +134,7 @@ def register(
             prefix=prefix,
             control_na=control_na,
             reads_workspace=reads_workspace,
+            preflight=preflight,
         )
         return builder
 
