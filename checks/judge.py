@@ -207,6 +207,8 @@ def _score_field(obj: Mapping[str, Any]) -> float | None:
 def decide(jt: JudgeType, threshold: float | None, reply: JudgeReply) -> Vote:
     """One reply as a vote. The judge's own pass decides when the type has no bar and none
     was declared; otherwise the score against the bar (risk types: 1 - rating)."""
+    if reply.stop_reason == "refusal":
+        raise Undecided(f"the judge refused to answer: {short(reply.text.strip(), REPLY_EXCERPT)!r}")
     obj = last_json_object(reply.text)
     if obj is None:
         raise Undecided(f"the judge's reply is not JSON (no JSON object in it): {short(reply.text.strip(), REPLY_EXCERPT)!r}")

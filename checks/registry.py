@@ -58,10 +58,22 @@ listing answers with now, each `{"id", "provider", "created"?}`. Raises when unr
 
 Evaluator = Callable[[Session, CheckContext], Result]
 Builder = Callable[[CheckSpec], Evaluator]
-# Before any run: (spec, bench dir, environment) -> blocking problems, each naming the fix
-# (a missing runtime with its install command, a missing grader file, a source that does
-# not compile). Checks whose requirements only show at grading register one.
-Preflighter = Callable[[CheckSpec, "Path | None", Mapping[str, str]], "list[str]"]
+
+
+@dataclass(frozen=True)
+class PreflightContext:
+    """What preflight knows of where a check will run: the bench's folder, the environment,
+    and the scenario's runtime pins."""
+
+    bench_dir: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    runtimes: Mapping[str, str] = field(default_factory=dict)
+
+
+# Before any run: (spec, where it will run) -> blocking problems, each naming the fix (a
+# missing runtime with its install command, a missing grader file, a source that does not
+# compile). Checks whose requirements only show at grading register one.
+Preflighter = Callable[[CheckSpec, PreflightContext], "list[str]"]
 
 
 @dataclass(frozen=True)
@@ -235,6 +247,24 @@ def build(spec: CheckSpec) -> Check:
     except (TypeError, ValueError, KeyError) as exc:
         raise CheckConfigError(f"{spec.type}: {exc}") from exc
     return Check(spec=spec, info=info, evaluator=evaluator)
+
+
+def preflight_problems(spec: CheckSpec, pf: PreflightContext) -> list[str]:
+    """Construct the check (children too), then ask each type's preflight: a refusal or a
+    missing requirement is a blocking finding, found before anything runs or is spent."""
+    try:
+        build(spec)
+    except CheckConfigError as exc:
+        return [str(exc)]
+    out: list[str] = []
+    stack = [spec]
+    while stack:
+        s = stack.pop(0)
+        info = lookup(s.type)
+        if info.preflight is not None:
+            out.extend(info.preflight(s, pf))
+        stack.extend(s.checks)
+    return out
 
 
 def _respell(spec: CheckSpec, canonical: str) -> CheckSpec:
