@@ -9,7 +9,8 @@ node a `ts` check says so and names the way out (bun, or a newer node).
 
 `value` is a module exporting `evaluate` (inline, or `file://` relative to the bench
 file), or a snippet in madbench's script scope (`output`, `vars`, `config`, `session`,
-`assertion`, `context`): one expression, or a body that `return`s.
+`assertion`, `context`): one line is an expression, several lines (or a statement) a
+function body that `return`s.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ try {
 
 _DEFINES_EVALUATE = re.compile(r"\bfunction\s+evaluate\b|\b(?:const|let|var)\s+evaluate\s*=|\bexport\s+default\b")
 _EXPORTS = re.compile(r"\bexport\b|\bmodule\.exports\b")
+_STATEMENT = re.compile(r"(?:while|for|if|const|let|var|throw|do|switch|try)\b")
 
 
 def module_source(source: str, lang: str) -> str:
@@ -75,8 +77,8 @@ def module_source(source: str, lang: str) -> str:
     if _DEFINES_EVALUATE.search(source):
         return source if _EXPORTS.search(source) else source + "\nexport { evaluate };\n"
     body = source.strip()
-    if not re.search(r"\breturn\b", body):
-        body = f"return (\n{body}\n);"
+    if "\n" not in body and not re.search(r"\breturn\b", body) and not _STATEMENT.match(body):
+        body = f"return (\n{body}\n);"  # one line: an expression (as promptfoo reads it)
     sig = "output: any, context: any" if lang == "ts" else "output, context"
     return (
         f"export async function evaluate({sig}) {{\n"

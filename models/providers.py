@@ -134,7 +134,10 @@ class HttpTransport:
             started = time.monotonic()
             try:
                 resp = pool().request(method, url, body=data, headers=headers, timeout=timeout, redirect=False, preload_content=True)
-            except (urllib3.exceptions.TimeoutError, urllib3.exceptions.ReadTimeoutError) as exc:
+            except urllib3.exceptions.NewConnectionError as exc:  # (a TimeoutError subclass in urllib3, but nothing listens)
+                last = f"cannot reach {url}: {_reason(exc)}"
+                wait = backoff(attempt)
+            except urllib3.exceptions.TimeoutError as exc:
                 last = f"no answer within {self.spec.timeout:g}s ({type(exc).__name__})"
                 wait = backoff(attempt)
             except urllib3.exceptions.HTTPError as exc:

@@ -66,7 +66,6 @@ NOT_BUILT = {
     "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
-    "bun": "ts/js script checks are not built in this version",
     "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
     "lockfile_required": "script-check lockfiles are not built in this version",
 }
@@ -123,6 +122,11 @@ class ScenarioSpec:
     python: str | None = None
     where: Where = field(default_factory=Where)
     raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
+
+    @property
+    def runtimes(self) -> dict[str, str]:
+        """Runtime pins for code checks (`defaults.bun:` / `bun:`): `CheckContext.runtimes`."""
+        return {k: str(self.raw[k]) for k in ("bun",) if self.raw.get(k) not in (None, "", False)}
 
     def content_hash(self) -> str:
         import orjson
@@ -449,7 +453,7 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("follow_ups", "providers", "bun", "python", "lockfile_required"):
+        for key in ("follow_ups", "providers", "python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":

@@ -134,7 +134,9 @@ class JudgeSetupError(JudgeError):
 @dataclass(frozen=True)
 class JudgesConfig:
     """The judges a bench may use. `providers` are the declared ones; the built-ins are
-    always there by their key. `default` is a provider id (declared or built in)."""
+    always there by their key. `default` is the explicit default, a provider id (declared
+    or built in); None: the first declared provider whose key is set (with no block, the
+    first built-in whose key is set)."""
 
     providers: Mapping[str, ProviderSpec] = field(default_factory=dict)
     default: str | None = None
@@ -142,10 +144,6 @@ class JudgesConfig:
     models: Mapping[str, ProviderSpec] = field(default_factory=dict)
     file: str | None = None
     line: int | None = None
-
-    @property
-    def declared(self) -> bool:
-        return bool(self.providers) or self.default is not None
 
     def ids(self) -> list[str]:
         return list(self.providers) + [b for b in BUILTINS if b not in self.providers]
@@ -168,7 +166,8 @@ class JudgesConfig:
             if spec.key_missing(env):
                 raise JudgeSetupError(f"{where}judges.default is {self.default!r}, whose key variable {spec.api_key_env} is not set: set it in the environment (keys never go in YAML), or choose another default")
             return spec
-        candidates = list(self.providers.values()) if self.providers else [builtin_spec(b) for b in BUILTINS if b != "claude-code"]
+        # without a block, only a built-in with a key can be meant (never a local default port)
+        candidates = list(self.providers.values()) if self.providers else [builtin_spec(b) for b, v in BUILTINS.items() if v.key_env]
         for spec in candidates:
             if not spec.key_missing(env):
                 return spec
@@ -398,7 +397,7 @@ def load_judges(loader: Any, node: Any, top: Any, models: Mapping[str, ProviderS
     default = judges.get("default")
     line = judges.line_of("default") if "default" in judges else judges.line
     if default is None:
-        return JudgesConfig(providers=providers, default=next(iter(providers), None), explicit_default=False, models=models, file=loader.file, line=line)
+        return JudgesConfig(providers=providers, default=None, explicit_default=False, models=models, file=loader.file, line=line)
     if not isinstance(default, str) or not default.strip():
         raise loader.err("judges.default must be a provider id or a model spec", judges, "default")
     if default in providers or default in BUILTINS:
