@@ -22,6 +22,7 @@ test: install
 bench: install
 	$(BIN)/python benchmarks/store_append.py
 	$(BIN)/python benchmarks/regrade_query.py
+	$(BIN)/python benchmarks/judges.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md
