@@ -8,3 +8,4 @@ for _name in ("benchtape.cmd_checks", "benchtape.cmd_replay", "benchtape.cmd_imp
     except ModuleNotFoundError as exc:
         if exc.name != _name:
             raise
+importlib.import_module("benchtape.cmd_model").register(importlib.import_module("benchtape.cli").app)

@@ -209,7 +209,7 @@ class _Reader:
         digest = _digest(plain(node))
         if noop or not steps:
             return Script(noop=True, model=model, chat=chat, source=self.source, digest=digest)
-        turns = self.turns(steps, node, "steps")
+        turns = self.turns(steps)
         if totals:
             if any(_has_usage(s) for s in _walk(steps)):
                 raise self.err(
@@ -247,19 +247,22 @@ class _Reader:
 
     # ------------------------------------------------------------ steps into turns
 
+    def one_of(self, node: Any, kinds: tuple[str, ...], keys: dict[str, set[str]], noun: str, example: str, fix: str) -> str:
+        """Which one of `kinds` a mapping is (a step, a chat reply); its other keys checked strictly."""
+        if not isinstance(node, dict):
+            raise self.err(f"a {noun} must be a mapping such as {example}, got {_type(node)}", node, None, f"write it as {example}")
+        present = [k for k in kinds if k in node]
+        if len(present) != 1:
+            got = ", ".join(sorted(map(str, node))) or "nothing"
+            raise self.err(f"a {noun} needs exactly one of {', '.join(kinds)}; got {got}", node, None, fix)
+        self.strict(node, keys[present[0]], f"a `{present[0]}` {noun}")
+        return present[0]
+
     def kind(self, step: Any, allowed: tuple[str, ...]) -> str:
         example = "`{tool: Read, input: {file_path: x}}`"
-        if not isinstance(step, dict):
-            raise self.err(f"a step must be a mapping such as {example}, got {_type(step)}", step, None, f"write it as {example}")
-        present = [k for k in allowed if k in step]
-        if len(present) != 1:
-            got = ", ".join(sorted(map(str, step))) or "nothing"
-            raise self.err(f"a step needs exactly one of {', '.join(allowed)}; got {got}", step, None, f"write one step per list item, e.g. {example}")
-        kind = present[0]
-        self.strict(step, STEP_KEYS[kind], f"a `{kind}` step")
-        return kind
+        return self.one_of(step, allowed, STEP_KEYS, "step", example, f"write one step per list item, e.g. {example}")
 
-    def turns(self, steps: list[Any], parent: Any, where: str) -> tuple[Turn, ...]:
+    def turns(self, steps: list[Any]) -> tuple[Turn, ...]:
         out: list[Turn] = []
         blocks: list[Block] = []
         usage: Usage | None = None
@@ -341,7 +344,7 @@ class _Reader:
         steps = spec.get("steps") or []
         if not isinstance(steps, list):
             raise self.err("a subagent's `steps:` must be a list", spec, "steps")
-        inner = Script(turns=self.turns(steps, spec, "subagent.steps"), source=self.source, prompt=prompt)
+        inner = Script(turns=self.turns(steps), source=self.source, prompt=prompt)
         description = " ".join(prompt.split()[:5])
         args = {"description": description, "prompt": prompt, "subagent_type": agent, "run_in_background": detach}
         return Block("call", tool=tool, input=args, subagent=inner, line=line_of(step))
@@ -357,14 +360,7 @@ class _Reader:
 
     def chat_reply(self, entry: Any) -> ChatReply:
         example = '`{reply: "..."}`'
-        if not isinstance(entry, dict):
-            raise self.err(f"a chat reply must be a mapping such as {example}, got {_type(entry)}", entry, None, f"write it as {example}")
-        present = [k for k in CHAT_KINDS if k in entry]
-        if len(present) != 1:
-            got = ", ".join(sorted(map(str, entry))) or "nothing"
-            raise self.err(f"a chat reply needs exactly one of {', '.join(CHAT_KINDS)}; got {got}", entry, None, f"e.g. {example}")
-        kind = present[0]
-        self.strict(entry, CHAT_KEYS[kind], f"a `{kind}` chat reply")
+        kind = self.one_of(entry, CHAT_KINDS, CHAT_KEYS, "chat reply", example, f"e.g. {example}")
         match = self.string(entry, "match", "`match:`") if "match" in entry else None
         usage = self.usage(entry["usage"], entry, "`usage:`") if "usage" in entry else DEFAULT_USAGE
         line = line_of(entry)
