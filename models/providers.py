@@ -266,30 +266,27 @@ def _int(value: Any) -> int | None:
 
 
 def claude_binary(env: Mapping[str, str]) -> str | None:
-    """`BENCHTAPE_CLAUDE`, else the pinned binary the adapters install, else `claude` on PATH."""
+    """`BENCHTAPE_CLAUDE`, else the pinned Claude Code benchtape installs (`make agents`),
+    else `claude` on PATH."""
     explicit = env.get("BENCHTAPE_CLAUDE")
     if explicit:
         return explicit if Path(explicit).exists() else None
+    from adapters.binaries import resolve
+    from recorder.errors import BadInput
+
     try:
-        from adapters.binaries import find as find_pinned  # the models helper's pinned installs
-    except ImportError:
-        find_pinned = None
-    if find_pinned is not None:
-        try:
-            found = find_pinned("claude")
-        except Exception:  # noqa: BLE001 - an absent pin is simply not found
-            found = None
-        if found:
-            return str(found)
-    return shutil.which("claude", path=env.get("PATH"))
+        return str(resolve("claude-code").path)
+    except BadInput:
+        return shutil.which("claude", path=env.get("PATH"))
 
 
 class ClaudeCodeTransport:
     """The local `claude` binary in print mode: its own login, no key in benchtape's hands.
 
-    The prompt goes on stdin (no argv length limit) to `claude -p --output-format json`,
-    run in an empty scratch folder with every tool disallowed, so the judge reads and
-    answers and can touch nothing."""
+    The prompt goes on stdin (no argv length limit) to `claude -p --output-format json`
+    with no tools (`--tools ""`), no customizations (`--safe-mode`: no CLAUDE.md, hooks,
+    plugins or MCP servers of the user's steer the grading), nothing saved, run in an
+    empty scratch folder: the judge reads and answers and can touch nothing."""
 
     name = "claude-code"
 
@@ -302,15 +299,15 @@ class ClaudeCodeTransport:
         self.binary = binary
 
     def command(self, model: str | None, params: Mapping[str, Any]) -> list[str]:
-        argv = [self.binary, "-p", "--output-format", "json", "--disallowedTools", "Bash,Edit,Write,Read,Glob,Grep,WebFetch,WebSearch,Task,NotebookEdit,TodoWrite"]
-        if model:
+        argv = [self.binary, "-p", "--output-format", "json", "--tools", "", "--safe-mode", "--no-session-persistence"]
+        if model and model != "default":
             argv += ["--model", model]
+        if params.get("effort"):
+            argv += ["--effort", str(params["effort"])]
         return argv
 
     def complete(self, model: str, prompt: str, params: Mapping[str, Any]) -> Completion:
         env = {**self.env, "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-        if params.get("effort"):
-            env["CLAUDE_CODE_EFFORT_LEVEL"] = str(params["effort"])
         if params.get("max_tokens"):
             env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(params["max_tokens"])
         last = ""
