@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from models.pricing import cost_usd
 from models.providers import Transport, TransportError, transport_for
 from recorder.judging import JudgeError, JudgeReply, JudgeRequest, ResolvedRequest
-from recorder.spec.judges import JudgesConfig, ProviderSpec, canonical_model
+from recorder.spec.judges import BUILTINS, JudgesConfig, ProviderSpec, builtin_spec, canonical_model
 
 TransportFactory = Callable[[ProviderSpec, Mapping[str, str]], Transport]
 
@@ -152,8 +152,6 @@ class JudgeService:
             specs = [self.config.provider(provider, self.env)]
         else:
             declared = list(self.config.providers.values())
-            from recorder.spec.judges import BUILTINS, builtin_spec
-
             if not declared:
                 declared = [builtin_spec(b) for b in BUILTINS if b not in ("claude-code", "ollama")]
             specs = [s for s in declared if s.transport != "claude-code" and not s.key_missing(self.env)]
@@ -172,6 +170,3 @@ class JudgeService:
             self._catalog[provider] = listed
         return listed
 
-
-def with_model(spec: ProviderSpec, model: str | None) -> ProviderSpec:
-    return spec if model is None else replace(spec, model=model)

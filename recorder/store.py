@@ -469,6 +469,15 @@ class Store:
         rows = self._rows("SELECT * FROM judgments WHERE request_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1", [request_sha256, vote])
         return _decode_judgment(rows[0]) if rows else None
 
+    def judgment_for(self, grading_id: str, session_id: str, check_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The judgment a grading recorded for one session, check and vote (what `grade`
+        replays: the same question, to the same provider and model)."""
+        rows = self._rows(
+            "SELECT * FROM judgments WHERE grading_id = ? AND session_id = ? AND check_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1",
+            [grading_id, session_id, check_sha256, vote],
+        )
+        return _decode_judgment(rows[0]) if rows else None
+
     def judgments(self, *, grading_id: str | None = None, session_id: str | None = None, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
         where, params = [], []
         if grading_id:

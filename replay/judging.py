@@ -19,7 +19,7 @@ a grading treats what is already stored is its mode:
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from models.judges import JudgeService
@@ -73,34 +73,15 @@ class RecordedJudge:
 
     def _resolve(self, request: JudgeRequest) -> tuple[ResolvedRequest, ProviderSpec]:
         if self.like_grading is not None and request.session_id is not None:
-            before = self._original(request)
-            if before is not None:
-                return self.service.resolve(_with_model(request, before["model"]), ProviderSpec.from_dict(before["provider_spec"]))
+            before = self.store.judgment_for(self.like_grading, request.session_id, request.check_sha256, request.vote)
+            if before is not None and before.get("provider_spec"):
+                original = replace(request, provider=None, model=before["model"])
+                return self.service.resolve(original, ProviderSpec.from_dict(before["provider_spec"]))
         return self.service.resolve(request)
-
-    def _original(self, request: JudgeRequest) -> dict[str, Any] | None:
-        """The judgment the replayed grading recorded for this session, check and vote."""
-        rows = self.store._rows(
-            "SELECT * FROM judgments WHERE grading_id = ? AND session_id = ? AND check_sha256 = ? AND vote = ? ORDER BY created_at LIMIT 1",
-            [self.like_grading, request.session_id, request.check_sha256, request.vote],
-        )
-        if not rows or not rows[0].get("provider_spec"):
-            return None
-        from recorder.store import loads
-
-        row = dict(rows[0])
-        row["provider_spec"] = loads(row["provider_spec"])
-        return row
 
     def _count(self, what: str) -> None:
         with self._lock:
             setattr(self.stats, what, getattr(self.stats, what) + 1)
-
-
-def _with_model(request: JudgeRequest, model: str) -> JudgeRequest:
-    from dataclasses import replace
-
-    return replace(request, provider=None, model=model)
 
 
 def judgment_row(grading_id: str, mode: str, resolved: ResolvedRequest, spec: ProviderSpec, reply: JudgeReply) -> dict[str, Any]:
