@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from checks.code import _run_dir, _timeout, _TIMEOUT_ARG
-from checks.common import args_of, dumps_json, format_seconds, score_threshold, tail
+from checks.common import args_of, bench_relative, dumps_json, format_seconds, grader_file, score_threshold, tail
 from checks.envelope import envelope, grader_env, last_json_object, result_from_reply
 from checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
 from recorder.commands import CommandResult
@@ -65,9 +65,7 @@ def build_env(scratch: str) -> dict[str, str]:
 def _source_ref(spec: CheckSpec) -> tuple[str | None, str | None]:
     """(inline source, path) from `inline`, `value`, or the type suffix."""
     inline = spec.inline
-    path = spec.value if isinstance(spec.value, str) and spec.value.strip() else None
-    if path is None and spec.type.startswith(TYPE + ":"):
-        path = spec.type[len(TYPE) + 1 :]
+    path = grader_file(spec, TYPE, ".go")
     if inline is not None and path is not None:
         raise CheckConfigError(f"{TYPE}: give the source once: `inline:` or a path (value, or the type suffix), not both")
     if inline is not None:
@@ -76,18 +74,7 @@ def _source_ref(spec: CheckSpec) -> tuple[str | None, str | None]:
         return inline, None
     if path is None:
         raise CheckConfigError(f"{TYPE}: the Go source is required: `inline:`, `value: ./grader.go`, or `type: custom:gosrc:./grader.go`")
-    if path.startswith("file://"):
-        path = path[len("file://") :]
-    if not path.endswith(".go"):
-        raise CheckConfigError(f"{TYPE}: {path!r} is not a .go file")
     return None, path
-
-
-def _resolve(path: str, bench_dir: Path | None) -> Path | None:
-    p = Path(path)
-    if p.is_absolute():
-        return p
-    return None if bench_dir is None else Path(bench_dir) / p
 
 
 def _facts(go: list[str], run: Callable[..., CommandResult], cwd: Path) -> tuple[str, str] | str:
@@ -121,7 +108,7 @@ def gosrc_check(spec: CheckSpec) -> Evaluator:
         if inline is not None:
             source, label = inline, "the inline Go source"
         else:
-            full = _resolve(path, ctx.bench_dir)
+            full = bench_relative(path, ctx.bench_dir)
             if full is None:
                 return Result.error(f"{TYPE}{where}: {path} is relative, but no bench directory is known to resolve it against")
             if not full.is_file():
@@ -189,7 +176,7 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
     if inline is not None:
         source, label = inline, "the inline Go source"
     else:
-        full = _resolve(path, pf.bench_dir)
+        full = bench_relative(path, pf.bench_dir)
         if full is None or not full.is_file():
             return [f"grader {TYPE}: {full or path} does not exist (a path is relative to the bench file)"]
         source, label = full.read_text(encoding="utf-8"), str(full)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from checks.code import _TIMEOUT_ARG, _run_dir, _runner_reply, _script_result, _timeout
-from checks.common import dumps_json, format_seconds, score_threshold, tail
+from checks.common import bench_relative, dumps_json, format_seconds, score_threshold, tail
 from checks.envelope import envelope, grader_env
 from checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
 from recorder.model import CheckSpec, Result, Session
@@ -127,7 +127,7 @@ def script_check(spec: CheckSpec) -> Evaluator:
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         job: dict[str, Any] = {"output": session.final_output or "", "ext": ".ts" if lang == "ts" else ".mjs"}
         if path is not None:
-            full = Path(path) if Path(path).is_absolute() else (Path(ctx.bench_dir) / path if ctx.bench_dir is not None else None)
+            full = bench_relative(path, ctx.bench_dir)
             if full is None:
                 return Result.error(f"{lang}: file://{path} is relative, but no bench directory is known to resolve it against")
             if not full.is_file():

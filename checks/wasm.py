@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checks.common import dumps_json, loads_json, score_threshold, short, tail
+from checks.common import bench_relative, dumps_json, grader_file, loads_json, score_threshold, short, tail
 from checks.envelope import envelope, result_from_reply
 from checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
 from recorder.model import CheckSpec, Result, Session
@@ -178,23 +178,10 @@ def wasmtime_missing() -> bool:
 
 
 def _path_of(spec: CheckSpec) -> str:
-    path = spec.value if isinstance(spec.value, str) and spec.value.strip() else None
-    if path is None and spec.type.startswith(TYPE + ":"):
-        path = spec.type[len(TYPE) + 1 :]
+    path = grader_file(spec, TYPE, ".wasm")
     if path is None:
         raise CheckConfigError(f"{TYPE}: the module is required: `value: ./grader.wasm`, or `type: custom:wasm:./grader.wasm`")
-    if path.startswith("file://"):
-        path = path[len("file://") :]
-    if not path.endswith(".wasm"):
-        raise CheckConfigError(f"{TYPE}: {path!r} is not a .wasm file")
     return path
-
-
-def _resolve(path: str, bench_dir: Path | None) -> Path | None:
-    p = Path(path)
-    if p.is_absolute():
-        return p
-    return None if bench_dir is None else Path(bench_dir) / p
 
 
 def wasm_check(spec: CheckSpec) -> Evaluator:
@@ -203,7 +190,7 @@ def wasm_check(spec: CheckSpec) -> Evaluator:
     where = f" ({spec.where})" if spec.where.file else ""
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        full = _resolve(path, ctx.bench_dir)
+        full = bench_relative(path, ctx.bench_dir)
         if full is None:
             return Result.error(f"{TYPE}{where}: {path} is relative, but no bench directory is known to resolve it against")
         if not full.is_file():
@@ -230,7 +217,7 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
         path = _path_of(spec)
     except CheckConfigError as exc:
         return [str(exc)]
-    full = _resolve(path, pf.bench_dir)
+    full = bench_relative(path, pf.bench_dir)
     if full is None or not full.is_file():
         return [f"{TYPE}: module {full or path} does not exist (a path is relative to the bench file)"]
     if wasmtime_missing():
