@@ -210,6 +210,8 @@ def decide(jt: JudgeType, threshold: float | None, reply: JudgeReply) -> Vote:
     if reply.stop_reason == "refusal":
         raise Undecided(f"the judge refused to answer: {short(reply.text.strip(), REPLY_EXCERPT)!r}")
     obj = last_json_object(reply.text)
+    if obj is None and reply.stop_reason in ("max_tokens", "length"):
+        raise Undecided(f"the judge's reply was cut off at its token limit before its JSON verdict (raise args.max_tokens): {short(reply.text.strip()[-REPLY_EXCERPT:], REPLY_EXCERPT)!r}")
     if obj is None:
         raise Undecided(f"the judge's reply is not JSON (no JSON object in it): {short(reply.text.strip(), REPLY_EXCERPT)!r}")
     reason = obj.get("reason")
@@ -458,7 +460,7 @@ _COMMON_ARGS = {
     "args.judge": "provider id from the bench's judges: block (default: judges.default)",
     "args.model": "model id, or a key of the bench's models: block (default: the provider's model)",
     "args.temperature": "0–2 (default: the provider's params, else the API's)",
-    "args.max_tokens": "positive whole number (default: the provider's params, else 1024)",
+    "args.max_tokens": "positive whole number (default: the provider's params, else 2048 for Anthropic, the server's own for OpenAI-compatible)",
     "args.effort": f"{' | '.join(EFFORTS)} (claude-code judges)",
     "args.votes": "positive odd number of times to ask (default 1); score = the fraction of passing votes",
 }

@@ -35,7 +35,7 @@ RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 BACKOFF_BASE = 0.5  # seconds, doubled per attempt
 BACKOFF_CAP = 30.0
 RETRY_AFTER_CAP = 120.0
-DEFAULT_MAX_TOKENS = 1024
+DEFAULT_MAX_TOKENS = 2048  # the Messages API requires one; room for reasoning before the verdict
 ANTHROPIC_VERSION = "2023-06-01"
 ERROR_EXCERPT = 300
 

@@ -13,7 +13,7 @@ Forms, as madbench v0.23.0 writes them:
 - long: `{transport (alias type), endpoint (alias base_url), model, api_key_env,
   params: {temperature, max_tokens, effort}}`, plus benchtape's `provider` (a built-in
   to start from), `concurrency` (requests in flight, default 4), `timeout` (default
-  "120s"), `retries` (default 4) and `price: {input, output}` (USD per million tokens,
+  "60s"), `retries` (default 4) and `price: {input, output}` (USD per million tokens,
   for a model the built-in price table does not know).
 A long form with an `endpoint` and no `api_key_env` needs no key: a local
 OpenAI-compatible server (Ollama, vLLM, llama.cpp) works by its base URL alone.
@@ -43,7 +43,7 @@ PROVIDER_ALIASES = {"type": "transport", "base_url": "endpoint"}
 PARAM_KEYS = {"temperature", "max_tokens", "effort"}
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password", "authorization")
 DEFAULT_CONCURRENCY = 4
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 60.0
 DEFAULT_RETRIES = 4
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -243,3 +243,12 @@ def test_a_judge_exception_other_than_judge_error_is_an_error_not_a_crash(sessio
 def test_json_evidence_is_serialisable(session):
     r, _ = judged({"type": "llm-rubric", "value": "x", "args": {"votes": 3}}, session, [verdict(True, 1)] * 3)
     json.dumps(r.evidence)
+
+
+def test_a_reply_cut_at_the_token_limit_says_to_raise_it():
+    from checks.judge import Undecided, decide
+    from recorder.judging import JudgeReply
+
+    cut = JudgeReply(text="Statement 1 is relevant. Statement 2", provider="p", model="m", stop_reason="length")
+    with pytest.raises(Undecided, match=r"cut off at its token limit .*raise args.max_tokens"):
+        decide(BY_NAME["answer-relevancy"], 0.7, cut)
