@@ -31,6 +31,7 @@ bench: install
 	$(BIN)/python benchmarks/store_import.py
 	$(BIN)/python benchmarks/store_concurrency.py
 	$(BIN)/python benchmarks/compare.py
+	$(BIN)/python benchmarks/judges.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchtape.render import STATUS_STYLE, console
+from replay.timeline import judge_note
 
 VERDICT_STYLE = {
     "REPRODUCED": "green",
@@ -244,6 +245,9 @@ def timeline(shown: Any, plain: bool) -> None:
             vt.add_column(col, overflow="fold")
         for v in shown.verdicts:
             vt.add_row(_t(v["check_path"]), _t(v["type"] + (" (readout)" if v["readout"] else "")), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", _t(v["reason"]))
+            note = judge_note(v.get("evidence"))
+            if note:
+                vt.add_row("", "", "", "", Text(note, style="dim"))
         out.print(vt)
     else:
         _say(out, "not graded", "dim")

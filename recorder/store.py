@@ -331,6 +331,29 @@ def _m9_session_summary(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m10_judgments(db: sqlite_utils.Database) -> None:
+    """Every judge request and its answer, append-only, with the grading, session and check it
+    served: AI verdicts become auditable, and a regrade answers a byte-identical request
+    (`request_sha256` + `vote`) from here instead of paying for it again."""
+    db.executescript(
+        """
+        CREATE TABLE judgments (
+            id TEXT PRIMARY KEY, grading_id TEXT, session_id TEXT, check_type TEXT, check_sha256 TEXT,
+            vote INTEGER NOT NULL DEFAULT 0, mode TEXT, provider TEXT NOT NULL, transport TEXT NOT NULL,
+            model TEXT NOT NULL, endpoint TEXT, provider_spec TEXT, params TEXT NOT NULL,
+            request_sha256 TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, prompt TEXT NOT NULL,
+            reply TEXT NOT NULL, reply_model TEXT, stop_reason TEXT, input_tokens INTEGER,
+            output_tokens INTEGER, cost_usd REAL, latency_ms REAL, created_at REAL NOT NULL
+        );
+        CREATE INDEX judgments_request ON judgments(request_sha256, vote);
+        CREATE INDEX judgments_grading ON judgments(grading_id);
+        CREATE INDEX judgments_session ON judgments(session_id, check_sha256);
+        """
+    )
+    db.executescript(append_only("judgments"))
+    db.executescript(no_rewrite("judgments", ["id"], rowid=True))
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -341,6 +364,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m7_specs_once,
     _m8_compressed_raw,
     _m9_session_summary,
+    _m10_judgments,
 ]
 
 
@@ -778,6 +802,66 @@ class Store:
             with self.transaction():
                 self.db.conn.executemany("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
 
+    def add_judgment(self, row: dict[str, Any]) -> str:
+        """One judge request and its reply (see `_m10_judgments` for the columns). The prompt
+        and reply pass through the session's redaction like everything else it stored; their
+        hashes are of what was really sent."""
+        judgment_id = row.get("id") or new_id()
+        redact = self.redactor_for(row["session_id"]) if row.get("session_id") else self.default_redactor
+        record = {**row, "id": judgment_id, "created_at": row.get("created_at") or time.time()}
+        for key in ("params", "provider_spec"):
+            if not isinstance(record.get(key), (str, type(None))):
+                record[key] = dumps(record[key])
+        if redact is not None:
+            record["prompt"] = redact(record["prompt"])
+            record["reply"] = redact(record["reply"])
+        cols = list(record)
+        with self.lock:
+            with self.transaction():
+                self.db.conn.execute(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", tuple(record[c] for c in cols))
+        return judgment_id
+
+    def find_judgment(self, request_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The first stored answer to this exact request (and vote): what a regrade reuses."""
+        rows = self._rows("SELECT * FROM judgments WHERE request_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1", [request_sha256, vote])
+        return _decode_judgment(rows[0]) if rows else None
+
+    def judgment_for(self, grading_id: str, session_id: str, check_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The judgment a grading recorded for one session, check and vote (what `grade`
+        replays: the same question, to the same provider and model)."""
+        rows = self._rows(
+            "SELECT * FROM judgments WHERE grading_id = ? AND session_id = ? AND check_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1",
+            [grading_id, session_id, check_sha256, vote],
+        )
+        return _decode_judgment(rows[0]) if rows else None
+
+    def judgments(self, *, grading_id: str | None = None, session_id: str | None = None, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        where, params = [], []
+        if grading_id:
+            where.append("grading_id = ?")
+            params.append(grading_id)
+        if session_id:
+            where.append("session_id = ?")
+            params.append(session_id)
+        if ids is not None:
+            wanted = list(ids)
+            if not wanted:
+                return []
+            where.append(f"id IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
+        sql = "SELECT * FROM judgments" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, id"
+        return [_decode_judgment(r) for r in self._rows(sql, params)]
+
+    def judgment_totals(self, grading_id: str) -> dict[str, Any]:
+        """What a grading spent on judges: requests sent, tokens, cost (None when any answer
+        could not be priced: unknown is never read as zero)."""
+        row = self.db.execute(
+            "SELECT COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(cost_usd IS NULL) FROM judgments WHERE grading_id = ?",
+            [grading_id],
+        ).fetchone()
+        count, tin, tout, cost, unpriced = row
+        return {"requests": count, "input_tokens": tin or 0, "output_tokens": tout or 0, "cost_usd": None if unpriced else (cost or 0.0)}
+
     # ------------------------------------------------------------ reads
     def _rows(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
         """Rows as dicts, fetched at once under the lock. Not sqlite-utils' `query()`: that wraps
@@ -957,6 +1041,13 @@ def _environment_redactor() -> Callable[[str], str] | None:
 
     secrets = secret_values(os.environ)
     return redactor(secrets) if secrets else None
+
+
+def _decode_judgment(r: dict[str, Any]) -> dict[str, Any]:
+    r = dict(r)
+    for k in ("params", "provider_spec"):
+        r[k] = loads(r.get(k))
+    return r
 
 
 def _decode_run(r: dict[str, Any]) -> dict[str, Any]:

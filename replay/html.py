@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from recorder.model import Session
 from recorder.store import SessionRow
 from replay.grading import harness_ok, scenario_outcome
-from replay.timeline import steps
+from replay.timeline import judge_note, steps
 
 CLIP = 400  # characters of a timeline row's text
 UNKNOWN = "unknown"
@@ -127,6 +127,7 @@ def _verdicts(verdicts: list[dict[str, Any]]) -> str:
     for v in verdicts:
         path = v["check_path"] + (" (readout)" if v.get("readout") else "")
         rows.append(_verdict_row(path, v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0))
+        _judge_row(rows, v.get("evidence"), 0)
         _children(rows, (v.get("evidence") or {}).get("children"), 1)
     head = "<tr><th>check</th><th>type</th><th>status</th><th>score</th><th>reason</th></tr>"
     return f"<h3>Verdicts <small>grading <code>{_e(grading)}</code></small></h3>\n<table class=\"verdicts\">{head}{''.join(rows)}</table>\n"
@@ -139,7 +140,18 @@ def _children(rows: list[str], children: Any, depth: int) -> None:
         if not isinstance(c, dict):
             continue
         rows.append(_verdict_row(f"checks[{i}]", c.get("type"), c.get("status"), c.get("score"), c.get("reason"), depth))
+        _judge_row(rows, c.get("evidence"), depth)
         _children(rows, (c.get("evidence") or {}).get("children") if isinstance(c.get("evidence"), dict) else c.get("children"), depth + 1)
+
+
+def _judge_row(rows: list[str], evidence: Any, depth: int) -> None:
+    """The judge's reasoning, model and cost under the verdict it produced."""
+    note = judge_note(evidence)
+    if note is None:
+        return
+    head, _, reasoning = note.partition("\n")
+    pad = f"padding-left:{0.4 + 1.5 * (depth + 1):.1f}em"
+    rows.append(f'<tr class="judge"><td colspan="5" style="{pad}"><span class="judge-facts">{_e(head)}</span>' + (f'<div class="judge-reasoning">{_e(reasoning)}</div>' if reasoning else "") + "</td></tr>")
 
 
 def _verdict_row(path: str, type_: Any, status: Any, score: Any, reason: Any, depth: int) -> str:
@@ -183,4 +195,5 @@ section.session{border:1px solid #ddd;border-radius:6px;padding:1em;margin:0 0 1
 .st.pass,.st.ok{color:#1a7f37;font-weight:600}.st.fail,.st.error{color:#cf222e;font-weight:600}.st.error{color:#bf8700}.st.na{color:#888}
 pre.output{background:#f6f8fa;border:1px solid #eee;padding:.8em;white-space:pre-wrap;word-break:break-word}
 details summary{cursor:pointer;font-weight:600;margin:1em 0 .3em}
+tr.judge td{border-bottom:1px solid #eee;color:#444;font-size:.92em;background:#f6f8fa}.judge-facts{color:#666}.judge-reasoning{white-space:pre-wrap;word-break:break-word;margin-top:.2em}
 """

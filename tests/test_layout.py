@@ -29,6 +29,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 # single modules allowed one more arrow, with the reason
 EXCEPTIONS: dict[str, tuple[str, ...]] = {
     "recorder.preflight": ("checks",),  # a refused check stops a run before any spend
+    "models.providers": ("adapters.binaries",),  # the claude-code judge starts the pinned binary
 }
 FORBIDDEN_FOR_CHECKS = ("recorder.store", "recorder.sandbox", "recorder.runner")
 

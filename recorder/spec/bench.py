@@ -13,6 +13,7 @@ from typing import Any
 
 from recorder.errors import BadInput, closest
 from recorder.model import CheckSpec, Where
+from recorder.spec.judges import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from recorder.spec.params import effective_params, substitute
 from recorder.spec.yamlsrc import LineDict, LineList, load_yaml_file, plain
 
@@ -58,7 +59,6 @@ EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
 
 # Keys that load and validate but whose feature this version does not have; preflight names them.
 NOT_BUILT = {
-    "judges": "AI judge checks are not built in this version",
     "models": "named model definitions are recorded but not resolved in this version",
     "metrics": "the declarative metrics: schema is not evaluated in this version (the built-in cost, duration, tokens, turns are reported)",
     "derivedMetrics": "derivedMetrics are not evaluated in this version",
@@ -66,7 +66,6 @@ NOT_BUILT = {
     "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
-    "bun": "ts/js script checks are not built in this version",
     "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
     "lockfile_required": "script-check lockfiles are not built in this version",
 }
@@ -125,6 +124,11 @@ class ScenarioSpec:
     where: Where = field(default_factory=Where)
     raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
 
+    @property
+    def runtimes(self) -> dict[str, str]:
+        """Runtime pins for code checks (`defaults.bun:` / `bun:`): `CheckContext.runtimes`."""
+        return {k: str(self.raw[k]) for k in ("bun",) if self.raw.get(k) not in (None, "", False)}
+
     def content_hash(self) -> str:
         import orjson
 
@@ -152,8 +156,8 @@ class BenchSpec:
     harness_config: dict[str, Any]
     params: dict[str, Any]
     scenarios: list[ScenarioSpec]
-    models: dict[str, Any] = field(default_factory=dict)
-    judges: dict[str, Any] | None = None
+    models: dict[str, ProviderSpec] = field(default_factory=dict)
+    judges: JudgesConfig | None = None  # None: no judges: block (the built-in providers, by key)
     metrics: list[dict[str, Any]] | None = None
     budget: float | None = None
     token_estimate: int | None = None
@@ -314,8 +318,12 @@ class _Loader:
         if params_decl is not None and not isinstance(params_decl, dict):
             raise self.err("`params:` must be a mapping of name: default", top, "params")
         params = effective_params(params_decl, incoming, self.file, lambda n: params_decl.line_of(n) if isinstance(params_decl, LineDict) else None)
+        models = load_models(self, top.get("models"), top)
+        # a param whose value is a models: key means that model (its canonical id)
+        params = {k: (models[v].model if isinstance(v, str) and v in models and models[v].model else v) for k, v in params.items()}
+        judges = load_judges(self, top.get("judges"), top, models)
 
-        for key in ("judges", "models", "metrics", "derivedMetrics"):
+        for key in ("metrics", "derivedMetrics"):
             if key in top and top[key] is not None:
                 self.not_built.append(Finding(self.where(top, key), key, NOT_BUILT[key]))
         harness = top.get("harness")
@@ -337,6 +345,7 @@ class _Loader:
         if not isinstance(scenarios_node, list):
             raise self.err("`scenarios:` must be a list", top, "scenarios")
         scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params) for i, sc in enumerate(scenarios_node)]
+        check_judge_references(self, judges, models, [c for sc in scenarios for c in sc.checks], JUDGE_TYPE_NAMES)
         seen: dict[str, ScenarioSpec] = {}
         for sc in scenarios:
             if sc.name in seen:
@@ -350,8 +359,8 @@ class _Loader:
             harness_config=plain(hc),
             params=params,
             scenarios=scenarios,
-            models=plain(top.get("models") or {}),
-            judges=plain(top.get("judges")),
+            models=models,
+            judges=judges,
             metrics=metrics,
             budget=top.get("budget"),
             token_estimate=top.get("token_estimate"),
@@ -445,7 +454,7 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("follow_ups", "providers", "bun", "python", "lockfile_required"):
+        for key in ("follow_ups", "providers", "python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":

@@ -45,6 +45,7 @@ COLUMN = {
     "runs": "kind",
     "sessions": "scenario",
     "blobs": "data",
+    "judgments": "reply",
 }
 
 
@@ -60,6 +61,7 @@ def test_history_tables_refuse_update_and_delete(store, table):
     store.add_grading_scenarios(gid, {"sc": {"vars": {}}})
     store.add_generated_vars(store.session_row(sid).run_id, {"sc": {"ANSWER": "42"}})
     store.put_blob(b"snapshot")
+    store.add_judgment({"grading_id": gid, "session_id": sid, "provider": "p", "transport": "openai", "model": "m", "params": {}, "request_sha256": "r", "prompt_sha256": "p", "prompt": "q", "reply": "a"})
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         store.db.execute(f"UPDATE {table} SET {COLUMN[table]} = {COLUMN[table]}")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
