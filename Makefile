@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench install clean docs
+.PHONY: demo test bench install clean docs agents
 
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,6 +16,11 @@ install: $(BIN)/benchtape
 demo: install
 	$(BIN)/benchtape demo
 
+# The real Claude Code and Codex at the versions benchtape is verified with, from npm, into
+# .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
+agents: install
+	$(BIN)/python -m adapters.binaries --install claude-code codex
+
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
@@ -24,6 +29,10 @@ bench: install
 	$(BIN)/python benchmarks/regrade_query.py
 	$(BIN)/python benchmarks/adversarial.py
 	$(BIN)/python benchmarks/run_memory.py
+	$(BIN)/python benchmarks/store_import.py
+	$(BIN)/python benchmarks/store_concurrency.py
+	$(BIN)/python benchmarks/compare.py
+	$(BIN)/python benchmarks/judges.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md

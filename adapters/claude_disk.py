@@ -1,5 +1,10 @@
 """Claude Code's on-disk session JSONL (`~/.claude/projects/<slug>/<session>.jsonl`), as actions.
 
+2.1.3xx also writes `attachment` entries (context Claude Code added: environment,
+skill listings, prompt snapshots; and hook runs, which become `hook` actions) and a
+`cost-state` entry whose `totalCostUSD` is the session's cost so far (cumulative across
+`--resume`), so these files now carry cost.
+
 One parser reads the session file and then its subagent sidechain files, in that
 order, as one stream of lines; that is also how the lines are stored, so `reparse`
 of an import is the same call as the import. A sidechain line says which agent it
@@ -22,7 +27,11 @@ from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
 from recorder.model import MAIN, Action
 
 INTERNAL = ""  # thread value of an agent whose messages are not part of the session
-_QUIET_TYPES = {"file-history-snapshot", "queue-operation", "custom-title", "tag", "agent-name", "last-prompt"}
+_QUIET_TYPES = {
+    "file-history-snapshot", "queue-operation", "custom-title", "tag", "agent-name", "last-prompt",
+    # 2.1.3xx bookkeeping: the API requests it sent, tool lists, a latch; none is a session event
+    "api-request", "api-request-shape", "api-request-blob", "tools-used", "atis-latch",
+}
 _QUIET_SYSTEM = {"turn_duration", "local_command", "compact_boundary", "informational", "api_error", "microcompact_boundary"}
 _QUIET_PROGRESS = {"bash_progress", "mcp_progress", "query_update", "search_results_received", "waiting_for_task"}
 
@@ -44,12 +53,16 @@ class ClaudeDiskParser(LineParser):
             "format": "claude-transcript",
         }
         self._last_at = 0.0
+        self.cost_usd: float | None = None
+        self.stop_hooks = 0  # Stop hook attachments since the last stop_hook_summary
 
     def finish(self) -> list[Action]:
-        """Token totals of every message read (no cost: on-disk files carry none)."""
+        """Token totals of every message read, and the cost when a `cost-state` entry gave it."""
         self.meta["model"] = self.messages.model
-        totals = self.messages.usage.totals()
-        return [Action("metrics", dict(totals), at=self._last_at)] if totals else []
+        totals: dict[str, Any] = dict(self.messages.usage.totals())
+        if self.cost_usd is not None:
+            totals["cost_usd"] = self.cost_usd
+        return [Action("metrics", totals, at=self._last_at)] if totals else []
 
     # ------------------------------------------------------------------ dispatch
 
@@ -64,6 +77,8 @@ class ClaudeDiskParser(LineParser):
             "progress": self._progress,
             "system": self._system,
             "summary": self._summary,
+            "attachment": self._attachment,
+            "cost-state": self._cost,
         }.get(kind)  # type: ignore[arg-type]
         if handler is None:
             if kind in _QUIET_TYPES:
@@ -190,8 +205,9 @@ class ClaudeDiskParser(LineParser):
         subtype = entry.get("subtype")
         if subtype == "stop_hook_summary":
             thread = self._thread(entry)
-            if thread == INTERNAL:
-                return []
+            seen, self.stop_hooks = self.stop_hooks, 0
+            if thread == INTERNAL or seen:
+                return []  # 2.1.3xx: the Stop hooks already came as attachments, with their output
             data = {
                 "event": "Stop",
                 "hooks": entry.get("hookInfos"),
@@ -202,6 +218,41 @@ class ClaudeDiskParser(LineParser):
         if subtype in _QUIET_SYSTEM:
             return []
         return [warning(f"unknown system entry subtype {subtype!r}", line)]
+
+    def _attachment(self, entry: dict[str, Any], line: str) -> list[Action]:
+        """A hook run (`hook_success`, `hook_*_error`, ...) is a `hook`; other attachments are context.
+
+        2.1.328 writes such an attachment for a hook that printed something; a Stop hook
+        also gets the turn's `stop_hook_summary`, which then says nothing new."""
+        at = self._note(entry)
+        data = entry.get("attachment") or {}
+        kind = str(data.get("type") or "")
+        if not kind.startswith("hook_") or not data.get("hookEvent"):
+            return []
+        thread = self._thread(entry)
+        if thread == INTERNAL:
+            return []
+        hook = {
+            "event": data.get("hookEvent"),
+            "name": data.get("hookName"),
+            "command": data.get("command"),
+            "outcome": kind[len("hook_"):],
+            "exit_code": data.get("exitCode"),
+            "output": data.get("stdout", data.get("content")),
+        }
+        call_id = data.get("toolUseID")
+        if isinstance(call_id, str) and call_id in self.messages.tools:
+            hook["call_id"] = call_id
+        if hook["event"] == "Stop":
+            self.stop_hooks += 1
+        return [Action("hook", {k: v for k, v in hook.items() if v is not None}, thread=thread, at=at)]
+
+    def _cost(self, entry: dict[str, Any], line: str) -> list[Action]:
+        """The session's cost so far; the last entry is the total (it is cumulative across --resume)."""
+        cost = entry.get("totalCostUSD")
+        if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            self.cost_usd = float(cost)
+        return []
 
     def _summary(self, entry: dict[str, Any], line: str) -> list[Action]:
         """The session's title as Claude Code last summarised it (the latest summary line wins)."""

@@ -24,13 +24,32 @@ SYNTHETIC_MODEL = "<synthetic>"
 INTERRUPT_PREFIX = "[Request interrupted by user"
 # User "text" that Claude Code writes but the user did not say to the model.
 NOT_SAID = ("<local-command-stdout>", "<local-command-stderr>")
+HAND_BACK = "[Subagent hand-back]"
+REPORT_FOLLOWS = "The report follows:\n"
+
+
+def handed_back(text: str) -> str:
+    """A subagent's report without the frame 2.1.3xx puts around it in the Task/Agent result.
+
+    The frame is a `[Subagent hand-back]` notice, then the report with every line
+    indented by two spaces, then column-zero lines (agentId, usage). Text without the
+    frame is returned as it is.
+    """
+    if HAND_BACK not in text or REPORT_FOLLOWS not in text:
+        return text
+    report = []
+    for line in text.split(REPORT_FOLLOWS, 1)[1].split("\n"):
+        if line and not line.startswith("  "):
+            break
+        report.append(line[2:])
+    return "\n".join(report).strip("\n")
 
 
 def outcome(block: dict[str, Any], tool: str | None, result: Any) -> bool | None:
     """A tool result's is_error: True/False when the harness said so, None when unknown.
 
     Known only from `is_error: true`, a Bash result's exit code / interruption /
-    stderr, or an edit's `structuredPatch` (madbench §5). A successful Read, Grep or
+    stderr, an edit's `structuredPatch` (madbench §5), or a Skill result's `success`. A successful Read, Grep or
     Glob says nothing about success, so it stays unknown.
     """
     flag = block.get("is_error")
@@ -51,6 +70,8 @@ def outcome(block: dict[str, Any], tool: str | None, result: Any) -> bool | None
         return False if flag is False else None
     if tool in PATCH_TOOLS and isinstance(result, dict) and "structuredPatch" in result:
         return False
+    if tool == SKILL_TOOL and isinstance(result, dict) and isinstance(result.get("success"), bool):
+        return not result["success"]  # the Skill tool says whether the skill launched
     return None
 
 
@@ -64,6 +85,8 @@ class ClaudeMessages:
         self.agent_threads: dict[str, str] = {}  # Claude's agentId -> thread
         self.finished: set[str] = set()
         self.results: set[str] = set()  # tool_use ids whose result was emitted (sidecar + progress overlap)
+        self.denied: set[str] = set()  # tool_use ids the permission system refused (stream-json says so)
+        self.foreground: set[str] = set()  # spawns whose result will carry the subagent's report
         self.usage = MessageUsage()
         self.model: str | None = None
 
@@ -134,6 +157,8 @@ class ClaudeMessages:
             prompt = args.get("prompt")
             if isinstance(prompt, str):
                 self.spawn_prompts[call_id] = prompt
+            if args.get("run_in_background") is False:
+                self.foreground.add(call_id)
             data = {
                 "thread": call_id,
                 "call_id": call_id,
@@ -202,7 +227,10 @@ class ClaudeMessages:
         self.results.add(call_id)
         tool = self.tools.get(call_id)
         is_error = outcome(block, tool, result)
-        out = [Action("tool.result", {"call_id": call_id, "output": block.get("content"), "is_error": is_error}, thread=thread, at=at)]
+        data = {"call_id": call_id, "output": block.get("content"), "is_error": is_error}
+        if call_id in self.denied:
+            data["denied"] = True
+        out = [Action("tool.result", data, thread=thread, at=at)]
         sub = self.spawns.get(call_id)
         if sub is not None and isinstance(result, dict):
             agent_id = result.get("agentId")
@@ -210,7 +238,7 @@ class ClaudeMessages:
                 self.agent_threads.setdefault(agent_id, sub)
             status = result.get("status")
             if isinstance(status, str):
-                out.extend(self.subagent_finished(sub, text_of(block.get("content")) or "", at, status=status, agent_id=agent_id))
+                out.extend(self.subagent_finished(sub, handed_back(text_of(block.get("content")) or ""), at, status=status, agent_id=agent_id))
         return out
 
     def subagent_finished(self, thread: str, output: str | None, at: float = 0.0, **extra: Any) -> list[Action]:

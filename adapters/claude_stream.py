@@ -22,7 +22,9 @@ from recorder.model import MAIN, Action
 # subagent's own (parent_tool_use_id) lines; stream_event is the partial-message
 # mirror of the complete assistant lines.
 _QUIET_EVENTS = {"stream_event", "keep_alive"}
-_QUIET_SYSTEM = {"task_started", "task_progress", "compact_boundary", "status", "api_retry"}
+# 2.1.3xx adds task_updated (a status patch the task_notification restates), thinking_tokens
+# (an estimate; the message usage is the count) and hook_started (its hook_response follows).
+_QUIET_SYSTEM = {"task_started", "task_progress", "task_updated", "compact_boundary", "status", "api_retry", "thinking_tokens", "hook_started"}
 
 
 class ClaudeStreamParser(LineParser):
@@ -85,11 +87,20 @@ class ClaudeStreamParser(LineParser):
                 out.append(warning(f"system/init fields that are not lists were left out: {', '.join(odd)}", line))
             return out
         if subtype == "task_notification":
-            thread = self.messages.spawns.get(str(event.get("tool_use_id")))
+            call_id = str(event.get("tool_use_id"))
+            thread = self.messages.spawns.get(call_id)
             if thread is None:
                 return []  # a background command's notification, not a subagent's
+            if call_id in self.messages.foreground and call_id not in self.messages.results:
+                return []  # a foreground agent's result follows, with its report
             extra = {"status": event.get("status"), "task_id": event.get("task_id"), "summary": event.get("summary")}
             return self.messages.subagent_finished(thread, None, **extra)
+        if subtype == "permission_denied":
+            # The tool_result that follows says only "denied" in prose; remember it was a denial.
+            self.messages.denied.add(str(event.get("tool_use_id")))
+            return []
+        if subtype in _QUIET_SYSTEM:
+            return []
         if isinstance(subtype, str) and subtype.startswith("hook"):
             data = {
                 "event": event.get("hook_event") or event.get("hookEvent"),
@@ -97,10 +108,9 @@ class ClaudeStreamParser(LineParser):
                 "phase": subtype,
                 "outcome": event.get("outcome"),
                 "exit_code": event.get("exit_code"),
+                "output": event.get("output"),
             }
             return [Action("hook", {k: v for k, v in data.items() if v is not None})]
-        if subtype in _QUIET_SYSTEM:
-            return []
         return [warning(f"unknown system event subtype {subtype!r}", line)]
 
     def _rate_limit(self, event: dict[str, Any], line: str) -> list[Action]:

@@ -13,6 +13,14 @@ session ID ..."; its result waits for `exec_command_end` (the exit code), so the
 still gets exactly one `tool.result`. Old rollouts (`shell`, output wrapped as
 `{"output", "metadata": {"exit_code"}}`) and pre-wrapper lines (a response item as the
 whole line) read the same way. No cost is ever written: rollouts carry none.
+
+0.169 writes no `user_message`, `exec_command_end`, `patch_apply_end` or
+`mcp_tool_call_end` events; its `item_completed` events carry the same facts (the
+user's message, a command's exit code, a patch's and an MCP call's status), so they are
+read instead -- the user's words from whichever of the two kinds comes first, never
+both. An MCP call is a `function_call` with `namespace: mcp__<server>`, named
+`mcp__<server>__<tool>` as everywhere else; the client-side `tool_search` that finds it
+is a call of its own.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ _QUIET_EVENTS = {
     "web_search_begin", "web_search_end", "task_started", "turn_diff", "plan_update", "background_event",
     "terminal_interaction", "view_image_tool_call", "collab_agent_spawn_begin", "collab_waiting_begin",
     "collab_agent_interaction_begin", "collab_agent_interaction_end", "collab_close_begin",
-    "collab_resume_begin", "collab_resume_end", "context_compacted", "item_started", "item_completed",
+    "collab_resume_begin", "collab_resume_end", "context_compacted", "item_started", "thread_settings_applied",
     "entered_review_mode", "exited_review_mode", "stream_error", "warning", "user_message_delta",
     "get_history_entry_response", "mcp_list_tools_response", "list_custom_prompts_response",
     "session_configured", "shutdown_complete", "raw_response_item", "undo_started", "undo_completed",
@@ -53,6 +61,9 @@ _RESPONSE_TYPES = {
     "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
     "custom_tool_call_output", "local_shell_call", "web_search_call",
 }
+# Line types that restate what other lines say (per-request usage, the settings snapshot).
+_QUIET_LINES = {"world_state", "token_usage_record"}
+SEARCH_TOOL = "tool_search"
 
 
 class CodexRolloutParser(LineParser):
@@ -81,6 +92,7 @@ class CodexRolloutParser(LineParser):
         self.turns = 0
         self.duration_ms: int | None = 0  # None once a turn did not say how long it took
         self._last_metrics: dict[str, Any] = {}
+        self.user_from: str | None = None  # the event kind the user's words are read from
 
     def finish(self) -> list[Action]:
         """Results still waiting for an exit code (outcome unknown), spawns never given a thread."""
@@ -107,6 +119,8 @@ class CodexRolloutParser(LineParser):
                 "event_msg": self._event,
                 "compacted": lambda e, l: [],
             }.get(kind)  # type: ignore[arg-type]
+            if handler is None and kind in _QUIET_LINES:
+                return []
             if handler is None:
                 return [warning(f"unknown rollout line type {kind!r}", line)]
             return guarded(handler, entry, line)
@@ -149,6 +163,16 @@ class CodexRolloutParser(LineParser):
             return self._call(p, at)
         if kind in ("function_call_output", "custom_tool_call_output"):
             return self._output(p, at)
+        if kind == "tool_search_call":
+            call_id = str(p.get("call_id") or p.get("id") or "")
+            self.tools[call_id] = SEARCH_TOOL
+            args = p.get("arguments")
+            return [Action("tool.call", {"call_id": call_id, "tool": SEARCH_TOOL, "input": args if isinstance(args, dict) else _arguments(args)}, at=at)]
+        if kind == "tool_search_output":
+            found = [ns.get("name") for ns in p.get("tools") or [] if isinstance(ns, dict)]
+            status = p.get("status")
+            is_error = None if status not in ("completed", "failed") else status == "failed"
+            return [Action("tool.result", {"call_id": str(p.get("call_id") or ""), "output": found, "is_error": is_error}, at=at)]
         if kind == "web_search_call":
             self.searches += 1
             call_id = str(p.get("id") or f"web_search-{self.searches}")
@@ -195,6 +219,9 @@ class CodexRolloutParser(LineParser):
             name, tool_input = str(p.get("name") or ""), {"input": p.get("input")}
         else:
             name, tool_input = str(p.get("name") or ""), _arguments(p.get("arguments"))
+            namespace = p.get("namespace")
+            if isinstance(namespace, str) and namespace.startswith("mcp__"):
+                name = f"{namespace}__{name}"
         self.tools[call_id] = name
         if name == SPAWN_TOOL:
             self.spawn_args[call_id] = tool_input
@@ -265,7 +292,9 @@ class CodexRolloutParser(LineParser):
         call_id = str(p.get("call_id") or "")
         if kind == "user_message":
             text = p.get("message")
-            return self._user_text(text, at) if isinstance(text, str) and text.strip() else []
+            return self._user_text(text, at, "user_message") if isinstance(text, str) and text.strip() else []
+        if kind == "item_completed":
+            return self._item_completed(p.get("item") or {}, at)
         if kind == "exec_command_end":
             return self._exec_end(call_id, p, at)
         if kind == "patch_apply_end":
@@ -305,7 +334,26 @@ class CodexRolloutParser(LineParser):
             return []
         return [warning(f"unknown rollout event {kind!r}", line)]
 
-    def _user_text(self, text: str, at: float) -> list[Action]:
+    def _item_completed(self, item: dict[str, Any], at: float) -> list[Action]:
+        """0.169's record of a finished item: the user's message, or a tool's outcome."""
+        kind, call_id = item.get("type"), str(item.get("id") or "")
+        if kind == "UserMessage":
+            text = "\n".join(c.get("text", "") for c in item.get("content") or [] if isinstance(c, dict) and isinstance(c.get("text"), str))
+            return self._user_text(text, at, "item_completed") if text.strip() else []
+        if kind == "CommandExecution":
+            return self._exec_end(call_id, item, at)
+        if kind == "FileChange" and item.get("status") in ("completed", "failed", "declined"):
+            self.patch_ok[call_id] = item["status"] == "completed"
+        elif kind == "McpToolCall" and item.get("status") in ("completed", "failed"):
+            result = item.get("result")
+            self.mcp_ok[call_id] = item["status"] == "completed" and not (isinstance(result, dict) and result.get("isError"))
+        return []
+
+    def _user_text(self, text: str, at: float, source: str | None = None) -> list[Action]:
+        if source is not None:
+            if self.user_from not in (None, source):
+                return []  # the same words, already read from the other kind of event
+            self.user_from = source
         if self.meta["first_prompt"] is None:
             self.meta["first_prompt"] = text
         return [Action("message.user", {"text": text}, at=at)]

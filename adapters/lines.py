@@ -20,9 +20,16 @@ NOT_JSON = "not a JSON line (a truncated last line of a killed process?)"
 
 
 def split_lines(text: str) -> Iterator[str]:
-    """The non-blank lines of `text`, so `feed` accepts one line or a whole file alike."""
-    for line in text.splitlines():
-        if line.strip():
+    """The non-blank lines of `text`, so `feed` accepts one line or a whole chunk alike. Split
+    on newlines only: U+2028, U+2029 and U+0085 may sit inside a JSON string of one line."""
+    if "\n" not in text:  # one line, as every reader passes: no copies
+        if text and not text.isspace():
+            yield text
+        return
+    for line in text.split("\n"):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if line and not line.isspace():
             yield line
 
 

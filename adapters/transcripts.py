@@ -2,10 +2,11 @@
 
 An import is the live path fed from files: the same streaming parsers, the lines in
 the order they are stored, so re-deriving actions from the stored raw lines
-(`reparse`) gives the same actions as the import did. `Imported` carries what the
-recorder stores: the actions, every native line read, a sha256 of the bytes read
-(to recognise the same import twice), the files, and what the files say about the
-session (`meta`).
+(`reparse`) gives the same actions as the import did. A `Transcript` is read as a
+stream (one line in memory at a time, lines split on newlines only, so U+2028 and
+friends inside JSON strings stay in their line): its sha256 (to recognise the same
+import twice), then each line with the actions parsed from it, then what the files
+say about the session (`meta`). `Imported` is the same read all at once.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from adapters.claude_disk import ClaudeDiskParser
 from adapters.claude_stream import ClaudeStreamParser
@@ -39,19 +40,58 @@ class _Parser(Protocol):
     def finish(self) -> list[Action]: ...
 
 
-def _run(parser: _Parser, files: list[Path]) -> tuple[list[Action], list[str], str]:
-    digest = hashlib.sha256()
-    raw: list[str] = []
-    actions: list[Action] = []
-    for path in files:
-        data = path.read_bytes()
-        digest.update(data)
-        for line in data.decode("utf-8", errors="replace").splitlines():
-            if line.strip():
-                raw.append(line)
-                actions.extend(parser.feed(line))
-    actions.extend(parser.finish())
-    return actions, raw, digest.hexdigest()
+class Transcript:
+    """A transcript's files, read once as a stream of (line, the actions parsed from it)."""
+
+    def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[["Transcript"], dict[str, Any]]):
+        self.fmt, self.files, self.parser = fmt, files, parser
+        self.reported: dict[str, Any] | None = None  # the first environment.reported seen
+        self._meta = meta
+
+    def sha256(self) -> str:
+        """Of the bytes of every file, in order (read ahead of parsing: an import checks it first)."""
+        digest = hashlib.sha256()
+        for path in self.files:
+            with path.open("rb") as fh:
+                while block := fh.read(1 << 20):
+                    digest.update(block)
+        return digest.hexdigest()
+
+    def lines(self) -> Iterator[tuple[str, list[Action]]]:
+        """Every non-blank line of every file, in order, with the actions it parsed to."""
+        feed = self.parser.feed
+        for path in self.files:
+            with path.open("rb") as fh:
+                for raw in fh:
+                    line = raw.decode("utf-8", "replace")
+                    if line.endswith("\n"):
+                        line = line[:-2] if line.endswith("\r\n") else line[:-1]
+                    if not line or line.isspace():
+                        continue
+                    actions = feed(line)
+                    if self.reported is None and actions:
+                        self.reported = next((a.data for a in actions if a.kind == "environment.reported"), None)
+                    yield line, actions
+
+    def finish(self) -> list[Action]:
+        """The actions the parser held back for the end of the stream."""
+        return self.parser.finish()
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What the files said about the session: complete once every line has been read."""
+        return self._meta(self)
+
+    def read(self) -> Imported:
+        """The whole transcript at once (tests and small files; an import streams instead)."""
+        actions: list[Action] = []
+        raw: list[str] = []
+        sha = self.sha256()
+        for line, parsed in self.lines():
+            raw.append(line)
+            actions.extend(parsed)
+        actions.extend(self.finish())
+        return Imported(actions, raw, sha, [str(f) for f in self.files], self.meta)
 
 
 def _readable(path: str | Path) -> Path:
@@ -116,7 +156,7 @@ def _session_id(path: Path) -> str | None:
     return None
 
 
-def read_claude_transcript(path: str | Path) -> Imported:
+def open_claude_transcript(path: str | Path) -> Transcript:
     """A Claude Code on-disk session (with its subagent files) as one session's actions.
 
     Given a subagent's sidechain file, the session it belongs to is imported (when it
@@ -124,65 +164,76 @@ def read_claude_transcript(path: str | Path) -> Imported:
     """
     session = _readable(path)
     session = _session_of_sidechain(session) or session  # a subagent file imports as its whole session
-    files = claude_session_files(session)
     parser = ClaudeDiskParser()
-    actions, raw, sha = _run(parser, files)
-    return Imported(actions, raw, sha, [str(f) for f in files], dict(parser.meta))
+    return Transcript("claude-transcript", claude_session_files(session), parser, lambda t: dict(parser.meta))
 
 
-def read_claude_stream(path: str | Path) -> Imported:
+def open_claude_stream(path: str | Path) -> Transcript:
     """A saved `claude -p --output-format stream-json` capture."""
-    p = _readable(path)
     parser = ClaudeStreamParser()
-    actions, raw, sha = _run(parser, [p])
-    meta: dict[str, Any] = {"format": "claude-stream-json", "session_id": parser.session_id}
-    for a in actions:
-        if a.kind == "environment.reported":
-            meta.update(cwd=a.data.get("cwd"), model=a.data.get("model"), version=a.data.get("version"))
-            break
-    return Imported(actions, raw, sha, [str(p)], meta)
+
+    def meta(t: Transcript) -> dict[str, Any]:
+        out: dict[str, Any] = {"format": "claude-stream-json", "session_id": parser.session_id}
+        if t.reported is not None:
+            out.update(cwd=t.reported.get("cwd"), model=t.reported.get("model"), version=t.reported.get("version"))
+        return out
+
+    return Transcript("claude-stream-json", [_readable(path)], parser, meta)
 
 
 # ---------------------------------------------------------------------- Codex
 
 
-def read_codex_rollout(path: str | Path) -> Imported:
+def open_codex_rollout(path: str | Path) -> Transcript:
     """A Codex rollout (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`) as one session's actions."""
-    p = _readable(path)
     parser = CodexRolloutParser()
-    actions, raw, sha = _run(parser, [p])
-    return Imported(actions, raw, sha, [str(p)], dict(parser.meta))
+    return Transcript("codex-rollout", [_readable(path)], parser, lambda t: dict(parser.meta))
+
+
+def open_codex_exec(path: str | Path) -> Transcript:
+    """A saved `codex exec --json` capture."""
+    parser = CodexExecParser()
+    return Transcript("codex-exec-json", [_readable(path)], parser, lambda t: {"format": "codex-exec-json", "session_id": parser.thread_id})
+
+
+def read_claude_transcript(path: str | Path) -> Imported:
+    return open_claude_transcript(path).read()
+
+
+def read_claude_stream(path: str | Path) -> Imported:
+    return open_claude_stream(path).read()
+
+
+def read_codex_rollout(path: str | Path) -> Imported:
+    return open_codex_rollout(path).read()
 
 
 def read_codex_exec(path: str | Path) -> Imported:
-    """A saved `codex exec --json` capture."""
-    p = _readable(path)
-    parser = CodexExecParser()
-    actions, raw, sha = _run(parser, [p])
-    return Imported(actions, raw, sha, [str(p)], {"format": "codex-exec-json", "session_id": parser.thread_id})
+    return open_codex_exec(path).read()
 
 
 # ---------------------------------------------------------------------- any of them
 
-READERS = {
-    "claude-transcript": read_claude_transcript,
-    "claude-stream-json": read_claude_stream,
-    "codex-rollout": read_codex_rollout,
-    "codex-exec-json": read_codex_exec,
+OPENERS: dict[str, Callable[[str | Path], Transcript]] = {
+    "claude-transcript": open_claude_transcript,
+    "claude-stream-json": open_claude_stream,
+    "codex-rollout": open_codex_rollout,
+    "codex-exec-json": open_codex_exec,
 }
 
 
 def detect_format(path: str | Path) -> str:
     """Which recorded format a file is, from its first lines; BadInput for one benchtape cannot read."""
     p = _readable(path)
-    head = p.read_bytes()[:65536].decode("utf-8", errors="replace")
+    with p.open("rb") as fh:
+        head = fh.read(65536).decode("utf-8", errors="replace")
     if head.lstrip().startswith("{") and '"messages"' in head and '"projectHash"' in head:
         raise BadInput(
             "gemini-cli sessions are not supported yet",
             file=str(p),
             fix="import Claude Code session files or Codex rollouts; gemini-cli support is a later adapter",
         )
-    for line in head.splitlines()[:40]:
+    for line in head.split("\n")[:40]:
         entry = decode(line)
         if entry is None:
             continue
@@ -202,12 +253,17 @@ def detect_format(path: str | Path) -> str:
     )
 
 
-def read_transcript(path: str | Path, fmt: str | None = None) -> Imported:
-    """Import any supported transcript; `fmt` (a READERS key) skips detection."""
+def open_transcript(path: str | Path, fmt: str | None = None) -> Transcript:
+    """Any supported transcript, to stream; `fmt` (an OPENERS key) skips detection."""
     name = fmt or detect_format(path)
-    if name not in READERS:
-        raise BadInput(f"unknown transcript format {name!r}", fix=f"use one of {', '.join(sorted(READERS))}")
-    return READERS[name](path)
+    if name not in OPENERS:
+        raise BadInput(f"unknown transcript format {name!r}", fix=f"use one of {', '.join(sorted(OPENERS))}")
+    return OPENERS[name](path)
+
+
+def read_transcript(path: str | Path, fmt: str | None = None) -> Imported:
+    """Any supported transcript read at once; `fmt` (an OPENERS key) skips detection."""
+    return open_transcript(path, fmt).read()
 
 
 def parser_for(fmt: str) -> _Parser:

@@ -35,7 +35,8 @@ def checks_cmd(
                 print(f"{family} ({len(members)})")
                 for info in sorted(members, key=lambda i: i.type):
                     print(f"  {info.type:<34} {info.summary}")
-            print(f"not supported in this version ({len(REFUSED)}): {', '.join(sorted(REFUSED))}")
+            if REFUSED:
+                print(f"not supported in this version ({len(REFUSED)}): {', '.join(sorted(REFUSED))}")
             print(f"aliases: {', '.join(f'{a}→{c}' for a, c in sorted(ALIASES.items()))}")
             print(f"{len(infos)} check types · `benchtape checks TYPE` for one · docs/checks.md")
             return 0

@@ -26,7 +26,7 @@ def export_cmd(
         from replay.changes import export
         from replay.select import resolve
 
-        store = open_store(db, must_exist=True)
+        store = open_store(db, must_exist=True, readonly=True)
         sid = resolve(store, "sessions", session)
         files = export(store, store.load_session(sid), folder, staged=staged)
         print(f"wrote the {'staged tree' if staged else 'final workspace'} of session {sid} ({files} files) to {folder}")

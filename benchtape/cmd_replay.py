@@ -205,7 +205,7 @@ def diff_cmd(
         from benchtape import render_replay
         from replay.diff import diff_gradings
 
-        d = diff_gradings(open_store(db, must_exist=True), grading_a, grading_b)
+        d = diff_gradings(open_store(db, must_exist=True, readonly=True), grading_a, grading_b)
         if as_json:
             render_replay.emit_json(d.to_dict())
         else:
@@ -229,7 +229,7 @@ def gradings_cmd(
         from benchtape import render_replay
         from replay.diff import gradings_table
 
-        rows = gradings_table(open_store(db, must_exist=True))
+        rows = gradings_table(open_store(db, must_exist=True, readonly=True))
         if as_json:
             render_replay.emit_json(rows)
         else:
@@ -263,7 +263,7 @@ def query_cmd(
         from replay.select import resolve
 
         query = compile_query(expr)  # before the store is touched: a typo costs nothing
-        store = open_store(db, must_exist=True)
+        store = open_store(db, must_exist=True, readonly=True)
         if session:
             sid = resolve(store, "sessions", session)
             render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
@@ -295,7 +295,7 @@ def sessions_cmd(
         from benchtape import render_replay
         from replay.timeline import count_sessions, session_lines
 
-        store = open_store(db, must_exist=True)
+        store = open_store(db, must_exist=True, readonly=True)
         lines = session_lines(store, run=run, scenario=scenario, limit=limit or None, controls=include_controls)
         if as_json:
             render_replay.emit_json([s.to_dict() for s in lines])
@@ -327,7 +327,7 @@ def show_cmd(
         from replay.document import document
         from replay.timeline import show
 
-        store = open_store(db, must_exist=True)
+        store = open_store(db, must_exist=True, readonly=True)
         shown = show(store, session)
         if diff:
             from replay.changes import NoDiff, workspace_changes

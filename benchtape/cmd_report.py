@@ -35,7 +35,7 @@ def report_cmd(
         if (run is None) == (session is None):
             raise BadInput("give a run id or --session, exactly one", fix="list them with `benchtape sessions`")
         check_outputs({"--html": html})
-        store = open_store(db, must_exist=True)
+        store = open_store(db, must_exist=True, readonly=True)
         if session is not None:
             sid = resolve(store, "sessions", session)
             row = store.session_row(sid)

@@ -12,7 +12,6 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
-from recorder.errors import BadInput
 
 Db = Annotated[Optional[Path], typer.Option("--db", help="SQLite store (default .benchtape/benchtape.db, or $BENCHTAPE_DB).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -33,14 +32,12 @@ def db_path(db: Optional[Path]) -> Path:
     return db or default_db_path()
 
 
-def open_store(db: Optional[Path], must_exist: bool = False) -> Any:
-    """The store `--db` names; a read command on a store that does not exist is bad input."""
+def open_store(db: Optional[Path], must_exist: bool = False, readonly: bool = False) -> Any:
+    """The store `--db` names; `readonly` for commands that only read (they never create, change
+    or migrate the file). Every way the path can be wrong is a BadInput from the store's open."""
     from recorder.store import Store
 
-    path = db_path(db)
-    if must_exist and not path.exists():
-        raise BadInput("no benchtape database here", file=str(path), fix="run `benchtape run BENCH` (or `benchtape demo`) first, or pass --db PATH")
-    return Store(path)
+    return Store(db_path(db), readonly=readonly, create=not must_exist)
 
 
 def parse_params(values: Optional[List[str]]) -> dict[str, Any]:

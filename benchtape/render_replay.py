@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchtape.render import STATUS_STYLE, console
+from replay.timeline import judge_note
 
 VERDICT_STYLE = {
     "REPRODUCED": "green",
@@ -292,6 +293,9 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
             vt.add_row(_t(v["check_path"]), _t(check_name(v.get("metric"), v["type"]) + (" (readout)" if v["readout"] else "")), _t(v["type"]), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", _t(v["reason"]))
             for depth, child in _child_verdicts(v.get("evidence")):
                 vt.add_row("", _t("  " * depth + "└ " + check_name(child.get("metric"), str(child.get("type")))), _t(child.get("type")), Text(str(child.get("status") or ""), style=STATUS_STYLE.get(str(child.get("status")), "")), "" if child.get("score") is None else f"{child['score']:.2f}", _t(child.get("reason")))
+            note = judge_note(v.get("evidence"))
+            if note:
+                vt.add_row("", "", "", "", "", Text(note, style="dim"))
         out.print(vt)
     else:
         _say(out, "not graded", "dim")

@@ -130,17 +130,18 @@ def _runner_reply(log: str) -> dict[str, Any] | None:
     return None
 
 
-def _python_result(value: Any, threshold: float | None) -> Result:
+def _script_result(value: Any, type: str, threshold: float | None) -> Result:
+    """What a script grader's evaluate returned (python, ts, js): a bool, a score, or a Result."""
     if isinstance(value, bool):
         return Result.of(value, f"evaluate returned {value}", {"returned": value})
     if isinstance(value, (int, float)):
         score = float(value)
         if not 0 <= score <= 1:
-            return Result.error(f"python: evaluate returned the score {value!r}, outside [0, 1]")
+            return Result.error(f"{type}: evaluate returned the score {value!r}, outside [0, 1]")
         return Result.of(score_passes(score, threshold), f"evaluate returned the score {score:g}", {"returned": score}, score=score)
     if isinstance(value, dict):
-        return result_from_reply(value, "python", threshold)
-    return Result.error(f"python: evaluate returned {short(repr(value), 80)}; return a bool, a score in [0, 1], or {{pass, score, reason, evidence}}")
+        return result_from_reply(value, type, threshold)
+    return Result.error(f"{type}: evaluate returned {short(repr(value), 80)}; return a bool, a score in [0, 1], or {{pass, score, reason, evidence}}")
 
 
 @register(
@@ -196,7 +197,7 @@ def python_check(spec: CheckSpec) -> Evaluator:
             return Result.error(f"python: the script produced no result (exit {done.exit_code})\n{tail(log)}", {"output_tail": tail(log)})
         if "error" in reply:
             return Result.error(f"python: {reply['error'].strip()}", {"output_tail": tail(log)})
-        return _python_result(reply.get("value"), threshold)
+        return _script_result(reply.get("value"), "python", threshold)
 
     return evaluate
 

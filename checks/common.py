@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 from typing import Any, Callable, Mapping, overload
 
 import orjson
@@ -163,6 +164,29 @@ def parse_duration(value: Any, *, type: str, name: str = "args.timeout", default
     if total <= 0:
         raise CheckConfigError(f'{type}: {name} "{s}" must be longer than zero')
     return total
+
+
+def grader_file(spec: CheckSpec, type: str, ext: str) -> str | None:
+    """A grader file named by `value` or by the type suffix (`custom:wasm:./g.wasm`), with
+    any `file://` dropped; None when neither names one. Refused when it is not a `ext` file."""
+    path = spec.value if isinstance(spec.value, str) and spec.value.strip() else None
+    if path is None and spec.type.startswith(type + ":"):
+        path = spec.type[len(type) + 1 :]
+    if path is None:
+        return None
+    if path.startswith("file://"):
+        path = path[len("file://") :]
+    if not path.endswith(ext):
+        raise CheckConfigError(f"{type}: {path!r} is not a {ext} file")
+    return path
+
+
+def bench_relative(path: str, bench_dir: Path | str | None) -> Path | None:
+    """A grader path as the bench file sees it (None: relative, with no bench folder known)."""
+    p = Path(path)
+    if p.is_absolute():
+        return p
+    return None if bench_dir is None else Path(bench_dir) / p
 
 
 def format_seconds(seconds: float) -> str:

@@ -16,6 +16,7 @@ import orjson
 
 from recorder.commands import CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
 from recorder.errors import closest
+from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 
 # Bumped whenever any check's behaviour changes: part of every check's identity.
@@ -35,10 +36,13 @@ class CheckContext:
     as `workspace` (a callable), it is restored only when a check first asks, and a workspace
     that cannot be provided raises `Unavailable` there, so only the checks that read it ERROR.
     Exec-style checks run commands through `run_command` and find their runtime through
-    `interpreter`, both provided by where grading runs (the host, or a container).
+    `interpreter`, both provided by where grading runs (the host, or a container). AI checks
+    ask `judge` (None: no judge configured, and they ERROR saying so); `model:current` reads
+    the live model catalog through `catalog`; `runtimes` holds the scenario's runtime pins
+    (`defaults.bun:` → {"bun": "1.1"}).
     """
 
-    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control")
+    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes")
 
     def __init__(
         self,
@@ -49,6 +53,9 @@ class CheckContext:
         interpreter: Interpreter = local_interpreter,
         control: bool = False,
         workspace: Callable[[], Path | None] | None = None,
+        judge: Judge | None = None,
+        catalog: "ModelCatalog | None" = None,
+        runtimes: Mapping[str, str] | None = None,
     ) -> None:
         self._work_dir = work_dir
         self._workspace = workspace
@@ -57,6 +64,9 @@ class CheckContext:
         self.run_command = run_command
         self.interpreter = interpreter
         self.control = control  # grading the negative control (latency/cost are not applicable)
+        self.judge = judge  # asks a judge model (replay.judging builds it per grading)
+        self.catalog = catalog  # provider id (None: every one) -> the models it lists now
+        self.runtimes: Mapping[str, str] = runtimes if runtimes is not None else {}  # runtime pins: {"bun": "1.1.30"}
 
     @property
     def work_dir(self) -> Path | None:
@@ -65,8 +75,29 @@ class CheckContext:
         return self._work_dir
 
 
+ModelCatalog = Callable[["str | None"], "list[dict[str, Any]]"]
+"""The live model catalog: a provider id (None: every provider configured) → the models its
+listing answers with now, each `{"id", "provider", "created"?}`. Raises when unreachable."""
+
+
 Evaluator = Callable[[Session, CheckContext], Result]
 Builder = Callable[[CheckSpec], Evaluator]
+
+
+@dataclass(frozen=True)
+class PreflightContext:
+    """What preflight knows of where a check will run: the bench's folder, the environment,
+    and the scenario's runtime pins."""
+
+    bench_dir: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    runtimes: Mapping[str, str] = field(default_factory=dict)
+
+
+# Before any run: (spec, where it will run) -> blocking problems, each naming the fix (a
+# missing runtime with its install command, a missing grader file, a source that does not
+# compile). Checks whose requirements only show at grading register one.
+Preflighter = Callable[[CheckSpec, PreflightContext], "list[str]"]
 
 
 @dataclass(frozen=True)
@@ -83,6 +114,7 @@ class CheckInfo:
     prefix: bool = False
     control_na: bool = False  # not applicable under the negative control
     reads_workspace: bool = False
+    preflight: Preflighter | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,6 +150,7 @@ def register(
     prefix: bool = False,
     control_na: bool = False,
     reads_workspace: bool = False,
+    preflight: Preflighter | None = None,
 ) -> Callable[[Builder], Builder]:
     """Register a check builder: `builder(spec) -> evaluate(session, ctx) -> Result`."""
 
@@ -137,6 +170,7 @@ def register(
             prefix=prefix,
             control_na=control_na,
             reads_workspace=reads_workspace,
+            preflight=preflight,
         )
         return builder
 
@@ -241,6 +275,24 @@ def build(spec: CheckSpec) -> Check:
     except (TypeError, ValueError, KeyError) as exc:
         raise CheckConfigError(f"{spec.type}: {exc}") from exc
     return Check(spec=spec, info=info, evaluator=evaluator)
+
+
+def preflight_problems(spec: CheckSpec, pf: PreflightContext) -> list[str]:
+    """Construct the check (children too), then ask each type's preflight: a refusal or a
+    missing requirement is a blocking finding, found before anything runs or is spent."""
+    try:
+        build(spec)
+    except CheckConfigError as exc:
+        return [str(exc)]
+    out: list[str] = []
+    stack = [spec]
+    while stack:
+        s = stack.pop(0)
+        info = lookup(s.type)
+        if info.preflight is not None:
+            out.extend(info.preflight(s, pf))
+        stack.extend(s.checks)
+    return out
 
 
 def _respell(spec: CheckSpec, canonical: str) -> CheckSpec:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
-from adapters.transcripts import Imported, detect_format, parser_for, read_transcript
+from adapters.transcripts import Transcript, detect_format, open_transcript, parser_for
 from recorder.errors import BadInput
 from recorder.model import Action
-from recorder.store import Store
+from recorder.store import RAW_CHUNK_BYTES, Store, new_id
 
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
@@ -29,36 +30,82 @@ class ImportResult:
 
 
 def import_files(store: Store, harness: str, paths: list[Path], scenario: str | None = None, argv: list[str] | None = None) -> list[ImportResult]:
-    """One session per transcript (run kind `import`); the same content twice is found, not duplicated."""
+    """One session per transcript (run kind `import`); the same content twice is found, not duplicated.
+
+    Every file's format is checked before anything is written; then each file streams into
+    the store in one transaction of its own (memory stays flat in the file's size, and a file
+    that fails to read leaves nothing of itself behind)."""
     if harness not in FORMATS_BY_HARNESS:
         raise BadInput(f"cannot import {harness!r} transcripts", fix=f"use one of {', '.join(FORMATS_BY_HARNESS)}")
-    prepared: list[tuple[Path, str, Imported]] = []
-    for p in paths:  # read and check everything before writing anything
+    formats: list[tuple[Path, str]] = []
+    for p in paths:
         fmt = detect_format(p)
         if fmt not in FORMATS_BY_HARNESS[harness]:
             raise BadInput(f"this is a {fmt} file, not a {harness} transcript", file=str(p), fix=f"import it as `benchtape import {'codex' if fmt.startswith('codex') else 'claude-code'} {p}`")
-        prepared.append((p, fmt, read_transcript(p, fmt)))
+        formats.append((p, fmt))
     results: list[ImportResult] = []
     run_id: str | None = None
-    for p, fmt, imp in prepared:
-        source = f"import:{imp.sha256}"
+    for p, fmt in formats:
+        transcript = open_transcript(p, fmt)
+        source = f"import:{transcript.sha256()}"
         existing = store.find_session_by_source(source)
         if existing:
-            results.append(ImportResult(str(p), existing, True, len(imp.actions), _warnings(imp.actions)))
+            results.append(ImportResult(str(p), existing, True, *_counts(store, existing)))
             continue
         if run_id is None:
             run_id = store.new_run("import", harness=harness, argv=argv or [])
-        name = scenario or imp.meta.get("session_id") or p.stem
-        sid = store.new_session(run_id, str(name), harness=harness, model=imp.meta.get("model"), workdir=imp.meta.get("cwd"), source=source)
-        store.append_raw(sid, list(enumerate(imp.raw, start=1)))
+        sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, source, scenario or None, p)
+        results.append(ImportResult(str(p), sid, False, actions, warnings))
+    return results
+
+
+def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: Transcript, source: str, scenario: str | None, path: Path) -> tuple[str, int, int]:
+    """Write one transcript as a new session in one transaction, a batch at a time: raw lines
+    in ~RAW_CHUNK_BYTES chunks, actions beside them. The session row and `session.started`
+    (which need what only the whole file tells: model, cwd, first prompt) go in last, at the
+    seq kept for them; foreign keys are checked at commit."""
+    sid = new_id()
+    counted = warnings = 0
+    with store.transaction(defer_foreign_keys=True):
+        started_seq = store.reserve_seq(sid)
+        lines: list[tuple[int, str]] = []
+        pending: list[Action] = []
+        size = 0
+        for line_no, (line, actions) in enumerate(transcript.lines(), start=1):
+            lines.append((line_no, line))
+            size += len(line)
+            if actions:
+                pending.extend(actions)
+            if size >= RAW_CHUNK_BYTES:
+                store.append_raw(sid, lines)
+                counted, warnings = _flush(store, sid, pending, counted, warnings)
+                lines, pending, size = [], [], 0
+        pending.extend(transcript.finish())
+        store.append_raw(sid, lines)
+        store.end_raw(sid)
+        counted, warnings = _flush(store, sid, pending, counted, warnings)
+        meta = transcript.meta
+        name = scenario or meta.get("session_id") or path.stem
+        store.new_session(run_id, str(name), harness=harness, model=meta.get("model"), workdir=meta.get("cwd"), source=source, session_id=sid)
         started = Action(
             "session.started",
-            {"scenario": name, "harness": harness, "model": imp.meta.get("model"), "prompt": imp.meta.get("first_prompt"), "work_dir": imp.meta.get("cwd"), "format": fmt, "imported_from": imp.source_files, "meta": imp.meta},
+            {"scenario": name, "harness": harness, "model": meta.get("model"), "prompt": meta.get("first_prompt"), "work_dir": meta.get("cwd"), "format": fmt, "imported_from": [str(f) for f in transcript.files], "meta": meta},
         )
-        finished = Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, "imported": True})
-        store.append(sid, [started, *imp.actions, finished])
-        results.append(ImportResult(str(p), sid, False, len(imp.actions), _warnings(imp.actions)))
-    return results
+        store.append(sid, [started], at_seq=started_seq)
+        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, "imported": True})])
+    return sid, counted, warnings
+
+
+def _flush(store: Store, sid: str, actions: list[Action], counted: int, warnings: int) -> tuple[int, int]:
+    if actions:
+        store.append(sid, actions)
+    return counted + len(actions), warnings + _warnings(actions)
+
+
+def _counts(store: Store, session_id: str) -> tuple[int, int]:
+    """(actions, adapter warnings) of an imported session, without its bookends."""
+    actions = store.actions(session_id)
+    return sum(a.kind not in ("session.started", "session.finished") for a in actions), _warnings(actions)
 
 
 def reparse(store: Store, session_id: str) -> str:
@@ -87,13 +134,30 @@ def reparse(store: Store, session_id: str) -> str:
     kept_front = [a for a in old if a.kind in ("session.started", "environment.expected")]
     first_user = next((a for a in old if a.kind == "message.user" and "format" not in (started.data if started else {})), None)
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]
-    new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
-    store.append_raw(new_id, list(enumerate(raw, start=1)))
     front = [Action(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
     back = [Action(a.kind, a.data, a.thread, a.at) for a in kept_back]
     user = [Action(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
-    store.append(new_id, [*front, *user, *derived, *back])
+    with store.transaction():  # the new session is there whole, or not at all
+        new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
+        for batch in _chunks(list(enumerate(raw, start=1))):
+            store.append_raw(new_id, batch)
+        store.end_raw(new_id)
+        store.append(new_id, [*front, *user, *derived, *back])
     return new_id
+
+
+def _chunks(lines: list[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:
+    """Lines in batches of about RAW_CHUNK_BYTES, one compressed chunk each."""
+    batch: list[tuple[int, str]] = []
+    size = 0
+    for item in lines:
+        batch.append(item)
+        size += len(item[1])
+        if size >= RAW_CHUNK_BYTES:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
 
 
 def _warnings(actions: list[Action]) -> int:

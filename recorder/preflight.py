@@ -13,7 +13,10 @@ from pathlib import Path
 
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
+from checks.registry import PreflightContext, preflight_problems
+from recorder.judging import JudgeError
 from recorder.spec.bench import BenchSpec, ScenarioSpec
+from recorder.spec.judges import JUDGE_TYPE_NAMES, JudgesConfig
 from recorder.model import CheckSpec
 from recorder.runner import RunOptions
 from recorder.spec.evalfile import EvalSpec
@@ -44,10 +47,11 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     pf.blocking.extend(adapter.preflight(None, bench.harness_config, env))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
+    pf.blocking.extend(judge_problems(bench, env))
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
-        pf.merge(_scenario(sc, level, name, allow_host_writes))
+        pf.merge(_scenario(sc, level, name, allow_host_writes, PreflightContext(bench.dir, env, sc.runtimes)))
         none_scenarios += level == "none"
         if name == "claude-code":
             from adapters.claude_code import preflight_scenario
@@ -57,7 +61,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
-def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool) -> Preflight:
+def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, where: PreflightContext | None = None) -> Preflight:
     pf = Preflight()
     label = f"{sc.where}: scenario {sc.name!r}"
     if level == "none":
@@ -80,7 +84,7 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     if harness == "mock" and sc.mock is None:
         pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
     for i, spec in enumerate(sc.checks):
-        pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec))
+        pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec, where))
     return pf
 
 def _container(sc: ScenarioSpec, label: str) -> Preflight:
@@ -104,13 +108,50 @@ def _container(sc: ScenarioSpec, label: str) -> Preflight:
         pf.notes.append(f"{label}: the base image {BASE_IMAGE} is not built yet; the first session builds it (about a second), or run `benchtape sandbox build` now")
     return pf
 
-def check_problems(spec: CheckSpec) -> list[str]:
-    """Construct the check (and any children): a refusal is a blocking finding."""
-    try:
-        build(spec)
-    except CheckConfigError as exc:
-        return [str(exc)]
-    return []
+def check_problems(spec: CheckSpec, where: PreflightContext | None = None) -> list[str]:
+    """Construct the check (and any children): a refusal is a blocking finding; so is what its
+    type's own preflight finds missing (a runtime, a grader file, a source that does not build)."""
+    if where is None:
+        try:
+            build(spec)
+        except CheckConfigError as exc:
+            return [str(exc)]
+        return []
+    return preflight_problems(spec, where)
+
+
+def judge_problems(bench: BenchSpec, env: dict[str, str]) -> list[str]:
+    """Every judge a check will ask must be usable here: a provider that resolves, with its
+    key set (an explicit default whose key is unset is an error at run start, as madbench's)."""
+    config = bench.judges or JudgesConfig(models=bench.models)
+    asked: dict[str | None, CheckSpec] = {}
+    for sc in bench.scenarios:
+        for spec in _walk(sc.checks):
+            if spec.type in JUDGE_TYPE_NAMES:
+                args = spec.args if isinstance(spec.args, dict) else {}
+                model = args.get("model")
+                pid = args.get("judge") if isinstance(args.get("judge"), str) else None
+                if pid is None and isinstance(model, str) and model in config.models:
+                    pid = f"models:{model}"
+                asked.setdefault(pid, spec)
+    out = []
+    for pid, spec in asked.items():
+        try:
+            if pid is not None and pid.startswith("models:"):
+                m = config.models[pid[len("models:"):]]
+                if m.key_missing(env):
+                    raise JudgeError(f"model {m.id!r} of models: needs {m.api_key_env}, which is not set")
+            else:
+                config.provider(pid, env)
+        except JudgeError as exc:
+            out.append(f"{spec.where}: {spec.type} needs a judge: {exc}")
+    return out
+
+
+def _walk(specs: tuple[CheckSpec, ...] | list[CheckSpec]):
+    for spec in specs:
+        yield spec
+        yield from _walk(spec.checks)
 
 
 def unwritable(path: Path, *, folder: bool = False) -> str | None:

@@ -233,9 +233,7 @@ class Runner:
                 if store_failure:
                     continue
                 try:
-                    self.store.append_raw(session_id, [(line_no, line)])
-                    if actions:
-                        self.store.append(session_id, actions)
+                    self.store.append_line(session_id, line_no, line, actions)
                 except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
                     store_failure.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
                     continue

@@ -1,10 +1,15 @@
 """The SQLite event store: runs, sessions, the append-only action stream, raw lines, blobs,
 gradings and verdicts.
 
-History is never updated: triggers make UPDATE and DELETE on `actions`, `raw`,
-`gradings` and `verdicts` raise, and a session's lifecycle lives in its stream
-(`session.started` … `session.finished`). Each append commits, so a killed process
-leaves every action it had received.
+History is never rewritten, by benchtape or by any other program opening the file: triggers
+stored in the schema make UPDATE, DELETE and any INSERT that would replace an existing row
+(`INSERT OR REPLACE`, an UPSERT) raise on every history table, and a session's lifecycle lives
+in its stream (`session.started` … `session.finished`). Each append commits, so a killed process
+leaves every action and raw line it had received.
+
+Several processes may write one store at once: each process has one connection (its threads
+share it under the store's lock), every write transaction begins IMMEDIATE, and migrations run
+under an exclusive lock that re-reads the schema version inside it (see recorder.sqlite_io).
 """
 
 from __future__ import annotations
@@ -15,15 +20,18 @@ import platform
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 import sqlite_utils
 from ulid import ULID
 
+from recorder.errors import BadInput
 from recorder.model import Action, Session, project
+from recorder.sqlite_io import bad_store, begin, connect, retry_busy, run_script
 
 DEFAULT_DB = Path(".benchtape") / "benchtape.db"
 
@@ -45,7 +53,6 @@ def loads(text: str | bytes | None) -> Any:
 
 
 # ---------------------------------------------------------------- migrations
-
 _APPEND_ONLY = ("actions", "raw", "gradings", "verdicts")
 
 
@@ -158,19 +165,324 @@ def _m5_drop_kind_index(db: sqlite_utils.Database) -> None:
     db.executescript("DROP INDEX IF EXISTS actions_kind;")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_import_index, _m3_grading_scenarios, _m4_generated_vars, _m5_drop_kind_index]
+def no_rewrite(table: str, key: Sequence[str], *, rowid: bool = False, content: str | None = None) -> str:
+    """A trigger refusing any INSERT that meets an existing row of a history table.
+
+    `INSERT OR REPLACE` deletes the row it meets without firing DELETE triggers (unless that
+    connection turned recursive_triggers on) and an UPSERT becomes an UPDATE of it; a BEFORE
+    INSERT trigger stored in the schema stops both, whatever program opened the file. A rowid
+    table is also matched on an explicit rowid. In a content-addressed table (`content` names
+    the content column) the very same row again is skipped, as INSERT OR IGNORE would."""
+    match = " AND ".join(f"{k} = NEW.{k}" for k in key)
+    if rowid:
+        match = f"({match}) OR rowid = NEW.rowid"
+    refuse = f"RAISE(ABORT, '{table} is append-only: an existing row is never replaced')"
+    if content:
+        same = " AND ".join(f"{k} IS NEW.{k}" for k in (*key, content))
+        body = f"SELECT CASE WHEN EXISTS (SELECT 1 FROM {table} WHERE ({match}) AND NOT ({same})) THEN {refuse} ELSE RAISE(IGNORE) END;"
+    else:
+        body = f"SELECT {refuse};"
+    return f"CREATE TRIGGER {table}_no_rewrite BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE {match}) BEGIN {body} END;"
 
 
-def migrate(db: sqlite_utils.Database) -> int:
-    """Apply, in order, every migration after the one recorded in PRAGMA user_version."""
-    current = db.execute("PRAGMA user_version").fetchone()[0]
-    for number, step in enumerate(MIGRATIONS, start=1):
-        if number <= current:
-            continue
-        with db.conn:
-            step(db)
-            db.execute(f"PRAGMA user_version = {number}")
+def _m6_no_rewrites(db: sqlite_utils.Database) -> None:
+    """Every history table refuses every rewrite, on every connection: REPLACE and UPSERT are
+    refused like UPDATE and DELETE, and runs, sessions and blobs (which had no guard) get all."""
+    for table in ("runs", "sessions", "blobs"):
+        db.executescript(append_only(table))
+    for table, key in (("runs", ["id"]), ("sessions", ["id"]), ("gradings", ["id"]), ("verdicts", ["grading_id", "session_id", "check_path"])):
+        db.executescript(no_rewrite(table, key, rowid=True))
+    db.executescript(no_rewrite("blobs", ["sha256"], rowid=True, content="data"))
+    for table, key in (("actions", ["session_id", "seq"]), ("raw", ["session_id", "line_no"]), ("grading_scenarios", ["grading_id", "scenario"]), ("generated_vars", ["run_id", "scenario"])):
+        db.executescript(no_rewrite(table, key))
+
+
+def _sha256_text(text: str | None) -> str | None:
+    return None if text is None else hashlib.sha256(text.encode()).hexdigest()
+
+
+def _m7_specs_once(db: sqlite_utils.Database) -> None:
+    """Each check spec is stored once (`specs`, keyed by the sha256 of its JSON) instead of once
+    per verdict: a regrade of N sessions wrote each spec N times. Verdict rows move to
+    `verdict_rows` (referencing their spec), and `verdicts` becomes a view with the same
+    columns as the table it replaces, so every reader (SQL or Store.verdicts) reads it as before.
+    Existing verdicts are carried over row for row."""
+    db.conn.create_function("benchtape_sha256", 1, _sha256_text, deterministic=True)
+    db.executescript(
+        """
+        CREATE TABLE specs (id INTEGER PRIMARY KEY, sha256 TEXT NOT NULL UNIQUE, spec TEXT NOT NULL);
+        CREATE TABLE verdict_rows (
+            grading_id TEXT NOT NULL REFERENCES gradings(id), session_id TEXT NOT NULL,
+            check_path TEXT NOT NULL, type TEXT NOT NULL, metric TEXT, spec_id INTEGER NOT NULL REFERENCES specs(id),
+            spec_sha256 TEXT NOT NULL, status TEXT NOT NULL, pass INTEGER NOT NULL, score REAL NOT NULL,
+            reason TEXT, evidence TEXT, readout INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL,
+            PRIMARY KEY (grading_id, session_id, check_path)
+        ) WITHOUT ROWID;
+        INSERT INTO specs (sha256, spec) SELECT benchtape_sha256(spec), spec FROM verdicts GROUP BY spec ORDER BY MIN(rowid);
+        INSERT INTO verdict_rows
+            SELECT v.grading_id, v.session_id, v.check_path, v.type, v.metric, s.id, v.spec_sha256, v.status,
+                   v.pass, v.score, v.reason, v.evidence, v.readout, v.created_at
+            FROM verdicts v JOIN specs s ON s.sha256 = benchtape_sha256(v.spec);
+        DROP TABLE verdicts;
+        CREATE INDEX verdict_rows_session ON verdict_rows(session_id);
+        CREATE VIEW verdicts AS
+            SELECT v.grading_id AS grading_id, v.session_id AS session_id, v.check_path AS check_path,
+                   v.type AS type, v.metric AS metric, s.spec AS spec, v.spec_sha256 AS spec_sha256,
+                   v.status AS status, v.pass AS pass, v.score AS score, v.reason AS reason,
+                   v.evidence AS evidence, v.readout AS readout, v.created_at AS created_at
+            FROM verdict_rows v JOIN specs s ON s.id = v.spec_id;
+        CREATE TRIGGER verdicts_no_update INSTEAD OF UPDATE ON verdicts
+        BEGIN SELECT RAISE(ABORT, 'verdicts is append-only: history is never updated'); END;
+        CREATE TRIGGER verdicts_no_delete INSTEAD OF DELETE ON verdicts
+        BEGIN SELECT RAISE(ABORT, 'verdicts is append-only: history is never deleted'); END;
+        """
+    )
+    db.executescript(append_only("verdict_rows") + append_only("specs"))
+    db.executescript(no_rewrite("verdict_rows", ["grading_id", "session_id", "check_path"]))
+    db.executescript(no_rewrite("specs", ["sha256"], rowid=True, content="spec"))
+
+
+def _m8_compressed_raw(db: sqlite_utils.Database) -> None:
+    """Raw lines are stored compressed: each session's lines are one zstd frame cut at block
+    flushes into chunks (a live line is a chunk of its own, durable when its append returns; an
+    import writes ~64 kB chunks), each chunk compressing against the lines before it. `raw`
+    keeps its name and key (session_id, line_no = the chunk's first line); `lines` counts the
+    chunk's lines and `fresh` marks a chunk that starts a new stream. Existing rows are carried
+    over, compressed."""
+    db.executescript(
+        """
+        CREATE TABLE raw_chunks (
+            session_id TEXT NOT NULL, line_no INTEGER NOT NULL, lines INTEGER NOT NULL,
+            fresh INTEGER NOT NULL, data BLOB NOT NULL,
+            PRIMARY KEY (session_id, line_no)
+        ) WITHOUT ROWID;
+        """
+    )
+    conn = db.conn
+    insert = "INSERT INTO raw_chunks (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
+    session, stream, batch, size = None, RawStream(), [], 0
+    for session_id, line_no, text in _iter_old_raw(conn):
+        if session_id != session or size >= RAW_CHUNK_BYTES:
+            if batch:
+                conn.executemany(insert, stream.rows(session, batch))
+            if session_id != session:
+                stream = RawStream()
+            session, batch, size = session_id, [], 0
+        batch.append((line_no, text))
+        size += len(text)
+    if batch:
+        conn.executemany(insert, stream.rows(session, batch))
+    db.executescript("DROP TABLE raw; ALTER TABLE raw_chunks RENAME TO raw;")
+    db.executescript(append_only("raw"))
+    db.executescript(no_rewrite("raw", ["session_id", "line_no"]))
+
+
+def _iter_old_raw(conn: sqlite3.Connection) -> Iterator[tuple[str, int, str]]:
+    """The first release's raw rows in order, a page at a time (memory stays flat)."""
+    last = ("", -1)
+    while True:
+        page = conn.execute("SELECT session_id, line_no, text FROM raw WHERE (session_id, line_no) > (?, ?) ORDER BY session_id, line_no LIMIT 2000", last).fetchall()
+        yield from page
+        if len(page) < 2000:
+            return
+        last = (page[-1][0], page[-1][1])
+
+
+def _m9_session_summary(db: sqlite_utils.Database) -> None:
+    """One row per session to browse the store as it is (Datasette, sqlite-utils): its run,
+    scenario, attempt, harness, model, status, cost, tokens, duration, the verdict counts of its
+    latest grading and ISO times, all derived from the history (a view, nothing stored)."""
+    db.executescript(
+        """
+        CREATE VIEW session_summary AS
+        SELECT
+            s.id AS session_id,
+            s.run_id AS run_id,
+            r.kind AS run_kind,
+            r.bench_path AS bench,
+            s.scenario AS scenario,
+            s.attempt AS attempt,
+            s.harness AS harness,
+            s.model AS model,
+            CASE WHEN fa.seq IS NULL THEN 'unfinished' ELSE COALESCE(json_extract(fa.data, '$.status'), 'ok') END AS status,
+            (SELECT json_extract(a.data, '$.cost_usd') FROM actions a WHERE a.session_id = s.id AND a.kind = 'metrics'
+                AND json_extract(a.data, '$.cost_usd') IS NOT NULL ORDER BY a.seq DESC LIMIT 1) AS cost_usd,
+            (SELECT json_extract(a.data, '$.tokens_in') FROM actions a WHERE a.session_id = s.id AND a.kind = 'metrics'
+                AND json_extract(a.data, '$.tokens_in') IS NOT NULL ORDER BY a.seq DESC LIMIT 1) AS tokens_in,
+            (SELECT json_extract(a.data, '$.tokens_out') FROM actions a WHERE a.session_id = s.id AND a.kind = 'metrics'
+                AND json_extract(a.data, '$.tokens_out') IS NOT NULL ORDER BY a.seq DESC LIMIT 1) AS tokens_out,
+            json_extract(fa.data, '$.wall_ms') AS duration_ms,
+            s.latest_grading AS grading_id,
+            (SELECT COUNT(*) FROM verdict_rows v WHERE v.grading_id = s.latest_grading AND v.session_id = s.id AND v.status = 'PASS') AS pass,
+            (SELECT COUNT(*) FROM verdict_rows v WHERE v.grading_id = s.latest_grading AND v.session_id = s.id AND v.status = 'FAIL') AS fail,
+            (SELECT COUNT(*) FROM verdict_rows v WHERE v.grading_id = s.latest_grading AND v.session_id = s.id AND v.status = 'ERROR') AS error,
+            (SELECT COUNT(*) FROM verdict_rows v WHERE v.grading_id = s.latest_grading AND v.session_id = s.id AND v.status = 'NA') AS na,
+            strftime('%Y-%m-%dT%H:%M:%fZ', s.started_at, 'unixepoch') AS started_at,
+            strftime('%Y-%m-%dT%H:%M:%fZ', fa.at, 'unixepoch') AS finished_at
+        FROM (
+            SELECT s.*, (SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id
+                         WHERE v.session_id = s.id ORDER BY g.created_at DESC, g.id DESC LIMIT 1) AS latest_grading
+            FROM sessions s
+        ) s
+        LEFT JOIN runs r ON r.id = s.run_id
+        LEFT JOIN actions fa ON fa.session_id = s.id AND fa.kind = 'session.finished'
+            AND fa.seq = (SELECT MAX(x.seq) FROM actions x WHERE x.session_id = s.id AND x.kind = 'session.finished');
+        """
+    )
+
+
+def _m10_judgments(db: sqlite_utils.Database) -> None:
+    """Every judge request and its answer, append-only, with the grading, session and check it
+    served: AI verdicts become auditable, and a regrade answers a byte-identical request
+    (`request_sha256` + `vote`) from here instead of paying for it again."""
+    db.executescript(
+        """
+        CREATE TABLE judgments (
+            id TEXT PRIMARY KEY, grading_id TEXT, session_id TEXT, check_type TEXT, check_sha256 TEXT,
+            vote INTEGER NOT NULL DEFAULT 0, mode TEXT, provider TEXT NOT NULL, transport TEXT NOT NULL,
+            model TEXT NOT NULL, endpoint TEXT, provider_spec TEXT, params TEXT NOT NULL,
+            request_sha256 TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, prompt TEXT NOT NULL,
+            reply TEXT NOT NULL, reply_model TEXT, stop_reason TEXT, input_tokens INTEGER,
+            output_tokens INTEGER, cost_usd REAL, latency_ms REAL, created_at REAL NOT NULL
+        );
+        CREATE INDEX judgments_request ON judgments(request_sha256, vote);
+        CREATE INDEX judgments_grading ON judgments(grading_id);
+        CREATE INDEX judgments_session ON judgments(session_id, check_sha256);
+        """
+    )
+    db.executescript(append_only("judgments"))
+    db.executescript(no_rewrite("judgments", ["id"], rowid=True))
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _m1_initial,
+    _m2_import_index,
+    _m3_grading_scenarios,
+    _m4_generated_vars,
+    _m5_drop_kind_index,
+    _m6_no_rewrites,
+    _m7_specs_once,
+    _m8_compressed_raw,
+    _m9_session_summary,
+    _m10_judgments,
+]
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(db: sqlite_utils.Database, path: Path | None = None) -> int:
+    """Bring the store to the current schema: every migration after PRAGMA user_version, all in
+    one exclusive transaction that re-reads the version once it holds the lock, so processes
+    opening a new or old store at the same moment migrate it exactly once."""
+    conn = db.conn
+    if schema_version(conn) == len(MIGRATIONS):
+        return len(MIGRATIONS)
+    begin(conn, "BEGIN EXCLUSIVE")
+    try:
+        current = schema_version(conn)
+        _check_version(conn, current, path, readonly=False)
+        for number, step in enumerate(MIGRATIONS, start=1):
+            if number > current:
+                step(db)
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
     return len(MIGRATIONS)
+
+
+def _check_version(conn: sqlite3.Connection, version: int, path: Path | None, *, readonly: bool) -> None:
+    """BadInput when this file is not a store this benchtape may open as asked."""
+    where = str(path) if path else None
+    if version > len(MIGRATIONS):
+        raise BadInput(f"this store was written by a newer benchtape (schema {version}; this version knows {len(MIGRATIONS)})", file=where, fix="upgrade benchtape to open it")
+    if version == 0:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        if tables:
+            raise BadInput(
+                f"not a benchtape store: it holds other tables ({', '.join(tables[:5])}{', …' if len(tables) > 5 else ''})",
+                file=where,
+                fix="pass --db a new path (benchtape creates the store there) or the path of a benchtape store",
+            )
+        if readonly:
+            raise BadInput("not a benchtape store (an empty database)", file=where, fix="record into it first (`benchtape run` or `benchtape import` with this --db), or pass the path of a benchtape store")
+    elif readonly and version < len(MIGRATIONS):
+        raise BadInput(
+            f"this store was written by an older benchtape (schema {version}; this version reads {len(MIGRATIONS)}), and this command only reads",
+            file=where,
+            fix=f"bring it forward once with `benchtape migrate --db {where or 'PATH'}` (any recording command, such as run or import, does it too)",
+        )
+
+
+# ---------------------------------------------------------------- raw lines, compressed
+
+RAW_LEVEL = 3  # zstd level of raw chunks (benchmarks/store_import.py shows the trade-off)
+RAW_CHUNK_BYTES = 64 * 1024  # how much text a batch writer (import, migration) puts in one chunk
+RAW_STREAMS = 32  # open compressors kept per store (~1.3 MB each); an evicted one restarts fresh
+
+
+class RawStream:
+    """One session's raw lines as one zstd frame, cut at block flushes into chunks.
+
+    A chunk is stored as soon as it is cut (a live line is durable when its append returns) yet
+    compresses against the lines before it; a reader decompresses a session's chunks in order,
+    starting a new frame at each chunk marked fresh (a new process, or after a failed write).
+    zstd over zlib: per line 5.1× at ~140 MB/s against zlib's 4.8× at ~30 MB/s on the real
+    transcripts, which is most of an import's time (measured in benchmarks/store_import.py)."""
+
+    __slots__ = ("_z", "_flush", "_fresh")
+
+    def __init__(self, level: int = RAW_LEVEL):
+        import zstandard  # only the commands that write or read raw lines pay for the import
+
+        self._z = zstandard.ZstdCompressor(level=level).compressobj()
+        self._flush = zstandard.COMPRESSOBJ_FLUSH_BLOCK
+        self._fresh = 1
+
+    def rows(self, session_id: str, lines: Iterable[tuple[int, str]]) -> list[tuple[str, int, int, int, bytes]]:
+        """The rows for these lines: consecutive line numbers share a chunk; a line holding a
+        newline gets a chunk of its own, so splitting a chunk on newlines is always exact."""
+        out: list[tuple[str, int, int, int, bytes]] = []
+        group: list[str] = []
+        first = last = 0
+        for n, text in lines:
+            alone = "\n" in text
+            if group and (n != last + 1 or alone):
+                out.append(self._chunk(session_id, first, group))
+                group = []
+            if not group:
+                first = n
+            group.append(text)
+            last = n
+            if alone:
+                out.append(self._chunk(session_id, first, group))
+                group = []
+        if group:
+            out.append(self._chunk(session_id, first, group))
+        return out
+
+    def _chunk(self, session_id: str, first: int, group: list[str]) -> tuple[str, int, int, int, bytes]:
+        data = self._z.compress(("\n".join(group) + "\n").encode("utf-8", "surrogatepass")) + self._z.flush(self._flush)
+        fresh, self._fresh = self._fresh, 0
+        return (session_id, first, len(group), fresh, data)
+
+
+def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
+    """The lines of a session's raw chunks (lines, fresh, data), in order."""
+    import zstandard
+
+    inflate = None
+    for lines, fresh, data in rows:
+        if fresh or inflate is None:
+            inflate = zstandard.ZstdDecompressor().decompressobj()
+        body = inflate.decompress(data).decode("utf-8", "surrogatepass")[:-1]
+        if lines == 1:
+            yield body
+        else:
+            yield from body.split("\n")
 
 
 # ---------------------------------------------------------------- the store
@@ -195,29 +507,81 @@ class SessionRow:
         return dict(self.__dict__)
 
 
-class Store:
-    """One SQLite file; safe to share between threads (one connection, one lock)."""
+class _Database(sqlite_utils.Database):
+    """sqlite-utils' Database whose executescript runs inside the caller's transaction (the
+    sqlite3 module's own COMMITs first), so a migration is all or nothing."""
 
-    def __init__(self, path: Path | str, *, readonly: bool = False):
+    def executescript(self, sql: str) -> None:  # type: ignore[override]
+        run_script(self.conn, sql)
+
+
+class Store:
+    """One SQLite file; one connection per Store, shared by threads under one lock.
+
+    `readonly=True` opens the file read-only: it is never created, changed or migrated (a
+    browsing command pointed at someone else's database leaves it as it was). `create=False`
+    refuses a path with no database yet. Every way the path can fail is a BadInput at open."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False, create: bool = True):
         self.path = Path(path)
-        if not readonly:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
-        self.db = sqlite_utils.Database(conn)
+        self.readonly = readonly
+        conn = connect(self.path, readonly=readonly, create=create)
         self.lock = threading.RLock()
         self._seq: dict[str, int] = {}
+        self._raw: dict[str, RawStream] = {}
+        self._spec_ids: dict[str, int] = {}
         self.redactors: dict[str, Callable[[str], str]] = {}
         # Sessions written without a redactor of their own (imports, re-gradings in a later
         # process) still never store this process's *_API_KEY / *_TOKEN values in clear.
         self.default_redactor = _environment_redactor()
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
-        migrate(self.db)
+        try:
+            self.db = _Database(conn)
+            if readonly:
+                _check_version(conn, schema_version(conn), self.path, readonly=True)
+            else:
+                if retry_busy(conn, "PRAGMA journal_mode")[0][0] != "wal":
+                    retry_busy(conn, "PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                migrate(self.db, self.path)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise bad_store(self.path, exc) from None
+        except BaseException:
+            conn.close()
+            raise
 
     def close(self) -> None:
         with self.lock:
             self.db.conn.close()
+
+    # ------------------------------------------------------------ transactions
+    @contextmanager
+    def transaction(self, *, defer_foreign_keys: bool = False) -> Iterator[None]:
+        """One write transaction around several store calls (an import writes a whole file's
+        session in one). Writes inside it join it; it commits at the end or rolls back whole."""
+        with self.lock:
+            conn = self.db.conn
+            if conn.in_transaction:
+                yield
+                return
+            begin(conn)
+            try:
+                if defer_foreign_keys:
+                    conn.execute("PRAGMA defer_foreign_keys = ON")
+                yield
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                self._forget_uncommitted()
+                raise
+
+    def _forget_uncommitted(self) -> None:
+        """After a rollback, what this process remembered about written rows may be wrong: next
+        seqs are re-read, raw streams restart fresh, spec ids are looked up again."""
+        self._seq.clear()
+        self._raw.clear()
+        self._spec_ids.clear()
 
     # ------------------------------------------------------------ writes
     def new_run(self, kind: str, *, bench_path: str | None = None, bench_sha256: str | None = None, harness: str | None = None, model: str | None = None, argv: list[str] | None = None, params: dict[str, Any] | None = None) -> str:
@@ -225,44 +589,23 @@ class Store:
 
         run_id = new_id()
         host = {"hostname": platform.node(), "platform": platform.platform(), "python": platform.python_version()}
-        with self.lock, self.db.conn:
-            self.db["runs"].insert(
-                {
-                    "id": run_id,
-                    "kind": kind,
-                    "bench_path": bench_path,
-                    "bench_sha256": bench_sha256,
-                    "harness": harness,
-                    "model": model,
-                    "argv": dumps(argv or []),
-                    "host": dumps(host),
-                    "benchtape_version": VERSION,
-                    "started_at": time.time(),
-                    "params": dumps(params or {}),
-                }
+        with self.transaction():
+            self.db.conn.execute(
+                "INSERT INTO runs (id, kind, bench_path, bench_sha256, harness, model, argv, host, benchtape_version, started_at, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, kind, bench_path, bench_sha256, harness, model, dumps(argv or []), dumps(host), VERSION, time.time(), dumps(params or {})),
             )
         return run_id
 
-    def new_session(self, run_id: str, scenario: str, *, cell_id: str | None = None, attempt: int = 1, harness: str | None = None, model: str | None = None, params: dict[str, Any] | None = None, workdir: str | None = None, parent_session: str | None = None, source: str | None = None) -> str:
-        session_id = new_id()
-        with self.lock, self.db.conn:
-            self.db["sessions"].insert(
-                {
-                    "id": session_id,
-                    "run_id": run_id,
-                    "scenario": scenario,
-                    "cell_id": cell_id,
-                    "attempt": attempt,
-                    "harness": harness,
-                    "model": model,
-                    "params": dumps(params or {}),
-                    "workdir": workdir,
-                    "started_at": time.time(),
-                    "parent_session": parent_session,
-                    "source": source,
-                }
+    def new_session(self, run_id: str, scenario: str, *, cell_id: str | None = None, attempt: int = 1, harness: str | None = None, model: str | None = None, params: dict[str, Any] | None = None, workdir: str | None = None, parent_session: str | None = None, source: str | None = None, session_id: str | None = None) -> str:
+        """A new session row (`session_id` when the caller chose the id already, as an import
+        does: it writes the session's actions first and this row last, once it knows them)."""
+        session_id = session_id or new_id()
+        with self.transaction():
+            self.db.conn.execute(
+                "INSERT INTO sessions (id, run_id, scenario, cell_id, attempt, harness, model, params, workdir, started_at, parent_session, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, run_id, scenario, cell_id, attempt, harness, model, dumps(params or {}), workdir, time.time(), parent_session, source),
             )
-            self._seq[session_id] = 0
+            self._seq.setdefault(session_id, 0)
         return session_id
 
     def redactor_for(self, session_id: str) -> Callable[[str], str] | None:
@@ -272,72 +615,103 @@ class Store:
         """Every action and raw line of this session passes through `redact` before it is stored."""
         self.redactors[session_id] = redact
 
-    def append(self, session_id: str, actions: Iterable[Action]) -> int:
+    def append(self, session_id: str, actions: Iterable[Action], *, at_seq: int | None = None) -> int:
         """Append actions in one transaction (redacted first); returns the last seq written.
 
-        The hot path of recording: rows are built in one pass with no intermediate objects.
-        """
+        `at_seq` writes them from a seq the caller reserved with `reserve_seq` instead of after
+        the last one."""
+        with self.transaction():
+            return self._insert_actions(session_id, actions, at_seq)
+
+    def append_line(self, session_id: str, line_no: int, text: str, actions: Sequence[Action]) -> int:
+        """One line of the harness's output and the actions parsed from it, in ONE transaction:
+        both are durable when this returns (a killed recorder keeps every line it was given).
+        Returns the last seq written."""
+        redact = self.redactor_for(session_id)
+        line = redact(text) if redact is not None else text
+        with self.transaction():
+            self._insert_raw(session_id, [(line_no, line)])
+            return self._insert_actions(session_id, actions, None)
+
+    def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
+        """Raw lines (line_no, text), redacted then compressed; consecutive lines of one call
+        share a chunk, so a batch writer (an import) passes ~RAW_CHUNK_BYTES of lines a call."""
+        redact = self.redactor_for(session_id)
+        batch = [(n, redact(t)) for n, t in lines] if redact is not None else list(lines)
+        if batch:
+            with self.transaction():
+                self._insert_raw(session_id, batch)
+
+    def reserve_seq(self, session_id: str, count: int = 1) -> int:
+        """Keep the next `count` seqs for actions written later with `append(at_seq=...)` (an
+        import writes `session.started` last, once the file has told it the session's facts)."""
+        with self.lock:
+            first = self._next_seq(session_id) + 1
+            self._seq[session_id] = first + count - 1
+            return first
+
+    def _insert_actions(self, session_id: str, actions: Iterable[Action], at_seq: int | None) -> int:
+        """Inside a transaction: the actions (redacted) at the next seqs, or from `at_seq`. The
+        hot path of recording: rows are built in one pass with no intermediate objects."""
         redact = self.redactor_for(session_id)
         now = time.time()
         encode = orjson.dumps
-        with self.lock:
-            seq = self._next_seq(session_id)
-            rows = []
-            for a in actions:
-                seq += 1
-                data = encode(a.data, default=str).decode()
-                if redact is not None:
-                    data = redact(data)
-                rows.append((session_id, seq, a.at or now, a.thread, a.kind, data))
-            if rows:
-                conn = self.db.conn
-                conn.execute("BEGIN")
-                try:
-                    conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)", rows)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                self._seq[session_id] = seq
-            return seq
-
-    def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
-        redact = self.redactor_for(session_id)
-        rows = [(session_id, n, redact(t) if redact else t) for n, t in lines]
+        seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
+        rows = []
+        finished = False
+        for a in actions:
+            seq += 1
+            data = encode(a.data, default=str).decode()
+            if redact is not None:
+                data = redact(data)
+            kind = a.kind
+            rows.append((session_id, seq, a.at or now, a.thread, kind, data))
+            if kind == "session.finished":
+                finished = True
         if rows:
-            with self.lock, self.db.conn:
-                self.db.conn.executemany("INSERT INTO raw (session_id, line_no, text) VALUES (?, ?, ?)", rows)
+            self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, ?)", rows)
+            if at_seq is None:
+                self._seq[session_id] = seq
+            if finished:  # nothing more will be appended to it by this process
+                self._raw.pop(session_id, None)
+        return seq
+
+    def _insert_raw(self, session_id: str, lines: list[tuple[int, str]]) -> None:
+        stream = self._raw.get(session_id)
+        if stream is None:
+            if len(self._raw) >= RAW_STREAMS:
+                self._raw.pop(next(iter(self._raw)))
+            stream = self._raw[session_id] = RawStream()
+        self.db.conn.executemany("INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)", stream.rows(session_id, lines))
+
+    def end_raw(self, session_id: str) -> None:
+        """Free this session's raw compressor (a later line would start a fresh stream)."""
+        with self.lock:
+            self._raw.pop(session_id, None)
 
     def _next_seq(self, session_id: str) -> int:
         if session_id not in self._seq:
-            row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM actions WHERE session_id = ?", [session_id]).fetchone()
-            self._seq[session_id] = row[0]
+            with self.lock:
+                row = self.db.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM actions WHERE session_id = ?", [session_id]).fetchone()
+                self._seq[session_id] = row[0]
         return self._seq[session_id]
 
     def put_blob(self, data: bytes) -> str:
         sha = hashlib.sha256(data).hexdigest()
-        with self.lock, self.db.conn:
-            self.db.execute("INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)", [sha, len(data), data])
+        with self.transaction():
+            self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data) VALUES (?, ?, ?)", [sha, len(data), data])
         return sha
 
     def get_blob(self, sha: str) -> bytes | None:
-        row = self.db.execute("SELECT data FROM blobs WHERE sha256 = ?", [sha]).fetchone()
+        row = self._one("SELECT data FROM blobs WHERE sha256 = ?", [sha])
         return None if row is None else bytes(row[0])
 
     def new_grading(self, source: str, *, checkset_sha256: str, catalog_version: str, bench_path: str | None = None, run_id: str | None = None, note: str | None = None) -> str:
         grading_id = new_id()
-        with self.lock, self.db.conn:
-            self.db["gradings"].insert(
-                {
-                    "id": grading_id,
-                    "source": source,
-                    "checkset_sha256": checkset_sha256,
-                    "catalog_version": catalog_version,
-                    "bench_path": bench_path,
-                    "run_id": run_id,
-                    "created_at": time.time(),
-                    "note": note,
-                }
+        with self.transaction():
+            self.db.conn.execute(
+                "INSERT INTO gradings (id, source, checkset_sha256, catalog_version, bench_path, run_id, created_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (grading_id, source, checkset_sha256, catalog_version, bench_path, run_id, time.time(), note),
             )
         return grading_id
 
@@ -352,7 +726,7 @@ class Store:
 
     def add_verdicts_many(self, grading_id: str, batch: Iterable[tuple[str, list[dict[str, Any]]]]) -> None:
         """Several sessions' verdicts in one transaction: a re-grading of thousands of sessions
-        pays one commit per batch instead of one per session."""
+        pays one commit per batch instead of one per session. Each distinct spec is stored once."""
         now = time.time()
         encode = orjson.dumps
         records = []
@@ -370,7 +744,7 @@ class Store:
                     reason = redact(reason) if reason is not None else None
                     evidence = redact(evidence)
                 append(
-                    (
+                    [
                         grading_id,
                         session_id,
                         r["check_path"],
@@ -385,53 +759,139 @@ class Store:
                         evidence,
                         int(bool(r.get("readout"))),
                         now,
-                    )
+                    ]
                 )
         if not records:
             return
-        with self.lock:
-            self._in_transaction(
-                "INSERT INTO verdicts (grading_id, session_id, check_path, type, metric, spec, spec_sha256, status, pass, score, reason, evidence, readout, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        with self.transaction():
+            ids: dict[str, int] = {}
+            for record in records:
+                text = record[5]
+                spec_id = ids.get(text)
+                if spec_id is None:
+                    spec_id = ids[text] = self._spec_id(text)
+                record[5] = spec_id
+            self.db.conn.executemany(
+                "INSERT INTO verdict_rows (grading_id, session_id, check_path, type, metric, spec_id, spec_sha256, status, pass, score, reason, evidence, readout, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 records,
             )
 
-    def _in_transaction(self, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        """executemany inside one explicit transaction: the connection is in autocommit mode,
-        where `with conn:` commits nothing and every row would be its own transaction."""
+    def _spec_id(self, text: str) -> int:
+        """Inside a transaction: the id of this spec text in `specs`, stored on first use."""
+        sha = hashlib.sha256(text.encode()).hexdigest()
+        known = self._spec_ids.get(sha)
+        if known is not None:
+            return known
         conn = self.db.conn
-        if conn.in_transaction:
-            conn.executemany(sql, rows)
-            return
-        conn.execute("BEGIN")
-        try:
-            conn.executemany(sql, rows)
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        conn.execute("INSERT OR IGNORE INTO specs (sha256, spec) VALUES (?, ?)", (sha, text))
+        spec_id = conn.execute("SELECT id FROM specs WHERE sha256 = ?", (sha,)).fetchone()[0]
+        self._spec_ids[sha] = spec_id
+        return spec_id
 
     def add_grading_scenarios(self, grading_id: str, contexts: dict[str, dict[str, Any]]) -> None:
         """Per scenario: {vars, transform, control} as the grading used them."""
         rows = [(grading_id, name, dumps(ctx)) for name, ctx in contexts.items()]
         if rows:
-            with self.lock:
-                self._in_transaction("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
+            with self.transaction():
+                self.db.conn.executemany("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
 
     def add_generated_vars(self, run_id: str, by_scenario: dict[str, dict[str, Any]]) -> None:
         """Call only after the run's sessions have finished: these values are the answer key."""
         rows = [(run_id, name, dumps(values)) for name, values in by_scenario.items() if values]
         if rows:
-            with self.lock:
-                self._in_transaction("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
+            with self.transaction():
+                self.db.conn.executemany("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
+
+    def add_judgment(self, row: dict[str, Any]) -> str:
+        """One judge request and its reply (see `_m10_judgments` for the columns). The prompt
+        and reply pass through the session's redaction like everything else it stored; their
+        hashes are of what was really sent."""
+        judgment_id = row.get("id") or new_id()
+        redact = self.redactor_for(row["session_id"]) if row.get("session_id") else self.default_redactor
+        record = {**row, "id": judgment_id, "created_at": row.get("created_at") or time.time()}
+        for key in ("params", "provider_spec"):
+            if not isinstance(record.get(key), (str, type(None))):
+                record[key] = dumps(record[key])
+        if redact is not None:
+            record["prompt"] = redact(record["prompt"])
+            record["reply"] = redact(record["reply"])
+        cols = list(record)
+        with self.lock:
+            with self.transaction():
+                self.db.conn.execute(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", tuple(record[c] for c in cols))
+        return judgment_id
+
+    def find_judgment(self, request_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The first stored answer to this exact request (and vote): what a regrade reuses."""
+        rows = self._rows("SELECT * FROM judgments WHERE request_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1", [request_sha256, vote])
+        return _decode_judgment(rows[0]) if rows else None
+
+    def judgment_for(self, grading_id: str, session_id: str, check_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The judgment a grading recorded for one session, check and vote (what `grade`
+        replays: the same question, to the same provider and model)."""
+        rows = self._rows(
+            "SELECT * FROM judgments WHERE grading_id = ? AND session_id = ? AND check_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1",
+            [grading_id, session_id, check_sha256, vote],
+        )
+        return _decode_judgment(rows[0]) if rows else None
+
+    def judgments(self, *, grading_id: str | None = None, session_id: str | None = None, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        where, params = [], []
+        if grading_id:
+            where.append("grading_id = ?")
+            params.append(grading_id)
+        if session_id:
+            where.append("session_id = ?")
+            params.append(session_id)
+        if ids is not None:
+            wanted = list(ids)
+            if not wanted:
+                return []
+            where.append(f"id IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
+        sql = "SELECT * FROM judgments" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, id"
+        return [_decode_judgment(r) for r in self._rows(sql, params)]
+
+    def judgment_totals(self, grading_id: str) -> dict[str, Any]:
+        """What a grading spent on judges: requests sent, tokens, cost (None when any answer
+        could not be priced: unknown is never read as zero)."""
+        row = self.db.execute(
+            "SELECT COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(cost_usd IS NULL) FROM judgments WHERE grading_id = ?",
+            [grading_id],
+        ).fetchone()
+        count, tin, tout, cost, unpriced = row
+        return {"requests": count, "input_tokens": tin or 0, "output_tokens": tout or 0, "cost_usd": None if unpriced else (cost or 0.0)}
 
     # ------------------------------------------------------------ reads
     def _rows(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        """Rows as dicts, fetched at once. Not sqlite-utils' `query()`: that wraps every read in
-        a SAVEPOINT, which another thread's BEGIN/COMMIT on this shared connection releases
-        under it ("no such savepoint") while live grading reads as sessions append."""
-        cursor = self.db.conn.execute(sql, params)
-        keys = [d[0] for d in cursor.description]
-        return [dict(zip(keys, row)) for row in cursor.fetchall()]
+        """Rows as dicts, fetched at once under the lock. Not sqlite-utils' `query()`: that wraps
+        every read in a SAVEPOINT, which another thread's BEGIN/COMMIT on this shared connection
+        releases under it ("no such savepoint") while live grading reads as sessions append."""
+        with self.lock, self._damage_is_bad_input():
+            cursor = self.db.conn.execute(sql, params)
+            keys = [d[0] for d in cursor.description]
+            return [dict(zip(keys, row)) for row in cursor.fetchall()]
+
+    def _all(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Every row at once, under the lock: no statement of this connection is left pending
+        for another thread's transaction to trip over."""
+        with self.lock, self._damage_is_bad_input():
+            return self.db.conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        with self.lock, self._damage_is_bad_input():
+            return self.db.conn.execute(sql, params).fetchone()
+
+    @contextmanager
+    def _damage_is_bad_input(self) -> Iterator[None]:
+        """Damage found past the pages read at open (a file cut short or overwritten in the
+        middle) is the user's message with the fix, like damage found at open."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc) or "not a database" in str(exc):
+                raise bad_store(self.path, exc) from None
+            raise
 
     def run(self, run_id: str) -> dict[str, Any] | None:
         rows = list(self._rows("SELECT * FROM runs WHERE id = ?", [run_id]))
@@ -464,12 +924,13 @@ class Store:
             wanted = sorted(set(kinds))
             sql += f" AND +kind IN ({','.join('?' * len(wanted))})"
             params.extend(wanted)
-        rows = self.db.execute(sql + " ORDER BY seq", params)
+        rows = self._all(sql + " ORDER BY seq", params)
         decode = orjson.loads
         return [Action(kind, decode(data), thread, at, seq) for seq, at, thread, kind, data in rows]
 
     def raw_lines(self, session_id: str) -> list[str]:
-        return [t for (t,) in self.db.execute("SELECT text FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])]
+        """The session's raw lines as received (after redaction), in order."""
+        return list(inflate_raw(self._all("SELECT lines, fresh, data FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])))
 
     def load_session(self, session_id: str, row: SessionRow | None = None, kinds: Iterable[str] | None = None) -> Session:
         """The projection of a stored session, with its id and row facts filled in (pass the
@@ -487,7 +948,7 @@ class Store:
         return session
 
     def find_session_by_source(self, source: str) -> str | None:
-        row = self.db.execute("SELECT id FROM sessions WHERE source = ? ORDER BY started_at LIMIT 1", [source]).fetchone()
+        row = self._one("SELECT id FROM sessions WHERE source = ? ORDER BY started_at LIMIT 1", [source])
         return row[0] if row else None
 
     def grading(self, grading_id: str) -> dict[str, Any] | None:
@@ -498,6 +959,8 @@ class Store:
         return list(self._rows("SELECT * FROM gradings ORDER BY created_at, id"))
 
     def verdicts(self, *, grading_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Verdict rows with their spec (decoded), read through the `verdicts` view, which joins
+        each row to its spec stored once in `specs`; the same for stores of any age."""
         where, params = [], []
         if grading_id:
             where.append("grading_id = ?")
@@ -516,12 +979,12 @@ class Store:
         return out
 
     def generated_vars(self, run_id: str, scenario: str) -> dict[str, Any]:
-        row = self.db.execute("SELECT vars FROM generated_vars WHERE run_id = ? AND scenario = ?", [run_id, scenario]).fetchone()
+        row = self._one("SELECT vars FROM generated_vars WHERE run_id = ? AND scenario = ?", [run_id, scenario])
         return loads(row[0]) if row else {}
 
     def grading_scenarios(self, grading_id: str) -> dict[str, dict[str, Any]]:
         """The per-scenario context a grading recorded ({} for gradings made before it was kept)."""
-        return {name: loads(ctx) for name, ctx in self.db.execute("SELECT scenario, context FROM grading_scenarios WHERE grading_id = ?", [grading_id])}
+        return {name: loads(ctx) for name, ctx in self._all("SELECT scenario, context FROM grading_scenarios WHERE grading_id = ?", [grading_id])}
 
     def iter_session_rows(self, *, run_id: str | None = None, scenario: str | None = None, session_ids: Iterable[str] | None = None, batch: int = 500) -> Iterator[SessionRow]:
         """Session rows in id (= creation) order, a page at a time: no read cursor stays open
@@ -555,21 +1018,21 @@ class Store:
         text = prefix.strip().upper()
         if not text:
             return None
-        hits = [r[0] for r in self.db.execute(f"SELECT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", [text, text + "\uffff"])]
+        hits = [r[0] for r in self._all(f"SELECT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", [text, text + "\uffff"])]
         if len(hits) > 1 and text not in hits:
             raise LookupError(hits)
         return text if text in hits else (hits[0] if hits else None)
 
     def finish_status(self, session_id: str) -> str | None:
         """The status in the session's `session.finished` action; None when it never finished."""
-        row = self.db.execute("SELECT data FROM actions WHERE session_id = ? AND kind = 'session.finished' ORDER BY seq DESC LIMIT 1", [session_id]).fetchone()
+        row = self._one("SELECT data FROM actions WHERE session_id = ? AND kind = 'session.finished' ORDER BY seq DESC LIMIT 1", [session_id])
         return None if row is None else (loads(row[0]).get("status") or "ok")
 
     def latest_grading_for(self, session_id: str) -> str | None:
-        row = self.db.execute(
-            "SELECT v.grading_id FROM verdicts v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at DESC, g.id DESC LIMIT 1",
+        row = self._one(
+            "SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at DESC, g.id DESC LIMIT 1",
             [session_id],
-        ).fetchone()
+        )
         return row[0] if row else None
 
 
@@ -578,6 +1041,13 @@ def _environment_redactor() -> Callable[[str], str] | None:
 
     secrets = secret_values(os.environ)
     return redactor(secrets) if secrets else None
+
+
+def _decode_judgment(r: dict[str, Any]) -> dict[str, Any]:
+    r = dict(r)
+    for k in ("params", "provider_spec"):
+        r[k] = loads(r.get(k))
+    return r
 
 
 def _decode_run(r: dict[str, Any]) -> dict[str, Any]:

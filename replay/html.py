@@ -17,7 +17,7 @@ from recorder.model import Session
 from recorder.store import SessionRow
 from replay.changes import Changes
 from replay.document import check_name
-from replay.timeline import session_status, steps
+from replay.timeline import judge_note, session_status, steps
 
 PEEK = 160  # characters of a long text shown before it is expanded
 UNKNOWN = "unknown"
@@ -191,6 +191,7 @@ def _verdicts(verdicts: list[dict[str, Any]]) -> str:
     for v in verdicts:
         path = v["check_path"] + (" (readout)" if v.get("readout") else "")
         rows.append(_verdict_row(path, check_name(v.get("metric"), v.get("type")), v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0))
+        _judge_row(rows, v.get("evidence"), 0)
         _children(rows, (v.get("evidence") or {}).get("children"), 1)
     head = "<tr><th>path</th><th>check</th><th>type</th><th>status</th><th>score</th><th>reason</th></tr>"
     return f"<h3>Verdicts <small>grading <code>{_e(grading)}</code></small></h3>\n<table class=\"verdicts\">{head}{''.join(rows)}</table>\n"
@@ -203,7 +204,18 @@ def _children(rows: list[str], children: Any, depth: int) -> None:
         if not isinstance(c, dict):
             continue
         rows.append(_verdict_row(f"checks[{i}]", check_name(c.get("metric"), str(c.get("type"))), c.get("type"), c.get("status"), c.get("score"), c.get("reason"), depth))
+        _judge_row(rows, c.get("evidence"), depth)
         _children(rows, (c.get("evidence") or {}).get("children") if isinstance(c.get("evidence"), dict) else c.get("children"), depth + 1)
+
+
+def _judge_row(rows: list[str], evidence: Any, depth: int) -> None:
+    """The judge's reasoning, model and cost under the verdict it produced."""
+    note = judge_note(evidence)
+    if note is None:
+        return
+    head, _, reasoning = note.partition("\n")
+    pad = f"padding-left:{0.4 + 1.5 * (depth + 1):.1f}em"
+    rows.append(f'<tr class="judge"><td colspan="6" style="{pad}"><span class="judge-facts">{_e(head)}</span>' + (f'<div class="judge-reasoning">{_e(reasoning)}</div>' if reasoning else "") + "</td></tr>")
 
 
 def _verdict_row(path: str, name: str, type_: Any, status: Any, score: Any, reason: Any, depth: int) -> str:
@@ -262,4 +274,5 @@ details.long summary{font-weight:normal;margin:0}details.long pre{white-space:pr
 table.summary,table.index{margin-bottom:1em}nav.index{margin-bottom:1.5em}a.top{font-size:.8em;text-decoration:none;color:#888}
 .badge.flaky{background:#bf8700}
 pre.diff{background:#f6f8fa;border:1px solid #eee;padding:.8em;overflow-x:auto}pre.diff .add{color:#1a7f37}pre.diff .del{color:#cf222e}pre.diff .hunk{color:#0550ae}pre.diff .hd{font-weight:600}
+tr.judge td{border-bottom:1px solid #eee;color:#444;font-size:.92em;background:#f6f8fa}.judge-facts{color:#666}.judge-reasoning{white-space:pre-wrap;word-break:break-word;margin-top:.2em}
 """

@@ -126,7 +126,7 @@ def _label(row: Mapping[str, Any]) -> str:
 
 
 class ResultSpool:
-    """One run's result rows in a private JSON Lines file, read back in scenario order.
+    """One run's result rows in a private, anonymous JSON Lines file, read back in scenario order.
 
     With `public` (`--report-dir`'s `RUN_ID.jsonl`), each row is also appended there as it
     arrives, unless it would publish a `generate:` value (the answer key): that line says
@@ -134,9 +134,7 @@ class ResultSpool:
 
     def __init__(self, order: Iterable[str], public: Path | None = None, generated: Callable[[], Mapping[str, str]] | None = None):
         self.order = {name: i for i, name in enumerate(order)}
-        fd, name = tempfile.mkstemp(prefix="benchtape-results-", suffix=".jsonl")
-        self.path = Path(name)
-        self.file: IO[bytes] = os.fdopen(fd, "w+b")
+        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="benchtape-results-", suffix=".jsonl")  # gone on close, or with the process
         self.index = array("q")  # per row: scenario order, attempt, offset, length
         self.tally = Tally()
         self.public = public
@@ -183,7 +181,6 @@ class ResultSpool:
         for f in (self.file, self._public_file):
             if f is not None and not f.closed:
                 f.close()
-        self.path.unlink(missing_ok=True)
 
 
 def write_streamed(path: Path, head: dict[str, Any], rows: Iterable[bytes], tail: dict[str, Any], generated: Mapping[str, str]) -> None:

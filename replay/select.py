@@ -28,6 +28,7 @@ _LIST = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradin
 LATEST = "latest"
 CONTROL = "control"  # runs.kind of the negative control
 SHORTEST = 6  # a listed handle is never shorter than this, so it stays recognisable
+LONGEST_PREFIX = 12  # past this a session is listed by its place (RUN/SCENARIO#N) instead
 _ATTEMPT = re.compile(r"^(?P<scenario>.*)#(?P<attempt>\d+)$")
 
 
@@ -94,23 +95,36 @@ def _by_position(store: Store, handle: str) -> str:
         names = [n for (n,) in store.db.execute("SELECT DISTINCT scenario FROM sessions WHERE run_id = ? ORDER BY scenario", [run_id])]
         want = f"{scenario!r}" + (f" attempt {attempt}" if attempt is not None else "")
         raise BadInput(f"run {run_id} has no session of scenario {want}", fix=f"its scenarios: {', '.join(names) or '(none)'}; write RUN/SCENARIO#N")
+    if attempt is not None:  # a reparse keeps the place of the session it re-derives
+        raise BadInput(f"{handle!r} names {len(hits)} sessions ({', '.join(i for i, _ in hits[:5])})", fix="give the session's id (`benchtape sessions --run RUN` lists them)")
     attempts = ", ".join(f"#{a}" for _, a in hits[:8])
     raise BadInput(f"{handle!r} names {len(hits)} sessions (attempts {attempts})", fix=f"add the attempt: {run_part}/{scenario}#{hits[0][1]}")
 
 
 def short_handles(store: Store, table: str, ids: Iterable[str]) -> dict[str, str]:
-    """Each id's shortest prefix no other id in the table shares (at least SHORTEST
-    characters): what listings show, and what `resolve` accepts back. Ids of one run
-    differ only in their last characters, so a fixed-length cut would not do."""
+    """A short name for each id that `resolve` takes back: its shortest prefix no other id in
+    the table shares (at least SHORTEST characters). Sessions started in the same
+    millisecond get ids that differ only in their last characters (ULIDs are monotonic), so
+    a session whose prefix would be longer than LONGEST_PREFIX is named by its place,
+    RUN/SCENARIO#N, when that names it alone (else by its whole id)."""
     if table not in _NOUN:
         raise ValueError(table)
-    out: dict[str, str] = {}
-    for id_ in ids:
-        before = store.db.execute(f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1", [id_]).fetchone()
-        after = store.db.execute(f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1", [id_]).fetchone()
-        shared = max(_common(id_, before[0]) if before else 0, _common(id_, after[0]) if after else 0)
-        out[id_] = id_[: max(SHORTEST, shared + 1)]
+    out = {id_: id_[: max(SHORTEST, _shared(store, table, id_) + 1)] for id_ in ids}
+    if table == "sessions":
+        long = [i for i, h in out.items() if len(h) > LONGEST_PREFIX]
+        places = {r[0]: r[1:] for r in store.db.execute(f"SELECT id, run_id, scenario, attempt FROM sessions WHERE id IN ({','.join('?' * len(long))})", long)} if long else {}
+        runs = short_handles(store, "runs", {run for run, _, _ in places.values()})
+        for id_, (run, scenario, attempt) in places.items():
+            twins = store.db.execute("SELECT COUNT(*) FROM sessions WHERE run_id = ? AND scenario = ? AND attempt = ?", [run, scenario, attempt]).fetchone()[0]
+            out[id_] = f"{runs[run]}/{scenario}#{attempt}" if twins == 1 else id_
     return out
+
+
+def _shared(store: Store, table: str, id_: str) -> int:
+    """How many leading characters `id_` shares with its nearest neighbour in the table."""
+    before = store.db.execute(f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1", [id_]).fetchone()
+    after = store.db.execute(f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1", [id_]).fetchone()
+    return max(_common(id_, before[0]) if before else 0, _common(id_, after[0]) if after else 0)
 
 
 def _common(a: str, b: str) -> int:

@@ -227,6 +227,25 @@ def shorten(text: str, width: int) -> str:
     return text[:keep] + f"… [+{len(text) - keep} chars, --full]"
 
 
+def judge_note(evidence: Any) -> str | None:
+    """What an AI verdict's judge said and what it cost, for `show` and the HTML report:
+    the reasoning sits next to the verdict it produced. None for a verdict no judge gave."""
+    if not isinstance(evidence, dict) or "judge_model" not in evidence:
+        return None
+    reasoning = evidence.get("judge_reasoning")
+    if isinstance(reasoning, list):
+        reasoning = " | ".join(f"vote {i}: {r}" for i, r in enumerate(reasoning, 1))
+    facts = [f"judge {evidence.get('judge_provider')}/{evidence.get('judge_model')}"]
+    if evidence.get("judge_reused"):
+        facts.append("answered from a stored judgment")
+    tin, tout = evidence.get("judge_input_tokens"), evidence.get("judge_output_tokens")
+    if tin is not None or tout is not None:
+        facts.append(f"{tin if tin is not None else '?'} in / {tout if tout is not None else '?'} out tokens")
+    cost = evidence.get("judge_cost_usd")
+    facts.append(f"${cost:.4f}" if isinstance(cost, (int, float)) else "cost unknown")
+    return " · ".join(facts) + (f"\n{reasoning}" if reasoning else "")
+
+
 @dataclass
 class Shown:
     row: SessionRow

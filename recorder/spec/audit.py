@@ -147,6 +147,12 @@ def _inputs(bench: BenchSpec, cache: dict[str, dict[str, Item]]) -> dict[str, Sc
     return scopes
 
 
+def tree_items(root: Path, prefix: str) -> dict[str, Item]:
+    """Every file under `root` as `prefix/<relative path>` → (sha256, bytes): content, never
+    location, so a tree copied elsewhere has the same items (the cell identity hashes these too)."""
+    return _tree(root, prefix, {})
+
+
 def _value(value: Any) -> Item:
     data = value.encode() if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str).encode()
     return hashlib.sha256(data).hexdigest(), len(data)

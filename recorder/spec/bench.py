@@ -13,6 +13,7 @@ from typing import Any
 
 from recorder.errors import BadInput, closest
 from recorder.model import CheckSpec, Where
+from recorder.spec.judges import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from recorder.spec.params import effective_params, substitute
 from recorder.spec.yamlsrc import LineDict, LineList, load_yaml_file, plain
 
@@ -26,7 +27,7 @@ TOP_ALIASES = {"runner": "harness", "runner_config": "harness_config", "cases": 
 DEFAULTS_KEYS = {"sandbox", "interactive", "cwd", "timeout", "capture", "staging_timeout", "bun", "python", "lockfile_required"}
 SCENARIO_KEYS = DEFAULTS_KEYS | {
     "description", "name", "prompt", "follow_ups", "testdata", "repo", "setup", "generate", "image",
-    "vars", "providers", "transform", "metadata", "threshold", "options", "checks", "mock",
+    "vars", "providers", "transform", "metadata", "threshold", "options", "checks", "mock", "protected_paths",
 }
 SCENARIO_ALIASES = {"fixture": "testdata", "assert": "checks"}
 OPTIONS_KEYS = {"transform", "disableDefaultChecks"}
@@ -58,7 +59,6 @@ EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
 
 # Keys that load and validate but whose feature this version does not have; preflight names them.
 NOT_BUILT = {
-    "judges": "AI judge checks are not built in this version",
     "models": "named model definitions are recorded but not resolved in this version",
     "metrics": "the declarative metrics: schema is not evaluated in this version (the built-in cost, duration, tokens, turns are reported)",
     "derivedMetrics": "derivedMetrics are not evaluated in this version",
@@ -66,7 +66,6 @@ NOT_BUILT = {
     "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
-    "bun": "ts/js script checks are not built in this version",
     "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
     "lockfile_required": "script-check lockfiles are not built in this version",
 }
@@ -120,9 +119,15 @@ class ScenarioSpec:
     threshold: float | None = None
     follow_ups: list[str] = field(default_factory=list)
     mock: dict[str, Any] | None = None
+    protected_paths: list[str] = field(default_factory=list)  # benchtape extension: globs the agent must not change (evaluations: guard_violation)
     python: str | None = None
     where: Where = field(default_factory=Where)
     raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
+
+    @property
+    def runtimes(self) -> dict[str, str]:
+        """Runtime pins for code checks (`defaults.bun:` / `bun:`): `CheckContext.runtimes`."""
+        return {k: str(self.raw[k]) for k in ("bun",) if self.raw.get(k) not in (None, "", False)}
 
     def content_hash(self) -> str:
         import orjson
@@ -151,8 +156,8 @@ class BenchSpec:
     harness_config: dict[str, Any]
     params: dict[str, Any]
     scenarios: list[ScenarioSpec]
-    models: dict[str, Any] = field(default_factory=dict)
-    judges: dict[str, Any] | None = None
+    models: dict[str, ProviderSpec] = field(default_factory=dict)
+    judges: JudgesConfig | None = None  # None: no judges: block (the built-in providers, by key)
     metrics: list[dict[str, Any]] | None = None
     budget: float | None = None
     token_estimate: int | None = None
@@ -313,8 +318,12 @@ class _Loader:
         if params_decl is not None and not isinstance(params_decl, dict):
             raise self.err("`params:` must be a mapping of name: default", top, "params")
         params = effective_params(params_decl, incoming, self.file, lambda n: params_decl.line_of(n) if isinstance(params_decl, LineDict) else None)
+        models = load_models(self, top.get("models"), top)
+        # a param whose value is a models: key means that model (its canonical id)
+        params = {k: (models[v].model if isinstance(v, str) and v in models and models[v].model else v) for k, v in params.items()}
+        judges = load_judges(self, top.get("judges"), top, models)
 
-        for key in ("judges", "models", "metrics", "derivedMetrics"):
+        for key in ("metrics", "derivedMetrics"):
             if key in top and top[key] is not None:
                 self.not_built.append(Finding(self.where(top, key), key, NOT_BUILT[key]))
         harness = top.get("harness")
@@ -336,6 +345,7 @@ class _Loader:
         if not isinstance(scenarios_node, list):
             raise self.err("`scenarios:` must be a list", top, "scenarios")
         scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params) for i, sc in enumerate(scenarios_node)]
+        check_judge_references(self, judges, models, [c for sc in scenarios for c in sc.checks], JUDGE_TYPE_NAMES)
         seen: dict[str, ScenarioSpec] = {}
         for sc in scenarios:
             if sc.name in seen:
@@ -349,8 +359,8 @@ class _Loader:
             harness_config=plain(hc),
             params=params,
             scenarios=scenarios,
-            models=plain(top.get("models") or {}),
-            judges=plain(top.get("judges")),
+            models=models,
+            judges=judges,
             metrics=metrics,
             budget=top.get("budget"),
             token_estimate=top.get("token_estimate"),
@@ -443,7 +453,7 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("follow_ups", "providers", "bun", "python", "lockfile_required"):
+        for key in ("follow_ups", "providers", "python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":
@@ -457,6 +467,7 @@ class _Loader:
         if mock is not None:
             mock = self.load_mock(mock, merged)
         checks = self.load_checks(merged.get("checks") or [], merged, params, "checks")
+        protected = self.protected_paths(merged)
         return ScenarioSpec(
             name=label,
             prompt=prompt,
@@ -479,6 +490,7 @@ class _Loader:
             threshold=merged.get("threshold"),
             follow_ups=plain(follow_ups),
             mock=mock,
+            protected_paths=protected,
             python=merged.get("python"),
             where=where,
             raw=plain({k: (str(v) if isinstance(v, Path) else v) for k, v in merged.items()}),
@@ -538,6 +550,17 @@ class _Loader:
         if not re.match(r"^[a-z+]+://|^git@", url):
             out["url"] = str(self.path(url, repo, "url"))
         return out
+
+    def protected_paths(self, node: LineDict) -> list[str]:
+        """Workspace-relative globs (`tests/**`) an agent's change must not touch."""
+        value = node.get("protected_paths")
+        if value is None:
+            return []
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            if not isinstance(item, str) or not item.strip() or item.startswith("/") or ".." in Path(item).parts:
+                raise self.err(f"`protected_paths:` entry {item!r} must be a relative path or glob inside the workspace", node, "protected_paths", "e.g. `protected_paths: [tests/**, setup.cfg]`")
+        return [str(i) for i in items]
 
     def load_mock(self, value: Any, node: LineDict) -> dict[str, Any]:
         mock = self.strict(self.mapping(value, "`mock:`", node, "mock"), MOCK_KEYS, "`mock:` (a benchtape extension)")

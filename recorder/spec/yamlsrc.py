@@ -24,11 +24,25 @@ class LineList(list):
     line: int | None = None
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # libyaml when present: ~5x faster on big benches
     pass
 
 
+def _refuse_duplicates(node: yaml.MappingNode) -> None:
+    """A key written twice in one mapping is an error (YAML would keep the last one, silently).
+    Keys a `<<:` merge brings in may be overridden; only the mapping's own keys are checked."""
+    seen: dict[str, int] = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        line = key_node.start_mark.line + 1
+        if key_node.value in seen:
+            raise BadInput(f"duplicate key `{key_node.value}` (first set at line {seen[key_node.value]})", line=line, fix="keep one of them: YAML would silently keep only the last")
+        seen[key_node.value] = line
+
+
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+    _refuse_duplicates(node)
     loader.flatten_mapping(node)
     out = LineDict()
     out.line = node.start_mark.line + 1

@@ -132,7 +132,7 @@ def test_child_error_names_the_child(unmetered):
         ({"type": "compare", "args": {"weights": [1]}, "checks": [YES]}, "compare: weights must be a mapping"),
         ({"type": "assert-set", "args": {"weights": {"contains": 2}}, "checks": [YES]}, "assert-set: args.weights is read only by select-best, max-score and compare; put weight: on each child instead"),
         ({"type": "any-of", "checks": [{"type": "any-of", "checks": []}]}, 'any-of: child "any-of" (#1): any-of: no child checks'),
-        ({"type": "any-of", "checks": [{"type": "assert-set", "checks": [{"type": "llm-rubric", "value": "x"}]}]}, "needs an LLM judge"),
+        ({"type": "any-of", "checks": [{"type": "assert-set", "checks": [{"type": "llm-rubric", "value": "x", "args": {"votes": 2}}]}]}, "args.votes must be a positive odd integer, got 2"),
     ],
 )
 def test_refused_at_construction(check, message):

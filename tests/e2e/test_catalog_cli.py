@@ -8,7 +8,8 @@ from cli import benchtape
 def test_checks_lists_families_and_describes_one():
     out = benchtape("checks")
     assert out.returncode == 0
-    assert "session:tool-used" in out.stdout and "not supported in this version" in out.stdout
+    assert "session:tool-used" in out.stdout and "llm-rubric" in out.stdout
+    assert "not supported in this version" not in out.stdout and "92 check types" in out.stdout
     one = benchtape("checks", "trajectory:tool-used")
     assert one.returncode == 0 and "alias of session:tool-used" in one.stdout and "outcome" in one.stdout
 
@@ -17,7 +18,8 @@ def test_checks_json_and_unknown_type():
     doc = json.loads(benchtape("checks", "--json").stdout)
     types = {c["type"] for c in doc["checks"]}
     assert {"exec", "contains", "session:tools-only", "environment:plugin-loaded", "assert-set"} <= types
-    assert "llm-rubric" in doc["refused"]
+    assert len(types) == 92 and doc["refused"] == {}
+    assert {"llm-rubric", "ts", "js", "custom:gosrc", "custom:wasm", "model:current"} <= types
     bad = benchtape("checks", "contians")
     assert bad.returncode == 2 and "contains" in bad.stderr
 

@@ -206,7 +206,8 @@ def test_a_run_keeps_no_result_rows_in_memory(tmp_path):
         assert not any(isinstance(v, list) and v and isinstance(v[0], dict) for v in vars(run).values())  # no list of rows
         assert run.verdicts == {}  # kept only for the negative control's tally
         assert [r["scenario_id"] for r in run.results] == ["fixes-the-bug", "wrong-fix", "weakens-the-test"]
-        assert run.spool.path.is_file() and outcome.tally.summary() == {"total": 3, "passed": 1, "failed": 2, "errors": 0, "skipped": 0}
+        assert outcome.tally.summary() == {"total": 3, "passed": 1, "failed": 2, "errors": 0, "skipped": 0}
+        assert len(run.spool) == 3 and len(run.spool.index) == 12  # four numbers per session stay in memory
     finally:
         outcome.close()
-    assert not run.spool.path.exists()
+    assert run.spool.file.closed

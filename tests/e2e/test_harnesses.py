@@ -164,7 +164,7 @@ def test_an_adapter_that_raises_keeps_the_stream_and_the_run(tmp_path, monkeypat
     bench_file = bench(tmp_path, "claude-code", "- {type: cost, threshold: 1.0}")
     store = Store(tmp_path / "c.db")
     out = run_benches(load_benches([bench_file]), store, RunOptions())
-    session = store.load_session(out.results[0]["session_id"])
+    session = store.load_session(next(out.results)["session_id"])
     assert any("adapter failed on this line: KeyError" in w["what"] for w in session.warnings)
     assert session.metrics.cost_usd == pytest.approx(0.5552176)  # the result line, long after, was recorded
     assert len(store.raw_lines(session.id)) == sum(1 for l in (REALDATA / SUBAGENT_STREAM).read_text().splitlines() if l.strip())

@@ -320,8 +320,9 @@ def test_probe_false_with_require_true_refused(tmp_path):
 
 
 def test_not_built_keys_load_and_are_recorded(tmp_path):
-    b = load_bench(write(tmp_path, "judges: {default: haiku-4.5}\n" + MINIMAL))
-    assert [f.key for f in b.not_built] == ["judges"]
+    b = load_bench(write(tmp_path, "derivedMetrics: [{name: x, value: '1'}]\njudges: {default: haiku-4.5}\n" + MINIMAL))
+    assert [f.key for f in b.not_built] == ["derivedMetrics"]  # judges: is built
+    assert b.judges is not None and b.judges.default == "haiku-4.5" and b.judges.providers["haiku-4.5"].model == "claude-haiku-4-5"
 
 
 def test_case_directory(tmp_path):

@@ -33,7 +33,20 @@ def test_reopen_does_not_migrate_twice(tmp_path):
     assert s.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
 
 
-COLUMN = {"actions": "kind", "raw": "text", "gradings": "source", "verdicts": "status", "grading_scenarios": "context", "generated_vars": "vars"}
+COLUMN = {
+    "actions": "kind",
+    "raw": "data",
+    "gradings": "source",
+    "verdicts": "status",  # a view over verdict_rows + specs: its INSTEAD OF triggers refuse too
+    "verdict_rows": "status",
+    "specs": "spec",
+    "grading_scenarios": "context",
+    "generated_vars": "vars",
+    "runs": "kind",
+    "sessions": "scenario",
+    "blobs": "data",
+    "judgments": "reply",
+}
 
 
 @pytest.mark.parametrize("table", sorted(COLUMN))
@@ -47,6 +60,8 @@ def test_history_tables_refuse_update_and_delete(store, table):
     store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains"}, "spec_sha256": "h", "result": Result.of(True)}])
     store.add_grading_scenarios(gid, {"sc": {"vars": {}}})
     store.add_generated_vars(store.session_row(sid).run_id, {"sc": {"ANSWER": "42"}})
+    store.put_blob(b"snapshot")
+    store.add_judgment({"grading_id": gid, "session_id": sid, "provider": "p", "transport": "openai", "model": "m", "params": {}, "request_sha256": "r", "prompt_sha256": "p", "prompt": "q", "reply": "a"})
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):
         store.db.execute(f"UPDATE {table} SET {COLUMN[table]} = {COLUMN[table]}")
     with pytest.raises(sqlite3.IntegrityError, match="append-only"):

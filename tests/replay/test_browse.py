@@ -19,13 +19,29 @@ def test_sessions_lists_each_session_newest_first_with_outcome_score_cost_durati
     assert ok["harness"] == "mock" and ok["run_kind"] == "demo" and ok["control"] is False
     assert 0.9 < ok["score"] <= 1.0
     assert (by["wrong-fix"]["outcome"], by["wrong-fix"]["verdict_summary"], by["wrong-fix"]["score"]) == ("fail", "1 PASS 1 FAIL", 0.75)
-    ids = [r.id for r in Store(demo_db).session_rows()]
     for s in lines:  # a short handle names exactly its session
-        assert s["id"].startswith(s["handle"]) and len(s["handle"]) < 26
-        assert sum(i.startswith(s["handle"]) for i in ids) == 1
+        assert len(s["handle"]) < 26 and cli("query", "session.id", "--session", s["handle"], "--db", demo_db).json() == s["id"]
     text = cli("sessions", "--db", demo_db, "--run", lines[0]["run_id"][:10])
     assert "wrong-fix #1" in text.stdout and "1 PASS 1 FAIL" in text.stdout and "$0.0120" in text.stdout and "1.8s" in text.stdout
     assert by["wrong-fix"]["handle"] in text.stdout and by["wrong-fix"]["id"] not in text.stdout
+
+
+def test_sessions_started_in_the_same_millisecond_are_listed_by_their_place(tmp_path):
+    """ULIDs made in one millisecond differ only in their last character: a prefix would be the
+    whole id, so such a session is listed as RUN/SCENARIO#N, which every command takes back."""
+    store = Store(tmp_path / "ms.db")
+    run = store.new_run("run", harness="mock")
+    twins = ["01JAAAAAAAAAAAAAAAAAAAAAA0", "01JAAAAAAAAAAAAAAAAAAAAAA1"]
+    for attempt, sid in enumerate(twins, 1):
+        store.new_session(run, "s", attempt=attempt, harness="mock", session_id=sid)
+        store.append(sid, [Action("session.started", {"scenario": "s"}), Action("session.finished", {"status": "ok"})])
+    store.close()
+    lines = {s["id"]: s for s in cli("sessions", "--db", tmp_path / "ms.db", "--json").json()}
+    run_handle = lines[twins[0]]["run_handle"]
+    assert [lines[sid]["handle"] for sid in twins] == [f"{run_handle}/s#1", f"{run_handle}/s#2"] and len(run_handle) < 12
+    for sid in twins:
+        out = cli("show", lines[sid]["handle"], "--db", tmp_path / "ms.db")
+        assert out.code == 0 and f"session {sid}" in out.stdout
 
 
 def test_sessions_limit_and_scenario(demo_db):

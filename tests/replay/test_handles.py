@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from recorder.store import Store
-from replaykit import cli, unique_prefix, write_bench
+from replaykit import cli, write_bench
 
 BENCH = """
 harness: mock
@@ -66,19 +66,18 @@ def test_run_scenario_attempt_names_one_session(store_with_control):
 def test_every_command_that_takes_an_id_takes_a_handle(store_with_control, tmp_path):
     bench, db = store_with_control
     run = _runs(db)["run"]
-    rows = list(Store(db).session_rows())
-    sid = next(r.id for r in rows if r.run_id == run and r.scenario == "alpha" and r.attempt == 1)
-    prefix = unique_prefix([r.id for r in rows], sid).lower()
-    assert len(prefix) < 26
-    assert cli("show", prefix, "--db", db).code == 0
+    listed = cli("sessions", "--db", db, "--run", run, "--json").json()
+    sid, prefix = next((s["id"], s["handle"]) for s in listed if s["scenario"] == "alpha" and s["attempt"] == 1)
+    assert len(prefix) < 26  # a unique prefix, or RUN/SCENARIO#N when the ids differ only at their end
+    assert cli("show", prefix.lower() if "/" not in prefix else prefix, "--db", db).code == 0
     assert cli("query", "session.id", "--session", prefix, "--db", db).json() == sid
     assert cli("report", "--session", prefix, "--html", tmp_path / "s.html", "--db", db).code == 0
     assert cli("export", prefix, tmp_path / "ws", "--db", db).code == 0
+    graded = cli("grade", "--session", prefix, "--db", db, "--json")
+    assert graded.code == 0 and [s["session_id"] for s in graded.json()["sessions"]] == [sid]
     reparsed = cli("reparse", prefix, "--db", db)
     assert reparsed.code == 0, reparsed.stderr
     assert Store(db).session_row(reparsed.lines[-1]).parent_session == sid
-    graded = cli("grade", "--session", prefix, "--db", db, "--json")
-    assert graded.code == 0 and [s["session_id"] for s in graded.json()["sessions"]] == [sid]
     assert cli("grade", "latest", "--db", db).code == 0  # a run handle
     assert cli("report", "latest", "--html", tmp_path / "r.html", "--db", db).code == 0
     assert cli("sessions", "--run", "latest", "--db", db).code == 0

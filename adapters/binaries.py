@@ -1,0 +1,173 @@
+"""The real harness binaries, pinned per version in a folder benchtape manages.
+
+`resolve("claude-code")` finds Claude Code 2.1.328 at
+`<tools>/claude-code/2.1.328/node_modules/.bin/claude` (tools: `$BENCHTAPE_TOOLS`, else
+`.benchtape/tools` under the current directory). It installs only when asked to
+(`install=True`, the consent), with `npm install --prefix <that folder>` -- never `-g`,
+so nothing outside the folder changes -- into a scratch folder renamed into place when
+npm succeeded, so a failed install leaves nothing half-written. The versions the
+recipes were verified on are `VERIFIED`; any other version resolves, named as
+unverified, because its stream or transcript may differ from what the adapters expect.
+
+    python -m adapters.binaries --install claude-code codex    # what `make agents` runs
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from recorder.errors import BadInput
+
+ENV_TOOLS = "BENCHTAPE_TOOLS"
+VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?)")
+
+
+@dataclass(frozen=True)
+class Pin:
+    package: str  # the npm package
+    version: str  # the version the recipes in spec/real-binaries.md were verified on
+    bin: str  # its executable in node_modules/.bin
+
+
+VERIFIED: dict[str, Pin] = {
+    "claude-code": Pin("@anthropic-ai/claude-code", "2.1.328", "claude"),
+    "codex": Pin("@openai/codex", "0.169.0", "codex"),
+}
+
+
+@dataclass(frozen=True)
+class Binary:
+    tool: str
+    version: str
+    path: Path
+
+    @property
+    def verified(self) -> bool:
+        return self.version == VERIFIED[self.tool].version
+
+    @property
+    def note(self) -> str | None:
+        """What a user must know before trusting a run with this binary (None when verified)."""
+        if self.verified:
+            return None
+        return (
+            f"{self.tool} {self.version} is not the version benchtape was verified with "
+            f"({VERIFIED[self.tool].version}): its output may differ from what the adapters expect"
+        )
+
+
+def tools_root(cwd: Path | None = None) -> Path:
+    env = os.environ.get(ENV_TOOLS)
+    return Path(env) if env else (cwd or Path.cwd()) / ".benchtape" / "tools"
+
+
+def _pin(tool: str) -> Pin:
+    pin = VERIFIED.get(tool)
+    if pin is None:
+        raise BadInput(f"no pinned binary for harness {tool!r}", fix=f"use one of {', '.join(sorted(VERIFIED))}")
+    return pin
+
+
+def folder(tool: str, version: str, root: Path | None = None) -> Path:
+    return (root or tools_root()) / tool / version
+
+
+def binary_path(tool: str, version: str, root: Path | None = None) -> Path:
+    return folder(tool, version, root) / "node_modules" / ".bin" / _pin(tool).bin
+
+
+def resolve(tool: str, version: str | None = None, *, root: Path | None = None, install: bool = False) -> Binary:
+    """The installed binary of `tool` at `version` (default: the verified one).
+
+    Raises BadInput when it is not installed and `install` is False (naming the folder
+    and the command that installs it), or when the binary reports another version.
+    """
+    pin = _pin(tool)
+    version = version or pin.version
+    path = binary_path(tool, version, root)
+    if not _runnable(path):
+        if not install:
+            command = f"python -m adapters.binaries --install {tool}" + ("" if version == pin.version else f"@{version}")
+            how = f"run `make agents`, or `{command}`" if version == pin.version else f"run `{command}`"
+            raise BadInput(f"{tool} {version} is not installed (looked for {path})", fix=f"{how} (npm installs into that folder only)")
+        install_version(tool, version, root)
+    found = reported_version(path)
+    if found != version:
+        raise BadInput(
+            f"{path} reports version {found or '(none)'}, not {version}",
+            fix=f"remove {folder(tool, version, root)} and install it again",
+        )
+    return Binary(tool, version, path)
+
+
+def identify(tool: str, path: Path | str) -> Binary:
+    """A binary found elsewhere (e.g. `harness_config.binary`), with the version it reports."""
+    _pin(tool)
+    found = reported_version(Path(path))
+    if found is None:
+        raise BadInput(f"{path} does not say which {tool} version it is (`--version` gave none)", fix="point at a real Claude Code / Codex binary")
+    return Binary(tool, found, Path(path))
+
+
+def reported_version(path: Path) -> str | None:
+    """The version a binary prints for `--version` (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`)."""
+    try:
+        out = subprocess.run([str(path), "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = VERSION.search(out.stdout or "")
+    return found.group(1) if found and out.returncode == 0 else None
+
+
+def install_version(tool: str, version: str, root: Path | None = None) -> Path:
+    """`npm install --prefix` the package at `version` into its folder; the folder appears only on success."""
+    pin = _pin(tool)
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BadInput(f"cannot install {tool} {version}: npm is not on PATH", fix="install Node.js and npm (Debian: apt-get install nodejs npm), then try again")
+    target = folder(tool, version, root)
+    scratch = target.with_name(f".{version}.partial")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    argv = [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund", "--no-save", f"{pin.package}@{version}"]
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode != 0 or not _runnable(scratch / "node_modules" / ".bin" / pin.bin):
+        shutil.rmtree(scratch, ignore_errors=True)
+        tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+        raise BadInput(f"npm could not install {pin.package}@{version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix="check the version exists (`npm view " + pin.package + " versions`) and that the npm registry is reachable")
+    shutil.rmtree(target, ignore_errors=True)
+    scratch.rename(target)
+    return target
+
+
+def _runnable(path: Path) -> bool:
+    return path.exists() and os.access(path, os.X_OK)
+
+
+def main(argv: list[str]) -> int:
+    """`--install TOOL[@VERSION]...` installs (consent given by the flag); without it, only resolves."""
+    install = "--install" in argv
+    wanted = [a for a in argv if not a.startswith("--")] or sorted(VERIFIED)
+    code = 0
+    for spec in wanted:
+        tool, _, version = spec.partition("@")
+        try:
+            binary = resolve(tool, version or None, install=install)
+        except BadInput as exc:
+            print(f"error: {exc.render()}", file=sys.stderr)
+            code = 2
+            continue
+        print(f"{binary.tool} {binary.version}: {binary.path}")
+        if binary.note:
+            print(f"  note: {binary.note}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,135 @@
+"""Speed of `benchtape compare` on a large evaluation: target under 2 s for 10,000 cells.
+
+Builds a project (a bench of 200 tasks, an evaluation of 10 arms × 5 attempts) and a store
+holding one measurement of every cell (10,000 sessions of ~40 actions each, through the
+real `Store.append`, with identities, params and `cell.outcome` as the run loop records
+them), then times the real command `benchtape compare NAME --json` in a fresh process,
+from start to exit (Python start-up, loading the evaluation and hashing every task
+included), a few rounds.
+
+Run by `make bench`; `--cells 2000` for a quick run. Not a test: it prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from recorder.cells import run_fields, session_fields, started_extra  # noqa: E402
+from recorder.model import Action  # noqa: E402
+from recorder.spec.evaluation import load_evaluation  # noqa: E402
+from recorder.spec.identity import cell_identity, sandbox_policy, task_hash  # noqa: E402
+from recorder.store import Store  # noqa: E402
+from replay.outcomes import OUTCOMES, Outcome  # noqa: E402
+
+TARGET_S = 2.0
+ROUNDS = 3
+ARMS_BLOCK = "tools:\n  - {tool: claude-code, model: [sonnet-4.6, opus-4.6, haiku-4.5, sonnet-4.5, opus-4.5], effort: [medium, high]}\n"
+VERSIONS = {"claude-code": "2.1.328"}
+TOOLS = ("Read", "Grep", "Edit", "Bash")
+
+
+def build_project(folder: Path, tasks: int, attempts: int) -> Path:
+    (folder / "calc").mkdir(parents=True)
+    (folder / "calc" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    scenarios = "".join(f"  - {{name: task-{i:04d}, prompt: 'fix bug {i} in calc.py', testdata: calc, checks: [{{type: contains, value: fixed}}]}}\n" for i in range(tasks))
+    (folder / "madbench.yaml").write_text(f"description: compare benchmark\nharness: claude-code\nscenarios:\n{scenarios}")
+    ev = folder / ".benchtape" / "evaluations" / "big.yaml"
+    ev.parent.mkdir(parents=True)
+    ev.write_text(f"apiVersion: benchtape/v1alpha1\nkind: Evaluation\nattempts: {attempts}\n{ARMS_BLOCK}")
+    return folder
+
+
+def session_actions(rng: random.Random, prompt: str, started: dict, outcome: str) -> list[Action]:
+    """~40 actions shaped like a real session, then its cell.outcome."""
+    out = [Action("session.started", started), Action("message.user", {"text": prompt})]
+    for call in range(16):
+        cid = f"call_{call}"
+        out.append(Action("tool.call", {"call_id": cid, "tool": TOOLS[call % 4], "input": {"file_path": f"src/mod_{call}.py"}}))
+        out.append(Action("tool.result", {"call_id": cid, "output": "x" * rng.randint(50, 400), "is_error": None if call % 4 != 2 else False}))
+    out.append(Action("message.assistant", {"text": "fixed it"}))
+    tokens_in, tokens_out = rng.randint(500, 5000), rng.randint(100, 2000)
+    metrics = {"tokens_in": tokens_in, "tokens_out": tokens_out, "cache_read_tokens": rng.randint(10_000, 90_000), "cache_write_tokens": rng.randint(1000, 9000), "duration_ms": rng.randint(5000, 90_000), "turns": 9}
+    if rng.random() < 0.7:  # most tools report their cost; the rest are priced from tokens
+        metrics["cost_usd"] = round(rng.uniform(0.01, 0.5), 4)
+    out.append(Action("metrics", metrics))
+    out.append(Action("session.finished", {"status": "timeout" if outcome == "timeout" else "ok", "exit_code": 0, "timed_out": outcome == "timeout", "wall_ms": float(metrics["duration_ms"] + 800)}))
+    return out
+
+
+def build_store(project: Path, db: Path, cells: int) -> int:
+    ev = load_evaluation("big", project, user=project / "no-user-config")
+    store = Store(db)
+    rng = random.Random(7)
+    fields = run_fields(ev, argv=["benchtape", "run", "big"])
+    run_id = store.new_run(fields.pop("kind"), **fields)
+    digests = {t.id: task_hash(t) for t in ev.tasks()}
+    made = 0
+    weights = [40, 25, 3, 4, 10, 6, 7, 5]  # passed, failed, patch_apply_failed, guard_violation, no_changes, timeout, adapter_error, infrastructure_error
+    for cell in ev.cells()[:cells]:
+        identity = cell_identity(cell, versions=VERSIONS, task_digest=digests[cell.task.id], sandbox=sandbox_policy(cell.task.scenario))
+        sid = store.new_session(run_id, **session_fields(ev.name, cell, identity, digests[cell.task.id]))
+        started = {"scenario": cell.task.id, "harness": "claude-code", "model": cell.arm.steps[0].model_id, "prompt": cell.task.scenario.prompt, "attempt": cell.attempt, "sandbox": "home"}
+        started.update(started_extra(ev.name, cell, identity, digests[cell.task.id], 0, VERSIONS))
+        outcome = rng.choices(OUTCOMES, weights)[0]
+        actions = session_actions(rng, cell.task.scenario.prompt, started, outcome)
+        store.append(sid, actions[:20])
+        store.append(sid, actions[20:])
+        diff = {"files": rng.randint(1, 4), "lines_added": rng.randint(1, 60), "lines_removed": rng.randint(0, 30)}
+        store.append(sid, [Outcome(outcome, outcome).action(diff=diff, cell_id=identity.id)])
+        made += 1
+    store.close()
+    return made
+
+
+def time_command(project: Path, db: Path) -> tuple[list[float], list[float]]:
+    """Wall seconds and CPU seconds (user + system) of each run of the command."""
+    env = {**os.environ, "NO_COLOR": "1", "XDG_CONFIG_HOME": str(project / "no-user-config")}
+    walls, cpus = [], []
+    for _ in range(ROUNDS):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        out = subprocess.run([sys.executable, "-m", "benchtape", "compare", "big", "--db", str(db), "--json"], cwd=project, env=env, capture_output=True, text=True)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+        if out.returncode != 0:
+            raise SystemExit(f"compare failed: {out.stderr}")
+    return walls, cpus
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=10_000)
+    args = parser.parse_args()
+    attempts = 5
+    tasks = max(1, -(-args.cells // (10 * attempts)))
+    with tempfile.TemporaryDirectory(prefix="benchtape-compare-") as tmp:
+        project = build_project(Path(tmp) / "project", tasks, attempts)
+        db = Path(tmp) / "bench.db"
+        started = time.perf_counter()
+        made = build_store(project, db, args.cells)
+        print(f"built {made} cells (10 arms × {tasks} tasks × {attempts} attempts, ~40 actions each) in {time.perf_counter() - started:.1f}s → {db.stat().st_size / 1e6:.0f} MB")
+        walls, cpus = time_command(project, db)
+    best, median = min(walls), statistics.median(walls)
+    verdict = "ok" if median < TARGET_S else "MISSED"
+    load = os.getloadavg()[0]
+    print(f"benchtape compare big --json (fresh process, start to exit): median {median:.2f}s, best {best:.2f}s over {ROUNDS} rounds (target < {TARGET_S:g}s) {verdict}")
+    print(f"  CPU (user + system) per run: median {statistics.median(cpus):.2f}s; load average {load:.1f} on {os.cpu_count()} cores (wall time grows with the load, CPU time does not)")
+    return 0 if median < TARGET_S else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Import throughput, import memory and store size, each beside its floor.
+
+- import: a Claude Code transcript built from the real ones in shared/realdata (their lines
+  repeated with fresh ids up to --mb megabytes), imported by `import_files` into a fresh store
+  in a child process; MB/s beside the floor (read the file and decode every line's JSON, nothing
+  else) and peak RSS at two file sizes (memory must stay flat in file size). Target ≥ 50 MB/s.
+- store size: every real transcript in shared/realdata imported as it is, the store's bytes
+  (checkpointed) over the transcripts' bytes. Target ≤ 1.0×. A regrade's growth is shown too.
+
+Run by `make bench`. Not a test: it prints numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+REALDATA = Path(os.environ.get("BENCHTAPE_REALDATA", ROOT.parent.parent / "shared" / "realdata"))
+if not REALDATA.is_dir():
+    REALDATA = Path("/work/shared/realdata")
+TARGET_MBS, TARGET_RATIO = 50.0, 1.0
+SEEDS = ("spotter__subagent-task-agent_progress__v2.1.38.jsonl", "codemie__session-9eda1058__summaries-interrupt__v2.1.4.jsonl", "spotter__tool-heavy-webfetch-websearch__v2.1.38.jsonl")
+
+
+def build_transcript(path: Path, megabytes: float) -> int:
+    """Real Claude Code lines, repeated with per-copy ids until the file reaches `megabytes`."""
+    lines: list[str] = []
+    for name in SEEDS:
+        lines += [l for l in (REALDATA / "claude-transcripts" / name).read_text().splitlines() if l.strip()]
+    session = json.loads(lines[0]).get("sessionId") or "bench-session"
+    for i, l in enumerate(lines):
+        entry = json.loads(l)
+        if "sessionId" in entry:
+            entry["sessionId"] = session
+        lines[i] = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    target = int(megabytes * 1_000_000)
+    written, copy = 0, 0
+    with path.open("w") as fh:
+        while written < target:
+            copy += 1
+            for l in lines:
+                text = l.replace("toolu_", f"toolu_{copy}_").replace('"msg_', f'"msg_{copy}_').replace('"uuid":"', f'"uuid":"{copy}-') + "\n"
+                fh.write(text)
+                written += len(text.encode())
+    return written
+
+
+def child_import(path: Path, db: Path) -> dict[str, float]:
+    from recorder.importer import import_files
+    from recorder.store import Store
+
+    store = Store(db)
+    t0 = time.perf_counter()
+    [result] = import_files(store, "claude-code", [path])
+    elapsed = time.perf_counter() - t0
+    store.close()
+    return {"seconds": elapsed, "actions": result.actions, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def child_floor(path: Path) -> dict[str, float]:
+    import orjson
+
+    t0 = time.perf_counter()
+    n = 0
+    with path.open("rb") as fh:
+        for line in fh:
+            if line.strip():
+                orjson.loads(line)
+                n += 1
+    return {"seconds": time.perf_counter() - t0, "lines": n}
+
+
+def in_child(fn: str, *args: str) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--child", fn, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def store_size(tmp: Path) -> tuple[int, int, int, int, int]:
+    """(transcript bytes, store bytes after importing all of them, store bytes after one regrade,
+    sessions, the bytes any store has: one page per table and index)."""
+    from recorder.importer import import_files
+    from recorder.store import Store
+
+    db = tmp / "size.db"
+    store = Store(db)
+    total, sessions = 0, []
+    for harness, folders in (("claude-code", ("claude-transcripts", "claude-stream-json")), ("codex", ("codex-rollout", "codex-exec-json"))):
+        for folder in folders:
+            for f in sorted((REALDATA / folder).rglob("*.jsonl")):
+                if f.name.startswith("agent-"):
+                    continue  # imported with the session they belong to
+                for r in import_files(store, harness, [f]):
+                    if not r.already:
+                        sessions.append(r.session_id)
+                        total += sum(Path(p).stat().st_size for p in _files_of(store, r.session_id))
+    size = _checkpointed(store, db)
+    conn = store.db.conn
+    fixed = conn.execute("PRAGMA page_size").fetchone()[0] * conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE rootpage > 0").fetchone()[0]
+    _regrade(store, sessions)
+    grown = _checkpointed(store, db)
+    store.close()
+    return total, size, grown, len(sessions), fixed
+
+
+def _files_of(store, session_id: str) -> list[str]:
+    started = next(a for a in store.actions(session_id) if a.kind == "session.started")
+    return started.data.get("imported_from") or []
+
+
+def _regrade(store, sessions: list[str]) -> None:
+    """One grading of 6 checks over every session, written as regrade writes it."""
+    from recorder.model import Result
+
+    gid = store.new_grading("regrade", checkset_sha256="bench", catalog_version="bench")
+    specs = [{"type": "session:tool-used", "value": t, "args": {"gte": 1}, "metric": f"uses-{t.lower()}"} for t in ("Read", "Bash", "Edit", "Grep", "Write", "Task")]
+    import hashlib
+
+    rows = [
+        {"check_path": f"checks[{i}]", "type": s["type"], "metric": s["metric"], "spec": json.dumps(s), "spec_sha256": hashlib.sha256(json.dumps(s).encode()).hexdigest(), "result": Result.of(i % 2 == 0, "tool used 3 times", {"count": 3})}
+        for i, s in enumerate(specs)
+    ]
+    store.add_verdicts_many(gid, [(sid, rows) for sid in sessions])
+
+
+def _checkpointed(store, db: Path) -> int:
+    store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return db.stat().st_size
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=float, default=50.0)
+    ap.add_argument("--child", nargs="+")
+    args = ap.parse_args()
+    if args.child:
+        fn, *rest = args.child
+        result = child_import(Path(rest[0]), Path(rest[1])) if fn == "import" else child_floor(Path(rest[0]))
+        print(json.dumps(result))
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="benchtape-import-"))
+    try:
+        big, small = tmp / "big.jsonl", tmp / "small.jsonl"
+        size_big = build_transcript(big, args.mb)
+        size_small = build_transcript(small, args.mb / 4)
+        floor = min(in_child("floor", str(big))["seconds"] for _ in range(3))
+        runs = [in_child("import", str(big), str(tmp / f"i{i}.db")) for i in range(3)]
+        best = min(r["seconds"] for r in runs)
+        rss_big = max(r["rss_mb"] for r in runs)
+        rss_small = in_child("import", str(small), str(tmp / "s.db"))["rss_mb"]
+        mbs, floor_mbs = size_big / 1e6 / best, size_big / 1e6 / floor
+        print(f"import: a {size_big / 1e6:.0f} MB Claude Code transcript ({runs[0]['actions']:,} actions), best of 3")
+        print(f"  floor (read + decode every line): {floor_mbs:,.0f} MB/s")
+        print(f"  benchtape import:                 {mbs:,.1f} MB/s (target ≥ {TARGET_MBS:.0f}) {'OK' if mbs >= TARGET_MBS else 'MISSED'}")
+        print(f"  peak RSS: {rss_small:.0f} MB at {size_small / 1e6:.0f} MB, {rss_big:.0f} MB at {size_big / 1e6:.0f} MB (flat: {'OK' if rss_big < rss_small * 1.5 else 'MISSED'})")
+        total, size, grown, n, fixed = store_size(tmp)
+        ratio = size / total
+        print(f"store size: {n} real transcripts, {total / 1e6:.2f} MB → store {size / 1e6:.2f} MB = {ratio:.3f}× (target ≤ {TARGET_RATIO:.1f}×) {'OK' if ratio <= TARGET_RATIO else 'MISSED'}")
+        print(f"  of which {fixed / 1e3:.0f} kB is one page per table and index, which any store has; beyond it {(size - fixed) / total:.3f}× the transcripts")
+        print(f"  one regrade (6 checks per session) grows it {100 * (grown - size) / size:.1f}% ({(grown - size) / 1e3:.0f} kB)")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

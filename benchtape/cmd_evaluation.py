@@ -1,0 +1,152 @@
+"""`benchtape evaluation create|validate NAME` and `benchtape compare NAME | RUN…`.
+
+An evaluation (`.benchtape/evaluations/NAME.yaml`) says which setups to compare over a
+bench's tasks; `validate` resolves it and starts nothing; `compare` ranks what the store
+holds for it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchtape.options import Db
+from recorder.errors import BadInput
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def register(app: typer.Typer) -> None:
+    from benchtape.cli import guarded
+
+    evaluation = typer.Typer(name="evaluation", help="Evaluation files: which setups to compare over a bench's tasks.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+
+    @evaluation.command("create")
+    def create_cmd(name: str = typer.Argument(..., help="The evaluation's name: writes .benchtape/evaluations/NAME.yaml.")) -> None:
+        """Write a new evaluation: asks for tools, models, efforts and attempts on a terminal; otherwise writes a commented template. Never replaces a file.
+
+        Example: benchtape evaluation create baseline
+        """
+        guarded(lambda: _create(name))
+
+    @evaluation.command("validate")
+    def validate_cmd(
+        name: str = typer.Argument(..., help="An evaluation name (.benchtape/evaluations/NAME.yaml) or a path."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Resolve every block and print the arms and the cells per task. Starts nothing (no sandbox, no network).
+
+        Example: benchtape evaluation validate baseline
+        """
+        guarded(lambda: _validate(name, json_out))
+
+    app.add_typer(evaluation, name="evaluation")
+    app.add_typer(evaluation, name="eval", hidden=True)
+
+    @app.command("compare")
+    def compare_cmd(
+        targets: List[str] = typer.Argument(..., metavar="NAME | RUN…", help="An evaluation name (every stored cell of it), or run ids (only those runs)."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML page here."),
+        db: Db = None,
+        plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
+    ) -> None:
+        """Rank an evaluation's setups by correctness, then cost, tokens, lines changed and time, over the tasks they all measured.
+
+        Example: benchtape compare baseline --html compare.html
+        """
+        guarded(lambda: _compare(targets, json_out, html, db, plain))
+
+
+# ---------------------------------------------------------------- create
+
+
+def _create(name: str) -> int:
+    from benchtape.evaluation_create import ask, template
+    from recorder.spec.evaluation import EVALUATIONS_DIR
+    from recorder.spec.overlays import load_registry, project_config_dir
+
+    if not NAME.match(name):
+        raise BadInput(f"{name!r} is not an evaluation name", fix="letters, digits, `.`, `_` and `-` (it becomes the file name)")
+    cwd = Path.cwd()
+    path = project_config_dir(cwd) / EVALUATIONS_DIR / f"{name}.yaml"
+    if path.exists():
+        raise BadInput("already exists; an evaluation is never replaced", file=str(path), fix=f"edit it, or choose another name (validate it with `benchtape evaluation validate {name}`)")
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    text = ask(name, load_registry(cwd)) if interactive else template(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(path, "x", encoding="utf-8") as f:
+            f.write(text)
+    except FileExistsError:
+        raise BadInput("already exists; an evaluation is never replaced", file=str(path)) from None
+    print(f"wrote {path}" + ("" if interactive else " (a commented template: edit it)"))
+    print(f"next: benchtape evaluation validate {name}")
+    return 0
+
+
+# ---------------------------------------------------------------- validate
+
+
+def _validate(name: str, json_out: bool) -> int:
+    import orjson
+
+    from benchtape.render_compare import validation
+    from recorder.spec.evaluation import load_evaluation
+    from recorder.spec.pricing import load_pricing
+
+    ev = load_evaluation(name)
+    tasks = ev.tasks()
+    pricing = load_pricing(ev.project)
+    doc = {
+        "evaluation": ev.name,
+        "path": str(ev.path),
+        "benches": [str(p) for p in ev.bench_paths],
+        "tasks": [t.id for t in tasks],
+        "attempts": ev.attempts,
+        "arms": [a.summary() for a in ev.arms],
+        "cells_per_task": ev.cells_per_task,
+        "cells": ev.cells_per_task * len(tasks),
+        "repeated_arms": [{"block": b, "arm": a.label} for b, a in ev.duplicates()],
+        "unpriced_models": sorted({s.model_id for a in ev.arms for s in a.steps if s.model_id and s.harness != "mock" and not pricing.priced(s.model_id)}),
+        "require_env": sorted({var for a in ev.arms for s in a.steps for var, _ in s.effects.require_env}),
+    }
+    if json_out:
+        print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+    else:
+        validation(doc, ev.path)
+    return 0
+
+
+# ---------------------------------------------------------------- compare
+
+
+def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optional[Path], plain: bool) -> int:
+    import orjson
+
+    from benchtape.options import open_store
+    from benchtape.render import plain_wanted
+    from benchtape.render_compare import comparison_table
+    from recorder.spec.pricing import load_pricing
+    from replay.compare import comparison
+
+    store = open_store(db, must_exist=True, readonly=True)
+    cwd = Path.cwd()
+    pricing = load_pricing(cwd)
+    result = comparison(store, list(targets), pricing, cwd)
+    if html is not None:
+        from replay.compare_html import render
+        from replay.report import write_text_atomic
+
+        write_text_atomic(html, render(result))
+    if json_out:
+        print(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        comparison_table(result, plain_wanted(plain))
+        if html is not None:
+            print(f"wrote {html}")
+    return 0

@@ -1,0 +1,184 @@
+"""`benchtape model serve` (the scripted model server, by hand) and `benchtape script` (a stored
+session's model side as a script)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from benchtape.options import Db
+from recorder.errors import BadInput
+
+HARNESSES = ("claude-code", "codex")
+
+
+def register(app: typer.Typer) -> None:
+    model_app = typer.Typer(help="Speak to models: the scripted model server.", no_args_is_help=True, rich_markup_mode=None)
+    model_app.command("serve")(serve_cmd)
+    app.add_typer(model_app, name="model")
+    app.command("script")(script_cmd)
+
+
+# ---------------------------------------------------------------- model serve
+
+
+def serve_cmd(
+    script: Path = typer.Argument(..., help="A script: YAML with `steps:` in the mock: vocabulary (and `metrics:`, `model:`, `chat:`)."),
+    port: int = typer.Option(0, "--port", min=0, max=65535, help="Loopback port (0: a free one)."),
+    harness: Optional[str] = typer.Option(None, "--harness", help="Print the setup for this harness only (claude-code or codex); codex also refuses steps it has no tool for."),
+) -> None:
+    """Serve a script as a model on 127.0.0.1 (Anthropic Messages, OpenAI Responses and Chat Completions) until Ctrl-C.
+
+    Prints the environment (claude-code) and config.toml (codex) that point a real binary at it,
+    then one line per request. Exit 2 on a malformed script or a port in use.
+    Example: benchtape model serve fix.yaml --port 8898 --harness claude-code
+    """
+    from benchtape.cli import guarded
+
+    guarded(lambda: _serve(script, port, harness))
+
+
+def _serve(path: Path, port: int, harness: str | None) -> int:
+    from models.script import load_script
+    from models.server import serve
+
+    if harness is not None and harness not in HARNESSES:
+        raise BadInput(f"--harness {harness!r} is not one the scripted model serves", fix=f"use one of {', '.join(HARNESSES)}")
+    script = load_script(path)
+    if harness == "codex":
+        _refuse_unmapped(script, path)
+    with serve(script, port=port) as srv:
+        _print_setup(srv, path, script, harness)
+        shown = 0
+
+        def show_new() -> None:
+            nonlocal shown
+            log = srv.log
+            for entry in log[shown:]:
+                print(_request_line(entry, len(script.turns)), file=sys.stderr, flush=True)
+            shown = len(log)
+
+        try:
+            while True:
+                time.sleep(0.2)
+                show_new()
+        except KeyboardInterrupt:
+            show_new()
+        served = [e for e in srv.log if e.get("outcome") == "turn"]
+        print(f"\nstopped: {len(served)} scripted turn(s) served, {len(srv.exhausted)} request(s) after the script ran out", file=sys.stderr)
+    return 0
+
+
+def _refuse_unmapped(script: Any, path: Path) -> None:
+    from models.tools import unmapped_for_codex
+
+    unmapped = unmapped_for_codex(script)
+    if unmapped:
+        call, what = unmapped[0]
+        raise BadInput(f"{what} (`{call.tool}`) has no Codex tool to play it with", file=str(path), line=call.line, fix="drop the step, or serve the script for claude-code")
+
+
+def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
+    from models.endpoints import claude_env, codex_config, CODEX_KEY_ENV, SCRIPTED_KEY
+
+    what = "the no-op script (says the prompt back)" if script.noop else f"{len(script.turns)} main turn(s)"
+    print(f"scripted model: {path} ({what}, sha256 {script.digest[:12]}) on {srv.url}  -- Ctrl-C stops")
+    if harness in (None, "claude-code"):
+        print("\nClaude Code (print mode; any HOME you like, a fresh one is hermetic):")
+        for key, value in claude_env(srv.url).items():
+            print(f"  export {key}={value}")
+        print('  claude -p "your prompt" --output-format stream-json --verbose --permission-mode bypassPermissions < /dev/null')
+    if harness in (None, "codex"):
+        print("\nCodex: write this to $CODEX_HOME/config.toml (a private CODEX_HOME):")
+        for line in codex_config(srv.openai_url).splitlines():
+            print(f"  {line}")
+        print(f"  export CODEX_HOME=<that folder> {CODEX_KEY_ENV}={SCRIPTED_KEY}")
+        print('  codex exec --json --skip-git-repo-check "your prompt" < /dev/null')
+    if harness is None:
+        print(f"\nChat Completions (judges): POST {srv.openai_url}/chat/completions")
+    print("", flush=True)
+
+
+def _request_line(entry: dict[str, Any], turns: int) -> str:
+    outcome = entry.get("outcome")
+    head = f"  {entry.get('method')} {entry.get('path')} -> {entry.get('status')}"
+    if outcome == "turn":
+        return f"{head}  {entry.get('role')} turn {entry.get('turn', 0) + 1}/{turns}"
+    if outcome == "exhausted":
+        return f"{head}  THE SCRIPT RAN OUT: the agent asked for turn {entry.get('turn', 0) + 1} of a {turns}-turn script; add steps"
+    return f"{head}  {outcome}"
+
+
+# ---------------------------------------------------------------- script
+
+
+def script_cmd(
+    session: str = typer.Argument(..., help="Session id (a unique prefix)."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the script here (default: stdout)."),
+    db: Db = None,
+) -> None:
+    """Write the model side of a stored session (its turns: texts, thinking, tool calls) as a script.
+
+    `benchtape model serve` (or a scenario's mock:) replays it against a real tool, offline.
+    Example: benchtape script 01J9Z3K4 -o replay.yaml
+    """
+    from benchtape.cli import guarded
+
+    guarded(lambda: _script(session, output, db))
+
+
+def _script(prefix: str, output: Path | None, db: Path | None) -> int:
+    from benchtape.options import open_store
+    from models.from_session import script_of
+    from models.script import script_from
+    from replay.select import resolve
+
+    store = open_store(db, must_exist=True, readonly=True)
+    sid = resolve(store, "sessions", prefix)
+    session = store.load_session(sid)
+    extracted = script_of(session)
+    script_from(extracted.script, f"<session {sid}>")  # what is written must load and play
+    text = _header(sid, session, extracted.notes) + _yaml(extracted.script)
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    scratch = output.with_name(f".{output.name}.partial")
+    try:
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, output)
+    except OSError as exc:
+        scratch.unlink(missing_ok=True)
+        raise BadInput(f"cannot write the script: {exc.strerror}", file=str(output), fix="choose a writable path for -o") from None
+    print(f"{output}: {len(extracted.script.get('steps') or [])} step(s) from session {sid}", file=sys.stderr)
+    for note in extracted.notes:
+        print(f"  note: {note}", file=sys.stderr)
+    return 0
+
+
+def _header(sid: str, session: Any, notes: list[str]) -> str:
+    lines = [f"# The model side of session {sid} ({session.harness or 'unknown harness'}, scenario {session.scenario or '-'})."]
+    if session.prompt:
+        first = session.prompt.strip().splitlines()[0] if session.prompt.strip() else ""
+        lines.append(f"# Its prompt began: {first[:200]}")
+    lines.append("# Replay: benchtape model serve THIS_FILE   (tool results are not here: replaying runs the tools)")
+    lines += [f"# note: {n}" for n in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _yaml(value: Any) -> str:
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+        style = "|" if "\n" in data else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+    _Dumper.add_representer(str, text)
+    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)

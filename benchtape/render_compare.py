@@ -1,0 +1,63 @@
+"""Terminal output of `evaluation validate` and `compare` (rich tables, or plain lines)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from benchtape.render import console
+from replay.compare import Comparison, display, notes
+
+
+def validation(doc: dict[str, Any], path: Path) -> None:
+    def say(text: str, **_: Any) -> None:
+        print(text)
+
+    say(f"evaluation {doc['evaluation']}  ({path})", highlight=False)
+    say(f"tasks: {len(doc['tasks'])} from {', '.join(doc['benches'])}", highlight=False)
+    say(f"arms: {len(doc['arms'])}", highlight=False)
+    for number, arm in enumerate(doc["arms"], start=1):
+        say(f"  {number:>3}  block {arm['block']}  {arm['label']}", highlight=False)
+        if arm["workflow"]:
+            for step in arm["steps"]:
+                parts = [f"{step['tool']}@{step['tool_version']}", f"{step['model']} ({step['model_id']})", step["effort"] or ""]
+                parts += [f"{k}={v}" for k, v in step["options"].items()]
+                say(f"         step {step['name']}: " + " ".join(p for p in parts if p), highlight=False)
+    for rep in doc["repeated_arms"]:
+        say(f"  note: block {rep['block']} repeats {rep['arm']} (blocks are unioned: counted once)", highlight=False)
+    say(f"attempts: {doc['attempts']}", highlight=False)
+    say(f"cells per task: {doc['cells_per_task']} ({len(doc['arms'])} arm(s) × {doc['attempts']} attempt(s))", highlight=False)
+    say(f"cells: {doc['cells']} ({doc['cells_per_task']} × {len(doc['tasks'])} task(s))", highlight=False)
+    if doc["unpriced_models"]:
+        say(f"unpriced (cost unknown unless the tool reports it): {', '.join(doc['unpriced_models'])}", highlight=False)
+    if doc["require_env"]:
+        say(f"needs host environment: {', '.join(doc['require_env'])}", highlight=False)
+    say("nothing was started; validation cannot tell which cells are already measured", highlight=False)
+
+
+def comparison_table(c: Comparison, plain: bool) -> None:
+    out = console(plain)
+    out.print(f"{c.title}: {len(c.tasks)} task(s), {c.attempts} attempt(s), {c.measurements} stored measurement(s)", highlight=False)
+    columns = ["rank", "setup", "pass", "ci95", "pass@1", f"pass@{c.k}", "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
+    if c.ranked:
+        table = Table(*columns, box=None, show_edge=False, pad_edge=False)
+        for row in c.ranked:
+            shown = display(row, c.k)
+            table.add_row(*(shown[col] for col in columns))
+        out.print(table)
+    if c.unranked:
+        out.print("not ranked (tasks missing):", highlight=False)
+        for row in c.unranked:
+            missing = ", ".join(row.missing[:8]) + (f" … (+{len(row.missing) - 8})" if len(row.missing) > 8 else "")
+            failed = f"; {row.attempted_failures} attempt(s) ended in an execution failure (not measurements)" if row.attempted_failures else ""
+            out.print(f"  {row.label}: {row.tasks_measured}/{row.tasks_total} tasks measured; missing {missing}{failed}", highlight=False)
+            out.print(f"    fill: {row.fill}", highlight=False)
+    if c.pairs:
+        labels = {r.arm: r.label for r in c.rows}
+        out.print("paired per-task differences (A − B pass rate; exact sign test, McNemar with one attempt):", highlight=False)
+        for p in c.pairs:
+            out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {p.mean_difference:+.0%} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}", highlight=False)
+    for note in notes(c):
+        out.print(f"note: {note}", highlight=False)

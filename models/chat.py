@@ -1,0 +1,100 @@
+"""OpenAI Chat Completions (`POST <base>/chat/completions`), for AI judges.
+
+Each request takes the next `chat:` entry of the script (the first unused one whose
+`match:` text occurs in the request, else the first unused one without `match:`), so a
+test can script exactly the answer a judge gets -- including the ways a judge's model
+fails: text that is not the JSON asked for, a refusal, HTTP 429 with `retry-after`, a
+5xx, and a hang longer than the client's timeout (answered 504 afterwards, if the
+client is still there). When no entry is left the answer says so in its text and the
+request log records `exhausted`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from models.playback import Playback
+from models.script import ChatReply, Usage
+from models.wire import Reply, json_reply, sse_reply
+
+NO_REPLY = "[benchtape scripted model] The script has no more chat replies ({count} were scripted)."
+HANG_STATUS = 504
+
+
+def request_text(body: dict[str, Any]) -> str:
+    """All message text of a request, for `match:`."""
+    parts: list[str] = []
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(p.get("text")) for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return "\n".join(parts)
+
+
+def answer(playback: Playback, body: dict[str, Any]) -> Reply:
+    model = playback.script.model or str(body.get("model") or "scripted")
+    stream = body.get("stream") is True
+    taken = playback.take_chat(request_text(body))
+    if taken is None:
+        text = NO_REPLY.format(count=len(playback.script.chat))
+        return _completion(model, stream, text, None, Usage(), role="judge", outcome="exhausted")
+    index, reply = taken
+    note = {"role": "judge", "reply": index, "line": reply.line}
+    if reply.kind == "status":
+        headers = {"retry-after": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
+        kind = "rate_limit_exceeded" if reply.status == 429 else "server_error" if reply.status >= 500 else "invalid_request_error"
+        error = {"error": {"message": reply.text, "type": kind, "code": reply.status}}
+        out = json_reply(error, status=reply.status, outcome="fault", **note)
+        out.headers.update(headers)
+        return out
+    if reply.kind == "hang":
+        error = {"error": {"message": f"scripted hang of {reply.seconds:g}s ended", "type": "timeout", "code": HANG_STATUS}}
+        out = json_reply(error, status=HANG_STATUS, outcome="hang", **note)
+        out.delay = reply.seconds
+        return out
+    if reply.kind == "refusal":
+        return _completion(model, stream, None, reply.text, reply.usage, outcome="refusal", **note)
+    return _completion(model, stream, reply.text, None, reply.usage, outcome="reply", **note)
+
+
+def _completion(model: str, stream: bool, text: str | None, refusal: str | None, usage: Usage, **note: Any) -> Reply:
+    ident = f"chatcmpl-bt{time.time_ns()}"
+    created = int(time.time())
+    counts = {
+        "prompt_tokens": usage.tokens_in + usage.cache_read_tokens,
+        "completion_tokens": usage.tokens_out,
+        "total_tokens": usage.tokens_in + usage.cache_read_tokens + usage.tokens_out,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+    }
+    if not stream:
+        message = {"role": "assistant", "content": text, "refusal": refusal}
+        return json_reply(
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
+                "usage": counts,
+            },
+            **note,
+        )
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> tuple[None, dict[str, Any]]:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+        return None, {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [choice], **extra}
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    if refusal is not None:
+        events.append(chunk({"refusal": refusal}))
+    elif text:
+        events.append(chunk({"content": text}))
+    events.append(chunk({}, "stop"))
+    events.append((None, {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": counts}))
+    events.append((None, "[DONE]"))
+    return sse_reply(events, **note)

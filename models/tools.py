@@ -1,0 +1,175 @@
+"""A script's tool calls in each harness's own tools.
+
+A script names tools the way the `mock:` harness does (Claude Code's names). Each
+harness gets them in the tools it offers:
+
+| script                                  | claude-code                 | codex (gpt-5.5 tools)                                  |
+|-----------------------------------------|-----------------------------|--------------------------------------------------------|
+| Bash {command}                          | Bash                        | exec_command {"cmd": command}                          |
+| Read {file_path}                        | Read                        | exec_command `cat -- <file>`                           |
+| Write {file_path, content}              | Write                       | apply_patch: `*** Add File` (`*** Update File` of every line when it exists) |
+| Edit {file_path, old_string, new_string}| Edit                        | apply_patch `*** Update File` of the whole lines holding old_string |
+| MultiEdit {file_path, edits}            | MultiEdit                   | apply_patch, one hunk per edit                         |
+| Glob {pattern, path}                    | Glob; Bash (the same command as codex) when Glob is not offered (2.1.3xx's default) | exec_command `shopt -s globstar nullglob; printf` |
+| Grep {pattern, path}                    | Grep; Bash `grep -rnE` when Grep is not offered | exec_command `grep -rnE`                   |
+| mcp__server__tool {args}                | the same (a direct call)    | tool_search, then function_call namespace mcp__server  |
+| Task / Agent (a `subagent:` step)       | whichever of the two is offered | not mapped (refused)                              |
+| Skill (a `skill:` step)                 | Skill                       | not mapped (refused)                                   |
+| exec_command {cmd}                      | Bash {command}              | exec_command                                           |
+| apply_patch {patch}                     | not mapped (passed as is)   | apply_patch (a custom tool: the patch text)            |
+| any other name                          | passed as is                | a function_call of that name                           |
+
+A name the harness does not offer is still sent: the harness then answers it with its
+own "no such tool" error, which is a real outcome worth recording. Codex needs the file
+to turn an Edit into whole-line patch hunks; the model reads it from the workspace the
+request's `<cwd>` names, as a model would have read it before editing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from models.script import Block, Script
+
+CLAUDE = "claude-code"
+CODEX = "codex"
+HARNESSES = (CLAUDE, CODEX)
+SPAWN_ALIASES = ("Agent", "Task")
+CODEX_UNMAPPED = {"Skill": "a `skill:` step", "Agent": "a `subagent:` step", "Task": "a `subagent:` step"}
+
+
+# ---------------------------------------------------------------- claude-code
+
+
+def for_claude(call: Block, offered: set[str]) -> tuple[str, dict[str, Any]]:
+    """(tool name, input) of one scripted call for Claude Code, given the tools it offered."""
+    name, args = call.tool, dict(call.input)
+    if name in SPAWN_ALIASES and name not in offered:
+        other = next((a for a in SPAWN_ALIASES if a in offered), None)
+        name = other or name
+    if name == "exec_command" and "exec_command" not in offered:
+        return "Bash", {"command": str(args.get("cmd", ""))}
+    if name in ("Glob", "Grep") and name not in offered and "Bash" in offered:
+        return "Bash", {"command": shell_command(name, args)}
+    return name, args
+
+
+def shell_command(name: str, args: dict[str, Any]) -> str:
+    """The shell command that does what a Read, Glob or Grep call asks (for harnesses without those tools)."""
+    if name == "Read":
+        return f"cat -- {shlex.quote(str(args.get('file_path', '')))}"
+    base = shlex.quote(str(args.get("path") or "."))
+    if name == "Glob":
+        return f"shopt -s globstar nullglob; cd {base} && printf '%s\\n' {args.get('pattern', '*')}"
+    return f"grep -rnE -- {shlex.quote(str(args.get('pattern', '')))} {base}"
+
+
+# ---------------------------------------------------------------- codex
+
+
+@dataclass(frozen=True)
+class CodexCall:
+    """One Responses API output item for a scripted call."""
+
+    kind: str  # function_call | custom_tool_call | tool_search_call
+    name: str = ""
+    arguments: Any = None  # a JSON string (function_call), the raw input (custom), a dict (tool_search)
+    namespace: str | None = None
+
+
+def for_codex(call: Block, cwd: Path | None, namespaces: dict[str, set[str]]) -> CodexCall:
+    """The Responses item that makes Codex run one scripted call.
+
+    `namespaces` are the MCP tools Codex has already found by tool_search in this
+    conversation (namespace -> tool names); an MCP call before that is a search first.
+    """
+    name, args = call.tool, call.input
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        server, tool = name[len("mcp__"):].split("__", 1)
+        namespace = f"mcp__{server}"
+        if tool not in namespaces.get(namespace, set()):
+            return CodexCall("tool_search_call", arguments={"query": tool})
+        return CodexCall("function_call", tool, _json(args), namespace)
+    if name == "Bash":
+        return _exec(str(args.get("command", "")))
+    if name in ("Read", "Glob", "Grep"):
+        return _exec(shell_command(name, args))
+    if name == "Write":
+        return CodexCall("custom_tool_call", "apply_patch", write_patch(str(args.get("file_path", "")), str(args.get("content", "")), cwd))
+    if name in ("Edit", "MultiEdit"):
+        edits = args.get("edits") if name == "MultiEdit" else [args]
+        return CodexCall("custom_tool_call", "apply_patch", edit_patch(str(args.get("file_path", "")), list(edits or []), cwd))
+    if name == "apply_patch":
+        patch = args.get("patch", args.get("input", ""))
+        return CodexCall("custom_tool_call", "apply_patch", str(patch))
+    return CodexCall("function_call", name, _json(args))
+
+
+def unmapped_for_codex(script: Script) -> list[tuple[Block, str]]:
+    """Calls no Codex tool can make: (the call, what it was in the script)."""
+    out = []
+    for turn in [*script.turns, *(t for s in script.subagents() for t in s.turns)]:
+        for call in turn.calls:
+            if call.tool in CODEX_UNMAPPED:
+                out.append((call, CODEX_UNMAPPED[call.tool]))
+    return out
+
+
+def _exec(cmd: str) -> CodexCall:
+    return CodexCall("function_call", "exec_command", _json({"cmd": cmd}))
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _read(path: str, cwd: Path | None) -> str | None:
+    target = Path(path) if Path(path).is_absolute() or cwd is None else cwd / path
+    try:
+        return target.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _lines(text: str) -> list[str]:
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+def write_patch(path: str, content: str, cwd: Path | None) -> str:
+    old = _read(path, cwd)
+    if old is None:
+        body = "".join(f"+{line}\n" for line in _lines(content))
+        return f"*** Begin Patch\n*** Add File: {path}\n{body}*** End Patch\n"
+    hunk = "".join(f"-{line}\n" for line in _lines(old)) + "".join(f"+{line}\n" for line in _lines(content))
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n{hunk}*** End Patch\n"
+
+
+def edit_patch(path: str, edits: list[dict[str, Any]], cwd: Path | None) -> str:
+    """An Update File patch whose hunks replace the whole lines each old_string sits in.
+
+    apply_patch matches whole lines, an Edit a substring: so the lines around the match
+    are taken from the file. When the file or the string is not there, the hunk is the
+    edit's own lines, and Codex refuses it as a real Edit would fail.
+    """
+    text = _read(path, cwd)
+    hunks = []
+    for edit in edits:
+        old, new = str(edit.get("old_string", "")), str(edit.get("new_string", ""))
+        found = text.find(old) if text is not None and old else -1
+        if found < 0 or text is None:
+            before, after = old, new
+        else:
+            start = text.rfind("\n", 0, found) + 1
+            end = text.find("\n", found + len(old))
+            end = len(text) if end < 0 else end
+            before = text[start:end]
+            after = before.replace(old, new) if edit.get("replace_all") else before.replace(old, new, 1)
+            text = text[:start] + after + text[end:]
+        hunk = "".join(f"-{line}\n" for line in before.split("\n")) + "".join(f"+{line}\n" for line in after.split("\n"))
+        hunks.append(f"@@\n{hunk}")
+    return f"*** Begin Patch\n*** Update File: {path}\n{''.join(hunks)}*** End Patch\n"

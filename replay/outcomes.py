@@ -1,0 +1,150 @@
+"""Cell outcomes: every cell of an evaluation ends in exactly one, recorded as a `cell.outcome`
+action [outcome, reason].
+
+Verdicts (reusable: a re-run re-grades the stored session instead of measuring again):
+  passed              every counting check passed (the only outcome that counts as a pass)
+  failed              the agent finished; a check did not pass (or could not measure)
+  no_changes          not passed, and the agent's diff against the staged tree is empty
+  guard_violation     the agent changed a protected path (declared by the bench or the tool overlay)
+  patch_apply_failed  reserved for tasks with a hidden verifier: the candidate patch (or the
+                      hidden tests on top of it) did not apply; a verdict says so with
+                      `evidence.patch_apply_failed: true`
+Execution failures (attempted, never reused as measurements):
+  timeout             the cell exceeded its time limit
+  adapter_error       the harness crashed (non-zero exit) or none of its output could be parsed
+  infrastructure_error the sandbox, the engine or staging failed, not the agent (an `error`
+                      action whose `cause` is infrastructure, sandbox, engine or staging), or
+                      the session never finished
+
+Precedence: an execution failure wins over everything; then a guard violation; then a patch
+that did not apply; then the checks (passed; else no_changes when nothing changed; else failed).
+A passing cell with an empty diff is `passed`: some tasks ask for an answer, not a change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+from recorder.model import Action, Session
+from recorder.store import Store
+from recorder.treediff import WorkspaceDiff, diff_trees, read_snapshot
+from replay.grading import scenario_outcome
+
+PASSED = "passed"
+FAILED = "failed"
+NO_CHANGES = "no_changes"
+GUARD_VIOLATION = "guard_violation"
+PATCH_APPLY_FAILED = "patch_apply_failed"
+TIMEOUT = "timeout"
+ADAPTER_ERROR = "adapter_error"
+INFRASTRUCTURE_ERROR = "infrastructure_error"
+
+REUSABLE = (PASSED, FAILED, PATCH_APPLY_FAILED, GUARD_VIOLATION, NO_CHANGES)
+EXECUTION_FAILURES = (TIMEOUT, ADAPTER_ERROR, INFRASTRUCTURE_ERROR)
+OUTCOMES = REUSABLE + EXECUTION_FAILURES
+INFRASTRUCTURE_CAUSES = frozenset({"infrastructure", "sandbox", "engine", "staging"})
+# Actions that show a harness's output was understood (anything but warnings and lifecycle).
+_UNDERSTOOD = frozenset({"message.assistant", "tool.call", "tool.result", "thinking", "final_output", "metrics", "subagent.spawned", "skill.invoked", "turn.finished", "environment.reported"})
+
+
+@dataclass(frozen=True)
+class Outcome:
+    outcome: str
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"unknown outcome {self.outcome!r}")
+
+    @property
+    def reusable(self) -> bool:
+        return self.outcome in REUSABLE
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == PASSED
+
+    def action(self, **extra: Any) -> Action:
+        """The `cell.outcome` action: [outcome, reason], plus what the caller measured (diff, cost)."""
+        return Action("cell.outcome", {"outcome": self.outcome, "reason": self.reason, **extra})
+
+
+def is_reusable(outcome: str | None) -> bool:
+    return outcome in REUSABLE
+
+
+def execution_outcome(session: Session) -> Outcome | None:
+    """An execution failure, decided from the session alone; None when the agent ran to its end."""
+    for action in session.actions:
+        if action.kind == "error" and action.data.get("cause") in INFRASTRUCTURE_CAUSES:
+            return Outcome(INFRASTRUCTURE_ERROR, f"{action.data.get('cause')}: {action.data.get('message') or 'failed'}")
+    if not session.finished:
+        return Outcome(INFRASTRUCTURE_ERROR, "the session never finished (benchtape stopped or lost its process)")
+    if session.status == "interrupted":
+        return Outcome(INFRASTRUCTURE_ERROR, "interrupted before the agent finished")
+    if session.timed_out or session.status == "timeout":
+        return Outcome(TIMEOUT, _first_error(session) or "exceeded its time limit")
+    if session.status == "error":
+        first = _first_error(session)
+        return Outcome(ADAPTER_ERROR, f"the harness exited with code {session.exit_code}" + (f": {first}" if first else ""))
+    if session.warnings and not any(a.kind in _UNDERSTOOD for a in session.actions):
+        return Outcome(ADAPTER_ERROR, f"none of the harness's output could be parsed ({len(session.warnings)} unparsed line(s))")
+    return None
+
+
+def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None, protected: Iterable[str] = ()) -> Outcome:
+    """The cell's outcome from its stored session, the verdicts of its latest grading (stored
+    rows or `replay.grading.Verdict`s), and the agent's diff against the staged tree (None when
+    the task has no workspace to change)."""
+    failure = execution_outcome(session)
+    if failure is not None:
+        return failure
+    if diff is not None:
+        touched = diff.touching(protected)
+        if touched:
+            return Outcome(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(touched[:10]))
+    rows = [_row(v) for v in verdicts]
+    for row in rows:
+        if isinstance(row["evidence"], Mapping) and row["evidence"].get("patch_apply_failed"):
+            return Outcome(PATCH_APPLY_FAILED, f"{row['check_path']}: {row['reason'] or 'the candidate patch did not apply'}")
+    status = scenario_outcome(True, ((r["status"], r["readout"]) for r in rows))
+    if rows and status == "pass":
+        return Outcome(PASSED, f"{len(rows)} check(s) passed")
+    if diff is not None and diff.empty:
+        return Outcome(NO_CHANGES, "the agent changed nothing in the staged tree")
+    if not rows:
+        return Outcome(FAILED, "no check graded this cell")
+    return Outcome(FAILED, _failing(rows))
+
+
+def agent_diff(store: Store, session: Session, baseline: Mapping[str, bytes], ignore: Iterable[str] = ()) -> WorkspaceDiff | None:
+    """The agent's change: the session's final snapshot against the tree it started from
+    (after staging and any `pre` commands), minus the harness's own state files; None when
+    the session has no snapshot."""
+    sha = (session.snapshot or {}).get("sha256")
+    data = store.get_blob(sha) if sha else None
+    if data is None:
+        return None
+    return diff_trees(baseline, read_snapshot(data)).without(ignore)
+
+
+def _row(v: Any) -> dict[str, Any]:
+    """A stored verdict row and a fresh `Verdict` alike."""
+    if isinstance(v, Mapping):
+        return {"check_path": v.get("check_path"), "type": v.get("type"), "status": v.get("status"), "readout": bool(v.get("readout")), "reason": v.get("reason"), "evidence": v.get("evidence") or {}}
+    return {"check_path": v.check_path, "type": v.check.type, "status": v.result.status, "readout": v.check.readout, "reason": v.result.reason, "evidence": v.result.evidence}
+
+
+def _failing(rows: list[dict[str, Any]]) -> str:
+    for r in rows:
+        if r["status"] == "ERROR":
+            return f"{r['check_path']} ({r['type']}) could not measure: {r['reason'] or 'error'}"
+    for r in rows:
+        if not r["readout"] and r["status"] not in ("PASS", "NA"):
+            return f"{r['check_path']} ({r['type']}) failed: {r['reason'] or 'no reason given'}"
+    return "a check did not pass"
+
+
+def _first_error(session: Session) -> str | None:
+    return next((e for e in session.errors if e and e != "None"), None)

@@ -1,0 +1,96 @@
+"""Pinned binaries: found per version, installed only with consent, never half-installed, versions named.
+
+npm itself is stood in for by a small program on PATH (the real install is `make agents`,
+which needs the registry); it writes what `npm install --prefix` writes: node_modules/.bin/<bin>.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from adapters.binaries import VERIFIED, binary_path, identify, resolve
+from recorder.errors import BadInput
+
+FAKE_NPM = '''#!/usr/bin/env python3
+import os, sys
+args = sys.argv[1:]
+prefix = args[args.index("--prefix") + 1]
+package, _, version = args[-1].rpartition("@")
+if os.environ.get("NPM_FAILS"):
+    print("npm error 404 Not Found - GET https://registry.npmjs.org/" + package, file=sys.stderr)
+    sys.exit(1)
+bin_name = "claude" if "claude" in package else "codex"
+bindir = os.path.join(prefix, "node_modules", ".bin")
+os.makedirs(bindir)
+path = os.path.join(bindir, bin_name)
+with open(path, "w") as f:
+    f.write("#!/bin/sh\\necho '" + version + " (Claude Code)'\\n")
+os.chmod(path, 0o755)
+'''
+
+
+@pytest.fixture
+def npm(tmp_path, monkeypatch):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "npm").write_text(FAKE_NPM)
+    (bindir / "npm").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return bindir
+
+
+def test_not_installed_without_consent_names_the_folder_and_the_command(tmp_path):
+    with pytest.raises(BadInput) as err:
+        resolve("claude-code", root=tmp_path)
+    assert str(binary_path("claude-code", "2.1.328", tmp_path)) in err.value.what
+    assert "make agents" in err.value.fix
+    assert not (tmp_path / "claude-code").exists()
+
+
+def test_install_with_consent_into_the_version_folder(tmp_path, npm):
+    binary = resolve("claude-code", root=tmp_path, install=True)
+    assert binary.path == tmp_path / "claude-code" / "2.1.328" / "node_modules" / ".bin" / "claude"
+    assert binary.verified and binary.note is None
+    assert sorted(p.name for p in (tmp_path / "claude-code").iterdir()) == ["2.1.328"]  # no scratch left
+    assert resolve("claude-code", root=tmp_path).path == binary.path  # found again, no install
+
+
+def test_a_failed_install_leaves_nothing_half_written(tmp_path, npm, monkeypatch):
+    monkeypatch.setenv("NPM_FAILS", "1")
+    with pytest.raises(BadInput) as err:
+        resolve("codex", "0.999.0", root=tmp_path, install=True)
+    assert "404" in err.value.what and "npm view @openai/codex versions" in err.value.fix
+    assert list((tmp_path / "codex").iterdir()) == []
+
+
+def test_another_version_than_verified_resolves_and_is_named(tmp_path, npm):
+    binary = resolve("claude-code", "2.1.330", root=tmp_path, install=True)
+    assert not binary.verified
+    assert "2.1.330" in binary.note and VERIFIED["claude-code"].version in binary.note
+
+
+def test_a_binary_reporting_another_version_than_its_folder_is_refused(tmp_path, npm):
+    path = resolve("claude-code", root=tmp_path, install=True).path
+    path.write_text("#!/bin/sh\necho '2.0.1 (Claude Code)'\n")
+    with pytest.raises(BadInput) as err:
+        resolve("claude-code", root=tmp_path)
+    assert "reports version 2.0.1, not 2.1.328" in err.value.what
+    assert identify("claude-code", path).version == "2.0.1" and not identify("claude-code", path).verified
+
+
+def test_no_npm_and_an_unknown_tool_are_bad_input(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BadInput) as err:
+        resolve("codex", root=tmp_path, install=True)
+    assert "npm is not on PATH" in err.value.what and "apt-get install nodejs npm" in err.value.fix
+    with pytest.raises(BadInput) as err:
+        resolve("gemini", root=tmp_path)
+    assert "claude-code, codex" in err.value.fix
+
+
+def test_the_env_var_moves_the_tools_folder(tmp_path, npm, monkeypatch):
+    monkeypatch.setenv("BENCHTAPE_TOOLS", str(tmp_path / "elsewhere"))
+    assert resolve("codex", install=True).path.is_relative_to(tmp_path / "elsewhere" / "codex" / "0.169.0")

@@ -1,0 +1,321 @@
+"""Evaluation files: the spec's worked examples resolve to the counts it states, every axis
+value is checked against the registry, and each refusal names the file, the line and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit import evaluation, make_project, write
+from recorder.errors import BadInput
+from recorder.spec.evaluation import find_evaluation, load_evaluation
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj")
+
+
+@pytest.fixture
+def user(tmp_path: Path) -> Path:
+    return tmp_path / "user-config"
+
+
+def load(project: Path, user: Path, body: str, name: str = "e"):
+    evaluation(project, name, body)
+    return load_evaluation(name, project, user=user)
+
+
+def refused(project: Path, user: Path, body: str) -> BadInput:
+    path = evaluation(project, "bad", body)
+    with pytest.raises(BadInput) as info:
+        load_evaluation("bad", project, user=user)
+    assert info.value.file == str(path), info.value.render()
+    return info.value
+
+
+# ---------------------------------------------------------------- the spec's worked examples
+
+
+def test_spec_example_resolves_to_twelve_cells_per_task(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        attempts: 3
+
+        tools:
+          - tool: claude-code
+            model: [sonnet-5, opus-5]
+            effort: medium
+
+          - tool: codex
+            model: gpt-5.6-terra
+            effort: [medium, high]
+        """,
+    )
+    assert [a.label for a in ev.arms] == [
+        "claude-code@latest sonnet-5/medium",
+        "claude-code@latest opus-5/medium",
+        "codex@latest gpt-5.6-terra/medium",
+        "codex@latest gpt-5.6-terra/high",
+    ]
+    assert ev.cells_per_task == 12
+    assert len(ev.cells()) == 12 * 3  # three tasks in the bench
+    assert [s.model_id for a in ev.arms for s in a.steps] == ["claude-sonnet-5", "claude-opus-5", "gpt-5.6-terra", "gpt-5.6-terra"]
+
+
+def test_spec_option_example_isolates_one_axis(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        attempts: 3
+        tools:
+          - tool: codex
+            model: gpt-5.6-terra
+            effort: high
+            options:
+              agents_md: [default, none]
+        """,
+    )
+    assert ev.cells_per_task == 6
+    a, b = ev.arms
+    assert dict(a.steps[0].options)["agents_md"] == "default" and dict(b.steps[0].options)["agents_md"] == "none"
+    # every other option stays at its default in both arms
+    assert {k: v for k, v in a.steps[0].options if k != "agents_md"} == {k: v for k, v in b.steps[0].options if k != "agents_md"} == {"sandbox": "workspace-write"}
+    assert b.steps[0].effects.args == ("-c", "project_doc_max_bytes=0", "--sandbox", "workspace-write")
+    assert a.label.endswith("agents_md=default") and b.label.endswith("agents_md=none")
+
+
+def test_spec_tool_version_example_is_an_axis(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        attempts: 3
+        tools:
+          - tool: claude-code
+            tool_version: [latest, "2.1.0"]
+            model: sonnet-5
+            effort: medium
+        """,
+    )
+    assert [a.steps[0].tool_version for a in ev.arms] == ["latest", "2.1.0"]
+    assert ev.cells_per_task == 6
+
+
+def test_spec_workflow_example_resolves_to_fifteen_cells_per_task(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        attempts: 3
+        tools:
+          - tool: plan-build
+            steps:
+              plan:
+                model: [opus-5, sonnet-5]
+                effort: [medium, high]
+              build:
+                model: sonnet-5
+                effort: medium
+          - tool: claude-code
+            model: sonnet-5
+            effort: medium
+        """,
+    )
+    assert ev.cells_per_task == 15
+    workflows = [a for a in ev.arms if a.workflow]
+    assert len(workflows) == 4
+    plans = sorted((a.steps[0].model, a.steps[0].effort) for a in workflows)
+    assert plans == [("opus-5", "high"), ("opus-5", "medium"), ("sonnet-5", "high"), ("sonnet-5", "medium")]
+    assert {(a.steps[1].model, a.steps[1].effort) for a in workflows} == {("sonnet-5", "medium")}
+    assert workflows[0].steps[0].prompt and "{handover}" in workflows[0].steps[0].prompt
+
+
+def test_workflow_step_resolution_weakest_to_strongest(project, user):
+    write(
+        project / ".benchtape" / "tools" / "review.yaml",
+        """
+        apiVersion: benchtape/v1alpha1
+        kind: Workflow
+        tool: review
+        type: workflow
+        steps:
+          - {name: draft, tool: claude-code, model: opus-5}
+          - {name: check, tool: claude-code}
+        """,
+    )
+    ev = load(
+        project,
+        user,
+        """
+        tools:
+          - tool: review
+            model: sonnet-5          # a fallback: only `check` has no model of its own
+            effort: medium
+            steps:
+              check: {effort: high}
+        """,
+    )
+    (arm,) = ev.arms
+    assert [(s.name, s.model, s.effort) for s in arm.steps] == [("draft", "opus-5", "medium"), ("check", "sonnet-5", "high")]
+
+
+def test_a_scalar_and_a_one_item_list_are_the_same(project, user):
+    a = load(project, user, "tools:\n  - {tool: claude-code, model: sonnet-5, effort: medium}\n", "a")
+    b = load(project, user, "tools:\n  - {tool: claude-code, model: [sonnet-5], effort: [medium]}\n", "b")
+    assert [x.key for x in a.arms] == [x.key for x in b.arms]
+
+
+def test_blocks_are_unioned_and_a_repeated_arm_counts_once(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        attempts: 2
+        tools:
+          - {tool: claude-code, model: [sonnet-5, opus-5], effort: medium}
+          - {tool: claude-code, model: sonnet-5, effort: [medium, high]}
+        """,
+    )
+    assert len(ev.arms) == 3 and ev.cells_per_task == 6
+    (dup,) = ev.duplicates()
+    assert dup[0] == 2 and dup[1].label == "claude-code@latest sonnet-5/medium"
+
+
+def test_cross_product_includes_option_axes(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        tools:
+          - tool: claude-code
+            model: [sonnet-5, opus-5]
+            effort: [low, high]
+            options: {agents_md: [default, none], skills: [default, none]}
+        """,
+    )
+    assert len(ev.arms) == 2 * 2 * 2 * 2
+    assert len({a.key for a in ev.arms}) == 16
+
+
+def test_pre_commands_and_option_effects_are_carried(project, user):
+    ev = load(
+        project,
+        user,
+        """
+        tools:
+          - tool: claude-code
+            model: sonnet-5
+            options: {agents_md: none}
+            pre: ["touch {workdir}/.ready"]
+        """,
+    )
+    (arm,) = ev.arms
+    assert arm.pre == ("touch {workdir}/.ready",)
+    assert arm.all_pre()[0] == "touch {workdir}/.ready" and "CLAUDE.md" in arm.all_pre()[1]
+    assert arm.steps[0].effort is None  # omitted: the CLI's default
+
+
+# ---------------------------------------------------------------- refusals by name, with the closest valid value
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "what", "fix"),
+    [
+        ("tools:\n  - {tool: claude-cod, model: sonnet-5}\n", 4, "unknown tool 'claude-cod'", "did you mean 'claude-code'?"),
+        ("tools:\n  - tool: claude-code\n    model: sonet-5\n", 5, "unknown model 'sonet-5' for claude-code", "did you mean 'sonnet-5'?"),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    effort: hgh\n", 6, "unknown effort 'hgh'", "did you mean 'high'?"),
+        ("tools:\n  - tool: claude-code\n    model: [sonnet-5, opus-5]\n    effort: max\n", 6, "model sonnet-5 does not accept effort 'max'", "split the block"),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    tool_version: lates\n", 6, "unknown tool_version 'lates' for claude-code", "did you mean 'latest'?"),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    tool_version: 2.1\n", 6, "unknown tool_version '2.1'", "MAJOR.MINOR.PATCH"),
+        ("tools:\n  - tool: mock\n    model: scripted\n    tool_version: '1.0.0'\n", 6, "unknown tool_version '1.0.0' for mock", "only `latest`"),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    options: {agent_md: none}\n", 6, "unknown option 'agent_md' of claude-code", "did you mean 'agents_md'?"),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    options:\n      agents_md: non\n", 7, "unknown value 'non' for option 'agents_md'", "did you mean 'none'?"),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    options:\n      agents_md: off\n", 7, "unknown value 'false' for option 'agents_md'", "valid: default, none"),
+        ("tools:\n  - tool: claude-code\n", 4, "no `model:` for claude-code", "add `model:`"),
+        ("tools:\n  - tool: claude-code\n    models: [sonnet-5]\n", 5, "unknown key `models`", "the key is `model:`"),
+        ("tools:\n  - tool: claude-code\n    model: [sonnet-5, sonnet-5]\n", 5, "lists 'sonnet-5' twice", None),
+        ("tools:\n  - tool: claude-code\n    model: []\n", 5, "`model` is an empty list", None),
+        ("tools:\n  - tool: claude-code\n    model: sonnet-5\n    steps: {plan: {model: opus-5}}\n", 6, "`steps:` is for workflow tools", None),
+        ("tools:\n  - tool: plan-build\n", 4, "step 'plan' of workflow plan-build has no model", "steps: {plan: {model: ...}}"),
+        ("tools:\n  - tool: plan-build\n    model: sonnet-5\n    steps: {plam: {model: opus-5}}\n", 6, "unknown step 'plam' of workflow plan-build", "did you mean 'plan'?"),
+        ("tools:\n  - tool: plan-build\n    model: sonnet-5\n    options: {agents_md: none}\n", 6, "options of workflow plan-build are set per step", None),
+        ("atempts: 3\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown key `atempts` in the Evaluation", "did you mean `attempts:`?"),
+        ("attempts: 0\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number of at least 1", None),
+        ("attempts: true\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number", None),
+        ("tools: []\n", 3, "non-empty `tools:`", None),
+        ("runs: [{}]\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown key `runs`", "belongs to an Eval file"),
+        ("tools: [{tool: mock, model: scripted}]\ntools: [{tool: mock, model: noop}]\n", 4, "duplicate key `tools` (first set at line 3)", None),
+    ],
+)
+def test_refusals_name_file_line_and_fix(project, user, body, line, what, fix):
+    err = refused(project, user, body)
+    assert what in err.what, err.render()
+    assert err.line == line, err.render()
+    if fix:
+        assert fix in (err.fix or ""), err.render()
+
+
+def test_header_is_checked(project, user):
+    path = project / ".benchtape" / "evaluations" / "h.yaml"
+    write(path, "apiVersion: benchtape/v2\nkind: Evaluation\ntools: [{tool: mock, model: scripted}]\n")
+    with pytest.raises(BadInput, match="unsupported apiVersion") as info:
+        load_evaluation("h", project, user=user)
+    assert info.value.line == 1
+    write(path, "apiVersion: benchtape/v1alpha1\nkind: Tool\ntool: x\n")
+    with pytest.raises(BadInput, match="does not belong here") as info:
+        load_evaluation("h", project, user=user)
+    assert "tool overlays live in .benchtape/tools/" in info.value.fix
+    write(path, "apiVersion: benchtape/v1alpha1\nkind: Evaluaton\ntools: []\n")
+    with pytest.raises(BadInput, match="unknown kind") as info:
+        load_evaluation("h", project, user=user)
+    assert "Evaluation" in info.value.fix
+    write(path, "kind: Evaluation\ntools: []\n")
+    with pytest.raises(BadInput, match="no `apiVersion:`"):
+        load_evaluation("h", project, user=user)
+
+
+# ---------------------------------------------------------------- finding, benches, tasks
+
+
+def test_found_by_name_or_by_path_and_an_unknown_name_is_refused_with_the_closest(project, user, tmp_path):
+    evaluation(project, "baseline", "tools: [{tool: mock, model: scripted}]\n")
+    assert find_evaluation("baseline", project) == project / ".benchtape" / "evaluations" / "baseline.yaml"
+    elsewhere = write(tmp_path / "other" / "cmp.yaml", "apiVersion: benchtape/v1alpha1\nkind: Evaluation\nbench: ../proj/madbench.yaml\ntools: [{tool: mock, model: scripted}]\n")
+    ev = load_evaluation(str(elsewhere), project, user=user)
+    assert ev.name == "cmp" and ev.bench_paths == [(project / "madbench.yaml").resolve()]
+    with pytest.raises(BadInput) as info:
+        find_evaluation("baselin", project)
+    assert "did you mean 'baseline'?" in info.value.fix
+
+
+def test_default_bench_is_the_one_in_the_project_folder(project, user):
+    ev = load(project, user, "tools: [{tool: mock, model: scripted}]\n")
+    assert ev.bench_paths == [(project / "madbench.yaml").resolve()]
+    assert [t.id for t in ev.tasks()] == ["fix-add", "fix-sub", "explain"]
+    assert [t.id for t in ev.select(["fix-sub"])] == ["fix-sub"]
+    with pytest.raises(BadInput, match="no task of this evaluation") as info:
+        ev.select(["fix-sbu"])
+    assert "did you mean 'fix-sub'?" in info.value.fix
+
+
+def test_several_benches_and_task_ids_must_be_unique(project, user):
+    write(project / "more.yaml", "description: m\nharness: mock\nscenarios:\n  - {name: extra, prompt: p, checks: [{type: contains, value: p}]}\n")
+    ev = load(project, user, "bench: [madbench.yaml, more.yaml]\ntools: [{tool: mock, model: scripted}]\n")
+    assert [t.id for t in ev.tasks()] == ["fix-add", "fix-sub", "explain", "extra"]
+    write(project / "clash.yaml", "description: c\nharness: mock\nscenarios:\n  - {name: explain, prompt: p, checks: [{type: contains, value: p}]}\n")
+    ev = load(project, user, "bench: [madbench.yaml, clash.yaml]\ntools: [{tool: mock, model: scripted}]\n", "clash")
+    with pytest.raises(BadInput, match="task 'explain' is a scenario of two benches"):
+        ev.tasks()
+
+
+def test_a_missing_bench_or_an_eval_file_as_bench_is_refused(project, user):
+    err = refused(project, user, "bench: nope.yaml\ntools: [{tool: mock, model: scripted}]\n")
+    assert "does not exist" in err.what and err.line == 3
+    write(project / "runs.eval.yaml", "bench: madbench.yaml\nruns: [{}]\n")
+    err = refused(project, user, "bench: runs.eval.yaml\ntools: [{tool: mock, model: scripted}]\n")
+    assert "is an Eval file" in err.what

@@ -1,0 +1,106 @@
+"""Append-only holds for every connection: a plain sqlite3 connection (recursive_triggers off, the
+default, under which a REPLACE deletes without firing DELETE triggers) can neither UPDATE,
+DELETE, REPLACE nor UPSERT a row of any history table."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from recorder.model import Action, Result
+from recorder.store import Store
+
+HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_rows", "specs", "grading_scenarios", "generated_vars")
+CONTENT_ADDRESSED = {"blobs": "data", "specs": "spec"}  # the same content again is skipped, other content refused
+
+
+@pytest.fixture()
+def db(tmp_path):
+    path = tmp_path / "h.db"
+    store = Store(path)
+    run = store.new_run("run")
+    sid = store.new_session(run, "sc")
+    store.append_line(sid, 1, '{"type": "text"}', [Action("message.user", {"text": "hi"})])
+    store.put_blob(b"snapshot")
+    gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
+    store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains", "value": "x"}, "spec_sha256": "h", "result": Result.of(True)}])
+    store.add_grading_scenarios(gid, {"sc": {"vars": {}}})
+    store.add_generated_vars(run, {"sc": {"ANSWER": "42"}})
+    store.close()
+    return path
+
+
+def plain(path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert conn.execute("PRAGMA recursive_triggers").fetchone()[0] == 0
+    return conn
+
+
+def dump(conn: sqlite3.Connection) -> dict[str, list[tuple]]:
+    return {t: sorted(conn.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in HISTORY}
+
+
+def columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+
+
+def rewrites(conn: sqlite3.Connection, table: str) -> list[str]:
+    """Every statement that would change an existing row of `table`."""
+    cols = columns(conn, table)
+    first = cols[-1] if table not in CONTENT_ADDRESSED else CONTENT_ADDRESSED[table]
+    changed = ", ".join(f"'other'" if c == first else c for c in cols)
+    out = [
+        f"UPDATE {table} SET {cols[-1]} = {cols[-1]}",
+        f"DELETE FROM {table}",
+        f"INSERT OR REPLACE INTO {table} SELECT {changed} FROM {table} LIMIT 1",
+        f"REPLACE INTO {table} SELECT {changed} FROM {table} LIMIT 1",
+        f"INSERT INTO {table} SELECT {changed} FROM {table} WHERE true LIMIT 1 ON CONFLICT DO UPDATE SET {first} = excluded.{first}",
+        f"INSERT INTO {table} SELECT {changed} FROM {table} WHERE true LIMIT 1 ON CONFLICT DO NOTHING",
+    ]
+    if table in ("runs", "sessions", "gradings", "blobs", "specs"):  # rowid tables: a REPLACE may also meet a row by rowid
+        key = "sha256" if table == "specs" else cols[0]  # specs.id is the rowid itself
+        fresh = ", ".join("'a-new-key'" if c == key else c for c in cols)
+        out.append(f"INSERT OR REPLACE INTO {table} (rowid, {', '.join(cols)}) SELECT rowid, {fresh} FROM {table} LIMIT 1")
+    return out
+
+
+@pytest.mark.parametrize("table", HISTORY)
+def test_no_connection_can_rewrite_history(db, table):
+    conn = plain(db)
+    before = dump(conn)
+    for sql in rewrites(conn, table):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute(sql)
+    assert dump(conn) == before
+
+
+def test_the_verdicts_view_refuses_every_write(db):
+    conn = plain(db)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE verdicts SET status = 'FAIL'")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("DELETE FROM verdicts")
+    with pytest.raises(sqlite3.OperationalError, match="view"):
+        conn.execute("INSERT OR REPLACE INTO verdicts SELECT * FROM verdicts")
+    assert conn.execute("SELECT status, spec FROM verdicts").fetchall() == [("PASS", '{"type":"contains","value":"x"}')]
+
+
+def test_content_addressed_rows_are_stored_once_and_never_swapped(db):
+    store = Store(db)
+    assert store.put_blob(b"snapshot") == store.put_blob(b"snapshot")
+    conn = plain(db)
+    assert conn.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 1
+    conn.execute("INSERT OR REPLACE INTO blobs SELECT * FROM blobs")  # the very same row: skipped, not an error
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("INSERT OR REPLACE INTO blobs (sha256, size, data) SELECT sha256, 5, x'00' FROM blobs")
+    assert store.get_blob(conn.execute("SELECT sha256 FROM blobs").fetchone()[0]) == b"snapshot"
+
+
+def test_appends_still_work_and_a_duplicate_seq_is_refused(db):
+    store = Store(db)
+    sid = store.session_rows().__next__().id
+    assert store.append(sid, [Action("thinking", {"text": "more"})]) == 2
+    with pytest.raises(sqlite3.IntegrityError):
+        store.append(sid, [Action("thinking", {"text": "again"})], at_seq=1)
+    assert [a.kind for a in store.actions(sid)] == ["message.user", "thinking"]

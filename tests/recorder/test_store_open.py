@@ -1,0 +1,156 @@
+"""Opening a store: every wrong --db is a message naming the file and the fix (exit 2, no
+traceback), and a read-only command never creates, changes or migrates the file it is given."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import dataclass
+
+import orjson
+import pytest
+import sqlite_utils
+from typer.testing import CliRunner
+
+from benchtape.cli import build
+from recorder import store as store_module
+from recorder.errors import BadInput
+from recorder.model import Action
+from recorder.store import MIGRATIONS, Store
+
+app = build()  # every command registered (importing benchtape.commands alone registers none)
+
+
+@dataclass
+class Out:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: object) -> Out:
+    """The real CLI in-process; an exception that escapes it (a traceback) fails the test."""
+    result = CliRunner().invoke(app, [str(a) for a in args], env={"NO_COLOR": "1", "COLUMNS": "240"}, catch_exceptions=False)
+    return Out(result.exit_code, result.stdout, result.stderr)
+
+READ_ONLY_COMMANDS = (("sessions",), ("show", "01"), ("query", "metrics"), ("gradings",), ("diff", "A", "B"), ("report", "01", "--html", "/dev/null"))
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def a_store(tmp_path) -> tuple:
+    path = tmp_path / "s.db"
+    s = Store(path)
+    sid = s.new_session(s.new_run("run"), "sc")
+    s.append_line(sid, 1, '{"line": 1}', [Action("message.user", {"text": "hi"})])
+    s.close()
+    return path, sid
+
+
+def truncated(tmp_path):
+    path, _ = a_store(tmp_path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.executemany("INSERT INTO blobs (sha256, size, data) VALUES (?, ?, ?)", [(str(i), 1, os.urandom(3000)) for i in range(60)])
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    with path.open("r+b") as fh:
+        fh.truncate(path.stat().st_size // 2)
+    return path
+
+
+BAD = {
+    "a folder": (lambda tmp: tmp, "folder, not a database file"),
+    "random bytes": (lambda tmp: (tmp / "r.db").write_bytes(os.urandom(4096)) and tmp / "r.db", "not a SQLite database"),
+    "a YAML file": (lambda tmp: (tmp / "bench.yaml").write_text("harness: mock\nscenarios: []\n") and tmp / "bench.yaml", "not a SQLite database"),
+    "a truncated database": (truncated, "database disk image is malformed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+@pytest.mark.parametrize("command", [("sessions",), ("import", "codex", "x.jsonl"), ("reparse", "01")])
+def test_a_wrong_db_is_a_message_with_the_file_and_the_fix(tmp_path, case, command):
+    make, says = BAD[case]
+    path = make(tmp_path)
+    out = cli(*command, "--db", path)
+    assert out.code == 2, out.stdout + out.stderr
+    assert says in out.stderr and str(path) in out.stderr and "fix:" in out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_an_unwritable_location_is_a_message(tmp_path):
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type": "thread.started", "thread_id": "t"}\n')
+    for db in ("/proc/benchtape-test/b.db", "/proc/b.db"):  # a folder nobody can create, a file nobody can write
+        out = cli("import", "codex", transcript, "--db", db)
+        assert out.code == 2 and db in out.stderr and "writ" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("command", READ_ONLY_COMMANDS)
+def test_read_only_commands_leave_someone_elses_sqlite_file_as_it_was(tmp_path, command):
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE people (name TEXT)")
+        con.execute("INSERT INTO people VALUES ('ada')")
+    before = digest(path)
+    out = cli(*command, "--db", path)
+    assert out.code == 2 and "not a benchtape store" in out.stderr and "fix:" in out.stderr
+    assert digest(path) == before
+    assert [r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")] == ["people"]
+
+
+def test_recording_commands_do_not_take_over_someone_elses_database_either(tmp_path):
+    path = tmp_path / "theirs.db"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE people (name TEXT)")
+    with pytest.raises(BadInput, match="not a benchtape store"):
+        Store(path)
+    assert [r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")] == ["people"]
+
+
+def test_a_read_only_open_never_creates_a_file(tmp_path):
+    with pytest.raises(BadInput, match="no benchtape database here"):
+        Store(tmp_path / "none.db", readonly=True)
+    assert not (tmp_path / "none.db").exists()
+
+
+def first_release_store(path) -> None:
+    db = sqlite_utils.Database(path)
+    store_module.MIGRATIONS[0](db)
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO runs (id, kind, started_at) VALUES ('01RUN', 'run', 0)")
+    db.execute("INSERT INTO sessions (id, run_id, scenario, started_at) VALUES ('01SESSION', '01RUN', 'sc', 0)")
+    db.conn.commit()
+    db.conn.close()
+
+
+def test_an_older_store_opened_read_only_asks_for_migrate_then_reads(tmp_path):
+    path = tmp_path / "old.db"
+    first_release_store(path)
+    before = digest(path)
+    out = cli("sessions", "--db", path)
+    assert out.code == 2 and "older benchtape" in out.stderr and "benchtape migrate" in out.stderr
+    assert digest(path) == before
+    assert cli("migrate", "--db", path).code == 0
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    out = cli("sessions", "--db", path, "--json")
+    assert out.code == 0 and [s["id"] for s in orjson.loads(out.stdout)] == ["01SESSION"]
+
+
+def test_a_newer_store_is_refused_with_the_fix(tmp_path):
+    path, _ = a_store(tmp_path)
+    with sqlite3.connect(path) as con:
+        con.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    for readonly in (True, False):
+        with pytest.raises(BadInput, match="newer benchtape"):
+            Store(path, readonly=readonly)
+
+
+def test_a_read_only_store_reads_and_refuses_writes(tmp_path):
+    path, sid = a_store(tmp_path)
+    store = Store(path, readonly=True)
+    assert store.raw_lines(sid) == ['{"line": 1}'] and store.actions(sid)[0].data == {"text": "hi"}
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store.append(sid, [Action("thinking", {"text": "no"})])

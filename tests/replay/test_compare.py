@@ -1,0 +1,165 @@
+"""`compare` over cells recorded into a real store: correctness first, cost and the rest only
+over tasks every ranked setup measured, unknown cost null, honest statistics."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cellkit import record_all, record_cell, start_run
+from evalkit import evaluation, make_project
+from recorder.spec.evaluation import Cell, load_evaluation
+from recorder.spec.pricing import load_pricing
+from recorder.store import Store
+from replay.compare import comparison, read_measurements
+from replay.stats import pass_at_k, sign_test, wilson
+
+A = "claude-code@latest sonnet-4.6/medium"
+B = "codex@latest gpt-5.5/medium"
+C = "claude-code@latest sonnet-5/medium"  # an overlay model nobody has priced
+TASKS = ("fix-add", "fix-sub", "explain")
+BLOCKS = """
+attempts: 2
+tools:
+  - {tool: claude-code, model: [sonnet-4.6, sonnet-5], effort: medium}
+  - {tool: codex, model: gpt-5.5, effort: medium}
+"""
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    project = make_project(tmp_path / "proj")
+    evaluation(project, "e", BLOCKS)
+    ev = load_evaluation("e", project, user=tmp_path / "user")
+    store = Store(tmp_path / "db.sqlite")
+    return project, ev, store, load_pricing(project, tmp_path / "user")
+
+
+def grid(label: str, passes: dict[tuple[str, int], bool]) -> dict:
+    return {(label, t, n): ("passed" if passes.get((t, n)) else "failed") for t in TASKS for n in (1, 2)}
+
+
+def test_ranks_by_correctness_with_intervals_pass_at_k_and_a_paired_test(setup):
+    project, ev, store, pricing = setup
+    cells = {**grid(A, {(t, n): True for t in TASKS for n in (1, 2)} | {("explain", 2): False}), **grid(B, {("fix-add", 1): True, ("explain", 1): True})}
+    cells.update({(C, t, n): "passed" for t in TASKS for n in (1, 2)})
+    record_all(store, ev, cells, cost=0.05)
+    result = comparison(store, ["e"], pricing, project)
+    assert [r.label for r in result.ranked] == [C, A, B]
+    c, a, b = result.ranked
+    assert (a.passes, a.cells, a.pass_rate) == (5, 6, 5 / 6)
+    assert a.ci == pytest.approx(wilson(5, 6)) and a.ci[0] < 5 / 6 < a.ci[1]
+    assert a.pass_at_1 == pytest.approx((1 + 1 + 0.5) / 3) and a.pass_at_k == pytest.approx(1.0)
+    assert b.pass_at_k == pytest.approx((1 + 0 + 1) / 3)
+    pair = next(p for p in result.pairs if (p.a, p.b) == (a.arm, b.arm))
+    # per task: fix-add 1 vs 0.5, fix-sub 1 vs 0, explain 0.5 vs 0.5 → A better twice, one tie
+    assert (pair.a_wins, pair.b_wins, pair.ties, pair.tasks) == (2, 0, 1, 3)
+    assert pair.mean_difference == pytest.approx((0.5 + 1 + 0) / 3)
+    assert pair.p_value == pytest.approx(0.5)
+    assert result.cost_ranked and a.cost_per_cell == pytest.approx(0.05) and a.cost_total == pytest.approx(0.30)
+    assert result.to_dict()["ranked"][0]["priced"] is True
+
+
+def test_setups_missing_tasks_are_listed_with_the_command_that_fills_them(setup):
+    project, ev, store, pricing = setup
+    cells = {**grid(A, {}), **{(B, "fix-add", 1): "passed"}}
+    record_all(store, ev, cells, cost=0.01)
+    result = comparison(store, ["e"], pricing, project)
+    assert [r.label for r in result.ranked] == [A]
+    unranked = {r.label: r for r in result.unranked}
+    assert unranked[B].missing == ["fix-sub", "explain"] and unranked[B].tasks_measured == 1
+    assert unranked[B].fill == "benchtape run e --task fix-sub --task explain"
+    assert unranked[C].missing == list(TASKS) and unranked[C].fill == "benchtape run e" and unranked[C].cells == 0
+    assert result.pairs == []
+
+
+def test_unknown_cost_is_null_never_zero_and_does_not_rank(setup):
+    project, ev, store, pricing = setup
+    record_all(store, ev, {**grid(A, {}), **grid(C, {})}, cost=None)  # no reported cost: sonnet-4.6 is priced, sonnet-5 is not
+    result = comparison(store, ["e"], pricing, project)
+    rows = {r.label: r for r in result.ranked}
+    assert rows[C].cost_total is None and rows[C].cost_per_cell is None and rows[C].unpriced_cells == 6
+    # pricing.yaml × (1000 in, 200 out, 5000 cache read, 800 cache write) at sonnet-4.6 rates
+    expected = (1000 * 3 + 200 * 15 + 5000 * 0.3 + 800 * 3.75) / 1e6
+    assert rows[A].cost_per_cell == pytest.approx(expected) and rows[A].unpriced_cells == 0
+    assert not result.cost_ranked
+    doc = result.to_dict()
+    row_c = next(r for r in doc["ranked"] if r["label"] == C)
+    assert row_c["cost_total"] is None and row_c["priced"] is False
+
+
+def test_execution_failures_are_attempts_not_measurements_and_the_latest_measurement_counts(setup):
+    project, ev, store, pricing = setup
+    first = record_all(store, ev, {**grid(A, {}), (B, "fix-add", 1): "timeout", (B, "fix-sub", 1): "adapter_error"}, cost=0.01)
+    record_all(store, ev, {(A, "fix-add", 1): "passed", (B, "fix-add", 1): "passed"}, cost=0.01)  # a later run fills and re-measures
+    result = comparison(store, ["e"], pricing, project)
+    a = next(r for r in result.rows if r.label == A)
+    b = next(r for r in result.rows if r.label == B)
+    assert a.passes == 1 and a.cells == 6  # the re-measurement replaced the first fix-add #1
+    assert b.missing == ["fix-sub", "explain"] and b.attempted_failures == 2 and b.outcomes == {"passed": 1}
+    only_first = comparison(store, [first], pricing, project)  # one run: only what it measured
+    assert next(r for r in only_first.rows if r.label == A).passes == 0
+    assert only_first.title == f"runs {first}"
+
+
+def test_a_regrading_outcome_replaces_the_earlier_one(setup):
+    project, ev, store, pricing = setup
+    run = start_run(store, ev)
+    arm = next(a for a in ev.arms if a.label == A)
+    sid = record_cell(store, run, ev, Cell(arm, ev.tasks()[0], 1), "failed", cost=0.01)
+    from replay.outcomes import Outcome
+
+    store.append(sid, [Outcome("passed", "re-graded with the fixed check").action()])
+    (m,) = read_measurements(store, pricing, evaluation="e")[0]
+    assert m.outcome == "passed" and m.reason == "re-graded with the fixed check"
+
+
+def test_measurements_of_an_edited_task_are_stale(setup):
+    project, ev, store, pricing = setup
+    record_all(store, ev, {**grid(A, {}), **grid(B, {})}, cost=0.01)
+    bench = project / "madbench.yaml"
+    bench.write_text(bench.read_text().replace("say what calc does", "say what calc.py does"))
+    result = comparison(store, ["e"], pricing, project)
+    assert result.stale == 4 and result.ranked == []
+    assert all(r.missing == ["explain"] for r in result.rows if r.label in (A, B))
+    evaluation(project, "e", BLOCKS.replace("[sonnet-4.6, sonnet-5]", "sonnet-5"))  # A is no longer asked for
+    result = comparison(store, ["e"], pricing, project)
+    assert result.retired == 6 and A not in [r.label for r in result.rows]
+
+
+def test_a_workflow_costs_the_sum_of_its_steps(tmp_path):
+    project = make_project(tmp_path / "proj")
+    evaluation(project, "w", "tools:\n  - {tool: plan-build, steps: {plan: {model: opus-4.6}, build: {model: sonnet-4.6}}}\n")
+    ev = load_evaluation("w", project, user=tmp_path / "user")
+    store = Store(tmp_path / "db.sqlite")
+    pricing = load_pricing(project, tmp_path / "user")
+    run = start_run(store, ev)
+    tasks = ev.tasks()
+    record_cell(store, run, ev, Cell(ev.arms[0], tasks[0], 1), "passed", step_costs=[0.10, 0.02], wall_ms=1000)
+    record_cell(store, run, ev, Cell(ev.arms[0], tasks[1], 1), "failed", step_costs=[0.10, None], tokens=None)
+    measurements, arms = read_measurements(store, pricing, evaluation="w")
+    by_task = {m.task: m for m in measurements}
+    assert by_task["fix-add"].steps == 2 and by_task["fix-add"].cost == pytest.approx(0.12) and by_task["fix-add"].wall_ms == 2000
+    assert by_task["fix-sub"].cost is None and by_task["fix-sub"].tokens is None
+    assert arms[ev.arms[0].key]["label"].startswith("plan-build@latest plan=claude-code:opus-4.6")
+
+
+def test_compare_without_the_evaluation_file_uses_the_store(setup):
+    project, ev, store, pricing = setup
+    record_all(store, ev, {**grid(A, {}), **grid(B, {("fix-add", 1): True})}, cost=0.01)
+    ev.path.unlink()
+    result = comparison(store, ["e"], pricing, project)
+    assert [r.label for r in result.ranked] == [B, A] and result.tasks == sorted(TASKS)
+
+
+def test_statistics():
+    assert wilson(0, 10)[0] == 0.0 and 0.27 < wilson(0, 10)[1] < 0.28
+    assert wilson(10, 10)[1] == 1.0 and wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+    assert wilson(0, 0) is None
+    assert pass_at_k(10, 3, 1) == pytest.approx(0.3)
+    assert pass_at_k(5, 0, 3) == 0.0 and pass_at_k(5, 3, 3) == 1.0 and pass_at_k(2, 1, 3) is None
+    assert pass_at_k(4, 1, 2) == pytest.approx(1 - 3 / 6)
+    assert sign_test(0, 0) == 1.0 and sign_test(6, 0) == pytest.approx(2 / 64)
+    assert sign_test(9, 1) == pytest.approx(2 * 11 / 1024) and sign_test(5, 5) == 1.0
+    assert 0 < sign_test(600, 400) < 1e-9
