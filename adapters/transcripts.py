@@ -43,35 +43,36 @@ class _Parser(Protocol):
 class Transcript:
     """A transcript's files, read once as a stream of (line, the actions parsed from it)."""
 
-    def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[["Transcript"], dict[str, Any]]):
+    def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[["Transcript"], dict[str, Any]], part: tuple[int, int, int] | None = None):
         self.fmt, self.files, self.parser = fmt, files, parser
         self.reported: dict[str, Any] | None = None  # the first environment.reported seen
         self._meta = meta
+        self.part = part  # (first, end, number): one session of a capture holding several, by non-blank line index
 
     def sha256(self) -> str:
-        """Of the bytes of every file, in order (read ahead of parsing: an import checks it first)."""
+        """Of the bytes of every file, in order (read ahead of parsing: an import checks it first);
+        a part of a capture adds its number, so each of its sessions is recognised on its own."""
         digest = hashlib.sha256()
         for path in self.files:
             with path.open("rb") as fh:
                 while block := fh.read(1 << 20):
                     digest.update(block)
+        if self.part is not None:
+            digest.update(f"#session-{self.part[2]}".encode())
         return digest.hexdigest()
 
     def lines(self) -> Iterator[tuple[str, list[Action]]]:
-        """Every non-blank line of every file, in order, with the actions it parsed to."""
+        """Every non-blank line of every file (of this part), in order, with the actions it parsed to."""
         feed = self.parser.feed
+        first, end = (self.part[0], self.part[1]) if self.part else (0, None)
         for path in self.files:
-            with path.open("rb") as fh:
-                for raw in fh:
-                    line = raw.decode("utf-8", "replace")
-                    if line.endswith("\n"):
-                        line = line[:-2] if line.endswith("\r\n") else line[:-1]
-                    if not line or line.isspace():
-                        continue
-                    actions = feed(line)
-                    if self.reported is None and actions:
-                        self.reported = next((a.data for a in actions if a.kind == "environment.reported"), None)
-                    yield line, actions
+            for index, line in enumerate(_nonblank(path)):
+                if index < first or (end is not None and index >= end):
+                    continue
+                actions = feed(line)
+                if self.reported is None and actions:
+                    self.reported = next((a.data for a in actions if a.kind == "environment.reported"), None)
+                yield line, actions
 
     def finish(self) -> list[Action]:
         """The actions the parser held back for the end of the stream."""
@@ -92,6 +93,60 @@ class Transcript:
             actions.extend(parsed)
         actions.extend(self.finish())
         return Imported(actions, raw, sha, [str(f) for f in self.files], self.meta)
+
+
+def _nonblank(path: Path) -> Iterator[str]:
+    """A file's non-blank lines, split on newlines only, one in memory at a time."""
+    with path.open("rb") as fh:
+        for raw in fh:
+            line = raw.decode("utf-8", "replace")
+            if line.endswith("\n"):
+                line = line[:-2] if line.endswith("\r\n") else line[:-1]
+            if line and not line.isspace():
+                yield line
+
+
+def _session_starts(path: Path, fmt: str) -> list[int]:
+    """Where each session of a saved stdout capture starts (non-blank line indices): a capture
+    of two `claude -p` (or `codex exec`) runs one after another holds two sessions. A Claude
+    session starts at a `system/init` after a `result` or under a new session_id; a Codex one
+    at `thread.started`."""
+    starts: list[int] = []
+    current: str | None = None
+    ended = False
+    for index, line in enumerate(_nonblank(path)):
+        event = decode(line)
+        if event is None:
+            continue
+        if fmt == "codex-exec-json":
+            if event.get("type") == "thread.started" and (starts or index):
+                starts.append(index)
+            continue
+        sid = event.get("session_id")
+        if event.get("type") == "system" and event.get("subtype") == "init" and (ended or (current is not None and sid != current)):
+            starts.append(index)
+            ended = False
+        if isinstance(sid, str):
+            current = sid
+        ended = ended or event.get("type") == "result"
+    return [0, *starts] if starts else [0]
+
+
+def open_transcripts(path: str | Path, fmt: str | None = None) -> list[Transcript]:
+    """Every session a file holds: one, except a saved stdout capture of several runs one after another."""
+    name = fmt or detect_format(path)
+    if name not in ("claude-stream-json", "codex-exec-json"):
+        return [open_transcript(path, name)]
+    starts = _session_starts(_readable(path), name)
+    if len(starts) == 1:
+        return [open_transcript(path, name)]
+    ends = [*starts[1:], None]
+    out = []
+    for number, (first, end) in enumerate(zip(starts, ends), start=1):
+        t = open_transcript(path, name)
+        t.part = (first, end if end is not None else 1 << 62, number)
+        out.append(t)
+    return out
 
 
 def _readable(path: str | Path) -> Path:

@@ -4,7 +4,8 @@ The small public Python API (what a script or a notebook may rely on):
 
     from benchtape import load_inputs, run_benches, RunOptions, Store, grade_session
     evaluation, benches = load_inputs(["bench.yaml"])
-    outcome = run_benches(benches, Store(".benchtape/benchtape.db"), RunOptions(repeat=3))
+    outcome = run_benches(benches, Store(".benchtape/benchtape.db"), RunOptions(repeat=3), reports=Reports(json=Path("out.json")))
+    for row in outcome.results: ...   # read back from disk one at a time; outcome.close() when done
 
 Names are imported on first use, so `import benchtape` costs nothing a command does not need.
 """
@@ -22,6 +23,7 @@ _PUBLIC = {
     "run_benches": "benchtape.api",
     "run_eval": "benchtape.api",
     "RunOutcome": "benchtape.api",
+    "Reports": "benchtape.api",
     "RunOptions": "recorder.runner",
     "Store": "recorder.store",
     "Session": "recorder.model",

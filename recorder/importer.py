@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from adapters.transcripts import Transcript, detect_format, open_transcript, parser_for
+from adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for
 from recorder.errors import BadInput
 from recorder.model import Action
 from recorder.store import RAW_CHUNK_BYTES, Store, new_id
@@ -45,8 +45,7 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
         formats.append((p, fmt))
     results: list[ImportResult] = []
     run_id: str | None = None
-    for p, fmt in formats:
-        transcript = open_transcript(p, fmt)
+    for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
         source = f"import:{transcript.sha256()}"
         existing = store.find_session_by_source(source)
         if existing:
