@@ -20,6 +20,7 @@ from recorder.leaks import ReportLeak
 from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
+from replay.judging import judge_for_grading
 from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from replay.report import report_dir_paths, result_row, run_report, save_snapshot, write_combined, write_report
 from recorder.preflight import Preflight, preflight_all
@@ -129,7 +130,7 @@ def run_benches(
 
 def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
-    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control) for sc in bench.scenarios}
+    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes) for sc in bench.scenarios}
     runner = Runner(store, bench, options, on_event=emit)
     run_id = runner.start_run()
     grading_id = new_grading(
@@ -140,6 +141,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         run_id=run_id,
         contexts=contexts,
     )
+    judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
+    contexts = {name: replace(ctx, judge=judge) for name, ctx in contexts.items()}
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, harness=runner.harness, name=options.eval_run)
     lock = threading.Lock()
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)

@@ -133,6 +133,7 @@ def regrade_cmd(
     all_: bool = typer.Option(False, "--all", help="Every stored session (the default)."),
     param: Params = None,
     db: Db = None,
+    rejudge: bool = typer.Option(False, "--rejudge", help="Ask the judges again even where a byte-identical request was answered before (default: reuse the stored judgment, free and reproducible)."),
     plain: Plain = False,
 ) -> None:
     """Grade stored sessions with the bench's current checks, as a new grading. No agent runs.
@@ -148,7 +149,7 @@ def regrade_cmd(
 
         loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
-        summary = regrade(store, loaded, selection(None, run, scenario, all_))
+        summary = regrade(store, loaded, selection(None, run, scenario, all_), rejudge=rejudge)
         render_replay.regrade_summary(summary, plain_wanted(plain))
         return 0
 
