@@ -27,6 +27,8 @@ def check_cmd(
     param: Params = None,
     as_json: Json = False,
     plain: Plain = False,
+    harness: Optional[str] = typer.Option(None, "--harness", help="Run the control through this harness (default mock); claude-code or codex need --model scripted."),
+    model: Optional[str] = typer.Option(None, "--model", help="`scripted`: the real binary with the no-op scripted model (it says the prompt back)."),
 ) -> None:
     """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
 
@@ -46,7 +48,8 @@ def check_cmd(
         is_plain = plain_wanted(plain)
         try:
             with render.Progress(is_plain or as_json) as progress:
-                outcome = run_benches(loaded, store, control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:]), on_event=progress, control=True)
+                options = control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:], harness=harness, model=model)
+                outcome = run_benches(loaded, store, options, on_event=progress, control=True)
         except Interrupted:
             raise KeyboardInterrupt from None
         report = tally(outcome.runs)
