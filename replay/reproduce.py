@@ -186,21 +186,11 @@ def _compare(s: _Stored, fresh: Verdict | None, why: str | None) -> CheckReplay:
 # ---------------------------------------------------------------- from the database
 
 
-def target_grading(store: Store, session_id: str) -> str | None:
-    """The grading a session was first graded with: the one recorded with its run."""
-    row = store.db.execute(
-        "SELECT v.grading_id FROM verdicts v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at, g.id LIMIT 1",
-        [session_id],
-    ).fetchone()
-    return row[0] if row else None
-
-
 def _stored_verdicts(store: Store, grading_id: str, session_id: str) -> list[_Stored]:
-    rows = store.db.execute(
-        "SELECT check_path, type, spec, spec_sha256, readout, status, pass, score, reason FROM verdicts WHERE grading_id = ? AND session_id = ?",
-        [grading_id, session_id],
-    )
-    out = [_Stored(path, typ, loads(spec), sha, bool(readout), Outcome(status, bool(passed), float(score), reason or "")) for path, typ, spec, sha, readout, status, passed, score, reason in rows]
+    out = [
+        _Stored(r["check_path"], r["type"], r["spec"], r["spec_sha256"], r["readout"], Outcome(r["status"], r["pass"], float(r["score"]), r["reason"] or ""))
+        for r in store.verdicts(grading_id=grading_id, session_id=session_id)
+    ]
     return sorted(out, key=lambda s: check_index(s.check_path))
 
 
@@ -216,8 +206,8 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
 
     targets: dict[str, str] = {}  # session → the grading it reproduces (ids only: memory stays small)
     for row in picked():
-        target = grading_id or target_grading(store, row.id)
-        if target is not None and (grading_id is None or _graded(store, target, row.id)):
+        target = grading_id or store.first_grading_for(row.id)
+        if target is not None and (grading_id is None or store.graded(target, row.id)):
             targets[row.id] = target
     rep = Reproduction(source="database", input=str(store.path), reproduced_gradings=sorted(set(targets.values())))
     if not targets:
@@ -244,13 +234,8 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
     return rep
 
 
-def _graded(store: Store, grading_id: str, session_id: str) -> bool:
-    return store.db.execute("SELECT 1 FROM verdicts WHERE grading_id = ? AND session_id = ? LIMIT 1", [grading_id, session_id]).fetchone() is not None
-
-
 def _graded_by(store: Store, grading_id: str) -> Iterator[SessionRow]:
-    ids = [r[0] for r in store.db.execute("SELECT DISTINCT session_id FROM verdicts WHERE grading_id = ?", [grading_id])]
-    yield from rows_by_ids(store, ids)
+    yield from rows_by_ids(store, store.graded_session_ids(grading_id))
 
 
 def _new_control_grading(store: Store, reproduced: list[str]) -> str:
