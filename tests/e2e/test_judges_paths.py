@@ -89,3 +89,16 @@ def test_a_report_alone_cannot_re_ask_a_judge_and_says_so(tmp_path, judge_server
     db.unlink()
     out = benchtape("grade", tmp_path / "r.json")
     assert "COULD NOT RE-GRADE" in out.stdout and "no judge configured" in out.stdout, out.stdout
+
+
+def test_the_negative_control_on_a_judge_only_bench(tmp_path):
+    """The no-op agent says the prompt back; a judge asked whether that names the failing test
+    says no, so the judge check fails as the control requires (and is counted as gradable)."""
+    script = {"chat": [{"reply": '{"reason": "it only repeats the question", "pass": false, "score": 0}'}]}
+    with serve(script) as srv:
+        bench = _bench(tmp_path, srv.openai_url)
+        out = benchtape("check", bench, "--db", tmp_path / "c.db", "--json")
+        doc = json.loads(out.stdout)
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert doc["totals"]["failed as required"] == 1 and doc["gradable"] == 1
+        assert _judge_requests(srv) == 1
