@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
@@ -53,7 +54,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
-        pf.merge(_scenario(sc, level, name, allow_host_writes, PreflightContext(bench.dir, env, sc.runtimes)))
+        pf.merge(_scenario(sc, level, name, allow_host_writes, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
         none_scenarios += level == "none"
         if name == "claude-code":
             from adapters.claude_code import preflight_scenario
@@ -62,6 +63,48 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
+
+def _graded_in(sc: ScenarioSpec, level: str) -> dict[str, Any]:
+    """Where a container scenario's code checks will find their runtimes: its image, asked once
+    per runtime (a throwaway container, network none). Other levels grade on this host."""
+    if level != "container" or sc.sandbox.dockerfile is not None:
+        return {}
+    from recorder.sandbox.baseimage import BASE_IMAGE
+
+    image = sc.sandbox.image or BASE_IMAGE
+    return {"interpreter": _ImageInterpreters.of(image), "where": f"the image {image}"}
+
+
+class _ImageInterpreters:
+    """`command -v` inside an image, cached per image and name for the whole preflight."""
+
+    _cache: dict[tuple[str, str], list[str] | None] = {}
+
+    def __init__(self, image: str):
+        self.image = image
+
+    @classmethod
+    def of(cls, image: str) -> "_ImageInterpreters":
+        return cls(image)
+
+    def __call__(self, name: str) -> list[str] | None:
+        exe = {"python": "python3"}.get(name, name)
+        key = (self.image, exe)
+        if key not in self._cache:
+            self._cache[key] = _probe_image(self.image, exe)
+        return self._cache[key]
+
+
+def _probe_image(image: str, exe: str) -> list[str] | None:
+    try:
+        from recorder.sandbox.container import connect
+
+        out = connect().containers.run(image, ["/bin/sh", "-c", f"command -v {exe} || true"], network_mode="none", remove=True)
+    except Exception:  # noqa: BLE001 - no engine or no image: _container() reports that finding
+        return [exe]
+    found = out.decode("utf-8", "replace").strip().splitlines()
+    return [found[-1]] if found else None
+
 
 def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -> Preflight:
     """What a real binary with the scripted model needs: a script the server can play for this
