@@ -30,6 +30,7 @@ class Launch:
     session_uuid: str = ""
     python: str = sys.executable  # the interpreter for helper programs (inside a container: python3)
     support_dir: Path = Path(__file__).resolve().parent  # where helper programs live for the agent
+    endpoint: str | None = None  # a scripted model's base URL (as the agent reaches it); None: the harness's own
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Command:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment
     stdin: bytes = b""
+    home_files: dict[str, str] = field(default_factory=dict)  # written under the agent's HOME before it starts (relative path → text)
 
 
 class Parser(Protocol):
@@ -54,8 +56,8 @@ class Adapter(Protocol):
 
     def parser(self) -> Parser: ...
 
-    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
-        """Blocking findings (binary missing, no key); never prints a secret."""
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
+        """Blocking findings (binary missing, no key unless the model is scripted); never prints a secret."""
 
 
 def on_path(binary: str, env: dict[str, str]) -> bool:

@@ -63,8 +63,20 @@ class Binary:
 
 
 def tools_root(cwd: Path | None = None) -> Path:
+    """Where binaries are installed: `$BENCHTAPE_TOOLS`, else `.benchtape/tools` here (project-local)."""
     env = os.environ.get(ENV_TOOLS)
     return Path(env) if env else (cwd or Path.cwd()) / ".benchtape" / "tools"
+
+
+def search_roots() -> list[Path]:
+    """Where an installed binary is looked for: the install root, then the benchtape checkout's
+    own `.benchtape/tools` (where `make agents` put them), so a bench run from any folder finds them."""
+    roots = [tools_root()]
+    if not os.environ.get(ENV_TOOLS):
+        checkout = Path(__file__).resolve().parents[1] / ".benchtape" / "tools"
+        if checkout not in roots:
+            roots.append(checkout)
+    return roots
 
 
 def _pin(tool: str) -> Pin:
@@ -90,6 +102,8 @@ def resolve(tool: str, version: str | None = None, *, root: Path | None = None, 
     """
     pin = _pin(tool)
     version = version or pin.version
+    if root is None:
+        root = next((r for r in search_roots() if _runnable(binary_path(tool, version, r))), tools_root())
     path = binary_path(tool, version, root)
     if not _runnable(path):
         if not install:
@@ -106,6 +120,20 @@ def resolve(tool: str, version: str | None = None, *, root: Path | None = None, 
     return Binary(tool, version, path)
 
 
+_DEFAULTS: dict[str, str] = {}
+
+
+def default_binary(tool: str) -> str:
+    """What runs when a bench names no `binary:`: the pinned, verified binary when it is
+    installed, else the tool's own name on PATH (asked once per process)."""
+    if tool not in _DEFAULTS:
+        try:
+            _DEFAULTS[tool] = str(resolve(tool).path)
+        except BadInput:
+            _DEFAULTS[tool] = _pin(tool).bin
+    return _DEFAULTS[tool]
+
+
 def identify(tool: str, path: Path | str) -> Binary:
     """A binary found elsewhere (e.g. `harness_config.binary`), with the version it reports."""
     _pin(tool)
@@ -113,6 +141,17 @@ def identify(tool: str, path: Path | str) -> Binary:
     if found is None:
         raise BadInput(f"{path} does not say which {tool} version it is (`--version` gave none)", fix="point at a real Claude Code / Codex binary")
     return Binary(tool, found, Path(path))
+
+
+_VERSIONS: dict[str, str | None] = {}
+
+
+def version_of(path: Path | str) -> str | None:
+    """`reported_version`, asked once per binary per process (each session records it)."""
+    key = str(path)
+    if key not in _VERSIONS:
+        _VERSIONS[key] = reported_version(Path(path))
+    return _VERSIONS[key]
 
 
 def reported_version(path: Path) -> str | None:

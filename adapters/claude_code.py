@@ -19,6 +19,7 @@ from adapters.claude_stream import ClaudeStreamParser
 from adapters.config import ConfigReader
 from adapters.lines import type_name
 from recorder.errors import BadInput
+from models.endpoints import is_scripted
 
 HARNESS = "claude-code"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -45,7 +46,7 @@ class EnvironmentProbe:
 class ClaudeConfig:
     """The nine keys of madbench v0.23.0's claude-code `harness_config`."""
 
-    binary: str = "claude"
+    binary: str | None = None  # None: the pinned binary when installed, else `claude` on PATH
     model: str | None = None
     effort: str | None = None
     system_prompt: str | None = None
@@ -78,7 +79,7 @@ def parse_config(harness_config: dict[str, Any] | None) -> ClaudeConfig:
             fix="drop `environment.require` or set `environment.probe: true`",
         )
     return ClaudeConfig(
-        binary=r.string("binary", empty_ok=False) or "claude",
+        binary=r.string("binary", empty_ok=False),
         model=r.string("model"),
         effort=r.level("effort", EFFORTS, "CLI"),
         system_prompt=r.string("system_prompt"),
@@ -88,6 +89,30 @@ def parse_config(harness_config: dict[str, Any] | None) -> ClaudeConfig:
         environment=probe,
         magmux_binary=r.string("magmux_binary"),
     )
+
+
+PINNED = "Claude Code 2.1.328"
+BYPASS = ("bypassPermissions", "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
+
+
+def binary_of(cfg: ClaudeConfig) -> str:
+    from adapters.binaries import default_binary
+
+    return cfg.binary or default_binary(HARNESS)
+
+
+def hermetic_env(args: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
+    """What every claude run gets (spec/real-binaries.md): the updater off (the interactive
+    one installs globally), nonessential traffic off, IS_SANDBOX only as root with a bypass
+    mode (which refuses to start without it), and the scripted endpoint when there is one."""
+    from models.endpoints import claude_env, running_as_root
+
+    env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    if running_as_root() and any(a in BYPASS for a in args):
+        env["IS_SANDBOX"] = "1"
+    if endpoint:
+        env.update({k: v for k, v in claude_env(endpoint, root=False).items() if k != "HOME"})
+    return env
 
 
 def _default(value: Any, default: Any) -> Any:
@@ -151,29 +176,38 @@ class ClaudeCodeAdapter:
         """`claude --print ... --session-id <uuid> [--model] [--system-prompt] [--effort] <args>`, prompt on stdin.
 
         The run's model (`launch.model`) wins over `harness_config.model`, as a
-        `--model` given on the command line wins over a file. `agent_env` and
-        `plugins` are staged by the recorder into the sandbox HOME, not here.
+        `--model` given on the command line wins over a file. With a scripted model the
+        argv is the same; only the environment points the binary at the endpoint. The
+        hermetic environment is always set: no updater (the interactive one runs `npm
+        install -g`), no nonessential traffic, IS_SANDBOX only where root needs it.
         """
         cfg = self.config(launch)
-        argv = [cfg.binary, *FIXED_FLAGS]
+        argv = [binary_of(cfg), *FIXED_FLAGS]
         if launch.session_uuid:
             argv += ["--session-id", launch.session_uuid]
         model = launch.model or cfg.model
-        if model:
+        if model and not is_scripted(model):
             argv += ["--model", model]
         if cfg.system_prompt:
             argv += ["--system-prompt", cfg.system_prompt]
         if cfg.effort:
             argv += ["--effort", cfg.effort]
         argv += list(cfg.args)
-        return Command(argv=argv, stdin=launch.prompt.encode())
+        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), stdin=launch.prompt.encode())
+
+    def transcript(self, home: Path, launch: Launch) -> Path | None:
+        """The on-disk transcript of this session (found by its --session-id, never by the
+        encoded cwd: long paths are truncated with a hash)."""
+        found = sorted((home / ".claude" / "projects").glob(f"*/{launch.session_uuid}.jsonl")) if launch.session_uuid else []
+        return found[0] if found else None
 
     def parser(self) -> ClaudeStreamParser:
         return ClaudeStreamParser()
 
-    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         """Blocking findings: a bad config, an interactive scenario, a key whose staging is not built
-        (agent_env, plugins), the binary not on PATH, no way to authenticate."""
+        (agent_env, plugins), the binary not on PATH, no way to authenticate (none needed with
+        the scripted model)."""
         try:
             cfg = parse_config(harness_config)
         except BadInput as exc:
@@ -187,10 +221,12 @@ class ClaudeCodeAdapter:
                     f"claude-code: harness_config.{key} is not supported in this version (staging a Claude Code "
                     f"environment is not built yet); remove `{key}:` to run without it"
                 )
-        if not on_path(cfg.binary, env):
+        if not on_path(binary_of(cfg), env):
             findings.append(
-                f"claude-code: `{cfg.binary}` is not on PATH; install Claude Code or set harness_config.binary"
+                f"claude-code: `{binary_of(cfg)}` is not on PATH; install Claude Code (`make agents` installs the pinned {PINNED}) or set harness_config.binary"
             )
+        if scripted:
+            return findings  # the scripted model needs no key
         if not any(env.get(name) for name in AUTH_ENV):
             home_text = env.get("HOME") or (str(launch.home) if launch is not None and launch.home else "")
             if not (home_text and _logged_in(Path(home_text))):

@@ -16,6 +16,7 @@ from typing import Any
 from adapters.base import Command, Launch, on_path
 from adapters.codex_exec import CodexExecParser
 from adapters.config import ConfigReader
+from models.endpoints import codex_config, codex_env, is_scripted
 from recorder.errors import BadInput
 
 HARNESS = "codex"
@@ -26,7 +27,7 @@ SANDBOX_FLAGS = ("--sandbox", "-s", "--full-auto", "--dangerously-bypass-approva
 
 @dataclass(frozen=True)
 class CodexConfig:
-    binary: str = "codex"
+    binary: str | None = None  # None: the pinned binary when installed, else `codex` on PATH
     model: str | None = None
     effort: str | None = None
     args: tuple[str, ...] = ()
@@ -36,11 +37,20 @@ def parse_config(harness_config: dict[str, Any] | None) -> CodexConfig:
     """Check and type the codex `harness_config` (binary, model, effort, args); unknown keys are ignored."""
     r = ConfigReader(HARNESS, harness_config)
     return CodexConfig(
-        binary=r.string("binary", empty_ok=False) or "codex",
+        binary=r.string("binary", empty_ok=False),
         model=r.string("model"),
         effort=r.level("effort", EFFORTS, "CLI"),
         args=tuple(r.strings("args")),
     )
+
+
+CODEX_DIR = ".codex"  # CODEX_HOME under the sandbox HOME: private to the session
+
+
+def binary_of(cfg: CodexConfig) -> str:
+    from adapters.binaries import default_binary
+
+    return cfg.binary or default_binary(HARNESS)
 
 
 def _chooses_sandbox(args: tuple[str, ...]) -> bool:
@@ -51,31 +61,54 @@ class CodexAdapter:
     name = HARNESS
 
     def command(self, launch: Launch) -> Command:
-        """`codex exec --json --skip-git-repo-check [--sandbox workspace-write] [-m] [-c effort] <args> -`."""
+        """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write] [-m] [-c effort] <args> -`.
+
+        With a scripted model the argv is the same; a private CODEX_HOME holds the config
+        that points Codex at the endpoint (it ignores OPENAI_BASE_URL and needs a custom
+        provider with `wire_api = "responses"`). `--skip-git-repo-check` only outside git.
+        """
         cfg = parse_config(launch.harness_config)
-        argv = [cfg.binary, "exec", "--json", "--skip-git-repo-check"]
+        argv = [binary_of(cfg), "exec", "--json"]
+        if not (launch.root / ".git").exists():
+            argv.append("--skip-git-repo-check")
         if not _chooses_sandbox(cfg.args):
             argv += ["--sandbox", "workspace-write"]
         model = launch.model or cfg.model
-        if model:
+        if model and not is_scripted(model):
             argv += ["-m", model]
         if cfg.effort:
             argv += ["-c", f"model_reasoning_effort={cfg.effort}"]
         argv += [*cfg.args, "-"]
-        return Command(argv=argv, stdin=launch.prompt.encode())
+        env: dict[str, str] = {}
+        files: dict[str, str] = {}
+        if launch.endpoint:
+            home = str(launch.home) if launch.home is not None else "."
+            env = codex_env(f"{home}/{CODEX_DIR}")
+            env.pop("HOME", None)
+            files = {f"{CODEX_DIR}/config.toml": codex_config(launch.endpoint.rstrip("/") + "/v1")}
+        return Command(argv=argv, env=env, stdin=launch.prompt.encode(), home_files=files)
+
+    def transcript(self, home: Path, launch: Launch, thread_id: str | None = None) -> Path | None:
+        """The rollout of this session, by the thread id `thread.started` announced."""
+        if not thread_id:
+            return None
+        found = sorted((home / CODEX_DIR / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+        return found[0] if found else None
 
     def parser(self) -> CodexExecParser:
         return CodexExecParser()
 
-    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         """Blocking findings: a bad config, the binary not on PATH, no API key and no `codex login`."""
         try:
             cfg = parse_config(harness_config)
         except BadInput as exc:
             return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
         findings: list[str] = []
-        if not on_path(cfg.binary, env):
-            findings.append(f"codex: `{cfg.binary}` is not on PATH; install the Codex CLI or set harness_config.binary")
+        if not on_path(binary_of(cfg), env):
+            findings.append(f"codex: `{binary_of(cfg)}` is not on PATH; install the Codex CLI (`make agents` installs the pinned 0.169.0) or set harness_config.binary")
+        if scripted:
+            return findings  # the scripted model needs no key
         if not any(env.get(name) for name in AUTH_ENV):
             home = env.get("HOME") or (str(launch.home) if launch is not None and launch.home else "")
             codex_home = env.get("CODEX_HOME") or (str(Path(home) / ".codex") if home else "")

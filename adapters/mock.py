@@ -54,5 +54,5 @@ class MockAdapter:
     def parser(self) -> MockParser:
         return MockParser()
 
-    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str]) -> list[str]:
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         return []

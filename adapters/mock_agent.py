@@ -63,6 +63,8 @@ class Agent:
                 self.subagent(step["subagent"], thread)
             elif "tool" in step:
                 self.tool(step, thread)
+            elif "parallel" in step:  # calls a model makes in one turn: the mock makes them in order
+                self.run(step["parallel"], thread)
             else:
                 self.emit("error", {"message": f"mock step has no known key: {sorted(step)}"}, thread)
         return last_say

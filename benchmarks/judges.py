@@ -12,8 +12,11 @@ concurrency limit), then:
   own bookkeeping.
 
 The grading loop here is the one the grading function runs per session (build the
-checks once; evaluate each session with `CheckContext(judge=…)`), driven directly through
-`replay.judging.judge_for_grading` until `benchtape regrade --rejudge` is wired to it.
+checks once; evaluate each session with `CheckContext(judge=…)`) with the judge
+`benchtape regrade` builds (`replay.judging.judge_for_grading`, mode `reuse`, or `rejudge`
+for `--rejudge`), driven from 16 threads so the provider's concurrency limit is exercised
+(`regrade` itself grades one session at a time; tests/e2e/test_judges_paths.py proves the
+commands end to end).
 
 Run by `make bench`; `--sessions 200` for a quick run. Not a test: it prints numbers and
 exits non-zero when a target is missed.

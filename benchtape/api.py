@@ -19,6 +19,7 @@ from recorder.errors import BadInput, PreflightBlocked
 from recorder.redact import redact_json
 from recorder.runner import RunOptions, Runner, SessionRecord
 from recorder.store import Store
+from replay.judging import judge_for_grading
 from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
 from recorder.preflight import Preflight, preflight_all
@@ -167,7 +168,7 @@ def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], stor
 
 def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
-    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control) for sc in bench.scenarios}
+    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes) for sc in bench.scenarios}
     runner = Runner(store, bench, options, on_event=emit)
     run_id = runner.start_run()
     grading_id = new_grading(
@@ -178,6 +179,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         run_id=run_id,
         contexts=contexts,
     )
+    judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
+    contexts = {name: replace(ctx, judge=judge) for name, ctx in contexts.items()}
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
     spool = ResultSpool([s.name for s in bench.scenarios], public=report_path.with_suffix(".jsonl") if report_path else None, generated=lambda: runner.seeds.values() if runner.seeds else {})
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=runner.harness, name=options.eval_run)

@@ -27,6 +27,8 @@ def check_cmd(
     param: Params = None,
     as_json: Json = False,
     plain: Plain = False,
+    harness: Optional[str] = typer.Option(None, "--harness", help="Run the control through this harness (default mock); claude-code or codex need --model scripted."),
+    model: Optional[str] = typer.Option(None, "--model", help="`scripted`: the real binary with the no-op scripted model (it says the prompt back)."),
 ) -> None:
     """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
 
@@ -46,7 +48,8 @@ def check_cmd(
         is_plain = plain_wanted(plain)
         try:
             with render.Progress(is_plain or as_json) as progress:
-                outcome = run_benches(loaded, store, control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:]), on_event=progress, control=True)
+                options = control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:], harness=harness, model=model)
+                outcome = run_benches(loaded, store, options, on_event=progress, control=True)
         except Interrupted:
             raise KeyboardInterrupt from None
         try:
@@ -166,6 +169,7 @@ def regrade_cmd(
     include_controls: IncludeControls = False,
     param: Params = None,
     db: Db = None,
+    rejudge: bool = typer.Option(False, "--rejudge", help="Ask the judges again even where a byte-identical request was answered before (default: reuse the stored judgment, free and reproducible)."),
     plain: Plain = False,
 ) -> None:
     """Grade stored sessions with the bench's current checks, as a new grading. No agent runs.
@@ -182,7 +186,7 @@ def regrade_cmd(
 
         loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
-        summary = regrade(store, loaded, selection(None, run, scenario, all_, controls=include_controls))
+        summary = regrade(store, loaded, selection(None, run, scenario, all_, controls=include_controls), rejudge=rejudge)
         render_replay.regrade_summary(summary, plain_wanted(plain))
         return 0
 

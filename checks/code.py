@@ -159,6 +159,7 @@ def _script_result(value: Any, type: str, threshold: float | None) -> Result:
     errors=("no value", "inline source that does not compile or defines no evaluate", "a timeout with no unit", "ERROR: a relative file:// with no bench directory, a missing file, a crash, a timeout"),
     kind="Code",
     reads_workspace=True,
+    preflight=lambda spec, pf: python_preflight(pf),
 )
 def python_check(spec: CheckSpec) -> Evaluator:
     source, path = _python_source(spec)
@@ -348,3 +349,11 @@ def custom_http(spec: CheckSpec) -> Evaluator:
         return result_from_reply(reply, "custom:http", threshold)
 
     return evaluate
+
+
+def python_preflight(pf: Any) -> list[str]:
+    """Where python checks are graded must have a Python: this host always does (benchtape's
+    own); a container image may not."""
+    if pf.interpreter is not None and pf.interpreter("python") is None:
+        return [f"python checks run with python3, which {pf.where} does not have: give the scenario an image with python3 (benchtape's base image has one)"]
+    return []

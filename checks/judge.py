@@ -29,6 +29,7 @@ from typing import Any, Mapping
 
 from checks.common import args_of, as_number, output_of, short, tool_calls
 from checks.registry import CheckConfigError, CheckContext, Evaluator, register, spec_hash
+from recorder.commands import Unavailable
 from recorder.judging import JudgeError, JudgeReply, JudgeRequest
 from recorder.model import CheckSpec, Result, Session
 
@@ -375,8 +376,8 @@ def build_judge(spec: CheckSpec) -> Evaluator:
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         label = f"{spec.type}{_at(spec)}"
-        if ctx.judge is None:
-            return Result.error(f"{label}: no judge configured: declare a judges: block in the bench (or set ANTHROPIC_API_KEY), then grade again")
+        if ctx.judge is None:  # what it reads is missing where it is graded (a report alone has no store to record in)
+            raise Unavailable("judge", f"{label}: no judge configured: declare a judges: block in the bench (or set ANTHROPIC_API_KEY), then grade again")
         inputs = gather(jt, cfg, spec, session, ctx)
         if jt.needs_context and not inputs["CONTEXT"]:
             return Result.error(f"{label}: no context to judge against: give args.context, or a scenario var `context`")

@@ -92,6 +92,8 @@ class PreflightContext:
     bench_dir: Path | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     runtimes: Mapping[str, str] = field(default_factory=dict)
+    interpreter: Interpreter | None = None  # where code checks will run, when not this host (a container image)
+    where: str = "this machine"  # named in findings
 
 
 # Before any run: (spec, where it will run) -> blocking problems, each naming the fix (a

@@ -188,6 +188,11 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
     for `ts` a node that strips types."""
     lang = spec.type
     pin = pf.runtimes.get("bun")
+    if pf.interpreter is not None:  # graded elsewhere (a container): the runtime must be there
+        runtime = "bun" if pin else "node"
+        if pf.interpreter(runtime) is None:
+            return [f"{lang} checks run with {runtime}, which {pf.where} does not have: give the scenario an image with {runtime}"]
+        return []
     path = pf.env.get("PATH")
     if pin:
         bun = shutil.which("bun", path=path)

@@ -14,6 +14,7 @@ container to confine. Its stdout/stderr are captured for error messages.
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import tempfile
 import threading
@@ -53,6 +54,16 @@ class _Runtime:
         self.lock = threading.Lock()
         self.running = 0
         self.clock: threading.Thread | None = None
+        # Free the engine and modules while wasmtime's library is still loaded: left to the
+        # garbage collector at interpreter exit, their finalizers run after it is torn down.
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        with self.lock:
+            for module in self.modules.values():
+                module.close()
+            self.modules.clear()
+            self.engine.close()
 
     def module(self, data: bytes) -> Any:
         key = hashlib.sha256(data).hexdigest()

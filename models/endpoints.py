@@ -13,10 +13,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+SCRIPTED = "scripted"  # `--model scripted`: the real binary, this server as its model
 SCRIPTED_KEY = "sk-benchtape-scripted"  # any value: the scripted server checks no key
 CODEX_KEY_ENV = "BENCHTAPE_MODEL_KEY"
 CODEX_PROVIDER = "benchtape"
 CODEX_MODEL = "gpt-5.5"  # a slug Codex knows: classic function tools, no fallback-metadata warning
+
+
+def is_scripted(model: str | None) -> bool:
+    return model == SCRIPTED
 
 
 def running_as_root() -> bool:

@@ -116,6 +116,15 @@ class TurnFinished(TypedDict, total=False):
     reason: str  # stop_hook, turn_duration, screen, permission_prompt, …
 
 
+class Transcript(TypedDict, total=False):
+    """The harness's own on-disk record (Claude's transcript, Codex's rollout), stored as a blob."""
+
+    path: str  # relative to the agent's HOME
+    sha256: str
+    bytes: int
+    lines: int
+
+
 class CellOutcome(TypedDict, total=False):
     outcome: str  # passed, failed, no_changes, guard_violation, patch_apply_failed, timeout, adapter_error, infrastructure_error
     reason: str
@@ -147,6 +156,7 @@ KINDS: dict[str, type] = {
     "error": Error,
     "hook": Hook,
     "turn.finished": TurnFinished,
+    "transcript": Transcript,
     "cell.outcome": CellOutcome,
     "session.finished": SessionFinished,
 }

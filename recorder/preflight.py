@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from adapters.base import get_adapter, harness_names
 from checks import CheckConfigError, build
@@ -21,6 +22,7 @@ from recorder.model import CheckSpec
 from recorder.runner import RunOptions
 from recorder.spec.evalfile import EvalSpec
 from recorder.errors import BadInput
+from models.endpoints import is_scripted
 
 @dataclass
 class Preflight:
@@ -35,7 +37,7 @@ class Preflight:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
 
-def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None) -> Preflight:
+def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None) -> Preflight:
     env = dict(os.environ if env is None else env)
     pf = Preflight()
     name = harness or bench.harness or "mock"
@@ -44,14 +46,17 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.blocking.append(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
         return pf
     adapter = get_adapter(name)
-    pf.blocking.extend(adapter.preflight(None, bench.harness_config, env))
+    scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
+    pf.blocking.extend(adapter.preflight(None, bench.harness_config, env, scripted=scripted))
+    if scripted:
+        pf.merge(_scripted(bench, name, sandbox, noop))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
     pf.blocking.extend(judge_problems(bench, env))
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
-        pf.merge(_scenario(sc, level, name, allow_host_writes, PreflightContext(bench.dir, env, sc.runtimes)))
+        pf.merge(_scenario(sc, level, name, allow_host_writes, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
         none_scenarios += level == "none"
         if name == "claude-code":
             from adapters.claude_code import preflight_scenario
@@ -60,6 +65,89 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
+
+def _graded_in(sc: ScenarioSpec, level: str) -> dict[str, Any]:
+    """Where a container scenario's code checks will find their runtimes: its image, asked once
+    per runtime (a throwaway container, network none). Other levels grade on this host."""
+    if level != "container" or sc.sandbox.dockerfile is not None:
+        return {}
+    from recorder.sandbox.baseimage import BASE_IMAGE
+
+    image = sc.sandbox.image or BASE_IMAGE
+    return {"interpreter": _ImageInterpreters.of(image), "where": f"the image {image}"}
+
+
+class _ImageInterpreters:
+    """`command -v` inside an image, cached per image and name for the whole preflight."""
+
+    _cache: dict[tuple[str, str], list[str] | None] = {}
+
+    def __init__(self, image: str):
+        self.image = image
+
+    @classmethod
+    def of(cls, image: str) -> "_ImageInterpreters":
+        return cls(image)
+
+    def __call__(self, name: str) -> list[str] | None:
+        exe = {"python": "python3"}.get(name, name)
+        key = (self.image, exe)
+        if key not in self._cache:
+            self._cache[key] = _probe_image(self.image, exe)
+        return self._cache[key]
+
+
+def _probe_image(image: str, exe: str) -> list[str] | None:
+    try:
+        from recorder.sandbox.container import connect
+
+        out = connect().containers.run(image, ["/bin/sh", "-c", f"command -v {exe} || true"], network_mode="none", remove=True)
+    except Exception:  # noqa: BLE001 - no engine or no image: _container() reports that finding
+        return [exe]
+    found = out.decode("utf-8", "replace").strip().splitlines()
+    return [found[-1]] if found else None
+
+
+def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -> Preflight:
+    """What a real binary with the scripted model needs: a script the server can play for this
+    harness, a private HOME (its transcripts and config must not land in yours), and the
+    binary the recipes were verified on (another version is named, not refused)."""
+    from adapters.binaries import VERIFIED, identify
+    from models.script import script_from
+    from models.tools import unmapped_for_codex
+    from recorder.errors import BadInput
+
+    pf = Preflight()
+    for sc in bench.scenarios:
+        label = f"{sc.where}: scenario {sc.name!r}"
+        level = sandbox or sc.sandbox.level
+        if level in ("none", "workspace"):
+            pf.blocking.append(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
+        if noop or not sc.mock:
+            continue
+        try:
+            script = script_from(sc.mock, str(sc.where))
+        except BadInput as exc:
+            pf.blocking.append(f"{label}: its mock: steps cannot be played by the scripted model: {exc.what}")
+            continue
+        if harness == "codex":
+            pf.blocking.extend(f"{label}: codex has no tool for {call.tool!r} ({what}); script it as a Bash/Edit step, or run it under claude-code" for call, what in unmapped_for_codex(script))
+    binary = bench.harness_config.get("binary")
+    if harness in VERIFIED:
+        from adapters.claude_code import binary_of as claude_binary
+        from adapters.codex import binary_of as codex_binary
+        from adapters.claude_code import parse_config as claude_config
+        from adapters.codex import parse_config as codex_config
+
+        path = claude_binary(claude_config(bench.harness_config)) if harness == "claude-code" else codex_binary(codex_config(bench.harness_config))
+        try:
+            found = identify(harness, path)
+        except BadInput:
+            found = None
+        if found is not None and found.note:
+            pf.notes.append(f"{bench.path}: {found.note}" + (f" (harness_config.binary {binary})" if binary else ""))
+    return pf
+
 
 def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, where: PreflightContext | None = None) -> Preflight:
     pf = Preflight()
@@ -192,7 +280,7 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
     check_outputs(outputs or {})
     total = Preflight()
     for bench in benches:
-        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))
+        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop, model=options.model))
     if ev is not None:
         total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
     total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench

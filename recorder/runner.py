@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from adapters.base import Adapter, Launch, get_adapter, warning
+from adapters.base import Adapter, Command, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
 from recorder.kinds import STAGED
 from recorder.model import Action
 from recorder.redact import redactor, secret_values
 from recorder.sandbox.levels import OpenWorkspace, runs_alone, sandbox_for
 from recorder.sandbox.snapshot import snapshot
+from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
 
@@ -41,6 +42,32 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     scenarios: list[str] | None = None  # only these names
     eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
+
+
+@dataclass
+class SessionPlan:
+    """What one session runs and how it is filed: the run loop makes one per (scenario,
+    attempt); an evaluation makes one per cell (and per workflow step) with its own harness,
+    model, prompt, environment and cell identity, and records it through `Runner.record`."""
+
+    scenario: ScenarioSpec
+    attempt: int
+    harness: str
+    model: str | None
+    harness_config: dict[str, Any]
+    prompt: str
+    noop: bool = False
+    cell_id: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    started: dict[str, Any] = field(default_factory=dict)  # more facts for session.started (e.g. the cell)
+    env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment (overlay options)
+    timeout: float | None = None  # None: the scenario's
+    parent_session: str | None = None
+
+    def adapter(self) -> Adapter:
+        if self.harness == "mock":
+            return MockAdapter(noop=self.noop)
+        return get_adapter(self.harness)
 
 
 @dataclass
@@ -71,11 +98,11 @@ class Runner:
         self.model = options.model or bench.harness_config.get("model")
         self.run_id: str | None = None
         self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.sandbox.staging.Seeds)
+        self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
 
-    def adapter(self) -> Adapter:
-        if self.harness == "mock":
-            return MockAdapter(noop=self.options.noop)
-        return get_adapter(self.harness)
+    def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
+        """The session the bench and the options ask for."""
+        return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params)
 
     def scenarios(self) -> list[ScenarioSpec]:
         wanted = self.options.scenarios
@@ -125,6 +152,7 @@ class Runner:
         finally:
             pool.shutdown(wait=True)
             seeds.cleanup()
+            self.scripted.close()
         return records
 
     # ------------------------------------------------------------ one session
@@ -134,47 +162,60 @@ class Runner:
             raise Interrupted()
         sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
         with sandbox.open(scenario, seed) as box:
-            record = self._record(scenario, attempt, box)
+            record = self.record(self.plan(scenario, attempt), box)
         self.on_session_done(record)
         return record
 
     def _kept(self, attempt: int) -> Event:
         return lambda kind, data: self.on_event(kind, {**data, "attempt": attempt} if kind == "sandbox.kept" else data)
 
-    def _record(self, scenario: ScenarioSpec, attempt: int, box: OpenWorkspace) -> SessionRecord:
-        """Start the harness in the opened sandbox, stream its output into the store, snapshot the workspace."""
-        adapter = self.adapter()
+    def record(self, plan: SessionPlan, box: OpenWorkspace) -> SessionRecord:
+        """Start the plan's harness in the opened sandbox, stream its output into the store,
+        snapshot the workspace; everything the session needs is recorded in its stream."""
+        scenario, attempt = plan.scenario, plan.attempt
+        adapter = plan.adapter()
         store = self.store
-        session_id = store.new_session(self.run_id, scenario.name, cell_id=None, attempt=attempt, harness=self.harness, model=self.model, params=self.bench.params, workdir=str(box.root))
-        secrets = secret_values({**os.environ, **box.env}, box.secret_names)
+        session_id = store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=plan.params, workdir=str(box.root), parent_session=plan.parent_session)
+        secrets = secret_values({**os.environ, **box.env, **plan.env}, box.secret_names)
         store.set_redactor(session_id, redactor(secrets))
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
-        store.append(
-            session_id,
-            [
-                Action("session.started", {"scenario": scenario.name, "harness": self.harness, "model": self.model, "prompt": scenario.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **box.facts}),
-                Action("environment.expected", self.expected_environment(scenario, box.root, box.level)),
-                Action("message.user", {"text": scenario.prompt}),
-            ],
-        )
-        store.append(session_id, self._snapshot(box.root, stage=STAGED))  # what the agent's changes are diffed against
+        endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where)) if is_scripted(plan.model) and plan.harness != "mock" else None
         launch = Launch(
             **{
-                "prompt": scenario.prompt,
+                "prompt": plan.prompt,
                 "work_dir": box.agent_cwd,
                 "root": box.root,
                 "home": box.home,
-                "model": self.model,
-                "harness_config": self.bench.harness_config,
+                "model": plan.model,
+                "harness_config": plan.harness_config,
                 "scenario": scenario.raw,
                 "session_uuid": str(uuid.uuid4()),
                 **box.launch,
+                "endpoint": box.forward(endpoint.url) if endpoint else None,
             }
         )
-        status, exit_code, timed_out, wall_ms, stderr_tail = self._drive(adapter, launch, box, scenario.timeout, session_id)
+        cmd = adapter.command(launch)
+        facts: dict[str, Any] = {**box.facts, **plan.started}
+        if endpoint is not None:
+            facts["model_endpoint"] = endpoint.facts()
+        if plan.harness != "mock":
+            facts["binary"] = binary_facts(cmd.argv[0])
+        store.append(
+            session_id,
+            [
+                Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
+                Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
+                Action("message.user", {"text": plan.prompt}),
+            ],
+        )
+        store.append(session_id, self._snapshot(box.root, stage=STAGED))  # what the agent's changes are diffed against
+        timeout = plan.timeout if plan.timeout is not None else scenario.timeout
+        status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, {**box.env, **plan.env}, timeout, session_id, plan.harness)
         closing: list[Action] = list(box.after_exit())
+        closing += self.scripted.findings(session_id)
+        closing += _transcript(store, adapter, box.home, launch, parser)
         if timed_out:
-            closing.append(Action("error", {"message": f"timed out after {scenario.timeout:g}s; the harness's process group was killed"}))
+            closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness's process group was killed"}))
         elif status == "error":
             closing.append(Action("error", {"message": f"harness exited with code {exit_code}", "stderr_tail": stderr_tail}))
         closing.extend(self._snapshot(box.root))
@@ -194,8 +235,8 @@ class Runner:
         except OSError as exc:
             return [Action("error", {"message": f"{what} snapshot failed: {exc}"})]
 
-    def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str) -> dict[str, Any]:
-        hc = self.bench.harness_config
+    def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
+        hc = self.bench.harness_config if harness_config is None else harness_config
         plugins = [p if isinstance(p, dict) else {"id": p} for p in hc.get("plugins") or []]
         return {
             "sandbox": level,
@@ -207,15 +248,15 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
-    def _drive(self, adapter: Adapter, launch: Launch, box: OpenWorkspace, timeout: float, session_id: str) -> tuple[str, int | None, bool, float, str]:
-        cmd = adapter.command(launch)
+    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str) -> tuple[str, int | None, bool, float, str, Any]:
         parser = adapter.parser()
         started = time.monotonic()
         try:
-            proc = box.spawn(cmd.argv, {**box.env, **cmd.env}, cmd.stdin)
+            _write_home_files(box.home, cmd.home_files)
+            proc = box.spawn(cmd.argv, {**env, **cmd.env}, cmd.stdin)
         except OSError as exc:
             self.store.append(session_id, [Action("error", {"message": f"could not start {cmd.argv[0]}: {exc}"})])
-            return "error", None, False, 0.0, str(exc)
+            return "error", None, False, 0.0, str(exc), parser
         line_no = 0
 
         store_failure: list[str] = []
@@ -229,7 +270,7 @@ class Runner:
                 try:
                     actions = parser.feed(line)
                 except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
-                    actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line)]
+                    actions = [warning(f"the {harness} adapter failed on this line: {type(exc).__name__}: {exc}", line)]
                 if store_failure:
                     continue
                 try:
@@ -264,7 +305,7 @@ class Runner:
         try:
             tail = parser.finish()
         except Exception as exc:  # noqa: BLE001
-            tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
+            tail = [warning(f"the {harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
         tail += [Action("error", {"message": m}) for m in store_failure]
         if tail:
             self.store.append(session_id, tail)
@@ -274,4 +315,43 @@ class Runner:
             status = "timeout"
         else:
             status = "ok" if exit_code == 0 else "error"
-        return status, exit_code, timed_out, wall_ms, proc.stderr_tail()
+        return status, exit_code, timed_out, wall_ms, proc.stderr_tail(), parser
+
+
+def _write_home_files(home: Path, files: dict[str, str]) -> None:
+    """Files the harness needs under its HOME before it starts (a private CODEX_HOME's config)."""
+    for rel, text in files.items():
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def binary_facts(argv0: str) -> dict[str, Any]:
+    """Which binary ran, and which version it says it is: part of what a session measured."""
+    import shutil
+
+    from adapters.binaries import version_of
+
+    path = argv0 if os.sep in argv0 else (shutil.which(argv0) or argv0)
+    return {"path": path, "version": version_of(path)}
+
+
+def _transcript(store: Store, adapter: Adapter, home: Path, launch: Launch, parser: Any) -> list[Action]:
+    """The harness's own on-disk record of the session (Claude's transcript, Codex's rollout),
+    stored beside the stream it printed: the two can be cross-checked, and either re-parsed."""
+    find = getattr(adapter, "transcript", None)
+    if find is None:
+        return []
+    thread = getattr(parser, "thread_id", None)
+    try:
+        path = find(home, launch, thread) if thread is not None else find(home, launch)
+    except TypeError:
+        path = find(home, launch)
+    if path is None or not path.is_file():
+        return []
+    data = path.read_bytes()
+    try:
+        where = str(path.relative_to(home))
+    except ValueError:
+        where = str(path)
+    return [Action("transcript", {"path": where, "sha256": store.put_blob(data), "bytes": len(data), "lines": data.count(b"\n")})]

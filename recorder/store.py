@@ -1028,12 +1028,40 @@ class Store:
         row = self._one("SELECT data FROM actions WHERE session_id = ? AND kind = 'session.finished' ORDER BY seq DESC LIMIT 1", [session_id])
         return None if row is None else (loads(row[0]).get("status") or "ok")
 
+    # ------------------------------------------------------------ gradings of a session
+    # The read side asks these (never the tables): which gradings graded which sessions.
+
     def latest_grading_for(self, session_id: str) -> str | None:
+        """The newest grading holding verdicts of this session (what `show` and reports display)."""
+        return self._grading_for(session_id, "DESC")
+
+    def first_grading_for(self, session_id: str) -> str | None:
+        """The grading the session was first graded with: the one recorded with its run (what
+        the positive control reproduces by default)."""
+        return self._grading_for(session_id, "ASC")
+
+    def _grading_for(self, session_id: str, order: str) -> str | None:
         row = self._one(
-            "SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at DESC, g.id DESC LIMIT 1",
+            f"SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at {order}, g.id {order} LIMIT 1",
             [session_id],
         )
         return row[0] if row else None
+
+    def graded(self, grading_id: str, session_id: str) -> bool:
+        """Whether the grading holds any verdict of the session."""
+        return self._one("SELECT 1 FROM verdict_rows WHERE grading_id = ? AND session_id = ? LIMIT 1", [grading_id, session_id]) is not None
+
+    def graded_session_ids(self, grading_id: str) -> list[str]:
+        """Every session the grading holds verdicts of, in id (= creation) order."""
+        return [r[0] for r in self._all("SELECT DISTINCT session_id FROM verdict_rows WHERE grading_id = ? ORDER BY session_id", [grading_id])]
+
+    def verdict_counts(self, grading_id: str, session_id: str) -> dict[str, int]:
+        """The session's verdicts in the grading, counted by status."""
+        return dict(self._all("SELECT status, COUNT(*) FROM verdict_rows WHERE grading_id = ? AND session_id = ? GROUP BY status", [grading_id, session_id]))
+
+    def sessions_per_grading(self) -> dict[str, int]:
+        """How many sessions each grading graded."""
+        return dict(self._all("SELECT grading_id, COUNT(DISTINCT session_id) FROM verdict_rows GROUP BY grading_id"))
 
 
 def _environment_redactor() -> Callable[[str], str] | None:

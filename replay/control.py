@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from recorder.spec.bench import BenchSpec
-from recorder.errors import PreflightBlocked
+from models.endpoints import is_scripted
+from recorder.errors import BadInput, PreflightBlocked
 from recorder.runner import RunOptions
 from replay.grading import Verdict
 
@@ -108,10 +109,15 @@ class ControlReport:
         }
 
 
-def control_options(benches: list[BenchSpec], *, allow_host_writes: bool, argv: list[str] | None = None) -> RunOptions:
-    """The no-op mock, scripts ignored; one at a time when a scenario runs in the real directory."""
+def control_options(benches: list[BenchSpec], *, allow_host_writes: bool, argv: list[str] | None = None, harness: str | None = None, model: str | None = None) -> RunOptions:
+    """The no-op agent, scripts ignored: the mock, or a real binary whose scripted model says the
+    prompt back (never a real model: a negative control must not spend). One at a time when a
+    scenario runs in the real directory."""
+    harness = harness or "mock"
+    if harness != "mock" and not is_scripted(model):
+        raise BadInput(f"the negative control through {harness} needs --model scripted (the no-op scripted model): a real model would spend and do something", fix=f"add --model scripted, or drop --harness to use the mock")
     serial = any(sc.sandbox.level == "none" for b in benches for sc in b.scenarios)
-    return RunOptions(harness="mock", noop=True, run_kind="control", allow_host_writes=allow_host_writes, concurrency=1 if serial else 4, argv=list(argv or []))
+    return RunOptions(harness=harness, model=model if harness != "mock" else None, noop=True, run_kind="control", allow_host_writes=allow_host_writes, concurrency=1 if serial else 4, argv=list(argv or []))
 
 
 def refuse_images(benches: list[BenchSpec]) -> None:

@@ -30,6 +30,7 @@ import orjson
 from checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
 from recorder.commands import Unavailable
 from recorder.errors import BadInput
+from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
 from recorder.sandbox.snapshot import restore
@@ -78,10 +79,17 @@ class GradingContext:
     vars: Mapping[str, Any] = field(default_factory=dict)
     transform: str | None = None  # the scenario's output transform
     control: bool = False  # grading the negative control
+    runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins of code checks ({"bun": "1.1"})
+    judge: Judge | None = field(default=None, compare=False)  # the grading's judge (replay.judging), shared by its sessions
 
     def to_dict(self) -> dict[str, Any]:
         """What a grading keeps per scenario (`grading_scenarios`), so it can be reproduced."""
-        return {"vars": dict(self.vars), "transform": self.transform, "control": bool(self.control)}
+        return {"vars": dict(self.vars), "transform": self.transform, "control": bool(self.control), "runtimes": dict(self.runtimes)}
+
+    @classmethod
+    def stored(cls, d: Mapping[str, Any], bench_dir: Path | None = None, **extra: Any) -> "GradingContext":
+        """The context a grading kept (`to_dict`), to grade again exactly as it did."""
+        return cls(bench_dir, dict(d.get("vars") or {}), d.get("transform"), bool(d.get("control")), dict(d.get("runtimes") or {}), **extra)
 
 
 # ---------------------------------------------------------------- where the workspace comes from
@@ -236,7 +244,18 @@ def grade_session(
     graded = _graded_view(session, context.transform)
     with ExitStack() as stack:
         host = _Host(stack, source, sandbox or grading_sandbox_for(_started(session)), context.bench_dir)
-        ctx = CheckContext(bench_dir=context.bench_dir, vars=dict(context.vars), run_command=host.run, interpreter=host.interpreter, control=context.control, workspace=host.work_dir)
+        judge = context.judge
+        ctx = CheckContext(
+            bench_dir=context.bench_dir,
+            vars=dict(context.vars),
+            run_command=host.run,
+            interpreter=host.interpreter,
+            control=context.control,
+            workspace=host.work_dir,
+            judge=judge,
+            catalog=getattr(judge, "catalog", None),
+            runtimes=context.runtimes,
+        )
         return [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
 
 

@@ -20,6 +20,7 @@ from recorder.errors import BadInput
 from recorder.model import Session
 from recorder.store import SessionRow, Store
 from replay.grading import GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
+from replay.judging import judge_for_grading
 from replay.select import Selection, batch_gc, resolve, rows
 
 BATCH = 200  # sessions per verdict transaction
@@ -72,12 +73,15 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
             except CheckConfigError as exc:
                 raise BadInput(f"scenario {sc.name!r}: {check_path(i)} ({spec.type}): {exc}", file=str(spec.where.file or bench.path), line=spec.where.line, fix="fix the check, then regrade") from None
         static = [static_row(check_path(i), c) for i, c in enumerate(built)]
-        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False))
+        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes))
     return out
 
 
-def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
-    """Grade the selected stored sessions with `bench`'s checks; a new grading, source `regrade`."""
+def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = False, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
+    """Grade the selected stored sessions with `bench`'s checks; a new grading, source `regrade`.
+
+    A judge request byte-identical to one already stored is answered from the store (so an
+    unchanged judge check costs nothing to re-grade and reproduces), unless `rejudge`."""
     prepared = prepare(bench)
     run_id = resolve(store, "runs", sel.run) if sel.run else None
     if sel.scenario and sel.scenario not in prepared:
@@ -90,6 +94,8 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, on_session: Calla
         run_id=run_id,
         contexts={name: p.context for name, p in prepared.items()},
     )
+    judge = judge_for_grading(store, grading_id, mode="rejudge" if rejudge else "reuse", judges=bench.judges)
+    prepared = {name: replace(p, context=replace(p.context, judge=judge)) for name, p in prepared.items()}
     summary = RegradeSummary(grading_id, str(bench.path))
     pending: list[tuple[str, list[dict[str, Any]]]] = []
     with batch_gc():

@@ -25,6 +25,7 @@ from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
 from recorder.store import SessionRow, Store, loads
 from replay.grading import NOT_IN_REPORT, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from replay.judging import judge_for_grading
 from replay.report import load_report
 from replay.select import Selection, resolve, rows, rows_by_ids
 from replay.specs import check_index, missing_scripts, spec_from_dict
@@ -185,21 +186,11 @@ def _compare(s: _Stored, fresh: Verdict | None, why: str | None) -> CheckReplay:
 # ---------------------------------------------------------------- from the database
 
 
-def target_grading(store: Store, session_id: str) -> str | None:
-    """The grading a session was first graded with: the one recorded with its run."""
-    row = store.db.execute(
-        "SELECT v.grading_id FROM verdicts v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at, g.id LIMIT 1",
-        [session_id],
-    ).fetchone()
-    return row[0] if row else None
-
-
 def _stored_verdicts(store: Store, grading_id: str, session_id: str) -> list[_Stored]:
-    rows = store.db.execute(
-        "SELECT check_path, type, spec, spec_sha256, readout, status, pass, score, reason FROM verdicts WHERE grading_id = ? AND session_id = ?",
-        [grading_id, session_id],
-    )
-    out = [_Stored(path, typ, loads(spec), sha, bool(readout), Outcome(status, bool(passed), float(score), reason or "")) for path, typ, spec, sha, readout, status, passed, score, reason in rows]
+    out = [
+        _Stored(r["check_path"], r["type"], r["spec"], r["spec_sha256"], r["readout"], Outcome(r["status"], r["pass"], float(r["score"]), r["reason"] or ""))
+        for r in store.verdicts(grading_id=grading_id, session_id=session_id)
+    ]
     return sorted(out, key=lambda s: check_index(s.check_path))
 
 
@@ -215,8 +206,8 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
 
     targets: dict[str, str] = {}  # session → the grading it reproduces (ids only: memory stays small)
     for row in picked():
-        target = grading_id or target_grading(store, row.id)
-        if target is not None and (grading_id is None or _graded(store, target, row.id)):
+        target = grading_id or store.first_grading_for(row.id)
+        if target is not None and (grading_id is None or store.graded(target, row.id)):
             targets[row.id] = target
     rep = Reproduction(source="database", input=str(store.path), reproduced_gradings=sorted(set(targets.values())))
     if not targets:
@@ -225,6 +216,7 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
     runs: dict[str, dict[str, Any] | None] = {}
     contexts: dict[str, dict[str, dict[str, Any]]] = {}
     gradings: dict[str, dict[str, Any] | None] = {}
+    judges: dict[str, Any] = {}  # per reproduced grading: always asks again, as that grading's judge did
     for row in picked():
         target = targets.get(row.id)
         if target is None:
@@ -232,22 +224,18 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
         if target not in gradings:
             gradings[target] = store.grading(target)
             contexts[target] = store.grading_scenarios(target)
+            judges[target] = judge_for_grading(store, rep.grading_id, mode="ask", judges=None, like_grading=target)
         if row.run_id not in runs:
             runs[row.run_id] = store.run(row.run_id)
-        one = _replay_stored(store, row, target, gradings[target], contexts[target].get(row.scenario) or {}, runs[row.run_id], rep.grading_id)
+        one = _replay_stored(store, row, target, gradings[target], contexts[target].get(row.scenario) or {}, runs[row.run_id], rep.grading_id, judges[target])
         rep.add(one)
         if on_session:
             on_session(one)
     return rep
 
 
-def _graded(store: Store, grading_id: str, session_id: str) -> bool:
-    return store.db.execute("SELECT 1 FROM verdicts WHERE grading_id = ? AND session_id = ? LIMIT 1", [grading_id, session_id]).fetchone() is not None
-
-
 def _graded_by(store: Store, grading_id: str) -> Iterator[SessionRow]:
-    ids = [r[0] for r in store.db.execute("SELECT DISTINCT session_id FROM verdicts WHERE grading_id = ?", [grading_id])]
-    yield from rows_by_ids(store, ids)
+    yield from rows_by_ids(store, store.graded_session_ids(grading_id))
 
 
 def _new_control_grading(store: Store, reproduced: list[str]) -> str:
@@ -264,12 +252,12 @@ def _new_control_grading(store: Store, reproduced: list[str]) -> str:
     return store.new_grading("control", checkset_sha256=checkset, catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_ids.pop() if len(run_ids) == 1 else None, note=note)
 
 
-def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, new_grading: str) -> SessionReplay:
+def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, new_grading: str, judge: Any) -> SessionReplay:
     session = store.load_session(row.id, row)
     stored = _stored_verdicts(store, target, row.id)
     bench_path = (grading or {}).get("bench_path")
     vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
-    ctx = GradingContext(Path(bench_path).parent if bench_path else None, vars, context.get("transform"), bool((run or {}).get("kind") == "control"))
+    ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
     one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx))
     if not one.checks:
         one.note = "the grading holds no verdicts for this session"
@@ -353,7 +341,7 @@ def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, ben
         key=lambda s: check_index(s.check_path),
     )
     context = result.get("grading_context") or {}
-    ctx = GradingContext(bench_dir, context.get("vars") or {}, context.get("transform"), bool(context.get("control")))
+    ctx = GradingContext.stored(context, bench_dir)
     graded = replay_session(session, stored, _report_workspace(report, run_id, session), ctx)
     one = SessionReplay(str(result.get("session_id")), str(result.get("scenario_id")), int(result.get("attempt") or 1), None, graded)
     if not one.checks:

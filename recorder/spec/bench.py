@@ -13,6 +13,7 @@ from typing import Any
 
 from recorder.errors import BadInput, closest
 from recorder.model import CheckSpec, Where
+from models.script import STEP_KINDS, STEP_KEYS  # one step vocabulary: the mock agent and the scripted model play the same steps
 from recorder.spec.judges import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from recorder.spec.params import effective_params, substitute
 from recorder.spec.yamlsrc import LineDict, LineList, load_yaml_file, plain
@@ -567,7 +568,7 @@ class _Loader:
         steps = mock.get("steps") or []
         if not isinstance(steps, list):
             raise self.err("`mock.steps:` must be a list", mock, "steps")
-        kinds = ("tool", "say", "think", "skill", "subagent", "sleep")
+        kinds = STEP_KINDS
         for step in steps:
             self.check_mock_step(step, kinds)
         metrics = mock.get("metrics")
@@ -582,8 +583,12 @@ class _Loader:
         present = [k for k in kinds if k in step]
         if len(present) != 1:
             raise self.err(f"a mock step needs exactly one of {', '.join(kinds)}; got {sorted(step)}", step)
-        allowed = {"tool": {"tool", "input", "result", "is_error"}, "subagent": {"subagent"}}.get(present[0], {present[0]})
-        self.strict(step, allowed, f"a `{present[0]}` mock step")
+        self.strict(step, STEP_KEYS[present[0]], f"a `{present[0]}` mock step")
+        if present[0] == "parallel":
+            if not isinstance(step["parallel"], list) or not step["parallel"]:
+                raise self.err("`parallel:` must be a non-empty list of tool, skill or subagent steps", step, "parallel")
+            for inner in step["parallel"]:
+                self.check_mock_step(inner, ("tool", "skill", "subagent"))
         if present[0] == "subagent":
             sub = self.strict(self.mapping(step["subagent"], "`subagent:`", step, "subagent"), {"agent", "prompt", "steps", "tool", "detach"}, "a mock subagent")
             for inner in sub.get("steps") or []:

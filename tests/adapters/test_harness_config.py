@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -68,8 +69,9 @@ def test_claude_config_values_and_what_is_ignored() -> None:
 def test_claude_argv_puts_args_last_and_the_prompt_on_stdin(tmp_path: Path) -> None:
     config = {"model": "haiku", "system_prompt": "be brief", "effort": "high", "args": ["--permission-mode", "bypassPermissions"]}
     cmd = ClaudeCodeAdapter().command(launch(tmp_path, config, session_uuid="0000-1111"))
-    assert cmd.argv == [
-        "claude", "--print", "--verbose", "--output-format", "stream-json", "--input-format", "text",
+    assert Path(cmd.argv[0]).name == "claude"  # the pinned binary when installed, else `claude` on PATH
+    assert cmd.argv[1:] == [
+        "--print", "--verbose", "--output-format", "stream-json", "--input-format", "text",
         "--session-id", "0000-1111", "--model", "haiku", "--system-prompt", "be brief", "--effort", "high",
         "--permission-mode", "bypassPermissions",
     ]  # fmt: skip
@@ -84,13 +86,32 @@ def test_codex_config_and_argv(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match='effort "hgih" is not a level the CLI accepts'):
         parse_codex({"effort": "hgih"})
     cmd = CodexAdapter().command(launch(tmp_path, {"model": "gpt-5-codex", "effort": "low", "args": ["--profile", "x"]}))
-    assert cmd.argv == [
-        "codex", "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
+    assert Path(cmd.argv[0]).name == "codex"
+    assert cmd.argv[1:] == [
+        "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
         "-m", "gpt-5-codex", "-c", "model_reasoning_effort=low", "--profile", "x", "-",
     ]  # fmt: skip
     assert cmd.stdin == b"fix the test"
     own_sandbox = CodexAdapter().command(launch(tmp_path, {"args": ["--sandbox", "danger-full-access"]}))
     assert own_sandbox.argv.count("--sandbox") == 1
+    (tmp_path / ".git").mkdir()
+    in_git = CodexAdapter().command(launch(tmp_path, {}))
+    assert "--skip-git-repo-check" not in in_git.argv  # only outside git
+
+
+def test_every_claude_run_is_hermetic_and_a_scripted_one_points_at_its_endpoint(tmp_path: Path) -> None:
+    plain = ClaudeCodeAdapter().command(launch(tmp_path, {}))
+    assert plain.env["DISABLE_AUTOUPDATER"] == "1" and plain.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert "ANTHROPIC_BASE_URL" not in plain.env and "IS_SANDBOX" not in plain.env
+    scripted = ClaudeCodeAdapter().command(launch(tmp_path, {"args": ["--permission-mode", "bypassPermissions"]}, model="scripted", endpoint="http://127.0.0.1:9/s/x"))
+    assert scripted.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/s/x" and "--model" not in scripted.argv
+    assert scripted.env.get("IS_SANDBOX") == ("1" if os.geteuid() == 0 else None)
+
+
+def test_a_scripted_codex_gets_a_private_codex_home_pointing_at_its_endpoint(tmp_path: Path) -> None:
+    cmd = CodexAdapter().command(launch(tmp_path, {}, model="scripted", endpoint="http://127.0.0.1:9/s/x", home=tmp_path))
+    assert cmd.env["CODEX_HOME"] == f"{tmp_path}/.codex" and "-m" not in cmd.argv
+    assert 'base_url = "http://127.0.0.1:9/s/x/v1"' in cmd.home_files[".codex/config.toml"]
 
 
 def test_adapters_are_registered() -> None:
@@ -111,7 +132,7 @@ def test_claude_preflight_names_what_is_missing_and_never_a_key(tmp_path: Path) 
     home = tmp_path / "home"
     home.mkdir()
     adapter = ClaudeCodeAdapter()
-    findings = adapter.preflight(None, {}, {"PATH": str(tmp_path / "nowhere"), "HOME": str(home)})
+    findings = adapter.preflight(None, {"binary": "claude"}, {"PATH": str(tmp_path / "nowhere"), "HOME": str(home)})
     assert len(findings) == 2
     assert "`claude` is not on PATH" in findings[0]
     assert "ANTHROPIC_API_KEY" in findings[1] and str(home) in findings[1]
@@ -155,7 +176,7 @@ def test_interactive_is_the_default_and_is_refused() -> None:
 def test_codex_preflight(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    findings = CodexAdapter().preflight(None, {}, {"PATH": "", "HOME": str(home)})
+    findings = CodexAdapter().preflight(None, {"binary": "codex"}, {"PATH": "", "HOME": str(home)})
     assert "`codex` is not on PATH" in findings[0] and "OPENAI_API_KEY" in findings[1]
     (home / ".codex").mkdir()
     (home / ".codex/auth.json").write_text("{}")

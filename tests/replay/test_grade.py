@@ -189,6 +189,6 @@ def test_the_report_carries_what_grade_needs(tmp_path):
     _, report, _ = _run_with_reports(tmp_path)
     doc = orjson.loads(report.read_bytes())
     row = doc["results"][0]
-    assert row["grading_context"] == {"vars": {}, "transform": "output.upper()", "control": False}
+    assert row["grading_context"] == {"vars": {}, "transform": "output.upper()", "control": False, "runtimes": {}}
     assert row["run_id"] == doc["run_id"]
     assert all({"spec", "spec_sha256", "path", "status"} <= c.keys() for c in row["checks"])

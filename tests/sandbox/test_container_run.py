@@ -124,3 +124,38 @@ def test_a_python_check_passes_at_every_level(tmp_path, base_image, level):
     assert [c["result"]["pass"] for c in checks] == [True, True], checks
     graded = benchtape("grade", "--all", "--db", db)
     assert graded.returncode == 0 and "DIVERGED" not in graded.stdout, graded.stdout + graded.stderr
+
+
+@pytest.fixture(scope="module")
+def image_without_python(docker_client):
+    """A local image with a shell and nothing else: what a user's image may be."""
+    import tempfile
+
+    from recorder.sandbox.baseimage import RootFS, _ldd, _which
+
+    fs = RootFS()
+    for tool in ("sh", "ls", "cat", "sleep"):
+        fs.add(_which(tool))
+    for lib in _ldd(fs.elf_files()):
+        fs.add(lib)
+    tag = "benchtape-test-nopython:1"
+    with tempfile.TemporaryFile() as tmp:
+        fs.write_tar(tmp)
+        tmp.seek(0)
+        docker_client.api.import_image(src=tmp, repository="benchtape-test-nopython", tag="1", changes=['CMD ["sleep", "infinity"]'])
+    yield tag
+    docker_client.images.remove(tag, force=True)
+
+
+def test_preflight_names_a_python_check_whose_image_has_no_python(tmp_path, base_image, image_without_python):
+    (tmp_path / "b.yaml").write_text(
+        "harness: mock\nscenarios:\n"
+        f"  - name: a\n    prompt: p\n    sandbox: {{level: container, image: '{image_without_python}'}}\n"
+        "    checks:\n      - {type: python, value: \"def evaluate(o, c):\\n    return True\"}\n"
+        "  - name: b\n    prompt: p\n    sandbox: {level: container}\n"
+        "    checks:\n      - {type: python, value: \"def evaluate(o, c):\\n    return True\"}\n"
+    )
+    out = benchtape("preflight", tmp_path / "b.yaml")
+    assert out.returncode == 3
+    assert f"python checks run with python3, which the image {image_without_python} does not have" in out.stderr
+    assert "scenario 'b'" not in out.stderr  # benchtape's base image has one
