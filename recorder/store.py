@@ -1063,6 +1063,63 @@ class Store:
         """How many sessions each grading graded."""
         return dict(self._all("SELECT grading_id, COUNT(DISTINCT session_id) FROM verdict_rows GROUP BY grading_id"))
 
+    # ------------------------------------------------------------ finding sessions
+    # What naming and listing sessions asks (replay.select, the session list): ids by age and place.
+
+    def newest_id(self, table: str, *, not_kind: str | None = None) -> str | None:
+        """The newest run, session (ids are ULIDs: they grow with time; `not_kind` leaves out runs of that kind) or grading."""
+        if table == "gradings":
+            row = self._one("SELECT id FROM gradings ORDER BY created_at DESC, id DESC LIMIT 1")
+        elif table == "runs":
+            row = self._one("SELECT id FROM runs WHERE kind IS NOT ? ORDER BY id DESC LIMIT 1", [not_kind])
+        elif table == "sessions":
+            row = self._one("SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ? ORDER BY s.id DESC LIMIT 1", [not_kind])
+        else:
+            raise ValueError(table)
+        return row[0] if row else None
+
+    def neighbour_ids(self, table: str, id_: str) -> tuple[str | None, str | None]:
+        """The ids just before and just after `id_` in the table, in id order."""
+        if table not in ("runs", "sessions", "gradings"):
+            raise ValueError(table)
+        before = self._one(f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1", [id_])
+        after = self._one(f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1", [id_])
+        return (before[0] if before else None, after[0] if after else None)
+
+    def sessions_at(self, run_id: str, scenario: str, attempt: int | None = None) -> list[tuple[str, int]]:
+        """(id, attempt) of the run's sessions of a scenario (of one attempt), by attempt."""
+        sql, params = "SELECT id, attempt FROM sessions WHERE run_id = ? AND scenario = ?", [run_id, scenario]
+        if attempt is not None:
+            sql, params = sql + " AND attempt = ?", [*params, attempt]
+        return [(r[0], r[1]) for r in self._all(sql + " ORDER BY attempt, id", params)]
+
+    def run_scenarios(self, run_id: str) -> list[str]:
+        return [r[0] for r in self._all("SELECT DISTINCT scenario FROM sessions WHERE run_id = ? ORDER BY scenario", [run_id])]
+
+    def run_ids_of_kind(self, kind: str) -> set[str]:
+        return {r[0] for r in self._all("SELECT id FROM runs WHERE kind = ?", [kind])}
+
+    def newest_sessions(self, *, run_id: str | None = None, scenario: str | None = None, not_kind: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
+        """(session id, its run's kind), newest first; `not_kind` leaves out runs of that kind."""
+        where, params = [], []
+        if run_id:
+            where.append("s.run_id = ?")
+            params.append(run_id)
+        if not_kind:
+            where.append("r.kind IS NOT ?")
+            params.append(not_kind)
+        if scenario:
+            where.append("s.scenario = ?")
+            params.append(scenario)
+        sql = "SELECT s.id, r.kind FROM sessions s JOIN runs r ON r.id = s.run_id" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
+        if limit:
+            sql, params = sql + " LIMIT ?", [*params, int(limit)]
+        return [(r[0], r[1]) for r in self._all(sql, params)]
+
+    def count_sessions(self, *, not_kind: str | None = None) -> int:
+        row = self._one("SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ?", [not_kind])
+        return int(row[0]) if row else 0
+
 
 def _environment_redactor() -> Callable[[str], str] | None:
     from recorder.redact import redactor, secret_values

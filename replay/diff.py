@@ -230,7 +230,7 @@ def _verdicts(store: Store, grading_id: str, session_id: str) -> list[V]:
 
 
 def _sessions(store: Store, grading_id: str) -> set[str]:
-    return {r[0] for r in store.db.execute("SELECT DISTINCT session_id FROM verdicts WHERE grading_id = ?", [grading_id])}
+    return set(store.graded_session_ids(grading_id))
 
 
 def pair(a: list[V], b: list[V]) -> Iterator[tuple[V | None, V | None]]:
@@ -330,7 +330,7 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
 
 def gradings_table(store: Store) -> list[dict[str, Any]]:
     """Every grading with how many sessions it graded, oldest first."""
-    counts = dict(store.db.execute("SELECT grading_id, COUNT(DISTINCT session_id) FROM verdicts GROUP BY grading_id").fetchall())
+    counts = store.sessions_per_grading()
     return [
         {
             "id": g["id"],

@@ -68,15 +68,10 @@ def resolve(store: Store, table: str, handle: str) -> str:
 
 def _latest(store: Store, table: str) -> str:
     """The newest run or session that is not the negative control (what a user last ran), or the newest grading."""
-    if table == "gradings":
-        row = store.db.execute("SELECT id FROM gradings ORDER BY created_at DESC, id DESC LIMIT 1").fetchone()
-    elif table == "runs":
-        row = store.db.execute("SELECT id FROM runs WHERE kind != ? ORDER BY id DESC LIMIT 1", [CONTROL]).fetchone()
-    else:
-        row = store.db.execute("SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind != ? ORDER BY s.id DESC LIMIT 1", [CONTROL]).fetchone()
-    if row is None:
+    found = store.newest_id(table, not_kind=CONTROL)
+    if found is None:
         raise BadInput(f"`latest`: no {_NOUN[table]} is stored in {store.path}", fix="run something first (`benchtape run BENCH`), or pass the right --db")
-    return row[0]
+    return found
 
 
 def _by_position(store: Store, handle: str) -> str:
@@ -85,14 +80,11 @@ def _by_position(store: Store, handle: str) -> str:
     run_id = resolve(store, "runs", run_part)
     m = _ATTEMPT.match(rest)
     scenario, attempt = (m["scenario"], int(m["attempt"])) if m else (rest, None)
-    sql, params = "SELECT id, attempt FROM sessions WHERE run_id = ? AND scenario = ?", [run_id, scenario]
-    if attempt is not None:
-        sql, params = sql + " AND attempt = ?", [*params, attempt]
-    hits = store.db.execute(sql + " ORDER BY attempt, id", params).fetchall()
+    hits = store.sessions_at(run_id, scenario, attempt)
     if len(hits) == 1:
         return hits[0][0]
     if not hits:
-        names = [n for (n,) in store.db.execute("SELECT DISTINCT scenario FROM sessions WHERE run_id = ? ORDER BY scenario", [run_id])]
+        names = store.run_scenarios(run_id)
         want = f"{scenario!r}" + (f" attempt {attempt}" if attempt is not None else "")
         raise BadInput(f"run {run_id} has no session of scenario {want}", fix=f"its scenarios: {', '.join(names) or '(none)'}; write RUN/SCENARIO#N")
     if attempt is not None:  # a reparse keeps the place of the session it re-derives
@@ -111,20 +103,17 @@ def short_handles(store: Store, table: str, ids: Iterable[str]) -> dict[str, str
         raise ValueError(table)
     out = {id_: id_[: max(SHORTEST, _shared(store, table, id_) + 1)] for id_ in ids}
     if table == "sessions":
-        long = [i for i, h in out.items() if len(h) > LONGEST_PREFIX]
-        places = {r[0]: r[1:] for r in store.db.execute(f"SELECT id, run_id, scenario, attempt FROM sessions WHERE id IN ({','.join('?' * len(long))})", long)} if long else {}
-        runs = short_handles(store, "runs", {run for run, _, _ in places.values()})
-        for id_, (run, scenario, attempt) in places.items():
-            twins = store.db.execute("SELECT COUNT(*) FROM sessions WHERE run_id = ? AND scenario = ? AND attempt = ?", [run, scenario, attempt]).fetchone()[0]
-            out[id_] = f"{runs[run]}/{scenario}#{attempt}" if twins == 1 else id_
+        places = {i: store.session_row(i) for i, h in out.items() if len(h) > LONGEST_PREFIX}
+        runs = short_handles(store, "runs", {row.run_id for row in places.values() if row})
+        for id_, row in places.items():
+            if row is not None and len(store.sessions_at(row.run_id, row.scenario, row.attempt)) == 1:
+                out[id_] = f"{runs[row.run_id]}/{row.scenario}#{row.attempt}"
     return out
 
 
 def _shared(store: Store, table: str, id_: str) -> int:
     """How many leading characters `id_` shares with its nearest neighbour in the table."""
-    before = store.db.execute(f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1", [id_]).fetchone()
-    after = store.db.execute(f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1", [id_]).fetchone()
-    return max(_common(id_, before[0]) if before else 0, _common(id_, after[0]) if after else 0)
+    return max((_common(id_, n) for n in store.neighbour_ids(table, id_) if n), default=0)
 
 
 def _common(a: str, b: str) -> int:
@@ -138,7 +127,7 @@ def _common(a: str, b: str) -> int:
 
 def control_runs(store: Store) -> set[str]:
     """The ids of negative-control runs (few: one per `benchtape check`)."""
-    return {r for (r,) in store.db.execute("SELECT id FROM runs WHERE kind = ?", [CONTROL])}
+    return store.run_ids_of_kind(CONTROL)
 
 
 def rows(store: Store, sel: Selection) -> Iterator[SessionRow]:

@@ -62,20 +62,7 @@ _LISTED_KINDS = ("session.started", "metrics", "session.finished")
 def session_lines(store: Store, *, run: str | None = None, scenario: str | None = None, limit: int | None = None, controls: bool = False) -> list[SessionLine]:
     """Stored sessions newest first; negative-control sessions only when asked for (or their run named)."""
     run_id = resolve(store, "runs", run) if run else None
-    where, params = [], []
-    if run_id:
-        where.append("s.run_id = ?")
-        params.append(run_id)
-    elif not controls:
-        where.append("r.kind != ?")
-        params.append(CONTROL)
-    if scenario:
-        where.append("s.scenario = ?")
-        params.append(scenario)
-    sql = "SELECT s.id, r.kind FROM sessions s JOIN runs r ON r.id = s.run_id" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    picked = store.db.execute(sql, params).fetchall()
+    picked = store.newest_sessions(run_id=run_id, scenario=scenario, not_kind=None if run_id or controls else CONTROL, limit=limit)
     ids = [sid for sid, _ in picked]
     handles = short_handles(store, "sessions", ids)
     selected = {r.id: r for r in rows_by_ids(store, ids)}
@@ -84,8 +71,7 @@ def session_lines(store: Store, *, run: str | None = None, scenario: str | None 
 
 
 def count_sessions(store: Store, *, controls: bool = False) -> int:
-    sql = "SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.run_id" + ("" if controls else " WHERE r.kind != ?")
-    return store.db.execute(sql, [] if controls else [CONTROL]).fetchone()[0]
+    return store.count_sessions(not_kind=None if controls else CONTROL)
 
 
 def _line(store: Store, row: SessionRow, run_kind: str, handle: str, run_handle: str) -> SessionLine:
