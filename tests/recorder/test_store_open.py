@@ -31,7 +31,7 @@ class Out:
 
 def cli(*args: object) -> Out:
     """The real CLI in-process; an exception that escapes it (a traceback) fails the test."""
-    result = CliRunner().invoke(app, [str(a) for a in args], env={"NO_COLOR": "1", "COLUMNS": "240"}, catch_exceptions=False)
+    result = CliRunner().invoke(build(), [str(a) for a in args], env={"NO_COLOR": "1", "COLUMNS": "240"}, catch_exceptions=False)
     return Out(result.exit_code, result.stdout, result.stderr)
 
 READ_ONLY_COMMANDS = (("sessions",), ("show", "01"), ("query", "metrics"), ("gradings",), ("diff", "A", "B"), ("report", "01", "--html", "/dev/null"))
