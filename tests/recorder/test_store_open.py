@@ -19,8 +19,6 @@ from recorder.errors import BadInput
 from recorder.model import Action
 from recorder.store import MIGRATIONS, Store
 
-app = build()  # every command registered (importing benchtape.commands alone registers none)
-
 
 @dataclass
 class Out:
