@@ -93,3 +93,32 @@ def test_ambiguous_and_unknown_prefixes_are_bad_input(demo_db):
 def test_read_commands_need_an_existing_database(tmp_path):
     out = cli("sessions", "--db", tmp_path / "none.db")
     assert out.code == 2 and "no benchtape database here" in out.stderr
+
+
+def test_check_names_show_wherever_verdicts_do(tmp_path):
+    """Two assert-sets told apart by their `metric:` in the run's table, `show`, the HTML page and JUnit."""
+    import xml.etree.ElementTree as ET
+
+    from replaykit import write_bench
+
+    bench = write_bench(tmp_path, """
+        harness: mock
+        scenarios:
+          - name: s
+            prompt: "say done"
+            mock: {steps: [{say: "done"}]}
+            checks:
+              - {type: assert-set, metric: says-done, checks: [{type: contains, value: done, metric: the-word}]}
+              - {type: assert-set, metric: says-more, checks: [{type: contains, value: more}]}
+        """)
+    db = tmp_path / "d.db"
+    run = cli("run", bench, "--db", db, "--report-junit", tmp_path / "j.xml")
+    assert run.code == 1
+    assert "says-done [assert-set]" in run.stdout and "says-more [assert-set]" in run.stdout and "└ the-word [contains]" in run.stdout
+    shown = cli("show", "latest", "--db", db).stdout
+    assert "says-done" in shown and "says-more" in shown and "└ the-word" in shown
+    assert cli("report", "latest", "--html", tmp_path / "p.html", "--db", db).code == 0
+    page = (tmp_path / "p.html").read_text()
+    assert '<td class="name">says-done</td>' in page and '<td class="name">says-more</td>' in page and '<td class="name">the-word</td>' in page
+    failure = next(ET.parse(tmp_path / "j.xml").getroot().iter("failure"))
+    assert failure.get("message") == "1 check(s) failed: says-more" and "checks[1] says-more [assert-set]: FAIL" in failure.text
