@@ -1047,6 +1047,15 @@ class Store:
         )
         return row[0] if row else None
 
+    def verdict_briefs(self, grading_id: str, session_id: str) -> list[tuple[Any, ...]]:
+        """The session's verdicts in the grading as (check_path, type, metric, spec_sha256, spec
+        JSON text, status, pass, score, reason, readout): what a diff compares, the spec left
+        undecoded until a change is shown."""
+        return self._all(
+            "SELECT check_path, type, metric, spec_sha256, spec, status, pass, score, reason, readout FROM verdicts WHERE grading_id = ? AND session_id = ?",
+            [grading_id, session_id],
+        )
+
     def graded(self, grading_id: str, session_id: str) -> bool:
         """Whether the grading holds any verdict of the session."""
         return self._one("SELECT 1 FROM verdict_rows WHERE grading_id = ? AND session_id = ? LIMIT 1", [grading_id, session_id]) is not None

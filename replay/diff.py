@@ -19,46 +19,13 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from recorder.store import Store, loads
-from replay.document import check_name
+from recorder.store import Store
+from replay.verdicts import SCORE_TOLERANCE, StoredVerdict
 from replay.grading import scenario_outcome
 from replay.select import resolve, rows_by_ids
 from replay.specs import check_index
 
-SCORE_TOLERANCE = 1e-9
-
-
-@dataclass(frozen=True)
-class V:
-    """One stored verdict, as much of it as a diff shows."""
-
-    check_path: str
-    type: str
-    metric: str | None
-    spec_sha256: str
-    spec: str  # JSON text, decoded only when shown
-    status: str
-    passed: bool
-    score: float
-    reason: str
-    readout: bool
-
-    def brief(self) -> dict[str, Any]:
-        return {"status": self.status, "pass": self.passed, "score": self.score, "reason": self.reason}
-
-    @property
-    def name(self) -> str:
-        return check_name(self.metric, self.type)
-
-    @property
-    def named(self) -> bool:
-        """Given a name of its own (`metric:`), which identifies it through edits and moves."""
-        return bool(self.metric) and self.metric != self.type
-
-    @property
-    def counts(self) -> bool:
-        """Whether it decides the scenario: non-readouts, and readouts that errored."""
-        return not self.readout or self.status == "ERROR"
+V = StoredVerdict  # what a diff shows of a stored verdict
 
 
 @dataclass
@@ -220,13 +187,7 @@ class GradingDiff:
 
 
 def _verdicts(store: Store, grading_id: str, session_id: str) -> list[V]:
-    return [
-        V(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), float(r[7]), r[8] or "", bool(r[9]))
-        for r in store.db.execute(
-            "SELECT check_path, type, metric, spec_sha256, spec, status, pass, score, reason, readout FROM verdicts WHERE grading_id = ? AND session_id = ?",
-            [grading_id, session_id],
-        )
-    ]
+    return [StoredVerdict.from_brief(r) for r in store.verdict_briefs(grading_id, session_id)]
 
 
 def _sessions(store: Store, grading_id: str) -> set[str]:
@@ -316,7 +277,7 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
                 key = (scenario, a.check_path, a.spec_sha256, b.spec_sha256)
                 group = out.changed.get(key)
                 if group is None:
-                    group = out.changed[key] = ChangedCheck(scenario, a.check_path, loads(a.spec), loads(b.spec))
+                    group = out.changed[key] = ChangedCheck(scenario, a.check_path, a.spec, b.spec)
                 group.sessions.append(Change("changed", scenario, session_id, b.check_path, b.type, a, b, spec_changed=True))
             if a.status != b.status or a.passed != b.passed:
                 out.flips.append(Change("flip", scenario, session_id, b.check_path, b.type, a, b, spec_changed=spec_changed))

@@ -27,11 +27,11 @@ from recorder.store import SessionRow, Store, loads
 from replay.grading import NOT_IN_REPORT, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
 from replay.judging import judge_for_grading
 from replay.report import load_report
+from replay.verdicts import StoredVerdict, same_outcome
 from replay.select import Selection, resolve, rows, rows_by_ids
 from replay.specs import check_index, missing_scripts, spec_from_dict
 
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
-SCORE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Outcome:
         return cls(r.status, r.passed, r.score, r.reason)
 
     def same_as(self, other: "Outcome") -> bool:
-        return self.status == other.status and self.passed == other.passed and abs(self.score - other.score) <= SCORE_TOLERANCE
+        return same_outcome(self, other)
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "pass": self.passed, "score": self.score, "reason": self.reason}
@@ -127,21 +127,9 @@ class Reproduction:
 OnSession = Callable[[SessionReplay], None]
 
 
-@dataclass(frozen=True)
-class _Stored:
-    """A stored verdict, from a verdict row or a report's checks[] entry."""
-
-    check_path: str
-    type: str
-    spec: dict[str, Any]
-    spec_sha256: str
-    readout: bool
-    outcome: Outcome
-
-
-def replay_session(session: Session, stored: list[_Stored], source: WorkspaceSource, context: GradingContext) -> list[CheckReplay]:
+def replay_session(session: Session, stored: list[StoredVerdict], source: WorkspaceSource, context: GradingContext) -> list[CheckReplay]:
     """Re-run every stored check on the session through the one grading function, and compare."""
-    buildable: list[tuple[_Stored, Check]] = []
+    buildable: list[tuple[StoredVerdict, Check]] = []
     refused: dict[str, str] = {}
     for s in stored:
         why = _rebuilt(s, context.bench_dir)
@@ -154,7 +142,7 @@ def replay_session(session: Session, stored: list[_Stored], source: WorkspaceSou
     return [_compare(s, fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
 
 
-def _rebuilt(s: _Stored, bench_dir: Path | None) -> Check | str:
+def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
     """The check rebuilt from its stored spec, or why it cannot be (its script is gone, its type is refused now)."""
     try:
         spec = spec_from_dict(s.spec)
@@ -169,14 +157,14 @@ def _rebuilt(s: _Stored, bench_dir: Path | None) -> Check | str:
         return f"the check is refused now: {exc}"
 
 
-def _compare(s: _Stored, fresh: Verdict | None, why: str | None) -> CheckReplay:
+def _compare(s: StoredVerdict, fresh: Verdict | None, why: str | None) -> CheckReplay:
     def replay(regraded: Outcome | None, verdict: str, why: str | None = None) -> CheckReplay:
-        return CheckReplay(s.check_path, s.type, s.spec, s.spec_sha256, s.readout, s.outcome, regraded, verdict, why, fresh.result if fresh else None)
+        return CheckReplay(s.check_path, s.type, s.spec, s.spec_sha256, s.readout, _outcome(s), regraded, verdict, why, fresh.result if fresh else None)
 
     if fresh is None:
         return replay(None, NOT_REGRADABLE, why)
     regraded = Outcome.of(fresh.result)
-    if regraded.same_as(s.outcome):
+    if regraded.same_as(_outcome(s)):
         return replay(regraded, REPRODUCED)
     if fresh.unavailable is not None:  # what it reads is not here: no verdict to compare, not a divergence
         return replay(None, SKIPPED if fresh.unavailable == NOT_IN_REPORT else NOT_REGRADABLE, fresh.result.reason)
@@ -186,12 +174,12 @@ def _compare(s: _Stored, fresh: Verdict | None, why: str | None) -> CheckReplay:
 # ---------------------------------------------------------------- from the database
 
 
-def _stored_verdicts(store: Store, grading_id: str, session_id: str) -> list[_Stored]:
-    out = [
-        _Stored(r["check_path"], r["type"], r["spec"], r["spec_sha256"], r["readout"], Outcome(r["status"], r["pass"], float(r["score"]), r["reason"] or ""))
-        for r in store.verdicts(grading_id=grading_id, session_id=session_id)
-    ]
-    return sorted(out, key=lambda s: check_index(s.check_path))
+def _stored_verdicts(store: Store, grading_id: str, session_id: str) -> list[StoredVerdict]:
+    return sorted((StoredVerdict.from_brief(r) for r in store.verdict_briefs(grading_id, session_id)), key=lambda s: check_index(s.check_path))
+
+
+def _outcome(s: StoredVerdict) -> Outcome:
+    return Outcome(s.status, s.passed, s.score, s.reason)
 
 
 def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None, on_session: OnSession | None = None) -> Reproduction:
@@ -328,14 +316,7 @@ def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, ben
     session = session_from_report(result)
     stored = sorted(
         (
-            _Stored(
-                c.get("path") or f"checks[{i}]",
-                c.get("type") or (c.get("spec") or {}).get("type", "?"),
-                c.get("spec") or {"type": c.get("type")},
-                c.get("spec_sha256") or "",
-                bool(c.get("readout")),
-                Outcome(c.get("status") or ("PASS" if (c.get("result") or {}).get("pass") else "FAIL"), bool((c.get("result") or {}).get("pass")), float((c.get("result") or {}).get("score") or 0.0), (c.get("result") or {}).get("reason") or ""),
-            )
+            StoredVerdict.from_report(c, i)
             for i, c in enumerate(result.get("checks") or [])
         ),
         key=lambda s: check_index(s.check_path),
