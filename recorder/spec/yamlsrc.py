@@ -1,13 +1,27 @@
-"""YAML that remembers where each key came from, so a bad key's error names its line."""
+"""YAML that remembers where each key came from, so a bad key's error names its line.
+
+A bench or Eval file is input benchtape did not write, so reading one is bounded: the
+file is read only if it is a regular file of at most MAX_SOURCE_BYTES, nesting stops at
+MAX_DEPTH levels, and aliases may not expand the document past MAX_NODES nodes (the
+"billion laughs"). A key written twice in one mapping is an error naming both lines
+(YAML would silently keep the last; madbench's Go decoder refuses it too).
+"""
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from recorder.errors import BadInput
+
+MAX_SOURCE_BYTES = 4 * 1024 * 1024
+MAX_DEPTH = 100
+MAX_NODES = 200_000
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 
 
 class LineDict(dict):
@@ -25,10 +39,110 @@ class LineList(list):
 
 
 class _Loader(yaml.SafeLoader):
-    pass
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """PyYAML composes recursively: stop at MAX_DEPTH, before Python's own recursion limit does."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise BadInput(
+                    f"nested more than {MAX_DEPTH} levels deep",
+                    line=self.peek_event().start_mark.line + 1,
+                    fix="a bench is a few levels deep; flatten this value (or move the data to a file the check reads)",
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None:
+            _check_expanded(node)
+        return node
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> Any:
+        """A scalar YAML resolves but Python cannot build (`2021-02-30`) is a load error at its line."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError, TypeError) as exc:
+            shown = node.value if isinstance(node, yaml.ScalarNode) else node.tag
+            raise BadInput(f"cannot read the value {shorten(shown)!r} ({exc})", line=node.start_mark.line + 1, fix="quote it to keep it a string, or fix the value") from None
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_expanded(root: yaml.Node) -> None:
+    """The size and depth of the document once every alias is expanded, without expanding it.
+
+    Each node is visited once (memoized by identity) with an explicit stack, so a 13-line
+    alias bomb costs microseconds here instead of gigabytes in the constructor.
+    """
+    size: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, depth), expanded
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        key = id(node)
+        if children_done:
+            open_.discard(key)
+            kids = [size[id(c)] for c in _children(node)]
+            nodes = 1 + sum(n for n, _ in kids)
+            depth = 1 + max((d for _, d in kids), default=0)
+            line = node.start_mark.line + 1
+            if nodes > MAX_NODES:
+                raise BadInput(
+                    f"this value expands to more than {MAX_NODES:,} YAML nodes once its aliases (*name) are expanded",
+                    line=line,
+                    fix="a bench this large is almost certainly an alias bomb; reference anchors less, or split the file",
+                )
+            if depth > MAX_DEPTH:
+                raise BadInput(f"nested more than {MAX_DEPTH} levels deep once its aliases (*name) are expanded", line=line, fix="flatten the aliased values")
+            size[key] = (nodes, depth)
+            continue
+        if key in size:
+            continue
+        if key in open_:
+            raise BadInput("an alias (*name) refers to a value that contains it (a cycle)", line=node.start_mark.line + 1, fix="an anchor cannot be used inside its own value")
+        open_.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+
+
+def _key_text(key: Any) -> str:
+    return key if isinstance(key, str) else str(key)
+
+
+def _refuse_duplicate_keys(loader: _Loader, node: yaml.MappingNode) -> None:
+    """Two spellings of one key in one mapping (`a:` twice, or `1:` and `"1":`) name both lines.
+
+    Keys brought in by a merge (`<<: *base`) are overridden on purpose and are not compared.
+    """
+    first: dict[str, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == _MERGE_TAG or not isinstance(key_node, yaml.ScalarNode):
+            continue
+        key = _key_text(loader.construct_object(key_node))
+        line = key_node.start_mark.line + 1
+        if key in first:
+            raise BadInput(
+                f"key `{shorten(key)}` is set twice in one mapping: at line {first[key]} and at line {line}",
+                line=line,
+                fix=f"keep one of them (YAML would silently use line {line} and drop line {first[key]})",
+            )
+        first[key] = line
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+    _refuse_duplicate_keys(loader, node)
     loader.flatten_mapping(node)
     out = LineDict()
     out.line = node.start_mark.line + 1
@@ -37,7 +151,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, (list, dict)):
             raise BadInput("a mapping key must be a scalar", line=key_node.start_mark.line + 1)
-        key = str(key) if not isinstance(key, str) else key
+        key = _key_text(key)
         out[key] = loader.construct_object(value_node, deep=True)
         out.key_lines[key] = key_node.start_mark.line + 1
     return out
@@ -67,16 +181,43 @@ def load_yaml_text(text: str, file: str) -> Any:
         raise BadInput(f"YAML error: {exc}", file=file, fix="fix the YAML syntax") from None
 
 
-def load_yaml_file(path: Path) -> Any:
+def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of a file benchtape is told to read, when it is a regular file of at most `limit`.
+
+    Opened before it is judged (non-blocking, so a FIFO cannot hang the open), then judged by
+    fstat: a device (`/dev/zero`), FIFO or socket is refused, and so is a file past the limit,
+    which is never read past limit + 1 bytes.
+    """
+    where = shorten(str(path), 300)
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise BadInput("no such file", file=str(path), fix="check the path") from None
-    except IsADirectoryError:
-        raise BadInput("is a directory, not a YAML file", file=str(path)) from None
+        raise BadInput("no such file", file=where, fix="check the path") from None
+    except PermissionError:
+        raise BadInput("cannot be read (permission denied)", file=where, fix="check the file's permissions") from None
+    except OSError as exc:
+        raise BadInput(f"cannot be opened: {exc.strerror or exc}", file=where, fix="check the path") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise BadInput("is a directory, not a YAML file", file=where, fix="name the YAML file inside it")
+        if not stat.S_ISREG(mode):
+            raise BadInput("is not a regular file (a device, FIFO or socket); refusing to read it", file=where, fix="name a YAML file")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise BadInput(f"is larger than {limit:,} bytes; a bench or Eval file this large is refused", file=where, fix="split it, or move large data into files the checks read")
+    return data
+
+
+def decode_source(data: bytes, file: Path | str) -> str:
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise BadInput("not UTF-8 text", file=str(path), fix="save the file as UTF-8") from None
-    return load_yaml_text(text, str(path))
+        raise BadInput("not UTF-8 text", file=shorten(str(file), 300), fix="save the file as UTF-8") from None
+
+
+def load_yaml_file(path: Path) -> Any:
+    return load_yaml_text(decode_source(read_source(path), path), str(path))
 
 
 def line_of(node: Any, key: str | None = None) -> int | None:
@@ -92,3 +233,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(v) for v in value]
     return value
+
+
+def shorten(text: Any, limit: int = 80) -> str:
+    """A value as shown in an error: long ones cut in the middle, so the message stays readable."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[: limit // 2]}…{text[-(limit // 2) :]} ({len(text):,} characters)"
