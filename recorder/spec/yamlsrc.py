@@ -20,8 +20,9 @@ from recorder.errors import BadInput
 
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 100
-MAX_NODES = 200_000
+MAX_NODES = 500_000
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+_FLATTEN = "a bench is a few levels deep; flatten this value (or move the data to a file the check reads)"
 
 
 class LineDict(dict):
@@ -38,20 +39,25 @@ class LineList(list):
     line: int | None = None
 
 
-class _Loader(yaml.SafeLoader):
+# libyaml parses ~20x faster than PyYAML's Python parser and stops nesting at 1,000 levels
+# itself; the Python parser is the fallback where libyaml is not installed.
+_SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_SafeBase):
     def __init__(self, stream: str):
         super().__init__(stream)
         self._depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        """PyYAML composes recursively: stop at MAX_DEPTH, before Python's own recursion limit does."""
+        """(Python parser only) it composes recursively: stop at MAX_DEPTH, before Python's recursion limit does."""
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
                 raise BadInput(
                     f"nested more than {MAX_DEPTH} levels deep",
                     line=self.peek_event().start_mark.line + 1,
-                    fix="a bench is a few levels deep; flatten this value (or move the data to a file the check reads)",
+                    fix=_FLATTEN,
                 )
             return super().compose_node(parent, index)
         finally:
@@ -75,46 +81,52 @@ class _Loader(yaml.SafeLoader):
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
+    return list(node.value)
 
 
 def _check_expanded(root: yaml.Node) -> None:
     """The size and depth of the document once every alias is expanded, without expanding it.
 
-    Each node is visited once (memoized by identity) with an explicit stack, so a 13-line
-    alias bomb costs microseconds here instead of gigabytes in the constructor.
+    Each collection node is visited once (memoized by identity) with an explicit stack, so a
+    13-line alias bomb costs microseconds here instead of gigabytes in the constructor.
     """
+    if isinstance(root, yaml.ScalarNode):
+        return
     size: dict[int, tuple[int, int]] = {}  # id(node) -> (nodes, depth), expanded
-    open_: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    open_: set[int] = set()  # the collections being expanded: the current node's ancestors
+    stack: list[yaml.Node] = [root]
     while stack:
-        node, children_done = stack.pop()
+        node = stack[-1]
         key = id(node)
-        if children_done:
-            open_.discard(key)
-            kids = [size[id(c)] for c in _children(node)]
-            nodes = 1 + sum(n for n, _ in kids)
-            depth = 1 + max((d for _, d in kids), default=0)
-            line = node.start_mark.line + 1
-            if nodes > MAX_NODES:
-                raise BadInput(
-                    f"this value expands to more than {MAX_NODES:,} YAML nodes once its aliases (*name) are expanded",
-                    line=line,
-                    fix="a bench this large is almost certainly an alias bomb; reference anchors less, or split the file",
-                )
-            if depth > MAX_DEPTH:
-                raise BadInput(f"nested more than {MAX_DEPTH} levels deep once its aliases (*name) are expanded", line=line, fix="flatten the aliased values")
-            size[key] = (nodes, depth)
-            continue
         if key in size:
+            stack.pop()
             continue
-        if key in open_:
-            raise BadInput("an alias (*name) refers to a value that contains it (a cycle)", line=node.start_mark.line + 1, fix="an anchor cannot be used inside its own value")
-        open_.add(key)
-        stack.append((node, True))
-        stack.extend((c, False) for c in _children(node) if id(c) not in size)
+        kids = _children(node)
+        if key not in open_:
+            open_.add(key)
+            pending = [c for c in kids if not isinstance(c, yaml.ScalarNode) and id(c) not in size]
+            if any(id(c) in open_ for c in pending):
+                raise BadInput("an alias (*name) refers to a value that contains it (a cycle)", line=node.start_mark.line + 1, fix="an anchor cannot be used inside its own value")
+            if pending:
+                stack.extend(pending)
+                continue
+        stack.pop()
+        open_.discard(key)
+        nodes, depth = 1, 0
+        for c in kids:
+            n, d = (1, 1) if isinstance(c, yaml.ScalarNode) else size[id(c)]
+            nodes += n
+            depth = max(depth, d)
+        depth += 1
+        if nodes > MAX_NODES:
+            raise BadInput(
+                f"this value expands to more than {MAX_NODES:,} YAML nodes once its aliases (*name) are expanded",
+                line=node.start_mark.line + 1,
+                fix="a bench this large is almost certainly an alias bomb; reference anchors less, or split the file",
+            )
+        if depth > MAX_DEPTH:
+            raise BadInput(f"nested more than {MAX_DEPTH} levels deep (aliases expanded)", line=node.start_mark.line + 1, fix=_FLATTEN)
+        size[key] = (nodes, depth)
 
 
 def _key_text(key: Any) -> str:
@@ -175,6 +187,8 @@ def load_yaml_text(text: str, file: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
+        if "nesting depth" in str(exc.problem):  # libyaml's own limit (1,000), far past ours
+            raise BadInput(f"nested more than {MAX_DEPTH} levels deep", file=file, line=line, fix=_FLATTEN) from None
         what = f"YAML syntax error: {exc.problem or exc}" + (f" ({exc.context})" if exc.context else "")
         raise BadInput(what, file=file, line=line, fix="fix the YAML syntax at that line (indentation, quoting, a missing ':')") from None
     except yaml.YAMLError as exc:

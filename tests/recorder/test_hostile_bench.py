@@ -44,7 +44,7 @@ HOSTILE = {
     "billion-laughs": (LAUGHS, "expands to more than", 12),
     "alias-deepens": (
         "a: &a " + "[" * 60 + "1" + "]" * 60 + "\nb: &b " + "[" * 60 + "*a" + "]" * 60 + "\n" + HEAD,
-        "levels deep once its aliases",
+        "levels deep (aliases expanded)",
         2,
     ),
     "alias-cycle": ("a: &a [1, *a]\n" + HEAD, "(a cycle)", 1),
