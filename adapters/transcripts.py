@@ -19,7 +19,7 @@ from adapters.claude_disk import ClaudeDiskParser
 from adapters.claude_stream import ClaudeStreamParser
 from adapters.codex_exec import CodexExecParser
 from adapters.codex_rollout import CodexRolloutParser
-from adapters.lines import decode
+from adapters.lines import decode, finish_safely, read_lines
 from recorder.errors import BadInput
 from recorder.model import Action
 
@@ -40,17 +40,16 @@ class _Parser(Protocol):
 
 
 def _run(parser: _Parser, files: list[Path]) -> tuple[list[Action], list[str], str]:
+    """Stream each file (never read whole: a line past MAX_LINE_BYTES is kept cut), hashing as it goes."""
     digest = hashlib.sha256()
     raw: list[str] = []
     actions: list[Action] = []
     for path in files:
-        data = path.read_bytes()
-        digest.update(data)
-        for line in data.decode("utf-8", errors="replace").splitlines():
-            if line.strip():
+        with path.open("rb") as stream:
+            for line in read_lines(stream, digest):
                 raw.append(line)
                 actions.extend(parser.feed(line))
-    actions.extend(parser.finish())
+    actions.extend(finish_safely(parser))
     return actions, raw, digest.hexdigest()
 
 
@@ -105,8 +104,8 @@ def _session_of_sidechain(path: Path) -> Path | None:
 def _session_id(path: Path) -> str | None:
     try:
         with path.open("rb") as fh:
-            for i, line in enumerate(fh):
-                entry = decode(line.decode("utf-8", errors="replace"))
+            for i, line in enumerate(read_lines(fh)):
+                entry = decode(line)
                 if entry and isinstance(entry.get("sessionId"), str):
                     return entry["sessionId"]
                 if i > 50:
@@ -175,14 +174,15 @@ READERS = {
 def detect_format(path: str | Path) -> str:
     """Which recorded format a file is, from its first lines; BadInput for one benchtape cannot read."""
     p = _readable(path)
-    head = p.read_bytes()[:65536].decode("utf-8", errors="replace")
+    with p.open("rb") as fh:
+        head = fh.read(65536).decode("utf-8", errors="replace")
     if head.lstrip().startswith("{") and '"messages"' in head and '"projectHash"' in head:
         raise BadInput(
             "gemini-cli sessions are not supported yet",
             file=str(p),
             fix="import Claude Code session files or Codex rollouts; gemini-cli support is a later adapter",
         )
-    for line in head.splitlines()[:40]:
+    for line in head.split("\n")[:40]:
         entry = decode(line)
         if entry is None:
             continue

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters.lines import finish_safely
 from adapters.transcripts import Imported, detect_format, parser_for, read_transcript
 from recorder.errors import BadInput
 from recorder.model import Action
@@ -83,7 +84,7 @@ def reparse(store: Store, session_id: str) -> str:
     derived: list[Action] = []
     for line in raw:
         derived.extend(parser.feed(line))
-    derived.extend(parser.finish())
+    derived.extend(finish_safely(parser))
     kept_front = [a for a in old if a.kind in ("session.started", "environment.expected")]
     first_user = next((a for a in old if a.kind == "message.user" and "format" not in (started.data if started else {})), None)
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]
