@@ -8,7 +8,6 @@ a month later see exactly the same input.
 from __future__ import annotations
 
 import hashlib
-import shutil
 import tarfile
 import tempfile
 from contextlib import ExitStack, contextmanager
@@ -23,6 +22,7 @@ from recorder.commands import CommandRunner, run_local
 from recorder.model import CheckSpec, Result, Session
 from recorder.errors import BadInput
 from recorder.sandbox.snapshot import restore
+from recorder.sandbox.trees import remove_tree
 from recorder.store import Store
 
 
@@ -120,10 +120,10 @@ def restored_workspace(store: Store | None, session: Session, blob: bytes | None
     temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
     try:
         root = temp / "work"
-        restore(data, root)
+        restore(data, root, sha256=(session.snapshot or {}).get("sha256"))
         yield root
     finally:
-        shutil.rmtree(temp, ignore_errors=True)
+        remove_tree(temp)
 
 
 def evaluate(

@@ -27,6 +27,7 @@ from typing import Any, Callable
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.spec.roots import outside_fix, real, within
 from recorder.sandbox.checkout import CheckoutFailed, export_repo
+from recorder.sandbox.trees import remove_tree
 from recorder.leaks import find_in_text, find_in_tree
 from recorder.redact import redactor, secret_values
 
@@ -67,7 +68,7 @@ class Seeds:
 
     def cleanup(self) -> None:
         for t in self.temps:
-            shutil.rmtree(t, ignore_errors=True)
+            remove_tree(t)
 
 
 def stage_seeds(bench: BenchSpec, scenarios: list[ScenarioSpec], on_event: Event | None = None) -> Seeds:
