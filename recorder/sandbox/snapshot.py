@@ -127,6 +127,12 @@ class _BoundedInfo(tarfile.TarInfo):
     bound both before tarfile does either (a 1 GiB pax header took 3 GB and 35 s)."""
 
     def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        try:
+            return self._bounded(tarfile_)
+        except (ValueError, OverflowError, UnicodeError) as exc:  # tarfile applies pax values with int(), decode(), ...
+            raise BadInput(f"the snapshot has a malformed tar header ({exc}); refusing to restore it", fix=_HOSTILE) from None
+
+    def _bounded(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.type == tarfile.GNUTYPE_SPARSE:
             raise BadInput(f"snapshot entry {shorten(self.name)!r} is a sparse file; refusing to restore it", fix=_HOSTILE)
         if self.type not in _EXTENDED:

@@ -267,7 +267,7 @@ class _Loader:
             node = LineDict()
             node.line, node.key_lines = getattr(parent, "line", None), {}
         if not isinstance(node, dict):
-            raise self.err(f"{what} must be a mapping, got {_type_name(node)}", parent if parent is not None else node, key)
+            raise self.err(f"{what} must be a mapping, got {_type_name(node)}", parent if parent is not None else node, key, "write it as `name: value` pairs (indented below it, or `{name: value}`)")
         return node
 
     def strict(self, node: LineDict, allowed: set[str], what: str, aliases: dict[str, str] | None = None, extra_hint: dict[str, str] | None = None) -> LineDict:
@@ -277,7 +277,7 @@ class _Loader:
         out.line, out.key_lines = node.line, {}
         for key, value in node.items():
             if not isinstance(key, str):
-                raise self.err(f"{what}: key {key!r} is not a string", node)
+                raise self.err(f"{what}: key {key!r} is not a string", node, None, "quote the key")
             if key.startswith("x-"):
                 continue
             canonical = aliases.get(key, key)
@@ -296,9 +296,9 @@ class _Loader:
         """A path relative to the bench file. `staged`: copied into the workspace, so it must
         resolve (links followed) inside the bench's folder or a folder it allows (roots.py)."""
         if not isinstance(value, str) or not value:
-            raise self.err(f"`{key}` must be a non-empty path string, got {_type_name(value)}", node, key)
+            raise self.err(f"`{key}` must be a non-empty path string, got {_type_name(value)}", node, key, "write a path relative to the bench file, e.g. `testdata: data`")
         if "\0" in value:
-            raise self.err(f"`{key}` contains a NUL character, which no path can", node, key)
+            raise self.err(f"`{key}` contains a NUL character, which no path can", node, key, "fix the path")
         if len(value) > MAX_PATH_CHARS:
             raise self.err(f"`{key}` is {len(value):,} characters long, longer than any path this system can open ({MAX_PATH_CHARS})", node, key, "fix the path")
         p = Path(value)
@@ -357,7 +357,7 @@ class _Loader:
         )
         params_decl = top.get("params")
         if params_decl is not None and not isinstance(params_decl, dict):
-            raise self.err("`params:` must be a mapping of name: default", top, "params")
+            raise self.err("`params:` must be a mapping of name: default", top, "params", "e.g. `params: {variant: a}`")
         params = effective_params(params_decl, incoming, self.file, lambda n: params_decl.line_of(n) if isinstance(params_decl, LineDict) else None)
 
         for key in ("judges", "models", "metrics", "derivedMetrics"):
@@ -365,7 +365,7 @@ class _Loader:
                 self.not_built.append(Finding(self.where(top, key), key, NOT_BUILT[key]))
         harness = top.get("harness")
         if harness is not None and not isinstance(harness, str):
-            raise self.err("`harness:` must be a string", top, "harness")
+            raise self.err("`harness:` must be a string", top, "harness", "e.g. `harness: claude-code` (or codex, mock)")
         hc = self.mapping(top.get("harness_config"), "`harness_config:`", top, "harness_config")
         hc = substitute(hc, params, self.file, top.line_of("harness_config"))
         if isinstance(hc.get("agent_env"), str):
@@ -380,7 +380,7 @@ class _Loader:
         if scenarios_node is None:
             raise self.err("the bench has no `scenarios:`", top, None, "add a `scenarios:` list with at least one scenario (each needs a `prompt:`)")
         if not isinstance(scenarios_node, list):
-            raise self.err("`scenarios:` must be a list", top, "scenarios")
+            raise self.err("`scenarios:` must be a list", top, "scenarios", "write `scenarios:` followed by `- name: ...` entries")
         scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params, scenarios_node) for i, sc in enumerate(scenarios_node)]
         seen: dict[str, ScenarioSpec] = {}
         for sc in scenarios:
@@ -418,7 +418,7 @@ class _Loader:
         if node is None:
             return None
         if not isinstance(node, list):
-            raise self.err("`metrics:` must be a list of metric specs", top, "metrics")
+            raise self.err("`metrics:` must be a list of metric specs", top, "metrics", "write `metrics:` followed by `- {name: ..., source: ...}` entries")
         out = []
         for m in node:
             m = self.strict(self.mapping(m, "a metric", node), METRIC_KEYS, "a metric", METRIC_ALIASES)
@@ -432,7 +432,7 @@ class _Loader:
             if agg is not None:
                 m["aggregate"] = AGGREGATES[agg]
             if m.get("better") not in (None, "lower", "higher"):
-                raise self.err("`better:` must be lower or higher", m, "better")
+                raise self.err("`better:` must be lower or higher", m, "better", "write `better: lower` or `better: higher`")
             out.append(plain(m))
         return out
 
@@ -446,7 +446,7 @@ class _Loader:
         merged = self.merge(defaults, default_scenario, node)
         for key in ("name", "description"):
             if isinstance(merged.get(key), (list, dict)):
-                raise self.err(f"`{key}:` must be a string, got {_type_name(merged[key])}", merged, key)
+                raise self.err(f"`{key}:` must be a string, got {_type_name(merged[key])}", merged, key, f'quote it: `{key}: "..."`')
         label = merged.get("name") or merged.get("description") or f"scenario-{index + 1}"
         if not isinstance(label, str):
             label = str(label)
@@ -466,7 +466,7 @@ class _Loader:
         if prompt is None:
             prompt = ""
         if not isinstance(prompt, str):
-            raise self.err("`prompt:` must be a string", merged, "prompt")
+            raise self.err("`prompt:` must be a string", merged, "prompt", 'quote it: `prompt: "..."`')
 
         sandbox = self.load_sandbox(merged.get("sandbox", "home"), merged, params)
         interactive = self.boolish(merged.get("interactive", True), merged, "interactive")
@@ -477,7 +477,7 @@ class _Loader:
             raise self.err("`setup:` and `generate:` are both set; they are mutually exclusive", merged, "generate", "use `generate:` when the program computes the answer, `setup:` otherwise")
         testdata = self.path(merged["testdata"], merged, "testdata", staged=True) if merged.get("testdata") is not None else None
         if testdata is not None and not testdata.is_dir():
-            raise self.err(f"`testdata:` {testdata} is not a directory", merged, "testdata")
+            raise self.err(f"`testdata:` {testdata} is not a directory", merged, "testdata", "name a folder (it is copied into the workspace)")
         if testdata is not None and sandbox.level == "none":
             raise self.err("`testdata:` cannot be used with `sandbox: none` (it would be copied over your real directory)", merged, "testdata", "use sandbox level workspace or home")
         repo = self.load_repo(merged.get("repo"), merged) if merged.get("repo") is not None else None
@@ -486,12 +486,12 @@ class _Loader:
         cwd = merged.get("cwd")
         if cwd is not None:
             if not isinstance(cwd, str) or Path(cwd).is_absolute() or ".." in Path(cwd).parts:
-                raise self.err("`cwd:` must be a relative path inside the workspace, without `..`", merged, "cwd")
+                raise self.err("`cwd:` must be a relative path inside the workspace, without `..`", merged, "cwd", "e.g. `cwd: src` (a folder of the testdata)")
         timeout = self.duration(merged.get("timeout"), merged, "timeout", DEFAULT_TIMEOUT)
         staging_timeout = self.duration(merged.get("staging_timeout"), merged, "staging_timeout", None)
         capture = merged.get("capture", "log")
         if capture not in CAPTURES:
-            raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
+            raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture", "use `capture: log`")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
         for key in ("follow_ups", "providers", "bun", "python", "lockfile_required"):
@@ -501,7 +501,7 @@ class _Loader:
             self.not_built.append(Finding(self.where(merged, "capture"), "capture", NOT_BUILT["capture"]))
         vars_ = merged.get("vars") or {}
         if not isinstance(vars_, dict):
-            raise self.err("`vars:` must be a mapping", merged, "vars")
+            raise self.err("`vars:` must be a mapping", merged, "vars", "write it as `name: value` pairs")
         metadata = self.mapping(merged.get("metadata"), "`metadata:`", merged, "metadata")
         options = merged.get("options") or {}
         transform = self.text(merged, "transform") or self.text(options, "transform")
@@ -565,7 +565,7 @@ class _Loader:
         value = node.get(key)
         kinds = (int,) if whole else (int, float)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
-            raise self.err(f"`{key}:` must be {'a whole number' if whole else 'a number'}, got {_type_name(value)}", node, key)
+            raise self.err(f"`{key}:` must be {'a whole number' if whole else 'a number'}, got {_type_name(value)}", node, key, f"e.g. `{key}: {'1000' if whole else '1.5'}`, or drop it")
         return value
 
     def strings(self, node: LineDict, key: str) -> list[str]:
@@ -573,13 +573,13 @@ class _Loader:
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            raise self.err(f"`{key}:` must be a list of strings, got {_type_name(value)}", node, key)
+            raise self.err(f"`{key}:` must be a list of strings, got {_type_name(value)}", node, key, f"e.g. `{key}: [first, second]`")
         return list(value)
 
     def text(self, node: LineDict, key: str) -> str | None:
         value = node.get(key)
         if value is not None and not isinstance(value, str):
-            raise self.err(f"`{key}:` must be a string, got {_type_name(value)}", node, key)
+            raise self.err(f"`{key}:` must be a string, got {_type_name(value)}", node, key, f'quote it: `{key}: "..."`')
         return value
 
     def boolish(self, value: Any, node: LineDict, key: str) -> bool:
@@ -587,13 +587,13 @@ class _Loader:
             return value
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
-        raise self.err(f"`{key}:` must be true or false, got {value!r}", node, key)
+        raise self.err(f"`{key}:` must be true or false, got {shorten(value)}", node, key, f"write `{key}: true` or `{key}: false`")
 
     def duration(self, value: Any, node: LineDict, key: str, default: float | None) -> float | None:
         if value is None:
             return default
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise self.err(f"`{key}:` must be a duration such as \"300s\", got {_type_name(value)}", node, key)
+            raise self.err(f"`{key}:` must be a duration such as \"300s\", got {_type_name(value)}", node, key, f'e.g. `{key}: "300s"` (units: ms, s, m, h)')
         seconds = parse_duration(value)
         if seconds is None:
             raise self.err(
@@ -603,7 +603,7 @@ class _Loader:
                 f'write it with a unit, e.g. `{key}: "{value}s"` (units: ms, s, m, h)',
             )
         if seconds <= 0:
-            raise self.err(f"`{key}:` must be positive", node, key)
+            raise self.err(f"`{key}:` must be positive", node, key, f'e.g. `{key}: "300s"`')
         return seconds
 
     def load_repo(self, value: Any, node: LineDict) -> dict[str, Any]:
@@ -613,11 +613,11 @@ class _Loader:
         repo = self.strict(self.mapping(value, "`repo:`", node, "repo"), REPO_KEYS, "`repo:`")
         url = repo.get("url")
         if not isinstance(url, str) or not url:
-            raise self.err("`repo:` needs a `url:` (a git URL or a local path)", repo, None)
+            raise self.err("`repo:` needs a `url:` (a git URL or a local path)", repo, None, "e.g. `repo: {url: ../app, ref: main}`")
         out = plain(repo)
         for key in ("ref", "path"):
             if key in repo and not isinstance(repo[key], str):
-                raise self.err(f"`repo.{key}:` must be a string, got {_type_name(repo[key])}", repo, key)
+                raise self.err(f"`repo.{key}:` must be a string, got {_type_name(repo[key])}", repo, key, f'quote it: `{key}: "..."`')
         if url.startswith("file://"):
             self.path(url[len("file://"):], repo, "url", staged=True)  # a local repo, whatever its spelling
         elif not re.match(r"^[a-z+]+://|^git@", url):
@@ -628,7 +628,7 @@ class _Loader:
         mock = self.strict(self.mapping(value, "`mock:`", node, "mock"), MOCK_KEYS, "`mock:` (a benchtape extension)")
         steps = mock.get("steps") or []
         if not isinstance(steps, list):
-            raise self.err("`mock.steps:` must be a list", mock, "steps")
+            raise self.err("`mock.steps:` must be a list", mock, "steps", "write `steps:` followed by `- {say: ...}` entries")
         kinds = ("tool", "say", "think", "skill", "subagent", "sleep")
         for step in steps:
             self.check_mock_step(step, kinds, steps)
@@ -640,30 +640,30 @@ class _Loader:
 
     def check_mock_step(self, step: Any, kinds: tuple[str, ...], parent: Any = None) -> None:
         if not isinstance(step, dict):
-            raise self.err(f"a mock step must be a mapping such as `{{tool: Read, input: {{file_path: x}}}}`, got {_type_name(step)}", step if parent is None else parent)
+            raise self.err(f"a mock step must be a mapping, got {_type_name(step)}", step if parent is None else parent, None, "e.g. `- {tool: Read, input: {file_path: x}}` or `- {say: done}`")
         present = [k for k in kinds if k in step]
         if len(present) != 1:
-            raise self.err(f"a mock step needs exactly one of {', '.join(kinds)}; got {sorted(step)}", step)
+            raise self.err(f"a mock step needs exactly one of {', '.join(kinds)}; got {shorten(sorted(step))}", step, None, "e.g. `- {say: done}`; split a step that does two things")
         allowed = {"tool": {"tool", "input", "result", "is_error"}, "subagent": {"subagent"}}.get(present[0], {present[0]})
         self.strict(step, allowed, f"a `{present[0]}` mock step")
         if present[0] == "subagent":
             sub = self.strict(self.mapping(step["subagent"], "`subagent:`", step, "subagent"), {"agent", "prompt", "steps", "tool", "detach"}, "a mock subagent")
             inner_steps = sub.get("steps") or []
             if not isinstance(inner_steps, list):
-                raise self.err(f"a mock subagent's `steps:` must be a list, got {_type_name(inner_steps)}", sub, "steps")
+                raise self.err(f"a mock subagent's `steps:` must be a list, got {_type_name(inner_steps)}", sub, "steps", "write `steps:` followed by `- {say: ...}` entries")
             for inner in inner_steps:
                 self.check_mock_step(inner, kinds, inner_steps)
 
     def load_sandbox(self, value: Any, node: LineDict, params: dict[str, Any]) -> SandboxSpec:
         if value is not None and not isinstance(value, (str, dict)):
-            raise self.err(f"`sandbox:` must be a level (none, workspace, home, container) or a mapping with `level:`, got {_type_name(value)}", node, "sandbox")
+            raise self.err(f"`sandbox:` must be a level (none, workspace, home, container) or a mapping with `level:`, got {_type_name(value)}", node, "sandbox", "e.g. `sandbox: home` or `sandbox: {level: container, image: python:3.12-slim}`")
         if isinstance(value, str):
             level_value, block = value, None
         else:
             block = self.strict(self.mapping(value, "`sandbox:`", node, "sandbox"), SANDBOX_KEYS, "`sandbox:`", extra_hint={"mode": "the key is `level:`"})
             level_value = block.get("level", "home")
         if not isinstance(level_value, str):
-            raise self.err(f"sandbox: the level must be one of none, workspace, home, container, got {_type_name(level_value)}", block if block is not None else node, "level" if block is not None else "sandbox")
+            raise self.err(f"sandbox: the level must be one of none, workspace, home, container, got {_type_name(level_value)}", block if block is not None else node, "level" if block is not None else "sandbox", "e.g. `sandbox: home`")
         if level_value in RETIRED_LEVELS:
             raise self.err(
                 f'sandbox: level "{level_value}" was renamed to "{RETIRED_LEVELS[level_value]}" (want none, workspace, home, container)',
@@ -672,7 +672,7 @@ class _Loader:
                 f"write `sandbox: {RETIRED_LEVELS[level_value]}`",
             )
         if level_value not in LEVELS:
-            raise self.err(f"sandbox: unknown level {level_value!r} (want none, workspace, home, container)", block if block is not None else node, "level" if block is not None else "sandbox")
+            raise self.err(f"sandbox: unknown level {shorten(level_value)!r} (want none, workspace, home, container)", block if block is not None else node, "level" if block is not None else "sandbox", "e.g. `sandbox: home`")
         spec = SandboxSpec(level=level_value)
         if block is None:
             return spec
@@ -684,10 +684,10 @@ class _Loader:
         for key in ("image", "dockerfile", "network", "user", "resources"):
             refuse_below_container(key)
         if "image" in block and "dockerfile" in block:
-            raise self.err("sandbox: `image` and `dockerfile` are mutually exclusive", block, "dockerfile")
+            raise self.err("sandbox: `image` and `dockerfile` are mutually exclusive", block, "dockerfile", "keep one: `image:` to use a local image, `dockerfile:` to build one")
         if "workdir" in block:
             if level_value != "none":
-                raise self.err("sandbox: `workdir` is only for level none (the real directory to run in)", block, "workdir")
+                raise self.err("sandbox: `workdir` is only for level none (the real directory to run in)", block, "workdir", "remove `workdir:`, or use `level: none`")
             spec.workdir = self.path(block["workdir"], block, "workdir")
         if "image" in block:
             image = block["image"]
@@ -698,15 +698,15 @@ class _Loader:
             spec.dockerfile = self.path(block["dockerfile"], block, "dockerfile", staged=True)
         if "network" in block:
             if block["network"] not in ("none", "bridge", "host"):
-                raise self.err(f"sandbox: network {block['network']!r} is not one of none, bridge, host", block, "network")
+                raise self.err(f"sandbox: network {block['network']!r} is not one of none, bridge, host", block, "network", "use `network: none` (the default), bridge or host")
             spec.network = block["network"]
         user = block.get("user")
         if user is not None and (isinstance(user, bool) or not isinstance(user, (str, int))):
-            raise self.err(f"sandbox: `user` must be a user name or uid, got {_type_name(user)}", block, "user")
+            raise self.err(f"sandbox: `user` must be a user name or uid, got {_type_name(user)}", block, "user", "e.g. `user: \"1000:1000\"` or `user: agent`")
         spec.user = str(user) if user is not None else None
         env = block.get("env") or {}
         if not isinstance(env, dict) or not all(isinstance(v, (str, int, float, bool)) for v in env.values()):
-            raise self.err("sandbox: `env` must map names to literal values", block, "env")
+            raise self.err("sandbox: `env` must map names to literal values", block, "env", "e.g. `env: {LANG: C.UTF-8, DEBUG: \"1\"}`")
         spec.env = {str(k): str(v) for k, v in env.items()}
         if "resources" in block:
             res = self.strict(self.mapping(block["resources"], "`resources:`", block, "resources"), RESOURCE_KEYS, "`sandbox.resources:`")
@@ -717,18 +717,18 @@ class _Loader:
             spec.secret_env = self.names(share, "secret_env")
             paths = share.get("paths") or []
             if not isinstance(paths, list):
-                raise self.err(f"`share.paths:` must be a list of {{from, to, access}} entries, got {_type_name(paths)}", share, "paths")
+                raise self.err(f"`share.paths:` must be a list of {{from, to, access}} entries, got {_type_name(paths)}", share, "paths", "e.g. `paths: [{from: data, to: data, access: copy}]`")
             for entry in paths:
                 entry = self.strict(self.mapping(entry, "a share path", paths), SHARE_PATH_KEYS, "a `share.paths` entry")
                 access = entry.get("access", "rw")
                 if access not in ACCESS:
-                    raise self.err(f"share path access {access!r} is not one of rw, copy, ro", entry, "access")
+                    raise self.err(f"share path access {access!r} is not one of rw, copy, ro", entry, "access", "use `access: rw`, `copy` or `ro`")
                 if access == "ro" and level_value != "container":
                     raise self.err("a `ro` share can only be enforced at level container", entry, "access", "use `level: container`, or access rw/copy")
                 if "from" not in entry or "to" not in entry:
-                    raise self.err("a share path needs `from:` and `to:`", entry)
+                    raise self.err("a share path needs `from:` and `to:`", entry, None, "e.g. `- {from: data, to: data, access: copy}`")
                 if not isinstance(entry["to"], str) or not entry["to"]:
-                    raise self.err(f"a share path's `to:` must be a path string, got {_type_name(entry['to'])}", entry, "to")
+                    raise self.err(f"a share path's `to:` must be a path string, got {_type_name(entry['to'])}", entry, "to", "e.g. `- {from: data, to: data, access: copy}`")
                 source = self.path(entry["from"], entry, "from", staged=access == "copy")  # rw/ro are links and mounts, not copies
                 spec.share_paths.append({"from": str(source), "to": entry["to"], "access": access})
         return spec
@@ -742,7 +742,7 @@ class _Loader:
 
     def load_checks(self, nodes: Any, parent: Any, params: dict[str, Any], key: str) -> list[CheckSpec]:
         if not isinstance(nodes, list):
-            raise self.err(f"`{key}:` must be a list of checks", parent, key)
+            raise self.err(f"`{key}:` must be a list of checks, got {_type_name(nodes)}", parent, key, f"write `{key}:` followed by `- type: ...` entries")
         return [self.load_check(n, params, nodes) for n in nodes]
 
     def load_check(self, node: Any, params: dict[str, Any], parent: Any = None) -> CheckSpec:
@@ -756,12 +756,12 @@ class _Loader:
         args = node.get("args") or {}
         config = node.get("config") or {}
         if not isinstance(args, dict):
-            raise self.err("check `args:` must be a mapping", node, "args")
+            raise self.err("check `args:` must be a mapping", node, "args", "write it as `name: value` pairs, e.g. `args: {cmd: [make, test]}`")
         if not isinstance(config, dict):
-            raise self.err("check `config:` must be a mapping", node, "config")
+            raise self.err("check `config:` must be a mapping", node, "config", "write it as `name: value` pairs")
         for num in ("weight", "threshold"):
             if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float)) or not _finite(node[num])):
-                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num)
+                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`")
         for key in ("metric", "inline", "transform"):
             self.text(node, key)
         value = node.get("value")

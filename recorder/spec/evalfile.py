@@ -105,10 +105,10 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
     runs: list[EvalRun] = []
     seen: dict[str, EvalRun] = {}
     for i, node in enumerate(runs_node):
-        node = ld.strict(ld.mapping(node, f"run #{i + 1}"), RUN_KEYS, f"run #{i + 1}", None, {"param": "the key is `params:`", "vars": "a run sets `params:`"})
+        node = ld.strict(ld.mapping(node, f"run #{i + 1}", runs_node), RUN_KEYS, f"run #{i + 1}", None, {"param": "the key is `params:`", "vars": "a run sets `params:`"})
         name = node.get("name", f"run-{i + 1}")
         if not isinstance(name, str) or not name.strip():
-            raise ld.err(f"run #{i + 1}: `name:` must be a non-empty string", node, "name")
+            raise ld.err(f"run #{i + 1}: `name:` must be a non-empty string", node, "name", "e.g. `- {name: terse, params: {notes: terse}}`")
         run_params = ld.mapping(node.get("params"), f"run {name!r} `params:`", node, "params")
         where = ld.where(node)
         if name in seen:

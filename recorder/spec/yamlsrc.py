@@ -191,6 +191,10 @@ def load_yaml_text(text: str, file: str) -> Any:
             raise BadInput(f"nested more than {MAX_DEPTH} levels deep", file=file, line=line, fix=_FLATTEN) from None
         what = f"YAML syntax error: {exc.problem or exc}" + (f" ({exc.context})" if exc.context else "")
         raise BadInput(what, file=file, line=line, fix="fix the YAML syntax at that line (indentation, quoting, a missing ':')") from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow: it knows the offset, not the line
+        line = text.count("\n", 0, exc.position) + 1 if isinstance(exc.position, int) else None
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise BadInput(f"YAML does not allow the control character U+{code:04X} in a file", file=file, line=line, fix=f'remove it, or write it escaped inside double quotes ("\\u{code:04x}")') from None
     except yaml.YAMLError as exc:
         raise BadInput(f"YAML error: {exc}", file=file, fix="fix the YAML syntax") from None
 
