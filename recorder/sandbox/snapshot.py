@@ -196,6 +196,8 @@ def _check_member(m: tarfile.TarInfo, dest: Path, room: int) -> None:
         raise BadInput(f"snapshot entry {shown!r} is a file with no name; refusing to restore it", fix=_HOSTILE)
     if m.issym():
         link = m.linkname
+        if not link:
+            raise BadInput(f"snapshot entry {shown!r} is a link to nothing (an empty target); refusing to restore it", fix=_HOSTILE)
         resolved = Path(os.path.normpath(os.path.join(dest, os.path.dirname(name), link)))
         if os.path.isabs(link) or not _inside(resolved, dest) or len(os.fsencode(link)) > PATH_MAX:
             raise BadInput(f"snapshot entry {shown!r} is a link pointing out of the tree ({shorten(link)}); refusing to restore it", fix=_HOSTILE)

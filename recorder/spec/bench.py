@@ -602,8 +602,8 @@ class _Loader:
                 key,
                 f'write it with a unit, e.g. `{key}: "{value}s"` (units: ms, s, m, h)',
             )
-        if seconds <= 0:
-            raise self.err(f"`{key}:` must be positive", node, key, f'e.g. `{key}: "300s"`')
+        if seconds <= 0 or not math.isfinite(seconds):
+            raise self.err(f"`{key}:` must be a positive, finite duration", node, key, f'e.g. `{key}: "300s"`')
         return seconds
 
     def load_repo(self, value: Any, node: LineDict) -> dict[str, Any]:

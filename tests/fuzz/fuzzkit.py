@@ -108,7 +108,14 @@ runs:
 @functools.lru_cache(maxsize=None)
 def seed_benches() -> list[str]:
     demo = (ROOT / "fixtures-red" / "demo" / "bench.yaml").read_text().replace("testdata: calc", "testdata: td")
-    return [RICH_BENCH, demo]
+    claude = RICH_BENCH.replace("harness: mock", "harness: claude-code").replace(
+        "harness_config: {system_prompt: be brief, environment: {probe: true}}",
+        "harness_config: {binary: claude, args: [--verbose], model: sonnet, system_prompt: be brief, settings: {}, env: {A: b}, plugins: [], mcp_servers: {}}",
+    )
+    codex = RICH_BENCH.replace("harness: mock", "harness: codex").replace(
+        "harness_config: {system_prompt: be brief, environment: {probe: true}}", "harness_config: {binary: codex, args: [], model: o3, config: {}}"
+    )
+    return [RICH_BENCH, demo, claude, codex]
 
 
 def _synthetic_lines() -> dict[str, list[str]]:
@@ -164,7 +171,7 @@ SPLICES = {"__BOMB__": BOMB, "__DEEP__": "[" * 2000 + "]" * 2000, "__CYCLE__": "
 SCALARS = [
     0, -1, 7, 10**400, 1.5, float("inf"), True, False, None, "", " ", "x" * 5000, "/etc", "/", "../../..", "/dev/zero", "~",
     "{{undeclared}}", "{{variant}}", "5", "300", "1h2m", "a\0b", "line\u2028sep", "2021-02-30", "file:///etc/passwd", "file://../x",
-    "container", "none", "copy", "ro", "sum", "session.cost", *SPLICES,
+    "container", "none", "copy", "ro", "sum", "session.cost", "claude-code", "codex", *SPLICES,
 ]
 _scalar = st.sampled_from(SCALARS) | st.integers() | st.text(max_size=12)
 hostile_value = st.one_of(

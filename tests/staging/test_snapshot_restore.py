@@ -73,6 +73,7 @@ CRAFTED = {
     "link-chain-then-file": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil.txt", "file", "x")], "would be written through the link 's'"),
     "link-chain-then-overwrite": ([("s", "sym", "."), ("s/l", "sym", "../outside.txt"), ("l", "file", "pwned")], "would be written through the link 's'"),
     "link-lands-out": ([("s", "sym", "."), ("l", "sym", "s/..")], "points out of the tree where it lands"),
+    "link-to-nothing": ([("l", "sym", "")], "a link to nothing"),
     "link-into-link": ([("d", "dir"), ("s", "sym", "d"), ("s/f", "file", "x")], "would be written through the link 's'"),
     # a link that only escapes once a later entry exists
     "late-escape": ([("l", "sym", "x/.."), ("x", "sym", ".")], "points out of the tree once restored"),
