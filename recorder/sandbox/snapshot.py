@@ -274,12 +274,15 @@ class _Writer:
 
 
 def _write_file(tar: tarfile.TarFile, m: tarfile.TarInfo, target: str) -> None:
-    src = tar.extractfile(m)
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        if src is not None and m.size:
-            shutil.copyfileobj(src, f)
-        os.fchmod(f.fileno(), (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)
+    try:
+        os.fchmod(fd, (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)  # never setuid, always ours to write
+        src = tar.extractfile(m) if m.size else None
+        if src is not None:
+            with os.fdopen(os.dup(fd), "wb") as f:
+                shutil.copyfileobj(src, f)
+    finally:
+        os.close(fd)
 
 
 def _inside(path: Path, root: Path) -> bool:
