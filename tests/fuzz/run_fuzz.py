@@ -16,7 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzzkit import ROOT, corpus, run  # noqa: E402
+from corpus import ROOT, corpus  # noqa: E402
+from fuzzkit import run  # noqa: E402
 
 
 def main() -> int:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzkit import corpus, run
+from corpus import corpus
+from fuzzkit import run
 
 SEED = 15  # fixed: the short run is the same corpus every time; `make fuzz` draws a new seed
 
