@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench install clean docs agents
+.PHONY: demo test bench fuzz install clean docs agents
 
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -34,9 +34,16 @@ bench: install
 	$(BIN)/python benchmarks/store_concurrency.py
 	$(BIN)/python benchmarks/compare.py
 	$(BIN)/python benchmarks/judges.py
+	$(BIN)/python benchmarks/snapshot_restore.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md
 
 clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info
+
+# A long fuzz run (hypothesis-generated bench files, transcript lines and snapshot tars, each in a
+# bounded worker): prints inputs, tracebacks, hangs and peak memory. FUZZ_INPUTS per kind; FUZZ_SEED.
+FUZZ_INPUTS ?= 2000
+fuzz: install
+	$(BIN)/python tests/fuzz/run_fuzz.py --inputs $(FUZZ_INPUTS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))

@@ -4,12 +4,18 @@ Every adapter parser gets its input one line at a time from a process that may b
 killed mid-write, so a line may be cut short, may not be JSON, or may be JSON of a
 shape nobody has seen. These helpers turn each of those into a value the parser can
 keep as an `adapter.warning` instead of an exception.
+
+Lines are split on "\n" only: JSONL escapes nothing else, so a U+2028, U+2029 or U+0085
+inside a JSON string belongs to its line (str.splitlines would cut the line there). A
+line longer than MAX_LINE_BYTES is not parsed: `read_lines` keeps its first CUT_HEAD
+bytes with a marker, and `feed` turns either form into a warning.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 import orjson
 
@@ -17,6 +23,9 @@ from adapters.base import warning
 from recorder.model import Action
 
 NOT_JSON = "not a JSON line (a truncated last line of a killed process?)"
+MAX_LINE_BYTES = 16 * 1024 * 1024
+CUT_HEAD = 64 * 1024
+_CUT = re.compile(r"…\[benchtape: a line of (\d+) bytes, cut to its first \d+\]$")
 
 
 def split_lines(text: str) -> Iterator[str]:
@@ -33,17 +42,76 @@ def split_lines(text: str) -> Iterator[str]:
             yield line
 
 
+def read_lines(stream: BinaryIO, digest: Any = None) -> Iterator[str]:
+    """The non-blank lines of a binary stream, split on b"\\n" only, none longer than MAX_LINE_BYTES.
+
+    A longer line is never held whole: its first CUT_HEAD bytes are kept with a marker that
+    `feed` recognises, and the rest is read through in chunks (hashed, when a digest is given).
+    """
+    while True:
+        chunk = stream.readline(MAX_LINE_BYTES + 1)
+        if not chunk:
+            return
+        if digest is not None:
+            digest.update(chunk)
+        if len(chunk) > MAX_LINE_BYTES and not chunk.endswith(b"\n"):
+            total, head = len(chunk), chunk[:CUT_HEAD]
+            del chunk
+            while True:
+                more = stream.readline(1 << 20)
+                if not more:
+                    break
+                if digest is not None:
+                    digest.update(more)
+                total += len(more)
+                if more.endswith(b"\n"):
+                    total -= 1
+                    break
+            yield head.decode("utf-8", "replace") + f"…[benchtape: a line of {total} bytes, cut to its first {CUT_HEAD}]"
+            continue
+        line = chunk.decode("utf-8", "replace").rstrip("\n").rstrip("\r")
+        if line.strip():
+            yield line
+
+
 class LineParser:
-    """A streaming parser's `feed`: one line or a whole chunk, each non-blank line to `_line`."""
+    """A streaming parser's `feed`: one line or a whole chunk, each non-blank line to `_line`.
+
+    Whatever a line holds, `feed` returns actions: a line too long to parse, or one the
+    parser fails on (a `type` that is a list, say), is kept as an `adapter.warning` with
+    its raw text, and the lines after it are read as usual.
+    """
 
     def feed(self, line: str) -> list[Action]:
         out: list[Action] = []
         for one in split_lines(line):
-            out.extend(self._line(one))
+            out.extend(self._read(one))
         return out
+
+    def _read(self, line: str) -> list[Action]:
+        if len(line) > MAX_LINE_BYTES:
+            return [warning(f"a line of {len(line):,} characters is longer than the {MAX_LINE_BYTES:,} a line is parsed up to; kept raw, not parsed", line)]
+        cut = _CUT.search(line, max(0, len(line) - 120))
+        if cut is not None:
+            return [warning(f"a line of {int(cut.group(1)):,} bytes is longer than the {MAX_LINE_BYTES:,} a line is read up to; its first {CUT_HEAD:,} bytes are kept, not parsed", line)]
+        try:
+            return self._line(line)
+        except Exception as exc:  # noqa: BLE001 - one odd line must never lose the session
+            kind = (decode(line) or {}).get("type")
+            why = f"its `type` is a {type_name(kind)}, not a string" if kind is not None and not isinstance(kind, str) else f"{type(exc).__name__}: {exc}"
+            return [warning(f"{type(self).__name__} could not read this line ({why}); kept raw", line)]
 
     def _line(self, line: str) -> list[Action]:
         raise NotImplementedError
+
+
+def finish_safely(parser: Any) -> list[Action]:
+    """A parser's end-of-stream actions; should it fail, a warning instead of the exception."""
+    try:
+        return parser.finish()
+    except Exception as exc:  # noqa: BLE001
+        return [warning(f"{type(parser).__name__} failed at the end of the stream ({type(exc).__name__}: {exc})", "")]
+
 
 
 def decode(line: str) -> dict[str, Any] | None:

@@ -12,22 +12,26 @@ from typing import Any
 import orjson
 
 from adapters.base import Command, Launch, warning
+from adapters.lines import LineParser
 from recorder.model import ACTION_KINDS, Action
 
 MOCK_METRIC_KEYS = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
 MOCK_STEP_KEYS = {"tool", "input", "result", "is_error", "think", "say", "skill", "subagent", "sleep"}
 
 
-class MockParser:
-    def feed(self, line: str) -> list[Action]:
+class MockParser(LineParser):
+    def _line(self, line: str) -> list[Action]:
         try:
             event = orjson.loads(line)
         except orjson.JSONDecodeError:
             return [warning("not a JSON line", line)]
         kind = event.get("kind") if isinstance(event, dict) else None
-        if kind not in ACTION_KINDS:
+        if not isinstance(kind, str) or kind not in ACTION_KINDS:
             return [warning(f"unknown mock event kind {kind!r}", line)]
-        return [Action(kind, event.get("data") or {}, thread=event.get("thread") or "main")]
+        data, thread = event.get("data") or {}, event.get("thread") or "main"
+        if not isinstance(data, dict) or not isinstance(thread, str):
+            return [warning("a mock event's `data` must be an object and its `thread` a string", line)]
+        return [Action(kind, data, thread=thread)]
 
     def finish(self) -> list[Action]:
         return []

@@ -20,7 +20,7 @@ from adapters.claude_disk import ClaudeDiskParser
 from adapters.claude_stream import ClaudeStreamParser
 from adapters.codex_exec import CodexExecParser
 from adapters.codex_rollout import CodexRolloutParser
-from adapters.lines import decode
+from adapters.lines import decode, finish_safely, read_lines
 from recorder.errors import BadInput
 from recorder.model import Action
 
@@ -75,8 +75,9 @@ class Transcript:
                 yield line, actions
 
     def finish(self) -> list[Action]:
-        """The actions the parser held back for the end of the stream."""
-        return self.parser.finish()
+        """The actions the parser held back for the end of the stream (a parser that fails there
+        is a warning, never a lost import)."""
+        return finish_safely(self.parser)
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -96,14 +97,10 @@ class Transcript:
 
 
 def _nonblank(path: Path) -> Iterator[str]:
-    """A file's non-blank lines, split on newlines only, one in memory at a time."""
+    """A file's non-blank lines, split on newlines only, one in memory at a time, none longer
+    than adapters.lines.MAX_LINE_BYTES (a longer one is kept cut, with a marker)."""
     with path.open("rb") as fh:
-        for raw in fh:
-            line = raw.decode("utf-8", "replace")
-            if line.endswith("\n"):
-                line = line[:-2] if line.endswith("\r\n") else line[:-1]
-            if line and not line.isspace():
-                yield line
+        yield from read_lines(fh)
 
 
 def _session_starts(path: Path, fmt: str) -> list[int]:
@@ -200,8 +197,8 @@ def _session_of_sidechain(path: Path) -> Path | None:
 def _session_id(path: Path) -> str | None:
     try:
         with path.open("rb") as fh:
-            for i, line in enumerate(fh):
-                entry = decode(line.decode("utf-8", errors="replace"))
+            for i, line in enumerate(read_lines(fh)):
+                entry = decode(line)
                 if entry and isinstance(entry.get("sessionId"), str):
                     return entry["sessionId"]
                 if i > 50:

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from benchtape.cli import guarded
-from benchtape.options import All, Benches, Db, Full, IncludeControls, Json, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
+from benchtape.options import Benches, Db, Full, IncludeControls, Json, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
 from recorder.errors import BadInput
 
 

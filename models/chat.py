@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from models.playback import Playback
-from models.script import ChatReply, Usage
+from models.script import Usage
 from models.wire import Reply, json_reply, sse_reply
 
 NO_REPLY = "[benchtape scripted model] The script has no more chat replies ({count} were scripted)."

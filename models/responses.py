@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from models.playback import Conversation, Playback
+from models.playback import Playback
 from models.script import SIDE_USAGE, Block, Usage
 from models.tools import CODEX_UNMAPPED, CodexCall, for_codex
 from models.wire import Reply, exhausted_text, sse_reply

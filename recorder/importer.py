@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from adapters.lines import finish_safely
 from adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for
 from recorder.errors import BadInput
 from recorder.model import Action
@@ -129,7 +130,7 @@ def reparse(store: Store, session_id: str) -> str:
     derived: list[Action] = []
     for line in raw:
         derived.extend(parser.feed(line))
-    derived.extend(parser.finish())
+    derived.extend(finish_safely(parser))
     kept_front = [a for a in old if a.kind in ("session.started", "environment.expected")]
     first_user = next((a for a in old if a.kind == "message.user" and "format" not in (started.data if started else {})), None)
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import shutil
 import tarfile
 import tempfile
 from contextlib import ExitStack
@@ -34,6 +33,7 @@ from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
 from recorder.sandbox.snapshot import restore
+from recorder.sandbox.trees import remove_tree
 from recorder.store import Store, dumps
 
 # The causes a check can be errored for, with the one wording each gets.
@@ -146,10 +146,8 @@ class NoWorkspace:
 
 
 def _restore_verified(data: bytes, sha: str, into: Path) -> None:
-    if hashlib.sha256(data).hexdigest() != sha:
-        raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: its content does not match its sha256 {sha[:12]} (swapped or damaged)")
     try:
-        restore(data, into)
+        restore(data, into, sha256=sha)  # refuses a blob or tar whose content is not the recorded one
     except (BadInput, OSError, tarfile.TarError, ValueError) as exc:  # a corrupt or hostile snapshot
         raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
 
@@ -170,7 +168,7 @@ class _Host:
         if not self._restored:
             self._restored = True
             temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
-            self.stack.callback(shutil.rmtree, temp, True)
+            self.stack.callback(remove_tree, temp)  # no recursion: an agent may leave a 2,500-deep tree
             try:
                 self._work = temp / "work" if self.source.restore(temp / "work") else None
             except Unavailable as exc:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 from checks import CATALOG_VERSION, Check, CheckConfigError, build, spec_hash
 from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
-from recorder.store import SessionRow, Store, loads
+from recorder.store import SessionRow, Store
 from replay.grading import NOT_IN_REPORT, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
 from replay.judging import judge_for_grading
 from replay.report import load_report

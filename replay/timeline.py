@@ -8,7 +8,7 @@ session list reads only each session's `session.finished` row and verdict counts
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from recorder.model import Action, Session
 from recorder.store import SessionRow, Store

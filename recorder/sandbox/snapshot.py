@@ -6,6 +6,7 @@ is reading untrusted input (an agent wrote that tree), so every entry is checked
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -15,8 +16,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from recorder.errors import BadInput
+from recorder.sandbox.trees import walk
+from recorder.spec.yamlsrc import shorten
 
-MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # the files' bytes
+MAX_MEMBERS = 100_000  # entries: restoring each costs a file creation (~70 µs here)
+MAX_DEPTH = 256  # folders deep; deeper paths break PATH_MAX and recursive tools
+MAX_HEADER_BYTES = 64 * 1024  # one pax or GNU long-name header (a path is at most 4 KiB)
+MAX_HEADER_CHAIN = 8  # extended headers in a row before one entry
+MAX_TAR_BYTES = MAX_SNAPSHOT_BYTES + MAX_MEMBERS * 3 * 512 + 10240  # files + a header (and pax header) per entry
+PATH_MAX = 4096
+NAME_MAX = 255
+MAX_REL_DIR = 3000  # a snapshotted folder's path, so it and its names restore under any temp folder
 
 
 def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
@@ -31,9 +42,9 @@ def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
     links_out: list[str] = []
     real_root = os.path.realpath(root)
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames.sort()
+        for dirpath, dirnames, filenames in walk(root):
             rel_dir = os.path.relpath(dirpath, root)
+            _restorable(rel_dir, len(tar.members) + len(filenames) + len(dirnames))
             for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
                 full = os.path.join(dirpath, name)
                 arc = os.path.normpath(os.path.join(rel_dir, name))
@@ -67,113 +78,211 @@ def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
     return buf.getvalue(), facts
 
 
-def restore(data: bytes, dest: Path) -> None:
-    """Unpack a snapshot into dest; nothing is ever written outside it.
+def _restorable(rel_dir: str, entries: int) -> None:
+    """What `restore` would refuse is not snapshotted: the run says why, instead of a grading failing later."""
+    depth = 0 if rel_dir == "." else len(PurePosixPath(rel_dir).parts)
+    if depth > MAX_DEPTH or len(os.fsencode(rel_dir)) > MAX_REL_DIR:
+        raise OSError(f"the workspace nests deeper than {MAX_DEPTH} folders or {MAX_REL_DIR} bytes of path ({shorten(rel_dir)}); not snapshotted")
+    if entries > MAX_MEMBERS:
+        raise OSError(f"the workspace holds more than {MAX_MEMBERS:,} files and folders; not snapshotted")
 
-    Refused with a clear error: `..`, absolute paths, hard links, devices and FIFOs, links
-    pointing out of the tree (also when an escape only appears once later entries exist),
-    and any entry that would be written through a link. Folders are created one component
-    at a time and files are opened without following links, so a crafted order of entries
-    cannot redirect a write.
+
+def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:
+    """Unpack a snapshot into dest (a new or empty folder); nothing is ever written outside it.
+
+    `sha256`, the hash recorded with the session: bytes that do not match it (a swapped blob,
+    a replaced report-folder tar) are refused before anything is read. The tar is untrusted
+    (an agent wrote that tree), so everything is bounded first (extended headers, entries,
+    bytes, depth, name lengths) and every entry is checked before anything is written.
+    Refused with a clear error: `..`, absolute paths, hard links, devices, FIFOs, sparse
+    files, links pointing out of the tree (also when an escape only appears once later
+    entries exist), and any entry that would be written through a link (a snapshot never
+    holds one). What is written is tracked in memory, so each entry costs its own syscalls
+    only and no link on the way can redirect a write.
     """
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise BadInput(
+            f"the snapshot's bytes do not match the sha256 recorded for it ({sha256[:12]}…); refusing to restore a swapped or corrupted snapshot",
+            fix="the store or report folder was altered; re-run the session",
+        )
+    if len(data) > MAX_TAR_BYTES:
+        raise BadInput(f"the snapshot is {len(data):,} bytes, more than a snapshot can be ({MAX_TAR_BYTES:,}); refusing to restore it", fix=_HOSTILE)
     dest.mkdir(parents=True, exist_ok=True)
+    if any(dest.iterdir()):
+        raise ValueError(f"restore needs a new or empty folder, and {dest} is not empty")
     dest = dest.resolve()
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
-        members = tar.getmembers()
-        total = 0
-        for m in members:
-            _check_member(m, dest)
-            total += m.size if m.isreg() else 0
-            if total > MAX_SNAPSHOT_BYTES:
-                raise BadInput(f"snapshot holds more than {MAX_SNAPSHOT_BYTES} bytes; refusing to restore it", fix=_HOSTILE)
-        links: list[tuple[str, Path]] = []
-        for m in members:
-            parts = PurePosixPath(m.name).parts
-            if not parts:
-                continue  # the root itself
-            if m.isdir():
-                _safe_dir(dest, parts, m.name)
-                continue
-            target = _safe_dir(dest, parts[:-1], m.name) / parts[-1]
-            _clear(target, m.name)
-            if m.issym():
-                # judged from where it really lands: `s -> .` makes `s/l -> ..` point at the parent
-                if not _inside(Path(os.path.realpath(os.path.join(target.parent, m.linkname))), dest):
-                    raise BadInput(f"snapshot entry {m.name!r} is a link that points out of the tree where it lands ({m.linkname}); refusing to restore it", fix=_HOSTILE)
-                os.symlink(m.linkname, target)
-                links.append((m.name, target))
-            else:
-                _write_file(tar, m, target)
-        # `l -> x/..` is inside until a later `x -> .` makes it `..`: judge links on the finished tree.
-        for name, link in links:
-            if os.path.islink(link) and not _inside(Path(os.path.realpath(link)), dest):
-                os.unlink(link)
-                raise BadInput(f"snapshot entry {name!r} is a link that points out of the tree once restored ({os.readlink(link) if os.path.islink(link) else ''}); refusing to restore it", fix=_HOSTILE)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=_BoundedInfo) as tar:
+            members = _members(tar, dest)
+            _Writer(tar, dest).write(members)
+    except tarfile.TarError as exc:
+        raise BadInput(f"the snapshot is not a readable uncompressed tar ({exc}); refusing to restore it", fix=_HOSTILE) from None
 
 
 _HOSTILE = "the snapshot is corrupt or hostile; re-run the session"
 
 
-def _check_member(m: tarfile.TarInfo, dest: Path) -> None:
+class _BoundedInfo(tarfile.TarInfo):
+    """tarfile reads a pax or GNU long-name header whole, and a chain of them recursively:
+    bound both before tarfile does either (a 1 GiB pax header took 3 GB and 35 s)."""
+
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+        try:
+            return self._bounded(tarfile_)
+        except (ValueError, OverflowError, UnicodeError) as exc:  # tarfile applies pax values with int(), decode(), ...
+            raise BadInput(f"the snapshot has a malformed tar header ({exc}); refusing to restore it", fix=_HOSTILE) from None
+
+    def _bounded(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.type == tarfile.GNUTYPE_SPARSE:
+            raise BadInput(f"snapshot entry {shorten(self.name)!r} is a sparse file; refusing to restore it", fix=_HOSTILE)
+        if self.type not in _EXTENDED:
+            return super()._proc_member(tarfile_)
+        if self.size > MAX_HEADER_BYTES:
+            raise BadInput(f"the snapshot has an extended tar header of {self.size:,} bytes (at most {MAX_HEADER_BYTES:,}); refusing to restore it", fix=_HOSTILE)
+        chain = getattr(tarfile_, "_benchtape_chain", 0) + 1
+        if chain > MAX_HEADER_CHAIN:
+            raise BadInput(f"the snapshot has more than {MAX_HEADER_CHAIN} extended tar headers in a row; refusing to restore it", fix=_HOSTILE)
+        tarfile_._benchtape_chain = chain  # type: ignore[attr-defined]
+        try:
+            return super()._proc_member(tarfile_)
+        finally:
+            tarfile_._benchtape_chain = chain - 1  # type: ignore[attr-defined]
+
+
+_EXTENDED = (tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.SOLARIS_XHDTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK)
+
+
+def _members(tar: tarfile.TarFile, dest: Path) -> list[tarfile.TarInfo]:
+    """Every entry, each checked, with the bounds on their number and total size."""
+    members: list[tarfile.TarInfo] = []
+    total = 0
+    room = PATH_MAX - len(os.fsencode(str(dest))) - 2
+    for m in tar:
+        members.append(m)
+        if len(members) > MAX_MEMBERS:
+            raise BadInput(f"snapshot holds more than {MAX_MEMBERS:,} entries; refusing to restore it", fix="a workspace this large cannot be graded from its snapshot; keep generated files (node_modules, build output) out of the workspace")
+        _check_member(m, dest, room)
+        total += m.size if m.isreg() else 0
+        if total > MAX_SNAPSHOT_BYTES:
+            raise BadInput(f"snapshot holds more than {MAX_SNAPSHOT_BYTES} bytes; refusing to restore it", fix=_HOSTILE)
+    return members
+
+
+def _check_member(m: tarfile.TarInfo, dest: Path, room: int) -> None:
     name = m.name
+    shown = shorten(name)
+    if "\0" in name or "\0" in m.linkname:
+        raise BadInput(f"snapshot entry {shown!r} has a NUL character in its name or link; refusing to restore it", fix=_HOSTILE)
     if os.path.isabs(name) or name.startswith(("/", "\\")):
-        raise BadInput(f"snapshot entry {name!r} is an absolute path; refusing to restore it", fix=_HOSTILE)
-    if ".." in PurePosixPath(name).parts:
-        raise BadInput(f"snapshot entry {name!r} climbs out of the tree with '..'; refusing to restore it", fix=_HOSTILE)
+        raise BadInput(f"snapshot entry {shown!r} is an absolute path; refusing to restore it", fix=_HOSTILE)
+    parts = PurePosixPath(name).parts
+    if ".." in parts:
+        raise BadInput(f"snapshot entry {shown!r} climbs out of the tree with '..'; refusing to restore it", fix=_HOSTILE)
+    if len(parts) > MAX_DEPTH:
+        raise BadInput(f"snapshot entry {shown!r} is {len(parts):,} folders deep (at most {MAX_DEPTH}); refusing to restore it", fix=_HOSTILE)
+    if len(os.fsencode(name)) > room or any(len(os.fsencode(p)) > NAME_MAX for p in parts):
+        raise BadInput(f"snapshot entry {shown!r} has a name too long to restore ({len(name):,} characters); refusing to restore it", fix=_HOSTILE)
     if m.islnk():
-        raise BadInput(f"snapshot entry {name!r} is a hard link (to {m.linkname!r}); refusing to restore it", fix=_HOSTILE)
+        raise BadInput(f"snapshot entry {shown!r} is a hard link (to {shorten(m.linkname)!r}); refusing to restore it", fix=_HOSTILE)
     if m.ischr() or m.isblk():
-        raise BadInput(f"snapshot entry {name!r} is a device file; refusing to restore it", fix=_HOSTILE)
+        raise BadInput(f"snapshot entry {shown!r} is a device file; refusing to restore it", fix=_HOSTILE)
     if m.isfifo():
-        raise BadInput(f"snapshot entry {name!r} is a FIFO; refusing to restore it", fix=_HOSTILE)
+        raise BadInput(f"snapshot entry {shown!r} is a FIFO; refusing to restore it", fix=_HOSTILE)
+    if getattr(m, "sparse", None):
+        raise BadInput(f"snapshot entry {shown!r} is a sparse file; refusing to restore it", fix=_HOSTILE)
     if not (m.isreg() or m.isdir() or m.issym()):
-        raise BadInput(f"snapshot entry {name!r} is not a file, folder or symlink; refusing to restore it", fix=_HOSTILE)
-    if m.isreg() and not PurePosixPath(name).parts:
-        raise BadInput(f"snapshot entry {name!r} is a file with no name; refusing to restore it", fix=_HOSTILE)
+        raise BadInput(f"snapshot entry {shown!r} is not a file, folder or symlink; refusing to restore it", fix=_HOSTILE)
+    if m.isreg() and not parts:
+        raise BadInput(f"snapshot entry {shown!r} is a file with no name; refusing to restore it", fix=_HOSTILE)
     if m.issym():
         link = m.linkname
+        if not link:
+            raise BadInput(f"snapshot entry {shown!r} is a link to nothing (an empty target); refusing to restore it", fix=_HOSTILE)
         resolved = Path(os.path.normpath(os.path.join(dest, os.path.dirname(name), link)))
-        if os.path.isabs(link) or not _inside(resolved, dest):
-            raise BadInput(f"snapshot entry {name!r} is a link pointing out of the tree ({link}); refusing to restore it", fix=_HOSTILE)
+        if os.path.isabs(link) or not _inside(resolved, dest) or len(os.fsencode(link)) > PATH_MAX:
+            raise BadInput(f"snapshot entry {shown!r} is a link pointing out of the tree ({shorten(link)}); refusing to restore it", fix=_HOSTILE)
 
 
-def _safe_dir(dest: Path, parts: tuple[str, ...], name: str) -> Path:
-    """The real folder dest/parts, made one component at a time; a link on the way must stay inside dest."""
-    cur = dest
-    for part in parts:
-        nxt = cur / part
-        if nxt.is_symlink():
-            real = Path(os.path.realpath(nxt))
-            if not _inside(real, dest):
-                raise BadInput(f"snapshot entry {name!r} would be written through a link out of the tree ({part} -> {os.readlink(nxt)}); refusing to restore it", fix=_HOSTILE)
-            if not real.is_dir():
-                raise BadInput(f"snapshot entry {name!r} needs {part!r} to be a folder, and it is a link to something else; refusing to restore it", fix=_HOSTILE)
-            cur = real
-        elif nxt.is_dir():
-            cur = nxt
-        elif os.path.lexists(nxt):
-            raise BadInput(f"snapshot entry {name!r} needs {part!r} to be a folder, and it is a file; refusing to restore it", fix=_HOSTILE)
-        else:
-            nxt.mkdir()
-            cur = nxt
-    return cur
+class _Writer:
+    """Writes checked entries, knowing what it wrote: `kinds` maps each relative path made so
+    far to dir, file or link (dest starts empty), so no entry needs a stat of its path."""
+
+    def __init__(self, tar: tarfile.TarFile, dest: Path):
+        self.tar, self.dest = tar, dest
+        self.root = str(dest)
+        self.kinds: dict[str, str] = {"": "dir"}
+        self.links: list[tuple[str, str]] = []  # (entry name, absolute path)
+
+    def write(self, members: list[tarfile.TarInfo]) -> None:
+        for m in members:
+            parts = PurePosixPath(m.name).parts
+            if not parts:
+                continue  # the root itself
+            parent = self.folder(parts[:-1], m.name)
+            rel = f"{parent}/{parts[-1]}" if parent else parts[-1]
+            if m.isdir():
+                self.folder(parts, m.name)
+                continue
+            self.clear(rel, m.name)
+            target = os.path.join(self.root, rel)
+            if m.issym():
+                # judged where it lands, links resolved: `s -> .` makes `s/l -> ..` point at the parent
+                if not _inside(Path(os.path.realpath(os.path.join(os.path.dirname(target), m.linkname))), self.dest):
+                    raise BadInput(f"snapshot entry {shorten(m.name)!r} is a link that points out of the tree where it lands ({shorten(m.linkname)}); refusing to restore it", fix=_HOSTILE)
+                os.symlink(m.linkname, target)
+                self.kinds[rel] = "link"
+                self.links.append((m.name, target))
+            else:
+                _write_file(self.tar, m, target)
+                self.kinds[rel] = "file"
+        self.judge_links()
+
+    def folder(self, parts: tuple[str, ...], name: str) -> str:
+        """The folder `parts` (relative), made where missing; a file or link on the way is refused."""
+        rel = ""
+        for part in parts:
+            rel = f"{rel}/{part}" if rel else part
+            kind = self.kinds.get(rel)
+            if kind == "dir":
+                continue
+            if kind == "link":
+                raise BadInput(f"snapshot entry {shorten(name)!r} would be written through the link {shorten(rel)!r} (a snapshot never holds entries under a link); refusing to restore it", fix=_HOSTILE)
+            if kind == "file":
+                raise BadInput(f"snapshot entry {shorten(name)!r} needs {part!r} to be a folder, and it is a file; refusing to restore it", fix=_HOSTILE)
+            os.mkdir(os.path.join(self.root, rel))
+            self.kinds[rel] = "dir"
+        return rel
+
+    def clear(self, rel: str, name: str) -> None:
+        """A later entry replaces an earlier file or link of the same name (never writing through the link)."""
+        kind = self.kinds.get(rel)
+        if kind == "dir":
+            raise BadInput(f"snapshot entry {shorten(name)!r} would replace a folder; refusing to restore it", fix=_HOSTILE)
+        if kind is not None:
+            os.unlink(os.path.join(self.root, rel))
+            del self.kinds[rel]
+
+    def judge_links(self) -> None:
+        """`l -> x/..` is inside until a later `x -> .` makes it `..`: judge links on the finished tree,
+        and remove every link that escapes before refusing, so none is left behind."""
+        escaped = [(name, link) for name, link in self.links if os.path.islink(link) and not _inside(Path(os.path.realpath(link)), self.dest)]
+        for _, link in escaped:
+            os.unlink(link)
+        if escaped:
+            name, link = escaped[0]
+            raise BadInput(f"snapshot entry {shorten(name)!r} is a link that points out of the tree once restored; refusing to restore it", fix=_HOSTILE)
 
 
-def _clear(target: Path, name: str) -> None:
-    """A later entry replaces an earlier file or link of the same name (never writing through the link)."""
-    if target.is_symlink() or target.is_file():
-        target.unlink()
-    elif target.is_dir():
-        raise BadInput(f"snapshot entry {name!r} would replace a folder; refusing to restore it", fix=_HOSTILE)
-
-
-def _write_file(tar: tarfile.TarFile, m: tarfile.TarInfo, target: Path) -> None:
-    src = tar.extractfile(m)
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "wb") as f:
+def _write_file(tar: tarfile.TarFile, m: tarfile.TarInfo, target: str) -> None:
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)  # never setuid, always ours to write
+        src = tar.extractfile(m) if m.size else None
         if src is not None:
-            shutil.copyfileobj(src, f)
-        os.fchmod(f.fileno(), (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)
+            with os.fdopen(os.dup(fd), "wb") as f:
+                shutil.copyfileobj(src, f)
+    finally:
+        os.close(fd)
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -26,7 +26,9 @@ from typing import Any, Callable
 
 from recorder.errors import BenchtapeError, ExitCode
 from recorder.spec.bench import BenchSpec, ScenarioSpec
+from recorder.spec.roots import outside_fix, real, within
 from recorder.sandbox.checkout import CheckoutFailed, export_repo
+from recorder.sandbox.trees import remove_tree
 from recorder.leaks import find_in_text, find_in_tree
 from recorder.redact import redactor, secret_values
 
@@ -72,12 +74,13 @@ class Seeds:
 
     def cleanup(self) -> None:
         for t in self.temps:
-            shutil.rmtree(t, ignore_errors=True)
+            remove_tree(t)
 
 
 def stage_seeds(bench: BenchSpec, scenarios: list[ScenarioSpec], on_event: Event | None = None) -> Seeds:
     """Stage each distinct set of inputs once; refuse the run on any failure or leak."""
     emit = on_event or (lambda kind, data: None)
+    refuse_outside(bench, scenarios)
     seeds = Seeds()
     groups: dict[tuple[Any, ...], list[ScenarioSpec]] = {}
     for sc in scenarios:
@@ -99,6 +102,34 @@ def stage_seeds(bench: BenchSpec, scenarios: list[ScenarioSpec], on_event: Event
         seeds.cleanup()
         raise
     return seeds
+
+
+def staged_paths(sc: ScenarioSpec) -> list[tuple[str, Path]]:
+    """Every host path whose content is copied into the scenario's workspace or image."""
+    out: list[tuple[str, Path]] = []
+    if sc.testdata is not None:
+        out.append(("testdata", sc.testdata))
+    url = str((sc.repo or {}).get("url") or "")
+    if url.startswith("file://"):
+        out.append(("repo", Path(url[len("file://"):])))
+    elif url and not re.match(r"^[a-z+]+://|^git@", url):
+        out.append(("repo", Path(url)))
+    out += [("share.paths (copy)", Path(s["from"])) for s in sc.sandbox.share_paths if s.get("access") == "copy"]
+    if sc.sandbox.dockerfile is not None:
+        out.append(("dockerfile", sc.sandbox.dockerfile))
+    return out
+
+
+def refuse_outside(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> None:
+    """The loader refused staged paths outside the bench's tree; a link swapped since then is refused here."""
+    roots = bench.staging_roots()
+    for sc in scenarios:
+        for key, path in staged_paths(sc):
+            if not within(path, roots):
+                raise StagingFailed(
+                    f"scenario {sc.name!r}: `{key}` {path} resolves to {real(path)}, outside the bench's folder; "
+                    f"staging it would copy host files into the workspace and the stored snapshot\n  fix: {outside_fix(bench.dir, path)}"
+                )
 
 
 def _key(sc: ScenarioSpec) -> tuple[Any, ...]:

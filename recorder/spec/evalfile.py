@@ -15,7 +15,7 @@ from typing import Any
 from recorder.spec.bench import EVAL_KEYS, NOT_BUILT, BenchSpec, Finding, _Loader, is_eval_document, load_bench
 from recorder.errors import BadInput, closest
 from recorder.model import Where
-from recorder.spec.yamlsrc import LineDict, load_yaml_file, plain
+from recorder.spec.yamlsrc import LineDict, load_yaml_file, plain, read_source, shorten
 
 RUN_KEYS = {"name", "params"}
 CONTROL_KEYS = {"baseline", "varies"}
@@ -88,6 +88,13 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
     if bench_node is None or bench_node == "":
         raise ld.err("the Eval has no `bench:`", top, "bench", "name the bench file to run, relative to this Eval file: `bench: madbench.yaml`")
     bench_path = ld.path(bench_node, top, "bench")
+    if bench_path.is_dir() and not (bench_path / "assert.yaml").is_file():
+        raise ld.err(f"`bench:` {shorten(bench_node, 300)} is a folder without assert.yaml", top, "bench", "name the bench file (or a case folder holding assert.yaml)")
+    if not bench_path.is_dir():  # a case folder is read by load_bench; anything else must be a readable bench file
+        try:
+            read_source(bench_path)
+        except BadInput as exc:
+            raise ld.err(f"`bench:` {shorten(bench_node, 300)} {exc.what}", top, "bench", exc.fix) from None
     if bench_path.is_file() and is_eval_document(load_yaml_file(bench_path)):
         raise ld.err(f"`bench:` {bench_node} is itself an Eval file; an Eval cannot run another Eval", top, "bench", "point `bench:` at the bench file that Eval names")
 
@@ -98,10 +105,10 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
     runs: list[EvalRun] = []
     seen: dict[str, EvalRun] = {}
     for i, node in enumerate(runs_node):
-        node = ld.strict(ld.mapping(node, f"run #{i + 1}"), RUN_KEYS, f"run #{i + 1}", None, {"param": "the key is `params:`", "vars": "a run sets `params:`"})
+        node = ld.strict(ld.mapping(node, f"run #{i + 1}", runs_node), RUN_KEYS, f"run #{i + 1}", None, {"param": "the key is `params:`", "vars": "a run sets `params:`"})
         name = node.get("name", f"run-{i + 1}")
         if not isinstance(name, str) or not name.strip():
-            raise ld.err(f"run #{i + 1}: `name:` must be a non-empty string", node, "name")
+            raise ld.err(f"run #{i + 1}: `name:` must be a non-empty string", node, "name", "e.g. `- {name: terse, params: {notes: terse}}`")
         run_params = ld.mapping(node.get("params"), f"run {name!r} `params:`", node, "params")
         where = ld.where(node)
         if name in seen:

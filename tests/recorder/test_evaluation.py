@@ -249,7 +249,7 @@ def test_pre_commands_and_option_effects_are_carried(project, user):
         ("attempts: true\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number", None),
         ("tools: []\n", 3, "non-empty `tools:`", None),
         ("runs: [{}]\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown key `runs`", "belongs to an Eval file"),
-        ("tools: [{tool: mock, model: scripted}]\ntools: [{tool: mock, model: noop}]\n", 4, "duplicate key `tools` (first set at line 3)", None),
+        ("tools: [{tool: mock, model: scripted}]\ntools: [{tool: mock, model: noop}]\n", 4, "key `tools` is set twice in one mapping: at line 3 and at line 4", None),
     ],
 )
 def test_refusals_name_file_line_and_fix(project, user, body, line, what, fix):

@@ -67,10 +67,14 @@ CRAFTED = {
     "hardlink-inside": ([("a", "file", "x"), ("h", "hard", "a")], "is a hard link"),
     "device": ([("dev", "chr")], "is a device file"),
     "fifo": ([("pipe", "fifo")], "is a FIFO"),
-    # `s -> .` makes `s/l -> ..` look like `l -> .` on paper, and really point at the parent
-    "link-chain-then-dir": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil", "dir")], "points out of the tree"),
-    "link-chain-then-file": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil.txt", "file", "x")], "points out of the tree"),
-    "link-chain-then-overwrite": ([("s", "sym", "."), ("s/l", "sym", "../outside.txt"), ("l", "file", "pwned")], "points out of the tree"),
+    # `s -> .` makes `s/l -> ..` look like `l -> .` on paper, and really point at the parent;
+    # a snapshot never holds an entry under a link, so `s/l` is refused before it can
+    "link-chain-then-dir": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil", "dir")], "would be written through the link 's'"),
+    "link-chain-then-file": ([("s", "sym", "."), ("s/l", "sym", ".."), ("l/evil.txt", "file", "x")], "would be written through the link 's'"),
+    "link-chain-then-overwrite": ([("s", "sym", "."), ("s/l", "sym", "../outside.txt"), ("l", "file", "pwned")], "would be written through the link 's'"),
+    "link-lands-out": ([("s", "sym", "."), ("l", "sym", "s/..")], "points out of the tree where it lands"),
+    "link-to-nothing": ([("l", "sym", "")], "a link to nothing"),
+    "link-into-link": ([("d", "dir"), ("s", "sym", "d"), ("s/f", "file", "x")], "would be written through the link 's'"),
     # a link that only escapes once a later entry exists
     "late-escape": ([("l", "sym", "x/.."), ("x", "sym", ".")], "points out of the tree once restored"),
     "dir-over-file": ([("a", "file", "x"), ("a/b.txt", "file", "y")], "needs 'a' to be a folder"),

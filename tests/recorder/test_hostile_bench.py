@@ -1,0 +1,235 @@
+"""Hostile and malformed bench and Eval files (issue 15): each one a load error naming the
+file, the line and the fix; from the CLI exit 2, no traceback, bounded time and memory."""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from recorder.errors import BadInput
+from recorder.spec.bench import load_bench
+from recorder.spec.evalfile import load_eval
+from recorder.spec.yamlsrc import MAX_DEPTH, MAX_SOURCE_BYTES
+
+HEAD = "description: x\nharness: mock\nscenarios:\n  - name: s\n    prompt: p\n"  # the scenario is at line 4
+
+LAUGHS = """\
+description: x
+harness: mock
+scenarios:
+  - name: s
+    prompt: p
+    vars:
+      a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]
+      b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+      c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+      d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+      e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d]
+      f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e]
+      g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f]
+      h: &h [*g, *g, *g, *g, *g, *g, *g, *g, *g]
+      i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]
+"""
+
+# name -> (bench text, what the error says, its line)
+HOSTILE = {
+    "nested-lists": ("a: " + "[" * 2000 + "]" * 2000 + "\n", f"nested more than {MAX_DEPTH} levels", 1),
+    "nested-maps": ("a: " + "{a: " * 2000 + "1" + "}" * 2000 + "\n", f"nested more than {MAX_DEPTH} levels", 1),
+    "billion-laughs": (LAUGHS, "expands to more than", 12),
+    "alias-deepens": (
+        "a: &a " + "[" * 60 + "1" + "]" * 60 + "\nb: &b " + "[" * 60 + "*a" + "]" * 60 + "\n" + HEAD,
+        "levels deep (aliases expanded)",
+        2,
+    ),
+    "alias-cycle": ("a: &a [1, *a]\n" + HEAD, "(a cycle)", 1),
+    "checks-int": (HEAD + "    checks: 7\n", "`checks:` must be a list of checks, got int", 6),
+    "checks-string": (HEAD + "    checks: exec\n", "`checks:` must be a list of checks, got string", 6),
+    "sandbox-list": (HEAD + "    sandbox: [home]\n", "`sandbox:` must be a level", 6),
+    "sandbox-level-list": (HEAD + "    sandbox: {level: [home]}\n", "level must be one of", 6),
+    "share-env-int": (HEAD + "    sandbox: {level: home, share: {env: 7}}\n", "`share.env:` must be a list of variable names", 6),
+    "share-env-ints": (HEAD + "    sandbox: {level: home, share: {env: [1, 2]}}\n", "`share.env:` must be a list of variable names", 6),
+    "share-secret-int": (HEAD + "    sandbox: {level: home, share: {secret_env: 7}}\n", "`share.secret_env:`", 6),
+    "share-paths-int": (HEAD + "    sandbox: {level: home, share: {paths: 7}}\n", "`share.paths:` must be a list", 6),
+    "share-path-int": (HEAD + "    sandbox: {level: home, share: {paths: [7]}}\n", "a share path must be a mapping, got int", 6),
+    "share-to-int": (HEAD + "    sandbox: {level: home, share: {paths: [{from: ., to: 8}]}}\n", "`to:` must be a path string, got int", 6),
+    "metric-source-list": (HEAD.replace("scenarios:", "metrics:\n  - {name: m, source: [a]}\nscenarios:"), "unknown source", 4),
+    "metric-aggregate-list": (HEAD.replace("scenarios:", "metrics:\n  - {name: m, source: session.cost, aggregate: [sum]}\nscenarios:"), "unknown aggregate", 4),
+    "subagent-steps-int": (HEAD + "    mock: {steps: [{subagent: {agent: a, prompt: p, steps: 7}}]}\n", "subagent's `steps:` must be a list, got int", 6),
+    "image-int": (HEAD + "    sandbox: {level: container, image: 7}\n", "`image` must be an image name", 6),
+    "image-empty-list": (HEAD + "    sandbox: {level: container, image: []}\n", "`image` must be an image name", 6),
+    "image-empty": (HEAD + "    sandbox: {level: container, image: ''}\n", "`image` must be an image name", 6),
+    "testdata-too-long": (HEAD + "    testdata: " + "a/" * 3000 + "b\n", "longer than any path", 6),
+    "testdata-name-too-long": (HEAD + "    testdata: " + "a" * 300 + "\n", "longer than a file name can be (255)", 6),
+    "testdata-int": (HEAD + "    testdata: 7\n", "`testdata` must be a non-empty path string, got int", 6),
+    "duplicate-key": (HEAD + "    prompt: q\n", "key `prompt` is set twice in one mapping: at line 5 and at line 6", 6),
+    "duplicate-top-key": ("harness: mock\n" + HEAD, "key `harness` is set twice in one mapping: at line 1 and at line 3", 3),
+    "duplicate-int-and-string-key": (HEAD + "    vars: {1: a, '1': b}\n", "key `1` is set twice", 6),
+    "bad-date": (HEAD + "    vars: {when: 2021-02-30}\n", "cannot read the value '2021-02-30'", 6),
+    "budget-string": ("budget: lots\n" + HEAD, "`budget:` must be a number, got string", 1),
+    "token-estimate-float": ("token_estimate: 1.5\n" + HEAD, "`token_estimate:` must be a whole number", 1),
+    "weight-huge": (HEAD + "    checks: [{type: contains, value: x, weight: " + "9" * 400 + "}]\n", "`weight:` must be a finite number", 6),
+    "timeout-list": (HEAD + "    timeout: [1]\n", "`timeout:` must be a duration", 6),
+    "follow-ups-int": (HEAD + "    follow_ups: 7\n", "`follow_ups:` must be a list of strings", 6),
+    "transform-list": (HEAD + "    transform: [x]\n", "`transform:` must be a string", 6),
+    "metadata-list": (HEAD + "    metadata: [x]\n", "`metadata:` must be a mapping, got list", 6),
+    "scenario-int": ("description: x\nscenarios:\n  - 7\n", "scenario #1 must be a mapping, got int", 3),
+}
+
+
+def write(folder: Path, text: str, name: str = "bench.yaml") -> Path:
+    p = folder / name
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_bench_is_a_load_error_at_its_line(tmp_path, name):
+    text, what, line = HOSTILE[name]
+    with pytest.raises(BadInput) as info:
+        load_bench(write(tmp_path, text))
+    err = info.value
+    assert what in err.what, err.render()
+    assert err.file.endswith("bench.yaml") and err.line == line, err.render()
+    assert len(err.render()) < 2000  # a long value is shortened, not dumped
+
+
+def test_a_merge_may_override_what_it_merges(tmp_path):
+    """Duplicate keys are refused; a key overriding what `<<: *base` brought in is not a duplicate."""
+    text = HEAD + "    vars:\n      base: &base {a: 1, b: 2}\n      mine:\n        <<: *base\n        b: 3\n"
+    assert load_bench(write(tmp_path, text)).scenarios[0].vars["mine"] == {"a": 1, "b": 3}
+
+
+def test_the_bench_file_is_read_once_and_bounded(tmp_path):
+    big = tmp_path / "bench.yaml"
+    with big.open("wb") as f:
+        f.truncate(MAX_SOURCE_BYTES + 1)
+    with pytest.raises(BadInput, match="larger than"):
+        load_bench(big)
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo", "folder"])
+def test_an_eval_whose_bench_is_not_a_file_is_refused_at_its_line(tmp_path, target):
+    if target == "fifo":
+        os.mkfifo(tmp_path / "fifo")  # opening it for reading must not wait for a writer
+    if target == "folder":
+        (tmp_path / "folder").mkdir()
+    ev = write(tmp_path, f"description: d\nbench: {target}\nruns: [{{}}]\n", "eval.yaml")
+    with pytest.raises(BadInput) as info:
+        load_eval(ev)
+    assert info.value.file.endswith("eval.yaml") and info.value.line == 2
+    assert "not a regular file" in info.value.what or "folder without assert.yaml" in info.value.what
+
+
+# ---------------------------------------------------------------- staged paths stay in the bench's tree
+
+
+def tree(tmp_path: Path) -> Path:
+    """bench/ with its own testdata, and a sibling folder outside it."""
+    (tmp_path / "bench" / "td").mkdir(parents=True)
+    (tmp_path / "bench" / "td" / "a.txt").write_text("a")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "s.txt").write_text("s")
+    return tmp_path / "bench"
+
+
+@pytest.mark.parametrize(
+    "scenario_tail",
+    [
+        "    testdata: /etc\n",
+        "    testdata: ../shared\n",
+        "    testdata: td/../../shared\n",
+        "    testdata: link-out\n",
+        "    sandbox: {level: home, share: {paths: [{from: ../shared, to: s, access: copy}]}}\n",
+        "    sandbox: {level: container, dockerfile: ../shared/s.txt}\n",
+    ],
+)
+def test_a_staged_path_outside_the_bench_folder_is_refused(tmp_path, scenario_tail):
+    bench = tree(tmp_path)
+    (bench / "link-out").symlink_to(tmp_path / "shared")  # inside by name, outside once resolved
+    with pytest.raises(BadInput) as info:
+        load_bench(write(bench, HEAD + scenario_tail))
+    err = info.value
+    assert "outside the bench's folder" in err.what and err.line == 6
+    assert "x-benchtape-allow-outside" in err.fix and str(bench) in err.fix
+
+
+def test_a_local_repo_outside_is_refused_by_path_and_by_file_url(tmp_path):
+    bench = tree(tmp_path)
+    for url in ("../shared", f"file://{tmp_path / 'shared'}"):
+        with pytest.raises(BadInput, match="outside the bench's folder"):
+            load_bench(write(bench, HEAD + f"    repo: {url}\n"))
+
+
+def test_the_bench_may_allow_a_named_outside_folder(tmp_path):
+    bench = tree(tmp_path)
+    text = "x-benchtape-allow-outside: [../shared]\n" + HEAD + "    testdata: ../shared\n"
+    loaded = load_bench(write(bench, text))
+    assert loaded.scenarios[0].testdata == tmp_path / "shared"
+    with pytest.raises(BadInput, match="outside the bench's folder"):  # only the folder it names
+        load_bench(write(bench, "x-benchtape-allow-outside: [../shared]\n" + HEAD + "    testdata: /etc\n"))
+    with pytest.raises(BadInput, match="must be a list of folders"):
+        load_bench(write(bench, "x-benchtape-allow-outside: true\n" + HEAD))
+
+
+def test_links_and_mounts_are_not_copies(tmp_path):
+    """An `rw` share links the host path on purpose; it is not staged, so it is not refused."""
+    bench = tree(tmp_path)
+    loaded = load_bench(write(bench, HEAD + "    sandbox: {level: home, share: {paths: [{from: ../shared, to: s, access: rw}]}}\n"))
+    assert loaded.scenarios[0].sandbox.share_paths[0]["from"] == str(tmp_path / "shared")
+
+
+def test_staging_refuses_a_link_swapped_after_loading(tmp_path):
+    from recorder.sandbox.staging import StagingFailed, stage_seeds
+
+    bench = tree(tmp_path)
+    (bench / "data").symlink_to(bench / "td")
+    loaded = load_bench(write(bench, HEAD + "    testdata: data\n"))
+    (bench / "data").unlink()
+    (bench / "data").symlink_to(tmp_path / "shared")
+    with pytest.raises(StagingFailed, match="outside the bench's folder"):
+        stage_seeds(loaded, loaded.scenarios)
+
+
+# ---------------------------------------------------------------- from the command line
+
+
+def _limited() -> None:
+    """The child gets 1 GiB of address space: a bomb that would need more fails the test."""
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+def benchtape_bounded(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, "-m", "benchtape", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60, preexec_fn=_limited)
+
+
+CLI_CASES = ["nested-lists", "billion-laughs", "checks-int", "share-env-int", "metric-source-list", "image-int", "testdata-too-long", "duplicate-key"]
+
+
+@pytest.mark.parametrize("name", CLI_CASES)
+def test_cli_exits_2_without_a_traceback(tmp_path, name):
+    write(tmp_path, HOSTILE[name][0])
+    done = benchtape_bounded("preflight", "bench.yaml", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and f"bench.yaml:{HOSTILE[name][2]}:" in done.stderr and "fix:" in done.stderr
+
+
+def test_cli_eval_on_dev_zero_exits_2(tmp_path):
+    write(tmp_path, "bench: /dev/zero\nruns: [{}]\n", "eval.yaml")
+    done = benchtape_bounded("list", "eval.yaml", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "eval.yaml:1: `bench:` /dev/zero is not a regular file" in done.stderr
+
+
+def test_cli_testdata_outside_exits_2_and_names_the_opt_in(tmp_path):
+    write(tmp_path, textwrap.dedent(HEAD) + "    testdata: /etc\n")
+    done = benchtape_bounded("run", "bench.yaml", "--db", str(tmp_path / "t.db"), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "outside the bench's folder" in done.stderr and "x-benchtape-allow-outside" in done.stderr
+    assert not (tmp_path / "t.db").exists()  # nothing was written
