@@ -13,13 +13,13 @@ import difflib
 import hashlib
 import io
 import os
-import shutil
 import stat
 import tarfile
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from recorder.sandbox.trees import remove_tree
 from recorder.errors import BadInput
 from recorder.model import Session
 from recorder.store import Store
@@ -185,5 +185,5 @@ def export(store: Store, session: Session, dest: Path, *, staged: bool = False) 
         raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
     finally:
         if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
     return int(snap.get("files") or 0)

@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
+from recorder.sandbox.trees import remove_tree
+
 
 class CheckoutFailed(Exception):
     """A git step failed: the message names the command and git's own words."""
@@ -36,7 +38,7 @@ def export_repo(repo: Mapping[str, Any], dest: Path, *, timeout: float) -> None:
             raise CheckoutFailed(f"`repo.path: {repo.get('path')}` is not a folder of {url} at {ref or 'HEAD'}")
         shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        remove_tree(scratch)
 
 
 def _sub_path(value: Any) -> str:

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from recorder.sandbox.trees import remove_tree
+
 RESTORED_FILES = ("settings*.json", "remote-settings.json", "policy-limits.json", ".mcp.json", "CLAUDE.md", "statusline-command.sh")
 RESTORED_TREES = ("agents", "commands", "skills", "hooks")
 CREATED_ENTRIES_DELETED = ("projects", "todos", "shell-snapshots", "statsig")
@@ -83,7 +85,7 @@ class ClaudeHome:
                 try:
                     _restore(base)
                 finally:
-                    shutil.rmtree(base.backup, ignore_errors=True)
+                    remove_tree(base.backup)
             return notes
 
     def __exit__(self, *exc: Any) -> None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from recorder.sandbox.trees import remove_tree
 from recorder.commands import grading_env, local_interpreter, run_local
 from recorder.model import Action
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace, runs_alone
@@ -43,7 +44,7 @@ class Workspace:
 
     def cleanup(self) -> None:
         if self.temp is not None and self.temp.exists():
-            shutil.rmtree(self.temp, ignore_errors=True)
+            remove_tree(self.temp)  # no recursion: an agent may leave a 2,500-deep tree
 
 
 def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmpdir: Path | None) -> dict[str, str]:
@@ -84,7 +85,7 @@ def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, st
     env = sandbox_env(scenario, host_env, home, tmpdir)
     cwd = _agent_cwd(root, scenario)
     if not cwd.is_dir():
-        shutil.rmtree(temp, ignore_errors=True)
+        remove_tree(temp)
         from recorder.errors import BadInput
 
         raise BadInput(f"`cwd: {scenario.cwd}` does not exist in the staged workspace", file=scenario.where.file, line=scenario.where.line, fix="create that folder in the testdata, or fix cwd:")
