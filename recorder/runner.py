@@ -222,7 +222,7 @@ class Runner:
                 sha = store.put_blob(data)
                 closing.append(Action("workspace.snapshot", {"sha256": sha, **snap}))
         except OSError as exc:
-            closing.append(Action("error", {"message": f"workspace snapshot failed: {exc}"}))
+            closing.append(Action("error", {"message": f"workspace snapshot failed: {exc}", "cause": "sandbox"}))  # not the agent's doing: an infrastructure_error
         closing.append(Action("session.finished", {"status": status, "exit_code": exit_code, "timed_out": timed_out, "wall_ms": wall_ms}))
         store.append(session_id, closing)
         self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": status, "wall_ms": wall_ms})

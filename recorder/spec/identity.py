@@ -21,7 +21,7 @@ from recorder.spec.audit import tree_items
 from recorder.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
 from recorder.spec.evaluation import Arm, Cell, Step, Task
 
-IDENTITY_VERSION = 1  # bump when the canonical form changes: every cell is then new
+IDENTITY_VERSION = 2  # bump when the canonical form changes: every cell is then new (2: the task id is an input)
 
 
 def canonical(value: Any) -> bytes:
@@ -223,6 +223,7 @@ def cell_inputs(cell: Cell, *, versions: Mapping[str, str], task_digest: str, sa
         "setup": _setup(arm, task.bench, versions),
         "pre_effects": pre.to_dict() if pre is not None else None,
         "task": task_digest,
+        "task_id": task.id,  # two tasks with the same content are still two cells (a task is measured per id)
         "sandbox": sandbox.to_dict(),
         "attempt": cell.attempt,
     }
