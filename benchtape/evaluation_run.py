@@ -106,7 +106,7 @@ def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | Non
         raise PreflightBlocked(pf.blocking)
     plans = matrix.plan()
     stored = StoredCells() if req.fresh or store is None else stored_cells(store, [p.identity.id for p in plans])
-    notes = list(dict.fromkeys(pf.notes))
+    notes = list(dict.fromkeys([r.note for r in matrix.resolver.all() if r.note] + pf.notes))
     if any(a.all_pre() for a in ev.arms):
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
     return Planned(ev, tasks, matrix, plans, stored, req.fresh, notes)
@@ -148,8 +148,6 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
                 noop = step.harness == "mock" and step.model_id == "mock-noop"
                 pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, concurrency=req.concurrency, noop=noop, model=step.model_id))
-                if resolved.note:
-                    pf.notes.append(resolved.note)
     pf.blocking = list(dict.fromkeys(pf.blocking))
     return pf
 
@@ -331,11 +329,9 @@ def execute(req: EvaluationRequest) -> int:
     from benchtape.options import db_path, open_store
     from recorder.spec.pricing import load_pricing
 
-    if req.dry_run:
-        path = db_path(req.db)
-        store = open_store(req.db, readonly=True) if path.exists() else None  # a preview writes nothing
-    else:
-        store = open_store(req.db)
+    exists = db_path(req.db).exists()
+    # Nothing is created before consent: a preview only reads, and a refused run leaves no store behind.
+    store = open_store(req.db, readonly=req.dry_run) if exists else None
     plain = show.plain_wanted(req.plain)
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
@@ -351,6 +347,7 @@ def execute(req: EvaluationRequest) -> int:
         if not show.confirm(doc):
             print("nothing was run", file=sys.stderr)
             return ExitCode.OK
+    store = store or open_store(req.db)
     done = run_planned(planned, store, req, pricing, on_event=show.progress(plain) if not req.json_out else None)
     show.finished(done, planned, store, plain, req.json_out)
     if done.interrupted:

@@ -136,7 +136,10 @@ def test_the_preview_writes_nothing_and_without_a_terminal_consent_is_yes(projec
     refused = run(project)
     assert refused.returncode == 2
     assert "consent is --yes" in refused.stderr and "benchtape run base --dry-run" in refused.stderr
-    assert counts(project) == (0, 0)
+    assert not store.exists()  # refused: nothing was written
+    assert run(project, "--task", "explain", "--yes").returncode == 0
+    assert counts(project) == (4, 4)
+    assert run(project, "--dry-run").returncode == 0 and counts(project) == (4, 4)  # a preview of a store reads it, never writes
 
 
 def test_tasks_fill_one_matrix_across_invocations(project):
