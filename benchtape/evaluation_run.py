@@ -105,7 +105,7 @@ def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | Non
     if not pf.ok:
         raise PreflightBlocked(pf.blocking)
     plans = matrix.plan()
-    stored = StoredCells() if req.fresh or store is None else stored_cells(store, [p.identity.id for p in plans])
+    stored = StoredCells() if req.fresh or store is None else stored_cells(store, ev.name, [p.identity.id for p in plans])
     notes = list(dict.fromkeys([r.note for r in matrix.resolver.all() if r.note] + pf.notes))
     if any(a.all_pre() for a in ev.arms):
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")

@@ -1,10 +1,11 @@
 """The read side of an evaluation run: which cells the store already measured, grading a
 measurement into its outcome, and the cost a run would spend.
 
-- Reuse: a cell is measured when a stored measurement of its identity (its first session,
-  `cell_id` = the identity, no parent) ended in a reusable outcome (its latest
-  `cell.outcome`) and its params say its identity was reusable (its `pre` effects were
-  content-addressed). One batch query per 500 identities, by the `sessions_cell` index.
+- Reuse: a cell is measured when a stored measurement of its identity by this evaluation
+  (its first session, `cell_id` = the identity, no parent, in a run of the evaluation)
+  ended in a reusable outcome (its latest `cell.outcome`) and its params say its identity
+  was reusable (its `pre` effects were content-addressed). One batch query per 500
+  identities, by the `sessions_cell` index.
 - Grading: a measurement (a session per step) is graded through the one grading function
   (`replay.grading.grade_stored`), on its final step's session (the final workspace, the
   final answer); its outcome is decided from every step's session, the verdicts and the
@@ -25,6 +26,7 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
+from recorder.cells import RUN_KIND
 from recorder.model import Session
 from recorder.spec.bench import BenchSpec
 from recorder.spec.evaluation import Arm, Task
@@ -74,12 +76,19 @@ class StoredCells:
         return sum(1 for m in self.by_cell.get(cell_id, []) if not m.measured)
 
 
-def stored_cells(store: Store, cell_ids: Iterable[str]) -> StoredCells:
+def stored_cells(store: Store, evaluation: str, cell_ids: Iterable[str]) -> StoredCells:
+    """The stored measurements of these identities made by this evaluation's runs (what
+    `compare NAME` reads: a cell another evaluation measured is measured again here)."""
     ids = list(dict.fromkeys(cell_ids))
     roots: dict[str, StoredMeasurement] = {}
     for chunk in _chunks(ids):
         marks = ",".join("?" * len(chunk))
-        for sid, run_id, cell_id, task, params in store.db.execute(f"SELECT id, run_id, cell_id, scenario, params FROM sessions WHERE cell_id IN ({marks}) AND parent_session IS NULL ORDER BY id", chunk):
+        rows = store.db.execute(
+            f"SELECT s.id, s.run_id, s.cell_id, s.scenario, s.params FROM sessions s JOIN runs r ON r.id = s.run_id "
+            f"WHERE s.cell_id IN ({marks}) AND s.parent_session IS NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ? ORDER BY s.id",
+            [*chunk, RUN_KIND, evaluation],
+        )
+        for sid, run_id, cell_id, task, params in rows:
             p = orjson.loads(params) if params else {}
             roots[sid] = StoredMeasurement(sid, run_id, cell_id, task, bool(p.get("reusable", True)), [sid])
     steps: dict[str, list[tuple[int, str]]] = defaultdict(list)

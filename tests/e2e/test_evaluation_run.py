@@ -140,6 +140,9 @@ def test_the_preview_writes_nothing_and_without_a_terminal_consent_is_yes(projec
     assert run(project, "--task", "explain", "--yes").returncode == 0
     assert counts(project) == (4, 4)
     assert run(project, "--dry-run").returncode == 0 and counts(project) == (4, 4)  # a preview of a store reads it, never writes
+    write(project / ".benchtape" / "evaluations" / "other.yaml", EVALUATION)
+    other = orjson.loads(benchtape("run", "other", "--task", "explain", "--dry-run", "--json", cwd=project).stdout)
+    assert (other["measured"], other["to_run"]) == (0, 4)  # reuse is per evaluation, as `compare other` reads it
 
 
 def test_tasks_fill_one_matrix_across_invocations(project):
