@@ -105,7 +105,7 @@ def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | Non
     if not pf.ok:
         raise PreflightBlocked(pf.blocking)
     plans = matrix.plan()
-    stored = StoredCells() if req.fresh or store is None else stored_cells(store, ev.name, [p.identity.id for p in plans])
+    stored = StoredCells() if store is None else stored_cells(store, ev.name, [p.identity.id for p in plans])  # --fresh reuses none of it (Planned.reused)
     notes = list(dict.fromkeys([r.note for r in matrix.resolver.all() if r.note] + pf.notes))
     if any(a.all_pre() for a in ev.arms):
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
@@ -173,7 +173,7 @@ def preview(planned: Planned, store: Any, pricing: Any) -> dict[str, Any]:
         row["never_reusable"] += not plan.identity.reusable
         row["cannot_start"] += plan.problem is not None
         to_run[arm.key] = (arm, to_run.get(arm.key, (arm, 0))[1] + 1)
-    history = cost_history(store, pricing, planned.ev.name) if store is not None else {}
+    history = cost_history(planned.stored, {p.identity.id: p.cell.arm.key for p in planned.plans})
     spend: Estimate = estimate(to_run, history, pricing)
     problems = sorted({f"{p.cell.task.id}: {p.problem.cause}: {p.problem.message}" for p in planned.plans if p.problem is not None})
     return {

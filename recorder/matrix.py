@@ -25,7 +25,7 @@ from recorder.boxcommands import capture_pre
 from recorder.errors import BenchtapeError
 from recorder.sandbox.levels import sandbox_for
 from recorder.spec.evaluation import Arm, Cell, Evaluation, Step, Task
-from recorder.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, step_config, task_hash
+from recorder.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, setup_inputs, step_config, task_hash
 from recorder.toolversions import Resolved, VersionResolver
 
 Event = Callable[[str, dict[str, Any]], None]
@@ -136,6 +136,7 @@ class Matrix:
     on_event: Event = field(default=lambda kind, data: None)
     _facts: dict[str, _TaskFacts] = field(default_factory=dict)
     _pre: dict[tuple[Any, ...], PreEffects] = field(default_factory=dict)
+    _setups: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
 
     def resolve_versions(self) -> list[Resolved]:
         """Every step's tool version (npm is asked about `latest` once per tool)."""
@@ -168,14 +169,22 @@ class Matrix:
             if cell.arm.all_pre():
                 pre, pre_problem = self.pre_effects(cell.arm, cell.task, facts) if capture and problem is None else (PreEffects.not_capturable(problem.message if problem else "setup commands not run in this preview"), None)
                 problem = problem or pre_problem
-            identity = cell_identity(cell, versions=versions_of(cell.arm, resolved), task_digest=facts.digest, sandbox=facts.policy, pre=pre)
+            versions = versions_of(cell.arm, resolved)
+            identity = cell_identity(cell, versions=versions, task_digest=facts.digest, sandbox=facts.policy, pre=pre, setup=self._setup(cell, versions))
             plans.append(CellPlan(cell, facts.level, facts.digest, resolved, identity, pre, problem))
         return plans
 
     def identity(self, plan: CellPlan, pre: PreEffects | None) -> CellIdentity:
         """The identity of a planned cell with the effects its `pre` commands had when it ran."""
         facts = self.task_facts(plan.cell.task)
-        return cell_identity(plan.cell, versions=plan.versions, task_digest=facts.digest, sandbox=facts.policy, pre=pre)
+        return cell_identity(plan.cell, versions=plan.versions, task_digest=facts.digest, sandbox=facts.policy, pre=pre, setup=self._setup(plan.cell, plan.versions))
+
+    def _setup(self, cell: Cell, versions: dict[str, str]) -> dict[str, Any]:
+        """The setup half of the identity, once per arm, bench and versions (not per cell)."""
+        key = (cell.arm.key, str(cell.task.bench.path), tuple(sorted(versions.items())))
+        if key not in self._setups:
+            self._setups[key] = setup_inputs(cell.arm, cell.task.bench, versions)
+        return self._setups[key]
 
     # ------------------------------------------------------------ per task
     def task_facts(self, task: Task) -> _TaskFacts:

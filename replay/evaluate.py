@@ -13,8 +13,9 @@ measurement into its outcome, and the cost a run would spend.
   appended to its first session as `cell.outcome`, with the diff summary, the cost (the sum
   of its steps', null if any is unknown) and per-step metrics. A re-grade of a reused
   measurement appends a new outcome (the latest counts); nothing is ever updated.
-- Estimate: per setup, the mean cost of its stored measurements; the mock and the scripted
-  model spend nothing; otherwise unknown, so the total is a floor and says why.
+- Estimate: per setup, the mean cost of its stored measurements (of the cells looked up);
+  the mock and the scripted model spend nothing; otherwise unknown, so the total is a floor
+  and says why.
 """
 
 from __future__ import annotations
@@ -246,13 +247,13 @@ def estimate(arms_to_run: Mapping[str, tuple[Arm, int]], history: Mapping[str, l
     return out
 
 
-def cost_history(store: Store, pricing: Pricing, evaluation: str) -> dict[str, list[float]]:
-    """Arm key → the known costs of the evaluation's stored measurements (compare's reading)."""
-    from replay.compare import read_measurements
-
-    measurements, _ = read_measurements(store, pricing, evaluation=evaluation)
+def cost_history(stored: StoredCells, arm_of: Mapping[str, str]) -> dict[str, list[float]]:
+    """Arm key → the known costs of its stored measurements (from their latest `cell.outcome`);
+    `arm_of`: cell id → arm key, for the cells looked up."""
     out: dict[str, list[float]] = defaultdict(list)
-    for m in measurements:
-        if m.cost is not None:
-            out[m.arm].append(m.cost)
+    for cell_id, found in stored.by_cell.items():
+        for m in found:
+            cost = (m.outcome or {}).get("cost_usd")
+            if cost is not None and cell_id in arm_of:
+                out[arm_of[cell_id]].append(float(cost))
     return out
