@@ -162,3 +162,22 @@ def test_a_cell_in_a_container_records_its_image_digest(project):
     assert (preview["measured"], preview["to_run"]) == (1, 0)  # the same image digest: the same cell
     home = orjson.loads(benchtape("run", "outcomes", "--task", "fixes", "--dry-run", "--json", cwd=project).stdout)
     assert (home["measured"], home["to_run"]) == (0, 1)  # another sandbox level is another cell
+
+
+@pytest.mark.xdist_group("docker")
+def test_pre_effects_in_a_container_are_audited_outside_the_workspace(project):
+    from recorder.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(why)
+        pytest.skip(why)
+    write(project / ".benchtape" / "evaluations" / "pre.yaml", EVALUATION + '    pre: ["echo hi > {workdir}/NOTES.md"]\n  - tool: mock\n    model: scripted\n    pre: ["echo hi > /etc/escaped"]\n')
+    out = benchtape("run", "pre", "--task", "fixes", "--sandbox", "container", "--yes", cwd=project, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    with sqlite3.connect(project / ".benchtape" / "benchtape.db") as c:
+        effects = [orjson.loads(e) for (e,) in c.execute("SELECT json_extract(data, '$.cell.pre_effects') FROM actions WHERE kind = 'session.started'")]
+    inside, outside = sorted(effects, key=lambda e: "uncapturable" in e)
+    assert [path for path, _ in inside["changes"]] == ["NOTES.md"]
+    assert "wrote outside the workspace" in outside["uncapturable"] and "/etc/escaped" in outside["uncapturable"]

@@ -208,3 +208,23 @@ def counts_or_zero(project: Path) -> tuple[int, int]:
         return counts(project)
     except sqlite3.Error:
         return 0, 0
+
+
+def test_ctrl_c_twice_stops_the_cells_in_flight_too(project):
+    write(project / "madbench.yaml", SLOW.replace("sleep: 1.5", "sleep: 60"))
+    proc = popen("run", "base", "--yes", "--concurrency", "1", cwd=project)
+    deadline = time.monotonic() + 60
+    while counts_or_zero(project)[0] < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the agent is running
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "stopping the 1 cell(s) in flight" in err
+    assert counts(project) == (1, 1)
+    with db(project) as c:
+        (data,) = c.execute("SELECT data FROM actions WHERE kind = 'cell.outcome'").fetchone()
+    outcome = orjson.loads(data)
+    assert outcome["outcome"] == "infrastructure_error" and "interrupted" in outcome["reason"]  # an attempt, not the agent's failure
