@@ -111,7 +111,9 @@ def evaluation_target(benches: Optional[List[Path]]) -> Optional[str]:
         return None
     from recorder.spec.evaluation import evaluation_names
 
-    return str(target) if str(target) in evaluation_names(Path.cwd()) else None
+    # A bare name that is no file: an evaluation when this project has any (an unknown one is
+    # then refused with the closest name), else the bench error as before.
+    return str(target) if evaluation_names(Path.cwd()) else None
 
 
 def bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit) -> list[str]:  # type: ignore[no-untyped-def]

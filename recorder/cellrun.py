@@ -36,7 +36,7 @@ from recorder.runner import Runner, SessionPlan
 from recorder.sandbox.levels import OpenWorkspace, sandbox_for
 from recorder.sandbox.snapshot import snapshot
 from recorder.spec.evaluation import Step
-from recorder.spec.identity import CellIdentity, PreEffects
+from recorder.spec.identity import CellIdentity
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
 NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent

@@ -164,6 +164,8 @@ def test_flags_are_refused_where_they_do_not_apply(project):
     assert out.returncode == 2 and "--fresh applies to an evaluation" in out.stderr
     out = run(project, "--task", "fix-ad", "--dry-run")
     assert out.returncode == 2 and "did you mean 'fix-add'?" in out.stderr
+    out = benchtape("run", "bse", "--dry-run", cwd=project)
+    assert out.returncode == 2 and "no evaluation named 'bse'" in out.stderr and "did you mean 'base'?" in out.stderr
 
 
 SLOW = """

@@ -9,7 +9,6 @@ installs is a program that reports its version, standing in for Claude Code.
 from __future__ import annotations
 
 import sqlite3
-from pathlib import Path
 
 import orjson
 
