@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import orjson
 
+from recorder.cellrun import NOOP_MODEL, record_cell
 from recorder.errors import BadInput, ExitCode, PreflightBlocked
 from recorder.matrix import CellPlan, Matrix, Staging, harness_config
 from recorder.spec.evaluation import Evaluation, Task
@@ -146,7 +147,7 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
                     continue
                 seen.add(key)
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
-                noop = step.harness == "mock" and step.model_id == "mock-noop"
+                noop = step.harness == "mock" and step.model_id == NOOP_MODEL
                 pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, concurrency=req.concurrency, noop=noop, model=step.model_id))
     pf.blocking = list(dict.fromkeys(pf.blocking))
     return pf
@@ -155,7 +156,7 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
 # ---------------------------------------------------------------- the preview
 
 
-def preview(planned: Planned, store: Any, pricing: Any) -> dict[str, Any]:
+def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
     """What `--dry-run` prints: per setup the cells measured (re-graded) and to run, the tool
     versions, the installs, and the estimated spend (a floor when some setup has no estimate)."""
     reused = {id(p) for p, _ in planned.reused()}
@@ -275,8 +276,6 @@ def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: A
 def _schedule(planned: Planned, runner: Any, grader: CellGrader, to_run: list[CellPlan], workers: int, keep: bool, done: Finished, emit: Event) -> None:
     """Run the cells, `workers` at a time. Ctrl-C once: schedule nothing more, let the cells in
     flight finish; twice: stop those too (they are kept as interrupted attempts)."""
-    from recorder.cellrun import record_cell
-
     lock = threading.Lock()
 
     def one(plan: CellPlan) -> None:
@@ -335,7 +334,7 @@ def execute(req: EvaluationRequest) -> int:
     plain = show.plain_wanted(req.plain)
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
-    doc = preview(planned, store, pricing)
+    doc = preview(planned, pricing)
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         return ExitCode.OK

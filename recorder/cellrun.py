@@ -102,6 +102,8 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
         _after_step(runner, box, step, done.session_id, session_plan.env, handover)
         if done.status != "ok":
             break
+    if not record.sessions:  # stopped (Ctrl-C twice) before the first step started
+        return _unstarted(runner, matrix, plan, identity, Problem("infrastructure", "stopped before the agent started (interrupted)"), pre_runs=runs)
     return record
 
 
@@ -111,7 +113,9 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
     fields = session_fields(matrix.ev.name, cell, identity, plan.task_digest, index, parent_session=root)
     started = started_extra(matrix.ev.name, cell, identity, plan.task_digest, index, plan.versions)
     started["cell"].update(facts if index == 0 else {"baseline": facts["baseline"], "state_paths": facts["state_paths"]})
-    env = dict(step.effects.env)
+    env: dict[str, str] = {}
+    for earlier in cell.arm.steps[: index + 1]:  # a workflow's environment persists across its steps (only args are per step)
+        env.update(earlier.effects.env)
     if handover is not None:
         env[HANDOVER_ENV] = str(handover)
         started["cell"]["handover"] = HANDOVER_ENV
