@@ -341,7 +341,7 @@ def execute(req: EvaluationRequest) -> int:
     if not req.json_out:
         show.preview(doc, plain, False)
     if (doc["to_run"] or doc["installs"]) and not req.yes:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        if req.json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):  # nobody to ask, or no preview shown to ask about
             raise BadInput("this would run cells (and spend)" + (" and install tools" if doc["installs"] else "") + "; without a terminal to ask, consent is --yes", fix=f"preview it with `benchtape run {req.name} --dry-run`, then `benchtape run {req.name} --yes`")
         if not show.confirm(doc):
             print("nothing was run", file=sys.stderr)
