@@ -7,8 +7,13 @@ the checks through the one grading function.
 
 from __future__ import annotations
 
+import os
+import pty
+import select
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -229,3 +234,35 @@ def test_ctrl_c_twice_stops_the_cells_in_flight_too(project):
         (data,) = c.execute("SELECT data FROM actions WHERE kind = 'cell.outcome'").fetchone()
     outcome = orjson.loads(data)
     assert outcome["outcome"] == "infrastructure_error" and "interrupted" in outcome["reason"]  # an attempt, not the agent's failure
+
+
+@pytest.mark.parametrize("answer", ["n", "y"])
+def test_a_terminal_is_asked_before_anything_runs(project, answer):
+    """A real pseudo-terminal: the preview, then the question; only `y` runs."""
+    main, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--task", "explain"], cwd=project, stdin=secondary, stdout=secondary, stderr=secondary, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    os.close(secondary)
+    seen = b""
+    try:
+        while b"[y/N]" not in seen:
+            ready, _, _ = select.select([main], [], [], 20)
+            assert ready, seen.decode(errors="replace")
+            seen += os.read(main, 4096)
+        os.write(main, answer.encode() + b"\r")
+        while proc.poll() is None:
+            if select.select([main], [], [], 0.5)[0]:
+                try:
+                    seen += os.read(main, 4096)
+                except OSError:
+                    break
+    finally:
+        proc.wait(timeout=60)
+        os.close(main)
+    text = seen.decode(errors="replace")
+    assert "would run 4 cell(s)" in text and "run 4 cell(s)? [y/N]" in text
+    if answer == "n":
+        assert proc.returncode == 0 and "nothing was run" in text
+        assert not (project / ".benchtape" / "benchtape.db").exists()
+    else:
+        assert proc.returncode == 0 and "4 session(s) started" in text, text
+        assert counts(project) == (4, 4)
