@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping
 
 from recorder.commands import Unavailable
+from recorder.model import Action
 from recorder.sandbox import local
 from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
@@ -94,12 +95,28 @@ class ContainerLevel:
                     secret_names=ws.secret_names,
                     launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}},
+                    after_exit=lambda: _stopped_under(box),
                 )
                 if self.keep:
                     self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})
         finally:
             if not self.keep:
                 ws.cleanup()
+
+
+def _stopped_under(box: ContainerSandbox) -> list[Action]:
+    """Once the harness exited: a container no longer running was stopped under the session
+    (killed, the engine restarted, out of memory). That is the sandbox failing, not the
+    agent: an `error` whose cause says so (an infrastructure_error in an evaluation)."""
+    try:
+        box.container.reload()
+        state = box.container.attrs.get("State") or {}
+    except Exception as exc:  # noqa: BLE001 - the engine itself is gone
+        return [Action("error", {"message": f"the container could not be inspected after the session: {exc}", "cause": "engine"})]
+    if state.get("Running"):
+        return []
+    why = "out of memory" if state.get("OOMKilled") else f"status {state.get('Status')}, exit code {state.get('ExitCode')}"
+    return [Action("error", {"message": f"the sandbox container stopped under the session ({why})", "cause": "sandbox"})]
 
 
 class ContainerGrading:

@@ -148,12 +148,8 @@ def test_an_engine_that_goes_down_after_preflight_makes_infrastructure_errors(pr
 
 @pytest.mark.xdist_group("docker")
 def test_a_cell_in_a_container_records_its_image_digest(project):
-    from recorder.sandbox.container import available
-
-    ok, why = available()
+    ok, why = _engine()
     if not ok:
-        if os.environ.get("CI") == "true":
-            pytest.fail(why)
         pytest.skip(why)
     out = benchtape("run", "outcomes", "--task", "fixes", "--sandbox", "container", "--yes", cwd=project, timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -166,12 +162,8 @@ def test_a_cell_in_a_container_records_its_image_digest(project):
 
 @pytest.mark.xdist_group("docker")
 def test_pre_effects_in_a_container_are_audited_outside_the_workspace(project):
-    from recorder.sandbox.container import available
-
-    ok, why = available()
+    ok, why = _engine()
     if not ok:
-        if os.environ.get("CI") == "true":
-            pytest.fail(why)
         pytest.skip(why)
     write(project / ".benchtape" / "evaluations" / "pre.yaml", EVALUATION + '    pre: ["echo hi > {workdir}/NOTES.md"]\n  - tool: mock\n    model: scripted\n    pre: ["echo hi > /etc/escaped"]\n')
     out = benchtape("run", "pre", "--task", "fixes", "--sandbox", "container", "--yes", cwd=project, timeout=300)
@@ -181,3 +173,54 @@ def test_pre_effects_in_a_container_are_audited_outside_the_workspace(project):
     inside, outside = sorted(effects, key=lambda e: "uncapturable" in e)
     assert [path for path, _ in inside["changes"]] == ["NOTES.md"]
     assert "wrote outside the workspace" in outside["uncapturable"] and "/etc/escaped" in outside["uncapturable"]
+
+
+@pytest.mark.xdist_group("docker")
+def test_a_container_killed_under_the_agent_is_an_infrastructure_error(project):
+    import subprocess
+    import time
+
+    from cli import popen
+    from recorder.sandbox.container import LABEL, connect
+
+    ok, why = _engine()
+    if not ok:
+        pytest.skip(why)
+    write(project / "madbench.yaml", BENCH.replace("timeout: 1s\n    mock: {steps: [{sleep: 30}]}", "timeout: 120s\n    mock: {steps: [{sleep: 60}]}"))
+    proc = popen("run", "outcomes", "--task", "dawdles", "--sandbox", "container", "--yes", cwd=project)
+    client = connect()
+    deadline = time.monotonic() + 120
+    mine = []
+    while not mine and time.monotonic() < deadline and proc.poll() is None:
+        workdir = _workdir(project)  # the session's workspace: the label of its container, and of no other
+        if workdir:
+            mine = [c for c in client.containers.list(filters={"label": LABEL}) if c.labels.get("benchtape.workspace") == str(Path(workdir).resolve())]
+        time.sleep(0.5)
+    assert mine, "no sandbox container appeared"
+    time.sleep(2)  # the agent is running inside it
+    subprocess.run(["docker", "kill", mine[0].id], check=True, capture_output=True)
+    out, err = proc.communicate(timeout=120)
+    got = outcomes(project)["dawdles"][-1]
+    assert got["outcome"] == "infrastructure_error", out + err
+    assert got["reason"].startswith("sandbox: the sandbox container stopped under the session")
+
+
+def _engine() -> tuple[bool, str]:
+    from recorder.sandbox.container import available
+
+    ok, why = available()
+    if not ok and os.environ.get("CI") == "true":
+        pytest.fail(why)
+    return ok, why
+
+
+def _workdir(project: Path) -> str | None:
+    db = project / ".benchtape" / "benchtape.db"
+    if not db.exists():  # never create it: benchtape does, once there is consent
+        return None
+    try:
+        with sqlite3.connect(db) as c:
+            row = c.execute("SELECT workdir FROM sessions").fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
