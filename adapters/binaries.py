@@ -10,6 +10,10 @@ recipes were verified on are `VERIFIED`; any other version resolves, named as
 unverified, because its stream or transcript may differ from what the adapters expect.
 
     python -m adapters.binaries --install claude-code codex    # what `make agents` runs
+
+`latest` is not a version: `latest_version` asks npm (`npm view PACKAGE version`, the
+registry's `latest` tag) which one it is today, and that version is what gets installed,
+run and recorded; asking again later may give a newer one (a new cell, never a silent swap).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from recorder.errors import BadInput
+from recorder.errors import BadInput, BenchtapeError, ExitCode
 
 ENV_TOOLS = "BENCHTAPE_TOOLS"
 VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?)")
@@ -162,6 +166,57 @@ def reported_version(path: Path) -> str | None:
         return None
     found = VERSION.search(out.stdout or "")
     return found.group(1) if found and out.returncode == 0 else None
+
+
+LATEST = "latest"
+_LATEST: dict[str, str] = {}
+
+
+class Unresolvable(BenchtapeError):
+    """`latest` could not be turned into a version (npm missing, the registry unreachable): nothing ran."""
+
+    exit_code = ExitCode.BLOCKED
+
+    def __init__(self, tool: str, why: str):
+        self.tool, self.why = tool, why
+        super().__init__(f"{tool}: cannot resolve `latest`: {why}")
+
+    def render(self) -> str:
+        pin = VERIFIED[self.tool].version if self.tool in VERIFIED else "MAJOR.MINOR.PATCH"
+        return f"{self} — nothing ran\n  fix: pin a version instead (`tool_version: \"{pin}\"`), or make the npm registry reachable"
+
+
+def latest_version(tool: str) -> str:
+    """The version npm's `latest` tag names for the tool's package, asked once per process."""
+    pin = _pin(tool)
+    if tool not in _LATEST:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise Unresolvable(tool, "npm is not on PATH (Debian: apt-get install nodejs npm)")
+        try:
+            done = subprocess.run([npm, "view", pin.package, "version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            raise Unresolvable(tool, f"`npm view {pin.package} version` took longer than 60s") from None
+        found = VERSION.fullmatch((done.stdout or "").strip())
+        if done.returncode != 0 or found is None:
+            tail = (done.stderr or done.stdout or "").strip().splitlines()[-2:]
+            raise Unresolvable(tool, f"`npm view {pin.package} version` failed: {' / '.join(tail) or f'exit {done.returncode}'}")
+        _LATEST[tool] = found.group(1)
+    return _LATEST[tool]
+
+
+def resolve_version(tool: str, asked: str) -> str:
+    """The version `asked` means today: itself when pinned, npm's `latest` otherwise."""
+    return latest_version(tool) if asked == LATEST else asked
+
+
+def installed(tool: str, version: str) -> Binary | None:
+    """The binary of `tool` at `version` when it is installed in one of the search roots (no npm, no install)."""
+    for root in search_roots():
+        path = binary_path(tool, version, root)
+        if _runnable(path):
+            return Binary(tool, version, path)
+    return None
 
 
 def install_version(tool: str, version: str, root: Path | None = None) -> Path:

@@ -97,7 +97,7 @@ def _validate(name: str, json_out: bool) -> int:
 
     from benchtape.render_compare import validation
     from recorder.spec.evaluation import load_evaluation
-    from recorder.spec.pricing import load_pricing
+    from recorder.spec.pricing import FREE_MODELS, load_pricing
 
     ev = load_evaluation(name)
     tasks = ev.tasks()
@@ -112,7 +112,7 @@ def _validate(name: str, json_out: bool) -> int:
         "cells_per_task": ev.cells_per_task,
         "cells": ev.cells_per_task * len(tasks),
         "repeated_arms": [{"block": b, "arm": a.label} for b, a in ev.duplicates()],
-        "unpriced_models": sorted({s.model_id for a in ev.arms for s in a.steps if s.model_id and s.harness != "mock" and not pricing.priced(s.model_id)}),
+        "unpriced_models": sorted({s.model_id for a in ev.arms for s in a.steps if s.model_id and s.model_id not in FREE_MODELS and not pricing.priced(s.model_id)}),
         "require_env": sorted({var for a in ev.arms for s in a.steps for var, _ in s.effects.require_env}),
     }
     if json_out:

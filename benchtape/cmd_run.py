@@ -56,11 +56,25 @@ def run_cmd(
     report_junit: Optional[Path] = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt, classname the bench), for CI."),
     plain: Plain = False,
     full: Full = False,
+    task: Optional[List[str]] = typer.Option(None, "--task", help="With an evaluation: only this task (repeatable)."),
+    fresh: bool = typer.Option(False, "--fresh", help="With an evaluation: measure every selected cell again, even the measured ones (deletes nothing)."),
+    yes: bool = typer.Option(False, "--yes", help="With an evaluation: consent to run (and install tool versions) without asking; required without a terminal."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="With an evaluation: the preview only (measured cells, cells to run, installs, estimated spend); starts nothing."),
+    json_out: bool = typer.Option(False, "--json", help="With an evaluation: print the preview (and the result) as JSON."),
 ) -> None:
-    """Run benches (or an Eval file: one bench run per `runs:` entry) and grade every session as it finishes.
+    """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
+    Example: benchtape run baseline --dry-run   (then: benchtape run baseline --yes)
     """
+    target = evaluation_target(benches)
+    if target is not None:
+        refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
+        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain))
+        return
+    misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out}.items() if value]
+    if misplaced:
+        guarded(lambda: _only_for_evaluations(misplaced[0]))
     request = RunRequest(
         benches=benches,
         harness=harness,
@@ -80,6 +94,78 @@ def run_cmd(
         full=full,
     )
     guarded(lambda: execute(request, param))
+
+
+def evaluation_target(benches: Optional[List[Path]]) -> Optional[str]:
+    """The evaluation `run` was given, if it was one: a file whose `kind:` is Evaluation, or the
+    name of one in .benchtape/evaluations/ (a bench or Eval file is never mistaken for one)."""
+    if not benches or len(benches) != 1:
+        return None
+    target = benches[0]
+    if target.is_file():
+        from recorder.spec.yamlsrc import load_yaml_file
+
+        try:
+            doc = load_yaml_file(target)
+        except BadInput:
+            return None
+        return str(target) if isinstance(doc, dict) and doc.get("kind") == "Evaluation" else None
+    if target.exists() or target.suffix in (".yaml", ".yml") or len(target.parts) > 1:
+        return None
+    from recorder.spec.evaluation import evaluation_names
+
+    # A bare name that is no file: an evaluation when this project has any (an unknown one is
+    # then refused with the closest name), else the bench error as before.
+    return str(target) if evaluation_names(Path.cwd()) else None
+
+
+def bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit) -> list[str]:  # type: ignore[no-untyped-def]
+    """The bench-run options an evaluation run does not take, by flag, when they were given."""
+    given = {"--harness": harness, "--model": model, "--repeat": repeat != 1, "--param": param, "--scenario": scenario, "--run": run, "--report-json": report_json, "--report-dir": report_dir, "--report-junit": report_junit}
+    return [flag for flag, value in given.items() if value]
+
+
+_WHY_NOT = {
+    "--harness": "an evaluation's setups name their tools (`tool:` in its blocks)",
+    "--model": "an evaluation's setups name their models (`model:` in its blocks)",
+    "--repeat": "an evaluation repeats each cell `attempts:` times (in its file)",
+    "--param": "an evaluation runs its benches as they are",
+    "--scenario": "an evaluation's tasks are narrowed with --task",
+    "--run": "--run selects the runs of an Eval file (bench + runs), not of an evaluation",
+    "--report-json": "an evaluation's results are compared with `benchtape compare NAME [--json] [--html page.html]`",
+    "--report-dir": "an evaluation's results are compared with `benchtape compare NAME [--json] [--html page.html]`",
+    "--report-junit": "an evaluation's results are compared with `benchtape compare NAME [--json] [--html page.html]`",
+}
+
+
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain) -> int:  # type: ignore[no-untyped-def]
+    from benchtape.evaluation_run import EvaluationRequest, execute as run_evaluation
+    from recorder.sandbox.levels import LEVELS
+
+    if refused:
+        raise BadInput(f"{refused[0]} does not apply to an evaluation", fix=_WHY_NOT[refused[0]])
+    if sandbox is not None and sandbox not in LEVELS:
+        raise BadInput(f"--sandbox {sandbox!r} is not a level", fix="use one of none, workspace, home, container")
+    request = EvaluationRequest(
+        name=target,
+        tasks=list(task or []) or None,
+        fresh=fresh,
+        yes=yes,
+        dry_run=dry_run,
+        db=db,
+        concurrency=concurrency,
+        sandbox=sandbox,
+        keep_sandbox=keep_sandbox,
+        allow_host_writes=allow_host_writes,
+        json_out=json_out,
+        plain=plain,
+        argv=sys.argv[1:],
+    )
+    return run_evaluation(request)
+
+
+def _only_for_evaluations(flag: str) -> int:
+    raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`), and none was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path")
 
 
 def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:

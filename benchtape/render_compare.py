@@ -34,7 +34,7 @@ def validation(doc: dict[str, Any], path: Path) -> None:
         say(f"unpriced (cost unknown unless the tool reports it): {', '.join(doc['unpriced_models'])}", highlight=False)
     if doc["require_env"]:
         say(f"needs host environment: {', '.join(doc['require_env'])}", highlight=False)
-    say("nothing was started; validation cannot tell which cells are already measured", highlight=False)
+    say(f"nothing was started; validation cannot tell which cells are already measured: `benchtape run {doc['evaluation']} --dry-run` does", highlight=False)
 
 
 def comparison_table(c: Comparison, plain: bool) -> None:

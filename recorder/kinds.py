@@ -103,6 +103,7 @@ class AdapterWarning(TypedDict, total=False):
 class Error(TypedDict, total=False):
     message: str
     stderr_tail: str
+    cause: str  # set when it is not the agent's doing: infrastructure, sandbox, engine, staging (replay.outcomes)
 
 
 class Hook(TypedDict, total=False):
@@ -123,6 +124,15 @@ class Transcript(TypedDict, total=False):
     sha256: str
     bytes: int
     lines: int
+
+
+class HandoverSnapshot(TypedDict, total=False):
+    """A workflow step's handover folder (notes for the next step, outside the graded tree) after the step."""
+
+    step: str
+    sha256: str
+    files: int
+    bytes: int
 
 
 class CellOutcome(TypedDict, total=False):
@@ -157,6 +167,7 @@ KINDS: dict[str, type] = {
     "hook": Hook,
     "turn.finished": TurnFinished,
     "transcript": Transcript,
+    "handover.snapshot": HandoverSnapshot,
     "cell.outcome": CellOutcome,
     "session.finished": SessionFinished,
 }

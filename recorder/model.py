@@ -413,7 +413,7 @@ class _Fold:
         return s
 
 
-# kind -> its handler; kinds that change no state (thinking, hook, turn.finished, cell.outcome, transcript)
+# kind -> its handler; kinds that change no state (thinking, hook, turn.finished, cell.outcome, transcript, handover.snapshot)
 # have none. A kind in the registry must be listed here or in _NO_STATE.
 _HANDLERS = {
     "tool.call": _Fold.tool_call,
@@ -433,7 +433,7 @@ _HANDLERS = {
     "error": _Fold.error,
     "session.finished": _Fold.session_finished,
 }
-_NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "transcript"})
+_NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "transcript", "handover.snapshot"})
 if set(_HANDLERS) | _NO_STATE != ACTION_KINDS:
     raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _NO_STATE)}")
 

@@ -211,7 +211,7 @@ class Runner:
         store.append(session_id, self._snapshot(box.root, stage=STAGED))  # what the agent's changes are diffed against
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, {**box.env, **plan.env}, timeout, session_id, plan.harness)
-        closing: list[Action] = list(box.after_exit())
+        closing: list[Action] = list(box.after_exit(exit_code))
         closing += self.scripted.findings(session_id)
         closing += _transcript(store, adapter, box.home, launch, parser)
         if timed_out:
@@ -233,7 +233,7 @@ class Runner:
                 return []
             return [Action("workspace.snapshot", {"sha256": self.store.put_blob(data), **facts, **({"stage": stage} if stage else {})})]
         except OSError as exc:
-            return [Action("error", {"message": f"{what} snapshot failed: {exc}"})]
+            return [Action("error", {"message": f"{what} snapshot failed: {exc}", "cause": "sandbox"})]  # not the agent's doing: an infrastructure_error
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
         hc = self.bench.harness_config if harness_config is None else harness_config

@@ -354,6 +354,18 @@ def _m10_judgments(db: sqlite_utils.Database) -> None:
     db.executescript(no_rewrite("judgments", ["id"], rowid=True))
 
 
+def _m11_cell_index(db: sqlite_utils.Database) -> None:
+    """An evaluation run asks, for every cell it would measure, whether the store already holds
+    a measurement of that identity (and a workflow's later steps by their first): by index,
+    so a second invocation of a large matrix finds its cells without scanning every session."""
+    db.executescript(
+        """
+        CREATE INDEX sessions_cell ON sessions(cell_id);
+        CREATE INDEX sessions_parent ON sessions(parent_session);
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -365,6 +377,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m8_compressed_raw,
     _m9_session_summary,
     _m10_judgments,
+    _m11_cell_index,
 ]
 
 

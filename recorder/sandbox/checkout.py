@@ -9,6 +9,7 @@ an error, not a hang) and runs under the staging time limit.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -39,6 +40,32 @@ def export_repo(repo: Mapping[str, Any], dest: Path, *, timeout: float) -> None:
         shutil.copytree(source, dest, symlinks=True, ignore=shutil.ignore_patterns(".git"))
     finally:
         remove_tree(scratch)
+
+
+def resolve_commit(repo: Mapping[str, Any], *, timeout: float) -> str:
+    """The commit `repo.ref` names today, without cloning: what a cell's identity records, so a
+    branch that moved makes new cells. A local repository answers `rev-parse`; a remote one
+    `ls-remote` (a full sha is itself; an abbreviated sha of a remote cannot be resolved)."""
+    url = str(repo["url"])
+    ref = str(repo.get("ref") or "HEAD")
+    if _FULL_SHA.match(ref):
+        return ref.lower()
+    if not url.startswith(_REMOTE) and Path(url).exists():
+        proc = _git(["-C", url, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], None, timeout, check=False)
+        if proc.returncode == 0:
+            return proc.stdout.strip()
+        raise CheckoutFailed(f"`repo.ref: {ref}` names no commit, tag or branch of {url}")
+    proc = _git(["ls-remote", "--", url, ref, f"{ref}^{{}}"], None, timeout)
+    found = [line.split("\t") for line in proc.stdout.splitlines() if "\t" in line]
+    peeled = [sha for sha, name in found if name.endswith("^{}")]
+    shas = peeled or [sha for sha, _ in found]
+    if not shas:
+        raise CheckoutFailed(f"`repo.ref: {ref}` is no branch or tag of {url} (an abbreviated sha of a remote cannot be resolved without cloning: give the full sha)")
+    return shas[0]
+
+
+_FULL_SHA = re.compile(r"^[0-9a-fA-F]{40}$")
+_REMOTE = ("git@", "http://", "https://", "ssh://", "git://", "file://")
 
 
 def _sub_path(value: Any) -> str:

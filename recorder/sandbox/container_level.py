@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping
 
 from recorder.commands import Unavailable
+from recorder.model import Action
 from recorder.sandbox import local
 from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
@@ -94,12 +96,38 @@ class ContainerLevel:
                     secret_names=ws.secret_names,
                     launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}},
+                    after_exit=lambda exit_code: _stopped_under(box, exit_code),
                 )
                 if self.keep:
                     self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})
         finally:
             if not self.keep:
                 ws.cleanup()
+
+
+def _stopped_under(box: ContainerSandbox, exit_code: int | None, settle_s: float = 5.0) -> list[Action]:
+    """Once the harness exited: a container no longer running was stopped under the session
+    (killed, the engine restarted, out of memory). That is the sandbox failing, not the
+    agent: an `error` whose cause says so (an infrastructure_error in an evaluation).
+
+    The exec's stream can end before the engine marks a killed container stopped, so a
+    harness that died of a signal (or whose code is unknown) gets a few seconds for that
+    state to settle; one that exited by itself costs a single inspect."""
+    signalled = exit_code is None or exit_code < 0 or exit_code >= 128
+    deadline = time.monotonic() + (settle_s if signalled else 0.0)
+    while True:
+        try:
+            box.container.reload()
+            state = box.container.attrs.get("State") or {}
+        except Exception as exc:  # noqa: BLE001 - the engine itself is gone
+            return [Action("error", {"message": f"the container could not be inspected after the session: {exc}", "cause": "engine"})]
+        if not state.get("Running"):
+            break
+        if time.monotonic() >= deadline:
+            return []
+        time.sleep(0.2)
+    why = "out of memory" if state.get("OOMKilled") else f"status {state.get('Status')}, exit code {state.get('ExitCode')}"
+    return [Action("error", {"message": f"the sandbox container stopped under the session ({why})", "cause": "sandbox"})]
 
 
 class ContainerGrading:

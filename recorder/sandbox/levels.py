@@ -62,7 +62,7 @@ class OpenWorkspace:
     secret_names: list[str] = field(default_factory=list)
     launch: dict[str, Any] = field(default_factory=dict)  # Launch overrides (root, work_dir, python, support_dir)
     facts: dict[str, Any] = field(default_factory=dict)  # recorded in session.started (e.g. the container)
-    after_exit: Callable[[], list[Action]] = lambda: []  # notes once the harness exited (~/.claude put back, outside writes)
+    after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (~/.claude put back, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
 
 

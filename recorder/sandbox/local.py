@@ -139,7 +139,7 @@ class LocalLevel:
                     env=ws.env,
                     spawn=lambda argv, env, stdin: LocalProcess(argv, env, ws.agent_cwd, stdin),
                     secret_names=ws.secret_names,
-                    after_exit=lambda: self._notes(audit, home_guard),
+                    after_exit=lambda exit_code: self._notes(audit, home_guard),
                 )
         finally:
             if not self.keep:

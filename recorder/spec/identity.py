@@ -21,7 +21,7 @@ from recorder.spec.audit import tree_items
 from recorder.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
 from recorder.spec.evaluation import Arm, Cell, Step, Task
 
-IDENTITY_VERSION = 1  # bump when the canonical form changes: every cell is then new
+IDENTITY_VERSION = 2  # bump when the canonical form changes: every cell is then new (2: the task id is an input)
 
 
 def canonical(value: Any) -> bytes:
@@ -212,29 +212,33 @@ class CellIdentity:
     inputs: dict[str, Any]
 
 
-def cell_inputs(cell: Cell, *, versions: Mapping[str, str], task_digest: str, sandbox: SandboxPolicy, pre: PreEffects | None = None) -> dict[str, Any]:
+def cell_inputs(cell: Cell, *, versions: Mapping[str, str], task_digest: str, sandbox: SandboxPolicy, pre: PreEffects | None = None, setup: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every input of the cell, canonical. `versions`: tool name → the version `latest` (or a pin)
-    resolved to. `pre`: the captured effects of the setup commands (required when there are any)."""
+    resolved to. `pre`: the captured effects of the setup commands (required when there are any).
+    `setup`: `setup_inputs(arm, bench, versions)` when the caller computed it already (it is the
+    same for every task of a bench and every attempt)."""
     arm, task = cell.arm, cell.task
     if arm.all_pre() and pre is None:
         raise ValueError("this arm runs setup commands: capture their effects (PreEffects) before computing its identity")
     return {
         "v": IDENTITY_VERSION,
-        "setup": _setup(arm, task.bench, versions),
+        "setup": setup if setup is not None else setup_inputs(arm, task.bench, versions),
         "pre_effects": pre.to_dict() if pre is not None else None,
         "task": task_digest,
+        "task_id": task.id,  # two tasks with the same content are still two cells (a task is measured per id)
         "sandbox": sandbox.to_dict(),
         "attempt": cell.attempt,
     }
 
 
-def cell_identity(cell: Cell, *, versions: Mapping[str, str], task_digest: str, sandbox: SandboxPolicy, pre: PreEffects | None = None) -> CellIdentity:
-    inputs = cell_inputs(cell, versions=versions, task_digest=task_digest, sandbox=sandbox, pre=pre)
+def cell_identity(cell: Cell, *, versions: Mapping[str, str], task_digest: str, sandbox: SandboxPolicy, pre: PreEffects | None = None, setup: dict[str, Any] | None = None) -> CellIdentity:
+    inputs = cell_inputs(cell, versions=versions, task_digest=task_digest, sandbox=sandbox, pre=pre, setup=setup)
     why_not = pre.uncapturable if pre is not None else None
     return CellIdentity(id=digest(inputs), reusable=why_not is None, why_not=why_not, inputs=inputs)
 
 
-def _setup(arm: Arm, bench: BenchSpec, versions: Mapping[str, str]) -> dict[str, Any]:
+def setup_inputs(arm: Arm, bench: BenchSpec, versions: Mapping[str, str]) -> dict[str, Any]:
+    """The setup half of a cell's inputs: the arm as it runs on this bench, versions resolved."""
     steps = []
     for step in arm.steps:
         resolved = versions.get(step.tool)

@@ -99,9 +99,17 @@ def token_cost(metrics: Metrics | Mapping[str, Any], rates: Rates) -> float | No
     return total
 
 
+# Model ids that never reach a paid model: benchtape's mock agent, and a real binary whose
+# model is benchtape's scripted server. Their cost is known: nothing was spent.
+FREE_MODELS = frozenset({"mock", "mock-noop", "scripted"})
+
+
 def session_cost(metrics: Metrics | Mapping[str, Any], model_id: str | None, pricing: Pricing) -> tuple[float | None, str | None]:
-    """(cost in USD, where it came from: `reported` | `pricing` | None when unknown), from a
-    session's Metrics or the plain fields of its `metrics` actions."""
+    """(cost in USD, where it came from: `free` | `reported` | `pricing` | None when unknown),
+    from a session's Metrics or the plain fields of its `metrics` actions. A free model costs 0
+    whatever the tool reported (a tool prices a scripted model's pretend tokens as if real)."""
+    if model_id in FREE_MODELS:
+        return 0.0, "free"
     values = _values(metrics)
     if values.get("cost_usd") is not None:
         return float(values["cost_usd"]), "reported"

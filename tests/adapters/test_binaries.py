@@ -6,40 +6,17 @@ which needs the registry); it writes what `npm install --prefix` writes: node_mo
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from adapters.binaries import VERIFIED, binary_path, identify, resolve
-from recorder.errors import BadInput
-
-FAKE_NPM = '''#!/usr/bin/env python3
-import os, sys
-args = sys.argv[1:]
-prefix = args[args.index("--prefix") + 1]
-package, _, version = args[-1].rpartition("@")
-if os.environ.get("NPM_FAILS"):
-    print("npm error 404 Not Found - GET https://registry.npmjs.org/" + package, file=sys.stderr)
-    sys.exit(1)
-bin_name = "claude" if "claude" in package else "codex"
-bindir = os.path.join(prefix, "node_modules", ".bin")
-os.makedirs(bindir)
-path = os.path.join(bindir, bin_name)
-with open(path, "w") as f:
-    f.write("#!/bin/sh\\necho '" + version + " (Claude Code)'\\n")
-os.chmod(path, 0o755)
-'''
+from adapters import binaries
+from adapters.binaries import VERIFIED, Unresolvable, binary_path, identify, latest_version, resolve
+from npmkit import fake_npm
+from recorder.errors import BadInput, ExitCode
 
 
 @pytest.fixture
 def npm(tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "npm").write_text(FAKE_NPM)
-    (bindir / "npm").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    return bindir
+    return fake_npm(tmp_path, monkeypatch)
 
 
 def test_not_installed_without_consent_names_the_folder_and_the_command(tmp_path):
@@ -94,3 +71,20 @@ def test_no_npm_and_an_unknown_tool_are_bad_input(tmp_path, monkeypatch):
 def test_the_env_var_moves_the_tools_folder(tmp_path, npm, monkeypatch):
     monkeypatch.setenv("BENCHTAPE_TOOLS", str(tmp_path / "elsewhere"))
     assert resolve("codex", install=True).path.is_relative_to(tmp_path / "elsewhere" / "codex" / "0.169.0")
+
+
+def test_latest_is_what_npm_says_today_asked_once(tmp_path, npm):
+    assert latest_version("claude-code") == "2.1.999"
+    assert latest_version("claude-code") == "2.1.999"
+    assert (tmp_path / "npm.log").read_text().splitlines() == ["view @anthropic-ai/claude-code version"]
+    assert binaries.resolve_version("codex", "latest") == "0.999.0" and binaries.resolve_version("codex", "0.169.0") == "0.169.0"
+    assert binaries.installed("codex", "0.999.0") is None  # resolving installs nothing
+
+
+def test_latest_without_a_registry_stops_before_anything_runs(tmp_path, npm, monkeypatch):
+    monkeypatch.setenv("NPM_FAILS", "1")
+    with pytest.raises(Unresolvable) as err:
+        latest_version("codex")
+    assert err.value.exit_code == ExitCode.BLOCKED
+    text = err.value.render()
+    assert "ENOTFOUND" in text and 'tool_version: "0.169.0"' in text and "nothing ran" in text

@@ -1,0 +1,355 @@
+"""`benchtape run EVALUATION`: measure the cells the store does not hold yet, re-grade the rest.
+
+The order, so that nothing is spent before the user has seen what will be:
+1. load the evaluation and its tasks (`--task` narrows), build every check (a refused one
+   stops here, exit 2);
+2. resolve every tool version (npm is asked about `latest`; nothing installed yet);
+3. preflight every step as it will run (binaries, keys, `require_env`, sandbox rules):
+   a blocking finding stops here (exit 3);
+4. plan every cell's identity (image digests, repository commits, `pre` effects captured in
+   a scratch sandbox) and look the identities up in the store (unless --fresh);
+5. the preview (the whole of `--dry-run`): measured cells that are re-graded, cells that
+   would run, binaries that would be installed, and the estimated spend;
+6. consent: a terminal asks; otherwise --yes is required;
+7. install what is missing (into benchtape's version-keyed folder), then one run row; the
+   reused measurements are re-graded with the current checks (a new outcome each), and the
+   other cells recorded through the run loop, graded live, their outcomes appended.
+Ctrl-C once stops scheduling (cells in flight finish and are kept); twice stops those too
+(they are kept, as interrupted attempts).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections import Counter, defaultdict
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from recorder.cellrun import NOOP_MODEL, record_cell
+from recorder.errors import BadInput, ExitCode, PreflightBlocked
+from recorder.matrix import CellPlan, Matrix, Staging, harness_config
+from recorder.spec.evaluation import Evaluation, Task
+from recorder.toolversions import Resolved, VersionResolver
+from replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
+
+Event = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass
+class EvaluationRequest:
+    name: str
+    tasks: list[str] | None = None
+    fresh: bool = False
+    yes: bool = False
+    dry_run: bool = False
+    db: Path | None = None
+    concurrency: int = 4
+    sandbox: str | None = None
+    keep_sandbox: bool = False
+    allow_host_writes: bool = False
+    json_out: bool = False
+    plain: bool = False
+    argv: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Planned:
+    """Everything known before anything is spent."""
+
+    ev: Evaluation
+    tasks: list[Task]
+    matrix: Matrix
+    plans: list[CellPlan]
+    stored: StoredCells
+    fresh: bool
+    notes: list[str] = field(default_factory=list)
+
+    def reused(self) -> list[tuple[CellPlan, StoredMeasurement]]:
+        if self.fresh:
+            return []
+        out = []
+        for plan in self.plans:
+            found = self.stored.measured(plan.identity.id) if plan.identity.reusable else None
+            if found is not None:
+                out.append((plan, found))
+        return out
+
+    def to_run(self) -> list[CellPlan]:
+        reused = {id(p) for p, _ in self.reused()}
+        return [p for p in self.plans if id(p) not in reused]
+
+    def installs(self) -> list[Resolved]:
+        return [r for r in self.matrix.resolver.all() if r.needs_install]
+
+
+# ---------------------------------------------------------------- planning
+
+
+def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | None = None) -> Planned:
+    """Steps 1–4: load, resolve, preflight, plan and look up. Raises before anything is spent."""
+    from recorder.spec.evaluation import load_evaluation
+    from replay.regrade import prepare
+
+    ev = load_evaluation(req.name)
+    tasks = ev.select(req.tasks)
+    for bench in {t.bench.path: t.bench for t in tasks}.values():
+        prepare(bench)  # a refused check stops the run here (exit 2)
+    matrix = Matrix(ev, tasks, VersionResolver(), Staging(on_event), level=req.sandbox, on_event=on_event or (lambda kind, data: None))
+    matrix.resolve_versions()
+    pf = preflight(matrix, req)
+    if not pf.ok:
+        raise PreflightBlocked(pf.blocking)
+    plans = matrix.plan()
+    stored = StoredCells() if store is None else stored_cells(store, ev.name, [p.identity.id for p in plans])  # --fresh reuses none of it (Planned.reused)
+    notes = list(dict.fromkeys([r.note for r in matrix.resolver.all() if r.note] + pf.notes))
+    if any(a.all_pre() for a in ev.arms):
+        notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
+    return Planned(ev, tasks, matrix, plans, stored, req.fresh, notes)
+
+
+def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | None = None) -> Any:
+    """Every step as it will run, per bench: the run loop's preflight with the step's harness,
+    model and config; plus what only an evaluation has (`require_env`, `pre` at level none, a
+    workflow in a container). Steps whose binary is still to be installed are checked after
+    the install (`only`: just those)."""
+    from recorder.preflight import Preflight
+    from recorder.preflight import preflight as bench_preflight
+
+    pf = Preflight()
+    seen: set[bytes] = set()
+    by_bench: dict[Path, list[Task]] = defaultdict(list)
+    for task in matrix.tasks:
+        by_bench[task.bench.path].append(task)
+    for arm in matrix.ev.arms:
+        for step in arm.steps:
+            for var, hint in step.effects.require_env:
+                if not os.environ.get(var):
+                    pf.blocking.append(f"{arm.label}: needs ${var} in the environment ({hint}); set it, or drop this setup from the evaluation")
+        for tasks in by_bench.values():
+            bench = tasks[0].bench
+            levels = {req.sandbox or t.scenario.sandbox.level for t in tasks}
+            if arm.all_pre() and "none" in levels:
+                pf.blocking.append(f"{arm.label}: setup (`pre`) commands at sandbox level none would change your real directory; use level home or container")
+            if arm.workflow and "container" in levels:
+                pf.blocking.append(f"{arm.label}: workflows run at the host levels (home, workspace) only for now: the handover folder of a container is not built")
+            for step, resolved in zip(arm.steps, matrix.resolved(arm, tasks[0])):
+                if (only is None and resolved.needs_install) or (only is not None and resolved not in only):
+                    continue
+                config = harness_config(step, tasks[0], resolved)
+                key = orjson.dumps([str(bench.path), step.harness, step.model_id, config], option=orjson.OPT_SORT_KEYS, default=str)
+                if key in seen:
+                    continue
+                seen.add(key)
+                copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
+                noop = step.harness == "mock" and step.model_id == NOOP_MODEL
+                pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, concurrency=req.concurrency, noop=noop, model=step.model_id))
+    pf.blocking = list(dict.fromkeys(pf.blocking))
+    return pf
+
+
+# ---------------------------------------------------------------- the preview
+
+
+def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
+    """What `--dry-run` prints: per setup the cells measured (re-graded) and to run, the tool
+    versions, the installs, and the estimated spend (a floor when some setup has no estimate)."""
+    reused = {id(p) for p, _ in planned.reused()}
+    rows: dict[str, dict[str, Any]] = {}
+    to_run: dict[str, tuple[Any, int]] = {}
+    for plan in planned.plans:
+        arm = plan.cell.arm
+        row = rows.setdefault(arm.key, {"setup": arm.label, "key": arm.key, "cells": 0, "measured": 0, "to_run": 0, "never_reusable": 0, "cannot_start": 0, "attempted_before": 0})
+        row["cells"] += 1
+        row["attempted_before"] += planned.stored.attempted(plan.identity.id)
+        if id(plan) in reused:
+            row["measured"] += 1
+            continue
+        row["to_run"] += 1
+        row["never_reusable"] += not plan.identity.reusable
+        row["cannot_start"] += plan.problem is not None
+        to_run[arm.key] = (arm, to_run.get(arm.key, (arm, 0))[1] + 1)
+    history = cost_history(planned.stored, {p.identity.id: p.cell.arm.key for p in planned.plans})
+    spend: Estimate = estimate(to_run, history, pricing)
+    problems = sorted({f"{p.cell.task.id}: {p.problem.cause}: {p.problem.message}" for p in planned.plans if p.problem is not None})
+    return {
+        "evaluation": planned.ev.name,
+        "path": str(planned.ev.path),
+        "tasks": [t.id for t in planned.tasks],
+        "attempts": planned.ev.attempts,
+        "cells": len(planned.plans),
+        "fresh": planned.fresh,
+        "measured": len(reused),
+        "to_run": len(planned.plans) - len(reused),
+        "setups": list(rows.values()),
+        "versions": [r.describe() for r in planned.matrix.resolver.all()],
+        "installs": [{"tool": r.harness, "version": r.version, "into": str(_install_folder(r))} for r in planned.installs()],
+        "estimate": spend.to_dict(),
+        "problems": problems,
+        "notes": planned.notes,
+    }
+
+
+def _install_folder(r: Resolved) -> Path:
+    from adapters.binaries import folder
+
+    return folder(r.harness, r.version)
+
+
+# ---------------------------------------------------------------- running
+
+
+@dataclass
+class Finished:
+    """What one invocation did: outcomes per setup, sessions started, whether it was stopped."""
+
+    run_id: str | None = None
+    started_sessions: int = 0
+    regraded: int = 0
+    measured_now: int = 0
+    outcomes: dict[str, Counter] = field(default_factory=lambda: defaultdict(Counter))
+    unscheduled: int = 0
+    interrupted: bool = False
+    gradings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "sessions_started": self.started_sessions,
+            "regraded": self.regraded,
+            "measured_now": self.measured_now,
+            "outcomes": {label: dict(c) for label, c in self.outcomes.items()},
+            "unscheduled": self.unscheduled,
+            "interrupted": self.interrupted,
+            "gradings": self.gradings,
+        }
+
+
+def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: Any, *, on_event: Event | None = None) -> Finished:
+    """Steps 7: install, one run row, re-grade the reused, record and grade the rest."""
+    from recorder.cells import run_fields
+    from recorder.runner import RunOptions, Runner
+    from recorder.sandbox.levels import runs_alone
+
+    emit = on_event or (lambda kind, data: None)
+    matrix = planned.matrix
+    installs = planned.installs()
+    for resolved in installs:
+        emit("install", {"tool": resolved.harness, "version": resolved.version})
+        matrix.resolver.install(resolved)
+    if installs:
+        pf = preflight(matrix, req, only=[r for r in matrix.resolver.all() if any(r.harness == i.harness and r.version == i.version for i in installs)])
+        if not pf.ok:
+            raise PreflightBlocked(pf.blocking)
+    fields = run_fields(planned.ev, argv=req.argv)
+    run_id = store.new_run(fields.pop("kind"), **fields)
+    done = Finished(run_id=run_id)
+    grader = CellGrader(store, run_id, pricing)
+    runner = Runner(store, planned.tasks[0].bench, RunOptions(concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, run_kind="evaluation"), on_event=emit)
+    runner.run_id = run_id
+    reused, to_run = planned.reused(), planned.to_run()
+    emit("evaluation.started", {"run_id": run_id, "regrade": len(reused), "run": len(to_run)})
+    try:
+        for plan, found in reused:
+            vars = store.generated_vars(found.run_id, plan.cell.task.id)
+            outcome = grader.grade(plan.cell.task, plan.cell.arm, found.sessions, source=REGRADE, vars=vars)
+            done.regraded += 1
+            done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
+            emit("cell.finished", {"how": "re-graded", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
+        serial = any(runs_alone(p.level) for p in to_run)
+        _schedule(planned, runner, grader, to_run, 1 if serial else max(1, req.concurrency), req.keep_sandbox, done, emit)
+    finally:
+        generated = matrix.staging.generated()
+        if generated:
+            store.add_generated_vars(run_id, generated)
+        matrix.staging.cleanup()
+        runner.scripted.close()
+        done.gradings = grader.grading_ids()
+    return done
+
+
+def _schedule(planned: Planned, runner: Any, grader: CellGrader, to_run: list[CellPlan], workers: int, keep: bool, done: Finished, emit: Event) -> None:
+    """Run the cells, `workers` at a time. Ctrl-C once: schedule nothing more, let the cells in
+    flight finish; twice: stop those too (they are kept as interrupted attempts)."""
+    lock = threading.Lock()
+
+    def one(plan: CellPlan) -> None:
+        record = record_cell(runner, planned.matrix, plan, keep=keep)
+        with lock:
+            done.started_sessions += len(record.sessions)
+        outcome = grader.grade(plan.cell.task, plan.cell.arm, record.sessions, source=LIVE, vars=planned.matrix.staging.vars(plan.cell.task))
+        with lock:
+            done.measured_now += outcome.reusable
+            done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
+        emit("cell.finished", {"how": "measured", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
+
+    pending = list(reversed(to_run))
+    flying: set[Future] = set()
+    interrupts = 0
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-cell")
+    try:
+        while flying or (pending and not interrupts):
+            try:
+                while pending and len(flying) < workers and not interrupts:
+                    flying.add(pool.submit(one, pending.pop()))
+                finished, flying = _wait(flying)
+                for fut in finished:
+                    fut.result()  # a bug in recording or grading surfaces here, not silently
+            except KeyboardInterrupt:
+                interrupts += 1
+                done.interrupted = True
+                if interrupts == 1:
+                    emit("evaluation.stopping", {"in_flight": len(flying), "unscheduled": len(pending)})
+                else:
+                    runner.cancel.set()
+                    emit("evaluation.cancelling", {"in_flight": len(flying)})
+        done.unscheduled = len(pending)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _wait(flying: set[Future]) -> tuple[set[Future], set[Future]]:
+    if not flying:
+        return set(), set()
+    finished, rest = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)
+    return set(finished), set(rest)
+
+
+# ---------------------------------------------------------------- the command
+
+
+def execute(req: EvaluationRequest) -> int:
+    from benchtape import render_evaluation as show
+    from benchtape.options import db_path, open_store
+    from recorder.spec.pricing import load_pricing
+
+    exists = db_path(req.db).exists()
+    # Nothing is created before consent: a preview only reads, and a refused run leaves no store behind.
+    store = open_store(req.db, readonly=req.dry_run) if exists else None
+    plain = show.plain_wanted(req.plain)
+    planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
+    pricing = load_pricing(planned.ev.project)
+    doc = preview(planned, pricing)
+    if req.dry_run:
+        show.preview(doc, plain, req.json_out)
+        return ExitCode.OK
+    if not req.json_out:
+        show.preview(doc, plain, False)
+    if (doc["to_run"] or doc["installs"]) and not req.yes:
+        if req.json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):  # nobody to ask, or no preview shown to ask about
+            raise BadInput("this would run cells (and spend)" + (" and install tools" if doc["installs"] else "") + "; without a terminal to ask, consent is --yes", fix=f"preview it with `benchtape run {req.name} --dry-run`, then `benchtape run {req.name} --yes`")
+        if not show.confirm(doc):
+            print("nothing was run", file=sys.stderr)
+            return ExitCode.OK
+    store = store or open_store(req.db)
+    done = run_planned(planned, store, req, pricing, on_event=show.progress(plain) if not req.json_out else None)
+    show.finished(done, planned, store, plain, req.json_out)
+    if done.interrupted:
+        return ExitCode.INTERRUPTED
+    failures = sum(n for c in done.outcomes.values() for o, n in c.items() if o in ("timeout", "adapter_error", "infrastructure_error"))
+    return ExitCode.FAILED if failures else ExitCode.OK

@@ -1,0 +1,111 @@
+"""Terminal output of `benchtape run EVALUATION`: the preview, the consent question, progress
+lines as cells finish, and what the invocation did."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, Callable
+
+import orjson
+from rich.table import Table
+
+from benchtape.render import console, plain_wanted  # noqa: F401 - plain_wanted re-exported for the command
+
+FAILURES = ("timeout", "adapter_error", "infrastructure_error")
+
+
+def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
+    if json_out:
+        print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        return
+    out = console(plain)
+    say = lambda text: out.print(text, highlight=False)  # noqa: E731
+    say(f"evaluation {doc['evaluation']}  ({doc['path']})")
+    say(f"{doc['cells']} cell(s): {len(doc['tasks'])} task(s) × {len(doc['setups'])} setup(s) × {doc['attempts']} attempt(s)")
+    for line in doc["versions"]:
+        say(f"  tool {line}")
+    table = Table("setup", "cells", "measured (re-graded)", "to run", box=None, show_edge=False, pad_edge=False)
+    for row in doc["setups"]:
+        extra = []
+        if row["never_reusable"]:
+            extra.append(f"{row['never_reusable']} never reusable")
+        if row["cannot_start"]:
+            extra.append(f"{row['cannot_start']} cannot start")
+        if row["attempted_before"]:
+            extra.append(f"{row['attempted_before']} earlier attempt(s) not measured")
+        table.add_row(row["setup"], str(row["cells"]), str(row["measured"]), str(row["to_run"]) + (f" ({'; '.join(extra)})" if extra else ""))
+    out.print(table)
+    if doc["fresh"]:
+        say("--fresh: every selected cell is measured again (nothing stored is deleted)")
+    say(f"would run {doc['to_run']} cell(s); {doc['measured']} measured cell(s) are re-graded with the current checks, not run")
+    for item in doc["installs"]:
+        say(f"would install {item['tool']} {item['version']} into {item['into']} (npm, this folder only)")
+    say("estimated spend: " + spend(doc["estimate"]))
+    for problem in doc["problems"]:
+        say(f"cannot start (recorded as infrastructure_error): {problem}")
+    for note in doc["notes"]:
+        say(f"note: {note}")
+
+
+def spend(est: dict[str, Any]) -> str:
+    text = f"${est['usd']:.4f}"
+    if not est["floor"]:
+        return text + f" over {est['known_cells']} cell(s)"
+    why = "; ".join(f"{label}: {reason}" for label, reason in est["why_unknown"].items())
+    return f"at least {text} — a floor: {est['unknown_cells']} cell(s) have no estimate ({why})"
+
+
+def confirm(doc: dict[str, Any]) -> bool:
+    """Ask on the terminal; anything but yes is no."""
+    what = f"run {doc['to_run']} cell(s)" + (f" and install {len(doc['installs'])} tool version(s)" if doc["installs"] else "")
+    try:
+        answer = input(f"{what}? [y/N] ")
+    except EOFError:
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
+def progress(plain: bool) -> Callable[[str, dict[str, Any]], None]:
+    """One line on stderr per cell as it finishes (and when a run is being stopped)."""
+    err = console(plain, stderr=True)
+    lock = threading.Lock()
+    count = {"n": 0}
+
+    def on_event(kind: str, data: dict[str, Any]) -> None:
+        with lock:
+            if kind == "cell.finished":
+                count["n"] += 1
+                mark = data["outcome"] + ("" if data["outcome"] not in FAILURES else f" ({data['reason']})")
+                err.print(f"{count['n']:>4} {data['how']:<10} {data['label']} · {data['task']} #{data['attempt']}: {mark}", highlight=False)
+            elif kind == "evaluation.stopping":
+                err.print(f"stopping: nothing more is scheduled ({data['unscheduled']} cell(s) left); {data['in_flight']} in flight finish — Ctrl-C again to stop them too", highlight=False)
+            elif kind == "evaluation.cancelling":
+                err.print(f"stopping the {data['in_flight']} cell(s) in flight (kept as interrupted attempts)", highlight=False)
+            elif kind == "install":
+                err.print(f"installing {data['tool']} {data['version']} (npm, into benchtape's tools folder)", highlight=False)
+            elif kind == "staging.finished":
+                err.print(f"staged {', '.join(data['scenarios'])}: {data['kind']} {data['program']} ({data['seconds']:g}s)", highlight=False)
+            elif kind == "sandbox.kept":
+                err.print(f"kept sandbox of {data['scenario']}: {data['where']}", highlight=False)
+
+    return on_event
+
+
+def finished(done: Any, planned: Any, store: Any, plain: bool, json_out: bool) -> None:
+    if json_out:
+        print(orjson.dumps({**done.to_dict(), "evaluation": planned.ev.name, "database": str(store.path)}, option=orjson.OPT_INDENT_2).decode())
+        return
+    out = console(plain)
+    say = lambda text: out.print(text, highlight=False)  # noqa: E731
+    say(f"run {done.run_id}: {done.started_sessions} session(s) started, {done.measured_now} cell(s) measured now, {done.regraded} re-graded")
+    for label, counts in done.outcomes.items():
+        say(f"  {label}: " + ", ".join(f"{o} {n}" for o, n in sorted(counts.items())))
+    if done.interrupted:
+        say(f"interrupted: {done.unscheduled} cell(s) were not started; what finished is kept — run it again to fill the rest")
+    failures = sum(n for c in done.outcomes.values() for o, n in c.items() if o in FAILURES)
+    if failures:
+        say(f"{failures} cell(s) ended in an execution failure: attempted, not measured; the next run measures them again")
+    say(f"database: {store.path}")
+    say(f"next: benchtape compare {planned.ev.name}")
+    sys.stdout.flush()

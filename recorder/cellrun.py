@@ -1,0 +1,247 @@
+"""Recording one evaluation cell: one sandbox, opened once, for every step of its setup.
+
+    open the task's sandbox (seeded from the staged tree)
+    run the arm's `pre` commands; capture their effects (the identity is final only now)
+    snapshot the workspace: the baseline the agent's change is measured against
+    for each step: record a session through the run loop (`Runner.record`), run the
+        step's `post` commands, snapshot the handover folder (workflows); stop at the
+        first step that did not finish cleanly
+    close the sandbox
+
+A workflow's steps share the sandbox (its files, env and `pre` state persist; only
+`args` are per step) and a handover folder outside the graded tree (`{handover}`,
+$BENCHTAPE_HANDOVER). Its first step's session is the measurement's root; later steps
+name it as `parent_session`.
+
+What fails before the agent could start (the sandbox would not open, the engine is down,
+staging or a `pre` command failed) is recorded as a session that never started, with an
+`error` action naming the cause; what breaks the sandbox mid-session closes the session
+with such an error. Either is an infrastructure_error, never the agent's failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recorder.boxcommands import CommandRun, capture_pre, run_all, workdir_of
+from recorder.cells import session_fields, started_extra, unstarted_actions
+from recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
+from recorder.model import Action
+from recorder.runner import Runner, SessionPlan
+from recorder.sandbox.levels import OpenWorkspace, sandbox_for
+from recorder.sandbox.snapshot import snapshot
+from recorder.spec.evaluation import Step
+from recorder.spec.identity import CellIdentity
+
+HANDOVER_ENV = "BENCHTAPE_HANDOVER"
+NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent
+
+
+@dataclass
+class CellRecord:
+    plan: CellPlan
+    identity: CellIdentity  # as recorded (its `pre` effects as they were in this sandbox)
+    sessions: list[str] = field(default_factory=list)  # one per step that ran, in order
+
+    @property
+    def root(self) -> str | None:
+        return self.sessions[0] if self.sessions else None
+
+
+def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = False) -> CellRecord:
+    """Record every step of one cell into the store (the runner's run); never raises for what
+    a sandbox, an engine or staging did: that is on record as the cell's attempt."""
+    if plan.problem is not None:
+        return _unstarted(runner, matrix, plan, plan.identity, plan.problem)
+    seed, problem = matrix.staging.seed(plan.cell.task)
+    if problem is not None:
+        return _unstarted(runner, matrix, plan, plan.identity, problem)
+    sandbox = sandbox_for(plan.level, keep=keep, on_event=runner.on_event)
+    with contextlib.ExitStack() as stack:
+        try:
+            box = stack.enter_context(sandbox.open(plan.cell.task.scenario, seed))
+        except Exception as exc:  # noqa: BLE001 - whatever stopped the sandbox, the cell is on record
+            return _unstarted(runner, matrix, plan, plan.identity, Problem(_open_cause(plan.level), f"the sandbox could not open: {exc}"))
+        return _in_box(runner, matrix, plan, box)
+
+
+def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) -> CellRecord:
+    cell, arm, task = plan.cell, plan.cell.arm, plan.cell.task
+    scenario = task.scenario
+    env = dict(arm.steps[0].effects.env)
+    pre, runs = None, []
+    if arm.all_pre():
+        pre, runs = capture_pre(box, arm.all_pre(), env, scenario.staging_timeout or DEFAULT_SETUP_TIMEOUT)
+    identity = matrix.identity(plan, pre) if arm.all_pre() else plan.identity
+    if runs and not runs[-1].ok:
+        return _unstarted(runner, matrix, plan, identity, Problem("staging", runs[-1].failure()), pre_runs=runs)
+    baseline = _baseline(runner, box)
+    handover = _handover(box) if arm.workflow else None
+    record = CellRecord(plan, identity)
+    deadline = time.monotonic() + scenario.timeout
+    facts: dict[str, Any] = {"baseline": baseline, "state_paths": list(arm.state_paths()), "pre": [r.to_dict() for r in runs], "pre_effects": pre.to_dict() if pre is not None else None}
+    for index, step in enumerate(arm.steps):
+        if runner.cancel.is_set():
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            record.sessions.append(_out_of_time(runner, matrix, plan, identity, index, record.root))
+            break
+        session_plan = _session_plan(matrix, plan, identity, index, step, box, handover, facts, left, record.root)
+        try:
+            done = runner.record(session_plan, box)
+        except Exception as exc:  # noqa: BLE001 - the sandbox broke under the session (a container gone, a full disk)
+            record.sessions.extend(_close_unfinished(runner, identity.id, cell.attempt, f"the sandbox failed during step {step.name!r}: {type(exc).__name__}: {exc}", record.sessions))
+            break
+        record.sessions.append(done.session_id)
+        _after_step(runner, box, step, done.session_id, session_plan.env, handover)
+        if done.status != "ok":
+            break
+    if not record.sessions:  # stopped (Ctrl-C twice) before the first step started
+        return _unstarted(runner, matrix, plan, identity, Problem("infrastructure", "stopped before the agent started (interrupted)"), pre_runs=runs)
+    return record
+
+
+def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int, step: Step, box: OpenWorkspace, handover: Path | None, facts: dict[str, Any], left: float, root: str | None) -> SessionPlan:
+    cell, task = plan.cell, plan.cell.task
+    resolved = matrix.resolved(cell.arm, task)[index]  # again: a binary installed since planning is found now
+    fields = session_fields(matrix.ev.name, cell, identity, plan.task_digest, index, parent_session=root)
+    started = started_extra(matrix.ev.name, cell, identity, plan.task_digest, index, plan.versions)
+    started["cell"].update(facts if index == 0 else {"baseline": facts["baseline"], "state_paths": facts["state_paths"]})
+    env: dict[str, str] = {}
+    for earlier in cell.arm.steps[: index + 1]:  # a workflow's environment persists across its steps (only args are per step)
+        env.update(earlier.effects.env)
+    if handover is not None:
+        env[HANDOVER_ENV] = str(handover)
+        started["cell"]["handover"] = HANDOVER_ENV
+    return SessionPlan(
+        scenario=task.scenario,
+        attempt=cell.attempt,
+        harness=step.harness,
+        model=step.model_id,
+        harness_config=harness_config(step, task, resolved),
+        prompt=step_prompt(step, task.scenario.prompt, workdir_of(box), handover),
+        noop=step.harness == "mock" and step.model_id == NOOP_MODEL,
+        cell_id=identity.id,
+        params=fields["params"],
+        started=started,
+        env=env,
+        timeout=min(step.timeout, left) if step.timeout is not None else left,
+        parent_session=root,
+    )
+
+
+def step_prompt(step: Step, task_prompt: str, workdir: str, handover: Path | None) -> str:
+    """A workflow step's template with {prompt}, {workdir} and {handover} filled in; the task
+    prompt when the step has none. Other braces are left as they are (prompts hold code)."""
+    if not step.prompt:
+        return task_prompt
+    text = step.prompt.replace("{prompt}", task_prompt).replace("{workdir}", workdir)
+    return text.replace("{handover}", str(handover) if handover is not None else "")
+
+
+def _baseline(runner: Runner, box: OpenWorkspace) -> str | None:
+    """The staged tree after `pre`, as a blob: what the agent's diff is taken against, now and at every re-grade."""
+    try:
+        data, _ = snapshot(box.root)
+    except OSError:
+        return None
+    return runner.store.put_blob(data)
+
+
+def _handover(box: OpenWorkspace) -> Path:
+    """A notes folder beside the workspace, not in it (never graded, never in the agent's diff)."""
+    base = box.env.get("TMPDIR")
+    folder = Path(base) / "benchtape-handover" if base else Path(tempfile.mkdtemp(prefix="benchtape-handover-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _after_step(runner: Runner, box: OpenWorkspace, step: Step, session_id: str, env: dict[str, str], handover: Path | None) -> None:
+    """The step's `post` commands (as `hook` actions), and the handover folder as it is now."""
+    actions: list[Action] = []
+    if step.effects.post:
+        for run in run_all(box, step.effects.post, env, DEFAULT_SETUP_TIMEOUT):
+            actions.append(_hook("post", run))
+    if handover is not None:
+        from recorder.boxcommands import snapshot_dir
+
+        snap = snapshot_dir(handover)
+        if snap is not None:
+            data, meta = snap
+            actions.append(Action("handover.snapshot", {"step": step.name, "sha256": runner.store.put_blob(data), **meta}))
+    if actions:
+        runner.store.append(session_id, actions)
+
+
+def _hook(event: str, run: CommandRun) -> Action:
+    return Action("hook", {"event": event, "name": run.command, "output": run.to_dict()})
+
+
+# ---------------------------------------------------------------- attempts that never started
+
+
+def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int) -> dict[str, Any]:
+    cell = plan.cell
+    step = cell.arm.steps[index]
+    return {
+        "scenario": cell.task.id,
+        "harness": step.harness,
+        "model": step.model_id,
+        "prompt": cell.task.scenario.prompt,
+        "attempt": cell.attempt,
+        "sandbox": plan.level,
+        **started_extra(matrix.ev.name, cell, identity, plan.task_digest, index, plan.versions),
+    }
+
+
+def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None) -> CellRecord:
+    fields = session_fields(matrix.ev.name, plan.cell, identity, plan.task_digest, 0)
+    session_id = runner.store.new_session(runner.run_id, **fields)
+    started = _started(matrix, plan, identity, 0)
+    if pre_runs:
+        started["cell"]["pre"] = [r.to_dict() for r in pre_runs]
+    runner.store.append(session_id, unstarted_actions(started, problem.cause, problem.message))
+    runner.on_event("session.finished", {"session_id": session_id, "scenario": plan.cell.task.id, "attempt": plan.cell.attempt, "status": "error", "wall_ms": 0.0})
+    return CellRecord(plan, identity, [session_id])
+
+
+def _out_of_time(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int, root: str | None) -> str:
+    """A step the cell's time limit left no time for: on record as timed out, never started."""
+    session_id = runner.store.new_session(runner.run_id, **session_fields(matrix.ev.name, plan.cell, identity, plan.task_digest, index, parent_session=root))
+    runner.store.append(
+        session_id,
+        [
+            Action("session.started", _started(matrix, plan, identity, index)),
+            Action("error", {"message": f"the cell's time limit ({plan.cell.task.scenario.timeout:g}s) was used up before step {plan.cell.arm.steps[index].name!r}"}),
+            Action("session.finished", {"status": "timeout", "exit_code": None, "timed_out": True, "wall_ms": 0.0}),
+        ],
+    )
+    return session_id
+
+
+def _close_unfinished(runner: Runner, cell_id: str, attempt: int, message: str, known: list[str]) -> list[str]:
+    """Sessions of this cell in this run that have no `session.finished` (the step that broke):
+    closed with an error whose cause is the sandbox. Returns the ones not already known."""
+    rows = runner.store.db.execute("SELECT id FROM sessions WHERE run_id = ? AND cell_id = ? AND attempt = ? ORDER BY id", [runner.run_id, cell_id, attempt]).fetchall()
+    new = []
+    for (session_id,) in rows:
+        if runner.store.finish_status(session_id) is None:
+            runner.store.append(session_id, [Action("error", {"message": message, "cause": "sandbox"}), Action("session.finished", {"status": "error", "exit_code": None, "timed_out": False, "wall_ms": 0.0})])
+        if session_id not in known:
+            new.append(session_id)
+    return new
+
+
+def _open_cause(level: str) -> str:
+    """`engine` when the sandbox needed a container engine and none answers; else `sandbox`."""
+    if level != "container":
+        return "sandbox"
+    from recorder.sandbox.container import available
+
+    return "sandbox" if available()[0] else "engine"

@@ -1,0 +1,240 @@
+"""An evaluation's cells, resolved far enough to know each one's identity before anything runs.
+
+A cell's identity names the versions its tools resolved to, its task's content (with the
+image digest when containerised and the commit a repository's ref names today), its
+sandbox and network policy, and what its `pre` commands do to the workspace. So planning:
+1. resolves every step's tool version (recorder.toolversions; nothing is installed here);
+2. resolves each task's image digest and repository commit;
+3. runs each arm's `pre` commands once per task in a scratch sandbox to capture their
+   effects (no agent, no spend; only arms that have `pre` commands);
+4. computes each cell's identity.
+What cannot be resolved for a task (the engine is down, staging failed) becomes the task's
+`Problem`: its cells are recorded as attempts that never started (infrastructure_error).
+
+Staging is shared with recording: a task's seed tree is staged once per invocation.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from recorder.boxcommands import capture_pre
+from recorder.errors import BenchtapeError
+from recorder.sandbox.levels import sandbox_for
+from recorder.spec.evaluation import Arm, Cell, Evaluation, Step, Task
+from recorder.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, setup_inputs, step_config, task_hash
+from recorder.toolversions import Resolved, VersionResolver
+
+Event = Callable[[str, dict[str, Any]], None]
+DEFAULT_SETUP_TIMEOUT = 300.0
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why a cell cannot start, and whose fault it is (an `error` action's `cause`)."""
+
+    cause: str  # staging | engine | sandbox
+    message: str
+
+
+@dataclass
+class CellPlan:
+    cell: Cell
+    level: str
+    task_digest: str
+    resolved: tuple[Resolved, ...]  # per step
+    identity: CellIdentity
+    pre: PreEffects | None = None
+    problem: Problem | None = None
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return versions_of(self.cell.arm, self.resolved)
+
+
+def versions_of(arm: Arm, resolved: tuple[Resolved, ...]) -> dict[str, str]:
+    """Tool name → resolved version, for the identity (a workflow's steps share one asked version)."""
+    return {step.tool: r.version for step, r in zip(arm.steps, resolved)}
+
+
+def harness_config(step: Step, task: Task, resolved: Resolved) -> dict[str, Any]:
+    """What the step's harness is given: the arm's config, with the resolved binary to run."""
+    config = step_config(step, task.bench)
+    if resolved.binary is not None and step.harness != "mock":
+        config["binary"] = str(resolved.binary)
+    return config
+
+
+# ---------------------------------------------------------------- staging, once per task
+
+
+class Staging:
+    """Each task's seed tree, staged on first use and kept for the invocation; a failure is
+    remembered as the task's problem."""
+
+    def __init__(self, on_event: Event | None = None):
+        self.on_event = on_event or (lambda kind, data: None)
+        self._lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._seeds: dict[str, Any] = {}
+        self._problems: dict[str, Problem] = {}
+
+    def seed(self, task: Task) -> tuple[Path | None, Problem | None]:
+        from recorder.sandbox.staging import stage_seeds
+
+        with self._lock:
+            lock = self._locks.setdefault(task.id, threading.Lock())
+        with lock:
+            if task.id not in self._seeds and task.id not in self._problems:
+                try:
+                    self._seeds[task.id] = stage_seeds(task.bench, [task.scenario], on_event=self.on_event)
+                except BenchtapeError as exc:
+                    self._problems[task.id] = Problem("staging", exc.render())
+                except OSError as exc:
+                    self._problems[task.id] = Problem("staging", f"staging failed: {exc}")
+        if task.id in self._problems:
+            return None, self._problems[task.id]
+        return self._seeds[task.id].get(task.scenario.name), None
+
+    def vars(self, task: Task) -> dict[str, Any]:
+        """The `generate:` values of the task's staging (the checks' answer key)."""
+        seeds = self._seeds.get(task.id)
+        return seeds.vars(task.scenario.name) if seeds is not None else {}
+
+    def generated(self) -> dict[str, dict[str, Any]]:
+        """Task id → its `generate:` values, for the run's record (re-grading needs them)."""
+        return {tid: seeds.vars(tid) for tid, seeds in self._seeds.items() if seeds.vars(tid)}
+
+    def cleanup(self) -> None:
+        for seeds in self._seeds.values():
+            seeds.cleanup()
+
+
+# ---------------------------------------------------------------- the plan
+
+
+@dataclass
+class _TaskFacts:
+    digest: str
+    level: str
+    policy: SandboxPolicy
+    problem: Problem | None = None
+
+
+@dataclass
+class Matrix:
+    """The planning of one invocation: resolver, staging and per-task facts, shared with recording."""
+
+    ev: Evaluation
+    tasks: list[Task]
+    resolver: VersionResolver
+    staging: Staging
+    level: str | None = None  # a --sandbox override
+    on_event: Event = field(default=lambda kind, data: None)
+    _facts: dict[str, _TaskFacts] = field(default_factory=dict)
+    _pre: dict[tuple[Any, ...], PreEffects] = field(default_factory=dict)
+    _setups: dict[tuple[Any, ...], dict[str, Any]] = field(default_factory=dict)
+
+    def resolve_versions(self) -> list[Resolved]:
+        """Every step's tool version (npm is asked about `latest` once per tool)."""
+        out = []
+        for arm in self.ev.arms:
+            for task in self._bench_tasks():
+                out.extend(self.resolved(arm, task))
+        return list(dict.fromkeys(out))
+
+    def resolved(self, arm: Arm, task: Task) -> tuple[Resolved, ...]:
+        out = []
+        for step in arm.steps:
+            bench_binary = step_config(step, task.bench).get("binary")
+            out.append(self.resolver.resolve(step.harness, step.tool_version, str(bench_binary) if bench_binary else None))
+        return tuple(out)
+
+    def _bench_tasks(self) -> list[Task]:
+        """One task per bench: resolution depends on the bench's config, not the scenario."""
+        return list({t.bench.path: t for t in self.tasks}.values())
+
+    def plan(self, *, capture: bool = True) -> list[CellPlan]:
+        """Every cell of the selected tasks with its identity. `capture=False` skips running
+        `pre` commands (their cells are then planned as not reusable: a run captures them)."""
+        plans = []
+        for cell in self.ev.cells(self.tasks):
+            facts = self.task_facts(cell.task)
+            resolved = self.resolved(cell.arm, cell.task)
+            pre = None
+            problem = facts.problem
+            if cell.arm.all_pre():
+                pre, pre_problem = self.pre_effects(cell.arm, cell.task, facts) if capture and problem is None else (PreEffects.not_capturable(problem.message if problem else "setup commands not run in this preview"), None)
+                problem = problem or pre_problem
+            versions = versions_of(cell.arm, resolved)
+            identity = cell_identity(cell, versions=versions, task_digest=facts.digest, sandbox=facts.policy, pre=pre, setup=self._setup(cell, versions))
+            plans.append(CellPlan(cell, facts.level, facts.digest, resolved, identity, pre, problem))
+        return plans
+
+    def identity(self, plan: CellPlan, pre: PreEffects | None) -> CellIdentity:
+        """The identity of a planned cell with the effects its `pre` commands had when it ran."""
+        facts = self.task_facts(plan.cell.task)
+        return cell_identity(plan.cell, versions=plan.versions, task_digest=facts.digest, sandbox=facts.policy, pre=pre, setup=self._setup(plan.cell, plan.versions))
+
+    def _setup(self, cell: Cell, versions: dict[str, str]) -> dict[str, Any]:
+        """The setup half of the identity, once per arm, bench and versions (not per cell)."""
+        key = (cell.arm.key, str(cell.task.bench.path), tuple(sorted(versions.items())))
+        if key not in self._setups:
+            self._setups[key] = setup_inputs(cell.arm, cell.task.bench, versions)
+        return self._setups[key]
+
+    # ------------------------------------------------------------ per task
+    def task_facts(self, task: Task) -> _TaskFacts:
+        if task.id not in self._facts:
+            self._facts[task.id] = self._task_facts(task)
+        return self._facts[task.id]
+
+    def _task_facts(self, task: Task) -> _TaskFacts:
+        sc = task.scenario
+        policy = sandbox_policy(sc, self.level)
+        image_digest = commit = None
+        problem = None
+        if policy.level == "container":
+            try:
+                image_digest = image_digest_of(sc)
+            except Exception as exc:  # noqa: BLE001 - no engine, an image that will not build: the cells cannot start
+                problem = Problem("engine", f"the task's image could not be resolved: {exc}")
+        if sc.repo is not None:
+            from recorder.sandbox.checkout import CheckoutFailed, resolve_commit
+
+            try:
+                commit = resolve_commit(sc.repo, timeout=sc.staging_timeout or DEFAULT_SETUP_TIMEOUT)
+            except CheckoutFailed as exc:
+                problem = problem or Problem("staging", f"repo: {exc}")
+        digest = task_hash(task, image_digest=image_digest, repo_commit=commit)
+        return _TaskFacts(digest, policy.level, policy, problem)
+
+    # ------------------------------------------------------------ pre commands
+    def pre_effects(self, arm: Arm, task: Task, facts: _TaskFacts) -> tuple[PreEffects, Problem | None]:
+        """What the arm's setup commands do to the task's staged tree, run once in a scratch
+        sandbox of the task's level (shared by every attempt of the arm)."""
+        env = dict(arm.steps[0].effects.env)
+        key = (arm.all_pre(), tuple(sorted(env.items())), task.id, facts.level)
+        if key not in self._pre:
+            seed, problem = self.staging.seed(task)
+            if problem is not None:
+                return PreEffects.not_capturable(problem.message), problem
+            try:
+                with sandbox_for(facts.level).open(task.scenario, seed) as box:
+                    effects, _ = capture_pre(box, arm.all_pre(), env, task.scenario.staging_timeout or DEFAULT_SETUP_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - the sandbox would not open: the run records it
+                effects = PreEffects.not_capturable(f"the sandbox could not open to capture the setup commands' effects: {exc}")
+            self._pre[key] = effects
+        return self._pre[key], None
+
+
+def image_digest_of(scenario: Any) -> str:
+    """The content id of the image the task's container runs (built or resolved as a run would)."""
+    from recorder.sandbox.container import connect
+    from recorder.sandbox.container_level import resolve_image
+
+    ref = resolve_image(scenario.sandbox)
+    return str(connect().images.get(ref).id)

@@ -1,0 +1,259 @@
+"""The read side of an evaluation run: which cells the store already measured, grading a
+measurement into its outcome, and the cost a run would spend.
+
+- Reuse: a cell is measured when a stored measurement of its identity by this evaluation
+  (its first session, `cell_id` = the identity, no parent, in a run of the evaluation)
+  ended in a reusable outcome (its latest `cell.outcome`) and its params say its identity
+  was reusable (its `pre` effects were content-addressed). One batch query per 500
+  identities, by the `sessions_cell` index.
+- Grading: a measurement (a session per step) is graded through the one grading function
+  (`replay.grading.grade_stored`), on its final step's session (the final workspace, the
+  final answer); its outcome is decided from every step's session, the verdicts and the
+  agent's diff against the baseline recorded when it started (after staging and `pre`), and
+  appended to its first session as `cell.outcome`, with the diff summary, the cost (the sum
+  of its steps', null if any is unknown) and per-step metrics. A re-grade of a reused
+  measurement appends a new outcome (the latest counts); nothing is ever updated.
+- Estimate: per setup, the mean cost of its stored measurements (of the cells looked up);
+  the mock and the scripted model spend nothing; otherwise unknown, so the total is a floor
+  and says why.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable, Mapping
+
+import orjson
+
+from recorder.cells import RUN_KIND
+from recorder.model import Session
+from recorder.spec.bench import BenchSpec
+from recorder.spec.evaluation import Arm, Task
+from recorder.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
+from recorder.store import Store
+from recorder.treediff import read_snapshot
+from replay.grading import grade_stored, new_grading
+from replay.judging import judge_for_grading
+from replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
+from replay.regrade import prepare
+
+CHUNK = 500
+LIVE = "live"
+REGRADE = "regrade"
+
+
+# ---------------------------------------------------------------- what the store holds
+
+
+@dataclass
+class StoredMeasurement:
+    root: str
+    run_id: str
+    cell_id: str
+    task: str
+    reusable_identity: bool
+    sessions: list[str] = field(default_factory=list)  # root first, then later steps in order
+    outcome: dict[str, Any] | None = None  # the latest `cell.outcome`
+
+    @property
+    def measured(self) -> bool:
+        return self.reusable_identity and is_reusable((self.outcome or {}).get("outcome"))
+
+
+@dataclass
+class StoredCells:
+    """Every stored measurement of the identities asked about, oldest first."""
+
+    by_cell: dict[str, list[StoredMeasurement]] = field(default_factory=dict)
+
+    def measured(self, cell_id: str) -> StoredMeasurement | None:
+        """The latest measurement of the cell with a reusable outcome (what a run re-grades instead of re-running)."""
+        return next((m for m in reversed(self.by_cell.get(cell_id, [])) if m.measured), None)
+
+    def attempted(self, cell_id: str) -> int:
+        """Stored attempts of the cell that are not measurements (execution failures, never graded)."""
+        return sum(1 for m in self.by_cell.get(cell_id, []) if not m.measured)
+
+
+def stored_cells(store: Store, evaluation: str, cell_ids: Iterable[str]) -> StoredCells:
+    """The stored measurements of these identities made by this evaluation's runs (what
+    `compare NAME` reads: a cell another evaluation measured is measured again here)."""
+    ids = list(dict.fromkeys(cell_ids))
+    roots: dict[str, StoredMeasurement] = {}
+    for chunk in _chunks(ids):
+        marks = ",".join("?" * len(chunk))
+        rows = store.db.execute(
+            f"SELECT s.id, s.run_id, s.cell_id, s.scenario, s.params FROM sessions s JOIN runs r ON r.id = s.run_id "
+            f"WHERE s.cell_id IN ({marks}) AND s.parent_session IS NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ? ORDER BY s.id",
+            [*chunk, RUN_KIND, evaluation],
+        )
+        for sid, run_id, cell_id, task, params in rows:
+            p = orjson.loads(params) if params else {}
+            roots[sid] = StoredMeasurement(sid, run_id, cell_id, task, bool(p.get("reusable", True)), [sid])
+    steps: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    root_ids = list(roots)
+    for chunk in _chunks(root_ids):
+        marks = ",".join("?" * len(chunk))
+        for sid, parent, params in store.db.execute(f"SELECT id, parent_session, params FROM sessions WHERE parent_session IN ({marks}) ORDER BY id", chunk):
+            steps[parent].append((int((orjson.loads(params) if params else {}).get("step_index", 0)), sid))
+        for sid, data in store.db.execute(f"SELECT session_id, data FROM actions WHERE session_id IN ({marks}) AND kind = 'cell.outcome' ORDER BY session_id, seq", chunk):
+            roots[sid].outcome = orjson.loads(data)
+    out = StoredCells()
+    for root in roots.values():
+        root.sessions += [sid for _, sid in sorted(steps.get(root.root, []))]
+        out.by_cell.setdefault(root.cell_id, []).append(root)
+    return out
+
+
+def _chunks(items: list[str]) -> Iterable[list[str]]:
+    for i in range(0, len(items), CHUNK):
+        yield items[i : i + CHUNK]
+
+
+# ---------------------------------------------------------------- grading a measurement
+
+
+def measurement_outcome(sessions: list[Session], verdicts: list[Any], diff: Any, protected: Iterable[str]) -> Outcome:
+    """The outcome of a measurement: the first step that failed to execute decides; else the
+    final step's verdicts and the agent's diff (replay.outcomes.decide)."""
+    for session in sessions[:-1]:
+        failure = execution_outcome(session)
+        if failure is not None:
+            return failure
+    return decide(sessions[-1], verdicts, diff, protected)
+
+
+class CellGrader:
+    """Grades the measurements of one invocation: one grading per bench and source (`live` for
+    cells measured now, `regrade` for reused ones), created when first needed."""
+
+    def __init__(self, store: Store, run_id: str, pricing: Pricing):
+        self.store, self.run_id, self.pricing = store, run_id, pricing
+        self._lock = threading.Lock()
+        self._gradings: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
+
+    def grading_ids(self) -> list[str]:
+        return [g for g, _ in self._gradings.values()]
+
+    def _grading(self, bench: BenchSpec, source: str) -> tuple[str, dict[str, Any]]:
+        key = (str(bench.path), source)
+        with self._lock:
+            if key not in self._gradings:
+                prepared = prepare(bench)
+                grading_id = new_grading(self.store, source, {sc.name: sc.checks for sc in bench.scenarios}, bench_path=str(bench.path), run_id=self.run_id, contexts={n: p.context for n, p in prepared.items()})
+                judge = judge_for_grading(self.store, grading_id, mode="ask" if source == LIVE else "reuse", judges=bench.judges)
+                self._gradings[key] = (grading_id, {n: replace(p, context=replace(p.context, judge=judge)) for n, p in prepared.items()})
+            return self._gradings[key]
+
+    def grade(self, task: Task, arm: Arm, sessions: list[str], *, source: str, vars: Mapping[str, Any] | None = None) -> Outcome:
+        """Grade one measurement, decide its outcome and append it to the first session."""
+        loaded = [self.store.load_session(s) for s in sessions]
+        failure = next((f for f in (execution_outcome(s) for s in loaded) if f is not None), None)
+        verdicts: list[Any] = []
+        grading_id = None
+        if failure is None:  # an attempt that did not execute is not graded (a judge would be asked for nothing)
+            grading_id, prepared = self._grading(task.bench, source)
+            prep = prepared[task.id]
+            context = replace(prep.context, vars={**prep.context.vars, **(vars or {})})
+            loaded[-1], verdicts = grade_stored(self.store, grading_id, sessions[-1], prep.checks, context)
+        diff = self._diff(loaded, arm)
+        outcome = failure or measurement_outcome(loaded, verdicts, diff, arm.protected_paths(task))
+        steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
+        extra: dict[str, Any] = {
+            "cell_id": loaded[0].actions[0].data.get("cell", {}).get("id") if loaded[0].actions else None,
+            "grading_id": grading_id,
+            "source": source,
+            "diff": diff.summary() if diff is not None else None,
+            "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == len(arm.steps) else None,
+            "steps": steps,
+        }
+        self.store.append(sessions[0], [outcome.action(**extra)])
+        return outcome
+
+    def _diff(self, loaded: list[Session], arm: Arm) -> Any:
+        """The agent's change: the final snapshot against the baseline the first step recorded."""
+        started = loaded[0].actions[0].data if loaded[0].actions and loaded[0].actions[0].kind == "session.started" else {}
+        sha = (started.get("cell") or {}).get("baseline")
+        data = self.store.get_blob(sha) if sha else None
+        if data is None:
+            return None
+        return agent_diff(self.store, loaded[-1], read_snapshot(data), arm.state_paths())
+
+    def _step(self, arm: Arm, index: int, session: Session, session_id: str) -> dict[str, Any]:
+        step = arm.steps[index] if index < len(arm.steps) else None
+        m = session.metrics
+        cost, source = session_cost(m, step.model_id if step else session.model, self.pricing)
+        return {
+            "name": step.name if step else f"#{index}",
+            "session": session_id,
+            "tool": step.tool if step else session.harness,
+            "model": step.model_id if step else session.model,
+            "effort": step.effort if step else None,
+            "status": session.status,
+            "exit_code": session.exit_code,
+            "wall_ms": m.wall_ms,
+            "tokens_in": m.tokens_in,
+            "tokens_out": m.tokens_out,
+            "cost_usd": cost,
+            "cost_source": source,
+        }
+
+
+# ---------------------------------------------------------------- what a run would spend
+
+
+@dataclass
+class Estimate:
+    """The estimated spend of the cells a run would measure; a floor when some are unknown."""
+
+    total: float = 0.0
+    known_cells: int = 0
+    unknown_cells: int = 0
+    why_unknown: dict[str, str] = field(default_factory=dict)  # setup label → why it has no estimate
+
+    @property
+    def floor(self) -> bool:
+        return self.unknown_cells > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"usd": round(self.total, 6), "floor": self.floor, "known_cells": self.known_cells, "unknown_cells": self.unknown_cells, "why_unknown": dict(self.why_unknown)}
+
+
+def free(arm: Arm) -> bool:
+    """Whether every step spends nothing: the mock agent, or a real binary against the scripted model."""
+    return all(s.model_id in FREE_MODELS for s in arm.steps)
+
+
+def estimate(arms_to_run: Mapping[str, tuple[Arm, int]], history: Mapping[str, list[float]], pricing: Pricing) -> Estimate:
+    """`arms_to_run`: arm key → (arm, cells it would run); `history`: arm key → the known costs
+    of its stored measurements."""
+    out = Estimate()
+    for key, (arm, cells) in arms_to_run.items():
+        if not cells:
+            continue
+        if free(arm):
+            out.known_cells += cells
+            continue
+        known = history.get(key) or []
+        if known:
+            out.total += cells * sum(known) / len(known)
+            out.known_cells += cells
+            continue
+        out.unknown_cells += cells
+        unpriced = [s.model_id for s in arm.steps if s.model_id not in FREE_MODELS and not pricing.priced(s.model_id)]
+        out.why_unknown[arm.label] = f"{', '.join(dict.fromkeys(m or '?' for m in unpriced))} unpriced" if unpriced else "no stored measurement of this setup to estimate from"
+    return out
+
+
+def cost_history(stored: StoredCells, arm_of: Mapping[str, str]) -> dict[str, list[float]]:
+    """Arm key → the known costs of its stored measurements (from their latest `cell.outcome`);
+    `arm_of`: cell id → arm key, for the cells looked up."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for cell_id, found in stored.by_cell.items():
+        for m in found:
+            cost = (m.outcome or {}).get("cost_usd")
+            if cost is not None and cell_id in arm_of:
+                out[arm_of[cell_id]].append(float(cost))
+    return out

@@ -1,0 +1,268 @@
+"""`benchtape run EVALUATION`, as a user runs it: the preview, consent, a matrix measured once
+and re-graded after, --fresh, --task filling a matrix across invocations, Ctrl-C.
+
+Everything runs for real: the mock agent as a process in a home sandbox, the store on disk,
+the checks through the one grading function.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from cli import benchtape, popen
+from evalkit import write
+
+CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n"
+BENCH = """
+description: evaluation e2e
+harness: mock
+defaults: {sandbox: home, interactive: false, timeout: 30s}
+scenarios:
+  - name: fix-add
+    prompt: "make add() return the sum"
+    testdata: calc
+    checks:
+      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.add(2, 3) == 5"]}}
+    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a - b", new_string: "return a + b"}}, {say: done}]}
+  - name: fix-sub
+    prompt: "make sub() return the difference"
+    testdata: calc
+    checks:
+      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.sub(5, 3) == 2"]}}
+    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a + b", new_string: "return a * b"}}, {say: done}]}
+  - name: explain
+    prompt: "say what calc does"
+    testdata: calc
+    checks:
+      - {type: contains, value: "calc"}
+    mock: {steps: [{say: "calc adds and subtracts"}]}
+"""
+EVALUATION = """
+apiVersion: benchtape/v1alpha1
+kind: Evaluation
+attempts: 2
+tools:
+  - tool: mock
+    model: [scripted, noop]
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    write(root / "calc" / "calc.py", CALC)
+    write(root / "madbench.yaml", BENCH)
+    write(root / ".benchtape" / "evaluations" / "base.yaml", EVALUATION)
+    return root
+
+
+def run(project: Path, *args: str, timeout: float = 300):
+    return benchtape("run", "base", *args, cwd=project, env={"XDG_CONFIG_HOME": str(project / "xdg")}, timeout=timeout)
+
+
+def db(project: Path) -> sqlite3.Connection:
+    return sqlite3.connect(project / ".benchtape" / "benchtape.db")
+
+
+def counts(project: Path) -> tuple[int, int]:
+    """(sessions, cell.outcome actions) in the store."""
+    with db(project) as c:
+        return c.execute("SELECT count(*) FROM sessions").fetchone()[0], c.execute("SELECT count(*) FROM actions WHERE kind = 'cell.outcome'").fetchone()[0]
+
+
+def latest_outcomes(project: Path) -> dict[tuple[str, str, int], str]:
+    """(arm label, task, attempt) → the latest outcome of the latest measurement."""
+    out = {}
+    with db(project) as c:
+        rows = c.execute(
+            "SELECT s.scenario, s.attempt, json_extract(a.data, '$.outcome'), json_extract(f.data, '$.cell.label') FROM sessions s "
+            "JOIN actions a ON a.session_id = s.id AND a.kind = 'cell.outcome' JOIN actions f ON f.session_id = s.id AND f.seq = 1 ORDER BY s.id, a.seq"
+        ).fetchall()
+    for task, attempt, outcome, label in rows:
+        out[(label, task, attempt)] = outcome
+    return out
+
+
+def test_a_matrix_runs_then_a_second_invocation_starts_nothing_and_regrades_all_and_fresh_measures_again(project):
+    first = run(project, "--yes")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert counts(project) == (12, 12)  # 2 setups × 3 tasks × 2 attempts, one session and one outcome each
+    outcomes = latest_outcomes(project)
+    assert outcomes[("mock@latest scripted", "fix-add", 1)] == "passed"
+    assert outcomes[("mock@latest scripted", "fix-sub", 2)] == "failed"
+    assert outcomes[("mock@latest noop", "fix-add", 1)] == "no_changes"  # the no-op agent changed nothing
+    assert outcomes[("mock@latest noop", "explain", 2)] == "passed"  # it echoes the prompt, which says "calc"
+
+    # The checks change; the store does not: the second invocation re-grades every stored cell.
+    bench = project / "madbench.yaml"
+    bench.write_text(bench.read_text().replace('{type: contains, value: "calc"}', '{type: contains, value: "subtracts"}'))
+    preview = run(project, "--dry-run", "--json")
+    assert preview.returncode == 0, preview.stderr
+    doc = orjson.loads(preview.stdout)
+    assert (doc["measured"], doc["to_run"], doc["cells"]) == (12, 0, 12)
+    second = run(project, "--yes")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "0 session(s) started, 0 cell(s) measured now, 12 re-graded" in second.stdout
+    assert counts(project) == (12, 24)  # no session started; a new outcome on every stored measurement
+    regraded = latest_outcomes(project)
+    assert regraded[("mock@latest noop", "explain", 2)] == "no_changes"  # the echo does not say "subtracts", and it changed nothing
+    assert regraded[("mock@latest scripted", "explain", 1)] == "passed"
+    with db(project) as c:
+        sources = dict(c.execute("SELECT source, count(*) FROM gradings GROUP BY source").fetchall())
+    assert sources == {"live": 1, "regrade": 1}
+
+    fresh = run(project, "--fresh", "--yes")
+    assert fresh.returncode == 0, fresh.stdout + fresh.stderr
+    assert "12 session(s) started" in fresh.stdout
+    assert counts(project) == (24, 36)  # measured again; nothing deleted
+    compared = benchtape("compare", "base", "--json", cwd=project)
+    table = orjson.loads(compared.stdout)
+    assert [r["label"] for r in table["ranked"]] == ["mock@latest scripted", "mock@latest noop"]
+    assert table["ranked"][0]["cells"] == 6 and table["ranked"][0]["cost_per_cell"] == 0.0  # the mock spends nothing: known, not unknown
+
+
+def test_the_preview_writes_nothing_and_without_a_terminal_consent_is_yes(project):
+    store = project / ".benchtape" / "benchtape.db"
+    out = run(project, "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert "would run 12 cell(s); 0 measured cell(s)" in out.stdout and "estimated spend: $0.0000 over 12 cell(s)" in out.stdout
+    assert not store.exists()  # a preview creates no store
+    refused = run(project)
+    assert refused.returncode == 2
+    assert "consent is --yes" in refused.stderr and "benchtape run base --dry-run" in refused.stderr
+    assert not store.exists()  # refused: nothing was written
+
+
+def test_tasks_fill_one_matrix_across_invocations(project):
+    out = run(project, "--task", "fix-add", "--yes")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert counts(project) == (4, 4)
+    compared = orjson.loads(benchtape("compare", "base", "--json", cwd=project).stdout)
+    assert compared["ranked"] == [] and {r["fill"] for r in compared["unranked"]} == {"benchtape run base --task fix-sub --task explain"}
+    preview = orjson.loads(run(project, "--dry-run", "--json").stdout)
+    assert (preview["measured"], preview["to_run"]) == (4, 8) and counts(project) == (4, 4)  # a preview of a store reads it, never writes
+    write(project / ".benchtape" / "evaluations" / "other.yaml", EVALUATION)
+    other = orjson.loads(benchtape("run", "other", "--task", "fix-add", "--dry-run", "--json", cwd=project).stdout)
+    assert (other["measured"], other["to_run"]) == (0, 4)  # reuse is per evaluation, as `compare other` reads it
+    out = run(project, "--yes")
+    assert "8 session(s) started, 8 cell(s) measured now, 4 re-graded" in out.stdout
+    compared = orjson.loads(benchtape("compare", "base", "--json", cwd=project).stdout)
+    assert len(compared["ranked"]) == 2 and compared["unranked"] == []
+
+
+def test_flags_are_refused_where_they_do_not_apply(project):
+    out = run(project, "--repeat", "3")
+    assert out.returncode == 2 and "--repeat does not apply to an evaluation" in out.stderr and "attempts:" in out.stderr
+    out = benchtape("run", "madbench.yaml", "--fresh", cwd=project)
+    assert out.returncode == 2 and "--fresh applies to an evaluation" in out.stderr
+    out = run(project, "--task", "fix-ad", "--dry-run")
+    assert out.returncode == 2 and "did you mean 'fix-add'?" in out.stderr
+    out = benchtape("run", "bse", "--dry-run", cwd=project)
+    assert out.returncode == 2 and "no evaluation named 'bse'" in out.stderr and "did you mean 'base'?" in out.stderr
+
+
+SLOW = """
+description: slow cells
+harness: mock
+defaults: {sandbox: home, interactive: false, timeout: 60s}
+scenarios:
+  - name: one
+    prompt: "p"
+    testdata: calc
+    checks: [{type: contains, value: "done"}]
+    mock: {steps: [{sleep: 1}, {say: done}]}
+  - name: two
+    prompt: "p"
+    testdata: calc
+    checks: [{type: contains, value: "done"}]
+    mock: {steps: [{sleep: 1}, {say: done}]}
+"""
+
+
+def test_ctrl_c_once_stops_scheduling_and_keeps_what_finished(project):
+    write(project / "madbench.yaml", SLOW)  # 2 tasks × 2 setups × 2 attempts = 8 cells of 1 s, one at a time
+    proc = popen("run", "base", "--yes", "--concurrency", "1", cwd=project)
+    deadline = time.monotonic() + 60
+    while counts_or_zero(project)[1] < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "stopping: nothing more is scheduled" in err
+    sessions, outcomes = counts(project)
+    assert 1 <= sessions < 8 and outcomes == sessions  # the cell in flight finished and was graded; the rest never started
+    assert set(latest_outcomes(project).values()) <= {"passed", "failed"}
+    assert "were not started; what finished is kept" in out
+    again = run(project, "--yes")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"{8 - sessions} session(s) started, {8 - sessions} cell(s) measured now, {sessions} re-graded" in again.stdout
+
+
+def counts_or_zero(project: Path) -> tuple[int, int]:
+    try:
+        return counts(project)
+    except sqlite3.Error:
+        return 0, 0
+
+
+def test_ctrl_c_twice_stops_the_cells_in_flight_too(project):
+    write(project / "madbench.yaml", SLOW.replace("sleep: 1", "sleep: 60"))
+    proc = popen("run", "base", "--yes", "--concurrency", "1", cwd=project)
+    deadline = time.monotonic() + 60
+    while counts_or_zero(project)[0] < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the agent is running
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "stopping the 1 cell(s) in flight" in err
+    assert counts(project) == (1, 1)
+    with db(project) as c:
+        (data,) = c.execute("SELECT data FROM actions WHERE kind = 'cell.outcome'").fetchone()
+    outcome = orjson.loads(data)
+    assert outcome["outcome"] == "infrastructure_error" and "interrupted" in outcome["reason"]  # an attempt, not the agent's failure
+
+
+@pytest.mark.parametrize("answer", ["n", "y"])
+def test_a_terminal_is_asked_before_anything_runs(project, answer):
+    """A real pseudo-terminal: the preview, then the question; only `y` runs."""
+    main, secondary = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--task", "explain"], cwd=project, stdin=secondary, stdout=secondary, stderr=secondary, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
+    os.close(secondary)
+    seen = b""
+    try:
+        while b"[y/N]" not in seen:
+            ready, _, _ = select.select([main], [], [], 20)
+            assert ready, seen.decode(errors="replace")
+            seen += os.read(main, 4096)
+        os.write(main, answer.encode() + b"\r")
+        while proc.poll() is None:
+            if select.select([main], [], [], 0.5)[0]:
+                try:
+                    seen += os.read(main, 4096)
+                except OSError:
+                    break
+    finally:
+        proc.wait(timeout=60)
+        os.close(main)
+    text = seen.decode(errors="replace")
+    assert "would run 4 cell(s)" in text and "run 4 cell(s)? [y/N]" in text
+    if answer == "n":
+        assert proc.returncode == 0 and "nothing was run" in text
+        assert not (project / ".benchtape" / "benchtape.db").exists()
+    else:
+        assert proc.returncode == 0 and "4 session(s) started" in text, text
+        assert counts(project) == (4, 4)
