@@ -88,6 +88,10 @@ class WorkspaceSnapshot(TypedDict, total=False):
     files: int
     bytes: int
     links_out: list[str]
+    links_out_count: int
+    skipped: int  # devices, FIFOs, sockets, and files swapped for something else while being read
+    redacted: list[str]  # files stored with a known secret replaced by [REDACTED]
+    redacted_count: int
 
 
 class AdapterWarning(TypedDict, total=False):
@@ -121,7 +125,9 @@ class SessionFinished(TypedDict, total=False):
     status: str  # ok, error, timeout, interrupted, truncated
     exit_code: int | None
     timed_out: bool
-    wall_ms: float
+    wall_ms: float | None  # None when a recovery cannot tell
+    truncated: bool  # some output was over the limits (recorder/limits.py)
+    recovered: bool  # finished by `benchtape recover` after benchtape was killed
 
 
 KINDS: dict[str, type] = {

@@ -30,7 +30,7 @@ class Preflight:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
 
-def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None) -> Preflight:
+def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, allow_network: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None) -> Preflight:
     env = dict(os.environ if env is None else env)
     pf = Preflight()
     name = harness or bench.harness or "mock"
@@ -45,7 +45,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
-        pf.merge(_scenario(sc, level, name, allow_host_writes))
+        pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network))
         none_scenarios += level == "none"
         if name == "claude-code":
             from adapters.claude_code import preflight_scenario
@@ -55,7 +55,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
-def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool) -> Preflight:
+def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, allow_network: bool = False) -> Preflight:
     pf = Preflight()
     label = f"{sc.where}: scenario {sc.name!r}"
     if level == "none":
@@ -66,7 +66,7 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
         if sc.testdata is not None:
             pf.blocking.append(f"{label}: `testdata:` cannot be used with sandbox none")
     if level == "container":
-        pf.merge(_container(sc, label))
+        pf.merge(_container(sc, label, allow_network))
     if sc.testdata is not None and not sc.testdata.is_dir():
         pf.blocking.append(f"{label}: testdata {sc.testdata} does not exist")
     elif sc.cwd and sc.testdata is not None and sc.repo is None and sc.setup is None and sc.generate is None and not (sc.testdata / sc.cwd).is_dir():
@@ -80,12 +80,24 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
         pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec))
     return pf
 
-def _container(sc: ScenarioSpec, label: str) -> Preflight:
+def _container(sc: ScenarioSpec, label: str, allow_network: bool = False) -> Preflight:
     pf = Preflight()
+    network = sc.sandbox.network or "none"
+    if network != "none":
+        reach = "the host's own network stack" if network == "host" else f"network {network!r} (and through it, likely the internet)"
+        if allow_network or os.environ.get("BENCHTAPE_ALLOW_NETWORK") == "1":
+            pf.notes.append(f"{label}: `network: {network}` gives the agent {reach}; confirmed by --allow-network")
+        else:
+            pf.blocking.append(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or BENCHTAPE_ALLOW_NETWORK=1) to confirm")
     try:
-        from recorder.sandbox.container import available
+        from recorder.sandbox.container import ContainerError, available, resource_limits
     except ImportError:
         pf.blocking.append(f"{label}: the container sandbox is not available in this build")
+        return pf
+    try:
+        resource_limits(sc.sandbox.resources or None)
+    except ContainerError as exc:
+        pf.blocking.append(f"{label}: sandbox.resources: {exc}")
         return pf
     ok, why = available()
     if not ok:
@@ -95,11 +107,31 @@ def _container(sc: ScenarioSpec, label: str) -> Preflight:
     from recorder.sandbox.container import connect
 
     image = sc.sandbox.image
-    if image is not None and _image_or_none(connect(), image) is None:
+    client = connect()
+    if image is not None and _image_or_none(client, image) is None:
         pf.blocking.append(f"{label}: image {image!r} is not on this machine and benchtape never pulls; build or load it (docker build / docker load), or drop `image:` to use benchtape's own base image")
-    elif image is None and sc.sandbox.dockerfile is None and _image_or_none(connect(), BASE_IMAGE) is None:
+    elif image is None and sc.sandbox.dockerfile is None and _image_or_none(client, BASE_IMAGE) is None:
         pf.notes.append(f"{label}: the base image {BASE_IMAGE} is not built yet; the first session builds it (about a second), or run `benchtape sandbox build` now")
+    elif sc.sandbox.resources:
+        refused = _limits_refused(client, image or BASE_IMAGE, sc.sandbox.resources)
+        if refused:
+            pf.blocking.append(f"{label}: sandbox.resources: {refused}")
     return pf
+
+
+_TRIED: dict[str, str | None] = {}
+
+
+def _limits_refused(client: object, image: str, resources: dict) -> str | None:
+    """The engine's verdict on these limits, tried once per process (a throwaway container)."""
+    import orjson
+
+    from recorder.sandbox.container import limits_refused
+
+    key = image + orjson.dumps(resources, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    if key not in _TRIED:
+        _TRIED[key] = limits_refused(client, image, resources)
+    return _TRIED[key]
 
 def check_problems(spec: CheckSpec) -> list[str]:
     """Construct the check (and any children): a refusal is a blocking finding."""
@@ -114,7 +146,7 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
     """Every bench's findings, deduplicated (an Eval's runs share one bench), and the Eval's unbuilt keys as notes."""
     total = Preflight()
     for bench in benches:
-        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop))
+        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, allow_network=options.allow_network, concurrency=options.concurrency, noop=options.noop))
     if ev is not None:
         total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
     total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench

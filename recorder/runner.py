@@ -1,8 +1,15 @@
 """Running a harness and appending its actions as they arrive.
 
-Every native stdout line is stored in `raw` and parsed into actions that are appended
-at once, each line in its own transaction: a crash or a `kill -9` of benchtape keeps
-every action already received, and the session simply has no `session.finished`.
+The harness writes its output to a capture file in its session folder (never to a pipe
+only benchtape reads); the recorder tails that file, and every line is stored in `raw` with
+the actions parsed from it in one transaction, as it arrives. A `kill -9` of benchtape
+keeps every action already stored, and what the harness wrote after that stays in the
+capture file until `benchtape recover` (or the next start of benchtape) ingests it and
+finishes the session as `interrupted` (recorder/recover.py). The harness runs under a
+supervisor that kills it, and whatever it left running, with its run.
+
+Stored output is capped per line and per session (recorder/limits.py); a session whose
+output was cut finishes `truncated`, never `ok`.
 """
 
 from __future__ import annotations
@@ -18,9 +25,11 @@ from typing import Any, Callable
 
 from adapters.base import Adapter, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
+from recorder.limits import OutputBudget, OutputLimits, output_limits
 from recorder.model import Action
-from recorder.redact import redactor, secret_values
-from recorder.sandbox.levels import OpenWorkspace, runs_alone, sandbox_for
+from recorder.redact import Redactor, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
+from recorder.sandbox.capture import Captured, Ending, secret_fingerprints
+from recorder.sandbox.levels import OpenWorkspace, Process, SandboxError, runs_alone, sandbox_for
 from recorder.sandbox.snapshot import snapshot
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
@@ -34,6 +43,7 @@ class RunOptions:
     concurrency: int = 4
     sandbox: str | None = None  # overrides every scenario's level
     allow_host_writes: bool = False
+    allow_network: bool = False  # consent for a container `network:` other than none
     keep_sandbox: bool = False
     noop: bool = False  # the negative control: the mock ignores any script
     run_kind: str = "run"
@@ -70,6 +80,7 @@ class Runner:
         self.model = options.model or bench.harness_config.get("model")
         self.run_id: str | None = None
         self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.sandbox.staging.Seeds)
+        self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
 
     def adapter(self) -> Adapter:
         if self.harness == "mock":
@@ -84,19 +95,23 @@ class Runner:
         return self.options.sandbox or scenario.sandbox.level
 
     def start_run(self) -> str:
+        """The run's row; a secret on the command line or in a param is stored redacted."""
+        redact = redactor(secret_values(os.environ) + secret_params(self.bench.params))
+        params = {**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params
         self.run_id = self.store.new_run(
             self.options.run_kind,
             bench_path=str(self.bench.path),
             bench_sha256=self.bench.sha256,
             harness=self.harness,
             model=self.model,
-            argv=self.options.argv,
-            params={**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params,
+            argv=redact_argv(self.options.argv, redact),
+            params=redact_params(params, redact),
         )
         return self.run_id
 
     def run(self) -> list[SessionRecord]:
         """Run every (scenario, attempt); returns records in completion order."""
+        self.recover_orphans()
         if self.run_id is None:
             self.start_run()
         from recorder.sandbox.staging import stage_seeds
@@ -126,16 +141,41 @@ class Runner:
             seeds.cleanup()
         return records
 
+    def recover_orphans(self) -> None:
+        """What a killed benchtape left (sessions to finish, sandboxes, a ~/.claude to put back), first."""
+        from recorder.recover import sweep
+
+        for found in sweep():
+            self.on_event("sandbox.note", {"kind": "recover", "message": found})
+
     # ------------------------------------------------------------ one session
     def _one(self, scenario: ScenarioSpec, attempt: int, seed: Path | None) -> SessionRecord:
-        """Open the level's sandbox, record the session in it, close it; then hand it to grading."""
+        """Open the level's sandbox, record the session in it, close it; then hand it to grading.
+        A sandbox that cannot open (an engine refusing a limit) errors that session, not the run."""
         if self.cancel.is_set():
             raise Interrupted()
         sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
-        with sandbox.open(scenario, seed) as box:
-            record = self._record(scenario, attempt, box)
+        try:
+            with sandbox.open(scenario, seed) as box:
+                record = self._record(scenario, attempt, box)
+        except SandboxError as exc:
+            record = self._could_not_open(scenario, attempt, exc)
         self.on_session_done(record)
         return record
+
+    def _could_not_open(self, scenario: ScenarioSpec, attempt: int, exc: Exception) -> SessionRecord:
+        session_id = self.store.new_session(self.run_id, scenario.name, attempt=attempt, harness=self.harness, model=self.model, params=redact_params(self.bench.params, shapes_only()))
+        level = self.level_of(scenario)
+        self.store.append(
+            session_id,
+            [
+                Action("session.started", {"scenario": scenario.name, "harness": self.harness, "model": self.model, "prompt": scenario.prompt, "attempt": attempt, "sandbox": level}),
+                Action("error", {"message": f"the {level} sandbox could not be opened: {exc}"}),
+                Action("session.finished", {"status": "error", "exit_code": None, "timed_out": False, "wall_ms": 0.0}),
+            ],
+        )
+        self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": "error", "wall_ms": 0.0})
+        return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status="error")
 
     def _kept(self, attempt: int) -> Event:
         return lambda kind, data: self.on_event(kind, {**data, "attempt": attempt} if kind == "sandbox.kept" else data)
@@ -144,9 +184,11 @@ class Runner:
         """Start the harness in the opened sandbox, stream its output into the store, snapshot the workspace."""
         adapter = self.adapter()
         store = self.store
-        session_id = store.new_session(self.run_id, scenario.name, cell_id=None, attempt=attempt, harness=self.harness, model=self.model, params=self.bench.params, workdir=str(box.root))
-        secrets = secret_values({**os.environ, **box.env}, box.secret_names)
-        store.set_redactor(session_id, redactor(secrets))
+        secrets = secret_values({**os.environ, **box.env}, box.secret_names) + secret_params(self.bench.params)
+        redact = redactor(secrets)
+        session_id = store.new_session(self.run_id, scenario.name, cell_id=None, attempt=attempt, harness=self.harness, model=self.model, params=redact_params(self.bench.params, redact), workdir=str(box.root))
+        store.set_redactor(session_id, redact)
+        box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=self.harness, noop=self.options.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
         store.append(
             session_id,
@@ -169,23 +211,17 @@ class Runner:
                 **box.launch,
             }
         )
-        status, exit_code, timed_out, wall_ms, stderr_tail = self._drive(adapter, launch, box, scenario.timeout, session_id)
+        drive = self._drive(adapter, launch, box, scenario.timeout, session_id)
         closing: list[Action] = list(box.after_exit())
-        if timed_out:
-            closing.append(Action("error", {"message": f"timed out after {scenario.timeout:g}s; the harness's process group was killed"}))
-        elif status == "error":
-            closing.append(Action("error", {"message": f"harness exited with code {exit_code}", "stderr_tail": stderr_tail}))
-        try:
-            data, facts = snapshot(box.root) if box.root.exists() else (b"", {"files": 0, "bytes": 0})
-            if data:
-                sha = store.put_blob(data)
-                closing.append(Action("workspace.snapshot", {"sha256": sha, **facts}))
-        except OSError as exc:
-            closing.append(Action("error", {"message": f"workspace snapshot failed: {exc}"}))
-        closing.append(Action("session.finished", {"status": status, "exit_code": exit_code, "timed_out": timed_out, "wall_ms": wall_ms}))
+        if drive.timed_out:
+            closing.append(Action("error", {"message": f"timed out after {scenario.timeout:g}s; the harness and everything it started were killed"}))
+        elif drive.status == "error" and drive.exit_code not in (None, 0):
+            closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}", "stderr_tail": drive.stderr_tail}))
+        closing.extend(workspace_snapshot(store, box.root, redact))
+        closing.append(Action("session.finished", drive.finished()))
         store.append(session_id, closing)
-        self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": status, "wall_ms": wall_ms})
-        return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=status)
+        self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": drive.status, "wall_ms": drive.wall_ms})
+        return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=drive.status)
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str) -> dict[str, Any]:
         hc = self.bench.harness_config
@@ -200,71 +236,128 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
-    def _drive(self, adapter: Adapter, launch: Launch, box: OpenWorkspace, timeout: float, session_id: str) -> tuple[str, int | None, bool, float, str]:
+    def _drive(self, adapter: Adapter, launch: Launch, box: OpenWorkspace, timeout: float, session_id: str) -> "Drive":
+        """Start the harness, record its output as it is written, wait for it to exit (or kill it
+        on timeout or Ctrl-C); what is over the output limits is dropped with a marker."""
         cmd = adapter.command(launch)
-        parser = adapter.parser()
+        recording = Recording(self.store, session_id, adapter.parser(), self.harness, self.limits, self.on_event)
         started = time.monotonic()
         try:
             proc = box.spawn(cmd.argv, {**box.env, **cmd.env}, cmd.stdin)
         except OSError as exc:
             self.store.append(session_id, [Action("error", {"message": f"could not start {cmd.argv[0]}: {exc}"})])
-            return "error", None, False, 0.0, str(exc)
-        line_no = 0
-
-        store_failure: list[str] = []
-
-        def pump() -> None:
-            """Drain every line even when parsing or storing one fails: a reader that stopped
-            would leave the harness blocked on a full pipe until the timeout."""
-            nonlocal line_no
-            for line in proc.lines():
-                line_no += 1
-                try:
-                    actions = parser.feed(line)
-                except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
-                    actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line)]
-                if store_failure:
-                    continue
-                try:
-                    self.store.append_line(session_id, line_no, line, actions)
-                except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
-                    store_failure.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
-                    continue
-                for a in actions:
-                    self.on_event("action", {"session_id": session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
-
-        reader = threading.Thread(target=pump, name="benchtape-reader", daemon=True)
+            return Drive("error", None, False, 0.0, str(exc))
+        reader = threading.Thread(target=recording.pump, args=(proc,), name="benchtape-reader", daemon=True)
         reader.start()
         deadline = started + timeout
         timed_out = interrupted = False
-        exit_code: int | None = None
         while True:
             exit_code = proc.wait(0.1)
             if exit_code is not None:
                 break
-            if self.cancel.is_set():
-                interrupted = True
-                proc.kill()
-                exit_code = proc.wait(5)
-                break
-            if time.monotonic() >= deadline:
-                timed_out = True
+            if self.cancel.is_set() or time.monotonic() >= deadline:
+                interrupted, timed_out = self.cancel.is_set(), not self.cancel.is_set()
                 proc.kill()
                 exit_code = proc.wait(5)
                 break
         wall_ms = (time.monotonic() - started) * 1000
-        reader.join(timeout=10)
-        try:
-            tail = parser.finish()
-        except Exception as exc:  # noqa: BLE001
-            tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
-        tail += [Action("error", {"message": m}) for m in store_failure]
-        if tail:
-            self.store.append(session_id, tail)
+        reader.join()  # bounded: it reads only what the harness wrote before it exited
+        recording.finish(proc.ending())
         if interrupted:
             status = "interrupted"
         elif timed_out:
             status = "timeout"
+        elif exit_code != 0 or recording.failures:
+            status = "error"
         else:
-            status = "ok" if exit_code == 0 else "error"
-        return status, exit_code, timed_out, wall_ms, proc.stderr_tail()
+            status = "truncated" if recording.budget.truncated else "ok"
+        return Drive(status, exit_code, timed_out, wall_ms, proc.stderr_tail(), recording.budget.truncated)
+
+
+@dataclass
+class Drive:
+    """How the harness's run ended, for `session.finished`."""
+
+    status: str
+    exit_code: int | None
+    timed_out: bool
+    wall_ms: float
+    stderr_tail: str
+    truncated: bool = False
+
+    def finished(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"status": self.status, "exit_code": self.exit_code, "timed_out": self.timed_out, "wall_ms": self.wall_ms}
+        if self.truncated:
+            data["truncated"] = True
+        return data
+
+
+class Recording:
+    """One session's output on its way into the store: each line stored with the actions parsed
+    from it in one transaction, as it arrives; past the session's output limit only the last
+    lines are held, stored at the end after a marker of what was dropped."""
+
+    def __init__(self, store: Store, session_id: str, parser: Any, harness: str, limits: OutputLimits, on_event: Event):
+        self.store, self.session_id, self.parser, self.harness, self.on_event = store, session_id, parser, harness, on_event
+        self.budget = OutputBudget(limits)
+        self.line_no = 0
+        self.failures: list[str] = []
+
+    def pump(self, proc: Process) -> None:
+        """Drain every line even when parsing or storing one fails: the harness must never wait on benchtape."""
+        for line in proc.lines(self.budget.limits.line):
+            self.line_no += 1
+            if self.budget.admit(self.line_no, line):
+                self.store_line(self.line_no, line)
+
+    def store_line(self, line_no: int, line: Captured) -> None:
+        if line.cut:  # cut JSON is not JSON: say what happened instead of a parse warning
+            actions = [Action("error", {"message": f"output line {line_no} is {line.size:,} bytes, over the limit of {self.budget.limits.line:,} per line (BENCHTAPE_MAX_LINE): stored cut to its head and tail, not parsed"})]
+        else:
+            try:
+                actions = self.parser.feed(line.text)
+            except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
+                actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line.text)]
+        if self.failures:
+            return
+        try:
+            self.store.append_line(self.session_id, line_no, line.text, actions)
+        except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
+            self.failures.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
+            return
+        for a in actions:
+            self.on_event("action", {"session_id": self.session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
+
+    def finish(self, ending: Ending) -> None:
+        """After the last line: the marker and the held tail, what the parser still owes, and
+        notes on what happened around the harness's exit."""
+        note = self.budget.note()
+        if note is not None and not self.failures:
+            self.store.append(self.session_id, [Action("error", {"message": note})])
+            for line_no, line in self.budget.tail:
+                self.store_line(line_no, line)
+        try:
+            tail = self.parser.finish()
+        except Exception as exc:  # noqa: BLE001
+            tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
+        if ending.leftovers_killed:
+            tail.append(Action("adapter.warning", {"what": f"the harness left {ending.leftovers_killed} process(es) running when it exited; they were killed", "line": "", "source": "sandbox"}))
+        if ending.late_bytes:
+            tail.append(Action("adapter.warning", {"what": f"{ending.late_bytes:,} bytes were written to the harness's output after it exited (by a process it left running); not recorded as its output", "line": "", "source": "sandbox"}))
+        if ending.rewrites:
+            self.budget.cut_lines += 1  # some output is missing: the session is truncated, never ok
+            tail.append(Action("error", {"message": f"the harness's output file was truncated {ending.rewrites} time(s) while it ran (something reopened its stdout with O_TRUNC, e.g. `> /dev/stdout`); output written before that and not yet read is missing"}))
+        tail += [Action("error", {"message": m}) for m in self.failures]
+        if tail:
+            self.store.append(self.session_id, tail)
+
+
+def workspace_snapshot(store: Store, root: Path, redact: Redactor | None) -> list[Action]:
+    """The final workspace as a stored blob (known secrets redacted in its files), or why not."""
+    try:
+        data, facts = snapshot(root, redact=redact) if root.exists() else (b"", {"files": 0, "bytes": 0})
+        if data:
+            return [Action("workspace.snapshot", {"sha256": store.put_blob(data), **facts})]
+    except OSError as exc:
+        return [Action("error", {"message": f"workspace snapshot failed: {exc}"})]
+    return []

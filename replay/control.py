@@ -111,7 +111,8 @@ class ControlReport:
 def control_options(benches: list[BenchSpec], *, allow_host_writes: bool, argv: list[str] | None = None) -> RunOptions:
     """The no-op mock, scripts ignored; one at a time when a scenario runs in the real directory."""
     serial = any(sc.sandbox.level == "none" for b in benches for sc in b.scenarios)
-    return RunOptions(harness="mock", noop=True, run_kind="control", allow_host_writes=allow_host_writes, concurrency=1 if serial else 4, argv=list(argv or []))
+    # allow_network: the no-op agent of the control reaches for nothing, whatever network it is given
+    return RunOptions(harness="mock", noop=True, run_kind="control", allow_host_writes=allow_host_writes, allow_network=True, concurrency=1 if serial else 4, argv=list(argv or []))
 
 
 def refuse_images(benches: list[BenchSpec]) -> None:
