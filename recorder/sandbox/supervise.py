@@ -24,17 +24,12 @@ Two modes:
 
 from __future__ import annotations
 
-import ctypes
-import http.client
 import json
 import os
 import select
 import signal
-import socket
-import subprocess
 import sys
 import time
-import urllib.parse
 
 PR_SET_CHILD_SUBREAPER = 36
 POLL = 0.05
@@ -137,14 +132,30 @@ def reap() -> dict[int, int]:
         done[pid] = os.waitstatus_to_exitcode(status)
 
 
-def kill_everything(group: int | None, marker: bytes, exits: dict[int, int]) -> int:
-    """SIGKILL the harness's group, every descendant and every marked process, until none is left."""
+def has_children() -> bool:
+    """Whether this process has a live child (cheap: no scan of /proc). True when unknown."""
+    me = os.getpid()
+    try:
+        with open(f"/proc/{me}/task/{me}/children", "rb") as f:
+            return bool(f.read().split())
+    except OSError:
+        return True
+
+
+def kill_everything(harness: int, marker: bytes, exits: dict[int, int], *, scan: bool = True) -> int:
+    """SIGKILL the harness's process group, every descendant and every marked process, until
+    none is left. The group is signalled only while the harness is not reaped yet: until then
+    its pid (the group's id) cannot be reused; afterwards an empty group's id may already name
+    another process's group, and what is left of ours are descendants anyway (this process is a
+    subreaper). `scan=False`: when no child is left, skip the scan of every process's environment."""
+    if not scan and not has_children():
+        return 0
     me = os.getpid()
     killed = 0
     for _ in range(100):
-        if group is not None:
+        if harness not in exits:
             try:
-                os.killpg(group, signal.SIGKILL)
+                os.killpg(harness, signal.SIGKILL)
             except OSError:
                 pass
         table = process_table()
@@ -165,22 +176,27 @@ def kill_everything(group: int | None, marker: bytes, exits: dict[int, int]) -> 
 # ---------------------------------------------------------------- containers
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float = 30):
-        super().__init__("localhost", timeout=timeout)
-        self.unix_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        sock.connect(self.unix_path)
-        self.sock = sock
-
-
 def remove_containers(ids: list[str], docker_host: str) -> None:
+    """DELETE /containers/ID?force=1 on the Docker Engine API (imported here: launch mode, the
+    common one, starts faster without http.client)."""
+    import http.client
+    import socket
+    import urllib.parse
+
+    class UnixConnection(http.client.HTTPConnection):
+        def __init__(self, path: str):
+            super().__init__("localhost", timeout=30)
+            self.unix_path = path
+
+        def connect(self) -> None:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            sock.connect(self.unix_path)
+            self.sock = sock
+
     url = urllib.parse.urlparse(docker_host or "unix:///var/run/docker.sock")
     for cid in ids:
-        conn = _UnixConnection(url.path) if url.scheme in ("unix", "") else http.client.HTTPConnection(url.hostname or "localhost", url.port or 2375, timeout=30)
+        conn = UnixConnection(url.path) if url.scheme in ("unix", "") else http.client.HTTPConnection(url.hostname or "localhost", url.port or 2375, timeout=30)
         try:
             conn.request("DELETE", f"/containers/{urllib.parse.quote(cid)}?force=1&v=1")
             conn.getresponse().read()
@@ -221,17 +237,49 @@ class Pump:
         return os.fstat(self.out).st_size
 
 
+def spawn(argv: list[str], cwd: str, env: dict, stdin: int, stdout: int, stderr: int) -> int:
+    """fork + exec in a new session (its pid is its process group); OSError if exec failed."""
+    errors_r, errors_w = os.pipe2(os.O_CLOEXEC)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        try:
+            os.setsid()
+            os.chdir(cwd)
+            for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
+                os.dup2(fd, target)
+            os.closerange(3, errors_w)
+            os.closerange(errors_w + 1, 65536)
+            os.execvpe(argv[0], argv, env)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent, then gone
+            os.write(errors_w, f"{type(exc).__name__}: {exc}".encode()[:4000])
+        finally:
+            os._exit(127)
+    os.close(errors_w)
+    failure = os.read(errors_r, 4096)
+    os.close(errors_r)
+    if failure:
+        os.waitpid(pid, 0)
+        raise OSError(failure.decode("utf-8", "replace"))
+    return pid
+
+
 def launch(spec: dict, control: Control) -> int:
     parent = spec["parent"]
     marker = spec["marker"].encode()
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # without it, the marker still finds what the harness left behind
+        import ctypes
+
+        subreaper = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError, ImportError):
+        subreaper = False  # without it, the marker still finds what the harness left behind
+    wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    signal.set_wakeup_fd(wake_w)  # a child's exit wakes the select below at once
+    signal.signal(signal.SIGCHLD, lambda *_: None)
     stdin = os.open(spec["stdin"], os.O_RDONLY)
     out, err = Pump(spec["stdout"]), Pump(spec["stderr"])
+    env = dict(spec["env"])
     try:
-        proc = subprocess.Popen(spec["argv"], cwd=spec["cwd"], env=spec["env"], stdin=stdin, stdout=out.write_end, stderr=err.write_end, start_new_session=True, close_fds=True)
+        pid = spawn(spec["argv"], spec["cwd"], env, stdin, out.write_end, err.write_end)
     except OSError as exc:
         say("failed " + json.dumps(str(exc)))
         return 0
@@ -239,33 +287,37 @@ def launch(spec: dict, control: Control) -> int:
         os.close(out.write_end)
         os.close(err.write_end)
         os.close(stdin)
-    say(f"started {proc.pid}")
+    say(f"started {pid}")
     exits: dict[int, int] = {}
     why = None
-    while proc.pid not in exits:
+    while pid not in exits:
         exits.update(reap())
-        if proc.pid in exits:
+        if pid in exits:
             break
-        waiting = [p.read_end for p in (out, err) if p.open]
+        waiting = [p.read_end for p in (out, err) if p.open] + [wake_r]
         ready, _, _ = select.select(waiting + ([0] if not control.eof else []), [], [], POLL)
+        if wake_r in ready:
+            try:
+                os.read(wake_r, 512)
+            except BlockingIOError:
+                pass
         for pump in (out, err):
             if pump.read_end in ready:
                 pump.drain()
         commands = control.read(0) if 0 in ready else []
         if "kill" in commands:
             why = why or "killed"
-            kill_everything(proc.pid, marker, exits)
+            kill_everything(pid, marker, exits)
         if (os.getppid() != parent or control.eof) and why != "benchtape died":
             why = "benchtape died"
-            kill_everything(proc.pid, marker, exits)
-    proc.returncode = exits[proc.pid]  # reaped here, not by Popen
+            kill_everything(pid, marker, exits)
     out.drain()  # what the harness wrote before it exited and was still in the pipe
     err.drain()
     ended = out.written()  # anything after this is a leftover's
-    leftovers = kill_everything(proc.pid, marker, exits)
+    leftovers = kill_everything(pid, marker, exits, scan=not subreaper)
     out.drain()
     err.drain()
-    facts = {"exit_code": exits[proc.pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time()}
+    facts = {"exit_code": exits[pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time()}
     tmp = spec["exit"] + ".tmp"
     with open(tmp, "w") as f:
         f.write(json.dumps(facts))

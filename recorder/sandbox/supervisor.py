@@ -25,9 +25,16 @@ MARKER = "BENCHTAPE_SESSION"  # in the harness's environment: finds what it left
 
 
 class Supervisor:
-    """A supervisor process, its spec sent, its messages read by a thread."""
+    """A supervisor process, its spec sent, its messages read by a thread.
 
-    def __init__(self, spec: Mapping[str, Any]):
+    Starting a Python process is most of what a supervisor costs a session (tens of ms), so
+    one spare is kept started and idle (it waits for its spec; with none, it exits when
+    benchtape does) and the next session takes it."""
+
+    _spare: "Supervisor | None" = None
+    _spare_lock = threading.Lock()
+
+    def __init__(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-S", str(SCRIPT)],
             stdin=subprocess.PIPE,
@@ -40,7 +47,26 @@ class Supervisor:
         self.messages: queue.Queue[str | None] = queue.Queue()
         self._lock = threading.Lock()
         threading.Thread(target=self._read, name="benchtape-supervisor", daemon=True).start()
-        self.send(orjson.dumps({**spec, "parent": os.getpid()}).decode())
+
+    @classmethod
+    def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
+        """A supervisor running `spec` (the spare one when there is one), and a new spare."""
+        with cls._spare_lock:
+            sup, cls._spare = cls._spare, None
+        if sup is None or sup.proc.poll() is not None:
+            sup = cls()
+        sup.send(orjson.dumps({**spec, "parent": os.getpid()}).decode())
+        threading.Thread(target=cls._keep_a_spare, name="benchtape-spare-supervisor", daemon=True).start()
+        return sup
+
+    @classmethod
+    def _keep_a_spare(cls) -> None:
+        spare = cls()
+        with cls._spare_lock:
+            if cls._spare is None:
+                cls._spare = spare
+                return
+        spare.finish()  # another thread made one first
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -90,7 +116,7 @@ class SupervisedProcess:
             "exit": str(folder.file("exit")),
             "marker": marker,
         }
-        self.sup = Supervisor(spec)
+        self.sup = Supervisor.start(spec)
         first = self._message(30)
         if first is None or not first.startswith("started "):
             self.sup.finish()
@@ -147,11 +173,12 @@ class SupervisedProcess:
 
     def kill(self) -> None:
         self.sup.send("kill")
-        if self.wait(5) is None:  # the supervisor is stuck or gone: do it from here
-            try:
-                os.killpg(self.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
+        if self.wait(5) is None:  # the supervisor is stuck or gone: find what it ran by its marker
+            from recorder.recover import kill_marked
+
+            kill_marked(f"{MARKER}={self.folder.path.name}".encode())
+            if self.exit is None:
+                self.exit = {"exit_code": None, "stdout_bytes": _size(self.folder.file("stdout")), "killed": "supervisor unresponsive"}
 
     def stderr_tail(self) -> str:
         return stderr_tail(self.folder.file("stderr"))
@@ -177,7 +204,7 @@ class ContainerWatch:
     _guard = threading.Lock()
 
     def __init__(self) -> None:
-        self.sup = Supervisor({"mode": "watch", "containers": [], "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")})
+        self.sup = Supervisor.start({"mode": "watch", "containers": [], "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")})
 
     @classmethod
     def get(cls) -> "ContainerWatch":
