@@ -7,7 +7,7 @@ that says how much, the session keeps its last lines (where a harness prints its
 and totals), and it finishes `truncated`, never `ok`.
 
 Configured by environment variables (sizes like `64m`, `1g`, or bytes):
-  BENCHTAPE_MAX_OUTPUT   stored output per session (default 128m)
+  BENCHTAPE_MAX_OUTPUT   stored output per session (default 64m)
   BENCHTAPE_MAX_LINE     one output line (default 8m); a longer line keeps its head and tail
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Mapping
 from recorder.errors import BadInput
 
 MiB = 1 << 20
-DEFAULT_MAX_OUTPUT = 128 * MiB
+DEFAULT_MAX_OUTPUT = 64 * MiB  # a real session is a few MB; every reader (grading, show, query) loads it whole
 DEFAULT_MAX_LINE = 8 * MiB
 MIN_LIMIT = 4096
 SQLITE_VALUE_LIMIT = 1_000_000_000  # SQLITE_MAX_LENGTH's default: no line may come near it

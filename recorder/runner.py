@@ -297,11 +297,15 @@ class Recording:
     from it in one transaction, as it arrives; past the session's output limit only the last
     lines are held, stored at the end after a marker of what was dropped."""
 
+    WARNINGS_KEPT = 100  # adapter warnings stored one by one; past that, counted (each one repeats its line)
+
     def __init__(self, store: Store, session_id: str, parser: Any, harness: str, limits: OutputLimits, on_event: Event):
         self.store, self.session_id, self.parser, self.harness, self.on_event = store, session_id, parser, harness, on_event
         self.budget = OutputBudget(limits)
         self.line_no = 0
         self.failures: list[str] = []
+        self.warnings = 0
+        self.warnings_dropped = 0
 
     def pump(self, proc: Process) -> None:
         """Drain every line even when parsing or storing one fails: the harness must never wait on benchtape."""
@@ -318,6 +322,7 @@ class Recording:
                 actions = self.parser.feed(line.text)
             except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
                 actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line.text)]
+            actions = self._fewer_warnings(actions)
         if self.failures:
             return
         try:
@@ -327,6 +332,20 @@ class Recording:
             return
         for a in actions:
             self.on_event("action", {"session_id": self.session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
+
+    def _fewer_warnings(self, actions: list[Action]) -> list[Action]:
+        """A flood of lines the adapter cannot read (a harness printing junk) would store each line
+        twice and make the session a gigabyte to load: past WARNINGS_KEPT they are only counted
+        (the lines themselves are in `raw`, for `reparse`)."""
+        kept = []
+        for a in actions:
+            if a.kind == "adapter.warning":
+                self.warnings += 1
+                if self.warnings > self.WARNINGS_KEPT:
+                    self.warnings_dropped += 1
+                    continue
+            kept.append(a)
+        return kept
 
     def finish(self, ending: Ending) -> None:
         """After the last line: the marker and the held tail, what the parser still owes, and
@@ -340,6 +359,8 @@ class Recording:
             tail = self.parser.finish()
         except Exception as exc:  # noqa: BLE001
             tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
+        if self.warnings_dropped:
+            tail.append(Action("adapter.warning", {"what": f"{self.warnings_dropped:,} more line(s) the {self.harness} adapter could not read are in raw only (the first {self.WARNINGS_KEPT} are above)", "line": "", "source": "recorder"}))
         if ending.leftovers_killed:
             tail.append(Action("adapter.warning", {"what": f"the harness left {ending.leftovers_killed} process(es) running when it exited; they were killed", "line": "", "source": "sandbox"}))
         if ending.late_bytes:

@@ -52,6 +52,9 @@ def test_output_over_the_session_limit_keeps_a_marker_and_the_tail_and_is_never_
     assert [a["text"] for a in actions if a["kind"] == "final_output"] == ["the very last words"]  # the tail is kept
     finished = actions[-1]
     assert (finished["kind"], finished["status"], finished["truncated"]) == ("session.finished", "truncated", True)
+    # the lines were not JSON: the first 100 are warnings, the rest counted once (they are in raw)
+    warnings = [a["what"] for a in actions if a["kind"] == "adapter.warning"]
+    assert len(warnings) == 101 and "line(s) the mock adapter could not read are in raw only" in warnings[-1]
     [result] = ran.report_doc()["results"]
     assert result["status"] == "error"  # verdicts over part of the output never make a pass
 
