@@ -30,6 +30,7 @@ bench: install
 	$(BIN)/python benchmarks/adversarial.py
 	$(BIN)/python benchmarks/store_import.py
 	$(BIN)/python benchmarks/store_concurrency.py
+	$(BIN)/python benchmarks/hardening.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -81,9 +80,13 @@ def big_output(base: Path) -> dict:
         )
         db = folder / "bt.db"
         started = time.monotonic()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        subprocess.run([sys.executable, "-m", "benchtape", "run", str(folder / "bench.yaml"), "--db", str(db), "--plain"], capture_output=True, text=True, timeout=3600, env={**os.environ, "TMPDIR": str(folder)})
-        rss_mb = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024  # the largest child so far
+        # a fresh parent for the run, so its peak RSS is the run's own (RUSAGE_CHILDREN keeps the largest child ever)
+        measured = subprocess.run(
+            [sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:], capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+             sys.executable, "-m", "benchtape", "run", str(folder / "bench.yaml"), "--db", str(db), "--plain"],
+            capture_output=True, text=True, timeout=3600, env={**os.environ, "TMPDIR": str(folder)},
+        )
+        rss_mb = int(measured.stdout.strip() or 0) / 1024  # the largest of benchtape and what it ran (the agent, its tools)
         con = sqlite3.connect(db)
         finished = json.loads(con.execute("select data from actions where kind = 'session.finished'").fetchone()[0])
         last = con.execute("select json_extract(data, '$.text') from actions where kind = 'final_output'").fetchone()
