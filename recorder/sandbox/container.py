@@ -64,6 +64,7 @@ PIDS_MAX = 4_194_304  # the kernel's PID_MAX_LIMIT: a larger pids.max is refused
 SHARE_ACCESS = ("rw", "copy", "ro")
 LABEL = "benchtape"
 OWNER_LABEL = "benchtape.owner"  # "host pid starttime" of the benchtape that made it: an orphan is one whose owner is gone
+KEEP_LABEL = "benchtape.keep"  # made with --keep-sandbox: outliving benchtape is the point
 # Capabilities a sandboxed agent never needs and could hurt the host with through the
 # host-mounted workspace: device nodes (MKNOD), and changing identities or file capabilities
 # (SETUID/SETGID/SETFCAP). no-new-privileges (a setuid file gains nothing) is set when the
@@ -492,7 +493,7 @@ class ContainerSandbox:
             network_mode=self.network,
             environment=self.env,
             working_dir=mount_at,
-            labels={LABEL: "1", "benchtape.workspace": str(self.workspace), OWNER_LABEL: owner_token(), **self.labels},
+            labels={LABEL: "1", "benchtape.workspace": str(self.workspace), OWNER_LABEL: owner_token(), **({KEEP_LABEL: "1"} if self.keep else {}), **self.labels},
             init=True,
             cap_drop=CAP_DROP,
             security_opt=SECURITY_OPT if self.user is None or self.user.split(":")[0] in ("0", "root") else [],
@@ -512,7 +513,7 @@ class ContainerSandbox:
                 self.container = self.client.containers.create(**kwargs)
             except docker.errors.APIError as exc2:
                 raise ContainerError(f"creating the container failed: {exc2.explanation or exc2}") from exc2
-        _watch().add(self.container.id)  # removed by the supervisor if benchtape dies from here on
+        _watch().add(self.container.id, keep=self.keep)  # removed (kept: stopped) by the supervisor if benchtape dies from here on
         try:
             for share in copies_inside:
                 self.container.put_archive("/", _tar_of(share.source, share.to))
@@ -540,7 +541,7 @@ class ContainerSandbox:
             return
         self.sweep_ownership()
         if self.keep and not force:
-            _watch().forget(self.container.id)  # kept on purpose: it outlives benchtape
+            _watch().forget(self.container.id)  # kept on purpose: it outlives benchtape, as it is
             return
         try:
             self.container.remove(force=True, v=True)
@@ -781,7 +782,7 @@ def remove_orphan_containers(client: Any = None) -> list[str]:
     removed = []
     try:
         for c in probe.containers.list(all=True, filters={"label": OWNER_LABEL}):
-            if owner_gone(str(c.labels.get(OWNER_LABEL, ""))):
+            if KEEP_LABEL not in c.labels and owner_gone(str(c.labels.get(OWNER_LABEL, ""))):
                 try:
                     c.remove(force=True, v=True)
                     removed.append(c.name)

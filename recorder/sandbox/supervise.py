@@ -19,7 +19,8 @@ Two modes:
   the same marker when this supervisor itself was killed). A process that cleared its
   environment *and* left the tree (e.g. by asking a daemon to start it) escapes both; cgroups
   would catch it, and are not available to an unprivileged user everywhere.
-- `watch`: remove the listed containers (through the Docker Engine API) if benchtape dies.
+- `watch`: remove the listed containers (stop the ones kept with --keep-sandbox) through the
+  Docker Engine API if benchtape dies.
 """
 
 from __future__ import annotations
@@ -176,9 +177,10 @@ def kill_everything(harness: int, marker: bytes, exits: dict[int, int], *, scan:
 # ---------------------------------------------------------------- containers
 
 
-def remove_containers(ids: list[str], docker_host: str) -> None:
-    """DELETE /containers/ID?force=1 on the Docker Engine API (imported here: launch mode, the
-    common one, starts faster without http.client)."""
+def engine(ids: list[str], docker_host: str, method: str, suffix: str) -> None:
+    """`METHOD /containers/ID{suffix}` on the Docker Engine API for each container: DELETE
+    ?force=1 removes one, POST /kill stops it (imported here: launch mode, the common one,
+    starts faster without http.client)."""
     import http.client
     import socket
     import urllib.parse
@@ -198,7 +200,7 @@ def remove_containers(ids: list[str], docker_host: str) -> None:
     for cid in ids:
         conn = UnixConnection(url.path) if url.scheme in ("unix", "") else http.client.HTTPConnection(url.hostname or "localhost", url.port or 2375, timeout=30)
         try:
-            conn.request("DELETE", f"/containers/{urllib.parse.quote(cid)}?force=1&v=1")
+            conn.request(method, f"/containers/{urllib.parse.quote(cid)}{suffix}")
             conn.getresponse().read()
         except OSError:
             pass
@@ -327,19 +329,27 @@ def launch(spec: dict, control: Control) -> int:
 
 
 def watch(spec: dict, control: Control) -> int:
+    """Containers to remove (`add ID`) or, kept with --keep-sandbox, only to stop (`keep ID`)
+    if benchtape dies; `forget ID` once benchtape removed one itself."""
     parent = spec["parent"]
-    containers = list(spec.get("containers") or [])
+    remove: list[str] = list(spec.get("containers") or [])
+    stop: list[str] = []
     while True:
         for line in control.read(0.2):
             command, _, arg = line.partition(" ")
-            if command == "add" and arg not in containers:
-                containers.append(arg)
-            elif command == "forget" and arg in containers:
-                containers.remove(arg)
+            if command in ("add", "keep"):
+                target = remove if command == "add" else stop
+                if arg not in target:
+                    target.append(arg)
+            elif command == "forget":
+                for target in (remove, stop):
+                    if arg in target:
+                        target.remove(arg)
             elif command == "done":
                 return 0
         if control.eof or os.getppid() != parent:
-            remove_containers(containers, spec.get("docker_host", ""))
+            engine(remove, spec.get("docker_host", ""), "DELETE", "?force=1&v=1")
+            engine(stop, spec.get("docker_host", ""), "POST", "/kill")
             return 0
 
 

@@ -213,8 +213,9 @@ class ContainerWatch:
                 cls._instance = cls()
             return cls._instance
 
-    def add(self, container_id: str) -> None:
-        self.sup.send(f"add {container_id}")
+    def add(self, container_id: str, keep: bool = False) -> None:
+        """Remove it if benchtape dies (`keep`: only stop it, it was asked to outlive the run)."""
+        self.sup.send(f"{'keep' if keep else 'add'} {container_id}")
 
     def forget(self, container_id: str) -> None:
         self.sup.send(f"forget {container_id}")
