@@ -22,7 +22,6 @@ runs all of this; so does the start of every run.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -205,19 +204,14 @@ def _wait_for_supervisor(pid: Any, timeout: float = 10.0) -> None:
 
 def kill_marked(marker: bytes, rounds: int = 50) -> int:
     """SIGKILL every process whose environment carries `marker` (NAME=value), until none does."""
-    from recorder.sandbox.supervise import marked, process_table
+    from recorder.sandbox.supervise import kill_all, marked, process_table
 
     killed = 0
     for _ in range(rounds):
         victims = marked(marker, process_table()) - {os.getpid()}
         if not victims:
             break
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except OSError:
-                pass
+        killed += kill_all(victims)
         time.sleep(0.02)
     return killed
 

@@ -271,6 +271,14 @@ class CaptureTail:
         return Captured(line.decode("utf-8", "replace") + cut_marker(cut, size) + tail.decode("utf-8", "replace"), size, cut)
 
 
+def file_size(path: Path) -> int:
+    """Its size, 0 when it is gone."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def stderr_tail(path: Path, keep: int = STDERR_TAIL) -> str:
     """The last `keep` bytes of a capture's stderr."""
     try:

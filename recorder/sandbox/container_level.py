@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping
 from recorder.commands import Unavailable
 from recorder.model import Action
 from recorder.sandbox import local
-from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, stderr_tail
+from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
 from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
 from recorder.sandbox.mounts import protect, release
@@ -73,7 +73,7 @@ class _Proc:
         try:
             return int(self.folder.file("exit").read_text().split()[1])
         except (OSError, IndexError, ValueError):
-            return _size(self.folder.file("stdout"))
+            return file_size(self.folder.file("stdout"))
 
     def wait(self, timeout: float) -> int | None:
         try:
@@ -92,15 +92,8 @@ class _Proc:
     def ending(self) -> Ending:
         """(The container is stopped after the harness exits: the level's after_exit says what that killed.)"""
         end = self._end()
-        late = max(0, _size(self.folder.file("stdout")) - end) if end is not None else 0
+        late = max(0, file_size(self.folder.file("stdout")) - end) if end is not None else 0
         return Ending(late_bytes=late, rewrites=self.tail.rewrites if self.tail else 0)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 class ContainerLevel:

@@ -163,14 +163,21 @@ def kill_everything(harness: int, marker: bytes, exits: dict[int, int], *, scan:
         victims = (descendants(me, table) | marked(marker, table)) - {me}
         if not victims:
             return killed
-        for pid in victims:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except OSError:
-                pass
+        killed += kill_all(victims)
         time.sleep(0.01)
         exits.update(reap())
+    return killed
+
+
+def kill_all(pids: set[int]) -> int:
+    """SIGKILL each; how many were still there to kill."""
+    killed = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except OSError:
+            pass
     return killed
 
 

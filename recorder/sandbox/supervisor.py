@@ -18,7 +18,7 @@ from typing import Any, Iterator, Mapping
 
 import orjson
 
-from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, stderr_tail
+from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
 
 SCRIPT = Path(__file__).with_name("supervise.py")
 MARKER = "BENCHTAPE_SESSION"  # in the harness's environment: finds what it left behind
@@ -139,7 +139,7 @@ class SupervisedProcess:
         message = self._message(timeout) if timeout > 0 else self._nowait()
         if message is None:
             if self.sup.proc.poll() is not None and self.sup.messages.empty():  # it died without a word
-                self.exit = {"exit_code": None, "stdout_bytes": _size(self.folder.file("stdout")), "killed": "supervisor died"}
+                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"}
             return
         if message.startswith("exited "):
             self.exit = orjson.loads(message[len("exited ") :])
@@ -178,22 +178,15 @@ class SupervisedProcess:
 
             kill_marked(f"{MARKER}={self.folder.path.name}".encode())
             if self.exit is None:
-                self.exit = {"exit_code": None, "stdout_bytes": _size(self.folder.file("stdout")), "killed": "supervisor unresponsive"}
+                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor unresponsive"}
 
     def stderr_tail(self) -> str:
         return stderr_tail(self.folder.file("stderr"))
 
     def ending(self) -> Ending:
         end = self._end()
-        late = max(0, _size(self.folder.file("stdout")) - end) if end is not None else 0
+        late = max(0, file_size(self.folder.file("stdout")) - end) if end is not None else 0
         return Ending(late, int((self.exit or {}).get("leftovers_killed") or 0), self._tail.rewrites if self._tail else 0)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
 
 
 class ContainerWatch:
