@@ -89,10 +89,11 @@ def big_output(base: Path) -> dict:
         rss_mb = int(measured.stdout.strip() or 0) / 1024  # the largest of benchtape and what it ran (the agent, its tools)
         con = sqlite3.connect(db)
         finished = json.loads(con.execute("select data from actions where kind = 'session.finished'").fetchone()[0])
+        errors = [json.loads(d)["message"][:200] for (d,) in con.execute("select data from actions where kind = 'error'")]
         last = con.execute("select json_extract(data, '$.text') from actions where kind = 'final_output'").fetchone()
         con.close()
         size = sum(f.stat().st_size for f in folder.glob("bt.db*"))
-        out[name] = {"seconds": round(time.monotonic() - started, 1), "peak_rss_mb": round(rss_mb), "store_mb": round(size / (1 << 20), 1), "status": finished.get("status"), "last_words_recorded": bool(last and last[0] == "the last words")}
+        out[name] = {"seconds": round(time.monotonic() - started, 1), "peak_rss_mb": round(rss_mb), "store_mb": round(size / (1 << 20), 1), "status": finished.get("status"), "exit_code": finished.get("exit_code"), "errors": errors, "last_words_recorded": bool(last and last[0] == "the last words")}
     return out
 
 
@@ -133,6 +134,8 @@ def main() -> int:
         if not args.no_big:
             for name, b in big_output(base / "big").items():
                 print(f"{name}: peak RSS {b['peak_rss_mb']} MB (limit {MAX_RSS_MB}); store {b['store_mb']} MB; status {b['status']}; last words recorded {b['last_words_recorded']}; {b['seconds']} s")
+                if b["status"] != "truncated":
+                    print(f"  exit code {b['exit_code']}; errors: {b['errors']}")
                 ok &= b["peak_rss_mb"] < MAX_RSS_MB and b["status"] == "truncated" and b["last_words_recorded"]
         found = secretkit.artefacts(base / "secrets")
         leaks = secretkit.leaks(found)

@@ -8,6 +8,9 @@ every process.
 
 Layout inside the container:
 - the host workspace is bind-mounted read-write at `/workspace` (`WORKSPACE_AT`);
+- a session's capture folder (recorder/sandbox/capture.py) is mounted at
+  `/opt/benchtape-capture` (`CAPTURE_AT`): `spawn(capture=True)` runs a harness with its
+  stdio on those files, so what it prints outlives benchtape;
 - benchtape's `adapters/` folder is mounted read-only at `/opt/benchtape` (`ADAPTERS_AT`),
   so the mock agent runs as `python3 /opt/benchtape/mock_agent.py`;
 - `share.paths` entries: `ro` a read-only bind, `rw` a read-write bind, `copy` copied in
@@ -23,6 +26,11 @@ Using it (the run loop composes these; nothing here knows about sessions):
         code = proc.wait(timeout=5)                           # TimeoutError -> proc.kill()
         ctx = CheckContext(work_dir=workspace, run_command=box.run)   # exec checks run inside
     # the container is gone here (normal end, exception, Ctrl-C), unless keep=True
+
+Boundary: no CAP_MKNOD/SETUID/SETGID/SETFCAP, no-new-privileges when running as root, a
+resource limit the engine would refuse is found before a run (`limits_refused`), every
+container carries its owner process in a label and is registered with the process's watch
+supervisor, which removes it if benchtape dies (`remove_orphan_containers` finds the rest).
 
 Ownership: commands run as the image's user (root) unless `user` is given. When a `user`
 is given the workspace is chowned to it at start; and whenever the container's user may

@@ -37,12 +37,8 @@ class Workspace:
     home: Path
     env: dict[str, str]
     level: str
-    temp: Path | None = None  # removed on cleanup
+    temp: Path | None = None  # the session folder holding work/ and tmp/ (removed with it)
     secret_names: list[str] = field(default_factory=list)
-
-    def cleanup(self) -> None:
-        if self.temp is not None and self.temp.exists():
-            shutil.rmtree(self.temp, ignore_errors=True)
 
 
 def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmpdir: Path | None) -> dict[str, str]:
