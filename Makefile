@@ -35,6 +35,7 @@ bench: install
 	$(BIN)/python benchmarks/compare.py
 	$(BIN)/python benchmarks/judges.py
 	$(BIN)/python benchmarks/snapshot_restore.py
+	$(BIN)/python benchmarks/hardening.py
 
 docs: install
 	$(BIN)/python -m checks.docs > docs/checks.md

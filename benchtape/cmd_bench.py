@@ -52,6 +52,7 @@ def preflight_cmd(
     harness: Optional[str] = typer.Option(None, "--harness"),
     sandbox: Optional[str] = typer.Option(None, "--sandbox"),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes"),
+    allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none."),
     concurrency: int = typer.Option(4, "--concurrency", min=1),
     param: Params = None,
 ) -> None:
@@ -68,7 +69,7 @@ def preflight_cmd(
         from recorder.runner import RunOptions
 
         ev, loaded = load_inputs(benches, parse_params(param))
-        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, concurrency=concurrency), ev)
+        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)
         for note in pf.notes:
             print(f"  · {note}")
         if not pf.ok:

@@ -27,6 +27,7 @@ class RunRequest:
     params: dict = field(default_factory=dict)
     sandbox: str | None = None
     allow_host_writes: bool = False
+    allow_network: bool = False
     keep_sandbox: bool = False
     scenarios: list[str] | None = None
     eval_runs: list[str] | None = None
@@ -48,6 +49,7 @@ def run_cmd(
     param: Params = None,
     sandbox: Optional[str] = typer.Option(None, "--sandbox", help="Override the sandbox level: none, workspace, home, container."),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none` (runs in your real directory)."),
+    allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none (host, bridge, …)."),
     keep_sandbox: bool = typer.Option(False, "--keep-sandbox", help="Keep each session's sandbox for debugging."),
     scenario: Optional[List[str]] = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
     run: Optional[List[str]] = typer.Option(None, "--run", help="With an Eval file: run only this run entry (repeatable)."),
@@ -84,6 +86,7 @@ def run_cmd(
         concurrency=concurrency,
         sandbox=sandbox,
         allow_host_writes=allow_host_writes,
+        allow_network=allow_network,
         keep_sandbox=keep_sandbox,
         scenarios=scenario or None,
         eval_runs=run or None,
@@ -189,6 +192,7 @@ def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
         concurrency=req.concurrency,
         sandbox=req.sandbox,
         allow_host_writes=req.allow_host_writes,
+        allow_network=req.allow_network,
         keep_sandbox=req.keep_sandbox,
         argv=sys.argv[1:],
         scenarios=req.scenarios,
@@ -196,6 +200,9 @@ def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
     )
     _check_scenario_names(loaded, req.scenarios)
     _check_database_folder(req.db)
+    from recorder.limits import output_limits
+
+    output_limits()  # a bad BENCHTAPE_MAX_OUTPUT/MAX_LINE is bad input before the store is touched
     store = open_store(req.db)
     is_plain = render.plain_wanted(req.plain)
     reports = Reports(json=req.report_json, dir=req.report_dir, junit=req.report_junit)

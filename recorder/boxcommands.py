@@ -22,12 +22,14 @@ from typing import Any, Mapping, Sequence
 
 from recorder.sandbox.levels import OpenWorkspace
 from recorder.sandbox.outside_writes import OutsideWrites
+from recorder.sandbox.container import ADAPTERS_AT, CAPTURE_AT, WORKSPACE_AT
 from recorder.spec.identity import PreEffects, workspace_manifest
 
 OUTPUT_TAIL = 4000
+OUTPUT_LINE = 1 << 20  # bytes of one line read back (a setup command's output is kept short anyway)
 # Inside a container: what a pre command may change besides /workspace without it counting
-# (the kernel's, the mounts', benchtape's own read-only support folder, scratch space).
-_CONTAINER_IGNORED = ("/proc", "/sys", "/dev", "/workspace", "/tmp", "/var/tmp", "/opt/benchtape", "/run")
+# (the kernel's, the mounts', benchtape's own support folder and capture files, scratch space).
+_CONTAINER_IGNORED = ("/proc", "/sys", "/dev", WORKSPACE_AT, "/tmp", "/var/tmp", ADAPTERS_AT, CAPTURE_AT, "/run")
 _CONTAINER_AUDIT = r"""
 import os, sys
 since = int(sys.argv[1]); skip = tuple(sys.argv[2:]); found = []
@@ -85,7 +87,7 @@ def run_command(box: OpenWorkspace, command: str, env: Mapping[str, str], timeou
     except OSError as exc:
         return CommandRun(command, None, f"could not start /bin/sh: {exc}", 0.0)
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(proc.lines()), daemon=True)
+    reader = threading.Thread(target=lambda: lines.extend(c.text for c in proc.lines(OUTPUT_LINE)), daemon=True)
     reader.start()
     code, timed_out = None, False
     while code is None:
@@ -94,7 +96,7 @@ def run_command(box: OpenWorkspace, command: str, env: Mapping[str, str], timeou
             proc.kill()
             code, timed_out = proc.wait(5), True
             break
-    reader.join(timeout=5)
+    reader.join()  # bounded: it reads only what the command wrote before it exited
     text = "\n".join(lines)
     err = proc.stderr_tail()
     output = (text + ("\n" if text and err else "") + err)[-OUTPUT_TAIL:]

@@ -92,6 +92,10 @@ class WorkspaceSnapshot(TypedDict, total=False):
     bytes: int
     links_out: list[str]
     stage: str  # "staged": the tree as staged, before the agent ran (absent: the final workspace)
+    links_out_count: int
+    skipped: int  # devices, FIFOs, sockets, and files swapped for something else while being read
+    redacted: list[str]  # files stored with a known secret replaced by [REDACTED]
+    redacted_count: int
 
 
 class AdapterWarning(TypedDict, total=False):
@@ -144,7 +148,9 @@ class SessionFinished(TypedDict, total=False):
     status: str  # ok, error, timeout, interrupted, truncated
     exit_code: int | None
     timed_out: bool
-    wall_ms: float
+    wall_ms: float | None  # None when a recovery cannot tell
+    truncated: bool  # some output was over the limits (recorder/limits.py)
+    recovered: bool  # finished by `benchtape recover` after benchtape was killed
 
 
 KINDS: dict[str, type] = {

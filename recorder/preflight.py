@@ -37,7 +37,7 @@ class Preflight:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
 
-def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None) -> Preflight:
+def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, allow_network: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None) -> Preflight:
     env = dict(os.environ if env is None else env)
     pf = Preflight()
     name = harness or bench.harness or "mock"
@@ -56,7 +56,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
-        pf.merge(_scenario(sc, level, name, allow_host_writes, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
+        pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
         none_scenarios += level == "none"
         if name == "claude-code":
             from adapters.claude_code import preflight_scenario
@@ -149,7 +149,7 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
     return pf
 
 
-def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, where: PreflightContext | None = None) -> Preflight:
+def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, allow_network: bool = False, where: PreflightContext | None = None) -> Preflight:
     pf = Preflight()
     label = f"{sc.where}: scenario {sc.name!r}"
     if level == "none":
@@ -160,7 +160,7 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
         if sc.testdata is not None:
             pf.blocking.append(f"{label}: `testdata:` cannot be used with sandbox none")
     if level == "container":
-        pf.merge(_container(sc, label))
+        pf.merge(_container(sc, label, allow_network))
     if sc.testdata is not None and not sc.testdata.is_dir():
         what = "is a file, not a folder" if sc.testdata.exists() else "does not exist"
         pf.blocking.append(f"{label}: testdata {sc.testdata} {what} (resolved against the bench file's folder); create it or fix `testdata:`")
@@ -175,12 +175,24 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
         pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec, where))
     return pf
 
-def _container(sc: ScenarioSpec, label: str) -> Preflight:
+def _container(sc: ScenarioSpec, label: str, allow_network: bool = False) -> Preflight:
     pf = Preflight()
+    network = sc.sandbox.network or "none"
+    if network != "none":
+        reach = "the host's own network stack" if network == "host" else f"network {network!r} (and through it, likely the internet)"
+        if allow_network or os.environ.get("BENCHTAPE_ALLOW_NETWORK") == "1":
+            pf.notes.append(f"{label}: `network: {network}` gives the agent {reach}; confirmed by --allow-network")
+        else:
+            pf.blocking.append(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or BENCHTAPE_ALLOW_NETWORK=1) to confirm")
     try:
-        from recorder.sandbox.container import available
+        from recorder.sandbox.container import ContainerError, available, resource_limits
     except ImportError:
         pf.blocking.append(f"{label}: the container sandbox is not available in this build")
+        return pf
+    try:
+        resource_limits(sc.sandbox.resources or None)
+    except ContainerError as exc:
+        pf.blocking.append(f"{label}: sandbox.resources: {exc}")
         return pf
     ok, why = available()
     if not ok:
@@ -190,11 +202,32 @@ def _container(sc: ScenarioSpec, label: str) -> Preflight:
     from recorder.sandbox.container import connect
 
     image = sc.sandbox.image
-    if image is not None and _image_or_none(connect(), image) is None:
+    client = connect()
+    if image is not None and _image_or_none(client, image) is None:
         pf.blocking.append(f"{label}: image {image!r} is not on this machine and benchtape never pulls; build or load it (docker build / docker load), or drop `image:` to use benchtape's own base image")
-    elif image is None and sc.sandbox.dockerfile is None and _image_or_none(connect(), BASE_IMAGE) is None:
+    elif image is None and sc.sandbox.dockerfile is None and _image_or_none(client, BASE_IMAGE) is None:
         pf.notes.append(f"{label}: the base image {BASE_IMAGE} is not built yet; the first session builds it (about a second), or run `benchtape sandbox build` now")
+    elif sc.sandbox.resources:
+        refused = _limits_refused(client, image or BASE_IMAGE, sc.sandbox.resources)
+        if refused:
+            pf.blocking.append(f"{label}: sandbox.resources: {refused}")
     return pf
+
+
+_TRIED: dict[str, str | None] = {}
+
+
+def _limits_refused(client: object, image: str, resources: dict) -> str | None:
+    """The engine's verdict on these limits, tried once per process (a throwaway container)."""
+    import orjson
+
+    from recorder.sandbox.container import limits_refused
+
+    key = image + orjson.dumps(resources, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    if key not in _TRIED:
+        _TRIED[key] = limits_refused(client, image, resources)
+    return _TRIED[key]
+
 
 def check_problems(spec: CheckSpec, where: PreflightContext | None = None) -> list[str]:
     """Construct the check (and any children): a refusal is a blocking finding; so is what its
@@ -280,7 +313,7 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
     check_outputs(outputs or {})
     total = Preflight()
     for bench in benches:
-        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, concurrency=options.concurrency, noop=options.noop, model=options.model))
+        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, allow_network=options.allow_network, concurrency=options.concurrency, noop=options.noop, model=options.model))
     if ev is not None:
         total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
     total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench

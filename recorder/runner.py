@@ -1,8 +1,15 @@
 """Running a harness and appending its actions as they arrive.
 
-Every native stdout line is stored in `raw` and parsed into actions that are appended
-at once, each line in its own transaction: a crash or a `kill -9` of benchtape keeps
-every action already received, and the session simply has no `session.finished`.
+The harness writes its output to a capture file in its session folder (never to a pipe
+only benchtape reads); the recorder tails that file, and every line is stored in `raw` with
+the actions parsed from it in one transaction, as it arrives. A `kill -9` of benchtape
+keeps every action already stored, and what the harness wrote after that stays in the
+capture file until `benchtape recover` (or the next start of benchtape) ingests it and
+finishes the session as `interrupted` (recorder/recover.py). The harness runs under a
+supervisor that kills it, and whatever it left running, with its run.
+
+Stored output is capped per line and per session (recorder/limits.py); a session whose
+output was cut finishes `truncated`, never `ok`.
 """
 
 from __future__ import annotations
@@ -19,9 +26,11 @@ from typing import Any, Callable
 from adapters.base import Adapter, Command, Launch, get_adapter, warning
 from adapters.mock import MockAdapter
 from recorder.kinds import STAGED
+from recorder.limits import OutputBudget, OutputLimits, output_limits
 from recorder.model import Action
-from recorder.redact import redactor, secret_values
-from recorder.sandbox.levels import OpenWorkspace, runs_alone, sandbox_for
+from recorder.redact import Redactor, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
+from recorder.sandbox.capture import Captured, Ending, secret_fingerprints
+from recorder.sandbox.levels import OpenWorkspace, Process, SandboxError, runs_alone, sandbox_for
 from recorder.sandbox.snapshot import snapshot
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
@@ -36,6 +45,7 @@ class RunOptions:
     concurrency: int = 4
     sandbox: str | None = None  # overrides every scenario's level
     allow_host_writes: bool = False
+    allow_network: bool = False  # consent for a container `network:` other than none
     keep_sandbox: bool = False
     noop: bool = False  # the negative control: the mock ignores any script
     run_kind: str = "run"
@@ -99,6 +109,7 @@ class Runner:
         self.run_id: str | None = None
         self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.sandbox.staging.Seeds)
         self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
+        self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
 
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
@@ -112,19 +123,23 @@ class Runner:
         return self.options.sandbox or scenario.sandbox.level
 
     def start_run(self) -> str:
+        """The run's row; a secret on the command line or in a param is stored redacted."""
+        redact = redactor(secret_values(os.environ) + secret_params(self.bench.params))
+        params = {**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params
         self.run_id = self.store.new_run(
             self.options.run_kind,
             bench_path=str(self.bench.path),
             bench_sha256=self.bench.sha256,
             harness=self.harness,
             model=self.model,
-            argv=self.options.argv,
-            params={**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params,
+            argv=redact_argv(self.options.argv, redact),
+            params=redact_params(params, redact),
         )
         return self.run_id
 
     def run(self) -> list[SessionRecord]:
         """Run every (scenario, attempt); returns records in completion order."""
+        self.recover_orphans()
         if self.run_id is None:
             self.start_run()
         from recorder.sandbox.staging import stage_seeds
@@ -155,16 +170,42 @@ class Runner:
             self.scripted.close()
         return records
 
+    def recover_orphans(self) -> None:
+        """What a killed benchtape left (sessions to finish, sandboxes, a ~/.claude to put back), first."""
+        from recorder.recover import sweep
+
+        for found in sweep():
+            self.on_event("sandbox.note", {"kind": "recover", "message": found})
+
     # ------------------------------------------------------------ one session
     def _one(self, scenario: ScenarioSpec, attempt: int, seed: Path | None) -> SessionRecord:
-        """Open the level's sandbox, record the session in it, close it; then hand it to grading."""
+        """Open the level's sandbox, record the session in it, close it; then hand it to grading.
+        A sandbox that cannot open (an engine refusing a limit) errors that session, not the run."""
         if self.cancel.is_set():
             raise Interrupted()
         sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
-        with sandbox.open(scenario, seed) as box:
-            record = self.record(self.plan(scenario, attempt), box)
+        try:
+            with sandbox.open(scenario, seed) as box:
+                record = self.record(self.plan(scenario, attempt), box)
+        except SandboxError as exc:
+            record = self._could_not_open(self.plan(scenario, attempt), exc)
         self.on_session_done(record)
         return record
+
+    def _could_not_open(self, plan: SessionPlan, exc: Exception) -> SessionRecord:
+        scenario, attempt = plan.scenario, plan.attempt
+        session_id = self.store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, shapes_only()), parent_session=plan.parent_session)
+        level = self.level_of(scenario)
+        self.store.append(
+            session_id,
+            [
+                Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "sandbox": level, **plan.started}),
+                Action("error", {"message": f"the {level} sandbox could not be opened: {exc}", "cause": "sandbox"}),
+                Action("session.finished", {"status": "error", "exit_code": None, "timed_out": False, "wall_ms": 0.0}),
+            ],
+        )
+        self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": "error", "wall_ms": 0.0})
+        return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status="error")
 
     def _kept(self, attempt: int) -> Event:
         return lambda kind, data: self.on_event(kind, {**data, "attempt": attempt} if kind == "sandbox.kept" else data)
@@ -175,9 +216,11 @@ class Runner:
         scenario, attempt = plan.scenario, plan.attempt
         adapter = plan.adapter()
         store = self.store
-        session_id = store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=plan.params, workdir=str(box.root), parent_session=plan.parent_session)
-        secrets = secret_values({**os.environ, **box.env, **plan.env}, box.secret_names)
-        store.set_redactor(session_id, redactor(secrets))
+        secrets = secret_values({**os.environ, **box.env, **plan.env}, box.secret_names) + secret_params(plan.params)
+        redact = redactor(secrets)
+        session_id = store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, redact), workdir=str(box.root), parent_session=plan.parent_session)
+        store.set_redactor(session_id, redact)
+        box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
         endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where)) if is_scripted(plan.model) and plan.harness != "mock" else None
         launch = Launch(
@@ -208,32 +251,21 @@ class Runner:
                 Action("message.user", {"text": plan.prompt}),
             ],
         )
-        store.append(session_id, self._snapshot(box.root, stage=STAGED))  # what the agent's changes are diffed against
+        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED))  # what the agent's changes are diffed against
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
-        status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, {**box.env, **plan.env}, timeout, session_id, plan.harness)
-        closing: list[Action] = list(box.after_exit(exit_code))
+        drive = self._drive(adapter, cmd, box, {**box.env, **plan.env}, timeout, session_id, plan.harness)
+        closing: list[Action] = list(box.after_exit(drive.exit_code))
         closing += self.scripted.findings(session_id)
-        closing += _transcript(store, adapter, box.home, launch, parser)
-        if timed_out:
-            closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness's process group was killed"}))
-        elif status == "error":
-            closing.append(Action("error", {"message": f"harness exited with code {exit_code}", "stderr_tail": stderr_tail}))
-        closing.extend(self._snapshot(box.root))
-        closing.append(Action("session.finished", {"status": status, "exit_code": exit_code, "timed_out": timed_out, "wall_ms": wall_ms}))
+        closing += _transcript(store, adapter, box.home, launch, drive.parser)
+        if drive.timed_out:
+            closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness and everything it started were killed"}))
+        elif drive.status == "error" and drive.exit_code not in (None, 0):
+            closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}", "stderr_tail": drive.stderr_tail}))
+        closing.extend(workspace_snapshot(store, box.root, redact))
+        closing.append(Action("session.finished", drive.finished()))
         store.append(session_id, closing)
-        self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": status, "wall_ms": wall_ms})
-        return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=status)
-
-    def _snapshot(self, root: Path, stage: str | None = None) -> list[Action]:
-        """The tree under root as a `workspace.snapshot` (the final one, or `stage` staged), or the error that stopped it."""
-        what = "staged tree" if stage else "workspace"
-        try:
-            data, facts = snapshot(root) if root.exists() else (b"", {"files": 0, "bytes": 0})
-            if not data:
-                return []
-            return [Action("workspace.snapshot", {"sha256": self.store.put_blob(data), **facts, **({"stage": stage} if stage else {})})]
-        except OSError as exc:
-            return [Action("error", {"message": f"{what} snapshot failed: {exc}", "cause": "sandbox"})]  # not the agent's doing: an infrastructure_error
+        self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": drive.status, "wall_ms": drive.wall_ms})
+        return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=drive.status)
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
         hc = self.bench.harness_config if harness_config is None else harness_config
@@ -248,74 +280,43 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
-    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str) -> tuple[str, int | None, bool, float, str, Any]:
-        parser = adapter.parser()
+    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str) -> "Drive":
+        """Start the harness, record its output as it is written, wait for it to exit (or kill it
+        and everything it started on timeout or Ctrl-C); what is over the output limits is
+        dropped with a marker."""
+        recording = Recording(self.store, session_id, adapter.parser(), harness, self.limits, self.on_event)
         started = time.monotonic()
         try:
             _write_home_files(box.home, cmd.home_files)
             proc = box.spawn(cmd.argv, {**env, **cmd.env}, cmd.stdin)
         except OSError as exc:
             self.store.append(session_id, [Action("error", {"message": f"could not start {cmd.argv[0]}: {exc}"})])
-            return "error", None, False, 0.0, str(exc), parser
-        line_no = 0
-
-        store_failure: list[str] = []
-
-        def pump() -> None:
-            """Drain every line even when parsing or storing one fails: a reader that stopped
-            would leave the harness blocked on a full pipe until the timeout."""
-            nonlocal line_no
-            for line in proc.lines():
-                line_no += 1
-                try:
-                    actions = parser.feed(line)
-                except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
-                    actions = [warning(f"the {harness} adapter failed on this line: {type(exc).__name__}: {exc}", line)]
-                if store_failure:
-                    continue
-                try:
-                    self.store.append_line(session_id, line_no, line, actions)
-                except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
-                    store_failure.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
-                    continue
-                for a in actions:
-                    self.on_event("action", {"session_id": session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
-
-        reader = threading.Thread(target=pump, name="benchtape-reader", daemon=True)
+            return Drive("error", None, False, 0.0, str(exc), recording.parser)
+        reader = threading.Thread(target=recording.pump, args=(proc,), name="benchtape-reader", daemon=True)
         reader.start()
         deadline = started + timeout
         timed_out = interrupted = False
-        exit_code: int | None = None
         while True:
             exit_code = proc.wait(0.1)
             if exit_code is not None:
                 break
-            if self.cancel.is_set():
-                interrupted = True
-                proc.kill()
-                exit_code = proc.wait(5)
-                break
-            if time.monotonic() >= deadline:
-                timed_out = True
+            if self.cancel.is_set() or time.monotonic() >= deadline:
+                interrupted, timed_out = self.cancel.is_set(), not self.cancel.is_set()
                 proc.kill()
                 exit_code = proc.wait(5)
                 break
         wall_ms = (time.monotonic() - started) * 1000
-        reader.join(timeout=10)
-        try:
-            tail = parser.finish()
-        except Exception as exc:  # noqa: BLE001
-            tail = [warning(f"the {harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
-        tail += [Action("error", {"message": m}) for m in store_failure]
-        if tail:
-            self.store.append(session_id, tail)
+        reader.join()  # bounded: it reads only what the harness wrote before it exited
+        recording.finish(proc.ending())
         if interrupted:
             status = "interrupted"
         elif timed_out:
             status = "timeout"
+        elif exit_code != 0 or recording.failures:
+            status = "error"
         else:
-            status = "ok" if exit_code == 0 else "error"
-        return status, exit_code, timed_out, wall_ms, proc.stderr_tail(), parser
+            status = "truncated" if recording.budget.truncated else "ok"
+        return Drive(status, exit_code, timed_out, wall_ms, proc.stderr_tail(), recording.parser, recording.budget.truncated)
 
 
 def _write_home_files(home: Path, files: dict[str, str]) -> None:
@@ -355,3 +356,116 @@ def _transcript(store: Store, adapter: Adapter, home: Path, launch: Launch, pars
     except ValueError:
         where = str(path)
     return [Action("transcript", {"path": where, "sha256": store.put_blob(data), "bytes": len(data), "lines": data.count(b"\n")})]
+
+
+@dataclass
+class Drive:
+    """How the harness's run ended, for `session.finished`."""
+
+    status: str
+    exit_code: int | None
+    timed_out: bool
+    wall_ms: float
+    stderr_tail: str
+    parser: Any = None  # what read the stream (a transcript is found by its thread id)
+    truncated: bool = False
+
+    def finished(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"status": self.status, "exit_code": self.exit_code, "timed_out": self.timed_out, "wall_ms": self.wall_ms}
+        if self.truncated:
+            data["truncated"] = True
+        return data
+
+
+class Recording:
+    """One session's output on its way into the store: each line stored with the actions parsed
+    from it in one transaction, as it arrives; past the session's output limit only the last
+    lines are held, stored at the end after a marker of what was dropped."""
+
+    WARNINGS_KEPT = 100  # adapter warnings stored one by one; past that, counted (each one repeats its line)
+
+    def __init__(self, store: Store, session_id: str, parser: Any, harness: str, limits: OutputLimits, on_event: Event):
+        self.store, self.session_id, self.parser, self.harness, self.on_event = store, session_id, parser, harness, on_event
+        self.budget = OutputBudget(limits)
+        self.line_no = 0
+        self.failures: list[str] = []
+        self.warnings = 0
+        self.warnings_dropped = 0
+
+    def pump(self, proc: Process) -> None:
+        """Drain every line even when parsing or storing one fails: the harness must never wait on benchtape."""
+        for line in proc.lines(self.budget.limits.line):
+            self.line_no += 1
+            if self.budget.admit(self.line_no, line):
+                self.store_line(self.line_no, line)
+
+    def store_line(self, line_no: int, line: Captured) -> None:
+        if line.cut:  # cut JSON is not JSON: say what happened instead of a parse warning
+            actions = [Action("error", {"message": f"output line {line_no} is {line.size:,} bytes, over the limit of {self.budget.limits.line:,} per line (BENCHTAPE_MAX_LINE): stored cut to its head and tail, not parsed"})]
+        else:
+            try:
+                actions = self.parser.feed(line.text)
+            except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
+                actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line.text)]
+            actions = self._fewer_warnings(actions)
+        if self.failures:
+            return
+        try:
+            self.store.append_line(self.session_id, line_no, line.text, actions)
+        except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
+            self.failures.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
+            return
+        for a in actions:
+            self.on_event("action", {"session_id": self.session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
+
+    def _fewer_warnings(self, actions: list[Action]) -> list[Action]:
+        """A flood of lines the adapter cannot read (a harness printing junk) would store each line
+        twice and make the session a gigabyte to load: past WARNINGS_KEPT they are only counted
+        (the lines themselves are in `raw`, for `reparse`)."""
+        kept = []
+        for a in actions:
+            if a.kind == "adapter.warning":
+                self.warnings += 1
+                if self.warnings > self.WARNINGS_KEPT:
+                    self.warnings_dropped += 1
+                    continue
+            kept.append(a)
+        return kept
+
+    def finish(self, ending: Ending) -> None:
+        """After the last line: the marker and the held tail, what the parser still owes, and
+        notes on what happened around the harness's exit."""
+        note = self.budget.note()
+        if note is not None and not self.failures:
+            self.store.append(self.session_id, [Action("error", {"message": note})])
+            for line_no, line in self.budget.tail:
+                self.store_line(line_no, line)
+        try:
+            tail = self.parser.finish()
+        except Exception as exc:  # noqa: BLE001
+            tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
+        if self.warnings_dropped:
+            tail.append(Action("adapter.warning", {"what": f"{self.warnings_dropped:,} more line(s) the {self.harness} adapter could not read are in raw only (the first {self.WARNINGS_KEPT} are above)", "line": "", "source": "recorder"}))
+        if ending.leftovers_killed:
+            tail.append(Action("adapter.warning", {"what": f"the harness left {ending.leftovers_killed} process(es) running when it exited; they were killed", "line": "", "source": "sandbox"}))
+        if ending.late_bytes:
+            tail.append(Action("adapter.warning", {"what": f"{ending.late_bytes:,} bytes were written to the harness's output after it exited (by a process it left running); not recorded as its output", "line": "", "source": "sandbox"}))
+        if ending.rewrites:
+            self.budget.cut_lines += 1  # some output is missing: the session is truncated, never ok
+            tail.append(Action("error", {"message": f"the harness's output file was truncated {ending.rewrites} time(s) while it ran (something reopened its stdout with O_TRUNC, e.g. `> /dev/stdout`); output written before that and not yet read is missing"}))
+        tail += [Action("error", {"message": m}) for m in self.failures]
+        if tail:
+            self.store.append(self.session_id, tail)
+
+
+def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, stage: str | None = None) -> list[Action]:
+    """The tree under root as a stored blob (the final workspace, or `stage` staged; known
+    secrets redacted in its files), or the error that stopped it: not the agent's doing, so
+    an infrastructure_error."""
+    try:
+        data, facts = snapshot(root, redact=redact) if root.exists() else (b"", {"files": 0, "bytes": 0})
+        if data:
+            return [Action("workspace.snapshot", {"sha256": store.put_blob(data), **facts, **({"stage": stage} if stage else {})})]
+    except OSError as exc:
+        return [Action("error", {"message": f"{'staged tree' if stage else 'workspace'} snapshot failed: {exc}", "cause": "sandbox"})]
+    return []

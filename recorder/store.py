@@ -753,9 +753,11 @@ class Store:
                 result = r["result"]
                 spec = r["spec"]
                 reason, evidence = result.reason, encode(result.evidence, default=str).decode()
-                if redact is not None:
+                spec = spec if isinstance(spec, str) else dumps(spec)
+                if redact is not None:  # a check's value may be a secret too (its spec_sha256 stays the clear spec's)
                     reason = redact(reason) if reason is not None else None
                     evidence = redact(evidence)
+                    spec = redact(spec)
                 append(
                     [
                         grading_id,
@@ -763,7 +765,7 @@ class Store:
                         r["check_path"],
                         r["type"],
                         r.get("metric"),
-                        spec if isinstance(spec, str) else dumps(spec),
+                        spec,
                         r["spec_sha256"],
                         result.status,
                         int(result.passed),
@@ -940,6 +942,11 @@ class Store:
         rows = self._all(sql + " ORDER BY seq", params)
         decode = orjson.loads
         return [Action(kind, decode(data), thread, at, seq) for seq, at, thread, kind, data in rows]
+
+    def last_raw_line(self, session_id: str) -> int:
+        """The number of the session's last stored raw line (0 for none): where a recovery resumes."""
+        row = self._one("SELECT MAX(line_no + lines - 1) FROM raw WHERE session_id = ?", [session_id])
+        return int(row[0] or 0) if row else 0
 
     def raw_lines(self, session_id: str) -> list[str]:
         """The session's raw lines as received (after redaction), in order."""
@@ -1144,10 +1151,10 @@ class Store:
 
 
 def _environment_redactor() -> Callable[[str], str] | None:
+    """This process's known secrets and every credential shape (recorder.redact)."""
     from recorder.redact import redactor, secret_values
 
-    secrets = secret_values(os.environ)
-    return redactor(secrets) if secrets else None
+    return redactor(secret_values(os.environ))
 
 
 def _decode_judgment(r: dict[str, Any]) -> dict[str, Any]:

@@ -115,9 +115,11 @@ def control_options(benches: list[BenchSpec], *, allow_host_writes: bool, argv: 
     scenario runs in the real directory."""
     harness = harness or "mock"
     if harness != "mock" and not is_scripted(model):
-        raise BadInput(f"the negative control through {harness} needs --model scripted (the no-op scripted model): a real model would spend and do something", fix=f"add --model scripted, or drop --harness to use the mock")
+        raise BadInput(f"the negative control through {harness} needs --model scripted (the no-op scripted model): a real model would spend and do something", fix="add --model scripted, or drop --harness to use the mock")
     serial = any(sc.sandbox.level == "none" for b in benches for sc in b.scenarios)
-    return RunOptions(harness=harness, model=model if harness != "mock" else None, noop=True, run_kind="control", allow_host_writes=allow_host_writes, concurrency=1 if serial else 4, argv=list(argv or []))
+    # allow_network for the mock: the no-op agent reaches for nothing, whatever network it is given
+    # (a real binary keeps the bench's network rules: it would reach for its model)
+    return RunOptions(harness=harness, model=model if harness != "mock" else None, noop=True, run_kind="control", allow_host_writes=allow_host_writes, allow_network=harness == "mock", concurrency=1 if serial else 4, argv=list(argv or []))
 
 
 def refuse_images(benches: list[BenchSpec]) -> None:

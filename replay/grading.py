@@ -309,7 +309,9 @@ def new_grading(
 
 
 def harness_ok(session: Session) -> bool:
-    return session.finished and session.status not in ("error", "timeout", "interrupted")
+    """The harness ran to its end and all it printed was recorded (a `truncated` session's
+    verdicts would be judged on part of its output: they count as errored, never as passed)."""
+    return session.finished and session.status not in ("error", "timeout", "interrupted", "truncated")
 
 
 def scenario_outcome(ok: bool, verdicts: Iterable[tuple[str, bool]]) -> str:

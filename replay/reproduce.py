@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+import orjson
+
 from checks import CATALOG_VERSION, Check, CheckConfigError, build, spec_hash
 from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
+from recorder.redact import REDACTED
 from recorder.store import SessionRow, Store
 from replay.grading import NOT_IN_REPORT, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
 from replay.judging import judge_for_grading
@@ -148,6 +151,8 @@ def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
         spec = spec_from_dict(s.spec)
     except ValueError as exc:
         return str(exc)
+    if REDACTED in orjson.dumps(s.spec).decode() and spec_hash(spec) != s.spec_sha256:
+        return "its spec held a secret, which is never stored in clear: re-grade it with the bench (benchtape regrade --bench)"
     gone = missing_scripts(spec, bench_dir)
     if gone:
         return f"its script file is gone: {gone[0]}"

@@ -10,11 +10,18 @@ Sessions at this level may run concurrently over one HOME: the first one in take
 snapshot and the last one out restores it, so no session restores over another's run.
 Symlinked entries (dotfile managers) are restored as links, and what was written
 through them is restored at their target.
+
+The baseline survives benchtape: its folder holds `baseline.json` (what to put back) and a
+`lock` the owning process holds while the baseline is in use. A baseline whose owner died
+(kill -9 mid-session) is restored by the next benchtape start, or `benchtape recover`
+(`restore_orphans`), unless a live session over the same HOME holds one.
 """
 
 from __future__ import annotations
 
+import fcntl
 import filecmp
+import json
 import os
 import shutil
 import tempfile
@@ -30,6 +37,7 @@ RESTORED_TREES = ("agents", "commands", "skills", "hooks")
 CREATED_ENTRIES_DELETED = ("projects", "todos", "shell-snapshots", "statsig")
 REPORTED = "plugins"
 MAX_LISTED = 20
+BACKUP_PREFIX = "benchtape-claude-home-"
 
 
 @dataclass
@@ -48,6 +56,33 @@ class _Baseline:
     entries: dict[str, set[str] | None] = field(default_factory=dict)
     plugins: dict[str, tuple[Any, ...]] | None = None
     users: int = 0
+    lock_fd: int = -1  # held while the baseline is in use: a later benchtape knows it is not orphaned
+
+    def persist(self) -> None:
+        """Write what a restore needs, so one can happen in another process if this one dies."""
+        doc = {
+            "claude": str(self.claude),
+            "existed": self.existed,
+            "saved": [{"name": s.name, "link": s.link, "copy": str(s.copy) if s.copy else None} for s in self.saved.values()],
+            "entries": {k: sorted(v) if v is not None else None for k, v in self.entries.items()},
+        }
+        tmp = self.backup / "baseline.json.tmp"
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, self.backup / "baseline.json")
+
+    @classmethod
+    def load(cls, backup: Path) -> "_Baseline":
+        doc = json.loads((backup / "baseline.json").read_text())
+        base = cls(claude=Path(doc["claude"]), backup=backup, existed=bool(doc["existed"]))
+        base.saved = {s["name"]: _Saved(s["name"], s["link"], Path(s["copy"]) if s["copy"] else None) for s in doc["saved"]}
+        base.entries = {k: set(v) if v is not None else None for k, v in doc["entries"].items()}
+        return base
+
+    def discard(self) -> None:
+        remove_tree(self.backup)
+        if self.lock_fd >= 0:
+            os.close(self.lock_fd)
+            self.lock_fd = -1
 
 
 _LOCK = threading.Lock()
@@ -85,7 +120,7 @@ class ClaudeHome:
                 try:
                     _restore(base)
                 finally:
-                    remove_tree(base.backup)
+                    base.discard()
             return notes
 
     def __exit__(self, *exc: Any) -> None:
@@ -96,7 +131,9 @@ class ClaudeHome:
 
 
 def _take(claude: Path) -> _Baseline:
-    base = _Baseline(claude=claude, backup=Path(tempfile.mkdtemp(prefix="benchtape-claude-home-")), existed=claude.is_dir())
+    _restore_orphans(None, claude)  # a killed run's baseline first: it holds the state before that run
+    base = _Baseline(claude=claude, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=claude.is_dir())
+    base.lock_fd = _lock(base.backup, blocking=True)
     for name in _restored_names(claude):
         path = claude / name
         link = os.readlink(path) if path.is_symlink() else None
@@ -112,7 +149,75 @@ def _take(claude: Path) -> _Baseline:
         folder = claude / name
         base.entries[name] = set(os.listdir(folder)) if folder.is_dir() else None
     base.plugins = _manifest(claude / REPORTED)
+    base.persist()
     return base
+
+
+def _lock(folder: Path, *, blocking: bool) -> int:
+    """An exclusive lock on folder/lock; -1 when it is held by a live process (non-blocking)."""
+    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def restore_orphans(tmp: Path | None = None, claude: Path | None = None) -> list[str]:
+    """Put back every ~/.claude whose baseline was left by a benchtape that died mid-session
+    (only `claude` when given); one a live process holds is left alone, and so is an orphan
+    whose ~/.claude a live session is using (its own baseline would then be the wrong one to
+    restore over). Returns what was restored."""
+    with _LOCK:
+        return _restore_orphans(tmp, claude)
+
+
+def _restore_orphans(tmp: Path | None, claude: Path | None) -> list[str]:
+    base_dir = Path(tmp or tempfile.gettempdir())
+    try:
+        folders = sorted(p for p in base_dir.iterdir() if p.name.startswith(BACKUP_PREFIX) and (p / "baseline.json").is_file())
+    except OSError:
+        return []
+    restored = []
+    live = set(_ACTIVE)  # baselines this process holds
+    for folder in folders:
+        fd = _lock(folder, blocking=False)
+        if fd < 0:
+            continue  # its owner is alive
+        try:
+            base = _Baseline.load(folder)
+        except (OSError, ValueError, KeyError, TypeError):
+            os.close(fd)
+            continue
+        key = os.path.abspath(base.claude)
+        if (claude is not None and key != os.path.abspath(claude)) or key in live or _held_elsewhere(folders, folder, key):
+            os.close(fd)
+            continue
+        base.lock_fd = fd
+        try:
+            _restore(base)
+            restored.append(str(base.claude))
+        finally:
+            base.discard()
+    return restored
+
+
+def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
+    """Whether another process's live baseline covers the same ~/.claude."""
+    for other in folders:
+        if other == mine or not other.exists():
+            continue
+        try:
+            if os.path.abspath(json.loads((other / "baseline.json").read_text())["claude"]) != key:
+                continue
+        except (OSError, ValueError, KeyError):
+            continue
+        fd = _lock(other, blocking=False)
+        if fd < 0:
+            return True
+        os.close(fd)
+    return False
 
 
 def _restored_names(claude: Path) -> list[str]:

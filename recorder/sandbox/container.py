@@ -8,6 +8,9 @@ every process.
 
 Layout inside the container:
 - the host workspace is bind-mounted read-write at `/workspace` (`WORKSPACE_AT`);
+- a session's capture folder (recorder/sandbox/capture.py) is mounted at
+  `/opt/benchtape-capture` (`CAPTURE_AT`): `spawn(capture=True)` runs a harness with its
+  stdio on those files, so what it prints outlives benchtape;
 - benchtape's `adapters/` folder is mounted read-only at `/opt/benchtape` (`ADAPTERS_AT`),
   so the mock agent runs as `python3 /opt/benchtape/mock_agent.py`;
 - `share.paths` entries: `ro` a read-only bind, `rw` a read-write bind, `copy` copied in
@@ -19,10 +22,15 @@ Using it (the run loop composes these; nothing here knows about sessions):
     with ContainerSandbox(image=None, env={...}) as box:      # None: benchtape-base
         box.start(workspace)
         proc = box.spawn(["python3", "/opt/benchtape/mock_agent.py"], env={}, cwd="/workspace", stdin=job)
-        for line in proc.lines(): ...                         # parser.feed(line)
+        for line in proc.lines(max_line): ...                 # parser.feed(line.text)
         code = proc.wait(timeout=5)                           # TimeoutError -> proc.kill()
         ctx = CheckContext(work_dir=workspace, run_command=box.run)   # exec checks run inside
     # the container is gone here (normal end, exception, Ctrl-C), unless keep=True
+
+Boundary: no CAP_MKNOD/SETUID/SETGID/SETFCAP, no-new-privileges when running as root, a
+resource limit the engine would refuse is found before a run (`limits_refused`), every
+container carries its owner process in a label and is registered with the process's watch
+supervisor, which removes it if benchtape dies (`remove_orphan_containers` finds the rest).
 
 Ownership: commands run as the image's user (root) unless `user` is given. When a `user`
 is given the workspace is chowned to it at start; and whenever the container's user may
@@ -54,20 +62,42 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping, Sequence
 
 from recorder.commands import CommandResult
+from recorder.sandbox.levels import SandboxError
 
 WORKSPACE_AT = "/workspace"
 ADAPTERS_AT = "/opt/benchtape"
+CAPTURE_AT = "/opt/benchtape-capture"  # the session folder's capture/: the harness's stdout lands there
 DEFAULT_RESOURCES: dict[str, Any] = {"memory": "1g", "cpus": 1.0, "pids": 256}
+PIDS_MAX = 4_194_304  # the kernel's PID_MAX_LIMIT: a larger pids.max is refused when the container starts
 SHARE_ACCESS = ("rw", "copy", "ro")
 LABEL = "benchtape"
+OWNER_LABEL = "benchtape.owner"  # "host pid starttime" of the benchtape that made it: an orphan is one whose owner is gone
+KEEP_LABEL = "benchtape.keep"  # made with --keep-sandbox: outliving benchtape is the point
+# Capabilities a sandboxed agent never needs and could hurt the host with through the
+# host-mounted workspace: device nodes (MKNOD), and changing identities or file capabilities
+# (SETUID/SETGID/SETFCAP). no-new-privileges (a setuid file gains nothing) is set when the
+# container runs as root; with a non-root `user:` it would also strip the capabilities of
+# benchtape's own `exec -u 0` (the ownership chown), so there the missing MKNOD, the nosuid
+# mount and the host-side sweep of setuid bits (recorder/sandbox/nofollow.defuse) hold the line.
+CAP_DROP = ["MKNOD", "SETUID", "SETGID", "SETFCAP"]
+SECURITY_OPT = ["no-new-privileges"]
 
 _PID_MARK = b"benchtape-pid "
 # `$0` is unused; "$@" is the real argv. The pid line lets `kill()` reach the process group
 # (every `docker exec` process is a session leader, so its pid is its group id).
 _WRAPPER = ["/bin/sh", "-c", 'echo "benchtape-pid $$" >&2; exec "$@"', "benchtape-exec"]
+# A harness's wrapper: its stdio on the capture files (which outlive benchtape), and where its
+# output ended (exit code, stdout bytes) written once it exits: later bytes are a leftover's.
+_CAPTURE_WRAPPER = [
+    "/bin/sh",
+    "-c",
+    'echo "benchtape-pid $$" >&2; c=' + CAPTURE_AT + '; "$@" <"$c/stdin" >>"$c/stdout" 2>>"$c/stderr"; code=$?; '
+    'echo "$code $(wc -c <"$c/stdout")" >"$c/exit"; exit $code',
+    "benchtape-exec",
+]
 
 
-class ContainerError(Exception):
+class ContainerError(SandboxError):
     """The container sandbox cannot do what was asked; the message says what to change."""
 
 
@@ -145,17 +175,30 @@ def _memory_bytes(value: Any) -> int:
     return int(float(m.group(1)) * {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2)])
 
 
-def resource_limits(resources: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The docker create arguments for `resources:` (benchtape's extension), defaults filled."""
+def resource_limits(resources: Mapping[str, Any] | None, engine: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The docker create arguments for `resources:` (benchtape's extension), defaults filled;
+    ContainerError for a value the engine would refuse when the container starts (`engine`:
+    its `docker info`, for its CPU count and memory)."""
     merged = {**DEFAULT_RESOURCES, **(resources or {})}
     unknown = set(merged) - set(DEFAULT_RESOURCES)
     if unknown:
         raise ContainerError(f"unknown resources key(s) {sorted(unknown)}; known: memory, cpus, pids")
     memory = _memory_bytes(merged["memory"])
-    cpus = float(merged["cpus"])
-    pids = int(merged["pids"])
+    try:
+        cpus = float(merged["cpus"])
+        pids = int(merged["pids"])
+    except (TypeError, ValueError):
+        raise ContainerError(f"resources.cpus and resources.pids must be numbers: {merged}") from None
     if memory < 6 << 20 or cpus <= 0 or pids < 8:
         raise ContainerError(f"resources too small to run anything: {merged}")
+    if pids > PIDS_MAX:
+        raise ContainerError(f"resources.pids {pids} is more than the kernel allows ({PIDS_MAX:,}); the engine would refuse to start the container")
+    if engine:
+        ncpu, total = engine.get("NCPU"), engine.get("MemTotal")
+        if isinstance(ncpu, int) and ncpu > 0 and cpus > ncpu:
+            raise ContainerError(f"resources.cpus {cpus:g} is more than the engine's {ncpu} CPU(s); the engine would refuse the container")
+        if isinstance(total, int) and total > 0 and memory > total:
+            raise ContainerError(f"resources.memory {merged['memory']} is more than the engine's {total / (1 << 30):.1f} GiB")
     return {"mem_limit": memory, "memswap_limit": memory, "nano_cpus": int(cpus * 1e9), "pids_limit": pids}
 
 
@@ -378,6 +421,8 @@ class ContainerSandbox:
         resources: Mapping[str, Any] | None = None,
         keep: bool = False,
         client: Any = None,
+        capture: Path | None = None,
+        labels: Mapping[str, str] | None = None,
     ):
         self.image = image
         self.network = network or "none"
@@ -387,6 +432,8 @@ class ContainerSandbox:
         self.limits = resource_limits(resources)
         self.keep = keep
         self._client = client
+        self.capture = capture  # a session folder's capture/, mounted at CAPTURE_AT
+        self.labels = dict(labels or {})
         self.container: Any = None
         self.workspace: Path | None = None
         self.mount_at = WORKSPACE_AT
@@ -433,6 +480,8 @@ class ContainerSandbox:
             Mount(target=mount_at, source=str(self.workspace), type="bind", read_only=False),
             Mount(target=ADAPTERS_AT, source=str(_adapters_dir()), type="bind", read_only=True),
         ]
+        if self.capture is not None:
+            mounts.append(Mount(target=CAPTURE_AT, source=str(self.capture), type="bind", read_only=False))
         copies_inside: list[Share] = []
         for share in self.shares:
             if share.access == "copy":
@@ -452,8 +501,10 @@ class ContainerSandbox:
             network_mode=self.network,
             environment=self.env,
             working_dir=mount_at,
-            labels={LABEL: "1", "benchtape.workspace": str(self.workspace)},
+            labels={LABEL: "1", "benchtape.workspace": str(self.workspace), OWNER_LABEL: owner_token(), **({KEEP_LABEL: "1"} if self.keep else {}), **self.labels},
             init=True,
+            cap_drop=CAP_DROP,
+            security_opt=SECURITY_OPT if self.user is None or self.user.split(":")[0] in ("0", "root") else [],
             **self.limits,
         )
         if self.user:
@@ -470,6 +521,7 @@ class ContainerSandbox:
                 self.container = self.client.containers.create(**kwargs)
             except docker.errors.APIError as exc2:
                 raise ContainerError(f"creating the container failed: {exc2.explanation or exc2}") from exc2
+        _watch().add(self.container.id, keep=self.keep)  # removed (kept: stopped) by the supervisor if benchtape dies from here on
         try:
             for share in copies_inside:
                 self.container.put_archive("/", _tar_of(share.source, share.to))
@@ -497,6 +549,7 @@ class ContainerSandbox:
             return
         self.sweep_ownership()
         if self.keep and not force:
+            _watch().forget(self.container.id)  # kept on purpose: it outlives benchtape, as it is
             return
         try:
             self.container.remove(force=True, v=True)
@@ -506,7 +559,28 @@ class ContainerSandbox:
             if not isinstance(exc, docker.errors.NotFound):
                 self.warnings.append(f"removing container {self.container.id[:12]} failed: {exc}")
                 return
+        _watch().forget(self.container.id)
         self._removed = True
+
+    def stop_processes(self) -> int:
+        """Kill every process in the container (its init included, so the kernel kills the rest
+        of its PID namespace) and wait until it has stopped: nothing the agent left running can
+        touch the workspace while it is read. Returns how many processes besides the keeper ran."""
+        if self.container is None:
+            return 0
+        try:
+            running = len((self.container.top() or {}).get("Processes") or [])
+        except Exception:  # noqa: BLE001 - stopped already
+            running = 0
+        try:
+            self.container.kill()
+        except Exception:  # noqa: BLE001 - not running (any more)
+            pass
+        try:
+            self.container.wait(timeout=30)
+        except Exception:  # noqa: BLE001
+            pass
+        return max(0, running - 2)  # docker-init and the keeper's `sleep infinity`
 
     def remove_hint(self) -> str:
         """The command that removes a kept container (to print after a keep=True run)."""
@@ -541,6 +615,7 @@ class ContainerSandbox:
         stdin: bytes = b"",
         *,
         collect: bool = False,
+        capture: bool = False,
     ) -> ContainerProcess:
         """Start argv (no shell) inside the container and stream it.
 
@@ -553,9 +628,14 @@ class ContainerSandbox:
             raise ContainerError("start() the sandbox before running commands in it")
         if not argv:
             raise ContainerError("empty argv")
+        if capture:
+            if self.capture is None:
+                raise ContainerError("this sandbox was started without a capture folder")
+            (self.capture / "stdin").write_bytes(bytes(stdin or b""))
+            stdin = b""
         exec_id = self.client.api.exec_create(
             self.container.id,
-            _WRAPPER + [str(a) for a in argv],
+            (_CAPTURE_WRAPPER if capture else _WRAPPER) + [str(a) for a in argv],
             stdin=True,
             stdout=True,
             stderr=True,
@@ -645,6 +725,87 @@ def exec_sandbox_for(
     """
     box = ContainerSandbox(image, network="none", user=user, env=env, shares=shares, resources=resources, client=client)
     return box.start(workspace)
+
+
+def limits_refused(client: Any, image: str, resources: Mapping[str, Any] | None) -> str | None:
+    """Whether the engine refuses these `resources:`: checked statically (kernel and engine
+    bounds), then by starting a throwaway container of `image` with them (some limits are only
+    refused when the container starts). None when accepted, else the engine's reason."""
+    import docker.errors
+
+    try:
+        limits = resource_limits(resources, client.info())
+    except ContainerError as exc:
+        return str(exc)
+    box = None
+    try:
+        box = client.containers.create(image, command=["true"], network_mode="none", labels={LABEL: "1", OWNER_LABEL: owner_token()}, cap_drop=CAP_DROP, **limits)
+        box.start()
+        box.wait(timeout=60)
+    except docker.errors.APIError as exc:
+        return f"the engine refused resources {dict(resources or {})}: {exc.explanation or exc}"
+    except Exception:  # noqa: BLE001 - a slow engine is not a refusal
+        return None
+    finally:
+        if box is not None:
+            try:
+                box.remove(force=True)
+            except Exception:  # noqa: BLE001
+                pass
+    return None
+
+
+# ------------------------------------------------------------------ owners and orphans
+def owner_token(pid: int | None = None) -> str:
+    """"host pid starttime" of a process: its identity even after its pid is reused."""
+    import platform
+
+    pid = os.getpid() if pid is None else pid
+    return f"{platform.node()} {pid} {_start_time(pid)}"
+
+
+def _start_time(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return "?"
+
+
+def owner_gone(token: str) -> bool:
+    """Whether the benchtape process a container's owner label names has ended (only for this host)."""
+    import platform
+
+    parts = token.split()
+    if len(parts) != 3 or parts[0] != platform.node() or not parts[1].isdigit():
+        return False
+    return _start_time(int(parts[1])) != parts[2]
+
+
+def remove_orphan_containers(client: Any = None) -> list[str]:
+    """Remove benchtape containers whose owner process is gone (a killed run's); their names."""
+    ok, _, probe = (True, "", client) if client is not None else _probe(timeout=5)
+    if not ok or probe is None:
+        return []
+    removed = []
+    try:
+        for c in probe.containers.list(all=True, filters={"label": OWNER_LABEL}):
+            if KEEP_LABEL not in c.labels and owner_gone(str(c.labels.get(OWNER_LABEL, ""))):
+                try:
+                    c.remove(force=True, v=True)
+                    removed.append(c.name)
+                except Exception:  # noqa: BLE001 - removed meanwhile
+                    pass
+    finally:
+        if client is None:
+            probe.close()
+    return removed
+
+
+def _watch() -> Any:
+    from recorder.sandbox.supervisor import ContainerWatch
+
+    return ContainerWatch.get()
 
 
 # ------------------------------------------------------------------ helpers

@@ -1,7 +1,14 @@
 """The `container` level: the staged workspace is mounted into a fresh container, the
 harness runs inside it, and the container is removed afterwards (also on timeout, errors
 and Ctrl-C) unless --keep-sandbox asks to keep it. Grading commands of a container session
-run in a fresh container of the same image, never on the host — live and on every re-grade."""
+run in a fresh container of the same image, never on the host — live and on every re-grade.
+
+The boundary: the harness's stdio go to the session folder's capture files (mounted in),
+so its output survives benchtape and a supervisor removes the container if benchtape dies;
+the workspace is mounted nosuid,nodev where the host allows (recorder/sandbox/mounts.py);
+the container has no CAP_MKNOD/SETUID/SETGID/SETFCAP and no-new-privileges; once the
+harness exits every process in the container is killed before the workspace is read, and
+device nodes and setuid/setgid bits it left are removed on the host side."""
 
 from __future__ import annotations
 
@@ -14,8 +21,11 @@ from typing import Any, Iterator, Mapping
 from recorder.commands import Unavailable
 from recorder.model import Action
 from recorder.sandbox import local
+from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
 from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
+from recorder.sandbox.mounts import protect, release
+from recorder.sandbox.nofollow import defuse
 from recorder.spec.bench import SandboxSpec, ScenarioSpec
 
 _image_lock = threading.Lock()
@@ -40,30 +50,57 @@ def resolve_image(spec: SandboxSpec) -> str:
 
 
 class _Proc:
-    """The run loop's `Process` over a `docker exec` stream."""
+    """The run loop's `Process` over a `docker exec` whose stdio are the session folder's
+    capture files (mounted at CAPTURE_AT): the recorder tails them on the host."""
 
-    def __init__(self, proc: ContainerProcess):
+    def __init__(self, proc: ContainerProcess, folder: SessionFolder):
         self.proc = proc
+        self.folder = folder
+        self.exited = False
+        self.tail: CaptureTail | None = None
 
-    def lines(self) -> Iterator[str]:
-        return self.proc.lines()
+    def lines(self, max_line: int) -> Iterator[Captured]:
+        tail = self.tail = CaptureTail(self.folder.file("stdout"), max_line)
+        try:
+            yield from tail.lines(self._end)
+        finally:
+            tail.close()
+
+    def _end(self) -> int | None:
+        """Where the harness's output ended: what its wrapper wrote at exit ("CODE BYTES"), or all
+        there is when it was killed before it could."""
+        if not self.exited:
+            return None
+        try:
+            return int(self.folder.file("exit").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            return file_size(self.folder.file("stdout"))
 
     def wait(self, timeout: float) -> int | None:
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         except TimeoutError:
             return None
+        self.exited = True
+        return code
 
     def kill(self) -> None:
         self.proc.kill()
 
     def stderr_tail(self) -> str:
-        return self.proc.stderr[-STDERR_TAIL:]
+        return stderr_tail(self.folder.file("stderr"), STDERR_TAIL)
+
+    def ending(self) -> Ending:
+        """(The container is stopped after the harness exits: the level's after_exit says what that killed.)"""
+        end = self._end()
+        late = max(0, file_size(self.folder.file("stdout")) - end) if end is not None else 0
+        return Ending(late_bytes=late, rewrites=self.tail.rewrites if self.tail else 0)
 
 
 class ContainerLevel:
     level = "container"
     runs_alone = False
+    _swept = False  # orphaned containers are looked for once per process, at its first container session
 
     def __init__(self, *, keep: bool = False, on_event: Event | None = None):
         self.keep = keep
@@ -72,19 +109,38 @@ class ContainerLevel:
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
         spec = scenario.sandbox
+        self._sweep_orphans()
         image = resolve_image(spec)
-        ws = local.prepare(scenario, seed, level="container")
-        box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=spec.share_paths, resources=spec.resources or None, keep=self.keep)
+        folder = SessionFolder.create()
+        root = folder.path / "work"
         try:
+            ws = local.prepare(scenario, seed, level="container", temp=folder.path)
+            folder.share_with_container()
+            unprotected = protect(ws.root)  # nosuid,nodev where the host allows it
+            folder.note(level="container", root=str(ws.root), keep=self.keep)
+            box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=spec.share_paths, resources=spec.resources or None, keep=self.keep, capture=folder.capture, labels={"benchtape.session_dir": str(folder.path)})
             with box:
                 box.start(ws.root)
+                folder.note(container=box.id)
                 cwd_in = str(PurePosixPath(WORKSPACE_AT) / (scenario.cwd or ""))
                 env = {k: v for k, v in ws.env.items() if k not in ("PATH", "TMPDIR")}
                 env["HOME"] = WORKSPACE_AT
 
                 def spawn(argv: list[str], full_env: Mapping[str, str], stdin: bytes) -> _Proc:
                     inside = {k: v for k, v in full_env.items() if k not in ("PATH", "TMPDIR")}
-                    return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin))
+                    folder.fresh_capture()  # this process's output only (a workflow's next step, a setup command)
+                    return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin, capture=True), folder)
+
+                def after_exit(exit_code: int | None) -> list[Action]:
+                    """A container stopped under the session is the sandbox failing (an `error`);
+                    otherwise nothing runs in it while the workspace is read (a process the agent
+                    left could swap a folder for a link to /etc). Either way no device or setuid
+                    file it made stays on the host."""
+                    stopped = _stopped_under(box, exit_code)
+                    left = 0 if stopped else box.stop_processes()
+                    notes = [f"the harness left {left} process(es) running in the container; they were killed before the workspace was read"] if left else []
+                    notes += defuse(ws.root)
+                    return stopped + [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in notes]
 
                 yield OpenWorkspace(
                     level="container",
@@ -95,14 +151,24 @@ class ContainerLevel:
                     spawn=spawn,
                     secret_names=ws.secret_names,
                     launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
-                    facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}},
-                    after_exit=lambda exit_code: _stopped_under(box, exit_code),
+                    facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}, "workspace_mount": "nosuid,nodev" if unprotected is None else f"plain ({unprotected})"},
+                    after_exit=after_exit,
+                    folder=folder,
                 )
                 if self.keep:
                     self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})
         finally:
-            if not self.keep:
-                ws.cleanup()
+            release(root)
+            folder.close(remove=not self.keep)
+
+    def _sweep_orphans(self) -> None:
+        if ContainerLevel._swept:
+            return
+        ContainerLevel._swept = True
+        from recorder.sandbox.container import remove_orphan_containers
+
+        for name in remove_orphan_containers():
+            self.on_event("sandbox.note", {"kind": "recover", "message": f"removed container {name} (its benchtape is gone)"})
 
 
 def _stopped_under(box: ContainerSandbox, exit_code: int | None, settle_s: float = 5.0) -> list[Action]:

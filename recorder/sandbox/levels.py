@@ -21,16 +21,26 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from recorder.commands import CommandRunner, Interpreter
 from recorder.model import Action
+from recorder.sandbox.capture import Captured, Ending, SessionFolder
 
 LEVELS = ("none", "workspace", "home", "container")
+
+
+class SandboxError(Exception):
+    """A sandbox could not be opened for a session (an engine that refuses a limit, an image
+    that will not start): that session errors with this message; the run goes on."""
 STDERR_TAIL = 4000  # bytes of a harness's stderr kept for the error a failed session records
 
 
 class Process(Protocol):
-    """A started harness process, wherever it runs."""
+    """A started harness process, wherever it runs. Its stdout goes to a capture file in the
+    session folder (recorder.sandbox.capture), never to a pipe only benchtape reads, so what
+    it printed survives benchtape being killed."""
 
-    def lines(self) -> Iterator[str]:
-        """Its stdout, one line at a time, as it arrives (newline-only splitting)."""
+    def lines(self, max_line: int) -> Iterator[Captured]:
+        """Its stdout, one line at a time, as it arrives (newline-only splitting), each at most
+        `max_line` bytes (a longer line keeps its head and tail); ends once it has exited and
+        everything it wrote before exiting was read."""
 
     def wait(self, timeout: float) -> int | None:
         """Its exit code, or None if it is still running after `timeout` seconds."""
@@ -40,6 +50,10 @@ class Process(Protocol):
 
     def stderr_tail(self) -> str:
         """The last STDERR_TAIL bytes of its stderr (complete once it has exited)."""
+
+    def ending(self) -> Ending:
+        """Once it has exited and its lines were read: what was written after it exited (not
+        its output), what it left running and was killed, whether its capture was rewritten."""
 
 
 Spawn = Callable[[list[str], Mapping[str, str], bytes], Process]
@@ -64,6 +78,12 @@ class OpenWorkspace:
     facts: dict[str, Any] = field(default_factory=dict)  # recorded in session.started (e.g. the container)
     after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (~/.claude put back, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
+    folder: SessionFolder | None = None  # the session folder: capture files and what a recovery needs
+
+    def note(self, **facts: Any) -> None:
+        """Tell a later `benchtape recover` something about this session (session.json)."""
+        if self.folder is not None:
+            self.folder.note(**facts)
 
 
 class Sandbox(Protocol):

@@ -11,10 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -22,9 +19,11 @@ from typing import Any, Iterator, Mapping
 from recorder.sandbox.trees import remove_tree
 from recorder.commands import grading_env, local_interpreter, run_local
 from recorder.model import Action
-from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace, runs_alone
+from recorder.sandbox.capture import SessionFolder
 from recorder.sandbox.claude_home import ClaudeHome
+from recorder.sandbox.levels import Event, GradingHost, OpenWorkspace, runs_alone
 from recorder.sandbox.outside_writes import OutsideWrites
+from recorder.sandbox.supervisor import SupervisedProcess
 from recorder.spec.bench import ScenarioSpec
 
 # Passed through from the host; everything else is scrubbed.
@@ -39,12 +38,8 @@ class Workspace:
     home: Path
     env: dict[str, str]
     level: str
-    temp: Path | None = None  # removed on cleanup
+    temp: Path | None = None  # the session folder holding work/ and tmp/ (removed with it)
     secret_names: list[str] = field(default_factory=list)
-
-    def cleanup(self) -> None:
-        if self.temp is not None and self.temp.exists():
-            remove_tree(self.temp)  # no recursion: an agent may leave a 2,500-deep tree
 
 
 def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmpdir: Path | None) -> dict[str, str]:
@@ -63,8 +58,9 @@ def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmp
     return env
 
 
-def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, str] | None = None, level: str | None = None) -> Workspace:
-    """A fresh workspace for one session, seeded from the staged tree."""
+def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, str] | None = None, level: str | None = None, temp: Path | None = None) -> Workspace:
+    """A fresh workspace for one session, seeded from the staged tree (in `temp`, the session
+    folder, when given; else in a new temp folder)."""
     host_env = dict(os.environ if host_env is None else host_env)
     level = level or scenario.sandbox.level
     secret_names = list(scenario.sandbox.secret_env)
@@ -73,7 +69,7 @@ def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, st
         home = Path(host_env.get("HOME", str(Path.home())))
         env = sandbox_env(scenario, host_env, home, None)
         return Workspace(root=root, agent_cwd=_agent_cwd(root, scenario), home=home, env=env, level=level, secret_names=secret_names)
-    temp = Path(tempfile.mkdtemp(prefix="benchtape-"))
+    temp = temp or Path(tempfile.mkdtemp(prefix="benchtape-"))
     root = temp / "work"
     if seed is not None:
         shutil.copytree(seed, root, symlinks=True)
@@ -127,7 +123,13 @@ class LocalLevel:
 
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
-        ws = prepare(scenario, seed, level=self.level)
+        folder = SessionFolder.create()  # locked first: a sweep of orphans never takes it
+        try:
+            ws = prepare(scenario, seed, level=self.level, temp=folder.path if self.level != "none" else None)
+        except BaseException:
+            folder.close()
+            raise
+        folder.note(level=self.level, root=str(ws.root), keep=self.keep)
         try:
             audit = OutsideWrites(ws.temp) if ws.temp is not None else None
             with ClaudeHome(ws.home) if self.level == "workspace" else contextlib.nullcontext() as home_guard:
@@ -137,14 +139,15 @@ class LocalLevel:
                     agent_cwd=ws.agent_cwd,
                     home=ws.home,
                     env=ws.env,
-                    spawn=lambda argv, env, stdin: LocalProcess(argv, env, ws.agent_cwd, stdin),
+                    spawn=lambda argv, env, stdin: SupervisedProcess(argv, env, ws.agent_cwd, stdin, folder),
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guard),
+                    folder=folder,
                 )
         finally:
-            if not self.keep:
-                ws.cleanup()
-            elif ws.temp is not None:
+            kept = self.keep and ws.temp is not None
+            folder.close(remove=not kept)
+            if kept:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
     def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
@@ -156,58 +159,6 @@ class LocalLevel:
         for note in notes:
             self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
         return notes
-
-
-class LocalProcess:
-    """A harness process on the host, in its own process group so a timeout kills all of it."""
-
-    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path, stdin: bytes):
-        self.proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-        self._stderr = bytearray()
-        threading.Thread(target=self._feed, args=(stdin,), daemon=True).start()
-        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
-        self._stderr_reader.start()
-        # A thread blocked in waitpid wakes the run loop the moment the harness exits: Popen.wait
-        # with a timeout polls with growing sleeps and noticed exits late (measured ~15% of wall).
-        self._exited = threading.Event()
-        self._code: int | None = None
-        threading.Thread(target=self._wait_exit, daemon=True).start()
-
-    def _wait_exit(self) -> None:
-        self._code = self.proc.wait()
-        self._exited.set()
-
-    def _feed(self, data: bytes) -> None:
-        try:
-            if data:
-                self.proc.stdin.write(data)
-            self.proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
-
-    def _drain_stderr(self) -> None:
-        for chunk in iter(lambda: self.proc.stderr.read(4096), b""):
-            self._stderr.extend(chunk)
-            del self._stderr[: max(0, len(self._stderr) - STDERR_TAIL)]
-
-    def lines(self) -> Iterator[str]:
-        for raw in iter(self.proc.stdout.readline, b""):
-            yield raw.decode("utf-8", "replace").rstrip("\r\n")
-
-    def wait(self, timeout: float) -> int | None:
-        return self._code if self._exited.wait(timeout) else None
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def stderr_tail(self) -> str:
-        """Read only after the drain thread has finished: a tail read while it still appends
-        loses what is in flight (the secrets test saw it under -n 8)."""
-        self._stderr_reader.join(timeout=5)
-        return bytes(self._stderr).decode("utf-8", "replace")
 
 
 class LocalGrading:

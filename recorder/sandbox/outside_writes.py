@@ -12,7 +12,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-INSIDE = ("work", "tmp")
+from recorder.sandbox.capture import OWN_NAMES
+
+INSIDE = ("work", "tmp")  # the workspace and its TMPDIR
+IGNORED = (*INSIDE, *OWN_NAMES)  # ... and the session folder's own bookkeeping (recorder.sandbox.capture)
 MAX_LISTED = 20
 
 
@@ -43,8 +46,8 @@ def _listing(root: Path) -> dict[str, tuple[Any, ...]]:
         return out
     for dirpath, dirnames, filenames in os.walk(root):
         if os.path.abspath(dirpath) == os.path.abspath(root):
-            dirnames[:] = [d for d in dirnames if d not in INSIDE]
-            names = dirnames + [f for f in filenames if f not in INSIDE] + [d for d in INSIDE if os.path.lexists(os.path.join(root, d)) and not os.path.isdir(os.path.join(root, d))]
+            dirnames[:] = [d for d in dirnames if d not in IGNORED]
+            names = dirnames + [f for f in filenames if f not in IGNORED] + [d for d in INSIDE if os.path.lexists(os.path.join(root, d)) and not os.path.isdir(os.path.join(root, d))]
         else:
             names = dirnames + filenames
         for name in names:

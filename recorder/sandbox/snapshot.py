@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from recorder.errors import BadInput
-from recorder.sandbox.trees import walk
+from recorder.sandbox.nofollow import walk
 from recorder.spec.yamlsrc import shorten
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # the files' bytes
@@ -30,51 +30,67 @@ NAME_MAX = 255
 MAX_REL_DIR = 3000  # a snapshotted folder's path, so it and its names restore under any temp folder
 
 
-def snapshot(root: Path) -> tuple[bytes, dict[str, Any]]:
+def snapshot(root: Path, redact: Any = None) -> tuple[bytes, dict[str, Any]]:
     """Tar the tree under root (sorted, timestamps kept); returns the bytes and {files, bytes}.
+
+    Nothing is followed: folders and files are opened relative to their parent folder's
+    descriptor without following links (recorder.sandbox.nofollow), so a process that swaps a
+    folder for a link to /etc while this runs cannot make it store host files. Modes keep only
+    the permission bits (no setuid, setgid or sticky). Devices, FIFOs and sockets are left out
+    and counted in `skipped`.
 
     A symlink pointing out of the tree (a venv's `bin/python -> /usr/bin/python3`, say) is left
     out and listed in `links_out`: `restore` refuses such links, and one of them must not make
     the whole workspace ungradable.
+
+    `redact` (a recorder.redact.Redactor): files holding a known secret value, in any of its
+    forms, are stored with it replaced by [REDACTED] and listed in `redacted`.
     """
     buf = io.BytesIO()
-    files = total = 0
+    files = total = skipped = 0
     links_out: list[str] = []
-    real_root = os.path.realpath(root)
+    redacted: list[str] = []
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for dirpath, dirnames, filenames in walk(root):
-            rel_dir = os.path.relpath(dirpath, root)
-            _restorable(rel_dir, len(tar.members) + len(filenames) + len(dirnames))
-            for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-                full = os.path.join(dirpath, name)
-                arc = os.path.normpath(os.path.join(rel_dir, name))
-                try:
-                    info = tar.gettarinfo(full, arcname=arc)
-                except OSError:
-                    continue
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                if info.isreg():
-                    total += info.size
+        for folder in walk(root):
+            _restorable(folder.rel or ".", len(tar.members) + len(folder.entries))
+            if folder.rel and not folder.entries:
+                tar.addfile(_info(folder.rel, tarfile.DIRTYPE, folder.st))
+            for e in folder.entries:
+                if e.kind == "file":
+                    data = e.read(MAX_SNAPSHOT_BYTES - total)
+                    if data is None:
+                        skipped += 1  # swapped for something else since it was listed
+                        continue
+                    if redact is not None:
+                        data, hits = redact.known_in_bytes(data)
+                        if hits:
+                            redacted.append(e.rel)
+                    total += len(data)
                     if total > MAX_SNAPSHOT_BYTES:
                         raise OSError(f"workspace is larger than {MAX_SNAPSHOT_BYTES} bytes; not snapshotted")
-                    with open(full, "rb") as f:
-                        tar.addfile(info, f)
+                    info = _info(e.rel, tarfile.REGTYPE, e.st)
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
                     files += 1
-                elif info.issym():
-                    target = os.path.normpath(os.path.join(real_root, os.path.dirname(arc), info.linkname))
-                    if os.path.isabs(info.linkname) or not (target == real_root or target.startswith(real_root + os.sep)):
-                        links_out.append(f"{arc} -> {info.linkname}")
+                elif e.kind == "link":
+                    target = os.path.normpath(os.path.join(os.path.dirname(e.rel), e.link or ""))
+                    if os.path.isabs(e.link or "") or target == ".." or target.startswith("../"):
+                        links_out.append(f"{e.rel} -> {e.link}")
                         continue
+                    info = _info(e.rel, tarfile.SYMTYPE, e.st)
+                    info.linkname = e.link or ""
                     tar.addfile(info)
-                elif info.isdir():
-                    tar.addfile(info)
-            if rel_dir != "." and not filenames and not dirnames:
-                tar.addfile(tar.gettarinfo(dirpath, arcname=os.path.normpath(rel_dir)))
+                elif e.kind == "other":
+                    skipped += 1
     facts: dict[str, Any] = {"files": files, "bytes": total}
     if links_out:
         facts["links_out"] = links_out[:100]
         facts["links_out_count"] = len(links_out)
+    if skipped:
+        facts["skipped"] = skipped
+    if redacted:
+        facts["redacted"] = redacted[:100]
+        facts["redacted_count"] = len(redacted)
     return buf.getvalue(), facts
 
 
@@ -85,6 +101,17 @@ def _restorable(rel_dir: str, entries: int) -> None:
         raise OSError(f"the workspace nests deeper than {MAX_DEPTH} folders or {MAX_REL_DIR} bytes of path ({shorten(rel_dir)}); not snapshotted")
     if entries > MAX_MEMBERS:
         raise OSError(f"the workspace holds more than {MAX_MEMBERS:,} files and folders; not snapshotted")
+
+
+def _info(name: str, kind: bytes, st: os.stat_result) -> tarfile.TarInfo:
+    """A tar header as the snapshot stores it: owner root, permission bits only."""
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mode = stat.S_IMODE(st.st_mode) & 0o777
+    info.mtime = st.st_mtime
+    return info
 
 
 def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:

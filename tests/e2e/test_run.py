@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -127,7 +130,10 @@ def test_timeout_kills_the_process_group_and_is_recorded(tmp_path):
 def test_kill_minus_nine_keeps_every_action_received(tmp_path):
     bench, _ = _slow_bench(tmp_path, "60s", 3)
     db = tmp_path / "k.db"
-    proc = popen("run", bench, "--db", db, "--plain")
+    own_tmp = tmp_path / "tmp"  # its session folder stays here: no other test's run recovers it meanwhile
+    own_tmp.mkdir()
+    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(own_tmp)}
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     seen = False
     while time.monotonic() < deadline and not seen:
@@ -152,6 +158,13 @@ def test_kill_minus_nine_keeps_every_action_received(tmp_path):
     listed = benchtape("sessions", "--db", db)
     if listed.returncode == 0:  # `sessions` lists the session as incomplete
         assert "incomplete" in listed.stdout
+    # what the harness printed after the kill is in its capture file: `recover` finishes the session
+    recovered = benchtape("recover", "--db", db, env={"TMPDIR": str(own_tmp)})
+    assert recovered.returncode == 0 and "recovered session" in recovered.stdout, recovered.stdout + recovered.stderr
+    con = sqlite3.connect(db)
+    finished = con.execute("SELECT json_extract(data, '$.status'), json_extract(data, '$.recovered') FROM actions WHERE kind = 'session.finished'").fetchall()
+    con.close()
+    assert finished == [("interrupted", 1)] and list(own_tmp.iterdir()) == []
 
 
 def test_bad_input_exits_2_and_writes_nothing(tmp_path):

@@ -1,0 +1,38 @@
+"""`benchtape recover`: finish what a killed benchtape left behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from benchtape.cli import guarded
+
+
+def recover_cmd(
+    db: Optional[Path] = typer.Option(None, "--db", help="Only sessions recorded into this store (default: every store a killed run was writing to)."),
+) -> None:
+    """Ingest what killed runs left (output the harness wrote that was not stored yet), finish
+    those sessions as `interrupted`, kill what they left running, remove their containers and
+    sandbox folders, and put back a ~/.claude a killed workspace-level run changed. Every run
+    does this first; run it yourself to clean up without starting one.
+
+    Example: benchtape recover
+    """
+
+    def body() -> int:
+        from recorder.recover import sweep
+
+        done = sweep(containers=True, only_db=db)
+        for line in done:
+            print(line)
+        if not done:
+            print("nothing to recover: no session folder, ~/.claude baseline or container was left by a killed benchtape")
+        return 0
+
+    guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("recover")(recover_cmd)

@@ -1,0 +1,215 @@
+"""benchtape's side of the supervisor (recorder/sandbox/supervise.py): start one, talk to it.
+
+`SupervisedProcess` is the run loop's `Process` at the local levels: the harness runs under
+a supervisor with its output in capture files, and the recorder tails them. `ContainerWatch`
+is one watch-mode supervisor per benchtape process that removes its containers if it dies.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import orjson
+
+from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
+
+SCRIPT = Path(__file__).with_name("supervise.py")
+MARKER = "BENCHTAPE_SESSION"  # in the harness's environment: finds what it left behind
+
+
+class Supervisor:
+    """A supervisor process, its spec sent, its messages read by a thread.
+
+    Starting a Python process is most of what a supervisor costs a session (tens of ms), so
+    one spare is kept started and idle (it waits for its spec; with none, it exits when
+    benchtape does) and the next session takes it."""
+
+    _spare: "Supervisor | None" = None
+    _spare_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-S", str(SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+            env={"LANG": "C.UTF-8"},
+        )
+        self.messages: queue.Queue[str | None] = queue.Queue()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read, name="benchtape-supervisor", daemon=True).start()
+
+    @classmethod
+    def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
+        """A supervisor running `spec` (the spare one when there is one), and a new spare."""
+        with cls._spare_lock:
+            sup, cls._spare = cls._spare, None
+        if sup is None or sup.proc.poll() is not None:
+            sup = cls()
+        sup.send(orjson.dumps({**spec, "parent": os.getpid()}).decode())
+        threading.Thread(target=cls._keep_a_spare, name="benchtape-spare-supervisor", daemon=True).start()
+        return sup
+
+    @classmethod
+    def _keep_a_spare(cls) -> None:
+        spare = cls()
+        with cls._spare_lock:
+            if cls._spare is None:
+                cls._spare = spare
+                return
+        spare.finish()  # another thread made one first
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.messages.put(line.decode("utf-8", "replace").rstrip("\n"))
+        self.messages.put(None)
+
+    def send(self, line: str) -> None:
+        with self._lock:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(line.encode() + b"\n")
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError):
+                pass  # it has exited: nothing left to tell it
+
+    def finish(self) -> None:
+        """Tell it all is well and let it go."""
+        self.send("done")
+        try:
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class SupervisedProcess:
+    """A harness on the host under a launch-mode supervisor; its stdout and stderr are the
+    session folder's capture files, which survive benchtape."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str], cwd: Path, stdin: bytes, folder: SessionFolder):
+        self.folder = folder
+        folder.fresh_capture()
+        folder.file("stdin").write_bytes(stdin or b"")
+        marker = f"{MARKER}={folder.path.name}"
+        spec = {
+            "mode": "launch",
+            "argv": [str(a) for a in argv],
+            "env": {**env, MARKER: folder.path.name},
+            "cwd": str(cwd),
+            "stdin": str(folder.file("stdin")),
+            "stdout": str(folder.file("stdout")),
+            "stderr": str(folder.file("stderr")),
+            "exit": str(folder.file("exit")),
+            "marker": marker,
+        }
+        self.sup = Supervisor.start(spec)
+        first = self._message(30)
+        if first is None or not first.startswith("started "):
+            self.sup.finish()
+            why = orjson.loads(first[len("failed ") :]) if first and first.startswith("failed ") else "the supervisor did not start"
+            raise OSError(why)
+        self.pid = int(first.split()[1])
+        folder.note(supervisor=self.sup.proc.pid, harness_pid=self.pid)
+        self.exit: dict[str, Any] | None = None
+        self._tail: CaptureTail | None = None
+
+    def _message(self, timeout: float) -> str | None:
+        try:
+            return self.sup.messages.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    def _poll(self, timeout: float) -> None:
+        if self.exit is not None:
+            return
+        message = self._message(timeout) if timeout > 0 else self._nowait()
+        if message is None:
+            if self.sup.proc.poll() is not None and self.sup.messages.empty():  # it died without a word
+                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"}
+            return
+        if message.startswith("exited "):
+            self.exit = orjson.loads(message[len("exited ") :])
+            self.sup.finish()
+
+    def _nowait(self) -> str | None:
+        try:
+            return self.sup.messages.get_nowait()
+        except queue.Empty:
+            return None
+
+    def lines(self, max_line: int) -> Iterator[Captured]:
+        self._tail = CaptureTail(self.folder.file("stdout"), max_line)
+        try:
+            yield from self._tail.lines(self._end)
+        finally:
+            self._tail.close()
+
+    def _end(self) -> int | None:
+        return None if self.exit is None else int(self.exit.get("stdout_bytes") or 0)
+
+    def wait(self, timeout: float) -> int | None:
+        deadline = time.monotonic() + timeout
+        while self.exit is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self._poll(min(left, 0.5))
+        code = self.exit.get("exit_code")
+        return code if code is not None else -9
+
+    def kill(self) -> None:
+        self.sup.send("kill")
+        if self.wait(5) is None:  # the supervisor is stuck or gone: find what it ran by its marker
+            from recorder.recover import kill_marked
+
+            kill_marked(f"{MARKER}={self.folder.path.name}".encode())
+            if self.exit is None:
+                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor unresponsive"}
+
+    def stderr_tail(self) -> str:
+        return stderr_tail(self.folder.file("stderr"))
+
+    def ending(self) -> Ending:
+        end = self._end()
+        late = max(0, file_size(self.folder.file("stdout")) - end) if end is not None else 0
+        return Ending(late, int((self.exit or {}).get("leftovers_killed") or 0), self._tail.rewrites if self._tail else 0)
+
+
+class ContainerWatch:
+    """One watch-mode supervisor per benchtape process: the containers it started are removed
+    if benchtape dies (normally each is removed by its sandbox, and forgotten here)."""
+
+    _instance: "ContainerWatch | None" = None
+    _guard = threading.Lock()
+
+    def __init__(self) -> None:
+        self.sup = Supervisor.start({"mode": "watch", "containers": [], "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")})
+
+    @classmethod
+    def get(cls) -> "ContainerWatch":
+        with cls._guard:
+            if cls._instance is None or cls._instance.sup.proc.poll() is not None:
+                cls._instance = cls()
+            return cls._instance
+
+    def add(self, container_id: str, keep: bool = False) -> None:
+        """Remove it if benchtape dies (`keep`: only stop it, it was asked to outlive the run)."""
+        self.sup.send(f"{'keep' if keep else 'add'} {container_id}")
+
+    def forget(self, container_id: str) -> None:
+        self.sup.send(f"forget {container_id}")

@@ -1,0 +1,130 @@
+"""The container boundary: what a process the agent leaves behind, a device node, a setuid file,
+an engine-refused limit or a network other than none can do to the host or the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+
+import pytest
+
+from racekit import run_trials
+from staging.stagekit import run_bench, write_bench
+
+pytestmark = [pytest.mark.docker]
+
+
+def _actions(db) -> list[dict]:
+    con = sqlite3.connect(db)
+    try:
+        return [{"kind": k, **json.loads(d)} for k, d in con.execute("select kind, data from actions order by session_id, seq")]
+    finally:
+        con.close()
+
+
+def test_a_swapper_left_in_the_container_never_gets_host_files_into_the_snapshot(tmp_path, docker_client, base_image):
+    """After the agent exits, a process it left swaps workspace folders with links to /etc.
+    Before: 42 host files in 8 of 30 sessions, 6 without a snapshot. `make bench` runs 100."""
+    got = run_trials(tmp_path, trials=4)
+    assert got["host_files"] == 0, got
+    assert got["snapshots"] == got["sessions"] == 4, got
+
+
+def test_the_agent_cannot_make_devices_and_leaves_no_setuid_file_on_the_host(tmp_path, docker_client, base_image):
+    bench = write_bench(tmp_path, r"""
+        harness: mock
+        scenarios:
+          - name: devices
+            prompt: try
+            sandbox: {level: container}
+            mock:
+              steps:
+                - tool: Bash
+                  input: {command: "python3 -c \"import os; os.mknod('disk', 0o666 | 0o60000, os.makedev(8, 0))\" 2>&1; cp /bin/sh suid-sh && chmod 4755 suid-sh && echo made; grep ' /workspace ' /proc/self/mountinfo"}
+                - say: done
+    """)
+    ran = run_bench(bench, "--keep-sandbox")
+    actions = _actions(ran.db)
+    [output] = [a["output"] for a in actions if a["kind"] == "tool.result"]
+    assert "Operation not permitted" in output and "made" in output
+    started = next(a for a in actions if a["kind"] == "session.started")
+    if os.geteuid() == 0:
+        assert started["workspace_mount"] == "nosuid,nodev" and "nosuid,nodev" in output
+    else:
+        assert started["workspace_mount"].startswith("plain (")
+    assert any("cleared the setuid/setgid bit" in a.get("what", "") for a in actions)
+    kept = started["work_dir"]
+    try:
+        assert not os.path.lexists(os.path.join(kept, "disk"))
+        assert os.stat(os.path.join(kept, "suid-sh")).st_mode & 0o6000 == 0
+    finally:
+        import shutil
+
+        for c in docker_client.containers.list(all=True, filters={"label": f"benchtape.workspace={kept}"}):
+            c.remove(force=True)
+        shutil.rmtree(os.path.dirname(kept), ignore_errors=True)
+
+
+def test_a_limit_the_engine_refuses_is_a_preflight_finding_not_a_traceback(tmp_path, docker_client, base_image):
+    bench = write_bench(tmp_path, """
+        harness: mock
+        scenarios:
+          - name: too-many-pids
+            prompt: hi
+            sandbox: {level: container, resources: {pids: 10000000}}
+          - name: too-few-cpus
+            prompt: hi
+            sandbox: {level: container, resources: {cpus: 0.001}}
+    """)
+    ran = run_bench(bench, report=False)
+    assert ran.code == 3 and "Traceback" not in ran.stderr
+    assert "resources.pids 10000000 is more than the kernel allows" in ran.stderr
+    assert "the engine refused resources {'cpus': 0.001}" in ran.stderr
+    assert not ran.db.exists() or _actions(ran.db) == []
+
+
+def test_a_sandbox_that_will_not_open_errors_its_session_and_the_run_goes_on(tmp_path, docker_client, base_image):
+    """Past preflight (an engine that changed its mind): the session errors with the engine's
+    reason, the other sessions run, no traceback."""
+    from recorder.runner import RunOptions, Runner
+    from recorder.spec.bench import load_bench
+    from recorder.store import Store
+
+    bench = load_bench(write_bench(tmp_path, """
+        harness: mock
+        scenarios:
+          - name: refused
+            prompt: hi
+            sandbox: {level: container, resources: {pids: 10000000}}
+          - name: fine
+            prompt: hi
+    """))
+    store = Store(tmp_path / "direct.db")
+    records = Runner(store, bench, RunOptions(concurrency=1)).run()
+    assert sorted((r.scenario.name, r.status) for r in records) == [("fine", "ok"), ("refused", "error")]
+    refused = next(r for r in records if r.scenario.name == "refused")
+    [error] = [a.data["message"] for a in store.actions(refused.session_id) if a.kind == "error"]
+    assert "the container sandbox could not be opened" in error and "10000000" in error
+
+
+@pytest.mark.parametrize("network", ["host", "bridge"])
+def test_a_network_other_than_none_must_be_confirmed(tmp_path, docker_client, base_image, network):
+    bench = write_bench(tmp_path, f"""
+        harness: mock
+        scenarios:
+          - name: online
+            prompt: hi
+            sandbox: {{level: container, network: {network}}}
+    """)
+    blocked = run_bench(bench, report=False)
+    assert blocked.code == 3 and f"`network: {network}` gives the agent" in blocked.stderr and "--allow-network" in blocked.stderr
+    assert not blocked.db.exists() or _actions(blocked.db) == []
+    # confirmed: preflight only (this machine's containers stay off every network)
+    from typer.testing import CliRunner
+
+    from benchtape.cli import build
+
+    confirmed = CliRunner().invoke(build(), ["preflight", str(bench), "--allow-network"], env={"NO_COLOR": "1"})
+    assert confirmed.exit_code == 0, confirmed.stderr
+    assert "confirmed by --allow-network" in confirmed.stdout + confirmed.stderr

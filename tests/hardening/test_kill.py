@@ -1,0 +1,81 @@
+"""kill -9 of a real `benchtape run`, at random moments (the reproduction; `make bench` runs more)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from killkit import SETTINGS, Trial, run_trial, tagged_processes
+
+pytestmark = pytest.mark.xdist_group("kill")  # one at a time: each is timing-sensitive
+
+
+def _assert_clean(t: Trial) -> None:
+    assert t.ledger > 0, f"killed before the agent made a call: {t}"
+    assert t.lost == 0, t
+    assert t.processes == [], t
+    assert t.containers == [], t
+    assert t.temp_left == [], t
+    assert t.claude_restored, t
+    assert t.statuses == ["interrupted"], t
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_kill_9_mid_recording_loses_no_call_and_leaves_nothing_behind(tmp_path, seed):
+    """Workspace level with a fake HOME whose ~/.claude the agent changes: after `recover`,
+    every call the agent printed is stored, the session is `interrupted`, no process and no
+    temp folder is left, and ~/.claude is as it was."""
+    _assert_clean(run_trial(tmp_path, level="workspace", calls=150, kill_window=(0.0, 1.2), seed=seed))
+
+
+def test_kill_9_during_a_quiet_call_leaves_no_agent_running(tmp_path):
+    """An agent busy in a long tool call prints nothing when benchtape dies, so nothing breaks
+    its pipe: before, it ran on orphaned; its supervisor kills it now."""
+    t = run_trial(tmp_path, level="home", calls=5, final_sleep=60, kill_window=(0.5, 0.8), seed=3)
+    _assert_clean(t)
+
+
+def test_the_next_start_of_benchtape_recovers_what_a_killed_one_left(tmp_path):
+    """No `recover` by hand: the next `benchtape run` ingests the orphan, finishes its session
+    and puts ~/.claude back before it runs anything."""
+    from killkit import bench_text
+
+    home, tmp, ledger = tmp_path / "home", tmp_path / "tmp", tmp_path / "ledger"
+    for d in (home / ".claude", tmp, ledger):
+        d.mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(SETTINGS)
+    bench = tmp_path / "bench.yaml"
+    bench.write_text(bench_text("workspace", 150, str(ledger / "calls"), 0.004))
+    env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "KILLTAG": "next-start", "NO_COLOR": "1"}
+    db = tmp_path / "bt.db"
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (ledger / "calls").exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    other = tmp_path / "other.yaml"
+    other.write_text("harness: mock\nscenarios: [{name: hello, prompt: hi}]\n")
+    ran = subprocess.run([sys.executable, "-m", "benchtape", "run", str(other), "--db", str(db), "--plain"], env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert "recovered session" in ran.stderr and "put back" in ran.stderr
+    assert (home / ".claude" / "settings.json").read_text() == SETTINGS
+    assert sorted(p.name for p in tmp.iterdir()) == []
+    assert [p for p in tagged_processes("next-start")] == []
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    statuses = sorted(row[0] for row in con.execute("select json_extract(data, '$.status') from actions where kind = 'session.finished'"))
+    con.close()
+    assert statuses == ["interrupted", "ok"]
+
+
+@pytest.mark.docker
+def test_kill_9_of_a_container_run_removes_its_container(tmp_path, docker_client, base_image):
+    _assert_clean(run_trial(tmp_path, level="container", calls=150, kill_window=(0.0, 1.2), seed=4))

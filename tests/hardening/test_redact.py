@@ -1,0 +1,110 @@
+"""Secret detection: known values in every form, credential shapes nobody declared, JSON kept valid."""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from recorder.redact import REDACTED, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
+from secretkit import AWS_KEY_ID, AWS_SECRET, DEPLOY_KEY, GITHUB_TOKEN, JWT, OPENAI_KEY, SLACK_TOKEN, STRIPE_KEY
+
+SHAPED = {
+    "aws key id": AWS_KEY_ID,
+    "github": GITHUB_TOKEN,
+    "github fine-grained": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ",
+    "gitlab": "glpat-Xy7Qm2Zp9Rt4Lk8Wn3Vb",
+    "slack": SLACK_TOKEN,
+    "slack webhook": "https://hooks.slack.com/services/T0000AAAA/B0000BBBB/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "stripe": STRIPE_KEY,
+    "openai": OPENAI_KEY,
+    "anthropic": "sk-ant-api03-Qw8Er7Ty6Ui5Op4As3Df2Gh1JkLz",
+    "google": "AIzaSyD3x8Qm2Zp9Rt4Lk8Wn3Vb7Cq1Ej5Hu6Io",
+    "npm": "npm_Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6",
+    "huggingface": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "jwt": JWT,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SHAPED))
+def test_a_credential_shape_is_redacted_without_being_declared_and_json_stays_valid(kind):
+    line = json.dumps({"output": f"here: {SHAPED[kind]} (done)", "n": 1})
+    out = shapes_only()(line)
+    assert SHAPED[kind] not in out and REDACTED in out
+    assert json.loads(out)["output"].startswith("here: ") and json.loads(out)["output"].endswith(" (done)")
+
+
+def test_contextual_shapes_keep_their_context():
+    red = shapes_only()
+    assert red(f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}") == "AWS_SECRET_ACCESS_KEY=[REDACTED]"
+    assert red(json.dumps({"aws_secret_access_key": AWS_SECRET})) == '{"aws_secret_access_key": "[REDACTED]"}'
+    assert red("git clone https://bob:hunter2hunter@example.com/r.git") == "git clone https://bob:[REDACTED]@example.com/r.git"
+    assert red("Authorization: Bearer abcdefghijklmnop1234") == "Authorization: Bearer [REDACTED]"
+    assert red("Authorization: Basic dXNlcjpwYXNzd29yZA==") == "Authorization: Basic [REDACTED]"
+    pem = json.dumps({"k": DEPLOY_KEY + "\ntrailing text"})
+    assert json.loads(red(pem))["k"] == "[REDACTED]\ntrailing text"
+    cut = json.dumps({"k": "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\"and more"})
+    assert json.loads(red(cut))["k"] == '[REDACTED]"and more'
+
+
+def test_ordinary_text_and_code_are_left_alone():
+    text = (
+        "def check_disk-space(): basic implementation of the internationalization sk-learn "
+        "token counting bearer of news AWS region us-east-1 aws s3 ls eyJhbGci ghp_short "
+        "https://example.com/path?x=1 user@example.com sk_live_short key: value"
+    )
+    assert shapes_only()(text) == text
+
+
+def test_a_known_value_is_redacted_in_every_form_it_is_printed_in():
+    secret = "s3cr3t-Passphrase/With+Odd=Chars"
+    red = redactor([secret])
+    raw = secret.encode()
+    forms = [
+        secret,
+        json.dumps(secret)[1:-1],
+        base64.b64encode(raw).decode(),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        base64.b64encode(b"user:" + raw).decode(),  # inside a longer base64 text (basic auth)
+        base64.b64encode(b"xy:" + raw + b":z").decode(),
+        urllib.parse.quote(secret, safe=""),
+        urllib.parse.quote_plus(secret),
+        raw.hex(),
+    ]
+    for form in forms:
+        out = red(f"printed: {form} end")
+        assert REDACTED in out, form
+        assert secret not in out and (form not in out), form
+
+
+def test_which_values_are_secrets():
+    env = {"GITHUB_TOKEN": GITHUB_TOKEN, "AWS_SECRET_ACCESS_KEY": AWS_SECRET, "DEPLOY_KEY": "x" * 20, "DB_PASSWORD": "hunter22hunter", "SORT_KEY": "name", "PATH": "/usr/bin", "NOTE": f"uses {STRIPE_KEY}", "MINE": "opaque-value-1"}
+    assert set(secret_values(env, ["MINE"])) == {GITHUB_TOKEN, AWS_SECRET, "x" * 20, "hunter22hunter", f"uses {STRIPE_KEY}", "opaque-value-1"}
+    assert secret_params({"stripe": STRIPE_KEY, "api_key": "plain-looking-key", "name": "demo", "n": 3}) == [STRIPE_KEY, "plain-looking-key"]
+
+
+def test_argv_and_params_are_stored_without_their_secrets():
+    red = redactor([])
+    argv = ["run", "b.yaml", "--param", f"stripe={STRIPE_KEY}", "--param", "api_key=opaque123456", "--param", "name=demo"]
+    assert redact_argv(argv, red) == ["run", "b.yaml", "--param", "stripe=[REDACTED]", "--param", "api_key=[REDACTED]", "--param", "name=demo"]
+    assert redact_params({"stripe": STRIPE_KEY, "api_key": "opaque123456", "name": "demo", "n": 3}, red) == {"stripe": REDACTED, "api_key": REDACTED, "name": "demo", "n": 3}
+
+
+def test_real_transcripts_have_nothing_shaped_like_a_credential():
+    """No false positives on what agents really print: every line of the real transcripts
+    passes through the shapes unchanged."""
+    import importlib.util
+
+    kit = Path(__file__).resolve().parents[1] / "adapters" / "adapterkit.py"  # the one place that knows where realdata lives
+    spec = importlib.util.spec_from_file_location("adapterkit_for_redact", kit)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    realdata = module.find_realdata()
+    if realdata is None:
+        pytest.skip("REAL TRANSCRIPTS NOT FOUND (BENCHTAPE_REALDATA)")
+    lines = [line for f in sorted(realdata.rglob("*.jsonl")) for line in f.read_text(errors="replace").splitlines()]
+    red = shapes_only()
+    assert len(lines) > 500 and [line[:200] for line in lines if red(line) != line] == []
