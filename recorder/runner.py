@@ -178,7 +178,8 @@ class Runner:
         secrets = secret_values({**os.environ, **box.env, **plan.env}, box.secret_names)
         store.set_redactor(session_id, redactor(secrets))
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
-        endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where)) if is_scripted(plan.model) and plan.harness != "mock" else None
+        inside = {str(box.launch["root"]): str(box.root)} if "root" in box.launch else None
+        endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where), paths=inside) if is_scripted(plan.model) and plan.harness != "mock" else None
         launch = Launch(
             **{
                 "prompt": plan.prompt,

@@ -12,7 +12,7 @@ from typing import Any, Iterator, Mapping
 
 from recorder.commands import Unavailable
 from recorder.sandbox import local
-from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
+from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerError, ContainerProcess, ContainerSandbox, connect
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
 from recorder.spec.bench import SandboxSpec, ScenarioSpec
 
@@ -59,6 +59,92 @@ class _Proc:
         return self.proc.stderr[-STDERR_TAIL:]
 
 
+ENDPOINT_AT = "/run/benchtape-endpoint"  # the mounted folder holding the model endpoint's unix socket
+
+
+TOOLS_AT = "/opt/benchtape-tools"  # benchtape's pinned harness binaries, read-only
+
+
+def _tool_roots() -> list[Path]:
+    from adapters.binaries import search_roots
+
+    return [r.resolve() for r in search_roots() if r.is_dir()]
+
+
+def _tool_shares() -> list[dict[str, str]]:
+    """benchtape's pinned harness binaries, read-only under TOOLS_AT (not at their host path:
+    the agent learns nothing of the host's layout), so the real Claude Code or Codex a session
+    names by its host path runs inside (see `in_container`)."""
+    return [{"from": str(r), "to": f"{TOOLS_AT}/{i}", "access": "ro"} for i, r in enumerate(_tool_roots())]
+
+
+def in_container(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+    """argv as it starts inside: a pinned binary's host path moved under TOOLS_AT, and its node
+    launcher replaced by the native executable it would exec (an image needs no node), with
+    the variables the launcher would set, moved too."""
+    from adapters.binaries import direct
+
+    if not argv:
+        return argv, {}
+    exe, env = direct(argv[0])
+    return [_moved(exe), *argv[1:]], {k: _moved(v) for k, v in env.items()}
+
+
+def _moved(path: str) -> str:
+    real = Path(path).resolve() if Path(path).is_absolute() else None
+    for i, root in enumerate(_tool_roots()):
+        if real is not None and (real == root or root in real.parents):
+            return f"{TOOLS_AT}/{i}/{real.relative_to(root)}"
+    return path
+
+
+class Forwarded:
+    """The one model endpoint a `network: none` container may reach (recorder/sandbox/relay.py):
+    a host relay from the mounted socket to the server's loopback port, and a relay inside
+    listening on the same 127.0.0.1:PORT, so the URL the agent is given is the server's own."""
+
+    READY_SECONDS = 20.0
+
+    def __init__(self, box: ContainerSandbox, folder: Path):
+        self.box = box
+        self.folder = folder
+        self.relays: list[Any] = []
+        self.procs: list[ContainerProcess] = []
+
+    def forward(self, url: str) -> str:
+        from urllib.parse import urlsplit
+
+        from recorder.sandbox.relay import HostRelay
+
+        parts = urlsplit(url)
+        if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
+            raise ContainerError(f"only a loopback endpoint with a port can be forwarded into a container, not {url}")
+        sock = f"model-{parts.port}.sock"
+        self.relays.append(HostRelay(str(self.folder / sock), parts.port).start())
+        source = (Path(__file__).resolve().parent / "relay.py").read_text(encoding="utf-8")
+        proc = self.box.spawn(["python3", "-c", source, "listen", str(parts.port), f"{ENDPOINT_AT}/{sock}"], env={}, cwd=WORKSPACE_AT)
+        self.procs.append(proc)
+        ready = _first_line(proc, self.READY_SECONDS)
+        if ready != "ready":
+            raise ContainerError(f"the model endpoint could not be forwarded into the container (its relay said {ready!r}: {proc.stderr[-500:]}); the image needs python3")
+        return url
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+        for relay in self.relays:
+            relay.close()
+
+
+def _first_line(proc: ContainerProcess, seconds: float) -> str | None:
+    """The process's first stdout line, or None when it printed none within `seconds`."""
+    got: list[str | None] = []
+    reader = threading.Thread(target=lambda: got.append(next(proc.lines(), None)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    return got[0] if got else None
+
+
 class ContainerLevel:
     level = "container"
     runs_alone = False
@@ -72,16 +158,22 @@ class ContainerLevel:
         spec = scenario.sandbox
         image = resolve_image(spec)
         ws = local.prepare(scenario, seed, level="container")
-        box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=spec.share_paths, resources=spec.resources or None, keep=self.keep)
+        assert ws.temp is not None  # the container level always copies
+        endpoint_dir = ws.temp / "endpoint"
+        endpoint_dir.mkdir()
+        shares = [*spec.share_paths, {"from": str(endpoint_dir), "to": ENDPOINT_AT, "access": "rw"}, *_tool_shares()]
+        box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=shares, resources=spec.resources or None, keep=self.keep)
+        forwarded = Forwarded(box, endpoint_dir)
         try:
-            with box:
+            with box, contextlib.closing(forwarded):
                 box.start(ws.root)
                 cwd_in = str(PurePosixPath(WORKSPACE_AT) / (scenario.cwd or ""))
                 env = {k: v for k, v in ws.env.items() if k not in ("PATH", "TMPDIR")}
                 env["HOME"] = WORKSPACE_AT
 
                 def spawn(argv: list[str], full_env: Mapping[str, str], stdin: bytes) -> _Proc:
-                    inside = {k: v for k, v in full_env.items() if k not in ("PATH", "TMPDIR")}
+                    argv, added = in_container(argv)
+                    inside = {k: v for k, v in {**added, **full_env}.items() if k not in ("PATH", "TMPDIR")}
                     return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin))
 
                 yield OpenWorkspace(
@@ -94,6 +186,7 @@ class ContainerLevel:
                     secret_names=ws.secret_names,
                     launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}},
+                    forward=forwarded.forward,
                 )
                 if self.keep:
                     self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})
