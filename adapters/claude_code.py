@@ -1,9 +1,10 @@
-"""The claude-code harness: Claude Code in print mode (`claude --print`), parsed from stream-json.
+"""The claude-code harness: Claude Code as a bench file asks for it.
 
-Only print mode is supported. An interactive scenario (madbench's default!) needs a
-terminal multiplexer driving the TUI and reads the on-disk session instead of stdout;
-`preflight_scenario` refuses it up front with the one-line way out, rather than
-silently running something other than what the bench file asks for.
+`interactive: false`: print mode (`claude --print`), parsed from its stream-json stdout.
+Interactive (the format's default when `interactive:` is unset): the terminal UI, which the
+recorder hosts in tmux and types into, recorded from the on-disk transcript
+(adapters/claude_tui.py). Both stage `plugins`/`agent_env` and probe the environment the
+same way (adapters/claude_env.py) before the agent starts.
 """
 
 from __future__ import annotations
@@ -138,20 +139,6 @@ def _plugins(r: ConfigReader) -> list[dict[str, Any]]:
     return out
 
 
-def preflight_scenario(scenario: dict[str, Any]) -> list[str]:
-    """Findings for a scenario this adapter cannot run: interactive ones (the default when unset).
-
-    The finding does not repeat the scenario's name: callers prefix where it is.
-    """
-    if scenario.get("interactive", True) is False:
-        return []
-    why = "`interactive: true`" if "interactive" in scenario else "the default while `interactive:` is unset"
-    return [
-        f"an interactive scenario ({why}) is not supported: benchtape runs claude-code in print mode only; "
-        "set `interactive: false` on the scenario (or in `defaults:`) to run it with `claude --print`"
-    ]
-
-
 def _logged_in(home: Path) -> bool:
     """A subscription login: stored OAuth credentials, or an oauthAccount in ~/.claude.json."""
     if (home / ".claude" / ".credentials.json").is_file():
@@ -182,7 +169,23 @@ class ClaudeCodeAdapter:
         install -g`), no nonessential traffic, IS_SANDBOX only where root needs it.
         """
         cfg = self.config(launch)
-        argv = [binary_of(cfg), *FIXED_FLAGS]
+        if launch.interactive:
+            return self.interactive_command(launch, cfg)
+        argv = [binary_of(cfg), *FIXED_FLAGS, *self._session_flags(launch, cfg)]
+        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), stdin=launch.prompt.encode())
+
+    def interactive_command(self, launch: Launch, cfg: ClaudeConfig) -> Command:
+        """`claude --session-id <uuid> [--model] [--system-prompt] [--effort] <args>` in a terminal,
+        the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how)."""
+        from adapters.claude_tui import tui
+
+        argv = [binary_of(cfg), *self._session_flags(launch, cfg)]
+        trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
+        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), tui=tui(launch.session_uuid, trusted))
+
+    def _session_flags(self, launch: Launch, cfg: ClaudeConfig) -> list[str]:
+        """What both drive modes pass: the session id, model, system prompt, effort, then `args` last."""
+        argv: list[str] = []
         if launch.session_uuid:
             argv += ["--session-id", launch.session_uuid]
         model = launch.model or cfg.model
@@ -192,8 +195,7 @@ class ClaudeCodeAdapter:
             argv += ["--system-prompt", cfg.system_prompt]
         if cfg.effort:
             argv += ["--effort", cfg.effort]
-        argv += list(cfg.args)
-        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), stdin=launch.prompt.encode())
+        return argv + list(cfg.args)
 
     def transcript(self, home: Path, launch: Launch) -> Path | None:
         """The on-disk transcript of this session (found by its --session-id, never by the
@@ -213,14 +215,6 @@ class ClaudeCodeAdapter:
         except BadInput as exc:
             return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
         findings: list[str] = []
-        if launch is not None and launch.scenario:
-            findings += preflight_scenario(launch.scenario)
-        for key, value in (("agent_env", cfg.agent_env), ("plugins", cfg.plugins)):
-            if value:  # never silently ignored: a run without the staged environment measures something else
-                findings.append(
-                    f"claude-code: harness_config.{key} is not supported in this version (staging a Claude Code "
-                    f"environment is not built yet); remove `{key}:` to run without it"
-                )
         if not on_path(binary_of(cfg), env):
             findings.append(
                 f"claude-code: `{binary_of(cfg)}` is not on PATH; install Claude Code (`make agents` installs the pinned {PINNED}) or set harness_config.binary"

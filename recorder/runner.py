@@ -190,6 +190,8 @@ class Runner:
                 "harness_config": plan.harness_config,
                 "scenario": scenario.raw,
                 "session_uuid": str(uuid.uuid4()),
+                "interactive": scenario.interactive and plan.harness != "mock",
+                "follow_ups": tuple(scenario.follow_ups),
                 **box.launch,
                 "endpoint": box.forward(endpoint.url) if endpoint else None,
             }
@@ -200,22 +202,28 @@ class Runner:
             facts["model_endpoint"] = endpoint.facts()
         if plan.harness != "mock":
             facts["binary"] = binary_facts(cmd.argv[0])
-        store.append(
-            session_id,
-            [
-                Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
-                Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
-                Action("message.user", {"text": plan.prompt}),
-            ],
-        )
+        if cmd.tui is not None:
+            # the record is the tool's own session file, tailed: reparse reads it as that format,
+            # and its user entries are the turns (each prompt as the tool received it)
+            facts.update({"interactive": True, "format": "claude-transcript", "follow_ups": list(launch.follow_ups)})
+        opening = [
+            Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
+            Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
+        ]
+        store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
-        status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, {**box.env, **plan.env}, timeout, session_id, plan.harness)
+        env = {**box.env, **plan.env}
+        if cmd.tui is not None:
+            status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive_interactive(cmd, box, env, timeout, session_id, [plan.prompt, *launch.follow_ups])
+        else:
+            status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, env, timeout, session_id, plan.harness)
         closing: list[Action] = list(box.after_exit())
         closing += self.scripted.findings(session_id)
-        closing += _transcript(store, adapter, box.home, launch, parser)
+        if cmd.tui is None:  # an interactive session's raw lines are its transcript already
+            closing += _transcript(store, adapter, box.home, launch, parser)
         if timed_out:
             closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness's process group was killed"}))
-        elif status == "error":
+        elif status == "error" and cmd.tui is None:
             closing.append(Action("error", {"message": f"harness exited with code {exit_code}", "stderr_tail": stderr_tail}))
         try:
             data, snap = snapshot(box.root) if box.root.exists() else (b"", {"files": 0, "bytes": 0})
@@ -241,6 +249,19 @@ class Runner:
             "agent_env": hc.get("agent_env"),
             "system_prompt": hc.get("system_prompt"),
         }
+
+    def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> tuple[str, int | None, bool, float, str, Any]:
+        """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,
+        running where the level runs it (a container: `docker exec` with a TTY), its on-disk
+        session tailed into the store line by line."""
+        from recorder.interactive import Driver
+        from recorder.terminal import PaneCommand
+
+        _write_home_files(box.home, cmd.home_files)
+        full = {**env, **cmd.env}
+        pane = box.terminal(cmd.argv, full) if box.terminal is not None else PaneCommand(cmd.argv, box.agent_cwd, full)
+        d = Driver(self.store, session_id, self.cancel, self.on_event).drive(cmd, box.home, pane, prompts, timeout)
+        return d.status, d.exit_code, d.timed_out, d.wall_ms, d.tail, d.parser
 
     def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str) -> tuple[str, int | None, bool, float, str, Any]:
         parser = adapter.parser()

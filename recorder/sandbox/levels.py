@@ -64,6 +64,7 @@ class OpenWorkspace:
     facts: dict[str, Any] = field(default_factory=dict)  # recorded in session.started (e.g. the container)
     after_exit: Callable[[], list[Action]] = lambda: []  # notes once the harness exited (~/.claude put back, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
+    terminal: Callable[[list[str], Mapping[str, str]], Any] | None = None  # argv, env -> recorder.terminal.PaneCommand; None: on this host in agent_cwd
 
 
 class Sandbox(Protocol):

@@ -63,7 +63,6 @@ NOT_BUILT = {
     "models": "named model definitions are recorded but not resolved in this version",
     "metrics": "the declarative metrics: schema is not evaluated in this version (the built-in cost, duration, tokens, turns are reported)",
     "derivedMetrics": "derivedMetrics are not evaluated in this version",
-    "follow_ups": "follow-up turns need interactive driving, not built in this version",
     "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
@@ -455,7 +454,7 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("follow_ups", "providers", "python", "lockfile_required"):
+        for key in ("providers", "python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":
