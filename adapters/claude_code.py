@@ -139,6 +139,16 @@ def _plugins(r: ConfigReader) -> list[dict[str, Any]]:
     return out
 
 
+def _reads_environment(node: Any) -> bool:
+    """Whether a scenario has an `environment:*` check anywhere (composites included): then an
+    interactive session, which prints no init line, probes for one."""
+    if isinstance(node, dict):
+        return (isinstance(node.get("type"), str) and node["type"].startswith("environment:")) or any(_reads_environment(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_reads_environment(v) for v in node)
+    return False
+
+
 def _logged_in(home: Path) -> bool:
     """A subscription login: stored OAuth credentials, or an oauthAccount in ~/.claude.json."""
     if (home / ".claude" / ".credentials.json").is_file():
@@ -168,25 +178,34 @@ class ClaudeCodeAdapter:
         hermetic environment is always set: no updater (the interactive one runs `npm
         install -g`), no nonessential traffic, IS_SANDBOX only where root needs it.
         """
-        cfg = self.config(launch)
-        if launch.interactive:
-            return self.interactive_command(launch, cfg)
-        argv = [binary_of(cfg), *FIXED_FLAGS, *self._session_flags(launch, cfg)]
-        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), stdin=launch.prompt.encode())
+        from adapters.claude_env import probes, stage
 
-    def interactive_command(self, launch: Launch, cfg: ClaudeConfig) -> Command:
+        cfg = self.config(launch)
+        binary = binary_of(cfg)
+        staged = stage(binary, launch.home or launch.root, cfg.plugins, cfg.agent_env)
+        flags = [*staged.flags, *self._session_flags(launch, cfg)]
+        setup = list(staged.setup)
+        if cfg.environment.probe and (cfg.plugins or cfg.agent_env or (launch.interactive and _reads_environment(launch.scenario))):
+            init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
+            setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
+        env = hermetic_env(cfg.args, launch.endpoint)
+        common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
+        if launch.interactive:
+            return self.interactive_command(launch, [binary, *flags], common)
+        return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]
+
+    def interactive_command(self, launch: Launch, argv: list[str], common: dict[str, Any]) -> Command:
         """`claude --session-id <uuid> [--model] [--system-prompt] [--effort] <args>` in a terminal,
         the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how)."""
         from adapters.claude_tui import tui
 
-        argv = [binary_of(cfg), *self._session_flags(launch, cfg)]
         trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
-        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), tui=tui(launch.session_uuid, trusted))
+        return Command(argv=argv, tui=tui(launch.session_uuid, trusted), **common)
 
-    def _session_flags(self, launch: Launch, cfg: ClaudeConfig) -> list[str]:
+    def _session_flags(self, launch: Launch, cfg: ClaudeConfig, session: bool = True) -> list[str]:
         """What both drive modes pass: the session id, model, system prompt, effort, then `args` last."""
         argv: list[str] = []
-        if launch.session_uuid:
+        if launch.session_uuid and session:
             argv += ["--session-id", launch.session_uuid]
         model = launch.model or cfg.model
         if model and not is_scripted(model):

@@ -33,7 +33,9 @@ STOP_HOOK = 'mkdir -p "$HOME/.claude/benchtape" && { cat; echo; } >> "$HOME/' + 
 # An empty prompt box under a rule, and the mode line beneath it ("bypass permissions on
 # (shift+tab to cycle)", "manual mode on · ? for shortcuts").
 READY = r"(?ms)^❯[ \u00a0]*$.*?(shift\+tab to cycle|\? for shortcuts)"
-BLOCKED = r"(?m)(Do you want to (proceed|make this edit|create [^\n]*)\?|^\s*❯ 1\. Yes)"
+# A dialog waiting for a person: a permission prompt ("Do you want to proceed?"), or a
+# first-run dialog the pre-seed did not remove (API key, trust, bypass warning).
+BLOCKED = r"(?m)(Do you want to [^\n?]*\?|Yes, I trust this folder|Yes, I accept|^\s*❯ 1\. Yes)"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 

@@ -161,6 +161,12 @@ def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:
         path.write_bytes(orjson.dumps(merge_json(old if isinstance(old, dict) else {}, dict(doc)), option=orjson.OPT_INDENT_2))
 
 
+def _rule(line: str) -> bool:
+    """A line drawn with box characters (a dialog's frame), not words."""
+    text = line.strip()
+    return bool(text) and sum(0x2500 <= ord(c) <= 0x257F for c in text) > len(text) / 2
+
+
 class Driver:
     """One interactive session: what `Runner.record` calls instead of the stdout pump."""
 
@@ -173,12 +179,12 @@ class Driver:
     def _on_action(self, a: Action) -> None:
         self.on_event("action", {"session_id": self.session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
 
-    def drive(self, cmd: Command, home: Path, pane: PaneCommand, prompts: list[str], timeout: float) -> Driven:
+    def drive(self, cmd: Command, home: Path, pane: PaneCommand, prompts: list[str], timeout: float, agent_env: Mapping[str, str]) -> Driven:
         tui = cmd.tui
         assert tui is not None
         started = time.monotonic()
         deadline = started + timeout
-        seed_home(home, tui.seed(pane.env))
+        seed_home(home, tui.seed(agent_env))
         tail = _Tail(home, tui, self.store, self.session_id, self._on_action)
         try:
             term = Terminal(pane).start()
@@ -297,7 +303,7 @@ class Driver:
 
     def _blocked(self, term: Terminal, blocked: re.Pattern[str], when: str) -> str:
         screen = term.screen()
-        lines = [ln.strip() for ln in screen.splitlines() if ln.strip()]
+        lines = [ln.strip() for ln in screen.splitlines() if ln.strip() and not _rule(ln) and not ln.strip().startswith("Tip:")]
         at = next((i for i, ln in enumerate(lines) if blocked.search(ln)), len(lines))
         dialog = " / ".join(lines[max(0, at - 4) : at + 1])
         self._note([Action("error", {

@@ -57,6 +57,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         none_scenarios += level == "none"
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
+        pf.merge(_private_home(bench, sandbox))
     else:
         pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
@@ -101,6 +102,23 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
             found = None
         if found is not None and found.note:
             pf.notes.append(f"{bench.path}: {found.note}" + (f" (harness_config.binary {binary})" if binary else ""))
+    return pf
+
+
+def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
+    """What Claude Code writes into HOME before it starts -- the first-run answers of an
+    interactive session, staged plugins, an agent_env -- needs the sandbox's own HOME: at
+    `none` and `workspace` HOME is yours, and nothing may be written into your ~/.claude."""
+    pf = Preflight()
+    hc = bench.harness_config or {}
+    staged = [k for k in ("plugins", "agent_env") if hc.get(k)]
+    for sc in bench.scenarios:
+        level = sandbox or sc.sandbox.level
+        if level not in ("none", "workspace"):
+            continue
+        what = (["the interactive terminal UI's first-run answers"] if sc.interactive else []) + [f"harness_config.{k}" for k in staged]
+        if what:
+            pf.blocking.append(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
     return pf
 
 

@@ -213,13 +213,16 @@ class Runner:
         store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
-        if cmd.tui is not None:
+        refused, probed = self._prepare(cmd, box, env, session_id)
+        if refused is not None:
+            status, exit_code, timed_out, wall_ms, stderr_tail, parser = "error", None, False, 0.0, refused, None
+        elif cmd.tui is not None:
             status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive_interactive(cmd, box, env, timeout, session_id, [plan.prompt, *launch.follow_ups])
         else:
-            status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, env, timeout, session_id, plan.harness)
+            status, exit_code, timed_out, wall_ms, stderr_tail, parser = self._drive(adapter, cmd, box, env, timeout, session_id, plan.harness, probed)
         closing: list[Action] = list(box.after_exit())
         closing += self.scripted.findings(session_id)
-        if cmd.tui is None:  # an interactive session's raw lines are its transcript already
+        if cmd.tui is None and parser is not None:  # an interactive session's raw lines are its transcript already
             closing += _transcript(store, adapter, box.home, launch, parser)
         if timed_out:
             closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness's process group was killed"}))
@@ -250,6 +253,67 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
+    def _prepare(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], session_id: str) -> tuple[str | None, dict[str, Any] | None]:
+        """Stage what the harness needs under HOME and run its setup commands in the sandbox
+        (plugin installs, the environment probe), before the agent starts: the probe's record
+        is `environment.reported`; with `require`, a problem it found refuses the session here,
+        before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
+        probe's record (the print path folds it into each init line's)."""
+        if not cmd.setup and not cmd.home_trees:
+            return None, None
+        import shutil
+
+        from adapters.claude_env import Output, reported
+
+        for rel, source in cmd.home_trees.items():
+            target = box.home / rel
+            if target.exists():
+                shutil.rmtree(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(source, target, symlinks=True)
+        _write_home_files(box.home, cmd.home_files)
+        outputs: dict[str, Output] = {}
+        for step in cmd.setup:
+            outputs[step.name] = self._setup_step(box, {**env, **cmd.env, **step.env}, step)
+        probed = any(n == "plugin-list" for n in outputs)
+        record, problems = reported(outputs, _plugins_of(cmd)) if probed else (None, [])
+        notes = [Action("adapter.warning", {"what": f"setup `{n}` exited {o.exit_code}: {(o.stderr or o.stdout).strip()[-400:]}", "line": "", "source": "setup"}) for n, o in outputs.items() if o.exit_code not in (0, None) and not n.startswith("init")]
+        if record is not None and cmd.probe:
+            notes.append(Action("environment.reported", record))
+        if problems and cmd.require:
+            why = "environment.require refused the run before launch: " + "; ".join(problems)
+            notes.append(Action("error", {"message": why, "reason": "environment_require"}))
+            self.store.append(session_id, notes)
+            return why, record
+        if notes:
+            self.store.append(session_id, notes)
+        return None, record
+
+    def _setup_step(self, box: OpenWorkspace, env: dict[str, str], step: Any) -> Any:
+        from adapters.claude_env import Output
+
+        try:
+            proc = box.spawn(step.argv, env, b"")
+        except OSError as exc:
+            return Output(None, "", str(exc))
+        lines: list[str] = []
+
+        def read() -> None:
+            for line in proc.lines():
+                lines.append(line)
+                if step.until and step.until in line:
+                    proc.kill()
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(step.timeout)
+        if reader.is_alive():
+            proc.kill()
+            reader.join(5)
+        code = proc.wait(5)
+        return Output(code, "\n".join(lines), proc.stderr_tail())
+
     def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> tuple[str, int | None, bool, float, str, Any]:
         """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,
         running where the level runs it (a container: `docker exec` with a TTY), its on-disk
@@ -260,11 +324,14 @@ class Runner:
         _write_home_files(box.home, cmd.home_files)
         full = {**env, **cmd.env}
         pane = box.terminal(cmd.argv, full) if box.terminal is not None else PaneCommand(cmd.argv, box.agent_cwd, full)
-        d = Driver(self.store, session_id, self.cancel, self.on_event).drive(cmd, box.home, pane, prompts, timeout)
+        d = Driver(self.store, session_id, self.cancel, self.on_event).drive(cmd, box.home, pane, prompts, timeout, full)
         return d.status, d.exit_code, d.timed_out, d.wall_ms, d.tail, d.parser
 
-    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str) -> tuple[str, int | None, bool, float, str, Any]:
+    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str, environment: dict[str, Any] | None = None) -> tuple[str, int | None, bool, float, str, Any]:
         parser = adapter.parser()
+        fold = getattr(parser, "fold_environment", None)
+        if fold is not None:
+            fold(environment, cmd.probe)
         started = time.monotonic()
         try:
             _write_home_files(box.home, cmd.home_files)
@@ -331,6 +398,11 @@ class Runner:
         else:
             status = "ok" if exit_code == 0 else "error"
         return status, exit_code, timed_out, wall_ms, proc.stderr_tail(), parser
+
+
+def _plugins_of(cmd: Command) -> tuple[dict[str, Any], ...]:
+    """The staged plugins, back from their install steps' names (`plugin-install:<id>`)."""
+    return tuple({"id": s.name.split(":", 1)[1]} for s in cmd.setup if s.name.startswith("plugin-install:"))
 
 
 def _write_home_files(home: Path, files: dict[str, str]) -> None:

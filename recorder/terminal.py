@@ -132,11 +132,16 @@ class Terminal:
         return "\n".join(line.rstrip() for line in out.splitlines()).rstrip("\n")
 
     def exit_status(self) -> int | None:
-        """The command's exit status once it has ended, else None."""
-        if self._query("#{pane_dead}") != "1":
+        """The command's exit status once it has ended (-N: killed by signal N), else None.
+        tmux marks a pane dead when its terminal closes, a moment before it has reaped the
+        command: until the status is known, the command counts as running."""
+        dead, _, rest = self._query("#{pane_dead} #{pane_dead_status} #{pane_dead_signal}").partition(" ")
+        if dead != "1":
             return None
-        status = self._query("#{pane_dead_status}")
-        return int(status) if status.lstrip("-").isdigit() else -1
+        status, _, signal_ = rest.partition(" ")
+        if status.strip().lstrip("-").isdigit():
+            return int(status)
+        return -int(signal_) if signal_.strip().isdigit() else None
 
     # ------------------------------------------------------------ input
     def type(self, text: str) -> None:

@@ -78,7 +78,7 @@ def _tool_shares() -> list[dict[str, str]]:
     return [{"from": str(r), "to": f"{TOOLS_AT}/{i}", "access": "ro"} for i, r in enumerate(_tool_roots())]
 
 
-def in_container(argv: list[str]) -> tuple[list[str], dict[str, str]]:
+def in_container(argv: list[str], box: ContainerSandbox | None = None) -> tuple[list[str], dict[str, str]]:
     """argv as it starts inside: a pinned binary's host path moved under TOOLS_AT, and its node
     launcher replaced by the native executable it would exec (an image needs no node), with
     the variables the launcher would set, moved too."""
@@ -87,7 +87,14 @@ def in_container(argv: list[str]) -> tuple[list[str], dict[str, str]]:
     if not argv:
         return argv, {}
     exe, env = direct(argv[0])
-    return [_moved(exe), *argv[1:]], {k: _moved(v) for k, v in env.items()}
+    rest = [_inside(box, a) for a in argv[1:]]  # a path in the host workspace (a staged marketplace), as seen inside
+    return [_moved(exe), *rest], {k: _moved(v) for k, v in env.items()}
+
+
+def _inside(box: ContainerSandbox | None, arg: str) -> str:
+    if box is None or box.workspace is None or not arg.startswith(str(box.workspace)):
+        return arg
+    return box.container_path(arg)
 
 
 def _moved(path: str) -> str:
@@ -145,6 +152,32 @@ def _first_line(proc: ContainerProcess, seconds: float) -> str | None:
     return got[0] if got else None
 
 
+def _pane(box: ContainerSandbox, temp: Path, root: Path, cwd_in: str, argv: list[str], full_env: Mapping[str, str]) -> Any:
+    """The agent inside the container on a terminal of the host (recorder/sandbox/tty_exec.py):
+    the pane runs the exec bridge; killing means killing the command's process group inside."""
+    import json
+    import os
+    import sys
+    import uuid as _uuid
+
+    from recorder.terminal import PaneCommand, pane_env
+
+    argv, added = in_container(argv, box)
+    inside = box.exec_env({k: v for k, v in pane_env({**added, **full_env}).items() if k not in ("PATH", "TMPDIR")})
+    tag = _uuid.uuid4().hex[:12]
+    pidfile = f"/tmp/benchtape-tty-{tag}.pid"
+    spec = temp / f"tty-{tag}.json"
+    fd = os.open(spec, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"container": box.id, "argv": argv, "env": inside, "workdir": cwd_in, "user": box.user or "", "pidfile": pidfile}, f)
+    host_env = {k: os.environ[k] for k in ("PATH", "LANG", "DOCKER_HOST", "DOCKER_CONFIG") if k in os.environ}
+
+    def kill() -> None:
+        box._as_root(f'p=$(cat {pidfile} 2>/dev/null) && {{ kill -9 -"$p" 2>/dev/null || kill -9 "$p"; }}; true')
+
+    return PaneCommand([sys.executable, "-m", "recorder.sandbox.tty_exec", str(spec)], root, pane_env(host_env), kill=kill, cleanup=lambda: spec.unlink(missing_ok=True))
+
+
 class ContainerLevel:
     level = "container"
     runs_alone = False
@@ -172,9 +205,12 @@ class ContainerLevel:
                 env["HOME"] = WORKSPACE_AT
 
                 def spawn(argv: list[str], full_env: Mapping[str, str], stdin: bytes) -> _Proc:
-                    argv, added = in_container(argv)
+                    argv, added = in_container(argv, box)
                     inside = {k: v for k, v in {**added, **full_env}.items() if k not in ("PATH", "TMPDIR")}
                     return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin))
+
+                def terminal(argv: list[str], full_env: Mapping[str, str]) -> Any:
+                    return _pane(box, ws.temp, ws.root, cwd_in, argv, full_env)
 
                 yield OpenWorkspace(
                     level="container",
@@ -187,6 +223,7 @@ class ContainerLevel:
                     launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}},
                     forward=forwarded.forward,
+                    terminal=terminal,
                 )
                 if self.keep:
                     self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})

@@ -333,6 +333,11 @@ class _Loader:
         hc = substitute(hc, params, self.file, top.line_of("harness_config"))
         if isinstance(hc.get("agent_env"), str):
             hc["agent_env"] = str(self.path(hc["agent_env"], hc, "agent_env"))
+            if (Path(hc["agent_env"]) / "skills").is_dir():
+                raise self.err("`agent_env` has a top-level skills/ folder, which Claude Code never loads from an agent_env", hc, "agent_env", "move each skill to plugins/<plugin>/skills/<skill>/SKILL.md inside the agent_env")
+        for plugin in hc.get("plugins") or [] if isinstance(hc.get("plugins"), list) else []:
+            if isinstance(plugin, dict) and isinstance(plugin.get("path"), str):  # staged from the bench's folder, wherever benchtape runs
+                plugin["path"] = str(self.path(plugin["path"], plugin, "path"))
         self.check_environment_block(hc)
         defaults = self.strict(self.mapping(top.get("defaults"), "`defaults:`", top, "defaults"), DEFAULTS_KEYS, "`defaults:`")
         default_scenario = top.get("defaultScenario")
