@@ -331,16 +331,25 @@ class Driver:
             time.sleep(POLL)
 
     def _leave(self, term: Terminal, tui: Tui) -> int | None:
-        """`/exit` (its menu needs a moment to pop up), then Enter; Ctrl-D twice if that did not do it."""
-        term.type(tui.exit_text)
-        time.sleep(0.5)
-        term.keys("Enter")
-        if wait_for(lambda: term.exit_status() is not None, EXIT_SECONDS):
-            return term.exit_status()
+        """`/exit` once the UI is idle (typed while it is busy, it would be queued behind the
+        turn), its menu given a moment to pop up, then Enter; once more after Escape; Ctrl-D
+        twice if that did not do it."""
+        ready = re.compile(tui.ready)
+        for attempt in range(2):
+            wait_for(lambda: (lambda s: bool(ready.search(s)) and "esc to interrupt" not in s)(term.screen()), EXIT_SECONDS / 2)
+            if attempt:
+                term.keys("Escape")
+                time.sleep(0.3)
+            term.type(tui.exit_text)
+            wait_for(lambda: tui.exit_text in term.screen(), 2.0)
+            time.sleep(0.5)
+            term.keys("Enter")
+            if wait_for(lambda: term.exit_status() is not None, EXIT_SECONDS):
+                return term.exit_status()
         term.keys("C-d")
         time.sleep(0.3)
         term.keys("C-d")
         if wait_for(lambda: term.exit_status() is not None, 3.0):
             return term.exit_status()
-        self._note([Action("error", {"message": "the terminal UI did not exit on /exit or Ctrl-D; it was killed"})])
+        self._note([Action("error", {"message": "the terminal UI did not exit on /exit or Ctrl-D; it was killed", "screen": term.screen()[-2000:]})])
         return None

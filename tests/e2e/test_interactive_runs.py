@@ -1,0 +1,226 @@
+"""Claude Code as users run it: the real 2.1.328 terminal UI, driven in tmux against the scripted
+model, on the fixtures-red benches that leave `interactive:` unset.
+
+A two-turn session with follow_ups, a skill and an MCP tool from a plugin staged as a user
+installs it, all 8 `environment:*` checks on a plugin that loads, one with a broken manifest
+and an MCP server that cannot start, `require: true` refusing before spend, `probe: false`,
+a permission prompt nobody can answer, the same scenario interactive and in print mode,
+`grade` reproducing an interactive session's verdicts, the negative control, and the real
+HOME untouched after an interactive local and container run. Each real session costs a few
+seconds: one run per bench, shared by the tests that read it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from cli import benchtape
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from realagents import need, npm_global  # noqa: E402
+
+pytestmark = pytest.mark.xdist_group("interactive")
+ROOT = Path(__file__).resolve().parents[2]
+BENCHES = ROOT / "fixtures-red" / "interactive"
+
+
+def _results(report: Path) -> dict[str, dict]:
+    return {r["scenario_id"]: r for r in json.loads(report.read_text())["results"]}
+
+
+def _verdicts(result: dict) -> list[tuple[str, str | None, str]]:
+    return [(c["type"], json.dumps(c["spec"].get("value")), c["status"]) for c in result["checks"]]
+
+
+def _kinds(result: dict, kind: str) -> list[dict]:
+    return [a["data"] for a in result["session"]["actions"] if a["kind"] == kind]
+
+
+class Run:
+    def __init__(self, out, report: Path, db: Path):
+        self.out, self.report, self.db = out, report, db
+        self.results = _results(report) if report.exists() else {}
+
+
+def _run(bench: Path, where: Path, *args: str, env: dict[str, str] | None = None) -> Run:
+    where.mkdir(parents=True, exist_ok=True)
+    db, report = where / "s.db", where / "r.json"
+    out = benchtape("run", bench, "--db", db, "--report-json", report, *args, cwd=where, env=env, timeout=300)
+    return Run(out, report, db)
+
+
+@pytest.fixture(scope="module")
+def two_turns(tmp_path_factory) -> Run:
+    need("claude-code")
+    before = npm_global()
+    run = _run(BENCHES / "claude-code.yaml", tmp_path_factory.mktemp("two-turns"))
+    run.npm_unchanged = npm_global() == before  # type: ignore[attr-defined]
+    return run
+
+
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory) -> Run:
+    need("claude-code")
+    return _run(BENCHES / "plugins.yaml", tmp_path_factory.mktemp("plugins"))
+
+
+def test_two_turns_with_follow_ups_run_in_the_terminal_ui(two_turns):
+    assert two_turns.out.returncode == 0, two_turns.out.stdout + two_turns.out.stderr
+    r = two_turns.results["two-turns"]
+    assert r["status"] == "pass", r["checks"]
+    started = r["session"]["actions"][0]["data"]
+    assert started["interactive"] is True and started["format"] == "claude-transcript" and started["binary"]["version"] == "2.1.328"
+    turns = _kinds(r, "turn.finished")
+    assert [t["turn"] for t in turns] == [1, 2] and all(t["reason"] == "stop_hook" for t in turns)
+    assert [t["last_assistant_message"] for t in turns] == ["Fixed: add() now adds.", "The tests pass."]
+    assert [m["text"] for m in _kinds(r, "message.user")] == ["Fix calc.py so that python3 -m unittest passes.", "Run the tests once more and tell me the result."]
+    [screen] = _kinds(r, "terminal.screen")
+    assert screen["why"] == "exit" and "--resume" in screen["text"]
+    assert not _kinds(r, "error") and not _kinds(r, "adapter.warning")
+    assert two_turns.npm_unchanged  # type: ignore[attr-defined]  # the interactive updater installed nothing
+
+
+def test_the_record_is_the_transcript_line_by_line(two_turns):
+    """Every line of the on-disk transcript is a stored raw line, in order (appended as read)."""
+    from recorder.store import Store
+
+    store = Store(two_turns.db, readonly=True)
+    [row] = list(store.session_rows())
+    raw = store.raw_lines(row.id)
+    assert raw and all(json.loads(line).get("sessionId") or json.loads(line).get("type") for line in raw)
+    assert sum('"turn_duration"' in line for line in raw) == 2
+
+
+def test_grade_reproduces_every_verdict_of_an_interactive_session(two_turns):
+    out = benchtape("grade", "--all", "--db", two_turns.db, "--json")
+    assert out.returncode == 0, out.stdout + out.stderr
+    totals = json.loads(out.stdout)["counts"]
+    assert totals["REPRODUCED"] == 4 and totals["DIVERGED"] == totals["COULD NOT RE-GRADE"] == totals["SKIPPED"] == 0, totals  # the exec check too, on the restored workspace
+
+
+def test_the_same_scenario_interactive_and_in_print_mode_makes_the_same_calls(tmp_path):
+    need("claude-code")
+    bench = yaml.safe_load((ROOT / "fixtures-red" / "scripted" / "claude-code.yaml").read_text())
+    bench["scenarios"] = [dict(bench["scenarios"][0], testdata=str(ROOT / "fixtures-red" / "demo" / "calc"))]
+    calls = {}
+    for mode in ("print", "interactive"):
+        bench["defaults"] = {k: v for k, v in bench["defaults"].items() if k != "interactive"} | ({"interactive": False} if mode == "print" else {})
+        (tmp_path / f"{mode}.yaml").write_text(yaml.safe_dump(bench))
+        run = _run(tmp_path / f"{mode}.yaml", tmp_path / mode)
+        assert run.out.returncode == 0, run.out.stdout + run.out.stderr
+        r = run.results["fixes-the-bug"]
+        assert r["session"]["actions"][0]["data"].get("interactive", False) is (mode == "interactive")
+        calls[mode] = [(c["tool"], c["input"], c["outcome"]) for c in r["session"]["calls"]]
+        calls[mode + " verdicts"] = _verdicts(r)
+    assert calls["print"] == calls["interactive"] and [t for t, _, _ in calls["print"]] == ["Read", "Edit", "Bash"]
+    assert calls["print verdicts"] == calls["interactive verdicts"]
+
+
+def test_a_skill_and_an_mcp_tool_from_a_staged_plugin(plugins):
+    assert plugins.out.returncode == 0, plugins.out.stdout + plugins.out.stderr
+    skill, mcp = plugins.results["skill-from-plugin"], plugins.results["mcp-tool"]
+    assert skill["status"] == "pass" and mcp["status"] == "pass", (skill["checks"], mcp["checks"])
+    env_checks = [v for v in _verdicts(skill) if v[0].startswith("environment:")]
+    assert len({t for t, _, _ in env_checks}) == 8 and all(s == "PASS" for _, _, s in env_checks)
+    [reported] = _kinds(skill, "environment.reported")
+    assert reported["sources"] == ["plugin-cli", "system:init"]
+    [demo] = [p for p in reported["plugins"] if p["id"] == "demo@fixtures"]
+    assert demo["scope"] == "user" and demo["enabled"] is True and demo["skills"] == ["shout", "greet"] or demo["skills"] == ["greet", "shout"]
+    [expected] = _kinds(skill, "environment.expected")
+    assert expected["plugins"] == [{"id": "demo@fixtures", "path": str(BENCHES / "plugins" / "demo")}]
+    assert [c["output"] for c in mcp["session"]["calls"]] == [[{"type": "text", "text": 'probe-ok {"x": "42"}'}]]
+
+
+def test_a_broken_manifest_and_a_failing_mcp_server(tmp_path):
+    need("claude-code")
+    run = _run(BENCHES / "broken.yaml", tmp_path)
+    assert run.out.returncode == 1, run.out.stdout + run.out.stderr
+    r = run.results["broken-plugin"]
+    assert [s for _, _, s in _verdicts(r)] == ["PASS", "FAIL", "FAIL", "FAIL", "PASS", "FAIL"], r["checks"]
+    assert r["checks"][5]["result"]["score"] == 0.5
+    assert "corrupt manifest" in r["checks"][1]["result"]["reason"] and "absent failed" in r["checks"][3]["result"]["reason"]
+
+
+def test_require_refuses_before_any_spend_as_an_error(tmp_path):
+    need("claude-code")
+    run = _run(BENCHES / "require.yaml", tmp_path)
+    r = run.results["refused"]
+    assert r["status"] == "error" and r["session"]["status"] == "error"
+    [err] = _kinds(r, "error")
+    assert err["reason"] == "environment_require" and "broken@fixtures did not load" in err["message"]
+    assert not _kinds(r, "message.assistant") and not _kinds(r, "turn.finished") and not _kinds(r, "terminal.screen")  # the agent never started
+
+
+@pytest.mark.parametrize("interactive", [True, False])
+def test_probe_false_leaves_reported_absent(tmp_path, interactive):
+    need("claude-code")
+    bench = yaml.safe_load((BENCHES / "plugins.yaml").read_text())
+    bench["harness_config"]["plugins"][0]["path"] = str(BENCHES / "plugins" / "demo")
+    bench["harness_config"]["environment"] = {"probe": False}
+    bench["defaults"]["interactive"] = interactive
+    bench["scenarios"] = [dict(bench["scenarios"][1], testdata=str(BENCHES / "td-empty"))]
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
+    run = _run(tmp_path / "b.yaml", tmp_path / "run")
+    r = run.results["mcp-tool"]
+    assert not _kinds(r, "environment.reported")
+    assert _verdicts(r) == [("session:tool-used", '"mcp__plugin_demo_probe__probe"', "PASS"), ("environment:mcp-connected", '"probe"', "ERROR")]
+
+
+def test_a_permission_prompt_nobody_can_answer_ends_the_session_named(tmp_path):
+    need("claude-code")
+    run = _run(BENCHES / "permission.yaml", tmp_path)
+    r = run.results["hangs-on-permission"]
+    assert r["status"] == "error" and r["session"]["status"] == "error" and r["session"]["timed_out"] is False
+    [err] = _kinds(r, "error")
+    assert err["reason"] == "permission_prompt" and "Do you want to proceed?" in err["message"] and "python3 -m unittest -q" in err["message"]
+    [screen] = _kinds(r, "terminal.screen")
+    assert screen["why"] == "permission prompt" and "1. Yes" in screen["text"]
+
+
+def test_the_negative_control_runs_on_an_interactive_bench(tmp_path):
+    out = benchtape("check", BENCHES / "claude-code.yaml", "--db", tmp_path / "c.db", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["totals"]["WRONGLY PASSED"] == 0
+    assert {h for (h,) in sqlite3.connect(tmp_path / "c.db").execute("SELECT harness FROM sessions")} == {"mock"}
+
+
+def _tree_digest(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir" for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("level", ["home", "container"])
+def test_the_real_home_is_untouched(tmp_path, level):
+    """benchtape's own HOME holds a ~/.claude with settings and a ~/.claude.json: an interactive
+    session, local or in a container, neither reads them (the pre-seed is the sandbox's) nor writes them."""
+    need("claude-code")
+    if level == "container":
+        from recorder.sandbox.container import available
+
+        if not available()[0]:
+            if os.environ.get("CI") == "true":
+                pytest.fail("no Docker engine in CI")
+            pytest.skip("no Docker engine")
+    home = tmp_path / "real-home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {home}/HOOK-RAN"}]}]}}))
+    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": False, "projects": {}}))
+    before = _tree_digest(home)
+    env = {"HOME": str(home), "BENCHTAPE_TOOLS": os.environ.get("BENCHTAPE_TOOLS") or str(ROOT / ".benchtape" / "tools")}
+    bench = yaml.safe_load((BENCHES / "claude-code.yaml").read_text())
+    bench["scenarios"][0]["testdata"] = str(ROOT / "fixtures-red" / "demo" / "calc")
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
+    run = _run(tmp_path / "b.yaml", tmp_path / "run", "--sandbox", level, env=env)
+    assert run.out.returncode == 0, run.out.stdout + run.out.stderr
+    assert run.results["two-turns"]["status"] == "pass"
+    assert _tree_digest(home) == before  # nothing read into the session's settings (the hook never ran), nothing written
+    shutil.rmtree(home)
