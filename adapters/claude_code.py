@@ -200,7 +200,7 @@ class ClaudeCodeAdapter:
         from adapters.claude_tui import tui
 
         trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
-        return Command(argv=argv, tui=tui(launch.session_uuid, trusted), **common)
+        return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env)), **common)
 
     def _session_flags(self, launch: Launch, cfg: ClaudeConfig, session: bool = True) -> list[str]:
         """What both drive modes pass: the session id, model, system prompt, effort, then `args` last."""

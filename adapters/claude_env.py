@@ -65,7 +65,9 @@ def plugin_parts(plugin: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def agent_env_flags(env_home: Path, source: Path) -> list[str]:
-    """madbench v0.23.0's argv for an agent_env folder (as copied to `env_home`)."""
+    """madbench v0.23.0's argv for an agent_env folder (as copied to `env_home`). `--settings`
+    is passed even when the folder has no settings.json: with `--setting-sources ""` it is the
+    only settings Claude Code reads, so the first-run answers are merged into that copy."""
     flags = ["--bare", "--setting-sources", ""]
     plugins = source / "plugins"
     if plugins.is_dir():
@@ -73,9 +75,7 @@ def agent_env_flags(env_home: Path, source: Path) -> list[str]:
             flags += ["--plugin-dir", str(env_home / "plugins" / child.name)]
     if (source / ".mcp.json").is_file():
         flags += ["--mcp-config", str(env_home / ".mcp.json"), "--strict-mcp-config"]
-    if (source / "settings.json").is_file():
-        flags += ["--settings", str(env_home / "settings.json")]
-    return flags
+    return flags + ["--settings", str(env_home / "settings.json")]  # always: the pre-seed's answers go there (see stage)
 
 
 def stage(binary: str, home: Path, plugins: tuple[dict[str, Any], ...], agent_env: str | None, bench_dir: Path | None = None) -> Staged:
@@ -99,6 +99,23 @@ def stage(binary: str, home: Path, plugins: tuple[dict[str, Any], ...], agent_en
     if agent_env:
         out.home_trees[AGENT_ENV] = agent_env
         out.flags = agent_env_flags(home / AGENT_ENV, Path(agent_env))
+        if not (Path(agent_env) / "settings.json").is_file():
+            out.home_files[f"{AGENT_ENV}/settings.json"] = "{}\n"
+    return out
+
+
+def agent_env_plugins(agent_env: str | None) -> list[dict[str, Any]]:
+    """The plugins an agent_env brings, as Claude Code names a `--plugin-dir` plugin (`<name>@inline`)."""
+    folder = Path(agent_env) / "plugins" if agent_env else None
+    if folder is None or not folder.is_dir():
+        return []
+    out = []
+    for child in sorted(p for p in folder.iterdir() if p.is_dir()):
+        try:
+            name = orjson.loads((child / ".claude-plugin" / "plugin.json").read_bytes()).get("name") or child.name
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            name = child.name
+        out.append({"id": f"{name}@inline", "path": str(child), "via": "agent_env"})
     return out
 
 

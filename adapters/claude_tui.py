@@ -39,7 +39,7 @@ BLOCKED = r"(?m)(Do you want to [^\n?]*\?|Yes, I trust this folder|Yes, I accept
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 
 
-def seed(env: Mapping[str, str], trusted: list[str]) -> dict[str, dict[str, Any]]:
+def seed(env: Mapping[str, str], trusted: list[str], agent_env: bool = False) -> dict[str, dict[str, Any]]:
     """The first-run answers for `.claude.json` and `~/.claude/settings.json`, merged into what
     staging left there (a plugin install writes settings too)."""
     key = env.get(API_KEY_ENV) or ""
@@ -58,14 +58,19 @@ def seed(env: Mapping[str, str], trusted: list[str]) -> dict[str, dict[str, Any]
         "env": {"DISABLE_AUTOUPDATER": "1"},
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": STOP_HOOK}]}]},
     }
-    return {".claude.json": state, ".claude/settings.json": settings}
+    files = {".claude.json": state, ".claude/settings.json": settings}
+    if agent_env:  # `--setting-sources ""` reads only the --settings file: the answers go into the agent_env's copy
+        from adapters.claude_env import AGENT_ENV
+
+        files[f"{AGENT_ENV}/settings.json"] = settings
+    return files
 
 
-def tui(session_uuid: str, trusted: list[str]) -> Tui:
+def tui(session_uuid: str, trusted: list[str], agent_env: bool = False) -> Tui:
     from adapters.claude_disk import ClaudeDiskParser
 
     return Tui(
-        seed=lambda env: seed(env, trusted),
+        seed=lambda env: seed(env, trusted, agent_env),
         transcript=f".claude/projects/*/{session_uuid}.jsonl",
         sidechains=f".claude/projects/*/{session_uuid}/subagents/agent-*.jsonl",
         stop_log=STOP_LOG,

@@ -241,8 +241,11 @@ class Runner:
         return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=status)
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
+        from adapters.claude_env import agent_env_plugins
+
         hc = self.bench.harness_config if harness_config is None else harness_config
         plugins = [p if isinstance(p, dict) else {"id": p} for p in hc.get("plugins") or []]
+        plugins += agent_env_plugins(hc.get("agent_env") if isinstance(hc.get("agent_env"), str) else None)
         return {
             "sandbox": level,
             "testdata": str(scenario.testdata) if scenario.testdata else None,

@@ -224,3 +224,53 @@ def test_the_real_home_is_untouched(tmp_path, level):
     assert run.results["two-turns"]["status"] == "pass"
     assert _tree_digest(home) == before  # nothing read into the session's settings (the hook never ran), nothing written
     shutil.rmtree(home)
+
+
+def test_an_agent_env_runs_alone(tmp_path):
+    """v0.23.0's argv: the folder's plugin loads as <name>@inline and its skill registers; --bare
+    runs no hooks (the turn end comes from the transcript) and offers no Skill tool."""
+    need("claude-code")
+    run = _run(BENCHES / "agent-env.yaml", tmp_path)
+    r = run.results["agent-env-alone"]
+    assert [s for _, _, s in _verdicts(r)] == ["PASS", "PASS", "PASS", "PASS", "FAIL"], r["checks"]
+    assert [t["reason"] for t in _kinds(r, "turn.finished")] == ["turn_duration"]
+    assert r["session"]["status"] == "ok"
+
+
+def test_kill_minus_nine_keeps_every_transcript_line_read(tmp_path):
+    """benchtape killed mid-session: the lines it had read are stored, each with its actions."""
+    import signal
+    import subprocess
+    import time
+
+    from cli import popen
+    from recorder.store import Store
+
+    need("claude-code")
+    bench = yaml.safe_load((BENCHES / "claude-code.yaml").read_text())
+    sc = bench["scenarios"][0]
+    sc["testdata"] = str(ROOT / "fixtures-red" / "demo" / "calc")
+    marker = f"benchtape-kill-{os.getpid()}-{tmp_path.name}"
+    sc["mock"]["steps"].insert(2, {"tool": "Bash", "input": {"command": f"exec -a {marker} sleep 60"}})
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
+    terminals = set(Path("/tmp").glob("benchtape-tty-*"))
+    proc = popen("run", tmp_path / "b.yaml", "--db", tmp_path / "k.db", cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # until the Edit's result is in the store
+            time.sleep(0.5)
+            if (tmp_path / "k.db").exists() and '"Edit"' in str(sqlite3.connect(tmp_path / "k.db").execute("SELECT group_concat(data) FROM actions WHERE kind = 'tool.result' OR kind = 'tool.call'").fetchone()[0]):
+                break
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:  # what the killed benchtape left running: its tmux server (with claude) and the marked sleep
+        for folder in set(Path("/tmp").glob("benchtape-tty-*")) - terminals:
+            subprocess.run(["tmux", "-S", str(folder / "tmux.sock"), "kill-server"], check=False, capture_output=True)
+            shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run(["pkill", "-9", "-f", marker], check=False)
+    store = Store(tmp_path / "k.db", readonly=True)
+    [row] = list(store.session_rows())
+    session = store.load_session(row.id)
+    assert [c.tool for c in session.calls][:2] == ["Read", "Edit"] and session.calls[1].outcome == "ok"
+    assert store.raw_lines(row.id) and not [a for a in session.actions if a.kind == "session.finished"]
