@@ -189,7 +189,7 @@ class ClaudeCodeAdapter:
             init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
         env = hermetic_env(cfg.args, launch.endpoint)
-        common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
+        common = dict(env=env, home_json={".claude.json": {"autoUpdates": False}}, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)
         return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]

@@ -185,11 +185,11 @@ def reported(outputs: Mapping[str, Output], plugins: tuple[dict[str, Any], ...])
             record["plugins"].append({"id": pid, "enabled": False, "errors": [said]})
     init = outputs.get("init")
     if init is not None:
-        line = next((ln for ln in init.stdout.splitlines() if INIT_MARK in ln), None)
-        if line is None:
+        event = next((e for e in map(_json, init.stdout.splitlines()) if e.get("type") == "system" and e.get("subtype") == "init"), None)
+        if event is None:
             problems.append(f"the environment probe printed no init line: {(init.stderr or init.stdout).strip()[-300:]}")
         else:
-            record = fold(record, environment_of(orjson.loads(line)), orjson.loads(line).get("plugin_errors"))
+            record = fold(record, environment_of(event), event.get("plugin_errors"))
     for plugin in plugins:
         name, market = plugin_parts(plugin)
         listed = [p for p in record["plugins"] if p.get("id") == f"{name}@{market}"]
@@ -201,6 +201,14 @@ def reported(outputs: Mapping[str, Output], plugins: tuple[dict[str, Any], ...])
         if server.get("status") == "failed":
             problems.append(f"MCP server {server.get('name')} failed to start")
     return record, problems
+
+
+def _json(line: str) -> dict[str, Any]:
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
 
 
 def fold(base: Mapping[str, Any] | None, init: Mapping[str, Any], plugin_errors: Any = None) -> dict[str, Any]:

@@ -262,6 +262,10 @@ class Runner:
         is `environment.reported`; with `require`, a problem it found refuses the session here,
         before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
         probe's record (the print path folds it into each init line's)."""
+        if cmd.home_json and box.level not in ("none", "workspace"):  # a HOME of the sandbox's own, never yours
+            from recorder.interactive import seed_home
+
+            seed_home(box.home, cmd.home_json)
         if not cmd.setup and not cmd.home_trees:
             return None, None
         import shutil

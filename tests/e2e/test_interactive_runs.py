@@ -82,7 +82,7 @@ def test_two_turns_with_follow_ups_run_in_the_terminal_ui(two_turns):
     turns = _kinds(r, "turn.finished")
     assert [t["turn"] for t in turns] == [1, 2] and all(t["reason"] == "stop_hook" for t in turns)
     assert [t["last_assistant_message"] for t in turns] == ["Fixed: add() now adds.", "The tests pass."]
-    assert [m["text"] for m in _kinds(r, "message.user")] == ["Fix calc.py so that python3 -m unittest passes.", "Run the tests once more and tell me the result."]
+    assert [m["text"] for m in _kinds(r, "message.user")] == ["Fix calc.py so that python3 -m unittest passes.", "Run the tests once more\nand tell me the result."]  # a bracketed paste: one prompt
     [screen] = _kinds(r, "terminal.screen")
     assert screen["why"] == "exit" and "--resume" in screen["text"]
     assert not _kinds(r, "error") and not _kinds(r, "adapter.warning")
