@@ -60,6 +60,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.merge(_private_home(bench, sandbox))
     else:
         pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
+        if name == "codex" and any(sc.interactive for sc in bench.scenarios):
+            pf.notes.append(f"{where}: codex runs `codex exec` whatever `interactive:` says (benchtape drives only Claude Code's terminal UI)")
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf

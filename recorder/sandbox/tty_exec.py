@@ -50,14 +50,7 @@ def main(argv: list[str]) -> int:
     restore = _raw_mode(stdin)
     try:
         threading.Thread(target=_to_container, args=(stdin, raw), daemon=True).start()
-        while True:
-            try:
-                data = raw.recv(65536)
-            except OSError:
-                break
-            if not data:
-                break
-            os.write(sys.stdout.fileno(), data)
+        _from_container(raw, lambda: not client.api.exec_inspect(exec_id).get("Running"))
     finally:
         restore()
     for _ in range(50):
@@ -66,6 +59,32 @@ def main(argv: list[str]) -> int:
             return int(info.get("ExitCode") or 0)
         time.sleep(0.1)
     return 1
+
+
+def _from_container(raw: object, exited: object) -> None:
+    """Copy the command's output to this terminal until the stream ends -- or until the command
+    itself has exited: a child it left behind may hold the container's terminal open, and the
+    session is over all the same (the container's removal ends the child)."""
+    raw.settimeout(0.2)  # type: ignore[attr-defined]
+    last_check, gone_at = 0.0, None
+    while True:
+        try:
+            data = raw.recv(65536)  # type: ignore[attr-defined]
+        except TimeoutError:
+            data = None
+        except OSError:
+            return
+        if data == b"":
+            return
+        if data:
+            os.write(sys.stdout.fileno(), data)
+        now = time.monotonic()
+        if gone_at is None and now - last_check > 0.5:
+            last_check = now
+            if exited():  # type: ignore[operator]
+                gone_at = now
+        if gone_at is not None and now - gone_at > 0.5 and not data:
+            return
 
 
 def _resize(client: object, exec_id: str) -> None:

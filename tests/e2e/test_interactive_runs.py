@@ -58,12 +58,26 @@ def _run(bench: Path, where: Path, *args: str, env: dict[str, str] | None = None
     return Run(out, report, db)
 
 
+def _real_home(where: Path) -> tuple[Path, dict[str, str]]:
+    """A HOME for benchtape itself holding a ~/.claude (with a Stop hook of its own) and a
+    ~/.claude.json: what a user has; and the environment that makes it benchtape's HOME."""
+    home = where / "real-home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {home}/HOOK-RAN"}]}]}}))
+    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": False, "projects": {}}))
+    return home, {"HOME": str(home), "BENCHTAPE_TOOLS": os.environ.get("BENCHTAPE_TOOLS") or str(ROOT / ".benchtape" / "tools")}
+
+
 @pytest.fixture(scope="module")
 def two_turns(tmp_path_factory) -> Run:
+    """The two-turn bench at `sandbox: home`, run by a benchtape whose own HOME is a user's."""
     need("claude-code")
-    before = npm_global()
-    run = _run(BENCHES / "claude-code.yaml", tmp_path_factory.mktemp("two-turns"))
+    where = tmp_path_factory.mktemp("two-turns")
+    home, env = _real_home(where)
+    before, home_before = npm_global(), _tree_digest(home)
+    run = _run(BENCHES / "claude-code.yaml", where, env=env)
     run.npm_unchanged = npm_global() == before  # type: ignore[attr-defined]
+    run.home_unchanged = _tree_digest(home) == home_before  # type: ignore[attr-defined]
     return run
 
 
@@ -87,6 +101,7 @@ def test_two_turns_with_follow_ups_run_in_the_terminal_ui(two_turns):
     assert screen["why"] == "exit" and "--resume" in screen["text"]
     assert not _kinds(r, "error") and not _kinds(r, "adapter.warning")
     assert two_turns.npm_unchanged  # type: ignore[attr-defined]  # the interactive updater installed nothing
+    assert two_turns.home_unchanged  # type: ignore[attr-defined]  # the user's ~/.claude: not read (its hook never ran), not written
 
 
 def test_the_record_is_the_transcript_line_by_line(two_turns):
@@ -160,19 +175,20 @@ def test_require_refuses_before_any_spend_as_an_error(tmp_path):
     assert not _kinds(r, "message.assistant") and not _kinds(r, "turn.finished") and not _kinds(r, "terminal.screen")  # the agent never started
 
 
-@pytest.mark.parametrize("interactive", [True, False])
-def test_probe_false_leaves_reported_absent(tmp_path, interactive):
+def test_probe_false_leaves_reported_absent(tmp_path):
+    """Interactive and in print mode (where the init line would otherwise be the record)."""
     need("claude-code")
     bench = yaml.safe_load((BENCHES / "plugins.yaml").read_text())
     bench["harness_config"]["plugins"][0]["path"] = str(BENCHES / "plugins" / "demo")
     bench["harness_config"]["environment"] = {"probe": False}
-    bench["defaults"]["interactive"] = interactive
-    bench["scenarios"] = [dict(bench["scenarios"][1], testdata=str(BENCHES / "td-empty"))]
+    mcp = dict(bench["scenarios"][1], testdata=str(BENCHES / "td-empty"))
+    bench["scenarios"] = [dict(mcp, name="interactive"), dict(mcp, name="print", interactive=False)]
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
     run = _run(tmp_path / "b.yaml", tmp_path / "run")
-    r = run.results["mcp-tool"]
-    assert not _kinds(r, "environment.reported")
-    assert _verdicts(r) == [("session:tool-used", '"mcp__plugin_demo_probe__probe"', "PASS"), ("environment:mcp-connected", '"probe"', "ERROR")]
+    for name in ("interactive", "print"):
+        r = run.results[name]
+        assert not _kinds(r, "environment.reported")
+        assert _verdicts(r) == [("session:tool-used", '"mcp__plugin_demo_probe__probe"', "PASS"), ("environment:mcp-connected", '"probe"', "ERROR")]
 
 
 def test_a_permission_prompt_nobody_can_answer_ends_the_session_named(tmp_path):
@@ -198,24 +214,19 @@ def _tree_digest(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir" for p in sorted(root.rglob("*"))}
 
 
-@pytest.mark.parametrize("level", ["home", "container"])
-def test_the_real_home_is_untouched(tmp_path, level):
-    """benchtape's own HOME holds a ~/.claude with settings and a ~/.claude.json: an interactive
-    session, local or in a container, neither reads them (the pre-seed is the sandbox's) nor writes them."""
+def test_an_interactive_container_run_leaves_the_real_home_untouched(tmp_path):
+    """The pane on the host, the agent in the container (network none, the endpoint forwarded):
+    the user's ~/.claude is neither read nor written (the local run: the two_turns fixture)."""
     need("claude-code")
-    if level == "container":
-        from recorder.sandbox.container import available
+    from recorder.sandbox.container import available
 
-        if not available()[0]:
-            if os.environ.get("CI") == "true":
-                pytest.fail("no Docker engine in CI")
-            pytest.skip("no Docker engine")
-    home = tmp_path / "real-home"
-    (home / ".claude").mkdir(parents=True)
-    (home / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": f"touch {home}/HOOK-RAN"}]}]}}))
-    (home / ".claude.json").write_text(json.dumps({"hasCompletedOnboarding": False, "projects": {}}))
+    if not available()[0]:
+        if os.environ.get("CI") == "true":
+            pytest.fail("no Docker engine in CI")
+        pytest.skip("no Docker engine")
+    home, env = _real_home(tmp_path)
     before = _tree_digest(home)
-    env = {"HOME": str(home), "BENCHTAPE_TOOLS": os.environ.get("BENCHTAPE_TOOLS") or str(ROOT / ".benchtape" / "tools")}
+    level = "container"
     bench = yaml.safe_load((BENCHES / "claude-code.yaml").read_text())
     bench["scenarios"][0]["testdata"] = str(ROOT / "fixtures-red" / "demo" / "calc")
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
