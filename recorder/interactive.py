@@ -30,7 +30,7 @@ import orjson
 
 from adapters.base import Command, Tui, warning
 from recorder.model import Action
-from recorder.terminal import PaneCommand, Terminal, TerminalError, wait_for
+from recorder.terminal import PaneCommand, Terminal, wait_for
 
 READY_SECONDS = 60.0  # start to prompt box (observed 1.1-1.7 s; a cold container is slower)
 BLOCKED_STABLE = 1.5  # a permission prompt unchanged this long is waiting for a person
@@ -186,10 +186,12 @@ class Driver:
         deadline = started + timeout
         seed_home(home, tui.seed(agent_env))
         tail = _Tail(home, tui, self.store, self.session_id, self._on_action)
+        term: Terminal | None = None
         try:
-            term = Terminal(pane).start()
-        except (TerminalError, OSError, Exception) as exc:  # noqa: BLE001 - a pane that cannot start is the session's error
-            pane.cleanup()
+            term = Terminal(pane)
+            term.start()
+        except Exception as exc:  # noqa: BLE001 - a pane that cannot start (no tmux, a dead engine) is the session's error
+            term.close() if term is not None else pane.cleanup()
             self._note([Action("error", {"message": f"could not start {cmd.argv[0]} in a terminal: {exc}"})])
             return Driven("error", None, False, 0.0, str(exc), tail.parser)
         tail.start()

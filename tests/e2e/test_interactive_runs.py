@@ -113,6 +113,13 @@ def test_the_record_is_the_transcript_line_by_line(two_turns):
     raw = store.raw_lines(row.id)
     assert raw and all(json.loads(line).get("sessionId") or json.loads(line).get("type") for line in raw)
     assert sum('"turn_duration"' in line for line in raw) == 2
+    live = store.load_session(row.id)
+    store.close()
+    out = benchtape("reparse", row.id, "--db", two_turns.db)  # the raw lines are the transcript: re-derived, the same session
+    assert out.returncode == 0, out.stdout + out.stderr
+    again = Store(two_turns.db, readonly=True).load_session(out.stdout.strip().split()[-1])
+    assert [(c.tool, c.input, c.outcome) for c in again.calls] == [(c.tool, c.input, c.outcome) for c in live.calls]
+    assert [t.prompt for t in again.turns] == [t.prompt for t in live.turns] and len(live.turns) == 2
 
 
 def test_grade_reproduces_every_verdict_of_an_interactive_session(two_turns):
