@@ -88,9 +88,15 @@ def test_the_real_tool_completes_a_scripted_session_in_a_container(tool, tmp_pat
         bench["harness_config"]["args"] = ["--sandbox", "danger-full-access"]
     for sc in bench["scenarios"]:
         sc["testdata"] = str(ROOT / "fixtures-red" / "demo" / "calc")
+    other = _server()  # a host loopback port that is not the model's
+    probe = f"python3 -c \"import socket\nfor a in (('127.0.0.1', {other.server_address[1]}), ('192.0.2.1', 80)):\n  s = socket.socket(); s.settimeout(3)\n  print('reached' if s.connect_ex(a) == 0 else 'unreachable', a[1])\""
+    bench["scenarios"][0]["mock"]["steps"].insert(-1, {"tool": "Bash", "input": {"command": probe}})
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
     report = tmp_path / "r.json"
-    out = benchtape("run", tmp_path / "b.yaml", "--sandbox", "container", "--scenario", "fixes-the-bug", "--db", tmp_path / "s.db", "--report-json", report, cwd=tmp_path)
+    try:
+        out = benchtape("run", tmp_path / "b.yaml", "--sandbox", "container", "--scenario", "fixes-the-bug", "--db", tmp_path / "s.db", "--report-json", report, cwd=tmp_path)
+    finally:
+        other.shutdown()
     assert out.returncode == 0, out.stdout + out.stderr
     [r] = json.loads(report.read_text())["results"]
     assert r["status"] == "pass", r["checks"]
@@ -98,3 +104,5 @@ def test_the_real_tool_completes_a_scripted_session_in_a_container(tool, tmp_pat
     assert started["sandbox"] == "container" and started["model_endpoint"]["kind"] == "scripted"
     assert r["session"]["calls"] and all(c["outcome"] != "error" for c in r["session"]["calls"]), r["session"]["calls"]
     assert not [a for a in r["session"]["actions"] if a["kind"] == "error"]
+    said = str(r["session"]["calls"][-1]["output"])  # the agent's own probe, from inside: only the model was reachable
+    assert f"unreachable {other.server_address[1]}" in said and "unreachable 80" in said and "reached" not in said.replace("unreachable", "")
