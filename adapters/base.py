@@ -73,6 +73,7 @@ class Tui:
     ready: str  # regex: the screen when a prompt can be typed
     blocked: str  # regex: a prompt on screen that nobody can answer (a permission dialog)
     exit_text: str = "/exit"
+    goodbye: str = ""  # regex: the screen once the tool has closed the session (it may take a while to exit after)
     parser: Any = None  # Callable[[], Parser] of the on-disk record
 
 

@@ -37,6 +37,7 @@ READY = r"(?ms)^❯[ \u00a0]*$.*?(shift\+tab to cycle|\? for shortcuts)"
 # first-run dialog the pre-seed did not remove (API key, trust, bypass warning).
 BLOCKED = r"(?m)(Do you want to [^\n?]*\?|Yes, I trust this folder|Yes, I accept|^\s*❯ 1\. Yes)"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
+GOODBYE = r"Resume this session with:"  # printed by /exit once the session is written and closed
 
 
 def seed(env: Mapping[str, str], trusted: list[str], agent_env: bool = False) -> dict[str, dict[str, Any]]:
@@ -77,6 +78,7 @@ def tui(session_uuid: str, trusted: list[str], agent_env: bool = False) -> Tui:
         ready=READY,
         blocked=BLOCKED,
         parser=ClaudeDiskParser,
+        goodbye=GOODBYE,
     )
 
 

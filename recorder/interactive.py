@@ -196,6 +196,7 @@ class Driver:
             return Driven("error", None, False, 0.0, str(exc), tail.parser)
         tail.start()
         outcome, exit_code, why_screen = "ok", None, "exit"
+        self._closed = False  # said goodbye, then lingered and was killed: the session itself ended cleanly
         try:
             outcome = self._session(term, tui, tail, prompts, home, deadline, started)
             if outcome in ("ok",):
@@ -203,7 +204,7 @@ class Driver:
             why_screen = {"ok": "exit", "blocked": "permission prompt", "exited": "exited", "timeout": "timeout", "interrupted": "interrupted", "not_ready": "never ready"}[outcome]
         finally:
             screen = term.screen()
-            if exit_code is None:
+            if exit_code is None and not self._closed:
                 exit_code = term.exit_status()
             term.close()
             tail.finish()
@@ -218,8 +219,9 @@ class Driver:
                 closing.append(Action("error", {"message": f"the tool wrote no session file ({tui.transcript} under its HOME): nothing it did was recorded"}))
             self._note(closing)
         wall_ms = (time.monotonic() - started) * 1000
-        status = {"ok": "ok" if exit_code == 0 else "error", "timeout": "timeout", "interrupted": "interrupted"}.get(outcome, "error")
-        if outcome == "ok" and exit_code != 0:
+        clean = exit_code == 0 or (exit_code is None and self._closed)
+        status = {"ok": "ok" if clean else "error", "timeout": "timeout", "interrupted": "interrupted"}.get(outcome, "error")
+        if outcome == "ok" and not clean:
             self._note([Action("error", {"message": f"the terminal UI exited with code {exit_code} after /exit"})])
         return Driven(status, exit_code, outcome == "timeout", wall_ms, screen[-2000:], tail.parser)
 
@@ -335,8 +337,11 @@ class Driver:
     def _leave(self, term: Terminal, tui: Tui) -> int | None:
         """`/exit` once the UI is idle (typed while it is busy, it would be queued behind the
         turn), its menu given a moment to pop up, then Enter; once more after Escape; Ctrl-D
-        twice if that did not do it."""
+        twice if that did not do it. A tool that said goodbye (its session closed) but whose
+        process lingers is given a few seconds, then killed: noted, not an error."""
         ready = re.compile(tui.ready)
+        goodbye = re.compile(tui.goodbye) if tui.goodbye else None
+        said_goodbye = lambda: goodbye is not None and bool(goodbye.search(term.screen()))  # noqa: E731
         for attempt in range(2):
             wait_for(lambda: (lambda s: bool(ready.search(s)) and "esc to interrupt" not in s)(term.screen()), EXIT_SECONDS / 2)
             if attempt:
@@ -346,12 +351,17 @@ class Driver:
             wait_for(lambda: tui.exit_text in term.screen(), 2.0)
             time.sleep(0.5)
             term.keys("Enter")
-            if wait_for(lambda: term.exit_status() is not None, EXIT_SECONDS):
-                return term.exit_status()
-        term.keys("C-d")
-        time.sleep(0.3)
-        term.keys("C-d")
-        if wait_for(lambda: term.exit_status() is not None, 3.0):
+            if wait_for(lambda: term.exit_status() is not None or said_goodbye(), EXIT_SECONDS):
+                break
+        else:
+            term.keys("C-d")
+            time.sleep(0.3)
+            term.keys("C-d")
+        if wait_for(lambda: term.exit_status() is not None, EXIT_SECONDS / 2):
             return term.exit_status()
+        if said_goodbye():
+            self._note([Action("adapter.warning", {"what": f"the terminal UI closed its session (its goodbye is on screen) but its process had not exited {EXIT_SECONDS / 2:g}s later; it was killed", "line": "", "source": "terminal"})])
+            self._closed = True
+            return None
         self._note([Action("error", {"message": "the terminal UI did not exit on /exit or Ctrl-D; it was killed", "screen": term.screen()[-2000:]})])
         return None

@@ -133,12 +133,11 @@ class Terminal:
 
     def exit_status(self) -> int | None:
         """The command's exit status once it has ended (-N: killed by signal N), else None.
-        tmux marks a pane dead when its terminal closes, a moment before it has reaped the
-        command: until the status is known, the command counts as running."""
-        dead, _, rest = self._query("#{pane_dead} #{pane_dead_status} #{pane_dead_signal}").partition(" ")
-        if dead != "1":
-            return None
-        status, _, signal_ = rest.partition(" ")
+
+        tmux knows it once it has reaped the command, even while a child the command left
+        behind still holds the terminal open (the pane then is not yet "dead"); until then
+        the command counts as running."""
+        status, _, signal_ = self._query("#{pane_dead_status}:#{pane_dead_signal}").partition(":")
         if status.strip().lstrip("-").isdigit():
             return int(status)
         return -int(signal_) if signal_.strip().isdigit() else None
