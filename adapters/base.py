@@ -62,6 +62,15 @@ class Setup:
 
 
 @dataclass(frozen=True)
+class SetupOutput:
+    """What one setup command did, for the adapter to read (`environment`)."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
 class Tui:
     """How the recorder drives a harness's terminal UI: what to write under HOME first, what the
     screen shows when it is ready or blocked, where turn ends are signalled, how to leave."""

@@ -216,6 +216,15 @@ class ClaudeCodeAdapter:
             argv += ["--effort", cfg.effort]
         return argv + list(cfg.args)
 
+    def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+        """What the setup commands' outputs say was loaded (`environment.reported`, None when the
+        probe did not run) and why `environment.require` would refuse the session."""
+        from adapters.claude_env import reported
+
+        if "plugin-list" not in outputs:
+            return None, []
+        return reported(outputs, self.config(launch).plugins)
+
     def transcript(self, home: Path, launch: Launch) -> Path | None:
         """The on-disk transcript of this session (found by its --session-id, never by the
         encoded cwd: long paths are truncated with a hash)."""

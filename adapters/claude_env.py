@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import orjson
 
-from adapters.base import Setup
+from adapters.base import Setup, SetupOutput as Output
 from adapters.claude_stream import environment_of
 
 MARKETS = ".claude/benchtape/marketplaces"  # under HOME
@@ -47,15 +47,6 @@ class Staged:
     home_trees: dict[str, str] = field(default_factory=dict)  # under HOME -> host folder to copy there
     setup: list[Setup] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)  # global flags every claude invocation of the session gets
-
-
-@dataclass(frozen=True)
-class Output:
-    """What one setup command did."""
-
-    exit_code: int | None
-    stdout: str
-    stderr: str
 
 
 def plugin_parts(plugin: Mapping[str, Any]) -> tuple[str, str]:

@@ -289,7 +289,7 @@ class Driver:
                 return "interrupted"
             if time.monotonic() >= deadline:
                 return "timeout"
-            if term.exit_status() is not None:
+            if term.exited():
                 return "exited"
             screen = term.screen()
             now = time.monotonic()
@@ -324,7 +324,7 @@ class Driver:
                 return "met"
             if self.cancel.is_set():
                 return "interrupted"
-            if term.exit_status() is not None:
+            if term.exited():
                 self._note([Action("error", {"message": f"the terminal UI exited before its prompt was ready (status {term.exit_status()})"})])
                 return "exited"
             if time.monotonic() >= limit:
@@ -351,14 +351,17 @@ class Driver:
             wait_for(lambda: tui.exit_text in term.screen(), 2.0)
             time.sleep(0.5)
             term.keys("Enter")
-            if wait_for(lambda: term.exit_status() is not None or said_goodbye(), EXIT_SECONDS):
+            if wait_for(lambda: term.exited() or said_goodbye(), EXIT_SECONDS):
                 break
         else:
             term.keys("C-d")
             time.sleep(0.3)
             term.keys("C-d")
-        if wait_for(lambda: term.exit_status() is not None, EXIT_SECONDS / 2):
-            return term.exit_status()
+        if wait_for(term.exited, EXIT_SECONDS / 2):
+            if wait_for(lambda: term.exit_status() is not None, 2.0):
+                return term.exit_status()
+            self._closed = said_goodbye()  # exited, its status not yet collected by tmux: clean when it said goodbye
+            return None
         if said_goodbye():
             self._note([Action("adapter.warning", {"what": f"the terminal UI closed its session (its goodbye is on screen) but its process had not exited {EXIT_SECONDS / 2:g}s later; it was killed", "line": "", "source": "terminal"})])
             self._closed = True

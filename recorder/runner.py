@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from adapters.base import Adapter, Command, Launch, get_adapter, warning
+from adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter, warning
 from adapters.mock import MockAdapter
 from recorder.model import Action
 from recorder.redact import redactor, secret_values
@@ -213,7 +213,7 @@ class Runner:
         store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
-        refused, probed = self._prepare(cmd, box, env, session_id)
+        refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
         if refused is not None:
             status, exit_code, timed_out, wall_ms, stderr_tail, parser = "error", None, False, 0.0, refused, None
         elif cmd.tui is not None:
@@ -256,7 +256,7 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
-    def _prepare(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], session_id: str) -> tuple[str | None, dict[str, Any] | None]:
+    def _prepare(self, adapter: Adapter, launch: Launch, cmd: Command, box: OpenWorkspace, env: dict[str, str], session_id: str) -> tuple[str | None, dict[str, Any] | None]:
         """Stage what the harness needs under HOME and run its setup commands in the sandbox
         (plugin installs, the environment probe), before the agent starts: the probe's record
         is `environment.reported`; with `require`, a problem it found refuses the session here,
@@ -270,8 +270,6 @@ class Runner:
             return None, None
         import shutil
 
-        from adapters.claude_env import Output, reported
-
         for rel, source in cmd.home_trees.items():
             target = box.home / rel
             if target.exists():
@@ -279,11 +277,9 @@ class Runner:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copytree(source, target, symlinks=True)
         _write_home_files(box.home, cmd.home_files)
-        outputs: dict[str, Output] = {}
-        for step in cmd.setup:
-            outputs[step.name] = self._setup_step(box, {**env, **cmd.env, **step.env}, step)
-        probed = any(n == "plugin-list" for n in outputs)
-        record, problems = reported(outputs, _plugins_of(cmd)) if probed else (None, [])
+        outputs = {step.name: self._setup_step(box, {**env, **cmd.env, **step.env}, step) for step in cmd.setup}
+        read = getattr(adapter, "environment", None)
+        record, problems = read(launch, outputs) if read is not None else (None, [])
         notes = [Action("adapter.warning", {"what": f"setup `{n}` exited {o.exit_code}: {(o.stderr or o.stdout).strip()[-400:]}", "line": "", "source": "setup"}) for n, o in outputs.items() if o.exit_code not in (0, None) and not n.startswith("init")]
         if record is not None and cmd.probe:
             notes.append(Action("environment.reported", record))
@@ -296,13 +292,12 @@ class Runner:
             self.store.append(session_id, notes)
         return None, record
 
-    def _setup_step(self, box: OpenWorkspace, env: dict[str, str], step: Any) -> Any:
-        from adapters.claude_env import Output
-
+    def _setup_step(self, box: OpenWorkspace, env: dict[str, str], step: Setup) -> SetupOutput:
+        """One setup command in the sandbox, stopped once it printed `until` (the probe's init line)."""
         try:
             proc = box.spawn(step.argv, env, b"")
         except OSError as exc:
-            return Output(None, "", str(exc))
+            return SetupOutput(None, "", str(exc))
         lines: list[str] = []
 
         def read() -> None:
@@ -319,7 +314,7 @@ class Runner:
             proc.kill()
             reader.join(5)
         code = proc.wait(5)
-        return Output(code, "\n".join(lines), proc.stderr_tail())
+        return SetupOutput(code, "\n".join(lines), proc.stderr_tail())
 
     def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> tuple[str, int | None, bool, float, str, Any]:
         """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,
@@ -405,11 +400,6 @@ class Runner:
         else:
             status = "ok" if exit_code == 0 else "error"
         return status, exit_code, timed_out, wall_ms, proc.stderr_tail(), parser
-
-
-def _plugins_of(cmd: Command) -> tuple[dict[str, Any], ...]:
-    """The staged plugins, back from their install steps' names (`plugin-install:<id>`)."""
-    return tuple({"id": s.name.split(":", 1)[1]} for s in cmd.setup if s.name.startswith("plugin-install:"))
 
 
 def _write_home_files(home: Path, files: dict[str, str]) -> None:

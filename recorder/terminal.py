@@ -142,6 +142,21 @@ class Terminal:
             return int(status)
         return -int(signal_) if signal_.strip().isdigit() else None
 
+    def exited(self) -> bool:
+        """Whether the command has ended: tmux has its status, or its process is a zombie that
+        tmux has not reaped yet (under load that took seconds here) or is gone."""
+        if self.exit_status() is not None:
+            return True
+        if self.pane_pid is None:
+            return False
+        try:
+            stat = Path(f"/proc/{self.pane_pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return False
+        return stat.rpartition(")")[2].split()[:1] in (["Z"], ["X"])
+
     # ------------------------------------------------------------ input
     def type(self, text: str) -> None:
         """Type text as keys (no key names interpreted)."""
