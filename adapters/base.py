@@ -31,6 +31,8 @@ class Launch:
     python: str = sys.executable  # the interpreter for helper programs (inside a container: python3)
     support_dir: Path = Path(__file__).resolve().parent  # where helper programs live for the agent
     endpoint: str | None = None  # a scripted model's base URL (as the agent reaches it); None: the harness's own
+    interactive: bool = False  # drive the harness's terminal UI (the scenario's `interactive:`), not its print mode
+    follow_ups: tuple[str, ...] = ()  # the next turns of an interactive session, typed after the prompt
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,49 @@ class Command:
     env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment
     stdin: bytes = b""
     home_files: dict[str, str] = field(default_factory=dict)  # written under the agent's HOME before it starts (relative path → text)
+    tui: "Tui | None" = None  # set: the command is a terminal UI the recorder drives (recorder/interactive.py)
+    setup: tuple["Setup", ...] = ()  # run in the sandbox, in order, before the agent starts (staging, probes)
+    home_trees: dict[str, str] = field(default_factory=dict)  # folders copied under HOME before setup (relative path → host folder)
+    home_json: dict[str, dict[str, Any]] = field(default_factory=dict)  # merged into JSON files under a private HOME (never yours)
+    probe: bool = True  # harness_config.environment.probe: false records no environment.reported
+    require: bool = False  # harness_config.environment.require: refuse the run before spend when the probe found a problem
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A command a harness needs run in the sandbox before the session (a plugin install, the
+    environment probe); what it printed goes back to the adapter (`Tui`-independent)."""
+
+    name: str  # what it is for: "marketplace-add", "plugin-install", "plugin-list", "init", ...
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    until: str | None = None  # stop it (kill) once a stdout line contains this (the init line of a probe)
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True)
+class SetupOutput:
+    """What one setup command did, for the adapter to read (`environment`)."""
+
+    exit_code: int | None
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class Tui:
+    """How the recorder drives a harness's terminal UI: what to write under HOME first, what the
+    screen shows when it is ready or blocked, where turn ends are signalled, how to leave."""
+
+    seed: Any  # Callable[[Mapping[str, str]], dict[str, dict]]: JSON merged into files under HOME, from the final env
+    transcript: str  # glob under HOME of the tool's on-disk session (the record)
+    sidechains: str  # glob under HOME of its subagent files, read after the main file
+    stop_log: str  # file under HOME where the Stop hook appends one JSON line per finished turn
+    ready: str  # regex: the screen when a prompt can be typed
+    blocked: str  # regex: a prompt on screen that nobody can answer (a permission dialog)
+    exit_text: str = "/exit"
+    goodbye: str = ""  # regex: the screen once the tool has closed the session (it may take a while to exit after)
+    parser: Any = None  # Callable[[], Parser] of the on-disk record
 
 
 class Parser(Protocol):

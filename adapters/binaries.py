@@ -240,6 +240,25 @@ def install_version(tool: str, version: str, root: Path | None = None) -> Path:
     return target
 
 
+def direct(path: Path | str) -> tuple[str, dict[str, str]]:
+    """The executable that a pinned binary's npm entry point would exec, and the environment
+    it would add, so a place without node (benchtape's base image) can start it directly.
+
+    Claude Code's entry is already a native binary. Codex's is `codex.js`, a node launcher
+    that execs the musl binary of the platform package with two variables set; anything
+    else is returned as it is."""
+    real = Path(os.path.realpath(path))
+    if real.name != "codex.js" or real.parent.name != "bin":
+        return str(path), {}
+    package = real.parent.parent  # node_modules/@openai/codex
+    machine = os.uname().machine
+    triple, platform = {"x86_64": ("x86_64-unknown-linux-musl", "codex-linux-x64"), "aarch64": ("aarch64-unknown-linux-musl", "codex-linux-arm64")}.get(machine, ("", ""))
+    native = package.parent / platform / "vendor" / triple / "bin" / "codex"
+    if not triple or not _runnable(native):
+        return str(path), {}
+    return str(native), {"CODEX_MANAGED_PACKAGE_ROOT": str(package), "CODEX_MANAGED_BY_NPM": "1"}
+
+
 def _runnable(path: Path) -> bool:
     return path.exists() and os.access(path, os.X_OK)
 

@@ -1,9 +1,10 @@
-"""The claude-code harness: Claude Code in print mode (`claude --print`), parsed from stream-json.
+"""The claude-code harness: Claude Code as a bench file asks for it.
 
-Only print mode is supported. An interactive scenario (madbench's default!) needs a
-terminal multiplexer driving the TUI and reads the on-disk session instead of stdout;
-`preflight_scenario` refuses it up front with the one-line way out, rather than
-silently running something other than what the bench file asks for.
+`interactive: false`: print mode (`claude --print`), parsed from its stream-json stdout.
+Interactive (the format's default when `interactive:` is unset): the terminal UI, which the
+recorder hosts in tmux and types into, recorded from the on-disk transcript
+(adapters/claude_tui.py). Both stage `plugins`/`agent_env` and probe the environment the
+same way (adapters/claude_env.py) before the agent starts.
 """
 
 from __future__ import annotations
@@ -138,18 +139,14 @@ def _plugins(r: ConfigReader) -> list[dict[str, Any]]:
     return out
 
 
-def preflight_scenario(scenario: dict[str, Any]) -> list[str]:
-    """Findings for a scenario this adapter cannot run: interactive ones (the default when unset).
-
-    The finding does not repeat the scenario's name: callers prefix where it is.
-    """
-    if scenario.get("interactive", True) is False:
-        return []
-    why = "`interactive: true`" if "interactive" in scenario else "the default while `interactive:` is unset"
-    return [
-        f"an interactive scenario ({why}) is not supported: benchtape runs claude-code in print mode only; "
-        "set `interactive: false` on the scenario (or in `defaults:`) to run it with `claude --print`"
-    ]
+def _reads_environment(node: Any) -> bool:
+    """Whether a scenario has an `environment:*` check anywhere (composites included): then an
+    interactive session, which prints no init line, probes for one."""
+    if isinstance(node, dict):
+        return (isinstance(node.get("type"), str) and node["type"].startswith("environment:")) or any(_reads_environment(v) for v in node.values())
+    if isinstance(node, list):
+        return any(_reads_environment(v) for v in node)
+    return False
 
 
 def _logged_in(home: Path) -> bool:
@@ -181,9 +178,34 @@ class ClaudeCodeAdapter:
         hermetic environment is always set: no updater (the interactive one runs `npm
         install -g`), no nonessential traffic, IS_SANDBOX only where root needs it.
         """
+        from adapters.claude_env import probes, stage
+
         cfg = self.config(launch)
-        argv = [binary_of(cfg), *FIXED_FLAGS]
-        if launch.session_uuid:
+        binary = binary_of(cfg)
+        staged = stage(binary, launch.home or launch.root, cfg.plugins, cfg.agent_env)
+        flags = [*staged.flags, *self._session_flags(launch, cfg)]
+        setup = list(staged.setup)
+        if cfg.environment.probe and (cfg.plugins or cfg.agent_env or (launch.interactive and _reads_environment(launch.scenario))):
+            init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
+            setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
+        env = hermetic_env(cfg.args, launch.endpoint)
+        common = dict(env=env, home_json={".claude.json": {"autoUpdates": False}}, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
+        if launch.interactive:
+            return self.interactive_command(launch, [binary, *flags], common)
+        return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]
+
+    def interactive_command(self, launch: Launch, argv: list[str], common: dict[str, Any]) -> Command:
+        """`claude --session-id <uuid> [--model] [--system-prompt] [--effort] <args>` in a terminal,
+        the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how)."""
+        from adapters.claude_tui import tui
+
+        trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
+        return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env)), **common)
+
+    def _session_flags(self, launch: Launch, cfg: ClaudeConfig, session: bool = True) -> list[str]:
+        """What both drive modes pass: the session id, model, system prompt, effort, then `args` last."""
+        argv: list[str] = []
+        if launch.session_uuid and session:
             argv += ["--session-id", launch.session_uuid]
         model = launch.model or cfg.model
         if model and not is_scripted(model):
@@ -192,8 +214,16 @@ class ClaudeCodeAdapter:
             argv += ["--system-prompt", cfg.system_prompt]
         if cfg.effort:
             argv += ["--effort", cfg.effort]
-        argv += list(cfg.args)
-        return Command(argv=argv, env=hermetic_env(cfg.args, launch.endpoint), stdin=launch.prompt.encode())
+        return argv + list(cfg.args)
+
+    def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+        """What the setup commands' outputs say was loaded (`environment.reported`, None when the
+        probe did not run) and why `environment.require` would refuse the session."""
+        from adapters.claude_env import reported
+
+        if "plugin-list" not in outputs:
+            return None, []
+        return reported(outputs, self.config(launch).plugins)
 
     def transcript(self, home: Path, launch: Launch) -> Path | None:
         """The on-disk transcript of this session (found by its --session-id, never by the
@@ -213,14 +243,6 @@ class ClaudeCodeAdapter:
         except BadInput as exc:
             return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
         findings: list[str] = []
-        if launch is not None and launch.scenario:
-            findings += preflight_scenario(launch.scenario)
-        for key, value in (("agent_env", cfg.agent_env), ("plugins", cfg.plugins)):
-            if value:  # never silently ignored: a run without the staged environment measures something else
-                findings.append(
-                    f"claude-code: harness_config.{key} is not supported in this version (staging a Claude Code "
-                    f"environment is not built yet); remove `{key}:` to run without it"
-                )
         if not on_path(binary_of(cfg), env):
             findings.append(
                 f"claude-code: `{binary_of(cfg)}` is not on PATH; install Claude Code (`make agents` installs the pinned {PINNED}) or set harness_config.binary"

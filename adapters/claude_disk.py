@@ -31,6 +31,8 @@ _QUIET_TYPES = {
     "file-history-snapshot", "queue-operation", "custom-title", "tag", "agent-name", "last-prompt",
     # 2.1.3xx bookkeeping: the API requests it sent, tool lists, a latch; none is a session event
     "api-request", "api-request-shape", "api-request-blob", "tools-used", "atis-latch",
+    # the interactive TUI's bookkeeping: its input mode, permission mode, file-history deltas
+    "mode", "permission-mode", "file-history-delta",
 }
 _QUIET_SYSTEM = {"turn_duration", "local_command", "compact_boundary", "informational", "api_error", "microcompact_boundary"}
 _QUIET_PROGRESS = {"bash_progress", "mcp_progress", "query_update", "search_results_received", "waiting_for_task"}

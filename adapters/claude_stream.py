@@ -34,6 +34,14 @@ class ClaudeStreamParser(LineParser):
         self.messages = ClaudeMessages()
         self.result_seen = False
         self.session_id: str | None = None
+        self.environment_base: dict[str, Any] | None = None  # the probe's record, folded into each init's
+        self.report_environment = True
+
+    def fold_environment(self, base: dict[str, Any] | None, probe: bool) -> None:
+        """What the environment probe found before launch, joined with each `system/init`
+        into one record (the projection merges records key by key, so two would clash);
+        `probe: false` (harness_config.environment) records none."""
+        self.environment_base, self.report_environment = base, probe
 
     def finish(self) -> list[Action]:
         """Token totals counted from the messages, when no `result` brought the CLI's own."""
@@ -80,7 +88,11 @@ class ClaudeStreamParser(LineParser):
     def _system(self, event: dict[str, Any], line: str) -> list[Action]:
         subtype = event.get("subtype")
         if subtype == "init":
-            reported = environment_of(event)
+            if not self.report_environment:
+                return []
+            from adapters.claude_env import fold
+
+            reported = fold(self.environment_base, environment_of(event), event.get("plugin_errors"))
             out = [Action("environment.reported", reported)]
             odd = [k for k in LIST_KEYS if k in event and not isinstance(event[k], list)]
             if odd:

@@ -11,6 +11,7 @@ before an MCP call) can give its turn back.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 from models.script import ChatReply, Script, Turn
@@ -46,8 +47,9 @@ class Conversation:
 class Playback:
     """One script being played by one server slot; every method is safe to call from any thread."""
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, paths: dict[str, str] | None = None) -> None:
         self.script = script
+        self.paths = dict(paths or {})  # a folder as the agent sees it -> the same folder here (a container's /workspace)
         self._lock = threading.Lock()
         self.main = Conversation(script, "main")
         self.subagents = {s.prompt or "": Conversation(s, f"sub{i + 1}") for i, s in enumerate(script.subagents())}
@@ -59,6 +61,16 @@ class Playback:
             if prompt and prompt in opening:
                 return conv
         return self.main
+
+    def local(self, path: Path | None) -> Path | None:
+        """A path the agent named (its cwd) as this server can read it: an agent in a container
+        names /workspace, whose files are in a host folder the script's edits are computed from."""
+        if path is None:
+            return None
+        for inside, here in self.paths.items():
+            if path == Path(inside) or Path(inside) in path.parents:
+                return Path(here) / path.relative_to(inside)
+        return path
 
     def take(self, conv: Conversation, key: Any) -> tuple[int, Turn | None]:
         with self._lock:

@@ -88,7 +88,7 @@ def answer(playback: Playback, body: dict[str, Any]) -> Reply:
         what = ", ".join(f"`{b.tool}` ({CODEX_UNMAPPED[b.tool]}, script line {b.line})" for b in unmapped)
         text = f"[benchtape scripted model] Codex has no tool for {what}; the script cannot be played under codex."
         return _response(model, [_message(text, f"u_{index}")], Usage(), outcome="unmapped", **note)
-    calls = [(k, for_codex(b, cwd_of(items), found_namespaces(items))) for k, b in enumerate(turn.blocks) if b.kind == "call"]
+    calls = [(k, for_codex(b, playback.local(cwd_of(items)), found_namespaces(items))) for k, b in enumerate(turn.blocks) if b.kind == "call"]
     searches = [(k, c) for k, c in calls if c.kind == "tool_search_call"]
     if searches:
         playback.give_back(conv, len(items))  # the scripted call comes after Codex has found the tool

@@ -107,12 +107,13 @@ class ScriptedServer:
         """The base URL that plays the script added under `name` (Anthropic form; add /v1 for OpenAI)."""
         return f"{self.url}{SLOT_PREFIX}{name}"
 
-    def add(self, name: str, script: Script) -> str:
-        """Play `script` for requests under `/s/<name>`; returns its base URL."""
+    def add(self, name: str, script: Script, paths: dict[str, str] | None = None) -> str:
+        """Play `script` for requests under `/s/<name>`; returns its base URL. `paths` maps a
+        folder as the agent sees it to where it is here (see Playback.local)."""
         if not name or "/" in name:
             raise ValueError(f"a slot name must be non-empty without '/': {name!r}")
         with self._lock:
-            self._slots[name] = Playback(script)
+            self._slots[name] = Playback(script, paths)
         return self.url_for(name)
 
     @property

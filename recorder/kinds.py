@@ -121,6 +121,15 @@ class TurnFinished(TypedDict, total=False):
     reason: str  # stop_hook, turn_duration, screen, permission_prompt, …
 
 
+class TerminalScreen(TypedDict, total=False):
+    """The screen of an interactive session's terminal, as text: evidence of how it ended."""
+
+    why: str  # exit, permission prompt, exited, timeout, interrupted, never ready
+    text: str
+    columns: int
+    rows: int
+
+
 class Transcript(TypedDict, total=False):
     """The harness's own on-disk record (Claude's transcript, Codex's rollout), stored as a blob."""
 
@@ -174,6 +183,7 @@ KINDS: dict[str, type] = {
     "turn.finished": TurnFinished,
     "transcript": Transcript,
     "handover.snapshot": HandoverSnapshot,
+    "terminal.screen": TerminalScreen,
     "cell.outcome": CellOutcome,
     "session.finished": SessionFinished,
 }

@@ -433,7 +433,7 @@ _HANDLERS = {
     "error": _Fold.error,
     "session.finished": _Fold.session_finished,
 }
-_NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "transcript", "handover.snapshot"})
+_NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "transcript", "handover.snapshot", "terminal.screen"})
 if set(_HANDLERS) | _NO_STATE != ACTION_KINDS:
     raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _NO_STATE)}")
 

@@ -58,10 +58,13 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         level = sandbox or sc.sandbox.level
         pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
         none_scenarios += level == "none"
-        if name == "claude-code":
-            from adapters.claude_code import preflight_scenario
-
-            pf.blocking.extend(f"{sc.where}: scenario {sc.name!r}: {m}" for m in preflight_scenario(sc.raw))
+    if name == "claude-code":
+        pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
+        pf.merge(_private_home(bench, sandbox))
+    else:
+        pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
+        if name == "codex" and any(sc.interactive for sc in bench.scenarios):
+            pf.notes.append(f"{where}: codex runs `codex exec` whatever `interactive:` says (benchtape drives only Claude Code's terminal UI)")
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
@@ -146,6 +149,56 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
             found = None
         if found is not None and found.note:
             pf.notes.append(f"{bench.path}: {found.note}" + (f" (harness_config.binary {binary})" if binary else ""))
+    return pf
+
+
+def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
+    """What Claude Code writes into HOME before it starts -- the first-run answers of an
+    interactive session, staged plugins, an agent_env -- needs the sandbox's own HOME: at
+    `none` and `workspace` HOME is yours, and nothing may be written into your ~/.claude."""
+    pf = Preflight()
+    hc = bench.harness_config or {}
+    staged = [k for k in ("plugins", "agent_env") if hc.get(k)]
+    for sc in bench.scenarios:
+        level = sandbox or sc.sandbox.level
+        if level not in ("none", "workspace"):
+            continue
+        what = (["the interactive terminal UI's first-run answers"] if sc.interactive else []) + [f"harness_config.{k}" for k in staged]
+        if what:
+            pf.blocking.append(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
+    return pf
+
+
+def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
+    """What Claude Code's terminal UI needs: a terminal host (tmux), and a binary whose version
+    is the one whose screens and dialogs benchtape was verified on (another is named, not refused)."""
+    pf = Preflight()
+    if not scenarios:
+        return pf
+    from recorder.terminal import tmux_problem
+
+    problem = tmux_problem()
+    if problem:
+        names = ", ".join(repr(sc.name) for sc in scenarios[:3]) + (" …" if len(scenarios) > 3 else "")
+        pf.blocking.append(f"{bench.path}: interactive scenario(s) {names} (`interactive:` unset means interactive): {problem}; or set `interactive: false` to run them with `claude --print`")
+    from adapters.binaries import identify
+    from adapters.claude_code import binary_of, parse_config
+    from adapters.base import on_path
+    from recorder.errors import BadInput
+
+    try:
+        path = binary_of(parse_config(bench.harness_config))
+    except BadInput:
+        return pf  # the adapter's own preflight names the bad config
+    if not on_path(path, dict(os.environ)):
+        return pf  # the adapter's own preflight names the missing binary
+    try:
+        found = identify("claude-code", path)
+    except BadInput as exc:
+        pf.blocking.append(f"{bench.path}: interactive scenarios drive Claude Code's screens, and {exc.what}")
+        return pf
+    if found.note:
+        pf.notes.append(f"{bench.path}: {found.note}; interactive sessions read its screens and dialogs, which may differ")
     return pf
 
 

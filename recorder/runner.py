@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from adapters.base import Adapter, Command, Launch, get_adapter, warning
+from adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter, warning
 from adapters.mock import MockAdapter
 from recorder.kinds import STAGED
 from recorder.limits import OutputBudget, OutputLimits, output_limits
@@ -35,6 +35,9 @@ from recorder.sandbox.snapshot import snapshot
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
+
+
+SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
 
 
 @dataclass
@@ -222,7 +225,8 @@ class Runner:
         store.set_redactor(session_id, redact)
         box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
-        endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where)) if is_scripted(plan.model) and plan.harness != "mock" else None
+        inside = {str(box.launch["root"]): str(box.root)} if "root" in box.launch else None
+        endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where), paths=inside) if is_scripted(plan.model) and plan.harness != "mock" else None
         launch = Launch(
             **{
                 "prompt": plan.prompt,
@@ -233,6 +237,8 @@ class Runner:
                 "harness_config": plan.harness_config,
                 "scenario": scenario.raw,
                 "session_uuid": str(uuid.uuid4()),
+                "interactive": scenario.interactive and plan.harness != "mock",
+                "follow_ups": tuple(scenario.follow_ups),
                 **box.launch,
                 "endpoint": box.forward(endpoint.url) if endpoint else None,
             }
@@ -243,23 +249,34 @@ class Runner:
             facts["model_endpoint"] = endpoint.facts()
         if plan.harness != "mock":
             facts["binary"] = binary_facts(cmd.argv[0])
-        store.append(
-            session_id,
-            [
-                Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
-                Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
-                Action("message.user", {"text": plan.prompt}),
-            ],
-        )
-        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED))  # what the agent's changes are diffed against
+        if cmd.tui is not None:
+            # the record is the tool's own session file, tailed: reparse reads it as that format,
+            # and its user entries are the turns (each prompt as the tool received it)
+            facts.update({"interactive": True, "format": "claude-transcript", "follow_ups": list(launch.follow_ups)})
+        opening = [
+            Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
+            Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
+        ]
+        store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
-        drive = self._drive(adapter, cmd, box, {**box.env, **plan.env}, timeout, session_id, plan.harness)
+        env = {**box.env, **plan.env}
+        refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
+        # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
+        # (first-run answers, staged plugins) are in, so they are never counted as the agent's
+        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED))
+        if refused is not None:
+            drive = Drive("error", None, False, 0.0, refused)
+        elif cmd.tui is not None:
+            drive = self._drive_interactive(cmd, box, env, timeout, session_id, [plan.prompt, *launch.follow_ups])
+        else:
+            drive = self._drive(adapter, cmd, box, env, timeout, session_id, plan.harness, probed)
         closing: list[Action] = list(box.after_exit(drive.exit_code))
         closing += self.scripted.findings(session_id)
-        closing += _transcript(store, adapter, box.home, launch, drive.parser)
+        if cmd.tui is None and drive.parser is not None:  # an interactive session's raw lines are its transcript already
+            closing += _transcript(store, adapter, box.home, launch, drive.parser)
         if drive.timed_out:
             closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness and everything it started were killed"}))
-        elif drive.status == "error" and drive.exit_code not in (None, 0):
+        elif drive.status == "error" and cmd.tui is None and drive.exit_code not in (None, 0):
             closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}", "stderr_tail": drive.stderr_tail}))
         closing.extend(workspace_snapshot(store, box.root, redact))
         closing.append(Action("session.finished", drive.finished()))
@@ -268,8 +285,11 @@ class Runner:
         return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=drive.status)
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
+        from adapters.claude_env import agent_env_plugins
+
         hc = self.bench.harness_config if harness_config is None else harness_config
         plugins = [p if isinstance(p, dict) else {"id": p} for p in hc.get("plugins") or []]
+        plugins += agent_env_plugins(hc.get("agent_env") if isinstance(hc.get("agent_env"), str) else None)
         return {
             "sandbox": level,
             "testdata": str(scenario.testdata) if scenario.testdata else None,
@@ -280,11 +300,92 @@ class Runner:
             "system_prompt": hc.get("system_prompt"),
         }
 
-    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str) -> "Drive":
+    def _prepare(self, adapter: Adapter, launch: Launch, cmd: Command, box: OpenWorkspace, env: dict[str, str], session_id: str) -> tuple[str | None, dict[str, Any] | None]:
+        """Stage what the harness needs under HOME and run its setup commands in the sandbox
+        (plugin installs, the environment probe), before the agent starts: the probe's record
+        is `environment.reported`; with `require`, a problem it found refuses the session here,
+        before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
+        probe's record (the print path folds it into each init line's)."""
+        if box.level not in ("none", "workspace"):  # a HOME of the sandbox's own, never yours
+            from recorder.interactive import seed_home
+
+            if cmd.home_json:
+                seed_home(box.home, cmd.home_json)
+            if cmd.tui is not None:
+                seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers
+        if not cmd.setup and not cmd.home_trees:
+            return None, None
+        import shutil
+
+        for rel, source in cmd.home_trees.items():
+            target = box.home / rel
+            if target.exists():
+                shutil.rmtree(target)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(source, target, symlinks=True)
+        _write_home_files(box.home, cmd.home_files)
+        outputs = {step.name: self._setup_step(box, {**env, **cmd.env, **step.env}, step) for step in cmd.setup}
+        read = getattr(adapter, "environment", None)
+        record, problems = read(launch, outputs) if read is not None else (None, [])
+        notes = [Action("adapter.warning", {"what": f"setup `{n}` exited {o.exit_code}: {(o.stderr or o.stdout).strip()[-400:]}", "line": "", "source": "setup"}) for n, o in outputs.items() if o.exit_code not in (0, None) and not n.startswith("init")]
+        if record is not None and cmd.probe:
+            notes.append(Action("environment.reported", record))
+        if problems and cmd.require:
+            why = "environment.require refused the run before launch: " + "; ".join(problems)
+            notes.append(Action("error", {"message": why, "reason": "environment_require"}))
+            self.store.append(session_id, notes)
+            return why, record
+        if notes:
+            self.store.append(session_id, notes)
+        return None, record
+
+    def _setup_step(self, box: OpenWorkspace, env: dict[str, str], step: Setup) -> SetupOutput:
+        """One setup command in the sandbox, stopped once it printed `until` (the probe's init line)."""
+        try:
+            proc = box.spawn(step.argv, env, b"")
+        except OSError as exc:
+            return SetupOutput(None, "", str(exc))
+        lines: list[str] = []
+
+        def read() -> None:
+            for captured in proc.lines(SETUP_LINE):
+                line = captured.text
+                lines.append(line)
+                if step.until and step.until in line:
+                    proc.kill()
+                    return
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(step.timeout)
+        if reader.is_alive():
+            proc.kill()
+            reader.join(5)
+        code = proc.wait(5)
+        return SetupOutput(code, "\n".join(lines), proc.stderr_tail())
+
+    def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> "Drive":
+        """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,
+        running where the level runs it (a container: `docker exec` with a TTY), its on-disk
+        session tailed into the store line by line."""
+        from recorder.interactive import Driver
+        from recorder.terminal import PaneCommand
+
+        _write_home_files(box.home, cmd.home_files)
+        full = {**env, **cmd.env}
+        pane = box.terminal(cmd.argv, full) if box.terminal is not None else PaneCommand(cmd.argv, box.agent_cwd, full)
+        d = Driver(self.store, session_id, self.cancel, self.on_event).drive(cmd, box.home, pane, prompts, timeout, full)
+        return Drive(d.status, d.exit_code, d.timed_out, d.wall_ms, d.tail, d.parser)
+
+    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str, environment: dict[str, Any] | None = None) -> "Drive":
         """Start the harness, record its output as it is written, wait for it to exit (or kill it
         and everything it started on timeout or Ctrl-C); what is over the output limits is
         dropped with a marker."""
-        recording = Recording(self.store, session_id, adapter.parser(), harness, self.limits, self.on_event)
+        parser = adapter.parser()
+        fold = getattr(parser, "fold_environment", None)
+        if fold is not None:
+            fold(environment, cmd.probe)  # the probe's record joins each init line's
+        recording = Recording(self.store, session_id, parser, harness, self.limits, self.on_event)
         started = time.monotonic()
         try:
             _write_home_files(box.home, cmd.home_files)

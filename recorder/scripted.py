@@ -61,12 +61,13 @@ class ScriptedModels:
                 self._server = self._stack.enter_context(serve(None))
             return self._server
 
-    def endpoint(self, session_id: str, mock: dict[str, Any] | None, *, noop: bool, source: str) -> Endpoint:
-        """A slot on the server playing this session's script; a malformed script is BadInput."""
+    def endpoint(self, session_id: str, mock: dict[str, Any] | None, *, noop: bool, source: str, paths: dict[str, str] | None = None) -> Endpoint:
+        """A slot on the server playing this session's script; a malformed script is BadInput.
+        `paths`: the workspace as the agent sees it -> its host folder (a container's /workspace)."""
         from models.script import noop_script, script_from
 
         script = noop_script() if noop or not mock else script_from(mock, source)
-        url = self._started().add(session_id, script)
+        url = self._started().add(session_id, script, paths)
         return Endpoint(url, script_sha256(mock, noop), noop or not mock)
 
     def findings(self, session_id: str) -> list[Action]:

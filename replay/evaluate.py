@@ -173,9 +173,11 @@ class CellGrader:
         return outcome
 
     def _diff(self, loaded: list[Session], arm: Arm) -> Any:
-        """The agent's change: the final snapshot against the baseline the first step recorded."""
+        """The agent's change: the final snapshot against the tree the first step started from
+        (its staged snapshot: benchtape's own writes into HOME included), or, for a session
+        recorded before staged snapshots existed, the cell's baseline."""
         started = loaded[0].actions[0].data if loaded[0].actions and loaded[0].actions[0].kind == "session.started" else {}
-        sha = (started.get("cell") or {}).get("baseline")
+        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (started.get("cell") or {}).get("baseline")
         data = self.store.get_blob(sha) if sha else None
         if data is None:
             return None

@@ -65,6 +65,10 @@ OPTIONAL_TOOLS = (
     "id", "uname", "kill", "timeout", "nproc", "seq", "awk", "mawk", "gawk", "tar", "gzip", "which",
     "egrep", "fgrep", "expr", "yes", "md5sum", "sha256sum", "base64", "od", "ps", "setsid", "nice",
 )
+# glibc libraries a native command-line tool links beyond what the shell and Python need
+# (Claude Code's native binary: librt, libdl, libpthread, libm); taken from the folder of
+# the host's libc, when there.
+NATIVE_LIBS = ("librt.so.1", "libdl.so.2", "libpthread.so.0", "libm.so.6", "libutil.so.1", "libresolv.so.2", "libgcc_s.so.1", "libstdc++.so.6")
 TOOL_PATH = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin")
 # Standard-library folders an agent's tests never need (tests, GUI, static libs).
 STDLIB_SKIP = re.compile(r"^(test|idlelib|tkinter|turtledemo|config-[^/]*|site-packages|dist-packages)(/|$)")
@@ -287,7 +291,10 @@ def base_rootfs(python: HostPython | None = None) -> RootFS:
     fs.add_tree(python.stdlib, STDLIB_SKIP)
     if not python.dynload.startswith(python.stdlib + os.sep):
         fs.add_tree(python.dynload)
-    for lib in _ldd(fs.elf_files()):
+    libs = _ldd(fs.elf_files())
+    libc_dirs = {os.path.dirname(lib) for lib in libs if os.path.basename(lib) == "libc.so.6"}
+    libs |= {os.path.join(d, name) for d in libc_dirs for name in NATIVE_LIBS if os.path.exists(os.path.join(d, name))}
+    for lib in _ldd(sorted(libs)) | libs:
         fs.add(lib)
     # `python3` and `/bin/sh` must be where scripts look for them.
     for alias, target in (("/usr/bin/python3", python.real), ("/usr/bin/python", python.real), ("/bin/sh", _which("sh") or "")):

@@ -441,6 +441,7 @@ class ContainerSandbox:
         self.warnings: list[str] = []
         self._removed = False
         self._swept = False
+        self._init = True  # docker-init is PID 1 (False on an engine without it: the keeper is)
 
     # -------------------------------------------------------- lifecycle
     @property
@@ -517,6 +518,7 @@ class ContainerSandbox:
             # An engine without docker-init: the keeper is PID 1 (zombies are not reaped,
             # which only matters for long sessions that orphan many children).
             kwargs["init"] = False
+            self._init = False
             try:
                 self.container = self.client.containers.create(**kwargs)
             except docker.errors.APIError as exc2:
@@ -562,25 +564,30 @@ class ContainerSandbox:
         _watch().forget(self.container.id)
         self._removed = True
 
-    def stop_processes(self) -> int:
-        """Kill every process in the container (its init included, so the kernel kills the rest
-        of its PID namespace) and wait until it has stopped: nothing the agent left running can
-        touch the workspace while it is read. Returns how many processes besides the keeper ran."""
+    def stop_processes(self, spare: Sequence[int] = ()) -> int:
+        """Kill every process in the container but its init, its keeper and `spare` (in-container
+        PIDs of benchtape's own helpers, the model relay), so nothing the agent left running can
+        touch the workspace while it is read, and the container stays up for what comes next in
+        it (a workflow's next step, `post` commands). Returns how many were killed."""
         if self.container is None:
             return 0
+        keeper = "$(ls /proc | grep -E '^[0-9]+$' | sort -n | sed -n 2p)" if self._init else "1"  # started first: the lowest PID after init
+        script = (
+            f'spare=" 1 {keeper} {" ".join(str(int(p)) for p in spare)} $$ "; n=0; '
+            "for round in 1 2 3 4 5; do k=0; "
+            'for d in /proc/[0-9]*; do p=${d#/proc/}; case "$spare" in *" $p "*) continue;; esac; '
+            'read -r st < "$d/stat" 2>/dev/null || continue; set -- ${st##*) }; [ "$2" = "$$" ] && continue; '  # a child of this script
+            "kill -9 $p 2>/dev/null && k=$((k+1)); done; "
+            '[ $k -eq 0 ] && break; n=$((n+k)); sleep 0.05; done; echo "$n"'
+        )
         try:
-            running = len((self.container.top() or {}).get("Processes") or [])
+            code, out = self._as_root(script)
         except Exception:  # noqa: BLE001 - stopped already
-            running = 0
+            return 0
         try:
-            self.container.kill()
-        except Exception:  # noqa: BLE001 - not running (any more)
-            pass
-        try:
-            self.container.wait(timeout=30)
-        except Exception:  # noqa: BLE001
-            pass
-        return max(0, running - 2)  # docker-init and the keeper's `sleep infinity`
+            return int(out.strip().splitlines()[-1]) if code == 0 else 0
+        except (ValueError, IndexError):
+            return 0
 
     def remove_hint(self) -> str:
         """The command that removes a kept container (to print after a keep=True run)."""

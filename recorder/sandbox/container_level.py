@@ -22,7 +22,7 @@ from recorder.commands import Unavailable
 from recorder.model import Action
 from recorder.sandbox import local
 from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
-from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerProcess, ContainerSandbox, connect
+from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerError, ContainerProcess, ContainerSandbox, connect
 from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
 from recorder.sandbox.mounts import protect, release
 from recorder.sandbox.nofollow import defuse
@@ -57,6 +57,7 @@ class _Proc:
         self.proc = proc
         self.folder = folder
         self.exited = False
+        self._looked = 0.0
         self.tail: CaptureTail | None = None
 
     def lines(self, max_line: int) -> Iterator[Captured]:
@@ -70,7 +71,13 @@ class _Proc:
         """Where the harness's output ended: what its wrapper wrote at exit ("CODE BYTES"), or all
         there is when it was killed before it could."""
         if not self.exited:
-            return None
+            now = time.monotonic()
+            if now - self._looked < 0.25:  # whether it ended, asked of the engine at most 4 times a second
+                return None
+            self._looked = now
+            if self.proc.returncode is None:
+                return None
+            self.exited = True  # ended with nobody waiting on it (a reader that drains first, then waits)
         try:
             return int(self.folder.file("exit").read_text().split()[1])
         except (OSError, IndexError, ValueError):
@@ -97,6 +104,129 @@ class _Proc:
         return Ending(late_bytes=late, rewrites=self.tail.rewrites if self.tail else 0)
 
 
+ENDPOINT_AT = "/run/benchtape-endpoint"  # the mounted folder holding the model endpoint's unix socket
+
+
+TOOLS_AT = "/opt/benchtape-tools"  # benchtape's pinned harness binaries, read-only
+
+
+def _tool_roots() -> list[Path]:
+    from adapters.binaries import search_roots
+
+    return [r.resolve() for r in search_roots() if r.is_dir()]
+
+
+def _tool_shares() -> list[dict[str, str]]:
+    """benchtape's pinned harness binaries, read-only under TOOLS_AT (not at their host path:
+    the agent learns nothing of the host's layout), so the real Claude Code or Codex a session
+    names by its host path runs inside (see `in_container`)."""
+    return [{"from": str(r), "to": f"{TOOLS_AT}/{i}", "access": "ro"} for i, r in enumerate(_tool_roots())]
+
+
+def in_container(argv: list[str], box: ContainerSandbox | None = None) -> tuple[list[str], dict[str, str]]:
+    """argv as it starts inside: a pinned binary's host path moved under TOOLS_AT, and its node
+    launcher replaced by the native executable it would exec (an image needs no node), with
+    the variables the launcher would set, moved too."""
+    from adapters.binaries import direct
+
+    if not argv:
+        return argv, {}
+    exe, env = direct(argv[0])
+    rest = [_inside(box, a) for a in argv[1:]]  # a path in the host workspace (a staged marketplace), as seen inside
+    return [_moved(exe), *rest], {k: _moved(v) for k, v in env.items()}
+
+
+def _inside(box: ContainerSandbox | None, arg: str) -> str:
+    if box is None or box.workspace is None or not arg.startswith(str(box.workspace)):
+        return arg
+    return box.container_path(arg)
+
+
+def _moved(path: str) -> str:
+    real = Path(path).resolve() if Path(path).is_absolute() else None
+    for i, root in enumerate(_tool_roots()):
+        if real is not None and (real == root or root in real.parents):
+            return f"{TOOLS_AT}/{i}/{real.relative_to(root)}"
+    return path
+
+
+class Forwarded:
+    """The one model endpoint a `network: none` container may reach (recorder/sandbox/relay.py):
+    a host relay from the mounted socket to the server's loopback port, and a relay inside
+    listening on the same 127.0.0.1:PORT, so the URL the agent is given is the server's own."""
+
+    READY_SECONDS = 20.0
+
+    def __init__(self, box: ContainerSandbox, folder: Path):
+        self.box = box
+        self.folder = folder
+        self.relays: list[Any] = []
+        self.procs: list[ContainerProcess] = []
+
+    def forward(self, url: str) -> str:
+        from urllib.parse import urlsplit
+
+        from recorder.sandbox.relay import HostRelay
+
+        parts = urlsplit(url)
+        if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
+            raise ContainerError(f"only a loopback endpoint with a port can be forwarded into a container, not {url}")
+        sock = f"model-{parts.port}.sock"
+        self.relays.append(HostRelay(str(self.folder / sock), parts.port).start())
+        source = (Path(__file__).resolve().parent / "relay.py").read_text(encoding="utf-8")
+        proc = self.box.spawn(["python3", "-c", source, "listen", str(parts.port), f"{ENDPOINT_AT}/{sock}"], env={}, cwd=WORKSPACE_AT)
+        self.procs.append(proc)
+        ready = _first_line(proc, self.READY_SECONDS)
+        if ready != "ready":
+            raise ContainerError(f"the model endpoint could not be forwarded into the container (its relay said {ready!r}: {proc.stderr[-500:]}); the image needs python3")
+        return url
+
+    def pids(self) -> list[int]:
+        """The relays' PIDs inside the container: spared when the agent's leftovers are killed."""
+        return [p.pid for p in self.procs if p.pid is not None]
+
+    def close(self) -> None:
+        for proc in self.procs:
+            proc.kill()
+        for relay in self.relays:
+            relay.close()
+
+
+def _first_line(proc: ContainerProcess, seconds: float) -> str | None:
+    """The process's first stdout line, or None when it printed none within `seconds`."""
+    got: list[str | None] = []
+    reader = threading.Thread(target=lambda: got.append(next(proc.lines(), None)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    return got[0] if got else None
+
+
+def _pane(box: ContainerSandbox, temp: Path, root: Path, cwd_in: str, argv: list[str], full_env: Mapping[str, str]) -> Any:
+    """The agent inside the container on a terminal of the host (recorder/sandbox/tty_exec.py):
+    the pane runs the exec bridge; killing means killing the command's process group inside."""
+    import json
+    import os
+    import sys
+    import uuid as _uuid
+
+    from recorder.terminal import PaneCommand, pane_env
+
+    argv, added = in_container(argv, box)
+    inside = box.exec_env({k: v for k, v in pane_env({**added, **full_env}).items() if k not in ("PATH", "TMPDIR")})
+    tag = _uuid.uuid4().hex[:12]
+    pidfile = f"/tmp/benchtape-tty-{tag}.pid"
+    spec = temp / f"tty-{tag}.json"
+    fd = os.open(spec, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump({"container": box.id, "argv": argv, "env": inside, "workdir": cwd_in, "user": box.user or "", "pidfile": pidfile}, f)
+    host_env = {k: os.environ[k] for k in ("PATH", "LANG", "DOCKER_HOST", "DOCKER_CONFIG") if k in os.environ}
+
+    def kill() -> None:
+        box._as_root(f'p=$(cat {pidfile} 2>/dev/null) && {{ kill -9 -"$p" 2>/dev/null || kill -9 "$p"; }}; true')
+
+    return PaneCommand([sys.executable, "-m", "recorder.sandbox.tty_exec", str(spec)], root, pane_env(host_env), kill=kill, cleanup=lambda: spec.unlink(missing_ok=True))
+
+
 class ContainerLevel:
     level = "container"
     runs_alone = False
@@ -118,8 +248,12 @@ class ContainerLevel:
             folder.share_with_container()
             unprotected = protect(ws.root)  # nosuid,nodev where the host allows it
             folder.note(level="container", root=str(ws.root), keep=self.keep)
-            box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=spec.share_paths, resources=spec.resources or None, keep=self.keep, capture=folder.capture, labels={"benchtape.session_dir": str(folder.path)})
-            with box:
+            endpoint_dir = folder.path / "endpoint"
+            endpoint_dir.mkdir()
+            shares = [*spec.share_paths, {"from": str(endpoint_dir), "to": ENDPOINT_AT, "access": "rw"}, *_tool_shares()]
+            box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=shares, resources=spec.resources or None, keep=self.keep, capture=folder.capture, labels={"benchtape.session_dir": str(folder.path)})
+            forwarded = Forwarded(box, endpoint_dir)
+            with box, contextlib.closing(forwarded):
                 box.start(ws.root)
                 folder.note(container=box.id)
                 cwd_in = str(PurePosixPath(WORKSPACE_AT) / (scenario.cwd or ""))
@@ -127,20 +261,25 @@ class ContainerLevel:
                 env["HOME"] = WORKSPACE_AT
 
                 def spawn(argv: list[str], full_env: Mapping[str, str], stdin: bytes) -> _Proc:
-                    inside = {k: v for k, v in full_env.items() if k not in ("PATH", "TMPDIR")}
+                    argv, added = in_container(argv, box)
+                    inside = {k: v for k, v in {**added, **full_env}.items() if k not in ("PATH", "TMPDIR")}
                     folder.fresh_capture()  # this process's output only (a workflow's next step, a setup command)
                     return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin, capture=True), folder)
 
                 def after_exit(exit_code: int | None) -> list[Action]:
                     """A container stopped under the session is the sandbox failing (an `error`);
-                    otherwise nothing runs in it while the workspace is read (a process the agent
-                    left could swap a folder for a link to /etc). Either way no device or setuid
-                    file it made stays on the host."""
+                    otherwise nothing the agent left runs in it while the workspace is read (it
+                    could swap a folder for a link to /etc), while the container and the model
+                    relay stay up for what runs next in it. Either way no device or setuid file
+                    it made stays on the host."""
                     stopped = _stopped_under(box, exit_code)
-                    left = 0 if stopped else box.stop_processes()
+                    left = 0 if stopped else box.stop_processes(spare=forwarded.pids())
                     notes = [f"the harness left {left} process(es) running in the container; they were killed before the workspace was read"] if left else []
                     notes += defuse(ws.root)
                     return stopped + [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in notes]
+
+                def terminal(argv: list[str], full_env: Mapping[str, str]) -> Any:
+                    return _pane(box, ws.temp, ws.root, cwd_in, argv, full_env)
 
                 yield OpenWorkspace(
                     level="container",
@@ -154,6 +293,8 @@ class ContainerLevel:
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}, "workspace_mount": "nosuid,nodev" if unprotected is None else f"plain ({unprotected})"},
                     after_exit=after_exit,
                     folder=folder,
+                    forward=forwarded.forward,
+                    terminal=terminal,
                 )
                 if self.keep:
                     self.on_event("sandbox.kept", {"scenario": scenario.name, "where": f"container {box.id} on {ws.root}", "remove": f"{box.remove_hint()}; rm -rf {ws.temp}"})

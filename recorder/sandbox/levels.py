@@ -78,6 +78,7 @@ class OpenWorkspace:
     facts: dict[str, Any] = field(default_factory=dict)  # recorded in session.started (e.g. the container)
     after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (~/.claude put back, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
+    terminal: Callable[[list[str], Mapping[str, str]], Any] | None = None  # argv, env -> recorder.terminal.PaneCommand; None: on this host in agent_cwd
     folder: SessionFolder | None = None  # the session folder: capture files and what a recovery needs
 
     def note(self, **facts: Any) -> None:

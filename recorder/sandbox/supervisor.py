@@ -160,7 +160,20 @@ class SupervisedProcess:
             self._tail.close()
 
     def _end(self) -> int | None:
-        return None if self.exit is None else int(self.exit.get("stdout_bytes") or 0)
+        exit = self.exit if self.exit is not None else self._exit_file()
+        return None if exit is None else int(exit.get("stdout_bytes") or 0)
+
+    def _exit_file(self) -> dict[str, Any] | None:
+        """The supervisor's exit facts, written (atomically) before it says so: the reader sees the
+        end without waiting on the supervisor's messages, which belong to `wait`."""
+        try:
+            data = self.folder.file("exit").read_bytes()
+        except OSError:
+            return None
+        try:
+            return orjson.loads(data) if data else None
+        except orjson.JSONDecodeError:
+            return None
 
     def wait(self, timeout: float) -> int | None:
         deadline = time.monotonic() + timeout

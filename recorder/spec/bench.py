@@ -69,7 +69,6 @@ NOT_BUILT = {
     "models": "named model definitions are recorded but not resolved in this version",
     "metrics": "the declarative metrics: schema is not evaluated in this version (the built-in cost, duration, tokens, turns are reported)",
     "derivedMetrics": "derivedMetrics are not evaluated in this version",
-    "follow_ups": "follow-up turns need interactive driving, not built in this version",
     "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
@@ -384,6 +383,11 @@ class _Loader:
         hc = substitute(hc, params, self.file, top.line_of("harness_config"))
         if isinstance(hc.get("agent_env"), str):
             hc["agent_env"] = str(self.path(hc["agent_env"], hc, "agent_env"))
+            if (Path(hc["agent_env"]) / "skills").is_dir():
+                raise self.err("`agent_env` has a top-level skills/ folder, which Claude Code never loads from an agent_env", hc, "agent_env", "move each skill to plugins/<plugin>/skills/<skill>/SKILL.md inside the agent_env")
+        for plugin in hc.get("plugins") or [] if isinstance(hc.get("plugins"), list) else []:
+            if isinstance(plugin, dict) and isinstance(plugin.get("path"), str):  # staged from the bench's folder, wherever benchtape runs
+                plugin["path"] = str(self.path(plugin["path"], plugin, "path"))
         self.check_environment_block(hc)
         defaults = self.strict(self.mapping(top.get("defaults"), "`defaults:`", top, "defaults"), DEFAULTS_KEYS, "`defaults:`")
         default_scenario = top.get("defaultScenario")
@@ -509,7 +513,7 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture", "use `capture: log`")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("follow_ups", "providers", "python", "lockfile_required"):
+        for key in ("providers", "python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":

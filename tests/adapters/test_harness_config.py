@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from adapters.base import Launch, get_adapter
-from adapters.claude_code import ClaudeCodeAdapter, parse_config, preflight_scenario
+from adapters.claude_code import ClaudeCodeAdapter, parse_config
 from adapters.codex import CodexAdapter
 from adapters.codex import parse_config as parse_codex
 from recorder.errors import BadInput
@@ -155,22 +155,13 @@ def test_claude_preflight_accepts_a_subscription_login(tmp_path: Path, path: str
     assert ClaudeCodeAdapter().preflight(None, {}, {"PATH": _bin(tmp_path, "claude"), "HOME": str(home)}) == []
 
 
-def test_claude_preflight_refuses_a_bad_config_and_interactive_scenarios(tmp_path: Path) -> None:
+def test_claude_preflight_refuses_a_bad_config_but_not_interactive_scenarios(tmp_path: Path) -> None:
     env = {"PATH": _bin(tmp_path, "claude"), "ANTHROPIC_API_KEY": "k"}
     assert ClaudeCodeAdapter().preflight(None, {"effort": "hgih"}, env) == [
         'claude-code harness_config: effort "hgih" is not a level the CLI accepts; '
         "use one of low, medium, high, xhigh, max (or omit `effort` for the CLI default)"
     ]
-    findings = ClaudeCodeAdapter().preflight(launch(tmp_path, scenario={"name": "fix-bug"}), {}, env)
-    assert len(findings) == 1 and "interactive: false" in findings[0]
-
-
-def test_interactive_is_the_default_and_is_refused() -> None:
-    (unset,) = preflight_scenario({"name": "s1"})
-    assert "the default while `interactive:` is unset" in unset and "`interactive: false`" in unset
-    (explicit,) = preflight_scenario({"name": "s2", "interactive": True})
-    assert "`interactive: false`" in explicit
-    assert preflight_scenario({"name": "s3", "interactive": False}) == []
+    assert ClaudeCodeAdapter().preflight(launch(tmp_path, scenario={"name": "fix-bug"}), {}, env) == []  # interactive is the default, and runs
 
 
 def test_codex_preflight(tmp_path: Path) -> None:

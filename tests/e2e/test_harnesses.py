@@ -130,16 +130,18 @@ def test_import_redacts_secrets_from_the_environment(tmp_path):
     assert con.execute("SELECT COUNT(*) FROM actions WHERE data LIKE '%[REDACTED]%'").fetchone()[0] >= 1
 
 
-def test_agent_env_and_plugins_are_refused_not_ignored(tmp_path):
+def test_agent_env_and_plugins_never_touch_your_home(tmp_path):
+    """Staged into the sandbox HOME: refused at a level whose HOME is yours, allowed at `home`."""
     (tmp_path / "env").mkdir()
     p = tmp_path / "b.yaml"
     p.write_text(
         "harness: claude-code\nharness_config: {binary: fake-claude, agent_env: env, plugins: [{id: dev@magus, path: env}]}\n"
-        "scenarios: [{name: a, prompt: p, interactive: false}]\n"
+        "scenarios: [{name: a, prompt: p, interactive: false, sandbox: workspace}, {name: b, prompt: p, interactive: false}]\n"
     )
     out = benchtape("preflight", p, env=run_env())
     assert out.returncode == 3
-    assert "harness_config.agent_env is not supported" in out.stderr and "harness_config.plugins is not supported" in out.stderr
+    assert "scenario 'a': harness_config.plugins and harness_config.agent_env are written into the sandbox HOME, and level 'workspace' uses your own" in out.stderr
+    assert "scenario 'b'" not in out.stderr
 
 
 def test_an_adapter_that_raises_keeps_the_stream_and_the_run(tmp_path, monkeypatch):

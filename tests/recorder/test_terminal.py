@@ -1,0 +1,41 @@
+"""The terminal host (tmux on a private socket): start a command with exactly the given
+environment, read its screen, type, paste, and read its exit status."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from recorder.terminal import PaneCommand, Terminal, tmux_problem, wait_for
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+
+
+def test_a_command_in_a_pane_is_typed_into_and_read_back(tmp_path: Path):
+    assert tmux_problem() is None
+    script = 'echo "ready $SECRET_ONLY_HERE"; read a; read b; echo "[$a|$b]"; exit 7'
+    term = Terminal(PaneCommand(["/bin/sh", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin", "SECRET_ONLY_HERE": "pane-env"})).start()
+    try:
+        assert wait_for(lambda: "ready pane-env" in term.screen(), 10)
+        term.type("one")
+        term.keys("Enter")
+        term.paste("two")
+        term.keys("Enter")
+        assert wait_for(lambda: term.exit_status() is not None, 10)
+        assert term.exit_status() == 7 and "[one|two]" in term.screen()
+    finally:
+        term.close()
+    assert not term.folder.exists()
+
+
+def test_kill_ends_the_pane_and_its_group(tmp_path: Path):
+    term = Terminal(PaneCommand(["/bin/sh", "-c", "sleep 30 & sleep 30"], tmp_path, {"PATH": "/usr/bin:/bin"})).start()
+    try:
+        assert term.pane_pid is not None
+        term.kill()
+        assert wait_for(lambda: term.exit_status() is not None, 10)
+        assert term.exit_status() == -9
+    finally:
+        term.close()
