@@ -42,6 +42,7 @@ SNAPSHOT_CORRUPT = "snapshot_corrupt"
 NOT_IN_REPORT = "not_in_report"
 GRADING_CONTAINER = "grading_container"
 TRANSFORM = "transform"
+VERDICT_BATCH = 200  # sessions per verdict transaction when a pass grades many (regrade, grade)
 
 
 @dataclass

@@ -19,12 +19,9 @@ from recorder.spec.bench import BenchSpec
 from recorder.errors import BadInput
 from recorder.model import Session
 from recorder.store import SessionRow, Store
-from replay.grading import GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
+from replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from replay.judging import judge_for_grading
 from replay.select import Selection, batch_gc, resolve, rows
-
-BATCH = 200  # sessions per verdict transaction
-
 
 @dataclass
 class ScenarioTally:
@@ -101,7 +98,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
-            if len(pending) >= BATCH:
+            if len(pending) >= VERDICT_BATCH:
                 store.add_verdicts_many(grading_id, pending)
                 pending = []
             status = scenario_status(verdicts, session)
