@@ -32,8 +32,9 @@ def emit_json(value: Any) -> None:
 
 
 def emit_jsonl(value: Any) -> None:
+    """One JSON line on stdout. Not flushed per line: a terminal's stdout is line-buffered
+    already, and to a pipe a flush per line was a write(2) per session."""
     sys.stdout.write(orjson.dumps(value, default=str).decode() + "\n")
-    sys.stdout.flush()
 
 
 def when(epoch: float | None) -> str:

@@ -744,20 +744,26 @@ class Store:
         encode = orjson.dumps
         records = []
         append = records.append
+        # A redactor is a pure function of the text, and a batch repeats texts (each check's
+        # spec in every session, many reasons and evidence): each distinct (redactor, text)
+        # is redacted once per batch.
+        redacted: dict[tuple[int, str], str] = {}
         for session_id, rows in batch:
             # The session's redactor (as _redacted picks it: its own, else this process's
             # environment one) looked up once, not twice per verdict: a regrade writes
             # thousands of sessions' verdicts through here.
             redact = self.redactor_for(session_id)
+            rid = id(redact)
             for r in rows:
                 result = r["result"]
                 spec = r["spec"]
                 reason, evidence = result.reason, encode(result.evidence, default=str).decode()
                 spec = spec if isinstance(spec, str) else dumps(spec)
                 if redact is not None:  # a check's value may be a secret too (its spec_sha256 stays the clear spec's)
-                    reason = redact(reason) if reason is not None else None
-                    evidence = redact(evidence)
-                    spec = redact(spec)
+                    if reason is not None:
+                        reason = redacted.get((rid, reason)) or redacted.setdefault((rid, reason), redact(reason))
+                    evidence = redacted.get((rid, evidence)) or redacted.setdefault((rid, evidence), redact(evidence))
+                    spec = redacted.get((rid, spec)) or redacted.setdefault((rid, spec), redact(spec))
                 append(
                     [
                         grading_id,
