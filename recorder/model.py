@@ -45,7 +45,7 @@ def outcome_of(is_error: bool | None) -> str | None:
     return "error" if is_error else "ok"
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """A tool call paired with its result (the lossy `calls` view)."""
 
@@ -78,7 +78,7 @@ class Call:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Invocation:
     """Anything the agent invoked by name: a tool call, an MCP call, a skill, a subagent spawn.
 
@@ -554,24 +554,32 @@ def project(actions: Iterable[Action]) -> Session:
     """Fold a session's actions, in order, into a `Session` (event sourcing's `apply`)."""
     fold = _Fold()
     s = fold.s
-    all_actions, main, subagents = s.actions, s.main, s.subagents
+    all_actions = s.actions = list(actions)
+    main, subagents = s.main, s.subagents
+    main_append = main.append
     handlers = _HANDLERS
-    for a in actions:
-        all_actions.append(a)
+    steps = 0
+    for a in all_actions:
         thread = a.thread
+        kind = a.kind
         if thread == MAIN:
-            main.append(a)
+            main_append(a)
+            if kind == "tool.call":  # the commonest kind, and all a main-thread call changes eagerly
+                steps += 1
+                fold.main_last_spawn = None
+                continue
             sub = None
         else:
             sub = subagents.get(thread)
-            if a.kind != "subagent.spawned":
+            if kind != "subagent.spawned":
                 if sub is None:
                     # A thread we never saw spawned (e.g. an imported sidecar): make it known.
                     sub = subagents[thread] = Subagent(thread=thread, agent=a.data.get("agent"), call_id=None, prompt=None)
                 sub.actions.append(a)
-        handler = handlers.get(a.kind)
+        handler = handlers.get(kind)
         if handler is not None:
             handler(fold, a, a.data, sub)
+    fold.steps += steps
     structure = _Structure(all_actions, subagents)
     d = s.__dict__
     d["_structure"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT
