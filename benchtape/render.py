@@ -31,24 +31,28 @@ class PlainLines:
     (colour off, no wrapping, control codes stripped, tabs expanded), without rich's per-line
     rendering, which was a third of a `grade` pass that prints a line per check."""
 
-    def say(self, text: str) -> None:
+    def __init__(self) -> None:
         from rich.control import strip_control_codes
 
-        lines = strip_control_codes(text).split("\n")
-        sys.stdout.write("\n".join(line.expandtabs(8) for line in lines) + "\n")
+        self.strip = strip_control_codes
+
+    def say(self, text: str) -> None:
+        text = self.strip(text)
+        if "\t" in text:
+            text = "\n".join(line.expandtabs(8) for line in text.split("\n"))
+        sys.stdout.write(text + "\n")
 
 
-_RICH_LINES: list[Console] = []
+_LINES: dict[bool, "Console | PlainLines"] = {}
 
 
 def line_printer(plain: bool) -> "Console | PlainLines":
-    """Where a command that prints line after line writes: plain lines, or one console for the
-    whole process (a Console is costly to make, and a pass may print for thousands of sessions)."""
-    if plain:
-        return PlainLines()
-    if not _RICH_LINES:
-        _RICH_LINES.append(console(False))
-    return _RICH_LINES[0]
+    """Where a command that prints line after line writes: plain lines, or one console, for
+    the whole process (a Console is costly to make, and a pass may print for thousands of sessions)."""
+    printer = _LINES.get(plain)
+    if printer is None:
+        printer = _LINES[plain] = PlainLines() if plain else console(False)
+    return printer
 
 
 class Progress:

@@ -1066,6 +1066,20 @@ class Store:
         the positive control reproduces by default)."""
         return self._grading_for(session_id, "ASC")
 
+    def first_gradings(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """`first_grading_for` of many sessions in one query (a positive control over thousands
+        of sessions asks it of each): session id → its first grading, for those graded at all."""
+        if not session_ids:
+            return {}
+        order = {r[0]: i for i, r in enumerate(self._all("SELECT id FROM gradings ORDER BY created_at ASC, id ASC"))}
+        first: dict[str, str] = {}
+        marks = ",".join("?" * len(session_ids))
+        for session_id, grading_id in self._all(f"SELECT DISTINCT session_id, grading_id FROM verdict_rows WHERE session_id IN ({marks})", list(session_ids)):
+            known = first.get(session_id)
+            if known is None or order.get(grading_id, len(order)) < order.get(known, len(order)):
+                first[session_id] = grading_id
+        return first
+
     def _grading_for(self, session_id: str, order: str) -> str | None:
         row = self._one(
             f"SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at {order}, g.id {order} LIMIT 1",

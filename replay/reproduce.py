@@ -34,6 +34,7 @@ from replay.verdicts import StoredVerdict, same_outcome
 from replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
 from replay.specs import check_index, missing_scripts, spec_from_dict
 
+_PAGE = 500  # sessions whose first grading is looked up in one query
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
 
 
@@ -69,6 +70,7 @@ class CheckReplay:
     verdict: str  # REPRODUCED | DIVERGED | COULD NOT RE-GRADE | SKIPPED
     why: str | None = None  # why it could not be re-graded
     result: Result | None = None  # the verdict as graded now (None when the check could not be built)
+    spec_json: str = ""  # the spec as stored (what `spec` was decoded from)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -133,12 +135,13 @@ OnSession = Callable[[SessionReplay], None]
 class Rebuilds:
     """What a pass looks up once, not per session: checks rebuilt from stored specs (thousands
     of sessions graded with the same checks store the same few specs, and a built check is
-    reusable: regrade builds each of its checks once too), and a run's generated values."""
+    reusable: regrade builds each of its checks once too), and the grading context of a run's scenario."""
 
     def __init__(self) -> None:
         self._built: dict[tuple[str, str, Path | None], Check | str] = {}
-        self._hashes: dict[str, str] = {}
-        self.generated: dict[tuple[str, str], dict[str, Any]] = {}  # a run's generate: values, per scenario
+        self._specs: dict[str, dict[str, Any]] = {}
+        self._hashes: dict[tuple[str, str], str] = {}
+        self.contexts: dict[tuple[str, str, str], GradingContext] = {}  # per reproduced grading, run and scenario
 
     def check(self, s: StoredVerdict, bench_dir: Path | None) -> Check | str:
         key = (s.spec_json, s.spec_sha256, bench_dir)
@@ -147,10 +150,17 @@ class Rebuilds:
             built = self._built[key] = _rebuilt(s, bench_dir)
         return built
 
+    def spec(self, s: StoredVerdict) -> dict[str, Any]:
+        """The stored spec, decoded once per distinct text (read-only: it is shared)."""
+        spec = self._specs.get(s.spec_json)
+        if spec is None:
+            spec = self._specs[s.spec_json] = s.spec
+        return spec
+
     def spec_sha256(self, c: CheckReplay) -> str:
         """The hash of the spec as the catalog canonicalises it now (the stored one if it no
         longer parses)."""
-        key = c.spec_sha256 + orjson.dumps(c.spec, option=orjson.OPT_SORT_KEYS).decode()
+        key = (c.spec_sha256, c.spec_json or orjson.dumps(c.spec, option=orjson.OPT_SORT_KEYS).decode())
         sha = self._hashes.get(key)
         if sha is None:
             try:
@@ -174,7 +184,7 @@ def replay_session(session: Session, stored: list[StoredVerdict], source: Worksp
             buildable.append((s, why))
     verdicts = grade_session(session, [c for _, c in buildable], source, context, paths=[s.check_path for s, _ in buildable])
     fresh = {v.check_path: v for v in verdicts}
-    return [_compare(s, fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
+    return [_compare(s, rebuilds.spec(s), fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
 
 
 def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
@@ -194,14 +204,16 @@ def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
         return f"the check is refused now: {exc}"
 
 
-def _compare(s: StoredVerdict, fresh: Verdict | None, why: str | None) -> CheckReplay:
+def _compare(s: StoredVerdict, spec: dict[str, Any], fresh: Verdict | None, why: str | None) -> CheckReplay:
+    stored = _outcome(s)
+
     def replay(regraded: Outcome | None, verdict: str, why: str | None = None) -> CheckReplay:
-        return CheckReplay(s.check_path, s.type, s.spec, s.spec_sha256, s.readout, _outcome(s), regraded, verdict, why, fresh.result if fresh else None)
+        return CheckReplay(s.check_path, s.type, spec, s.spec_sha256, s.readout, stored, regraded, verdict, why, fresh.result if fresh else None, s.spec_json)
 
     if fresh is None:
         return replay(None, NOT_REGRADABLE, why)
     regraded = Outcome.of(fresh.result)
-    if regraded.same_as(_outcome(s)):
+    if regraded.same_as(stored):
         return replay(regraded, REPRODUCED)
     if fresh.unavailable is not None:  # what it reads is not here: no verdict to compare, not a divergence
         return replay(None, SKIPPED if fresh.unavailable == NOT_IN_REPORT else NOT_REGRADABLE, fresh.result.reason)
@@ -230,10 +242,16 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
         return rows(store, sel) if not sel.empty else _graded_by(store, grading_id)
 
     targets: dict[str, str] = {}  # session → the grading it reproduces (ids only: memory stays small)
-    for row in picked():
-        target = grading_id or store.first_grading_for(row.id)
-        if target is not None and (grading_id is None or store.graded(target, row.id)):
-            targets[row.id] = target
+    if grading_id is not None:
+        targets = {row.id: grading_id for row in picked() if store.graded(grading_id, row.id)}
+    else:
+        page: list[str] = []
+        for row in picked():
+            page.append(row.id)
+            if len(page) >= _PAGE:
+                targets.update(store.first_gradings(page))
+                page = []
+        targets.update(store.first_gradings(page))
     rep = Reproduction(source="database", input=str(store.path), reproduced_gradings=sorted(set(targets.values())))
     if not targets:
         return rep
@@ -288,12 +306,13 @@ def _new_control_grading(store: Store, reproduced: list[str]) -> str:
 def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, judge: Any, rebuilds: Rebuilds) -> SessionReplay:
     session = store.load_session(row.id, row)
     stored = _stored_verdicts(store, target, row.id)
-    bench_path = (grading or {}).get("bench_path")
-    key = (row.run_id, row.scenario)
-    if key not in rebuilds.generated:
-        rebuilds.generated[key] = store.generated_vars(row.run_id, row.scenario)
-    vars = {**(context.get("vars") or {}), **rebuilds.generated[key]}
-    ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
+    key = (target, row.run_id, row.scenario)
+    ctx = rebuilds.contexts.get(key)
+    if ctx is None:  # the same for every session of the run and scenario this grading graded
+        bench_path = (grading or {}).get("bench_path")
+        vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
+        ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
+        rebuilds.contexts[key] = ctx
     one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx, rebuilds))
     if not one.checks:
         one.note = "the grading holds no verdicts for this session"
