@@ -39,7 +39,7 @@ def main() -> int:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)) + f"  {mark}")
     missed = [r["name"] for r in rows if r["met"] is False]
     print(f"  {len(rows) - len(missed)} of {len(rows)} met" + (f"; missed: {', '.join(missed)}" if missed else ""))
-    return 0
+    return 1 if missed else 0
 
 
 if __name__ == "__main__":

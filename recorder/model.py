@@ -65,6 +65,7 @@ class Call:
         return outcome_of(self.is_error) if self.has_result else None
 
     def to_dict(self) -> dict[str, Any]:
+        is_error = self.is_error
         return {
             "seq": self.seq,
             "thread": self.thread,
@@ -73,8 +74,8 @@ class Call:
             "tool": self.tool,
             "input": self.input,
             "output": self.output,
-            "outcome": self.outcome,
-            "is_error": self.is_error,
+            "outcome": ("error" if is_error else "ok") if self.has_result and is_error is not None else None,  # self.outcome, inlined: a query builds thousands
+            "is_error": is_error,
         }
 
 
@@ -422,21 +423,25 @@ class _Structure:
         pending: dict[str, Call] = {}
         by_thread: dict[str, list[Call]] = {}
         agents: dict[str, str | None] = {}  # thread -> its agent as known at this point (a subagent's)
+        append = calls.append
         for a in self.actions:
             kind, thread, d = a.kind, a.thread, a.data
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
                 agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
             if kind == "tool.call":
-                call_id = str(d.get("call_id") or f"seq-{a.seq}")
+                call_id = d.get("call_id") or f"seq-{a.seq}"
+                if call_id.__class__ is not str:
+                    call_id = str(call_id)
                 value = d.get("input")
                 # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-                call = Call(a.seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread))
-                calls.append(call)
+                call = Call(a.seq, thread, call_id, d.get("tool") or "", value if value.__class__ is dict or isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                append(call)
                 pending[call_id] = call
                 if thread != MAIN:
                     by_thread.setdefault(thread, []).append(call)
             elif kind == "tool.result":
-                call = pending.get(str(d.get("call_id")))
+                cid = d.get("call_id")
+                call = pending.get(cid if cid.__class__ is str else str(cid))
                 if call is not None:
                     is_error = d.get("is_error")
                     call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), a.seq, True
