@@ -27,7 +27,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 import sqlite_utils
-from ulid import ULID
 
 from recorder.errors import BadInput
 from recorder.model import Action, Session, project
@@ -41,6 +40,8 @@ def default_db_path() -> Path:
 
 
 def new_id() -> str:
+    from ulid import ULID  # on first use: python-ulid reads its package metadata on import (~20 ms), which a read-only command never needs
+
     return str(ULID())
 
 
