@@ -434,7 +434,7 @@ class _Structure:
                     call_id = str(call_id)
                 value = d.get("input")
                 # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-                call = Call(a.seq, thread, call_id, d.get("tool") or "", value if value.__class__ is dict or isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                call = Call(a.seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
                 append(call)
                 pending[call_id] = call
                 if thread != MAIN:
