@@ -78,7 +78,8 @@ def main() -> int:
             agent = statistics.median(w for _, w in samples)
             share = statistics.median(t - w for t, w in samples)
             print(f"{tool:<12} per session: median {total:7.0f} ms in all, the harness process {agent:7.0f} ms, benchtape's share {share:5.0f} ms ({share / total:4.0%}) over {len(samples)} sessions")
-            record(f"run overhead per session, {tool}, concurrency 1", f"{share:.0f} ms", f"the agent's own {agent:.0f} ms", f"≤ {TARGET_MS:g} ms", share <= TARGET_MS)
+            # the share includes live grading of the bench's checks (the demo's exec checks run pytest)
+            record(f"benchtape's share per session (live grading included), {tool}, concurrency 1", f"{share:.0f} ms", f"the agent's own {agent:.0f} ms", f"≤ {TARGET_MS:g} ms", share <= TARGET_MS)
     return 0
 
 
