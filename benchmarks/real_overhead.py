@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.figures import record  # noqa: E402
 from benchtape.api import run_benches  # noqa: E402
 from recorder.runner import RunOptions  # noqa: E402
 from recorder.spec.bench import load_bench  # noqa: E402
@@ -32,6 +33,7 @@ BENCHES = {
     "codex": ROOT / "fixtures-red" / "scripted" / "codex.yaml",
 }
 SCENARIO = "fixes-the-bug"
+TARGET_MS = 10.0  # benchtape's share of a session at concurrency 1 (issue 16, item 6)
 
 
 def measure(tool: str, repeat: int, db: Path) -> list[tuple[float, float]]:
@@ -76,6 +78,8 @@ def main() -> int:
             agent = statistics.median(w for _, w in samples)
             share = statistics.median(t - w for t, w in samples)
             print(f"{tool:<12} per session: median {total:7.0f} ms in all, the harness process {agent:7.0f} ms, benchtape's share {share:5.0f} ms ({share / total:4.0%}) over {len(samples)} sessions")
+            # the share includes live grading of the bench's checks (the demo's exec checks run pytest)
+            record(f"benchtape's share per session (live grading included), {tool}, concurrency 1", f"{share:.0f} ms", f"the agent's own {agent:.0f} ms", f"≤ {TARGET_MS:g} ms", share <= TARGET_MS)
     return 0
 
 

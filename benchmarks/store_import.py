@@ -31,6 +31,8 @@ REALDATA = Path(os.environ.get("BENCHTAPE_REALDATA", ROOT.parent.parent / "share
 if not REALDATA.is_dir():
     REALDATA = Path("/work/shared/realdata")
 TARGET_MBS, TARGET_RATIO = 50.0, 1.0
+
+from benchmarks.figures import record  # noqa: E402
 SEEDS = ("spotter__subagent-task-agent_progress__v2.1.38.jsonl", "codemie__session-9eda1058__summaries-interrupt__v2.1.4.jsonl", "spotter__tool-heavy-webfetch-websearch__v2.1.38.jsonl")
 
 
@@ -164,9 +166,12 @@ def main() -> int:
         print(f"  floor (read + decode every line): {floor_mbs:,.0f} MB/s")
         print(f"  benchtape import:                 {mbs:,.1f} MB/s (target ≥ {TARGET_MBS:.0f}) {'OK' if mbs >= TARGET_MBS else 'MISSED'}")
         print(f"  peak RSS: {rss_small:.0f} MB at {size_small / 1e6:.0f} MB, {rss_big:.0f} MB at {size_big / 1e6:.0f} MB (flat: {'OK' if rss_big < rss_small * 1.5 else 'MISSED'})")
+        record("import Claude transcripts", f"{mbs:.1f} MB/s", f"floor {floor_mbs:,.0f} MB/s", f"≥ {TARGET_MBS:g} MB/s", mbs >= TARGET_MBS)
+        record("import memory", f"{rss_big:.0f} MB at {size_big / 1e6:.0f} MB", f"{rss_small:.0f} MB at {size_small / 1e6:.0f} MB", "flat in file size", rss_big < rss_small * 1.5)
         total, size, grown, n, fixed = store_size(tmp)
         ratio = size / total
         print(f"store size: {n} real transcripts, {total / 1e6:.2f} MB → store {size / 1e6:.2f} MB = {ratio:.3f}× (target ≤ {TARGET_RATIO:.1f}×) {'OK' if ratio <= TARGET_RATIO else 'MISSED'}")
+        record("store size", f"{ratio:.3f}× raw", f"{total / 1e6:.2f} MB of transcripts", f"≤ {TARGET_RATIO:.1f}×", ratio <= TARGET_RATIO)
         print(f"  of which {fixed / 1e3:.0f} kB is one page per table and index, which any store has; beyond it {(size - fixed) / total:.3f}× the transcripts")
         print(f"  one regrade (6 checks per session) grows it {100 * (grown - size) / size:.1f}% ({(grown - size) / 1e3:.0f} kB)")
     finally:

@@ -1,29 +1,32 @@
 """The benchtape command line: the app, the one place errors become exit codes, and the
 explicit list of command modules. Each command parses options, calls one library function
-and hands the result to one renderer; nothing here knows the domain."""
+and hands the result to one renderer; nothing here knows the domain.
+
+Nothing heavy is imported at module level: `benchtape version`, `--version` and bare
+`--help` are answered by `fast_path` before typer (and the pydantic adapters it builds per
+parameter) is imported, so they cost about what a bare interpreter does.
+"""
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from recorder.errors import BenchtapeError, ExitCode
-from recorder.version import VERSION
+HELP = "Benchmark agentic coding tools; record every run as an append-only event log in SQLite; grade it many times."
 
-app = typer.Typer(
-    name="benchtape",
-    help="Benchmark agentic coding tools; record every run as an append-only event log in SQLite; grade it many times.",
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
+_app: "typer.Typer | None" = None
 
 
 def guarded(fn: Callable[[], int]) -> None:
     """Run a command body; an error meant for the user is printed and becomes its exit code."""
+    import typer
+
+    from recorder.errors import BenchtapeError, ExitCode
+
     try:
         code = fn()
     except BenchtapeError as exc:
@@ -41,21 +44,70 @@ def version_cmd() -> None:
 
     Example: benchtape version
     """
-    print(f"benchtape {VERSION}")
+    print(version_line())
 
 
-def build() -> typer.Typer:
+def version_line() -> str:
+    from recorder.version import VERSION
+
+    return f"benchtape {VERSION}"
+
+
+def build() -> "typer.Typer":
     """Register every command module on the app, explicitly (see benchtape/commands.py)."""
-    from benchtape.commands import register_all
+    global _app
+    if _app is None:
+        import typer
 
-    if not getattr(app, "_registered", False):
+        from benchtape.commands import register_all
+
+        app = typer.Typer(
+            name="benchtape",
+            help=HELP,
+            no_args_is_help=True,
+            add_completion=False,
+            rich_markup_mode=None,
+            pretty_exceptions_enable=False,
+        )
         app.command("version")(version_cmd)
         register_all(app)
-        app._registered = True  # type: ignore[attr-defined]
-    return app
+        _app = app
+    return _app
+
+
+def _help_width_is_cached() -> bool:
+    """True when typer would lay the help out as the cached text is: click caps it at 80
+    columns, so any terminal (or COLUMNS) at least that wide gives the same text."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return int(columns) >= 80
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns >= 80
+    except (AttributeError, ValueError, OSError):
+        return True  # not a terminal: shutil's fallback is 80 columns
+
+
+def fast_path(argv: list[str]) -> int | None:
+    """Answer the commands that need no parsing without importing typer; None otherwise."""
+    if argv in (["version"], ["--version"]):
+        print(version_line())
+        return 0
+    if argv in ([], ["--help"]) and _help_width_is_cached():
+        from benchtape import _help
+
+        if argv:
+            sys.stdout.write(_help.TEXT)
+            return 0
+        sys.stderr.write(_help.TEXT)  # no arguments: help on stderr and exit 2, as click does
+        return 2
+    return None
 
 
 def main() -> None:
+    code = fast_path(sys.argv[1:])
+    if code is not None:
+        sys.stdout.flush()
+        raise SystemExit(code)
     build()()
 
 

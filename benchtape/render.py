@@ -26,6 +26,35 @@ def console(plain: bool = False, stderr: bool = False) -> Console:
     return Console(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else 200)
 
 
+class PlainLines:
+    """Plain lines straight to stdout: exactly what the plain `console` prints for a `Text`
+    (colour off, no wrapping, control codes stripped, tabs expanded), without rich's per-line
+    rendering, which was a third of a `grade` pass that prints a line per check."""
+
+    def __init__(self) -> None:
+        from rich.control import strip_control_codes
+
+        self.strip = strip_control_codes
+
+    def say(self, text: str) -> None:
+        text = self.strip(text)
+        if "\t" in text:
+            text = "\n".join(line.expandtabs(8) for line in text.split("\n"))
+        sys.stdout.write(text + "\n")
+
+
+_LINES: dict[bool, "Console | PlainLines"] = {}
+
+
+def line_printer(plain: bool) -> "Console | PlainLines":
+    """Where a command that prints line after line writes: plain lines, or one console, for
+    the whole process (a Console is costly to make, and a pass may print for thousands of sessions)."""
+    printer = _LINES.get(plain)
+    if printer is None:
+        printer = _LINES[plain] = PlainLines() if plain else console(False)
+    return printer
+
+
 class Progress:
     """Live progress: scenarios done / running / left, and each verdict as it lands."""
 

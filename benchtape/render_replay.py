@@ -11,7 +11,7 @@ import orjson
 from rich.table import Table
 from rich.text import Text
 
-from benchtape.render import STATUS_STYLE, console
+from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
 from replay.timeline import judge_note
 
 VERDICT_STYLE = {
@@ -32,8 +32,9 @@ def emit_json(value: Any) -> None:
 
 
 def emit_jsonl(value: Any) -> None:
+    """One JSON line on stdout. Not flushed per line: a terminal's stdout is line-buffered
+    already, and to a pipe a flush per line was a write(2) per session."""
     sys.stdout.write(orjson.dumps(value, default=str).decode() + "\n")
-    sys.stdout.flush()
 
 
 def when(epoch: float | None) -> str:
@@ -48,6 +49,9 @@ def _t(value: Any) -> Text:
 
 
 def _say(out, text: str, style: str = "") -> None:
+    if isinstance(out, PlainLines):
+        out.say(text)
+        return
     out.print(Text(text, style=style), soft_wrap=True)
 
 
@@ -91,7 +95,7 @@ def control_report(report: Any, verbose: bool, plain: bool) -> None:
 
 def replay_session(one: Any, plain: bool) -> None:
     """One session of a grade pass, printed as it is re-graded."""
-    out = console(plain)
+    out = line_printer(plain)
     where = f" (grading {one.grading_id})" if one.grading_id else ""
     _say(out, f"{one.scenario} #{one.attempt}  {one.session_id}{where}", "bold")
     if one.note:
@@ -110,7 +114,7 @@ def replay_session(one: Any, plain: bool) -> None:
 
 
 def reproduction(rep: Any, plain: bool) -> None:
-    out = console(plain)
+    out = line_printer(plain)
     c = rep.counts
     if rep.grading_id:
         _say(out, f"recorded as grading {rep.grading_id} (source control), reproducing {', '.join(rep.reproduced_gradings)}", "dim")

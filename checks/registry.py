@@ -188,13 +188,15 @@ def refuse(type: str, why: str) -> None:
 
 
 def canonical_type(name: str) -> str:
-    return ALIASES.get(name, name)
+    from checks import _index
+
+    return ALIASES.get(name) or _index.ALIASES.get(name, name)
 
 
 def lookup(name: str) -> CheckInfo:
     """Exact match, else the longest registered prefix; unknown types name the closest."""
-    _load_catalog()
     name = canonical_type(name)
+    _load_for(name)
     if name in REGISTRY:
         return REGISTRY[name]
     if name in REFUSED:
@@ -205,6 +207,7 @@ def lookup(name: str) -> CheckInfo:
     for pfx in sorted(REFUSED, key=len, reverse=True):
         if name.startswith(pfx + ":"):
             raise CheckConfigError(f'check type "{name}" is not supported in this version of benchtape: {REFUSED[pfx]}')
+    _load_catalog()  # unknown: the suggestion looks over every type
     near = closest(name, list(REGISTRY) + list(ALIASES))
     hint = f' (did you mean "{near}"?)' if near else ""
     raise CheckConfigError(f'unknown check type "{name}"{hint}')
@@ -330,6 +333,28 @@ def apply_transform(expr: str, output: str | None) -> str:
 # ---------------------------------------------------------------- catalog loading
 
 _loaded = False
+
+
+def _load_for(name: str) -> None:
+    """Import only the family module that registers `name` (a canonical type), as the
+    generated index (checks/_index.py) says; the whole catalog when the index does not know
+    it. The longest matching prefix is the index's, so a partly loaded registry answers as
+    the whole one does."""
+    if _loaded:
+        return
+    from checks import _index
+
+    module = _index.TYPES.get(name) or _index.REFUSED.get(name)
+    if module is None:
+        prefixes = [p for p in _index.PREFIXES if name.startswith(p + ":")]
+        if prefixes:
+            module = _index.PREFIXES[max(prefixes, key=len)]
+    if module is None:
+        _load_catalog()
+        return
+    import importlib
+
+    importlib.import_module(f"checks.{module}")
 
 
 def _load_catalog() -> None:

@@ -122,8 +122,11 @@ def _names(spec: CheckSpec, what: str = "tool") -> list[str]:
 def _invocations(session: Session) -> list[Invocation]:
     """Every invocation once: a plain tool call that a skill or spawn row also recorded is
     dropped, so tool-used counts it under the spawn row's thread (the subagent's)."""
+    invocations = session.invocations
     richer = richer_call_ids(session)
-    return [i for i in session.invocations if not (i.kind in ("tool", "mcp") and i.call_id in richer)]
+    if not richer:
+        return invocations
+    return [i for i in invocations if not (i.kind in ("tool", "mcp") and i.call_id in richer)]
 
 
 def _whole_number_value(spec: CheckSpec, what: str) -> int:
@@ -167,17 +170,21 @@ def tool_used(spec: CheckSpec) -> Evaluator:
     outcome = scope.outcome
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        in_scope = [i for i in _invocations(session) if session.in_thread(i.thread, scope.thread)]
+        everything = _invocations(session)
+        in_scope = everything if scope.thread is None else [i for i in everything if session.in_thread(i.thread, scope.thread)]
         attempted = {t: 0 for t in tools}
         counts = {t: 0 for t in tools}
         census = {"ok": 0, "error": 0, "unknown": 0}
         for inv in in_scope:
-            if inv.tool not in attempted:
+            tool = inv.tool
+            if tool not in attempted:
                 continue
-            attempted[inv.tool] += 1
-            census[inv.outcome or "unknown"] += 1
-            if _admits(outcome, inv.outcome):
-                counts[inv.tool] += 1
+            attempted[tool] += 1
+            # inv.outcome, inlined: a session has a hundred of these
+            got = ("error" if inv.is_error else "ok") if inv.has_result and inv.is_error is not None else None
+            census[got or "unknown"] += 1
+            if outcome == "any" or got == outcome:
+                counts[tool] += 1
         evidence = {
             "counts": counts,
             "counts_attempted": attempted,

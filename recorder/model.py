@@ -45,7 +45,7 @@ def outcome_of(is_error: bool | None) -> str | None:
     return "error" if is_error else "ok"
 
 
-@dataclass
+@dataclass(slots=True)
 class Call:
     """A tool call paired with its result (the lossy `calls` view)."""
 
@@ -65,6 +65,7 @@ class Call:
         return outcome_of(self.is_error) if self.has_result else None
 
     def to_dict(self) -> dict[str, Any]:
+        is_error = self.is_error
         return {
             "seq": self.seq,
             "thread": self.thread,
@@ -73,12 +74,12 @@ class Call:
             "tool": self.tool,
             "input": self.input,
             "output": self.output,
-            "outcome": self.outcome,
-            "is_error": self.is_error,
+            "outcome": ("error" if is_error else "ok") if self.has_result and is_error is not None else None,  # self.outcome, inlined: a query builds thousands
+            "is_error": is_error,
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Invocation:
     """Anything the agent invoked by name: a tool call, an MCP call, a skill, a subagent spawn.
 
@@ -232,19 +233,18 @@ if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "inp
 class _Fold:
     """The state of one projection while it folds a session's actions; one method per kind.
 
-    Every reader pays for this fold once per session, so the bookkeeping (the main-thread
-    step count, the current turn, the last main-thread text or spawn) is plain attributes
-    and the Calls/Invocations are built positionally.
+    Every reader pays for this fold once per session, so it keeps only what is cheap to know
+    (the main-thread step count, the last main-thread text or spawn, the scalars) as plain
+    attributes. The Calls, Invocations and Turns are folded by `_Structure` when a reader
+    first asks for one of them: most checks and queries never do.
     """
 
-    __slots__ = ("s", "pending", "spawns", "skills_by_call", "invocation_by_call", "explicit_final", "last_main_text", "main_last_spawn", "metric_values", "steps", "turn")
+    __slots__ = ("s", "spawns", "skills_by_call", "explicit_final", "last_main_text", "main_last_spawn", "metric_values", "steps")
 
     def __init__(self) -> None:
         self.s = Session()
-        self.pending: dict[str, Call] = {}
         self.spawns: dict[str, Subagent] = {}  # call_id -> subagent
         self.skills_by_call: dict[str, dict[str, Any]] = {}
-        self.invocation_by_call: dict[str, Invocation] = {}
         self.explicit_final: str | None = None
         self.last_main_text: str | None = None
         # The subagent a main-thread spawn started, while that spawn is the main thread's last
@@ -252,50 +252,19 @@ class _Fold:
         self.main_last_spawn: Subagent | None = None
         self.metric_values: dict[str, Any] = {}
         self.steps = 0  # main-thread tool calls
-        self.turn: Turn | None = None  # the last of `turns`
 
     # ------------------------------------------------------------ one handler per kind
     def tool_call(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        s = self.s
-        thread = a.thread
-        tool = d.get("tool") or ""
-        call_id = str(d.get("call_id") or f"seq-{a.seq}")
-        value = d.get("input")
-        if sub is not None:
-            agent = sub.agent
-        elif s.subagents:
-            owner = s.subagents.get(thread)
-            agent = owner.agent if owner else None
-        else:
-            agent = None
-        # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-        call = Call(a.seq, thread, call_id, tool, value if isinstance(value, dict) else {"value": value}, None, None, None, False, agent)
-        s.calls.append(call)
-        self.pending[call_id] = call
-        # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
-        inv = Invocation("mcp" if tool.startswith("mcp__") else "tool", tool, thread, call_id, None, False, None, agent)
-        s.invocations.append(inv)
-        self.invocation_by_call[call_id] = inv
-        if sub is not None:
-            sub.calls.append(call)
-        if thread == MAIN:
+        if a.thread == MAIN:
             self.steps += 1
-            if self.turn is None:
-                self.turn = Turn(prompt=s.prompt or "")
-                s.turns.append(self.turn)
-            self.turn.steps += 1
             self.main_last_spawn = None
 
     def tool_result(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+        if not self.spawns and not self.skills_by_call:
+            return
         cid = str(d.get("call_id"))
         is_error = d.get("is_error")
         is_error = None if is_error is None else bool(is_error)
-        call = self.pending.get(cid)
-        if call is not None:
-            call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), is_error, a.seq, True
-        inv = self.invocation_by_call.get(cid)
-        if inv is not None:
-            inv.is_error, inv.has_result = is_error, True
         if self.spawns and cid in self.spawns:
             spawned = self.spawns[cid]
             spawned.result_received = True
@@ -309,11 +278,6 @@ class _Fold:
             if d.get("text"):
                 self.last_main_text = d["text"]
             self.main_last_spawn = None
-
-    def message_user(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        if a.thread == MAIN:
-            self.turn = Turn(prompt=d.get("text") or "")
-            self.s.turns.append(self.turn)
 
     def session_started(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
         s = self.s
@@ -331,15 +295,8 @@ class _Fold:
         spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
         spawned.parent_thread = a.thread
         subagents[spawned_thread] = spawned
-        for c in s.calls:  # calls recorded before the spawn row (imports) learn their agent
-            if c.thread == spawned_thread and c.agent is None:
-                c.agent = spawned.agent
         if spawned.call_id:
             self.spawns[str(spawned.call_id)] = spawned
-        inv = Invocation(kind="subagent", tool=d.get("tool") or "Task", thread=spawned_thread, call_id=spawned.call_id, name=spawned.agent, agent=spawned.agent)
-        s.invocations.append(inv)
-        if spawned.call_id:
-            self.invocation_by_call[str(spawned.call_id)] = inv
         if a.thread == MAIN:
             self.main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
 
@@ -351,14 +308,10 @@ class _Fold:
                 target.output = text_of(d.get("output"))
 
     def skill_invoked(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        s = self.s
         row = {"name": d.get("name"), "thread": a.thread, "call_id": d.get("call_id"), "result_ok": None}
-        s.skills.append(row)
-        inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=a.thread, call_id=d.get("call_id"), name=d.get("name"), agent=s.thread_agent(a.thread))
-        s.invocations.append(inv)
+        self.s.skills.append(row)
         if d.get("call_id"):
             self.skills_by_call[str(d["call_id"])] = row
-            self.invocation_by_call[str(d["call_id"])] = inv
 
     def metrics(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
         for f in METRIC_FIELDS:
@@ -401,8 +354,6 @@ class _Fold:
         for f, v in self.metric_values.items():
             setattr(s.metrics, f, v)
         s.metrics.step_count += self.steps
-        if not s.turns and s.prompt is not None:
-            s.turns.append(Turn(prompt=s.prompt))
         s.final_output = self.explicit_final if self.explicit_final is not None else self.last_main_text
         # Follow a delegation: the parent ended on a spawn whose result it never received.
         spawn = self.main_last_spawn
@@ -419,7 +370,6 @@ _HANDLERS = {
     "tool.call": _Fold.tool_call,
     "tool.result": _Fold.tool_result,
     "message.assistant": _Fold.message_assistant,
-    "message.user": _Fold.message_user,
     "session.started": _Fold.session_started,
     "subagent.spawned": _Fold.subagent_spawned,
     "subagent.finished": _Fold.subagent_finished,
@@ -434,32 +384,212 @@ _HANDLERS = {
     "session.finished": _Fold.session_finished,
 }
 _NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "transcript", "handover.snapshot", "terminal.screen"})
-if set(_HANDLERS) | _NO_STATE != ACTION_KINDS:
-    raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _NO_STATE)}")
+
+
+class _Structure:
+    """The lazy half of the projection: Calls (the session's and each subagent's), Invocations
+    and Turns, each folded from the session's actions, in order, the first time a reader asks
+    for it (most checks read one of them, many none), and shared by every copy of the Session.
+    What the eager fold knew at each point (a thread's agent, a spawn's call id, the prompt)
+    each fold tracks itself, so the result is what one eager fold built."""
+
+    __slots__ = ("actions", "subagents", "_calls", "_invocations", "_turns")
+
+    KINDS = frozenset({"tool.call", "tool.result", "subagent.spawned", "skill.invoked", "message.user", "session.started"})
+
+    def __init__(self, actions: list[Action], subagents: dict[str, Subagent]) -> None:
+        self.actions, self.subagents = actions, subagents
+        self._calls: list[Call] | None = None
+        self._invocations: list[Invocation] | None = None
+        self._turns: list[Turn] | None = None
+
+    def calls(self) -> list[Call]:
+        if self._calls is None:
+            self._calls = self._fold_calls()
+        return self._calls
+
+    def invocations(self) -> list[Invocation]:
+        if self._invocations is None:
+            self._invocations = self._fold_invocations()
+        return self._invocations
+
+    def turns(self) -> list[Turn]:
+        if self._turns is None:
+            self._turns = self._fold_turns()
+        return self._turns
+
+    def _fold_calls(self) -> list[Call]:
+        calls: list[Call] = []
+        pending: dict[str, Call] = {}
+        by_thread: dict[str, list[Call]] = {}
+        agents: dict[str, str | None] = {}  # thread -> its agent as known at this point (a subagent's)
+        append = calls.append
+        for a in self.actions:
+            kind, thread, d = a.kind, a.thread, a.data
+            if thread != MAIN and thread not in agents and kind != "subagent.spawned":
+                agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
+            if kind == "tool.call":
+                call_id = d.get("call_id") or f"seq-{a.seq}"
+                if call_id.__class__ is not str:
+                    call_id = str(call_id)
+                value = d.get("input")
+                # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
+                call = Call(a.seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                append(call)
+                pending[call_id] = call
+                if thread != MAIN:
+                    by_thread.setdefault(thread, []).append(call)
+            elif kind == "tool.result":
+                cid = d.get("call_id")
+                call = pending.get(cid if cid.__class__ is str else str(cid))
+                if call is not None:
+                    is_error = d.get("is_error")
+                    call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), a.seq, True
+            elif kind == "subagent.spawned":
+                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+                agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
+                for c in calls:  # calls recorded before the spawn row (imports) learn their agent
+                    if c.thread == spawned_thread and c.agent is None:
+                        c.agent = agent
+        for thread, sub in self.subagents.items():
+            if sub.__dict__.get("_calls") is _UNBUILT:
+                sub.__dict__["_calls"] = by_thread.get(thread, [])
+        return calls
+
+    def _fold_invocations(self) -> list[Invocation]:
+        invocations: list[Invocation] = []
+        by_call: dict[str, Invocation] = {}
+        agents: dict[str, str | None] = {}  # as in _fold_calls
+        spawn_calls: dict[str, Any] = {}  # subagent thread -> its spawn's call id as known at this point
+        for a in self.actions:
+            kind, thread, d = a.kind, a.thread, a.data
+            if thread != MAIN and thread not in agents and kind != "subagent.spawned":
+                agents[thread] = d.get("agent")
+            if kind == "tool.call":
+                tool = d.get("tool") or ""
+                call_id = str(d.get("call_id") or f"seq-{a.seq}")
+                # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
+                inv = Invocation("mcp" if tool.startswith("mcp__") else "tool", tool, thread, call_id, None, False, None, agents.get(thread))
+                invocations.append(inv)
+                by_call[call_id] = inv
+            elif kind == "tool.result":
+                inv = by_call.get(str(d.get("call_id")))
+                if inv is not None:
+                    is_error = d.get("is_error")
+                    inv.is_error, inv.has_result = None if is_error is None else bool(is_error), True
+            elif kind == "subagent.spawned":
+                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+                agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
+                spawn_call = spawn_calls[spawned_thread] = d.get("call_id") or spawn_calls.get(spawned_thread)
+                inv = Invocation(kind="subagent", tool=d.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent)
+                invocations.append(inv)
+                if spawn_call:
+                    by_call[str(spawn_call)] = inv
+            elif kind == "skill.invoked":
+                inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=thread, call_id=d.get("call_id"), name=d.get("name"), agent=agents.get(thread))
+                invocations.append(inv)
+                if d.get("call_id"):
+                    by_call[str(d["call_id"])] = inv
+        return invocations
+
+    def _fold_turns(self) -> list[Turn]:
+        turns: list[Turn] = []
+        prompt: str | None = None
+        turn: Turn | None = None
+        for a in self.actions:
+            kind = a.kind
+            if kind == "session.started":  # on any thread, as the eager fold reads it
+                prompt = a.data.get("prompt")
+            elif a.thread != MAIN:
+                continue
+            elif kind == "tool.call":
+                if turn is None:
+                    turn = Turn(prompt=prompt or "")
+                    turns.append(turn)
+                turn.steps += 1
+            elif kind == "message.user":
+                turn = Turn(prompt=a.data.get("text") or "")
+                turns.append(turn)
+        if not turns and prompt is not None:
+            turns.append(Turn(prompt=prompt))
+        return turns
+
+
+if set(_HANDLERS) | _Structure.KINDS | _NO_STATE != ACTION_KINDS:
+    raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _Structure.KINDS - _NO_STATE)}")
+
+_UNBUILT: Any = object()  # a lazy part of a projected Session not folded yet
+
+
+def _lazy(name: str) -> property:
+    """`Session.calls`/`.invocations`/`.turns`: folded on first read."""
+    key = "_" + name
+
+    def get(self: Session) -> Any:
+        d = self.__dict__
+        value = d[key]
+        if value is _UNBUILT:
+            value = d[key] = getattr(d["_structure"], name)()
+        return value
+
+    def set_(self: Session, value: Any) -> None:
+        self.__dict__[key] = value
+
+    return property(get, set_, doc=f"The session's {name} (folded on first read).")
+
+
+def _subagent_calls(self: Subagent) -> list[Call]:
+    d = self.__dict__
+    if d["_calls"] is _UNBUILT:
+        d["_structure"].calls()  # gives every subagent still unbuilt its `_calls`
+    return d["_calls"]
+
+
+def _set_subagent_calls(self: Subagent, value: list[Call]) -> None:
+    self.__dict__["_calls"] = value
+
+
+Session.calls = _lazy("calls")  # type: ignore[assignment]
+Session.invocations = _lazy("invocations")  # type: ignore[assignment]
+Session.turns = _lazy("turns")  # type: ignore[assignment]
+Subagent.calls = property(_subagent_calls, _set_subagent_calls, doc="The subagent's tool calls (folded on first read).")  # type: ignore[assignment]
 
 
 def project(actions: Iterable[Action]) -> Session:
     """Fold a session's actions, in order, into a `Session` (event sourcing's `apply`)."""
     fold = _Fold()
     s = fold.s
-    all_actions, main, subagents = s.actions, s.main, s.subagents
+    all_actions = s.actions = list(actions)
+    main, subagents = s.main, s.subagents
+    main_append = main.append
     handlers = _HANDLERS
-    for a in actions:
-        all_actions.append(a)
+    steps = 0
+    for a in all_actions:
         thread = a.thread
+        kind = a.kind
         if thread == MAIN:
-            main.append(a)
+            main_append(a)
+            if kind == "tool.call":  # the commonest kind, and all a main-thread call changes eagerly
+                steps += 1
+                fold.main_last_spawn = None
+                continue
             sub = None
         else:
             sub = subagents.get(thread)
-            if a.kind != "subagent.spawned":
+            if kind != "subagent.spawned":
                 if sub is None:
                     # A thread we never saw spawned (e.g. an imported sidecar): make it known.
                     sub = subagents[thread] = Subagent(thread=thread, agent=a.data.get("agent"), call_id=None, prompt=None)
                 sub.actions.append(a)
-        handler = handlers.get(a.kind)
+        handler = handlers.get(kind)
         if handler is not None:
             handler(fold, a, a.data, sub)
+    fold.steps += steps
+    structure = _Structure(all_actions, subagents)
+    d = s.__dict__
+    d["_structure"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT
+    for sub in subagents.values():
+        sub.__dict__["_structure"], sub.__dict__["_calls"] = structure, _UNBUILT
     return fold.finish()
 
 

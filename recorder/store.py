@@ -27,7 +27,6 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 import sqlite_utils
-from ulid import ULID
 
 from recorder.errors import BadInput
 from recorder.model import Action, Session, project
@@ -41,6 +40,8 @@ def default_db_path() -> Path:
 
 
 def new_id() -> str:
+    from ulid import ULID  # on first use: python-ulid reads its package metadata on import (~20 ms), which a read-only command never needs
+
     return str(ULID())
 
 
@@ -744,20 +745,26 @@ class Store:
         encode = orjson.dumps
         records = []
         append = records.append
+        # A redactor is a pure function of the text, and a batch repeats texts (each check's
+        # spec in every session, many reasons and evidence): each distinct (redactor, text)
+        # is redacted once per batch.
+        redacted: dict[tuple[int, str], str] = {}
         for session_id, rows in batch:
             # The session's redactor (as _redacted picks it: its own, else this process's
             # environment one) looked up once, not twice per verdict: a regrade writes
             # thousands of sessions' verdicts through here.
             redact = self.redactor_for(session_id)
+            rid = id(redact)
             for r in rows:
                 result = r["result"]
                 spec = r["spec"]
                 reason, evidence = result.reason, encode(result.evidence, default=str).decode()
                 spec = spec if isinstance(spec, str) else dumps(spec)
                 if redact is not None:  # a check's value may be a secret too (its spec_sha256 stays the clear spec's)
-                    reason = redact(reason) if reason is not None else None
-                    evidence = redact(evidence)
-                    spec = redact(spec)
+                    if reason is not None:
+                        reason = redacted.get((rid, reason)) or redacted.setdefault((rid, reason), redact(reason))
+                    evidence = redacted.get((rid, evidence)) or redacted.setdefault((rid, evidence), redact(evidence))
+                    spec = redacted.get((rid, spec)) or redacted.setdefault((rid, spec), redact(spec))
                 append(
                     [
                         grading_id,
@@ -1059,6 +1066,20 @@ class Store:
         """The grading the session was first graded with: the one recorded with its run (what
         the positive control reproduces by default)."""
         return self._grading_for(session_id, "ASC")
+
+    def first_gradings(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """`first_grading_for` of many sessions in one query (a positive control over thousands
+        of sessions asks it of each): session id → its first grading, for those graded at all."""
+        if not session_ids:
+            return {}
+        order = {r[0]: i for i, r in enumerate(self._all("SELECT id FROM gradings ORDER BY created_at ASC, id ASC"))}
+        first: dict[str, str] = {}
+        marks = ",".join("?" * len(session_ids))
+        for session_id, grading_id in self._all(f"SELECT DISTINCT session_id, grading_id FROM verdict_rows WHERE session_id IN ({marks})", list(session_ids)):
+            known = first.get(session_id)
+            if known is None or order.get(grading_id, len(order)) < order.get(known, len(order)):
+                first[session_id] = grading_id
+        return first
 
     def _grading_for(self, session_id: str, order: str) -> str | None:
         row = self._one(

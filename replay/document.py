@@ -51,6 +51,8 @@ DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics"
 # Any other part needs every action (None).
 KINDS_FOR: dict[str, frozenset[str] | None] = {
     "metrics": frozenset({"metrics", "tool.call", "session.finished"}),
+    # a call is its tool.call and tool.result; its `agent` is its subagent's, named by the spawn
+    "calls": frozenset({"tool.call", "tool.result", "subagent.spawned"}),
     "environment": frozenset({"environment.expected", "environment.reported"}),
     "verdicts": frozenset(),
 }

@@ -32,7 +32,6 @@ from recorder.errors import BadInput
 from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
-from recorder.sandbox.snapshot import restore
 from recorder.sandbox.trees import remove_tree
 from recorder.store import Store, dumps
 
@@ -42,6 +41,7 @@ SNAPSHOT_CORRUPT = "snapshot_corrupt"
 NOT_IN_REPORT = "not_in_report"
 GRADING_CONTAINER = "grading_container"
 TRANSFORM = "transform"
+VERDICT_BATCH = 200  # sessions per verdict transaction when a pass grades many (regrade, grade)
 
 
 @dataclass
@@ -146,6 +146,8 @@ class NoWorkspace:
 
 
 def _restore_verified(data: bytes, sha: str, into: Path) -> None:
+    from recorder.sandbox.snapshot import restore  # only when a check reads the workspace: most gradings never do
+
     try:
         restore(data, into, sha256=sha)  # refuses a blob or tar whose content is not the recorded one
     except (BadInput, OSError, tarfile.TarError, ValueError) as exc:  # a corrupt or hostile snapshot

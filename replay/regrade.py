@@ -19,12 +19,9 @@ from recorder.spec.bench import BenchSpec
 from recorder.errors import BadInput
 from recorder.model import Session
 from recorder.store import SessionRow, Store
-from replay.grading import GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
+from replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from replay.judging import judge_for_grading
 from replay.select import Selection, batch_gc, resolve, rows
-
-BATCH = 200  # sessions per verdict transaction
-
 
 @dataclass
 class ScenarioTally:
@@ -101,7 +98,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
-            if len(pending) >= BATCH:
+            if len(pending) >= VERDICT_BATCH:
                 store.add_verdicts_many(grading_id, pending)
                 pending = []
             status = scenario_status(verdicts, session)
@@ -117,7 +114,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
 def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
     """Each selected session the bench has a scenario for, graded; the others counted in `skipped`."""
     control_runs: dict[str, bool] = {}
-    generated: dict[tuple[str, str], dict[str, Any]] = {}  # a run's generate: values, per scenario
+    contexts: dict[tuple[str, str], GradingContext] = {}  # per run and scenario: its generate: values, whether a control
     for row in rows(store, sel):
         prep = prepared.get(row.scenario)
         if prep is None:
@@ -127,8 +124,9 @@ def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skippe
             run = store.run(row.run_id)
             control_runs[row.run_id] = bool(run and run.get("kind") == "control")
         key = (row.run_id, row.scenario)
-        if key not in generated:
-            generated[key] = store.generated_vars(row.run_id, row.scenario)
+        context = contexts.get(key)
+        if context is None:
+            generated = store.generated_vars(row.run_id, row.scenario)
+            context = contexts[key] = replace(prep.context, vars={**prep.context.vars, **generated}, control=control_runs[row.run_id])
         session = store.load_session(row.id, row)
-        context = replace(prep.context, vars={**prep.context.vars, **generated[key]}, control=control_runs[row.run_id])
         yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context)

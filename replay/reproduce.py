@@ -27,13 +27,14 @@ from recorder.errors import BadInput
 from recorder.model import Action, Result, Session, project
 from recorder.redact import REDACTED
 from recorder.store import SessionRow, Store
-from replay.grading import NOT_IN_REPORT, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
 from replay.judging import judge_for_grading
 from replay.report import load_report
 from replay.verdicts import StoredVerdict, same_outcome
-from replay.select import Selection, resolve, rows, rows_by_ids
+from replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
 from replay.specs import check_index, missing_scripts, spec_from_dict
 
+_PAGE = 500  # sessions whose first grading is looked up in one query
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
 
 
@@ -69,6 +70,7 @@ class CheckReplay:
     verdict: str  # REPRODUCED | DIVERGED | COULD NOT RE-GRADE | SKIPPED
     why: str | None = None  # why it could not be re-graded
     result: Result | None = None  # the verdict as graded now (None when the check could not be built)
+    spec_json: str = ""  # the spec as stored (what `spec` was decoded from)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -130,19 +132,59 @@ class Reproduction:
 OnSession = Callable[[SessionReplay], None]
 
 
-def replay_session(session: Session, stored: list[StoredVerdict], source: WorkspaceSource, context: GradingContext) -> list[CheckReplay]:
+class Rebuilds:
+    """What a pass looks up once, not per session: checks rebuilt from stored specs (thousands
+    of sessions graded with the same checks store the same few specs, and a built check is
+    reusable: regrade builds each of its checks once too), and the grading context of a run's scenario."""
+
+    def __init__(self) -> None:
+        self._built: dict[tuple[str, str, Path | None], Check | str] = {}
+        self._specs: dict[str, dict[str, Any]] = {}
+        self._hashes: dict[tuple[str, str], str] = {}
+        self.contexts: dict[tuple[str, str, str], GradingContext] = {}  # per reproduced grading, run and scenario
+
+    def check(self, s: StoredVerdict, bench_dir: Path | None) -> Check | str:
+        key = (s.spec_json, s.spec_sha256, bench_dir)
+        built = self._built.get(key)
+        if built is None:
+            built = self._built[key] = _rebuilt(s, bench_dir)
+        return built
+
+    def spec(self, s: StoredVerdict) -> dict[str, Any]:
+        """The stored spec, decoded once per distinct text (read-only: it is shared)."""
+        spec = self._specs.get(s.spec_json)
+        if spec is None:
+            spec = self._specs[s.spec_json] = s.spec
+        return spec
+
+    def spec_sha256(self, c: CheckReplay) -> str:
+        """The hash of the spec as the catalog canonicalises it now (the stored one if it no
+        longer parses)."""
+        key = (c.spec_sha256, c.spec_json or orjson.dumps(c.spec, option=orjson.OPT_SORT_KEYS).decode())
+        sha = self._hashes.get(key)
+        if sha is None:
+            try:
+                sha = spec_hash(spec_from_dict(c.spec))
+            except ValueError:
+                sha = c.spec_sha256
+            self._hashes[key] = sha
+        return sha
+
+
+def replay_session(session: Session, stored: list[StoredVerdict], source: WorkspaceSource, context: GradingContext, rebuilds: Rebuilds | None = None) -> list[CheckReplay]:
     """Re-run every stored check on the session through the one grading function, and compare."""
+    rebuilds = rebuilds or Rebuilds()
     buildable: list[tuple[StoredVerdict, Check]] = []
     refused: dict[str, str] = {}
     for s in stored:
-        why = _rebuilt(s, context.bench_dir)
+        why = rebuilds.check(s, context.bench_dir)
         if isinstance(why, str):
             refused[s.check_path] = why
         else:
             buildable.append((s, why))
     verdicts = grade_session(session, [c for _, c in buildable], source, context, paths=[s.check_path for s, _ in buildable])
     fresh = {v.check_path: v for v in verdicts}
-    return [_compare(s, fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
+    return [_compare(s, rebuilds.spec(s), fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
 
 
 def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
@@ -162,14 +204,16 @@ def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
         return f"the check is refused now: {exc}"
 
 
-def _compare(s: StoredVerdict, fresh: Verdict | None, why: str | None) -> CheckReplay:
+def _compare(s: StoredVerdict, spec: dict[str, Any], fresh: Verdict | None, why: str | None) -> CheckReplay:
+    stored = _outcome(s)
+
     def replay(regraded: Outcome | None, verdict: str, why: str | None = None) -> CheckReplay:
-        return CheckReplay(s.check_path, s.type, s.spec, s.spec_sha256, s.readout, _outcome(s), regraded, verdict, why, fresh.result if fresh else None)
+        return CheckReplay(s.check_path, s.type, spec, s.spec_sha256, s.readout, stored, regraded, verdict, why, fresh.result if fresh else None, s.spec_json)
 
     if fresh is None:
         return replay(None, NOT_REGRADABLE, why)
     regraded = Outcome.of(fresh.result)
-    if regraded.same_as(_outcome(s)):
+    if regraded.same_as(stored):
         return replay(regraded, REPRODUCED)
     if fresh.unavailable is not None:  # what it reads is not here: no verdict to compare, not a divergence
         return replay(None, SKIPPED if fresh.unavailable == NOT_IN_REPORT else NOT_REGRADABLE, fresh.result.reason)
@@ -198,10 +242,16 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
         return rows(store, sel) if not sel.empty else _graded_by(store, grading_id)
 
     targets: dict[str, str] = {}  # session → the grading it reproduces (ids only: memory stays small)
-    for row in picked():
-        target = grading_id or store.first_grading_for(row.id)
-        if target is not None and (grading_id is None or store.graded(target, row.id)):
-            targets[row.id] = target
+    if grading_id is not None:
+        targets = {row.id: grading_id for row in picked() if store.graded(grading_id, row.id)}
+    else:
+        page: list[str] = []
+        for row in picked():
+            page.append(row.id)
+            if len(page) >= _PAGE:
+                targets.update(store.first_gradings(page))
+                page = []
+        targets.update(store.first_gradings(page))
     rep = Reproduction(source="database", input=str(store.path), reproduced_gradings=sorted(set(targets.values())))
     if not targets:
         return rep
@@ -210,20 +260,28 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
     contexts: dict[str, dict[str, dict[str, Any]]] = {}
     gradings: dict[str, dict[str, Any] | None] = {}
     judges: dict[str, Any] = {}  # per reproduced grading: always asks again, as that grading's judge did
-    for row in picked():
-        target = targets.get(row.id)
-        if target is None:
-            continue
-        if target not in gradings:
-            gradings[target] = store.grading(target)
-            contexts[target] = store.grading_scenarios(target)
-            judges[target] = judge_for_grading(store, rep.grading_id, mode="ask", judges=None, like_grading=target)
-        if row.run_id not in runs:
-            runs[row.run_id] = store.run(row.run_id)
-        one = _replay_stored(store, row, target, gradings[target], contexts[target].get(row.scenario) or {}, runs[row.run_id], rep.grading_id, judges[target])
-        rep.add(one)
-        if on_session:
-            on_session(one)
+    rebuilds = Rebuilds()
+    pending: list[tuple[str, list[dict[str, Any]]]] = []  # verdicts written a batch of sessions at a time, as regrade does
+    with batch_gc():
+        for row in picked():
+            target = targets.get(row.id)
+            if target is None:
+                continue
+            if target not in gradings:
+                gradings[target] = store.grading(target)
+                contexts[target] = store.grading_scenarios(target)
+                judges[target] = judge_for_grading(store, rep.grading_id, mode="ask", judges=None, like_grading=target)
+            if row.run_id not in runs:
+                runs[row.run_id] = store.run(row.run_id)
+            one = _replay_stored(store, row, target, gradings[target], contexts[target].get(row.scenario) or {}, runs[row.run_id], judges[target], rebuilds)
+            pending.append((row.id, [_verdict_row(c, rebuilds) for c in one.checks]))
+            if len(pending) >= VERDICT_BATCH:
+                store.add_verdicts_many(rep.grading_id, pending)
+                pending = []
+            rep.add(one)
+            if on_session:
+                on_session(one)
+        store.add_verdicts_many(rep.grading_id, pending)
     return rep
 
 
@@ -245,28 +303,27 @@ def _new_control_grading(store: Store, reproduced: list[str]) -> str:
     return store.new_grading("control", checkset_sha256=checkset, catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_ids.pop() if len(run_ids) == 1 else None, note=note)
 
 
-def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, new_grading: str, judge: Any) -> SessionReplay:
+def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, judge: Any, rebuilds: Rebuilds) -> SessionReplay:
     session = store.load_session(row.id, row)
     stored = _stored_verdicts(store, target, row.id)
-    bench_path = (grading or {}).get("bench_path")
-    vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
-    ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
-    one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx))
+    key = (target, row.run_id, row.scenario)
+    ctx = rebuilds.contexts.get(key)
+    if ctx is None:  # the same for every session of the run and scenario this grading graded
+        bench_path = (grading or {}).get("bench_path")
+        vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
+        ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
+        rebuilds.contexts[key] = ctx
+    one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx, rebuilds))
     if not one.checks:
         one.note = "the grading holds no verdicts for this session"
-    store.add_verdicts(new_grading, row.id, [_verdict_row(c) for c in one.checks])
     return one
 
 
-def _verdict_row(c: CheckReplay) -> dict[str, Any]:
+def _verdict_row(c: CheckReplay, rebuilds: Rebuilds) -> dict[str, Any]:
     """The grade pass's own verdict: the check as graded now; one that could not even be
     rebuilt is an ERROR saying why."""
     result = c.result if c.result is not None else Result.error(f"could not re-grade: {c.why}")
-    try:
-        sha = spec_hash(spec_from_dict(c.spec))
-    except ValueError:
-        sha = c.spec_sha256
-    return {"check_path": c.check_path, "type": c.type, "metric": c.spec.get("metric") or c.type, "spec": c.spec, "spec_sha256": sha, "result": result, "readout": c.readout}
+    return {"check_path": c.check_path, "type": c.type, "metric": c.spec.get("metric") or c.type, "spec": c.spec, "spec_sha256": rebuilds.spec_sha256(c), "result": result, "readout": c.readout}
 
 
 # ---------------------------------------------------------------- from a report JSON alone
@@ -281,13 +338,14 @@ def reproduce_report(path: Path, *, session: str | None = None, on_session: OnSe
     rep = Reproduction(source="report", input=str(path))
     run_dirs = {r.get("run_id"): r.get("bench_dir") for r in doc.get("runs") or []}
     wanted = session.strip().upper() if session else None
+    rebuilds = Rebuilds()
     for result in doc["results"]:
         sid = str(result.get("session_id") or "")
         if wanted and not sid.upper().startswith(wanted):
             continue
         run_id = result.get("run_id") or doc.get("run_id")
         bench_dir = doc.get("bench_dir") or run_dirs.get(run_id)
-        one = _replay_result(result, path, run_id, Path(bench_dir) if bench_dir else None)
+        one = _replay_result(result, path, run_id, Path(bench_dir) if bench_dir else None, rebuilds)
         rep.add(one)
         if on_session:
             on_session(one)
@@ -317,7 +375,7 @@ def _report_workspace(report: Path, run_id: str | None, session: Session) -> Wor
     return NoWorkspace(NOT_IN_REPORT, "this report carries no workspace snapshots: write it with --report-dir, or grade from the database (benchtape grade RUN_ID)")
 
 
-def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, bench_dir: Path | None) -> SessionReplay:
+def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, bench_dir: Path | None, rebuilds: Rebuilds) -> SessionReplay:
     session = session_from_report(result)
     stored = sorted(
         (
@@ -328,7 +386,7 @@ def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, ben
     )
     context = result.get("grading_context") or {}
     ctx = GradingContext.stored(context, bench_dir)
-    graded = replay_session(session, stored, _report_workspace(report, run_id, session), ctx)
+    graded = replay_session(session, stored, _report_workspace(report, run_id, session), ctx, rebuilds)
     one = SessionReplay(str(result.get("session_id")), str(result.get("scenario_id")), int(result.get("attempt") or 1), None, graded)
     if not one.checks:
         one.note = "the report holds no checks for this session"

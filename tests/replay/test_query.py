@@ -82,11 +82,11 @@ def test_a_narrow_document_folds_from_fewer_kinds_but_says_the_same(demo_db):
     store = Store(demo_db)
     for row in store.session_rows():
         full = document(row, store.load_session(row.id, row), [])
-        for keys in ({"metrics"}, {"environment"}, {"metrics", "environment", "verdicts"}):
+        for keys in ({"metrics"}, {"environment"}, {"calls"}, {"metrics", "calls"}, {"metrics", "environment", "verdicts"}):
             narrow = store.load_session(row.id, row, kinds_needed(frozenset(keys)))
             doc = document(row, narrow, [], keys=frozenset(keys))
             assert doc == {k: full[k] for k in keys}
-    assert kinds_needed(frozenset({"metrics", "calls"})) is None
+    assert kinds_needed(frozenset({"metrics", "actions"})) is None
 
 
 def test_query_streams_sessions_one_at_a_time(demo_db, monkeypatch):

@@ -1,0 +1,77 @@
+"""The projection's lazy parts (calls, invocations, turns, each subagent's calls) are folded
+when first read: whatever order a reader asks for them in, through a copy or not, they are
+what reading them in order gives; and `query`'s narrow projection for `calls` (only the kinds
+KINDS_FOR names) gives the calls the full projection gives, on every real transcript."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from adapterkit import realdata_params
+from adapters.transcripts import open_transcripts
+from recorder.model import MAIN, Action, Session, project
+from replay.document import KINDS_FOR
+
+
+def _view(s: Session) -> tuple:
+    subs = {t: (v.agent, v.call_id, [dataclasses.astuple(c) for c in v.calls], v.tools, v.output) for t, v in s.subagents.items()}
+    return ([dataclasses.astuple(c) for c in s.calls], [dataclasses.astuple(i) for i in s.invocations], [(t.prompt, t.steps) for t in s.turns], subs, s.skills, s.final_output, s.metrics.step_count)
+
+
+def _read_backwards(s: Session) -> tuple:
+    """Subagents' calls first, then turns and invocations through a copy, then the rest."""
+    for sub in s.subagents.values():
+        sub.tools
+    view = copy.copy(s)
+    view.turns, view.invocations
+    return _view(s)
+
+
+def _actions(path: Path) -> list[Action]:
+    out: list[Action] = []
+    for transcript in open_transcripts(path):
+        out += [a for _line, got in transcript.lines() for a in got]
+    return [a.stamped(seq=i + 1) for i, a in enumerate(out)]
+
+
+@pytest.mark.parametrize("path", realdata_params("**/*.jsonl"))
+def test_lazy_parts_do_not_depend_on_the_order_they_are_read_in(path: Path) -> None:
+    actions = _actions(path)
+    assert _read_backwards(project(actions)) == _view(project(actions))
+
+
+@pytest.mark.parametrize("path", realdata_params("**/*.jsonl"))
+def test_the_narrow_projection_for_calls_gives_the_same_calls(path: Path) -> None:
+    actions = _actions(path)
+    narrow = project([a for a in actions if a.kind in KINDS_FOR["calls"]])
+    assert [c.to_dict() for c in narrow.calls] == [c.to_dict() for c in project(actions).calls]
+
+
+KINDS = ("tool.call", "tool.result", "subagent.spawned", "subagent.finished", "skill.invoked", "message.user", "message.assistant", "session.started", "final_output")
+maybe = lambda values: st.one_of(st.none(), st.sampled_from(values))  # noqa: E731
+DATA = st.fixed_dictionaries(
+    {},
+    optional={"call_id": maybe(["c1", "c2", "c3"]), "tool": maybe(["Read", "Task", "mcp__x"]), "thread": maybe(["t1", "t2"]), "agent": maybe(["a", "b"]), "is_error": st.one_of(st.none(), st.booleans()), "prompt": maybe(["p", "q"]), "text": maybe(["hi"]), "output": maybe(["o"]), "name": maybe(["sk"])},
+)
+ACTIONS = st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from([MAIN, MAIN, "t1", "t2"]), DATA), max_size=25)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ACTIONS)
+def test_any_action_sequence_reads_the_same_in_any_order(rows) -> None:
+    actions = [Action(kind, data, thread=thread, seq=i + 1) for i, (kind, thread, data) in enumerate(rows)]
+    assert _read_backwards(project(actions)) == _view(project(actions))
+
+
+def test_a_session_built_by_hand_keeps_what_it_was_given() -> None:
+    s = Session(prompt="p")
+    assert s.calls == [] and s.turns == [] and s.invocations == []
+    s.calls = ["x"]  # type: ignore[list-item]
+    assert s.calls == ["x"]
+    assert dataclasses.replace(project([Action("session.started", {"prompt": "p"})])).turns[0].prompt == "p"
