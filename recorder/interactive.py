@@ -30,7 +30,7 @@ import orjson
 
 from adapters.base import Command, Tui, warning
 from recorder.model import Action
-from recorder.terminal import PaneCommand, Terminal, wait_for
+from recorder.terminal import PaneCommand, Terminal, TerminalError, wait_for
 
 READY_SECONDS = 60.0  # start to prompt box (observed 1.1-1.7 s; a cold container is slower)
 BLOCKED_STABLE = 1.5  # a permission prompt unchanged this long is waiting for a person
@@ -197,10 +197,14 @@ class Driver:
         outcome, exit_code, why_screen = "ok", None, "exit"
         self._closed = False  # said goodbye, then lingered and was killed: the session itself ended cleanly
         try:
-            outcome = self._session(term, tui, tail, prompts, home, deadline, started)
-            if outcome in ("ok",):
-                exit_code = self._leave(term, tui)
-            why_screen = {"ok": "exit", "blocked": "permission prompt", "exited": "exited", "timeout": "timeout", "interrupted": "interrupted", "not_ready": "never ready"}[outcome]
+            try:
+                outcome = self._session(term, tui, tail, prompts, home, deadline, started)
+                if outcome in ("ok",):
+                    exit_code = self._leave(term, tui)
+            except TerminalError as exc:  # the terminal went away under the session (its server killed)
+                outcome = "lost"
+                self._note([Action("error", {"message": f"the terminal hosting the agent went away mid-session: {exc}"})])
+            why_screen = {"ok": "exit", "blocked": "permission prompt", "exited": "exited", "timeout": "timeout", "interrupted": "interrupted", "not_ready": "never ready", "lost": "terminal lost"}[outcome]
         finally:
             screen = term.screen()
             if exit_code is None and not self._closed:

@@ -261,6 +261,10 @@ class Runner:
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
+        if cmd.tui is not None and box.level not in ("none", "workspace"):
+            from recorder.interactive import seed_home
+
+            seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
         # (first-run answers, staged plugins) are in, so they are never counted as the agent's
         store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED))
@@ -306,13 +310,10 @@ class Runner:
         is `environment.reported`; with `require`, a problem it found refuses the session here,
         before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
         probe's record (the print path folds it into each init line's)."""
-        if box.level not in ("none", "workspace"):  # a HOME of the sandbox's own, never yours
+        if cmd.home_json and box.level not in ("none", "workspace"):  # a HOME of the sandbox's own, never yours
             from recorder.interactive import seed_home
 
-            if cmd.home_json:
-                seed_home(box.home, cmd.home_json)
-            if cmd.tui is not None:
-                seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers
+            seed_home(box.home, cmd.home_json)
         if not cmd.setup and not cmd.home_trees:
             return None, None
         import shutil

@@ -300,3 +300,43 @@ def test_kill_minus_nine_keeps_every_transcript_line_read(tmp_path):
     session = store.load_session(row.id)
     assert [c.tool for c in session.calls][:2] == ["Read", "Edit"] and session.calls[1].outcome == "ok"
     assert store.raw_lines(row.id) and not [a for a in session.actions if a.kind == "session.finished"]
+
+
+def test_a_terminal_killed_under_the_session_is_its_error_not_a_crash(tmp_path):
+    """The tmux server hosting the agent dies mid-session: the session records why and ends as
+    an error; benchtape itself does not fail with a traceback."""
+    import subprocess
+    import time
+
+    from cli import popen
+    from recorder.store import Store
+
+    need("claude-code")
+    bench = yaml.safe_load((BENCHES / "claude-code.yaml").read_text())
+    sc = bench["scenarios"][0]
+    sc["testdata"] = _calc(bench)
+    marker = f"benchtape-lost-{os.getpid()}-{tmp_path.name}"
+    sc["mock"]["steps"].insert(2, {"tool": "Bash", "input": {"command": f"exec -a {marker} sleep 60"}})
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
+    terminals = set(Path("/tmp").glob("benchtape-tty-*"))
+    proc = popen("run", tmp_path / "b.yaml", "--db", tmp_path / "t.db", cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode != 0:
+            time.sleep(0.3)  # until the agent is inside its long Bash call
+        mine = set(Path("/tmp").glob("benchtape-tty-*")) - terminals
+        assert mine, "no terminal folder appeared"
+        for folder in mine:
+            subprocess.run(["tmux", "-S", str(folder / "tmux.sock"), "kill-server"], check=False, capture_output=True)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        subprocess.run(["pkill", "-9", "-f", marker], check=False)
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in out + err
+    store = Store(tmp_path / "t.db", readonly=True)
+    [row] = list(store.session_rows())
+    session = store.load_session(row.id)
+    assert session.status == "error"
+    # seen between two looks at the pane (it exited) or while typing into it (the terminal went away)
+    assert any("the terminal UI exited during turn 1" in e or "the terminal hosting the agent went away" in e for e in session.errors), session.errors
