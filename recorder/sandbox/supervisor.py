@@ -24,6 +24,9 @@ SCRIPT = Path(__file__).with_name("supervise.py")
 MARKER = "BENCHTAPE_SESSION"  # in the harness's environment: finds what it left behind
 
 
+EOF = "\x00eof"  # the supervisor's stdout closed (a message no supervisor writes)
+
+
 class Supervisor:
     """A supervisor process, its spec sent, its messages read by a thread.
 
@@ -44,7 +47,7 @@ class Supervisor:
             close_fds=True,
             env={"LANG": "C.UTF-8"},
         )
-        self.messages: queue.Queue[str | None] = queue.Queue()
+        self.messages: queue.Queue[str] = queue.Queue()
         self._lock = threading.Lock()
         threading.Thread(target=self._read, name="benchtape-supervisor", daemon=True).start()
 
@@ -72,7 +75,7 @@ class Supervisor:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.messages.put(line.decode("utf-8", "replace").rstrip("\n"))
-        self.messages.put(None)
+        self.messages.put(EOF)  # after every line it wrote: whatever it said is queued before this
 
     def send(self, line: str) -> None:
         with self._lock:
@@ -139,8 +142,9 @@ class SupervisedProcess:
             return
         message = self._message(timeout) if timeout > 0 else self._nowait()
         if message is None:
-            if self.sup.proc.poll() is not None and self.sup.messages.empty():  # it died without a word
-                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"}
+            return  # nothing yet
+        if message == EOF:  # its output ended with no `exited` before it: it died without a word
+            self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"}
             return
         if message.startswith("exited "):
             self.exit = orjson.loads(message[len("exited ") :])
