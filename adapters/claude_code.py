@@ -163,6 +163,12 @@ def _logged_in(home: Path) -> bool:
     return isinstance(data, dict) and bool(data.get("oauthAccount"))
 
 
+# Written into a private HOME before every session: the updater off (it would `npm i -g`). 2.1.328
+# moves `autoUpdates: false` into settings' env on its first start, so that half is written too:
+# what the tool would write is in place before the tree is snapshotted, never the agent's change.
+NO_UPDATES = {".claude.json": {"autoUpdates": False}, ".claude/settings.json": {"env": {"DISABLE_AUTOUPDATER": "1"}}}
+
+
 class ClaudeCodeAdapter:
     name = HARNESS
 
@@ -189,7 +195,7 @@ class ClaudeCodeAdapter:
             init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
         env = hermetic_env(cfg.args, launch.endpoint)
-        common = dict(env=env, home_json={".claude.json": {"autoUpdates": False}}, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
+        common = dict(env=env, home_json=NO_UPDATES, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)
         return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]

@@ -158,7 +158,8 @@ def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:
                 old = orjson.loads(path.read_bytes())
             except orjson.JSONDecodeError:
                 old = {}
-        path.write_bytes(orjson.dumps(merge_json(old if isinstance(old, dict) else {}, dict(doc)), option=orjson.OPT_INDENT_2))
+        # as Claude Code writes its own (indented, a final newline): a file it only re-saves is unchanged
+        path.write_bytes(orjson.dumps(merge_json(old if isinstance(old, dict) else {}, dict(doc)), option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _rule(line: str) -> bool:
