@@ -1,36 +1,16 @@
-"""Test helpers for adapters: where the real transcripts are (and a loud skip when they are not).
-
-The samples live in `shared/realdata` beside the repository (CI clones the repo next
-to `shared/`). BENCHTAPE_REALDATA names another place when that one is absent.
-"""
+"""Test helpers for adapters: the real transcripts (tests/realdatakit.py finds them), and a
+loud skip when they are missing."""
 
 from __future__ import annotations
 
-import os
 import warnings
-from pathlib import Path
 
 import pytest
+from realdatakit import REALDATA, VENDORED, find_realdata  # noqa: F401 - re-exported for the adapter tests
 
 from recorder.model import Action, Session, project
 
-
-def find_realdata() -> Path | None:
-    beside = (Path(__file__).resolve().parents[2] / "../shared/realdata").resolve()
-    if beside.is_dir():
-        return beside
-    env = os.environ.get("BENCHTAPE_REALDATA")
-    if env and Path(env).is_dir():
-        return Path(env).resolve()
-    return None
-
-
-REALDATA = find_realdata()
-MISSING = (
-    "REAL TRANSCRIPTS NOT FOUND: expected shared/realdata beside the repository "
-    f"({Path(__file__).resolve().parents[2].parent / 'shared/realdata'}) or a folder in BENCHTAPE_REALDATA; "
-    "the adapter tests on real data are SKIPPED"
-)
+MISSING = f"REAL TRANSCRIPTS NOT FOUND: not in BENCHTAPE_REALDATA, shared/realdata beside the repository, nor {VENDORED}; the adapter tests on real data are SKIPPED"
 if REALDATA is None:
     warnings.warn(MISSING, stacklevel=1)
 

@@ -9,10 +9,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from cli import ROOT, benchtape
+from realdatakit import find_realdata
 
-REALDATA = Path(os.environ.get("BENCHTAPE_REALDATA") or ROOT.parent / "shared" / "realdata")
+REALDATA = find_realdata() or ROOT / "tests" / "realdata"
 BIN = ROOT / "tests" / "bin"
 SUBAGENT_STREAM = "claude-stream-json/obers_ui__agent-subagent__api-error-result__v2.1.72.jsonl"
 

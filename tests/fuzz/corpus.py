@@ -19,7 +19,6 @@ import functools
 import gzip
 import io
 import json
-import os
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -28,11 +27,10 @@ import orjson
 import yaml
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+from realdatakit import find_realdata
 
 ROOT = Path(__file__).resolve().parents[2]
-REALDATA = Path(os.environ.get("BENCHTAPE_REALDATA") or ROOT.parent / "shared" / "realdata")
-if not REALDATA.is_dir():
-    REALDATA = Path("/work/shared/realdata")
+REALDATA = find_realdata() or ROOT / "tests" / "realdata"
 
 # ---------------------------------------------------------------- seeds
 

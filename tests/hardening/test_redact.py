@@ -5,12 +5,28 @@ from __future__ import annotations
 import base64
 import json
 import urllib.parse
-from pathlib import Path
 
 import pytest
+from secretkit import (
+    AWS_KEY_ID,
+    AWS_SECRET,
+    DEPLOY_KEY,
+    GITHUB_TOKEN,
+    JWT,
+    OPENAI_KEY,
+    SLACK_TOKEN,
+    STRIPE_KEY,
+)
 
-from recorder.redact import REDACTED, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
-from secretkit import AWS_KEY_ID, AWS_SECRET, DEPLOY_KEY, GITHUB_TOKEN, JWT, OPENAI_KEY, SLACK_TOKEN, STRIPE_KEY
+from recorder.redact import (
+    REDACTED,
+    redact_argv,
+    redact_params,
+    redactor,
+    secret_params,
+    secret_values,
+    shapes_only,
+)
 
 SHAPED = {
     "aws key id": AWS_KEY_ID,
@@ -96,13 +112,10 @@ def test_argv_and_params_are_stored_without_their_secrets():
 def test_real_transcripts_have_nothing_shaped_like_a_credential():
     """No false positives on what agents really print: every line of the real transcripts
     passes through the shapes unchanged."""
-    import importlib.util
 
-    kit = Path(__file__).resolve().parents[1] / "adapters" / "adapterkit.py"  # the one place that knows where realdata lives
-    spec = importlib.util.spec_from_file_location("adapterkit_for_redact", kit)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    realdata = module.find_realdata()
+    from realdatakit import find_realdata
+
+    realdata = find_realdata()
     if realdata is None:
         pytest.skip("REAL TRANSCRIPTS NOT FOUND (BENCHTAPE_REALDATA)")
     lines = [line for f in sorted(realdata.rglob("*.jsonl")) for line in f.read_text(errors="replace").splitlines()]

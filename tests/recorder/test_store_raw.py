@@ -20,11 +20,10 @@ from recorder import store as store_module
 from recorder.importer import import_files, reparse
 from recorder.model import Action, Result
 from recorder.store import MIGRATIONS, Store
+from realdatakit import find_realdata
 
 ROOT = Path(__file__).resolve().parents[2]
-REALDATA = Path(os.environ.get("BENCHTAPE_REALDATA") or ROOT.parent.parent / "shared" / "realdata")
-if not REALDATA.is_dir():
-    REALDATA = Path("/work/shared/realdata")
+REALDATA = find_realdata() or ROOT / "tests" / "realdata"
 needs_realdata = pytest.mark.skipif(not REALDATA.is_dir(), reason="real transcripts not found")
 
 

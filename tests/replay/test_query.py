@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from realdatakit import find_realdata
+from replaykit import ROOT, cli, unique_prefix
 
 from recorder.store import Store
 from replay.document import document, kinds_needed
 from replay.query import compile_query, reachable_keys
-from replaykit import ROOT, cli, unique_prefix
 
 
 def _ids(db: Path) -> dict[str, str]:
@@ -103,7 +104,7 @@ def test_query_streams_sessions_one_at_a_time(demo_db, monkeypatch):
     assert loaded == [first["session_id"]]
 
 
-REAL = Path("/work/shared/realdata/claude-transcripts")
+REAL = (find_realdata() or Path("/nonexistent")) / "claude-transcripts"
 
 
 def test_query_over_imported_real_transcripts(tmp_path):
