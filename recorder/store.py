@@ -858,20 +858,14 @@ class Store:
         return _decode_judgment(rows[0]) if rows else None
 
     def judgments(self, *, grading_id: str | None = None, session_id: str | None = None, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        where, params = [], []
-        if grading_id:
-            where.append("grading_id = ?")
-            params.append(grading_id)
-        if session_id:
-            where.append("session_id = ?")
-            params.append(session_id)
+        where, params = _equal({"grading_id": grading_id, "session_id": session_id})
         if ids is not None:
             wanted = list(ids)
             if not wanted:
                 return []
             where.append(f"id IN ({','.join('?' * len(wanted))})")
             params.extend(wanted)
-        sql = "SELECT * FROM judgments" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, id"
+        sql = "SELECT * FROM judgments" + _where(where) + " ORDER BY created_at, id"
         return [_decode_judgment(r) for r in self._rows(sql, params)]
 
     def judgment_totals(self, grading_id: str) -> dict[str, Any]:
@@ -927,14 +921,8 @@ class Store:
         return _session_row(rows[0]) if rows else None
 
     def session_rows(self, *, run_id: str | None = None, scenario: str | None = None) -> Iterator[SessionRow]:
-        where, params = [], []
-        if run_id:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if scenario:
-            where.append("scenario = ?")
-            params.append(scenario)
-        sql = "SELECT * FROM sessions" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY started_at, id"
+        where, params = _equal({"run_id": run_id, "scenario": scenario})
+        sql = "SELECT * FROM sessions" + _where(where) + " ORDER BY started_at, id"
         for r in self._rows(sql, params):
             yield _session_row(r)
 
@@ -988,14 +976,8 @@ class Store:
     def verdicts(self, *, grading_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
         """Verdict rows with their spec (decoded), read through the `verdicts` view, which joins
         each row to its spec stored once in `specs`; the same for stores of any age."""
-        where, params = [], []
-        if grading_id:
-            where.append("grading_id = ?")
-            params.append(grading_id)
-        if session_id:
-            where.append("session_id = ?")
-            params.append(session_id)
-        sql = "SELECT * FROM verdicts" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, rowid"
+        where, params = _equal({"grading_id": grading_id, "session_id": session_id})
+        sql = "SELECT * FROM verdicts" + _where(where) + " ORDER BY created_at, rowid"
         out = []
         for r in self._rows(sql.replace("rowid", "check_path"), params):
             r["spec"] = loads(r["spec"])
@@ -1016,18 +998,13 @@ class Store:
     def iter_session_rows(self, *, run_id: str | None = None, scenario: str | None = None, session_ids: Iterable[str] | None = None, batch: int = 500) -> Iterator[SessionRow]:
         """Session rows in id (= creation) order, a page at a time: no read cursor stays open
         while the caller writes, and memory does not grow with the store."""
-        where, params = ["id > ?"], []
-        if run_id:
-            where.append("run_id = ?")
-            params.append(run_id)
-        if scenario:
-            where.append("scenario = ?")
-            params.append(scenario)
+        where, params = _equal({"run_id": run_id, "scenario": scenario})
+        where.insert(0, "id > ?")  # the page's start, given first in each query below
         if session_ids is not None:
             wanted = list(session_ids)
             where.append(f"id IN ({','.join('?' * len(wanted))})")
             params.extend(wanted)
-        sql = "SELECT * FROM sessions WHERE " + " AND ".join(where) + " ORDER BY id LIMIT ?"
+        sql = "SELECT * FROM sessions" + _where(where) + " ORDER BY id LIMIT ?"
         last = ""
         while True:
             page = [_session_row(r) for r in self._rows(sql, [last, *params, batch])]
@@ -1151,17 +1128,11 @@ class Store:
 
     def newest_sessions(self, *, run_id: str | None = None, scenario: str | None = None, not_kind: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
         """(session id, its run's kind), newest first; `not_kind` leaves out runs of that kind."""
-        where, params = [], []
-        if run_id:
-            where.append("s.run_id = ?")
-            params.append(run_id)
+        where, params = _equal({"s.run_id": run_id, "s.scenario": scenario})
         if not_kind:
             where.append("r.kind IS NOT ?")
             params.append(not_kind)
-        if scenario:
-            where.append("s.scenario = ?")
-            params.append(scenario)
-        sql = "SELECT s.id, r.kind FROM sessions s JOIN runs r ON r.id = s.run_id" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC"
+        sql = "SELECT s.id, r.kind FROM sessions s JOIN runs r ON r.id = s.run_id" + _where(where) + " ORDER BY s.id DESC"
         if limit:
             sql, params = sql + " LIMIT ?", [*params, int(limit)]
         return [(r[0], r[1]) for r in self._all(sql, params)]
@@ -1190,6 +1161,16 @@ def _decode_run(r: dict[str, Any]) -> dict[str, Any]:
     for k in ("argv", "host", "params"):
         r[k] = loads(r.get(k))
     return r
+
+
+def _equal(filters: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """`column = ?` conditions and their parameters for the filters given (None or "" filters nothing)."""
+    given = {column: value for column, value in filters.items() if value}
+    return [f"{column} = ?" for column in given], list(given.values())
+
+
+def _where(conditions: list[str]) -> str:
+    return " WHERE " + " AND ".join(conditions) if conditions else ""
 
 
 def _session_row(r: dict[str, Any]) -> SessionRow:
