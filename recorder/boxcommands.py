@@ -79,15 +79,33 @@ def expand(command: str, box: OpenWorkspace) -> str:
     return command.replace("{workdir}", shlex.quote(workdir_of(box)))
 
 
-def run_command(box: OpenWorkspace, command: str, env: Mapping[str, str], timeout: float) -> CommandRun:
-    """`/bin/sh -c COMMAND` in the sandbox; its output (stdout, then stderr's tail) kept short."""
+@dataclass(frozen=True)
+class Ran:
+    """What one process started in the sandbox did."""
+
+    exit_code: int | None
+    lines: list[str]
+    stderr: str
+    seconds: float
+    timed_out: bool
+
+
+def run_in_box(box: OpenWorkspace, argv: list[str], env: Mapping[str, str], timeout: float, *, until: str | None = None, max_line: int = OUTPUT_LINE) -> Ran:
+    """argv in the sandbox, to its end: killed past `timeout`, or as soon as a line holds
+    `until` (a probe that has printed what was wanted). The one way benchtape runs its own
+    commands in a session's sandbox (setup commands, `pre`/`post`, the environment probe)."""
     started = time.monotonic()
-    try:
-        proc = box.spawn(["/bin/sh", "-c", expand(command, box)], {**box.env, **env}, b"")
-    except OSError as exc:
-        return CommandRun(command, None, f"could not start /bin/sh: {exc}", 0.0)
+    proc = box.spawn(argv, env, b"")
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(c.text for c in proc.lines(OUTPUT_LINE)), daemon=True)
+
+    def read() -> None:
+        for captured in proc.lines(max_line):
+            lines.append(captured.text)
+            if until and until in captured.text:
+                proc.kill()
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     code, timed_out = None, False
     while code is None:
@@ -95,12 +113,19 @@ def run_command(box: OpenWorkspace, command: str, env: Mapping[str, str], timeou
         if code is None and time.monotonic() - started > timeout:
             proc.kill()
             code, timed_out = proc.wait(5), True
-            break
     reader.join()  # bounded: it reads only what the command wrote before it exited
-    text = "\n".join(lines)
-    err = proc.stderr_tail()
-    output = (text + ("\n" if text and err else "") + err)[-OUTPUT_TAIL:]
-    return CommandRun(command, None if timed_out else code, output, time.monotonic() - started, timed_out)
+    return Ran(code, lines, proc.stderr_tail(), time.monotonic() - started, timed_out)
+
+
+def run_command(box: OpenWorkspace, command: str, env: Mapping[str, str], timeout: float) -> CommandRun:
+    """`/bin/sh -c COMMAND` in the sandbox; its output (stdout, then stderr's tail) kept short."""
+    try:
+        ran = run_in_box(box, ["/bin/sh", "-c", expand(command, box)], {**box.env, **env}, timeout)
+    except OSError as exc:
+        return CommandRun(command, None, f"could not start /bin/sh: {exc}", 0.0)
+    text = "\n".join(ran.lines)
+    output = (text + ("\n" if text and ran.stderr else "") + ran.stderr)[-OUTPUT_TAIL:]
+    return CommandRun(command, None if ran.timed_out else ran.exit_code, output, ran.seconds, ran.timed_out)
 
 
 def run_all(box: OpenWorkspace, commands: Sequence[str], env: Mapping[str, str], timeout: float) -> list[CommandRun]:

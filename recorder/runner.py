@@ -318,10 +318,12 @@ class Runner:
             return None, None
         import shutil
 
+        from recorder.sandbox.trees import remove_tree
+
         for rel, source in cmd.home_trees.items():
             target = box.home / rel
             if target.exists():
-                shutil.rmtree(target)
+                remove_tree(target)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copytree(source, target, symlinks=True)
         _write_home_files(box.home, cmd.home_files)
@@ -342,28 +344,13 @@ class Runner:
 
     def _setup_step(self, box: OpenWorkspace, env: dict[str, str], step: Setup) -> SetupOutput:
         """One setup command in the sandbox, stopped once it printed `until` (the probe's init line)."""
+        from recorder.boxcommands import run_in_box
+
         try:
-            proc = box.spawn(step.argv, env, b"")
+            ran = run_in_box(box, list(step.argv), env, step.timeout, until=step.until, max_line=SETUP_LINE)
         except OSError as exc:
             return SetupOutput(None, "", str(exc))
-        lines: list[str] = []
-
-        def read() -> None:
-            for captured in proc.lines(SETUP_LINE):
-                line = captured.text
-                lines.append(line)
-                if step.until and step.until in line:
-                    proc.kill()
-                    return
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(step.timeout)
-        if reader.is_alive():
-            proc.kill()
-            reader.join(5)
-        code = proc.wait(5)
-        return SetupOutput(code, "\n".join(lines), proc.stderr_tail())
+        return SetupOutput(ran.exit_code, "\n".join(ran.lines), ran.stderr)
 
     def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> "Drive":
         """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,

@@ -60,8 +60,7 @@ class SessionFolder:
         """A new folder, locked before anything else is in it (a sweep skips folders it cannot read)."""
         folder = cls(Path(tempfile.mkdtemp(prefix=PREFIX)))
         folder.capture.mkdir()
-        for name in ("stdin", "stdout", "stderr", "exit"):
-            (folder.capture / name).touch(mode=0o600)
+        folder.fresh_capture()
         folder.note(version=1, pid=os.getpid(), created=time.time())
         return folder
 
