@@ -28,7 +28,7 @@ from recorder.model import Action, Session, project
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = Path(os.environ.get("BENCHTAPE_TOOLS") or ROOT / ".benchtape" / "tools")
-MINI_MCP = Path(__file__).resolve().parent / "models" / "mini_mcp.py"
+MINI_MCP = ROOT / "fixtures-red" / "interactive" / "plugins" / "demo" / "probe_mcp.py"  # the demo plugin's stdio MCP server (one tool, `probe`)
 
 
 def need(tool: str) -> Path:

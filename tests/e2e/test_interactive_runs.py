@@ -220,7 +220,7 @@ def test_the_negative_control_runs_on_an_interactive_bench(tmp_path):
 
 def _calc(bench: dict) -> str:
     """The fixture's testdata, for a copy of its bench written outside its folder (named allowed)."""
-    path = str(BENCHES / "calc")
+    path = str(ROOT / "fixtures-red" / "demo" / "calc")
     bench["x-benchtape-allow-outside"] = [path]
     return path
 

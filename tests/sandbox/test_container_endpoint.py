@@ -87,8 +87,8 @@ def test_the_real_tool_completes_a_scripted_session_in_a_container(tool, tmp_pat
     if tool == "codex":  # codex's own workspace-write sandbox (bwrap) cannot make namespaces in a container: the container is the fence
         bench["harness_config"]["args"] = ["--sandbox", "danger-full-access"]
     for sc in bench["scenarios"]:
-        sc["testdata"] = str(ROOT / "fixtures-red" / "scripted" / "calc")
-    bench["x-benchtape-allow-outside"] = [str(ROOT / "fixtures-red" / "scripted" / "calc")]  # the fixture's own testdata, from a bench in tmp
+        sc["testdata"] = str(ROOT / "fixtures-red" / "demo" / "calc")
+    bench["x-benchtape-allow-outside"] = [str(ROOT / "fixtures-red" / "demo" / "calc")]  # the demo testdata, from a bench in tmp
     other = _server()  # a host loopback port that is not the model's
     probe = f"python3 -c \"import socket\nfor a in (('127.0.0.1', {other.server_address[1]}), ('192.0.2.1', 80)):\n  s = socket.socket(); s.settimeout(3)\n  print('reached' if s.connect_ex(a) == 0 else 'unreachable', a[1])\""
     bench["scenarios"][0]["mock"]["steps"].insert(-1, {"tool": "Bash", "input": {"command": probe}})
