@@ -106,6 +106,54 @@ def test_a_timeout_kills_the_real_process_tree(tmp_path):
     assert left == [], "the agent's children outlived the session"
 
 
+@pytest.mark.parametrize("how", ["ctrl-c", "kill-9"])
+def test_ctrl_c_and_kill_9_of_benchtape_end_the_real_process_tree(tmp_path, how):
+    """benchtape stopped mid-session with the real claude in a long Bash call: Ctrl-C records the
+    session `interrupted` (exit 130); a kill -9 leaves it to `recover`, which finishes it as
+    `interrupted`. Either way nothing the agent started outlives it."""
+    import signal
+    import time
+
+    from cli import popen
+
+    need("claude-code")
+    marker = f"marker-{how}-{os.getpid()}-{tmp_path.name}"
+    (tmp_path / "td").mkdir()
+    (tmp_path / "td" / "wait.py").write_text("import time\ntime.sleep(300)\n")
+    bench = tmp_path / "slow.yaml"
+    bench.write_text(yaml.safe_dump({
+        "harness": "claude-code",
+        "harness_config": {"model": "scripted", "args": ["--permission-mode", "bypassPermissions"]},
+        "defaults": {"interactive": False, "timeout": "120s"},
+        "scenarios": [{"name": "hangs", "prompt": "wait", "testdata": "td", "mock": {"steps": [{"tool": "Bash", "input": {"command": f"python3 wait.py {marker}"}}, {"say": "never"}]}}],
+    }))
+    db = tmp_path / "t.db"
+    proc = popen("run", bench, "--db", db, cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode != 0:
+            time.sleep(0.2)  # until the agent is inside its Bash call
+        proc.send_signal(signal.SIGINT if how == "ctrl-c" else signal.SIGKILL)
+        proc.communicate(timeout=60)
+        if how == "kill-9":
+            recovered = benchtape("recover", "--db", db, cwd=tmp_path)
+            assert recovered.returncode == 0, recovered.stdout + recovered.stderr
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0:
+            time.sleep(0.2)
+        left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+    finally:
+        proc.kill()
+        subprocess.run(["pkill", "-9", "-f", marker])
+    assert left == [], "the agent's children outlived benchtape"
+    if how == "ctrl-c":
+        assert proc.returncode == 130
+    with sqlite3.connect(db) as c:
+        statuses = [json.loads(d)["status"] for (d,) in c.execute("SELECT data FROM actions WHERE kind = 'session.finished'")]
+        calls = [json.loads(d)["tool"] for (d,) in c.execute("SELECT data FROM actions WHERE kind = 'tool.call'")]
+    assert statuses == ["interrupted"] and calls == ["Bash"]
+
+
 def test_a_scripted_run_refuses_a_level_that_uses_your_home(tmp_path):
     need("claude-code")
     bench = tmp_path / "b.yaml"
