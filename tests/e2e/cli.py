@@ -16,8 +16,8 @@ def benchtape(*args: str, cwd: Path | None = None, env: dict[str, str] | None = 
     return subprocess.run([sys.executable, "-m", "benchtape", *map(str, args)], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
 
 
-def popen(*args: str, cwd: Path | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "benchtape", *map(str, args)], cwd=cwd, env={**os.environ, "NO_COLOR": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def popen(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "benchtape", *map(str, args)], cwd=cwd, env={**os.environ, "NO_COLOR": "1", **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def read_only(folder: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

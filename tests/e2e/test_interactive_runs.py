@@ -218,6 +218,24 @@ def test_the_negative_control_runs_on_an_interactive_bench(tmp_path):
     assert {h for (h,) in sqlite3.connect(tmp_path / "c.db").execute("SELECT harness FROM sessions")} == {"mock"}
 
 
+def _own_tmp() -> Path:
+    """A temp folder for one benchtape process (TMPDIR): its terminal folders are found there and
+    nowhere else, so killing what a killed run left never touches another test's terminal.
+    Short, under /tmp: a tmux socket path must stay under 108 bytes."""
+    import tempfile
+
+    return Path(tempfile.mkdtemp(prefix="bt-", dir="/tmp"))
+
+
+def _kill_terminals(tmp: Path) -> None:
+    """What a killed (or stopped) benchtape left of its terminals: their tmux servers, then the folder."""
+    import subprocess
+
+    for folder in tmp.glob("benchtape-tty-*"):
+        subprocess.run(["tmux", "-S", str(folder / "tmux.sock"), "kill-server"], check=False, capture_output=True)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def _calc(bench: dict) -> str:
     """The fixture's testdata, for a copy of its bench written outside its folder (named allowed)."""
     path = str(ROOT / "fixtures-red" / "demo" / "calc")
@@ -279,21 +297,22 @@ def test_kill_minus_nine_keeps_every_transcript_line_read(tmp_path):
     marker = f"benchtape-kill-{os.getpid()}-{tmp_path.name}"
     sc["mock"]["steps"].insert(2, {"tool": "Bash", "input": {"command": f"exec -a {marker} sleep 60"}})
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
-    terminals = set(Path("/tmp").glob("benchtape-tty-*"))
-    proc = popen("run", tmp_path / "b.yaml", "--db", tmp_path / "k.db", cwd=tmp_path)
+    own = _own_tmp()
+    proc = popen("run", tmp_path / "b.yaml", "--db", tmp_path / "k.db", cwd=tmp_path, env={"TMPDIR": str(own)})
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # until the Edit's result is in the store
             time.sleep(0.5)
-            if (tmp_path / "k.db").exists() and '"Edit"' in str(sqlite3.connect(tmp_path / "k.db").execute("SELECT group_concat(data) FROM actions WHERE kind = 'tool.result' OR kind = 'tool.call'").fetchone()[0]):
-                break
+            try:
+                if '"Edit"' in str(sqlite3.connect(tmp_path / "k.db").execute("SELECT group_concat(data) FROM actions WHERE kind = 'tool.result' OR kind = 'tool.call'").fetchone()[0]):
+                    break
+            except sqlite3.OperationalError:
+                continue  # the store is not created yet
         time.sleep(1.0)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:  # what the killed benchtape left running: its tmux server (with claude) and the marked sleep
-        for folder in set(Path("/tmp").glob("benchtape-tty-*")) - terminals:
-            subprocess.run(["tmux", "-S", str(folder / "tmux.sock"), "kill-server"], check=False, capture_output=True)
-            shutil.rmtree(folder, ignore_errors=True)
+        _kill_terminals(own)
         subprocess.run(["pkill", "-9", "-f", marker], check=False)
     store = Store(tmp_path / "k.db", readonly=True)
     [row] = list(store.session_rows())
@@ -318,19 +337,20 @@ def test_a_terminal_killed_under_the_session_is_its_error_not_a_crash(tmp_path):
     marker = f"benchtape-lost-{os.getpid()}-{tmp_path.name}"
     sc["mock"]["steps"].insert(2, {"tool": "Bash", "input": {"command": f"exec -a {marker} sleep 60"}})
     (tmp_path / "b.yaml").write_text(yaml.safe_dump(bench))
-    terminals = set(Path("/tmp").glob("benchtape-tty-*"))
-    proc = popen("run", tmp_path / "b.yaml", "--db", tmp_path / "t.db", cwd=tmp_path)
+    own = _own_tmp()
+    proc = popen("run", tmp_path / "b.yaml", "--db", tmp_path / "t.db", cwd=tmp_path, env={"TMPDIR": str(own)})
     try:
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode != 0:
             time.sleep(0.3)  # until the agent is inside its long Bash call
-        mine = set(Path("/tmp").glob("benchtape-tty-*")) - terminals
+        mine = list(own.glob("benchtape-tty-*"))
         assert mine, "no terminal folder appeared"
         for folder in mine:
             subprocess.run(["tmux", "-S", str(folder / "tmux.sock"), "kill-server"], check=False, capture_output=True)
         out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
+        _kill_terminals(own)
         subprocess.run(["pkill", "-9", "-f", marker], check=False)
     assert proc.returncode == 1, out + err
     assert "Traceback" not in out + err
