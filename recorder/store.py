@@ -289,12 +289,8 @@ def _iter_old_raw(conn: sqlite3.Connection) -> Iterator[tuple[str, int, str]]:
         last = (page[-1][0], page[-1][1])
 
 
-def _m9_session_summary(db: sqlite_utils.Database) -> None:
-    """One row per session to browse the store as it is (Datasette, sqlite-utils): its run,
-    scenario, attempt, harness, model, status, cost, tokens, duration, the verdict counts of its
-    latest grading and ISO times, all derived from the history (a view, nothing stored)."""
-    db.executescript(
-        """
+# The session_summary view; `latest` is the subquery naming a session's latest grading.
+SESSION_SUMMARY = """
         CREATE VIEW session_summary AS
         SELECT
             s.id AS session_id,
@@ -321,15 +317,22 @@ def _m9_session_summary(db: sqlite_utils.Database) -> None:
             strftime('%Y-%m-%dT%H:%M:%fZ', s.started_at, 'unixepoch') AS started_at,
             strftime('%Y-%m-%dT%H:%M:%fZ', fa.at, 'unixepoch') AS finished_at
         FROM (
-            SELECT s.*, (SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id
-                         WHERE v.session_id = s.id ORDER BY g.created_at DESC, g.id DESC LIMIT 1) AS latest_grading
+            SELECT s.*, ({latest}) AS latest_grading
             FROM sessions s
         ) s
         LEFT JOIN runs r ON r.id = s.run_id
         LEFT JOIN actions fa ON fa.session_id = s.id AND fa.kind = 'session.finished'
             AND fa.seq = (SELECT MAX(x.seq) FROM actions x WHERE x.session_id = s.id AND x.kind = 'session.finished');
-        """
-    )
+"""
+_LATEST_BY_VERDICTS = "SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = s.id ORDER BY g.created_at DESC, g.id DESC LIMIT 1"
+_LATEST_BY_SESSION_GRADINGS = "SELECT sg.grading_id FROM session_gradings sg JOIN gradings g ON g.id = sg.grading_id WHERE sg.session_id = s.id ORDER BY g.created_at DESC, g.id DESC LIMIT 1"
+
+
+def _m9_session_summary(db: sqlite_utils.Database) -> None:
+    """One row per session to browse the store as it is (Datasette, sqlite-utils): its run,
+    scenario, attempt, harness, model, status, cost, tokens, duration, the verdict counts of its
+    latest grading and ISO times, all derived from the history (a view, nothing stored)."""
+    db.executescript(SESSION_SUMMARY.format(latest=_LATEST_BY_VERDICTS))
 
 
 def _m10_judgments(db: sqlite_utils.Database) -> None:
@@ -367,6 +370,34 @@ def _m11_cell_index(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m12_session_gradings(db: sqlite_utils.Database) -> None:
+    """Which gradings hold verdicts of a session, one row per (session, grading), written in the
+    verdicts' own transaction. It replaces the index of verdict_rows by session, which took five
+    entries per graded session (one per check), each at its session's place in the index, so a
+    regrade of N sessions paid 5N scattered index inserts (a third of its writing time); one
+    row per session does the same job for the few readers that start from a session."""
+    db.executescript(
+        """
+        CREATE TABLE session_gradings (
+            session_id TEXT NOT NULL, grading_id TEXT NOT NULL REFERENCES gradings(id),
+            PRIMARY KEY (session_id, grading_id)
+        ) WITHOUT ROWID;
+        INSERT INTO session_gradings SELECT DISTINCT session_id, grading_id FROM verdict_rows;
+        DROP INDEX verdict_rows_session;
+        DROP VIEW session_summary;
+        """
+    )
+    db.executescript(SESSION_SUMMARY.format(latest=_LATEST_BY_SESSION_GRADINGS))
+    db.executescript(append_only("session_gradings"))
+    # Every column is the key, so a row met again is the very same row: skipped (a grading may
+    # add a session's verdicts in more than one call), never an error and never a change.
+    db.executescript(
+        "CREATE TRIGGER session_gradings_no_rewrite BEFORE INSERT ON session_gradings WHEN EXISTS "
+        "(SELECT 1 FROM session_gradings WHERE session_id = NEW.session_id AND grading_id = NEW.grading_id) "
+        "BEGIN SELECT RAISE(IGNORE); END;"
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -379,6 +410,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m9_session_summary,
     _m10_judgments,
     _m11_cell_index,
+    _m12_session_gradings,
 ]
 
 
@@ -749,7 +781,10 @@ class Store:
         # spec in every session, many reasons and evidence): each distinct (redactor, text)
         # is redacted once per batch.
         redacted: dict[tuple[int, str], str] = {}
+        sessions: dict[str, None] = {}  # the batch's sessions, once each, in order
         for session_id, rows in batch:
+            if rows:
+                sessions[session_id] = None
             # The session's redactor (as _redacted picks it: its own, else this process's
             # environment one) looked up once, not twice per verdict: a regrade writes
             # thousands of sessions' verdicts through here.
@@ -793,10 +828,12 @@ class Store:
                 if spec_id is None:
                     spec_id = ids[text] = self._spec_id(text)
                 record[5] = spec_id
-            self.db.conn.executemany(
+            conn = self.db.conn
+            conn.executemany(
                 "INSERT INTO verdict_rows (grading_id, session_id, check_path, type, metric, spec_id, spec_sha256, status, pass, score, reason, evidence, readout, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 records,
             )
+            conn.executemany("INSERT INTO session_gradings (session_id, grading_id) VALUES (?, ?)", [(sid, grading_id) for sid in sessions])
 
     def _spec_id(self, text: str) -> int:
         """Inside a transaction: the id of this spec text in `specs`, stored on first use."""
@@ -977,6 +1014,9 @@ class Store:
         """Verdict rows with their spec (decoded), read through the `verdicts` view, which joins
         each row to its spec stored once in `specs`; the same for stores of any age."""
         where, params = _equal({"grading_id": grading_id, "session_id": session_id})
+        if session_id is not None and grading_id is None:  # by the session's gradings: verdict_rows is keyed by grading first
+            where.append("grading_id IN (SELECT grading_id FROM session_gradings WHERE session_id = ?)")
+            params.append(session_id)
         sql = "SELECT * FROM verdicts" + _where(where) + " ORDER BY created_at, rowid"
         out = []
         for r in self._rows(sql.replace("rowid", "check_path"), params):
@@ -1052,7 +1092,7 @@ class Store:
         order = {r[0]: i for i, r in enumerate(self._all("SELECT id FROM gradings ORDER BY created_at ASC, id ASC"))}
         first: dict[str, str] = {}
         marks = ",".join("?" * len(session_ids))
-        for session_id, grading_id in self._all(f"SELECT DISTINCT session_id, grading_id FROM verdict_rows WHERE session_id IN ({marks})", list(session_ids)):
+        for session_id, grading_id in self._all(f"SELECT session_id, grading_id FROM session_gradings WHERE session_id IN ({marks})", list(session_ids)):
             known = first.get(session_id)
             if known is None or order.get(grading_id, len(order)) < order.get(known, len(order)):
                 first[session_id] = grading_id
@@ -1060,7 +1100,7 @@ class Store:
 
     def _grading_for(self, session_id: str, order: str) -> str | None:
         row = self._one(
-            f"SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = ? ORDER BY g.created_at {order}, g.id {order} LIMIT 1",
+            f"SELECT sg.grading_id FROM session_gradings sg JOIN gradings g ON g.id = sg.grading_id WHERE sg.session_id = ? ORDER BY g.created_at {order}, g.id {order} LIMIT 1",
             [session_id],
         )
         return row[0] if row else None
@@ -1088,7 +1128,7 @@ class Store:
 
     def sessions_per_grading(self) -> dict[str, int]:
         """How many sessions each grading graded."""
-        return dict(self._all("SELECT grading_id, COUNT(DISTINCT session_id) FROM verdict_rows GROUP BY grading_id"))
+        return dict(self._all("SELECT grading_id, COUNT(*) FROM session_gradings GROUP BY grading_id"))
 
     # ------------------------------------------------------------ finding sessions
     # What naming and listing sessions asks (replay.select, the session list): ids by age and place.
