@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 
 from recorder.model import Action
-from recorder.store import MIGRATIONS, Store
+from recorder.store import MIGRATIONS, PAGE_SIZE, Store
 
 
 @pytest.fixture()
@@ -25,6 +25,7 @@ def _session(store: Store) -> str:
 def test_schema_version_and_wal(store):
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert store.db.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE  # a new store's pages (smaller than SQLite's 4 KiB)
 
 
 def test_reopen_does_not_migrate_twice(tmp_path):
