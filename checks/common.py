@@ -41,6 +41,8 @@ def tool_calls(session: Session) -> list[Call]:
 
 def richer_call_ids(session: Session) -> set[str]:
     """Call ids that a skill or subagent-spawn row also recorded."""
+    if not session.skills and not session.subagents:  # no such row: every session without skills or subagents
+        return set()
     return {i.call_id for i in session.invocations if i.kind in ("skill", "subagent") and i.call_id}
 
 

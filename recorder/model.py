@@ -461,23 +461,30 @@ class _Structure:
         by_call: dict[str, Invocation] = {}
         agents: dict[str, str | None] = {}  # as in _fold_calls
         spawn_calls: dict[str, Any] = {}  # subagent thread -> its spawn's call id as known at this point
+        append = invocations.append
         for a in self.actions:
-            kind, thread, d = a.kind, a.thread, a.data
+            kind, thread = a.kind, a.thread
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
-                agents[thread] = d.get("agent")
+                agents[thread] = a.data.get("agent")
             if kind == "tool.call":
+                d = a.data
                 tool = d.get("tool") or ""
-                call_id = str(d.get("call_id") or f"seq-{a.seq}")
+                call_id = d.get("call_id")
+                if call_id.__class__ is not str or not call_id:  # an id is a non-empty string but for odd imports
+                    call_id = str(call_id or f"seq-{a.seq}")
                 # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
-                inv = Invocation("mcp" if tool.startswith("mcp__") else "tool", tool, thread, call_id, None, False, None, agents.get(thread))
-                invocations.append(inv)
+                inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None)
+                append(inv)
                 by_call[call_id] = inv
             elif kind == "tool.result":
-                inv = by_call.get(str(d.get("call_id")))
+                d = a.data
+                cid = d.get("call_id")
+                inv = by_call.get(cid if cid.__class__ is str else str(cid))
                 if inv is not None:
                     is_error = d.get("is_error")
                     inv.is_error, inv.has_result = None if is_error is None else bool(is_error), True
             elif kind == "subagent.spawned":
+                d = a.data
                 spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
                 agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
                 spawn_call = spawn_calls[spawned_thread] = d.get("call_id") or spawn_calls.get(spawned_thread)
@@ -486,6 +493,7 @@ class _Structure:
                 if spawn_call:
                     by_call[str(spawn_call)] = inv
             elif kind == "skill.invoked":
+                d = a.data
                 inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=thread, call_id=d.get("call_id"), name=d.get("name"), agent=agents.get(thread))
                 invocations.append(inv)
                 if d.get("call_id"):

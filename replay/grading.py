@@ -22,7 +22,7 @@ import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
@@ -159,7 +159,7 @@ class _Host:
     sandbox started, when a check first asks; a failure is remembered and raised again for
     every later check that asks, so each gets the same wording."""
 
-    def __init__(self, stack: ExitStack, source: WorkspaceSource, sandbox: GradingSandbox, bench_dir: Path | None):
+    def __init__(self, stack: ExitStack, source: WorkspaceSource, sandbox: Callable[[], GradingSandbox], bench_dir: Path | None):
         self.stack, self.source, self.sandbox, self.bench_dir = stack, source, sandbox, bench_dir
         self._work: Path | None = None
         self._restored = False
@@ -187,7 +187,7 @@ class _Host:
 
                 self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
             else:
-                self._host = self.stack.enter_context(self.sandbox.open(work, self.bench_dir))
+                self._host = self.stack.enter_context(self.sandbox().open(work, self.bench_dir))
         return self._host
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -243,7 +243,8 @@ def grade_session(
     places = list(paths) if paths is not None else [check_path(i) for i in range(len(checks))]
     graded = _graded_view(session, context.transform)
     with ExitStack() as stack:
-        host = _Host(stack, source, sandbox or grading_sandbox_for(_started(session)), context.bench_dir)
+        # where commands run is decided when a check first runs one (most gradings never do)
+        host = _Host(stack, source, (lambda: sandbox) if sandbox is not None else (lambda: grading_sandbox_for(_started(session))), context.bench_dir)
         judge = context.judge
         ctx = CheckContext(
             bench_dir=context.bench_dir,
