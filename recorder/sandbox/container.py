@@ -796,7 +796,8 @@ def remove_orphan_containers(client: Any = None) -> list[str]:
         return []
     removed = []
     try:
-        for c in probe.containers.list(all=True, filters={"label": OWNER_LABEL}):
+        # ignore_removed: another run may remove one of them between the listing and its inspection
+        for c in probe.containers.list(all=True, filters={"label": OWNER_LABEL}, ignore_removed=True):
             if KEEP_LABEL not in c.labels and owner_gone(str(c.labels.get(OWNER_LABEL, ""))):
                 try:
                     c.remove(force=True, v=True)

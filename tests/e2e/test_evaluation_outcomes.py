@@ -194,7 +194,7 @@ def test_a_container_killed_under_the_agent_is_an_infrastructure_error(project):
     while not mine and time.monotonic() < deadline and proc.poll() is None:
         workdir = _workdir(project)  # the session's workspace: the label of its container, and of no other
         if workdir:
-            mine = [c for c in client.containers.list(filters={"label": LABEL}) if c.labels.get("benchtape.workspace") == str(Path(workdir).resolve())]
+            mine = [c for c in client.containers.list(filters={"label": LABEL}, ignore_removed=True) if c.labels.get("benchtape.workspace") == str(Path(workdir).resolve())]
         time.sleep(0.5)
     assert mine, "no sandbox container appeared"
     while time.monotonic() < deadline and not any("mock_agent" in " ".join(p) for p in (mine[0].top().get("Processes") or [])):

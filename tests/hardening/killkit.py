@@ -91,7 +91,7 @@ def labelled_containers(tmp: Path) -> list[str]:
         return []
     client = docker.from_env()
     try:
-        return [c.name for c in client.containers.list(all=True, filters={"label": "benchtape"}) if str(c.labels.get("benchtape.workspace", "")).startswith(str(tmp))]
+        return [c.name for c in client.containers.list(all=True, filters={"label": "benchtape"}, ignore_removed=True) if str(c.labels.get("benchtape.workspace", "")).startswith(str(tmp))]
     finally:
         client.close()
 
