@@ -274,15 +274,20 @@ def spawn(argv: list[str], cwd: str, env: dict, stdin: int, stdout: int, stderr:
     return pid
 
 
-def launch(spec: dict, control: Control) -> int:
-    parent = spec["parent"]
-    marker = spec["marker"].encode()
+def become_subreaper() -> bool:
+    """PR_SET_CHILD_SUBREAPER (through ctypes: importing it is a few ms, so a spare supervisor
+    does this while it waits for its spec, not once the session is waiting on it)."""
     try:
         import ctypes
 
-        subreaper = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError, ImportError):
-        subreaper = False  # without it, the marker still finds what the harness left behind
+        return False  # without it, the marker still finds what the harness left behind
+
+
+def launch(spec: dict, control: Control, subreaper: bool) -> int:
+    parent = spec["parent"]
+    marker = spec["marker"].encode()
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)  # a child's exit wakes the select below at once
     signal.signal(signal.SIGCHLD, lambda *_: None)
@@ -368,9 +373,10 @@ def watch(spec: dict, control: Control) -> int:
 
 def main() -> int:
     control = Control()
+    subreaper = become_subreaper()  # harmless in watch mode: it starts no process
     spec = json.loads(control.first() or "{}")
     if spec.get("mode") == "launch":
-        return launch(spec, control)
+        return launch(spec, control, subreaper)
     if spec.get("mode") == "watch":
         return watch(spec, control)
     return 2
