@@ -211,10 +211,11 @@ class CaptureTail:
     def size_now(self) -> int:
         return os.fstat(self._f.fileno()).st_size
 
-    def lines(self, end: Callable[[], int | None], cancelled: Callable[[], bool] = lambda: False) -> Iterator[Captured]:
+    def lines(self, end: Callable[[], int | None], cancelled: Callable[[], bool] = lambda: False, pause: Callable[[float], Any] = time.sleep) -> Iterator[Captured]:
         """Lines until the harness's output ends: `end()` gives the byte offset where it ended
         once it has (None while it runs); bytes past it were written later, by something the
-        harness left behind, and are not read."""
+        harness left behind, and are not read. `pause(POLL)` waits between looks at a quiet
+        file: an event's `wait`, set when the harness exits, ends the wait at once."""
         while True:
             stop = end()
             self._rewritten()
@@ -223,7 +224,7 @@ class CaptureTail:
             if not chunk:
                 if stop is not None or cancelled():
                     break
-                time.sleep(POLL)
+                pause(POLL)
                 continue
             self.read_bytes += len(chunk)
             self._mark = chunk[-16:] if len(chunk) >= 16 else (self._mark + chunk)[-16:]

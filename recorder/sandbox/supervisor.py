@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import queue
+import select
 import subprocess
 import sys
 import threading
@@ -87,17 +88,44 @@ class Supervisor:
                 pass  # it has exited: nothing left to tell it
 
     def finish(self) -> None:
-        """Tell it all is well and let it go."""
+        """Tell it all is well and let it go. It is reaped on a thread of its own: its work for
+        the session is done (the harness reaped, what it left killed, the exit facts written),
+        and waiting here would put its interpreter's shutdown on the session's path."""
         self.send("done")
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
         except OSError:
             pass
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
+        threading.Thread(target=self._reap, name="benchtape-supervisor-reap", daemon=True).start()
+
+    def _reap(self) -> None:
+        if not wait_exit(self.proc, 10):
             self.proc.kill()
+            self.proc.wait()
+
+
+def wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait up to `timeout` for a child to exit and reap it; whether it did. Woken by the exit
+    itself (a pidfd), not by `Popen.wait`'s polling with growing sleeps (up to 50 ms late)."""
+    if proc.returncode is not None:
+        return True
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # no pidfd (an old kernel), or already reaped
+        try:
+            proc.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
+    if not ready:
+        return False
+    proc.wait()
+    return True
 
 
 class SupervisedProcess:
@@ -129,6 +157,7 @@ class SupervisedProcess:
         self.pid = int(first.split()[1])
         folder.note(supervisor=self.sup.proc.pid, harness_pid=self.pid)
         self.exit: dict[str, Any] | None = None
+        self._ended = threading.Event()  # set with `exit`: wakes the reader at once
         self._tail: CaptureTail | None = None
 
     def _message(self, timeout: float) -> str | None:
@@ -144,11 +173,15 @@ class SupervisedProcess:
         if message is None:
             return  # nothing yet
         if message == EOF:  # its output ended with no `exited` before it: it died without a word
-            self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"}
+            self._ended_with({"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"})
             return
         if message.startswith("exited "):
-            self.exit = orjson.loads(message[len("exited ") :])
+            self._ended_with(orjson.loads(message[len("exited ") :]))
             self.sup.finish()
+
+    def _ended_with(self, exit: dict[str, Any]) -> None:
+        self.exit = exit
+        self._ended.set()
 
     def _nowait(self) -> str | None:
         try:
@@ -159,7 +192,7 @@ class SupervisedProcess:
     def lines(self, max_line: int) -> Iterator[Captured]:
         self._tail = CaptureTail(self.folder.file("stdout"), max_line)
         try:
-            yield from self._tail.lines(self._end)
+            yield from self._tail.lines(self._end, pause=self._ended.wait)
         finally:
             self._tail.close()
 
@@ -196,7 +229,7 @@ class SupervisedProcess:
 
             kill_marked(f"{MARKER}={self.folder.path.name}".encode())
             if self.exit is None:
-                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor unresponsive"}
+                self._ended_with({"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor unresponsive"})
 
     def stderr_tail(self) -> str:
         return stderr_tail(self.folder.file("stderr"))
