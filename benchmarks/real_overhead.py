@@ -14,8 +14,9 @@ part together instead of being subtracted across separately timed runs:
 benchtape's share is the session minus those two, and is broken down by component: each
 wrapped step's time on the session's thread, its nested wrapped steps subtracted, so the
 rows add up to the session. Work on other threads while the harness runs (the reader
-storing its lines, a spare supervisor starting) is shown beside, not added: it is not on
-the session's path, though on a loaded machine it competes with the harness for a core.
+storing its lines, a spare supervisor starting, the cleanup thread removing a finished
+session's folders) is shown beside, not added: it is not on the session's path, though on a
+loaded machine it competes with the harness for a core.
 
 The previous figure, `session.started` event to `verdicts` event minus the runner's
 `wall_ms`, is still printed and recorded for context: it includes the user's check
@@ -142,7 +143,7 @@ def instrument(timeline: Timeline) -> None:
     t.wrap(local.LocalLevel, "_notes", "after exit: ~/.claude, outside writes")
     t.wrap(runner, "_transcript", "the harness's transcript")
     t.wrap(S, "append", "store: append events")
-    t.wrap(SessionFolder, "close", "close: remove the sandbox")
+    t.wrap(SessionFolder, "close", lambda self, remove=True, later=False: "close the sandbox" if later else "cleanup: remove the sandbox folder")
     t.wrap(api, "grade_stored", "grading: checks themselves")
     t.wrap(S, "load_session", "grading: load the session")
     t.wrap(grading._Host, "work_dir", "grading: restore the workspace")
@@ -153,6 +154,7 @@ def instrument(timeline: Timeline) -> None:
     t.wrap(api.ResultSpool, "add", "grading: the result row")
     # beside the session (other threads)
     t.wrap(S, "append_line", "the reader: store each line")
+    t.wrap(grading, "remove_tree", "cleanup: remove the restored workspace")
     t.wrap(Supervisor, "_keep_a_spare", "start a spare supervisor")
 
     # the harness's own lifetime, from the supervisor's exit facts
@@ -236,7 +238,7 @@ def report(tool: str, m: dict[str, Any]) -> None:
         print(f"    {med(r.get(name, 0.0) for r in rows):6.2f} ms  {name}")
     beside = sorted({k for b in m["beside"] for k in b})
     for name in beside:
-        print(f"    beside the session (another thread, while the harness runs): {med(b.get(name, 0.0) for b in m['beside']):6.2f} ms  {name}")
+        print(f"    beside, on another thread (off the session's path): {med(b.get(name, 0.0) for b in m['beside']):6.2f} ms  {name}")
     print(f"    once per run (preflight, staging, the run's rows, the pool): {m['per_run']:.0f} ms, {m['per_run'] / n:.1f} ms a session over {n}")
     old = med(m["old"])
     print(f"    for context, the old figure (session.started to verdicts, minus the runner's wall_ms; live grading and its check commands included): {old:.0f} ms")

@@ -32,6 +32,7 @@ from recorder.redact import Redactor, redact_argv, redact_params, redactor, secr
 from recorder.sandbox.capture import Captured, Ending, secret_fingerprints
 from recorder.sandbox.levels import OpenWorkspace, Process, SandboxError, runs_alone, sandbox_for
 from recorder.sandbox.snapshot import snapshot
+from recorder.sandbox.trees import wait_later
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
@@ -171,6 +172,7 @@ class Runner:
             pool.shutdown(wait=True)
             seeds.cleanup()
             self.scripted.close()
+            wait_later()  # the sessions' folders, removed off their path: gone when the run returns
         return records
 
     def recover_orphans(self) -> None:

@@ -122,8 +122,15 @@ class SessionFolder:
         """The raw output (unredacted) is not kept once the session is recorded."""
         remove_tree(self.capture)
 
-    def close(self, remove: bool = True) -> None:
-        """Remove the folder (unless kept: then only its bookkeeping goes), then release the lock."""
+    def close(self, remove: bool = True, later: bool = False) -> None:
+        """Remove the folder (unless kept: then only its bookkeeping goes), then release the lock.
+        `later`: removed on the cleanup thread (recorder.sandbox.trees.later); the lock is held
+        until it is gone, and if benchtape dies first, the orphan sweep removes it."""
+        if later and remove:
+            from recorder.sandbox.trees import later as run_later
+
+            run_later(lambda: self.close(remove=True))
+            return
         from recorder.sandbox.mounts import release
 
         release(self.path / "work")

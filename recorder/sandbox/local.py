@@ -146,7 +146,7 @@ class LocalLevel:
                 )
         finally:
             kept = self.keep and ws.temp is not None
-            folder.close(remove=not kept)
+            folder.close(remove=not kept, later=True)  # off the session's path: the run waits for it at its end
             if kept:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
