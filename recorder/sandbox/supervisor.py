@@ -8,8 +8,8 @@ is one watch-mode supervisor per benchtape process that removes its containers i
 from __future__ import annotations
 
 import os
+import contextlib
 import queue
-import select
 import subprocess
 import sys
 import threading
@@ -37,6 +37,7 @@ class Supervisor:
 
     _spare: "Supervisor | None" = None
     _spare_lock = threading.Lock()
+    _finished: "list[tuple[Supervisor, float]]" = []  # let go, not reaped yet (with when to kill it)
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
@@ -65,6 +66,7 @@ class Supervisor:
 
     @classmethod
     def _keep_a_spare(cls) -> None:
+        cls._reap_finished()
         spare = cls()
         with cls._spare_lock:
             if cls._spare is None:
@@ -88,44 +90,37 @@ class Supervisor:
                 pass  # it has exited: nothing left to tell it
 
     def finish(self) -> None:
-        """Tell it all is well and let it go. It is reaped on a thread of its own: its work for
-        the session is done (the harness reaped, what it left killed, the exit facts written),
-        and waiting here would put its interpreter's shutdown on the session's path."""
+        """Tell it all is well and let it go. It is not waited for here: its work for the session
+        is done (the harness reaped, what it left killed, the exit facts written), and waiting
+        would put its interpreter's shutdown, and `Popen.wait`'s polling, on the session's path.
+        The next spare's thread reaps it (`_reap_finished`)."""
         self.send("done")
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
         except OSError:
             pass
-        threading.Thread(target=self._reap, name="benchtape-supervisor-reap", daemon=True).start()
+        with Supervisor._spare_lock:
+            Supervisor._finished.append((self, time.monotonic() + 10))
 
-    def _reap(self) -> None:
-        if not wait_exit(self.proc, 10):
-            self.proc.kill()
-            self.proc.wait()
-
-
-def wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
-    """Wait up to `timeout` for a child to exit and reap it; whether it did. Woken by the exit
-    itself (a pidfd), not by `Popen.wait`'s polling with growing sleeps (up to 50 ms late)."""
-    if proc.returncode is not None:
-        return True
-    try:
-        fd = os.pidfd_open(proc.pid)
-    except (AttributeError, OSError):  # no pidfd (an old kernel), or already reaped
-        try:
-            proc.wait(timeout)
-            return True
-        except subprocess.TimeoutExpired:
-            return False
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
-    if not ready:
-        return False
-    proc.wait()
-    return True
+    @classmethod
+    def _reap_finished(cls) -> None:
+        """Reap the supervisors let go so far; one still there 10 s after is killed."""
+        with cls._spare_lock:
+            finished, cls._finished = cls._finished, []
+        left = []
+        for sup, deadline in finished:
+            if sup.proc.poll() is not None:
+                continue
+            if time.monotonic() < deadline:
+                left.append((sup, deadline))
+                continue
+            sup.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                sup.proc.wait(5)
+        if left:
+            with cls._spare_lock:
+                cls._finished.extend(left)
 
 
 class SupervisedProcess:
@@ -176,8 +171,9 @@ class SupervisedProcess:
             self._ended_with({"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"})
             return
         if message.startswith("exited "):
-            self._ended_with(orjson.loads(message[len("exited ") :]))
-            self.sup.finish()
+            exit = orjson.loads(message[len("exited ") :])
+            self.sup.finish()  # first: once the reader is woken, it contends for the GIL
+            self._ended_with(exit)
 
     def _ended_with(self, exit: dict[str, Any]) -> None:
         self.exit = exit
