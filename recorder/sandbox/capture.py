@@ -54,14 +54,17 @@ class SessionFolder:
         self._lock_fd = lock_fd
         self.facts: dict[str, Any] = {}
         self._shared = False
+        self._pristine = False  # its capture files are new and no process has had them yet
 
     @classmethod
-    def create(cls) -> "SessionFolder":
-        """A new folder, locked before anything else is in it (a sweep skips folders it cannot read)."""
+    def create(cls, **facts: Any) -> "SessionFolder":
+        """A new folder, locked before anything else is in it (a sweep skips folders it cannot
+        read), its session.json holding `facts` from the start."""
         folder = cls(Path(tempfile.mkdtemp(prefix=PREFIX)))
         folder.capture.mkdir()
         folder.fresh_capture()
-        folder.note(version=1, pid=os.getpid(), created=time.time())
+        folder._pristine = True  # the next process started here can have these capture files
+        folder.note(version=1, pid=os.getpid(), created=time.time(), **facts)
         return folder
 
     @classmethod
@@ -110,7 +113,11 @@ class SessionFolder:
     def fresh_capture(self) -> None:
         """New, empty capture files for the next process started in this folder (a workflow's
         next step, a setup command): each process's output is its own, never the tail of the
-        one before. Replaced, not truncated, so a straggler of the last one writes elsewhere."""
+        one before. Replaced, not truncated, so a straggler of the last one writes elsewhere.
+        The first process after `create` takes the ones it made (nothing has written them)."""
+        if self._pristine:
+            self._pristine = False
+            return
         for name in ("stdin", "stdout", "stderr", "exit"):
             path = self.capture / name
             path.unlink(missing_ok=True)
