@@ -55,14 +55,19 @@ class Supervisor:
 
     @classmethod
     def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
-        """A supervisor running `spec` (the spare one when there is one), and a new spare."""
+        """A supervisor running `spec` (the spare one when there is one); `replenish` starts the next spare."""
         with cls._spare_lock:
             sup, cls._spare = cls._spare, None
         if sup is None or sup.proc.poll() is not None:
             sup = cls()
         sup.send(orjson.dumps({**spec, "parent": os.getpid()}).decode())
-        threading.Thread(target=cls._keep_a_spare, name="benchtape-spare-supervisor", daemon=True).start()
         return sup
+
+    @classmethod
+    def replenish(cls) -> None:
+        """Start the next spare (on a thread: once the harness is started, not while the
+        session waits for it)."""
+        threading.Thread(target=cls._keep_a_spare, name="benchtape-spare-supervisor", daemon=True).start()
 
     @classmethod
     def _keep_a_spare(cls) -> None:
@@ -145,6 +150,7 @@ class SupervisedProcess:
         }
         self.sup = Supervisor.start(spec)
         first = self._message(30)
+        Supervisor.replenish()
         if first is None or not first.startswith("started "):
             self.sup.finish()
             why = orjson.loads(first[len("failed ") :]) if first and first.startswith("failed ") else "the supervisor did not start"
@@ -245,6 +251,7 @@ class ContainerWatch:
 
     def __init__(self) -> None:
         self.sup = Supervisor.start({"mode": "watch", "containers": [], "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")})
+        Supervisor.replenish()  # it may have taken the spare a session was to have
 
     @classmethod
     def get(cls) -> "ContainerWatch":
