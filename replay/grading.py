@@ -21,6 +21,7 @@ import tarfile
 import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
@@ -32,7 +33,7 @@ from recorder.errors import BadInput
 from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
-from recorder.sandbox.trees import remove_tree
+from recorder.sandbox.trees import later, remove_tree
 from recorder.store import Store, dumps
 
 # The causes a check can be errored for, with the one wording each gets.
@@ -170,7 +171,7 @@ class _Host:
         if not self._restored:
             self._restored = True
             temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
-            self.stack.callback(remove_tree, temp)  # no recursion: an agent may leave a 2,500-deep tree
+            self.stack.callback(later, partial(remove_tree, temp))  # no recursion (an agent may leave a 2,500-deep tree); off the grading's path
             try:
                 self._work = temp / "work" if self.source.restore(temp / "work") else None
             except Unavailable as exc:

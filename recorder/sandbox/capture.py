@@ -54,14 +54,17 @@ class SessionFolder:
         self._lock_fd = lock_fd
         self.facts: dict[str, Any] = {}
         self._shared = False
+        self._pristine = False  # its capture files are new and no process has had them yet
 
     @classmethod
-    def create(cls) -> "SessionFolder":
-        """A new folder, locked before anything else is in it (a sweep skips folders it cannot read)."""
+    def create(cls, **facts: Any) -> "SessionFolder":
+        """A new folder, locked before anything else is in it (a sweep skips folders it cannot
+        read), its session.json holding `facts` from the start."""
         folder = cls(Path(tempfile.mkdtemp(prefix=PREFIX)))
         folder.capture.mkdir()
         folder.fresh_capture()
-        folder.note(version=1, pid=os.getpid(), created=time.time())
+        folder._pristine = True  # the next process started here can have these capture files
+        folder.note(version=1, pid=os.getpid(), created=time.time(), **facts)
         return folder
 
     @classmethod
@@ -110,7 +113,11 @@ class SessionFolder:
     def fresh_capture(self) -> None:
         """New, empty capture files for the next process started in this folder (a workflow's
         next step, a setup command): each process's output is its own, never the tail of the
-        one before. Replaced, not truncated, so a straggler of the last one writes elsewhere."""
+        one before. Replaced, not truncated, so a straggler of the last one writes elsewhere.
+        The first process after `create` takes the ones it made (nothing has written them)."""
+        if self._pristine:
+            self._pristine = False
+            return
         for name in ("stdin", "stdout", "stderr", "exit"):
             path = self.capture / name
             path.unlink(missing_ok=True)
@@ -122,8 +129,15 @@ class SessionFolder:
         """The raw output (unredacted) is not kept once the session is recorded."""
         remove_tree(self.capture)
 
-    def close(self, remove: bool = True) -> None:
-        """Remove the folder (unless kept: then only its bookkeeping goes), then release the lock."""
+    def close(self, remove: bool = True, later: bool = False) -> None:
+        """Remove the folder (unless kept: then only its bookkeeping goes), then release the lock.
+        `later`: removed on the cleanup thread (recorder.sandbox.trees.later); the lock is held
+        until it is gone, and if benchtape dies first, the orphan sweep removes it."""
+        if later and remove:
+            from recorder.sandbox.trees import later as run_later
+
+            run_later(lambda: self.close(remove=True))
+            return
         from recorder.sandbox.mounts import release
 
         release(self.path / "work")
@@ -211,10 +225,11 @@ class CaptureTail:
     def size_now(self) -> int:
         return os.fstat(self._f.fileno()).st_size
 
-    def lines(self, end: Callable[[], int | None], cancelled: Callable[[], bool] = lambda: False) -> Iterator[Captured]:
+    def lines(self, end: Callable[[], int | None], cancelled: Callable[[], bool] = lambda: False, pause: Callable[[float], Any] = time.sleep) -> Iterator[Captured]:
         """Lines until the harness's output ends: `end()` gives the byte offset where it ended
         once it has (None while it runs); bytes past it were written later, by something the
-        harness left behind, and are not read."""
+        harness left behind, and are not read. `pause(POLL)` waits between looks at a quiet
+        file: an event's `wait`, set when the harness exits, ends the wait at once."""
         while True:
             stop = end()
             self._rewritten()
@@ -223,7 +238,7 @@ class CaptureTail:
             if not chunk:
                 if stop is not None or cancelled():
                     break
-                time.sleep(POLL)
+                pause(POLL)
                 continue
             self.read_bytes += len(chunk)
             self._mark = chunk[-16:] if len(chunk) >= 16 else (self._mark + chunk)[-16:]

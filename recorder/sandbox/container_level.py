@@ -57,13 +57,14 @@ class _Proc:
         self.proc = proc
         self.folder = folder
         self.exited = False
+        self._done = threading.Event()  # set by `wait` once it exited: wakes the reader at once
         self._looked = 0.0
         self.tail: CaptureTail | None = None
 
     def lines(self, max_line: int) -> Iterator[Captured]:
         tail = self.tail = CaptureTail(self.folder.file("stdout"), max_line)
         try:
-            yield from tail.lines(self._end)
+            yield from tail.lines(self._end, pause=self._done.wait)
         finally:
             tail.close()
 
@@ -89,6 +90,7 @@ class _Proc:
         except TimeoutError:
             return None
         self.exited = True
+        self._done.set()
         return code
 
     def kill(self) -> None:

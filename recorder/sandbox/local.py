@@ -123,13 +123,13 @@ class LocalLevel:
 
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
-        folder = SessionFolder.create()  # locked first: a sweep of orphans never takes it
+        folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
         try:
             ws = prepare(scenario, seed, level=self.level, temp=folder.path if self.level != "none" else None)
         except BaseException:
             folder.close()
             raise
-        folder.note(level=self.level, root=str(ws.root), keep=self.keep)
+        folder.facts["root"] = str(ws.root)  # written with the session's own facts (Runner.record), before the harness starts
         try:
             audit = OutsideWrites(ws.temp) if ws.temp is not None else None
             with ClaudeHome(ws.home) if self.level == "workspace" else contextlib.nullcontext() as home_guard:
@@ -146,7 +146,7 @@ class LocalLevel:
                 )
         finally:
             kept = self.keep and ws.temp is not None
-            folder.close(remove=not kept)
+            folder.close(remove=not kept, later=True)  # off the session's path: the run waits for it at its end
             if kept:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 

@@ -11,7 +11,9 @@ Two modes:
 - `launch`: start a harness with its stdin from a capture file and its stdout/stderr on
   pipes this process copies into capture files as they arrive (so what it prints survives
   benchtape: this process outlives it long enough to drain them), report `started PID`; when the harness exits, record where its output
-  ended (`exit` file, and `exited {...}` on stdout) and kill everything it left behind. Left
+  ended and when it was started and reaped (the host's monotonic clock: the harness's own
+  lifetime, without benchtape's) in the `exit` file and `exited {...}` on stdout, and kill
+  everything it left behind. Left
   behind means: every descendant (this process is a child subreaper, PR_SET_CHILD_SUBREAPER,
   so `nohup`/`setsid`/double-forked children re-parent to it instead of to init and stay in
   its tree), and every process whose environment carries the session's marker variable (for
@@ -272,21 +274,27 @@ def spawn(argv: list[str], cwd: str, env: dict, stdin: int, stdout: int, stderr:
     return pid
 
 
-def launch(spec: dict, control: Control) -> int:
-    parent = spec["parent"]
-    marker = spec["marker"].encode()
+def become_subreaper() -> bool:
+    """PR_SET_CHILD_SUBREAPER (through ctypes: importing it is a few ms, so a spare supervisor
+    does this while it waits for its spec, not once the session is waiting on it)."""
     try:
         import ctypes
 
-        subreaper = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     except (OSError, AttributeError, ImportError):
-        subreaper = False  # without it, the marker still finds what the harness left behind
+        return False  # without it, the marker still finds what the harness left behind
+
+
+def launch(spec: dict, control: Control, subreaper: bool) -> int:
+    parent = spec["parent"]
+    marker = spec["marker"].encode()
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     signal.set_wakeup_fd(wake_w)  # a child's exit wakes the select below at once
     signal.signal(signal.SIGCHLD, lambda *_: None)
     stdin = os.open(spec["stdin"], os.O_RDONLY)
     out, err = Pump(spec["stdout"]), Pump(spec["stderr"])
     env = dict(spec["env"])
+    spawned = time.monotonic()  # CLOCK_MONOTONIC is the host's: benchtape compares it with its own
     try:
         pid = spawn(spec["argv"], spec["cwd"], env, stdin, out.write_end, err.write_end)
     except OSError as exc:
@@ -299,9 +307,11 @@ def launch(spec: dict, control: Control) -> int:
     say(f"started {pid}")
     exits: dict[int, int] = {}
     why = None
+    reaped = 0.0
     while pid not in exits:
         exits.update(reap())
         if pid in exits:
+            reaped = time.monotonic()
             break
         waiting = [p.read_end for p in (out, err) if p.open] + [wake_r]
         ready, _, _ = select.select(waiting + ([0] if not control.eof else []), [], [], POLL)
@@ -320,13 +330,14 @@ def launch(spec: dict, control: Control) -> int:
         if (os.getppid() != parent or control.eof) and why != "benchtape died":
             why = "benchtape died"
             kill_everything(pid, marker, exits)
+    reaped = reaped or time.monotonic()  # reaped inside kill_everything
     out.drain()  # what the harness wrote before it exited and was still in the pipe
     err.drain()
     ended = out.written()  # anything after this is a leftover's
     leftovers = kill_everything(pid, marker, exits, scan=not subreaper)
     out.drain()
     err.drain()
-    facts = {"exit_code": exits[pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time()}
+    facts = {"exit_code": exits[pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time(), "spawned": spawned, "reaped": reaped}
     tmp = spec["exit"] + ".tmp"
     with open(tmp, "w") as f:
         f.write(json.dumps(facts))
@@ -362,9 +373,10 @@ def watch(spec: dict, control: Control) -> int:
 
 def main() -> int:
     control = Control()
+    subreaper = become_subreaper()  # harmless in watch mode: it starts no process
     spec = json.loads(control.first() or "{}")
     if spec.get("mode") == "launch":
-        return launch(spec, control)
+        return launch(spec, control, subreaper)
     if spec.get("mode") == "watch":
         return watch(spec, control)
     return 2

@@ -8,6 +8,7 @@ is one watch-mode supervisor per benchtape process that removes its containers i
 from __future__ import annotations
 
 import os
+import contextlib
 import queue
 import subprocess
 import sys
@@ -36,6 +37,7 @@ class Supervisor:
 
     _spare: "Supervisor | None" = None
     _spare_lock = threading.Lock()
+    _finished: "list[tuple[Supervisor, float]]" = []  # let go, not reaped yet (with when to kill it)
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
@@ -53,17 +55,23 @@ class Supervisor:
 
     @classmethod
     def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
-        """A supervisor running `spec` (the spare one when there is one), and a new spare."""
+        """A supervisor running `spec` (the spare one when there is one); `replenish` starts the next spare."""
         with cls._spare_lock:
             sup, cls._spare = cls._spare, None
         if sup is None or sup.proc.poll() is not None:
             sup = cls()
         sup.send(orjson.dumps({**spec, "parent": os.getpid()}).decode())
-        threading.Thread(target=cls._keep_a_spare, name="benchtape-spare-supervisor", daemon=True).start()
         return sup
 
     @classmethod
+    def replenish(cls) -> None:
+        """Start the next spare (on a thread: once the harness is started, not while the
+        session waits for it)."""
+        threading.Thread(target=cls._keep_a_spare, name="benchtape-spare-supervisor", daemon=True).start()
+
+    @classmethod
     def _keep_a_spare(cls) -> None:
+        cls._reap_finished()
         spare = cls()
         with cls._spare_lock:
             if cls._spare is None:
@@ -87,17 +95,37 @@ class Supervisor:
                 pass  # it has exited: nothing left to tell it
 
     def finish(self) -> None:
-        """Tell it all is well and let it go."""
+        """Tell it all is well and let it go. It is not waited for here: its work for the session
+        is done (the harness reaped, what it left killed, the exit facts written), and waiting
+        would put its interpreter's shutdown, and `Popen.wait`'s polling, on the session's path.
+        The next spare's thread reaps it (`_reap_finished`)."""
         self.send("done")
         try:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
         except OSError:
             pass
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
+        with Supervisor._spare_lock:
+            Supervisor._finished.append((self, time.monotonic() + 10))
+
+    @classmethod
+    def _reap_finished(cls) -> None:
+        """Reap the supervisors let go so far; one still there 10 s after is killed."""
+        with cls._spare_lock:
+            finished, cls._finished = cls._finished, []
+        left = []
+        for sup, deadline in finished:
+            if sup.proc.poll() is not None:
+                continue
+            if time.monotonic() < deadline:
+                left.append((sup, deadline))
+                continue
+            sup.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                sup.proc.wait(5)
+        if left:
+            with cls._spare_lock:
+                cls._finished.extend(left)
 
 
 class SupervisedProcess:
@@ -122,6 +150,7 @@ class SupervisedProcess:
         }
         self.sup = Supervisor.start(spec)
         first = self._message(30)
+        Supervisor.replenish()
         if first is None or not first.startswith("started "):
             self.sup.finish()
             why = orjson.loads(first[len("failed ") :]) if first and first.startswith("failed ") else "the supervisor did not start"
@@ -129,6 +158,7 @@ class SupervisedProcess:
         self.pid = int(first.split()[1])
         folder.note(supervisor=self.sup.proc.pid, harness_pid=self.pid)
         self.exit: dict[str, Any] | None = None
+        self._ended = threading.Event()  # set with `exit`: wakes the reader at once
         self._tail: CaptureTail | None = None
 
     def _message(self, timeout: float) -> str | None:
@@ -144,11 +174,16 @@ class SupervisedProcess:
         if message is None:
             return  # nothing yet
         if message == EOF:  # its output ended with no `exited` before it: it died without a word
-            self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"}
+            self._ended_with({"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor died"})
             return
         if message.startswith("exited "):
-            self.exit = orjson.loads(message[len("exited ") :])
-            self.sup.finish()
+            exit = orjson.loads(message[len("exited ") :])
+            self.sup.finish()  # first: once the reader is woken, it contends for the GIL
+            self._ended_with(exit)
+
+    def _ended_with(self, exit: dict[str, Any]) -> None:
+        self.exit = exit
+        self._ended.set()
 
     def _nowait(self) -> str | None:
         try:
@@ -159,7 +194,7 @@ class SupervisedProcess:
     def lines(self, max_line: int) -> Iterator[Captured]:
         self._tail = CaptureTail(self.folder.file("stdout"), max_line)
         try:
-            yield from self._tail.lines(self._end)
+            yield from self._tail.lines(self._end, pause=self._ended.wait)
         finally:
             self._tail.close()
 
@@ -196,7 +231,7 @@ class SupervisedProcess:
 
             kill_marked(f"{MARKER}={self.folder.path.name}".encode())
             if self.exit is None:
-                self.exit = {"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor unresponsive"}
+                self._ended_with({"exit_code": None, "stdout_bytes": file_size(self.folder.file("stdout")), "killed": "supervisor unresponsive"})
 
     def stderr_tail(self) -> str:
         return stderr_tail(self.folder.file("stderr"))
@@ -216,6 +251,7 @@ class ContainerWatch:
 
     def __init__(self) -> None:
         self.sup = Supervisor.start({"mode": "watch", "containers": [], "docker_host": os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")})
+        Supervisor.replenish()  # it may have taken the spare a session was to have
 
     @classmethod
     def get(cls) -> "ContainerWatch":

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
+from collections import deque
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 def walk(root: Path | str) -> Iterator[tuple[str, list[str], list[str]]]:
@@ -108,3 +110,51 @@ def remove_tree(path: Path | str) -> None:
         except OSError:
             pass
     os.close(parent_fd)
+
+
+# ---------------------------------------------------------------- removing off the session's path
+
+BACKLOG = 8  # removals waiting beyond this are done by whoever asks (the disk is the bottleneck then)
+_jobs: deque[Callable[[], None]] = deque()
+_guard = threading.Lock()
+_worker: threading.Thread | None = None
+
+
+def later(job: Callable[[], None]) -> None:
+    """Run a cleanup (removing a finished session's folder, say) on a thread of its own, in
+    order, so the next session need not wait on the disk for it. The thread is not a daemon:
+    the process does not exit before every cleanup asked for is done; `wait_later()` waits
+    for them sooner. A cleanup that raises is dropped (removal is best effort anyway)."""
+    global _worker
+    with _guard:
+        if len(_jobs) < BACKLOG:
+            _jobs.append(job)
+            if _worker is None:
+                _worker = threading.Thread(target=_work, name="benchtape-cleanup")
+                _worker.start()
+            return
+    job()
+
+
+def _work() -> None:
+    global _worker
+    while True:
+        with _guard:
+            if not _jobs:
+                _worker = None
+                return
+            job = _jobs.popleft()
+        try:
+            job()
+        except Exception:  # noqa: BLE001 - best effort, like remove_tree itself
+            pass
+
+
+def wait_later() -> None:
+    """Return once every cleanup asked for so far is done."""
+    while True:
+        with _guard:
+            worker = _worker
+        if worker is None or worker is threading.current_thread():
+            return
+        worker.join()
