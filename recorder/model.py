@@ -425,10 +425,11 @@ class _Structure:
         agents: dict[str, str | None] = {}  # thread -> its agent as known at this point (a subagent's)
         append = calls.append
         for a in self.actions:
-            kind, thread, d = a.kind, a.thread, a.data
+            kind, thread = a.kind, a.thread
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
-                agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
+                agents[thread] = a.data.get("agent")  # a thread never seen spawned, as project() makes it known
             if kind == "tool.call":
+                d = a.data
                 call_id = d.get("call_id") or f"seq-{a.seq}"
                 if call_id.__class__ is not str:
                     call_id = str(call_id)
@@ -440,12 +441,14 @@ class _Structure:
                 if thread != MAIN:
                     by_thread.setdefault(thread, []).append(call)
             elif kind == "tool.result":
+                d = a.data
                 cid = d.get("call_id")
                 call = pending.get(cid if cid.__class__ is str else str(cid))
                 if call is not None:
                     is_error = d.get("is_error")
                     call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), a.seq, True
             elif kind == "subagent.spawned":
+                d = a.data
                 spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
                 agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
                 for c in calls:  # calls recorded before the spawn row (imports) learn their agent
@@ -580,6 +583,10 @@ def project(actions: Iterable[Action]) -> Session:
             if kind == "tool.call":  # the commonest kind, and all a main-thread call changes eagerly
                 steps += 1
                 fold.main_last_spawn = None
+                continue
+            if kind == "tool.result":  # the next commonest: it changes something only once a spawn or skill is known
+                if fold.spawns or fold.skills_by_call:
+                    fold.tool_result(a, a.data, None)
                 continue
             sub = None
         else:
