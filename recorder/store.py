@@ -651,7 +651,9 @@ class Store:
         """Raw lines (line_no, text), redacted then compressed; consecutive lines of one call
         share a chunk, so a batch writer (an import) passes ~RAW_CHUNK_BYTES of lines a call."""
         redact = self.redactor_for(session_id)
-        batch = [(n, redact(t)) for n, t in lines] if redact is not None else list(lines)
+        batch = list(lines)
+        if redact is not None and not _clean(redact, "\n".join([t for _, t in batch]).encode("utf-8", "surrogatepass")):
+            batch = [(n, redact(t)) for n, t in batch]
         if batch:
             with self.transaction():
                 self._insert_raw(session_id, batch)
@@ -666,18 +668,20 @@ class Store:
 
     def _insert_actions(self, session_id: str, actions: Iterable[Action], at_seq: int | None) -> int:
         """Inside a transaction: the actions (redacted) at the next seqs, or from `at_seq`. The
-        hot path of recording: rows are built in one pass with no intermediate objects."""
+        hot path of recording: each action's JSON is encoded once, and the batch is probed for
+        secrets once (the common batch holds none, and no text of it is scanned again)."""
         redact = self.redactor_for(session_id)
         now = time.time()
-        encode = orjson.dumps
         seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
+        actions = actions if isinstance(actions, (list, tuple)) else list(actions)
+        encoded = [orjson.dumps(a.data, default=str) for a in actions]
+        texts = [e.decode() for e in encoded]
+        if redact is not None and not _clean(redact, b"\n".join(encoded)):
+            texts = [redact(t) for t in texts]
         rows = []
         finished = False
-        for a in actions:
+        for a, data in zip(actions, texts):
             seq += 1
-            data = encode(a.data, default=str).decode()
-            if redact is not None:
-                data = redact(data)
             kind = a.kind
             rows.append((session_id, seq, a.at or now, a.thread, kind, data))
             if kind == "session.finished":
@@ -1140,6 +1144,14 @@ class Store:
     def count_sessions(self, *, not_kind: str | None = None) -> int:
         row = self._one("SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ?", [not_kind])
         return int(row[0]) if row else 0
+
+
+def _clean(redact: Callable[[str], str], joined: bytes) -> bool:
+    """Whether a batch of texts (their UTF-8, joined by newlines) is its own redaction, found by
+    one probe of the whole batch (recorder.redact.Redactor.clean); a redactor with no probe says
+    no, and each text passes through it."""
+    clean = getattr(redact, "clean", None)
+    return clean is not None and clean(joined)
 
 
 def _environment_redactor() -> Callable[[str], str] | None:
