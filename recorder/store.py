@@ -456,14 +456,20 @@ class RawStream:
         self._flush = zstandard.COMPRESSOBJ_FLUSH_BLOCK
         self._fresh = 1
 
-    def rows(self, session_id: str, lines: Iterable[tuple[int, str]]) -> list[tuple[str, int, int, int, bytes]]:
+    def rows(self, session_id: str, lines: Iterable[tuple[int, str]], encoded: Sequence[bytes] | None = None) -> list[tuple[str, int, int, int, bytes]]:
         """The rows for these lines: consecutive line numbers share a chunk; a line holding a
-        newline gets a chunk of its own, so splitting a chunk on newlines is always exact."""
+        newline gets a chunk of its own, so splitting a chunk on newlines is always exact.
+
+        Each line is encoded on its own and the bytes joined (`encoded`: already done by the
+        caller): joining the texts first would widen the whole chunk to 4 bytes a character as
+        soon as one emoji is in it, and encoding that costs 6x encoding the lines."""
         out: list[tuple[str, int, int, int, bytes]] = []
-        group: list[str] = []
+        group: list[bytes] = []
         first = last = 0
-        for n, text in lines:
-            alone = "\n" in text
+        pairs = list(lines)
+        datas = encoded if encoded is not None else [t.encode("utf-8", "surrogatepass") for _, t in pairs]
+        for (n, _), text in zip(pairs, datas):
+            alone = b"\n" in text
             if group and (n != last + 1 or alone):
                 out.append(self._chunk(session_id, first, group))
                 group = []
@@ -478,8 +484,8 @@ class RawStream:
             out.append(self._chunk(session_id, first, group))
         return out
 
-    def _chunk(self, session_id: str, first: int, group: list[str]) -> tuple[str, int, int, int, bytes]:
-        data = self._z.compress(("\n".join(group) + "\n").encode("utf-8", "surrogatepass")) + self._z.flush(self._flush)
+    def _chunk(self, session_id: str, first: int, group: list[bytes]) -> tuple[str, int, int, int, bytes]:
+        data = self._z.compress(b"\n".join(group) + b"\n") + self._z.flush(self._flush)
         fresh, self._fresh = self._fresh, 0
         return (session_id, first, len(group), fresh, data)
 
@@ -652,11 +658,12 @@ class Store:
         share a chunk, so a batch writer (an import) passes ~RAW_CHUNK_BYTES of lines a call."""
         redact = self.redactor_for(session_id)
         batch = list(lines)
-        if redact is not None and not _clean(redact, "\n".join([t for _, t in batch]).encode("utf-8", "surrogatepass")):
-            batch = [(n, redact(t)) for n, t in batch]
+        encoded: list[bytes] | None = [t.encode("utf-8", "surrogatepass") for _, t in batch]
+        if redact is not None and not _clean(redact, b"\n".join(encoded)):
+            batch, encoded = [(n, redact(t)) for n, t in batch], None
         if batch:
             with self.transaction():
-                self._insert_raw(session_id, batch)
+                self._insert_raw(session_id, batch, encoded)
 
     def reserve_seq(self, session_id: str, count: int = 1) -> int:
         """Keep the next `count` seqs for actions written later with `append(at_seq=...)` (an
@@ -694,13 +701,13 @@ class Store:
                 self._raw.pop(session_id, None)
         return seq
 
-    def _insert_raw(self, session_id: str, lines: list[tuple[int, str]]) -> None:
+    def _insert_raw(self, session_id: str, lines: list[tuple[int, str]], encoded: list[bytes] | None = None) -> None:
         stream = self._raw.get(session_id)
         if stream is None:
             if len(self._raw) >= RAW_STREAMS:
                 self._raw.pop(next(iter(self._raw)))
             stream = self._raw[session_id] = RawStream()
-        self.db.conn.executemany("INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)", stream.rows(session_id, lines))
+        self.db.conn.executemany("INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)", stream.rows(session_id, lines, encoded))
 
     def end_raw(self, session_id: str) -> None:
         """Free this session's raw compressor (a later line would start a fresh stream)."""
