@@ -123,6 +123,7 @@ def _probe(known: list[bytes]) -> Any:
 
     pattern = b"|".join([*(f"(?:{p})".encode() for p in PROBES.values()), *(re2.escape(f) for f in known)])
     options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1  # a byte is a char: a negated class takes any byte of a multi-byte char
     options.max_mem = 64 << 20  # room for the DFA: an RE2 out of it falls back to its slow NFA
     try:
         return re2.compile(pattern, options)

@@ -150,7 +150,7 @@ def test_the_probe_agrees_with_the_patterns_on_every_context_and_separator():
     """Every context a shape keys on, every separator (ASCII and Unicode spaces, which are one
     char but several bytes), every tail: the probe's verdict never differs from the patterns'."""
     heads = ["", "x", "_", "-", "é", "AWS_SECRET_ACCESS_KEY", "aws key", "Authorization: Bearer", "bearer", "Authorization: Basic", "Authorization:", "https://bob", "sk", "task", "eyJhbGciOiJIUzI1NiIs", "\ud800"]
-    seps = ["", " ", "=", ":", "\t", "\n", "\\n", "\u00a0", "\u2003", "\u3000", "\x0b", "\x1c", ": \u00a0", "é", "-"]
+    seps = ["", " ", "=", ":", "\t", "\n", "\\n", "\u00a0", "\u2003", "\u3000", "\x0b", "\x1c", ": \u00a0", "é", "-", "\ud800", "\U0001f600"]
     tails = [AWS_SECRET, "abcdefghijklmnop1234", "dXNlcjpwYXNzd29yZA==", "hunter2hunter@example.com", "-ant-api03-Qw8Er7Ty6Ui5Op4As3Df2Gh1JkLz", ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "Basic dXNlcjpwYXNzd29yZA==", "s3cr3t-Passphrase/With+Odd=Chars"]
     red = redactor(["s3cr3t-Passphrase/With+Odd=Chars"])
     for head in heads:
