@@ -462,7 +462,8 @@ class RawStream:
 
         Each line is encoded on its own and the bytes joined (`encoded`: already done by the
         caller): joining the texts first would widen the whole chunk to 4 bytes a character as
-        soon as one emoji is in it, and encoding that costs 6x encoding the lines."""
+        soon as one emoji is in it, and encoding that costs more than encoding the lines (1.5x
+        over the real transcripts' 64 kB chunks, 6x over a whole 10 MB file)."""
         out: list[tuple[str, int, int, int, bytes]] = []
         group: list[bytes] = []
         first = last = 0
