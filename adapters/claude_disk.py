@@ -57,6 +57,15 @@ class ClaudeDiskParser(LineParser):
         self._last_at = 0.0
         self.cost_usd: float | None = None
         self.stop_hooks = 0  # Stop hook attachments since the last stop_hook_summary
+        self._handlers = {  # built once: every line is dispatched through it
+            "user": self._message,
+            "assistant": self._message,
+            "progress": self._progress,
+            "system": self._system,
+            "summary": self._summary,
+            "attachment": self._attachment,
+            "cost-state": self._cost,
+        }
 
     def finish(self) -> list[Action]:
         """Token totals of every message read, and the cost when a `cost-state` entry gave it."""
@@ -73,15 +82,7 @@ class ClaudeDiskParser(LineParser):
         if entry is None:
             return [warning(NOT_JSON, line)]
         kind = entry.get("type")
-        handler = {
-            "user": self._message,
-            "assistant": self._message,
-            "progress": self._progress,
-            "system": self._system,
-            "summary": self._summary,
-            "attachment": self._attachment,
-            "cost-state": self._cost,
-        }.get(kind)  # type: ignore[arg-type]
+        handler = self._handlers.get(kind)
         if handler is None:
             if kind in _QUIET_TYPES:
                 return []

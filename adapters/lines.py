@@ -83,6 +83,8 @@ class LineParser:
     """
 
     def feed(self, line: str) -> list[Action]:
+        if "\n" not in line:  # one line, as every reader passes (split_lines' own fast path, without its generator)
+            return self._read(line) if line and not line.isspace() else []
         out: list[Action] = []
         for one in split_lines(line):
             out.extend(self._read(one))
@@ -91,7 +93,7 @@ class LineParser:
     def _read(self, line: str) -> list[Action]:
         if len(line) > MAX_LINE_BYTES:
             return [warning(f"a line of {len(line):,} characters is longer than the {MAX_LINE_BYTES:,} a line is parsed up to; kept raw, not parsed", line)]
-        cut = _CUT.search(line, max(0, len(line) - 120))
+        cut = _CUT.search(line, max(0, len(line) - 120)) if line.endswith("]") else None  # the marker's last char: a JSON line ends with "}"
         if cut is not None:
             return [warning(f"a line of {int(cut.group(1)):,} bytes is longer than the {MAX_LINE_BYTES:,} a line is read up to; its first {CUT_HEAD:,} bytes are kept, not parsed", line)]
         try:

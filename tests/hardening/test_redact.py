@@ -7,6 +7,8 @@ import json
 import urllib.parse
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from secretkit import (
     AWS_KEY_ID,
     AWS_SECRET,
@@ -20,6 +22,7 @@ from secretkit import (
 
 from recorder.redact import (
     REDACTED,
+    forms,
     redact_argv,
     redact_params,
     redactor,
@@ -121,3 +124,45 @@ def test_real_transcripts_have_nothing_shaped_like_a_credential():
     lines = [line for f in sorted(realdata.rglob("*.jsonl")) for line in f.read_text(errors="replace").splitlines()]
     red = shapes_only()
     assert len(lines) > 500 and [line[:200] for line in lines if red(line) != line] == []
+
+
+# Pieces a text is built from to test the RE2 probe: every shape, its context, near misses, and
+# what makes bytes differ from characters (Unicode spaces, multi-byte letters, a lone surrogate).
+_PIECES = [
+    *SHAPED.values(), AWS_SECRET, DEPLOY_KEY, "-----BEGIN RSA PRIVATE KEY-----", "AWS_SECRET_ACCESS_KEY=", "aws_key: ", "AwS-Secret\u00a0",
+    "Authorization: Bearer ", "bearer\u2003", "Authorization:\u00a0Basic\u2002", "dXNlcjpwYXNzd29yZA==", "://bob:", "://", "hunter2hunter", "@",
+    "sk-", "task-", "sk-ant-", "k_live_", "r", "s", "eyJ", "abcdefghij0123456789", ".", "\n", "\\n", " ", "\"", "é", "İ", "€", "\U0001f600", "\ud800",
+    "s3cr3t-Passphrase/With+Odd=Chars", "czNjcjN0LVBhc3NwaHJhc2UvV2l0aCtPZGQ9Q2hhcnM", "pässwörd-ü€😀x", "p\\u00e4ssw\\u00f6rd", "ghp_", "AKIA", "0123456789ABCDEF", "npm_", "hf_", "xoxb-",
+]
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=6)), max_size=12))
+def test_the_probe_never_lets_through_what_the_patterns_redact(pieces):
+    """A text the RE2 probe passes unscanned is one every exact pattern leaves as it is: the fast
+    path returns exactly what the slow one does, for shapes and for known values alike."""
+    text = "".join(pieces)
+    for red in (shapes_only(), redactor(["s3cr3t-Passphrase/With+Odd=Chars", "hunter2hunter", "pässwörd-ü€😀x"])):
+        assert red(text) == red.exact(text)
+
+
+def test_the_probe_agrees_with_the_patterns_on_every_context_and_separator():
+    """Every context a shape keys on, every separator (ASCII and Unicode spaces, which are one
+    char but several bytes), every tail: the probe's verdict never differs from the patterns'."""
+    heads = ["", "x", "_", "-", "é", "AWS_SECRET_ACCESS_KEY", "aws key", "Authorization: Bearer", "bearer", "Authorization: Basic", "Authorization:", "https://bob", "sk", "task", "eyJhbGciOiJIUzI1NiIs", "\ud800"]
+    seps = ["", " ", "=", ":", "\t", "\n", "\\n", "\u00a0", "\u2003", "\u3000", "\x0b", "\x1c", ": \u00a0", "é", "-", "\ud800", "\U0001f600"]
+    tails = [AWS_SECRET, "abcdefghijklmnop1234", "dXNlcjpwYXNzd29yZA==", "hunter2hunter@example.com", "-ant-api03-Qw8Er7Ty6Ui5Op4As3Df2Gh1JkLz", ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "Basic dXNlcjpwYXNzd29yZA==", "s3cr3t-Passphrase/With+Odd=Chars"]
+    red = redactor(["s3cr3t-Passphrase/With+Odd=Chars"])
+    for head in heads:
+        for sep in seps:
+            for tail in tails:
+                text = head + sep + tail
+                assert red(text) == red.exact(text), text
+
+
+def test_the_probe_flags_every_shape_and_known_form():
+    """Each credential (and each form of a known value) alone is found by the probe, not only by
+    the exact patterns behind it."""
+    red = redactor(["s3cr3t-Passphrase/With+Odd=Chars"])
+    for text in [*SHAPED.values(), f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}", "Authorization: Bearer abcdefghijklmnop1234", "Authorization: Basic dXNlcjpwYXNzd29yZA==", "https://bob:hunter2hunter@example.com", DEPLOY_KEY, *forms("s3cr3t-Passphrase/With+Odd=Chars")]:
+        assert red._probe.search(text.encode("utf-8", "surrogatepass")) is not None, text

@@ -123,6 +123,20 @@ def test_redactor_applies_to_actions_and_raw(store):
     assert store.raw_lines(sid) == ['{"text": "[REDACTED]"}']
 
 
+def test_action_data_is_stored_as_json_text_whether_or_not_a_secret_was_redacted(store):
+    """Clean batches are bound as orjson's bytes and cast; flagged ones as redacted str: both
+    are TEXT that SQLite's JSON functions read, and non-ASCII text comes back as it went in."""
+    from recorder.redact import shapes_only
+
+    sid = _session(store)
+    store.set_redactor(sid, shapes_only())
+    store.append(sid, [Action("message.assistant", {"text": "héllo 😀 \u2028 done"})])
+    store.append(sid, [Action("message.assistant", {"text": "key glpat-Xy7Qm2Zp9Rt4Lk8Wn3Vb é"})])
+    rows = store.db.conn.execute("SELECT typeof(data), json_extract(data, '$.text') FROM actions WHERE session_id = ? ORDER BY seq", [sid]).fetchall()
+    assert rows == [("text", "héllo 😀 \u2028 done"), ("text", "key [REDACTED] é")]
+    assert [a.data["text"] for a in store.actions(sid)] == ["héllo 😀 \u2028 done", "key [REDACTED] é"]
+
+
 def test_verdict_reason_and_evidence_are_redacted(store):
     from recorder.model import Result
 

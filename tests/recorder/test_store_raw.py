@@ -125,6 +125,29 @@ def test_imported_raw_lines_are_the_files_lines_and_much_smaller(store):
 
 
 @needs_realdata
+def test_an_import_redacts_the_one_secret_line_of_a_batch_and_keeps_the_others_exact(store, tmp_path):
+    """An import probes each ~64 kB batch once: a batch holding one credential is redacted line
+    by line, so that line loses the credential (in raw lines and actions) and every other line,
+    clean or not, is stored exactly as read."""
+    from recorder.redact import shapes_only
+
+    token = "ghp_R8dK2mXq7LpT4vNz9WcB3yHs6JfA1uEo5GiQ"
+    f = REALDATA / "claude-transcripts" / "spotter__tool-heavy-webfetch-websearch__v2.1.38.jsonl"
+    lines = [line for line in f.read_text().splitlines() if line.strip()]
+    middle = next(i for i in range(len(lines) // 2, len(lines)) if '"type":"assistant"' in lines[i] and '"text":"' in lines[i])
+    lines[middle] = lines[middle].replace('"text":"', f'"text":"pushed with {token} ', 1)
+    planted = tmp_path / "planted.jsonl"
+    planted.write_text("\n".join(lines) + "\n")
+    [r] = import_files(store, "claude-code", [planted])
+    store.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert token.encode() not in (tmp_path / "r.db").read_bytes()
+    raw = store.raw_lines(r.session_id)
+    assert raw == [shapes_only().exact(line) if i == middle else line for i, line in enumerate(lines)]
+    assert "pushed with [REDACTED]" in raw[middle]
+    assert any("pushed with [REDACTED]" in str(a.data) for a in store.actions(r.session_id))
+
+
+@needs_realdata
 def test_reparse_of_an_import_is_exact(store):
     f = REALDATA / "claude-transcripts" / "spotter__subagent-task-agent_progress__v2.1.38.jsonl"
     [r] = import_files(store, "claude-code", [f])
