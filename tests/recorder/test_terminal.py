@@ -18,12 +18,12 @@ def test_a_command_in_a_pane_is_typed_into_and_read_back(tmp_path: Path):
     script = 'echo "ready $SECRET_ONLY_HERE"; read a; read b; echo "[$a|$b]"; exit 7'
     term = Terminal(PaneCommand(["/bin/sh", "-c", script], tmp_path, {"PATH": "/usr/bin:/bin", "SECRET_ONLY_HERE": "pane-env"})).start()
     try:
-        assert wait_for(lambda: "ready pane-env" in term.screen(), 10)
+        assert wait_for(lambda: "ready pane-env" in term.screen(), 30)
         term.type("one")
         term.keys("Enter")
         term.paste("two")
         term.keys("Enter")
-        assert wait_for(lambda: term.exit_status() is not None, 10)
+        assert wait_for(lambda: term.exit_status() is not None, 30)
         assert term.exit_status() == 7 and "[one|two]" in term.screen()
     finally:
         term.close()
@@ -35,7 +35,7 @@ def test_kill_ends_the_pane_and_its_group(tmp_path: Path):
     try:
         assert term.pane_pid is not None
         term.kill()
-        assert wait_for(lambda: term.exit_status() is not None, 10)
+        assert wait_for(lambda: term.exit_status() is not None, 30)
         assert term.exit_status() == -9
     finally:
         term.close()
