@@ -542,8 +542,11 @@ def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
 # ---------------------------------------------------------------- the store
 
 
-@dataclass(frozen=True)
+@dataclass
 class SessionRow:
+    """A `sessions` row, decoded. Treat it as immutable: not frozen because every streaming
+    reader makes one per session, and a frozen __init__ of twelve fields costs 3x a plain one."""
+
     id: str
     run_id: str
     scenario: str
@@ -1056,10 +1059,10 @@ class Store:
             wanted = list(session_ids)
             where.append(f"id IN ({','.join('?' * len(wanted))})")
             params.extend(wanted)
-        sql = "SELECT * FROM sessions" + _where(where) + " ORDER BY id LIMIT ?"
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions" + _where(where) + " ORDER BY id LIMIT ?"
         last = ""
         while True:
-            page = [_session_row(r) for r in self._rows(sql, [last, *params, batch])]
+            page = [SessionRow(i, run, sc, cell, attempt or 1, h, m, loads(p), w, at, parent, src) for i, run, sc, cell, attempt, h, m, p, w, at, parent, src in self._all(sql, [last, *params, batch])]
             yield from page
             if len(page) < batch:
                 return
@@ -1249,6 +1252,12 @@ def _equal(filters: dict[str, Any]) -> tuple[list[str], list[Any]]:
 
 def _where(conditions: list[str]) -> str:
     return " WHERE " + " AND ".join(conditions) if conditions else ""
+
+
+# SessionRow's fields, in order, as `sessions` names them (a streaming reader builds rows positionally)
+_SESSION_COLUMNS = "id, run_id, scenario, cell_id, attempt, harness, model, params, workdir, started_at, parent_session, source"
+if tuple(SessionRow.__dataclass_fields__) != tuple(_SESSION_COLUMNS.split(", ")):
+    raise TypeError("SessionRow's fields changed: update _SESSION_COLUMNS, which iter_session_rows builds rows from")
 
 
 def _session_row(r: dict[str, Any]) -> SessionRow:

@@ -38,9 +38,12 @@ _PAGE = 500  # sessions whose first grading is looked up in one query
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Outcome:
-    """One verdict as compared: status, pass and score decide; the reason is shown."""
+    """One verdict as compared: status, pass and score decide; the reason is shown.
+
+    Treat it as immutable: not a frozen dataclass because a grade pass makes two per verdict
+    and a frozen __init__ costs five times a plain slots one."""
 
     status: str
     passed: bool

@@ -20,8 +20,11 @@ def same_outcome(a: Any, b: Any) -> bool:
     return a.status == b.status and a.passed == b.passed and abs(a.score - b.score) <= SCORE_TOLERANCE
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class StoredVerdict:
+    """Treat it as immutable: not a frozen dataclass because `grade` and `diff` read one per
+    stored verdict, and a frozen __init__ of ten fields costs five times a plain slots one."""
+
     check_path: str
     type: str
     metric: str | None
