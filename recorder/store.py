@@ -801,7 +801,7 @@ class Store:
         # A redactor is a pure function of the text, and a batch repeats texts (each check's
         # spec in every session, many reasons and evidence): each distinct (redactor, text)
         # is redacted once per batch.
-        redacted: dict[tuple[int, str], str] = {}
+        redacted: dict[int, dict[str, str]] = {}  # per redactor: each text met -> its redacted form
         sessions: dict[str, None] = {}  # the batch's sessions, once each, in order
         for session_id, rows in batch:
             if rows:
@@ -810,17 +810,20 @@ class Store:
             # environment one) looked up once, not twice per verdict: a regrade writes
             # thousands of sessions' verdicts through here.
             redact = self.redactor_for(session_id)
-            rid = id(redact)
+            seen = None if redact is None else redacted.setdefault(id(redact), {})
             for r in rows:
                 result = r["result"]
                 spec = r["spec"]
                 reason, evidence = result.reason, encode(result.evidence, default=str).decode()
                 spec = spec if isinstance(spec, str) else dumps(spec)
-                if redact is not None:  # a check's value may be a secret too (its spec_sha256 stays the clear spec's)
+                if seen is not None:  # a check's value may be a secret too (its spec_sha256 stays the clear spec's)
                     if reason is not None:
-                        reason = redacted.get((rid, reason)) or redacted.setdefault((rid, reason), redact(reason))
-                    evidence = redacted.get((rid, evidence)) or redacted.setdefault((rid, evidence), redact(evidence))
-                    spec = redacted.get((rid, spec)) or redacted.setdefault((rid, spec), redact(spec))
+                        clear = seen.get(reason)
+                        reason = clear if clear is not None else seen.setdefault(reason, redact(reason))
+                    clear = seen.get(evidence)
+                    evidence = clear if clear is not None else seen.setdefault(evidence, redact(evidence))
+                    clear = seen.get(spec)
+                    spec = clear if clear is not None else seen.setdefault(spec, redact(spec))
                 append(
                     [
                         grading_id,

@@ -241,7 +241,7 @@ def grade_session(
     session's own sandbox facts say (`sandbox` overrides, for tests). `paths` are the checks'
     places in their scenario (default `checks[i]`).
     """
-    places = list(paths) if paths is not None else [check_path(i) for i in range(len(checks))]
+    places = paths if paths is not None else (_PLACES[: len(checks)] if len(checks) <= len(_PLACES) else [check_path(i) for i in range(len(checks))])
     graded = _graded_view(session, context.transform)
     with ExitStack() as stack:
         # where commands run is decided when a check first runs one (most gradings never do)
@@ -281,6 +281,9 @@ def _started(session: Session) -> dict[str, Any]:
 def check_path(index: int) -> str:
     """A check's place in its scenario: with its spec hash, what a verdict diff matches on."""
     return f"checks[{index}]"
+
+
+_PLACES = tuple(check_path(i) for i in range(64))  # the places grade_session names, made once
 
 
 def build_checks(specs: list[CheckSpec]) -> list[Check]:
