@@ -77,6 +77,8 @@ def recover_folder(folder: SessionFolder) -> str:
     if facts.get("container"):
         notes.append(_remove_container(str(facts["container"])))
     session_id, db = facts.get("session_id"), facts.get("db")
+    if facts.get("spare"):
+        return f"removed {folder.path} ({facts['spare']}, made ahead by a benchtape that is gone)" + _joined(notes)
     if not session_id or not db:
         return f"removed {folder.path} (benchtape was killed before its session began)" + _joined(notes)
     if not Path(db).exists():

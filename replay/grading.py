@@ -33,6 +33,7 @@ from recorder.errors import BadInput
 from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
+from recorder.sandbox.inodes import POOL
 from recorder.sandbox.trees import later, remove_tree
 from recorder.store import Store, dumps
 
@@ -170,7 +171,7 @@ class _Host:
     def work_dir(self) -> Path | None:
         if not self._restored:
             self._restored = True
-            temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
+            temp = Path(POOL.temp_dir("benchtape-grade-"))  # tempfile.mkdtemp, from folders made ahead when a run has some
             self.stack.callback(later, partial(remove_tree, temp))  # no recursion (an agent may leave a 2,500-deep tree); off the grading's path
             try:
                 self._work = temp / "work" if self.source.restore(temp / "work") else None

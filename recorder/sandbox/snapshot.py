@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from recorder.errors import BadInput
+from recorder.sandbox.inodes import POOL
 from recorder.sandbox.nofollow import walk
 from recorder.spec.yamlsrc import shorten
 
@@ -134,7 +135,8 @@ def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:
         )
     if len(data) > MAX_TAR_BYTES:
         raise BadInput(f"the snapshot is {len(data):,} bytes, more than a snapshot can be ({MAX_TAR_BYTES:,}); refusing to restore it", fix=_HOSTILE)
-    dest.mkdir(parents=True, exist_ok=True)
+    if not POOL.dir(str(dest)):
+        dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise ValueError(f"restore needs a new or empty folder, and {dest} is not empty")
     dest = dest.resolve()
@@ -239,6 +241,7 @@ class _Writer:
         self.root = str(dest)
         self.kinds: dict[str, str] = {"": "dir"}
         self.links: list[tuple[str, str]] = []  # (entry name, absolute path)
+        self.files = self.dirs = 0
 
     def write(self, members: list[tarfile.TarInfo]) -> None:
         for m in members:
@@ -262,7 +265,9 @@ class _Writer:
             else:
                 _write_file(self.tar, m, target)
                 self.kinds[rel] = "file"
+                self.files += 1
         self.judge_links()
+        POOL.refill_later(self.files, self.dirs + 2)  # as many for the next restore (+ its grading folder and work/)
 
     def folder(self, parts: tuple[str, ...], name: str) -> str:
         """The folder `parts` (relative), made where missing; a file or link on the way is refused."""
@@ -276,8 +281,11 @@ class _Writer:
                 raise BadInput(f"snapshot entry {shorten(name)!r} would be written through the link {shorten(rel)!r} (a snapshot never holds entries under a link); refusing to restore it", fix=_HOSTILE)
             if kind == "file":
                 raise BadInput(f"snapshot entry {shorten(name)!r} needs {part!r} to be a folder, and it is a file; refusing to restore it", fix=_HOSTILE)
-            os.mkdir(os.path.join(self.root, rel))
+            made = os.path.join(self.root, rel)
+            if not POOL.dir(made):
+                os.mkdir(made)
             self.kinds[rel] = "dir"
+            self.dirs += 1
         return rel
 
     def clear(self, rel: str, name: str) -> None:
@@ -301,7 +309,9 @@ class _Writer:
 
 
 def _write_file(tar: tarfile.TarFile, m: tarfile.TarInfo, target: str) -> None:
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    fd = POOL.file(target)  # an empty file made ahead (recorder.sandbox.inodes), or a new one
+    if fd is None:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)  # never setuid, always ours to write
         src = tar.extractfile(m) if m.size else None

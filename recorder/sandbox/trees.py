@@ -120,13 +120,13 @@ _guard = threading.Lock()
 _worker: threading.Thread | None = None
 
 
-def later(job: Callable[[], None], *, optional: bool = False) -> None:
+def later(job: Callable[[], None], *, optional: bool = False) -> bool:
     """Run a cleanup (removing a finished session's folder, say) on a thread of its own, in
     order, so the next session need not wait on the disk for it. The thread is not a daemon:
     the process does not exit before every cleanup asked for is done; `wait_later()` waits
     for them sooner. A cleanup that raises is dropped (removal is best effort anyway).
     `optional` (work done ahead, such as the next session's folder): with the backlog full it
-    is not done at all, rather than done by the caller on its session's path."""
+    is not done at all, rather than done by the caller on its session's path: False then."""
     global _worker
     with _guard:
         if len(_jobs) < BACKLOG:
@@ -134,9 +134,11 @@ def later(job: Callable[[], None], *, optional: bool = False) -> None:
             if _worker is None:
                 _worker = threading.Thread(target=_work, name="benchtape-cleanup")
                 _worker.start()
-            return
-    if not optional:
-        job()
+            return True
+    if optional:
+        return False
+    job()
+    return True
 
 
 def _work() -> None:
