@@ -34,7 +34,7 @@ from recorder.sandbox.levels import OpenWorkspace, Process, SandboxError, runs_a
 from recorder.sandbox.inodes import POOL
 from recorder.sandbox.local import discard_spares
 from recorder.sandbox.snapshot import snapshot
-from recorder.sandbox.trees import wait_later
+from recorder.sandbox.trees import parking, release_parked, wait_later
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
@@ -160,6 +160,7 @@ class Runner:
         workers = 1 if serial else max(1, self.options.concurrency)
         self._upcoming = [(s, seeds.get(s.name)) for s, _ in jobs] if workers == 1 else []
         POOL.enable()  # grading restores the workspace from files and folders made ahead
+        parking(True)  # finished sessions' folders are removed once the next harness has started
         records: list[SessionRecord] = []
         self.on_event("run.started", {"run_id": self.run_id, "total": len(jobs), "bench": str(self.bench.path)})
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-session")
@@ -180,6 +181,7 @@ class Runner:
             pool.shutdown(wait=True)
             discard_spares()  # before the staged trees they were copied from go
             POOL.discard()
+            parking(False)
             seeds.cleanup()
             self.scripted.close()
             wait_later()  # the sessions' folders, removed off their path: gone when the run returns
@@ -425,6 +427,7 @@ class Runner:
             return Drive("error", None, False, 0.0, str(exc), recording.parser)
         reader = threading.Thread(target=recording.pump, args=(proc,), name="benchtape-reader", daemon=True)
         reader.start()
+        release_parked()  # the last session's folders go now: this one only waits for its harness
         self._prepare_ahead()
         deadline = started + timeout
         timed_out = interrupted = False

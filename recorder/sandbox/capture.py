@@ -132,12 +132,12 @@ class SessionFolder:
 
     def close(self, remove: bool = True, later: bool = False) -> None:
         """Remove the folder (unless kept: then only its bookkeeping goes), then release the lock.
-        `later`: removed on the cleanup thread (recorder.sandbox.trees.later); the lock is held
+        `later`: removed on the cleanup thread (recorder.sandbox.trees.park); the lock is held
         until it is gone, and if benchtape dies first, the orphan sweep removes it."""
         if later and remove:
-            from recorder.sandbox.trees import later as run_later
+            from recorder.sandbox.trees import park
 
-            run_later(lambda: self.close(remove=True))
+            park(lambda: self.close(remove=True))
             return
         from recorder.sandbox.mounts import release
 

@@ -79,3 +79,25 @@ def test_a_spare_still_being_made_when_its_run_ends_is_removed_not_kept(tmp_path
 
     wait_later()
     assert not list(tmp_path.glob("benchtape-*"))
+
+
+def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
+    from recorder.sandbox.trees import park, parking, release_parked, wait_later
+
+    done: list[str] = []
+    park(lambda: done.append("outside a run"))
+    wait_later()
+    assert done == ["outside a run"]  # no run records: as `later`
+    parking(True)
+    try:
+        park(lambda: done.append("first"))
+        wait_later()
+        assert done == ["outside a run"]  # held while the run records
+        release_parked()  # a harness started
+        wait_later()
+        assert done[-1] == "first"
+        park(lambda: done.append("at the end"))
+    finally:
+        parking(False)
+    wait_later()
+    assert done[-1] == "at the end"
