@@ -31,7 +31,7 @@ import orjson
 from recorder.limits import output_limits
 from recorder.model import Action
 from recorder.redact import redactor, secret_values
-from recorder.sandbox.capture import CaptureTail, Ending, SessionFolder, secrets_from, session_folders
+from recorder.sandbox.capture import CaptureTail, Ending, SessionFolder, read_manifest, secrets_from, session_folders
 from recorder.sandbox.supervisor import MARKER
 
 
@@ -61,10 +61,10 @@ def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | 
 
 
 def _records_into(path: Path, db: Path) -> bool:
-    try:
-        named = orjson.loads((path / "session.json").read_bytes()).get("db")
-    except (OSError, orjson.JSONDecodeError):
+    facts = read_manifest(path)
+    if not facts:
         return False
+    named = facts.get("db")
     return named is None or os.path.realpath(named) == os.path.realpath(db)
 
 
@@ -77,6 +77,8 @@ def recover_folder(folder: SessionFolder) -> str:
     if facts.get("container"):
         notes.append(_remove_container(str(facts["container"])))
     session_id, db = facts.get("session_id"), facts.get("db")
+    if facts.get("spare"):
+        return f"removed {folder.path} ({facts['spare']}, made ahead by a benchtape that is gone)" + _joined(notes)
     if not session_id or not db:
         return f"removed {folder.path} (benchtape was killed before its session began)" + _joined(notes)
     if not Path(db).exists():

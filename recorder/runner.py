@@ -31,8 +31,10 @@ from recorder.model import Action
 from recorder.redact import Redactor, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
 from recorder.sandbox.capture import Captured, Ending, secret_fingerprints
 from recorder.sandbox.levels import OpenWorkspace, Process, SandboxError, runs_alone, sandbox_for
+from recorder.sandbox.inodes import POOL
+from recorder.sandbox.local import discard_spares
 from recorder.sandbox.snapshot import snapshot
-from recorder.sandbox.trees import wait_later
+from recorder.sandbox.trees import parking, release_parked, wait_later
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
 from recorder.store import Store
@@ -115,6 +117,9 @@ class Runner:
         self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
         self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
         self._host_secrets: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = {}  # secret names -> (the environment, its secret variables)
+        self._upcoming: list[tuple[ScenarioSpec, Path | None]] = []  # one worker: the sessions not started yet, in order
+        self._upcoming_lock = threading.Lock()
+        self._ahead: tuple[ScenarioSpec, Path | None] | None = None  # one worker: the session to prepare once this one's harness started
 
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
@@ -153,6 +158,9 @@ class Runner:
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
         serial = any(runs_alone(self.level_of(s)) for s, _ in jobs)
         workers = 1 if serial else max(1, self.options.concurrency)
+        self._upcoming = [(s, seeds.get(s.name)) for s, _ in jobs] if workers == 1 else []
+        POOL.enable()  # grading restores the workspace from files and folders made ahead
+        parking(True)  # finished sessions' folders are removed once the next harness has started
         records: list[SessionRecord] = []
         self.on_event("run.started", {"run_id": self.run_id, "total": len(jobs), "bench": str(self.bench.path)})
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-session")
@@ -171,6 +179,9 @@ class Runner:
             raise Interrupted() from None
         finally:
             pool.shutdown(wait=True)
+            discard_spares()  # before the staged trees they were copied from go
+            POOL.discard()
+            parking(False)
             seeds.cleanup()
             self.scripted.close()
             wait_later()  # the sessions' folders, removed off their path: gone when the run returns
@@ -190,6 +201,7 @@ class Runner:
         if self.cancel.is_set():
             raise Interrupted()
         sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
+        self._ahead = self._following()
         try:
             with sandbox.open(scenario, seed) as box:
                 record = self.record(self.plan(scenario, attempt), box)
@@ -197,6 +209,21 @@ class Runner:
             record = self._could_not_open(self.plan(scenario, attempt), exc)
         self.on_session_done(record)
         return record
+
+    def _following(self) -> tuple[ScenarioSpec, Path | None] | None:
+        """With one worker, the session after the one starting now (its scenario and staged tree)."""
+        with self._upcoming_lock:
+            if self._upcoming:
+                self._upcoming.pop(0)
+            return self._upcoming[0] if self._upcoming else None
+
+    def _prepare_ahead(self) -> None:
+        """With one worker, once this session's harness is started: the next session's sandbox is
+        made off the session's path, while this one runs (started then, it would compete with
+        this session's own start, or with its closing and grading)."""
+        following, self._ahead = self._ahead, None
+        if following is not None:
+            sandbox_for(self.level_of(following[0]), keep=self.options.keep_sandbox).prepare_ahead(following[1])
 
     def _could_not_open(self, plan: SessionPlan, exc: Exception) -> SessionRecord:
         scenario, attempt = plan.scenario, plan.attempt
@@ -400,6 +427,8 @@ class Runner:
             return Drive("error", None, False, 0.0, str(exc), recording.parser)
         reader = threading.Thread(target=recording.pump, args=(proc,), name="benchtape-reader", daemon=True)
         reader.start()
+        release_parked()  # the last session's folders go now: this one only waits for its harness
+        self._prepare_ahead()
         deadline = started + timeout
         timed_out = interrupted = False
         while True:

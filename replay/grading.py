@@ -33,7 +33,8 @@ from recorder.errors import BadInput
 from recorder.judging import Judge
 from recorder.model import CheckSpec, Result, Session
 from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
-from recorder.sandbox.trees import later, remove_tree
+from recorder.sandbox.inodes import POOL
+from recorder.sandbox.trees import park, remove_tree
 from recorder.store import Store, dumps
 
 # The causes a check can be errored for, with the one wording each gets.
@@ -170,8 +171,8 @@ class _Host:
     def work_dir(self) -> Path | None:
         if not self._restored:
             self._restored = True
-            temp = Path(tempfile.mkdtemp(prefix="benchtape-grade-"))
-            self.stack.callback(later, partial(remove_tree, temp))  # no recursion (an agent may leave a 2,500-deep tree); off the grading's path
+            temp = Path(POOL.temp_dir("benchtape-grade-"))  # tempfile.mkdtemp, from folders made ahead when a run has some
+            self.stack.callback(park, partial(remove_tree, temp))  # no recursion (an agent may leave a 2,500-deep tree); off the grading's path
             try:
                 self._work = temp / "work" if self.source.restore(temp / "work") else None
             except Unavailable as exc:

@@ -238,6 +238,9 @@ class ContainerLevel:
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
 
+    def prepare_ahead(self, seed: Path | None) -> None:
+        """Nothing ahead: a container's start is most of its cost, and needs the session's own limits."""
+
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
         spec = scenario.sandbox

@@ -97,6 +97,10 @@ class Sandbox(Protocol):
         """A fresh workspace for one session of `scenario`, seeded from the staged tree; closed
         (removed, unless kept) on exit, whatever happened inside."""
 
+    def prepare_ahead(self, seed: Path | None) -> None:
+        """Start making the next session's sandbox (seeded from `seed`) off the session's path,
+        where the level can; `open` uses it if it is ready."""
+
 
 @dataclass(frozen=True)
 class GradingHost:

@@ -12,11 +12,12 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from recorder.sandbox.trees import remove_tree
+from recorder.sandbox.trees import later, remove_tree
 from recorder.commands import grading_env, local_interpreter, run_local
 from recorder.model import Action
 from recorder.sandbox.capture import SessionFolder
@@ -58,9 +59,10 @@ def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmp
     return env
 
 
-def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, str] | None = None, level: str | None = None, temp: Path | None = None) -> Workspace:
+def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, str] | None = None, level: str | None = None, temp: Path | None = None, laid_out: bool = False) -> Workspace:
     """A fresh workspace for one session, seeded from the staged tree (in `temp`, the session
-    folder, when given; else in a new temp folder)."""
+    folder, when given; else in a new temp folder). `laid_out`: `temp` already holds work/ and
+    tmp/ (a spare session folder, `prepare_ahead`)."""
     host_env = dict(os.environ if host_env is None else host_env)
     level = level or scenario.sandbox.level
     secret_names = list(scenario.sandbox.secret_env)
@@ -70,13 +72,9 @@ def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, st
         env = sandbox_env(scenario, host_env, home, None)
         return Workspace(root=root, agent_cwd=_agent_cwd(root, scenario), home=home, env=env, level=level, secret_names=secret_names)
     temp = temp or Path(tempfile.mkdtemp(prefix="benchtape-"))
-    root = temp / "work"
-    if seed is not None:
-        shutil.copytree(seed, root, symlinks=True)
-    else:
-        root.mkdir()
-    tmpdir = temp / "tmp"
-    tmpdir.mkdir()
+    if not laid_out:
+        lay_out(temp, seed)
+    root, tmpdir = temp / "work", temp / "tmp"
     home = root if level in ("home", "container") else Path(host_env.get("HOME", str(Path.home())))
     env = sandbox_env(scenario, host_env, home, tmpdir)
     cwd = _agent_cwd(root, scenario)
@@ -88,6 +86,16 @@ def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, st
     for share in scenario.sandbox.share_paths:
         _apply_local_share(share, root)
     return Workspace(root=root, agent_cwd=cwd, home=home, env=env, level=level, temp=temp, secret_names=secret_names)
+
+
+def lay_out(temp: Path, seed: Path | None) -> None:
+    """work/ (a copy of the staged tree) and tmp/ in a session folder: the file creations a
+    session folder costs, done ahead by a spare."""
+    if seed is not None:
+        shutil.copytree(seed, temp / "work", symlinks=True)
+    else:
+        (temp / "work").mkdir()
+    (temp / "tmp").mkdir()
 
 
 def _agent_cwd(root: Path, scenario: ScenarioSpec) -> Path:
@@ -121,11 +129,19 @@ class LocalLevel:
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
 
+    def prepare_ahead(self, seed: Path | None) -> None:
+        """Make the next session's folder, seeded from `seed`, while this one is graded (see `_Spares`)."""
+        if self.level != "none":
+            SPARES.make_later((self.level, self.keep, seed))
+
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
-        folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
+        folder = SPARES.take((self.level, self.keep, seed)) if self.level != "none" else None
+        laid_out = folder is not None
+        if folder is None:
+            folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
         try:
-            ws = prepare(scenario, seed, level=self.level, temp=folder.path if self.level != "none" else None)
+            ws = prepare(scenario, seed, level=self.level, temp=folder.path if self.level != "none" else None, laid_out=laid_out)
         except BaseException:
             folder.close()
             raise
@@ -159,6 +175,71 @@ class LocalLevel:
         for note in notes:
             self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
         return notes
+
+
+SpareKey = tuple[str, bool, "Path | None"]  # level, keep, the staged tree
+
+
+class _Spares:
+    """The next session's folder, made ahead on the cleanup thread (recorder.sandbox.trees.later).
+
+    A session folder is a dozen file creations (its lock, capture files and session.json, the
+    copy of the staged tree, tmp/), ~0.25 ms each on a slow disk: 1–7 ms a session. At
+    concurrency 1 the runner asks for the next session's while the previous one is graded,
+    and the next session takes it if it is ready and made for the same level and staged
+    tree; it is never waited for. A spare is an ordinary session folder, locked by this
+    process and holding no session yet: if benchtape dies, the orphan sweep removes it as a
+    folder whose session never began. One spare at most; `discard` removes an unused one."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.spare: tuple[SpareKey, SessionFolder] | None = None
+        self.generation = 0  # bumped by `discard`: a spare still being made for an older run is dropped
+
+    def make_later(self, key: SpareKey) -> None:
+        with self.lock:
+            generation = self.generation
+        later(lambda: self._make(key, generation), optional=True)
+
+    def _make(self, key: SpareKey, generation: int) -> None:
+        level, keep, seed = key
+        folder = SessionFolder.create(level=level, keep=keep)
+        try:
+            lay_out(folder.path, seed)
+        except BaseException:
+            folder.close()
+            raise
+        with self.lock:
+            if generation == self.generation:
+                old, self.spare = self.spare, (key, folder)
+            else:
+                old = (key, folder)
+        if old is not None:
+            old[1].close()
+
+    def take(self, key: SpareKey) -> SessionFolder | None:
+        """The spare when it is ready and made for `key`; else None (the caller makes its own)."""
+        with self.lock:
+            if self.spare is None or self.spare[0] != key:
+                return None
+            folder, self.spare = self.spare[1], None
+        return folder
+
+    def discard(self) -> None:
+        """Remove the spare (at a run's end: its staged trees go with the run), and any being made."""
+        with self.lock:
+            self.generation += 1
+            old, self.spare = self.spare, None
+        if old is not None:
+            later(old[1].close)
+
+
+SPARES = _Spares()
+
+
+def discard_spares() -> None:
+    """At a run's end: the spare session folder, unused, is removed."""
+    SPARES.discard()
 
 
 class LocalGrading:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import shutil
 import stat
 import tarfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from recorder.errors import BadInput
+from recorder.sandbox.inodes import POOL
 from recorder.sandbox.nofollow import walk
 from recorder.spec.yamlsrc import shorten
 
@@ -134,14 +134,15 @@ def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:
         )
     if len(data) > MAX_TAR_BYTES:
         raise BadInput(f"the snapshot is {len(data):,} bytes, more than a snapshot can be ({MAX_TAR_BYTES:,}); refusing to restore it", fix=_HOSTILE)
-    dest.mkdir(parents=True, exist_ok=True)
+    if not POOL.dir(str(dest)):
+        dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise ValueError(f"restore needs a new or empty folder, and {dest} is not empty")
     dest = dest.resolve()
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=_BoundedInfo) as tar:
             members = _members(tar, dest)
-            _Writer(tar, dest).write(members)
+            _Writer(memoryview(data), dest).write(members)
     except tarfile.TarError as exc:
         raise BadInput(f"the snapshot is not a readable uncompressed tar ({exc}); refusing to restore it", fix=_HOSTILE) from None
 
@@ -234,11 +235,12 @@ class _Writer:
     """Writes checked entries, knowing what it wrote: `kinds` maps each relative path made so
     far to dir, file or link (dest starts empty), so no entry needs a stat of its path."""
 
-    def __init__(self, tar: tarfile.TarFile, dest: Path):
-        self.tar, self.dest = tar, dest
+    def __init__(self, data: memoryview, dest: Path):
+        self.data, self.dest = data, dest
         self.root = str(dest)
         self.kinds: dict[str, str] = {"": "dir"}
         self.links: list[tuple[str, str]] = []  # (entry name, absolute path)
+        self.files = self.dirs = 0
 
     def write(self, members: list[tarfile.TarInfo]) -> None:
         for m in members:
@@ -260,9 +262,11 @@ class _Writer:
                 self.kinds[rel] = "link"
                 self.links.append((m.name, target))
             else:
-                _write_file(self.tar, m, target)
+                _write_file(self.data, m, target)
                 self.kinds[rel] = "file"
+                self.files += 1
         self.judge_links()
+        POOL.refill_later(self.files, self.dirs + 2)  # as many for the next restore (+ its grading folder and work/)
 
     def folder(self, parts: tuple[str, ...], name: str) -> str:
         """The folder `parts` (relative), made where missing; a file or link on the way is refused."""
@@ -276,8 +280,11 @@ class _Writer:
                 raise BadInput(f"snapshot entry {shorten(name)!r} would be written through the link {shorten(rel)!r} (a snapshot never holds entries under a link); refusing to restore it", fix=_HOSTILE)
             if kind == "file":
                 raise BadInput(f"snapshot entry {shorten(name)!r} needs {part!r} to be a folder, and it is a file; refusing to restore it", fix=_HOSTILE)
-            os.mkdir(os.path.join(self.root, rel))
+            made = os.path.join(self.root, rel)
+            if not POOL.dir(made):
+                os.mkdir(made)
             self.kinds[rel] = "dir"
+            self.dirs += 1
         return rel
 
     def clear(self, rel: str, name: str) -> None:
@@ -300,14 +307,20 @@ class _Writer:
             raise BadInput(f"snapshot entry {shorten(name)!r} is a link that points out of the tree once restored; refusing to restore it", fix=_HOSTILE)
 
 
-def _write_file(tar: tarfile.TarFile, m: tarfile.TarInfo, target: str) -> None:
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+def _write_file(data: memoryview, m: tarfile.TarInfo, target: str) -> None:
+    """One regular entry's bytes, written straight from the tar in memory (a member of an
+    uncompressed tar is `size` bytes at `offset_data`; sparse members were refused)."""
+    end = m.offset_data + m.size
+    if end > len(data):
+        raise BadInput(f"snapshot entry {shorten(m.name)!r} runs past the end of the tar; refusing to restore it", fix=_HOSTILE)
+    fd = POOL.file(target)  # an empty file made ahead (recorder.sandbox.inodes), or a new one
+    if fd is None:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, (stat.S_IMODE(m.mode) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)  # never setuid, always ours to write
-        src = tar.extractfile(m) if m.size else None
-        if src is not None:
-            with os.fdopen(os.dup(fd), "wb") as f:
-                shutil.copyfileobj(src, f)
+        at = m.offset_data
+        while at < end:
+            at += os.write(fd, data[at:end])
     finally:
         os.close(fd)
 

@@ -203,7 +203,7 @@ class SupervisedProcess:
         return None if exit is None else int(exit.get("stdout_bytes") or 0)
 
     def _exit_file(self) -> dict[str, Any] | None:
-        """The supervisor's exit facts, written (atomically) before it says so: the reader sees the
+        """The supervisor's exit facts, written (in one write; half of it does not parse) before it says so: the reader sees the
         end without waiting on the supervisor's messages, which belong to `wait`."""
         try:
             data = self.folder.file("exit").read_bytes()

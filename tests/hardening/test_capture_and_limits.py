@@ -122,3 +122,22 @@ def test_a_session_folder_is_claimable_only_once_its_owner_is_dead(tmp_path):
     assert SessionFolder.claim(orphan) is None  # one claimer at a time
     claimed.close()
     assert not orphan.exists()
+
+
+def test_session_json_notes_are_appended_lines_and_a_line_cut_by_a_crash_is_skipped(tmp_path, monkeypatch):
+    import tempfile
+
+    from recorder.sandbox.capture import MANIFEST, read_manifest
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    folder = SessionFolder.create(level="home")
+    folder.note(db="/x.db", session_id="s1")
+    folder.note(harness_pid=42)
+    path = folder.path
+    assert read_manifest(path) == folder.facts and folder.facts["session_id"] == "s1" and folder.facts["harness_pid"] == 42
+    with open(path / MANIFEST, "ab") as f:
+        f.write(b'{"supervisor": 7, "sess')  # killed mid-write
+    assert read_manifest(path) == folder.facts
+    folder.close(remove=False)
+    (path / MANIFEST).write_bytes(b'{"db": "/old.db", "session_id": "s0"}')  # an older benchtape's whole-file manifest
+    assert read_manifest(path) == {"db": "/old.db", "session_id": "s0"}

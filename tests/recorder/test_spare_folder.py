@@ -1,0 +1,103 @@
+"""The next session's folder made ahead (recorder.sandbox.local._Spares): used when it fits, never shared, never left behind."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+import threading
+from pathlib import Path
+
+from benchtape.api import load_benches, run_benches
+from recorder.runner import RunOptions
+from recorder.sandbox import local
+from recorder.sandbox.capture import SessionFolder
+from recorder.store import Store
+
+DEMO = Path(__file__).resolve().parents[2] / "fixtures-red" / "demo" / "bench.yaml"
+
+
+def test_a_serial_run_opens_its_later_sessions_in_folders_made_ahead_and_leaves_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    made_on: list[str] = []
+    create = SessionFolder.create.__func__
+
+    def spy(cls, **facts):
+        made_on.append(threading.current_thread().name)
+        return create(cls, **facts)
+
+    monkeypatch.setattr(SessionFolder, "create", classmethod(spy))
+    taken: list[bool] = []
+    monkeypatch.setattr(local.SPARES, "take", _recording(local.SPARES.take, taken))
+    store = Store(tmp_path / "x.db")
+    outcome = run_benches(load_benches([DEMO]), store, RunOptions(repeat=3, concurrency=1, scenarios=["fixes-the-bug"]))
+    try:
+        assert outcome.tally.summary()["passed"] == 3  # graded as before: the copy of the staged tree is the same
+    finally:
+        outcome.close()
+    ids = [sid for (sid,) in sqlite3.connect(tmp_path / "x.db").execute("SELECT id FROM sessions")]
+    workdirs = [store.load_session(sid).actions[0].data["work_dir"] for sid in ids]
+    assert len(set(workdirs)) == 3  # each session its own folder
+    assert taken[0] is False and any(taken[1:])  # the first makes its own; a later one takes the spare
+    assert "benchtape-cleanup" in made_on  # made on the cleanup thread, off the session's path
+    assert not list(tmp_path.glob("benchtape-*")), "a spare (or a session folder) was left behind"
+
+
+def _recording(take, taken):
+    def recorded(key):
+        folder = take(key)
+        taken.append(folder is not None)
+        return folder
+
+    return recorded
+
+
+def test_a_spare_made_for_another_staged_tree_is_not_taken_and_discard_removes_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "a.txt").write_text("a")
+    spares = local._Spares()
+    spares._make(("home", False, seed), spares.generation)
+    assert spares.take(("home", False, None)) is None and spares.take(("workspace", False, seed)) is None
+    [made] = [p for p in tmp_path.glob("benchtape-*")]
+    assert (made / "work" / "a.txt").read_text() == "a" and (made / "tmp").is_dir()
+    spares.discard()
+    from recorder.sandbox.trees import wait_later
+
+    wait_later()
+    assert not list(tmp_path.glob("benchtape-*"))
+
+
+def test_a_spare_still_being_made_when_its_run_ends_is_removed_not_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    spares = local._Spares()
+    generation = spares.generation
+    spares.discard()  # the run ended while the spare was being made
+    spares._make(("home", False, None), generation)
+    assert spares.spare is None
+    from recorder.sandbox.trees import wait_later
+
+    wait_later()
+    assert not list(tmp_path.glob("benchtape-*"))
+
+
+def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
+    from recorder.sandbox.trees import park, parking, release_parked, wait_later
+
+    done: list[str] = []
+    park(lambda: done.append("outside a run"))
+    wait_later()
+    assert done == ["outside a run"]  # no run records: as `later`
+    parking(True)
+    try:
+        park(lambda: done.append("first"))
+        wait_later()
+        assert done == ["outside a run"]  # held while the run records
+        release_parked()  # a harness started
+        wait_later()
+        assert done[-1] == "first"
+        park(lambda: done.append("at the end"))
+    finally:
+        parking(False)
+    wait_later()
+    assert done[-1] == "at the end"
