@@ -23,7 +23,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
@@ -161,8 +161,8 @@ class _Host:
     sandbox started, when a check first asks; a failure is remembered and raised again for
     every later check that asks, so each gets the same wording."""
 
-    def __init__(self, stack: ExitStack, source: WorkspaceSource, sandbox: Callable[[], GradingSandbox], bench_dir: Path | None):
-        self.stack, self.source, self.sandbox, self.bench_dir = stack, source, sandbox, bench_dir
+    def __init__(self, stack: ExitStack, source: WorkspaceSource, session: Session, sandbox: GradingSandbox | None, bench_dir: Path | None):
+        self.stack, self.source, self.session, self.sandbox, self.bench_dir = stack, source, session, sandbox, bench_dir
         self._work: Path | None = None
         self._restored = False
         self._host: GradingHost | None = None
@@ -189,7 +189,9 @@ class _Host:
 
                 self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
             else:
-                self._host = self.stack.enter_context(self.sandbox().open(work, self.bench_dir))
+                # where commands run is decided when a check first runs one (most gradings never do)
+                sandbox = self.sandbox or grading_sandbox_for(_started(self.session))
+                self._host = self.stack.enter_context(sandbox.open(work, self.bench_dir))
         return self._host
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
@@ -242,11 +244,10 @@ def grade_session(
     session's own sandbox facts say (`sandbox` overrides, for tests). `paths` are the checks'
     places in their scenario (default `checks[i]`).
     """
-    places = paths if paths is not None else (_PLACES[: len(checks)] if len(checks) <= len(_PLACES) else [check_path(i) for i in range(len(checks))])
+    places = list(paths) if paths is not None else [check_path(i) for i in range(len(checks))]
     graded = _graded_view(session, context.transform)
     with ExitStack() as stack:
-        # where commands run is decided when a check first runs one (most gradings never do)
-        host = _Host(stack, source, (lambda: sandbox) if sandbox is not None else (lambda: grading_sandbox_for(_started(session))), context.bench_dir)
+        host = _Host(stack, source, session, sandbox, context.bench_dir)
         judge = context.judge
         ctx = CheckContext(
             bench_dir=context.bench_dir,
@@ -282,9 +283,6 @@ def _started(session: Session) -> dict[str, Any]:
 def check_path(index: int) -> str:
     """A check's place in its scenario: with its spec hash, what a verdict diff matches on."""
     return f"checks[{index}]"
-
-
-_PLACES = tuple(check_path(i) for i in range(64))  # the places grade_session names, made once
 
 
 def build_checks(specs: list[CheckSpec]) -> list[Check]:
