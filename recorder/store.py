@@ -985,13 +985,13 @@ class Store:
         return [_decode_run(r) for r in self._rows("SELECT * FROM runs ORDER BY started_at, id")]
 
     def session_row(self, session_id: str) -> SessionRow | None:
-        rows = list(self._rows("SELECT * FROM sessions WHERE id = ?", [session_id]))
-        return _session_row(rows[0]) if rows else None
+        row = self._one(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", [session_id])
+        return _session_row(row) if row else None
 
     def session_rows(self, *, run_id: str | None = None, scenario: str | None = None) -> Iterator[SessionRow]:
         where, params = _equal({"run_id": run_id, "scenario": scenario})
-        sql = "SELECT * FROM sessions" + _where(where) + " ORDER BY started_at, id"
-        for r in self._rows(sql, params):
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions" + _where(where) + " ORDER BY started_at, id"
+        for r in self._all(sql, params):
             yield _session_row(r)
 
     def actions(self, session_id: str, kinds: Iterable[str] | None = None) -> list[Action]:
@@ -1078,7 +1078,7 @@ class Store:
         sql = f"SELECT {_SESSION_COLUMNS} FROM sessions" + _where(where) + " ORDER BY id LIMIT ?"
         last = ""
         while True:
-            page = [SessionRow(i, run, sc, cell, attempt or 1, h, m, loads(p), w, at, parent, src) for i, run, sc, cell, attempt, h, m, p, w, at, parent, src in self._all(sql, [last, *params, batch])]
+            page = [_session_row(r) for r in self._all(sql, [last, *params, batch])]
             yield from page
             if len(page) < batch:
                 return
@@ -1270,24 +1270,14 @@ def _where(conditions: list[str]) -> str:
     return " WHERE " + " AND ".join(conditions) if conditions else ""
 
 
-# SessionRow's fields, in order, as `sessions` names them (a streaming reader builds rows positionally)
+# SessionRow's fields, in order, as `sessions` names them: every reader selects these and
+# builds its rows positionally (a streaming reader makes one per session)
 _SESSION_COLUMNS = "id, run_id, scenario, cell_id, attempt, harness, model, params, workdir, started_at, parent_session, source"
 if tuple(SessionRow.__dataclass_fields__) != tuple(_SESSION_COLUMNS.split(", ")):
-    raise TypeError("SessionRow's fields changed: update _SESSION_COLUMNS, which iter_session_rows builds rows from")
+    raise TypeError("SessionRow's fields changed: update _SESSION_COLUMNS, which every SessionRow is built from")
 
 
-def _session_row(r: dict[str, Any]) -> SessionRow:
-    return SessionRow(
-        id=r["id"],
-        run_id=r["run_id"],
-        scenario=r["scenario"],
-        cell_id=r.get("cell_id"),
-        attempt=r.get("attempt") or 1,
-        harness=r.get("harness"),
-        model=r.get("model"),
-        params=loads(r.get("params")),
-        workdir=r.get("workdir"),
-        started_at=r["started_at"],
-        parent_session=r.get("parent_session"),
-        source=r.get("source"),
-    )
+def _session_row(r: Sequence[Any]) -> SessionRow:
+    """A SessionRow from a row of `_SESSION_COLUMNS`."""
+    i, run, scenario, cell, attempt, harness, model, params, workdir, started, parent, source = r
+    return SessionRow(i, run, scenario, cell, attempt or 1, harness, model, loads(params), workdir, started, parent, source)
