@@ -116,7 +116,7 @@ def finish_safely(parser: Any) -> list[Action]:
 
 
 
-def decode(line: str) -> dict[str, Any] | None:
+def decode(line: str | bytes) -> dict[str, Any] | None:
     """The JSON object on `line`, or None when the line is not a JSON object."""
     try:
         value = orjson.loads(line)

@@ -29,6 +29,7 @@ from typing import Any, Callable, Mapping
 import orjson
 
 from adapters.base import Command, Tui, warning
+from adapters.lines import decode
 from recorder.model import Action
 from recorder.terminal import PaneCommand, Terminal, TerminalError, wait_for
 
@@ -134,15 +135,7 @@ def _stops(path: Path) -> list[dict[str, Any]]:
         data = path.read_bytes()
     except OSError:
         return []
-    out = []
-    for line in data.splitlines():
-        try:
-            doc = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(doc, dict):
-            out.append(doc)
-    return out
+    return [doc for doc in map(decode, data.splitlines()) if doc is not None]
 
 
 def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:

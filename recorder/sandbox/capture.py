@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from adapters.lines import decode
 from recorder.sandbox.trees import remove_tree
 
 PREFIX = "benchtape-"
@@ -167,12 +168,7 @@ def read_manifest(path: Path) -> dict[str, Any]:
         return {}
     facts: dict[str, Any] = {}
     for line in data.splitlines():
-        try:
-            more = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(more, dict):
-            facts.update(more)
+        facts.update(decode(line) or {})
     return facts
 
 
