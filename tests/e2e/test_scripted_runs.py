@@ -85,18 +85,24 @@ def test_the_negative_control_runs_through_the_real_binary(tool, tmp_path):
     assert noops and all(noops) and doc["totals"]["WRONGLY PASSED"] == 0
 
 
-def test_a_timeout_kills_the_real_process_tree(tmp_path):
-    need("claude-code")
-    marker = f"marker-{os.getpid()}-{tmp_path.name}"
+def _hanging_bench(tmp_path: Path, marker: str, timeout: str) -> Path:
+    """A bench whose real claude runs a Bash call that sleeps 300 s, `marker` on its command line."""
     (tmp_path / "td").mkdir()
     (tmp_path / "td" / "wait.py").write_text("import time\ntime.sleep(300)\n")
     bench = tmp_path / "slow.yaml"
     bench.write_text(yaml.safe_dump({
         "harness": "claude-code",
         "harness_config": {"model": "scripted", "args": ["--permission-mode", "bypassPermissions"]},
-        "defaults": {"interactive": False, "timeout": "4s"},
+        "defaults": {"interactive": False, "timeout": timeout},
         "scenarios": [{"name": "hangs", "prompt": "wait", "testdata": "td", "mock": {"steps": [{"tool": "Bash", "input": {"command": f"python3 wait.py {marker}"}}, {"say": "never"}]}}],
     }))
+    return bench
+
+
+def test_a_timeout_kills_the_real_process_tree(tmp_path):
+    need("claude-code")
+    marker = f"marker-{os.getpid()}-{tmp_path.name}"
+    bench = _hanging_bench(tmp_path, marker, "4s")
     out = benchtape("run", bench, "--db", tmp_path / "t.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
     r = _results(tmp_path / "r.json")["hangs"]
@@ -118,15 +124,7 @@ def test_ctrl_c_and_kill_9_of_benchtape_end_the_real_process_tree(tmp_path, how)
 
     need("claude-code")
     marker = f"marker-{how}-{os.getpid()}-{tmp_path.name}"
-    (tmp_path / "td").mkdir()
-    (tmp_path / "td" / "wait.py").write_text("import time\ntime.sleep(300)\n")
-    bench = tmp_path / "slow.yaml"
-    bench.write_text(yaml.safe_dump({
-        "harness": "claude-code",
-        "harness_config": {"model": "scripted", "args": ["--permission-mode", "bypassPermissions"]},
-        "defaults": {"interactive": False, "timeout": "120s"},
-        "scenarios": [{"name": "hangs", "prompt": "wait", "testdata": "td", "mock": {"steps": [{"tool": "Bash", "input": {"command": f"python3 wait.py {marker}"}}, {"say": "never"}]}}],
-    }))
+    bench = _hanging_bench(tmp_path, marker, "120s")
     db = tmp_path / "t.db"
     proc = popen("run", bench, "--db", db, cwd=tmp_path)
     try:
