@@ -115,13 +115,13 @@ PROBES: dict[str, str] = {
 assert PROBES.keys() == SHAPES.keys()
 
 
-def _probe(known: list[bytes]) -> Any:
-    """One RE2 pattern for every shape's probe and every known form, searched in bytes (RE2's
-    Latin-1 mode: any bytes, encoded surrogates included, are searchable). None when RE2
-    cannot take the pattern: every text then goes the exact way."""
+def _probe(known: list[bytes], *, shapes: bool = True) -> Any:
+    """One RE2 pattern for every shape's probe (unless `shapes` is False) and every known form,
+    searched in bytes (RE2's Latin-1 mode: any bytes, encoded surrogates included, are
+    searchable). None when RE2 cannot take the pattern: every text then goes the exact way."""
     import re2
 
-    pattern = b"|".join([*(f"(?:{p})".encode() for p in PROBES.values()), *(re2.escape(f) for f in known)])
+    pattern = b"|".join([*(f"(?:{p})".encode() for p in (PROBES.values() if shapes else ())), *(re2.escape(f) for f in known)])
     options = re2.Options()
     options.encoding = re2.Options.Encoding.LATIN1  # a byte is a char: a negated class takes any byte of a multi-byte char
     options.max_mem = 64 << 20  # room for the DFA: an RE2 out of it falls back to its slow NFA
@@ -202,6 +202,9 @@ class Redactor:
         self._known = re.compile("|".join(map(re.escape, known))) if known else None
         self._known_bytes = re.compile(b"|".join(re.escape(f.encode("utf-8", "surrogatepass")) for f in known)) if known else None
         self._probe = _probe([f.encode("utf-8", "surrogatepass") for f in known])
+        # a file's bytes hold a known value only if this finds one (Python's alternation of the
+        # forms scanned a codex home's 1.4 MB in 5 ms, RE2 in 0.2)
+        self._known_probe = _probe([f.encode("utf-8", "surrogatepass") for f in known], shapes=False) if known else None
 
     def __call__(self, text: str) -> str:
         """`text` redacted; a text the probe finds nothing in is returned as it is, unscanned."""
@@ -223,7 +226,7 @@ class Redactor:
 
     def known_in_bytes(self, data: bytes) -> tuple[bytes, int]:
         """`data` with every known value (in every form) replaced, and how many were."""
-        if self._known_bytes is None:
+        if self._known_bytes is None or (self._known_probe is not None and self._known_probe.search(data) is None):
             return data, 0
         return self._known_bytes.subn(REDACTED.encode(), data)
 
