@@ -13,6 +13,8 @@ import tarfile
 import textwrap
 from pathlib import Path
 
+from recorder.store import inflate_blob
+
 FOLDERS = 8
 # Our files carry the names of host files, so a read that follows a swapped link stores the host's.
 NAMES = ("passwd", "group", "hosts", "hostname", "fstab", "shells", "profile", "os-release", "resolv.conf", "issue")
@@ -70,8 +72,8 @@ def run_trials(base: Path, trials: int, concurrency: int = 2) -> dict[str, objec
         shas = [row[0] for row in con.execute("select json_extract(data, '$.sha256') from actions where kind = 'workspace.snapshot' and json_extract(data, '$.stage') is null")]  # the final ones (the staged tree is the bench's)
         stored, hit = [], 0
         for sha in shas:
-            (blob,) = con.execute("select data from blobs where sha256 = ?", [sha]).fetchone()
-            found = host_files(bytes(blob))
+            blob, codec, size = con.execute("select data, codec, size from blobs where sha256 = ?", [sha]).fetchone()
+            found = host_files(bytes(blob) if codec is None else inflate_blob(bytes(blob), codec, size, db, sha))
             stored.extend(found)
             hit += bool(found)
         sessions = con.execute("select count(*) from sessions").fetchone()[0]

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import sqlite3
 
 import pytest
 
+from recorder.errors import BadInput
 from recorder.model import Action
 from recorder.store import MIGRATIONS, PAGE_SIZE, Store
 
@@ -112,6 +115,35 @@ def test_blobs_are_content_addressed(store):
     b = store.put_blob(b"hello")
     assert a == b and store.get_blob(a) == b"hello"
     assert store.db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 1
+
+
+def test_blobs_are_stored_compressed_and_read_back_exact(store):
+    text = b"".join(b"line %d of a file the agent wrote\n" % i for i in range(20_000))
+    noise = os.urandom(4096)  # does not compress: kept as it is
+    sha, raw_sha = store.put_blob(text), store.put_blob(noise)
+    rows = {r[0]: r[1:] for r in store.db.execute("SELECT sha256, codec, size, length(data) FROM blobs")}
+    assert rows[sha][0] == "zstd" and rows[sha][1] == len(text) and rows[sha][2] < len(text) / 5
+    assert rows[raw_sha] == (None, len(noise), len(noise))
+    assert store.get_blob(sha) == text and store.get_blob(raw_sha) == noise
+    assert hashlib.sha256(store.get_blob(sha)).hexdigest() == sha
+
+
+def test_a_damaged_compressed_blob_is_a_clear_error(tmp_path):
+    store = Store(tmp_path / "s.db")
+    sha = store.put_blob(b"x" * 100_000)
+    store.close()
+    con = sqlite3.connect(tmp_path / "s.db")  # a blob of another shape: claims more bytes than its frame holds
+    con.execute("DROP TRIGGER blobs_no_rewrite")
+    con.execute("INSERT INTO blobs (sha256, size, data, codec) SELECT 'other', size + 1, data, codec FROM blobs")
+    con.execute("INSERT INTO blobs (sha256, size, data, codec) SELECT 'newer', size, data, 'brotli' FROM blobs WHERE sha256 = ?", [sha])
+    con.commit()
+    con.close()
+    store = Store(tmp_path / "s.db")
+    assert store.get_blob(sha) == b"x" * 100_000
+    for bad in ("other", "newer"):
+        with pytest.raises(BadInput) as err:
+            store.get_blob(bad)
+        assert err.value.file == str(tmp_path / "s.db") and "damaged" in str(err.value)
 
 
 def test_redactor_applies_to_actions_and_raw(store):
