@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from recorder.errors import BadInput
-from recorder.model import Action
+from recorder.model import Action, Result
 from recorder.store import MIGRATIONS, PAGE_SIZE, Store
 
 
@@ -41,8 +41,8 @@ COLUMN = {
     "actions": "kind",
     "raw": "data",
     "gradings": "source",
-    "verdicts": "status",  # a view over verdict_rows + specs: its INSTEAD OF triggers refuse too
-    "verdict_rows": "status",
+    "verdicts": "status",  # a view over verdict_sets + specs: its INSTEAD OF triggers refuse too
+    "verdict_sets": "verdicts",
     "specs": "spec",
     "grading_scenarios": "context",
     "generated_vars": "vars",
@@ -200,3 +200,71 @@ def test_an_older_store_migrates_forward_keeping_its_history(tmp_path):
     assert s.load_session("s1").turns[0].prompt == "hi"
     assert s.generated_vars("r1", "sc") == {}  # a table a later migration added
     assert s.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'actions_kind'").fetchone()[0] == 0
+
+
+def _store_at_schema(path, version: int):
+    """A store as the benchtape that stopped at migration `version` left it."""
+    import sqlite_utils
+
+    from recorder import store as store_module
+
+    db = sqlite_utils.Database(path)
+    for step in store_module.MIGRATIONS[:version]:
+        step(db)
+    db.execute(f"PRAGMA user_version = {version}")
+    return db
+
+
+def test_verdict_rows_migrate_to_one_set_per_session_keeping_every_column(tmp_path):
+    """Migration 14: each (grading, session)'s verdict rows become one set, in their order; the
+    `verdicts` view, the briefs a diff reads, the counts and session_summary read the same."""
+    db = _store_at_schema(tmp_path / "old.db", 13)
+    db.execute("INSERT INTO runs (id, kind, started_at) VALUES ('r1', 'run', 0)")
+    for sid in ("s1", "s2"):
+        db.execute("INSERT INTO sessions (id, run_id, scenario, started_at) VALUES (?, 'r1', 'sc', 0)", [sid])
+    db.execute("INSERT INTO gradings (id, source, checkset_sha256, catalog_version, created_at) VALUES ('g1', 'live', 'x', '1', 1)")
+    db.execute("INSERT INTO specs (id, sha256, spec) VALUES (7, 'h7', '{\"type\":\"contains\",\"value\":\"x\"}')")
+    rows = [
+        ("s1", "checks[0]", "PASS", 1, 1.0, "found it", '{"at":3}', 0),
+        ("s1", "checks[1]", "FAIL", 0, 0.25, None, '{"why":["a","b"]}', 1),
+        ("s2", "checks[0]", "NA", 0, 0.0, "no output", "{}", 0),
+    ]
+    for sid, path, status, ok, score, reason, evidence, readout in rows:
+        db.execute(
+            "INSERT INTO verdict_rows VALUES ('g1', ?, ?, 'contains', 'm', 7, 'sha-' || ?, ?, ?, ?, ?, ?, ?, 5)",
+            [sid, path, path, status, ok, score, reason, evidence, readout],
+        )
+    db.execute("INSERT INTO session_gradings VALUES ('s1', 'g1')")
+    db.execute("INSERT INTO session_gradings VALUES ('s2', 'g1')")
+    before = [tuple(r) for r in db.execute("SELECT * FROM verdicts ORDER BY session_id, check_path").fetchall()]
+    db.conn.commit()
+    db.conn.close()
+
+    s = Store(tmp_path / "old.db")
+    assert s.db.execute("SELECT COUNT(*) FROM verdict_sets").fetchone()[0] == 2
+    after = [tuple(r) for r in s.db.execute("SELECT * FROM verdicts ORDER BY session_id, check_path").fetchall()]
+    assert after == before and len(after) == 3
+    assert s.verdict_briefs("g1", "s1") == [
+        ("checks[0]", "contains", "m", "sha-checks[0]", '{"type":"contains","value":"x"}', "PASS", 1, 1.0, "found it", 0),
+        ("checks[1]", "contains", "m", "sha-checks[1]", '{"type":"contains","value":"x"}', "FAIL", 0, 0.25, None, 1),
+    ]
+    assert s.verdict_counts("g1", "s1") == {"PASS": 1, "FAIL": 1} and s.graded("g1", "s2") and not s.graded("g1", "nope")
+    assert s.graded_session_ids("g1") == ["s1", "s2"]
+    summary = {r["session_id"]: (r["pass"], r["fail"], r["error"], r["na"]) for r in s.db.query("SELECT * FROM session_summary")}
+    assert summary == {"s1": (1, 1, 0, 0), "s2": (0, 0, 0, 1)}
+
+
+def test_a_second_set_of_a_session_may_add_checks_but_never_repeat_one(store):
+    sid = _session(store)
+    gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
+
+    def verdict(path: str, ok: bool) -> dict:
+        return {"check_path": path, "type": "contains", "spec": {"type": "contains"}, "spec_sha256": "h", "result": Result.of(ok)}
+
+    store.add_verdicts(gid, sid, [verdict("checks[0]", True), verdict("checks[1]", False)])
+    store.add_verdicts(gid, sid, [verdict("checks[2]", True)])
+    for again in ("checks[1]", "checks[0]"):  # a set of its own, or the key of the first set
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            store.add_verdicts(gid, sid, [verdict(again, True)])
+    assert [b[0] for b in store.verdict_briefs(gid, sid)] == ["checks[0]", "checks[1]", "checks[2]"]
+    assert store.verdict_counts(gid, sid) == {"PASS": 2, "FAIL": 1}

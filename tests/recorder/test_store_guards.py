@@ -11,7 +11,7 @@ import pytest
 from recorder.model import Action, Result
 from recorder.store import Store
 
-HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_rows", "specs", "grading_scenarios", "generated_vars")
+HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_sets", "specs", "grading_scenarios", "generated_vars")
 CONTENT_ADDRESSED = {"blobs": "data", "specs": "spec"}  # the same content again is skipped, other content refused
 
 
@@ -117,7 +117,7 @@ def test_session_gradings_follow_the_verdicts_and_refuse_every_change(db):
     store.add_verdicts(later, sid, [{"check_path": "checks[1]", "type": "contains", "spec": {"type": "contains", "value": "y"}, "spec_sha256": "h2", "result": Result.of(True)}])
     conn = plain(db)
     pairs = sorted(conn.execute("SELECT session_id, grading_id FROM session_gradings").fetchall())
-    assert pairs == sorted(conn.execute("SELECT DISTINCT session_id, grading_id FROM verdict_rows").fetchall()) == sorted([(sid, gid), (sid, later)])
+    assert pairs == sorted(conn.execute("SELECT DISTINCT session_id, grading_id FROM verdict_sets").fetchall()) == sorted([(sid, gid), (sid, later)])
     assert store.latest_grading_for(sid) == later and store.first_grading_for(sid) == gid
     assert [v["check_path"] for v in store.verdicts(session_id=sid)] == ["checks[0]", "checks[0]", "checks[1]"]
     assert store.sessions_per_grading() == {gid: 1, later: 1}
