@@ -425,7 +425,10 @@ def _m14_verdict_sets(db: sqlite_utils.Database) -> None:
     verdicts, each an array of VERDICT_FIELDS (evidence as its JSON text). They are written
     together and read together (a diff, a positive control, a report reads a session's set),
     and a regrade wrote five B-tree rows a session, each through the no-rewrite trigger: ~35 µs
-    of a 275 µs session, against ~17 as one row. `verdicts` stays a view with the same columns
+    of a 275 µs session, against ~17 as one row. A rowid table with its key in an index, not a
+    WITHOUT ROWID table: a set (~1.3 kB for five checks) is more than such a table keeps on its
+    page with 2 KiB pages, so each spilled into an overflow page (~3 µs more a session).
+    `verdicts` stays a view with the same columns
     (json_each over the sets), so every SQL reader reads it as before. Existing verdicts are
     carried over set by set, in their order.
 
@@ -436,9 +439,9 @@ def _m14_verdict_sets(db: sqlite_utils.Database) -> None:
         """
         CREATE TABLE verdict_sets (
             grading_id TEXT NOT NULL REFERENCES gradings(id), session_id TEXT NOT NULL,
-            first_check TEXT NOT NULL, created_at REAL NOT NULL, verdicts TEXT NOT NULL,
-            PRIMARY KEY (grading_id, session_id, first_check)
-        ) WITHOUT ROWID;
+            first_check TEXT NOT NULL, created_at REAL NOT NULL, verdicts TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX verdict_sets_key ON verdict_sets(grading_id, session_id, first_check);
         INSERT INTO verdict_sets (grading_id, session_id, first_check, created_at, verdicts)
             SELECT grading_id, session_id, MIN(check_path), MIN(created_at),
                    json_group_array(json_array(check_path, type, metric, spec_id, spec_sha256, status, pass, score, reason, evidence, readout))
@@ -461,15 +464,17 @@ def _m14_verdict_sets(db: sqlite_utils.Database) -> None:
     )
     db.executescript(SESSION_SUMMARY.format(latest=_LATEST_BY_SESSION_GRADINGS, counts=summary_counts(_COUNT_SETS)))
     db.executescript(append_only("verdict_sets"))
-    # one probe when the session has no set in the grading yet (every regrade): only a second
-    # set is compared, verdict by verdict, with those before it (a REPLACE meets its own key)
+    # two probes when the session has no set in the grading yet (every regrade): only a second
+    # set is compared, verdict by verdict, with those before it (a REPLACE meets its own key,
+    # or its rowid)
     db.executescript(
         """
         CREATE TRIGGER verdict_sets_no_rewrite BEFORE INSERT ON verdict_sets
         WHEN EXISTS (SELECT 1 FROM verdict_sets WHERE grading_id = NEW.grading_id AND session_id = NEW.session_id)
+            OR EXISTS (SELECT 1 FROM verdict_sets WHERE rowid = NEW.rowid)
         BEGIN
             SELECT CASE
-                WHEN EXISTS (SELECT 1 FROM verdict_sets WHERE grading_id = NEW.grading_id AND session_id = NEW.session_id AND first_check = NEW.first_check)
+                WHEN EXISTS (SELECT 1 FROM verdict_sets WHERE (grading_id = NEW.grading_id AND session_id = NEW.session_id AND first_check = NEW.first_check) OR rowid = NEW.rowid)
                     THEN RAISE(ABORT, 'verdict_sets is append-only: an existing row is never replaced')
                 WHEN NOT json_valid(NEW.verdicts)
                     THEN RAISE(ABORT, 'verdict_sets holds a JSON array of verdicts')

@@ -21,7 +21,7 @@ import tarfile
 import tempfile
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from functools import partial
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
@@ -244,7 +244,7 @@ def grade_session(
     session's own sandbox facts say (`sandbox` overrides, for tests). `paths` are the checks'
     places in their scenario (default `checks[i]`).
     """
-    places = list(paths) if paths is not None else [check_path(i) for i in range(len(checks))]
+    places = paths if paths is not None else _default_places(len(checks))
     graded = _graded_view(session, context.transform)
     with ExitStack() as stack:
         host = _Host(stack, source, session, sandbox, context.bench_dir)
@@ -283,6 +283,12 @@ def _started(session: Session) -> dict[str, Any]:
 def check_path(index: int) -> str:
     """A check's place in its scenario: with its spec hash, what a verdict diff matches on."""
     return f"checks[{index}]"
+
+
+@lru_cache(maxsize=64)
+def _default_places(count: int) -> tuple[str, ...]:
+    """`checks[0]`…: the same few tuples for every session a pass grades."""
+    return tuple(check_path(i) for i in range(count))
 
 
 def build_checks(specs: list[CheckSpec]) -> list[Check]:

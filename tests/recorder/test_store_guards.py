@@ -58,7 +58,7 @@ def rewrites(conn: sqlite3.Connection, table: str) -> list[str]:
         f"INSERT INTO {table} SELECT {changed} FROM {table} WHERE true LIMIT 1 ON CONFLICT DO UPDATE SET {first} = excluded.{first}",
         f"INSERT INTO {table} SELECT {changed} FROM {table} WHERE true LIMIT 1 ON CONFLICT DO NOTHING",
     ]
-    if table in ("runs", "sessions", "gradings", "blobs", "specs"):  # rowid tables: a REPLACE may also meet a row by rowid
+    if table in ("runs", "sessions", "gradings", "blobs", "specs", "verdict_sets"):  # rowid tables: a REPLACE may also meet a row by rowid
         key = "sha256" if table == "specs" else cols[0]  # specs.id is the rowid itself
         fresh = ", ".join("'a-new-key'" if c == key else c for c in cols)
         out.append(f"INSERT OR REPLACE INTO {table} (rowid, {', '.join(cols)}) SELECT rowid, {fresh} FROM {table} LIMIT 1")
