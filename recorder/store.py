@@ -914,8 +914,14 @@ class Store:
         if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is not None:
             return sha
         stored, codec = compress_blob(data, self._blob_compressors)
-        with self.transaction():
-            self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [sha, len(data), stored, codec])
+        try:
+            with self.transaction():
+                self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [sha, len(data), stored, codec])
+        except sqlite3.IntegrityError:
+            # another writer stored the same bytes first, compressed by another zstd build: the
+            # trigger refuses the other form of the same content, and the content is there
+            if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is None:
+                raise
         return sha
 
     def get_blob(self, sha: str) -> bytes | None:

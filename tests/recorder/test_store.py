@@ -268,3 +268,23 @@ def test_a_second_set_of_a_session_may_add_checks_but_never_repeat_one(store):
             store.add_verdicts(gid, sid, [verdict(again, True)])
     assert [b[0] for b in store.verdict_briefs(gid, sid)] == ["checks[0]", "checks[1]", "checks[2]"]
     assert store.verdict_counts(gid, sid) == {"PASS": 2, "FAIL": 1}
+
+
+def test_the_same_blob_stored_first_in_another_form_is_kept_and_not_an_error(tmp_path):
+    """Two writers may store the same new bytes at once, one compressed by another zstd build:
+    the first form stays, the second put returns its sha without an error."""
+    store = Store(tmp_path / "s.db")
+    data = b"the same workspace\n" * 2000
+    sha = hashlib.sha256(data).hexdigest()
+    store.db.conn.execute("INSERT INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, NULL)", [sha, len(data), data])  # as it is
+    real_one, raced = store._one, []
+
+    def racing(sql, params=()):
+        if sql.startswith("SELECT 1 FROM blobs") and not raced:
+            raced.append(sql)
+            return None  # put_blob's existence check ran just before the other writer's insert
+        return real_one(sql, params)
+
+    store._one = racing
+    assert store.put_blob(data) == sha
+    assert store.db.execute("SELECT codec FROM blobs").fetchall() == [(None,)] and store.get_blob(sha) == data
