@@ -102,7 +102,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
                 store.add_verdicts_many(grading_id, pending)
                 pending = []
             status = scenario_status(verdicts, session)
-            tally = summary.scenarios.setdefault(row.scenario, ScenarioTally())
+            tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())  # not a new tally (and Counter) per session
             tally.graded += 1
             tally.statuses[status] += 1
             if on_session:
