@@ -96,6 +96,11 @@ class Parser(Protocol):
 
 class Adapter(Protocol):
     name: str
+    # The harness's own bookkeeping under HOME that is bulky, rewritten by the harness every
+    # run or stored by benchtape on its own (its transcript): globs relative to HOME (as
+    # recorder.treediff.covers reads them). Where HOME is the workspace (sandbox levels home
+    # and container), workspace snapshots leave these out: they are not the agent's work.
+    bookkeeping: tuple[str, ...]
 
     def command(self, launch: Launch) -> Command: ...
 

@@ -171,6 +171,9 @@ NO_UPDATES = {".claude.json": {"autoUpdates": False}, ".claude/settings.json": {
 
 class ClaudeCodeAdapter:
     name = HARNESS
+    # its session file (stored as the session's transcript), a backup of .claude.json per
+    # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs
+    bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**")
 
     def config(self, launch: Launch) -> ClaudeConfig:
         return parse_config(launch.harness_config)

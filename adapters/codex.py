@@ -59,6 +59,9 @@ def _chooses_sandbox(args: tuple[str, ...]) -> bool:
 
 class CodexAdapter:
     name = HARNESS
+    # its rollout (stored as the session's transcript), its state databases (~1.4 MB a run)
+    # and the skills bundled with the binary (unpacked again at every start)
+    bookkeeping = (f"{CODEX_DIR}/sessions/**", f"{CODEX_DIR}/*.sqlite", f"{CODEX_DIR}/*.sqlite-*", f"{CODEX_DIR}/skills/.system/**", f"{CODEX_DIR}/.tmp/**", f"{CODEX_DIR}/log/**")
 
     def command(self, launch: Launch) -> Command:
         """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write] [-m] [-c effort] <args> -`.

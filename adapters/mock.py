@@ -39,6 +39,7 @@ class MockParser(LineParser):
 
 class MockAdapter:
     name = "mock"
+    bookkeeping: tuple[str, ...] = ()
 
     def __init__(self, noop: bool = False):
         self.noop = noop

@@ -98,7 +98,7 @@ def recover_folder(folder: SessionFolder) -> str:
 def ingest(store: Any, folder: SessionFolder) -> int:
     """Append what the capture file holds beyond the store's last raw line, then close the
     session. Returns how many lines were added."""
-    from recorder.runner import Recording, workspace_snapshot
+    from recorder.runner import Recording, bookkeeping_of, workspace_snapshot
 
     facts = folder.facts
     session_id = facts["session_id"]
@@ -145,7 +145,7 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     closing = [Action("error", {"message": message})]
     root = facts.get("root")
     if root and facts.get("level") != "none":
-        closing += workspace_snapshot(store, Path(root), redact)
+        closing += workspace_snapshot(store, Path(root), redact, leave_out=bookkeeping_of(facts.get("harness"), facts.get("level")))
     started, at = facts.get("started"), ended.get("at")
     finished: dict[str, Any] = {
         "status": "interrupted",

@@ -21,7 +21,7 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter, warning
 from adapters.mock import MockAdapter
@@ -297,7 +297,8 @@ class Runner:
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
         # (first-run answers, staged plugins) are in, so they are never counted as the agent's
-        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED))
+        own = bookkeeping_of(plan.harness, box.level)
+        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own))
         if refused is not None:
             drive = Drive("error", None, False, 0.0, refused)
         elif cmd.tui is not None:
@@ -312,7 +313,7 @@ class Runner:
             closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness and everything it started were killed"}))
         elif drive.status == "error" and cmd.tui is None and drive.exit_code not in (None, 0):
             closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}", "stderr_tail": drive.stderr_tail}))
-        closing.extend(workspace_snapshot(store, box.root, redact))
+        closing.extend(workspace_snapshot(store, box.root, redact, leave_out=own))
         closing.append(Action("session.finished", drive.finished()))
         store.append(session_id, closing)
         self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": drive.status, "wall_ms": drive.wall_ms})
@@ -593,12 +594,25 @@ class Recording:
             self.store.append(self.session_id, tail)
 
 
-def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, stage: str | None = None) -> list[Action]:
-    """The tree under root as a stored blob (the final workspace, or `stage` staged; known
-    secrets redacted in its files), or the error that stopped it: not the agent's doing, so
-    an infrastructure_error."""
+def bookkeeping_of(harness: str | None, level: str | None) -> tuple[str, ...]:
+    """What a workspace snapshot leaves out: the harness's own bookkeeping (its adapter's
+    `bookkeeping` globs), where HOME is the workspace (levels home and container)."""
+    if level not in ("home", "container") or not harness:
+        return ()
+    from adapters.base import get_adapter
+
     try:
-        data, facts = snapshot(root, redact=redact) if root.exists() else (b"", {"files": 0, "bytes": 0})
+        return tuple(get_adapter(harness).bookkeeping)
+    except KeyError:
+        return ()
+
+
+def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, stage: str | None = None, leave_out: Sequence[str] = ()) -> list[Action]:
+    """The tree under root as a stored blob (the final workspace, or `stage` staged; known
+    secrets redacted in its files; `leave_out`, the harness's bookkeeping, left out), or the
+    error that stopped it: not the agent's doing, so an infrastructure_error."""
+    try:
+        data, facts = snapshot(root, redact=redact, leave_out=leave_out) if root.exists() else (b"", {"files": 0, "bytes": 0})
         if data:
             return [Action("workspace.snapshot", {"sha256": store.put_blob(data), **facts, **({"stage": stage} if stage else {})})]
     except OSError as exc:

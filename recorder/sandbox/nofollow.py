@@ -16,7 +16,7 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 MAX_DEPTH = 256  # folders deep: one open descriptor per level, and deeper paths break PATH_MAX
 
@@ -97,14 +97,16 @@ class Folder:
     entries: list[Entry]
 
 
-def walk(root: Path) -> Iterator[Folder]:
+def walk(root: Path, skip: Callable[[str], bool] | None = None) -> Iterator[Folder]:
     """Every folder (relative path, its own stat, its entries), depth first,
     names sorted. Sub-folders are entered through their parent's descriptor without following
-    links; one that turned into something else since it was listed is skipped."""
+    links; one that turned into something else since it was listed is skipped. `skip`: an
+    entry whose relative path it accepts is left out, and a folder left out is not entered."""
     top = os.open(os.path.realpath(root), _DIR_FLAGS)  # the root is ours; below it nothing is followed
     stack: list[tuple[int, Iterator[Entry]]] = []
+    listing = _listing if skip is None else (lambda fd, rel: [e for e in _listing(fd, rel) if not skip(e.rel)])
     try:
-        entries = _listing(top, "")
+        entries = listing(top, "")
         stack.append((top, iter([e for e in entries if e.kind == "dir"])))
         yield Folder("", os.fstat(top), entries)
         while stack:
@@ -121,7 +123,7 @@ def walk(root: Path) -> Iterator[Folder]:
             except OSError:
                 continue  # swapped for a link (ELOOP/ENOTDIR) or removed
             try:
-                entries = _listing(child, entry.rel)
+                entries = listing(child, entry.rel)
             except OSError:
                 os.close(child)
                 continue

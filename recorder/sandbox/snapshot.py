@@ -12,12 +12,13 @@ import os
 import stat
 import tarfile
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Sequence
 
 from recorder.errors import BadInput
 from recorder.sandbox.inodes import POOL
 from recorder.sandbox.nofollow import walk
 from recorder.spec.yamlsrc import shorten
+from recorder.treediff import covers
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # the files' bytes
 MAX_MEMBERS = 100_000  # entries: restoring each costs a file creation (~70 µs here)
@@ -30,7 +31,7 @@ NAME_MAX = 255
 MAX_REL_DIR = 3000  # a snapshotted folder's path, so it and its names restore under any temp folder
 
 
-def snapshot(root: Path, redact: Any = None) -> tuple[bytes, dict[str, Any]]:
+def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> tuple[bytes, dict[str, Any]]:
     """Tar the tree under root (sorted, timestamps kept); returns the bytes and {files, bytes}.
 
     Nothing is followed: folders and files are opened relative to their parent folder's
@@ -45,12 +46,26 @@ def snapshot(root: Path, redact: Any = None) -> tuple[bytes, dict[str, Any]]:
 
     `redact` (a recorder.redact.Redactor): files holding a known secret value, in any of its
     forms, are stored with it replaced by [REDACTED] and listed in `redacted`.
+
+    `leave_out`: globs (recorder.treediff.covers) of the harness's own bookkeeping, left out
+    with everything under them and counted in `left_out` ({patterns, entries}).
     """
     tar = _TarWriter()
     files = total = skipped = 0
     links_out: list[str] = []
     redacted: list[str] = []
-    for folder in walk(root):
+    left: list[str] = []
+    skip = None
+    if leave_out:
+        patterns = tuple(leave_out)
+
+        def skip(rel: str) -> bool:
+            if any(covers(p, rel) for p in patterns):
+                left.append(rel)
+                return True
+            return False
+
+    for folder in walk(root, skip):
         _restorable(folder.rel or ".", tar.members + len(folder.entries))
         if folder.rel and not folder.entries:
             tar.add(_info(folder.rel, tarfile.DIRTYPE, folder.st))
@@ -90,6 +105,8 @@ def snapshot(root: Path, redact: Any = None) -> tuple[bytes, dict[str, Any]]:
     if redacted:
         facts["redacted"] = redacted[:100]
         facts["redacted_count"] = len(redacted)
+    if left:
+        facts["left_out"] = {"patterns": list(leave_out), "entries": len(left)}
     return tar.close(), facts
 
 

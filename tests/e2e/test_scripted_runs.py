@@ -52,6 +52,27 @@ def test_the_real_tool_fixes_and_breaks_through_the_scripted_model(tool, tmp_pat
         assert "transcript" in kinds and not [a for a in r["session"]["actions"] if a["kind"] == "error"]
         assert r["session"]["metrics"]["tokens_in"]  # the script's usage numbers: cost is known, not guessed
     assert npm_global() == before  # nothing installed or updated outside the sandbox
+    _snapshots_leave_out_the_tools_bookkeeping(db, tool)
+
+
+def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
+    """HOME is the workspace at level home: the final snapshot holds the agent's work and the
+    tool's configuration, not the tool's session file, state databases or bundled skills."""
+    import io
+    import tarfile
+
+    from adapters.base import get_adapter
+    from recorder.store import Store
+    from recorder.treediff import covers
+
+    store = Store(db, readonly=True)
+    own = get_adapter(tool).bookkeeping
+    for row in store.session_rows():
+        session = store.load_session(row.id)
+        names = tarfile.open(fileobj=io.BytesIO(store.get_blob(session.snapshot["sha256"]))).getnames()
+        assert "calc.py" in names and {"claude-code": ".claude/settings.json", "codex": ".codex/config.toml"}[tool] in names
+        assert not [n for n in names if any(covers(p, n) for p in own)]
+        assert session.snapshot["left_out"]["patterns"] == list(own) and session.snapshot["left_out"]["entries"] >= 1
 
 
 def test_the_stored_transcript_holds_the_same_calls_as_the_stream(tmp_path):

@@ -130,3 +130,32 @@ def test_a_real_snapshot_round_trips(tmp_path_factory, box):
     assert (box / "pkg" / "empty").is_dir()
     assert os.readlink(box / "link-to-mod") == "pkg/mod.py" and os.readlink(box / "link-to-pkg") == "pkg"
     assert os.access(box / "run.sh", os.X_OK)
+
+
+def test_a_snapshot_leaves_out_the_harness_bookkeeping_it_is_given(tmp_path, monkeypatch):
+    """Globs as covers() reads them: a folder matched is not entered at all, a file glob
+    matches at any depth, and what is left out is counted, never silently dropped."""
+    root = tmp_path / "ws"
+    for rel, text in {
+        "app.py": "x = 1\n",
+        ".codex/config.toml": "model = 'm'\n",
+        ".codex/skills/mine/SKILL.md": "# mine\n",
+        ".codex/skills/.system/bundled/SKILL.md": "# bundled\n",
+        ".codex/sessions/2026/12/01/rollout-1.jsonl": "{}\n",
+        ".codex/state_5.sqlite": "db",
+        ".codex/state_5.sqlite-wal": "wal",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    entered: list[str] = []
+    real_listing = snap.walk.__globals__["_listing"]
+    monkeypatch.setitem(snap.walk.__globals__, "_listing", lambda fd, rel: entered.append(rel) or real_listing(fd, rel))
+    data, facts = snapshot(root, leave_out=(".codex/sessions/**", ".codex/*.sqlite", ".codex/*.sqlite-*", ".codex/skills/.system/**"))
+    names = tarfile.open(fileobj=io.BytesIO(data)).getnames()
+    assert sorted(n for n in names if not n.endswith("/")) == [".codex/config.toml", ".codex/skills/mine/SKILL.md", "app.py"]
+    assert facts["left_out"] == {"patterns": [".codex/sessions/**", ".codex/*.sqlite", ".codex/*.sqlite-*", ".codex/skills/.system/**"], "entries": 4}
+    assert ".codex/sessions" not in entered and ".codex/skills/.system" not in entered
+    restore(data, tmp_path / "back")
+    assert (tmp_path / "back" / ".codex" / "skills" / "mine" / "SKILL.md").read_text() == "# mine\n"
+    assert not (tmp_path / "back" / ".codex" / "sessions").exists()
+    assert "left_out" not in snapshot(root)[1]  # nothing is left out unless asked
