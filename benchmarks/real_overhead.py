@@ -28,6 +28,7 @@ commands, the harness's start-up inside `wall_ms`, and leaves out opening the sa
 from __future__ import annotations
 
 import argparse
+import os
 import functools
 import statistics
 import sys
@@ -213,6 +214,7 @@ def measure(tool: str, repeat: int, db: Path) -> dict[str, Any]:
     store = Store(db)
     timeline = Timeline()
     instrument(timeline)
+    os.sync()  # what earlier benchmarks wrote goes to disk now, not during these sessions
     try:
         t0 = time.monotonic()
         run_benches([bench], store, RunOptions(repeat=repeat, concurrency=1, scenarios=[SCENARIO]), on_event=on_event).close()
