@@ -122,7 +122,16 @@ class Terminal:
         if self.pane_pid is not None:
             try:
                 os.killpg(self.pane_pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+            except ProcessLookupError:
+                # No such group: the pane's process was just forked and has not made its own
+                # session yet (a kill right after start, under load), or it is gone. While tmux
+                # has no exit status for it, its pid is still its own: kill it by pid.
+                if self.exit_status() is None:
+                    try:
+                        os.kill(self.pane_pid, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
+            except PermissionError:
                 pass
 
     # ------------------------------------------------------------ state

@@ -39,3 +39,21 @@ def test_kill_ends_the_pane_and_its_group(tmp_path: Path):
         assert term.exit_status() == -9
     finally:
         term.close()
+
+
+def test_kill_right_after_start_ends_a_pane_not_yet_in_its_own_group(tmp_path: Path):
+    """tmux forks the pane's process, which then makes its own session: a kill landing in
+    between finds no process group by that id, and must still kill the process (this test,
+    once under load, saw `sleep 30` outlive the kill)."""
+    import signal
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "30"])  # in this process's group, as a just-forked pane is in tmux's
+    term = Terminal(PaneCommand(["/bin/true"], tmp_path, {"PATH": "/usr/bin:/bin"}))
+    try:
+        term.pane_pid = child.pid
+        term.kill()
+        assert child.wait(10) == -signal.SIGKILL
+    finally:
+        child.kill()
+        term.close()
