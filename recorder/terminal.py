@@ -113,26 +113,38 @@ class Terminal:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def kill(self) -> None:
-        """SIGKILL the agent's process group (where it runs), then the pane's."""
+        """SIGKILL the agent's process group (where it runs), then the pane's, while its
+        process is still running.
+
+        Only then: once tmux has reaped the pane's process, its id is free, and on a machine
+        that starts many processes (pid_max is 32768 here) another process may soon lead a
+        group with that id; signalling it then would kill someone else's processes (a test
+        run's other tmux servers, once). What the agent left running after the pane's
+        process exited is its sandbox's to kill (`command.kill`)."""
         if self.command.kill is not None:
             try:
                 self.command.kill()
             except Exception:  # noqa: BLE001 - best effort: the sandbox's own removal kills it too
                 pass
-        if self.pane_pid is not None:
+        if self.pane_pid is None or not self._pane_running():
+            return
+        try:
+            os.killpg(self.pane_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            # No such group: the pane's process was just forked and has not made its own session
+            # yet (a kill right after start, under load). It is not reaped, so its pid is its own.
             try:
-                os.killpg(self.pane_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                # No such group: the pane's process was just forked and has not made its own
-                # session yet (a kill right after start, under load), or it is gone. While tmux
-                # has no exit status for it, its pid is still its own: kill it by pid.
-                if self.exit_status() is None:
-                    try:
-                        os.kill(self.pane_pid, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
-            except PermissionError:
+                os.kill(self.pane_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
                 pass
+        except PermissionError:
+            pass
+
+    def _pane_running(self) -> bool:
+        """Whether tmux answers and has no exit status for the pane's process (not reaped yet)."""
+        out = self._query("#{pane_pid}:#{pane_dead_status}:#{pane_dead_signal}") if self.started else ""
+        pid, _, dead = out.partition(":")
+        return pid == str(self.pane_pid) and dead.strip(":") == ""
 
     # ------------------------------------------------------------ state
     def screen(self) -> str:

@@ -52,8 +52,27 @@ def test_kill_right_after_start_ends_a_pane_not_yet_in_its_own_group(tmp_path: P
     term = Terminal(PaneCommand(["/bin/true"], tmp_path, {"PATH": "/usr/bin:/bin"}))
     try:
         term.pane_pid = child.pid
+        term._pane_running = lambda: True  # what tmux says of a pane whose process runs
         term.kill()
         assert child.wait(10) == -signal.SIGKILL
     finally:
         child.kill()
+        term.close()
+
+
+def test_kill_after_the_pane_exited_signals_nothing(tmp_path: Path, monkeypatch):
+    """Once tmux has reaped the pane's process its id is free for another process's group:
+    closing a finished session must not signal it."""
+    import os
+
+    term = Terminal(PaneCommand(["/bin/sh", "-c", "exit 3"], tmp_path, {"PATH": "/usr/bin:/bin"})).start()
+    try:
+        assert wait_for(lambda: term.exit_status() is not None, 30) and term.exit_status() == 3
+        sent: list[tuple] = []
+        monkeypatch.setattr(os, "killpg", lambda *a: sent.append(("killpg", *a)))
+        monkeypatch.setattr(os, "kill", lambda *a: sent.append(("kill", *a)))
+        term.kill()
+        assert sent == []
+    finally:
+        monkeypatch.undo()
         term.close()
