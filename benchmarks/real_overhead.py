@@ -58,7 +58,8 @@ TARGET_MS = 10.0  # benchtape's share of a session at concurrency 1 (issue 16, i
 HARNESS = "the harness process (fork to reap)"
 USER = "the user's check commands"
 START = "start the harness (supervisor, spec, until fork)"
-NOTICE = "notice its exit (reap to the run loop)"
+TELL = "the supervisor: after the reap (drain, leftovers, exit facts)"
+NOTICE = "notice its exit (told to the run loop)"
 AFTER = "drain the reader, finish the parse"
 OTHER = "other (the run loop, unwrapped steps)"
 
@@ -164,7 +165,7 @@ def instrument(timeline: Timeline) -> None:
     def wait(self: Any, timeout: float) -> int | None:
         code = raw_wait(self, timeout)
         if code is not None and t.current is not None and "reaped" in (self.exit or {}):
-            t.current["exit"] = (self.exit["spawned"], self.exit["reaped"], time.monotonic())
+            t.current["exit"] = (self.exit["spawned"], self.exit["reaped"], self.exit.get("told", self.exit["reaped"]), time.monotonic())
         return code
 
     SupervisedProcess.wait = wait  # type: ignore[method-assign]
@@ -188,11 +189,12 @@ def split(session: dict[str, Any]) -> dict[str, float]:
     drive_ms = parts.pop("drive", 0.0)
     parts[OTHER] = parts.pop("session", 0.0)
     if "exit" in session and "drive" in session:
-        spawned, reaped, noticed = session["exit"]
+        spawned, reaped, told, noticed = session["exit"]
         entered, left = session["drive"]
         parts[START] = (spawned - entered) * 1000
         parts[HARNESS] = (reaped - spawned) * 1000
-        parts[NOTICE] = (noticed - reaped) * 1000
+        parts[TELL] = (told - reaped) * 1000
+        parts[NOTICE] = (noticed - told) * 1000
         parts[AFTER] = (left - noticed) * 1000
         parts[OTHER] += drive_ms - (left - entered) * 1000  # the timing hooks' own
     else:  # no exit facts (a refused start): all of the drive is the harness's

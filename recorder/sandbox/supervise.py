@@ -337,7 +337,7 @@ def launch(spec: dict, control: Control, subreaper: bool) -> int:
     leftovers = kill_everything(pid, marker, exits, scan=not subreaper)
     out.drain()
     err.drain()
-    facts = {"exit_code": exits[pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time(), "spawned": spawned, "reaped": reaped}
+    facts = {"exit_code": exits[pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time(), "spawned": spawned, "reaped": reaped, "told": time.monotonic()}
     write_exit(spec["exit"], facts)
     say("exited " + json.dumps(facts))
     return 0
