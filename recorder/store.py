@@ -557,7 +557,7 @@ def _check_version(conn: sqlite3.Connection, version: int, path: Path | None, *,
 
 # ---------------------------------------------------------------- raw lines, compressed
 
-RAW_LEVEL = 3  # zstd level of raw chunks (benchmarks/store_import.py shows the trade-off)
+ZSTD_LEVEL = 3  # zstd level of raw chunks and blobs (benchmarks/store_import.py shows the trade-off; a codex home's 1.4 MB blob: ~1.7 ms, 11.5× smaller)
 RAW_CHUNK_BYTES = 64 * 1024  # how much text a batch writer (import, migration) puts in one chunk
 RAW_STREAMS = 32  # open compressors kept per store (~1.3 MB each); an evicted one restarts fresh
 
@@ -573,7 +573,7 @@ class RawStream:
 
     __slots__ = ("compressor", "_z", "_flush", "_fresh")
 
-    def __init__(self, level: int = RAW_LEVEL, compressor: Any = None):
+    def __init__(self, level: int = ZSTD_LEVEL, compressor: Any = None):
         import zstandard  # only the commands that write or read raw lines pay for the import
 
         # `compressor`: a finished stream's, reused (compressobj() starts a new frame on it)
@@ -632,18 +632,16 @@ def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
             yield from body.split("\n")
 
 
-BLOB_LEVEL = 3  # zstd level of blobs: a codex home's 1.4 MB in ~1.7 ms, 11.5× smaller (level 1: 1.3 ms, 10.3×)
-
-
 def compress_blob(data: bytes, pool: list[Any]) -> tuple[bytes, str | None]:
-    """`data` as a blob row holds it: (bytes, codec). `pool`: idle compressors, each used by
-    one thread at a time (popping and appending a list is atomic), so sessions storing
-    snapshots at once neither wait for each other nor make a ~1 MB context each time."""
+    """`data` as a blob row holds it: (bytes, codec). `pool`: the store's idle compressors (raw
+    streams return theirs there too), each used by one thread at a time (popping and appending
+    a list is atomic), so sessions storing snapshots at once neither wait for each other nor
+    make a ~1 MB context each time."""
     if len(data) < 512:
         return data, None
     import zstandard
 
-    compressor = pool.pop() if pool else zstandard.ZstdCompressor(level=BLOB_LEVEL)
+    compressor = pool.pop() if pool else zstandard.ZstdCompressor(level=ZSTD_LEVEL)
     try:
         packed = compressor.compress(data)
     finally:
@@ -717,11 +715,10 @@ class Store:
         self.lock = threading.RLock()
         self._seq: dict[str, int] = {}
         self._raw: dict[str, RawStream] = {}
-        # Compressors of ended streams, for the next streams: a zstd context is ~1.3 MB, and
+        # Idle compressors, for the next raw stream or blob: a zstd context is ~1.3 MB, and
         # making and freeing one per session fragmented the C heap (a 500-session run's peak
         # memory grew ~10 KB a session); reused, it stays flat.
         self._compressors: list[Any] = []
-        self._blob_compressors: list[Any] = []  # put_blob's, likewise (compress_blob)
         self._spec_ids: dict[str, int] = {}
         self._spec_texts: dict[int, str] = {}  # _spec_text's
         self.redactors: dict[str, Callable[[str], str]] = {}
@@ -913,7 +910,7 @@ class Store:
         sha = hashlib.sha256(data).hexdigest()
         if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is not None:
             return sha
-        stored, codec = compress_blob(data, self._blob_compressors)
+        stored, codec = compress_blob(data, self._compressors)
         try:
             with self.transaction():
                 self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [sha, len(data), stored, codec])
