@@ -145,7 +145,7 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     closing = [Action("error", {"message": message})]
     root = facts.get("root")
     if root and facts.get("level") != "none":
-        closing += workspace_snapshot(store, Path(root), redact, leave_out=bookkeeping_of(facts.get("harness"), facts.get("level")))
+        closing += workspace_snapshot(store, Path(root), redact, leave_out=bookkeeping_of(facts.get("harness"), facts.get("home"), root))
     started, at = facts.get("started"), ended.get("at")
     finished: dict[str, Any] = {
         "status": "interrupted",

@@ -253,7 +253,7 @@ class Runner:
         redact = redactor(secrets)
         session_id = store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, redact), workdir=str(box.root), parent_session=plan.parent_session)
         store.set_redactor(session_id, redact)
-        box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
+        box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, home=str(box.home), noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
         inside = {str(box.launch["root"]): str(box.root)} if "root" in box.launch else None
         endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where), paths=inside) if is_scripted(plan.model) and plan.harness != "mock" else None
@@ -297,7 +297,7 @@ class Runner:
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
         # (first-run answers, staged plugins) are in, so they are never counted as the agent's
-        own = bookkeeping_of(plan.harness, box.level)
+        own = bookkeeping_of(plan.harness, box.home, box.root)
         store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own))
         if refused is not None:
             drive = Drive("error", None, False, 0.0, refused)
@@ -594,10 +594,11 @@ class Recording:
             self.store.append(self.session_id, tail)
 
 
-def bookkeeping_of(harness: str | None, level: str | None) -> tuple[str, ...]:
+def bookkeeping_of(harness: str | None, home: str | Path | None, root: str | Path) -> tuple[str, ...]:
     """What a workspace snapshot leaves out: the harness's own bookkeeping (its adapter's
-    `bookkeeping` globs), where HOME is the workspace (levels home and container)."""
-    if level not in ("home", "container") or not harness:
+    `bookkeeping` globs), where the sandbox made HOME the workspace (levels home and container
+    do; the level decides, and says so through the opened workspace's `home`)."""
+    if not harness or home is None or Path(home) != Path(root):
         return ()
     from adapters.base import get_adapter
 

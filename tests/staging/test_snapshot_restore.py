@@ -159,3 +159,16 @@ def test_a_snapshot_leaves_out_the_harness_bookkeeping_it_is_given(tmp_path, mon
     assert (tmp_path / "back" / ".codex" / "skills" / "mine" / "SKILL.md").read_text() == "# mine\n"
     assert not (tmp_path / "back" / ".codex" / "sessions").exists()
     assert "left_out" not in snapshot(root)[1]  # nothing is left out unless asked
+
+
+def test_bookkeeping_is_left_out_only_where_home_is_the_workspace(tmp_path):
+    """The level decides where HOME is; the run loop and `recover` read it from there."""
+    from adapters.base import get_adapter
+    from recorder.runner import bookkeeping_of
+
+    ws = tmp_path / "ws"
+    assert bookkeeping_of("codex", ws, ws) == get_adapter("codex").bookkeeping != ()
+    assert bookkeeping_of("codex", str(ws), ws) == get_adapter("codex").bookkeeping  # as session.json gives it
+    assert bookkeeping_of("codex", tmp_path / "real-home", ws) == ()  # levels none and workspace
+    assert bookkeeping_of("codex", None, ws) == ()  # a session folder written before `home` was noted
+    assert bookkeeping_of("no-such-harness", ws, ws) == () and bookkeeping_of(None, ws, ws) == ()
