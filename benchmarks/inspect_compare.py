@@ -32,18 +32,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.figures import record  # noqa: E402
-from benchmarks.regrade_query import session_actions  # noqa: E402
+from benchmarks.regrade_query import CHECKS, bench_yaml, session_actions  # noqa: E402
 from recorder.store import Store  # noqa: E402
 
-BENCH = """\
-description: benchtape beside inspect score
-harness: mock
-scenarios:
-  - name: bench
-    prompt: "fix the thing"
-    checks:
-      - {type: contains, value: "done"}
-"""
+BENCH = bench_yaml("benchtape beside inspect score", CHECKS[:1])  # is "done" in the output: as Inspect's includes()
 
 TASK = """\
 from inspect_ai import Task, task
