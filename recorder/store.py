@@ -1173,7 +1173,7 @@ class Store:
         """Verdict rows with their spec (decoded), read through the `verdicts` view, which joins
         each row to its spec stored once in `specs`; the same for stores of any age."""
         where, params = _equal({"grading_id": grading_id, "session_id": session_id})
-        if session_id is not None and grading_id is None:  # by the session's gradings: verdict_rows is keyed by grading first
+        if session_id is not None and grading_id is None:  # by the session's gradings: verdict_sets is keyed by grading first
             where.append("grading_id IN (SELECT grading_id FROM session_gradings WHERE session_id = ?)")
             params.append(session_id)
         sql = "SELECT * FROM verdicts" + _where(where) + " ORDER BY created_at, rowid"
