@@ -157,11 +157,25 @@ class Terminal:
 
         tmux knows it once it has reaped the command, even while a child the command left
         behind still holds the terminal open (the pane then is not yet "dead"); until then
-        the command counts as running."""
-        status, _, signal_ = self._query("#{pane_dead_status}:#{pane_dead_signal}").partition(":")
-        if status.strip().lstrip("-").isdigit():
-            return int(status)
-        return -int(signal_) if signal_.strip().isdigit() else None
+        the command counts as running.
+
+        Under load tmux can miss the SIGCHLD of the pane's process: the pane is dead (its
+        terminal closed) and the process a zombie nobody reaps, so no status ever comes. A
+        child of the server's own exiting (`run-shell true`) makes it reap every child, and
+        the status is read again."""
+        dead, status, signal_ = self._dead_status()
+        if dead and status is None and signal_ is None:
+            self._tmux("run-shell", "true", check=False)
+            dead, status, signal_ = self._dead_status()
+        if status is not None:
+            return status
+        return -signal_ if signal_ is not None else None
+
+    def _dead_status(self) -> tuple[bool, int | None, int | None]:
+        """(the pane is dead, its process's exit status, the signal that killed it), as tmux knows them."""
+        dead, _, rest = self._query("#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}").partition(":")
+        status, _, signal_ = rest.partition(":")
+        return dead == "1", int(status) if status.strip().lstrip("-").isdigit() else None, int(signal_) if signal_.strip().isdigit() else None
 
     def exited(self) -> bool:
         """Whether the command has ended: tmux has its status, or its process is a zombie that
