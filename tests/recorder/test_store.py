@@ -254,6 +254,36 @@ def test_verdict_rows_migrate_to_one_set_per_session_keeping_every_column(tmp_pa
     assert summary == {"s1": (1, 1, 0, 0), "s2": (0, 0, 0, 1)}
 
 
+def test_session_gradings_migrate_to_the_runs_each_grading_holds(tmp_path):
+    """Migration 15: one row per (session, grading) becomes one per (run, grading); a session's
+    latest and first grading, its verdicts and session_summary read the same as before."""
+    db = _store_at_schema(tmp_path / "old.db", 14)
+    db.execute("INSERT INTO runs (id, kind, started_at) VALUES ('r1', 'run', 0)")
+    db.execute("INSERT INTO runs (id, kind, started_at) VALUES ('r2', 'run', 0)")
+    for sid, run in (("s1", "r1"), ("s2", "r1"), ("s3", "r2")):
+        db.execute("INSERT INTO sessions (id, run_id, scenario, started_at) VALUES (?, ?, 'sc', 0)", [sid, run])
+    for gid, at in (("g1", 1), ("g2", 2), ("g3", 3)):
+        db.execute("INSERT INTO gradings (id, source, checkset_sha256, catalog_version, created_at) VALUES (?, 'live', 'x', '1', ?)", [gid, at])
+    db.execute("INSERT INTO specs (id, sha256, spec) VALUES (7, 'h7', '{\"type\":\"contains\",\"value\":\"x\"}')")
+    sets = (("g1", "s1", "PASS"), ("g1", "s2", "FAIL"), ("g2", "s1", "FAIL"), ("g3", "s3", "PASS"), ("g3", "gone", "NA"))
+    for gid, sid, status in sets:
+        verdict = f'[["checks[0]","contains","m",7,"h7","{status}",{int(status == "PASS")},1.0,null,"{{}}",0]]'
+        db.execute("INSERT INTO verdict_sets (grading_id, session_id, first_check, created_at, verdicts) VALUES (?, ?, 'checks[0]', 1, ?)", [gid, sid, verdict])
+        db.execute("INSERT INTO session_gradings VALUES (?, ?)", [sid, gid])
+    before = [tuple(r) for r in db.execute("SELECT * FROM session_summary ORDER BY session_id").fetchall()]
+    db.conn.commit()
+    db.conn.close()
+
+    s = Store(tmp_path / "old.db")
+    assert sorted(s.db.execute("SELECT run_id, grading_id FROM grading_runs").fetchall()) == [("", "g3"), ("r1", "g1"), ("r1", "g2"), ("r2", "g3")]
+    assert s.db.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'session_gradings'").fetchone()[0] == 0
+    assert [tuple(r) for r in s.db.execute("SELECT * FROM session_summary ORDER BY session_id").fetchall()] == before
+    assert (s.latest_grading_for("s1"), s.first_grading_for("s1"), s.latest_grading_for("s2"), s.latest_grading_for("gone")) == ("g2", "g1", "g1", "g3")
+    assert s.first_gradings(["s1", "s2", "s3"]) == {"s1": "g1", "s2": "g1", "s3": "g3"}
+    assert [v["status"] for v in s.verdicts(session_id="s1")] == ["PASS", "FAIL"]
+    assert s.sessions_per_grading() == {"g1": 2, "g2": 1, "g3": 2}
+
+
 def test_a_second_set_of_a_session_may_add_checks_but_never_repeat_one(store):
     sid = _session(store)
     gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")

@@ -106,23 +106,31 @@ def test_appends_still_work_and_a_duplicate_seq_is_refused(db):
     assert [a.kind for a in store.actions(sid)] == ["message.user", "thinking"]
 
 
-def test_session_gradings_follow_the_verdicts_and_refuse_every_change(db):
-    """The one row per (session, grading) that readers starting from a session use: written with
-    the verdicts, the same pair again skipped, never updated or deleted."""
+def test_grading_runs_follow_the_verdicts_and_refuse_every_change(db):
+    """The one row per (run, grading) that readers starting from a session use: written with
+    the verdicts, the same pair again skipped, never updated or deleted; a session's gradings
+    are its run's gradings that hold a set of it."""
     store = Store(db)
     sid = store.session_rows().__next__().id
+    run_id = store.session_row(sid).run_id
     gid = store.gradings()[0]["id"]
     later = store.new_grading("regrade", checkset_sha256="x", catalog_version="1")
+    other = store.new_grading("regrade", checkset_sha256="y", catalog_version="1")  # holds another run's session only
     store.add_verdicts(later, sid, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains", "value": "x"}, "spec_sha256": "h", "result": Result.of(False)}])
     store.add_verdicts(later, sid, [{"check_path": "checks[1]", "type": "contains", "spec": {"type": "contains", "value": "y"}, "spec_sha256": "h2", "result": Result.of(True)}])
+    store.add_verdicts(other, "no-such-session", [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains", "value": "x"}, "spec_sha256": "h", "result": Result.of(True)}])
     conn = plain(db)
-    pairs = sorted(conn.execute("SELECT session_id, grading_id FROM session_gradings").fetchall())
-    assert pairs == sorted(conn.execute("SELECT DISTINCT session_id, grading_id FROM verdict_sets").fetchall()) == sorted([(sid, gid), (sid, later)])
+    pairs = sorted(conn.execute("SELECT run_id, grading_id FROM grading_runs").fetchall())
+    assert pairs == sorted([(run_id, gid), (run_id, later), ("", other)])
     assert store.latest_grading_for(sid) == later and store.first_grading_for(sid) == gid
+    assert store.first_gradings([sid, "no-such-session"]) == {sid: gid}
+    assert store.latest_grading_for("no-such-session") == other
     assert [v["check_path"] for v in store.verdicts(session_id=sid)] == ["checks[0]", "checks[0]", "checks[1]"]
-    assert store.sessions_per_grading() == {gid: 1, later: 1}
-    conn.execute("INSERT INTO session_gradings VALUES (?, ?)", (sid, gid))  # the same pair: skipped
-    for sql in ("UPDATE session_gradings SET grading_id = grading_id", "DELETE FROM session_gradings"):
+    assert store.sessions_per_grading() == {gid: 1, later: 1, other: 1}
+    summary = {r["session_id"]: r["grading_id"] for r in store.db.query("SELECT * FROM session_summary")}
+    assert summary[sid] == later
+    conn.execute("INSERT INTO grading_runs VALUES (?, ?)", (run_id, gid))  # the same pair: skipped
+    for sql in ("UPDATE grading_runs SET grading_id = grading_id", "DELETE FROM grading_runs"):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute(sql)
-    assert sorted(conn.execute("SELECT session_id, grading_id FROM session_gradings").fetchall()) == pairs
+    assert sorted(conn.execute("SELECT run_id, grading_id FROM grading_runs").fetchall()) == pairs
