@@ -94,23 +94,29 @@ def control_report(report: Any, verbose: bool, plain: bool) -> None:
 
 
 def replay_session(one: Any, plain: bool) -> None:
-    """One session of a grade pass, printed as it is re-graded."""
-    out = line_printer(plain)
+    """One session of a grade pass, printed as it is re-graded: plain, its lines in one write
+    (a pass prints a line per check of thousands of sessions)."""
     where = f" (grading {one.grading_id})" if one.grading_id else ""
-    _say(out, f"{one.scenario} #{one.attempt}  {one.session_id}{where}", "bold")
+    lines = [(f"{one.scenario} #{one.attempt}  {one.session_id}{where}", "bold")]
     if one.note:
-        _say(out, f"    {one.note}", "dim")
+        lines.append((f"    {one.note}", "dim"))
     for c in one.checks:
         style = VERDICT_STYLE.get(c.verdict, "")
         label = f"    {c.verdict:<18} {c.check_path:<10} {c.type}"
         if c.verdict == "REPRODUCED":
-            _say(out, f"{label}: {_outcome(c.stored)}", style)
+            lines.append((f"{label}: {_outcome(c.stored)}", style))
         elif c.verdict == "DIVERGED":
-            _say(out, f"{label}", style)
-            _say(out, f"        stored : {_outcome(c.stored)} — {c.stored.reason}", "")
-            _say(out, f"        now    : {_outcome(c.regraded)} — {c.regraded.reason}", "")
+            lines.append((label, style))
+            lines.append((f"        stored : {_outcome(c.stored)} — {c.stored.reason}", ""))
+            lines.append((f"        now    : {_outcome(c.regraded)} — {c.regraded.reason}", ""))
         else:
-            _say(out, f"{label}: {c.why} (stored {_outcome(c.stored)})", style)
+            lines.append((f"{label}: {c.why} (stored {_outcome(c.stored)})", style))
+    out = line_printer(plain)
+    if isinstance(out, PlainLines):
+        out.say("\n".join(text for text, _ in lines))
+        return
+    for text, style in lines:
+        _say(out, text, style)
 
 
 def reproduction(rep: Any, plain: bool) -> None:

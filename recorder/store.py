@@ -334,11 +334,13 @@ def summary_counts(count: str) -> str:
 
 _LATEST_BY_VERDICTS = "SELECT v.grading_id FROM verdict_rows v JOIN gradings g ON g.id = v.grading_id WHERE v.session_id = s.id ORDER BY g.created_at DESC, g.id DESC LIMIT 1"
 _LATEST_BY_SESSION_GRADINGS = "SELECT sg.grading_id FROM session_gradings sg JOIN gradings g ON g.id = sg.grading_id WHERE sg.session_id = s.id ORDER BY g.created_at DESC, g.id DESC LIMIT 1"
-# A grading of the session's run that holds a set of it (`{order}`: DESC the latest, ASC the first).
+# The first (`{order}` ASC) or latest (DESC) grading of the session's run that holds a set of
+# it: the run's gradings are walked in their order on grading_runs' key, each probed in
+# verdict_sets by its key, and the walk stops at the first that holds one.
 _GRADING_OF_SESSION = (
-    "SELECT gr.grading_id FROM grading_runs gr JOIN gradings g ON g.id = gr.grading_id WHERE gr.run_id = {run} "
+    "SELECT gr.grading_id FROM grading_runs gr WHERE gr.run_id = {run} "
     "AND EXISTS (SELECT 1 FROM verdict_sets v WHERE v.grading_id = gr.grading_id AND v.session_id = {session}) "
-    "ORDER BY g.created_at {order}, g.id {order} LIMIT 1"
+    "ORDER BY gr.created_at {order}, gr.grading_id {order} LIMIT 1"
 )
 _LATEST_BY_GRADING_RUNS = _GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="DESC")
 
@@ -496,20 +498,21 @@ def _m14_verdict_sets(db: sqlite_utils.Database) -> None:
 
 
 def _m15_grading_runs(db: sqlite_utils.Database) -> None:
-    """Which runs each grading holds sessions of, one row per (run, grading), in place of one
-    row per (session, grading). A session's gradings are found from its run's few gradings, each
-    probed in verdict_sets by its key (grading, session). The per-session rows were inserted in
-    session order into a table keyed by session, one B-tree descent and a touched page a
-    session: ~15 µs of a regrade's ~260 µs a session, against ~8 for the verdicts themselves.
-    A session without a row in `sessions` is filed under the run ''."""
+    """Which runs each grading holds sessions of, one row per (run, grading) with the grading's
+    created_at (its order), in place of one row per (session, grading). A session's first or
+    latest grading is found by walking its run's gradings in order, each probed in verdict_sets
+    by its key (grading, session), to the first that holds it: usually the first probed. The
+    per-session rows were inserted in session order into a table keyed by session, a B-tree
+    descent and a touched page a session: ~15 µs of a regrade's ~260 µs a session, twice the
+    verdict set's own insert. A session without a row in `sessions` is filed under the run ''."""
     db.executescript(
         """
         CREATE TABLE grading_runs (
-            run_id TEXT NOT NULL, grading_id TEXT NOT NULL REFERENCES gradings(id),
-            PRIMARY KEY (run_id, grading_id)
+            run_id TEXT NOT NULL, created_at REAL NOT NULL, grading_id TEXT NOT NULL REFERENCES gradings(id),
+            PRIMARY KEY (run_id, created_at, grading_id)
         ) WITHOUT ROWID;
-        INSERT INTO grading_runs SELECT DISTINCT COALESCE(s.run_id, ''), sg.grading_id
-            FROM session_gradings sg LEFT JOIN sessions s ON s.id = sg.session_id;
+        INSERT INTO grading_runs SELECT DISTINCT COALESCE(s.run_id, ''), g.created_at, sg.grading_id
+            FROM session_gradings sg JOIN gradings g ON g.id = sg.grading_id LEFT JOIN sessions s ON s.id = sg.session_id;
         DROP VIEW session_summary;
         DROP TABLE session_gradings;
         """
@@ -520,7 +523,7 @@ def _m15_grading_runs(db: sqlite_utils.Database) -> None:
     # grading's verdicts names its runs again), never an error and never a change.
     db.executescript(
         "CREATE TRIGGER grading_runs_no_rewrite BEFORE INSERT ON grading_runs WHEN EXISTS "
-        "(SELECT 1 FROM grading_runs WHERE run_id = NEW.run_id AND grading_id = NEW.grading_id) "
+        "(SELECT 1 FROM grading_runs WHERE run_id = NEW.run_id AND created_at = NEW.created_at AND grading_id = NEW.grading_id) "
         "BEGIN SELECT RAISE(IGNORE); END;"
     )
 
@@ -1036,7 +1039,10 @@ class Store:
                 "INSERT INTO verdict_sets (grading_id, session_id, first_check, created_at, verdicts) VALUES (?, ?, ?, ?, ?)",
                 [(grading_id, sid, entries[0][0], now, encode(entries).decode()) for sid, entries in sets.items()],
             )
-            conn.executemany("INSERT INTO grading_runs (run_id, grading_id) VALUES (?, ?)", [(run_id, grading_id) for run_id in self._runs_of(list(sets))])
+            conn.executemany(
+                "INSERT INTO grading_runs (run_id, created_at, grading_id) SELECT ?, created_at, id FROM gradings WHERE id = ?",
+                [(run_id, grading_id) for run_id in self._runs_of(list(sets))],
+            )
 
     def _runs_of(self, session_ids: list[str]) -> set[str]:
         """The runs these sessions belong to ('' for a session without a row), as grading_runs files them."""
@@ -1297,18 +1303,9 @@ class Store:
         of sessions asks it of each): session id → its first grading, for those graded at all."""
         if not session_ids:
             return {}
-        order = {r[0]: i for i, r in enumerate(self._all("SELECT id FROM gradings ORDER BY created_at ASC, id ASC"))}
-        first: dict[str, str] = {}
-        marks = ",".join("?" * len(session_ids))
-        sql = (
-            f"SELECT s.id, gr.grading_id FROM sessions s JOIN grading_runs gr ON gr.run_id = s.run_id WHERE s.id IN ({marks}) "
-            "AND EXISTS (SELECT 1 FROM verdict_sets v WHERE v.grading_id = gr.grading_id AND v.session_id = s.id)"
-        )
-        for session_id, grading_id in self._all(sql, list(session_ids)):
-            known = first.get(session_id)
-            if known is None or order.get(grading_id, len(order)) < order.get(known, len(order)):
-                first[session_id] = grading_id
-        return first
+        first = _GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="ASC")
+        sql = f"SELECT s.id, ({first}) FROM sessions s WHERE s.id IN ({','.join('?' * len(session_ids))})"
+        return {session_id: grading_id for session_id, grading_id in self._all(sql, list(session_ids)) if grading_id is not None}
 
     def _grading_for(self, session_id: str, order: str) -> str | None:
         run = "COALESCE((SELECT run_id FROM sessions WHERE id = ?1), '')"

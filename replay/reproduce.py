@@ -326,7 +326,8 @@ def _verdict_row(c: CheckReplay, rebuilds: Rebuilds) -> dict[str, Any]:
     """The grade pass's own verdict: the check as graded now; one that could not even be
     rebuilt is an ERROR saying why."""
     result = c.result if c.result is not None else Result.error(f"could not re-grade: {c.why}")
-    return {"check_path": c.check_path, "type": c.type, "metric": c.spec.get("metric") or c.type, "spec": c.spec, "spec_sha256": rebuilds.spec_sha256(c), "result": result, "readout": c.readout}
+    # the stored spec's own text when there is one: the store keeps it as it is, not dumped again
+    return {"check_path": c.check_path, "type": c.type, "metric": c.spec.get("metric") or c.type, "spec": c.spec_json or c.spec, "spec_sha256": rebuilds.spec_sha256(c), "result": result, "readout": c.readout}
 
 
 # ---------------------------------------------------------------- from a report JSON alone

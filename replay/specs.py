@@ -8,6 +8,7 @@ script file) is what lets `grade` say COULD NOT RE-GRADE instead of a silent ver
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -68,8 +69,10 @@ def missing_scripts(spec: CheckSpec, bench_dir: Path | None) -> list[Path]:
     return [p for p in script_files(spec, bench_dir) if not p.is_file()]
 
 
+@lru_cache(maxsize=4096)
 def check_index(path: str) -> int:
-    """`checks[3]` → 3 (the order checks run in); unknown shapes sort last."""
+    """`checks[3]` → 3 (the order checks run in); unknown shapes sort last. Cached: a pass
+    sorts every session's verdicts by it, and they name the same few paths."""
     try:
         return int(path[path.index("[") + 1 : path.index("]")])
     except ValueError:

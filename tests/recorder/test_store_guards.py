@@ -122,6 +122,7 @@ def test_grading_runs_follow_the_verdicts_and_refuse_every_change(db):
     conn = plain(db)
     pairs = sorted(conn.execute("SELECT run_id, grading_id FROM grading_runs").fetchall())
     assert pairs == sorted([(run_id, gid), (run_id, later), ("", other)])
+    assert conn.execute("SELECT created_at FROM grading_runs WHERE grading_id = ?", (later,)).fetchone()[0] == store.grading(later)["created_at"]
     assert store.latest_grading_for(sid) == later and store.first_grading_for(sid) == gid
     assert store.first_gradings([sid, "no-such-session"]) == {sid: gid}
     assert store.latest_grading_for("no-such-session") == other
@@ -129,7 +130,7 @@ def test_grading_runs_follow_the_verdicts_and_refuse_every_change(db):
     assert store.sessions_per_grading() == {gid: 1, later: 1, other: 1}
     summary = {r["session_id"]: r["grading_id"] for r in store.db.query("SELECT * FROM session_summary")}
     assert summary[sid] == later
-    conn.execute("INSERT INTO grading_runs VALUES (?, ?)", (run_id, gid))  # the same pair: skipped
+    conn.execute("INSERT INTO grading_runs VALUES (?, ?, ?)", (run_id, store.grading(gid)["created_at"], gid))  # the same row: skipped
     for sql in ("UPDATE grading_runs SET grading_id = grading_id", "DELETE FROM grading_runs"):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute(sql)
