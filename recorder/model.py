@@ -387,13 +387,18 @@ _NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "tra
 
 
 class _Structure:
-    """The lazy half of the projection: Calls (the session's and each subagent's), Invocations
-    and Turns, each folded from the session's actions, in order, the first time a reader asks
+    """The lazy half of the projection: the main thread's actions, Calls (the session's and
+    each subagent's), Invocations and Turns, each folded from the session's actions, in order, the first time a reader asks
     for it (most checks read one of them, many none), and shared by every copy of the Session.
     What the eager fold knew at each point (a thread's agent, a spawn's call id, the prompt)
     each fold tracks itself, so the result is what one eager fold built."""
 
     __slots__ = ("actions", "subagents", "_calls", "_invocations", "_turns")
+
+    def main(self) -> list[Action]:
+        """The main thread's actions (no reader of a regrade or query asks for them: a list
+        the eager fold built of every session's actions for nobody)."""
+        return [a for a in self.actions if a.thread == MAIN]
 
     KINDS = frozenset({"tool.call", "tool.result", "subagent.spawned", "skill.invoked", "message.user", "session.started"})
 
@@ -533,7 +538,7 @@ _UNBUILT: Any = object()  # a lazy part of a projected Session not folded yet
 
 
 def _lazy(name: str) -> property:
-    """`Session.calls`/`.invocations`/`.turns`: folded on first read."""
+    """`Session.main`/`.calls`/`.invocations`/`.turns`: folded on first read."""
     key = "_" + name
 
     def get(self: Session) -> Any:
@@ -560,6 +565,7 @@ def _set_subagent_calls(self: Subagent, value: list[Call]) -> None:
     self.__dict__["_calls"] = value
 
 
+Session.main = _lazy("main")  # type: ignore[assignment]
 Session.calls = _lazy("calls")  # type: ignore[assignment]
 Session.invocations = _lazy("invocations")  # type: ignore[assignment]
 Session.turns = _lazy("turns")  # type: ignore[assignment]
@@ -571,15 +577,13 @@ def project(actions: Iterable[Action]) -> Session:
     fold = _Fold()
     s = fold.s
     all_actions = s.actions = list(actions)
-    main, subagents = s.main, s.subagents
-    main_append = main.append
+    subagents = s.subagents
     handlers = _HANDLERS
     steps = 0
     for a in all_actions:
         thread = a.thread
         kind = a.kind
         if thread == MAIN:
-            main_append(a)
             if kind == "tool.call":  # the commonest kind, and all a main-thread call changes eagerly
                 steps += 1
                 fold.main_last_spawn = None
@@ -602,7 +606,7 @@ def project(actions: Iterable[Action]) -> Session:
     fold.steps += steps
     structure = _Structure(all_actions, subagents)
     d = s.__dict__
-    d["_structure"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT
+    d["_structure"], d["_main"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT, _UNBUILT
     for sub in subagents.values():
         sub.__dict__["_structure"], sub.__dict__["_calls"] = structure, _UNBUILT
     return fold.finish()
