@@ -128,8 +128,16 @@ def test_grading_runs_follow_the_verdicts_and_refuse_every_change(db):
     assert store.latest_grading_for("no-such-session") == other
     assert [v["check_path"] for v in store.verdicts(session_id=sid)] == ["checks[0]", "checks[0]", "checks[1]"]
     assert store.sessions_per_grading() == {gid: 1, later: 1, other: 1}
+    assert store.first_gradings([sid]) == {sid: gid}
+    # a newer grading of the same run that holds only a sibling: the walk passes it by
+    sibling = store.new_session(run_id, "sc")
+    newest = store.new_grading("regrade", checkset_sha256="z", catalog_version="1")
+    store.add_verdicts(newest, sibling, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains", "value": "x"}, "spec_sha256": "h", "result": Result.of(True)}])
+    assert store.latest_grading_for(sid) == later and store.latest_grading_for(sibling) == newest == store.first_grading_for(sibling)
     summary = {r["session_id"]: r["grading_id"] for r in store.db.query("SELECT * FROM session_summary")}
-    assert summary[sid] == later
+    assert summary == {sid: later, sibling: newest}
+    pairs.append((run_id, newest))
+    pairs.sort()
     conn.execute("INSERT INTO grading_runs VALUES (?, ?, ?)", (run_id, store.grading(gid)["created_at"], gid))  # the same row: skipped
     for sql in ("UPDATE grading_runs SET grading_id = grading_id", "DELETE FROM grading_runs"):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
