@@ -63,10 +63,12 @@ def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: 
     """Write one transcript as a new session in one transaction, a batch at a time: raw lines
     in ~RAW_CHUNK_BYTES chunks, actions beside them. The session row and `session.started`
     (which need what only the whole file tells: model, cwd, first prompt) go in last, at the
-    seq kept for them; foreign keys are checked at commit."""
+    seq kept for them; foreign keys are checked at commit. The per-row no-rewrite triggers of
+    actions and raw are lifted while the transaction holds the write lock (Store.transaction's
+    `bulk`): its inserts are plain INSERTs of a new session's rows."""
     sid = new_id()
     counted = warnings = 0
-    with store.transaction(defer_foreign_keys=True):
+    with store.transaction(defer_foreign_keys=True, bulk=True):
         started_seq = store.reserve_seq(sid)
         lines: list[tuple[int, str]] = []
         pending: list[Action] = []

@@ -56,6 +56,8 @@ def loads(text: str | bytes | None) -> Any:
 
 # ---------------------------------------------------------------- migrations
 _APPEND_ONLY = ("actions", "raw", "gradings", "verdicts")
+# The no-rewrite triggers (no_rewrite) a bulk write lifts while it holds the write lock (Store._lift_row_guards).
+ROW_GUARDS = ("actions_no_rewrite", "raw_no_rewrite")
 
 
 def append_only(table: str) -> str:
@@ -794,9 +796,13 @@ class Store:
 
     # ------------------------------------------------------------ transactions
     @contextmanager
-    def transaction(self, *, defer_foreign_keys: bool = False) -> Iterator[None]:
+    def transaction(self, *, defer_foreign_keys: bool = False, bulk: bool = False) -> Iterator[None]:
         """One write transaction around several store calls (an import writes a whole file's
-        session in one). Writes inside it join it; it commits at the end or rolls back whole."""
+        session in one). Writes inside it join it; it commits at the end or rolls back whole.
+
+        `bulk` (an import's): when this call begins the transaction, the per-row no-rewrite
+        triggers of actions and raw are lifted for its length and put back before it commits
+        (see _lift_row_guards); a transaction joined from outside keeps them."""
         with self.lock:
             conn = self.db.conn
             if conn.in_transaction:
@@ -806,12 +812,39 @@ class Store:
             try:
                 if defer_foreign_keys:
                     conn.execute("PRAGMA defer_foreign_keys = ON")
+                lifted = self._lift_row_guards() if bulk else []
                 yield
+                for sql in lifted:
+                    conn.execute(sql)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 self._forget_uncommitted()
                 raise
+
+    def _lift_row_guards(self) -> list[str]:
+        """Inside a write transaction this connection began: drop the BEFORE INSERT triggers
+        that refuse a rewrite of actions and raw (ROW_GUARDS), returning their SQL as stored,
+        which the transaction runs again before its COMMIT.
+
+        Each fires per inserted row and searches the table for the row's key; those keys'
+        cells spill into overflow pages (an action is mostly larger than the ~490 bytes a
+        cell of a WITHOUT ROWID table keeps in a 2 KiB page), which SQLite reads whole to
+        compare keys: 2-10% of an import's CPU (a 50 MB transcript; two sets of 7 interleaved runs).
+
+        The guarantee holds without them for the transaction's length: it holds the write
+        lock from BEGIN IMMEDIATE to COMMIT, so no other connection writes meanwhile, and
+        every other connection reads the committed schema, which has the triggers (the drop
+        and the re-creation commit together, so no committed state lacks them; a rollback, a
+        kill or a crash restores them with everything else). This connection writes under the
+        store's lock for that length, and only plain INSERTs, which the key's uniqueness
+        refuses should they meet an existing row."""
+        conn = self.db.conn
+        marks = ",".join("?" * len(ROW_GUARDS))
+        rows = conn.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN ({marks}) ORDER BY name", ROW_GUARDS).fetchall()
+        for name, _ in rows:
+            conn.execute(f'DROP TRIGGER "{name}"')
+        return [sql for _, sql in rows]
 
     def _forget_uncommitted(self) -> None:
         """After a rollback, what this process remembered about written rows may be wrong: next

@@ -143,3 +143,87 @@ def test_grading_runs_follow_the_verdicts_and_refuse_every_change(db):
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute(sql)
     assert sorted(conn.execute("SELECT run_id, grading_id FROM grading_runs").fetchall()) == pairs
+
+
+def triggers(conn: sqlite3.Connection) -> list[tuple]:
+    return conn.execute("SELECT name, tbl_name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall()
+
+
+def transcript(tmp_path, lines: int = 400):
+    f = tmp_path / "exec.jsonl"
+    f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(lines)))
+    return f
+
+
+def test_an_import_lifts_the_row_guards_only_inside_its_own_write_transaction(db, tmp_path, monkeypatch):
+    """An import drops the per-row no-rewrite triggers of actions and raw after its BEGIN
+    IMMEDIATE and makes them again before its COMMIT: meanwhile no other connection can write,
+    and every other connection still reads a schema with them; afterwards they are exactly as
+    they were, and a REPLACE is refused as before."""
+    from adapters import transcripts
+    from recorder.importer import import_files
+
+    before = triggers(plain(db))
+    assert {"actions_no_rewrite", "raw_no_rewrite"} <= {name for name, _, _ in before}
+    seen: dict[str, object] = {}
+    real = transcripts.Transcript.lines
+
+    def watched(self):
+        for n, item in enumerate(real(self)):
+            if n == 200:  # mid-import, the transaction open
+                other = sqlite3.connect(db, isolation_level=None, timeout=0)
+                seen["schema"] = triggers(other)
+                try:
+                    other.execute("BEGIN IMMEDIATE")
+                    seen["write"] = "began"
+                except sqlite3.OperationalError as exc:
+                    seen["write"] = str(exc)
+                other.close()
+            yield item
+
+    store = Store(db)
+    with monkeypatch.context() as m:
+        m.setattr(transcripts.Transcript, "lines", watched)
+        [r] = import_files(store, "codex", [transcript(tmp_path)])
+    assert seen == {"schema": before, "write": "database is locked"}
+    assert triggers(plain(db)) == before
+    conn = plain(db)
+    for sql in rewrites(conn, "actions") + rewrites(conn, "raw"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            conn.execute(sql)
+    assert len(store.raw_lines(r.session_id)) == 400
+
+
+def test_a_failed_import_leaves_the_row_guards_as_they_were(db, tmp_path, monkeypatch):
+    from adapters import transcripts
+    from recorder.importer import import_files
+
+    before = triggers(plain(db))
+    real = transcripts.Transcript.lines
+
+    def failing(self):
+        for n, item in enumerate(real(self)):
+            if n == 300:
+                raise OSError("the disk went away")
+            yield item
+
+    store = Store(db)
+    with monkeypatch.context() as m:
+        m.setattr(transcripts.Transcript, "lines", failing)
+        with pytest.raises(OSError):
+            import_files(store, "codex", [transcript(tmp_path)])
+    assert triggers(store.db.conn) == triggers(plain(db)) == before
+
+
+def test_a_bulk_transaction_joined_from_outside_keeps_the_row_guards(db):
+    """Only the call that begins the transaction lifts them (and so is the one that commits or
+    rolls back): an outer transaction that caught an error and committed anyway could otherwise
+    commit a schema without them."""
+    store = Store(db)
+    before = triggers(store.db.conn)
+    with store.transaction():
+        with store.transaction(bulk=True):
+            assert triggers(store.db.conn) == before
+    with store.transaction(bulk=True):
+        assert not {"actions_no_rewrite", "raw_no_rewrite"} & {name for name, _, _ in triggers(store.db.conn)}
+    assert triggers(store.db.conn) == before
