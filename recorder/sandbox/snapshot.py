@@ -18,7 +18,7 @@ from recorder.errors import BadInput
 from recorder.sandbox.inodes import POOL
 from recorder.sandbox.nofollow import walk
 from recorder.spec.yamlsrc import shorten
-from recorder.treediff import covers
+from recorder.treediff import covering
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # the files' bytes
 MAX_MEMBERS = 100_000  # entries: restoring each costs a file creation (~70 µs here)
@@ -57,10 +57,10 @@ def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> t
     left: list[str] = []
     skip = None
     if leave_out:
-        patterns = tuple(leave_out)
+        covered = covering(tuple(leave_out))
 
         def skip(rel: str) -> bool:
-            if any(covers(p, rel) for p in patterns):
+            if covered(rel):
                 left.append(rel)
                 return True
             return False
