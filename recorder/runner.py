@@ -162,10 +162,10 @@ class Runner:
         POOL.enable()  # grading restores the workspace from files and folders made ahead
         parking(True)  # finished sessions' folders are removed once the next harness has started
         records: list[SessionRecord] = []
-        self.on_event("run.started", {"run_id": self.run_id, "total": len(jobs), "bench": str(self.bench.path)})
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-session")
-        futures = [pool.submit(self._one, s, attempt, seeds.get(s.name)) for s, attempt in jobs]
-        try:
+        try:  # from here: parking is turned off again whatever happens (it keeps the cleanup thread)
+            self.on_event("run.started", {"run_id": self.run_id, "total": len(jobs), "bench": str(self.bench.path)})
+            futures = [pool.submit(self._one, s, attempt, seeds.get(s.name)) for s, attempt in jobs]
             for fut in futures:
                 while True:
                     try:

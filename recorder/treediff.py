@@ -13,9 +13,11 @@ import io
 import os
 import tarfile
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+import re
+from fnmatch import fnmatchcase, translate
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 LINK = b"symlink:"
 
@@ -72,6 +74,25 @@ def covers(pattern: str, path: str) -> bool:
     if pattern.endswith("/**") and (path == pattern[:-3] or path.startswith(pattern[:-3] + "/")):
         return True
     return not any(ch in pattern for ch in "*?[") and path.startswith(pattern + "/")
+
+
+@lru_cache(maxsize=64)
+def covering(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """`lambda path: any(covers(p, path) for p in patterns)` as one compiled regex: a snapshot
+    asks it of every entry it meets (~100 a codex or claude workspace, twice a session), and
+    the globs one by one through fnmatch were a fifth of the snapshot's time."""
+    if not patterns:
+        return lambda path: False
+    parts = []
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        parts.append(translate(pattern))  # fnmatchcase: (?s:...)\Z, `*` crossing `/` as it does there
+        if pattern.endswith("/**"):
+            parts.append(r"(?s:" + re.escape(pattern[:-3]) + r"(?:/.*)?)\Z")
+        if not any(ch in pattern for ch in "*?["):
+            parts.append(r"(?s:" + re.escape(pattern) + r"/.*)\Z")
+    match = re.compile("|".join(f"(?:{p})" for p in parts)).match
+    return lambda path: match(path) is not None
 
 
 def read_tree(root: Path) -> dict[str, bytes]:
