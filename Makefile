@@ -34,7 +34,7 @@ bench: install
 	$(BIN)/python benchmarks/store_append.py
 	-$(BIN)/python benchmarks/regrade_query.py
 	$(BIN)/python benchmarks/adversarial.py
-	$(BIN)/python benchmarks/run_memory.py
+	-$(BIN)/python benchmarks/run_memory.py
 	-$(BIN)/python benchmarks/real_overhead.py
 	-$(BIN)/python benchmarks/store_import.py
 	$(BIN)/python benchmarks/store_concurrency.py
