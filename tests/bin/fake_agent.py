@@ -4,7 +4,8 @@ They replay a capture from realdata line by line, like a live agent, so the reco
 can be tested end to end (streaming, timeouts, kills, exit codes) without a model.
 Environment: FAKE_TRANSCRIPT (a path; relative paths are looked up under the
 realdata folder), FAKE_DELAY (seconds between lines), FAKE_EXIT (exit code),
-FAKE_HANG=1 (sleep forever after printing, for timeout tests), FAKE_STOP_AFTER=N
+FAKE_HANG=1 (sleep forever after printing, for timeout tests; `--version` alone is answered
+first, as the real binary answers it, so the version probe never waits on a hang), FAKE_STOP_AFTER=N
 (print only N lines), FAKE_CUT=N (then print the first N characters of the next
 line with no newline: a killed process's last line), FAKE_ARGV=path (write argv,
 stdin and cwd there as JSON, so a test can see how the agent was started).
@@ -23,7 +24,10 @@ def realdata() -> Path:
     return Path(env) if env and not beside.is_dir() else beside
 
 
-def main(default: str) -> int:
+def main(default: str, version: str | None = None) -> int:
+    if version is not None and sys.argv[1:] == ["--version"]:  # as the real binary answers benchtape's version probe
+        print(version)
+        return 0
     stdin = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     if os.environ.get("FAKE_ARGV"):
         Path(os.environ["FAKE_ARGV"]).write_text(json.dumps({"argv": sys.argv, "stdin": stdin, "cwd": os.getcwd()}))
