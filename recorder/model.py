@@ -388,17 +388,13 @@ _NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "tra
 
 class _Structure:
     """The lazy half of the projection: the main thread's actions, Calls (the session's and
-    each subagent's), Invocations and Turns, each folded from the session's actions, in order, the first time a reader asks
-    for it (most checks read one of them, many none), and shared by every copy of the Session.
+    each subagent's), Invocations and Turns, each folded from the session's actions, in
+    order, the first time a reader asks for it (most checks read one of them, many none),
+    and shared by every copy of the Session.
     What the eager fold knew at each point (a thread's agent, a spawn's call id, the prompt)
     each fold tracks itself, so the result is what one eager fold built."""
 
     __slots__ = ("actions", "subagents", "_calls", "_invocations", "_turns")
-
-    def main(self) -> list[Action]:
-        """The main thread's actions (no reader of a regrade or query asks for them: a list
-        the eager fold built of every session's actions for nobody)."""
-        return [a for a in self.actions if a.thread == MAIN]
 
     KINDS = frozenset({"tool.call", "tool.result", "subagent.spawned", "skill.invoked", "message.user", "session.started"})
 
@@ -407,6 +403,11 @@ class _Structure:
         self._calls: list[Call] | None = None
         self._invocations: list[Invocation] | None = None
         self._turns: list[Turn] | None = None
+
+    def main(self) -> list[Action]:
+        """The main thread's actions (no reader of a regrade or query asks for them: a list
+        the eager fold built of every session's actions for nobody). Session caches it."""
+        return [a for a in self.actions if a.thread == MAIN]
 
     def calls(self) -> list[Call]:
         if self._calls is None:

@@ -189,6 +189,13 @@ def no_rewrite(table: str, key: Sequence[str], *, rowid: bool = False, content: 
     return f"CREATE TRIGGER {table}_no_rewrite BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE {match}) BEGIN {body} END;"
 
 
+def skip_repeats(table: str, key: Sequence[str]) -> str:
+    """A trigger for a table whose every column is its key: a row met again is the very same
+    row, so it is skipped, never an error and never a change."""
+    match = " AND ".join(f"{k} = NEW.{k}" for k in key)
+    return f"CREATE TRIGGER {table}_no_rewrite BEFORE INSERT ON {table} WHEN EXISTS (SELECT 1 FROM {table} WHERE {match}) BEGIN SELECT RAISE(IGNORE); END;"
+
+
 def _m6_no_rewrites(db: sqlite_utils.Database) -> None:
     """Every history table refuses every rewrite, on every connection: REPLACE and UPSERT are
     refused like UPDATE and DELETE, and runs, sessions and blobs (which had no guard) get all."""
@@ -345,6 +352,8 @@ _GRADING_OF_SESSION = (
     "ORDER BY gr.created_at {order}, gr.grading_id {order} LIMIT 1"
 )
 _LATEST_BY_GRADING_RUNS = _GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="DESC")
+# The run a session id (the parameter `{param}`) is filed under in grading_runs.
+_RUN_OF_SESSION = "COALESCE((SELECT run_id FROM sessions WHERE id = {param}), '')"
 
 
 def _m9_session_summary(db: sqlite_utils.Database) -> None:
@@ -408,13 +417,7 @@ def _m12_session_gradings(db: sqlite_utils.Database) -> None:
     )
     db.executescript(SESSION_SUMMARY.format(latest=_LATEST_BY_SESSION_GRADINGS, counts=summary_counts(_COUNT_ROWS)))
     db.executescript(append_only("session_gradings"))
-    # Every column is the key, so a row met again is the very same row: skipped (a grading may
-    # add a session's verdicts in more than one call), never an error and never a change.
-    db.executescript(
-        "CREATE TRIGGER session_gradings_no_rewrite BEFORE INSERT ON session_gradings WHEN EXISTS "
-        "(SELECT 1 FROM session_gradings WHERE session_id = NEW.session_id AND grading_id = NEW.grading_id) "
-        "BEGIN SELECT RAISE(IGNORE); END;"
-    )
+    db.executescript(skip_repeats("session_gradings", ("session_id", "grading_id")))  # a grading may add a session's verdicts in more than one call
 
 
 def _m13_compressed_blobs(db: sqlite_utils.Database) -> None:
@@ -521,13 +524,7 @@ def _m15_grading_runs(db: sqlite_utils.Database) -> None:
     )
     db.executescript(SESSION_SUMMARY.format(latest=_LATEST_BY_GRADING_RUNS, counts=summary_counts(_COUNT_SETS)))
     db.executescript(append_only("grading_runs"))
-    # Every column is the key, so a row met again is the very same row: skipped (each batch of a
-    # grading's verdicts names its runs again), never an error and never a change.
-    db.executescript(
-        "CREATE TRIGGER grading_runs_no_rewrite BEFORE INSERT ON grading_runs WHEN EXISTS "
-        "(SELECT 1 FROM grading_runs WHERE run_id = NEW.run_id AND created_at = NEW.created_at AND grading_id = NEW.grading_id) "
-        "BEGIN SELECT RAISE(IGNORE); END;"
-    )
+    db.executescript(skip_repeats("grading_runs", ("run_id", "created_at", "grading_id")))  # each batch of a grading's verdicts names its runs again
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
@@ -1089,7 +1086,7 @@ class Store:
             page = session_ids[start : start + 500]
             found = self.db.conn.execute(f"SELECT id, run_id FROM sessions WHERE id IN ({','.join('?' * len(page))})", page).fetchall()
             runs.update(run_id for _, run_id in found)
-            if len(found) < len(set(page)):
+            if len(found) < len(page):  # the batch's sessions, once each
                 runs.add("")
         return runs
 
@@ -1267,7 +1264,7 @@ class Store:
         each row to its spec stored once in `specs`; the same for stores of any age."""
         where, params = _equal({"grading_id": grading_id, "session_id": session_id})
         if session_id is not None and grading_id is None:  # by the session's gradings: verdict_sets is keyed by grading first
-            where.append("grading_id IN (SELECT grading_id FROM grading_runs WHERE run_id = COALESCE((SELECT run_id FROM sessions WHERE id = ?), ''))")
+            where.append(f"grading_id IN (SELECT grading_id FROM grading_runs WHERE run_id = {_RUN_OF_SESSION.format(param='?')})")
             params.append(session_id)
         sql = "SELECT * FROM verdicts" + _where(where) + " ORDER BY created_at, rowid"
         out = []
@@ -1346,8 +1343,7 @@ class Store:
         return {session_id: grading_id for session_id, grading_id in self._all(sql, list(session_ids)) if grading_id is not None}
 
     def _grading_for(self, session_id: str, order: str) -> str | None:
-        run = "COALESCE((SELECT run_id FROM sessions WHERE id = ?1), '')"
-        row = self._one(_GRADING_OF_SESSION.format(run=run, session="?1", order=order), [session_id])
+        row = self._one(_GRADING_OF_SESSION.format(run=_RUN_OF_SESSION.format(param="?1"), session="?1", order=order), [session_id])
         return row[0] if row else None
 
     def verdict_briefs(self, grading_id: str, session_id: str) -> list[tuple[Any, ...]]:
