@@ -10,6 +10,7 @@ import pytest
 
 from recorder.model import Action, Result
 from recorder.store import Store
+from importkit import lines_failing_at
 
 HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_sets", "specs", "grading_scenarios", "generated_vars")
 CONTENT_ADDRESSED = {"blobs": "data", "specs": "spec"}  # the same content again is skipped, other content refused
@@ -199,17 +200,9 @@ def test_a_failed_import_leaves_the_row_guards_as_they_were(db, tmp_path, monkey
     from recorder.importer import import_files
 
     before = triggers(plain(db))
-    real = transcripts.Transcript.lines
-
-    def failing(self):
-        for n, item in enumerate(real(self)):
-            if n == 300:
-                raise OSError("the disk went away")
-            yield item
-
     store = Store(db)
     with monkeypatch.context() as m:
-        m.setattr(transcripts.Transcript, "lines", failing)
+        m.setattr(transcripts.Transcript, "lines", lines_failing_at(300))
         with pytest.raises(OSError):
             import_files(store, "codex", [transcript(tmp_path)])
     assert triggers(store.db.conn) == triggers(plain(db)) == before

@@ -21,6 +21,7 @@ from recorder.importer import import_files, reparse
 from recorder.model import Action, Result
 from recorder.store import MIGRATIONS, Store
 from realdatakit import find_realdata
+from importkit import lines_failing_at
 
 ROOT = Path(__file__).resolve().parents[2]
 REALDATA = find_realdata() or ROOT / "tests" / "realdata"
@@ -162,16 +163,8 @@ def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, 
     f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(400)))
     from adapters import transcripts
 
-    real = transcripts.Transcript.lines
-
-    def failing(self):
-        for n, item in enumerate(real(self)):
-            if n == 300:
-                raise OSError("the disk went away")
-            yield item
-
     with monkeypatch.context() as m:
-        m.setattr(transcripts.Transcript, "lines", failing)
+        m.setattr(transcripts.Transcript, "lines", lines_failing_at(300))
         with pytest.raises(OSError):
             import_files(store, "codex", [f])
     conn = store.db.conn
