@@ -1,12 +1,24 @@
-"""`covering` (one compiled regex) answers exactly what `covers` answers pattern by pattern."""
+"""`covering` (one compiled regex) answers exactly what the rule, written pattern by pattern
+with fnmatch below, answers; `covers` is it for one pattern."""
 
 from __future__ import annotations
 
 import itertools
 import random
+from fnmatch import fnmatchcase
 
 from adapters.base import get_adapter
-from recorder.treediff import covering, covers
+from recorder.treediff import covering
+
+
+def covers(pattern: str, path: str) -> bool:
+    """The rule as it was first written: `tests/**`, `*.lock`, or a plain folder or file name."""
+    pattern = pattern.rstrip("/")
+    if fnmatchcase(path, pattern):
+        return True
+    if pattern.endswith("/**") and (path == pattern[:-3] or path.startswith(pattern[:-3] + "/")):
+        return True
+    return not any(ch in pattern for ch in "*?[") and path.startswith(pattern + "/")
 
 PATTERNS = sorted(
     set(get_adapter("claude-code").bookkeeping)
