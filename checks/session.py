@@ -168,6 +168,9 @@ def tool_used(spec: CheckSpec) -> Evaluator:
     bound = declared or Bound(gte=1)
     scope = _Scope.of(spec)
     outcome = scope.outcome
+    # what the evidence and reason say of the scope and bound: the same for every session
+    narrowed = {**scope.evidence(), **(declared.evidence() if declared else {})}
+    phrase, wanted = scope.phrase(), bound.describe()
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         everything = _invocations(session)
@@ -190,20 +193,15 @@ def tool_used(spec: CheckSpec) -> Evaluator:
             "counts_attempted": attempted,
             "calls_in_scope": len(in_scope),
             "outcome_census": census,
-            **scope.evidence(),
-            **(declared.evidence() if declared else {}),
+            **narrowed,
         }
         for tool in tools:
             broken = bound.violation(counts[tool])
             if broken:
                 tried = f" ({attempted[tool]} attempted)" if outcome != "any" else ""
-                return Result.of(
-                    False,
-                    f"{tool}: invoked {_times(counts[tool])}{scope.phrase()}{tried}, wanted {bound.describe()}: {broken}",
-                    evidence,
-                )
+                return Result.of(False, f"{tool}: invoked {_times(counts[tool])}{phrase}{tried}, wanted {wanted}: {broken}", evidence)
         used = ", ".join(f"{t} {_times(counts[t])}" for t in tools)
-        return Result.of(True, f"{used}{scope.phrase()} (each {bound.describe()})", evidence)
+        return Result.of(True, f"{used}{phrase} (each {wanted})", evidence)
 
     return evaluate
 
