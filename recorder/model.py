@@ -1,8 +1,9 @@
 """The log's model: actions, the `Session` projection, check specs and results.
 
 Everything that reads a recorded session (grading, query, show, reports) reads the
-one projection built here by `project(actions)`. Nothing else derives state from
-actions, so a better projection improves every reader at once.
+one projection built here by `project(actions)` (`project_rows` when the rows come from the
+store: the same fold, with Actions made only if a reader asks for them). Nothing else derives
+state from actions, so a better projection improves every reader at once.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ def outcome_of(is_error: bool | None) -> str | None:
     if is_error is None:
         return None
     return "error" if is_error else "ok"
+
+
+# An action as the store reads it: (seq, at, thread, kind, data), data decoded. `project_rows`
+# folds these; `actions_of` makes them Actions.
+ActionRow = tuple[Any, float, str, str, dict[str, Any]]
 
 
 @dataclass(slots=True)
@@ -254,12 +260,12 @@ class _Fold:
         self.steps = 0  # main-thread tool calls
 
     # ------------------------------------------------------------ one handler per kind
-    def tool_call(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        if a.thread == MAIN:
+    def tool_call(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        if thread == MAIN:
             self.steps += 1
             self.main_last_spawn = None
 
-    def tool_result(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def tool_result(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         if not self.spawns and not self.skills_by_call:
             return
         cid = str(d.get("call_id"))
@@ -273,73 +279,73 @@ class _Fold:
         if self.skills_by_call and cid in self.skills_by_call:
             self.skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
 
-    def message_assistant(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        if a.thread == MAIN:
+    def message_assistant(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        if thread == MAIN:
             if d.get("text"):
                 self.last_main_text = d["text"]
             self.main_last_spawn = None
 
-    def session_started(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def session_started(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         s = self.s
         s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
         s.prompt = d.get("prompt")
         s.work_dir = d.get("work_dir", s.work_dir)
 
-    def subagent_spawned(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def subagent_spawned(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         s = self.s
         subagents = s.subagents
-        spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+        spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
         spawned = subagents.get(spawned_thread) or Subagent(thread=spawned_thread, agent=None, call_id=None, prompt=None)
         spawned.agent = d.get("agent") or spawned.agent
         spawned.call_id = d.get("call_id") or spawned.call_id
         spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
-        spawned.parent_thread = a.thread
+        spawned.parent_thread = thread
         subagents[spawned_thread] = spawned
         if spawned.call_id:
             self.spawns[str(spawned.call_id)] = spawned
-        if a.thread == MAIN:
+        if thread == MAIN:
             self.main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
 
-    def subagent_finished(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        target = self.s.subagents.get(str(d.get("thread") or a.thread))
+    def subagent_finished(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        target = self.s.subagents.get(str(d.get("thread") or thread))
         if target is not None:
             target.finished = True
             if d.get("output") is not None:
                 target.output = text_of(d.get("output"))
 
-    def skill_invoked(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
-        row = {"name": d.get("name"), "thread": a.thread, "call_id": d.get("call_id"), "result_ok": None}
+    def skill_invoked(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        row = {"name": d.get("name"), "thread": thread, "call_id": d.get("call_id"), "result_ok": None}
         self.s.skills.append(row)
         if d.get("call_id"):
             self.skills_by_call[str(d["call_id"])] = row
 
-    def metrics(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def metrics(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         for f in METRIC_FIELDS:
             if d.get(f) is not None:
                 self.metric_values[f] = d[f]
 
-    def final_output(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def final_output(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         self.explicit_final = d.get("text")
 
-    def environment_expected(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def environment_expected(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         self.s.environment["expected"] = _merge(self.s.environment["expected"], d)
 
-    def environment_reported(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def environment_reported(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         self.s.environment["reported"] = _merge(self.s.environment["reported"], d)
 
-    def workspace_snapshot(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def workspace_snapshot(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         if d.get("stage") == STAGED:  # the tree before the agent ran: never graded as its work
             self.s.staged_snapshot = dict(d)
         else:
             self.s.snapshot = dict(d)
 
-    def adapter_warning(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def adapter_warning(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         self.s.warnings.append(dict(d))
 
-    def error(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def error(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         self.s.errors.append(str(d.get("message")))
 
-    def session_finished(self, a: Action, d: dict[str, Any], sub: Subagent | None) -> None:
+    def session_finished(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         s = self.s
         s.finished = True
         s.status = d.get("status")
@@ -394,20 +400,34 @@ class _Structure:
     What the eager fold knew at each point (a thread's agent, a spawn's call id, the prompt)
     each fold tracks itself, so the result is what one eager fold built."""
 
-    __slots__ = ("actions", "subagents", "_calls", "_invocations", "_turns")
+    __slots__ = ("rows", "subagents", "_actions", "_calls", "_invocations", "_turns")
 
     KINDS = frozenset({"tool.call", "tool.result", "subagent.spawned", "skill.invoked", "message.user", "session.started"})
 
-    def __init__(self, actions: list[Action], subagents: dict[str, Subagent]) -> None:
-        self.actions, self.subagents = actions, subagents
+    def __init__(self, rows: list[ActionRow], subagents: dict[str, Subagent], actions: list[Action] | None) -> None:
+        self.rows, self.subagents, self._actions = rows, subagents, actions
         self._calls: list[Call] | None = None
         self._invocations: list[Invocation] | None = None
         self._turns: list[Turn] | None = None
 
+    def actions(self) -> list[Action]:
+        """The session's Actions, built from its rows the first time a reader asks (a regrade
+        whose checks read the folds never does: ~25 µs a session of a hundred actions)."""
+        if self._actions is None:
+            self._actions = actions_of(self.rows)
+        return self._actions
+
     def main(self) -> list[Action]:
         """The main thread's actions (no reader of a regrade or query asks for them: a list
         the eager fold built of every session's actions for nobody). Session caches it."""
-        return [a for a in self.actions if a.thread == MAIN]
+        return [a for a in self.actions() if a.thread == MAIN]
+
+    def thread_actions(self, thread: str) -> list[Action]:
+        """A subagent's actions: those on its thread but the spawn rows (as the fold files them;
+        it files none under the main thread, whatever a spawn row calls its thread)."""
+        if thread == MAIN:
+            return []
+        return [a for a in self.actions() if a.thread == thread and a.kind != "subagent.spawned"]
 
     def calls(self) -> list[Call]:
         if self._calls is None:
@@ -430,32 +450,28 @@ class _Structure:
         by_thread: dict[str, list[Call]] = {}
         agents: dict[str, str | None] = {}  # thread -> its agent as known at this point (a subagent's)
         append = calls.append
-        for a in self.actions:
-            kind, thread = a.kind, a.thread
+        for seq, _at, thread, kind, d in self.rows:
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
-                agents[thread] = a.data.get("agent")  # a thread never seen spawned, as project() makes it known
+                agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
             if kind == "tool.call":
-                d = a.data
-                call_id = d.get("call_id") or f"seq-{a.seq}"
+                call_id = d.get("call_id") or f"seq-{seq}"
                 if call_id.__class__ is not str:
                     call_id = str(call_id)
                 value = d.get("input")
                 # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-                call = Call(a.seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                call = Call(seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
                 append(call)
                 pending[call_id] = call
                 if thread != MAIN:
                     by_thread.setdefault(thread, []).append(call)
             elif kind == "tool.result":
-                d = a.data
                 cid = d.get("call_id")
                 call = pending.get(cid if cid.__class__ is str else str(cid))
                 if call is not None:
                     is_error = d.get("is_error")
-                    call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), a.seq, True
+                    call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), seq, True
             elif kind == "subagent.spawned":
-                d = a.data
-                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
                 agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
                 for c in calls:  # calls recorded before the spawn row (imports) learn their agent
                     if c.thread == spawned_thread and c.agent is None:
@@ -471,30 +487,26 @@ class _Structure:
         agents: dict[str, str | None] = {}  # as in _fold_calls
         spawn_calls: dict[str, Any] = {}  # subagent thread -> its spawn's call id as known at this point
         append = invocations.append
-        for a in self.actions:
-            kind, thread = a.kind, a.thread
+        for seq, _at, thread, kind, d in self.rows:
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
-                agents[thread] = a.data.get("agent")
+                agents[thread] = d.get("agent")
             if kind == "tool.call":
-                d = a.data
                 tool = d.get("tool") or ""
                 call_id = d.get("call_id")
                 if call_id.__class__ is not str or not call_id:  # an id is a non-empty string but for odd imports
-                    call_id = str(call_id or f"seq-{a.seq}")
+                    call_id = str(call_id or f"seq-{seq}")
                 # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
                 inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None)
                 append(inv)
                 by_call[call_id] = inv
             elif kind == "tool.result":
-                d = a.data
                 cid = d.get("call_id")
                 inv = by_call.get(cid if cid.__class__ is str else str(cid))
                 if inv is not None:
                     is_error = d.get("is_error")
                     inv.is_error, inv.has_result = None if is_error is None else bool(is_error), True
             elif kind == "subagent.spawned":
-                d = a.data
-                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{a.seq}")
+                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
                 agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
                 spawn_call = spawn_calls[spawned_thread] = d.get("call_id") or spawn_calls.get(spawned_thread)
                 inv = Invocation(kind="subagent", tool=d.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent)
@@ -502,7 +514,6 @@ class _Structure:
                 if spawn_call:
                     by_call[str(spawn_call)] = inv
             elif kind == "skill.invoked":
-                d = a.data
                 inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=thread, call_id=d.get("call_id"), name=d.get("name"), agent=agents.get(thread))
                 invocations.append(inv)
                 if d.get("call_id"):
@@ -513,11 +524,10 @@ class _Structure:
         turns: list[Turn] = []
         prompt: str | None = None
         turn: Turn | None = None
-        for a in self.actions:
-            kind = a.kind
+        for _seq, _at, thread, kind, d in self.rows:
             if kind == "session.started":  # on any thread, as the eager fold reads it
-                prompt = a.data.get("prompt")
-            elif a.thread != MAIN:
+                prompt = d.get("prompt")
+            elif thread != MAIN:
                 continue
             elif kind == "tool.call":
                 if turn is None:
@@ -525,7 +535,7 @@ class _Structure:
                     turns.append(turn)
                 turn.steps += 1
             elif kind == "message.user":
-                turn = Turn(prompt=a.data.get("text") or "")
+                turn = Turn(prompt=d.get("text") or "")
                 turns.append(turn)
         if not turns and prompt is not None:
             turns.append(Turn(prompt=prompt))
@@ -539,7 +549,7 @@ _UNBUILT: Any = object()  # a lazy part of a projected Session not folded yet
 
 
 def _lazy(name: str) -> property:
-    """`Session.main`/`.calls`/`.invocations`/`.turns`: folded on first read."""
+    """`Session.actions`/`.main`/`.calls`/`.invocations`/`.turns`: built on first read."""
     key = "_" + name
 
     def get(self: Session) -> Any:
@@ -555,6 +565,17 @@ def _lazy(name: str) -> property:
     return property(get, set_, doc=f"The session's {name} (folded on first read).")
 
 
+def _subagent_actions(self: Subagent) -> list[Action]:
+    d = self.__dict__
+    if d["_actions"] is _UNBUILT:
+        d["_actions"] = d["_structure"].thread_actions(self.thread)
+    return d["_actions"]
+
+
+def _set_subagent_actions(self: Subagent, value: list[Action]) -> None:
+    self.__dict__["_actions"] = value
+
+
 def _subagent_calls(self: Subagent) -> list[Call]:
     d = self.__dict__
     if d["_calls"] is _UNBUILT:
@@ -566,24 +587,37 @@ def _set_subagent_calls(self: Subagent, value: list[Call]) -> None:
     self.__dict__["_calls"] = value
 
 
+Session.actions = _lazy("actions")  # type: ignore[assignment]
 Session.main = _lazy("main")  # type: ignore[assignment]
 Session.calls = _lazy("calls")  # type: ignore[assignment]
 Session.invocations = _lazy("invocations")  # type: ignore[assignment]
 Session.turns = _lazy("turns")  # type: ignore[assignment]
+Subagent.actions = property(_subagent_actions, _set_subagent_actions, doc="The subagent's actions (built on first read).")  # type: ignore[assignment]
 Subagent.calls = property(_subagent_calls, _set_subagent_calls, doc="The subagent's tool calls (folded on first read).")  # type: ignore[assignment]
 
 
 def project(actions: Iterable[Action]) -> Session:
     """Fold a session's actions, in order, into a `Session` (event sourcing's `apply`)."""
+    listed = list(actions)
+    return project_rows([(a.seq, a.at, a.thread, a.kind, a.data) for a in listed], listed)
+
+
+def actions_of(rows: Iterable[ActionRow]) -> list[Action]:
+    """Rows as Actions: the one place a stored row becomes an Action."""
+    return [Action(kind, data, thread, at, seq) for seq, at, thread, kind, data in rows]
+
+
+def project_rows(rows: list[ActionRow], actions: list[Action] | None = None) -> Session:
+    """`project` over the rows as the store reads them, (seq, at, thread, kind, data): the one
+    fold. A reader of thousands of sessions builds no Action unless something reads
+    `Session.actions` (or a subagent's): most checks and queries read only the folds.
+    `actions`, when the caller has them, are the rows' Actions, kept as they are."""
     fold = _Fold()
     s = fold.s
-    all_actions = s.actions = list(actions)
     subagents = s.subagents
     handlers = _HANDLERS
     steps = 0
-    for a in all_actions:
-        thread = a.thread
-        kind = a.kind
+    for seq, _at, thread, kind, d in rows:
         if thread == MAIN:
             if kind == "tool.call":  # the commonest kind, and all a main-thread call changes eagerly
                 steps += 1
@@ -591,25 +625,23 @@ def project(actions: Iterable[Action]) -> Session:
                 continue
             if kind == "tool.result":  # the next commonest: it changes something only once a spawn or skill is known
                 if fold.spawns or fold.skills_by_call:
-                    fold.tool_result(a, a.data, None)
+                    fold.tool_result(seq, thread, d, None)
                 continue
             sub = None
         else:
             sub = subagents.get(thread)
-            if kind != "subagent.spawned":
-                if sub is None:
-                    # A thread we never saw spawned (e.g. an imported sidecar): make it known.
-                    sub = subagents[thread] = Subagent(thread=thread, agent=a.data.get("agent"), call_id=None, prompt=None)
-                sub.actions.append(a)
+            if sub is None and kind != "subagent.spawned":
+                # A thread we never saw spawned (e.g. an imported sidecar): make it known.
+                sub = subagents[thread] = Subagent(thread=thread, agent=d.get("agent"), call_id=None, prompt=None)
         handler = handlers.get(kind)
         if handler is not None:
-            handler(fold, a, a.data, sub)
+            handler(fold, seq, thread, d, sub)
     fold.steps += steps
-    structure = _Structure(all_actions, subagents)
+    structure = _Structure(rows, subagents, actions)
     d = s.__dict__
-    d["_structure"], d["_main"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT, _UNBUILT
+    d["_structure"], d["_actions"], d["_main"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT, _UNBUILT, _UNBUILT
     for sub in subagents.values():
-        sub.__dict__["_structure"], sub.__dict__["_calls"] = structure, _UNBUILT
+        sub.__dict__["_structure"], sub.__dict__["_actions"], sub.__dict__["_calls"] = structure, _UNBUILT, _UNBUILT
     return fold.finish()
 
 

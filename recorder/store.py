@@ -29,7 +29,7 @@ import orjson
 import sqlite_utils
 
 from recorder.errors import BadInput
-from recorder.model import Action, Session, project
+from recorder.model import Action, ActionRow, Session, actions_of, project_rows
 from recorder.sqlite_io import bad_store, begin, connect, retry_busy, run_script
 
 DEFAULT_DB = Path(".benchtape") / "benchtape.db"
@@ -1213,8 +1213,13 @@ class Store:
             yield _session_row(r)
 
     def actions(self, session_id: str, kinds: Iterable[str] | None = None) -> list[Action]:
-        """The session's actions in order (only these `kinds` when given: a reader that needs a
-        few kinds does not decode the rest). Every reader (grade, regrade, query) starts here."""
+        """The session's actions in order (only these `kinds` when given)."""
+        return actions_of(self.action_rows(session_id, kinds))
+
+    def action_rows(self, session_id: str, kinds: Iterable[str] | None = None) -> list[ActionRow]:
+        """The session's actions in order as rows, data decoded (only these `kinds` when given:
+        a reader that needs a few kinds does not decode the rest). Every reader (grade,
+        regrade, query) starts here."""
         sql, params = "SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ?", [session_id]
         if kinds is not None:  # `+kind`: stay on the primary key, never the kind index
             wanted = sorted(set(kinds))
@@ -1222,7 +1227,7 @@ class Store:
             params.extend(wanted)
         rows = self._all(sql + " ORDER BY seq", params)
         decode = orjson.loads
-        return [Action(kind, decode(data), thread, at, seq) for seq, at, thread, kind, data in rows]
+        return [(seq, at, thread, kind, decode(data)) for seq, at, thread, kind, data in rows]
 
     def last_raw_line(self, session_id: str) -> int:
         """The number of the session's last stored raw line (0 for none): where a recovery resumes."""
@@ -1238,7 +1243,7 @@ class Store:
         row when you already have it: a streaming reader saves a query per session). With
         `kinds`, the projection of only those actions: right only for the parts of a Session
         that depend on nothing else (see replay.document.KINDS_FOR)."""
-        session = project(self.actions(session_id, kinds))
+        session = project_rows(self.action_rows(session_id, kinds))
         row = row if row is not None and row.id == session_id else self.session_row(session_id)
         session.id = session_id
         if row is not None:

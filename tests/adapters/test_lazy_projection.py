@@ -1,6 +1,7 @@
-"""The projection's lazy parts (calls, invocations, turns, each subagent's calls) are folded
-when first read: whatever order a reader asks for them in, through a copy or not, they are
-what reading them in order gives; and `query`'s narrow projection for `calls` (only the kinds
+"""The projection's lazy parts (actions, calls, invocations, turns, each subagent's actions
+and calls) are built when first read: whatever order a reader asks for them in, through a
+copy or not, they are what reading them in order gives; the projection of stored rows is the
+projection of their Actions; and `query`'s narrow projection for `calls` (only the kinds
 KINDS_FOR names) gives the calls the full projection gives, on every real transcript."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from adapterkit import realdata_params
 from adapters.transcripts import open_transcripts
-from recorder.model import MAIN, Action, Session, project
+from recorder.model import MAIN, Action, Session, project, project_rows
 from replay.document import KINDS_FOR
 
 
@@ -46,6 +47,32 @@ def test_lazy_parts_do_not_depend_on_the_order_they_are_read_in(path: Path) -> N
     assert _read_backwards(project(actions)) == _view(project(actions))
 
 
+def _eager_subagent_actions(actions: list[Action]) -> dict[str, list[Action]]:
+    """Each subagent's actions as the eager fold filed them: every action on a thread other
+    than main, but its spawn rows, under that thread."""
+    out: dict[str, list[Action]] = {}
+    for a in actions:
+        if a.thread != MAIN and a.kind != "subagent.spawned":
+            out.setdefault(a.thread, []).append(a)
+    return out
+
+
+def _assert_rows_project_as_actions(actions: list[Action]) -> None:
+    """What the store does (fold the rows; make Actions only when read) is the fold of the Actions."""
+    stored = project_rows([(a.seq, a.at, a.thread, a.kind, a.data) for a in actions])
+    direct = project(actions)
+    assert _view(stored) == _view(direct)
+    eager = _eager_subagent_actions(actions)
+    assert {t: sub.actions for t, sub in stored.subagents.items()} == {t: eager.get(t, []) for t in stored.subagents}
+    assert stored.actions == direct.actions == actions and stored.main == [a for a in actions if a.thread == MAIN]
+    assert direct.actions is not actions and all(x is y for x, y in zip(direct.actions, actions))  # the caller's Actions, in a list of the projection's own
+
+
+@pytest.mark.parametrize("path", realdata_params("**/*.jsonl"))
+def test_stored_rows_project_as_their_actions(path: Path) -> None:
+    _assert_rows_project_as_actions(_actions(path))
+
+
 @pytest.mark.parametrize("path", realdata_params("**/*.jsonl"))
 def test_the_narrow_projection_for_calls_gives_the_same_calls(path: Path) -> None:
     actions = _actions(path)
@@ -57,7 +84,7 @@ KINDS = ("tool.call", "tool.result", "subagent.spawned", "subagent.finished", "s
 maybe = lambda values: st.one_of(st.none(), st.sampled_from(values))  # noqa: E731
 DATA = st.fixed_dictionaries(
     {},
-    optional={"call_id": maybe(["c1", "c2", "c3"]), "tool": maybe(["Read", "Task", "mcp__x"]), "thread": maybe(["t1", "t2"]), "agent": maybe(["a", "b"]), "is_error": st.one_of(st.none(), st.booleans()), "prompt": maybe(["p", "q"]), "text": maybe(["hi"]), "output": maybe(["o"]), "name": maybe(["sk"])},
+    optional={"call_id": maybe(["c1", "c2", "c3"]), "tool": maybe(["Read", "Task", "mcp__x"]), "thread": maybe(["t1", "t2", MAIN]), "agent": maybe(["a", "b"]), "is_error": st.one_of(st.none(), st.booleans()), "prompt": maybe(["p", "q"]), "text": maybe(["hi"]), "output": maybe(["o"]), "name": maybe(["sk"])},
 )
 ACTIONS = st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from([MAIN, MAIN, "t1", "t2"]), DATA), max_size=25)
 
@@ -67,6 +94,7 @@ ACTIONS = st.lists(st.tuples(st.sampled_from(KINDS), st.sampled_from([MAIN, MAIN
 def test_any_action_sequence_reads_the_same_in_any_order(rows) -> None:
     actions = [Action(kind, data, thread=thread, seq=i + 1) for i, (kind, thread, data) in enumerate(rows)]
     assert _read_backwards(project(actions)) == _view(project(actions))
+    _assert_rows_project_as_actions(actions)
 
 
 def test_a_session_built_by_hand_keeps_what_it_was_given() -> None:
