@@ -133,7 +133,7 @@ def floor(store: Store, run_id: str | None) -> tuple[int, float]:
 
 
 def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
-    """Where a regrade's time goes, cumulatively: rows → Actions, + projection, + checks
+    """Where a regrade's time goes, cumulatively: the rows as the store reads them, + projection, + checks
     (the verdict insert is the rest of the regrade's own time). Each step is timed as the
     regrade runs (with its GC setting) and best of ROUNDS: a single pass on a busy machine
     can make a later, larger step look faster than an earlier one."""
@@ -149,7 +149,7 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
                 started = clock()
                 for row in store.iter_session_rows(run_id=run_id):
                     if name == "actions":
-                        store.actions(row.id)
+                        store.action_rows(row.id)
                         continue
                     session = store.load_session(row.id, row)
                     if name == "checks":
@@ -253,7 +253,7 @@ def main() -> int:
     record(f"query {QUERY}", f"{whole['query_s'] / n * 1e6:.0f} µs/session ({r_query:.2f}×)", f"floor {floor_us:.0f} µs/session", f"≤ {TARGET_QUERY:g}× floor", r_query <= TARGET_QUERY)
     record(f"query {FULL_QUERY}", f"{whole['full_query_s'] / n * 1e6:.0f} µs/session ({r_full:.2f}×)", f"floor {floor_us:.0f} µs/session", f"≤ {TARGET_FULL_QUERY:g}× floor", r_full <= TARGET_FULL_QUERY)
     per = lambda key: whole[key] / n * 1e6  # noqa: E731 - µs per session
-    steps = [("read + decode (floor)", per("floor_s")), ("rows → Actions", per("upto_actions_s") - per("floor_s")), ("projection", per("upto_projection_s") - per("upto_actions_s")), ("5 checks", per("upto_checks_s") - per("upto_projection_s")), ("verdicts, batching, rest", per("regrade_s") - per("upto_checks_s"))]
+    steps = [("read + decode (floor)", per("floor_s")), ("the rows (store.action_rows)", per("upto_actions_s") - per("floor_s")), ("projection", per("upto_projection_s") - per("upto_actions_s")), ("5 checks", per("upto_checks_s") - per("upto_projection_s")), ("verdicts, batching, rest", per("regrade_s") - per("upto_checks_s"))]
     print("regrade per session: " + " · ".join(f"{name} {us:.0f} µs" for name, us in steps))
     print(f"peak RSS: {quarter['peak_rss_mb']:.0f} MB over 1/4 of the store ({quarter['sessions']} sessions), {whole['peak_rss_mb']:.0f} MB over all of it ({n})")
     return 0 if r_regrade <= TARGET_REGRADE and r_query <= TARGET_QUERY and r_full <= TARGET_FULL_QUERY and r_grade <= TARGET_GRADE else 1
