@@ -1057,7 +1057,8 @@ class Store:
                     clear = seen.get(spec)
                     spec = clear if clear is not None else seen.setdefault(spec, redact(spec))
                 # as VERDICT_FIELDS; the spec's text stands in for its id until the transaction
-                entries.append([r["check_path"], r["type"], r.get("metric"), spec, r["spec_sha256"], result.status, int(result.passed), float(result.score), reason, evidence, int(bool(r.get("readout")))])
+                # a Result's score is a float already (Result.__init__ makes it one)
+                entries.append([r["check_path"], r["type"], r.get("metric"), spec, r["spec_sha256"], result.status, 1 if result.passed else 0, result.score, reason, evidence, 1 if r.get("readout") else 0])
         if not sets:
             return
         with self.transaction():
