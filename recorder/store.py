@@ -1361,10 +1361,11 @@ class Store:
 
     def _verdict_set(self, grading_id: str, session_id: str) -> list[list[Any]]:
         """The session's verdicts in the grading, each as VERDICT_FIELDS ([] if it holds none)."""
-        parts = self._all("SELECT verdicts FROM verdict_sets WHERE grading_id = ? AND session_id = ? ORDER BY created_at, first_check", [grading_id, session_id])
+        parts = self._all("SELECT created_at, first_check, verdicts FROM verdict_sets WHERE grading_id = ? AND session_id = ?", [grading_id, session_id])
         if len(parts) == 1:
-            return loads(parts[0][0])
-        return [v for (part,) in parts for v in loads(part)]
+            return loads(parts[0][2])
+        parts.sort()  # in the order they were added (SQL's ORDER BY would sort even the one set a session mostly has)
+        return [v for _at, _first, part in parts for v in loads(part)]
 
     def _spec_text(self, spec_id: int) -> str:
         """A stored spec's JSON text by its id (each read once per store: a grading's sessions share their specs)."""
