@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import contextlib
-import queue
+import select
 import subprocess
 import sys
 import threading
@@ -49,9 +49,9 @@ class Supervisor:
             close_fds=True,
             env={"LANG": "C.UTF-8"},
         )
-        self.messages: queue.Queue[str] = queue.Queue()
         self._lock = threading.Lock()
-        threading.Thread(target=self._read, name="benchtape-supervisor", daemon=True).start()
+        self._said = b""  # what it wrote that is not a whole line yet
+        self._closed = False  # its stdout ended
 
     @classmethod
     def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
@@ -79,11 +79,26 @@ class Supervisor:
                 return
         spare.finish()  # another thread made one first
 
-    def _read(self) -> None:
+    def message(self, timeout: float) -> str | None:
+        """Its next line, waiting at most `timeout` seconds for it (None if none came; EOF once its
+        output ended, after every line it wrote). Read by the thread waiting for it, not handed
+        over by a reader thread: each wake-up of another thread on the way cost the session a
+        scheduling delay (0.3-3 ms on a loaded machine) at the harness's start and at its exit.
+        One thread at a time asks (the session's)."""
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.messages.put(line.decode("utf-8", "replace").rstrip("\n"))
-        self.messages.put(EOF)  # after every line it wrote: whatever it said is queued before this
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._said:
+            if self._closed:
+                return EOF
+            left = deadline - time.monotonic()
+            if not select.select([fd], [], [], max(0.0, left))[0]:
+                return None
+            data = os.read(fd, 65536)
+            self._closed = not data
+            self._said += data
+        line, _, self._said = self._said.partition(b"\n")
+        return line.decode("utf-8", "replace")
 
     def send(self, line: str) -> None:
         with self._lock:
@@ -149,7 +164,7 @@ class SupervisedProcess:
             "marker": marker,
         }
         self.sup = Supervisor.start(spec)
-        first = self._message(30)
+        first = self.sup.message(30)
         Supervisor.replenish()
         if first is None or not first.startswith("started "):
             self.sup.finish()
@@ -161,16 +176,10 @@ class SupervisedProcess:
         self._ended = threading.Event()  # set with `exit`: wakes the reader at once
         self._tail: CaptureTail | None = None
 
-    def _message(self, timeout: float) -> str | None:
-        try:
-            return self.sup.messages.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
     def _poll(self, timeout: float) -> None:
         if self.exit is not None:
             return
-        message = self._message(timeout) if timeout > 0 else self._nowait()
+        message = self.sup.message(timeout)
         if message is None:
             return  # nothing yet
         if message == EOF:  # its output ended with no `exited` before it: it died without a word
@@ -184,12 +193,6 @@ class SupervisedProcess:
     def _ended_with(self, exit: dict[str, Any]) -> None:
         self.exit = exit
         self._ended.set()
-
-    def _nowait(self) -> str | None:
-        try:
-            return self.sup.messages.get_nowait()
-        except queue.Empty:
-            return None
 
     def lines(self, max_line: int) -> Iterator[Captured]:
         self._tail = CaptureTail(self.folder.file("stdout"), max_line)
