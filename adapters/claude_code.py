@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from adapters.base import Command, Launch, on_path
+from adapters.base import Command, Launch, files_below, on_path
 from adapters.claude_stream import ClaudeStreamParser
 from adapters.config import ConfigReader
 from adapters.lines import type_name
@@ -237,7 +237,8 @@ class ClaudeCodeAdapter:
     def transcript(self, home: Path, launch: Launch) -> Path | None:
         """The on-disk transcript of this session (found by its --session-id, never by the
         encoded cwd: long paths are truncated with a hash)."""
-        found = sorted((home / ".claude" / "projects").glob(f"*/{launch.session_uuid}.jsonl")) if launch.session_uuid else []
+        name = f"{launch.session_uuid}.jsonl"
+        found = files_below(home / ".claude" / "projects", 1, lambda n: n == name) if launch.session_uuid else []
         return found[0] if found else None
 
     def parser(self) -> ClaudeStreamParser:

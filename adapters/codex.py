@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Command, Launch, on_path
+from adapters.base import Command, Launch, files_below, on_path
 from adapters.codex_exec import CodexExecParser
 from adapters.config import ConfigReader
 from models.endpoints import codex_config, codex_env, is_scripted
@@ -95,7 +95,8 @@ class CodexAdapter:
         """The rollout of this session, by the thread id `thread.started` announced."""
         if not thread_id:
             return None
-        found = sorted((home / CODEX_DIR / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+        end = f"-{thread_id}.jsonl"
+        found = files_below(home / CODEX_DIR / "sessions", 3, lambda name: name.startswith("rollout-") and name.endswith(end) and len(name) >= len("rollout-") + len(end))
         return found[0] if found else None
 
     def parser(self) -> CodexExecParser:
