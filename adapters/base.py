@@ -44,7 +44,6 @@ class Command:
     tui: "Tui | None" = None  # set: the command is a terminal UI the recorder drives (recorder/interactive.py)
     setup: tuple["Setup", ...] = ()  # run in the sandbox, in order, before the agent starts (staging, probes)
     home_trees: dict[str, str] = field(default_factory=dict)  # folders copied under HOME before setup (relative path → host folder)
-    home_json: dict[str, dict[str, Any]] = field(default_factory=dict)  # merged into JSON files under a private HOME (never yours)
     probe: bool = True  # harness_config.environment.probe: false records no environment.reported
     require: bool = False  # harness_config.environment.require: refuse the run before spend when the probe found a problem
 
@@ -101,6 +100,10 @@ class Adapter(Protocol):
     # recorder.treediff.covers reads them). Where HOME is the workspace (sandbox levels home
     # and container), workspace snapshots leave these out: they are not the agent's work.
     bookkeeping: tuple[str, ...]
+    # Merged into JSON files under a private HOME (never yours) before it starts (relative path
+    # → keys): the same for every session, so a level can merge it into the next session's
+    # workspace ahead, off the session's path (recorder.sandbox.local's spare folder).
+    home_json: dict[str, dict[str, Any]]
 
     def command(self, launch: Launch) -> Command: ...
 

@@ -174,6 +174,7 @@ class ClaudeCodeAdapter:
     # its session file (stored as the session's transcript), a backup of .claude.json per
     # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs
     bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**")
+    home_json = NO_UPDATES
 
     def config(self, launch: Launch) -> ClaudeConfig:
         return parse_config(launch.harness_config)
@@ -198,7 +199,7 @@ class ClaudeCodeAdapter:
             init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
         env = hermetic_env(cfg.args, launch.endpoint)
-        common = dict(env=env, home_json=NO_UPDATES, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
+        common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)
         return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]

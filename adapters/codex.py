@@ -62,6 +62,7 @@ class CodexAdapter:
     # its rollout (stored as the session's transcript), its state databases (~1.4 MB a run)
     # and the skills bundled with the binary (unpacked again at every start)
     bookkeeping = (f"{CODEX_DIR}/sessions/**", f"{CODEX_DIR}/*.sqlite", f"{CODEX_DIR}/*.sqlite-*", f"{CODEX_DIR}/skills/.system/**", f"{CODEX_DIR}/.tmp/**", f"{CODEX_DIR}/log/**")
+    home_json: dict[str, dict[str, Any]] = {}
 
     def command(self, launch: Launch) -> Command:
         """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write] [-m] [-c effort] <args> -`.
