@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import contextlib
+import math
 import select
 import subprocess
 import sys
@@ -50,8 +51,8 @@ class Supervisor:
             env={"LANG": "C.UTF-8"},
         )
         self._lock = threading.Lock()
-        self._said = b""  # what it wrote that is not a whole line yet
-        self._closed = False  # its stdout ended
+        assert self.proc.stdout is not None
+        self._said = Lines(self.proc.stdout.fileno())
 
     @classmethod
     def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
@@ -85,20 +86,7 @@ class Supervisor:
         over by a reader thread: each wake-up of another thread on the way cost the session a
         scheduling delay (0.3-3 ms on a loaded machine) at the harness's start and at its exit.
         One thread at a time asks (the session's)."""
-        assert self.proc.stdout is not None
-        fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._said:
-            if self._closed:
-                return EOF
-            left = deadline - time.monotonic()
-            if not select.select([fd], [], [], max(0.0, left))[0]:
-                return None
-            data = os.read(fd, 65536)
-            self._closed = not data
-            self._said += data
-        line, _, self._said = self._said.partition(b"\n")
-        return line.decode("utf-8", "replace")
+        return self._said.next(timeout)
 
     def send(self, line: str) -> None:
         with self._lock:
@@ -141,6 +129,32 @@ class Supervisor:
         if left:
             with cls._spare_lock:
                 cls._finished.extend(left)
+
+
+class Lines:
+    """The lines written to a pipe, read by whoever asks for the next one."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.buf = b""  # read, not a whole line yet
+        self.closed = False  # the writer closed it
+        self.ready = select.poll()  # poll, not select: a descriptor past 1023 is fine
+        self.ready.register(fd, select.POLLIN)
+
+    def next(self, timeout: float) -> str | None:
+        """The next whole line, waiting at most `timeout` seconds for it (None if none came; EOF
+        once the pipe is closed and every line in it was given)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            if self.closed:
+                return EOF
+            if not self.ready.poll(max(0, math.ceil((deadline - time.monotonic()) * 1000))):
+                return None
+            data = os.read(self.fd, 65536)
+            self.closed = not data
+            self.buf += data
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.decode("utf-8", "replace")
 
 
 class SupervisedProcess:
