@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from recorder.model import Action
 
@@ -44,7 +44,6 @@ class Command:
     tui: "Tui | None" = None  # set: the command is a terminal UI the recorder drives (recorder/interactive.py)
     setup: tuple["Setup", ...] = ()  # run in the sandbox, in order, before the agent starts (staging, probes)
     home_trees: dict[str, str] = field(default_factory=dict)  # folders copied under HOME before setup (relative path → host folder)
-    home_json: dict[str, dict[str, Any]] = field(default_factory=dict)  # merged into JSON files under a private HOME (never yours)
     probe: bool = True  # harness_config.environment.probe: false records no environment.reported
     require: bool = False  # harness_config.environment.require: refuse the run before spend when the probe found a problem
 
@@ -101,6 +100,10 @@ class Adapter(Protocol):
     # recorder.treediff.covers reads them). Where HOME is the workspace (sandbox levels home
     # and container), workspace snapshots leave these out: they are not the agent's work.
     bookkeeping: tuple[str, ...]
+    # Merged into JSON files under a private HOME (never yours) before it starts (relative path
+    # → keys): the same for every session, so a level can merge it into the next session's
+    # workspace ahead, off the session's path (recorder.sandbox.local's spare folder).
+    home_json: dict[str, dict[str, Any]]
 
     def command(self, launch: Launch) -> Command: ...
 
@@ -118,6 +121,37 @@ def on_path(binary: str, env: dict[str, str]) -> bool:
     if os.sep in binary:
         return os.path.isfile(binary) and os.access(binary, os.X_OK)
     return shutil.which(binary, path=env.get("PATH", "")) is not None
+
+
+def files_below(folder: Path, depth: int, wanted: Callable[[str], bool]) -> list[Path]:
+    """What `folder.glob("*/" * depth + PATTERN)` finds, sorted, for a PATTERN `wanted` tests a
+    name against (as pathlib's `*`: hidden folders too, links to folders followed). A
+    harness's transcript is found this way by a name holding its session's id; as a glob, that
+    pattern was new each session and compiled each time (~0.1-0.3 ms on the session's path),
+    and the id's characters were pattern characters."""
+    import os
+
+    level = [os.fspath(folder)]
+    for _ in range(depth):
+        level = [e.path for top in level for e in _entries(top) if _is_dir(e)]
+    return sorted(Path(e.path) for top in level for e in _entries(top) if wanted(e.name))
+
+
+def _entries(folder: str) -> list[Any]:
+    import os
+
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
+
+
+def _is_dir(entry: Any) -> bool:
+    try:
+        return bool(entry.is_dir())
+    except OSError:
+        return False
 
 
 def warning(what: str, line: str, thread: str = "main") -> Action:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from adapters.base import Command, Launch, on_path
+from adapters.base import Command, Launch, files_below, on_path
 from adapters.claude_stream import ClaudeStreamParser
 from adapters.config import ConfigReader
 from adapters.lines import type_name
@@ -174,6 +174,7 @@ class ClaudeCodeAdapter:
     # its session file (stored as the session's transcript), a backup of .claude.json per
     # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs
     bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**")
+    home_json = NO_UPDATES
 
     def config(self, launch: Launch) -> ClaudeConfig:
         return parse_config(launch.harness_config)
@@ -198,7 +199,7 @@ class ClaudeCodeAdapter:
             init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
         env = hermetic_env(cfg.args, launch.endpoint)
-        common = dict(env=env, home_json=NO_UPDATES, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
+        common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)
         return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]
@@ -237,7 +238,8 @@ class ClaudeCodeAdapter:
     def transcript(self, home: Path, launch: Launch) -> Path | None:
         """The on-disk transcript of this session (found by its --session-id, never by the
         encoded cwd: long paths are truncated with a hash)."""
-        found = sorted((home / ".claude" / "projects").glob(f"*/{launch.session_uuid}.jsonl")) if launch.session_uuid else []
+        name = f"{launch.session_uuid}.jsonl"
+        found = files_below(home / ".claude" / "projects", 1, lambda n: n == name) if launch.session_uuid else []
         return found[0] if found else None
 
     def parser(self) -> ClaudeStreamParser:

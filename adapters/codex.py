@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Command, Launch, on_path
+from adapters.base import Command, Launch, files_below, on_path
 from adapters.codex_exec import CodexExecParser
 from adapters.config import ConfigReader
 from models.endpoints import codex_config, codex_env, is_scripted
@@ -62,6 +62,7 @@ class CodexAdapter:
     # its rollout (stored as the session's transcript), its state databases (~1.4 MB a run)
     # and the skills bundled with the binary (unpacked again at every start)
     bookkeeping = (f"{CODEX_DIR}/sessions/**", f"{CODEX_DIR}/*.sqlite", f"{CODEX_DIR}/*.sqlite-*", f"{CODEX_DIR}/skills/.system/**", f"{CODEX_DIR}/.tmp/**", f"{CODEX_DIR}/log/**")
+    home_json: dict[str, dict[str, Any]] = {}
 
     def command(self, launch: Launch) -> Command:
         """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write] [-m] [-c effort] <args> -`.
@@ -95,7 +96,8 @@ class CodexAdapter:
         """The rollout of this session, by the thread id `thread.started` announced."""
         if not thread_id:
             return None
-        found = sorted((home / CODEX_DIR / "sessions").glob(f"*/*/*/rollout-*-{thread_id}.jsonl"))
+        end = f"-{thread_id}.jsonl"
+        found = files_below(home / CODEX_DIR / "sessions", 3, lambda name: name.startswith("rollout-") and name.endswith(end) and len(name) >= len("rollout-") + len(end))
         return found[0] if found else None
 
     def parser(self) -> CodexExecParser:

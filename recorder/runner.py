@@ -117,9 +117,9 @@ class Runner:
         self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
         self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
         self._host_secrets: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = {}  # secret names -> (the environment, its secret variables)
-        self._upcoming: list[tuple[ScenarioSpec, Path | None]] = []  # one worker: the sessions not started yet, in order
+        self._upcoming: list[tuple[SessionPlan, Path | None]] = []  # one worker: the sessions not started yet, in order
         self._upcoming_lock = threading.Lock()
-        self._ahead: tuple[ScenarioSpec, Path | None] | None = None  # one worker: the session to prepare once this one's harness started
+        self._ahead: tuple[SessionPlan, Path | None] | None = None  # one worker: the session to prepare once this one's harness started
 
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
@@ -158,7 +158,7 @@ class Runner:
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
         serial = any(runs_alone(self.level_of(s)) for s, _ in jobs)
         workers = 1 if serial else max(1, self.options.concurrency)
-        self._upcoming = [(s, seeds.get(s.name)) for s, _ in jobs] if workers == 1 else []
+        self._upcoming = [(self.plan(s, attempt), seeds.get(s.name)) for s, attempt in jobs] if workers == 1 else []
         POOL.enable()  # grading restores the workspace from files and folders made ahead
         parking(True)  # finished sessions' folders are removed once the next harness has started
         records: list[SessionRecord] = []
@@ -200,18 +200,19 @@ class Runner:
         A sandbox that cannot open (an engine refusing a limit) errors that session, not the run."""
         if self.cancel.is_set():
             raise Interrupted()
+        plan = self.plan(scenario, attempt)
         sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
         self._ahead = self._following()
         try:
-            with sandbox.open(scenario, seed) as box:
-                record = self.record(self.plan(scenario, attempt), box)
+            with sandbox.open(scenario, seed, plan.adapter().home_json) as box:
+                record = self.record(plan, box)
         except SandboxError as exc:
-            record = self._could_not_open(self.plan(scenario, attempt), exc)
+            record = self._could_not_open(plan, exc)
         self.on_session_done(record)
         return record
 
-    def _following(self) -> tuple[ScenarioSpec, Path | None] | None:
-        """With one worker, the session after the one starting now (its scenario and staged tree)."""
+    def _following(self) -> tuple[SessionPlan, Path | None] | None:
+        """With one worker, the session after the one starting now (its plan and staged tree)."""
         with self._upcoming_lock:
             if self._upcoming:
                 self._upcoming.pop(0)
@@ -223,7 +224,8 @@ class Runner:
         this session's own start, or with its closing and grading)."""
         following, self._ahead = self._ahead, None
         if following is not None:
-            sandbox_for(self.level_of(following[0]), keep=self.options.keep_sandbox).prepare_ahead(following[1])
+            plan, seed = following
+            sandbox_for(self.level_of(plan.scenario), keep=self.options.keep_sandbox).prepare_ahead(seed, plan.adapter().home_json)
 
     def _could_not_open(self, plan: SessionPlan, exc: Exception) -> SessionRecord:
         scenario, attempt = plan.scenario, plan.attempt
@@ -355,10 +357,10 @@ class Runner:
         is `environment.reported`; with `require`, a problem it found refuses the session here,
         before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
         probe's record (the print path folds it into each init line's)."""
-        if cmd.home_json and box.level not in ("none", "workspace"):  # a HOME of the sandbox's own, never yours
+        if adapter.home_json and box.level not in ("none", "workspace") and not box.home_seeded:  # a HOME of the sandbox's own, never yours
             from recorder.interactive import seed_home
 
-            seed_home(box.home, cmd.home_json)
+            seed_home(box.home, adapter.home_json)
         if not cmd.setup and not cmd.home_trees:
             return None, None
         import shutil

@@ -23,7 +23,7 @@ from recorder.model import Action
 from recorder.sandbox import local
 from recorder.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
 from recorder.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerError, ContainerProcess, ContainerSandbox, connect
-from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
+from recorder.sandbox.levels import STDERR_TAIL, Event, GradingHost, HomeJson, OpenWorkspace
 from recorder.sandbox.mounts import protect, release
 from recorder.sandbox.nofollow import defuse
 from recorder.spec.bench import SandboxSpec, ScenarioSpec
@@ -238,11 +238,11 @@ class ContainerLevel:
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
 
-    def prepare_ahead(self, seed: Path | None) -> None:
+    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
         """Nothing ahead: a container's start is most of its cost, and needs the session's own limits."""
 
     @contextlib.contextmanager
-    def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
+    def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
         spec = scenario.sandbox
         self._sweep_orphans()
         image = resolve_image(spec)

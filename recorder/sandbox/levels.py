@@ -57,6 +57,7 @@ class Process(Protocol):
 
 
 Spawn = Callable[[list[str], Mapping[str, str], bytes], Process]
+HomeJson = Mapping[str, Mapping[str, Any]]  # relative path under HOME → keys merged into that JSON file
 
 
 @dataclass
@@ -80,6 +81,7 @@ class OpenWorkspace:
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
     terminal: Callable[[list[str], Mapping[str, str]], Any] | None = None  # argv, env -> recorder.terminal.PaneCommand; None: on this host in agent_cwd
     folder: SessionFolder | None = None  # the session folder: capture files and what a recovery needs
+    home_seeded: bool = False  # the harness's `home_json` is merged into HOME already (done ahead, in a spare folder)
 
     def note(self, **facts: Any) -> None:
         """Tell a later `benchtape recover` something about this session (session.json)."""
@@ -93,13 +95,15 @@ class Sandbox(Protocol):
     level: str
     runs_alone: bool  # sessions at this level may not run concurrently (they share one real directory)
 
-    def open(self, scenario: Any, seed: Path | None) -> AbstractContextManager[OpenWorkspace]:
+    def open(self, scenario: Any, seed: Path | None, home_json: HomeJson | None = None) -> AbstractContextManager[OpenWorkspace]:
         """A fresh workspace for one session of `scenario`, seeded from the staged tree; closed
-        (removed, unless kept) on exit, whatever happened inside."""
+        (removed, unless kept) on exit, whatever happened inside. `home_json`: the harness's
+        (Adapter.home_json); `home_seeded` says whether it is merged into HOME already."""
 
-    def prepare_ahead(self, seed: Path | None) -> None:
-        """Start making the next session's sandbox (seeded from `seed`) off the session's path,
-        where the level can; `open` uses it if it is ready."""
+    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
+        """Start making the next session's sandbox (seeded from `seed`, `home_json` merged into
+        its HOME where HOME is the workspace) off the session's path, where the level can;
+        `open` uses it if it is ready and made for the same."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from recorder.commands import grading_env, local_interpreter, run_local
 from recorder.model import Action
 from recorder.sandbox.capture import SessionFolder
 from recorder.sandbox.claude_home import ClaudeHome
-from recorder.sandbox.levels import Event, GradingHost, OpenWorkspace, runs_alone
+from recorder.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace, runs_alone
 from recorder.sandbox.outside_writes import OutsideWrites
 from recorder.sandbox.supervisor import SupervisedProcess
 from recorder.spec.bench import ScenarioSpec
@@ -129,14 +129,19 @@ class LocalLevel:
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
 
-    def prepare_ahead(self, seed: Path | None) -> None:
-        """Make the next session's folder, seeded from `seed`, while this one is graded (see `_Spares`)."""
+    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
+        """Make the next session's folder, seeded from `seed` (and `home_json` merged in, where
+        HOME is the workspace), while this one runs (see `_Spares`)."""
         if self.level != "none":
-            SPARES.make_later((self.level, self.keep, seed))
+            SPARES.make_later(self._spare_key(seed, home_json))
+
+    def _spare_key(self, seed: Path | None, home_json: HomeJson | None) -> SpareKey:
+        return (self.level, self.keep, seed, dict(home_json or {}) if self.level == "home" else {})
 
     @contextlib.contextmanager
-    def open(self, scenario: ScenarioSpec, seed: Path | None) -> Iterator[OpenWorkspace]:
-        folder = SPARES.take((self.level, self.keep, seed)) if self.level != "none" else None
+    def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
+        key = self._spare_key(seed, home_json)
+        folder = SPARES.take(key) if self.level != "none" else None
         laid_out = folder is not None
         if folder is None:
             folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
@@ -159,6 +164,7 @@ class LocalLevel:
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guard),
                     folder=folder,
+                    home_seeded=laid_out and bool(key[3]),
                 )
         finally:
             kept = self.keep and ws.temp is not None
@@ -177,17 +183,17 @@ class LocalLevel:
         return notes
 
 
-SpareKey = tuple[str, bool, "Path | None"]  # level, keep, the staged tree
+SpareKey = tuple[str, bool, "Path | None", dict[str, Any]]  # level, keep, the staged tree, the harness's home_json merged into HOME (level home: HOME is work/)
 
 
 class _Spares:
     """The next session's folder, made ahead on the cleanup thread (recorder.sandbox.trees.later).
 
     A session folder is a dozen file creations (its lock, capture files and session.json, the
-    copy of the staged tree, tmp/), ~0.25 ms each on a slow disk: 1–7 ms a session. At
-    concurrency 1 the runner asks for the next session's while the previous one is graded,
-    and the next session takes it if it is ready and made for the same level and staged
-    tree; it is never waited for. A spare is an ordinary session folder, locked by this
+    copy of the staged tree, tmp/, the harness's first-run JSON under HOME), ~0.25 ms each on
+    a slow disk: 1–7 ms a session. At concurrency 1 the runner asks for the next session's
+    once this one's harness started, and the next session takes it if it is ready and made
+    for the same level, staged tree and HOME files; it is never waited for. A spare is an ordinary session folder, locked by this
     process and holding no session yet: if benchtape dies, the orphan sweep removes it as a
     folder whose session never began. One spare at most; `discard` removes an unused one."""
 
@@ -202,10 +208,14 @@ class _Spares:
         later(lambda: self._make(key, generation), optional=True)
 
     def _make(self, key: SpareKey, generation: int) -> None:
-        level, keep, seed = key
+        level, keep, seed, home_json = key
         folder = SessionFolder.create(level=level, keep=keep)
         try:
             lay_out(folder.path, seed)
+            if home_json:
+                from recorder.interactive import seed_home
+
+                seed_home(folder.path / "work", home_json)
         except BaseException:
             folder.close()
             raise

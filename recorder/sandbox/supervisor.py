@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import contextlib
-import queue
+import math
+import select
 import subprocess
 import sys
 import threading
@@ -49,9 +50,9 @@ class Supervisor:
             close_fds=True,
             env={"LANG": "C.UTF-8"},
         )
-        self.messages: queue.Queue[str] = queue.Queue()
         self._lock = threading.Lock()
-        threading.Thread(target=self._read, name="benchtape-supervisor", daemon=True).start()
+        assert self.proc.stdout is not None
+        self._said = Lines(self.proc.stdout.fileno())
 
     @classmethod
     def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
@@ -79,11 +80,13 @@ class Supervisor:
                 return
         spare.finish()  # another thread made one first
 
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.messages.put(line.decode("utf-8", "replace").rstrip("\n"))
-        self.messages.put(EOF)  # after every line it wrote: whatever it said is queued before this
+    def message(self, timeout: float) -> str | None:
+        """Its next line, waiting at most `timeout` seconds for it (None if none came; EOF once its
+        output ended, after every line it wrote). Read by the thread waiting for it, not handed
+        over by a reader thread: each wake-up of another thread on the way cost the session a
+        scheduling delay (0.3-3 ms on a loaded machine) at the harness's start and at its exit.
+        One thread at a time asks (the session's)."""
+        return self._said.next(timeout)
 
     def send(self, line: str) -> None:
         with self._lock:
@@ -128,6 +131,32 @@ class Supervisor:
                 cls._finished.extend(left)
 
 
+class Lines:
+    """The lines written to a pipe, read by whoever asks for the next one."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.buf = b""  # read, not a whole line yet
+        self.closed = False  # the writer closed it
+        self.ready = select.poll()  # poll, not select: a descriptor past 1023 is fine
+        self.ready.register(fd, select.POLLIN)
+
+    def next(self, timeout: float) -> str | None:
+        """The next whole line, waiting at most `timeout` seconds for it (None if none came; EOF
+        once the pipe is closed and every line in it was given)."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.buf:
+            if self.closed:
+                return EOF
+            if not self.ready.poll(max(0, math.ceil((deadline - time.monotonic()) * 1000))):
+                return None
+            data = os.read(self.fd, 65536)
+            self.closed = not data
+            self.buf += data
+        line, _, self.buf = self.buf.partition(b"\n")
+        return line.decode("utf-8", "replace")
+
+
 class SupervisedProcess:
     """A harness on the host under a launch-mode supervisor; its stdout and stderr are the
     session folder's capture files, which survive benchtape."""
@@ -149,7 +178,7 @@ class SupervisedProcess:
             "marker": marker,
         }
         self.sup = Supervisor.start(spec)
-        first = self._message(30)
+        first = self.sup.message(30)
         Supervisor.replenish()
         if first is None or not first.startswith("started "):
             self.sup.finish()
@@ -161,16 +190,10 @@ class SupervisedProcess:
         self._ended = threading.Event()  # set with `exit`: wakes the reader at once
         self._tail: CaptureTail | None = None
 
-    def _message(self, timeout: float) -> str | None:
-        try:
-            return self.sup.messages.get(timeout=timeout)
-        except queue.Empty:
-            return None
-
     def _poll(self, timeout: float) -> None:
         if self.exit is not None:
             return
-        message = self._message(timeout) if timeout > 0 else self._nowait()
+        message = self.sup.message(timeout)
         if message is None:
             return  # nothing yet
         if message == EOF:  # its output ended with no `exited` before it: it died without a word
@@ -184,12 +207,6 @@ class SupervisedProcess:
     def _ended_with(self, exit: dict[str, Any]) -> None:
         self.exit = exit
         self._ended.set()
-
-    def _nowait(self) -> str | None:
-        try:
-            return self.sup.messages.get_nowait()
-        except queue.Empty:
-            return None
 
     def lines(self, max_line: int) -> Iterator[Captured]:
         self._tail = CaptureTail(self.folder.file("stdout"), max_line)

@@ -150,17 +150,18 @@ _parked: list[Callable[[], None]] = []
 _parking = False
 
 
-def park(job: Callable[[], None]) -> None:
+def park(job: Callable[[], None], *, optional: bool = False) -> bool:
     """`later`, but while a run records, not before its next harness has started
     (`release_parked`): removing a finished session's folders takes the disk (~12 ms of
     unlinks for the demo's) while the next session opens, starts its harness and snapshots
     its staged tree, and while this one is graded; once a harness runs, the session only
-    waits for it. Outside a run (regrade, report), or with a backlog, it is `later`."""
+    waits for it. Outside a run (regrade, report), or with a backlog, it is `later`
+    (`optional` as there)."""
     with _guard:
         if _parking and len(_parked) < BACKLOG:
             _parked.append(job)
-            return
-    later(job)
+            return True
+    return later(job, optional=optional)
 
 
 def parking(on: bool) -> None:

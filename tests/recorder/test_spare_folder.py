@@ -57,8 +57,8 @@ def test_a_spare_made_for_another_staged_tree_is_not_taken_and_discard_removes_i
     seed.mkdir()
     (seed / "a.txt").write_text("a")
     spares = local._Spares()
-    spares._make(("home", False, seed), spares.generation)
-    assert spares.take(("home", False, None)) is None and spares.take(("workspace", False, seed)) is None
+    spares._make(("home", False, seed, {}), spares.generation)
+    assert spares.take(("home", False, None, {})) is None and spares.take(("workspace", False, seed, {})) is None
     [made] = [p for p in tmp_path.glob("benchtape-*")]
     assert (made / "work" / "a.txt").read_text() == "a" and (made / "tmp").is_dir()
     spares.discard()
@@ -73,7 +73,7 @@ def test_a_spare_still_being_made_when_its_run_ends_is_removed_not_kept(tmp_path
     spares = local._Spares()
     generation = spares.generation
     spares.discard()  # the run ended while the spare was being made
-    spares._make(("home", False, None), generation)
+    spares._make(("home", False, None, {}), generation)
     assert spares.spare is None
     from recorder.sandbox.trees import wait_later
 
@@ -101,3 +101,35 @@ def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
         parking(False)
     wait_later()
     assert done[-1] == "at the end"
+
+
+def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_it(tmp_path, monkeypatch):
+    from adapters.claude_code import NO_UPDATES
+    from benchtape.api import load_benches as load
+    from recorder.interactive import seed_home
+    from recorder.sandbox.trees import wait_later
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(local, "SPARES", local._Spares())
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / ".claude.json").write_text('{"theme": "dark"}')
+    scenario = load([DEMO])[0].scenarios[0]
+    level = local.LocalLevel("home")
+    level.prepare_ahead(seed, NO_UPDATES)
+    wait_later()
+    with level.open(scenario, seed) as box:  # another harness (no home_json): not this spare
+        assert not box.home_seeded and not (box.home / ".claude" / "settings.json").exists()
+    level.prepare_ahead(seed, NO_UPDATES)
+    wait_later()
+    with level.open(scenario, seed, NO_UPDATES) as box:
+        assert box.home_seeded and box.home == box.root
+        seeded = {rel: (box.home / rel).read_bytes() for rel in NO_UPDATES}
+    by_the_session = tmp_path / "by-the-session"
+    by_the_session.mkdir()
+    (by_the_session / ".claude.json").write_text('{"theme": "dark"}')
+    seed_home(by_the_session, NO_UPDATES)
+    assert seeded == {rel: (by_the_session / rel).read_bytes() for rel in NO_UPDATES}
+    assert b'"theme"' in seeded[".claude.json"] and b'"autoUpdates": false' in seeded[".claude.json"]
+    local.SPARES.discard()
+    wait_later()
