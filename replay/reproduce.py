@@ -61,7 +61,7 @@ class Outcome:
         return {"status": self.status, "pass": self.passed, "score": self.score, "reason": self.reason}
 
 
-@dataclass
+@dataclass(slots=True)
 class CheckReplay:
     check_path: str
     type: str
@@ -209,18 +209,18 @@ def _rebuilt(s: StoredVerdict, bench_dir: Path | None) -> Check | str:
 
 def _compare(s: StoredVerdict, spec: dict[str, Any], fresh: Verdict | None, why: str | None) -> CheckReplay:
     stored = _outcome(s)
-
-    def replay(regraded: Outcome | None, verdict: str, why: str | None = None) -> CheckReplay:
-        return CheckReplay(s.check_path, s.type, spec, s.spec_sha256, s.readout, stored, regraded, verdict, why, fresh.result if fresh else None, s.spec_json)
-
-    if fresh is None:
-        return replay(None, NOT_REGRADABLE, why)
-    regraded = Outcome.of(fresh.result)
-    if regraded.same_as(stored):
-        return replay(regraded, REPRODUCED)
-    if fresh.unavailable is not None:  # what it reads is not here: no verdict to compare, not a divergence
-        return replay(None, SKIPPED if fresh.unavailable == NOT_IN_REPORT else NOT_REGRADABLE, fresh.result.reason)
-    return replay(regraded, DIVERGED)
+    if fresh is None:  # not re-graded, for `why`
+        regraded, verdict, result = None, NOT_REGRADABLE, None
+    else:
+        result, why = fresh.result, None
+        regraded = Outcome.of(result)
+        if regraded.same_as(stored):
+            verdict = REPRODUCED
+        elif fresh.unavailable is not None:  # what it reads is not here: no verdict to compare, not a divergence
+            regraded, verdict, why = None, SKIPPED if fresh.unavailable == NOT_IN_REPORT else NOT_REGRADABLE, result.reason
+        else:
+            verdict = DIVERGED
+    return CheckReplay(s.check_path, s.type, spec, s.spec_sha256, s.readout, stored, regraded, verdict, why, result, s.spec_json)
 
 
 # ---------------------------------------------------------------- from the database
