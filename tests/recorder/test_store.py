@@ -318,3 +318,29 @@ def test_the_same_blob_stored_first_in_another_form_is_kept_and_not_an_error(tmp
     store._one = racing
     assert store.put_blob(data) == sha
     assert store.db.execute("SELECT codec FROM blobs").fetchall() == [(None,)] and store.get_blob(sha) == data
+
+
+def test_a_stored_session_builds_its_actions_only_when_a_reader_asks(store):
+    """A regrade whose checks read only the folds makes no Action of the hundred a session
+    holds (the cost `project_rows` exists to save); reading `actions` then gives them all."""
+    from checks import build
+    from recorder.model import CheckSpec
+    from replay.grading import GradingContext, NoWorkspace, grade_session
+
+    sid = store.new_session(store.new_run("r"), "s")
+    stored = [
+        Action("session.started", {"prompt": "p"}),
+        Action("tool.call", {"call_id": "c1", "tool": "Read", "input": {"file_path": "a.py"}}),
+        Action("tool.result", {"call_id": "c1", "output": "x", "is_error": False}),
+        Action("tool.call", {"call_id": "c2", "tool": "Task", "input": {}}, thread="t1"),
+        Action("final_output", {"text": "done"}),
+        Action("session.finished", {"status": "ok", "exit_code": 0}),
+    ]
+    store.append(sid, stored)
+    session = store.load_session(sid)
+    checks = [build(CheckSpec("contains", value="done")), build(CheckSpec("session:tool-used", value="Read"))]
+    verdicts = grade_session(session, checks, NoWorkspace(), GradingContext())
+    assert [v.result.status for v in verdicts] == ["PASS", "PASS"]
+    assert session.__dict__["_structure"]._actions is None  # graded, and not one Action made
+    assert [(a.seq, a.kind, a.thread, a.data) for a in session.actions] == [(i + 1, a.kind, a.thread, a.data) for i, a in enumerate(stored)]
+    assert [a.kind for a in session.subagents["t1"].actions] == ["tool.call"]
