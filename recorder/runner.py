@@ -117,9 +117,9 @@ class Runner:
         self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
         self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
         self._host_secrets: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = {}  # secret names -> (the environment, its secret variables)
-        self._upcoming: list[tuple[SessionPlan, Path | None]] = []  # one worker: the sessions not started yet, in order
+        self._upcoming: list[tuple[ScenarioSpec, int, Path | None]] = []  # one worker: the sessions not started yet (scenario, attempt, staged tree), in order
         self._upcoming_lock = threading.Lock()
-        self._ahead: tuple[SessionPlan, Path | None] | None = None  # one worker: the session to prepare once this one's harness started
+        self._ahead: tuple[ScenarioSpec, int, Path | None] | None = None  # one worker: the session to prepare once this one's harness started
 
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
@@ -158,7 +158,7 @@ class Runner:
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
         serial = any(runs_alone(self.level_of(s)) for s, _ in jobs)
         workers = 1 if serial else max(1, self.options.concurrency)
-        self._upcoming = [(self.plan(s, attempt), seeds.get(s.name)) for s, attempt in jobs] if workers == 1 else []
+        self._upcoming = [(s, attempt, seeds.get(s.name)) for s, attempt in jobs] if workers == 1 else []
         POOL.enable()  # grading restores the workspace from files and folders made ahead
         parking(True)  # finished sessions' folders are removed once the next harness has started
         records: list[SessionRecord] = []
@@ -211,8 +211,8 @@ class Runner:
         self.on_session_done(record)
         return record
 
-    def _following(self) -> tuple[SessionPlan, Path | None] | None:
-        """With one worker, the session after the one starting now (its plan and staged tree)."""
+    def _following(self) -> tuple[ScenarioSpec, int, Path | None] | None:
+        """With one worker, the session after the one starting now (its scenario, attempt and staged tree)."""
         with self._upcoming_lock:
             if self._upcoming:
                 self._upcoming.pop(0)
@@ -223,9 +223,9 @@ class Runner:
         made off the session's path, while this one runs (started then, it would compete with
         this session's own start, or with its closing and grading)."""
         following, self._ahead = self._ahead, None
-        if following is not None:
-            plan, seed = following
-            sandbox_for(self.level_of(plan.scenario), keep=self.options.keep_sandbox).prepare_ahead(seed, plan.adapter().home_json)
+        if following is not None:  # planned here, for the next session only: a plan per job held from the start grew with the run
+            scenario, attempt, seed = following
+            sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox).prepare_ahead(seed, self.plan(scenario, attempt).adapter().home_json)
 
     def _could_not_open(self, plan: SessionPlan, exc: Exception) -> SessionRecord:
         scenario, attempt = plan.scenario, plan.attempt
