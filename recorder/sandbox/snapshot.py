@@ -122,7 +122,7 @@ class _TarWriter:
         self.parts.append(header)
         self.size += len(header)
         if data:
-            pad = -len(data) % tarfile.BLOCKSIZE
+            pad = _padded(len(data)) - len(data)
             self.parts += (data, b"\0" * pad) if pad else (data,)
             self.size += len(data) + pad
         self.members += 1
