@@ -127,7 +127,7 @@ def test_imported_raw_lines_are_the_files_lines_and_much_smaller(store):
 
 @needs_realdata
 def test_an_import_redacts_the_one_secret_line_of_a_batch_and_keeps_the_others_exact(store, tmp_path):
-    """An import probes each ~64 kB batch once: a batch holding one credential is redacted line
+    """An import probes each ~RAW_CHUNK_BYTES batch once: a batch holding one credential is redacted line
     by line, so that line loses the credential (in raw lines and actions) and every other line,
     clean or not, is stored exactly as read."""
     from recorder.redact import shapes_only
