@@ -15,7 +15,6 @@ output was cut finishes `truncated`, never `ok`.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 import uuid
@@ -42,12 +41,6 @@ from recorder.store import Store
 
 
 SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
-# While a run records, how long a thread holding the GIL keeps it once another asks (CPython's
-# default is 5 ms). A session's thread wakes when its harness exits, while the reader thread
-# is storing the harness's last lines; it waited for the GIL up to the whole interval: the
-# step from the exit to the run loop learning of it took a median 1.9-2.4 ms at 5 ms and
-# 0.5-0.8 ms at 1 ms (real codex, 10 sessions, 3 interleaved pairs; benchmarks/real_overhead.py).
-SWITCH_INTERVAL = 0.001
 
 
 @dataclass
@@ -167,8 +160,6 @@ class Runner:
         workers = 1 if serial else max(1, self.options.concurrency)
         self._upcoming = [(s, attempt, seeds.get(s.name)) for s, attempt in jobs] if workers == 1 else []
         POOL.enable()  # grading restores the workspace from files and folders made ahead
-        handoffs = sys.getswitchinterval()
-        sys.setswitchinterval(min(handoffs, SWITCH_INTERVAL))
         parking(True)  # finished sessions' folders are removed once the next harness has started
         records: list[SessionRecord] = []
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-session")
@@ -190,7 +181,6 @@ class Runner:
             pool.shutdown(wait=True)
             discard_spares()  # before the staged trees they were copied from go
             POOL.discard()
-            sys.setswitchinterval(handoffs)
             parking(False)
             seeds.cleanup()
             self.scripted.close()
