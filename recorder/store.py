@@ -601,7 +601,7 @@ def _check_version(conn: sqlite3.Connection, version: int, path: Path | None, *,
 # against 3: 672 against 449 MB/s in one piece (a blob), 396 against 317 MB/s in 64 kB chunks
 # each flushed (raw lines), 5.03x against 5.34x smaller. Compression was ~20% of importing a
 # transcript whose text does not repeat (benchmarks/store_import.py); the store of the real
-# transcripts grows 0.934x -> 0.947x their size.
+# transcripts grows 0.934x -> 0.941x their size (with the chunks below).
 ZSTD_LEVEL = 1
 # How much text a batch writer (import, migration) puts in one chunk: each is flushed to a
 # block boundary on its own, and 256 kB against 64 kB made a 50 MB import ~4% faster and its
