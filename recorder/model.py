@@ -260,11 +260,6 @@ class _Fold:
         self.steps = 0  # main-thread tool calls
 
     # ------------------------------------------------------------ one handler per kind
-    def tool_call(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
-        if thread == MAIN:
-            self.steps += 1
-            self.main_last_spawn = None
-
     def tool_result(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         if not self.spawns and not self.skills_by_call:
             return
@@ -371,9 +366,10 @@ class _Fold:
 
 
 # kind -> its handler; kinds that change no state (thinking, hook, turn.finished, cell.outcome, transcript, handover.snapshot)
-# have none. A kind in the registry must be listed here or in _NO_STATE.
+# have none. A kind in the registry must be listed here, in _Structure.KINDS or in _NO_STATE.
+# `tool.call` has none: all it changes eagerly is a main-thread call's step, which
+# project_rows counts itself (the commonest kind, folded without a call).
 _HANDLERS = {
-    "tool.call": _Fold.tool_call,
     "tool.result": _Fold.tool_result,
     "message.assistant": _Fold.message_assistant,
     "session.started": _Fold.session_started,
@@ -619,7 +615,7 @@ def project_rows(rows: list[ActionRow], actions: list[Action] | None = None) -> 
     steps = 0
     for seq, _at, thread, kind, d in rows:
         if thread == MAIN:
-            if kind == "tool.call":  # the commonest kind, and all a main-thread call changes eagerly
+            if kind == "tool.call":  # the commonest kind, and all a call changes eagerly (it has no handler)
                 steps += 1
                 fold.main_last_spawn = None
                 continue
