@@ -8,6 +8,7 @@ from a file.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,7 +116,6 @@ class Adapter(Protocol):
 
 def on_path(binary: str, env: dict[str, str]) -> bool:
     """Whether a harness binary can be started: a path that is executable, or a name on env's PATH."""
-    import os
     import shutil
 
     if os.sep in binary:
@@ -129,8 +129,6 @@ def files_below(folder: Path, depth: int, wanted: Callable[[str], bool]) -> list
     harness's transcript is found this way by a name holding its session's id; as a glob, that
     pattern was new each session and compiled each time (~0.1-0.3 ms on the session's path),
     and the id's characters were pattern characters."""
-    import os
-
     level = [os.fspath(folder)]
     for _ in range(depth):
         level = [e.path for top in level for e in _entries(top) if _is_dir(e)]
@@ -138,8 +136,6 @@ def files_below(folder: Path, depth: int, wanted: Callable[[str], bool]) -> list
 
 
 def _entries(folder: str) -> list[Any]:
-    import os
-
     try:
         with os.scandir(folder) as it:
             return list(it)
