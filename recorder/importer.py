@@ -73,19 +73,19 @@ def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: 
         lines: list[tuple[int, str]] = []
         pending: list[Action] = []
         size = 0
-        for line_no, (line, actions) in enumerate(transcript.lines(), start=1):
-            lines.append((line_no, line))
-            size += len(line)
-            if actions:
-                pending.extend(actions)
-            if size >= RAW_CHUNK_BYTES:
-                store.append_raw(sid, lines)
-                counted, warnings = _flush(store, sid, pending, counted, warnings)
-                lines, pending, size = [], [], 0
-        pending.extend(transcript.finish())
-        store.append_raw(sid, lines)
-        store.end_raw(sid)
-        counted, warnings = _flush(store, sid, pending, counted, warnings)
+        with store.batch_writer(sid) as writer:
+            for line_no, (line, actions) in enumerate(transcript.lines(), start=1):
+                lines.append((line_no, line))
+                size += len(line)
+                if actions:
+                    pending.extend(actions)
+                if size >= RAW_CHUNK_BYTES:
+                    writer.add(lines, pending)
+                    counted, warnings = counted + len(pending), warnings + _warnings(pending)
+                    lines, pending, size = [], [], 0
+            pending.extend(transcript.finish())
+            writer.add(lines, pending)
+            counted, warnings = counted + len(pending), warnings + _warnings(pending)
         meta = transcript.meta
         name = scenario or meta.get("session_id") or path.stem
         store.new_session(run_id, str(name), harness=harness, model=meta.get("model"), workdir=meta.get("cwd"), source=source, session_id=sid)
@@ -96,12 +96,6 @@ def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: 
         store.append(sid, [started], at_seq=started_seq)
         store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, "imported": True})])
     return sid, counted, warnings
-
-
-def _flush(store: Store, sid: str, actions: list[Action], counted: int, warnings: int) -> tuple[int, int]:
-    if actions:
-        store.append(sid, actions)
-    return counted + len(actions), warnings + _warnings(actions)
 
 
 def _counts(store: Store, session_id: str) -> tuple[int, int]:
@@ -141,10 +135,10 @@ def reparse(store: Store, session_id: str) -> str:
     user = [Action(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
     with store.transaction():  # the new session is there whole, or not at all
         new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
-        for batch in _chunks(list(enumerate(raw, start=1))):
-            store.append_raw(new_id, batch)
-        store.end_raw(new_id)
-        store.append(new_id, [*front, *user, *derived, *back])
+        with store.batch_writer(new_id) as writer:
+            for batch in _chunks(list(enumerate(raw, start=1))):
+                writer.add(batch, [])
+            writer.add([], [*front, *user, *derived, *back])
     return new_id
 
 

@@ -607,6 +607,7 @@ ZSTD_LEVEL = 1
 # block boundary on its own, and 256 kB against 64 kB made a 50 MB import ~4% faster and its
 # raw ~1% smaller (1 MB gained nothing more).
 RAW_CHUNK_BYTES = 256 * 1024
+INSERT_RAW = "INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
 RAW_STREAMS = 32  # open compressors kept per store (~1.3 MB each); an evicted one restarts fresh
 
 
@@ -631,38 +632,117 @@ class RawStream:
         self._fresh = 1
 
     def rows(self, session_id: str, lines: Iterable[tuple[int, str]], encoded: Sequence[bytes] | None = None) -> list[tuple[str, int, int, int, bytes]]:
-        """The rows for these lines: consecutive line numbers share a chunk; a line holding a
-        newline gets a chunk of its own, so splitting a chunk on newlines is always exact.
+        """The rows for these lines (see raw_groups); `encoded`: their UTF-8, if the caller has it."""
+        return [self.chunk(session_id, *group) for group in raw_groups(lines, encoded)]
 
-        Each line is encoded on its own and the bytes joined (`encoded`: already done by the
-        caller): joining the texts first would widen the whole chunk to 4 bytes a character as
-        soon as one emoji is in it, and encoding that costs more than encoding the lines (1.5x
-        over the real transcripts' 64 kB chunks, 6x over a whole 10 MB file)."""
-        out: list[tuple[str, int, int, int, bytes]] = []
-        group: list[bytes] = []
-        first = last = 0
-        pairs = list(lines)
-        datas = encoded if encoded is not None else [t.encode("utf-8", "surrogatepass") for _, t in pairs]
-        for (n, _), text in zip(pairs, datas):
-            alone = b"\n" in text
-            if group and (n != last + 1 or alone):
-                out.append(self._chunk(session_id, first, group))
-                group = []
-            if not group:
-                first = n
-            group.append(text)
-            last = n
-            if alone:
-                out.append(self._chunk(session_id, first, group))
-                group = []
-        if group:
-            out.append(self._chunk(session_id, first, group))
-        return out
-
-    def _chunk(self, session_id: str, first: int, group: list[bytes]) -> tuple[str, int, int, int, bytes]:
-        data = self._z.compress(b"\n".join(group) + b"\n") + self._z.flush(self._flush)
+    def chunk(self, session_id: str, first: int, count: int, text: bytes) -> tuple[str, int, int, int, bytes]:
+        """The row of one group of lines: its text compressed and flushed to a block boundary."""
+        data = self._z.compress(text) + self._z.flush(self._flush)
         fresh, self._fresh = self._fresh, 0
-        return (session_id, first, len(group), fresh, data)
+        return (session_id, first, count, fresh, data)
+
+
+def raw_groups(lines: Iterable[tuple[int, str]], encoded: Sequence[bytes] | None = None) -> list[tuple[int, int, bytes]]:
+    """Lines as chunks' texts (first line_no, lines, UTF-8 each ending in a newline):
+    consecutive line numbers share a chunk; a line holding a newline gets a chunk of its own,
+    so splitting a chunk on newlines is always exact.
+
+    Each line is encoded on its own and the bytes joined (`encoded`: already done by the
+    caller): joining the texts first would widen the whole chunk to 4 bytes a character as
+    soon as one emoji is in it, and encoding that costs more than encoding the lines (1.5x
+    over the real transcripts' 64 kB chunks, 6x over a whole 10 MB file)."""
+    out: list[tuple[int, int, bytes]] = []
+    group: list[bytes] = []
+    first = last = 0
+    pairs = list(lines)
+    datas = encoded if encoded is not None else [t.encode("utf-8", "surrogatepass") for _, t in pairs]
+    for (n, _), text in zip(pairs, datas):
+        alone = b"\n" in text
+        if group and (n != last + 1 or alone):
+            out.append((first, len(group), b"\n".join(group) + b"\n"))
+            group = []
+        if not group:
+            first = n
+        group.append(text)
+        last = n
+        if alone:
+            out.append((first, len(group), b"\n".join(group) + b"\n"))
+            group = []
+    if group:
+        out.append((first, len(group), b"\n".join(group) + b"\n"))
+    return out
+
+
+def encode_actions(actions: Sequence[Action]) -> list[bytes]:
+    """Each action's data as the JSON stored for it (not yet redacted)."""
+    return [orjson.dumps(a.data, default=str) for a in actions]
+
+
+class BatchWriter:
+    """One session's raw lines and actions, written a batch (~RAW_CHUNK_BYTES of lines) at a
+    time inside the caller's transaction (an import, a reparse).
+
+    A batch is packed on a worker thread (its raw lines probed for secrets and compressed, its
+    actions' JSON probed) while the caller writes the batch before it and parses the next.
+    RE2's probe and zstd release the GIL, so that work left the caller's path: a 50 MB
+    transcript imported at 55-59 MB/s against 44-46 on the one thread (benchmarks/
+    store_import.py, interleaved runs). Rows are written on the caller's thread, in order, one
+    batch behind; the caller's transaction is what makes them all or nothing."""
+
+    def __init__(self, store: "Store", session_id: str):
+        from concurrent.futures import ThreadPoolExecutor
+
+        if not store.db.conn.in_transaction:
+            raise RuntimeError("a BatchWriter writes inside its caller's transaction (Store.transaction)")
+        self.store = store
+        self.session_id = session_id
+        self.redact = store.redactor_for(session_id)
+        self.stream = RawStream(compressor=store._compressors.pop() if store._compressors else None)
+        self.worker = ThreadPoolExecutor(1, thread_name_prefix="benchtape-pack")
+        self.pending: tuple[list[Action], list[bytes], Any] | None = None
+
+    def __enter__(self) -> "BatchWriter":
+        return self
+
+    def add(self, lines: list[tuple[int, str]], actions: list[Action]) -> None:
+        """The next lines (line_no, text) and the actions parsed from them."""
+        encoded = encode_actions(actions)
+        packing = self.worker.submit(self._pack, lines, raw_groups(lines), b"\n".join(encoded))
+        # The batch before is written while this one is packed: sqlite3 lets go of the GIL
+        # at each row it writes, which is when the worker gets it without waiting.
+        self._write_pending()
+        self.pending = (actions, encoded, packing)
+
+    def _pack(self, lines: list[tuple[int, str]], groups: list[tuple[int, int, bytes]], json: bytes) -> tuple[list[tuple[str, int, int, int, bytes]], bool]:
+        """On the worker: the batch's raw rows, and whether its actions need no redaction.
+        Only calls that release the GIL, the fewest possible: each return to Python waits for
+        the caller's thread to let go of the GIL (up to the switch interval)."""
+        redact, sid = self.redact, self.session_id
+        if redact is not None and not all(_clean(redact, text) for _, _, text in groups):
+            groups = raw_groups([(n, redact(t)) for n, t in lines])
+        rows = [self.stream.chunk(sid, *group) for group in groups]
+        return rows, redact is None or _clean(redact, json)
+
+    def _write_pending(self) -> None:
+        if self.pending is None:
+            return
+        (actions, encoded, packing), self.pending = self.pending, None
+        rows, clean = packing.result()
+        store = self.store
+        if rows:
+            store.db.conn.executemany(INSERT_RAW, rows)
+        if actions:
+            store._insert_encoded(self.session_id, actions, store._stored_json(self.session_id, encoded, clean), None)
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        """Writes the last batch, unless the caller is failing (its transaction rolls back)."""
+        try:
+            if kind is None:
+                self._write_pending()
+        finally:
+            self.worker.shutdown(wait=True)  # a failed batch's packing finishes before its stream is reused
+            if len(self.store._compressors) < RAW_STREAMS:
+                self.store._compressors.append(self.stream.compressor)
 
 
 def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
@@ -921,6 +1001,11 @@ class Store:
             with self.transaction():
                 self._insert_raw(session_id, batch, encoded)
 
+    def batch_writer(self, session_id: str) -> "BatchWriter":
+        """A new session's raw lines and actions from a batch writer (an import, a reparse),
+        written inside the caller's transaction; see BatchWriter."""
+        return BatchWriter(self, session_id)
+
     def reserve_seq(self, session_id: str, count: int = 1) -> int:
         """Keep the next `count` seqs for actions written later with `append(at_seq=...)` (an
         import writes `session.started` last, once the file has told it the session's facts)."""
@@ -939,13 +1024,23 @@ class Store:
         Bound as str, each action was decoded from UTF-8 and encoded back by sqlite3, which
         for real transcripts (most of whose bytes are in non-ASCII lines) was 4.5% of an
         import's instructions (callgrind, a 5 MB transcript)."""
+        actions = actions if isinstance(actions, (list, tuple)) else list(actions)
+        return self._insert_encoded(session_id, actions, self._stored_json(session_id, encode_actions(actions)), at_seq)
+
+    def _stored_json(self, session_id: str, encoded: list[bytes], clean: bool | None = None) -> list[bytes]:
+        """Encoded actions as they are stored: as they are when the probe of their batch finds
+        nothing (`clean`: that probe's answer, when a batch writer probed it on its worker),
+        else each through the session's redactor."""
         redact = self.redactor_for(session_id)
+        if redact is None or (_clean(redact, b"\n".join(encoded)) if clean is None else clean):
+            return encoded
+        return [redact(e.decode()).encode() for e in encoded]
+
+    def _insert_encoded(self, session_id: str, actions: Sequence[Action], encoded: list[bytes], at_seq: int | None) -> int:
+        """Inside a transaction: actions whose JSON is encoded and redacted, at the next seqs
+        or from `at_seq`; returns the last seq written."""
         now = time.time()
         seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
-        actions = actions if isinstance(actions, (list, tuple)) else list(actions)
-        encoded = [orjson.dumps(a.data, default=str) for a in actions]
-        if redact is not None and not _clean(redact, b"\n".join(encoded)):
-            encoded = [redact(e.decode()).encode() for e in encoded]
         rows = []
         finished = False
         for a, data in zip(actions, encoded):
@@ -968,12 +1063,7 @@ class Store:
             if len(self._raw) >= RAW_STREAMS:
                 self._end_stream(next(iter(self._raw)))
             stream = self._raw[session_id] = RawStream(compressor=self._compressors.pop() if self._compressors else None)
-        self.db.conn.executemany("INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)", stream.rows(session_id, lines, encoded))
-
-    def end_raw(self, session_id: str) -> None:
-        """Free this session's raw compressor (a later line would start a fresh stream)."""
-        with self.lock:
-            self._end_stream(session_id)
+        self.db.conn.executemany(INSERT_RAW, stream.rows(session_id, lines, encoded))
 
     def _end_stream(self, session_id: str) -> None:
         """Under the lock: drop the session's raw stream, keeping its compressor for the next."""

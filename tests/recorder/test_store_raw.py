@@ -4,6 +4,7 @@ is carried forward with its raw lines and verdicts intact."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -171,6 +172,54 @@ def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, 
     assert [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("sessions", "actions", "raw")] == [0, 0, 0]
     [r] = import_files(store, "codex", [f])  # and the same file imports cleanly afterwards
     assert len(store.raw_lines(r.session_id)) == 400
+
+
+def _many_batches(tmp_path: Path, secret_at: int | None = None) -> tuple[Path, list[str]]:
+    """A codex exec transcript of ~6 import batches (RAW_CHUNK_BYTES each), one message a line."""
+    pad = "lorem ipsum dolor " * 200  # 3.6 kB a line, so ~73 lines a batch
+    texts = [f"{n} {pad}" + (" pushed with ghp_R8dK2mXq7LpT4vNz9WcB3yHs6JfA1uEo5GiQ" if n == secret_at else "") for n in range(440)]
+    f = tmp_path / "many.jsonl"
+    f.write_text("".join(json.dumps({"type": "item.completed", "item": {"id": f"i{n}", "type": "agent_message", "text": t}}) + "\n" for n, t in enumerate(texts)))
+    return f, texts
+
+
+def test_an_import_of_many_batches_keeps_every_line_and_action_in_order(store, tmp_path):
+    """Batches are packed on a worker one batch ahead of being written: what is stored is still
+    the file's lines in order, its actions at consecutive seqs, and a secret in a middle batch
+    is redacted in both while the lines around it stay exact."""
+    assert store_module.RAW_CHUNK_BYTES * 5 < 440 * 3600
+    f, texts = _many_batches(tmp_path, secret_at=250)
+    [r] = import_files(store, "codex", [f])
+    raw = store.raw_lines(r.session_id)
+    lines = f.read_text().splitlines()
+    assert raw[:250] == lines[:250] and raw[251:] == lines[251:]
+    assert "ghp_" not in raw[250] and "pushed with [REDACTED]" in raw[250]
+    chunks = store.db.conn.execute("SELECT line_no, lines FROM raw WHERE session_id = ? ORDER BY line_no", [r.session_id]).fetchall()
+    assert len(chunks) >= 5 and [n for n, _ in chunks] == [1 + sum(c for _, c in chunks[:i]) for i in range(len(chunks))]
+    said = [a.data["text"] for a in store.actions(r.session_id) if a.kind == "message.assistant"]
+    assert said[:250] == texts[:250] and said[251:] == texts[251:]
+    assert said[250].endswith("pushed with [REDACTED]")
+    seqs = [row[0] for row in store.db.conn.execute("SELECT seq FROM actions WHERE session_id = ? ORDER BY seq", [r.session_id])]
+    assert seqs == list(range(1, len(seqs) + 1))
+
+
+def test_an_import_failing_in_a_later_batch_leaves_nothing_and_frees_its_worker(store, tmp_path, monkeypatch):
+    """Earlier batches were already written inside the import's transaction when a later one
+    fails; the rollback takes them too, and the packing thread is gone."""
+    import threading
+
+    f, _ = _many_batches(tmp_path)
+    from adapters import transcripts
+
+    with monkeypatch.context() as m:
+        m.setattr(transcripts.Transcript, "lines", lines_failing_at(400))
+        with pytest.raises(OSError):
+            import_files(store, "codex", [f])
+    conn = store.db.conn
+    assert [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("sessions", "actions", "raw")] == [0, 0, 0]
+    assert not [t for t in threading.enumerate() if t.name.startswith("benchtape-pack")]
+    [r] = import_files(store, "codex", [f])
+    assert store.raw_lines(r.session_id) == f.read_text().splitlines()
 
 
 def test_a_line_holding_unicode_separators_is_one_line(store, tmp_path):
