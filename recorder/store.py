@@ -682,24 +682,25 @@ class BatchWriter:
     """One session's raw lines and actions, written a batch (~RAW_CHUNK_BYTES of lines) at a
     time inside the caller's transaction (an import, a reparse).
 
-    A batch is packed on a worker thread (its raw lines probed for secrets and compressed, its
-    actions' JSON probed) while the caller writes the batch before it and parses the next.
-    RE2's probe and zstd release the GIL, so that work left the caller's path: a 50 MB
-    transcript imported at 55-59 MB/s against 44-46 on the one thread (benchmarks/
-    store_import.py, interleaved runs). Rows are written on the caller's thread, in order, one
-    batch behind; the caller's transaction is what makes them all or nothing."""
+    From the second batch on, each is packed on a worker thread (its raw lines probed for
+    secrets and compressed, its actions' JSON probed) while the caller writes the batch before
+    it and parses the next. RE2's probe and zstd release the GIL, so that work left the
+    caller's path: a 50 MB transcript imported at 55-59 MB/s against 44-46 on the one thread
+    (benchmarks/store_import.py, interleaved runs). A file of one batch (most transcripts) is
+    packed on the caller's thread: a thread for it cost more than it saved (~20% of importing
+    many small files). Rows are written on the caller's thread, in order; the caller's
+    transaction is what makes them all or nothing."""
 
     def __init__(self, store: "Store", session_id: str):
-        from concurrent.futures import ThreadPoolExecutor
-
         if not store.db.conn.in_transaction:
             raise RuntimeError("a BatchWriter writes inside its caller's transaction (Store.transaction)")
         self.store = store
         self.session_id = session_id
         self.redact = store.redactor_for(session_id)
         self.stream = RawStream(compressor=store._compressors.pop() if store._compressors else None)
-        self.worker = ThreadPoolExecutor(1, thread_name_prefix="benchtape-pack")
-        self.pending: tuple[list[Action], list[bytes], Any] | None = None
+        self.worker: Any = None  # a ThreadPoolExecutor, from the second batch on
+        self.first: tuple[list[Action], list[bytes], tuple[Any, ...]] | None = None  # the first batch, not packed yet
+        self.pending: tuple[list[Action], list[bytes], Any] | None = None  # the batch being packed, written next
 
     def __enter__(self) -> "BatchWriter":
         return self
@@ -707,16 +708,26 @@ class BatchWriter:
     def add(self, lines: list[tuple[int, str]], actions: list[Action]) -> None:
         """The next lines (line_no, text) and the actions parsed from them."""
         encoded = encode_actions(actions)
-        packing = self.worker.submit(self._pack, lines, raw_groups(lines), b"\n".join(encoded))
+        batch = (actions, encoded, (lines, raw_groups(lines), b"\n".join(encoded)))
+        if self.worker is None:
+            if self.first is None:
+                self.first = batch
+                return
+            from concurrent.futures import ThreadPoolExecutor
+
+            self.worker = ThreadPoolExecutor(1, thread_name_prefix="benchtape-pack")
+            first, self.first = self.first, None
+            self.pending = (first[0], first[1], self.worker.submit(self._pack, *first[2]))
+        packing = self.worker.submit(self._pack, *batch[2])
         # The batch before is written while this one is packed: sqlite3 lets go of the GIL
         # at each row it writes, which is when the worker gets it without waiting.
         self._write_pending()
         self.pending = (actions, encoded, packing)
 
     def _pack(self, lines: list[tuple[int, str]], groups: list[tuple[int, int, bytes]], json: bytes) -> tuple[list[tuple[str, int, int, int, bytes]], bool]:
-        """On the worker: the batch's raw rows, and whether its actions need no redaction.
-        Only calls that release the GIL, the fewest possible: each return to Python waits for
-        the caller's thread to let go of the GIL (up to the switch interval)."""
+        """The batch's raw rows, and whether its actions need no redaction. On the worker, the
+        fewest calls possible, each one letting go of the GIL: each return to Python waits for
+        the caller's thread to let go of it (up to the switch interval)."""
         redact, sid = self.redact, self.session_id
         if redact is not None and not all(_clean(redact, text) for _, _, text in groups):
             groups = raw_groups([(n, redact(t)) for n, t in lines])
@@ -727,7 +738,10 @@ class BatchWriter:
         if self.pending is None:
             return
         (actions, encoded, packing), self.pending = self.pending, None
-        rows, clean = packing.result()
+        self._write(actions, encoded, packing.result())
+
+    def _write(self, actions: list[Action], encoded: list[bytes], packed: tuple[list[tuple[str, int, int, int, bytes]], bool]) -> None:
+        rows, clean = packed
         store = self.store
         if rows:
             store.db.conn.executemany(INSERT_RAW, rows)
@@ -738,9 +752,13 @@ class BatchWriter:
         """Writes the last batch, unless the caller is failing (its transaction rolls back)."""
         try:
             if kind is None:
+                if self.first is not None:  # the only batch: packed here
+                    actions, encoded, item = self.first
+                    self._write(actions, encoded, self._pack(*item))
                 self._write_pending()
         finally:
-            self.worker.shutdown(wait=True)  # a failed batch's packing finishes before its stream is reused
+            if self.worker is not None:
+                self.worker.shutdown(wait=True)  # a failed batch's packing finishes before its stream is reused
             if len(self.store._compressors) < RAW_STREAMS:
                 self.store._compressors.append(self.stream.compressor)
 
