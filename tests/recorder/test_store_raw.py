@@ -159,21 +159,6 @@ def test_reparse_of_an_import_is_exact(store):
     assert store.raw_lines(again) == store.raw_lines(r.session_id)
 
 
-def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, monkeypatch):
-    f = tmp_path / "exec.jsonl"
-    f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(400)))
-    from adapters import transcripts
-
-    with monkeypatch.context() as m:
-        m.setattr(transcripts.Transcript, "lines", lines_failing_at(300))
-        with pytest.raises(OSError):
-            import_files(store, "codex", [f])
-    conn = store.db.conn
-    assert [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("sessions", "actions", "raw")] == [0, 0, 0]
-    [r] = import_files(store, "codex", [f])  # and the same file imports cleanly afterwards
-    assert len(store.raw_lines(r.session_id)) == 400
-
-
 def _many_batches(tmp_path: Path, secret_at: int | None = None) -> tuple[Path, list[str]]:
     """A codex exec transcript of ~6 import batches (RAW_CHUNK_BYTES each), one message a line."""
     pad = "lorem ipsum dolor " * 200  # 3.6 kB a line, so ~73 lines a batch
@@ -203,16 +188,22 @@ def test_an_import_of_many_batches_keeps_every_line_and_action_in_order(store, t
     assert seqs == list(range(1, len(seqs) + 1))
 
 
-def test_an_import_failing_in_a_later_batch_leaves_nothing_and_frees_its_worker(store, tmp_path, monkeypatch):
-    """Earlier batches were already written inside the import's transaction when a later one
-    fails; the rollback takes them too, and the packing thread is gone."""
+@pytest.mark.parametrize("batches", ["one", "many"])
+def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, monkeypatch, batches):
+    """A file failing part-way leaves nothing (with many batches, earlier ones were already
+    written inside the import's transaction: the rollback takes them too, and the packing
+    thread is gone); the same file then imports cleanly."""
     import threading
 
-    f, _ = _many_batches(tmp_path)
+    if batches == "one":
+        f = tmp_path / "exec.jsonl"
+        f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(400)))
+    else:
+        f, _ = _many_batches(tmp_path)
     from adapters import transcripts
 
     with monkeypatch.context() as m:
-        m.setattr(transcripts.Transcript, "lines", lines_failing_at(400))
+        m.setattr(transcripts.Transcript, "lines", lines_failing_at(300 if batches == "one" else 400))
         with pytest.raises(OSError):
             import_files(store, "codex", [f])
     conn = store.db.conn
