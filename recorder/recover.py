@@ -99,6 +99,7 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     """Append what the capture file holds beyond the store's last raw line, then close the
     session. Returns how many lines were added."""
     from recorder.runner import Recording, bookkeeping_of, workspace_snapshot
+    from recorder.store import Blob
 
     facts = folder.facts
     session_id = facts["session_id"]
@@ -143,9 +144,10 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     if unmatched:
         message += f" ({unmatched} of the session's secret values are not in this environment: those lines were redacted by credential shape only)"
     closing = [Action("error", {"message": message})]
+    blobs: list[Blob] = []
     root = facts.get("root")
     if root and facts.get("level") != "none":
-        closing += workspace_snapshot(store, Path(root), redact, leave_out=bookkeeping_of(facts.get("harness"), facts.get("home"), root))
+        closing += workspace_snapshot(store, Path(root), redact, leave_out=bookkeeping_of(facts.get("harness"), facts.get("home"), root), blobs=blobs)
     started, at = facts.get("started"), ended.get("at")
     finished: dict[str, Any] = {
         "status": "interrupted",
@@ -157,7 +159,7 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     if recording.budget.truncated:
         finished["truncated"] = True
     closing.append(Action("session.finished", finished))
-    store.append(session_id, closing)
+    store.append(session_id, closing, blobs=blobs)
     return added
 
 

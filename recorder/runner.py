@@ -37,7 +37,7 @@ from recorder.sandbox.snapshot import snapshot
 from recorder.sandbox.trees import parking, release_parked, wait_later
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
-from recorder.store import Store
+from recorder.store import Blob, Store
 
 
 SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
@@ -300,7 +300,8 @@ class Runner:
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
         # (first-run answers, staged plugins) are in, so they are never counted as the agent's
         own = bookkeeping_of(plan.harness, box.home, box.root)
-        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own))
+        staged: list[Blob] = []
+        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own, blobs=staged), blobs=staged)
         if refused is not None:
             drive = Drive("error", None, False, 0.0, refused)
         elif cmd.tui is not None:
@@ -309,15 +310,16 @@ class Runner:
             drive = self._drive(adapter, cmd, box, env, timeout, session_id, plan.harness, probed)
         closing: list[Action] = list(box.after_exit(drive.exit_code))
         closing += self.scripted.findings(session_id)
+        blobs: list[Blob] = []  # written with the closing, in its one transaction
         if cmd.tui is None and drive.parser is not None:  # an interactive session's raw lines are its transcript already
-            closing += _transcript(store, adapter, box.home, launch, drive.parser)
+            closing += _transcript(store, adapter, box.home, launch, drive.parser, blobs)
         if drive.timed_out:
             closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness and everything it started were killed"}))
         elif drive.status == "error" and cmd.tui is None and drive.exit_code not in (None, 0):
             closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}", "stderr_tail": drive.stderr_tail}))
-        closing.extend(workspace_snapshot(store, box.root, redact, leave_out=own))
+        closing.extend(workspace_snapshot(store, box.root, redact, leave_out=own, blobs=blobs))
         closing.append(Action("session.finished", drive.finished()))
-        store.append(session_id, closing)
+        store.append(session_id, closing, blobs=blobs)
         self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": drive.status, "wall_ms": drive.wall_ms})
         return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status=drive.status)
 
@@ -475,9 +477,10 @@ def binary_facts(argv0: str) -> dict[str, Any]:
     return {"path": path, "version": version_of(path)}
 
 
-def _transcript(store: Store, adapter: Adapter, home: Path, launch: Launch, parser: Any) -> list[Action]:
+def _transcript(store: Store, adapter: Adapter, home: Path, launch: Launch, parser: Any, blobs: list[Blob]) -> list[Action]:
     """The harness's own on-disk record of the session (Claude's transcript, Codex's rollout),
-    stored beside the stream it printed: the two can be cross-checked, and either re-parsed."""
+    stored beside the stream it printed: the two can be cross-checked, and either re-parsed.
+    Its bytes join `blobs`, for the caller to write with the returned action."""
     find = getattr(adapter, "transcript", None)
     if find is None:
         return []
@@ -493,7 +496,9 @@ def _transcript(store: Store, adapter: Adapter, home: Path, launch: Launch, pars
         where = str(path.relative_to(home))
     except ValueError:
         where = str(path)
-    return [Action("transcript", {"path": where, "sha256": store.put_blob(data), "bytes": len(data), "lines": data.count(b"\n")})]
+    blob = store.prepare_blob(data)
+    blobs.append(blob)
+    return [Action("transcript", {"path": where, "sha256": blob.sha256, "bytes": len(data), "lines": data.count(b"\n")})]
 
 
 @dataclass
@@ -610,14 +615,17 @@ def bookkeeping_of(harness: str | None, home: str | Path | None, root: str | Pat
         return ()
 
 
-def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, stage: str | None = None, leave_out: Sequence[str] = ()) -> list[Action]:
-    """The tree under root as a stored blob (the final workspace, or `stage` staged; known
-    secrets redacted in its files; `leave_out`, the harness's bookkeeping, left out), or the
-    error that stopped it: not the agent's doing, so an infrastructure_error."""
+def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blobs: list[Blob], stage: str | None = None, leave_out: Sequence[str] = ()) -> list[Action]:
+    """The tree under root as a blob (the final workspace, or `stage` staged; known secrets
+    redacted in its files; `leave_out`, the harness's bookkeeping, left out), or the error
+    that stopped it: not the agent's doing, so an infrastructure_error. The blob joins
+    `blobs`, for the caller to write with the returned action (Store.append's `blobs`)."""
     try:
         data, facts = snapshot(root, redact=redact, leave_out=leave_out) if root.exists() else (b"", {"files": 0, "bytes": 0})
         if data:
-            return [Action("workspace.snapshot", {"sha256": store.put_blob(data), **facts, **({"stage": stage} if stage else {})})]
+            blob = store.prepare_blob(data)
+            blobs.append(blob)
+            return [Action("workspace.snapshot", {"sha256": blob.sha256, **facts, **({"stage": stage} if stage else {})})]
     except OSError as exc:
         return [Action("error", {"message": f"{'staged tree' if stage else 'workspace'} snapshot failed: {exc}", "cause": "sandbox"})]
     return []

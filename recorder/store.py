@@ -778,6 +778,17 @@ def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
             yield from body.split("\n")
 
 
+@dataclass(frozen=True)
+class Blob:
+    """Bytes ready to store (Store.prepare_blob): `data` as the row holds them (compressed by
+    `codec`), or None when the store has them already."""
+
+    sha256: str
+    data: bytes | None
+    codec: str | None
+    size: int = 0
+
+
 def compress_blob(data: bytes, pool: list[Any]) -> tuple[bytes, str | None]:
     """`data` as a blob row holds it: (bytes, codec). `pool`: the store's idle compressors (raw
     streams return theirs there too), each used by one thread at a time (popping and appending
@@ -989,12 +1000,15 @@ class Store:
         """Every action and raw line of this session passes through `redact` before it is stored."""
         self.redactors[session_id] = redact
 
-    def append(self, session_id: str, actions: Iterable[Action], *, at_seq: int | None = None) -> int:
+    def append(self, session_id: str, actions: Iterable[Action], *, at_seq: int | None = None, blobs: Sequence["Blob"] = ()) -> int:
         """Append actions in one transaction (redacted first); returns the last seq written.
 
         `at_seq` writes them from a seq the caller reserved with `reserve_seq` instead of after
-        the last one."""
+        the last one. `blobs` (prepare_blob's) are written in the same transaction: the
+        actions that name them are never stored without them."""
         with self.transaction():
+            for blob in blobs:
+                self._insert_blob(blob)
             return self._insert_actions(session_id, actions, at_seq)
 
     def append_line(self, session_id: str, line_no: int, text: str, actions: Sequence[Action]) -> int:
@@ -1099,19 +1113,34 @@ class Store:
     def put_blob(self, data: bytes) -> str:
         """Store bytes under their sha256 (once: the same bytes again are not compressed or
         written again), compressed unless that does not make them smaller."""
+        blob = self.prepare_blob(data)
+        if blob.data is not None:
+            with self.transaction():
+                self._insert_blob(blob)
+        return blob.sha256
+
+    def prepare_blob(self, data: bytes) -> "Blob":
+        """Bytes hashed and compressed for storing, outside any transaction (a snapshot can be
+        megabytes: other sessions' writers do not wait for it), to be written with the actions
+        that name it (`append(blobs=...)`): one transaction instead of one more each."""
         sha = hashlib.sha256(data).hexdigest()
         if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is not None:
-            return sha
+            return Blob(sha, None, None)  # stored already: nothing to write
         stored, codec = compress_blob(data, self._compressors)
+        return Blob(sha, stored, codec, len(data))
+
+    def _insert_blob(self, blob: "Blob") -> None:
+        """Inside a transaction: a prepared blob's row, unless it is there already."""
+        if blob.data is None:
+            return
         try:
-            with self.transaction():
-                self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [sha, len(data), stored, codec])
+            self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [blob.sha256, blob.size, blob.data, blob.codec])
         except sqlite3.IntegrityError:
             # another writer stored the same bytes first, compressed by another zstd build: the
-            # trigger refuses the other form of the same content, and the content is there
-            if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is None:
+            # trigger refuses the other form of the same content (that statement only: the
+            # transaction goes on), and the content is there
+            if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [blob.sha256]) is None:
                 raise
-        return sha
 
     def get_blob(self, sha: str) -> bytes | None:
         """The bytes stored under sha (readers that trust them verify the hash themselves)."""

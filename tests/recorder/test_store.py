@@ -128,6 +128,22 @@ def test_blobs_are_stored_compressed_and_read_back_exact(store):
     assert hashlib.sha256(store.get_blob(sha)).hexdigest() == sha
 
 
+def test_blobs_written_with_actions_commit_with_them_or_not_at_all(store):
+    """A session's closing names its snapshot and transcript blobs: they are written in the
+    closing's one transaction, so an action never names a blob the store lacks, and a closing
+    that fails leaves neither. A blob the store holds already is not written again."""
+    sid = _session(store)
+    store.append(sid, [Action("message.user", {"text": "hi"})])
+    snapshot, transcript = store.prepare_blob(b"tree " * 500), store.prepare_blob(b"transcript " * 500)
+    with pytest.raises(sqlite3.IntegrityError):  # seq 1 is taken: the whole append is refused
+        store.append(sid, [Action("workspace.snapshot", {"sha256": snapshot.sha256})], at_seq=1, blobs=[snapshot, transcript])
+    assert store.get_blob(snapshot.sha256) is None and store.get_blob(transcript.sha256) is None
+    store.append(sid, [Action("workspace.snapshot", {"sha256": snapshot.sha256})], blobs=[snapshot, transcript])
+    assert store.get_blob(snapshot.sha256) == b"tree " * 500 and store.get_blob(transcript.sha256) == b"transcript " * 500
+    again = store.prepare_blob(b"tree " * 500)
+    assert again.sha256 == snapshot.sha256 and again.data is None
+
+
 def test_a_damaged_compressed_blob_is_a_clear_error(tmp_path):
     store = Store(tmp_path / "s.db")
     sha = store.put_blob(b"x" * 100_000)
