@@ -172,8 +172,10 @@ NO_UPDATES = {".claude.json": {"autoUpdates": False}, ".claude/settings.json": {
 class ClaudeCodeAdapter:
     name = HARNESS
     # its session file (stored as the session's transcript), a backup of .claude.json per
-    # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs
-    bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**")
+    # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs, and
+    # the marker its background retention sweep writes when it finishes (only when the sweep
+    # ends before the tool exits: a flaky "agent change" in 2.1.328 sessions otherwise)
+    bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup")
     home_json = NO_UPDATES
 
     def config(self, launch: Launch) -> ClaudeConfig:

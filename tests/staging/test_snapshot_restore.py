@@ -161,6 +161,21 @@ def test_a_snapshot_leaves_out_the_harness_bookkeeping_it_is_given(tmp_path, mon
     assert "left_out" not in snapshot(root)[1]  # nothing is left out unless asked
 
 
+def test_claude_codes_own_state_is_left_out_and_what_an_agent_may_write_there_is_kept(tmp_path):
+    """2.1.328's retention sweep writes `.claude/.last-cleanup` when it ends before the tool
+    exits (some sessions, not others): never the agent's change. Settings, skills and agents
+    under .claude are what an agent may be asked to write: kept."""
+    from adapters.base import get_adapter
+
+    root = tmp_path / "ws"
+    for rel in (".claude/.last-cleanup", ".claude/projects/p/s.jsonl", ".claude/settings.json", ".claude/skills/mine/SKILL.md", ".claude/agents/a.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    data, facts = snapshot(root, leave_out=get_adapter("claude-code").bookkeeping)
+    names = sorted(m.name for m in tarfile.open(fileobj=io.BytesIO(data)).getmembers() if m.isfile())
+    assert names == [".claude/agents/a.md", ".claude/settings.json", ".claude/skills/mine/SKILL.md"]
+
+
 def test_bookkeeping_is_left_out_only_where_home_is_the_workspace(tmp_path):
     """The level decides where HOME is; the run loop and `recover` read it from there."""
     from adapters.base import get_adapter
