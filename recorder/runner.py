@@ -37,7 +37,7 @@ from recorder.sandbox.snapshot import snapshot
 from recorder.sandbox.trees import parking, release_parked, wait_later
 from recorder.scripted import ScriptedModels, is_scripted
 from recorder.spec.bench import BenchSpec, ScenarioSpec
-from recorder.store import Blob, Store
+from recorder.store import Blob, Store, new_id
 
 
 SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
@@ -253,10 +253,8 @@ class Runner:
         store = self.store
         secrets = self._secret_values({**box.env, **plan.env}, box.secret_names) + secret_params(plan.params)
         redact = redactor(secrets)
-        session_id = store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, redact), workdir=str(box.root), parent_session=plan.parent_session)
+        session_id = new_id()  # its row is written with its opening actions, in one transaction
         store.set_redactor(session_id, redact)
-        box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, home=str(box.home), noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
-        self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
         inside = {str(box.launch["root"]): str(box.root)} if "root" in box.launch else None
         endpoint = self.scripted.endpoint(session_id, scenario.mock, noop=plan.noop, source=str(scenario.where), paths=inside) if is_scripted(plan.model) and plan.harness != "mock" else None
         launch = Launch(
@@ -289,7 +287,12 @@ class Runner:
             Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
             Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
         ]
-        store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
+        with store.transaction():
+            store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, redact), workdir=str(box.root), parent_session=plan.parent_session, session_id=session_id)
+            store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
+        # what `recover` finishes the session from if benchtape dies: written once the session is in the store
+        box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, home=str(box.home), noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
+        self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
