@@ -697,7 +697,7 @@ class BatchWriter:
         self.store = store
         self.session_id = session_id
         self.redact = store.redactor_for(session_id)
-        self.stream = RawStream(compressor=store._compressors.pop() if store._compressors else None)
+        self.stream = store._new_stream()
         self.worker: Any = None  # a ThreadPoolExecutor, from the second batch on
         self.first: tuple[list[Action], list[bytes], tuple[Any, ...]] | None = None  # the first batch, not packed yet
         self.pending: tuple[list[Action], list[bytes], Any] | None = None  # the batch being packed, written next
@@ -759,8 +759,7 @@ class BatchWriter:
         finally:
             if self.worker is not None:
                 self.worker.shutdown(wait=True)  # a failed batch's packing finishes before its stream is reused
-            if len(self.store._compressors) < RAW_STREAMS:
-                self.store._compressors.append(self.stream.compressor)
+            self.store._keep_compressor(self.stream.compressor)
 
 
 def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
@@ -786,7 +785,7 @@ class Blob:
     sha256: str
     data: bytes | None
     codec: str | None
-    size: int = 0
+    size: int
 
 
 def compress_blob(data: bytes, pool: list[Any]) -> tuple[bytes, str | None]:
@@ -1094,14 +1093,23 @@ class Store:
         if stream is None:
             if len(self._raw) >= RAW_STREAMS:
                 self._end_stream(next(iter(self._raw)))
-            stream = self._raw[session_id] = RawStream(compressor=self._compressors.pop() if self._compressors else None)
+            stream = self._raw[session_id] = self._new_stream()
         self.db.conn.executemany(INSERT_RAW, stream.rows(session_id, lines, encoded))
+
+    def _new_stream(self) -> RawStream:
+        """A raw stream on an idle compressor when there is one (popping a list is atomic)."""
+        return RawStream(compressor=self._compressors.pop() if self._compressors else None)
 
     def _end_stream(self, session_id: str) -> None:
         """Under the lock: drop the session's raw stream, keeping its compressor for the next."""
         stream = self._raw.pop(session_id, None)
-        if stream is not None and len(self._compressors) < RAW_STREAMS:
-            self._compressors.append(stream.compressor)
+        if stream is not None:
+            self._keep_compressor(stream.compressor)
+
+    def _keep_compressor(self, compressor: Any) -> None:
+        """A finished stream's compressor, for the next stream or blob (up to RAW_STREAMS idle)."""
+        if len(self._compressors) < RAW_STREAMS:
+            self._compressors.append(compressor)
 
     def _next_seq(self, session_id: str) -> int:
         if session_id not in self._seq:
@@ -1125,7 +1133,7 @@ class Store:
         that name it (`append(blobs=...)`): one transaction instead of one more each."""
         sha = hashlib.sha256(data).hexdigest()
         if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is not None:
-            return Blob(sha, None, None)  # stored already: nothing to write
+            return Blob(sha, None, None, len(data))  # stored already: nothing to write
         stored, codec = compress_blob(data, self._compressors)
         return Blob(sha, stored, codec, len(data))
 
