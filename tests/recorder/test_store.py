@@ -197,6 +197,21 @@ def test_verdict_reason_and_evidence_are_redacted(store):
     assert row["reason"] == "output: [REDACTED]" and row["evidence"] == {"output_tail": "[REDACTED]"}
 
 
+def test_a_verdict_set_is_stored_as_utf8_text_whatever_its_characters(store):
+    """The set's JSON is bound as orjson's UTF-8 bytes cast to TEXT (no str round trip): it must
+    stay TEXT, which SQLite's JSON functions and every reader expect, with its characters exact."""
+    from recorder.model import Result
+
+    sid = _session(store)
+    gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
+    result = Result.of(True, "cost 0.01 USD ≤ 1 USD 😀", {"note": "é \u2028"})
+    store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "cost", "spec": {"type": "cost", "value": "≤"}, "spec_sha256": "h", "result": result}])
+    kind, checks = store.db.execute("SELECT typeof(verdicts), json_array_length(verdicts) FROM verdict_sets WHERE grading_id = ?", [gid]).fetchone()
+    assert (kind, checks) == ("text", 1)
+    row = store.verdicts(grading_id=gid)[0]
+    assert row["reason"] == "cost 0.01 USD ≤ 1 USD 😀" and row["evidence"] == {"note": "é \u2028"}
+
+
 def test_an_older_store_migrates_forward_keeping_its_history(tmp_path):
     import sqlite_utils
 
