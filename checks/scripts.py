@@ -48,19 +48,24 @@ try {
   for await (const c of process.stdin) chunks.push(c);
   const job = JSON.parse(Buffer.concat(chunks).toString("utf8"));
   let file = job.path && fs.existsSync(job.path) ? job.path : null;
+  let scratch = null;
   if (!file) {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "benchtape-grader-"));
-    file = path.join(dir, "grader" + job.ext);
+    scratch = fs.mkdtempSync(path.join(os.tmpdir(), "benchtape-grader-"));
+    file = path.join(scratch, "grader" + job.ext);
     fs.writeFileSync(file, job.source);
   }
-  const mod = await import(pathToFileURL(file).href);
-  const fn = typeof mod.evaluate === "function" ? mod.evaluate
-    : mod.default && typeof mod.default.evaluate === "function" ? mod.default.evaluate
-    : typeof mod.default === "function" ? mod.default : null;
-  if (!fn) emit({ error: "the script exports no evaluate(output, context)" });
-  else {
-    const value = await fn(job.output, job.context);
-    emit({ value: value === undefined ? null : value });
+  try {
+    const mod = await import(pathToFileURL(file).href);
+    const fn = typeof mod.evaluate === "function" ? mod.evaluate
+      : mod.default && typeof mod.default.evaluate === "function" ? mod.default.evaluate
+      : typeof mod.default === "function" ? mod.default : null;
+    if (!fn) emit({ error: "the script exports no evaluate(output, context)" });
+    else {
+      const value = await fn(job.output, job.context);
+      emit({ value: value === undefined ? null : value });
+    }
+  } finally {
+    if (scratch) fs.rmSync(scratch, { recursive: true, force: true });  // one per graded session otherwise
   }
 } catch (e) {
   emit({ error: e && e.stack ? String(e.stack).split("\n").slice(0, 4).join("\n") : String(e) });

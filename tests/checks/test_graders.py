@@ -67,6 +67,19 @@ def test_js_snippets_and_modules(fixed, value, passed, score):
 
 
 @needs_node
+@pytest.mark.parametrize("value", ["output.includes('fixed')", "throw new Error('no')", "export const nothing = 1;"])
+def test_an_inline_script_leaves_no_scratch_folder_behind(fixed, tmp_path, monkeypatch, value):
+    """An inline script is written to a scratch folder to be imported: it is removed after, however
+    the script ends (a regrade of 10,000 sessions left 10,000 folders in the temp dir)."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    r = build(spec({"type": "js", "value": value})).evaluate(fixed, CheckContext())
+    assert r.status in ("PASS", "ERROR"), r.reason
+    assert list(temp.iterdir()) == []
+
+
+@needs_node
 def test_js_file_relative_to_the_bench_with_its_own_imports(fixed, tmp_path):
     (tmp_path / "graders").mkdir()
     (tmp_path / "graders" / "helper.mjs").write_text("export const ok = (o) => o.includes('fixed');\n")
