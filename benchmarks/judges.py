@@ -133,42 +133,43 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=16, help="grading threads")
     args = ap.parse_args()
     n, want = args.sessions, args.sessions * len(CHECKS)
-    tmp = Path(tempfile.mkdtemp(prefix="benchtape-judges-"))
-    db = tmp / "judges.db"
-    ids = make_store(db, n)
-    usage = {"tokens_in": 400, "tokens_out": 40}
-    script = {"chat": [{"reply": HARMLESS, "usage": usage, "match": "rating the toxicity"}] * (2 * n) + [{"reply": REPLY, "usage": usage}] * (2 * (want - n))}
-    failures = []
-    with serve(script) as srv:
-        provider = ProviderSpec("local", "openai", "judge-1", srv.openai_url, None, concurrency=args.concurrency, timeout=30, retries=2, price={"input": 0.5, "output": 1.5})
-        config = JudgesConfig(providers={"local": provider}, default="local", explicit_default=True)
-        store = Store(db)
+    with tempfile.TemporaryDirectory(prefix="benchtape-judges-") as scratch:  # a 21 MB store, gone after
+        tmp = Path(scratch)
+        db = tmp / "judges.db"
+        ids = make_store(db, n)
+        usage = {"tokens_in": 400, "tokens_out": 40}
+        script = {"chat": [{"reply": HARMLESS, "usage": usage, "match": "rating the toxicity"}] * (2 * n) + [{"reply": REPLY, "usage": usage}] * (2 * (want - n))}
+        failures = []
+        with serve(script) as srv:
+            provider = ProviderSpec("local", "openai", "judge-1", srv.openai_url, None, concurrency=args.concurrency, timeout=30, retries=2, price={"input": 0.5, "output": 1.5})
+            config = JudgesConfig(providers={"local": provider}, default="local", explicit_default=True)
+            store = Store(db)
 
-        def sent() -> int:
-            return len(srv.entries(api="chat"))
+            def sent() -> int:
+                return len(srv.entries(api="chat"))
 
-        secs, stats, statuses = grading(store, ids, "ask", config, args.threads)
-        print(f"live grading    {n} sessions × {len(CHECKS)} judge checks: {sent()} requests sent, {secs:.1f} s, verdicts {statuses}")
-        spend = store.judgment_totals(store.gradings()[-1]["id"])
-        print(f"                judge spend recorded with the grading: {spend['requests']} requests, {spend['input_tokens']} in / {spend['output_tokens']} out tokens, ${spend['cost_usd']:.4f}")
+            secs, stats, statuses = grading(store, ids, "ask", config, args.threads)
+            print(f"live grading    {n} sessions × {len(CHECKS)} judge checks: {sent()} requests sent, {secs:.1f} s, verdicts {statuses}")
+            spend = store.judgment_totals(store.gradings()[-1]["id"])
+            print(f"                judge spend recorded with the grading: {spend['requests']} requests, {spend['input_tokens']} in / {spend['output_tokens']} out tokens, ${spend['cost_usd']:.4f}")
 
-        before = sent()
-        secs, stats, statuses = grading(store, ids, "reuse", config, args.threads)
-        reuse_sent = sent() - before
-        print(f"regrade         {reuse_sent} requests sent (target 0), {stats['reused']} answered from stored judgments, {secs:.2f} s ({n / secs:.0f} sessions/s), verdicts {statuses}")
-        if reuse_sent != 0 or stats["reused"] != want:
-            failures.append(f"regrade sent {reuse_sent} requests (want 0) and reused {stats['reused']} (want {want})")
+            before = sent()
+            secs, stats, statuses = grading(store, ids, "reuse", config, args.threads)
+            reuse_sent = sent() - before
+            print(f"regrade         {reuse_sent} requests sent (target 0), {stats['reused']} answered from stored judgments, {secs:.2f} s ({n / secs:.0f} sessions/s), verdicts {statuses}")
+            if reuse_sent != 0 or stats["reused"] != want:
+                failures.append(f"regrade sent {reuse_sent} requests (want 0) and reused {stats['reused']} (want {want})")
 
-        before = sent()
-        meter = InFlight()
-        secs, stats, statuses = grading(store, ids, "rejudge", config, args.threads, meter)
-        rejudge_sent = sent() - before
-        print(f"regrade --rejudge {rejudge_sent} requests sent (target {want}), {args.threads} grading threads, at most {meter.peak} in flight (limit {args.concurrency}), {secs:.1f} s, verdicts {statuses}")
-        if rejudge_sent != want or meter.peak > args.concurrency:
-            failures.append(f"--rejudge sent {rejudge_sent} (want {want}) with {meter.peak} in flight (limit {args.concurrency})")
-        rows = store.db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
-        print(f"judgments table {rows} rows (live + rejudge; reuse adds none), {db.stat().st_size / 1e6:.1f} MB store")
-        store.close()
+            before = sent()
+            meter = InFlight()
+            secs, stats, statuses = grading(store, ids, "rejudge", config, args.threads, meter)
+            rejudge_sent = sent() - before
+            print(f"regrade --rejudge {rejudge_sent} requests sent (target {want}), {args.threads} grading threads, at most {meter.peak} in flight (limit {args.concurrency}), {secs:.1f} s, verdicts {statuses}")
+            if rejudge_sent != want or meter.peak > args.concurrency:
+                failures.append(f"--rejudge sent {rejudge_sent} (want {want}) with {meter.peak} in flight (limit {args.concurrency})")
+            rows = store.db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+            print(f"judgments table {rows} rows (live + rejudge; reuse adds none), {db.stat().st_size / 1e6:.1f} MB store")
+            store.close()
     for f in failures:
         print(f"MISSED: {f}")
     print(orjson.dumps({"sessions": n, "regrade_requests": reuse_sent, "rejudge_requests": rejudge_sent, "peak_in_flight": meter.peak, "limit": args.concurrency}).decode())
