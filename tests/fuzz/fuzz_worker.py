@@ -166,7 +166,7 @@ def main() -> None:
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     inp = sys.stdin.buffer
-    scratch = Path(tempfile.mkdtemp(prefix="benchtape-fuzz-"))
+    scratch = Path(tempfile.mkdtemp(prefix="benchtape-fuzz-", dir=os.getcwd()))  # in the run's folder: gone with it should this worker be killed
     try:
         while True:
             head = inp.read(4)

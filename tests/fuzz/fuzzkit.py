@@ -113,7 +113,7 @@ def run(inputs: list[tuple[str, Any]], *, code: Path = ROOT, time_limit: float =
     """Every input through a bounded worker; the figures, and failing inputs saved to `save`."""
     figures = Figures()
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="benchtape-fuzz-run-") as cwd:
+    with tempfile.TemporaryDirectory(prefix="benchtape-fuzz-run-", ignore_cleanup_errors=True) as cwd:  # a killed worker's scratch too
         worker = _Worker(code, mem_bytes, Path(cwd))
         try:
             for i, (kind, payload) in enumerate(inputs):
