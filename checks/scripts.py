@@ -16,6 +16,7 @@ function body that `return`s.
 from __future__ import annotations
 
 import re
+import secrets
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,7 +51,8 @@ try {
   let file = job.path && fs.existsSync(job.path) ? job.path : null;
   let scratch = null;
   if (!file) {
-    scratch = fs.mkdtempSync(path.join(os.tmpdir(), "benchtape-grader-"));
+    scratch = path.join(os.tmpdir(), job.scratch);
+    fs.mkdirSync(scratch, { mode: 0o700 });  // a new folder or an error, never one that exists
     file = path.join(scratch, "grader" + job.ext);
     fs.writeFileSync(file, job.source);
   }
@@ -145,14 +147,22 @@ def script_check(spec: CheckSpec) -> Evaluator:
             job["source"] = source
         env_doc = envelope(session, spec, ctx)
         job["context"] = {"vars": env_doc["vars"], "config": dict(spec.config or {}), "session": env_doc["session"], "assertion": env_doc["assertion"], "prompt": session.prompt}
-        with _run_dir(ctx) as cwd:
-            argv, problem = _runtime(lang, ctx, cwd)
-            if argv is None:
-                return Result.error(problem)
-            try:
-                done = ctx.run_command([*argv, _RUNNER], cwd, timeout, env=grading_env(), stdin=dumps_json(job))
-            except OSError as exc:
-                return Result.error(f"{lang}: cannot start {argv[0]}: {exc}")
+        env = grading_env()
+        # Where the runner writes an inline script to import it, named here: it removes the
+        # folder itself, and should the runtime be killed (a timeout) first, this does, when
+        # the runtime ran on this host (in a container, the container's temp dir goes with it).
+        job["scratch"] = f"benchtape-grader-{secrets.token_hex(8)}"
+        try:
+            with _run_dir(ctx) as cwd:
+                argv, problem = _runtime(lang, ctx, cwd)
+                if argv is None:
+                    return Result.error(problem)
+                try:
+                    done = ctx.run_command([*argv, _RUNNER], cwd, timeout, env=env, stdin=dumps_json(job))
+                except OSError as exc:
+                    return Result.error(f"{lang}: cannot start {argv[0]}: {exc}")
+        finally:
+            shutil.rmtree(Path(env.get("TMPDIR") or "/tmp") / job["scratch"], ignore_errors=True)  # where node's os.tmpdir() is, given that environment
         log = done.output
         if done.timed_out:
             return Result.error(f"{lang}: timed out after {format_seconds(timeout)}", {"output_tail": tail(log)})

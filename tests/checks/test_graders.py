@@ -75,7 +75,17 @@ def test_an_inline_script_leaves_no_scratch_folder_behind(fixed, tmp_path, monke
     temp.mkdir()
     monkeypatch.setenv("TMPDIR", str(temp))
     r = build(spec({"type": "js", "value": value})).evaluate(fixed, CheckContext())
-    assert r.status in ("PASS", "ERROR"), r.reason
+    assert r.status in ("PASS", "FAIL", "ERROR"), r.reason
+    assert list(temp.iterdir()) == []
+
+
+@needs_node
+def test_an_inline_script_killed_on_its_timeout_leaves_no_scratch_folder_either(fixed, tmp_path, monkeypatch):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    r = build(spec({"type": "js", "value": "while (true) {}", "args": {"timeout": "1s"}})).evaluate(fixed, CheckContext())
+    assert r.status == "ERROR" and "timed out" in r.reason, r.reason
     assert list(temp.iterdir()) == []
 
 
