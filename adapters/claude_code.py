@@ -174,8 +174,10 @@ class ClaudeCodeAdapter:
     # its session file (stored as the session's transcript), a backup of .claude.json per
     # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs, and
     # the marker its background retention sweep writes when it finishes (only when the sweep
-    # ends before the tool exits: a flaky "agent change" in 2.1.328 sessions otherwise)
-    bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup")
+    # ends before the tool exits: a flaky "agent change" in 2.1.328 sessions otherwise), and
+    # its per-process session registry and per-session environment folder (named by the
+    # session's random id: every snapshot was unique, so equal workspaces never compared equal)
+    bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup", ".claude/sessions/**", ".claude/session-env/**")
     home_json = NO_UPDATES
 
     def config(self, launch: Launch) -> ClaudeConfig:

@@ -72,6 +72,10 @@ def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
         names = tarfile.open(fileobj=io.BytesIO(store.get_blob(session.snapshot["sha256"]))).getnames()
         assert "calc.py" in names and {"claude-code": ".claude/settings.json", "codex": ".codex/config.toml"}[tool] in names
         assert not [n for n in names if any(covers(p, n) for p in own)]
+        # nothing else of the tool's: no random ids, locks or per-session folders (each one was
+        # an "agent change" in `show --diff`, and made every run's workspace differ)
+        tool_state = sorted(n for n in names if n.startswith((".claude", ".codex")))
+        assert tool_state == {"claude-code": [".claude.json", ".claude/plugins", ".claude/settings.json"], "codex": [".codex/config.toml", ".codex/skills"]}[tool], tool_state
         assert session.snapshot["left_out"]["patterns"] == list(own) and session.snapshot["left_out"]["entries"] >= 1
 
 

@@ -168,12 +168,27 @@ def test_claude_codes_own_state_is_left_out_and_what_an_agent_may_write_there_is
     from adapters.base import get_adapter
 
     root = tmp_path / "ws"
-    for rel in (".claude/.last-cleanup", ".claude/projects/p/s.jsonl", ".claude/settings.json", ".claude/skills/mine/SKILL.md", ".claude/agents/a.md"):
+    for rel in (".claude/.last-cleanup", ".claude/projects/p/s.jsonl", ".claude/sessions/4242.json", ".claude/session-env/0b1c-uuid/env", ".claude/settings.json", ".claude/skills/mine/SKILL.md", ".claude/agents/a.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x\n")
     data, facts = snapshot(root, leave_out=get_adapter("claude-code").bookkeeping)
     names = sorted(m.name for m in tarfile.open(fileobj=io.BytesIO(data)).getmembers() if m.isfile())
     assert names == [".claude/agents/a.md", ".claude/settings.json", ".claude/skills/mine/SKILL.md"]
+
+
+def test_codexs_own_state_is_left_out_and_its_config_and_skills_kept(tmp_path):
+    """What 0.169.0 makes in a new home at every start (a random installation id, a migration
+    marker, shell snapshots, writer locks, arg0 links) is not the agent's change."""
+    from adapters.base import get_adapter
+
+    root = tmp_path / "ws"
+    for rel in (".codex/installation_id", ".codex/.sandbox_migration", ".codex/shell_snapshots/s.sh", ".codex/thread-writer-locks/.coordination.lock", ".codex/tmp/arg0-linux/codex", ".codex/config.toml", ".codex/skills/mine/SKILL.md", ".codex/AGENTS.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    data, facts = snapshot(root, leave_out=get_adapter("codex").bookkeeping)
+    names = sorted(m.name for m in tarfile.open(fileobj=io.BytesIO(data)).getmembers() if m.isfile())
+    assert names == [".codex/AGENTS.md", ".codex/config.toml", ".codex/skills/mine/SKILL.md"]
+    assert facts["left_out"]["entries"] == 5
 
 
 def test_bookkeeping_is_left_out_only_where_home_is_the_workspace(tmp_path):
