@@ -367,6 +367,7 @@ class Runner:
 
             seed_home(box.home, adapter.home_json)
         if not cmd.setup and not cmd.home_trees:
+            _write_home_files(box.home, cmd.home_files)  # before the staged snapshot: benchtape's own, never the agent's change
             return None, None
         import shutil
 
@@ -411,7 +412,6 @@ class Runner:
         from recorder.interactive import Driver
         from recorder.terminal import PaneCommand
 
-        _write_home_files(box.home, cmd.home_files)
         full = {**env, **cmd.env}
         pane = box.terminal(cmd.argv, full) if box.terminal is not None else PaneCommand(cmd.argv, box.agent_cwd, full)
         d = Driver(self.store, session_id, self.cancel, self.on_event).drive(cmd, box.home, pane, prompts, timeout, full)
@@ -428,7 +428,6 @@ class Runner:
         recording = Recording(self.store, session_id, parser, harness, self.limits, self.on_event)
         started = time.monotonic()
         try:
-            _write_home_files(box.home, cmd.home_files)
             proc = box.spawn(cmd.argv, {**env, **cmd.env}, cmd.stdin)
         except OSError as exc:
             self.store.append(session_id, [Action("error", {"message": f"could not start {cmd.argv[0]}: {exc}"})])

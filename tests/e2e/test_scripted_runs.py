@@ -53,6 +53,11 @@ def test_the_real_tool_fixes_and_breaks_through_the_scripted_model(tool, tmp_pat
         assert r["session"]["metrics"]["tokens_in"]  # the script's usage numbers: cost is known, not guessed
     assert npm_global() == before  # nothing installed or updated outside the sandbox
     _snapshots_leave_out_the_tools_bookkeeping(db, tool)
+    # the agent's changes are its own: not the config benchtape wrote for the scripted model, nor
+    # the tool's state folders (claude rewrites .claude.json at every start, where an agent may
+    # also be asked to add an MCP server: that file stays in the diff)
+    diff = benchtape("show", "latest", "--diff", "--db", db, cwd=tmp_path).stdout
+    assert "calc.py" in diff and not [line for line in diff.splitlines() if line.startswith("diff --git") and (".codex/" in line or ".claude/" in line)], diff
 
 
 def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
