@@ -326,7 +326,9 @@ def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
     if plain or not sys.stdout.isatty():
         sys.stdout.write(changes.patch)
         return
+    from replay.changes import display_lines
+
     out = console(plain)
-    for line in changes.patch.splitlines():
-        style = "bold" if line.startswith(("diff --git", "new file", "deleted file", "old mode", "new mode", "Binary")) else "cyan" if line.startswith("@@") else "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+    for line in display_lines(changes.patch):
+        style = "bold" if line.startswith(("diff --git", "new file", "deleted file", "old mode", "new mode", "index ", "GIT binary patch")) else "cyan" if line.startswith("@@") else "green" if line.startswith("+") else "red" if line.startswith("-") else ""
         out.print(Text(line, style=style), soft_wrap=True)

@@ -3,11 +3,12 @@ stored snapshots), `export`, long texts whole on request, and the HTML page's di
 
 from __future__ import annotations
 
-import filecmp
 import io
 import subprocess
 import tarfile
 from pathlib import Path
+
+import pytest
 
 from recorder.model import Action
 from recorder.store import Store
@@ -23,24 +24,62 @@ def test_show_diff_is_the_agents_change_against_the_staged_tree(demo_db):
     assert out.code == 0, out.stderr
     assert "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ " in out.stdout
     assert "\n-    return a - b\n+    return a + b\n" in out.stdout
-    # running the tests left a bytecode cache: the agent's doing too, and binary
-    assert "diff --git a/__pycache__/calc.cpython-" in out.stdout and "new file mode 100644\nBinary files /dev/null and b/__pycache__/calc.cpython-" in out.stdout
+    # running the tests left a bytecode cache: the agent's doing too, and binary: carried whole
+    assert "diff --git a/__pycache__/calc.cpython-" in out.stdout and "new file mode 100644\nindex 0000000000000000000000000000000000000000.." in out.stdout
+    assert "GIT binary patch\nliteral " in out.stdout
     assert "1 modified · 2 added · 0 removed" in out.stderr
     cheat = cli("show", _sid(demo_db, "weakens-the-test"), "--diff", "--db", demo_db, "--json").json()
     assert cheat["modified"] == ["test_calc.py"] and "-    def test_add_negative" in cheat["patch"]
 
 
-def test_the_patch_applies_to_the_exported_staged_tree_and_gives_the_final_workspace(demo_db, tmp_path):
-    sid = _sid(demo_db, "weakens-the-test")
+@pytest.mark.parametrize("scenario", ["weakens-the-test", "fixes-the-bug"])  # the second left a bytecode cache
+def test_the_patch_applies_to_the_exported_staged_tree_and_gives_the_final_workspace(demo_db, tmp_path, scenario):
+    sid = _sid(demo_db, scenario)
     assert cli("export", sid, tmp_path / "before", "--staged", "--db", demo_db).code == 0
     out = cli("export", sid, tmp_path / "after", "--db", demo_db)
     assert out.code == 0 and f"final workspace of session {sid}" in out.stdout
     patch = cli("show", sid, "--diff", "--db", demo_db).stdout
-    # binary files are named in the patch, not carried: the bytecode cache the tests left is skipped
-    subprocess.run(["git", "apply", "--exclude=__pycache__/*", "-"], input=patch, text=True, cwd=tmp_path / "before", check=True)
-    cmp = filecmp.dircmp(tmp_path / "before", tmp_path / "after", ignore=["__pycache__"])
-    assert not (cmp.left_only or cmp.right_only or cmp.diff_files)
-    assert "def test_add_negative" not in (tmp_path / "after" / "test_calc.py").read_text()
+    # as the help says: `show --diff | git apply`, whatever binary files the agent left included
+    subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=tmp_path / "before", check=True)
+    tree = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}  # noqa: E731
+    assert tree(tmp_path / "before") == tree(tmp_path / "after")
+    if scenario == "weakens-the-test":
+        assert "def test_add_negative" not in (tmp_path / "after" / "test_calc.py").read_text()
+    else:
+        assert list((tmp_path / "before" / "__pycache__").glob("calc.*.pyc"))
+
+
+def test_git_applies_every_kind_of_change_binary_ones_included(tmp_path):
+    """Text and binary files added, changed, removed, a mode flip, text turned binary and back,
+    an empty file, and a large one that does not compress: `git apply` of the patch turns the
+    staged tree into the final one, byte for byte and mode for mode."""
+    import os
+    import random
+    import stat
+
+    from replay.changes import Entry, diff_trees, display_lines
+
+    rnd = random.Random(7)
+    noise = bytes(rnd.getrandbits(8) for _ in range(200_000))
+    before = {"same.bin": b"\0keep", "changed.bin": bytes(range(256)) * 4, "gone.bin": b"\0\1\2", "to-binary.txt": b"was text\n", "to-text.dat": b"\0was binary", "edit.txt": b"a\nb\nc\n", "run.sh": b"#!/bin/sh\necho hi\n"}
+    after = {"same.bin": b"\0keep", "changed.bin": bytes(range(255, -1, -1)) * 5, "to-binary.txt": b"\0\xff now binary", "to-text.dat": b"now text\n", "edit.txt": b"a\nB\nc\n", "run.sh": b"#!/bin/sh\necho hi\n", "new.bin": noise, "empty": b""}
+    modes = {"run.sh": 0o755, "changed.bin": 0o755}
+    for name, tree in (("before", before), ("after", after)):
+        for rel, data in tree.items():
+            path = tmp_path / name / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            os.chmod(path, modes.get(rel, 0o644) if name == "after" else 0o644)
+    entries = lambda name, tree: {rel: Entry("file", data, stat.S_IMODE((tmp_path / name / rel).stat().st_mode)) for rel, data in tree.items()}  # noqa: E731
+    changes = diff_trees(entries("before", before), entries("after", after))
+    assert sorted(changes.added) == ["empty", "new.bin"] and changes.removed == ["gone.bin"]
+    subprocess.run(["git", "init", "-q", "."], cwd=tmp_path / "before", check=True)
+    subprocess.run(["git", "apply", "-"], input=changes.patch.encode(), cwd=tmp_path / "before", check=True)
+    got = {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in (tmp_path / "before").iterdir() if p.is_file()}
+    assert got == {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in (tmp_path / "after").iterdir()}
+    # a reader sees each binary file as one line, not its base85
+    shown = list(display_lines(changes.patch))
+    assert "GIT binary patch (200000 bytes, carried for git apply)" in shown and len(shown) < 60
 
 
 def test_export_refuses_a_folder_that_is_not_empty_and_writes_nothing(demo_db, tmp_path):
@@ -119,3 +158,5 @@ def test_html_opens_with_a_per_scenario_summary_an_index_and_each_diff(tmp_path)
         assert f'<a href="#s-{sid}">' in html and f'id="s-{sid}"' in html
     assert html.count('<details class="changes" open><summary>Changes (1 modified · ') == 6
     assert '<span class="del">-    return a - b</span>' in html and '<span class="add">+    return a + b</span>' in html
+    # the bytecode cache the tests left: one line each, not its base85
+    assert 'carried for git apply)</span>' in html and "\nzc" not in html and "GIT binary patch\nliteral" not in html
