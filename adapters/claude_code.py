@@ -176,7 +176,7 @@ class ClaudeCodeAdapter:
     # the marker its background retention sweep writes when it finishes (only when the sweep
     # ends before the tool exits: a flaky "agent change" in 2.1.328 sessions otherwise), and
     # its per-process session registry and per-session environment folder (named by the
-    # session's random id: every snapshot was unique, so equal workspaces never compared equal)
+    # session's random id: each was a folder "the agent added" in `show --diff`)
     bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup", ".claude/sessions/**", ".claude/session-env/**")
     home_json = NO_UPDATES
 

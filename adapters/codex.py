@@ -62,8 +62,8 @@ class CodexAdapter:
     # its rollout (stored as the session's transcript), its state databases (~1.4 MB a run),
     # the skills bundled with the binary (unpacked again at every start), and what 0.169.0
     # makes at every start of a new home: a random installation id, its migration marker, its
-    # shell snapshots, writer locks and arg0 links (the id made every session's snapshot
-    # unique, so two runs that left the same workspace never shared a blob or compared equal)
+    # shell snapshots, writer locks and arg0 links (each was a file "the agent added" in
+    # `show --diff`, and `| git apply` put it in the user's tree)
     bookkeeping = (
         f"{CODEX_DIR}/sessions/**", f"{CODEX_DIR}/*.sqlite", f"{CODEX_DIR}/*.sqlite-*", f"{CODEX_DIR}/skills/.system/**", f"{CODEX_DIR}/.tmp/**", f"{CODEX_DIR}/log/**",
         f"{CODEX_DIR}/installation_id", f"{CODEX_DIR}/.sandbox_migration", f"{CODEX_DIR}/shell_snapshots/**", f"{CODEX_DIR}/thread-writer-locks/**", f"{CODEX_DIR}/tmp/**",
