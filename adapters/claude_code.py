@@ -17,6 +17,7 @@ import orjson
 
 from adapters.base import Command, Launch, files_below, on_path
 from adapters.claude_stream import ClaudeStreamParser
+from adapters.claude_tui import STOP_LOG
 from adapters.config import ConfigReader
 from adapters.lines import type_name
 from recorder.errors import BadInput
@@ -176,8 +177,13 @@ class ClaudeCodeAdapter:
     # the marker its background retention sweep writes when it finishes (only when the sweep
     # ends before the tool exits: a flaky "agent change" in 2.1.328 sessions otherwise), and
     # its per-process session registry and per-session environment folder (named by the
-    # session's random id: each was a folder "the agent added" in `show --diff`)
-    bookkeeping = (".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup", ".claude/sessions/**", ".claude/session-env/**")
+    # session's random id: each was a folder "the agent added" in `show --diff`); and in the
+    # terminal UI its prompt history, its copies of each edited file (for /rewind), the URL
+    # handler it registers under ~/.local, and the Stop hook's log benchtape reads turn ends from
+    bookkeeping = (
+        ".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup", ".claude/sessions/**", ".claude/session-env/**",
+        ".claude/history.jsonl", ".claude/file-history/**", ".local/share/applications/claude-code-url-handler.desktop", STOP_LOG,
+    )
     home_json = NO_UPDATES
 
     def config(self, launch: Launch) -> ClaudeConfig:

@@ -168,7 +168,7 @@ def test_claude_codes_own_state_is_left_out_and_what_an_agent_may_write_there_is
     from adapters.base import get_adapter
 
     root = tmp_path / "ws"
-    for rel in (".claude/.last-cleanup", ".claude/projects/p/s.jsonl", ".claude/sessions/4242.json", ".claude/session-env/0b1c-uuid/env", ".claude/settings.json", ".claude/skills/mine/SKILL.md", ".claude/agents/a.md"):
+    for rel in (".claude/.last-cleanup", ".claude/projects/p/s.jsonl", ".claude/sessions/4242.json", ".claude/session-env/0b1c-uuid/env", ".claude/history.jsonl", ".claude/file-history/0b1c-uuid/f@v1", ".claude/benchtape/stop.jsonl", ".local/share/applications/claude-code-url-handler.desktop", ".claude/settings.json", ".claude/skills/mine/SKILL.md", ".claude/agents/a.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x\n")
     data, facts = snapshot(root, leave_out=get_adapter("claude-code").bookkeeping)
