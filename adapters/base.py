@@ -34,6 +34,7 @@ class Launch:
     endpoint: str | None = None  # a scripted model's base URL (as the agent reaches it); None: the harness's own
     interactive: bool = False  # drive the harness's terminal UI (the scenario's `interactive:`), not its print mode
     follow_ups: tuple[str, ...] = ()  # the next turns of an interactive session, typed after the prompt
+    in_container: bool = False  # the agent runs in benchtape's container, its fence: a harness's own sandbox cannot make namespaces there
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,10 @@ The prompt goes on stdin (the `-` prompt argument), so it is never subject to ar
 length limits or shell quoting, and piped stdin is not appended to a positional
 prompt as newer CLIs do. `codex exec` defaults to a read-only sandbox, in which an
 agent cannot fix anything; unless the config's `args` choose a sandbox, benchtape
-asks for `--sandbox workspace-write` (benchtape's own sandbox is the outer fence).
+asks for `--sandbox workspace-write` (benchtape's own sandbox is the outer fence), and in
+benchtape's container for `--sandbox danger-full-access`: there the container is the fence,
+and codex's own sandbox (bwrap) cannot make the namespaces it needs, so every command the
+agent ran failed ("bwrap: No permissions to create a new namespace").
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ class CodexAdapter:
     home_json: dict[str, dict[str, Any]] = {}
 
     def command(self, launch: Launch) -> Command:
-        """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write] [-m] [-c effort] <args> -`.
+        """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write|danger-full-access] [-m] [-c effort] <args> -`.
 
         With a scripted model the argv is the same; a private CODEX_HOME holds the config
         that points Codex at the endpoint (it ignores OPENAI_BASE_URL and needs a custom
@@ -82,7 +85,7 @@ class CodexAdapter:
         if not (launch.root / ".git").exists():
             argv.append("--skip-git-repo-check")
         if not _chooses_sandbox(cfg.args):
-            argv += ["--sandbox", "workspace-write"]
+            argv += ["--sandbox", "danger-full-access" if launch.in_container else "workspace-write"]
         model = launch.model or cfg.model
         if model and not is_scripted(model):
             argv += ["-m", model]

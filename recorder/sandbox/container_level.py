@@ -294,7 +294,7 @@ class ContainerLevel:
                     env=env,
                     spawn=spawn,
                     secret_names=ws.secret_names,
-                    launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in)},
+                    launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in), "in_container": True},
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}, "workspace_mount": "nosuid,nodev" if unprotected is None else f"plain ({unprotected})"},
                     after_exit=after_exit,
                     folder=folder,

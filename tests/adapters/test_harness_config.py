@@ -94,6 +94,11 @@ def test_codex_config_and_argv(tmp_path: Path) -> None:
     assert cmd.stdin == b"fix the test"
     own_sandbox = CodexAdapter().command(launch(tmp_path, {"args": ["--sandbox", "danger-full-access"]}))
     assert own_sandbox.argv.count("--sandbox") == 1
+    # in benchtape's container the container is the fence (codex's bwrap cannot make namespaces there)
+    contained = CodexAdapter().command(launch(tmp_path, {}, in_container=True))
+    assert contained.argv[contained.argv.index("--sandbox") + 1] == "danger-full-access"
+    chosen = CodexAdapter().command(launch(tmp_path, {"args": ["--sandbox", "read-only"]}, in_container=True))
+    assert chosen.argv.count("--sandbox") == 1 and "danger-full-access" not in chosen.argv
     (tmp_path / ".git").mkdir()
     in_git = CodexAdapter().command(launch(tmp_path, {}))
     assert "--skip-git-repo-check" not in in_git.argv  # only outside git

@@ -84,8 +84,6 @@ def test_the_real_tool_completes_a_scripted_session_in_a_container(tool, tmp_pat
     import yaml
 
     bench = yaml.safe_load((ROOT / "fixtures-red" / "scripted" / f"{tool}.yaml").read_text())
-    if tool == "codex":  # codex's own workspace-write sandbox (bwrap) cannot make namespaces in a container: the container is the fence
-        bench["harness_config"]["args"] = ["--sandbox", "danger-full-access"]
     for sc in bench["scenarios"]:
         sc["testdata"] = str(ROOT / "fixtures-red" / "demo" / "calc")
     bench["x-benchtape-allow-outside"] = [str(ROOT / "fixtures-red" / "demo" / "calc")]  # the demo testdata, from a bench in tmp
