@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from benchtape.render import console
-from replay.compare import Comparison, display, notes
+from replay.compare import Comparison, columns, display, notes
 
 
 def validation(doc: dict[str, Any], path: Path) -> None:
@@ -40,12 +40,12 @@ def validation(doc: dict[str, Any], path: Path) -> None:
 def comparison_table(c: Comparison, plain: bool) -> None:
     out = console(plain)
     out.print(f"{c.title}: {len(c.tasks)} task(s), {c.attempts} attempt(s), {c.measurements} stored measurement(s)", highlight=False)
-    columns = ["rank", "setup", "pass", "ci95", "pass@1", f"pass@{c.k}", "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
+    names = columns(c.k)
     if c.ranked:
-        table = Table(*columns, box=None, show_edge=False, pad_edge=False)
+        table = Table(*names, box=None, show_edge=False, pad_edge=False)
         for row in c.ranked:
             shown = display(row, c.k)
-            table.add_row(*(shown[col] for col in columns))
+            table.add_row(*(shown[col] for col in names))
         out.print(table)
     if c.unranked:
         out.print("not ranked (tasks missing):", highlight=False)

@@ -451,6 +451,12 @@ def _run_id(store: Store, target: str, only: bool) -> str:
 # ---------------------------------------------------------------- one text form for every renderer
 
 
+def columns(k: int) -> list[str]:
+    """The ranking table's columns, terminal and HTML alike: with one attempt pass@k is pass@1,
+    shown once."""
+    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
+
+
 def display(row: SetupRow, k: int) -> dict[str, str]:
     """A setup's figures as text (terminal and HTML alike); unknown is `—`, never 0."""
     ci = f"{row.ci[0]:.0%}–{row.ci[1]:.0%}" if row.ci else "—"

@@ -6,14 +6,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from replay.compare import Comparison, display, notes
+from replay.compare import Comparison, columns, display, notes
 from replay.html import CSS
 
 
 def render(c: Comparison) -> str:
     k = c.k
-    columns = ["rank", "setup", "pass", "ci95", "pass@1", f"pass@{k}", "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
-    ranked = _table(columns, [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
+    ranked = _table(columns(k), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
     parts = [
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
         f"<title>{_e(c.title)}</title>\n<style>{CSS}{EXTRA_CSS}</style>\n</head>\n<body>\n",

@@ -136,6 +136,8 @@ def test_compare_table_json_and_html(project, tmp_path):
     assert first < next(i for i, line in enumerate(lines) if b in line)
     assert "not ranked (tasks missing):" in out.stdout and "fill: benchtape run e --task fix-sub --task explain" in out.stdout
     assert "p = " in out.stdout
+    header = next(line for line in lines if line.startswith("rank"))
+    assert header.split()[3:6] == ["ci95", "pass@1", "pass@2"]  # two attempts: pass@k beside pass@1
 
     html = tmp_path / "cmp.html"
     out = benchtape("compare", "e", "--db", db, "--json", "--html", html, cwd=project, env=env)

@@ -163,3 +163,11 @@ def test_statistics():
     assert sign_test(0, 0) == 1.0 and sign_test(6, 0) == pytest.approx(2 / 64)
     assert sign_test(9, 1) == pytest.approx(2 * 11 / 1024) and sign_test(5, 5) == 1.0
     assert 0 < sign_test(600, 400) < 1e-9
+
+
+def test_one_attempt_shows_pass_at_1_once_in_every_renderer():
+    """pass@k with k = 1 is pass@1: the terminal and HTML tables (one list of columns) show it once."""
+    from replay.compare import columns
+
+    assert columns(1).count("pass@1") == 1 and not [c for c in columns(1) if c.startswith("pass@") and c != "pass@1"]
+    assert columns(3)[4:6] == ["pass@1", "pass@3"]
