@@ -53,11 +53,14 @@ def seed(env: Mapping[str, str], trusted: list[str], agent_env: bool = False) ->
     }
     if key:
         state["customApiKeyResponses"] = {"approved": [key[-20:]], "rejected": []}
+    # in the order 2.1.328 writes the file back (it re-adds skipDangerousModePermissionPrompt
+    # last when the session starts): seeded in another, the rewrite showed in `show --diff` as
+    # the agent's change to settings.json
     settings = {
-        "skipDangerousModePermissionPrompt": True,
         "enableAllProjectMcpServers": True,
         "env": {"DISABLE_AUTOUPDATER": "1"},
         "hooks": {"Stop": [{"hooks": [{"type": "command", "command": STOP_HOOK}]}]},
+        "skipDangerousModePermissionPrompt": True,
     }
     files = {".claude.json": state, ".claude/settings.json": settings}
     if agent_env:  # `--setting-sources ""` reads only the --settings file: the answers go into the agent_env's copy
