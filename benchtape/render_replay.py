@@ -326,9 +326,9 @@ def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
     if plain or not sys.stdout.isatty():
         sys.stdout.write(changes.patch)
         return
-    from replay.changes import display_lines
+    from replay.changes import HEADER_LINES, display_lines
 
     out = console(plain)
     for line in display_lines(changes.patch):
-        style = "bold" if line.startswith(("diff --git", "new file", "deleted file", "old mode", "new mode", "index ", "GIT binary patch")) else "cyan" if line.startswith("@@") else "green" if line.startswith("+") else "red" if line.startswith("-") else ""
+        style = "bold" if line.startswith(HEADER_LINES) else "cyan" if line.startswith("@@") else "green" if line.startswith("+") else "red" if line.startswith("-") else ""
         out.print(Text(line, style=style), soft_wrap=True)

@@ -187,6 +187,10 @@ def _literal(data: bytes) -> str:
     return "".join(out)
 
 
+# A file's header lines in the patch (the renderers style them apart from its hunks)
+HEADER_LINES = ("diff --git", "new file", "deleted file", "old mode", "new mode", "index ", "GIT binary patch")
+
+
 def display_lines(patch: str) -> Iterator[str]:
     """The patch's lines for a reader: each binary file's base85 lines as one line saying how
     big the new content is (the patch itself, for `git apply`, carries them)."""

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from recorder.model import Session
 from recorder.store import SessionRow
-from replay.changes import Changes, display_lines
+from replay.changes import HEADER_LINES, Changes, display_lines
 from replay.document import check_name
 from replay.timeline import judge_note, session_status, steps
 
@@ -178,7 +178,7 @@ def _changes(entry: Entry) -> str:
         return f"<h3>Changes</h3>\n<p class=\"none\">{_e(c.summary())}</p>\n"
     lines = []
     for line in display_lines(c.patch):
-        cls = "hd" if line.startswith(("diff --git", "new file", "deleted file", "old mode", "new mode", "index ", "GIT binary patch", "--- ", "+++ ")) else "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
+        cls = "hd" if line.startswith((*HEADER_LINES, "--- ", "+++ ")) else "hunk" if line.startswith("@@") else "add" if line.startswith("+") else "del" if line.startswith("-") else ""
         lines.append(f"<span class=\"{cls}\">{_e(line)}</span>" if cls else _e(line))
     return f"<details class=\"changes\" open><summary>Changes ({_e(c.summary())})</summary>\n<pre class=\"diff\">{chr(10).join(lines)}</pre>\n</details>\n"
 
