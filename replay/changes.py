@@ -68,8 +68,26 @@ class Changes:
         return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch}
 
 
+def imported_from(session: Session) -> list[str] | None:
+    """The transcript files an imported session (or a reparse of one) was read from; None for a
+    session benchtape ran. Such a session has no workspace: benchtape saw only the transcript."""
+    started = next((a for a in session.actions if a.kind == "session.started"), None)
+    files = started.data.get("imported_from") if started is not None else None
+    return [str(f) for f in files] if isinstance(files, list) else None
+
+
+def _never_had_workspace(session: Session) -> str | None:
+    files = imported_from(session)
+    if files is None:
+        return None
+    return f"session {session.id} was imported from a transcript ({', '.join(files) or 'a file'}): benchtape saw what the agent did, never its workspace"
+
+
 def workspace_changes(store: Store, session: Session) -> Changes:
     """The session's changes to its workspace; NoDiff says why when they cannot be known."""
+    imported = _never_had_workspace(session)
+    if imported is not None:
+        raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists its edits as tool calls")
     if not session.staged_snapshot:
         raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
     if not session.snapshot:
@@ -215,6 +233,9 @@ def export(store: Store, session: Session, dest: Path, *, staged: bool = False) 
     leaves nothing half-written."""
     snap = session.staged_snapshot if staged else session.snapshot
     what = "staged tree" if staged else "final workspace"
+    imported = _never_had_workspace(session)
+    if imported is not None:
+        raise BadInput(f"{imported}, so there is no {what} to export", fix="run the scenario with `benchtape run` to record a workspace")
     if not snap:
         raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):

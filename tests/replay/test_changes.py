@@ -111,6 +111,26 @@ def test_a_session_recorded_without_a_staged_tree_says_it_has_no_diff(tmp_path):
     assert "has no snapshot of its staged tree" in page.read_text()
 
 
+def test_an_imported_session_says_it_never_had_a_workspace_to_diff_or_export(tmp_path):
+    """benchtape saw only the transcript: the diff and export say so, not that a snapshot failed,
+    and export writes nothing (its reparse, which keeps where it came from, says the same)."""
+    from realdatakit import REALDATA
+
+    transcript = REALDATA / "claude-transcripts" / "spotter__tool-heavy-webfetch-websearch__v2.1.38.jsonl"
+    db = tmp_path / "s.db"
+    assert cli("import", "claude-code", transcript, "--db", db).code == 0
+    [sid] = [r.id for r in Store(db).session_rows()]
+    assert cli("reparse", sid, "--db", db).code == 0
+    for session in (sid, "latest"):
+        out = cli("show", session, "--diff", "--db", db)
+        assert out.code == 1 and out.stdout == ""
+        assert "was imported from a transcript" in out.stderr and transcript.name in out.stderr and "never its workspace" in out.stderr
+        for staged in ([], ["--staged"]):
+            out = cli("export", session, tmp_path / "ws", *staged, "--db", db)
+            assert out.code == 2 and "was imported from a transcript" in out.stderr and "benchtape run" in out.stderr
+            assert not (tmp_path / "ws").exists()
+
+
 LONG = "x" * 300 + " THE-END-OF-THE-LONG-MESSAGE"
 
 
