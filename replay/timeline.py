@@ -159,7 +159,8 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
     elif a.kind == "metrics":
         ins, outs = d.get("tokens_in"), d.get("tokens_out")
         tokens = None if ins is None and outs is None else (ins or 0) + (outs or 0)
-        text = ", ".join(f"{k}={v}" for k, v in d.items() if v is not None)
+        # a harness's own float sums (claude's cost: 0.009600000000000001) read at six decimals
+        text = ", ".join(f"{k}={round(v, 6) if isinstance(v, float) else v}" for k, v in d.items() if v is not None)
     elif a.kind == "subagent.spawned":
         tool, text = d.get("tool") or "Task", f"{d.get('agent') or ''} → {d.get('thread')}: {_text(d.get('prompt'))[0]}"
     elif a.kind == "skill.invoked":

@@ -180,3 +180,16 @@ def test_html_opens_with_a_per_scenario_summary_an_index_and_each_diff(tmp_path)
     assert '<span class="del">-    return a - b</span>' in html and '<span class="add">+    return a + b</span>' in html
     # the bytecode cache the tests left: one line each, not its base85
     assert 'carried for git apply)</span>' in html and "\nzc" not in html and "GIT binary patch\nliteral" not in html
+
+
+def test_the_timeline_reads_a_harness_float_sum_at_six_decimals():
+    """Claude's own cost arrives as 0.009600000000000001: the timeline line says 0.0096, the
+    stored metrics (and `query`) keep the number exactly as the harness gave it."""
+    from recorder.model import project
+    from replay.timeline import steps
+
+    metrics = {"tokens_in": 1200, "tokens_out": 240, "cost_usd": 0.009600000000000001, "duration_ms": 1234567.0}
+    session = project([Action("session.started", {"scenario": "s"}), Action("metrics", metrics)])
+    [line] = [s.text for s in steps(session) if s.kind == "metrics"]
+    assert line == "tokens_in=1200, tokens_out=240, cost_usd=0.0096, duration_ms=1234567.0"
+    assert session.metrics.cost_usd == 0.009600000000000001
