@@ -176,7 +176,7 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
     return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text, detail)
 
 
-_PICKED = ("command", "file_path", "pattern", "path", "url", "query")
+_PICKED = ("command", "cmd", "file_path", "pattern", "path", "url", "query", "input")  # cmd, input: codex's exec_command, apply_patch
 
 
 def _text(value: Any) -> tuple[str, str | None]:

@@ -193,3 +193,17 @@ def test_the_timeline_reads_a_harness_float_sum_at_six_decimals():
     [line] = [s.text for s in steps(session) if s.kind == "metrics"]
     assert line == "tokens_in=1200, tokens_out=240, cost_usd=0.0096, duration_ms=1234567.0"
     assert session.metrics.cost_usd == 0.009600000000000001
+
+
+def test_the_timeline_shows_a_codex_tool_inputs_main_field():
+    """codex's exec_command ({cmd}) and apply_patch ({input}) show the command and the patch,
+    as a Claude Bash or Read shows its command or path, not the input's JSON."""
+    from recorder.model import project
+    from replay.timeline import steps
+
+    calls = [
+        Action("tool.call", {"call_id": "c1", "tool": "exec_command", "input": {"cmd": "cat -- calc.py", "yield_time_ms": 1000}}),
+        Action("tool.call", {"call_id": "c2", "tool": "apply_patch", "input": {"input": "*** Begin Patch\n*** End Patch\n"}}),
+    ]
+    rows = [s for s in steps(project([Action("session.started", {"scenario": "s"}), *calls])) if s.kind == "tool.call"]
+    assert [(s.text, s.detail) for s in rows] == [("cat -- calc.py", '{"cmd":"cat -- calc.py","yield_time_ms":1000}'), ("*** Begin Patch\n*** End Patch\n", None)]
