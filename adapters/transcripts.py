@@ -149,6 +149,14 @@ def open_transcripts(path: str | Path, fmt: str | None = None) -> list[Transcrip
     return out
 
 
+def transcripts_below(folder: Path) -> list[Path]:
+    """Every transcript file under a folder (`~/.claude/projects/<project>/`, `~/.codex/sessions/`),
+    in path order. A Claude subagent's sidechain (`agent-*.jsonl`) whose session file is where
+    Claude Code keeps it is left out: it is imported with that session, not as one of its own."""
+    files = sorted(p for p in folder.rglob("*.jsonl") if p.is_file())
+    return [p for p in files if not (p.name.startswith("agent-") and _session_of_sidechain(p) is not None)]
+
+
 def _readable(path: str | Path) -> Path:
     p = Path(path)
     if not p.is_file():

@@ -13,13 +13,15 @@ from benchtape.options import Db, open_store
 
 def import_cmd(
     harness: str = typer.Argument(..., help="claude-code or codex"),
-    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl)."),
+    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl), or folders: every .jsonl below one (a Claude subagent's file goes with its session)."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
     db: Db = None,
 ) -> None:
     """Import transcripts recorded elsewhere as sessions (one per file), to grade and query them.
 
     Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
+
+    Example: benchtape import codex ~/.codex/sessions   (again tomorrow: only what is new is written)
     """
 
     def body() -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Iterator
 
 from adapters.lines import finish_safely
-from adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for
+from adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for, transcripts_below
 from recorder.errors import BadInput
 from recorder.model import Action
 from recorder.store import RAW_CHUNK_BYTES, Store, new_id
@@ -39,7 +39,7 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
     if harness not in FORMATS_BY_HARNESS:
         raise BadInput(f"cannot import {harness!r} transcripts", fix=f"use one of {', '.join(FORMATS_BY_HARNESS)}")
     formats: list[tuple[Path, str]] = []
-    for p in paths:
+    for p in _files(paths):
         fmt = detect_format(p)
         if fmt not in FORMATS_BY_HARNESS[harness]:
             raise BadInput(f"this is a {fmt} file, not a {harness} transcript", file=str(p), fix=f"import it as `benchtape import {'codex' if fmt.startswith('codex') else 'claude-code'} {p}`")
@@ -57,6 +57,20 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
         sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, source, scenario or None, p)
         results.append(ImportResult(str(p), sid, False, actions, warnings))
     return results
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    """The paths given, a folder standing for every transcript below it (adapters.transcripts.transcripts_below)."""
+    out: list[Path] = []
+    for p in paths:
+        if not Path(p).is_dir():
+            out.append(Path(p))
+            continue
+        found = transcripts_below(Path(p))
+        if not found:
+            raise BadInput(f"no .jsonl transcript in the folder {p}", file=str(p), fix="pass a session .jsonl file, or a folder holding some (~/.claude/projects/<project>/, ~/.codex/sessions/)")
+        out += found
+    return out
 
 
 def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: Transcript, source: str, scenario: str | None, path: Path) -> tuple[str, int, int]:

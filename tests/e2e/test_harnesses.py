@@ -121,6 +121,36 @@ def test_import_dedupe_mismatch_and_reparse(tmp_path):
     assert con.execute("SELECT parent_session FROM sessions WHERE id = ?", [new_sid]).fetchone()[0] == sid
 
 
+def test_import_of_folders_takes_every_session_below_once_with_its_subagents(tmp_path):
+    """A folder stands for every transcript below it: both Claude layouts' subagent files go with
+    their session (not as sessions of their own), the same folder again writes nothing, and a
+    folder holding another harness's file, or none, is refused before anything is written."""
+    import shutil
+
+    claude, codex = tmp_path / "projects", tmp_path / "sessions"
+    shutil.copytree(REALDATA / "claude-transcripts", claude)
+    shutil.copytree(REALDATA / "codex-rollout", codex)
+    db = tmp_path / "i.db"
+    first = benchtape("import", "claude-code", claude, "--db", db)
+    assert first.returncode == 0, first.stderr
+    tops = sorted(p for p in claude.rglob("*.jsonl") if not p.name.startswith("agent-"))
+    assert [line.split()[1] for line in first.stdout.splitlines()] == [str(p) for p in tops]
+    con = sqlite3.connect(db)
+    sessions = con.execute("SELECT session_id, json_extract(data, '$.imported_from') FROM actions WHERE kind = 'session.started'").fetchall()
+    files = {Path(f).name for _, started in sessions for f in json.loads(started)}
+    assert len(sessions) == len(tops) and {"agent-a485154.jsonl", "agent-36541525.jsonl", "agent-50243ee8.jsonl"} <= files
+    again = benchtape("import", "claude-code", claude, "--db", db)
+    assert again.returncode == 0 and again.stdout.count("already imported") == len(tops)
+    assert benchtape("import", "codex", codex, "--db", db).returncode == 0
+    shutil.copy(next(codex.glob("*.jsonl")), claude / "codex-rollout.jsonl")
+    mixed = benchtape("import", "claude-code", claude, "--db", tmp_path / "mixed.db")
+    assert mixed.returncode == 2 and "codex-rollout.jsonl" in mixed.stderr and "not a claude-code transcript" in mixed.stderr
+    assert not sqlite3.connect(tmp_path / "mixed.db").execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    (tmp_path / "empty").mkdir()
+    empty = benchtape("import", "codex", tmp_path / "empty", "--db", db)
+    assert empty.returncode == 2 and "no .jsonl transcript in the folder" in empty.stderr
+
+
 def test_import_redacts_secrets_from_the_environment(tmp_path):
     transcript = tmp_path / "t.jsonl"
     src = (REALDATA / "claude-stream-json" / "obers_ui__minimal-text-only__v2.1.72.jsonl").read_text()
