@@ -21,7 +21,7 @@ def import_cmd(
 
     Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
 
-    Example: benchtape import codex ~/.codex/sessions   (again tomorrow: only what is new is written)
+    Example: benchtape import codex ~/.codex/sessions   (again tomorrow: files imported before, unchanged, are skipped)
     """
 
     def body() -> int:
