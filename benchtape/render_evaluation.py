@@ -53,6 +53,8 @@ def spend(est: dict[str, Any]) -> str:
     if not est["floor"]:
         return text + f" over {est['known_cells']} cell(s)"
     why = "; ".join(f"{label}: {reason}" for label, reason in est["why_unknown"].items())
+    if not est["known_cells"]:  # "at least $0.0000" would read as free
+        return f"unknown: none of the {est['unknown_cells']} cell(s) has an estimate ({why})"
     return f"at least {text} — a floor: {est['unknown_cells']} cell(s) have no estimate ({why})"
 
 

@@ -132,6 +132,18 @@ def test_a_matrix_runs_then_a_second_invocation_starts_nothing_and_regrades_all_
     assert table["ranked"][0]["cells"] == 6 and table["ranked"][0]["cost_per_cell"] == 0.0  # the mock spends nothing: known, not unknown
 
 
+def test_the_spend_line_says_unknown_when_no_cell_has_an_estimate_and_a_floor_when_some_do():
+    """`at least $0.0000` read as free when nothing was known; a partial estimate is a floor."""
+    from benchtape.render_evaluation import spend
+
+    why = {"claude-code@latest sonnet-4.6/medium": "no stored measurement of this setup to estimate from"}
+    none = {"usd": 0.0, "floor": True, "known_cells": 0, "unknown_cells": 9, "why_unknown": why}
+    assert spend(none) == f"unknown: none of the 9 cell(s) has an estimate (claude-code@latest sonnet-4.6/medium: {why['claude-code@latest sonnet-4.6/medium']})"
+    some = {**none, "usd": 0.12, "known_cells": 3}
+    assert spend(some).startswith("at least $0.1200 — a floor: 9 cell(s) have no estimate (")
+    assert spend({"usd": 0.0, "floor": False, "known_cells": 12, "unknown_cells": 0, "why_unknown": {}}) == "$0.0000 over 12 cell(s)"
+
+
 def test_the_preview_writes_nothing_and_without_a_terminal_consent_is_yes(project):
     store = project / ".benchtape" / "benchtape.db"
     out = run(project, "--dry-run")
