@@ -102,6 +102,11 @@ class Adapter(Protocol):
     # recorder.treediff.covers reads them). Where HOME is the workspace (sandbox levels home
     # and container), workspace snapshots leave these out: they are not the agent's work.
     bookkeeping: tuple[str, ...]
+    # Files under HOME the tool rewrites itself at every start (counters, per-folder flags):
+    # relative paths. Where HOME is the workspace, snapshots keep them (an agent may be asked to
+    # change one, and a check then reads it), but the patch of the agent's changes leaves them
+    # out and names them: a checkout without them could not take it (replay.changes).
+    own_state: tuple[str, ...]
     # Merged into JSON files under a private HOME (never yours) before it starts (relative path
     # → keys): the same for every session, so a level can merge it into the next session's
     # workspace ahead, off the session's path (recorder.sandbox.local's spare folder).

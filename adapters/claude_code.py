@@ -184,6 +184,8 @@ class ClaudeCodeAdapter:
         ".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup", ".claude/sessions/**", ".claude/session-env/**",
         ".claude/history.jsonl", ".claude/file-history/**", ".local/share/applications/claude-code-url-handler.desktop", STOP_LOG,
     )
+    # 2.1.328 rewrites ~/.claude.json at every start (numStartups, per-project flags, caches)
+    own_state = (".claude.json",)
     home_json = NO_UPDATES
 
     def config(self, launch: Launch) -> ClaudeConfig:

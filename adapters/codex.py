@@ -71,6 +71,7 @@ class CodexAdapter:
         f"{CODEX_DIR}/sessions/**", f"{CODEX_DIR}/*.sqlite", f"{CODEX_DIR}/*.sqlite-*", f"{CODEX_DIR}/skills/.system/**", f"{CODEX_DIR}/.tmp/**", f"{CODEX_DIR}/log/**",
         f"{CODEX_DIR}/installation_id", f"{CODEX_DIR}/.sandbox_migration", f"{CODEX_DIR}/shell_snapshots/**", f"{CODEX_DIR}/thread-writer-locks/**", f"{CODEX_DIR}/tmp/**",
     )
+    own_state: tuple[str, ...] = ()  # config.toml is benchtape's, written before the staged tree; 0.169.0 leaves it as it is
     home_json: dict[str, dict[str, Any]] = {}
 
     def command(self, launch: Launch) -> Command:

@@ -40,6 +40,7 @@ class MockParser(LineParser):
 class MockAdapter:
     name = "mock"
     bookkeeping: tuple[str, ...] = ()
+    own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}
 
     def __init__(self, noop: bool = False):

@@ -304,7 +304,8 @@ class Runner:
         # (first-run answers, staged plugins) are in, so they are never counted as the agent's
         own = bookkeeping_of(plan.harness, box.home, box.root)
         staged: list[Blob] = []
-        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own, blobs=staged), blobs=staged)
+        state = bookkeeping_of(plan.harness, box.home, box.root, "own_state")
+        store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own, blobs=staged, own_state=state), blobs=staged)
         if refused is not None:
             drive = Drive("error", None, False, 0.0, refused)
         elif cmd.tui is not None:
@@ -603,31 +604,34 @@ class Recording:
             self.store.append(self.session_id, tail)
 
 
-def bookkeeping_of(harness: str | None, home: str | Path | None, root: str | Path) -> tuple[str, ...]:
+def bookkeeping_of(harness: str | None, home: str | Path | None, root: str | Path, part: str = "bookkeeping") -> tuple[str, ...]:
     """What a workspace snapshot leaves out: the harness's own bookkeeping (its adapter's
     `bookkeeping` globs), where the sandbox made HOME the workspace (levels home and container
-    do; the level decides, and says so through the opened workspace's `home`)."""
+    do; the level decides, and says so through the opened workspace's `home`). `part="own_state"`:
+    the files the tool rewrites at every start, which the staged snapshot names (Adapter.own_state)."""
     if not harness or home is None or Path(home) != Path(root):
         return ()
     from adapters.base import get_adapter
 
     try:
-        return tuple(get_adapter(harness).bookkeeping)
+        return tuple(getattr(get_adapter(harness), part))
     except KeyError:
         return ()
 
 
-def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blobs: list[Blob], stage: str | None = None, leave_out: Sequence[str] = ()) -> list[Action]:
+def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blobs: list[Blob], stage: str | None = None, leave_out: Sequence[str] = (), own_state: Sequence[str] = ()) -> list[Action]:
     """The tree under root as a blob (the final workspace, or `stage` staged; known secrets
     redacted in its files; `leave_out`, the harness's bookkeeping, left out), or the error
     that stopped it: not the agent's doing, so an infrastructure_error. The blob joins
-    `blobs`, for the caller to write with the returned action (Store.append's `blobs`)."""
+    `blobs`, for the caller to write with the returned action (Store.append's `blobs`).
+    `own_state`: the tool's own state files in the tree, named in the action for the diff."""
     try:
         data, facts = snapshot(root, redact=redact, leave_out=leave_out) if root.exists() else (b"", {"files": 0, "bytes": 0})
         if data:
             blob = store.prepare_blob(data)
             blobs.append(blob)
-            return [Action("workspace.snapshot", {"sha256": blob.sha256, **facts, **({"stage": stage} if stage else {})})]
+            named = {"own_state": list(own_state)} if own_state else {}
+            return [Action("workspace.snapshot", {"sha256": blob.sha256, **facts, **({"stage": stage} if stage else {}), **named})]
     except OSError as exc:
         return [Action("error", {"message": f"{'staged tree' if stage else 'workspace'} snapshot failed: {exc}", "cause": "sandbox"})]
     return []

@@ -22,7 +22,7 @@ import tempfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from recorder.sandbox.trees import remove_tree
 from recorder.errors import BadInput
@@ -54,18 +54,20 @@ class Changes:
     removed: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
     patch: str = ""
+    left_out: list[str] = field(default_factory=list)  # the tool's own state files that changed (Adapter.own_state)
 
     @property
     def empty(self) -> bool:
         return not (self.added or self.removed or self.modified)
 
     def summary(self) -> str:
-        if self.empty:
-            return "no changes: the final workspace is the staged tree"
-        return f"{len(self.modified)} modified · {len(self.added)} added · {len(self.removed)} removed"
+        said = "no changes: the final workspace is the staged tree" if self.empty else f"{len(self.modified)} modified · {len(self.added)} added · {len(self.removed)} removed"
+        if self.left_out:
+            said += f" (left out of the patch: {', '.join(self.left_out)}, the tool's own state, rewritten at every start; `benchtape export` writes it)"
+        return said
 
     def to_dict(self) -> dict[str, object]:
-        return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch}
+        return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch, "left_out": self.left_out}
 
 
 def imported_from(session: Session) -> list[str] | None:
@@ -94,15 +96,20 @@ def workspace_changes(store: Store, session: Session) -> Changes:
         raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed), so there is nothing to diff against the staged tree")
     before = _entries(store, session.staged_snapshot["sha256"], "staged tree")
     after = _entries(store, session.snapshot["sha256"], "final workspace")
-    return diff_trees(before, after)
+    return diff_trees(before, after, own_state=session.staged_snapshot.get("own_state") or ())
 
 
-def diff_trees(before: dict[str, Entry], after: dict[str, Entry]) -> Changes:
+def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Sequence[str] = ()) -> Changes:
+    """The patch from `before` to `after`; a changed path in `own_state` (the tool's own state
+    files, as the staged snapshot names them) is named in `left_out`, not patched."""
     out = Changes()
     parts: list[str] = []
     for path in sorted(set(before) | set(after)):
         a, b = before.get(path), after.get(path)
         if a == b or (a is not None and b is not None and a.kind == b.kind == "dir"):
+            continue
+        if path in own_state:
+            out.left_out.append(path)
             continue
         if a is None or a.kind == "dir":
             if b is not None and b.kind != "dir":

@@ -108,12 +108,13 @@ def test_the_agents_changes_hold_none_of_the_terminal_uis_own_files(two_turns):
     """In the terminal UI, Claude Code also keeps a prompt history, copies of each file it edits
     (for /rewind) and a URL handler under ~/.local, and benchtape's Stop hook logs each turn:
     none is the agent's change, so `show --diff` holds calc.py's fix and the bytecode cache the
-    tests left, and of the tool's files only .claude.json, which it rewrites at every start
-    (settings.json is seeded in the order it writes it back)."""
+    tests left, and none of the tool's files: .claude.json, which it rewrites at every start, is
+    named beside the patch, not in it (settings.json is seeded in the order it writes it back)."""
     out = benchtape("show", "latest", "--diff", "--db", two_turns.db)
     assert out.returncode == 0, out.stderr
     changed = sorted(line.split(" b/", 1)[1] for line in out.stdout.splitlines() if line.startswith("diff --git "))
-    assert [c for c in changed if not c.startswith("__pycache__/")] == [".claude.json", "calc.py"], changed
+    assert [c for c in changed if not c.startswith("__pycache__/")] == ["calc.py"], changed
+    assert "left out of the patch: .claude.json, the tool's own state" in out.stderr
 
 
 def test_the_record_is_the_transcript_line_by_line(two_turns):

@@ -54,10 +54,13 @@ def test_the_real_tool_fixes_and_breaks_through_the_scripted_model(tool, tmp_pat
     assert npm_global() == before  # nothing installed or updated outside the sandbox
     _snapshots_leave_out_the_tools_bookkeeping(db, tool)
     # the agent's changes are its own: not the config benchtape wrote for the scripted model, nor
-    # the tool's state folders (claude rewrites .claude.json at every start, where an agent may
-    # also be asked to add an MCP server: that file stays in the diff)
-    diff = benchtape("show", "latest", "--diff", "--db", db, cwd=tmp_path).stdout
-    assert "calc.py" in diff and not [line for line in diff.splitlines() if line.startswith("diff --git") and (".codex/" in line or ".claude/" in line)], diff
+    # the tool's state folders; claude rewrites .claude.json at every start, so the snapshots
+    # keep it (an agent may be asked to add an MCP server there) and the patch names it instead
+    shown = benchtape("show", "latest", "--diff", "--db", db, cwd=tmp_path)
+    diff = shown.stdout
+    assert "calc.py" in diff and not [line for line in diff.splitlines() if line.startswith("diff --git") and (".codex/" in line or ".claude" in line)], diff
+    left_out = "left out of the patch: .claude.json, the tool's own state"
+    assert (left_out in shown.stderr) == (tool == "claude-code"), shown.stderr
 
 
 def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
@@ -82,6 +85,7 @@ def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
         tool_state = sorted(n for n in names if n.startswith((".claude", ".codex")))
         assert tool_state == {"claude-code": [".claude.json", ".claude/plugins", ".claude/settings.json"], "codex": [".codex/config.toml", ".codex/skills"]}[tool], tool_state
         assert session.snapshot["left_out"]["patterns"] == list(own) and session.snapshot["left_out"]["entries"] >= 1
+        assert session.staged_snapshot.get("own_state", []) == {"claude-code": [".claude.json"], "codex": []}[tool]  # what the patch names, not patches
 
 
 def test_the_stored_transcript_holds_the_same_calls_as_the_stream(tmp_path):

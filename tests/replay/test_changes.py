@@ -111,6 +111,22 @@ def test_a_session_recorded_without_a_staged_tree_says_it_has_no_diff(tmp_path):
     assert "has no snapshot of its staged tree" in page.read_text()
 
 
+def test_the_tools_own_state_is_named_beside_the_patch_not_in_it():
+    """A file the tool rewrites at every start (claude's .claude.json, as the staged snapshot
+    names it) would make the patch fail on a checkout without it: it is named, not patched."""
+    from replay.changes import Entry, diff_trees
+
+    before = {"calc.py": Entry("file", b"a - b\n"), ".claude.json": Entry("file", b'{"numStartups": 1}')}
+    after = {"calc.py": Entry("file", b"a + b\n"), ".claude.json": Entry("file", b'{"numStartups": 2}')}
+    changes = diff_trees(before, after, own_state=[".claude.json"])
+    assert changes.modified == ["calc.py"] and changes.left_out == [".claude.json"] and ".claude.json" not in changes.patch
+    assert changes.summary() == "1 modified · 0 added · 0 removed (left out of the patch: .claude.json, the tool's own state, rewritten at every start; `benchtape export` writes it)"
+    assert changes.to_dict()["left_out"] == [".claude.json"]
+    only_state = diff_trees({".claude.json": before[".claude.json"]}, {".claude.json": after[".claude.json"]}, own_state=[".claude.json"])
+    assert only_state.empty and only_state.summary().startswith("no changes: the final workspace is the staged tree (left out of the patch: .claude.json")
+    assert diff_trees(before, after).modified == [".claude.json", "calc.py"]  # a session recorded before the staged tree named it
+
+
 def test_an_imported_session_says_it_never_had_a_workspace_to_diff_or_export(tmp_path):
     """benchtape saw only the transcript: the diff and export say so, not that a snapshot failed,
     and export writes nothing (its reparse, which keeps where it came from, says the same)."""
