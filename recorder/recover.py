@@ -98,7 +98,7 @@ def recover_folder(folder: SessionFolder) -> str:
 def ingest(store: Any, folder: SessionFolder) -> int:
     """Append what the capture file holds beyond the store's last raw line, then close the
     session. Returns how many lines were added."""
-    from recorder.runner import Recording, bookkeeping_of, workspace_snapshot
+    from recorder.runner import Recording, home_paths_of, workspace_snapshot
     from recorder.store import Blob
 
     facts = folder.facts
@@ -147,7 +147,7 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     blobs: list[Blob] = []
     root = facts.get("root")
     if root and facts.get("level") != "none":
-        closing += workspace_snapshot(store, Path(root), redact, leave_out=bookkeeping_of(facts.get("harness"), facts.get("home"), root), blobs=blobs)
+        closing += workspace_snapshot(store, Path(root), redact, leave_out=home_paths_of(facts.get("harness"), facts.get("home"), root), blobs=blobs)
     started, at = facts.get("started"), ended.get("at")
     finished: dict[str, Any] = {
         "status": "interrupted",

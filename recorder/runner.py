@@ -302,9 +302,9 @@ class Runner:
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
         # (first-run answers, staged plugins) are in, so they are never counted as the agent's
-        own = bookkeeping_of(plan.harness, box.home, box.root)
+        own = home_paths_of(plan.harness, box.home, box.root)
         staged: list[Blob] = []
-        state = bookkeeping_of(plan.harness, box.home, box.root, "own_state")
+        state = home_paths_of(plan.harness, box.home, box.root, "own_state")
         store.append(session_id, workspace_snapshot(store, box.root, redact, stage=STAGED, leave_out=own, blobs=staged, own_state=state), blobs=staged)
         if refused is not None:
             drive = Drive("error", None, False, 0.0, refused)
@@ -604,11 +604,11 @@ class Recording:
             self.store.append(self.session_id, tail)
 
 
-def bookkeeping_of(harness: str | None, home: str | Path | None, root: str | Path, part: str = "bookkeeping") -> tuple[str, ...]:
-    """What a workspace snapshot leaves out: the harness's own bookkeeping (its adapter's
-    `bookkeeping` globs), where the sandbox made HOME the workspace (levels home and container
-    do; the level decides, and says so through the opened workspace's `home`). `part="own_state"`:
-    the files the tool rewrites at every start, which the staged snapshot names (Adapter.own_state)."""
+def home_paths_of(harness: str | None, home: str | Path | None, root: str | Path, part: str = "bookkeeping") -> tuple[str, ...]:
+    """The harness's own paths under HOME, where the sandbox made HOME the workspace (levels
+    home and container do; the level decides, and says so through the opened workspace's
+    `home`): its `bookkeeping` globs, which workspace snapshots leave out, or (`part="own_state"`)
+    the files it rewrites at every start, which the staged snapshot names for the diff."""
     if not harness or home is None or Path(home) != Path(root):
         return ()
     from adapters.base import get_adapter

@@ -70,19 +70,14 @@ class Changes:
         return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch, "left_out": self.left_out}
 
 
-def imported_from(session: Session) -> list[str] | None:
-    """The transcript files an imported session (or a reparse of one) was read from; None for a
-    session benchtape ran. Such a session has no workspace: benchtape saw only the transcript."""
+def _never_had_workspace(session: Session) -> str | None:
+    """Why an imported session (or a reparse of one: both keep `imported_from`) has no
+    workspace to diff or export: benchtape saw only its transcript. None for a session it ran."""
     started = next((a for a in session.actions if a.kind == "session.started"), None)
     files = started.data.get("imported_from") if started is not None else None
-    return [str(f) for f in files] if isinstance(files, list) else None
-
-
-def _never_had_workspace(session: Session) -> str | None:
-    files = imported_from(session)
-    if files is None:
+    if not isinstance(files, list):
         return None
-    return f"session {session.id} was imported from a transcript ({', '.join(files) or 'a file'}): benchtape saw what the agent did, never its workspace"
+    return f"session {session.id} was imported from a transcript ({', '.join(map(str, files)) or 'a file'}): benchtape saw what the agent did, never its workspace"
 
 
 def workspace_changes(store: Store, session: Session) -> Changes:

@@ -194,11 +194,14 @@ def test_codexs_own_state_is_left_out_and_its_config_and_skills_kept(tmp_path):
 def test_bookkeeping_is_left_out_only_where_home_is_the_workspace(tmp_path):
     """The level decides where HOME is; the run loop and `recover` read it from there."""
     from adapters.base import get_adapter
-    from recorder.runner import bookkeeping_of
+    from recorder.runner import home_paths_of
 
     ws = tmp_path / "ws"
-    assert bookkeeping_of("codex", ws, ws) == get_adapter("codex").bookkeeping != ()
-    assert bookkeeping_of("codex", str(ws), ws) == get_adapter("codex").bookkeeping  # as session.json gives it
-    assert bookkeeping_of("codex", tmp_path / "real-home", ws) == ()  # levels none and workspace
-    assert bookkeeping_of("codex", None, ws) == ()  # a session folder written before `home` was noted
-    assert bookkeeping_of("no-such-harness", ws, ws) == () and bookkeeping_of(None, ws, ws) == ()
+    assert home_paths_of("codex", ws, ws) == get_adapter("codex").bookkeeping != ()
+    assert home_paths_of("codex", str(ws), ws) == get_adapter("codex").bookkeeping  # as session.json gives it
+    assert home_paths_of("codex", tmp_path / "real-home", ws) == ()  # levels none and workspace
+    assert home_paths_of("codex", None, ws) == ()  # a session folder written before `home` was noted
+    assert home_paths_of("no-such-harness", ws, ws) == () and home_paths_of(None, ws, ws) == ()
+    # the files a tool rewrites at every start, which the staged snapshot names: likewise only there
+    assert home_paths_of("claude-code", ws, ws, "own_state") == (".claude.json",)
+    assert home_paths_of("claude-code", tmp_path / "real-home", ws, "own_state") == () == home_paths_of("codex", ws, ws, "own_state")
