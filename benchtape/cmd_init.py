@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,7 +38,8 @@ def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbe
         except OSError as exc:
             raise BadInput(f"cannot write the starter bench here: {exc.strerror or exc}", file=str(exc.filename or folder), fix="name a folder you can write to: benchtape init ~/my-bench") from None
         print(f"wrote {target} and its testdata {folder / 'calc'}/")
-        print(f"next: cd {folder} && benchtape run         (then: benchtape check madbench.yaml)")
+        go = "" if folder.resolve() == Path.cwd().resolve() else f"cd {shlex.quote(str(folder))} && "  # `init .`: no `cd . &&`
+        print(f"next: {go}benchtape run         (then: benchtape check madbench.yaml)")
         return 0
 
     guarded(body)

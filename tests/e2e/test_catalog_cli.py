@@ -34,6 +34,10 @@ def test_version_and_help_have_examples():
 def test_init_writes_a_starter_bench_that_runs_and_holds_its_control(tmp_path):
     out = benchtape("init", tmp_path / "b")
     assert out.returncode == 0 and (tmp_path / "b" / "madbench.yaml").is_file()
+    assert f"next: cd {tmp_path / 'b'} && benchtape run" in out.stdout
+    (tmp_path / "here").mkdir()
+    here = benchtape("init", ".", cwd=tmp_path / "here")
+    assert here.returncode == 0 and "next: benchtape run " in here.stdout  # not `cd . &&`
     assert benchtape("run", "--db", tmp_path / "x.db", cwd=tmp_path / "b").returncode == 1  # two scenarios fail by design
     assert benchtape("check", "--db", tmp_path / "x.db", cwd=tmp_path / "b").returncode == 0
     again = benchtape("init", tmp_path / "b")
