@@ -61,9 +61,12 @@ class Changes:
         return not (self.added or self.removed or self.modified)
 
     def summary(self) -> str:
-        said = "no changes: the final workspace is the staged tree" if self.empty else f"{len(self.modified)} modified · {len(self.added)} added · {len(self.removed)} removed"
-        if self.left_out:
-            said += f" (left out of the patch: {', '.join(self.left_out)}, the tool's own state, rewritten at every start; `benchtape export` writes it)"
+        if not self.empty:
+            said = f"{len(self.modified)} modified · {len(self.added)} added · {len(self.removed)} removed"
+        else:
+            said = "no changes but the tool's own state" if self.left_out else "no changes: the final workspace is the staged tree"
+        if self.left_out:  # no parentheses: the HTML page shows this inside its own
+            said += f" · left out of the patch: {', '.join(self.left_out)}, the tool's own state, rewritten at every start; `benchtape export` writes it"
         return said
 
     def to_dict(self) -> dict[str, object]:

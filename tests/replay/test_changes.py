@@ -120,10 +120,10 @@ def test_the_tools_own_state_is_named_beside_the_patch_not_in_it():
     after = {"calc.py": Entry("file", b"a + b\n"), ".claude.json": Entry("file", b'{"numStartups": 2}')}
     changes = diff_trees(before, after, own_state=[".claude.json"])
     assert changes.modified == ["calc.py"] and changes.left_out == [".claude.json"] and ".claude.json" not in changes.patch
-    assert changes.summary() == "1 modified · 0 added · 0 removed (left out of the patch: .claude.json, the tool's own state, rewritten at every start; `benchtape export` writes it)"
+    assert changes.summary() == "1 modified · 0 added · 0 removed · left out of the patch: .claude.json, the tool's own state, rewritten at every start; `benchtape export` writes it"
     assert changes.to_dict()["left_out"] == [".claude.json"]
     only_state = diff_trees({".claude.json": before[".claude.json"]}, {".claude.json": after[".claude.json"]}, own_state=[".claude.json"])
-    assert only_state.empty and only_state.summary().startswith("no changes: the final workspace is the staged tree (left out of the patch: .claude.json")
+    assert only_state.empty and only_state.summary().startswith("no changes but the tool's own state · left out of the patch: .claude.json")
     assert diff_trees(before, after).modified == [".claude.json", "calc.py"]  # a session recorded before the staged tree named it
 
 
