@@ -60,6 +60,26 @@ def _chooses_sandbox(args: tuple[str, ...]) -> bool:
     return any(a in SANDBOX_FLAGS or a.startswith("--sandbox=") for a in args)
 
 
+def own_sandbox_in_container(harness_config: dict[str, Any] | None) -> str | None:
+    """The sandbox of codex's own that `args` choose and that cannot work inside benchtape's
+    container (bwrap cannot make namespaces there: every command the agent ran would fail),
+    or None. Unchosen, the run loop asks for danger-full-access there; an evaluation's
+    `sandbox` option always chooses, so its default (workspace-write) is refused here."""
+    try:
+        args = parse_config(harness_config).args
+    except BadInput:
+        return None  # the adapter's own preflight names a bad config
+    for i, a in enumerate(args):
+        if a in ("--dangerously-bypass-approvals-and-sandbox", "--yolo"):
+            return None
+        if a == "--full-auto":
+            return "workspace-write (--full-auto)"
+        value = a.split("=", 1)[1] if a.startswith("--sandbox=") else args[i + 1] if a in ("--sandbox", "-s") and i + 1 < len(args) else None
+        if value is not None and value != "danger-full-access":
+            return value
+    return None
+
+
 class CodexAdapter:
     name = HARNESS
     # its rollout (stored as the session's transcript), its state databases (~1.4 MB a run),

@@ -58,6 +58,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         level = sandbox or sc.sandbox.level
         pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
         none_scenarios += level == "none"
+        if name == "codex" and level == "container":
+            pf.blocking.extend(_codex_in_container(bench, sc))
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
@@ -109,6 +111,21 @@ def _probe_image(image: str, exe: str) -> list[str] | None:
         return [exe]
     found = out.decode("utf-8", "replace").strip().splitlines()
     return [found[-1]] if found else None
+
+
+def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
+    """Codex's own sandbox cannot run in benchtape's container: refused before any spend, not
+    found out from a session whose every command failed."""
+    from adapters.codex import own_sandbox_in_container
+
+    chosen = own_sandbox_in_container(bench.harness_config)
+    if chosen is None:
+        return []
+    return [
+        f"{sc.where}: scenario {sc.name!r}: codex's own sandbox ({chosen}) cannot run inside benchtape's container (bwrap cannot make namespaces there), "
+        "so every command the agent ran would fail; there the container is the fence: choose `--sandbox danger-full-access` in harness_config.args, "
+        "or in an evaluation `options: {sandbox: danger-full-access}` for codex"
+    ]
 
 
 def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -> Preflight:

@@ -178,3 +178,25 @@ def test_codex_preflight(tmp_path: Path) -> None:
     (home / ".codex/auth.json").write_text("{}")
     assert CodexAdapter().preflight(None, {}, {"PATH": _bin(tmp_path, "codex"), "HOME": str(home)}) == []
     assert CodexAdapter().preflight(None, {}, {"PATH": _bin(tmp_path, "codex"), "OPENAI_API_KEY": "sk-x"}) == []
+
+
+def test_codex_own_sandbox_in_benchtapes_container_is_refused_before_any_spend(tmp_path: Path) -> None:
+    """bwrap cannot make namespaces in the container: a session there whose args chose codex's
+    own sandbox measured `no_changes` with every command failing. Preflight refuses it, for a
+    bench's args and an evaluation's `sandbox` option alike (its option becomes those args)."""
+    from adapters.codex import own_sandbox_in_container
+    from recorder.preflight import preflight
+    from recorder.spec.bench import load_bench
+
+    chosen = {(): None, ("--sandbox", "workspace-write"): "workspace-write", ("-s", "read-only"): "read-only", ("--sandbox=read-only",): "read-only",
+              ("--full-auto",): "workspace-write (--full-auto)", ("--sandbox", "danger-full-access"): None, ("--sandbox=danger-full-access",): None, ("--yolo",): None}
+    assert {args: own_sandbox_in_container({"args": list(args)}) for args in chosen} == chosen
+
+    def findings(level: str, args: list[str]) -> list[str]:
+        (tmp_path / "b.yaml").write_text(f"harness: codex\nharness_config: {{args: {json.dumps(args)}}}\nscenarios:\n  - name: s\n    prompt: p\n    sandbox: {level}\n")
+        pf = preflight(load_bench(tmp_path / "b.yaml"), env={"PATH": _bin(tmp_path, "codex"), "OPENAI_API_KEY": "sk-x"})
+        return [f for f in pf.blocking if "codex's own sandbox" in f]
+
+    [refused] = findings("container", ["--sandbox", "workspace-write"])
+    assert "(workspace-write) cannot run inside benchtape's container" in refused and "options: {sandbox: danger-full-access}" in refused
+    assert findings("container", []) == findings("container", ["--sandbox", "danger-full-access"]) == findings("home", ["--sandbox", "workspace-write"]) == []
