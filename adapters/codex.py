@@ -56,8 +56,19 @@ def binary_of(cfg: CodexConfig) -> str:
     return cfg.binary or default_binary(HARNESS)
 
 
-def _chooses_sandbox(args: tuple[str, ...]) -> bool:
-    return any(a in SANDBOX_FLAGS or a.startswith("--sandbox=") for a in args)
+def _chosen_sandbox(args: tuple[str, ...]) -> str | None:
+    """The sandbox of its own that `args` choose for codex, by the first of SANDBOX_FLAGS they
+    hold (a bypass flag reads as danger-full-access; a flag without its value as ""); None
+    when they choose none, and benchtape asks for one (CodexAdapter.command)."""
+    for i, a in enumerate(args):
+        if a.startswith("--sandbox="):
+            return a.split("=", 1)[1]
+        if a not in SANDBOX_FLAGS:
+            continue
+        if a in ("--sandbox", "-s"):
+            return args[i + 1] if i + 1 < len(args) else ""
+        return "workspace-write (--full-auto)" if a == "--full-auto" else "danger-full-access"
+    return None
 
 
 def own_sandbox_in_container(harness_config: dict[str, Any] | None) -> str | None:
@@ -66,18 +77,10 @@ def own_sandbox_in_container(harness_config: dict[str, Any] | None) -> str | Non
     or None. Unchosen, the run loop asks for danger-full-access there; an evaluation's
     `sandbox` option always chooses, so its default (workspace-write) is refused here."""
     try:
-        args = parse_config(harness_config).args
+        chosen = _chosen_sandbox(parse_config(harness_config).args)
     except BadInput:
         return None  # the adapter's own preflight names a bad config
-    for i, a in enumerate(args):
-        if a in ("--dangerously-bypass-approvals-and-sandbox", "--yolo"):
-            return None
-        if a == "--full-auto":
-            return "workspace-write (--full-auto)"
-        value = a.split("=", 1)[1] if a.startswith("--sandbox=") else args[i + 1] if a in ("--sandbox", "-s") and i + 1 < len(args) else None
-        if value is not None and value != "danger-full-access":
-            return value
-    return None
+    return None if chosen in (None, "", "danger-full-access") else chosen
 
 
 class CodexAdapter:
@@ -105,7 +108,7 @@ class CodexAdapter:
         argv = [binary_of(cfg), "exec", "--json"]
         if not (launch.root / ".git").exists():
             argv.append("--skip-git-repo-check")
-        if not _chooses_sandbox(cfg.args):
+        if _chosen_sandbox(cfg.args) is None:
             argv += ["--sandbox", "danger-full-access" if launch.in_container else "workspace-write"]
         model = launch.model or cfg.model
         if model and not is_scripted(model):
