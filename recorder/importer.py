@@ -3,6 +3,7 @@ actions from its raw lines when an adapter has improved (`reparse`)."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -19,6 +20,21 @@ FORMATS_BY_HARNESS = {
 }
 # What a live run's raw lines are, by harness, for reparse.
 LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "mock": "mock"}
+
+
+# A transcript this large is hashed on a thread while its lines are parsed and written (a 50 MB
+# file: the 0.04 s of hashing left the import's path); a smaller one is hashed first, so an
+# unchanged file imported again (a folder, daily) is only read, never parsed.
+HASH_BESIDE_BYTES = 8 << 20
+
+
+class AlreadyImported(Exception):
+    """The transcript's content is in the store already, found once its hash was known: the
+    transaction that was writing it rolls back, and the import reports the session it has."""
+
+    def __init__(self, session_id: str):
+        super().__init__(session_id)
+        self.session_id = session_id
 
 
 @dataclass
@@ -45,17 +61,19 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
             raise BadInput(f"this is a {fmt} file, not a {harness} transcript", file=str(p), fix=f"import it as `benchtape import {'codex' if fmt.startswith('codex') else 'claude-code'} {p}`")
         formats.append((p, fmt))
     results: list[ImportResult] = []
-    run_id: str | None = None
-    for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
-        source = f"import:{transcript.sha256()}"
-        existing = store.find_session_by_source(source)
-        if existing:
-            results.append(ImportResult(str(p), existing, True, *_counts(store, existing)))
-            continue
-        if run_id is None:
-            run_id = store.new_run("import", harness=harness, argv=argv or [])
-        sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, source, scenario or None, p)
-        results.append(ImportResult(str(p), sid, False, actions, warnings))
+    run_id: str | None = None  # the import's run row, made in the transaction of its first new session
+    with ThreadPoolExecutor(1, thread_name_prefix="benchtape-hash") as hasher:
+        for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
+            digest = hasher.submit(transcript.sha256)
+            known = store.find_session_by_source(f"import:{digest.result()}") if _size(transcript) < HASH_BESIDE_BYTES else None
+            if known is None:
+                try:
+                    run_id, sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, digest, scenario or None, p, argv or [])
+                    results.append(ImportResult(str(p), sid, False, actions, warnings))
+                    continue
+                except AlreadyImported as already:
+                    known = already.session_id
+            results.append(ImportResult(str(p), known, True, *_counts(store, known)))
     return results
 
 
@@ -73,15 +91,21 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
-def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: Transcript, source: str, scenario: str | None, path: Path) -> tuple[str, int, int]:
+def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, transcript: Transcript, digest: Future[str], scenario: str | None, path: Path, argv: list[str]) -> tuple[str, str, int, int]:
     """Write one transcript as a new session in one transaction, a batch at a time: raw lines
     in ~RAW_CHUNK_BYTES chunks, actions beside them. The session row and `session.started`
     (which need what only the whole file tells: model, cwd, first prompt) go in last, at the
     seq kept for them; foreign keys are checked at commit. The per-row no-rewrite triggers of
     actions and raw are lifted while the transaction holds the write lock (Store.transaction's
-    `bulk`): its inserts are plain INSERTs of a new session's rows."""
+    `bulk`): its inserts are plain INSERTs of a new session's rows.
+
+    The file may still be being hashed (`digest`): from the batch its hash is known by, and
+    again before the session row, a transcript already in the store raises AlreadyImported,
+    rolling back what was written. The import's run row (`run_id` None: not made yet) is made
+    beside the session row. Returns (run_id, session_id, actions, warnings)."""
     sid = new_id()
     counted = warnings = 0
+    source: str | None = None
     with store.transaction(defer_foreign_keys=True, bulk=True):
         started_seq = store.reserve_seq(sid)
         lines: list[tuple[int, str]] = []
@@ -94,14 +118,18 @@ def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: 
                 if actions:
                     pending.extend(actions)
                 if size >= RAW_CHUNK_BYTES:
+                    if source is None and digest.done():
+                        source = _new_source(store, digest)
                     writer.add(lines, pending)
                     counted, warnings = counted + len(pending), warnings + _warnings(pending)
                     lines, pending, size = [], [], 0
             pending.extend(transcript.finish())
             writer.add(lines, pending)
             counted, warnings = counted + len(pending), warnings + _warnings(pending)
+        source = source or _new_source(store, digest)
         meta = transcript.meta
         name = scenario or meta.get("session_id") or path.stem
+        run_id = run_id or store.new_run("import", harness=harness, argv=argv)
         store.new_session(run_id, str(name), harness=harness, model=meta.get("model"), workdir=meta.get("cwd"), source=source, session_id=sid)
         started = Action(
             "session.started",
@@ -109,7 +137,20 @@ def _stream_into(store: Store, run_id: str, harness: str, fmt: str, transcript: 
         )
         store.append(sid, [started], at_seq=started_seq)
         store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, "imported": True})])
-    return sid, counted, warnings
+    return run_id, sid, counted, warnings
+
+
+def _new_source(store: Store, digest: Future[str]) -> str:
+    """The session source of a transcript not in the store yet; AlreadyImported when it is."""
+    source = f"import:{digest.result()}"
+    known = store.find_session_by_source(source)
+    if known is not None:
+        raise AlreadyImported(known)
+    return source
+
+
+def _size(transcript: Transcript) -> int:
+    return sum(f.stat().st_size for f in transcript.files)
 
 
 def _counts(store: Store, session_id: str) -> tuple[int, int]:

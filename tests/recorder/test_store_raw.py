@@ -207,10 +207,31 @@ def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, 
         with pytest.raises(OSError):
             import_files(store, "codex", [f])
     conn = store.db.conn
-    assert [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("sessions", "actions", "raw")] == [0, 0, 0]
+    assert [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("runs", "sessions", "actions", "raw")] == [0, 0, 0, 0]
     assert not [t for t in threading.enumerate() if t.name.startswith("benchtape-pack")]
     [r] = import_files(store, "codex", [f])
     assert store.raw_lines(r.session_id) == f.read_text().splitlines()
+
+
+def test_a_large_file_hashed_while_it_is_written_is_still_imported_once(store, tmp_path, monkeypatch):
+    """A file of HASH_BESIDE_BYTES or more is hashed on a thread while its batches are written;
+    the same content again is found (from the batch its hash is known by, or at the end) and
+    its transaction rolls back: no second session, run, action or raw row."""
+    from recorder import importer
+
+    monkeypatch.setattr(importer, "HASH_BESIDE_BYTES", 0)
+    f, _ = _many_batches(tmp_path)
+    [first] = import_files(store, "codex", [f])
+    conn = store.db.conn
+    counts = lambda: [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("runs", "sessions", "actions", "raw")]  # noqa: E731
+    before = counts()
+    [again] = import_files(store, "codex", [f])
+    assert (again.already, again.session_id, again.actions) == (True, first.session_id, first.actions)
+    assert counts() == before and before[:2] == [1, 1]
+    f.write_text(f.read_text() + '{"type": "item.completed", "item": {"id": "last", "type": "agent_message", "text": "one more"}}\n')
+    [grown] = import_files(store, "codex", [f])
+    assert not grown.already and grown.actions == first.actions + 1
+    assert counts()[:2] == [2, 2]
 
 
 def test_a_line_holding_unicode_separators_is_one_line(store, tmp_path):
