@@ -22,9 +22,9 @@ FORMATS_BY_HARNESS = {
 LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "mock": "mock"}
 
 
-# A transcript this large is hashed on a thread while its lines are parsed and written (a 50 MB
-# file: the 0.04 s of hashing left the import's path); a smaller one is hashed first, so an
-# unchanged file imported again (a folder, daily) is only read, never parsed.
+# A transcript this large is hashed on a thread while its lines are parsed and written (the
+# 0.04 s of hashing a 50 MB file no longer comes before its parse); a smaller one is hashed
+# first, so an unchanged file imported again (a folder, daily) is only read, never parsed.
 HASH_BESIDE_BYTES = 8 << 20
 
 
