@@ -234,6 +234,33 @@ def test_a_large_file_hashed_while_it_is_written_is_still_imported_once(store, t
     assert counts()[:2] == [2, 2]
 
 
+def test_the_same_file_imported_twice_at_once_is_one_session(tmp_path):
+    """Two imports of one file racing (two connections, as two `benchtape import`s are): the
+    check for a copy already stored runs again inside the write transaction, so the one that
+    gets the lock second finds the first's session instead of writing a second."""
+    import threading
+
+    f, _ = _many_batches(tmp_path)
+    stores = [Store(tmp_path / "race.db") for _ in range(2)]
+    start = threading.Barrier(2)
+    results: list = []
+
+    def one(store: Store) -> None:
+        start.wait()
+        results.extend(import_files(store, "codex", [f]))
+
+    threads = [threading.Thread(target=one, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r.already for r in results) == [False, True]
+    assert len({r.session_id for r in results}) == 1
+    assert stores[0].db.conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
+    for s in stores:
+        s.close()
+
+
 def test_a_line_holding_unicode_separators_is_one_line(store, tmp_path):
     f = tmp_path / "exec.jsonl"
     f.write_text('{"type": "thread.started", "thread_id": "t"}\n{"type": "item.completed", "item": {"id": "a", "type": "agent_message", "text": "one\u2028two\u0085three"}}\n', encoding="utf-8")
