@@ -61,13 +61,16 @@ def _cwd_arg(spec: CheckSpec) -> str | None:
     return cwd
 
 
-def resolve_cwd(cwd: str | None, work_dir: Path | None) -> Path | str:
+def resolve_cwd(cwd: str | None, work_dir: Path | None, session: Session | None = None) -> Path | str:
     """Where to run: an absolute cwd as given, else cwd joined onto the workspace (and
-    still inside it after symlinks are resolved). A string is the reason it cannot run."""
+    still inside it after symlinks are resolved). A string is the reason it cannot run; for
+    an imported session, that benchtape never had its workspace (not that restoring it failed)."""
     if cwd is not None and os.path.isabs(cwd):
         return Path(cwd)
     if work_dir is None:
-        return "exec: no workspace to run in (the session has no restored work_dir; give an absolute args.cwd to run elsewhere)"
+        imported = session is not None and session.imported_from is not None
+        why = "the session was imported from a transcript: benchtape never saw its workspace" if imported else "the session has no restored work_dir"
+        return f"exec: no workspace to run in ({why}; give an absolute args.cwd to run elsewhere)"
     root = Path(work_dir).resolve()
     target = (root / cwd).resolve() if cwd else root
     if target != root and root not in target.parents:
@@ -106,7 +109,7 @@ def exec_check(spec: CheckSpec) -> Evaluator:
     timeout = parse_duration(args_of(spec).get("timeout"), type="exec", default="60s")
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        where = resolve_cwd(cwd_arg, ctx.work_dir)
+        where = resolve_cwd(cwd_arg, ctx.work_dir, session)
         if isinstance(where, str):
             return Result.error(where)
         ev: dict[str, Any] = {"argv": argv, "cwd": str(where), "exit_code": None, "expected_exit": expected, "timed_out": False, "output_tail": ""}

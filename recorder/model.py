@@ -227,6 +227,15 @@ class Session:
     def with_output(self, text: str | None) -> "Session":
         return replace(self, final_output=text)
 
+    @property
+    def imported_from(self) -> list[str] | None:
+        """The transcript files an imported session (or a reparse of one: both keep them) was
+        read from; None for a session benchtape ran. An imported session never had a workspace
+        benchtape saw, which is what its diff, export and exec checks have to say."""
+        started = next((a for a in self.actions if a.kind == "session.started"), None)
+        files = started.data.get("imported_from") if started is not None else None
+        return [str(f) for f in files] if isinstance(files, list) else None
+
 
 # project() builds Calls and Invocations positionally (keywords cost ~40% more per call, and
 # a session has a hundred); this keeps a reordered or added field from misfiling silently.

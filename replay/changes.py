@@ -76,11 +76,10 @@ class Changes:
 def _never_had_workspace(session: Session) -> str | None:
     """Why an imported session (or a reparse of one: both keep `imported_from`) has no
     workspace to diff or export: benchtape saw only its transcript. None for a session it ran."""
-    started = next((a for a in session.actions if a.kind == "session.started"), None)
-    files = started.data.get("imported_from") if started is not None else None
-    if not isinstance(files, list):
+    files = session.imported_from
+    if files is None:
         return None
-    return f"session {session.id} was imported from a transcript ({', '.join(map(str, files)) or 'a file'}): benchtape saw what the agent did, never its workspace"
+    return f"session {session.id} was imported from a transcript ({', '.join(files) or 'a file'}): benchtape saw what the agent did, never its workspace"
 
 
 def workspace_changes(store: Store, session: Session) -> Changes:

@@ -59,6 +59,18 @@ def test_no_workspace_is_an_error(workspace):
     assert r.status == "ERROR" and r.reason.startswith("exec: no workspace to run in")
 
 
+def test_an_imported_session_says_it_never_had_a_workspace(workspace):
+    """An imported transcript's session has no workspace because benchtape never saw one, not
+    because restoring it failed: the reason says which (still an ERROR, counted as before)."""
+    from recorder.model import Action, project
+
+    imported = project([Action("session.started", {"scenario": "s", "imported_from": ["/home/u/.claude/projects/p/s.jsonl"]}), Action("session.finished", {"status": "ok"})])
+    r = grade({"type": "exec", "value": "true"}, imported, CheckContext())
+    assert r.status == "ERROR" and r.reason.startswith("exec: no workspace to run in (the session was imported from a transcript")
+    s, _ = workspace
+    assert "no restored work_dir" in grade({"type": "exec", "value": "true"}, s, CheckContext()).reason
+
+
 def test_timeout_fails_with_the_evidence(workspace):
     s, ctx = workspace
     r = grade({"type": "exec", "args": {"cmd": ["sh", "-c", "echo started; sleep 5"], "timeout": "300ms"}}, s, ctx)
