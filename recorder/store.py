@@ -45,18 +45,20 @@ CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 def new_id() -> str:
     """A ULID (26 characters of Crockford's base32: 48 bits of milliseconds, then 80 random
-    bits), so ids sort by the millisecond they were made in. Made here: python-ulid cost ~10 ms of imports
-    (its package metadata, typing_extensions) in every run and import, for these four lines."""
+    bits), so ids sort by the millisecond they were made in. Made here: python-ulid cost ~10 ms
+    of imports (its package metadata, typing_extensions) in every run and import."""
     value = (time.time_ns() // 1_000_000) << 80 | int.from_bytes(os.urandom(10), "big")
     return "".join(CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
 def host_platform() -> str:
-    """What `platform.platform()` says on Linux (`Linux-6.1.0-x86_64-with-glibc2.36`), without
-    the `uname -p` subprocess it starts for a processor name it then leaves out (~7 ms of every
-    run and import)."""
+    """What `platform.platform()` says (`Linux-6.1.0-x86_64-with-glibc2.36`), without the
+    `uname -p` subprocess it starts on Linux for a processor name it then leaves out (~7 ms of
+    every run and import)."""
     u = platform.uname()  # its processor is looked up only when read
-    libc = " ".join(platform.libc_ver()).strip().replace(" ", "") if u.system == "Linux" else ""
+    if u.system != "Linux":
+        return platform.platform()
+    libc = "".join(platform.libc_ver())
     return "-".join(part for part in (u.system, u.release, u.machine, *(("with", libc) if libc else ())) if part)
 
 

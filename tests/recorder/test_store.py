@@ -375,3 +375,26 @@ def test_a_stored_session_builds_its_actions_only_when_a_reader_asks(store):
     assert session.__dict__["_structure"]._actions is None  # graded, and not one Action made
     assert [(a.seq, a.kind, a.thread, a.data) for a in session.actions] == [(i + 1, a.kind, a.thread, a.data) for i, a in enumerate(stored)]
     assert [a.kind for a in session.subagents["t1"].actions] == ["tool.call"]
+
+
+def test_ids_are_ulids_that_sort_by_their_millisecond_and_a_run_records_its_host(tmp_path):
+    """Ids are made without python-ulid: 26 characters of Crockford's base32 whose first ten
+    are the milliseconds they were made in; the run's host line is platform.platform()'s."""
+    import json
+    import platform
+    import time
+
+    from recorder.store import CROCKFORD, new_id
+
+    before = time.time_ns() // 1_000_000
+    first = new_id()
+    time.sleep(0.002)
+    second = new_id()
+    assert len(first) == 26 and set(first + second) <= set(CROCKFORD)
+    assert first[:10] < second[:10] and int("".join(f"{CROCKFORD.index(c):05b}" for c in first[:10]), 2) >= before
+    assert len({new_id() for _ in range(1000)}) == 1000
+    store = Store(tmp_path / "h.db")
+    run = store.new_run("import")
+    host = json.loads(store.db.conn.execute("SELECT host FROM runs WHERE id = ?", [run]).fetchone()[0])
+    assert host["platform"] == platform.platform()
+    store.close()
