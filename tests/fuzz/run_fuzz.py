@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tests/: realdatakit, as pytest's rootdir gives the suite
 
 from corpus import ROOT, corpus  # noqa: E402
 from fuzzkit import run  # noqa: E402

@@ -21,3 +21,17 @@ def test_short_fuzz_finds_no_traceback_hang_or_escape():
     assert figures.bad == 0 and figures.count("unclear") == 0, figures.report("short fuzz")
     assert figures.count("ok", "bench") > 0 and figures.count("refused", "bench") > 0  # the corpus reaches both sides
     assert figures.count("refused", "tar") > 0 and figures.count("ok", "lines") > 0
+
+
+def test_make_fuzz_starts_from_a_clean_environment():
+    """`make fuzz` runs run_fuzz.py as a script, without pytest's sys.path: its imports (the
+    corpus, and realdatakit beside the suite) must resolve on their own (they once did not)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent / "run_fuzz.py"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, env=env, cwd=script.parents[2], timeout=60)
+    assert out.returncode == 0 and "--inputs" in out.stdout, out.stderr
