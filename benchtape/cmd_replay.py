@@ -137,7 +137,7 @@ def _grade_report(path: Path, session: Optional[str], db: Optional[Path], on_ses
     runs = [r for r in [doc.get("run_id"), *(r.get("run_id") for r in doc.get("runs") or [])] if r]
     if named is not None and runs:
         if not named.is_file():
-            print(f"note: the database this report names ({named}) is not here: re-grading from the report alone", file=sys.stderr)
+            print(f"note: the database {'--db names' if db else 'this report names'} ({named}) is not here: re-grading from the report alone", file=sys.stderr)
         else:
             store = open_store(named, must_exist=True)
             missing = [r for r in runs if store.run(r) is None]

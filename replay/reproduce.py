@@ -374,8 +374,11 @@ def _report_workspace(report: Path, run_id: str | None, session: Session) -> Wor
     if not sha:
         return NoWorkspace()
     tar = report.parent / (run_id or "") / "snapshots" / f"{sha}.tar"
-    if run_id and report.name == f"{run_id}.json" and tar.is_file():
+    in_report_dir = bool(run_id) and report.name in (f"{run_id}.json", f"{run_id}.jsonl")  # the report, or the stream beside it
+    if in_report_dir and tar.is_file():
         return SnapshotFile(tar, sha)
+    if in_report_dir:
+        return NoWorkspace(NOT_IN_REPORT, f"the session's workspace snapshot is not beside the report yet ({tar.relative_to(report.parent)}: --report-dir writes them when the run ends), or grade from the database (benchtape grade {run_id})")
     return NoWorkspace(NOT_IN_REPORT, "this report carries no workspace snapshots: write it with --report-dir, or grade from the database (benchtape grade RUN_ID)")
 
 

@@ -128,6 +128,24 @@ def test_grade_from_a_report_dir_restores_the_snapshot(tmp_path):
     assert out.lines[-1] == "3/3 verdicts reproduced · 0 diverged · 0 could not re-grade · 1 session(s)"
 
 
+def test_grade_from_the_stream_of_a_report_dir_restores_the_snapshot_too(tmp_path):
+    """RUN_ID.jsonl (streamed as sessions finish) is a report too: once the run has ended its
+    snapshots are beside it, so an exec check re-grades from them (it was SKIPPED, and told the
+    user to write the report with --report-dir, which they had). Before the end, the reason says
+    the snapshot is not there yet."""
+    _, _, folder = _run_with_reports(tmp_path)
+    for f in tmp_path.glob("r.db*"):
+        f.unlink()
+    [stream] = folder.glob("*.jsonl")
+    out = cli("grade", stream)
+    assert out.code == 0, out.stdout
+    assert "REPRODUCED         checks[1]  exec: PASS" in out.stdout
+    shutil.rmtree(folder / stream.stem / "snapshots")  # as mid-run: the stream is there, the snapshots not yet
+    out = cli("grade", stream, "--db", tmp_path / "gone.db")
+    assert "SKIPPED            checks[1]  exec" in out.stdout and "not beside the report yet" in out.stdout and "--report-dir writes them when the run ends" in out.stdout
+    assert "the database --db names" in out.stderr
+
+
 def test_grade_a_missing_report_is_bad_input(tmp_path):
     out = cli("grade", tmp_path / "nope.json")
     assert out.code == 2 and "no such report" in out.stderr
