@@ -96,7 +96,7 @@ def _validate(name: str, json_out: bool) -> int:
     import orjson
 
     from benchtape.render_compare import validation
-    from recorder.spec.evaluation import load_evaluation
+    from recorder.spec.evaluation import evaluation_ref, load_evaluation
     from recorder.spec.pricing import FREE_MODELS, load_pricing
 
     ev = load_evaluation(name)
@@ -118,7 +118,7 @@ def _validate(name: str, json_out: bool) -> int:
     if json_out:
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     else:
-        validation(doc, ev.path)
+        validation(doc, ev.path, evaluation_ref(ev.path))
     return 0
 
 

@@ -76,7 +76,7 @@ def run_cmd(
         return
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out}.items() if value]
     if misplaced:
-        guarded(lambda: _only_for_evaluations(misplaced[0]))
+        guarded(lambda: _only_for_evaluations(misplaced[0], benches))
     request = RunRequest(
         benches=benches,
         harness=harness,
@@ -167,7 +167,19 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
     return run_evaluation(request)
 
 
-def _only_for_evaluations(flag: str) -> int:
+def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
+    """An evaluation-only flag on a bench run. A name that is also a file or folder here is read
+    as that path (a bench), so an evaluation of the same name is named by its path instead."""
+    from recorder.spec.evaluation import EVALUATIONS_DIR, evaluation_ref
+    from recorder.spec.overlays import project_config_dir
+
+    name = benches[0] if benches and len(benches) == 1 else None
+    if name is not None and name.exists() and len(name.parts) == 1 and not name.suffix:
+        folder = project_config_dir(Path.cwd()) / EVALUATIONS_DIR
+        shadowed = next((folder / f"{name}{suffix}" for suffix in (".yaml", ".yml") if (folder / f"{name}{suffix}").is_file()), None)
+        if shadowed is not None:
+            what = "folder" if name.is_dir() else "file"
+            raise BadInput(f"{name} is a {what} here, so `run` reads it as a bench; the evaluation of that name is {shadowed}", fix=f"name the evaluation by its path: `benchtape run {evaluation_ref(shadowed)} {flag}`")
     raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`), and none was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path")
 
 

@@ -11,7 +11,8 @@ from benchtape.render import console
 from replay.compare import Comparison, columns, display, notes
 
 
-def validation(doc: dict[str, Any], path: Path) -> None:
+def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
+    """`evaluation validate`'s report; `ref` names the evaluation in the command it suggests."""
     def say(text: str, **_: Any) -> None:
         print(text)
 
@@ -34,7 +35,7 @@ def validation(doc: dict[str, Any], path: Path) -> None:
         say(f"unpriced (cost unknown unless the tool reports it): {', '.join(doc['unpriced_models'])}", highlight=False)
     if doc["require_env"]:
         say(f"needs host environment: {', '.join(doc['require_env'])}", highlight=False)
-    say(f"nothing was started; validation cannot tell which cells are already measured: `benchtape run {doc['evaluation']} --dry-run` does", highlight=False)
+    say(f"nothing was started; validation cannot tell which cells are already measured: `benchtape run {ref} --dry-run` does", highlight=False)
 
 
 def comparison_table(c: Comparison, plain: bool) -> None:

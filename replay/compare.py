@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Iterable
 
 import orjson
@@ -275,9 +276,10 @@ class Comparison:
         }
 
 
-def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = ()) -> Comparison:
+def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None) -> Comparison:
     """Rank the setups. With `expected`, only the evaluation's current arms and tasks count and
-    a measurement of an edited task (content hash changed) is stale, not evidence."""
+    a measurement of an edited task (content hash changed) is stale, not evidence. `ref` names
+    the evaluation in the commands that fill a setup's missing cells (default its name)."""
     stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
@@ -310,7 +312,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
         row.rank = number
     for row in rows:
         if not row.complete or not row.cells:
-            row.fill = fill_command(evaluation, row.missing, len(tasks))
+            row.fill = fill_command(ref or evaluation, row.missing, len(tasks))
     ordered = complete + [r for r in rows if r.rank is None]
     pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
     return Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
@@ -405,7 +407,7 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
     loads) or `compare RUN…` (only those runs' cells)."""
     from recorder.errors import BadInput
-    from recorder.spec.evaluation import find_evaluation, load_evaluation
+    from recorder.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
 
     if not targets:
         raise BadInput("name an evaluation or one or more run ids", fix="benchtape compare NAME   ·   benchtape compare RUN [RUN…]")
@@ -415,12 +417,13 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
             path: Any = find_evaluation(name, cwd)
         except BadInput:
             path = None
-        ev = load_evaluation(str(path), cwd) if path is not None else None
+        ev = load_evaluation(str(path), cwd) if path is not None else _stored_evaluation_file(store, name, cwd)
         ev_name = ev.name if ev is not None else name
         if ev is not None or _stored_evaluation(store, ev_name):
             measurements, arms = read_measurements(store, pricing, evaluation=ev_name)
             expected = expected_of(ev) if ev is not None else None
-            return compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates)
+            ref = evaluation_ref(ev.path, cwd) if ev is not None else None
+            return compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref)
     run_ids = [_run_id(store, t, len(targets) == 1) for t in targets]
     measurements, arms = read_measurements(store, pricing, runs=run_ids)
     if not measurements:
@@ -428,6 +431,24 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
     names = sorted({((store.run(r) or {}).get("params") or {}).get("evaluation") or "" for r in run_ids} - {""})
     title = "runs " + ", ".join(run_ids)
     return compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates)
+
+
+def _stored_evaluation_file(store: Store, name: str, cwd: Any) -> Any:
+    """The evaluation `name` as loaded from the file its newest stored run was read from (one
+    run by its path is found by its name too); None when that file is gone, renamed or no
+    longer loads: then the stored cells alone are compared."""
+    from recorder.errors import BadInput
+    from recorder.spec.evaluation import load_evaluation
+
+    row = store.db.execute("SELECT bench_path FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? ORDER BY started_at DESC LIMIT 1", [RUN_KIND, name]).fetchone()
+    path = Path(row[0]) if row and row[0] else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        ev = load_evaluation(str(path), cwd)
+    except BadInput:
+        return None
+    return ev if ev.name == name else None
 
 
 def _stored_evaluation(store: Store, name: str) -> bool:

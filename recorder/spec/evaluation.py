@@ -258,6 +258,27 @@ def find_evaluation(name: str, cwd: Path | None = None) -> Path:
     raise BadInput(f"no evaluation named {name!r} in {folder}", fix=fix)
 
 
+def evaluation_ref(path: Path, cwd: Path | None = None) -> str:
+    """How to name this evaluation file in a command printed for the user to run from `cwd`:
+    its bare name when `benchtape run NAME` finds this very file (no file or folder of that
+    name here: `run` reads an existing path as a bench), else its path, relative when it is
+    below `cwd`, quoted for a shell."""
+    import shlex
+
+    cwd = cwd or Path.cwd()
+    name = path.stem
+    try:
+        if not (cwd / name).exists() and find_evaluation(name, cwd).resolve() == path.resolve():
+            return name
+    except BadInput:
+        pass
+    try:
+        shown = str(path.resolve().relative_to(cwd.resolve()))
+    except ValueError:
+        shown = str(path)
+    return shlex.quote(shown)
+
+
 def evaluation_names(cwd: Path) -> list[str]:
     folder = project_config_dir(cwd) / EVALUATIONS_DIR
     return sorted({p.stem for p in list(folder.glob("*.yaml")) + list(folder.glob("*.yml"))}) if folder.is_dir() else []

@@ -173,6 +173,28 @@ def test_tasks_fill_one_matrix_across_invocations(project):
     assert len(compared["ranked"]) == 2 and compared["unranked"] == []
 
 
+def test_the_commands_it_prints_run_as_printed_for_a_file_given_by_path_or_shadowed_by_a_folder(project):
+    """An evaluation outside .benchtape/evaluations/ (run by its path), or one whose name a
+    folder here shadows (`run NAME` reads the folder as a bench), is named by its path in the
+    commands benchtape suggests: `validate`'s next step and `compare`'s fill line. Both said the
+    bare name, which `run` then refused."""
+    env = {"XDG_CONFIG_HOME": str(project / "xdg")}
+    write(project / "ev.yaml", EVALUATION)
+    hint = benchtape("evaluation", "validate", "ev.yaml", cwd=project, env=env)
+    assert hint.returncode == 0 and "`benchtape run ev.yaml --dry-run` does" in hint.stdout
+    out = benchtape("run", "ev.yaml", "--task", "fix-add", "--yes", cwd=project, env=env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    compared = orjson.loads(benchtape("compare", "ev", "--json", cwd=project, env=env).stdout)
+    [fill] = {r["fill"] for r in compared["unranked"]}
+    assert fill == "benchtape run ev.yaml --task fix-sub --task explain"
+    assert benchtape(*fill.split()[1:], "--dry-run", cwd=project, env=env).returncode == 0
+    (project / "base").mkdir()  # a folder named like the evaluation in .benchtape/evaluations/
+    hint = benchtape("evaluation", "validate", "base", cwd=project, env=env)
+    assert "`benchtape run .benchtape/evaluations/base.yaml --dry-run` does" in hint.stdout
+    out = run(project, "--dry-run")
+    assert out.returncode == 2 and "base is a folder here, so `run` reads it as a bench" in out.stderr and "benchtape run .benchtape/evaluations/base.yaml --dry-run" in out.stderr
+
+
 def test_flags_are_refused_where_they_do_not_apply(project):
     out = run(project, "--repeat", "3")
     assert out.returncode == 2 and "--repeat does not apply to an evaluation" in out.stderr and "attempts:" in out.stderr
