@@ -62,7 +62,7 @@ def run_cmd(
     fresh: bool = typer.Option(False, "--fresh", help="With an evaluation: measure every selected cell again, even the measured ones (deletes nothing)."),
     yes: bool = typer.Option(False, "--yes", help="With an evaluation: consent to run (and install tool versions) without asking; required without a terminal."),
     dry_run: bool = typer.Option(False, "--dry-run", help="With an evaluation: the preview only (measured cells, cells to run, installs, estimated spend); starts nothing."),
-    json_out: bool = typer.Option(False, "--json", help="With an evaluation: print the preview (and the result) as JSON."),
+    json_out: bool = typer.Option(False, "--json", help="With an evaluation: print as JSON the preview (with --dry-run) or the result (with --yes)."),
 ) -> None:
     """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
