@@ -65,9 +65,11 @@ def preflight_cmd(
         from benchtape.api import control_audit, load_inputs
         from benchtape.cmd_run import _confounded, _control_block
         from recorder.preflight import preflight_all
+        from recorder.sandbox.levels import checked_level
         from recorder.spec.audit import Confounded
         from recorder.runner import RunOptions
 
+        checked_level(sandbox)
         ev, loaded = load_inputs(benches, parse_params(param))
         pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)
         for note in pf.notes:

@@ -143,12 +143,11 @@ _WHY_NOT = {
 
 def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain) -> int:  # type: ignore[no-untyped-def]
     from benchtape.evaluation_run import EvaluationRequest, execute as run_evaluation
-    from recorder.sandbox.levels import LEVELS
+    from recorder.sandbox.levels import checked_level
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to an evaluation", fix=_WHY_NOT[refused[0]])
-    if sandbox is not None and sandbox not in LEVELS:
-        raise BadInput(f"--sandbox {sandbox!r} is not a level", fix="use one of none, workspace, home, container")
+    checked_level(sandbox)
     request = EvaluationRequest(
         name=target,
         tasks=list(task or []) or None,
@@ -180,6 +179,9 @@ def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
         if shadowed is not None:
             what = "folder" if name.is_dir() else "file"
             raise BadInput(f"{name} is a {what} here, so `run` reads it as a bench; the evaluation of that name is {shadowed}", fix=f"name the evaluation by its path: `benchtape run {evaluation_ref(shadowed)} {flag}`")
+    if name is not None and not name.exists() and len(name.parts) == 1 and not name.suffix:  # a name, and this project has no evaluations
+        folder = project_config_dir(Path.cwd()) / EVALUATIONS_DIR
+        raise BadInput(f"no evaluation named {str(name)!r} (this project has none in {folder})", fix=f"create it: benchtape evaluation create {name}   (or give an evaluation file's path)")
     raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`), and none was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path")
 
 
@@ -187,11 +189,10 @@ def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
     from benchtape import render
     from benchtape.api import Reports, load_inputs, run_benches, run_eval
     from recorder.runner import Interrupted, RunOptions
-    from recorder.sandbox.levels import LEVELS
+    from recorder.sandbox.levels import checked_level
     from recorder.spec.audit import Confounded
 
-    if req.sandbox is not None and req.sandbox not in LEVELS:
-        raise BadInput(f"--sandbox {req.sandbox!r} is not a level", fix="use one of none, workspace, home, container")
+    checked_level(req.sandbox)
     ev, loaded = load_inputs(req.benches, {**req.params, **parse_params(param)})
     if req.eval_runs and ev is None:
         raise BadInput("--run selects runs of an Eval file, and no Eval file was named", fix="name an Eval file (bench: + runs:), or drop --run")

@@ -26,6 +26,16 @@ from recorder.sandbox.capture import Captured, Ending, SessionFolder
 LEVELS = ("none", "workspace", "home", "container")
 
 
+def checked_level(level: str | None) -> str | None:
+    """A `--sandbox` value as given, refused (exit 2) when it is not a level: every command
+    that takes the flag asks here, so none runs, or says ok, on a level that does not exist."""
+    if level is not None and level not in LEVELS:
+        from recorder.errors import BadInput
+
+        raise BadInput(f"--sandbox {level!r} is not a level", fix=f"use one of {', '.join(LEVELS)}")
+    return level
+
+
 class SandboxError(Exception):
     """A sandbox could not be opened for a session (an engine that refuses a limit, an image
     that will not start): that session errors with this message; the run goes on."""

@@ -195,6 +195,19 @@ def test_the_commands_it_prints_run_as_printed_for_a_file_given_by_path_or_shado
     assert out.returncode == 2 and "base is a folder here, so `run` reads it as a bench" in out.stderr and "benchtape run .benchtape/evaluations/base.yaml --dry-run" in out.stderr
 
 
+def test_an_evaluation_flag_with_a_name_no_project_file_has_says_so_and_a_bad_level_is_refused_everywhere(tmp_path):
+    """`run baseline --dry-run` where there are no evaluations said "none was named"; it names
+    the missing evaluation and how to create it. `--sandbox` with no such level was exit 2 for
+    `run` but "ok" (exit 0) for `preflight`: both refuse it now, from one check."""
+    write(tmp_path / "calc" / "calc.py", CALC)
+    write(tmp_path / "madbench.yaml", BENCH)
+    out = benchtape("run", "baseline", "--dry-run", cwd=tmp_path)
+    assert out.returncode == 2 and "no evaluation named 'baseline'" in out.stderr and "benchtape evaluation create baseline" in out.stderr
+    for command in ("run", "preflight"):
+        out = benchtape(command, "madbench.yaml", "--sandbox", "bogus", cwd=tmp_path)
+        assert out.returncode == 2 and "--sandbox 'bogus' is not a level" in out.stderr, (command, out.stdout, out.stderr)
+
+
 def test_flags_are_refused_where_they_do_not_apply(project):
     out = run(project, "--repeat", "3")
     assert out.returncode == 2 and "--repeat does not apply to an evaluation" in out.stderr and "attempts:" in out.stderr
