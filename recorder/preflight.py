@@ -37,12 +37,18 @@ class Preflight:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
 
+
+def known_harness(name: str) -> bool:
+    """Whether a harness of this name exists; an unknown one is a blocking finding of preflight."""
+    return name in harness_names()
+
+
 def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, allow_network: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None) -> Preflight:
     env = dict(os.environ if env is None else env)
     pf = Preflight()
     name = harness or bench.harness or "mock"
     where = str(bench.path)
-    if name not in harness_names():
+    if not known_harness(name):
         pf.blocking.append(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
         return pf
     adapter = get_adapter(name)

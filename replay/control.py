@@ -113,8 +113,10 @@ def control_options(benches: list[BenchSpec], *, allow_host_writes: bool, argv: 
     """The no-op agent, scripts ignored: the mock, or a real binary whose scripted model says the
     prompt back (never a real model: a negative control must not spend). One at a time when a
     scenario runs in the real directory."""
+    from recorder.preflight import known_harness
+
     harness = harness or "mock"
-    if harness != "mock" and not is_scripted(model):
+    if harness != "mock" and known_harness(harness) and not is_scripted(model):  # an unknown one is preflight's finding
         raise BadInput(f"the negative control through {harness} needs --model scripted (the no-op scripted model): a real model would spend and do something", fix="add --model scripted, or drop --harness to use the mock")
     serial = any(sc.sandbox.level == "none" for b in benches for sc in b.scenarios)
     # allow_network for the mock: the no-op agent reaches for nothing, whatever network it is given

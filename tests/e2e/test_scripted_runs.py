@@ -119,6 +119,16 @@ def test_the_negative_control_runs_through_the_real_binary(tool, tmp_path):
     assert noops and all(noops) and doc["totals"]["WRONGLY PASSED"] == 0
 
 
+def test_the_negative_control_through_a_harness_asks_for_the_scripted_model_and_names_an_unknown_one(tmp_path):
+    """A real harness without --model scripted is refused before anything runs (it would spend);
+    a harness that does not exist is named as such (preflight, exit 3), not asked for a model."""
+    bench = BENCHES / "codex.yaml"
+    out = benchtape("check", bench, "--harness", "codex", "--db", tmp_path / "c.db", cwd=tmp_path)
+    assert out.returncode == 2 and "needs --model scripted" in out.stderr
+    out = benchtape("check", bench, "--harness", "nope", "--db", tmp_path / "c.db", cwd=tmp_path)
+    assert out.returncode == 3 and "harness 'nope' is not known" in out.stdout + out.stderr and "--model scripted" not in out.stderr
+
+
 def _hanging_bench(tmp_path: Path, marker: str, timeout: str) -> Path:
     """A bench whose real claude runs a Bash call that sleeps 300 s, `marker` on its command line."""
     (tmp_path / "td").mkdir()
