@@ -169,19 +169,15 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
 def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
     """An evaluation-only flag on a bench run. A name that is also a file or folder here is read
     as that path (a bench), so an evaluation of the same name is named by its path instead."""
-    from recorder.spec.evaluation import EVALUATIONS_DIR, evaluation_ref
-    from recorder.spec.overlays import project_config_dir
+    from recorder.spec.evaluation import evaluation_ref, find_evaluation, project_evaluation
 
-    name = benches[0] if benches and len(benches) == 1 else None
-    if name is not None and name.exists() and len(name.parts) == 1 and not name.suffix:
-        folder = project_config_dir(Path.cwd()) / EVALUATIONS_DIR
-        shadowed = next((folder / f"{name}{suffix}" for suffix in (".yaml", ".yml") if (folder / f"{name}{suffix}").is_file()), None)
-        if shadowed is not None:
-            what = "folder" if name.is_dir() else "file"
-            raise BadInput(f"{name} is a {what} here, so `run` reads it as a bench; the evaluation of that name is {shadowed}", fix=f"name the evaluation by its path: `benchtape run {evaluation_ref(shadowed)} {flag}`")
-    if name is not None and not name.exists() and len(name.parts) == 1 and not name.suffix:  # a name, and this project has no evaluations
-        folder = project_config_dir(Path.cwd()) / EVALUATIONS_DIR
-        raise BadInput(f"no evaluation named {str(name)!r} (this project has none in {folder})", fix=f"create it: benchtape evaluation create {name}   (or give an evaluation file's path)")
+    name = benches[0] if benches and len(benches) == 1 and len(benches[0].parts) == 1 and not benches[0].suffix else None
+    if name is not None and not name.exists():
+        find_evaluation(str(name))  # this project has no evaluations (else `run` took the name as one): says so, and how to make one
+    shadowed = project_evaluation(str(name), Path.cwd()) if name is not None else None
+    if shadowed is not None:
+        what = "folder" if name.is_dir() else "file"
+        raise BadInput(f"{name} is a {what} here, so `run` reads it as a bench; the evaluation of that name is {shadowed}", fix=f"name the evaluation by its path: `benchtape run {evaluation_ref(shadowed)} {flag}`")
     raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`), and none was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path")
 
 

@@ -248,14 +248,20 @@ def find_evaluation(name: str, cwd: Path | None = None) -> Path:
         if not path.is_file():
             raise BadInput("no such evaluation file", file=str(path), fix="check the path, or give the name of a file in .benchtape/evaluations/")
         return path
+    found = project_evaluation(name, cwd)
+    if found is not None:
+        return found
     folder = project_config_dir(cwd) / EVALUATIONS_DIR
-    for suffix in (".yaml", ".yml"):
-        if (folder / f"{name}{suffix}").is_file():
-            return folder / f"{name}{suffix}"
     known = evaluation_names(cwd)
     near = closest(name, known)
     fix = f"did you mean {near!r}?" if near else (f"evaluations here: {', '.join(known)}" if known else f"create it: benchtape evaluation create {name}")
     raise BadInput(f"no evaluation named {name!r} in {folder}", fix=fix)
+
+
+def project_evaluation(name: str, cwd: Path) -> Path | None:
+    """`.benchtape/evaluations/NAME.yaml` (or `.yml`) of the project at `cwd`, when it is there."""
+    folder = project_config_dir(cwd) / EVALUATIONS_DIR
+    return next((folder / f"{name}{suffix}" for suffix in (".yaml", ".yml") if (folder / f"{name}{suffix}").is_file()), None)
 
 
 def evaluation_ref(path: Path, cwd: Path | None = None) -> str:
