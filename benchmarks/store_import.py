@@ -95,7 +95,9 @@ def child_import(path: Path, db: Path) -> dict[str, float]:
     [result] = import_files(store, "claude-code", [path])
     store.close()  # what closing still writes (a checkpoint of what the import left in the WAL) is the import's
     elapsed = time.perf_counter() - t0
-    return {"seconds": elapsed, "actions": result.actions, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    # the peak of this process and of the child a large transcript is parsed in (recorder.parse_worker)
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    return {"seconds": elapsed, "actions": result.actions, "rss_mb": peak / 1024}
 
 
 def child_floor(path: Path) -> dict[str, float]:

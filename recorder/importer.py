@@ -11,6 +11,7 @@ from typing import Iterator
 from adapters.lines import finish_safely
 from adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for, transcripts_below
 from recorder.errors import BadInput
+from recorder.parse_worker import Parse, parsed
 from recorder.model import Action
 from recorder.store import RAW_CHUNK_BYTES, Store, new_id
 
@@ -22,10 +23,11 @@ FORMATS_BY_HARNESS = {
 LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "mock": "mock"}
 
 
-# A transcript this large is hashed on a thread while its lines are parsed and written (the
-# 0.04 s of hashing a 50 MB file no longer comes before its parse); a smaller one is hashed
-# first, so an unchanged file imported again (a folder, daily) is only read, never parsed.
-HASH_BESIDE_BYTES = 8 << 20
+# A transcript this large is parsed in a child process while this one writes
+# (recorder.parse_worker), and hashed on a thread meanwhile (the 0.04 s of hashing a 50 MB
+# file no longer comes before its parse); a smaller one is hashed first, so an unchanged file
+# imported again (a folder, daily) is only read, never parsed, and is parsed here.
+LARGE_BYTES = 8 << 20
 
 
 class AlreadyImported(Exception):
@@ -64,15 +66,17 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
     run_id: str | None = None  # the import's run row, made in the transaction of its first new session
     with ThreadPoolExecutor(1, thread_name_prefix="benchtape-hash") as hasher:
         for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
-            digest = hasher.submit(transcript.sha256)
-            known = store.find_session_by_source(f"import:{digest.result()}") if _size(transcript) < HASH_BESIDE_BYTES else None
-            if known is None:
-                try:
-                    run_id, sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, digest, scenario or None, p, argv or [])
-                    results.append(ImportResult(str(p), sid, False, actions, warnings))
-                    continue
-                except AlreadyImported as already:
-                    known = already.session_id
+            large = _size(transcript) >= LARGE_BYTES
+            with parsed(transcript, in_child=large) as parse:  # a large one's child is forked before its hashing starts
+                digest = hasher.submit(transcript.sha256)
+                known = None if large else store.find_session_by_source(f"import:{digest.result()}")
+                if known is None:
+                    try:
+                        run_id, sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, parse, digest, scenario or None, p, argv or [])
+                        results.append(ImportResult(str(p), sid, False, actions, warnings))
+                        continue
+                    except AlreadyImported as already:
+                        known = already.session_id
             results.append(ImportResult(str(p), known, True, *_counts(store, known)))
     return results
 
@@ -91,13 +95,13 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
-def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, transcript: Transcript, digest: Future[str], scenario: str | None, path: Path, argv: list[str]) -> tuple[str, str, int, int]:
-    """Write one transcript as a new session in one transaction, a batch at a time: raw lines
-    in ~RAW_CHUNK_BYTES chunks, actions beside them. The session row and `session.started`
-    (which need what only the whole file tells: model, cwd, first prompt) go in last, at the
-    seq kept for them; foreign keys are checked at commit. The per-row no-rewrite triggers of
-    actions and raw are lifted while the transaction holds the write lock (Store.transaction's
-    `bulk`): its inserts are plain INSERTs of a new session's rows.
+def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, transcript: Transcript, parse: Parse, digest: Future[str], scenario: str | None, path: Path, argv: list[str]) -> tuple[str, str, int, int]:
+    """Write one transcript as a new session in one transaction, a batch at a time as `parse`
+    gives them: raw lines in ~RAW_CHUNK_BYTES chunks, actions beside them. The session row and
+    `session.started` (which need what only the whole file tells: model, cwd, first prompt) go
+    in last, at the seq kept for them; foreign keys are checked at commit. The per-row
+    no-rewrite triggers of actions and raw are lifted while the transaction holds the write
+    lock (Store.transaction's `bulk`): its inserts are plain INSERTs of a new session's rows.
 
     The file may still be being hashed (`digest`): from the batch its hash is known by, and
     again before the session row, a transcript already in the store raises AlreadyImported,
@@ -108,26 +112,14 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
     source: str | None = None
     with store.transaction(defer_foreign_keys=True, bulk=True):
         started_seq = store.reserve_seq(sid)
-        lines: list[tuple[int, str]] = []
-        pending: list[Action] = []
-        size = 0
         with store.batch_writer(sid) as writer:
-            for line_no, (line, actions) in enumerate(transcript.lines(), start=1):
-                lines.append((line_no, line))
-                size += len(line)
-                if actions:
-                    pending.extend(actions)
-                if size >= RAW_CHUNK_BYTES:
-                    if source is None and digest.done():
-                        source = _new_source(store, digest)
-                    writer.add(lines, pending)
-                    counted, warnings = counted + len(pending), warnings + _warnings(pending)
-                    lines, pending, size = [], [], 0
-            pending.extend(transcript.finish())
-            writer.add(lines, pending)
-            counted, warnings = counted + len(pending), warnings + _warnings(pending)
+            for batch in parse.batches:
+                if source is None and digest.done():
+                    source = _new_source(store, digest)
+                writer.write(batch)
+                counted, warnings = counted + len(batch.heads), warnings + batch.warnings()
         source = source or _new_source(store, digest)
-        meta = transcript.meta
+        meta = parse.meta
         name = scenario or meta.get("session_id") or path.stem
         run_id = run_id or store.new_run("import", harness=harness, argv=argv)
         store.new_session(run_id, str(name), harness=harness, model=meta.get("model"), workdir=meta.get("cwd"), source=source, session_id=sid)

@@ -694,6 +694,38 @@ def encode_actions(actions: Sequence[Action]) -> list[bytes]:
     return [orjson.dumps(a.data, default=str) for a in actions]
 
 
+Head = tuple[str, str, float]  # an action's (kind, thread, at): what its row holds besides its JSON
+
+
+@dataclass(slots=True)
+class Batch:
+    """A batch of a session's raw lines and the actions parsed from them, ready to write: the
+    lines as chunks' texts (raw_groups), each action's JSON encoded (not yet redacted).
+
+    Bytes and tuples only, made where the lines were parsed: an import of a large transcript
+    parses in a child process (recorder.parse_worker), which sends batches, not Action objects."""
+
+    groups: list[tuple[int, int, bytes]]
+    heads: list[Head]
+    encoded: list[bytes]
+
+    @classmethod
+    def of(cls, lines: list[tuple[int, str]], actions: Sequence[Action]) -> "Batch":
+        return cls(raw_groups(lines), [(a.kind, a.thread, a.at) for a in actions], encode_actions(actions))
+
+    def lines(self) -> list[tuple[int, str]]:
+        """The batch's lines (line_no, text) again, read back from its groups (a line holding a
+        newline has a group of its own, so the split is exact); only a redaction needs them."""
+        out: list[tuple[int, str]] = []
+        for first, count, text in self.groups:
+            body = text.decode("utf-8", "surrogatepass")[:-1]
+            out.extend(zip(range(first, first + count), [body] if count == 1 else body.split("\n")))
+        return out
+
+    def warnings(self) -> int:
+        return sum(kind == "adapter.warning" for kind, _, _ in self.heads)
+
+
 class BatchWriter:
     """One session's raw lines and actions, written a batch (~RAW_CHUNK_BYTES of lines) at a
     time inside the caller's transaction (an import, a reparse).
@@ -715,62 +747,64 @@ class BatchWriter:
         self.redact = store.redactor_for(session_id)
         self.stream = store._new_stream()
         self.worker: Any = None  # a ThreadPoolExecutor, from the second batch on
-        self.first: tuple[list[Action], list[bytes], tuple[Any, ...]] | None = None  # the first batch, not packed yet
-        self.pending: tuple[list[Action], list[bytes], Any] | None = None  # the batch being packed, written next
+        self.first: tuple[Batch, bytes] | None = None  # the first batch (and its actions' JSON joined), not packed yet
+        self.pending: tuple[Batch, Any] | None = None  # the batch being packed (its Future), written next
 
     def __enter__(self) -> "BatchWriter":
         return self
 
     def add(self, lines: list[tuple[int, str]], actions: list[Action]) -> None:
         """The next lines (line_no, text) and the actions parsed from them."""
-        encoded = encode_actions(actions)
-        batch = (actions, encoded, (lines, raw_groups(lines), b"\n".join(encoded)))
+        self.write(Batch.of(lines, actions))
+
+    def write(self, batch: Batch) -> None:
+        """The next batch (Batch.of, or as a parse worker made it)."""
+        job = (batch, b"\n".join(batch.encoded))
         if self.worker is None:
             if self.first is None:
-                self.first = batch
+                self.first = job
                 return
             from concurrent.futures import ThreadPoolExecutor
 
             self.worker = ThreadPoolExecutor(1, thread_name_prefix="benchtape-pack")
             first, self.first = self.first, None
-            self.pending = (first[0], first[1], self.worker.submit(self._pack, *first[2]))
-        packing = self.worker.submit(self._pack, *batch[2])
+            self.pending = (first[0], self.worker.submit(self._pack, *first))
+        packing = self.worker.submit(self._pack, *job)
         # The batch before is written while this one is packed: sqlite3 lets go of the GIL
         # at each row it writes, which is when the worker gets it without waiting.
         self._write_pending()
-        self.pending = (actions, encoded, packing)
+        self.pending = (batch, packing)
 
-    def _pack(self, lines: list[tuple[int, str]], groups: list[tuple[int, int, bytes]], json: bytes) -> tuple[list[tuple[str, int, int, int, bytes]], bool]:
+    def _pack(self, batch: Batch, json: bytes) -> tuple[list[tuple[str, int, int, int, bytes]], bool]:
         """The batch's raw rows, and whether its actions need no redaction. On the worker, the
         fewest calls possible, each one letting go of the GIL: each return to Python waits for
         the caller's thread to let go of it (up to the switch interval)."""
-        redact, sid = self.redact, self.session_id
+        redact, sid, groups = self.redact, self.session_id, batch.groups
         if redact is not None and not all(_clean(redact, text) for _, _, text in groups):
-            groups = raw_groups([(n, redact(t)) for n, t in lines])
+            groups = raw_groups([(n, redact(t)) for n, t in batch.lines()])
         rows = [self.stream.chunk(sid, *group) for group in groups]
         return rows, redact is None or _clean(redact, json)
 
     def _write_pending(self) -> None:
         if self.pending is None:
             return
-        (actions, encoded, packing), self.pending = self.pending, None
-        self._write(actions, encoded, packing.result())
+        (batch, packing), self.pending = self.pending, None
+        self._write(batch, packing.result())
 
-    def _write(self, actions: list[Action], encoded: list[bytes], packed: tuple[list[tuple[str, int, int, int, bytes]], bool]) -> None:
+    def _write(self, batch: Batch, packed: tuple[list[tuple[str, int, int, int, bytes]], bool]) -> None:
         rows, clean = packed
         store = self.store
         if rows:
             store.db.conn.executemany(INSERT_RAW, rows)
-        if actions:
-            store._insert_encoded(self.session_id, actions, store._stored_json(self.session_id, encoded, clean), None)
+        if batch.heads:
+            store._insert_encoded(self.session_id, batch.heads, store._stored_json(self.session_id, batch.encoded, clean), None)
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
         """Writes the last batch, unless the caller is failing (its transaction rolls back)."""
         try:
             if kind is None:
                 if self.first is not None:  # the only batch: packed here
-                    actions, encoded, item = self.first
-                    self._write(actions, encoded, self._pack(*item))
+                    self._write(self.first[0], self._pack(*self.first))
                 self._write_pending()
         finally:
             if self.worker is not None:
@@ -1072,7 +1106,7 @@ class Store:
         for real transcripts (most of whose bytes are in non-ASCII lines) was 4.5% of an
         import's instructions (callgrind, a 5 MB transcript)."""
         actions = actions if isinstance(actions, (list, tuple)) else list(actions)
-        return self._insert_encoded(session_id, actions, self._stored_json(session_id, encode_actions(actions)), at_seq)
+        return self._insert_encoded(session_id, [(a.kind, a.thread, a.at) for a in actions], self._stored_json(session_id, encode_actions(actions)), at_seq)
 
     def _stored_json(self, session_id: str, encoded: list[bytes], clean: bool | None = None) -> list[bytes]:
         """Encoded actions as they are stored: as they are when the probe of their batch finds
@@ -1083,17 +1117,16 @@ class Store:
             return encoded
         return [redact(e.decode()).encode() for e in encoded]
 
-    def _insert_encoded(self, session_id: str, actions: Sequence[Action], encoded: list[bytes], at_seq: int | None) -> int:
-        """Inside a transaction: actions whose JSON is encoded and redacted, at the next seqs
-        or from `at_seq`; returns the last seq written."""
+    def _insert_encoded(self, session_id: str, heads: Sequence[Head], encoded: list[bytes], at_seq: int | None) -> int:
+        """Inside a transaction: actions (their heads, and their JSON encoded and redacted), at
+        the next seqs or from `at_seq`; returns the last seq written."""
         now = time.time()
         seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
         rows = []
         finished = False
-        for a, data in zip(actions, encoded):
+        for (kind, thread, at), data in zip(heads, encoded):
             seq += 1
-            kind = a.kind
-            rows.append((session_id, seq, a.at or now, a.thread, kind, data))
+            rows.append((session_id, seq, at or now, thread, kind, data))
             if kind == "session.finished":
                 finished = True
         if rows:

@@ -214,12 +214,12 @@ def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, 
 
 
 def test_a_large_file_hashed_while_it_is_written_is_still_imported_once(store, tmp_path, monkeypatch):
-    """A file of HASH_BESIDE_BYTES or more is hashed on a thread while its batches are written;
+    """A file of LARGE_BYTES or more is hashed on a thread while its batches are written;
     the same content again is found (from the batch its hash is known by, or at the end) and
     its transaction rolls back: no second session, run, action or raw row."""
     from recorder import importer
 
-    monkeypatch.setattr(importer, "HASH_BESIDE_BYTES", 0)
+    monkeypatch.setattr(importer, "LARGE_BYTES", 0)
     f, _ = _many_batches(tmp_path)
     [first] = import_files(store, "codex", [f])
     conn = store.db.conn
