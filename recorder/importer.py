@@ -4,6 +4,7 @@ actions from its raw lines when an adapter has improved (`reparse`)."""
 from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -64,21 +65,33 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
         formats.append((p, fmt))
     results: list[ImportResult] = []
     run_id: str | None = None  # the import's run row, made in the transaction of its first new session
-    with ThreadPoolExecutor(1, thread_name_prefix="benchtape-hash") as hasher:
-        for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
-            large = _size(transcript) >= LARGE_BYTES
-            with parsed(transcript, in_child=large) as parse:  # a large one's child is forked before its hashing starts
-                digest = hasher.submit(transcript.sha256)
-                known = None if large else store.find_session_by_source(f"import:{digest.result()}")
-                if known is None:
-                    try:
-                        run_id, sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, parse, digest, scenario or None, p, argv or [])
-                        results.append(ImportResult(str(p), sid, False, actions, warnings))
-                        continue
-                    except AlreadyImported as already:
-                        known = already.session_id
-            results.append(ImportResult(str(p), known, True, *_counts(store, known)))
+    for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
+        large = _size(transcript) >= LARGE_BYTES
+        with parsed(transcript, in_child=large) as parse, _hashed(transcript, beside=large) as digest:
+            known = None if large else store.find_session_by_source(f"import:{digest.result()}")
+            if known is None:
+                try:
+                    run_id, sid, actions, warnings = _stream_into(store, run_id, harness, fmt, transcript, parse, digest, scenario or None, p, argv or [])
+                    results.append(ImportResult(str(p), sid, False, actions, warnings))
+                    continue
+                except AlreadyImported as already:
+                    known = already.session_id
+        results.append(ImportResult(str(p), known, True, *_counts(store, known)))
     return results
+
+
+@contextmanager
+def _hashed(transcript: Transcript, *, beside: bool) -> Iterator[Future[str]]:
+    """The transcript's sha256: on a thread of its own beside its parse (`beside`: a large one,
+    whose child is forked before the thread starts, so no thread of the parent's is alive at
+    the fork), else computed here first."""
+    if beside:
+        with ThreadPoolExecutor(1, thread_name_prefix="benchtape-hash") as hasher:
+            yield hasher.submit(transcript.sha256)
+        return
+    digest: Future[str] = Future()
+    digest.set_result(transcript.sha256())
+    yield digest
 
 
 def _files(paths: list[Path]) -> list[Path]:

@@ -3,17 +3,19 @@ in a forked child that sends each batch over a pipe while this process writes th
 
 Why a child: an import's parse (reading, JSON, the adapter, encoding each action) and its
 writes (SQLite, the commit) are each about half of its CPU, and both hold the GIL, so a thread
-cannot overlap them; a process can. A 50 MB transcript imported 20% faster on 2 cores
-(benchmarks/store_import.py; interleaved runs, 46-58 against 41-47 MB/s). A pipe of 1 MB lets
-the child run a few batches ahead: with the default 64 kB one it waited on every write, and
-the import was no faster than on one thread.
+cannot overlap them (tried: slower); a process can. A 50 MB transcript imported at 55-61
+against 48 MB/s on 2 cores (interleaved runs). A pipe of 1 MB lets the child run a few
+batches ahead: with the default 64 kB one it waited on every write, and the import was no
+faster than on one thread.
 
-The child only reads the transcript and writes the pipe: it never touches the store, holds no
-lock of it, and ends with os._exit (no atexit handler, no buffer of its parent flushed twice).
-Whatever stops the parent (an error, a kill, the content found already imported) stops the
-child: it is killed and reaped when the parent's `with` ends, and a parent that dies closes
-the pipe, whose next write ends the child. A child that dies (killed, out of memory) ends the
-stream early, which the parent raises as an error: its transaction rolls back whole."""
+The child only reads the transcript and writes the pipe: it never touches the store, and
+ends with os._exit (no atexit handler, no buffer of its parent's flushed twice, no finalizer
+of the parent's objects: they are frozen out of its garbage collection). No thread of the
+parent's is alive when it forks (the hash thread starts after). Whatever stops the parent
+stops the child: an error, or the content found already imported, kills and reaps it when
+the parent's `with` ends; a parent killed kills it (Linux's parent-death signal). A child
+that dies (killed, out of memory), even in the middle of a message, ends the stream early,
+which the parent raises as ParseFailed: its transaction rolls back whole."""
 
 from __future__ import annotations
 
@@ -31,7 +33,6 @@ from recorder.model import Action
 from recorder.store import RAW_CHUNK_BYTES, Batch
 
 PIPE_BYTES = 1 << 20  # the child's lead over its parent (Linux's default limit for a pipe an unprivileged process widens)
-_F_SETPIPE_SZ = 1031  # fcntl's, from linux/fcntl.h (Python has it as fcntl.F_SETPIPE_SZ from 3.10, on Linux only)
 _PR_SET_PDEATHSIG = 1  # prctl's, from linux/prctl.h
 _LENGTH = struct.Struct("<I")
 
@@ -76,6 +77,7 @@ class _ForkedParse(Parse):
     def __init__(self, transcript: Transcript, pid: int, pipe: BinaryIO):
         self.transcript, self.pid, self.pipe = transcript, pid, pipe
         self.ended = False  # the child sent everything and exits by itself
+        self.reaped = False  # waited for already: its pid may be another process's by now
         self._meta: dict[str, Any] = {}
         self.batches = self._received()
 
@@ -95,65 +97,108 @@ class _ForkedParse(Parse):
                 raise message[1]  # what the parse raised in the child, raised here as it would have been
 
     def _next(self) -> tuple[Any, ...]:
+        """The next whole message; a stream that ends before one is whole (the child died, even
+        in the middle of a write) is ParseFailed."""
         head = self.pipe.read(_LENGTH.size)
-        body = self.pipe.read(_LENGTH.unpack(head)[0]) if len(head) == _LENGTH.size else b""
-        if not body:
-            raise ParseFailed(f"{self.transcript.files[0]}: the process parsing it ended before it was read whole ({_ending(self.pid)}); nothing of it was imported")
+        size = _LENGTH.unpack(head)[0] if len(head) == _LENGTH.size else -1
+        body = self.pipe.read(size) if size > 0 else b""
+        if len(body) != size:
+            raise ParseFailed(f"{self.transcript.files[0]}: the process parsing it ended before it was read whole ({self._ending()}); nothing of it was imported")
         return pickle.loads(body)
+
+    def _ending(self) -> str:
+        """How the child ended, once it has (the pipe's end says it is ending)."""
+        _, status = os.waitpid(self.pid, 0)
+        self.reaped = True
+        if os.WIFSIGNALED(status):
+            number = os.WTERMSIG(status)
+            try:
+                return f"killed by {signal.Signals(number).name}"
+            except ValueError:  # a real-time signal has no name
+                return f"killed by signal {number}"
+        return f"exit code {os.waitstatus_to_exitcode(status)}"
 
     def stop(self) -> None:
         self.pipe.close()
+        if self.reaped:
+            return
         if not self.ended:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:
-            os.waitpid(self.pid, 0)
-        except ChildProcessError:  # reaped already (by _ending)
-            pass
+            os.kill(self.pid, signal.SIGKILL)  # not reaped: still ours, running or a zombie
+        os.waitpid(self.pid, 0)
+        self.reaped = True
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 @contextmanager
 def parsed(transcript: Transcript, *, in_child: bool) -> Iterator[Parse]:
     """The transcript's batches, parsed in a forked child when `in_child` (and this system can
-    fork), else here as they are taken."""
+    fork, and has a process to spare), else here as they are taken.
+
+    Ctrl-C and SIGTERM are held back across the fork: in the child until its handlers are the
+    default ones (the parent's would unwind the parent's code in the child), and here until
+    the child is known to the `finally` that stops it."""
     if not (in_child and sys.platform.startswith("linux")):
         yield Parse(transcript)
         return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    forked: _ForkedParse | None = None
+    try:
+        forked = _fork(transcript, held)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held back is taken here
+        yield forked or Parse(transcript)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if forked is not None:
+            forked.stop()
+
+
+def _fork(transcript: Transcript, held: Any) -> _ForkedParse | None:
+    """The child parsing the transcript, or None when none can be made (no memory or process left)."""
+    import ctypes
+    import fcntl
+    import gc
+
+    libc = ctypes.CDLL(None, use_errno=True)  # loaded here, not in the child
     read_end, write_end = os.pipe()
     parent = os.getpid()
+    gc.freeze()  # what the parent has is never collected in the child: no finalizer of the parent's runs there
     try:
         pid = os.fork()
-    except OSError:  # no memory or process left for a child: parse here
-        os.close(read_end)
-        os.close(write_end)
-        yield Parse(transcript)
-        return
+    except OSError:
+        pid = -1
     if pid == 0:
-        os.close(read_end)
-        _child(transcript, write_end, parent)
+        _child(transcript, read_end, write_end, parent, held, libc, fcntl)
+    gc.unfreeze()
     os.close(write_end)
-    parse = _ForkedParse(transcript, pid, os.fdopen(read_end, "rb", buffering=PIPE_BYTES))
+    if pid < 0:
+        os.close(read_end)
+        return None
     try:
-        yield parse
-    finally:
-        parse.stop()
+        return _ForkedParse(transcript, pid, os.fdopen(read_end, "rb", buffering=PIPE_BYTES))
+    except BaseException:
+        os.close(read_end)
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
 
 
-def _child(transcript: Transcript, write_end: int, parent: int) -> NoReturn:
+def _child(transcript: Transcript, read_end: int, write_end: int, parent: int, held: Any, libc: Any, fcntl: Any) -> NoReturn:
     """Parse and send, then end without returning into the parent's code."""
     status = 1
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl-C ends it at once; the parent rolls back
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for number in _STOPS:
+            signal.signal(number, signal.SIG_DFL)  # Ctrl-C ends it at once; the parent rolls back
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # its parent killed, it is killed at once, not at its next write
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if os.getppid() != parent:  # the parent died before the line above
+            os._exit(1)
+        os.close(read_end)
         try:
-            import fcntl
-
-            fcntl.fcntl(write_end, _F_SETPIPE_SZ, PIPE_BYTES)
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         except OSError:  # a system whose limit is lower: the default pipe still works, slower
             pass
-        _end_with_parent(parent)
         with os.fdopen(write_end, "wb") as pipe:
             try:
                 for batch in batches(transcript):
@@ -174,30 +219,9 @@ def _send(pipe: BinaryIO, message: tuple[Any, ...]) -> None:
     pipe.flush()
 
 
-def _end_with_parent(parent: int) -> None:
-    """A parent killed mid-import kills its child at once (not at the child's next write, which
-    for a slow file may be far off): Linux's parent-death signal, set before looking whether
-    the parent is gone already."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:
-        os._exit(1)
-
-
 def _portable(exc: Exception) -> Exception:
     """The exception itself when it survives pickling, else one that says what it was."""
     try:
         return pickle.loads(pickle.dumps(exc))
     except Exception:  # noqa: BLE001
         return RuntimeError(f"{type(exc).__name__}: {exc}")
-
-
-def _ending(pid: int) -> str:
-    try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:
-        return "it was gone"
-    if os.WIFSIGNALED(status):
-        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
-    return f"exit code {os.waitstatus_to_exitcode(status)}"

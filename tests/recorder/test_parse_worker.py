@@ -29,21 +29,56 @@ needs_realdata = pytest.mark.skipif(not REALDATA.is_dir(), reason="real transcri
 TABLES = ("runs", "sessions", "actions", "raw")
 
 
-@pytest.fixture()
-def forks(monkeypatch) -> list[int]:
-    """Every transcript counts as large (parsed in a child); the list fills with each fork's child."""
-    children: list[int] = []
-    real = os.fork
+class Forks(list):
+    """The children forked (pids), how each ended (`ended`: pid -> wait status, as the parent
+    reaped it), and the signals the parent sent (`kills`)."""
 
-    def counted() -> int:
-        pid = real()
+    def __init__(self) -> None:
+        super().__init__()
+        self.ended: dict[int, int] = {}
+        self.kills: list[tuple[int, int]] = []
+
+
+@pytest.fixture()
+def forks(monkeypatch) -> Forks:
+    """Every transcript counts as large (parsed in a child); each fork, reap and kill is noted."""
+    seen = Forks()
+    fork, waitpid, kill, parent = os.fork, os.waitpid, os.kill, os.getpid()
+
+    def forked() -> int:
+        pid = fork()
         if pid:
-            children.append(pid)
+            seen.append(pid)
         return pid
 
+    def waited(pid: int, options: int) -> tuple[int, int]:
+        done, status = waitpid(pid, options)
+        if done in seen:
+            seen.ended[done] = status
+        return done, status
+
+    def killed(pid: int, number: int) -> None:
+        if os.getpid() == parent:
+            seen.kills.append((pid, number))
+        kill(pid, number)
+
     monkeypatch.setattr(importer, "LARGE_BYTES", 0)
-    monkeypatch.setattr(os, "fork", counted)
-    return children
+    monkeypatch.setattr(os, "fork", forked)
+    monkeypatch.setattr(os, "waitpid", waited)
+    monkeypatch.setattr(os, "kill", killed)
+    return seen
+
+
+def _slowly(seconds: float):
+    """`Transcript.lines`, each line taking `seconds` (a child that would parse for a while)."""
+    real = transcripts.Transcript.lines
+
+    def slow(self):
+        for item in real(self):
+            time.sleep(seconds)
+            yield item
+
+    return slow
 
 
 def _counts(store: Store) -> list[int]:
@@ -122,37 +157,58 @@ def test_an_error_in_the_child_is_raised_as_it_is_here_and_leaves_nothing(tmp_pa
     store.close()
 
 
-def test_a_child_killed_mid_parse_fails_the_import_whole(tmp_path, monkeypatch, forks):
-    """The stream ends before its end message: ParseFailed names the file and the signal, the
-    transaction (which had written batches already) rolls back, and the child is reaped."""
-    real = transcripts.Transcript.lines
+@pytest.mark.parametrize("where", ["between messages", "in the middle of one"])
+def test_a_child_killed_mid_parse_fails_the_import_whole(tmp_path, monkeypatch, forks, where):
+    """The stream ends before its end message, or inside a message: ParseFailed names the file
+    and the signal, the transaction (which had written batches already) rolls back, and the
+    child is reaped once (the parent signals nothing it has reaped: that pid may be reused)."""
+    from recorder import parse_worker
+
+    parent = os.getpid()
+    real_lines, real_send = transcripts.Transcript.lines, parse_worker._send
 
     def killed_at_300(self):
-        for i, item in enumerate(real(self)):
-            if i == 300:
+        for i, item in enumerate(real_lines(self)):
+            if i == 300 and os.getpid() != parent:
                 os.kill(os.getpid(), signal.SIGKILL)
             yield item
+
+    def cut_short(pipe, message):
+        if message[0] == "batch" and message[1][0][0] > 200 and os.getpid() != parent:
+            data = parse_worker.pickle.dumps(message)
+            pipe.write(parse_worker._LENGTH.pack(len(data)) + data[: len(data) // 2])
+            pipe.flush()
+            os.kill(os.getpid(), signal.SIGKILL)
+        real_send(pipe, message)
 
     f = _many_batches(tmp_path)
     store = Store(tmp_path / "r.db")
     with monkeypatch.context() as m:
-        m.setattr(transcripts.Transcript, "lines", killed_at_300)
+        if where == "between messages":
+            m.setattr(transcripts.Transcript, "lines", killed_at_300)
+        else:
+            m.setattr(parse_worker, "_send", cut_short)
         with pytest.raises(ParseFailed, match=r"many\.jsonl: the process parsing it ended before it was read whole \(killed by SIGKILL\)"):
             import_files(store, "codex", [f])
     assert _counts(store) == [0, 0, 0, 0] and _reaped(forks)
+    assert forks.kills == [] and list(forks.ended) == forks
     store.close()
 
 
-def test_content_already_stored_stops_the_child(tmp_path, forks):
+def test_content_already_stored_stops_the_child(tmp_path, monkeypatch, forks):
     """Found by its hash mid-stream (AlreadyImported): the import rolls back, and the child still
-    parsing is killed and reaped rather than left to finish."""
+    parsing (slowly: ~4 s for the file) is killed and reaped rather than left to finish."""
     f = _many_batches(tmp_path)
     store = Store(tmp_path / "r.db")
     [first] = import_files(store, "codex", [f])
     before = _counts(store)
+    monkeypatch.setattr(transcripts.Transcript, "lines", _slowly(0.01))
+    started = time.monotonic()
     [again] = import_files(store, "codex", [f])
     assert again.already and again.session_id == first.session_id and _counts(store) == before
-    assert len(forks) == 2 and _reaped(forks)
+    assert len(forks) == 2 and _reaped(forks) and time.monotonic() - started < 3
+    assert forks.kills == [(forks[1], signal.SIGKILL)]
+    assert os.WIFSIGNALED(forks.ended[forks[1]]) and os.WTERMSIG(forks.ended[forks[1]]) == signal.SIGKILL
     store.close()
 
 
@@ -179,13 +235,15 @@ transcripts.Transcript.lines = slow
 importer.import_files(Store({str(db)!r}), "codex", [importer.Path({str(f)!r})])
 """
     proc = subprocess.Popen([sys.executable, "-c", script])
-    deadline = time.monotonic() + 30
-    while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    child = int(pids.read_text())
-    assert child != proc.pid
-    proc.kill()
-    proc.wait()
+    try:
+        deadline = time.monotonic() + 30
+        while not (pids.exists() and pids.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        child = int(pids.read_text())
+        assert child != proc.pid
+    finally:
+        proc.kill()
+        proc.wait()
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline and _alive(child):
         time.sleep(0.02)
