@@ -103,20 +103,25 @@ class _ForkedParse(Parse):
         size = _LENGTH.unpack(head)[0] if len(head) == _LENGTH.size else -1
         body = self.pipe.read(size) if size > 0 else b""
         if len(body) != size:
-            raise ParseFailed(f"{self.transcript.files[0]}: the process parsing it ended before it was read whole ({self._ending()}); nothing of it was imported")
+            raise self._ended_early()
         return pickle.loads(body)
 
-    def _ending(self) -> str:
-        """How the child ended, once it has (the pipe's end says it is ending)."""
+    def _ended_early(self) -> BaseException:
+        """What to raise for a child that ended mid-stream, once it has (the pipe's end says it
+        is ending): a Ctrl-C (which reached the child too, and may end it before the parent
+        sees its own) is the interruption it is, anything else ParseFailed."""
         _, status = os.waitpid(self.pid, 0)
         self.reaped = True
+        how = f"exit code {os.waitstatus_to_exitcode(status)}"
         if os.WIFSIGNALED(status):
             number = os.WTERMSIG(status)
+            if number == signal.SIGINT:
+                return KeyboardInterrupt()
             try:
-                return f"killed by {signal.Signals(number).name}"
+                how = f"killed by {signal.Signals(number).name}"
             except ValueError:  # a real-time signal has no name
-                return f"killed by signal {number}"
-        return f"exit code {os.waitstatus_to_exitcode(status)}"
+                how = f"killed by signal {number}"
+        return ParseFailed(f"{self.transcript.files[0]}: the process parsing it ended before it was read whole ({how}); nothing of it was imported")
 
     def stop(self) -> None:
         self.pipe.close()

@@ -195,6 +195,27 @@ def test_a_child_killed_mid_parse_fails_the_import_whole(tmp_path, monkeypatch, 
     store.close()
 
 
+def test_a_ctrl_c_that_ends_the_child_first_is_an_interruption(tmp_path, monkeypatch, forks):
+    """Ctrl-C reaches the whole process group; when the child dies of it before the parent
+    raises its own, the import still ends as interrupted (exit 130), not as a failed parse."""
+    parent = os.getpid()
+    real = transcripts.Transcript.lines
+
+    def interrupted_at_300(self):
+        for i, item in enumerate(real(self)):
+            if i == 300 and os.getpid() != parent:
+                os.kill(os.getpid(), signal.SIGINT)  # the child's handler is the default: it dies
+            yield item
+
+    f = _many_batches(tmp_path)
+    store = Store(tmp_path / "r.db")
+    monkeypatch.setattr(transcripts.Transcript, "lines", interrupted_at_300)
+    with pytest.raises(KeyboardInterrupt):
+        import_files(store, "codex", [f])
+    assert _counts(store) == [0, 0, 0, 0] and _reaped(forks) and forks.kills == []
+    store.close()
+
+
 def test_content_already_stored_stops_the_child(tmp_path, monkeypatch, forks):
     """Found by its hash mid-stream (AlreadyImported): the import rolls back, and the child still
     parsing (slowly: ~4 s for the file) is killed and reaped rather than left to finish."""
