@@ -417,9 +417,10 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
             path: Any = find_evaluation(name, cwd)
         except BadInput:
             path = None
-        ev = load_evaluation(str(path), cwd) if path is not None else _stored_evaluation_file(store, name, cwd)
+        stored = _newest_stored_run(store, name) if path is None else None
+        ev = load_evaluation(str(path), cwd) if path is not None else _stored_evaluation_file(stored, name, cwd)
         ev_name = ev.name if ev is not None else name
-        if ev is not None or _stored_evaluation(store, ev_name):
+        if ev is not None or stored is not None:
             measurements, arms = read_measurements(store, pricing, evaluation=ev_name)
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
@@ -433,15 +434,20 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
     return compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates)
 
 
-def _stored_evaluation_file(store: Store, name: str, cwd: Any) -> Any:
-    """The evaluation `name` as loaded from the file its newest stored run was read from (one
-    run by its path is found by its name too); None when that file is gone, renamed or no
-    longer loads: then the stored cells alone are compared."""
+def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:
+    """The newest stored run of the evaluation `name`, as (the file it was read from,); None
+    when the store holds none."""
+    return store.db.execute("SELECT bench_path FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? ORDER BY started_at DESC LIMIT 1", [RUN_KIND, name]).fetchone()
+
+
+def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: Any) -> Any:
+    """The evaluation `name` as loaded from the file its newest stored run (`stored`) was read
+    from (one run by its path is found by its name too); None when that file is gone, renamed
+    or no longer loads: then the stored cells alone are compared."""
     from recorder.errors import BadInput
     from recorder.spec.evaluation import load_evaluation
 
-    row = store.db.execute("SELECT bench_path FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? ORDER BY started_at DESC LIMIT 1", [RUN_KIND, name]).fetchone()
-    path = Path(row[0]) if row and row[0] else None
+    path = Path(stored[0]) if stored and stored[0] else None
     if path is None or not path.is_file():
         return None
     try:
@@ -449,11 +455,6 @@ def _stored_evaluation_file(store: Store, name: str, cwd: Any) -> Any:
     except BadInput:
         return None
     return ev if ev.name == name else None
-
-
-def _stored_evaluation(store: Store, name: str) -> bool:
-    row = store.db.execute("SELECT 1 FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? LIMIT 1", [RUN_KIND, name]).fetchone()
-    return row is not None
 
 
 def _run_id(store: Store, target: str, only: bool) -> str:
