@@ -718,8 +718,7 @@ class Batch:
         newline has a group of its own, so the split is exact); only a redaction needs them."""
         out: list[tuple[int, str]] = []
         for first, count, text in self.groups:
-            body = text.decode("utf-8", "surrogatepass")[:-1]
-            out.extend(zip(range(first, first + count), [body] if count == 1 else body.split("\n")))
+            out.extend(zip(range(first, first + count), chunk_lines(text, count)))
         return out
 
     def warnings(self) -> int:
@@ -820,11 +819,14 @@ def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
     for lines, fresh, data in rows:
         if fresh or inflate is None:
             inflate = zstandard.ZstdDecompressor().decompressobj()
-        body = inflate.decompress(data).decode("utf-8", "surrogatepass")[:-1]
-        if lines == 1:
-            yield body
-        else:
-            yield from body.split("\n")
+        yield from chunk_lines(inflate.decompress(data), lines)
+
+
+def chunk_lines(text: bytes, count: int) -> list[str]:
+    """The `count` lines of a chunk's text (raw_groups): a chunk of one line is that line whole
+    (it may hold a newline), a longer one splits on its newlines exactly."""
+    body = text.decode("utf-8", "surrogatepass")[:-1]
+    return [body] if count == 1 else body.split("\n")
 
 
 @dataclass(frozen=True)
