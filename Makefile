@@ -15,7 +15,7 @@ $(BIN)/benchtape: pyproject.toml
 # first import, which never writes it where PYTHONDONTWRITEBYTECODE is set (this machine, many
 # container images), and then every command compiled each module it imports, every time
 # (`benchtape sessions` 520 ms against 329). Up to date, this is a quick mtime check.
-PACKAGES := adapters benchtape benchtape_fixtures checks models recorder replay
+PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay fixtures-red
 install: $(BIN)/benchtape
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) >/dev/null
 
@@ -25,7 +25,7 @@ demo: install
 # The real Claude Code and Codex at the versions benchtape is verified with, from npm, into
 # .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
 agents: install
-	$(BIN)/python -m adapters.binaries --install claude-code codex
+	$(BIN)/python -m benchtape.adapters.binaries --install claude-code codex
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
@@ -52,7 +52,7 @@ bench: install
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
 
 docs: install
-	$(BIN)/python -m checks.docs > docs/checks.md
+	$(BIN)/python -m benchtape.checks.docs > docs/checks.md
 
 clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info

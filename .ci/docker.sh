@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Make a Docker engine answer, for the container sandbox's tests (tests/sandbox/).
+# Make a Docker engine answer, for the container sandbox's tests (tests/container/).
 #
 # Idempotent, and safe to run or to source: installs docker.io only when dockerd is
 # missing, starts dockerd in the background only when `docker info` fails, waits up to
 # 60 s for it, and prints the engine version. CI runs as root on a fresh clone; nothing
-# is pulled (benchtape builds its own base image from the host, see recorder/sandbox/baseimage.py).
+# is pulled (benchtape builds its own base image from the host, see sandbox/baseimage.py).
 # Our containers use `network: none`, so when the default start fails (no iptables in a
 # nested sandbox, say) it retries once without the bridge network.
 

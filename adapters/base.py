@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
-from recorder.model import Action
+from benchtape.core.harnesses import ADAPTERS
+from benchtape.core.model import Action
 
 
 @dataclass(frozen=True)
@@ -99,17 +100,17 @@ class Adapter(Protocol):
     name: str
     # The harness's own bookkeeping under HOME that is bulky, rewritten by the harness every
     # run or stored by benchtape on its own (its transcript): globs relative to HOME (as
-    # recorder.treediff.covers reads them). Where HOME is the workspace (sandbox levels home
+    # benchtape.sandbox.treediff.covers reads them). Where HOME is the workspace (sandbox levels home
     # and container), workspace snapshots leave these out: they are not the agent's work.
     bookkeeping: tuple[str, ...]
     # Files under HOME the tool rewrites itself at every start (counters, per-folder flags):
     # relative paths. Where HOME is the workspace, snapshots keep them (an agent may be asked to
     # change one, and a check then reads it), but the patch of the agent's changes leaves them
-    # out and names them: a checkout without them could not take it (replay.changes).
+    # out and names them: a checkout without them could not take it (benchtape.replay.changes).
     own_state: tuple[str, ...]
     # Merged into JSON files under a private HOME (never yours) before it starts (relative path
     # → keys): the same for every session, so a level can merge it into the next session's
-    # workspace ahead, off the session's path (recorder.sandbox.local's spare folder).
+    # workspace ahead, off the session's path (benchtape.sandbox.local's spare folder).
     home_json: dict[str, dict[str, Any]]
 
     def command(self, launch: Launch) -> Command: ...
@@ -161,21 +162,12 @@ def warning(what: str, line: str, thread: str = "main") -> Action:
     return Action("adapter.warning", {"what": what, "line": line[:4000]}, thread=thread)
 
 
-_ADAPTERS: dict[str, str] = {
-    "mock": "adapters.mock:MockAdapter",
-    "claude-code": "adapters.claude_code:ClaudeCodeAdapter",
-    "codex": "adapters.codex:CodexAdapter",
-}
-
-
-def harness_names() -> list[str]:
-    return sorted(_ADAPTERS)
 
 
 def get_adapter(name: str) -> Adapter:
     """The adapter for a harness name; KeyError for an unknown one."""
     import importlib
 
-    target = _ADAPTERS[name]
+    target = ADAPTERS[name]
     module, _, cls = target.partition(":")
     return getattr(importlib.import_module(module), cls)()

@@ -9,7 +9,7 @@ npm succeeded, so a failed install leaves nothing half-written. The versions the
 recipes were verified on are `VERIFIED`; any other version resolves, named as
 unverified, because its stream or transcript may differ from what the adapters expect.
 
-    python -m adapters.binaries --install claude-code codex    # what `make agents` runs
+    python -m benchtape.adapters.binaries --install claude-code codex    # what `make agents` runs
 
 `latest` is not a version: `latest_version` asks npm (`npm view PACKAGE version`, the
 registry's `latest` tag) which one it is today, and that version is what gets installed,
@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from recorder.errors import BadInput, BenchtapeError, ExitCode
+from benchtape.core.errors import BadInput, BenchtapeError, ExitCode
 
 ENV_TOOLS = "BENCHTAPE_TOOLS"
 VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?)")
@@ -111,7 +111,7 @@ def resolve(tool: str, version: str | None = None, *, root: Path | None = None, 
     path = binary_path(tool, version, root)
     if not _runnable(path):
         if not install:
-            command = f"python -m adapters.binaries --install {tool}" + ("" if version == pin.version else f"@{version}")
+            command = f"python -m benchtape.adapters.binaries --install {tool}" + ("" if version == pin.version else f"@{version}")
             how = f"run `make agents`, or `{command}`" if version == pin.version else f"run `{command}`"
             raise BadInput(f"{tool} {version} is not installed (looked for {path})", fix=f"{how} (npm installs into that folder only)")
         install_version(tool, version, root)

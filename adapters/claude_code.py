@@ -15,13 +15,13 @@ from typing import Any
 
 import orjson
 
-from adapters.base import Command, Launch, files_below, on_path
-from adapters.claude_stream import ClaudeStreamParser
-from adapters.claude_tui import STOP_LOG
-from adapters.config import ConfigReader
-from adapters.lines import type_name
-from recorder.errors import BadInput
-from models.endpoints import is_scripted
+from benchtape.adapters.base import Command, Launch, files_below, on_path
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.adapters.claude_tui import STOP_LOG
+from benchtape.adapters.config import ConfigReader
+from benchtape.core.errors import type_name
+from benchtape.core.errors import BadInput
+from benchtape.adapters.endpoints import is_scripted
 
 HARNESS = "claude-code"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -98,7 +98,7 @@ BYPASS = ("bypassPermissions", "--dangerously-skip-permissions", "--allow-danger
 
 
 def binary_of(cfg: ClaudeConfig) -> str:
-    from adapters.binaries import default_binary
+    from benchtape.adapters.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
 
@@ -107,7 +107,7 @@ def hermetic_env(args: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
     """What every claude run gets (spec/real-binaries.md): the updater off (the interactive
     one installs globally), nonessential traffic off, IS_SANDBOX only as root with a bypass
     mode (which refuses to start without it), and the scripted endpoint when there is one."""
-    from models.endpoints import claude_env, running_as_root
+    from benchtape.adapters.endpoints import claude_env, running_as_root
 
     env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     if running_as_root() and any(a in BYPASS for a in args):
@@ -200,7 +200,7 @@ class ClaudeCodeAdapter:
         hermetic environment is always set: no updater (the interactive one runs `npm
         install -g`), no nonessential traffic, IS_SANDBOX only where root needs it.
         """
-        from adapters.claude_env import probes, stage
+        from benchtape.adapters.claude_env import probes, stage
 
         cfg = self.config(launch)
         binary = binary_of(cfg)
@@ -219,7 +219,7 @@ class ClaudeCodeAdapter:
     def interactive_command(self, launch: Launch, argv: list[str], common: dict[str, Any]) -> Command:
         """`claude --session-id <uuid> [--model] [--system-prompt] [--effort] <args>` in a terminal,
         the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how)."""
-        from adapters.claude_tui import tui
+        from benchtape.adapters.claude_tui import tui
 
         trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
         return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env)), **common)
@@ -241,7 +241,7 @@ class ClaudeCodeAdapter:
     def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
         """What the setup commands' outputs say was loaded (`environment.reported`, None when the
         probe did not run) and why `environment.require` would refuse the session."""
-        from adapters.claude_env import reported
+        from benchtape.adapters.claude_env import reported
 
         if "plugin-list" not in outputs:
             return None, []

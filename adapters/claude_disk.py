@@ -21,10 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import warning
-from adapters.claude_messages import ClaudeMessages
-from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
-from recorder.model import MAIN, Action
+from benchtape.adapters.base import warning
+from benchtape.adapters.claude_messages import ClaudeMessages
+from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
+from benchtape.core.model import MAIN, Action
 
 INTERNAL = ""  # thread value of an agent whose messages are not part of the session
 _QUIET_TYPES = {

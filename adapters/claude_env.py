@@ -31,8 +31,7 @@ from typing import Any, Mapping
 
 import orjson
 
-from adapters.base import Setup, SetupOutput as Output
-from adapters.claude_stream import environment_of
+from benchtape.adapters.base import Setup, SetupOutput as Output
 
 MARKETS = ".claude/benchtape/marketplaces"  # under HOME
 AGENT_ENV = ".claude/benchtape/agent_env"  # under HOME
@@ -228,3 +227,34 @@ def fold(base: Mapping[str, Any] | None, init: Mapping[str, Any], plugin_errors:
     if plugin_errors:
         out["plugin_errors"] = plugin_errors
     return out
+
+
+def environment_of(init: dict[str, Any]) -> dict[str, Any]:
+    """What the CLI said it loaded (`system/init`), in the shape checks/environment.py reads.
+
+    A key the init line does not carry is left out (unknown), never written as empty.
+    """
+    reported: dict[str, Any] = {"source": "system:init"}
+    for key, native in (
+        ("tools", "tools"),
+        ("mcp_servers", "mcp_servers"),
+        ("plugins", "plugins"),
+        ("skills", "skills"),
+        ("agents", "agents"),
+        ("commands", "slash_commands"),
+        ("model", "model"),
+        ("permission_mode", "permissionMode"),
+        ("version", "claude_code_version"),
+        ("cwd", "cwd"),
+    ):
+        value = init.get(native)
+        if value is not None and (native not in LIST_KEYS or isinstance(value, list)):
+            reported[key] = value
+    if isinstance(reported.get("mcp_servers"), list):
+        reported["mcp_servers"] = [
+            {k: s[k] for k in ("name", "status") if k in s} for s in reported["mcp_servers"] if isinstance(s, dict)
+        ]
+    return reported
+
+
+LIST_KEYS = ("tools", "mcp_servers", "plugins", "skills", "agents", "slash_commands")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import warning
-from recorder.model import text_of
-from adapters.usage import MessageUsage
-from recorder.model import Action
+from benchtape.adapters.base import warning
+from benchtape.core.model import text_of
+from benchtape.adapters.usage import MessageUsage
+from benchtape.core.model import Action
 
 SPAWN_TOOLS = ("Task", "Agent")
 SKILL_TOOL = "Skill"

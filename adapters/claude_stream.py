@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import warning
-from adapters.claude_messages import ClaudeMessages
-from adapters.lines import LineParser, NOT_JSON, decode, guarded
-from adapters.usage import anthropic_totals, model_usage_totals
-from recorder.model import MAIN, Action
+from benchtape.adapters.base import warning
+from benchtape.adapters.claude_messages import ClaudeMessages
+from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
+from benchtape.adapters.usage import anthropic_totals, model_usage_totals
+from benchtape.core.model import MAIN, Action
 
 # Known events that add nothing the stream does not already say elsewhere; the raw
 # table keeps them. task_started/task_progress restate the Agent tool_use and the
@@ -90,7 +90,7 @@ class ClaudeStreamParser(LineParser):
         if subtype == "init":
             if not self.report_environment:
                 return []
-            from adapters.claude_env import fold
+            from benchtape.adapters.claude_env import LIST_KEYS, environment_of, fold
 
             reported = fold(self.environment_base, environment_of(event), event.get("plugin_errors"))
             out = [Action("environment.reported", reported)]
@@ -154,32 +154,5 @@ class ClaudeStreamParser(LineParser):
         return out
 
 
-LIST_KEYS = ("tools", "mcp_servers", "plugins", "skills", "agents", "slash_commands")
 
 
-def environment_of(init: dict[str, Any]) -> dict[str, Any]:
-    """What the CLI said it loaded (`system/init`), in the shape checks/environment.py reads.
-
-    A key the init line does not carry is left out (unknown), never written as empty.
-    """
-    reported: dict[str, Any] = {"source": "system:init"}
-    for key, native in (
-        ("tools", "tools"),
-        ("mcp_servers", "mcp_servers"),
-        ("plugins", "plugins"),
-        ("skills", "skills"),
-        ("agents", "agents"),
-        ("commands", "slash_commands"),
-        ("model", "model"),
-        ("permission_mode", "permissionMode"),
-        ("version", "claude_code_version"),
-        ("cwd", "cwd"),
-    ):
-        value = init.get(native)
-        if value is not None and (native not in LIST_KEYS or isinstance(value, list)):
-            reported[key] = value
-    if isinstance(reported.get("mcp_servers"), list):
-        reported["mcp_servers"] = [
-            {k: s[k] for k in ("name", "status") if k in s} for s in reported["mcp_servers"] if isinstance(s, dict)
-        ]
-    return reported

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from adapters.base import Tui
+from benchtape.adapters.base import Tui
 
 STOP_LOG = ".claude/benchtape/stop.jsonl"  # under HOME; the hook writes it through $HOME, so it works in a container too
 STOP_HOOK = 'mkdir -p "$HOME/.claude/benchtape" && { cat; echo; } >> "$HOME/' + STOP_LOG + '"'
@@ -64,14 +64,14 @@ def seed(env: Mapping[str, str], trusted: list[str], agent_env: bool = False) ->
     }
     files = {".claude.json": state, ".claude/settings.json": settings}
     if agent_env:  # `--setting-sources ""` reads only the --settings file: the answers go into the agent_env's copy
-        from adapters.claude_env import AGENT_ENV
+        from benchtape.adapters.claude_env import AGENT_ENV
 
         files[f"{AGENT_ENV}/settings.json"] = settings
     return files
 
 
 def tui(session_uuid: str, trusted: list[str], agent_env: bool = False) -> Tui:
-    from adapters.claude_disk import ClaudeDiskParser
+    from benchtape.adapters.claude_disk import ClaudeDiskParser
 
     return Tui(
         seed=lambda env: seed(env, trusted, agent_env),

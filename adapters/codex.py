@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Command, Launch, files_below, on_path
-from adapters.codex_exec import CodexExecParser
-from adapters.config import ConfigReader
-from models.endpoints import codex_config, codex_env, is_scripted
-from recorder.errors import BadInput
+from benchtape.adapters.base import Command, Launch, files_below, on_path
+from benchtape.adapters.codex_exec import CodexExecParser
+from benchtape.adapters.config import ConfigReader
+from benchtape.adapters.endpoints import codex_config, codex_env, is_scripted
+from benchtape.core.errors import BadInput
 
 HARNESS = "codex"
 EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -51,7 +51,7 @@ CODEX_DIR = ".codex"  # CODEX_HOME under the sandbox HOME: private to the sessio
 
 
 def binary_of(cfg: CodexConfig) -> str:
-    from adapters.binaries import default_binary
+    from benchtape.adapters.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
 

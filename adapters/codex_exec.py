@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import warning
-from adapters.lines import LineParser, NOT_JSON, decode, guarded
-from adapters.usage import TurnUsage
-from recorder.model import Action
+from benchtape.adapters.base import warning
+from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
+from benchtape.adapters.usage import TurnUsage
+from benchtape.core.model import Action
 
 TERMINAL_AGENT = {"completed", "errored", "shutdown", "not_found"}
 _QUIET_EVENTS = {"item.plan.delta"}

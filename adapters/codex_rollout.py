@@ -30,12 +30,12 @@ from typing import Any
 
 import orjson
 
-from adapters.base import warning
-from adapters.codex_exec import TERMINAL_AGENT, agent_status
-from adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
-from recorder.model import text_of
-from adapters.usage import openai_totals
-from recorder.model import Action
+from benchtape.adapters.base import warning
+from benchtape.adapters.codex_exec import TERMINAL_AGENT, agent_status
+from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
+from benchtape.core.model import text_of
+from benchtape.adapters.usage import openai_totals
+from benchtape.core.model import Action
 
 EXITED = re.compile(r"Process exited with code (-?\d+)")
 RUNNING = "Process running with session ID"

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.lines import type_name
-from recorder.errors import BadInput
+from benchtape.core.errors import type_name
+from benchtape.core.errors import BadInput
 
 
 class ConfigReader:

@@ -19,8 +19,9 @@ from typing import Any, BinaryIO, Callable, Iterator
 
 import orjson
 
-from adapters.base import warning
-from recorder.model import Action
+from benchtape.adapters.base import warning
+from benchtape.core.errors import type_name
+from benchtape.core.model import Action
 
 NOT_JSON = "not a JSON line (a truncated last line of a killed process?)"
 MAX_LINE_BYTES = 16 * 1024 * 1024
@@ -143,20 +144,3 @@ def guarded(handle: Callable[[dict[str, Any], str], list[Action]], event: dict[s
         return [warning(f"unexpected shape of a {event.get('type')!r} event ({type(exc).__name__}: {exc})", line)]
 
 
-def type_name(value: Any) -> str:
-    """The YAML-facing name of a value's type, for config error messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "list"
-    if isinstance(value, dict):
-        return "map"
-    return type(value).__name__

@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from adapters.base import Command, Launch, warning
-from adapters.lines import LineParser
-from recorder.model import ACTION_KINDS, Action
+from benchtape.adapters.base import Command, Launch, warning
+from benchtape.adapters.lines import LineParser
+from benchtape.core.model import ACTION_KINDS, Action
 
 MOCK_METRIC_KEYS = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
 MOCK_STEP_KEYS = {"tool", "input", "result", "is_error", "think", "say", "skill", "subagent", "sleep"}

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
-from adapters.claude_disk import ClaudeDiskParser
-from adapters.claude_stream import ClaudeStreamParser
-from adapters.codex_exec import CodexExecParser
-from adapters.codex_rollout import CodexRolloutParser
-from adapters.lines import decode, finish_safely, read_lines
-from recorder.errors import BadInput
-from recorder.model import Action
+from benchtape.adapters.claude_disk import ClaudeDiskParser
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.adapters.codex_exec import CodexExecParser
+from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.lines import decode, finish_safely, read_lines
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Action
 
 
 @dataclass
@@ -101,7 +101,7 @@ READ_BUFFER = 1 << 20  # a transcript line is ~2 kB: an 8 kB buffer refills ever
 
 def _nonblank(path: Path) -> Iterator[str]:
     """A file's non-blank lines, split on newlines only, one in memory at a time, none longer
-    than adapters.lines.MAX_LINE_BYTES (a longer one is kept cut, with a marker)."""
+    than benchtape.adapters.lines.MAX_LINE_BYTES (a longer one is kept cut, with a marker)."""
     with path.open("rb", buffering=READ_BUFFER) as fh:
         yield from read_lines(fh)
 

@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "checks")
 
 import tempfile  # noqa: E402
 
-from checks import catalog  # noqa: E402
+from benchtape.checks import catalog  # noqa: E402
 from gradekit import Outputs, grade  # noqa: E402
 from test_structured import PATHOLOGICAL  # noqa: E402
 

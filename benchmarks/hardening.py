@@ -38,7 +38,7 @@ MAX_RSS_MB = 512  # the recorder's peak memory for a 1 GiB stream or a 1.1 GB li
 
 
 def engine() -> bool:
-    from recorder.sandbox.container import available
+    from benchtape.sandbox.container import available
 
     return available()[0]
 
@@ -100,7 +100,7 @@ def big_output(base: Path) -> dict:
 def redactor_speed() -> float:
     import timeit
 
-    from recorder.redact import redactor
+    from benchtape.core.redact import redactor
 
     line = json.dumps({"type": "user", "message": {"content": [{"type": "tool_result", "content": "def f(x):\n    return x + 1\n" * 30}]}})[:1024]
     red = redactor(["an-env-secret-0123456789", "another-known-value-xyz"])

@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
 
 from benchmarks.figures import record  # noqa: E402
 from benchmarks.regrade_query import CHECKS, bench_yaml, session_actions  # noqa: E402
-from recorder.store import Store  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
 
 BENCH = bench_yaml("benchtape beside inspect score", CHECKS[:1])  # is "done" in the output: as Inspect's includes()
 

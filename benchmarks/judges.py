@@ -13,7 +13,7 @@ concurrency limit), then:
 
 The grading loop here is the one the grading function runs per session (build the
 checks once; evaluate each session with `CheckContext(judge=…)`) with the judge
-`benchtape regrade` builds (`replay.judging.judge_for_grading`, mode `reuse`, or `rejudge`
+`benchtape regrade` builds (`benchtape.replay.grading_judges.judge_for_grading`, mode `reuse`, or `rejudge`
 for `--rejudge`), driven from 16 threads so the provider's concurrency limit is exercised
 (`regrade` itself grades one session at a time; tests/e2e/test_judges_paths.py proves the
 commands end to end).
@@ -38,14 +38,15 @@ if str(ROOT) not in sys.path:
 
 import orjson  # noqa: E402
 
-from checks.registry import CheckContext, build  # noqa: E402
-from models.judges import JudgeService  # noqa: E402
-from models.providers import OpenAITransport  # noqa: E402
-from models.server import serve  # noqa: E402
-from recorder.model import Action, CheckSpec  # noqa: E402
-from recorder.spec.judges import JudgesConfig, ProviderSpec  # noqa: E402
-from recorder.store import Store  # noqa: E402
-from replay.judging import judge_for_grading  # noqa: E402
+from benchtape.checks.registry import CheckContext, build  # noqa: E402
+from benchtape.models.judge_service import JudgeService  # noqa: E402
+from benchtape.models.providers import OpenAITransport  # noqa: E402
+from benchtape.models.server import serve  # noqa: E402
+from benchtape.core.model import Action
+from benchtape.core.results import CheckSpec  # noqa: E402
+from benchtape.spec.judge_config import JudgesConfig, ProviderSpec  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
+from benchtape.replay.grading_judges import judge_for_grading  # noqa: E402
 
 CHECKS = [
     CheckSpec("llm-rubric", value="The answer names the failing test and the fix."),

@@ -43,9 +43,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.figures import record  # noqa: E402
 from benchtape.api import run_benches  # noqa: E402
-from recorder.runner import RunOptions  # noqa: E402
-from recorder.spec.bench import load_bench  # noqa: E402
-from recorder.store import Store  # noqa: E402
+from benchtape.recorder.runner import RunOptions  # noqa: E402
+from benchtape.spec.bench import load_bench  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
 
 BENCHES = {
     "mock": ROOT / "fixtures-red" / "demo" / "bench.yaml",
@@ -123,13 +123,13 @@ class Timeline:
 def instrument(timeline: Timeline) -> None:
     """The steps of a session, in the order they happen."""
     import benchtape.api as api
-    import recorder.runner as runner
-    import recorder.sandbox.local as local
-    import replay.grading as grading
-    from recorder.sandbox.capture import SessionFolder
-    from recorder.sandbox.outside_writes import OutsideWrites
-    from recorder.sandbox.supervisor import Supervisor, SupervisedProcess
-    from recorder.store import Store as S
+    import benchtape.recorder.runner as runner
+    import benchtape.sandbox.local as local
+    import benchtape.replay.grading as grading
+    from benchtape.sandbox.capture import SessionFolder
+    from benchtape.sandbox.outside_writes import OutsideWrites
+    from benchtape.sandbox.supervisor import Supervisor, SupervisedProcess
+    from benchtape.store.database import Store as S
 
     t = timeline
     t.wrap(runner.Runner, "_one", "session", session=True)
@@ -254,8 +254,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
-    from adapters.binaries import resolve
-    from recorder.errors import BadInput
+    from benchtape.adapters.binaries import resolve
+    from benchtape.core.errors import BadInput
 
     with tempfile.TemporaryDirectory(prefix="benchtape-real-") as tmp:
         for tool in BENCHES:

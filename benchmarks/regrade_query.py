@@ -37,8 +37,8 @@ if str(ROOT) not in sys.path:
 import orjson  # noqa: E402
 
 from benchmarks.figures import record  # noqa: E402
-from recorder.model import Action  # noqa: E402
-from recorder.store import Store  # noqa: E402
+from benchtape.core.model import Action  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
 
 ACTIONS = 100
 RUNS = 4
@@ -137,9 +137,9 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
     (the verdict insert is the rest of the regrade's own time). Each step is timed as the
     regrade runs (with its GC setting) and best of ROUNDS: a single pass on a busy machine
     can make a later, larger step look faster than an earlier one."""
-    from replay.grading import GradingContext, NoWorkspace, grade_session
-    from replay.regrade import prepare
-    from replay.select import batch_gc
+    from benchtape.replay.grading import GradingContext, NoWorkspace, grade_session
+    from benchtape.replay.regrade import prepare
+    from benchtape.replay.select import batch_gc
 
     checks = prepare(bench_spec)["bench"].checks
     out: dict[str, float] = {}
@@ -159,10 +159,10 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
 
 
 def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
-    from recorder.spec.bench import load_bench
-    from replay.query import compile_query, run_query
-    from replay.regrade import regrade
-    from replay.select import Selection
+    from benchtape.spec.bench import load_bench
+    from benchtape.replay.query import compile_query, run_query
+    from benchtape.replay.regrade import regrade
+    from benchtape.replay.select import Selection
 
     store = Store(db)
     run_id = store.runs()[0]["id"] if scope == "quarter" else None
@@ -201,7 +201,7 @@ def grade(store: Store, sel) -> int:
     import os
 
     from benchtape import render_replay
-    from replay.reproduce import reproduce_store
+    from benchtape.replay.reproduce import reproduce_store
 
     with open(os.devnull, "w") as devnull, contextlib.redirect_stdout(devnull):
         rep = reproduce_store(store, sel, on_session=lambda one: render_replay.replay_session(one, True))

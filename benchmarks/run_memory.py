@@ -52,8 +52,8 @@ def writer_child(mode: str, n: int, template: Path, out: Path) -> None:
     """In a child: push n rows through the report path, then print the peak RSS (MB)."""
     import orjson
 
-    from replay.junit import junit_xml, write_junit
-    from replay.report import ResultSpool, write_streamed
+    from benchtape.replay.junit import junit_xml, write_junit
+    from benchtape.replay.report import ResultSpool, write_streamed
 
     row = orjson.loads(template.read_bytes())
     start = time.perf_counter()

@@ -50,10 +50,10 @@ def main() -> None:
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout whose restore() is measured")
     args = ap.parse_args()
     sys.path.insert(0, str(args.code))
-    from recorder.sandbox.snapshot import restore
+    from benchtape.sandbox.snapshot import restore
 
     try:
-        from recorder.sandbox.trees import remove_tree
+        from benchtape.sandbox.trees import remove_tree
     except ImportError:  # a checkout from before it existed
         import shutil
 

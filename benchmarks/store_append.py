@@ -23,8 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-from recorder.model import Action  # noqa: E402
-from recorder.store import Store  # noqa: E402
+from benchtape.core.model import Action  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
 
 
 def synthetic_session(n: int) -> list[Action]:
@@ -123,8 +123,8 @@ def overhead(runs: int) -> list[float]:
     import subprocess
 
     from benchtape.api import run_benches
-    from recorder.spec.bench import load_bench
-    from recorder.runner import RunOptions
+    from benchtape.spec.bench import load_bench
+    from benchtape.recorder.runner import RunOptions
 
     tmp = Path(tempfile.mkdtemp(prefix="benchtape-overhead-"))
     td = tmp / "td"

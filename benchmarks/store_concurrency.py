@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKER = r"""
 import sys, threading, time, traceback
 sys.path.insert(0, sys.argv[4])
-from recorder.model import Action, Result
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.core.results import Result
+from benchtape.store.database import Store
 
 path, worker, start, sessions, lines = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[5]), int(sys.argv[6])
 while time.time() < start:

@@ -87,15 +87,15 @@ def _rotated(value: Any, table: dict[int, int]) -> Any:
 
 
 def child_import(path: Path, db: Path) -> dict[str, float]:
-    from recorder.importer import import_files
-    from recorder.store import Store
+    from benchtape.recorder.importer import import_files
+    from benchtape.store.database import Store
 
     store = Store(db)
     t0 = time.perf_counter()
     [result] = import_files(store, "claude-code", [path])
     store.close()  # what closing still writes (a checkpoint of what the import left in the WAL) is the import's
     elapsed = time.perf_counter() - t0
-    # the peak of this process and of the child a large transcript is parsed in (recorder.parse_worker)
+    # the peak of this process and of the child a large transcript is parsed in (benchtape.recorder.parse_worker)
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     return {"seconds": elapsed, "actions": result.actions, "rss_mb": peak / 1024}
 
@@ -122,8 +122,8 @@ def in_child(fn: str, *args: str) -> dict[str, float]:
 def store_size(tmp: Path) -> tuple[int, int, int, int, int]:
     """(transcript bytes, store bytes after importing all of them, store bytes after one regrade,
     sessions, the bytes any store has: one page per table and index)."""
-    from recorder.importer import import_files
-    from recorder.store import Store
+    from benchtape.recorder.importer import import_files
+    from benchtape.store.database import Store
 
     db = tmp / "size.db"
     store = Store(db)
@@ -153,7 +153,7 @@ def _files_of(store, session_id: str) -> list[str]:
 
 def _regrade(store, sessions: list[str]) -> None:
     """One grading of 6 checks over every session, written as regrade writes it."""
-    from recorder.model import Result
+    from benchtape.core.results import Result
 
     gid = store.new_grading("regrade", checkset_sha256="bench", catalog_version="bench")
     specs = [{"type": "session:tool-used", "value": t, "args": {"gte": 1}, "metric": f"uses-{t.lower()}"} for t in ("Read", "Bash", "Edit", "Grep", "Write", "Task")]

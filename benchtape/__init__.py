@@ -15,7 +15,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from recorder.version import VERSION as __version__
+from benchtape.core.version import VERSION as __version__
 
 _PUBLIC = {
     "load_benches": "benchtape.api",
@@ -24,18 +24,18 @@ _PUBLIC = {
     "run_eval": "benchtape.api",
     "RunOutcome": "benchtape.api",
     "Reports": "benchtape.api",
-    "RunOptions": "recorder.runner",
-    "Store": "recorder.store",
-    "Session": "recorder.model",
-    "Action": "recorder.model",
-    "Result": "recorder.model",
-    "grade_session": "replay.grading",
-    "GradingContext": "replay.grading",
-    "StoredSnapshot": "replay.grading",
-    "preflight_all": "recorder.preflight",
-    "BenchtapeError": "recorder.errors",
-    "BadInput": "recorder.errors",
-    "ExitCode": "recorder.errors",
+    "RunOptions": "benchtape.recorder.runner",
+    "Store": "benchtape.store.database",
+    "Session": "benchtape.core.model",
+    "Action": "benchtape.core.model",
+    "Result": "benchtape.core.results",
+    "grade_session": "benchtape.replay.grading",
+    "GradingContext": "benchtape.replay.grading",
+    "StoredSnapshot": "benchtape.replay.grading",
+    "preflight_all": "benchtape.preflight",
+    "BenchtapeError": "benchtape.core.errors",
+    "BadInput": "benchtape.core.errors",
+    "ExitCode": "benchtape.core.errors",
 }
 
 __all__ = ["__version__", *_PUBLIC]

@@ -12,17 +12,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from recorder.spec.bench import BenchSpec, expand_paths, load_bench
-from recorder.spec.audit import audit
-from recorder.spec.evalfile import EvalSpec, is_eval_file, load_eval
-from recorder.errors import BadInput, PreflightBlocked
-from recorder.redact import redact_json
-from recorder.runner import RunOptions, Runner, SessionRecord
-from recorder.store import Store
-from replay.judging import judge_for_grading
-from replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
-from replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
-from recorder.preflight import Preflight, preflight_all
+from benchtape.spec.bench import BenchSpec, expand_paths, load_bench
+from benchtape.spec.audit import audit
+from benchtape.spec.evalfile import EvalSpec, is_eval_file, load_eval
+from benchtape.core.errors import BadInput, PreflightBlocked
+from benchtape.core.redact import redact_json
+from benchtape.recorder.runner import RunOptions, Runner, SessionRecord
+from benchtape.store.database import Store
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
+from benchtape.replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
+from benchtape.preflight import Preflight, preflight_all
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -61,7 +61,7 @@ class BenchRun:
 class RunOutcome:
     runs: list[BenchRun]
     preflight: Preflight
-    control: dict[str, Any] | None = None  # an Eval's control audit (recorder.spec.audit)
+    control: dict[str, Any] | None = None  # an Eval's control audit (benchtape.spec.audit)
     eval_path: str | None = None
 
     @property
@@ -104,7 +104,7 @@ def load_benches(paths: list[str | Path], params: dict[str, Any] | None = None) 
 
 
 def control_audit(ev: EvalSpec) -> dict[str, Any]:
-    """The Eval's control diff over all its runs; raises recorder.spec.audit.Confounded when `control:` is violated."""
+    """The Eval's control diff over all its runs; raises benchtape.spec.audit.Confounded when `control:` is violated."""
     c = ev.control
     return audit([(r.name, r.bench) for r in ev.runs], c.baseline if c else None, c.varies if c else None, enforced=c is not None)
 
@@ -157,7 +157,7 @@ def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], stor
         if reports.json is not None:
             write_combined(reports.json, outcome, complete=True, database=database)
         if reports.junit is not None:
-            from replay.junit import write_junit
+            from benchtape.replay.junit import write_junit
 
             write_junit(reports.junit, lambda: outcome.results)
     except BaseException:
@@ -231,7 +231,7 @@ def demo_bench_path() -> Path:
         return here
     from importlib.resources import files
 
-    installed = Path(str(files("benchtape_fixtures").joinpath("demo").joinpath("bench.yaml")))
+    installed = Path(str(files("benchtape.fixtures").joinpath("demo").joinpath("bench.yaml")))
     if installed.is_file():
         return installed
     raise BadInput("the demo bench (fixtures-red/demo/bench.yaml) is missing from this installation", fix="reinstall benchtape, or run it from a checkout")

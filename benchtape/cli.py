@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import typer
@@ -21,22 +21,6 @@ HELP = "Benchmark agentic coding tools; record every run as an append-only event
 _app: "typer.Typer | None" = None
 
 
-def guarded(fn: Callable[[], int]) -> None:
-    """Run a command body; an error meant for the user is printed and becomes its exit code."""
-    import typer
-
-    from recorder.errors import BenchtapeError, ExitCode
-
-    try:
-        code = fn()
-    except BenchtapeError as exc:
-        text = exc.render()
-        print(text if exc.exit_code != ExitCode.BAD_INPUT else f"error: {text}", file=sys.stderr)
-        code = exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted: what was recorded stays recorded", file=sys.stderr)
-        code = ExitCode.INTERRUPTED
-    raise typer.Exit(int(code))
 
 
 def version_cmd() -> None:
@@ -48,18 +32,18 @@ def version_cmd() -> None:
 
 
 def version_line() -> str:
-    from recorder.version import VERSION
+    from benchtape.core.version import VERSION
 
     return f"benchtape {VERSION}"
 
 
 def build() -> "typer.Typer":
-    """Register every command module on the app, explicitly (see benchtape/commands.py)."""
+    """Register every command module on the app, explicitly (see benchtape/command_table.py)."""
     global _app
     if _app is None:
         import typer
 
-        from benchtape.commands import register_all
+        from benchtape.command_table import register_all
 
         app = typer.Typer(
             name="benchtape",

@@ -6,9 +6,9 @@ from typing import Optional
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Benches, Params, parse_params
-from recorder.errors import PreflightBlocked
+from benchtape.core.errors import PreflightBlocked
 
 def list_cmd(
     benches: Benches = None,
@@ -64,10 +64,10 @@ def preflight_cmd(
     def body() -> int:
         from benchtape.api import control_audit, load_inputs
         from benchtape.cmd_run import _confounded, _control_block
-        from recorder.preflight import preflight_all
-        from recorder.sandbox.levels import checked_level
-        from recorder.spec.audit import Confounded
-        from recorder.runner import RunOptions
+        from benchtape.preflight import preflight_all
+        from benchtape.sandbox.levels import checked_level
+        from benchtape.spec.audit import Confounded
+        from benchtape.recorder.runner import RunOptions
 
         checked_level(sandbox)
         ev, loaded = load_inputs(benches, parse_params(param))

@@ -7,8 +7,8 @@ from typing import Optional
 import orjson
 import typer
 
-from benchtape.cli import guarded
-from recorder.errors import BadInput
+from benchtape.guard import guarded
+from benchtape.core.errors import BadInput
 
 
 def checks_cmd(
@@ -21,7 +21,7 @@ def checks_cmd(
     """
 
     def body() -> int:
-        from checks.registry import ALIASES, REFUSED, CheckConfigError, catalog, lookup
+        from benchtape.checks.registry import ALIASES, REFUSED, CheckConfigError, catalog, lookup
 
         infos = catalog()
         if type_ is None:

@@ -15,13 +15,13 @@ from typing import List, Optional
 import typer
 
 from benchtape.options import Db
-from recorder.errors import BadInput
+from benchtape.core.errors import BadInput
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def register(app: typer.Typer) -> None:
-    from benchtape.cli import guarded
+    from benchtape.guard import guarded
 
     evaluation = typer.Typer(name="evaluation", help="Evaluation files: which setups to compare over a bench's tasks.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
@@ -67,8 +67,8 @@ def register(app: typer.Typer) -> None:
 
 def _create(name: str) -> int:
     from benchtape.evaluation_create import ask, template
-    from recorder.spec.evaluation import EVALUATIONS_DIR
-    from recorder.spec.overlays import load_registry, project_config_dir
+    from benchtape.spec.evaluation import EVALUATIONS_DIR
+    from benchtape.spec.overlays import load_registry, project_config_dir
 
     if not NAME.match(name):
         raise BadInput(f"{name!r} is not an evaluation name", fix="letters, digits, `.`, `_` and `-` (it becomes the file name)")
@@ -96,8 +96,8 @@ def _validate(name: str, json_out: bool) -> int:
     import orjson
 
     from benchtape.render_compare import validation
-    from recorder.spec.evaluation import evaluation_ref, load_evaluation
-    from recorder.spec.pricing import FREE_MODELS, load_pricing
+    from benchtape.spec.evaluation import evaluation_ref, load_evaluation
+    from benchtape.spec.pricing import FREE_MODELS, load_pricing
 
     ev = load_evaluation(name)
     tasks = ev.tasks()
@@ -131,16 +131,16 @@ def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optio
     from benchtape.options import open_store
     from benchtape.render import plain_wanted
     from benchtape.render_compare import comparison_table
-    from recorder.spec.pricing import load_pricing
-    from replay.compare import comparison
+    from benchtape.spec.pricing import load_pricing
+    from benchtape.replay.compare import comparison
 
     store = open_store(db, must_exist=True, readonly=True)
     cwd = Path.cwd()
     pricing = load_pricing(cwd)
     result = comparison(store, list(targets), pricing, cwd)
     if html is not None:
-        from replay.compare_html import render
-        from replay.report import write_text_atomic
+        from benchtape.replay.compare_html import render
+        from benchtape.replay.report import write_text_atomic
 
         write_text_atomic(html, render(result))
     if json_out:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Db, open_store
 
 
@@ -23,8 +23,8 @@ def export_cmd(
     """
 
     def body() -> int:
-        from replay.changes import export
-        from replay.select import resolve
+        from benchtape.replay.changes import export
+        from benchtape.replay.select import resolve
 
         store = open_store(db, must_exist=True, readonly=True)
         sid = resolve(store, "sessions", session)

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Db, open_store
 
 
@@ -27,7 +27,7 @@ def import_cmd(
     def body() -> int:
         import sys
 
-        from recorder.importer import import_files
+        from benchtape.recorder.importer import import_files
 
         results = import_files(open_store(db), harness, paths, scenario, argv=sys.argv[1:])
         for r in results:
@@ -51,8 +51,8 @@ def reparse_cmd(
     """
 
     def body() -> int:
-        from recorder.importer import reparse
-        from replay.select import resolve
+        from benchtape.recorder.importer import reparse
+        from benchtape.replay.select import resolve
 
         store = open_store(db, must_exist=True)
         print(reparse(store, resolve(store, "sessions", session)))

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-from benchtape.cli import guarded
-from recorder.errors import BadInput
+from benchtape.guard import guarded
+from benchtape.core.errors import BadInput
 
 
 def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbench.yaml and its testdata.")) -> None:
@@ -22,7 +22,7 @@ def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbe
 
     def body() -> int:
         from benchtape.api import demo_bench_path
-        from recorder.preflight import unwritable
+        from benchtape.preflight import unwritable
 
         target = folder / "madbench.yaml"
         for existing in (target, folder / "calc"):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Db, open_store
 
 
@@ -19,7 +19,7 @@ def migrate_cmd(db: Db = None) -> None:
     """
 
     def body() -> int:
-        from recorder.store import MIGRATIONS, schema_version
+        from benchtape.store.database import MIGRATIONS, schema_version
 
         store = open_store(db, must_exist=True)  # opening to write migrates, under an exclusive lock
         print(f"{store.path}: schema {schema_version(store.db.conn)} of {len(MIGRATIONS)}, up to date")

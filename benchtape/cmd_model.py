@@ -12,7 +12,7 @@ from typing import Any, Optional
 import typer
 
 from benchtape.options import Db
-from recorder.errors import BadInput
+from benchtape.core.errors import BadInput
 
 HARNESSES = ("claude-code", "codex")
 
@@ -38,14 +38,14 @@ def serve_cmd(
     then one line per request. Exit 2 on a malformed script or a port in use.
     Example: benchtape model serve fix.yaml --port 8898 --harness claude-code
     """
-    from benchtape.cli import guarded
+    from benchtape.guard import guarded
 
     guarded(lambda: _serve(script, port, harness))
 
 
 def _serve(path: Path, port: int, harness: str | None) -> int:
-    from models.script import load_script
-    from models.server import serve
+    from benchtape.spec.script import load_script
+    from benchtape.models.server import serve
 
     if harness is not None and harness not in HARNESSES:
         raise BadInput(f"--harness {harness!r} is not one the scripted model serves", fix=f"use one of {', '.join(HARNESSES)}")
@@ -75,7 +75,7 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
 
 
 def _refuse_unmapped(script: Any, path: Path) -> None:
-    from models.tools import unmapped_for_codex
+    from benchtape.models.tools import unmapped_for_codex
 
     unmapped = unmapped_for_codex(script)
     if unmapped:
@@ -84,7 +84,7 @@ def _refuse_unmapped(script: Any, path: Path) -> None:
 
 
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
-    from models.endpoints import claude_env, codex_config, CODEX_KEY_ENV, SCRIPTED_KEY
+    from benchtape.adapters.endpoints import claude_env, codex_config, CODEX_KEY_ENV, SCRIPTED_KEY
 
     what = "the no-op script (says the prompt back)" if script.noop else f"{len(script.turns)} main turn(s)"
     print(f"scripted model: {path} ({what}, sha256 {script.digest[:12]}) on {srv.url}  -- Ctrl-C stops")
@@ -127,16 +127,16 @@ def script_cmd(
     `benchtape model serve` (or a scenario's mock:) replays it against a real tool, offline.
     Example: benchtape script 01J9Z3K4 -o replay.yaml
     """
-    from benchtape.cli import guarded
+    from benchtape.guard import guarded
 
     guarded(lambda: _script(session, output, db))
 
 
 def _script(prefix: str, output: Path | None, db: Path | None) -> int:
     from benchtape.options import open_store
-    from models.from_session import script_of
-    from models.script import script_from
-    from replay.select import resolve
+    from benchtape.models.from_session import script_of
+    from benchtape.spec.script import script_from
+    from benchtape.replay.select import resolve
 
     store = open_store(db, must_exist=True, readonly=True)
     sid = resolve(store, "sessions", prefix)

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 
 
 def recover_cmd(
@@ -22,7 +22,7 @@ def recover_cmd(
     """
 
     def body() -> int:
-        from recorder.recover import sweep
+        from benchtape.recorder.recover import sweep
 
         done = sweep(containers=True, only_db=db)
         for line in done:

@@ -10,9 +10,9 @@ from typing import Optional
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Benches, Db, Full, IncludeControls, Json, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
-from recorder.errors import BadInput
+from benchtape.core.errors import BadInput
 
 
 
@@ -39,8 +39,9 @@ def check_cmd(
     def body() -> int:
         from benchtape import render, render_replay
         from benchtape.api import load_benches, run_benches
-        from recorder.runner import Interrupted
-        from replay.control import control_options, refuse_images, tally
+        from benchtape.recorder.runner import Interrupted
+        from benchtape.controls import control_options
+        from benchtape.replay.control import refuse_images, tally
 
         loaded = load_benches(benches, parse_params(param))
         refuse_images(loaded)
@@ -88,7 +89,7 @@ def grade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.reproduce import reproduce_store
+        from benchtape.replay.reproduce import reproduce_store
 
         is_plain = plain_wanted(plain)
         collected: list = []
@@ -128,9 +129,9 @@ def _grade_report(path: Path, session: Optional[str], db: Optional[Path], on_ses
     """A report written by `run` names its database and runs: re-grade from there when they are
     here (a check that reads the workspace gets it from the stored snapshot), else from the
     report alone (such checks are SKIPPED unless `--report-dir` put snapshots beside it)."""
-    from replay.report import load_report
-    from replay.reproduce import reproduce_report, reproduce_store
-    from replay.select import Selection
+    from benchtape.replay.report import load_report
+    from benchtape.replay.reproduce import reproduce_report, reproduce_store
+    from benchtape.replay.select import Selection
 
     doc = load_report(path)
     named = db or (Path(doc["database"]) if doc.get("database") else None)
@@ -181,8 +182,8 @@ def regrade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from recorder.spec.bench import load_bench
-        from replay.regrade import regrade
+        from benchtape.spec.bench import load_bench
+        from benchtape.replay.regrade import regrade
 
         loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
@@ -207,7 +208,7 @@ def diff_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.diff import diff_gradings
+        from benchtape.replay.diff import diff_gradings
 
         d = diff_gradings(open_store(db, must_exist=True, readonly=True), grading_a, grading_b)
         if as_json:
@@ -231,7 +232,7 @@ def gradings_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.diff import gradings_table
+        from benchtape.replay.diff import gradings_table
 
         rows = gradings_table(open_store(db, must_exist=True, readonly=True))
         if as_json:
@@ -263,8 +264,8 @@ def query_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.query import compile_query, evaluate, run_query
-        from replay.select import resolve
+        from benchtape.replay.query import compile_query, evaluate, run_query
+        from benchtape.replay.select import resolve
 
         query = compile_query(expr)  # before the store is touched: a typo costs nothing
         store = open_store(db, must_exist=True, readonly=True)
@@ -297,7 +298,7 @@ def sessions_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.timeline import count_sessions, session_lines
+        from benchtape.replay.timeline import count_sessions, session_lines
 
         store = open_store(db, must_exist=True, readonly=True)
         lines = session_lines(store, run=run, scenario=scenario, limit=limit or None, controls=include_controls)
@@ -328,13 +329,13 @@ def show_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from replay.document import document
-        from replay.timeline import show
+        from benchtape.replay.document import document
+        from benchtape.replay.timeline import show
 
         store = open_store(db, must_exist=True, readonly=True)
         shown = show(store, session)
         if diff:
-            from replay.changes import NoDiff, workspace_changes
+            from benchtape.replay.changes import NoDiff, workspace_changes
 
             try:
                 changes = workspace_changes(store, shown.session)

@@ -7,9 +7,9 @@ from typing import Optional
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Db, SessionId, open_store
-from recorder.errors import BadInput
+from benchtape.core.errors import BadInput
 
 
 def report_cmd(
@@ -25,12 +25,12 @@ def report_cmd(
     """
 
     def body() -> int:
-        from recorder.preflight import check_outputs
-        from replay.changes import NoDiff, workspace_changes
-        from replay.html import Entry, render
-        from replay.query import latest_verdicts
-        from replay.report import write_text_atomic
-        from replay.select import Selection, resolve, rows, sessions
+        from benchtape.preflight import check_outputs
+        from benchtape.replay.changes import NoDiff, workspace_changes
+        from benchtape.replay.html import Entry, render
+        from benchtape.replay.query import latest_verdicts
+        from benchtape.replay.report import write_text_atomic
+        from benchtape.replay.select import Selection, resolve, rows, sessions
 
         if (run is None) == (session is None):
             raise BadInput("give a run id or --session, exactly one", fix="list them with `benchtape sessions`")

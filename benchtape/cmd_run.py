@@ -10,9 +10,9 @@ from typing import List, Optional
 
 import typer
 
-from benchtape.cli import guarded
+from benchtape.guard import guarded
 from benchtape.options import Benches, Db, Full, Params, Plain, open_store, parse_params
-from recorder.errors import BadInput
+from benchtape.core.errors import BadInput
 
 @dataclass
 class RunRequest:
@@ -106,7 +106,7 @@ def evaluation_target(benches: Optional[List[Path]]) -> Optional[str]:
         return None
     target = benches[0]
     if target.is_file():
-        from recorder.spec.yamlsrc import load_yaml_file
+        from benchtape.spec.yamlsrc import load_yaml_file
 
         try:
             doc = load_yaml_file(target)
@@ -115,7 +115,7 @@ def evaluation_target(benches: Optional[List[Path]]) -> Optional[str]:
         return str(target) if isinstance(doc, dict) and doc.get("kind") == "Evaluation" else None
     if target.exists() or target.suffix in (".yaml", ".yml") or len(target.parts) > 1:
         return None
-    from recorder.spec.evaluation import evaluation_names
+    from benchtape.spec.evaluation import evaluation_names
 
     # A bare name that is no file: an evaluation when this project has any (an unknown one is
     # then refused with the closest name), else the bench error as before.
@@ -143,7 +143,7 @@ _WHY_NOT = {
 
 def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain) -> int:  # type: ignore[no-untyped-def]
     from benchtape.evaluation_run import EvaluationRequest, execute as run_evaluation
-    from recorder.sandbox.levels import checked_level
+    from benchtape.sandbox.levels import checked_level
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to an evaluation", fix=_WHY_NOT[refused[0]])
@@ -169,7 +169,7 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
 def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
     """An evaluation-only flag on a bench run. A name that is also a file or folder here is read
     as that path (a bench), so an evaluation of the same name is named by its path instead."""
-    from recorder.spec.evaluation import evaluation_ref, find_evaluation, project_evaluation
+    from benchtape.spec.evaluation import evaluation_ref, find_evaluation, project_evaluation
 
     name = benches[0] if benches and len(benches) == 1 and len(benches[0].parts) == 1 and not benches[0].suffix else None
     if name is not None and not name.exists():
@@ -184,9 +184,9 @@ def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
 def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
     from benchtape import render
     from benchtape.api import Reports, load_inputs, run_benches, run_eval
-    from recorder.runner import Interrupted, RunOptions
-    from recorder.sandbox.levels import checked_level
-    from recorder.spec.audit import Confounded
+    from benchtape.recorder.runner import Interrupted, RunOptions
+    from benchtape.sandbox.levels import checked_level
+    from benchtape.spec.audit import Confounded
 
     checked_level(req.sandbox)
     ev, loaded = load_inputs(req.benches, {**req.params, **parse_params(param)})
@@ -209,7 +209,7 @@ def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
     )
     _check_scenario_names(loaded, req.scenarios)
     _check_database_folder(req.db)
-    from recorder.limits import output_limits
+    from benchtape.core.limits import output_limits
 
     output_limits()  # a bad BENCHTAPE_MAX_OUTPUT/MAX_LINE is bad input before the store is touched
     store = open_store(req.db)
@@ -276,13 +276,13 @@ def _labelled(results):
 
 
 def _control_block(report: dict) -> None:
-    from recorder.spec.audit import render_lines
+    from benchtape.spec.audit import render_lines
 
     print("\n".join(render_lines(report)))
 
 
 def _confounded(report: dict) -> int:
-    from recorder.spec.audit import confounded_lines
+    from benchtape.spec.audit import confounded_lines
 
     _control_block(report)
     print("\n".join(confounded_lines(report)), file=sys.stderr)
@@ -307,7 +307,7 @@ def _gauges(run) -> None:
 def _check_database_folder(db: Path | None) -> None:
     """A new database must be creatable where it goes (`demo` in a read-only folder): said before anything runs."""
     from benchtape.options import db_path
-    from recorder.preflight import unwritable
+    from benchtape.preflight import unwritable
 
     path = db_path(db)
     why = None if path.exists() else unwritable(path)
@@ -321,7 +321,7 @@ def _check_scenario_names(benches, names) -> None:
     known = {s.name for b in benches for s in b.scenarios}
     for n in names:
         if n not in known:
-            from recorder.errors import closest
+            from benchtape.core.errors import closest
 
             near = closest(n, known)
             raise BadInput(f"--scenario {n!r} names no scenario", fix=f"did you mean {near!r}?" if near else f"scenarios: {', '.join(sorted(known))}")

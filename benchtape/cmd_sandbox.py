@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from benchtape.cli import guarded
-from recorder.errors import BadInput
+from benchtape.guard import guarded
+from benchtape.core.errors import BadInput
 
 sandbox_app = typer.Typer(help="The container sandbox.", no_args_is_help=True)
 
@@ -18,8 +18,8 @@ def build_cmd(rebuild: bool = typer.Option(False, "--rebuild", help="Build again
     """
 
     def body() -> int:
-        from recorder.sandbox.baseimage import ensure_base_image
-        from recorder.sandbox.container import ContainerError, available, connect
+        from benchtape.sandbox.baseimage import ensure_base_image
+        from benchtape.sandbox.container import ContainerError, available, connect
 
         ok, why = available()
         if not ok:

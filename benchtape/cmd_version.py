@@ -7,7 +7,7 @@ import typer
 
 def _print_version(value: bool) -> None:
     if value:
-        from recorder.version import VERSION
+        from benchtape.core.version import VERSION
 
         print(f"benchtape {VERSION}")
         raise typer.Exit(0)

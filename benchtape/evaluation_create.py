@@ -8,8 +8,8 @@ from typing import Callable
 
 import typer
 
-from recorder.spec.documents import API_VERSION
-from recorder.spec.overlays import Registry, ToolDef
+from benchtape.spec.documents import API_VERSION
+from benchtape.spec.overlays import Registry, ToolDef
 
 TEMPLATE = """\
 # benchtape evaluation {name}: which setups to compare over the tasks (the scenarios) of a bench.
@@ -71,7 +71,7 @@ def ask(name: str, registry: Registry, prompt: Callable[..., str] = typer.prompt
 
 
 def _pick(prompt: Callable[..., str], question: str, valid: list[str], default: str, allow_empty: bool = False) -> list[str]:
-    from recorder.errors import closest
+    from benchtape.core.errors import closest
 
     while True:
         answer = prompt(f"{question} [{', '.join(valid) or 'none'}]", default=default, show_default=bool(default))

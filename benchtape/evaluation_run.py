@@ -31,12 +31,12 @@ from typing import Any, Callable
 
 import orjson
 
-from recorder.cellrun import NOOP_MODEL, record_cell
-from recorder.errors import BadInput, ExitCode, PreflightBlocked
-from recorder.matrix import CellPlan, Matrix, Staging, harness_config
-from recorder.spec.evaluation import Evaluation, Task
-from recorder.toolversions import Resolved, VersionResolver
-from replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
+from benchtape.recorder.cellrun import NOOP_MODEL, record_cell
+from benchtape.core.errors import BadInput, ExitCode, PreflightBlocked
+from benchtape.recorder.matrix import CellPlan, Matrix, Staging, harness_config
+from benchtape.spec.evaluation import Evaluation, Task
+from benchtape.recorder.toolversions import Resolved, VersionResolver
+from benchtape.replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -93,8 +93,8 @@ class Planned:
 
 def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | None = None) -> Planned:
     """Steps 1–4: load, resolve, preflight, plan and look up. Raises before anything is spent."""
-    from recorder.spec.evaluation import load_evaluation
-    from replay.regrade import prepare
+    from benchtape.spec.evaluation import load_evaluation
+    from benchtape.replay.regrade import prepare
 
     ev = load_evaluation(req.name)
     tasks = ev.select(req.tasks)
@@ -118,8 +118,8 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
     model and config; plus what only an evaluation has (`require_env`, `pre` at level none, a
     workflow in a container). Steps whose binary is still to be installed are checked after
     the install (`only`: just those)."""
-    from recorder.preflight import Preflight
-    from recorder.preflight import preflight as bench_preflight
+    from benchtape.preflight import Preflight
+    from benchtape.preflight import preflight as bench_preflight
 
     pf = Preflight()
     seen: set[bytes] = set()
@@ -196,7 +196,7 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
 
 
 def _install_folder(r: Resolved) -> Path:
-    from adapters.binaries import folder
+    from benchtape.adapters.binaries import folder
 
     return folder(r.harness, r.version)
 
@@ -232,9 +232,9 @@ class Finished:
 
 def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: Any, *, on_event: Event | None = None) -> Finished:
     """Steps 7: install, one run row, re-grade the reused, record and grade the rest."""
-    from recorder.cells import run_fields
-    from recorder.runner import RunOptions, Runner
-    from recorder.sandbox.levels import runs_alone
+    from benchtape.spec.cells import run_fields
+    from benchtape.recorder.runner import RunOptions, Runner
+    from benchtape.sandbox.levels import runs_alone
 
     emit = on_event or (lambda kind, data: None)
     matrix = planned.matrix
@@ -326,7 +326,7 @@ def _wait(flying: set[Future]) -> tuple[set[Future], set[Future]]:
 def execute(req: EvaluationRequest) -> int:
     from benchtape import render_evaluation as show
     from benchtape.options import db_path, open_store
-    from recorder.spec.pricing import load_pricing
+    from benchtape.spec.pricing import load_pricing
 
     exists = db_path(req.db).exists()
     # Nothing is created before consent: a preview only reads, and a refused run leaves no store behind.

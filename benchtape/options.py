@@ -27,7 +27,7 @@ Benches = Annotated[Optional[List[Path]], typer.Argument(help="Bench files or fo
 
 
 def db_path(db: Optional[Path]) -> Path:
-    from recorder.store import default_db_path
+    from benchtape.store.database import default_db_path
 
     return db or default_db_path()
 
@@ -35,13 +35,13 @@ def db_path(db: Optional[Path]) -> Path:
 def open_store(db: Optional[Path], must_exist: bool = False, readonly: bool = False) -> Any:
     """The store `--db` names; `readonly` for commands that only read (they never create, change
     or migrate the file). Every way the path can be wrong is a BadInput from the store's open."""
-    from recorder.store import Store
+    from benchtape.store.database import Store
 
     return Store(db_path(db), readonly=readonly, create=not must_exist)
 
 
 def parse_params(values: Optional[List[str]]) -> dict[str, Any]:
-    from recorder.spec.params import parse_cli_param
+    from benchtape.spec.params import parse_cli_param
 
     return dict(parse_cli_param(v) for v in values or [])
 
@@ -53,6 +53,6 @@ def plain_wanted(flag: bool) -> bool:
 
 
 def selection(session: Optional[str] = None, run: Optional[str] = None, scenario: Optional[str] = None, all_: bool = False, controls: bool = False) -> Any:
-    from replay.select import Selection
+    from benchtape.replay.select import Selection
 
     return Selection(session=session, run=run, scenario=scenario, all=all_, controls=controls)

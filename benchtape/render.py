@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from replay.document import check_label
+from benchtape.replay.document import check_label
 
 STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
 
@@ -159,7 +159,7 @@ def _children(evidence: dict[str, Any], depth: int) -> list[tuple[str, str, floa
 def _first_line(text: str, width: int = 110) -> str:
     """The table shows a reason's first line, shortened with a marker; `--full`, the report
     and `show` have the whole of it."""
-    from replay.timeline import shorten
+    from benchtape.replay.timeline import shorten
 
     lines = text.strip().splitlines()
     if not lines:

@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from benchtape.render import console
-from replay.compare import Comparison, columns, display, notes
+from benchtape.replay.compare import Comparison, columns, display, notes
 
 
 def validation(doc: dict[str, Any], path: Path, ref: str) -> None:

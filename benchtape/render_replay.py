@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
-from replay.timeline import judge_note
+from benchtape.replay.timeline import judge_note
 
 VERDICT_STYLE = {
     "REPRODUCED": "green",
@@ -63,7 +63,7 @@ def _outcome(o: Any) -> str:
 
 
 def control_report(report: Any, verbose: bool, plain: bool) -> None:
-    from replay.control import BUCKETS, ERRORED, WRONGLY_PASSED
+    from benchtape.replay.control import BUCKETS, ERRORED, WRONGLY_PASSED
 
     out = console(plain)
     for cell in report.cells:
@@ -159,7 +159,7 @@ def _v(v: Any) -> str:
 
 
 def grading_diff(d: Any, plain: bool) -> None:
-    from recorder.store import dumps
+    from benchtape.store.database import dumps
 
     out = console(plain)
     _say(out, f"A {d.a.get('id')} ({d.a.get('source')}, {when(d.a.get('created_at'))})  →  B {d.b.get('id')} ({d.b.get('source')}, {when(d.b.get('created_at'))})", "bold")
@@ -256,8 +256,8 @@ def seconds(ms: float) -> str:
 
 
 def timeline(shown: Any, plain: bool, full: bool = False) -> None:
-    from replay.document import check_name
-    from replay.timeline import one_line, shorten
+    from benchtape.replay.document import check_name
+    from benchtape.replay.timeline import one_line, shorten
 
     out = console(plain)
     row, s = shown.row, shown.session
@@ -326,7 +326,7 @@ def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
     if plain or not sys.stdout.isatty():
         sys.stdout.write(changes.patch)
         return
-    from replay.changes import HEADER_LINES, display_lines
+    from benchtape.replay.changes import HEADER_LINES, display_lines
 
     out = console(plain)
     for line in display_lines(changes.patch):

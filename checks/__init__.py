@@ -1,15 +1,4 @@
 """The check catalog: each check a pure function of a Session (and, for exec-style checks,
 a restored workspace handed to it). Nothing here touches the store, a sandbox or an adapter."""
 
-from checks.registry import (  # noqa: F401
-    CATALOG_VERSION,
-    Check,
-    CheckConfigError,
-    CheckContext,
-    CheckInfo,
-    build,
-    catalog,
-    lookup,
-    register,
-    spec_hash,
-)
+from benchtape.checks.registry import CATALOG_VERSION, Check, CheckConfigError, CheckContext, CheckInfo, build, catalog, lookup, register, spec_hash

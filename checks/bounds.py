@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from checks.registry import CheckConfigError
+from benchtape.checks.registry import CheckConfigError
 
 # Every spelling a bound may be written in, mapped to the bound it means.
 SPELLINGS: dict[str, str] = {"gte": "gte", "min": "gte", "lte": "lte", "max": "lte", "eq": "eq"}

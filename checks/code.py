@@ -21,11 +21,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, score_threshold, short, tail
-from checks.envelope import envelope, last_json_object, result_from_reply, score_passes
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.commands import grading_env
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, score_threshold, short, tail
+from benchtape.checks.envelope import envelope, last_json_object, result_from_reply, score_passes
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.command_runner import grading_env
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 # ---------------------------------------------------------------- shared
 

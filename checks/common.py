@@ -14,8 +14,9 @@ from typing import Any, Callable, Mapping, overload
 
 import orjson
 
-from checks.registry import Builder, CheckConfigError, register
-from recorder.model import Call, CheckSpec, Session
+from benchtape.checks.registry import Builder, CheckConfigError, register
+from benchtape.core.model import Call, Session
+from benchtape.core.results import CheckSpec
 
 TAIL_BYTES = 2048
 

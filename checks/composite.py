@@ -25,9 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from checks.common import args_of, as_number, score_threshold
-from checks.registry import Check, CheckConfigError, CheckContext, Evaluator, build, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, as_number, score_threshold
+from benchtape.checks.registry import Check, CheckConfigError, CheckContext, Evaluator, build, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "Composite"
 

@@ -1,7 +1,7 @@
 """`docs/checks.md`, generated from the registry: the page cannot drift from the code
 because it is the code's own registrations, rendered.
 
-Regenerate with `python -m checks.docs > docs/checks.md`; a test fails when the
+Regenerate with `python -m benchtape.checks.docs > docs/checks.md`; a test fails when the
 committed page is stale.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import sys
 
-from checks.registry import ALIASES, REFUSED, CheckInfo, catalog
+from benchtape.checks.registry import ALIASES, REFUSED, CheckInfo, catalog
 
 # Families in the order the spec presents them; any other family follows, by name.
 FAMILY_ORDER = ("String", "Structured", "Numeric", "NLP", "session", "environment", "Mastra", "Exec", "Model", "Script", "Composite", "Judge", "Custom")
-REGENERATE = "python -m checks.docs > docs/checks.md"
+REGENERATE = "python -m benchtape.checks.docs > docs/checks.md"
 
 
 def _title(family: str) -> str:
@@ -51,7 +51,7 @@ def _render_check(info: CheckInfo) -> list[str]:
     if info.errors:
         lines += ["Refused or errors on:", ""] + [f"- {e}" for e in info.errors] + [""]
     if info.kind == "AI":
-        from checks.judge import BY_NAME, template_of
+        from benchtape.checks.judge import BY_NAME, template_of
 
         lines += [f"<details><summary>The prompt (checks/judge_prompts/{BY_NAME[info.type].family}.md)</summary>", "", "```text", template_of(info.type).rstrip(), "```", "", "</details>", ""]
     return lines
@@ -61,7 +61,7 @@ def _family_intro(family: str) -> list[str]:
     """What a family's checks share, where one page of prose says it better than each check."""
     if family != "Judge":
         return []
-    from checks.judge import prompt_files
+    from benchtape.checks.judge import prompt_files
 
     lines = [
         "A judge check renders its prompt from the session, asks the grading's judge, and parses the reply.",

@@ -11,9 +11,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from checks.common import loads_json, short
-from checks.registry import CheckContext
-from recorder.model import Call, CheckSpec, Result, Session
+from benchtape.checks.common import loads_json, short
+from benchtape.checks.registry import CheckContext
+from benchtape.core.model import Call, Session
+from benchtape.core.results import CheckSpec, Result
 
 # madbench's envelope version, so a grader written for madbench v0.23.0 reads ours unchanged;
 # `producer` says who wrote it.

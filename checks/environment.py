@@ -65,10 +65,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from checks.common import args_of, family_register, short, text_value
-from checks.registry import CheckConfigError, CheckContext, Evaluator
-from recorder.errors import closest
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, family_register, short, text_value
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator
+from benchtape.core.errors import closest
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 INIT = "system:init"
 PLUGIN_CLI = "plugin-cli"

@@ -15,9 +15,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from checks.common import args_of, format_seconds, parse_duration, tail
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, format_seconds, parse_duration, tail
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 _SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1", "&>"})
 # Quotes, substitutions, variables, a leading ~, and operators glued to a word ("a;").

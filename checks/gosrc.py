@@ -23,13 +23,14 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
-from checks.code import _run_dir, _timeout, _TIMEOUT_ARG
-from checks.common import args_of, bench_relative, dumps_json, format_seconds, grader_file, score_threshold, tail
-from checks.envelope import envelope, last_json_object, result_from_reply
-from recorder.commands import grading_env
-from checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
-from recorder.commands import CommandResult
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.code import _run_dir, _timeout, _TIMEOUT_ARG
+from benchtape.checks.common import args_of, bench_relative, dumps_json, format_seconds, grader_file, score_threshold, tail
+from benchtape.checks.envelope import envelope, last_json_object, result_from_reply
+from benchtape.core.command_runner import grading_env
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
+from benchtape.core.command_runner import CommandResult
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 TYPE = "custom:gosrc"
 GO_INSTALL = "apt-get install golang-go (or https://go.dev/dl)"
@@ -182,7 +183,7 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
             return [f"grader {TYPE}: {full or path} does not exist (a path is relative to the bench file)"]
         source, label = full.read_text(encoding="utf-8"), str(full)
     with tempfile.TemporaryDirectory(prefix="benchtape-gosrc-") as scratch:
-        from recorder.commands import run_local
+        from benchtape.core.command_runner import run_local
 
         facts = _facts([go], run_local, Path(scratch))
         if isinstance(facts, str):

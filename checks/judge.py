@@ -1,7 +1,7 @@
 """AI judge checks (17 types): a model grades the session against a prompt we wrote.
 
 A judge check is pure: it renders its prompt from the session, asks `ctx.judge` (which
-may send the request or answer it from a stored judgment; see replay.judging), and
+may send the request or answer it from a stored judgment; see benchtape.replay.grading_judges), and
 parses the reply. It never opens a connection itself, so grading stays a function of the
 session plus the recorded judgments.
 
@@ -27,11 +27,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from checks.common import args_of, as_number, output_of, short, tool_calls
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register, spec_hash
-from recorder.commands import Unavailable
-from recorder.judging import JudgeError, JudgeReply, JudgeRequest
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, as_number, output_of, short, tool_calls
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register, spec_hash
+from benchtape.core.command_runner import Unavailable
+from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "Judge"
 PROMPTS = Path(__file__).with_name("judge_prompts")

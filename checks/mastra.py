@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from checks.common import args_of, as_bool, as_list, as_text, char_masks, output_of, score_threshold, short, tool_calls
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, as_bool, as_list, as_text, char_masks, output_of, score_threshold, short, tool_calls
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "Mastra"
 CONTINUOUS = 0.7

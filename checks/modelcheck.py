@@ -21,9 +21,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from checks.common import args_of, as_bool, loads_json, output_of, parse_duration, short
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, as_bool, loads_json, output_of, parse_duration, short
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 TYPE = "model:current"
 STANDINGS = ("current", "superseded", "retired", "unknown")

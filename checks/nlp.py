@@ -12,9 +12,10 @@ import re
 from collections import Counter
 from typing import Any, Callable, Sequence
 
-from checks.common import args_of, as_text, output_of, score_threshold
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import args_of, as_text, output_of, score_threshold
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "NLP"
 DEFAULT_THRESHOLD = 0.5

@@ -12,9 +12,10 @@ import math
 import re
 from typing import Any, Callable
 
-from checks.common import as_number, as_text, char_masks, no_value, output_of, parse_duration, short
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import as_number, as_text, char_masks, no_value, output_of, parse_duration, short
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "Numeric"
 

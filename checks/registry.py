@@ -14,10 +14,11 @@ from typing import Any, Callable, Mapping
 
 import orjson
 
-from recorder.commands import CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
-from recorder.errors import closest
-from recorder.judging import Judge
-from recorder.model import CheckSpec, Result, Session
+from benchtape.core.command_runner import CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
+from benchtape.core.errors import closest
+from benchtape.core.judgments import Judge
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 # Bumped whenever any check's behaviour changes: part of every check's identity.
 CATALOG_VERSION = "2"
@@ -64,7 +65,7 @@ class CheckContext:
         self.run_command = run_command
         self.interpreter = interpreter
         self.control = control  # grading the negative control (latency/cost are not applicable)
-        self.judge = judge  # asks a judge model (replay.judging builds it per grading)
+        self.judge = judge  # asks a judge model (benchtape.replay.grading_judges builds it per grading)
         self.catalog = catalog  # provider id (None: every one) -> the models it lists now
         self.runtimes: Mapping[str, str] = runtimes if runtimes is not None else {}  # runtime pins: {"bun": "1.1.30"}
 
@@ -188,7 +189,7 @@ def refuse(type: str, why: str) -> None:
 
 
 def canonical_type(name: str) -> str:
-    from checks import _index
+    from benchtape.checks import _index
 
     return ALIASES.get(name) or _index.ALIASES.get(name, name)
 
@@ -342,7 +343,7 @@ def _load_for(name: str) -> None:
     the whole one does."""
     if _loaded:
         return
-    from checks import _index
+    from benchtape.checks import _index
 
     module = _index.TYPES.get(name) or _index.REFUSED.get(name)
     if module is None:
@@ -354,7 +355,7 @@ def _load_for(name: str) -> None:
         return
     import importlib
 
-    importlib.import_module(f"checks.{module}")
+    importlib.import_module(f"benchtape.checks.{module}")
 
 
 def _load_catalog() -> None:
@@ -366,11 +367,11 @@ def _load_catalog() -> None:
     import importlib
     import pkgutil
 
-    import checks
+    import benchtape.checks as checks
 
     for mod in pkgutil.iter_modules(checks.__path__):
         if mod.name not in ("registry",) and not mod.name.startswith("_"):
-            importlib.import_module(f"checks.{mod.name}")
+            importlib.import_module(f"benchtape.checks.{mod.name}")
 
 
 def catalog() -> dict[str, CheckInfo]:

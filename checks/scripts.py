@@ -22,12 +22,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from checks.code import _TIMEOUT_ARG, _run_dir, _runner_reply, _script_result, _timeout
-from checks.common import bench_relative, dumps_json, format_seconds, score_threshold, tail
-from checks.envelope import envelope
-from recorder.commands import grading_env
-from checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.code import _TIMEOUT_ARG, _run_dir, _runner_reply, _script_result, _timeout
+from benchtape.checks.common import bench_relative, dumps_json, format_seconds, score_threshold, tail
+from benchtape.checks.envelope import envelope
+from benchtape.core.command_runner import grading_env
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 STRIP_TYPES = "--experimental-strip-types"
 NODE_INSTALL = "apt-get install nodejs (node ≥ 22.6 for ts), or see https://nodejs.org"

@@ -23,11 +23,12 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from checks.bounds import Bound, parse_bound
-from checks.common import args_of, family_register, no_value, richer_call_ids, short, text_value, tool_calls
-from checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
-from checks.registry import CheckConfigError, CheckContext, Evaluator, alias
-from recorder.model import MAIN, Call, CheckSpec, Invocation, Result, Session
+from benchtape.checks.bounds import Bound, parse_bound
+from benchtape.checks.common import args_of, family_register, no_value, richer_call_ids, short, text_value, tool_calls
+from benchtape.checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, alias
+from benchtape.core.model import MAIN, Call, Invocation, Session
+from benchtape.core.results import CheckSpec, Result
 
 OUTCOMES = ("any", "ok", "error")
 READ_TOOLS = ("Read", "NotebookRead", "View", "read_file")

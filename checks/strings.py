@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from checks.common import as_list, as_text, output_of, short
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import as_list, as_text, output_of, short
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "String"
 READS = "final_output"

@@ -16,11 +16,12 @@ import jsonschema
 import jsonschema.exceptions
 import jsonschema.validators
 
-from checks.common import loads_json, no_value, output_of, short
-from checks.markup import HtmlSchema, find_xml, parse_xml, scan_html
-from checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from checks.sqltext import check_sql, find_sql
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import loads_json, no_value, output_of, short
+from benchtape.checks.markup import HtmlSchema, find_xml, parse_xml, scan_html
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.checks.sqltext import check_sql, find_sql
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 FAMILY = "Structured"
 READS = "final_output"

@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from checks.common import bench_relative, dumps_json, grader_file, loads_json, score_threshold, short, tail
-from checks.envelope import envelope, result_from_reply
-from checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
-from recorder.model import CheckSpec, Result, Session
+from benchtape.checks.common import bench_relative, dumps_json, grader_file, loads_json, score_threshold, short, tail
+from benchtape.checks.envelope import envelope, result_from_reply
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 TYPE = "custom:wasm"
 TIME_LIMIT = 5.0

@@ -17,10 +17,10 @@ import time
 import orjson
 from typing import Any
 
-from models.playback import Conversation, Playback
-from models.script import SIDE_USAGE, Block, Turn, Usage
-from models.tools import for_claude
-from models.wire import Reply, exhausted_text, json_reply, sse_reply
+from benchtape.models.playback import Conversation, Playback
+from benchtape.spec.script import SIDE_USAGE, Block, Turn, Usage
+from benchtape.models.tools import for_claude
+from benchtape.models.wire import Reply, exhausted_text, json_reply, sse_reply
 
 DEFAULT_MODEL = "claude-scripted"
 SIDE_TEXT = "Scripted session"

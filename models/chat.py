@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from models.playback import Playback
-from models.script import Usage
-from models.wire import Reply, json_reply, sse_reply
+from benchtape.models.playback import Playback
+from benchtape.spec.script import Usage
+from benchtape.models.wire import Reply, json_reply, sse_reply
 
 NO_REPLY = "[benchtape scripted model] The script has no more chat replies ({count} were scripted)."
 HANG_STATUS = 504

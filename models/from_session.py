@@ -22,7 +22,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from recorder.model import MAIN, Action, Session
+from benchtape.core.model import MAIN, Action, Session
 
 LC = re.compile(r"^/bin/(?:ba)?sh -lc (.+)$", re.S)
 CALL_KINDS = ("tool.call", "skill.invoked", "subagent.spawned")

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from models.script import ChatReply, Script, Turn
+from benchtape.spec.script import ChatReply, Script, Turn
 
 
 class Conversation:

@@ -28,8 +28,8 @@ from typing import Any, Callable, Mapping, Protocol
 import orjson
 import urllib3
 
-from recorder.judging import JudgeError
-from recorder.spec.judges import ProviderSpec
+from benchtape.core.judgments import JudgeError
+from benchtape.spec.judge_config import ProviderSpec
 
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 BACKOFF_BASE = 0.5  # seconds, doubled per attempt
@@ -271,8 +271,8 @@ def claude_binary(env: Mapping[str, str]) -> str | None:
     explicit = env.get("BENCHTAPE_CLAUDE")
     if explicit:
         return explicit if Path(explicit).exists() else None
-    from adapters.binaries import resolve
-    from recorder.errors import BadInput
+    from benchtape.adapters.binaries import resolve
+    from benchtape.core.errors import BadInput
 
     try:
         return str(resolve("claude-code").path)

@@ -28,9 +28,9 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from models.playback import Playback
-from models.script import Script, load_script, script_from
-from models.wire import Reply, json_reply
+from benchtape.models.playback import Playback
+from benchtape.spec.script import Script, load_script, script_from
+from benchtape.models.wire import Reply, json_reply
 
 LOOPBACK = "127.0.0.1"
 SLOT_PREFIX = "/s/"
@@ -55,15 +55,15 @@ def _route(method: str, path: str) -> str | None:
 
 def _answer(api: str, playback: Playback, body: dict[str, Any], harness: str | None) -> Reply:
     if api == "chat":
-        from models import chat
+        from benchtape.models import chat
 
         return chat.answer(playback, body)
     if api == "messages":
-        from models import anthropic
+        from benchtape.models import anthropic
 
         return anthropic.answer(playback, body)
     if api == "responses":
-        from models import responses
+        from benchtape.models import responses
 
         return responses.answer(playback, body)
     if api == "count_tokens":
@@ -200,7 +200,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
 
 def _bind(host: str, port: int, owner: ScriptedServer) -> _HTTPServer:
-    from recorder.errors import BadInput
+    from benchtape.core.errors import BadInput
 
     try:
         return _HTTPServer((host, port), _Handler, owner)

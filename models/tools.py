@@ -34,7 +34,7 @@ from typing import Any
 
 import orjson
 
-from models.script import Block, Script
+from benchtape.spec.script import Block, Script
 
 CLAUDE = "claude-code"
 CODEX = "codex"

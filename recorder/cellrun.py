@@ -28,15 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from recorder.boxcommands import CommandRun, capture_pre, run_all, workdir_of
-from recorder.cells import session_fields, started_extra, unstarted_actions
-from recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
-from recorder.model import Action
-from recorder.runner import Runner, SessionPlan
-from recorder.sandbox.levels import OpenWorkspace, sandbox_for
-from recorder.sandbox.snapshot import snapshot
-from recorder.spec.evaluation import Step
-from recorder.spec.identity import CellIdentity
+from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, workdir_of
+from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
+from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
+from benchtape.core.model import Action
+from benchtape.recorder.runner import Runner, SessionPlan
+from benchtape.sandbox.levels import OpenWorkspace
+from benchtape.sandbox.by_level import sandbox_for
+from benchtape.sandbox.snapshot import snapshot
+from benchtape.spec.evaluation import Step
+from benchtape.spec.identity import CellIdentity
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
 NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent
@@ -169,7 +170,7 @@ def _after_step(runner: Runner, box: OpenWorkspace, step: Step, session_id: str,
         for run in run_all(box, step.effects.post, env, DEFAULT_SETUP_TIMEOUT):
             actions.append(_hook("post", run))
     if handover is not None:
-        from recorder.boxcommands import snapshot_dir
+        from benchtape.sandbox.box_commands import snapshot_dir
 
         snap = snapshot_dir(handover)
         if snap is not None:
@@ -242,6 +243,6 @@ def _open_cause(level: str) -> str:
     """`engine` when the sandbox needed a container engine and none answers; else `sandbox`."""
     if level != "container":
         return "sandbox"
-    from recorder.sandbox.container import available
+    from benchtape.sandbox.container import available
 
     return "sandbox" if available()[0] else "engine"

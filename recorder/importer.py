@@ -9,12 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from adapters.lines import finish_safely
-from adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for, transcripts_below
-from recorder.errors import BadInput
-from recorder.parse_worker import Parse, parsed
-from recorder.model import Action
-from recorder.store import RAW_CHUNK_BYTES, Store, new_id
+from benchtape.adapters.lines import finish_safely
+from benchtape.adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for, transcripts_below
+from benchtape.core.errors import BadInput
+from benchtape.recorder.parse_worker import Parse, parsed
+from benchtape.core.model import Action
+from benchtape.store.database import RAW_CHUNK_BYTES, Store, new_id
 
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
@@ -25,7 +25,7 @@ LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", 
 
 
 # A transcript this large is parsed in a child process while this one writes
-# (recorder.parse_worker), and hashed on a thread meanwhile (the 0.04 s of hashing a 50 MB
+# (benchtape.recorder.parse_worker), and hashed on a thread meanwhile (the 0.04 s of hashing a 50 MB
 # file no longer comes before its parse); a smaller one is hashed first, so an unchanged file
 # imported again (a folder, daily) is only read, never parsed, and is parsed here.
 LARGE_BYTES = 8 << 20
@@ -95,7 +95,7 @@ def _hashed(transcript: Transcript, *, beside: bool) -> Iterator[Future[str]]:
 
 
 def _files(paths: list[Path]) -> list[Path]:
-    """The paths given, a folder standing for every transcript below it (adapters.transcripts.transcripts_below)."""
+    """The paths given, a folder standing for every transcript below it (benchtape.adapters.transcripts.transcripts_below)."""
     out: list[Path] = []
     for p in paths:
         if not Path(p).is_dir():
@@ -175,7 +175,7 @@ def reparse(store: Store, session_id: str) -> str:
     if fmt is None:
         raise BadInput(f"session {session_id} has no known native format to re-derive from")
     if fmt == "mock":
-        from adapters.mock import MockParser
+        from benchtape.adapters.mock import MockParser
 
         parser = MockParser()
     else:

@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-import orjson
 
-from adapters.base import Command, Tui, warning
-from adapters.lines import decode
-from recorder.model import Action
-from recorder.terminal import PaneCommand, Terminal, TerminalError, wait_for
+from benchtape.adapters.base import Command, Tui, warning
+from benchtape.adapters.lines import decode
+from benchtape.core.model import Action
+from benchtape.sandbox.terminal import PaneCommand, Terminal, TerminalError, wait_for
 
 READY_SECONDS = 60.0  # start to prompt box (observed 1.1-1.7 s; a cold container is slower)
 BLOCKED_STABLE = 1.5  # a permission prompt unchanged this long is waiting for a person
@@ -138,21 +137,6 @@ def _stops(path: Path) -> list[dict[str, Any]]:
     return [doc for doc in map(decode, data.splitlines()) if doc is not None]
 
 
-def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:
-    """Merge the first-run answers into the JSON files under HOME (what staging wrote stays)."""
-    from adapters.claude_tui import merge_json
-
-    for rel, doc in seed.items():
-        path = home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old: Any = {}
-        if path.is_file():
-            try:
-                old = orjson.loads(path.read_bytes())
-            except orjson.JSONDecodeError:
-                old = {}
-        # as Claude Code writes its own (indented, a final newline): a file it only re-saves is unchanged
-        path.write_bytes(orjson.dumps(merge_json(old if isinstance(old, dict) else {}, dict(doc)), option=orjson.OPT_INDENT_2) + b"\n")
 
 
 def _rule(line: str) -> bool:

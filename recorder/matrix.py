@@ -3,7 +3,7 @@
 A cell's identity names the versions its tools resolved to, its task's content (with the
 image digest when containerised and the commit a repository's ref names today), its
 sandbox and network policy, and what its `pre` commands do to the workspace. So planning:
-1. resolves every step's tool version (recorder.toolversions; nothing is installed here);
+1. resolves every step's tool version (benchtape.recorder.toolversions; nothing is installed here);
 2. resolves each task's image digest and repository commit;
 3. runs each arm's `pre` commands once per task in a scratch sandbox to capture their
    effects (no agent, no spend; only arms that have `pre` commands);
@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from recorder.boxcommands import capture_pre
-from recorder.errors import BenchtapeError
-from recorder.sandbox.levels import sandbox_for
-from recorder.spec.evaluation import Arm, Cell, Evaluation, Step, Task
-from recorder.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, setup_inputs, step_config, task_hash
-from recorder.toolversions import Resolved, VersionResolver
+from benchtape.sandbox.box_commands import capture_pre
+from benchtape.core.errors import BenchtapeError
+from benchtape.sandbox.by_level import sandbox_for
+from benchtape.spec.evaluation import Arm, Cell, Evaluation, Step, Task
+from benchtape.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, setup_inputs, step_config, task_hash
+from benchtape.recorder.toolversions import Resolved, VersionResolver
 
 Event = Callable[[str, dict[str, Any]], None]
 DEFAULT_SETUP_TIMEOUT = 300.0
@@ -83,7 +83,7 @@ class Staging:
         self._problems: dict[str, Problem] = {}
 
     def seed(self, task: Task) -> tuple[Path | None, Problem | None]:
-        from recorder.sandbox.staging import stage_seeds
+        from benchtape.sandbox.staging import stage_seeds
 
         with self._lock:
             lock = self._locks.setdefault(task.id, threading.Lock())
@@ -203,7 +203,7 @@ class Matrix:
             except Exception as exc:  # noqa: BLE001 - no engine, an image that will not build: the cells cannot start
                 problem = Problem("engine", f"the task's image could not be resolved: {exc}")
         if sc.repo is not None:
-            from recorder.sandbox.checkout import CheckoutFailed, resolve_commit
+            from benchtape.sandbox.checkout import CheckoutFailed, resolve_commit
 
             try:
                 commit = resolve_commit(sc.repo, timeout=sc.staging_timeout or DEFAULT_SETUP_TIMEOUT)
@@ -233,8 +233,8 @@ class Matrix:
 
 def image_digest_of(scenario: Any) -> str:
     """The content id of the image the task's container runs (built or resolved as a run would)."""
-    from recorder.sandbox.container import connect
-    from recorder.sandbox.container_level import resolve_image
+    from benchtape.sandbox.container import connect
+    from benchtape.sandbox.container_level import resolve_image
 
     ref = resolve_image(scenario.sandbox)
     return str(connect().images.get(ref).id)

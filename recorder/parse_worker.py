@@ -27,10 +27,10 @@ import sys
 from contextlib import contextmanager
 from typing import Any, BinaryIO, Iterator, NoReturn
 
-from adapters.transcripts import Transcript
-from recorder.errors import BenchtapeError
-from recorder.model import Action
-from recorder.store import RAW_CHUNK_BYTES, Batch
+from benchtape.adapters.transcripts import Transcript
+from benchtape.core.errors import BenchtapeError
+from benchtape.core.model import Action
+from benchtape.store.database import RAW_CHUNK_BYTES, Batch
 
 PIPE_BYTES = 1 << 20  # the child's lead over its parent (Linux's default limit for a pipe an unprivileged process widens)
 _PR_SET_PDEATHSIG = 1  # prctl's, from linux/prctl.h

@@ -14,7 +14,7 @@ fingerprints) and the workspace. Recovering one:
    `recovered: true` — appended actions, never an update;
 3. removes the folder (a `--keep-sandbox` workspace stays).
 
-Also: a ~/.claude baseline whose owner died is put back (recorder/sandbox/claude_home.py),
+Also: a ~/.claude baseline whose owner died is put back (sandbox/claude_home.py),
 and containers labelled with an owner process that is gone are removed. `benchtape recover`
 runs all of this; so does the start of every run.
 """
@@ -28,18 +28,18 @@ from typing import Any
 
 import orjson
 
-from recorder.limits import output_limits
-from recorder.model import Action
-from recorder.redact import redactor, secret_values
-from recorder.sandbox.capture import CaptureTail, Ending, SessionFolder, read_manifest, secrets_from, session_folders
-from recorder.sandbox.supervisor import MARKER
+from benchtape.core.limits import output_limits
+from benchtape.core.model import Action
+from benchtape.core.redact import redactor, secret_values
+from benchtape.sandbox.capture import CaptureTail, Ending, SessionFolder, read_manifest, secrets_from, session_folders
+from benchtape.sandbox.supervisor import MARKER, kill_marked
 
 
 def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | None = None) -> list[str]:
     """Recover every orphaned session folder in the temp dir (only those recording into
     `only_db`, when given), restore orphaned ~/.claude baselines (and, with `containers`,
     remove containers whose owner is gone). Returns one line per thing done."""
-    from recorder.sandbox.claude_home import restore_orphans
+    from benchtape.sandbox.claude_home import restore_orphans
 
     done: list[str] = []
     for path in session_folders(tmp):
@@ -54,7 +54,7 @@ def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | 
             folder.close(remove=not folder.facts.get("keep"))
     done += [f"put back {claude} (a killed workspace-level run had changed it)" for claude in restore_orphans(tmp)]
     if containers:
-        from recorder.sandbox.container import remove_orphan_containers
+        from benchtape.sandbox.container import remove_orphan_containers
 
         done += [f"removed container {name} (its benchtape is gone)" for name in remove_orphan_containers()]
     return done
@@ -83,7 +83,7 @@ def recover_folder(folder: SessionFolder) -> str:
         return f"removed {folder.path} (benchtape was killed before its session began)" + _joined(notes)
     if not Path(db).exists():
         return f"removed {folder.path}: its database {db} is gone, session {session_id} cannot be finished" + _joined(notes)
-    from recorder.store import Store
+    from benchtape.store.database import Store
 
     store = Store(db, create=False)
     try:
@@ -98,8 +98,8 @@ def recover_folder(folder: SessionFolder) -> str:
 def ingest(store: Any, folder: SessionFolder) -> int:
     """Append what the capture file holds beyond the store's last raw line, then close the
     session. Returns how many lines were added."""
-    from recorder.runner import Recording, home_paths_of, workspace_snapshot
-    from recorder.store import Blob
+    from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
+    from benchtape.store.database import Blob
 
     facts = folder.facts
     session_id = facts["session_id"]
@@ -164,8 +164,8 @@ def ingest(store: Any, folder: SessionFolder) -> int:
 
 
 def _parser(facts: dict[str, Any]) -> Any:
-    from adapters.base import get_adapter
-    from adapters.mock import MockAdapter
+    from benchtape.adapters.base import get_adapter
+    from benchtape.adapters.mock import MockAdapter
 
     harness = facts.get("harness") or "mock"
     return (MockAdapter(noop=bool(facts.get("noop"))) if harness == "mock" else get_adapter(harness)).parser()
@@ -199,30 +199,18 @@ def _wait_for_supervisor(pid: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if b"supervise.py" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if b"supervisor_program.py" not in Path(f"/proc/{pid}/cmdline").read_bytes():
                 return
         except OSError:
             return
         time.sleep(0.05)
 
 
-def kill_marked(marker: bytes, rounds: int = 50) -> int:
-    """SIGKILL every process whose environment carries `marker` (NAME=value), until none does."""
-    from recorder.sandbox.supervise import kill_all, marked, process_table
-
-    killed = 0
-    for _ in range(rounds):
-        victims = marked(marker, process_table()) - {os.getpid()}
-        if not victims:
-            break
-        killed += kill_all(victims)
-        time.sleep(0.02)
-    return killed
 
 
 def _remove_container(container_id: str) -> str:
     try:
-        from recorder.sandbox.container import connect
+        from benchtape.sandbox.container import connect
 
         client = connect(timeout=10)
         try:

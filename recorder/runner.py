@@ -8,7 +8,7 @@ capture file until `benchtape recover` (or the next start of benchtape) ingests 
 finishes the session as `interrupted` (recorder/recover.py). The harness runs under a
 supervisor that kills it, and whatever it left running, with its run.
 
-Stored output is capped per line and per session (recorder/limits.py); a session whose
+Stored output is capped per line and per session (core/limits.py); a session whose
 output was cut finishes `truncated`, never `ok`.
 """
 
@@ -21,23 +21,24 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
-from adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter, warning
-from adapters.mock import MockAdapter
-from recorder.kinds import STAGED
-from recorder.limits import OutputBudget, OutputLimits, output_limits
-from recorder.model import Action
-from recorder.redact import Redactor, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
-from recorder.sandbox.capture import Captured, Ending, secret_fingerprints
-from recorder.sandbox.levels import OpenWorkspace, Process, SandboxError, runs_alone, sandbox_for
-from recorder.sandbox.inodes import POOL
-from recorder.sandbox.local import discard_spares
-from recorder.sandbox.snapshot import snapshot
-from recorder.sandbox.trees import parking, release_parked, wait_later
-from recorder.scripted import ScriptedModels, is_scripted
-from recorder.spec.bench import BenchSpec, ScenarioSpec
-from recorder.store import Blob, Store, new_id
+from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
+from benchtape.adapters.mock import MockAdapter
+from benchtape.core.payloads import STAGED
+from benchtape.core.limits import output_limits
+from benchtape.core.model import Action
+from benchtape.core.redact import redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
+from benchtape.sandbox.capture import secret_fingerprints
+from benchtape.sandbox.levels import OpenWorkspace, SandboxError, runs_alone
+from benchtape.sandbox.by_level import sandbox_for
+from benchtape.sandbox.inodes import POOL
+from benchtape.sandbox.local import discard_spares
+from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
+from benchtape.sandbox.trees import parking, release_parked, wait_later
+from benchtape.recorder.scripted import ScriptedModels, is_scripted
+from benchtape.spec.bench import BenchSpec, ScenarioSpec
+from benchtape.store.database import Blob, Store, new_id
 
 
 SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
@@ -113,7 +114,7 @@ class Runner:
         self.harness = options.harness or bench.harness or "mock"
         self.model = options.model or bench.harness_config.get("model")
         self.run_id: str | None = None
-        self.seeds: Any = None  # the staged trees and generated vars of the current run (recorder.sandbox.staging.Seeds)
+        self.seeds: Any = None  # the staged trees and generated vars of the current run (benchtape.sandbox.staging.Seeds)
         self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
         self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
         self._host_secrets: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = {}  # secret names -> (the environment, its secret variables)
@@ -152,7 +153,7 @@ class Runner:
         self.recover_orphans()
         if self.run_id is None:
             self.start_run()
-        from recorder.sandbox.staging import stage_seeds
+        from benchtape.sandbox.staging import stage_seeds
 
         seeds = self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=self.on_event)
         jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
@@ -189,7 +190,7 @@ class Runner:
 
     def recover_orphans(self) -> None:
         """What a killed benchtape left (sessions to finish, sandboxes, a ~/.claude to put back), first."""
-        from recorder.recover import sweep
+        from benchtape.recorder.recover import sweep
 
         for found in sweep():
             self.on_event("sandbox.note", {"kind": "recover", "message": found})
@@ -297,7 +298,7 @@ class Runner:
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
         if cmd.tui is not None and box.level not in ("none", "workspace"):
-            from recorder.interactive import seed_home
+            from benchtape.sandbox.claude_home import seed_home
 
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
@@ -342,7 +343,7 @@ class Runner:
         return sorted(values, key=len, reverse=True)
 
     def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
-        from adapters.claude_env import agent_env_plugins
+        from benchtape.adapters.claude_env import agent_env_plugins
 
         hc = self.bench.harness_config if harness_config is None else harness_config
         plugins = [p if isinstance(p, dict) else {"id": p} for p in hc.get("plugins") or []]
@@ -364,7 +365,7 @@ class Runner:
         before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
         probe's record (the print path folds it into each init line's)."""
         if adapter.home_json and box.level not in ("none", "workspace") and not box.home_seeded:  # a HOME of the sandbox's own, never yours
-            from recorder.interactive import seed_home
+            from benchtape.sandbox.claude_home import seed_home
 
             seed_home(box.home, adapter.home_json)
         if not cmd.setup and not cmd.home_trees:
@@ -372,7 +373,7 @@ class Runner:
             return None, None
         import shutil
 
-        from recorder.sandbox.trees import remove_tree
+        from benchtape.sandbox.trees import remove_tree
 
         for rel, source in cmd.home_trees.items():
             target = box.home / rel
@@ -398,7 +399,7 @@ class Runner:
 
     def _setup_step(self, box: OpenWorkspace, env: dict[str, str], step: Setup) -> SetupOutput:
         """One setup command in the sandbox, stopped once it printed `until` (the probe's init line)."""
-        from recorder.boxcommands import run_in_box
+        from benchtape.sandbox.box_commands import run_in_box
 
         try:
             ran = run_in_box(box, list(step.argv), env, step.timeout, until=step.until, max_line=SETUP_LINE)
@@ -410,8 +411,8 @@ class Runner:
         """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,
         running where the level runs it (a container: `docker exec` with a TTY), its on-disk
         session tailed into the store line by line."""
-        from recorder.interactive import Driver
-        from recorder.terminal import PaneCommand
+        from benchtape.recorder.interactive import Driver
+        from benchtape.sandbox.terminal import PaneCommand
 
         full = {**env, **cmd.env}
         pane = box.terminal(cmd.argv, full) if box.terminal is not None else PaneCommand(cmd.argv, box.agent_cwd, full)
@@ -474,7 +475,7 @@ def binary_facts(argv0: str) -> dict[str, Any]:
     """Which binary ran, and which version it says it is: part of what a session measured."""
     import shutil
 
-    from adapters.binaries import version_of
+    from benchtape.adapters.binaries import version_of
 
     path = argv0 if os.sep in argv0 else (shutil.which(argv0) or argv0)
     return {"path": path, "version": version_of(path)}
@@ -523,115 +524,7 @@ class Drive:
         return data
 
 
-class Recording:
-    """One session's output on its way into the store: each line stored with the actions parsed
-    from it in one transaction, as it arrives; past the session's output limit only the last
-    lines are held, stored at the end after a marker of what was dropped."""
-
-    WARNINGS_KEPT = 100  # adapter warnings stored one by one; past that, counted (each one repeats its line)
-
-    def __init__(self, store: Store, session_id: str, parser: Any, harness: str, limits: OutputLimits, on_event: Event):
-        self.store, self.session_id, self.parser, self.harness, self.on_event = store, session_id, parser, harness, on_event
-        self.budget = OutputBudget(limits)
-        self.line_no = 0
-        self.failures: list[str] = []
-        self.warnings = 0
-        self.warnings_dropped = 0
-
-    def pump(self, proc: Process) -> None:
-        """Drain every line even when parsing or storing one fails: the harness must never wait on benchtape."""
-        for line in proc.lines(self.budget.limits.line):
-            self.line_no += 1
-            if self.budget.admit(self.line_no, line):
-                self.store_line(self.line_no, line)
-
-    def store_line(self, line_no: int, line: Captured) -> None:
-        if line.cut:  # cut JSON is not JSON: say what happened instead of a parse warning
-            actions = [Action("error", {"message": f"output line {line_no} is {line.size:,} bytes, over the limit of {self.budget.limits.line:,} per line (BENCHTAPE_MAX_LINE): stored cut to its head and tail, not parsed"})]
-        else:
-            try:
-                actions = self.parser.feed(line.text)
-            except Exception as exc:  # noqa: BLE001 - an adapter bug must not lose the stream
-                actions = [warning(f"the {self.harness} adapter failed on this line: {type(exc).__name__}: {exc}", line.text)]
-            actions = self._fewer_warnings(actions)
-        if self.failures:
-            return
-        try:
-            self.store.append_line(self.session_id, line_no, line.text, actions)
-        except Exception as exc:  # noqa: BLE001 - e.g. a full disk: say so once, keep draining
-            self.failures.append(f"recording stopped at line {line_no}: {type(exc).__name__}: {exc}")
-            return
-        for a in actions:
-            self.on_event("action", {"session_id": self.session_id, "kind": a.kind, "thread": a.thread, "data": a.data})
-
-    def _fewer_warnings(self, actions: list[Action]) -> list[Action]:
-        """A flood of lines the adapter cannot read (a harness printing junk) would store each line
-        twice and make the session a gigabyte to load: past WARNINGS_KEPT they are only counted
-        (the lines themselves are in `raw`, for `reparse`)."""
-        kept = []
-        for a in actions:
-            if a.kind == "adapter.warning":
-                self.warnings += 1
-                if self.warnings > self.WARNINGS_KEPT:
-                    self.warnings_dropped += 1
-                    continue
-            kept.append(a)
-        return kept
-
-    def finish(self, ending: Ending) -> None:
-        """After the last line: the marker and the held tail, what the parser still owes, and
-        notes on what happened around the harness's exit."""
-        note = self.budget.note()
-        if note is not None and not self.failures:
-            self.store.append(self.session_id, [Action("error", {"message": note})])
-            for line_no, line in self.budget.tail:
-                self.store_line(line_no, line)
-        try:
-            tail = self.parser.finish()
-        except Exception as exc:  # noqa: BLE001
-            tail = [warning(f"the {self.harness} adapter failed at end of stream: {type(exc).__name__}: {exc}", "")]
-        if self.warnings_dropped:
-            tail.append(Action("adapter.warning", {"what": f"{self.warnings_dropped:,} more line(s) the {self.harness} adapter could not read are in raw only (the first {self.WARNINGS_KEPT} are above)", "line": "", "source": "recorder"}))
-        if ending.leftovers_killed:
-            tail.append(Action("adapter.warning", {"what": f"the harness left {ending.leftovers_killed} process(es) running when it exited; they were killed", "line": "", "source": "sandbox"}))
-        if ending.late_bytes:
-            tail.append(Action("adapter.warning", {"what": f"{ending.late_bytes:,} bytes were written to the harness's output after it exited (by a process it left running); not recorded as its output", "line": "", "source": "sandbox"}))
-        if ending.rewrites:
-            self.budget.cut_lines += 1  # some output is missing: the session is truncated, never ok
-            tail.append(Action("error", {"message": f"the harness's output file was truncated {ending.rewrites} time(s) while it ran (something reopened its stdout with O_TRUNC, e.g. `> /dev/stdout`); output written before that and not yet read is missing"}))
-        tail += [Action("error", {"message": m}) for m in self.failures]
-        if tail:
-            self.store.append(self.session_id, tail)
 
 
-def home_paths_of(harness: str | None, home: str | Path | None, root: str | Path, part: str = "bookkeeping") -> tuple[str, ...]:
-    """The harness's own paths under HOME, where the sandbox made HOME the workspace (levels
-    home and container do; the level decides, and says so through the opened workspace's
-    `home`): its `bookkeeping` globs, which workspace snapshots leave out, or (`part="own_state"`)
-    the files it rewrites at every start, which the staged snapshot names for the diff."""
-    if not harness or home is None or Path(home) != Path(root):
-        return ()
-    from adapters.base import get_adapter
-
-    try:
-        return tuple(getattr(get_adapter(harness), part))
-    except KeyError:
-        return ()
 
 
-def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blobs: list[Blob], stage: str | None = None, leave_out: Sequence[str] = (), own_state: Sequence[str] = ()) -> list[Action]:
-    """The tree under root as a blob (the final workspace, or `stage` staged; known secrets
-    redacted in its files; `leave_out`, the harness's bookkeeping, left out), or the error
-    that stopped it: not the agent's doing, so an infrastructure_error. The blob joins
-    `blobs`, for the caller to write with the returned action (Store.append's `blobs`).
-    `own_state`: the tool's own state files in the tree, named in the action for the diff."""
-    try:
-        data, facts = snapshot(root, redact=redact, leave_out=leave_out) if root.exists() else (b"", {"files": 0, "bytes": 0})
-        if data:
-            blob = store.prepare_blob(data)
-            blobs.append(blob)
-            named = {"own_state": list(own_state)} if own_state else {}
-            return [Action("workspace.snapshot", {"sha256": blob.sha256, **facts, **({"stage": stage} if stage else {}), **named})]
-    except OSError as exc:
-        return [Action("error", {"message": f"{'staged tree' if stage else 'workspace'} snapshot failed: {exc}", "cause": "sandbox"})]
-    return []

@@ -17,9 +17,9 @@ from typing import Any
 
 import orjson
 
-from recorder.model import Action
+from benchtape.core.model import Action
 
-from models.endpoints import SCRIPTED, is_scripted  # noqa: F401 - re-exported for the recorder
+from benchtape.adapters.endpoints import SCRIPTED, is_scripted  # noqa: F401 - re-exported for the recorder
 
 HARNESSES = ("claude-code", "codex")
 
@@ -55,7 +55,7 @@ class ScriptedModels:
             if self._server is None:
                 from contextlib import ExitStack
 
-                from models.server import serve
+                from benchtape.models.server import serve
 
                 self._stack = ExitStack()
                 self._server = self._stack.enter_context(serve(None))
@@ -64,7 +64,7 @@ class ScriptedModels:
     def endpoint(self, session_id: str, mock: dict[str, Any] | None, *, noop: bool, source: str, paths: dict[str, str] | None = None) -> Endpoint:
         """A slot on the server playing this session's script; a malformed script is BadInput.
         `paths`: the workspace as the agent sees it -> its host folder (a container's /workspace)."""
-        from models.script import noop_script, script_from
+        from benchtape.spec.script import noop_script, script_from
 
         script = noop_script() if noop or not mock else script_from(mock, source)
         url = self._started().add(session_id, script, paths)

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from adapters import binaries
-from recorder.errors import PreflightBlocked
-from recorder.version import VERSION as BENCHTAPE_VERSION
+from benchtape.adapters import binaries
+from benchtape.core.errors import PreflightBlocked
+from benchtape.core.version import VERSION as BENCHTAPE_VERSION
 
 MOCK = "mock"
 

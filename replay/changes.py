@@ -24,12 +24,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from recorder.sandbox.trees import remove_tree
-from recorder.errors import BadInput
-from recorder.model import Session
-from recorder.store import Store
-from recorder.commands import Unavailable
-from replay.grading import StoredSnapshot
+from benchtape.sandbox.trees import remove_tree
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Session
+from benchtape.store.database import Store
+from benchtape.core.command_runner import Unavailable
+from benchtape.replay.grading import StoredSnapshot
 
 CONTEXT = 3  # lines of context around each change, as git shows
 

@@ -28,11 +28,11 @@ from typing import Any, Iterable
 
 import orjson
 
-from recorder.cells import RUN_KIND
-from recorder.spec.pricing import Pricing, session_cost, sum_known
-from recorder.store import Store
-from replay.outcomes import OUTCOMES, PASSED, is_reusable
-from replay.stats import pass_at_k, sign_test, wilson
+from benchtape.spec.cells import RUN_KIND
+from benchtape.spec.pricing import Pricing, session_cost, sum_known
+from benchtape.store.database import Store
+from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
+from benchtape.replay.stats import pass_at_k, sign_test, wilson
 
 _KINDS = ("metrics", "session.finished", "cell.outcome")
 _TOKEN_FIELDS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
@@ -398,7 +398,7 @@ def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str
 
 def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
-    from recorder.spec.identity import task_hash
+    from benchtape.spec.identity import task_hash
 
     return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=[(t.id, task_hash(t)) for t in ev.tasks()], attempts=ev.attempts)
 
@@ -406,8 +406,8 @@ def expected_of(ev: Any) -> Expected:
 def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
     loads) or `compare RUN…` (only those runs' cells)."""
-    from recorder.errors import BadInput
-    from recorder.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
+    from benchtape.core.errors import BadInput
+    from benchtape.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
 
     if not targets:
         raise BadInput("name an evaluation or one or more run ids", fix="benchtape compare NAME   ·   benchtape compare RUN [RUN…]")
@@ -444,8 +444,8 @@ def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: An
     """The evaluation `name` as loaded from the file its newest stored run (`stored`) was read
     from (one run by its path is found by its name too); None when that file is gone, renamed
     or no longer loads: then the stored cells alone are compared."""
-    from recorder.errors import BadInput
-    from recorder.spec.evaluation import load_evaluation
+    from benchtape.core.errors import BadInput
+    from benchtape.spec.evaluation import load_evaluation
 
     path = Path(stored[0]) if stored and stored[0] else None
     if path is None or not path.is_file():
@@ -458,7 +458,7 @@ def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: An
 
 
 def _run_id(store: Store, target: str, only: bool) -> str:
-    from recorder.errors import BadInput
+    from benchtape.core.errors import BadInput
 
     try:
         found = store.resolve_id("runs", target)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from replay.compare import Comparison, columns, display, notes
-from replay.html import CSS
+from benchtape.replay.compare import Comparison, columns, display, notes
+from benchtape.replay.html import CSS
 
 
 def render(c: Comparison) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from recorder.model import Session
-from recorder.store import SessionRow
+from benchtape.core.model import Session
+from benchtape.store.database import SessionRow
 
 
 def check_name(metric: str | None, type_: str) -> str:

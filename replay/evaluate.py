@@ -7,7 +7,7 @@ measurement into its outcome, and the cost a run would spend.
   was reusable (its `pre` effects were content-addressed). One batch query per 500
   identities, by the `sessions_cell` index.
 - Grading: a measurement (a session per step) is graded through the one grading function
-  (`replay.grading.grade_stored`), on its final step's session (the final workspace, the
+  (`benchtape.replay.grading.grade_stored`), on its final step's session (the final workspace, the
   final answer); its outcome is decided from every step's session, the verdicts and the
   agent's diff against the baseline recorded when it started (after staging and `pre`), and
   appended to its first session as `cell.outcome`, with the diff summary, the cost (the sum
@@ -27,17 +27,17 @@ from typing import Any, Iterable, Mapping
 
 import orjson
 
-from recorder.cells import RUN_KIND
-from recorder.model import Session
-from recorder.spec.bench import BenchSpec
-from recorder.spec.evaluation import Arm, Task
-from recorder.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
-from recorder.store import Store
-from recorder.treediff import read_snapshot
-from replay.grading import grade_stored, new_grading
-from replay.judging import judge_for_grading
-from replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
-from replay.regrade import prepare
+from benchtape.spec.cells import RUN_KIND
+from benchtape.core.model import Session
+from benchtape.spec.bench import BenchSpec
+from benchtape.spec.evaluation import Arm, Task
+from benchtape.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
+from benchtape.store.database import Store
+from benchtape.sandbox.treediff import read_snapshot
+from benchtape.replay.grading import grade_stored, new_grading
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
+from benchtape.replay.regrade import prepare
 
 CHUNK = 500
 LIVE = "live"
@@ -117,7 +117,7 @@ def _chunks(items: list[str]) -> Iterable[list[str]]:
 
 def measurement_outcome(sessions: list[Session], verdicts: list[Any], diff: Any, protected: Iterable[str]) -> Outcome:
     """The outcome of a measurement: the first step that failed to execute decides; else the
-    final step's verdicts and the agent's diff (replay.outcomes.decide)."""
+    final step's verdicts and the agent's diff (benchtape.replay.outcomes.decide)."""
     for session in sessions[:-1]:
         failure = execution_outcome(session)
         if failure is not None:

@@ -10,7 +10,7 @@ What is missing is found lazily: the workspace is restored, and the grading sand
 started, only when a check first asks for them. A workspace that cannot be provided (no
 snapshot in the store, a corrupt one, a report without snapshots), a grading container
 that cannot start, or an output transform that raised each make exactly the checks that
-needed it ERROR, with one wording per cause (`recorder.commands.Unavailable`).
+needed it ERROR, with one wording per cause (`benchtape.core.command_runner.Unavailable`).
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
-from checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
-from recorder.commands import Unavailable
-from recorder.errors import BadInput
-from recorder.judging import Judge
-from recorder.model import CheckSpec, Result, Session
-from recorder.sandbox.levels import GradingHost, GradingSandbox, grading_sandbox_for
-from recorder.sandbox.inodes import POOL
-from recorder.sandbox.trees import park, remove_tree
-from recorder.store import Store, dumps
+from benchtape.checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
+from benchtape.core.command_runner import Unavailable
+from benchtape.core.errors import BadInput
+from benchtape.core.judgments import Judge
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
+from benchtape.sandbox.levels import GradingHost, GradingSandbox
+from benchtape.sandbox.by_level import grading_sandbox_for
+from benchtape.sandbox.inodes import POOL
+from benchtape.sandbox.trees import park, remove_tree
+from benchtape.store.database import Store, dumps
 
 # The causes a check can be errored for, with the one wording each gets.
 NO_SNAPSHOT_IN_STORE = "snapshot_missing"
@@ -82,7 +84,7 @@ class GradingContext:
     transform: str | None = None  # the scenario's output transform
     control: bool = False  # grading the negative control
     runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins of code checks ({"bun": "1.1"})
-    judge: Judge | None = field(default=None, compare=False)  # the grading's judge (replay.judging), shared by its sessions
+    judge: Judge | None = field(default=None, compare=False)  # the grading's judge (benchtape.replay.grading_judges), shared by its sessions
 
     def to_dict(self) -> dict[str, Any]:
         """What a grading keeps per scenario (`grading_scenarios`), so it can be reproduced."""
@@ -148,7 +150,7 @@ class NoWorkspace:
 
 
 def _restore_verified(data: bytes, sha: str, into: Path) -> None:
-    from recorder.sandbox.snapshot import restore  # only when a check reads the workspace: most gradings never do
+    from benchtape.sandbox.snapshot import restore  # only when a check reads the workspace: most gradings never do
 
     try:
         restore(data, into, sha256=sha)  # refuses a blob or tar whose content is not the recorded one
@@ -185,7 +187,7 @@ class _Host:
         if self._host is None:
             work = self.work_dir()
             if work is None:
-                from recorder.sandbox.local import LocalGrading  # nothing to mount: commands run in a temp dir on the host
+                from benchtape.sandbox.local import LocalGrading  # nothing to mount: commands run in a temp dir on the host
 
                 self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
             else:
@@ -218,7 +220,7 @@ def _graded_view(session: Session, transform: str | None) -> Session:
     """The session with the scenario's `transform:` applied to its output, before any check sees it."""
     if not transform:
         return session
-    from checks.registry import apply_transform
+    from benchtape.checks.registry import apply_transform
 
     try:
         return session.with_output(apply_transform(transform, session.final_output))

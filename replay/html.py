@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable
 
-from recorder.model import Session
-from recorder.store import SessionRow
-from replay.changes import HEADER_LINES, Changes, display_lines
-from replay.document import check_name
-from replay.timeline import judge_note, session_status, steps
+from benchtape.core.model import Session
+from benchtape.store.database import SessionRow
+from benchtape.replay.changes import HEADER_LINES, Changes, display_lines
+from benchtape.replay.document import check_name
+from benchtape.replay.timeline import judge_note, session_status, steps
 
 PEEK = 160  # characters of a long text shown before it is expanded
 UNKNOWN = "unknown"

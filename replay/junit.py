@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
-from replay.document import check_label, check_name
+from benchtape.replay.document import check_label, check_name
 
 
 def write_junit(path: Path, rows: Callable[[], Iterable[dict[str, Any]]], name: str = "benchtape") -> None:

@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from recorder.model import Action, Session
-from recorder.store import Store
-from recorder.treediff import WorkspaceDiff, diff_trees, read_snapshot
-from replay.grading import scenario_outcome
+from benchtape.core.model import Action, Session
+from benchtape.store.database import Store
+from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
+from benchtape.replay.grading import scenario_outcome
 
 PASSED = "passed"
 FAILED = "failed"
@@ -95,7 +95,7 @@ def execution_outcome(session: Session) -> Outcome | None:
 
 def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None, protected: Iterable[str] = ()) -> Outcome:
     """The cell's outcome from its stored session, the verdicts of its latest grading (stored
-    rows or `replay.grading.Verdict`s), and the agent's diff against the staged tree (None when
+    rows or `benchtape.replay.grading.Verdict`s), and the agent's diff against the staged tree (None when
     the task has no workspace to change)."""
     failure = execution_outcome(session)
     if failure is not None:

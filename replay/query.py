@@ -15,11 +15,11 @@ import jmespath
 from jmespath import exceptions as jexc
 from jmespath import functions as jfunctions
 
-from recorder.errors import BadInput
-from recorder.store import SessionRow, Store
-from replay.document import DOCUMENT_KEYS, document, kinds_needed
-from replay.select import Selection, batch_gc, rows
-from replay.specs import check_index
+from benchtape.core.errors import BadInput
+from benchtape.store.database import SessionRow, Store
+from benchtape.replay.document import DOCUMENT_KEYS, document, kinds_needed
+from benchtape.replay.select import Selection, batch_gc, rows
+from benchtape.replay.specs import check_index
 
 ALL = None  # every key of the document
 
@@ -50,7 +50,7 @@ def compile_query(text: str) -> Query:
     unknown = sorted(_function_names(parsed.parsed) - _KNOWN_FUNCTIONS)
     if unknown:
         raise BadInput(f"bad JMESPath expression: unknown function {unknown[0]}()", fix=f"JMESPath functions: {', '.join(sorted(_KNOWN_FUNCTIONS))}")
-    from replay.shape import NoSuchField, check_fields
+    from benchtape.replay.shape import NoSuchField, check_fields
 
     try:
         check_fields(parsed.parsed)

@@ -13,15 +13,15 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
-from checks import CheckConfigError, build
-from checks.registry import Check
-from recorder.spec.bench import BenchSpec
-from recorder.errors import BadInput
-from recorder.model import Session
-from recorder.store import SessionRow, Store
-from replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
-from replay.judging import judge_for_grading
-from replay.select import Selection, batch_gc, resolve, rows
+from benchtape.checks import CheckConfigError, build
+from benchtape.checks.registry import Check
+from benchtape.spec.bench import BenchSpec
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Session
+from benchtape.store.database import SessionRow, Store
+from benchtape.replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.select import Selection, batch_gc, resolve, rows
 
 @dataclass
 class ScenarioTally:

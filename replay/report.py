@@ -21,11 +21,11 @@ from typing import IO, Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
-from recorder.leaks import ReportLeak, report_leaks
-from recorder.model import Session
-from recorder.version import VERSION
-from replay.document import session_json
-from replay.grading import Verdict
+from benchtape.core.leaks import ReportLeak, report_leaks
+from benchtape.core.model import Session
+from benchtape.core.version import VERSION
+from benchtape.replay.document import session_json
+from benchtape.replay.grading import Verdict
 
 REPORT_SCHEMA = 1
 
@@ -234,7 +234,7 @@ def report_dir_paths(report_dir: Path, run_id: str) -> tuple[Path, Path]:
 
 
 def load_report(path: Path) -> dict[str, Any]:
-    from recorder.errors import BadInput
+    from benchtape.core.errors import BadInput
 
     try:
         data = path.read_bytes()
@@ -277,7 +277,7 @@ def write_combined(path: Path, outcome: Any, complete: bool, database: str | Non
 
 def _load_stream(path: Path, data: bytes) -> dict[str, Any]:
     """A `RUN_ID.jsonl` stream as a report: its complete lines (a line being written is skipped), withheld rows left out."""
-    from recorder.errors import BadInput
+    from benchtape.core.errors import BadInput
 
     results = []
     for n, line in enumerate(data.split(b"\n"), 1):

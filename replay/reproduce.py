@@ -7,7 +7,7 @@ DIVERGED. A check that cannot be re-run at all (its script is gone, its type is 
 now, it reads a workspace the store lost) is COULD NOT RE-GRADE, never a silent pass; a check
 that reads a workspace a report never carried is SKIPPED (as the spec says), and the control
 holds when everything it could re-grade reproduced. Every re-grade goes through
-`replay.grading.grade_session`, the function live grading uses.
+`benchtape.replay.grading.grade_session`, the function live grading uses.
 
 Input is either the database (the check specs are the `spec` JSON of each verdict row)
 or a report JSON alone (the actions and the checks are both in the report).
@@ -22,17 +22,18 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from checks import CATALOG_VERSION, Check, CheckConfigError, build, spec_hash
-from recorder.errors import BadInput
-from recorder.model import Action, Result, Session, project
-from recorder.redact import REDACTED
-from recorder.store import SessionRow, Store
-from replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
-from replay.judging import judge_for_grading
-from replay.report import load_report
-from replay.verdicts import StoredVerdict, same_outcome
-from replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
-from replay.specs import check_index, missing_scripts, spec_from_dict
+from benchtape.checks import CATALOG_VERSION, Check, CheckConfigError, build, spec_hash
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Action, Session, project
+from benchtape.core.results import Result
+from benchtape.core.redact import REDACTED
+from benchtape.store.database import SessionRow, Store
+from benchtape.replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.report import load_report
+from benchtape.replay.verdicts import StoredVerdict, same_outcome
+from benchtape.replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
+from benchtape.replay.specs import check_index, missing_scripts, spec_from_dict
 
 _PAGE = 500  # sessions whose first grading is looked up in one query
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"

@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from recorder.errors import BadInput
-from recorder.model import Session
-from recorder.store import SessionRow, Store
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Session
+from benchtape.store.database import SessionRow, Store
 
 _NOUN = {"sessions": "session", "runs": "run", "gradings": "grading"}
 _LIST = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradings": "benchtape gradings"}

@@ -2,8 +2,8 @@
 
 JMESPath answers null for a field that does not exist, so `call[].tool` (for `calls`)
 prints nothing and exits 0: a typo looks like an empty store. The document's shape is
-taken from the real projection (a few synthetic actions folded by `recorder.model` and
-laid out by `replay.document`), so it cannot drift from what `query` evaluates; parts
+taken from the real projection (a few synthetic actions folded by `benchtape.core.model` and
+laid out by `benchtape.replay.document`), so it cannot drift from what `query` evaluates; parts
 whose content is free-form (an action's data, a tool's input, a check's spec) are not
 checked below their own name.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from recorder.errors import closest
+from benchtape.core.errors import closest
 
 
 class Any_:
@@ -65,9 +65,9 @@ VERDICT_KEYS = ("grading_id", "session_id", "check_path", "type", "metric", "spe
 @lru_cache(maxsize=1)
 def document_shape() -> Obj:
     """The session document's shape, from a sample built by the code that builds real ones."""
-    from recorder.model import Action, project
-    from recorder.store import SessionRow
-    from replay.document import document
+    from benchtape.core.model import Action, project
+    from benchtape.store.database import SessionRow
+    from benchtape.replay.document import document
 
     actions = [
         Action("session.started", {"scenario": "s", "harness": "h", "model": "m", "prompt": "p"}),

@@ -12,8 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from checks.registry import CheckConfigError, lookup
-from recorder.model import CheckSpec
+from benchtape.checks.registry import CheckConfigError, lookup
+from benchtape.core.results import CheckSpec
 
 
 def spec_from_dict(d: dict[str, Any]) -> CheckSpec:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from recorder.model import Action, Session
-from recorder.store import SessionRow, Store
-from replay.grading import harness_ok, scenario_outcome
-from replay.query import latest_verdicts
-from recorder.kinds import STAGED
-from replay.select import CONTROL, resolve, rows_by_ids, short_handles
+from benchtape.core.model import Action, Session
+from benchtape.store.database import SessionRow, Store
+from benchtape.replay.grading import harness_ok, scenario_outcome
+from benchtape.replay.query import latest_verdicts
+from benchtape.core.payloads import STAGED
+from benchtape.replay.select import CONTROL, resolve, rows_by_ids, short_handles
 
 
 
@@ -181,7 +181,7 @@ _PICKED = ("command", "cmd", "file_path", "pattern", "path", "url", "query", "in
 
 def _text(value: Any) -> tuple[str, str | None]:
     """(what a row shows, the whole payload when the row shows only a part of it)."""
-    from recorder.store import dumps
+    from benchtape.store.database import dumps
 
     if value is None:
         return "", None

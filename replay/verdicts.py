@@ -9,7 +9,7 @@ from typing import Any, Sequence
 
 import orjson
 
-from replay.document import check_name
+from benchtape.replay.document import check_name
 
 # Scores are floats computed by checks: equal within this, they are the same verdict.
 SCORE_TOLERANCE = 1e-9
@@ -44,7 +44,7 @@ class StoredVerdict:
 
     @classmethod
     def from_report(cls, entry: dict[str, Any], index: int) -> "StoredVerdict":
-        """From a report's `checks[]` entry (written by `replay.report.result_row`)."""
+        """From a report's `checks[]` entry (written by `benchtape.replay.report.result_row`)."""
         result = entry.get("result") or {}
         spec = entry.get("spec") or {"type": entry.get("type")}
         passed = bool(result.get("pass"))

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterator
 
 def lines_failing_at(n: int) -> Callable[[Any], Iterator[Any]]:
     """`Transcript.lines` as it is, but the disk goes away at its n-th line (set it with monkeypatch)."""
-    from adapters import transcripts
+    from benchtape.adapters import transcripts
 
     real = transcripts.Transcript.lines
 

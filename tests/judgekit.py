@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable, Mapping
 
-from checks.registry import CheckContext, build
-from recorder.model import Action, CheckSpec, Result
-from recorder.spec.judges import JudgesConfig, ProviderSpec
-from recorder.store import Store
+from benchtape.checks.registry import CheckContext, build
+from benchtape.core.model import Action
+from benchtape.core.results import CheckSpec, Result
+from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
+from benchtape.store.database import Store
 
 
 def verdict(passed: bool | None = None, score: float | None = None, reason: str = "because", prose: str = "Let me think. ") -> str:

@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Launch
-from adapters.mock import MockAdapter
-from recorder.model import Action, Session, project
+from benchtape.adapters.base import Launch
+from benchtape.adapters.mock import MockAdapter
+from benchtape.core.model import Action, Session, project
 
 
 def mock_session(

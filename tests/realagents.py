@@ -2,7 +2,7 @@
 
 Each run gets a private HOME (and CODEX_HOME), stdin from /dev/null (or the stream-json
 turns it is fed), PATH and nothing else from this process's environment, plus the
-recipes' variables (models.endpoints). The binaries are the pinned ones under
+recipes' variables (benchtape.adapters.endpoints). The binaries are the pinned ones under
 `.benchtape/tools` (`make agents`); without them a test skips with the reason, except
 in CI (CI=true), where it fails: CI installs them, so a skip there would hide a gap.
 """
@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from adapters.binaries import resolve
-from models.endpoints import claude_env, codex_env, write_codex_home
-from recorder.errors import BadInput
-from recorder.model import Action, Session, project
+from benchtape.adapters.binaries import resolve
+from benchtape.adapters.endpoints import claude_env, codex_env, write_codex_home
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Action, Session, project
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = Path(os.environ.get("BENCHTAPE_TOOLS") or ROOT / ".benchtape" / "tools")

@@ -8,7 +8,7 @@ import warnings
 import pytest
 from realdatakit import REALDATA, VENDORED, find_realdata  # noqa: F401 - re-exported for the adapter tests
 
-from recorder.model import Action, Session, project
+from benchtape.core.model import Action, Session, project
 
 MISSING = f"REAL TRANSCRIPTS NOT FOUND: not in BENCHTAPE_REALDATA, shared/realdata beside the repository, nor {VENDORED}; the adapter tests on real data are SKIPPED"
 if REALDATA is None:

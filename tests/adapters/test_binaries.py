@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from adapters import binaries
-from adapters.binaries import VERIFIED, Unresolvable, binary_path, identify, latest_version, resolve
+from benchtape.adapters import binaries
+from benchtape.adapters.binaries import VERIFIED, Unresolvable, binary_path, identify, latest_version, resolve
 from npmkit import fake_npm
-from recorder.errors import BadInput, ExitCode
+from benchtape.core.errors import BadInput, ExitCode
 
 
 @pytest.fixture

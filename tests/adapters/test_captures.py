@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from adapterkit import MISSING, REALDATA
 from benchtape.cli import build
-from recorder.store import Store
+from benchtape.store.database import Store
 
 pytestmark = pytest.mark.skipif(REALDATA is None, reason=MISSING)
 app = build()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from adapters.claude_env import AGENT_ENV, MARKETS, Output, agent_env_flags, details_of, fold, reported, stage
-from adapters.claude_tui import STOP_HOOK, merge_json, seed
-from adapters.claude_stream import environment_of
+from benchtape.adapters.claude_env import AGENT_ENV, MARKETS, Output, agent_env_flags, details_of, fold, reported, stage
+from benchtape.adapters.claude_tui import STOP_HOOK, merge_json, seed
+from benchtape.adapters.claude_env import environment_of
 
 DETAILS = """demo 0.1.0
   Description: d

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from adapters.claude_disk import ClaudeDiskParser
-from adapters.claude_messages import handed_back
-from adapters.claude_stream import ClaudeStreamParser
-from adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.claude_disk import ClaudeDiskParser
+from benchtape.adapters.claude_messages import handed_back
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.adapters.codex_rollout import CodexRolloutParser
 from realagents import parse, session_of
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adapters.base import Launch, files_below
-from adapters.claude_code import ClaudeCodeAdapter
-from adapters.codex import CodexAdapter
+from benchtape.adapters.base import Launch, files_below
+from benchtape.adapters.claude_code import ClaudeCodeAdapter
+from benchtape.adapters.codex import CodexAdapter
 
 THREAD = "01a232b2-20c3-7273-8941-a0e2b4472c78"
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from adapters.base import Launch, get_adapter
-from adapters.claude_code import ClaudeCodeAdapter, parse_config
-from adapters.codex import CodexAdapter
-from adapters.codex import parse_config as parse_codex
-from recorder.errors import BadInput
+from benchtape.adapters.base import Launch, get_adapter
+from benchtape.adapters.claude_code import ClaudeCodeAdapter, parse_config
+from benchtape.adapters.codex import CodexAdapter
+from benchtape.adapters.codex import parse_config as parse_codex
+from benchtape.core.errors import BadInput
 
 
 def launch(tmp_path: Path, config: dict | None = None, **kw) -> Launch:
@@ -184,9 +184,9 @@ def test_codex_own_sandbox_in_benchtapes_container_is_refused_before_any_spend(t
     """bwrap cannot make namespaces in the container: a session there whose args chose codex's
     own sandbox measured `no_changes` with every command failing. Preflight refuses it, for a
     bench's args and an evaluation's `sandbox` option alike (its option becomes those args)."""
-    from adapters.codex import own_sandbox_in_container
-    from recorder.preflight import preflight
-    from recorder.spec.bench import load_bench
+    from benchtape.adapters.codex import own_sandbox_in_container
+    from benchtape.preflight import preflight
+    from benchtape.spec.bench import load_bench
 
     chosen = {(): None, ("--sandbox", "workspace-write"): "workspace-write", ("-s", "read-only"): "read-only", ("--sandbox=read-only",): "read-only",
               ("--full-auto",): "workspace-write (--full-auto)", ("--sandbox", "danger-full-access"): None, ("--sandbox=danger-full-access",): None, ("--yolo",): None}

@@ -11,16 +11,16 @@ from pathlib import Path
 import orjson
 import pytest
 
-import adapters.lines as lines_module
-from adapters.claude_disk import ClaudeDiskParser
-from adapters.claude_stream import ClaudeStreamParser
-from adapters.codex_exec import CodexExecParser
-from adapters.codex_rollout import CodexRolloutParser
-from adapters.lines import read_lines
-from adapters.mock import MockParser
-from adapters.transcripts import read_transcript
-from recorder.importer import import_files, reparse
-from recorder.store import Store
+import benchtape.adapters.lines as lines_module
+from benchtape.adapters.claude_disk import ClaudeDiskParser
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.adapters.codex_exec import CodexExecParser
+from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.lines import read_lines
+from benchtape.adapters.mock import MockParser
+from benchtape.adapters.transcripts import read_transcript
+from benchtape.recorder.importer import import_files, reparse
+from benchtape.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,7 +121,7 @@ def test_importing_a_60_mb_line_stays_in_bounded_memory(tmp_path):
             f.write(b"x" * (1 << 20))
         f.write(b'"}]}}\n')
     code = (
-        "import resource, sys; from adapters.transcripts import read_transcript; "
+        "import resource, sys; from benchtape.adapters.transcripts import read_transcript; "
         f"imp = read_transcript({str(path)!r}, 'claude-stream-json'); "
         "print(len(imp.raw), sum(a.kind == 'adapter.warning' for a in imp.actions), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)"
     )

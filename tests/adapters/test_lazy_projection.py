@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapterkit import realdata_params
-from adapters.transcripts import open_transcripts
-from recorder.model import MAIN, Action, Session, project, project_rows
-from replay.document import KINDS_FOR
+from benchtape.adapters.transcripts import open_transcripts
+from benchtape.core.model import MAIN, Action, Session, project, project_rows
+from benchtape.replay.document import KINDS_FOR
 
 
 def _view(s: Session) -> tuple:

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from adapterkit import feed_lines, session_of
-from adapters.claude_disk import ClaudeDiskParser
-from adapters.claude_stream import ClaudeStreamParser
-from adapters.codex_exec import CodexExecParser
-from adapters.codex_rollout import CodexRolloutParser
-from adapters.transcripts import detect_format, read_claude_transcript, read_codex_rollout, read_transcript
-from recorder.errors import BadInput
+from benchtape.adapters.claude_disk import ClaudeDiskParser
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.adapters.codex_exec import CodexExecParser
+from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.transcripts import detect_format, read_claude_transcript, read_codex_rollout, read_transcript
+from benchtape.core.errors import BadInput
 
 PARSERS = [ClaudeStreamParser, ClaudeDiskParser, CodexExecParser, CodexRolloutParser]
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.claude_disk import ClaudeDiskParser
-from adapters.claude_stream import ClaudeStreamParser
-from models.script import load_script, script_from
-from models.server import serve
+from benchtape.adapters.claude_disk import ClaudeDiskParser
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.spec.script import load_script, script_from
+from benchtape.models.server import serve
 from realagents import need, npm_global, parse, run_claude, session_of
 
 pytestmark = pytest.mark.xdist_group("real-claude")

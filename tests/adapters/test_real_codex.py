@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from adapters.codex_exec import CodexExecParser
-from adapters.codex_rollout import CodexRolloutParser
-from models.script import script_from
-from models.server import serve
+from benchtape.adapters.codex_exec import CodexExecParser
+from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.spec.script import script_from
+from benchtape.models.server import serve
 from realagents import mcp_config, need, npm_global, parse, run_codex, session_of
 
 pytestmark = pytest.mark.xdist_group("real-codex")

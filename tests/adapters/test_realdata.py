@@ -9,9 +9,9 @@ import pytest
 
 import rawcounts
 from adapterkit import REALDATA, feed_lines, realdata_params, session_of
-from adapters.claude_stream import ClaudeStreamParser
-from adapters.transcripts import claude_session_files, parser_for, read_transcript
-from recorder.errors import BadInput
+from benchtape.adapters.claude_stream import ClaudeStreamParser
+from benchtape.adapters.transcripts import claude_session_files, parser_for, read_transcript
+from benchtape.core.errors import BadInput
 
 
 def _calls_by_thread(session) -> Counter:

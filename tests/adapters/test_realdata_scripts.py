@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from adapterkit import realdata_params
-from adapters.claude_disk import ClaudeDiskParser
-from adapters.codex_rollout import CodexRolloutParser
-from models.from_session import script_of
-from models.script import script_from
+from benchtape.adapters.claude_disk import ClaudeDiskParser
+from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.models.from_session import script_of
+from benchtape.spec.script import script_from
 from realagents import parse, session_of
 
 

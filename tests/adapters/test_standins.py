@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from adapterkit import feed_lines, session_of
-from adapters.base import Launch
-from adapters.claude_code import ClaudeCodeAdapter
-from adapters.codex import CodexAdapter
+from benchtape.adapters.base import Launch
+from benchtape.adapters.claude_code import ClaudeCodeAdapter
+from benchtape.adapters.codex import CodexAdapter
 
 BIN = Path(__file__).resolve().parents[1] / "bin"
 STREAM = "claude-stream-json/obers_ui__tools-thinking-no-subagent__v2.1.72.jsonl"

@@ -11,9 +11,10 @@ from typing import Any
 
 import yaml
 
-from checks.registry import CheckContext, build
+from benchtape.checks.registry import CheckContext, build
 from mocksession import mock_session
-from recorder.model import CheckSpec, Result, Session
+from benchtape.core.results import CheckSpec, Result
+from benchtape.core.model import Session
 
 
 def spec(obj: Any) -> CheckSpec:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from checks.bounds import Bound, parse_bound
-from checks.registry import CheckConfigError, build
-from recorder.model import CheckSpec
+from benchtape.checks.bounds import Bound, parse_bound
+from benchtape.checks.registry import CheckConfigError, build
+from benchtape.core.results import CheckSpec
 
 
 def bound(**args):

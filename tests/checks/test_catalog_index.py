@@ -20,17 +20,17 @@ def _run(code: str) -> str:
 
 
 def test_the_index_is_what_the_modules_register():
-    fresh = _run("from checks._indexgen import build_index, module_text; print(module_text(build_index()), end='')")
-    assert fresh == (ROOT / "checks" / "_index.py").read_text(), "checks/_index.py is stale: run `python -m checks._indexgen`"
+    fresh = _run("from benchtape.checks._indexgen import build_index, module_text; print(module_text(build_index()), end='')")
+    assert fresh == (ROOT / "checks" / "_index.py").read_text(), "checks/_index.py is stale: run `python -m benchtape.checks._indexgen`"
 
 
 def test_a_bench_of_string_checks_loads_neither_jsonschema_nor_the_judges():
     out = _run(
         "import sys\n"
-        "from checks import build\n"
-        "from recorder.model import CheckSpec\n"
+        "from benchtape.checks import build\n"
+        "from benchtape.core.results import CheckSpec\n"
         "build(CheckSpec(type='contains', value='x')); build(CheckSpec(type='regex', value='x'))\n"
-        "print(sorted(m for m in ('jsonschema', 'checks.judge', 'checks.structured', 'urllib.request') if m in sys.modules))"
+        "print(sorted(m for m in ('jsonschema', 'benchtape.checks.judge', 'benchtape.checks.structured', 'urllib.request') if m in sys.modules))"
     )
     assert out.strip() == "[]"
 
@@ -44,7 +44,7 @@ def test_a_lookup_in_a_fresh_process_answers_as_the_whole_catalog(name):
     loaded for this one type or entirely."""
     probe = (
         "import sys\n"
-        "from checks import registry\n"
+        "from benchtape.checks import registry\n"
         "def ask():\n"
         "    try:\n"
         "        return 'ok ' + registry.lookup(sys.argv[1]).type\n"

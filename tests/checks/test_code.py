@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.envelope import VERSION
-from checks.registry import CheckConfigError, CheckContext, build, catalog
+from benchtape.checks.envelope import VERSION
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import grade, spec
 from mocksession import mock_session
 

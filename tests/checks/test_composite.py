@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.registry import CheckConfigError, CheckContext, build, catalog
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import grade, spec
 from mocksession import mock_session
 

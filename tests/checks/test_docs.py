@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.docs import REGENERATE, render_markdown
-from checks.registry import ALIASES, REFUSED, build, catalog
+from benchtape.checks.docs import REGENERATE, render_markdown
+from benchtape.checks.registry import ALIASES, REFUSED, build, catalog
 from gradekit import spec
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,7 +34,7 @@ def test_page_lists_every_type_refusal_and_alias():
 
 
 def test_module_prints_the_page():
-    out = subprocess.run([sys.executable, "-m", "checks.docs"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-m", "benchtape.checks.docs"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out == render_markdown()
 
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from checks.registry import CheckConfigError, CheckContext, build, catalog
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from mocksession import mock_session
-from recorder.model import Action, CheckSpec, Result, Session, project
+from benchtape.core.model import Action, Session, project
+from benchtape.core.results import CheckSpec, Result
 
 CTX = CheckContext()
 TYPES = (

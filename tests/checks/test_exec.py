@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checks.registry import CheckConfigError, CheckContext, build, catalog
-from recorder.commands import CommandResult
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
+from benchtape.core.command_runner import CommandResult
 from gradekit import grade, spec
 from mocksession import mock_session
 
@@ -62,7 +62,7 @@ def test_no_workspace_is_an_error(workspace):
 def test_an_imported_session_says_it_never_had_a_workspace(workspace):
     """An imported transcript's session has no workspace because benchtape never saw one, not
     because restoring it failed: the reason says which (still an ERROR, counted as before)."""
-    from recorder.model import Action, project
+    from benchtape.core.model import Action, project
 
     imported = project([Action("session.started", {"scenario": "s", "imported_from": ["/home/u/.claude/projects/p/s.jsonl"]}), Action("session.finished", {"status": "ok"})])
     r = grade({"type": "exec", "value": "true"}, imported, CheckContext())
@@ -128,7 +128,7 @@ def test_refused_at_construction(check, message):
 
 
 def test_durations():
-    from checks.common import parse_duration
+    from benchtape.checks.common import parse_duration
 
     assert parse_duration("300s", type="t", default="1s") == 300
     assert parse_duration("2m", type="t", default="1s") == 120
@@ -146,7 +146,7 @@ def test_run_local_timeout_kills_the_whole_process_group(tmp_path):
     """A timed-out `sh -c` leaves no grandchild behind to finish its work later."""
     import time
 
-    from recorder.commands import run_local
+    from benchtape.core.command_runner import run_local
 
     marker = tmp_path / "late.txt"
     result = run_local(["sh", "-c", f"sleep 1.5; echo late > {marker}"], tmp_path, timeout=0.3)

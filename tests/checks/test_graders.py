@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from checks.registry import CheckContext, PreflightContext, build, catalog, preflight_problems
+from benchtape.checks.registry import CheckContext, PreflightContext, build, catalog, preflight_problems
 from gradekit import spec
 from mocksession import mock_session
-from recorder.commands import local_interpreter
+from benchtape.core.command_runner import local_interpreter
 
 HERE = Path(__file__).resolve().parent
 NODE = shutil.which("node")
@@ -202,7 +202,7 @@ def test_gosrc_that_does_not_compile_names_the_check_and_the_compiler_line(fixed
     bad = spec({"type": "custom:gosrc", "inline": "package main\n\nfunc main() {\n\tx := 1\n}\n"})
     from dataclasses import replace
 
-    from recorder.model import Where
+    from benchtape.core.results import Where
 
     bad = replace(bad, where=Where(str(tmp_path / "bench.yaml"), 7))
     r = build(bad).evaluate(fixed, CheckContext())
@@ -343,8 +343,8 @@ def test_model_current_through_a_providers_listing(fixed):
     """The service lists models from the judge providers' own endpoints (the scripted
     server lists none, so every id is unknown; a dead endpoint is unreachable)."""
     from judgekit import local
-    from models.judges import JudgeService
-    from models.server import serve
+    from benchtape.models.judge_service import JudgeService
+    from benchtape.models.server import serve
 
     s = fixed.with_output("use claude-haiku-4-5")
     with serve({}) as srv:

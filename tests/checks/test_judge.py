@@ -7,12 +7,12 @@ import json
 
 import pytest
 
-from checks.judge import BY_NAME, JUDGE_TYPES, last_json_object, render, template_of, wrap
-from checks.registry import CheckConfigError, CheckContext, build, catalog
+from benchtape.checks.judge import BY_NAME, JUDGE_TYPES, last_json_object, render, template_of, wrap
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import spec
 from judgekit import local, verdict
-from models.judges import JudgeService
-from models.server import serve
+from benchtape.models.judge_service import JudgeService
+from benchtape.models.server import serve
 from mocksession import mock_session
 
 
@@ -152,7 +152,7 @@ def test_a_reply_that_is_not_json_is_an_error_naming_the_check(session, tmp_path
     check = spec({"type": "llm-rubric", "value": "x"})
     from dataclasses import replace
 
-    from recorder.model import Where
+    from benchtape.core.results import Where
 
     check = replace(check, where=Where(str(tmp_path / "bench.yaml"), 12))
     with serve({"chat": [{"reply": '{"pass": tru'}]}) as srv:
@@ -246,8 +246,8 @@ def test_json_evidence_is_serialisable(session):
 
 
 def test_a_reply_cut_at_the_token_limit_says_to_raise_it():
-    from checks.judge import Undecided, decide
-    from recorder.judging import JudgeReply
+    from benchtape.checks.judge import Undecided, decide
+    from benchtape.core.judgments import JudgeReply
 
     cut = JudgeReply(text="Statement 1 is relevant. Statement 2", provider="p", model="m", stop_reason="length")
     with pytest.raises(Undecided, match=r"cut off at its token limit .*raise args.max_tokens"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.matchers import MatcherError, compile_matcher, value_matches
+from benchtape.checks.matchers import MatcherError, compile_matcher, value_matches
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from checks.nlp import bleu, gleu, rouge_n, tokens
-from checks.registry import CheckConfigError, build, catalog
+from benchtape.checks.nlp import bleu, gleu, rouge_n, tokens
+from benchtape.checks.registry import CheckConfigError, build, catalog
 from gradekit import grade, spec
 
 REF = "The function returns the sum of both numbers."

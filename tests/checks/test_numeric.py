@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from checks.numeric import levenshtein, refusal_phrase
-from checks.registry import CheckConfigError, CheckContext, build, catalog
+from benchtape.checks.numeric import levenshtein, refusal_phrase
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import grade, spec
 from mocksession import mock_session
-from recorder.model import Action, project
+from benchtape.core.model import Action, project
 
 CONTROL = CheckContext(control=True)
 

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from checks.registry import CheckContext, build, catalog
+from benchtape.checks.registry import CheckContext, build, catalog
 from gradekit import spec
-from recorder.model import STATUSES, Action, CheckSpec, project
+from benchtape.core.results import STATUSES, CheckSpec
+from benchtape.core.model import Action, project
 
 # Outputs that exercise the structured parsers, mixed with arbitrary text.
 SHAPED = [

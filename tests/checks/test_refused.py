@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from checks.judge import JUDGE_TYPES
-from checks.registry import REFUSED, CheckConfigError, catalog, lookup
-from recorder.spec.judges import JUDGE_TYPE_NAMES
+from benchtape.checks.judge import JUDGE_TYPES
+from benchtape.checks.registry import REFUSED, CheckConfigError, catalog, lookup
+from benchtape.spec.judge_config import JUDGE_TYPE_NAMES
 
 SERVICE_AND_CODE = ("ts", "js", "python", "exec", "custom:exec", "custom:gosrc", "custom:wasm", "custom:http", "model:current")
 

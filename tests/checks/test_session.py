@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from checks.registry import REGISTRY, CheckConfigError, CheckContext, build, catalog
-from checks.session import VERBS
+from benchtape.checks.registry import REGISTRY, CheckConfigError, CheckContext, build, catalog
+from benchtape.checks.session import VERBS
 from mocksession import mock_session
-from recorder.model import Action, CheckSpec, Result, Session, project
+from benchtape.core.model import Action, Session, project
+from benchtape.core.results import CheckSpec, Result
 
 CTX = CheckContext()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from checks.registry import CheckConfigError, build
+from benchtape.checks.registry import CheckConfigError, build
 from gradekit import grade, spec
 from mocksession import mock_session
 
@@ -63,7 +63,7 @@ def test_pass_and_fail(said, type, value, passes):
 
 
 def test_every_string_type_is_covered():
-    from checks.registry import catalog
+    from benchtape.checks.registry import catalog
 
     mine = {t for t, i in catalog().items() if i.family == "String"}
     assert mine == {c[0] for c in CASES}

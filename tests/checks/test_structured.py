@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from checks.registry import CheckConfigError, build, catalog
-from checks.sqltext import check_sql, find_sql
+from benchtape.checks.registry import CheckConfigError, build, catalog
+from benchtape.checks.sqltext import check_sql, find_sql
 from gradekit import grade, spec
 
 SCHEMA = {"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok", "fail"]}}}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cli import DEMO, benchtape, popen, read_only
-from recorder.version import VERSION
+from benchtape.core.version import VERSION
 
 
 def write_bench(folder: Path, text: str) -> Path:
@@ -197,8 +197,8 @@ def test_the_stream_withholds_a_row_that_would_publish_the_answer_key(tmp_path):
 def test_a_run_keeps_no_result_rows_in_memory(tmp_path):
     """The outcome of a run holds tallies and a spool on disk; the rows come back from disk, in scenario order."""
     from benchtape.api import load_benches, run_benches
-    from recorder.runner import RunOptions
-    from recorder.store import Store
+    from benchtape.recorder.runner import RunOptions
+    from benchtape.store.database import Store
 
     outcome = run_benches(load_benches([DEMO]), Store(tmp_path / "x.db"), RunOptions(concurrency=3))
     try:

@@ -15,7 +15,7 @@ import pytest
 
 from cli import benchtape
 from evalkit import evaluation, make_project
-from recorder.spec.evaluation import load_evaluation
+from benchtape.spec.evaluation import load_evaluation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replay"))
 from cellkit import record_all  # noqa: E402
@@ -115,7 +115,7 @@ def test_validate_json(project, tmp_path):
 def test_compare_table_json_and_html(project, tmp_path):
     evaluation(project, "e", "attempts: 2\ntools:\n  - {tool: claude-code, model: [sonnet-4.6, opus-4.6], effort: medium}\n  - {tool: codex, model: gpt-5.5, effort: medium}\n")
     ev = load_evaluation("e", project, user=tmp_path / "xdg" / "benchtape")
-    from recorder.store import Store
+    from benchtape.store.database import Store
 
     db = tmp_path / "db.sqlite"
     store = Store(db)

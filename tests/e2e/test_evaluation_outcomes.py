@@ -123,12 +123,12 @@ def test_an_engine_that_goes_down_after_preflight_makes_infrastructure_errors(pr
     """Preflight saw an engine; by the time the cells run there is none. Each cell is on record
     as an attempt that never started (cause: engine), never as the agent's failure."""
     from benchtape.evaluation_run import EvaluationRequest, Planned, run_planned
-    from recorder.matrix import Matrix, Staging
-    from recorder.spec.evaluation import load_evaluation
-    from recorder.spec.pricing import load_pricing
-    from recorder.store import Store
-    from recorder.toolversions import VersionResolver
-    from replay.evaluate import StoredCells
+    from benchtape.recorder.matrix import Matrix, Staging
+    from benchtape.spec.evaluation import load_evaluation
+    from benchtape.spec.pricing import load_pricing
+    from benchtape.store.database import Store
+    from benchtape.recorder.toolversions import VersionResolver
+    from benchtape.replay.evaluate import StoredCells
 
     monkeypatch.chdir(project)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
@@ -181,7 +181,7 @@ def test_a_container_killed_under_the_agent_is_an_infrastructure_error(project):
     import time
 
     from cli import popen
-    from recorder.sandbox.container import LABEL, connect
+    from benchtape.sandbox.container import LABEL, connect
 
     ok, why = _engine()
     if not ok:
@@ -207,7 +207,7 @@ def test_a_container_killed_under_the_agent_is_an_infrastructure_error(project):
 
 
 def _engine() -> tuple[bool, str]:
-    from recorder.sandbox.container import available
+    from benchtape.sandbox.container import available
 
     ok, why = available()
     if not ok and os.environ.get("CI") == "true":

@@ -119,7 +119,7 @@ def test_the_agents_changes_hold_none_of_the_terminal_uis_own_files(two_turns):
 
 def test_the_record_is_the_transcript_line_by_line(two_turns):
     """Every line of the on-disk transcript is a stored raw line, in order (appended as read)."""
-    from recorder.store import Store
+    from benchtape.store.database import Store
 
     store = Store(two_turns.db, readonly=True)
     [row] = list(store.session_rows())
@@ -264,7 +264,7 @@ def test_an_interactive_container_run_leaves_the_real_home_untouched(tmp_path):
     """The pane on the host, the agent in the container (network none, the endpoint forwarded):
     the user's ~/.claude is neither read nor written (the local run: the two_turns fixture)."""
     need("claude-code")
-    from recorder.sandbox.container import available
+    from benchtape.sandbox.container import available
 
     if not available()[0]:
         if os.environ.get("CI") == "true":
@@ -301,7 +301,7 @@ def test_kill_minus_nine_keeps_every_transcript_line_read(tmp_path):
     import time
 
     from cli import popen
-    from recorder.store import Store
+    from benchtape.store.database import Store
 
     need("claude-code")
     bench = yaml.safe_load((BENCHES / "claude-code.yaml").read_text())
@@ -341,7 +341,7 @@ def test_a_terminal_killed_under_the_session_is_its_error_not_a_crash(tmp_path):
     import time
 
     from cli import popen
-    from recorder.store import Store
+    from benchtape.store.database import Store
 
     need("claude-code")
     bench = yaml.safe_load((BENCHES / "claude-code.yaml").read_text())

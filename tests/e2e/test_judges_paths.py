@@ -13,7 +13,7 @@ import pytest
 
 from cli import benchtape
 
-from models.server import serve
+from benchtape.models.server import serve
 
 
 def _bench(tmp_path, url: str):

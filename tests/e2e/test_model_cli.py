@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from cli import ROOT, benchtape
-from recorder.store import Store
+from benchtape.store.database import Store
 
 SCRIPT = "steps:\n  - tool: Bash\n    input: {command: ls}\n  - say: done\n"
 
@@ -83,7 +83,7 @@ def test_script_writes_a_stored_sessions_model_side(tmp_path):
     out = tmp_path / "replay.yaml"
     done = benchtape("script", session_id[:10], "-o", str(out), "--db", str(db))
     assert done.returncode == 0, done.stderr
-    from models.script import load_script
+    from benchtape.spec.script import load_script
 
     script = load_script(out)
     assert script.turns and any(c.tool == "Edit" for t in script.turns for c in t.calls)

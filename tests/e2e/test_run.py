@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from cli import DEMO, benchtape, popen
-from recorder.store import Store
+from benchtape.store.database import Store
 
 
 def write_bench(tmp_path: Path, text: str) -> Path:
@@ -67,7 +67,7 @@ def test_mock_edit_really_changes_the_file_exec_then_tests(demo_run, tmp_path):
     assert edit.outcome == "ok"
     bash = next(c for c in session.calls if c.tool == "Bash")
     assert bash.outcome == "ok"  # the agent's own test run after the edit passed
-    from replay.grading import StoredSnapshot
+    from benchtape.replay.grading import StoredSnapshot
 
     assert StoredSnapshot(store, session).restore(tmp_path / "final")
     assert "return a + b" in (tmp_path / "final" / "calc.py").read_text()

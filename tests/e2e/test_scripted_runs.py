@@ -69,9 +69,9 @@ def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
     import io
     import tarfile
 
-    from adapters.base import get_adapter
-    from recorder.store import Store
-    from recorder.treediff import covers
+    from benchtape.adapters.base import get_adapter
+    from benchtape.store.database import Store
+    from benchtape.sandbox.treediff import covers
 
     store = Store(db, readonly=True)
     own = get_adapter(tool).bookkeeping
@@ -92,8 +92,8 @@ def test_the_stored_transcript_holds_the_same_calls_as_the_stream(tmp_path):
     need("claude-code")
     db = tmp_path / "s.db"
     assert benchtape("run", BENCHES / "claude-code.yaml", "--db", db, "--scenario", "fixes-the-bug", cwd=tmp_path).returncode == 0
-    from adapters.claude_disk import ClaudeDiskParser
-    from recorder.store import Store
+    from benchtape.adapters.claude_disk import ClaudeDiskParser
+    from benchtape.store.database import Store
 
     store = Store(db, readonly=True)
     [row] = list(store.session_rows())

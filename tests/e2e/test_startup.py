@@ -14,7 +14,7 @@ import pytest
 from benchtape import _help
 from benchtape.helpgen import typer_help
 from cli import benchtape
-from recorder.version import VERSION
+from benchtape.core.version import VERSION
 
 PROBE = """
 import sys
@@ -24,7 +24,7 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code
-heavy = sorted(m for m in ("typer", "pydantic", "rich", "sqlite_utils", "checks", "jsonschema", "recorder.store", "recorder.errors") if m in sys.modules)
+heavy = sorted(m for m in ("typer", "pydantic", "rich", "sqlite_utils", "benchtape.checks", "jsonschema", "benchtape.store.database", "benchtape.core.errors") if m in sys.modules)
 print("HEAVY", heavy, code, file=sys.stderr)
 """
 

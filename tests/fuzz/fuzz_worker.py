@@ -39,9 +39,9 @@ def describe(exc: BaseException) -> str:
 
 def bench_target(payload: dict, folder: Path) -> tuple[str, str]:
     from benchtape.api import control_audit, load_inputs, preflight_all
-    from recorder.errors import BadInput
-    from recorder.runner import RunOptions
-    from recorder.spec.audit import Confounded
+    from benchtape.core.errors import BadInput
+    from benchtape.recorder.runner import RunOptions
+    from benchtape.spec.audit import Confounded
 
     (folder / "td").mkdir()
     (folder / "td" / "a.txt").write_text("a\n")
@@ -69,8 +69,8 @@ def bench_target(payload: dict, folder: Path) -> tuple[str, str]:
 
 
 def lines_target(payload: dict, folder: Path) -> tuple[str, str]:
-    from adapters.transcripts import detect_format, parser_for, read_transcript
-    from recorder.errors import BadInput
+    from benchtape.adapters.transcripts import detect_format, parser_for, read_transcript
+    from benchtape.core.errors import BadInput
 
     fmt, lines = payload["fmt"], payload["lines"]
     path = folder / "t.jsonl"
@@ -90,8 +90,8 @@ def lines_target(payload: dict, folder: Path) -> tuple[str, str]:
 def tar_target(payload: bytes, folder: Path) -> tuple[str, str]:
     import tarfile
 
-    from recorder.errors import BadInput
-    from recorder.sandbox.snapshot import restore
+    from benchtape.core.errors import BadInput
+    from benchtape.sandbox.snapshot import restore
 
     jail = folder / "jail"
     jail.mkdir()
@@ -141,7 +141,7 @@ def escapes(jail: Path, dest: Path) -> str:
 
 def cleanup(folder: Path) -> None:
     try:
-        from recorder.sandbox.trees import remove_tree
+        from benchtape.sandbox.trees import remove_tree
     except ImportError:  # before the fix, grading cleaned up with rmtree
         shutil.rmtree(folder, ignore_errors=True)
         return

@@ -13,7 +13,7 @@ import tarfile
 import textwrap
 from pathlib import Path
 
-from recorder.store import inflate_blob
+from benchtape.store.database import inflate_blob
 
 FOLDERS = 8
 # Our files carry the names of host files, so a read that follows a swapped link stores the host's.

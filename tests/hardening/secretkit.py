@@ -122,7 +122,7 @@ def artefacts(base: Path) -> dict[str, bytes]:
     for f in sorted(base.glob("bt.db*")):
         out[f"database file {f.name}"] = f.read_bytes()
     if db.exists():  # raw lines are stored compressed: read them back as text too
-        from recorder.store import Store
+        from benchtape.store.database import Store
 
         store = Store(db, readonly=True)
         try:

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from recorder.errors import BadInput
-from recorder.limits import OutputBudget, OutputLimits, output_limits, parse_size
-from recorder.sandbox.capture import CaptureTail, SessionFolder
+from benchtape.core.errors import BadInput
+from benchtape.core.limits import OutputBudget, OutputLimits, output_limits, parse_size
+from benchtape.sandbox.capture import CaptureTail, SessionFolder
 
 
 def _lines(path, max_line: int, end: int | None = None) -> list:
@@ -113,7 +113,7 @@ def test_a_session_folder_is_claimable_only_once_its_owner_is_dead(tmp_path):
     finally:
         folder.close()
     made = subprocess.run(
-        [sys.executable, "-c", "import os; from recorder.sandbox.capture import SessionFolder; f = SessionFolder.create(); f.note(session_id='S2'); print(f.path, flush=True); os._exit(0)"],
+        [sys.executable, "-c", "import os; from benchtape.sandbox.capture import SessionFolder; f = SessionFolder.create(); f.note(session_id='S2'); print(f.path, flush=True); os._exit(0)"],
         capture_output=True, text=True, check=True, env={**os.environ, "TMPDIR": str(tmp_path)},
     )
     orphan = Path(made.stdout.strip())
@@ -127,7 +127,7 @@ def test_a_session_folder_is_claimable_only_once_its_owner_is_dead(tmp_path):
 def test_session_json_notes_are_appended_lines_and_a_line_cut_by_a_crash_is_skipped(tmp_path, monkeypatch):
     import tempfile
 
-    from recorder.sandbox.capture import MANIFEST, read_manifest
+    from benchtape.sandbox.capture import MANIFEST, read_manifest
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     folder = SessionFolder.create(level="home")

@@ -87,9 +87,9 @@ def test_a_limit_the_engine_refuses_is_a_preflight_finding_not_a_traceback(tmp_p
 def test_a_sandbox_that_will_not_open_errors_its_session_and_the_run_goes_on(tmp_path, docker_client, base_image):
     """Past preflight (an engine that changed its mind): the session errors with the engine's
     reason, the other sessions run, no traceback."""
-    from recorder.runner import RunOptions, Runner
-    from recorder.spec.bench import load_bench
-    from recorder.store import Store
+    from benchtape.recorder.runner import RunOptions, Runner
+    from benchtape.spec.bench import load_bench
+    from benchtape.store.database import Store
 
     bench = load_bench(write_bench(tmp_path, """
         harness: mock

@@ -10,7 +10,7 @@ import uuid
 from killkit import tagged_processes
 from staging.stagekit import run_bench, write_bench
 
-from recorder.store import Store
+from benchtape.store.database import Store
 
 
 def _session(ran) -> tuple[str, list[dict]]:

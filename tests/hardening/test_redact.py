@@ -20,16 +20,7 @@ from secretkit import (
     STRIPE_KEY,
 )
 
-from recorder.redact import (
-    REDACTED,
-    forms,
-    redact_argv,
-    redact_params,
-    redactor,
-    secret_params,
-    secret_values,
-    shapes_only,
-)
+from benchtape.core.redact import REDACTED, forms, redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
 
 SHAPED = {
     "aws key id": AWS_KEY_ID,

@@ -8,8 +8,8 @@ import stat
 import tarfile
 import threading
 
-from recorder.redact import redactor
-from recorder.sandbox.snapshot import restore, snapshot
+from benchtape.core.redact import redactor
+from benchtape.sandbox.snapshot import restore, snapshot
 
 NAMES = ("passwd", "hosts", "hostname", "group")
 

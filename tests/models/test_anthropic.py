@@ -7,7 +7,7 @@ import json
 import pytest
 
 from modelkit import events, post, post_json
-from models.server import serve
+from benchtape.models.server import serve
 
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Agent", "Bash", "Edit", "Read", "Skill", "Write")]
 ENV = {"role": "system", "content": [{"type": "text", "text": "# Environment\nPrimary working directory: /w"}]}

@@ -9,9 +9,9 @@ import time
 import pytest
 
 from modelkit import events, post, post_json
-from models.script import script_from
-from models.server import serve
-from recorder.errors import BadInput
+from benchtape.spec.script import script_from
+from benchtape.models.server import serve
+from benchtape.core.errors import BadInput
 
 
 def ask(srv, text: str, **extra):

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from mocksession import mock_session
-from models.from_session import script_of
-from models.script import script_from
+from benchtape.models.from_session import script_of
+from benchtape.spec.script import script_from
 from realagents import session_of
-from recorder.model import Action
+from benchtape.core.model import Action
 
 
 def test_the_mock_agents_steps_come_back_as_they_were_scripted(tmp_path):

@@ -12,11 +12,11 @@ import os
 
 import pytest
 
-from models.judges import JudgeService
-from models.server import serve
+from benchtape.models.judge_service import JudgeService
+from benchtape.models.server import serve
 from realagents import need
-from recorder.judging import JudgeRequest
-from recorder.spec.judges import JudgesConfig, ProviderSpec
+from benchtape.core.judgments import JudgeRequest
+from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
 
 SIDE_TEXT = "Scripted session"
 

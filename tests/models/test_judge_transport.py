@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from judgekit import local, verdict
-from models.judges import JudgeService
-from models.pricing import cost_usd, price_of
-from models.providers import OpenAITransport, TransportError, retry_after, transport_for
-from models.server import serve
-from recorder.judging import JudgeError, JudgeRequest
-from recorder.spec.bench import load_bench
-from recorder.spec.judges import JudgesConfig, ProviderSpec
+from benchtape.models.judge_service import JudgeService
+from benchtape.models.price_table import cost_usd, price_of
+from benchtape.models.providers import OpenAITransport, TransportError, retry_after, transport_for
+from benchtape.models.server import serve
+from benchtape.core.judgments import JudgeError, JudgeRequest
+from benchtape.spec.bench import load_bench
+from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
 
 
 def ask(url: str, prompt: str = "grade this", **kw):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from recorder.spec.bench import expand_paths, load_bench, parse_duration
-from recorder.errors import BadInput
-from recorder.spec.params import parse_cli_param
+from benchtape.spec.bench import expand_paths, load_bench
+from benchtape.spec.units import parse_duration
+from benchtape.core.errors import BadInput
+from benchtape.spec.params import parse_cli_param
 
 
 def write(tmp_path: Path, text: str, name: str = "bench.yaml") -> Path:
@@ -228,7 +229,7 @@ def test_paths_resolve_against_bench_dir_not_cwd(tmp_path, monkeypatch):
 
 def test_missing_testdata_loads_parse_only_and_preflight_names_it(tmp_path):
     """The spec's `list` is parse-only: a testdata folder a setup script generates may not exist yet."""
-    from recorder.preflight import preflight
+    from benchtape.preflight import preflight
 
     (tmp_path / "bench.yaml").write_text(textwrap.dedent("""
         scenarios:

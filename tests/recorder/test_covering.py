@@ -7,8 +7,8 @@ import itertools
 import random
 from fnmatch import fnmatchcase
 
-from adapters.base import get_adapter
-from recorder.treediff import covering
+from benchtape.adapters.base import get_adapter
+from benchtape.sandbox.treediff import covering
 
 
 def covers(pattern: str, path: str) -> bool:

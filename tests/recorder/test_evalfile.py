@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from recorder.spec.bench import load_bench
-from recorder.spec.audit import Confounded, audit
-from recorder.errors import BadInput
-from recorder.spec.evalfile import is_eval_file, load_eval
+from benchtape.spec.bench import load_bench
+from benchtape.spec.audit import Confounded, audit
+from benchtape.core.errors import BadInput
+from benchtape.spec.evalfile import is_eval_file, load_eval
 
 BENCH = """
 description: d

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import evaluation, make_project, write
-from recorder.errors import BadInput
-from recorder.spec.evaluation import find_evaluation, load_evaluation
+from benchtape.core.errors import BadInput
+from benchtape.spec.evaluation import find_evaluation, load_evaluation
 
 
 @pytest.fixture

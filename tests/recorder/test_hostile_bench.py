@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from recorder.errors import BadInput
-from recorder.spec.bench import load_bench
-from recorder.spec.evalfile import load_eval
-from recorder.spec.yamlsrc import MAX_DEPTH, MAX_SOURCE_BYTES
+from benchtape.core.errors import BadInput
+from benchtape.spec.bench import load_bench
+from benchtape.spec.evalfile import load_eval
+from benchtape.spec.yamlsrc import MAX_DEPTH, MAX_SOURCE_BYTES
 
 HEAD = "description: x\nharness: mock\nscenarios:\n  - name: s\n    prompt: p\n"  # the scenario is at line 4
 
@@ -185,7 +185,7 @@ def test_links_and_mounts_are_not_copies(tmp_path):
 
 
 def test_staging_refuses_a_link_swapped_after_loading(tmp_path):
-    from recorder.sandbox.staging import StagingFailed, stage_seeds
+    from benchtape.sandbox.staging import StagingFailed, stage_seeds
 
     bench = tree(tmp_path)
     (bench / "data").symlink_to(bench / "td")

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from evalkit import evaluation, make_project, write
-from recorder.spec.bench import load_bench
-from recorder.spec.evaluation import Cell, load_evaluation
-from recorder.spec.identity import PreEffects, SandboxPolicy, canonical, cell_identity, sandbox_policy, step_config, task_hash, workspace_manifest
+from benchtape.spec.bench import load_bench
+from benchtape.spec.evaluation import Cell, load_evaluation
+from benchtape.spec.identity import PreEffects, SandboxPolicy, canonical, cell_identity, sandbox_policy, step_config, task_hash, workspace_manifest
 
 VERSIONS = {"claude-code": "2.1.328", "codex": "0.169.0", "mock": "0.1.0"}
 BLOCKS = """

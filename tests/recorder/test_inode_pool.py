@@ -1,4 +1,4 @@
-"""Restoring from files and folders made ahead (recorder.sandbox.inodes) gives the tree a creation would."""
+"""Restoring from files and folders made ahead (benchtape.sandbox.inodes) gives the tree a creation would."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import tempfile
 
 import pytest
 
-from recorder.sandbox import inodes
-from recorder.sandbox.snapshot import restore, snapshot
-from recorder.sandbox.trees import wait_later
+from benchtape.sandbox import inodes
+from benchtape.sandbox.snapshot import restore, snapshot
+from benchtape.sandbox.trees import wait_later
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def pool(tmp_path, monkeypatch):
     (tmp_path / "tmp").mkdir()
     pool = inodes.InodePool()
     monkeypatch.setattr(inodes, "POOL", pool)
-    import recorder.sandbox.snapshot as snap
+    import benchtape.sandbox.snapshot as snap
 
     monkeypatch.setattr(snap, "POOL", pool)
     pool.enable()
@@ -123,7 +123,7 @@ def _made(tmp_path):
 
 
 def test_a_member_cut_short_by_the_end_of_the_tar_is_refused(tmp_path):
-    from recorder.errors import BadInput
+    from benchtape.core.errors import BadInput
 
     src = tmp_path / "src"
     src.mkdir()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from recorder.errors import BadInput
-from recorder.judging import JudgeError
-from recorder.spec.bench import load_bench
-from recorder.spec.judges import BUILTINS, JudgesConfig, canonical_model, infer_provider, parse_modelspec
+from benchtape.core.errors import BadInput
+from benchtape.core.judgments import JudgeError
+from benchtape.spec.bench import load_bench
+from benchtape.spec.judge_config import BUILTINS, JudgesConfig, canonical_model, infer_provider, parse_modelspec
 
 SCENARIOS = """
 scenarios:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalkit import write
-from recorder.errors import BadInput
-from recorder.spec.overlays import load_registry
+from benchtape.core.errors import BadInput
+from benchtape.spec.overlays import load_registry
 
 
 def tool_file(folder: Path, name: str, body: str) -> Path:

@@ -1,4 +1,4 @@
-"""A large transcript is parsed in a forked child while the import writes (recorder.parse_worker):
+"""A large transcript is parsed in a forked child while the import writes (benchtape.recorder.parse_worker):
 what is stored is exactly what parsing it here stores, a secret in one of its batches is
 redacted, and whatever ends the child or the import early leaves nothing written and no
 process behind."""
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from adapters import transcripts
+from benchtape.adapters import transcripts
 from importkit import lines_failing_at
 from realdatakit import find_realdata
-from recorder import importer
-from recorder.importer import import_files
-from recorder.parse_worker import ParseFailed
-from recorder.store import Store
+from benchtape.recorder import importer
+from benchtape.recorder.importer import import_files
+from benchtape.recorder.parse_worker import ParseFailed
+from benchtape.store.database import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 REALDATA = find_realdata() or ROOT / "tests" / "realdata"
@@ -162,7 +162,7 @@ def test_a_child_killed_mid_parse_fails_the_import_whole(tmp_path, monkeypatch, 
     """The stream ends before its end message, or inside a message: ParseFailed names the file
     and the signal, the transaction (which had written batches already) rolls back, and the
     child is reaped once (the parent signals nothing it has reaped: that pid may be reused)."""
-    from recorder import parse_worker
+    from benchtape.recorder import parse_worker
 
     parent = os.getpid()
     real_lines, real_send = transcripts.Transcript.lines, parse_worker._send
@@ -242,9 +242,9 @@ def test_a_killed_import_takes_its_child_with_it(tmp_path):
     script = f"""
 import os, sys, time
 sys.path[:0] = [{str(ROOT)!r}, {str(ROOT / 'tests')!r}]
-from adapters import transcripts
-from recorder import importer
-from recorder.store import Store
+from benchtape.adapters import transcripts
+from benchtape.recorder import importer
+from benchtape.store.database import Store
 importer.LARGE_BYTES = 0
 real = transcripts.Transcript.lines
 def slow(self):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from evalkit import write
-from recorder.errors import BadInput
-from recorder.model import Metrics
-from recorder.spec.pricing import Rates, load_pricing, session_cost, sum_known, token_cost
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Metrics
+from benchtape.spec.pricing import Rates, load_pricing, session_cost, sum_known, token_cost
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
 from adapterkit import REALDATA  # noqa: E402

@@ -7,12 +7,13 @@ import io
 import os
 import tarfile
 
-from checks import build
-from recorder.model import Action, CheckSpec
+from benchtape.checks import build
+from benchtape.core.model import Action
+from benchtape.core.results import CheckSpec
 
-from recorder.sandbox.snapshot import restore, snapshot
-from recorder.store import Store
-from replay.grading import GradingContext, StoredSnapshot, grade_session
+from benchtape.sandbox.snapshot import restore, snapshot
+from benchtape.store.database import Store
+from benchtape.replay.grading import GradingContext, StoredSnapshot, grade_session
 
 
 def test_links_out_of_the_tree_are_left_out_and_listed(tmp_path):

@@ -1,4 +1,4 @@
-"""The next session's folder made ahead (recorder.sandbox.local._Spares): used when it fits, never shared, never left behind."""
+"""The next session's folder made ahead (benchtape.sandbox.local._Spares): used when it fits, never shared, never left behind."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import threading
 from pathlib import Path
 
 from benchtape.api import load_benches, run_benches
-from recorder.runner import RunOptions
-from recorder.sandbox import local
-from recorder.sandbox.capture import SessionFolder
-from recorder.store import Store
+from benchtape.recorder.runner import RunOptions
+from benchtape.sandbox import local
+from benchtape.sandbox.capture import SessionFolder
+from benchtape.store.database import Store
 
 DEMO = Path(__file__).resolve().parents[2] / "fixtures-red" / "demo" / "bench.yaml"
 
@@ -62,7 +62,7 @@ def test_a_spare_made_for_another_staged_tree_is_not_taken_and_discard_removes_i
     [made] = [p for p in tmp_path.glob("benchtape-*")]
     assert (made / "work" / "a.txt").read_text() == "a" and (made / "tmp").is_dir()
     spares.discard()
-    from recorder.sandbox.trees import wait_later
+    from benchtape.sandbox.trees import wait_later
 
     wait_later()
     assert not list(tmp_path.glob("benchtape-*"))
@@ -75,14 +75,14 @@ def test_a_spare_still_being_made_when_its_run_ends_is_removed_not_kept(tmp_path
     spares.discard()  # the run ended while the spare was being made
     spares._make(("home", False, None, {}), generation)
     assert spares.spare is None
-    from recorder.sandbox.trees import wait_later
+    from benchtape.sandbox.trees import wait_later
 
     wait_later()
     assert not list(tmp_path.glob("benchtape-*"))
 
 
 def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
-    from recorder.sandbox.trees import park, parking, release_parked, wait_later
+    from benchtape.sandbox.trees import park, parking, release_parked, wait_later
 
     done: list[str] = []
     park(lambda: done.append("outside a run"))
@@ -104,10 +104,10 @@ def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
 
 
 def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_it(tmp_path, monkeypatch):
-    from adapters.claude_code import NO_UPDATES
+    from benchtape.adapters.claude_code import NO_UPDATES
     from benchtape.api import load_benches as load
-    from recorder.interactive import seed_home
-    from recorder.sandbox.trees import wait_later
+    from benchtape.sandbox.claude_home import seed_home
+    from benchtape.sandbox.trees import wait_later
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     monkeypatch.setattr(local, "SPARES", local._Spares())

@@ -8,9 +8,10 @@ import sqlite3
 
 import pytest
 
-from recorder.errors import BadInput
-from recorder.model import Action, Result
-from recorder.store import MIGRATIONS, PAGE_SIZE, Store
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Action
+from benchtape.core.results import Result
+from benchtape.store.database import MIGRATIONS, PAGE_SIZE, Store
 
 
 @pytest.fixture()
@@ -59,7 +60,7 @@ def test_history_tables_refuse_update_and_delete(store, table):
     store.append(sid, [Action("message.user", {"text": "hi"})])
     store.append_raw(sid, [(1, "line")])
     gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
-    from recorder.model import Result
+    from benchtape.core.results import Result
 
     store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains"}, "spec_sha256": "h", "result": Result.of(True)}])
     store.add_grading_scenarios(gid, {"sc": {"vars": {}}})
@@ -174,7 +175,7 @@ def test_redactor_applies_to_actions_and_raw(store):
 def test_action_data_is_stored_as_json_text_whether_or_not_a_secret_was_redacted(store):
     """Clean batches are bound as orjson's bytes and cast; flagged ones as redacted str: both
     are TEXT that SQLite's JSON functions read, and non-ASCII text comes back as it went in."""
-    from recorder.redact import shapes_only
+    from benchtape.core.redact import shapes_only
 
     sid = _session(store)
     store.set_redactor(sid, shapes_only())
@@ -186,7 +187,7 @@ def test_action_data_is_stored_as_json_text_whether_or_not_a_secret_was_redacted
 
 
 def test_verdict_reason_and_evidence_are_redacted(store):
-    from recorder.model import Result
+    from benchtape.core.results import Result
 
     sid = _session(store)
     store.set_redactor(sid, lambda t: t.replace("s3cret-value", "[REDACTED]"))
@@ -200,7 +201,7 @@ def test_verdict_reason_and_evidence_are_redacted(store):
 def test_a_verdict_set_is_stored_as_utf8_text_whatever_its_characters(store):
     """The set's JSON is bound as orjson's UTF-8 bytes cast to TEXT (no str round trip): it must
     stay TEXT, which SQLite's JSON functions and every reader expect, with its characters exact."""
-    from recorder.model import Result
+    from benchtape.core.results import Result
 
     sid = _session(store)
     gid = store.new_grading("live", checkset_sha256="x", catalog_version="1")
@@ -215,7 +216,7 @@ def test_a_verdict_set_is_stored_as_utf8_text_whatever_its_characters(store):
 def test_an_older_store_migrates_forward_keeping_its_history(tmp_path):
     import sqlite_utils
 
-    from recorder import store as store_module
+    from benchtape.store import database as store_module
 
     path = tmp_path / "old.db"
     db = sqlite_utils.Database(path)
@@ -237,7 +238,7 @@ def _store_at_schema(path, version: int):
     """A store as the benchtape that stopped at migration `version` left it."""
     import sqlite_utils
 
-    from recorder import store as store_module
+    from benchtape.store import database as store_module
 
     db = sqlite_utils.Database(path)
     for step in store_module.MIGRATIONS[:version]:
@@ -354,9 +355,9 @@ def test_the_same_blob_stored_first_in_another_form_is_kept_and_not_an_error(tmp
 def test_a_stored_session_builds_its_actions_only_when_a_reader_asks(store):
     """A regrade whose checks read only the folds makes no Action of the hundred a session
     holds (the cost `project_rows` exists to save); reading `actions` then gives them all."""
-    from checks import build
-    from recorder.model import CheckSpec
-    from replay.grading import GradingContext, NoWorkspace, grade_session
+    from benchtape.checks import build
+    from benchtape.core.results import CheckSpec
+    from benchtape.replay.grading import GradingContext, NoWorkspace, grade_session
 
     sid = store.new_session(store.new_run("r"), "s")
     stored = [
@@ -384,7 +385,7 @@ def test_ids_are_ulids_that_sort_by_their_millisecond_and_a_run_records_its_host
     import platform
     import time
 
-    from recorder.store import CROCKFORD, new_id
+    from benchtape.store.database import CROCKFORD, new_id
 
     before = time.time_ns() // 1_000_000
     first = new_id()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recorder.store import MIGRATIONS, Store
+from benchtape.store.database import MIGRATIONS, Store
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCESSES, THREADS, SESSIONS, LINES = 8, 2, 3, 40
@@ -20,8 +20,9 @@ PROCESSES, THREADS, SESSIONS, LINES = 8, 2, 3, 40
 WORKER = """
 import sys, threading, time
 sys.path.insert(0, sys.argv[4])
-from recorder.model import Action, Result
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.core.results import Result
+from benchtape.store.database import Store
 
 path, worker, start = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 SESSIONS, LINES = {sessions}, {lines}

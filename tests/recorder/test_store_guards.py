@@ -8,8 +8,9 @@ import sqlite3
 
 import pytest
 
-from recorder.model import Action, Result
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.core.results import Result
+from benchtape.store.database import Store
 from importkit import lines_failing_at
 
 HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_sets", "specs", "grading_scenarios", "generated_vars")
@@ -161,8 +162,8 @@ def test_an_import_lifts_the_row_guards_only_inside_its_own_write_transaction(db
     IMMEDIATE and makes them again before its COMMIT: meanwhile no other connection can write,
     and every other connection still reads a schema with them; afterwards they are exactly as
     they were, and a REPLACE is refused as before."""
-    from adapters import transcripts
-    from recorder.importer import import_files
+    from benchtape.adapters import transcripts
+    from benchtape.recorder.importer import import_files
 
     before = triggers(plain(db))
     assert {"actions_no_rewrite", "raw_no_rewrite"} <= {name for name, _, _ in before}
@@ -196,8 +197,8 @@ def test_an_import_lifts_the_row_guards_only_inside_its_own_write_transaction(db
 
 
 def test_a_failed_import_leaves_the_row_guards_as_they_were(db, tmp_path, monkeypatch):
-    from adapters import transcripts
-    from recorder.importer import import_files
+    from benchtape.adapters import transcripts
+    from benchtape.recorder.importer import import_files
 
     before = triggers(plain(db))
     store = Store(db)

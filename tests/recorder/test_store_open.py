@@ -14,10 +14,10 @@ import sqlite_utils
 from typer.testing import CliRunner
 
 from benchtape.cli import build
-from recorder import store as store_module
-from recorder.errors import BadInput
-from recorder.model import Action
-from recorder.store import MIGRATIONS, Store
+from benchtape.store import database as store_module
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Action
+from benchtape.store.database import MIGRATIONS, Store
 
 
 @dataclass

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from adapters.transcripts import open_transcript
-from recorder import store as store_module
-from recorder.importer import import_files, reparse
-from recorder.model import Action, Result
-from recorder.store import MIGRATIONS, Store
+from benchtape.adapters.transcripts import open_transcript
+from benchtape.store import database as store_module
+from benchtape.recorder.importer import import_files, reparse
+from benchtape.core.model import Action
+from benchtape.core.results import Result
+from benchtape.store.database import MIGRATIONS, Store
 from realdatakit import find_realdata
 from importkit import lines_failing_at
 
@@ -81,8 +82,8 @@ def test_a_redactor_sees_raw_lines_before_compression(store):
 RECORDER = """
 import sys
 sys.path.insert(0, sys.argv[2])
-from recorder.model import Action
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.store.database import Store
 store = Store(sys.argv[1])
 sid = store.new_session(store.new_run("run"), "sc")
 print(sid, flush=True)
@@ -131,7 +132,7 @@ def test_an_import_redacts_the_one_secret_line_of_a_batch_and_keeps_the_others_e
     """An import probes each ~RAW_CHUNK_BYTES batch once: a batch holding one credential is redacted line
     by line, so that line loses the credential (in raw lines and actions) and every other line,
     clean or not, is stored exactly as read."""
-    from recorder.redact import shapes_only
+    from benchtape.core.redact import shapes_only
 
     token = "ghp_R8dK2mXq7LpT4vNz9WcB3yHs6JfA1uEo5GiQ"
     f = REALDATA / "claude-transcripts" / "spotter__tool-heavy-webfetch-websearch__v2.1.38.jsonl"
@@ -200,7 +201,7 @@ def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, 
         f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(400)))
     else:
         f, _ = _many_batches(tmp_path)
-    from adapters import transcripts
+    from benchtape.adapters import transcripts
 
     with monkeypatch.context() as m:
         m.setattr(transcripts.Transcript, "lines", lines_failing_at(300 if batches == "one" else 400))
@@ -217,7 +218,7 @@ def test_a_large_file_hashed_while_it_is_written_is_still_imported_once(store, t
     """A file of LARGE_BYTES or more is hashed on a thread while its batches are written;
     the same content again is found (from the batch its hash is known by, or at the end) and
     its transaction rolls back: no second session, run, action or raw row."""
-    from recorder import importer
+    from benchtape.recorder import importer
 
     monkeypatch.setattr(importer, "LARGE_BYTES", 0)
     f, _ = _many_batches(tmp_path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from recorder.sandbox.supervisor import EOF, Lines
+from benchtape.sandbox.supervisor import EOF, Lines
 
 
 def test_lines_in_order_a_partial_one_held_then_eof():

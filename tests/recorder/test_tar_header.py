@@ -6,7 +6,7 @@ import os
 import random
 import tarfile
 
-from recorder.sandbox.snapshot import _header, _info
+from benchtape.sandbox.snapshot import _header, _info
 
 
 def _stat(mode: int, mtime: float) -> os.stat_result:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from recorder.terminal import PaneCommand, Terminal, tmux_problem, wait_for
+from benchtape.sandbox.terminal import PaneCommand, Terminal, tmux_problem, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from recorder.model import Action
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.store.database import Store
 from replaykit import cli, unique_prefix
 
 

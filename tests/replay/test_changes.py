@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from recorder.model import Action
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.store.database import Store
 from replaykit import cli, write_bench
 
 
@@ -57,7 +57,7 @@ def test_git_applies_every_kind_of_change_binary_ones_included(tmp_path):
     import random
     import stat
 
-    from replay.changes import Entry, diff_trees, display_lines
+    from benchtape.replay.changes import Entry, diff_trees, display_lines
 
     rnd = random.Random(7)
     noise = bytes(rnd.getrandbits(8) for _ in range(200_000))
@@ -114,7 +114,7 @@ def test_a_session_recorded_without_a_staged_tree_says_it_has_no_diff(tmp_path):
 def test_the_tools_own_state_is_named_beside_the_patch_not_in_it():
     """A file the tool rewrites at every start (claude's .claude.json, as the staged snapshot
     names it) would make the patch fail on a checkout without it: it is named, not patched."""
-    from replay.changes import Entry, diff_trees
+    from benchtape.replay.changes import Entry, diff_trees
 
     before = {"calc.py": Entry("file", b"a - b\n"), ".claude.json": Entry("file", b'{"numStartups": 1}')}
     after = {"calc.py": Entry("file", b"a + b\n"), ".claude.json": Entry("file", b'{"numStartups": 2}')}
@@ -201,8 +201,8 @@ def test_html_opens_with_a_per_scenario_summary_an_index_and_each_diff(tmp_path)
 def test_the_timeline_reads_a_harness_float_sum_at_six_decimals():
     """Claude's own cost arrives as 0.009600000000000001: the timeline line says 0.0096, the
     stored metrics (and `query`) keep the number exactly as the harness gave it."""
-    from recorder.model import project
-    from replay.timeline import steps
+    from benchtape.core.model import project
+    from benchtape.replay.timeline import steps
 
     metrics = {"tokens_in": 1200, "tokens_out": 240, "cost_usd": 0.009600000000000001, "duration_ms": 1234567.0}
     session = project([Action("session.started", {"scenario": "s"}), Action("metrics", metrics)])
@@ -214,8 +214,8 @@ def test_the_timeline_reads_a_harness_float_sum_at_six_decimals():
 def test_the_timeline_shows_a_codex_tool_inputs_main_field():
     """codex's exec_command ({cmd}) and apply_patch ({input}) show the command and the patch,
     as a Claude Bash or Read shows its command or path, not the input's JSON."""
-    from recorder.model import project
-    from replay.timeline import steps
+    from benchtape.core.model import project
+    from benchtape.replay.timeline import steps
 
     calls = [
         Action("tool.call", {"call_id": "c1", "tool": "exec_command", "input": {"cmd": "cat -- calc.py", "yield_time_ms": 1000}}),

@@ -9,11 +9,11 @@ import pytest
 
 from cellkit import record_all, record_cell, start_run
 from evalkit import evaluation, make_project
-from recorder.spec.evaluation import Cell, load_evaluation
-from recorder.spec.pricing import load_pricing
-from recorder.store import Store
-from replay.compare import comparison, read_measurements
-from replay.stats import pass_at_k, sign_test, wilson
+from benchtape.spec.evaluation import Cell, load_evaluation
+from benchtape.spec.pricing import load_pricing
+from benchtape.store.database import Store
+from benchtape.replay.compare import comparison, read_measurements
+from benchtape.replay.stats import pass_at_k, sign_test, wilson
 
 A = "claude-code@latest sonnet-4.6/medium"
 B = "codex@latest gpt-5.5/medium"
@@ -108,7 +108,7 @@ def test_a_regrading_outcome_replaces_the_earlier_one(setup):
     run = start_run(store, ev)
     arm = next(a for a in ev.arms if a.label == A)
     sid = record_cell(store, run, ev, Cell(arm, ev.tasks()[0], 1), "failed", cost=0.01)
-    from replay.outcomes import Outcome
+    from benchtape.replay.outcomes import Outcome
 
     store.append(sid, [Outcome("passed", "re-graded with the fixed check").action()])
     (m,) = read_measurements(store, pricing, evaluation="e")[0]
@@ -167,7 +167,7 @@ def test_statistics():
 
 def test_one_attempt_shows_pass_at_1_once_in_every_renderer():
     """pass@k with k = 1 is pass@1: the terminal and HTML tables (one list of columns) show it once."""
-    from replay.compare import columns
+    from benchtape.replay.compare import columns
 
     assert columns(1).count("pass@1") == 1 and not [c for c in columns(1) if c.startswith("pass@") and c != "pass@1"]
     assert columns(3)[4:6] == ["pass@1", "pass@3"]

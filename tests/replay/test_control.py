@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from replaykit import DEMO, cli, write_bench
-from recorder.store import Store
+from benchtape.store.database import Store
 
 HOLDS = """
 description: a bench whose checks all need real work

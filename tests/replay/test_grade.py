@@ -8,8 +8,9 @@ from pathlib import Path
 
 import orjson
 
-from recorder.model import Action, Result
-from recorder.store import Store
+from benchtape.core.model import Action
+from benchtape.core.results import Result
+from benchtape.store.database import Store
 from replaykit import cli, write_bench
 
 

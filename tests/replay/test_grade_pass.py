@@ -9,13 +9,13 @@ import io
 import pytest
 from rich.text import Text
 
-import replay.reproduce as reproduce
+import benchtape.replay.reproduce as reproduce
 from benchtape.render import PlainLines, console
-from recorder.model import Action
-from recorder.spec.bench import load_bench
-from recorder.store import Store
-from replay.regrade import regrade
-from replay.select import Selection
+from benchtape.core.model import Action
+from benchtape.spec.bench import load_bench
+from benchtape.store.database import Store
+from benchtape.replay.regrade import regrade
+from benchtape.replay.select import Selection
 from replaykit import write_bench
 
 BENCH = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from recorder.store import Store
+from benchtape.store.database import Store
 from replaykit import cli, write_bench
 
 

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checks import CATALOG_VERSION, build, spec_hash
-from recorder.model import Action, CheckSpec, Result
-from recorder.store import Store
-from replay.specs import spec_from_dict
+from benchtape.checks import CATALOG_VERSION, build, spec_hash
+from benchtape.core.model import Action
+from benchtape.core.results import CheckSpec, Result
+from benchtape.store.database import Store
+from benchtape.replay.specs import spec_from_dict
 
 
 @pytest.mark.parametrize("table", ["gradings", "verdicts", "grading_scenarios"])

@@ -9,13 +9,13 @@ import sqlite3
 import pytest
 
 from judgekit import grade, local, new_grading, store_sessions, verdict
-from models.server import serve
-from recorder.model import CheckSpec
-from recorder.store import Store
-from replay.control import ERRORED, FAILED, WRONGLY_PASSED, bucket_of
-from replay.html import Entry, render
-from replay.judging import judge_for_grading
-from replay.timeline import judge_note
+from benchtape.models.server import serve
+from benchtape.core.results import CheckSpec
+from benchtape.store.database import Store
+from benchtape.replay.control import ERRORED, FAILED, WRONGLY_PASSED, bucket_of
+from benchtape.replay.html import Entry, render
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.timeline import judge_note
 
 RUBRIC = CheckSpec("llm-rubric", value="Names the failing test.")
 TOX = CheckSpec("toxicity")

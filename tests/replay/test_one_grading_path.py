@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from recorder.model import Action
-from recorder.spec.bench import load_bench
-from recorder.store import Store
-from recorder.sandbox.snapshot import snapshot
-from replay.grading import GradingContext, build_checks, grade_stored, new_grading
-from replay.regrade import regrade
-from replay.reproduce import reproduce_store
-from replay.select import Selection
+from benchtape.core.model import Action
+from benchtape.spec.bench import load_bench
+from benchtape.store.database import Store
+from benchtape.sandbox.snapshot import snapshot
+from benchtape.replay.grading import GradingContext, build_checks, grade_stored, new_grading
+from benchtape.replay.regrade import regrade
+from benchtape.replay.reproduce import reproduce_store
+from benchtape.replay.select import Selection
 
 BENCH = """
 harness: mock

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from evalkit import write
-from recorder.cells import unstarted_actions
-from recorder.model import Action
-from recorder.runner import RunOptions, Runner
-from recorder.spec.bench import load_bench
-from recorder.store import Store
-from recorder.treediff import WorkspaceDiff, read_tree
-from replay.grading import GradingContext, build_checks, grade_stored, new_grading
-from replay.outcomes import ADAPTER_ERROR, FAILED, GUARD_VIOLATION, INFRASTRUCTURE_ERROR, NO_CHANGES, OUTCOMES, PASSED, PATCH_APPLY_FAILED, REUSABLE, TIMEOUT, Outcome, agent_diff, decide, is_reusable
+from benchtape.spec.cells import unstarted_actions
+from benchtape.core.model import Action
+from benchtape.recorder.runner import RunOptions, Runner
+from benchtape.spec.bench import load_bench
+from benchtape.store.database import Store
+from benchtape.sandbox.treediff import WorkspaceDiff, read_tree
+from benchtape.replay.grading import GradingContext, build_checks, grade_stored, new_grading
+from benchtape.replay.outcomes import ADAPTER_ERROR, FAILED, GUARD_VIOLATION, INFRASTRUCTURE_ERROR, NO_CHANGES, OUTCOMES, PASSED, PATCH_APPLY_FAILED, REUSABLE, TIMEOUT, Outcome, agent_diff, decide, is_reusable
 
 FAKE_CLAUDE = Path(__file__).resolve().parents[1] / "bin" / "fake-claude"
 CALC = "def add(a, b):\n    return a - b\n"
@@ -134,8 +134,8 @@ def test_output_nothing_could_parse_is_an_adapter_error(recorded):
 
 def test_an_engine_that_is_down_is_an_infrastructure_error(tmp_path, monkeypatch):
     """The container sandbox cannot open when no engine answers: the run loop records the
-    attempt (recorder.cells.unstarted_actions), and its outcome is infrastructure_error."""
-    from recorder.sandbox.container import ContainerError, connect
+    attempt (benchtape.spec.cells.unstarted_actions), and its outcome is infrastructure_error."""
+    from benchtape.sandbox.container import ContainerError, connect
 
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
     with pytest.raises(ContainerError) as info:
@@ -172,7 +172,7 @@ def test_the_taxonomy(recorded):
 
 
 def test_harness_state_files_are_not_the_agents_change(tmp_path):
-    from recorder.treediff import diff_trees
+    from benchtape.sandbox.treediff import diff_trees
 
     diff = diff_trees({"a.py": b"x\n"}, {"a.py": b"x\n", ".claude.json": b"{}", ".claude/projects/p/s.jsonl": b"{}\n"})
     assert not diff.empty

@@ -8,9 +8,9 @@ import pytest
 from realdatakit import find_realdata
 from replaykit import ROOT, cli, unique_prefix
 
-from recorder.store import Store
-from replay.document import document, kinds_needed
-from replay.query import compile_query, reachable_keys
+from benchtape.store.database import Store
+from benchtape.replay.document import document, kinds_needed
+from benchtape.replay.query import compile_query, reachable_keys
 
 
 def _ids(db: Path) -> dict[str, str]:
@@ -92,8 +92,8 @@ def test_a_narrow_document_folds_from_fewer_kinds_but_says_the_same(demo_db):
 
 def test_query_streams_sessions_one_at_a_time(demo_db, monkeypatch):
     """The rows come a page at a time and each session is projected only when reached."""
-    from replay.query import run_query
-    from replay.select import Selection
+    from benchtape.replay.query import run_query
+    from benchtape.replay.select import Selection
 
     store = Store(demo_db)
     loaded: list[str] = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recorder.store import Store
+from benchtape.store.database import Store
 from replaykit import cli, write_bench
 
 BENCH = """

@@ -3,7 +3,7 @@ recorded with the session."""
 
 from __future__ import annotations
 
-from recorder.sandbox.snapshot import snapshot
+from benchtape.sandbox.snapshot import snapshot
 from replaykit import cli, write_bench
 
 REPORTED = """

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from stagekit import run_bench, write_bench
-from recorder.sandbox.claude_home import ClaudeHome
+from benchtape.sandbox.claude_home import ClaudeHome
 
 
 def make_home(root: Path) -> Path:

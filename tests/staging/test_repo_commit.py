@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from evalkit import write
-from recorder.matrix import Matrix, Staging
-from recorder.sandbox.checkout import CheckoutFailed, resolve_commit
-from recorder.spec.evaluation import load_evaluation
-from recorder.toolversions import VersionResolver
+from benchtape.recorder.matrix import Matrix, Staging
+from benchtape.sandbox.checkout import CheckoutFailed, resolve_commit
+from benchtape.spec.evaluation import load_evaluation
+from benchtape.recorder.toolversions import VersionResolver
 from stagekit import git
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from recorder.store import Store
+from benchtape.store.database import Store
 from stagekit import run_bench, write_bench
 
 TOKEN = "tok-live-5f1d9c2e77"  # MY_TOKEN: a *_TOKEN name, forwarded by share.env

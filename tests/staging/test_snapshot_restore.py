@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from recorder.sandbox import snapshot as snap
-from recorder.errors import BadInput
-from recorder.sandbox.snapshot import restore, snapshot
+from benchtape.sandbox import snapshot as snap
+from benchtape.core.errors import BadInput
+from benchtape.sandbox.snapshot import restore, snapshot
 
 
 def tar_of(*entries: tuple) -> bytes:
@@ -165,7 +165,7 @@ def test_claude_codes_own_state_is_left_out_and_what_an_agent_may_write_there_is
     """2.1.328's retention sweep writes `.claude/.last-cleanup` when it ends before the tool
     exits (some sessions, not others): never the agent's change. Settings, skills and agents
     under .claude are what an agent may be asked to write: kept."""
-    from adapters.base import get_adapter
+    from benchtape.adapters.base import get_adapter
 
     root = tmp_path / "ws"
     for rel in (".claude/.last-cleanup", ".claude/projects/p/s.jsonl", ".claude/sessions/4242.json", ".claude/session-env/0b1c-uuid/env", ".claude/history.jsonl", ".claude/file-history/0b1c-uuid/f@v1", ".claude/benchtape/stop.jsonl", ".local/share/applications/claude-code-url-handler.desktop", ".claude/settings.json", ".claude/skills/mine/SKILL.md", ".claude/agents/a.md"):
@@ -179,7 +179,7 @@ def test_claude_codes_own_state_is_left_out_and_what_an_agent_may_write_there_is
 def test_codexs_own_state_is_left_out_and_its_config_and_skills_kept(tmp_path):
     """What 0.169.0 makes in a new home at every start (a random installation id, a migration
     marker, shell snapshots, writer locks, arg0 links) is not the agent's change."""
-    from adapters.base import get_adapter
+    from benchtape.adapters.base import get_adapter
 
     root = tmp_path / "ws"
     for rel in (".codex/installation_id", ".codex/.sandbox_migration", ".codex/shell_snapshots/s.sh", ".codex/thread-writer-locks/.coordination.lock", ".codex/tmp/arg0-linux/codex", ".codex/config.toml", ".codex/skills/mine/SKILL.md", ".codex/AGENTS.md"):
@@ -193,8 +193,8 @@ def test_codexs_own_state_is_left_out_and_its_config_and_skills_kept(tmp_path):
 
 def test_bookkeeping_is_left_out_only_where_home_is_the_workspace(tmp_path):
     """The level decides where HOME is; the run loop and `recover` read it from there."""
-    from adapters.base import get_adapter
-    from recorder.runner import home_paths_of
+    from benchtape.adapters.base import get_adapter
+    from benchtape.recorder.recording import home_paths_of
 
     ws = tmp_path / "ws"
     assert home_paths_of("codex", ws, ws) == get_adapter("codex").bookkeeping != ()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from stagekit import run_bench, write_bench, write_program
-from recorder.spec.bench import load_bench
-from recorder.sandbox.staging import StagingFailed, stage_seeds
+from benchtape.spec.bench import load_bench
+from benchtape.sandbox.staging import StagingFailed, stage_seeds
 
 
 def stage(bench_path: Path):
@@ -197,8 +197,8 @@ GENERATOR = """
 
 
 def test_generate_vars_reach_seeds_and_live_grading(tmp_path):
-    from checks.registry import REGISTRY, register
-    from recorder.model import Result
+    from benchtape.checks.registry import REGISTRY, register
+    from benchtape.core.results import Result
 
     if "test:var-seen" not in REGISTRY:
 

@@ -1,0 +1,397 @@
+"""Preflight: could this bench run? Every run asks first; a blocking finding stops it (exit 3).
+
+It lives on the write side because it asks what recording needs (a harness binary, keys,
+testdata, a sandbox engine); it also builds every check, so a refused check stops the run
+before any spend (the one arrow from recorder to the check catalog).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchtape.adapters.base import get_adapter
+from benchtape.core.harnesses import harness_names
+from benchtape.checks import CheckConfigError, build
+from benchtape.checks.registry import PreflightContext, preflight_problems
+from benchtape.core.judgments import JudgeError
+from benchtape.spec.bench import BenchSpec, ScenarioSpec
+from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig
+from benchtape.core.results import CheckSpec
+from benchtape.recorder.runner import RunOptions
+from benchtape.spec.evalfile import EvalSpec
+from benchtape.core.errors import BadInput
+from benchtape.adapters.endpoints import is_scripted
+
+@dataclass
+class Preflight:
+    blocking: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.blocking
+
+    def merge(self, other: "Preflight") -> None:
+        self.blocking.extend(other.blocking)
+        self.notes.extend(other.notes)
+
+
+def known_harness(name: str) -> bool:
+    """Whether a harness of this name exists; an unknown one is a blocking finding of preflight."""
+    return name in harness_names()
+
+
+def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, allow_network: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None) -> Preflight:
+    env = dict(os.environ if env is None else env)
+    pf = Preflight()
+    name = harness or bench.harness or "mock"
+    where = str(bench.path)
+    if not known_harness(name):
+        pf.blocking.append(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
+        return pf
+    adapter = get_adapter(name)
+    scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
+    pf.blocking.extend(adapter.preflight(None, bench.harness_config, env, scripted=scripted))
+    if scripted:
+        pf.merge(_scripted(bench, name, sandbox, noop))
+    for finding in bench.not_built:
+        pf.notes.append(f"not supported in this version, ignored: {finding}")
+    pf.blocking.extend(judge_problems(bench, env))
+    none_scenarios = 0
+    for sc in bench.scenarios:
+        level = sandbox or sc.sandbox.level
+        pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
+        none_scenarios += level == "none"
+        if name == "codex" and level == "container":
+            pf.blocking.extend(_codex_in_container(bench, sc))
+    if name == "claude-code":
+        pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
+        pf.merge(_private_home(bench, sandbox))
+    else:
+        pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
+        if name == "codex" and any(sc.interactive for sc in bench.scenarios):
+            pf.notes.append(f"{where}: codex runs `codex exec` whatever `interactive:` says (benchtape drives only Claude Code's terminal UI)")
+    if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
+        pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
+    return pf
+
+def _graded_in(sc: ScenarioSpec, level: str) -> dict[str, Any]:
+    """Where a container scenario's code checks will find their runtimes: its image, asked once
+    per runtime (a throwaway container, network none). Other levels grade on this host."""
+    if level != "container" or sc.sandbox.dockerfile is not None:
+        return {}
+    from benchtape.sandbox.baseimage import BASE_IMAGE
+
+    image = sc.sandbox.image or BASE_IMAGE
+    return {"interpreter": _ImageInterpreters.of(image), "where": f"the image {image}"}
+
+
+class _ImageInterpreters:
+    """`command -v` inside an image, cached per image and name for the whole preflight."""
+
+    _cache: dict[tuple[str, str], list[str] | None] = {}
+
+    def __init__(self, image: str):
+        self.image = image
+
+    @classmethod
+    def of(cls, image: str) -> "_ImageInterpreters":
+        return cls(image)
+
+    def __call__(self, name: str) -> list[str] | None:
+        exe = {"python": "python3"}.get(name, name)
+        key = (self.image, exe)
+        if key not in self._cache:
+            self._cache[key] = _probe_image(self.image, exe)
+        return self._cache[key]
+
+
+def _probe_image(image: str, exe: str) -> list[str] | None:
+    try:
+        from benchtape.sandbox.container import connect
+
+        out = connect().containers.run(image, ["/bin/sh", "-c", f"command -v {exe} || true"], network_mode="none", remove=True)
+    except Exception:  # noqa: BLE001 - no engine or no image: _container() reports that finding
+        return [exe]
+    found = out.decode("utf-8", "replace").strip().splitlines()
+    return [found[-1]] if found else None
+
+
+def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
+    """Codex's own sandbox cannot run in benchtape's container: refused before any spend, not
+    found out from a session whose every command failed."""
+    from benchtape.adapters.codex import own_sandbox_in_container
+
+    chosen = own_sandbox_in_container(bench.harness_config)
+    if chosen is None:
+        return []
+    return [
+        f"{sc.where}: scenario {sc.name!r}: codex's own sandbox ({chosen}) cannot run inside benchtape's container (bwrap cannot make namespaces there), "
+        "so every command the agent ran would fail; there the container is the fence: choose `--sandbox danger-full-access` in harness_config.args, "
+        "or in an evaluation `options: {sandbox: danger-full-access}` for codex"
+    ]
+
+
+def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -> Preflight:
+    """What a real binary with the scripted model needs: a script the server can play for this
+    harness, a private HOME (its transcripts and config must not land in yours), and the
+    binary the recipes were verified on (another version is named, not refused)."""
+    from benchtape.adapters.binaries import VERIFIED, identify
+    from benchtape.spec.script import script_from
+    from benchtape.models.tools import unmapped_for_codex
+    from benchtape.core.errors import BadInput
+
+    pf = Preflight()
+    for sc in bench.scenarios:
+        label = f"{sc.where}: scenario {sc.name!r}"
+        level = sandbox or sc.sandbox.level
+        if level in ("none", "workspace"):
+            pf.blocking.append(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
+        if noop or not sc.mock:
+            continue
+        try:
+            script = script_from(sc.mock, str(sc.where))
+        except BadInput as exc:
+            pf.blocking.append(f"{label}: its mock: steps cannot be played by the scripted model: {exc.what}")
+            continue
+        if harness == "codex":
+            pf.blocking.extend(f"{label}: codex has no tool for {call.tool!r} ({what}); script it as a Bash/Edit step, or run it under claude-code" for call, what in unmapped_for_codex(script))
+    binary = bench.harness_config.get("binary")
+    if harness in VERIFIED:
+        from benchtape.adapters.claude_code import binary_of as claude_binary
+        from benchtape.adapters.codex import binary_of as codex_binary
+        from benchtape.adapters.claude_code import parse_config as claude_config
+        from benchtape.adapters.codex import parse_config as codex_config
+
+        path = claude_binary(claude_config(bench.harness_config)) if harness == "claude-code" else codex_binary(codex_config(bench.harness_config))
+        try:
+            found = identify(harness, path)
+        except BadInput:
+            found = None
+        if found is not None and found.note:
+            pf.notes.append(f"{bench.path}: {found.note}" + (f" (harness_config.binary {binary})" if binary else ""))
+    return pf
+
+
+def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
+    """What Claude Code writes into HOME before it starts -- the first-run answers of an
+    interactive session, staged plugins, an agent_env -- needs the sandbox's own HOME: at
+    `none` and `workspace` HOME is yours, and nothing may be written into your ~/.claude."""
+    pf = Preflight()
+    hc = bench.harness_config or {}
+    staged = [k for k in ("plugins", "agent_env") if hc.get(k)]
+    for sc in bench.scenarios:
+        level = sandbox or sc.sandbox.level
+        if level not in ("none", "workspace"):
+            continue
+        what = (["the interactive terminal UI's first-run answers"] if sc.interactive else []) + [f"harness_config.{k}" for k in staged]
+        if what:
+            pf.blocking.append(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
+    return pf
+
+
+def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
+    """What Claude Code's terminal UI needs: a terminal host (tmux), and a binary whose version
+    is the one whose screens and dialogs benchtape was verified on (another is named, not refused)."""
+    pf = Preflight()
+    if not scenarios:
+        return pf
+    from benchtape.sandbox.terminal import tmux_problem
+
+    problem = tmux_problem()
+    if problem:
+        names = ", ".join(repr(sc.name) for sc in scenarios[:3]) + (" …" if len(scenarios) > 3 else "")
+        pf.blocking.append(f"{bench.path}: interactive scenario(s) {names} (`interactive:` unset means interactive): {problem}; or set `interactive: false` to run them with `claude --print`")
+    from benchtape.adapters.binaries import identify
+    from benchtape.adapters.claude_code import binary_of, parse_config
+    from benchtape.adapters.base import on_path
+    from benchtape.core.errors import BadInput
+
+    try:
+        path = binary_of(parse_config(bench.harness_config))
+    except BadInput:
+        return pf  # the adapter's own preflight names the bad config
+    if not on_path(path, dict(os.environ)):
+        return pf  # the adapter's own preflight names the missing binary
+    try:
+        found = identify("claude-code", path)
+    except BadInput as exc:
+        pf.blocking.append(f"{bench.path}: interactive scenarios drive Claude Code's screens, and {exc.what}")
+        return pf
+    if found.note:
+        pf.notes.append(f"{bench.path}: {found.note}; interactive sessions read its screens and dialogs, which may differ")
+    return pf
+
+
+def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, allow_network: bool = False, where: PreflightContext | None = None) -> Preflight:
+    pf = Preflight()
+    label = f"{sc.where}: scenario {sc.name!r}"
+    if level == "none":
+        if sc.sandbox.level != "none":
+            pf.blocking.append(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
+        if not allow_host_writes and os.environ.get("BENCHTAPE_ALLOW_HOST_WRITES") != "1":
+            pf.blocking.append(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or BENCHTAPE_ALLOW_HOST_WRITES=1) to consent")
+        if sc.testdata is not None:
+            pf.blocking.append(f"{label}: `testdata:` cannot be used with sandbox none")
+    if level == "container":
+        pf.merge(_container(sc, label, allow_network))
+    if sc.testdata is not None and not sc.testdata.is_dir():
+        what = "is a file, not a folder" if sc.testdata.exists() else "does not exist"
+        pf.blocking.append(f"{label}: testdata {sc.testdata} {what} (resolved against the bench file's folder); create it or fix `testdata:`")
+    elif sc.cwd and sc.testdata is not None and sc.repo is None and sc.setup is None and sc.generate is None and not (sc.testdata / sc.cwd).is_dir():
+        pf.blocking.append(f"{label}: `cwd: {sc.cwd}` does not exist in the testdata ({sc.testdata / sc.cwd}); create it or fix cwd:")
+    for key, path in (("setup", sc.setup), ("generate", sc.generate)):
+        if path is not None and not os.access(path, os.X_OK):
+            pf.blocking.append(f"{label}: `{key}:` {path} is not executable (chmod +x it)")
+    if harness == "mock" and sc.mock is None:
+        pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
+    for i, spec in enumerate(sc.checks):
+        pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec, where))
+    return pf
+
+def _container(sc: ScenarioSpec, label: str, allow_network: bool = False) -> Preflight:
+    pf = Preflight()
+    network = sc.sandbox.network or "none"
+    if network != "none":
+        reach = "the host's own network stack" if network == "host" else f"network {network!r} (and through it, likely the internet)"
+        if allow_network or os.environ.get("BENCHTAPE_ALLOW_NETWORK") == "1":
+            pf.notes.append(f"{label}: `network: {network}` gives the agent {reach}; confirmed by --allow-network")
+        else:
+            pf.blocking.append(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or BENCHTAPE_ALLOW_NETWORK=1) to confirm")
+    try:
+        from benchtape.sandbox.container import ContainerError, available, resource_limits
+    except ImportError:
+        pf.blocking.append(f"{label}: the container sandbox is not available in this build")
+        return pf
+    try:
+        resource_limits(sc.sandbox.resources or None)
+    except ContainerError as exc:
+        pf.blocking.append(f"{label}: sandbox.resources: {exc}")
+        return pf
+    ok, why = available()
+    if not ok:
+        pf.blocking.append(f"{label}: sandbox container needs a running Docker engine: {why}")
+        return pf
+    from benchtape.sandbox.baseimage import BASE_IMAGE, _image_or_none
+    from benchtape.sandbox.container import connect
+
+    image = sc.sandbox.image
+    client = connect()
+    if image is not None and _image_or_none(client, image) is None:
+        pf.blocking.append(f"{label}: image {image!r} is not on this machine and benchtape never pulls; build or load it (docker build / docker load), or drop `image:` to use benchtape's own base image")
+    elif image is None and sc.sandbox.dockerfile is None and _image_or_none(client, BASE_IMAGE) is None:
+        pf.notes.append(f"{label}: the base image {BASE_IMAGE} is not built yet; the first session builds it (about a second), or run `benchtape sandbox build` now")
+    elif sc.sandbox.resources:
+        refused = _limits_refused(client, image or BASE_IMAGE, sc.sandbox.resources)
+        if refused:
+            pf.blocking.append(f"{label}: sandbox.resources: {refused}")
+    return pf
+
+
+_TRIED: dict[str, str | None] = {}
+
+
+def _limits_refused(client: object, image: str, resources: dict) -> str | None:
+    """The engine's verdict on these limits, tried once per process (a throwaway container)."""
+    import orjson
+
+    from benchtape.sandbox.container import limits_refused
+
+    key = image + orjson.dumps(resources, option=orjson.OPT_SORT_KEYS, default=str).decode()
+    if key not in _TRIED:
+        _TRIED[key] = limits_refused(client, image, resources)
+    return _TRIED[key]
+
+
+def check_problems(spec: CheckSpec, where: PreflightContext | None = None) -> list[str]:
+    """Construct the check (and any children): a refusal is a blocking finding; so is what its
+    type's own preflight finds missing (a runtime, a grader file, a source that does not build)."""
+    if where is None:
+        try:
+            build(spec)
+        except CheckConfigError as exc:
+            return [str(exc)]
+        return []
+    return preflight_problems(spec, where)
+
+
+def judge_problems(bench: BenchSpec, env: dict[str, str]) -> list[str]:
+    """Every judge a check will ask must be usable here: a provider that resolves, with its
+    key set (an explicit default whose key is unset is an error at run start, as madbench's)."""
+    config = bench.judges or JudgesConfig(models=bench.models)
+    asked: dict[str | None, CheckSpec] = {}
+    for sc in bench.scenarios:
+        for spec in _walk(sc.checks):
+            if spec.type in JUDGE_TYPE_NAMES:
+                args = spec.args if isinstance(spec.args, dict) else {}
+                model = args.get("model")
+                pid = args.get("judge") if isinstance(args.get("judge"), str) else None
+                if pid is None and isinstance(model, str) and model in config.models:
+                    pid = f"models:{model}"
+                asked.setdefault(pid, spec)
+    out = []
+    for pid, spec in asked.items():
+        try:
+            if pid is not None and pid.startswith("models:"):
+                m = config.models[pid[len("models:"):]]
+                if m.key_missing(env):
+                    raise JudgeError(f"model {m.id!r} of models: needs {m.api_key_env}, which is not set")
+            else:
+                config.provider(pid, env)
+        except JudgeError as exc:
+            out.append(f"{spec.where}: {spec.type} needs a judge: {exc}")
+    return out
+
+
+def _walk(specs: tuple[CheckSpec, ...] | list[CheckSpec]):
+    for spec in specs:
+        yield spec
+        yield from _walk(spec.checks)
+
+
+def unwritable(path: Path, *, folder: bool = False) -> str | None:
+    """Why `path` (a file, or with `folder` a directory) could not be written, or None.
+
+    Asked before anything runs, so a report that could not be written is found before the
+    agents spend, not after: the nearest existing ancestor must be a writable directory."""
+    if path.exists():
+        if folder != path.is_dir():
+            return "it exists and is not a folder" if folder else "it is a folder, not a file"
+        where = path if folder else path.parent  # a file is replaced through a temporary file beside it
+        return None if os.access(where, os.W_OK | os.X_OK) else f"{where} is not writable"
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, not a folder"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable"
+    return None
+
+
+def check_outputs(outputs: dict[str, Path | None]) -> None:
+    """Every output path named (`--report-json` → its path, …) can be written; else bad input (exit 2), before any spend.
+    A name ending in `/` (`--report-dir/`) is a folder."""
+    for flag, path in outputs.items():
+        if path is None:
+            continue
+        why = unwritable(Path(path), folder=flag.endswith("/"))
+        if why:
+            name = flag.rstrip("/")
+            raise BadInput(f"{name} {path} cannot be written: {why}", file=str(path), fix=f"pass a writable path to {name} (or fix the folder's permissions)")
+
+
+def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | None = None, outputs: dict[str, Path | None] | None = None) -> Preflight:
+    """Every bench's findings, deduplicated (an Eval's runs share one bench), and the Eval's unbuilt keys as notes.
+    The output paths (`outputs`, flag → path) are checked first: one that cannot be written is bad input."""
+    check_outputs(outputs or {})
+    total = Preflight()
+    for bench in benches:
+        total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, allow_network=options.allow_network, concurrency=options.concurrency, noop=options.noop, model=options.model))
+    if ev is not None:
+        total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
+    total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench
+    return total

@@ -1,0 +1,88 @@
+"""Errors users can act on: every bad input names the file, the line, what is wrong and the fix.
+
+Every error a user is meant to see derives from `BenchtapeError`, which carries its exit
+code, so the front door maps an error to a code in one place and no traceback reaches a
+user for anything benchtape anticipated.
+"""
+
+from __future__ import annotations
+
+import difflib
+from enum import IntEnum
+from typing import Any, Iterable
+
+
+class ExitCode(IntEnum):
+    """benchtape's exit codes (madbench's, for scripts that branch on them)."""
+
+    OK = 0
+    FAILED = 1  # a scenario failed or errored; a control did not hold; a report refused
+    BAD_INPUT = 2  # nothing was run or written
+    BLOCKED = 3  # preflight (or staging) stopped the run before any spend; nothing gradable
+    INTERRUPTED = 130  # Ctrl-C: what was recorded stays recorded
+
+
+class BenchtapeError(Exception):
+    """An error meant for the user: `render()` is what they read, `exit_code` what the shell gets."""
+
+    exit_code: ExitCode = ExitCode.FAILED
+
+    def render(self) -> str:
+        return str(self)
+
+
+class BadInput(BenchtapeError):
+    """Bad user input. The CLI prints it and exits 2; nothing has been run or written."""
+
+    exit_code = ExitCode.BAD_INPUT
+
+    def __init__(self, what: str, *, file: str | None = None, line: int | None = None, fix: str | None = None):
+        self.what, self.file, self.line, self.fix = what, file, line, fix
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = ""
+        if self.file:
+            where = f"{self.file}:{self.line}: " if self.line else f"{self.file}: "
+        text = f"{where}{self.what}"
+        if self.fix:
+            text += f"\n  fix: {self.fix}"
+        return text
+
+
+class PreflightBlocked(BenchtapeError):
+    """Preflight found a blocking problem: nothing ran (exit 3)."""
+
+    exit_code = ExitCode.BLOCKED
+
+    def __init__(self, findings: list[str]):
+        self.findings = findings
+        super().__init__("; ".join(findings))
+
+    def render(self) -> str:
+        return "preflight: blocked — nothing was run, no spend\n" + "\n".join(f"  ✗ {f}" for f in self.findings)
+
+
+def closest(name: str, choices: Iterable[str]) -> str | None:
+    """The valid name a typo most likely meant, or None."""
+    found = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
+    return found[0] if found else None
+
+
+def type_name(value: Any) -> str:
+    """The YAML-facing name of a value's type, for config error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, dict):
+        return "map"
+    return type(value).__name__

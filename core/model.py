@@ -1,0 +1,688 @@
+"""The log's model: actions, the `Session` projection, check specs and results.
+
+Everything that reads a recorded session (grading, query, show, reports) reads the
+one projection built here by `project(actions)` (`project_rows` when the rows come from the
+store: the same fold, with Actions made only if a reader asks for them). Nothing else derives
+state from actions, so a better projection improves every reader at once.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+MAIN = "main"
+
+from benchtape.core.payloads import ACTION_KINDS, METRIC_FIELDS, STAGED  # noqa: E402,F401 - the one registry of kinds, re-exported
+
+
+@dataclass(slots=True)
+class Action:
+    """One recorded event. `seq` is assigned by the store; `at` is epoch seconds.
+
+    Treat it as immutable (history is never updated). It is a plain slots dataclass, not a
+    frozen one: every reader builds a hundred per session, and a frozen class's __init__
+    pays a setattr per field (measured 3× slower), while slots keep attribute reads fast.
+    """
+
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+    thread: str = MAIN
+    at: float = 0.0
+    seq: int | None = None
+
+    def stamped(self, seq: int | None = None, at: float | None = None) -> "Action":
+        return replace(self, seq=self.seq if seq is None else seq, at=at if at is not None else (self.at or time.time()))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seq": self.seq, "at": self.at, "thread": self.thread, "kind": self.kind, "data": self.data}
+
+
+def outcome_of(is_error: bool | None) -> str | None:
+    """A result's outcome: `ok`, `error`, or None when the harness did not say."""
+    if is_error is None:
+        return None
+    return "error" if is_error else "ok"
+
+
+# An action as the store reads it: (seq, at, thread, kind, data), data decoded. `project_rows`
+# folds these; `actions_of` makes them Actions.
+ActionRow = tuple[Any, float, str, str, dict[str, Any]]
+
+
+@dataclass(slots=True)
+class Call:
+    """A tool call paired with its result (the lossy `calls` view)."""
+
+    seq: int | None
+    thread: str
+    call_id: str
+    tool: str
+    input: dict[str, Any]
+    output: Any = None
+    is_error: bool | None = None
+    result_seq: int | None = None
+    has_result: bool = False
+    agent: str | None = None  # the subagent's type when thread != main
+
+    @property
+    def outcome(self) -> str | None:
+        return outcome_of(self.is_error) if self.has_result else None
+
+    def to_dict(self) -> dict[str, Any]:
+        is_error = self.is_error
+        return {
+            "seq": self.seq,
+            "thread": self.thread,
+            "agent": self.agent,
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "input": self.input,
+            "output": self.output,
+            "outcome": ("error" if is_error else "ok") if self.has_result and is_error is not None else None,  # self.outcome, inlined: a query builds thousands
+            "is_error": is_error,
+        }
+
+
+@dataclass(slots=True)
+class Invocation:
+    """Anything the agent invoked by name: a tool call, an MCP call, a skill, a subagent spawn.
+
+    `session:tool-used` counts these (the authoritative actions), so a spawn and a skill
+    count under the tool name that started them (`Task`, `Agent`, `Skill`).
+    """
+
+    kind: str  # tool | mcp | skill | subagent
+    tool: str
+    thread: str  # for a subagent spawn: the subagent's own thread
+    call_id: str | None
+    is_error: bool | None = None
+    has_result: bool = False
+    name: str | None = None  # skill name or subagent type
+    agent: str | None = None  # agent type of `thread` when it is a subagent
+
+    @property
+    def outcome(self) -> str | None:
+        return outcome_of(self.is_error) if self.has_result else None
+
+
+@dataclass
+class Subagent:
+    thread: str
+    agent: str | None
+    call_id: str | None
+    prompt: str | None
+    parent_thread: str = MAIN
+    actions: list[Action] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    output: str | None = None
+    finished: bool = False
+    result_received: bool = False
+
+    @property
+    def tools(self) -> list[str]:
+        seen: list[str] = []
+        for c in self.calls:
+            if c.tool not in seen:
+                seen.append(c.tool)
+        return seen
+
+    def last_message(self) -> str | None:
+        for a in reversed(self.actions):
+            if a.kind == "message.assistant" and a.data.get("text"):
+                return a.data["text"]
+        return self.output
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread": self.thread,
+            "agent": self.agent,
+            "call_id": self.call_id,
+            "prompt": self.prompt,
+            "parent_thread": self.parent_thread,
+            "tools": self.tools,
+            "tool_calls": len(self.calls),
+            "output": self.output,
+            "finished": self.finished,
+        }
+
+
+@dataclass
+class Metrics:
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
+    cost_usd: float | None = None
+    duration_ms: float | None = None
+    turns: int | None = None
+    wall_ms: float | None = None  # measured by benchtape, always known once finished
+    step_count: int = 0  # main-thread tool calls
+
+    @property
+    def latency_ms(self) -> float | None:
+        """The harness's own duration when it reported one, else benchtape's wall clock."""
+        return self.duration_ms if self.duration_ms is not None else self.wall_ms
+
+    @property
+    def tokens(self) -> int | None:
+        if self.tokens_in is None and self.tokens_out is None:
+            return None
+        return (self.tokens_in or 0) + (self.tokens_out or 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in METRIC_FIELDS}
+        d.update(wall_ms=self.wall_ms, step_count=self.step_count, latency_ms=self.latency_ms, tokens=self.tokens)
+        return d
+
+
+@dataclass
+class Turn:
+    prompt: str
+    steps: int = 0
+
+
+@dataclass
+class Session:
+    """What a check sees: the fold of one session's actions."""
+
+    id: str | None = None
+    scenario: str | None = None
+    harness: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    actions: list[Action] = field(default_factory=list)
+    main: list[Action] = field(default_factory=list)
+    subagents: dict[str, Subagent] = field(default_factory=dict)
+    calls: list[Call] = field(default_factory=list)
+    invocations: list[Invocation] = field(default_factory=list)
+    skills: list[dict[str, Any]] = field(default_factory=list)
+    metrics: Metrics = field(default_factory=Metrics)
+    final_output: str | None = None
+    environment: dict[str, Any] = field(default_factory=lambda: {"expected": None, "reported": None})
+    snapshot: dict[str, Any] | None = None
+    staged_snapshot: dict[str, Any] | None = None  # the tree as staged, before the agent ran
+    turns: list[Turn] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    work_dir: str | None = None
+    finished: bool = False
+    status: str | None = None  # ok | error | timeout | interrupted; None while unfinished
+    exit_code: int | None = None
+    timed_out: bool = False
+
+    def thread_agent(self, thread: str) -> str | None:
+        sub = self.subagents.get(thread)
+        return sub.agent if sub else None
+
+    def in_thread(self, thread: str, scope: str | None) -> bool:
+        """Whether `thread` falls in the `args.thread` scope: main, a subagent's id or type."""
+        if scope is None:
+            return True
+        if scope == MAIN:
+            return thread == MAIN
+        return thread != MAIN and (thread == scope or self.thread_agent(thread) == scope)
+
+    def with_output(self, text: str | None) -> "Session":
+        return replace(self, final_output=text)
+
+    @property
+    def imported_from(self) -> list[str] | None:
+        """The transcript files an imported session (or a reparse of one: both keep them) was
+        read from; None for a session benchtape ran. An imported session never had a workspace
+        benchtape saw, which is what its diff, export and exec checks have to say."""
+        started = next((a for a in self.actions if a.kind == "session.started"), None)
+        files = started.data.get("imported_from") if started is not None else None
+        return [str(f) for f in files] if isinstance(files, list) else None
+
+
+# project() builds Calls and Invocations positionally (keywords cost ~40% more per call, and
+# a session has a hundred); this keeps a reordered or added field from misfiling silently.
+if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "input", "output", "is_error", "result_seq", "has_result", "agent") or tuple(
+    Invocation.__dataclass_fields__
+) != ("kind", "tool", "thread", "call_id", "is_error", "has_result", "name", "agent"):
+    raise TypeError("Call/Invocation fields changed: update the positional constructors in project()")
+
+
+class _Fold:
+    """The state of one projection while it folds a session's actions; one method per kind.
+
+    Every reader pays for this fold once per session, so it keeps only what is cheap to know
+    (the main-thread step count, the last main-thread text or spawn, the scalars) as plain
+    attributes. The Calls, Invocations and Turns are folded by `_Structure` when a reader
+    first asks for one of them: most checks and queries never do.
+    """
+
+    __slots__ = ("s", "spawns", "skills_by_call", "explicit_final", "last_main_text", "main_last_spawn", "metric_values", "steps")
+
+    def __init__(self) -> None:
+        self.s = Session()
+        self.spawns: dict[str, Subagent] = {}  # call_id -> subagent
+        self.skills_by_call: dict[str, dict[str, Any]] = {}
+        self.explicit_final: str | None = None
+        self.last_main_text: str | None = None
+        # The subagent a main-thread spawn started, while that spawn is the main thread's last
+        # message, call or spawn (None otherwise): the parent may have delegated its answer.
+        self.main_last_spawn: Subagent | None = None
+        self.metric_values: dict[str, Any] = {}
+        self.steps = 0  # main-thread tool calls
+
+    # ------------------------------------------------------------ one handler per kind
+    def tool_result(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        if not self.spawns and not self.skills_by_call:
+            return
+        cid = str(d.get("call_id"))
+        is_error = d.get("is_error")
+        is_error = None if is_error is None else bool(is_error)
+        if self.spawns and cid in self.spawns:
+            spawned = self.spawns[cid]
+            spawned.result_received = True
+            if spawned.output is None:
+                spawned.output = text_of(d.get("output"))
+        if self.skills_by_call and cid in self.skills_by_call:
+            self.skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
+
+    def message_assistant(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        if thread == MAIN:
+            if d.get("text"):
+                self.last_main_text = d["text"]
+            self.main_last_spawn = None
+
+    def session_started(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
+        s.prompt = d.get("prompt")
+        s.work_dir = d.get("work_dir", s.work_dir)
+
+    def subagent_spawned(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        subagents = s.subagents
+        spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
+        spawned = subagents.get(spawned_thread) or Subagent(thread=spawned_thread, agent=None, call_id=None, prompt=None)
+        spawned.agent = d.get("agent") or spawned.agent
+        spawned.call_id = d.get("call_id") or spawned.call_id
+        spawned.prompt = d.get("prompt") if d.get("prompt") is not None else spawned.prompt
+        spawned.parent_thread = thread
+        subagents[spawned_thread] = spawned
+        if spawned.call_id:
+            self.spawns[str(spawned.call_id)] = spawned
+        if thread == MAIN:
+            self.main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
+
+    def subagent_finished(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        target = self.s.subagents.get(str(d.get("thread") or thread))
+        if target is not None:
+            target.finished = True
+            if d.get("output") is not None:
+                target.output = text_of(d.get("output"))
+
+    def skill_invoked(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        row = {"name": d.get("name"), "thread": thread, "call_id": d.get("call_id"), "result_ok": None}
+        self.s.skills.append(row)
+        if d.get("call_id"):
+            self.skills_by_call[str(d["call_id"])] = row
+
+    def metrics(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        for f in METRIC_FIELDS:
+            if d.get(f) is not None:
+                self.metric_values[f] = d[f]
+
+    def final_output(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.explicit_final = d.get("text")
+
+    def environment_expected(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.environment["expected"] = _merge(self.s.environment["expected"], d)
+
+    def environment_reported(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.environment["reported"] = _merge(self.s.environment["reported"], d)
+
+    def workspace_snapshot(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        if d.get("stage") == STAGED:  # the tree before the agent ran: never graded as its work
+            self.s.staged_snapshot = dict(d)
+        else:
+            self.s.snapshot = dict(d)
+
+    def adapter_warning(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.warnings.append(dict(d))
+
+    def error(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        self.s.errors.append(str(d.get("message")))
+
+    def session_finished(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+        s = self.s
+        s.finished = True
+        s.status = d.get("status")
+        s.exit_code = d.get("exit_code")
+        s.timed_out = bool(d.get("timed_out"))
+        if d.get("wall_ms") is not None:
+            s.metrics.wall_ms = d["wall_ms"]
+
+    # ------------------------------------------------------------ the end of the stream
+    def finish(self) -> Session:
+        s = self.s
+        for f, v in self.metric_values.items():
+            setattr(s.metrics, f, v)
+        s.metrics.step_count += self.steps
+        s.final_output = self.explicit_final if self.explicit_final is not None else self.last_main_text
+        # Follow a delegation: the parent ended on a spawn whose result it never received.
+        spawn = self.main_last_spawn
+        if spawn is not None and not spawn.result_received:
+            answer = spawn.last_message()
+            if answer:
+                s.final_output = answer
+        return s
+
+
+# kind -> its handler; kinds that change no state (thinking, hook, turn.finished, cell.outcome, transcript, handover.snapshot)
+# have none. A kind in the registry must be listed here, in _Structure.KINDS or in _NO_STATE.
+# `tool.call` has none: all it changes eagerly is a main-thread call's step, which
+# project_rows counts itself (the commonest kind, folded without a call).
+_HANDLERS = {
+    "tool.result": _Fold.tool_result,
+    "message.assistant": _Fold.message_assistant,
+    "session.started": _Fold.session_started,
+    "subagent.spawned": _Fold.subagent_spawned,
+    "subagent.finished": _Fold.subagent_finished,
+    "skill.invoked": _Fold.skill_invoked,
+    "metrics": _Fold.metrics,
+    "final_output": _Fold.final_output,
+    "environment.expected": _Fold.environment_expected,
+    "environment.reported": _Fold.environment_reported,
+    "workspace.snapshot": _Fold.workspace_snapshot,
+    "adapter.warning": _Fold.adapter_warning,
+    "error": _Fold.error,
+    "session.finished": _Fold.session_finished,
+}
+_NO_STATE = frozenset({"thinking", "hook", "turn.finished", "cell.outcome", "transcript", "handover.snapshot", "terminal.screen"})
+
+
+class _Structure:
+    """The lazy half of the projection: the main thread's actions, Calls (the session's and
+    each subagent's), Invocations and Turns, each folded from the session's actions, in
+    order, the first time a reader asks for it (most checks read one of them, many none),
+    and shared by every copy of the Session.
+    What the eager fold knew at each point (a thread's agent, a spawn's call id, the prompt)
+    each fold tracks itself, so the result is what one eager fold built."""
+
+    __slots__ = ("rows", "subagents", "_actions", "_calls", "_invocations", "_turns")
+
+    KINDS = frozenset({"tool.call", "tool.result", "subagent.spawned", "skill.invoked", "message.user", "session.started"})
+
+    def __init__(self, rows: list[ActionRow], subagents: dict[str, Subagent], actions: list[Action] | None) -> None:
+        self.rows, self.subagents, self._actions = rows, subagents, actions
+        self._calls: list[Call] | None = None
+        self._invocations: list[Invocation] | None = None
+        self._turns: list[Turn] | None = None
+
+    def actions(self) -> list[Action]:
+        """The session's Actions, built from its rows the first time a reader asks (a regrade
+        whose checks read the folds never does: ~25 µs a session of a hundred actions)."""
+        if self._actions is None:
+            self._actions = actions_of(self.rows)
+        return self._actions
+
+    def main(self) -> list[Action]:
+        """The main thread's actions (no reader of a regrade or query asks for them: a list
+        the eager fold built of every session's actions for nobody). Session caches it."""
+        return [a for a in self.actions() if a.thread == MAIN]
+
+    def thread_actions(self, thread: str) -> list[Action]:
+        """A subagent's actions: those on its thread but the spawn rows (as the fold files them;
+        it files none under the main thread, whatever a spawn row calls its thread)."""
+        if thread == MAIN:
+            return []
+        return [a for a in self.actions() if a.thread == thread and a.kind != "subagent.spawned"]
+
+    def calls(self) -> list[Call]:
+        if self._calls is None:
+            self._calls = self._fold_calls()
+        return self._calls
+
+    def invocations(self) -> list[Invocation]:
+        if self._invocations is None:
+            self._invocations = self._fold_invocations()
+        return self._invocations
+
+    def turns(self) -> list[Turn]:
+        if self._turns is None:
+            self._turns = self._fold_turns()
+        return self._turns
+
+    def _fold_calls(self) -> list[Call]:
+        calls: list[Call] = []
+        pending: dict[str, Call] = {}
+        by_thread: dict[str, list[Call]] = {}
+        agents: dict[str, str | None] = {}  # thread -> its agent as known at this point (a subagent's)
+        append = calls.append
+        for seq, _at, thread, kind, d in self.rows:
+            if thread != MAIN and thread not in agents and kind != "subagent.spawned":
+                agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
+            if kind == "tool.call":
+                call_id = d.get("call_id") or f"seq-{seq}"
+                if call_id.__class__ is not str:
+                    call_id = str(call_id)
+                value = d.get("input")
+                # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
+                call = Call(seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                append(call)
+                pending[call_id] = call
+                if thread != MAIN:
+                    by_thread.setdefault(thread, []).append(call)
+            elif kind == "tool.result":
+                cid = d.get("call_id")
+                call = pending.get(cid if cid.__class__ is str else str(cid))
+                if call is not None:
+                    is_error = d.get("is_error")
+                    call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), seq, True
+            elif kind == "subagent.spawned":
+                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
+                agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
+                for c in calls:  # calls recorded before the spawn row (imports) learn their agent
+                    if c.thread == spawned_thread and c.agent is None:
+                        c.agent = agent
+        for thread, sub in self.subagents.items():
+            if sub.__dict__.get("_calls") is _UNBUILT:
+                sub.__dict__["_calls"] = by_thread.get(thread, [])
+        return calls
+
+    def _fold_invocations(self) -> list[Invocation]:
+        invocations: list[Invocation] = []
+        by_call: dict[str, Invocation] = {}
+        agents: dict[str, str | None] = {}  # as in _fold_calls
+        spawn_calls: dict[str, Any] = {}  # subagent thread -> its spawn's call id as known at this point
+        append = invocations.append
+        for seq, _at, thread, kind, d in self.rows:
+            if thread != MAIN and thread not in agents and kind != "subagent.spawned":
+                agents[thread] = d.get("agent")
+            if kind == "tool.call":
+                tool = d.get("tool") or ""
+                call_id = d.get("call_id")
+                if call_id.__class__ is not str or not call_id:  # an id is a non-empty string but for odd imports
+                    call_id = str(call_id or f"seq-{seq}")
+                # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
+                inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None)
+                append(inv)
+                by_call[call_id] = inv
+            elif kind == "tool.result":
+                cid = d.get("call_id")
+                inv = by_call.get(cid if cid.__class__ is str else str(cid))
+                if inv is not None:
+                    is_error = d.get("is_error")
+                    inv.is_error, inv.has_result = None if is_error is None else bool(is_error), True
+            elif kind == "subagent.spawned":
+                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
+                agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
+                spawn_call = spawn_calls[spawned_thread] = d.get("call_id") or spawn_calls.get(spawned_thread)
+                inv = Invocation(kind="subagent", tool=d.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent)
+                invocations.append(inv)
+                if spawn_call:
+                    by_call[str(spawn_call)] = inv
+            elif kind == "skill.invoked":
+                inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=thread, call_id=d.get("call_id"), name=d.get("name"), agent=agents.get(thread))
+                invocations.append(inv)
+                if d.get("call_id"):
+                    by_call[str(d["call_id"])] = inv
+        return invocations
+
+    def _fold_turns(self) -> list[Turn]:
+        turns: list[Turn] = []
+        prompt: str | None = None
+        turn: Turn | None = None
+        for _seq, _at, thread, kind, d in self.rows:
+            if kind == "session.started":  # on any thread, as the eager fold reads it
+                prompt = d.get("prompt")
+            elif thread != MAIN:
+                continue
+            elif kind == "tool.call":
+                if turn is None:
+                    turn = Turn(prompt=prompt or "")
+                    turns.append(turn)
+                turn.steps += 1
+            elif kind == "message.user":
+                turn = Turn(prompt=d.get("text") or "")
+                turns.append(turn)
+        if not turns and prompt is not None:
+            turns.append(Turn(prompt=prompt))
+        return turns
+
+
+if set(_HANDLERS) | _Structure.KINDS | _NO_STATE != ACTION_KINDS:
+    raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _Structure.KINDS - _NO_STATE)}")
+
+_UNBUILT: Any = object()  # a lazy part of a projected Session not folded yet
+
+
+def _lazy(name: str) -> property:
+    """`Session.actions`/`.main`/`.calls`/`.invocations`/`.turns`: built on first read."""
+    key = "_" + name
+
+    def get(self: Session) -> Any:
+        d = self.__dict__
+        value = d[key]
+        if value is _UNBUILT:
+            value = d[key] = getattr(d["_structure"], name)()
+        return value
+
+    def set_(self: Session, value: Any) -> None:
+        self.__dict__[key] = value
+
+    return property(get, set_, doc=f"The session's {name} (folded on first read).")
+
+
+def _subagent_actions(self: Subagent) -> list[Action]:
+    d = self.__dict__
+    if d["_actions"] is _UNBUILT:
+        d["_actions"] = d["_structure"].thread_actions(self.thread)
+    return d["_actions"]
+
+
+def _set_subagent_actions(self: Subagent, value: list[Action]) -> None:
+    self.__dict__["_actions"] = value
+
+
+def _subagent_calls(self: Subagent) -> list[Call]:
+    d = self.__dict__
+    if d["_calls"] is _UNBUILT:
+        d["_structure"].calls()  # gives every subagent still unbuilt its `_calls`
+    return d["_calls"]
+
+
+def _set_subagent_calls(self: Subagent, value: list[Call]) -> None:
+    self.__dict__["_calls"] = value
+
+
+Session.actions = _lazy("actions")  # type: ignore[assignment]
+Session.main = _lazy("main")  # type: ignore[assignment]
+Session.calls = _lazy("calls")  # type: ignore[assignment]
+Session.invocations = _lazy("invocations")  # type: ignore[assignment]
+Session.turns = _lazy("turns")  # type: ignore[assignment]
+Subagent.actions = property(_subagent_actions, _set_subagent_actions, doc="The subagent's actions (built on first read).")  # type: ignore[assignment]
+Subagent.calls = property(_subagent_calls, _set_subagent_calls, doc="The subagent's tool calls (folded on first read).")  # type: ignore[assignment]
+
+
+def project(actions: Iterable[Action]) -> Session:
+    """Fold a session's actions, in order, into a `Session` (event sourcing's `apply`)."""
+    listed = list(actions)
+    return project_rows([(a.seq, a.at, a.thread, a.kind, a.data) for a in listed], listed)
+
+
+def actions_of(rows: Iterable[ActionRow]) -> list[Action]:
+    """Rows as Actions: the one place a stored row becomes an Action."""
+    return [Action(kind, data, thread, at, seq) for seq, at, thread, kind, data in rows]
+
+
+def project_rows(rows: list[ActionRow], actions: list[Action] | None = None) -> Session:
+    """`project` over the rows as the store reads them, (seq, at, thread, kind, data): the one
+    fold. A reader of thousands of sessions builds no Action unless something reads
+    `Session.actions` (or a subagent's): most checks and queries read only the folds.
+    `actions`, when the caller has them, are the rows' Actions, kept as they are."""
+    fold = _Fold()
+    s = fold.s
+    subagents = s.subagents
+    handlers = _HANDLERS
+    steps = 0
+    for seq, _at, thread, kind, d in rows:
+        if thread == MAIN:
+            if kind == "tool.call":  # the commonest kind, and all a call changes eagerly (it has no handler)
+                steps += 1
+                fold.main_last_spawn = None
+                continue
+            if kind == "tool.result":  # the next commonest: it changes something only once a spawn or skill is known
+                if fold.spawns or fold.skills_by_call:
+                    fold.tool_result(seq, thread, d, None)
+                continue
+            sub = None
+        else:
+            sub = subagents.get(thread)
+            if sub is None and kind != "subagent.spawned":
+                # A thread we never saw spawned (e.g. an imported sidecar): make it known.
+                sub = subagents[thread] = Subagent(thread=thread, agent=d.get("agent"), call_id=None, prompt=None)
+        handler = handlers.get(kind)
+        if handler is not None:
+            handler(fold, seq, thread, d, sub)
+    fold.steps += steps
+    structure = _Structure(rows, subagents, actions)
+    d = s.__dict__
+    d["_structure"], d["_actions"], d["_main"], d["_calls"], d["_invocations"], d["_turns"] = structure, _UNBUILT, _UNBUILT, _UNBUILT, _UNBUILT, _UNBUILT
+    for sub in subagents.values():
+        sub.__dict__["_structure"], sub.__dict__["_actions"], sub.__dict__["_calls"] = structure, _UNBUILT, _UNBUILT
+    return fold.finish()
+
+
+def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(old or {})
+    merged.update(new)
+    return merged
+
+
+def text_of(value: Any) -> str | None:
+    """The text of a message or tool output that may be a string, a content block, or a list of
+    content blocks (text blocks and bare strings; images and other blocks carry no text).
+    The one definition: adapters, the projection and reports all read text through it."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for block in value:
+            if isinstance(block, dict):
+                if isinstance(block.get("text"), str):
+                    parts.append(block["text"])
+            elif isinstance(block, str):
+                parts.append(block)
+        return "\n".join(p for p in parts if p)
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return value["text"]
+    return str(value)
+
+
+# ---------------------------------------------------------------- check specs and results
+
+
+
+
+
+
+
+
+

@@ -1,0 +1,348 @@
+"""The `workspace` level runs the agent with the real HOME: put the user's `~/.claude` back.
+
+At level workspace only the working tree is the run's own; the agent still reads and
+writes the user's real `~/.claude`. So (madbench §1.8) the configuration files an agent
+could change are snapshotted before the session and restored after it, the run's own
+new entries in the session-state folders are deleted, and `plugins/` changes are
+reported, not undone (reinstalling plugins is the user's decision).
+
+Sessions at this level may run concurrently over one HOME: the first one in takes the
+snapshot and the last one out restores it, so no session restores over another's run.
+Symlinked entries (dotfile managers) are restored as links, and what was written
+through them is restored at their target.
+
+The baseline survives benchtape: its folder holds `baseline.json` (what to put back) and a
+`lock` the owning process holds while the baseline is in use. A baseline whose owner died
+(kill -9 mid-session) is restored by the next benchtape start, or `benchtape recover`
+(`restore_orphans`), unless a live session over the same HOME holds one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import filecmp
+import json
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import orjson
+
+from benchtape.sandbox.trees import remove_tree
+
+RESTORED_FILES = ("settings*.json", "remote-settings.json", "policy-limits.json", ".mcp.json", "CLAUDE.md", "statusline-command.sh")
+RESTORED_TREES = ("agents", "commands", "skills", "hooks")
+CREATED_ENTRIES_DELETED = ("projects", "todos", "shell-snapshots", "statsig")
+REPORTED = "plugins"
+MAX_LISTED = 20
+BACKUP_PREFIX = "benchtape-claude-home-"
+
+
+@dataclass
+class _Saved:
+    name: str
+    link: str | None  # the entry was a symlink with this target
+    copy: Path | None  # what it held (following a top-level link); None when it held nothing
+
+
+@dataclass
+class _Baseline:
+    claude: Path
+    backup: Path
+    existed: bool
+    saved: dict[str, _Saved] = field(default_factory=dict)
+    entries: dict[str, set[str] | None] = field(default_factory=dict)
+    plugins: dict[str, tuple[Any, ...]] | None = None
+    users: int = 0
+    lock_fd: int = -1  # held while the baseline is in use: a later benchtape knows it is not orphaned
+
+    def persist(self) -> None:
+        """Write what a restore needs, so one can happen in another process if this one dies."""
+        doc = {
+            "claude": str(self.claude),
+            "existed": self.existed,
+            "saved": [{"name": s.name, "link": s.link, "copy": str(s.copy) if s.copy else None} for s in self.saved.values()],
+            "entries": {k: sorted(v) if v is not None else None for k, v in self.entries.items()},
+        }
+        tmp = self.backup / "baseline.json.tmp"
+        tmp.write_text(json.dumps(doc))
+        os.replace(tmp, self.backup / "baseline.json")
+
+    @classmethod
+    def load(cls, backup: Path) -> "_Baseline":
+        doc = json.loads((backup / "baseline.json").read_text())
+        base = cls(claude=Path(doc["claude"]), backup=backup, existed=bool(doc["existed"]))
+        base.saved = {s["name"]: _Saved(s["name"], s["link"], Path(s["copy"]) if s["copy"] else None) for s in doc["saved"]}
+        base.entries = {k: set(v) if v is not None else None for k, v in doc["entries"].items()}
+        return base
+
+    def discard(self) -> None:
+        remove_tree(self.backup)
+        if self.lock_fd >= 0:
+            os.close(self.lock_fd)
+            self.lock_fd = -1
+
+
+_LOCK = threading.Lock()
+_ACTIVE: dict[str, _Baseline] = {}
+
+
+class ClaudeHome:
+    """Context manager: snapshot `home/.claude` on enter, restore on `release()` or exit."""
+
+    def __init__(self, home: Path):
+        self.claude = Path(home) / ".claude"
+        self.key = os.path.abspath(self.claude)
+        self._held = False
+
+    def __enter__(self) -> "ClaudeHome":
+        with _LOCK:
+            base = _ACTIVE.get(self.key)
+            if base is None:
+                base = _ACTIVE[self.key] = _take(self.claude)
+            base.users += 1
+            self._held = True
+        return self
+
+    def release(self) -> list[str]:
+        """Restore (when this is the last session over this HOME); returns notes on plugins/ changes."""
+        with _LOCK:
+            if not self._held:
+                return []
+            self._held = False
+            base = _ACTIVE[self.key]
+            base.users -= 1
+            notes = _plugin_changes(base)
+            if base.users == 0:
+                del _ACTIVE[self.key]
+                try:
+                    _restore(base)
+                finally:
+                    base.discard()
+            return notes
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()
+
+
+# ---------------------------------------------------------------- snapshot
+
+
+def _take(claude: Path) -> _Baseline:
+    _restore_orphans(None, claude)  # a killed run's baseline first: it holds the state before that run
+    base = _Baseline(claude=claude, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=claude.is_dir())
+    base.lock_fd = _lock(base.backup, blocking=True)
+    for name in _restored_names(claude):
+        path = claude / name
+        link = os.readlink(path) if path.is_symlink() else None
+        copy: Path | None = None
+        if path.exists():
+            copy = base.backup / name
+            if path.is_dir():
+                shutil.copytree(path, copy, symlinks=True)
+            else:
+                shutil.copy2(path, copy)
+        base.saved[name] = _Saved(name, link, copy)
+    for name in CREATED_ENTRIES_DELETED:
+        folder = claude / name
+        base.entries[name] = set(os.listdir(folder)) if folder.is_dir() else None
+    base.plugins = _manifest(claude / REPORTED)
+    base.persist()
+    return base
+
+
+def _lock(folder: Path, *, blocking: bool) -> int:
+    """An exclusive lock on folder/lock; -1 when it is held by a live process (non-blocking)."""
+    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return -1
+    return fd
+
+
+def restore_orphans(tmp: Path | None = None, claude: Path | None = None) -> list[str]:
+    """Put back every ~/.claude whose baseline was left by a benchtape that died mid-session
+    (only `claude` when given); one a live process holds is left alone, and so is an orphan
+    whose ~/.claude a live session is using (its own baseline would then be the wrong one to
+    restore over). Returns what was restored."""
+    with _LOCK:
+        return _restore_orphans(tmp, claude)
+
+
+def _restore_orphans(tmp: Path | None, claude: Path | None) -> list[str]:
+    base_dir = Path(tmp or tempfile.gettempdir())
+    try:
+        folders = sorted(p for p in base_dir.iterdir() if p.name.startswith(BACKUP_PREFIX) and (p / "baseline.json").is_file())
+    except OSError:
+        return []
+    restored = []
+    live = set(_ACTIVE)  # baselines this process holds
+    for folder in folders:
+        fd = _lock(folder, blocking=False)
+        if fd < 0:
+            continue  # its owner is alive
+        try:
+            base = _Baseline.load(folder)
+        except (OSError, ValueError, KeyError, TypeError):
+            os.close(fd)
+            continue
+        key = os.path.abspath(base.claude)
+        if (claude is not None and key != os.path.abspath(claude)) or key in live or _held_elsewhere(folders, folder, key):
+            os.close(fd)
+            continue
+        base.lock_fd = fd
+        try:
+            _restore(base)
+            restored.append(str(base.claude))
+        finally:
+            base.discard()
+    return restored
+
+
+def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
+    """Whether another process's live baseline covers the same ~/.claude."""
+    for other in folders:
+        if other == mine or not other.exists():
+            continue
+        try:
+            if os.path.abspath(json.loads((other / "baseline.json").read_text())["claude"]) != key:
+                continue
+        except (OSError, ValueError, KeyError):
+            continue
+        fd = _lock(other, blocking=False)
+        if fd < 0:
+            return True
+        os.close(fd)
+    return False
+
+
+def _restored_names(claude: Path) -> list[str]:
+    if not claude.is_dir():
+        return []
+    names = {p.name for pattern in RESTORED_FILES for p in claude.glob(pattern)}
+    names.update(n for n in RESTORED_TREES if os.path.lexists(claude / n))
+    return sorted(names)
+
+
+def _manifest(folder: Path) -> dict[str, tuple[Any, ...]] | None:
+    if not folder.is_dir():
+        return None
+    out: dict[str, tuple[Any, ...]] = {}
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            full = os.path.join(dirpath, name)
+            st = os.lstat(full)
+            link = os.readlink(full) if os.path.islink(full) else None
+            out[os.path.relpath(full, folder)] = (st.st_mode, st.st_size if name in filenames else 0, st.st_mtime_ns if name in filenames else 0, link)
+    return out
+
+
+# ---------------------------------------------------------------- restore
+
+
+def _restore(base: _Baseline) -> None:
+    claude = base.claude
+    if claude.is_dir():
+        for name in _restored_names(claude):
+            if name not in base.saved:
+                _remove(claude / name)
+    for saved in base.saved.values():
+        path = claude / saved.name
+        if saved.link is not None:
+            if not (path.is_symlink() and os.readlink(path) == saved.link):
+                _remove(path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(saved.link, path)
+        elif path.is_symlink():
+            _remove(path)
+        if saved.copy is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _mirror(saved.copy, path)
+    for name, before in base.entries.items():
+        folder = claude / name
+        if not folder.is_dir() or folder.is_symlink():
+            if before is None and os.path.lexists(folder):
+                _remove(folder)
+            continue
+        for entry in os.listdir(folder):
+            if before is None or entry not in before:
+                _remove(folder / entry)
+        if before is None:
+            _remove(folder)
+    if not base.existed and claude.is_dir() and not os.listdir(claude):
+        claude.rmdir()
+
+
+def _mirror(src: Path, dst: Path) -> None:
+    """Make dst hold what src holds, writing as little as possible and never following inner links."""
+    if src.is_symlink():
+        if not (dst.is_symlink() and os.readlink(dst) == os.readlink(src)):
+            _remove(dst)
+            os.symlink(os.readlink(src), dst)
+        return
+    if src.is_dir():
+        if os.path.lexists(dst) and not dst.is_dir():
+            _remove(dst)
+        dst.mkdir(exist_ok=True)
+        wanted = set(os.listdir(src))
+        for extra in set(os.listdir(dst)) - wanted:
+            _remove(dst / extra)
+        for name in sorted(wanted):
+            child = dst / name
+            if child.is_symlink() and not (src / name).is_symlink():
+                _remove(child)
+            _mirror(src / name, child)
+        shutil.copystat(src, dst)
+        return
+    if dst.is_dir() and not dst.is_symlink():
+        _remove(dst)
+    if not (dst.is_file() and os.stat(dst).st_mode == os.stat(src).st_mode and filecmp.cmp(src, dst, shallow=False)):
+        shutil.copy2(src, dst)
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+
+
+# ---------------------------------------------------------------- plugins
+
+
+def _plugin_changes(base: _Baseline) -> list[str]:
+    after = _manifest(base.claude / REPORTED)
+    before = base.plugins
+    if before == after:
+        return []
+    before, now = before or {}, after or {}
+    added = sorted(set(now) - set(before))
+    removed = sorted(set(before) - set(now))
+    changed = sorted(k for k in set(now) & set(before) if now[k] != before[k])
+    parts = [f"{what}: {', '.join(names[:MAX_LISTED])}{' ...' if len(names) > MAX_LISTED else ''}" for what, names in (("added", added), ("removed", removed), ("changed", changed)) if names]
+    return [f"~/.claude/plugins changed during the session (reported, not undone; a concurrent session over the same HOME may share it): {'; '.join(parts)}"]
+
+
+def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:
+    """Merge the first-run answers into the JSON files under HOME (what staging wrote stays)."""
+    from benchtape.adapters.claude_tui import merge_json
+
+    for rel, doc in seed.items():
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        old: Any = {}
+        if path.is_file():
+            try:
+                old = orjson.loads(path.read_bytes())
+            except orjson.JSONDecodeError:
+                old = {}
+        # as Claude Code writes its own (indented, a final newline): a file it only re-saves is unchanged
+        path.write_bytes(orjson.dumps(merge_json(old if isinstance(old, dict) else {}, dict(doc)), option=orjson.OPT_INDENT_2) + b"\n")

@@ -1,0 +1,265 @@
+"""Local sandbox levels: what a run gets its own copy of.
+
+`workspace`: a fresh temp copy of the staged tree, real HOME (the user's ~/.claude is put
+back afterwards). `home` (the default): the same, and HOME is that folder. `none`: the real
+directory, gated twice (the bench names it and the operator passes --allow-host-writes), one
+session at a time. `container` lives in sandbox/container_level.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+from benchtape.sandbox.trees import later, remove_tree
+from benchtape.core.command_runner import grading_env, local_interpreter, run_local
+from benchtape.core.model import Action
+from benchtape.sandbox.capture import SessionFolder
+from benchtape.sandbox.claude_home import ClaudeHome
+from benchtape.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace, runs_alone
+from benchtape.sandbox.outside_writes import OutsideWrites
+from benchtape.sandbox.supervisor import SupervisedProcess
+from benchtape.spec.bench import ScenarioSpec
+
+# Passed through from the host; everything else is scrubbed.
+BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER", "LOGNAME", "SHELL")
+ALWAYS_FORWARDED_SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
+
+
+@dataclass
+class Workspace:
+    root: Path  # the workspace root: what is snapshotted and graded
+    agent_cwd: Path  # where the agent starts (`cwd:` moves only the agent)
+    home: Path
+    env: dict[str, str]
+    level: str
+    temp: Path | None = None  # the session folder holding work/ and tmp/ (removed with it)
+    secret_names: list[str] = field(default_factory=list)
+
+
+def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmpdir: Path | None) -> dict[str, str]:
+    """The scrubbed environment a harness runs with."""
+    env = {k: host[k] for k in BASE_ENV if k in host}
+    env["HOME"] = str(home)
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
+    elif "TMPDIR" in host:
+        env["TMPDIR"] = host["TMPDIR"]
+    for name in list(scenario.sandbox.share_env) + list(scenario.sandbox.secret_env) + list(ALWAYS_FORWARDED_SECRETS):
+        if name in host:
+            env[name] = host[name]
+    env.update(scenario.sandbox.env)
+    env["BENCHTAPE"] = "1"
+    return env
+
+
+def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, str] | None = None, level: str | None = None, temp: Path | None = None, laid_out: bool = False) -> Workspace:
+    """A fresh workspace for one session, seeded from the staged tree (in `temp`, the session
+    folder, when given; else in a new temp folder). `laid_out`: `temp` already holds work/ and
+    tmp/ (a spare session folder, `prepare_ahead`)."""
+    host_env = dict(os.environ if host_env is None else host_env)
+    level = level or scenario.sandbox.level
+    secret_names = list(scenario.sandbox.secret_env)
+    if level == "none":
+        root = scenario.sandbox.workdir or Path.cwd()
+        home = Path(host_env.get("HOME", str(Path.home())))
+        env = sandbox_env(scenario, host_env, home, None)
+        return Workspace(root=root, agent_cwd=_agent_cwd(root, scenario), home=home, env=env, level=level, secret_names=secret_names)
+    temp = temp or Path(tempfile.mkdtemp(prefix="benchtape-"))
+    if not laid_out:
+        lay_out(temp, seed)
+    root, tmpdir = temp / "work", temp / "tmp"
+    home = root if level in ("home", "container") else Path(host_env.get("HOME", str(Path.home())))
+    env = sandbox_env(scenario, host_env, home, tmpdir)
+    cwd = _agent_cwd(root, scenario)
+    if not cwd.is_dir():
+        remove_tree(temp)
+        from benchtape.core.errors import BadInput
+
+        raise BadInput(f"`cwd: {scenario.cwd}` does not exist in the staged workspace", file=scenario.where.file, line=scenario.where.line, fix="create that folder in the testdata, or fix cwd:")
+    for share in scenario.sandbox.share_paths:
+        _apply_local_share(share, root)
+    return Workspace(root=root, agent_cwd=cwd, home=home, env=env, level=level, temp=temp, secret_names=secret_names)
+
+
+def lay_out(temp: Path, seed: Path | None) -> None:
+    """work/ (a copy of the staged tree) and tmp/ in a session folder: the file creations a
+    session folder costs, done ahead by a spare."""
+    if seed is not None:
+        shutil.copytree(seed, temp / "work", symlinks=True)
+    else:
+        (temp / "work").mkdir()
+    (temp / "tmp").mkdir()
+
+
+def _agent_cwd(root: Path, scenario: ScenarioSpec) -> Path:
+    return root / scenario.cwd if scenario.cwd else root
+
+
+def _apply_local_share(share: dict[str, str], root: Path) -> None:
+    """rw: a link to the real path; copy: a copy. (ro is container-only and refused at load.)"""
+    src = Path(share["from"])
+    to = Path(share["to"])
+    dest = to if to.is_absolute() else root / to
+    if to.is_absolute():
+        return  # an absolute target only makes sense inside a container
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if share["access"] == "copy":
+        if src.is_dir():
+            shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, dest)
+    else:
+        if not dest.exists():
+            dest.symlink_to(src)
+
+
+class LocalLevel:
+    """The levels that run on the host: none, workspace, home."""
+
+    def __init__(self, level: str, *, keep: bool = False, on_event: Event | None = None):
+        self.level = level
+        self.runs_alone = runs_alone(level)
+        self.keep = keep
+        self.on_event = on_event or (lambda kind, data: None)
+
+    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
+        """Make the next session's folder, seeded from `seed` (and `home_json` merged in, where
+        HOME is the workspace), while this one runs (see `_Spares`)."""
+        if self.level != "none":
+            SPARES.make_later(self._spare_key(seed, home_json))
+
+    def _spare_key(self, seed: Path | None, home_json: HomeJson | None) -> SpareKey:
+        return (self.level, self.keep, seed, dict(home_json or {}) if self.level == "home" else {})
+
+    @contextlib.contextmanager
+    def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
+        key = self._spare_key(seed, home_json)
+        folder = SPARES.take(key) if self.level != "none" else None
+        laid_out = folder is not None
+        if folder is None:
+            folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
+        try:
+            ws = prepare(scenario, seed, level=self.level, temp=folder.path if self.level != "none" else None, laid_out=laid_out)
+        except BaseException:
+            folder.close()
+            raise
+        folder.facts["root"] = str(ws.root)  # written with the session's own facts (Runner.record), before the harness starts
+        try:
+            audit = OutsideWrites(ws.temp) if ws.temp is not None else None
+            with ClaudeHome(ws.home) if self.level == "workspace" else contextlib.nullcontext() as home_guard:
+                yield OpenWorkspace(
+                    level=self.level,
+                    root=ws.root,
+                    agent_cwd=ws.agent_cwd,
+                    home=ws.home,
+                    env=ws.env,
+                    spawn=lambda argv, env, stdin: SupervisedProcess(argv, env, ws.agent_cwd, stdin, folder),
+                    secret_names=ws.secret_names,
+                    after_exit=lambda exit_code: self._notes(audit, home_guard),
+                    folder=folder,
+                    home_seeded=laid_out and bool(key[3]),
+                )
+        finally:
+            kept = self.keep and ws.temp is not None
+            folder.close(remove=not kept, later=True)  # off the session's path: the run waits for it at its end
+            if kept:
+                self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
+
+    def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
+        """What the level saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
+        outside = audit.message() if audit else None
+        if outside:
+            notes.append(Action("error", {"message": outside}))
+        for note in notes:
+            self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
+        return notes
+
+
+SpareKey = tuple[str, bool, "Path | None", dict[str, Any]]  # level, keep, the staged tree, the harness's home_json merged into HOME (level home: HOME is work/)
+
+
+class _Spares:
+    """The next session's folder, made ahead on the cleanup thread (benchtape.sandbox.trees.later).
+
+    A session folder is a dozen file creations (its lock, capture files and session.json, the
+    copy of the staged tree, tmp/, the harness's first-run JSON under HOME), ~0.25 ms each on
+    a slow disk: 1–7 ms a session. At concurrency 1 the runner asks for the next session's
+    once this one's harness started, and the next session takes it if it is ready and made
+    for the same level, staged tree and HOME files; it is never waited for. A spare is an ordinary session folder, locked by this
+    process and holding no session yet: if benchtape dies, the orphan sweep removes it as a
+    folder whose session never began. One spare at most; `discard` removes an unused one."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.spare: tuple[SpareKey, SessionFolder] | None = None
+        self.generation = 0  # bumped by `discard`: a spare still being made for an older run is dropped
+
+    def make_later(self, key: SpareKey) -> None:
+        with self.lock:
+            generation = self.generation
+        later(lambda: self._make(key, generation), optional=True)
+
+    def _make(self, key: SpareKey, generation: int) -> None:
+        level, keep, seed, home_json = key
+        folder = SessionFolder.create(level=level, keep=keep)
+        try:
+            lay_out(folder.path, seed)
+            if home_json:
+                from benchtape.sandbox.claude_home import seed_home
+
+                seed_home(folder.path / "work", home_json)
+        except BaseException:
+            folder.close()
+            raise
+        with self.lock:
+            if generation == self.generation:
+                old, self.spare = self.spare, (key, folder)
+            else:
+                old = (key, folder)
+        if old is not None:
+            old[1].close()
+
+    def take(self, key: SpareKey) -> SessionFolder | None:
+        """The spare when it is ready and made for `key`; else None (the caller makes its own)."""
+        with self.lock:
+            if self.spare is None or self.spare[0] != key:
+                return None
+            folder, self.spare = self.spare[1], None
+        return folder
+
+    def discard(self) -> None:
+        """Remove the spare (at a run's end: its staged trees go with the run), and any being made."""
+        with self.lock:
+            self.generation += 1
+            old, self.spare = self.spare, None
+        if old is not None:
+            later(old[1].close)
+
+
+SPARES = _Spares()
+
+
+def discard_spares() -> None:
+    """At a run's end: the spare session folder, unused, is removed."""
+    SPARES.discard()
+
+
+class LocalGrading:
+    """Grading commands on the host, with a scrubbed environment: agent-written code that a
+    check runs (a test suite, say) never sees the host's tokens and keys."""
+
+    @contextlib.contextmanager
+    def open(self, work_dir: Path, bench_dir: Path | None = None) -> Iterator[GradingHost]:
+        yield GradingHost(run=_scrubbed_run, interpreter=local_interpreter)
+
+
+def _scrubbed_run(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> Any:
+    return run_local(argv, cwd, timeout, env={**grading_env(), **(env or {})}, stdin=stdin)

@@ -1,0 +1,158 @@
+"""The agent's change: its final workspace against the staged tree it started from.
+
+An evaluation needs three facts from it: whether anything changed at all (`no_changes`),
+whether a protected path changed (`guard_violation`), and how big the change is (lines
+added and removed, compared across setups). The final tree comes from the session's stored
+snapshot, so the same diff can be taken again later without the sandbox.
+"""
+
+from __future__ import annotations
+
+import difflib
+import io
+import os
+import tarfile
+from dataclasses import dataclass
+import re
+from fnmatch import translate
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+LINK = b"symlink:"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    path: str
+    kind: str  # added | removed | changed
+    lines_added: int
+    lines_removed: int
+    binary: bool = False
+
+
+@dataclass(frozen=True)
+class WorkspaceDiff:
+    changes: tuple[FileChange, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not self.changes
+
+    @property
+    def lines_added(self) -> int:
+        return sum(c.lines_added for c in self.changes)
+
+    @property
+    def lines_removed(self) -> int:
+        return sum(c.lines_removed for c in self.changes)
+
+    def without(self, patterns: Iterable[str]) -> "WorkspaceDiff":
+        """The diff minus paths a pattern covers (a harness's own state files, say)."""
+        covered = covering(tuple(patterns))
+        return WorkspaceDiff(tuple(c for c in self.changes if not covered(c.path)))
+
+    def touching(self, patterns: Iterable[str]) -> list[str]:
+        """Changed paths that a protected pattern covers."""
+        covered = covering(tuple(patterns))
+        return [c.path for c in self.changes if covered(c.path)]
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "files": len(self.changes),
+            "lines_added": self.lines_added,
+            "lines_removed": self.lines_removed,
+            "paths": [c.path for c in self.changes][:50],
+        }
+
+
+def covers(pattern: str, path: str) -> bool:
+    """`tests/**`, `*.lock`, or a plain folder or file name (`tests`, `setup.cfg`): as `covering`."""
+    return covering((pattern,))(path)
+
+
+@lru_cache(maxsize=256)
+def covering(patterns: tuple[str, ...]) -> Callable[[str], bool]:
+    """Whether any of the patterns covers a path, as one compiled regex (the one definition of
+    the rule): a glob as fnmatchcase reads it (`*` crossing `/`), `dir/**` also the folder
+    itself, and a plain name everything under it. A snapshot asks it of every entry it meets
+    (~100 a codex or claude workspace, twice a session); the globs one by one through fnmatch
+    were a fifth of the snapshot's time."""
+    if not patterns:
+        return lambda path: False
+    parts = []
+    for pattern in patterns:
+        pattern = pattern.rstrip("/")
+        parts.append(translate(pattern))  # fnmatchcase: (?s:...)\Z, `*` crossing `/` as it does there
+        if pattern.endswith("/**"):
+            parts.append(r"(?s:" + re.escape(pattern[:-3]) + r"(?:/.*)?)\Z")
+        if not any(ch in pattern for ch in "*?["):
+            parts.append(r"(?s:" + re.escape(pattern) + r"/.*)\Z")
+    match = re.compile("|".join(f"(?:{p})" for p in parts)).match
+    return lambda path: match(path) is not None
+
+
+def read_tree(root: Path) -> dict[str, bytes]:
+    """Every file under root (relative posix path → bytes; a symlink → its target, marked)."""
+    out: dict[str, bytes] = {}
+    if not root.is_dir():
+        return out
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames) + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            full = os.path.join(dirpath, name)
+            rel = Path(full).relative_to(root).as_posix()
+            if os.path.islink(full):
+                out[rel] = LINK + os.readlink(full).encode()
+            elif os.path.isfile(full):
+                with open(full, "rb") as f:
+                    out[rel] = f.read()
+    return out
+
+
+def read_snapshot(data: bytes) -> dict[str, bytes]:
+    """The files of a workspace snapshot (benchtape.sandbox.snapshot's tar), without writing them anywhere."""
+    out: dict[str, bytes] = {}
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as tar:
+        for member in tar.getmembers():
+            name = member.name[2:] if member.name.startswith("./") else member.name
+            if member.issym():
+                out[name] = LINK + member.linkname.encode()
+            elif member.isreg():
+                f = tar.extractfile(member)
+                out[name] = f.read() if f is not None else b""
+    return out
+
+
+def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> WorkspaceDiff:
+    """Per changed file, lines added and removed (a binary file counts as changed with no lines)."""
+    changes = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old == new:
+            continue
+        kind = "added" if old is None else "removed" if new is None else "changed"
+        old_lines, new_lines = _lines(old), _lines(new)
+        if old_lines is None or new_lines is None:
+            changes.append(FileChange(path, kind, 0, 0, binary=True))
+            continue
+        added = removed = 0
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False).get_opcodes():
+            if tag in ("replace", "delete"):
+                removed += i2 - i1
+            if tag in ("replace", "insert"):
+                added += j2 - j1
+        changes.append(FileChange(path, kind, added, removed))
+    return WorkspaceDiff(tuple(changes))
+
+
+def _lines(data: bytes | None) -> list[str] | None:
+    """Text lines; None for binary content (NUL bytes or not UTF-8)."""
+    if data is None:
+        return []
+    if b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return None

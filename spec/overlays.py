@@ -1,0 +1,347 @@
+"""The tool registry an Evaluation picks setups from: `kind: Tool` definitions and overlays,
+and `kind: Workflow` pipelines.
+
+A Tool is a harness (an adapter: mock, claude-code, codex) plus the models it may run
+(key → API id and the efforts it accepts) and named options whose values each carry
+effects (`args`, `env`, `pre`, `post`, `require_env`), so "claude-code with and without
+CLAUDE.md" is one axis of an evaluation rather than two hand-edited bench files.
+
+Registry order: built-in (shipped with benchtape) → user (~/.config/benchtape/tools) →
+project (.benchtape/tools). An overlay says `extends: builtin` to change the tool of its
+own name, or `extends: OTHER` to define a new tool from another; its model and option
+entries replace the same keys wholesale (no field merge). Overlays cannot replace how a
+tool is installed or which harness runs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from benchtape.core.harnesses import harness_names
+from benchtape.core.errors import closest
+from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
+from benchtape.spec.yamlsrc import LineDict
+
+BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+LATEST = "latest"
+PINNED = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
+
+TOOL_KEYS = HEADER_KEYS | {"tool", "description", "extends", "harness", "version", "install", "models", "options", "protected_paths", "state_paths"}
+MODEL_KEYS = {"id", "effort"}
+OPTION_KEYS = {"default", "values", "args", "description"}
+EFFECT_KEYS = {"args", "env", "pre", "post", "require_env", "description"}
+INSTALL_KEYS = {"npm", "binary"}
+WORKFLOW_KEYS = HEADER_KEYS | {"tool", "type", "description", "steps"}
+WORKFLOW_STEP_KEYS = {"name", "tool", "model", "effort", "options", "prompt", "timeout"}
+
+
+@dataclass(frozen=True)
+class Effects:
+    """What choosing one option value does to a session. `env` is part of the cell identity."""
+
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    pre: tuple[str, ...] = ()
+    post: tuple[str, ...] = ()
+    require_env: tuple[tuple[str, str], ...] = ()  # host variable → hint when it is unset
+
+    def plus(self, other: "Effects") -> "Effects":
+        env = dict(self.env)
+        env.update(other.env)
+        need = dict(self.require_env)
+        need.update(other.require_env)
+        return Effects(self.args + other.args, tuple(sorted(env.items())), self.pre + other.pre, self.post + other.post, tuple(sorted(need.items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"args": list(self.args), "env": dict(self.env), "pre": list(self.pre), "post": list(self.post), "require_env": dict(self.require_env)}
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str
+    default: str
+    values: dict[str, Effects]
+
+
+@dataclass(frozen=True)
+class Model:
+    key: str
+    id: str
+    efforts: tuple[str, ...]
+
+
+@dataclass
+class ToolDef:
+    name: str
+    harness: str
+    models: dict[str, Model] = field(default_factory=dict)
+    options: dict[str, Option] = field(default_factory=dict)
+    version: str = LATEST
+    install: dict[str, str] | None = None  # {npm: package, binary: name}: pinned versions can be installed
+    protected_paths: tuple[str, ...] = ()  # the agent must not change these (guard_violation)
+    state_paths: tuple[str, ...] = ()  # the harness's own files under HOME (= the workspace at level home): not the agent's change
+    description: str | None = None
+    sources: tuple[str, ...] = ()  # the files that defined it, in registry order
+
+    def version_problem(self, version: str) -> str | None:
+        """Why `version` cannot be asked of this tool, or None."""
+        if version == LATEST:
+            return None
+        if self.install is None:
+            return f"{self.name} runs the version benchtape ships; only `latest` is valid"
+        if not PINNED.match(version):
+            return "a pinned version is MAJOR.MINOR.PATCH (e.g. 2.1.0); quote it in YAML so 2.10 does not become a number"
+        return None
+
+    def option_values(self, chosen: dict[str, str]) -> dict[str, str]:
+        """Every option's value: the chosen ones, the default for the rest (omitted options never vary)."""
+        return {name: chosen.get(name, opt.default) for name, opt in sorted(self.options.items())}
+
+    def effects(self, values: dict[str, str]) -> Effects:
+        out = Effects()
+        for name in sorted(values):
+            out = out.plus(self.options[name].values[values[name]])
+        return out
+
+
+@dataclass(frozen=True)
+class WorkflowStep:
+    name: str
+    tool: str
+    model: str | None = None
+    effort: str | None = None
+    options: tuple[tuple[str, str], ...] = ()
+    prompt: str | None = None  # template; empty or absent means the task prompt
+    timeout: float | None = None  # nested inside the cell timeout, never extending it
+
+
+@dataclass
+class WorkflowDef:
+    name: str
+    steps: tuple[WorkflowStep, ...]
+    description: str | None = None
+    sources: tuple[str, ...] = ()
+
+
+@dataclass
+class Registry:
+    tools: dict[str, ToolDef] = field(default_factory=dict)
+    workflows: dict[str, WorkflowDef] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return sorted(set(self.tools) | set(self.workflows))
+
+    def get(self, name: str) -> ToolDef | WorkflowDef | None:
+        return self.tools.get(name) or self.workflows.get(name)
+
+
+# ---------------------------------------------------------------- where they live
+
+
+def user_config_dir() -> Path:
+    """~/.config/benchtape (or $XDG_CONFIG_HOME/benchtape): the user's overlays and pricing."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "benchtape"
+
+
+def project_config_dir(project: Path) -> Path:
+    return project / ".benchtape"
+
+
+def registry_sources(project: Path | None, user: Path | None) -> list[tuple[str, Path]]:
+    """(source label, tools folder) in registry order."""
+    out = [("builtin", BUILTIN_DIR / "tools")]
+    out.append(("user", (user if user is not None else user_config_dir()) / "tools"))
+    if project is not None:
+        out.append(("project", project_config_dir(project) / "tools"))
+    return out
+
+
+def load_registry(project: Path | None = None, user: Path | None = None) -> Registry:
+    """Every tool and workflow, built-in first, then the user's overlays, then the project's."""
+    reg = Registry()
+    pending_workflows: list[tuple[DocLoader, LineDict]] = []
+    for source, folder in registry_sources(project, user):
+        docs = []
+        paths = sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")) if folder.is_dir() else []
+        for path in paths:
+            ld, doc, kind = load_document(path, ("Tool", "Workflow"))
+            if kind == "Workflow":
+                pending_workflows.append((ld, doc))
+            else:
+                docs.append((ld, ld.strict(doc, TOOL_KEYS, "a Tool", extra_hint={"type": "a workflow is `kind: Workflow`", "invoke": "how a tool is invoked is its harness's; overlays cannot replace it"})))
+        _apply_tools(reg, docs, source)
+    for ld, doc in pending_workflows:
+        wf = _workflow(ld, doc, reg)
+        if wf.name in reg.tools:
+            raise ld.err(f"workflow {wf.name!r} has the name of a tool", doc, "tool", "give the workflow its own name")
+        reg.workflows[wf.name] = wf
+    return reg
+
+
+# ---------------------------------------------------------------- tools
+
+
+def _apply_tools(reg: Registry, docs: list[tuple[DocLoader, LineDict]], source: str) -> None:
+    """Apply one source's documents; an overlay may extend a tool another file of the same source defines."""
+    waiting = list(docs)
+    while waiting:
+        progressed = False
+        for ld, doc in list(waiting):
+            base = doc.get("extends")
+            if base not in (None, "builtin") and str(base) not in reg.tools:
+                continue
+            reg_tool = _tool(ld, doc, reg, source)
+            reg.tools[reg_tool.name] = reg_tool
+            waiting.remove((ld, doc))
+            progressed = True
+        if not progressed:
+            ld, doc = waiting[0]
+            base = str(doc.get("extends"))
+            near = closest(base, sorted(reg.tools))
+            raise ld.err(f"`extends: {base}` names no tool", doc, "extends", f"did you mean {near!r}?" if near else f"tools: {', '.join(sorted(reg.tools))}")
+
+
+def _tool(ld: DocLoader, doc: LineDict, reg: Registry, source: str) -> ToolDef:
+    name = doc.get("tool")
+    if not isinstance(name, str) or not name.strip():
+        raise ld.err("a Tool needs `tool:` (its name)", doc, None, "e.g. `tool: claude-code`")
+    if "/" in name or name != name.strip():
+        raise ld.err(f"tool name {name!r} may not contain `/` or surrounding spaces", doc, "tool")
+    if "install" in doc and source != "builtin":
+        raise ld.err("an overlay cannot replace how a tool is installed", doc, "install", "drop `install:`; pin a version with `version:` instead")
+    extends = doc.get("extends")
+    if extends == "builtin":
+        if name not in reg.tools:
+            near = closest(name, sorted(reg.tools))
+            raise ld.err(f"`extends: builtin` but no tool is named {name!r}", doc, "tool", f"did you mean {near!r}?" if near else "drop `extends:` and give `harness:` to define a new tool")
+        if "harness" in doc:
+            raise ld.err("an overlay cannot change which harness runs the tool", doc, "harness", "drop `harness:`, or define a new tool with `extends: <tool>` and its own name")
+        base = reg.tools[name]
+    elif extends is not None:
+        if name in reg.tools:
+            raise ld.err(f"a tool named {name!r} already exists", doc, "tool", "to change it, write `extends: builtin`; to derive a new tool, give it a new name")
+        if "harness" in doc:
+            raise ld.err("a tool that extends another runs that tool's harness", doc, "harness", "drop `harness:`")
+        base = replace(reg.tools[str(extends)], name=name, sources=())
+    else:
+        if name in reg.tools:
+            raise ld.err(f"a tool named {name!r} already exists", doc, "tool", "to change it, add `extends: builtin`")
+        harness = doc.get("harness")
+        known = harness_names()
+        if harness is None:
+            raise ld.err(f"tool {name!r} names no `harness:` and extends nothing", doc, None, f"add `harness:` ({', '.join(known)}), or `extends: <tool>`")
+        base = ToolDef(name=name, harness=ld.choose(str(harness), known, "harness", doc, "harness"))
+    tool = replace(base, models=dict(base.models), options=dict(base.options), sources=base.sources + (ld.file,))
+    if doc.get("description") is not None:
+        tool.description = str(doc["description"])
+    if "install" in doc:
+        inst = ld.strict(ld.mapping(doc["install"], "`install:`", doc, "install"), INSTALL_KEYS, "`install:`")
+        tool.install = {k: str(v) for k, v in inst.items()}
+    for key, node in (ld.mapping(doc.get("models"), "`models:`", doc, "models")).items():
+        tool.models[str(key)] = _model(ld, str(key), node, doc.get("models"))
+    for key, node in (ld.mapping(doc.get("options"), "`options:`", doc, "options")).items():
+        tool.options[str(key)] = _option(ld, str(key), node, doc.get("options"))
+    if "protected_paths" in doc:
+        tool.protected_paths = tuple(ld.strings(doc, "protected_paths", "`protected_paths:`"))
+    if "state_paths" in doc:
+        tool.state_paths = tuple(ld.strings(doc, "state_paths", "`state_paths:`"))
+    if "version" in doc:
+        version = str(doc["version"])
+        problem = tool.version_problem(version)
+        if problem:
+            raise ld.err(f"version {version!r}: {problem}", doc, "version")
+        tool.version = version
+    return tool
+
+
+def _model(ld: DocLoader, key: str, node: Any, parent: Any) -> Model:
+    spec = ld.strict(ld.mapping(node, f"model {key!r}", parent, key), MODEL_KEYS, f"model {key!r}")
+    api_id = spec.get("id")
+    if not isinstance(api_id, str) or not api_id.strip():
+        raise ld.err(f"model {key!r} needs `id:` (the API model id the harness is given)", spec, None, f"e.g. `{key}: {{id: claude-sonnet-4-6, effort: [low, medium, high]}}`")
+    efforts = ld.axis(spec, "effort", f"model {key!r} `effort`") or []
+    return Model(key=key, id=api_id, efforts=tuple(efforts))
+
+
+def _option(ld: DocLoader, name: str, node: Any, parent: Any) -> Option:
+    spec = ld.strict(ld.mapping(node, f"option {name!r}", parent, name), OPTION_KEYS, f"option {name!r}")
+    values_node = spec.get("values")
+    values: dict[str, Effects] = {}
+    if isinstance(values_node, list):  # the enum form: one `args:` template with `{value}`
+        template = ld.strings(spec, "args", f"option {name!r} `args`")
+        for value in ld.axis(spec, "values", f"option {name!r} `values`") or []:
+            values[value] = Effects(args=tuple(a.replace("{value}", value) for a in template))
+    else:
+        if "args" in spec:
+            raise ld.err(f"option {name!r}: option-level `args:` needs `values:` as a list (the `{{value}}` form)", spec, "args", "move the args under each value")
+        for value, effect in ld.mapping(values_node, f"option {name!r} `values`", spec, "values").items():
+            values[str(value)] = _effects(ld, f"option {name}={value}", effect, values_node, str(value))
+    if not values:
+        raise ld.err(f"option {name!r} has no values", spec, "values", "list its values, e.g. `values: {default: {}, none: {pre: [...]}}`")
+    default = spec.get("default")
+    if default is None:
+        raise ld.err(f"option {name!r} has no `default:`", spec, None, f"add `default:` naming one of {', '.join(values)} (the value used when an evaluation does not list the option)")
+    ld.choose(str(default), list(values), "default", spec, "default", of=f"for option {name!r}")
+    return Option(name=name, default=str(default), values=values)
+
+
+def _effects(ld: DocLoader, what: str, node: Any, parent: Any, key: str) -> Effects:
+    spec = ld.strict(ld.mapping(node, what, parent, key), EFFECT_KEYS, what, extra_hint={"network": "extra egress is not built: benchtape containers run with network none"})
+    return Effects(
+        args=tuple(ld.strings(spec, "args", f"{what} `args`")),
+        env=tuple(sorted(ld.string_map(spec, "env", f"{what} `env`").items())),
+        pre=tuple(ld.strings(spec, "pre", f"{what} `pre`")),
+        post=tuple(ld.strings(spec, "post", f"{what} `post`")),
+        require_env=tuple(sorted(ld.string_map(spec, "require_env", f"{what} `require_env`").items())),
+    )
+
+
+# ---------------------------------------------------------------- workflows
+
+
+def _workflow(ld: DocLoader, doc: LineDict, reg: Registry) -> WorkflowDef:
+    doc = ld.strict(doc, WORKFLOW_KEYS, "a Workflow")
+    name = doc.get("tool")
+    if not isinstance(name, str) or not name.strip():
+        raise ld.err("a Workflow needs `tool:` (the name evaluations use)", doc, None, "e.g. `tool: plan-build`")
+    if doc.get("type") != "workflow":
+        raise ld.err("a Workflow needs `type: workflow`", doc, "type" if "type" in doc else None, "add `type: workflow`")
+    steps_node = doc.get("steps")
+    if not isinstance(steps_node, list) or not steps_node:
+        raise ld.err("a Workflow needs a non-empty `steps:` list", doc, "steps", "e.g. `steps: [{name: plan, tool: claude-code}, {name: build, tool: claude-code}]`")
+    steps: list[WorkflowStep] = []
+    for i, node in enumerate(steps_node):
+        spec = ld.strict(ld.mapping(node, f"step #{i + 1}", steps_node), WORKFLOW_STEP_KEYS, f"workflow step #{i + 1}")
+        step_name = spec.get("name")
+        if not isinstance(step_name, str) or not step_name.strip():
+            raise ld.err(f"workflow step #{i + 1} needs `name:`", spec, None, "a stable key that evaluations override under `steps:`")
+        if any(s.name == step_name for s in steps):
+            raise ld.err(f"two steps are named {step_name!r}", spec, "name", "give each step a unique name")
+        tool_name = spec.get("tool")
+        if not isinstance(tool_name, str):
+            raise ld.err(f"step {step_name!r} needs `tool:`", spec, None, f"one of {', '.join(sorted(reg.tools))}")
+        if tool_name in reg.workflows or tool_name == name:
+            raise ld.err(f"step {step_name!r}: a workflow step runs a tool, not a workflow", spec, "tool")
+        tool = reg.tools[ld.choose(tool_name, sorted(reg.tools), "tool", spec, "tool")]
+        model = str(spec["model"]) if spec.get("model") is not None else None
+        if model is not None:
+            ld.choose(model, sorted(tool.models), "model", spec, "model", of=f"for {tool.name}")
+        effort = str(spec["effort"]) if spec.get("effort") is not None else None
+        if effort is not None and model is not None:
+            ld.choose(effort, list(tool.models[model].efforts), "effort", spec, "effort", of=f"for {model}")
+        options = {}
+        for opt, value in ld.string_map(spec, "options", f"step {step_name!r} `options`").items():
+            known = ld.choose(opt, sorted(tool.options), "option", spec.get("options"), opt, of=f"of {tool.name}")
+            options[known] = ld.choose(value, list(tool.options[known].values), "value", spec.get("options"), opt, of=f"for option {opt}")
+        prompt = spec.get("prompt")
+        if prompt is not None and not isinstance(prompt, str):
+            raise ld.err(f"step {step_name!r}: `prompt:` must be a string (a template with {{prompt}}, {{workdir}}, {{handover}})", spec, "prompt")
+        timeout = ld.duration(spec.get("timeout"), spec, "timeout", None)
+        steps.append(WorkflowStep(step_name, tool.name, model, effort, tuple(sorted(options.items())), prompt or None, timeout))
+    return WorkflowDef(name=name, steps=tuple(steps), description=doc.get("description"), sources=(ld.file,))
+

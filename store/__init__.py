@@ -1,0 +1,1 @@
+"""The event store: one SQLite file, append-only history, content-addressed blobs."""

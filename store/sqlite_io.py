@@ -1,0 +1,131 @@
+"""Opening a SQLite file for the store, and the transaction discipline several processes share.
+
+Every way a path can fail to be a store (a folder, a file that is not SQLite, a damaged one, a
+location nobody can write) becomes a BadInput naming the file and the fix, at open, so every
+command gets the same message instead of a traceback from its first query. Writes begin
+IMMEDIATE (the write lock is taken up front, so a transaction never has to upgrade a read
+snapshot that another process has made stale), and a BEGIN that SQLite answers with BUSY is
+retried: that is the one place SQLite says to retry.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from benchtape.core.errors import BadInput
+
+BUSY_TIMEOUT_S = 30.0  # what SQLite's own busy handler waits for a lock, per statement
+BEGIN_PATIENCE_S = 60.0  # how long BEGIN is retried when SQLite returns BUSY at once
+SQLITE_HEADER = b"SQLite format 3\x00"
+WRITABLE_FIX = "pass --db (or set BENCHTAPE_DB) to a file in a folder you can write"
+
+
+def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
+    """A connection in autocommit mode (transactions are explicit), or BadInput saying why not."""
+    if path.is_dir():
+        raise BadInput("this is a folder, not a database file", file=str(path), fix=f"pass a file path, e.g. --db {path / 'benchtape.db'}")
+    if not path.exists():
+        if readonly or not create:
+            raise BadInput("no benchtape database here", file=str(path), fix="run `benchtape run BENCH` (or `benchtape demo`) first, or pass --db PATH")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BadInput(f"cannot create the store's folder: {exc.strerror or exc}", file=str(path), fix=WRITABLE_FIX) from None
+    else:
+        _check_header(path)
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+        else:
+            conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        raise bad_store(path, exc) from None
+    return conn
+
+
+def _check_header(path: Path) -> None:
+    """A non-empty file must start like a SQLite database (an empty one is a new database)."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise BadInput(f"cannot read the store: {exc.strerror or exc}", file=str(path), fix="check the file's permissions, or pass --db PATH") from None
+    if head and head != SQLITE_HEADER:
+        raise not_sqlite(path)
+
+
+def not_sqlite(path: Path) -> BadInput:
+    return BadInput(
+        "not a SQLite database (a benchtape store is a SQLite file)",
+        file=str(path),
+        fix="pass --db the path of a benchtape store, or a new path for benchtape to create one",
+    )
+
+
+def bad_store(path: Path, exc: sqlite3.Error) -> BadInput:
+    """The user-facing form of an error SQLite raised while opening or preparing the store."""
+    text = str(exc)
+    if "file is not a database" in text:
+        return not_sqlite(path)
+    if "malformed" in text or "corrupt" in text:
+        return BadInput(
+            f"the database is damaged ({text})",
+            file=str(path),
+            fix=f"restore it from a copy, or salvage what is left with `sqlite3 {path} .recover | sqlite3 recovered.db` and pass --db recovered.db",
+        )
+    if "readonly" in text or "read-only" in text or "unable to open" in text or "disk I/O" in text:
+        return BadInput(f"cannot write to the store ({text})", file=str(path), fix=WRITABLE_FIX)
+    if is_busy(exc):
+        return BadInput(f"the store stayed locked by another process ({text})", file=str(path), fix="wait for the other benchtape process to finish, then run this again")
+    return BadInput(f"cannot use this database ({text})", file=str(path), fix="pass --db the path of a benchtape store")
+
+
+def is_busy(exc: BaseException) -> bool:
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def begin(conn: sqlite3.Connection, sql: str = "BEGIN IMMEDIATE", patience: float = BEGIN_PATIENCE_S) -> None:
+    """Start a write transaction, retrying while SQLite answers BUSY without waiting (a read
+    snapshot went stale under a pending statement, or a lock SQLite will not wait for)."""
+    retry_busy(conn, sql, patience)
+
+
+def retry_busy(conn: sqlite3.Connection, sql: str, patience: float = BEGIN_PATIENCE_S) -> list[tuple]:
+    """Run a statement, retrying with jittered backoff while SQLite answers BUSY: a BEGIN, or a
+    statement outside a transaction (e.g. switching the journal to WAL) that may find the file
+    locked by another process starting up at the same moment."""
+    deadline = time.monotonic() + patience
+    delay = 0.002
+    while True:
+        try:
+            return conn.execute(sql).fetchall()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay * (0.5 + random.random()))
+        delay = min(delay * 2, 0.25)
+
+
+def run_script(conn: sqlite3.Connection, sql: str) -> None:
+    """Execute a multi-statement script inside the caller's transaction, one statement at a time.
+
+    sqlite3's executescript COMMITs any open transaction first, so a migration written with it
+    would not be atomic: a second process could see half of it."""
+    statement = ""
+    for piece in sql.split(";"):
+        statement += piece + ";"
+        if sqlite3.complete_statement(statement):
+            if statement.strip(" \t\r\n;"):
+                conn.execute(statement)
+            statement = ""
+    if statement.strip(" \t\r\n;"):
+        conn.execute(statement)
