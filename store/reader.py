@@ -1,0 +1,414 @@
+"""Every query the read side runs: runs, sessions, actions, raw lines, blobs, gradings,
+verdicts, judgments, outcomes. Rooms outside the store ask these methods, never the tables
+(tests/test_layout.py refuses SQL composed anywhere else).
+
+Reads fetch their rows at once under the store's lock: no statement of the shared connection
+stays pending for another thread's transaction to trip over. Damage found past the pages
+read at open is the user's message with the fix (benchtape.store.sqlite_io.DamageIsBadInput).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import orjson
+import sqlite_utils
+
+from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
+from benchtape.store.codecs import inflate_blob, inflate_raw, loads
+from benchtape.store.migrations import GRADING_OF_SESSION, RUN_OF_SESSION
+from benchtape.store.sqlite_io import DamageIsBadInput
+
+
+@dataclass
+class SessionRow:
+    """A `sessions` row, decoded. Treat it as immutable: not frozen because every streaming
+    reader makes one per session, and a frozen __init__ of twelve fields costs 3x a plain one."""
+
+    id: str
+    run_id: str
+    scenario: str
+    cell_id: str | None
+    attempt: int
+    harness: str | None
+    model: str | None
+    params: dict[str, Any] | None
+    workdir: str | None
+    started_at: float
+    parent_session: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+
+class Reader:
+    """The store's queries (a part of Store: it holds the connection, its lock and its path)."""
+
+    path: Path
+    db: sqlite_utils.Database
+    lock: threading.RLock
+
+    def _init_reader(self) -> None:
+        self._spec_texts: dict[int, str] = {}  # _spec_text's
+
+    def _rows(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        """Rows as dicts, fetched at once under the lock. Not sqlite-utils' `query()`: that wraps
+        every read in a SAVEPOINT, which another thread's BEGIN/COMMIT on this shared connection
+        releases under it ("no such savepoint") while live grading reads as sessions append."""
+        with self.lock, self._damage_is_bad_input():
+            cursor = self.db.conn.execute(sql, params)
+            keys = [d[0] for d in cursor.description]
+            return [dict(zip(keys, row)) for row in cursor.fetchall()]
+
+    def _all(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """Every row at once, under the lock: no statement of this connection is left pending
+        for another thread's transaction to trip over."""
+        with self.lock, self._damage_is_bad_input():
+            return self.db.conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        with self.lock, self._damage_is_bad_input():
+            return self.db.conn.execute(sql, params).fetchone()
+
+    def _damage_is_bad_input(self) -> DamageIsBadInput:
+        """Damage found past the pages read at open (a file cut short or overwritten in the
+        middle) is the user's message with the fix, like damage found at open."""
+        return DamageIsBadInput(self.path)
+
+    def get_blob(self, sha: str) -> bytes | None:
+        """The bytes stored under sha (readers that trust them verify the hash themselves)."""
+        row = self._one("SELECT data, codec, size FROM blobs WHERE sha256 = ?", [sha])
+        if row is None:
+            return None
+        data, codec, size = row
+        return bytes(data) if codec is None else inflate_blob(bytes(data), codec, size, self.path, sha)
+
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = list(self._rows("SELECT * FROM runs WHERE id = ?", [run_id]))
+        return _decode_run(rows[0]) if rows else None
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [_decode_run(r) for r in self._rows("SELECT * FROM runs ORDER BY started_at, id")]
+
+    def session_row(self, session_id: str) -> SessionRow | None:
+        row = self._one(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", [session_id])
+        return _session_row(row) if row else None
+
+    def session_rows(self, *, run_id: str | None = None, scenario: str | None = None) -> Iterator[SessionRow]:
+        where, params = _equal({"run_id": run_id, "scenario": scenario})
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions" + _where(where) + " ORDER BY started_at, id"
+        for r in self._all(sql, params):
+            yield _session_row(r)
+
+    def actions(self, session_id: str, kinds: Iterable[str] | None = None) -> list[Action]:
+        """The session's actions in order (only these `kinds` when given)."""
+        return actions_of(self.action_rows(session_id, kinds))
+
+    def action_rows(self, session_id: str, kinds: Iterable[str] | None = None) -> list[ActionRow]:
+        """The session's actions in order as rows, data decoded (only these `kinds` when given:
+        a reader that needs a few kinds does not decode the rest). Every reader (grade,
+        regrade, query) starts here."""
+        sql, params = "SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ?", [session_id]
+        if kinds is not None:  # `+kind`: stay on the primary key, never the kind index
+            wanted = sorted(set(kinds))
+            sql += f" AND +kind IN ({','.join('?' * len(wanted))})"
+            params.extend(wanted)
+        rows = self._all(sql + " ORDER BY seq", params)
+        decode = orjson.loads
+        return [(seq, at, thread, kind, decode(data)) for seq, at, thread, kind, data in rows]
+
+    def last_raw_line(self, session_id: str) -> int:
+        """The number of the session's last stored raw line (0 for none): where a recovery resumes."""
+        row = self._one("SELECT MAX(line_no + lines - 1) FROM raw WHERE session_id = ?", [session_id])
+        return int(row[0] or 0) if row else 0
+
+    def raw_lines(self, session_id: str) -> list[str]:
+        """The session's raw lines as received (after redaction), in order."""
+        return list(inflate_raw(self._all("SELECT lines, fresh, data FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])))
+
+    def load_session(self, session_id: str, row: SessionRow | None = None, kinds: Iterable[str] | None = None) -> Session:
+        """The projection of a stored session, with its id and row facts filled in (pass the
+        row when you already have it: a streaming reader saves a query per session). With
+        `kinds`, the projection of only those actions: right only for the parts of a Session
+        that depend on nothing else (see benchtape.replay.document.KINDS_FOR)."""
+        session = project_rows(self.action_rows(session_id, kinds))
+        row = row if row is not None and row.id == session_id else self.session_row(session_id)
+        session.id = session_id
+        if row is not None:
+            session.scenario = session.scenario or row.scenario
+            session.harness = session.harness or row.harness
+            session.model = session.model or row.model
+            session.work_dir = session.work_dir or row.workdir
+        return session
+
+    def find_session_by_source(self, source: str) -> str | None:
+        row = self._one("SELECT id FROM sessions WHERE source = ? ORDER BY started_at LIMIT 1", [source])
+        return row[0] if row else None
+
+    def grading(self, grading_id: str) -> dict[str, Any] | None:
+        rows = list(self._rows("SELECT * FROM gradings WHERE id = ?", [grading_id]))
+        return rows[0] if rows else None
+
+    def gradings(self) -> list[dict[str, Any]]:
+        return list(self._rows("SELECT * FROM gradings ORDER BY created_at, id"))
+
+    def verdicts(self, *, grading_id: str | None = None, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Verdict rows with their spec (decoded), read through the `verdicts` view, which joins
+        each row to its spec stored once in `specs`; the same for stores of any age."""
+        where, params = _equal({"grading_id": grading_id, "session_id": session_id})
+        if session_id is not None and grading_id is None:  # by the session's gradings: verdict_sets is keyed by grading first
+            where.append(f"grading_id IN (SELECT grading_id FROM grading_runs WHERE run_id = {RUN_OF_SESSION.format(param='?')})")
+            params.append(session_id)
+        sql = "SELECT * FROM verdicts" + _where(where) + " ORDER BY created_at, rowid"
+        out = []
+        for r in self._rows(sql.replace("rowid", "check_path"), params):
+            r["spec"] = loads(r["spec"])
+            r["evidence"] = loads(r["evidence"])
+            r["pass"] = bool(r["pass"])
+            r["readout"] = bool(r["readout"])
+            out.append(r)
+        return out
+
+    def generated_vars(self, run_id: str, scenario: str) -> dict[str, Any]:
+        row = self._one("SELECT vars FROM generated_vars WHERE run_id = ? AND scenario = ?", [run_id, scenario])
+        return loads(row[0]) if row else {}
+
+    def grading_scenarios(self, grading_id: str) -> dict[str, dict[str, Any]]:
+        """The per-scenario context a grading recorded ({} for gradings made before it was kept)."""
+        return {name: loads(ctx) for name, ctx in self._all("SELECT scenario, context FROM grading_scenarios WHERE grading_id = ?", [grading_id])}
+
+    def iter_session_rows(self, *, run_id: str | None = None, scenario: str | None = None, session_ids: Iterable[str] | None = None, batch: int = 500) -> Iterator[SessionRow]:
+        """Session rows in id (= creation) order, a page at a time: no read cursor stays open
+        while the caller writes, and memory does not grow with the store."""
+        where, params = _equal({"run_id": run_id, "scenario": scenario})
+        where.insert(0, "id > ?")  # the page's start, given first in each query below
+        if session_ids is not None:
+            wanted = list(session_ids)
+            where.append(f"id IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions" + _where(where) + " ORDER BY id LIMIT ?"
+        last = ""
+        while True:
+            page = [_session_row(r) for r in self._all(sql, [last, *params, batch])]
+            yield from page
+            if len(page) < batch:
+                return
+            last = page[-1].id
+
+    def resolve_id(self, table: str, prefix: str) -> str | None:
+        """The one id in `runs` or `sessions` starting with `prefix` (ULIDs, any case); None if none.
+
+        Raises LookupError listing the candidates when the prefix is ambiguous."""
+        if table not in ("runs", "sessions", "gradings"):
+            raise ValueError(table)
+        text = prefix.strip().upper()
+        if not text:
+            return None
+        hits = [r[0] for r in self._all(f"SELECT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", [text, text + "\uffff"])]
+        if len(hits) > 1 and text not in hits:
+            raise LookupError(hits)
+        return text if text in hits else (hits[0] if hits else None)
+
+    def finish_status(self, session_id: str) -> str | None:
+        """The status in the session's `session.finished` action; None when it never finished."""
+        row = self._one("SELECT data FROM actions WHERE session_id = ? AND kind = 'session.finished' ORDER BY seq DESC LIMIT 1", [session_id])
+        return None if row is None else (loads(row[0]).get("status") or "ok")
+
+    # ------------------------------------------------------------ gradings of a session
+    # The read side asks these (never the tables): which gradings graded which sessions.
+
+    def latest_grading_for(self, session_id: str) -> str | None:
+        """The newest grading holding verdicts of this session (what `show` and reports display)."""
+        return self._grading_for(session_id, "DESC")
+
+    def first_grading_for(self, session_id: str) -> str | None:
+        """The grading the session was first graded with: the one recorded with its run (what
+        the positive control reproduces by default)."""
+        return self._grading_for(session_id, "ASC")
+
+    def first_gradings(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """`first_grading_for` of many sessions in one query (a positive control over thousands
+        of sessions asks it of each): session id → its first grading, for those graded at all."""
+        if not session_ids:
+            return {}
+        first = GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="ASC")
+        sql = f"SELECT s.id, ({first}) FROM sessions s WHERE s.id IN ({','.join('?' * len(session_ids))})"
+        return {session_id: grading_id for session_id, grading_id in self._all(sql, list(session_ids)) if grading_id is not None}
+
+    def _grading_for(self, session_id: str, order: str) -> str | None:
+        row = self._one(GRADING_OF_SESSION.format(run=RUN_OF_SESSION.format(param="?1"), session="?1", order=order), [session_id])
+        return row[0] if row else None
+
+    def verdict_briefs(self, grading_id: str, session_id: str) -> list[tuple[Any, ...]]:
+        """The session's verdicts in the grading as (check_path, type, metric, spec_sha256, spec
+        JSON text, status, pass, score, reason, readout): what a diff compares, the spec left
+        undecoded until a change is shown."""
+        spec_text = self._spec_text
+        return [(v[0], v[1], v[2], v[4], spec_text(v[3]), v[5], v[6], v[7], v[8], v[10]) for v in self._verdict_set(grading_id, session_id)]
+
+    def _verdict_set(self, grading_id: str, session_id: str) -> list[list[Any]]:
+        """The session's verdicts in the grading, each as VERDICT_FIELDS ([] if it holds none)."""
+        parts = self._all("SELECT created_at, first_check, verdicts FROM verdict_sets WHERE grading_id = ? AND session_id = ?", [grading_id, session_id])
+        if len(parts) == 1:
+            return loads(parts[0][2])
+        parts.sort()  # in the order they were added (SQL's ORDER BY would sort even the one set a session mostly has)
+        return [v for _at, _first, part in parts for v in loads(part)]
+
+    def _spec_text(self, spec_id: int) -> str:
+        """A stored spec's JSON text by its id (each read once per store: a grading's sessions share their specs)."""
+        text = self._spec_texts.get(spec_id)
+        if text is None:
+            row = self._one("SELECT spec FROM specs WHERE id = ?", [spec_id])
+            text = self._spec_texts[spec_id] = row[0] if row else "null"
+        return text
+
+    def graded(self, grading_id: str, session_id: str) -> bool:
+        """Whether the grading holds any verdict of the session."""
+        return self._one("SELECT 1 FROM verdict_sets WHERE grading_id = ? AND session_id = ? LIMIT 1", [grading_id, session_id]) is not None
+
+    def graded_session_ids(self, grading_id: str) -> list[str]:
+        """Every session the grading holds verdicts of, in id (= creation) order."""
+        return [r[0] for r in self._all("SELECT DISTINCT session_id FROM verdict_sets WHERE grading_id = ? ORDER BY session_id", [grading_id])]
+
+    def verdict_counts(self, grading_id: str, session_id: str) -> dict[str, int]:
+        """The session's verdicts in the grading, counted by status."""
+        counts: dict[str, int] = {}
+        for v in self._verdict_set(grading_id, session_id):
+            counts[v[5]] = counts.get(v[5], 0) + 1
+        return counts
+
+    def sessions_per_grading(self) -> dict[str, int]:
+        """How many sessions each grading graded."""
+        return dict(self._all("SELECT grading_id, COUNT(DISTINCT session_id) FROM verdict_sets GROUP BY grading_id"))
+
+    # ------------------------------------------------------------ finding sessions
+    # What naming and listing sessions asks (benchtape.replay.select, the session list): ids by age and place.
+
+    def newest_id(self, table: str, *, not_kind: str | None = None) -> str | None:
+        """The newest run, session (ids are ULIDs: they grow with time; `not_kind` leaves out runs of that kind) or grading."""
+        if table == "gradings":
+            row = self._one("SELECT id FROM gradings ORDER BY created_at DESC, id DESC LIMIT 1")
+        elif table == "runs":
+            row = self._one("SELECT id FROM runs WHERE kind IS NOT ? ORDER BY id DESC LIMIT 1", [not_kind])
+        elif table == "sessions":
+            row = self._one("SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ? ORDER BY s.id DESC LIMIT 1", [not_kind])
+        else:
+            raise ValueError(table)
+        return row[0] if row else None
+
+    def neighbour_ids(self, table: str, id_: str) -> tuple[str | None, str | None]:
+        """The ids just before and just after `id_` in the table, in id order."""
+        if table not in ("runs", "sessions", "gradings"):
+            raise ValueError(table)
+        before = self._one(f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1", [id_])
+        after = self._one(f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1", [id_])
+        return (before[0] if before else None, after[0] if after else None)
+
+    def sessions_at(self, run_id: str, scenario: str, attempt: int | None = None) -> list[tuple[str, int]]:
+        """(id, attempt) of the run's sessions of a scenario (of one attempt), by attempt."""
+        sql, params = "SELECT id, attempt FROM sessions WHERE run_id = ? AND scenario = ?", [run_id, scenario]
+        if attempt is not None:
+            sql, params = sql + " AND attempt = ?", [*params, attempt]
+        return [(r[0], r[1]) for r in self._all(sql + " ORDER BY attempt, id", params)]
+
+    def run_scenarios(self, run_id: str) -> list[str]:
+        return [r[0] for r in self._all("SELECT DISTINCT scenario FROM sessions WHERE run_id = ? ORDER BY scenario", [run_id])]
+
+    def run_ids_of_kind(self, kind: str) -> set[str]:
+        return {r[0] for r in self._all("SELECT id FROM runs WHERE kind = ?", [kind])}
+
+    def newest_sessions(self, *, run_id: str | None = None, scenario: str | None = None, not_kind: str | None = None, limit: int | None = None) -> list[tuple[str, str]]:
+        """(session id, its run's kind), newest first; `not_kind` leaves out runs of that kind."""
+        where, params = _equal({"s.run_id": run_id, "s.scenario": scenario})
+        if not_kind:
+            where.append("r.kind IS NOT ?")
+            params.append(not_kind)
+        sql = "SELECT s.id, r.kind FROM sessions s JOIN runs r ON r.id = s.run_id" + _where(where) + " ORDER BY s.id DESC"
+        if limit:
+            sql, params = sql + " LIMIT ?", [*params, int(limit)]
+        return [(r[0], r[1]) for r in self._all(sql, params)]
+
+    def count_sessions(self, *, not_kind: str | None = None) -> int:
+        row = self._one("SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ?", [not_kind])
+        return int(row[0]) if row else 0
+
+
+    # ------------------------------------------------------------ judgments
+    def find_judgment(self, request_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The first stored answer to this exact request (and vote): what a regrade reuses."""
+        rows = self._rows("SELECT * FROM judgments WHERE request_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1", [request_sha256, vote])
+        return _decode_judgment(rows[0]) if rows else None
+
+    def judgment_for(self, grading_id: str, session_id: str, check_sha256: str, vote: int = 0) -> dict[str, Any] | None:
+        """The judgment a grading recorded for one session, check and vote (what `grade`
+        replays: the same question, to the same provider and model)."""
+        rows = self._rows(
+            "SELECT * FROM judgments WHERE grading_id = ? AND session_id = ? AND check_sha256 = ? AND vote = ? ORDER BY created_at, id LIMIT 1",
+            [grading_id, session_id, check_sha256, vote],
+        )
+        return _decode_judgment(rows[0]) if rows else None
+
+    def judgments(self, *, grading_id: str | None = None, session_id: str | None = None, ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        where, params = _equal({"grading_id": grading_id, "session_id": session_id})
+        if ids is not None:
+            wanted = list(ids)
+            if not wanted:
+                return []
+            where.append(f"id IN ({','.join('?' * len(wanted))})")
+            params.extend(wanted)
+        sql = "SELECT * FROM judgments" + _where(where) + " ORDER BY created_at, id"
+        return [_decode_judgment(r) for r in self._rows(sql, params)]
+
+    def judgment_totals(self, grading_id: str) -> dict[str, Any]:
+        """What a grading spent on judges: requests sent, tokens, cost (None when any answer
+        could not be priced: unknown is never read as zero)."""
+        row = self._one(
+            "SELECT COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(cost_usd IS NULL) FROM judgments WHERE grading_id = ?",
+            [grading_id],
+        )
+        count, tin, tout, cost, unpriced = row or (0, None, None, None, None)
+        return {"requests": count, "input_tokens": tin or 0, "output_tokens": tout or 0, "cost_usd": None if unpriced else (cost or 0.0)}
+
+
+def _decode_judgment(r: dict[str, Any]) -> dict[str, Any]:
+    r = dict(r)
+    for k in ("params", "provider_spec"):
+        r[k] = loads(r.get(k))
+    return r
+
+
+def _decode_run(r: dict[str, Any]) -> dict[str, Any]:
+    r = dict(r)
+    for k in ("argv", "host", "params"):
+        r[k] = loads(r.get(k))
+    return r
+
+
+
+def _equal(filters: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """`column = ?` conditions and their parameters for the filters given (None or "" filters nothing)."""
+    given = {column: value for column, value in filters.items() if value}
+    return [f"{column} = ?" for column in given], list(given.values())
+
+
+def _where(conditions: list[str]) -> str:
+    return " WHERE " + " AND ".join(conditions) if conditions else ""
+
+
+# SessionRow's fields, in order, as `sessions` names them: every reader selects these and
+# builds its rows positionally (a streaming reader makes one per session)
+_SESSION_COLUMNS = "id, run_id, scenario, cell_id, attempt, harness, model, params, workdir, started_at, parent_session, source"
+if tuple(SessionRow.__dataclass_fields__) != tuple(_SESSION_COLUMNS.split(", ")):
+    raise TypeError("SessionRow's fields changed: update _SESSION_COLUMNS, which every SessionRow is built from")
+
+
+def _session_row(r: Sequence[Any]) -> SessionRow:
+    """A SessionRow from a row of `_SESSION_COLUMNS`."""
+    i, run, scenario, cell, attempt, harness, model, params, workdir, started, parent, source = r
+    return SessionRow(i, run, scenario, cell, attempt or 1, harness, model, loads(params), workdir, started, parent, source)
