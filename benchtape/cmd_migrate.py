@@ -19,10 +19,10 @@ def migrate_cmd(db: Db = None) -> None:
     """
 
     def body() -> int:
-        from benchtape.store.database import MIGRATIONS, schema_version
+        from benchtape.store.database import MIGRATIONS
 
         store = open_store(db, must_exist=True)  # opening to write migrates, under an exclusive lock
-        print(f"{store.path}: schema {schema_version(store.db.conn)} of {len(MIGRATIONS)}, up to date")
+        print(f"{store.path}: schema {store.schema_version()} of {len(MIGRATIONS)}, up to date")
         store.close()
         return 0
 

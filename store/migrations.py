@@ -495,6 +495,59 @@ def _m15_grading_runs(db: sqlite_utils.Database) -> None:
     db.executescript(skip_repeats("grading_runs", ("run_id", "created_at", "grading_id")))  # each batch of a grading's verdicts names its runs again
 
 
+# The legacy action kind an evaluation's grading appended to a session's stream before
+# outcomes had their table (read as outcomes, never written again).
+LEGACY_OUTCOME = "cell.outcome"
+# A legacy outcome action's grading: the `grading_id` it carries (JSON null: an execution
+# failure, decided before any check ran, so no grading); when it carries none, the newest
+# grading created before the action (`at`) holding verdicts of its session or of a later
+# step of its measurement (a workflow's steps are sessions whose parent is the first).
+_LEGACY_GRADING = """CASE json_type(a.data, '$.grading_id')
+            WHEN 'text' THEN a.data ->> '$.grading_id'
+            WHEN 'null' THEN NULL
+            ELSE (SELECT gr.grading_id FROM sessions s JOIN grading_runs gr ON gr.run_id = s.run_id
+                  WHERE s.id = a.session_id AND gr.created_at <= a.at
+                    AND EXISTS (SELECT 1 FROM verdict_sets v WHERE v.grading_id = gr.grading_id
+                                AND (v.session_id = a.session_id OR v.session_id IN (SELECT c.id FROM sessions c WHERE c.parent_session = a.session_id)))
+                  ORDER BY gr.created_at DESC, gr.grading_id DESC LIMIT 1)
+        END"""
+
+
+def _m16_outcomes(db: sqlite_utils.Database) -> None:
+    """A cell's outcome belongs to the grading that decided it, as its verdicts do: one row per
+    (grading, session) in `outcomes`, append-only, instead of a `cell.outcome` action appended
+    to the session's recorded stream at every grading (which made history grow with each
+    regrade, and the session's document change). `grading_id` is NULL for an execution failure
+    (timeout, adapter or infrastructure error), which is decided before any check runs; `data`
+    holds what the grading measured besides the outcome (cell_id, source, diff, cost_usd, steps).
+
+    History is not rewritten: the `cell.outcome` actions of older stores stay in their streams
+    and read as outcomes through the `cell_outcomes` view (each mapped to its grading, see
+    _LEGACY_GRADING), found by a partial index that holds only those actions (no action of the
+    recording hot path enters it: the kind is never written again)."""
+    db.executescript(
+        f"""
+        CREATE TABLE outcomes (
+            grading_id TEXT REFERENCES gradings(id), session_id TEXT NOT NULL, created_at REAL NOT NULL,
+            outcome TEXT NOT NULL, reason TEXT NOT NULL, data TEXT NOT NULL
+        );
+        CREATE INDEX outcomes_session ON outcomes(session_id, created_at);
+        CREATE INDEX actions_cell_outcome ON actions(session_id) WHERE kind = '{LEGACY_OUTCOME}';
+        CREATE VIEW cell_outcomes AS
+            SELECT o.grading_id AS grading_id, o.session_id AS session_id, o.created_at AS at, o.outcome AS outcome,
+                   o.reason AS reason, o.data AS data, NULL AS action_seq
+            FROM outcomes o
+            UNION ALL
+            SELECT {_LEGACY_GRADING}, a.session_id, a.at, a.data ->> '$.outcome', a.data ->> '$.reason', a.data, a.seq
+            FROM actions a INDEXED BY actions_cell_outcome WHERE a.kind = '{LEGACY_OUTCOME}';
+        CREATE TRIGGER outcomes_no_rewrite BEFORE INSERT ON outcomes
+        WHEN EXISTS (SELECT 1 FROM outcomes WHERE (session_id = NEW.session_id AND grading_id IS NEW.grading_id) OR rowid = NEW.rowid)
+        BEGIN SELECT RAISE(ABORT, 'outcomes is append-only: a grading decides a session''s outcome once'); END;
+        """
+    )
+    db.executescript(append_only("outcomes"))
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -511,6 +564,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m13_compressed_blobs,
     _m14_verdict_sets,
     _m15_grading_runs,
+    _m16_outcomes,
 ]
 
 

@@ -338,6 +338,104 @@ class Reader:
         row = self._one("SELECT COUNT(*) FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ?", [not_kind])
         return int(row[0]) if row else 0
 
+    def schema_version(self) -> int:
+        """The schema this file is at (`PRAGMA user_version`)."""
+        row = self._one("PRAGMA user_version")
+        return int(row[0]) if row else 0
+
+    # ------------------------------------------------------------ evaluations: cells, measurements, outcomes
+    # What an evaluation run and `compare` ask: the sessions of cells (by identity, by run or by
+    # evaluation), their steps and their outcomes.
+
+    def cell_session_ids(self, run_id: str, cell_id: str, attempt: int) -> list[str]:
+        """The run's sessions of one cell's attempt (a session per step), in id order."""
+        return [r[0] for r in self._all("SELECT id FROM sessions WHERE run_id = ? AND cell_id = ? AND attempt = ? ORDER BY id", [run_id, cell_id, attempt])]
+
+    def measurement_roots(self, cell_ids: Sequence[str], *, run_kind: str, evaluation: str) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+        """(session id, run id, cell id, scenario, params) of the first sessions (no parent) of
+        these identities in runs of `run_kind` made by `evaluation`, in id order: one query per
+        CHUNK identities, by the sessions_cell index."""
+        out: list[tuple[str, str, str, str, dict[str, Any]]] = []
+        for chunk in _chunks(list(cell_ids)):
+            rows = self._all(
+                f"SELECT s.id, s.run_id, s.cell_id, s.scenario, s.params FROM sessions s JOIN runs r ON r.id = s.run_id "
+                f"WHERE s.cell_id IN ({_marks(chunk)}) AND s.parent_session IS NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ? ORDER BY s.id",
+                [*chunk, run_kind, evaluation],
+            )
+            out.extend((sid, run_id, cell_id, scenario, loads(params) or {}) for sid, run_id, cell_id, scenario, params in rows)
+        return out
+
+    def later_steps(self, root_ids: Sequence[str]) -> list[tuple[str, str, dict[str, Any]]]:
+        """(session id, its first step's id, params) of the later steps of these measurements, in id order."""
+        out: list[tuple[str, str, dict[str, Any]]] = []
+        for chunk in _chunks(list(root_ids)):
+            rows = self._all(f"SELECT id, parent_session, params FROM sessions WHERE parent_session IN ({_marks(chunk)}) ORDER BY id", chunk)
+            out.extend((sid, parent, loads(params) or {}) for sid, parent, params in rows)
+        return out
+
+    def cell_sessions(self, *, runs: Sequence[str] | None = None, run_kind: str | None = None, evaluation: str | None = None) -> list[tuple[Any, ...]]:
+        """Every session of a cell in these runs, or in the runs of `run_kind` made by
+        `evaluation`, in id order: (id, run_id, scenario, cell_id, attempt, model, params
+        decoded, parent_session, started_at)."""
+        where, params = _cells_where(runs, run_kind, evaluation)
+        rows = self._all(
+            "SELECT s.id, s.run_id, s.scenario, s.cell_id, s.attempt, s.model, s.params, s.parent_session, s.started_at "
+            f"FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where} ORDER BY s.id",
+            params,
+        )
+        return [(*r[:6], loads(r[6]) or {}, *r[7:]) for r in rows]
+
+    def cell_actions(self, kinds: Sequence[str], *, runs: Sequence[str] | None = None, run_kind: str | None = None, evaluation: str | None = None) -> list[tuple[str, str, Any]]:
+        """(session id, kind, data decoded) of these kinds' actions of the same sessions as
+        cell_sessions, each session's in seq order."""
+        where, params = _cells_where(runs, run_kind, evaluation)
+        # CROSS JOIN fixes the loop order: the selected sessions first, then each one's actions by
+        # the primary key's prefix (in seq order), so the cost grows with the cells asked for, not
+        # with the store. (A partial index on these kinds would halve this read, but it doubles
+        # the insert cost of every action on the recording hot path: measured, not worth it.)
+        rows = self._all(
+            f"SELECT a.session_id, a.kind, a.data FROM runs r CROSS JOIN sessions s ON r.id = s.run_id CROSS JOIN actions a ON a.session_id = s.id WHERE {where} AND a.kind IN ({_marks(kinds)})",
+            [*params, *kinds],
+        )
+        decode = orjson.loads
+        return [(sid, kind, decode(data)) for sid, kind, data in rows]
+
+    def cell_run_params(self, *, runs: Sequence[str] | None = None, run_kind: str | None = None, evaluation: str | None = None) -> list[dict[str, Any]]:
+        """The params (decoded) of each run holding the same sessions as cell_sessions."""
+        where, params = _cells_where(runs, run_kind, evaluation)
+        return [loads(text) or {} for (text,) in self._all(f"SELECT DISTINCT r.params FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where}", params)]
+
+    def newest_run_of(self, run_kind: str, evaluation: str) -> dict[str, Any] | None:
+        """The newest run of `run_kind` made by `evaluation`; None when the store holds none."""
+        rows = self._rows("SELECT * FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? ORDER BY started_at DESC LIMIT 1", [run_kind, evaluation])
+        return _decode_run(rows[0]) if rows else None
+
+    def outcomes(self, session_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+        """Session id → every outcome a grading decided for it, oldest first: each {outcome,
+        reason, grading_id, at, **what the grading measured besides (cell_id, source, diff,
+        cost_usd, steps)}. Read through the `cell_outcomes` view: the `outcomes` table and the
+        `cell.outcome` actions older stores appended to the stream (each mapped to its grading;
+        `action_seq` says where it is), legacy ones first: none is written after migration 16."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for chunk in _chunks(list(session_ids)):
+            rows = self._all(
+                f"SELECT session_id, grading_id, at, outcome, reason, data, action_seq FROM cell_outcomes WHERE session_id IN ({_marks(chunk)}) "
+                "ORDER BY session_id, action_seq IS NULL, at, action_seq",
+                chunk,
+            )
+            for sid, grading_id, at, outcome, reason, data, seq in rows:
+                record = loads(data) or {}
+                record.update(outcome=outcome, reason=reason, grading_id=grading_id, at=at)
+                if seq is not None:
+                    record["action_seq"] = seq
+                out.setdefault(sid, []).append(record)
+        return out
+
+    def latest_outcomes(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Session id → the outcome its latest grading decided (what reuse, costs and compare read)."""
+        return {sid: found[-1] for sid, found in self.outcomes(session_ids).items()}
+
+
 
     # ------------------------------------------------------------ judgments
     def find_judgment(self, request_sha256: str, vote: int = 0) -> dict[str, Any] | None:
@@ -389,6 +487,28 @@ def _decode_run(r: dict[str, Any]) -> dict[str, Any]:
         r[k] = loads(r.get(k))
     return r
 
+
+
+CHUNK = 500  # ids in one IN (...) list: well inside SQLite's bound on parameters
+
+
+def _chunks(items: list[str]) -> Iterator[list[str]]:
+    for i in range(0, len(items), CHUNK):
+        yield items[i : i + CHUNK]
+
+
+def _marks(items: Sequence[Any]) -> str:
+    return ",".join("?" * len(items))
+
+
+def _cells_where(runs: Sequence[str] | None, run_kind: str | None, evaluation: str | None) -> tuple[str, list[Any]]:
+    """The condition on `sessions s JOIN runs r` naming the sessions of cells in these runs, or
+    in the runs of `run_kind` made by `evaluation`."""
+    if runs:
+        return f"s.cell_id IS NOT NULL AND s.run_id IN ({_marks(runs)})", list(runs)
+    if run_kind is None or evaluation is None:
+        raise ValueError("name the runs, or the run kind and the evaluation")
+    return "s.cell_id IS NOT NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ?", [run_kind, evaluation]
 
 
 def _equal(filters: dict[str, Any]) -> tuple[list[str], list[Any]]:

@@ -24,6 +24,7 @@ import sqlite_utils
 
 from benchtape.core.model import Action
 from benchtape.store.codecs import Batch, Blob, Head, RawStream, compress_blob, dumps, encode_actions, raw_groups
+from benchtape.store.migrations import LEGACY_OUTCOME
 from benchtape.store.sqlite_io import begin
 
 INSERT_RAW = "INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
@@ -247,6 +248,8 @@ class Writer:
             rows.append((session_id, seq, at or now, thread, kind, data))
             if kind == "session.finished":
                 finished = True
+            elif kind == LEGACY_OUTCOME:
+                raise ValueError(f"{LEGACY_OUTCOME!r} is never appended to a session's stream: a grading's outcome is stored with Store.add_outcome")
         if rows:
             self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))", rows)
             if at_seq is None:
@@ -431,6 +434,21 @@ class Writer:
         if rows:
             with self.transaction():
                 self.db.conn.executemany("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
+
+    def add_outcome(self, grading_id: str | None, session_id: str, outcome: str, reason: str, data: dict[str, Any] | None = None) -> None:
+        """The outcome a grading decided for a measurement (on its first session): `data` is
+        what it measured besides (cell_id, source, diff, cost_usd, steps). `grading_id` None:
+        an execution failure, decided before any check ran. Once per (grading, session); the
+        reason and data get the session's redaction, as a verdict's do."""
+        redact = self.redactor_for(session_id)
+        text = dumps(data or {})
+        if redact is not None:
+            reason, text = redact(reason), redact(text)
+        with self.transaction():
+            self.db.conn.execute(
+                "INSERT INTO outcomes (grading_id, session_id, created_at, outcome, reason, data) VALUES (?, ?, ?, ?, ?, ?)",
+                (grading_id, session_id, time.time(), outcome, reason, text),
+            )
 
     def add_judgment(self, row: dict[str, Any]) -> str:
         """One judge request and its reply (see `_m10_judgments` for the columns). The prompt
