@@ -153,6 +153,28 @@ def inflate_raw(rows: Iterable[tuple[int, int, bytes]]) -> Iterator[str]:
         yield from chunk_lines(inflate.decompress(data), lines)
 
 
+def raw_problem(rows: Iterable[tuple[int, int, int, bytes]]) -> str | None:
+    """What is wrong with a session's raw chunks (line_no, lines, fresh, data) as stored, or
+    None: each must decompress in its stream and hold exactly its count of lines."""
+    import zstandard
+
+    inflate = None
+    for line_no, lines, fresh, data in rows:
+        if fresh or inflate is None:
+            inflate = zstandard.ZstdDecompressor().decompressobj()
+        try:
+            text = inflate.decompress(data)
+        except zstandard.ZstdError as exc:
+            return f"the chunk from line {line_no} does not decompress ({exc})"
+        if not text.endswith(b"\n") or (lines > 1 and text.count(b"\n") != lines):
+            return f"the chunk from line {line_no} does not hold the {lines} line(s) it says"
+        try:
+            text.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return f"the chunk from line {line_no} is not UTF-8 text"
+    return None
+
+
 def chunk_lines(text: bytes, count: int) -> list[str]:
     """The `count` lines of a chunk's text (raw_groups): a chunk of one line is that line whole
     (it may hold a newline), a longer one splits on its newlines exactly."""

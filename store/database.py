@@ -2,7 +2,7 @@
 gradings, verdicts, judgments and cell outcomes, composed from modules with one job each:
 
 - benchtape.store.migrations: the numbered schema steps and `PRAGMA user_version`;
-- benchtape.store.integrity: the schema and guards an open checks are intact;
+- benchtape.store.integrity: that the schema and guards are the ones benchtape wrote, on every open;
 - benchtape.store.codecs: JSON, raw lines as zstd chunks, blobs;
 - benchtape.store.writer: every append;
 - benchtape.store.reader: every query the read side runs.
@@ -28,10 +28,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from benchtape.store import integrity
 from benchtape.store.codecs import RAW_CHUNK_BYTES, VERDICT_FIELDS, Batch, Blob, dumps, inflate_blob, loads
 from benchtape.store.migrations import MIGRATIONS, Database, check_version, migrate, schema_version
 from benchtape.store.reader import Reader, SessionRow
-from benchtape.store.sqlite_io import bad_store, connect, retry_busy
+from benchtape.store.sqlite_io import bad_store, begin, connect, retry_busy
 from benchtape.store.writer import CROCKFORD, BatchWriter, Writer, new_id
 
 __all__ = [
@@ -67,19 +68,28 @@ class Store(Reader, Writer):
 
     `readonly=True` opens the file read-only: it is never created, changed or migrated (a
     browsing command pointed at someone else's database leaves it as it was). `create=False`
-    refuses a path with no database yet. Every way the path can fail is a BadInput at open."""
+    refuses a path with no database yet. Every way the path can fail is a BadInput at open,
+    and so is a schema or a guard that is not the one benchtape wrote (benchtape.store.integrity;
+    `check_schema=False` only for `benchtape verify`, which reports it instead). `repair=True`
+    (`benchtape migrate --repair`) first puts back the triggers, views and indexes benchtape
+    made, listed in `repaired`."""
 
-    def __init__(self, path: Path | str, *, readonly: bool = False, create: bool = True):
+    def __init__(self, path: Path | str, *, readonly: bool = False, create: bool = True, check_schema: bool = True, repair: bool = False):
         self.path = Path(path)
         self.readonly = readonly
+        self.repaired: list[integrity.Difference] = []
         conn = connect(self.path, readonly=readonly, create=create)
         self.lock = threading.RLock()
         self._init_reader()
         self._init_writer()
         try:
             self.db = Database(conn)
+            check = (lambda c, version: integrity.check_schema(c, version, self.path)) if check_schema else None
             if readonly:
-                check_version(conn, schema_version(conn), self.path, readonly=True)
+                version = schema_version(conn)
+                check_version(conn, version, self.path, readonly=True)
+                if check is not None:
+                    check(conn, version)
             else:
                 # A new file only (SQLite ignores it once a table exists, and WAL fixes it):
                 # with 2 KiB pages a store is 8% smaller than with 4 KiB ones, because each
@@ -90,12 +100,28 @@ class Store(Reader, Writer):
                     retry_busy(conn, "PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
-                migrate(self.db, self.path)
+                if repair:
+                    self.repaired = self._repair(conn)
+                migrate(self.db, self.path, check)
         except sqlite3.Error as exc:
             conn.close()
             raise bad_store(self.path, exc) from None
         except BaseException:
             conn.close()
+            raise
+
+    def _repair(self, conn: sqlite3.Connection) -> list[integrity.Difference]:
+        """Put back benchtape's guards at the store's own version, in one exclusive transaction."""
+        begin(conn, "BEGIN EXCLUSIVE")
+        try:
+            version = schema_version(conn)
+            check_version(conn, version, self.path, readonly=False)
+            done = integrity.repair(conn, version, self.path) if version else []
+            conn.execute("COMMIT")
+            return done
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
 
     def close(self) -> None:

@@ -572,24 +572,35 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return conn.execute("PRAGMA user_version").fetchone()[0]
 
 
-def migrate(db: sqlite_utils.Database, path: Path | None = None) -> int:
+def migrate(db: sqlite_utils.Database, path: Path | None = None, check: Callable[[sqlite3.Connection, int], None] | None = None) -> int:
     """Bring the store to the current schema: every migration after PRAGMA user_version, all in
     one exclusive transaction that re-reads the version once it holds the lock, so processes
-    opening a new or old store at the same moment migrate it exactly once."""
+    opening a new or old store at the same moment migrate it exactly once.
+
+    `check(conn, version)` (benchtape.store.integrity) is called with the schema as found (an
+    older store's is checked before any step runs on it) and as left: raising, it rolls the
+    migration back whole."""
     conn = db.conn
     if schema_version(conn) == len(MIGRATIONS):
+        if check is not None:
+            check(conn, len(MIGRATIONS))
         return len(MIGRATIONS)
     begin(conn, "BEGIN EXCLUSIVE")
     try:
         current = schema_version(conn)
         check_version(conn, current, path, readonly=False)
+        if check is not None and current:
+            check(conn, current)
         for number, step in enumerate(MIGRATIONS, start=1):
             if number > current:
                 step(db)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
+        if check is not None:
+            check(conn, len(MIGRATIONS))
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
     return len(MIGRATIONS)
 

@@ -9,6 +9,7 @@ read at open is the user's message with the fix (benchtape.store.sqlite_io.Damag
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any, Iterable, Iterator, Sequence
 import orjson
 import sqlite_utils
 
+from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
 from benchtape.store.codecs import inflate_blob, inflate_raw, loads
 from benchtape.store.migrations import GRADING_OF_SESSION, RUN_OF_SESSION
@@ -437,6 +439,65 @@ class Reader:
 
 
 
+    # ------------------------------------------------------------ the whole store (benchtape verify, migrate)
+    # Reads of every row of a table: for the commands that check a store, never on a hot path.
+
+    def page_check(self, *, quick: bool = False) -> list[str]:
+        """SQLite's own check of every page (`PRAGMA integrity_check`; `quick`: quick_check,
+        which skips comparing indexes with their tables): [] when it finds nothing. Damage
+        that stops the check itself is looked for table by table, so each damaged one is named."""
+        pragma = "quick_check" if quick else "integrity_check"
+        try:
+            return _check_lines(self._all(f"PRAGMA {pragma}"))
+        except BadInput:
+            pass
+        found = []
+        for (table,) in self._all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
+            try:
+                with self.lock:
+                    found += [f"table {table}: {line}" for line in _check_lines(self.db.conn.execute(f'PRAGMA {pragma}("{table}")').fetchall())]
+            except sqlite3.DatabaseError as exc:
+                found.append(f"table {table} cannot be read ({exc})")
+        return found
+
+    def page_count(self) -> int:
+        row = self._one("PRAGMA page_count")
+        return int(row[0]) if row else 0
+
+    def iter_blob_rows(self, batch: int = 64) -> Iterator[tuple[str, int, str | None, bytes]]:
+        """Every blob as stored (sha256, size, codec, data), in sha256 order, a few at a time
+        (a blob may be megabytes: memory stays bounded by the page)."""
+        last = ""
+        while True:
+            page = self._all("SELECT sha256, size, codec, data FROM blobs WHERE sha256 > ? ORDER BY sha256 LIMIT ?", [last, batch])
+            yield from ((sha, size, codec, bytes(data)) for sha, size, codec, data in page)
+            if len(page) < batch:
+                return
+            last = page[-1][0]
+
+    def raw_session_ids(self) -> list[str]:
+        """Every session that has raw lines stored, in id order."""
+        return [r[0] for r in self._all("SELECT DISTINCT session_id FROM raw ORDER BY session_id")]
+
+    def raw_chunk_rows(self, session_id: str) -> list[tuple[int, int, int, bytes]]:
+        """The session's raw chunks as stored (line_no, lines, fresh, data), in order."""
+        return [(n, lines, fresh, bytes(data)) for n, lines, fresh, data in self._all("SELECT line_no, lines, fresh, data FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])]
+
+    def spec_rows(self) -> list[tuple[int, str, str]]:
+        """Every stored check spec: (id, sha256, spec JSON text)."""
+        return [(i, sha, spec) for i, sha, spec in self._all("SELECT id, sha256, spec FROM specs ORDER BY id")]
+
+    def dangling_references(self, missing: Iterable[str] = ()) -> list[tuple[str, str, str]]:
+        """Rows naming a run, session, grading or spec the store does not hold, as (table, the
+        row's key, what it names): each a finding of `benchtape verify`. The references a
+        `missing` table would answer are not looked at (its absence is the finding)."""
+        gone = set(missing)
+        out: list[tuple[str, str, str]] = []
+        for table, reads, sql in _DANGLING:
+            if not gone.intersection(reads):
+                out.extend((table, str(key), str(what)) for key, what in self._all(sql))
+        return out
+
     # ------------------------------------------------------------ judgments
     def find_judgment(self, request_sha256: str, vote: int = 0) -> dict[str, Any] | None:
         """The first stored answer to this exact request (and vote): what a regrade reuses."""
@@ -474,6 +535,12 @@ class Reader:
         return {"requests": count, "input_tokens": tin or 0, "output_tokens": tout or 0, "cost_usd": None if unpriced else (cost or 0.0)}
 
 
+def _check_lines(rows: Iterable[tuple[Any, ...]]) -> list[str]:
+    """An integrity check's rows as one line each ([] for its lone "ok")."""
+    lines = [" ".join(part for part in str(r[0]).split("\n") if not part.startswith("*** in database")) for r in rows]
+    return [] if lines == ["ok"] else lines
+
+
 def _decode_judgment(r: dict[str, Any]) -> dict[str, Any]:
     r = dict(r)
     for k in ("params", "provider_spec"):
@@ -489,6 +556,23 @@ def _decode_run(r: dict[str, Any]) -> dict[str, Any]:
 
 
 
+# Per table: the tables a query reads, and the rows whose reference names nothing the store
+# holds, as (the row's key, what it names). Verdicts name their session and grading, each
+# verdict its spec (by id, in its set).
+_DANGLING = (
+    ("sessions", ("runs", "sessions"), "SELECT s.id, 'run ' || s.run_id FROM sessions s WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id)"),
+    ("actions", ("actions", "sessions"), "SELECT a.session_id, 'session ' || a.session_id FROM actions a WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = a.session_id) GROUP BY a.session_id"),
+    ("raw", ("raw", "sessions"), "SELECT r.session_id, 'session ' || r.session_id FROM raw r WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id) GROUP BY r.session_id"),
+    ("verdict_sets", ("gradings", "verdict_sets"), "SELECT v.grading_id || '/' || v.session_id, 'grading ' || v.grading_id FROM verdict_sets v WHERE NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = v.grading_id)"),
+    ("verdict_sets", ("sessions", "verdict_sets"), "SELECT v.grading_id || '/' || v.session_id, 'session ' || v.session_id FROM verdict_sets v WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = v.session_id)"),
+    ("verdict_sets", ("specs", "verdict_sets"), "SELECT v.grading_id || '/' || v.session_id || ' ' || (j.value ->> 0), 'spec ' || (j.value ->> 3) FROM verdict_sets v, json_each(v.verdicts) j WHERE NOT EXISTS (SELECT 1 FROM specs p WHERE p.id = j.value ->> 3)"),
+    ("grading_runs", ("grading_runs", "gradings"), "SELECT gr.run_id || '/' || gr.grading_id, 'grading ' || gr.grading_id FROM grading_runs gr WHERE NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = gr.grading_id)"),
+    ("grading_scenarios", ("grading_scenarios", "gradings"), "SELECT c.grading_id || '/' || c.scenario, 'grading ' || c.grading_id FROM grading_scenarios c WHERE NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = c.grading_id)"),
+    ("generated_vars", ("generated_vars", "runs"), "SELECT v.run_id || '/' || v.scenario, 'run ' || v.run_id FROM generated_vars v WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = v.run_id)"),
+    ("outcomes", ("gradings", "outcomes"), "SELECT COALESCE(o.grading_id, '-') || '/' || o.session_id, 'grading ' || o.grading_id FROM outcomes o WHERE o.grading_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = o.grading_id)"),
+    ("outcomes", ("outcomes", "sessions"), "SELECT COALESCE(o.grading_id, '-') || '/' || o.session_id, 'session ' || o.session_id FROM outcomes o WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)"),
+    ("judgments", ("gradings", "judgments"), "SELECT j.id, 'grading ' || j.grading_id FROM judgments j WHERE j.grading_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = j.grading_id)"),
+)
 CHUNK = 500  # ids in one IN (...) list: well inside SQLite's bound on parameters
 
 

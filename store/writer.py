@@ -4,7 +4,8 @@ grading contexts, generated vars, judgments and cell outcomes.
 Each append commits (or joins the caller's transaction, `Store.transaction`), so a killed
 process leaves every action and raw line it had received; nothing is ever updated. Writes
 begin IMMEDIATE and retry BUSY (benchtape.store.sqlite_io); damage SQLite finds while writing
-is the user's message naming the file and the fix, and the transaction rolls back whole.
+is the user's message naming the file and the fix (a BadInput), and the transaction rolls
+back whole.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import sqlite_utils
 from benchtape.core.model import Action
 from benchtape.store.codecs import Batch, Blob, Head, RawStream, compress_blob, dumps, encode_actions, raw_groups
 from benchtape.store.migrations import LEGACY_OUTCOME
-from benchtape.store.sqlite_io import begin
+from benchtape.store.sqlite_io import DamageIsBadInput, begin
 
 INSERT_RAW = "INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
 RAW_STREAMS = 32  # open compressors kept per store (~1.3 MB each); an evicted one restarts fresh
@@ -85,7 +86,7 @@ class Writer:
         `bulk` (an import's): when this call begins the transaction, the per-row no-rewrite
         triggers of actions and raw are lifted for its length and put back before it commits
         (see _lift_row_guards); a transaction joined from outside keeps them."""
-        with self.lock:
+        with self.lock, DamageIsBadInput(self.path):
             conn = self.db.conn
             if conn.in_transaction:
                 yield
@@ -100,9 +101,19 @@ class Writer:
                     conn.execute(sql)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
-                self._forget_uncommitted()
+                self._roll_back(conn)
                 raise
+
+    def _roll_back(self, conn: sqlite3.Connection) -> None:
+        """Undo the transaction whole. SQLite may have rolled it back itself (it does on some
+        damage it meets): then there is nothing to undo, and the error that ended it is what
+        the caller sees, never a failed ROLLBACK."""
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.DatabaseError:
+            pass
+        self._forget_uncommitted()
 
     def _lift_row_guards(self) -> list[str]:
         """Inside a write transaction this connection began: drop the BEFORE INSERT triggers
@@ -284,8 +295,8 @@ class Writer:
     def _next_seq(self, session_id: str) -> int:
         if session_id not in self._seq:
             with self.lock:
-                row = self.db.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM actions WHERE session_id = ?", [session_id]).fetchone()
-                self._seq[session_id] = row[0]
+                row = self._one("SELECT COALESCE(MAX(seq), 0) FROM actions WHERE session_id = ?", [session_id])
+                self._seq[session_id] = row[0] if row else 0
         return self._seq[session_id]
 
     def put_blob(self, data: bytes) -> str:
