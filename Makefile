@@ -44,6 +44,7 @@ bench: install
 	-$(BIN)/python benchmarks/real_overhead.py
 	-$(BIN)/python benchmarks/store_import.py
 	$(BIN)/python benchmarks/store_concurrency.py
+	$(BIN)/python benchmarks/store_open.py
 	$(BIN)/python benchmarks/compare.py
 	$(BIN)/python benchmarks/judges.py
 	$(BIN)/python benchmarks/snapshot_restore.py

@@ -14,8 +14,9 @@ Rules (berbench G3 §3.3–3.4):
   any two ranked setups get their paired per-task difference with an exact sign-test
   (McNemar with one attempt) p-value.
 
-Reads only the store (sessions, `metrics`, `session.finished`, `cell.outcome`), in two
-queries, so thousands of cells answer in well under a second.
+Reads only the store (sessions, their `metrics` and `session.finished` actions, and the
+outcomes their gradings decided), a few queries in all, so thousands of cells answer in well
+under a second.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import orjson
-
 from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.pricing import Pricing, session_cost, sum_known
 from benchtape.store.database import Store
@@ -35,7 +34,7 @@ from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 
-_KINDS = ("metrics", "session.finished", "cell.outcome")
+_KINDS = ("metrics", "session.finished")
 _TOKEN_FIELDS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -79,49 +78,22 @@ class _Session:
 def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
     archived arm summaries by key."""
-    where, params = _where(evaluation, runs)
+    where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
     sessions: dict[str, _Session] = {}
-    rows = store.db.execute(
-        "SELECT s.id, s.run_id, s.scenario, s.cell_id, s.attempt, s.model, s.params, s.parent_session, s.started_at "
-        f"FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where} ORDER BY s.id",
-        params,
-    )
-    loads = orjson.loads
-    for row in rows:
-        sessions[row[0]] = _Session(row, loads(row[6]) if row[6] else {})
-    kinds = ",".join(f"'{k}'" for k in _KINDS)
-    # CROSS JOIN fixes the loop order: the selected sessions first, then each one's actions by
-    # the primary key's prefix (in seq order), so the cost grows with the cells asked for, not
-    # with the store. (A partial index on these kinds would halve this read, but it doubles
-    # the insert cost of every action on the recording hot path: measured, not worth it.)
-    actions = store.db.execute(
-        f"SELECT a.session_id, a.kind, a.data FROM runs r CROSS JOIN sessions s ON r.id = s.run_id CROSS JOIN actions a ON a.session_id = s.id WHERE {where} AND a.kind IN ({kinds})",
-        params,
-    )
-    for session_id, kind, data in actions:
+    for row in store.cell_sessions(**where):
+        sessions[row[0]] = _Session(row, row[6])
+    for session_id, kind, d in store.cell_actions(_KINDS, **where):
         s = sessions[session_id]
-        d = loads(data)
         if kind == "metrics":
             s.metrics.update((k, v) for k, v in d.items() if v is not None)
-        elif kind == "session.finished":
-            s.wall_ms = d.get("wall_ms")
         else:
-            s.outcome = d
-    arms = _archived_arms(store, where, params)
-    return _measurements(sessions, pricing), arms
-
-
-def _where(evaluation: str | None, runs: list[str] | None) -> tuple[str, list[Any]]:
-    if runs:
-        return f"s.cell_id IS NOT NULL AND s.run_id IN ({','.join('?' * len(runs))})", list(runs)
-    return "s.cell_id IS NOT NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ?", [RUN_KIND, evaluation]
-
-
-def _archived_arms(store: Store, where: str, params: list[Any]) -> dict[str, dict[str, Any]]:
+            s.wall_ms = d.get("wall_ms")
+    for session_id, outcome in store.latest_outcomes(list(sessions)).items():
+        sessions[session_id].outcome = outcome
     arms: dict[str, dict[str, Any]] = {}
-    for (text,) in store.db.execute(f"SELECT DISTINCT r.params FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where}", params):
-        arms.update((orjson.loads(text) or {}).get("arms") or {})
-    return arms
+    for params in store.cell_run_params(**where):
+        arms.update(params.get("arms") or {})
+    return _measurements(sessions, pricing), arms
 
 
 def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measurement]:
@@ -467,7 +439,8 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
 def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:
     """The newest stored run of the evaluation `name`, as (the file it was read from,); None
     when the store holds none."""
-    return store.db.execute("SELECT bench_path FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? ORDER BY started_at DESC LIMIT 1", [RUN_KIND, name]).fetchone()
+    run = store.newest_run_of(RUN_KIND, name)
+    return None if run is None else (run.get("bench_path"),)
 
 
 def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: Any) -> Any:
