@@ -102,26 +102,28 @@ class GradedWhere(Protocol):
     def where(self) -> str: ...
 
 
-def js_runtime_problems(what: str, pf: GradedWhere) -> list[str]:
+def js_runtime_problems(what: str, pf: GradedWhere, *, one: bool = False) -> list[str]:
     """Preflight: the runtime `js_runtime` will want, where grading will run (bun when pinned, at
-    the pinned version, else node), each missing one a finding that names how to install it."""
+    the pinned version, else node), each missing one a finding that names how to install it.
+    `what` runs (`one`) or run: "js checks", "its JavaScript transform"."""
     pin = pf.runtimes.get("bun")
+    run = "runs" if one else "run"
     if pf.interpreter is not None:  # graded elsewhere (a container): the runtime must be there
         runtime = "bun" if pin else "node"
         if pf.interpreter(runtime) is None:
-            return [f"{what} run with {runtime}, which {pf.where} does not have: give the scenario an image with {runtime}"]
+            return [f"{what} {run} with {runtime}, which {pf.where} does not have: give the scenario an image with {runtime}"]
         return []
     path = pf.env.get("PATH")
     if pin:
         bun = shutil.which("bun", path=path)
         if bun is None:
-            return [f"{what} run with bun (`defaults.bun: {pin}`), which is not on PATH: {BUN_INSTALL}"]
+            return [f"{what} {run} with bun (`defaults.bun: {pin}`), which is not on PATH: {BUN_INSTALL}"]
         version = probe([bun, "--version"])
         if version is not None and not pin_matches(str(pin), version):
             return [f"`defaults.bun: {pin}` is declared, but the bun on PATH is {version}: npm install bun@{pin}"]
         return []
     if shutil.which("node", path=path) is None:
-        return [f"{what} run with node, which is not on PATH: {NODE_INSTALL}; or declare `defaults.bun:` and install bun ({BUN_INSTALL})"]
+        return [f"{what} {run} with node, which is not on PATH: {NODE_INSTALL}; or declare `defaults.bun:` and install bun ({BUN_INSTALL})"]
     return []
 
 

@@ -407,10 +407,11 @@ def transform_problems(values: Iterable[TransformValue], pf: Any) -> list[str]:
             if not full.is_file():
                 out.append(f"transform file {full} does not exist (a `file://` transform is relative to the bench file)")
     if "js" in languages:
-        missing = js_runtime_problems(_count(languages["js"], "JavaScript transform"), pf)
+        missing = js_runtime_problems(_count(languages["js"], "JavaScript transform"), pf, one=languages["js"] == 1)
         out.extend(missing or _js_syntax_problems(inline_js, pf))
     if "python" in languages and pf.interpreter is not None and pf.interpreter("python") is None:
-        out.append(f"{_count(languages['python'], 'Python transform')} run with python3, which {pf.where} does not have: give the scenario an image with python3, or write them in JavaScript")
+        verb = "runs" if languages["python"] == 1 else "run"
+        out.append(f"{_count(languages['python'], 'Python transform')} {verb} with python3, which {pf.where} does not have: give the scenario an image with python3, or write it in JavaScript")
     return out
 
 
