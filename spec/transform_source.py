@@ -171,9 +171,10 @@ def python_evidence(source: str) -> str | None:
     and then only for what JavaScript has not got or means otherwise: Python's names and
     str methods (`len`, `.upper()`), its keywords and spellings (`and`, `not`, `in`, `None`,
     `True`), its syntax (a slice, a comprehension, an f-string, `r"…"`, a `#` comment), and
-    what JavaScript reads differently (`s[-1]` is undefined, `//` starts a comment,
-    `.split()` returns the whole string, `a < b < c` compares a boolean). A source valid in
-    both with none of these (`output.split("\\n")[0]`, `output.trim()`) is JavaScript."""
+    what JavaScript reads differently (`s[-1]` is undefined, `.split()` returns the whole
+    string, `a < b < c` compares a boolean). A source valid in both with none of these
+    (`output.split("\\n")[0]`, `output.trim()`, `"k" in JSON.parse(output)`, `x // note`) is
+    JavaScript; `file://x.js` always is."""
     tree = _python_tree(source)
     if tree is None:
         return None  # not Python: JavaScript (or neither, which the runtime will say)
@@ -204,12 +205,10 @@ def _node_evidence(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and (node.value is None or isinstance(node.value, bool)):
         return f"`{node.value}` (JavaScript spells it `{ {None: 'null', True: 'true', False: 'false'}[node.value] }`)"
     if isinstance(node, ast.Compare):
-        if any(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot)) for op in node.ops):
-            return "`in`/`is`"
+        if any(isinstance(op, (ast.NotIn, ast.Is, ast.IsNot)) for op in node.ops):
+            return "`not in`/`is`"
         if len(node.ops) > 1:
             return "a chained comparison (JavaScript compares the first result, a boolean)"
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-        return "`//` (a comment in JavaScript)"
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.UnaryOp) and isinstance(node.slice.op, ast.USub):
         return "a negative index (JavaScript reads `s[-1]` as undefined)"
     if isinstance(node, ast.Name) and node.id in _PY_NAMES:

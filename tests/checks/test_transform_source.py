@@ -30,6 +30,8 @@ JAVASCRIPT = [
     "output\n  .trim()\n  .toUpperCase()",
     "context.vars.name + output",
     "null",
+    "'answer' in JSON.parse(output)",  # `in` is JavaScript too
+    "output.trim() // a comment",
 ]
 
 # Python transforms as benchtape used to read them: each refused, naming what gave it away
@@ -40,13 +42,13 @@ PYTHON = {
     "re.sub(r'\\s+', ' ', output)": "`re`",
     "output.split()[0]": "`.split()` with no separator",
     "len(output)": "`len`",
-    "'yes' in output": "`in`",
+    "'yes' not in output": "`not in`",
+    "output is None": "`not in`/`is`",
     "output[-1]": "a negative index",
     "output if output else 'empty'": "`x if c else y`",
     "not output": "`not`",
     "output == None": "`None`",
     "', '.join(output.split(','))": "`str.join`",
-    "output // 2": "`//`",
     "x = output.strip()\nreturn x": "`.strip()`",
     "output  # note": "a `#` comment",
     "f'{output}!'": "an f-string",
