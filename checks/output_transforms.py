@@ -415,6 +415,20 @@ def transform_problems(values: Iterable[TransformValue], pf: Any) -> list[str]:
     return out
 
 
+def python_note(values: Iterable[TransformValue]) -> str | None:
+    """A preflight note when a scenario uses Python transforms: benchtape's extension, which
+    madbench cannot run (a difference the bench chose, said before any spend)."""
+    count = 0
+    for value in values:
+        try:
+            count += transform_of(value).language == "python"
+        except TransformRefused:
+            continue
+    if not count:
+        return None
+    return f"{_count(count, 'Python transform')} ({{python: ...}} or file://….py) {'is' if count == 1 else 'are'} benchtape's extension: madbench cannot run this scenario as written"
+
+
 def _js_syntax_problems(sources: list[str], pf: Any) -> list[str]:
     """Inline JavaScript transforms that do not compile, found with this machine's node (or
     bun) when it has one: the same language wherever grading runs, so a typo blocks the run

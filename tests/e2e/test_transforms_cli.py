@@ -46,6 +46,9 @@ def _bench(tmp_path, text=MADBENCH):
 @needs_node
 def test_a_madbench_bench_with_javascript_transforms_passes_end_to_end(tmp_path):
     bench, db, report = _bench(tmp_path), tmp_path / "t.db", tmp_path / "r.json"
+    pre = benchtape("preflight", bench)
+    assert pre.returncode == 0, pre.stdout + pre.stderr
+    assert "scenario 'shout': its Python transform ({python: ...} or file://….py) is benchtape's extension: madbench cannot run this scenario as written" in pre.stdout + pre.stderr
     out = benchtape("run", bench, "--db", db, "--report-json", report)
     assert out.returncode == 0, out.stdout + out.stderr
     [result] = json.loads(report.read_text())["results"]
