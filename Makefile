@@ -48,6 +48,7 @@ bench: install
 	$(BIN)/python benchmarks/compare.py
 	$(BIN)/python benchmarks/judges.py
 	$(BIN)/python benchmarks/snapshot_restore.py
+	-$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/hardening.py
 	-$(BIN)/python benchmarks/inspect_compare.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
