@@ -89,7 +89,7 @@ def _unittest(output: str) -> Counts | None:
     total = int(ran[-1])
     tail = output[output.rfind("Ran ") :]
     m = re.search(r"^(OK|FAILED)(?: \(([^)]*)\))?\s*$", tail, re.MULTILINE)
-    fields = dict((k, int(v)) for k, v in re.findall(r"([a-z ]+)=(\d+)", m.group(2) or "")) if m else {}
+    fields = {k.strip(): int(v) for k, v in re.findall(r"([a-z ]+)=(\d+)", m.group(2) or "")} if m else {}
     failed, errored, skipped = fields.get("failures", 0), fields.get("errors", 0), fields.get("skipped", 0) + fields.get("expected failures", 0)
     return Counts("unittest", passed=max(total - failed - errored - skipped, 0), failed=failed, errored=errored, skipped=skipped)
 

@@ -71,6 +71,7 @@ class Judgement:
     held: bool
     diagnosis: str  # "" when it held, or when the runner was not recognised
     remedy: str
+    detail: str = ""  # what in the log showed it (a missing module's name, the network error)
 
 
 def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: RunCommand) -> Evidence:
@@ -106,7 +107,7 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
 # ---------------------------------------------------------------- what the output says went wrong
 
 
-_NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_.]+)'")
+_NO_MODULE = re.compile(r"(?:(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_.]+)'|^\S*python[0-9.]*: No module named ([A-Za-z0-9_.]+)\s*$)", re.MULTILINE)
 _NOT_FOUND = re.compile(r"(?:^|\s|:)(\S+): (?:\d+: )?(?:\S+: )?(?:command )?not found\s*$|command not found: (\S+)", re.MULTILINE)
 _NETWORK = re.compile(
     r"Temporary failure in name resolution|Name or service not known|Network is unreachable|Could not resolve host|"
@@ -125,9 +126,10 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     if net:
         return "network_denied", net.group(0)
     for m in _NO_MODULE.finditer(log):
-        top = m.group(1).split(".")[0]
+        name = m.group(1) or m.group(2)
+        top = name.split(".")[0]
         if tree is None or not ((tree / top).is_dir() or (tree / f"{top}.py").is_file() or (tree / "src" / top).is_dir()):
-            return "missing_dependency", f"no module named {m.group(1)!r}"
+            return "missing_dependency", f"no module named {name!r}"
     if evidence.exit == 127 or (evidence.exit is not None and evidence.counts.runner is None and _NOT_FOUND.search(log)):
         m = _NOT_FOUND.search(log)
         name = next((g for g in (m.groups() if m else ()) if g), "the verify command")
@@ -160,14 +162,14 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
         return Judgement(False, "timeout", REMEDIES["timeout"])
     if ev.status == "setup_failed":
         found = problem(ev, tree)
-        return Judgement(False, found[0] if found else "", REMEDIES[found[0]] if found else REMEDIES["setup_failed"])
+        return Judgement(False, found[0], REMEDIES[found[0]], found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
     if ev.status == "passed":
         if ev.counts.runner is not None and ev.counts.counted == 0:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
     found = problem(ev, tree)
     if found:
-        return Judgement(False, found[0], REMEDIES[found[0]])
+        return Judgement(False, found[0], REMEDIES[found[0]], found[1])
     if ev.counts.runner is None:
         return Judgement(False, "", REMEDIES[""])
     if ev.counts.failed + ev.counts.errored == 0:
@@ -185,7 +187,7 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
     if ev.status in ("failed", "setup_failed"):
         found = problem(ev, tree)
         if found:
-            return Judgement(False, found[0], REMEDIES[found[0]])
+            return Judgement(False, found[0], REMEDIES[found[0]], found[1])
         if ev.status == "setup_failed":
             return Judgement(False, "", REMEDIES["setup_failed"])
         if ev.counts.runner is not None and ev.counts.counted == 0:

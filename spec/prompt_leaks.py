@@ -66,14 +66,14 @@ def find_leaks(text: str, ctx: LeakContext) -> list[Finding]:
     spans: list[tuple[int, int, str]] = []
     if ctx.pull_request_url:
         spans += [(m.start(), m.end(), "pr_url") for m in re.finditer(re.escape(ctx.pull_request_url.rstrip("/")), text)]
-    spans += [(m.start(), m.end(), "forge_url") for m in _FORGE_URL.finditer(text)]
+    spans += [(m.start(), m.start() + len(m.group(0).rstrip(".,;:!?")), "forge_url") for m in _FORGE_URL.finditer(text)]
     spans += [(m.start(), m.end(), "forge_host") for m in _FORGE_HOST.finditer(text)]
     for repo in ctx.repositories:
         pattern = r"(?<![A-Za-z0-9_.-])(?:" + _HOST + r"/)?" + re.escape(repo) + r"(?:\.git)?(?![A-Za-z0-9_-])"
         spans += [(m.start(), m.end(), "owner_repo") for m in re.finditer(pattern, text, re.IGNORECASE)]
     if ctx.number is not None:
         n = str(ctx.number)
-        pattern = r"(?:(?<![A-Za-z0-9&])[#!]|(?:pull|pulls|issues|merge_requests)/)" + n + r"(?![0-9])"
+        pattern = r"(?:(?<![&!#])[#!]|(?:pull|pulls|issues|merge_requests)/)" + n + r"(?![0-9])"  # `owner/repo#N` too
         spans += [(m.start(), m.end(), "self_reference") for m in re.finditer(pattern, text, re.IGNORECASE)]
     commits = [c.lower() for c in ctx.commits if c]
     for m in _HEX.finditer(text):

@@ -46,7 +46,8 @@ class PhaseReport:
     def to_dict(self) -> dict[str, Any]:
         ev = self.evidence.to_dict()
         ev.pop("steps", None)
-        return {**ev, "held": self.judgement.held, "diagnosis": self.judgement.diagnosis, "remedy": self.judgement.remedy, "log_path": str(self.log_path), "session": self.session_id}
+        detail = "; ".join(d for d in (ev.pop("detail"), self.judgement.detail) if d)
+        return {**ev, "detail": detail, "held": self.judgement.held, "diagnosis": self.judgement.diagnosis, "remedy": self.judgement.remedy, "log_path": str(self.log_path), "session": self.session_id}
 
 
 @dataclass
@@ -166,8 +167,10 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
                 judgement = judge_base(evidence, work) if phase == "base" else judge_reference(evidence, base, work)
                 log_path = _write_log(logs, task.id, phase, evidence)
                 phase_report = PhaseReport(phase, evidence, judgement, log_path)
+                summary = phase_report.to_dict()
+                summary.pop("session")
                 facts = {"level": level, "where": report.where, "work_dir": str(work), "fingerprint": report.fingerprint}
-                phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, phase_report.to_dict(), facts)
+                phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
                 report.phases[phase] = phase_report
                 say(f"{task.id}: {phase} {evidence.status} ({_counts_text(evidence)})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
     finally:
