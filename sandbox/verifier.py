@@ -2,7 +2,7 @@
 
 One function serves `task validate` (base + tests.patch; base + reference.patch +
 tests.patch) and, later, the grading of an agent's candidate (base + candidate + tests.patch):
-`verify(tree, patches, verify, box)` applies the patches in order (the first that does not
+`verify_task(tree, task, candidate, run)`, through `verify(tree, patches, verify, run)`, applies the patches in order (the first that does not
 apply ends it as `patch_apply_failed`, naming the patch), runs `verify.setup` then
 `verify.command` where the box runs commands (a home folder, a container), and returns what
 happened with the runner's own counts. It never decides what the evidence MEANS for a
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchtape.core.command_runner import CommandResult
-from benchtape.sandbox.patches import PatchFailed, apply_patch
+from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
-from benchtape.spec.task import Verify
+from benchtape.spec.task import TaskSpec, Verify
 
 # run(command, timeout) -> its result, where the verifier's commands run (cwd: the tree)
 RunCommand = Callable[[str, float], CommandResult]
@@ -104,6 +104,20 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, steps=steps)
 
 
+def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate") -> Evidence:
+    """A task's hidden verifier on `tree` (the base commit's tree, fresh): `candidate` (an
+    agent's patch, the reference patch, or None at validation's base phase), then tests.patch,
+    then verify.setup and verify.command. What validation runs twice and grading once per cell."""
+    patches = [(name, candidate)] if candidate is not None else []
+    return verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run)
+
+
+def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
+    """The paths of a candidate patch under the task's `verify.protected_paths` (grading's
+    guard_violation: the agent changed what the hidden tests own)."""
+    return under(changed_paths(candidate), task.verify.protected_paths)
+
+
 # ---------------------------------------------------------------- what the output says went wrong
 
 
@@ -131,8 +145,8 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
         if tree is None or not ((tree / top).is_dir() or (tree / f"{top}.py").is_file() or (tree / "src" / top).is_dir()):
             return "missing_dependency", f"no module named {name!r}"
     if evidence.exit == 127 or (evidence.exit is not None and evidence.counts.runner is None and _NOT_FOUND.search(log)):
-        m = _NOT_FOUND.search(log)
-        name = next((g for g in (m.groups() if m else ()) if g), "the verify command")
+        found = _NOT_FOUND.search(log)
+        name = next((g for g in (found.groups() if found else ()) if g), "the verify command")
         return "missing_dependency", f"{name}: command not found"
     other = _OTHER_MISSING.search(log)
     if other:

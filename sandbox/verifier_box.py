@@ -97,3 +97,13 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
         yield VerifierBox(run=run, level="container", where=f"container {box.image}", network=network)
     finally:
         box.remove()
+
+
+def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None) -> contextlib.AbstractContextManager[VerifierBox]:
+    """The box of a level (`home` or `container`) on `tree`: where validation and grading run a
+    task's verifier. `site`: an unpacked wheelhouse (sandbox/wheelhouse.py), with no project image."""
+    if level == "container":
+        return container_box(tree, image, network=network, site=site)
+    if level != "home":
+        raise ValueError(f"the verifier runs at level home or container, not {level!r}")
+    return home_box(tree, network=network, site=site)

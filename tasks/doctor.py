@@ -122,8 +122,8 @@ def _image(project: Project, engine: bool, checks: list[Check]) -> None:
         checks.append(Check("project image", "ok", detail))
         return
     wheels = project.wheelhouse()
-    deps = f"test dependencies from {wheels} ({len(list(wheels.glob('*.whl')))} wheels)" if wheels else "no wheelhouse: the base image has a Python and its standard library only"
-    status = "ok"
+    deps = f"test dependencies from {wheels} ({len(list(wheels.glob('*.whl')))} wheels)" if wheels else "no wheelhouse: the base image has a Python and its standard library only, so validation runs at level home"
+    status = "ok" if wheels else "warn"
     if engine:
         from benchtape.sandbox.container import connect
 
@@ -206,7 +206,9 @@ def _pricing(root: Path, reg: Any, user: Path | None, checks: list[Check]) -> No
     pricing = _guard(checks, "pricing", lambda: load_pricing(root, user), "fix the pricing file it names")
     if pricing is None:
         return
-    models = sorted({m.id for t in reg.tools.values() if t.harness != "mock" for m in t.models.values()})
+    from benchtape.spec.pricing import FREE_MODELS
+
+    models = sorted({m.id for t in reg.tools.values() if t.harness != "mock" for m in t.models.values() if m.id not in FREE_MODELS})
     unpriced = [m for m in models if not pricing.priced(m)]
     if unpriced:
         checks.append(Check("pricing", "warn", f"{len(models) - len(unpriced)} of {len(models)} models priced; unpriced (cost stays unknown): {', '.join(unpriced)}", "add their rates to ~/.config/benchtape/pricing.yaml (kind: Pricing)"))

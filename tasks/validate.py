@@ -4,8 +4,9 @@
 reference.patch + tests.patch must PASS. Only when both hold is `validation:` written into
 task.yaml (when, the fingerprint of the bound inputs, both flags, the counts). Each phase runs
 in a fresh copy of the base commit's tree, exported without `.git`, in a fresh sandbox: a
-container of the project image when an engine answers (network off unless
-`verify.network`), else a folder on this host (level home). A leaking prompt or the
+container of the project image when an engine answers and the project has one (network off
+unless `verify.network`), else a folder on this host (level home, its network taken away
+where the host allows). A leaking prompt or the
 placeholder command is refused before anything runs.
 
 This module only orchestrates: the verifier itself (patches, runner counts, diagnoses) is
@@ -23,8 +24,8 @@ from typing import Any, Callable, Iterator
 
 from benchtape.core.errors import BadInput
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
-from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify
-from benchtape.sandbox.verifier_box import container_box, home_box
+from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify_task
+from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task_dirs, with_validation
 from benchtape.tasks.gitlog import resolve
@@ -93,8 +94,10 @@ class Validated:
 Progress = Callable[[str], None]
 
 
-def choose_level(level: str) -> tuple[str, str | None]:
-    """(level, why) for `--sandbox`: `auto` is container when an engine answers, else home."""
+def choose_level(level: str, project: Project) -> tuple[str, str | None]:
+    """(level, why) for `--sandbox`: `auto` is container when an engine answers and the project
+    has an image to verify in (a Dockerfile.benchtape, or test dependencies in its wheelhouse
+    for benchtape's base image, which holds a bare Python); else home, saying why."""
     if level not in LEVELS:
         raise BadInput(f"--sandbox {level!r} is no validation level", fix=f"use one of {', '.join(LEVELS)}")
     from benchtape.sandbox.container import available
@@ -106,7 +109,11 @@ def choose_level(level: str) -> tuple[str, str | None]:
         if not ok:
             raise BadInput(f"--sandbox container: {why}", fix="start an engine (`.ci/docker.sh`), or validate at level home: --sandbox home")
         return "container", None
-    return ("container", None) if ok else ("home", f"no engine answers ({why}): validating at level home")
+    if not ok:
+        return "home", f"no engine answers ({why}): validating at level home"
+    if project.dockerfile is None and project.wheelhouse() is None:
+        return "home", "no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; provide one to validate at level container (docs/tasks.md)"
+    return "container", None
 
 
 def validate(project: Project, ids: list[str] | None, *, store: Any, level: str = "auto", logs: Path, progress: Progress | None = None, argv: list[str] | None = None) -> Validated:
@@ -115,7 +122,7 @@ def validate(project: Project, ids: list[str] | None, *, store: Any, level: str 
     folders = [find_task(project.root, i) for i in ids] if ids else list(task_dirs(project.root).values())
     if not folders:
         raise BadInput(f"no tasks in {project.config_dir / 'tasks'}", fix="create some: benchtape task scan, then benchtape task create N")
-    chosen, why = choose_level(level)
+    chosen, why = choose_level(level, project)
     tasks = [load_task(f) for f in folders]
     run_id = start_run(store, [t.id for t in tasks], chosen, argv)
     reports = []
@@ -154,15 +161,13 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
         with _image(project, task, base_tree, level, report) as image:
             for phase in PHASES:
                 say(f"{task.id}: {phase} …")
-                patches = [("tests.patch", task.tests_patch())]
-                if phase == "reference":
-                    patches.insert(0, ("reference.patch", task.reference()))
                 work = scratch / phase / "work"
                 shutil.copytree(base_tree, work, symlinks=True)
                 with _box(project, task, work, level, image) as box:
                     report.where = box.where
                     report.notes.extend(n for n in box.notes if n not in report.notes)
-                    evidence = verify(work, patches, task.verify, box.run)
+                    candidate = task.reference() if phase == "reference" else None
+                    evidence = verify_task(work, task, candidate, box.run, name="reference.patch")
                 base = report.phases["base"].evidence if "base" in report.phases else None
                 judgement = judge_base(evidence, work) if phase == "base" else judge_reference(evidence, base, work)
                 log_path = _write_log(logs, task.id, phase, evidence)
@@ -211,10 +216,7 @@ def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | 
     from benchtape.sandbox.wheelhouse import site_for
 
     wheels = project.wheelhouse() if image is None else None
-    site = site_for(wheels) if wheels is not None else None
-    if level == "container":
-        return container_box(work, image, network=task.verify.network, site=site)
-    return home_box(work, network=task.verify.network, site=site)
+    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None)
 
 
 def _write_log(logs: Path, task_id: str, phase: str, evidence: Evidence) -> Path:

@@ -195,3 +195,26 @@ def test_credentials_are_reported_by_name_and_only_the_tools_own(tmp_path: Path)
     with pytest.raises(BadInput) as err:
         load_user_config(tmp_path / "user")
     assert err.value.line == 4 and "never goes in a config file" in (err.value.fix or "")
+
+
+def test_a_candidate_touching_protected_paths_is_named(tmp_path: Path):
+    from benchtape.sandbox.verifier import guarded_paths
+
+    task = load_task(write_task(tmp_path))
+    candidate = b"diff --git a/toolz/itertoolz.py b/toolz/itertoolz.py\n--- a/toolz/itertoolz.py\n+++ b/toolz/itertoolz.py\n" b"diff --git a/toolz/tests/test_itertoolz.py b/toolz/tests/test_itertoolz.py\n"
+    assert guarded_paths(candidate, task) == ["toolz/tests/test_itertoolz.py"]
+    assert guarded_paths(candidate.split(b"diff --git a/toolz/tests")[0], task) == []
+
+
+def test_an_evaluation_is_found_in_the_berbench_layout(tmp_path: Path):
+    from benchtape.spec.evaluation import evaluation_names, find_evaluation, project_of
+
+    folder = tmp_path / ".ber" / "bench" / "evaluations"
+    folder.mkdir(parents=True)
+    (folder / "baseline.yaml").write_text("apiVersion: bench.ber.run/v1alpha1\nkind: Evaluation\ntools: [{tool: mock}]\n")
+    path = find_evaluation("baseline", tmp_path)
+    assert path == folder / "baseline.yaml" and project_of(path) == tmp_path.resolve() and evaluation_names(tmp_path) == ["baseline"]
+    own = tmp_path / ".benchtape" / "evaluations"
+    own.mkdir(parents=True)
+    (own / "baseline.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntools: [{tool: mock}]\n")
+    assert find_evaluation("baseline", tmp_path) == own / "baseline.yaml"  # benchtape's own wins
