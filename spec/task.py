@@ -276,6 +276,8 @@ def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
         raise ld.err("a Task needs `verify:` (command at least)", top, None, "e.g. `verify: {command: pytest -q tests/test_bug.py, tests_patch: tests.patch}`")
     node = ld.strict(ld.mapping(top["verify"], "`verify:`", top, "verify"), VERIFY_KEYS, "`verify:`", extra_hint=VERIFY_HINTS)
     command = node.get("command")
+    if command is False:  # `command: false` unquoted: YAML's boolean, the placeholder as written by hand
+        command = PLACEHOLDER_COMMAND
     if not isinstance(command, str) or not command.strip():
         raise ld.err("`verify.command` must be a command (a string; exit 0 means passed)", node, "command" if "command" in node else None, "e.g. `command: pytest -q tests/test_bug.py`")
     network = node.get("network", False)

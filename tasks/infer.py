@@ -84,7 +84,7 @@ def _go(paths: list[str], blocks: dict[str, bytes]) -> Inferred:
 
 
 def _cargo(paths: list[str]) -> Inferred:
-    integration = [PurePosixPath(p).stem for p in paths if re.match(r"^(?:.*/)?tests/[^/]+\.rs$", p)]
+    integration = [PurePosixPath(p).stem for p in paths if re.match(r"^(?:.*/)?tests/[^/]+\.rs$", p) and not re.match(r"^(?:.*/)?src/", p)]
     if integration:
         return Inferred("cargo test " + " ".join(f"--test {shlex.quote(t)}" for t in integration), "cargo", "cargo test on the changed integration tests")
     return Inferred("cargo test", "cargo", "cargo test (the changed tests are unit tests inside the crate)")

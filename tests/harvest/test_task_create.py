@@ -112,3 +112,17 @@ def test_lint_finds_leaks_and_fix_redacts_them(toolz: Path):
     assert fixed.returncode == 0, fixed.stdout
     assert (folder / "prompt.md").read_text() == "# Fix isiterable\n\nSee [redacted] ([redacted][redacted]), base [redacted].\n"
     assert benchtape("task", "lint", cwd=toolz).returncode == 0
+
+
+def test_the_placeholder_command_is_refused_until_written(toolz: Path):
+    assert benchtape("task", "create", "534", cwd=toolz).returncode == 0
+    task_yaml = toolz / ".benchtape" / "tasks" / "534" / "task.yaml"
+    text = task_yaml.read_text()
+    task_yaml.write_text(text.replace('command: "python3 -m pytest -q toolz/tests/test_curried.py"', "command: false"))
+    row = next(t for t in json.loads(benchtape("task", "list", "--json", cwd=toolz).stdout)["tasks"] if t["id"] == "534")
+    assert row["state"] == "unvalidated" and "placeholder" in row["why"]
+    done = benchtape("task", "validate", "534", "--sandbox", "home", "--json", cwd=toolz)
+    report = json.loads(done.stdout)["tasks"][0]
+    assert done.returncode == 1 and report["refused"] == "verify.command is the placeholder `false`" and report["phases"] == {}
+    unknown = benchtape("task", "validate", "5344", cwd=toolz)
+    assert unknown.returncode == 2 and "did you mean '534'" in unknown.stderr

@@ -115,3 +115,5 @@ def test_doctor_reports_everything_at_once_names_only(validated: dict[str, Any])
     assert {"engine", "store", "agent claude-code", "agent codex", "pricing", "tool registry"} <= set(checks)
     assert done.returncode == 1 and doc["failed"] == ["credentials codex"]
     assert all(c["next"] for c in doc["checks"] if c["status"] == "fail")
+    offline = benchtape("doctor", "--tool", "mock", cwd=repo)  # the offline harness needs no credential: nothing fails
+    assert offline.returncode == 0 and "credentials mock: needs none" in offline.stdout and "FAIL" not in offline.stdout, offline.stdout
