@@ -56,7 +56,7 @@ class Evidence:
             "exit": self.exit,
             "runner": self.runner,
             **self.counts.to_dict(),
-            "counted": self.counts.runner is not None,
+            "counted": self.counts.counted,  # everything the runner counted (tests and errors); runner None: nothing recognised
             "patch": self.patch,
             "detail": self.detail,
             "seconds": round(self.seconds, 3),

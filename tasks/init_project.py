@@ -2,7 +2,9 @@
 
 The remote names the forge and `owner/repo` (what the leak lint keeps out of prompts); the
 harvest keys are written commented out with their defaults, so what a scan counts as tests
-and noise is visible and editable. Never overwrites an existing config.
+and noise is visible and editable. A `.benchtape/.gitignore` keeps the results (the store,
+validation logs, agent binaries) out of the history, while tasks and config are committed.
+Never overwrites an existing file.
 """
 
 from __future__ import annotations
@@ -67,6 +69,9 @@ def init_tasks(cwd: Path) -> Initialised:
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
     (path.parent / TASKS_DIR).mkdir(exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():  # tasks and config are committed; results never are
+        ignore.write_text("# results stay out of the history: the store, validation logs, pinned agent binaries\nbenchtape.db*\nvalidate/\ntools/\n")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:
