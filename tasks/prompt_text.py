@@ -45,7 +45,11 @@ def _title_body(landing: Landing) -> tuple[str, str]:
     return _clean(re.sub(r"\s*\(#\d+\)\s*$", "", msg.subject)), _clean(msg.body)
 
 
+_MR_LINE = re.compile(r"^See merge request \S+!\d+\s*$", re.MULTILINE)
+
+
 def _clean(text: str) -> str:
+    text = _MR_LINE.sub("", text)
     text = _TRAILER.sub("", text)
     text = _CLOSING.sub("", text)
     text = re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE)

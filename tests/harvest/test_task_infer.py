@@ -81,3 +81,9 @@ def test_changed_files_split_into_tests_code_other_and_noise():
     parts = split(["toolz/itertoolz.py", "toolz/tests/test_itertoolz.py", "CHANGELOG.md", "doc/api.rst", "poetry.lock", "x_test.go"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS)
     assert parts.tests == ["toolz/tests/test_itertoolz.py", "x_test.go"] and parts.code == ["toolz/itertoolz.py"]
     assert parts.other == ["doc/api.rst"] and parts.noise == ["CHANGELOG.md", "poetry.lock"] and parts.reference == ["toolz/itertoolz.py", "doc/api.rst"]
+
+
+def test_a_gitlab_merge_prompt_loses_its_merge_request_line():
+    landing = _landing("merge", "Merge branch 'fix-parser' into 'main'", "Fix the parser on empty input\n\nIt crashed.\n\nSee merge request group/project!42", 42)
+    text, _ = prompt_for(landing, [])
+    assert text == "# Fix the parser on empty input\n\nIt crashed.\n"
