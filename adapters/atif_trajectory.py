@@ -186,10 +186,10 @@ class _Reading:
                 self._trajectory(sub, sub_thread)
         self.actions.extend(_carried(ours(traj.extra).get("after"), thread, 0.0))
         if not root:
-            self._foreign_extra(traj.extra, f"subagent trajectory {traj.trajectory_id!r}'s", thread)
-            self._foreign_extra(traj.agent.extra, f"subagent trajectory {traj.trajectory_id!r}'s agent", thread)
+            self._foreign_extra(traj.extra, f"subagent trajectory {traj.trajectory_id}'s", thread)
+            self._foreign_extra(traj.agent.extra, f"subagent trajectory {traj.trajectory_id}'s agent", thread)
             if traj.final_metrics is not None and not ours(traj.extra):
-                self.late.append(_kept(f"subagent trajectory {traj.trajectory_id!r}'s `final_metrics` (benchtape keeps one set of totals per session: the root's)", traj.final_metrics.model_dump(mode="json", exclude_none=True), thread))
+                self.late.append(_kept(f"subagent trajectory {traj.trajectory_id}'s `final_metrics` (benchtape keeps one set of totals per session: the root's)", traj.final_metrics.model_dump(mode="json", exclude_none=True), thread))
 
     def _thread_for(self, trajectory_id: str | None) -> str:
         """A subagent's thread: its trajectory id, made unique within the session."""
@@ -339,7 +339,7 @@ class _Reading:
         """One warning per field benchtape has no place for, with every step's value."""
         out = []
         for (where, name), values in self.odd.items():
-            out.append(_kept(f"`{name}` on {len(values)} step(s) of trajectory {where!r} (benchtape has no place for it)", {str(k): v for k, v in values.items()}))
+            out.append(_kept(f"`{name}` on {len(values)} step(s) of trajectory {where} (benchtape has no place for it)", {str(k): v for k, v in values.items()}))
         return out
 
 

@@ -10,17 +10,24 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-for extra in (ROOT / "tests" / "adapters", ROOT / "tests" / "e2e"):
+for extra in (ROOT / "tests" / "adapters", ROOT / "tests" / "e2e", ROOT / "tests" / "replay"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
 from adapterkit import REALDATA, realdata_params, session_of  # noqa: E402,F401 - re-exported for the format tests
+from cli import benchtape  # noqa: E402,F401 - the real command in a subprocess (tests/e2e/cli.py)
+from replaykit import cli  # noqa: E402,F401 - the real command in-process (tests/replay/replaykit.py), for the quick refusals
 from benchtape.adapters.atif_trajectory import AtifParser  # noqa: E402
 from benchtape.adapters.transcripts import open_transcripts  # noqa: E402
 from benchtape.core.model import METRIC_FIELDS, Action, Session  # noqa: E402
 from benchtape.formats.atif_export import trajectory  # noqa: E402
 
-TOP_TRANSCRIPTS = "**/*.jsonl"
+
+
+def session_params() -> list:
+    """pytest params of every real transcript that is a session of its own (a Claude subagent's
+    file imports with its session), or one loud skip when the real transcripts are missing."""
+    return [p for p in realdata_params("**/*.jsonl") if p.values[0] is None or not p.values[0].name.startswith("agent-")]
 
 
 def transcript_actions(path: Path, keep: int | None = None) -> list[Action]:

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formatskit import REALDATA, atif_roundtrip, real_session, realdata_params, session_of, views
+from formatskit import REALDATA, atif_roundtrip, real_session, session_params, session_of, views
 from benchtape.core.model import MAIN, Action
 
 TRANSCRIPTS = sorted(p for p in REALDATA.glob("**/*.jsonl") if not p.name.startswith("agent-")) if REALDATA else []
 
 
-@pytest.mark.parametrize("path", realdata_params("**/*.jsonl"))
+@pytest.mark.parametrize("path", session_params())
 def test_every_real_transcript_comes_back_as_itself(path: Path) -> None:
     session = real_session(path)
     back = atif_roundtrip(session)
