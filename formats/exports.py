@@ -8,18 +8,14 @@ written beside its target first and moved in: a failure leaves nothing half-writ
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 
 from benchtape.core.errors import BadInput
 from benchtape.replay.query import latest_verdicts
-from benchtape.replay.report import write_bytes_atomic
+from benchtape.replay.report import new_folder, write_bytes_atomic
 from benchtape.replay.select import Selection, rows, sessions
 from benchtape.store.database import Store
 
@@ -44,9 +40,7 @@ def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Pa
     """Every selected session's trajectory into a new (or empty) folder, `<session id>.json` each."""
     from benchtape.formats.atif_export import trajectory
 
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise BadInput(f"{dest} exists and is not an empty folder; refusing to write over it", file=str(dest), fix="name a new folder")
-    with _new_folder(dest) as tmp:
+    with new_folder(dest) as tmp:
         names = []
         for row, session in sessions(store, rows(store, selection)):
             (tmp / f"{row.id}.json").write_bytes(_json(trajectory(session)))
@@ -71,23 +65,3 @@ def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[P
 
 def _json(doc: dict[str, Any]) -> bytes:
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
-
-
-@contextmanager
-def _new_folder(dest: Path) -> Iterator[Path]:
-    """A temporary folder beside `dest`, moved to `dest` when the block ends well, removed otherwise."""
-    parent = dest.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
-    except OSError as exc:
-        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a folder in a writable place") from None
-    try:
-        yield tmp
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the temporary name only
-        if dest.exists():
-            dest.rmdir()
-        os.replace(tmp, dest)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
