@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 
 from benchtape.core.errors import BadInput
+from benchtape.core.leaks import ReportLeak, report_leaks
+from benchtape.replay.document import session_json
 from benchtape.replay.query import latest_verdicts
 from benchtape.replay.report import new_folder, write_bytes_atomic
 from benchtape.replay.select import Selection, rows, sessions
@@ -58,9 +60,24 @@ def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[P
     items = [Graded(row, session, latest_verdicts(store, row.id)) for row, session in sessions(store, rows(store, selection))]
     if not items:
         raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
+    _refuse_leaks(store, items, dest)
     run_ids = {g.row.run_id for g in items}
     run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
     return write(eval_log(items, run), dest), len(items)
+
+
+def _refuse_leaks(store: Store, items: list[Any], dest: Path) -> None:
+    """A log's scores carry the checks' reasons: like a report, it is not written when a reason
+    would publish a generated value (the answer key) the session did not say itself."""
+    found = []
+    for g in items:
+        generated = store.generated_vars(g.row.run_id, g.row.scenario)
+        if generated:
+            row = {"session": session_json(g.session), "verdicts": [{"path": v["check_path"], "reason": v.get("reason")} for v in g.verdicts]}
+            found += [f"session {g.row.id}: {hit}" for hit in report_leaks({"results": [row]}, generated)]
+    if found:
+        listed = "\n    ".join(found[:20])
+        raise ReportLeak(f"Inspect log {dest} was NOT written: a generated value (the answer key) would be published in a check's reason:\n    {listed}")
 
 
 def _json(doc: dict[str, Any]) -> bytes:

@@ -116,3 +116,20 @@ def test_without_the_extra_the_export_names_the_install_command(exported: tuple[
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert out.returncode == 2 and "pip install 'benchtape[inspect]'" in out.stderr, out.stderr
     assert not (tmp_path / "x.eval").exists()
+
+
+def test_a_log_that_would_publish_the_answer_key_is_not_written(tmp_path: Path) -> None:
+    """Scores carry the checks' reasons: as a report, the log is refused when one would publish
+    a `generate:` value the agent did not say itself."""
+    gen = tmp_path / "gen.py"
+    gen.write_text(f"#!{sys.executable}\nprint('ANSWER=fixed-answer-4410')\n")
+    gen.chmod(0o755)
+    (tmp_path / "bench.yaml").write_text(
+        "harness: mock\nscenarios:\n  - name: published\n    prompt: a\n    generate: gen.py\n"
+        "    mock: {steps: [{say: \"I do not know\"}]}\n    checks:\n      - {type: contains, value: fixed-answer-4410}\n"
+    )
+    db = tmp_path / "x.db"
+    assert benchtape("run", tmp_path / "bench.yaml", "--db", db, cwd=tmp_path).returncode == 1
+    out = benchtape("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "x.eval", "--db", db)
+    assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
+    assert not (tmp_path / "x.eval").exists() and not list(tmp_path.glob(".x.eval*"))
