@@ -102,7 +102,10 @@ class AtifParser:
             doc = load(text)
         except Invalid as exc:
             return [warning(f"not an ATIF trajectory the atif package accepts: {exc}", text)]
-        reading = _Reading(doc)
+        try:
+            reading = _Reading(doc)
+        except Exception as exc:  # noqa: BLE001 - an `extra` of a shape nobody expected must never lose the import
+            return [warning(f"AtifParser could not read this document ({type(exc).__name__}: {exc}); kept raw", text)]
         self.meta.update(reading.meta)
         return reading.actions
 
@@ -167,7 +170,7 @@ class _Reading:
         if final.total_cost_usd is not None:
             totals["cost_usd"] = final.total_cost_usd
         for name in ("duration_ms", "turns"):
-            if isinstance(kept, dict) and kept.get(name) is not None:
+            if _dict(kept).get(name) is not None:
                 totals[name] = kept[name]
         return totals
 
@@ -244,9 +247,9 @@ class _Reading:
                 self.actions.append(Action("final_output", {"text": text, **_data(kept)}, thread=thread, at=at))
             return
         if step.reasoning_content is not None:
-            self.actions.append(Action("thinking", {"text": step.reasoning_content, **(kept.get("thinking") or {})}, thread=thread, at=at))
+            self.actions.append(Action("thinking", {"text": step.reasoning_content, **_dict(kept.get("thinking"))}, thread=thread, at=at))
         if text or "message" in kept:
-            self.actions.append(Action("message.assistant", {"text": text, **(kept.get("message") or {})}, thread=thread, at=at))
+            self.actions.append(Action("message.assistant", {"text": text, **_dict(kept.get("message"))}, thread=thread, at=at))
         results = step.observation.results if step.observation is not None else []
         for call in step.tool_calls or []:
             refs = [r for result in results if result.source_call_id == call.tool_call_id for r in result.subagent_trajectory_ref or []]
@@ -349,7 +352,7 @@ def _agent_environment(agent: Any) -> Action:
     if agent.model_name:
         data["model"] = agent.model_name
     if agent.tool_definitions:
-        data["tools"] = [d.get("function", {}).get("name") or d.get("name") for d in agent.tool_definitions if isinstance(d, dict)]
+        data["tools"] = [_dict(d.get("function")).get("name") or d.get("name") for d in agent.tool_definitions if isinstance(d, dict)]
         data["tool_definitions"] = agent.tool_definitions
     return Action("environment.reported", data)
 
@@ -386,8 +389,11 @@ def _carried(entries: Any, thread: str, at: float) -> list[Action]:
 
 
 def _data(kept: dict[str, Any]) -> dict[str, Any]:
-    data = kept.get("data")
-    return data if isinstance(data, dict) else {}
+    return _dict(kept.get("data"))
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _text(message: Any) -> str:
