@@ -18,19 +18,18 @@ import io
 import os
 import stat
 import tarfile
-import tempfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from benchtape.sandbox.trees import remove_tree
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.sandbox.treediff import BYTECODE, is_bytecode
 from benchtape.store.database import Store
 from benchtape.core.command_runner import Unavailable
 from benchtape.replay.grading import StoredSnapshot
+from benchtape.replay.report import new_folder
 
 CONTEXT = 3  # lines of context around each change, as git shows
 
@@ -250,23 +249,9 @@ def export(store: Store, session: Session, dest: Path, *, staged: bool = False) 
         raise BadInput(f"{imported}, so there is no {what} to export", fix="run the scenario with `benchtape run` to record a workspace")
     if not snap:
         raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise BadInput(f"{dest} exists and is not an empty folder; refusing to write over it", file=str(dest), fix="name a new folder")
-    parent = dest.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
-    except OSError as exc:
-        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a folder in a writable place") from None
-    try:
-        StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the temporary name only
-        if dest.exists():
-            dest.rmdir()
-        os.replace(tmp, dest)
-    except Unavailable as exc:
-        raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
-    finally:
-        if tmp.exists():
-            remove_tree(tmp)
+    with new_folder(dest) as tmp:
+        try:
+            StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
+        except Unavailable as exc:
+            raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
     return int(snap.get("files") or 0)
