@@ -249,6 +249,10 @@ class Comparison:
     measurements: int
     pricing_dates: list[str]
     retired: int = 0  # stored measurements of setups, tasks or attempts the evaluation no longer has
+    # arm → task → every measurement of that cell by attempt, oldest first, each with whether the
+    # ranking counts it (an execution failure, or one a later measurement replaced, does not):
+    # what a matrix of tasks × setups shows and links to; not part of to_dict
+    cells: dict[str, dict[str, list[tuple[Measurement, bool]]]] = field(default_factory=dict)
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -315,7 +319,15 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
             row.fill = fill_command(ref or evaluation, row.missing, len(tasks))
     ordered = complete + [r for r in rows if r.rank is None]
     pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
-    return Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
+    return Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired, _cells(measurements, chosen))
+
+
+def _cells(measurements: list[Measurement], chosen: dict[str, dict[str, dict[int, Measurement]]]) -> dict[str, dict[str, list[tuple[Measurement, bool]]]]:
+    out: dict[str, dict[str, list[tuple[Measurement, bool]]]] = defaultdict(lambda: defaultdict(list))
+    for m in sorted(measurements, key=lambda m: (m.attempt, m.started_at)):
+        counted = (chosen.get(m.arm) or {}).get(m.task, {}).get(m.attempt) is m
+        out[m.arm][m.task].append((m, counted))
+    return {arm: dict(tasks) for arm, tasks in out.items()}
 
 
 def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
