@@ -8,6 +8,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     store  checks  adapters   the event store; the check catalog; one module per harness
     models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
     recorder  replay          the write side; the read side (neither imports the other)
+    view                      the live web viewer over the read side (never the write side)
     benchtape                 the front door: CLI, public API, preflight, composition
 
 ALLOWED below is that drawing, literally: no exceptions. Every import is checked, including
@@ -34,6 +35,7 @@ FOLDERS = {
     "sandbox": "sandbox",
     "recorder": "recorder",
     "replay": "replay",
+    "view": "view",
     "front": "benchtape",
 }
 # room -> the rooms it may import besides itself
@@ -47,7 +49,8 @@ ALLOWED: dict[str, set[str]] = {
     "sandbox": {"core", "spec", "adapters"},
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay"},
+    "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
+    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "view"},
 }
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
 
@@ -209,6 +212,8 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("front", "benchtape.checks.registry", True),
         ("replay", "benchtape.sandbox.levels", True),
         ("sandbox", "benchtape.adapters.lines", True),
+        ("view", "benchtape.recorder.runner", False),
+        ("view", "benchtape.replay.timeline", True),
     ],
 )
 def test_the_arrows_test_can_fail(room: str, target: str, ok: bool):
