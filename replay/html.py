@@ -138,9 +138,10 @@ def _when(at: Any) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(at))
 
 
-def badge(status: str) -> str:
-    """An outcome (pass, fail, error, not graded, incomplete) as a coloured pill."""
-    return f'<span class="badge {_e(status.replace(" ", "-").lower())}">{_e(status)}</span>'
+def badge(status: str, colour: str | None = None) -> str:
+    """An outcome (pass, fail, error, not graded, incomplete) as a coloured pill; `colour` names
+    the pill's class when the text is not one of those (a cell's `no_changes` is a fail)."""
+    return f'<span class="badge {_e((colour or status).replace(" ", "-").lower())}">{_e(status)}</span>'
 
 
 def _header(run: dict[str, Any], heading: str, counts: dict[str, int]) -> str:
@@ -160,11 +161,11 @@ def _header(run: dict[str, Any], heading: str, counts: dict[str, int]) -> str:
     return f"<header>\n<h1>{_e(heading)}</h1>\n<table class=\"facts\">{rows}</table>\n<p class=\"summary\">{total} session(s): {summary}</p>\n</header>\n"
 
 
-def session_section(entry: Entry, status: str, anchored: bool = False) -> str:
+def session_section(entry: Entry, status: str, anchored: bool = False, top: bool = True) -> str:
     """One session: its facts and metrics, verdicts by check, changes, environment, timeline and
     final output. The static page shows several (each with a link back to its summary); the
     viewer one, `anchored`: its timeline open, each row an id (`a-SEQ`) and each call marked
-    for keyboard navigation."""
+    for keyboard navigation. `top`: the link back to the page's summary (the static page's)."""
     row, s = entry.row, entry.session
     m = s.metrics
     metrics = [
@@ -175,10 +176,10 @@ def session_section(entry: Entry, status: str, anchored: bool = False) -> str:
         ("session status", _known(s.status)),
     ]
     metric_html = "".join(f"<span class=\"metric\"><b>{_e(k)}</b> {_e(v)}</span>" for k, v in metrics)
-    top = "" if anchored else ' <a class="top" href="#summary">↑</a>'
+    back = ' <a class="top" href="#summary">↑</a>' if top and not anchored else ""
     parts = [
         f"<section class=\"session\" id=\"s-{_e(row.id)}\">\n",
-        f"<h2>{_e(row.scenario)} <small>attempt {_e(row.attempt)}</small> {badge(status)}{top}</h2>\n",
+        f"<h2>{_e(row.scenario)} <small>attempt {_e(row.attempt)}</small> {badge(status)}{back}</h2>\n",
         f"<p class=\"meta\">session <code>{_e(row.id)}</code> · harness {_e(_known(row.harness or s.harness))} · model {_e(_known(row.model or s.model))} · started {_e(_when(row.started_at))}</p>\n",
         f"<p class=\"metrics\">{metric_html}</p>\n",
         verdicts(entry.verdicts),
@@ -292,7 +293,7 @@ def _verdict_row(path: str, name: str, type_: Any, status: Any, score: Any, reas
 def long_text(text: Any) -> str:
     """A text whole; a long or many-line one collapsed behind its first characters."""
     value = "" if text is None else str(text)
-    if len(value) <= PEEK and "\n" not in value:
+    if len(value) <= PEEK and "\n" not in value.rstrip("\n"):
         return _e(value)
     peek = " ".join(value[:PEEK].split())
     return f"<details class=\"long\"><summary>{_e(peek)}… <small>({len(value)} chars)</small></summary><pre>{_e(value)}</pre></details>"

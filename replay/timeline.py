@@ -212,12 +212,16 @@ def tree(session: Session) -> list[Node]:
     threads: dict[str, list[Node]] = {}
     spawned: set[str] = set()
     by_call_id = {sub.call_id: t for t, sub in session.subagents.items() if sub.call_id}
+    call_ids = {c.call_id for c in session.calls}  # a spawn started by a tool call (Task): that call gets the result
+    by_spawn_call: dict[str, Node] = {}  # a spawn's call id → its row: the subagent's answer is that call's result
     for action, step in zip(session.actions, flat):
         rows = threads.setdefault(action.thread, [])
-        call_seq = result_of.get(action.seq) if action.kind == "tool.result" else None
-        if call_seq is not None and call_seq in by_call:
-            by_call[call_seq].result = step
-            continue
+        if action.kind == "tool.result":
+            call_seq = result_of.get(action.seq)
+            owner = by_call.get(call_seq) if call_seq is not None else by_spawn_call.get(str(action.data.get("call_id")))
+            if owner is not None and owner.result is None:
+                owner.result = step
+                continue
         node = Node(step, action.thread)
         if action.kind == "tool.call":
             by_call[action.seq] = node
@@ -228,6 +232,8 @@ def tree(session: Session) -> list[Node]:
                 spawned.add(sub_thread)
                 node.children, node.sub_thread = threads.setdefault(sub_thread, []), sub_thread
                 node.agent = session.subagents[sub_thread].agent
+                if d.get("call_id") and d.get("call_id") not in call_ids:
+                    by_spawn_call[str(d["call_id"])] = node
         rows.append(node)
     for thread, sub in session.subagents.items():  # threads whose spawn is not in the log
         if thread in spawned or thread not in threads:

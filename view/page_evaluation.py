@@ -17,6 +17,7 @@ from benchtape.store.database import Store
 from benchtape.replay.compare import Comparison, Measurement, comparison
 from benchtape.replay.compare_html import body, matrix
 from benchtape.replay.document import document
+from benchtape.replay.outcomes import PASSED, is_reusable
 from benchtape.replay.html import Entry, badge, esc, session_section
 from benchtape.replay.timeline import session_status, show
 from benchtape.view.lookups import evaluations
@@ -117,7 +118,8 @@ def side_page(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> str:
             entry = Entry.of(store, shown.row, shown.session, shown.verdicts)
             status = session_status(shown.session, shown.verdicts) if shown.session.finished else "incomplete"
             note = "" if counted else ' <small>(not counted in the ranking)</small>'
-            sections.append(f'<p class="attempt">attempt {m.attempt}: {badge(m.outcome or "not graded")}{note} · <a href="{esc(session_href(m.session_id))}">open the session</a></p>' + session_section(entry, status))
+            pill = badge(m.outcome or "not graded", "pass" if m.outcome == PASSED else "fail" if is_reusable(m.outcome) else "error")
+            sections.append(f'<p class="attempt">attempt {m.attempt}: {pill}{note} · <a href="{esc(session_href(m.session_id))}">open the session</a></p>' + session_section(entry, status, top=False))
         columns.append(f'<div class="side"><h2>{esc(labels[arm])}</h2>{"".join(sections) or "<p class=none>not measured</p>"}</div>')
     head = f'<h1>{esc(task)} <small>· <a href="{esc("/evaluation/" + name)}">{esc(c.title)}</a></small></h1>'
     return page(f"{task} side by side", head + form + f'<div class="sides">{"".join(columns)}</div>', active="evaluations", json_href=href(base, {**q, "format": "json"}))

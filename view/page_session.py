@@ -47,8 +47,10 @@ def _regions(store: Store, shown: Shown) -> dict[str, str]:
 
 
 def session_done(v: Viewer, store: Store, q: Mapping[str, str]) -> bool:
-    """A finished session's page changes no more (a later grading aside: reload to see it)."""
-    return show(store, q["handle"]).session.finished
+    """A finished and graded session's page changes no more (a later regrade aside: reload to
+    see it); a finished one waits for the grading live grading gives it."""
+    shown = show(store, q["handle"])
+    return shown.session.finished and bool(shown.verdicts)
 
 
 def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
@@ -66,7 +68,7 @@ def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     ]
     control = '<p class="tag">the negative control: the no-op agent</p>' if shown.control else ""
     body = f'<p class="crumbs">{" · ".join(links)}</p>{control}' + region("session", regions["session"])
-    live = None if shown.session.finished else live_url("session", q, regions)
+    live = None if shown.session.finished and shown.verdicts else live_url("session", q, regions)
     return page(f"{shown.row.scenario} #{shown.row.attempt}", body, active="sessions", json_href=href(session_href(handle), {"format": "json"}), live=live)
 
 
