@@ -42,7 +42,10 @@ def view_cmd(
             import webbrowser
 
             webbrowser.open(url)
-        serve(Viewer(db_path(db).resolve(), Path.cwd()), sock, host)
+        try:
+            serve(Viewer(db_path(db).resolve(), Path.cwd()), sock, host)
+        except KeyboardInterrupt:  # uvicorn shuts down gracefully, then re-raises the signal it caught
+            print("benchtape view: stopped", file=sys.stderr)
         return 0
 
     guarded(body)

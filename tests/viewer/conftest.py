@@ -97,11 +97,11 @@ def serving(project: scenes.Project) -> Iterator[str]:
         yield base
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def rich(tmp_path_factory) -> scenes.Project:
     return scenes.rich(tmp_path_factory.mktemp("rich"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def evaluated(tmp_path_factory) -> scenes.Project:
     return scenes.evaluation(tmp_path_factory.mktemp("evaluation"))

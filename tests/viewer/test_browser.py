@@ -14,7 +14,7 @@ import pytest
 import scenes
 from conftest import serving
 
-pytestmark = pytest.mark.xdist_group("browser")  # one browser, the stores built once
+pytestmark = pytest.mark.xdist_group("viewer")  # one browser, the stores built once
 
 
 def expect(locator):
