@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz install clean docs agents
+.PHONY: demo test bench fuzz install clean docs agents screenshots
 
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -49,10 +49,16 @@ bench: install
 	$(BIN)/python benchmarks/snapshot_restore.py
 	$(BIN)/python benchmarks/hardening.py
 	-$(BIN)/python benchmarks/inspect_compare.py
+	-$(BIN)/python benchmarks/view.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
 
 docs: install
 	$(BIN)/python -m benchtape.checks.docs > docs/checks.md
+
+# The README's pictures of `benchtape view` (docs/img/view-*.png), from stores recorded for real,
+# in Debian's Chromium (apt-get install chromium).
+screenshots: install
+	$(BIN)/python tests/viewer/screenshots.py docs/img
 
 clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info

@@ -207,11 +207,11 @@ def tree(session: Session) -> list[Node]:
     they interleaved with the parent's). A subagent thread whose spawn was never recorded is
     nested at the end of its parent thread. The same `steps`, grouped: nothing is left out."""
     flat = steps(session)
-    result_of = {c.result_seq: c.seq for c in session.calls if c.result_seq is not None}
+    result_of: dict[Any, Any] = {c.result_seq: c.seq for c in session.calls if c.result_seq is not None}
     by_call: dict[Any, Node] = {}
     threads: dict[str, list[Node]] = {}
     spawned: set[str] = set()
-    by_call_id = {sub.call_id: t for t, sub in session.subagents.items() if sub.call_id}
+    by_call_id: dict[Any, str] = {sub.call_id: t for t, sub in session.subagents.items() if sub.call_id}
     call_ids = {c.call_id for c in session.calls}  # a spawn started by a tool call (Task): that call gets the result
     by_spawn_call: dict[str, Node] = {}  # a spawn's call id → its row: the subagent's answer is that call's result
     for action, step in zip(session.actions, flat):

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
 
 import orjson
-from starlette.concurrency import run_in_threadpool
-
 from benchtape.core.errors import BenchtapeError
 from benchtape.store.database import Store
 from benchtape.view import page_session, page_sessions
 from benchtape.view.lookups import data_version
 from benchtape.view.shell import region_hash
 from benchtape.view.viewer import Viewer
+from starlette.concurrency import run_in_threadpool
 
 POLL_S = 0.2
 MIN_GAP_S = 0.3

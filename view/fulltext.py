@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-
-from benchtape.store.database import Store, dumps
 from benchtape.replay.select import CONTROL
+from benchtape.store.database import Store, dumps
 
 # kind → (the field searched, what a reader calls it)
 SEARCHED: dict[str, tuple[str, str]] = {

@@ -10,12 +10,14 @@ over its pages.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
+import orjson
+from benchtape.replay.select import CONTROL
 from benchtape.spec.cells import RUN_KIND
 from benchtape.store.database import Store, inflate_raw
-from benchtape.replay.select import CONTROL
 
 
 @dataclass(frozen=True)
@@ -111,19 +113,34 @@ class RunLine:
         return {**self.__dict__, "running": self.running}
 
 
+# A session's `session.finished` is its last action but for what is appended after it (an
+# evaluation cell's `cell.outcome`): looking at its last few actions, backwards on the primary
+# key, finds it in one probe per session; one query answers a whole run.
+_TAIL = 4
+_FINISHED_NEAR_END = (
+    "SELECT s.id, EXISTS (SELECT 1 FROM (SELECT kind FROM actions a WHERE a.session_id = s.id ORDER BY a.seq DESC LIMIT "
+    f"{_TAIL}) WHERE kind = 'session.finished') FROM sessions s WHERE s.run_id = ?"
+)
+
+
 @dataclass
 class Finished:
-    """Which sessions have finished, remembered: a `session.finished` is never taken back (the
-    log is append-only), so a session found finished is never looked up again."""
+    """Which sessions of each run have finished, remembered: a `session.finished` is never taken
+    back (the log is append-only), so a session found finished is never looked up again, and a
+    run whose every session is known finished costs one count to list again."""
 
-    ids: set[str] = field(default_factory=set)
+    by_run: dict[str, set[str]] = field(default_factory=dict)
 
-    def of(self, store: Store, session_ids: list[str]) -> set[str]:
-        unknown = [sid for sid in session_ids if sid not in self.ids]
-        for sid in unknown:
-            if store.finish_status(sid) is not None:  # walks back from the session's last action
-                self.ids.add(sid)
-        return {sid for sid in session_ids if sid in self.ids}
+    def of_run(self, store: Store, run_id: str) -> tuple[int, int]:
+        """(the run's sessions, how many of them finished)."""
+        known = self.by_run.setdefault(run_id, set())
+        total = _rows(store, "SELECT COUNT(*) FROM sessions WHERE run_id = ?", [run_id])[0][0]
+        if len(known) < total:
+            rows = _rows(store, _FINISHED_NEAR_END + " AND s.id NOT IN (SELECT value FROM json_each(?))", [run_id, orjson.dumps(sorted(known)).decode()])
+            for sid, near_end in rows:
+                if near_end or store.finish_status(sid) is not None:  # the full walk back only for the rest
+                    known.add(sid)
+        return total, len(known)
 
 
 def recent_runs(store: Store, finished: Finished, *, limit: int = 8, before: str | None = None, controls: bool = False, run_id: str | None = None) -> list[RunLine]:
@@ -142,9 +159,7 @@ def recent_runs(store: Store, finished: Finished, *, limit: int = 8, before: str
     sql = "SELECT id, kind, bench_path, harness, model, started_at, json_extract(params, '$.evaluation') FROM runs" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?"
     out = [RunLine(*r) for r in _rows(store, sql, [*params, limit])]
     for run in out:
-        ids = [r[0] for r in _rows(store, "SELECT id FROM sessions WHERE run_id = ?", [run.id])]
-        run.sessions = len(ids)
-        run.finished = len(finished.of(store, ids))
+        run.sessions, run.finished = finished.of_run(store, run.id)
     return out
 
 

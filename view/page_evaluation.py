@@ -9,17 +9,18 @@ and two setups' sessions of one task side by side (`/evaluation/NAME/side?task=T
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from benchtape.core.errors import BadInput
-from benchtape.spec.pricing import load_pricing
-from benchtape.store.database import Store
 from benchtape.replay.compare import Comparison, Measurement, comparison
 from benchtape.replay.compare_html import body, matrix
 from benchtape.replay.document import document
-from benchtape.replay.outcomes import PASSED, is_reusable
 from benchtape.replay.html import Entry, badge, esc, session_section
+from benchtape.replay.outcomes import PASSED, is_reusable
 from benchtape.replay.timeline import session_status, show
+from benchtape.spec.pricing import load_pricing
+from benchtape.store.database import Store
 from benchtape.view.lookups import evaluations
 from benchtape.view.shell import href, page, session_href, when
 from benchtape.view.viewer import Viewer

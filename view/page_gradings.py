@@ -4,12 +4,13 @@ and what moved it, then every verdict that changed, flips first and marked."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from benchtape.core.errors import BadInput
-from benchtape.store.database import Store, dumps
 from benchtape.replay.diff import Change, GradingDiff, diff_gradings, gradings_table
 from benchtape.replay.html import badge, esc
+from benchtape.store.database import Store, dumps
 from benchtape.view.shell import href, page, session_href, when
 from benchtape.view.viewer import Viewer
 
@@ -57,8 +58,8 @@ def diff_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     d = diff_gradings(store, a, b)
     parts = [
         f'<h1>Grading diff <small><code>{esc(d.a.get("id"))}</code> → <code>{esc(d.b.get("id"))}</code></small></h1>',
-        f'<p class="summary">{d.sessions} session(s) graded by both ({d.only_a} only in A, {d.only_b} only in B) · '
-        f'<b class="flip">{len(d.flips)} flip(s)</b> · {len(d.scores)} score change(s) · {len(d.changed)} check(s) changed · {len(d.added)} added · {len(d.removed)} removed · {d.same} verdict(s) unchanged</p>',
+        (f'<p class="summary">{d.sessions} session(s) graded by both ({d.only_a} only in A, {d.only_b} only in B) · '
+        f'<b class="flip">{len(d.flips)} flip(s)</b> · {len(d.scores)} score change(s) · {len(d.changed)} check(s) changed · {len(d.added)} added · {len(d.removed)} removed · {d.same} verdict(s) unchanged</p>'),
         _pass_rates(d),
         _changes_table(d),
         _changed_checks(d),
@@ -92,7 +93,8 @@ def _changes_table(d: GradingDiff) -> str:
         return "<h2>Verdicts that changed</h2><p class=\"none\">none: every verdict graded by both is the same</p>"
     rows = []
     for c in changes:
-        reason = (c.b or c.a).reason if (c.b or c.a) else None
+        shown = c.b or c.a
+        reason = shown.reason if shown is not None else None
         moved = f" <small>(moved from {esc(c.moved_from)})</small>" if c.moved_from else ""
         edited = ' <small class="tag">check changed</small>' if c.spec_changed else ""
         rows.append(

@@ -3,11 +3,12 @@ newest first, each hit linking to its row of the session's timeline."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from benchtape.store.database import Store
 from benchtape.replay.html import badge, esc
 from benchtape.replay.timeline import lines_of
+from benchtape.store.database import Store
 from benchtape.view.fulltext import Found, search
 from benchtape.view.shell import href, page, session_href
 from benchtape.view.viewer import Viewer

@@ -8,14 +8,15 @@ changes' is `show --diff --json`. A session still being recorded stays live.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from benchtape.store.database import Store
 from benchtape.replay.changes import NoDiff, workspace_changes
 from benchtape.replay.document import document
 from benchtape.replay.html import Entry, changes, esc, session_section
 from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import Shown, session_status, show
+from benchtape.store.database import Store
 from benchtape.view.lookups import raw_page
 from benchtape.view.shell import href, live_url, page, region, session_href
 from benchtape.view.viewer import Viewer

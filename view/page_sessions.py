@@ -9,15 +9,25 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from benchtape.core.errors import BadInput
-from benchtape.store.database import Store
 from benchtape.replay.html import badge, esc
 from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import SessionLine, lines_of, session_lines
+from benchtape.store.database import Store
 from benchtape.view.lookups import Filters, RunLine, choices, pick_sessions, recent_runs
-from benchtape.view.shell import href, live_url, money, page, region, seconds, session_href, when
+from benchtape.view.shell import (
+    href,
+    live_url,
+    money,
+    page,
+    region,
+    seconds,
+    session_href,
+    when,
+)
 from benchtape.view.viewer import Viewer
 
 LIMIT = 50  # `benchtape sessions`' default

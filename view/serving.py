@@ -11,11 +11,11 @@ import errno
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import uvicorn
-
 from benchtape.core.errors import BadInput
 from benchtape.view.viewer import Viewer
 from benchtape.view.webapp import make_app

@@ -9,21 +9,28 @@ escaped everywhere, and the policy refuses inline script besides).
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import orjson
+from benchtape.core.errors import BenchtapeError
+from benchtape.store.database import Store
+from benchtape.view import (
+    events,
+    page_evaluation,
+    page_gradings,
+    page_search,
+    page_session,
+    page_sessions,
+)
+from benchtape.view.page_session import NotFound
+from benchtape.view.shell import assets, page, problem
+from benchtape.view.viewer import Viewer
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from benchtape.core.errors import BenchtapeError
-from benchtape.store.database import Store
-from benchtape.view import events, page_evaluation, page_gradings, page_search, page_session, page_sessions
-from benchtape.view.page_session import NotFound
-from benchtape.view.shell import assets, page, problem
-from benchtape.view.viewer import Viewer
 
 PageFn = Callable[[Viewer, Store, Mapping[str, str]], Any]
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})

@@ -7,40 +7,15 @@ on a free port, and Debian's Chromium driven by Playwright (the system browser t
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import scenes  # noqa: E402
-
-CHROMIUM = os.environ.get("BENCHTAPE_CHROMIUM") or next((p for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "") if p and os.access(p, os.X_OK)), None)
-# Playwright passes most of these already; stated here so the browser stays quiet and offline:
-# its own resolver answers every name but the loopback literal with "not found", so not even
-# a DNS query leaves the machine (the viewer's URLs use 127.0.0.1).
-CHROMIUM_ARGS = [
-    "--no-sandbox",  # as root Chromium refuses its sandbox
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-default-apps",
-    "--disable-extensions",
-    "--disable-quic",
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--no-pings",
-    "--metrics-recording-only",
-    "--password-store=basic",
-    "--use-mock-keychain",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
+import scenes
+from browserkit import CHROMIUM, CHROMIUM_ARGS
 
 
 def _unavailable(reason: str) -> None:
@@ -85,16 +60,6 @@ def shots(tmp_path_factory) -> Path:
     folder = Path(os.environ["BENCHTAPE_SCREENSHOTS"]) if os.environ.get("BENCHTAPE_SCREENSHOTS") else tmp_path_factory.mktemp("screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-@contextmanager
-def serving(project: scenes.Project) -> Iterator[str]:
-    """The viewer over the project's store (from the project folder, as `benchtape view` run there): its base URL."""
-    from benchtape.view.serving import running
-    from benchtape.view.viewer import Viewer
-
-    with running(Viewer(project.db, project.root)) as base:
-        yield base
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,8 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +113,7 @@ def env(project: Path) -> dict[str, str]:
 
 
 def benchtape(*args: object, cwd: Path, timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "benchtape", *map(str, args)], cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "benchtape", *map(str, args)], cwd=cwd, env=env(cwd), capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def popen(*args: object, cwd: Path) -> subprocess.Popen:
@@ -169,3 +171,13 @@ def evaluation(root: Path) -> Project:
 
 def slow_bench(root: Path, scenarios: int = 3, sleep: float = 1.5) -> Path:
     return write(root / "slow.yaml", SLOW + "".join(SLOW_SCENARIO.format(n=n, sleep=sleep) for n in range(1, scenarios + 1)))
+
+
+@contextmanager
+def serving(project: Project) -> Iterator[str]:
+    """The viewer over the project's store (from the project folder, as `benchtape view` run there): its base URL."""
+    from benchtape.view.serving import running
+    from benchtape.view.viewer import Viewer
+
+    with running(Viewer(project.db, project.root)) as base:
+        yield base

@@ -10,9 +10,8 @@ import sqlite3
 import time
 
 import pytest
-
 import scenes
-from conftest import serving
+from scenes import serving
 
 pytestmark = pytest.mark.xdist_group("viewer")  # one browser, the stores built once
 

@@ -18,9 +18,8 @@ import time
 import urllib.request
 
 import pytest
-
 import scenes
-from conftest import serving
+from scenes import serving
 
 pytestmark = pytest.mark.xdist_group("viewer")
 PAGES = ("/", "/runs", "/session/latest", "/changes/latest", "/raw/latest", "/gradings", "/evaluations", "/search?q=calc", "/?outcome=fail", "/session/latest?format=json")
@@ -41,8 +40,9 @@ def fetch(base: str, path: str, **headers: str) -> tuple[int, bytes, dict[str, s
     return out
 
 
-def read_events(base: str, path: str, seconds: float) -> str:
-    """What a live page's stream sends in `seconds` (read off the socket as it comes)."""
+def read_events(base: str, path: str, seconds: float, until: tuple[str, ...] = ()) -> str:
+    """What a live page's stream sends in `seconds` (read off the socket as it comes), or
+    until every text of `until` has arrived."""
     host, port = base.removeprefix("http://").split(":")
     got: list[bytes] = []
     with socket.create_connection((host, int(port)), timeout=30) as sock:
@@ -55,6 +55,8 @@ def read_events(base: str, path: str, seconds: float) -> str:
                 if not chunk:
                     break
                 got.append(chunk)
+                if until and all(t.encode() in b"".join(got) for t in until):
+                    break
     return b"".join(got).decode(errors="replace")
 
 
@@ -83,7 +85,7 @@ def test_a_writer_records_while_the_viewer_serves_and_the_stream_sees_it(tmp_pat
         assert status == 200
         live = live_of(page)
         seen: list[str] = []
-        reader = threading.Thread(target=lambda: seen.append(read_events(base, live, 12.0)))
+        reader = threading.Thread(target=lambda: seen.append(read_events(base, live, 60.0, until=("slow-1", "slow-2"))))
         reader.start()
         stop = threading.Event()
 
@@ -136,8 +138,6 @@ def test_benchtape_view_serves_loopback_until_ctrl_c(rich):
         assert url, line + proc.stderr.read()
         with urllib.request.urlopen(url[0], timeout=30) as r:
             assert r.status == 200 and b"delegates" in r.read()
-        taken = subprocess.run([sys.executable, "-m", "benchtape", "view", "--db", str(rich.db), "--port", url[0].rsplit(":", 1)[1].strip("/")], capture_output=True, text=True, timeout=60)
-        assert taken.returncode == 2 and "is in use" in taken.stderr and "--port" in taken.stderr
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=15) == 0
     finally:
@@ -146,7 +146,26 @@ def test_benchtape_view_serves_loopback_until_ctrl_c(rich):
             proc.wait()
 
 
-def test_benchtape_view_warns_off_loopback_and_refuses_what_is_no_store(rich, tmp_path):
+def test_a_port_in_use_and_a_path_that_is_no_store_are_bad_input(rich, tmp_path):
+    from benchtape.core.errors import BadInput
+    from benchtape.view.serving import listen
+    from typer.testing import CliRunner
+
+    from benchtape.cli import build
+
+    taken = listen("127.0.0.1", 0)
+    try:
+        with pytest.raises(BadInput) as busy:
+            listen("127.0.0.1", taken.getsockname()[1])
+        assert "is in use" in busy.value.what and "--port" in (busy.value.fix or "")
+    finally:
+        taken.close()
+    missing = CliRunner().invoke(build(), ["view", "--db", str(tmp_path / "none.db")], catch_exceptions=False)
+    assert missing.exit_code == 2 and "no benchtape database here" in missing.stderr
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_benchtape_view_warns_when_it_serves_beyond_loopback(rich):
     proc = view("--db", rich.db, "--port", "0", "--host", "0.0.0.0", cwd=rich.root)
     try:
         assert "http://0.0.0.0:" in proc.stdout.readline()
@@ -157,6 +176,3 @@ def test_benchtape_view_warns_off_loopback_and_refuses_what_is_no_store(rich, tm
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    missing = subprocess.run([sys.executable, "-m", "benchtape", "view", "--db", str(tmp_path / "none.db")], capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 2 and "no benchtape database here" in missing.stderr
-    assert not (tmp_path / "none.db").exists()

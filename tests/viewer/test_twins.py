@@ -9,10 +9,10 @@ from urllib.parse import quote
 
 import orjson
 import pytest
+from scenes import serving
 from typer.testing import CliRunner
 
 from benchtape.cli import build
-from conftest import serving
 
 pytestmark = pytest.mark.xdist_group("viewer")
 APP = build()
