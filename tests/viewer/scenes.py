@@ -18,9 +18,10 @@ from pathlib import Path
 
 import orjson
 
+from evalkit import CALC, MOCK_BENCH, MOCK_EVALUATION
+
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "fixtures-red" / "demo" / "bench.yaml"
-CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n"
 HOSTILE = "<script>window.__xss = 1; alert('xss')</script>"
 HOSTILE_IMG = '<img src="x" onerror="window.__xss = 2; alert(2)">'
 
@@ -72,40 +73,6 @@ SLOW_SCENARIO = """  - name: slow-{n}
     checks: [{{type: contains, value: done}}]
     mock: {{steps: [{{say: "thinking it over"}}, {{sleep: {sleep}}}, {{say: "done {n}"}}]}}
 """
-
-EV_BENCH = """
-description: viewer evaluation
-harness: mock
-defaults: {sandbox: home, interactive: false, timeout: 30s}
-scenarios:
-  - name: fix-add
-    prompt: "make add() return the sum"
-    testdata: calc
-    checks:
-      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.add(2, 3) == 5"]}}
-    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a - b", new_string: "return a + b"}}, {say: done}]}
-  - name: fix-sub
-    prompt: "make sub() return the difference"
-    testdata: calc
-    checks:
-      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.sub(5, 3) == 2"]}}
-    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a + b", new_string: "return a - b"}}, {say: done}]}
-  - name: explain
-    prompt: "say what calc does"
-    testdata: calc
-    checks:
-      - {type: contains, value: "calc"}
-    mock: {steps: [{say: "calc adds and subtracts"}]}
-"""
-EVALUATION = """
-apiVersion: benchtape/v1alpha1
-kind: Evaluation
-attempts: 2
-tools:
-  - tool: mock
-    model: [scripted, noop]
-"""
-
 
 def env(project: Path) -> dict[str, str]:
     """A user config folder of the project's own: nothing of the machine's leaks in."""
@@ -161,10 +128,10 @@ def evaluation(root: Path) -> Project:
     attempts each; then a regrade with one check changed (two verdicts flip)."""
     p = Project(root)
     write(root / "calc" / "calc.py", CALC)
-    write(root / "madbench.yaml", EV_BENCH)
-    write(root / ".benchtape" / "evaluations" / "base.yaml", EVALUATION)
+    write(root / "madbench.yaml", MOCK_BENCH)
+    write(root / ".benchtape" / "evaluations" / "base.yaml", MOCK_EVALUATION)
     ok(p.cli("run", "base", "--yes"))
-    changed = write(root / "changed.yaml", EV_BENCH.replace('{type: contains, value: "calc"}', '{type: contains, value: "subtracts"}'))
+    changed = write(root / "changed.yaml", MOCK_BENCH.replace('{type: contains, value: "calc"}', '{type: contains, value: "subtracts"}'))
     ok(p.cli("regrade", "--bench", changed, "--all", "--db", p.db))
     return p
 

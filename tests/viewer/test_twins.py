@@ -3,6 +3,7 @@ the viewer calls the functions the commands call, so the two can never drift apa
 
 from __future__ import annotations
 
+import time
 import urllib.error
 import urllib.request
 from urllib.parse import quote
@@ -50,7 +51,12 @@ def test_the_session_list_and_a_run_are_sessions_json(rich, monkeypatch):
         assert twin(base, "/?scenario=wrong-fix") == cli_json(rich, monkeypatch, "sessions", "--scenario", "wrong-fix")
         run = listed[-1]["run_handle"]
         assert twin(base, f"/run/{run}") == cli_json(rich, monkeypatch, "sessions", "--run", run)
-        assert {s["scenario"] for s in twin(base, "/?harness=mock&outcome=fail")} == {"wrong-fix", "weakens-the-test"}  # the viewer's own filters
+        # the viewer's own filters: the same lines, fewer of them
+        assert {s["scenario"] for s in twin(base, "/?harness=mock&outcome=fail")} == {"wrong-fix", "weakens-the-test"}
+        first, last = (time.strftime("%Y-%m-%d", time.localtime(s["started_at"])) for s in (listed[-1], listed[0]))
+        assert twin(base, f"/?since={first}&until={last}") == listed and twin(base, "/?until=2000-01-01") == []
+        assert [s["scenario"] for s in twin(base, "/?bench=" + quote(str(rich.root / "rich.yaml")))] == ["delegates"]
+        assert twin(base, f"/?limit=1&before={listed[0]['id']}") == listed[1:2]  # the next page starts below the last shown
 
 
 def test_a_session_is_show_json_by_any_handle(rich, monkeypatch):
