@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
-
 from evalkit import CALC, MOCK_BENCH, MOCK_EVALUATION
 
 ROOT = Path(__file__).resolve().parents[2]
