@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 from benchtape.core.errors import BenchtapeError
 from benchtape.store.database import Store
-from benchtape.view import page_session, page_sessions
+from benchtape.view import page_evaluation, page_session, page_sessions
 from benchtape.view.lookups import data_version
 from benchtape.view.shell import region_hash
 from benchtape.view.viewer import Viewer
@@ -33,12 +33,14 @@ KEEPALIVE_S = 15.0
 Regions = Callable[[Viewer, Store, Mapping[str, str]], dict[str, str]]
 Done = Callable[[Viewer, Store, Mapping[str, str]], bool]
 
-# a live page → (its regions, whether it can change no more)
-LIVE: dict[str, tuple[Regions, Done | None]] = {
-    "index": (page_sessions.index_regions, None),
-    "runs": (page_sessions.runs_regions, None),
-    "run": (page_sessions.run_regions, None),
-    "session": (page_session.session_regions, page_session.session_done),
+# a live page → (its regions, whether it can change no more, the least time between renders:
+# an evaluation's comparison reads every cell, so it is redone at most once a second)
+LIVE: dict[str, tuple[Regions, Done | None, float]] = {
+    "index": (page_sessions.index_regions, None, MIN_GAP_S),
+    "runs": (page_sessions.runs_regions, None, MIN_GAP_S),
+    "run": (page_sessions.run_regions, None, MIN_GAP_S),
+    "session": (page_session.session_regions, page_session.session_done, MIN_GAP_S),
+    "evaluation": (page_evaluation.evaluation_regions, None, 1.0),
 }
 
 
@@ -54,7 +56,7 @@ async def stream(v: Viewer, params: Mapping[str, str]) -> AsyncIterator[str]:
     if name not in LIVE:
         yield event("problem", {"what": f"no live page {name!r}"})
         return
-    regions_of, done_of = LIVE[name]
+    regions_of, done_of, gap = LIVE[name]
     shown = {k[2:]: h for k, h in params.items() if k.startswith("h.")}
     own = {k: x for k, x in params.items() if k != "page" and not k.startswith("h.")}
     store = await run_in_threadpool(v.open)
@@ -65,7 +67,7 @@ async def stream(v: Viewer, params: Mapping[str, str]) -> AsyncIterator[str]:
         while not v.stopping.is_set():
             now = time.monotonic()
             current = data_version(store)
-            if current != version and now - rendered >= MIN_GAP_S:
+            if current != version and now - rendered >= gap:
                 version, rendered = current, now
                 try:
                     regions, done = await run_in_threadpool(_render, v, store, own, regions_of, done_of)

@@ -22,7 +22,7 @@ from benchtape.replay.timeline import session_status, show
 from benchtape.spec.pricing import load_pricing
 from benchtape.store.database import Store
 from benchtape.view.lookups import evaluations
-from benchtape.view.shell import href, page, session_href, when
+from benchtape.view.shell import href, live_url, page, region, session_href, when
 from benchtape.view.viewer import Viewer
 
 
@@ -49,7 +49,9 @@ def evaluation_json(v: Viewer, store: Store, name: str) -> Any:
     return _comparison(v, store, name).to_dict()
 
 
-def evaluation_page(v: Viewer, store: Store, name: str) -> str:
+def evaluation_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+    """The comparison under its title: kept live while the evaluation's cells are measured."""
+    name = q["name"]
     c = _comparison(v, store, name)
     base = "/evaluation/" + name
 
@@ -59,16 +61,21 @@ def evaluation_page(v: Viewer, store: Store, name: str) -> str:
     def task_href(task: str) -> str:
         return href(base + "/side", {"task": task})
 
-    summary = f'<p class="summary">{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time</p>'
     parts = [
-        f"<h1>{esc(c.title)}</h1>",
-        summary,
+        f'<p class="summary">{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time</p>',
         "<h2>Tasks × setups</h2>",
         '<p class="meta">each cell: the passes over the counted attempts, then every attempt, linking to its session (struck through: not counted); a task links to its setups side by side</p>',
         matrix(c, cell_href, task_href),
         body(c),
     ]
-    return page(c.title, "\n".join(parts), active="evaluations", json_href=href(base, {"format": "json"}))
+    return {"evaluation": "\n".join(parts), "title": esc(c.title)}
+
+
+def evaluation_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+    regions = evaluation_regions(v, store, q)
+    page_body = f'<h1>{region("title", regions["title"], "span")}</h1>' + region("evaluation", regions["evaluation"])
+    title = "evaluation " + q["name"]
+    return page(title, page_body, active="evaluations", json_href=href("/evaluation/" + q["name"], {"format": "json"}), live=live_url("evaluation", q, regions))
 
 
 def _side(c: Comparison, q: Mapping[str, str]) -> tuple[str, str, str]:

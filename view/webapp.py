@@ -102,7 +102,7 @@ def make_app(v: Viewer, *, host: str = "127.0.0.1") -> ASGIApp:
         one("/raw/{handle:path}", page_session.raw_page_html, lambda v, s, q: page_session.raw_json(s, q["handle"], q)),
         one("/evaluations", page_evaluation.list_page, page_evaluation.list_json),
         one("/evaluation/{name}/side", lambda v, s, q: page_evaluation.side_page(v, s, q["name"], q), lambda v, s, q: page_evaluation.side_json(v, s, q["name"], q)),
-        one("/evaluation/{name}", lambda v, s, q: page_evaluation.evaluation_page(v, s, q["name"]), lambda v, s, q: page_evaluation.evaluation_json(v, s, q["name"])),
+        one("/evaluation/{name}", page_evaluation.evaluation_page, lambda v, s, q: page_evaluation.evaluation_json(v, s, q["name"])),
         one("/gradings", page_gradings.list_page, page_gradings.list_json),
         one("/gradings/diff", page_gradings.diff_page, page_gradings.diff_json),
         one("/search", page_search.search_page, page_search.search_json),

@@ -120,6 +120,7 @@ def test_an_evaluation_matrix_links_each_cell_and_sets_two_setups_side_by_side(p
         expect(matrix.locator("tr").first).to_contain_text("noop")
         expect(matrix.locator("a.pill")).to_have_count(12)  # 3 tasks × 2 setups × 2 attempts
         expect(page.locator("table.compare").first).to_contain_text("ci95")  # the ranking with its intervals
+        expect(page.locator("#live")).to_have_text("live")  # it follows the cells an evaluation run measures
         page.screenshot(path=shots / "evaluation.png", full_page=True)
 
         cell = matrix.locator("tr", has_text="fix-add").locator("a.pill.pass").first
