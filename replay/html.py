@@ -331,10 +331,10 @@ def _node_rows(nodes: list[Node], anchored: bool) -> list[str]:
 
 
 def _row_attrs(node: Node, anchored: bool) -> str:
-    kind = node.step.kind.replace(".", "-")
+    kind = _e(node.step.kind.replace(".", "-"))  # a store is anyone's file: even a kind is escaped
     if not anchored:
         return f' class="k-{kind}"'
-    ident = f' id="a-{node.step.seq}"' if node.step.seq is not None else ""
+    ident = f' id="a-{_e(node.step.seq)}"' if node.step.seq is not None else ""
     call = " data-call" if node.step.kind in ("tool.call", "subagent.spawned") else ""
     return f' class="k-{kind}"{ident}{call}'
 
@@ -342,14 +342,14 @@ def _row_attrs(node: Node, anchored: bool) -> str:
 def _seq_cell(st: Step, anchored: bool) -> str:
     if not anchored or st.seq is None:
         return _e(st.seq)
-    return f'<a href="#a-{st.seq}">{_e(st.seq)}</a>'
+    return f'<a href="#a-{_e(st.seq)}">{_e(st.seq)}</a>'
 
 
 def _result(st: Step, anchored: bool) -> str:
     """A tool call's result, under its input: short ones inline, long ones collapsed."""
     seq = f" #{st.seq}" if st.seq is not None else ""
     label = f"<small class=\"result-of\">result{_e(seq)}</small>"
-    ident = f' id="a-{st.seq}"' if anchored and st.seq is not None else ""
+    ident = f' id="a-{_e(st.seq)}"' if anchored and st.seq is not None else ""
     return f"<div class=\"result\"{ident}>{label} {long_text(st.text)}</div>"
 
 

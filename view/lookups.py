@@ -10,6 +10,7 @@ over its pages.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -130,9 +131,14 @@ class Finished:
     run whose every session is known finished costs one count to list again."""
 
     by_run: dict[str, set[str]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # pages are made on many threads
 
     def of_run(self, store: Store, run_id: str) -> tuple[int, int]:
         """(the run's sessions, how many of them finished)."""
+        with self.lock:
+            return self._of_run(store, run_id)
+
+    def _of_run(self, store: Store, run_id: str) -> tuple[int, int]:
         known = self.by_run.setdefault(run_id, set())
         total = _rows(store, "SELECT COUNT(*) FROM sessions WHERE run_id = ?", [run_id])[0][0]
         if len(known) < total:

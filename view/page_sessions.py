@@ -85,7 +85,7 @@ def _day(text: str | None, name: str, end: bool = False) -> float | None:
 # ---------------------------------------------------------------- the lines
 
 
-def listed(v: Viewer, store: Store, f: Filters, outcome: str | None, limit: int | None) -> tuple[list[SessionLine], str | None]:
+def listed(store: Store, f: Filters, outcome: str | None, limit: int | None) -> tuple[list[SessionLine], str | None]:
     """The page's lines and where the next page starts (None: this is the last)."""
     if f.sql_only and outcome is None:  # exactly `benchtape sessions [--run] [--scenario] [--limit]`
         lines = session_lines(store, run=f.run_id, scenario=f.scenario, limit=limit, controls=f.controls)
@@ -181,7 +181,7 @@ def runs_table(runs: list[RunLine]) -> str:
 def index_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
     """What `/` shows and keeps live: the newest runs with their progress, and the list."""
     f, outcome, limit = _filters(store, q)
-    lines, next_page = listed(v, store, f, outcome, limit)
+    lines, next_page = listed(store, f, outcome, limit)
     regions = {"sessions": session_table(lines, next_page, q, "/")}
     if not f.before:
         regions = {"runs": runs_table(run_lines(v, store, controls=f.controls)), **regions}
@@ -190,7 +190,7 @@ def index_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, st
 
 def index_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
     f, outcome, limit = _filters(store, q)
-    return [s.to_dict() for s in listed(v, store, f, outcome, limit)[0]]
+    return [s.to_dict() for s in listed(store, f, outcome, limit)[0]]
 
 
 def index_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
@@ -242,7 +242,7 @@ def runs_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
 def run_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
     run_id = resolve(store, "runs", q["handle"])
     f, outcome, limit = _filters(store, q, run_id)
-    lines, next_page = listed(v, store, f, outcome, limit)
+    lines, next_page = listed(store, f, outcome, limit)
     runs = recent_runs(store, v.finished, run_id=run_id)
     head = progress(runs[0]) if runs else ""
     return {"runhead": head, "sessions": session_table(lines, next_page, {k: x for k, x in q.items() if k != "handle"}, "/run/" + q["handle"], show_run=False)}
@@ -252,7 +252,7 @@ def run_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
     """`benchtape sessions --run RUN --json`."""
     run_id = resolve(store, "runs", q["handle"])
     f, outcome, limit = _filters(store, q, run_id)
-    return [s.to_dict() for s in listed(v, store, f, outcome, limit)[0]]
+    return [s.to_dict() for s in listed(store, f, outcome, limit)[0]]
 
 
 def run_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
