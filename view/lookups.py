@@ -114,13 +114,20 @@ class RunLine:
         return {**self.__dict__, "running": self.running}
 
 
-# A session's `session.finished` is its last action but for what is appended after it (an
-# evaluation cell's `cell.outcome`): looking at its last few actions, backwards on the primary
-# key, finds it in one probe per session; one query answers a whole run.
+# Whether a session finished is in its action stream. Two cheap ways to know, before walking it:
+# its run's own grading (live, or the negative control's) grades a session once its recording
+# ended, so a session with verdicts there has finished (read off the verdict sets' key index:
+# no action is touched); and `session.finished` is a session's last action but for what is
+# appended after it (an evaluation cell's `cell.outcome`), so its last few actions, read
+# backwards on the primary key, find it. Only what neither finds is walked back whole.
+_GRADED_BY_ITS_RUN = (
+    "SELECT DISTINCT v.session_id FROM gradings g JOIN verdict_sets v ON v.grading_id = g.id "
+    "WHERE g.run_id = ? AND g.source IN ('live', 'control')"
+)
 _TAIL = 4
 _FINISHED_NEAR_END = (
     "SELECT s.id, EXISTS (SELECT 1 FROM (SELECT kind FROM actions a WHERE a.session_id = s.id ORDER BY a.seq DESC LIMIT "
-    f"{_TAIL}) WHERE kind = 'session.finished') FROM sessions s WHERE s.run_id = ?"
+    f"{_TAIL}) WHERE kind = 'session.finished') FROM sessions s WHERE s.id IN (SELECT value FROM json_each(?))"
 )
 
 
@@ -128,7 +135,7 @@ _FINISHED_NEAR_END = (
 class Finished:
     """Which sessions of each run have finished, remembered: a `session.finished` is never taken
     back (the log is append-only), so a session found finished is never looked up again, and a
-    run whose every session is known finished costs one count to list again."""
+    run whose every session is known finished costs one read of its ids to list again."""
 
     by_run: dict[str, set[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)  # pages are made on many threads
@@ -140,13 +147,15 @@ class Finished:
 
     def _of_run(self, store: Store, run_id: str) -> tuple[int, int]:
         known = self.by_run.setdefault(run_id, set())
-        total = _rows(store, "SELECT COUNT(*) FROM sessions WHERE run_id = ?", [run_id])[0][0]
-        if len(known) < total:
-            rows = _rows(store, _FINISHED_NEAR_END + " AND s.id NOT IN (SELECT value FROM json_each(?))", [run_id, orjson.dumps(sorted(known)).decode()])
-            for sid, near_end in rows:
+        ids = {r[0] for r in _rows(store, "SELECT id FROM sessions WHERE run_id = ?", [run_id])}
+        if not ids <= known:
+            known.update(ids & {r[0] for r in _rows(store, _GRADED_BY_ITS_RUN, [run_id])})
+        rest = sorted(ids - known)
+        if rest:
+            for sid, near_end in _rows(store, _FINISHED_NEAR_END, [orjson.dumps(rest).decode()]):
                 if near_end or store.finish_status(sid) is not None:  # the full walk back only for the rest
                     known.add(sid)
-        return total, len(known)
+        return len(ids), len(ids & known)
 
 
 def recent_runs(store: Store, finished: Finished, *, limit: int = 8, before: str | None = None, controls: bool = False, run_id: str | None = None) -> list[RunLine]:
