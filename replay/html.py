@@ -11,16 +11,23 @@ check goes through `html.escape` (`esc`).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from html import escape
-from typing import Any, Iterable
+from typing import Any
 
 from benchtape.core.model import Session
-from benchtape.store.database import SessionRow, Store, dumps
-from benchtape.replay.changes import Changes, NoDiff, display_lines, line_classes, workspace_changes
+from benchtape.replay.changes import (
+    Changes,
+    NoDiff,
+    display_lines,
+    line_classes,
+    workspace_changes,
+)
 from benchtape.replay.document import check_name
 from benchtape.replay.query import latest_verdicts
 from benchtape.replay.timeline import Node, Step, judge_note, session_status, tree
+from benchtape.store.database import SessionRow, Store, dumps
 
 PEEK = 160  # characters of a long text shown before it is expanded
 UNKNOWN = "unknown"
@@ -37,7 +44,7 @@ class Entry:
     no_diff: str | None = None  # why there are none to show
 
     @classmethod
-    def of(cls, store: Store, row: SessionRow, session: Session, verdicts: list[dict[str, Any]] | None = None) -> "Entry":
+    def of(cls, store: Store, row: SessionRow, session: Session, verdicts: list[dict[str, Any]] | None = None) -> Entry:
         """What a page shows of a stored session: its latest verdicts and its changes (or why none)."""
         shown = latest_verdicts(store, row.id) if verdicts is None else verdicts
         try:
@@ -161,11 +168,12 @@ def _header(run: dict[str, Any], heading: str, counts: dict[str, int]) -> str:
     return f"<header>\n<h1>{_e(heading)}</h1>\n<table class=\"facts\">{rows}</table>\n<p class=\"summary\">{total} session(s): {summary}</p>\n</header>\n"
 
 
-def session_section(entry: Entry, status: str, anchored: bool = False, top: bool = True) -> str:
+def session_section(entry: Entry, status: str, anchored: bool = False, top: bool = True, window: Window | None = None) -> str:
     """One session: its facts and metrics, verdicts by check, changes, environment, timeline and
     final output. The static page shows several (each with a link back to its summary); the
     viewer one, `anchored`: its timeline open, each row an id (`a-SEQ`) and each call marked
-    for keyboard navigation. `top`: the link back to the page's summary (the static page's)."""
+    for keyboard navigation. `top`: the link back to the page's summary (the static page's);
+    `window`: a long timeline a page at a time."""
     row, s = entry.row, entry.session
     m = s.metrics
     metrics = [
@@ -185,7 +193,7 @@ def session_section(entry: Entry, status: str, anchored: bool = False, top: bool
         verdicts(entry.verdicts),
         changes(entry.changes, entry.no_diff),
         environment(s),
-        timeline(s, anchored),
+        timeline(s, anchored, window),
         "<h3>Final output</h3>\n",
         f"<pre class=\"output\">{_e(s.final_output)}</pre>\n" if s.final_output else "<p class=\"none\">no final output</p>\n",
         "</section>\n",
@@ -299,13 +307,31 @@ def long_text(text: Any) -> str:
     return f"<details class=\"long\"><summary>{_e(peek)}… <small>({len(value)} chars)</small></summary><pre>{_e(value)}</pre></details>"
 
 
-def timeline(session: Session, anchored: bool = False) -> str:
+@dataclass(frozen=True)
+class Window:
+    """A page of a long timeline's top-level rows (a subagent's rows go with its spawn's), and
+    how to link to another page: the viewer shows a session of any length a page at a time."""
+
+    first: int
+    most: int
+    href: Callable[[int], str]  # the URL of the page starting at that row
+
+
+def timeline(session: Session, anchored: bool = False, window: Window | None = None) -> str:
     """Every action, as `timeline.tree` groups them: a tool call with its result, a subagent's
     rows nested (collapsed) under its spawn. Collapsed on the static page, open in the viewer."""
-    rows = _node_rows(tree(session), anchored)
+    nodes = tree(session)
+    pager = ""
+    if window is not None and len(nodes) > window.most:
+        first = max(0, min(window.first, len(nodes) - 1))
+        last = min(len(nodes), first + window.most)
+        links = [f'<a href="{_e(window.href(max(0, first - window.most)))}">← earlier rows</a>' if first else "", f'<a rel="next" href="{_e(window.href(last))}">later rows →</a>' if last < len(nodes) else ""]
+        pager = f'<p class="pager">rows {first + 1}–{last} of {len(nodes)} · {" ".join(x for x in links if x)}</p>'
+        nodes = nodes[first:last]
+    rows = _node_rows(nodes, anchored)
     head = "<tr><th>seq</th><th>thread</th><th>kind</th><th>tool</th><th>outcome</th><th>text</th></tr>"
     opened = " open" if anchored else ""
-    return f"<details class=\"timeline\"{opened}><summary>Timeline ({len(session.actions)} actions)</summary>\n<table class=\"timeline\">{head}{''.join(rows)}</table>\n</details>\n"
+    return f"<details class=\"timeline\"{opened}><summary>Timeline ({len(session.actions)} actions)</summary>\n{pager}<table class=\"timeline\">{head}{''.join(rows)}</table>\n{pager}</details>\n"
 
 
 def _node_rows(nodes: list[Node], anchored: bool) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from benchtape.replay.changes import NoDiff, workspace_changes
 from benchtape.replay.document import document
-from benchtape.replay.html import Entry, changes, esc, session_section
+from benchtape.replay.html import Entry, Window, changes, esc, session_section
 from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import Shown, session_status, show
 from benchtape.store.database import Store
@@ -22,6 +22,7 @@ from benchtape.view.shell import href, live_url, page, region, session_href
 from benchtape.view.viewer import Viewer
 
 RAW_PAGE = 500  # raw lines per page
+TIMELINE_PAGE = 2500  # top-level timeline rows per page (a 2,000-action session is one page)
 
 
 class NotFound(Exception):
@@ -39,12 +40,14 @@ def session_json(store: Store, handle: str) -> Any:
 
 
 def session_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
-    return _regions(store, show(store, q["handle"]))
+    return _regions(store, show(store, q["handle"]), q)
 
 
-def _regions(store: Store, shown: Shown) -> dict[str, str]:
+def _regions(store: Store, shown: Shown, q: Mapping[str, str]) -> dict[str, str]:
     entry = Entry.of(store, shown.row, shown.session, shown.verdicts)
-    return {"session": session_section(entry, _status(shown), anchored=True)}
+    handle = q["handle"]
+    window = Window(_number(q.get("rows")) - 1, TIMELINE_PAGE, lambda first: href(session_href(handle), {"rows": first + 1}))
+    return {"session": session_section(entry, _status(shown), anchored=True, window=window)}
 
 
 def session_done(v: Viewer, store: Store, q: Mapping[str, str]) -> bool:
@@ -58,7 +61,7 @@ def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     handle = q["handle"]
     shown = show(store, handle)
     sid = shown.row.id
-    regions = _regions(store, shown)
+    regions = _regions(store, shown, q)
     run_handle = short_handles(store, "runs", [shown.row.run_id])[shown.row.run_id]
     raw_total = raw_page(store, sid, 1, 0).total
     links = [
@@ -116,7 +119,12 @@ def raw_page_html(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
 
 
 def _first(q: Mapping[str, str]) -> int:
+    return _number(q.get("from"))
+
+
+def _number(text: str | None) -> int:
+    """A 1-based position from a parameter (anything else: 1)."""
     try:
-        return max(1, int(q.get("from") or 1))
+        return max(1, int(text or 1))
     except ValueError:
         return 1
