@@ -182,6 +182,9 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
     return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text, detail)
 
 
+UNSPAWNED = "subagent"  # the kind of the row standing for a subagent thread whose spawn was never recorded (no action)
+
+
 @dataclass
 class Node:
     """One row of the nested timeline: a step, a tool call's paired result folded into it, and
@@ -197,7 +200,7 @@ class Node:
     @property
     def actions(self) -> int:
         """How many actions this row stands for, its subagent's included."""
-        own = 1 + (self.result is not None)
+        own = (self.step.kind != UNSPAWNED) + (self.result is not None)
         return own + sum(n.actions for n in self.children or ())
 
 
@@ -239,7 +242,7 @@ def tree(session: Session) -> list[Node]:
         if thread in spawned or thread not in threads:
             continue
         label = thread_label(thread, sub.agent)
-        orphan = Step(None, 0.0, label, "subagent", None, None, None, f"{label}: its spawn was not recorded")
+        orphan = Step(None, 0.0, label, UNSPAWNED, None, None, None, f"{label}: its spawn was not recorded")
         parent = sub.parent_thread if sub.parent_thread in threads else MAIN
         threads.setdefault(parent, []).append(Node(orphan, parent, children=threads[thread], sub_thread=thread, agent=sub.agent))
     return threads.get(MAIN, [])

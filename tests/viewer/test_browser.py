@@ -77,7 +77,7 @@ def test_a_run_in_progress_appears_live(page, tmp_path, shots):
 
     project = scenes.Project(tmp_path)
     Store(project.db).close()  # an empty store, as a first `benchtape view` finds it
-    bench = scenes.slow_bench(tmp_path, scenarios=3, sleep=2.0)
+    bench = scenes.slow_bench(tmp_path, scenarios=3, sleep=3.0)
     with serving(project) as base:
         page.goto(base + "/")
         expect(page.locator("#live")).to_have_text("live")
