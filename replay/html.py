@@ -346,7 +346,7 @@ def _node_rows(nodes: list[Node], anchored: bool) -> list[str]:
         if node.children is not None:
             inner = "".join(_node_rows(node.children, anchored))
             sub_id = f' id="sub-{_e(node.sub_thread)}"' if anchored else ""
-            summary = f"subagent {_e(node.agent or '')} · {node.actions - 1} action(s)"
+            summary = f"subagent {_e(node.agent or '')} · {sum(c.actions for c in node.children)} action(s)"
             text += f"<details class=\"subagent\"{sub_id}><summary>{summary}</summary><table class=\"timeline\">{''.join(inner)}</table></details>"
         outcome = f'<span class="st {_e(st.outcome)}">{_e(st.outcome)}</span>' if st.outcome else ""
         rows.append(
