@@ -6,7 +6,9 @@ on a free port, and Debian's Chromium driven by Playwright (the system browser t
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -62,11 +64,26 @@ def shots(tmp_path_factory) -> Path:
     return folder
 
 
+def _built_once(tmp_path_factory, name: str, build) -> scenes.Project:
+    """A store every xdist worker of this run shares (built by the first to ask, under a lock):
+    the stores are only read by the tests that use them."""
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = root / f"viewer-{name}"
+    with open(root / f"viewer-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            (folder / ".built").write_text("")
+    return scenes.Project(folder)
+
+
 @pytest.fixture(scope="session")
 def rich(tmp_path_factory) -> scenes.Project:
-    return scenes.rich(tmp_path_factory.mktemp("rich"))
+    return _built_once(tmp_path_factory, "rich", scenes.rich)
 
 
 @pytest.fixture(scope="session")
 def evaluated(tmp_path_factory) -> scenes.Project:
-    return scenes.evaluation(tmp_path_factory.mktemp("evaluation"))
+    return _built_once(tmp_path_factory, "evaluation", scenes.evaluation)
