@@ -3,31 +3,40 @@ no scripts, no network), the same figures as the terminal table."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any, Callable
 
-from benchtape.replay.compare import Comparison, Measurement, columns, display, notes
-from benchtape.replay.html import CSS, esc
-from benchtape.replay.outcomes import PASSED, is_reusable
+from benchtape.replay.compare import OUTCOME_MARKS, Comparison, columns, display, notes
+from benchtape.replay.html import CSS
 
 
-def render(c: Comparison) -> str:
+def render(c: Comparison, session_href: Callable[[str], str | None] | None = None) -> str:
+    """`session_href` links a matrix cell's attempts to their session pages (the viewer passes one; the static page has none)."""
     parts = [
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
         f"<title>{_e(c.title)}</title>\n<style>{CSS}{EXTRA_CSS}</style>\n</head>\n<body>\n",
         f"<header>\n<h1>{_e(c.title)}</h1>\n",
-        f'<p class="summary">{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time</p>\n</header>\n',
-        body(c),
+        f'<p class="summary">{summary(c)}</p>\n</header>\n',
+        body(c, session_href),
         "</body>\n</html>\n",
     ]
     return "".join(parts)
 
 
-def body(c: Comparison) -> str:
-    """The comparison below its title: the ranking, the setups not ranked, the paired
-    differences and the notes (the static page and `benchtape view` show the same)."""
+def summary(c: Comparison) -> str:
+    return _e(f"{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time")
+
+
+def body(c: Comparison, session_href: Callable[[str], str | None] | None = None, task_href: Callable[[str], str] | None = None) -> str:
+    """Everything below the title: the ranking, the setups not ranked, the paired differences,
+    what they show, the matrix, the flaky tasks and the notes (the static page and `benchtape
+    view` show the same; the viewer links the matrix's attempts and tasks)."""
     k = c.k
     ranked = _table(columns(k), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
-    parts = ["<h2>Ranking</h2>\n", ranked]
+    parts = [
+        "<h2>Ranking</h2>\n",
+        ranked,
+    ]
     if c.unranked:
         rows = [
             {"setup": r.label, "measured": f"{r.tasks_measured}/{r.tasks_total} tasks", "missing": ", ".join(r.missing[:20]) + (" …" if len(r.missing) > 20 else ""), "execution failures": str(r.attempted_failures), "fill with": r.fill or ""}
@@ -41,35 +50,15 @@ def body(c: Comparison) -> str:
             for p in c.pairs
         ]
         parts += ["<h2>Paired differences</h2>\n", _table(list(rows[0]), rows)]
+    if c.conclusions:
+        parts += ["<h2>What this shows</h2>\n<ul class=\"conclusions\">", *(f"<li>{_e(item['sentence'])}</li>" for item in c.conclusions), "</ul>\n"]
+    parts.append(matrix_html(c, session_href, task_href))
+    if c.flaky:
+        labels = {r.arm: r.label for r in c.rows}
+        rows = [{"task": f.task, "setup": labels.get(f.arm, f.arm), "outcomes by attempt": ", ".join(o or "ungraded" for o in f.outcomes)} for f in c.flaky]
+        parts += ["<h2>Flaky (attempts of one setup disagree)</h2>\n", _table(["task", "setup", "outcomes by attempt"], rows)]
     parts += ["<ul class=\"notes\">", *(f"<li>{_e(n)}</li>" for n in notes(c)), "</ul>\n"]
     return "".join(parts)
-
-
-def matrix(c: Comparison, session_href: Callable[[Measurement], str], task_href: Callable[[str], str] | None = None) -> str:
-    """Tasks × setups: each cell its attempts' outcomes, each linking to its session; a
-    measurement the ranking does not count (an execution failure, one measured again since) is
-    struck through."""
-    head = "".join(f"<th>{_e(r.label)}</th>" for r in c.rows)
-    body_rows = []
-    for task in c.tasks:
-        cells = []
-        for r in c.rows:
-            ms = (c.cells.get(r.arm) or {}).get(task) or []
-            counted = [m for m, used in ms if used]
-            passed = sum(1 for m in counted if m.outcome == PASSED)
-            score = f'<span class="cell-score">{passed}/{len(counted)}</span> ' if counted else '<span class="none">—</span> '
-            pills = " ".join(_pill(m, used, session_href(m)) for m, used in ms)
-            cells.append(f"<td class=\"cell\">{score}{pills}</td>")
-        name = f'<a href="{_e(task_href(task))}">{_e(task)}</a>' if task_href else _e(task)
-        body_rows.append(f"<tr><th class=\"task\">{name}</th>{''.join(cells)}</tr>")
-    return f'<table class="matrix"><tr><th>task</th>{head}</tr>{"".join(body_rows)}</table>\n'
-
-
-def _pill(m: Measurement, counted: bool, href: str) -> str:
-    kind = "pass" if m.outcome == PASSED else "error" if not is_reusable(m.outcome) else "fail"
-    cls = f"pill {kind}" + ("" if counted else " uncounted")
-    title = f"attempt {m.attempt}: {m.outcome or 'not graded'}" + (f" ({m.reason})" if m.reason and m.reason != m.outcome else "") + ("" if counted else " · not counted")
-    return f'<a class="{cls}" href="{_e(href)}" title="{_e(title)}">#{m.attempt} {_e(m.outcome or "?")}</a>'
 
 
 def _table(columns: list[str], rows: list[dict[str, Any]], code: str | None = None) -> str:
@@ -81,12 +70,35 @@ def _table(columns: list[str], rows: list[dict[str, Any]], code: str | None = No
     return f'<table class="compare"><tr>{head}</tr>{"".join(body)}</table>\n'
 
 
-_e = esc
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
 
 
-EXTRA_CSS = (
-    "table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}"
-    "table.matrix td.cell{white-space:nowrap}.cell-score{font-weight:600;margin-right:.3em}"
-    ".pill{display:inline-block;padding:0 .5em;margin:.1em;border-radius:1em;font-size:.85em;color:#fff;background:#888;text-decoration:none}"
-    ".pill.pass{background:#1a7f37}.pill.fail{background:#cf222e}.pill.error{background:#bf8700}.pill.uncounted{opacity:.55;text-decoration:line-through}"
-)
+EXTRA_CSS = "table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}table.matrix .pass{color:#1a7f37}table.matrix .fail{color:#cf222e}table.matrix .infra{color:#9a6700}"
+
+
+def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None = None, task_href: Callable[[str], str] | None = None) -> str:
+    """The task × setup matrix: each attempt's outcome, linked to its session where a link is
+    given (and each task to `task_href`'s page, the viewer's side by side)."""
+    shown = [r for r in c.rows if r.cells or r.attempted_failures]
+    if not c.matrix or not shown:
+        return ""
+    head = "".join(f"<th>{_e(r.label)}</th>" for r in shown)
+    rows = []
+    for task in c.tasks:
+        cells = []
+        for r in shown:
+            attempts = c.matrix.get(task, {}).get(r.arm, [])
+            marks = []
+            for a in attempts:
+                text = OUTCOME_MARKS.get(a.outcome or "", a.outcome or "ungraded") if a.measured else f"[{a.outcome or 'ungraded'}]"
+                cls = "pass" if a.outcome == "passed" else ("infra" if not a.measured else "fail")
+                title = f"attempt {a.attempt}: {a.outcome or 'ungraded'} · session {a.session_id}" + (f" · {a.reason}" if a.reason else "")
+                href = session_href(a.session_id) if session_href else None
+                mark = f'<span class="{cls}" title="{_e(title)}">{_e(text)}</span>'
+                marks.append(f'<a href="{_e(href)}">{mark}</a>' if href else mark)
+            cells.append(f"<td>{' '.join(marks) or '—'}</td>")
+        name = f'<a href="{_e(task_href(task))}">{_e(task)}</a>' if task_href else _e(task)
+        rows.append(f'<tr><td class="task">{name}</td>{"".join(cells)}</tr>')
+    return f'<h2>Per task × setup</h2>\n<table class="compare matrix"><tr><th>task</th>{head}</tr>{"".join(rows)}</table>\n'
+

@@ -8,6 +8,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     store  checks  adapters   the event store; the check catalog; one module per harness
     models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
     recorder  replay          the write side; the read side (neither imports the other)
+    tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     view                      the live web viewer over the read side (never the write side)
     benchtape                 the front door: CLI, public API, preflight, composition
 
@@ -35,6 +36,7 @@ FOLDERS = {
     "sandbox": "sandbox",
     "recorder": "recorder",
     "replay": "replay",
+    "tasks": "tasks",
     "view": "view",
     "front": "benchtape",
 }
@@ -49,8 +51,9 @@ ALLOWED: dict[str, set[str]] = {
     "sandbox": {"core", "spec", "adapters"},
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
+    "tasks": {"core", "spec", "store", "sandbox", "adapters", "models", "recorder"},
     "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "view"},
+    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "view"},
 }
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
 
@@ -212,6 +215,10 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("front", "benchtape.checks.registry", True),
         ("replay", "benchtape.sandbox.levels", True),
         ("sandbox", "benchtape.adapters.lines", True),
+        ("tasks", "benchtape.replay.grading", False),
+        ("tasks", "benchtape.checks.registry", False),
+        ("replay", "benchtape.tasks.validate", False),
+        ("tasks", "benchtape.sandbox.verifier", True),
         ("view", "benchtape.recorder.runner", False),
         ("view", "benchtape.replay.timeline", True),
     ],

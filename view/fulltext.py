@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from benchtape.replay.select import CONTROL
-from benchtape.store.database import Store, dumps
+from benchtape.store.codecs import dumps
+from benchtape.store.database import Store
+from benchtape.view.lookups import actions_like, older_session_ids
 
 # kind → (the field searched, what a reader calls it)
 SEARCHED: dict[str, tuple[str, str]] = {
@@ -87,15 +88,11 @@ def search(store: Store, query: str, *, before: str | None = None, limit: int = 
     scanned = 0
     cursor = before
     while True:
-        ids = _older(store, cursor, controls)
+        ids = older_session_ids(store, cursor, controls=controls, limit=BATCH)
         if not ids:
             return Found(query, found, scanned, time.perf_counter() - started, None)
         by_session: dict[str, SessionHits] = {}
-        marks = ",".join("?" * len(ids))
-        sql = f"SELECT session_id, seq, kind, data FROM actions WHERE session_id IN ({marks}) AND kind IN ({','.join('?' * len(kinds))}) AND data LIKE ? ESCAPE '^'"
-        with store.lock:
-            rows = store.db.conn.execute(sql, [*ids, *kinds, pattern]).fetchall()
-        for session_id, seq, kind, data in rows:
+        for session_id, seq, kind, data in actions_like(store, ids, kinds, pattern):
             hit = _hit(seq, kind, orjson.loads(data), folded)
             if hit is None:
                 continue
@@ -114,19 +111,6 @@ def search(store: Store, query: str, *, before: str | None = None, limit: int = 
                     return Found(query, found, scanned, time.perf_counter() - started, sid)
         if time.perf_counter() - started > budget_s:
             return Found(query, found, scanned, time.perf_counter() - started, cursor)
-
-
-def _older(store: Store, before: str | None, controls: bool) -> list[str]:
-    where, params = [], []
-    if before:
-        where.append("s.id < ?")
-        params.append(before)
-    if not controls:
-        where.append("r.kind IS NOT ?")
-        params.append(CONTROL)
-    sql = "SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC LIMIT ?"
-    with store.lock:
-        return [r[0] for r in store.db.conn.execute(sql, [*params, BATCH]).fetchall()]
 
 
 def _hit(seq: int, kind: str, data: dict[str, Any], folded: str) -> Hit | None:

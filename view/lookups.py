@@ -1,10 +1,11 @@
-"""The viewer's own reads of the store: what its filters, run panel, raw-lines page and
-evaluation list ask that no CLI command asks yet.
+"""The viewer's own reads of the store: what its filters, run panel, raw-lines page,
+evaluation list and search ask that no CLI command asks yet. Every statement of the viewer
+is here, and only here.
 
 Every query runs on the store's read-only connection under its lock and reads its rows to
 the end (no cursor is left open between calls: an open read would pin a WAL snapshot, and
-the live stream would stop seeing new rows). All of them belong in the store's reader; they
-live here until the store's reader/writer split lands, so no SQL of the viewer is spread
+the live stream would stop seeing new rows). All of them belong in `benchtape.store.reader`
+as named methods; they live here until they move there, so no SQL of the viewer is spread
 over its pages.
 """
 
@@ -18,7 +19,8 @@ from typing import Any
 import orjson
 from benchtape.replay.select import CONTROL
 from benchtape.spec.cells import RUN_KIND
-from benchtape.store.database import Store, inflate_raw
+from benchtape.store.codecs import inflate_raw
+from benchtape.store.database import Store
 
 
 @dataclass(frozen=True)
@@ -233,3 +235,29 @@ def data_version(store: Store) -> int:
     """SQLite's counter of commits by other connections: a hint that something may have changed."""
     with store.lock:
         return int(store.db.conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+# ---------------------------------------------------------------- search
+
+
+def older_session_ids(store: Store, before: str | None, *, controls: bool, limit: int) -> list[str]:
+    """The ids of the `limit` newest sessions older than `before` (all when None), newest first."""
+    where, params = [], []
+    if before:
+        where.append("s.id < ?")
+        params.append(before)
+    if not controls:
+        where.append("r.kind IS NOT ?")
+        params.append(CONTROL)
+    sql = "SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY s.id DESC LIMIT ?"
+    return [r[0] for r in _rows(store, sql, [*params, limit])]
+
+
+def actions_like(store: Store, session_ids: list[str], kinds: list[str], pattern: str) -> list[tuple[str, int, str, str]]:
+    """(session id, seq, kind, data JSON) of these sessions' actions of these kinds whose data
+    is LIKE `pattern` (escaped by `^`): each session's actions on the primary key's prefix."""
+    sql = (
+        f"SELECT session_id, seq, kind, data FROM actions WHERE session_id IN ({','.join('?' * len(session_ids))}) "
+        f"AND kind IN ({','.join('?' * len(kinds))}) AND data LIKE ? ESCAPE '^'"
+    )
+    return [(r[0], r[1], r[2], r[3]) for r in _rows(store, sql, [*session_ids, *kinds, pattern])]

@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchtape.core.errors import BadInput
-from benchtape.replay.compare import Comparison, Measurement, comparison
-from benchtape.replay.compare_html import body, matrix
+from benchtape.replay.compare import Comparison, comparison
+from benchtape.replay.compare_html import body, summary
 from benchtape.replay.document import document
 from benchtape.replay.html import Entry, badge, esc, session_section
-from benchtape.replay.outcomes import PASSED, is_reusable
+from benchtape.replay.outcomes import PASSED
 from benchtape.replay.timeline import session_status, show
 from benchtape.spec.pricing import load_pricing
 from benchtape.store.database import Store
@@ -50,23 +50,18 @@ def evaluation_json(v: Viewer, store: Store, name: str) -> Any:
 
 
 def evaluation_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
-    """The comparison under its title: kept live while the evaluation's cells are measured."""
+    """The comparison under its title, as `compare --html` draws it with the matrix linked:
+    kept live while the evaluation's cells are measured."""
     name = q["name"]
     c = _comparison(v, store, name)
-    base = "/evaluation/" + name
-
-    def cell_href(m: Measurement) -> str:
-        return session_href(m.session_id)
 
     def task_href(task: str) -> str:
-        return href(base + "/side", {"task": task})
+        return href(f"/evaluation/{name}/side", {"task": task})
 
     parts = [
-        f'<p class="summary">{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time</p>',
-        "<h2>Tasks × setups</h2>",
-        '<p class="meta">each cell: the passes over the counted attempts, then every attempt, linking to its session (struck through: not counted); a task links to its setups side by side</p>',
-        matrix(c, cell_href, task_href),
-        body(c),
+        f'<p class="summary">{summary(c)}</p>',
+        '<p class="meta">the matrix below the ranking: each attempt links to its session, each task to its setups side by side</p>',
+        body(c, session_href, task_href),
     ]
     return {"evaluation": "\n".join(parts), "title": esc(c.title)}
 
@@ -99,9 +94,9 @@ def side_json(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> Any:
 
     def one(arm: str) -> dict[str, Any]:
         docs = []
-        for m, counted in (c.cells.get(arm) or {}).get(task) or []:
+        for m in c.matrix.get(task, {}).get(arm, []):
             shown = show(store, m.session_id)
-            docs.append({"attempt": m.attempt, "outcome": m.outcome, "counted": counted, "session": document(shown.row, shown.session, shown.verdicts)})
+            docs.append({**m.to_dict(), "session": document(shown.row, shown.session, shown.verdicts)})
         return {"arm": arm, "label": labels[arm], "measurements": docs}
 
     return {"evaluation": c.evaluation, "task": task, "a": one(a), "b": one(b)}
@@ -121,12 +116,12 @@ def side_page(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> str:
     columns = []
     for arm in (a, b):
         sections = []
-        for m, counted in (c.cells.get(arm) or {}).get(task) or []:
+        for m in c.matrix.get(task, {}).get(arm, []):
             shown = show(store, m.session_id)
             entry = Entry.of(store, shown.row, shown.session, shown.verdicts)
             status = session_status(shown.session, shown.verdicts) if shown.session.finished else "incomplete"
-            note = "" if counted else ' <small>(not counted in the ranking)</small>'
-            pill = badge(m.outcome or "not graded", "pass" if m.outcome == PASSED else "fail" if is_reusable(m.outcome) else "error")
+            note = "" if m.measured else ' <small>(an execution failure: not a measurement)</small>'
+            pill = badge(m.outcome or "not graded", "pass" if m.outcome == PASSED else "fail" if m.measured else "error")
             sections.append(f'<p class="attempt">attempt {m.attempt}: {pill}{note} · <a href="{esc(session_href(m.session_id))}">open the session</a></p>' + session_section(entry, status, top=False))
         columns.append(f'<div class="side"><h2>{esc(labels[arm])}</h2>{"".join(sections) or "<p class=none>not measured</p>"}</div>')
     head = f'<h1>{esc(task)} <small>· <a href="{esc("/evaluation/" + name)}">{esc(c.title)}</a></small></h1>'

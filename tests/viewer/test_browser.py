@@ -115,15 +115,16 @@ def test_an_evaluation_matrix_links_each_cell_and_sets_two_setups_side_by_side(p
         page.goto(base + "/evaluations")
         page.get_by_role("link", name="base").click()
         matrix = page.locator("table.matrix")
-        expect(matrix.locator("th.task")).to_have_text(["fix-add", "fix-sub", "explain"])
+        expect(matrix.locator("td.task")).to_have_text(["fix-add", "fix-sub", "explain"])
         expect(matrix.locator("tr").first).to_contain_text("scripted")
         expect(matrix.locator("tr").first).to_contain_text("noop")
-        expect(matrix.locator("a.pill")).to_have_count(12)  # 3 tasks × 2 setups × 2 attempts
+        expect(matrix.locator("td:not(.task) a")).to_have_count(12)  # 3 tasks × 2 setups × 2 attempts, each a link
         expect(page.locator("table.compare").first).to_contain_text("ci95")  # the ranking with its intervals
+        expect(page.locator("ul.conclusions")).not_to_be_empty()  # and what it shows, in words
         expect(page.locator("#live")).to_have_text("live")  # it follows the cells an evaluation run measures
         page.screenshot(path=shots / "evaluation.png", full_page=True)
 
-        cell = matrix.locator("tr", has_text="fix-add").locator("a.pill.pass").first
+        cell = matrix.locator("tr", has_text="fix-add").locator("a:has(span.pass)").first
         cell.click()
         expect(page).to_have_url(re.compile(r"/session/"))
         expect(page.locator("section.session h2")).to_contain_text("fix-add")
