@@ -16,12 +16,13 @@ import difflib
 import hashlib
 import io
 import os
+import re
 import stat
 import tarfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
@@ -236,6 +237,47 @@ def display_lines(patch: str) -> Iterator[str]:
                 break
         else:
             yield f"GIT binary patch ({size} bytes, carried for git apply)"
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def line_classes(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Each display line of a patch with what it is: `hd` (a file's header), `hunk` (`@@`),
+    `add`, `del`, `meta` (`\\ No newline at end of file`) or `` (context). Inside a hunk the
+    lines it announced are counted, so a removed line reading `-- comment` (SQL, Lua) or an
+    added `++x` is a change, never taken for a file's `---`/`+++` header."""
+    old = new = 0  # lines the current hunk still owes on each side
+    for line in lines:
+        if old > 0 or new > 0:
+            c = line[:1]
+            if c == "+":
+                new -= 1
+                yield "add", line
+                continue
+            if c == "-":
+                old -= 1
+                yield "del", line
+                continue
+            if c == " " or line == "":
+                old, new = old - 1, new - 1
+                yield "", line
+                continue
+            if c == "\\":
+                yield "meta", line
+                continue
+            old = new = 0  # a hunk cut short: what follows is read as headers again
+        m = _HUNK.match(line)
+        if m:
+            old = int(m[1]) if m[1] is not None else 1
+            new = int(m[2]) if m[2] is not None else 1
+            yield "hunk", line
+        elif line.startswith((*HEADER_LINES, "--- ", "+++ ")):
+            yield "hd", line
+        elif line.startswith("\\"):
+            yield "meta", line
+        else:
+            yield "", line
 
 
 def export(store: Store, session: Session, dest: Path, *, staged: bool = False) -> int:

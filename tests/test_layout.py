@@ -10,6 +10,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
+    view                      the live web viewer over the read side (never the write side)
     benchtape                 the front door: CLI, public API, preflight, composition
 
 ALLOWED below is that drawing, literally: no exceptions. Every import is checked, including
@@ -38,6 +39,7 @@ FOLDERS = {
     "replay": "replay",
     "tasks": "tasks",
     "formats": "formats",
+    "view": "view",
     "front": "benchtape",
 }
 # room -> the rooms it may import besides itself
@@ -53,7 +55,8 @@ ALLOWED: dict[str, set[str]] = {
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
     "tasks": {"core", "spec", "store", "sandbox", "adapters", "models", "recorder"},
     "formats": {"core", "spec", "store", "adapters", "replay"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats"},
+    "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
+    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats", "view"},
 }
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
 
@@ -222,6 +225,8 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("replay", "benchtape.formats.atif_export", False),
         ("formats", "benchtape.recorder.importer", False),
         ("front", "benchtape.formats.exports", True),
+        ("view", "benchtape.recorder.runner", False),
+        ("view", "benchtape.replay.timeline", True),
     ],
 )
 def test_the_arrows_test_can_fail(room: str, target: str, ok: bool):
