@@ -30,6 +30,7 @@ import sqlite_utils
 
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
+from benchtape.core.payloads import check_payloads
 from benchtape.store.sqlite_io import bad_store, begin, connect, retry_busy, run_script
 
 DEFAULT_DB = Path(".benchtape") / "benchtape.db"
@@ -690,7 +691,9 @@ def raw_groups(lines: Iterable[tuple[int, str]], encoded: Sequence[bytes] | None
 
 
 def encode_actions(actions: Sequence[Action]) -> list[bytes]:
-    """Each action's data as the JSON stored for it (not yet redacted)."""
+    """Each action's data as the JSON stored for it (not yet redacted), once its payload is
+    found to match its kind (PayloadError otherwise: the batch is refused, nothing written)."""
+    check_payloads(actions)
     return [orjson.dumps(a.data, default=str) for a in actions]
 
 
