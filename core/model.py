@@ -9,13 +9,14 @@ state from actions, so a better projection improves every reader at once.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Literal, TypedDict, overload
+from typing import Any, Literal, TypedDict, overload
 
 MAIN = "main"
 
-from benchtape.core import payloads  # noqa: E402 - the payload types, one per kind
-from benchtape.core.payloads import ACTION_KINDS, METRIC_FIELDS, STAGED, Kind, PayloadError  # noqa: E402,F401 - the one registry of kinds, re-exported
+from benchtape.core import payloads  # the payload types, one per kind
+from benchtape.core.payloads import ACTION_KINDS, METRIC_FIELDS, STAGED  # noqa: E402,F401 - the one registry of kinds, re-exported
 
 
 @dataclass(slots=True, init=False)
@@ -33,7 +34,7 @@ class Action:
     pays a setattr per field (measured 3× slower), while slots keep attribute reads fast.
     """
 
-    kind: Kind
+    kind: payloads.Kind
     data: dict[str, Any]
     thread: str
     at: float
@@ -93,7 +94,7 @@ class Action:
         self.seq = seq
 
     @staticmethod
-    def untyped(kind: str, data: dict[str, Any], thread: str = MAIN, at: float = 0.0, seq: int | None = None) -> "Action":
+    def untyped(kind: str, data: dict[str, Any], thread: str = MAIN, at: float = 0.0, seq: int | None = None) -> Action:
         """An action whose kind is a run-time value (a stored row, a copy, a mock script's
         event): unchecked by mypy, checked by the store's writer like any other."""
         action: Action = _UNTYPED(kind, data, thread, at, seq)
@@ -149,7 +150,7 @@ class Action:
         """The payload read as its kind's TypedDict; `kind` must be this action's kind (it says
         which type the reader expects, so mypy checks every field read against it)."""
         if kind != self.kind:
-            raise PayloadError(f"a {self.kind} action read as a {kind} payload")
+            raise payloads.PayloadError(f"a {self.kind} action read as a {kind} payload")
         return self.data
 
     def stamped(self, seq: int | None = None, at: float | None = None) -> "Action":
@@ -363,6 +364,12 @@ class Session:
 
     def with_output(self, text: str | None) -> "Session":
         return replace(self, final_output=text)
+
+    @property
+    def started(self) -> payloads.SessionStarted:
+        """The `session.started` payload (the first action's), {} for a session without one."""
+        first = self.actions[0] if self.actions else None
+        return first.payload("session.started") if first is not None and first.kind == "session.started" else {}
 
     @property
     def imported_from(self) -> list[str] | None:

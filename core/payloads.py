@@ -22,7 +22,18 @@ reads is typed, and every adapter writes it in that type whatever the harness pr
 from __future__ import annotations
 
 import types
-from typing import Any, Iterable, Literal, Protocol, TypedDict, Union, get_args, get_origin, get_type_hints, is_typeddict
+from collections.abc import Iterable
+from typing import (
+    Any,
+    Literal,
+    Protocol,
+    TypedDict,
+    Union,
+    get_args,
+    get_origin,
+    get_type_hints,
+    is_typeddict,
+)
 
 from benchtape.core.errors import closest, type_name
 

@@ -28,6 +28,7 @@ from typing import Any, Iterable
 
 import orjson
 
+from benchtape.core.payloads import CellOutcome, Metrics, SessionFinished
 from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.pricing import Pricing, session_cost, sum_known
 from benchtape.store.database import Store
@@ -72,7 +73,7 @@ class _Session:
     params: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     wall_ms: float | None = None
-    outcome: dict[str, Any] | None = None
+    outcome: CellOutcome | None = None
 
 
 def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
@@ -99,13 +100,14 @@ def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None 
     )
     for session_id, kind, data in actions:
         s = sessions[session_id]
-        d = loads(data)
         if kind == "metrics":
-            s.metrics.update((k, v) for k, v in d.items() if v is not None)
+            totals: Metrics = loads(data)
+            s.metrics.update((k, v) for k, v in totals.items() if v is not None)
         elif kind == "session.finished":
-            s.wall_ms = d.get("wall_ms")
+            finished: SessionFinished = loads(data)
+            s.wall_ms = finished.get("wall_ms")
         else:
-            s.outcome = d
+            s.outcome = loads(data)  # a cell.outcome
     arms = _archived_arms(store, where, params)
     return _measurements(sessions, pricing), arms
 

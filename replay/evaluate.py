@@ -29,6 +29,7 @@ import orjson
 
 from benchtape.spec.cells import RUN_KIND
 from benchtape.core.model import Session
+from benchtape.core.payloads import CellOutcome
 from benchtape.spec.bench import BenchSpec
 from benchtape.spec.evaluation import Arm, Task
 from benchtape.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
@@ -161,8 +162,8 @@ class CellGrader:
         diff = self._diff(loaded, arm)
         outcome = failure or measurement_outcome(loaded, verdicts, diff, arm.protected_paths(task))
         steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
-        extra: dict[str, Any] = {
-            "cell_id": loaded[0].actions[0].data.get("cell", {}).get("id") if loaded[0].actions else None,
+        extra: CellOutcome = {
+            "cell_id": loaded[0].started.get("cell", {}).get("id"),
             "grading_id": grading_id,
             "source": source,
             "diff": diff.summary() if diff is not None else None,
@@ -176,8 +177,7 @@ class CellGrader:
         """The agent's change: the final snapshot against the tree the first step started from
         (its staged snapshot: benchtape's own writes into HOME included), or, for a session
         recorded before staged snapshots existed, the cell's baseline."""
-        started = loaded[0].actions[0].data if loaded[0].actions and loaded[0].actions[0].kind == "session.started" else {}
-        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (started.get("cell") or {}).get("baseline")
+        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (loaded[0].started.get("cell") or {}).get("baseline")
         data = self.store.get_blob(sha) if sha else None
         if data is None:
             return None

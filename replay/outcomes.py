@@ -24,9 +24,10 @@ A passing cell with an empty diff is `passed`: some tasks ask for an answer, not
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, Unpack
 
 from benchtape.core.model import Action, Session
+from benchtape.core.payloads import CellOutcome
 from benchtape.store.database import Store
 from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
 from benchtape.replay.grading import scenario_outcome
@@ -65,7 +66,7 @@ class Outcome:
     def passed(self) -> bool:
         return self.outcome == PASSED
 
-    def action(self, **extra: Any) -> Action:
+    def action(self, **extra: Unpack[CellOutcome]) -> Action:
         """The `cell.outcome` action: [outcome, reason], plus what the caller measured (diff, cost)."""
         return Action("cell.outcome", {"outcome": self.outcome, "reason": self.reason, **extra})
 
@@ -77,8 +78,10 @@ def is_reusable(outcome: str | None) -> bool:
 def execution_outcome(session: Session) -> Outcome | None:
     """An execution failure, decided from the session alone; None when the agent ran to its end."""
     for action in session.actions:
-        if action.kind == "error" and action.data.get("cause") in INFRASTRUCTURE_CAUSES:
-            return Outcome(INFRASTRUCTURE_ERROR, f"{action.data.get('cause')}: {action.data.get('message') or 'failed'}")
+        if action.kind == "error":
+            error = action.payload("error")
+            if error.get("cause") in INFRASTRUCTURE_CAUSES:
+                return Outcome(INFRASTRUCTURE_ERROR, f"{error.get('cause')}: {error.get('message') or 'failed'}")
     if not session.finished:
         return Outcome(INFRASTRUCTURE_ERROR, "the session never finished (benchtape stopped or lost its process)")
     if session.status == "interrupted":
