@@ -163,7 +163,7 @@ def warning(what: str, line: str, thread: str = "main") -> Action:
     return Action("adapter.warning", {"what": what, "line": line[:4000]}, thread=thread)
 
 
-def hook(data: Hook, thread: str = "main", at: float = 0.0) -> Action:
+def hook_action(data: Hook, thread: str = "main", at: float = 0.0) -> Action:
     """A `hook` the harness reported, with the fields it gave (None: it said nothing of that one)."""
     known = cast(Hook, {k: v for k, v in data.items() if v is not None})  # fewer of Hook's own keys
     return Action("hook", known, thread=thread, at=at)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.adapters.base import hook as hook_action, warning
+from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
 from benchtape.core.model import MAIN, Action

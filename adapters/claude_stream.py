@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.adapters.base import hook, warning
+from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
 from benchtape.adapters.usage import anthropic_totals, model_usage_totals
@@ -122,7 +122,7 @@ class ClaudeStreamParser(LineParser):
                 "exit_code": event.get("exit_code"),
                 "output": event.get("output"),
             }
-            return [hook(data)]
+            return [hook_action(data)]
         return [warning(f"unknown system event subtype {subtype!r}", line)]
 
     def _rate_limit(self, event: dict[str, Any], line: str) -> list[Action]:

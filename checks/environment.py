@@ -63,14 +63,15 @@ Readings:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from benchtape.checks.common import args_of, family_register, short, text_value
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator
 from benchtape.core.errors import closest
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
 from benchtape.core.payloads import EnvironmentReported
+from benchtape.core.results import CheckSpec, Result
 
 INIT = "system:init"
 PLUGIN_CLI = "plugin-cli"

@@ -20,6 +20,9 @@ class Status(StrEnum):
 
 
 STATUSES = tuple(Status)
+# The members as module globals: a member read through its class (Status.PASS) costs ~6× a
+# global's, and every check builds a Result per session.
+PASS, FAIL, ERROR, NA = Status.PASS, Status.FAIL, Status.ERROR, Status.NA
 
 
 @dataclass(frozen=True)
@@ -103,19 +106,19 @@ class Result:
 
     @property
     def passed(self) -> bool:
-        return self.status is Status.PASS
+        return self.status is PASS
 
     @classmethod
     def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> "Result":
-        return cls(Status.PASS if passed else Status.FAIL, (1.0 if passed else 0.0) if score is None else score, reason, evidence or {})
+        return cls(PASS if passed else FAIL, (1.0 if passed else 0.0) if score is None else score, reason, evidence or {})
 
     @classmethod
     def error(cls, reason: str, evidence: dict[str, Any] | None = None) -> "Result":
-        return cls(Status.ERROR, 0.0, reason, evidence or {})
+        return cls(ERROR, 0.0, reason, evidence or {})
 
     @classmethod
     def not_applicable(cls, reason: str) -> "Result":
-        return cls(Status.NA, 0.0, reason, {})
+        return cls(NA, 0.0, reason, {})
 
     def to_dict(self) -> dict[str, Any]:
         return {"pass": self.passed, "score": self.score, "reason": self.reason, "evidence": self.evidence, "status": self.status}
@@ -123,5 +126,5 @@ class Result:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
         """A verdict's dict back: its `status`, or, from a writer that gave none, PASS or FAIL by `pass`."""
-        status = Status(d["status"]) if d.get("status") else Status.PASS if d.get("pass") else Status.FAIL
+        status = Status(d["status"]) if d.get("status") else PASS if d.get("pass") else FAIL
         return cls(status, float(d.get("score") or 0.0), d.get("reason") or "", d.get("evidence") or {})
