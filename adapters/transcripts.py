@@ -24,6 +24,7 @@ from benchtape.adapters.codex_rollout import CodexRolloutParser
 from benchtape.adapters.lines import decode, finish_safely, read_lines
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
+from benchtape.core.payloads import EnvironmentReported
 
 
 @dataclass
@@ -46,7 +47,7 @@ class Transcript:
 
     def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[["Transcript"], dict[str, Any]], part: tuple[int, int, int] | None = None):
         self.fmt, self.files, self.parser = fmt, files, parser
-        self.reported: dict[str, Any] | None = None  # the first environment.reported seen
+        self.reported: EnvironmentReported | None = None  # the first environment.reported seen
         self._meta = meta
         self.part = part  # (first, end, number): one session of a capture holding several, by non-blank line index
 
@@ -72,7 +73,7 @@ class Transcript:
                     continue
                 actions = feed(line)
                 if self.reported is None and actions:
-                    self.reported = next((a.data for a in actions if a.kind == "environment.reported"), None)
+                    self.reported = next((a.payload("environment.reported") for a in actions if a.kind == "environment.reported"), None)
                 yield line, actions
 
     def finish(self) -> list[Action]:

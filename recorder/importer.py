@@ -190,7 +190,7 @@ def reparse(store: Store, session_id: str) -> str:
         raise BadInput(f"no session {session_id}", fix="`benchtape sessions` lists them")
     old = store.actions(session_id)
     started = next((a for a in old if a.kind == "session.started"), None)
-    fmt = (started.data.get("format") if started else None) or LIVE_FORMAT.get(row.harness or "")
+    fmt = (started.payload("session.started").get("format") if started else None) or LIVE_FORMAT.get(row.harness or "")
     if fmt is None:
         raise BadInput(f"session {session_id} has no known native format to re-derive from")
     if fmt == "mock":
@@ -211,9 +211,9 @@ def reparse(store: Store, session_id: str) -> str:
     kept_front = [a for a in old if a.kind == "session.started" or (a.kind == "environment.expected" and live)]
     first_user = next((a for a in old if a.kind == "message.user" and live), None)
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]
-    front = [Action(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
-    back = [Action(a.kind, a.data, a.thread, a.at) for a in kept_back]
-    user = [Action(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
+    front = [Action.untyped(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
+    back = [Action.untyped(a.kind, a.data, a.thread, a.at) for a in kept_back]
+    user = [Action.untyped(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
     with store.transaction():  # the new session is there whole, or not at all
         new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
         with store.batch_writer(new_id) as writer:

@@ -150,34 +150,44 @@ def thread_label(thread: str, agent: str | None) -> str:
 
 
 def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict[Any, str], labels: dict[str, str]) -> Step:
-    d = a.data
-    tool = outcome = None
+    tool: str | None = None
+    outcome = None
     tokens = None
     detail = None
     if a.kind == "tool.call":
-        tool, outcome = d.get("tool"), outcome_by_seq.get(a.seq)
-        text, detail = _text(d.get("input"))
+        call = a.payload("tool.call")
+        tool, outcome = call.get("tool"), outcome_by_seq.get(a.seq)
+        text, detail = _text(call.get("input"))
     elif a.kind == "tool.result":
+        result = a.payload("tool.result")
         tool = tool_by_result.get(a.seq)
-        err = d.get("is_error")
+        err = result.get("is_error")
         outcome = None if err is None else ("error" if err else "ok")
-        text, detail = _text(d.get("output"))
+        text, detail = _text(result.get("output"))
     elif a.kind == "metrics":
-        ins, outs = d.get("tokens_in"), d.get("tokens_out")
+        metrics = a.payload("metrics")
+        ins, outs = metrics.get("tokens_in"), metrics.get("tokens_out")
         tokens = None if ins is None and outs is None else (ins or 0) + (outs or 0)
         # a harness's own float sums (claude's cost: 0.009600000000000001) read at six decimals
-        text = ", ".join(f"{k}={round(v, 6) if isinstance(v, float) else v}" for k, v in d.items() if v is not None)
+        text = ", ".join(f"{k}={round(v, 6) if isinstance(v, float) else v}" for k, v in metrics.items() if v is not None)
     elif a.kind == "subagent.spawned":
-        tool, text = d.get("tool") or "Task", f"{d.get('agent') or ''} → {d.get('thread')}: {_text(d.get('prompt'))[0]}"
+        spawn = a.payload("subagent.spawned")
+        tool, text = spawn.get("tool") or "Task", f"{spawn.get('agent') or ''} → {spawn.get('thread')}: {_text(spawn.get('prompt'))[0]}"
     elif a.kind == "skill.invoked":
-        tool, text = d.get("tool") or "Skill", str(d.get("name"))
+        skill = a.payload("skill.invoked")
+        tool, text = skill.get("tool") or "Skill", str(skill.get("name"))
     elif a.kind == "session.finished":
-        text = f"status={d.get('status')} exit={d.get('exit_code')}" + (" timed out" if d.get("timed_out") else "") + (f" {d.get('wall_ms'):.0f} ms" if isinstance(d.get("wall_ms"), (int, float)) else "")
+        fin = a.payload("session.finished")
+        wall = fin.get("wall_ms")
+        text = f"status={fin.get('status')} exit={fin.get('exit_code')}" + (" timed out" if fin.get("timed_out") else "") + (f" {wall:.0f} ms" if isinstance(wall, (int, float)) else "")
     elif a.kind == "workspace.snapshot":
-        text = f"{d.get('files')} files, {d.get('bytes')} bytes, {str(d.get('sha256'))[:12]}" + (" (the staged tree, before the agent)" if d.get("stage") == STAGED else "")
+        snap = a.payload("workspace.snapshot")
+        text = f"{snap.get('files')} files, {snap.get('bytes')} bytes, {str(snap.get('sha256'))[:12]}" + (" (the staged tree, before the agent)" if snap.get("stage") == STAGED else "")
     elif a.kind == "session.started":
-        text = f"{d.get('scenario')} · {d.get('harness')}" + (f" · {d.get('model')}" if d.get("model") else "")
-    else:
+        started = a.payload("session.started")
+        text = f"{started.get('scenario')} · {started.get('harness')}" + (f" · {started.get('model')}" if started.get("model") else "")
+    else:  # any other kind: its text, or its message (an error), or the whole payload
+        d = a.data
         text, detail = _text(d.get("text") if "text" in d else d.get("message") if "message" in d else d)
     return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text, detail)
 
