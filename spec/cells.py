@@ -23,7 +23,7 @@ from benchtape.core.payloads import SessionStarted
 from benchtape.spec.evaluation import Cell, Evaluation
 from benchtape.spec.identity import CellIdentity
 
-RUN_KIND = "evaluation"
+from benchtape.core.run_kinds import EVALUATION as RUN_KIND  # noqa: E402 - runs.kind of an evaluation
 
 
 def run_fields(ev: Evaluation, argv: list[str] | None = None) -> dict[str, Any]:

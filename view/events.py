@@ -21,7 +21,7 @@ import orjson
 from benchtape.core.errors import BenchtapeError
 from benchtape.store.database import Store
 from benchtape.view import page_evaluation, page_session, page_sessions
-from benchtape.view.lookups import data_version
+from benchtape.store.browse import data_version
 from benchtape.view.shell import region_hash
 from benchtape.view.viewer import Viewer
 from starlette.concurrency import run_in_threadpool

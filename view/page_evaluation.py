@@ -21,7 +21,7 @@ from benchtape.replay.outcomes import PASSED
 from benchtape.replay.timeline import session_status, show
 from benchtape.spec.pricing import load_pricing
 from benchtape.store.database import Store
-from benchtape.view.lookups import evaluations
+from benchtape.store.browse import evaluations
 from benchtape.view.shell import href, live_url, page, region, session_href, when
 from benchtape.view.viewer import Viewer
 

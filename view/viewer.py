@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchtape.store.database import Store
-from benchtape.view.lookups import Finished
+from benchtape.store.browse import Finished
 
 
 @dataclass

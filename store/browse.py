@@ -1,12 +1,10 @@
-"""The viewer's own reads of the store: what its filters, run panel, raw-lines page,
-evaluation list and search ask that no CLI command asks yet. Every statement of the viewer
-is here, and only here.
+"""The reads of browsing the store (what `benchtape view`'s filters, run panel, raw-lines
+page, evaluation list and search ask that no CLI command asks): part of the store's read side,
+like `reader`, so every SQL statement benchtape runs is in store/.
 
 Every query runs on the store's read-only connection under its lock and reads its rows to
 the end (no cursor is left open between calls: an open read would pin a WAL snapshot, and
-the live stream would stop seeing new rows). All of them belong in `benchtape.store.reader`
-as named methods; they live here until they move there, so no SQL of the viewer is spread
-over its pages.
+the live stream would stop seeing new rows).
 """
 
 from __future__ import annotations
@@ -17,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from benchtape.replay.select import CONTROL
-from benchtape.spec.cells import RUN_KIND
+from benchtape.core.run_kinds import CONTROL
+from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.store.codecs import inflate_raw
 from benchtape.store.database import Store
 
