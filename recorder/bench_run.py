@@ -17,7 +17,7 @@ from typing import Any, Callable
 from benchtape.core.limits import output_limits
 from benchtape.core.redact import redact_argv, redact_params, redactor, secret_params, secret_values
 from benchtape.recorder.runner import Interrupted, RunOptions, Runner, SessionPlan, SessionRecord
-from benchtape.recorder.scheduler import Scheduler
+from benchtape.recorder.scheduler import ExecutorFactory, LocalExecutor, Scheduler
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import Event, SandboxError
 from benchtape.spec.bench import BenchSpec, ScenarioSpec
@@ -52,9 +52,9 @@ class BenchSessions:
             params=redact_params(params, redact),
         )
 
-    def scheduler(self, store: Store, run_id: str, on_event: Event | None = None) -> Scheduler:
+    def scheduler(self, store: Store, run_id: str, on_event: Event | None = None, executor: ExecutorFactory = LocalExecutor) -> Scheduler:
         """The run's scheduler, with the options' concurrency and sandbox keeping."""
-        return Scheduler(store, run_id, concurrency=self.options.concurrency, keep_sandbox=self.options.keep_sandbox, on_event=on_event)
+        return Scheduler(store, run_id, concurrency=self.options.concurrency, keep_sandbox=self.options.keep_sandbox, on_event=on_event, executor=executor)
 
     def scenarios(self) -> list[ScenarioSpec]:
         wanted = self.options.scenarios
