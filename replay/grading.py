@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
@@ -39,9 +39,12 @@ from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
 from benchtape.sandbox.levels import GradingHost, GradingSandbox
 from benchtape.sandbox.by_level import grading_sandbox_for
-from benchtape.sandbox.inodes import POOL
-from benchtape.sandbox.trees import park, remove_tree
+from benchtape.sandbox.trees import later, remove_tree
 from benchtape.store.database import Store, dumps
+
+if TYPE_CHECKING:
+    from benchtape.sandbox.inodes import InodePool
+    from benchtape.sandbox.run_resources import RunResources
 
 # The causes a check can be errored for, with the one wording each gets.
 NO_SNAPSHOT_IN_STORE = "snapshot_missing"
@@ -89,6 +92,7 @@ class GradingContext:
     control: bool = False  # grading the negative control
     runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins of code checks ({"bun": "1.1"})
     judge: Judge | None = field(default=None, compare=False)  # the grading's judge (benchtape.replay.grading_judges), shared by its sessions
+    resources: RunResources | None = field(default=None, compare=False)  # live grading: the run's files made ahead and cleanups (never part of a verdict)
 
     def to_dict(self) -> dict[str, Any]:
         """What a grading keeps per scenario (`grading_scenarios`), so it can be reproduced."""
@@ -104,9 +108,10 @@ class GradingContext:
 
 
 class WorkspaceSource(Protocol):
-    def restore(self, into: Path) -> bool:
-        """Put the session's final workspace at `into`; False when none was ever recorded;
-        raises Unavailable when one was recorded but cannot be provided."""
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
+        """Put the session's final workspace at `into` (from `pool`'s entries made ahead, when
+        given); False when none was ever recorded; raises Unavailable when one was recorded but
+        cannot be provided."""
 
 
 class StoredSnapshot:
@@ -115,14 +120,14 @@ class StoredSnapshot:
     def __init__(self, store: Store, session: Session):
         self.store, self.session = store, session
 
-    def restore(self, into: Path) -> bool:
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
         sha = (self.session.snapshot or {}).get("sha256")
         if not sha:
             return False
         data = self.store.get_blob(sha)
         if data is None:
             raise Unavailable(NO_SNAPSHOT_IN_STORE, f"the session's workspace snapshot {sha[:12]} is missing from the store")
-        _restore_verified(data, sha, into)
+        _restore_verified(data, sha, into, pool)
         return True
 
 
@@ -132,12 +137,12 @@ class SnapshotFile:
     def __init__(self, path: Path, sha: str):
         self.path, self.sha = path, sha
 
-    def restore(self, into: Path) -> bool:
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
         try:
             data = self.path.read_bytes()
         except OSError as exc:
             raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
-        _restore_verified(data, self.sha, into)
+        _restore_verified(data, self.sha, into, pool)
         return True
 
 
@@ -147,17 +152,17 @@ class NoWorkspace:
     def __init__(self, cause: str | None = None, why: str = ""):
         self.cause, self.why = cause, why
 
-    def restore(self, into: Path) -> bool:
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
         if self.cause is None:
             return False
         raise Unavailable(self.cause, self.why)
 
 
-def _restore_verified(data: bytes, sha: str, into: Path) -> None:
+def _restore_verified(data: bytes, sha: str, into: Path, pool: InodePool | None) -> None:
     from benchtape.sandbox.snapshot import restore  # only when a check reads the workspace: most gradings never do
 
     try:
-        restore(data, into, sha256=sha)  # refuses a blob or tar whose content is not the recorded one
+        restore(data, into, sha256=sha, pool=pool)  # refuses a blob or tar whose content is not the recorded one
     except (BadInput, OSError, tarfile.TarError, ValueError) as exc:  # a corrupt or hostile snapshot
         raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
 
@@ -167,8 +172,9 @@ class _Host:
     sandbox started, when a check first asks; a failure is remembered and raised again for
     every later check that asks, so each gets the same wording."""
 
-    def __init__(self, stack: ExitStack, source: WorkspaceSource, session: Session, sandbox: GradingSandbox | None, bench_dir: Path | None):
+    def __init__(self, stack: ExitStack, source: WorkspaceSource, session: Session, sandbox: GradingSandbox | None, bench_dir: Path | None, resources: RunResources | None = None):
         self.stack, self.source, self.session, self.sandbox, self.bench_dir = stack, source, session, sandbox, bench_dir
+        self.resources = resources
         self._work: Path | None = None
         self._restored = False
         self._host: GradingHost | None = None
@@ -177,10 +183,12 @@ class _Host:
     def work_dir(self) -> Path | None:
         if not self._restored:
             self._restored = True
-            temp = Path(POOL.temp_dir("benchtape-grade-"))  # tempfile.mkdtemp, from folders made ahead when a run has some
+            pool = self.resources.pool if self.resources is not None else None
+            temp = Path(pool.temp_dir("benchtape-grade-") if pool is not None else tempfile.mkdtemp(prefix="benchtape-grade-"))  # from the run's folders made ahead, when it has some
+            park = self.resources.cleanup.park if self.resources is not None else later
             self.stack.callback(park, partial(remove_tree, temp))  # no recursion (an agent may leave a 2,500-deep tree); off the grading's path
             try:
-                self._work = temp / "work" if self.source.restore(temp / "work") else None
+                self._work = temp / "work" if self.source.restore(temp / "work", pool) else None
             except Unavailable as exc:
                 self._failed = exc
         if self._failed is not None:
@@ -251,7 +259,7 @@ def grade_session(
     """
     places = paths if paths is not None else _default_places(len(checks))
     with ExitStack() as stack:
-        host = _Host(stack, source, session, sandbox, context.bench_dir)
+        host = _Host(stack, source, session, sandbox, context.bench_dir, context.resources)
         transforms = _session_transforms(session, checks, context, host)
         graded = transformed(session, context.transform, transforms, "the scenario's") if context.transform and transforms is not None else session
         judge = context.judge

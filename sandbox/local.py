@@ -12,7 +12,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -24,6 +23,8 @@ from benchtape.sandbox.capture import SessionFolder
 from benchtape.sandbox.claude_home import ClaudeHome
 from benchtape.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace, runs_alone
 from benchtape.sandbox.outside_writes import OutsideWrites
+from benchtape.sandbox.run_resources import RunResources
+from benchtape.sandbox.spares import SpareKey, lay_out
 from benchtape.sandbox.supervisor import SupervisedProcess
 from benchtape.spec.bench import ScenarioSpec
 
@@ -88,16 +89,6 @@ def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, st
     return Workspace(root=root, agent_cwd=cwd, home=home, env=env, level=level, temp=temp, secret_names=secret_names)
 
 
-def lay_out(temp: Path, seed: Path | None) -> None:
-    """work/ (a copy of the staged tree) and tmp/ in a session folder: the file creations a
-    session folder costs, done ahead by a spare."""
-    if seed is not None:
-        shutil.copytree(seed, temp / "work", symlinks=True)
-    else:
-        (temp / "work").mkdir()
-    (temp / "tmp").mkdir()
-
-
 def _agent_cwd(root: Path, scenario: ScenarioSpec) -> Path:
     return root / scenario.cwd if scenario.cwd else root
 
@@ -123,17 +114,18 @@ def _apply_local_share(share: dict[str, str], root: Path) -> None:
 class LocalLevel:
     """The levels that run on the host: none, workspace, home."""
 
-    def __init__(self, level: str, *, keep: bool = False, on_event: Event | None = None):
+    def __init__(self, level: str, *, keep: bool = False, on_event: Event | None = None, resources: RunResources | None = None):
         self.level = level
         self.runs_alone = runs_alone(level)
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
+        self.resources = resources  # the run's spares and cleanups; None outside a run (a scratch sandbox)
 
     def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
         """Make the next session's folder, seeded from `seed` (and `home_json` merged in, where
-        HOME is the workspace), while this one runs (see `_Spares`)."""
-        if self.level != "none":
-            SPARES.make_later(self._spare_key(seed, home_json))
+        HOME is the workspace), while this one runs (benchtape.sandbox.spares)."""
+        if self.level != "none" and self.resources is not None:
+            self.resources.spares.make_later(self._spare_key(seed, home_json))
 
     def _spare_key(self, seed: Path | None, home_json: HomeJson | None) -> SpareKey:
         return (self.level, self.keep, seed, dict(home_json or {}) if self.level == "home" else {})
@@ -141,7 +133,7 @@ class LocalLevel:
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
         key = self._spare_key(seed, home_json)
-        folder = SPARES.take(key) if self.level != "none" else None
+        folder = self.resources.spares.take(key) if self.level != "none" and self.resources is not None else None
         laid_out = folder is not None
         if folder is None:
             folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
@@ -168,7 +160,10 @@ class LocalLevel:
                 )
         finally:
             kept = self.keep and ws.temp is not None
-            folder.close(remove=not kept, later=True)  # off the session's path: the run waits for it at its end
+            if kept:
+                folder.close(remove=False)
+            else:  # off the session's path: the run waits for it at its end
+                (self.resources.cleanup.park if self.resources is not None else later)(folder.close)
             if kept:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
@@ -182,75 +177,6 @@ class LocalLevel:
             said = note.payload("adapter.warning").get("what") if note.kind == "adapter.warning" else note.payload("error").get("message")
             self.on_event("sandbox.note", {"kind": note.kind, "message": said})
         return notes
-
-
-SpareKey = tuple[str, bool, "Path | None", dict[str, Any]]  # level, keep, the staged tree, the harness's home_json merged into HOME (level home: HOME is work/)
-
-
-class _Spares:
-    """The next session's folder, made ahead on the cleanup thread (benchtape.sandbox.trees.later).
-
-    A session folder is a dozen file creations (its lock, capture files and session.json, the
-    copy of the staged tree, tmp/, the harness's first-run JSON under HOME), ~0.25 ms each on
-    a slow disk: 1–7 ms a session. At concurrency 1 the runner asks for the next session's
-    once this one's harness started, and the next session takes it if it is ready and made
-    for the same level, staged tree and HOME files; it is never waited for. A spare is an ordinary session folder, locked by this
-    process and holding no session yet: if benchtape dies, the orphan sweep removes it as a
-    folder whose session never began. One spare at most; `discard` removes an unused one."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.spare: tuple[SpareKey, SessionFolder] | None = None
-        self.generation = 0  # bumped by `discard`: a spare still being made for an older run is dropped
-
-    def make_later(self, key: SpareKey) -> None:
-        with self.lock:
-            generation = self.generation
-        later(lambda: self._make(key, generation), optional=True)
-
-    def _make(self, key: SpareKey, generation: int) -> None:
-        level, keep, seed, home_json = key
-        folder = SessionFolder.create(level=level, keep=keep)
-        try:
-            lay_out(folder.path, seed)
-            if home_json:
-                from benchtape.sandbox.claude_home import seed_home
-
-                seed_home(folder.path / "work", home_json)
-        except BaseException:
-            folder.close()
-            raise
-        with self.lock:
-            if generation == self.generation:
-                old, self.spare = self.spare, (key, folder)
-            else:
-                old = (key, folder)
-        if old is not None:
-            old[1].close()
-
-    def take(self, key: SpareKey) -> SessionFolder | None:
-        """The spare when it is ready and made for `key`; else None (the caller makes its own)."""
-        with self.lock:
-            if self.spare is None or self.spare[0] != key:
-                return None
-            folder, self.spare = self.spare[1], None
-        return folder
-
-    def discard(self) -> None:
-        """Remove the spare (at a run's end: its staged trees go with the run), and any being made."""
-        with self.lock:
-            self.generation += 1
-            old, self.spare = self.spare, None
-        if old is not None:
-            later(old[1].close)
-
-
-SPARES = _Spares()
-
-
-def discard_spares() -> None:
-    """At a run's end: the spare session folder, unused, is removed."""
-    SPARES.discard()
 
 
 class LocalGrading:

@@ -87,7 +87,8 @@ def test_a_limit_the_engine_refuses_is_a_preflight_finding_not_a_traceback(tmp_p
 def test_a_sandbox_that_will_not_open_errors_its_session_and_the_run_goes_on(tmp_path, docker_client, base_image):
     """Past preflight (an engine that changed its mind): the session errors with the engine's
     reason, the other sessions run, no traceback."""
-    from benchtape.recorder.runner import RunOptions, Runner
+    from benchtape.recorder.bench_run import record_bench
+    from benchtape.recorder.runner import RunOptions
     from benchtape.spec.bench import load_bench
     from benchtape.store.database import Store
 
@@ -101,7 +102,7 @@ def test_a_sandbox_that_will_not_open_errors_its_session_and_the_run_goes_on(tmp
             prompt: hi
     """))
     store = Store(tmp_path / "direct.db")
-    records = Runner(store, bench, RunOptions(concurrency=1)).run()
+    records = record_bench(store, bench, RunOptions(concurrency=1))
     assert sorted((r.scenario.name, r.status) for r in records) == [("fine", "ok"), ("refused", "error")]
     refused = next(r for r in records if r.scenario.name == "refused")
     [error] = [a.data["message"] for a in store.actions(refused.session_id) if a.kind == "error"]
