@@ -86,6 +86,7 @@ class Tui:
     exit_text: str = "/exit"
     goodbye: str = ""  # regex: the screen once the tool has closed the session (it may take a while to exit after)
     parser: Any = None  # Callable[[], Parser] of the on-disk record
+    session: str = ""  # the session id the Stop hook's lines carry: a HOME shared by several sessions (level workspace) holds one log for all
 
 
 class Parser(Protocol):

@@ -173,8 +173,10 @@ class LocalLevel:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
     def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
-        """What the level saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
-        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
+        """What the level saw once the harness exited: plugins/ changes under ~/.claude (the rest
+        of it is put back when the workspace closes, once the harness's transcript is read), writes
+        outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.plugin_notes() if home_guard else [])]
         outside = audit.message() if audit else None
         if outside:
             notes.append(Action("error", {"message": outside}))
