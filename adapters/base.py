@@ -122,6 +122,16 @@ class Adapter(Protocol):
         """Blocking findings (binary missing, no key unless the model is scripted); never prints a secret."""
 
 
+def host_credentials(names: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
+    """The host's values of the credentials a tool declares it authenticates with (its
+    `AUTH_ENV`): the only credentials that reach its agent (the sandbox forwards none by
+    itself, so the mock agent gets none). None with a scripted endpoint: its key is the
+    server's, and a real token must not go to it."""
+    if endpoint:
+        return {}
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
+
+
 def on_path(binary: str, env: dict[str, str]) -> bool:
     """Whether a harness binary can be started: a path that is executable, or a name on env's PATH."""
     import shutil

@@ -67,6 +67,12 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         none_scenarios += level == "none"
         if name == "codex" and level == "container":
             pf.blocking.extend(_codex_in_container(bench, sc))
+    if any((sandbox or sc.sandbox.level) != "container" for sc in bench.scenarios):
+        from benchtape.sandbox.pidfence import unconfined_note
+
+        note = unconfined_note()
+        if note:
+            pf.notes.append(note)
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
