@@ -804,8 +804,10 @@ class _Loader:
         if not isinstance(config, dict):
             raise self.err("check `config:` must be a mapping", node, "config", "write it as `name: value` pairs")
         for num in ("weight", "threshold"):
+            if num == "threshold" and isinstance(node.get(num), str) and node[num].strip():
+                continue  # a duration with a unit (`latency`'s `30s`): the check reads it, and refuses it where it takes none
             if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float)) or not _finite(node[num])):
-                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`")
+                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`" + (' (or, for latency, a duration: `threshold: 30s`)' if num == "threshold" else ""))
         for key in ("metric", "inline", "transform"):
             self.text(node, key)
         value = node.get("value")
