@@ -184,8 +184,11 @@ def test_a_hostile_agent_cannot_hold_its_session_past_the_timeout(tmp_path, dock
     try:
         proc.wait(timeout=90)
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None:  # it held on: kill it, and have `recover` take down what it left (its container, its mount)
             proc.kill()
+            proc.wait()
+            container.unpause()
+            subprocess.run([sys.executable, "-m", "benchtape", "recover", "--db", str(db)], env=env, capture_output=True, timeout=120)
     ended = time.monotonic() - in_last_step
     assert ended < 10 + 25, f"benchtape ran {ended:.0f}s after the agent's last step began (timeout 10s)"
     actions = _actions(db)
