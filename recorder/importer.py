@@ -14,7 +14,7 @@ from benchtape.adapters.transcripts import Transcript, detect_format, open_trans
 from benchtape.core.errors import BadInput
 from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.core.model import Action
-from benchtape.store.database import RAW_CHUNK_BYTES, Store, new_id
+from benchtape.store.database import RAW_CHUNK_BYTES, Batch, Store, new_id
 
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
@@ -123,6 +123,7 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
     sid = new_id()
     counted = warnings = 0
     source: str | None = None
+    span = _Span()
     with store.transaction(defer_foreign_keys=True, bulk=True):
         started_seq = store.reserve_seq(sid)
         with store.batch_writer(sid) as writer:
@@ -130,6 +131,7 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
                 if source is None and digest.done():
                     source = _new_source(store, digest)
                 writer.write(batch)
+                span.add(batch)
                 counted, warnings = counted + len(batch.heads), warnings + batch.warnings()
         source = source or _new_source(store, digest)
         meta = parse.meta
@@ -139,10 +141,29 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
         started = Action(
             "session.started",
             {"scenario": name, "harness": harness, "model": meta.get("model"), "prompt": meta.get("first_prompt"), "work_dir": meta.get("cwd"), "format": fmt, "imported_from": [str(f) for f in transcript.files], "meta": meta},
+            at=span.first,
         )
         store.append(sid, [started], at_seq=started_seq)
-        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, "imported": True})])
+        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms(), "imported": True}, at=span.last)])
     return run_id, sid, counted, warnings
+
+
+class _Span:
+    """When the transcript's own events began and ended (their timestamps; 0.0 when it has
+    none): an imported session starts and finishes then, not when it was imported, and the
+    time between is its wall clock."""
+
+    def __init__(self) -> None:
+        self.first = self.last = 0.0
+
+    def add(self, batch: Batch) -> None:
+        for _, _, at in batch.heads:
+            if at:
+                self.first = min(self.first, at) if self.first else at
+                self.last = max(self.last, at)
+
+    def wall_ms(self) -> float | None:
+        return round((self.last - self.first) * 1000, 1) if self.first else None
 
 
 def _new_source(store: Store, digest: Future[str]) -> str:
