@@ -392,12 +392,20 @@ def unwritable(path: Path, *, folder: bool = False) -> str | None:
     """Why `path` (a file, or with `folder` a directory) could not be written, or None.
 
     Asked before anything runs, so a report that could not be written is found before the
-    agents spend, not after: the nearest existing ancestor must be a writable directory."""
+    agents spend, not after. A file goes into a folder that exists (a typo in a folder name
+    is not a reason to make new folders, as `cp` and shells agree); a folder (`--report-dir`)
+    is made, and its nearest existing ancestor must be a writable directory."""
     if path.exists():
         if folder != path.is_dir():
             return "it exists and is not a folder" if folder else "it is a folder, not a file"
         where = path if folder else path.parent  # a file is replaced through a temporary file beside it
         return None if os.access(where, os.W_OK | os.X_OK) else f"{where} is not writable"
+    if not folder and not path.parent.exists():
+        near = path.parent
+        while not near.exists() and near != near.parent:
+            near = near.parent
+        if near.is_dir():  # under a file, the message below says so
+            return f"its folder {path.parent} does not exist (benchtape makes no folders for a file; create it first)"
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
