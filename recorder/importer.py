@@ -185,6 +185,16 @@ def _counts(store: Store, session_id: str) -> tuple[int, int]:
     return sum(a.kind not in ("session.started", "session.finished") for a in actions), _warnings(actions)
 
 
+def reparse_report(store: Store, old_id: str, new_id: str) -> str:
+    """What `reparse` did, in one line that starts with the new session's id (as `import`'s do)."""
+    (old_n, old_w), (new_n, new_w) = _counts(store, old_id), _counts(store, new_id)
+    lines = len(store.raw_lines(new_id))
+    return (
+        f"{new_id}  re-derived from session {old_id}'s {lines} stored raw line(s) as a new session linked to it "
+        f"(the old one is unchanged): {new_n} actions ({old_n} before), {new_w} adapter warning(s) ({old_w} before)"
+    )
+
+
 def reparse(store: Store, session_id: str) -> str:
     """A new session (linked to the old one) whose actions are re-derived from the stored raw lines."""
     row = store.session_row(session_id)
