@@ -234,8 +234,8 @@ class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
 
     def setup(self) -> None:
-        self.timeout = self.server.owner.idle_seconds  # set on the connection by the stdlib: every read waits this long at most
         super().setup()
+        self.connection.settimeout(self.server.owner.idle_seconds)  # every read of this connection waits this long at most
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         pass  # the request log is the record; stderr stays quiet
@@ -243,10 +243,11 @@ class _Handler(BaseHTTPRequestHandler):
     def parse_request(self) -> bool:
         """The stdlib's, but a request line without a version (HTTP/0.9, `GET /`) is answered
         400 at once: the stdlib reads headers after it, and a client that sends none waits."""
-        words = self.raw_requestline.split()
+        line: bytes = getattr(self, "raw_requestline", b"")  # set by the stdlib before it calls this
+        words = line.split()
         if 0 < len(words) < 3:
             self.command, self.path, self.request_version = words[0].decode("latin-1"), "", "HTTP/1.1"
-            self.requestline = self.raw_requestline.decode("latin-1").rstrip("\r\n")
+            self.requestline = line.decode("latin-1").rstrip("\r\n")
             self.close_connection = True
             self._send(json_reply({"type": "error", "error": {"type": "invalid_request_error", "message": "HTTP/0.9 requests are not served: send an HTTP/1.x request line"}}, status=400))
             return False
