@@ -193,7 +193,7 @@ class Runner:
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
-        if cmd.tui is not None and box.level not in ("none", "workspace"):
+        if cmd.tui is not None and box.level != "none":  # at workspace: into your own, put back when it closes (sandbox/claude_home.py)
             from benchtape.sandbox.claude_home import seed_home
 
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote

@@ -104,8 +104,14 @@ def _line(store: Store, row: SessionRow, run_kind: str, handle: str, run_handle:
         duration_ms=session.metrics.latency_ms,
         grading_id=verdicts[0]["grading_id"] if verdicts else None,
         verdicts=counts,
-        started_at=row.started_at,
+        started_at=_started_at(session, row),
     )
+
+
+def _started_at(session: Session, row: SessionRow) -> float:
+    """When the session began: its `session.started` action's time (an import's is the
+    transcript's own first timestamp), else when its row was written."""
+    return next((a.at for a in session.actions if a.kind == "session.started" and a.at), row.started_at)
 
 
 def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:

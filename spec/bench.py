@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from benchtape.core.errors import type_name as _type_name
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import CheckSpec, Where
-from benchtape.spec.script import STEP_KINDS, STEP_KEYS  # one step vocabulary: the mock agent and the scripted model play the same steps
+from benchtape.spec.script import STEP_KINDS, STEP_KEYS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.units import parse_duration
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from benchtape.spec.params import effective_params, substitute
@@ -62,6 +62,7 @@ RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "containe
 ACCESS = ("rw", "copy", "ro")
 CAPTURES = ("log", "proxy", "log+proxy")
 DEFAULT_TIMEOUT = 300.0
+MAX_SCENARIOS = 10_000  # a bench holds tens; each is a session per attempt, and its spec is built before any runs
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: no longer path can be opened
 EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
@@ -401,6 +402,8 @@ class _Loader:
             raise self.err("the bench has no `scenarios:`", top, None, "add a `scenarios:` list with at least one scenario (each needs a `prompt:`)")
         if not isinstance(scenarios_node, list):
             raise self.err("`scenarios:` must be a list", top, "scenarios", "write `scenarios:` followed by `- name: ...` entries")
+        if len(scenarios_node) > MAX_SCENARIOS:
+            raise self.err(f"`scenarios:` lists {len(scenarios_node):,} scenarios, more than the {MAX_SCENARIOS:,} one bench may hold", top, "scenarios", "split them into several bench files (a folder of them runs as one)")
         scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params, scenarios_node) for i, sc in enumerate(scenarios_node)]
         check_judge_references(self, judges, models, [c for sc in scenarios for c in sc.checks], JUDGE_TYPE_NAMES)
         seen: dict[str, ScenarioSpec] = {}
@@ -681,6 +684,10 @@ class _Loader:
         kinds = STEP_KINDS
         for step in steps:
             self.check_mock_step(step, kinds, steps)
+        wide = wide_integer(mock)
+        if wide is not None:
+            parent, key, what, fix = wide
+            raise self.err(f"`mock:` {what}", parent, key, fix)
         metrics = mock.get("metrics")
         allowed_metrics = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
         if metrics is not None:
@@ -813,8 +820,10 @@ class _Loader:
         if not isinstance(config, dict):
             raise self.err("check `config:` must be a mapping", node, "config", "write it as `name: value` pairs")
         for num in ("weight", "threshold"):
+            if num == "threshold" and isinstance(node.get(num), str) and node[num].strip():
+                continue  # a duration with a unit (`latency`'s `30s`): the check reads it, and refuses it where it takes none
             if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float)) or not _finite(node[num])):
-                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`")
+                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`" + (' (or, for latency, a duration: `threshold: 30s`)' if num == "threshold" else ""))
         for key in ("metric", "inline"):
             self.text(node, key)
         value = node.get("value")
