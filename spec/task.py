@@ -102,6 +102,9 @@ class Verify:
     network: bool = False
     allow_hosts: tuple[str, ...] = ()
     timeout: float = DEFAULT_VERIFY_TIMEOUT
+    # True for a Harbor task: the verdict is the reward the verifier writes to
+    # /logs/verifier/reward.txt|json (1 = passed, a partial reward kept as the score), not the exit status
+    reward_file: bool = False
 
     @property
     def placeholder(self) -> bool:
@@ -143,6 +146,10 @@ class TaskSpec:
     reference_patch: Path | None
     validation: Validation | None
     description: str | None = None
+    # A Harbor task's oracle is a script run in the workspace (solution/solve.sh) rather than
+    # reference_patch; its image comes from environment/Dockerfile rather than the project image.
+    solution: Path | None = None
+    environment: Path | None = None
 
     def prompt(self) -> str:
         return self.prompt_path.read_text(encoding="utf-8")
