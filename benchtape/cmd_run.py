@@ -310,7 +310,8 @@ def _check_database_folder(db: Path | None) -> None:
     from benchtape.preflight import unwritable
 
     path = db_path(db)
-    why = None if path.exists() else unwritable(path)
+    # the store makes a database's folder (`.benchtape/` by default), so the folder only needs to be makeable
+    why = None if path.exists() else unwritable(path.parent, folder=True)
     if why:
         raise BadInput(f"cannot create the database here: {why}", file=str(path), fix="run from a folder you can write to, or pass --db PATH (e.g. --db /tmp/benchtape.db)")
 

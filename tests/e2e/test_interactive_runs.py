@@ -130,7 +130,7 @@ def test_the_record_is_the_transcript_line_by_line(two_turns):
     store.close()
     out = benchtape("reparse", row.id, "--db", two_turns.db)  # the raw lines are the transcript: re-derived, the same session
     assert out.returncode == 0, out.stdout + out.stderr
-    again = Store(two_turns.db, readonly=True).load_session(out.stdout.strip().split()[-1])
+    again = Store(two_turns.db, readonly=True).load_session(out.stdout.split()[0])
     assert [(c.tool, c.input, c.outcome) for c in again.calls] == [(c.tool, c.input, c.outcome) for c in live.calls]
     assert [t.prompt for t in again.turns] == [t.prompt for t in live.turns] and len(live.turns) == 2
 
