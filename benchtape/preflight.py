@@ -67,6 +67,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         none_scenarios += level == "none"
         if name == "codex" and level == "container":
             pf.blocking.extend(_codex_in_container(bench, sc))
+        if level == "container" and name != "mock":
+            pf.blocking.extend(_host_binary_in_container(bench, sc))
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
@@ -118,6 +120,21 @@ def _probe_image(image: str, exe: str) -> list[str] | None:
         return [exe]
     found = out.decode("utf-8", "replace").strip().splitlines()
     return [found[-1]] if found else None
+
+
+def _host_binary_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
+    """`harness_config.binary: ./wrap.sh` is a file of this machine: a container runs its own
+    filesystem, where it is not (madbench refuses such a binary at container too). benchtape's
+    pinned binaries are mounted in, so they are fine."""
+    binary = bench.harness_config.get("binary")
+    if not isinstance(binary, str) or os.sep not in binary:
+        return []
+    from benchtape.adapters.binaries import search_roots
+
+    real = Path(binary).resolve()
+    if any(root.resolve() in real.parents for root in search_roots() if root.is_dir()):
+        return []
+    return [f"{sc.where}: scenario {sc.name!r}: harness_config.binary {binary} is a file on this machine, and `sandbox: container` runs the agent in the container's own filesystem, where it is not; drop `binary:` (benchtape's pinned binary is mounted in), or use level home"]
 
 
 def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:

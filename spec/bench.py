@@ -386,6 +386,11 @@ class _Loader:
             hc["agent_env"] = str(self.path(hc["agent_env"], hc, "agent_env"))
             if (Path(hc["agent_env"]) / "skills").is_dir():
                 raise self.err("`agent_env` has a top-level skills/ folder, which Claude Code never loads from an agent_env", hc, "agent_env", "move each skill to plugins/<plugin>/skills/<skill>/SKILL.md inside the agent_env")
+        binary = hc.get("binary")
+        if isinstance(binary, str) and "/" in binary and not os.path.isabs(binary):
+            # `./wrap.sh` is the bench's file, wherever benchtape runs: resolved once, here, so
+            # preflight looks for the file the launch starts (a bare name is looked up on PATH)
+            hc["binary"] = str(self.path(binary, hc, "binary", must_exist=False))
         for plugin in hc.get("plugins") or [] if isinstance(hc.get("plugins"), list) else []:
             if isinstance(plugin, dict) and isinstance(plugin.get("path"), str):  # staged from the bench's folder, wherever benchtape runs
                 plugin["path"] = str(self.path(plugin["path"], plugin, "path"))
