@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import typer
@@ -15,14 +16,20 @@ def list_cmd(
     param: Params = None,
 ) -> None:
     """Parse benches and print their scenarios and checks (proves it parses, not that it runs).
+    A bench that does not load exits 1, as madbench's `list` does (every other command says 2).
 
     Example: benchtape list fixtures-red/demo/bench.yaml
     """
 
     def body() -> int:
         from benchtape.api import load_inputs
+        from benchtape.core.errors import BadInput, ExitCode
 
-        ev, loaded = load_inputs(benches, parse_params(param))
+        try:
+            ev, loaded = load_inputs(benches, parse_params(param))
+        except BadInput as exc:  # madbench: `list` exits 1 on a load error; a script branching on it keeps working
+            print(f"error: {exc.render()}", file=sys.stderr)
+            return ExitCode.FAILED
         names = [r.name for r in ev.runs] if ev else [None] * len(loaded)
         if ev is not None:
             print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")

@@ -294,11 +294,27 @@ def preflight_problems(spec: CheckSpec, pf: PreflightContext) -> list[str]:
     stack = [spec]
     while stack:
         s = stack.pop(0)
+        out.extend(_grader_file(s, pf))
         info = lookup(s.type)
         if info.preflight is not None:
             out.extend(info.preflight(s, pf))
         stack.extend(s.checks)
     return out
+
+
+def _grader_file(spec: CheckSpec, pf: PreflightContext) -> list[str]:
+    """A `file://` grader that is not there: madbench's preflight block (`grader ts: stat …`),
+    found before any spend (the loader resolved it against the bench file's folder)."""
+    value = spec.value
+    if not isinstance(value, str) or not value.startswith("file://") or not value[len("file://") :]:
+        return []
+    path = Path(value[len("file://") :])
+    if not path.is_absolute() and pf.bench_dir is not None:
+        path = pf.bench_dir / path
+    if path.is_file():
+        return []
+    why = "is a folder, not a file" if path.is_dir() else "no such file or directory"
+    return [f"grader {spec.type}: stat {path}: {why} (a file:// grader is relative to the bench file)"]
 
 
 def _respell(spec: CheckSpec, canonical: str) -> CheckSpec:
