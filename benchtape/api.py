@@ -15,14 +15,14 @@ from typing import Any, Callable, Iterator
 from benchtape.spec.bench import BenchSpec, expand_paths, load_bench
 from benchtape.spec.audit import audit
 from benchtape.spec.evalfile import EvalSpec, is_eval_file, load_eval
-from benchtape.core.errors import BadInput, PreflightBlocked
+from benchtape.core.errors import BadInput
 from benchtape.core.redact import redact_json
 from benchtape.recorder.runner import RunOptions, Runner, SessionRecord
 from benchtape.store.database import Store
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from benchtape.replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
-from benchtape.preflight import Preflight, preflight_all
+from benchtape.preflight import Preflight, enforce, preflight_all
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -123,8 +123,7 @@ def run_eval(
     reports = reports or Reports()
     runs = ev.select(selected)
     pf = preflight_all([r.bench for r in runs], options, ev, outputs=reports.outputs())
-    if not pf.ok:
-        raise PreflightBlocked(pf.blocking)
+    enforce(pf, options.skip_preflight)
     report = control_audit(ev)
     outcome = RunOutcome(runs=[], preflight=pf, control=report, eval_path=str(ev.path))
     return _run_all(outcome, [(r.bench, replace(options, eval_run=r.name)) for r in runs], store, reports, on_event, False)
@@ -143,8 +142,7 @@ def run_benches(
     included), then run and grade. The caller closes the outcome when done reading it."""
     reports = reports or Reports()
     pf = preflight_all(benches, options, outputs=reports.outputs())
-    if not pf.ok:
-        raise PreflightBlocked(pf.blocking)
+    enforce(pf, options.skip_preflight)
     return _run_all(RunOutcome(runs=[], preflight=pf), [(b, options) for b in benches], store, reports, on_event, control)
 
 

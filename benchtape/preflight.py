@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.adapters.base import get_adapter
+from benchtape.core.envflags import flag, spelled
 from benchtape.core.harnesses import harness_names
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.registry import PreflightContext, preflight_problems
@@ -22,21 +23,43 @@ from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig
 from benchtape.core.results import CheckSpec
 from benchtape.recorder.runner import RunOptions
 from benchtape.spec.evalfile import EvalSpec
-from benchtape.core.errors import BadInput
+from benchtape.core.errors import BadInput, PreflightBlocked
 from benchtape.adapters.endpoints import is_scripted
 
 @dataclass
 class Preflight:
     blocking: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Blocking findings --skip-preflight never skips: gates that protect this machine (your real
+    # directory, your HOME, the network) and what benchtape could not run at all (an unknown
+    # harness, a check that cannot be built). Each is in `blocking` too.
+    essential: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.blocking
 
+    def gate(self, finding: str) -> None:
+        """A blocking finding that --skip-preflight does not skip."""
+        self.blocking.append(finding)
+        self.essential.append(finding)
+
     def merge(self, other: "Preflight") -> None:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
+        self.essential.extend(other.essential)
+
+
+def enforce(pf: Preflight, skip: bool = False) -> None:
+    """Stop the run on a blocking finding (PreflightBlocked, exit 3). With `skip`
+    (--skip-preflight), the findings that only save spend become notes and the run goes on;
+    the essential ones still stop it."""
+    if skip and pf.blocking:
+        essential = set(pf.essential)
+        pf.notes.extend(f"--skip-preflight: not checked, the run may fail on it: {f}" for f in pf.blocking if f not in essential)
+        pf.blocking = [f for f in pf.blocking if f in essential]
+    if not pf.ok:
+        raise PreflightBlocked(pf.blocking)
 
 
 def known_harness(name: str) -> bool:
@@ -50,7 +73,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     name = harness or bench.harness or "mock"
     where = str(bench.path)
     if not known_harness(name):
-        pf.blocking.append(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
+        pf.gate(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
         return pf
     adapter = get_adapter(name)
     scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
@@ -77,7 +100,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         if name == "codex" and any(sc.interactive for sc in bench.scenarios):
             pf.notes.append(f"{where}: codex runs `codex exec` whatever `interactive:` says (benchtape drives only Claude Code's terminal UI)")
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
-        pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
+        pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
 def _graded_in(sc: ScenarioSpec, level: str) -> dict[str, Any]:
@@ -166,7 +189,7 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
         label = f"{sc.where}: scenario {sc.name!r}"
         level = sandbox or sc.sandbox.level
         if level in ("none", "workspace"):
-            pf.blocking.append(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
+            pf.gate(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
         if noop or not sc.mock:
             continue
         try:
@@ -206,7 +229,7 @@ def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
             continue
         what = (["the interactive terminal UI's first-run answers"] if sc.interactive else []) + [f"harness_config.{k}" for k in staged]
         if what:
-            pf.blocking.append(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
+            pf.gate(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
     return pf
 
 
@@ -248,11 +271,11 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     label = f"{sc.where}: scenario {sc.name!r}"
     if level == "none":
         if sc.sandbox.level != "none":
-            pf.blocking.append(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
-        if not allow_host_writes and os.environ.get("BENCHTAPE_ALLOW_HOST_WRITES") != "1":
-            pf.blocking.append(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or BENCHTAPE_ALLOW_HOST_WRITES=1) to consent")
+            pf.gate(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
+        if not allow_host_writes and not flag("ALLOW_HOST_WRITES"):
+            pf.gate(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or {spelled('ALLOW_HOST_WRITES')}) to consent")
         if sc.testdata is not None:
-            pf.blocking.append(f"{label}: `testdata:` cannot be used with sandbox none")
+            pf.gate(f"{label}: `testdata:` cannot be used with sandbox none")
     if level == "container":
         pf.merge(_container(sc, label, allow_network))
     if sc.testdata is not None and not sc.testdata.is_dir():
@@ -266,6 +289,11 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     if harness == "mock" and sc.mock is None:
         pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
     for i, spec in enumerate(sc.checks):
+        try:
+            build(spec)
+        except CheckConfigError as exc:  # no run can grade it: not a finding --skip-preflight skips
+            pf.gate(f"{label}: checks[{i}] ({spec.where}): {exc}")
+            continue
         pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec, where))
     return pf
 
@@ -274,10 +302,10 @@ def _container(sc: ScenarioSpec, label: str, allow_network: bool = False) -> Pre
     network = sc.sandbox.network or "none"
     if network != "none":
         reach = "the host's own network stack" if network == "host" else f"network {network!r} (and through it, likely the internet)"
-        if allow_network or os.environ.get("BENCHTAPE_ALLOW_NETWORK") == "1":
+        if allow_network or flag("ALLOW_NETWORK"):
             pf.notes.append(f"{label}: `network: {network}` gives the agent {reach}; confirmed by --allow-network")
         else:
-            pf.blocking.append(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or BENCHTAPE_ALLOW_NETWORK=1) to confirm")
+            pf.gate(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or {spelled('ALLOW_NETWORK')}) to confirm")
     try:
         from benchtape.sandbox.container import ContainerError, available, resource_limits
     except ImportError:
@@ -411,4 +439,5 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
     if ev is not None:
         total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
     total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench
+    total.essential = list(dict.fromkeys(total.essential))
     return total
