@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from benchtape.guard import guarded
-from benchtape.options import Benches, Params, parse_params
+from benchtape.options import Benches, EnvFile, NoEnv, Params, parse_params
 from benchtape.core.errors import PreflightBlocked
 
 def list_cmd(
@@ -62,6 +62,8 @@ def preflight_cmd(
     allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none."),
     concurrency: int = typer.Option(4, "--concurrency", min=1),
     param: Params = None,
+    env_file: EnvFile = None,
+    no_env: NoEnv = False,
 ) -> None:
     """Could these benches run? Binaries, keys, testdata, check types, sandbox gates. Blocking → exit 3.
 
@@ -76,6 +78,9 @@ def preflight_cmd(
         from benchtape.spec.audit import Confounded
         from benchtape.recorder.runner import RunOptions
 
+        from benchtape import envfile
+
+        envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
         checked_level(sandbox)
         ev, loaded = load_inputs(benches, parse_params(param))
         pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.adapters.base import get_adapter
-from benchtape.core.envflags import flag, spelled
+from benchtape.core.envflags import flag as env_flag, spelled
 from benchtape.core.harnesses import harness_names
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.registry import PreflightContext, preflight_problems
@@ -272,7 +272,7 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     if level == "none":
         if sc.sandbox.level != "none":
             pf.gate(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
-        if not allow_host_writes and not flag("ALLOW_HOST_WRITES"):
+        if not allow_host_writes and not env_flag("ALLOW_HOST_WRITES"):
             pf.gate(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or {spelled('ALLOW_HOST_WRITES')}) to consent")
         if sc.testdata is not None:
             pf.gate(f"{label}: `testdata:` cannot be used with sandbox none")
@@ -302,7 +302,7 @@ def _container(sc: ScenarioSpec, label: str, allow_network: bool = False) -> Pre
     network = sc.sandbox.network or "none"
     if network != "none":
         reach = "the host's own network stack" if network == "host" else f"network {network!r} (and through it, likely the internet)"
-        if allow_network or flag("ALLOW_NETWORK"):
+        if allow_network or env_flag("ALLOW_NETWORK"):
             pf.notes.append(f"{label}: `network: {network}` gives the agent {reach}; confirmed by --allow-network")
         else:
             pf.gate(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or {spelled('ALLOW_NETWORK')}) to confirm")
