@@ -189,7 +189,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         context = replace(contexts[sc.name], vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})})
         session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context)
         status = scenario_status(verdicts, session)
-        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict())
+        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict(), metadata=sc.metadata)
         row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
         row["bench"] = str(bench.path)
         if options.eval_run:

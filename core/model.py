@@ -70,6 +70,19 @@ class Call:
     def outcome(self) -> str | None:
         return outcome_of(self.is_error) if self.has_result else None
 
+    def madbench(self) -> dict[str, Any]:
+        """The call as madbench's `calls[]` has it (a grader's envelope, a report): `thread` ""
+        for the main thread, else the subagent's name (its type), `agent_id` the subagent's
+        own id; `result_ok` absent when the outcome is unknown (absent means unknown, never
+        failure)."""
+        main = self.thread == MAIN
+        doc: dict[str, Any] = {"name": self.tool, "args": self.input, "tool_call_id": self.call_id, "thread": "" if main else (self.agent or self.thread)}
+        if not main:
+            doc["agent_id"] = self.thread
+        if self.outcome is not None:
+            doc["result_ok"] = self.outcome == "ok"
+        return doc
+
     def to_dict(self) -> dict[str, Any]:
         is_error = self.is_error
         return {

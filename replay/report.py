@@ -24,19 +24,21 @@ import orjson
 from benchtape.core.leaks import ReportLeak, report_leaks
 from benchtape.core.model import Session
 from benchtape.core.version import VERSION
-from benchtape.replay.document import session_json
+from benchtape.replay.document import madbench_status, row_outcome, session_json
 from benchtape.replay.grading import Verdict
 
 REPORT_SCHEMA = 1
 
 
-def result_row(session: Session, scenario_id: str, status: str, verdicts: list[Verdict], attempt: int = 1, *, run_id: str | None = None, context: dict[str, Any] | None = None) -> dict[str, Any]:
+def result_row(session: Session, scenario_id: str, status: str, verdicts: list[Verdict], attempt: int = 1, *, run_id: str | None = None, context: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None, provider: str | None = None) -> dict[str, Any]:
     """One session's result; `context` ({vars, transform, control}) is what `grade` needs,
-    beside each check's spec, to reproduce the verdicts from the report alone."""
+    beside each check's spec, to reproduce the verdicts from the report alone. `status` (pass,
+    fail or error) is `outcome`; the row's `status` is madbench's (pass or fail)."""
     return {
         "scenario_id": scenario_id,
         "attempt": attempt,
-        "status": status,
+        "status": madbench_status(status),
+        "outcome": status,
         "session_id": session.id,
         "run_id": run_id,
         "grading_context": context,
@@ -54,7 +56,7 @@ def result_row(session: Session, scenario_id: str, status: str, verdicts: list[V
             }
             for v in verdicts
         ],
-        "session": session_json(session),
+        "session": session_json(session, metadata, provider),
     }
 
 
@@ -89,7 +91,7 @@ class Tally:
 
     def add(self, row: Mapping[str, Any]) -> None:
         self.total += 1
-        status = row["status"]
+        status = row_outcome(row)
         self.statuses[status] = self.statuses.get(status, 0) + 1
         per = self.scenarios.setdefault(_label(row), [0, 0])
         per[0] += status == "pass"

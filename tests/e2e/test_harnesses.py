@@ -82,7 +82,7 @@ def test_stand_in_killed_mid_stream_keeps_what_arrived(tmp_path):
         env=run_env(FAKE_TRANSCRIPT=SUBAGENT_STREAM, FAKE_STOP_AFTER="12", FAKE_CUT="40", FAKE_EXIT="137"),
     )
     r = json.loads((tmp_path / "r.json").read_text())["results"][0]
-    assert r["status"] == "error" and r["session"]["status"] == "error" and r["session"]["exit_code"] == 137
+    assert r["outcome"] == "error" and r["session"]["status"] == "error" and r["session"]["exit_code"] == 137
     kinds = [a["kind"] for a in r["session"]["actions"]]
     assert "tool.call" in kinds and kinds[-1] == "session.finished"
     assert any("line" in w for w in r["session"]["warnings"])  # the truncated last line is kept as a warning
@@ -98,7 +98,7 @@ def test_stand_in_hanging_past_the_timeout(tmp_path):
         env=run_env(FAKE_HANG="1"),
     )
     r = json.loads((tmp_path / "r.json").read_text())["results"][0]
-    assert out.returncode == 1 and r["session"]["timed_out"] is True and r["status"] == "error"
+    assert out.returncode == 1 and r["session"]["timed_out"] is True and r["outcome"] == "error"
     assert r["session"]["final_output"]  # what the agent said before it hung was recorded
 
 
