@@ -20,6 +20,7 @@ from benchtape.core.redact import redact_json
 from benchtape.recorder.runner import RunOptions, Runner, SessionRecord
 from benchtape.store.database import Store
 from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from benchtape.replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
 from benchtape.preflight import Preflight, enforce, preflight_all
@@ -189,7 +190,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         context = replace(contexts[sc.name], vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})})
         session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context)
         status = scenario_status(verdicts, session)
-        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict(), metadata=sc.metadata)
+        measured = grade_metrics(store, grading_id, bench, record.session_id, session, verdicts)  # metrics:, derivedMetrics:
+        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict(), metadata=sc.metadata, measured=measured)
         row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
         row["bench"] = str(bench.path)
         if options.eval_run:

@@ -47,10 +47,11 @@ def report_cmd(
             run_row, title, selected = store.run(run_id), None, Selection(run=run_id)
 
         def entry(row, s) -> Entry:
+            declared = store.metric_values([row.id]).get(row.id)
             try:
-                return Entry(row, s, latest_verdicts(store, row.id), changes=workspace_changes(store, s))
+                return Entry(row, s, latest_verdicts(store, row.id), changes=workspace_changes(store, s), declared=declared)
             except NoDiff as exc:
-                return Entry(row, s, latest_verdicts(store, row.id), no_diff=str(exc))
+                return Entry(row, s, latest_verdicts(store, row.id), no_diff=str(exc), declared=declared)
 
         page = render(run_row, (entry(r, s) for r, s in sessions(store, rows(store, selected))), title=title)
         try:

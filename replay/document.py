@@ -78,7 +78,7 @@ def madbench_status(outcome: str) -> str:
     return "pass" if outcome == "pass" else "fail"
 
 
-DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"})
+DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome", "bench_metrics"})
 
 # The action kinds each part of the document is folded from, for the parts that depend on
 # few kinds: metrics are the `metrics` actions, main-thread tool calls (step_count) and the
@@ -92,6 +92,8 @@ KINDS_FOR: dict[str, frozenset[str] | None] = {
     "environment": frozenset({"environment.expected", "environment.reported"}),
     "verdicts": frozenset(),
     "outcome": frozenset(),
+    # declared metrics are the grading's (none needed); the built-in schema reads the metrics and the turns
+    "bench_metrics": frozenset({"metrics", "tool.call", "session.finished", "message.user", "session.started"}),
 }
 
 
@@ -142,16 +144,17 @@ _PARTS = {
 }
 
 
-def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None, outcome: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts, outcome}.
+def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None, outcome: dict[str, Any] | None = None, bench_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts, outcome, bench_metrics}.
 
-    The log's parts come from the session's actions alone; `verdicts` (its latest grading's)
-    and `outcome` (the cell outcome its latest grading decided, None outside an evaluation)
-    are the grading's, so a regrade changes those two and nothing else. `keys` limits the
-    document to those top-level keys (a query that reads only `metrics` need not serialize
-    every action); None builds all of it."""
+    The log's parts come from the session's actions alone; `verdicts` (its latest grading's),
+    `outcome` (the cell outcome its latest grading decided, None outside an evaluation) and
+    `bench_metrics` (the bench's declared `metrics:`/`derivedMetrics:` as a grading measured
+    them, name → value, else the built-in cost, duration, tokens, turns) are the grading's, so
+    a regrade changes those and nothing else. `keys` limits the document to those top-level
+    keys (a query that reads only `metrics` need not serialize every action); None builds all of it."""
     doc: dict[str, Any] = {}
-    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"):
+    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome", "bench_metrics"):
         if keys is not None and key not in keys:
             continue
         if key == "session":
@@ -160,6 +163,8 @@ def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, 
             doc[key] = verdicts
         elif key == "outcome":
             doc[key] = outcome
+        elif key == "bench_metrics":
+            doc[key] = (bench_metrics or {}).get("values")
         else:
             doc[key] = _PARTS[key](session)
     return doc

@@ -32,6 +32,7 @@ class Entry:
     verdicts: list[dict[str, Any]]  # its latest grading's, in check order
     changes: Changes | None = None  # the agent's changes against the staged tree
     no_diff: str | None = None  # why there are none to show
+    declared: dict[str, Any] | None = None  # the bench's declared metrics a grading kept ({values, errors, grading_id})
 
 
 @dataclass
@@ -153,6 +154,8 @@ def _session(entry: Entry, status: str) -> str:
         ("steps", _known(m.step_count if s.actions else None)),
         ("session status", _known(s.status)),
     ]
+    declared = (entry.declared or {}).get("values") or {}
+    metrics += [(name, "n/a" if value is None else f"{value:g}") for name, value in declared.items()]  # metrics:, derivedMetrics:
     metric_html = "".join(f"<span class=\"metric\"><b>{_e(k)}</b> {_e(v)}</span>" for k, v in metrics)
     parts = [
         f"<section class=\"session\" id=\"s-{_e(row.id)}\">\n",

@@ -19,6 +19,7 @@ from benchtape.spec.bench import BenchSpec
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.store.database import SessionRow, Store
+from benchtape.replay.metrics import declares, measure
 from benchtape.replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.select import Selection, batch_gc, resolve, rows
@@ -95,12 +96,16 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     prepared = {name: replace(p, context=replace(p.context, judge=judge)) for name, p in prepared.items()}
     summary = RegradeSummary(grading_id, str(bench.path))
     pending: list[tuple[str, list[dict[str, Any]]]] = []
+    measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
+            if declares(bench):
+                measured.append((row.id, measure(bench.metrics, bench.derived_metrics, session, verdicts).to_dict()))
             if len(pending) >= VERDICT_BATCH:
                 store.add_verdicts_many(grading_id, pending)
-                pending = []
+                store.add_metric_values(grading_id, measured)
+                pending, measured = [], []
             status = scenario_status(verdicts, session)
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())  # not a new tally (and Counter) per session
             tally.graded += 1
@@ -108,6 +113,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
             if on_session:
                 on_session(row, status)
     store.add_verdicts_many(grading_id, pending)
+    store.add_metric_values(grading_id, measured)
     return summary
 
 
