@@ -128,3 +128,16 @@ def test_a_bad_metric_is_a_load_error_naming_the_line(tmp_path):
         """).lstrip())
     out = benchtape("list", "madbench.yaml", cwd=tmp_path)
     assert out.returncode == 1 and "madbench.yaml:4: derived metric 'x'" in out.stderr and "ends too soon" in out.stderr
+
+
+def test_compare_reads_the_declared_metrics_per_setup(tmp_path):
+    from benchtape.replay.metrics import by_setup
+    from benchtape.store.database import Store
+
+    (tmp_path / "madbench.yaml").write_text(textwrap.dedent(BENCH).lstrip())
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "notes.txt").write_text("answer: 42\n")
+    benchtape("madbench.yaml", "--db", "x.db", "--report-json", "r.json", cwd=tmp_path)
+    ids = {r["scenario_id"]: r["session_id"] for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+    got = by_setup(Store(tmp_path / "x.db", readonly=True), [("a", ids["reads"]), ("a", ids["guesses"]), ("b", ids["guesses"])])
+    assert got["a"]["doubled"] == (2.0 + 1.9) / 2 and got["b"]["explore_steps"] is None and got["a"]["explore_steps"] == 1.0
