@@ -87,13 +87,15 @@ def _finite(value: Any) -> float | None:
 
 
 def aggregate(name: str, values: Iterable[float | None]) -> float | None:
-    """sum / mean / max / min over the values that are known: `sum` of nothing is 0, the
-    others of nothing are missing."""
+    """sum / mean / max / min over the values that are known. Of no values at all, `sum` is
+    0 and the others are missing; of values every one of which is missing, every aggregate
+    is missing (a total of unknown costs is unknown, never $0)."""
+    values = list(values)
     known = [v for v in values if v is not None]
+    if not known:
+        return 0.0 if name == "sum" and not values else None
     if name == "sum":
         return float(sum(known))
-    if not known:
-        return None
     if name == "max":
         return max(known)
     if name == "min":
@@ -224,10 +226,10 @@ class Accumulator:
         self.low, self.high = min(self.low, value), max(self.high, value)
 
     def value(self, name: str) -> float | None:
+        if not self.n:
+            return 0.0 if name == "sum" and not self.missing else None  # as `aggregate`
         if name == "sum":
             return self.total
-        if not self.n:
-            return None
         return {"max": self.high, "min": self.low}.get(name, self.total / self.n)
 
 

@@ -77,7 +77,7 @@ def test_check_sources_and_derived_metrics_read_the_verdicts():
 
 def test_the_built_in_schema_and_aggregates():
     assert [m["name"] for m in schema(None)] == ["cost", "duration", "tokens", "turns"]
-    assert aggregate("sum", [None]) == 0.0 and aggregate("mean", [None]) is None and aggregate("min", [3.0, None, 1.0]) == 1.0
+    assert aggregate("sum", []) == 0.0 and aggregate("sum", [None]) is None and aggregate("mean", [None]) is None and aggregate("min", [3.0, None, 1.0]) == 1.0
     acc = Accumulator()
     for v in (1.0, None, 3.0):
         acc.add(v)
