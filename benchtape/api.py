@@ -20,6 +20,7 @@ from benchtape.core.redact import redact_json
 from benchtape.recorder.runner import RunOptions, Runner, SessionRecord
 from benchtape.store.database import Store
 from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.models.demo_judge import demo_judge, rich_mode
 from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from benchtape.replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
@@ -167,7 +168,7 @@ def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], stor
 
 def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
-    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes) for sc in bench.scenarios}
+    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes, providers=tuple(sc.providers)) for sc in bench.scenarios}
     runner = Runner(store, bench, options, on_event=emit)
     run_id = runner.start_run()
     grading_id = new_grading(
@@ -179,16 +180,37 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         contexts=contexts,
     )
     judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
+    if runner.harness == "mock" and rich_mode():  # MADBENCH_MOCK_RICH=1: the offline demo evaluator answers AI checks
+        judge = demo_judge
     contexts = {name: replace(ctx, judge=judge) for name, ctx in contexts.items()}
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
     spool = ResultSpool([s.name for s in bench.scenarios], public=report_path.with_suffix(".jsonl") if report_path else None, generated=lambda: runner.seeds.values() if runner.seeds else {})
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=runner.harness, name=options.eval_run)
     lock = threading.Lock()
 
+    groups: dict[tuple[str, int], dict[str, SessionRecord]] = {}  # a multi-provider scenario's finished sessions, until all are
+
     def on_session_done(record: SessionRecord) -> None:
+        """Grade a finished session; a multi-provider scenario's sessions once all have finished
+        (its composites compare them), each then graded with the others as its peers."""
+        sc = record.scenario
+        if len(sc.providers) < 2:
+            grade_one(record, ())
+            return
+        with lock:
+            group = groups.setdefault((sc.name, record.attempt), {})
+            group[str(sc.provider)] = record
+            if len(group) < len(sc.providers):
+                return
+            members = [group[label] for label in sc.providers]
+            del groups[(sc.name, record.attempt)]
+        for member in members:
+            grade_one(member, [m.session_id for m in members])
+
+    def grade_one(record: SessionRecord, peers: list[str] | tuple[()]) -> None:
         sc = record.scenario
         context = replace(contexts[sc.name], vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})})
-        session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context)
+        session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context, peers)
         status = scenario_status(verdicts, session)
         measured = grade_metrics(store, grading_id, bench, record.session_id, session, verdicts)  # metrics:, derivedMetrics:
         row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict(), metadata=sc.metadata, measured=measured)

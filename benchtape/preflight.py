@@ -25,6 +25,7 @@ from benchtape.recorder.runner import RunOptions
 from benchtape.spec.evalfile import EvalSpec
 from benchtape.core.errors import BadInput, PreflightBlocked
 from benchtape.adapters.endpoints import is_scripted
+from benchtape.models.demo_judge import rich_mode
 
 @dataclass
 class Preflight:
@@ -82,7 +83,11 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.merge(_scripted(bench, name, sandbox, noop))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
-    pf.blocking.extend(judge_problems(bench, env))
+    if name == "mock" and rich_mode():
+        if any(spec.type in JUDGE_TYPE_NAMES for sc in bench.scenarios for spec in _walk(sc.checks)):
+            pf.notes.append(f"{where}: MADBENCH_MOCK_RICH=1: AI checks are answered by the offline demo evaluator (provider demo, model mock-rich), not a judge model")
+    else:
+        pf.blocking.extend(judge_problems(bench, env))
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
@@ -99,6 +104,11 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
         if name == "codex" and any(sc.interactive for sc in bench.scenarios):
             pf.notes.append(f"{where}: codex runs `codex exec` whatever `interactive:` says (benchtape drives only Claude Code's terminal UI)")
+    if name != "mock":
+        pf.notes.extend(
+            f"{sc.where}: scenario {sc.name!r}: providers {', '.join(sc.providers)}: under {name} each label runs the same harness config (as madbench's claude-code does); only the mock reads a label (`mock:<payload>`)"
+            for sc in bench.scenarios if len(sc.providers) > 1
+        )
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf

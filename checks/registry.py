@@ -40,10 +40,11 @@ class CheckContext:
     `interpreter`, both provided by where grading runs (the host, or a container). AI checks
     ask `judge` (None: no judge configured, and they ERROR saying so); `model:current` reads
     the live model catalog through `catalog`; `runtimes` holds the scenario's runtime pins
-    (`defaults.bun:` → {"bun": "1.1"}).
+    (`defaults.bun:` → {"bun": "1.1"}); `peers` grades a check on each session of a
+    multi-provider scenario.
     """
 
-    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes")
+    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes", "peers")
 
     def __init__(
         self,
@@ -57,6 +58,7 @@ class CheckContext:
         judge: Judge | None = None,
         catalog: "ModelCatalog | None" = None,
         runtimes: Mapping[str, str] | None = None,
+        peers: "Mapping[str, PeerGrader] | None" = None,
     ) -> None:
         self._work_dir = work_dir
         self._workspace = workspace
@@ -68,6 +70,10 @@ class CheckContext:
         self.judge = judge  # asks a judge model (benchtape.replay.grading_judges builds it per grading)
         self.catalog = catalog  # provider id (None: every one) -> the models it lists now
         self.runtimes: Mapping[str, str] = runtimes if runtimes is not None else {}  # runtime pins: {"bun": "1.1.30"}
+        # A multi-provider scenario's sessions, label → a grader of one check on that label's
+        # session (this one's included), in the scenario's `providers:` order: what
+        # select-best, max-score and compare compare. None: one session, graded alone.
+        self.peers: Mapping[str, PeerGrader] | None = peers
 
     @property
     def work_dir(self) -> Path | None:
@@ -75,6 +81,9 @@ class CheckContext:
             return self._workspace()
         return self._work_dir
 
+
+PeerGrader = Callable[["Check"], Result]
+"""A check evaluated on one provider's session, with that session's own workspace and context."""
 
 ModelCatalog = Callable[["str | None"], "list[dict[str, Any]]"]
 """The live model catalog: a provider id (None: every provider configured) → the models its

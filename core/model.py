@@ -224,6 +224,7 @@ class Session:
     status: str | None = None  # ok | error | timeout | interrupted; None while unfinished
     exit_code: int | None = None
     timed_out: bool = False
+    provider: str | None = None  # the `providers:` label this session ran as (None: the scenario has none)
 
     def thread_agent(self, thread: str) -> str | None:
         sub = self.subagents.get(thread)
@@ -307,6 +308,7 @@ class _Fold:
         s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
         s.prompt = d.get("prompt")
         s.work_dir = d.get("work_dir", s.work_dir)
+        s.provider = d.get("provider")
 
     def subagent_spawned(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
         s = self.s

@@ -37,7 +37,7 @@ from benchtape.sandbox.local import discard_spares
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
 from benchtape.sandbox.trees import parking, release_parked, wait_later
 from benchtape.recorder.scripted import ScriptedModels, is_scripted
-from benchtape.spec.bench import BenchSpec, ScenarioSpec
+from benchtape.spec.bench import BenchSpec, ScenarioSpec, fan_out
 from benchtape.store.database import Blob, Store, new_id
 
 
@@ -125,7 +125,8 @@ class Runner:
 
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
-        return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params)
+        started = {"provider": scenario.provider} if scenario.provider is not None else {}  # a `providers:` label: which of the scenario's sessions this is
+        return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params, started=started)
 
     def scenarios(self) -> list[ScenarioSpec]:
         wanted = self.options.scenarios
@@ -157,7 +158,7 @@ class Runner:
         from benchtape.sandbox.staging import stage_seeds
 
         seeds = self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=self.on_event)
-        jobs = [(s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
+        jobs = [(p, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios() for p in fan_out(s)]  # one session per `providers:` label
         serial = any(runs_alone(self.level_of(s)) for s, _ in jobs)
         workers = 1 if serial else max(1, self.options.concurrency)
         self._upcoming = [(s, attempt, seeds.get(s.name)) for s, attempt in jobs] if workers == 1 else []

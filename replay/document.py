@@ -36,7 +36,7 @@ def session_json(session: Session, metadata: dict[str, Any] | None = None, provi
         "metrics": madbench_metrics(session.metrics.to_dict()),
         "work_dir": session.work_dir,
         "metadata": metadata or {},
-        "provider": provider,
+        "provider": provider if provider is not None else session.provider,
         "environment": session.environment,
         "snapshot": session.snapshot,
         "status": session.status,
@@ -114,6 +114,7 @@ def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     meta = {
         "id": session.id,
         "scenario": session.scenario,
+        "provider": session.provider,
         "harness": session.harness,
         "model": session.model,
         "prompt": session.prompt,

@@ -20,6 +20,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.store.database import SessionRow, Store
 from benchtape.replay.metrics import declares, measure
+from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.select import Selection, batch_gc, resolve, rows
@@ -71,7 +72,7 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
             except CheckConfigError as exc:
                 raise BadInput(f"scenario {sc.name!r}: {check_path(i)} ({spec.type}): {exc}", file=str(spec.where.file or bench.path), line=spec.where.line, fix="fix the check, then regrade") from None
         static = [static_row(check_path(i), c) for i, c in enumerate(built)]
-        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes))
+        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes, providers=tuple(sc.providers)))
     return out
 
 
@@ -135,4 +136,4 @@ def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skippe
             generated = store.generated_vars(row.run_id, row.scenario)
             context = contexts[key] = replace(prep.context, vars={**prep.context.vars, **generated}, control=control_runs[row.run_id])
         session = store.load_session(row.id, row)
-        yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context)
+        yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context, peers=provider_peers(store, row, session, context.providers))

@@ -68,7 +68,6 @@ EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
 
 # Keys that load and validate but whose feature this version does not have; preflight names them.
 NOT_BUILT = {
-    "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
     "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
@@ -125,6 +124,8 @@ class ScenarioSpec:
     follow_ups: list[str] = field(default_factory=list)
     mock: dict[str, Any] | None = None
     protected_paths: list[str] = field(default_factory=list)  # benchtape extension: globs the agent must not change (evaluations: guard_violation)
+    providers: list[str] = field(default_factory=list)  # `providers:` labels: one session each (fan_out); composites compare them
+    provider: str | None = None  # in a fanned-out copy: the label this session runs as
     python: str | None = None
     where: Where = field(default_factory=Where)
     raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
@@ -579,7 +580,8 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture", "use `capture: log`")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("providers", "python", "lockfile_required"):
+        providers = self.provider_labels(merged)
+        for key in ("python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":
@@ -596,6 +598,8 @@ class _Loader:
         if mock is not None:
             mock = self.load_mock(mock, merged)
         checks = self.load_checks(merged.get("checks") or [], merged, params, "checks")
+        if len(providers) > 1:
+            checks = borrow_siblings(checks)
         protected = self.protected_paths(merged)
         return ScenarioSpec(
             name=label,
@@ -620,6 +624,7 @@ class _Loader:
             follow_ups=plain(follow_ups),
             mock=mock,
             protected_paths=protected,
+            providers=providers,
             python=python,
             where=where,
             raw=plain({k: (str(v) if isinstance(v, Path) else v) for k, v in merged.items()}),
@@ -710,6 +715,19 @@ class _Loader:
         elif not re.match(r"^[a-z+]+://|^git@", url):
             out["url"] = str(self.path(url, repo, "url", staged=True))
         return out
+
+    def provider_labels(self, node: LineDict) -> list[str]:
+        """`providers:` — a label (or a list of them), one session each; unique, non-empty."""
+        value = node.get("providers")
+        if value is None:
+            return []
+        labels = [value] if isinstance(value, str) else value
+        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x.strip() for x in labels):
+            raise self.err(f"`providers:` must be a list of labels, got {_type_name(value)}", node, "providers", "e.g. `providers: [mock:yes, mock:no]` (one session per label)")
+        twice = next((x for i, x in enumerate(labels) if x in labels[:i]), None)
+        if twice is not None:
+            raise self.err(f"`providers:` lists {twice!r} twice", node, "providers", "give each provider once (repeat a scenario with --repeat)")
+        return list(labels)
 
     def protected_paths(self, node: LineDict) -> list[str]:
         """Workspace-relative globs (`tests/**`) an agent's change must not touch."""
@@ -885,6 +903,28 @@ class _Loader:
             transform=node.get("transform"),
             where=Where(self.file, node.line),
         )
+
+
+MULTI_PROVIDER = ("select-best", "max-score", "compare")  # the composites that compare a scenario's providers
+
+
+def borrow_siblings(checks: list[CheckSpec]) -> list[CheckSpec]:
+    """In a multi-provider scenario a `select-best`, `max-score` or `compare` with no children
+    takes the scenario's other checks that are not composites as its own (madbench §3.11)."""
+    from dataclasses import replace
+
+    siblings = tuple(c for c in checks if not c.checks and c.type not in MULTI_PROVIDER)
+    return [replace(c, checks=siblings) if c.type in MULTI_PROVIDER and not c.checks and siblings else c for c in checks]
+
+
+def fan_out(scenario: ScenarioSpec) -> list[ScenarioSpec]:
+    """A scenario as the sessions it runs: one per `providers:` label (each a copy that knows
+    its label, its name unchanged), or itself."""
+    from dataclasses import replace
+
+    if not scenario.providers:
+        return [scenario]
+    return [replace(scenario, provider=label, raw={**scenario.raw, "provider": label}) for label in scenario.providers]
 
 
 def _load_document(doc: Any, path: Path, raw: bytes, params: dict[str, Any], eval_level: EvalLevel | None = None) -> BenchSpec:
