@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz install clean docs agents
+.PHONY: demo test bench fuzz install clean docs agents lint screenshots
 
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,7 +15,8 @@ $(BIN)/benchtape: pyproject.toml
 # first import, which never writes it where PYTHONDONTWRITEBYTECODE is set (this machine, many
 # container images), and then every command compiled each module it imports, every time
 # (`benchtape sessions` 520 ms against 329). Up to date, this is a quick mtime check.
-PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay fixtures-red
+PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay tasks formats view
+# fixtures-red/ is testdata, not code benchtape imports: never compiled (a __pycache__ there would be staged)
 install: $(BIN)/benchtape
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) >/dev/null
 
@@ -48,16 +49,29 @@ bench: install
 	$(BIN)/python benchmarks/compare.py
 	$(BIN)/python benchmarks/judges.py
 	$(BIN)/python benchmarks/snapshot_restore.py
+	-$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/hardening.py
 	-$(BIN)/python benchmarks/inspect_compare.py
+	-$(BIN)/python benchmarks/view.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
+
+# ruff (the rule set in pyproject) over the code and tests; mypy over the namespace (default
+# mode, core strict) through .ci/typecheck, which lays the package-dir mapping out for it
+lint: install
+	$(BIN)/ruff check .
+	.ci/typecheck
 
 docs: install
 	$(BIN)/python -m benchtape.checks.docs > docs/checks.md
 
+# The README's pictures of `benchtape view` (docs/img/view-*.png), from stores recorded for real,
+# in Debian's Chromium (apt-get install chromium).
+screenshots: install
+	$(BIN)/python tests/viewer/screenshots.py docs/img
+
 clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info
-	find $(PACKAGES) -name __pycache__ -type d -prune -exec rm -rf {} +
+	find $(PACKAGES) fixtures-red -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # A long fuzz run (hypothesis-generated bench files, transcript lines and snapshot tars, each in a
 # bounded worker): prints inputs, tracebacks, hangs and peak memory. FUZZ_INPUTS per kind; FUZZ_SEED.

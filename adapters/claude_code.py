@@ -15,13 +15,14 @@ from typing import Any
 
 import orjson
 
-from benchtape.adapters.base import Command, Launch, files_below, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.claude_tui import STOP_LOG
 from benchtape.adapters.config import ConfigReader
 from benchtape.core.errors import type_name
 from benchtape.core.errors import BadInput
 from benchtape.adapters.endpoints import is_scripted
+from benchtape.core.payloads import EnvironmentReported
 
 HARNESS = "claude-code"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -214,7 +215,7 @@ class ClaudeCodeAdapter:
         if cfg.environment.probe and (cfg.plugins or cfg.agent_env or (launch.interactive and _reads_environment(launch.scenario))):
             init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
-        env = hermetic_env(cfg.args, launch.endpoint)
+        env = {**host_credentials(AUTH_ENV, launch.endpoint), **hermetic_env(cfg.args, launch.endpoint)}
         common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)
@@ -242,7 +243,7 @@ class ClaudeCodeAdapter:
             argv += ["--effort", cfg.effort]
         return argv + list(cfg.args)
 
-    def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[EnvironmentReported | None, list[str]]:
         """What the setup commands' outputs say was loaded (`environment.reported`, None when the
         probe did not run) and why `environment.require` would refuse the session."""
         from benchtape.adapters.claude_env import reported

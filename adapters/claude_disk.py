@@ -3,7 +3,11 @@
 2.1.3xx also writes `attachment` entries (context Claude Code added: environment,
 skill listings, prompt snapshots; and hook runs, which become `hook` actions) and a
 `cost-state` entry whose `totalCostUSD` is the session's cost so far (cumulative across
-`--resume`), so these files now carry cost.
+`--resume`), so these files now carry cost. Before that a file carries what it carries: the
+`costUSD` of each assistant entry (1.x), and a `turn_duration` system entry per turn (2.x,
+`durationMs`, the turn's active time): their sums are the session's cost and duration in its
+`metrics`. A file that carries neither has tokens and no cost or duration (unknown is never
+zero); its timestamps still give the session's start and end (recorder/importer.py).
 
 One parser reads the session file and then its subagent sidechain files, in that
 order, as one stream of lines; that is also how the lines are stored, so `reparse`
@@ -21,10 +25,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.adapters.base import warning
+from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
 from benchtape.core.model import MAIN, Action
+from benchtape.core.payloads import Hook, Metrics
 
 INTERNAL = ""  # thread value of an agent whose messages are not part of the session
 _QUIET_TYPES = {
@@ -55,7 +60,9 @@ class ClaudeDiskParser(LineParser):
             "format": "claude-transcript",
         }
         self._last_at = 0.0
-        self.cost_usd: float | None = None
+        self.cost_usd: float | None = None  # the last cost-state's total
+        self.entry_costs: dict[str, float] = {}  # 1.x: each assistant message's costUSD, by message
+        self.turn_ms: float | None = None  # the main thread's turn_duration entries, summed
         self.stop_hooks = 0  # Stop hook attachments since the last stop_hook_summary
         self._handlers = {  # built once: every line is dispatched through it
             "user": self._message,
@@ -70,9 +77,13 @@ class ClaudeDiskParser(LineParser):
     def finish(self) -> list[Action]:
         """Token totals of every message read, and the cost when a `cost-state` entry gave it."""
         self.meta["model"] = self.messages.model
-        totals: dict[str, Any] = dict(self.messages.usage.totals())
+        totals: Metrics = self.messages.usage.totals()
         if self.cost_usd is not None:
             totals["cost_usd"] = self.cost_usd
+        elif self.entry_costs:
+            totals["cost_usd"] = round(sum(self.entry_costs.values()), 10)
+        if self.turn_ms is not None:
+            totals["duration_ms"] = self.turn_ms
         return [Action("metrics", totals, at=self._last_at)] if totals else []
 
     # ------------------------------------------------------------------ dispatch
@@ -106,6 +117,10 @@ class ClaudeDiskParser(LineParser):
                 return []  # the same message already read from an agent_progress entry
             self.seen_uuids.add(uuid)
         thread = self._thread(entry)
+        cost = entry.get("costUSD")
+        if entry.get("type") == "assistant" and isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+            self.entry_costs[str(message.get("id") or uuid or len(self.entry_costs))] = float(cost)  # an internal agent's spend counts too
         if thread == INTERNAL:
             self._count_only(entry)
             return []
@@ -122,7 +137,7 @@ class ClaudeDiskParser(LineParser):
         if thread == MAIN and self.meta["first_prompt"] is None:
             for a in actions:
                 if a.kind == "message.user":
-                    self.meta["first_prompt"] = a.data["text"]
+                    self.meta["first_prompt"] = a.payload("message.user").get("text")
                     break
         return actions
 
@@ -173,11 +188,11 @@ class ClaudeDiskParser(LineParser):
             thread = self._thread(entry)
             if thread == INTERNAL:
                 return []
-            hook = {"event": data.get("hookEvent"), "name": data.get("hookName"), "command": data.get("command")}
+            hook: Hook = {"event": data.get("hookEvent"), "name": data.get("hookName"), "command": data.get("command")}
             call_id = entry.get("toolUseID")
             if isinstance(call_id, str) and call_id in self.messages.tools:
                 hook["call_id"] = call_id
-            return [Action("hook", {k: v for k, v in hook.items() if v is not None}, thread=thread, at=at)]
+            return [hook_action(hook, thread, at)]
         if kind == "agent_progress":
             return self._agent_progress(entry, data, line)
         if kind in _QUIET_PROGRESS:
@@ -211,13 +226,18 @@ class ClaudeDiskParser(LineParser):
             seen, self.stop_hooks = self.stop_hooks, 0
             if thread == INTERNAL or seen:
                 return []  # 2.1.3xx: the Stop hooks already came as attachments, with their output
-            data = {
+            summary: Hook = {
                 "event": "Stop",
                 "hooks": entry.get("hookInfos"),
                 "errors": entry.get("hookErrors"),
                 "prevented_continuation": entry.get("preventedContinuation"),
             }
-            return [Action("hook", {k: v for k, v in data.items() if v is not None}, thread=thread, at=at)]
+            return [hook_action(summary, thread, at)]
+        if subtype == "turn_duration" and not entry.get("isSidechain"):
+            ms = entry.get("durationMs")
+            if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
+                self.turn_ms = (self.turn_ms or 0.0) + float(ms)
+            return []
         if subtype in _QUIET_SYSTEM:
             return []
         return [warning(f"unknown system entry subtype {subtype!r}", line)]
@@ -235,7 +255,7 @@ class ClaudeDiskParser(LineParser):
         thread = self._thread(entry)
         if thread == INTERNAL:
             return []
-        hook = {
+        hook: Hook = {
             "event": data.get("hookEvent"),
             "name": data.get("hookName"),
             "command": data.get("command"),
@@ -248,7 +268,7 @@ class ClaudeDiskParser(LineParser):
             hook["call_id"] = call_id
         if hook["event"] == "Stop":
             self.stop_hooks += 1
-        return [Action("hook", {k: v for k, v in hook.items() if v is not None}, thread=thread, at=at)]
+        return [hook_action(hook, thread, at)]
 
     def _cost(self, entry: dict[str, Any], line: str) -> list[Action]:
         """The session's cost so far; the last entry is the total (it is cumulative across --resume)."""

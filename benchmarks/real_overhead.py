@@ -3,8 +3,8 @@
 Everything is measured inside one run, per session, so load on the machine moves every
 part together instead of being subtracted across separately timed runs:
 
-- the session: `Runner._one`, from opening its sandbox to its verdicts being stored and its
-  result row written (live grading included);
+- the session: the local executor's `_one` (benchtape.recorder.scheduler), from opening its
+  sandbox to its verdicts being stored and its result row written (live grading included);
 - the harness process's own lifetime: from the supervisor's fork to its reaping the
   process, on the host's monotonic clock (`spawned`/`reaped` in the supervisor's exit facts);
 - the user's check commands: each grading command a check ran (the demo's exec checks run
@@ -124,6 +124,7 @@ def instrument(timeline: Timeline) -> None:
     """The steps of a session, in the order they happen."""
     import benchtape.api as api
     import benchtape.recorder.runner as runner
+    import benchtape.recorder.scheduler as scheduler
     import benchtape.sandbox.local as local
     import benchtape.replay.grading as grading
     from benchtape.sandbox.capture import SessionFolder
@@ -132,7 +133,7 @@ def instrument(timeline: Timeline) -> None:
     from benchtape.store.database import Store as S
 
     t = timeline
-    t.wrap(runner.Runner, "_one", "session", session=True)
+    t.wrap(scheduler.LocalExecutor, "_one", "session", session=True)
     t.wrap(SessionFolder, "create", "open: the session folder")
     t.wrap(local, "prepare", "open: copy the staged tree")
     t.wrap(OutsideWrites, "__init__", "open: list the sandbox folder (outside-writes audit)")
@@ -145,7 +146,7 @@ def instrument(timeline: Timeline) -> None:
     t.wrap(local.LocalLevel, "_notes", "after exit: ~/.claude, outside writes")
     t.wrap(runner, "_transcript", "the harness's transcript")
     t.wrap(S, "append", "store: append events")
-    t.wrap(SessionFolder, "close", lambda self, remove=True, later=False: "close the sandbox" if later else "cleanup: remove the sandbox folder")
+    t.wrap(SessionFolder, "close", "cleanup: remove the sandbox folder")  # on the cleanup thread (a kept one: on the session's)
     t.wrap(api, "grade_stored", "grading: checks themselves")
     t.wrap(S, "load_session", "grading: load the session")
     t.wrap(grading._Host, "work_dir", "grading: restore the workspace")

@@ -17,7 +17,8 @@ from benchtape.spec.audit import audit
 from benchtape.spec.evalfile import EvalSpec, is_eval_file, load_eval
 from benchtape.core.errors import BadInput
 from benchtape.core.redact import redact_json
-from benchtape.recorder.runner import RunOptions, Runner, SessionRecord
+from benchtape.recorder.bench_run import BenchSessions
+from benchtape.recorder.runner import RunOptions, SessionRecord
 from benchtape.store.database import Store
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.models.demo_judge import demo_judge, rich_mode
@@ -167,10 +168,12 @@ def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], stor
 
 
 def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
+    """One bench run: its row and its grading, then its sessions recorded through the run's
+    scheduler, each graded as it finishes (its result row streamed to disk)."""
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
     contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes, providers=tuple(sc.providers)) for sc in bench.scenarios}
-    runner = Runner(store, bench, options, on_event=emit)
-    run_id = runner.start_run()
+    sessions = BenchSessions(bench, options)
+    run_id = sessions.start_run(store)
     grading_id = new_grading(
         store,
         "control" if control else "live",
@@ -180,12 +183,13 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         contexts=contexts,
     )
     judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
-    if runner.harness == "mock" and rich_mode():  # MADBENCH_MOCK_RICH=1: the offline demo evaluator answers AI checks
+    if sessions.harness == "mock" and rich_mode():  # MADBENCH_MOCK_RICH=1: the offline demo evaluator answers AI checks
         judge = demo_judge
-    contexts = {name: replace(ctx, judge=judge) for name, ctx in contexts.items()}
+    scheduler = sessions.scheduler(store, run_id, emit)
+    contexts = {name: replace(ctx, judge=judge, resources=scheduler.resources) for name, ctx in contexts.items()}
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
-    spool = ResultSpool([s.name for s in bench.scenarios], public=report_path.with_suffix(".jsonl") if report_path else None, generated=lambda: runner.seeds.values() if runner.seeds else {})
-    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=runner.harness, name=options.eval_run)
+    spool = ResultSpool([s.name for s in bench.scenarios], public=report_path.with_suffix(".jsonl") if report_path else None, generated=lambda: sessions.seeds.values() if sessions.seeds else {})
+    state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=sessions.harness, name=options.eval_run)
     lock = threading.Lock()
 
     groups: dict[tuple[str, int], dict[str, SessionRecord]] = {}  # a multi-provider scenario's finished sessions, until all are
@@ -209,7 +213,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
 
     def grade_one(record: SessionRecord, peers: list[str] | tuple[()]) -> None:
         sc = record.scenario
-        context = replace(contexts[sc.name], vars={**sc.vars, **(runner.seeds.vars(sc.name) if runner.seeds else {})})
+        context = replace(contexts[sc.name], vars={**sc.vars, **(sessions.seeds.vars(sc.name) if sessions.seeds else {})})
         session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context, peers)
         status = scenario_status(verdicts, session)
         measured = grade_metrics(store, grading_id, bench, record.session_id, session, verdicts)  # metrics:, derivedMetrics:
@@ -227,16 +231,15 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
                 save_snapshot(store, session.snapshot["sha256"], snapshots_dir)
         emit("verdicts", {"session_id": record.session_id, "scenario": sc.name, "attempt": record.attempt, "status": status, "verdicts": verdicts})
 
-    runner.on_session_done = on_session_done
     completed = False
     try:
         try:
-            runner.run()
+            sessions.record(scheduler, on_session_done)
             completed = True
         finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
-            state.generated = runner.seeds.values() if runner.seeds else {}
-            if runner.seeds is not None:  # every session is over: the answer key can be kept for re-grading
-                store.add_generated_vars(run_id, runner.seeds.generated)
+            state.generated = sessions.seeds.values() if sessions.seeds else {}
+            if sessions.seeds is not None:  # every session is over: the answer key can be kept for re-grading
+                store.add_generated_vars(run_id, sessions.seeds.generated)
             if report_path is not None:
                 write_run_report(report_path, state, complete=completed, database=str(Path(store.path).resolve()))
     except BaseException:

@@ -134,6 +134,10 @@ def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optio
     from benchtape.spec.pricing import load_pricing
     from benchtape.replay.compare import comparison
 
+    if html is not None:
+        from benchtape.preflight import check_outputs
+
+        check_outputs({"--html": html})  # before the comparison is made: a path that cannot take it is found first
     store = open_store(db, must_exist=True, readonly=True)
     cwd = Path.cwd()
     pricing = load_pricing(cwd)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -12,8 +13,8 @@ from benchtape.options import Db, open_store
 
 
 def import_cmd(
-    harness: str = typer.Argument(..., help="claude-code or codex"),
-    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl), or folders: every .jsonl below one (a Claude subagent's file goes with its session)."),
+    harness: str = typer.Argument(..., help="claude-code, codex, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
+    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
     db: Db = None,
 ) -> None:
@@ -22,6 +23,8 @@ def import_cmd(
     Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
 
     Example: benchtape import codex ~/.codex/sessions   (again tomorrow: files imported before, unchanged, are skipped)
+
+    Example: benchtape import atif jobs/2025-06-01__12-00-00   (every trial's agent/trajectory.json)
     """
 
     def body() -> int:
@@ -51,11 +54,14 @@ def reparse_cmd(
     """
 
     def body() -> int:
-        from benchtape.recorder.importer import reparse
+        from benchtape.recorder.importer import reparse, reparse_report
         from benchtape.replay.select import resolve
 
         store = open_store(db, must_exist=True)
-        print(reparse(store, resolve(store, "sessions", session)))
+        old = resolve(store, "sessions", session)
+        new = reparse(store, old)
+        print(reparse_report(store, old, new))
+        print(f"next: benchtape show {new}   ·   benchtape show {old} (as it was)", file=sys.stderr)
         return 0
 
     guarded(body)

@@ -252,6 +252,9 @@ def gradings_cmd(
 # ---------------------------------------------------------------- query / sessions / show
 
 
+QUERY_FORMATS = ("jsonl", "table", "csv")
+
+
 def query_cmd(
     expr: str = typer.Argument(..., help="A JMESPath expression over {session, actions, calls, subagents, metrics, environment, final_output, verdicts}."),
     session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix, `latest`, RUN/SCENARIO#N): print the bare result."),
@@ -260,11 +263,18 @@ def query_cmd(
     all_: bool = typer.Option(False, "--all", help="Every session (the default)."),
     include_controls: IncludeControls = False,
     keep_null: bool = typer.Option(False, "--keep-null", help="Also print sessions where the result is null."),
+    output: str = typer.Option("jsonl", "--format", help="jsonl (one JSON line per session), table, or csv (an object result's keys become columns)."),
     db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """JMESPath over stored sessions: JSON Lines {session_id, scenario, result}, or the bare result with --session.
 
+    A session the expression fails on (length() of a number, say) gets {session_id,
+    scenario, error} and the others are still asked; the exit code is then 1.
+
     Example: benchtape query 'calls[].tool' --run 01J…
+
+    Example: benchtape query '{tool: calls[0].tool, n: length(calls)}' --format csv
     """
 
     def body() -> int:
@@ -272,15 +282,30 @@ def query_cmd(
         from benchtape.replay.query import compile_query, evaluate, run_query
         from benchtape.replay.select import resolve
 
+        if output not in QUERY_FORMATS:
+            raise BadInput(f"--format {output!r} is not one of {', '.join(QUERY_FORMATS)}", fix="--format jsonl, --format table or --format csv")
         query = compile_query(expr)  # before the store is touched: a typo costs nothing
         store = open_store(db, must_exist=True, readonly=True)
         if session:
             sid = resolve(store, "sessions", session)
             render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
             return 0
-        for line in run_query(store, query, selection(None, run, scenario, all_, controls=include_controls), keep_null=keep_null):
-            render_replay.emit_jsonl(line)
-        return 0
+        lines = run_query(store, query, selection(None, run, scenario, all_, controls=include_controls), keep_null=keep_null)
+        failed = 0
+        if output == "jsonl":
+            for line in lines:
+                failed += "error" in line
+                render_replay.emit_jsonl(line)
+        else:
+            kept = list(lines)
+            failed = sum("error" in line for line in kept)
+            if output == "table":
+                render_replay.query_table(kept, plain_wanted(plain))
+            else:
+                render_replay.query_csv(kept)
+        if failed:
+            sys.stderr.write(f"the expression failed on {failed} session(s): each is listed with its `error`, and the others were still asked\n")
+        return 1 if failed else 0
 
     guarded(body)
 

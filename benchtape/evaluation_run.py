@@ -13,7 +13,9 @@ The order, so that nothing is spent before the user has seen what will be:
 6. consent: a terminal asks; otherwise --yes is required;
 7. install what is missing (into benchtape's version-keyed folder), then one run row; the
    reused measurements are re-graded with the current checks (a new outcome each), and the
-   other cells recorded through the run loop, graded live, their outcomes appended.
+   other cells recorded through the run's scheduler (benchtape.recorder.scheduler: the
+   orphan sweep and the run's sandbox resources first, as for a bench run), graded live,
+   their outcomes appended.
 Ctrl-C once stops scheduling (cells in flight finish and are kept); twice stops those too
 (they are kept, as interrupted attempts).
 """
@@ -24,16 +26,16 @@ import os
 import sys
 import threading
 from collections import Counter, defaultdict
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import orjson
 
-from benchtape.recorder.cellrun import NOOP_MODEL, record_cell
+from benchtape.recorder.cellrun import NOOP_MODEL, CellJob, CellRecord
 from benchtape.core.errors import BadInput, ExitCode, PreflightBlocked
 from benchtape.recorder.matrix import CellPlan, Matrix, Staging, harness_config
+from benchtape.recorder.scheduler import Stopping
 from benchtape.spec.evaluation import Evaluation, Task
 from benchtape.recorder.toolversions import Resolved, VersionResolver
 from benchtape.replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
@@ -231,10 +233,10 @@ class Finished:
 
 
 def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: Any, *, on_event: Event | None = None) -> Finished:
-    """Steps 7: install, one run row, re-grade the reused, record and grade the rest."""
+    """Steps 7: install, one run row, re-grade the reused, record and grade the rest through
+    the run's scheduler."""
     from benchtape.spec.cells import run_fields
-    from benchtape.recorder.runner import RunOptions, Runner
-    from benchtape.sandbox.levels import runs_alone
+    from benchtape.recorder.scheduler import Scheduler
 
     emit = on_event or (lambda kind, data: None)
     matrix = planned.matrix
@@ -249,37 +251,40 @@ def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: A
     fields = run_fields(planned.ev, argv=req.argv)
     run_id = store.new_run(fields.pop("kind"), **fields)
     done = Finished(run_id=run_id)
-    grader = CellGrader(store, run_id, pricing)
-    runner = Runner(store, planned.tasks[0].bench, RunOptions(concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, run_kind="evaluation"), on_event=emit)
-    runner.run_id = run_id
+    scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit)
+    grader = CellGrader(store, run_id, pricing, resources=scheduler.resources)
     reused, to_run = planned.reused(), planned.to_run()
     emit("evaluation.started", {"run_id": run_id, "regrade": len(reused), "run": len(to_run)})
     try:
-        for plan, found in reused:
-            vars = store.generated_vars(found.run_id, plan.cell.task.id)
-            outcome = grader.grade(plan.cell.task, plan.cell.arm, found.sessions, source=REGRADE, vars=vars)
-            done.regraded += 1
-            done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
-            emit("cell.finished", {"how": "re-graded", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
-        serial = any(runs_alone(p.level) for p in to_run)
-        _schedule(planned, runner, grader, to_run, 1 if serial else max(1, req.concurrency), req.keep_sandbox, done, emit)
+        with scheduler:
+            for plan, found in reused:
+                vars = store.generated_vars(found.run_id, plan.cell.task.id)
+                outcome = grader.grade(plan.cell.task, plan.cell.arm, found.sessions, source=REGRADE, vars=vars)
+                done.regraded += 1
+                done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
+                emit("cell.finished", {"how": "re-graded", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
+            ran = scheduler.run([CellJob(matrix, p, req.keep_sandbox) for p in to_run], _grade_live(planned, grader, done, emit), stopping=STOPPING)
+        done.interrupted, done.unscheduled = ran.interrupted, ran.unscheduled
     finally:
         generated = matrix.staging.generated()
         if generated:
             store.add_generated_vars(run_id, generated)
-        matrix.staging.cleanup()
-        runner.scripted.close()
+        matrix.staging.cleanup()  # after the run's spares copied from it are gone (the scheduler's end)
         done.gradings = grader.grading_ids()
     return done
 
 
-def _schedule(planned: Planned, runner: Any, grader: CellGrader, to_run: list[CellPlan], workers: int, keep: bool, done: Finished, emit: Event) -> None:
-    """Run the cells, `workers` at a time. Ctrl-C once: schedule nothing more, let the cells in
-    flight finish; twice: stop those too (they are kept as interrupted attempts)."""
+# Ctrl-C once: schedule nothing more, let the cells in flight finish; twice: stop those too
+# (they are kept as interrupted attempts).
+STOPPING = Stopping(cancel_at=2, stopping="evaluation.stopping", cancelling="evaluation.cancelling")
+
+
+def _grade_live(planned: Planned, grader: CellGrader, done: Finished, emit: Event) -> Callable[[CellRecord], None]:
+    """What each measured cell's record is handed to, as it finishes: its grading and outcome."""
     lock = threading.Lock()
 
-    def one(plan: CellPlan) -> None:
-        record = record_cell(runner, planned.matrix, plan, keep=keep)
+    def graded(record: CellRecord) -> None:
+        plan = record.plan
         with lock:
             done.started_sessions += len(record.sessions)
         outcome = grader.grade(plan.cell.task, plan.cell.arm, record.sessions, source=LIVE, vars=planned.matrix.staging.vars(plan.cell.task))
@@ -288,36 +293,7 @@ def _schedule(planned: Planned, runner: Any, grader: CellGrader, to_run: list[Ce
             done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
         emit("cell.finished", {"how": "measured", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
 
-    pending = list(reversed(to_run))
-    flying: set[Future] = set()
-    interrupts = 0
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-cell")
-    try:
-        while flying or (pending and not interrupts):
-            try:
-                while pending and len(flying) < workers and not interrupts:
-                    flying.add(pool.submit(one, pending.pop()))
-                finished, flying = _wait(flying)
-                for fut in finished:
-                    fut.result()  # a bug in recording or grading surfaces here, not silently
-            except KeyboardInterrupt:
-                interrupts += 1
-                done.interrupted = True
-                if interrupts == 1:
-                    emit("evaluation.stopping", {"in_flight": len(flying), "unscheduled": len(pending)})
-                else:
-                    runner.cancel.set()
-                    emit("evaluation.cancelling", {"in_flight": len(flying)})
-        done.unscheduled = len(pending)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _wait(flying: set[Future]) -> tuple[set[Future], set[Future]]:
-    if not flying:
-        return set(), set()
-    finished, rest = wait(flying, timeout=0.2, return_when=FIRST_COMPLETED)
-    return set(finished), set(rest)
+    return graded
 
 
 # ---------------------------------------------------------------- the command

@@ -16,6 +16,7 @@ from benchtape.adapters.base import get_adapter
 from benchtape.core.envflags import flag as env_flag, spelled
 from benchtape.core.harnesses import harness_names
 from benchtape.checks import CheckConfigError, build
+from benchtape.checks.output_transforms import python_note, transform_problems, transforms_in
 from benchtape.checks.registry import PreflightContext, preflight_problems
 from benchtape.core.judgments import JudgeError
 from benchtape.spec.bench import BenchSpec, ScenarioSpec
@@ -80,7 +81,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
     pf.blocking.extend(adapter.preflight(None, bench.harness_config, env, scripted=scripted))
     if scripted:
-        pf.merge(_scripted(bench, name, sandbox, noop))
+        pf.merge(_scripted(bench, name, sandbox, noop, env))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
     if name == "mock" and rich_mode():
@@ -97,6 +98,12 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
             pf.blocking.extend(_codex_in_container(bench, sc))
         if level == "container" and name != "mock":
             pf.blocking.extend(_host_binary_in_container(bench, sc))
+    if any((sandbox or sc.sandbox.level) != "container" for sc in bench.scenarios):
+        from benchtape.sandbox.pidfence import unconfined_note
+
+        note = unconfined_note()
+        if note:
+            pf.notes.append(note)
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
@@ -185,10 +192,12 @@ def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
     ]
 
 
-def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -> Preflight:
+def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, env: dict[str, str]) -> Preflight:
     """What a real binary with the scripted model needs: a script the server can play for this
-    harness, a private HOME (its transcripts and config must not land in yours), and the
-    binary the recipes were verified on (another version is named, not refused)."""
+    harness, a HOME whose files are put back after (Claude Code at `workspace`: your ~/.claude
+    is, sandbox/claude_home.py; codex's ~/.codex is not) and whose own settings do not send the
+    model's requests elsewhere, and the binary the recipes were verified on (another version is
+    named, not refused)."""
     from benchtape.adapters.binaries import VERIFIED, identify
     from benchtape.spec.script import script_from
     from benchtape.models.tools import unmapped_for_codex
@@ -198,8 +207,11 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
     for sc in bench.scenarios:
         label = f"{sc.where}: scenario {sc.name!r}"
         level = sandbox or sc.sandbox.level
-        if level in ("none", "workspace"):
+        if level == "none" or (level == "workspace" and harness != "claude-code"):
             pf.gate(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
+        elif level == "workspace":
+            for why in _routes_elsewhere(Path(env.get("HOME") or Path.home())):
+                pf.gate(f"{label}: {why}; use `sandbox: home` or `container`")
         if noop or not sc.mock:
             continue
         try:
@@ -226,10 +238,36 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
     return pf
 
 
+# Variables that, in the `env` block of your own ~/.claude settings, send Claude Code's model
+# requests somewhere other than the scripted server (Claude Code applies that block over its
+# process environment): a scripted run at `workspace` would then reach a real model.
+MODEL_ROUTES = ("ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
+
+
+def _routes_elsewhere(home: Path) -> list[str]:
+    """Why your own ~/.claude settings would route a scripted run's model requests elsewhere."""
+    import orjson
+
+    found = []
+    for path in sorted((home / ".claude").glob("settings*.json")):
+        try:
+            doc = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        block = doc.get("env") if isinstance(doc, dict) else None
+        names = [k for k in MODEL_ROUTES if isinstance(block, dict) and k in block]
+        if names:
+            found.append(f"level 'workspace' uses your own ~/.claude, and {path} sets {', '.join(names)} in its `env`, which would send the scripted model's requests elsewhere")
+    return found
+
+
 def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
     """What Claude Code writes into HOME before it starts -- the first-run answers of an
-    interactive session, staged plugins, an agent_env -- needs the sandbox's own HOME: at
-    `none` and `workspace` HOME is yours, and nothing may be written into your ~/.claude."""
+    interactive session, staged plugins, an agent_env -- needs a HOME that is put back: at
+    `none` HOME is yours, untouched by benchtape; at `workspace` your ~/.claude and
+    ~/.claude.json are snapshotted and restored (madbench §1.8, §2.3), so the terminal UI's
+    first-run answers may go there, but staged plugins may not (plugins/ changes are reported,
+    not undone)."""
     pf = Preflight()
     hc = bench.harness_config or {}
     staged = [k for k in ("plugins", "agent_env") if hc.get(k)]
@@ -237,9 +275,9 @@ def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
         level = sandbox or sc.sandbox.level
         if level not in ("none", "workspace"):
             continue
-        what = (["the interactive terminal UI's first-run answers"] if sc.interactive else []) + [f"harness_config.{k}" for k in staged]
+        what = (["the interactive terminal UI's first-run answers"] if sc.interactive and level == "none" else []) + [f"harness_config.{k}" for k in staged]
         if what:
-            pf.gate(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
+            pf.gate(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container`" + (" (or `interactive: false`)" if sc.interactive and level == "none" else ""))
     return pf
 
 
@@ -298,6 +336,9 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
             pf.blocking.append(f"{label}: `{key}:` {path} is not executable (chmod +x it)")
     if harness == "mock" and sc.mock is None:
         pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
+    transforms = ([sc.transform] if sc.transform is not None else []) + [t for spec in sc.checks for t in transforms_in(spec)]
+    pf.blocking.extend(f"{label}: {m}" for m in transform_problems(transforms, where or PreflightContext(env=dict(os.environ), runtimes=sc.runtimes)))
+    pf.notes.extend(f"{label}: {note}" for note in [python_note(transforms)] if note)
     for i, spec in enumerate(sc.checks):
         try:
             build(spec)
@@ -411,12 +452,20 @@ def unwritable(path: Path, *, folder: bool = False) -> str | None:
     """Why `path` (a file, or with `folder` a directory) could not be written, or None.
 
     Asked before anything runs, so a report that could not be written is found before the
-    agents spend, not after: the nearest existing ancestor must be a writable directory."""
+    agents spend, not after. A file goes into a folder that exists (a typo in a folder name
+    is not a reason to make new folders, as `cp` and shells agree); a folder (`--report-dir`)
+    is made, and its nearest existing ancestor must be a writable directory."""
     if path.exists():
         if folder != path.is_dir():
             return "it exists and is not a folder" if folder else "it is a folder, not a file"
         where = path if folder else path.parent  # a file is replaced through a temporary file beside it
         return None if os.access(where, os.W_OK | os.X_OK) else f"{where} is not writable"
+    if not folder and not path.parent.exists():
+        near = path.parent
+        while not near.exists() and near != near.parent:
+            near = near.parent
+        if near.is_dir():  # under a file, the message below says so
+            return f"its folder {path.parent} does not exist (benchtape makes no folders for a file; create it first)"
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent

@@ -90,6 +90,8 @@ def progress(plain: bool) -> Callable[[str, dict[str, Any]], None]:
                 err.print(f"staged {', '.join(data['scenarios'])}: {data['kind']} {data['program']} ({data['seconds']:g}s)", highlight=False)
             elif kind == "sandbox.kept":
                 err.print(f"kept sandbox of {data['scenario']}: {data['where']}", highlight=False)
+            elif kind == "sandbox.note" and data.get("kind") == "recover":  # the run's start finished what a killed benchtape left
+                err.print(f"sandbox: {data['message']}", highlight=False)
 
     return on_event
 

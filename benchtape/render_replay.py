@@ -217,6 +217,63 @@ def gradings_list(rows: list[dict[str, Any]], plain: bool) -> None:
     out.print(table)
 
 
+# ---------------------------------------------------------------- query
+
+
+def query_columns(lines: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """`query`'s answers as rows of text: session, scenario, then the result (its keys as
+    columns when every result is an object, as `{tool: tool, n: length(calls)}` gives), and
+    an `error` column when the expression failed on some session."""
+    results = [ln["result"] for ln in lines if "result" in ln]
+    spread = bool(results) and all(isinstance(r, dict) for r in results)
+    keys = list(dict.fromkeys(k for r in results for k in r)) if spread else ["result"]
+    errors = any("error" in ln for ln in lines)
+    head = ["session_id", "scenario", *keys, *(["error"] if errors else [])]
+    rows = []
+    for ln in lines:
+        got = ln.get("result")
+        values = [got.get(k) for k in keys] if spread and isinstance(got, dict) else [got]
+        if "error" in ln:
+            values = [None] * len(keys)
+        rows.append([ln["session_id"], ln["scenario"], *(_cell(v) for v in values), *([ln.get("error", "")] if errors else [])])
+    return head, rows
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return orjson.dumps(value, default=str).decode()
+
+
+def query_table(lines: list[dict[str, Any]], plain: bool) -> None:
+    out = console(plain)
+    if not lines:
+        _say(out, "no session gave a result (--keep-null shows the nulls)", "dim")
+        return
+    head, rows = query_columns(lines)
+    table = Table(box=None, pad_edge=False, show_header=True)
+    for col in head:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(_t(c) for c in row))
+    out.print(table)
+
+
+def query_csv(lines: list[dict[str, Any]]) -> None:
+    import csv
+
+    head, rows = query_columns(lines)
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(head)
+    writer.writerows(rows)
+
+
 # ---------------------------------------------------------------- sessions / show
 
 

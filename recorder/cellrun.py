@@ -32,6 +32,7 @@ from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, wor
 from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
 from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.core.model import Action
+from benchtape.core.payloads import SessionStarted
 from benchtape.recorder.runner import Runner, SessionPlan
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.by_level import sandbox_for
@@ -54,6 +55,32 @@ class CellRecord:
         return self.sessions[0] if self.sessions else None
 
 
+class CellJob:
+    """One cell of an evaluation, as the scheduler runs it (benchtape.recorder.scheduler)."""
+
+    __slots__ = ("keep", "matrix", "plan")
+
+    def __init__(self, matrix: Matrix, plan: CellPlan, keep: bool = False):
+        self.matrix, self.plan, self.keep = matrix, plan, keep
+
+    @property
+    def level(self) -> str:
+        return self.plan.level
+
+    def record(self, runner: Runner) -> CellRecord:
+        return record_cell(runner, self.matrix, self.plan, keep=self.keep)
+
+    def prepare_ahead(self, runner: Runner) -> None:
+        """The cell's sandbox made ahead, when its task is staged already (staging is never
+        started here: it can take minutes, and fail, which is the cell's to record)."""
+        task = self.plan.cell.task
+        if self.plan.problem is not None or not self.matrix.staging.ready(task):
+            return
+        seed, problem = self.matrix.staging.seed(task)
+        if problem is None:
+            sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed)
+
+
 def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = False) -> CellRecord:
     """Record every step of one cell into the store (the runner's run); never raises for what
     a sandbox, an engine or staging did: that is on record as the cell's attempt."""
@@ -62,7 +89,7 @@ def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = 
     seed, problem = matrix.staging.seed(plan.cell.task)
     if problem is not None:
         return _unstarted(runner, matrix, plan, plan.identity, problem)
-    sandbox = sandbox_for(plan.level, keep=keep, on_event=runner.on_event)
+    sandbox = sandbox_for(plan.level, keep=keep, on_event=runner.on_event, resources=runner.resources)
     with contextlib.ExitStack() as stack:
         try:
             box = stack.enter_context(sandbox.open(plan.cell.task.scenario, seed))
@@ -187,7 +214,7 @@ def _hook(event: str, run: CommandRun) -> Action:
 # ---------------------------------------------------------------- attempts that never started
 
 
-def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int) -> dict[str, Any]:
+def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int) -> SessionStarted:
     cell = plan.cell
     step = cell.arm.steps[index]
     return {

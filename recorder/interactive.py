@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 from benchtape.adapters.base import Command, Tui, warning
 from benchtape.adapters.lines import decode
 from benchtape.core.model import Action
+from benchtape.core.payloads import TurnFinished
 from benchtape.sandbox.terminal import PaneCommand, Terminal, TerminalError, wait_for
 
 READY_SECONDS = 60.0  # start to prompt box (observed 1.1-1.7 s; a cold container is slower)
@@ -128,13 +129,16 @@ class _Tail:
             self.on_action(a)
 
 
-def _stops(path: Path) -> list[dict[str, Any]]:
-    """The Stop hook's lines so far (one JSON object per finished turn)."""
+def _stops(path: Path, session: str = "") -> list[dict[str, Any]]:
+    """The Stop hook's lines so far (one JSON object per finished turn) of this session: at level
+    workspace the log is in your own ~/.claude, shared by every session (and by a Claude Code you
+    run meanwhile), so a line of another session's is not this one's turn end."""
     try:
         data = path.read_bytes()
     except OSError:
         return []
-    return [doc for doc in map(decode, data.splitlines()) if doc is not None]
+    docs = [doc for doc in map(decode, data.splitlines()) if isinstance(doc, dict)]
+    return [doc for doc in docs if not session or doc.get("session_id") in (None, session)]
 
 
 
@@ -228,7 +232,7 @@ class Driver:
                 return self._blocked(term, blocked, f"in turn {i + 1}")
             reason, last = ended
             self._caught_up(tail, i)
-            data: dict[str, Any] = {"turn": i + 1, "reason": reason, "duration_ms": round((time.monotonic() - turn_began) * 1000, 1)}
+            data: TurnFinished = {"turn": i + 1, "reason": reason, "duration_ms": round((time.monotonic() - turn_began) * 1000, 1)}
             if last is not None:
                 data["last_assistant_message"] = last
             self._note([Action("turn.finished", data)])
@@ -260,7 +264,7 @@ class Driver:
         blocked_since: float | None = None
         idle_since: float | None = None
         while True:
-            stops = _stops(stop_log)
+            stops = _stops(stop_log, tui.session)
             if len(stops) > index:
                 last = stops[index].get("last_assistant_message")
                 return "stop_hook", last if isinstance(last, str) else None

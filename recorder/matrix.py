@@ -99,6 +99,11 @@ class Staging:
             return None, self._problems[task.id]
         return self._seeds[task.id].get(task.scenario.name), None
 
+    def ready(self, task: Task) -> bool:
+        """Whether the task is staged already (`seed` then returns at once): its seeds are set
+        once staging finished."""
+        return task.id in self._seeds or task.id in self._problems
+
     def vars(self, task: Task) -> dict[str, Any]:
         """The `generate:` values of the task's staging (the checks' answer key)."""
         seeds = self._seeds.get(task.id)

@@ -18,26 +18,22 @@ import os
 import threading
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
 from benchtape.adapters.mock import MockAdapter
-from benchtape.core.payloads import STAGED
+from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
-from benchtape.core.redact import redact_argv, redact_params, redactor, secret_params, secret_values, shapes_only
+from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
 from benchtape.sandbox.capture import secret_fingerprints
-from benchtape.sandbox.levels import OpenWorkspace, SandboxError, runs_alone
-from benchtape.sandbox.by_level import sandbox_for
-from benchtape.sandbox.inodes import POOL
-from benchtape.sandbox.local import discard_spares
+from benchtape.sandbox.levels import OpenWorkspace
+from benchtape.sandbox.run_resources import RunResources
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
-from benchtape.sandbox.trees import parking, release_parked, wait_later
 from benchtape.recorder.scripted import ScriptedModels, is_scripted
-from benchtape.spec.bench import BenchSpec, ScenarioSpec, fan_out
+from benchtape.spec.bench import ScenarioSpec
 from benchtape.store.database import Blob, Store, new_id
 
 
@@ -64,9 +60,10 @@ class RunOptions:
 
 @dataclass
 class SessionPlan:
-    """What one session runs and how it is filed: the run loop makes one per (scenario,
-    attempt); an evaluation makes one per cell (and per workflow step) with its own harness,
-    model, prompt, environment and cell identity, and records it through `Runner.record`."""
+    """What one session runs and how it is filed: a bench run makes one per (scenario,
+    attempt) as it records it (benchtape.recorder.bench_run); an evaluation one per cell (and
+    per workflow step) with its own harness, model, prompt, environment and cell identity;
+    either records it through `Runner.record`."""
 
     scenario: ScenarioSpec
     attempt: int
@@ -77,7 +74,7 @@ class SessionPlan:
     noop: bool = False
     cell_id: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    started: dict[str, Any] = field(default_factory=dict)  # more facts for session.started (e.g. the cell)
+    started: SessionStarted = field(default_factory=SessionStarted)  # more facts for session.started (e.g. the cell)
     env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment (overlay options)
     timeout: float | None = None  # None: the scenario's
     parent_session: str | None = None
@@ -97,7 +94,6 @@ class SessionRecord:
 
 
 Event = Callable[[str, dict[str, Any]], None]
-SessionDone = Callable[[SessionRecord], None]
 
 
 class Interrupted(Exception):
@@ -105,135 +101,37 @@ class Interrupted(Exception):
 
 
 class Runner:
-    def __init__(self, store: Store, bench: BenchSpec, options: RunOptions, on_event: Event | None = None, on_session_done: SessionDone | None = None):
+    """Records sessions into a run's store: `record` starts a plan's harness in an opened
+    sandbox and streams what it prints into the store as it arrives. What is recorded when is
+    the scheduler's (benchtape.recorder.scheduler); a runner is the recorder of one run."""
+
+    def __init__(self, store: Store, run_id: str, *, resources: RunResources | None = None, on_event: Event | None = None):
         self.store = store
-        self.bench = bench
-        self.options = options
+        self.run_id = run_id
+        self.resources = resources  # the run's files made ahead and cleanups (benchtape.sandbox.run_resources)
         self.on_event = on_event or (lambda kind, data: None)
-        self.on_session_done = on_session_done or (lambda record: None)
         self.cancel = threading.Event()
-        self.harness = options.harness or bench.harness or "mock"
-        self.model = options.model or bench.harness_config.get("model")
-        self.run_id: str | None = None
-        self.seeds: Any = None  # the staged trees and generated vars of the current run (benchtape.sandbox.staging.Seeds)
         self.scripted = ScriptedModels()  # the scripted model server, started only when a session asks for it
         self.limits = output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs
+        self.ahead: Callable[[], None] | None = None  # one worker: make the next session's sandbox, once this one's harness started
         self._host_secrets: dict[tuple[str, ...], tuple[dict[str, str], dict[str, str]]] = {}  # secret names -> (the environment, its secret variables)
-        self._upcoming: list[tuple[ScenarioSpec, int, Path | None]] = []  # one worker: the sessions not started yet (scenario, attempt, staged tree), in order
-        self._upcoming_lock = threading.Lock()
-        self._ahead: tuple[ScenarioSpec, int, Path | None] | None = None  # one worker: the session to prepare once this one's harness started
 
-    def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
-        """The session the bench and the options ask for."""
-        started = {"provider": scenario.provider} if scenario.provider is not None else {}  # a `providers:` label: which of the scenario's sessions this is
-        return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params, started=started)
+    def _harness_started(self) -> None:
+        """This session's harness runs: the last session's folders go now (the session only waits
+        for its harness), and the next session's sandbox is made off the session's path, while
+        this one runs (started earlier, it would compete with this session's own start, or with
+        its closing and grading)."""
+        if self.resources is not None:
+            self.resources.harness_started()
+        ahead, self.ahead = self.ahead, None
+        if ahead is not None:
+            ahead()
 
-    def scenarios(self) -> list[ScenarioSpec]:
-        wanted = self.options.scenarios
-        return [s for s in self.bench.scenarios if not wanted or s.name in wanted]
-
-    def level_of(self, scenario: ScenarioSpec) -> str:
-        return self.options.sandbox or scenario.sandbox.level
-
-    def start_run(self) -> str:
-        """The run's row; a secret on the command line or in a param is stored redacted."""
-        redact = redactor(secret_values(os.environ) + secret_params(self.bench.params))
-        params = {**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params
-        self.run_id = self.store.new_run(
-            self.options.run_kind,
-            bench_path=str(self.bench.path),
-            bench_sha256=self.bench.sha256,
-            harness=self.harness,
-            model=self.model,
-            argv=redact_argv(self.options.argv, redact),
-            params=redact_params(params, redact),
-        )
-        return self.run_id
-
-    def run(self) -> list[SessionRecord]:
-        """Run every (scenario, attempt); returns records in completion order."""
-        self.recover_orphans()
-        if self.run_id is None:
-            self.start_run()
-        from benchtape.sandbox.staging import stage_seeds
-
-        seeds = self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=self.on_event)
-        jobs = [(p, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios() for p in fan_out(s)]  # one session per `providers:` label
-        serial = any(runs_alone(self.level_of(s)) for s, _ in jobs)
-        workers = 1 if serial else max(1, self.options.concurrency)
-        self._upcoming = [(s, attempt, seeds.get(s.name)) for s, attempt in jobs] if workers == 1 else []
-        POOL.enable()  # grading restores the workspace from files and folders made ahead
-        parking(True)  # finished sessions' folders are removed once the next harness has started
-        records: list[SessionRecord] = []
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="benchtape-session")
-        try:  # from here: parking is turned off again whatever happens (it keeps the cleanup thread)
-            self.on_event("run.started", {"run_id": self.run_id, "total": len(jobs), "bench": str(self.bench.path)})
-            futures = [pool.submit(self._one, s, attempt, seeds.get(s.name)) for s, attempt in jobs]
-            for fut in futures:
-                while True:
-                    try:
-                        records.append(fut.result(timeout=0.2))
-                        break
-                    except TimeoutError:
-                        continue
-        except KeyboardInterrupt:
-            self.cancel.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise Interrupted() from None
-        finally:
-            pool.shutdown(wait=True)
-            discard_spares()  # before the staged trees they were copied from go
-            POOL.discard()
-            parking(False)
-            seeds.cleanup()
-            self.scripted.close()
-            wait_later()  # the sessions' folders, removed off their path: gone when the run returns
-        return records
-
-    def recover_orphans(self) -> None:
-        """What a killed benchtape left (sessions to finish, sandboxes, a ~/.claude to put back), first."""
-        from benchtape.recorder.recover import sweep
-
-        for found in sweep():
-            self.on_event("sandbox.note", {"kind": "recover", "message": found})
-
-    # ------------------------------------------------------------ one session
-    def _one(self, scenario: ScenarioSpec, attempt: int, seed: Path | None) -> SessionRecord:
-        """Open the level's sandbox, record the session in it, close it; then hand it to grading.
-        A sandbox that cannot open (an engine refusing a limit) errors that session, not the run."""
-        if self.cancel.is_set():
-            raise Interrupted()
-        plan = self.plan(scenario, attempt)
-        sandbox = sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox, on_event=self._kept(attempt))
-        self._ahead = self._following()
-        try:
-            with sandbox.open(scenario, seed, plan.adapter().home_json) as box:
-                record = self.record(plan, box)
-        except SandboxError as exc:
-            record = self._could_not_open(plan, exc)
-        self.on_session_done(record)
-        return record
-
-    def _following(self) -> tuple[ScenarioSpec, int, Path | None] | None:
-        """With one worker, the session after the one starting now (its scenario, attempt and staged tree)."""
-        with self._upcoming_lock:
-            if self._upcoming:
-                self._upcoming.pop(0)
-            return self._upcoming[0] if self._upcoming else None
-
-    def _prepare_ahead(self) -> None:
-        """With one worker, once this session's harness is started: the next session's sandbox is
-        made off the session's path, while this one runs (started then, it would compete with
-        this session's own start, or with its closing and grading)."""
-        following, self._ahead = self._ahead, None
-        if following is not None:  # planned here, for the next session only: a plan per job held from the start grew with the run
-            scenario, attempt, seed = following
-            sandbox_for(self.level_of(scenario), keep=self.options.keep_sandbox).prepare_ahead(seed, self.plan(scenario, attempt).adapter().home_json)
-
-    def _could_not_open(self, plan: SessionPlan, exc: Exception) -> SessionRecord:
+    def could_not_open(self, plan: SessionPlan, level: str, exc: Exception) -> SessionRecord:
+        """The session of a sandbox that would not open (an engine refusing a limit): on record
+        as an error of that session, not of the run."""
         scenario, attempt = plan.scenario, plan.attempt
         session_id = self.store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, shapes_only()), parent_session=plan.parent_session)
-        level = self.level_of(scenario)
         self.store.append(
             session_id,
             [
@@ -244,9 +142,6 @@ class Runner:
         )
         self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": "error", "wall_ms": 0.0})
         return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status="error")
-
-    def _kept(self, attempt: int) -> Event:
-        return lambda kind, data: self.on_event(kind, {**data, "attempt": attempt} if kind == "sandbox.kept" else data)
 
     def record(self, plan: SessionPlan, box: OpenWorkspace) -> SessionRecord:
         """Start the plan's harness in the opened sandbox, stream its output into the store,
@@ -277,7 +172,7 @@ class Runner:
             }
         )
         cmd = adapter.command(launch)
-        facts: dict[str, Any] = {**box.facts, **plan.started}
+        facts: SessionStarted = {**box.facts, **plan.started}
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()
         if plan.harness != "mock":
@@ -299,7 +194,7 @@ class Runner:
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
-        if cmd.tui is not None and box.level not in ("none", "workspace"):
+        if cmd.tui is not None and box.level != "none":  # at workspace: into your own, put back when it closes (sandbox/claude_home.py)
             from benchtape.sandbox.claude_home import seed_home
 
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
@@ -344,10 +239,9 @@ class Runner:
         values = {v for k, v in hits.items() if k not in over} | set(secret_values(over, names))
         return sorted(values, key=len, reverse=True)
 
-    def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, harness_config: dict[str, Any] | None = None) -> dict[str, Any]:
+    def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, hc: dict[str, Any]) -> EnvironmentExpected:
         from benchtape.adapters.claude_env import agent_env_plugins
 
-        hc = self.bench.harness_config if harness_config is None else harness_config
         plugins = [p if isinstance(p, dict) else {"id": p} for p in hc.get("plugins") or []]
         plugins += agent_env_plugins(hc.get("agent_env") if isinstance(hc.get("agent_env"), str) else None)
         return {
@@ -438,8 +332,7 @@ class Runner:
             return Drive("error", None, False, 0.0, str(exc), recording.parser)
         reader = threading.Thread(target=recording.pump, args=(proc,), name="benchtape-reader", daemon=True)
         reader.start()
-        release_parked()  # the last session's folders go now: this one only waits for its harness
-        self._prepare_ahead()
+        self._harness_started()
         deadline = started + timeout
         timed_out = interrupted = False
         while True:
@@ -519,8 +412,8 @@ class Drive:
     parser: Any = None  # what read the stream (a transcript is found by its thread id)
     truncated: bool = False
 
-    def finished(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"status": self.status, "exit_code": self.exit_code, "timed_out": self.timed_out, "wall_ms": self.wall_ms}
+    def finished(self) -> SessionFinished:
+        data: SessionFinished = {"status": self.status, "exit_code": self.exit_code, "timed_out": self.timed_out, "wall_ms": self.wall_ms}
         if self.truncated:
             data["truncated"] = True
         return data

@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchtape.spec.cells import RUN_KIND
 from benchtape.core.model import Session
@@ -39,6 +39,10 @@ from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
 from benchtape.replay.regrade import prepare
 
+if TYPE_CHECKING:
+    from benchtape.sandbox.run_resources import RunResources
+
+CHUNK = 500
 LIVE = "live"
 REGRADE = "regrade"
 
@@ -111,8 +115,9 @@ class CellGrader:
     """Grades the measurements of one invocation: one grading per bench and source (`live` for
     cells measured now, `regrade` for reused ones), created when first needed."""
 
-    def __init__(self, store: Store, run_id: str, pricing: Pricing):
+    def __init__(self, store: Store, run_id: str, pricing: Pricing, *, resources: RunResources | None = None):
         self.store, self.run_id, self.pricing = store, run_id, pricing
+        self.resources = resources  # the run's files made ahead and cleanups, for restoring workspaces
         self._lock = threading.Lock()
         self._gradings: dict[tuple[str, str], tuple[str, dict[str, Any]]] = {}
 
@@ -126,7 +131,7 @@ class CellGrader:
                 prepared = prepare(bench)
                 grading_id = new_grading(self.store, source, {sc.name: sc.checks for sc in bench.scenarios}, bench_path=str(bench.path), run_id=self.run_id, contexts={n: p.context for n, p in prepared.items()})
                 judge = judge_for_grading(self.store, grading_id, mode="ask" if source == LIVE else "reuse", judges=bench.judges)
-                self._gradings[key] = (grading_id, {n: replace(p, context=replace(p.context, judge=judge)) for n, p in prepared.items()})
+                self._gradings[key] = (grading_id, {n: replace(p, context=replace(p.context, judge=judge, resources=self.resources)) for n, p in prepared.items()})
             return self._gradings[key]
 
     def grade(self, task: Task, arm: Arm, sessions: list[str], *, source: str, vars: Mapping[str, Any] | None = None) -> Outcome:
@@ -146,7 +151,7 @@ class CellGrader:
         outcome = failure or measurement_outcome(loaded, verdicts, diff, arm.protected_paths(task))
         steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
         extra: dict[str, Any] = {
-            "cell_id": loaded[0].actions[0].data.get("cell", {}).get("id") if loaded[0].actions else None,
+            "cell_id": loaded[0].started.get("cell", {}).get("id"),
             "source": source,
             "diff": diff.summary() if diff is not None else None,
             "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == len(arm.steps) else None,
@@ -159,8 +164,7 @@ class CellGrader:
         """The agent's change: the final snapshot against the tree the first step started from
         (its staged snapshot: benchtape's own writes into HOME included), or, for a session
         recorded before staged snapshots existed, the cell's baseline."""
-        started = loaded[0].actions[0].data if loaded[0].actions and loaded[0].actions[0].kind == "session.started" else {}
-        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (started.get("cell") or {}).get("baseline")
+        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (loaded[0].started.get("cell") or {}).get("baseline")
         data = self.store.get_blob(sha) if sha else None
         if data is None:
             return None

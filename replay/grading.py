@@ -11,11 +11,14 @@ started, only when a check first asks for them. A workspace that cannot be provi
 snapshot in the store, a corrupt one, a report without snapshots), a grading container
 that cannot start, or an output transform that raised each make exactly the checks that
 needed it ERROR, with one wording per cause (`benchtape.core.command_runner.Unavailable`).
+
+Output transforms run where the session's grading commands run (a subprocess on the host,
+or the grading container), all of one session's in one process per language, when a check
+first reads a transformed output (`benchtape.checks.output_transforms`).
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import tarfile
 import tempfile
@@ -23,11 +26,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
 from benchtape.checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
+from benchtape.checks.output_transforms import SessionTransforms, TransformPlace, transformed
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
@@ -35,16 +39,19 @@ from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
 from benchtape.sandbox.levels import GradingHost, GradingSandbox
 from benchtape.sandbox.by_level import grading_sandbox_for
-from benchtape.sandbox.inodes import POOL
-from benchtape.sandbox.trees import park, remove_tree
+from benchtape.sandbox.trees import later, remove_tree
 from benchtape.store.database import Store, dumps
+
+if TYPE_CHECKING:
+    from benchtape.sandbox.inodes import InodePool
+    from benchtape.sandbox.run_resources import RunResources
 
 # The causes a check can be errored for, with the one wording each gets.
 NO_SNAPSHOT_IN_STORE = "snapshot_missing"
 SNAPSHOT_CORRUPT = "snapshot_corrupt"
 NOT_IN_REPORT = "not_in_report"
 GRADING_CONTAINER = "grading_container"
-TRANSFORM = "transform"
+# (and benchtape.checks.output_transforms.TRANSFORM: the output a check reads is a transform's, which failed)
 VERDICT_BATCH = 200  # sessions per verdict transaction when a pass grades many (regrade, grade)
 
 
@@ -81,10 +88,11 @@ class GradingContext:
 
     bench_dir: Path | None = None
     vars: Mapping[str, Any] = field(default_factory=dict)
-    transform: str | None = None  # the scenario's output transform
+    transform: str | dict[str, str] | None = None  # the scenario's output transform (benchtape.spec.transform_source)
     control: bool = False  # grading the negative control
     runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins of code checks ({"bun": "1.1"})
     judge: Judge | None = field(default=None, compare=False)  # the grading's judge (benchtape.replay.grading_judges), shared by its sessions
+    resources: RunResources | None = field(default=None, compare=False)  # live grading: the run's files made ahead and cleanups (never part of a verdict)
     providers: tuple[str, ...] = ()  # a multi-provider scenario's labels, in order: its sessions are graded together
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,9 +110,10 @@ class GradingContext:
 
 
 class WorkspaceSource(Protocol):
-    def restore(self, into: Path) -> bool:
-        """Put the session's final workspace at `into`; False when none was ever recorded;
-        raises Unavailable when one was recorded but cannot be provided."""
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
+        """Put the session's final workspace at `into` (from `pool`'s entries made ahead, when
+        given); False when none was ever recorded; raises Unavailable when one was recorded but
+        cannot be provided."""
 
 
 class StoredSnapshot:
@@ -113,14 +122,14 @@ class StoredSnapshot:
     def __init__(self, store: Store, session: Session):
         self.store, self.session = store, session
 
-    def restore(self, into: Path) -> bool:
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
         sha = (self.session.snapshot or {}).get("sha256")
         if not sha:
             return False
         data = self.store.get_blob(sha)
         if data is None:
             raise Unavailable(NO_SNAPSHOT_IN_STORE, f"the session's workspace snapshot {sha[:12]} is missing from the store")
-        _restore_verified(data, sha, into)
+        _restore_verified(data, sha, into, pool)
         return True
 
 
@@ -130,12 +139,12 @@ class SnapshotFile:
     def __init__(self, path: Path, sha: str):
         self.path, self.sha = path, sha
 
-    def restore(self, into: Path) -> bool:
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
         try:
             data = self.path.read_bytes()
         except OSError as exc:
             raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
-        _restore_verified(data, self.sha, into)
+        _restore_verified(data, self.sha, into, pool)
         return True
 
 
@@ -145,17 +154,17 @@ class NoWorkspace:
     def __init__(self, cause: str | None = None, why: str = ""):
         self.cause, self.why = cause, why
 
-    def restore(self, into: Path) -> bool:
+    def restore(self, into: Path, pool: InodePool | None = None) -> bool:
         if self.cause is None:
             return False
         raise Unavailable(self.cause, self.why)
 
 
-def _restore_verified(data: bytes, sha: str, into: Path) -> None:
+def _restore_verified(data: bytes, sha: str, into: Path, pool: InodePool | None) -> None:
     from benchtape.sandbox.snapshot import restore  # only when a check reads the workspace: most gradings never do
 
     try:
-        restore(data, into, sha256=sha)  # refuses a blob or tar whose content is not the recorded one
+        restore(data, into, sha256=sha, pool=pool)  # refuses a blob or tar whose content is not the recorded one
     except (BadInput, OSError, tarfile.TarError, ValueError) as exc:  # a corrupt or hostile snapshot
         raise Unavailable(SNAPSHOT_CORRUPT, f"the session's workspace snapshot could not be restored: {exc}") from None
 
@@ -165,8 +174,9 @@ class _Host:
     sandbox started, when a check first asks; a failure is remembered and raised again for
     every later check that asks, so each gets the same wording."""
 
-    def __init__(self, stack: ExitStack, source: WorkspaceSource, session: Session, sandbox: GradingSandbox | None, bench_dir: Path | None):
+    def __init__(self, stack: ExitStack, source: WorkspaceSource, session: Session, sandbox: GradingSandbox | None, bench_dir: Path | None, resources: RunResources | None = None):
         self.stack, self.source, self.session, self.sandbox, self.bench_dir = stack, source, session, sandbox, bench_dir
+        self.resources = resources
         self._work: Path | None = None
         self._restored = False
         self._host: GradingHost | None = None
@@ -175,10 +185,12 @@ class _Host:
     def work_dir(self) -> Path | None:
         if not self._restored:
             self._restored = True
-            temp = Path(POOL.temp_dir("benchtape-grade-"))  # tempfile.mkdtemp, from folders made ahead when a run has some
+            pool = self.resources.pool if self.resources is not None else None
+            temp = Path(pool.temp_dir("benchtape-grade-") if pool is not None else tempfile.mkdtemp(prefix="benchtape-grade-"))  # from the run's folders made ahead, when it has some
+            park = self.resources.cleanup.park if self.resources is not None else later
             self.stack.callback(park, partial(remove_tree, temp))  # no recursion (an agent may leave a 2,500-deep tree); off the grading's path
             try:
-                self._work = temp / "work" if self.source.restore(temp / "work") else None
+                self._work = temp / "work" if self.source.restore(temp / "work", pool) else None
             except Unavailable as exc:
                 self._failed = exc
         if self._failed is not None:
@@ -194,9 +206,25 @@ class _Host:
                 self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
             else:
                 # where commands run is decided when a check first runs one (most gradings never do)
-                sandbox = self.sandbox or grading_sandbox_for(_started(self.session))
+                sandbox = self.sandbox or grading_sandbox_for(self.session.started)
                 self._host = self.stack.enter_context(sandbox.open(work, self.bench_dir))
         return self._host
+
+    def transform_place(self) -> TransformPlace:
+        """Where output transforms run. A container session's in its grading container (the
+        workspace restored for it, as for any command there); any other's on the host, with
+        the scrubbed grading environment, without restoring a workspace it does not read."""
+        if self._host is None and self.sandbox is None:
+            sandbox = grading_sandbox_for(self.session.started)
+            from benchtape.sandbox.local import LocalGrading
+
+            if isinstance(sandbox, LocalGrading):
+                here = self.bench_dir if self.bench_dir is not None else Path(tempfile.gettempdir())
+                host = self.stack.enter_context(sandbox.open(here, self.bench_dir))
+                return TransformPlace(host.run, host.interpreter, here)
+        host = self.grading_host()
+        work = self.work_dir()
+        return TransformPlace(host.run, host.interpreter, work if work is not None else Path(tempfile.gettempdir()))
 
     def run(self, *args: Any, **kwargs: Any) -> Any:
         return self.grading_host().run(*args, **kwargs)
@@ -205,32 +233,15 @@ class _Host:
         return self.grading_host().interpreter(name)
 
 
-class _OutputUnavailable(Session):
-    """The session as checks see it when the scenario's output transform raised: every other
-    part reads as recorded, and reading the output raises, so only the checks that read it ERROR."""
-
-    @property  # type: ignore[override]
-    def final_output(self) -> str | None:
-        raise Unavailable(TRANSFORM, self.__dict__["_why"])
-
-    @final_output.setter
-    def final_output(self, value: str | None) -> None:
-        pass
-
-
-def _graded_view(session: Session, transform: str | None) -> Session:
-    """The session with the scenario's `transform:` applied to its output, before any check sees it."""
-    if not transform:
-        return session
-    from benchtape.checks.registry import apply_transform
-
-    try:
-        return session.with_output(apply_transform(transform, session.final_output))
-    except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
-        view = copy.copy(session)
-        view.__class__ = _OutputUnavailable
-        view.__dict__["_why"] = f"the scenario's output transform failed: {exc}"
-        return view
+def _session_transforms(session: Session, checks: Sequence[Check], context: GradingContext, host: _Host) -> SessionTransforms | None:
+    """The session's output transforms (the scenario's and every check's), to run together;
+    None when there are none, which costs a grading nothing."""
+    wanted = [t for c in checks for t in c.transforms]
+    if context.transform:
+        wanted.insert(0, context.transform)
+    if not wanted:
+        return None
+    return SessionTransforms(wanted, session.final_output, {"vars": dict(context.vars), "prompt": session.prompt}, host.transform_place, context.runtimes, context.bench_dir)
 
 
 Peers = Mapping[str, "tuple[Session, WorkspaceSource]"]  # a multi-provider scenario's sessions by label, in `providers:` order
@@ -256,15 +267,18 @@ def grade_session(
     """
     places = paths if paths is not None else _default_places(len(checks))
     with ExitStack() as stack:
-        graded, ctx = _graded_context(stack, session, source, context, sandbox)
+        graded, ctx = _graded_context(stack, session, checks, source, context, sandbox)
         if peers is not None and len(peers) > 1:
-            ctx.peers = {label: _peer(stack, session, graded, ctx, peer, peer_source, context, sandbox) for label, (peer, peer_source) in peers.items()}
+            ctx.peers = {label: _peer(stack, session, graded, ctx, checks, peer, peer_source, context, sandbox) for label, (peer, peer_source) in peers.items()}
         return [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
 
 
-def _graded_context(stack: ExitStack, session: Session, source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> tuple[Session, CheckContext]:
-    """The session as checks see it (its output transformed) and the context they read it in."""
-    host = _Host(stack, source, session, sandbox, context.bench_dir)
+def _graded_context(stack: ExitStack, session: Session, checks: Sequence[Check], source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> tuple[Session, CheckContext]:
+    """The session as checks see it (its output transformed where grading runs) and the context
+    they read it in."""
+    host = _Host(stack, source, session, sandbox, context.bench_dir, context.resources)
+    transforms = _session_transforms(session, checks, context, host)
+    graded = transformed(session, context.transform, transforms, "the scenario's") if context.transform and transforms is not None else session
     judge = context.judge
     ctx = CheckContext(
         bench_dir=context.bench_dir,
@@ -276,11 +290,12 @@ def _graded_context(stack: ExitStack, session: Session, source: WorkspaceSource,
         judge=judge,
         catalog=getattr(judge, "catalog", None),
         runtimes=context.runtimes,
+        transforms=transforms,
     )
-    return _graded_view(session, context.transform), ctx
+    return graded, ctx
 
 
-def _peer(stack: ExitStack, session: Session, graded: Session, ctx: CheckContext, peer: Session, source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> Callable[[Check], Result]:
+def _peer(stack: ExitStack, session: Session, graded: Session, ctx: CheckContext, checks: Sequence[Check], peer: Session, source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> Callable[[Check], Result]:
     """A grader of one check on a provider's session: this session's own context, or the
     peer's (its workspace restored only if a check asks)."""
     if peer.id == session.id:
@@ -289,7 +304,7 @@ def _peer(stack: ExitStack, session: Session, graded: Session, ctx: CheckContext
 
     def grade(check: Check) -> Result:
         if not made:
-            made.append(_graded_context(stack, peer, source, context, sandbox))
+            made.append(_graded_context(stack, peer, checks, source, context, sandbox))
         view, peer_ctx = made[0]
         return check.evaluate(view, peer_ctx)
 
@@ -306,11 +321,6 @@ def grade_stored(store: Store, grading_id: str, session_id: str, checks: Sequenc
     verdicts = grade_session(session, checks, StoredSnapshot(store, session), context, peers=by_label or None)
     store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
     return session, verdicts
-
-
-def _started(session: Session) -> dict[str, Any]:
-    first = session.actions[0] if session.actions else None
-    return first.data if first is not None and first.kind == "session.started" else {}
 
 
 # ---------------------------------------------------------------- check sets and gradings

@@ -100,11 +100,25 @@ def reachable_keys(node: Any) -> frozenset[str] | None:
     return None  # current, identity, and anything newer: the whole document
 
 
+class QueryFailed(BadInput):
+    """The expression raised on one session's document (`length()` of a number, say): that
+    session's answer is the error; the other sessions are still asked."""
+
+    def __init__(self, session_id: str, reason: str):
+        super().__init__(f"the expression failed on session {session_id}: {reason}", fix="check the argument types the functions get (e.g. length() of a number)")
+        self.session_id, self.reason = session_id, reason
+
+
 def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = False) -> Iterator[dict[str, Any]]:
-    """One {session_id, scenario, result} per selected session, streamed."""
+    """One {session_id, scenario, result} per selected session, streamed; a session the
+    expression fails on is {session_id, scenario, error} instead, and the rest go on."""
     with batch_gc():
         for row in rows(store, sel):
-            result = evaluate(store, query, row)
+            try:
+                result = evaluate(store, query, row)
+            except QueryFailed as exc:
+                yield {"session_id": row.id, "scenario": row.scenario, "error": exc.reason}
+                continue
             if result is None and not keep_null:
                 continue
             yield {"session_id": row.id, "scenario": row.scenario, "result": result}
@@ -121,7 +135,7 @@ def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
     try:
         return query.search(doc)
     except jexc.JMESPathError as exc:
-        raise BadInput(f"the expression failed on session {row.id}: {exc}", fix="check the argument types the functions get (e.g. length() of a number)") from None
+        raise QueryFailed(row.id, str(exc)) from None
 
 
 def latest_verdicts(store: Store, session_id: str) -> list[dict[str, Any]]:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING
 
+from benchtape.core.payloads import SessionStarted
 from benchtape.sandbox.levels import Event, GradingSandbox, Sandbox
 from benchtape.spec.bench import LEVELS
 
+if TYPE_CHECKING:
+    from benchtape.sandbox.run_resources import RunResources
 
-def sandbox_for(level: str, *, keep: bool = False, on_event: Event | None = None) -> Sandbox:
-    """The sandbox of a level; `keep` leaves each session's sandbox in place for debugging."""
+
+def sandbox_for(level: str, *, keep: bool = False, on_event: Event | None = None, resources: RunResources | None = None) -> Sandbox:
+    """The sandbox of a level; `keep` leaves each session's sandbox in place for debugging;
+    `resources`: the run's (its spare folders and cleanups), None for a sandbox outside a run."""
     emit = on_event or (lambda kind, data: None)
     if level == "container":
         from benchtape.sandbox.container_level import ContainerLevel
@@ -19,10 +24,10 @@ def sandbox_for(level: str, *, keep: bool = False, on_event: Event | None = None
 
     if level not in LEVELS:
         raise ValueError(f"unknown sandbox level {level!r}")
-    return LocalLevel(level, keep=keep, on_event=emit)
+    return LocalLevel(level, keep=keep, on_event=emit, resources=resources)
 
 
-def grading_sandbox_for(started: Mapping[str, Any]) -> GradingSandbox:
+def grading_sandbox_for(started: SessionStarted) -> GradingSandbox:
     """How a stored session's grading commands run, from its `session.started` facts: a
     container session's in a fresh container of the same image (never on the host), any
     other's on the host with a scrubbed environment."""

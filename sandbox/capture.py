@@ -131,15 +131,10 @@ class SessionFolder:
         """The raw output (unredacted) is not kept once the session is recorded."""
         remove_tree(self.capture)
 
-    def close(self, remove: bool = True, later: bool = False) -> None:
+    def close(self, remove: bool = True) -> None:
         """Remove the folder (unless kept: then only its bookkeeping goes), then release the lock.
-        `later`: removed on the cleanup thread (benchtape.sandbox.trees.park); the lock is held
-        until it is gone, and if benchtape dies first, the orphan sweep removes it."""
-        if later and remove:
-            from benchtape.sandbox.trees import park
-
-            park(lambda: self.close(remove=True))
-            return
+        Closed on the cleanup thread (a run's `Cleanup.park`), the lock is held until the folder
+        is gone, and if benchtape dies first, the orphan sweep removes it."""
         from benchtape.sandbox.mounts import release
 
         release(self.path / "work")

@@ -21,27 +21,29 @@ import secrets
 import stat
 import tempfile
 import threading
+from typing import TYPE_CHECKING
 
-from benchtape.sandbox.trees import later, park
+from benchtape.sandbox.trees import Cleanup
+
+if TYPE_CHECKING:
+    from benchtape.sandbox.capture import SessionFolder
 
 MAX_POOL = 5000  # entries kept ready (a bigger restore creates the rest)
 
 
 class InodePool:
-    """The run's pool (`enable`d by the runner for its run, `discard`ed at its end)."""
+    """One run's pool: it pools from its making to `discard` at the run's end; its folder is
+    made at the first refill and filled on the run's cleanups (`cleanup`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cleanup: Cleanup) -> None:
         self.lock = threading.Lock()
-        self.folder = None  # a benchtape.sandbox.capture.SessionFolder, once enabled and first filled
-        self.enabled = False
+        self.cleanup = cleanup
+        self.folder: SessionFolder | None = None  # once first filled
+        self.enabled = True
         self.files: list[str] = []
         self.dirs: list[str] = []
         self.counter = 0
         self.filling = False
-
-    def enable(self) -> None:
-        with self.lock:
-            self.enabled = True
 
     def discard(self) -> None:
         """Stop pooling and remove the pool's folder (on the cleanup thread)."""
@@ -49,7 +51,7 @@ class InodePool:
             self.enabled = False
             folder, self.folder, self.files, self.dirs = self.folder, None, [], []
         if folder is not None:
-            later(folder.close)
+            self.cleanup.later(folder.close)
 
     # ------------------------------------------------------------ taking
     def file(self, target: str) -> int | None:
@@ -132,14 +134,14 @@ class InodePool:
     # ------------------------------------------------------------ filling
     def refill_later(self, files: int, dirs: int) -> None:
         """Bring the pool up to `files` and `dirs` on the cleanup thread (after a restore that used
-        as many), once the next harness has started (`park`): filling it at once put a thread
+        as many), once the next harness has started (`Cleanup.park`): filling it at once put a thread
         creating files beside the grading that follows the restore (spikes of 1-5 ms in the
         checks on a loaded machine), and the next restore is a whole session away."""
         with self.lock:
             if not self.enabled or self.filling:
                 return
             self.filling = True
-        if not park(lambda: self._fill(min(files, MAX_POOL), min(dirs, MAX_POOL)), optional=True):
+        if not self.cleanup.park(lambda: self._fill(min(files, MAX_POOL), min(dirs, MAX_POOL)), optional=True):
             with self.lock:
                 self.filling = False
 
@@ -180,5 +182,3 @@ class InodePool:
             folder.close()
         return None
 
-
-POOL = InodePool()

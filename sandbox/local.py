@@ -12,7 +12,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -24,12 +23,17 @@ from benchtape.sandbox.capture import SessionFolder
 from benchtape.sandbox.claude_home import ClaudeHome
 from benchtape.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace, runs_alone
 from benchtape.sandbox.outside_writes import OutsideWrites
+from benchtape.sandbox.run_resources import RunResources
+from benchtape.sandbox.spares import SpareKey, lay_out
+from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.supervisor import SupervisedProcess
+from benchtape.sandbox.terminal import PaneCommand
 from benchtape.spec.bench import ScenarioSpec
 
-# Passed through from the host; everything else is scrubbed.
+# Passed through from the host; everything else is scrubbed. No credential is: a harness's
+# adapter adds the ones its tool declares (adapters.base.host_credentials), a bench the ones it
+# shares (`share.env`, `share.secret_env`).
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER", "LOGNAME", "SHELL")
-ALWAYS_FORWARDED_SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
 @dataclass
@@ -51,7 +55,7 @@ def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmp
         env["TMPDIR"] = str(tmpdir)
     elif "TMPDIR" in host:
         env["TMPDIR"] = host["TMPDIR"]
-    for name in list(scenario.sandbox.share_env) + list(scenario.sandbox.secret_env) + list(ALWAYS_FORWARDED_SECRETS):
+    for name in list(scenario.sandbox.share_env) + list(scenario.sandbox.secret_env):
         if name in host:
             env[name] = host[name]
     env.update(scenario.sandbox.env)
@@ -88,16 +92,6 @@ def prepare(scenario: ScenarioSpec, seed: Path | None, host_env: Mapping[str, st
     return Workspace(root=root, agent_cwd=cwd, home=home, env=env, level=level, temp=temp, secret_names=secret_names)
 
 
-def lay_out(temp: Path, seed: Path | None) -> None:
-    """work/ (a copy of the staged tree) and tmp/ in a session folder: the file creations a
-    session folder costs, done ahead by a spare."""
-    if seed is not None:
-        shutil.copytree(seed, temp / "work", symlinks=True)
-    else:
-        (temp / "work").mkdir()
-    (temp / "tmp").mkdir()
-
-
 def _agent_cwd(root: Path, scenario: ScenarioSpec) -> Path:
     return root / scenario.cwd if scenario.cwd else root
 
@@ -123,17 +117,18 @@ def _apply_local_share(share: dict[str, str], root: Path) -> None:
 class LocalLevel:
     """The levels that run on the host: none, workspace, home."""
 
-    def __init__(self, level: str, *, keep: bool = False, on_event: Event | None = None):
+    def __init__(self, level: str, *, keep: bool = False, on_event: Event | None = None, resources: RunResources | None = None):
         self.level = level
         self.runs_alone = runs_alone(level)
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
+        self.resources = resources  # the run's spares and cleanups; None outside a run (a scratch sandbox)
 
     def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
         """Make the next session's folder, seeded from `seed` (and `home_json` merged in, where
-        HOME is the workspace), while this one runs (see `_Spares`)."""
-        if self.level != "none":
-            SPARES.make_later(self._spare_key(seed, home_json))
+        HOME is the workspace), while this one runs (benchtape.sandbox.spares)."""
+        if self.level != "none" and self.resources is not None:
+            self.resources.spares.make_later(self._spare_key(seed, home_json))
 
     def _spare_key(self, seed: Path | None, home_json: HomeJson | None) -> SpareKey:
         return (self.level, self.keep, seed, dict(home_json or {}) if self.level == "home" else {})
@@ -141,7 +136,7 @@ class LocalLevel:
     @contextlib.contextmanager
     def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
         key = self._spare_key(seed, home_json)
-        folder = SPARES.take(key) if self.level != "none" else None
+        folder = self.resources.spares.take(key) if self.level != "none" and self.resources is not None else None
         laid_out = folder is not None
         if folder is None:
             folder = SessionFolder.create(level=self.level, keep=self.keep)  # locked first: a sweep of orphans never takes it
@@ -160,7 +155,9 @@ class LocalLevel:
                     agent_cwd=ws.agent_cwd,
                     home=ws.home,
                     env=ws.env,
-                    spawn=lambda argv, env, stdin: SupervisedProcess(argv, env, ws.agent_cwd, stdin, folder),
+                    spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers")), env, ws.agent_cwd, stdin, folder),
+                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env), ws.agent_cwd, dict(env)),
+                    facts={"process_fence": fence().facts()},
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guard),
                     folder=folder,
@@ -168,93 +165,31 @@ class LocalLevel:
                 )
         finally:
             kept = self.keep and ws.temp is not None
-            folder.close(remove=not kept, later=True)  # off the session's path: the run waits for it at its end
+            if kept:
+                folder.close(remove=False)
+            else:  # off the session's path: the run waits for it at its end
+                (self.resources.cleanup.park if self.resources is not None else later)(folder.close)
             if kept:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
     def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
-        """What the level saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
-        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
+        """What the level saw once the harness exited: plugins/ changes under ~/.claude (the rest
+        of it is put back when the workspace closes, once the harness's transcript is read), writes
+        outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.plugin_notes() if home_guard else [])]
         outside = audit.message() if audit else None
         if outside:
             notes.append(Action("error", {"message": outside}))
         for note in notes:
-            self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
+            said = note.payload("adapter.warning").get("what") if note.kind == "adapter.warning" else note.payload("error").get("message")
+            self.on_event("sandbox.note", {"kind": note.kind, "message": said})
         return notes
 
 
-SpareKey = tuple[str, bool, "Path | None", dict[str, Any]]  # level, keep, the staged tree, the harness's home_json merged into HOME (level home: HOME is work/)
-
-
-class _Spares:
-    """The next session's folder, made ahead on the cleanup thread (benchtape.sandbox.trees.later).
-
-    A session folder is a dozen file creations (its lock, capture files and session.json, the
-    copy of the staged tree, tmp/, the harness's first-run JSON under HOME), ~0.25 ms each on
-    a slow disk: 1–7 ms a session. At concurrency 1 the runner asks for the next session's
-    once this one's harness started, and the next session takes it if it is ready and made
-    for the same level, staged tree and HOME files; it is never waited for. A spare is an ordinary session folder, locked by this
-    process and holding no session yet: if benchtape dies, the orphan sweep removes it as a
-    folder whose session never began. One spare at most; `discard` removes an unused one."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.spare: tuple[SpareKey, SessionFolder] | None = None
-        self.generation = 0  # bumped by `discard`: a spare still being made for an older run is dropped
-
-    def make_later(self, key: SpareKey) -> None:
-        with self.lock:
-            generation = self.generation
-        later(lambda: self._make(key, generation), optional=True)
-
-    def _make(self, key: SpareKey, generation: int) -> None:
-        level, keep, seed, home_json = key
-        folder = SessionFolder.create(level=level, keep=keep)
-        try:
-            lay_out(folder.path, seed)
-            if home_json:
-                from benchtape.sandbox.claude_home import seed_home
-
-                seed_home(folder.path / "work", home_json)
-        except BaseException:
-            folder.close()
-            raise
-        with self.lock:
-            if generation == self.generation:
-                old, self.spare = self.spare, (key, folder)
-            else:
-                old = (key, folder)
-        if old is not None:
-            old[1].close()
-
-    def take(self, key: SpareKey) -> SessionFolder | None:
-        """The spare when it is ready and made for `key`; else None (the caller makes its own)."""
-        with self.lock:
-            if self.spare is None or self.spare[0] != key:
-                return None
-            folder, self.spare = self.spare[1], None
-        return folder
-
-    def discard(self) -> None:
-        """Remove the spare (at a run's end: its staged trees go with the run), and any being made."""
-        with self.lock:
-            self.generation += 1
-            old, self.spare = self.spare, None
-        if old is not None:
-            later(old[1].close)
-
-
-SPARES = _Spares()
-
-
-def discard_spares() -> None:
-    """At a run's end: the spare session folder, unused, is removed."""
-    SPARES.discard()
-
-
 class LocalGrading:
-    """Grading commands on the host, with a scrubbed environment: agent-written code that a
-    check runs (a test suite, say) never sees the host's tokens and keys."""
+    """Grading commands on the host, with a scrubbed environment and a PID namespace of their
+    own: agent-written code that a check runs (a test suite, say) never sees the host's tokens
+    and keys, neither in its own environment nor in another process's."""
 
     @contextlib.contextmanager
     def open(self, work_dir: Path, bench_dir: Path | None = None) -> Iterator[GradingHost]:
@@ -262,4 +197,7 @@ class LocalGrading:
 
 
 def _scrubbed_run(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> Any:
-    return run_local(argv, cwd, timeout, env={**grading_env(), **(env or {})}, stdin=stdin)
+    """A grading command: a scrubbed environment, and a PID namespace of its own, so the
+    agent-written code it runs reads no other process's environment (sandbox/pidfence.py)."""
+    full = {**grading_env(), **(env or {})}
+    return run_local(fence().wrap(argv, cwd, full), cwd, timeout, env=full, stdin=stdin)

@@ -15,7 +15,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
 from benchtape.core.errors import BadInput
-from benchtape.sandbox.inodes import POOL
+from benchtape.core.payloads import TreeFacts
+from benchtape.sandbox.inodes import InodePool
 from benchtape.sandbox.nofollow import walk
 from benchtape.spec.yamlsrc import shorten
 from benchtape.sandbox.treediff import covering
@@ -31,7 +32,7 @@ NAME_MAX = 255
 MAX_REL_DIR = 3000  # a snapshotted folder's path, so it and its names restore under any temp folder
 
 
-def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> tuple[bytes, dict[str, Any]]:
+def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> tuple[bytes, TreeFacts]:
     """Tar the tree under root (sorted, timestamps kept); returns the bytes and {files, bytes}.
 
     Nothing is followed: folders and files are opened relative to their parent folder's
@@ -92,7 +93,7 @@ def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> t
                 tar.add(e.rel, tarfile.SYMTYPE, e.st, linkname=e.link or "")
             elif e.kind == "other":
                 skipped += 1
-    facts: dict[str, Any] = {"files": files, "bytes": total}
+    facts: TreeFacts = {"files": files, "bytes": total}
     if links_out:
         facts["links_out"] = links_out[:100]
         facts["links_out_count"] = len(links_out)
@@ -185,7 +186,7 @@ def _info(name: str, kind: bytes, st: os.stat_result) -> tarfile.TarInfo:
     return info
 
 
-def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:
+def restore(data: bytes, dest: Path, sha256: str | None = None, pool: InodePool | None = None) -> None:
     """Unpack a snapshot into dest (a new or empty folder); nothing is ever written outside it.
 
     `sha256`, the hash recorded with the session: bytes that do not match it (a swapped blob,
@@ -196,7 +197,8 @@ def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:
     files, links pointing out of the tree (also when an escape only appears once later
     entries exist), and any entry that would be written through a link (a snapshot never
     holds one). What is written is tracked in memory, so each entry costs its own syscalls
-    only and no link on the way can redirect a write.
+    only and no link on the way can redirect a write. `pool`: the run's empty files and
+    folders made ahead (benchtape.sandbox.inodes), taken instead of creating entries.
     """
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise BadInput(
@@ -205,19 +207,19 @@ def restore(data: bytes, dest: Path, sha256: str | None = None) -> None:
         )
     if len(data) > MAX_TAR_BYTES:
         raise BadInput(f"the snapshot is {len(data):,} bytes, more than a snapshot can be ({MAX_TAR_BYTES:,}); refusing to restore it", fix=_HOSTILE)
-    if not POOL.dir(str(dest)):
+    if pool is None or not pool.dir(str(dest)):
         dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise ValueError(f"restore needs a new or empty folder, and {dest} is not empty")
     dest = dest.resolve()
     own = _own_entries(data)
     if own is not None:
-        _Writer(memoryview(data), dest).write(_members(own, dest))
+        _Writer(memoryview(data), dest, pool).write(_members(own, dest))
         return
     try:
         with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=_BoundedInfo) as tar:
             members = _members(tar, dest)
-            _Writer(memoryview(data), dest).write(members)
+            _Writer(memoryview(data), dest, pool).write(members)
     except tarfile.TarError as exc:
         raise BadInput(f"the snapshot is not a readable uncompressed tar ({exc}); refusing to restore it", fix=_HOSTILE) from None
 
@@ -430,8 +432,8 @@ class _Writer:
     """Writes checked entries, knowing what it wrote: `kinds` maps each relative path made so
     far to dir, file or link (dest starts empty), so no entry needs a stat of its path."""
 
-    def __init__(self, data: memoryview, dest: Path):
-        self.data, self.dest = data, dest
+    def __init__(self, data: memoryview, dest: Path, pool: InodePool | None = None):
+        self.data, self.dest, self.pool = data, dest, pool
         self.root = str(dest)
         self.kinds: dict[str, str] = {"": "dir"}
         self.links: list[tuple[str, str]] = []  # (entry name, absolute path)
@@ -457,11 +459,12 @@ class _Writer:
                 self.kinds[rel] = "link"
                 self.links.append((m.name, target))
             else:
-                _write_file(self.data, m, target)
+                _write_file(self.data, m, target, self.pool)
                 self.kinds[rel] = "file"
                 self.files += 1
         self.judge_links()
-        POOL.refill_later(self.files, self.dirs + 2)  # as many for the next restore (+ its grading folder and work/)
+        if self.pool is not None:
+            self.pool.refill_later(self.files, self.dirs + 2)  # as many for the next restore (+ its grading folder and work/)
 
     def folder(self, parts: tuple[str, ...], name: str) -> str:
         """The folder `parts` (relative), made where missing; a file or link on the way is refused."""
@@ -476,7 +479,7 @@ class _Writer:
             if kind == "file":
                 raise BadInput(f"snapshot entry {shorten(name)!r} needs {part!r} to be a folder, and it is a file; refusing to restore it", fix=_HOSTILE)
             made = os.path.join(self.root, rel)
-            if not POOL.dir(made):
+            if self.pool is None or not self.pool.dir(made):
                 os.mkdir(made)
             self.kinds[rel] = "dir"
             self.dirs += 1
@@ -502,13 +505,13 @@ class _Writer:
             raise BadInput(f"snapshot entry {shorten(name)!r} is a link that points out of the tree once restored; refusing to restore it", fix=_HOSTILE)
 
 
-def _write_file(data: memoryview, m: tarfile.TarInfo, target: str) -> None:
+def _write_file(data: memoryview, m: tarfile.TarInfo, target: str, pool: InodePool | None) -> None:
     """One regular entry's bytes, written straight from the tar in memory (a member of an
     uncompressed tar is `size` bytes at `offset_data`; sparse members were refused)."""
     end = m.offset_data + m.size
     if end > len(data):
         raise BadInput(f"snapshot entry {shorten(m.name)!r} runs past the end of the tar; refusing to restore it", fix=_HOSTILE)
-    fd = POOL.file(target)  # an empty file made ahead (benchtape.sandbox.inodes), or a new one
+    fd = pool.file(target) if pool is not None else None  # an empty file made ahead (benchtape.sandbox.inodes), or a new one
     if fd is None:
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:

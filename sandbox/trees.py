@@ -120,6 +120,7 @@ _guard = threading.Lock()
 _changed = threading.Condition(_guard)  # a job was queued, or the last one done, or a run ended
 _worker: threading.Thread | None = None
 _busy = 0  # jobs queued or running
+_holders = 0  # runs recording now (open `Cleanup`s): while any is, the cleanup thread waits for work
 
 
 def later(job: Callable[[], None], *, optional: bool = False) -> bool:
@@ -146,51 +147,97 @@ def later(job: Callable[[], None], *, optional: bool = False) -> bool:
     return True
 
 
-_parked: list[Callable[[], None]] = []
-_parking = False
+class Cleanup:
+    """One run's cleanups, on the shared cleanup thread (`later`), each run's its own: what a
+    run parks waits for that run's next harness, and its end waits for its own cleanups only,
+    so two runs in one process (the public API from a notebook) neither hold nor release each
+    other's work.
 
+    `park` is `later`, but not before the run's next harness has started (`release`):
+    removing a finished session's folders takes the disk (~12 ms of unlinks for the demo's)
+    while the next session opens, starts its harness and snapshots its staged tree, and while
+    this one is graded; once a harness runs, the session only waits for it. From `open` to
+    `close` the cleanup thread waits for its next job instead of ending when it has none:
+    starting a thread waits for it to run (Thread.start), which cost a restore for grading
+    ~0.2-0.7 ms on a loaded machine each time it asked for its pool to be refilled."""
 
-def park(job: Callable[[], None], *, optional: bool = False) -> bool:
-    """`later`, but while a run records, not before its next harness has started
-    (`release_parked`): removing a finished session's folders takes the disk (~12 ms of
-    unlinks for the demo's) while the next session opens, starts its harness and snapshots
-    its staged tree, and while this one is graded; once a harness runs, the session only
-    waits for it. Outside a run (regrade, report), or with a backlog, it is `later`
-    (`optional` as there)."""
-    with _guard:
-        if _parking and len(_parked) < BACKLOG:
-            _parked.append(job)
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)  # the last of this run's cleanups is done
+        self._parked: list[Callable[[], None]] = []
+        self._parking = False
+        self._pending = 0  # this run's cleanups queued or running
+
+    def open(self) -> None:
+        """The run records from now on: park, and keep the cleanup thread waiting for work."""
+        global _holders
+        with self._lock:
+            if self._parking:
+                return
+            self._parking = True
+        with _guard:
+            _holders += 1
+
+    def later(self, job: Callable[[], None], *, optional: bool = False) -> bool:
+        """`later`, counted as this run's (its `close` waits for it)."""
+        with self._lock:
+            self._pending += 1
+        if later(lambda: self._counted(job), optional=optional):
             return True
-    return later(job, optional=optional)
+        self._done()
+        return False
 
+    def park(self, job: Callable[[], None], *, optional: bool = False) -> bool:
+        """`later` once the run's next harness has started; outside a run's recording (or with
+        a backlog) at once, `optional` as there."""
+        with self._lock:
+            if self._parking and len(self._parked) < BACKLOG:
+                self._parked.append(job)
+                return True
+        return self.later(job, optional=optional)
 
-def parking(on: bool) -> None:
-    """A run records (`on`) or has ended: then whatever is parked goes to the cleanup thread.
-    While a run records, the cleanup thread waits for its next job instead of ending when it
-    has none: starting a thread waits for it to run (Thread.start), which cost a restore for
-    grading ~0.2-0.7 ms on a loaded machine each time it asked for its pool to be refilled."""
-    global _parking
-    with _guard:
-        _parking = on
-        _changed.notify_all()
-    if not on:
-        release_parked()
+    def release(self) -> None:
+        """Hand the parked cleanups to the cleanup thread (a harness has started)."""
+        with self._lock:
+            jobs, self._parked = self._parked, []
+        for job in jobs:
+            self.later(job)
 
+    def close(self) -> None:
+        """The run has ended: what is parked goes now, and this returns once every cleanup the
+        run asked for is done (the sessions' folders are gone when the run returns)."""
+        global _holders
+        with self._lock:
+            was, self._parking = self._parking, False
+        self.release()
+        if was:
+            with _guard:
+                _holders -= 1
+                _changed.notify_all()
+        if _worker is threading.current_thread():
+            return
+        with self._lock:
+            while self._pending:
+                self._idle.wait()
 
-def release_parked() -> None:
-    """Hand the parked cleanups to the cleanup thread (a harness has started)."""
-    with _guard:
-        jobs = _parked[:]
-        _parked.clear()
-    for job in jobs:
-        later(job)
+    def _counted(self, job: Callable[[], None]) -> None:
+        try:
+            job()
+        finally:
+            self._done()
+
+    def _done(self) -> None:
+        with self._lock:
+            self._pending -= 1
+            if not self._pending:
+                self._idle.notify_all()
 
 
 def _work() -> None:
     global _worker, _busy
     while True:
         with _guard:
-            while not _jobs and _parking:
+            while not _jobs and _holders:
                 _changed.wait()
             if not _jobs:
                 _worker = None
@@ -208,7 +255,7 @@ def _work() -> None:
 
 
 def wait_later() -> None:
-    """Return once every cleanup asked for so far is done."""
+    """Return once every cleanup asked for so far (by any run) is done."""
     with _guard:
         if _worker is threading.current_thread():
             return

@@ -11,16 +11,17 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from benchtape.core.errors import type_name as _type_name
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import CheckSpec, Where
-from benchtape.spec.script import STEP_KINDS, STEP_KEYS  # one step vocabulary: the mock agent and the scripted model play the same steps
+from benchtape.spec.script import STEP_KINDS, STEP_KEYS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.units import parse_duration
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from benchtape.spec.params import effective_params, substitute
 from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
+from benchtape.spec.transform_source import TransformRefused, transform_of
 from benchtape.spec.yamlsrc import LineDict, LineList, decode_source, load_yaml_text, plain, read_source, shorten
 
 # ---------------------------------------------------------------- the schema
@@ -62,6 +63,7 @@ RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "containe
 ACCESS = ("rw", "copy", "ro")
 CAPTURES = ("log", "proxy", "log+proxy")
 DEFAULT_TIMEOUT = 300.0
+MAX_SCENARIOS = 10_000  # a bench holds tens; each is a session per attempt, and its spec is built before any runs
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: no longer path can be opened
 EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
@@ -118,7 +120,7 @@ class ScenarioSpec:
     staging_timeout: float | None = None
     capture: str = "log"
     checks: list[CheckSpec] = field(default_factory=list)
-    transform: str | None = None
+    transform: str | dict[str, str] | None = None  # JavaScript, or {python: source} (benchtape.spec.transform_source)
     metadata: dict[str, Any] = field(default_factory=dict)
     threshold: float | None = None
     follow_ups: list[str] = field(default_factory=list)
@@ -419,6 +421,8 @@ class _Loader:
             raise self.err("the bench has no `scenarios:`", top, None, "add a `scenarios:` list with at least one scenario (each needs a `prompt:`)")
         if not isinstance(scenarios_node, list):
             raise self.err("`scenarios:` must be a list", top, "scenarios", "write `scenarios:` followed by `- name: ...` entries")
+        if len(scenarios_node) > MAX_SCENARIOS:
+            raise self.err(f"`scenarios:` lists {len(scenarios_node):,} scenarios, more than the {MAX_SCENARIOS:,} one bench may hold", top, "scenarios", "split them into several bench files (a folder of them runs as one)")
         scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params, scenarios_node) for i, sc in enumerate(scenarios_node)]
         check_judge_references(self, judges, models, [c for sc in scenarios for c in sc.checks], JUDGE_TYPE_NAMES)
         seen: dict[str, ScenarioSpec] = {}
@@ -591,7 +595,7 @@ class _Loader:
             raise self.err("`vars:` must be a mapping", merged, "vars", "write it as `name: value` pairs")
         metadata = self.mapping(merged.get("metadata"), "`metadata:`", merged, "metadata")
         options = merged.get("options") or {}
-        transform = self.text(merged, "transform") or self.text(options, "transform")
+        transform = self.transform(merged, "transform") or self.transform(options, "transform")
         python = self.text(merged, "python")
         threshold = self.number(merged, "threshold")
         mock = merged.get("mock")
@@ -674,6 +678,21 @@ class _Loader:
             raise self.err(f"`{key}:` must be a string, got {_type_name(value)}", node, key, f'quote it: `{key}: "..."`')
         return value
 
+    def transform(self, node: Mapping[str, Any], key: str) -> Any:
+        """A `transform:` as written (JavaScript, `file://`, or `{python: ...}`), refused at its
+        line when it cannot run as written (one that reads as Python, unmarked); a file's path
+        resolved against the bench file (a missing one is preflight's finding)."""
+        value = node.get(key)
+        if value is None:
+            return None
+        try:
+            parsed = transform_of(plain(value))
+        except TransformRefused as exc:
+            raise self.err(str(exc), node, key, exc.fix) from None
+        if parsed.path is not None:
+            parsed = parsed.at(str(self.path(parsed.path, node, key, must_exist=False)))
+        return parsed.value()
+
     def boolish(self, value: Any, node: LineDict, key: str) -> bool:
         if isinstance(value, bool):
             return value
@@ -748,6 +767,10 @@ class _Loader:
         kinds = STEP_KINDS
         for step in steps:
             self.check_mock_step(step, kinds, steps)
+        wide = wide_integer(mock)
+        if wide is not None:
+            parent, key, what, fix = wide
+            raise self.err(f"`mock:` {what}", parent, key, fix)
         metrics = mock.get("metrics")
         allowed_metrics = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
         if metrics is not None:
@@ -880,9 +903,11 @@ class _Loader:
         if not isinstance(config, dict):
             raise self.err("check `config:` must be a mapping", node, "config", "write it as `name: value` pairs")
         for num in ("weight", "threshold"):
+            if num == "threshold" and isinstance(node.get(num), str) and node[num].strip():
+                continue  # a duration with a unit (`latency`'s `30s`): the check reads it, and refuses it where it takes none
             if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float)) or not _finite(node[num])):
-                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`")
-        for key in ("metric", "inline", "transform"):
+                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`" + (' (or, for latency, a duration: `threshold: 30s`)' if num == "threshold" else ""))
+        for key in ("metric", "inline"):
             self.text(node, key)
         value = node.get("value")
         if isinstance(value, str) and value.startswith("file://"):
@@ -900,7 +925,7 @@ class _Loader:
             readout=self.boolish(node.get("readout", False), node, "readout"),
             checks=children,
             inline=node.get("inline"),
-            transform=node.get("transform"),
+            transform=self.transform(node, "transform"),
             where=Where(self.file, node.line),
         )
 

@@ -17,6 +17,8 @@ from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file, plain, read_source, shorten
 
+MAX_RUNS = 1_000  # an Eval compares a handful of variants; each run loads (and keeps) the bench with its params
+MAX_PLANNED = 100_000  # runs × scenarios: the sessions one Eval plans
 RUN_KEYS = {"name", "params"}
 CONTROL_KEYS = {"baseline", "varies"}
 EVAL_HINTS = {
@@ -104,6 +106,8 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
     from benchtape.spec.judge_config import load_models
 
     level = EvalLevel(models=load_models(ld, top.get("models"), top), metrics=ld.load_metrics(top.get("metrics"), top))
+    if len(runs_node) > MAX_RUNS:
+        raise ld.err(f"`runs:` lists {len(runs_node):,} runs, more than the {MAX_RUNS:,} one Eval may hold (each loads the bench with its params)", top, "runs", "split them into several Eval files")
     incoming = dict(params or {})
     runs: list[EvalRun] = []
     seen: dict[str, EvalRun] = {}
@@ -125,6 +129,8 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
             bench = load_bench(bench_path, {**incoming, **plain(run_params)}, level)
         except BadInput as exc:
             raise _in_run(exc, path, name, run_params, node) from None
+        if len(runs_node) * len(bench.scenarios) > MAX_PLANNED:
+            raise ld.err(f"{len(runs_node):,} runs of a bench of {len(bench.scenarios):,} scenarios are {len(runs_node) * len(bench.scenarios):,} sessions, more than the {MAX_PLANNED:,} one Eval may plan", top, "runs", "split the runs into several Eval files, or the bench into smaller ones")
         run = EvalRun(name=name, params=plain(run_params), bench=bench, where=where)
         seen[name] = run
         runs.append(run)

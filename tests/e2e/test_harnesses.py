@@ -114,7 +114,9 @@ def test_import_dedupe_mismatch_and_reparse(tmp_path):
     assert wrong.returncode == 2 and "not a codex transcript" in wrong.stderr
     new = benchtape("reparse", sid, "--db", db)
     assert new.returncode == 0, new.stderr
-    new_sid = new.stdout.strip()
+    new_sid = new.stdout.split()[0]
+    assert f"re-derived from session {sid}'s " in new.stdout and "as a new session linked to it (the old one is unchanged)" in new.stdout  # it printed a bare id
+    assert "actions (" in new.stdout and "adapter warning(s)" in new.stdout and f"benchtape show {new_sid}" in new.stderr
     con = sqlite3.connect(db)
     count = lambda s: con.execute("SELECT COUNT(*) FROM actions WHERE session_id = ?", [s]).fetchone()[0]  # noqa: E731
     assert count(new_sid) == count(sid)

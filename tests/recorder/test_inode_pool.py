@@ -6,27 +6,32 @@ import hashlib
 import os
 import stat
 import tempfile
+from functools import partial
 
 import pytest
 
 from benchtape.sandbox import inodes
-from benchtape.sandbox.snapshot import restore, snapshot
-from benchtape.sandbox.trees import wait_later
+from benchtape.sandbox import snapshot as snapshots
+from benchtape.sandbox.snapshot import snapshot
+from benchtape.sandbox.trees import Cleanup, wait_later
 
 
 @pytest.fixture
 def pool(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    pool = inodes.InodePool()
-    monkeypatch.setattr(inodes, "POOL", pool)
-    import benchtape.sandbox.snapshot as snap
-
-    monkeypatch.setattr(snap, "POOL", pool)
-    pool.enable()
+    cleanup = Cleanup()  # not recording: a refill is not parked for a next harness
+    pool = inodes.InodePool(cleanup)
     yield pool
     pool.discard()
+    cleanup.close()
     wait_later()
+
+
+@pytest.fixture
+def restore(pool):
+    """`restore` from the run's pool, as a run's grading restores."""
+    return partial(snapshots.restore, pool=pool)
 
 
 def _tree(root):
@@ -53,7 +58,7 @@ def _listing(root):
     return out
 
 
-def test_a_pooled_restore_is_the_tree_a_plain_restore_makes(tmp_path, pool):
+def test_a_pooled_restore_is_the_tree_a_plain_restore_makes(tmp_path, pool, restore):
     src = tmp_path / "src"
     src.mkdir()
     _tree(src)
@@ -68,7 +73,7 @@ def test_a_pooled_restore_is_the_tree_a_plain_restore_makes(tmp_path, pool):
     assert sum(not os.path.exists(name) for name in pooled) >= 4  # its files came from the pool
 
 
-def test_a_pooled_file_with_another_name_or_bytes_is_not_used(tmp_path, pool):
+def test_a_pooled_file_with_another_name_or_bytes_is_not_used(tmp_path, pool, restore):
     src = tmp_path / "src"
     src.mkdir()
     (src / "f.txt").write_text("mine")
@@ -90,7 +95,7 @@ def test_a_pooled_file_with_another_name_or_bytes_is_not_used(tmp_path, pool):
     assert all(p.read_bytes() != b"mine" for p in tmp_path.glob("alias*"))  # nothing restored through an outside name
 
 
-def test_the_grading_folder_comes_from_the_pool_private_and_empty(tmp_path, pool):
+def test_the_grading_folder_comes_from_the_pool_private_and_empty(tmp_path, pool, restore):
     restore(snapshot(_made(tmp_path))[0], tmp_path / "first")
     wait_later()
     got = pool.temp_dir("benchtape-grade-")
@@ -98,14 +103,14 @@ def test_the_grading_folder_comes_from_the_pool_private_and_empty(tmp_path, pool
     assert stat.S_IMODE(os.lstat(got).st_mode) == 0o700 and os.listdir(got) == []
 
 
-def test_without_a_pool_restore_creates_as_before(tmp_path, pool):
+def test_without_a_pool_restore_creates_as_before(tmp_path, pool, restore):
     pool.discard()
     src = _made(tmp_path)
     restore(snapshot(src)[0], tmp_path / "out")
     assert (tmp_path / "out" / "f.txt").read_text() == "x" and pool.files == [] and pool.folder is None
 
 
-def test_discard_removes_the_pool_folder(tmp_path, pool):
+def test_discard_removes_the_pool_folder(tmp_path, pool, restore):
     restore(snapshot(_made(tmp_path))[0], tmp_path / "first")
     wait_later()
     folder = pool.folder.path
@@ -130,4 +135,4 @@ def test_a_member_cut_short_by_the_end_of_the_tar_is_refused(tmp_path):
     (src / "big.bin").write_bytes(b"x" * 5000)
     data, _ = snapshot(src)
     with pytest.raises(BadInput, match="past the end|not a readable"):
-        restore(data[: 512 * 3], tmp_path / "out")  # the header and part of its bytes
+        snapshots.restore(data[: 512 * 3], tmp_path / "out")  # the header and part of its bytes

@@ -1,4 +1,4 @@
-"""The next session's folder made ahead (benchtape.sandbox.local._Spares): used when it fits, never shared, never left behind."""
+"""The next session's folder made ahead (benchtape.sandbox.spares): used when it fits, never shared, never left behind."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from benchtape.api import load_benches, run_benches
 from benchtape.recorder.runner import RunOptions
 from benchtape.sandbox import local
 from benchtape.sandbox.capture import SessionFolder
+from benchtape.sandbox.run_resources import RunResources
+from benchtape.sandbox.spares import Spares
+from benchtape.sandbox.trees import Cleanup
 from benchtape.store.database import Store
 
 DEMO = Path(__file__).resolve().parents[2] / "fixtures-red" / "demo" / "bench.yaml"
@@ -27,7 +30,7 @@ def test_a_serial_run_opens_its_later_sessions_in_folders_made_ahead_and_leaves_
 
     monkeypatch.setattr(SessionFolder, "create", classmethod(spy))
     taken: list[bool] = []
-    monkeypatch.setattr(local.SPARES, "take", _recording(local.SPARES.take, taken))
+    monkeypatch.setattr(Spares, "take", _recording(Spares.take, taken))
     store = Store(tmp_path / "x.db")
     outcome = run_benches(load_benches([DEMO]), store, RunOptions(repeat=3, concurrency=1, scenarios=["fixes-the-bug"]))
     try:
@@ -43,8 +46,8 @@ def test_a_serial_run_opens_its_later_sessions_in_folders_made_ahead_and_leaves_
 
 
 def _recording(take, taken):
-    def recorded(key):
-        folder = take(key)
+    def recorded(self, key):
+        folder = take(self, key)
         taken.append(folder is not None)
         return folder
 
@@ -56,7 +59,7 @@ def test_a_spare_made_for_another_staged_tree_is_not_taken_and_discard_removes_i
     seed = tmp_path / "seed"
     seed.mkdir()
     (seed / "a.txt").write_text("a")
-    spares = local._Spares()
+    spares = Spares(Cleanup())
     spares._make(("home", False, seed, {}), spares.generation)
     assert spares.take(("home", False, None, {})) is None and spares.take(("workspace", False, seed, {})) is None
     [made] = [p for p in tmp_path.glob("benchtape-*")]
@@ -70,7 +73,7 @@ def test_a_spare_made_for_another_staged_tree_is_not_taken_and_discard_removes_i
 
 def test_a_spare_still_being_made_when_its_run_ends_is_removed_not_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    spares = local._Spares()
+    spares = Spares(Cleanup())
     generation = spares.generation
     spares.discard()  # the run ended while the spare was being made
     spares._make(("home", False, None, {}), generation)
@@ -82,23 +85,24 @@ def test_a_spare_still_being_made_when_its_run_ends_is_removed_not_kept(tmp_path
 
 
 def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
-    from benchtape.sandbox.trees import park, parking, release_parked, wait_later
+    from benchtape.sandbox.trees import wait_later
 
     done: list[str] = []
-    park(lambda: done.append("outside a run"))
+    cleanup = Cleanup()
+    cleanup.park(lambda: done.append("outside a run"))
     wait_later()
     assert done == ["outside a run"]  # no run records: as `later`
-    parking(True)
+    cleanup.open()
     try:
-        park(lambda: done.append("first"))
+        cleanup.park(lambda: done.append("first"))
         wait_later()
         assert done == ["outside a run"]  # held while the run records
-        release_parked()  # a harness started
+        cleanup.release()  # a harness started
         wait_later()
         assert done[-1] == "first"
-        park(lambda: done.append("at the end"))
+        cleanup.park(lambda: done.append("at the end"))
     finally:
-        parking(False)
+        cleanup.close()
     wait_later()
     assert done[-1] == "at the end"
 
@@ -110,12 +114,12 @@ def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_i
     from benchtape.sandbox.trees import wait_later
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(local, "SPARES", local._Spares())
+    resources = RunResources()
     seed = tmp_path / "seed"
     seed.mkdir()
     (seed / ".claude.json").write_text('{"theme": "dark"}')
     scenario = load([DEMO])[0].scenarios[0]
-    level = local.LocalLevel("home")
+    level = local.LocalLevel("home", resources=resources)
     level.prepare_ahead(seed, NO_UPDATES)
     wait_later()
     with level.open(scenario, seed) as box:  # another harness (no home_json): not this spare
@@ -131,5 +135,5 @@ def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_i
     seed_home(by_the_session, NO_UPDATES)
     assert seeded == {rel: (by_the_session / rel).read_bytes() for rel in NO_UPDATES}
     assert b'"theme"' in seeded[".claude.json"] and b'"autoUpdates": false' in seeded[".claude.json"]
-    local.SPARES.discard()
+    resources.close()
     wait_later()

@@ -12,7 +12,8 @@ import pytest
 from evalkit import write
 from benchtape.spec.cells import unstarted_actions
 from benchtape.core.model import Action
-from benchtape.recorder.runner import RunOptions, Runner
+from benchtape.recorder.bench_run import record_bench
+from benchtape.recorder.runner import RunOptions
 from benchtape.spec.bench import load_bench
 from benchtape.store.database import Store
 from benchtape.sandbox.treediff import WorkspaceDiff, read_tree
@@ -65,10 +66,10 @@ def recorded(tmp_path_factory) -> dict[str, tuple]:
     bench_path = write(root / "bench.yaml", BENCH.format(fix=_flow(FIX), garbage=garbage))
     bench = load_bench(bench_path)
     store = Store(root / "db.sqlite")
-    records = Runner(store, bench, RunOptions(harness="mock", concurrency=2, scenarios=[s.name for s in bench.scenarios if s.name != "garbled"])).run()
+    records = record_bench(store, bench, RunOptions(harness="mock", concurrency=2, scenarios=[s.name for s in bench.scenarios if s.name != "garbled"]))
     claude = load_bench(bench_path)
     claude.harness_config = {"binary": str(FAKE_CLAUDE)}
-    records += Runner(store, claude, RunOptions(harness="claude-code", scenarios=["garbled"])).run()
+    records += record_bench(store, claude, RunOptions(harness="claude-code", scenarios=["garbled"]))
     out = {}
     for record in records:
         sc = record.scenario
