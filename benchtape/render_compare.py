@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from benchtape.render import console
+from benchtape.render_replay import metric_text
 from benchtape.replay.compare import Comparison, columns, display, matrix_text, notes
 
 
@@ -60,6 +61,8 @@ def comparison_table(c: Comparison, plain: bool) -> None:
         out.print("paired per-task differences (A − B pass rate; exact sign test, McNemar with one attempt):", highlight=False)
         for p in c.pairs:
             out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {p.mean_difference:+.0%} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}", highlight=False)
+    if c.metrics:
+        _metrics(out, c)
     if c.conclusions:
         out.print("what this shows:", highlight=False)
         for item in c.conclusions:
@@ -73,6 +76,18 @@ def comparison_table(c: Comparison, plain: bool) -> None:
             out.print(f"  {f.task}  {labels.get(f.arm, f.arm)}: {', '.join(o or 'ungraded' for o in f.outcomes)}", highlight=False)
     for note in notes(c):
         out.print(f"note: {note}", highlight=False)
+
+
+def _metrics(out: Any, c: Comparison) -> None:
+    """The bench's declared metrics per setup (mean per measured cell; n/a when none measured it)."""
+    names = sorted({name for values in c.metrics.values() for name in values})
+    table = Table("setup", *names, box=None, show_edge=False, pad_edge=False)
+    for row in c.rows:
+        values = c.metrics.get(row.arm)
+        if values is not None:
+            table.add_row(row.label, *(metric_text(values.get(name)) for name in names))
+    out.print("metrics (the bench's metrics: and derivedMetrics:, mean per cell):", highlight=False)
+    out.print(table)
 
 
 def _matrix(out: Any, c: Comparison) -> None:

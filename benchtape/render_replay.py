@@ -366,6 +366,19 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
         out.print(vt)
     else:
         _say(out, "not graded", "dim")
+    if shown.metrics and shown.metrics.get("values"):
+        kept = shown.metrics.get("grading_id")
+        _say(out, f"metrics (grading {kept}):" if kept else "metrics (built-in: the bench declares none):", "bold")
+        for name, value in shown.metrics["values"].items():
+            why = (shown.metrics.get("errors") or {}).get(name)
+            _say(out, f"  {name}  {metric_text(value)}" + (f"  ({why})" if why else ""))
+
+
+def metric_text(value: Any) -> str:
+    """A metric's value as a person reads it: n/a when missing (unknown is never 0)."""
+    if value is None:
+        return "n/a"
+    return f"{value:g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3g}"
 
 
 def _child_verdicts(evidence: Any, depth: int = 1) -> Iterable[tuple[int, dict[str, Any]]]:

@@ -42,15 +42,17 @@ class Entry:
     verdicts: list[dict[str, Any]]  # its latest grading's, in check order
     changes: Changes | None = None  # the agent's changes against the staged tree
     no_diff: str | None = None  # why there are none to show
+    declared: dict[str, Any] | None = None  # the bench's declared metrics a grading kept ({values, errors, grading_id})
 
     @classmethod
     def of(cls, store: Store, row: SessionRow, session: Session, verdicts: list[dict[str, Any]] | None = None) -> Entry:
         """What a page shows of a stored session: its latest verdicts and its changes (or why none)."""
         shown = latest_verdicts(store, row.id) if verdicts is None else verdicts
+        declared = store.metric_values([row.id]).get(row.id)  # metrics:, derivedMetrics: as the newest grading measured them
         try:
-            return cls(row, session, shown, changes=workspace_changes(store, session))
+            return cls(row, session, shown, changes=workspace_changes(store, session), declared=declared)
         except NoDiff as exc:
-            return cls(row, session, shown, no_diff=str(exc))
+            return cls(row, session, shown, no_diff=str(exc), declared=declared)
 
 
 @dataclass
@@ -183,6 +185,8 @@ def session_section(entry: Entry, status: str, anchored: bool = False, top: bool
         ("steps", _known(m.step_count if s.actions else None)),
         ("session status", _known(s.status)),
     ]
+    declared = (entry.declared or {}).get("values") or {}
+    metrics += [(name, "n/a" if value is None else f"{value:g}") for name, value in declared.items()]  # metrics:, derivedMetrics:
     metric_html = "".join(f"<span class=\"metric\"><b>{_e(k)}</b> {_e(v)}</span>" for k, v in metrics)
     back = ' <a class="top" href="#summary">↑</a>' if top and not anchored else ""
     parts = [

@@ -17,6 +17,7 @@ from jmespath import functions as jfunctions
 
 from benchtape.core.errors import BadInput
 from benchtape.store.database import SessionRow, Store
+from benchtape.replay.metrics import stored_or_built_in
 from benchtape.replay.document import DOCUMENT_KEYS, document, kinds_needed
 from benchtape.replay.select import Selection, batch_gc, rows
 from benchtape.replay.specs import check_index
@@ -129,7 +130,8 @@ def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
     session = store.load_session(row.id, row, kinds_needed(wanted))
     verdicts = latest_verdicts(store, row.id) if wanted is None or "verdicts" in wanted else []
     outcome = store.latest_outcomes([row.id]).get(row.id) if wanted is None or "outcome" in wanted else None
-    doc = document(row, session, verdicts, keys=wanted, outcome=outcome)
+    measured = stored_or_built_in(store, row.id, session) if wanted is None or "bench_metrics" in wanted else None
+    doc = document(row, session, verdicts, keys=wanted, outcome=outcome, bench_metrics=measured)
     try:
         return query.search(doc)
     except jexc.JMESPathError as exc:

@@ -328,6 +328,7 @@ class Shown:
     steps: list[Step]
     verdicts: list[dict[str, Any]]
     control: bool = False  # a negative-control session (the no-op agent)
+    metrics: dict[str, Any] | None = None  # the bench's metrics (replay.metrics.stored_or_built_in)
 
 
 def show(store: Store, session: str) -> Shown:
@@ -336,4 +337,6 @@ def show(store: Store, session: str) -> Shown:
     row = store.session_row(sid)
     s = store.load_session(sid, row)
     run = store.run(row.run_id) or {}
-    return Shown(row, s, steps(s), latest_verdicts(store, sid), run.get("kind") == CONTROL)
+    from benchtape.replay.metrics import stored_or_built_in
+
+    return Shown(row, s, steps(s), latest_verdicts(store, sid), run.get("kind") == CONTROL, stored_or_built_in(store, sid, s))

@@ -548,6 +548,25 @@ def _m16_outcomes(db: sqlite_utils.Database) -> None:
     db.executescript(append_only("outcomes"))
 
 
+def _m17_metric_values(db: sqlite_utils.Database) -> None:
+    """The bench's declared metrics (`metrics:`, `derivedMetrics:`) as a grading measured them
+    for a session: one row per (grading, session), append-only, beside its verdicts and never
+    in the session's recorded stream (a regrade with another `metrics:` block measures again).
+    `data` is {values: {name: number or null}, errors: {name: why}}."""
+    db.executescript(
+        """
+        CREATE TABLE metric_values (
+            grading_id TEXT NOT NULL REFERENCES gradings(id), session_id TEXT NOT NULL,
+            created_at REAL NOT NULL, data TEXT NOT NULL,
+            PRIMARY KEY (grading_id, session_id)
+        );
+        CREATE INDEX metric_values_session ON metric_values(session_id, created_at);
+        """
+    )
+    db.executescript(no_rewrite("metric_values", ("grading_id", "session_id"), rowid=True))
+    db.executescript(append_only("metric_values"))
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -565,6 +584,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m14_verdict_sets,
     _m15_grading_runs,
     _m16_outcomes,
+    _m17_metric_values,
 ]
 
 

@@ -433,6 +433,18 @@ class Reader:
                 out.setdefault(sid, []).append(record)
         return out
 
+    def metric_values(self, session_ids: Sequence[str], grading_id: str | None = None) -> dict[str, dict[str, Any]]:
+        """Session id → the declared metrics ({values, errors, grading_id}) its newest grading
+        that measured any measured (or `grading_id`'s); sessions no grading measured are absent."""
+        out: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(list(session_ids)):
+            where, params = (f"session_id IN ({_marks(chunk)})", list(chunk))
+            if grading_id is not None:
+                where, params = where + " AND grading_id = ?", params + [grading_id]
+            for sid, gid, data in self._all(f"SELECT session_id, grading_id, data FROM metric_values WHERE {where} ORDER BY session_id, created_at, grading_id", params):
+                out[sid] = {**(loads(data) or {}), "grading_id": gid}  # the newest wins
+        return out
+
     def latest_outcomes(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         """Session id → the outcome its latest grading decided (what reuse, costs and compare read)."""
         return {sid: found[-1] for sid, found in self.outcomes(session_ids).items()}
@@ -571,6 +583,8 @@ _DANGLING = (
     ("generated_vars", ("generated_vars", "runs"), "SELECT v.run_id || '/' || v.scenario, 'run ' || v.run_id FROM generated_vars v WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = v.run_id)"),
     ("outcomes", ("gradings", "outcomes"), "SELECT COALESCE(o.grading_id, '-') || '/' || o.session_id, 'grading ' || o.grading_id FROM outcomes o WHERE o.grading_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = o.grading_id)"),
     ("outcomes", ("outcomes", "sessions"), "SELECT COALESCE(o.grading_id, '-') || '/' || o.session_id, 'session ' || o.session_id FROM outcomes o WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)"),
+    ("metric_values", ("gradings", "metric_values"), "SELECT m.grading_id || '/' || m.session_id, 'grading ' || m.grading_id FROM metric_values m WHERE NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = m.grading_id)"),
+    ("metric_values", ("metric_values", "sessions"), "SELECT m.grading_id || '/' || m.session_id, 'session ' || m.session_id FROM metric_values m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)"),
     ("judgments", ("gradings", "judgments"), "SELECT j.id, 'grading ' || j.grading_id FROM judgments j WHERE j.grading_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = j.grading_id)"),
 )
 CHUNK = 500  # ids in one IN (...) list: well inside SQLite's bound on parameters
