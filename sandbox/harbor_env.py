@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
-from benchtape.sandbox.baseimage import BASE_REPOSITORY, _FROM, ImageBuildError, _image_or_none
+from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
 from benchtape.sandbox.testcounts import Counts
 from benchtape.sandbox.verifier import Evidence, Judgement, read_reward
 from benchtape.spec.task import TaskSpec

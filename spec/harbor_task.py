@@ -74,7 +74,7 @@ NETWORK_MODES = {"public": True, "no-network": False}
 
 
 def is_harbor_task(folder: Path) -> bool:
-    return (folder / HARBOR_FILE).is_file()
+    return bool((folder / HARBOR_FILE).is_file())
 
 
 def load_task_folder(folder: Path) -> TaskSpec:
@@ -124,10 +124,10 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     tables = {name: toml.table(doc, name) for name in ("task", "verifier", "agent", "environment", "solution")}
     for name, table in tables.items():
         toml.strict(table, name)
-    for (table, key), why in REFUSED.items():
-        value = doc.get(key) if table == "" else tables[table].get(key)
+    for (section, key), why in REFUSED.items():
+        value = doc.get(key) if section == "" else tables[section].get(key)
         if _asks(value):
-            raise BadInput(f"`{_dotted(table, key)}` is not supported by benchtape", file=str(path), line=toml.line(table, key), fix=why)
+            raise BadInput(f"`{_dotted(section, key)}` is not supported by benchtape", file=str(path), line=toml.line(section, key), fix=why)
     env_t, verifier_t, agent_t = tables["environment"], tables["verifier"], tables["agent"]
     notes: list[str] = []
     _environment_refusals(toml, env_t, verifier_t, notes)
@@ -186,7 +186,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     )
 
 
-def _environment_refusals(toml: "_Toml", env_t: dict[str, Any], verifier_t: dict[str, Any], notes: list[str]) -> None:
+def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[str, Any], notes: list[str]) -> None:
     os_name = env_t.get("os", "linux")
     if os_name != "linux":
         raise BadInput(f"`environment.os = {os_name!r}`: benchtape's sandboxes are Linux", file=str(toml.path), line=toml.line("environment", "os"), fix='remove `os`, or set os = "linux"')
@@ -203,7 +203,7 @@ def _environment_refusals(toml: "_Toml", env_t: dict[str, Any], verifier_t: dict
         notes.append("environment.gpu_types is not used (gpus = 0)")
 
 
-def _network(toml: "_Toml", table: dict[str, Any], name: str, default: bool) -> bool:
+def _network(toml: _Toml, table: dict[str, Any], name: str, default: bool) -> bool:
     mode = table.get("network_mode")
     if mode is not None:
         if mode not in NETWORK_MODES:
@@ -218,7 +218,7 @@ def _network(toml: "_Toml", table: dict[str, Any], name: str, default: bool) -> 
     return default
 
 
-def _cpus(toml: "_Toml", env_t: dict[str, Any]) -> float | None:
+def _cpus(toml: _Toml, env_t: dict[str, Any]) -> float | None:
     value = env_t.get("cpus")
     if value is None:
         return None
@@ -227,7 +227,7 @@ def _cpus(toml: "_Toml", env_t: dict[str, Any]) -> float | None:
     return float(value)
 
 
-def _memory_mb(toml: "_Toml", env_t: dict[str, Any]) -> int | None:
+def _memory_mb(toml: _Toml, env_t: dict[str, Any]) -> int | None:
     if env_t.get("memory_mb") is not None:
         value = env_t["memory_mb"]
         if isinstance(value, bool) or not isinstance(value, int) or value <= 0:

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, redact
-from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.task import TaskSpec, find_task, task_dirs
 
 

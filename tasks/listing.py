@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import BadInput
-from benchtape.spec.project import Project
 from benchtape.spec.harbor_task import load_task_folder
+from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, task_dirs
 from benchtape.tasks.lint import repositories
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -261,7 +261,7 @@ def _write_harbor_validation(task: TaskSpec, report: TaskReport, level: str) -> 
     import os
 
     validation = Validation(
-        at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         fingerprint=report.fingerprint or "",
         base_failed=True,
         reference_passed=True,
@@ -317,7 +317,7 @@ def _write_validation(task: TaskSpec, report: TaskReport, level: str) -> None:
 
     base, ref = report.phases["base"].evidence, report.phases["reference"].evidence
     validation = Validation(
-        at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         fingerprint=report.fingerprint or "",
         base_failed=True,
         reference_passed=True,
