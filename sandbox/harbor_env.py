@@ -305,3 +305,18 @@ def can_map_paths() -> bool:
         return subprocess.run(["unshare", "-rm", "--", "/bin/sh", "-c", probe], capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
+
+
+def preflight_problems(tasks: list[TaskSpec], level: str, client: Any = None) -> list[str]:
+    """What stops these Harbor tasks running at `level`, before anything runs (a run's
+    preflight): at container every absent `FROM` / `docker_image` image, named with how to load
+    it; at home a host that cannot map Harbor's paths. Tasks mined from history are skipped."""
+    harbor = [t for t in tasks if t.runtime is not None]
+    if not harbor:
+        return []
+    if level == "home":
+        return [] if can_map_paths() else [f"Harbor tasks at level home need unprivileged user and mount namespaces (`unshare -rm`), which this host refuses: use level container ({', '.join(t.id for t in harbor)})"]
+    from benchtape.sandbox.container import connect
+
+    client = client or connect()
+    return [f"task {t.id}: {problem}" for t in harbor for problem in refused_images(t, client)]

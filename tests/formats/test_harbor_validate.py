@@ -177,3 +177,17 @@ def test_a_from_image_absent_here_is_refused_naming_it_and_how_to_load_it(engine
     assert code == 1 and not report["validated"] and not report["phases"]
     assert "ubuntu-benchtape-absent:24.04 is not a local image" in report["refused"] and "docker load -i" in report["refused"]
     assert str(dockerfile) in report["refused"]
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_preflight_names_every_absent_image_before_anything_runs(engine: None, tmp_path: Path):
+    from benchtape.sandbox.harbor_env import preflight_problems
+
+    prebuilt = shutil.copytree(FIXTURES / "hello-file", tmp_path / "prebuilt")
+    (prebuilt / "task.toml").write_text('version = "1.0"\n[environment]\ndocker_image = "benchtape-absent/prebuilt:2"\n')
+    tasks = [load_harbor_task(FIXTURES / "hello-file"), load_harbor_task(prebuilt)]
+    problems = preflight_problems(tasks, "container")
+    assert len(problems) == 1 and problems[0].startswith("task prebuilt: ") and "benchtape-absent/prebuilt:2 is not a local image" in problems[0]
+    assert "[environment] docker_image" in problems[0] and "docker load -i" in problems[0]
+    assert preflight_problems(tasks, "home") == []  # the Dockerfile is not applied there
