@@ -35,7 +35,7 @@ import tarfile
 import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
@@ -273,19 +273,14 @@ def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: boo
 
 def _home_script(root: Path, mounts: Mounts) -> str:
     """The shell script that builds the task's view of the host in a private mount namespace
-    and runs `$2` from `$1` in it: a tmpfs root holding the host's top folders (read-only, bar
-    the ones the mounts own), /dev and /proc, a fresh /tmp, then each mount at its path."""
+    and runs `$2` from `$1` in it: a tmpfs root holding the host's folders read-only, /dev and
+    /proc, a fresh /tmp, then each mount at its path. A host folder on the way to a mount is
+    rebuilt from its entries rather than bound whole, so the mount point is made in the tmpfs,
+    never on the host (a workdir of /usr/src/app keeps the host's /usr/bin)."""
     q = shlex.quote
-    owned = {Path(at).parts[1] for at in mounts if len(Path(at).parts) > 1}
     lines = ["set -e", f"r={q(str(root))}", 'mkdir -p "$r"', 'mount -t tmpfs benchtape "$r"']
-    for entry in sorted(Path("/").iterdir()):
-        name = entry.name
-        if name in owned or name in ("proc", "sys", "dev", "tmp", "run"):
-            continue
-        if entry.is_symlink():
-            lines.append(f'ln -s {q(str(entry.readlink()))} "$r"/{q(name)}')
-        elif entry.is_dir():
-            lines.append(f'mkdir "$r"/{q(name)} && mount --rbind {q(str(entry))} "$r"/{q(name)} && (mount -o remount,bind,ro "$r"/{q(name)} 2>/dev/null || true)')
+    targets = [PurePosixPath(at).relative_to("/") for at in mounts]
+    _host_view(Path("/"), PurePosixPath("."), [t for t in targets if t.parts], lines, top=True)
     lines += ['mkdir -p "$r/dev" "$r/proc" "$r/tmp"', 'mount --rbind /dev "$r/dev"', 'mount --rbind /proc "$r/proc"', 'mount -t tmpfs tmp "$r/tmp"']
     for at, (host, ro) in sorted(mounts.items()):
         lines.append(f'mkdir -p "$r"{q(at)} && mount --bind {q(str(host))} "$r"{q(at)}')
@@ -293,6 +288,36 @@ def _home_script(root: Path, mounts: Mounts) -> str:
             lines.append(f'mount -o remount,bind,ro "$r"{q(at)}')
     lines.append('exec chroot "$r" /bin/sh -c \'cd "$1" && exec /bin/sh -c "$2"\' sh "$1" "$2"')
     return "\n".join(lines)
+
+
+HOME_SKIP = ("proc", "sys", "dev", "tmp", "run")  # made fresh (or left out) in the task's view
+
+
+def _host_view(host: Path, rel: PurePosixPath, targets: list[PurePosixPath], lines: list[str], top: bool = False) -> None:
+    """Lines putting `host`'s entries at "$r"/`rel`: bound read-only whole, unless a mount goes
+    inside one (then rebuilt from its own entries) or onto it (then left to the mount)."""
+    q = shlex.quote
+    try:
+        entries = sorted(host.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if top and name in HOME_SKIP:
+            continue
+        inside = [PurePosixPath(*t.parts[1:]) for t in targets if t.parts[0] == name]
+        at = f'"$r"/{q(str(rel / name))}'
+        if entry.is_symlink():
+            lines.append(f"ln -s {q(str(entry.readlink()))} {at}")
+        elif entry.is_dir():
+            if not inside:
+                lines.append(f"mkdir {at} && mount --rbind {q(str(entry))} {at} && (mount -o remount,bind,ro {at} 2>/dev/null || true)")
+            elif all(t.parts for t in inside):
+                lines.append(f"mkdir {at}")
+                _host_view(entry, rel / name, inside, lines)
+            # else: a mount lands on this very folder; it is made below
+        elif entry.is_file() and not inside:
+            lines.append(f"touch {at} && mount --bind {q(str(entry))} {at}")
 
 
 @functools.lru_cache(maxsize=1)

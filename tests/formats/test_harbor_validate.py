@@ -191,3 +191,31 @@ def test_preflight_names_every_absent_image_before_anything_runs(engine: None, t
     assert len(problems) == 1 and problems[0].startswith("task prebuilt: ") and "benchtape-absent/prebuilt:2 is not a local image" in problems[0]
     assert "[environment] docker_image" in problems[0] and "docker load -i" in problems[0]
     assert preflight_problems(tasks, "home") == []  # the Dockerfile is not applied there
+
+
+def test_at_home_harbors_paths_hold_wherever_the_workdir_is(tmp_path: Path):
+    """A workdir inside a host folder (/usr/src/app) is made in the task's view, not on the host,
+    and the host's programs beside it stay; /tests is read-only; nothing leaks to the host."""
+    from benchtape.sandbox import harbor_env
+
+    folder = shutil.copytree(FIXTURES / "hello-file", tmp_path / "deep")
+    (folder / "task.toml").write_text('version = "1.0"\n[environment]\nworkdir = "/usr/src/benchtape-harbor-app"\nnetwork_mode = "no-network"\n')
+    (folder / "tests" / "test.sh").write_text(
+        "#!/bin/bash\n"
+        'ok=1; [ "$(cat /usr/src/benchtape-harbor-app/hello.txt)" = "Hello, world!" ] || ok=0\n'
+        "[ \"$(pwd)\" = /usr/src/benchtape-harbor-app ] || ok=0\n"
+        "touch /tests/written 2>/dev/null && ok=0\n"
+        "[ -x /usr/bin/env ] || ok=0\n"
+        "echo $ok > /logs/verifier/reward.txt\n"
+    )
+    task = load_harbor_task(folder)
+    env = harbor_env.prepare(task, "home")
+    assert env.workdir == "/usr/src/benchtape-harbor-app" and any("not applied" in n for n in env.notes)
+    work = harbor_env.starting_workspace(env, tmp_path / "work")
+    assert list(work.iterdir()) == []  # the Dockerfile is not applied: nothing in it
+    solved = harbor_env.run_solution(env, work, tmp_path / "scratch")
+    assert solved.exit_code == 0, solved.output
+    assert (work / "hello.txt").read_text() == "Hello, world!\n"  # solve.sh wrote into the workspace
+    ev = harbor_env.run_verifier(env, work, tmp_path / "scratch")
+    assert (ev.status, ev.reward) == ("passed", 1.0), ev.log
+    assert not Path("/usr/src/benchtape-harbor-app").exists() and not (folder / "tests" / "written").exists()
