@@ -41,7 +41,7 @@ from typing import Any, Iterator, Mapping
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
 from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
 from benchtape.sandbox.testcounts import Counts
-from benchtape.sandbox.verifier import Evidence, Judgement, read_reward
+from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_reward
 from benchtape.spec.task import TaskSpec
 
 TESTS_AT = "/tests"
@@ -240,7 +240,7 @@ Mounts = Mapping[str, tuple[Path, bool]]  # container path -> (host path, read-o
 
 
 @contextlib.contextmanager
-def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: bool, extra_env: Mapping[str, str]) -> Iterator[Any]:
+def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: bool, extra_env: Mapping[str, str]) -> Iterator[RunCommand]:
     """run(command, timeout) -> CommandResult, from the working directory of a fresh sandbox on `tree`."""
     if env.level == "container":
         from benchtape.sandbox.container import ContainerSandbox
