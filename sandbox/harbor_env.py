@@ -10,7 +10,8 @@ the agent ran.
 - `container`: the image built from environment/Dockerfile (sandbox/baseimage.py's scenario
   build: network off, never pulls, `FROM` a local image), or task.toml's `docker_image`; the
   starting workspace is a copy of the image's working directory, bind-mounted back there in each
-  fresh container; /tests, /solution read-only, /logs/verifier a fresh host folder. Network
+  fresh container; /tests, /solution fresh copies of the task's folders (Harbor copies them
+  in too: a script may write beside itself), /logs/verifier a fresh host folder. Network
   `none` unless the phase's network mode is public; `cpus` and `memory_mb` as the container's limits.
 - `home`: the Dockerfile is NOT applied (its instructions need an engine): the host's own
   programs, seen through a private mount namespace (`unshare -rm`, no root needed) in which
@@ -170,7 +171,7 @@ def run_solution(env: HarborEnv, tree: Path, scratch: Path) -> CommandResult:
     """The oracle: solution/solve.sh from the working directory, in a fresh sandbox on `tree`."""
     task, runtime = env.task, env.task.runtime
     assert runtime is not None and task.solution is not None
-    mounts = {SOLUTION_AT: (task.solution.parent, True)}
+    mounts = {SOLUTION_AT: (_fresh_copy(task.solution.parent, scratch / "solution"), False)}
     timeout = runtime.agent_timeout or task.verify.timeout
     with _box(env, tree, scratch / "solution-box", mounts, runtime.network, {**dict(runtime.env), **dict(runtime.solution_env)}) as run:
         return run(SOLVE_COMMAND, timeout)
@@ -184,7 +185,7 @@ def run_verifier(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
     logs = scratch / "logs-verifier"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
-    mounts = {TESTS_AT: (runtime.tests_dir, True), LOGS_AT: (logs, False)}
+    mounts = {TESTS_AT: (_fresh_copy(runtime.tests_dir, scratch / "tests"), False), LOGS_AT: (logs, False)}
     started = time.monotonic()
     with _box(env, tree, scratch / "verifier-box", mounts, task.verify.network, {**dict(runtime.env), **dict(runtime.verifier_env)}) as run:
         done = run(task.verify.command, task.verify.timeout)
@@ -232,6 +233,13 @@ def judge_oracle(ev: Evidence) -> Judgement:
     if ev.reward < PASSED_AT:
         return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"], ev.detail)
     return Judgement(True, "", "")
+
+
+def _fresh_copy(folder: Path, dest: Path) -> Path:
+    """A copy of a task's folder for one phase, so nothing a script writes reaches the task."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(folder, dest, symlinks=True)
+    return dest
 
 
 # ---------------------------------------------------------------- the sandboxes

@@ -195,7 +195,8 @@ def test_preflight_names_every_absent_image_before_anything_runs(engine: None, t
 
 def test_at_home_harbors_paths_hold_wherever_the_workdir_is(tmp_path: Path):
     """A workdir inside a host folder (/usr/src/app) is made in the task's view, not on the host,
-    and the host's programs beside it stay; /tests is read-only; nothing leaks to the host."""
+    and the host's programs beside it stay; /tests is a copy (a script may write beside itself,
+    as in Harbor) and the host's folders are read-only: nothing leaks to the host or the task."""
     from benchtape.sandbox import harbor_env
 
     folder = shutil.copytree(FIXTURES / "hello-file", tmp_path / "deep")
@@ -204,7 +205,8 @@ def test_at_home_harbors_paths_hold_wherever_the_workdir_is(tmp_path: Path):
         "#!/bin/bash\n"
         'ok=1; [ "$(cat /usr/src/benchtape-harbor-app/hello.txt)" = "Hello, world!" ] || ok=0\n'
         "[ \"$(pwd)\" = /usr/src/benchtape-harbor-app ] || ok=0\n"
-        "touch /tests/written 2>/dev/null && ok=0\n"
+        "touch /tests/written || ok=0\n"
+        "touch /usr/bin/benchtape-written 2>/dev/null && ok=0\n"
         "[ -x /usr/bin/env ] || ok=0\n"
         "echo $ok > /logs/verifier/reward.txt\n"
     )
@@ -218,4 +220,5 @@ def test_at_home_harbors_paths_hold_wherever_the_workdir_is(tmp_path: Path):
     assert (work / "hello.txt").read_text() == "Hello, world!\n"  # solve.sh wrote into the workspace
     ev = harbor_env.run_verifier(env, work, tmp_path / "scratch")
     assert (ev.status, ev.reward) == ("passed", 1.0), ev.log
-    assert not Path("/usr/src/benchtape-harbor-app").exists() and not (folder / "tests" / "written").exists()
+    assert not Path("/usr/src/benchtape-harbor-app").exists() and not Path("/usr/bin/benchtape-written").exists()
+    assert not (folder / "tests" / "written").exists()
