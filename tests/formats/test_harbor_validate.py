@@ -222,3 +222,9 @@ def test_at_home_harbors_paths_hold_wherever_the_workdir_is(tmp_path: Path):
     assert (ev.status, ev.reward) == ("passed", 1.0), ev.log
     assert not Path("/usr/src/benchtape-harbor-app").exists() and not Path("/usr/bin/benchtape-written").exists()
     assert not (folder / "tests" / "written").exists()
+
+
+def test_doctor_takes_validated_harbor_tasks_as_they_are(at_home: dict[str, Any]):
+    done = benchtape("doctor", "--json", cwd=at_home["repo"])
+    tasks = next(c for c in json.loads(done.stdout)["checks"] if c["check"] == "tasks")
+    assert tasks["status"] != "fail" and "3 valid" in tasks["detail"], tasks  # a reward, not test counts, proves a Harbor task
