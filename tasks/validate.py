@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -231,8 +232,9 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: Any, run_id: str
             work = harbor_env.starting_workspace(env, scratch / phase / "work")
             steps = []
             if phase == "reference":
+                t0 = time.monotonic()
                 solved = harbor_env.run_solution(env, work, scratch / phase)
-                steps.append({"command": harbor_env.SOLVE_COMMAND, "exit": solved.exit_code, "timed_out": solved.timed_out, "seconds": 0.0})
+                steps.append({"command": harbor_env.SOLVE_COMMAND, "exit": solved.exit_code, "timed_out": solved.timed_out, "seconds": round(time.monotonic() - t0, 3)})
             evidence = harbor_env.run_verifier(env, work, scratch / phase)
             if phase == "reference":
                 evidence.steps = steps + evidence.steps
