@@ -16,7 +16,6 @@ DEMO = Path(__file__).resolve().parents[2] / "fixtures-red" / "demo" / "bench.ya
 
 def test_a_command_killed_at_its_marker_line_raises_in_no_thread_and_returns_at_once(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(local, "SPARES", local._Spares())
     raised: list[BaseException] = []
     monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
     scenario = load_benches([DEMO])[0].scenarios[0]
