@@ -335,8 +335,10 @@ def sessions_cmd(
         if as_json:
             render_replay.emit_json([s.to_dict() for s in lines])
         else:
-            total = len(lines) if run or scenario or not limit or len(lines) < limit else count_sessions(store, controls=include_controls)
-            render_replay.session_list(lines, total, plain_wanted(plain))
+            # with nothing listed, the store's own count says whether it is empty or the filter matched nothing
+            total = len(lines) if lines and (run or scenario or not limit or len(lines) < limit) else count_sessions(store, controls=include_controls)
+            asked = " and ".join(f"{flag} {value}" for flag, value in (("--run", run), ("--scenario", scenario)) if value)
+            render_replay.session_list(lines, total, plain_wanted(plain), asked=asked)
         return 0
 
     guarded(body)
@@ -359,8 +361,7 @@ def show_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.document import document
-        from benchtape.replay.timeline import show
+        from benchtape.replay.timeline import show, show_document
 
         store = open_store(db, must_exist=True, readonly=True)
         shown = show(store, session)
@@ -378,7 +379,7 @@ def show_cmd(
                 render_replay.workspace_diff(shown.row.id, changes, plain_wanted(plain))
             return 0
         if as_json:
-            render_replay.emit_json(document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([shown.row.id]).get(shown.row.id), bench_metrics=shown.metrics))
+            render_replay.emit_json(show_document(store, shown))
         else:
             render_replay.timeline(shown, plain_wanted(plain), full)
         return 0

@@ -99,3 +99,38 @@ def _matrix(out: Any, c: Comparison) -> None:
     for task in c.tasks:
         table.add_row(task, *(matrix_text(c.matrix.get(task, {}).get(r.arm, [])) for r in shown))
     out.print(table)
+
+
+def side_by_side_table(doc: dict[str, Any], plain: bool) -> None:
+    """One column per setup, one block of rows per attempt: outcome, verdicts, diff, output."""
+    out = console(plain)
+    out.print(f"task {doc['task']}: each setup's sessions side by side")
+    table = Table(show_header=True, show_lines=True)
+    table.add_column("")
+    for setup in doc["setups"]:
+        table.add_column(setup["setup"], overflow="fold")
+    depth = max((len(s["sessions"]) for s in doc["setups"]), default=0)
+    for i in range(depth):
+        picked = [s["sessions"][i] if i < len(s["sessions"]) else None for s in doc["setups"]]
+        for name, cell in (("session", _head), ("verdicts", _verdicts), ("diff", _diff), ("final output", _output)):
+            table.add_row(name, *("" if p is None else cell(p) for p in picked))
+    out.print(table)
+
+
+def _head(s: dict[str, Any]) -> str:
+    return f"#{s['attempt']} {s['outcome'] or 'not graded'}{'' if s['measured'] else ' (measured nothing)'}\n{s['session_id']}"
+
+
+def _verdicts(s: dict[str, Any]) -> str:
+    return "\n".join(f"{v['status']} {v['check']} {v['type']}" for v in s["verdicts"]) or "not graded"
+
+
+def _diff(s: dict[str, Any]) -> str:
+    d = s["diff"]
+    if "none" in d:
+        return f"no diff: {d['none']}"
+    return f"{d['modified']} modified · {d['added']} added · {d['removed']} removed\n+{d['lines_added']} −{d['lines_removed']} lines"
+
+
+def _output(s: dict[str, Any]) -> str:
+    return "(none)" if s["final_output"] is None else str(s["final_output"])

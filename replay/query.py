@@ -138,8 +138,20 @@ def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
         raise QueryFailed(row.id, str(exc)) from None
 
 
+def reproduction_marker(store: Store, session_id: str, shown: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the newest positive control (`grade`) found for this session, shown beside its
+    verdicts (never as them): its grading, and the checks whose verdict it did not reproduce."""
+    grading = store.latest_reproduction_for(session_id)
+    if grading is None:
+        return None
+    again = {v["check_path"]: v for v in store.verdicts(grading_id=grading, session_id=session_id)}
+    diverged = [v["check_path"] for v in shown if v["check_path"] in again and (again[v["check_path"]]["status"], again[v["check_path"]]["score"]) != (v["status"], v["score"])]
+    return {"grading_id": grading, "status": "DIVERGED" if diverged else "REPRODUCED", "diverged": diverged}
+
+
 def latest_verdicts(store: Store, session_id: str) -> list[dict[str, Any]]:
-    """The session's verdicts from its most recent grading, decoded."""
+    """The session's verdicts from its newest grading that is not a positive control's
+    reproduction (store.latest_grading_for), decoded."""
     grading = store.latest_grading_for(session_id)
     if grading is None:
         return []
