@@ -25,6 +25,7 @@ from benchtape.replay.stats import sign_test
 
 ALPHA = 0.05
 NEEDED_CAP = 10_000  # beyond this many differing tasks, "would be needed" says "more than"
+SCANNED = 200  # up to this many differing tasks the fewest is found one by one; beyond, by bisection
 
 
 class _Attempt(Protocol):
@@ -65,11 +66,22 @@ def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA) -> int | None
     if n == 0 or wins == losses:
         return None
     rate = max(wins, losses) / n
-    for total in range(max(n, 1), NEEDED_CAP + 1):
+
+    def significant(total: int) -> bool:
         lead = round(total * rate)
-        if sign_test(lead, total - lead) < alpha:
+        return sign_test(lead, total - lead) < alpha
+
+    scanned = min(NEEDED_CAP, max(n, SCANNED))
+    for total in range(n, scanned + 1):  # the exact fewest, where rounding the split can make p wobble
+        if significant(total):
             return total
-    return NEEDED_CAP + 1
+    if not significant(NEEDED_CAP):
+        return NEEDED_CAP + 1
+    low, high = scanned, NEEDED_CAP  # far out p falls steadily with the total: bisect (not significant at low, significant at high)
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if significant(mid) else (mid, high)
+    return high
 
 
 def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int) -> str:

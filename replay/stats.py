@@ -43,5 +43,8 @@ def sign_test(wins: int, losses: int) -> float:
     n = wins + losses
     if n == 0:
         return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1))
+    term = tail = 1  # C(n, 0); each next binomial coefficient from the last (exact integers, one product each)
+    for i in range(min(wins, losses)):
+        term = term * (n - i) // (i + 1)
+        tail += term
     return min(1.0, 2 * tail / 2**n)
