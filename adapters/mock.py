@@ -13,6 +13,7 @@ import orjson
 
 from benchtape.adapters.base import Command, Launch, warning
 from benchtape.adapters.lines import LineParser
+from benchtape.core.canonical import annotate
 from benchtape.core.model import ACTION_KINDS, Action
 from benchtape.core.payloads import PayloadError, check_payload
 
@@ -36,6 +37,8 @@ class MockParser(LineParser):
             check_payload(kind, data)  # what the store's writer would refuse is a warning here, as an unknown kind is
         except PayloadError as exc:
             return [warning(f"a mock event the store would refuse: {exc}", line)]
+        if kind == "tool.call" and "action" not in data:
+            annotate(data, "mock")
         return [Action.untyped(kind, data, thread=thread)]
 
     def finish(self) -> list[Action]:
