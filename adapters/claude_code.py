@@ -106,11 +106,14 @@ def binary_of(cfg: ClaudeConfig) -> str:
 
 def hermetic_env(args: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
     """What every claude run gets (spec/real-binaries.md): the updater off (the interactive
-    one installs globally), nonessential traffic off, IS_SANDBOX only as root with a bypass
-    mode (which refuses to start without it), and the scripted endpoint when there is one."""
+    one installs globally), nonessential traffic off, the transcript always written
+    (`CLAUDE_CODE_FORCE_SESSION_PERSISTENCE=1`, as madbench sets it: a session started where
+    Claude Code thinks it is a child session would otherwise keep none), IS_SANDBOX only as
+    root with a bypass mode (which refuses to start without it), and the scripted endpoint
+    when there is one."""
     from benchtape.adapters.endpoints import claude_env, running_as_root
 
-    env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_FORCE_SESSION_PERSISTENCE": "1"}
     if running_as_root() and any(a in BYPASS for a in args):
         env["IS_SANDBOX"] = "1"
     if endpoint:

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from benchtape.guard import guarded
-from benchtape.options import Benches, Db, Full, IncludeControls, Json, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
+from benchtape.options import Benches, Db, EnvFile, Full, IncludeControls, Json, NoEnv, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
 from benchtape.core.errors import BadInput
 
 
@@ -29,6 +29,8 @@ def check_cmd(
     plain: Plain = False,
     harness: Optional[str] = typer.Option(None, "--harness", help="Run the control through this harness (default mock); claude-code or codex need --model scripted."),
     model: Optional[str] = typer.Option(None, "--model", help="`scripted`: the real binary with the no-op scripted model (it says the prompt back)."),
+    env_file: EnvFile = None,
+    no_env: NoEnv = False,
 ) -> None:
     """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
 
@@ -43,6 +45,9 @@ def check_cmd(
         from benchtape.controls import control_options
         from benchtape.replay.control import refuse_images, tally
 
+        from benchtape import envfile
+
+        envfile.load(env_file, no_env)
         loaded = load_benches(benches, parse_params(param))
         refuse_images(loaded)
         store = open_store(db)
@@ -330,8 +335,10 @@ def sessions_cmd(
         if as_json:
             render_replay.emit_json([s.to_dict() for s in lines])
         else:
-            total = len(lines) if run or scenario or not limit or len(lines) < limit else count_sessions(store, controls=include_controls)
-            render_replay.session_list(lines, total, plain_wanted(plain))
+            # with nothing listed, the store's own count says whether it is empty or the filter matched nothing
+            total = len(lines) if lines and (run or scenario or not limit or len(lines) < limit) else count_sessions(store, controls=include_controls)
+            asked = " and ".join(f"{flag} {value}" for flag, value in (("--run", run), ("--scenario", scenario)) if value)
+            render_replay.session_list(lines, total, plain_wanted(plain), asked=asked)
         return 0
 
     guarded(body)
@@ -354,8 +361,7 @@ def show_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.document import document
-        from benchtape.replay.timeline import show
+        from benchtape.replay.timeline import show, show_document
 
         store = open_store(db, must_exist=True, readonly=True)
         shown = show(store, session)
@@ -373,7 +379,7 @@ def show_cmd(
                 render_replay.workspace_diff(shown.row.id, changes, plain_wanted(plain))
             return 0
         if as_json:
-            render_replay.emit_json(document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([shown.row.id]).get(shown.row.id)))
+            render_replay.emit_json(show_document(store, shown))
         else:
             render_replay.timeline(shown, plain_wanted(plain), full)
         return 0

@@ -447,6 +447,9 @@ def _result(jt: JudgeType, cfg: JudgeConfig, votes: list[Vote]) -> Result:
         if jt.risk is not None:
             evidence[jt.risk] = vote.rating
         evidence["judge_score"] = vote.rating
+        said = last_json_object(vote.reply.text) or {}
+        if isinstance(said.get("criteria"), list):  # per-criterion findings, when the judge gives them (madbench's Evidence.criteria)
+            evidence["criteria"] = said["criteria"]
         return Result.of(vote.passed, f"judge {vote.reply.model}: {vote.reason}".strip(), evidence, score=vote.score)
     passing = sum(v.passed for v in votes)
     score = passing / len(votes)

@@ -57,7 +57,7 @@ class NoSuchField(Exception):
 FREE = frozenset({
     "actions[].data", "calls[].input", "calls[].output", "subagents.*.output", "session.params", "session.snapshot",
     "session.staged_snapshot", "session.skills", "session.warnings", "environment.expected", "environment.reported",
-    "verdicts[].spec", "verdicts[].evidence", "outcome.diff", "outcome.steps",
+    "verdicts[].spec", "verdicts[].evidence", "outcome.diff", "outcome.steps", "bench_metrics",  # bench_metrics: the bench names its metrics
 })
 # An outcome as Store.outcomes reads it (what replay.evaluate.CellGrader stores; `action_seq`
 # only for an outcome an older store appended to the stream), with a value of each field's type.

@@ -54,7 +54,7 @@ def test_a_keyless_local_judge_passes_preflight(tmp_path):
 def test_an_unknown_provider_is_bad_input_naming_the_check(tmp_path):
     b = bench(tmp_path, "judges: {providers: {local: {endpoint: 'http://127.0.0.1:9/v1', model: m}}}\n", SCENARIO.replace("value: Names the failing test.", "value: x\n        args: {judge: lcoal}"))
     out = benchtape("list", b)
-    assert out.returncode == 2
+    assert out.returncode == 1  # `list`: a load error is exit 1, as madbench's; elsewhere 2
     assert f"{b}:8: check llm-rubric: args.judge 'lcoal' names no judge provider" in out.stderr
     assert "did you mean 'local'?" in out.stderr and "Traceback" not in out.stderr
 

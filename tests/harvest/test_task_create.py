@@ -101,6 +101,8 @@ def test_a_plain_commit_and_refusals(toolz: Path):
 
 def test_lint_finds_leaks_and_fix_redacts_them(toolz: Path):
     folder = toolz / ".benchtape" / "tasks" / "551"
+    if not folder.exists():  # made by an earlier test of this module, unless the workers split it
+        assert benchtape("task", "create", "551", cwd=toolz).returncode == 0
     leaky = "# Fix isiterable\n\nSee https://github.com/pytoolz/toolz/pull/551 (pytoolz/toolz#551), base 1aa72df3a7.\n"
     (folder / "prompt.md").write_text(leaky)
     done = benchtape("task", "lint", "551", "--json", cwd=toolz)
