@@ -49,6 +49,7 @@ class MockParser(LineParser):
 
 class MockAdapter:
     name = "mock"
+    native_tools: frozenset[str] | None = None  # whatever the script names: it declares nothing
     bookkeeping: tuple[str, ...] = ()
     own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}
