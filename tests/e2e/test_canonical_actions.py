@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from cli import ROOT, benchtape
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -39,7 +38,7 @@ def test_canonical_checks_give_claude_code_and_codex_the_same_verdicts(tmp_path)
     assert set(by_harness) == {"claude-code", "codex"}
     # every check passes for both: the same verdicts, though the tools differ
     for harness, verdicts in by_harness.items():
-        assert {t: p for t, (p, _) in verdicts.items()} == {t: 1 for t in verdicts}, (harness, verdicts)
+        assert {t: p for t, (p, _) in verdicts.items()} == dict.fromkeys(verdicts, 1), (harness, verdicts)
     assert set(by_harness["claude-code"]) == set(by_harness["codex"]) >= {"session:tool-sequence", "session:file-read", "session:tools-only", "session:tool-used"}
     tools = {h: [(t, a) for hh, t, a in calls if hh == h] for h in by_harness}
     assert ("Read", "read") in tools["claude-code"] and ("Edit", "edit") in tools["claude-code"]
