@@ -40,7 +40,7 @@ class MockParser(LineParser):
         except PayloadError as exc:
             return [warning(f"a mock event the store would refuse: {exc}", line)]
         if kind == "tool.call" and "action" not in data:
-            annotate(data, "mock")
+            annotate(data, "mock")  # type: ignore[arg-type]  # a mock event is a plain dict; check_payload just checked it
         return [Action.untyped(kind, data, thread=thread)]
 
     def finish(self) -> list[Action]:
