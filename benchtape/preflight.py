@@ -426,7 +426,7 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
     emitted = getattr(get_adapter(harness), "native_tools", None) if known_harness(harness) else None
     if not emitted:
         return []
-    label = who or f"harness {harness}"
+    label = f"{who} ({harness})" if who else f"harness {harness}"
     out = []
     for sc in bench.scenarios:
         for spec in _walk(sc.checks):
@@ -434,7 +434,7 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
                 if is_canonical(name) or name in emitted or name.startswith("mcp__"):
                     continue
                 out.append(
-                    f"warning: {spec.where}: {spec.type} names the tool {name!r}, which {label} ({harness}) never emits, so it can never match there; "
+                    f"warning: {spec.where}: {spec.type} names the tool {name!r}, which {label} never emits, so it can never match there; "
                     f"write {spelling_for(name)!r} to match every harness (or the {harness} tool's own name)"
                 )
     return out

@@ -59,4 +59,7 @@ def test_native_names_are_warned_of_in_validate_and_dry_run(tmp_path):
     dry = benchtape("run", evaluation, "--dry-run", "--db", tmp_path / "d.db", cwd=tmp_path, env=env)
     assert dry.returncode == 0, dry.stdout + dry.stderr
     assert "session:tools-only names the tool 'Read', which setup codex@0.169.0 scripted (codex) never emits" in dry.stdout + dry.stderr
+    pre = benchtape("preflight", SCRIPTED / "native-tasks.yaml", "--harness", "codex", cwd=tmp_path, env=env)
+    assert "native-tasks.yaml:14: session:tool-used names the tool 'Edit', which harness codex never emits, so it can never match there; write 'action:edit'" in pre.stdout + pre.stderr
+    assert "never emits" not in benchtape("preflight", SCRIPTED / "native-tasks.yaml", "--harness", "claude-code", cwd=tmp_path, env=env).stdout
     assert not (tmp_path / "d.db").exists() or not sqlite3.connect(tmp_path / "d.db").execute("SELECT name FROM sqlite_master WHERE name = 'sessions'").fetchall()
