@@ -33,6 +33,7 @@ import orjson
 
 from benchtape.adapters.base import warning
 from benchtape.adapters.lines import epoch
+from benchtape.core.canonical import canonical
 from benchtape.core.model import MAIN, Action
 
 FORMAT = "atif"
@@ -259,7 +260,8 @@ class _Reading:
             if linked or "spawn" in call_kept:
                 self._spawn(call, call_kept, linked[0] if linked else None, thread, at, spawned)
             else:
-                self.actions.append(Action("tool.call", {"call_id": call.tool_call_id, "tool": call.function_name, "input": call.arguments, **call_kept}, thread=thread, at=at))
+                derived = canonical(call.function_name, call.arguments).fields()  # what it did, unless the trajectory kept benchtape's own
+                self.actions.append(Action("tool.call", {"call_id": call.tool_call_id, "tool": call.function_name, "input": call.arguments, **derived, **call_kept}, thread=thread, at=at))
         for result in results:
             self._result(step, result, thread, at, subagents, spawned)
 

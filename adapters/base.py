@@ -114,6 +114,9 @@ class Adapter(Protocol):
     # → keys): the same for every session, so a level can merge it into the next session's
     # workspace ahead, off the session's path (benchtape.sandbox.local's spare folder).
     home_json: dict[str, dict[str, Any]]
+    # Every native tool name its calls can carry besides mcp__<server>__<tool>; None: it cannot
+    # say (the mock emits what its script names). Preflight warns of a check naming another.
+    native_tools: frozenset[str] | None
 
     def command(self, launch: Launch) -> Command: ...
 

@@ -176,6 +176,13 @@ NO_UPDATES = {".claude.json": {"autoUpdates": False}, ".claude/settings.json": {
 
 class ClaudeCodeAdapter:
     name = HARNESS
+    # the tool names its calls carry (and every mcp__<server>__<tool>): a check naming another
+    # native name never matches here, which preflight warns of (benchtape.preflight)
+    native_tools: frozenset[str] | None = frozenset({
+        "Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead", "Bash", "BashOutput", "KillShell", "KillBash",
+        "Glob", "Grep", "LS", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode",
+        "AskUserQuestion", "Skill", "SlashCommand", "ToolSearch", "ListMcpResourcesTool", "ReadMcpResourceTool",
+    })
     # its session file (stored as the session's transcript), a backup of .claude.json per
     # start, its built-in plugins' cache, its telemetry, shell snapshots and debug logs, and
     # the marker its background retention sweep writes when it finishes (only when the sweep

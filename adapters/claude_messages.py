@@ -14,6 +14,7 @@ from typing import Any
 from benchtape.adapters.base import warning
 from benchtape.core.model import text_of
 from benchtape.adapters.usage import MessageUsage
+from benchtape.core.canonical import annotate
 from benchtape.core.model import Action
 from benchtape.core.payloads import AssistantMessage, Error, SubagentFinished, SubagentSpawned, ToolCall, ToolResult
 
@@ -171,6 +172,7 @@ class ClaudeMessages:
         call: ToolCall = {"call_id": call_id, "tool": name, "input": tool_input}
         if server:
             call["server"] = True
+        annotate(call, "claude-code")
         return [Action("tool.call", call, thread=thread, at=at)]
 
     # ------------------------------------------------------------------ user

@@ -85,6 +85,13 @@ def own_sandbox_in_container(harness_config: dict[str, Any] | None) -> str | Non
 
 class CodexAdapter:
     name = HARNESS
+    # the tool names its calls carry, from `codex exec --json` items and rollout function calls
+    # (and every mcp__<server>__<tool>): a check naming another native name never matches here
+    native_tools: frozenset[str] | None = frozenset({
+        "command_execution", "file_change", "web_search", "todo_list", "request_user_input",
+        "exec_command", "write_stdin", "shell", "local_shell", "apply_patch", "update_plan", "view_image", "tool_search",
+        "spawn_agent", "wait", "wait_agent", "send_input", "close_agent", "resume_agent",
+    })
     # its rollout (stored as the session's transcript), its state databases (~1.4 MB a run),
     # the skills bundled with the binary (unpacked again at every start), and what 0.169.0
     # makes at every start of a new home: a random installation id, its migration marker, its

@@ -16,9 +16,11 @@ from typing import Any
 from benchtape.adapters.base import warning
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
 from benchtape.adapters.usage import TurnUsage
+from benchtape.core.canonical import annotate
 from benchtape.core.model import Action, text_of
 from benchtape.core.payloads import SubagentSpawned, ToolCall
 
+HARNESS = "codex"
 TERMINAL_AGENT = {"completed", "errored", "shutdown", "not_found"}
 _QUIET_EVENTS = {"item.plan.delta"}
 
@@ -102,7 +104,8 @@ class CodexExecParser(LineParser):
 
     def _request_input(self, event: dict[str, Any], line: str) -> list[Action]:
         call_id = str(event.get("call_id") or event.get("id") or "")
-        return [Action("tool.call", {"call_id": call_id, "tool": "request_user_input", "input": {"questions": event.get("questions")}})]
+        call: ToolCall = {"call_id": call_id, "tool": "request_user_input", "input": {"questions": event.get("questions")}}
+        return [Action("tool.call", annotate(call, HARNESS))]
 
     # ------------------------------------------------------------------ items
 
@@ -130,7 +133,8 @@ class CodexExecParser(LineParser):
         out: list[Action] = []
         if item_id not in self.called:
             self.called.add(item_id)
-            out.append(Action("tool.call", {"call_id": item_id, "tool": tool(item), "input": tool_input(item)}))
+            made: ToolCall = {"call_id": item_id, "tool": tool(item), "input": tool_input(item)}
+            out.append(Action("tool.call", annotate(made, HARNESS)))
         if completed:
             self.done.add(item_id)
             out.append(Action("tool.result", {"call_id": item_id, **result(item)}))
@@ -162,7 +166,7 @@ class CodexExecParser(LineParser):
         elif item_id not in self.called:
             self.called.add(item_id)
             call: ToolCall = {"call_id": item_id, "tool": tool, "input": {"receiver_thread_ids": receivers, "prompt": item.get("prompt")}}
-            out.append(Action("tool.call", call, thread=sender))
+            out.append(Action("tool.call", annotate(call, HARNESS), thread=sender))
         if completed and item_id in self.called:
             self.done.add(item_id)
             is_error = None if status not in ("completed", "failed") else status == "failed"

@@ -35,6 +35,7 @@ from benchtape.adapters.codex_exec import TERMINAL_AGENT, agent_status
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
 from benchtape.core.model import text_of
 from benchtape.adapters.usage import openai_totals
+from benchtape.core.canonical import annotate
 from benchtape.core.model import Action
 from benchtape.core.payloads import AssistantMessage, Error, Metrics, SubagentSpawned, Thinking
 
@@ -168,7 +169,7 @@ class CodexRolloutParser(LineParser):
             call_id = str(p.get("call_id") or p.get("id") or "")
             self.tools[call_id] = SEARCH_TOOL
             args = p.get("arguments")
-            return [Action("tool.call", {"call_id": call_id, "tool": SEARCH_TOOL, "input": args if isinstance(args, dict) else _arguments(args)}, at=at)]
+            return [Action("tool.call", annotate({"call_id": call_id, "tool": SEARCH_TOOL, "input": args if isinstance(args, dict) else _arguments(args)}, "codex"), at=at)]
         if kind == "tool_search_output":
             found = [ns.get("name") for ns in p.get("tools") or [] if isinstance(ns, dict)]
             status = p.get("status")
@@ -179,7 +180,7 @@ class CodexRolloutParser(LineParser):
             call_id = str(p.get("id") or f"web_search-{self.searches}")
             action = p.get("action")
             return [
-                Action("tool.call", {"call_id": call_id, "tool": "web_search", "input": action if isinstance(action, dict) else {}}, at=at),
+                Action("tool.call", annotate({"call_id": call_id, "tool": "web_search", "input": action if isinstance(action, dict) else {}}, "codex"), at=at),
                 Action("tool.result", {"call_id": call_id, "output": p.get("status"), "is_error": None}, at=at),
             ]
         if kind in _QUIET_ITEMS:
@@ -227,7 +228,7 @@ class CodexRolloutParser(LineParser):
         if name == SPAWN_TOOL:
             self.spawn_args[call_id] = tool_input
             return []  # announced when Codex names the new thread
-        return [Action("tool.call", {"call_id": call_id, "tool": name, "input": tool_input}, at=at)]
+        return [Action("tool.call", annotate({"call_id": call_id, "tool": name, "input": tool_input}, "codex"), at=at)]
 
     def _output(self, p: dict[str, Any], at: float) -> list[Action]:
         call_id = str(p.get("call_id") or "")

@@ -14,6 +14,7 @@ import orjson
 
 from benchtape.adapters.base import Command, Launch, warning
 from benchtape.adapters.lines import LineParser
+from benchtape.core.canonical import annotate
 from benchtape.core.model import ACTION_KINDS, Action
 from benchtape.core.payloads import PayloadError, check_payload
 
@@ -38,6 +39,8 @@ class MockParser(LineParser):
             check_payload(kind, data)  # what the store's writer would refuse is a warning here, as an unknown kind is
         except PayloadError as exc:
             return [warning(f"a mock event the store would refuse: {exc}", line)]
+        if kind == "tool.call" and "action" not in data:
+            annotate(data, "mock")  # type: ignore[arg-type]  # a mock event is a plain dict; check_payload just checked it
         return [Action.untyped(kind, data, thread=thread)]
 
     def finish(self) -> list[Action]:
@@ -46,6 +49,7 @@ class MockParser(LineParser):
 
 class MockAdapter:
     name = "mock"
+    native_tools: frozenset[str] | None = None  # whatever the script names: it declares nothing
     bookkeeping: tuple[str, ...] = ()
     own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 
@@ -115,12 +115,33 @@ def _validate(name: str, json_out: bool) -> int:
         "repeated_arms": [{"block": b, "arm": a.label} for b, a in ev.duplicates()],
         "unpriced_models": sorted({s.model_id for a in ev.arms for s in a.steps if s.model_id and s.model_id not in FREE_MODELS and not pricing.priced(s.model_id)}),
         "require_env": sorted({var for a in ev.arms for s in a.steps for var, _ in s.effects.require_env}),
+        "warnings": _tool_warnings(ev, tasks),
     }
     if json_out:
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     else:
         validation(doc, ev.path, evaluation_ref(ev.path))
+        for line in doc["warnings"]:
+            print(line, file=sys.stderr)
     return 0
+
+
+def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
+    """Checks naming a native tool some setup's harness never emits (benchtape.preflight owns the finding)."""
+    from dataclasses import replace
+
+    from benchtape.preflight import native_tool_warnings
+
+    by_bench: dict[Any, list[Any]] = {}
+    for task in tasks:
+        by_bench.setdefault(task.bench.path, []).append(task)
+    out: list[str] = []
+    for arm in ev.arms:
+        for step in arm.steps:
+            for group in by_bench.values():
+                bench = replace(group[0].bench, scenarios=[t.scenario for t in group])
+                out.extend(native_tool_warnings(bench, step.harness, who=f"setup {arm.label}"))
+    return list(dict.fromkeys(out))
 
 
 # ---------------------------------------------------------------- compare

@@ -150,7 +150,7 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
                 seen.add(key)
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
                 noop = step.harness == "mock" and step.model_id == NOOP_MODEL
-                pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, concurrency=req.concurrency, noop=noop, model=step.model_id))
+                pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}"))
     pf.blocking = list(dict.fromkeys(pf.blocking))
     return pf
 

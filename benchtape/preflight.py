@@ -69,7 +69,7 @@ def known_harness(name: str) -> bool:
     return name in harness_names()
 
 
-def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, allow_network: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None) -> Preflight:
+def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | None = None, allow_host_writes: bool = False, allow_network: bool = False, concurrency: int = 4, noop: bool = False, env: dict[str, str] | None = None, model: str | None = None, who: str | None = None) -> Preflight:
     env = dict(os.environ if env is None else env)
     pf = Preflight()
     name = harness or bench.harness or "mock"
@@ -84,6 +84,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.merge(_scripted(bench, name, sandbox, noop, env))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
+    pf.notes.extend(native_tool_warnings(bench, name, who))
     if name == "mock" and rich_mode():
         if any(spec.type in JUDGE_TYPE_NAMES for sc in bench.scenarios for spec in _walk(sc.checks)):
             pf.notes.append(f"{where}: MADBENCH_MOCK_RICH=1: AI checks are answered by the offline demo evaluator (provider demo, model mock-rich), not a judge model")
@@ -412,6 +413,31 @@ def check_problems(spec: CheckSpec, where: PreflightContext | None = None) -> li
             return [str(exc)]
         return []
     return preflight_problems(spec, where)
+
+
+def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None) -> list[str]:
+    """A check naming a native tool that `harness` never emits can never match there (a codex
+    session has no `Read`): one warning per check and name, with the canonical spelling that
+    matches every harness. A harness that declares no names (the mock) is never warned of.
+    The one owner of this finding: preflight, `run --dry-run` and `evaluation validate` ask it."""
+    from benchtape.checks.common import tool_names
+    from benchtape.core.canonical import is_canonical, spelling_for
+
+    emitted = getattr(get_adapter(harness), "native_tools", None) if known_harness(harness) else None
+    if not emitted:
+        return []
+    label = f"{who} ({harness})" if who else f"harness {harness}"
+    out = []
+    for sc in bench.scenarios:
+        for spec in _walk(sc.checks):
+            for name in tool_names(spec):
+                if is_canonical(name) or name in emitted or name.startswith("mcp__"):
+                    continue
+                out.append(
+                    f"warning: {spec.where}: {spec.type} names the tool {name!r}, which {label} never emits, so it can never match there; "
+                    f"write {spelling_for(name)!r} to match every harness (or the {harness} tool's own name)"
+                )
+    return out
 
 
 def judge_problems(bench: BenchSpec, env: dict[str, str]) -> list[str]:

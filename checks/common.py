@@ -218,3 +218,26 @@ def short(text: str, limit: int = 200) -> str:
 
 def _kind(value: Any) -> str:
     return {dict: "a mapping", list: "a list", tuple: "a list"}.get(type(value), type(value).__name__)
+
+
+# Where each check that takes tool names holds them (checks/session.py, checks/mastra.py):
+# preflight reads them through `tool_names` to warn of a native name a harness never emits.
+_TOOL_NAMES_IN = {
+    "session:tool-used": ("value",),
+    "session:tool-args-match": ("value",),
+    "session:tool-sequence": ("value",),
+    "session:tools-only": ("value",),
+    "session:file-read": ("args.tools",),  # its default names the read tools of every harness
+    "code-tool-call-accuracy": ("args.expectedTool", "args.expectedToolOrder"),
+}
+
+
+def tool_names(spec: CheckSpec) -> list[str]:
+    """The tool names a check spec names (native or `action:…`), as written; [] for a check that names none."""
+    out: list[str] = []
+    for where in _TOOL_NAMES_IN.get(spec.type, ()):
+        value = spec.value if where == "value" else (spec.args.get(where[len("args."):]) if isinstance(spec.args, dict) else None)
+        for name in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+            if isinstance(name, str) and name.strip():
+                out.append(name.strip())
+    return out

@@ -57,8 +57,51 @@ def _render_check(info: CheckInfo) -> list[str]:
     return lines
 
 
+def _tool_names_intro() -> list[str]:
+    """Native and canonical tool names: which checks read which (issue 34)."""
+    from benchtape.core.canonical import KINDS
+
+    return [
+        "#### Tool names: native or canonical",
+        "",
+        "Every tool call is recorded with its native name (Claude Code's `Read`, Codex's `command_execution`)",
+        "and its **canonical action**, the same word in every harness (benchtape.core.canonical):",
+        f"{', '.join(f'`{k}`' for k in KINDS if k != 'mcp')}, and `mcp:<server>/<tool>`, with the files it touched and the command it ran.",
+        "A check that takes tool names takes either form:",
+        "",
+        "- a native name (`Edit`) matches exactly that tool of that harness, as it always did;",
+        "- a canonical one, `action:<kind>` (`action:read`, `action:edit`, `action:shell`, `action:mcp:github/create_issue`,",
+        "  `action:mcp:github` for any tool of that server, `action:mcp` for any MCP call), matches every harness's calls",
+        "  of that action. A call matches each action it did: a codex `cat -- calc.py` is `action:read` and `action:shell`;",
+        "  an apply_patch that adds one file and updates another is `action:write` and `action:edit`.",
+        "",
+        "Claude Code's Read/NotebookRead, a plain `cat`/`head`/`tail`/`nl`/`sed -n` of a file (alone, chained with `&&`/`;`, or",
+        "piped into plain filters; no redirection or substitution) are reads; Write and apply_patch's Add File are writes;",
+        "Edit/MultiEdit/NotebookEdit and apply_patch's Update/Delete File (codex's `file_change` add = write, update = edit)",
+        "are edits; Glob/Grep/LS and a plain `rg`/`grep`/`ls`/`find` are searches; every other command is `shell` only.",
+        "",
+        "| check | reads | native name | `action:` spelling |",
+        "|---|---|---|---|",
+        "| `session:tool-used` | invocations (calls, MCP calls, skills, spawns) | yes | yes (a spawn is `action:subagent`, a skill `action:other`) |",
+        "| `session:tool-args-match` | calls | yes | yes (the args are still the harness's own) |",
+        "| `session:tool-sequence` | calls | yes | yes |",
+        "| `session:tools-only` | calls | yes | yes |",
+        "| `session:file-read` (`args.tools`) | calls: a native read tool's path argument, an `action:` read's files | yes | yes (default: the read tools and `action:read`) |",
+        "| `code-tool-call-accuracy` | calls | yes | yes |",
+        "| `environment:tool-available` | the tool's init roster | yes | no: a roster lists native names |",
+        "| `llm-tool-call-accuracy` | calls, as text for the judge | (text) | (text): the judge reads names, it does not match them |",
+        "",
+        "`benchtape preflight`, `run --dry-run` and `evaluation validate` warn when a check names a native tool that an",
+        "arm's harness never emits (each adapter declares its `native_tools`), naming the check, the harness and the",
+        "`action:` spelling to write instead.",
+        "",
+    ]
+
+
 def _family_intro(family: str) -> list[str]:
     """What a family's checks share, where one page of prose says it better than each check."""
+    if family == "session":
+        return _tool_names_intro()
     if family != "Judge":
         return []
     from benchtape.checks.judge import prompt_files

@@ -16,7 +16,8 @@ from typing import Any, Iterable
 from benchtape.checks.common import args_of, as_bool, as_list, as_text, char_masks, output_of, score_threshold, short, tool_calls
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from benchtape.core.results import CheckSpec, Result
-from benchtape.core.model import Session
+from benchtape.core.canonical import is_canonical, matches, spelling_problem
+from benchtape.core.model import Call, Session
 
 FAMILY = "Mastra"
 CONTINUOUS = 0.7
@@ -370,25 +371,31 @@ def code_tool_call_accuracy(spec: CheckSpec) -> Evaluator:
         raise CheckConfigError(f"{spec.type}: give exactly one of args.expectedTool or args.expectedToolOrder")
     tool = as_text(one, type=spec.type, name="args.expectedTool") if one is not None else None
     sequence = as_list(order, type=spec.type, name="args.expectedToolOrder") if order is not None else None
+    for name in [tool] if tool is not None else sequence or []:
+        problem = spelling_problem(name) if is_canonical(name) else None
+        if problem:
+            raise CheckConfigError(f"{spec.type}: {problem}")
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        called = [c.tool for c in tool_calls(session)]
+        calls = tool_calls(session)
+        called = [c.tool for c in calls]
         ev: dict[str, Any] = {"tools_called": called[:50], "calls": len(called), "strict": strict}
         if tool is not None:
             ev["expected_tool"] = tool
-            ok = tool in called and (not strict or set(called) == {tool})
-            why = (f"{tool} was called" + (" and nothing else" if strict else "")) if ok else (f"{tool} was never called" if tool not in called else f"other tools were called too: {sorted(set(called) - {tool})}")
+            hit = [matches(tool, c.tool, c.canonical) for c in calls]
+            ok = any(hit) and (not strict or all(hit))
+            why = (f"{tool} was called" + (" and nothing else" if strict else "")) if ok else (f"{tool} was never called" if not any(hit) else f"other tools were called too: {sorted({c.tool for c, h in zip(calls, hit) if not h})}")
         else:
             assert sequence is not None
             ev["expected_order"] = sequence
-            ok = called == sequence if strict else _is_subsequence(sequence, called)
+            ok = (len(calls) == len(sequence) and all(matches(w, c.tool, c.canonical) for w, c in zip(sequence, calls))) if strict else _is_subsequence(sequence, calls)
             why = f"tools called in the order {sequence}" if ok else f"calls {short(str(called), 120)} are not {'exactly' if strict else 'in the order'} {sequence}"
         return _graded(spec, 1.0 if ok else 0.0, threshold, why + ": score", ev)
 
     return evaluate
 
 
-def _is_subsequence(needle: list[str], hay: list[str]) -> bool:
+def _is_subsequence(needle: list[str], hay: list[Call]) -> bool:
     it = iter(hay)
-    return all(any(x == h for h in it) for x in needle)
+    return all(any(matches(x, h.tool, h.canonical) for h in it) for x in needle)
 

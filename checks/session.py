@@ -6,6 +6,11 @@ subagent spawns, each under the tool name that started it), while `tool-args-mat
 `tool-sequence`, `tools-only` and `file-read` read only `Session.calls`, the lossy view
 that holds tool and MCP calls and never a skill or a spawn.
 
+Every check here that takes tool names (tool-used, tool-args-match, tool-sequence, tools-only,
+file-read's args.tools) takes them in either form: a native name (`Edit`, `command_execution`)
+matches that tool exactly, as it always did; a canonical one (`action:edit`, `action:read`,
+`action:mcp:server/tool`; benchtape.core.canonical) matches every harness's calls of that action.
+
 Two scoping keys recur:
 - `args.thread`: `main`, a subagent's type or thread id, or omitted for every thread.
   A spawn row carries the subagent's own thread, so `tool-used Task` with `thread: main`
@@ -27,11 +32,13 @@ from benchtape.checks.bounds import Bound, parse_bound
 from benchtape.checks.common import args_of, family_register, no_value, richer_call_ids, short, text_value, tool_calls
 from benchtape.checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, alias
+from benchtape.core.canonical import PREFIX, is_canonical, matches, spelling_problem
 from benchtape.core.model import MAIN, Call, Invocation, Session
 from benchtape.core.results import CheckSpec, Result
 
 OUTCOMES = ("any", "ok", "error")
 READ_TOOLS = ("Read", "NotebookRead", "View", "read_file")
+READ_DEFAULT = (*READ_TOOLS, PREFIX + "read")  # file-read's default: the read tools, and a read in any harness (a plain `cat` of a shell command)
 PATH_KEYS = ("file_path", "path", "notebook_path")
 VERBS = (
     "tool-used",
@@ -117,7 +124,27 @@ def _names(spec: CheckSpec, what: str = "tool") -> list[str]:
     bad = [n for n in names if not isinstance(n, str) or not n.strip()]
     if bad:
         raise CheckConfigError(f"{spec.type}: every entry of value must be a {what} name (a non-empty string); got {bad[0]!r}")
-    return [n.strip() for n in names]
+    names = [n.strip() for n in names]
+    _canonical_spellings(spec, names)
+    return names
+
+
+def _canonical_spellings(spec: CheckSpec, names: list[str]) -> None:
+    """Refuse an `action:…` name that names no canonical action (a typo would never match)."""
+    for name in names:
+        problem = spelling_problem(name) if is_canonical(name) else None
+        if problem:
+            raise CheckConfigError(f"{spec.type}: {problem}")
+
+
+def _matcher(names: list[str]) -> Any:
+    """A predicate (tool, canonical) -> bool: a native name matches its tool exactly, a
+    canonical one (`action:edit`) every harness's calls of that action."""
+    native = frozenset(n for n in names if not is_canonical(n))
+    canonical = [n for n in names if is_canonical(n)]
+    if not canonical:
+        return lambda tool, c: tool in native
+    return lambda tool, c: tool in native or any(matches(n, tool, c) for n in canonical)
 
 
 def _invocations(session: Session) -> list[Invocation]:
@@ -172,23 +199,30 @@ def tool_used(spec: CheckSpec) -> Evaluator:
     # what the evidence and reason say of the scope and bound: the same for every session
     narrowed = {**scope.evidence(), **(declared.evidence() if declared else {})}
     phrase, wanted = scope.phrase(), bound.describe()
+    canonical = [t for t in dict.fromkeys(tools) if is_canonical(t)]
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         everything = _invocations(session)
         in_scope = everything if scope.thread is None else [i for i in everything if session.in_thread(i.thread, scope.thread)]
-        attempted = {t: 0 for t in tools}
-        counts = {t: 0 for t in tools}
+        attempted = {t: 0 for t in tools if not is_canonical(t)}  # native names first: a call's own tool is looked up
+        counts = dict(attempted)
+        attempted.update((t, 0) for t in canonical)
+        counts.update((t, 0) for t in canonical)
         census = {"ok": 0, "error": 0, "unknown": 0}
         for inv in in_scope:
             tool = inv.tool
-            if tool not in attempted:
+            hits = [tool] if tool in attempted else []
+            if canonical:
+                hits += [t for t in canonical if matches(t, tool, inv.canonical)]
+            if not hits:
                 continue
-            attempted[tool] += 1
             # inv.outcome, inlined: a session has a hundred of these
             got = ("error" if inv.is_error else "ok") if inv.has_result and inv.is_error is not None else None
             census[got or "unknown"] += 1
-            if outcome == "any" or got == outcome:
-                counts[tool] += 1
+            for hit in hits:
+                attempted[hit] += 1
+                if outcome == "any" or got == outcome:
+                    counts[hit] += 1
         evidence = {
             "counts": counts,
             "counts_attempted": attempted,
@@ -224,6 +258,8 @@ def tool_used(spec: CheckSpec) -> Evaluator:
 )
 def tool_args_match(spec: CheckSpec) -> Evaluator:
     tool = text_value(spec, "be the tool's name, e.g. value: Read").strip()
+    _canonical_spellings(spec, [tool])
+    named = _matcher([tool])
     expected = args_of(spec).get("args")
     if not isinstance(expected, dict) or not expected:
         raise CheckConfigError(
@@ -250,7 +286,7 @@ def tool_args_match(spec: CheckSpec) -> Evaluator:
         return None
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        calls = [c for c in scope.calls(session) if c.tool == tool]
+        calls = [c for c in scope.calls(session) if named(c.tool, c.canonical)]
         evidence: dict[str, Any] = {
             "tool": tool,
             "expected": {k: (str(v) if isinstance(v, Matcher) else v) for k, v in wanted.items()},
@@ -298,14 +334,16 @@ def tool_sequence(spec: CheckSpec) -> Evaluator:
     expected = _names(spec)
     scope = _Scope.of(spec, outcome=False)
 
+    wants = [_matcher([want]) for want in expected]
+
     def evaluate(session: Session, ctx: CheckContext) -> Result:
-        observed = [c.tool for c in scope.calls(session)]
+        calls = scope.calls(session)
+        observed = [c.tool for c in calls]
         positions: list[int] = []
         at = 0
-        for want in expected:
-            try:
-                at = observed.index(want, at) + 1
-            except ValueError:
+        for want in wants:
+            at = next((i + 1 for i in range(at, len(calls)) if want(calls[i].tool, calls[i].canonical)), 0)
+            if not at:
                 break
             positions.append(at)
         evidence = {"expected": expected, "observed": observed, "matched": len(positions), "positions": positions, **scope.evidence()}
@@ -337,15 +375,15 @@ def tools_only(spec: CheckSpec) -> Evaluator:
             f"or write session:step-count with args: {{eq: 0}} for a run that must call nothing"
         )
     allowed = _names(spec)
-    allowed_set = set(allowed)
+    admitted = _matcher(allowed)
     scope = _Scope.of(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         calls = scope.calls(session)
         violations = [
-            {"call": i, "of": len(calls), "tool": c.tool, "thread": c.thread, "seq": c.seq}
+            {"call": i, "of": len(calls), "tool": c.tool, "action": c.canonical.action, "thread": c.thread, "seq": c.seq}
             for i, c in enumerate(calls, 1)
-            if c.tool not in allowed_set
+            if not admitted(c.tool, c.canonical)
         ]
         blind = [
             {"thread": sub.thread, "agent": sub.agent}
@@ -385,9 +423,9 @@ def tools_only(spec: CheckSpec) -> Evaluator:
 @_reg(
     "file-read",
     summary="the agent read the file (a path relative to the work dir, absolute, or a matcher)",
-    reads="session.calls of read tools: their file_path / path / notebook_path argument",
+    reads="session.calls: a native read tool's file_path / path / notebook_path argument; an action:read call's files (a plain cat/head/sed -n of a shell command too)",
     args={
-        "tools": f"read tools whose path argument counts (default {', '.join(READ_TOOLS)})",
+        "tools": f"read tools whose path argument counts, native or canonical (default {', '.join(READ_DEFAULT)})",
         "thread": THREAD_ARG,
         "outcome": OUTCOME_ARG,
     },
@@ -400,13 +438,24 @@ def file_read(spec: CheckSpec) -> Evaluator:
         matcher = compile_matcher(value)
     except MatcherError as exc:
         raise CheckConfigError(f"{spec.type}: value: {exc}") from exc
-    tools = args_of(spec).get("tools", list(READ_TOOLS))
+    tools = args_of(spec).get("tools", list(READ_DEFAULT))
     if isinstance(tools, str):
         tools = [tools]
     if not isinstance(tools, list) or not tools or not all(isinstance(t, str) and t for t in tools):
         raise CheckConfigError(f"{spec.type}: args.tools must be a non-empty list of tool names, e.g. [Read]; got {tools!r}")
-    read_tools = set(tools)
+    _canonical_spellings(spec, tools)
+    read_tools = {t for t in tools if not is_canonical(t)}
+    read_kinds = {t[len(PREFIX):] for t in tools if is_canonical(t)}
     scope = _Scope.of(spec)
+
+    def paths_read(call: Call) -> list[str]:
+        """A native read tool's path argument (as before); a canonical read's files of that kind."""
+        if call.tool in read_tools:
+            p = _path_arg(call)
+            return [p] if p is not None else []
+        if read_kinds:
+            return [p for p, kind in call.canonical.files if kind in read_kinds]
+        return []
     literal = matcher.kind == "exact"
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -415,7 +464,7 @@ def file_read(spec: CheckSpec) -> Evaluator:
         if literal and not os.path.isabs(matcher.pattern) and root is None:
             return Result.error(f"{spec.type}: the session recorded no work dir, so the relative path {matcher.pattern!r} cannot be resolved")
         expected = _resolve(matcher.pattern, root) if literal else str(matcher)
-        reads = [(c, p) for c in scope.calls(session) if c.tool in read_tools for p in [_path_arg(c)] if p is not None]
+        reads = [(c, p) for c in scope.calls(session) for p in paths_read(c)]
         evidence = {
             "work_dir": work_dir,
             "expected_resolved": expected,

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypedDict, overload
 MAIN = "main"
 
 from benchtape.core import payloads  # the payload types, one per kind
+from benchtape.core.canonical import OTHER, SUBAGENT, Canonical, of_call
 from benchtape.core.payloads import ACTION_KINDS, METRIC_FIELDS, STAGED  # noqa: E402,F401 - the one registry of kinds, re-exported
 
 
@@ -190,10 +191,23 @@ class Call:
     result_seq: int | None = None
     has_result: bool = False
     agent: str | None = None  # the subagent's type when thread != main
+    canonical: Canonical = OTHER  # what it did, in every harness's words (core/canonical.py): as recorded, or derived on read
 
     @property
     def outcome(self) -> str | None:
         return outcome_of(self.is_error) if self.has_result else None
+
+    @property
+    def action(self) -> str:
+        return self.canonical.action
+
+    @property
+    def paths(self) -> list[str]:
+        return self.canonical.paths
+
+    @property
+    def command(self) -> str | None:
+        return self.canonical.command
 
     def madbench(self) -> dict[str, Any]:
         """The call as madbench's `calls[]` has it (a grader's envelope, a report): `thread` ""
@@ -210,12 +224,17 @@ class Call:
 
     def to_dict(self) -> dict[str, Any]:
         is_error = self.is_error
+        canonical = self.canonical
         return {
             "seq": self.seq,
             "thread": self.thread,
             "agent": self.agent,
             "call_id": self.call_id,
             "tool": self.tool,
+            "action": canonical.action,
+            "paths": canonical.paths,
+            "files": [{"path": p, "action": a} for p, a in canonical.files],
+            "command": canonical.command,
             "input": self.input,
             "output": self.output,
             "outcome": ("error" if is_error else "ok") if self.has_result and is_error is not None else None,  # self.outcome, inlined: a query builds thousands
@@ -239,6 +258,7 @@ class Invocation:
     has_result: bool = False
     name: str | None = None  # skill name or subagent type
     agent: str | None = None  # agent type of `thread` when it is a subagent
+    canonical: Canonical = OTHER  # a tool or MCP call's canonical action; a spawn's is subagent, a skill's other
 
     @property
     def outcome(self) -> str | None:
@@ -397,9 +417,9 @@ class Session:
 
 # project() builds Calls and Invocations positionally (keywords cost ~40% more per call, and
 # a session has a hundred); this keeps a reordered or added field from misfiling silently.
-if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "input", "output", "is_error", "result_seq", "has_result", "agent") or tuple(
+if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "input", "output", "is_error", "result_seq", "has_result", "agent", "canonical") or tuple(
     Invocation.__dataclass_fields__
-) != ("kind", "tool", "thread", "call_id", "is_error", "has_result", "name", "agent"):
+) != ("kind", "tool", "thread", "call_id", "is_error", "has_result", "name", "agent", "canonical"):
     raise TypeError("Call/Invocation fields changed: update the positional constructors in project()")
 
 
@@ -622,6 +642,7 @@ class _Structure:
         by_thread: dict[str, list[Call]] = {}
         agents: dict[str, str | None] = {}  # thread -> its agent as known at this point (a subagent's)
         append = calls.append
+        harness: str | None = None  # whose vocabulary the calls are in: a call recorded before calls carried their action is read in it
         for seq, _at, thread, kind, d in self.rows:
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
                 agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
@@ -631,8 +652,8 @@ class _Structure:
                 if call_id.__class__ is not str:
                     call_id = str(call_id)
                 value = tc.get("input")
-                # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-                call = Call(seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent, canonical)
+                call = Call(seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None, of_call(tc, harness))
                 append(call)
                 pending[call_id] = call
                 if thread != MAIN:
@@ -644,6 +665,8 @@ class _Structure:
                 if found is not None:
                     is_error = tr.get("is_error")
                     found.output, found.is_error, found.result_seq, found.has_result = tr.get("output"), None if is_error is None else bool(is_error), seq, True
+            elif kind == "session.started" and harness is None:
+                harness = d.get("harness")
             elif kind == "subagent.spawned":
                 sp: payloads.SubagentSpawned = d
                 spawned_thread = str(sp.get("thread") or sp.get("call_id") or f"agent-{seq}")
@@ -662,6 +685,7 @@ class _Structure:
         agents: dict[str, str | None] = {}  # as in _fold_calls
         spawn_calls: dict[str, Any] = {}  # subagent thread -> its spawn's call id as known at this point
         append = invocations.append
+        harness: str | None = None  # as in _fold_calls
         for seq, _at, thread, kind, d in self.rows:
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
                 agents[thread] = d.get("agent")
@@ -672,7 +696,7 @@ class _Structure:
                 if call_id.__class__ is not str or not call_id:  # an id is a non-empty string but for odd imports
                     call_id = str(call_id or f"seq-{seq}")
                 # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
-                inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None)
+                inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None, of_call(tc, harness))
                 append(inv)
                 by_call[call_id] = inv
             elif kind == "tool.result":
@@ -682,12 +706,14 @@ class _Structure:
                 if found is not None:
                     is_error = tr.get("is_error")
                     found.is_error, found.has_result = None if is_error is None else bool(is_error), True
+            elif kind == "session.started" and harness is None:
+                harness = d.get("harness")
             elif kind == "subagent.spawned":
                 sp: payloads.SubagentSpawned = d
                 spawned_thread = str(sp.get("thread") or sp.get("call_id") or f"agent-{seq}")
                 agent = agents[spawned_thread] = sp.get("agent") or agents.get(spawned_thread)
                 spawn_call = spawn_calls[spawned_thread] = sp.get("call_id") or spawn_calls.get(spawned_thread)
-                inv = Invocation(kind="subagent", tool=sp.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent)
+                inv = Invocation(kind="subagent", tool=sp.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent, canonical=SUBAGENT)
                 invocations.append(inv)
                 if spawn_call:
                     by_call[str(spawn_call)] = inv

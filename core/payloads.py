@@ -120,6 +120,9 @@ class ToolCall(TypedDict, total=False):
     tool: str
     input: Any  # an object, but as the harness wrote it: the projection reads any other value as {"value": it}
     server: bool  # claude: a server-side tool (server_tool_use: web search, run by the API)
+    action: str  # the canonical action (core/canonical.py): read, write, edit, shell, search, web, subagent, plan, mcp:<server>/<tool>, other
+    files: list[dict[str, Any]]  # the files it touched: [{path, action}] (read, write, edit, search), in call order
+    command: str  # the shell command it ran, as the harness wrote it
 
 
 class ToolResult(TypedDict, total=False):

@@ -588,6 +588,37 @@ def _m18_shown_grading(db: sqlite_utils.Database) -> None:
     db.executescript(SESSION_SUMMARY.format(latest=latest, counts=summary_counts(_COUNT_SETS)))
 
 
+def _m19_call_actions(db: sqlite_utils.Database) -> None:
+    """The calls view shows each call's canonical action (benchtape.core.canonical), the files it
+    touched and the command it ran. A view, so nothing recorded changes: a call recorded before
+    calls carried them shows NULL here, and `benchtape query` (the read side) derives them."""
+    db.executescript(
+        """
+        DROP VIEW calls;
+        CREATE VIEW calls AS
+            SELECT c.session_id AS session_id, c.thread AS thread, c.seq AS seq,
+                   json_extract(c.data, '$.call_id') AS call_id,
+                   json_extract(c.data, '$.tool') AS tool,
+                   json_extract(c.data, '$.action') AS action,
+                   CASE WHEN json_type(c.data, '$.files') = 'array'
+                        THEN (SELECT json_group_array(json_extract(f.value, '$.path')) FROM json_each(c.data, '$.files') f)
+                        WHEN json_type(c.data, '$.action') IS NOT NULL THEN json_array() END AS paths,
+                   json_extract(c.data, '$.files') AS files,
+                   json_extract(c.data, '$.command') AS command,
+                   json_extract(c.data, '$.input') AS input,
+                   json_extract(r.data, '$.output') AS output,
+                   CASE WHEN r.seq IS NULL OR json_type(r.data, '$.is_error') IS NULL
+                             OR json_type(r.data, '$.is_error') = 'null' THEN NULL
+                        WHEN json_extract(r.data, '$.is_error') THEN 'error' ELSE 'ok' END AS outcome,
+                   json_extract(r.data, '$.is_error') AS is_error
+            FROM actions c
+            LEFT JOIN actions r ON r.session_id = c.session_id AND r.kind = 'tool.result'
+                 AND json_extract(r.data, '$.call_id') = json_extract(c.data, '$.call_id')
+            WHERE c.kind = 'tool.call';
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -607,6 +638,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m16_outcomes,
     _m17_metric_values,
     _m18_shown_grading,
+    _m19_call_actions,
 ]
 
 

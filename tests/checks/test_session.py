@@ -561,3 +561,43 @@ def test_a_spawn_recorded_twice_is_one_invocation_and_no_call():
     assert grade(s, "session:tool-sequence", ["Task"]).status == "FAIL"  # Calls never hold a spawn
     r = grade(s, "session:tools-only", ["Grep"])
     assert r.status == "PASS" and r.evidence["calls_seen"] == 1
+
+
+# ---------------------------------------------------------------- canonical actions (issue 34)
+
+
+def _codex_session(tmp: str = "/w") -> Session:
+    """A codex session as its adapter records it: a `cat`, an apply_patch, a test run."""
+    from benchtape.core.canonical import annotate
+
+    def tc(cid: str, tool: str, input: dict) -> list[Action]:
+        return [Action("tool.call", annotate({"call_id": cid, "tool": tool, "input": input}, "codex")), Action("tool.result", {"call_id": cid, "output": "", "is_error": False})]
+
+    return folded(
+        Action("session.started", {"scenario": "s", "harness": "codex", "prompt": "p", "work_dir": tmp}),
+        *tc("c1", "command_execution", {"command": "/bin/bash -lc 'cat -- calc.py'"}),
+        *tc("c2", "file_change", {"changes": [{"path": f"{tmp}/calc.py", "kind": "update"}]}),
+        *tc("c3", "command_execution", {"command": "/bin/bash -lc 'python3 -m unittest -q'"}),
+    )
+
+
+def test_a_canonical_name_matches_codex_calls_a_native_one_keeps_its_meaning():
+    s = _codex_session()
+    assert grade(s, "session:tool-sequence", ["action:read", "action:edit", "action:shell"]).passed
+    assert not grade(s, "session:tool-sequence", ["Read", "Edit", "Bash"]).passed  # a native name is that tool, exactly
+    assert grade(s, "session:tool-sequence", ["command_execution", "file_change", "command_execution"]).passed
+    assert grade(s, "session:tools-only", ["action:read", "action:edit", "action:shell"]).passed
+    failed = grade(s, "session:tools-only", ["action:read", "action:edit"])
+    assert not failed.passed and "command_execution is not allowed (call 3 of 3)" in failed.reason
+    used = grade(s, "session:tool-used", ["action:edit", "action:shell"])
+    assert used.passed and used.evidence["counts"] == {"action:edit": 1, "action:shell": 2}  # the `cat` ran in a shell too
+    assert grade(s, "session:file-read", "calc.py").passed  # the default counts a canonical read
+    assert not grade(s, "session:file-read", "calc.py", tools=["Read"]).passed
+    assert grade(s, "session:tool-args-match", "action:read", args={"command": "contains:cat --"}).passed  # the args are the harness's own
+    assert grade(s, "code-tool-call-accuracy", None, expectedToolOrder=["action:read", "action:edit", "action:shell"]).passed
+
+
+def test_a_misspelt_action_is_refused_when_the_check_is_built():
+    for type, value in (("session:tool-sequence", ["action:edits"]), ("session:tools-only", ["action:mcp:"]), ("session:tool-used", "action:Read")):
+        with pytest.raises(CheckConfigError, match="names no action"):
+            build(CheckSpec(type=type, value=value))

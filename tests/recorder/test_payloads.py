@@ -117,13 +117,13 @@ def test_a_mock_event_the_writer_would_refuse_is_a_warning():
     (action,) = MockParser().feed('{"kind": "tool.call", "data": {"call_id": 1, "tool": "Read"}}')
     assert action.kind == "adapter.warning" and "'call_id' is int (1)" in action.payload("adapter.warning")["what"]
     (kept,) = MockParser().feed('{"kind": "tool.call", "data": {"call_id": "c1", "tool": "Read", "note": "kept"}}')
-    assert kept.kind == "tool.call" and kept.data == {"call_id": "c1", "tool": "Read", "note": "kept"}
+    assert kept.kind == "tool.call" and kept.data == {"call_id": "c1", "tool": "Read", "note": "kept", "action": "read"}  # the canonical action, derived
 
 
 def test_every_payload_type_has_a_json_type_for_each_field():
     """The writer's table is derived from the annotations at import: every kind is in it."""
     assert set(payloads._FIELDS) == set(KINDS)
-    assert payloads._FIELDS["tool.call"] == {"call_id": frozenset({str}), "tool": frozenset({str}), "server": frozenset({bool})}
+    assert payloads._FIELDS["tool.call"] == {"call_id": frozenset({str}), "tool": frozenset({str}), "server": frozenset({bool}), "action": frozenset({str}), "files": frozenset({list, tuple}), "command": frozenset({str})}
 
 
 def test_a_results_passed_is_its_status():
