@@ -109,9 +109,13 @@ def test_task_list_shows_them_valid_until_the_folder_changes(at_home: dict[str, 
     assert {t: rows[t]["state"] for t in VALID} == dict.fromkeys(VALID, "valid")
     assert rows["hello-file"]["format"] == "harbor" and rows["always-passes"]["state"] == "unvalidated"
     instruction = repo / ".benchtape" / "tasks" / "dataset" / "hello-file" / "instruction.md"
-    instruction.write_text(instruction.read_text() + "\nAlso be polite.\n")
-    rows = {r["id"]: r for r in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"]}
-    assert rows["hello-file"]["state"] == "stale" and rows["fix-the-sum"]["state"] == "valid"
+    was = instruction.read_text()
+    instruction.write_text(was + "\nAlso be polite.\n")
+    try:
+        rows = {r["id"]: r for r in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"]}
+        assert rows["hello-file"]["state"] == "stale" and rows["fix-the-sum"]["state"] == "valid"
+    finally:  # the module's other tests share these tasks
+        instruction.write_text(was)
 
 
 def test_a_bad_task_toml_is_bad_input_naming_file_and_line(tmp_path: Path):
