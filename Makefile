@@ -15,7 +15,8 @@ $(BIN)/benchtape: pyproject.toml
 # first import, which never writes it where PYTHONDONTWRITEBYTECODE is set (this machine, many
 # container images), and then every command compiled each module it imports, every time
 # (`benchtape sessions` 520 ms against 329). Up to date, this is a quick mtime check.
-PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay fixtures-red
+PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay
+# fixtures-red/ is testdata, not code benchtape imports: never compiled (a __pycache__ there would be staged)
 install: $(BIN)/benchtape
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) >/dev/null
 
@@ -44,9 +45,11 @@ bench: install
 	-$(BIN)/python benchmarks/real_overhead.py
 	-$(BIN)/python benchmarks/store_import.py
 	$(BIN)/python benchmarks/store_concurrency.py
+	$(BIN)/python benchmarks/store_open.py
 	$(BIN)/python benchmarks/compare.py
 	$(BIN)/python benchmarks/judges.py
 	$(BIN)/python benchmarks/snapshot_restore.py
+	-$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/hardening.py
 	-$(BIN)/python benchmarks/inspect_compare.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
@@ -56,7 +59,7 @@ docs: install
 
 clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info
-	find $(PACKAGES) -name __pycache__ -type d -prune -exec rm -rf {} +
+	find $(PACKAGES) fixtures-red -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # A long fuzz run (hypothesis-generated bench files, transcript lines and snapshot tars, each in a
 # bounded worker): prints inputs, tracebacks, hangs and peak memory. FUZZ_INPUTS per kind; FUZZ_SEED.

@@ -179,10 +179,11 @@ class ClaudeCodeAdapter:
     # its per-process session registry and per-session environment folder (named by the
     # session's random id: each was a folder "the agent added" in `show --diff`); and in the
     # terminal UI its prompt history, its copies of each edited file (for /rewind), the URL
-    # handler it registers under ~/.local, and the Stop hook's log benchtape reads turn ends from
+    # handler it registers under ~/.local (and the MIME association xdg writes for it under
+    # ~/.config), and the Stop hook's log benchtape reads turn ends from
     bookkeeping = (
         ".claude/projects/**", ".claude/backups/**", ".claude/plugins/store/**", ".claude/statsig/**", ".claude/shell-snapshots/**", ".claude/debug/**", ".claude/.last-cleanup", ".claude/sessions/**", ".claude/session-env/**",
-        ".claude/history.jsonl", ".claude/file-history/**", ".local/share/applications/claude-code-url-handler.desktop", STOP_LOG,
+        ".claude/history.jsonl", ".claude/file-history/**", ".local/share/applications/claude-code-url-handler.desktop", ".config/mimeapps.list", STOP_LOG,
     )
     # 2.1.328 rewrites ~/.claude.json at every start (numStartups, per-project flags, caches)
     own_state = (".claude.json",)

@@ -4,7 +4,7 @@ its identity computed and looked up): target under 5 s.
 
 Builds a project (a bench of 200 tasks, an evaluation of 10 arms × 5 attempts) and a store
 holding one measurement of every cell (10,000 sessions of ~40 actions each, through the
-real `Store.append`, with identities, params and `cell.outcome` as the run loop records
+real `Store.append`, with identities, params and outcomes (`Store.add_outcome`) as the run loop records
 them), then times the real command `benchtape compare NAME --json` in a fresh process,
 from start to exit (Python start-up, loading the evaluation and hashing every task
 included), a few rounds.
@@ -56,7 +56,7 @@ def build_project(folder: Path, tasks: int, attempts: int) -> Path:
 
 
 def session_actions(rng: random.Random, prompt: str, started: dict, outcome: str) -> list[Action]:
-    """~40 actions shaped like a real session, then its cell.outcome."""
+    """~40 actions shaped like a real session (its outcome is stored beside, with add_outcome)."""
     out = [Action("session.started", started), Action("message.user", {"text": prompt})]
     for call in range(16):
         cid = f"call_{call}"
@@ -91,7 +91,7 @@ def build_store(project: Path, db: Path, cells: int) -> int:
         store.append(sid, actions[:20])
         store.append(sid, actions[20:])
         diff = {"files": rng.randint(1, 4), "lines_added": rng.randint(1, 60), "lines_removed": rng.randint(0, 30)}
-        store.append(sid, [Outcome(outcome, outcome).action(diff=diff, cell_id=identity.id)])
+        store.add_outcome(None, sid, Outcome(outcome, outcome).outcome, outcome, {"diff": diff, "cell_id": identity.id})
         made += 1
     store.close()
     return made

@@ -348,7 +348,7 @@ def show_cmd(
                 render_replay.workspace_diff(shown.row.id, changes, plain_wanted(plain))
             return 0
         if as_json:
-            render_replay.emit_json(document(shown.row, shown.session, shown.verdicts))
+            render_replay.emit_json(document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([shown.row.id]).get(shown.row.id)))
         else:
             render_replay.timeline(shown, plain_wanted(plain), full)
         return 0

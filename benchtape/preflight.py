@@ -15,6 +15,7 @@ from typing import Any
 from benchtape.adapters.base import get_adapter
 from benchtape.core.harnesses import harness_names
 from benchtape.checks import CheckConfigError, build
+from benchtape.checks.output_transforms import python_note, transform_problems, transforms_in
 from benchtape.checks.registry import PreflightContext, preflight_problems
 from benchtape.core.judgments import JudgeError
 from benchtape.spec.bench import BenchSpec, ScenarioSpec
@@ -248,6 +249,9 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
             pf.blocking.append(f"{label}: `{key}:` {path} is not executable (chmod +x it)")
     if harness == "mock" and sc.mock is None:
         pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
+    transforms = ([sc.transform] if sc.transform is not None else []) + [t for spec in sc.checks for t in transforms_in(spec)]
+    pf.blocking.extend(f"{label}: {m}" for m in transform_problems(transforms, where or PreflightContext(env=dict(os.environ), runtimes=sc.runtimes)))
+    pf.notes.extend(f"{label}: {note}" for note in [python_note(transforms)] if note)
     for i, spec in enumerate(sc.checks):
         pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec, where))
     return pf

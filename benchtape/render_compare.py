@@ -8,7 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from benchtape.render import console
-from benchtape.replay.compare import Comparison, columns, display, notes
+from benchtape.replay.compare import Comparison, columns, display, matrix_text, notes
 
 
 def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
@@ -60,5 +60,27 @@ def comparison_table(c: Comparison, plain: bool) -> None:
         out.print("paired per-task differences (A − B pass rate; exact sign test, McNemar with one attempt):", highlight=False)
         for p in c.pairs:
             out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {p.mean_difference:+.0%} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}", highlight=False)
+    if c.conclusions:
+        out.print("what this shows:", highlight=False)
+        for item in c.conclusions:
+            out.print(f"  {item['sentence']}", highlight=False)
+    if c.matrix:
+        _matrix(out, c)
+    if c.flaky:
+        labels = {r.arm: r.label for r in c.rows}
+        out.print("flaky (attempts of one setup disagree):", highlight=False)
+        for f in c.flaky:
+            out.print(f"  {f.task}  {labels.get(f.arm, f.arm)}: {', '.join(o or 'ungraded' for o in f.outcomes)}", highlight=False)
     for note in notes(c):
         out.print(f"note: {note}", highlight=False)
+
+
+def _matrix(out: Any, c: Comparison) -> None:
+    """task × setup: each attempt's outcome in order (`matrix_text`), execution failures in brackets."""
+    shown = [r for r in c.rows if r.cells or r.attempted_failures]
+    if not shown:
+        return
+    table = Table("task", *(r.label for r in shown), box=None, show_edge=False, pad_edge=False, title="per task × setup (attempts in order; [ ] not measured)", title_justify="left")
+    for task in c.tasks:
+        table.add_row(task, *(matrix_text(c.matrix.get(task, {}).get(r.arm, [])) for r in shown))
+    out.print(table)

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
+from benchtape.checks.child_runtime import PY_ANSWER, runner_reply
 from benchtape.checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, score_threshold, short, tail
 from benchtape.checks.envelope import envelope, last_json_object, result_from_reply, score_passes
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
@@ -54,15 +55,9 @@ _SCORE_BAR_ARG = "bar for a reply carrying only a score (default: above 0)"
 
 # ---------------------------------------------------------------- python
 
-_MARK = "@@benchtape-result@@ "
 # Runs in the child interpreter. User prints go to stderr so stdout carries only the reply.
-_RUNNER = r"""
-import json, os, runpy, sys, traceback
-out = sys.stdout.buffer
-sys.stdout = sys.stderr
-def emit(obj):
-    out.write(("\n@@benchtape-result@@ " + json.dumps(obj, default=str) + "\n").encode())
-    out.flush()
+_RUNNER = PY_ANSWER + r"""
+import os, runpy, traceback
 try:
     job = json.loads(sys.stdin.buffer.read())
     if job.get("path"):
@@ -112,23 +107,6 @@ def _python_source(spec: CheckSpec) -> tuple[str | None, str | None]:
     if not _defines_evaluate(tree):
         raise CheckConfigError("python: the inline source must define evaluate(output, context)")
     return v, None
-
-
-def _runner_reply(log: str) -> dict[str, Any] | None:
-    """The runner's result line: the last marked line that reads as {value} or {error}.
-
-    The script's own prints share the pipe, so a line of theirs may carry the marker too
-    (even after the real one, from an atexit hook); it is passed over, not a crash."""
-    for line in reversed(log.split("\n")):
-        if not line.startswith(_MARK):
-            continue
-        try:
-            reply = loads_json(line[len(_MARK) :])
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(reply, dict) and len(reply) == 1 and ("value" in reply or isinstance(reply.get("error"), str)):
-            return reply
-    return None
 
 
 def _script_result(value: Any, type: str, threshold: float | None) -> Result:
@@ -194,7 +172,7 @@ def python_check(spec: CheckSpec) -> Evaluator:
         log = done.output
         if done.timed_out:
             return Result.error(f"python: timed out after {format_seconds(timeout)}", {"output_tail": tail(log)})
-        reply = _runner_reply(log)
+        reply = runner_reply(log)
         if reply is None:
             return Result.error(f"python: the script produced no result (exit {done.exit_code})\n{tail(log)}", {"output_tail": tail(log)})
         if "error" in reply:

@@ -6,14 +6,12 @@ reads a missing output the same way (as "", never as a crash).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, overload
 
-import orjson
-
+from benchtape.checks.json_text import dumps_json, loads_json  # noqa: F401 - the families read them from here
 from benchtape.checks.registry import Builder, CheckConfigError, register
 from benchtape.core.model import Call, Session
 from benchtape.core.results import CheckSpec
@@ -211,23 +209,6 @@ def char_masks(pattern: str) -> dict[str, int]:
     for i, ch in enumerate(pattern):
         masks[ch] = masks.get(ch, 0) | (1 << i)
     return masks
-
-
-def loads_json(text: str) -> Any:
-    """Strict JSON (no NaN/Infinity); orjson first, the standard library for what it rejects
-    but JSON allows (numbers too large for a double)."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text, parse_constant=_reject_constant)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def dumps_json(value: Any) -> bytes:
-    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
 def short(text: str, limit: int = 200) -> str:

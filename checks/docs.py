@@ -97,6 +97,21 @@ def _family_intro(family: str) -> list[str]:
     return lines
 
 
+TRANSFORMS = [
+    "## Output transforms",
+    "",
+    "Any check (and a scenario, or its `options:`) may take `transform:`, which rewrites the output before "
+    "the check reads it. A string is JavaScript, as in madbench: an expression over `output` and `context` "
+    "(`{vars, prompt}`), a function body that `return`s, or `file://path.js[:function]`. Python is marked: "
+    "`transform: {python: \"output.strip()\"}`, or `file://path.py[:function]`. An unmarked transform that "
+    "reads as Python is refused at load, with the fix. A check's transform overrides the scenario's. "
+    "Transforms run where the session is graded (node, or bun when `defaults.bun:` pins it; python3), never "
+    "inside benchtape, one process per language per session; one that fails errors only the checks that read "
+    "its output. See [transforms.md](transforms.md).",
+    "",
+]
+
+
 def render_markdown() -> str:
     """The whole page: every registered type by family, then the refused types and aliases."""
     infos = list(catalog().values())
@@ -119,6 +134,7 @@ def render_markdown() -> str:
     ]
     out += [f"| {_title(f)} | {', '.join(f'`{i.type}`' for i in items)} |" for f, items in families]
     out.append("")
+    out += TRANSFORMS
     for family, items in families:
         out += [f"## {_title(family)}", ""] + _family_intro(family)
         for info in items:

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
 import orjson
 
+from benchtape.checks.output_transforms import SessionTransforms, check_view, transforms_in
 from benchtape.core.command_runner import CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
 from benchtape.core.errors import closest
 from benchtape.core.judgments import Judge
 from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.spec.transform_source import TransformRefused, TransformValue, transform_of
 
 # Bumped whenever any check's behaviour changes: part of every check's identity.
 CATALOG_VERSION = "2"
@@ -40,10 +43,12 @@ class CheckContext:
     `interpreter`, both provided by where grading runs (the host, or a container). AI checks
     ask `judge` (None: no judge configured, and they ERROR saying so); `model:current` reads
     the live model catalog through `catalog`; `runtimes` holds the scenario's runtime pins
-    (`defaults.bun:` → {"bun": "1.1"}).
+    (`defaults.bun:` → {"bun": "1.1"}). `transforms` runs the session's output transforms
+    where grading runs, all at once (None: a check with a `transform:` runs its own through
+    `run_command`).
     """
 
-    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes")
+    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes", "transforms")
 
     def __init__(
         self,
@@ -57,6 +62,7 @@ class CheckContext:
         judge: Judge | None = None,
         catalog: "ModelCatalog | None" = None,
         runtimes: Mapping[str, str] | None = None,
+        transforms: SessionTransforms | None = None,
     ) -> None:
         self._work_dir = work_dir
         self._workspace = workspace
@@ -68,6 +74,7 @@ class CheckContext:
         self.judge = judge  # asks a judge model (benchtape.replay.grading_judges builds it per grading)
         self.catalog = catalog  # provider id (None: every one) -> the models it lists now
         self.runtimes: Mapping[str, str] = runtimes if runtimes is not None else {}  # runtime pins: {"bun": "1.1.30"}
+        self.transforms = transforms
 
     @property
     def work_dir(self) -> Path | None:
@@ -244,16 +251,16 @@ class Check:
     def identity(self) -> str:
         return spec_hash(self.spec)
 
+    @cached_property
+    def transforms(self) -> tuple[TransformValue, ...]:
+        """The output transforms in this check and its children (run together per session)."""
+        return tuple(transforms_in(self.spec))
+
     def evaluate(self, session: Session, ctx: CheckContext) -> Result:
         """Run the check; an exception inside it is an ERROR verdict, never a crash."""
         try:
             if self.spec.transform is not None:
-                try:
-                    session = session.with_output(apply_transform(self.spec.transform, session.final_output))
-                except Unavailable:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
-                    return Result.error(f"{self.type}: transform failed: {exc}")
+                session = check_view(session, self.spec.transform, ctx, self.type)
             result = self.evaluator(session, ctx)
         except Unavailable as exc:  # what it reads could not be provided: one wording per cause
             return Result.error(str(exc), {"unavailable": exc.cause})
@@ -273,7 +280,10 @@ def build(spec: CheckSpec) -> Check:
     if canonical != spec.type:
         spec = _respell(spec, canonical)
     if spec.transform is not None:
-        compile_transform(spec.transform)
+        try:
+            transform_of(spec.transform)
+        except TransformRefused as exc:
+            raise CheckConfigError(f"{spec.type}: {exc}: {exc.fix}") from None
     try:
         evaluator = info.builder(spec)
     except CheckConfigError:
@@ -305,30 +315,6 @@ def _respell(spec: CheckSpec, canonical: str) -> CheckSpec:
     from dataclasses import replace
 
     return replace(spec, type=canonical)
-
-
-# ---------------------------------------------------------------- transforms
-
-_SAFE_BUILTINS = {
-    n: __builtins__[n] if isinstance(__builtins__, dict) else getattr(__builtins__, n)
-    for n in ("len", "str", "int", "float", "bool", "min", "max", "sum", "sorted", "list", "dict", "any", "all", "abs", "round", "enumerate", "zip", "range")
-}
-
-
-def compile_transform(expr: str) -> Any:
-    """A transform is a Python expression over `output` (madbench's is JavaScript)."""
-    try:
-        return compile(expr, "<transform>", "eval")
-    except SyntaxError as exc:
-        raise CheckConfigError(f"transform {expr!r} is not a Python expression: {exc.msg}") from exc
-
-
-def apply_transform(expr: str, output: str | None) -> str:
-    import json
-    import re
-
-    value = eval(compile_transform(expr), {"__builtins__": _SAFE_BUILTINS, "re": re, "json": json}, {"output": output or ""})
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 # ---------------------------------------------------------------- catalog loading

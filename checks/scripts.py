@@ -18,21 +18,17 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from benchtape.checks.code import _TIMEOUT_ARG, _run_dir, _runner_reply, _script_result, _timeout
+from benchtape.checks.child_runtime import BUN_INSTALL, STRIP_TYPES, js_runtime, js_runtime_problems, probe, runner_reply
+from benchtape.checks.code import _TIMEOUT_ARG, _run_dir, _script_result, _timeout
 from benchtape.checks.common import bench_relative, dumps_json, format_seconds, score_threshold, tail
 from benchtape.checks.envelope import envelope
 from benchtape.core.command_runner import grading_env
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
 from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
-
-STRIP_TYPES = "--experimental-strip-types"
-NODE_INSTALL = "apt-get install nodejs (node ≥ 22.6 for ts), or see https://nodejs.org"
-BUN_INSTALL = "npm install bun (then put node_modules/.bin on PATH), or see https://bun.sh"
 
 # Runs in the runtime. The job arrives on stdin; a file grader that exists where this runs
 # is imported in place (its own imports and node_modules resolve), otherwise (inline
@@ -110,23 +106,6 @@ def _source(spec: CheckSpec) -> tuple[str | None, str | None]:
     return module_source(v, spec.type), None
 
 
-def _bun_pin(ctx: CheckContext) -> str | None:
-    pin = ctx.runtimes.get("bun")
-    return None if pin is None or str(pin).strip() == "" else str(pin).strip()
-
-
-ANY_VERSION = ("latest", "true", "*", "any")
-
-
-def pin_matches(pin: str, version: str) -> bool:
-    """`1.1` pins 1.1.x; `latest`, `true` or `*` accept any version."""
-    if pin.lower() in ANY_VERSION:
-        return True
-    want = pin.lstrip("v").split(".")
-    have = version.strip().lstrip("v").split(".")
-    return have[: len(want)] == want
-
-
 def script_check(spec: CheckSpec) -> Evaluator:
     lang = spec.type
     source, path = _source(spec)
@@ -155,7 +134,7 @@ def script_check(spec: CheckSpec) -> Evaluator:
         job["scratch"] = f"benchtape-grader-{secrets.token_hex(8)}"
         try:
             with _run_dir(ctx) as cwd:
-                argv, problem = _runtime(lang, ctx, cwd)
+                argv, problem = js_runtime(lang, ctx.runtimes, ctx.interpreter, ctx.run_command, cwd, strip_types=lang == "ts")
                 if argv is None:
                     return Result.error(problem)
                 try:
@@ -169,7 +148,7 @@ def script_check(spec: CheckSpec) -> Evaluator:
             return Result.error(f"{lang}: timed out after {format_seconds(timeout)}", {"output_tail": tail(log)})
         if STRIP_TYPES in log and "bad option" in log:
             return Result.error(f"{lang}: this node cannot run TypeScript (it has no {STRIP_TYPES}: node 22.6 or newer does); declare `defaults.bun:` and install bun ({BUN_INSTALL}), or upgrade node")
-        reply = _runner_reply(log)
+        reply = runner_reply(log)
         if reply is None:
             return Result.error(f"{lang}: the script produced no result (exit {done.exit_code})\n{tail(log)}", {"output_tail": tail(log)})
         if "error" in reply:
@@ -179,64 +158,18 @@ def script_check(spec: CheckSpec) -> Evaluator:
     return evaluate
 
 
-def _runtime(lang: str, ctx: CheckContext, cwd: Path) -> tuple[list[str] | None, str]:
-    """The argv that evaluates the runner: bun when pinned, else node."""
-    pin = _bun_pin(ctx)
-    if pin is not None:
-        bun = ctx.interpreter("bun")
-        if bun is None:
-            return None, f"{lang}: `defaults.bun: {pin}` is declared, but the grading sandbox has no bun: {BUN_INSTALL}"
-        if pin.lower() not in ANY_VERSION:
-            done = ctx.run_command([*bun, "--version"], cwd, 10, env=grading_env())
-            version = (done.output or "").strip().splitlines()[-1] if (done.output or "").strip() else "unknown"
-            if not pin_matches(pin, version):
-                return None, f"{lang}: `defaults.bun: {pin}` is declared, but the bun here is {version}: npm install bun@{pin}"
-        return [*bun, "--eval"], ""
-    node = ctx.interpreter("node")
-    if node is None:
-        return None, f"{lang}: the grading sandbox has no node ({NODE_INSTALL}); or declare `defaults.bun:` to grade with bun"
-    flags = ["--no-warnings", "--input-type=module"] + ([STRIP_TYPES] if lang == "ts" else [])
-    return [*node, *flags, "-e"], ""
-
-
 def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
-    """The runtime on this machine: bun when pinned (at the pinned version), else node, and
-    for `ts` a node that strips types."""
+    """The runtime where grading will run (bun when pinned, at the pinned version, else node),
+    and for `ts` on this machine a node that strips types."""
     lang = spec.type
-    pin = pf.runtimes.get("bun")
-    if pf.interpreter is not None:  # graded elsewhere (a container): the runtime must be there
-        runtime = "bun" if pin else "node"
-        if pf.interpreter(runtime) is None:
-            return [f"{lang} checks run with {runtime}, which {pf.where} does not have: give the scenario an image with {runtime}"]
-        return []
-    path = pf.env.get("PATH")
-    if pin:
-        bun = shutil.which("bun", path=path)
-        if bun is None:
-            return [f"{lang} checks run with bun (`defaults.bun: {pin}`), which is not on PATH: {BUN_INSTALL}"]
-        version = _probe([bun, "--version"])
-        if version is not None and not pin_matches(str(pin), version):
-            return [f"`defaults.bun: {pin}` is declared, but the bun on PATH is {version}: npm install bun@{pin}"]
-        return []
-    node = shutil.which("node", path=path)
-    if node is None:
-        return [f"{lang} checks run with node, which is not on PATH: {NODE_INSTALL}; or declare `defaults.bun:` and install bun ({BUN_INSTALL})"]
-    if lang == "ts" and _probe([node, STRIP_TYPES, "-e", "0"]) is None:
-        version = _probe([node, "--version"]) or "this node"
+    problems = js_runtime_problems(f"{lang} checks", pf)
+    if problems or pf.interpreter is not None or pf.runtimes.get("bun") or lang != "ts":
+        return problems
+    node = shutil.which("node", path=pf.env.get("PATH"))
+    if node is not None and probe([node, STRIP_TYPES, "-e", "0"]) is None:
+        version = probe([node, "--version"]) or "this node"
         return [f"ts checks need node 22.6 or newer (it strips the types), and the node on PATH is {version}: declare `defaults.bun:` and install bun ({BUN_INSTALL}), or upgrade node"]
     return []
-
-
-def _probe(argv: list[str]) -> str | None:
-    """A command's last output line when it succeeds, else None."""
-    try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0:
-        return None
-    lines = done.stdout.strip().splitlines()
-    return lines[-1] if lines else ""
 
 
 for _lang, _what in (("ts", "TypeScript"), ("js", "JavaScript")):

@@ -149,6 +149,9 @@ class HandoverSnapshot(TypedDict, total=False):
 
 
 class CellOutcome(TypedDict, total=False):
+    """Read only: stores from before migration 16 appended a grading's outcome to the session's
+    stream; outcomes now live with their grading (the store's `outcomes`), never written here."""
+
     outcome: str  # passed, failed, no_changes, guard_violation, patch_apply_failed, timeout, adapter_error, infrastructure_error
     reason: str
 

@@ -38,7 +38,7 @@ class CheckSpec:
     readout: bool = False
     checks: tuple["CheckSpec", ...] = ()
     inline: str | None = None
-    transform: str | None = None
+    transform: str | dict[str, str] | None = None  # JavaScript, or {python: source} (benchtape.spec.transform_source)
     where: Where = field(default_factory=Where, compare=False)
 
     def to_dict(self) -> dict[str, Any]:

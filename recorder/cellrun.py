@@ -255,9 +255,8 @@ def _out_of_time(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellI
 def _close_unfinished(runner: Runner, cell_id: str, attempt: int, message: str, known: list[str]) -> list[str]:
     """Sessions of this cell in this run that have no `session.finished` (the step that broke):
     closed with an error whose cause is the sandbox. Returns the ones not already known."""
-    rows = runner.store.db.execute("SELECT id FROM sessions WHERE run_id = ? AND cell_id = ? AND attempt = ? ORDER BY id", [runner.run_id, cell_id, attempt]).fetchall()
     new = []
-    for (session_id,) in rows:
+    for session_id in runner.store.cell_session_ids(runner.run_id, cell_id, attempt):
         if runner.store.finish_status(session_id) is None:
             runner.store.append(session_id, [Action("error", {"message": message, "cause": "sandbox"}), Action("session.finished", {"status": "error", "exit_code": None, "timed_out": False, "wall_ms": 0.0})])
         if session_id not in known:

@@ -27,6 +27,7 @@ from typing import Iterator, Sequence
 from benchtape.sandbox.trees import remove_tree
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
+from benchtape.sandbox.treediff import BYTECODE, is_bytecode
 from benchtape.store.database import Store
 from benchtape.core.command_runner import Unavailable
 from benchtape.replay.grading import StoredSnapshot
@@ -55,6 +56,7 @@ class Changes:
     modified: list[str] = field(default_factory=list)
     patch: str = ""
     left_out: list[str] = field(default_factory=list)  # the tool's own state files that changed (Adapter.own_state)
+    caches: list[str] = field(default_factory=list)  # bytecode caches that changed: not the agent's writing (treediff.is_bytecode)
 
     @property
     def empty(self) -> bool:
@@ -67,10 +69,12 @@ class Changes:
             said = "no changes but the tool's own state" if self.left_out else "no changes: the final workspace is the staged tree"
         if self.left_out:  # no parentheses: the HTML page shows this inside its own
             said += f" · left out of the patch: {', '.join(self.left_out)}, the tool's own state, rewritten at every start; `benchtape export` writes it"
+        if self.caches:
+            said += f" · left out: {len(self.caches)} file(s) of {BYTECODE}"
         return said
 
     def to_dict(self) -> dict[str, object]:
-        return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch, "left_out": self.left_out}
+        return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch, "left_out": self.left_out, "caches": self.caches}
 
 
 def _never_had_workspace(session: Session) -> str | None:
@@ -107,6 +111,10 @@ def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Seq
             continue
         if path in own_state:
             out.left_out.append(path)
+            continue
+        if is_bytecode(path):
+            if not (a is not None and a.kind == "dir" or b is not None and b.kind == "dir"):
+                out.caches.append(path)
             continue
         if a is None or a.kind == "dir":
             if b is not None and b.kind != "dir":

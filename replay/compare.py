@@ -14,8 +14,9 @@ Rules (berbench G3 §3.3–3.4):
   any two ranked setups get their paired per-task difference with an exact sign-test
   (McNemar with one attempt) p-value.
 
-Reads only the store (sessions, `metrics`, `session.finished`, `cell.outcome`), in two
-queries, so thousands of cells answer in well under a second.
+Reads only the store (sessions, their `metrics` and `session.finished` actions, and the
+outcomes their gradings decided), a few queries in all, so thousands of cells answer in well
+under a second.
 """
 
 from __future__ import annotations
@@ -26,15 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-import orjson
-
 from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.pricing import Pricing, session_cost, sum_known
 from benchtape.store.database import Store
 from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
+from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 
-_KINDS = ("metrics", "session.finished", "cell.outcome")
+_KINDS = ("metrics", "session.finished")
 _TOKEN_FIELDS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
 
 
@@ -78,49 +78,22 @@ class _Session:
 def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
     archived arm summaries by key."""
-    where, params = _where(evaluation, runs)
+    where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
     sessions: dict[str, _Session] = {}
-    rows = store.db.execute(
-        "SELECT s.id, s.run_id, s.scenario, s.cell_id, s.attempt, s.model, s.params, s.parent_session, s.started_at "
-        f"FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where} ORDER BY s.id",
-        params,
-    )
-    loads = orjson.loads
-    for row in rows:
-        sessions[row[0]] = _Session(row, loads(row[6]) if row[6] else {})
-    kinds = ",".join(f"'{k}'" for k in _KINDS)
-    # CROSS JOIN fixes the loop order: the selected sessions first, then each one's actions by
-    # the primary key's prefix (in seq order), so the cost grows with the cells asked for, not
-    # with the store. (A partial index on these kinds would halve this read, but it doubles
-    # the insert cost of every action on the recording hot path: measured, not worth it.)
-    actions = store.db.execute(
-        f"SELECT a.session_id, a.kind, a.data FROM runs r CROSS JOIN sessions s ON r.id = s.run_id CROSS JOIN actions a ON a.session_id = s.id WHERE {where} AND a.kind IN ({kinds})",
-        params,
-    )
-    for session_id, kind, data in actions:
+    for row in store.cell_sessions(**where):
+        sessions[row[0]] = _Session(row, row[6])
+    for session_id, kind, d in store.cell_actions(_KINDS, **where):
         s = sessions[session_id]
-        d = loads(data)
         if kind == "metrics":
             s.metrics.update((k, v) for k, v in d.items() if v is not None)
-        elif kind == "session.finished":
-            s.wall_ms = d.get("wall_ms")
         else:
-            s.outcome = d
-    arms = _archived_arms(store, where, params)
-    return _measurements(sessions, pricing), arms
-
-
-def _where(evaluation: str | None, runs: list[str] | None) -> tuple[str, list[Any]]:
-    if runs:
-        return f"s.cell_id IS NOT NULL AND s.run_id IN ({','.join('?' * len(runs))})", list(runs)
-    return "s.cell_id IS NOT NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ?", [RUN_KIND, evaluation]
-
-
-def _archived_arms(store: Store, where: str, params: list[Any]) -> dict[str, dict[str, Any]]:
+            s.wall_ms = d.get("wall_ms")
+    for session_id, outcome in store.latest_outcomes(list(sessions)).items():
+        sessions[session_id].outcome = outcome
     arms: dict[str, dict[str, Any]] = {}
-    for (text,) in store.db.execute(f"SELECT DISTINCT r.params FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where}", params):
-        arms.update((orjson.loads(text) or {}).get("arms") or {})
-    return arms
+    for params in store.cell_run_params(**where):
+        arms.update(params.get("arms") or {})
+    return _measurements(sessions, pricing), arms
 
 
 def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measurement]:
@@ -199,8 +172,10 @@ class SetupRow:
     ci: tuple[float, float] | None = None
     pass_at_1: float | None = None
     pass_at_k: float | None = None
+    pass_hat_k: float | None = None  # all k attempts pass (pass^k)
     outcomes: dict[str, int] = field(default_factory=dict)
     attempted_failures: int = 0
+    failures_by_outcome: dict[str, int] = field(default_factory=dict)  # execution failures (timeout, adapter_error, …), apart from failed
     cost_total: float | None = None
     cost_per_cell: float | None = None
     unpriced_cells: int = 0
@@ -249,6 +224,9 @@ class Comparison:
     measurements: int
     pricing_dates: list[str]
     retired: int = 0  # stored measurements of setups, tasks or attempts the evaluation no longer has
+    conclusions: list[dict[str, Any]] = field(default_factory=list)  # one per pair of neighbours in the ranking
+    flaky: list[Flaky] = field(default_factory=list)
+    matrix: dict[str, dict[str, list[MatrixCell]]] = field(default_factory=dict)  # task → arm → attempts
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -273,6 +251,9 @@ class Comparison:
             "ranked": [r.to_dict() for r in self.ranked],
             "unranked": [r.to_dict() for r in self.unranked],
             "pairs": [p.to_dict() for p in self.pairs],
+            "conclusions": self.conclusions,
+            "flaky": [f.to_dict() for f in self.flaky],
+            "matrix": {task: {arm: [c.to_dict() for c in cells] for arm, cells in by_arm.items()} for task, by_arm in self.matrix.items()},
         }
 
 
@@ -304,18 +285,37 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
         attempts = max((m.attempt for m in measurements), default=1)
 
     chosen, failures = _choose(measurements)
-    rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, 0), attempts) for key in arm_order]
+    rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, Counter()), attempts) for key in arm_order]
     complete = [r for r in rows if r.complete and r.cells]
     cost_ranked = bool(complete) and all(r.unpriced_cells == 0 for r in complete)
+    # pass rate ranks; cost, tokens, lines and time only order rows of a shared rank for display
     complete.sort(key=lambda r: (-(r.pass_rate or 0.0), r.cost_per_cell if cost_ranked else 0.0, _last(r.tokens_per_cell), _last(r.lines_per_cell), _last(r.time_per_cell_ms)))
-    for number, row in enumerate(complete, start=1):
-        row.rank = number
+    pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
+    ranks = shared_ranks(complete, pairs)
+    for row in complete:
+        row.rank = ranks[row.arm]
     for row in rows:
         if not row.complete or not row.cells:
             row.fill = fill_command(ref or evaluation, row.missing, len(tasks))
     ordered = complete + [r for r in rows if r.rank is None]
-    pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
-    return Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
+    result = Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
+    result.conclusions = _conclusions(complete, pairs, attempts)
+    result.flaky = flaky(chosen, PASSED)
+    result.matrix = matrix(measurements, chosen, tasks, arm_order)
+    return result
+
+
+def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> list[dict[str, Any]]:
+    by_arms = {(p.a, p.b): p for p in pairs}
+    out = []
+    for first, second in zip(order, order[1:]):
+        pair = by_arms.get((first.arm, second.arm)) or _flipped(by_arms[(second.arm, first.arm)])
+        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts)})
+    return out
+
+
+def _flipped(p: Pair) -> Pair:
+    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value)
 
 
 def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
@@ -329,21 +329,22 @@ def _last(value: float | None) -> float:
     return float("inf") if value is None else value
 
 
-def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[int, Measurement]]], Counter]:
+def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[int, Measurement]]], dict[str, Counter]]:
     """Per arm, task and attempt: the latest measurement with a reusable outcome. Execution
-    failures and ungraded sessions are counted as attempts, never as measurements."""
+    failures and ungraded sessions are counted as attempts (per arm, by outcome), never as
+    measurements."""
     chosen: dict[str, dict[str, dict[int, Measurement]]] = defaultdict(lambda: defaultdict(dict))
-    failures: Counter = Counter()
+    failures: dict[str, Counter] = defaultdict(Counter)
     for m in sorted(measurements, key=lambda m: m.started_at):
         if m.measured:
             chosen[m.arm][m.task][m.attempt] = m
         else:
-            failures[m.arm] += 1
+            failures[m.arm][m.outcome or "ungraded"] += 1
     return chosen, failures
 
 
-def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Measurement]], failures: int, k: int) -> SetupRow:
-    row = SetupRow(arm=key, label=label, tasks_total=len(tasks), attempted_failures=failures)
+def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Measurement]], failures: Counter, k: int) -> SetupRow:
+    row = SetupRow(arm=key, label=label, tasks_total=len(tasks), attempted_failures=sum(failures.values()), failures_by_outcome=dict(sorted(failures.items())))
     row.missing = [t for t in tasks if not by_task.get(t)]
     cells = [m for t in tasks for m in (by_task.get(t) or {}).values()]
     row.tasks_measured = len(tasks) - len(row.missing)
@@ -357,6 +358,7 @@ def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Me
     per_task = [(len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for ms in by_task.values() if ms]
     row.pass_at_1 = _mean([pass_at_k(n, c, 1) for n, c in per_task])
     row.pass_at_k = _mean([pass_at_k(n, c, k) for n, c in per_task])
+    row.pass_hat_k = pass_hat_k(per_task, k)
     known_costs = [m.cost for m in cells if m.cost is not None]
     row.unpriced_cells = len(cells) - len(known_costs)
     row.cost_total = float(sum(known_costs)) if known_costs else None
@@ -437,7 +439,8 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
 def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:
     """The newest stored run of the evaluation `name`, as (the file it was read from,); None
     when the store holds none."""
-    return store.db.execute("SELECT bench_path FROM runs WHERE kind = ? AND json_extract(params, '$.evaluation') = ? ORDER BY started_at DESC LIMIT 1", [RUN_KIND, name]).fetchone()
+    run = store.newest_run_of(RUN_KIND, name)
+    return None if run is None else (run.get("bench_path"),)
 
 
 def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: Any) -> Any:
@@ -476,7 +479,7 @@ def _run_id(store: Store, target: str, only: bool) -> str:
 def columns(k: int) -> list[str]:
     """The ranking table's columns, terminal and HTML alike: with one attempt pass@k is pass@1,
     shown once."""
-    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
+    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
 
 
 def display(row: SetupRow, k: int) -> dict[str, str]:
@@ -490,12 +493,24 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
         "ci95": ci,
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
+        f"pass^{k}": _pct(row.pass_hat_k),
         "cost/cell": cost,
         "tokens/cell": "—" if row.tokens_per_cell is None else f"{row.tokens_per_cell:,.0f}",
         "lines/cell": "—" if row.lines_per_cell is None else f"{row.lines_per_cell:.1f}",
         "time/cell": "—" if row.time_per_cell_ms is None else f"{row.time_per_cell_ms / 1000:.1f}s",
-        "outcomes": ", ".join(f"{o} {n}" for o, n in sorted(row.outcomes.items())) + (f"; {row.attempted_failures} attempted, not measured" if row.attempted_failures else ""),
+        "outcomes": ", ".join(f"{o} {n}" for o, n in sorted(row.outcomes.items())) + (f"; not measured: {', '.join(f'{o} {n}' for o, n in row.failures_by_outcome.items())}" if row.attempted_failures else ""),
     }
+
+
+OUTCOME_MARKS = {"passed": "pass", "failed": "fail", "no_changes": "none", "guard_violation": "guard", "patch_apply_failed": "patch"}
+
+
+def matrix_text(cells: list[MatrixCell]) -> str:
+    """One matrix cell as text, terminal and HTML alike: each attempt's outcome in order, an
+    execution failure (not a measurement) in brackets; `—` when nothing was stored."""
+    if not cells:
+        return "—"
+    return " ".join(OUTCOME_MARKS.get(c.outcome or "", c.outcome or "ungraded") if c.measured else f"[{c.outcome or 'ungraded'}]" for c in cells)
 
 
 def notes(c: Comparison) -> list[str]:
@@ -509,6 +524,9 @@ def notes(c: Comparison) -> list[str]:
         out.append(f"{c.retired} stored measurement(s) of setups, tasks or attempts the evaluation no longer lists are not counted")
     if c.pricing_dates:
         out.append(f"prices as of {', '.join(sorted(set(c.pricing_dates)))} where the tool reported no cost")
+    shared = sorted({r.rank for r in c.ranked if sum(1 for o in c.ranked if o.rank == r.rank) > 1})
+    if shared:
+        out.append(f"rank {', '.join(map(str, shared))} is shared: equal pass rates, no significant difference (the order within a shared rank is by cost, tokens, lines, time: a display order, not a win)")
     if not c.ranked:
         out.append("no setup measured every task: nothing ranks yet")
     return out

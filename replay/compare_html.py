@@ -4,13 +4,14 @@ no scripts, no network), the same figures as the terminal table."""
 from __future__ import annotations
 
 from html import escape
-from typing import Any
+from typing import Any, Callable
 
-from benchtape.replay.compare import Comparison, columns, display, notes
+from benchtape.replay.compare import OUTCOME_MARKS, Comparison, columns, display, notes
 from benchtape.replay.html import CSS
 
 
-def render(c: Comparison) -> str:
+def render(c: Comparison, session_href: Callable[[str], str | None] | None = None) -> str:
+    """`session_href` links a matrix cell's attempts to their session pages (the viewer passes one; the static page has none)."""
     k = c.k
     ranked = _table(columns(k), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
     parts = [
@@ -34,6 +35,13 @@ def render(c: Comparison) -> str:
             for p in c.pairs
         ]
         parts += ["<h2>Paired differences</h2>\n", _table(list(rows[0]), rows)]
+    if c.conclusions:
+        parts += ["<h2>What this shows</h2>\n<ul class=\"conclusions\">", *(f"<li>{_e(item['sentence'])}</li>" for item in c.conclusions), "</ul>\n"]
+    parts.append(matrix_html(c, session_href))
+    if c.flaky:
+        labels = {r.arm: r.label for r in c.rows}
+        rows = [{"task": f.task, "setup": labels.get(f.arm, f.arm), "outcomes by attempt": ", ".join(o or "ungraded" for o in f.outcomes)} for f in c.flaky]
+        parts += ["<h2>Flaky (attempts of one setup disagree)</h2>\n", _table(["task", "setup", "outcomes by attempt"], rows)]
     parts += ["<ul class=\"notes\">", *(f"<li>{_e(n)}</li>" for n in notes(c)), "</ul>\n", "</body>\n</html>\n"]
     return "".join(parts)
 
@@ -51,4 +59,29 @@ def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-EXTRA_CSS = "table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}"
+EXTRA_CSS = "table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}table.matrix .pass{color:#1a7f37}table.matrix .fail{color:#cf222e}table.matrix .infra{color:#9a6700}"
+
+
+def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None = None) -> str:
+    """The task × setup matrix: each attempt's outcome, linked to its session where a link is given."""
+    shown = [r for r in c.rows if r.cells or r.attempted_failures]
+    if not c.matrix or not shown:
+        return ""
+    head = "".join(f"<th>{_e(r.label)}</th>" for r in shown)
+    body = []
+    for task in c.tasks:
+        cells = []
+        for r in shown:
+            attempts = c.matrix.get(task, {}).get(r.arm, [])
+            marks = []
+            for a in attempts:
+                text = OUTCOME_MARKS.get(a.outcome or "", a.outcome or "ungraded") if a.measured else f"[{a.outcome or 'ungraded'}]"
+                cls = "pass" if a.outcome == "passed" else ("infra" if not a.measured else "fail")
+                title = f"attempt {a.attempt}: {a.outcome or 'ungraded'} · session {a.session_id}" + (f" · {a.reason}" if a.reason else "")
+                href = session_href(a.session_id) if session_href else None
+                mark = f'<span class="{cls}" title="{_e(title)}">{_e(text)}</span>'
+                marks.append(f'<a href="{_e(href)}">{mark}</a>' if href else mark)
+            cells.append(f"<td>{' '.join(marks) or '—'}</td>")
+        body.append(f"<tr><td>{_e(task)}</td>{''.join(cells)}</tr>")
+    return f'<h2>Per task × setup</h2>\n<table class="compare matrix"><tr><th>task</th>{head}</tr>{"".join(body)}</table>\n'
+

@@ -43,11 +43,12 @@ def session_json(session: Session) -> dict[str, Any]:
     }
 
 
-DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts"})
+DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"})
 
 # The action kinds each part of the document is folded from, for the parts that depend on
 # few kinds: metrics are the `metrics` actions, main-thread tool calls (step_count) and the
-# wall clock in `session.finished`; environment is its two kinds; verdicts are not actions.
+# wall clock in `session.finished`; environment is its two kinds; verdicts and the outcome
+# are the grading's, not actions.
 # Any other part needs every action (None).
 KINDS_FOR: dict[str, frozenset[str] | None] = {
     "metrics": frozenset({"metrics", "tool.call", "session.finished"}),
@@ -55,6 +56,7 @@ KINDS_FOR: dict[str, frozenset[str] | None] = {
     "calls": frozenset({"tool.call", "tool.result", "subagent.spawned"}),
     "environment": frozenset({"environment.expected", "environment.reported"}),
     "verdicts": frozenset(),
+    "outcome": frozenset(),
 }
 
 
@@ -105,19 +107,24 @@ _PARTS = {
 }
 
 
-def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None) -> dict[str, Any]:
-    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts}.
+def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None, outcome: dict[str, Any] | None = None) -> dict[str, Any]:
+    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts, outcome}.
 
-    `keys` limits the document to those top-level keys (a query that reads only
-    `metrics` need not serialize every action); None builds all of it."""
+    The log's parts come from the session's actions alone; `verdicts` (its latest grading's)
+    and `outcome` (the cell outcome its latest grading decided, None outside an evaluation)
+    are the grading's, so a regrade changes those two and nothing else. `keys` limits the
+    document to those top-level keys (a query that reads only `metrics` need not serialize
+    every action); None builds all of it."""
     doc: dict[str, Any] = {}
-    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts"):
+    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"):
         if keys is not None and key not in keys:
             continue
         if key == "session":
             doc[key] = _meta(row, session)
         elif key == "verdicts":
             doc[key] = verdicts
+        elif key == "outcome":
+            doc[key] = outcome
         else:
             doc[key] = _PARTS[key](session)
     return doc

@@ -3,16 +3,17 @@ measurement into its outcome, and the cost a run would spend.
 
 - Reuse: a cell is measured when a stored measurement of its identity by this evaluation
   (its first session, `cell_id` = the identity, no parent, in a run of the evaluation)
-  ended in a reusable outcome (its latest `cell.outcome`) and its params say its identity
-  was reusable (its `pre` effects were content-addressed). One batch query per 500
-  identities, by the `sessions_cell` index.
+  ended in a reusable outcome (the one its latest grading decided) and its params say its
+  identity was reusable (its `pre` effects were content-addressed). One batch query per 500
+  identities, by the `sessions_cell` index (Store.measurement_roots).
 - Grading: a measurement (a session per step) is graded through the one grading function
   (`benchtape.replay.grading.grade_stored`), on its final step's session (the final workspace, the
   final answer); its outcome is decided from every step's session, the verdicts and the
   agent's diff against the baseline recorded when it started (after staging and `pre`), and
-  appended to its first session as `cell.outcome`, with the diff summary, the cost (the sum
-  of its steps', null if any is unknown) and per-step metrics. A re-grade of a reused
-  measurement appends a new outcome (the latest counts); nothing is ever updated.
+  stored with the grading (Store.add_outcome: the `outcomes` table, keyed by grading and the
+  measurement's first session), with the diff summary, the cost (the sum of its steps', null
+  if any is unknown) and per-step metrics. The recorded stream is never written to: a
+  re-grade of a reused measurement is a new grading with its own outcome (the latest counts).
 - Estimate: per setup, the mean cost of its stored measurements (of the cells looked up);
   the mock and the scripted model spend nothing; otherwise unknown, so the total is a floor
   and says why.
@@ -24,8 +25,6 @@ import threading
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
-
-import orjson
 
 from benchtape.spec.cells import RUN_KIND
 from benchtape.core.model import Session
@@ -58,7 +57,7 @@ class StoredMeasurement:
     task: str
     reusable_identity: bool
     sessions: list[str] = field(default_factory=list)  # root first, then later steps in order
-    outcome: dict[str, Any] | None = None  # the latest `cell.outcome`
+    outcome: dict[str, Any] | None = None  # what its latest grading decided (Store.latest_outcomes)
 
     @property
     def measured(self) -> bool:
@@ -83,36 +82,19 @@ class StoredCells:
 def stored_cells(store: Store, evaluation: str, cell_ids: Iterable[str]) -> StoredCells:
     """The stored measurements of these identities made by this evaluation's runs (what
     `compare NAME` reads: a cell another evaluation measured is measured again here)."""
-    ids = list(dict.fromkeys(cell_ids))
     roots: dict[str, StoredMeasurement] = {}
-    for chunk in _chunks(ids):
-        marks = ",".join("?" * len(chunk))
-        rows = store.db.execute(
-            f"SELECT s.id, s.run_id, s.cell_id, s.scenario, s.params FROM sessions s JOIN runs r ON r.id = s.run_id "
-            f"WHERE s.cell_id IN ({marks}) AND s.parent_session IS NULL AND r.kind = ? AND json_extract(r.params, '$.evaluation') = ? ORDER BY s.id",
-            [*chunk, RUN_KIND, evaluation],
-        )
-        for sid, run_id, cell_id, task, params in rows:
-            p = orjson.loads(params) if params else {}
-            roots[sid] = StoredMeasurement(sid, run_id, cell_id, task, bool(p.get("reusable", True)), [sid])
+    for sid, run_id, cell_id, task, params in store.measurement_roots(list(dict.fromkeys(cell_ids)), run_kind=RUN_KIND, evaluation=evaluation):
+        roots[sid] = StoredMeasurement(sid, run_id, cell_id, task, bool(params.get("reusable", True)), [sid])
     steps: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    root_ids = list(roots)
-    for chunk in _chunks(root_ids):
-        marks = ",".join("?" * len(chunk))
-        for sid, parent, params in store.db.execute(f"SELECT id, parent_session, params FROM sessions WHERE parent_session IN ({marks}) ORDER BY id", chunk):
-            steps[parent].append((int((orjson.loads(params) if params else {}).get("step_index", 0)), sid))
-        for sid, data in store.db.execute(f"SELECT session_id, data FROM actions WHERE session_id IN ({marks}) AND kind = 'cell.outcome' ORDER BY session_id, seq", chunk):
-            roots[sid].outcome = orjson.loads(data)
+    for sid, parent, params in store.later_steps(list(roots)):
+        steps[parent].append((int(params.get("step_index", 0)), sid))
+    for sid, outcome in store.latest_outcomes(list(roots)).items():
+        roots[sid].outcome = outcome
     out = StoredCells()
     for root in roots.values():
         root.sessions += [sid for _, sid in sorted(steps.get(root.root, []))]
         out.by_cell.setdefault(root.cell_id, []).append(root)
     return out
-
-
-def _chunks(items: list[str]) -> Iterable[list[str]]:
-    for i in range(0, len(items), CHUNK):
-        yield items[i : i + CHUNK]
 
 
 # ---------------------------------------------------------------- grading a measurement
@@ -152,7 +134,8 @@ class CellGrader:
             return self._gradings[key]
 
     def grade(self, task: Task, arm: Arm, sessions: list[str], *, source: str, vars: Mapping[str, Any] | None = None) -> Outcome:
-        """Grade one measurement, decide its outcome and append it to the first session."""
+        """Grade one measurement and decide its outcome, stored with the grading (keyed by the
+        measurement's first session; an execution failure, never graded, has no grading)."""
         loaded = [self.store.load_session(s) for s in sessions]
         failure = next((f for f in (execution_outcome(s) for s in loaded) if f is not None), None)
         verdicts: list[Any] = []
@@ -167,13 +150,12 @@ class CellGrader:
         steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
         extra: dict[str, Any] = {
             "cell_id": loaded[0].actions[0].data.get("cell", {}).get("id") if loaded[0].actions else None,
-            "grading_id": grading_id,
             "source": source,
             "diff": diff.summary() if diff is not None else None,
             "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == len(arm.steps) else None,
             "steps": steps,
         }
-        self.store.append(sessions[0], [outcome.action(**extra)])
+        self.store.add_outcome(grading_id, sessions[0], outcome.outcome, outcome.reason, extra)
         return outcome
 
     def _diff(self, loaded: list[Session], arm: Arm) -> Any:
@@ -254,7 +236,7 @@ def estimate(arms_to_run: Mapping[str, tuple[Arm, int]], history: Mapping[str, l
 
 
 def cost_history(stored: StoredCells, arm_of: Mapping[str, str]) -> dict[str, list[float]]:
-    """Arm key → the known costs of its stored measurements (from their latest `cell.outcome`);
+    """Arm key → the known costs of its stored measurements (from their latest outcomes);
     `arm_of`: cell id → arm key, for the cells looked up."""
     out: dict[str, list[float]] = defaultdict(list)
     for cell_id, found in stored.by_cell.items():

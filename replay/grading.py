@@ -11,11 +11,14 @@ started, only when a check first asks for them. A workspace that cannot be provi
 snapshot in the store, a corrupt one, a report without snapshots), a grading container
 that cannot start, or an output transform that raised each make exactly the checks that
 needed it ERROR, with one wording per cause (`benchtape.core.command_runner.Unavailable`).
+
+Output transforms run where the session's grading commands run (a subprocess on the host,
+or the grading container), all of one session's in one process per language, when a check
+first reads a transformed output (`benchtape.checks.output_transforms`).
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import tarfile
 import tempfile
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
 import orjson
 
 from benchtape.checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
+from benchtape.checks.output_transforms import SessionTransforms, TransformPlace, transformed
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
@@ -47,7 +51,7 @@ NO_SNAPSHOT_IN_STORE = "snapshot_missing"
 SNAPSHOT_CORRUPT = "snapshot_corrupt"
 NOT_IN_REPORT = "not_in_report"
 GRADING_CONTAINER = "grading_container"
-TRANSFORM = "transform"
+# (and benchtape.checks.output_transforms.TRANSFORM: the output a check reads is a transform's, which failed)
 VERDICT_BATCH = 200  # sessions per verdict transaction when a pass grades many (regrade, grade)
 
 
@@ -84,7 +88,7 @@ class GradingContext:
 
     bench_dir: Path | None = None
     vars: Mapping[str, Any] = field(default_factory=dict)
-    transform: str | None = None  # the scenario's output transform
+    transform: str | dict[str, str] | None = None  # the scenario's output transform (benchtape.spec.transform_source)
     control: bool = False  # grading the negative control
     runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins of code checks ({"bun": "1.1"})
     judge: Judge | None = field(default=None, compare=False)  # the grading's judge (benchtape.replay.grading_judges), shared by its sessions
@@ -204,6 +208,22 @@ class _Host:
                 self._host = self.stack.enter_context(sandbox.open(work, self.bench_dir))
         return self._host
 
+    def transform_place(self) -> TransformPlace:
+        """Where output transforms run. A container session's in its grading container (the
+        workspace restored for it, as for any command there); any other's on the host, with
+        the scrubbed grading environment, without restoring a workspace it does not read."""
+        if self._host is None and self.sandbox is None:
+            sandbox = grading_sandbox_for(_started(self.session))
+            from benchtape.sandbox.local import LocalGrading
+
+            if isinstance(sandbox, LocalGrading):
+                here = self.bench_dir if self.bench_dir is not None else Path(tempfile.gettempdir())
+                host = self.stack.enter_context(sandbox.open(here, self.bench_dir))
+                return TransformPlace(host.run, host.interpreter, here)
+        host = self.grading_host()
+        work = self.work_dir()
+        return TransformPlace(host.run, host.interpreter, work if work is not None else Path(tempfile.gettempdir()))
+
     def run(self, *args: Any, **kwargs: Any) -> Any:
         return self.grading_host().run(*args, **kwargs)
 
@@ -211,32 +231,15 @@ class _Host:
         return self.grading_host().interpreter(name)
 
 
-class _OutputUnavailable(Session):
-    """The session as checks see it when the scenario's output transform raised: every other
-    part reads as recorded, and reading the output raises, so only the checks that read it ERROR."""
-
-    @property  # type: ignore[override]
-    def final_output(self) -> str | None:
-        raise Unavailable(TRANSFORM, self.__dict__["_why"])
-
-    @final_output.setter
-    def final_output(self, value: str | None) -> None:
-        pass
-
-
-def _graded_view(session: Session, transform: str | None) -> Session:
-    """The session with the scenario's `transform:` applied to its output, before any check sees it."""
-    if not transform:
-        return session
-    from benchtape.checks.registry import apply_transform
-
-    try:
-        return session.with_output(apply_transform(transform, session.final_output))
-    except Exception as exc:  # noqa: BLE001 - a user expression may raise anything
-        view = copy.copy(session)
-        view.__class__ = _OutputUnavailable
-        view.__dict__["_why"] = f"the scenario's output transform failed: {exc}"
-        return view
+def _session_transforms(session: Session, checks: Sequence[Check], context: GradingContext, host: _Host) -> SessionTransforms | None:
+    """The session's output transforms (the scenario's and every check's), to run together;
+    None when there are none, which costs a grading nothing."""
+    wanted = [t for c in checks for t in c.transforms]
+    if context.transform:
+        wanted.insert(0, context.transform)
+    if not wanted:
+        return None
+    return SessionTransforms(wanted, session.final_output, {"vars": dict(context.vars), "prompt": session.prompt}, host.transform_place, context.runtimes, context.bench_dir)
 
 
 def grade_session(
@@ -255,9 +258,10 @@ def grade_session(
     places in their scenario (default `checks[i]`).
     """
     places = paths if paths is not None else _default_places(len(checks))
-    graded = _graded_view(session, context.transform)
     with ExitStack() as stack:
         host = _Host(stack, source, session, sandbox, context.bench_dir, context.resources)
+        transforms = _session_transforms(session, checks, context, host)
+        graded = transformed(session, context.transform, transforms, "the scenario's") if context.transform and transforms is not None else session
         judge = context.judge
         ctx = CheckContext(
             bench_dir=context.bench_dir,
@@ -269,6 +273,7 @@ def grade_session(
             judge=judge,
             catalog=getattr(judge, "catalog", None),
             runtimes=context.runtimes,
+            transforms=transforms,
         )
         return [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
 

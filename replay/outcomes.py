@@ -1,5 +1,7 @@
-"""Cell outcomes: every cell of an evaluation ends in exactly one, recorded as a `cell.outcome`
-action [outcome, reason].
+"""Cell outcomes: every cell of an evaluation ends in exactly one [outcome, reason], decided by
+the grading that graded it and stored with that grading (`Store.add_outcome`), never in the
+session's recorded stream (stores older than that hold `cell.outcome` actions, which read as
+the outcomes of their gradings: `Store.outcomes`).
 
 Verdicts (reusable: a re-run re-grades the stored session instead of measuring again):
   passed              every counting check passed (the only outcome that counts as a pass)
@@ -26,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from benchtape.core.model import Action, Session
+from benchtape.core.model import Session
 from benchtape.store.database import Store
 from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
 from benchtape.replay.grading import scenario_outcome
@@ -64,10 +66,6 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.outcome == PASSED
-
-    def action(self, **extra: Any) -> Action:
-        """The `cell.outcome` action: [outcome, reason], plus what the caller measured (diff, cost)."""
-        return Action("cell.outcome", {"outcome": self.outcome, "reason": self.reason, **extra})
 
 
 def is_reusable(outcome: str | None) -> bool:

@@ -114,7 +114,8 @@ def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
     wanted = None if keys is None else keys & DOCUMENT_KEYS
     session = store.load_session(row.id, row, kinds_needed(wanted))
     verdicts = latest_verdicts(store, row.id) if wanted is None or "verdicts" in wanted else []
-    doc = document(row, session, verdicts, keys=wanted)
+    outcome = store.latest_outcomes([row.id]).get(row.id) if wanted is None or "outcome" in wanted else None
+    doc = document(row, session, verdicts, keys=wanted, outcome=outcome)
     try:
         return query.search(doc)
     except jexc.JMESPathError as exc:

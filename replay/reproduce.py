@@ -289,6 +289,27 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
     return rep
 
 
+def reproduce_sample(store: Store, count: int) -> list[SessionReplay]:
+    """The `count` newest graded sessions re-graded with the checks of their first grading and
+    compared, writing nothing (what `benchtape verify --sample` reports: a DIVERGED verdict is
+    one the store cannot re-derive). No judge is asked: an AI check is COULD NOT RE-GRADE here."""
+    out: list[SessionReplay] = []
+    rebuilds = Rebuilds()
+    runs: dict[str, dict[str, Any] | None] = {}
+    for session_id, _kind in store.newest_sessions():
+        if len(out) >= count:
+            break
+        target = store.first_grading_for(session_id)
+        row = store.session_row(session_id) if target else None
+        if target is None or row is None:
+            continue
+        if row.run_id not in runs:
+            runs[row.run_id] = store.run(row.run_id)
+        context = store.grading_scenarios(target).get(row.scenario) or {}
+        out.append(_replay_stored(store, row, target, store.grading(target), context, runs[row.run_id], None, rebuilds))
+    return out
+
+
 def _graded_by(store: Store, grading_id: str) -> Iterator[SessionRow]:
     yield from rows_by_ids(store, store.graded_session_ids(grading_id))
 

@@ -57,8 +57,11 @@ class NoSuchField(Exception):
 FREE = frozenset({
     "actions[].data", "calls[].input", "calls[].output", "subagents.*.output", "session.params", "session.snapshot",
     "session.staged_snapshot", "session.skills", "session.warnings", "environment.expected", "environment.reported",
-    "verdicts[].spec", "verdicts[].evidence",
+    "verdicts[].spec", "verdicts[].evidence", "outcome.diff", "outcome.steps",
 })
+# An outcome as Store.outcomes reads it (what replay.evaluate.CellGrader stores; `action_seq`
+# only for an outcome an older store appended to the stream), with a value of each field's type.
+OUTCOME_SAMPLE = {"outcome": "passed", "reason": "r", "grading_id": "g", "at": 1.0, "cell_id": "c", "source": "live", "diff": {}, "cost_usd": 0.0, "steps": [], "action_seq": 1}
 VERDICT_KEYS = ("grading_id", "session_id", "check_path", "type", "metric", "spec", "spec_sha256", "status", "pass", "score", "reason", "evidence", "readout", "created_at")
 
 
@@ -85,7 +88,7 @@ def document_shape() -> Obj:
     session = project(actions)
     session.id, session.work_dir = "id", "/w"
     row = SessionRow("id", "run", "s", "cell", 1, "h", "m", {}, "/w", 1.0, "parent", "source")
-    doc = document(row, session, [{k: "" for k in VERDICT_KEYS}])
+    doc = document(row, session, [{k: "" for k in VERDICT_KEYS}], outcome=OUTCOME_SAMPLE)
     shape = _shape(doc, "")
     assert isinstance(shape, Obj)
     return shape

@@ -20,6 +20,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 LINK = b"symlink:"
+BYTECODE = "bytecode caches (__pycache__/, .pyc): written by whatever ran the code, not by the agent"
+
+
+def is_bytecode(path: str) -> bool:
+    """Whether a workspace path is a Python bytecode cache: no agent writes one by hand, so
+    neither the agent's diff nor its patch counts it (a test run leaves dozens)."""
+    return path.endswith((".pyc", ".pyo")) or "__pycache__" in path.split("/")
 
 
 @dataclass(frozen=True)
@@ -129,7 +136,7 @@ def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> Works
     changes = []
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
-        if old == new:
+        if old == new or is_bytecode(path):
             continue
         kind = "added" if old is None else "removed" if new is None else "changed"
         old_lines, new_lines = _lines(old), _lines(new)

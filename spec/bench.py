@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from benchtape.core.errors import type_name as _type_name
 from benchtape.core.errors import BadInput, closest
@@ -21,6 +21,7 @@ from benchtape.spec.units import parse_duration
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from benchtape.spec.params import effective_params, substitute
 from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
+from benchtape.spec.transform_source import TransformRefused, transform_of
 from benchtape.spec.yamlsrc import LineDict, LineList, decode_source, load_yaml_text, plain, read_source, shorten
 
 # ---------------------------------------------------------------- the schema
@@ -121,7 +122,7 @@ class ScenarioSpec:
     staging_timeout: float | None = None
     capture: str = "log"
     checks: list[CheckSpec] = field(default_factory=list)
-    transform: str | None = None
+    transform: str | dict[str, str] | None = None  # JavaScript, or {python: source} (benchtape.spec.transform_source)
     metadata: dict[str, Any] = field(default_factory=dict)
     threshold: float | None = None
     follow_ups: list[str] = field(default_factory=list)
@@ -524,7 +525,7 @@ class _Loader:
             raise self.err("`vars:` must be a mapping", merged, "vars", "write it as `name: value` pairs")
         metadata = self.mapping(merged.get("metadata"), "`metadata:`", merged, "metadata")
         options = merged.get("options") or {}
-        transform = self.text(merged, "transform") or self.text(options, "transform")
+        transform = self.transform(merged, "transform") or self.transform(options, "transform")
         python = self.text(merged, "python")
         threshold = self.number(merged, "threshold")
         mock = merged.get("mock")
@@ -603,6 +604,21 @@ class _Loader:
         if value is not None and not isinstance(value, str):
             raise self.err(f"`{key}:` must be a string, got {_type_name(value)}", node, key, f'quote it: `{key}: "..."`')
         return value
+
+    def transform(self, node: Mapping[str, Any], key: str) -> Any:
+        """A `transform:` as written (JavaScript, `file://`, or `{python: ...}`), refused at its
+        line when it cannot run as written (one that reads as Python, unmarked); a file's path
+        resolved against the bench file (a missing one is preflight's finding)."""
+        value = node.get(key)
+        if value is None:
+            return None
+        try:
+            parsed = transform_of(plain(value))
+        except TransformRefused as exc:
+            raise self.err(str(exc), node, key, exc.fix) from None
+        if parsed.path is not None:
+            parsed = parsed.at(str(self.path(parsed.path, node, key, must_exist=False)))
+        return parsed.value()
 
     def boolish(self, value: Any, node: LineDict, key: str) -> bool:
         if isinstance(value, bool):
@@ -799,7 +815,7 @@ class _Loader:
         for num in ("weight", "threshold"):
             if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float)) or not _finite(node[num])):
                 raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`")
-        for key in ("metric", "inline", "transform"):
+        for key in ("metric", "inline"):
             self.text(node, key)
         value = node.get("value")
         if isinstance(value, str) and value.startswith("file://"):
@@ -816,7 +832,7 @@ class _Loader:
             readout=self.boolish(node.get("readout", False), node, "readout"),
             checks=children,
             inline=node.get("inline"),
-            transform=node.get("transform"),
+            transform=self.transform(node, "transform"),
             where=Where(self.file, node.line),
         )
 

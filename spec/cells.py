@@ -9,9 +9,10 @@
   cell is one session per step, in order; steps after the first name the first step's session
   as `parent_session`, so one measurement of a cell is its first session and its children.
 - `session.started` carries the same facts under `cell` (the run loop's `started_extra`).
-- The outcome: a `cell.outcome` action [outcome, reason] appended to the measurement's first
-  session once it is graded (again after a re-grading: the latest one counts), with the diff
-  summary and the resolved cost.
+- The outcome: [outcome, reason] with the diff summary and the resolved cost, stored with the
+  grading that decided it, keyed by the measurement's first session (the store's `outcomes`;
+  a re-grading decides again: the latest counts). The session's recorded stream is never
+  written to; stores from before hold `cell.outcome` actions, read as their gradings' outcomes.
 """
 
 from __future__ import annotations

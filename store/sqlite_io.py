@@ -14,6 +14,7 @@ import random
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from benchtape.core.errors import BadInput
@@ -72,16 +73,49 @@ def bad_store(path: Path, exc: sqlite3.Error) -> BadInput:
     if "file is not a database" in text:
         return not_sqlite(path)
     if "malformed" in text or "corrupt" in text:
-        return BadInput(
-            f"the database is damaged ({text})",
-            file=str(path),
-            fix=f"restore it from a copy, or salvage what is left with `sqlite3 {path} .recover | sqlite3 recovered.db` and pass --db recovered.db",
-        )
+        return BadInput(f"the database is damaged ({text})", file=str(path), fix=damaged_fix(path))
     if "readonly" in text or "read-only" in text or "unable to open" in text or "disk I/O" in text:
         return BadInput(f"cannot write to the store ({text})", file=str(path), fix=WRITABLE_FIX)
     if is_busy(exc):
         return BadInput(f"the store stayed locked by another process ({text})", file=str(path), fix="wait for the other benchtape process to finish, then run this again")
     return BadInput(f"cannot use this database ({text})", file=str(path), fix="pass --db the path of a benchtape store")
+
+
+# What SQLite says of a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB, a schema it cannot parse),
+# never of a statement it refuses ("malformed JSON" is a value, not the file).
+DAMAGE_SIGNS = ("disk image is malformed", "malformed database schema", "not a database", "corrupt")
+
+
+def is_damage(exc: BaseException) -> bool:
+    """Whether SQLite found the file damaged (pages that do not parse, a file cut short or not
+    a database past its header) rather than refusing a statement."""
+    if not isinstance(exc, sqlite3.DatabaseError) or isinstance(exc, sqlite3.IntegrityError):
+        return False
+    text = str(exc)
+    return any(sign in text for sign in DAMAGE_SIGNS)
+
+
+class DamageIsBadInput:
+    """A context manager turning damage SQLite finds into the user's message naming the file
+    and the fix (bad_store). A class, not a generator, because every read of a regrade or
+    query enters it (a generator-based one cost ~1 µs a read)."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+        if exc is not None and is_damage(exc):
+            raise bad_store(self.path, exc) from None  # type: ignore[arg-type]
+        return False
+
+
+def damaged_fix(path: Path) -> str:
+    return f"restore it from a copy, or salvage what is left with `sqlite3 {path} .recover | sqlite3 recovered.db` and pass --db recovered.db"
 
 
 def is_busy(exc: BaseException) -> bool:

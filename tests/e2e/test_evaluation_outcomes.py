@@ -82,10 +82,10 @@ def project(tmp_path: Path) -> Path:
 
 
 def outcomes(project: Path) -> dict[str, list[dict]]:
-    """Task → every `cell.outcome` recorded for it, oldest first."""
+    """Task → every outcome its gradings decided, oldest first."""
     out: dict[str, list[dict]] = {}
     with sqlite3.connect(project / ".benchtape" / "benchtape.db") as c:
-        for task, data in c.execute("SELECT s.scenario, a.data FROM sessions s JOIN actions a ON a.session_id = s.id AND a.kind = 'cell.outcome' ORDER BY s.id, a.seq"):
+        for task, data in c.execute("SELECT s.scenario, json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM sessions s JOIN outcomes o ON o.session_id = s.id ORDER BY s.id, o.created_at"):
             out.setdefault(task, []).append(orjson.loads(data))
     return out
 
@@ -140,7 +140,7 @@ def test_an_engine_that_goes_down_after_preflight_makes_infrastructure_errors(pr
     store = Store(project / "db.sqlite")
     done = run_planned(Planned(ev, tasks, matrix, plans, StoredCells(), fresh=False), store, EvaluationRequest("outcomes", sandbox="container"), load_pricing(project))
     assert done.started_sessions == 2 and dict(done.outcomes["mock@latest scripted"]) == {"infrastructure_error": 2}
-    for (data,) in store.db.execute("SELECT data FROM actions WHERE kind = 'cell.outcome'"):
+    for (data,) in store.db.execute("SELECT json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM outcomes o"):
         outcome = orjson.loads(data)
         assert outcome["outcome"] == "infrastructure_error" and outcome["reason"].startswith("engine: the task's image could not be resolved")
         assert "no Docker engine answers" in outcome["reason"]

@@ -76,9 +76,9 @@ def db(project: Path) -> sqlite3.Connection:
 
 
 def counts(project: Path) -> tuple[int, int]:
-    """(sessions, cell.outcome actions) in the store."""
+    """(sessions, outcomes) in the store."""
     with db(project) as c:
-        return c.execute("SELECT count(*) FROM sessions").fetchone()[0], c.execute("SELECT count(*) FROM actions WHERE kind = 'cell.outcome'").fetchone()[0]
+        return c.execute("SELECT count(*) FROM sessions").fetchone()[0], c.execute("SELECT count(*) FROM outcomes").fetchone()[0]
 
 
 def latest_outcomes(project: Path) -> dict[tuple[str, str, int], str]:
@@ -86,8 +86,8 @@ def latest_outcomes(project: Path) -> dict[tuple[str, str, int], str]:
     out = {}
     with db(project) as c:
         rows = c.execute(
-            "SELECT s.scenario, s.attempt, json_extract(a.data, '$.outcome'), json_extract(f.data, '$.cell.label') FROM sessions s "
-            "JOIN actions a ON a.session_id = s.id AND a.kind = 'cell.outcome' JOIN actions f ON f.session_id = s.id AND f.seq = 1 ORDER BY s.id, a.seq"
+            "SELECT s.scenario, s.attempt, o.outcome, json_extract(f.data, '$.cell.label') FROM sessions s "
+            "JOIN outcomes o ON o.session_id = s.id JOIN actions f ON f.session_id = s.id AND f.seq = 1 ORDER BY s.id, o.created_at"
         ).fetchall()
     for task, attempt, outcome, label in rows:
         out[(label, task, attempt)] = outcome
@@ -278,7 +278,7 @@ def test_ctrl_c_twice_stops_the_cells_in_flight_too(project):
     assert "stopping the 1 cell(s) in flight" in err
     assert counts(project) == (1, 1)
     with db(project) as c:
-        (data,) = c.execute("SELECT data FROM actions WHERE kind = 'cell.outcome'").fetchone()
+        (data,) = c.execute("SELECT json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM outcomes o").fetchone()
     outcome = orjson.loads(data)
     assert outcome["outcome"] == "infrastructure_error" and "interrupted" in outcome["reason"]  # an attempt, not the agent's failure
 

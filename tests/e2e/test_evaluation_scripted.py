@@ -42,7 +42,7 @@ def test_claude_code_against_codex_through_the_scripted_model(tmp_path):
 
     with sqlite3.connect(db) as c:
         rows = c.execute("SELECT s.harness, json_extract(a.data, '$.binary.version'), json_extract(a.data, '$.cell.versions'), json_extract(a.data, '$.model_endpoint.kind') FROM sessions s JOIN actions a ON a.session_id = s.id AND a.seq = 1").fetchall()
-        diffs = [orjson.loads(d) for (d,) in c.execute("SELECT json_extract(data, '$.diff') FROM actions WHERE kind = 'cell.outcome'")]
+        diffs = [orjson.loads(d) for (d,) in c.execute("SELECT json_extract(data, '$.diff') FROM outcomes")]
     versions = {"claude-code": "2.1.328", "codex": "0.169.0"}
     for harness, binary_version, cell_versions, endpoint in rows:
         assert binary_version == versions[harness] and orjson.loads(cell_versions) == {harness: versions[harness]} and endpoint == "scripted"

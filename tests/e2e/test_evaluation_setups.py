@@ -100,7 +100,7 @@ def test_a_workflow_runs_its_steps_in_one_sandbox_with_a_handover_and_sums_their
     read_back = rows(project, f"SELECT json_extract(data, '$.output') FROM actions WHERE session_id = '{second[0]}' AND kind = 'tool.result' ORDER BY seq LIMIT 1")
     assert read_back[0][0].strip() == "turn - into +"  # the build step read the plan step's notes
 
-    outcomes = {task: orjson.loads(data) for task, data in rows(project, "SELECT s.scenario, a.data FROM sessions s JOIN actions a ON a.session_id = s.id AND a.kind = 'cell.outcome'")}
+    outcomes = {task: orjson.loads(data) for task, data in rows(project, "SELECT s.scenario, json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM sessions s JOIN outcomes o ON o.session_id = s.id")}
     assert outcomes["fix"]["outcome"] == "passed" and outcomes["fix"]["diff"]["paths"] == ["calc.py"]  # the handover is not in the graded tree
     assert outcomes["fix"]["cost_usd"] == pytest.approx(0.02) and [s["name"] for s in outcomes["fix"]["steps"]] == ["plan", "build"]
     assert outcomes["fix-unmetered"]["cost_usd"] is None  # a step of unknown cost makes the cell's unknown, never a partial sum
@@ -127,7 +127,7 @@ def test_pre_effects_enter_the_identity_and_the_baseline_and_a_measured_cell_is_
     changes = dict(started["cell"]["pre_effects"]["changes"])
     assert set(changes) == {"NOTES.md", "CLAUDE.md"} and changes["CLAUDE.md"] is None  # the option's removal and the block's file
     assert [r["command"] for r in started["cell"]["pre"]] == ["echo staged > {workdir}/NOTES.md", "rm -f {workdir}/CLAUDE.md {workdir}/AGENTS.md"]
-    (outcome,) = [orjson.loads(d) for (d,) in rows(project, "SELECT data FROM actions WHERE kind = 'cell.outcome'")]
+    (outcome,) = [orjson.loads(d) for (d,) in rows(project, "SELECT json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM outcomes o")]
     assert outcome["outcome"] == "passed" and outcome["diff"]["paths"] == ["calc.py"]  # what pre did is the baseline, not the agent's change
     again = benchtape("run", "pre", "--task", "fix", "--yes", cwd=project)
     assert "0 session(s) started, 0 cell(s) measured now, 1 re-graded" in again.stdout, again.stdout + again.stderr
@@ -148,7 +148,7 @@ def test_a_failing_pre_command_is_an_infrastructure_error(project):
     evaluation(project, "broken", PRE_BODY.format(pre="echo no network here >&2; exit 7"))
     out = benchtape("run", "broken", "--task", "fix", "--yes", cwd=project)
     assert out.returncode == 1
-    (outcome,) = [orjson.loads(d) for (d,) in rows(project, "SELECT data FROM actions WHERE kind = 'cell.outcome'")]
+    (outcome,) = [orjson.loads(d) for (d,) in rows(project, "SELECT json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM outcomes o")]
     assert outcome["outcome"] == "infrastructure_error"
     assert outcome["reason"].startswith("staging: setup command `echo no network here >&2; exit 7` exited with code 7: no network here")
 

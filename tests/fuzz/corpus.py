@@ -54,7 +54,7 @@ scenarios:
     cwd: .
     vars: {answer: 42, list: [1, 2]}
     metadata: {owner: me}
-    options: {transform: output.strip()}
+    options: {transform: output.trim()}
     sandbox:
       level: home
       env: {A: "1"}

@@ -150,9 +150,11 @@ def test_a_damaged_compressed_blob_is_a_clear_error(tmp_path):
     sha = store.put_blob(b"x" * 100_000)
     store.close()
     con = sqlite3.connect(tmp_path / "s.db")  # a blob of another shape: claims more bytes than its frame holds
+    (guard,) = con.execute("SELECT sql FROM sqlite_master WHERE name = 'blobs_no_rewrite'").fetchone()
     con.execute("DROP TRIGGER blobs_no_rewrite")
     con.execute("INSERT INTO blobs (sha256, size, data, codec) SELECT 'other', size + 1, data, codec FROM blobs")
     con.execute("INSERT INTO blobs (sha256, size, data, codec) SELECT 'newer', size, data, 'brotli' FROM blobs WHERE sha256 = ?", [sha])
+    con.execute(guard)  # the guard back as it was: the store opens, and the damage is found where it is read
     con.commit()
     con.close()
     store = Store(tmp_path / "s.db")

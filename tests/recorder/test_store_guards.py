@@ -13,7 +13,7 @@ from benchtape.core.results import Result
 from benchtape.store.database import Store
 from importkit import lines_failing_at
 
-HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_sets", "specs", "grading_scenarios", "generated_vars")
+HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_sets", "specs", "grading_scenarios", "generated_vars", "outcomes")
 CONTENT_ADDRESSED = {"blobs": "data", "specs": "spec"}  # the same content again is skipped, other content refused
 
 
@@ -29,6 +29,7 @@ def db(tmp_path):
     store.add_verdicts(gid, sid, [{"check_path": "checks[0]", "type": "contains", "spec": {"type": "contains", "value": "x"}, "spec_sha256": "h", "result": Result.of(True)}])
     store.add_grading_scenarios(gid, {"sc": {"vars": {}}})
     store.add_generated_vars(run, {"sc": {"ANSWER": "42"}})
+    store.add_outcome(gid, sid, "passed", "1 check(s) passed", {"cost_usd": None})
     store.close()
     return path
 
@@ -60,7 +61,7 @@ def rewrites(conn: sqlite3.Connection, table: str) -> list[str]:
         f"INSERT INTO {table} SELECT {changed} FROM {table} WHERE true LIMIT 1 ON CONFLICT DO UPDATE SET {first} = excluded.{first}",
         f"INSERT INTO {table} SELECT {changed} FROM {table} WHERE true LIMIT 1 ON CONFLICT DO NOTHING",
     ]
-    if table in ("runs", "sessions", "gradings", "blobs", "specs", "verdict_sets"):  # rowid tables: a REPLACE may also meet a row by rowid
+    if table in ("runs", "sessions", "gradings", "blobs", "specs", "verdict_sets", "outcomes"):  # rowid tables: a REPLACE may also meet a row by rowid
         key = "sha256" if table == "specs" else cols[0]  # specs.id is the rowid itself
         fresh = ", ".join("'a-new-key'" if c == key else c for c in cols)
         out.append(f"INSERT OR REPLACE INTO {table} (rowid, {', '.join(cols)}) SELECT rowid, {fresh} FROM {table} LIMIT 1")

@@ -1,6 +1,7 @@
 """Recording evaluation cells into a real store through the Store API, as the run loop will:
 a run per invocation, a session per step (cell_id, task, attempt, arm in its params), the
-actions a harness produces, then `cell.outcome`."""
+actions a harness produces, then the cell's outcome (stored with no grading: the kit records
+what a run loop would, not what decided it)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def record_cell(
     step_costs: list[float | None] | None = None,
     reason: str = "",
 ) -> str:
-    """One measurement of `cell`: a session per step, the first one carrying `cell.outcome`.
+    """One measurement of `cell`: a session per step, the first one keying its outcome.
     `cost`: what the tool reported (None: it reported none, pricing decides)."""
     digest = task_hash(cell.task)
     identity = cell_identity(cell, versions=VERSIONS, task_digest=digest, sandbox=sandbox_policy(cell.task.scenario), pre=PreEffects.between({}, {}) if cell.arm.all_pre() else None)
@@ -66,7 +67,8 @@ def record_cell(
         )
         root = root or sid
     diff = {"files": 1, "lines_added": lines[0], "lines_removed": lines[1], "paths": ["calc.py"]}
-    store.append(root, [Outcome(outcome, reason or outcome).action(diff=diff, cell_id=identity.id)])
+    decided = Outcome(outcome, reason or outcome)
+    store.add_outcome(None, root, decided.outcome, decided.reason, {"diff": diff, "cell_id": identity.id})
     return root
 
 

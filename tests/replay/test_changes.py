@@ -24,15 +24,14 @@ def test_show_diff_is_the_agents_change_against_the_staged_tree(demo_db):
     assert out.code == 0, out.stderr
     assert "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ " in out.stdout
     assert "\n-    return a - b\n+    return a + b\n" in out.stdout
-    # running the tests left a bytecode cache: the agent's doing too, and binary: carried whole
-    assert "diff --git a/__pycache__/calc.cpython-" in out.stdout and "new file mode 100644\nindex 0000000000000000000000000000000000000000.." in out.stdout
-    assert "GIT binary patch\nliteral " in out.stdout
-    assert "1 modified · 2 added · 0 removed" in out.stderr
+    # running the tests left bytecode caches: not the agent's writing, left out and named
+    assert "__pycache__" not in out.stdout and "GIT binary patch" not in out.stdout
+    assert "1 modified · 0 added · 0 removed · left out: 2 file(s) of bytecode caches" in out.stderr
     cheat = cli("show", _sid(demo_db, "weakens-the-test"), "--diff", "--db", demo_db, "--json").json()
     assert cheat["modified"] == ["test_calc.py"] and "-    def test_add_negative" in cheat["patch"]
 
 
-@pytest.mark.parametrize("scenario", ["weakens-the-test", "fixes-the-bug"])  # the second left a bytecode cache
+@pytest.mark.parametrize("scenario", ["weakens-the-test", "fixes-the-bug"])  # the second left bytecode caches
 def test_the_patch_applies_to_the_exported_staged_tree_and_gives_the_final_workspace(demo_db, tmp_path, scenario):
     sid = _sid(demo_db, scenario)
     assert cli("export", sid, tmp_path / "before", "--staged", "--db", demo_db).code == 0
@@ -41,12 +40,12 @@ def test_the_patch_applies_to_the_exported_staged_tree_and_gives_the_final_works
     patch = cli("show", sid, "--diff", "--db", demo_db).stdout
     # as the help says: `show --diff | git apply`, whatever binary files the agent left included
     subprocess.run(["git", "apply", "-"], input=patch, text=True, cwd=tmp_path / "before", check=True)
-    tree = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file()}  # noqa: E731
-    assert tree(tmp_path / "before") == tree(tmp_path / "after")
+    tree = lambda root: {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}  # noqa: E731
+    assert tree(tmp_path / "before") == tree(tmp_path / "after")  # all but the bytecode caches, which the patch leaves out
     if scenario == "weakens-the-test":
         assert "def test_add_negative" not in (tmp_path / "after" / "test_calc.py").read_text()
     else:
-        assert list((tmp_path / "before" / "__pycache__").glob("calc.*.pyc"))
+        assert list((tmp_path / "after" / "__pycache__").glob("calc.*.pyc")) and not (tmp_path / "before" / "__pycache__").exists()
 
 
 def test_git_applies_every_kind_of_change_binary_ones_included(tmp_path):
@@ -127,6 +126,22 @@ def test_the_tools_own_state_is_named_beside_the_patch_not_in_it():
     assert diff_trees(before, after).modified == [".claude.json", "calc.py"]  # a session recorded before the staged tree named it
 
 
+def test_bytecode_caches_are_left_out_of_the_patch_and_the_agents_diff_and_named():
+    """Running the tests leaves __pycache__/ behind: no agent wrote it, so neither the patch nor
+    the evaluation's diff (no_changes, lines changed) counts it, and the summary says so."""
+    from benchtape.replay.changes import Entry, diff_trees
+    from benchtape.sandbox.treediff import diff_trees as agent_diff_of
+
+    before = {"calc.py": Entry("file", b"a - b\n")}
+    after = {"calc.py": Entry("file", b"a + b\n"), "__pycache__": Entry("dir"), "__pycache__/calc.cpython-311.pyc": Entry("file", b"\x00bytes"), "pkg/mod.pyc": Entry("file", b"x")}
+    changes = diff_trees(before, after)
+    assert changes.added == [] and changes.modified == ["calc.py"] and "pyc" not in changes.patch
+    assert changes.caches == ["__pycache__/calc.cpython-311.pyc", "pkg/mod.pyc"]
+    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc): written by whatever ran the code, not by the agent")
+    only_caches = agent_diff_of({"calc.py": b"x"}, {"calc.py": b"x", "__pycache__/calc.cpython-311.pyc": b"\x00"})
+    assert only_caches.empty  # an agent that only ran the tests changed nothing
+
+
 def test_an_imported_session_says_it_never_had_a_workspace_to_diff_or_export(tmp_path):
     """benchtape saw only the transcript: the diff and export say so, not that a snapshot failed,
     and export writes nothing (its reparse, which keeps where it came from, says the same)."""
@@ -194,8 +209,8 @@ def test_html_opens_with_a_per_scenario_summary_an_index_and_each_diff(tmp_path)
         assert f'<a href="#s-{sid}">' in html and f'id="s-{sid}"' in html
     assert html.count('<details class="changes" open><summary>Changes (1 modified · ') == 6
     assert '<span class="del">-    return a - b</span>' in html and '<span class="add">+    return a + b</span>' in html
-    # the bytecode cache the tests left: one line each, not its base85
-    assert 'carried for git apply)</span>' in html and "\nzc" not in html and "GIT binary patch\nliteral" not in html
+    # the bytecode caches the tests left: named, not patched
+    assert "left out: 2 file(s) of bytecode caches" in html and "GIT binary patch\nliteral" not in html
 
 
 def test_the_timeline_reads_a_harness_float_sum_at_six_decimals():

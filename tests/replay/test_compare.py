@@ -108,9 +108,8 @@ def test_a_regrading_outcome_replaces_the_earlier_one(setup):
     run = start_run(store, ev)
     arm = next(a for a in ev.arms if a.label == A)
     sid = record_cell(store, run, ev, Cell(arm, ev.tasks()[0], 1), "failed", cost=0.01)
-    from benchtape.replay.outcomes import Outcome
-
-    store.append(sid, [Outcome("passed", "re-graded with the fixed check").action()])
+    regrade = store.new_grading("regrade", checkset_sha256="fixed", catalog_version="1")
+    store.add_outcome(regrade, sid, "passed", "re-graded with the fixed check")
     (m,) = read_measurements(store, pricing, evaluation="e")[0]
     assert m.outcome == "passed" and m.reason == "re-graded with the fixed check"
 

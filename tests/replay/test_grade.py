@@ -78,7 +78,7 @@ defaults: {sandbox: home, timeout: 30s}
 scenarios:
   - name: writes
     prompt: "write ok.txt"
-    transform: "output.upper()"
+    transform: {python: "output.upper()"}
     mock:
       steps:
         - tool: Write
@@ -208,6 +208,6 @@ def test_the_report_carries_what_grade_needs(tmp_path):
     _, report, _ = _run_with_reports(tmp_path)
     doc = orjson.loads(report.read_bytes())
     row = doc["results"][0]
-    assert row["grading_context"] == {"vars": {}, "transform": "output.upper()", "control": False, "runtimes": {}}
+    assert row["grading_context"] == {"vars": {}, "transform": {"python": "output.upper()"}, "control": False, "runtimes": {}}
     assert row["run_id"] == doc["run_id"]
     assert all({"spec", "spec_sha256", "path", "status"} <= c.keys() for c in row["checks"])

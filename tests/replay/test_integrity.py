@@ -63,7 +63,7 @@ _leaf = st.builds(
     threshold=st.one_of(st.none(), st.floats(0.01, 10, allow_nan=False)),
     metric=st.one_of(st.none(), st.text(min_size=1, max_size=5)),
     readout=st.booleans(),
-    transform=st.one_of(st.none(), st.just("output.strip()")),
+    transform=st.sampled_from([None, "output.trim()", {"python": "output.strip()"}]),
 )
 _specs = st.recursive(_leaf, lambda kids: st.builds(CheckSpec, type=st.sampled_from(["any-of", "assert-set"]), checks=st.lists(kids, min_size=1, max_size=3).map(tuple), threshold=st.one_of(st.none(), st.just(0.5))), max_leaves=6)
 

@@ -4,7 +4,8 @@ One stored session is graded through each path a user can take — live grading 
 does as a session finishes), the negative control's grading (`check`), `regrade` and the
 positive control `grade` — in each situation where something is missing: a healthy
 session, a corrupt snapshot, a snapshot the store lost, a grading container whose engine
-is down, and a scenario transform that raises. Every path must store the same verdicts.
+is down (with and without a scenario transform, which runs in that container, never on the
+host instead), and a scenario transform that raises. Every path must store the same verdicts.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ scenarios:
       - {{type: "session:tool-used", value: Edit}}
 """
 
-CASES = ["healthy", "corrupt_snapshot", "missing_snapshot", "engine_down", "transform_raises"]
+CASES = ["healthy", "corrupt_snapshot", "missing_snapshot", "engine_down", "engine_down_transform", "transform_raises"]
 
 
 def _workspace_blob(tmp: Path) -> bytes:
@@ -73,7 +74,7 @@ def _record(store: Store, case: str, tmp: Path) -> str:
     else:
         sha = store.put_blob(_workspace_blob(tmp))
     started = {"scenario": "sc", "prompt": "fix it", "harness": "mock", "sandbox": "home"}
-    if case == "engine_down":
+    if case.startswith("engine_down"):
         started.update(sandbox="container", container={"image": "benchtape-base:none", "user": None, "env": {}, "resources": None})
     store.append(
         sid,
@@ -97,9 +98,9 @@ def _verdicts(store: Store, grading_id: str, sid: str) -> list[tuple]:
 
 @pytest.mark.parametrize("case", CASES)
 def test_every_path_stores_the_same_verdicts(case, tmp_path, monkeypatch):
-    if case == "engine_down":
+    if case.startswith("engine_down"):
         monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
-    transform = "transform: 'output.foo.bar'" if case == "transform_raises" else ""
+    transform = {"transform_raises": "transform: 'output.foo.bar'", "engine_down_transform": "transform: 'output.trim()'"}.get(case, "")
     bench_file = tmp_path / "bench.yaml"
     bench_file.write_text(textwrap.dedent(BENCH.format(transform=transform)))
     bench = load_bench(bench_file)
@@ -130,6 +131,7 @@ def test_every_path_stores_the_same_verdicts(case, tmp_path, monkeypatch):
         "corrupt_snapshot": ["PASS", "ERROR", "ERROR", "PASS"],  # only the workspace readers
         "missing_snapshot": ["PASS", "ERROR", "ERROR", "PASS"],
         "engine_down": ["PASS", "ERROR", "ERROR", "PASS"],
+        "engine_down_transform": ["ERROR", "ERROR", "ERROR", "PASS"],  # the output readers too: their output is computed in there
         "transform_raises": ["ERROR", "PASS", "ERROR", "PASS"],  # only the output readers
     }[case]
     assert statuses == expected, stored["live"]
@@ -137,6 +139,7 @@ def test_every_path_stores_the_same_verdicts(case, tmp_path, monkeypatch):
         "corrupt_snapshot": "the session's workspace snapshot could not be restored",
         "missing_snapshot": "is missing from the store",
         "engine_down": "the grading container could not start",
+        "engine_down_transform": "the grading container could not start",
         "transform_raises": "the scenario's output transform failed",
     }.get(case)
     if wording:

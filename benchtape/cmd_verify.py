@@ -1,0 +1,75 @@
+"""`benchtape verify`: check a whole store and say what is wrong with it.
+
+Every command checks a store's schema and guards when it opens one (cheap, on every open);
+this reads every row once: pages, blob hashes, raw streams, specs, references, and, with
+`--sample N`, re-grades the N newest graded sessions offline to show their verdicts can be
+re-derived from the store alone (a DIVERGED verdict is a finding). It only reads: the file is
+opened read-only, and the sample's re-grading is recorded nowhere."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from benchtape.guard import guarded
+from benchtape.options import Db, Json, db_path
+
+if TYPE_CHECKING:
+    from benchtape.store.verify import Verification
+
+
+def verify_cmd(
+    db: Db = None,
+    as_json: Json = False,
+    sample: int = typer.Option(0, "--sample", min=0, help="Also re-grade the N newest graded sessions offline (as `grade` does, writing nothing) and report any verdict that does not reproduce."),
+) -> None:
+    """Check a whole store: schema and guards, every page, blob and raw stream, every stored
+    spec and reference, optionally a re-graded sample. Exit 0 clean, 1 findings, 2 cannot open.
+
+    Example: benchtape verify --db .benchtape/benchtape.db --sample 20
+    """
+
+    def body() -> int:
+        from benchtape.store.database import Store
+        from benchtape.store.verify import Finding, verify_store
+
+        store = Store(db_path(db), readonly=True, create=False, check_schema=False)
+        found = verify_store(store)
+        if sample:
+            from benchtape.replay.reproduce import DIVERGED, NOT_REGRADABLE, reproduce_sample
+
+            replays = reproduce_sample(store, sample)
+            found.checked["re-graded sessions"] = len(replays)
+            found.checked["re-graded verdicts"] = sum(1 for r in replays for c in r.checks if c.verdict != NOT_REGRADABLE)
+            found.findings += [
+                Finding("regrade", f"{DIVERGED}: session {r.session_id} {c.check_path} ({c.type}) is stored {c.stored.status} by grading {r.grading_id}, re-graded {c.regraded.status if c.regraded else '?'}")
+                for r in replays
+                for c in r.checks
+                if c.verdict == DIVERGED
+            ]
+        if as_json:
+            from benchtape.render_replay import emit_json
+
+            emit_json(found.to_dict())
+        else:
+            _print(found)
+        return 0 if found.clean else 1
+
+    guarded(body)
+
+
+def _print(found: "Verification") -> None:
+    read = ", ".join(f"{n:,} {what}" for what, n in found.checked.items())
+    print(f"{found.path} (schema {found.schema_version}): read {read}")
+    for f in found.findings:
+        print(f"  {f.part}: {f.what}")
+    if found.clean:
+        print("clean: nothing found")
+    else:
+        print(f"{len(found.findings)} finding(s)", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("verify")(verify_cmd)

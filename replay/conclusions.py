@@ -1,0 +1,163 @@
+"""What a comparison found, in words a reader can act on, and the figures behind it.
+
+A ranking table alone invites over-reading: two setups at 2/6 look ranked 1 and 2 because
+one row is printed first. These functions say what the measurements support:
+
+- `shared_ranks`: setups whose pass rates tie and whose paired difference is not
+  significant share a rank; cost, tokens and time only order the rows for display.
+- `conclusion`: one sentence per pair of neighbours in the ranking — a difference with its
+  paired sign test, or "not distinguishable" with how many differing tasks would be needed
+  at the observed rate to tell them apart.
+- `pass_hat_k`: the chance that all k attempts pass (pass^k), beside pass@k.
+- `flaky`: tasks whose attempts of one setup disagree.
+- `matrix`: every attempt of every task × setup, measured or not, with its session.
+
+Pure functions over measurements and pairs: no store, no rendering.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol, Sequence
+
+from benchtape.replay.stats import sign_test
+
+ALPHA = 0.05
+NEEDED_CAP = 10_000  # beyond this many differing tasks, "would be needed" says "more than"
+
+
+class _Attempt(Protocol):
+    session_id: str
+    arm: str
+    task: str
+    attempt: int
+    outcome: str | None
+    reason: str | None
+
+    @property
+    def measured(self) -> bool: ...
+
+
+class _Pair(Protocol):
+    a: str
+    b: str
+    tasks: int
+    mean_difference: float
+    a_wins: int
+    b_wins: int
+    ties: int
+    p_value: float
+
+
+def pass_hat_k(per_task: Iterable[tuple[int, int]], k: int) -> float | None:
+    """The mean over tasks of C(c, k) / C(n, k): the unbiased estimate that k attempts all
+    pass (from n attempts with c passes). A task with fewer than k attempts does not count;
+    None when none has k."""
+    values = [math.comb(c, k) / math.comb(n, k) for n, c in per_task if n >= k >= 1]
+    return sum(values) / len(values) if values else None
+
+
+def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA) -> int | None:
+    """The fewest differing tasks that, split at the observed rate, would make the sign test
+    significant; None when the split is even (no number would) or nothing differed."""
+    n = wins + losses
+    if n == 0 or wins == losses:
+        return None
+    rate = max(wins, losses) / n
+    for total in range(max(n, 1), NEEDED_CAP + 1):
+        lead = round(total * rate)
+        if sign_test(lead, total - lead) < alpha:
+            return total
+    return NEEDED_CAP + 1
+
+
+def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int) -> str:
+    """One sentence for two setups ranked next to each other (A is the one ranked first)."""
+    a_wins, b_wins = pair.a_wins, pair.b_wins
+    a, b = label_a, label_b
+    if a_wins < b_wins:  # displayed order says A first; the sentence follows the evidence
+        a, b, a_wins, b_wins = b, a, b_wins, a_wins
+    p = f"{pair.p_value:.2g}"
+    if pair.tasks == 0:
+        return f"{a} and {b} have no task in common: nothing can be said about them together"
+    if pair.p_value < ALPHA:
+        if attempts == 1:
+            more = a_wins - b_wins
+            return f"{a} solves {more} more of {pair.tasks} common tasks than {b} (paired sign test p = {p})"
+        return f"{a} passes more often than {b} on {a_wins} of {pair.tasks} common tasks, {b} on {b_wins} (paired sign test p = {p})"
+    need = needed_to_differ(a_wins, b_wins)
+    if a_wins + b_wins == 0:
+        why = "they differ on no task"
+    elif need is None:
+        why = f"they differ on {a_wins + b_wins} task(s), split evenly: no number of tasks would separate them at this rate"
+    elif need > NEEDED_CAP:
+        why = f"more than {NEEDED_CAP:,} tasks where they differ would be needed at this rate"
+    else:
+        why = f"{need} tasks where they differ would be needed at this rate"
+    return f"{a} and {b} are not distinguishable on these tasks (p = {p}; {why})"
+
+
+def shared_ranks(order: Sequence[Any], pairs: Iterable[_Pair]) -> dict[str, int]:
+    """Rank by arm, for rows already in display order (pass rate first): a row whose pass rate
+    equals the previous row's, with no significant paired difference, shares its rank."""
+    p_of = {frozenset((p.a, p.b)): p.p_value for p in pairs}
+    ranks: dict[str, int] = {}
+    for index, row in enumerate(order):
+        previous = order[index - 1] if index else None
+        tied = previous is not None and row.pass_rate == previous.pass_rate and p_of.get(frozenset((row.arm, previous.arm)), 1.0) >= ALPHA
+        ranks[row.arm] = ranks[previous.arm] if tied else index + 1
+    return ranks
+
+
+@dataclass
+class Flaky:
+    """A task whose attempts of one setup disagree: some passed, some did not."""
+
+    task: str
+    arm: str
+    outcomes: list[str | None] = field(default_factory=list)  # by attempt
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "arm": self.arm, "outcomes": self.outcomes}
+
+
+def flaky(chosen: dict[str, dict[str, dict[int, _Attempt]]], passed: str) -> list[Flaky]:
+    out = []
+    for arm, by_task in chosen.items():
+        for task, attempts in sorted(by_task.items()):
+            outcomes = [attempts[n].outcome for n in sorted(attempts)]
+            if len(outcomes) > 1 and len({o == passed for o in outcomes}) > 1:
+                out.append(Flaky(task, arm, outcomes))
+    return out
+
+
+@dataclass
+class MatrixCell:
+    """One attempt of one task by one setup: a measurement, or an attempt that measured nothing."""
+
+    attempt: int
+    outcome: str | None
+    session_id: str
+    measured: bool
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def matrix(measurements: Iterable[_Attempt], chosen: dict[str, dict[str, dict[int, _Attempt]]], tasks: Sequence[str], arms: Sequence[str]) -> dict[str, dict[str, list[MatrixCell]]]:
+    """task → arm → its attempts in order: the measurement that counts for each attempt, and
+    every attempt that ended in an execution failure (shown apart, never counted)."""
+    grid: dict[str, dict[str, list[MatrixCell]]] = {t: {a: [] for a in arms} for t in tasks}
+    counted = {id(m) for by_task in chosen.values() for attempts in by_task.values() for m in attempts.values()}
+    for m in measurements:
+        if m.task not in grid or m.arm not in grid[m.task]:
+            continue
+        if m.measured and id(m) not in counted:
+            continue  # superseded by a later measurement of the same attempt
+        grid[m.task][m.arm].append(MatrixCell(m.attempt, m.outcome, m.session_id, m.measured, m.reason))
+    for by_arm in grid.values():
+        for cells in by_arm.values():
+            cells.sort(key=lambda c: (c.attempt, not c.measured))
+    return grid
