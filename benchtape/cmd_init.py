@@ -14,11 +14,18 @@ from benchtape.guard import guarded
 from benchtape.core.errors import BadInput
 
 
-def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbench.yaml and its testdata.")) -> None:
-    """Write a starter bench (the demo: red-state testdata, a scripted mock agent, anti-cheat checks).
+def init_cmd(
+    folder: Path = typer.Argument(Path("."), help="Where to write madbench.yaml and its testdata."),
+    tasks: bool = typer.Option(False, "--tasks", help="Instead: set up tasks from this git repository's history (.benchtape/config.yaml, kind: Project) and show the best candidates."),
+) -> None:
+    """Write a starter bench (the demo: red-state testdata, a scripted mock agent, anti-cheat checks); with --tasks, set up this repository for tasks from its history.
 
     Example: benchtape init my-bench && cd my-bench && benchtape run --harness mock
+    Example: benchtape init --tasks && benchtape task create 603 && benchtape task validate
     """
+    if tasks:
+        guarded(lambda: _init_tasks(folder))
+        return
 
     def body() -> int:
         from benchtape.api import demo_bench_path
@@ -43,6 +50,25 @@ def init_cmd(folder: Path = typer.Argument(Path("."), help="Where to write madbe
         return 0
 
     guarded(body)
+
+
+def _init_tasks(folder: Path) -> int:
+    from benchtape.render_tasks import scan_table
+    from benchtape.spec.project import load_project
+    from benchtape.tasks.harvest import scan
+    from benchtape.tasks.init_project import init_tasks
+
+    done = init_tasks(folder.resolve())
+    if done.written:
+        print(f"wrote {done.config} (kind: Project; source {done.owner_repo or 'unknown: name it there'})")
+    else:
+        print(f"{done.config} already exists; nothing written")
+    result = scan(load_project(done.root), limit=10)
+    scan_table(result)
+    best = [c.landing.id for c in result.candidates[:5]]
+    if best:
+        print(f"then: benchtape task create {' '.join(best)} && benchtape task validate")
+    return 0
 
 
 def _write(demo: Path, folder: Path, target: Path) -> None:

@@ -104,3 +104,34 @@ def _git(args: list[str], cwd: Path | None, timeout: float, check: bool = True) 
 def _inside(path: Path, root: Path) -> bool:
     real, top = path.resolve(), root.resolve()
     return real == top or top in real.parents
+
+
+def export_commit(repo: Path, commit: str, dest: Path, *, timeout: float = 300.0) -> None:
+    """Write the tracked files of `commit` in the local repository `repo` into `dest` (which
+    must not exist), without `.git`, as a checkout writes them.
+
+    Not `git archive`: it rewrites files marked `export-subst` (a `_version.py` holding
+    `$Format:%H$`), so a patch made against the real file would not apply. A throwaway index
+    read from the commit and `checkout-index` give the bytes a checkout gives, the repository
+    itself untouched."""
+    scratch = Path(tempfile.mkdtemp(prefix="benchtape-export-"))
+    env = {"GIT_INDEX_FILE": str(scratch / "index"), "GIT_DIR": str(Path(repo) / ".git") if (Path(repo) / ".git").exists() else str(repo)}
+    try:
+        _git_env(["read-tree", commit], repo, timeout, env)
+        dest.mkdir(parents=True)
+        _git_env(["checkout-index", "--all", "--force", f"--prefix={dest.resolve()}/"], repo, timeout, env)
+    finally:
+        remove_tree(scratch)
+
+
+def _git_env(args: list[str], cwd: Path, timeout: float, extra: Mapping[str, str]) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_LFS_SKIP_SMUDGE": "1", **extra})
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        raise CheckoutFailed("exporting a commit needs git on PATH, and there is none") from None
+    except subprocess.TimeoutExpired:
+        raise CheckoutFailed(f"`git {' '.join(args)}` took longer than {timeout:g}s") from None
+    if proc.returncode != 0:
+        raise CheckoutFailed(f"`git {' '.join(args)}` failed (exit {proc.returncode}): {proc.stderr.strip()[-1000:]}")

@@ -1,5 +1,5 @@
 """The versioned document kinds of the evaluation layer (the berbench form): `Evaluation`,
-`Tool`, `Workflow`, `Pricing`. Every one starts with `apiVersion` and `kind`, is decoded
+`Tool`, `Workflow`, `Pricing`, `Project`, `UserConfig`, `Task`. Every one starts with `apiVersion` and `kind`, is decoded
 strictly (unknown or duplicate keys refused, naming the closest valid key), and a document
 found where another kind belongs is refused rather than half-read.
 
@@ -20,7 +20,7 @@ API_VERSION = "benchtape/v1alpha1"
 # berbench's G3 documents load unchanged, so the spec's own examples are valid input.
 API_VERSIONS = (API_VERSION, "bench.ber.run/v1alpha1")
 HEADER_KEYS = {"apiVersion", "kind"}
-KINDS = ("Evaluation", "Tool", "Workflow", "Pricing")
+KINDS = ("Evaluation", "Tool", "Workflow", "Pricing", "Project", "UserConfig", "Task")
 
 
 class DocLoader(_Loader):
@@ -127,6 +127,9 @@ def _place_fix(kind: str) -> str:
         "Tool": "tool overlays live in .benchtape/tools/NAME.yaml (or ~/.config/benchtape/tools/)",
         "Workflow": "workflows live in .benchtape/tools/NAME.yaml (or ~/.config/benchtape/tools/)",
         "Pricing": "pricing lives in .benchtape/pricing.yaml or ~/.config/benchtape/pricing.yaml",
+        "Project": "a project's config lives in .benchtape/config.yaml (or .ber/bench/config.yaml)",
+        "UserConfig": "the user's config lives in ~/.config/benchtape/config.yaml",
+        "Task": "a task lives in .benchtape/tasks/<id>/task.yaml",
     }.get(kind, "move it to the folder for its kind")
 
 

@@ -34,7 +34,7 @@ import orjson
 from benchtape.core.errors import BadInput, closest
 from benchtape.spec.bench import BenchSpec, ScenarioSpec, discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
-from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir
+from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file
 
 EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "attempts", "tools"}
@@ -259,9 +259,13 @@ def find_evaluation(name: str, cwd: Path | None = None) -> Path:
 
 
 def project_evaluation(name: str, cwd: Path) -> Path | None:
-    """`.benchtape/evaluations/NAME.yaml` (or `.yml`) of the project at `cwd`, when it is there."""
-    folder = project_config_dir(cwd) / EVALUATIONS_DIR
-    return next((folder / f"{name}{suffix}" for suffix in (".yaml", ".yml") if (folder / f"{name}{suffix}").is_file()), None)
+    """`.benchtape/evaluations/NAME.yaml` (or `.yml`) of the project at `cwd`, when it is there;
+    else berbench's `.ber/bench/evaluations/NAME.yaml`."""
+    for folder in reversed([d / EVALUATIONS_DIR for d in project_config_dirs(cwd)]):
+        found = next((folder / f"{name}{suffix}" for suffix in (".yaml", ".yml") if (folder / f"{name}{suffix}").is_file()), None)
+        if found is not None:
+            return found
+    return None
 
 
 def evaluation_ref(path: Path, cwd: Path | None = None) -> str:
@@ -286,15 +290,23 @@ def evaluation_ref(path: Path, cwd: Path | None = None) -> str:
 
 
 def evaluation_names(cwd: Path) -> list[str]:
-    folder = project_config_dir(cwd) / EVALUATIONS_DIR
-    return sorted({p.stem for p in list(folder.glob("*.yaml")) + list(folder.glob("*.yml"))}) if folder.is_dir() else []
+    names: set[str] = set()
+    for folder in (d / EVALUATIONS_DIR for d in project_config_dirs(cwd)):
+        if folder.is_dir():
+            names |= {p.stem for p in list(folder.glob("*.yaml")) + list(folder.glob("*.yml"))}
+    return sorted(names)
 
 
 def project_of(path: Path) -> Path:
-    """The project folder: the parent of `.benchtape/` for a file in .benchtape/evaluations/, else the file's folder."""
+    """The project folder: the parent of `.benchtape/` (or of `.ber/`) for a file in its
+    evaluations/ folder, else the file's folder."""
     path = path.resolve()
-    if path.parent.name == EVALUATIONS_DIR and path.parent.parent.name == ".benchtape":
-        return path.parent.parent.parent
+    if path.parent.name == EVALUATIONS_DIR:
+        config = path.parent.parent
+        if config.name == ".benchtape":
+            return config.parent
+        if config.name == "bench" and config.parent.name == ".ber":
+            return config.parent.parent
     return path.parent
 
 

@@ -142,22 +142,47 @@ class Registry:
 # ---------------------------------------------------------------- where they live
 
 
+# A project's documents live in `.benchtape/` (benchtape writes there) or in berbench's own
+# layout, `.ber/bench/` (read beside it, found by name like its own); the user's likewise.
+PROJECT_LAYOUTS = (".benchtape", ".ber/bench")
+USER_LAYOUTS = ("benchtape", "ber/bench")
+
+
 def user_config_dir() -> Path:
     """~/.config/benchtape (or $XDG_CONFIG_HOME/benchtape): the user's overlays and pricing."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "benchtape"
+    return _user_base() / USER_LAYOUTS[0]
+
+
+def user_config_dirs(user: Path | None = None) -> list[Path]:
+    """The user's config folders in precedence order, weakest first: berbench's, then benchtape's
+    (`user`, when given, is the one folder a caller or a test chose)."""
+    if user is not None:
+        return [user]
+    base = _user_base()
+    return [base / USER_LAYOUTS[1], base / USER_LAYOUTS[0]]
+
+
+def _user_base() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config"))
 
 
 def project_config_dir(project: Path) -> Path:
-    return project / ".benchtape"
+    """Where benchtape writes a project's documents: `.benchtape/`."""
+    return project / PROJECT_LAYOUTS[0]
+
+
+def project_config_dirs(project: Path) -> list[Path]:
+    """Every folder a project's documents are read from, weakest first: `.ber/bench/`, then
+    `.benchtape/` (a name found in both is `.benchtape/`'s)."""
+    return [project / PROJECT_LAYOUTS[1], project / PROJECT_LAYOUTS[0]]
 
 
 def registry_sources(project: Path | None, user: Path | None) -> list[tuple[str, Path]]:
     """(source label, tools folder) in registry order."""
     out = [("builtin", BUILTIN_DIR / "tools")]
-    out.append(("user", (user if user is not None else user_config_dir()) / "tools"))
+    out.extend(("user", folder / "tools") for folder in user_config_dirs(user))
     if project is not None:
-        out.append(("project", project_config_dir(project) / "tools"))
+        out.extend(("project", folder / "tools") for folder in project_config_dirs(project))
     return out
 
 

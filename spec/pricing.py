@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from benchtape.core.model import METRIC_FIELDS, Metrics
 from benchtape.spec.documents import HEADER_KEYS, load_document
-from benchtape.spec.overlays import BUILTIN_DIR, project_config_dir, user_config_dir
+from benchtape.spec.overlays import BUILTIN_DIR, project_config_dirs, user_config_dirs
 
 RATES = ("input", "cache_read", "cache_write", "output")
 # rate → the Metrics field it multiplies (tokens, per 1M)
@@ -54,9 +54,9 @@ class Pricing:
 
 def pricing_files(project: Path | None = None, user: Path | None = None) -> list[Path]:
     """The pricing files in merge order (later wins, per model and per rate)."""
-    files = [BUILTIN_DIR / "pricing.yaml", (user if user is not None else user_config_dir()) / "pricing.yaml"]
+    files = [BUILTIN_DIR / "pricing.yaml", *(folder / "pricing.yaml" for folder in user_config_dirs(user))]
     if project is not None:
-        files.append(project_config_dir(project) / "pricing.yaml")
+        files.extend(folder / "pricing.yaml" for folder in project_config_dirs(project))
     return [f for f in files if f.is_file()]
 
 

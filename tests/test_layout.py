@@ -8,6 +8,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     store  checks  adapters   the event store; the check catalog; one module per harness
     models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
     recorder  replay          the write side; the read side (neither imports the other)
+    tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     benchtape                 the front door: CLI, public API, preflight, composition
 
 ALLOWED below is that drawing, literally: no exceptions. Every import is checked, including
@@ -34,6 +35,7 @@ FOLDERS = {
     "sandbox": "sandbox",
     "recorder": "recorder",
     "replay": "replay",
+    "tasks": "tasks",
     "front": "benchtape",
 }
 # room -> the rooms it may import besides itself
@@ -47,7 +49,8 @@ ALLOWED: dict[str, set[str]] = {
     "sandbox": {"core", "spec", "adapters"},
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay"},
+    "tasks": {"core", "spec", "store", "sandbox", "adapters", "models", "recorder"},
+    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks"},
 }
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
 
@@ -209,6 +212,10 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("front", "benchtape.checks.registry", True),
         ("replay", "benchtape.sandbox.levels", True),
         ("sandbox", "benchtape.adapters.lines", True),
+        ("tasks", "benchtape.replay.grading", False),
+        ("tasks", "benchtape.checks.registry", False),
+        ("replay", "benchtape.tasks.validate", False),
+        ("tasks", "benchtape.sandbox.verifier", True),
     ],
 )
 def test_the_arrows_test_can_fail(room: str, target: str, ok: bool):

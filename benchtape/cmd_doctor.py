@@ -1,0 +1,40 @@
+"""`benchtape doctor`: every check of what tasks, validation and runs need, at once (tasks/doctor.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchtape.options import Db, Json
+
+
+def doctor_cmd(
+    tools: Optional[List[str]] = typer.Option(None, "--tool", help="Check credentials for this tool (repeatable; default: the tools of the project's evaluations)."),
+    json_out: Json = False,
+    db: Db = None,
+) -> None:
+    """Check git, the engine, the project config and image, the task set, the store, the agent CLIs, pricing and credentials (names only). Every failure with its next action; exit 0 ok, 1 a check failed.
+
+    Example: benchtape doctor --tool claude-code
+    """
+    from benchtape.guard import guarded
+
+    def body() -> int:
+        from benchtape.options import db_path
+        from benchtape.render_tasks import doctor_lines, print_json
+        from benchtape.tasks.doctor import doctor
+
+        report = doctor(Path.cwd(), db=db_path(db), tools=tools)
+        if json_out:
+            print_json(report.to_dict())
+        else:
+            doctor_lines(report)
+        return 0 if report.ok else 1
+
+    guarded(body)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("doctor")(doctor_cmd)

@@ -1,0 +1,156 @@
+"""`benchtape task scan|create|lint|validate|list`: tasks from the repository's own history.
+
+Each command finds the project (the git repository holding the current folder), calls one
+function of benchtape.tasks and hands the result to benchtape/render_tasks.py (or prints it
+as one JSON document with `--json`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from benchtape.options import Db, Json
+
+
+def register(app: typer.Typer) -> None:
+    from benchtape.guard import guarded
+
+    task = typer.Typer(name="task", help="Tasks from the repository's own history: scan, create, lint, validate, list.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+
+    @task.command("scan")
+    def scan_cmd(
+        json_out: Json = False,
+        limit: int = typer.Option(20, "--limit", help="Show the best N candidates (1-200)."),
+        since: Optional[str] = typer.Option(None, "--since", help="Only changes since a date (2024-01-31) or an age (90d, 6w, 3m, 1y)."),
+        max_files: int = typer.Option(10, "--max-files", help="Skip changes whose fix touches more implementation files than this."),
+    ) -> None:
+        """Rank the merged changes of the LOCAL history (merge commits, squash merges, plain commits) as task candidates; say why the others are skipped. Offline; --json is one document and never prompts.
+
+        Example: benchtape task scan --limit 10 --since 1y
+        """
+        guarded(lambda: _scan(json_out, limit, since, max_files))
+
+    @task.command("create")
+    def create_cmd(
+        refs: List[str] = typer.Argument(..., metavar="PR | COMMIT…", help="A PR number (`task scan` lists them), or a commit."),
+        json_out: Json = False,
+    ) -> None:
+        """Write an UNVALIDATED task per change: .benchtape/tasks/<id>/{task.yaml, prompt.md, tests.patch, reference.patch}. Never overwrites a task.
+
+        Example: benchtape task create 603
+        """
+        guarded(lambda: _create(refs, json_out))
+
+    @task.command("lint")
+    def lint_cmd(
+        ids: Optional[List[str]] = typer.Argument(None, metavar="[ID…]", help="Tasks to lint (default: every task)."),
+        fix: bool = typer.Option(False, "--fix", help="Redact every finding in prompt.md as [redacted]."),
+        json_out: Json = False,
+    ) -> None:
+        """Find where a prompt tells the agent where the answer is: the PR URL, owner/repo, forge hosts, the task's own #N or pull/N, prefixes of its base or fix commit. Exit 1 while any finding remains.
+
+        Example: benchtape task lint --fix
+        """
+        guarded(lambda: _lint(ids, fix, json_out))
+
+    @task.command("validate")
+    def validate_cmd(
+        ids: Optional[List[str]] = typer.Argument(None, metavar="[ID…]", help="Tasks to validate (default: every task)."),
+        sandbox: str = typer.Option("auto", "--sandbox", help="auto (container when an engine answers, else home), home or container."),
+        json_out: Json = False,
+        db: Db = None,
+    ) -> None:
+        """Prove each task's hidden verifier in clean sandboxes: base + tests.patch must FAIL with tests that ran, base + reference.patch + tests.patch must PASS; only then write `validation:`. Exit 0 all validated, 1 otherwise.
+
+        Example: benchtape task validate 603 551 --sandbox home
+        """
+        guarded(lambda: _validate(ids, sandbox, json_out, db))
+
+    @task.command("list")
+    def list_cmd(json_out: Json = False) -> None:
+        """Every task's state (unvalidated, valid, stale, leaking, broken) and the command that moves it on.
+
+        Example: benchtape task list
+        """
+        guarded(lambda: _list(json_out))
+
+    app.add_typer(task, name="task")
+
+
+def _project():  # type: ignore[no-untyped-def]
+    from benchtape.spec.project import load_project
+    from benchtape.tasks.gitlog import repo_root
+
+    return load_project(repo_root(Path.cwd()))
+
+
+def _scan(json_out: bool, limit: int, since: Optional[str], max_files: int) -> int:
+    from benchtape.render_tasks import print_json, scan_table
+    from benchtape.tasks.harvest import scan
+
+    result = scan(_project(), limit=limit, since=since, max_files=max_files)
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        scan_table(result)
+    return 0
+
+
+def _create(refs: List[str], json_out: bool) -> int:
+    from benchtape.render_tasks import created_lines, print_json
+    from benchtape.tasks.create import create_task
+
+    project = _project()
+    done = [create_task(project, ref) for ref in refs]
+    if json_out:
+        print_json({"created": [c.to_dict() for c in done]})
+    else:
+        for c in done:
+            created_lines(c)
+    return 0
+
+
+def _lint(ids: Optional[List[str]], fix: bool, json_out: bool) -> int:
+    from benchtape.render_tasks import lint_lines, print_json
+    from benchtape.tasks.lint import lint
+
+    results = lint(_project(), ids, fix)
+    remaining = [r for r in results if (r.remaining if r.fixed else r.findings)]
+    if json_out:
+        print_json({"ok": not remaining, "tasks": [r.to_dict() for r in results]})
+    else:
+        lint_lines(results)
+    return 1 if remaining else 0
+
+
+def _validate(ids: Optional[List[str]], sandbox: str, json_out: bool, db: Optional[Path]) -> int:
+    from benchtape.options import db_path, open_store
+    from benchtape.render_tasks import print_json, validated_lines
+    from benchtape.tasks.validate import validate
+
+    project = _project()
+    store = open_store(db)
+    logs = db_path(db).resolve().parent / "validate"
+    progress = None if json_out else (lambda text: print(text, file=sys.stderr, flush=True))
+    result = validate(project, ids, store=store, level=sandbox, logs=logs, progress=progress, argv=sys.argv[1:])
+    if json_out:
+        print_json(result.to_dict())
+    else:
+        validated_lines(result)
+    return 0 if result.ok else 1
+
+
+def _list(json_out: bool) -> int:
+    from benchtape.render_tasks import print_json, task_table
+    from benchtape.tasks.listing import counts, task_rows
+
+    rows = task_rows(_project())
+    if json_out:
+        print_json({"counts": counts(rows), "tasks": [r.to_dict() for r in rows]})
+    else:
+        task_table(rows)
+    return 0

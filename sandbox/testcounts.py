@@ -1,0 +1,134 @@
+"""How many tests ran, passed and failed, by the test runner's own summary.
+
+A verify command's exit code says pass or fail; it does not say that any test ran. A hidden
+test that was never collected (a wrong path, an import error before collection) fails at the
+base just as a real reproduction does, so validation goes by the runner's counts: pytest's
+`1 failed, 49 passed in 0.12s`, unittest's `Ran 5 tests` + `FAILED (failures=1)`, go test's
+`--- FAIL:` lines, cargo's `test result:` lines, jest's `Tests: … total`, vitest's
+`Tests  1 failed | 3 passed (4)`. Output no parser recognises has no counts (`runner` None).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest")
+
+
+@dataclass(frozen=True)
+class Counts:
+    runner: str | None  # None: no summary recognised
+    passed: int = 0
+    failed: int = 0
+    errored: int = 0  # collection or setup errors: the runner counted a problem, not a test outcome
+    skipped: int = 0
+
+    @property
+    def ran(self) -> int:
+        """Tests that executed (passed or failed)."""
+        return self.passed + self.failed
+
+    @property
+    def counted(self) -> int:
+        """Everything the runner counted as a test outcome or error."""
+        return self.passed + self.failed + self.errored
+
+    def to_dict(self) -> dict[str, int]:
+        return {"ran": self.ran, "passed": self.passed, "failed": self.failed, "errored": self.errored, "skipped": self.skipped}
+
+
+def runner_of(command: str) -> str | None:
+    """The runner a verify command names, when it names one."""
+    text = f" {command} "
+    for runner, pattern in (
+        ("pytest", r"[\s/]py\.?test\b|-m\s+pytest\b"),
+        ("unittest", r"-m\s+unittest\b"),
+        ("go", r"\bgo\s+test\b"),
+        ("cargo", r"\bcargo\s+(?:\+\S+\s+)?test\b|\bcargo\s+nextest\b"),
+        ("vitest", r"\bvitest\b"),
+        ("jest", r"\bjest\b"),
+    ):
+        if re.search(pattern, text):
+            return runner
+    return None
+
+
+def parse_counts(output: str, runner: str | None = None) -> Counts:
+    """The counts of the runner `runner` (or of the first runner whose summary is in `output`)."""
+    order = [runner] if runner in PARSERS else []
+    order += [r for r in RUNNERS if r not in order]
+    for name in order:
+        counts = PARSERS[name](output)
+        if counts is not None:
+            return counts
+    return Counts(None)
+
+
+_PYTEST_LINE = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+)\s+in\s+[\d.]+s(?:\s*\([^)]*\))?\s*=*\s*$", re.MULTILINE)
+_PYTEST_NONE = re.compile(r"^=*\s*no tests ran\b.*$", re.MULTILINE)
+
+
+def _pytest(output: str) -> Counts | None:
+    found = list(_PYTEST_LINE.finditer(output))
+    if not found:
+        return Counts("pytest") if _PYTEST_NONE.search(output) else None
+    words = dict.fromkeys(("passed", "failed", "error", "skipped", "xfailed", "xpassed"), 0)
+    for n, word in re.findall(r"(\d+) ([a-z]+)", found[-1].group(1)):
+        word = "error" if word == "errors" else word
+        if word in words:
+            words[word] += int(n)
+    return Counts("pytest", passed=words["passed"] + words["xpassed"], failed=words["failed"], errored=words["error"], skipped=words["skipped"] + words["xfailed"])
+
+
+def _unittest(output: str) -> Counts | None:
+    ran = re.findall(r"^Ran (\d+) tests? in ", output, re.MULTILINE)
+    if not ran:
+        return None
+    total = int(ran[-1])
+    tail = output[output.rfind("Ran ") :]
+    m = re.search(r"^(OK|FAILED)(?: \(([^)]*)\))?\s*$", tail, re.MULTILINE)
+    fields = {k.strip(): int(v) for k, v in re.findall(r"([a-z ]+)=(\d+)", m.group(2) or "")} if m else {}
+    failed, errored, skipped = fields.get("failures", 0), fields.get("errors", 0), fields.get("skipped", 0) + fields.get("expected failures", 0)
+    return Counts("unittest", passed=max(total - failed - errored - skipped, 0), failed=failed, errored=errored, skipped=skipped)
+
+
+def _go(output: str) -> Counts | None:
+    outcomes = re.findall(r"^\s*--- (PASS|FAIL|SKIP): ", output, re.MULTILINE)
+    build = len(re.findall(r"^FAIL\s+\S+\s+\[(?:build failed|setup failed)\]", output, re.MULTILINE))
+    if not outcomes and not build and not re.search(r"^(?:ok|FAIL|\?)\s+\S+", output, re.MULTILINE):
+        return None
+    return Counts("go", passed=outcomes.count("PASS"), failed=outcomes.count("FAIL"), errored=build, skipped=outcomes.count("SKIP"))
+
+
+def _cargo(output: str) -> Counts | None:
+    results = re.findall(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored", output, re.MULTILINE)
+    compile_errors = len(re.findall(r"^error(?:\[E\d+\])?: ", output, re.MULTILINE)) if re.search(r"could not compile", output) else 0
+    if not results and not compile_errors:
+        return None
+    return Counts("cargo", passed=sum(int(r[0]) for r in results), failed=sum(int(r[1]) for r in results), errored=min(compile_errors, 1), skipped=sum(int(r[2]) for r in results))
+
+
+def _jest(output: str) -> Counts | None:
+    m = list(re.finditer(r"^Tests:\s+(.*?)(\d+) total", output, re.MULTILINE))
+    if not m:
+        return None
+    words = {w: int(n) for n, w in re.findall(r"(\d+) (failed|passed|skipped|todo|pending)", m[-1].group(1))}
+    suites = re.search(r"^Test Suites:\s+(\d+) failed", output, re.MULTILINE)
+    errored = int(suites.group(1)) if suites and not words.get("failed") else 0
+    return Counts("jest", passed=words.get("passed", 0), failed=words.get("failed", 0), errored=errored, skipped=words.get("skipped", 0) + words.get("todo", 0) + words.get("pending", 0))
+
+
+def _vitest(output: str) -> Counts | None:
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    m = list(re.finditer(r"^\s*Tests\s+(.*?)\((\d+)\)\s*$", plain, re.MULTILINE))
+    if not m:
+        return None
+    words = {w: int(n) for n, w in re.findall(r"(\d+) (failed|passed|skipped|todo)", m[-1].group(1))}
+    files = re.search(r"^\s*Test Files\s+(\d+) failed", plain, re.MULTILINE)
+    errored = int(files.group(1)) if files and not words.get("failed") else 0
+    return Counts("vitest", passed=words.get("passed", 0), failed=words.get("failed", 0), errored=errored, skipped=words.get("skipped", 0) + words.get("todo", 0))
+
+
+PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest}

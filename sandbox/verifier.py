@@ -1,0 +1,220 @@
+"""The hidden verifier: a tree, the patches to put on it, a task's `verify:` → evidence.
+
+One function serves `task validate` (base + tests.patch; base + reference.patch +
+tests.patch) and, later, the grading of an agent's candidate (base + candidate + tests.patch):
+`verify_task(tree, task, candidate, run)`, through `verify(tree, patches, verify, run)`, applies the patches in order (the first that does not
+apply ends it as `patch_apply_failed`, naming the patch), runs `verify.setup` then
+`verify.command` where the box runs commands (a home folder, a container), and returns what
+happened with the runner's own counts. It never decides what the evidence MEANS for a
+validation: `judge_base` and `judge_reference` turn a phase's evidence into berbench's
+diagnoses (tests_not_collected, missing_dependency, network_denied, patch_conflict,
+base_already_passes, gold_still_fails, gold_ran_fewer, timeout), each with a remedy.
+
+Pure but for the box: nothing here reads the store, a task folder or a repository.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from benchtape.core.command_runner import CommandResult
+from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
+from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
+from benchtape.spec.task import TaskSpec, Verify
+
+# run(command, timeout) -> its result, where the verifier's commands run (cwd: the tree)
+RunCommand = Callable[[str, float], CommandResult]
+LOG_TAIL = 4000
+
+DIAGNOSES = ("tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+
+
+@dataclass
+class Evidence:
+    """What one verifier run did: its outcome, the runner's counts, the log."""
+
+    status: str  # passed, failed, patch_apply_failed, timeout, setup_failed
+    exit: int | None
+    counts: Counts
+    log: str
+    seconds: float
+    patch: str | None = None  # the patch that did not apply
+    detail: str = ""
+    steps: list[dict[str, Any]] = field(default_factory=list)  # each setup step and the command: command, exit, seconds
+
+    @property
+    def runner(self) -> str | None:
+        return self.counts.runner
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "exit": self.exit,
+            "runner": self.runner,
+            **self.counts.to_dict(),
+            "counted": self.counts.counted,  # everything the runner counted (tests and errors); runner None: nothing recognised
+            "patch": self.patch,
+            "detail": self.detail,
+            "seconds": round(self.seconds, 3),
+            "steps": self.steps,
+        }
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A validation phase's verdict: did it hold, and if not, berbench's diagnosis and a remedy."""
+
+    held: bool
+    diagnosis: str  # "" when it held, or when the runner was not recognised
+    remedy: str
+    detail: str = ""  # what in the log showed it (a missing module's name, the network error)
+
+
+def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: RunCommand) -> Evidence:
+    """Apply `patches` (name, bytes) to `tree` in order, then run setup and the command."""
+    started = time.monotonic()
+    for name, data in patches:
+        try:
+            apply_patch(tree, data)
+        except PatchFailed as exc:
+            return Evidence("patch_apply_failed", None, Counts(None), f"{name} does not apply:\n{exc}\n", time.monotonic() - started, patch=name, detail=str(exc)[-500:])
+    log: list[str] = []
+    steps: list[dict[str, Any]] = []
+    deadline = started + spec.timeout
+    for command in (*spec.setup, spec.command):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return Evidence("timeout", None, Counts(None), "".join(log), time.monotonic() - started, detail=f"the verifier ran out of its {spec.timeout:g}s before `{command}`", steps=steps)
+        t0 = time.monotonic()
+        done = run(command, left)
+        steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3)})
+        log.append(f"$ {command}\n{done.output}")
+        if not done.output.endswith("\n"):
+            log.append("\n")
+        if done.timed_out:
+            return Evidence("timeout", None, parse_counts(done.output, runner_of(command)), "".join(log), time.monotonic() - started, detail=f"`{command}` exceeded the verifier's {spec.timeout:g}s", steps=steps)
+        if command is not spec.command and done.exit_code != 0:
+            return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps)
+    counts = parse_counts(done.output, runner_of(spec.command))
+    status = "passed" if done.exit_code == 0 else "failed"
+    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, steps=steps)
+
+
+def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate") -> Evidence:
+    """A task's hidden verifier on `tree` (the base commit's tree, fresh): `candidate` (an
+    agent's patch, the reference patch, or None at validation's base phase), then tests.patch,
+    then verify.setup and verify.command. What validation runs twice and grading once per cell."""
+    patches = [(name, candidate)] if candidate is not None else []
+    return verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run)
+
+
+def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
+    """The paths of a candidate patch under the task's `verify.protected_paths` (grading's
+    guard_violation: the agent changed what the hidden tests own)."""
+    return under(changed_paths(candidate), task.verify.protected_paths)
+
+
+# ---------------------------------------------------------------- what the output says went wrong
+
+
+_NO_MODULE = re.compile(r"(?:(?:ModuleNotFoundError|ImportError): No module named '([A-Za-z0-9_.]+)'|^\S*python[0-9.]*: No module named ([A-Za-z0-9_.]+)\s*$)", re.MULTILINE)
+_NOT_FOUND = re.compile(r"(?:^|\s|:)(\S+): (?:\d+: )?(?:\S+: )?(?:command )?not found\s*$|command not found: (\S+)", re.MULTILINE)
+_NETWORK = re.compile(
+    r"Temporary failure in name resolution|Name or service not known|Network is unreachable|Could not resolve host|"
+    r"getaddrinfo (?:ENOTFOUND|EAI_AGAIN)|nodename nor servname|No route to host|dial tcp: lookup|"
+    r"Failed to establish a new connection|unable to access 'https?://",
+    re.IGNORECASE,
+)
+_OTHER_MISSING = re.compile(r"Cannot find module '([^']+)'|no required module provides package (\S+)|can't find crate for `([^`]+)`|cannot find package \"([^\"]+)\"")
+
+
+def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | None:
+    """(diagnosis, detail) when the log shows the environment, not the code, stopped the tests:
+    a module the image lacks, a runner not installed, the network refused."""
+    log = evidence.log
+    net = _NETWORK.search(log)
+    if net:
+        return "network_denied", net.group(0)
+    for m in _NO_MODULE.finditer(log):
+        name = m.group(1) or m.group(2)
+        top = name.split(".")[0]
+        if tree is None or not ((tree / top).is_dir() or (tree / f"{top}.py").is_file() or (tree / "src" / top).is_dir()):
+            return "missing_dependency", f"no module named {name!r}"
+    if evidence.exit == 127 or (evidence.exit is not None and evidence.counts.runner is None and _NOT_FOUND.search(log)):
+        found = _NOT_FOUND.search(log)
+        name = next((g for g in (found.groups() if found else ()) if g), "the verify command")
+        return "missing_dependency", f"{name}: command not found"
+    other = _OTHER_MISSING.search(log)
+    if other:
+        return "missing_dependency", next(g for g in other.groups() if g)
+    return None
+
+
+REMEDIES = {
+    "patch_conflict": "the patch does not apply at the base commit: re-create the task (`benchtape task create`), or fix the patch by hand",
+    "timeout": "raise `verify.timeout` in task.yaml, or narrow verify.command to the changed tests",
+    "missing_dependency": "install it in the project image (Dockerfile.benchtape), or put its wheel in .benchtape/wheelhouse/ (docs/tasks.md)",
+    "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
+    "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it",
+    "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
+    "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
+    "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
+    "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
+    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest or vitest, or make the command print its runner's summary",
+}
+
+
+def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
+    """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted."""
+    if ev.status == "patch_apply_failed":
+        return Judgement(False, "patch_conflict", REMEDIES["patch_conflict"])
+    if ev.status == "timeout":
+        return Judgement(False, "timeout", REMEDIES["timeout"])
+    if ev.status == "setup_failed":
+        found = problem(ev, tree)
+        return Judgement(False, found[0], REMEDIES[found[0]], found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
+    if ev.status == "passed":
+        if ev.counts.runner is not None and ev.counts.counted == 0:
+            return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+        return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
+    found = problem(ev, tree)
+    if found:
+        return Judgement(False, found[0], REMEDIES[found[0]], found[1])
+    if ev.counts.runner is None:
+        return Judgement(False, "", REMEDIES[""])
+    if ev.counts.failed + ev.counts.errored == 0:
+        return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+    return Judgement(True, "", "")
+
+
+def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | None = None) -> Judgement:
+    """Phase 2 (base + reference.patch + tests.patch) holds when it PASSED, with tests counted
+    and no fewer than at the base."""
+    if ev.status == "patch_apply_failed":
+        return Judgement(False, "patch_conflict", REMEDIES["patch_conflict"])
+    if ev.status == "timeout":
+        return Judgement(False, "timeout", REMEDIES["timeout"])
+    if ev.status in ("failed", "setup_failed"):
+        found = problem(ev, tree)
+        if found:
+            return Judgement(False, found[0], REMEDIES[found[0]], found[1])
+        if ev.status == "setup_failed":
+            return Judgement(False, "", REMEDIES["setup_failed"])
+        if ev.counts.runner is not None and ev.counts.counted == 0:
+            return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+        return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"])
+    if ev.counts.runner is None:
+        return Judgement(False, "", REMEDIES[""])
+    if ev.counts.ran == 0:
+        return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+    if base is not None and base.counts.runner is not None and ev.counts.ran < base.counts.ran:
+        return Judgement(False, "gold_ran_fewer", REMEDIES["gold_ran_fewer"])
+    return Judgement(True, "", "")
+
+
+def log_tail(text: str, limit: int = LOG_TAIL) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]

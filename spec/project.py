@@ -1,0 +1,242 @@
+"""The project layer (berbench §1.3, §1.4, §4.1): `kind: Project` and `kind: UserConfig`.
+
+A project is a git checkout with a `.benchtape/` folder (or berbench's `.ber/bench/`, read
+beside it). Its `config.yaml` (`kind: Project`) says where the code came from (`source:`,
+which the leak lint needs: the prompt must not name it), how tasks are harvested (which
+changed files are tests, which are noise), the project image's Dockerfile, and the defaults
+of every evaluation. The user's `~/.config/benchtape/config.yaml` (`kind: UserConfig`) holds
+defaults the project overrides and credential hints (the NAME of a variable or a file,
+never a secret).
+
+Both are optional: a project without a config file gets the defaults below.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
+from benchtape.spec.overlays import PROJECT_LAYOUTS, project_config_dirs, user_config_dirs
+from benchtape.spec.yamlsrc import LineDict
+
+CONFIG_FILE = "config.yaml"
+DEFAULT_DOCKERFILES = ("Dockerfile.benchtape", "Dockerfile.berbench")
+WHEELHOUSE_DIR = "wheelhouse"  # .benchtape/wheelhouse/*.whl: test dependencies for an image-less project, offline
+# Changed files that are tests (→ tests.patch); `harvest.test_patterns` replaces them.
+DEFAULT_TEST_PATTERNS = (
+    "tests/**", "test/**", "**/tests/**", "**/test/**", "**/__tests__/**", "testing/**",
+    "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*_test.go", "**/*.test.*", "**/*.spec.*",
+    "spec/**/*_spec.rb",
+)
+# Changed files dropped from both patches: lock files, generated files, changelogs.
+DEFAULT_NOISE_PATTERNS = (
+    "CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*", "**/CHANGELOG*", "changelog.d/**", "changes/**", "release-notes/**",
+    "docs/release*", "doc/release*", "docs/whatsnew/**", "docs/changes*",
+    "*.lock", "**/*.lock", "package-lock.json", "**/package-lock.json", "pnpm-lock.yaml", "yarn.lock", "go.sum", "Cargo.lock", "poetry.lock", "uv.lock", "Pipfile.lock",
+    "**/*.min.js", "**/*.min.css", "**/*.map", "**/*_pb2.py", "**/*.pb.go", "**/generated/**", "**/__snapshots__/**",
+)
+PROMPT_SOURCES = ("issue", "pull_request", "auto")
+PROVIDERS = ("github", "gitlab")
+
+PROJECT_KEYS = HEADER_KEYS | {"defaults", "source", "dockerfile", "results", "harvest", "agent"}
+USER_KEYS = HEADER_KEYS | {"defaults", "agent", "credentials"}
+DEFAULTS_KEYS = {"attempts", "concurrency", "cell_timeout", "resources"}
+RESOURCES_KEYS = {"cpus", "memory", "pids"}
+SOURCE_KEYS = {"provider", "host", "owner", "repo", "remote"}
+HARVEST_KEYS = {"prompt_source", "test_patterns", "noise_patterns"}
+AGENT_KEYS = {"allow_hosts"}
+CREDENTIAL_KEYS = {"env", "file"}
+
+
+@dataclass(frozen=True)
+class Source:
+    provider: str | None = None
+    host: str | None = None
+    owner: str | None = None
+    repo: str | None = None
+    remote: str | None = None
+
+    @property
+    def full_name(self) -> str | None:
+        return f"{self.owner}/{self.repo}" if self.owner and self.repo else None
+
+    def pull_request_url(self, number: int) -> str | None:
+        """The PR's URL on its forge, when the project names one."""
+        if not self.full_name:
+            return None
+        host = self.host or {"github": "github.com", "gitlab": "gitlab.com"}.get(self.provider or "github", "github.com")
+        path = "-/merge_requests" if self.provider == "gitlab" else "pull"
+        return f"https://{host}/{self.full_name}/{path}/{number}"
+
+
+@dataclass(frozen=True)
+class Defaults:
+    attempts: int | None = None
+    concurrency: int | None = None
+    cell_timeout: float | None = None
+    resources: dict[str, Any] = field(default_factory=dict)
+
+    def under(self, weaker: "Defaults") -> "Defaults":
+        """These defaults, each unset one taken from `weaker` (the project wins over the user)."""
+        return Defaults(
+            self.attempts if self.attempts is not None else weaker.attempts,
+            self.concurrency if self.concurrency is not None else weaker.concurrency,
+            self.cell_timeout if self.cell_timeout is not None else weaker.cell_timeout,
+            {**weaker.resources, **self.resources},
+        )
+
+
+@dataclass(frozen=True)
+class Project:
+    """A project's `kind: Project` (its defaults when it has no config file)."""
+
+    root: Path
+    path: Path | None = None  # the config file, when there is one
+    source: Source = Source()
+    defaults: Defaults = Defaults()
+    dockerfile: Path | None = None  # the project image's Dockerfile, when one is named or present
+    results: Path | None = None
+    prompt_source: str = "auto"
+    test_patterns: tuple[str, ...] = DEFAULT_TEST_PATTERNS
+    noise_patterns: tuple[str, ...] = DEFAULT_NOISE_PATTERNS
+    allow_hosts: tuple[str, ...] = ()
+
+    @property
+    def config_dir(self) -> Path:
+        """Where benchtape writes: `.benchtape/` (even when the config came from `.ber/bench/`)."""
+        return self.root / PROJECT_LAYOUTS[0]
+
+    def wheelhouse(self) -> Path | None:
+        """`.benchtape/wheelhouse/` (or `.ber/bench/wheelhouse/`) when it holds wheels."""
+        for folder in reversed(project_config_dirs(self.root)):
+            wheels = folder / WHEELHOUSE_DIR
+            if wheels.is_dir() and any(wheels.glob("*.whl")):
+                return wheels
+        return None
+
+    def image_recipe(self) -> str:
+        """What the project image is made from, as one hash: the Dockerfile's text, or (with
+        none) benchtape's base image plus the wheelhouse's wheels by name and content. It is
+        a bound input of every task's fingerprint: a changed image makes every task stale."""
+        h = hashlib.sha256()
+        if self.dockerfile is not None and self.dockerfile.is_file():
+            h.update(b"dockerfile\0" + self.dockerfile.read_bytes())
+        else:
+            h.update(b"base\0")
+            wheels = self.wheelhouse()
+            for wheel in sorted(wheels.glob("*.whl")) if wheels else []:
+                h.update(wheel.name.encode() + b"\0" + hashlib.sha256(wheel.read_bytes()).digest())
+        return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    path: Path | None = None
+    defaults: Defaults = Defaults()
+    allow_hosts: tuple[str, ...] = ()
+    credentials: dict[str, dict[str, str]] = field(default_factory=dict)  # tool → {env: NAME, file: PATH} (hints)
+
+
+def find_config(root: Path) -> Path | None:
+    """The project's config.yaml: `.benchtape/`'s, else `.ber/bench/`'s."""
+    for folder in reversed(project_config_dirs(root)):
+        if (folder / CONFIG_FILE).is_file():
+            return folder / CONFIG_FILE
+    return None
+
+
+def load_project(root: Path) -> Project:
+    """The project at `root` (its config file read strictly; defaults when it has none)."""
+    root = root.resolve()
+    path = find_config(root)
+    if path is None:
+        return Project(root=root, dockerfile=_default_dockerfile(root))
+    ld, doc, _ = load_document(path, ("Project",))
+    top = ld.strict(doc, PROJECT_KEYS, "the Project", extra_hint={"tasks": "tasks live in .benchtape/tasks/<id>/, not in config.yaml"})
+    harvest = ld.strict(ld.mapping(top.get("harvest"), "`harvest:`", top, "harvest"), HARVEST_KEYS, "`harvest:`")
+    prompt_source = str(harvest.get("prompt_source", "auto"))
+    if prompt_source == "pr_description":  # berbench G1/G2 spelling
+        prompt_source = "pull_request"
+    ld.choose(prompt_source, list(PROMPT_SOURCES), "prompt_source", harvest, "prompt_source")
+    agent = ld.strict(ld.mapping(top.get("agent"), "`agent:`", top, "agent"), AGENT_KEYS, "`agent:`")
+    return Project(
+        root=root,
+        path=path,
+        source=_source(ld, top),
+        defaults=_defaults(ld, top),
+        dockerfile=_dockerfile(ld, top, root),
+        results=_results(ld, top, root),
+        prompt_source=prompt_source,
+        test_patterns=tuple(ld.strings(harvest, "test_patterns", "`harvest.test_patterns`")) if "test_patterns" in harvest else DEFAULT_TEST_PATTERNS,
+        noise_patterns=tuple(ld.strings(harvest, "noise_patterns", "`harvest.noise_patterns`")) if "noise_patterns" in harvest else DEFAULT_NOISE_PATTERNS,
+        allow_hosts=tuple(ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")),
+    )
+
+
+def load_user_config(user: Path | None = None) -> UserConfig:
+    """`~/.config/benchtape/config.yaml` (or berbench's `~/.config/ber/bench/config.yaml`)."""
+    path = next((d / CONFIG_FILE for d in reversed(user_config_dirs(user)) if (d / CONFIG_FILE).is_file()), None)
+    if path is None:
+        return UserConfig()
+    ld, doc, _ = load_document(path, ("UserConfig",))
+    top = ld.strict(doc, USER_KEYS, "the UserConfig", extra_hint={"source": "`source:` is a project's (.benchtape/config.yaml)"})
+    agent = ld.strict(ld.mapping(top.get("agent"), "`agent:`", top, "agent"), AGENT_KEYS, "`agent:`")
+    creds: dict[str, dict[str, str]] = {}
+    node = ld.mapping(top.get("credentials"), "`credentials:`", top, "credentials")
+    for tool, hint in node.items():
+        spec = ld.strict(ld.mapping(hint, f"`credentials.{tool}`", node, str(tool)), CREDENTIAL_KEYS, f"`credentials.{tool}`", extra_hint={"value": "a credential's value never goes in a config file: name the variable (`env:`) or the file (`file:`) holding it"})
+        creds[str(tool)] = {k: str(v) for k, v in spec.items()}
+    return UserConfig(path=path, defaults=_defaults(ld, top), allow_hosts=tuple(ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")), credentials=creds)
+
+
+def _source(ld: DocLoader, top: LineDict) -> Source:
+    node = ld.strict(ld.mapping(top.get("source"), "`source:`", top, "source"), SOURCE_KEYS, "`source:`")
+    provider = node.get("provider")
+    if provider is not None:
+        ld.choose(str(provider), list(PROVIDERS), "provider", node, "provider")
+    values = {k: (str(node[k]) if node.get(k) is not None else None) for k in SOURCE_KEYS}
+    return Source(**values)
+
+
+def _defaults(ld: DocLoader, top: LineDict) -> Defaults:
+    node = ld.strict(ld.mapping(top.get("defaults"), "`defaults:`", top, "defaults"), DEFAULTS_KEYS, "`defaults:`")
+    ints = {}
+    for key in ("attempts", "concurrency"):
+        value = node.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ld.err(f"`defaults.{key}` must be a whole number of at least 1, got {value!r}", node, key)
+        ints[key] = value
+    resources = ld.strict(ld.mapping(node.get("resources"), "`defaults.resources`", node, "resources"), RESOURCES_KEYS, "`defaults.resources`")
+    return Defaults(ints["attempts"], ints["concurrency"], ld.duration(node.get("cell_timeout"), node, "cell_timeout", None), {k: resources[k] for k in resources})
+
+
+def _default_dockerfile(root: Path) -> Path | None:
+    return next((root / name for name in DEFAULT_DOCKERFILES if (root / name).is_file()), None)
+
+
+def _dockerfile(ld: DocLoader, top: LineDict, root: Path) -> Path | None:
+    value = top.get("dockerfile")
+    if value is None:
+        return _default_dockerfile(root)
+    if not isinstance(value, str) or not value.strip():
+        raise ld.err("`dockerfile:` must be a path relative to the repository root", top, "dockerfile", "e.g. `dockerfile: Dockerfile.benchtape`")
+    path = Path(value) if Path(value).is_absolute() else root / value
+    if not path.is_file():
+        raise ld.err(f"`dockerfile: {value}` does not exist (resolved against the repository root: {path})", top, "dockerfile", "write it (see docs/tasks.md, \"The project image\"), or drop the key to use benchtape's base image")
+    return path
+
+
+def _results(ld: DocLoader, top: LineDict, root: Path) -> Path | None:
+    value = top.get("results")
+    if value is None:
+        return None
+    text = str(value)
+    if not (text.startswith("/") or text.startswith("~/")):
+        raise ld.err(f"`results: {text}` must be absolute or start with ~/", top, "results", "results live outside the repository, e.g. `results: ~/benchtape-results/myrepo`")
+    path = Path(text).expanduser().resolve()
+    if path == root or root in path.parents:
+        raise ld.err(f"`results: {text}` lies inside the repository", top, "results", "results are never committed: name a folder outside the repository")
+    return path

@@ -1,0 +1,414 @@
+"""`kind: Task` (berbench §1.5): one task mined from a repository's own history.
+
+    .benchtape/tasks/<id>/task.yaml      this document
+    .benchtape/tasks/<id>/prompt.md      the ONLY text the agent sees
+    .benchtape/tasks/<id>/tests.patch    the hidden tests (the verifier applies them)
+    .benchtape/tasks/<id>/reference.patch  the known fix (the oracle's; never shown)
+
+    apiVersion: benchtape/v1alpha1
+    kind: Task
+    source:
+      remote: git@github.com:o/r.git
+      pull_request: https://github.com/o/r/pull/603   # provenance only; never shown to the agent
+      base_commit: "1fb2b9f1…"                         # the tree the agent starts from
+      fix_commit: "5a7e078c…"                          # where the PR landed
+    prompt: prompt.md
+    verify:
+      command: pytest -q toolz/tests/test_itertoolz.py
+      setup: []
+      protected_paths: [toolz/tests/]
+      tests_patch: tests.patch
+      network: false
+    reference_patch: reference.patch
+    validation:                                          # written only by `task validate`
+      at: "2025-10-17T09:00:00Z"
+      fingerprint: sha256:…
+      base_failed: true
+      reference_passed: true
+
+A task's **fingerprint** is the sha256 of every input its validation depends on (the prompt,
+both patches, the verify keys, the base commit, the project image's recipe); any change
+makes a validated task **stale**, and stale and unvalidated tasks are never run. Its
+**state** is one of unvalidated / valid / stale / leaking (a prompt naming where the answer
+is; spec/prompt_leaks.py), each with the command that moves it on.
+
+Also `.ber/bench/tasks/<id>/` (berbench's layout) is read, a name in both being `.benchtape/`'s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+import orjson
+
+from benchtape.core.errors import BadInput
+from benchtape.spec.documents import API_VERSION, HEADER_KEYS, DocLoader, load_document
+from benchtape.spec.overlays import project_config_dirs
+from benchtape.spec.prompt_leaks import Finding, LeakContext, find_leaks, repository_names
+from benchtape.spec.yamlsrc import LineDict
+
+TASKS_DIR = "tasks"
+TASK_FILE = "task.yaml"
+PROMPT_FILE = "prompt.md"
+TESTS_PATCH = "tests.patch"
+REFERENCE_PATCH = "reference.patch"
+PLACEHOLDER_COMMAND = "false"  # what `task create` writes when it cannot infer the verify command
+DEFAULT_VERIFY_TIMEOUT = 15 * 60.0  # berbench's `timeout` diagnosis: verify exceeded 15 min
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+TASK_KEYS = HEADER_KEYS | {"source", "prompt", "verify", "reference_patch", "validation", "description"}
+SOURCE_KEYS = {"remote", "pull_request", "base_commit", "fix_commit"}
+VERIFY_KEYS = {"command", "setup", "protected_paths", "tests_patch", "network", "allow_hosts", "timeout"}
+VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference"}
+COUNT_KEYS = {"ran", "passed", "failed", "errored", "skipped"}
+STATES = ("unvalidated", "valid", "stale", "leaking")
+TOP_HINTS = {
+    "timeout": "the verify command's limit is `verify.timeout` (e.g. `15m`)",
+    "reference": "the key is `reference_patch:`",
+    "tests_patch": "`tests_patch:` belongs under `verify:`",
+    "validated": "berbench G1's `validated:` is `validation:`, and only `task validate` writes it",
+}
+VERIFY_HINTS = {
+    "script": "the key is `command:` (one command; run setup steps with `setup:`)",
+    "guard": "the key is `protected_paths:`",
+}
+
+
+@dataclass(frozen=True)
+class TaskSource:
+    remote: str | None
+    pull_request: str | None  # a URL, or `#N` when the forge is unknown
+    base_commit: str
+    fix_commit: str | None
+
+    @property
+    def number(self) -> int | None:
+        """The PR's number, from its URL or `#N`."""
+        m = re.search(r"(?:/(?:pull|pulls|merge_requests)/|^#?)(\d+)/?$", self.pull_request or "")
+        return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class Verify:
+    command: str
+    setup: tuple[str, ...] = ()
+    protected_paths: tuple[str, ...] = ()
+    tests_patch: Path | None = None
+    network: bool = False
+    allow_hosts: tuple[str, ...] = ()
+    timeout: float = DEFAULT_VERIFY_TIMEOUT
+
+    @property
+    def placeholder(self) -> bool:
+        return self.command.strip() == PLACEHOLDER_COMMAND
+
+    def bound(self) -> dict[str, Any]:
+        """The verify keys the fingerprint binds (the patch by content, elsewhere)."""
+        return {"command": self.command, "setup": list(self.setup), "protected_paths": list(self.protected_paths), "network": self.network, "allow_hosts": list(self.allow_hosts), "timeout": self.timeout}
+
+
+@dataclass(frozen=True)
+class Validation:
+    at: str
+    fingerprint: str
+    base_failed: bool
+    reference_passed: bool
+    level: str | None = None
+    runner: str | None = None
+    base: dict[str, int] = field(default_factory=dict)
+    reference: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TaskState:
+    state: str  # one of STATES
+    why: str
+    next: str  # the command that moves it on
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    id: str
+    dir: Path
+    path: Path
+    source: TaskSource
+    prompt_path: Path
+    verify: Verify
+    reference_patch: Path | None
+    validation: Validation | None
+    description: str | None = None
+
+    def prompt(self) -> str:
+        return self.prompt_path.read_text(encoding="utf-8")
+
+    def tests_patch(self) -> bytes:
+        return self.verify.tests_patch.read_bytes() if self.verify.tests_patch else b""
+
+    def reference(self) -> bytes:
+        return self.reference_patch.read_bytes() if self.reference_patch else b""
+
+    def fingerprint(self, image_recipe: str) -> str:
+        """sha256 of every bound input: prompt, both patches, verify keys, base commit, image recipe."""
+        doc = {
+            "prompt": _sha(self.prompt().encode("utf-8")),
+            "tests_patch": _sha(self.tests_patch()),
+            "reference_patch": _sha(self.reference()),
+            "verify": self.verify.bound(),
+            "base_commit": self.source.base_commit,
+            "image": image_recipe,
+        }
+        return "sha256:" + _sha(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS))
+
+    def leak_context(self, repositories: Iterable[str] = ()) -> LeakContext:
+        names = tuple(dict.fromkeys([*repositories, *repository_names(self.source.remote, self.source.pull_request)]))
+        commits = tuple(c for c in (self.source.base_commit, self.source.fix_commit) if c)
+        url = self.source.pull_request if (self.source.pull_request or "").startswith(("http://", "https://")) else None
+        return LeakContext(number=self.source.number, pull_request_url=url, repositories=names, commits=commits)
+
+    def leaks(self, repositories: Iterable[str] = ()) -> list[Finding]:
+        return find_leaks(self.prompt(), self.leak_context(repositories))
+
+    def state(self, image_recipe: str, repositories: Iterable[str] = ()) -> TaskState:
+        """unvalidated / valid / stale / leaking, why, and the next command."""
+        findings = self.leaks(repositories)
+        if findings:
+            return TaskState("leaking", f"the prompt names where the answer is ({len(findings)} finding(s): {findings[0].describe()})", f"benchtape task lint --fix {self.id}", tuple(findings))
+        if self.validation is None:
+            if self.verify.placeholder:
+                return TaskState("unvalidated", "verify.command is the placeholder `false`: write the command that runs the hidden tests", f"edit {self.path}, then: benchtape task validate {self.id}")
+            return TaskState("unvalidated", "never validated", f"benchtape task validate {self.id}")
+        if self.validation.fingerprint != self.fingerprint(image_recipe):
+            return TaskState("stale", "a bound input changed since it was validated (prompt, a patch, verify, base commit or project image)", f"benchtape task validate {self.id}")
+        if not (self.validation.base_failed and self.validation.reference_passed):
+            return TaskState("unvalidated", "its validation did not hold", f"benchtape task validate {self.id}")
+        return TaskState("valid", f"validated {self.validation.at}", "benchtape run EVALUATION")
+
+
+# ---------------------------------------------------------------- finding and loading
+
+
+def task_dirs(root: Path) -> dict[str, Path]:
+    """id → task folder, for every `<id>/task.yaml` under .ber/bench/tasks/ then .benchtape/tasks/
+    (a name in both is `.benchtape/`'s), sorted by id (numbers numerically)."""
+    found: dict[str, Path] = {}
+    for folder in project_config_dirs(root):
+        tasks = folder / TASKS_DIR
+        if tasks.is_dir():
+            for d in tasks.iterdir():
+                if (d / TASK_FILE).is_file():
+                    found[d.name] = d
+    return dict(sorted(found.items(), key=lambda kv: _id_order(kv[0])))
+
+
+def find_task(root: Path, task_id: str) -> Path:
+    """The folder of task `task_id`, or BadInput naming the closest id."""
+    from benchtape.core.errors import closest
+
+    dirs = task_dirs(root)
+    if task_id in dirs:
+        return dirs[task_id]
+    near = closest(task_id, list(dirs))
+    fix = f"did you mean {near!r}?" if near else (f"tasks here: {', '.join(dirs)}" if dirs else "create one: benchtape task scan, then benchtape task create N")
+    raise BadInput(f"no task {task_id!r} in {root / '.benchtape' / TASKS_DIR}", fix=fix)
+
+
+def load_task(folder: Path) -> TaskSpec:
+    """A task folder's task.yaml, strictly (file:line errors), its files checked to exist inside it."""
+    folder = folder.resolve()
+    path = folder / TASK_FILE
+    ld, doc, _ = load_document(path, ("Task",))
+    top = ld.strict(doc, TASK_KEYS, "the Task", extra_hint=TOP_HINTS)
+    if not TASK_ID.match(folder.name):
+        raise BadInput(f"the task folder's name {folder.name!r} is no task id", file=str(path), fix="letters, digits, `.`, `_`, `-` (the PR number, usually)")
+    source = _source(ld, top)
+    verify = _verify(ld, top, folder)
+    prompt = _file(ld, top, "prompt", folder, required=True)
+    assert prompt is not None
+    return TaskSpec(
+        id=folder.name,
+        dir=folder,
+        path=path,
+        source=source,
+        prompt_path=prompt,
+        verify=verify,
+        reference_patch=_file(ld, top, "reference_patch", folder, required=False),
+        validation=_validation(ld, top),
+        description=str(top["description"]) if top.get("description") is not None else None,
+    )
+
+
+def _source(ld: DocLoader, top: LineDict) -> TaskSource:
+    if top.get("source") is None:
+        raise ld.err("a Task needs `source:` (base_commit at least)", top, None, 'e.g. `source: {base_commit: "<40-hex sha>"}`')
+    node = ld.strict(ld.mapping(top["source"], "`source:`", top, "source"), SOURCE_KEYS, "`source:`")
+    base = _sha_value(ld, node, "base_commit", required=True)
+    assert base is not None
+    fix = _sha_value(ld, node, "fix_commit", required=False)
+    pr = node.get("pull_request")
+    if pr is not None and (isinstance(pr, bool) or not isinstance(pr, (str, int))):
+        raise ld.err("`source.pull_request` must be the PR's URL (or its number)", node, "pull_request")
+    pr_text = (f"#{pr}" if isinstance(pr, int) else str(pr)) if pr is not None else None
+    remote = node.get("remote")
+    return TaskSource(remote=str(remote) if remote is not None else None, pull_request=pr_text, base_commit=base, fix_commit=fix)
+
+
+def _sha_value(ld: DocLoader, node: LineDict, key: str, required: bool) -> str | None:
+    value = node.get(key)
+    if value is None:
+        if required:
+            raise ld.err(f"`source.{key}` is missing", node, None, f'add `{key}: "<40-hex sha>"` (quoted)')
+        return None
+    if not isinstance(value, str):
+        raise ld.err(f"`source.{key}` must be a quoted 40-hex commit sha, got {value!r}", node, key, "quote it: YAML reads an all-digit sha as a number")
+    if not FULL_SHA.match(value.lower()):
+        raise ld.err(f"`source.{key}` must be a full 40-hex commit sha, got {value!r}", node, key, "write the full sha (git rev-parse COMMIT)")
+    return value.lower()
+
+
+def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
+    if top.get("verify") is None:
+        raise ld.err("a Task needs `verify:` (command at least)", top, None, "e.g. `verify: {command: pytest -q tests/test_bug.py, tests_patch: tests.patch}`")
+    node = ld.strict(ld.mapping(top["verify"], "`verify:`", top, "verify"), VERIFY_KEYS, "`verify:`", extra_hint=VERIFY_HINTS)
+    command = node.get("command")
+    if command is False:  # `command: false` unquoted: YAML's boolean, the placeholder as written by hand
+        command = PLACEHOLDER_COMMAND
+    if not isinstance(command, str) or not command.strip():
+        raise ld.err("`verify.command` must be a command (a string; exit 0 means passed)", node, "command" if "command" in node else None, "e.g. `command: pytest -q tests/test_bug.py`")
+    network = node.get("network", False)
+    if not isinstance(network, bool):
+        raise ld.err(f"`verify.network` must be true or false, got {network!r}", node, "network")
+    protected = tuple(ld.strings(node, "protected_paths", "`verify.protected_paths`"))
+    for p in protected:
+        if p.startswith("/") or ".." in Path(p).parts:
+            raise ld.err(f"`verify.protected_paths`: {p!r} must be a path prefix inside the repository", node, "protected_paths")
+    return Verify(
+        command=command,
+        setup=tuple(ld.strings(node, "setup", "`verify.setup`")),
+        protected_paths=protected,
+        tests_patch=_file(ld, node, "tests_patch", folder, required=False, what="`verify.tests_patch`"),
+        network=network,
+        allow_hosts=tuple(ld.strings(node, "allow_hosts", "`verify.allow_hosts`")),
+        timeout=ld.duration(node.get("timeout"), node, "timeout", DEFAULT_VERIFY_TIMEOUT) or DEFAULT_VERIFY_TIMEOUT,
+    )
+
+
+def _file(ld: DocLoader, node: LineDict, key: str, folder: Path, required: bool, what: str | None = None) -> Path | None:
+    what = what or f"`{key}`"
+    value = node.get(key)
+    if value is None:
+        if required:
+            raise ld.err(f"{what} is missing", node, None, f"add `{key}: {PROMPT_FILE if key == 'prompt' else key}` (a file in the task's folder)")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ld.err(f"{what} must be a file name in the task's folder", node, key)
+    path = (folder / value).resolve()
+    if folder not in path.parents:
+        raise ld.err(f"{what}: {value!r} is outside the task's folder", node, key, "a task's files live beside its task.yaml")
+    if not path.is_file():
+        raise ld.err(f"{what}: {value} does not exist in {folder}", node, key, "restore the file, or fix the name")
+    return path
+
+
+def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
+    if top.get("validation") is None:
+        return None
+    node = ld.strict(ld.mapping(top["validation"], "`validation:`", top, "validation"), VALIDATION_KEYS, "`validation:`")
+    for key in ("at", "fingerprint"):
+        if not isinstance(node.get(key), str):
+            raise ld.err(f"`validation.{key}` is missing or not a string", node, key if key in node else None, "only `benchtape task validate` writes `validation:`; drop the block and validate again")
+    flags = {}
+    for key in ("base_failed", "reference_passed"):
+        if not isinstance(node.get(key), bool):
+            raise ld.err(f"`validation.{key}` must be true or false", node, key if key in node else None, "drop the block and run `benchtape task validate`")
+        flags[key] = node[key]
+    counts = {}
+    for phase in ("base", "reference"):
+        raw = ld.strict(ld.mapping(node.get(phase), f"`validation.{phase}`", node, phase), COUNT_KEYS, f"`validation.{phase}`")
+        counts[phase] = {k: int(v) for k, v in raw.items() if isinstance(v, int) and not isinstance(v, bool)}
+    return Validation(
+        at=node["at"],
+        fingerprint=node["fingerprint"],
+        level=str(node["level"]) if node.get("level") is not None else None,
+        runner=str(node["runner"]) if node.get("runner") is not None else None,
+        base=counts["base"],
+        reference=counts["reference"],
+        **flags,
+    )
+
+
+# ---------------------------------------------------------------- writing
+
+
+def render_task(source: TaskSource, verify: Verify, *, description: str | None = None, notes: Iterable[str] = ()) -> str:
+    """task.yaml for a new, unvalidated task (its files beside it under the standard names)."""
+    lines = [f"# {n}" for n in notes]
+    lines += [f"apiVersion: {API_VERSION}", "kind: Task"]
+    if description:
+        lines.append(f"description: {_q(description)}")
+    lines.append("source:")
+    if source.remote:
+        lines.append(f"  remote: {_q(source.remote)}")
+    if source.pull_request:
+        lines.append(f"  pull_request: {_q(source.pull_request)}  # provenance only; never shown to the agent")
+    lines.append(f'  base_commit: "{source.base_commit}"')
+    if source.fix_commit:
+        lines.append(f'  fix_commit: "{source.fix_commit}"')
+    lines.append(f"prompt: {PROMPT_FILE}")
+    lines.append("verify:")
+    lines.append(f"  command: {_q(verify.command)}")
+    lines.append("  setup: [" + ", ".join(_q(s) for s in verify.setup) + "]")
+    lines.append("  protected_paths: [" + ", ".join(_q(p) for p in verify.protected_paths) + "]")
+    lines.append(f"  tests_patch: {TESTS_PATCH}")
+    lines.append(f"  network: {'true' if verify.network else 'false'}")
+    lines.append(f"reference_patch: {REFERENCE_PATCH}")
+    return "\n".join(lines) + "\n"
+
+
+def with_validation(text: str, validation: Validation) -> str:
+    """task.yaml's text with its `validation:` block replaced (or added at the end); the rest,
+    comments included, as the user left it."""
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines():
+        if re.match(r"^validation\s*:", line):
+            skipping = True
+            continue
+        if skipping and (line.startswith((" ", "\t")) or not line.strip()):
+            continue
+        skipping = False
+        kept.append(line)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    block = [
+        "validation:  # written by `benchtape task validate`; any change to a bound input makes the task stale",
+        f'  at: "{validation.at}"',
+        f'  fingerprint: "{validation.fingerprint}"',
+        f"  base_failed: {'true' if validation.base_failed else 'false'}",
+        f"  reference_passed: {'true' if validation.reference_passed else 'false'}",
+    ]
+    if validation.level:
+        block.append(f"  level: {validation.level}")
+    if validation.runner:
+        block.append(f"  runner: {validation.runner}")
+    for phase, counts in (("base", validation.base), ("reference", validation.reference)):
+        block.append(f"  {phase}: {{" + ", ".join(f"{k}: {counts[k]}" for k in sorted(counts)) + "}")
+    return "\n".join(kept + block) + "\n"
+
+
+def _q(text: str) -> str:
+    """A YAML scalar that reads back as this exact string."""
+    return orjson.dumps(text).decode()
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _id_order(task_id: str) -> tuple[int, int, str]:
+    return (0, int(task_id), "") if task_id.isdigit() else (1, 0, task_id)

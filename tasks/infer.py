@@ -1,0 +1,118 @@
+"""The verify command of a new task: the project's test runner, naming only the changed tests.
+
+Read from the base tree and the hidden tests' patch, never run: pytest (or unittest, when the
+repository shows no sign of pytest and its tests are unittest's), `go test` on the changed
+packages with `-run` naming the changed test functions, `cargo test --test NAME` for an
+integration test file (else `cargo test`), jest or vitest on the changed files (whichever
+package.json names). Nothing recognised: the placeholder `false`, and the caller says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Callable
+
+from benchtape.spec.task import PLACEHOLDER_COMMAND
+
+ReadFile = Callable[[str], str | None]  # a path in the base tree → its text (None: absent)
+
+
+@dataclass(frozen=True)
+class Inferred:
+    command: str
+    runner: str | None  # None: nothing recognised (the placeholder)
+    note: str
+
+
+def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
+    """`test_files`: changed test path → its patch block (deleted files already left out)."""
+    paths = sorted(test_files)
+    py = [p for p in paths if p.endswith(".py")]
+    go = [p for p in paths if p.endswith("_test.go")]
+    rs = [p for p in paths if p.endswith(".rs")]
+    js = [p for p in paths if re.search(r"\.(?:test|spec)\.[cm]?[jt]sx?$", p)]
+    if py:
+        return _python(py, test_files, read)
+    if go:
+        return _go(go, test_files)
+    if rs:
+        return _cargo(rs)
+    if js:
+        return _javascript(js, read)
+    return Inferred(PLACEHOLDER_COMMAND, None, "no test runner recognised for the changed tests: `verify.command` is the placeholder `false`; write the command that runs them")
+
+
+def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Inferred:
+    modules = [p for p in paths if re.search(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$", p)]
+    targets = modules or sorted({str(PurePosixPath(p).parent) for p in paths})
+    if _uses_pytest(read) or not _all_unittest(modules, blocks):
+        return Inferred("python3 -m pytest -q " + " ".join(shlex.quote(t) for t in targets), "pytest", f"pytest on the changed test {'files' if modules else 'folders'}")
+    dotted = [m[:-3].replace("/", ".") for m in modules]
+    return Inferred("python3 -m unittest -v " + " ".join(dotted), "unittest", "unittest on the changed test modules (the repository shows no sign of pytest)")
+
+
+def _uses_pytest(read: ReadFile) -> bool:
+    for name in ("pytest.ini", "conftest.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements-dev.txt", "requirements_dev.txt", "requirements-test.txt", "dev-requirements.txt", "test-requirements.txt", ".github/workflows/test.yml"):
+        text = read(name)
+        if text is not None and (name in ("pytest.ini", "conftest.py") or "pytest" in text):
+            return True
+    return False
+
+
+def _all_unittest(modules: list[str], blocks: dict[str, bytes]) -> bool:
+    return bool(modules) and all(b"unittest" in blocks[m] or b"TestCase" in blocks[m] for m in modules)
+
+
+_GO_FUNC = re.compile(rb"^\+\s*func (Test\w+)\s*\(", re.MULTILINE)
+_GO_HUNK_FUNC = re.compile(rb"^@@[^@]*@@\s*func (Test\w+)\s*\(", re.MULTILINE)
+
+
+def _go(paths: list[str], blocks: dict[str, bytes]) -> Inferred:
+    packages = sorted({"./" + str(PurePosixPath(p).parent) if str(PurePosixPath(p).parent) != "." else "." for p in paths})
+    names: list[str] = []
+    for p in paths:
+        for m in [*_GO_FUNC.finditer(blocks[p]), *_GO_HUNK_FUNC.finditer(blocks[p])]:
+            name = m.group(1).decode()
+            if name not in names:
+                names.append(name)
+    run = f" -run '^({'|'.join(names)})$'" if names else ""
+    return Inferred(f"go test -v {' '.join(packages)}{run}", "go", "go test on the changed packages" + (", naming the changed test functions" if names else ""))
+
+
+def _cargo(paths: list[str]) -> Inferred:
+    integration = [PurePosixPath(p).stem for p in paths if re.match(r"^(?:.*/)?tests/[^/]+\.rs$", p) and not re.match(r"^(?:.*/)?src/", p)]
+    if integration:
+        return Inferred("cargo test " + " ".join(f"--test {shlex.quote(t)}" for t in integration), "cargo", "cargo test on the changed integration tests")
+    return Inferred("cargo test", "cargo", "cargo test (the changed tests are unit tests inside the crate)")
+
+
+def _javascript(paths: list[str], read: ReadFile) -> Inferred:
+    text = read("package.json") or "{}"
+    try:
+        pkg = json.loads(text)
+    except ValueError:
+        pkg = {}
+    deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
+    files = " ".join(shlex.quote(p) for p in paths)
+    if "vitest" in deps:
+        return Inferred(f"npx vitest run {files}", "vitest", "vitest on the changed test files")
+    if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}):
+        return Inferred(f"npx jest {files}", "jest", "jest on the changed test files")
+    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest nor vitest: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+
+
+def tree_reader(root: Path) -> ReadFile:
+    """A ReadFile over a folder."""
+
+    def read(name: str) -> str | None:
+        path = root / name
+        try:
+            return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+        except OSError:
+            return None
+
+    return read

@@ -1,0 +1,83 @@
+"""`benchtape init --tasks`: a project config (`kind: Project`) for the repository here.
+
+The remote names the forge and `owner/repo` (what the leak lint keeps out of prompts); the
+harvest keys are written commented out with their defaults, so what a scan counts as tests
+and noise is visible and editable. A `.benchtape/.gitignore` keeps the results (the store,
+validation logs, agent binaries) out of the history, while tasks and config are committed.
+Never overwrites an existing file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchtape.core.errors import BadInput
+from benchtape.spec.documents import API_VERSION
+from benchtape.spec.project import CONFIG_FILE, DEFAULT_NOISE_PATTERNS, DEFAULT_TEST_PATTERNS, find_config
+from benchtape.spec.task import TASKS_DIR
+from benchtape.tasks.gitlog import remote_url, repo_root
+
+
+@dataclass
+class Initialised:
+    root: Path
+    config: Path
+    written: bool
+    remote: str | None
+    owner_repo: str | None
+
+
+def parse_remote(url: str | None) -> dict[str, str]:
+    """provider/host/owner/repo from a forge remote (ssh or https); {} for a local path."""
+    if not url:
+        return {}
+    m = re.match(r"^(?:[a-z+]+://(?:[^@/]+@)?([^/:]+)(?::\d+)?/|[^@\s]+@([^:\s]+):)([^\s]+?)/([^/\s]+?)(?:\.git)?/?$", url.strip())
+    if not m:
+        return {}
+    host = m.group(1) or m.group(2)
+    provider = "gitlab" if "gitlab" in host else "github" if "github" in host else None
+    out = {"host": host, "owner": m.group(3), "repo": m.group(4), "remote": url.strip()}
+    if provider:
+        out["provider"] = provider
+    return out
+
+
+def init_tasks(cwd: Path) -> Initialised:
+    root = repo_root(cwd)
+    existing = find_config(root)
+    remote = remote_url(root)
+    source = parse_remote(remote)
+    owner_repo = f"{source['owner']}/{source['repo']}" if source.get("owner") else None
+    if existing is not None:
+        return Initialised(root, existing, False, remote, owner_repo)
+    path = root / ".benchtape" / CONFIG_FILE
+    lines = [f"apiVersion: {API_VERSION}", "kind: Project", "# Where the code came from: the leak lint keeps these out of every task's prompt."]
+    if source:
+        lines.append("source:")
+        lines += [f"  {k}: {source[k]}" for k in ("provider", "host", "owner", "repo", "remote") if k in source]
+    else:
+        lines += ["# source: {provider: github, host: github.com, owner: OWNER, repo: REPO}" + (f"   # remote: {remote}" if remote else "")]
+    lines += [
+        "# dockerfile: Dockerfile.benchtape   # the project image (docs/tasks.md); without one: benchtape's base image + .benchtape/wheelhouse/",
+        "harvest:",
+        "  prompt_source: auto",
+        "  # test_patterns (replace the defaults): " + ", ".join(DEFAULT_TEST_PATTERNS[:6]) + ", …",
+        "  # noise_patterns (dropped from both patches): " + ", ".join(DEFAULT_NOISE_PATTERNS[:5]) + ", …",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    (path.parent / TASKS_DIR).mkdir(exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():  # tasks and config are committed; results never are
+        ignore.write_text("# results stay out of the history: the store, validation logs, pinned agent binaries\nbenchtape.db*\nvalidate/\ntools/\n")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return Initialised(root, path, False, remote, owner_repo)
+    except OSError as exc:
+        raise BadInput(f"cannot write the project config: {exc.strerror or exc}", file=str(path)) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    return Initialised(root, path, True, remote, owner_repo)

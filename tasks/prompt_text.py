@@ -1,0 +1,67 @@
+"""A task's prompt, from the change's own words: the PR's title and description (a merge's
+message, a squash's subject and body, the merged branch's commit messages), never its diff.
+
+What names where the fix is goes: the "Merge pull request #N from …" line, a squash's
+"(#N)", closing references ("Fixes #602"), and trailers (Signed-off-by, Co-authored-by). The
+leak lint (spec/prompt_leaks.py) then checks what is left. A linked issue's text is used
+when the message carries it (`harvest.prompt_source: issue`); the forge is never asked.
+"""
+
+from __future__ import annotations
+
+import re
+
+from benchtape.tasks.gitlog import Landing
+
+MAX_PROMPT = 6000
+_CLOSING = re.compile(r"\s*\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related(?: to)?|part of|addresses)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+(?:\s*(?:,|and)\s*(?:[\w.-]+/[\w.-]+)?#\d+)*\.?", re.IGNORECASE)
+_TRAILER = re.compile(r"^(?:Signed-off-by|Co-authored-by|Reviewed-by|Acked-by|Tested-by|Reported-by|Suggested-by|Change-Id|Cc):.*$", re.IGNORECASE | re.MULTILINE)
+_ISSUE_BLOCK = re.compile(r"^(?:Issue|Original issue|Issue text)\s*:\s*\n(.+?)(?:\n\n(?=\S)|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
+
+
+def prompt_for(landing: Landing, branch_messages: list[str], prompt_source: str = "auto") -> tuple[str, str]:
+    """(prompt.md text, where it came from: `issue`, `pull_request` or `commit`)."""
+    title, body = _title_body(landing)
+    issue = _ISSUE_BLOCK.search(landing.fix.body)
+    if issue and prompt_source in ("issue", "auto"):
+        return _finish(title, issue.group(1)), "issue"
+    parts = [body] if body else []
+    notes = [_clean(m) for m in branch_messages]
+    notes = [n for n in notes if n and n.lower() != title.lower() and not n.lower().startswith("merge ")]
+    if notes and len(notes) <= 20:
+        parts.append("Notes from the change's commits:\n\n" + "\n".join(f"- {_one_paragraph(n)}" for n in notes))
+    return _finish(title, "\n\n".join(parts)), "pull_request" if landing.number is not None else "commit"
+
+
+def _title_body(landing: Landing) -> tuple[str, str]:
+    msg = landing.fix
+    if landing.kind == "merge":
+        lines = msg.body.strip().splitlines()
+        title = lines[0].strip() if lines else ""
+        body = "\n".join(lines[1:]).strip()
+        if not title:
+            title = f"Merge {landing.branch.split('/', 1)[-1]}" if landing.branch else msg.subject
+        return _clean(title), _clean(body)
+    return _clean(re.sub(r"\s*\(#\d+\)\s*$", "", msg.subject)), _clean(msg.body)
+
+
+_MR_LINE = re.compile(r"^See merge request \S+!\d+\s*$", re.MULTILINE)
+
+
+def _clean(text: str) -> str:
+    text = _MR_LINE.sub("", text)
+    text = _TRAILER.sub("", text)
+    text = _CLOSING.sub("", text)
+    text = re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE)
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _one_paragraph(text: str) -> str:
+    return re.sub(r"\s*\n\s*", " ", text.strip())[:500]
+
+
+def _finish(title: str, body: str) -> str:
+    text = f"# {title}\n" + (f"\n{body.strip()}\n" if body.strip() else "")
+    if len(text) > MAX_PROMPT:
+        text = text[:MAX_PROMPT].rsplit("\n", 1)[0] + "\n"
+    return text

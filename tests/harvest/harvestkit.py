@@ -1,0 +1,51 @@
+"""The real repository history the task tests harvest: toolz, as a git bundle in shared/realrepos.
+
+BENCHTAPE_REALREPOS when set; else `shared/realrepos` beside the repository (or beside the
+worktrees' folder). Missing, the tests skip loudly, and fail in CI (CI=true), where shared/ is
+laid beside the clone.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def find_bundle() -> Path | None:
+    env = os.environ.get("BENCHTAPE_REALREPOS")
+    for place in (Path(env) if env else None, ROOT.parent / "shared" / "realrepos", ROOT.parents[1] / "shared" / "realrepos"):
+        if place is not None and (place / "toolz.bundle").is_file():
+            return place / "toolz.bundle"
+    return None
+
+
+BUNDLE = find_bundle()
+
+
+def clone_toolz(dest: Path) -> Path:
+    """A working clone of the toolz history (the bundle is never written)."""
+    if BUNDLE is None:
+        message = "REAL REPOSITORY NOT FOUND: shared/realrepos/toolz.bundle; the task harvest tests are SKIPPED"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message + " (CI=true)", pytrace=False)
+        pytest.skip(message)
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(dest)], check=True)
+    subprocess.run(["git", "-C", str(dest), "config", "user.email", "t@example.invalid"], check=True)
+    subprocess.run(["git", "-C", str(dest), "config", "user.name", "t"], check=True)
+    return dest
+
+
+def cli_env() -> dict[str, str]:
+    """The environment a user's shell would give: this interpreter's folder first on PATH, so a
+    task's `python3 -m pytest` finds pytest where the test suite runs."""
+    return {"PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+
+
+# Merged PRs the shared README checked by hand: (base+tests, +reference) counts with pytest.
+VALID = {"603": (1, 49, 50), "551": (1, 49, 50), "534": (1, 9, 10), "434": (1, 0, 1), "398": (1, 37, 38), "425": (2, 43, 45)}

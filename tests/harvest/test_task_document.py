@@ -1,0 +1,220 @@
+"""`kind: Task`, `kind: Project`, `kind: UserConfig`: strict loading with file:line errors, the
+fingerprint and the states; the leak findings; credential routes by name only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchtape.core.errors import BadInput
+from benchtape.spec.credentials import forwarded_names, presence
+from benchtape.spec.project import load_project, load_user_config
+from benchtape.spec.prompt_leaks import LeakContext, find_leaks, redact, repository_names
+from benchtape.spec.task import Validation, find_task, load_task, task_dirs, with_validation
+
+BASE = "1fb2b9f1b69ab664a264944f4eafc290acce127d"
+FIX = "5a7e078c941c990dcaca53ac6920e5d5c0b1475f"
+TASK = f"""apiVersion: benchtape/v1alpha1
+kind: Task
+source:
+  remote: git@github.com:pytoolz/toolz.git
+  pull_request: https://github.com/pytoolz/toolz/pull/603
+  base_commit: "{BASE}"
+  fix_commit: "{FIX}"
+prompt: prompt.md
+verify:
+  command: python3 -m pytest -q toolz/tests/test_itertoolz.py
+  protected_paths: [toolz/tests/]
+  tests_patch: tests.patch
+reference_patch: reference.patch
+"""
+
+
+def write_task(root: Path, task_id: str = "603", text: str = TASK, prompt: str = "# Raise in partition_all when length is invalid\n", layout: str = ".benchtape") -> Path:
+    folder = root / layout / "tasks" / task_id
+    folder.mkdir(parents=True)
+    (folder / "task.yaml").write_text(text)
+    (folder / "prompt.md").write_text(prompt)
+    (folder / "tests.patch").write_text("diff --git a/t b/t\n")
+    (folder / "reference.patch").write_text("diff --git a/r b/r\n")
+    return folder
+
+
+def test_a_task_loads_with_its_files(tmp_path: Path):
+    task = load_task(write_task(tmp_path))
+    assert task.id == "603" and task.source.base_commit == BASE and task.source.number == 603
+    assert task.verify.network is False and task.verify.protected_paths == ("toolz/tests/",) and task.verify.timeout == 900
+    assert task.prompt().startswith("# Raise") and task.validation is None
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "words"),
+    [
+        (lambda t: t.replace("prompt: prompt.md", "prompt: prompt.md\nreference: x"), 9, "unknown key `reference`"),
+        (lambda t: t.replace(f'base_commit: "{BASE}"', "base_commit: 1234567890123456789012345678901234567890"), 6, "quoted 40-hex"),
+        (lambda t: t.replace(f'base_commit: "{BASE}"', 'base_commit: "1fb2b9f"'), 6, "full 40-hex"),
+        (lambda t: t.replace("tests_patch: tests.patch", "tests_patch: missing.patch"), 12, "does not exist"),
+        (lambda t: t.replace("tests_patch: tests.patch", "tests_patch: ../../x.patch"), 12, "outside the task's folder"),
+        (lambda t: t.replace("  command: python3 -m pytest -q toolz/tests/test_itertoolz.py\n", "  network: maybe\n  command: x\n"), 10, "`verify.network` must be true or false"),
+        (lambda t: t.replace("kind: Task", "kind: Evaluation"), 2, "does not belong here"),
+    ],
+)
+def test_a_bad_task_names_file_line_and_fix(tmp_path: Path, edit, line: int, words: str):
+    folder = write_task(tmp_path, text=edit(TASK))
+    with pytest.raises(BadInput) as err:
+        load_task(folder)
+    assert err.value.file == str(folder / "task.yaml") and err.value.line == line and words in err.value.what, err.value.render()
+
+
+def test_the_fingerprint_binds_every_input(tmp_path: Path):
+    folder = write_task(tmp_path)
+    first = load_task(folder).fingerprint("image-a")
+    assert first == load_task(folder).fingerprint("image-a") and first.startswith("sha256:")
+    assert load_task(folder).fingerprint("image-b") != first
+    for name, change in (("prompt.md", "# other\n"), ("tests.patch", "x"), ("reference.patch", "y")):
+        old = (folder / name).read_text()
+        (folder / name).write_text(change)
+        assert load_task(folder).fingerprint("image-a") != first, name
+        (folder / name).write_text(old)
+    (folder / "task.yaml").write_text(TASK.replace("-q toolz", "-x -q toolz"))
+    assert load_task(folder).fingerprint("image-a") != first
+    (folder / "task.yaml").write_text(TASK + "# a comment binds nothing\n")
+    assert load_task(folder).fingerprint("image-a") == first
+
+
+def test_states_move_from_unvalidated_to_valid_to_stale(tmp_path: Path):
+    folder = write_task(tmp_path)
+    task = load_task(folder)
+    state = task.state("img")
+    assert state.state == "unvalidated" and state.next == "benchtape task validate 603"
+    v = Validation(at="2026-01-01T00:00:00Z", fingerprint=task.fingerprint("img"), base_failed=True, reference_passed=True, level="home", runner="pytest", base={"ran": 50, "failed": 1}, reference={"ran": 50, "failed": 0})
+    (folder / "task.yaml").write_text(with_validation((folder / "task.yaml").read_text(), v))
+    validated = load_task(folder)
+    assert validated.validation == v and validated.state("img").state == "valid"
+    assert validated.state("another image").state == "stale"
+    (folder / "prompt.md").write_text("# Raise in partition_all when length is invalid!\n")
+    assert load_task(folder).state("img").state == "stale"
+    (folder / "prompt.md").write_text("See https://github.com/pytoolz/toolz/pull/603\n")
+    leaking = load_task(folder).state("img")
+    assert leaking.state == "leaking" and leaking.next == "benchtape task lint --fix 603"
+    again = with_validation((folder / "task.yaml").read_text(), v)
+    assert again.count("validation:") == 1  # replaced, not appended twice
+
+
+def test_tasks_are_found_in_both_layouts(tmp_path: Path):
+    write_task(tmp_path, "603")
+    write_task(tmp_path, "551", layout=".ber/bench")
+    write_task(tmp_path, "1000", layout=".ber/bench")
+    assert list(task_dirs(tmp_path)) == ["551", "603", "1000"]  # numbers in numeric order
+    assert find_task(tmp_path, "551").parts[-4:] == (".ber", "bench", "tasks", "551")
+    with pytest.raises(BadInput) as err:
+        find_task(tmp_path, "5511")
+    assert "'551'" in (err.value.fix or "")
+
+
+def test_every_kind_of_leak_is_found_and_redacted():
+    ctx = LeakContext(number=603, pull_request_url="https://github.com/pytoolz/toolz/pull/603", repositories=("pytoolz/toolz",), commits=(BASE, FIX))
+    text = (
+        "Fix it (see https://github.com/pytoolz/toolz/pull/603).\n"
+        "Upstream is pytoolz/toolz, also gitlab.com and https://gist.githubusercontent.com/x.\n"
+        "This is #603, pull/603 and !603; #6030 and #60 are other numbers.\n"
+        "Parent 1fb2b9f1b6, fix 5a7e078; deadbeefcafe is no commit of ours.\n"
+    )
+    found = find_leaks(text, ctx)
+    kinds = [(f.kind, f.text) for f in found]
+    assert kinds == [
+        ("pr_url", "https://github.com/pytoolz/toolz/pull/603"),
+        ("owner_repo", "pytoolz/toolz"),
+        ("forge_host", "gitlab.com"),
+        ("forge_url", "https://gist.githubusercontent.com/x"),  # the sentence's full stop is not the URL's
+        ("self_reference", "#603"),
+        ("self_reference", "pull/603"),
+        ("self_reference", "!603"),
+        ("commit", "1fb2b9f1b6"),
+        ("commit", "5a7e078"),
+    ]
+    assert found[1].line == 2 and found[4].line == 3
+    clean = redact(text, found)
+    assert find_leaks(clean, ctx) == [] and "#6030 and #60" in clean and "deadbeefcafe" in clean and clean.count("[redacted]") == 9
+    assert repository_names("git@github.com:pytoolz/toolz.git", "https://gitlab.com/g/p/-/merge_requests/3", "/work/x.bundle") == ("pytoolz/toolz", "g/p")
+
+
+def test_project_config_is_strict_and_its_results_live_outside(tmp_path: Path):
+    cfg = tmp_path / ".benchtape" / "config.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text("apiVersion: bench.ber.run/v1alpha1\nkind: Project\nsource: {provider: github, owner: pytoolz, repo: toolz}\nharvest:\n  prompt_source: pr_description\n  test_patterns: ['spec/**']\n")
+    project = load_project(tmp_path)
+    assert project.source.pull_request_url(603) == "https://github.com/pytoolz/toolz/pull/603"
+    assert project.prompt_source == "pull_request" and project.test_patterns == ("spec/**",)
+    cfg.write_text("apiVersion: benchtape/v1alpha1\nkind: Project\nresults: results\n")
+    with pytest.raises(BadInput) as err:
+        load_project(tmp_path)
+    assert err.value.line == 3 and "must be absolute" in err.value.what
+    cfg.write_text(f"apiVersion: benchtape/v1alpha1\nkind: Project\nresults: {tmp_path / 'inside'}\n")
+    with pytest.raises(BadInput, match="inside the repository"):
+        load_project(tmp_path)
+    cfg.write_text("apiVersion: benchtape/v1alpha1\nkind: Project\nharvest: {prompt_source: issues}\n")
+    with pytest.raises(BadInput) as err:
+        load_project(tmp_path)
+    assert "'issue'" in (err.value.fix or "")
+
+
+def test_a_ber_bench_config_is_read_and_benchtapes_wins(tmp_path: Path):
+    ber = tmp_path / ".ber" / "bench" / "config.yaml"
+    ber.parent.mkdir(parents=True)
+    ber.write_text("apiVersion: bench.ber.run/v1alpha1\nkind: Project\nsource: {owner: a, repo: b}\n")
+    assert load_project(tmp_path).source.full_name == "a/b"
+    own = tmp_path / ".benchtape" / "config.yaml"
+    own.parent.mkdir()
+    own.write_text("apiVersion: benchtape/v1alpha1\nkind: Project\nsource: {owner: c, repo: d}\n")
+    assert load_project(tmp_path).source.full_name == "c/d"
+
+
+def test_credentials_are_reported_by_name_and_only_the_tools_own(tmp_path: Path):
+    env = {"ANTHROPIC_API_KEY": "sk-ant-SECRET", "OPENAI_API_KEY": ""}
+    claude = presence("claude-code", env=env, home=tmp_path)
+    assert [r.name for r in claude.present] == ["ANTHROPIC_API_KEY"] and claude.ok
+    assert "SECRET" not in repr(claude.to_dict())
+    codex = presence("codex", env=env, home=tmp_path)
+    assert not codex.ok and codex.present == ()
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "auth.json").write_text("{}")
+    assert presence("codex", env=env, home=tmp_path).ok
+    assert forwarded_names("codex", {**env, "OPENAI_API_KEY": "k"}) == ["OPENAI_API_KEY"]  # never Anthropic's
+    assert presence("mock", env=env).ok and not presence("mock", env=env).needed
+    cfg = tmp_path / "user" / "config.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text("apiVersion: benchtape/v1alpha1\nkind: UserConfig\ncredentials:\n  claude-code: {env: CLAUDE_CODE_OAUTH_TOKEN}\n  codex: {env: MY_KEY}\n")
+    hints = load_user_config(tmp_path / "user").credentials
+    both = presence("claude-code", env={**env, "CLAUDE_CODE_OAUTH_TOKEN": "t"}, home=tmp_path, hint=hints["claude-code"])
+    assert both.present[0].name == "CLAUDE_CODE_OAUTH_TOKEN"  # the hinted route first
+    with pytest.raises(BadInput, match="does not accept"):
+        presence("codex", env=env, home=tmp_path, hint=hints["codex"])
+    cfg.write_text("apiVersion: benchtape/v1alpha1\nkind: UserConfig\ncredentials:\n  codex: {value: sk-123}\n")
+    with pytest.raises(BadInput) as err:
+        load_user_config(tmp_path / "user")
+    assert err.value.line == 4 and "never goes in a config file" in (err.value.fix or "")
+
+
+def test_a_candidate_touching_protected_paths_is_named(tmp_path: Path):
+    from benchtape.sandbox.verifier import guarded_paths
+
+    task = load_task(write_task(tmp_path))
+    candidate = b"diff --git a/toolz/itertoolz.py b/toolz/itertoolz.py\n--- a/toolz/itertoolz.py\n+++ b/toolz/itertoolz.py\n" b"diff --git a/toolz/tests/test_itertoolz.py b/toolz/tests/test_itertoolz.py\n"
+    assert guarded_paths(candidate, task) == ["toolz/tests/test_itertoolz.py"]
+    assert guarded_paths(candidate.split(b"diff --git a/toolz/tests")[0], task) == []
+
+
+def test_an_evaluation_is_found_in_the_berbench_layout(tmp_path: Path):
+    from benchtape.spec.evaluation import evaluation_names, find_evaluation, project_of
+
+    folder = tmp_path / ".ber" / "bench" / "evaluations"
+    folder.mkdir(parents=True)
+    (folder / "baseline.yaml").write_text("apiVersion: bench.ber.run/v1alpha1\nkind: Evaluation\ntools: [{tool: mock}]\n")
+    path = find_evaluation("baseline", tmp_path)
+    assert path == folder / "baseline.yaml" and project_of(path) == tmp_path.resolve() and evaluation_names(tmp_path) == ["baseline"]
+    own = tmp_path / ".benchtape" / "evaluations"
+    own.mkdir(parents=True)
+    (own / "baseline.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntools: [{tool: mock}]\n")
+    assert find_evaluation("baseline", tmp_path) == own / "baseline.yaml"  # benchtape's own wins

@@ -1,0 +1,89 @@
+"""What `task create` reads from a change without running anything: the verify command of each
+runner (naming only the changed tests), the prompt from the change's words, the file split."""
+
+from __future__ import annotations
+
+import json
+
+from benchtape.spec.project import DEFAULT_NOISE_PATTERNS, DEFAULT_TEST_PATTERNS
+from benchtape.tasks.classify import split
+from benchtape.tasks.gitlog import Commit, Landing
+from benchtape.tasks.infer import infer_command
+from benchtape.tasks.prompt_text import prompt_for
+
+
+def files(**texts: str):
+    return lambda name: texts.get(name)
+
+
+def test_python_tests_run_with_pytest_naming_the_changed_files():
+    got = infer_command({"toolz/tests/test_a.py": b"+def test_x(): pass\n", "toolz/tests/conftest.py": b""}, files(**{"pyproject.toml": "[tool.pytest.ini_options]\n"}))
+    assert (got.command, got.runner) == ("python3 -m pytest -q toolz/tests/test_a.py", "pytest")
+    only_helpers = infer_command({"tests/helpers.py": b""}, files())
+    assert only_helpers.command == "python3 -m pytest -q tests"  # no test module changed: its folder
+
+
+def test_unittest_when_nothing_mentions_pytest():
+    got = infer_command({"pkg/tests/test_a.py": b"+import unittest\n+class T(unittest.TestCase): ...\n"}, files(**{"setup.py": "setup()"}))
+    assert (got.command, got.runner) == ("python3 -m unittest -v pkg.tests.test_a", "unittest")
+    assert infer_command({"pkg/tests/test_a.py": b"+import unittest\n"}, files(**{"tox.ini": "commands = pytest"})).runner == "pytest"
+
+
+def test_go_names_the_packages_and_the_test_functions():
+    block = b"@@ -10,3 +10,9 @@ func TestOld(t *testing.T) {\n+func TestNew(t *testing.T) {\n+}\n"
+    got = infer_command({"pkg/a/a_test.go": block, "b_test.go": b"+func TestB(t *testing.T) {}\n"}, files())
+    assert (got.command, got.runner) == ("go test -v . ./pkg/a -run '^(TestB|TestNew|TestOld)$'", "go")  # files in name order: b_test.go first
+
+
+def test_cargo_names_integration_tests_else_runs_the_crate():
+    assert infer_command({"tests/parse.rs": b""}, files()).command == "cargo test --test parse"
+    assert infer_command({"src/tests/mod.rs": b""}, files()).command == "cargo test"
+
+
+def test_javascript_takes_the_runner_package_json_names():
+    vitest = files(**{"package.json": json.dumps({"devDependencies": {"vitest": "^1"}})})
+    assert infer_command({"src/a.test.ts": b""}, vitest).command == "npx vitest run src/a.test.ts"
+    jest = files(**{"package.json": json.dumps({"scripts": {"test": "jest"}})})
+    assert infer_command({"src/a.spec.js": b""}, jest).command == "npx jest src/a.spec.js"
+    none = infer_command({"src/a.spec.js": b""}, files(**{"package.json": "{}"}))
+    assert none.command == "false" and none.runner is None and "placeholder" in none.note
+
+
+def test_an_unknown_runner_is_the_placeholder_and_says_so():
+    got = infer_command({"spec/models/user_spec.rb": b""}, files())
+    assert (got.command, got.runner) == ("false", None) and "write the command" in got.note
+
+
+def _landing(kind: str, subject: str, body: str, number: int | None) -> Landing:
+    return Landing(kind, number, Commit("a" * 40, ["b" * 40], 0, subject, body), "b" * 40, branch="alice/fix")
+
+
+def test_a_squash_prompt_drops_its_number_closing_references_and_trailers():
+    landing = _landing("squash", "Raise in partition_all when length is invalid (#603)", "It gave bad output. Fixes #602.\n\nSigned-off-by: A <a@x>", 603)
+    text, source = prompt_for(landing, [])
+    assert text == "# Raise in partition_all when length is invalid\n\nIt gave bad output.\n" and source == "pull_request"
+
+
+def test_a_merge_prompt_is_its_title_and_the_branchs_messages():
+    landing = _landing("merge", "Merge pull request #551 from alice/fix", "Revert the faster isiterable", 551)
+    text, _ = prompt_for(landing, ["Revert the faster isiterable", "Add test cases\n\nfor __getitem__ objects", "Merge branch 'master' into fix"])
+    assert text == "# Revert the faster isiterable\n\nNotes from the change's commits:\n\n- Add test cases for __getitem__ objects\n"
+
+
+def test_an_issue_text_in_the_message_is_the_prompt():
+    landing = _landing("squash", "Fix the parser (#12)", "Issue:\nThe parser crashes on empty input.\nIt should return [].\n\nThe fix checks the length first.", 12)
+    text, source = prompt_for(landing, [], "auto")
+    assert source == "issue" and text == "# Fix the parser\n\nThe parser crashes on empty input.\nIt should return [].\n"
+    assert prompt_for(landing, [], "pull_request")[1] == "pull_request"
+
+
+def test_changed_files_split_into_tests_code_other_and_noise():
+    parts = split(["toolz/itertoolz.py", "toolz/tests/test_itertoolz.py", "CHANGELOG.md", "doc/api.rst", "poetry.lock", "x_test.go"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS)
+    assert parts.tests == ["toolz/tests/test_itertoolz.py", "x_test.go"] and parts.code == ["toolz/itertoolz.py"]
+    assert parts.other == ["doc/api.rst"] and parts.noise == ["CHANGELOG.md", "poetry.lock"] and parts.reference == ["toolz/itertoolz.py", "doc/api.rst"]
+
+
+def test_a_gitlab_merge_prompt_loses_its_merge_request_line():
+    landing = _landing("merge", "Merge branch 'fix-parser' into 'main'", "Fix the parser on empty input\n\nIt crashed.\n\nSee merge request group/project!42", 42)
+    text, _ = prompt_for(landing, [])
+    assert text == "# Fix the parser on empty input\n\nIt crashed.\n"

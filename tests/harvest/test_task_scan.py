@@ -1,0 +1,66 @@
+"""`task scan` over a real history: the hand-checked valid PRs rank among the top candidates,
+the others are skipped with a reason, and `--json` is one document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from e2e.cli import benchtape
+from harvestkit import VALID, clone_toolz
+
+from benchtape.spec.project import load_project
+from benchtape.tasks.harvest import parse_since, scan
+
+
+@pytest.fixture(scope="module")
+def toolz(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return clone_toolz(tmp_path_factory.mktemp("scan") / "toolz")
+
+
+def test_the_valid_prs_are_among_the_top_candidates(toolz: Path):
+    done = benchtape("task", "scan", "--json", "--limit", "30", cwd=toolz)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)  # the whole output is one document: nothing else printed
+    ids = [c["id"] for c in doc["candidates"]]
+    assert len(ids) == 30 and doc["more_candidates"] > 0
+    assert set(VALID) <= set(ids), set(VALID) - set(ids)
+    assert ids[0] == "603"  # the newest small fix with tests ranks first
+    first = doc["candidates"][0]
+    assert first["kind"] == "squash" and first["fix_commit"].startswith("5a7e078c94") and first["base_commit"].startswith("1fb2b9f1b6")
+    assert first["tests"] == ["toolz/tests/test_itertoolz.py"] and first["implementation"] == ["toolz/itertoolz.py"]
+    merge = next(c for c in doc["candidates"] if c["id"] == "551")
+    assert merge["kind"] == "merge" and merge["fix_commit"].startswith("386c75033d") and merge["base_commit"].startswith("1aa72df3a7")
+    assert doc["scanned"] == 377 and doc["head"].startswith("568c2b8393")
+
+
+def test_what_cannot_be_a_task_is_skipped_with_a_reason(toolz: Path):
+    result = scan(load_project(toolz), limit=200)
+    reasons = {c.landing.id: c.skipped for c in result.skipped}
+    assert reasons["611"].startswith("no test changed") or reasons["611"].startswith("tests only")
+    assert "no test changed" in result.reasons and "tests only: no implementation changed" in result.reasons
+    assert any(r.startswith("no tests and no implementation changed") for r in result.reasons)
+    assert sum(result.reasons.values()) == len(result.skipped) and len(result.skipped) + len(result.candidates) == result.scanned
+    narrow = scan(load_project(toolz), limit=200, max_files=1)
+    assert "534" not in [c.landing.id for c in narrow.candidates]  # three implementation files
+    assert any(c.landing.id == "534" and c.skipped.startswith("too many implementation files") for c in narrow.skipped)
+
+
+def test_since_narrows_to_recent_history(toolz: Path):
+    recent = scan(load_project(toolz), limit=200, since="2025-01-01")
+    assert [c.landing.id for c in recent.candidates] == ["603", "592", "607"]  # the 2025 PRs, best first
+    assert recent.scanned < 40 and all(c.landing.fix.time >= parse_since("2025-01-01") for c in recent.candidates + recent.skipped)
+    assert parse_since("90d", now=100 * 86400) == 10 * 86400
+    done = benchtape("task", "scan", "--since", "last tuesday", cwd=toolz)
+    assert done.returncode == 2 and "--since" in done.stderr
+
+
+def test_a_limit_out_of_range_is_refused(toolz: Path):
+    done = benchtape("task", "scan", "--limit", "0", cwd=toolz)
+    assert done.returncode == 2 and "--limit" in done.stderr
+
+
+def test_outside_a_repository_scan_says_so(tmp_path: Path):
+    done = benchtape("task", "scan", cwd=tmp_path)
+    assert done.returncode == 2 and "not inside a git repository" in done.stderr

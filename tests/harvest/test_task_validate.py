@@ -1,0 +1,119 @@
+"""`task validate` on real PRs at level home (pytest on this host): the hand-checked valid PRs
+validate with the README's counts, 592 is `base_already_passes`, 476 `gold_still_fails`; each
+phase is a session in the store; an edited task is stale; `doctor` reports it all by name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e.cli import benchtape
+from harvestkit import VALID, cli_env, clone_toolz
+
+from benchtape.spec.project import load_project
+from benchtape.spec.task import load_task
+from benchtape.store.database import Store
+
+CREATED = ["603", "551", "534", "434", "398", "592", "476"]
+
+
+@pytest.fixture(scope="module")
+def validated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    repo = clone_toolz(tmp_path_factory.mktemp("validate") / "toolz")
+    made = benchtape("task", "create", *CREATED, cwd=repo)
+    assert made.returncode == 0, made.stderr
+    done = benchtape("task", "validate", "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=900)
+    assert done.returncode == 1, done.stderr  # 592 and 476 are no tasks
+    return {"repo": repo, "doc": json.loads(done.stdout)}
+
+
+def _task(validated: dict[str, Any], task_id: str) -> dict[str, Any]:
+    return next(t for t in validated["doc"]["tasks"] if t["id"] == task_id)
+
+
+@pytest.mark.parametrize("task_id", [t for t in CREATED if t in VALID])
+def test_the_valid_prs_validate_with_the_readmes_counts(validated: dict[str, Any], task_id: str):
+    failed, passed, total = VALID[task_id]
+    report = _task(validated, task_id)
+    base, ref = report["phases"]["base"], report["phases"]["reference"]
+    assert report["validated"] and report["level"] == "home"
+    assert (base["status"], base["runner"], base["failed"], base["passed"]) == ("failed", "pytest", failed, passed)
+    assert (ref["status"], ref["passed"], ref["failed"]) == ("passed", total, 0)
+    assert base["diagnosis"] == ref["diagnosis"] == "" and Path(base["log_path"]).read_text().startswith("$ python3 -m pytest")
+    task = load_task(validated["repo"] / ".benchtape" / "tasks" / task_id)
+    assert task.validation is not None and task.validation.base_failed and task.validation.reference_passed
+    assert task.validation.base["failed"] == failed and task.validation.reference["passed"] == total
+    assert task.validation.fingerprint == report["fingerprint"] == task.fingerprint(load_project(validated["repo"]).image_recipe())
+
+
+def test_592_already_passes_at_its_base(validated: dict[str, Any]):
+    report = _task(validated, "592")
+    base = report["phases"]["base"]
+    assert not report["validated"] and base["status"] == "passed" and base["passed"] == 17 and base["diagnosis"] == "base_already_passes"
+    assert "do not reproduce" in base["remedy"]
+    assert load_task(validated["repo"] / ".benchtape" / "tasks" / "592").validation is None  # nothing written
+
+
+def test_476s_reference_still_fails(validated: dict[str, Any]):
+    report = _task(validated, "476")
+    assert report["phases"]["base"]["diagnosis"] == "" and report["phases"]["base"]["failed"] == 1
+    ref = report["phases"]["reference"]
+    assert not report["validated"] and ref["status"] == "failed" and ref["diagnosis"] == "gold_still_fails"
+    assert load_task(validated["repo"] / ".benchtape" / "tasks" / "476").validation is None
+
+
+def test_each_phase_is_a_session_in_the_store(validated: dict[str, Any]):
+    store = Store(validated["repo"] / ".benchtape" / "benchtape.db", readonly=True)
+    run = store.run(validated["doc"]["run"])
+    assert run is not None and run["kind"] == "validate"
+    rows = {r.scenario: r for r in store.session_rows(run_id=run["id"])}
+    assert set(rows) == {f"{t}:{p}" for t in CREATED for p in ("base", "reference")}
+    session = store.load_session(rows["592:base"].id)
+    summary = json.loads(session.final_output or "{}")
+    assert summary["diagnosis"] == "base_already_passes" and summary["passed"] == 17
+    assert [c.tool for c in session.calls] == ["shell"] and "python3 -m pytest" in session.calls[0].input["command"]
+    assert any("17 passed" in line for line in store.raw_lines(rows["592:base"].id))
+    query = benchtape("query", "final_output", "--scenario", "603:reference", cwd=validated["repo"])
+    assert query.returncode == 0, query.stderr
+    found = json.loads(json.loads(query.stdout.splitlines()[0])["result"])
+    assert (found["status"], found["passed"], found["held"]) == ("passed", 50, True)
+
+
+def test_list_shows_each_state_and_an_edited_task_is_stale(validated: dict[str, Any]):
+    repo = validated["repo"]
+    listed = json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)
+    states = {t["id"]: t["state"] for t in listed["tasks"]}
+    assert states == {"398": "valid", "434": "valid", "476": "unvalidated", "534": "valid", "551": "valid", "592": "unvalidated", "603": "valid"}
+    assert listed["counts"] == {"valid": 5, "unvalidated": 2}
+    tests_patch = repo / ".benchtape" / "tasks" / "434" / "tests.patch"
+    original = tests_patch.read_bytes()
+    tests_patch.write_bytes(original + b"\n")  # any byte of a bound input
+    try:
+        row = next(t for t in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"] if t["id"] == "434")
+        assert row["state"] == "stale" and row["next"] == "benchtape task validate 434"
+        text = benchtape("task", "list", cwd=repo).stdout
+        assert "stale" in text and "next: benchtape task validate 434" in text
+    finally:
+        tests_patch.write_bytes(original)
+    assert next(t for t in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"] if t["id"] == "434")["state"] == "valid"
+
+
+def test_doctor_reports_everything_at_once_names_only(validated: dict[str, Any]):
+    repo = validated["repo"]
+    secret = "sk-ant-DOCTOR-MUST-NOT-PRINT-THIS"
+    done = benchtape("doctor", "--json", "--tool", "claude-code", "--tool", "codex", cwd=repo, env={"ANTHROPIC_API_KEY": secret, "OPENAI_API_KEY": "", "HOME": str(repo.parent)})
+    assert secret not in done.stdout and secret not in done.stderr
+    doc = json.loads(done.stdout)
+    checks = {c["check"]: c for c in doc["checks"]}
+    assert checks["git"]["status"] == "ok" and "1230 commits" in checks["git"]["detail"]
+    assert checks["tasks"]["status"] == "warn" and "5 valid" in checks["tasks"]["detail"] and "2 unvalidated" in checks["tasks"]["detail"]
+    assert checks["credentials claude-code"]["status"] == "ok" and "ANTHROPIC_API_KEY" in checks["credentials claude-code"]["detail"]
+    assert checks["credentials codex"]["status"] == "fail" and "OPENAI_API_KEY" in checks["credentials codex"]["detail"]
+    assert checks["project image"]["status"] in ("ok", "warn") and "Dockerfile.benchtape" in checks["project image"]["detail"]
+    assert {"engine", "store", "agent claude-code", "agent codex", "pricing", "tool registry"} <= set(checks)
+    assert done.returncode == 1 and doc["failed"] == ["credentials codex"]
+    assert all(c["next"] for c in doc["checks"] if c["status"] == "fail")
+    offline = benchtape("doctor", "--tool", "mock", cwd=repo)  # the offline harness needs no credential: nothing fails
+    assert offline.returncode == 0 and "credentials mock: needs none" in offline.stdout and "FAIL" not in offline.stdout, offline.stdout

@@ -1,0 +1,137 @@
+"""The hidden verifier's pure parts: runner summaries, patches on a tree without .git, the
+diagnoses; and the home box, whose network is really gone."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
+from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
+from benchtape.sandbox.verifier import Evidence, judge_base, judge_reference, problem, verify
+from benchtape.sandbox.verifier_box import can_unshare_network, home_box
+from benchtape.spec.task import Verify
+
+
+@pytest.mark.parametrize(
+    ("output", "runner", "expected"),
+    [
+        ("....F\n1 failed, 49 passed in 0.12s\n", "pytest", Counts("pytest", passed=49, failed=1)),
+        ("===== 2 failed, 43 passed, 3 warnings in 1.20s =====\n", "pytest", Counts("pytest", passed=43, failed=2)),
+        ("ERROR toolz/tests/test_x.py\n!!! Interrupted: 1 error during collection !!!\n1 error in 0.31s\n", "pytest", Counts("pytest", errored=1)),
+        ("1 passed, 2 skipped, 1 xfailed in 0.05s (0:00:01)\n", "pytest", Counts("pytest", passed=1, skipped=3)),
+        ("no tests ran in 0.01s\n", "pytest", Counts("pytest")),
+        ("..F.\n------\nRan 4 tests in 0.002s\n\nFAILED (failures=1, errors=1)\n", "unittest", Counts("unittest", passed=2, failed=1, errored=1)),
+        ("Ran 3 tests in 0.001s\n\nOK (skipped=1)\n", "unittest", Counts("unittest", passed=2, skipped=1)),
+        ("=== RUN   TestA\n--- PASS: TestA (0.00s)\n=== RUN   TestB\n--- FAIL: TestB (0.00s)\nFAIL\nFAIL\tex/pkg\t0.01s\n", "go", Counts("go", passed=1, failed=1)),
+        ("# ex/pkg\n./a.go:3:1: syntax error\nFAIL\tex/pkg [build failed]\n", "go", Counts("go", errored=1)),
+        ("test result: FAILED. 3 passed; 1 failed; 2 ignored; 0 measured\ntest result: ok. 4 passed; 0 failed; 0 ignored;\n", "cargo", Counts("cargo", passed=7, failed=1, skipped=2)),
+        ("Test Suites: 1 failed, 1 passed, 2 total\nTests:       1 failed, 5 passed, 6 total\n", "jest", Counts("jest", passed=5, failed=1)),
+        (" \x1b[2m Test Files \x1b[22m 1 failed (1)\n      Tests  2 failed | 3 passed (5)\n", "vitest", Counts("vitest", passed=3, failed=2)),
+        ("all good\n", None, Counts(None)),
+    ],
+)
+def test_each_runners_summary_gives_its_counts(output: str, runner: str | None, expected: Counts):
+    assert parse_counts(output, runner) == expected
+
+
+def test_the_runner_is_read_from_the_command():
+    assert runner_of("python3 -m pytest -q a.py") == runner_of("pytest a.py") == "pytest"
+    assert runner_of("python3 -m unittest -v a.b") == "unittest"
+    assert runner_of("go test -v ./pkg -run '^(TestA)$'") == "go"
+    assert runner_of("cargo test --test it") == "cargo"
+    assert runner_of("npx vitest run a.test.ts") == "vitest" and runner_of("npx jest a.test.js") == "jest"
+    assert runner_of("make check") is None
+
+
+def _tree(tmp_path: Path) -> tuple[Path, bytes]:
+    """A tree and a patch made against it (git diff of a real edit), the tree then reset."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=t@x", "-c", "user.name=t", "commit", "-qm", "a"], check=True)
+    (repo / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (repo / "test_calc.py").write_text("from calc import add\n\ndef test_add():\n    assert add(2, 2) == 4\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-N", "."], check=True)
+    patch = subprocess.run(["git", "-C", str(repo), "diff", "--binary"], check=True, capture_output=True).stdout
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    return tree, patch
+
+
+def test_a_patch_applies_to_a_tree_without_git_even_inside_a_repository(tmp_path: Path):
+    tree, patch = _tree(tmp_path)
+    assert changed_paths(patch) == ["calc.py", "test_calc.py"] and under(changed_paths(patch), ["test_calc.py"]) == ["test_calc.py"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # the tree now lies inside another repository
+    apply_patch(tree, patch)
+    assert "a + b" in (tree / "calc.py").read_text() and (tree / "test_calc.py").is_file()
+    with pytest.raises(PatchFailed):
+        apply_patch(tree, patch)  # applied already: every hunk conflicts, nothing changes
+    assert "a + b" in (tree / "calc.py").read_text()
+
+
+def test_verify_runs_setup_then_the_command_and_counts(tmp_path: Path):
+    tree, patch = _tree(tmp_path)
+    calls: list[str] = []
+
+    def run(command: str, timeout: float):
+        from benchtape.core.command_runner import run_local
+
+        calls.append(command)
+        return run_local(["/bin/sh", "-c", command], tree, timeout)
+
+    spec = Verify(command="printf '1 passed in 0.01s\\n'", setup=("touch ready",))
+    ev = verify(tree, [("tests.patch", patch)], spec, run)
+    assert calls == ["touch ready", spec.command] and (tree / "ready").is_file()
+    assert ev.status == "passed" and ev.counts == Counts("pytest", passed=1) and [s["command"] for s in ev.steps] == calls
+    conflict = verify(tree, [("tests.patch", patch)], spec, run)
+    assert conflict.status == "patch_apply_failed" and conflict.patch == "tests.patch" and len(calls) == 2  # nothing ran
+    assert judge_base(conflict).diagnosis == "patch_conflict" and judge_reference(conflict).diagnosis == "patch_conflict"
+    slow = verify(tree, [], Verify(command="sleep 5", timeout=0.5), run)
+    assert slow.status == "timeout" and judge_base(slow).diagnosis == "timeout"
+    broken = verify(tree, [], Verify(command="true", setup=("exit 3",)), run)
+    assert broken.status == "setup_failed" and "exit 3" in broken.detail
+
+
+def _ev(status: str, exit_: int | None, counts: Counts, log: str = "") -> Evidence:
+    return Evidence(status, exit_, counts, log, 0.1)
+
+
+def test_the_diagnoses_of_each_phase(tmp_path: Path):
+    reproduced = _ev("failed", 1, Counts("pytest", passed=49, failed=1))
+    assert judge_base(reproduced).held
+    assert judge_base(_ev("failed", 2, Counts("pytest", errored=1))).held  # a test importing the missing API: a reproduction
+    assert judge_base(_ev("passed", 0, Counts("pytest", passed=17))).diagnosis == "base_already_passes"
+    assert judge_base(_ev("failed", 5, Counts("pytest"))).diagnosis == "tests_not_collected"
+    assert judge_base(_ev("failed", 1, Counts(None))).diagnosis == ""  # no runner recognised: no proof
+    (tmp_path / "toolz").mkdir()
+    missing = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'hypothesis'\n")
+    assert judge_base(missing, tmp_path).diagnosis == "missing_dependency"
+    own = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'toolz.newthing'\n")
+    assert judge_base(own, tmp_path).held  # the project's own module: the change adds it
+    assert judge_base(_ev("failed", 127, Counts(None), "sh: 1: pytest: not found\n")).diagnosis == "missing_dependency"
+    assert problem(_ev("failed", 1, Counts(None), "/usr/bin/python3: No module named pytest\n")) == ("missing_dependency", "no module named 'pytest'")
+    assert problem(_ev("failed", 1, Counts(None), "socket.gaierror: [Errno -3] Temporary failure in name resolution\n")) == ("network_denied", "Temporary failure in name resolution")
+    assert judge_reference(_ev("passed", 0, Counts("pytest", passed=50)), reproduced).held
+    assert judge_reference(_ev("failed", 1, Counts("pytest", failed=1)), reproduced).diagnosis == "gold_still_fails"
+    assert judge_reference(_ev("passed", 0, Counts("pytest", passed=10)), reproduced).diagnosis == "gold_ran_fewer"
+    assert judge_reference(_ev("passed", 0, Counts("pytest", passed=38)), _ev("failed", 2, Counts("pytest", errored=1))).held
+    assert judge_reference(_ev("passed", 0, Counts("pytest")), reproduced).diagnosis == "tests_not_collected"
+
+
+def test_the_home_box_takes_the_network_away(tmp_path: Path):
+    if not can_unshare_network():
+        pytest.skip("this host gives no unprivileged network namespace (unshare -rn)")
+    work = tmp_path / "phase" / "work"
+    work.mkdir(parents=True)
+    probe = "python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=3)\""
+    with home_box(work) as box:
+        done = box.run(probe, 30)
+        env = box.run("echo $HOME; echo ${ANTHROPIC_API_KEY:-unset}", 30)
+    assert done.exit_code != 0 and "Network is unreachable" in done.output
+    assert env.output.split() == [str(tmp_path / "phase" / "home"), "unset"]
