@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, workdir_of
 from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
@@ -39,6 +39,9 @@ from benchtape.sandbox.snapshot import snapshot
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
 
+if TYPE_CHECKING:
+    from benchtape.recorder.remote_cell import ShippedSeed, WorkerCell
+
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
 NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent
 
@@ -48,6 +51,7 @@ class CellRecord:
     plan: CellPlan
     identity: CellIdentity  # as recorded (its `pre` effects as they were in this sandbox)
     sessions: list[str] = field(default_factory=list)  # one per step that ran, in order
+    retried: bool = False  # an attempt the executor lost (its node died) and ran again: on record, not the cell's result
 
     @property
     def root(self) -> str | None:
@@ -68,6 +72,40 @@ class CellJob:
 
     def record(self, runner: Runner) -> CellRecord:
         return record_cell(runner, self.matrix, self.plan, keep=self.keep)
+
+    def for_worker(self) -> "WorkerCell":
+        """This cell as a worker records it away from the run's store (benchtape.recorder.remote_cell)."""
+        from benchtape.recorder.remote_cell import WorkerCell
+
+        return WorkerCell(self.plan, self.keep)
+
+    @property
+    def seed_key(self) -> str:
+        """What its staged tree is shipped once per run under (its task)."""
+        return self.plan.cell.task.id
+
+    def ship_seed(self) -> "ShippedSeed":
+        """Its task staged here, packed for workers (benchtape.recorder.remote_cell.ShippedSeed)."""
+        from benchtape.recorder.remote_cell import ship_seed
+
+        return ship_seed(self.matrix, self.plan.cell.task)
+
+    def shipped_matrix(self) -> Matrix:
+        """The run's planning as workers get it: without its staging (their seeds are shipped)."""
+        from benchtape.recorder.remote_cell import shipped_matrix
+
+        return shipped_matrix(self.matrix)
+
+    def received(self, identity: CellIdentity, sessions: list[str]) -> CellRecord:
+        """The record of this cell as a worker recorded it (its sessions folded into the store)."""
+        return CellRecord(self.plan, identity, list(sessions))
+
+    def lost(self, runner: Runner, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
+        """An attempt that never came back from where it ran (its node lost, its worker killed),
+        recorded in the run's store: an infrastructure error naming what is known of it."""
+        record = _unstarted(runner, self.matrix, self.plan, self.plan.identity, Problem("infrastructure", message), source=source)
+        record.retried = retried
+        return record
 
     def prepare_ahead(self, runner: Runner) -> None:
         """The cell's sandbox made ahead, when its task is staged already (staging is never
@@ -227,9 +265,9 @@ def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int)
     }
 
 
-def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None) -> CellRecord:
+def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None, source: str | None = None) -> CellRecord:
     fields = session_fields(matrix.ev.name, plan.cell, identity, plan.task_digest, 0)
-    session_id = runner.store.new_session(runner.run_id, **fields)
+    session_id = runner.store.new_session(runner.run_id, **fields, source=source)
     started = _started(matrix, plan, identity, 0)
     if pre_runs:
         started["cell"]["pre"] = [r.to_dict() for r in pre_runs]
