@@ -26,7 +26,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, workdir_of
 from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
@@ -38,9 +38,6 @@ from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.snapshot import snapshot
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
-
-if TYPE_CHECKING:
-    from benchtape.recorder.remote_cell import ShippedSeed, WorkerCell
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
 NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent
@@ -73,40 +70,6 @@ class CellJob:
     def record(self, runner: Runner) -> CellRecord:
         return record_cell(runner, self.matrix, self.plan, keep=self.keep)
 
-    def for_worker(self) -> "WorkerCell":
-        """This cell as a worker records it away from the run's store (benchtape.recorder.remote_cell)."""
-        from benchtape.recorder.remote_cell import WorkerCell
-
-        return WorkerCell(self.plan, self.keep)
-
-    @property
-    def seed_key(self) -> str:
-        """What its staged tree is shipped once per run under (its task)."""
-        return self.plan.cell.task.id
-
-    def ship_seed(self) -> "ShippedSeed":
-        """Its task staged here, packed for workers (benchtape.recorder.remote_cell.ShippedSeed)."""
-        from benchtape.recorder.remote_cell import ship_seed
-
-        return ship_seed(self.matrix, self.plan.cell.task)
-
-    def shipped_matrix(self) -> Matrix:
-        """The run's planning as workers get it: without its staging (their seeds are shipped)."""
-        from benchtape.recorder.remote_cell import shipped_matrix
-
-        return shipped_matrix(self.matrix)
-
-    def received(self, identity: CellIdentity, sessions: list[str]) -> CellRecord:
-        """The record of this cell as a worker recorded it (its sessions folded into the store)."""
-        return CellRecord(self.plan, identity, list(sessions))
-
-    def lost(self, runner: Runner, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
-        """An attempt that never came back from where it ran (its node lost, its worker killed),
-        recorded in the run's store: an infrastructure error naming what is known of it."""
-        record = _unstarted(runner, self.matrix, self.plan, self.plan.identity, Problem("infrastructure", message), source=source)
-        record.retried = retried
-        return record
-
     def prepare_ahead(self, runner: Runner) -> None:
         """The cell's sandbox made ahead, when its task is staged already (staging is never
         started here: it can take minutes, and fail, which is the cell's to record)."""
@@ -116,6 +79,15 @@ class CellJob:
         seed, problem = self.matrix.staging.seed(task)
         if problem is None:
             sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed)
+
+
+def record_lost(runner: Runner, matrix: Matrix, plan: CellPlan, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
+    """An attempt of the cell that never came back from where it ran (its node lost, its worker
+    killed), recorded in the runner's store: an infrastructure error naming what is known of it.
+    `retried`: a later attempt of the cell followed it (this one is on record, not the cell's result)."""
+    record = _unstarted(runner, matrix, plan, plan.identity, Problem("infrastructure", message), source=source)
+    record.retried = retried
+    return record
 
 
 def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = False) -> CellRecord:

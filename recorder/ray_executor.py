@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import BadInput
+from benchtape.recorder.remote_cell import CellShipment, shipment_of
 from benchtape.recorder.runner import Interrupted, Runner
 from benchtape.recorder.scheduler import ExecutorFactory, Job, Receive
 from benchtape.recorder.spool import SpooledBundle, spool
@@ -91,9 +92,8 @@ class RayExecutor:
         self.run_id = runner.run_id
         self.emit = runner.on_event
         ray = self.ray = import_ray()
-        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-
         from benchtape.recorder import ray_worker
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         self._owns = not ray.is_initialized()
         if self._owns:
@@ -119,11 +119,10 @@ class RayExecutor:
 
     # ------------------------------------------------------------ the seam
     def submit(self, job: Job, receive: Receive, following: Job | None = None) -> Future[None]:
-        if not hasattr(job, "for_worker"):
-            raise BadInput("--executor ray records an evaluation's cells; a bench run records on this machine", fix="drop --executor ray, or run an evaluation (`benchtape run NAME`)")
+        cell = shipment_of(job)
         if job.level not in REMOTE_LEVELS:
             raise BadInput(f"a cell at sandbox level {job.level} would change a worker's real files; on a cluster cells run at level home or container", fix="pass --sandbox home (or container), or drop --executor ray")
-        return self._threads.submit(self._one, job, receive)
+        return self._threads.submit(self._one, cell, job.level, receive)
 
     def cancel(self) -> None:
         self._cancel.set()
@@ -141,40 +140,41 @@ class RayExecutor:
                 self.ray.shutdown()
 
     # ------------------------------------------------------------ one cell
-    def _one(self, job: Any, receive: Receive) -> None:
+    def _one(self, cell: CellShipment, level: str, receive: Receive) -> None:
         if self._cancel.is_set():
             raise Interrupted()  # scheduled after Ctrl-C stopped the run: nothing recorded
         key = f"{self.run_id}/{next(self._numbers)}"
-        ref = self._attempt.options(**self._needs(job)).remote(self._matrix(job), job.for_worker(), self._seed(job), self.ledger, {"run_id": self.run_id, "key": key})
-        out, failure = self._wait(key, ref, job)
+        needs = self._needs(cell, level)
+        ref = self._attempt.options(**needs).remote(self._matrix(cell), cell.worker(), self._seed(cell), self.ledger, {"run_id": self.run_id, "key": key})
+        out, failure = self._wait(key, ref, needs)
         attempts = self.ray.get(self.ledger.of_job.remote(key))
         came_back = out["token"] if out is not None else None
         lost = [a for a in attempts if a["token"] != came_back]
         for attempt in lost:
             final = out is None and attempt is attempts[-1]  # the cell's own result: no attempt after it
-            receive(job.lost(self.runner, lost_message(attempt, failure, retried=not final), retried=not final, source=f"lost:{attempt['token']}"))
+            receive(cell.lost(self.runner, lost_message(attempt, failure, retried=not final), retried=not final, source=f"lost:{attempt['token']}"))
         if out is not None:
             name = f"{key.rsplit('/', 1)[1]}-{out['token']}"
             arrived = SpooledBundle(spool(self.spool_dir, self.run_id, name, out["bundle"]), out["bundle"])
-            receive(job.received(out["identity"], out["sessions"]), arrived)
+            receive(cell.received(out["identity"], out["sessions"]), arrived)
             arrived.done()
             self.ledger.hold.remote(arrived.bundle.blob_names)  # committed: later bundles need not ship them
         elif not attempts:
-            receive(job.lost(self.runner, f"the cell never started on the cluster: {failure}", retried=False))
+            receive(cell.lost(self.runner, f"the cell never started on the cluster: {failure}", retried=False))
 
-    def _needs(self, job: Any) -> dict[str, Any]:
+    def _needs(self, cell: CellShipment, level: str) -> dict[str, Any]:
         """What one cell asks of a node, how often Ray runs it again when its node is lost, and
         never again when it raised (a cell's recording raises for no failure of the agent)."""
-        plan = job.plan
+        plan = cell.plan
         return {
             "num_cpus": self.options.cpus,
-            "resources": {DOCKER_SLOT: 1} if job.level == "container" else {},
+            "resources": {DOCKER_SLOT: 1} if level == "container" else {},
             "max_retries": self.options.retries,
             "retry_exceptions": False,
             "name": f"benchtape {plan.cell.task.id} {plan.cell.arm.label} #{plan.cell.attempt}",
         }
 
-    def _wait(self, key: str, ref: Any, job: Any) -> tuple[dict[str, Any] | None, str | None]:
+    def _wait(self, key: str, ref: Any, needs: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
         """The attempt that came back (None, and why, when none did)."""
         ray = self.ray
         told = None  # when the ledger was told to stop this job
@@ -189,7 +189,7 @@ class RayExecutor:
                 ray.cancel(ref, force=True)
             if now - checked > FEASIBLE_EVERY:
                 checked = now
-                gone = self._infeasible(job)
+                gone = self._infeasible(needs)
                 if gone is not None and not ray.get(self.ledger.of_job.remote(key)):
                     ray.cancel(ref, force=True)
         try:
@@ -201,29 +201,28 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:
             return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else 'lost'}"
 
-    def _infeasible(self, job: Any) -> str | None:
+    def _infeasible(self, needs: dict[str, Any]) -> str | None:
         """Why no live node can run this cell any more (its resource left with a node), or None."""
-        needs = self._needs(job)
         wanted = {"CPU": needs["num_cpus"], **needs["resources"]}
         have = self.ray.cluster_resources()
         short = [name for name, amount in wanted.items() if amount and have.get(name, 0) < amount]
         return f"no live node of the cluster offers {', '.join(short)} (start a node with it: docs/scale-out.md)" if short else None
 
     # ------------------------------------------------------------ what is shipped once
-    def _matrix(self, job: Any) -> Any:
+    def _matrix(self, cell: CellShipment) -> Any:
         with self._lock:
-            ref = self._matrices.get(id(job.matrix))
+            ref = self._matrices.get(id(cell.matrix))
             if ref is None:
-                ref = self._matrices[id(job.matrix)] = self.ray.put(job.shipped_matrix())
+                ref = self._matrices[id(cell.matrix)] = self.ray.put(cell.shipped_matrix())
             return ref
 
-    def _seed(self, job: Any) -> Any:
-        key = job.seed_key
+    def _seed(self, cell: CellShipment) -> Any:
+        key = cell.seed_key
         with self._lock:
             lock = self._seed_locks.setdefault(key, threading.Lock())
         with lock:  # staged once per task; other tasks stage meanwhile
             if key not in self._seeds:
-                self._seeds[key] = self.ray.put(job.ship_seed())
+                self._seeds[key] = self.ray.put(cell.ship_seed())
             return self._seeds[key]
 
     # ------------------------------------------------------------ the nodes

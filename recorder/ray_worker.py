@@ -106,7 +106,11 @@ def node_folder() -> Path:
 def run_attempt(matrix: Any, work: Any, seed: Any, ledger: Any, job: dict[str, Any]) -> dict[str, Any]:
     """One attempt of one cell (see the module docstring); a Ray task (made remote by the executor,
     with the cell's resources and retries)."""
-    from benchtape.recorder.node_reaper import ensure_reaper, register_attempt, unregister_attempt
+    from benchtape.recorder.node_reaper import (
+        ensure_reaper,
+        register_attempt,
+        unregister_attempt,
+    )
     from benchtape.recorder.runner import Runner
     from benchtape.sandbox.run_resources import RunResources
     from benchtape.store.database import Store

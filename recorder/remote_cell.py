@@ -21,10 +21,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from benchtape.recorder.cellrun import CellRecord, record_cell
+from benchtape.core.errors import BadInput
+from benchtape.recorder.cellrun import CellJob, CellRecord, record_cell, record_lost
 from benchtape.recorder.matrix import CellPlan, Matrix, Problem, Staging
 from benchtape.recorder.runner import Runner
 from benchtape.spec.evaluation import Task
+from benchtape.spec.identity import CellIdentity
 
 
 @dataclass(frozen=True)
@@ -121,3 +123,38 @@ class WorkerCell:
         """Record the cell into the runner's store (the worker's shard) with the shipped seed."""
         staged = replace(matrix, staging=ShippedStaging({seed.task: seed} if seed is not None else {}, folder))
         return record_cell(runner, staged, self.plan, keep=self.keep)
+
+
+class CellShipment:
+    """A cell of the run, as the driver ships it and records what came back (or did not)."""
+
+    def __init__(self, job: CellJob):
+        self.job, self.plan, self.matrix = job, job.plan, job.matrix
+
+    @property
+    def seed_key(self) -> str:
+        """What its staged tree is shipped once per run under: its task."""
+        return self.plan.cell.task.id
+
+    def ship_seed(self) -> ShippedSeed:
+        return ship_seed(self.matrix, self.plan.cell.task)
+
+    def shipped_matrix(self) -> Matrix:
+        return shipped_matrix(self.matrix)
+
+    def worker(self) -> WorkerCell:
+        return WorkerCell(self.plan, self.job.keep)
+
+    def received(self, identity: CellIdentity, sessions: list[str]) -> CellRecord:
+        """Its record as a worker recorded it (its sessions folded into the run's store)."""
+        return CellRecord(self.plan, identity, list(sessions))
+
+    def lost(self, runner: Runner, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
+        return record_lost(runner, self.matrix, self.plan, message, retried=retried, source=source)
+
+
+def shipment_of(job: Any) -> CellShipment:
+    """The job as it is shipped: only an evaluation's cells travel (a bench run records here)."""
+    if not isinstance(job, CellJob):
+        raise BadInput("--executor ray records an evaluation's cells; a bench run records on this machine", fix="drop --executor ray, or run an evaluation (`benchtape run NAME`)")
+    return CellShipment(job)

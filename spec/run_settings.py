@@ -34,7 +34,7 @@ class RunSettings:
     runtime_env: dict[str, Any] = field(default_factory=dict)
     where: str | None = None  # the file they came from (for messages)
 
-    def under(self, weaker: "RunSettings") -> "RunSettings":
+    def under(self, weaker: RunSettings) -> RunSettings:
         """These settings, each unset one taken from `weaker` (the evaluation's over the project's)."""
         return RunSettings(
             self.executor if self.executor is not None else weaker.executor,

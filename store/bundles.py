@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-
 from benchtape.core.errors import BadInput
 
 MAGIC = b"benchtape-bundle 1\n"
@@ -75,7 +74,7 @@ class Bundle:
         return b"".join([MAGIC, struct.pack(">Q", len(head)), head, *payloads])
 
     @classmethod
-    def from_bytes(cls, data: bytes, where: str = "a bundle") -> "Bundle":
+    def from_bytes(cls, data: bytes, where: str = "a bundle") -> Bundle:
         """The bundle these bytes hold; anything else (cut short, another format) is a BadInput naming `where`."""
         view = memoryview(data)
         try:
