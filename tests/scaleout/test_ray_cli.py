@@ -153,6 +153,17 @@ def agents_of(node: Node) -> list[str]:
     return left + [f"session folder {p}" for p in session_folders(node.tmp)]
 
 
+def _sessions(db: Path) -> list[tuple[str, str, str | None]]:
+    """(id, source, finish status) of every session in the store."""
+    from benchtape.store.database import Store
+
+    store = Store(db, readonly=True)
+    try:
+        return [(r.id, r.source or "", store.finish_status(r.id)) for r in store.session_rows()]
+    finally:
+        store.close()
+
+
 def ranking(project: Path) -> dict:
     out = benchtape("compare", "base", "--json", cwd=project)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -206,6 +217,20 @@ def test_a_two_node_cluster_runs_an_evaluation_through_a_lost_node_and_a_killed_
         db = ray_project / ".benchtape" / "benchtape.db"
         assert integrity(db) == "ok"
         assert not list(Path(f"{db}.spool").glob("*/*.bundle"))
+
+        # Ctrl-C twice mid-cell: the cell in flight is stopped on its node and comes back, kept as interrupted
+        env = {**os.environ, **QUIET, "NO_COLOR": "1", "XDG_CONFIG_HOME": str(ray_project / "xdg")}
+        driver = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--executor", "ray", "--address", address, "--yes", "--fresh", "--task", "fix-add", "--concurrency", "1"], cwd=ray_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert wait_for(lambda: [p for p in head.tmp.glob("benchtape-*/session.json")], 120), "no cell started"
+        before = {r[0] for r in _sessions(db)}
+        driver.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        driver.send_signal(signal.SIGINT)
+        out, err = driver.communicate(timeout=120)
+        assert driver.returncode == 130, out + err
+        stopped = [r for r in _sessions(db) if r[0] not in before]
+        assert [(source.split(":")[0], status) for _, source, status in stopped] == [("worker", "interrupted")], stopped
+        assert wait_for(lambda: not agents_of(head), 60), agents_of(head)
 
         # the driver killed mid-run: Ray ends its workers, the node's reaper what they left; recover cleans up
         driver = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--executor", "ray", "--address", address, "--yes", "--fresh", "--task", "fix-add"], cwd=ray_project, env={**os.environ, **QUIET, "NO_COLOR": "1", "XDG_CONFIG_HOME": str(ray_project / "xdg")}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
