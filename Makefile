@@ -52,6 +52,7 @@ bench: install
 	-$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/hardening.py
 	-$(BIN)/python benchmarks/inspect_compare.py
+	-$(BIN)/python benchmarks/scaleout.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
 
 docs: install

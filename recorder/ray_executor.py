@@ -40,7 +40,7 @@ from benchtape.core.errors import BadInput
 from benchtape.recorder.remote_cell import CellShipment, shipment_of
 from benchtape.recorder.runner import Interrupted, Runner
 from benchtape.recorder.scheduler import ExecutorFactory, Job, Receive
-from benchtape.recorder.spool import SpooledBundle, spool
+from benchtape.recorder.spool import SpooledBundle, spool, tidy
 
 DOCKER_SLOT = "docker_slot"  # the custom resource a node offers per container cell it can run at once
 REMOTE_LEVELS = ("home", "container")  # the levels a worker runs (the others change the worker's real files)
@@ -130,6 +130,7 @@ class RayExecutor:
     def shutdown(self) -> None:
         try:
             self._threads.shutdown(wait=True, cancel_futures=True)
+            tidy(self.spool_dir, self.run_id)
             self._sweep(self.run_id)
         finally:
             try:
@@ -147,7 +148,8 @@ class RayExecutor:
         needs = self._needs(cell, level)
         ref = self._attempt.options(**needs).remote(self._matrix(cell), cell.worker(), self._seed(cell), self.ledger, {"run_id": self.run_id, "key": key})
         out, failure = self._wait(key, ref, needs)
-        attempts = self.ray.get(self.ledger.of_job.remote(key))
+        # the first attempt came back: none was lost (Ray runs a task again only once one failed)
+        attempts = [] if out is not None and out["attempt"] == 1 else self.ray.get(self.ledger.of_job.remote(key))
         came_back = out["token"] if out is not None else None
         lost = [a for a in attempts if a["token"] != came_back]
         for attempt in lost:
@@ -165,13 +167,12 @@ class RayExecutor:
     def _needs(self, cell: CellShipment, level: str) -> dict[str, Any]:
         """What one cell asks of a node, how often Ray runs it again when its node is lost, and
         never again when it raised (a cell's recording raises for no failure of the agent)."""
-        plan = cell.plan
         return {
             "num_cpus": self.options.cpus,
             "resources": {DOCKER_SLOT: 1} if level == "container" else {},
             "max_retries": self.options.retries,
             "retry_exceptions": False,
-            "name": f"benchtape {plan.cell.task.id} {plan.cell.arm.label} #{plan.cell.attempt}",
+            "name": cell.name,
         }
 
     def _wait(self, key: str, ref: Any, needs: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:

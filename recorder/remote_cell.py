@@ -132,6 +132,12 @@ class CellShipment:
         self.job, self.plan, self.matrix = job, job.plan, job.matrix
 
     @property
+    def name(self) -> str:
+        """How Ray names its task (`ray list tasks`, the logs)."""
+        cell = self.plan.cell
+        return f"benchtape {cell.task.id} {cell.arm.label} #{cell.attempt}"
+
+    @property
     def seed_key(self) -> str:
         """What its staged tree is shipped once per run under: its task."""
         return self.plan.cell.task.id
@@ -153,8 +159,12 @@ class CellShipment:
         return record_lost(runner, self.matrix, self.plan, message, retried=retried, source=source)
 
 
-def shipment_of(job: Any) -> CellShipment:
-    """The job as it is shipped: only an evaluation's cells travel (a bench run records here)."""
-    if not isinstance(job, CellJob):
-        raise BadInput("--executor ray records an evaluation's cells; a bench run records on this machine", fix="drop --executor ray, or run an evaluation (`benchtape run NAME`)")
-    return CellShipment(job)
+def shipment_of(job: Any) -> Any:
+    """The job as it is shipped: an evaluation's cell, or a job that says how it travels (its
+    `shipment()`, with CellShipment's members: what benchmarks/scaleout.py ships). A bench run's
+    sessions record on this machine."""
+    if isinstance(job, CellJob):
+        return CellShipment(job)
+    if hasattr(job, "shipment"):
+        return job.shipment()
+    raise BadInput("--executor ray records an evaluation's cells; a bench run records on this machine", fix="drop --executor ray, or run an evaluation (`benchtape run NAME`)")

@@ -26,12 +26,18 @@ def spool_folder(store_path: Path | str) -> Path:
 def spool(folder: Path, run_id: str, name: str, data: bytes) -> Path:
     """Write one arrived bundle (whole: a reader never sees part of one) and return its path."""
     target = folder / run_id / f"{name}{SUFFIX}"
-    target.parent.mkdir(parents=True, exist_ok=True)
     scratch = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}")
-    with open(scratch, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
+    for tries in range(5):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with open(scratch, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            break
+        except FileNotFoundError:  # another process's `tidy` removed the empty folder meanwhile
+            if tries == 4:
+                raise
     os.rename(scratch, target)
     return target
 
@@ -55,12 +61,22 @@ class SpooledBundle:
         self.added = store.fold_bundle(self.bundle)
 
     def done(self) -> None:
-        """Folded and committed: it leaves the spool."""
+        """Folded and committed: it leaves the spool (its run's folder stays while the run may
+        spool more: `tidy` removes it)."""
         self.path.unlink(missing_ok=True)
+
+
+def tidy(folder: Path, run_id: str | None = None) -> None:
+    """Remove the spool's empty folders (a run's, once it spools no more; the spool's own)."""
+    for path in [folder / run_id] if run_id else (sorted(folder.iterdir()) if folder.is_dir() else []):
         try:
-            self.path.parent.rmdir()
+            path.rmdir()
         except OSError:
-            pass  # other bundles of the run are still there
+            pass  # bundles wait there still
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
 
 
 def fold_spooled(store: Any) -> list[str]:
@@ -81,4 +97,6 @@ def fold_spooled(store: Any) -> list[str]:
         b = item.bundle
         what = f"{b.key.get('scenario')} attempt {b.key.get('attempt')}"
         done.append(f"folded a bundle that arrived before its run stopped: {what}, {len(item.added)} session(s) into run {b.run_id}" if item.added else f"removed a spooled bundle folded already: {what} of run {b.run_id}")
+    if done:
+        tidy(spool_folder(store.path))
     return done

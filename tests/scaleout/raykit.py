@@ -174,6 +174,7 @@ def preview(project: Path, db: Path, **kw: Any) -> dict[str, Any]:
     try:
         store = Store(db, readonly=True)
         planned = plan_evaluation(EvaluationRequest(name="base", dry_run=True, db=db, **kw), store)
+        store.close()
         return preview_doc(planned, load_pricing(planned.ev.project))
     finally:
         os.chdir(here)
@@ -191,6 +192,7 @@ def cells(db: Path) -> dict[tuple[str, str, int], list[tuple[Any, ...]]]:
         o = outcomes.get(r.id) or {}
         verdicts = sorted((v["check_path"], v["status"], v["pass"], v["score"]) for v in store.verdicts(session_id=r.id))
         out.setdefault((r.scenario, (r.params or {}).get("arm"), r.attempt), []).append((o.get("outcome"), r.cell_id, tuple(verdicts)))
+    store.close()
     return out
 
 
@@ -204,15 +206,20 @@ def table(project: Path, db: Path) -> list[dict[str, str]]:
     here = os.getcwd()
     os.chdir(project)
     try:
-        c = comparison(Store(db, readonly=True), ["base"], load_pricing(load_evaluation("base").project), project)
+        store = Store(db, readonly=True)
+        c = comparison(store, ["base"], load_pricing(load_evaluation("base").project), project)
+        store.close()
         return [{k: v for k, v in display(row, c.k).items() if k != "time/cell"} for row in c.rows]
     finally:
         os.chdir(here)
 
 
 def integrity(db: Path) -> str:
-    with sqlite3.connect(db) as c:
+    c = sqlite3.connect(db)  # closed here: `with` would only end its transaction
+    try:
         return str(c.execute("PRAGMA integrity_check").fetchone()[0])
+    finally:
+        c.close()
 
 
 def wait_for(what: Any, timeout: float, every: float = 0.2) -> Any:

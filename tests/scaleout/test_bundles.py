@@ -46,8 +46,11 @@ def kept(store: Store, sid: str) -> tuple:
 
 
 def integrity(path: Path) -> str:
-    with sqlite3.connect(path) as c:
+    c = sqlite3.connect(path)  # closed here: `with` would only end its transaction
+    try:
         return c.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        c.close()
 
 
 def test_a_bundle_is_folded_as_the_shard_stored_it_and_once_whatever_arrives_again(tmp_path):
