@@ -117,7 +117,8 @@ def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | Non
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
     where = placement(req, ev, plans)
     if where.executor == "ray":
-        notes.append(f"cells run on the Ray cluster at {where.address}: recorded on its nodes, folded into this store, graded here")
+        cluster = "a private one-node Ray started for this run" if where.address == "local" else f"the Ray cluster at {where.address}"
+        notes.append(f"cells run on {cluster}: recorded on its nodes, folded into this store, graded here")
     return Planned(ev, tasks, matrix, plans, stored, req.fresh, notes, where)
 
 

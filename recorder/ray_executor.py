@@ -191,7 +191,7 @@ class RayExecutor:
             if now - checked > FEASIBLE_EVERY:
                 checked = now
                 gone = self._infeasible(needs)
-                if gone is not None and not ray.get(self.ledger.of_job.remote(key)):
+                if gone is not None:  # no live node has it at all (not merely busy): Ray would wait for ever
                     ray.cancel(ref, force=True)
         try:
             return ray.get(ref), None
