@@ -149,7 +149,6 @@ def placement(req: EvaluationRequest, ev: Evaluation, plans: list[CellPlan]) -> 
     """The command line over RAY_ADDRESS (for the address) over the evaluation's `runs:` over the
     project's. On a cluster every cell runs at level home or container (the other levels change
     the real files of the machine they run on): anything else is refused before anything runs."""
-    from benchtape.recorder.ray_executor import REMOTE_LEVELS
     from benchtape.spec.project import load_project
     from benchtape.spec.run_settings import DEFAULT_CPUS, DEFAULT_RETRIES, EXECUTORS, RunSettings
 
@@ -159,6 +158,8 @@ def placement(req: EvaluationRequest, ev: Evaluation, plans: list[CellPlan]) -> 
         raise BadInput(f"unknown executor {executor!r}", fix=f"--executor is one of {', '.join(EXECUTORS)}")
     if executor == "local":
         return Placement()
+    from benchtape.recorder.ray_executor import REMOTE_LEVELS  # imports no Ray: that waits for the run
+
     if not settings.address:
         raise BadInput("--executor ray needs the cluster's address", fix="pass --address HOST:PORT (what `ray start --head` printed), set RAY_ADDRESS, or add `runs: {address: HOST:PORT}` to the evaluation or .benchtape/config.yaml")
     local = sorted({p.level for p in plans if p.level not in REMOTE_LEVELS})
