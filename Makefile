@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz install clean docs agents
+.PHONY: demo test bench fuzz install clean docs agents screenshots
 
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(BIN)/benchtape: pyproject.toml
 # first import, which never writes it where PYTHONDONTWRITEBYTECODE is set (this machine, many
 # container images), and then every command compiled each module it imports, every time
 # (`benchtape sessions` 520 ms against 329). Up to date, this is a quick mtime check.
-PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay
+PACKAGES := benchtape core spec store sandbox adapters models checks recorder replay tasks formats view
 # fixtures-red/ is testdata, not code benchtape imports: never compiled (a __pycache__ there would be staged)
 install: $(BIN)/benchtape
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) >/dev/null
@@ -52,11 +52,17 @@ bench: install
 	-$(BIN)/python benchmarks/transforms.py
 	$(BIN)/python benchmarks/hardening.py
 	-$(BIN)/python benchmarks/inspect_compare.py
+	-$(BIN)/python benchmarks/view.py
 	-$(BIN)/python benchmarks/scaleout.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
 
 docs: install
 	$(BIN)/python -m benchtape.checks.docs > docs/checks.md
+
+# The README's pictures of `benchtape view` (docs/img/view-*.png), from stores recorded for real,
+# in Debian's Chromium (apt-get install chromium).
+screenshots: install
+	$(BIN)/python tests/viewer/screenshots.py docs/img
 
 clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info

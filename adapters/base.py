@@ -12,10 +12,11 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 from benchtape.core.harnesses import ADAPTERS
 from benchtape.core.model import Action
+from benchtape.core.payloads import Hook
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,12 @@ def _is_dir(entry: Any) -> bool:
 def warning(what: str, line: str, thread: str = "main") -> Action:
     """An input the adapter could not understand, kept with its raw line."""
     return Action("adapter.warning", {"what": what, "line": line[:4000]}, thread=thread)
+
+
+def hook_action(data: Hook, thread: str = "main", at: float = 0.0) -> Action:
+    """A `hook` the harness reported, with the fields it gave (None: it said nothing of that one)."""
+    known = cast(Hook, {k: v for k, v in data.items() if v is not None})  # fewer of Hook's own keys
+    return Action("hook", known, thread=thread, at=at)
 
 
 

@@ -22,6 +22,7 @@ from benchtape.adapters.config import ConfigReader
 from benchtape.core.errors import type_name
 from benchtape.core.errors import BadInput
 from benchtape.adapters.endpoints import is_scripted
+from benchtape.core.payloads import EnvironmentReported
 
 HARNESS = "claude-code"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
@@ -239,7 +240,7 @@ class ClaudeCodeAdapter:
             argv += ["--effort", cfg.effort]
         return argv + list(cfg.args)
 
-    def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[dict[str, Any] | None, list[str]]:
+    def environment(self, launch: Launch, outputs: dict[str, Any]) -> tuple[EnvironmentReported | None, list[str]]:
         """What the setup commands' outputs say was loaded (`environment.reported`, None when the
         probe did not run) and why `environment.require` would refuse the session."""
         from benchtape.adapters.claude_env import reported

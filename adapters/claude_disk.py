@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.adapters.base import warning
+from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
 from benchtape.core.model import MAIN, Action
+from benchtape.core.payloads import Hook, Metrics
 
 INTERNAL = ""  # thread value of an agent whose messages are not part of the session
 _QUIET_TYPES = {
@@ -70,7 +71,7 @@ class ClaudeDiskParser(LineParser):
     def finish(self) -> list[Action]:
         """Token totals of every message read, and the cost when a `cost-state` entry gave it."""
         self.meta["model"] = self.messages.model
-        totals: dict[str, Any] = dict(self.messages.usage.totals())
+        totals: Metrics = self.messages.usage.totals()
         if self.cost_usd is not None:
             totals["cost_usd"] = self.cost_usd
         return [Action("metrics", totals, at=self._last_at)] if totals else []
@@ -122,7 +123,7 @@ class ClaudeDiskParser(LineParser):
         if thread == MAIN and self.meta["first_prompt"] is None:
             for a in actions:
                 if a.kind == "message.user":
-                    self.meta["first_prompt"] = a.data["text"]
+                    self.meta["first_prompt"] = a.payload("message.user").get("text")
                     break
         return actions
 
@@ -173,11 +174,11 @@ class ClaudeDiskParser(LineParser):
             thread = self._thread(entry)
             if thread == INTERNAL:
                 return []
-            hook = {"event": data.get("hookEvent"), "name": data.get("hookName"), "command": data.get("command")}
+            hook: Hook = {"event": data.get("hookEvent"), "name": data.get("hookName"), "command": data.get("command")}
             call_id = entry.get("toolUseID")
             if isinstance(call_id, str) and call_id in self.messages.tools:
                 hook["call_id"] = call_id
-            return [Action("hook", {k: v for k, v in hook.items() if v is not None}, thread=thread, at=at)]
+            return [hook_action(hook, thread, at)]
         if kind == "agent_progress":
             return self._agent_progress(entry, data, line)
         if kind in _QUIET_PROGRESS:
@@ -211,13 +212,13 @@ class ClaudeDiskParser(LineParser):
             seen, self.stop_hooks = self.stop_hooks, 0
             if thread == INTERNAL or seen:
                 return []  # 2.1.3xx: the Stop hooks already came as attachments, with their output
-            data = {
+            summary: Hook = {
                 "event": "Stop",
                 "hooks": entry.get("hookInfos"),
                 "errors": entry.get("hookErrors"),
                 "prevented_continuation": entry.get("preventedContinuation"),
             }
-            return [Action("hook", {k: v for k, v in data.items() if v is not None}, thread=thread, at=at)]
+            return [hook_action(summary, thread, at)]
         if subtype in _QUIET_SYSTEM:
             return []
         return [warning(f"unknown system entry subtype {subtype!r}", line)]
@@ -235,7 +236,7 @@ class ClaudeDiskParser(LineParser):
         thread = self._thread(entry)
         if thread == INTERNAL:
             return []
-        hook = {
+        hook: Hook = {
             "event": data.get("hookEvent"),
             "name": data.get("hookName"),
             "command": data.get("command"),
@@ -248,7 +249,7 @@ class ClaudeDiskParser(LineParser):
             hook["call_id"] = call_id
         if hook["event"] == "Stop":
             self.stop_hooks += 1
-        return [Action("hook", {k: v for k, v in hook.items() if v is not None}, thread=thread, at=at)]
+        return [hook_action(hook, thread, at)]
 
     def _cost(self, entry: dict[str, Any], line: str) -> list[Action]:
         """The session's cost so far; the last entry is the total (it is cumulative across --resume)."""

@@ -27,11 +27,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import orjson
 
 from benchtape.adapters.base import Setup, SetupOutput as Output
+from benchtape.core.payloads import EnvironmentReported
 
 MARKETS = ".claude/benchtape/marketplaces"  # under HOME
 AGENT_ENV = ".claude/benchtape/agent_env"  # under HOME
@@ -139,13 +140,13 @@ def details_of(text: str) -> dict[str, Any]:
     return out
 
 
-def reported(outputs: Mapping[str, Output], plugins: tuple[dict[str, Any], ...]) -> tuple[dict[str, Any] | None, list[str]]:
+def reported(outputs: Mapping[str, Output], plugins: tuple[dict[str, Any], ...]) -> tuple[EnvironmentReported | None, list[str]]:
     """The Reported record from the probe's outputs, and why `require: true` would refuse
     (a staged plugin not listed or listed with errors, the probe not running, an MCP server
     that failed). None when the probe did not run at all."""
     problems: list[str] = []
     listing = outputs.get("plugin-list")
-    record: dict[str, Any] = {"source": "plugin-cli", "sources": ["plugin-cli"], "plugins": []}
+    record: EnvironmentReported = {"source": "plugin-cli", "sources": ["plugin-cli"], "plugins": []}
     if listing is None or listing.exit_code != 0:
         why = (listing.stderr or listing.stdout).strip()[-300:] if listing else "it was not run"
         problems.append(f"the environment probe (`claude plugin list --json`) failed: {why}")
@@ -201,15 +202,15 @@ def _json(line: str) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
-def fold(base: Mapping[str, Any] | None, init: Mapping[str, Any], plugin_errors: Any = None) -> dict[str, Any]:
+def fold(base: EnvironmentReported | None, init: EnvironmentReported, plugin_errors: Any = None) -> EnvironmentReported:
     """One record carrying both surfaces: the init line's inventories over the plugin-cli
     record, plugin entries joined by id (init names them `source`), `plugin_errors` kept."""
     if not base:
-        out = dict(init)
+        out = init.copy()
         if plugin_errors:
             out["plugin_errors"] = plugin_errors
         return out
-    out = {**base, **{k: v for k, v in init.items() if k not in ("source", "plugins")}}
+    out = {**base, **cast(EnvironmentReported, {k: v for k, v in init.items() if k not in ("source", "plugins")})}
     out["source"] = "plugin-cli"
     out["sources"] = list(dict.fromkeys([*(base.get("sources") or ["plugin-cli"]), "system:init"]))
     plugins = [dict(p) for p in base.get("plugins") or []]
@@ -229,12 +230,12 @@ def fold(base: Mapping[str, Any] | None, init: Mapping[str, Any], plugin_errors:
     return out
 
 
-def environment_of(init: dict[str, Any]) -> dict[str, Any]:
+def environment_of(init: dict[str, Any]) -> EnvironmentReported:
     """What the CLI said it loaded (`system/init`), in the shape checks/environment.py reads.
 
     A key the init line does not carry is left out (unknown), never written as empty.
     """
-    reported: dict[str, Any] = {"source": "system:init"}
+    reported: dict[str, Any] = {"source": "system:init"}  # EnvironmentReported, its keys from the table below
     for key, native in (
         ("tools", "tools"),
         ("mcp_servers", "mcp_servers"),
@@ -254,7 +255,7 @@ def environment_of(init: dict[str, Any]) -> dict[str, Any]:
         reported["mcp_servers"] = [
             {k: s[k] for k in ("name", "status") if k in s} for s in reported["mcp_servers"] if isinstance(s, dict)
         ]
-    return reported
+    return cast(EnvironmentReported, reported)
 
 
 LIST_KEYS = ("tools", "mcp_servers", "plugins", "skills", "agents", "slash_commands")

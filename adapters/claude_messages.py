@@ -15,6 +15,7 @@ from benchtape.adapters.base import warning
 from benchtape.core.model import text_of
 from benchtape.adapters.usage import MessageUsage
 from benchtape.core.model import Action
+from benchtape.core.payloads import AssistantMessage, Error, SubagentFinished, SubagentSpawned, ToolCall, ToolResult
 
 SPAWN_TOOLS = ("Task", "Agent")
 SKILL_TOOL = "Skill"
@@ -126,12 +127,12 @@ class ClaudeMessages:
                 return []  # Claude Code writes "\n\n" blocks before thinking; nothing was said
             if synthetic and (api_error or text.startswith("API Error")):
                 return [Action("error", {"message": text, "source": "api"}, thread=thread, at=at)]
-            data: dict[str, Any] = {"text": text}
+            data: AssistantMessage = {"text": text}
             if synthetic:
                 data["synthetic"] = True
             return [Action("message.assistant", data, thread=thread, at=at)]
         if kind == "thinking":
-            return [Action("thinking", {"text": block.get("thinking") or ""}, thread=thread, at=at)]
+            return [Action("thinking", {"text": text_of(block.get("thinking")) or ""}, thread=thread, at=at)]
         if kind == "redacted_thinking":
             return [Action("thinking", {"text": "", "redacted": True}, thread=thread, at=at)]
         if kind in ("tool_use", "server_tool_use"):
@@ -150,8 +151,7 @@ class ClaudeMessages:
         args = tool_input if isinstance(tool_input, dict) else {}
         if name == SKILL_TOOL:
             skill = args.get("skill") or args.get("command") or args.get("name")
-            data = {"name": skill, "call_id": call_id, "tool": name, "input": tool_input}
-            return [Action("skill.invoked", data, thread=thread, at=at)]
+            return [Action("skill.invoked", {"name": _name(skill), "call_id": call_id, "tool": name, "input": tool_input}, thread=thread, at=at)]
         if name in SPAWN_TOOLS:
             self.spawns[call_id] = call_id
             prompt = args.get("prompt")
@@ -159,19 +159,19 @@ class ClaudeMessages:
                 self.spawn_prompts[call_id] = prompt
             if args.get("run_in_background") is False:
                 self.foreground.add(call_id)
-            data = {
+            spawn: SubagentSpawned = {
                 "thread": call_id,
                 "call_id": call_id,
-                "agent": args.get("subagent_type"),
-                "prompt": prompt,
+                "agent": _name(args.get("subagent_type")),
+                "prompt": text_of(prompt),
                 "tool": name,
                 "description": args.get("description"),
             }
-            return [Action("subagent.spawned", data, thread=thread, at=at)]
-        data = {"call_id": call_id, "tool": name, "input": tool_input}
+            return [Action("subagent.spawned", spawn, thread=thread, at=at)]
+        call: ToolCall = {"call_id": call_id, "tool": name, "input": tool_input}
         if server:
-            data["server"] = True
-        return [Action("tool.call", data, thread=thread, at=at)]
+            call["server"] = True
+        return [Action("tool.call", call, thread=thread, at=at)]
 
     # ------------------------------------------------------------------ user
 
@@ -212,7 +212,7 @@ class ClaudeMessages:
         out: list[Action] = []
         for text in texts:
             if text.startswith(INTERRUPT_PREFIX):
-                data = {"message": "interrupted by user", "text": text, "interrupted": True}
+                data: Error = {"message": "interrupted by user", "text": text, "interrupted": True}
                 out.append(Action("error", data, thread=thread, at=at))
             elif text.strip() and not text.lstrip().startswith(NOT_SAID):
                 said.append(text)
@@ -227,7 +227,7 @@ class ClaudeMessages:
         self.results.add(call_id)
         tool = self.tools.get(call_id)
         is_error = outcome(block, tool, result)
-        data = {"call_id": call_id, "output": block.get("content"), "is_error": is_error}
+        data: ToolResult = {"call_id": call_id, "output": block.get("content"), "is_error": is_error}
         if call_id in self.denied:
             data["denied"] = True
         out = [Action("tool.result", data, thread=thread, at=at)]
@@ -238,13 +238,30 @@ class ClaudeMessages:
                 self.agent_threads.setdefault(agent_id, sub)
             status = result.get("status")
             if isinstance(status, str):
-                out.extend(self.subagent_finished(sub, handed_back(text_of(block.get("content")) or ""), at, status=status, agent_id=agent_id))
+                out.extend(self.subagent_finished(sub, handed_back(text_of(block.get("content")) or ""), at, status=status, agent_id=agent_id if isinstance(agent_id, str) else None))
         return out
 
-    def subagent_finished(self, thread: str, output: str | None, at: float = 0.0, **extra: Any) -> list[Action]:
-        """One `subagent.finished` per subagent, whichever signal (notification or result) comes first."""
+    def subagent_finished(self, thread: str, output: str | None, at: float = 0.0, *, status: Any = None, agent_id: str | None = None, task_id: Any = None, summary: Any = None) -> list[Action]:
+        """One `subagent.finished` per subagent, whichever signal (notification or result)
+        comes first; what the signal said (status, ids, summary) where it said it."""
         if thread in self.finished:
             return []
         self.finished.add(thread)
-        data = {"thread": thread, "output": output, **{k: v for k, v in extra.items() if v is not None}}
+        data: SubagentFinished = {"thread": thread, "output": output}
+        if status is not None:
+            data["status"] = status
+        if agent_id is not None:
+            data["agent_id"] = agent_id
+        if task_id is not None:
+            data["task_id"] = task_id
+        if summary is not None:
+            data["summary"] = summary
         return [Action("subagent.finished", data, thread=thread, at=at)]
+
+
+def _name(value: Any) -> str | None:
+    """A skill's or a subagent type's name as the model wrote it, None when it wrote none
+    (a name is a string: a stray number or object is read as its text)."""
+    if value is None or isinstance(value, str):
+        return value
+    return text_of(value)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.adapters.base import warning
+from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
 from benchtape.adapters.usage import anthropic_totals, model_usage_totals
 from benchtape.core.model import MAIN, Action
+from benchtape.core.payloads import Error, EnvironmentReported, Hook, Metrics
 
 # Known events that add nothing the stream does not already say elsewhere; the raw
 # table keeps them. task_started/task_progress restate the Agent tool_use and the
@@ -34,10 +35,10 @@ class ClaudeStreamParser(LineParser):
         self.messages = ClaudeMessages()
         self.result_seen = False
         self.session_id: str | None = None
-        self.environment_base: dict[str, Any] | None = None  # the probe's record, folded into each init's
+        self.environment_base: EnvironmentReported | None = None  # the probe's record, folded into each init's
         self.report_environment = True
 
-    def fold_environment(self, base: dict[str, Any] | None, probe: bool) -> None:
+    def fold_environment(self, base: EnvironmentReported | None, probe: bool) -> None:
         """What the environment probe found before launch, joined with each `system/init`
         into one record (the projection merges records key by key, so two would clash);
         `probe: false` (harness_config.environment) records none."""
@@ -48,7 +49,7 @@ class ClaudeStreamParser(LineParser):
         if self.result_seen:
             return []
         totals = self.messages.usage.totals()
-        return [Action("metrics", dict(totals))] if totals else []
+        return [Action("metrics", totals.copy())] if totals else []
 
     # ------------------------------------------------------------------ dispatch
 
@@ -105,8 +106,7 @@ class ClaudeStreamParser(LineParser):
                 return []  # a background command's notification, not a subagent's
             if call_id in self.messages.foreground and call_id not in self.messages.results:
                 return []  # a foreground agent's result follows, with its report
-            extra = {"status": event.get("status"), "task_id": event.get("task_id"), "summary": event.get("summary")}
-            return self.messages.subagent_finished(thread, None, **extra)
+            return self.messages.subagent_finished(thread, None, status=event.get("status"), task_id=event.get("task_id"), summary=event.get("summary"))
         if subtype == "permission_denied":
             # The tool_result that follows says only "denied" in prose; remember it was a denial.
             self.messages.denied.add(str(event.get("tool_use_id")))
@@ -114,7 +114,7 @@ class ClaudeStreamParser(LineParser):
         if subtype in _QUIET_SYSTEM:
             return []
         if isinstance(subtype, str) and subtype.startswith("hook"):
-            data = {
+            data: Hook = {
                 "event": event.get("hook_event") or event.get("hookEvent"),
                 "name": event.get("hook_name") or event.get("hookName"),
                 "phase": subtype,
@@ -122,7 +122,7 @@ class ClaudeStreamParser(LineParser):
                 "exit_code": event.get("exit_code"),
                 "output": event.get("output"),
             }
-            return [Action("hook", {k: v for k, v in data.items() if v is not None})]
+            return [hook_action(data)]
         return [warning(f"unknown system event subtype {subtype!r}", line)]
 
     def _rate_limit(self, event: dict[str, Any], line: str) -> list[Action]:
@@ -135,11 +135,11 @@ class ClaudeStreamParser(LineParser):
 
     def _result(self, event: dict[str, Any], line: str) -> list[Action]:
         self.result_seen = True
-        metrics: dict[str, Any] = model_usage_totals(event.get("modelUsage")) or anthropic_totals(event.get("usage"))
+        metrics: Metrics = model_usage_totals(event.get("modelUsage")) or anthropic_totals(event.get("usage"))
         for field, key in (("cost_usd", "total_cost_usd"), ("duration_ms", "duration_ms"), ("turns", "num_turns")):
             value = event.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                metrics[field] = value
+                metrics[field] = value  # type: ignore[literal-required] # a Metrics field, from the tuple above
         out = [Action("metrics", metrics)] if metrics else []
         text = event.get("result")
         if isinstance(text, str):
@@ -147,12 +147,8 @@ class ClaudeStreamParser(LineParser):
         if event.get("is_error") is True or str(event.get("subtype", "")).startswith("error"):
             errors = event.get("errors")
             message = text if isinstance(text, str) and text else f"claude ended with {event.get('subtype')}"
-            data: dict[str, Any] = {"message": message, "source": "result", "subtype": event.get("subtype")}
+            data: Error = {"message": message, "source": "result", "subtype": event.get("subtype")}
             if errors:
                 data["errors"] = errors
             out.append(Action("error", data))
         return out
-
-
-
-

@@ -16,7 +16,8 @@ from typing import Any
 from benchtape.adapters.base import warning
 from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
 from benchtape.adapters.usage import TurnUsage
-from benchtape.core.model import Action
+from benchtape.core.model import Action, text_of
+from benchtape.core.payloads import SubagentSpawned, ToolCall
 
 TERMINAL_AGENT = {"completed", "errored", "shutdown", "not_found"}
 _QUIET_EVENTS = {"item.plan.delta"}
@@ -94,10 +95,10 @@ class CodexExecParser(LineParser):
         self.turns += 1
         error = event.get("error") or {}
         message = error.get("message") if isinstance(error, dict) else str(error)
-        return [Action("error", {"message": message or "turn failed", "source": "turn.failed"}), self._metrics()]
+        return [Action("error", {"message": text_of(message) or "turn failed", "source": "turn.failed"}), self._metrics()]
 
     def _error(self, event: dict[str, Any], line: str) -> list[Action]:
-        return [Action("error", {"message": event.get("message") or "codex error", "source": "stream"})]
+        return [Action("error", {"message": text_of(event.get("message")) or "codex error", "source": "stream"})]
 
     def _request_input(self, event: dict[str, Any], line: str) -> list[Action]:
         call_id = str(event.get("call_id") or event.get("id") or "")
@@ -113,13 +114,13 @@ class CodexExecParser(LineParser):
         if item_id in self.done:
             return []
         if kind == "agent_message":
-            return self._once(item_id, completed, lambda: [Action("message.assistant", {"text": item.get("text") or ""})])
+            return self._once(item_id, completed, lambda: [Action("message.assistant", {"text": text_of(item.get("text")) or ""})])
         if kind == "plan":
-            return self._once(item_id, completed, lambda: [Action("message.assistant", {"text": item.get("text") or "", "plan": True})])
+            return self._once(item_id, completed, lambda: [Action("message.assistant", {"text": text_of(item.get("text")) or "", "plan": True})])
         if kind == "reasoning":
-            return self._once(item_id, completed, lambda: [Action("thinking", {"text": item.get("text") or ""})])
+            return self._once(item_id, completed, lambda: [Action("thinking", {"text": text_of(item.get("text")) or ""})])
         if kind == "error":
-            return self._once(item_id, completed, lambda: [Action("error", {"message": item.get("message") or "", "source": "item"})])
+            return self._once(item_id, completed, lambda: [Action("error", {"message": text_of(item.get("message")) or "", "source": "item"})])
         if kind == "collab_tool_call":
             return self._collab(item_id, item, completed)
         call = _TOOL_ITEMS.get(kind)  # type: ignore[arg-type]
@@ -156,12 +157,12 @@ class CodexExecParser(LineParser):
                 self.called.add(item_id)
                 for thread in receivers or [item_id]:
                     self.spawned.add(thread)
-                    data = {"thread": thread, "call_id": item_id, "agent": None, "prompt": item.get("prompt"), "tool": tool}
-                    out.append(Action("subagent.spawned", data, thread=sender))
+                    spawn: SubagentSpawned = {"thread": thread, "call_id": item_id, "agent": None, "prompt": text_of(item.get("prompt")), "tool": tool}
+                    out.append(Action("subagent.spawned", spawn, thread=sender))
         elif item_id not in self.called:
             self.called.add(item_id)
-            data = {"call_id": item_id, "tool": tool, "input": {"receiver_thread_ids": receivers, "prompt": item.get("prompt")}}
-            out.append(Action("tool.call", data, thread=sender))
+            call: ToolCall = {"call_id": item_id, "tool": tool, "input": {"receiver_thread_ids": receivers, "prompt": item.get("prompt")}}
+            out.append(Action("tool.call", call, thread=sender))
         if completed and item_id in self.called:
             self.done.add(item_id)
             is_error = None if status not in ("completed", "failed") else status == "failed"

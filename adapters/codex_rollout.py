@@ -36,6 +36,7 @@ from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarde
 from benchtape.core.model import text_of
 from benchtape.adapters.usage import openai_totals
 from benchtape.core.model import Action
+from benchtape.core.payloads import AssistantMessage, Error, Metrics, SubagentSpawned, Thinking
 
 EXITED = re.compile(r"Process exited with code (-?\d+)")
 RUNNING = "Process running with session ID"
@@ -88,10 +89,10 @@ class CodexRolloutParser(LineParser):
         self.spawned: dict[str, str] = {}  # spawn call_id -> subagent thread
         self.finished: set[str] = set()
         self.searches = 0
-        self.totals: dict[str, int] = {}
+        self.totals: Metrics = {}
         self.turns = 0
         self.duration_ms: int | None = 0  # None once a turn did not say how long it took
-        self._last_metrics: dict[str, Any] = {}
+        self._last_metrics: Metrics = {}
         self.user_from: str | None = None  # the event kind the user's words are read from
 
     def finish(self) -> list[Action]:
@@ -137,7 +138,7 @@ class CodexRolloutParser(LineParser):
         payload = entry["payload"]
         meta = payload.get("meta") if isinstance(payload.get("meta"), dict) else payload
         for key, field in (("session_id", "id"), ("cwd", "cwd"), ("version", "cli_version"), ("originator", "originator")):
-            if self.meta[key] is None and meta.get(field) is not None:
+            if self.meta[key] is None and isinstance(meta.get(field), str):  # a string, as claude_disk reads them
                 self.meta[key] = meta[field]
         return []
 
@@ -191,7 +192,7 @@ class CodexRolloutParser(LineParser):
             b.get("text", "") for b in p.get("content") or [] if isinstance(b, dict) and isinstance(b.get("text"), str)
         )
         if role == "assistant":
-            data: dict[str, Any] = {"text": text}
+            data: AssistantMessage = {"text": text}
             if p.get("phase"):
                 data["phase"] = p["phase"]
             return [Action("message.assistant", data, at=at)] if text.strip() else []
@@ -206,7 +207,7 @@ class CodexRolloutParser(LineParser):
         if not any(parts):
             parts = [c.get("text", "") for c in p.get("content") or [] if isinstance(c, dict)]
         text = "\n".join(x for x in parts if x)
-        data: dict[str, Any] = {"text": text}
+        data: Thinking = {"text": text}
         if not text and p.get("encrypted_content"):
             data["encrypted"] = True
         return Action("thinking", data, at=at)
@@ -274,11 +275,11 @@ class CodexRolloutParser(LineParser):
             return []
         thread = thread or call_id
         self.spawned[call_id] = thread
-        data = {
+        data: SubagentSpawned = {
             "thread": thread,
             "call_id": call_id,
-            "agent": role or args.get("agent_type") or args.get("role"),
-            "prompt": args.get("message") or args.get("prompt"),
+            "agent": text_of(role or args.get("agent_type") or args.get("role")),
+            "prompt": text_of(args.get("message") or args.get("prompt")),
             "tool": SPAWN_TOOL,
         }
         return [Action("subagent.spawned", data, at=at)]
@@ -321,13 +322,13 @@ class CodexRolloutParser(LineParser):
             return self._metrics(at)
         if kind == "turn_aborted":
             reason = p.get("reason")
-            data = {"message": f"turn aborted: {reason}", "source": "turn_aborted", "interrupted": reason == "interrupted"}
+            data: Error = {"message": f"turn aborted: {reason}", "source": "turn_aborted", "interrupted": reason == "interrupted"}
             return [Action("error", data, at=at)]
         if kind in ("error", "stream_error_fatal"):
-            return [Action("error", {"message": p.get("message") or "codex error", "source": "event"}, at=at)]
+            return [Action("error", {"message": text_of(p.get("message")) or "codex error", "source": "event"}, at=at)]
         if kind == "collab_agent_spawn_end":
             thread = p.get("new_thread_id")
-            return self._spawn(call_id, str(thread) if thread else None, p.get("new_agent_role"), at)
+            return self._spawn(call_id, str(thread) if thread else None, text_of(p.get("new_agent_role")), at)
         if kind in ("collab_waiting_end", "collab_close_end"):
             return self._agents_done(p, at)
         if kind in _QUIET_EVENTS:
@@ -392,7 +393,7 @@ class CodexRolloutParser(LineParser):
 
     def _metrics(self, at: float) -> list[Action]:
         """Cumulative totals, written only when they changed."""
-        data: dict[str, Any] = dict(self.totals)
+        data = self.totals.copy()
         if self.turns:
             data["turns"] = self.turns
             if self.duration_ms is not None:
@@ -400,7 +401,7 @@ class CodexRolloutParser(LineParser):
         if not data or data == self._last_metrics:
             return []
         self._last_metrics = data
-        return [Action("metrics", dict(data), at=at)]
+        return [Action("metrics", data.copy(), at=at)]
 
 
 def _arguments(raw: Any) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import orjson
 from benchtape.adapters.base import Command, Launch, warning
 from benchtape.adapters.lines import LineParser
 from benchtape.core.model import ACTION_KINDS, Action
+from benchtape.core.payloads import PayloadError, check_payload
 
 MOCK_METRIC_KEYS = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
 MOCK_STEP_KEYS = {"tool", "input", "result", "is_error", "think", "say", "skill", "subagent", "sleep"}
@@ -31,7 +32,11 @@ class MockParser(LineParser):
         data, thread = event.get("data") or {}, event.get("thread") or "main"
         if not isinstance(data, dict) or not isinstance(thread, str):
             return [warning("a mock event's `data` must be an object and its `thread` a string", line)]
-        return [Action(kind, data, thread=thread)]
+        try:
+            check_payload(kind, data)  # what the store's writer would refuse is a warning here, as an unknown kind is
+        except PayloadError as exc:
+            return [warning(f"a mock event the store would refuse: {exc}", line)]
+        return [Action.untyped(kind, data, thread=thread)]
 
     def finish(self) -> list[Action]:
         return []

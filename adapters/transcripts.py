@@ -1,4 +1,4 @@
-"""Importing sessions recorded elsewhere: Claude Code session files and Codex rollouts.
+"""Importing sessions recorded elsewhere: Claude Code session files, Codex rollouts, ATIF trajectories.
 
 An import is the live path fed from files: the same streaming parsers, the lines in
 the order they are stored, so re-deriving actions from the stored raw lines
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
+from benchtape.adapters.atif_trajectory import AtifParser, Invalid, load
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_exec import CodexExecParser
@@ -23,6 +24,7 @@ from benchtape.adapters.codex_rollout import CodexRolloutParser
 from benchtape.adapters.lines import decode, finish_safely, read_lines
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
+from benchtape.core.payloads import EnvironmentReported
 
 
 @dataclass
@@ -45,7 +47,7 @@ class Transcript:
 
     def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[["Transcript"], dict[str, Any]], part: tuple[int, int, int] | None = None):
         self.fmt, self.files, self.parser = fmt, files, parser
-        self.reported: dict[str, Any] | None = None  # the first environment.reported seen
+        self.reported: EnvironmentReported | None = None  # the first environment.reported seen
         self._meta = meta
         self.part = part  # (first, end, number): one session of a capture holding several, by non-blank line index
 
@@ -71,7 +73,7 @@ class Transcript:
                     continue
                 actions = feed(line)
                 if self.reported is None and actions:
-                    self.reported = next((a.data for a in actions if a.kind == "environment.reported"), None)
+                    self.reported = next((a.payload("environment.reported") for a in actions if a.kind == "environment.reported"), None)
                 yield line, actions
 
     def finish(self) -> list[Action]:
@@ -275,6 +277,43 @@ def read_codex_exec(path: str | Path) -> Imported:
     return open_codex_exec(path).read()
 
 
+# ---------------------------------------------------------------------- ATIF
+
+
+def open_atif(path: str | Path) -> Transcript:
+    """An ATIF trajectory (one JSON document: a Harbor trial's `agent/trajectory.json`, or
+    `benchtape export --format atif`) as one session's actions (benchtape.adapters.atif_trajectory)."""
+    parser = AtifParser()
+    return Transcript("atif", [_readable(path)], parser, lambda t: dict(parser.meta))
+
+
+def check_atif(path: str | Path) -> None:
+    """BadInput unless the file is one ATIF trajectory the `atif` package accepts: an import
+    checks every file before it writes anything."""
+    p = _readable(path)
+    try:
+        load(p.read_bytes())
+    except Invalid as exc:
+        raise BadInput(f"not an ATIF trajectory: {exc}", file=str(p), fix="pass one ATIF document per file (a Harbor trial's agent/trajectory.json); `benchtape export --format atif` writes one") from None
+
+
+def is_atif_head(head: str) -> bool:
+    """Whether a file's first 64 kB look like an ATIF document (an object with an ATIF schema_version)."""
+    return head.lstrip().startswith("{") and '"schema_version"' in head and '"ATIF-v' in head
+
+
+def trajectories_below(folder: Path) -> list[Path]:
+    """Every ATIF trajectory (`*.json` holding one) under a folder, in path order: a Harbor job
+    folder's `<trial>/agent/trajectory.json`, or a folder `benchtape export --format atif --run` wrote."""
+    out = []
+    for p in sorted(folder.rglob("*.json")):
+        if p.is_file():
+            with p.open("rb") as fh:
+                if is_atif_head(fh.read(65536).decode("utf-8", errors="replace")):
+                    out.append(p)
+    return out
+
+
 # ---------------------------------------------------------------------- any of them
 
 OPENERS: dict[str, Callable[[str | Path], Transcript]] = {
@@ -282,6 +321,7 @@ OPENERS: dict[str, Callable[[str | Path], Transcript]] = {
     "claude-stream-json": open_claude_stream,
     "codex-rollout": open_codex_rollout,
     "codex-exec-json": open_codex_exec,
+    "atif": open_atif,
 }
 
 
@@ -290,6 +330,8 @@ def detect_format(path: str | Path) -> str:
     p = _readable(path)
     with p.open("rb") as fh:
         head = fh.read(65536).decode("utf-8", errors="replace")
+    if is_atif_head(head):
+        return "atif"
     if head.lstrip().startswith("{") and '"messages"' in head and '"projectHash"' in head:
         raise BadInput(
             "gemini-cli sessions are not supported yet",
@@ -312,7 +354,7 @@ def detect_format(path: str | Path) -> str:
     raise BadInput(
         "not a transcript benchtape can import",
         file=str(p),
-        fix="pass a Claude Code session .jsonl, a Codex rollout-*.jsonl, or a stream-json / codex exec --json capture",
+        fix="pass a Claude Code session .jsonl, a Codex rollout-*.jsonl, a stream-json / codex exec --json capture, or an ATIF trajectory .json",
     )
 
 
@@ -331,11 +373,12 @@ def read_transcript(path: str | Path, fmt: str | None = None) -> Imported:
 
 def parser_for(fmt: str) -> _Parser:
     """A fresh parser for a format, to re-derive an import's actions from its stored raw lines."""
-    parsers = {
+    parsers: dict[str, Callable[[], _Parser]] = {
         "claude-transcript": ClaudeDiskParser,
         "claude-stream-json": ClaudeStreamParser,
         "codex-rollout": CodexRolloutParser,
         "codex-exec-json": CodexExecParser,
+        "atif": AtifParser,
     }
     if fmt not in parsers:
         raise BadInput(f"unknown transcript format {fmt!r}", fix=f"use one of {', '.join(sorted(parsers))}")

@@ -14,7 +14,9 @@ is split (input - cached, cached).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+
+from benchtape.core.payloads import Metrics
 
 # metric field -> Anthropic usage key
 ANTHROPIC_FIELDS = {
@@ -49,23 +51,23 @@ class MessageUsage:
             if value is not None:
                 seen[field] = max(seen.get(field, 0), value)
 
-    def totals(self) -> dict[str, int]:
+    def totals(self) -> Metrics:
         """Session totals of the fields some message reported; {} when none did."""
         out: dict[str, int] = {}
         for seen in self._by_message.values():
             for field, value in seen.items():
                 out[field] = out.get(field, 0) + value
-        return out
+        return cast(Metrics, out)  # ANTHROPIC_FIELDS' keys: token fields of Metrics
 
 
-def anthropic_totals(usage: Any) -> dict[str, int]:
+def anthropic_totals(usage: Any) -> Metrics:
     """Metric fields of one Anthropic usage object (already a total)."""
     if not isinstance(usage, dict):
         return {}
-    return {f: v for f, native in ANTHROPIC_FIELDS.items() if (v := _int(usage.get(native))) is not None}
+    return cast(Metrics, {f: v for f, native in ANTHROPIC_FIELDS.items() if (v := _int(usage.get(native))) is not None})
 
 
-def model_usage_totals(model_usage: Any) -> dict[str, int]:
+def model_usage_totals(model_usage: Any) -> Metrics:
     """Session totals summed over Claude Code's per-model `modelUsage` (main model and subagents' models)."""
     if not isinstance(model_usage, dict) or not model_usage:
         return {}
@@ -83,14 +85,14 @@ def model_usage_totals(model_usage: Any) -> dict[str, int]:
             value = _int(per_model.get(native))
             if value is not None:
                 out[field] = out.get(field, 0) + value
-    return out
+    return cast(Metrics, out)  # names' keys: token fields of Metrics
 
 
-def openai_totals(usage: Any) -> dict[str, int]:
+def openai_totals(usage: Any) -> Metrics:
     """Metric fields of one OpenAI-style usage object (`input_tokens` include `cached_input_tokens`)."""
     if not isinstance(usage, dict):
         return {}
-    out: dict[str, int] = {}
+    out: Metrics = {}
     given = _int(usage.get("input_tokens"))
     cached = _int(usage.get("cached_input_tokens"))
     if given is not None:
@@ -107,9 +109,10 @@ class TurnUsage:
     """OpenAI per-turn usage (codex exec's `turn.completed`) summed into session totals."""
 
     def __init__(self) -> None:
-        self.totals: dict[str, int] = {}
+        self.totals: Metrics = {}
 
-    def add(self, usage: Any) -> dict[str, int]:
-        for field, value in openai_totals(usage).items():
-            self.totals[field] = self.totals.get(field, 0) + value
-        return dict(self.totals)
+    def add(self, usage: Any) -> Metrics:
+        totals, turn = cast(dict[str, int], self.totals), cast(dict[str, int], openai_totals(usage))  # token fields, each an int
+        for field, value in turn.items():
+            totals[field] = totals.get(field, 0) + value
+        return self.totals.copy()

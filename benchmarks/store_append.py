@@ -5,6 +5,11 @@ bare one-commit-per-line floor, and the per-scenario overhead of recording a moc
 
 Run with `make bench`. Targets: the store at least half the floor's rate; live recording at
 least half its floor; overhead per mock scenario under 150 ms median.
+
+The writer checks every payload against its kind (benchtape.core.payloads.check_payloads):
+measured under callgrind on this benchmark's sessions, ~3.3k instructions an action, 8.6% of
+Store.append's ~38k (well under 1% of a live line's, 0.3% of an import's); wall figures before
+and after were within the machine's noise.
 """
 
 from __future__ import annotations

@@ -1,38 +1,117 @@
 """`benchtape export`: a session's final workspace (or its staged tree) as a folder, to open,
-run or diff with your own tools."""
+run or diff with your own tools; or sessions in the field's interchange formats: ATIF
+trajectories (Harbor's) and Inspect AI eval logs (to open in `inspect view`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from benchtape.guard import guarded
 from benchtape.options import Db, open_store
 
+if TYPE_CHECKING:
+    from benchtape.store.database import Store
+
+FORMATS = ("workspace", "atif", "inspect")
+
 
 def export_cmd(
-    session: str = typer.Argument(..., help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
-    folder: Path = typer.Argument(..., help="A new (or empty) folder to write the workspace into."),
-    staged: bool = typer.Option(False, "--staged", help="Write the tree as staged, before the agent ran, instead of its final workspace."),
+    session: Optional[str] = typer.Argument(None, help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
+    folder: Optional[Path] = typer.Argument(None, help="workspace: a new (or empty) folder to write the workspace into (or give -o)."),
+    fmt: str = typer.Option("workspace", "--format", "-f", help="workspace (the session's files), atif (its ATIF trajectory, as Harbor records trials) or inspect (an Inspect AI .eval log; needs benchtape[inspect])."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a .eval file or a folder (the log named as Inspect names its logs)."),
+    run: Optional[str] = typer.Option(None, "--run", help="atif, inspect: every session of this run (an id prefix or `latest`)."),
+    all_: bool = typer.Option(False, "--all", help="atif: every stored session (negative-control runs left out)."),
+    staged: bool = typer.Option(False, "--staged", help="workspace: write the tree as staged, before the agent ran, instead of its final workspace."),
     db: Db = None,
 ) -> None:
-    """Write a session's final workspace, from its stored snapshot, into a new folder.
+    """Write a session's final workspace into a new folder, or sessions as ATIF trajectories or an Inspect log.
 
     Example: benchtape export latest /tmp/ws && cd /tmp/ws && python3 -m unittest
+
+    Example: benchtape export latest --format atif -o trajectory.json
+
+    Example: benchtape export --format inspect --run latest -o logs/ && inspect view --log-dir logs
     """
 
     def body() -> int:
-        from benchtape.replay.changes import export
-        from benchtape.replay.select import resolve
+        from benchtape.core.errors import BadInput
 
+        if fmt not in FORMATS:
+            raise BadInput(f"unknown export format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}")
+        picked = [name for name, given in (("SESSION", session), ("--run", run), ("--all", all_)) if given]
+        if len(picked) != 1:
+            raise BadInput(f"export takes one of SESSION, --run or --all (got {', '.join(picked) or 'none'})", fix="name a session, or pass --run RUN (or --all, for atif)")
+        if folder is not None and output is not None:
+            raise BadInput("give the destination once: as the folder argument or as -o", fix="drop one of them")
+        dest = output or folder
+        if fmt == "workspace":
+            return _workspace(session, dest, picked[0], staged, db)
+        if staged:
+            raise BadInput("--staged is for a workspace export", fix="drop --staged, or pass --format workspace")
         store = open_store(db, must_exist=True, readonly=True)
-        sid = resolve(store, "sessions", session)
-        files = export(store, store.load_session(sid), folder, staged=staged)
-        print(f"wrote the {'staged tree' if staged else 'final workspace'} of session {sid} ({files} files) to {folder}")
-        return 0
+        if fmt == "atif":
+            return _atif(store, session, run, all_, dest)
+        return _inspect(store, session, run, all_, dest)
 
     guarded(body)
+
+
+def _workspace(session: Optional[str], dest: Optional[Path], picked: str, staged: bool, db: Db) -> int:
+    from benchtape.core.errors import BadInput
+    from benchtape.replay.changes import export
+    from benchtape.replay.select import resolve
+
+    if picked != "SESSION":
+        raise BadInput(f"a workspace export is of one session, not {picked}", fix="name the session, or pass --format atif|inspect to export several")
+    if dest is None:
+        raise BadInput("a workspace export needs a folder to write into", fix="benchtape export SESSION FOLDER")
+    store = open_store(db, must_exist=True, readonly=True)
+    sid = resolve(store, "sessions", session or "")
+    files = export(store, store.load_session(sid), dest, staged=staged)
+    print(f"wrote the {'staged tree' if staged else 'final workspace'} of session {sid} ({files} files) to {dest}")
+    return 0
+
+
+def _atif(store: "Store", session: Optional[str], run: Optional[str], all_: bool, dest: Optional[Path]) -> int:
+    import sys
+
+    from benchtape.core.errors import BadInput
+    from benchtape.formats.exports import atif_document, write_atif_file, write_atif_folder
+    from benchtape.replay.select import Selection, resolve
+
+    if session:
+        sid = resolve(store, "sessions", session)
+        if dest is None:
+            sys.stdout.buffer.write(atif_document(store, sid))
+            return 0
+        write_atif_file(store, sid, dest)
+        print(f"wrote the ATIF trajectory of session {sid} to {dest}")
+        return 0
+    if dest is None:
+        raise BadInput("exporting several sessions as ATIF needs a folder to write them into", fix="add -o FOLDER (a new or empty folder: one <session id>.json each)")
+    selection = Selection(run=resolve(store, "runs", run)) if run else Selection(all=all_)
+    written = write_atif_folder(store, selection, dest)
+    print(f"wrote {len(written)} ATIF trajector{'y' if len(written) == 1 else 'ies'} to {dest}")
+    return 0
+
+
+def _inspect(store: "Store", session: Optional[str], run: Optional[str], all_: bool, dest: Optional[Path]) -> int:
+    from benchtape.core.errors import BadInput
+    from benchtape.formats.exports import write_inspect_log
+    from benchtape.replay.select import Selection, resolve
+
+    if all_:
+        raise BadInput("an Inspect log holds one run's sessions, not the whole store", fix="pass --run RUN (or a session)")
+    if dest is None:
+        raise BadInput("an Inspect export needs somewhere to write the log", fix="add -o FILE.eval, or -o FOLDER (the log is named as Inspect names its logs)")
+    selection = Selection(session=resolve(store, "sessions", session)) if session else Selection(run=resolve(store, "runs", run or ""))
+    path, samples = write_inspect_log(store, selection, dest)
+    print(f"wrote an Inspect log of {samples} session{'' if samples == 1 else 's'} to {path}\n  view it: inspect view --log-dir {path.parent}")
+    return 0
 
 
 def register(app: typer.Typer) -> None:

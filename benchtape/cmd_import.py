@@ -12,8 +12,8 @@ from benchtape.options import Db, open_store
 
 
 def import_cmd(
-    harness: str = typer.Argument(..., help="claude-code or codex"),
-    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl), or folders: every .jsonl below one (a Claude subagent's file goes with its session)."),
+    harness: str = typer.Argument(..., help="claude-code, codex, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
+    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
     scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
     db: Db = None,
 ) -> None:
@@ -22,6 +22,8 @@ def import_cmd(
     Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
 
     Example: benchtape import codex ~/.codex/sessions   (again tomorrow: files imported before, unchanged, are skipped)
+
+    Example: benchtape import atif jobs/2025-06-01__12-00-00   (every trial's agent/trajectory.json)
     """
 
     def body() -> int:

@@ -26,9 +26,7 @@ def report_cmd(
 
     def body() -> int:
         from benchtape.preflight import check_outputs
-        from benchtape.replay.changes import NoDiff, workspace_changes
         from benchtape.replay.html import Entry, render
-        from benchtape.replay.query import latest_verdicts
         from benchtape.replay.report import write_text_atomic
         from benchtape.replay.select import Selection, resolve, rows, sessions
 
@@ -46,13 +44,7 @@ def report_cmd(
             run_id = resolve(store, "runs", run)
             run_row, title, selected = store.run(run_id), None, Selection(run=run_id)
 
-        def entry(row, s) -> Entry:
-            try:
-                return Entry(row, s, latest_verdicts(store, row.id), changes=workspace_changes(store, s))
-            except NoDiff as exc:
-                return Entry(row, s, latest_verdicts(store, row.id), no_diff=str(exc))
-
-        page = render(run_row, (entry(r, s) for r, s in sessions(store, rows(store, selected))), title=title)
+        page = render(run_row, (Entry.of(store, r, s) for r, s in sessions(store, rows(store, selected))), title=title)
         try:
             write_text_atomic(html, page)
         except OSError as exc:

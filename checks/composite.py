@@ -115,7 +115,7 @@ def _composite(decide: Callable[[CheckSpec, list[_Graded]], Result], *, weights_
             if decided is not None:
                 return decided
             result = decide(spec, [g for g in graded if g.result.status != "NA"])
-            return Result(result.passed, result.score, result.reason, {**result.evidence, "children": _evidence(graded)}, result.status)
+            return Result(result.status, result.score, result.reason, {**result.evidence, "children": _evidence(graded)})
 
         return evaluate
 

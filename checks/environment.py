@@ -63,13 +63,15 @@ Readings:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from benchtape.checks.common import args_of, family_register, short, text_value
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator
 from benchtape.core.errors import closest
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.payloads import EnvironmentReported
+from benchtape.core.results import CheckSpec, Result
 
 INIT = "system:init"
 PLUGIN_CLI = "plugin-cli"
@@ -87,7 +89,7 @@ def _uncaptured(check_type: str) -> Result:
 _LIST_KEYS = ("sources", "plugins", "mcp_servers", "tools", "skills", "agents", "commands")
 
 
-def _reported(session: Session, check_type: str) -> dict[str, Any] | Result:
+def _reported(session: Session, check_type: str) -> EnvironmentReported | Result:
     """The reported record, or the ERROR a missing or malformed one deserves.
 
     A key of the wrong shape is an ERROR naming it, rather than a TypeError here or a
@@ -106,7 +108,7 @@ def _reported(session: Session, check_type: str) -> dict[str, Any] | Result:
     return reported
 
 
-def _on_reported(spec: CheckSpec, evaluate: Callable[[Session, dict[str, Any]], Result]) -> Evaluator:
+def _on_reported(spec: CheckSpec, evaluate: Callable[[Session, EnvironmentReported], Result]) -> Evaluator:
     """The evaluator of a check that decides from the reported record: every one ERRORs
     the same way when the record is missing or malformed, before it reads anything."""
 
@@ -117,7 +119,7 @@ def _on_reported(spec: CheckSpec, evaluate: Callable[[Session, dict[str, Any]], 
     return run
 
 
-def _misshapen(record: dict[str, Any], where: str, list_keys: tuple[str, ...]) -> str | None:
+def _misshapen(record: Mapping[str, object], where: str, list_keys: tuple[str, ...]) -> str | None:
     for key in list_keys:
         value = record.get(key)
         if value is not None and not isinstance(value, list):
@@ -125,7 +127,7 @@ def _misshapen(record: dict[str, Any], where: str, list_keys: tuple[str, ...]) -
     return None
 
 
-def _sources(reported: dict[str, Any]) -> list[str]:
+def _sources(reported: EnvironmentReported) -> list[str]:
     found: list[str] = []
     for s in [reported.get("source"), *(reported.get("sources") or [])]:
         if isinstance(s, str) and s not in found:
@@ -159,7 +161,7 @@ def _matches(entry: dict[str, Any], wanted: str) -> bool:
     return got_name == want_name and (got_market is None or want_market is None or got_market == want_market)
 
 
-def _plugins(reported: dict[str, Any]) -> list[dict[str, Any]]:
+def _plugins(reported: EnvironmentReported) -> list[dict[str, Any]]:
     return [p for p in reported.get("plugins") or [] if isinstance(p, dict) and _plugin_label(p)]
 
 
@@ -172,11 +174,11 @@ def _loaded(entry: dict[str, Any]) -> bool:
     return entry.get("enabled") is not False and not _errors(entry)
 
 
-def _listed(reported: dict[str, Any], wanted: str) -> list[dict[str, Any]]:
+def _listed(reported: EnvironmentReported, wanted: str) -> list[dict[str, Any]]:
     return [p for p in _plugins(reported) if _matches(p, wanted)]
 
 
-def _registered(reported: dict[str, Any], key: str) -> list[str]:
+def _registered(reported: EnvironmentReported, key: str) -> list[str]:
     """A top-level list plus the items of loaded plugins, each also under `<plugin>:<item>`."""
     names = list(_strings(reported.get(key)))
     for plugin in _plugins(reported):
@@ -213,7 +215,7 @@ _reg = family_register("environment", "environment")
 def plugin_loaded(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "dev@magus")
 
-    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
+    def evaluate(session: Session, reported: EnvironmentReported) -> Result:
         listed = _listed(reported, wanted)
         evidence: dict[str, Any] = {
             "plugin": wanted,
@@ -239,7 +241,7 @@ def _registered_check(key: str, noun: str, example: str) -> Callable[[CheckSpec]
     def builder(spec: CheckSpec) -> Evaluator:
         wanted = _subject(spec, example)
 
-        def evaluate(session: Session, reported: dict[str, Any]) -> Result:
+        def evaluate(session: Session, reported: EnvironmentReported) -> Result:
             sources = _sources(reported)
             if key == "commands" and sources == [PLUGIN_CLI]:
                 return Result.error(
@@ -291,7 +293,7 @@ def _server_matches(name: str, wanted: str) -> bool:
 def mcp_connected(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "claudish")
 
-    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
+    def evaluate(session: Session, reported: EnvironmentReported) -> Result:
         servers = [s for s in reported.get("mcp_servers") or [] if isinstance(s, dict) and isinstance(s.get("name"), str)]
         exact = [s for s in servers if s["name"] == wanted]
         found = exact or [s for s in servers if _server_matches(s["name"], wanted)]
@@ -336,7 +338,7 @@ def mcp_connected(spec: CheckSpec) -> Evaluator:
 def tool_available(spec: CheckSpec) -> Evaluator:
     wanted = _subject(spec, "Skill")
 
-    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
+    def evaluate(session: Session, reported: EnvironmentReported) -> Result:
         sources = _sources(reported)
         if INIT not in sources:
             return Result.error(
@@ -393,7 +395,7 @@ def plugin_inventory(spec: CheckSpec) -> Evaluator:
             raise CheckConfigError(f"{spec.type}: args.{key} must be a whole number >= 0 (a floor), got {floor!r}")
     floors: dict[str, int] = dict(args)
 
-    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
+    def evaluate(session: Session, reported: EnvironmentReported) -> Result:
         listed = _listed(reported, wanted)
         evidence: dict[str, Any] = {"plugin": wanted, "floors": floors, "sources": _sources(reported)}
         if not listed:
@@ -437,7 +439,7 @@ def matches_expected(spec: CheckSpec) -> Evaluator:
             f"reported; remove value, or use environment:plugin-loaded for one plugin"
         )
 
-    def evaluate(session: Session, reported: dict[str, Any]) -> Result:
+    def evaluate(session: Session, reported: EnvironmentReported) -> Result:
         expected = session.environment.get("expected")  # a dict: _reported found one
         if expected is not None and not isinstance(expected, dict):
             return Result.error(f"{spec.type}: environment.expected is {short(repr(expected), 60)}, not a map; the recorder wrote it wrongly")
@@ -447,7 +449,7 @@ def matches_expected(spec: CheckSpec) -> Evaluator:
         staged = [p for p in (expected or {}).get("plugins") or [] if isinstance(p, dict) and _plugin_label(p)]
         if not staged:
             return Result.error(f"{spec.type}: nothing was staged (environment.expected lists no plugin), so there is nothing to match")
-        rows = []
+        rows: list[dict[str, Any]] = []
         for plugin in staged:
             pid = _plugin_label(plugin) or ""
             listed = _listed(reported, pid)

@@ -644,7 +644,7 @@ def _images(session: Session) -> Iterable[str]:
     for action in session.actions:
         if action.kind != "message.user":
             continue
-        for att in action.data.get("attachments") or []:
+        for att in action.payload("message.user").get("attachments") or []:
             media = att.get("media_type") if isinstance(att, dict) else None
             if isinstance(media, str) and media.startswith("image/"):
                 yield media

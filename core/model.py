@@ -9,34 +9,158 @@ state from actions, so a better projection improves every reader at once.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any, Literal, TypedDict, overload
 
 MAIN = "main"
 
+from benchtape.core import payloads  # the payload types, one per kind
 from benchtape.core.payloads import ACTION_KINDS, METRIC_FIELDS, STAGED  # noqa: E402,F401 - the one registry of kinds, re-exported
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Action:
     """One recorded event. `seq` is assigned by the store; `at` is epoch seconds.
+
+    `data` is its kind's payload (benchtape.core.payloads), a plain dict at run time. The
+    constructor is overloaded per kind, so mypy checks the payload a build site writes against
+    its kind's TypedDict; `payload(kind)` reads it back as that type. `Action.untyped` builds
+    one whose kind is only known at run time (a stored row, a mock script's event): the store's
+    writer still checks those (payloads.check_payloads).
 
     Treat it as immutable (history is never updated). It is a plain slots dataclass, not a
     frozen one: every reader builds a hundred per session, and a frozen class's __init__
     pays a setattr per field (measured 3× slower), while slots keep attribute reads fast.
     """
 
-    kind: str
-    data: dict[str, Any] = field(default_factory=dict)
-    thread: str = MAIN
-    at: float = 0.0
-    seq: int | None = None
+    kind: payloads.Kind
+    data: dict[str, Any]
+    thread: str
+    at: float
+    seq: int | None
+
+    @overload
+    def __init__(self, kind: Literal["session.started"], data: payloads.SessionStarted, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["environment.expected"], data: payloads.EnvironmentExpected, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["environment.reported"], data: payloads.EnvironmentReported, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["message.user"], data: payloads.UserMessage, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["message.assistant"], data: payloads.AssistantMessage, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["thinking"], data: payloads.Thinking, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["tool.call"], data: payloads.ToolCall, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["tool.result"], data: payloads.ToolResult, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["subagent.spawned"], data: payloads.SubagentSpawned, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["subagent.finished"], data: payloads.SubagentFinished, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["skill.invoked"], data: payloads.SkillInvoked, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["metrics"], data: payloads.Metrics, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["final_output"], data: payloads.FinalOutput, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["workspace.snapshot"], data: payloads.WorkspaceSnapshot, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["adapter.warning"], data: payloads.AdapterWarning, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["error"], data: payloads.Error, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["hook"], data: payloads.Hook, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["turn.finished"], data: payloads.TurnFinished, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["transcript"], data: payloads.Transcript, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["handover.snapshot"], data: payloads.HandoverSnapshot, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["terminal.screen"], data: payloads.TerminalScreen, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["cell.outcome"], data: payloads.CellOutcome, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    @overload
+    def __init__(self, kind: Literal["session.finished"], data: payloads.SessionFinished, thread: str = ..., at: float = ..., seq: int | None = ...) -> None: ...
+    def __init__(self, kind: Any, data: Any, thread: str = MAIN, at: float = 0.0, seq: int | None = None) -> None:
+        self.kind = kind
+        self.data = data
+        self.thread = thread
+        self.at = at
+        self.seq = seq
+
+    @staticmethod
+    def untyped(kind: str, data: dict[str, Any], thread: str = MAIN, at: float = 0.0, seq: int | None = None) -> Action:
+        """An action whose kind is a run-time value (a stored row, a copy, a mock script's
+        event): unchecked by mypy, checked by the store's writer like any other."""
+        action: Action = _UNTYPED(kind, data, thread, at, seq)
+        return action
+
+    @overload
+    def payload(self, kind: Literal["session.started"]) -> payloads.SessionStarted: ...
+    @overload
+    def payload(self, kind: Literal["environment.expected"]) -> payloads.EnvironmentExpected: ...
+    @overload
+    def payload(self, kind: Literal["environment.reported"]) -> payloads.EnvironmentReported: ...
+    @overload
+    def payload(self, kind: Literal["message.user"]) -> payloads.UserMessage: ...
+    @overload
+    def payload(self, kind: Literal["message.assistant"]) -> payloads.AssistantMessage: ...
+    @overload
+    def payload(self, kind: Literal["thinking"]) -> payloads.Thinking: ...
+    @overload
+    def payload(self, kind: Literal["tool.call"]) -> payloads.ToolCall: ...
+    @overload
+    def payload(self, kind: Literal["tool.result"]) -> payloads.ToolResult: ...
+    @overload
+    def payload(self, kind: Literal["subagent.spawned"]) -> payloads.SubagentSpawned: ...
+    @overload
+    def payload(self, kind: Literal["subagent.finished"]) -> payloads.SubagentFinished: ...
+    @overload
+    def payload(self, kind: Literal["skill.invoked"]) -> payloads.SkillInvoked: ...
+    @overload
+    def payload(self, kind: Literal["metrics"]) -> payloads.Metrics: ...
+    @overload
+    def payload(self, kind: Literal["final_output"]) -> payloads.FinalOutput: ...
+    @overload
+    def payload(self, kind: Literal["workspace.snapshot"]) -> payloads.WorkspaceSnapshot: ...
+    @overload
+    def payload(self, kind: Literal["adapter.warning"]) -> payloads.AdapterWarning: ...
+    @overload
+    def payload(self, kind: Literal["error"]) -> payloads.Error: ...
+    @overload
+    def payload(self, kind: Literal["hook"]) -> payloads.Hook: ...
+    @overload
+    def payload(self, kind: Literal["turn.finished"]) -> payloads.TurnFinished: ...
+    @overload
+    def payload(self, kind: Literal["transcript"]) -> payloads.Transcript: ...
+    @overload
+    def payload(self, kind: Literal["handover.snapshot"]) -> payloads.HandoverSnapshot: ...
+    @overload
+    def payload(self, kind: Literal["terminal.screen"]) -> payloads.TerminalScreen: ...
+    @overload
+    def payload(self, kind: Literal["cell.outcome"]) -> payloads.CellOutcome: ...
+    @overload
+    def payload(self, kind: Literal["session.finished"]) -> payloads.SessionFinished: ...
+    def payload(self, kind: str) -> Any:
+        """The payload read as its kind's TypedDict; `kind` must be this action's kind (it says
+        which type the reader expects, so mypy checks every field read against it)."""
+        if kind != self.kind:
+            raise payloads.PayloadError(f"a {self.kind} action read as a {kind} payload")
+        return self.data
 
     def stamped(self, seq: int | None = None, at: float | None = None) -> "Action":
         return replace(self, seq=self.seq if seq is None else seq, at=at if at is not None else (self.at or time.time()))
 
     def to_dict(self) -> dict[str, Any]:
         return {"seq": self.seq, "at": self.at, "thread": self.thread, "kind": self.kind, "data": self.data}
+
+
+_UNTYPED: Any = Action  # the constructor without its overloads (a run-time kind)
 
 
 def outcome_of(is_error: bool | None) -> str | None:
@@ -47,8 +171,9 @@ def outcome_of(is_error: bool | None) -> str | None:
 
 
 # An action as the store reads it: (seq, at, thread, kind, data), data decoded. `project_rows`
-# folds these; `actions_of` makes them Actions.
-ActionRow = tuple[Any, float, str, str, dict[str, Any]]
+# folds these; `actions_of` makes them Actions. `data` is Any here: a fold reads it as its
+# kind's payload type (a handler's `d: payloads.ToolCall`, a branch's typed local).
+ActionRow = tuple[Any, float, str, str, Any]
 
 
 @dataclass(slots=True)
@@ -130,8 +255,10 @@ class Subagent:
 
     def last_message(self) -> str | None:
         for a in reversed(self.actions):
-            if a.kind == "message.assistant" and a.data.get("text"):
-                return a.data["text"]
+            if a.kind == "message.assistant":
+                text = a.payload("message.assistant").get("text")
+                if text:
+                    return text
         return self.output
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,6 +310,17 @@ class Turn:
     steps: int = 0
 
 
+class Environment(TypedDict):
+    """`Session.environment`: each half the merge of its kind's payloads, None when none was recorded."""
+
+    expected: payloads.EnvironmentExpected | None
+    reported: payloads.EnvironmentReported | None
+
+
+def _no_environment() -> Environment:
+    return {"expected": None, "reported": None}
+
+
 @dataclass
 class Session:
     """What a check sees: the fold of one session's actions."""
@@ -200,11 +338,11 @@ class Session:
     skills: list[dict[str, Any]] = field(default_factory=list)
     metrics: Metrics = field(default_factory=Metrics)
     final_output: str | None = None
-    environment: dict[str, Any] = field(default_factory=lambda: {"expected": None, "reported": None})
-    snapshot: dict[str, Any] | None = None
-    staged_snapshot: dict[str, Any] | None = None  # the tree as staged, before the agent ran
+    environment: Environment = field(default_factory=_no_environment)
+    snapshot: payloads.WorkspaceSnapshot | None = None
+    staged_snapshot: payloads.WorkspaceSnapshot | None = None  # the tree as staged, before the agent ran
     turns: list[Turn] = field(default_factory=list)
-    warnings: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[payloads.AdapterWarning] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     work_dir: str | None = None
     finished: bool = False
@@ -228,12 +366,18 @@ class Session:
         return replace(self, final_output=text)
 
     @property
+    def started(self) -> payloads.SessionStarted:
+        """The `session.started` payload (the first action's), {} for a session without one."""
+        first = self.actions[0] if self.actions else None
+        return first.payload("session.started") if first is not None and first.kind == "session.started" else {}
+
+    @property
     def imported_from(self) -> list[str] | None:
         """The transcript files an imported session (or a reparse of one: both keep them) was
         read from; None for a session benchtape ran. An imported session never had a workspace
         benchtape saw, which is what its diff, export and exec checks have to say."""
         started = next((a for a in self.actions if a.kind == "session.started"), None)
-        files = started.data.get("imported_from") if started is not None else None
+        files = started.payload("session.started").get("imported_from") if started is not None else None
         return [str(f) for f in files] if isinstance(files, list) else None
 
 
@@ -269,7 +413,7 @@ class _Fold:
         self.steps = 0  # main-thread tool calls
 
     # ------------------------------------------------------------ one handler per kind
-    def tool_result(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def tool_result(self, seq: Any, thread: str, d: payloads.ToolResult, sub: Subagent | None) -> None:
         if not self.spawns and not self.skills_by_call:
             return
         cid = str(d.get("call_id"))
@@ -283,19 +427,19 @@ class _Fold:
         if self.skills_by_call and cid in self.skills_by_call:
             self.skills_by_call[cid]["result_ok"] = None if is_error is None else not is_error
 
-    def message_assistant(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def message_assistant(self, seq: Any, thread: str, d: payloads.AssistantMessage, sub: Subagent | None) -> None:
         if thread == MAIN:
             if d.get("text"):
                 self.last_main_text = d["text"]
             self.main_last_spawn = None
 
-    def session_started(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def session_started(self, seq: Any, thread: str, d: payloads.SessionStarted, sub: Subagent | None) -> None:
         s = self.s
         s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
         s.prompt = d.get("prompt")
         s.work_dir = d.get("work_dir", s.work_dir)
 
-    def subagent_spawned(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def subagent_spawned(self, seq: Any, thread: str, d: payloads.SubagentSpawned, sub: Subagent | None) -> None:
         s = self.s
         subagents = s.subagents
         spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
@@ -310,46 +454,53 @@ class _Fold:
         if thread == MAIN:
             self.main_last_spawn = subagents.get(str(d.get("thread") or d.get("call_id")))
 
-    def subagent_finished(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def subagent_finished(self, seq: Any, thread: str, d: payloads.SubagentFinished, sub: Subagent | None) -> None:
         target = self.s.subagents.get(str(d.get("thread") or thread))
         if target is not None:
             target.finished = True
             if d.get("output") is not None:
                 target.output = text_of(d.get("output"))
 
-    def skill_invoked(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def skill_invoked(self, seq: Any, thread: str, d: payloads.SkillInvoked, sub: Subagent | None) -> None:
         row = {"name": d.get("name"), "thread": thread, "call_id": d.get("call_id"), "result_ok": None}
         self.s.skills.append(row)
         if d.get("call_id"):
             self.skills_by_call[str(d["call_id"])] = row
 
-    def metrics(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def metrics(self, seq: Any, thread: str, d: payloads.Metrics, sub: Subagent | None) -> None:
         for f in METRIC_FIELDS:
-            if d.get(f) is not None:
-                self.metric_values[f] = d[f]
+            value = d.get(f)
+            if value is not None:
+                self.metric_values[f] = value
 
-    def final_output(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def final_output(self, seq: Any, thread: str, d: payloads.FinalOutput, sub: Subagent | None) -> None:
         self.explicit_final = d.get("text")
 
-    def environment_expected(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
-        self.s.environment["expected"] = _merge(self.s.environment["expected"], d)
+    # A later record replaces an earlier one key by key (checks/environment.py: an adapter that
+    # reads two surfaces writes one record carrying both).
+    def environment_expected(self, seq: Any, thread: str, d: payloads.EnvironmentExpected, sub: Subagent | None) -> None:
+        env = self.s.environment
+        old = env["expected"]
+        env["expected"] = d.copy() if old is None else {**old, **d}
 
-    def environment_reported(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
-        self.s.environment["reported"] = _merge(self.s.environment["reported"], d)
+    def environment_reported(self, seq: Any, thread: str, d: payloads.EnvironmentReported, sub: Subagent | None) -> None:
+        env = self.s.environment
+        old = env["reported"]
+        env["reported"] = d.copy() if old is None else {**old, **d}
 
-    def workspace_snapshot(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def workspace_snapshot(self, seq: Any, thread: str, d: payloads.WorkspaceSnapshot, sub: Subagent | None) -> None:
         if d.get("stage") == STAGED:  # the tree before the agent ran: never graded as its work
-            self.s.staged_snapshot = dict(d)
+            self.s.staged_snapshot = d.copy()
         else:
-            self.s.snapshot = dict(d)
+            self.s.snapshot = d.copy()
 
-    def adapter_warning(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
-        self.s.warnings.append(dict(d))
+    def adapter_warning(self, seq: Any, thread: str, d: payloads.AdapterWarning, sub: Subagent | None) -> None:
+        self.s.warnings.append(d.copy())
 
-    def error(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def error(self, seq: Any, thread: str, d: payloads.Error, sub: Subagent | None) -> None:
         self.s.errors.append(str(d.get("message")))
 
-    def session_finished(self, seq: Any, thread: str, d: dict[str, Any], sub: Subagent | None) -> None:
+    def session_finished(self, seq: Any, thread: str, d: payloads.SessionFinished, sub: Subagent | None) -> None:
         s = self.s
         s.finished = True
         s.status = d.get("status")
@@ -378,7 +529,8 @@ class _Fold:
 # have none. A kind in the registry must be listed here, in _Structure.KINDS or in _NO_STATE.
 # `tool.call` has none: all it changes eagerly is a main-thread call's step, which
 # project_rows counts itself (the commonest kind, folded without a call).
-_HANDLERS = {
+_Handler = Callable[[_Fold, Any, str, Any, Subagent | None], None]  # (fold, seq, thread, its kind's payload, the thread's subagent)
+_HANDLERS: dict[str, _Handler] = {
     "tool.result": _Fold.tool_result,
     "message.assistant": _Fold.message_assistant,
     "session.started": _Fold.session_started,
@@ -459,25 +611,28 @@ class _Structure:
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
                 agents[thread] = d.get("agent")  # a thread never seen spawned, as project() makes it known
             if kind == "tool.call":
-                call_id = d.get("call_id") or f"seq-{seq}"
+                tc: payloads.ToolCall = d
+                call_id = tc.get("call_id") or f"seq-{seq}"
                 if call_id.__class__ is not str:
                     call_id = str(call_id)
-                value = d.get("input")
+                value = tc.get("input")
                 # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent)
-                call = Call(seq, thread, call_id, d.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
+                call = Call(seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None)
                 append(call)
                 pending[call_id] = call
                 if thread != MAIN:
                     by_thread.setdefault(thread, []).append(call)
             elif kind == "tool.result":
-                cid = d.get("call_id")
-                call = pending.get(cid if cid.__class__ is str else str(cid))
-                if call is not None:
-                    is_error = d.get("is_error")
-                    call.output, call.is_error, call.result_seq, call.has_result = d.get("output"), None if is_error is None else bool(is_error), seq, True
+                tr: payloads.ToolResult = d
+                cid = tr.get("call_id")
+                found = pending.get(cid if cid.__class__ is str else str(cid))  # a str but for odd imports
+                if found is not None:
+                    is_error = tr.get("is_error")
+                    found.output, found.is_error, found.result_seq, found.has_result = tr.get("output"), None if is_error is None else bool(is_error), seq, True
             elif kind == "subagent.spawned":
-                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
-                agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
+                sp: payloads.SubagentSpawned = d
+                spawned_thread = str(sp.get("thread") or sp.get("call_id") or f"agent-{seq}")
+                agent = agents[spawned_thread] = sp.get("agent") or agents.get(spawned_thread)
                 for c in calls:  # calls recorded before the spawn row (imports) learn their agent
                     if c.thread == spawned_thread and c.agent is None:
                         c.agent = agent
@@ -496,8 +651,9 @@ class _Structure:
             if thread != MAIN and thread not in agents and kind != "subagent.spawned":
                 agents[thread] = d.get("agent")
             if kind == "tool.call":
-                tool = d.get("tool") or ""
-                call_id = d.get("call_id")
+                tc: payloads.ToolCall = d
+                tool = tc.get("tool") or ""
+                call_id = tc.get("call_id")
                 if call_id.__class__ is not str or not call_id:  # an id is a non-empty string but for odd imports
                     call_id = str(call_id or f"seq-{seq}")
                 # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
@@ -505,24 +661,27 @@ class _Structure:
                 append(inv)
                 by_call[call_id] = inv
             elif kind == "tool.result":
-                cid = d.get("call_id")
-                inv = by_call.get(cid if cid.__class__ is str else str(cid))
-                if inv is not None:
-                    is_error = d.get("is_error")
-                    inv.is_error, inv.has_result = None if is_error is None else bool(is_error), True
+                tr: payloads.ToolResult = d
+                cid = tr.get("call_id")
+                found = by_call.get(cid if cid.__class__ is str else str(cid))  # a str but for odd imports
+                if found is not None:
+                    is_error = tr.get("is_error")
+                    found.is_error, found.has_result = None if is_error is None else bool(is_error), True
             elif kind == "subagent.spawned":
-                spawned_thread = str(d.get("thread") or d.get("call_id") or f"agent-{seq}")
-                agent = agents[spawned_thread] = d.get("agent") or agents.get(spawned_thread)
-                spawn_call = spawn_calls[spawned_thread] = d.get("call_id") or spawn_calls.get(spawned_thread)
-                inv = Invocation(kind="subagent", tool=d.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent)
+                sp: payloads.SubagentSpawned = d
+                spawned_thread = str(sp.get("thread") or sp.get("call_id") or f"agent-{seq}")
+                agent = agents[spawned_thread] = sp.get("agent") or agents.get(spawned_thread)
+                spawn_call = spawn_calls[spawned_thread] = sp.get("call_id") or spawn_calls.get(spawned_thread)
+                inv = Invocation(kind="subagent", tool=sp.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent)
                 invocations.append(inv)
                 if spawn_call:
                     by_call[str(spawn_call)] = inv
             elif kind == "skill.invoked":
-                inv = Invocation(kind="skill", tool=d.get("tool") or "Skill", thread=thread, call_id=d.get("call_id"), name=d.get("name"), agent=agents.get(thread))
+                sk: payloads.SkillInvoked = d
+                inv = Invocation(kind="skill", tool=sk.get("tool") or "Skill", thread=thread, call_id=sk.get("call_id"), name=sk.get("name"), agent=agents.get(thread))
                 invocations.append(inv)
-                if d.get("call_id"):
-                    by_call[str(d["call_id"])] = inv
+                if sk.get("call_id"):
+                    by_call[str(sk["call_id"])] = inv
         return invocations
 
     def _fold_turns(self) -> list[Turn]:
@@ -531,7 +690,8 @@ class _Structure:
         turn: Turn | None = None
         for _seq, _at, thread, kind, d in self.rows:
             if kind == "session.started":  # on any thread, as the eager fold reads it
-                prompt = d.get("prompt")
+                started: payloads.SessionStarted = d
+                prompt = started.get("prompt")
             elif thread != MAIN:
                 continue
             elif kind == "tool.call":
@@ -540,7 +700,8 @@ class _Structure:
                     turns.append(turn)
                 turn.steps += 1
             elif kind == "message.user":
-                turn = Turn(prompt=d.get("text") or "")
+                said: payloads.UserMessage = d
+                turn = Turn(prompt=said.get("text") or "")
                 turns.append(turn)
         if not turns and prompt is not None:
             turns.append(Turn(prompt=prompt))
@@ -574,7 +735,8 @@ def _subagent_actions(self: Subagent) -> list[Action]:
     d = self.__dict__
     if d["_actions"] is _UNBUILT:
         d["_actions"] = d["_structure"].thread_actions(self.thread)
-    return d["_actions"]
+    actions: list[Action] = d["_actions"]
+    return actions
 
 
 def _set_subagent_actions(self: Subagent, value: list[Action]) -> None:
@@ -585,7 +747,8 @@ def _subagent_calls(self: Subagent) -> list[Call]:
     d = self.__dict__
     if d["_calls"] is _UNBUILT:
         d["_structure"].calls()  # gives every subagent still unbuilt its `_calls`
-    return d["_calls"]
+    calls: list[Call] = d["_calls"]
+    return calls
 
 
 def _set_subagent_calls(self: Subagent, value: list[Call]) -> None:
@@ -609,7 +772,7 @@ def project(actions: Iterable[Action]) -> Session:
 
 def actions_of(rows: Iterable[ActionRow]) -> list[Action]:
     """Rows as Actions: the one place a stored row becomes an Action."""
-    return [Action(kind, data, thread, at, seq) for seq, at, thread, kind, data in rows]
+    return [_UNTYPED(kind, data, thread, at, seq) for seq, at, thread, kind, data in rows]
 
 
 def project_rows(rows: list[ActionRow], actions: list[Action] | None = None) -> Session:
@@ -650,12 +813,6 @@ def project_rows(rows: list[ActionRow], actions: list[Action] | None = None) -> 
     return fold.finish()
 
 
-def _merge(old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
-    merged = dict(old or {})
-    merged.update(new)
-    return merged
-
-
 def text_of(value: Any) -> str | None:
     """The text of a message or tool output that may be a string, a content block, or a list of
     content blocks (text blocks and bare strings; images and other blocks carry no text).
@@ -672,7 +829,8 @@ def text_of(value: Any) -> str | None:
                 parts.append(block)
         return "\n".join(p for p in parts if p)
     if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return value["text"]
+        text: str = value["text"]
+        return text
     return str(value)
 
 

@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 _NO_EVIDENCE: Any = object()  # Result's evidence default: a new {} each time
 
 
-STATUSES = ("PASS", "FAIL", "ERROR", "NA")
+class Status(StrEnum):
+    """A verdict's status. A StrEnum, so it is stored, printed and compared as its value
+    ("PASS" == Status.PASS): the verdict rows and every report read as they did."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ERROR = "ERROR"  # the check could not decide (a crash, a missing input): no verdict on the agent
+    NA = "NA"  # the check does not apply to this session
+
+
+STATUSES = tuple(Status)
+# The members as module globals: a member read through its class (Status.PASS) costs ~6× a
+# global's, and every check builds a Result per session.
+PASS, FAIL, ERROR, NA = Status.PASS, Status.FAIL, Status.ERROR, Status.NA
 
 
 @dataclass(frozen=True)
@@ -69,42 +83,48 @@ class CheckSpec:
 
 @dataclass(slots=True, init=False)
 class Result:
-    """A check's verdict on one session. `score` in [0, 1], higher is better.
+    """A check's verdict on one session: its status, and `score` in [0, 1], higher is better.
+    `passed` is the status read as a bool (PASS), never a field of its own that could disagree.
 
-    Treat it as immutable; a slots dataclass (not a frozen one) because every check builds one
-    per session and a frozen __init__ pays a setattr per field."""
+    Checks build one with `of` (passed or not), `error` or `not_applicable`. Treat it as
+    immutable; a slots dataclass (not a frozen one) because every check builds one per session
+    and a frozen __init__ pays a setattr per field."""
 
-    passed: bool
+    status: Status
     score: float
     reason: str
     evidence: dict[str, Any]
-    status: str
 
-    def __init__(self, passed: bool, score: float, reason: str = "", evidence: dict[str, Any] = _NO_EVIDENCE, status: str = "") -> None:
+    def __init__(self, status: Status, score: float, reason: str = "", evidence: dict[str, Any] = _NO_EVIDENCE) -> None:
         score = float(score)
         if score != score:  # NaN
             score = 0.0
-        self.passed = passed
+        self.status = status
         self.score = 1.0 if score > 1.0 else (score if score > 0.0 else 0.0)
         self.reason = reason
         self.evidence = {} if evidence is _NO_EVIDENCE else evidence
-        self.status = status or ("PASS" if passed else "FAIL")
+
+    @property
+    def passed(self) -> bool:
+        return self.status is PASS
 
     @classmethod
     def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> "Result":
-        return cls(bool(passed), (1.0 if passed else 0.0) if score is None else score, reason, evidence or {})
+        return cls(PASS if passed else FAIL, (1.0 if passed else 0.0) if score is None else score, reason, evidence or {})
 
     @classmethod
     def error(cls, reason: str, evidence: dict[str, Any] | None = None) -> "Result":
-        return cls(False, 0.0, reason, evidence or {}, "ERROR")
+        return cls(ERROR, 0.0, reason, evidence or {})
 
     @classmethod
     def not_applicable(cls, reason: str) -> "Result":
-        return cls(False, 0.0, reason, {}, "NA")
+        return cls(NA, 0.0, reason, {})
 
     def to_dict(self) -> dict[str, Any]:
         return {"pass": self.passed, "score": self.score, "reason": self.reason, "evidence": self.evidence, "status": self.status}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Result":
-        return cls(bool(d.get("pass")), float(d.get("score") or 0.0), d.get("reason") or "", d.get("evidence") or {}, d.get("status") or "")
+        """A verdict's dict back: its `status`, or, from a writer that gave none, PASS or FAIL by `pass`."""
+        status = Status(d["status"]) if d.get("status") else PASS if d.get("pass") else FAIL
+        return cls(status, float(d.get("score") or 0.0), d.get("reason") or "", d.get("evidence") or {})

@@ -58,7 +58,7 @@ def _steps(session: Session, thread: str, actions: list[Action], notes: list[str
     for position, a in enumerate(actions):
         if a.thread != thread:
             continue
-        kind, d = a.kind, a.data
+        kind = a.kind
         if kind in CALL_KINDS:
             step = _call_step(session, a, notes)
             if step is not None:
@@ -66,9 +66,9 @@ def _steps(session: Session, thread: str, actions: list[Action], notes: list[str
                 spoke = True
         elif kind == "tool.result":
             flush()
-        elif kind in ("message.assistant", "thinking"):
+        elif kind == "message.assistant" or kind == "thinking":
             flush()
-            text = d.get("text")
+            text = a.payload(kind).get("text")
             if isinstance(text, str) and (text.strip() or kind == "message.assistant"):
                 steps.append({"say": text} if kind == "message.assistant" else {"think": text})
                 spoke = True
@@ -82,10 +82,10 @@ def _steps(session: Session, thread: str, actions: list[Action], notes: list[str
 
 
 def _call_step(session: Session, a: Action, notes: list[str]) -> dict[str, Any] | None:
-    d = a.data
     if a.kind == "skill.invoked":
-        return {"skill": str(d.get("name") or "")}
+        return {"skill": str(a.payload("skill.invoked").get("name") or "")}
     if a.kind == "subagent.spawned":
+        d = a.payload("subagent.spawned")
         sub_thread = str(d.get("thread") or d.get("call_id") or "")
         sub = session.subagents.get(sub_thread)
         spec: dict[str, Any] = {}
@@ -98,8 +98,9 @@ def _call_step(session: Session, a: Action, notes: list[str]) -> dict[str, Any] 
         if inner:
             spec["steps"] = inner
         return {"subagent": spec}
-    tool = str(d.get("tool") or "")
-    args = d.get("input") if isinstance(d.get("input"), dict) else {}
+    call = a.payload("tool.call")
+    tool = str(call.get("tool") or "")
+    args = call.get("input") if isinstance(call.get("input"), dict) else {}
     tool, args = _generic(tool, args)
     if tool == "file_change":
         notes.append(f"a `file_change` at action {a.seq}: codex exec's stream names the files, not the patch (import the rollout to replay it)")

@@ -32,6 +32,7 @@ from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, wor
 from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
 from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.core.model import Action
+from benchtape.core.payloads import SessionStarted
 from benchtape.recorder.runner import Runner, SessionPlan
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.by_level import sandbox_for
@@ -223,7 +224,7 @@ def _hook(event: str, run: CommandRun) -> Action:
 # ---------------------------------------------------------------- attempts that never started
 
 
-def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int) -> dict[str, Any]:
+def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int) -> SessionStarted:
     cell = plan.cell
     step = cell.arm.steps[index]
     return {

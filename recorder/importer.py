@@ -7,10 +7,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
+from benchtape.adapters.base import Parser
 from benchtape.adapters.lines import finish_safely
-from benchtape.adapters.transcripts import Transcript, detect_format, open_transcripts, parser_for, transcripts_below
+from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, open_transcripts, parser_for, trajectories_below, transcripts_below
 from benchtape.core.errors import BadInput
 from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.core.model import Action
@@ -19,6 +20,7 @@ from benchtape.store.database import RAW_CHUNK_BYTES, Store, new_id
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
     "codex": ("codex-rollout", "codex-exec-json"),
+    "atif": ("atif",),  # not a harness: the session's harness is the trajectory's agent
 }
 # What a live run's raw lines are, by harness, for reparse.
 LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "mock": "mock"}
@@ -58,10 +60,14 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
     if harness not in FORMATS_BY_HARNESS:
         raise BadInput(f"cannot import {harness!r} transcripts", fix=f"use one of {', '.join(FORMATS_BY_HARNESS)}")
     formats: list[tuple[Path, str]] = []
-    for p in _files(paths):
+    for p in _files(paths, harness):
         fmt = detect_format(p)
         if fmt not in FORMATS_BY_HARNESS[harness]:
-            raise BadInput(f"this is a {fmt} file, not a {harness} transcript", file=str(p), fix=f"import it as `benchtape import {'codex' if fmt.startswith('codex') else 'claude-code'} {p}`")
+            what = "an ATIF trajectory" if fmt == "atif" else f"a {fmt} file"
+            wanted = "an ATIF trajectory" if harness == "atif" else f"a {harness} transcript"
+            raise BadInput(f"this is {what}, not {wanted}", file=str(p), fix=f"import it as `benchtape import {_harness_of(fmt)} {p}`")
+        if fmt == "atif":
+            check_atif(p)
         formats.append((p, fmt))
     results: list[ImportResult] = []
     run_id: str | None = None  # the import's run row, made in the transaction of its first new session
@@ -94,16 +100,27 @@ def _hashed(transcript: Transcript, *, beside: bool) -> Iterator[Future[str]]:
     yield digest
 
 
-def _files(paths: list[Path]) -> list[Path]:
-    """The paths given, a folder standing for every transcript below it (benchtape.adapters.transcripts.transcripts_below)."""
+def _harness_of(fmt: str) -> str:
+    """What to import a file of this format as."""
+    return next(h for h, formats in FORMATS_BY_HARNESS.items() if fmt in formats)
+
+
+def _files(paths: list[Path], harness: str) -> list[Path]:
+    """The paths given, a folder standing for every transcript below it
+    (benchtape.adapters.transcripts.transcripts_below; for ATIF, trajectories_below)."""
     out: list[Path] = []
     for p in paths:
         if not Path(p).is_dir():
             out.append(Path(p))
             continue
-        found = transcripts_below(Path(p))
-        if not found:
-            raise BadInput(f"no .jsonl transcript in the folder {p}", file=str(p), fix="pass a session .jsonl file, or a folder holding some (~/.claude/projects/<project>/, ~/.codex/sessions/)")
+        if harness == "atif":
+            found = trajectories_below(Path(p))
+            if not found:
+                raise BadInput(f"no ATIF trajectory (.json) in the folder {p}", file=str(p), fix="pass a trajectory .json file, or a folder holding some (a Harbor job folder: <trial>/agent/trajectory.json)")
+        else:
+            found = transcripts_below(Path(p))
+            if not found:
+                raise BadInput(f"no .jsonl transcript in the folder {p}", file=str(p), fix="pass a session .jsonl file, or a folder holding some (~/.claude/projects/<project>/, ~/.codex/sessions/)")
         out += found
     return out
 
@@ -133,15 +150,17 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
                 counted, warnings = counted + len(batch.heads), warnings + batch.warnings()
         source = source or _new_source(store, digest)
         meta = parse.meta
-        name = scenario or meta.get("session_id") or path.stem
+        name = scenario or meta.get("scenario") or meta.get("session_id") or path.stem
+        ran = meta.get("harness") or harness  # an ATIF trajectory names its agent
         run_id = run_id or store.new_run("import", harness=harness, argv=argv)
-        store.new_session(run_id, str(name), harness=harness, model=meta.get("model"), workdir=meta.get("cwd"), source=source, session_id=sid)
+        store.new_session(run_id, str(name), harness=ran, model=meta.get("model"), workdir=meta.get("cwd"), source=source, session_id=sid)
         started = Action(
             "session.started",
-            {"scenario": name, "harness": harness, "model": meta.get("model"), "prompt": meta.get("first_prompt"), "work_dir": meta.get("cwd"), "format": fmt, "imported_from": [str(f) for f in transcript.files], "meta": meta},
+            {"scenario": name, "harness": ran, "model": meta.get("model"), "prompt": meta.get("first_prompt"), "work_dir": meta.get("cwd"), "format": fmt, "imported_from": [str(f) for f in transcript.files], "meta": meta},
         )
         store.append(sid, [started], at_seq=started_seq)
-        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, "imported": True})])
+        finished: dict[str, Any] = meta["finished"] if isinstance(meta.get("finished"), dict) else {}  # how a session exported from benchtape ended
+        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, **finished, "imported": True})])
     return run_id, sid, counted, warnings
 
 
@@ -171,13 +190,13 @@ def reparse(store: Store, session_id: str) -> str:
         raise BadInput(f"no session {session_id}", fix="`benchtape sessions` lists them")
     old = store.actions(session_id)
     started = next((a for a in old if a.kind == "session.started"), None)
-    fmt = (started.data.get("format") if started else None) or LIVE_FORMAT.get(row.harness or "")
+    fmt = (started.payload("session.started").get("format") if started else None) or LIVE_FORMAT.get(row.harness or "")
     if fmt is None:
         raise BadInput(f"session {session_id} has no known native format to re-derive from")
     if fmt == "mock":
         from benchtape.adapters.mock import MockParser
 
-        parser = MockParser()
+        parser: Parser = MockParser()
     else:
         parser = parser_for(fmt)
     raw = store.raw_lines(session_id)
@@ -187,12 +206,14 @@ def reparse(store: Store, session_id: str) -> str:
     for line in raw:
         derived.extend(parser.feed(line))
     derived.extend(finish_safely(parser))
-    kept_front = [a for a in old if a.kind in ("session.started", "environment.expected")]
-    first_user = next((a for a in old if a.kind == "message.user" and "format" not in (started.data if started else {})), None)
+    live = "format" not in (started.data if started else {})  # a run benchtape recorded, not an import
+    # what benchtape itself wrote around a live run's stream (an import's parser derives its own)
+    kept_front = [a for a in old if a.kind == "session.started" or (a.kind == "environment.expected" and live)]
+    first_user = next((a for a in old if a.kind == "message.user" and live), None)
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]
-    front = [Action(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
-    back = [Action(a.kind, a.data, a.thread, a.at) for a in kept_back]
-    user = [Action(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
+    front = [Action.untyped(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
+    back = [Action.untyped(a.kind, a.data, a.thread, a.at) for a in kept_back]
+    user = [Action.untyped(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
     with store.transaction():  # the new session is there whole, or not at all
         new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
         with store.batch_writer(new_id) as writer:

@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 from benchtape.adapters.base import Command, Tui, warning
 from benchtape.adapters.lines import decode
 from benchtape.core.model import Action
+from benchtape.core.payloads import TurnFinished
 from benchtape.sandbox.terminal import PaneCommand, Terminal, TerminalError, wait_for
 
 READY_SECONDS = 60.0  # start to prompt box (observed 1.1-1.7 s; a cold container is slower)
@@ -228,7 +229,7 @@ class Driver:
                 return self._blocked(term, blocked, f"in turn {i + 1}")
             reason, last = ended
             self._caught_up(tail, i)
-            data: dict[str, Any] = {"turn": i + 1, "reason": reason, "duration_ms": round((time.monotonic() - turn_began) * 1000, 1)}
+            data: TurnFinished = {"turn": i + 1, "reason": reason, "duration_ms": round((time.monotonic() - turn_began) * 1000, 1)}
             if last is not None:
                 data["last_assistant_message"] = last
             self._note([Action("turn.finished", data)])

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 from benchtape.adapters.base import warning
 from benchtape.core.limits import OutputBudget, OutputLimits
 from benchtape.core.model import Action
+from benchtape.core.payloads import TreeFacts, WorkspaceSnapshot
 from benchtape.core.redact import Redactor
 from benchtape.sandbox.capture import Captured, Ending
 from benchtape.sandbox.levels import Event, Process
@@ -118,12 +119,16 @@ def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blo
     `blobs`, for the caller to write with the returned action (Store.append's `blobs`).
     `own_state`: the tool's own state files in the tree, named in the action for the diff."""
     try:
-        data, facts = snapshot(root, redact=redact, leave_out=leave_out) if root.exists() else (b"", {"files": 0, "bytes": 0})
+        data, facts = snapshot(root, redact=redact, leave_out=leave_out) if root.exists() else (b"", TreeFacts(files=0, bytes=0))
         if data:
             blob = store.prepare_blob(data)
             blobs.append(blob)
-            named = {"own_state": list(own_state)} if own_state else {}
-            return [Action("workspace.snapshot", {"sha256": blob.sha256, **facts, **({"stage": stage} if stage else {}), **named})]
+            snap: WorkspaceSnapshot = {"sha256": blob.sha256, **facts}
+            if stage:
+                snap["stage"] = stage
+            if own_state:
+                snap["own_state"] = list(own_state)
+            return [Action("workspace.snapshot", snap)]
     except OSError as exc:
         return [Action("error", {"message": f"{'staged tree' if stage else 'workspace'} snapshot failed: {exc}", "cause": "sandbox"})]
     return []

@@ -30,6 +30,7 @@ import orjson
 
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
+from benchtape.core.payloads import SessionFinished
 from benchtape.core.redact import redactor, secret_values
 from benchtape.sandbox.capture import CaptureTail, Ending, SessionFolder, read_manifest, secrets_from, session_folders
 from benchtape.sandbox.supervisor import MARKER, kill_marked
@@ -157,7 +158,7 @@ def ingest(store: Any, folder: SessionFolder) -> int:
     if root and facts.get("level") != "none":
         closing += workspace_snapshot(store, Path(root), redact, leave_out=home_paths_of(facts.get("harness"), facts.get("home"), root), blobs=blobs)
     started, at = facts.get("started"), ended.get("at")
-    finished: dict[str, Any] = {
+    finished: SessionFinished = {
         "status": "interrupted",
         "exit_code": ended.get("exit_code"),
         "timed_out": False,

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
 from benchtape.adapters.mock import MockAdapter
-from benchtape.core.payloads import STAGED
+from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
@@ -73,7 +73,7 @@ class SessionPlan:
     noop: bool = False
     cell_id: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    started: dict[str, Any] = field(default_factory=dict)  # more facts for session.started (e.g. the cell)
+    started: SessionStarted = field(default_factory=SessionStarted)  # more facts for session.started (e.g. the cell)
     env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment (overlay options)
     timeout: float | None = None  # None: the scenario's
     parent_session: str | None = None
@@ -171,7 +171,7 @@ class Runner:
             }
         )
         cmd = adapter.command(launch)
-        facts: dict[str, Any] = {**box.facts, **plan.started}
+        facts: SessionStarted = {**box.facts, **plan.started}
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()
         if plan.harness != "mock":
@@ -238,7 +238,7 @@ class Runner:
         values = {v for k, v in hits.items() if k not in over} | set(secret_values(over, names))
         return sorted(values, key=len, reverse=True)
 
-    def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, hc: dict[str, Any]) -> dict[str, Any]:
+    def expected_environment(self, scenario: ScenarioSpec, root: Path, level: str, hc: dict[str, Any]) -> EnvironmentExpected:
         from benchtape.adapters.claude_env import agent_env_plugins
 
         plugins = [p if isinstance(p, dict) else {"id": p} for p in hc.get("plugins") or []]
@@ -411,8 +411,8 @@ class Drive:
     parser: Any = None  # what read the stream (a transcript is found by its thread id)
     truncated: bool = False
 
-    def finished(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"status": self.status, "exit_code": self.exit_code, "timed_out": self.timed_out, "wall_ms": self.wall_ms}
+    def finished(self) -> SessionFinished:
+        data: SessionFinished = {"status": self.status, "exit_code": self.exit_code, "timed_out": self.timed_out, "wall_ms": self.wall_ms}
         if self.truncated:
             data["truncated"] = True
         return data

@@ -16,21 +16,21 @@ import difflib
 import hashlib
 import io
 import os
+import re
 import stat
 import tarfile
-import tempfile
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
-from benchtape.sandbox.trees import remove_tree
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.sandbox.treediff import BYTECODE, is_bytecode
 from benchtape.store.database import Store
 from benchtape.core.command_runner import Unavailable
 from benchtape.replay.grading import StoredSnapshot
+from benchtape.replay.report import new_folder
 
 CONTEXT = 3  # lines of context around each change, as git shows
 
@@ -239,6 +239,47 @@ def display_lines(patch: str) -> Iterator[str]:
             yield f"GIT binary patch ({size} bytes, carried for git apply)"
 
 
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def line_classes(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """Each display line of a patch with what it is: `hd` (a file's header), `hunk` (`@@`),
+    `add`, `del`, `meta` (`\\ No newline at end of file`) or `` (context). Inside a hunk the
+    lines it announced are counted, so a removed line reading `-- comment` (SQL, Lua) or an
+    added `++x` is a change, never taken for a file's `---`/`+++` header."""
+    old = new = 0  # lines the current hunk still owes on each side
+    for line in lines:
+        if old > 0 or new > 0:
+            c = line[:1]
+            if c == "+":
+                new -= 1
+                yield "add", line
+                continue
+            if c == "-":
+                old -= 1
+                yield "del", line
+                continue
+            if c == " " or line == "":
+                old, new = old - 1, new - 1
+                yield "", line
+                continue
+            if c == "\\":
+                yield "meta", line
+                continue
+            old = new = 0  # a hunk cut short: what follows is read as headers again
+        m = _HUNK.match(line)
+        if m:
+            old = int(m[1]) if m[1] is not None else 1
+            new = int(m[2]) if m[2] is not None else 1
+            yield "hunk", line
+        elif line.startswith((*HEADER_LINES, "--- ", "+++ ")):
+            yield "hd", line
+        elif line.startswith("\\"):
+            yield "meta", line
+        else:
+            yield "", line
+
+
 def export(store: Store, session: Session, dest: Path, *, staged: bool = False) -> int:
     """Write the session's final workspace (or its staged tree) into `dest`, a new or empty
     folder; returns how many files. Written beside `dest` first and moved in, so a failure
@@ -250,23 +291,9 @@ def export(store: Store, session: Session, dest: Path, *, staged: bool = False) 
         raise BadInput(f"{imported}, so there is no {what} to export", fix="run the scenario with `benchtape run` to record a workspace")
     if not snap:
         raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise BadInput(f"{dest} exists and is not an empty folder; refusing to write over it", file=str(dest), fix="name a new folder")
-    parent = dest.resolve().parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
-    except OSError as exc:
-        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a folder in a writable place") from None
-    try:
-        StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the temporary name only
-        if dest.exists():
-            dest.rmdir()
-        os.replace(tmp, dest)
-    except Unavailable as exc:
-        raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
-    finally:
-        if tmp.exists():
-            remove_tree(tmp)
+    with new_folder(dest) as tmp:
+        try:
+            StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
+        except Unavailable as exc:
+            raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
     return int(snap.get("files") or 0)

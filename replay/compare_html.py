@@ -12,13 +12,28 @@ from benchtape.replay.html import CSS
 
 def render(c: Comparison, session_href: Callable[[str], str | None] | None = None) -> str:
     """`session_href` links a matrix cell's attempts to their session pages (the viewer passes one; the static page has none)."""
-    k = c.k
-    ranked = _table(columns(k), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
     parts = [
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
         f"<title>{_e(c.title)}</title>\n<style>{CSS}{EXTRA_CSS}</style>\n</head>\n<body>\n",
         f"<header>\n<h1>{_e(c.title)}</h1>\n",
-        f'<p class="summary">{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time</p>\n</header>\n',
+        f'<p class="summary">{summary(c)}</p>\n</header>\n',
+        body(c, session_href),
+        "</body>\n</html>\n",
+    ]
+    return "".join(parts)
+
+
+def summary(c: Comparison) -> str:
+    return _e(f"{len(c.tasks)} task(s) · {c.attempts} attempt(s) each · {c.measurements} stored measurement(s) · ranked by pass rate, then cost, tokens, lines changed, time")
+
+
+def body(c: Comparison, session_href: Callable[[str], str | None] | None = None, task_href: Callable[[str], str] | None = None) -> str:
+    """Everything below the title: the ranking, the setups not ranked, the paired differences,
+    what they show, the matrix, the flaky tasks and the notes (the static page and `benchtape
+    view` show the same; the viewer links the matrix's attempts and tasks)."""
+    k = c.k
+    ranked = _table(columns(k), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
+    parts = [
         "<h2>Ranking</h2>\n",
         ranked,
     ]
@@ -37,12 +52,12 @@ def render(c: Comparison, session_href: Callable[[str], str | None] | None = Non
         parts += ["<h2>Paired differences</h2>\n", _table(list(rows[0]), rows)]
     if c.conclusions:
         parts += ["<h2>What this shows</h2>\n<ul class=\"conclusions\">", *(f"<li>{_e(item['sentence'])}</li>" for item in c.conclusions), "</ul>\n"]
-    parts.append(matrix_html(c, session_href))
+    parts.append(matrix_html(c, session_href, task_href))
     if c.flaky:
         labels = {r.arm: r.label for r in c.rows}
         rows = [{"task": f.task, "setup": labels.get(f.arm, f.arm), "outcomes by attempt": ", ".join(o or "ungraded" for o in f.outcomes)} for f in c.flaky]
         parts += ["<h2>Flaky (attempts of one setup disagree)</h2>\n", _table(["task", "setup", "outcomes by attempt"], rows)]
-    parts += ["<ul class=\"notes\">", *(f"<li>{_e(n)}</li>" for n in notes(c)), "</ul>\n", "</body>\n</html>\n"]
+    parts += ["<ul class=\"notes\">", *(f"<li>{_e(n)}</li>" for n in notes(c)), "</ul>\n"]
     return "".join(parts)
 
 
@@ -62,13 +77,14 @@ def _e(value: Any) -> str:
 EXTRA_CSS = "table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}table.matrix .pass{color:#1a7f37}table.matrix .fail{color:#cf222e}table.matrix .infra{color:#9a6700}"
 
 
-def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None = None) -> str:
-    """The task × setup matrix: each attempt's outcome, linked to its session where a link is given."""
+def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None = None, task_href: Callable[[str], str] | None = None) -> str:
+    """The task × setup matrix: each attempt's outcome, linked to its session where a link is
+    given (and each task to `task_href`'s page, the viewer's side by side)."""
     shown = [r for r in c.rows if r.cells or r.attempted_failures]
     if not c.matrix or not shown:
         return ""
     head = "".join(f"<th>{_e(r.label)}</th>" for r in shown)
-    body = []
+    rows = []
     for task in c.tasks:
         cells = []
         for r in shown:
@@ -82,6 +98,7 @@ def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None 
                 mark = f'<span class="{cls}" title="{_e(title)}">{_e(text)}</span>'
                 marks.append(f'<a href="{_e(href)}">{mark}</a>' if href else mark)
             cells.append(f"<td>{' '.join(marks) or '—'}</td>")
-        body.append(f"<tr><td>{_e(task)}</td>{''.join(cells)}</tr>")
-    return f'<h2>Per task × setup</h2>\n<table class="compare matrix"><tr><th>task</th>{head}</tr>{"".join(body)}</table>\n'
+        name = f'<a href="{_e(task_href(task))}">{_e(task)}</a>' if task_href else _e(task)
+        rows.append(f'<tr><td class="task">{name}</td>{"".join(cells)}</tr>')
+    return f'<h2>Per task × setup</h2>\n<table class="compare matrix"><tr><th>task</th>{head}</tr>{"".join(rows)}</table>\n'
 

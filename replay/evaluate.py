@@ -149,7 +149,7 @@ class CellGrader:
         outcome = failure or measurement_outcome(loaded, verdicts, diff, arm.protected_paths(task))
         steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
         extra: dict[str, Any] = {
-            "cell_id": loaded[0].actions[0].data.get("cell", {}).get("id") if loaded[0].actions else None,
+            "cell_id": loaded[0].started.get("cell", {}).get("id"),
             "source": source,
             "diff": diff.summary() if diff is not None else None,
             "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == len(arm.steps) else None,
@@ -162,8 +162,7 @@ class CellGrader:
         """The agent's change: the final snapshot against the tree the first step started from
         (its staged snapshot: benchtape's own writes into HOME included), or, for a session
         recorded before staged snapshots existed, the cell's baseline."""
-        started = loaded[0].actions[0].data if loaded[0].actions and loaded[0].actions[0].kind == "session.started" else {}
-        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (started.get("cell") or {}).get("baseline")
+        sha = (loaded[0].staged_snapshot or {}).get("sha256") or (loaded[0].started.get("cell") or {}).get("baseline")
         data = self.store.get_blob(sha) if sha else None
         if data is None:
             return None

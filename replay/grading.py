@@ -204,7 +204,7 @@ class _Host:
                 self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
             else:
                 # where commands run is decided when a check first runs one (most gradings never do)
-                sandbox = self.sandbox or grading_sandbox_for(_started(self.session))
+                sandbox = self.sandbox or grading_sandbox_for(self.session.started)
                 self._host = self.stack.enter_context(sandbox.open(work, self.bench_dir))
         return self._host
 
@@ -213,7 +213,7 @@ class _Host:
         workspace restored for it, as for any command there); any other's on the host, with
         the scrubbed grading environment, without restoring a workspace it does not read."""
         if self._host is None and self.sandbox is None:
-            sandbox = grading_sandbox_for(_started(self.session))
+            sandbox = grading_sandbox_for(self.session.started)
             from benchtape.sandbox.local import LocalGrading
 
             if isinstance(sandbox, LocalGrading):
@@ -285,11 +285,6 @@ def grade_stored(store: Store, grading_id: str, session_id: str, checks: Sequenc
     verdicts = grade_session(session, checks, StoredSnapshot(store, session), context)
     store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
     return session, verdicts
-
-
-def _started(session: Session) -> dict[str, Any]:
-    first = session.actions[0] if session.actions else None
-    return first.data if first is not None and first.kind == "session.started" else {}
 
 
 # ---------------------------------------------------------------- check sets and gradings

@@ -75,8 +75,10 @@ def is_reusable(outcome: str | None) -> bool:
 def execution_outcome(session: Session) -> Outcome | None:
     """An execution failure, decided from the session alone; None when the agent ran to its end."""
     for action in session.actions:
-        if action.kind == "error" and action.data.get("cause") in INFRASTRUCTURE_CAUSES:
-            return Outcome(INFRASTRUCTURE_ERROR, f"{action.data.get('cause')}: {action.data.get('message') or 'failed'}")
+        if action.kind == "error":
+            error = action.payload("error")
+            if error.get("cause") in INFRASTRUCTURE_CAUSES:
+                return Outcome(INFRASTRUCTURE_ERROR, f"{error.get('cause')}: {error.get('message') or 'failed'}")
     if not session.finished:
         return Outcome(INFRASTRUCTURE_ERROR, "the session never finished (benchtape stopped or lost its process)")
     if session.status == "interrupted":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,6 +227,33 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+@contextmanager
+def new_folder(dest: Path) -> Iterator[Path]:
+    """A folder to fill and then have at `dest`, a new or empty folder: a temporary one beside
+    it, moved into place when the block ends well and removed when it does not, so a failure
+    leaves nothing half-written. BadInput for a `dest` that holds something already."""
+    from benchtape.core.errors import BadInput
+    from benchtape.sandbox.trees import remove_tree
+
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise BadInput(f"{dest} exists and is not an empty folder; refusing to write over it", file=str(dest), fix="name a new folder")
+    parent = dest.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=parent))
+    except OSError as exc:
+        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a folder in a writable place") from None
+    try:
+        yield tmp
+        os.chmod(tmp, 0o755)  # mkdtemp's 0700 is for the temporary name only
+        if dest.exists():
+            dest.rmdir()
+        os.replace(tmp, dest)
+    finally:
+        if tmp.exists():
+            remove_tree(tmp)
 
 
 def report_dir_paths(report_dir: Path, run_id: str) -> tuple[Path, Path]:

@@ -382,7 +382,7 @@ def reproduce_report(path: Path, *, session: str | None = None, on_session: OnSe
 
 def session_from_report(result: dict[str, Any]) -> Session:
     """The projection rebuilt from the report's authoritative actions."""
-    actions = [Action(a["kind"], a.get("data") or {}, thread=a.get("thread") or "main", at=a.get("at") or 0.0, seq=a.get("seq")) for a in (result.get("session") or {}).get("actions") or []]
+    actions = [Action.untyped(a["kind"], a.get("data") or {}, thread=a.get("thread") or "main", at=a.get("at") or 0.0, seq=a.get("seq")) for a in (result.get("session") or {}).get("actions") or []]
     s = project(actions)
     s.id = result.get("session_id")
     s.scenario = s.scenario or result.get("scenario_id")

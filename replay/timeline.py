@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchtape.core.model import Action, Session
+from benchtape.core.model import MAIN, Action, Session
 from benchtape.store.database import SessionRow, Store
 from benchtape.replay.grading import harness_ok, scenario_outcome
 from benchtape.replay.query import latest_verdicts
@@ -63,6 +63,12 @@ def session_lines(store: Store, *, run: str | None = None, scenario: str | None 
     """Stored sessions newest first; negative-control sessions only when asked for (or their run named)."""
     run_id = resolve(store, "runs", run) if run else None
     picked = store.newest_sessions(run_id=run_id, scenario=scenario, not_kind=None if run_id or controls else CONTROL, limit=limit)
+    return lines_of(store, picked)
+
+
+def lines_of(store: Store, picked: list[tuple[str, str]]) -> list[SessionLine]:
+    """The list's lines of these (session id, its run's kind), in the order given: what a
+    reader that picks sessions its own way (the viewer's filters) lists them as."""
     ids = [sid for sid, _ in picked]
     handles = short_handles(store, "sessions", ids)
     selected = {r.id: r for r in rows_by_ids(store, ids)}
@@ -144,36 +150,112 @@ def thread_label(thread: str, agent: str | None) -> str:
 
 
 def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict[Any, str], labels: dict[str, str]) -> Step:
-    d = a.data
-    tool = outcome = None
+    tool: str | None = None
+    outcome = None
     tokens = None
     detail = None
     if a.kind == "tool.call":
-        tool, outcome = d.get("tool"), outcome_by_seq.get(a.seq)
-        text, detail = _text(d.get("input"))
+        call = a.payload("tool.call")
+        tool, outcome = call.get("tool"), outcome_by_seq.get(a.seq)
+        text, detail = _text(call.get("input"))
     elif a.kind == "tool.result":
+        result = a.payload("tool.result")
         tool = tool_by_result.get(a.seq)
-        err = d.get("is_error")
+        err = result.get("is_error")
         outcome = None if err is None else ("error" if err else "ok")
-        text, detail = _text(d.get("output"))
+        text, detail = _text(result.get("output"))
     elif a.kind == "metrics":
-        ins, outs = d.get("tokens_in"), d.get("tokens_out")
+        metrics = a.payload("metrics")
+        ins, outs = metrics.get("tokens_in"), metrics.get("tokens_out")
         tokens = None if ins is None and outs is None else (ins or 0) + (outs or 0)
         # a harness's own float sums (claude's cost: 0.009600000000000001) read at six decimals
-        text = ", ".join(f"{k}={round(v, 6) if isinstance(v, float) else v}" for k, v in d.items() if v is not None)
+        text = ", ".join(f"{k}={round(v, 6) if isinstance(v, float) else v}" for k, v in metrics.items() if v is not None)
     elif a.kind == "subagent.spawned":
-        tool, text = d.get("tool") or "Task", f"{d.get('agent') or ''} → {d.get('thread')}: {_text(d.get('prompt'))[0]}"
+        spawn = a.payload("subagent.spawned")
+        tool, text = spawn.get("tool") or "Task", f"{spawn.get('agent') or ''} → {spawn.get('thread')}: {_text(spawn.get('prompt'))[0]}"
     elif a.kind == "skill.invoked":
-        tool, text = d.get("tool") or "Skill", str(d.get("name"))
+        skill = a.payload("skill.invoked")
+        tool, text = skill.get("tool") or "Skill", str(skill.get("name"))
     elif a.kind == "session.finished":
-        text = f"status={d.get('status')} exit={d.get('exit_code')}" + (" timed out" if d.get("timed_out") else "") + (f" {d.get('wall_ms'):.0f} ms" if isinstance(d.get("wall_ms"), (int, float)) else "")
+        fin = a.payload("session.finished")
+        wall = fin.get("wall_ms")
+        text = f"status={fin.get('status')} exit={fin.get('exit_code')}" + (" timed out" if fin.get("timed_out") else "") + (f" {wall:.0f} ms" if isinstance(wall, (int, float)) else "")
     elif a.kind == "workspace.snapshot":
-        text = f"{d.get('files')} files, {d.get('bytes')} bytes, {str(d.get('sha256'))[:12]}" + (" (the staged tree, before the agent)" if d.get("stage") == STAGED else "")
+        snap = a.payload("workspace.snapshot")
+        text = f"{snap.get('files')} files, {snap.get('bytes')} bytes, {str(snap.get('sha256'))[:12]}" + (" (the staged tree, before the agent)" if snap.get("stage") == STAGED else "")
     elif a.kind == "session.started":
-        text = f"{d.get('scenario')} · {d.get('harness')}" + (f" · {d.get('model')}" if d.get("model") else "")
-    else:
+        started = a.payload("session.started")
+        text = f"{started.get('scenario')} · {started.get('harness')}" + (f" · {started.get('model')}" if started.get("model") else "")
+    else:  # any other kind: its text, or its message (an error), or the whole payload
+        d = a.data
         text, detail = _text(d.get("text") if "text" in d else d.get("message") if "message" in d else d)
     return Step(a.seq, a.at, labels.get(a.thread, a.thread), a.kind, tool, outcome, tokens, text, detail)
+
+
+UNSPAWNED = "subagent"  # the kind of the row standing for a subagent thread whose spawn was never recorded (no action)
+
+
+@dataclass
+class Node:
+    """One row of the nested timeline: a step, a tool call's paired result folded into it, and
+    for a subagent's spawn the subagent's own rows (its thread), nested under it."""
+
+    step: Step
+    thread: str  # the action's own thread id (`step.thread` is its label)
+    result: Step | None = None
+    children: list["Node"] | None = None  # a subagent's rows (None: not a spawn)
+    sub_thread: str | None = None  # the subagent's thread id, for a spawn
+    agent: str | None = None  # the subagent's type, for a spawn
+
+    @property
+    def actions(self) -> int:
+        """How many actions this row stands for, its subagent's included."""
+        own = (self.step.kind != UNSPAWNED) + (self.result is not None)
+        return own + sum(n.actions for n in self.children or ())
+
+
+def tree(session: Session) -> list[Node]:
+    """The timeline as a reader follows it: the main thread's rows in order, each tool call
+    with its result, each subagent's rows nested under its spawn (in their own order, however
+    they interleaved with the parent's). A subagent thread whose spawn was never recorded is
+    nested at the end of its parent thread. The same `steps`, grouped: nothing is left out."""
+    flat = steps(session)
+    result_of: dict[Any, Any] = {c.result_seq: c.seq for c in session.calls if c.result_seq is not None}
+    by_call: dict[Any, Node] = {}
+    threads: dict[str, list[Node]] = {}
+    spawned: set[str] = set()
+    by_call_id: dict[Any, str] = {sub.call_id: t for t, sub in session.subagents.items() if sub.call_id}
+    call_ids = {c.call_id for c in session.calls}  # a spawn started by a tool call (Task): that call gets the result
+    by_spawn_call: dict[str, Node] = {}  # a spawn's call id → its row: the subagent's answer is that call's result
+    for action, step in zip(session.actions, flat):
+        rows = threads.setdefault(action.thread, [])
+        if action.kind == "tool.result":
+            call_seq = result_of.get(action.seq)
+            owner = by_call.get(call_seq) if call_seq is not None else by_spawn_call.get(str(action.data.get("call_id")))
+            if owner is not None and owner.result is None:
+                owner.result = step
+                continue
+        node = Node(step, action.thread)
+        if action.kind == "tool.call":
+            by_call[action.seq] = node
+        elif action.kind == "subagent.spawned":
+            d = action.data
+            sub_thread = str(d.get("thread")) if d.get("thread") in session.subagents else by_call_id.get(d.get("call_id"))
+            if sub_thread is not None and sub_thread not in spawned:
+                spawned.add(sub_thread)
+                node.children, node.sub_thread = threads.setdefault(sub_thread, []), sub_thread
+                node.agent = session.subagents[sub_thread].agent
+                if d.get("call_id") and d.get("call_id") not in call_ids:
+                    by_spawn_call[str(d["call_id"])] = node
+        rows.append(node)
+    for thread, sub in session.subagents.items():  # threads whose spawn is not in the log
+        if thread in spawned or thread not in threads:
+            continue
+        label = thread_label(thread, sub.agent)
+        orphan = Step(None, 0.0, label, UNSPAWNED, None, None, None, f"{label}: its spawn was not recorded")
+        parent = sub.parent_thread if sub.parent_thread in threads else MAIN
+        threads.setdefault(parent, []).append(Node(orphan, parent, children=threads[thread], sub_thread=thread, agent=sub.agent))
+    return threads.get(MAIN, [])
 
 
 _PICKED = ("command", "cmd", "file_path", "pattern", "path", "url", "query", "input")  # cmd, input: codex's exec_command, apply_patch

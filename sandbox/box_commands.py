@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from benchtape.core.payloads import TreeFacts
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.outside_writes import OutsideWrites
 from benchtape.sandbox.container import ADAPTERS_AT, CAPTURE_AT, WORKSPACE_AT
@@ -179,7 +180,7 @@ class _OutsideAudit:
         return f"setup commands wrote outside the workspace: {', '.join(paths[:10])}" if paths else None
 
 
-def snapshot_dir(path: Path) -> tuple[bytes, dict[str, Any]] | None:
+def snapshot_dir(path: Path) -> tuple[bytes, TreeFacts] | None:
     """A snapshot of a folder (the workflow handover), or None when it holds nothing."""
     from benchtape.sandbox.snapshot import snapshot
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
+from benchtape.core.payloads import SessionStarted
 from benchtape.sandbox.levels import Event, GradingSandbox, Sandbox
 from benchtape.spec.bench import LEVELS
 
@@ -26,7 +27,7 @@ def sandbox_for(level: str, *, keep: bool = False, on_event: Event | None = None
     return LocalLevel(level, keep=keep, on_event=emit, resources=resources)
 
 
-def grading_sandbox_for(started: Mapping[str, Any]) -> GradingSandbox:
+def grading_sandbox_for(started: SessionStarted) -> GradingSandbox:
     """How a stored session's grading commands run, from its `session.started` facts: a
     container session's in a fresh container of the same image (never on the host), any
     other's on the host with a scrubbed environment."""

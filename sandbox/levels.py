@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from benchtape.core.command_runner import CommandRunner, Interpreter
 from benchtape.core.model import Action
+from benchtape.core.payloads import SessionStarted
 from benchtape.sandbox.capture import Captured, Ending, SessionFolder
 from benchtape.spec.bench import LEVELS
 
@@ -86,7 +87,7 @@ class OpenWorkspace:
     spawn: Spawn
     secret_names: list[str] = field(default_factory=list)
     launch: dict[str, Any] = field(default_factory=dict)  # Launch overrides (root, work_dir, python, support_dir)
-    facts: dict[str, Any] = field(default_factory=dict)  # recorded in session.started (e.g. the container)
+    facts: SessionStarted = field(default_factory=SessionStarted)  # recorded in session.started (e.g. the container)
     after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (~/.claude put back, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
     terminal: Callable[[list[str], Mapping[str, str]], Any] | None = None  # argv, env -> benchtape.sandbox.terminal.PaneCommand; None: on this host in agent_cwd

@@ -174,7 +174,8 @@ class LocalLevel:
         if outside:
             notes.append(Action("error", {"message": outside}))
         for note in notes:
-            self.on_event("sandbox.note", {"kind": note.kind, "message": note.data.get("what") or note.data.get("message")})
+            said = note.payload("adapter.warning").get("what") if note.kind == "adapter.warning" else note.payload("error").get("message")
+            self.on_event("sandbox.note", {"kind": note.kind, "message": said})
         return notes
 
 

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Sequence
 
 from benchtape.core.errors import BadInput
+from benchtape.core.payloads import TreeFacts
 from benchtape.sandbox.inodes import InodePool
 from benchtape.sandbox.nofollow import walk
 from benchtape.spec.yamlsrc import shorten
@@ -31,7 +32,7 @@ NAME_MAX = 255
 MAX_REL_DIR = 3000  # a snapshotted folder's path, so it and its names restore under any temp folder
 
 
-def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> tuple[bytes, dict[str, Any]]:
+def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> tuple[bytes, TreeFacts]:
     """Tar the tree under root (sorted, timestamps kept); returns the bytes and {files, bytes}.
 
     Nothing is followed: folders and files are opened relative to their parent folder's
@@ -92,7 +93,7 @@ def snapshot(root: Path, redact: Any = None, leave_out: Sequence[str] = ()) -> t
                 tar.add(e.rel, tarfile.SYMTYPE, e.st, linkname=e.link or "")
             elif e.kind == "other":
                 skipped += 1
-    facts: dict[str, Any] = {"files": files, "bytes": total}
+    facts: TreeFacts = {"files": files, "bytes": total}
     if links_out:
         facts["links_out"] = links_out[:100]
         facts["links_out_count"] = len(links_out)

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchtape.core.payloads import SessionStarted
 from benchtape.spec.evaluation import Cell, Evaluation
 from benchtape.spec.identity import CellIdentity
 
-RUN_KIND = "evaluation"
+from benchtape.core.run_kinds import EVALUATION as RUN_KIND  # noqa: E402 - runs.kind of an evaluation
 
 
 def run_fields(ev: Evaluation, argv: list[str] | None = None) -> dict[str, Any]:
@@ -68,12 +69,12 @@ def session_fields(ev_name: str, cell: Cell, identity: CellIdentity, task_digest
     }
 
 
-def started_extra(ev_name: str, cell: Cell, identity: CellIdentity, task_digest: str, step_index: int = 0, versions: dict[str, str] | None = None) -> dict[str, Any]:
+def started_extra(ev_name: str, cell: Cell, identity: CellIdentity, task_digest: str, step_index: int = 0, versions: dict[str, str] | None = None) -> SessionStarted:
     """What `session.started` adds under `cell` (the run loop's `started_extra`)."""
     return {"cell": {"id": identity.id, "label": cell.arm.label, "task": cell.task.id, "attempt": cell.attempt, "versions": dict(versions or {}), **session_params(ev_name, cell, identity, task_digest, step_index)}}
 
 
-def unstarted_actions(started: dict[str, Any], cause: str, message: str) -> list[Any]:
+def unstarted_actions(started: SessionStarted, cause: str, message: str) -> list[Any]:
     """A cell whose sandbox never opened (the engine is down, staging failed): the run loop
     still records a session for it, so the attempt is on record as an infrastructure error.
     `started` is the `session.started` payload the session would have had."""

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 
+from benchtape.core.payloads import check_payloads
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 
@@ -106,7 +107,9 @@ def raw_groups(lines: Iterable[tuple[int, str]], encoded: Sequence[bytes] | None
 
 
 def encode_actions(actions: Sequence[Action]) -> list[bytes]:
-    """Each action's data as the JSON stored for it (not yet redacted)."""
+    """Each action's data as the JSON stored for it (not yet redacted), once its payload is
+    found to match its kind (PayloadError otherwise: the batch is refused, nothing written)."""
+    check_payloads(actions)
     return [orjson.dumps(a.data, default=str) for a in actions]
 
 

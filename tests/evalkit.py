@@ -29,6 +29,41 @@ scenarios:
 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n"
 
+# The same bench with scripted agents (the mock harness really edits) and an evaluation of the
+# scripted mock against the no-op one over it: what an end-to-end evaluation runs.
+MOCK_BENCH = """
+description: evaluation e2e
+harness: mock
+defaults: {sandbox: home, interactive: false, timeout: 30s}
+scenarios:
+  - name: fix-add
+    prompt: "make add() return the sum"
+    testdata: calc
+    checks:
+      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.add(2, 3) == 5"]}}
+    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a - b", new_string: "return a + b"}}, {say: done}]}
+  - name: fix-sub
+    prompt: "make sub() return the difference"
+    testdata: calc
+    checks:
+      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.sub(5, 3) == 2"]}}
+    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a + b", new_string: "return a * b"}}, {say: done}]}
+  - name: explain
+    prompt: "say what calc does"
+    testdata: calc
+    checks:
+      - {type: contains, value: "calc"}
+    mock: {steps: [{say: "calc adds and subtracts"}]}
+"""
+MOCK_EVALUATION = """
+apiVersion: benchtape/v1alpha1
+kind: Evaluation
+attempts: 2
+tools:
+  - tool: mock
+    model: [scripted, noop]
+"""
+
 CLAUDE_OVERLAY = """
 apiVersion: bench.ber.run/v1alpha1
 kind: Tool

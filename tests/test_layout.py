@@ -9,6 +9,8 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
+    formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
+    view                      the live web viewer over the read side (never the write side)
     benchtape                 the front door: CLI, public API, preflight, composition
 
 ALLOWED below is that drawing, literally: no exceptions. Every import is checked, including
@@ -36,6 +38,8 @@ FOLDERS = {
     "recorder": "recorder",
     "replay": "replay",
     "tasks": "tasks",
+    "formats": "formats",
+    "view": "view",
     "front": "benchtape",
 }
 # room -> the rooms it may import besides itself
@@ -50,7 +54,9 @@ ALLOWED: dict[str, set[str]] = {
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
     "tasks": {"core", "spec", "store", "sandbox", "adapters", "models", "recorder"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks"},
+    "formats": {"core", "spec", "store", "adapters", "replay"},
+    "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
+    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats", "view"},
 }
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
 
@@ -216,6 +222,11 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("tasks", "benchtape.checks.registry", False),
         ("replay", "benchtape.tasks.validate", False),
         ("tasks", "benchtape.sandbox.verifier", True),
+        ("replay", "benchtape.formats.atif_export", False),
+        ("formats", "benchtape.recorder.importer", False),
+        ("front", "benchtape.formats.exports", True),
+        ("view", "benchtape.recorder.runner", False),
+        ("view", "benchtape.replay.timeline", True),
     ],
 )
 def test_the_arrows_test_can_fail(room: str, target: str, ok: bool):

@@ -21,41 +21,9 @@ import orjson
 import pytest
 
 from cli import benchtape, popen
-from evalkit import write
-
-CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n"
-BENCH = """
-description: evaluation e2e
-harness: mock
-defaults: {sandbox: home, interactive: false, timeout: 30s}
-scenarios:
-  - name: fix-add
-    prompt: "make add() return the sum"
-    testdata: calc
-    checks:
-      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.add(2, 3) == 5"]}}
-    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a - b", new_string: "return a + b"}}, {say: done}]}
-  - name: fix-sub
-    prompt: "make sub() return the difference"
-    testdata: calc
-    checks:
-      - {type: exec, args: {cmd: [python3, -c, "import calc; assert calc.sub(5, 3) == 2"]}}
-    mock: {steps: [{tool: Edit, input: {file_path: calc.py, old_string: "return a + b", new_string: "return a * b"}}, {say: done}]}
-  - name: explain
-    prompt: "say what calc does"
-    testdata: calc
-    checks:
-      - {type: contains, value: "calc"}
-    mock: {steps: [{say: "calc adds and subtracts"}]}
-"""
-EVALUATION = """
-apiVersion: benchtape/v1alpha1
-kind: Evaluation
-attempts: 2
-tools:
-  - tool: mock
-    model: [scripted, noop]
-"""
+from evalkit import CALC, write
+from evalkit import MOCK_BENCH as BENCH
+from evalkit import MOCK_EVALUATION as EVALUATION
 
 
 @pytest.fixture

@@ -130,7 +130,21 @@ def _synthetic_lines() -> dict[str, list[str]]:
             '{"timestamp":"2025-01-01T00:00:03Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Process exited with code 0"}}',
             '{"timestamp":"2025-01-01T00:00:04Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":3}}}}',
         ],
+        # an ATIF document is one JSON value: one compact line, which the "json" mutation reaches into
+        "atif": [json.dumps(ATIF_SEED), json.dumps({**ATIF_SEED, "extra": {"benchtape": {"started": {"scenario": "s"}, "after": [{"kind": "hook", "data": {}}]}}, "final_metrics": {"total_prompt_tokens": 9, "total_cached_tokens": 12}})],
     }
+
+
+ATIF_SEED = {
+    "schema_version": "ATIF-v1.8", "session_id": "s", "agent": {"name": "a", "version": "1", "tool_definitions": [{"function": {"name": "bash"}}]},
+    "steps": [
+        {"step_id": 1, "source": "user", "message": "hi"},
+        {"step_id": 2, "source": "agent", "message": [{"type": "text", "text": "ok"}], "tool_calls": [{"tool_call_id": "c1", "function_name": "task", "arguments": {"prompt": "p"}}],
+         "observation": {"results": [{"source_call_id": "c1", "content": "done", "subagent_trajectory_ref": [{"trajectory_id": "t1"}], "extra": {"tool_result_is_error": True}}]},
+         "metrics": {"prompt_tokens": 3, "cached_tokens": 1, "extra": {"cache_creation_input_tokens": "x"}}, "extra": {"is_sidechain": True, "agent_id": 5}},
+    ],
+    "subagent_trajectories": [{"schema_version": "ATIF-v1.8", "trajectory_id": "t1", "agent": {"name": "b", "version": "1"}, "steps": [{"step_id": 1, "source": "agent", "message": "x", "extra": {"benchtape": {"kind": "final_output", "before": [{"kind": "metrics", "data": {"x": 1}}]}}}]}],
+}
 
 
 @functools.lru_cache(maxsize=None)

@@ -79,11 +79,18 @@ def lines_target(payload: dict, folder: Path) -> tuple[str, str]:
         detect_format(path)
     except BadInput:
         pass
-    read_transcript(path, fmt)  # the import
+    imported = read_transcript(path, fmt)  # the import
     parser = parser_for(fmt)  # reparse: the stored raw lines fed again
+    actions = []
     for line in lines:
-        parser.feed(line)
-    parser.finish()
+        actions += parser.feed(line)
+    actions += parser.finish()
+    try:  # the store's writer refuses a payload that does not match its kind: no hostile line may make one
+        from benchtape.core.payloads import check_payloads
+    except ImportError:  # a checkout from before typed payloads
+        return "ok", ""
+    check_payloads(imported.actions)
+    check_payloads(actions)
     return "ok", ""
 
 

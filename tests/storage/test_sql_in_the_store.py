@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-ROOMS = ("core", "spec", "checks", "adapters", "models", "sandbox", "recorder", "replay", "benchtape")
+ROOMS = ("core", "spec", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats", "view", "benchtape")
 # A statement (upper-case verbs, as every query here is written): its verb first, then what it works on (a keyword list, as checks/sqltext.py holds
 # to read an agent's SQL, is words, not a statement: no verb is followed by its object there).
 STATEMENT = re.compile(

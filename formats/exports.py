@@ -1,0 +1,84 @@
+"""`benchtape export --format atif|inspect`: which stored sessions, written where.
+
+One session's ATIF trajectory goes to a file (or stdout); a run's or the whole store's go to a
+new folder, one `<session id>.json` each (what `benchtape import atif FOLDER` reads back). An
+Inspect log holds a run's sessions (or one session) in one `.eval` file. Every file is
+written beside its target first and moved in: a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchtape.core.errors import BadInput
+from benchtape.core.leaks import ReportLeak, report_leaks
+from benchtape.replay.document import session_json
+from benchtape.replay.query import latest_verdicts
+from benchtape.replay.report import new_folder, write_bytes_atomic
+from benchtape.replay.select import Selection, rows, sessions
+from benchtape.store.database import Store
+
+
+def atif_document(store: Store, session_id: str) -> bytes:
+    """One session's ATIF trajectory as the bytes of its file (indented JSON, as Harbor writes it)."""
+    from benchtape.formats.atif_export import trajectory
+
+    return _json(trajectory(store.load_session(session_id)))
+
+
+def write_atif_file(store: Store, session_id: str, dest: Path) -> Path:
+    data = atif_document(store, session_id)
+    try:
+        write_bytes_atomic(dest, data)
+    except OSError as exc:
+        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a file in a writable place") from None
+    return dest
+
+
+def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Path]:
+    """Every selected session's trajectory into a new (or empty) folder, `<session id>.json` each."""
+    from benchtape.formats.atif_export import trajectory
+
+    with new_folder(dest) as tmp:
+        names = []
+        for row, session in sessions(store, rows(store, selection)):
+            (tmp / f"{row.id}.json").write_bytes(_json(trajectory(session)))
+            names.append(row.id)
+        if not names:
+            raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
+    return [dest / f"{n}.json" for n in names]
+
+
+def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[Path, int]:
+    """The selected sessions (one run's, or one session) as one Inspect `.eval` log; (its path, samples)."""
+    from benchtape.formats.inspect_export import Graded, eval_log, require_inspect, write
+
+    require_inspect()
+    items = [Graded(row, session, latest_verdicts(store, row.id)) for row, session in sessions(store, rows(store, selection))]
+    if not items:
+        raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
+    _refuse_leaks(store, items, dest)
+    run_ids = {g.row.run_id for g in items}
+    run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
+    return write(eval_log(items, run), dest), len(items)
+
+
+def _refuse_leaks(store: Store, items: list[Any], dest: Path) -> None:
+    """A log's scores carry the checks' reasons: like a report, it is not written when a reason
+    would publish a generated value (the answer key) the session did not say itself."""
+    found = []
+    for g in items:
+        generated = store.generated_vars(g.row.run_id, g.row.scenario)
+        if generated:
+            row = {"session": session_json(g.session), "verdicts": [{"path": v["check_path"], "reason": v.get("reason")} for v in g.verdicts]}
+            found += [f"session {g.row.id}: {hit}" for hit in report_leaks({"results": [row]}, generated)]
+    if found:
+        listed = "\n    ".join(found[:20])
+        raise ReportLeak(f"Inspect log {dest} was NOT written: a generated value (the answer key) would be published in a check's reason:\n    {listed}")
+
+
+def _json(doc: dict[str, Any]) -> bytes:
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"

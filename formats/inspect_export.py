@@ -1,0 +1,286 @@
+"""Stored sessions as an Inspect AI eval log (`.eval`), so `inspect view` shows benchtape runs.
+
+Built with `inspect_ai`'s own log API (the optional extra `benchtape[inspect]`): one
+`EvalSample` per session, with the scenario as the sample id and the attempt as its epoch
+(Inspect's epochs are repeated runs of one sample, as attempts are), the prompt as input,
+the main thread's conversation as its messages (assistant turns with their tool calls, each
+result a tool message), and events for the viewer's transcript: a model event per agent turn,
+a tool event per call, each subagent a span of type "agent" that its spawning tool event
+points at. Scores come from the session's latest grading: one per check (its score, its
+status and reason) and `scenario` (1 when the scenario passed by benchtape's rule, else 0).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from benchtape.core.errors import BadInput
+from benchtape.core.model import Session
+from benchtape.core.version import VERSION
+from benchtape.formats.conversation import Thread, conversation
+from benchtape.replay.document import check_name
+from benchtape.replay.grading import harness_ok
+from benchtape.replay.timeline import session_status
+from benchtape.store.database import SessionRow
+
+INSTALL = "pip install 'benchtape[inspect]'"
+SCENARIO_SCORE = "scenario"
+PROVIDERS = {"claude-code": "anthropic", "codex": "openai", "mock": "mockllm"}  # Inspect names a model provider/model
+
+
+@dataclass
+class Graded:
+    """One session to write: its row, its projection, the verdicts of its latest grading."""
+
+    row: SessionRow
+    session: Session
+    verdicts: list[dict[str, Any]]
+
+
+def require_inspect() -> None:
+    """BadInput naming the install command when the optional extra is missing."""
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        raise BadInput("exporting an Inspect log needs the inspect_ai package, which is not installed", fix=f"install the extra: {INSTALL}") from None
+
+
+def eval_log(items: list[Graded], run: dict[str, Any] | None) -> Any:
+    """An `inspect_ai.log.EvalLog` of the sessions (one sample each), with results per score."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalPlanStep, EvalSpec, EvalStats
+
+    task = task_name(run)
+    samples = _samples(items)
+    models = sorted({model_of(g.session) for g in items})
+    model = models[0] if len(models) == 1 else "benchtape/mixed"
+    starts = [g.row.started_at for g in items if g.row.started_at]
+    created = _iso((run or {}).get("started_at") or (min(starts) if starts else 0.0)) or datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    run_id = str((run or {}).get("id") or "")
+    return EvalLog(
+        version=2,
+        status="success",
+        eval=EvalSpec(
+            created=created,
+            task=task,
+            task_id=run_id,
+            run_id=run_id,
+            task_file=(run or {}).get("bench_path"),
+            dataset=EvalDataset(name=task, samples=len(samples), sample_ids=[s.id for s in samples]),
+            model=model,
+            config=EvalConfig(),
+            solver=", ".join(sorted({g.session.harness or "unknown" for g in items})),
+            metadata={"producer": f"benchtape {VERSION}", "run": run, "models": models},
+        ),
+        plan=EvalPlan(name="benchtape", steps=[EvalPlanStep(solver=h, params={}) for h in sorted({g.session.harness or "unknown" for g in items})]),
+        results=_results(samples),
+        stats=EvalStats(started_at=created, completed_at=max((str(s.completed_at) for s in samples if s.completed_at), default=created), model_usage=_total_usage(samples)),
+        samples=samples,
+    )
+
+
+def write(log: Any, dest: Path) -> Path:
+    """Write the log as a `.eval` file: `dest`, or inside `dest` when it names a folder, named as
+    Inspect names its logs (`<created>_<task>_<task id>.eval`: `inspect view` lists a log by the
+    task and id in its name; the task id is the run's id).
+    Written beside the target first and moved in, so a failure leaves nothing half-written."""
+    from inspect_ai.log import write_eval_log
+
+    if dest.suffix != ".eval":  # a folder (made when missing): the log gets Inspect's own kind of name
+        if dest.exists() and not dest.is_dir():
+            raise BadInput(f"{dest} is a file that does not end in .eval", file=str(dest), fix="name the log FILE.eval, or a folder to write it into")
+        stamp = log.eval.created.replace(":", "-")
+        dest = dest / f"{stamp}_{_file_part(log.eval.task)}_{_file_part(log.eval.task_id or log.eval.eval_id)}.eval"
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a file in a writable place") from None
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    try:
+        write_eval_log(log, str(tmp), format="eval")
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def task_name(run: dict[str, Any] | None) -> str:
+    """What Inspect calls the task: the run's bench (its file, or its folder for `bench.yaml`)."""
+    path = (run or {}).get("bench_path")
+    if not path:
+        return f"benchtape-{(run or {}).get('kind') or 'run'}"
+    p = Path(path)
+    return p.parent.name if p.stem in ("bench", "eval", "evaluation") and p.parent.name else p.stem
+
+
+def model_of(session: Session) -> str:
+    provider = PROVIDERS.get(session.harness or "", session.harness or "unknown")
+    return f"{provider}/{session.model or 'default'}"
+
+
+# ---------------------------------------------------------------- samples
+
+
+def _samples(items: list[Graded]) -> list[Any]:
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for g in items:
+        sample_id, epoch = g.row.scenario, max(1, int(g.row.attempt or 1))
+        if (sample_id, epoch) in seen:  # a reparse shares its session's place: named by its own id
+            sample_id = f"{g.row.scenario}@{g.row.id}"
+        seen.add((sample_id, epoch))
+        out.append(_sample(g, sample_id, epoch))
+    return out
+
+
+def _sample(g: Graded, sample_id: str, epoch: int) -> Any:
+    from inspect_ai.log import EvalError, EvalSample
+    from inspect_ai.model import ModelOutput
+
+    s = g.session
+    model = model_of(s)
+    start = min((a.at for a in s.actions if a.at), default=g.row.started_at or 0.0)
+    end = max((a.at for a in s.actions if a.at), default=start)
+    render = _Render(s, model, start)
+    messages, events = render.thread(render.conv.main, None)
+    usage = _usage(s)
+    error = None
+    if s.finished and not harness_ok(s):
+        error = EvalError(message=f"the harness ended {s.status}: " + ("; ".join(s.errors[:3]) or "no error message"), traceback="", traceback_ansi="")
+    return EvalSample(
+        id=sample_id,
+        epoch=epoch,
+        input=s.prompt or "",
+        target="",
+        messages=messages,
+        output=ModelOutput.from_content(model, s.final_output or ""),
+        scores=_scores(s, g.verdicts) or None,
+        metadata={
+            "session_id": g.row.id, "run_id": g.row.run_id, "scenario": g.row.scenario, "attempt": g.row.attempt,
+            "harness": s.harness, "model": s.model, "status": s.status, "cell_id": g.row.cell_id,
+            "metrics": s.metrics.to_dict(), "subagents": {t: sub.to_dict() for t, sub in s.subagents.items()},
+        },
+        events=events,
+        model_usage={model: usage} if usage is not None else {},
+        started_at=_iso(start),
+        completed_at=_iso(end),
+        total_time=(s.metrics.wall_ms / 1000) if s.metrics.wall_ms is not None else max(0.0, end - start),
+        error=error,
+    )
+
+
+class _Render:
+    """A session's threads as Inspect messages (the main thread's) and events (every thread's)."""
+
+    def __init__(self, session: Session, model: str, start: float):
+        self.conv = conversation(session)
+        self.model, self.start = model, start
+
+    def _when(self, at: float) -> dict[str, Any]:
+        if not at:
+            return {}
+        return {"timestamp": datetime.fromtimestamp(at, timezone.utc), "working_start": max(0.0, at - self.start)}
+
+    def thread(self, t: Thread, span: str | None) -> tuple[list[Any], list[Any]]:
+        from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent, SpanEndEvent, ToolEvent
+        from inspect_ai.model import ChatCompletionChoice, ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ContentReasoning, ContentText, GenerateConfig, ModelOutput
+        from inspect_ai.tool import ToolCall, ToolCallError
+
+        messages: list[Any] = []
+        events: list[Any] = []
+        for step in t.steps:
+            when = self._when(step.at)
+            if step.source == "user":
+                messages.append(ChatMessageUser(content=step.text))
+                continue
+            if step.source == "system":
+                events.append(InfoEvent(source="benchtape", data={"error": step.text, **{k: v for k, v in step.error.data.items() if k != "message"}} if step.error else step.text, span_id=span, **when))
+                continue
+            thinking = step.thinking.data.get("text") if step.thinking is not None else None
+            content: Any = [ContentReasoning(reasoning=thinking), ContentText(text=step.text)] if isinstance(thinking, str) and thinking else step.text
+            calls = [ToolCall(id=u.call_id, function=u.tool, arguments=u.input) for u in step.uses]
+            said = ChatMessageAssistant(content=content, tool_calls=calls or None, model=self.model)
+            events.append(ModelEvent(model=self.model, input=list(messages), tools=[], tool_choice="auto", config=GenerateConfig(), output=ModelOutput(model=self.model, choices=[ChatCompletionChoice(message=said, stop_reason="tool_calls" if calls else "stop")]), span_id=span, **when))
+            messages.append(said)
+            for use in step.uses:
+                error = ToolCallError("unknown", use.output_text or "the tool reported an error") if use.is_error else None
+                agent_span = None
+                if use.spawned is not None:
+                    child = self.conv.threads[use.spawned]
+                    agent_span = f"agent:{child.thread}"
+                    events.append(SpanBeginEvent(id=agent_span, parent_id=span, type="agent", name=child.agent or "subagent", span_id=span, **when))
+                    events.extend(self.thread(child, agent_span)[1])
+                    events.append(SpanEndEvent(id=agent_span, span_id=span, **self._when(use.result.at if use.result is not None else step.at)))
+                events.append(ToolEvent(id=use.call_id, function=use.tool, arguments=use.input, result=use.output_text or "", error=error, agent=self.conv.threads[use.spawned].agent if use.spawned else None, agent_span_id=agent_span, span_id=span, **when))
+                if use.result is not None:
+                    messages.append(ChatMessageTool(content=use.output_text or "", tool_call_id=use.call_id, function=use.tool, error=error))
+            for orphan in step.orphans:
+                messages.append(ChatMessageTool(content=str(orphan.data.get("output") or ""), tool_call_id=str(orphan.data.get("call_id")), error=ToolCallError("unknown", "error") if orphan.data.get("is_error") else None))
+        for child in self.conv.children_of(t.thread):
+            if child.spawn is None:  # a thread nobody said it spawned: its events in a span of its own
+                agent_span = f"agent:{child.thread}"
+                events.append(SpanBeginEvent(id=agent_span, parent_id=span, type="agent", name=child.agent or "subagent", span_id=span))
+                events.extend(self.thread(child, agent_span)[1])
+                events.append(SpanEndEvent(id=agent_span, span_id=span))
+        return messages, events
+
+
+def _scores(session: Session, verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One score per check of the latest grading, and the scenario's outcome ({} when never graded)."""
+    from inspect_ai.scorer import Score
+
+    if not verdicts:
+        return {}
+    outcome = session_status(session, verdicts)
+    out: dict[str, Any] = {SCENARIO_SCORE: Score(value=1.0 if outcome == "pass" else 0.0, answer=outcome, explanation=f"the scenario {'passed' if outcome == 'pass' else outcome if outcome == 'error' else 'failed'} (every counting check PASS or NA)", metadata={"outcome": outcome, "grading_id": verdicts[0].get("grading_id")})}
+    for v in verdicts:
+        name = check_name(v.get("metric"), v["type"])
+        key = name if name not in out else f"{name} ({v['check_path']})"
+        out[key] = Score(value=float(v["score"]), explanation=f"{v['status']}: {v.get('reason') or ''}".rstrip(": "), metadata={"status": v["status"], "pass": v["pass"], "type": v["type"], "check_path": v["check_path"], "readout": v["readout"]})
+    return out
+
+
+def _results(samples: list[Any]) -> Any:
+    from inspect_ai.log import EvalMetric, EvalResults, EvalScore
+
+    values: dict[str, list[float]] = {}
+    for s in samples:
+        for name, score in (s.scores or {}).items():
+            values.setdefault(name, []).append(float(score.value))
+    scores = []
+    for name, got in values.items():
+        metric = "accuracy" if name == SCENARIO_SCORE else "mean"
+        scores.append(EvalScore(name=name, scorer=name, scored_samples=len(got), unscored_samples=len(samples) - len(got), metrics={metric: EvalMetric(name=metric, value=sum(got) / len(got))}))
+    return EvalResults(total_samples=len(samples), completed_samples=len(samples), scores=scores)
+
+
+def _usage(session: Session) -> Any:
+    from inspect_ai.model import ModelUsage
+
+    m = session.metrics
+    if m.tokens_in is None and m.tokens_out is None and m.cost_usd is None:
+        return None
+    total = sum(v for v in (m.tokens_in, m.tokens_out, m.cache_read_tokens, m.cache_write_tokens) if v is not None)
+    return ModelUsage(input_tokens=m.tokens_in or 0, output_tokens=m.tokens_out or 0, total_tokens=total, input_tokens_cache_read=m.cache_read_tokens, input_tokens_cache_write=m.cache_write_tokens, total_cost=m.cost_usd)
+
+
+def _total_usage(samples: list[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for s in samples:
+        for model, usage in (s.model_usage or {}).items():
+            out[model] = out[model] + usage if model in out else usage
+    return out
+
+
+def _iso(at: float) -> str | None:
+    """ISO 8601 to the second, as Inspect writes its times (and names its files by them)."""
+    return datetime.fromtimestamp(at, timezone.utc).replace(microsecond=0).isoformat() if at else None
+
+
+def _file_part(text: str) -> str:
+    """A task name as a part of Inspect's file name, which `_` separates."""
+    return re.sub(r"[^A-Za-z0-9.-]+", "-", text).strip("-") or "benchtape"

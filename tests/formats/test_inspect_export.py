@@ -1,0 +1,135 @@
+"""`benchtape export --format inspect`: a run as an Inspect AI `.eval` log, written with
+Inspect's API and read back with it (`read_eval_log`): one sample per session, its messages
+and tool events, subagents as agent spans, scores from the stored verdicts; and `inspect view`
+(started on loopback) lists the log and serves its samples."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from formatskit import benchtape, write_mock_bench
+from benchtape.replay.query import latest_verdicts
+from benchtape.store.database import Store
+
+inspect_log = pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed: pip install 'benchtape[inspect]'")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> tuple[Path, Path]:
+    """A mock run (nested subagents, a failing tool, passing and failing checks) and its Inspect log."""
+    folder = tmp_path_factory.mktemp("inspect")
+    db = folder / "r.db"
+    assert benchtape("run", write_mock_bench(folder), "--db", db, cwd=folder).returncode == 1
+    out = benchtape("export", "--format", "inspect", "--run", "latest", "-o", folder / "logs", "--db", db)
+    assert out.returncode == 0 and "wrote an Inspect log of 2 sessions" in out.stdout, out.stderr
+    (log,) = (folder / "logs").glob("*.eval")
+    return db, log
+
+
+def test_each_session_is_a_sample_with_its_messages_and_scores(exported: tuple[Path, Path]) -> None:
+    db, path = exported
+    log = inspect_log.read_eval_log(str(path))
+    store = Store(db)
+    rows = {r.scenario: r for r in store.session_rows()}
+    assert log.status == "success" and log.eval.task == path.parent.parent.name and log.eval.run_id == next(iter(rows.values())).run_id
+    assert path.name.endswith(f"_{log.eval.task}_{log.eval.task_id}.eval")  # Inspect's own naming: how `inspect view` lists it
+    samples = {s.id: s for s in log.samples}
+    assert set(samples) == set(rows) and {s.epoch for s in log.samples} == {1}
+    for scenario, sample in samples.items():
+        verdicts = latest_verdicts(store, rows[scenario].id)
+        assert {k: v.value for k, v in sample.scores.items() if k != "scenario"} == {v["metric"] or v["type"]: v["score"] for v in verdicts}
+        assert sample.metadata["session_id"] == rows[scenario].id
+    assert samples["delegates"].scores["scenario"].value == 1.0 and samples["says-little"].scores["scenario"].value == 0.0
+    assert samples["says-little"].scores["contains"].explanation.startswith("FAIL")
+    d = samples["delegates"]
+    assert d.input == "review the code and report" and d.output.completion == "All reviewed: no bugs."
+    roles = [m.role for m in d.messages]
+    assert roles[0] == "user" and roles[-1] == "assistant" and roles.count("tool") == 5  # Write, Read, the delegation, the skill's result, Lint
+    asked = {c.id: c.function for m in d.messages if m.role == "assistant" for c in m.tool_calls or []}
+    answered = {m.tool_call_id: m for m in d.messages if m.role == "tool"}
+    assert {asked[i] for i in answered if i in asked} == {"Write", "Read", "Task", "Lint"}
+    assert sorted(m.function for m in answered.values() if m.error) == ["Lint", "Read"]  # the failing tools, by their outcome
+    assert next(m.error.message for m in answered.values() if m.function == "Lint") == "3 warnings"
+    spans = [(e.name, e.type) for e in d.events if e.event == "span_begin"]
+    assert spans == [("Explore", "agent"), ("Plan", "agent")]
+    delegation = next(e for e in d.events if e.event == "tool" and e.function == "Task" and e.span_id is None)
+    assert delegation.agent == "Explore" and delegation.agent_span_id == next(e.id for e in d.events if e.event == "span_begin" and e.name == "Explore")
+    assert d.model_usage[log.eval.model].total_cost == 0.02 and d.model_usage[log.eval.model].input_tokens_cache_read == 300
+    scores = {s.name: s.metrics for s in log.results.scores}
+    assert scores["scenario"]["accuracy"].value == 0.5
+    summaries = inspect_log.read_eval_log_sample_summaries(str(path))
+    assert sorted(s.id for s in summaries) == sorted(samples)
+
+
+def test_inspect_view_lists_the_log_and_serves_its_samples(exported: tuple[Path, Path]) -> None:
+    _db, path = exported
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    viewer = Path(sys.executable).with_name("inspect")
+    proc = subprocess.Popen([str(viewer), "view", "--log-dir", str(path.parent), "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + 90  # ~2-3 s on an idle machine
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/app-config", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise AssertionError(f"inspect view did not answer: {proc.stdout.read().decode() if proc.poll() is not None else 'still starting'}") from None
+                time.sleep(0.2)
+        files = json.loads(urllib.request.urlopen(f"{base}/log-files", timeout=10).read())["files"]
+        assert [Path(urllib.parse.urlparse(f["name"]).path).name for f in files] == [path.name]
+        name = files[0]["name"]
+        headers = json.loads(urllib.request.urlopen(f"{base}/log-headers?{urllib.parse.urlencode({'file': name})}", timeout=10).read())
+        assert headers[0]["status"] == "success" and headers[0]["eval"]["task"] == files[0]["task"]
+        whole = json.loads(urllib.request.urlopen(f"{base}/logs/{urllib.parse.quote(name, safe='')}?header-only=100", timeout=30).read())
+        assert sorted(s["id"] for s in whole["samples"]) == ["delegates", "says-little"]
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_without_the_extra_the_export_names_the_install_command(exported: tuple[Path, Path], tmp_path: Path) -> None:
+    db, _ = exported
+    probe = (
+        "import sys; sys.modules['inspect_ai'] = None\n"
+        f"sys.argv = ['benchtape', 'export', '--format', 'inspect', '--run', 'latest', '-o', {str(tmp_path / 'x.eval')!r}, '--db', {str(db)!r}]\n"
+        "from benchtape.cli import main\nmain()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert out.returncode == 2 and "pip install 'benchtape[inspect]'" in out.stderr, out.stderr
+    assert not (tmp_path / "x.eval").exists()
+
+
+def test_a_log_that_would_publish_the_answer_key_is_not_written(tmp_path: Path) -> None:
+    """Scores carry the checks' reasons: as a report, the log is refused when one would publish
+    a `generate:` value the agent did not say itself."""
+    gen = tmp_path / "gen.py"
+    gen.write_text(f"#!{sys.executable}\nprint('ANSWER=fixed-answer-4410')\n")
+    gen.chmod(0o755)
+    (tmp_path / "bench.yaml").write_text(
+        "harness: mock\nscenarios:\n  - name: published\n    prompt: a\n    generate: gen.py\n"
+        "    mock: {steps: [{say: \"I do not know\"}]}\n    checks:\n      - {type: contains, value: fixed-answer-4410}\n"
+    )
+    db = tmp_path / "x.db"
+    assert benchtape("run", tmp_path / "bench.yaml", "--db", db, cwd=tmp_path).returncode == 1
+    out = benchtape("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "x.eval", "--db", db)
+    assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
+    assert not (tmp_path / "x.eval").exists() and not list(tmp_path.glob(".x.eval*"))

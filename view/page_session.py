@@ -1,0 +1,130 @@
+"""One session (`/session/HANDLE`), its changes as a patch (`/changes/HANDLE`) and its raw
+lines (`/raw/HANDLE`).
+
+The session is `benchtape show`'s (`replay.timeline.show`), drawn by the static report's
+own `session_section`; its JSON twin is `show --json` (`replay.document.document`), the
+changes' is `show --diff --json`. A session still being recorded stays live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from benchtape.replay.changes import NoDiff, workspace_changes
+from benchtape.replay.document import document
+from benchtape.replay.html import Entry, Window, changes, esc, session_section
+from benchtape.replay.select import resolve, short_handles
+from benchtape.replay.timeline import Shown, session_status, show
+from benchtape.store.database import Store
+from benchtape.store.browse import raw_page
+from benchtape.view.shell import href, live_url, page, region, session_href
+from benchtape.view.viewer import Viewer
+
+RAW_PAGE = 500  # raw lines per page
+TIMELINE_PAGE = 2500  # top-level timeline rows per page (a 2,000-action session is one page)
+
+
+class NotFound(Exception):
+    """A page about a session that has nothing of that kind to show (the message says why)."""
+
+
+def _status(shown: Shown) -> str:
+    return session_status(shown.session, shown.verdicts) if shown.session.finished else "incomplete"
+
+
+def session_json(store: Store, handle: str) -> Any:
+    """`benchtape show HANDLE --json`."""
+    shown = show(store, handle)
+    return document(shown.row, shown.session, shown.verdicts)
+
+
+def session_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+    return _regions(store, show(store, q["handle"]), q)
+
+
+def _regions(store: Store, shown: Shown, q: Mapping[str, str]) -> dict[str, str]:
+    entry = Entry.of(store, shown.row, shown.session, shown.verdicts)
+    handle = q["handle"]
+    window = Window(_number(q.get("rows")) - 1, TIMELINE_PAGE, lambda first: href(session_href(handle), {"rows": first + 1}))
+    return {"session": session_section(entry, _status(shown), anchored=True, window=window)}
+
+
+def session_done(v: Viewer, store: Store, q: Mapping[str, str]) -> bool:
+    """A finished and graded session's page changes no more (a later regrade aside: reload to
+    see it); a finished one waits for the grading live grading gives it."""
+    shown = show(store, q["handle"])
+    return shown.session.finished and bool(shown.verdicts)
+
+
+def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+    handle = q["handle"]
+    shown = show(store, handle)
+    sid = shown.row.id
+    regions = _regions(store, shown, q)
+    run_handle = short_handles(store, "runs", [shown.row.run_id])[shown.row.run_id]
+    raw_total = raw_page(store, sid, 1, 0).total
+    links = [
+        f'run <a href="{esc("/run/" + run_handle)}"><code>{esc(run_handle)}</code></a>',
+        f'<a href="{esc(session_href(handle, "changes"))}">changes as a patch</a>',
+        f'<a href="{esc(session_href(handle, "raw"))}">raw lines ({raw_total})</a>' if raw_total else "no raw lines",
+        '<span class="keys">keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous call, <kbd>o</kbd> open/close it</span>',
+    ]
+    control = '<p class="tag">the negative control: the no-op agent</p>' if shown.control else ""
+    body = f'<p class="crumbs">{" · ".join(links)}</p>{control}' + region("session", regions["session"])
+    live = None if shown.session.finished and shown.verdicts else live_url("session", q, regions)
+    return page(f"{shown.row.scenario} #{shown.row.attempt}", body, active="sessions", json_href=href(session_href(handle), {"format": "json"}), live=live)
+
+
+def changes_json(store: Store, handle: str) -> Any:
+    """`benchtape show HANDLE --diff --json`; NotFound (the CLI's exit 1) when there is no diff."""
+    shown = show(store, handle)
+    try:
+        return workspace_changes(store, shown.session).to_dict()
+    except NoDiff as exc:
+        raise NotFound(f"no diff: {exc}") from None
+
+
+def changes_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+    handle = q["handle"]
+    shown = show(store, handle)
+    try:
+        fragment = changes(workspace_changes(store, shown.session))
+    except NoDiff as exc:
+        fragment = changes(None, str(exc))
+    head = f'<h1>Changes · <a href="{esc(session_href(handle))}">{esc(shown.row.scenario)} #{esc(shown.row.attempt)}</a></h1><p class="meta">session <code>{esc(shown.row.id)}</code>: its final workspace against the tree benchtape staged (<code>benchtape show {esc(handle)} --diff | git apply</code> applies it)</p>'
+    return page(f"changes {shown.row.scenario}", head + fragment, active="sessions", json_href=href(session_href(handle, "changes"), {"format": "json"}))
+
+
+def raw_json(store: Store, handle: str, q: Mapping[str, str]) -> Any:
+    sid = resolve(store, "sessions", handle)
+    got = raw_page(store, sid, _first(q), RAW_PAGE)
+    return {"session_id": sid, "first": got.first, "total": got.total, "lines": got.lines}
+
+
+def raw_page_html(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+    handle = q["handle"]
+    sid = resolve(store, "sessions", handle)
+    got = raw_page(store, sid, _first(q), RAW_PAGE)
+    rows = "".join(f'<tr id="L{n}"><td class="num"><a href="#L{n}">{n}</a></td><td class="raw">{esc(line)}</td></tr>' for n, line in enumerate(got.lines, start=got.first))
+    base = session_href(handle, "raw")
+    pager = []
+    if got.first > 1:
+        pager.append(f'<a href="{esc(href(base, {"from": max(1, got.first - RAW_PAGE)}))}">← lines before</a>')
+    if got.first + len(got.lines) <= got.total:
+        pager.append(f'<a rel="next" href="{esc(href(base, {"from": got.first + len(got.lines)}))}">lines after →</a>')
+    head = f'<h1>Raw lines · <a href="{esc(session_href(handle))}"><code>{esc(handle)}</code></a></h1><p class="meta">the harness\'s output as received (after redaction), lines {got.first}–{got.first + len(got.lines) - 1} of {got.total}</p>'
+    table = f'<table class="raw">{rows}</table>' if rows else '<p class="none">no raw lines stored</p>'
+    return page(f"raw {handle}", head + table + f'<p class="pager">{" ".join(pager)}</p>', active="sessions", json_href=href(base, {**q, "format": "json", "handle": None}))
+
+
+def _first(q: Mapping[str, str]) -> int:
+    return _number(q.get("from"))
+
+
+def _number(text: str | None) -> int:
+    """A 1-based position from a parameter (anything else: 1)."""
+    try:
+        return max(1, int(text or 1))
+    except ValueError:
+        return 1

@@ -1,0 +1,99 @@
+"""Serving the viewer: a socket bound before anything is printed (so the URL shown is
+listening, and a port in use is a message, not a traceback), uvicorn pinned to its plain
+choices (h11, asyncio: nothing a later install of uvloop or httptools could change), and a
+stop that ends the live streams first (uvicorn waits for every open response, and a stream
+never ends by itself).
+"""
+
+from __future__ import annotations
+
+import errno
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import uvicorn
+from benchtape.core.errors import BadInput
+from benchtape.view.viewer import Viewer
+from benchtape.view.webapp import make_app
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (0: any free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise BadInput(f"port {port} on {host} is in use", fix=f"pass another --port (0 picks a free one), or stop what serves on {port}") from None
+        raise BadInput(f"cannot serve on {host}:{port}: {exc.strerror or exc}", fix="pass --host 127.0.0.1 (the default) or an address of this machine") from None
+    sock.listen(128)  # before the URL is printed: an early browser waits in the backlog
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
+class ViewServer(uvicorn.Server):
+    """uvicorn with a first Ctrl-C (or SIGTERM) that ends the live streams too, so it stops at once."""
+
+    def __init__(self, config: uvicorn.Config, viewer: Viewer):
+        super().__init__(config)
+        self.viewer = viewer
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self.viewer.stopping.set()
+        super().handle_exit(sig, frame)
+
+
+def server(viewer: Viewer, host: str) -> ViewServer:
+    config = uvicorn.Config(
+        make_app(viewer, host=host),
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        loop="asyncio",
+        http="h11",
+        ws="none",
+        timeout_graceful_shutdown=2,
+    )
+    return ViewServer(config, viewer)
+
+
+def serve(viewer: Viewer, sock: socket.socket, host: str) -> None:
+    """In the foreground until Ctrl-C (KeyboardInterrupt once uvicorn has shut down)."""
+    try:
+        server(viewer, host).run(sockets=[sock])
+    finally:
+        viewer.close()
+
+
+@contextmanager
+def running(viewer: Viewer, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
+    """The viewer served from a thread (tests, screenshots, benchmarks): yields its URL."""
+    sock = listen(host, port)
+    srv = server(viewer, host)
+    thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, name="benchtape-view", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not srv.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("benchtape view did not start")
+        time.sleep(0.01)
+    try:
+        yield url_of(sock).rstrip("/")
+    finally:
+        viewer.stopping.set()
+        srv.should_exit = True
+        thread.join(10)
+        sock.close()
+        viewer.close()
