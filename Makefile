@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz install clean docs agents screenshots
+.PHONY: demo test bench fuzz install clean docs agents lint screenshots
 
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -55,6 +55,12 @@ bench: install
 	-$(BIN)/python benchmarks/view.py
 	-$(BIN)/python benchmarks/scaleout.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
+
+# ruff (the rule set in pyproject) over the code and tests; mypy over the namespace (default
+# mode, core strict) through .ci/typecheck, which lays the package-dir mapping out for it
+lint: install
+	$(BIN)/ruff check .
+	.ci/typecheck
 
 docs: install
 	$(BIN)/python -m benchtape.checks.docs > docs/checks.md

@@ -87,6 +87,7 @@ class Tui:
     exit_text: str = "/exit"
     goodbye: str = ""  # regex: the screen once the tool has closed the session (it may take a while to exit after)
     parser: Any = None  # Callable[[], Parser] of the on-disk record
+    session: str = ""  # the session id the Stop hook's lines carry: a HOME shared by several sessions (level workspace) holds one log for all
 
 
 class Parser(Protocol):
@@ -120,6 +121,16 @@ class Adapter(Protocol):
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         """Blocking findings (binary missing, no key unless the model is scripted); never prints a secret."""
+
+
+def host_credentials(names: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
+    """The host's values of the credentials a tool declares it authenticates with (its
+    `AUTH_ENV`): the only credentials that reach its agent (the sandbox forwards none by
+    itself, so the mock agent gets none). None with a scripted endpoint: its key is the
+    server's, and a real token must not go to it."""
+    if endpoint:
+        return {}
+    return {name: os.environ[name] for name in names if os.environ.get(name)}
 
 
 def on_path(binary: str, env: dict[str, str]) -> bool:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from benchtape.adapters.base import Command, Launch, files_below, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.claude_tui import STOP_LOG
 from benchtape.adapters.config import ConfigReader
@@ -106,11 +106,14 @@ def binary_of(cfg: ClaudeConfig) -> str:
 
 def hermetic_env(args: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
     """What every claude run gets (spec/real-binaries.md): the updater off (the interactive
-    one installs globally), nonessential traffic off, IS_SANDBOX only as root with a bypass
-    mode (which refuses to start without it), and the scripted endpoint when there is one."""
+    one installs globally), nonessential traffic off, the transcript always written
+    (`CLAUDE_CODE_FORCE_SESSION_PERSISTENCE=1`, as madbench sets it: a session started where
+    Claude Code thinks it is a child session would otherwise keep none), IS_SANDBOX only as
+    root with a bypass mode (which refuses to start without it), and the scripted endpoint
+    when there is one."""
     from benchtape.adapters.endpoints import claude_env, running_as_root
 
-    env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    env = {"DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "CLAUDE_CODE_FORCE_SESSION_PERSISTENCE": "1"}
     if running_as_root() and any(a in BYPASS for a in args):
         env["IS_SANDBOX"] = "1"
     if endpoint:
@@ -212,7 +215,7 @@ class ClaudeCodeAdapter:
         if cfg.environment.probe and (cfg.plugins or cfg.agent_env or (launch.interactive and _reads_environment(launch.scenario))):
             init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
-        env = hermetic_env(cfg.args, launch.endpoint)
+        env = {**host_credentials(AUTH_ENV, launch.endpoint), **hermetic_env(cfg.args, launch.endpoint)}
         common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)

@@ -3,7 +3,11 @@
 2.1.3xx also writes `attachment` entries (context Claude Code added: environment,
 skill listings, prompt snapshots; and hook runs, which become `hook` actions) and a
 `cost-state` entry whose `totalCostUSD` is the session's cost so far (cumulative across
-`--resume`), so these files now carry cost.
+`--resume`), so these files now carry cost. Before that a file carries what it carries: the
+`costUSD` of each assistant entry (1.x), and a `turn_duration` system entry per turn (2.x,
+`durationMs`, the turn's active time): their sums are the session's cost and duration in its
+`metrics`. A file that carries neither has tokens and no cost or duration (unknown is never
+zero); its timestamps still give the session's start and end (recorder/importer.py).
 
 One parser reads the session file and then its subagent sidechain files, in that
 order, as one stream of lines; that is also how the lines are stored, so `reparse`
@@ -56,7 +60,9 @@ class ClaudeDiskParser(LineParser):
             "format": "claude-transcript",
         }
         self._last_at = 0.0
-        self.cost_usd: float | None = None
+        self.cost_usd: float | None = None  # the last cost-state's total
+        self.entry_costs: dict[str, float] = {}  # 1.x: each assistant message's costUSD, by message
+        self.turn_ms: float | None = None  # the main thread's turn_duration entries, summed
         self.stop_hooks = 0  # Stop hook attachments since the last stop_hook_summary
         self._handlers = {  # built once: every line is dispatched through it
             "user": self._message,
@@ -74,6 +80,10 @@ class ClaudeDiskParser(LineParser):
         totals: Metrics = self.messages.usage.totals()
         if self.cost_usd is not None:
             totals["cost_usd"] = self.cost_usd
+        elif self.entry_costs:
+            totals["cost_usd"] = round(sum(self.entry_costs.values()), 10)
+        if self.turn_ms is not None:
+            totals["duration_ms"] = self.turn_ms
         return [Action("metrics", totals, at=self._last_at)] if totals else []
 
     # ------------------------------------------------------------------ dispatch
@@ -107,6 +117,10 @@ class ClaudeDiskParser(LineParser):
                 return []  # the same message already read from an agent_progress entry
             self.seen_uuids.add(uuid)
         thread = self._thread(entry)
+        cost = entry.get("costUSD")
+        if entry.get("type") == "assistant" and isinstance(cost, (int, float)) and not isinstance(cost, bool):
+            message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+            self.entry_costs[str(message.get("id") or uuid or len(self.entry_costs))] = float(cost)  # an internal agent's spend counts too
         if thread == INTERNAL:
             self._count_only(entry)
             return []
@@ -219,6 +233,11 @@ class ClaudeDiskParser(LineParser):
                 "prevented_continuation": entry.get("preventedContinuation"),
             }
             return [hook_action(summary, thread, at)]
+        if subtype == "turn_duration" and not entry.get("isSidechain"):
+            ms = entry.get("durationMs")
+            if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms >= 0:
+                self.turn_ms = (self.turn_ms or 0.0) + float(ms)
+            return []
         if subtype in _QUIET_SYSTEM:
             return []
         return [warning(f"unknown system entry subtype {subtype!r}", line)]

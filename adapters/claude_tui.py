@@ -82,6 +82,7 @@ def tui(session_uuid: str, trusted: list[str], agent_env: bool = False) -> Tui:
         blocked=BLOCKED,
         parser=ClaudeDiskParser,
         goodbye=GOODBYE,
+        session=session_uuid,
     )
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtape.adapters.base import Command, Launch, files_below, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.config import ConfigReader
 from benchtape.adapters.endpoints import codex_config, codex_env, is_scripted
@@ -116,7 +116,7 @@ class CodexAdapter:
         if cfg.effort:
             argv += ["-c", f"model_reasoning_effort={cfg.effort}"]
         argv += [*cfg.args, "-"]
-        env: dict[str, str] = {}
+        env: dict[str, str] = host_credentials(AUTH_ENV, launch.endpoint)
         files: dict[str, str] = {}
         if launch.endpoint:
             home = str(launch.home) if launch.home is not None else "."

@@ -1,7 +1,8 @@
 """The offline harness: scripted actions from the scenario's `mock:` block, or the no-op agent.
 
-Without a script it behaves as madbench's mock: the prompt is the final output, no tool
-calls, and `!ERROR!` in the prompt forces a harness error. The no-op mode (`noop`) is
+Without a script it behaves as madbench's mock: the prompt is the final output (or, under a
+provider label `mock:<payload>`, the payload), no tool calls, and `!ERROR!` in the prompt
+forces a harness error. The no-op mode (`noop`) is
 what the negative control runs: any script is ignored.
 """
 
@@ -16,6 +17,7 @@ from benchtape.adapters.lines import LineParser
 from benchtape.core.model import ACTION_KINDS, Action
 from benchtape.core.payloads import PayloadError, check_payload
 
+PAYLOAD = "mock:"  # a provider label's prefix: what follows is what the mock says
 MOCK_METRIC_KEYS = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
 MOCK_STEP_KEYS = {"tool", "input", "result", "is_error", "think", "say", "skill", "subagent", "sleep"}
 
@@ -53,6 +55,7 @@ class MockAdapter:
 
     def command(self, launch: Launch) -> Command:
         script: dict[str, Any] = launch.scenario.get("mock") or {}
+        provider = launch.scenario.get("provider")
         job = {
             "prompt": launch.prompt,
             "root": str(launch.root),
@@ -60,6 +63,8 @@ class MockAdapter:
             "steps": script.get("steps") or [],
             "metrics": script.get("metrics"),
             "noop": self.noop,
+            # a `providers:` label `mock:<payload>` answers with the payload, as madbench's mock does
+            "payload": provider[len(PAYLOAD) :] if isinstance(provider, str) and provider.startswith(PAYLOAD) else None,
         }
         return Command(argv=[launch.python, "-S", str(launch.support_dir / "mock_agent.py")], stdin=orjson.dumps(job))
 

@@ -4,7 +4,7 @@
 Standard library only, run as its own process (on the host or inside a container), so
 the mock goes through exactly the recording path a real harness does: a process whose
 stdout lines the adapter parses as they arrive. It reads a JSON job on stdin:
-{"prompt", "root", "steps", "metrics", "noop"} and prints one JSON event per line.
+{"prompt", "root", "cwd", "steps", "metrics", "noop", "payload"} and prints one JSON event per line.
 """
 
 from __future__ import annotations
@@ -181,8 +181,9 @@ def main() -> int:
         agent.emit("error", {"message": "mock harness error forced by !ERROR! in the prompt"})
         return 1
     if job.get("noop") or not job.get("steps"):
-        agent.emit("message.assistant", {"text": prompt})
-        agent.emit("final_output", {"text": prompt})
+        said = prompt if job.get("noop") or job.get("payload") is None else str(job["payload"])  # a `mock:<payload>` provider says its payload
+        agent.emit("message.assistant", {"text": said})
+        agent.emit("final_output", {"text": said})
     else:
         final = agent.run(job["steps"])
         if final is not None:

@@ -15,15 +15,17 @@ from typing import Any, Callable, Iterator
 from benchtape.spec.bench import BenchSpec, expand_paths, load_bench
 from benchtape.spec.audit import audit
 from benchtape.spec.evalfile import EvalSpec, is_eval_file, load_eval
-from benchtape.core.errors import BadInput, PreflightBlocked
+from benchtape.core.errors import BadInput
 from benchtape.core.redact import redact_json
 from benchtape.recorder.bench_run import BenchSessions
 from benchtape.recorder.runner import RunOptions, SessionRecord
 from benchtape.store.database import Store
 from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.models.demo_judge import demo_judge, rich_mode
+from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
 from benchtape.replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
-from benchtape.preflight import Preflight, preflight_all
+from benchtape.preflight import Preflight, enforce, preflight_all
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -124,8 +126,7 @@ def run_eval(
     reports = reports or Reports()
     runs = ev.select(selected)
     pf = preflight_all([r.bench for r in runs], options, ev, outputs=reports.outputs())
-    if not pf.ok:
-        raise PreflightBlocked(pf.blocking)
+    enforce(pf, options.skip_preflight)
     report = control_audit(ev)
     outcome = RunOutcome(runs=[], preflight=pf, control=report, eval_path=str(ev.path))
     return _run_all(outcome, [(r.bench, replace(options, eval_run=r.name)) for r in runs], store, reports, on_event, False)
@@ -144,8 +145,7 @@ def run_benches(
     included), then run and grade. The caller closes the outcome when done reading it."""
     reports = reports or Reports()
     pf = preflight_all(benches, options, outputs=reports.outputs())
-    if not pf.ok:
-        raise PreflightBlocked(pf.blocking)
+    enforce(pf, options.skip_preflight)
     return _run_all(RunOutcome(runs=[], preflight=pf), [(b, options) for b in benches], store, reports, on_event, control)
 
 
@@ -171,7 +171,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
     """One bench run: its row and its grading, then its sessions recorded through the run's
     scheduler, each graded as it finishes (its result row streamed to disk)."""
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
-    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes) for sc in bench.scenarios}
+    contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes, providers=tuple(sc.providers)) for sc in bench.scenarios}
     sessions = BenchSessions(bench, options)
     run_id = sessions.start_run(store)
     grading_id = new_grading(
@@ -183,6 +183,8 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         contexts=contexts,
     )
     judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
+    if sessions.harness == "mock" and rich_mode():  # MADBENCH_MOCK_RICH=1: the offline demo evaluator answers AI checks
+        judge = demo_judge
     scheduler = sessions.scheduler(store, run_id, emit)
     contexts = {name: replace(ctx, judge=judge, resources=scheduler.resources) for name, ctx in contexts.items()}
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
@@ -190,12 +192,32 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=sessions.harness, name=options.eval_run)
     lock = threading.Lock()
 
+    groups: dict[tuple[str, int], dict[str, SessionRecord]] = {}  # a multi-provider scenario's finished sessions, until all are
+
     def on_session_done(record: SessionRecord) -> None:
+        """Grade a finished session; a multi-provider scenario's sessions once all have finished
+        (its composites compare them), each then graded with the others as its peers."""
+        sc = record.scenario
+        if len(sc.providers) < 2:
+            grade_one(record, ())
+            return
+        with lock:
+            group = groups.setdefault((sc.name, record.attempt), {})
+            group[str(sc.provider)] = record
+            if len(group) < len(sc.providers):
+                return
+            members = [group[label] for label in sc.providers]
+            del groups[(sc.name, record.attempt)]
+        for member in members:
+            grade_one(member, [m.session_id for m in members])
+
+    def grade_one(record: SessionRecord, peers: list[str] | tuple[()]) -> None:
         sc = record.scenario
         context = replace(contexts[sc.name], vars={**sc.vars, **(sessions.seeds.vars(sc.name) if sessions.seeds else {})})
-        session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context)
+        session, verdicts = grade_stored(store, grading_id, record.session_id, checks[sc.name], context, peers)
         status = scenario_status(verdicts, session)
-        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict())
+        measured = grade_metrics(store, grading_id, bench, record.session_id, session, verdicts)  # metrics:, derivedMetrics:
+        row = result_row(session, sc.name, status, verdicts, record.attempt, run_id=run_id, context=contexts[sc.name].to_dict(), metadata=sc.metadata, measured=measured)
         row["description"], row["metadata"] = sc.description, sc.metadata  # metadata: copied into the report, as madbench does
         row["bench"] = str(bench.path)
         if options.eval_run:

@@ -87,12 +87,41 @@ def fast_path(argv: list[str]) -> int | None:
     return None
 
 
+TOP_OPTIONS = ("--help", "--version")
+
+
+def command_names() -> frozenset[str]:
+    """The commands the app has, read from the cached help (a test keeps it equal to typer's),
+    so telling a command from a bench file costs no import."""
+    from benchtape import _help
+
+    _, _, listed = _help.TEXT.partition("\nCommands:\n")
+    return frozenset(line.split()[0] for line in listed.splitlines() if line.startswith("  ") and line.split())
+
+
+def madbench_argv(argv: list[str], cwd: str = ".") -> list[str]:
+    """The command lines a madbench user types, as `run` takes them: bare `benchtape` in a
+    folder holding madbench.yaml (or .yml) runs it; `benchtape BENCH.yaml [flags]` (a path, not
+    a command) and `benchtape --harness mock …` (a run flag first) run the benches named.
+    Anything else, `--help` included, is left as it is."""
+    if not argv:
+        found = any(os.path.isfile(os.path.join(cwd, name)) for name in ("madbench.yaml", "madbench.yml"))
+        return ["run"] if found else argv
+    first = argv[0]
+    if first in TOP_OPTIONS or first in command_names():
+        return argv
+    if first.startswith("-") or first.endswith((".yaml", ".yml")) or os.path.exists(os.path.join(cwd, first)):
+        return ["run", *argv]
+    return argv
+
+
 def main() -> None:
-    code = fast_path(sys.argv[1:])
+    argv = madbench_argv(sys.argv[1:])
+    code = fast_path(argv)
     if code is not None:
         sys.stdout.flush()
         raise SystemExit(code)
-    build()()
+    build()(args=argv)
 
 
 if __name__ == "__main__":

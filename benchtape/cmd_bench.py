@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import typer
 
 from benchtape.guard import guarded
-from benchtape.options import Benches, Params, parse_params
+from benchtape.options import Benches, EnvFile, NoEnv, Params, parse_params
 from benchtape.core.errors import PreflightBlocked
 
 def list_cmd(
@@ -15,14 +16,20 @@ def list_cmd(
     param: Params = None,
 ) -> None:
     """Parse benches and print their scenarios and checks (proves it parses, not that it runs).
+    A bench that does not load exits 1, as madbench's `list` does (every other command says 2).
 
     Example: benchtape list fixtures-red/demo/bench.yaml
     """
 
     def body() -> int:
         from benchtape.api import load_inputs
+        from benchtape.core.errors import BadInput, ExitCode
 
-        ev, loaded = load_inputs(benches, parse_params(param))
+        try:
+            ev, loaded = load_inputs(benches, parse_params(param))
+        except BadInput as exc:  # madbench: `list` exits 1 on a load error; a script branching on it keeps working
+            print(f"error: {exc.render()}", file=sys.stderr)
+            return ExitCode.FAILED
         names = [r.name for r in ev.runs] if ev else [None] * len(loaded)
         if ev is not None:
             print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")
@@ -55,6 +62,8 @@ def preflight_cmd(
     allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none."),
     concurrency: int = typer.Option(4, "--concurrency", min=1),
     param: Params = None,
+    env_file: EnvFile = None,
+    no_env: NoEnv = False,
 ) -> None:
     """Could these benches run? Binaries, keys, testdata, check types, sandbox gates. Blocking → exit 3.
 
@@ -69,6 +78,9 @@ def preflight_cmd(
         from benchtape.spec.audit import Confounded
         from benchtape.recorder.runner import RunOptions
 
+        from benchtape import envfile
+
+        envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
         checked_level(sandbox)
         ev, loaded = load_inputs(benches, parse_params(param))
         pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)

@@ -52,14 +52,15 @@ def register(app: typer.Typer) -> None:
         targets: List[str] = typer.Argument(..., metavar="NAME | RUN…", help="An evaluation name (every stored cell of it), or run ids (only those runs)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
         html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML page here."),
+        sessions: Optional[str] = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
         db: Db = None,
         plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
     ) -> None:
         """Rank an evaluation's setups by correctness, then cost, tokens, lines changed and time, over the tasks they all measured.
 
-        Example: benchtape compare baseline --html compare.html
+        Example: benchtape compare baseline --html compare.html   ·   benchtape compare baseline --sessions fixes-the-bug
         """
-        guarded(lambda: _compare(targets, json_out, html, db, plain))
+        guarded(lambda: _compare(targets, json_out, html, db, plain, sessions))
 
 
 # ---------------------------------------------------------------- create
@@ -125,7 +126,7 @@ def _validate(name: str, json_out: bool) -> int:
 # ---------------------------------------------------------------- compare
 
 
-def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optional[Path], plain: bool) -> int:
+def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optional[Path], plain: bool, task: Optional[str] = None) -> int:
     import orjson
 
     from benchtape.options import open_store
@@ -134,10 +135,24 @@ def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optio
     from benchtape.spec.pricing import load_pricing
     from benchtape.replay.compare import comparison
 
+    if html is not None:
+        from benchtape.preflight import check_outputs
+
+        check_outputs({"--html": html})  # before the comparison is made: a path that cannot take it is found first
     store = open_store(db, must_exist=True, readonly=True)
     cwd = Path.cwd()
     pricing = load_pricing(cwd)
     result = comparison(store, list(targets), pricing, cwd)
+    if task is not None:
+        from benchtape.render_compare import side_by_side_table
+        from benchtape.replay.side_by_side import side_by_side
+
+        doc = side_by_side(store, result, task)
+        if json_out:
+            print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        else:
+            side_by_side_table(doc, plain_wanted(plain))
+        return 0
     if html is not None:
         from benchtape.replay.compare_html import render
         from benchtape.replay.report import write_text_atomic

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -53,11 +54,14 @@ def reparse_cmd(
     """
 
     def body() -> int:
-        from benchtape.recorder.importer import reparse
+        from benchtape.recorder.importer import reparse, reparse_report
         from benchtape.replay.select import resolve
 
         store = open_store(db, must_exist=True)
-        print(reparse(store, resolve(store, "sessions", session)))
+        old = resolve(store, "sessions", session)
+        new = reparse(store, old)
+        print(reparse_report(store, old, new))
+        print(f"next: benchtape show {new}   ·   benchtape show {old} (as it was)", file=sys.stderr)
         return 0
 
     guarded(body)

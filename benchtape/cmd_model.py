@@ -60,7 +60,7 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
             nonlocal shown
             log = srv.log
             for entry in log[shown:]:
-                print(_request_line(entry, len(script.turns)), file=sys.stderr, flush=True)
+                print(_request_line(entry, len(script.turns), len(script.chat)), file=sys.stderr, flush=True)
             shown = len(log)
 
         try:
@@ -70,7 +70,8 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
         except KeyboardInterrupt:
             show_new()
         served = [e for e in srv.log if e.get("outcome") == "turn"]
-        print(f"\nstopped: {len(served)} scripted turn(s) served, {len(srv.exhausted)} request(s) after the script ran out", file=sys.stderr)
+        replied = [e for e in srv.log if e.get("outcome") == "reply"]
+        print(f"\nstopped: {len(served)} scripted turn(s) and {len(replied)} chat reply(ies) served, {len(srv.exhausted)} request(s) after the script ran out", file=sys.stderr)
     return 0
 
 
@@ -86,7 +87,10 @@ def _refuse_unmapped(script: Any, path: Path) -> None:
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
     from benchtape.adapters.endpoints import claude_env, codex_config, CODEX_KEY_ENV, SCRIPTED_KEY
 
-    what = "the no-op script (says the prompt back)" if script.noop else f"{len(script.turns)} main turn(s)"
+    what = ", ".join(part for part in (
+        "the no-op script (says the prompt back)" if script.noop and not script.chat else "" if script.noop else f"{len(script.turns)} main turn(s)",
+        f"{len(script.chat)} chat reply(ies) for judges, one per request" if script.chat else "",
+    ) if part)
     print(f"scripted model: {path} ({what}, sha256 {script.digest[:12]}) on {srv.url}  -- Ctrl-C stops")
     if harness in (None, "claude-code"):
         print("\nClaude Code (print mode; any HOME you like, a fresh one is hermetic):")
@@ -104,11 +108,15 @@ def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None
     print("", flush=True)
 
 
-def _request_line(entry: dict[str, Any], turns: int) -> str:
+def _request_line(entry: dict[str, Any], turns: int, replies: int = 0) -> str:
     outcome = entry.get("outcome")
     head = f"  {entry.get('method')} {entry.get('path')} -> {entry.get('status')}"
     if outcome == "turn":
         return f"{head}  {entry.get('role')} turn {entry.get('turn', 0) + 1}/{turns}"
+    if outcome == "reply":
+        return f"{head}  judge: chat reply {entry.get('reply', 0) + 1}/{replies}"
+    if outcome == "exhausted" and entry.get("role") == "judge":
+        return f"{head}  THE SCRIPT RAN OUT: a judge asked again, and all {replies} chat reply(ies) are used (one per request); add a `chat:` entry per judge request"
     if outcome == "exhausted":
         return f"{head}  THE SCRIPT RAN OUT: the agent asked for turn {entry.get('turn', 0) + 1} of a {turns}-turn script; add steps"
     return f"{head}  {outcome}"

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from benchtape.guard import guarded
-from benchtape.options import Benches, Db, Full, IncludeControls, Json, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
+from benchtape.options import Benches, Db, EnvFile, Full, IncludeControls, Json, NoEnv, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
 from benchtape.core.errors import BadInput
 
 
@@ -29,6 +29,8 @@ def check_cmd(
     plain: Plain = False,
     harness: Optional[str] = typer.Option(None, "--harness", help="Run the control through this harness (default mock); claude-code or codex need --model scripted."),
     model: Optional[str] = typer.Option(None, "--model", help="`scripted`: the real binary with the no-op scripted model (it says the prompt back)."),
+    env_file: EnvFile = None,
+    no_env: NoEnv = False,
 ) -> None:
     """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
 
@@ -43,6 +45,9 @@ def check_cmd(
         from benchtape.controls import control_options
         from benchtape.replay.control import refuse_images, tally
 
+        from benchtape import envfile
+
+        envfile.load(env_file, no_env)
         loaded = load_benches(benches, parse_params(param))
         refuse_images(loaded)
         store = open_store(db)
@@ -247,6 +252,9 @@ def gradings_cmd(
 # ---------------------------------------------------------------- query / sessions / show
 
 
+QUERY_FORMATS = ("jsonl", "table", "csv")
+
+
 def query_cmd(
     expr: str = typer.Argument(..., help="A JMESPath expression over {session, actions, calls, subagents, metrics, environment, final_output, verdicts}."),
     session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix, `latest`, RUN/SCENARIO#N): print the bare result."),
@@ -255,11 +263,18 @@ def query_cmd(
     all_: bool = typer.Option(False, "--all", help="Every session (the default)."),
     include_controls: IncludeControls = False,
     keep_null: bool = typer.Option(False, "--keep-null", help="Also print sessions where the result is null."),
+    output: str = typer.Option("jsonl", "--format", help="jsonl (one JSON line per session), table, or csv (an object result's keys become columns)."),
     db: Db = None,
+    plain: Plain = False,
 ) -> None:
     """JMESPath over stored sessions: JSON Lines {session_id, scenario, result}, or the bare result with --session.
 
+    A session the expression fails on (length() of a number, say) gets {session_id,
+    scenario, error} and the others are still asked; the exit code is then 1.
+
     Example: benchtape query 'calls[].tool' --run 01J…
+
+    Example: benchtape query '{tool: calls[0].tool, n: length(calls)}' --format csv
     """
 
     def body() -> int:
@@ -267,15 +282,30 @@ def query_cmd(
         from benchtape.replay.query import compile_query, evaluate, run_query
         from benchtape.replay.select import resolve
 
+        if output not in QUERY_FORMATS:
+            raise BadInput(f"--format {output!r} is not one of {', '.join(QUERY_FORMATS)}", fix="--format jsonl, --format table or --format csv")
         query = compile_query(expr)  # before the store is touched: a typo costs nothing
         store = open_store(db, must_exist=True, readonly=True)
         if session:
             sid = resolve(store, "sessions", session)
             render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
             return 0
-        for line in run_query(store, query, selection(None, run, scenario, all_, controls=include_controls), keep_null=keep_null):
-            render_replay.emit_jsonl(line)
-        return 0
+        lines = run_query(store, query, selection(None, run, scenario, all_, controls=include_controls), keep_null=keep_null)
+        failed = 0
+        if output == "jsonl":
+            for line in lines:
+                failed += "error" in line
+                render_replay.emit_jsonl(line)
+        else:
+            kept = list(lines)
+            failed = sum("error" in line for line in kept)
+            if output == "table":
+                render_replay.query_table(kept, plain_wanted(plain))
+            else:
+                render_replay.query_csv(kept)
+        if failed:
+            sys.stderr.write(f"the expression failed on {failed} session(s): each is listed with its `error`, and the others were still asked\n")
+        return 1 if failed else 0
 
     guarded(body)
 
@@ -305,8 +335,10 @@ def sessions_cmd(
         if as_json:
             render_replay.emit_json([s.to_dict() for s in lines])
         else:
-            total = len(lines) if run or scenario or not limit or len(lines) < limit else count_sessions(store, controls=include_controls)
-            render_replay.session_list(lines, total, plain_wanted(plain))
+            # with nothing listed, the store's own count says whether it is empty or the filter matched nothing
+            total = len(lines) if lines and (run or scenario or not limit or len(lines) < limit) else count_sessions(store, controls=include_controls)
+            asked = " and ".join(f"{flag} {value}" for flag, value in (("--run", run), ("--scenario", scenario)) if value)
+            render_replay.session_list(lines, total, plain_wanted(plain), asked=asked)
         return 0
 
     guarded(body)
@@ -329,8 +361,7 @@ def show_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.document import document
-        from benchtape.replay.timeline import show
+        from benchtape.replay.timeline import show, show_document
 
         store = open_store(db, must_exist=True, readonly=True)
         shown = show(store, session)
@@ -348,7 +379,7 @@ def show_cmd(
                 render_replay.workspace_diff(shown.row.id, changes, plain_wanted(plain))
             return 0
         if as_json:
-            render_replay.emit_json(document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([shown.row.id]).get(shown.row.id)))
+            render_replay.emit_json(show_document(store, shown))
         else:
             render_replay.timeline(shown, plain_wanted(plain), full)
         return 0

@@ -1,18 +1,138 @@
-"""`benchtape report`: a stored run (or one session) as a self-contained static HTML page."""
+"""`benchtape report`: stored reports, as madbench's `report` has them (`list`, `show`,
+`compare`, `trend` over a `--report-dir` folder), and a stored run as one static HTML page
+(`report html`; the older spelling `report [RUN | --session S] --html FILE` still works: a
+first word that is no subcommand is read as `html`'s)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, List, Optional
 
 import typer
+from typer.core import TyperGroup
 
-from benchtape.guard import guarded
-from benchtape.options import Db, SessionId, open_store
 from benchtape.core.errors import BadInput
+from benchtape.guard import guarded
+from benchtape.options import Db, Json, Plain, SessionId, open_store, plain_wanted
+
+SUBCOMMANDS = ("list", "show", "compare", "trend", "html")
+ReportDir = typer.Option(None, "--report-dir", help="The folder `run --report-dir` wrote (default .reports).")
 
 
-def report_cmd(
+class _ReportGroup(TyperGroup):
+    """`report RUN --html F` and `report --session S --html F` (the spelling before the
+    subcommands) are `report html …`."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["html", *args]
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(cls=_ReportGroup, help="Stored reports: list, show, compare, trend over a --report-dir folder; html: a stored run as one page.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+
+
+@app.command("list")
+def list_cmd(report_dir: Optional[Path] = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
+    """Every run's report in the folder, oldest first: run, when, bench, passed/total, complete or not.
+
+    Example: benchtape report list --report-dir .reports
+    """
+
+    def body() -> int:
+        from benchtape import render_history
+        from benchtape.replay.history import folder, reports_in
+
+        where = folder(report_dir)
+        found = reports_in(where)
+        if as_json:
+            render_history.emit([r.to_dict() for r in found])
+        else:
+            render_history.listing(where, found, plain_wanted(plain))
+        return 0
+
+    guarded(body)
+
+
+@app.command("show")
+def show_cmd(report: str = typer.Argument("latest", help="A report: its run id (a prefix), `latest`, or a path to RUN_ID.json / .jsonl / a --report-json file."), report_dir: Optional[Path] = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
+    """One report: its summary, each scenario's outcome with its checks and metrics, the run's metrics.
+
+    Example: benchtape report show latest --report-dir .reports
+    """
+
+    def body() -> int:
+        from benchtape import render_history
+        from benchtape.replay.history import find
+
+        reports, where = _reports(report_dir, report)
+        picked = find(reports, report, where)
+        if as_json:
+            render_history.emit(picked.document())
+        else:
+            render_history.one(picked, plain_wanted(plain))
+        return 0
+
+    guarded(body)
+
+
+@app.command("compare")
+def compare_cmd(a: str = typer.Argument(..., help="The earlier report (run id prefix, `latest`, or path)."), b: str = typer.Argument("latest", help="The later report (default: the latest)."), report_dir: Optional[Path] = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
+    """What changed between two reports: each scenario's outcome in both, the checks that flipped, the metrics side by side.
+
+    Example: benchtape report compare 01J8… latest --report-dir .reports
+    """
+
+    def body() -> int:
+        from benchtape import render_history
+        from benchtape.replay.history import compare, find
+
+        reports, where = _reports(report_dir, a, b)
+        diff = compare(find(reports, a, where), find(reports, b, where))
+        if as_json:
+            render_history.emit(diff)
+        else:
+            render_history.comparison(diff, plain_wanted(plain))
+        return 0
+
+    guarded(body)
+
+
+@app.command("trend")
+def trend_cmd(report_dir: Optional[Path] = ReportDir, scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario."), as_json: Json = False, plain: Plain = False) -> None:
+    """Run after run: each report's pass rate and metrics, and each scenario's outcome in every run.
+
+    Example: benchtape report trend --report-dir .reports --scenario fixes-the-bug
+    """
+
+    def body() -> int:
+        from benchtape import render_history
+        from benchtape.replay.history import folder, reports_in, trend
+
+        found = trend(reports_in(folder(report_dir)), scenario)
+        if scenario is not None and scenario not in found["scenarios"]:
+            raise BadInput(f"no report in the folder has a scenario {scenario!r}", fix="scenarios: " + (", ".join(sorted(trend(reports_in(folder(report_dir)))["scenarios"])) or "none"))
+        if as_json:
+            render_history.emit(found)
+        else:
+            render_history.trend(found, plain_wanted(plain))
+        return 0
+
+    guarded(body)
+
+
+def _reports(report_dir: Optional[Path], *refs: str) -> tuple[List[Any], Path]:
+    """The folder's reports, unless every report is named by its path (then no folder is needed)."""
+    from benchtape.replay.history import DEFAULT_DIR, folder, reports_in
+
+    if all(Path(r).suffix in (".json", ".jsonl") and Path(r).is_file() for r in refs):
+        return [], report_dir or DEFAULT_DIR
+    where = folder(report_dir)
+    return reports_in(where), where
+
+
+@app.command("html")
+def html_cmd(
     run: Optional[str] = typer.Argument(None, help="The run (id prefix or `latest`): every session of it."),
     session: SessionId = None,
     html: Path = typer.Option(..., "--html", help="Write the HTML page here (one file: inline CSS, no scripts, no network)."),
@@ -21,7 +141,7 @@ def report_cmd(
     """Write a run's sessions (or one session) as one static HTML page: a per-scenario summary,
     an index, then per session its verdicts, what the agent changed, metrics, timeline and output.
 
-    Example: benchtape report latest --html run.html   ·   benchtape report --session 01J… --html s.html
+    Example: benchtape report html latest --html run.html   ·   benchtape report --session 01J… --html s.html
     """
 
     def body() -> int:
@@ -55,5 +175,5 @@ def report_cmd(
     guarded(body)
 
 
-def register(app: typer.Typer) -> None:
-    app.command("report")(report_cmd)
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="report")

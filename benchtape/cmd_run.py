@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from benchtape.guard import guarded
-from benchtape.options import Benches, Db, Full, Params, Plain, open_store, parse_params
+from benchtape.options import Benches, Db, EnvFile, Full, NoEnv, Params, Plain, open_store, parse_params
 from benchtape.core.errors import BadInput
 
 @dataclass
@@ -37,6 +37,7 @@ class RunRequest:
     plain: bool = False
     full: bool = False
     demo: bool = False
+    skip_preflight: bool = False
 
 
 def run_cmd(
@@ -65,12 +66,19 @@ def run_cmd(
     json_out: bool = typer.Option(False, "--json", help="With an evaluation: print as JSON the preview (with --dry-run) or the result (with --yes)."),
     executor: Optional[str] = typer.Option(None, "--executor", help="With an evaluation: where cells run: local (this machine, the default) or ray (a Ray cluster; docs/scale-out.md)."),
     address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster's address HOST:PORT (else RAY_ADDRESS, else `runs.address`)."),
+    env_file: EnvFile = None,
+    no_env: NoEnv = False,
+    fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what `run` always does (madbench v0.23.0's rule); accepted so madbench 0.33+ command lines run unchanged."),
+    skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the findings that only save spend (a missing binary, key, runtime, grader file); the gates that protect this machine (sandbox none, network, your HOME) still stop the run."),
+    manual: bool = typer.Option(False, "--manual", help="madbench's hand-driven session: refused, with why and what to do instead."),
+    runs: Optional[int] = typer.Option(None, "--runs", hidden=True, help="Retired spelling of --repeat: refused with the fix."),
 ) -> None:
     """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
     Example: benchtape run baseline --dry-run   (then: benchtape run baseline --yes)
     """
+    guarded(lambda: _madbench_flags(runs, manual, env_file, no_env), done=False)
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
@@ -97,8 +105,25 @@ def run_cmd(
         report_junit=report_junit,
         plain=plain,
         full=full,
+        skip_preflight=skip_preflight,
     )
     guarded(lambda: execute(request, param))
+
+
+def _madbench_flags(runs: Optional[int], manual: bool, env_file: Optional[Path], no_env: bool) -> int:
+    """The flags a madbench command line carries: a retired one refused with its fix, the
+    `.env` loaded (before anything reads the environment)."""
+    from benchtape import envfile
+
+    if runs is not None:
+        raise BadInput("--runs was retired; the flag is --repeat", fix=f"write --repeat {runs}")
+    if manual:
+        raise BadInput(
+            "--manual is not supported: benchtape types every prompt itself, so a session can be run again and its verdicts reproduced; a session a person types cannot",
+            fix="to drive Claude Code by hand and still keep and grade the record, run `claude` yourself, then `benchtape import claude-code ~/.claude/projects/<project>/` and `benchtape regrade --bench BENCH`",
+        )
+    envfile.load(env_file, no_env)
+    return 0
 
 
 def evaluation_target(benches: Optional[List[Path]]) -> Optional[str]:
@@ -210,6 +235,7 @@ def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
         argv=sys.argv[1:],
         scenarios=req.scenarios,
         run_kind="demo" if req.demo else "run",
+        skip_preflight=req.skip_preflight,
     )
     _check_scenario_names(loaded, req.scenarios)
     _check_database_folder(req.db)
@@ -314,7 +340,8 @@ def _check_database_folder(db: Path | None) -> None:
     from benchtape.preflight import unwritable
 
     path = db_path(db)
-    why = None if path.exists() else unwritable(path)
+    # the store makes a database's folder (`.benchtape/` by default), so the folder only needs to be makeable
+    why = None if path.exists() else unwritable(path.parent, folder=True)
     if why:
         raise BadInput(f"cannot create the database here: {why}", file=str(path), fix="run from a folder you can write to, or pass --db PATH (e.g. --db /tmp/benchtape.db)")
 

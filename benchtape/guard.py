@@ -9,8 +9,9 @@ if TYPE_CHECKING:
     from benchtape.core.errors import BadInput
 
 
-def guarded(fn: Callable[[], int]) -> None:
-    """Run a command body; an error meant for the user is printed and becomes its exit code."""
+def guarded(fn: Callable[[], int], done: bool = True) -> None:
+    """Run a command body; an error meant for the user is printed and becomes its exit code.
+    `done=False`: a first step of the command, which returns when it succeeds."""
     import typer
 
     from benchtape.core.errors import BenchtapeError, ExitCode
@@ -30,6 +31,9 @@ def guarded(fn: Callable[[], int]) -> None:
     except KeyboardInterrupt:
         print("interrupted: what was recorded stays recorded", file=sys.stderr)
         code = ExitCode.INTERRUPTED
+    else:
+        if not done and code == 0:
+            return
     raise typer.Exit(int(code))
 
 

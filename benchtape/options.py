@@ -23,6 +23,8 @@ Scenario = Annotated[Optional[str], typer.Option("--scenario", help="Only this s
 All = Annotated[bool, typer.Option("--all", help="Every stored session.")]
 IncludeControls = Annotated[bool, typer.Option("--include-controls", help="Also the negative control's no-op sessions (left out of sets by default).")]
 Full = Annotated[bool, typer.Option("--full", help="Show every text in full (the terminal shortens long ones, with a marker).")]
+EnvFile = Annotated[Optional[Path], typer.Option("--env-file", help="Read variables from this dotenv file instead of ./.env (it must exist); never over a variable already set.")]
+NoEnv = Annotated[bool, typer.Option("--no-env", help="Read no .env file (./.env is read by default when it exists).")]
 Benches = Annotated[Optional[List[Path]], typer.Argument(help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here.")]
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.adapters.base import get_adapter
+from benchtape.core.envflags import flag as env_flag, spelled
 from benchtape.core.harnesses import harness_names
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.output_transforms import python_note, transform_problems, transforms_in
@@ -23,21 +24,44 @@ from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig
 from benchtape.core.results import CheckSpec
 from benchtape.recorder.runner import RunOptions
 from benchtape.spec.evalfile import EvalSpec
-from benchtape.core.errors import BadInput
+from benchtape.core.errors import BadInput, PreflightBlocked
 from benchtape.adapters.endpoints import is_scripted
+from benchtape.models.demo_judge import rich_mode
 
 @dataclass
 class Preflight:
     blocking: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Blocking findings --skip-preflight never skips: gates that protect this machine (your real
+    # directory, your HOME, the network) and what benchtape could not run at all (an unknown
+    # harness, a check that cannot be built). Each is in `blocking` too.
+    essential: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.blocking
 
+    def gate(self, finding: str) -> None:
+        """A blocking finding that --skip-preflight does not skip."""
+        self.blocking.append(finding)
+        self.essential.append(finding)
+
     def merge(self, other: "Preflight") -> None:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
+        self.essential.extend(other.essential)
+
+
+def enforce(pf: Preflight, skip: bool = False) -> None:
+    """Stop the run on a blocking finding (PreflightBlocked, exit 3). With `skip`
+    (--skip-preflight), the findings that only save spend become notes and the run goes on;
+    the essential ones still stop it."""
+    if skip and pf.blocking:
+        essential = set(pf.essential)
+        pf.notes.extend(f"--skip-preflight: not checked, the run may fail on it: {f}" for f in pf.blocking if f not in essential)
+        pf.blocking = [f for f in pf.blocking if f in essential]
+    if not pf.ok:
+        raise PreflightBlocked(pf.blocking)
 
 
 def known_harness(name: str) -> bool:
@@ -51,16 +75,20 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     name = harness or bench.harness or "mock"
     where = str(bench.path)
     if not known_harness(name):
-        pf.blocking.append(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
+        pf.gate(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
         return pf
     adapter = get_adapter(name)
     scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
     pf.blocking.extend(adapter.preflight(None, bench.harness_config, env, scripted=scripted))
     if scripted:
-        pf.merge(_scripted(bench, name, sandbox, noop))
+        pf.merge(_scripted(bench, name, sandbox, noop, env))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
-    pf.blocking.extend(judge_problems(bench, env))
+    if name == "mock" and rich_mode():
+        if any(spec.type in JUDGE_TYPE_NAMES for sc in bench.scenarios for spec in _walk(sc.checks)):
+            pf.notes.append(f"{where}: MADBENCH_MOCK_RICH=1: AI checks are answered by the offline demo evaluator (provider demo, model mock-rich), not a judge model")
+    else:
+        pf.blocking.extend(judge_problems(bench, env))
     none_scenarios = 0
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
@@ -68,6 +96,14 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         none_scenarios += level == "none"
         if name == "codex" and level == "container":
             pf.blocking.extend(_codex_in_container(bench, sc))
+        if level == "container" and name != "mock":
+            pf.blocking.extend(_host_binary_in_container(bench, sc))
+    if any((sandbox or sc.sandbox.level) != "container" for sc in bench.scenarios):
+        from benchtape.sandbox.pidfence import unconfined_note
+
+        note = unconfined_note()
+        if note:
+            pf.notes.append(note)
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
@@ -75,8 +111,13 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
         if name == "codex" and any(sc.interactive for sc in bench.scenarios):
             pf.notes.append(f"{where}: codex runs `codex exec` whatever `interactive:` says (benchtape drives only Claude Code's terminal UI)")
+    if name != "mock":
+        pf.notes.extend(
+            f"{sc.where}: scenario {sc.name!r}: providers {', '.join(sc.providers)}: under {name} each label runs the same harness config (as madbench's claude-code does); only the mock reads a label (`mock:<payload>`)"
+            for sc in bench.scenarios if len(sc.providers) > 1
+        )
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
-        pf.blocking.append(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
+        pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
 def _graded_in(sc: ScenarioSpec, level: str) -> dict[str, Any]:
@@ -121,6 +162,21 @@ def _probe_image(image: str, exe: str) -> list[str] | None:
     return [found[-1]] if found else None
 
 
+def _host_binary_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
+    """`harness_config.binary: ./wrap.sh` is a file of this machine: a container runs its own
+    filesystem, where it is not (madbench refuses such a binary at container too). benchtape's
+    pinned binaries are mounted in, so they are fine."""
+    binary = bench.harness_config.get("binary")
+    if not isinstance(binary, str) or os.sep not in binary:
+        return []
+    from benchtape.adapters.binaries import search_roots
+
+    real = Path(binary).resolve()
+    if any(root.resolve() in real.parents for root in search_roots() if root.is_dir()):
+        return []
+    return [f"{sc.where}: scenario {sc.name!r}: harness_config.binary {binary} is a file on this machine, and `sandbox: container` runs the agent in the container's own filesystem, where it is not; drop `binary:` (benchtape's pinned binary is mounted in), or use level home"]
+
+
 def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
     """Codex's own sandbox cannot run in benchtape's container: refused before any spend, not
     found out from a session whose every command failed."""
@@ -136,10 +192,12 @@ def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
     ]
 
 
-def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -> Preflight:
+def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, env: dict[str, str]) -> Preflight:
     """What a real binary with the scripted model needs: a script the server can play for this
-    harness, a private HOME (its transcripts and config must not land in yours), and the
-    binary the recipes were verified on (another version is named, not refused)."""
+    harness, a HOME whose files are put back after (Claude Code at `workspace`: your ~/.claude
+    is, sandbox/claude_home.py; codex's ~/.codex is not) and whose own settings do not send the
+    model's requests elsewhere, and the binary the recipes were verified on (another version is
+    named, not refused)."""
     from benchtape.adapters.binaries import VERIFIED, identify
     from benchtape.spec.script import script_from
     from benchtape.models.tools import unmapped_for_codex
@@ -149,8 +207,11 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
     for sc in bench.scenarios:
         label = f"{sc.where}: scenario {sc.name!r}"
         level = sandbox or sc.sandbox.level
-        if level in ("none", "workspace"):
-            pf.blocking.append(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
+        if level == "none" or (level == "workspace" and harness != "claude-code"):
+            pf.gate(f"{label}: a scripted model run needs a private HOME, and level {level!r} uses yours; use `sandbox: home` or `container`")
+        elif level == "workspace":
+            for why in _routes_elsewhere(Path(env.get("HOME") or Path.home())):
+                pf.gate(f"{label}: {why}; use `sandbox: home` or `container`")
         if noop or not sc.mock:
             continue
         try:
@@ -177,10 +238,36 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool) -
     return pf
 
 
+# Variables that, in the `env` block of your own ~/.claude settings, send Claude Code's model
+# requests somewhere other than the scripted server (Claude Code applies that block over its
+# process environment): a scripted run at `workspace` would then reach a real model.
+MODEL_ROUTES = ("ANTHROPIC_BASE_URL", "ANTHROPIC_BEDROCK_BASE_URL", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
+
+
+def _routes_elsewhere(home: Path) -> list[str]:
+    """Why your own ~/.claude settings would route a scripted run's model requests elsewhere."""
+    import orjson
+
+    found = []
+    for path in sorted((home / ".claude").glob("settings*.json")):
+        try:
+            doc = orjson.loads(path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        block = doc.get("env") if isinstance(doc, dict) else None
+        names = [k for k in MODEL_ROUTES if isinstance(block, dict) and k in block]
+        if names:
+            found.append(f"level 'workspace' uses your own ~/.claude, and {path} sets {', '.join(names)} in its `env`, which would send the scripted model's requests elsewhere")
+    return found
+
+
 def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
     """What Claude Code writes into HOME before it starts -- the first-run answers of an
-    interactive session, staged plugins, an agent_env -- needs the sandbox's own HOME: at
-    `none` and `workspace` HOME is yours, and nothing may be written into your ~/.claude."""
+    interactive session, staged plugins, an agent_env -- needs a HOME that is put back: at
+    `none` HOME is yours, untouched by benchtape; at `workspace` your ~/.claude and
+    ~/.claude.json are snapshotted and restored (madbench §1.8, §2.3), so the terminal UI's
+    first-run answers may go there, but staged plugins may not (plugins/ changes are reported,
+    not undone)."""
     pf = Preflight()
     hc = bench.harness_config or {}
     staged = [k for k in ("plugins", "agent_env") if hc.get(k)]
@@ -188,9 +275,9 @@ def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
         level = sandbox or sc.sandbox.level
         if level not in ("none", "workspace"):
             continue
-        what = (["the interactive terminal UI's first-run answers"] if sc.interactive else []) + [f"harness_config.{k}" for k in staged]
+        what = (["the interactive terminal UI's first-run answers"] if sc.interactive and level == "none" else []) + [f"harness_config.{k}" for k in staged]
         if what:
-            pf.blocking.append(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container` (or `interactive: false`)")
+            pf.gate(f"{sc.where}: scenario {sc.name!r}: {' and '.join(what)} are written into the sandbox HOME, and level {level!r} uses your own; use `sandbox: home` or `container`" + (" (or `interactive: false`)" if sc.interactive and level == "none" else ""))
     return pf
 
 
@@ -232,11 +319,11 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     label = f"{sc.where}: scenario {sc.name!r}"
     if level == "none":
         if sc.sandbox.level != "none":
-            pf.blocking.append(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
-        if not allow_host_writes and os.environ.get("BENCHTAPE_ALLOW_HOST_WRITES") != "1":
-            pf.blocking.append(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or BENCHTAPE_ALLOW_HOST_WRITES=1) to consent")
+            pf.gate(f"{label}: --sandbox none needs the bench itself to name `sandbox: none` as well")
+        if not allow_host_writes and not env_flag("ALLOW_HOST_WRITES"):
+            pf.gate(f"{label}: `sandbox: none` writes to your real directory; pass --allow-host-writes (or {spelled('ALLOW_HOST_WRITES')}) to consent")
         if sc.testdata is not None:
-            pf.blocking.append(f"{label}: `testdata:` cannot be used with sandbox none")
+            pf.gate(f"{label}: `testdata:` cannot be used with sandbox none")
     if level == "container":
         pf.merge(_container(sc, label, allow_network))
     if sc.testdata is not None and not sc.testdata.is_dir():
@@ -253,6 +340,11 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     pf.blocking.extend(f"{label}: {m}" for m in transform_problems(transforms, where or PreflightContext(env=dict(os.environ), runtimes=sc.runtimes)))
     pf.notes.extend(f"{label}: {note}" for note in [python_note(transforms)] if note)
     for i, spec in enumerate(sc.checks):
+        try:
+            build(spec)
+        except CheckConfigError as exc:  # no run can grade it: not a finding --skip-preflight skips
+            pf.gate(f"{label}: checks[{i}] ({spec.where}): {exc}")
+            continue
         pf.blocking.extend(f"{label}: checks[{i}] ({spec.where}): {m}" for m in check_problems(spec, where))
     return pf
 
@@ -261,10 +353,10 @@ def _container(sc: ScenarioSpec, label: str, allow_network: bool = False) -> Pre
     network = sc.sandbox.network or "none"
     if network != "none":
         reach = "the host's own network stack" if network == "host" else f"network {network!r} (and through it, likely the internet)"
-        if allow_network or os.environ.get("BENCHTAPE_ALLOW_NETWORK") == "1":
+        if allow_network or env_flag("ALLOW_NETWORK"):
             pf.notes.append(f"{label}: `network: {network}` gives the agent {reach}; confirmed by --allow-network")
         else:
-            pf.blocking.append(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or BENCHTAPE_ALLOW_NETWORK=1) to confirm")
+            pf.gate(f"{label}: `network: {network}` gives the agent {reach} instead of none; pass --allow-network (or {spelled('ALLOW_NETWORK')}) to confirm")
     try:
         from benchtape.sandbox.container import ContainerError, available, resource_limits
     except ImportError:
@@ -360,12 +452,20 @@ def unwritable(path: Path, *, folder: bool = False) -> str | None:
     """Why `path` (a file, or with `folder` a directory) could not be written, or None.
 
     Asked before anything runs, so a report that could not be written is found before the
-    agents spend, not after: the nearest existing ancestor must be a writable directory."""
+    agents spend, not after. A file goes into a folder that exists (a typo in a folder name
+    is not a reason to make new folders, as `cp` and shells agree); a folder (`--report-dir`)
+    is made, and its nearest existing ancestor must be a writable directory."""
     if path.exists():
         if folder != path.is_dir():
             return "it exists and is not a folder" if folder else "it is a folder, not a file"
         where = path if folder else path.parent  # a file is replaced through a temporary file beside it
         return None if os.access(where, os.W_OK | os.X_OK) else f"{where} is not writable"
+    if not folder and not path.parent.exists():
+        near = path.parent
+        while not near.exists() and near != near.parent:
+            near = near.parent
+        if near.is_dir():  # under a file, the message below says so
+            return f"its folder {path.parent} does not exist (benchtape makes no folders for a file; create it first)"
     parent = path.parent
     while not parent.exists() and parent != parent.parent:
         parent = parent.parent
@@ -398,4 +498,5 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
     if ev is not None:
         total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)
     total.blocking, total.notes = list(dict.fromkeys(total.blocking)), list(dict.fromkeys(total.notes))  # an Eval's runs share one bench
+    total.essential = list(dict.fromkeys(total.essential))
     return total

@@ -12,7 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from benchtape.replay.document import check_label
+from benchtape.replay.document import check_label, row_outcome
 
 STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
 
@@ -136,7 +136,7 @@ def results_table(results: Iterable[dict[str, Any]], plain: bool = False, full: 
         for i, (label, st, score, reason) in enumerate(expanded or [("(no checks)", "", None, "")]):
             table.add_row(
                 Text(name if i == 0 else ""),
-                Text(r["status"].upper() if i == 0 else "", style=STATUS_STYLE.get(r["status"], "")),
+                Text(row_outcome(r).upper() if i == 0 else "", style=STATUS_STYLE.get(row_outcome(r), "")),
                 Text(label),
                 Text(st, style=STATUS_STYLE.get(st, "")),
                 f"{score:.2f}" if score is not None and st else "",

@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from benchtape.render import console
+from benchtape.render_replay import metric_text
 from benchtape.replay.compare import Comparison, columns, display, matrix_text, notes
 
 
@@ -60,6 +61,8 @@ def comparison_table(c: Comparison, plain: bool) -> None:
         out.print("paired per-task differences (A − B pass rate; exact sign test, McNemar with one attempt):", highlight=False)
         for p in c.pairs:
             out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {p.mean_difference:+.0%} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}", highlight=False)
+    if c.metrics:
+        _metrics(out, c)
     if c.conclusions:
         out.print("what this shows:", highlight=False)
         for item in c.conclusions:
@@ -75,6 +78,18 @@ def comparison_table(c: Comparison, plain: bool) -> None:
         out.print(f"note: {note}", highlight=False)
 
 
+def _metrics(out: Any, c: Comparison) -> None:
+    """The bench's declared metrics per setup (mean per measured cell; n/a when none measured it)."""
+    names = sorted({name for values in c.metrics.values() for name in values})
+    table = Table("setup", *names, box=None, show_edge=False, pad_edge=False)
+    for row in c.rows:
+        values = c.metrics.get(row.arm)
+        if values is not None:
+            table.add_row(row.label, *(metric_text(values.get(name)) for name in names))
+    out.print("metrics (the bench's metrics: and derivedMetrics:, mean per cell):", highlight=False)
+    out.print(table)
+
+
 def _matrix(out: Any, c: Comparison) -> None:
     """task × setup: each attempt's outcome in order (`matrix_text`), execution failures in brackets."""
     shown = [r for r in c.rows if r.cells or r.attempted_failures]
@@ -84,3 +99,38 @@ def _matrix(out: Any, c: Comparison) -> None:
     for task in c.tasks:
         table.add_row(task, *(matrix_text(c.matrix.get(task, {}).get(r.arm, [])) for r in shown))
     out.print(table)
+
+
+def side_by_side_table(doc: dict[str, Any], plain: bool) -> None:
+    """One column per setup, one block of rows per attempt: outcome, verdicts, diff, output."""
+    out = console(plain)
+    out.print(f"task {doc['task']}: each setup's sessions side by side")
+    table = Table(show_header=True, show_lines=True)
+    table.add_column("")
+    for setup in doc["setups"]:
+        table.add_column(setup["setup"], overflow="fold")
+    depth = max((len(s["sessions"]) for s in doc["setups"]), default=0)
+    for i in range(depth):
+        picked = [s["sessions"][i] if i < len(s["sessions"]) else None for s in doc["setups"]]
+        for name, cell in (("session", _head), ("verdicts", _verdicts), ("diff", _diff), ("final output", _output)):
+            table.add_row(name, *("" if p is None else cell(p) for p in picked))
+    out.print(table)
+
+
+def _head(s: dict[str, Any]) -> str:
+    return f"#{s['attempt']} {s['outcome'] or 'not graded'}{'' if s['measured'] else ' (measured nothing)'}\n{s['session_id']}"
+
+
+def _verdicts(s: dict[str, Any]) -> str:
+    return "\n".join(f"{v['status']} {v['check']} {v['type']}" for v in s["verdicts"]) or "not graded"
+
+
+def _diff(s: dict[str, Any]) -> str:
+    d = s["diff"]
+    if "none" in d:
+        return f"no diff: {d['none']}"
+    return f"{d['modified']} modified · {d['added']} added · {d['removed']} removed\n+{d['lines_added']} −{d['lines_removed']} lines"
+
+
+def _output(s: dict[str, Any]) -> str:
+    return "(none)" if s["final_output"] is None else str(s["final_output"])

@@ -217,14 +217,72 @@ def gradings_list(rows: list[dict[str, Any]], plain: bool) -> None:
     out.print(table)
 
 
+# ---------------------------------------------------------------- query
+
+
+def query_columns(lines: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """`query`'s answers as rows of text: session, scenario, then the result (its keys as
+    columns when every result is an object, as `{tool: tool, n: length(calls)}` gives), and
+    an `error` column when the expression failed on some session."""
+    results = [ln["result"] for ln in lines if "result" in ln]
+    spread = bool(results) and all(isinstance(r, dict) for r in results)
+    keys = list(dict.fromkeys(k for r in results for k in r)) if spread else ["result"]
+    errors = any("error" in ln for ln in lines)
+    head = ["session_id", "scenario", *keys, *(["error"] if errors else [])]
+    rows = []
+    for ln in lines:
+        got = ln.get("result")
+        values = [got.get(k) for k in keys] if spread and isinstance(got, dict) else [got]
+        if "error" in ln:
+            values = [None] * len(keys)
+        rows.append([ln["session_id"], ln["scenario"], *(_cell(v) for v in values), *([ln.get("error", "")] if errors else [])])
+    return head, rows
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return orjson.dumps(value, default=str).decode()
+
+
+def query_table(lines: list[dict[str, Any]], plain: bool) -> None:
+    out = console(plain)
+    if not lines:
+        _say(out, "no session gave a result (--keep-null shows the nulls)", "dim")
+        return
+    head, rows = query_columns(lines)
+    table = Table(box=None, pad_edge=False, show_header=True)
+    for col in head:
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        table.add_row(*(_t(c) for c in row))
+    out.print(table)
+
+
+def query_csv(lines: list[dict[str, Any]]) -> None:
+    import csv
+
+    head, rows = query_columns(lines)
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(head)
+    writer.writerows(rows)
+
+
 # ---------------------------------------------------------------- sessions / show
 
 
-def session_list(lines: list[Any], total: int, plain: bool) -> None:
+def session_list(lines: list[Any], total: int, plain: bool, asked: str = "") -> None:
     """Sessions newest first: a short handle, what happened, what it cost, how it graded."""
     out = console(plain)
     if not lines:
-        _say(out, "no sessions recorded yet: `benchtape run BENCH` or `benchtape demo`" if not total else "no session matches", "yellow")
+        matches = f"no session matches {asked} ({total} stored; `benchtape sessions` lists them)" if asked else "no session matches"
+        _say(out, "no sessions recorded yet: `benchtape run BENCH` or `benchtape demo`" if not total else matches, "yellow")
         return
     table = Table(box=None, pad_edge=False, show_header=True)
     for col, just in (("session", "left"), ("started", "left"), ("scenario", "left"), ("harness/model", "left"), ("outcome", "left"), ("score", "right"), ("cost", "right"), ("duration", "right"), ("verdicts", "left"), ("run", "left")):
@@ -307,8 +365,22 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
             if note:
                 vt.add_row("", "", "", "", "", Text(note, style="dim"))
         out.print(vt)
+        _reproduction_line(out, shown.reproduction)
     else:
         _say(out, "not graded", "dim")
+    if shown.metrics and shown.metrics.get("values"):
+        kept = shown.metrics.get("grading_id")
+        _say(out, f"metrics (grading {kept}):" if kept else "metrics (built-in: the bench declares none):", "bold")
+        for name, value in shown.metrics["values"].items():
+            why = (shown.metrics.get("errors") or {}).get(name)
+            _say(out, f"  {name}  {metric_text(value)}" + (f"  ({why})" if why else ""))
+
+
+def metric_text(value: Any) -> str:
+    """A metric's value as a person reads it: n/a when missing (unknown is never 0)."""
+    if value is None:
+        return "n/a"
+    return f"{value:g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3g}"
 
 
 def _child_verdicts(evidence: Any, depth: int = 1) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -332,3 +404,13 @@ def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
     for line in display_lines(changes.patch):
         style = "bold" if line.startswith(HEADER_LINES) else "cyan" if line.startswith("@@") else "green" if line.startswith("+") else "red" if line.startswith("-") else ""
         out.print(Text(line, style=style), soft_wrap=True)
+
+
+def _reproduction_line(out: Any, marker: dict[str, Any] | None) -> None:
+    """The positive control's finding, under the verdicts it checked (never in their place)."""
+    if marker is None:
+        return
+    if marker["status"] == "DIVERGED":
+        _say(out, f"positive control (grade, grading {marker['grading_id']}): DIVERGED on {', '.join(marker['diverged'])} (the verdicts above are the grading's it reproduced)", "bold red")
+    else:
+        _say(out, f"positive control (grade, grading {marker['grading_id']}): REPRODUCED", "dim")

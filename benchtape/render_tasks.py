@@ -68,7 +68,7 @@ def validated_lines(result: Any) -> None:
         print(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")
         for name, p in t.phases.items():
             d = p.to_dict()
-            counts = f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else "runner not recognised"
+            counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else "runner not recognised"
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
             print(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
         for note in t.notes:

@@ -11,13 +11,26 @@ children are all not applicable is itself not applicable.
 Weights: `weight:` on a child (default 1.0) counts everywhere; `args.weights` (or a
 mapping `value`), type → multiplier, overrides it for select-best, max-score, compare.
 
-benchtape grades one session at a time, so the multi-provider forms collapse:
+One session (a scenario without `providers:`, or with one):
 - `select-best` always passes and scores the best weighted child;
 - `max-score` passes when the best child scores above 0 (or reaches `threshold`);
   `args.method` (average | sum) only shapes the reported aggregate;
 - `compare` has no second provider to beat: the one provider's weighted average is
   compared with an absent opponent's 0, so it passes when that average is above 0 (or
   reaches `threshold`), never vacuously.
+
+A multi-provider scenario (`providers:` with two or more labels; `ctx.peers` grades a child
+on each provider's session, with that session's own workspace): each provider's aggregate
+is Σ(score·w)/Σw of its children (`max-score` with `args.method: sum`: Σ(score·w)), and
+- `select-best` always passes; the winner is the provider with the best aggregate (the
+  first on a tie); score = the winner's;
+- `max-score` passes when the winner's aggregate reaches `threshold` (above 0 without one);
+  score = the winner's weighted average;
+- `compare` passes when the first provider is strictly higher than every other; score =
+  the first provider's.
+Every session of the scenario gets the same verdict; its evidence has each provider's
+aggregate and children. In such a scenario a composite of these three with no children
+takes the scenario's non-composite checks (the loader gives them to it).
 """
 
 from __future__ import annotations
@@ -111,6 +124,8 @@ def _composite(decide: Callable[[CheckSpec, list[_Graded]], Result], *, weights_
         children = _children(spec, use_weights_map=weights_map)
 
         def evaluate(session: Session, ctx: CheckContext) -> Result:
+            if spec.type in _ACROSS and ctx.peers is not None and len(ctx.peers) > 1:
+                return _across_providers(spec, children, ctx.peers)
             graded, decided = _grade(spec, children, session, ctx)
             if decided is not None:
                 return decided
@@ -191,6 +206,45 @@ def _compare(spec: CheckSpec, graded: list[_Graded]) -> Result:
     )
 
 
+# ---------------------------------------------------------------- across a scenario's providers
+
+
+def _across_providers(spec: CheckSpec, children: list[_Child], peers: Mapping[str, Callable[[Check], Result]]) -> Result:
+    """The multi-provider forms: every child graded on every provider's session, each
+    provider's weighted aggregate, then the type's rule over the aggregates."""
+    sums = args_of(spec).get("method", "average") == "sum" and spec.type == "max-score"
+    per: dict[str, dict[str, Any]] = {}
+    for label, grade in peers.items():
+        graded = [_Graded(c, grade(c.check)) for c in children]
+        broken = next((g for g in graded if g.result.status == "ERROR"), None)
+        if broken is not None:
+            return Result.error(f'{spec.type}: provider {label!r}: child "{broken.child.check.type}": {broken.result.reason}', {"provider": label, "children": _evidence(graded)})
+        counted = [g for g in graded if g.result.status != "NA"]
+        total = sum(g.child.weight for g in counted)
+        weighted = sum(g.result.score * g.child.weight for g in counted)
+        per[label] = {"aggregate": weighted if sums else (weighted / total if total else 0.0), "normalized": weighted / total if total else 0.0, "children": _evidence(graded)}
+    if all(not p["children"] or all(c["status"] == "NA" for c in p["children"]) for p in per.values()):
+        return Result.not_applicable(f"{spec.type}: every child is not applicable here")
+    labels = list(per)
+    winner = max(labels, key=lambda label: per[label]["aggregate"])  # max() keeps the first on a tie
+    scores = ", ".join(f"{label} {per[label]['aggregate']:.3f}" for label in labels)
+    evidence: dict[str, Any] = {"providers": per, "order": labels, "winner": winner}
+    if spec.type == "select-best":
+        return Result.of(True, f"best provider: {winner!r} ({scores})", evidence, score=per[winner]["normalized"])
+    if spec.type == "max-score":
+        threshold = score_threshold(spec, None)
+        best = per[winner]["aggregate"]
+        ok = best >= threshold if threshold is not None else best > 0
+        bar = f"≥ {threshold:g}" if threshold is not None else "> 0"
+        return Result.of(ok, f"best provider {winner!r} scored {best:.3f} {bar if ok else 'is not ' + bar} ({scores})", {**evidence, "method": "sum" if sums else "average", "threshold": threshold}, score=min(1.0, per[winner]["normalized"]))
+    first = labels[0]
+    beaten = [label for label in labels[1:] if per[first]["aggregate"] <= per[label]["aggregate"]]
+    ok = not beaten
+    why = f"{first!r} scored higher than every other provider" if ok else f"{first!r} is not strictly higher than {', '.join(repr(b) for b in beaten)}"
+    return Result.of(ok, f"{why} ({scores})", evidence, score=per[first]["normalized"])
+
+
+_ACROSS = ("select-best", "max-score", "compare")
 _CHILDREN_ARG = {"checks": "the child checks (required; alias assert:)", "weight (on a child)": "its multiplier (default 1.0)"}
 _WEIGHTS_ARG = {"args.weights": "type → multiplier, overriding children's weight (a mapping `value` works too)"}
 _ERRORS = ("no children", "a child that is refused", "a negative weight, or weights adding up to 0")
@@ -200,9 +254,9 @@ _SPECS = [
     ("assert-set", "the weighted share of passing children reaches `threshold` (default 1.0); score = passed weight / total weight", _assert_set, False, None, {"threshold": "share of weight that must pass (default 1.0)"}, "type: assert-set\nthreshold: 0.5\nchecks:" + _EX_CHILDREN),
     ("any-of", "at least one child passes; score = the best child's score", _any_of, False, None, {}, "type: any-of\nchecks:\n  - {type: contains, value: Write}\n  - {type: contains, value: Edit}"),
     ("not-any-of", "no child passes; score = 1 − the best child's score", _not_any_of, False, None, {}, "type: not-any-of\nchecks:\n  - {type: icontains, value: as an ai}\n  - {type: is-refusal}"),
-    ("select-best", "a scoring operation: always passes; score = the best child by score × weight", _select_best, True, None, _WEIGHTS_ARG, "type: select-best\nchecks:" + _EX_CHILDREN),
-    ("max-score", "passes when the best child scores above 0 (or reaches `threshold`); score = the best child's score; `args.method` (average | sum) shapes the reported aggregate", _max_score, True, _method, {**_WEIGHTS_ARG, "args.method": "average (default) or sum: the aggregate in evidence", "threshold": "optional bar for the best score"}, "type: max-score\nargs: {method: average}\nchecks:" + _EX_CHILDREN),
-    ("compare", "single session: there is one provider and no other to beat, so it passes when the weighted average of the children is above 0 (an absent opponent's score) or reaches `threshold`; score = that average", _compare, True, None, {**_WEIGHTS_ARG, "threshold": "optional bar for the weighted average"}, "type: compare\nchecks:" + _EX_CHILDREN),
+    ("select-best", "a scoring operation: always passes; one session: score = the best child by score × weight; with `providers:`: the provider with the best weighted aggregate wins, score = its aggregate", _select_best, True, None, _WEIGHTS_ARG, "type: select-best\nchecks:" + _EX_CHILDREN),
+    ("max-score", "one session: passes when the best child scores above 0 (or reaches `threshold`), score = that score; with `providers:`: passes when the best provider's aggregate (weighted average, or Σ score × weight with `args.method: sum`) reaches `threshold` (above 0 without one), score = its weighted average", _max_score, True, _method, {**_WEIGHTS_ARG, "args.method": "average (default) or sum: the aggregate", "threshold": "optional bar for the best score (aggregate)"}, "type: max-score\nargs: {method: average}\nchecks:" + _EX_CHILDREN),
+    ("compare", "with `providers:`: passes when the first provider's weighted aggregate is strictly higher than every other's, score = the first's; one session: no other provider to beat, so it passes when the weighted average is above 0 (an absent opponent's score) or reaches `threshold`", _compare, True, None, {**_WEIGHTS_ARG, "threshold": "one session: optional bar for the weighted average"}, "type: compare\nchecks:" + _EX_CHILDREN),
 ]
 
 for _type, _summary, _decide, _weights, _prepare, _args, _example in _SPECS:

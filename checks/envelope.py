@@ -23,14 +23,8 @@ PRODUCER = "benchtape"
 
 
 def call_doc(call: Call) -> dict[str, Any]:
-    """One `calls[]` entry, madbench-shaped: `result_ok` is absent when the outcome is unknown,
-    because an absent outcome means unknown, never failure."""
-    doc: dict[str, Any] = {"name": call.tool, "args": call.input, "tool_call_id": call.call_id, "thread": call.thread}
-    if call.agent:
-        doc["agent_id"] = call.agent
-    if call.outcome is not None:
-        doc["result_ok"] = call.outcome == "ok"
-    return doc
+    """One `calls[]` entry, madbench-shaped (`Call.madbench`: the report's calls are the same)."""
+    return call.madbench()
 
 
 def session_doc(session: Session, work_dir: Path | None) -> dict[str, Any]:

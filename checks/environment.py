@@ -192,6 +192,23 @@ def _registered(reported: EnvironmentReported, key: str) -> list[str]:
     return names
 
 
+def reported_counts(session: Session) -> dict[str, int] | None:
+    """What the `session.plugins_reported`, `session.plugins_failed` and
+    `session.skills_registered` metric sources read: plugins the tool listed without / with
+    errors (or disabled), and its registered skills (`Reported.Skills()`, one per skill:
+    plugin items counted once, not per spelling). None when no environment was reported."""
+    reported = _reported(session, "metrics")
+    if isinstance(reported, Result):
+        return None
+    plugins = _plugins(reported)
+    skills = set(_strings(reported.get("skills")))
+    for plugin in plugins:
+        if _loaded(plugin):
+            prefix = _split_id(_plugin_label(plugin) or "")[0]
+            skills.update(item if ":" in item else f"{prefix}:{item}" for item in _strings(plugin.get("skills")))
+    return {"plugins_reported": sum(1 for p in plugins if _loaded(p)), "plugins_failed": sum(1 for p in plugins if not _loaded(p)), "skills_registered": len(skills)}
+
+
 # ---------------------------------------------------------------- shared argument readers
 
 

@@ -30,7 +30,7 @@ from typing import Any, Mapping
 from benchtape.checks.common import args_of, as_number, output_of, short, tool_calls
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register, spec_hash
 from benchtape.core.command_runner import Unavailable
-from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest
+from benchtape.core.judgments import SCRIPTED_MARK, JudgeError, JudgeReply, JudgeRequest
 from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
 
@@ -214,6 +214,8 @@ def decide(jt: JudgeType, threshold: float | None, reply: JudgeReply) -> Vote:
     obj = last_json_object(reply.text)
     if obj is None and reply.stop_reason in ("max_tokens", "length"):
         raise Undecided(f"the judge's reply was cut off at its token limit before its JSON verdict (raise args.max_tokens): {short(reply.text.strip()[-REPLY_EXCERPT:], REPLY_EXCERPT)!r}")
+    if obj is None and reply.text.lstrip().startswith(SCRIPTED_MARK):  # the scripted model's own word: shown whole
+        raise Undecided(reply.text.strip()[len(SCRIPTED_MARK):].strip())
     if obj is None:
         raise Undecided(f"the judge's reply is not JSON (no JSON object in it): {short(reply.text.strip(), REPLY_EXCERPT)!r}")
     reason = obj.get("reason")
@@ -445,6 +447,9 @@ def _result(jt: JudgeType, cfg: JudgeConfig, votes: list[Vote]) -> Result:
         if jt.risk is not None:
             evidence[jt.risk] = vote.rating
         evidence["judge_score"] = vote.rating
+        said = last_json_object(vote.reply.text) or {}
+        if isinstance(said.get("criteria"), list):  # per-criterion findings, when the judge gives them (madbench's Evidence.criteria)
+            evidence["criteria"] = said["criteria"]
         return Result.of(vote.passed, f"judge {vote.reply.model}: {vote.reason}".strip(), evidence, score=vote.score)
     passing = sum(v.passed for v in votes)
     score = passing / len(votes)

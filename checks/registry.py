@@ -45,10 +45,10 @@ class CheckContext:
     the live model catalog through `catalog`; `runtimes` holds the scenario's runtime pins
     (`defaults.bun:` → {"bun": "1.1"}). `transforms` runs the session's output transforms
     where grading runs, all at once (None: a check with a `transform:` runs its own through
-    `run_command`).
+    `run_command`). `peers` grades a check on each session of a multi-provider scenario.
     """
 
-    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes", "transforms")
+    __slots__ = ("_work_dir", "_workspace", "bench_dir", "vars", "run_command", "interpreter", "control", "judge", "catalog", "runtimes", "transforms", "peers")
 
     def __init__(
         self,
@@ -63,6 +63,7 @@ class CheckContext:
         catalog: "ModelCatalog | None" = None,
         runtimes: Mapping[str, str] | None = None,
         transforms: SessionTransforms | None = None,
+        peers: "Mapping[str, PeerGrader] | None" = None,
     ) -> None:
         self._work_dir = work_dir
         self._workspace = workspace
@@ -75,6 +76,10 @@ class CheckContext:
         self.catalog = catalog  # provider id (None: every one) -> the models it lists now
         self.runtimes: Mapping[str, str] = runtimes if runtimes is not None else {}  # runtime pins: {"bun": "1.1.30"}
         self.transforms = transforms
+        # A multi-provider scenario's sessions, label → a grader of one check on that label's
+        # session (this one's included), in the scenario's `providers:` order: what
+        # select-best, max-score and compare compare. None: one session, graded alone.
+        self.peers: Mapping[str, PeerGrader] | None = peers
 
     @property
     def work_dir(self) -> Path | None:
@@ -82,6 +87,9 @@ class CheckContext:
             return self._workspace()
         return self._work_dir
 
+
+PeerGrader = Callable[["Check"], Result]
+"""A check evaluated on one provider's session, with that session's own workspace and context."""
 
 ModelCatalog = Callable[["str | None"], "list[dict[str, Any]]"]
 """The live model catalog: a provider id (None: every provider configured) → the models its
@@ -304,11 +312,27 @@ def preflight_problems(spec: CheckSpec, pf: PreflightContext) -> list[str]:
     stack = [spec]
     while stack:
         s = stack.pop(0)
+        out.extend(_grader_file(s, pf))
         info = lookup(s.type)
         if info.preflight is not None:
             out.extend(info.preflight(s, pf))
         stack.extend(s.checks)
     return out
+
+
+def _grader_file(spec: CheckSpec, pf: PreflightContext) -> list[str]:
+    """A `file://` grader that is not there: madbench's preflight block (`grader ts: stat …`),
+    found before any spend (the loader resolved it against the bench file's folder)."""
+    value = spec.value
+    if not isinstance(value, str) or not value.startswith("file://") or not value[len("file://") :]:
+        return []
+    path = Path(value[len("file://") :])
+    if not path.is_absolute() and pf.bench_dir is not None:
+        path = pf.bench_dir / path
+    if path.is_file():
+        return []
+    why = "is a folder, not a file" if path.is_dir() else "no such file or directory"
+    return [f"grader {spec.type}: stat {path}: {why} (a file:// grader is relative to the bench file)"]
 
 
 def _respell(spec: CheckSpec, canonical: str) -> CheckSpec:

@@ -16,6 +16,11 @@ from typing import Any, Callable, Mapping
 import orjson
 
 
+# How benchtape's scripted model server starts a reply that is its own word to the user (the
+# script had nothing left to play), not the model's: a judge check shows such a reply as it is.
+SCRIPTED_MARK = "[benchtape scripted model]"
+
+
 class JudgeError(Exception):
     """The judge could not answer: no provider, a provider with no key, a transport that
     failed after its retries, a timeout. The check turns it into an ERROR verdict."""

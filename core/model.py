@@ -195,6 +195,19 @@ class Call:
     def outcome(self) -> str | None:
         return outcome_of(self.is_error) if self.has_result else None
 
+    def madbench(self) -> dict[str, Any]:
+        """The call as madbench's `calls[]` has it (a grader's envelope, a report): `thread` ""
+        for the main thread, else the subagent's name (its type), `agent_id` the subagent's
+        own id; `result_ok` absent when the outcome is unknown (absent means unknown, never
+        failure)."""
+        main = self.thread == MAIN
+        doc: dict[str, Any] = {"name": self.tool, "args": self.input, "tool_call_id": self.call_id, "thread": "" if main else (self.agent or self.thread)}
+        if not main:
+            doc["agent_id"] = self.thread
+        if self.outcome is not None:
+            doc["result_ok"] = self.outcome == "ok"
+        return doc
+
     def to_dict(self) -> dict[str, Any]:
         is_error = self.is_error
         return {
@@ -349,6 +362,7 @@ class Session:
     status: str | None = None  # ok | error | timeout | interrupted; None while unfinished
     exit_code: int | None = None
     timed_out: bool = False
+    provider: str | None = None  # the `providers:` label this session ran as (None: the scenario has none)
 
     def thread_agent(self, thread: str) -> str | None:
         sub = self.subagents.get(thread)
@@ -438,6 +452,7 @@ class _Fold:
         s.scenario, s.harness, s.model = d.get("scenario"), d.get("harness"), d.get("model")
         s.prompt = d.get("prompt")
         s.work_dir = d.get("work_dir", s.work_dir)
+        s.provider = d.get("provider")
 
     def subagent_spawned(self, seq: Any, thread: str, d: payloads.SubagentSpawned, sub: Subagent | None) -> None:
         s = self.s

@@ -59,6 +59,7 @@ class SessionStarted(TypedDict, total=False):
     imported_from: list[str]  # the transcript files an import read
     meta: dict[str, Any]  # an import's facts from the transcript (its session id, cwd, version, title)
     reparsed_from: str  # the session a `reparse` re-derived this one from
+    provider: str  # the `providers:` label this session ran as (a multi-provider scenario's fan-out)
 
 
 class EnvironmentExpected(TypedDict, total=False):

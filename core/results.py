@@ -47,7 +47,7 @@ class CheckSpec:
     args: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     weight: float = 1.0
-    threshold: float | None = None
+    threshold: float | str | None = None  # a string: a duration with a unit, for the checks that read one (latency)
     metric: str | None = None
     readout: bool = False
     checks: tuple["CheckSpec", ...] = ()

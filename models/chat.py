@@ -14,11 +14,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from benchtape.core.judgments import SCRIPTED_MARK
 from benchtape.models.playback import Playback
 from benchtape.spec.script import Usage
 from benchtape.models.wire import Reply, json_reply, sse_reply
 
-NO_REPLY = "[benchtape scripted model] The script has no more chat replies ({count} were scripted)."
+NO_REPLY = (
+    SCRIPTED_MARK + " No `chat:` reply of the script is left for this judge request: the script has {count}, "
+    "and each answers one request (in order; one with `match:` only a request containing its text). "
+    "A run asks once per AI check per session (times its `votes:`), so script one reply for each."
+)
 HANG_STATUS = 504
 
 

@@ -14,6 +14,12 @@ so one server can play many sessions at once.
 Standard library only (ThreadingHTTPServer): each request is answered on its own thread;
 the shared state (turn counters, the log) is behind locks. Stopping never waits for a
 request still sleeping in a scripted hang.
+
+Whatever reaches the port is answered or closed, never left hanging or raising in a thread: a
+body is read only when its Content-Length is a number within MAX_BODY (else 400, or 413 over
+it, and the connection is closed unread), a body sent chunked is refused (411), a request
+line without an HTTP version (HTTP/0.9) is answered 400 at once, and a connection that sends
+nothing for IDLE_SECONDS (between requests, or inside one) is closed.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ from benchtape.models.wire import Reply, json_reply
 
 LOOPBACK = "127.0.0.1"
 SLOT_PREFIX = "/s/"
+MAX_BODY = 64 * 1024 * 1024  # a real agent's longest request (a long session's whole context) is a few MiB
+IDLE_SECONDS = 60.0  # a socket read waiting longer than this closes the connection
 
 
 def _route(method: str, path: str) -> str | None:
@@ -76,8 +84,9 @@ def _answer(api: str, playback: Playback, body: dict[str, Any], harness: str | N
 class ScriptedServer:
     """A running server. Use `serve(...)` rather than building one by hand."""
 
-    def __init__(self, script: Script, host: str = LOOPBACK, port: int = 0, harness: str | None = None) -> None:
+    def __init__(self, script: Script, host: str = LOOPBACK, port: int = 0, harness: str | None = None, idle_seconds: float = IDLE_SECONDS) -> None:
         self.harness = harness
+        self.idle_seconds = idle_seconds
         self._slots: dict[str, Playback] = {"": Playback(script)}
         self._log: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -167,11 +176,11 @@ class ScriptedServer:
 
 
 @contextmanager
-def serve(script: Script | dict[str, Any] | str | Path | None = None, *, port: int = 0, host: str = LOOPBACK, harness: str | None = None) -> Iterator[ScriptedServer]:
+def serve(script: Script | dict[str, Any] | str | Path | None = None, *, port: int = 0, host: str = LOOPBACK, harness: str | None = None, idle_seconds: float = IDLE_SECONDS) -> Iterator[ScriptedServer]:
     """Serve `script` (a Script, a mapping in the script vocabulary, or a YAML file; None: the
     no-op script) until the block ends. `port=0` picks a free port; a port in use raises
-    BadInput naming it."""
-    server = ScriptedServer(as_script(script), host=host, port=port, harness=harness).start()
+    BadInput naming it. A connection silent for `idle_seconds` is closed."""
+    server = ScriptedServer(as_script(script), host=host, port=port, harness=harness, idle_seconds=idle_seconds).start()
     try:
         yield server
     finally:
@@ -212,12 +221,37 @@ def _bind(host: str, port: int, owner: ScriptedServer) -> _HTTPServer:
         raise
 
 
+class BadRequest(Exception):
+    """A request the server answers with `status` and closes: its body cannot be read."""
+
+    def __init__(self, status: int, kind: str, message: str):
+        super().__init__(message)
+        self.status, self.kind = status, kind
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
 
+    def setup(self) -> None:
+        super().setup()
+        self.connection.settimeout(self.server.owner.idle_seconds)  # every read of this connection waits this long at most
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the stdlib's name
         pass  # the request log is the record; stderr stays quiet
+
+    def parse_request(self) -> bool:
+        """The stdlib's, but a request line without a version (HTTP/0.9, `GET /`) is answered
+        400 at once: the stdlib reads headers after it, and a client that sends none waits."""
+        line: bytes = getattr(self, "raw_requestline", b"")  # set by the stdlib before it calls this
+        words = line.split()
+        if 0 < len(words) < 3:
+            self.command, self.path, self.request_version = words[0].decode("latin-1"), "", "HTTP/1.1"
+            self.requestline = line.decode("latin-1").rstrip("\r\n")
+            self.close_connection = True
+            self._send(json_reply({"type": "error", "error": {"type": "invalid_request_error", "message": "HTTP/0.9 requests are not served: send an HTTP/1.x request line"}}, status=400))
+            return False
+        return super().parse_request()
 
     def do_HEAD(self) -> None:
         self._handle("HEAD")
@@ -232,7 +266,15 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         slot, path = _split_slot(self.path.split("?", 1)[0])
         entry: dict[str, Any] = {"at": time.time(), "slot": slot, "method": method, "path": self.path}
-        body = self._body() if method == "POST" else {}
+        try:
+            body = self._body() if method == "POST" else {}
+        except BadRequest as exc:
+            self.close_connection = True  # what follows on this connection is the unread body
+            reply = json_reply({"type": "error", "error": {"type": exc.kind, "message": str(exc)}}, status=exc.status, outcome="error")
+            entry.update({"api": None, "status": exc.status, "body": None, **reply.note})
+            owner.record(entry)
+            self._send(reply, head=False)
+            return
         api = _route(method, path)
         entry["api"] = api
         playback = owner.playback(slot)
@@ -256,7 +298,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(reply, head=method == "HEAD")
 
     def _body(self) -> dict[str, Any] | None:
-        length = int(self.headers.get("Content-Length") or 0)
+        """The JSON object the request carries ({} for none; None for one that is not an
+        object); BadRequest when its length cannot be trusted to read it."""
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            raise BadRequest(411, "invalid_request_error", "a chunked request body is not read: send it with a Content-Length")
+        given = (self.headers.get("Content-Length") or "0").strip()
+        if not given.isdigit():
+            raise BadRequest(400, "invalid_request_error", f"Content-Length {given[:40]!r} is not a number of bytes")
+        length = int(given)
+        if length > MAX_BODY:
+            raise BadRequest(413, "request_too_large", f"a request body of {length} bytes is over this server's limit of {MAX_BODY} bytes")
         raw = self.rfile.read(length) if length else b""
         if not raw:
             return {}

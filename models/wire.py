@@ -7,8 +7,10 @@ from typing import Any, Iterable
 
 import orjson
 
+from benchtape.core.judgments import SCRIPTED_MARK
+
 EXHAUSTED = (
-    "[benchtape scripted model] The script has no more turns: it had {turns} and the agent asked "
+    SCRIPTED_MARK + " The script has no more turns: it had {turns} and the agent asked "
     "for turn {asked}. Add steps to the script (or end the session on a `say:`)."
 )
 

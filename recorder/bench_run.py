@@ -15,12 +15,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.core.limits import output_limits
+from benchtape.core.payloads import SessionStarted
 from benchtape.core.redact import redact_argv, redact_params, redactor, secret_params, secret_values
 from benchtape.recorder.runner import Interrupted, RunOptions, Runner, SessionPlan, SessionRecord
 from benchtape.recorder.scheduler import ExecutorFactory, LocalExecutor, Scheduler
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import Event, SandboxError
-from benchtape.spec.bench import BenchSpec, ScenarioSpec
+from benchtape.spec.bench import BenchSpec, ScenarioSpec, fan_out
 from benchtape.store.database import Store
 
 SessionDone = Callable[[SessionRecord], None]
@@ -65,7 +66,8 @@ class BenchSessions:
 
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
-        return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params)
+        started: SessionStarted = {"provider": scenario.provider} if scenario.provider is not None else {}  # a `providers:` label: which of the scenario's sessions this is
+        return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params, started=started)
 
     def record(self, scheduler: Scheduler, on_session_done: SessionDone) -> list[SessionRecord]:
         """Stage, then record every (scenario, attempt) through `scheduler`; returns the records
@@ -77,7 +79,7 @@ class BenchSessions:
             with scheduler:
                 emit = scheduler.on_event
                 self.seeds = stage_seeds(self.bench, self.scenarios(), on_event=emit)
-                jobs = [SessionJob(self, s, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios()]
+                jobs = [SessionJob(self, p, attempt) for attempt in range(1, self.options.repeat + 1) for s in self.scenarios() for p in fan_out(s)]  # one session per `providers:` label
                 emit("run.started", {"run_id": scheduler.run_id, "total": len(jobs), "bench": str(self.bench.path)})
                 ran = scheduler.run(jobs, on_session_done)
         finally:

@@ -15,7 +15,7 @@ from benchtape.adapters.transcripts import Transcript, check_atif, detect_format
 from benchtape.core.errors import BadInput
 from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.core.model import Action
-from benchtape.store.database import RAW_CHUNK_BYTES, Store, new_id
+from benchtape.store.database import RAW_CHUNK_BYTES, Batch, Store, new_id
 
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
@@ -140,6 +140,7 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
     sid = new_id()
     counted = warnings = 0
     source: str | None = None
+    span = _Span()
     with store.transaction(defer_foreign_keys=True, bulk=True):
         started_seq = store.reserve_seq(sid)
         with store.batch_writer(sid) as writer:
@@ -147,6 +148,7 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
                 if source is None and digest.done():
                     source = _new_source(store, digest)
                 writer.write(batch)
+                span.add(batch)
                 counted, warnings = counted + len(batch.heads), warnings + batch.warnings()
         source = source or _new_source(store, digest)
         meta = parse.meta
@@ -157,11 +159,30 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
         started = Action(
             "session.started",
             {"scenario": name, "harness": ran, "model": meta.get("model"), "prompt": meta.get("first_prompt"), "work_dir": meta.get("cwd"), "format": fmt, "imported_from": [str(f) for f in transcript.files], "meta": meta},
+            at=span.first,
         )
         store.append(sid, [started], at_seq=started_seq)
         finished: dict[str, Any] = meta["finished"] if isinstance(meta.get("finished"), dict) else {}  # how a session exported from benchtape ended
-        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": None, **finished, "imported": True})])
+        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms(), **finished, "imported": True}, at=span.last)])
     return run_id, sid, counted, warnings
+
+
+class _Span:
+    """When the transcript's own events began and ended (their timestamps; 0.0 when it has
+    none): an imported session starts and finishes then, not when it was imported, and the
+    time between is its wall clock."""
+
+    def __init__(self) -> None:
+        self.first = self.last = 0.0
+
+    def add(self, batch: Batch) -> None:
+        for _, _, at in batch.heads:
+            if at:
+                self.first = min(self.first, at) if self.first else at
+                self.last = max(self.last, at)
+
+    def wall_ms(self) -> float | None:
+        return round((self.last - self.first) * 1000, 1) if self.first else None
 
 
 def _new_source(store: Store, digest: Future[str]) -> str:
@@ -181,6 +202,16 @@ def _counts(store: Store, session_id: str) -> tuple[int, int]:
     """(actions, adapter warnings) of an imported session, without its bookends."""
     actions = store.actions(session_id)
     return sum(a.kind not in ("session.started", "session.finished") for a in actions), _warnings(actions)
+
+
+def reparse_report(store: Store, old_id: str, new_id: str) -> str:
+    """What `reparse` did, in one line that starts with the new session's id (as `import`'s do)."""
+    (old_n, old_w), (new_n, new_w) = _counts(store, old_id), _counts(store, new_id)
+    lines = len(store.raw_lines(new_id))
+    return (
+        f"{new_id}  re-derived from session {old_id}'s {lines} stored raw line(s) as a new session linked to it "
+        f"(the old one is unchanged): {new_n} actions ({old_n} before), {new_w} adapter warning(s) ({old_w} before)"
+    )
 
 
 def reparse(store: Store, session_id: str) -> str:

@@ -129,13 +129,16 @@ class _Tail:
             self.on_action(a)
 
 
-def _stops(path: Path) -> list[dict[str, Any]]:
-    """The Stop hook's lines so far (one JSON object per finished turn)."""
+def _stops(path: Path, session: str = "") -> list[dict[str, Any]]:
+    """The Stop hook's lines so far (one JSON object per finished turn) of this session: at level
+    workspace the log is in your own ~/.claude, shared by every session (and by a Claude Code you
+    run meanwhile), so a line of another session's is not this one's turn end."""
     try:
         data = path.read_bytes()
     except OSError:
         return []
-    return [doc for doc in map(decode, data.splitlines()) if doc is not None]
+    docs = [doc for doc in map(decode, data.splitlines()) if isinstance(doc, dict)]
+    return [doc for doc in docs if not session or doc.get("session_id") in (None, session)]
 
 
 
@@ -261,7 +264,7 @@ class Driver:
         blocked_since: float | None = None
         idle_since: float | None = None
         while True:
-            stops = _stops(stop_log)
+            stops = _stops(stop_log, tui.session)
             if len(stops) > index:
                 last = stops[index].get("last_assistant_message")
                 return "stop_hook", last if isinstance(last, str) else None

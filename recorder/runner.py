@@ -55,6 +55,7 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     scenarios: list[str] | None = None  # only these names
     eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
+    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.preflight.enforce)
 
 
 @dataclass
@@ -193,7 +194,7 @@ class Runner:
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
-        if cmd.tui is not None and box.level not in ("none", "workspace"):
+        if cmd.tui is not None and box.level != "none":  # at workspace: into your own, put back when it closes (sandbox/claude_home.py)
             from benchtape.sandbox.claude_home import seed_home
 
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote

@@ -227,6 +227,7 @@ class Comparison:
     conclusions: list[dict[str, Any]] = field(default_factory=list)  # one per pair of neighbours in the ranking
     flaky: list[Flaky] = field(default_factory=list)
     matrix: dict[str, dict[str, list[MatrixCell]]] = field(default_factory=dict)  # task → arm → attempts
+    metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)  # arm → the bench's declared metrics, mean per cell (replay.metrics.by_setup)
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -254,6 +255,7 @@ class Comparison:
             "conclusions": self.conclusions,
             "flaky": [f.to_dict() for f in self.flaky],
             "matrix": {task: {arm: [c.to_dict() for c in cells] for arm, cells in by_arm.items()} for task, by_arm in self.matrix.items()},
+            "metrics": self.metrics,
         }
 
 
@@ -426,14 +428,22 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
             measurements, arms = read_measurements(store, pricing, evaluation=ev_name)
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
-            return compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref)
+            return _with_metrics(store, compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref), measurements)
     run_ids = [_run_id(store, t, len(targets) == 1) for t in targets]
     measurements, arms = read_measurements(store, pricing, runs=run_ids)
     if not measurements:
         raise BadInput(f"run(s) {', '.join(run_ids)} hold no evaluation cells", fix="compare the runs of `benchtape run EVALUATION`, or name the evaluation")
     names = sorted({((store.run(r) or {}).get("params") or {}).get("evaluation") or "" for r in run_ids} - {""})
     title = "runs " + ", ".join(run_ids)
-    return compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates)
+    return _with_metrics(store, compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates), measurements)
+
+
+def _with_metrics(store: Store, c: Comparison, measurements: list[Measurement]) -> Comparison:
+    """The bench's declared metrics (`metrics:`, `derivedMetrics:`) per setup, beside the ranking (never in it)."""
+    from benchtape.replay.metrics import by_setup
+
+    c.metrics = by_setup(store, ((m.arm, m.session_id) for m in measurements if m.measured))
+    return c
 
 
 def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.core.model import Session
+from benchtape.core.model import Call, Session
 from benchtape.store.database import SessionRow
 
 
@@ -21,16 +21,22 @@ def check_label(metric: str | None, type_: str) -> str:
     return name if name == type_ else f"{name} [{type_}]"
 
 
-def session_json(session: Session) -> dict[str, Any]:
-    """The projection as JSON: what a report's `results[].session` carries."""
+def session_json(session: Session, metadata: dict[str, Any] | None = None, provider: str | None = None) -> dict[str, Any]:
+    """The projection as JSON: what a report's `results[].session` carries, in madbench's
+    shape (its keys `final_output`, `actions`, `calls`, `files_changed`, `metrics`, `work_dir`,
+    `subagents`, `metadata`, `provider`, `environment`, `turns`, with madbench's names for each
+    call and metric), benchtape's richer fields beside them."""
     return {
         "final_output": session.final_output,
         "actions": [a.to_dict() for a in session.actions],
-        "calls": [c.to_dict() for c in session.calls],
+        "calls": [madbench_call(c) for c in session.calls],
+        "files_changed": None,  # madbench fills it only under its demo harness; the change is `benchtape show --diff`
         "subagents": {t: s.to_dict() for t, s in session.subagents.items()},
         "skills": session.skills,
-        "metrics": session.metrics.to_dict(),
+        "metrics": madbench_metrics(session.metrics.to_dict()),
         "work_dir": session.work_dir,
+        "metadata": metadata or {},
+        "provider": provider if provider is not None else session.provider,
         "environment": session.environment,
         "snapshot": session.snapshot,
         "status": session.status,
@@ -43,7 +49,36 @@ def session_json(session: Session) -> dict[str, Any]:
     }
 
 
-DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"})
+def madbench_call(call: Call) -> dict[str, Any]:
+    """One call as madbench's report has it (`Call.madbench`, as a grader's envelope: `name`, `args`,
+    `tool_call_id`, `thread` "" for the main thread, `agent_id`, `result_ok` absent when
+    unknown), with benchtape's fields beside (`tool`, `input`, `call_id`, `outcome`, `output`,
+    `is_error`, `seq`, `agent`), its thread id as `thread_id` (madbench's `thread` is a name)."""
+    d = call.to_dict()
+    d["thread_id"] = d.pop("thread")
+    return {**call.madbench(), **d}
+
+
+def madbench_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
+    """A session's metrics under madbench's names (`latency` ms, `cost` USD, `prompt_tokens`,
+    `output_tokens`, `step_count`; None where the harness reported none, never 0) beside
+    benchtape's own (`duration_ms`, `cost_usd`, `tokens_in`, `tokens_out`, ...)."""
+    return {"latency": metrics.get("latency_ms"), "cost": metrics.get("cost_usd"), "prompt_tokens": metrics.get("tokens_in"), "output_tokens": metrics.get("tokens_out"), **metrics}
+
+
+def row_outcome(row: dict[str, Any]) -> str:
+    """A report row's outcome: pass, fail or error (`outcome`; a report written before it had
+    one carries it in `status`). madbench's `status` is pass or fail only."""
+    return str(row.get("outcome") or row.get("status"))
+
+
+def madbench_status(outcome: str) -> str:
+    """madbench's `results[].status`: the string pass or fail (an error is a fail there, and is
+    counted in the summary's `errors`)."""
+    return "pass" if outcome == "pass" else "fail"
+
+
+DOCUMENT_KEYS = frozenset({"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome", "bench_metrics"})
 
 # The action kinds each part of the document is folded from, for the parts that depend on
 # few kinds: metrics are the `metrics` actions, main-thread tool calls (step_count) and the
@@ -57,6 +92,8 @@ KINDS_FOR: dict[str, frozenset[str] | None] = {
     "environment": frozenset({"environment.expected", "environment.reported"}),
     "verdicts": frozenset(),
     "outcome": frozenset(),
+    # declared metrics are the grading's (none needed); the built-in schema reads the metrics and the turns
+    "bench_metrics": frozenset({"metrics", "tool.call", "session.finished", "message.user", "session.started"}),
 }
 
 
@@ -77,6 +114,7 @@ def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     meta = {
         "id": session.id,
         "scenario": session.scenario,
+        "provider": session.provider,
         "harness": session.harness,
         "model": session.model,
         "prompt": session.prompt,
@@ -107,16 +145,17 @@ _PARTS = {
 }
 
 
-def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None, outcome: dict[str, Any] | None = None) -> dict[str, Any]:
-    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts, outcome}.
+def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None, outcome: dict[str, Any] | None = None, bench_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+    """{session, actions, calls, subagents, metrics, environment, final_output, verdicts, outcome, bench_metrics}.
 
-    The log's parts come from the session's actions alone; `verdicts` (its latest grading's)
-    and `outcome` (the cell outcome its latest grading decided, None outside an evaluation)
-    are the grading's, so a regrade changes those two and nothing else. `keys` limits the
-    document to those top-level keys (a query that reads only `metrics` need not serialize
-    every action); None builds all of it."""
+    The log's parts come from the session's actions alone; `verdicts` (its latest grading's),
+    `outcome` (the cell outcome its latest grading decided, None outside an evaluation) and
+    `bench_metrics` (the bench's declared `metrics:`/`derivedMetrics:` as a grading measured
+    them, name → value, else the built-in cost, duration, tokens, turns) are the grading's, so
+    a regrade changes those and nothing else. `keys` limits the document to those top-level
+    keys (a query that reads only `metrics` need not serialize every action); None builds all of it."""
     doc: dict[str, Any] = {}
-    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"):
+    for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome", "bench_metrics"):
         if keys is not None and key not in keys:
             continue
         if key == "session":
@@ -125,6 +164,8 @@ def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, 
             doc[key] = verdicts
         elif key == "outcome":
             doc[key] = outcome
+        elif key == "bench_metrics":
+            doc[key] = (bench_metrics or {}).get("values")
         else:
             doc[key] = _PARTS[key](session)
     return doc

@@ -34,6 +34,7 @@ from benchtape.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
 from benchtape.store.database import Store
 from benchtape.sandbox.treediff import read_snapshot
 from benchtape.replay.grading import grade_stored, new_grading
+from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
 from benchtape.replay.regrade import prepare
@@ -145,6 +146,7 @@ class CellGrader:
             prep = prepared[task.id]
             context = replace(prep.context, vars={**prep.context.vars, **(vars or {})})
             loaded[-1], verdicts = grade_stored(self.store, grading_id, sessions[-1], prep.checks, context)
+            grade_metrics(self.store, grading_id, task.bench, sessions[0], loaded[-1], verdicts)  # keyed like the outcome: by the measurement's first session
         diff = self._diff(loaded, arm)
         outcome = failure or measurement_outcome(loaded, verdicts, diff, arm.protected_paths(task))
         steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]

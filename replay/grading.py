@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 import orjson
 
@@ -93,15 +93,17 @@ class GradingContext:
     runtimes: Mapping[str, str] = field(default_factory=dict)  # runtime pins of code checks ({"bun": "1.1"})
     judge: Judge | None = field(default=None, compare=False)  # the grading's judge (benchtape.replay.grading_judges), shared by its sessions
     resources: RunResources | None = field(default=None, compare=False)  # live grading: the run's files made ahead and cleanups (never part of a verdict)
+    providers: tuple[str, ...] = ()  # a multi-provider scenario's labels, in order: its sessions are graded together
 
     def to_dict(self) -> dict[str, Any]:
         """What a grading keeps per scenario (`grading_scenarios`), so it can be reproduced."""
-        return {"vars": dict(self.vars), "transform": self.transform, "control": bool(self.control), "runtimes": dict(self.runtimes)}
+        d = {"vars": dict(self.vars), "transform": self.transform, "control": bool(self.control), "runtimes": dict(self.runtimes)}
+        return {**d, "providers": list(self.providers)} if len(self.providers) > 1 else d
 
     @classmethod
     def stored(cls, d: Mapping[str, Any], bench_dir: Path | None = None, **extra: Any) -> "GradingContext":
         """The context a grading kept (`to_dict`), to grade again exactly as it did."""
-        return cls(bench_dir, dict(d.get("vars") or {}), d.get("transform"), bool(d.get("control")), dict(d.get("runtimes") or {}), **extra)
+        return cls(bench_dir, dict(d.get("vars") or {}), d.get("transform"), bool(d.get("control")), dict(d.get("runtimes") or {}), **{"providers": tuple(d.get("providers") or ()), **extra})
 
 
 # ---------------------------------------------------------------- where the workspace comes from
@@ -242,6 +244,9 @@ def _session_transforms(session: Session, checks: Sequence[Check], context: Grad
     return SessionTransforms(wanted, session.final_output, {"vars": dict(context.vars), "prompt": session.prompt}, host.transform_place, context.runtimes, context.bench_dir)
 
 
+Peers = Mapping[str, "tuple[Session, WorkspaceSource]"]  # a multi-provider scenario's sessions by label, in `providers:` order
+
+
 def grade_session(
     session: Session,
     checks: Sequence[Check],
@@ -250,39 +255,70 @@ def grade_session(
     *,
     paths: Sequence[str] | None = None,
     sandbox: GradingSandbox | None = None,
+    peers: Peers | None = None,
 ) -> list[Verdict]:
     """Every check over one session: the one grading function.
 
     `source` says where the final workspace comes from; grading commands run where the
     session's own sandbox facts say (`sandbox` overrides, for tests). `paths` are the checks'
-    places in their scenario (default `checks[i]`).
+    places in their scenario (default `checks[i]`). `peers`: the sessions of a multi-provider
+    scenario (this one among them), each graded with its own workspace when a composite that
+    compares them asks (replay/provider_peers.py finds them).
     """
     places = paths if paths is not None else _default_places(len(checks))
     with ExitStack() as stack:
-        host = _Host(stack, source, session, sandbox, context.bench_dir, context.resources)
-        transforms = _session_transforms(session, checks, context, host)
-        graded = transformed(session, context.transform, transforms, "the scenario's") if context.transform and transforms is not None else session
-        judge = context.judge
-        ctx = CheckContext(
-            bench_dir=context.bench_dir,
-            vars=dict(context.vars),
-            run_command=host.run,
-            interpreter=host.interpreter,
-            control=context.control,
-            workspace=host.work_dir,
-            judge=judge,
-            catalog=getattr(judge, "catalog", None),
-            runtimes=context.runtimes,
-            transforms=transforms,
-        )
+        graded, ctx = _graded_context(stack, session, checks, source, context, sandbox)
+        if peers is not None and len(peers) > 1:
+            ctx.peers = {label: _peer(stack, session, graded, ctx, checks, peer, peer_source, context, sandbox) for label, (peer, peer_source) in peers.items()}
         return [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
 
 
-def grade_stored(store: Store, grading_id: str, session_id: str, checks: Sequence[Check], context: GradingContext) -> tuple[Session, list[Verdict]]:
+def _graded_context(stack: ExitStack, session: Session, checks: Sequence[Check], source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> tuple[Session, CheckContext]:
+    """The session as checks see it (its output transformed where grading runs) and the context
+    they read it in."""
+    host = _Host(stack, source, session, sandbox, context.bench_dir, context.resources)
+    transforms = _session_transforms(session, checks, context, host)
+    graded = transformed(session, context.transform, transforms, "the scenario's") if context.transform and transforms is not None else session
+    judge = context.judge
+    ctx = CheckContext(
+        bench_dir=context.bench_dir,
+        vars=dict(context.vars),
+        run_command=host.run,
+        interpreter=host.interpreter,
+        control=context.control,
+        workspace=host.work_dir,
+        judge=judge,
+        catalog=getattr(judge, "catalog", None),
+        runtimes=context.runtimes,
+        transforms=transforms,
+    )
+    return graded, ctx
+
+
+def _peer(stack: ExitStack, session: Session, graded: Session, ctx: CheckContext, checks: Sequence[Check], peer: Session, source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> Callable[[Check], Result]:
+    """A grader of one check on a provider's session: this session's own context, or the
+    peer's (its workspace restored only if a check asks)."""
+    if peer.id == session.id:
+        return lambda check: check.evaluate(graded, ctx)
+    made: list[tuple[Session, CheckContext]] = []
+
+    def grade(check: Check) -> Result:
+        if not made:
+            made.append(_graded_context(stack, peer, checks, source, context, sandbox))
+        view, peer_ctx = made[0]
+        return check.evaluate(view, peer_ctx)
+
+    return grade
+
+
+def grade_stored(store: Store, grading_id: str, session_id: str, checks: Sequence[Check], context: GradingContext, peers: Sequence[str] = ()) -> tuple[Session, list[Verdict]]:
     """Grade a stored session from the store alone and append its verdicts to the grading:
-    what live grading (and the negative control) does as each session finishes."""
+    what live grading (and the negative control) does as each session finishes. `peers`: the
+    session ids of its multi-provider scenario's sessions (itself among them), in order."""
     session = store.load_session(session_id)
-    verdicts = grade_session(session, checks, StoredSnapshot(store, session), context)
+    found = {sid: session if sid == session_id else store.load_session(sid) for sid in peers}
+    by_label = {(s.provider or sid): (s, StoredSnapshot(store, s)) for sid, s in found.items()}
+    verdicts = grade_session(session, checks, StoredSnapshot(store, session), context, peers=by_label or None)
     store.add_verdicts(grading_id, session_id, [v.row() for v in verdicts])
     return session, verdicts
 

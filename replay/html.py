@@ -42,15 +42,17 @@ class Entry:
     verdicts: list[dict[str, Any]]  # its latest grading's, in check order
     changes: Changes | None = None  # the agent's changes against the staged tree
     no_diff: str | None = None  # why there are none to show
+    declared: dict[str, Any] | None = None  # the bench's declared metrics a grading kept ({values, errors, grading_id})
 
     @classmethod
     def of(cls, store: Store, row: SessionRow, session: Session, verdicts: list[dict[str, Any]] | None = None) -> Entry:
         """What a page shows of a stored session: its latest verdicts and its changes (or why none)."""
         shown = latest_verdicts(store, row.id) if verdicts is None else verdicts
+        declared = store.metric_values([row.id]).get(row.id)  # metrics:, derivedMetrics: as the newest grading measured them
         try:
-            return cls(row, session, shown, changes=workspace_changes(store, session))
+            return cls(row, session, shown, changes=workspace_changes(store, session), declared=declared)
         except NoDiff as exc:
-            return cls(row, session, shown, no_diff=str(exc))
+            return cls(row, session, shown, no_diff=str(exc), declared=declared)
 
 
 @dataclass
@@ -77,14 +79,16 @@ def render(run: dict[str, Any] | None, entries: Iterable[Entry], *, title: str |
     sections: list[str] = []
     index: list[str] = []
     counts: dict[str, int] = {}
-    tallies: dict[str, _Tally] = {}
+    tallies: dict[str, dict[str, _Tally]] = {}  # setup → scenario → its line
     for entry in entries:
         status = session_status(entry.session, entry.verdicts)
         counts[status] = counts.get(status, 0) + 1
-        tallies.setdefault(entry.row.scenario, _Tally()).add(status, entry.session)
+        tallies.setdefault(setup_of(entry), {}).setdefault(entry.row.scenario, _Tally()).add(status, entry.session)
         index.append(_index_row(entry, status))
         sections.append(session_section(entry, status))
-    run = run or {}
+    run = dict(run or {})
+    if not run.get("harness") and tallies:  # an evaluation's run: its setups, never "harness unknown"
+        run["setups"] = ", ".join(tallies)
     heading = title or f"benchtape run {run.get('id') or UNKNOWN}"
     return "".join(
         [
@@ -99,8 +103,35 @@ def render(run: dict[str, Any] | None, entries: Iterable[Entry], *, title: str |
     )
 
 
-def _summary(tallies: dict[str, _Tally]) -> str:
-    """Per scenario: the pass rate over its sessions (repeats), what they cost, how long they took."""
+def setup_of(entry: Entry) -> str:
+    """The setup a session ran as, in words: an evaluation cell's arm label (tool, version,
+    model, effort, options as the evaluation names them, with the versions it recorded), else its
+    harness and model. Sessions of one setup are summed together, never with another's."""
+    cell = entry.session.started.get("cell") or {}
+    harness, model = entry.row.harness or entry.session.harness, entry.row.model or entry.session.model
+    base = " · ".join(str(x) for x in (harness or "mock", model) if x)
+    label = cell.get("label")
+    if not label:
+        return base
+    versions = cell.get("versions") or {}
+    shown = ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+    return f"{label} ({base}{'; ' + shown if shown else ''})"
+
+
+def _summary(by_setup: dict[str, dict[str, _Tally]]) -> str:
+    """Per setup, then per scenario: the pass rate over its sessions (repeats), what they cost,
+    how long they took. One setup: one table, as before; several: a heading and table each."""
+    if len(by_setup) == 1:
+        return _summary_table(next(iter(by_setup.values())), "<h2>Summary</h2>\n")
+    parts = []
+    for setup, tallies in by_setup.items():
+        sessions = sum(t.sessions for t in tallies.values())
+        passed = sum(t.passed for t in tallies.values())
+        parts.append(_summary_table(tallies, f"<h3 class=\"setup\">{_e(setup)}: {passed}/{sessions} passed</h3>\n"))
+    return "<section class=\"summary\" id=\"summary\">\n<h2>Summary by setup</h2>\n" + "".join(parts) + "</section>\n"
+
+
+def _summary_table(tallies: dict[str, _Tally], heading: str) -> str:
     rows = []
     for name, t in tallies.items():
         rate = f"{t.passed}/{t.sessions} ({100 * t.passed / t.sessions:.0f}%)"
@@ -109,7 +140,10 @@ def _summary(tallies: dict[str, _Tally]) -> str:
         flaky = ' <span class="badge flaky">flaky</span>' if 0 < t.passed < t.sessions else ""
         rows.append(f"<tr><td>{_e(name)}{flaky}</td><td class=\"num\">{_e(t.sessions)}</td><td class=\"num\">{_e(rate)}</td><td class=\"num\">{_e(cost)}</td><td class=\"num\">{_e(mean)}</td></tr>")
     head = "<tr><th>scenario</th><th>sessions</th><th>passed</th><th>cost (total)</th><th>duration (mean)</th></tr>"
-    return f"<section class=\"summary\" id=\"summary\">\n<h2>Summary</h2>\n<table class=\"summary\">{head}{''.join(rows)}</table>\n</section>\n"
+    table = f"<table class=\"summary\">{head}{''.join(rows)}</table>\n"
+    if heading.startswith("<h2>"):
+        return f"<section class=\"summary\" id=\"summary\">\n{heading}{table}</section>\n"
+    return heading + table
 
 
 def _index_row(entry: Entry, status: str) -> str:
@@ -117,13 +151,13 @@ def _index_row(entry: Entry, status: str) -> str:
     cost = _known(m.cost_usd, "${:.4f}")
     took = _known(None if m.latency_ms is None else m.latency_ms / 1000, "{:.2f} s")
     return (
-        f"<tr><td><a href=\"#s-{_e(row.id)}\">{_e(row.scenario)} #{_e(row.attempt)}</a></td><td>{badge(status)}</td>"
+        f"<tr><td><a href=\"#s-{_e(row.id)}\">{_e(row.scenario)} #{_e(row.attempt)}</a></td><td>{_e(setup_of(entry))}</td><td>{badge(status)}</td>"
         f"<td class=\"num\">{_e(cost)}</td><td class=\"num\">{_e(took)}</td><td><code>{_e(row.id)}</code></td></tr>"
     )
 
 
 def _index(rows: list[str]) -> str:
-    head = "<tr><th>session</th><th>outcome</th><th>cost</th><th>duration</th><th>id</th></tr>"
+    head = "<tr><th>session</th><th>setup</th><th>outcome</th><th>cost</th><th>duration</th><th>id</th></tr>"
     return f"<nav class=\"index\">\n<h2>Sessions</h2>\n<table class=\"index\">{head}{''.join(rows)}</table>\n</nav>\n"
 
 
@@ -156,8 +190,7 @@ def _header(run: dict[str, Any], heading: str, counts: dict[str, int]) -> str:
         ("bench", run.get("bench_path")),
         ("run", run.get("id")),
         ("kind", run.get("kind")),
-        ("harness", run.get("harness")),
-        ("model", run.get("model")),
+        *((("setups", run["setups"]),) if run.get("setups") else (("harness", run.get("harness")), ("model", run.get("model")))),
         ("when", _when(run.get("started_at"))),
         ("benchtape", run.get("benchtape_version")),
     ]
@@ -183,6 +216,8 @@ def session_section(entry: Entry, status: str, anchored: bool = False, top: bool
         ("steps", _known(m.step_count if s.actions else None)),
         ("session status", _known(s.status)),
     ]
+    declared = (entry.declared or {}).get("values") or {}
+    metrics += [(name, "n/a" if value is None else f"{value:g}") for name, value in declared.items()]  # metrics:, derivedMetrics:
     metric_html = "".join(f"<span class=\"metric\"><b>{_e(k)}</b> {_e(v)}</span>" for k, v in metrics)
     back = ' <a class="top" href="#summary">↑</a>' if top and not anchored else ""
     parts = [

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable
 
-from benchtape.replay.document import check_label, check_name
+from benchtape.replay.document import check_label, check_name, row_outcome
 
 
 def write_junit(path: Path, rows: Callable[[], Iterable[dict[str, Any]]], name: str = "benchtape") -> None:
@@ -21,8 +21,8 @@ def write_junit(path: Path, rows: Callable[[], Iterable[dict[str, Any]]], name: 
     total_time = 0.0
     for r in rows():
         tests += 1
-        failures += r["status"] == "fail"
-        errors += r["status"] == "error"
+        failures += row_outcome(r) == "fail"
+        errors += row_outcome(r) == "error"
         total_time += _seconds(r)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -59,10 +59,10 @@ def _write_case(f: IO[str], r: dict[str, Any], name: str) -> None:
     case = ET.Element("testcase", classname=str(r.get("bench") or name), name=f"{r['eval_run']} · {label}" if r.get("eval_run") else label, time=f"{_seconds(r):.3f}")
     bad = [c for c in r["checks"] if c.get("status") in ("FAIL", "ERROR") and (not c.get("readout") or c.get("status") == "ERROR")]
     lines = [f"{c.get('path', c['type'])} {check_label(c.get('metric'), c['type'])}: {c['status']}: {c['result'].get('reason') or ''}" for c in bad]
-    if r["status"] == "fail":
+    if row_outcome(r) == "fail":
         names = ", ".join(check_name(c.get("metric"), c["type"]) for c in bad)
         ET.SubElement(case, "failure", message=f"{len(bad)} check(s) failed: {names}", type="fail").text = "\n".join(lines)
-    elif r["status"] == "error":
+    elif row_outcome(r) == "error":
         session = r.get("session") or {}
         why = "; ".join(session.get("errors") or []) or ("timed out" if session.get("timed_out") else "a check could not measure")
         ET.SubElement(case, "error", message=why, type="error").text = "\n".join(lines)

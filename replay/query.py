@@ -17,6 +17,7 @@ from jmespath import functions as jfunctions
 
 from benchtape.core.errors import BadInput
 from benchtape.store.database import SessionRow, Store
+from benchtape.replay.metrics import stored_or_built_in
 from benchtape.replay.document import DOCUMENT_KEYS, document, kinds_needed
 from benchtape.replay.select import Selection, batch_gc, rows
 from benchtape.replay.specs import check_index
@@ -99,11 +100,25 @@ def reachable_keys(node: Any) -> frozenset[str] | None:
     return None  # current, identity, and anything newer: the whole document
 
 
+class QueryFailed(BadInput):
+    """The expression raised on one session's document (`length()` of a number, say): that
+    session's answer is the error; the other sessions are still asked."""
+
+    def __init__(self, session_id: str, reason: str):
+        super().__init__(f"the expression failed on session {session_id}: {reason}", fix="check the argument types the functions get (e.g. length() of a number)")
+        self.session_id, self.reason = session_id, reason
+
+
 def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = False) -> Iterator[dict[str, Any]]:
-    """One {session_id, scenario, result} per selected session, streamed."""
+    """One {session_id, scenario, result} per selected session, streamed; a session the
+    expression fails on is {session_id, scenario, error} instead, and the rest go on."""
     with batch_gc():
         for row in rows(store, sel):
-            result = evaluate(store, query, row)
+            try:
+                result = evaluate(store, query, row)
+            except QueryFailed as exc:
+                yield {"session_id": row.id, "scenario": row.scenario, "error": exc.reason}
+                continue
             if result is None and not keep_null:
                 continue
             yield {"session_id": row.id, "scenario": row.scenario, "result": result}
@@ -115,15 +130,28 @@ def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
     session = store.load_session(row.id, row, kinds_needed(wanted))
     verdicts = latest_verdicts(store, row.id) if wanted is None or "verdicts" in wanted else []
     outcome = store.latest_outcomes([row.id]).get(row.id) if wanted is None or "outcome" in wanted else None
-    doc = document(row, session, verdicts, keys=wanted, outcome=outcome)
+    measured = stored_or_built_in(store, row.id, session) if wanted is None or "bench_metrics" in wanted else None
+    doc = document(row, session, verdicts, keys=wanted, outcome=outcome, bench_metrics=measured)
     try:
         return query.search(doc)
     except jexc.JMESPathError as exc:
-        raise BadInput(f"the expression failed on session {row.id}: {exc}", fix="check the argument types the functions get (e.g. length() of a number)") from None
+        raise QueryFailed(row.id, str(exc)) from None
+
+
+def reproduction_marker(store: Store, session_id: str, shown: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """What the newest positive control (`grade`) found for this session, shown beside its
+    verdicts (never as them): its grading, and the checks whose verdict it did not reproduce."""
+    grading = store.latest_reproduction_for(session_id)
+    if grading is None:
+        return None
+    again = {v["check_path"]: v for v in store.verdicts(grading_id=grading, session_id=session_id)}
+    diverged = [v["check_path"] for v in shown if v["check_path"] in again and (again[v["check_path"]]["status"], again[v["check_path"]]["score"]) != (v["status"], v["score"])]
+    return {"grading_id": grading, "status": "DIVERGED" if diverged else "REPRODUCED", "diverged": diverged}
 
 
 def latest_verdicts(store: Store, session_id: str) -> list[dict[str, Any]]:
-    """The session's verdicts from its most recent grading, decoded."""
+    """The session's verdicts from its newest grading that is not a positive control's
+    reproduction (store.latest_grading_for), decoded."""
     grading = store.latest_grading_for(session_id)
     if grading is None:
         return []

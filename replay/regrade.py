@@ -19,6 +19,8 @@ from benchtape.spec.bench import BenchSpec
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.store.database import SessionRow, Store
+from benchtape.replay.metrics import declares, measure
+from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.select import Selection, batch_gc, resolve, rows
@@ -70,7 +72,7 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
             except CheckConfigError as exc:
                 raise BadInput(f"scenario {sc.name!r}: {check_path(i)} ({spec.type}): {exc}", file=str(spec.where.file or bench.path), line=spec.where.line, fix="fix the check, then regrade") from None
         static = [static_row(check_path(i), c) for i, c in enumerate(built)]
-        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes))
+        out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes, providers=tuple(sc.providers)))
     return out
 
 
@@ -95,12 +97,16 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     prepared = {name: replace(p, context=replace(p.context, judge=judge)) for name, p in prepared.items()}
     summary = RegradeSummary(grading_id, str(bench.path))
     pending: list[tuple[str, list[dict[str, Any]]]] = []
+    measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
+            if declares(bench):
+                measured.append((row.id, measure(bench.metrics, bench.derived_metrics, session, verdicts).to_dict()))
             if len(pending) >= VERDICT_BATCH:
                 store.add_verdicts_many(grading_id, pending)
-                pending = []
+                store.add_metric_values(grading_id, measured)
+                pending, measured = [], []
             status = scenario_status(verdicts, session)
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())  # not a new tally (and Counter) per session
             tally.graded += 1
@@ -108,6 +114,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
             if on_session:
                 on_session(row, status)
     store.add_verdicts_many(grading_id, pending)
+    store.add_metric_values(grading_id, measured)
     return summary
 
 
@@ -129,4 +136,4 @@ def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skippe
             generated = store.generated_vars(row.run_id, row.scenario)
             context = contexts[key] = replace(prep.context, vars={**prep.context.vars, **generated}, control=control_runs[row.run_id])
         session = store.load_session(row.id, row)
-        yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context)
+        yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context, peers=provider_peers(store, row, session, context.providers))

@@ -25,19 +25,22 @@ import orjson
 from benchtape.core.leaks import ReportLeak, report_leaks
 from benchtape.core.model import Session
 from benchtape.core.version import VERSION
-from benchtape.replay.document import session_json
+from benchtape.replay.document import madbench_status, row_outcome, session_json
 from benchtape.replay.grading import Verdict
+from benchtape.replay.metrics import Accumulator, schema, summarize
 
 REPORT_SCHEMA = 1
 
 
-def result_row(session: Session, scenario_id: str, status: str, verdicts: list[Verdict], attempt: int = 1, *, run_id: str | None = None, context: dict[str, Any] | None = None) -> dict[str, Any]:
+def result_row(session: Session, scenario_id: str, status: str, verdicts: list[Verdict], attempt: int = 1, *, run_id: str | None = None, context: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None, provider: str | None = None, measured: Any = None) -> dict[str, Any]:
     """One session's result; `context` ({vars, transform, control}) is what `grade` needs,
-    beside each check's spec, to reproduce the verdicts from the report alone."""
+    beside each check's spec, to reproduce the verdicts from the report alone. `status` (pass,
+    fail or error) is `outcome`; the row's `status` is madbench's (pass or fail)."""
     return {
         "scenario_id": scenario_id,
         "attempt": attempt,
-        "status": status,
+        "status": madbench_status(status),
+        "outcome": status,
         "session_id": session.id,
         "run_id": run_id,
         "grading_context": context,
@@ -55,7 +58,9 @@ def result_row(session: Session, scenario_id: str, status: str, verdicts: list[V
             }
             for v in verdicts
         ],
-        "session": session_json(session),
+        "metrics": measured.values if measured is not None else None,  # the bench's metric schema, this session's values (None: missing)
+        "metric_error": measured.errors or None if measured is not None else None,
+        "session": session_json(session, metadata, provider),
     }
 
 
@@ -87,10 +92,11 @@ class Tally:
     scenarios: dict[str, list[int]] = field(default_factory=dict)  # scenario → [passed, sessions]
     costs: list[float] = field(default_factory=lambda: [0.0, 0])  # [sum, sessions that reported one]
     tokens: list[int] = field(default_factory=lambda: [0, 0])
+    metrics: dict[str, Accumulator] = field(default_factory=dict)  # metric name → the run's values of it
 
     def add(self, row: Mapping[str, Any]) -> None:
         self.total += 1
-        status = row["status"]
+        status = row_outcome(row)
         self.statuses[status] = self.statuses.get(status, 0) + 1
         per = self.scenarios.setdefault(_label(row), [0, 0])
         per[0] += status == "pass"
@@ -102,6 +108,8 @@ class Tally:
         if metrics.get("tokens") is not None:
             self.tokens[0] += metrics["tokens"]
             self.tokens[1] += 1
+        for name, value in (row.get("metrics") or {}).items():
+            (self.metrics.get(name) or self.metrics.setdefault(name, Accumulator())).add(value)
 
     def merge(self, other: "Tally") -> None:
         self.total += other.total
@@ -111,6 +119,10 @@ class Tally:
             mine = self.scenarios.setdefault(k, [0, 0])
             mine[0] += p
             mine[1] += n
+        for name, acc in other.metrics.items():
+            mine_acc = self.metrics.setdefault(name, Accumulator())
+            mine_acc.total, mine_acc.n, mine_acc.missing = mine_acc.total + acc.total, mine_acc.n + acc.n, mine_acc.missing + acc.missing
+            mine_acc.low, mine_acc.high = min(mine_acc.low, acc.low), max(mine_acc.high, acc.high)
         self.costs = [self.costs[0] + other.costs[0], self.costs[1] + other.costs[1]]
         self.tokens = [self.tokens[0] + other.tokens[0], self.tokens[1] + other.tokens[1]]
 
@@ -282,7 +294,9 @@ def load_report(path: Path) -> dict[str, Any]:
 def write_run_report(path: Path, run: Any, complete: bool, database: str | None) -> None:
     """One bench run's report (`run`: a BenchRun with run_id, grading_id, bench, harness, spool, generated)."""
     head = _run_head(run_id=run.run_id, grading_id=run.grading_id, bench_path=str(run.bench.path), bench_dir=str(run.bench.dir), harness=run.harness, complete=complete, database=database)
-    write_streamed(path, head, run.spool.raw_rows(), {"summary": run.spool.tally.summary()}, run.generated)
+    specs = schema(run.bench.metrics, run.bench.derived_metrics)
+    head["metric_specs"] = specs
+    write_streamed(path, head, run.spool.raw_rows(), {"summary": run.spool.tally.summary(), "metrics": summarize(specs, run.spool.tally.metrics)}, run.generated)
 
 
 def write_combined(path: Path, outcome: Any, complete: bool, database: str | None = None) -> None:
@@ -298,6 +312,8 @@ def write_combined(path: Path, outcome: Any, complete: bool, database: str | Non
         "runs": [{"run_id": r.run_id, "grading_id": r.grading_id, "bench": str(r.bench.path), "bench_dir": str(r.bench.dir), **({"name": r.name} if r.name else {})} for r in outcome.runs],
     }
     tail: dict[str, Any] = {"summary": outcome.tally.summary()}
+    specs = schema(outcome.runs[0].bench.metrics, outcome.runs[0].bench.derived_metrics) if outcome.runs else []
+    head["metric_specs"], tail["metrics"] = specs, summarize(specs, outcome.tally.metrics)  # an Eval's runs share one bench (and its Eval's metrics:)
     if outcome.control is not None:
         tail["eval"], tail["control"] = outcome.eval_path, outcome.control
     write_streamed(path, head, (raw for run in outcome.runs for raw in run.spool.raw_rows()), tail, generated)

@@ -28,7 +28,8 @@ from benchtape.core.model import Action, Session, project
 from benchtape.core.results import Result
 from benchtape.core.redact import REDACTED
 from benchtape.store.database import SessionRow, Store
-from benchtape.replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from benchtape.replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, Peers, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.report import load_report
 from benchtape.replay.verdicts import StoredVerdict, same_outcome
@@ -175,8 +176,9 @@ class Rebuilds:
         return sha
 
 
-def replay_session(session: Session, stored: list[StoredVerdict], source: WorkspaceSource, context: GradingContext, rebuilds: Rebuilds | None = None) -> list[CheckReplay]:
-    """Re-run every stored check on the session through the one grading function, and compare."""
+def replay_session(session: Session, stored: list[StoredVerdict], source: WorkspaceSource, context: GradingContext, rebuilds: Rebuilds | None = None, peers: Peers | None = None) -> list[CheckReplay]:
+    """Re-run every stored check on the session through the one grading function, and compare
+    (`peers`: its multi-provider scenario's sessions, found as they were graded together)."""
     rebuilds = rebuilds or Rebuilds()
     buildable: list[tuple[StoredVerdict, Check]] = []
     refused: dict[str, str] = {}
@@ -186,7 +188,7 @@ def replay_session(session: Session, stored: list[StoredVerdict], source: Worksp
             refused[s.check_path] = why
         else:
             buildable.append((s, why))
-    verdicts = grade_session(session, [c for _, c in buildable], source, context, paths=[s.check_path for s, _ in buildable])
+    verdicts = grade_session(session, [c for _, c in buildable], source, context, paths=[s.check_path for s, _ in buildable], peers=peers)
     fresh = {v.check_path: v for v in verdicts}
     return [_compare(s, rebuilds.spec(s), fresh.get(s.check_path), refused.get(s.check_path)) for s in stored]
 
@@ -338,7 +340,8 @@ def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str
         vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
         ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
         rebuilds.contexts[key] = ctx
-    one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx, rebuilds))
+    peers = provider_peers(store, row, session, ctx.providers)
+    one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx, rebuilds, peers))
     if not one.checks:
         one.note = "the grading holds no verdicts for this session"
     return one
@@ -365,13 +368,17 @@ def reproduce_report(path: Path, *, session: str | None = None, on_session: OnSe
     run_dirs = {r.get("run_id"): r.get("bench_dir") for r in doc.get("runs") or []}
     wanted = session.strip().upper() if session else None
     rebuilds = Rebuilds()
+    together: dict[tuple[Any, Any, Any], list[dict[str, Any]]] = {}  # a multi-provider scenario's rows: graded together
+    for result in doc["results"]:
+        together.setdefault((result.get("run_id") or doc.get("run_id"), result.get("scenario_id"), result.get("attempt")), []).append(result)
     for result in doc["results"]:
         sid = str(result.get("session_id") or "")
         if wanted and not sid.upper().startswith(wanted):
             continue
         run_id = result.get("run_id") or doc.get("run_id")
         bench_dir = doc.get("bench_dir") or run_dirs.get(run_id)
-        one = _replay_result(result, path, run_id, Path(bench_dir) if bench_dir else None, rebuilds)
+        group = together[(run_id, result.get("scenario_id"), result.get("attempt"))]
+        one = _replay_result(result, path, run_id, Path(bench_dir) if bench_dir else None, rebuilds, group)
         rep.add(one)
         if on_session:
             on_session(one)
@@ -404,7 +411,7 @@ def _report_workspace(report: Path, run_id: str | None, session: Session) -> Wor
     return NoWorkspace(NOT_IN_REPORT, "this report carries no workspace snapshots: write it with --report-dir, or grade from the database (benchtape grade RUN_ID)")
 
 
-def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, bench_dir: Path | None, rebuilds: Rebuilds) -> SessionReplay:
+def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, bench_dir: Path | None, rebuilds: Rebuilds, group: list[dict[str, Any]] | None = None) -> SessionReplay:
     session = session_from_report(result)
     stored = sorted(
         (
@@ -415,7 +422,12 @@ def _replay_result(result: dict[str, Any], report: Path, run_id: str | None, ben
     )
     context = result.get("grading_context") or {}
     ctx = GradingContext.stored(context, bench_dir)
-    graded = replay_session(session, stored, _report_workspace(report, run_id, session), ctx, rebuilds)
+    peers = None
+    if len(ctx.providers) > 1:
+        sessions = [session if r is result else session_from_report(r) for r in group or []]
+        found = {s.provider: s for s in sessions if s.provider in ctx.providers}
+        peers = {label: (found[label], _report_workspace(report, run_id, found[label])) for label in ctx.providers if label in found}
+    graded = replay_session(session, stored, _report_workspace(report, run_id, session), ctx, rebuilds, peers)
     one = SessionReplay(str(result.get("session_id")), str(result.get("scenario_id")), int(result.get("attempt") or 1), None, graded)
     if not one.checks:
         one.note = "the report holds no checks for this session"

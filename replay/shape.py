@@ -57,7 +57,7 @@ class NoSuchField(Exception):
 FREE = frozenset({
     "actions[].data", "calls[].input", "calls[].output", "subagents.*.output", "session.params", "session.snapshot",
     "session.staged_snapshot", "session.skills", "session.warnings", "environment.expected", "environment.reported",
-    "verdicts[].spec", "verdicts[].evidence", "outcome.diff", "outcome.steps",
+    "verdicts[].spec", "verdicts[].evidence", "outcome.diff", "outcome.steps", "bench_metrics",  # bench_metrics: the bench names its metrics
 })
 # An outcome as Store.outcomes reads it (what replay.evaluate.CellGrader stores; `action_seq`
 # only for an outcome an older store appended to the stream), with a value of each field's type.
@@ -130,11 +130,13 @@ def _walk(node: Any, shape: Any, where: str) -> Any:
         return shape
     if kind == "index_expression":
         left = _walk(kids[0], shape, where)
+        _not_a_list(left, _name(kids[0], where))
         if len(kids) > 1 and isinstance(kids[1], dict) and kids[1].get("type") == "slice":
             return left
         return left.item if isinstance(left, List) else ANY
     if kind == "flatten":
         inner = _walk(kids[0], shape, where)
+        _not_a_list(inner, _name(kids[0], where))
         if isinstance(inner, List) and isinstance(inner.item, List):
             return inner.item
         return inner if isinstance(inner, List) else ANY
@@ -169,11 +171,26 @@ def _function_result(name: str | None, args: list[Any], kids: list[Any], where: 
     for k in kids:  # `sort_by(calls, &tool)`: the expression is applied to each element of the list
         if isinstance(k, dict) and k.get("type") == "expref" and isinstance(first, List):
             _walk(k["children"][0], first.item, _name(kids[0], where) + "[]")
+    if name == "values" and isinstance(first, Map):  # `values(subagents)`: the subagents, a list
+        return List(first.value)
+    if name == "values" and isinstance(first, Obj):
+        return List(ANY)
+    if name == "keys" and isinstance(first, (Map, Obj)):
+        return List(Scalar("text"))
     if name in ("sort_by", "sort", "reverse") and isinstance(first, List):
         return first
     if name in ("max_by", "min_by") and isinstance(first, List):
         return first.item
     return ANY
+
+
+def _not_a_list(shape: Any, where: str) -> None:
+    """`subagents[]`, `subagents[0]`: an object keyed by thread indexed as a list, always null."""
+    if isinstance(shape, Map):
+        raise NoSuchField(
+            f"`{where}` is an object keyed by subagent thread, not a list, so `{where}[...]` is always null",
+            fix=f"write `{where}.*.FIELD` for each subagent (its fields: {', '.join(shape.value.keys) if isinstance(shape.value, Obj) else 'see `benchtape show SESSION --json`'}), `values({where})[]` for them as a list, or `{where}.THREAD` for one",
+        )
 
 
 def _name(node: Any, where: str) -> str:
@@ -190,6 +207,8 @@ def _name(node: Any, where: str) -> str:
             return _name(kids[0], where) + "[]"
         if node.get("type") in ("flatten", "projection", "filter_projection", "value_projection") and kids:
             return _name(kids[0], where)
+        if node.get("type") == "function_expression":
+            return f"{node.get('value')}({', '.join(_name(k, where) if not (isinstance(k, dict) and k.get('type') == 'expref') else '&…' for k in kids)})"
     return where or "@"
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from benchtape.core.model import MAIN, Action, Session
 from benchtape.store.database import SessionRow, Store
 from benchtape.replay.grading import harness_ok, scenario_outcome
-from benchtape.replay.query import latest_verdicts
+from benchtape.replay.query import latest_verdicts, reproduction_marker
 from benchtape.core.payloads import STAGED
 from benchtape.replay.select import CONTROL, resolve, rows_by_ids, short_handles
 
@@ -104,8 +104,14 @@ def _line(store: Store, row: SessionRow, run_kind: str, handle: str, run_handle:
         duration_ms=session.metrics.latency_ms,
         grading_id=verdicts[0]["grading_id"] if verdicts else None,
         verdicts=counts,
-        started_at=row.started_at,
+        started_at=_started_at(session, row),
     )
+
+
+def _started_at(session: Session, row: SessionRow) -> float:
+    """When the session began: its `session.started` action's time (an import's is the
+    transcript's own first timestamp), else when its row was written."""
+    return next((a.at for a in session.actions if a.kind == "session.started" and a.at), row.started_at)
 
 
 def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
@@ -322,6 +328,19 @@ class Shown:
     steps: list[Step]
     verdicts: list[dict[str, Any]]
     control: bool = False  # a negative-control session (the no-op agent)
+    metrics: dict[str, Any] | None = None  # the bench's metrics (replay.metrics.stored_or_built_in)
+    reproduction: dict[str, Any] | None = None  # the newest `grade` of it: REPRODUCED or DIVERGED (replay.query.reproduction_marker)
+
+
+def show_document(store: Store, shown: Shown) -> dict[str, Any]:
+    """`benchtape show --json`: the session document (what query reads) with its outcome and the
+    bench's metrics, and the newest positive control's finding beside it when there is one. The
+    viewer's JSON twins are this same document."""
+    from benchtape.replay.document import document
+
+    sid = shown.row.id
+    doc = document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([sid]).get(sid), bench_metrics=shown.metrics)
+    return {**doc, "reproduction": shown.reproduction} if shown.reproduction else doc
 
 
 def show(store: Store, session: str) -> Shown:
@@ -330,4 +349,7 @@ def show(store: Store, session: str) -> Shown:
     row = store.session_row(sid)
     s = store.load_session(sid, row)
     run = store.run(row.run_id) or {}
-    return Shown(row, s, steps(s), latest_verdicts(store, sid), run.get("kind") == CONTROL)
+    from benchtape.replay.metrics import stored_or_built_in
+
+    verdicts = latest_verdicts(store, sid)
+    return Shown(row, s, steps(s), verdicts, run.get("kind") == CONTROL, stored_or_built_in(store, sid, s), reproduction_marker(store, sid, verdicts))

@@ -98,12 +98,13 @@ def run_in_box(box: OpenWorkspace, argv: list[str], env: Mapping[str, str], time
     started = time.monotonic()
     proc = box.spawn(argv, env, b"")
     lines: list[str] = []
+    seen = threading.Event()  # the reader saw `until`: this thread, the only one that waits on proc, kills it
 
     def read() -> None:
         for captured in proc.lines(max_line):
             lines.append(captured.text)
             if until and until in captured.text:
-                proc.kill()
+                seen.set()  # never proc.kill() here: kill waits too, and two waits poll one pipe at once
                 return
 
     reader = threading.Thread(target=read, daemon=True)
@@ -111,7 +112,10 @@ def run_in_box(box: OpenWorkspace, argv: list[str], env: Mapping[str, str], time
     code, timed_out = None, False
     while code is None:
         code = proc.wait(0.1)
-        if code is None and time.monotonic() - started > timeout:
+        if code is None and seen.is_set():
+            proc.kill()
+            code = proc.wait(5)
+        elif code is None and time.monotonic() - started > timeout:
             proc.kill()
             code, timed_out = proc.wait(5), True
     reader.join()  # bounded: it reads only what the command wrote before it exited

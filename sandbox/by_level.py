@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchtape.core.payloads import SessionStarted
 from benchtape.sandbox.levels import Event, GradingSandbox, Sandbox

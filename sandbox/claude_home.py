@@ -6,6 +6,15 @@ could change are snapshotted before the session and restored after it, the run's
 new entries in the session-state folders are deleted, and `plugins/` changes are
 reported, not undone (reinstalling plugins is the user's decision).
 
+The terminal UI's first-run answers (madbench §2.3) are merged into the real `~/.claude.json`
+and `~/.claude/settings.json` at this level, as madbench does: so `~/.claude.json` is
+snapshotted and put back byte for byte too, and so is the prompt history the terminal UI
+appends to. Beyond madbench's list, the entries Claude Code's terminal UI creates for a
+session (its per-session folders, its copies of edited files, its debug logs, the backups of
+`.claude.json`, the marker of its cleanup sweep, benchtape's Stop-hook log) are deleted when
+the session created them: after a session, every file the user had is byte-identical and
+nothing the session made is left, except under `plugins/` (reported).
+
 Sessions at this level may run concurrently over one HOME: the first one in takes the
 snapshot and the last one out restores it, so no session restores over another's run.
 Symlinked entries (dotfile managers) are restored as links, and what was written
@@ -19,6 +28,7 @@ The baseline survives benchtape: its folder holds `baseline.json` (what to put b
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import filecmp
 import json
@@ -34,9 +44,14 @@ import orjson
 
 from benchtape.sandbox.trees import remove_tree
 
-RESTORED_FILES = ("settings*.json", "remote-settings.json", "policy-limits.json", ".mcp.json", "CLAUDE.md", "statusline-command.sh")
+# madbench §1.8's list, then what the terminal UI writes at the top of ~/.claude
+RESTORED_FILES = ("settings*.json", "remote-settings.json", "policy-limits.json", ".mcp.json", "CLAUDE.md", "statusline-command.sh", "history.jsonl", ".last-cleanup")
 RESTORED_TREES = ("agents", "commands", "skills", "hooks")
-CREATED_ENTRIES_DELETED = ("projects", "todos", "shell-snapshots", "statsig")
+# madbench's, then the terminal UI's per-session folders and benchtape's Stop-hook log folder
+CREATED_ENTRIES_DELETED = ("projects", "todos", "shell-snapshots", "statsig", "sessions", "session-env", "file-history", "debug", "backups", "benchtape")
+# beside ~/.claude, in HOME: the first-run answers and per-project state Claude Code keeps, and
+# the `claude-cli://` URL handler its terminal UI registers (a desktop file and a mime default)
+HOME_FILES = (".claude.json", ".config/mimeapps.list", ".local/share/applications/claude-code-url-handler.desktop")
 REPORTED = "plugins"
 MAX_LISTED = 20
 BACKUP_PREFIX = "benchtape-claude-home-"
@@ -55,6 +70,8 @@ class _Baseline:
     backup: Path
     existed: bool
     saved: dict[str, _Saved] = field(default_factory=dict)
+    home_saved: dict[str, _Saved] = field(default_factory=dict)  # HOME_FILES, relative to HOME
+    home_dirs: list[str] = field(default_factory=list)  # their folders that did not exist (deepest first): removed again when empty
     entries: dict[str, set[str] | None] = field(default_factory=dict)
     plugins: dict[str, tuple[Any, ...]] | None = None
     users: int = 0
@@ -65,7 +82,9 @@ class _Baseline:
         doc = {
             "claude": str(self.claude),
             "existed": self.existed,
-            "saved": [{"name": s.name, "link": s.link, "copy": str(s.copy) if s.copy else None} for s in self.saved.values()],
+            "saved": [_saved_doc(s) for s in self.saved.values()],
+            "home_saved": [_saved_doc(s) for s in self.home_saved.values()],
+            "home_dirs": self.home_dirs,
             "entries": {k: sorted(v) if v is not None else None for k, v in self.entries.items()},
         }
         tmp = self.backup / "baseline.json.tmp"
@@ -76,7 +95,9 @@ class _Baseline:
     def load(cls, backup: Path) -> "_Baseline":
         doc = json.loads((backup / "baseline.json").read_text())
         base = cls(claude=Path(doc["claude"]), backup=backup, existed=bool(doc["existed"]))
-        base.saved = {s["name"]: _Saved(s["name"], s["link"], Path(s["copy"]) if s["copy"] else None) for s in doc["saved"]}
+        base.saved = {s.name: s for s in map(_saved_of, doc["saved"])}
+        base.home_saved = {s.name: s for s in map(_saved_of, doc.get("home_saved", []))}
+        base.home_dirs = list(doc.get("home_dirs", []))
         base.entries = {k: set(v) if v is not None else None for k, v in doc["entries"].items()}
         return base
 
@@ -85,6 +106,14 @@ class _Baseline:
         if self.lock_fd >= 0:
             os.close(self.lock_fd)
             self.lock_fd = -1
+
+
+def _saved_doc(s: _Saved) -> dict[str, Any]:
+    return {"name": s.name, "link": s.link, "copy": str(s.copy) if s.copy else None}
+
+
+def _saved_of(doc: dict[str, Any]) -> _Saved:
+    return _Saved(doc["name"], doc["link"], Path(doc["copy"]) if doc["copy"] else None)
 
 
 _LOCK = threading.Lock()
@@ -107,6 +136,12 @@ class ClaudeHome:
             base.users += 1
             self._held = True
         return self
+
+    def plugin_notes(self) -> list[str]:
+        """What changed under plugins/ since the snapshot (reported, not undone), without
+        restoring: the harness's own files (a transcript read after it exits) stay until `release`."""
+        with _LOCK:
+            return _plugin_changes(_ACTIVE[self.key]) if self._held else []
 
     def release(self) -> list[str]:
         """Restore (when this is the last session over this HOME); returns notes on plugins/ changes."""
@@ -137,22 +172,37 @@ def _take(claude: Path) -> _Baseline:
     base = _Baseline(claude=claude, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=claude.is_dir())
     base.lock_fd = _lock(base.backup, blocking=True)
     for name in _restored_names(claude):
-        path = claude / name
-        link = os.readlink(path) if path.is_symlink() else None
-        copy: Path | None = None
-        if path.exists():
-            copy = base.backup / name
-            if path.is_dir():
-                shutil.copytree(path, copy, symlinks=True)
-            else:
-                shutil.copy2(path, copy)
-        base.saved[name] = _Saved(name, link, copy)
+        base.saved[name] = _save(claude, name, base.backup)
+    for name in HOME_FILES:
+        base.home_saved[name] = _save(claude.parent, name, base.backup / "home")
+    base.home_dirs = _missing_folders(claude.parent, HOME_FILES)
     for name in CREATED_ENTRIES_DELETED:
         folder = claude / name
         base.entries[name] = set(os.listdir(folder)) if folder.is_dir() else None
     base.plugins = _manifest(claude / REPORTED)
     base.persist()
     return base
+
+
+def _save(folder: Path, name: str, backup: Path) -> _Saved:
+    """folder/name as it is: a link's target, and a copy of what it holds (None: nothing)."""
+    path = folder / name
+    link = os.readlink(path) if path.is_symlink() else None
+    copy: Path | None = None
+    if path.exists():
+        copy = backup / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            shutil.copytree(path, copy, symlinks=True)
+        else:
+            shutil.copy2(path, copy)
+    return _Saved(name, link, copy)
+
+
+def _missing_folders(home: Path, names: tuple[str, ...]) -> list[str]:
+    """The folders above `names` (under HOME) that do not exist yet, deepest first."""
+    missing = {str(parent) for name in names for parent in Path(name).parents if str(parent) != "." and not os.path.lexists(home / parent)}
+    return sorted(missing, key=lambda p: (-p.count("/"), p))
 
 
 def _lock(folder: Path, *, blocking: bool) -> int:
@@ -253,17 +303,17 @@ def _restore(base: _Baseline) -> None:
             if name not in base.saved:
                 _remove(claude / name)
     for saved in base.saved.values():
-        path = claude / saved.name
-        if saved.link is not None:
-            if not (path.is_symlink() and os.readlink(path) == saved.link):
-                _remove(path)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(saved.link, path)
-        elif path.is_symlink():
-            _remove(path)
-        if saved.copy is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            _mirror(saved.copy, path)
+        _put_back(claude / saved.name, saved)
+    for saved in base.home_saved.values():
+        path = claude.parent / saved.name
+        if saved.link is None and saved.copy is None:
+            if os.path.lexists(path):
+                _remove(path)  # the session made it
+            continue
+        _put_back(path, saved)
+    for rel in base.home_dirs:
+        with contextlib.suppress(OSError):  # not empty (something else put a file there) or gone: left as it is
+            (claude.parent / rel).rmdir()
     for name, before in base.entries.items():
         folder = claude / name
         if not folder.is_dir() or folder.is_symlink():
@@ -277,6 +327,20 @@ def _restore(base: _Baseline) -> None:
             _remove(folder)
     if not base.existed and claude.is_dir() and not os.listdir(claude):
         claude.rmdir()
+
+
+def _put_back(path: Path, saved: _Saved) -> None:
+    """The link as it was (and what it pointed at, restored at its target), or the file itself."""
+    if saved.link is not None:
+        if not (path.is_symlink() and os.readlink(path) == saved.link):
+            _remove(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(saved.link, path)
+    elif path.is_symlink():
+        _remove(path)
+    if saved.copy is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _mirror(saved.copy, path)
 
 
 def _mirror(src: Path, dst: Path) -> None:

@@ -59,7 +59,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from benchtape.core.command_runner import CommandResult
 from benchtape.sandbox.levels import SandboxError
@@ -202,6 +202,38 @@ def resource_limits(resources: Mapping[str, Any] | None, engine: Mapping[str, An
     return {"mem_limit": memory, "memswap_limit": memory, "nano_cpus": int(cpus * 1e9), "pids_limit": pids}
 
 
+KILL_INSIDE_S = 5.0  # a kill run inside the container has this long to end the command
+ENGINE_CALL_S = 15.0  # an engine call made to end a session (kill, stop what is left) has this long
+
+
+def within(seconds: float, call: Callable[[], Any]) -> tuple[bool, Any]:
+    """(True, what `call` returned) when it returned within `seconds`, else (False, None):
+    an engine call made to end a session must not hold the session past its timeout (it
+    may wait on a container whose processes cannot answer). The call runs on in a daemon
+    thread until the engine answers or its client times out; an exception counts as done."""
+    box: list[Any] = []
+
+    def run() -> None:
+        try:
+            box.append((True, call()))
+        except Exception:  # noqa: BLE001 - a container already gone, an engine refusing: the caller looks again
+            box.append((True, None))
+
+    worker = threading.Thread(target=run, name="benchtape-engine-call", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return box[0] if box else (False, None)
+
+
+def _until(done: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 # ------------------------------------------------------------------ a process inside
 class ContainerProcess:
     """One command running inside the container via `docker exec`, its output streamed.
@@ -230,6 +262,7 @@ class ContainerProcess:
         self._exit: int | None = None
         self._finished_at: float | None = None
         self._unanswered = 0  # failed looks at the exec in a row
+        self.engine_killed = False  # `kill` had the engine kill the whole container: nothing inside answered
         self._silent_since: float | None = None  # when its output was first seen ended with no exit code
         self._writer = threading.Thread(target=self._write, args=(stdin,), daemon=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -405,21 +438,25 @@ class ContainerProcess:
         """SIGKILL the command's whole process group inside the container; idempotent.
 
         Children that left the group on purpose (setsid) survive until the container is
-        removed, which kills everything.
+        removed, which kills everything. A kill inside needs a new process in the container:
+        one the agent left frozen, or starved of memory or pids, never starts (or never
+        answers), and the command ran on past its timeout. So when the command still runs
+        KILL_INSIDE_S after, the engine kills the whole container (`engine_killed`), which
+        needs nothing from inside it; each engine call is bounded too.
         """
         self._pid_seen.wait(5.0)
         pid = self._pid
-        if pid is None or not self._running():
+        if not self._running():
             return
-        script = f"kill -9 -{pid} 2>/dev/null || kill -9 {pid} 2>/dev/null; true"
-        try:
-            self._container.exec_run(["/bin/sh", "-c", script], user="0")
-        except Exception:  # noqa: BLE001 - a removed container already killed it
-            return
-        for _ in range(50):
-            if not self._running():
-                break
-            time.sleep(0.05)
+        if pid is not None:
+            script = f"kill -9 -{pid} 2>/dev/null || kill -9 {pid} 2>/dev/null; true"
+            within(KILL_INSIDE_S, lambda: self._container.exec_run(["/bin/sh", "-c", script], user="0"))
+            if _until(lambda: not self._running(), KILL_INSIDE_S):
+                self._done.wait(2.0)
+                return
+        self.engine_killed = True
+        within(ENGINE_CALL_S, self._container.kill)
+        _until(lambda: not self._running(), ENGINE_CALL_S)
         self._done.wait(2.0)
 
 
@@ -587,11 +624,12 @@ class ContainerSandbox:
         _watch().forget(self.container.id)
         self._removed = True
 
-    def stop_processes(self, spare: Sequence[int] = ()) -> int:
+    def stop_processes(self, spare: Sequence[int] = ()) -> int | None:
         """Kill every process in the container but its init, its keeper and `spare` (in-container
         PIDs of benchtape's own helpers, the model relay), so nothing the agent left running can
         touch the workspace while it is read, and the container stays up for what comes next in
-        it (a workflow's next step, `post` commands). Returns how many were killed."""
+        it (a workflow's next step, `post` commands). Returns how many were killed; None when
+        nothing inside answered within ENGINE_CALL_S (then `kill_all`)."""
         if self.container is None:
             return 0
         keeper = "$(ls /proc | grep -E '^[0-9]+$' | sort -n | sed -n 2p)" if self._init else "1"  # started first: the lowest PID after init
@@ -603,14 +641,22 @@ class ContainerSandbox:
             "kill -9 $p 2>/dev/null && k=$((k+1)); done; "
             '[ $k -eq 0 ] && break; n=$((n+k)); sleep 0.05; done; echo "$n"'
         )
-        try:
-            code, out = self._as_root(script)
-        except Exception:  # noqa: BLE001 - stopped already
-            return 0
+        answered, result = within(ENGINE_CALL_S, lambda: self._as_root(script))
+        if not answered:
+            return None  # nothing inside answers (frozen, starved): the caller has the engine kill the container
+        if result is None:
+            return 0  # stopped already
+        code, out = result
         try:
             return int(out.strip().splitlines()[-1]) if code == 0 else 0
         except (ValueError, IndexError):
             return 0
+
+    def kill_all(self) -> None:
+        """The engine kills the whole container (everything in it, whatever state it is in);
+        bounded, for when nothing inside answers."""
+        if self.container is not None:
+            within(ENGINE_CALL_S, self.container.kill)
 
     def remove_hint(self) -> str:
         """The command that removes a kept container (to print after a keep=True run)."""

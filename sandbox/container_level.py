@@ -106,6 +106,8 @@ class _Proc:
         return Ending(late_bytes=late, rewrites=self.tail.rewrites if self.tail else 0)
 
 
+KILLED_WHOLE = ("nothing in the container answered a kill (its processes frozen, or starved of memory or pids), "
+                "so the engine killed the whole container to end the session; what the agent left running died with it")
 ENDPOINT_AT = "/run/benchtape-endpoint"  # the mounted folder holding the model endpoint's unix socket
 
 
@@ -265,11 +267,14 @@ class ContainerLevel:
                 env = {k: v for k, v in ws.env.items() if k not in ("PATH", "TMPDIR")}
                 env["HOME"] = WORKSPACE_AT
 
+                started: list[_Proc] = []
+
                 def spawn(argv: list[str], full_env: Mapping[str, str], stdin: bytes) -> _Proc:
                     argv, added = in_container(argv, box)
                     inside = {k: v for k, v in {**added, **full_env}.items() if k not in ("PATH", "TMPDIR")}
                     folder.fresh_capture()  # this process's output only (a workflow's next step, a setup command)
-                    return _Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin, capture=True), folder)
+                    started.append(_Proc(box.spawn(argv, env=inside, cwd=cwd_in, stdin=stdin, capture=True), folder))
+                    return started[-1]
 
                 def after_exit(exit_code: int | None) -> list[Action]:
                     """A container stopped under the session is the sandbox failing (an `error`);
@@ -277,9 +282,17 @@ class ContainerLevel:
                     could swap a folder for a link to /etc), while the container and the model
                     relay stay up for what runs next in it. Either way no device or setuid file
                     it made stays on the host."""
-                    stopped = _stopped_under(box, exit_code)
-                    left = 0 if stopped else box.stop_processes(spare=forwarded.pids())
-                    notes = [f"the harness left {left} process(es) running in the container; they were killed before the workspace was read"] if left else []
+                    if any(p.proc.engine_killed for p in started):
+                        stopped: list[Action] = []
+                        notes = [KILLED_WHOLE]
+                    else:
+                        stopped = _stopped_under(box, exit_code)
+                        left = 0 if stopped else box.stop_processes(spare=forwarded.pids())
+                        if left is None:
+                            box.kill_all()
+                            notes = [KILLED_WHOLE]
+                        else:
+                            notes = [f"the harness left {left} process(es) running in the container; they were killed before the workspace was read"] if left else []
                     notes += defuse(ws.root)
                     return stopped + [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in notes]
 

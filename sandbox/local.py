@@ -25,12 +25,15 @@ from benchtape.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace
 from benchtape.sandbox.outside_writes import OutsideWrites
 from benchtape.sandbox.run_resources import RunResources
 from benchtape.sandbox.spares import SpareKey, lay_out
+from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.supervisor import SupervisedProcess
+from benchtape.sandbox.terminal import PaneCommand
 from benchtape.spec.bench import ScenarioSpec
 
-# Passed through from the host; everything else is scrubbed.
+# Passed through from the host; everything else is scrubbed. No credential is: a harness's
+# adapter adds the ones its tool declares (adapters.base.host_credentials), a bench the ones it
+# shares (`share.env`, `share.secret_env`).
 BASE_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "USER", "LOGNAME", "SHELL")
-ALWAYS_FORWARDED_SECRETS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")
 
 
 @dataclass
@@ -52,7 +55,7 @@ def sandbox_env(scenario: ScenarioSpec, host: Mapping[str, str], home: Path, tmp
         env["TMPDIR"] = str(tmpdir)
     elif "TMPDIR" in host:
         env["TMPDIR"] = host["TMPDIR"]
-    for name in list(scenario.sandbox.share_env) + list(scenario.sandbox.secret_env) + list(ALWAYS_FORWARDED_SECRETS):
+    for name in list(scenario.sandbox.share_env) + list(scenario.sandbox.secret_env):
         if name in host:
             env[name] = host[name]
     env.update(scenario.sandbox.env)
@@ -152,7 +155,9 @@ class LocalLevel:
                     agent_cwd=ws.agent_cwd,
                     home=ws.home,
                     env=ws.env,
-                    spawn=lambda argv, env, stdin: SupervisedProcess(argv, env, ws.agent_cwd, stdin, folder),
+                    spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers")), env, ws.agent_cwd, stdin, folder),
+                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env), ws.agent_cwd, dict(env)),
+                    facts={"process_fence": fence().facts()},
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guard),
                     folder=folder,
@@ -168,8 +173,10 @@ class LocalLevel:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
     def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
-        """What the level saw once the harness exited: ~/.claude put back (plugins/ changes noted), writes outside the workspace."""
-        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.release() if home_guard else [])]
+        """What the level saw once the harness exited: plugins/ changes under ~/.claude (the rest
+        of it is put back when the workspace closes, once the harness's transcript is read), writes
+        outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.plugin_notes() if home_guard else [])]
         outside = audit.message() if audit else None
         if outside:
             notes.append(Action("error", {"message": outside}))
@@ -180,8 +187,9 @@ class LocalLevel:
 
 
 class LocalGrading:
-    """Grading commands on the host, with a scrubbed environment: agent-written code that a
-    check runs (a test suite, say) never sees the host's tokens and keys."""
+    """Grading commands on the host, with a scrubbed environment and a PID namespace of their
+    own: agent-written code that a check runs (a test suite, say) never sees the host's tokens
+    and keys, neither in its own environment nor in another process's."""
 
     @contextlib.contextmanager
     def open(self, work_dir: Path, bench_dir: Path | None = None) -> Iterator[GradingHost]:
@@ -189,4 +197,7 @@ class LocalGrading:
 
 
 def _scrubbed_run(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> Any:
-    return run_local(argv, cwd, timeout, env={**grading_env(), **(env or {})}, stdin=stdin)
+    """A grading command: a scrubbed environment, and a PID namespace of its own, so the
+    agent-written code it runs reads no other process's environment (sandbox/pidfence.py)."""
+    full = {**grading_env(), **(env or {})}
+    return run_local(fence().wrap(argv, cwd, full), cwd, timeout, env=full, stdin=stdin)

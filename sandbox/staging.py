@@ -184,6 +184,7 @@ def _run_program(group: list[ScenarioSpec], kind: str, program: Path, tree: Path
     """Run the program in its own process group (a timeout kills all of it), env scrubbed."""
     env = {k: os.environ[k] for k in PROGRAM_ENV if k in os.environ}
     env.update({"BENCHTAPE": "1", "BENCHTAPE_TESTDATA_DIR": str(tree), "BENCHTAPE_IMAGE_DIR": str(images)})
+    env.update({"MADBENCH": "1", "MADBENCH_TESTDATA_DIR": str(tree), "MADBENCH_IMAGE_DIR": str(images)})  # the names a madbench program reads
     started = time.monotonic()
     try:
         proc = subprocess.Popen([str(program)], cwd=tree, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

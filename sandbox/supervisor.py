@@ -166,6 +166,7 @@ class SupervisedProcess:
         folder.fresh_capture()
         folder.file("stdin").write_bytes(stdin or b"")
         marker = f"{MARKER}={folder.path.name}"
+        folder.file("leftovers").unlink(missing_ok=True)
         spec = {
             "mode": "launch",
             "argv": [str(a) for a in argv],
@@ -175,6 +176,7 @@ class SupervisedProcess:
             "stdout": str(folder.file("stdout")),
             "stderr": str(folder.file("stderr")),
             "exit": str(folder.file("exit")),
+            "leftovers": str(folder.file("leftovers")),  # a fenced harness's first process counts what it left here (sandbox/pidfence_init.py)
             "marker": marker,
         }
         self.sup = Supervisor.start(spec)

@@ -334,7 +334,7 @@ def launch(spec: dict, control: Control, subreaper: bool) -> int:
     out.drain()  # what the harness wrote before it exited and was still in the pipe
     err.drain()
     ended = out.written()  # anything after this is a leftover's
-    leftovers = kill_everything(pid, marker, exits, scan=not subreaper)
+    leftovers = kill_everything(pid, marker, exits, scan=not subreaper) + reported_leftovers(spec.get("leftovers"))
     out.drain()
     err.drain()
     facts = {"exit_code": exits[pid], "stdout_bytes": ended, "killed": why, "leftovers_killed": leftovers, "at": time.time(), "spawned": spawned, "reaped": reaped, "told": time.monotonic()}
@@ -342,6 +342,18 @@ def launch(spec: dict, control: Control, subreaper: bool) -> int:
     write_exit(spec["exit"], said)
     say("exited " + said)
     return 0
+
+
+def reported_leftovers(path: str | None) -> int:
+    """What a fenced harness left running in its PID namespace, killed there by its first
+    process when it exited (sandbox/pidfence_init.py): the count it wrote, else 0."""
+    if not path:
+        return 0
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def write_exit(path: str, facts: str) -> None:

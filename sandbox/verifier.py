@@ -45,6 +45,7 @@ class Evidence:
     patch: str | None = None  # the patch that did not apply
     detail: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)  # each setup step and the command: command, exit, seconds
+    reward: float | None = None  # a reward-file verifier's reward (Harbor's tests/test.sh), the score
 
     @property
     def runner(self) -> str | None:
@@ -61,6 +62,7 @@ class Evidence:
             "detail": self.detail,
             "seconds": round(self.seconds, 3),
             "steps": self.steps,
+            "reward": self.reward,
         }
 
 
@@ -214,6 +216,40 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
     if base is not None and base.counts.runner is not None and ev.counts.ran < base.counts.ran:
         return Judgement(False, "gold_ran_fewer", REMEDIES["gold_ran_fewer"])
     return Judgement(True, "", "")
+
+
+REWARD_FILES = ("reward.txt", "reward.json")
+
+
+def read_reward(logs_dir: Path) -> float | None:
+    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran): Harbor's
+    contract, reward.txt (one number) first, else reward.json (its `reward`, or its only value
+    when it holds one metric). None when it wrote neither; ValueError naming the file when what
+    it wrote is no reward."""
+    import orjson
+
+    text_file, json_file = (logs_dir / name for name in REWARD_FILES)
+    if text_file.is_file():
+        raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
+    if not json_file.is_file():
+        return None
+    try:
+        doc = orjson.loads(json_file.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"reward.json is not JSON: {exc}") from None
+    if isinstance(doc, dict) and "reward" in doc:
+        value = doc["reward"]
+    elif isinstance(doc, dict) and len(doc) == 1:
+        value = next(iter(doc.values()))
+    else:
+        raise ValueError("reward.json names no `reward` among several metrics" if isinstance(doc, dict) and doc else "reward.json holds no reward")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"reward.json's reward is {value!r}, not a number")
+    return float(value)
 
 
 def log_tail(text: str, limit: int = LOG_TAIL) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 from benchtape.core.errors import type_name as _type_name
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import CheckSpec, Where
-from benchtape.spec.script import STEP_KINDS, STEP_KEYS  # one step vocabulary: the mock agent and the scripted model play the same steps
+from benchtape.spec.script import STEP_KINDS, STEP_KEYS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.units import parse_duration
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from benchtape.spec.params import effective_params, substitute
@@ -55,6 +55,7 @@ METRIC_SOURCES = {
     "session.skills_registered", "check.score", "check.pass_rate", "check.evidence",
     "event.duration", "event.tokens", "action.duration", "action.tokens",
 }
+KEYED_SOURCES = {"session.steps.agent": "the subagent's type or id", "check.evidence": "the evidence field to read"}
 AGGREGATES = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "add": "sum", "total": "sum", "avg": "mean", "average": "mean"}
 MOCK_KEYS = {"steps", "metrics"}
 LEVELS = ("none", "workspace", "home", "container")  # the one list of sandbox levels
@@ -62,16 +63,13 @@ RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "containe
 ACCESS = ("rw", "copy", "ro")
 CAPTURES = ("log", "proxy", "log+proxy")
 DEFAULT_TIMEOUT = 300.0
+MAX_SCENARIOS = 10_000  # a bench holds tens; each is a session per attempt, and its spec is built before any runs
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: no longer path can be opened
 EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
 
 # Keys that load and validate but whose feature this version does not have; preflight names them.
 NOT_BUILT = {
-    "models": "named model definitions are recorded but not resolved in this version",
-    "metrics": "the declarative metrics: schema is not evaluated in this version (the built-in cost, duration, tokens, turns are reported)",
-    "derivedMetrics": "derivedMetrics are not evaluated in this version",
-    "providers": "multi-provider fan-out is not built in this version",
     "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
     "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
@@ -128,6 +126,8 @@ class ScenarioSpec:
     follow_ups: list[str] = field(default_factory=list)
     mock: dict[str, Any] | None = None
     protected_paths: list[str] = field(default_factory=list)  # benchtape extension: globs the agent must not change (evaluations: guard_violation)
+    providers: list[str] = field(default_factory=list)  # `providers:` labels: one session each (fan_out); composites compare them
+    provider: str | None = None  # in a fanned-out copy: the label this session runs as
     python: str | None = None
     where: Where = field(default_factory=Where)
     raw: dict[str, Any] = field(default_factory=dict)  # the merged scenario, plain, for adapters and hashing
@@ -166,7 +166,8 @@ class BenchSpec:
     scenarios: list[ScenarioSpec]
     models: dict[str, ProviderSpec] = field(default_factory=dict)
     judges: JudgesConfig | None = None  # None: no judges: block (the built-in providers, by key)
-    metrics: list[dict[str, Any]] | None = None
+    metrics: list[dict[str, Any]] | None = None  # `metrics:` (§1.9), None: the built-in schema (cost, duration, tokens, turns)
+    derived_metrics: list[dict[str, Any]] = field(default_factory=list)  # `derivedMetrics:` [{name, value}], each value parsed (spec/arith.py)
     budget: float | None = None
     token_estimate: int | None = None
     not_built: list[Finding] = field(default_factory=list)
@@ -183,16 +184,25 @@ class BenchSpec:
 # ---------------------------------------------------------------- entry points
 
 
-def load_bench(path: Path | str, params: dict[str, Any] | None = None) -> BenchSpec:
-    """Load one bench file or case directory."""
+@dataclass(frozen=True)
+class EvalLevel:
+    """What an Eval file sets over the bench it runs (§1.10): its `models:` win over the
+    bench's on a clash (params naming one resolve to it), its `metrics:` replace the bench's."""
+
+    models: dict[str, ProviderSpec] = field(default_factory=dict)
+    metrics: list[dict[str, Any]] | None = None
+
+
+def load_bench(path: Path | str, params: dict[str, Any] | None = None, eval_level: EvalLevel | None = None) -> BenchSpec:
+    """Load one bench file or case directory (as an Eval's run loads it: `eval_level`)."""
     path = Path(path)
     if path.is_dir():
         if (path / "assert.yaml").is_file():
-            return _load_case_dir(path, params or {})
+            return _load_case_dir(path, params or {}, eval_level)
         raise BadInput("is a directory without assert.yaml", file=str(path), fix="pass a bench YAML file, or use expand_paths() for a folder of benches")
     data = read_source(path)
     doc = load_yaml_text(decode_source(data, path), str(path))
-    return _load_document(doc, path, data, params or {})
+    return _load_document(doc, path, data, params or {}, eval_level)
 
 
 def expand_paths(paths: list[Path | str]) -> list[Path]:
@@ -223,7 +233,7 @@ def discover(folder: Path | None = None) -> Path:
     raise BadInput(f"no madbench.yaml or madbench.yml in {folder}", fix="name a bench file: benchtape run BENCH.yaml")
 
 
-def _load_case_dir(path: Path, params: dict[str, Any]) -> BenchSpec:
+def _load_case_dir(path: Path, params: dict[str, Any], eval_level: EvalLevel | None = None) -> BenchSpec:
     assert_file = path / "assert.yaml"
     try:
         assert_bytes = read_source(assert_file)
@@ -241,7 +251,7 @@ def _load_case_dir(path: Path, params: dict[str, Any]) -> BenchSpec:
                 scen.line, scen.key_lines = doc.line if isinstance(doc, LineDict) else None, {}
                 doc["scenarios"] = LineList([scen])
         raw = assert_bytes + input_bytes
-        return _load_document(doc, assert_file, raw, params)
+        return _load_document(doc, assert_file, raw, params, eval_level)
     except BadInput as exc:
         raise BadInput(f"case dir {path.name}: {exc.what}", file=exc.file, line=exc.line, fix=exc.fix) from None
 
@@ -346,7 +356,7 @@ class _Loader:
             self.roots.append(real(p))
 
     # -- the document
-    def load(self, doc: Any, raw: bytes, incoming: dict[str, Any]) -> BenchSpec:
+    def load(self, doc: Any, raw: bytes, incoming: dict[str, Any], eval_level: EvalLevel | None = None) -> BenchSpec:
         if doc is None:
             raise BadInput("the file is empty", file=self.file, fix="write a bench: description, harness, scenarios")
         if not isinstance(doc, dict):
@@ -371,22 +381,29 @@ class _Loader:
             raise self.err("`params:` must be a mapping of name: default", top, "params", "e.g. `params: {variant: a}`")
         params = effective_params(params_decl, incoming, self.file, lambda n: params_decl.line_of(n) if isinstance(params_decl, LineDict) else None)
         models = load_models(self, top.get("models"), top)
+        if eval_level is not None:
+            models = {**models, **eval_level.models}  # the Eval's models win on a clash
         # a param whose value is a models: key means that model (its canonical id)
         params = {k: (models[v].model if isinstance(v, str) and v in models and models[v].model else v) for k, v in params.items()}
         judges = load_judges(self, top.get("judges"), top, models)
 
-        for key in ("metrics", "derivedMetrics"):
-            if key in top and top[key] is not None:
-                self.not_built.append(Finding(self.where(top, key), key, NOT_BUILT[key]))
         harness = top.get("harness")
         if harness is not None and not isinstance(harness, str):
             raise self.err("`harness:` must be a string", top, "harness", "e.g. `harness: claude-code` (or codex, mock)")
         hc = self.mapping(top.get("harness_config"), "`harness_config:`", top, "harness_config")
         hc = substitute(hc, params, self.file, top.line_of("harness_config"))
+        named = hc.get("model")
+        if isinstance(named, str) and named in models and models[named].model:
+            hc["model"] = models[named].model  # `model: fast`, a key of models:, is that model's id
         if isinstance(hc.get("agent_env"), str):
             hc["agent_env"] = str(self.path(hc["agent_env"], hc, "agent_env"))
             if (Path(hc["agent_env"]) / "skills").is_dir():
                 raise self.err("`agent_env` has a top-level skills/ folder, which Claude Code never loads from an agent_env", hc, "agent_env", "move each skill to plugins/<plugin>/skills/<skill>/SKILL.md inside the agent_env")
+        binary = hc.get("binary")
+        if isinstance(binary, str) and "/" in binary and not os.path.isabs(binary):
+            # `./wrap.sh` is the bench's file, wherever benchtape runs: resolved once, here, so
+            # preflight looks for the file the launch starts (a bare name is looked up on PATH)
+            hc["binary"] = str(self.path(binary, hc, "binary", must_exist=False))
         for plugin in hc.get("plugins") or [] if isinstance(hc.get("plugins"), list) else []:
             if isinstance(plugin, dict) and isinstance(plugin.get("path"), str):  # staged from the bench's folder, wherever benchtape runs
                 plugin["path"] = str(self.path(plugin["path"], plugin, "path"))
@@ -396,11 +413,16 @@ class _Loader:
         if default_scenario is not None:
             default_scenario = self.strict(self.mapping(default_scenario, "`defaultScenario:`", top, "defaultScenario"), SCENARIO_KEYS, "`defaultScenario:`", SCENARIO_ALIASES)
         metrics = self.load_metrics(top.get("metrics"), top)
+        if eval_level is not None and eval_level.metrics is not None:
+            metrics = eval_level.metrics  # an Eval's metrics: replace the bench's
+        derived = self.load_derived(top.get("derivedMetrics"), top)
         scenarios_node = top.get("scenarios")
         if scenarios_node is None:
             raise self.err("the bench has no `scenarios:`", top, None, "add a `scenarios:` list with at least one scenario (each needs a `prompt:`)")
         if not isinstance(scenarios_node, list):
             raise self.err("`scenarios:` must be a list", top, "scenarios", "write `scenarios:` followed by `- name: ...` entries")
+        if len(scenarios_node) > MAX_SCENARIOS:
+            raise self.err(f"`scenarios:` lists {len(scenarios_node):,} scenarios, more than the {MAX_SCENARIOS:,} one bench may hold", top, "scenarios", "split them into several bench files (a folder of them runs as one)")
         scenarios = [self.load_scenario(sc, i, defaults, default_scenario, params, scenarios_node) for i, sc in enumerate(scenarios_node)]
         check_judge_references(self, judges, models, [c for sc in scenarios for c in sc.checks], JUDGE_TYPE_NAMES)
         seen: dict[str, ScenarioSpec] = {}
@@ -419,6 +441,7 @@ class _Loader:
             models=models,
             judges=judges,
             metrics=metrics,
+            derived_metrics=derived,
             budget=self.number(top, "budget"),
             token_estimate=self.number(top, "token_estimate", whole=True),
             not_built=self.not_built,
@@ -436,17 +459,37 @@ class _Loader:
             )
 
     def load_metrics(self, node: Any, top: LineDict) -> list[dict[str, Any]] | None:
+        """`metrics:` (§1.9): the report's numeric schema, a list of {name, source, aggregate,
+        unit, better} (+ `key:` for the sources that need one, `check:` to read one check)."""
         if node is None:
             return None
         if not isinstance(node, list):
             raise self.err("`metrics:` must be a list of metric specs", top, "metrics", "write `metrics:` followed by `- {name: ..., source: ...}` entries")
         out = []
+        seen: set[str] = set()
         for m in node:
+            if isinstance(m, str):
+                raise self.err(
+                    f"`metrics:` entry {shorten(m)!r} is an expression (madbench 0.33's form); v0.23.0's `metrics:` are declarations",
+                    node if not isinstance(node, LineDict) else top,
+                    "metrics",
+                    "write `- {name: passRate, source: check.pass_rate, aggregate: mean}`; arithmetic over check scores goes in `derivedMetrics:`",
+                )
             m = self.strict(self.mapping(m, "a metric", node), METRIC_KEYS, "a metric", METRIC_ALIASES)
+            name = m.get("name")
+            if not isinstance(name, str) or not name.strip():
+                raise self.err("a metric needs a `name:`", m, None, "e.g. `- {name: cost, source: session.cost, aggregate: sum}`")
+            if name in seen:
+                raise self.err(f"two metrics are named {name!r}", m, "name", "give each metric its own name")
+            seen.add(name)
             src = m.get("source")
             if not isinstance(src, str) or src not in METRIC_SOURCES:
                 near = closest(str(src), sorted(METRIC_SOURCES))
                 raise self.err(f'unknown source "{shorten(src)}"', m, "source", f"did you mean `{near}`?" if near else f"use one of {', '.join(sorted(METRIC_SOURCES))}")
+            if src in KEYED_SOURCES and not (isinstance(m.get("key"), str) and m["key"]):
+                raise self.err(f"metric {name!r}: source {src} needs a `key:` ({KEYED_SOURCES[src]})", m, "source", f"e.g. `key: {'Explore' if src == 'session.steps.agent' else 'raw_latency_ms'}`")
+            for text in ("key", "check", "unit"):
+                self.text(m, text)
             agg = m.get("aggregate")
             if agg is not None and (not isinstance(agg, str) or agg not in AGGREGATES):
                 raise self.err(f'unknown aggregate "{shorten(agg)}"', m, "aggregate", "use sum, mean, max or min")
@@ -455,6 +498,32 @@ class _Loader:
             if m.get("better") not in (None, "lower", "higher"):
                 raise self.err("`better:` must be lower or higher", m, "better", "write `better: lower` or `better: higher`")
             out.append(plain(m))
+        return out
+
+    def load_derived(self, node: Any, top: LineDict) -> list[dict[str, Any]]:
+        """`derivedMetrics:` [{name, value}]: JavaScript arithmetic over the scenario's named
+        check scores (`"Consistency * 2"`), parsed now (spec/arith.py) so a typo is a load error."""
+        from benchtape.spec.arith import ExpressionError, parse
+
+        if node is None:
+            return []
+        if not isinstance(node, list):
+            raise self.err("`derivedMetrics:` must be a list of {name, value}", top, "derivedMetrics", 'e.g. `derivedMetrics: [{name: doubled, value: "Consistency * 2"}]`')
+        out = []
+        for d in node:
+            d = self.strict(self.mapping(d, "a derived metric", node), {"name", "value"}, "a derived metric")
+            name, value = d.get("name"), d.get("value")
+            if not isinstance(name, str) or not name.strip():
+                raise self.err("a derived metric needs a `name:`", d, None, 'e.g. `- {name: doubled, value: "Consistency * 2"}`')
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                value = str(value)
+            if not isinstance(value, str) or not value.strip():
+                raise self.err(f"derived metric {name!r} needs a `value:` expression", d, "value", 'e.g. `value: "Consistency * 2"` (a check\'s `metric:` name, times 2)')
+            try:
+                parse(value)
+            except ExpressionError as exc:
+                raise self.err(f"derived metric {name!r}: `{shorten(value, 80)}`: {exc}", d, "value", "use numbers, check names (their `metric:`), + - * / % **, comparisons, && || !, ? :, parentheses and Math.*") from None
+            out.append({"name": name, "value": value})
         return out
 
     # -- scenarios
@@ -515,7 +584,8 @@ class _Loader:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture", "use `capture: log`")
         if "image" in merged and merged["image"] is not None:
             self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
-        for key in ("providers", "python", "lockfile_required"):
+        providers = self.provider_labels(merged)
+        for key in ("python", "lockfile_required"):
             if merged.get(key):
                 self.not_built.append(Finding(self.where(merged, key), key, NOT_BUILT[key]))
         if capture != "log":
@@ -532,6 +602,8 @@ class _Loader:
         if mock is not None:
             mock = self.load_mock(mock, merged)
         checks = self.load_checks(merged.get("checks") or [], merged, params, "checks")
+        if len(providers) > 1:
+            checks = borrow_siblings(checks)
         protected = self.protected_paths(merged)
         return ScenarioSpec(
             name=label,
@@ -556,6 +628,7 @@ class _Loader:
             follow_ups=plain(follow_ups),
             mock=mock,
             protected_paths=protected,
+            providers=providers,
             python=python,
             where=where,
             raw=plain({k: (str(v) if isinstance(v, Path) else v) for k, v in merged.items()}),
@@ -662,6 +735,19 @@ class _Loader:
             out["url"] = str(self.path(url, repo, "url", staged=True))
         return out
 
+    def provider_labels(self, node: LineDict) -> list[str]:
+        """`providers:` — a label (or a list of them), one session each; unique, non-empty."""
+        value = node.get("providers")
+        if value is None:
+            return []
+        labels = [value] if isinstance(value, str) else value
+        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) and x.strip() for x in labels):
+            raise self.err(f"`providers:` must be a list of labels, got {_type_name(value)}", node, "providers", "e.g. `providers: [mock:yes, mock:no]` (one session per label)")
+        twice = next((x for i, x in enumerate(labels) if x in labels[:i]), None)
+        if twice is not None:
+            raise self.err(f"`providers:` lists {twice!r} twice", node, "providers", "give each provider once (repeat a scenario with --repeat)")
+        return list(labels)
+
     def protected_paths(self, node: LineDict) -> list[str]:
         """Workspace-relative globs (`tests/**`) an agent's change must not touch."""
         value = node.get("protected_paths")
@@ -681,6 +767,10 @@ class _Loader:
         kinds = STEP_KINDS
         for step in steps:
             self.check_mock_step(step, kinds, steps)
+        wide = wide_integer(mock)
+        if wide is not None:
+            parent, key, what, fix = wide
+            raise self.err(f"`mock:` {what}", parent, key, fix)
         metrics = mock.get("metrics")
         allowed_metrics = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
         if metrics is not None:
@@ -813,13 +903,16 @@ class _Loader:
         if not isinstance(config, dict):
             raise self.err("check `config:` must be a mapping", node, "config", "write it as `name: value` pairs")
         for num in ("weight", "threshold"):
+            if num == "threshold" and isinstance(node.get(num), str) and node[num].strip():
+                continue  # a duration with a unit (`latency`'s `30s`): the check reads it, and refuses it where it takes none
             if num in node and node[num] is not None and (isinstance(node[num], bool) or not isinstance(node[num], (int, float)) or not _finite(node[num])):
-                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`")
+                raise self.err(f"check `{num}:` must be a finite number, got {shorten(node[num])}", node, num, f"e.g. `{num}: 0.5`" + (' (or, for latency, a duration: `threshold: 30s`)' if num == "threshold" else ""))
         for key in ("metric", "inline"):
             self.text(node, key)
         value = node.get("value")
         if isinstance(value, str) and value.startswith("file://"):
-            value = "file://" + str(self.path(value[len("file://"):], node, "value"))
+            # a grader that is not there yet is preflight's finding (exit 3), as madbench's: not a load error
+            value = "file://" + str(self.path(value[len("file://"):], node, "value", must_exist=False))
         children = tuple(self.load_checks(node.get("checks") or [], node, params, "checks"))
         return CheckSpec(
             type=ctype,
@@ -837,8 +930,30 @@ class _Loader:
         )
 
 
-def _load_document(doc: Any, path: Path, raw: bytes, params: dict[str, Any]) -> BenchSpec:
-    return _Loader(path).load(doc, raw, params)
+MULTI_PROVIDER = ("select-best", "max-score", "compare")  # the composites that compare a scenario's providers
+
+
+def borrow_siblings(checks: list[CheckSpec]) -> list[CheckSpec]:
+    """In a multi-provider scenario a `select-best`, `max-score` or `compare` with no children
+    takes the scenario's other checks that are not composites as its own (madbench §3.11)."""
+    from dataclasses import replace
+
+    siblings = tuple(c for c in checks if not c.checks and c.type not in MULTI_PROVIDER)
+    return [replace(c, checks=siblings) if c.type in MULTI_PROVIDER and not c.checks and siblings else c for c in checks]
+
+
+def fan_out(scenario: ScenarioSpec) -> list[ScenarioSpec]:
+    """A scenario as the sessions it runs: one per `providers:` label (each a copy that knows
+    its label, its name unchanged), or itself."""
+    from dataclasses import replace
+
+    if not scenario.providers:
+        return [scenario]
+    return [replace(scenario, provider=label, raw={**scenario.raw, "provider": label}) for label in scenario.providers]
+
+
+def _load_document(doc: Any, path: Path, raw: bytes, params: dict[str, Any], eval_level: EvalLevel | None = None) -> BenchSpec:
+    return _Loader(path).load(doc, raw, params, eval_level)
 
 
 def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:

@@ -12,11 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchtape.spec.bench import EVAL_KEYS, NOT_BUILT, BenchSpec, Finding, _Loader, is_eval_document, load_bench
+from benchtape.spec.bench import EVAL_KEYS, BenchSpec, EvalLevel, Finding, _Loader, is_eval_document, load_bench
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file, plain, read_source, shorten
 
+MAX_RUNS = 1_000  # an Eval compares a handful of variants; each run loads (and keeps) the bench with its params
+MAX_PLANNED = 100_000  # runs × scenarios: the sessions one Eval plans
 RUN_KEYS = {"name", "params"}
 CONTROL_KEYS = {"baseline", "varies"}
 EVAL_HINTS = {
@@ -101,6 +103,11 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
     runs_node = top.get("runs")
     if not isinstance(runs_node, list) or not runs_node:
         raise ld.err("`runs:` must be a non-empty list", top, "runs", "add at least one run, e.g. `runs: [{}]` (the bench as-is) or `- {name: a, params: {k: v}}`")
+    from benchtape.spec.judge_config import load_models
+
+    level = EvalLevel(models=load_models(ld, top.get("models"), top), metrics=ld.load_metrics(top.get("metrics"), top))
+    if len(runs_node) > MAX_RUNS:
+        raise ld.err(f"`runs:` lists {len(runs_node):,} runs, more than the {MAX_RUNS:,} one Eval may hold (each loads the bench with its params)", top, "runs", "split them into several Eval files")
     incoming = dict(params or {})
     runs: list[EvalRun] = []
     seen: dict[str, EvalRun] = {}
@@ -119,24 +126,24 @@ def load_eval(path: Path | str, params: dict[str, Any] | None = None) -> EvalSpe
                 fix=f"give each run a unique `name:` (the first is at line {seen[name].where.line})",
             )
         try:
-            bench = load_bench(bench_path, {**incoming, **plain(run_params)})
+            bench = load_bench(bench_path, {**incoming, **plain(run_params)}, level)
         except BadInput as exc:
             raise _in_run(exc, path, name, run_params, node) from None
+        if len(runs_node) * len(bench.scenarios) > MAX_PLANNED:
+            raise ld.err(f"{len(runs_node):,} runs of a bench of {len(bench.scenarios):,} scenarios are {len(runs_node) * len(bench.scenarios):,} sessions, more than the {MAX_PLANNED:,} one Eval may plan", top, "runs", "split the runs into several Eval files, or the bench into smaller ones")
         run = EvalRun(name=name, params=plain(run_params), bench=bench, where=where)
         seen[name] = run
         runs.append(run)
 
     control = _control(ld, top, [r.name for r in runs])
-    not_built = [Finding(ld.where(top, key), key, NOT_BUILT[key] + " (Eval level)") for key in ("models", "metrics") if top.get(key) is not None]
     return EvalSpec(
         path=path.resolve(),
         description=top.get("description"),
         bench_path=bench_path,
         runs=runs,
         models=plain(top.get("models") or {}),
-        metrics=plain(top.get("metrics")),
+        metrics=level.metrics,
         control=control,
-        not_built=not_built,
     )
 
 

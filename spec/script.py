@@ -188,6 +188,12 @@ class _Reader:
             raise self.err(f"{what} must be a number of seconds >= 0, got {value!r}", node, key, f"write e.g. `{key}: 1.5`")
         return float(value)
 
+    def json_numbers(self, root: Any) -> None:
+        found = wide_integer(root)
+        if found is not None:
+            parent, key, what, fix = found
+            raise self.err(what, parent, key, fix)
+
     # ------------------------------------------------------------ the whole script
 
     def script(self, data: Any) -> Script:
@@ -204,6 +210,7 @@ class _Reader:
             raise self.err("`steps:` must be a list of steps", node, "steps", "write `steps: [{say: hello}]`")
         if noop and steps:
             raise self.err("a `noop: true` script says the prompt back and has no steps", node, "noop", "drop `noop:` or `steps:`")
+        self.json_numbers(node)
         totals = self.metrics(node)
         chat = tuple(self.chat(node.get("chat"), node))
         digest = _digest(plain(node))
@@ -381,6 +388,29 @@ class _Reader:
 
 
 # ---------------------------------------------------------------- helpers
+
+
+JSON_INT_MIN, JSON_INT_MAX = -(1 << 63), (1 << 64) - 1  # what orjson (and the tools' JSON) can carry
+
+
+def wide_integer(root: Any) -> tuple[Any, str | None, str, str] | None:
+    """The first integer under `root` wider than JSON carries here, as (its mapping or list,
+    its key, what, fix); None when there is none. Every value of a script or `mock:` block
+    travels as JSON (tool inputs, replies, the mock agent's job, a digest), where an integer
+    has 64 bits: a larger one is refused at load, at its line, not met by the encoder as a
+    traceback."""
+    stack: list[tuple[Any, Any, str]] = [(root, None, "")]
+    while stack:
+        node, parent, key = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((v, node, str(k)) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, node, key) for v in node)
+        elif isinstance(node, int) and not isinstance(node, bool) and not JSON_INT_MIN <= node <= JSON_INT_MAX:
+            digits = str(node)
+            shown = digits if len(digits) <= 30 else f"{digits[:12]}…{digits[-6:]} ({len(digits)} digits)"
+            return parent, key if isinstance(parent, dict) else None, f"`{key}: {shown}` is an integer larger than JSON carries here (64 bits)", f"quote it to send it as text: `{key}: \"{digits[:30]}\"`"
+    return None
 
 
 def _type(value: Any) -> str:

@@ -53,6 +53,7 @@ from benchtape.spec.yamlsrc import LineDict
 
 TASKS_DIR = "tasks"
 TASK_FILE = "task.yaml"
+HARBOR_FILE = "task.toml"  # a Harbor task's folder (spec/harbor_task.py loads it)
 PROMPT_FILE = "prompt.md"
 TESTS_PATCH = "tests.patch"
 REFERENCE_PATCH = "reference.patch"
@@ -102,6 +103,9 @@ class Verify:
     network: bool = False
     allow_hosts: tuple[str, ...] = ()
     timeout: float = DEFAULT_VERIFY_TIMEOUT
+    # True for a Harbor task: the verdict is the reward the verifier writes to
+    # /logs/verifier/reward.txt|json (1 = passed, a partial reward kept as the score), not the exit status
+    reward_file: bool = False
 
     @property
     def placeholder(self) -> bool:
@@ -133,6 +137,26 @@ class TaskState:
 
 
 @dataclass(frozen=True)
+class TaskRuntime:
+    """How a task that brings its own environment runs (a Harbor task's task.toml): what the
+    agent phase may take, where its workspace is, and the scripts' environments. None for a
+    task mined from history, which runs in the project image on its base commit's tree."""
+
+    tests_dir: Path  # copied to /tests for the verifier (tests/test.sh writes the reward)
+    workdir: str | None = None  # the workspace inside the environment (task.toml, else the image's WORKDIR)
+    image: str | None = None  # a prebuilt local image (`docker_image`) instead of environment/Dockerfile
+    agent_timeout: float | None = None  # seconds; None: no limit
+    build_timeout: float = 600.0
+    network: bool = True  # the agent phase's network (Harbor's default is public)
+    cpus: float | None = None
+    memory_mb: int | None = None
+    env: tuple[tuple[str, str], ...] = ()  # every command in the environment
+    verifier_env: tuple[tuple[str, str], ...] = ()
+    solution_env: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()  # keys accepted but not enforced here, said where the task is used
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     id: str
     dir: Path
@@ -143,6 +167,11 @@ class TaskSpec:
     reference_patch: Path | None
     validation: Validation | None
     description: str | None = None
+    # A Harbor task's oracle is a script run in the workspace (solution/solve.sh) rather than
+    # reference_patch; its image comes from environment/Dockerfile rather than the project image.
+    solution: Path | None = None
+    environment: Path | None = None
+    runtime: TaskRuntime | None = None
 
     def prompt(self) -> str:
         return self.prompt_path.read_text(encoding="utf-8")
@@ -154,7 +183,11 @@ class TaskSpec:
         return self.reference_patch.read_bytes() if self.reference_patch else b""
 
     def fingerprint(self, image_recipe: str) -> str:
-        """sha256 of every bound input: prompt, both patches, verify keys, base commit, image recipe."""
+        """sha256 of every bound input: prompt, both patches, verify keys, base commit, image recipe.
+        A task that brings its own environment binds its whole folder instead (the project image
+        plays no part in it)."""
+        if self.runtime is not None:
+            return "sha256:" + folder_hash(self.dir)
         doc = {
             "prompt": _sha(self.prompt().encode("utf-8")),
             "tests_patch": _sha(self.tests_patch()),
@@ -195,15 +228,35 @@ class TaskSpec:
 
 def task_dirs(root: Path) -> dict[str, Path]:
     """id → task folder, for every `<id>/task.yaml` under .ber/bench/tasks/ then .benchtape/tasks/
-    (a name in both is `.benchtape/`'s), sorted by id (numbers numerically)."""
+    (a name in both is `.benchtape/`'s), sorted by id (numbers numerically). A Harbor task
+    (`<id>/task.toml`) counts too, as does a folder of them one level down (a dataset checkout,
+    or a link to one: `.benchtape/tasks/<dataset>/<id>/task.toml`)."""
     found: dict[str, Path] = {}
     for folder in project_config_dirs(root):
         tasks = folder / TASKS_DIR
         if tasks.is_dir():
-            for d in tasks.iterdir():
-                if (d / TASK_FILE).is_file():
+            for d in sorted(tasks.iterdir()):
+                if (d / TASK_FILE).is_file() or (d / HARBOR_FILE).is_file():
                     found[d.name] = d
+                elif d.is_dir():
+                    found.update((t.name, t) for t in sorted(d.iterdir()) if (t / HARBOR_FILE).is_file())
     return dict(sorted(found.items(), key=lambda kv: _id_order(kv[0])))
+
+
+FOLDER_HASH_SKIP = (".benchtape-validation.json", "__pycache__", ".git")
+
+
+def folder_hash(folder: Path) -> str:
+    """sha256 over every file below `folder` (relative path, executable bit, bytes), in path
+    order: a task folder's identity, so any edit to it shows. What benchtape writes there
+    (its validation record) and caches are left out."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if not any(part in FOLDER_HASH_SKIP for part in p.relative_to(folder).parts)):
+        if path.is_file():
+            rel = path.relative_to(folder).as_posix()
+            h.update(rel.encode() + b"\0" + (b"x" if path.stat().st_mode & 0o111 else b"-") + b"\0")
+            h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
 
 
 def find_task(root: Path, task_id: str) -> Path:

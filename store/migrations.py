@@ -324,6 +324,18 @@ GRADING_OF_SESSION = (
     "ORDER BY gr.created_at {order}, gr.grading_id {order} LIMIT 1"
 )
 _LATEST_BY_GRADING_RUNS = GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="DESC")
+# What a user is shown of a session (sessions, show, report, query, compare, the viewer): the
+# newest grading that is not a positive control's reproduction. `grade` records its grading (a
+# `control` grading whose note names what it reproduces) beside the verdicts it checked; it never
+# replaces them, so running the control changes nothing on display. The negative control's run
+# is graded `control` too, with no such note: its sessions show that grading.
+REPRODUCTION = "g.source = 'control' AND g.note LIKE 'grade: reproduces %'"
+SHOWN_GRADING_OF_SESSION = (
+    "SELECT gr.grading_id FROM grading_runs gr WHERE gr.run_id = {run} "
+    "AND EXISTS (SELECT 1 FROM verdict_sets v WHERE v.grading_id = gr.grading_id AND v.session_id = {session}) "
+    f"AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = gr.grading_id AND {REPRODUCTION}) "
+    "ORDER BY gr.created_at {order}, gr.grading_id {order} LIMIT 1"
+)
 # The run a session id (the parameter `{param}`) is filed under in grading_runs.
 RUN_OF_SESSION = "COALESCE((SELECT run_id FROM sessions WHERE id = {param}), '')"
 
@@ -548,6 +560,34 @@ def _m16_outcomes(db: sqlite_utils.Database) -> None:
     db.executescript(append_only("outcomes"))
 
 
+def _m17_metric_values(db: sqlite_utils.Database) -> None:
+    """The bench's declared metrics (`metrics:`, `derivedMetrics:`) as a grading measured them
+    for a session: one row per (grading, session), append-only, beside its verdicts and never
+    in the session's recorded stream (a regrade with another `metrics:` block measures again).
+    `data` is {values: {name: number or null}, errors: {name: why}}."""
+    db.executescript(
+        """
+        CREATE TABLE metric_values (
+            grading_id TEXT NOT NULL REFERENCES gradings(id), session_id TEXT NOT NULL,
+            created_at REAL NOT NULL, data TEXT NOT NULL,
+            PRIMARY KEY (grading_id, session_id)
+        );
+        CREATE INDEX metric_values_session ON metric_values(session_id, created_at);
+        """
+    )
+    db.executescript(no_rewrite("metric_values", ("grading_id", "session_id"), rowid=True))
+    db.executescript(append_only("metric_values"))
+
+
+def _m18_shown_grading(db: sqlite_utils.Database) -> None:
+    """session_summary shows the grading a user is shown (SHOWN_GRADING_OF_SESSION): a positive
+    control's reproduction no longer becomes a session's verdicts there. A view, so nothing
+    recorded changes."""
+    latest = SHOWN_GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="DESC")
+    db.executescript("DROP VIEW session_summary;")
+    db.executescript(SESSION_SUMMARY.format(latest=latest, counts=summary_counts(_COUNT_SETS)))
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_import_index,
@@ -565,6 +605,8 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m14_verdict_sets,
     _m15_grading_runs,
     _m16_outcomes,
+    _m17_metric_values,
+    _m18_shown_grading,
 ]
 
 

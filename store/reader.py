@@ -22,7 +22,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
 from benchtape.store.bundles import FOLDED_SOURCE, SESSION_FIELDS, Bundle, named_blobs
 from benchtape.store.codecs import inflate_blob, inflate_raw, loads
-from benchtape.store.migrations import GRADING_OF_SESSION, RUN_OF_SESSION
+from benchtape.store.migrations import REPRODUCTION, RUN_OF_SESSION, SHOWN_GRADING_OF_SESSION
 from benchtape.store.sqlite_io import DamageIsBadInput
 
 
@@ -227,8 +227,21 @@ class Reader:
     # The read side asks these (never the tables): which gradings graded which sessions.
 
     def latest_grading_for(self, session_id: str) -> str | None:
-        """The newest grading holding verdicts of this session (what `show` and reports display)."""
+        """The newest grading holding verdicts of this session that is not a positive control's
+        reproduction: what `sessions`, `show`, reports, `query` and `compare` display (running
+        `grade` changes none of them)."""
         return self._grading_for(session_id, "DESC")
+
+    def latest_reproduction_for(self, session_id: str) -> str | None:
+        """The newest positive control (`grade`) that reproduced this session's verdicts, if any:
+        shown beside them as a marker, never as them."""
+        row = self._one(
+            f"SELECT gr.grading_id FROM grading_runs gr JOIN gradings g ON g.id = gr.grading_id WHERE gr.run_id = {RUN_OF_SESSION.format(param='?1')} "
+            f"AND {REPRODUCTION} AND EXISTS (SELECT 1 FROM verdict_sets v WHERE v.grading_id = gr.grading_id AND v.session_id = ?1) "
+            "ORDER BY gr.created_at DESC, gr.grading_id DESC LIMIT 1",
+            [session_id],
+        )
+        return row[0] if row else None
 
     def first_grading_for(self, session_id: str) -> str | None:
         """The grading the session was first graded with: the one recorded with its run (what
@@ -240,12 +253,12 @@ class Reader:
         of sessions asks it of each): session id → its first grading, for those graded at all."""
         if not session_ids:
             return {}
-        first = GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="ASC")
+        first = SHOWN_GRADING_OF_SESSION.format(run="s.run_id", session="s.id", order="ASC")
         sql = f"SELECT s.id, ({first}) FROM sessions s WHERE s.id IN ({','.join('?' * len(session_ids))})"
         return {session_id: grading_id for session_id, grading_id in self._all(sql, list(session_ids)) if grading_id is not None}
 
     def _grading_for(self, session_id: str, order: str) -> str | None:
-        row = self._one(GRADING_OF_SESSION.format(run=RUN_OF_SESSION.format(param="?1"), session="?1", order=order), [session_id])
+        row = self._one(SHOWN_GRADING_OF_SESSION.format(run=RUN_OF_SESSION.format(param="?1"), session="?1", order=order), [session_id])
         return row[0] if row else None
 
     def verdict_briefs(self, grading_id: str, session_id: str) -> list[tuple[Any, ...]]:
@@ -297,8 +310,8 @@ class Reader:
         """The newest run, session (ids are ULIDs: they grow with time; `not_kind` leaves out runs of that kind) or grading."""
         if table == "gradings":
             row = self._one("SELECT id FROM gradings ORDER BY created_at DESC, id DESC LIMIT 1")
-        elif table == "runs":
-            row = self._one("SELECT id FROM runs WHERE kind IS NOT ? ORDER BY id DESC LIMIT 1", [not_kind])
+        elif table == "runs":  # the newest run that holds sessions: a run refused before its first session is not what a user means by `latest`
+            row = self._one("SELECT r.id FROM runs r WHERE r.kind IS NOT ? AND EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = r.id) ORDER BY r.id DESC LIMIT 1", [not_kind])
         elif table == "sessions":
             row = self._one("SELECT s.id FROM sessions s JOIN runs r ON r.id = s.run_id WHERE r.kind IS NOT ? ORDER BY s.id DESC LIMIT 1", [not_kind])
         else:
@@ -432,6 +445,18 @@ class Reader:
                 if seq is not None:
                     record["action_seq"] = seq
                 out.setdefault(sid, []).append(record)
+        return out
+
+    def metric_values(self, session_ids: Sequence[str], grading_id: str | None = None) -> dict[str, dict[str, Any]]:
+        """Session id → the declared metrics ({values, errors, grading_id}) its newest grading
+        that measured any measured (or `grading_id`'s); sessions no grading measured are absent."""
+        out: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(list(session_ids)):
+            where, params = (f"session_id IN ({_marks(chunk)})", list(chunk))
+            if grading_id is not None:
+                where, params = where + " AND grading_id = ?", params + [grading_id]
+            for sid, gid, data in self._all(f"SELECT session_id, grading_id, data FROM metric_values WHERE {where} ORDER BY session_id, created_at, grading_id", params):
+                out[sid] = {**(loads(data) or {}), "grading_id": gid}  # the newest wins
         return out
 
     def latest_outcomes(self, session_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -628,6 +653,8 @@ _DANGLING = (
     ("generated_vars", ("generated_vars", "runs"), "SELECT v.run_id || '/' || v.scenario, 'run ' || v.run_id FROM generated_vars v WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = v.run_id)"),
     ("outcomes", ("gradings", "outcomes"), "SELECT COALESCE(o.grading_id, '-') || '/' || o.session_id, 'grading ' || o.grading_id FROM outcomes o WHERE o.grading_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = o.grading_id)"),
     ("outcomes", ("outcomes", "sessions"), "SELECT COALESCE(o.grading_id, '-') || '/' || o.session_id, 'session ' || o.session_id FROM outcomes o WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = o.session_id)"),
+    ("metric_values", ("gradings", "metric_values"), "SELECT m.grading_id || '/' || m.session_id, 'grading ' || m.grading_id FROM metric_values m WHERE NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = m.grading_id)"),
+    ("metric_values", ("metric_values", "sessions"), "SELECT m.grading_id || '/' || m.session_id, 'session ' || m.session_id FROM metric_values m WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = m.session_id)"),
     ("judgments", ("gradings", "judgments"), "SELECT j.id, 'grading ' || j.grading_id FROM judgments j WHERE j.grading_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM gradings g WHERE g.id = j.grading_id)"),
 )
 CHUNK = 500  # ids in one IN (...) list: well inside SQLite's bound on parameters

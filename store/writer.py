@@ -504,6 +504,20 @@ class Writer:
                 (grading_id, session_id, time.time(), outcome, reason, text),
             )
 
+    def add_metric_values(self, grading_id: str, measured: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """The declared metrics a grading measured, per session ({values, errors}; see
+        `_m17_metric_values`): once per (grading, session), each with its session's redaction,
+        all in one transaction (a regrade writes them a batch at a time)."""
+        now = time.time()
+        rows = []
+        for session_id, data in measured:
+            redact = self.redactor_for(session_id)
+            text = dumps(data)
+            rows.append((grading_id, session_id, now, redact(text) if redact is not None else text))
+        if rows:
+            with self.transaction():
+                self.db.conn.executemany("INSERT INTO metric_values (grading_id, session_id, created_at, data) VALUES (?, ?, ?, ?)", rows)
+
     def add_judgment(self, row: dict[str, Any]) -> str:
         """One judge request and its reply (see `_m10_judgments` for the columns). The prompt
         and reply pass through the session's redaction like everything else it stored; their

@@ -151,7 +151,8 @@ def _tasks(project: Project, checks: list[Check]) -> None:
     tally = counts(rows)
     detail = ", ".join(f"{n} {state}" for state, n in sorted(tally.items()))
     bad = [r for r in rows if r.state in ("broken", "leaking")]
-    empty = [r for r in rows if r.state == "valid" and r.task is not None and r.task.validation is not None and not r.task.validation.base.get("ran") and not r.task.validation.base.get("errored")]
+    # a Harbor task's validation is a reward, not test counts (r.task.runtime is set)
+    empty = [r for r in rows if r.state == "valid" and r.task is not None and r.task.runtime is None and r.task.validation is not None and not r.task.validation.base.get("ran") and not r.task.validation.base.get("errored")]
     if bad or empty:
         first = bad[0] if bad else empty[0]
         why = f"task {first.id} is {first.state}: {first.why}" if bad else f"task {first.id} was validated with no test run at the base"

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, redact
-from benchtape.spec.task import TaskSpec, find_task, load_task, task_dirs
+from benchtape.spec.task import TaskSpec, find_task, task_dirs
 
 
 @dataclass
@@ -45,7 +46,7 @@ def repositories(project: Project) -> list[str]:
 def selected(project: Project, ids: list[str] | None) -> list[TaskSpec]:
     """The tasks named (every task when none), each loaded strictly."""
     folders = [find_task(project.root, i) for i in ids] if ids else list(task_dirs(project.root).values())
-    return [load_task(f) for f in folders]
+    return [load_task_folder(f) for f in folders]
 
 
 def lint_task(task: TaskSpec, project: Project, fix: bool = False) -> LintResult:

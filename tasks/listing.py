@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import BadInput
+from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.project import Project
-from benchtape.spec.task import TaskSpec, load_task, task_dirs
+from benchtape.spec.task import TaskSpec, task_dirs
 from benchtape.tasks.lint import repositories
 
 
@@ -26,6 +27,7 @@ class Row:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "folder": str(self.folder), "state": self.state, "why": self.why, "next": self.next}
         if self.task is not None:
+            out["format"] = "harbor" if self.task.runtime is not None else "benchtape"
             out["pull_request"] = self.task.source.pull_request
             out["base_commit"] = self.task.source.base_commit
             out["verify_command"] = self.task.verify.command
@@ -41,9 +43,9 @@ def task_rows(project: Project) -> list[Row]:
     rows = []
     for task_id, folder in task_dirs(project.root).items():
         try:
-            task = load_task(folder)
+            task = load_task_folder(folder)
         except BadInput as exc:
-            rows.append(Row(task_id, folder, "broken", exc.render().replace("\n", " "), f"fix {folder / 'task.yaml'}"))
+            rows.append(Row(task_id, folder, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder / 'task.yaml'}"))
             continue
         state = task.state(recipe, repos)
         rows.append(Row(task_id, folder, state.state, state.why, state.next, task))

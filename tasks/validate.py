@@ -9,6 +9,12 @@ unless `verify.network`), else a folder on this host (level home, its network ta
 where the host allows). A leaking prompt or the
 placeholder command is refused before anything runs.
 
+A Harbor task (task.toml; spec/harbor_task.py) is validated the same way in its own
+environment (sandbox/harbor_env.py): (1) the environment as it starts, untouched (the
+no-op), must earn a reward below 1 from tests/test.sh; (2) after solution/solve.sh (the
+oracle) it must earn reward 1. Its record is written beside it (.benchtape-validation.json),
+never into task.toml. Each phase is recorded in the store like any other.
+
 This module only orchestrates: the verifier itself (patches, runner counts, diagnoses) is
 benchtape.sandbox.verifier, the same function grading will call on a candidate patch.
 """
@@ -17,8 +23,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -26,6 +33,7 @@ from benchtape.core.errors import BadInput
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
+from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, validation_bytes
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task_dirs, with_validation
 from benchtape.tasks.gitlog import resolve
@@ -94,10 +102,11 @@ class Validated:
 Progress = Callable[[str], None]
 
 
-def choose_level(level: str, project: Project) -> tuple[str, str | None]:
+def choose_level(level: str, project: Project, own_environments: bool = False) -> tuple[str, str | None]:
     """(level, why) for `--sandbox`: `auto` is container when an engine answers and the project
     has an image to verify in (a Dockerfile.benchtape, or test dependencies in its wheelhouse
-    for benchtape's base image, which holds a bare Python); else home, saying why."""
+    for benchtape's base image, which holds a bare Python) or every task brings its own
+    environment (Harbor tasks); else home, saying why."""
     if level not in LEVELS:
         raise BadInput(f"--sandbox {level!r} is no validation level", fix=f"use one of {', '.join(LEVELS)}")
     from benchtape.sandbox.container import available
@@ -111,6 +120,8 @@ def choose_level(level: str, project: Project) -> tuple[str, str | None]:
         return "container", None
     if not ok:
         return "home", f"no engine answers ({why}): validating at level home"
+    if own_environments:
+        return "container", None
     if project.dockerfile is None and project.wheelhouse() is None:
         return "home", "no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; provide one to validate at level container (docs/tasks.md)"
     return "container", None
@@ -122,8 +133,8 @@ def validate(project: Project, ids: list[str] | None, *, store: Any, level: str 
     folders = [find_task(project.root, i) for i in ids] if ids else list(task_dirs(project.root).values())
     if not folders:
         raise BadInput(f"no tasks in {project.config_dir / 'tasks'}", fix="create some: benchtape task scan, then benchtape task create N")
-    chosen, why = choose_level(level, project)
-    tasks = [load_task(f) for f in folders]
+    tasks = [load_task_folder(f) for f in folders]
+    chosen, why = choose_level(level, project, own_environments=all(t.runtime is not None for t in tasks))
     run_id = start_run(store, [t.id for t in tasks], chosen, argv)
     reports = []
     for task in tasks:
@@ -141,6 +152,8 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
         report.refused = f"the prompt leaks where the answer is ({'; '.join(f.describe() for f in findings[:3])})"
         report.next = f"benchtape task lint --fix {task.id}"
         return report
+    if task.runtime is not None:
+        return _validate_harbor(task, report, store, run_id, logs, say)
     if task.verify.placeholder:
         report.refused = "verify.command is the placeholder `false`"
         report.next = f"write the command that runs the hidden tests in {task.path}, then validate again"
@@ -190,6 +203,80 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
     return report
 
 
+HARBOR_PHASES = {"base": "the environment untouched (no-op)", "reference": "after solution/solve.sh (oracle)"}
+
+
+def _validate_harbor(task: TaskSpec, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> TaskReport:
+    """A Harbor task: the no-op must earn a reward below 1, the oracle reward 1, each verified in
+    a fresh sandbox of the task's own environment."""
+    from benchtape.sandbox import harbor_env
+    from benchtape.sandbox.baseimage import ImageBuildError
+
+    if task.solution is None:
+        report.refused = "it has no solution/solve.sh, so the oracle cannot show it can be solved"
+        report.next = harbor_env.REMEDIES["no_solution"]
+        return report
+    report.fingerprint = task.fingerprint("")
+    try:
+        env = harbor_env.prepare(task, report.level or "home")
+    except ImageBuildError as exc:
+        report.refused = str(exc)
+        report.next = "load the image it names (docker load), or start the Dockerfile FROM benchtape's base image"
+        return report
+    report.where = env.where
+    report.notes.extend(env.notes)
+    scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
+    try:
+        for phase, what in HARBOR_PHASES.items():
+            say(f"{task.id}: {phase}, {what} …")
+            work = harbor_env.starting_workspace(env, scratch / phase / "work")
+            steps = []
+            if phase == "reference":
+                t0 = time.monotonic()
+                solved = harbor_env.run_solution(env, work, scratch / phase)
+                steps.append({"command": harbor_env.SOLVE_COMMAND, "exit": solved.exit_code, "timed_out": solved.timed_out, "seconds": round(time.monotonic() - t0, 3)})
+            evidence = harbor_env.run_verifier(env, work, scratch / phase)
+            if phase == "reference":
+                evidence.steps = steps + evidence.steps
+                evidence.log = f"$ {harbor_env.SOLVE_COMMAND}\n{solved.output}\n" + evidence.log
+            judgement = harbor_env.judge_noop(evidence) if phase == "base" else harbor_env.judge_oracle(evidence)
+            log_path = _write_log(logs, task.id, phase, evidence)
+            phase_report = PhaseReport(phase, evidence, judgement, log_path)
+            summary = phase_report.to_dict()
+            summary.pop("session")
+            facts = {"level": env.level, "where": env.where, "work_dir": str(work), "fingerprint": report.fingerprint}
+            phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
+            report.phases[phase] = phase_report
+            say(f"{task.id}: {phase} {evidence.status} ({evidence.detail})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    if all(report.phases[p].judgement.held for p in PHASES):
+        _write_harbor_validation(task, report, env.level)
+        report.validated = True
+        report.next = "benchtape task list"
+    else:
+        report.next = next(report.phases[p] for p in PHASES if not report.phases[p].judgement.held).judgement.remedy
+    return report
+
+
+def _write_harbor_validation(task: TaskSpec, report: TaskReport, level: str) -> None:
+    import os
+
+    validation = Validation(
+        at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        fingerprint=report.fingerprint or "",
+        base_failed=True,
+        reference_passed=True,
+        level=level,
+        runner="reward",
+    )
+    path = task.dir / VALIDATION_FILE
+    tmp = path.with_name(f"{path.name}.tmp")
+    tmp.write_bytes(validation_bytes(validation, {p: report.phases[p].evidence.reward for p in PHASES}))
+    os.replace(tmp, path)
+    load_task_folder(task.dir)  # what was written reads back
+
+
 def _image(project: Project, task: TaskSpec, base_tree: Path, level: str, report: TaskReport) -> Any:
     """The container image a task's phases run in (None: benchtape's base image, or level home)."""
     import contextlib
@@ -232,7 +319,7 @@ def _write_validation(task: TaskSpec, report: TaskReport, level: str) -> None:
 
     base, ref = report.phases["base"].evidence, report.phases["reference"].evidence
     validation = Validation(
-        at=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         fingerprint=report.fingerprint or "",
         base_failed=True,
         reference_passed=True,

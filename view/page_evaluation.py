@@ -15,10 +15,9 @@ from typing import Any
 from benchtape.core.errors import BadInput
 from benchtape.replay.compare import Comparison, comparison
 from benchtape.replay.compare_html import body, summary
-from benchtape.replay.document import document
 from benchtape.replay.html import Entry, badge, esc, session_section
 from benchtape.replay.outcomes import PASSED
-from benchtape.replay.timeline import session_status, show
+from benchtape.replay.timeline import session_status, show, show_document
 from benchtape.spec.pricing import load_pricing
 from benchtape.store.database import Store
 from benchtape.store.browse import evaluations
@@ -96,7 +95,7 @@ def side_json(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> Any:
         docs = []
         for m in c.matrix.get(task, {}).get(arm, []):
             shown = show(store, m.session_id)
-            docs.append({**m.to_dict(), "session": document(shown.row, shown.session, shown.verdicts)})
+            docs.append({**m.to_dict(), "session": show_document(store, shown)})
         return {"arm": arm, "label": labels[arm], "measurements": docs}
 
     return {"evaluation": c.evaluation, "task": task, "a": one(a), "b": one(b)}

@@ -2,7 +2,7 @@
 lines (`/raw/HANDLE`).
 
 The session is `benchtape show`'s (`replay.timeline.show`), drawn by the static report's
-own `session_section`; its JSON twin is `show --json` (`replay.document.document`), the
+own `session_section`; its JSON twin is `show --json` (`replay.timeline.show_document`), the
 changes' is `show --diff --json`. A session still being recorded stays live.
 """
 
@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from benchtape.replay.changes import NoDiff, workspace_changes
-from benchtape.replay.document import document
 from benchtape.replay.html import Entry, Window, changes, esc, session_section
 from benchtape.replay.select import resolve, short_handles
-from benchtape.replay.timeline import Shown, session_status, show
+from benchtape.replay.timeline import Shown, session_status, show, show_document
 from benchtape.store.database import Store
 from benchtape.store.browse import raw_page
 from benchtape.view.shell import href, live_url, page, region, session_href
@@ -35,8 +34,7 @@ def _status(shown: Shown) -> str:
 
 def session_json(store: Store, handle: str) -> Any:
     """`benchtape show HANDLE --json`."""
-    shown = show(store, handle)
-    return document(shown.row, shown.session, shown.verdicts)
+    return show_document(store, show(store, handle))
 
 
 def session_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:

@@ -107,6 +107,8 @@ def test_codex_config_and_argv(tmp_path: Path) -> None:
 def test_every_claude_run_is_hermetic_and_a_scripted_one_points_at_its_endpoint(tmp_path: Path) -> None:
     plain = ClaudeCodeAdapter().command(launch(tmp_path, {}))
     assert plain.env["DISABLE_AUTOUPDATER"] == "1" and plain.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] == "1"
+    assert plain.env["CLAUDE_CODE_FORCE_SESSION_PERSISTENCE"] == "1"  # as madbench always sets it
+    assert ClaudeCodeAdapter().command(launch(tmp_path, {}, interactive=True)).env["CLAUDE_CODE_FORCE_SESSION_PERSISTENCE"] == "1"
     assert "ANTHROPIC_BASE_URL" not in plain.env and "IS_SANDBOX" not in plain.env
     scripted = ClaudeCodeAdapter().command(launch(tmp_path, {"args": ["--permission-mode", "bypassPermissions"]}, model="scripted", endpoint="http://127.0.0.1:9/s/x"))
     assert scripted.env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:9/s/x" and "--model" not in scripted.argv

@@ -42,3 +42,36 @@ def test_init_writes_a_starter_bench_that_runs_and_holds_its_control(tmp_path):
     assert benchtape("check", "--db", tmp_path / "x.db", cwd=tmp_path / "b").returncode == 0
     again = benchtape("init", tmp_path / "b")
     assert again.returncode == 0 and "already exists" in again.stdout
+
+
+def test_every_example_in_a_commands_help_prints_on_its_own_line_as_written():
+    """`run --help` ran its two examples into one line (click rewraps a paragraph), and long
+    ones broke inside a word."""
+    import inspect
+
+    import click
+    import typer.main
+
+    from benchtape.cli import build
+
+    def commands(group: click.Command, prefix: str) -> list[tuple[str, click.Command]]:
+        out = [(prefix, group)]
+        for name, sub in getattr(group, "commands", {}).items():
+            out += commands(sub, f"{prefix} {name}")
+        return out
+
+    root = typer.main.get_command(build())
+    checked = 0
+    for name, command in commands(root, "benchtape"):
+        if command.callback is None:
+            continue
+        doc = inspect.getdoc(command.callback) or ""
+        examples = [line.strip() for line in doc.splitlines() if line.strip().startswith("Example:")]
+        if not examples:
+            continue
+        with click.Context(command, info_name=name) as ctx:
+            shown = [line.strip() for line in command.get_help(ctx).splitlines()]
+        for example in examples:
+            assert example in shown, f"{name} --help: {example!r} is not a line of its own"
+            checked += 1
+    assert checked > 20

@@ -59,10 +59,11 @@ def test_init_in_a_read_only_folder_is_a_message_and_writes_nothing(tmp_path):
 def test_an_unwritable_report_path_stops_the_run_before_any_session(tmp_path, flag):
     (tmp_path / "ro").mkdir()
     db = tmp_path / "x.db"
-    out = read_only(tmp_path / "ro", "run", DEMO, "--db", db, flag, tmp_path / "ro" / "sub" / "out")
+    target = tmp_path / "ro" / ("sub" if flag == "--report-dir" else "") / "out"  # a folder is made; a file's folder must exist
+    out = read_only(tmp_path / "ro", "run", DEMO, "--db", db, flag, target)
     assert out.returncode == 2, out.stdout + out.stderr
     _no_traceback(out)
-    assert f"{flag} {tmp_path / 'ro' / 'sub' / 'out'} cannot be written" in out.stderr and "is not writable" in out.stderr
+    assert f"{flag} {target} cannot be written" in out.stderr and "is not writable" in out.stderr
     if db.exists():
         assert sqlite3.connect(db).execute("SELECT COUNT(*) FROM sessions").fetchone() == (0,)
 
@@ -74,6 +75,19 @@ def test_a_report_path_under_a_file_or_onto_a_folder_is_refused_up_front(tmp_pat
     out = benchtape("run", DEMO, "--db", tmp_path / "x.db", "--report-junit", tmp_path)
     assert out.returncode == 2 and "it is a folder, not a file" in out.stderr
     assert sqlite3.connect(tmp_path / "x.db").execute("SELECT COUNT(*) FROM sessions").fetchone() == (0,)
+
+
+@pytest.mark.parametrize("flag", ["--report-json", "--report-junit"])
+def test_a_report_file_in_a_folder_that_does_not_exist_is_refused_naming_it(tmp_path, flag):
+    """`report --html /nonexistent/dir/r.html` made the folders, silently; so did the run's report files."""
+    db = tmp_path / "x.db"
+    out = benchtape("run", DEMO, "--db", db, flag, tmp_path / "no" / "such" / "r.out")
+    assert out.returncode == 2 and f"its folder {tmp_path / 'no' / 'such'} does not exist" in out.stderr, out.stderr
+    assert not (tmp_path / "no").exists()
+    assert benchtape("run", DEMO, "--db", db, "--scenario", "fixes-the-bug").returncode == 0
+    out = benchtape("report", "latest", "--db", db, "--html", tmp_path / "nodir" / "r.html")
+    assert out.returncode == 2 and f"its folder {tmp_path / 'nodir'} does not exist" in out.stderr and not (tmp_path / "nodir").exists()
+    _no_traceback(out)
 
 
 def test_report_html_to_an_unwritable_path(tmp_path):

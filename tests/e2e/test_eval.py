@@ -96,13 +96,13 @@ def test_run_flag_selects_one_run(evald):
     assert bad.returncode == 2 and "did you mean 'verbose'" in bad.stderr
 
 
-def test_list_preflight_and_eval_level_not_built(evald):
-    write(evald, "eval.yaml", "bench: bench.yaml\nmodels: {fast: x}\nruns:\n  - {name: terse}\n  - {name: verbose, params: {variant: b}}\n")
+def test_list_preflight_and_eval_level_keys(evald):
+    write(evald, "eval.yaml", "bench: bench.yaml\nmodels: {fast: haiku-4.5}\nruns:\n  - {name: terse}\n  - {name: verbose, params: {variant: b}}\n")
     listed = benchtape("list", "eval.yaml", cwd=evald)
     assert listed.returncode == 0 and "run verbose" in listed.stdout and "2 run(s)" in listed.stdout
     pf = benchtape("preflight", "eval.yaml", cwd=evald)
     assert pf.returncode == 0, pf.stderr
-    assert "`models`" in pf.stdout and "Eval level" in pf.stdout and "── CONTROL" in pf.stdout
+    assert "Eval level" not in pf.stdout and "── CONTROL" in pf.stdout  # models: is built, no longer named as ignored
 
 
 def test_load_error_exits_2_with_line(evald):

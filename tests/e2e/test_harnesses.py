@@ -82,7 +82,7 @@ def test_stand_in_killed_mid_stream_keeps_what_arrived(tmp_path):
         env=run_env(FAKE_TRANSCRIPT=SUBAGENT_STREAM, FAKE_STOP_AFTER="12", FAKE_CUT="40", FAKE_EXIT="137"),
     )
     r = json.loads((tmp_path / "r.json").read_text())["results"][0]
-    assert r["status"] == "error" and r["session"]["status"] == "error" and r["session"]["exit_code"] == 137
+    assert r["outcome"] == "error" and r["session"]["status"] == "error" and r["session"]["exit_code"] == 137
     kinds = [a["kind"] for a in r["session"]["actions"]]
     assert "tool.call" in kinds and kinds[-1] == "session.finished"
     assert any("line" in w for w in r["session"]["warnings"])  # the truncated last line is kept as a warning
@@ -98,7 +98,7 @@ def test_stand_in_hanging_past_the_timeout(tmp_path):
         env=run_env(FAKE_HANG="1"),
     )
     r = json.loads((tmp_path / "r.json").read_text())["results"][0]
-    assert out.returncode == 1 and r["session"]["timed_out"] is True and r["status"] == "error"
+    assert out.returncode == 1 and r["session"]["timed_out"] is True and r["outcome"] == "error"
     assert r["session"]["final_output"]  # what the agent said before it hung was recorded
 
 
@@ -114,7 +114,9 @@ def test_import_dedupe_mismatch_and_reparse(tmp_path):
     assert wrong.returncode == 2 and "not a codex transcript" in wrong.stderr
     new = benchtape("reparse", sid, "--db", db)
     assert new.returncode == 0, new.stderr
-    new_sid = new.stdout.strip()
+    new_sid = new.stdout.split()[0]
+    assert f"re-derived from session {sid}'s " in new.stdout and "as a new session linked to it (the old one is unchanged)" in new.stdout  # it printed a bare id
+    assert "actions (" in new.stdout and "adapter warning(s)" in new.stdout and f"benchtape show {new_sid}" in new.stderr
     con = sqlite3.connect(db)
     count = lambda s: con.execute("SELECT COUNT(*) FROM actions WHERE session_id = ?", [s]).fetchone()[0]  # noqa: E731
     assert count(new_sid) == count(sid)
@@ -202,3 +204,23 @@ def test_an_adapter_that_raises_keeps_the_stream_and_the_run(tmp_path, monkeypat
     assert any("adapter failed on this line: KeyError" in w["what"] for w in session.warnings)
     assert session.metrics.cost_usd == pytest.approx(0.5552176)  # the result line, long after, was recorded
     assert len(store.raw_lines(session.id)) == sum(1 for l in (REALDATA / SUBAGENT_STREAM).read_text().splitlines() if l.strip())
+
+
+def test_a_binary_written_relative_to_the_bench_runs_from_any_folder_and_is_refused_in_a_container(tmp_path):
+    """`binary: ./wrap.sh` is the bench's file: preflight and launch both find it beside the bench, wherever benchtape runs."""
+    folder = tmp_path / "benches"
+    folder.mkdir()
+    wrap = folder / "wrap.sh"
+    wrap.write_text(f'#!/bin/sh\nexec "{BIN / "fake-claude"}" "$@"\n')
+    wrap.chmod(0o755)
+    p = bench(folder, "claude-code", "- {type: cost, threshold: 1.0}")
+    p.write_text(p.read_text().replace("binary: fake-claude", "binary: ./wrap.sh"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    out = benchtape("run", p, "--db", tmp_path / "c.db", "--report-json", tmp_path / "r.json", cwd=elsewhere, env=run_env(FAKE_TRANSCRIPT=SUBAGENT_STREAM))
+    assert out.returncode == 0, out.stdout + out.stderr
+    started = json.loads((tmp_path / "r.json").read_text())["results"][0]["session"]["actions"][0]["data"]
+    assert started["binary"]["path"] == str(wrap)
+    p.write_text(p.read_text().replace("level: home", "level: container"))
+    out = benchtape("preflight", p, cwd=elsewhere, env=run_env())
+    assert out.returncode == 3 and f"harness_config.binary {wrap} is a file on this machine" in out.stderr, out.stderr

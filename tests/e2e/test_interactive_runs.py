@@ -130,7 +130,7 @@ def test_the_record_is_the_transcript_line_by_line(two_turns):
     store.close()
     out = benchtape("reparse", row.id, "--db", two_turns.db)  # the raw lines are the transcript: re-derived, the same session
     assert out.returncode == 0, out.stdout + out.stderr
-    again = Store(two_turns.db, readonly=True).load_session(out.stdout.strip().split()[-1])
+    again = Store(two_turns.db, readonly=True).load_session(out.stdout.split()[0])
     assert [(c.tool, c.input, c.outcome) for c in again.calls] == [(c.tool, c.input, c.outcome) for c in live.calls]
     assert [t.prompt for t in again.turns] == [t.prompt for t in live.turns] and len(live.turns) == 2
 
@@ -189,7 +189,7 @@ def test_require_refuses_before_any_spend_as_an_error(tmp_path):
     need("claude-code")
     run = _run(BENCHES / "require.yaml", tmp_path)
     r = run.results["refused"]
-    assert r["status"] == "error" and r["session"]["status"] == "error"
+    assert r["outcome"] == "error" and r["session"]["status"] == "error"
     [err] = _kinds(r, "error")
     assert err["reason"] == "environment_require" and "broken@fixtures did not load" in err["message"]
     assert not _kinds(r, "message.assistant") and not _kinds(r, "turn.finished") and not _kinds(r, "terminal.screen")  # the agent never started
@@ -216,7 +216,7 @@ def test_a_permission_prompt_nobody_can_answer_ends_the_session_named(tmp_path):
     need("claude-code")
     run = _run(BENCHES / "permission.yaml", tmp_path)
     r = run.results["hangs-on-permission"]
-    assert r["status"] == "error" and r["session"]["status"] == "error" and r["session"]["timed_out"] is False
+    assert r["outcome"] == "error" and r["session"]["status"] == "error" and r["session"]["timed_out"] is False
     [err] = _kinds(r, "error")
     assert err["reason"] == "permission_prompt" and "Do you want to proceed?" in err["message"] and "python3 -m unittest -q" in err["message"]
     [screen] = _kinds(r, "terminal.screen")

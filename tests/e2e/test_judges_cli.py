@@ -54,7 +54,7 @@ def test_a_keyless_local_judge_passes_preflight(tmp_path):
 def test_an_unknown_provider_is_bad_input_naming_the_check(tmp_path):
     b = bench(tmp_path, "judges: {providers: {local: {endpoint: 'http://127.0.0.1:9/v1', model: m}}}\n", SCENARIO.replace("value: Names the failing test.", "value: x\n        args: {judge: lcoal}"))
     out = benchtape("list", b)
-    assert out.returncode == 2
+    assert out.returncode == 1  # `list`: a load error is exit 1, as madbench's; elsewhere 2
     assert f"{b}:8: check llm-rubric: args.judge 'lcoal' names no judge provider" in out.stderr
     assert "did you mean 'local'?" in out.stderr and "Traceback" not in out.stderr
 
@@ -83,3 +83,45 @@ def test_checks_describes_a_judge_type_with_its_arguments(tmp_path):
     out = benchtape("checks", "llm-rubric")
     assert out.returncode == 0
     assert "(Judge, AI)" in out.stdout and "args.votes" in out.stdout and "args.judge" in out.stdout
+
+
+def test_an_offline_judge_served_by_model_serve_as_the_docs_show_it(tmp_path):
+    """The worked example of README and docs/judges-offline.md: a `chat:` script served by
+    `benchtape model serve`, a bench whose `judges:` names it. Two AI checks, one reply: the
+    first verdict comes from the script, and the second says in words what ran out and what
+    to add (it was "the judge's reply is not JSON: '[benchtape scripted model] …'")."""
+    import re
+    import signal
+
+    from cli import popen
+
+    (tmp_path / "judge.yaml").write_text('chat:\n  - reply: \'{"reason": "it greets the user", "score": 1, "pass": true}\'\n')
+    server = popen("model", "serve", tmp_path / "judge.yaml", "--port", "0", cwd=tmp_path)
+    try:
+        assert server.stdout is not None
+        banner = server.stdout.readline()
+        assert "1 chat reply(ies) for judges" in banner, banner
+        url = re.search(r"on (http://127\.0\.0\.1:\d+)", banner).group(1)
+        b = bench(tmp_path, f"judges:\n  default: local\n  providers:\n    local: {{endpoint: '{url}/v1', model: scripted}}\n", """
+scenarios:
+  - name: greets
+    prompt: Say hello.
+    mock: {steps: [{say: "Hello!"}]}
+    checks: [{type: llm-rubric, value: The answer greets the user.}]
+  - name: greets-again
+    prompt: Say hello again.
+    mock: {steps: [{say: "Hello again!"}]}
+    checks: [{type: llm-rubric, value: The answer greets the user.}]
+""")
+        out = benchtape("run", b, "--db", tmp_path / "x.db", "--concurrency", "1", "--report-json", tmp_path / "r.json", env=no_keys())
+        import json
+
+        results = {r["scenario_id"]: {**r["checks"][0], **r["checks"][0]["result"]} for r in json.loads((tmp_path / "r.json").read_text())["results"]}
+        assert results["greets"]["status"] == "PASS" and "it greets the user" in results["greets"]["reason"], out.stderr
+        reason = results["greets-again"]["reason"]
+        assert results["greets-again"]["status"] == "ERROR" and "No `chat:` reply of the script is left for this judge request: the script has 1" in reason
+        assert "[benchtape scripted model]" not in reason and "not JSON" not in reason
+    finally:
+        server.send_signal(signal.SIGINT)
+        _, err = server.communicate(timeout=30)
+    assert "judge: chat reply 1/1" in err and "THE SCRIPT RAN OUT: a judge asked again, and all 1 chat reply(ies) are used" in err

@@ -45,7 +45,7 @@ def test_serve_prints_the_setup_answers_and_stops_on_ctrl_c(tmp_path):
         proc.wait(timeout=15)
     assert proc.returncode == 0
     assert f"export ANTHROPIC_BASE_URL={url}" in out and "DISABLE_AUTOUPDATER=1" in out and "config.toml" not in out
-    assert "main turn 1/2" in err and "stopped: 1 scripted turn(s) served" in err
+    assert "main turn 1/2" in err and "stopped: 1 scripted turn(s) and 0 chat reply(ies) served" in err
 
 
 def test_a_port_in_use_is_exit_2_naming_it(tmp_path):

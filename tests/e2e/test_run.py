@@ -118,7 +118,7 @@ def test_timeout_kills_the_process_group_and_is_recorded(tmp_path):
     assert out.returncode == 1
     report = json.loads((tmp_path / "r.json").read_text())
     r = report["results"][0]
-    assert r["status"] == "error" and r["session"]["timed_out"] is True and r["session"]["status"] == "timeout"
+    assert r["outcome"] == "error" and r["session"]["timed_out"] is True and r["session"]["status"] == "timeout"
     assert report["summary"]["errors"] == 1
     time.sleep(2.5)
     assert not marker.exists(), "the harness's child survived the timeout"
@@ -214,7 +214,7 @@ def test_mock_without_script_echoes_prompt_and_error_marker(tmp_path):
     out = benchtape("run", bench, "--db", tmp_path / "x.db", "--report-json", tmp_path / "r.json")
     report = {r["scenario_id"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
     assert report["echo"]["status"] == "pass" and report["echo"]["session"]["calls"] == []
-    assert report["boom"]["status"] == "error" and report["boom"]["session"]["status"] == "error"
+    assert report["boom"]["outcome"] == "error" and report["boom"]["status"] == "fail" and report["boom"]["session"]["status"] == "error"
     assert out.returncode == 1
 
 

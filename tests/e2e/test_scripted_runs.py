@@ -197,8 +197,12 @@ def test_ctrl_c_and_kill_9_of_benchtape_end_the_real_process_tree(tmp_path, how)
 
 
 def test_a_scripted_run_refuses_a_level_that_uses_your_home(tmp_path):
+    """`none` leaves your HOME as the tool's; `workspace` puts your ~/.claude back after a Claude
+    Code session (tests/e2e/test_interactive_workspace.py), not codex's ~/.codex."""
     need("claude-code")
     bench = tmp_path / "b.yaml"
-    bench.write_text("harness: claude-code\nharness_config: {model: scripted}\ndefaults: {interactive: false}\nscenarios:\n  - {name: a, prompt: p, sandbox: workspace}\n")
+    bench.write_text("harness: claude-code\nharness_config: {model: scripted}\ndefaults: {interactive: false}\nscenarios:\n  - {name: a, prompt: p, sandbox: none}\n")
     out = benchtape("preflight", bench)
-    assert out.returncode == 3 and "needs a private HOME" in out.stderr
+    assert out.returncode == 3 and "needs a private HOME, and level 'none' uses yours" in out.stderr
+    out = benchtape("preflight", bench, "--harness", "codex", "--sandbox", "workspace")
+    assert out.returncode == 3 and "needs a private HOME, and level 'workspace' uses yours" in out.stderr

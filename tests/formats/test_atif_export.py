@@ -113,7 +113,7 @@ def test_a_mock_run_exports_imports_and_reparses_as_itself(mock_db: Path, tmp_pa
     assert back.raw_lines(sid) == [line for line in file.read_text().split("\n") if line.strip()]  # the file's lines, as they are
     reparsed = benchtape("reparse", sid, "--db", again)
     assert reparsed.returncode == 0, reparsed.stderr
-    new = back.load_session(reparsed.stdout.strip())
+    new = back.load_session(reparsed.stdout.split()[0])
     assert [(a.kind, a.thread, a.data) for a in new.actions if a.kind != "session.started"] == [(a.kind, a.thread, a.data) for a in back.load_session(sid).actions if a.kind != "session.started"]
 
 

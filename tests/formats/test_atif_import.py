@@ -161,7 +161,7 @@ def test_import_atif_keeps_the_file_and_reparses_it(tmp_path: Path) -> None:
     assert store.raw_lines(sid) == json.dumps(DOC, indent=2).split("\n")
     again = benchtape("reparse", sid, "--db", db)
     assert again.returncode == 0, again.stderr
-    new = store.load_session(again.stdout.strip())
+    new = store.load_session(again.stdout.split()[0])
     assert [(a.kind, a.thread, a.data) for a in new.actions][1:] == [(a.kind, a.thread, a.data) for a in session.actions][1:]
 
 

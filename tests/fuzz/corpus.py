@@ -396,3 +396,36 @@ def corpus(n_bench: int, n_lines: int, n_tar: int, seed_value: int) -> list[tupl
     for kind, n in (("bench", n_bench), ("lines", n_lines), ("tar", n_tar)):
         out += [(kind, value) for value in generate(kind, n, seed_value)]
     return out
+
+
+# ---------------------------------------------------------------- fixed hostile and fault cases (issue 31)
+
+_SCENARIO = "  - {{name: s{i}, prompt: p}}\n"
+_RUN = "  - {{name: r{i}, params: {{k: v{i}}}}}\n"
+_PARAM_BENCH = "harness: mock\nparams: {k: {default: a}}\nscenarios:\n  - {name: s, prompt: 'p {{k}}'}\n"
+
+
+def hostile() -> list[tuple[str, Any]]:
+    """What a review threw at the release, fixed (not generated): each once per `make fuzz`, in
+    the same bounded worker. Bench and Eval files far past any real one, a file the kernel
+    cannot read, integers wider than JSON in a mock step; raw bytes at the scripted model
+    server (unreadable lengths, HTTP/0.9, a client gone silent); and a kill -9 of a recording
+    run followed by `recover` (the fault case)."""
+    many = "".join(_SCENARIO.format(i=i) for i in range(100_000))
+    wide = "harness: {h}\n{hc}defaults: {{interactive: false}}\nscenarios:\n  - name: a\n    prompt: p\n    mock: {{steps: [{{tool: Bash, input: {{n: 123456789012345678901234567890}}}}]}}\n"
+    cases: list[tuple[str, Any]] = [
+        ("bench", {"bench": "harness: mock\nscenarios:\n" + many, "eval": None}),
+        ("bench", {"bench": "harness: mock\nscenarios:\n" + "".join(_SCENARIO.format(i=i) for i in range(10_001)), "eval": None}),
+        ("bench", {"bench": "harness: mock\nscenarios:\n  - name: s\n    prompt: p\n" + "    prompt: p\n" * 100_000, "eval": None}),
+        ("bench", {"bench": _PARAM_BENCH, "eval": "bench: bench.yaml\nruns:\n" + "".join(_RUN.format(i=i) for i in range(50_000))}),
+        ("bench", {"bench": _PARAM_BENCH, "eval": "bench: bench.yaml\nruns:\n" + "".join(_RUN.format(i=i) for i in range(1_001))}),
+        ("bench", {"bench": wide.format(h="mock", hc=""), "eval": None}),
+        ("bench", {"bench": wide.format(h="claude-code", hc="harness_config: {model: scripted}\n"), "eval": None}),
+        ("path", "/proc/self/mem"),
+        ("path", "/dev/zero"),
+    ]
+    post = b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: %s\r\n\r\n{}"
+    for raw in (post % b"99999999999", post % b"-5", post % b"abc", b"GET /\r\n", b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", b"", b"POST /v1/messages HTTP/1.1\r\nContent-Length: 100\r\n\r\n{"):
+        cases.append(("server", raw))
+    cases.append(("fault", {"level": "workspace", "seed": 31}))
+    return cases

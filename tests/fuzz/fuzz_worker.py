@@ -155,7 +155,63 @@ def cleanup(folder: Path) -> None:
     remove_tree(folder)
 
 
-TARGETS = {"bench": bench_target, "lines": lines_target, "tar": tar_target}
+def path_target(payload: str, folder: Path) -> tuple[str, str]:
+    """`benchtape list PATH` on a path that is no bench (a file the kernel cannot read, a device)."""
+    from benchtape.api import load_inputs
+    from benchtape.core.errors import BadInput
+
+    try:
+        load_inputs([Path(payload)], {})
+    except BadInput as exc:
+        if not exc.file or not exc.fix:
+            return "unclear", f"BadInput without {'a fix' if exc.file else 'a file'}: {exc.what[:120]}"
+        return "refused", exc.what[:160]
+    return "ok", ""
+
+
+def server_target(payload: bytes, folder: Path) -> tuple[str, str]:
+    """Raw bytes at the scripted model server: answered or closed within a few seconds (a
+    silent client at its idle limit), and the server answers the next request."""
+    import socket
+
+    from benchtape.models.server import serve
+
+    def exchange(port: int, data: bytes) -> tuple[bytes, bool]:
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.settimeout(5)
+            s.sendall(data)
+            got = b""
+            try:
+                while chunk := s.recv(65536):
+                    got += chunk
+            except (socket.timeout, ConnectionResetError):
+                return got, False
+            return got, True
+
+    with serve(idle_seconds=1.0) as srv:
+        got, closed = exchange(srv.port, payload)
+        if not closed:
+            raise AssertionError(f"the connection was held open: {got[:80]!r}")
+        after, _ = exchange(srv.port, b"GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        if b" 200 " not in after.split(b"\r\n", 1)[0]:
+            raise AssertionError(f"the server stopped serving: {after[:80]!r}")
+    status = got.split(b" ", 2)[1].decode() if got.startswith(b"HTTP/1.") else "closed"
+    return ("refused" if status.startswith("4") else "ok"), status
+
+
+def fault_target(payload: dict, folder: Path) -> tuple[str, str]:
+    """kill -9 of a recording `benchtape run` at a random moment, then `benchtape recover`:
+    no printed call lost, nothing left running, no temp folder, ~/.claude as it was."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardening"))
+    from killkit import run_trial
+
+    trial = run_trial(folder / "trial", level=payload["level"], calls=200, kill_window=(0.0, 0.6), seed=payload["seed"])
+    if not trial.clean or trial.ledger == 0:
+        raise AssertionError(f"kill -9 then recover left it unclean: {trial}")
+    return "ok", f"killed after {trial.killed_after}s, {trial.stored} calls kept"
+
+
+TARGETS = {"bench": bench_target, "lines": lines_target, "tar": tar_target, "path": path_target, "server": server_target, "fault": fault_target}
 
 
 def force_remove(folder: Path) -> None:

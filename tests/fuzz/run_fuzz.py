@@ -3,6 +3,10 @@
     python tests/fuzz/run_fuzz.py --inputs 2000            # per kind (bench, lines, tar)
     python tests/fuzz/run_fuzz.py --code /path/to/checkout  # the same corpus against other code
 
+Besides the generated corpus, every fixed hostile and fault case (corpus.hostile: huge
+bench and Eval files, unreadable paths, raw bytes at the model server, a kill -9 and
+recover) runs once, in the same bounded worker.
+
 Exit 1 when any input gave a traceback, hung, ran out of memory, crashed the worker or
 escaped a restore; the failing inputs are saved (pickles of (kind, payload, detail)).
 """
@@ -17,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tests/: realdatakit, as pytest's rootdir gives the suite
 
-from corpus import ROOT, corpus  # noqa: E402
+from corpus import ROOT, corpus, hostile  # noqa: E402
 from fuzzkit import run  # noqa: E402
 
 
@@ -32,7 +36,7 @@ def main() -> int:
     args = ap.parse_args()
     seed_value = args.seed if args.seed is not None else random.randrange(1 << 30)
     print(f"generating {args.inputs} inputs per kind with hypothesis (seed {seed_value}) ...", flush=True)
-    inputs = corpus(args.inputs, args.inputs, args.inputs, seed_value)
+    inputs = corpus(args.inputs, args.inputs, args.inputs, seed_value) + hostile()  # and each fixed hostile and fault case once
     print(f"running {len(inputs)} inputs against {args.code} ({args.time_limit:g} s and {args.mem_limit} MiB per input) ...", flush=True)
     figures = run(inputs, code=args.code, time_limit=args.time_limit, mem_bytes=args.mem_limit << 20, save=args.save)
     print(figures.report(f"fuzz figures (seed {seed_value}, code {args.code})"))

@@ -129,3 +129,75 @@ def test_a_network_other_than_none_must_be_confirmed(tmp_path, docker_client, ba
     confirmed = CliRunner().invoke(build(), ["preflight", str(bench), "--allow-network"], env={"NO_COLOR": "1"})
     assert confirmed.exit_code == 0, confirmed.stderr
     assert "confirmed by --allow-network" in confirmed.stdout + confirmed.stderr
+
+
+HOSTILE = r"""
+harness: mock
+scenarios:
+  - name: hostile
+    prompt: misbehave
+    timeout: 10s
+    sandbox: {level: container}
+    mock:
+      steps:
+        - tool: Bash
+          input: {command: "python3 -c 'import socket; s = socket.socket(); s.settimeout(2); s.connect((\"1.1.1.1\", 80))' 2>&1 | tail -1; echo planted > /tmp/outside.txt; echo planted > /outside.txt; echo wrote-outside"}
+        - tool: Bash
+          input: {command: "(nohup sleep 600 >/dev/null 2>&1 &); (setsid sh -c 'sleep 600' >/dev/null 2>&1 &); python3 -c 'b = bytearray(4 * 1024**3); print(len(b))' 2>&1 | tail -1; echo allocated"}
+        - tool: Bash
+          input: {command: "setsid sh -c 'f() { f | f & }; f' >/dev/null 2>&1 & touch /workspace/last-step; sleep 600"}
+        - say: done
+"""
+
+
+def test_a_hostile_agent_cannot_hold_its_session_past_the_timeout(tmp_path, docker_client, base_image):
+    """Network probes, writes outside /workspace, background processes, a 4 GB allocation and a
+    fork bomb, and then nothing in the container answers any more (it is frozen here: what a
+    container starved of memory or pids does to a kill run inside it): the session still ends
+    within its 10 s timeout and a small grace, and the container is gone. Before, a kill
+    inside that never ran left the session running until the agent stopped by itself (a
+    150 s timeout was still running at 400 s)."""
+    import subprocess
+    import sys
+    import time
+
+    bench = write_bench(tmp_path, HOSTILE)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "NO_COLOR": "1"}
+    db = tmp_path / "s.db"
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    marker = None
+    while marker is None and proc.poll() is None and time.monotonic() - started < 120:
+        marker = next(iter(tmp.glob("benchtape-*/work/last-step")), None)
+        time.sleep(0.1)
+    assert marker is not None, proc.stderr.read() if proc.poll() is not None and proc.stderr else "the last step never began"
+    session_dir = str(marker.parent.parent)
+    [container] = docker_client.containers.list(filters={"label": f"benchtape.session_dir={session_dir}"})
+    in_last_step = time.monotonic()
+    for _ in range(20):  # freezing a cgroup mid-fork-bomb can be refused for a moment ("device or resource busy")
+        try:
+            container.pause()
+            break
+        except Exception:  # noqa: BLE001 - docker.errors.APIError: try again
+            time.sleep(0.2)
+    try:
+        proc.wait(timeout=90)
+    finally:
+        if proc.poll() is None:  # it held on: kill it, and have `recover` take down what it left (its container, its mount)
+            proc.kill()
+            proc.wait()
+            container.unpause()
+            subprocess.run([sys.executable, "-m", "benchtape", "recover", "--db", str(db)], env=env, capture_output=True, timeout=120)
+    ended = time.monotonic() - in_last_step
+    assert ended < 10 + 25, f"benchtape ran {ended:.0f}s after the agent's last step began (timeout 10s)"
+    actions = _actions(db)
+    finished = actions[-1]
+    assert finished["kind"] == "session.finished" and finished["status"] == "timeout" and finished["wall_ms"] < (10 + 10) * 1000, finished
+    results = [a["output"] for a in actions if a["kind"] == "tool.result"]
+    assert "Network is unreachable" in results[0] and "wrote-outside" in results[0]
+    assert "allocated" in results[1] and "4294967296" not in results[1]  # the allocation was refused or killed (memory 1g)
+    assert any("the engine killed the whole container" in a.get("what", "") for a in actions)
+    assert docker_client.containers.list(all=True, filters={"label": f"benchtape.session_dir={session_dir}"}) == []
+    assert not os.path.exists("/outside.txt") or open("/outside.txt").read() != "planted\n"

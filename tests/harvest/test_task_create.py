@@ -72,6 +72,8 @@ def test_a_merge_commit_takes_its_first_parent_as_base(toolz: Path):
 
 def test_a_task_is_never_overwritten(toolz: Path):
     folder = toolz / ".benchtape" / "tasks" / "603"
+    if not folder.is_dir():  # this test may run alone, or on another worker than the one that created it
+        assert benchtape("task", "create", "603", cwd=toolz).returncode == 0
     (folder / "prompt.md").write_text("# edited by hand\n")
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     done = benchtape("task", "create", "603", cwd=toolz)
@@ -99,6 +101,8 @@ def test_a_plain_commit_and_refusals(toolz: Path):
 
 def test_lint_finds_leaks_and_fix_redacts_them(toolz: Path):
     folder = toolz / ".benchtape" / "tasks" / "551"
+    if not folder.exists():  # made by an earlier test of this module, unless the workers split it
+        assert benchtape("task", "create", "551", cwd=toolz).returncode == 0
     leaky = "# Fix isiterable\n\nSee https://github.com/pytoolz/toolz/pull/551 (pytoolz/toolz#551), base 1aa72df3a7.\n"
     (folder / "prompt.md").write_text(leaky)
     done = benchtape("task", "lint", "551", "--json", cwd=toolz)

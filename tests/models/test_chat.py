@@ -95,7 +95,8 @@ def test_running_out_of_replies_says_so_and_is_recorded():
         status, _, raw = ask(srv, "y")
         exhausted = srv.exhausted
     assert status == 200
-    assert "no more chat replies" in json.loads(raw)["choices"][0]["message"]["content"]
+    said = json.loads(raw)["choices"][0]["message"]["content"]
+    assert "No `chat:` reply of the script is left for this judge request: the script has 1" in said and "script one reply for each" in said
     assert len(exhausted) == 1 and exhausted[0]["api"] == "chat"
 
 

@@ -320,9 +320,9 @@ def test_probe_false_with_require_true_refused(tmp_path):
     assert "probe: false" in err.what and "require: true" in err.what
 
 
-def test_not_built_keys_load_and_are_recorded(tmp_path):
+def test_derived_metrics_and_judges_are_built(tmp_path):
     b = load_bench(write(tmp_path, "derivedMetrics: [{name: x, value: '1'}]\njudges: {default: haiku-4.5}\n" + MINIMAL))
-    assert [f.key for f in b.not_built] == ["derivedMetrics"]  # judges: is built
+    assert b.not_built == [] and b.derived_metrics == [{"name": "x", "value": "1"}]
     assert b.judges is not None and b.judges.default == "haiku-4.5" and b.judges.providers["haiku-4.5"].model == "claude-haiku-4-5"
 
 

@@ -102,9 +102,13 @@ def test_bad_varies_pattern(tmp_path, bench, pattern, why):
     assert "bad pattern" in err.what and why in err.what and err.line == 3
 
 
-def test_models_and_metrics_load_as_not_built(tmp_path, bench):
-    ev = load_eval(write(tmp_path, "bench: bench.yaml\nmodels: {fast: x}\nmetrics: []\nruns: [{}]\n", "eval.yaml"))
-    assert [(f.key, f.where.line) for f in ev.not_built] == [("models", 2), ("metrics", 3)]
+def test_eval_models_and_metrics_are_set_over_the_bench(tmp_path, bench):
+    ev = load_eval(write(tmp_path, "bench: bench.yaml\nmodels: {fast: haiku-4.5}\nmetrics: [{name: rate, source: check.pass_rate}]\nruns: [{}]\n", "eval.yaml"))
+    assert ev.not_built == []
+    run_bench = ev.runs[0].bench
+    assert run_bench.models["fast"].model == "claude-haiku-4-5" and [m["name"] for m in run_bench.metrics] == ["rate"]
+    with pytest.raises(BadInput, match="unknown source"):
+        load_eval(write(tmp_path, "bench: bench.yaml\nmetrics: [{name: r, source: check.passrate}]\nruns: [{}]\n", "eval2.yaml"))
 
 
 def test_run_select_refuses_unknown(tmp_path, bench):

@@ -220,10 +220,10 @@ def test_cli_exits_2_without_a_traceback(tmp_path, name):
     assert "Traceback" not in done.stderr and f"bench.yaml:{HOSTILE[name][2]}:" in done.stderr and "fix:" in done.stderr
 
 
-def test_cli_eval_on_dev_zero_exits_2(tmp_path):
+def test_cli_eval_on_dev_zero_is_a_load_error(tmp_path):
     write(tmp_path, "bench: /dev/zero\nruns: [{}]\n", "eval.yaml")
     done = benchtape_bounded("list", "eval.yaml", cwd=tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.returncode == 1 and "Traceback" not in done.stderr  # `list` exits 1 on a load error, as madbench's does
     assert "eval.yaml:1: `bench:` /dev/zero is not a regular file" in done.stderr
 
 
@@ -233,3 +233,84 @@ def test_cli_testdata_outside_exits_2_and_names_the_opt_in(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "outside the bench's folder" in done.stderr and "x-benchtape-allow-outside" in done.stderr
     assert not (tmp_path / "t.db").exists()  # nothing was written
+
+
+# ---------------------------------------------------------------- large and unreadable input (issue 31)
+
+
+def _scenarios(n: int) -> str:
+    return "harness: mock\nscenarios:\n" + "".join(f"  - {{name: s{i}, prompt: p}}\n" for i in range(n))
+
+
+def _runs(n: int) -> str:
+    return "bench: bench.yaml\nruns:\n" + "".join(f"  - {{name: r{i}, params: {{k: v{i}}}}}\n" for i in range(n))
+
+
+def test_a_file_of_more_values_than_any_bench_stops_where_it_gets_there(tmp_path):
+    """100,000 scenarios: refused once 250,000 values are read (it took 30 s and was called an alias bomb)."""
+    with pytest.raises(BadInput) as info:
+        load_bench(write(tmp_path, _scenarios(100_000)))
+    assert "holds more than 250,000 YAML values; no bench or Eval file is this large" in info.value.what
+    assert 40_000 < (info.value.line or 0) < 60_000 and "split it" in (info.value.fix or "")
+
+
+def test_a_bench_of_more_scenarios_than_the_limit_is_refused_before_any_is_built(tmp_path):
+    from benchtape.spec.bench import MAX_SCENARIOS
+
+    with pytest.raises(BadInput) as info:
+        load_bench(write(tmp_path, _scenarios(MAX_SCENARIOS + 1)))
+    assert f"lists {MAX_SCENARIOS + 1:,} scenarios, more than the {MAX_SCENARIOS:,} one bench may hold" in info.value.what and info.value.line == 2
+    assert len(load_bench(write(tmp_path, _scenarios(50))).scenarios) == 50
+
+
+def test_a_hundred_thousand_duplicate_keys_name_the_first_two(tmp_path):
+    text = "harness: mock\nscenarios:\n  - name: s\n    prompt: p\n" + "    prompt: p\n" * 100_000
+    with pytest.raises(BadInput) as info:
+        load_bench(write(tmp_path, text))
+    assert info.value.what == "key `prompt` is set twice in one mapping: at line 4 and at line 5" and info.value.line == 5
+
+
+def test_an_eval_of_more_runs_than_the_limit_is_refused_before_any_bench_loads(tmp_path):
+    from benchtape.spec.evalfile import MAX_PLANNED, MAX_RUNS
+
+    write(tmp_path, "harness: mock\nparams: {k: {default: a}}\nscenarios:\n  - {name: s, prompt: 'p {{k}}'}\n")
+    with pytest.raises(BadInput) as info:
+        load_eval(write(tmp_path, _runs(MAX_RUNS + 1), "eval.yaml"))
+    assert f"`runs:` lists {MAX_RUNS + 1:,} runs, more than the {MAX_RUNS:,} one Eval may hold" in info.value.what and info.value.line == 2
+    write(tmp_path, _scenarios(MAX_PLANNED // 20 + 1))
+    with pytest.raises(BadInput, match=f"more than the {MAX_PLANNED:,} one Eval may plan"):
+        load_eval(write(tmp_path, "bench: bench.yaml\nruns:\n" + "".join(f"  - {{name: r{i}}}\n" for i in range(20)), "eval.yaml"))
+
+
+def test_an_integer_wider_than_json_in_a_mock_step_is_refused_at_its_line(tmp_path):
+    text = HEAD + "    mock:\n      steps:\n        - {tool: Bash, input: {command: ls, n: 123456789012345678901234567890}}\n"
+    with pytest.raises(BadInput) as info:
+        load_bench(write(tmp_path, text))
+    assert "`n: 123456789012345678901234567890` is an integer larger than JSON carries here (64 bits)" in info.value.what and info.value.line == 8
+    assert 'n: "123456789012345678901234567890"' in (info.value.fix or "")
+    from benchtape.spec.script import script_from
+
+    with pytest.raises(BadInput, match="larger than JSON carries"):
+        script_from({"chat": [{"reply": {"n": -(1 << 70)}}]})
+    assert script_from({"steps": [{"tool": "Bash", "input": {"n": (1 << 64) - 1}}]}).turns  # the widest JSON integer is fine
+
+
+def test_cli_on_a_file_the_kernel_cannot_read_is_a_load_error(tmp_path):
+    done = benchtape_bounded("list", "/proc/self/mem", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "/proc/self/mem: cannot be read: Input/output error" in done.stderr
+
+
+def test_cli_preflight_of_a_scripted_bench_with_a_wide_integer_names_it(tmp_path):
+    write(tmp_path, "harness: claude-code\nharness_config: {model: scripted}\ndefaults: {interactive: false}\nscenarios:\n  - name: a\n    prompt: p\n    mock: {steps: [{tool: Bash, input: {n: 99999999999999999999999}}]}\n")
+    done = benchtape_bounded("preflight", "bench.yaml", cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "bench.yaml:7: `mock:` `n: 99999999999999999999999` is an integer larger than JSON carries here" in done.stderr
+
+
+def test_cli_list_of_an_eval_of_50000_runs_is_a_load_error_within_a_gib(tmp_path):
+    """It took over 120 s and 700 MB."""
+    write(tmp_path, "harness: mock\nscenarios: [{name: s, prompt: p}]\n")
+    write(tmp_path, _runs(50_000), "eval.yaml")
+    done = benchtape_bounded("list", "eval.yaml", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and "no bench or Eval file is this large" in done.stderr, done.stderr  # `list`: 1 on a load error

@@ -80,7 +80,8 @@ def test_show_timeline_by_prefix(demo_db):
 def test_show_json_is_the_query_document(demo_db):
     sid = next(r.id for r in Store(demo_db).session_rows())
     doc = cli("show", sid, "--db", demo_db, "--json").json()
-    assert set(doc) == {"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome"}
+    assert set(doc) == {"session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome", "bench_metrics"}
+    assert set(doc["bench_metrics"]) == {"cost", "duration", "tokens", "turns"}  # the demo declares no metrics: the built-in schema
     assert doc["session"]["id"] == sid and doc["actions"][0]["kind"] == "session.started"
 
 

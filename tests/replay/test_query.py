@@ -65,9 +65,53 @@ def test_unknown_function_is_refused_up_front(tmp_path):
     assert out.code == 2 and "unknown function nofn()" in out.stderr
 
 
-def test_a_type_error_names_the_session(demo_db):
-    out = cli("query", "length(metrics.cost_usd)", "--db", demo_db)
-    assert out.code == 2 and "the expression failed on session" in out.stderr
+FAILS_ON_TWO = "calls[?tool == 'Write'] | length([0].input.content)"  # length(null) where the agent wrote nothing
+
+
+def test_a_runtime_error_in_one_session_is_reported_for_it_and_the_others_go_on(demo_db):
+    """It aborted the whole query at the first session it failed on."""
+    out = cli("query", FAILS_ON_TWO, "--all", "--db", demo_db)
+    assert out.code == 1, out.stderr
+    rows = {r["scenario"]: r for r in out.jsonl()}
+    assert set(rows) == {"fixes-the-bug", "weakens-the-test", "wrong-fix"}
+    assert isinstance(rows["weakens-the-test"]["result"], int) and "error" not in rows["weakens-the-test"]
+    assert "length()" in rows["wrong-fix"]["error"] and "result" not in rows["wrong-fix"]
+    assert "the expression failed on 2 session(s)" in out.stderr
+    single = cli("query", FAILS_ON_TWO, "--session", _ids(demo_db)["wrong-fix"], "--db", demo_db)
+    assert single.code == 2 and "the expression failed on session" in single.stderr
+
+
+def test_table_and_csv_output_beside_json_lines(demo_db):
+    import csv
+    import io
+
+    out = cli("query", "{first: calls[0].tool, n: length(calls)}", "--all", "--format", "csv", "--db", demo_db)
+    assert out.code == 0, out.stderr
+    table = list(csv.reader(io.StringIO(out.stdout)))
+    assert table[0] == ["session_id", "scenario", "first", "n"]
+    assert sorted(row[1:] for row in table[1:]) == [["fixes-the-bug", "Read", "3"], ["weakens-the-test", "Read", "3"], ["wrong-fix", "Read", "2"]]
+    listed = cli("query", "calls[].tool", "--all", "--format", "csv", "--db", demo_db)
+    assert '"[""Read"",""Edit"",""Bash""]"' in listed.stdout  # a list result is one JSON cell
+    failed = cli("query", FAILS_ON_TWO, "--all", "--format", "csv", "--db", demo_db)
+    assert failed.code == 1 and failed.stdout.splitlines()[0] == "session_id,scenario,result,error"
+    shown = cli("query", "{first: calls[0].tool, n: length(calls)}", "--all", "--format", "table", "--plain", "--db", demo_db)
+    assert shown.code == 0 and "first" in shown.stdout and "wrong-fix" in shown.stdout
+    assert cli("query", "calls", "--format", "xml", "--db", demo_db).code == 2
+
+
+@pytest.mark.parametrize(
+    ("expr", "said"),
+    [
+        ("subagents[].calls", "`subagents` is an object keyed by subagent thread, not a list"),
+        ("subagents[0].agent", "`subagents` is an object keyed by subagent thread, not a list"),
+        ("values(subagents)[].agnet", "field `agnet` does not exist in `values(subagents)[]`"),
+        ("subagents.*.tool_cals", "field `tool_cals` does not exist in `subagents.*`"),
+    ],
+)
+def test_a_typo_under_subagents_is_named(tmp_path, expr, said):
+    out = cli("query", expr, "--all", "--db", tmp_path / "none.db")
+    assert out.code == 2 and said in out.stderr, out.stderr
+    assert compile_query("values(subagents)[].tool_calls") and compile_query("keys(subagents)") and compile_query("subagents.t1.agent")
 
 
 def test_reachable_keys_are_conservative():

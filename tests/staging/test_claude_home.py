@@ -138,3 +138,90 @@ def test_workspace_level_run_puts_the_fake_home_back(tmp_path, home):
     [warning] = ran.actions("adapter.warning")
     assert "plugins changed" in warning["what"] and "cache/p2" in warning["what"]
     assert warning["source"] == "sandbox"
+
+
+def _home_files(home: Path) -> dict[str, bytes | str]:
+    out: dict[str, bytes | str] = {}
+    for p in sorted(home.rglob("*")):
+        rel = str(p.relative_to(home))
+        out[rel] = "->" + os.readlink(p) if p.is_symlink() else ("<dir>" if p.is_dir() else p.read_bytes())
+    return {k: v for k, v in out.items() if not k.startswith(".claude/plugins")}
+
+
+def terminal_ui_session(home: Path) -> None:
+    """What a terminal-UI session writes into a real HOME: the first-run answers into
+    ~/.claude.json and settings.json (benchtape's), then Claude Code's own state."""
+    from benchtape.adapters.claude_tui import seed
+    from benchtape.sandbox.claude_home import seed_home
+
+    seed_home(home, seed({"ANTHROPIC_API_KEY": "sk-test-0123456789abcdefghij"}, ["/tmp/run/work"]))
+    c = home / ".claude"
+    (home / ".claude.json").write_text('{"numStartups": 99}')  # it rewrites the file (a new inode)
+    with (c / "history.jsonl").open("a") as f:
+        f.write('{"display": "the bench prompt"}\n')
+    for d in ("session-env/abc", "file-history/abc", "sessions", "benchtape", "backups", "debug"):
+        (c / d).mkdir(parents=True, exist_ok=True)
+    (c / "benchtape" / "stop.jsonl").write_text("{}\n")
+    (c / ".last-cleanup").write_text("x")
+    (home / ".local" / "share" / "applications").mkdir(parents=True)
+    (home / ".local" / "share" / "applications" / "claude-code-url-handler.desktop").write_text("[Desktop Entry]\n")
+    (home / ".config").mkdir(exist_ok=True)
+    (home / ".config" / "mimeapps.list").write_text("x-scheme-handler/claude-cli=claude-code-url-handler.desktop\n")
+
+
+def test_the_terminal_uis_first_run_answers_and_state_are_put_back_byte_for_byte(home):
+    """madbench §2.3 at level workspace: the answers go into the user's own ~/.claude.json; it,
+    settings.json, the prompt history are put back exactly, and what the session made goes."""
+    (home / ".claude.json").write_bytes(b'{\n  "numStartups": 3,\n  "projects": {}\n}\n')
+    (home / ".claude" / "history.jsonl").write_text('{"display": "mine"}\n')
+    before = _home_files(home)
+    with ClaudeHome(home):
+        terminal_ui_session(home)
+        assert b"hasTrustDialogAccepted" not in (home / ".claude.json").read_bytes()  # rewritten by the tool
+    assert _home_files(home) == before
+
+
+def test_a_home_without_claude_json_gets_none_left_behind(tmp_path):
+    home = tmp_path / "bare"
+    home.mkdir()
+    with ClaudeHome(home):
+        terminal_ui_session(home)
+    assert sorted(p.name for p in home.iterdir()) == []
+
+
+def test_an_orphaned_baseline_puts_claude_json_back_after_kill_9(tmp_path, home):
+    """A benchtape killed mid-session: `restore_orphans` (what `recover` runs) puts the user's
+    ~/.claude.json back, from the baseline the dead process left in the temp dir."""
+    import signal
+    import subprocess
+    import sys
+
+    from benchtape.sandbox.claude_home import restore_orphans
+
+    (home / ".claude.json").write_bytes(b'{"numStartups": 3}\n')
+    before = _home_files(home)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"import sys, time; sys.path.insert(0, {str(Path(__file__).parent)!r}); from test_claude_home import terminal_ui_session, ClaudeHome; from pathlib import Path; g = ClaudeHome(Path({str(home)!r})).__enter__(); terminal_ui_session(Path({str(home)!r})); print('in', flush=True); time.sleep(60)"],
+        env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.PIPE, text=True,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "in"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert _home_files(home) != before
+    assert restore_orphans(tmp) == [str(home / ".claude")]
+    assert _home_files(home) == before
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_shared_stop_log_counts_only_this_sessions_turn_ends(tmp_path):
+    """At level workspace the Stop hook's log is in your ~/.claude, written by every session
+    over it (and by a Claude Code you run meanwhile): a turn end is this session's only when
+    the line carries its id."""
+    from benchtape.recorder.interactive import _stops
+
+    log = tmp_path / "stop.jsonl"
+    log.write_text('{"session_id": "other", "last_assistant_message": "theirs"}\n\n{"session_id": "mine", "last_assistant_message": "ours"}\n')
+    assert [s["last_assistant_message"] for s in _stops(log, "mine")] == ["ours"]
+    assert len(_stops(log)) == 2

@@ -140,8 +140,10 @@ def test_setup_runs_once_in_the_staged_tree_with_a_scrubbed_env(tmp_path, monkey
     try:
         env = json.loads((seeds.get("one").parent / "images" / "env.json").read_text())
         expected = {k for k in ("PATH", "HOME", "LANG", "TMPDIR") if k in os.environ} | {"BENCHTAPE", "BENCHTAPE_TESTDATA_DIR", "BENCHTAPE_IMAGE_DIR"}
+        expected |= {"MADBENCH", "MADBENCH_TESTDATA_DIR", "MADBENCH_IMAGE_DIR"}  # a program written for madbench reads these
         assert set(env) == expected
-        assert env["BENCHTAPE_TESTDATA_DIR"] == str(seeds.get("one"))
+        assert env["BENCHTAPE_TESTDATA_DIR"] == env["MADBENCH_TESTDATA_DIR"] == str(seeds.get("one"))
+        assert env["MADBENCH"] == "1" and env["MADBENCH_IMAGE_DIR"] == env["BENCHTAPE_IMAGE_DIR"]
         assert Path(env["BENCHTAPE_IMAGE_DIR"]).parent == seeds.get("one").parent  # a sibling, never seeded
         assert not (seeds.get("one") / "env.json").exists()
     finally:

@@ -1,0 +1,3 @@
+#!/bin/bash
+echo alpha > a.txt
+echo beta > b.txt

@@ -1,0 +1,355 @@
+"""Where a Harbor task's scripts run: its own environment, at level container or home.
+
+Harbor's contract is a filesystem: the agent works in the environment's working directory
+(WORKDIR, or task.toml's `workdir`), the oracle's `solution/` is at /solution, the verifier's
+`tests/` at /tests, and tests/test.sh writes its reward into /logs/verifier/. benchtape keeps
+that contract and its own shape: the workspace is a folder on the host, and every phase (the
+oracle, an agent, the verifier) gets a fresh sandbox on it, so the verifier never runs where
+the agent ran.
+
+- `container`: the image built from environment/Dockerfile (sandbox/baseimage.py's scenario
+  build: network off, never pulls, `FROM` a local image), or task.toml's `docker_image`; the
+  starting workspace is a copy of the image's working directory, bind-mounted back there in each
+  fresh container; /tests, /solution fresh copies of the task's folders (Harbor copies them
+  in too: a script may write beside itself), /logs/verifier a fresh host folder. Network
+  `none` unless the phase's network mode is public; `cpus` and `memory_mb` as the container's limits.
+- `home`: the Dockerfile is NOT applied (its instructions need an engine): the host's own
+  programs, seen through a private mount namespace (`unshare -rm`, no root needed) in which
+  the workspace is at the working directory and /tests, /solution, /logs/verifier are where
+  Harbor puts them; the host's folders read-only, the network taken away unless public. The
+  starting workspace is empty. Hosts that refuse unprivileged namespaces cannot take a Harbor
+  task at level home.
+
+Nothing here reads the store or decides what a reward means for a validation beyond
+`judge_noop` / `judge_oracle`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+import shlex
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Iterator, Mapping
+
+from benchtape.core.command_runner import CommandResult, grading_env, run_local
+from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
+from benchtape.sandbox.testcounts import Counts
+from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_reward
+from benchtape.spec.task import TaskSpec
+
+TESTS_AT = "/tests"
+SOLUTION_AT = "/solution"
+LOGS_AT = "/logs/verifier"
+SOLVE_COMMAND = f"bash {SOLUTION_AT}/solve.sh"
+DEFAULT_WORKDIR = "/app"  # what Harbor's templates use, when neither task.toml nor the image says
+HOME_NOTE = "level home: environment/Dockerfile is not applied (the host's own programs; the workspace starts empty); /tests, /solution and /logs/verifier are mapped in a private mount namespace"
+PASSED_AT = 1.0  # Harbor's convention: reward 1 = passed
+
+
+@dataclass
+class HarborEnv:
+    """A Harbor task's environment at one level: the image (container) and the working directory."""
+
+    task: TaskSpec
+    level: str  # "container" or "home"
+    workdir: str
+    image: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def where(self) -> str:
+        return f"container {self.image}" if self.level == "container" else "home"
+
+
+# ---------------------------------------------------------------- preflight and preparing
+
+
+def refused_images(task: TaskSpec, client: Any) -> list[str]:
+    """Why the task's environment cannot be built here, without building it ([] when it can):
+    every `FROM` (or `docker_image`) naming an image this engine does not have, with how to
+    load it. benchtape's base image counts as present: benchtape builds it."""
+    runtime = task.runtime
+    assert runtime is not None
+    if runtime.image is not None:
+        refs, source = [runtime.image], f"{task.path} [environment] docker_image"
+    else:
+        assert task.environment is not None
+        dockerfile = task.environment / "Dockerfile"
+        text = dockerfile.read_text(encoding="utf-8")
+        stages = {m.lower() for m in _STAGE.findall(text)}
+        refs = [r for r in _FROM.findall(text) if r.lower() not in stages and r.lower() != "scratch"]
+        source = str(dockerfile)
+    out = []
+    for ref in refs:
+        if ref.split(":")[0] == BASE_REPOSITORY:
+            continue
+        if "$" in ref:
+            out.append(f"{source}: FROM {ref} names its image through a build argument, which benchtape does not resolve: write the image's name")
+        elif _image_or_none(client, ref) is None:
+            out.append(f"{source}: {ref} is not a local image and benchtape never pulls; load it first (`docker pull {ref}` where there is a network, `docker save {ref} -o image.tar`, then `docker load -i image.tar` here), or start FROM {BASE_REPOSITORY} (benchtape's base image)")
+    return out
+
+
+_STAGE = re.compile(r"^\s*FROM\s+\S+\s+AS\s+(\S+)", re.IGNORECASE | re.MULTILINE)
+
+
+def prepare(task: TaskSpec, level: str, client: Any = None) -> HarborEnv:
+    """The task's environment at `level`: at container the image, built (or found) with the
+    network off; ImageBuildError naming an absent `FROM` image and how to load it."""
+    runtime = task.runtime
+    if runtime is None:
+        raise ValueError(f"task {task.id} brings no environment of its own")
+    if level == "home":
+        if not can_map_paths():
+            raise ImageBuildError("this host refuses unprivileged user and mount namespaces (`unshare -rm`), which level home needs to put /tests and /logs where a Harbor task expects them: validate at level container")
+        return HarborEnv(task, "home", runtime.workdir or dockerfile_workdir(task) or DEFAULT_WORKDIR, notes=[HOME_NOTE, *runtime.notes])
+    if level != "container":
+        raise ValueError(f"a Harbor task runs at level home or container, not {level!r}")
+    from benchtape.sandbox.baseimage import build_image_from_dockerfile, ensure_base_image
+    from benchtape.sandbox.container import connect
+
+    client = client or connect()
+    problems = refused_images(task, client)
+    if problems:
+        raise ImageBuildError("; ".join(problems))
+    if runtime.image is not None:
+        image = runtime.image
+    else:
+        assert task.environment is not None
+        if any(r.split(":")[0] == BASE_REPOSITORY for r in _FROM.findall((task.environment / "Dockerfile").read_text(encoding="utf-8"))):
+            ensure_base_image(client)
+        image = build_image_from_dockerfile(client, task.environment / "Dockerfile")
+    workdir = runtime.workdir or (client.images.get(image).attrs.get("Config") or {}).get("WorkingDir") or ""
+    if workdir in ("", "/"):
+        raise ImageBuildError(f"{task.environment or task.path}: the environment names no working directory: add `WORKDIR /app` to the Dockerfile, or set [environment] workdir in task.toml")
+    return HarborEnv(task, "container", workdir, image=image, notes=[f"environment image {image}", *runtime.notes])
+
+
+def dockerfile_workdir(task: TaskSpec) -> str | None:
+    """The Dockerfile's last absolute WORKDIR (what the image's working directory would be)."""
+    if task.environment is None or not (task.environment / "Dockerfile").is_file():
+        return None
+    found = re.findall(r"^\s*WORKDIR\s+(/\S*)\s*$", (task.environment / "Dockerfile").read_text(encoding="utf-8"), re.IGNORECASE | re.MULTILINE)
+    return found[-1] if found else None
+
+
+def starting_workspace(env: HarborEnv, dest: Path, client: Any = None) -> Path:
+    """Write the workspace the agent starts from into `dest` (a new folder): the image's
+    working directory at level container, nothing at level home."""
+    dest.mkdir(parents=True)
+    if env.level == "home":
+        return dest
+    from benchtape.sandbox.container import connect
+
+    client = client or connect()
+    container = client.containers.create(env.image, command=["true"], network_mode="none")
+    try:
+        chunks, _ = container.get_archive(env.workdir.rstrip("/") + "/.")
+        with tempfile.TemporaryFile() as tar:
+            for chunk in chunks:
+                tar.write(chunk)
+            tar.seek(0)
+            with tarfile.open(fileobj=tar) as archive:
+                archive.extractall(dest, filter="tar")
+    finally:
+        container.remove(force=True)
+    return dest
+
+
+# ---------------------------------------------------------------- the phases
+
+
+def run_solution(env: HarborEnv, tree: Path, scratch: Path) -> CommandResult:
+    """The oracle: solution/solve.sh from the working directory, in a fresh sandbox on `tree`."""
+    task, runtime = env.task, env.task.runtime
+    assert runtime is not None and task.solution is not None
+    mounts = {SOLUTION_AT: (_fresh_copy(task.solution.parent, scratch / "solution"), False)}
+    timeout = runtime.agent_timeout or task.verify.timeout
+    with _box(env, tree, scratch / "solution-box", mounts, runtime.network, {**dict(runtime.env), **dict(runtime.solution_env)}) as run:
+        return run(SOLVE_COMMAND, timeout)
+
+
+def run_verifier(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
+    """tests/test.sh in a fresh sandbox on `tree` (the workspace as the agent, or the oracle,
+    left it), its reward read from /logs/verifier: passed at reward 1, the reward kept either way."""
+    task, runtime = env.task, env.task.runtime
+    assert runtime is not None
+    logs = scratch / "logs-verifier"
+    shutil.rmtree(logs, ignore_errors=True)
+    logs.mkdir(parents=True)
+    mounts = {TESTS_AT: (_fresh_copy(runtime.tests_dir, scratch / "tests"), False), LOGS_AT: (logs, False)}
+    started = time.monotonic()
+    with _box(env, tree, scratch / "verifier-box", mounts, task.verify.network, {**dict(runtime.env), **dict(runtime.verifier_env)}) as run:
+        done = run(task.verify.command, task.verify.timeout)
+    seconds = time.monotonic() - started
+    step = {"command": task.verify.command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(seconds, 3)}
+    log = f"$ {task.verify.command}\n{done.output}" + ("" if done.output.endswith("\n") else "\n")
+    if done.timed_out:
+        return Evidence("timeout", None, Counts(None), log, seconds, detail=f"tests/test.sh exceeded the verifier's {task.verify.timeout:g}s (verifier.timeout_sec)", steps=[step])
+    try:
+        reward = read_reward(logs)
+    except ValueError as exc:
+        return Evidence("failed", done.exit_code, Counts(None), log, seconds, detail=f"tests/test.sh wrote no usable reward: {exc}", steps=[step])
+    if reward is None:
+        return Evidence("failed", done.exit_code, Counts(None), log, seconds, detail=f"tests/test.sh (exit {done.exit_code}) wrote neither {LOGS_AT}/reward.txt nor reward.json", steps=[step])
+    status = "passed" if reward >= PASSED_AT else "failed"
+    return Evidence(status, done.exit_code, Counts(None), log, seconds, detail=f"reward {reward:g}", steps=[step], reward=reward)
+
+
+REMEDIES = {
+    "no_reward": "tests/test.sh must write its reward to /logs/verifier/reward.txt (a number) or reward.json: run it by hand in the environment",
+    "timeout": "raise verifier.timeout_sec in task.toml",
+    "base_already_passes": "the untouched environment already earns reward 1: the tests do not test what the instruction asks; fix tests/test.sh",
+    "gold_still_fails": "solution/solve.sh does not earn reward 1: fix it (or the tests); its output is in the log",
+    "no_solution": "write solution/solve.sh: without it the oracle cannot show the task can be solved",
+}
+
+
+def judge_noop(ev: Evidence) -> Judgement:
+    """The no-op phase (the environment as it starts) holds when the verifier ran and gave a reward below 1."""
+    if ev.status == "timeout":
+        return Judgement(False, "timeout", REMEDIES["timeout"])
+    if ev.reward is None:
+        return Judgement(False, "no_reward", REMEDIES["no_reward"], ev.detail)
+    if ev.reward >= PASSED_AT:
+        return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"], ev.detail)
+    return Judgement(True, "", "")
+
+
+def judge_oracle(ev: Evidence) -> Judgement:
+    """The oracle phase (after solution/solve.sh) holds when the verifier gave reward 1."""
+    if ev.status == "timeout":
+        return Judgement(False, "timeout", REMEDIES["timeout"])
+    if ev.reward is None:
+        return Judgement(False, "no_reward", REMEDIES["no_reward"], ev.detail)
+    if ev.reward < PASSED_AT:
+        return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"], ev.detail)
+    return Judgement(True, "", "")
+
+
+def _fresh_copy(folder: Path, dest: Path) -> Path:
+    """A copy of a task's folder for one phase, so nothing a script writes reaches the task."""
+    shutil.rmtree(dest, ignore_errors=True)
+    shutil.copytree(folder, dest, symlinks=True)
+    return dest
+
+
+# ---------------------------------------------------------------- the sandboxes
+
+Mounts = Mapping[str, tuple[Path, bool]]  # container path -> (host path, read-only)
+
+
+@contextlib.contextmanager
+def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: bool, extra_env: Mapping[str, str]) -> Iterator[RunCommand]:
+    """run(command, timeout) -> CommandResult, from the working directory of a fresh sandbox on `tree`."""
+    if env.level == "container":
+        from benchtape.sandbox.container import ContainerSandbox
+
+        runtime = env.task.runtime
+        assert runtime is not None
+        resources: dict[str, Any] = {}
+        if runtime.cpus is not None:
+            resources["cpus"] = runtime.cpus
+        if runtime.memory_mb is not None:
+            resources["memory"] = f"{runtime.memory_mb}m"
+        shares = [{"from": str(host), "to": at, "access": "ro" if ro else "rw"} for at, (host, ro) in mounts.items()]
+        box = ContainerSandbox(env.image, network="bridge" if network else "none", env=dict(extra_env), shares=shares, resources=resources)
+        box.start(tree, mount_at=env.workdir)
+        try:
+            yield lambda command, timeout: box.run(["/bin/sh", "-c", command], env.workdir, timeout)
+        finally:
+            box.remove()
+        return
+    scratch.mkdir(parents=True, exist_ok=True)
+    base = grading_env()
+    base.update({"HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", **extra_env})
+    argv = ["unshare", "-rm" if network else "-rmn", "--", "/bin/sh", "-c", _home_script(scratch / "root", {env.workdir: (tree, False), **mounts})]
+
+    def run(command: str, timeout: float) -> CommandResult:
+        return run_local([*argv, "sh", env.workdir, command], scratch, timeout, env=base)
+
+    yield run
+
+
+def _home_script(root: Path, mounts: Mounts) -> str:
+    """The shell script that builds the task's view of the host in a private mount namespace
+    and runs `$2` from `$1` in it: a tmpfs root holding the host's folders read-only, /dev and
+    /proc, a fresh /tmp, then each mount at its path. A host folder on the way to a mount is
+    rebuilt from its entries rather than bound whole, so the mount point is made in the tmpfs,
+    never on the host (a workdir of /usr/src/app keeps the host's /usr/bin)."""
+    q = shlex.quote
+    lines = ["set -e", f"r={q(str(root))}", 'mkdir -p "$r"', 'mount -t tmpfs benchtape "$r"']
+    targets = [PurePosixPath(at).relative_to("/") for at in mounts]
+    _host_view(Path("/"), PurePosixPath("."), [t for t in targets if t.parts], lines, top=True)
+    lines += ['mkdir -p "$r/dev" "$r/proc" "$r/tmp"', 'mount --rbind /dev "$r/dev"', 'mount --rbind /proc "$r/proc"', 'mount -t tmpfs tmp "$r/tmp"']
+    for at, (host, ro) in sorted(mounts.items()):
+        lines.append(f'mkdir -p "$r"{q(at)} && mount --bind {q(str(host))} "$r"{q(at)}')
+        if ro:
+            lines.append(f'mount -o remount,bind,ro "$r"{q(at)}')
+    lines.append('exec chroot "$r" /bin/sh -c \'cd "$1" && exec /bin/sh -c "$2"\' sh "$1" "$2"')
+    return "\n".join(lines)
+
+
+HOME_SKIP = ("proc", "sys", "dev", "tmp", "run")  # made fresh (or left out) in the task's view
+
+
+def _host_view(host: Path, rel: PurePosixPath, targets: list[PurePosixPath], lines: list[str], top: bool = False) -> None:
+    """Lines putting `host`'s entries at "$r"/`rel`: bound read-only whole, unless a mount goes
+    inside one (then rebuilt from its own entries) or onto it (then left to the mount)."""
+    q = shlex.quote
+    try:
+        entries = sorted(host.iterdir())
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if top and name in HOME_SKIP:
+            continue
+        inside = [PurePosixPath(*t.parts[1:]) for t in targets if t.parts[0] == name]
+        at = f'"$r"/{q(str(rel / name))}'
+        if entry.is_symlink():
+            lines.append(f"ln -s {q(str(entry.readlink()))} {at}")
+        elif entry.is_dir():
+            if not inside:
+                lines.append(f"mkdir {at} && mount --rbind {q(str(entry))} {at} && (mount -o remount,bind,ro {at} 2>/dev/null || true)")
+            elif all(t.parts for t in inside):
+                lines.append(f"mkdir {at}")
+                _host_view(entry, rel / name, inside, lines)
+            # else: a mount lands on this very folder; it is made below
+        elif entry.is_file() and not inside:
+            lines.append(f"touch {at} && mount --bind {q(str(entry))} {at}")
+
+
+@functools.lru_cache(maxsize=1)
+def can_map_paths() -> bool:
+    """Whether this host lets an unprivileged process have its own mount namespace and chroot."""
+    if shutil.which("unshare") is None or shutil.which("chroot") is None:
+        return False
+    try:
+        probe = 'd=$(mktemp -d) && mount -t tmpfs t "$d" && umount "$d" && rmdir "$d"'
+        return subprocess.run(["unshare", "-rm", "--", "/bin/sh", "-c", probe], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def preflight_problems(tasks: list[TaskSpec], level: str, client: Any = None) -> list[str]:
+    """What stops these Harbor tasks running at `level`, before anything runs (a run's
+    preflight): at container every absent `FROM` / `docker_image` image, named with how to load
+    it; at home a host that cannot map Harbor's paths. Tasks mined from history are skipped."""
+    harbor = [t for t in tasks if t.runtime is not None]
+    if not harbor:
+        return []
+    if level == "home":
+        return [] if can_map_paths() else [f"Harbor tasks at level home need unprivileged user and mount namespaces (`unshare -rm`), which this host refuses: use level container ({', '.join(t.id for t in harbor)})"]
+    from benchtape.sandbox.container import connect
+
+    client = client or connect()
+    return [f"task {t.id}: {problem}" for t in harbor for problem in refused_images(t, client)]

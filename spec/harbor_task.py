@@ -1,0 +1,387 @@
+"""A Harbor task folder as a benchtape task: one `TaskSpec`, the type history-mined tasks use.
+
+Harbor (the successor of Terminal-Bench) defines a task as a folder:
+
+    <id>/task.toml            configuration (timeouts, resources, network), arbitrary metadata
+    <id>/instruction.md       the prompt                     → TaskSpec.prompt_path
+    <id>/environment/Dockerfile  the agent's environment     → TaskSpec.environment (the folder: its build context)
+    <id>/tests/test.sh        the verifier; writes /logs/verifier/reward.txt|json → Verify(reward_file=True)
+    <id>/solution/solve.sh    the oracle (optional)          → TaskSpec.solution
+
+Every task.toml key is honoured or refused by name (file, line, fix): a key benchtape cannot
+enforce is never dropped silently. Harbor itself ignores unknown keys; benchtape refuses them,
+so a typo (`timeout_secs`) is caught rather than run with the default. What each key becomes
+is in docs/formats.md ("Harbor tasks").
+
+`load_harbor_tasks(path)` is the entry point: a task folder, or a folder of them (a dataset
+checkout). `load_task_folder(folder)` reads either kind of task folder. A Harbor task's
+validation is kept beside it in `.benchtape-validation.json` (task.toml is the author's file and
+is never rewritten); its fingerprint is the hash of the whole folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchtape.core.errors import BadInput, closest
+from benchtape.spec.task import HARBOR_FILE, TASK_ID, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
+
+INSTRUCTION = "instruction.md"
+TEST_SCRIPT = "tests/test.sh"
+SOLUTION_SCRIPT = "solution/solve.sh"
+DOCKERFILE = "environment/Dockerfile"
+VALIDATION_FILE = ".benchtape-validation.json"
+VERIFY_COMMAND = "bash /tests/test.sh"  # run from the workspace, as Harbor does
+DEFAULT_VERIFIER_TIMEOUT = 600.0  # Harbor's default verifier.timeout_sec
+DEFAULT_BUILD_TIMEOUT = 600.0
+
+# Every key Harbor's task.toml defines (its task-format docs and TaskConfig, 0.26), by table.
+KEYS: dict[str, set[str]] = {
+    "": {"schema_version", "version", "source", "task", "metadata", "verifier", "agent", "environment", "solution", "artifacts", "steps", "multi_step_reward_strategy"},
+    "task": {"name", "version", "description", "authors", "keywords"},
+    "verifier": {"timeout_sec", "env", "user", "environment_mode", "environment", "collect", "network_mode", "allowed_hosts"},
+    "agent": {"timeout_sec", "setup_timeout_sec", "user", "network_mode", "allowed_hosts"},
+    "environment": {
+        "build_timeout_sec", "docker_image", "os", "cpus", "memory_mb", "storage_mb", "gpus", "gpu_types", "tpu", "memory", "storage",
+        "network_mode", "allowed_hosts", "allow_internet", "env", "workdir", "healthcheck", "mcp_servers", "skills_dir",
+    },
+    "solution": {"env"},
+}
+# Keys benchtape refuses when they ask for something (a value other than empty / off): why, and the fix.
+REFUSED: dict[tuple[str, str], str] = {
+    ("", "steps"): "multi-step tasks are not supported: make each step its own task",
+    ("", "multi_step_reward_strategy"): "multi-step tasks are not supported: make each step its own task",
+    ("", "artifacts"): "benchtape keeps the workspace's snapshot, not artifact files: remove `artifacts`, or keep what they hold in the workspace",
+    ("verifier", "user"): "the verifier runs as the environment's default user: remove `user`, or set USER in the Dockerfile",
+    ("verifier", "environment"): "a separate verifier environment is not supported: the verifier runs in a fresh sandbox of the task's own environment; remove `[verifier.environment]`",
+    ("verifier", "collect"): "verifier collect commands are not supported: run them at the start of tests/test.sh",
+    ("verifier", "allowed_hosts"): "a host allowlist cannot be enforced: use network_mode = \"no-network\" or \"public\"",
+    ("agent", "user"): "the agent runs as the environment's default user: remove `user`, or set USER in the Dockerfile",
+    ("agent", "allowed_hosts"): "a host allowlist cannot be enforced: use network_mode = \"no-network\" or \"public\"",
+    ("environment", "allowed_hosts"): "a host allowlist cannot be enforced: use network_mode = \"no-network\" or \"public\"",
+    ("environment", "tpu"): "benchtape's sandboxes have no TPU: remove `tpu`",
+    ("environment", "healthcheck"): "environment healthchecks are not supported: wait for the service at the start of the scripts",
+    ("environment", "mcp_servers"): "MCP servers from task.toml are not wired into benchtape's agents: declare them in the bench's tools instead",
+    ("environment", "skills_dir"): "skills from task.toml are not installed: declare them in the bench instead",
+}
+NETWORK_MODES = {"public": True, "no-network": False}
+
+
+def is_harbor_task(folder: Path) -> bool:
+    return bool((folder / HARBOR_FILE).is_file())
+
+
+def load_task_folder(folder: Path) -> TaskSpec:
+    """A task folder of either kind: task.toml (Harbor) or task.yaml (mined from history)."""
+    return load_harbor_task(folder) if is_harbor_task(folder) else load_task(folder)
+
+
+def load_harbor_tasks(path: Path) -> list[TaskSpec]:
+    """Every Harbor task at `path`: the task folder itself, or each task folder below it (a
+    dataset checkout), sorted by id. BadInput when there is none, or two share an id."""
+    path = Path(path).resolve()
+    if is_harbor_task(path):
+        return [load_harbor_task(path)]
+    if not path.is_dir():
+        raise BadInput(f"{path} is no folder", fix="name a Harbor task folder (it holds task.toml) or a folder of them")
+    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path)})
+    if not folders:
+        raise BadInput(f"no Harbor task below {path} (no {HARBOR_FILE})", fix="name a folder holding <task>/task.toml, instruction.md, environment/, tests/test.sh")
+    tasks = [load_harbor_task(f) for f in folders]
+    seen: dict[str, Path] = {}
+    for task in tasks:
+        if task.id in seen:
+            raise BadInput(f"two Harbor tasks are named {task.id!r}: {seen[task.id]} and {task.dir}", fix="rename one folder: a task's id is its folder's name")
+        seen[task.id] = task.dir
+    return sorted(tasks, key=lambda t: t.id)
+
+
+def _inside_task(folder: Path, top: Path) -> bool:
+    """Whether `folder` is inside another task folder below `top` (a task's own files)."""
+    return any(is_harbor_task(p) for p in folder.parents if p != top and top in p.parents)
+
+
+def load_harbor_task(folder: Path) -> TaskSpec:
+    """One Harbor task folder, strictly: every task.toml key honoured or refused (file:line)."""
+    folder = Path(folder).resolve()
+    path = folder / HARBOR_FILE
+    text = path.read_text(encoding="utf-8")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise BadInput(f"task.toml is not valid TOML: {exc}", file=str(path), line=int(m.group(1)) if m else None, fix="fix the TOML syntax") from None
+    toml = _Toml(path, text)
+    if not TASK_ID.match(folder.name):
+        raise BadInput(f"the task folder's name {folder.name!r} is no task id", file=str(path), fix="rename the folder: letters, digits, `.`, `_`, `-`")
+    toml.strict(doc, "")
+    tables = {name: toml.table(doc, name) for name in ("task", "verifier", "agent", "environment", "solution")}
+    for name, table in tables.items():
+        toml.strict(table, name)
+    for (section, key), why in REFUSED.items():
+        value = doc.get(key) if section == "" else tables[section].get(key)
+        if _asks(value):
+            raise BadInput(f"`{_dotted(section, key)}` is not supported by benchtape", file=str(path), line=toml.line(section, key), fix=why)
+    env_t, verifier_t, agent_t = tables["environment"], tables["verifier"], tables["agent"]
+    notes: list[str] = []
+    _environment_refusals(toml, env_t, verifier_t, notes)
+    if agent_t.get("setup_timeout_sec") is not None:
+        notes.append("agent.setup_timeout_sec is not used (benchtape installs no agent inside the environment)")
+    network = _network(toml, env_t, "environment", default=True)
+    verify_network = _network(toml, verifier_t, "verifier", default=network)
+    agent_network = _network(toml, agent_t, "agent", default=network)
+    image = toml.string(env_t, "environment", "docker_image")
+    environment = folder / "environment"
+    if image is None:
+        if not (folder / DOCKERFILE).is_file():
+            compose = any((environment / n).is_file() for n in ("docker-compose.yaml", "docker-compose.yml"))
+            raise BadInput(
+                "docker-compose environments are not supported" if compose else f"{DOCKERFILE} is missing",
+                file=str(folder / DOCKERFILE),
+                fix="write environment/Dockerfile (FROM a local image, e.g. benchtape's base image), or set [environment] docker_image to a local image",
+            )
+    instruction = _required_file(folder, INSTRUCTION, "the prompt the agent is given")
+    tests = _required_file(folder, TEST_SCRIPT, "the verifier: it writes /logs/verifier/reward.txt (or reward.json)")
+    solution = folder / SOLUTION_SCRIPT
+    runtime = TaskRuntime(
+        tests_dir=tests.parent,
+        workdir=toml.string(env_t, "environment", "workdir"),
+        image=image,
+        agent_timeout=toml.seconds(agent_t, "agent", "timeout_sec", None),
+        build_timeout=toml.seconds(env_t, "environment", "build_timeout_sec", DEFAULT_BUILD_TIMEOUT) or DEFAULT_BUILD_TIMEOUT,
+        network=agent_network,
+        cpus=_cpus(toml, env_t),
+        memory_mb=_memory_mb(toml, env_t),
+        env=toml.env(env_t, "environment"),
+        verifier_env=toml.env(verifier_t, "verifier"),
+        solution_env=toml.env(tables["solution"], "solution"),
+        notes=tuple(notes),
+    )
+    verify = Verify(
+        command=VERIFY_COMMAND,
+        network=verify_network,
+        timeout=toml.seconds(verifier_t, "verifier", "timeout_sec", DEFAULT_VERIFIER_TIMEOUT) or DEFAULT_VERIFIER_TIMEOUT,
+        reward_file=True,
+    )
+    description = tables["task"].get("description")
+    return TaskSpec(
+        id=folder.name,
+        dir=folder,
+        path=path,
+        source=TaskSource(remote=None, pull_request=None, base_commit="", fix_commit=None),
+        prompt_path=instruction,
+        verify=verify,
+        reference_patch=None,
+        validation=read_validation(folder),
+        description=str(description) if isinstance(description, str) else None,
+        solution=solution if solution.is_file() else None,
+        environment=environment if environment.is_dir() else None,
+        runtime=runtime,
+    )
+
+
+def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[str, Any], notes: list[str]) -> None:
+    os_name = env_t.get("os", "linux")
+    if os_name != "linux":
+        raise BadInput(f"`environment.os = {os_name!r}`: benchtape's sandboxes are Linux", file=str(toml.path), line=toml.line("environment", "os"), fix='remove `os`, or set os = "linux"')
+    gpus = env_t.get("gpus")
+    if gpus not in (None, 0):
+        raise BadInput(f"`environment.gpus = {gpus!r}`: benchtape's sandboxes have no GPU", file=str(toml.path), line=toml.line("environment", "gpus"), fix="set gpus = 0, or run the task under Harbor")
+    mode = verifier_t.get("environment_mode")
+    if mode not in (None, "shared"):
+        raise BadInput(f"`verifier.environment_mode = {mode!r}` is not supported", file=str(toml.path), line=toml.line("verifier", "environment_mode"), fix="remove it: the verifier runs in a fresh sandbox of the task's own environment after the agent")
+    for key in ("storage_mb", "storage"):
+        if env_t.get(key) is not None:
+            notes.append(f"environment.{key} is not enforced (benchtape's sandboxes have no disk quota)")
+    if env_t.get("gpu_types"):
+        notes.append("environment.gpu_types is not used (gpus = 0)")
+
+
+def _network(toml: _Toml, table: dict[str, Any], name: str, default: bool) -> bool:
+    mode = table.get("network_mode")
+    if mode is not None:
+        if mode not in NETWORK_MODES:
+            fix = "use \"no-network\" or \"public\"" + (" (a host allowlist cannot be enforced)" if mode == "allowlist" else "")
+            raise BadInput(f"`{name}.network_mode = {mode!r}` is not supported", file=str(toml.path), line=toml.line(name, "network_mode"), fix=fix)
+        return NETWORK_MODES[mode]
+    if name == "environment" and "allow_internet" in table:
+        value = table["allow_internet"]
+        if not isinstance(value, bool):
+            raise BadInput(f"`environment.allow_internet` must be true or false, got {value!r}", file=str(toml.path), line=toml.line(name, "allow_internet"))
+        return value
+    return default
+
+
+def _cpus(toml: _Toml, env_t: dict[str, Any]) -> float | None:
+    value = env_t.get("cpus")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise BadInput(f"`environment.cpus` must be a positive number, got {value!r}", file=str(toml.path), line=toml.line("environment", "cpus"), fix="e.g. cpus = 1")
+    return float(value)
+
+
+def _memory_mb(toml: _Toml, env_t: dict[str, Any]) -> int | None:
+    if env_t.get("memory_mb") is not None:
+        value = env_t["memory_mb"]
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise BadInput(f"`environment.memory_mb` must be a positive whole number, got {value!r}", file=str(toml.path), line=toml.line("environment", "memory_mb"), fix="e.g. memory_mb = 2048")
+        return value
+    legacy = env_t.get("memory")  # Harbor's deprecated form: "2G", "512M"
+    if legacy is None:
+        return None
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([GMK])B?\s*", str(legacy), re.IGNORECASE)
+    if not m:
+        raise BadInput(f"`environment.memory = {legacy!r}` is not a size like \"2G\" or \"512M\"", file=str(toml.path), line=toml.line("environment", "memory"), fix="write memory_mb = 2048")
+    return max(1, int(float(m.group(1)) * {"g": 1024, "m": 1, "k": 1 / 1024}[m.group(2).lower()]))
+
+
+def _required_file(folder: Path, name: str, what: str) -> Path:
+    path = folder / name
+    if not path.is_file():
+        raise BadInput(f"{name} is missing ({what})", file=str(path), fix=f"write {folder.name}/{name}: a Harbor task holds task.toml, instruction.md, environment/Dockerfile, tests/test.sh")
+    return path
+
+
+def _asks(value: Any) -> bool:
+    """Whether a refused key asks for something (not absent, empty or off)."""
+    return value not in (None, False, "", [], {})
+
+
+def _dotted(table: str, key: str) -> str:
+    return f"{table}.{key}" if table else key
+
+
+# ---------------------------------------------------------------- task.toml with its line numbers
+
+
+class _Toml:
+    """task.toml's values, and the line each key is on (tomllib gives none)."""
+
+    _HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\" -]+?)\s*\]\]?\s*(?:#.*)?$")
+    _KEY = re.compile(r"^\s*\"?([A-Za-z0-9_.-]+)\"?\s*=")
+
+    def __init__(self, path: Path, text: str):
+        self.path = path
+        self.lines: dict[tuple[str, str], int] = {}
+        table = ""
+        for n, line in enumerate(text.splitlines(), start=1):
+            header = self._HEADER.match(line)
+            if header:
+                table = header.group(1).replace('"', "").replace(" ", "")
+                head, _, last = table.rpartition(".")
+                self.lines.setdefault((head, last), n)
+                continue
+            key = self._KEY.match(line)
+            if key:
+                dotted = f"{table}.{key.group(1)}" if table else key.group(1)
+                head, _, last = dotted.rpartition(".")
+                self.lines.setdefault((head, last), n)
+
+    def line(self, table: str, key: str) -> int | None:
+        return self.lines.get((table, key)) or self.lines.get(("", table) if table else ("", key))
+
+    def table(self, doc: dict[str, Any], name: str) -> dict[str, Any]:
+        value = doc.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise BadInput(f"`{name}` must be a table ([{name}])", file=str(self.path), line=self.line("", name), fix=f"write it as a [{name}] section")
+        return value
+
+    def strict(self, table: dict[str, Any], name: str) -> None:
+        known = KEYS[name]
+        for key in table:
+            if key not in known:
+                near = closest(key, known)
+                where = f"[{name}]" if name else "the top level"
+                fix = f"did you mean `{near}`?" if near else f"keys of {where}: {', '.join(sorted(known))}"
+                raise BadInput(f"`{_dotted(name, key)}` is no task.toml key Harbor defines (in {where})", file=str(self.path), line=self.line(name, key), fix=fix)
+
+    def string(self, table: dict[str, Any], name: str, key: str) -> str | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise BadInput(f"`{name}.{key}` must be a string, got {value!r}", file=str(self.path), line=self.line(name, key))
+        return value
+
+    def seconds(self, table: dict[str, Any], name: str, key: str, default: float | None) -> float | None:
+        value = table.get(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise BadInput(f"`{name}.{key}` must be a positive number of seconds, got {value!r}", file=str(self.path), line=self.line(name, key), fix=f"e.g. {key} = 600.0")
+        return float(value)
+
+    def env(self, table: dict[str, Any], name: str) -> tuple[tuple[str, str], ...]:
+        """`env = {…}`, each value's `${VAR}` / `${VAR:-default}` taken from this host's
+        environment as Harbor does; a `${VAR}` that is unset and has no default is refused."""
+        value = table.get("env")
+        if value is None:
+            return ()
+        if not isinstance(value, dict):
+            raise BadInput(f"`{name}.env` must be a table of strings", file=str(self.path), line=self.line(name, "env"), fix='e.g. env = { MODE = "test" }')
+        out = []
+        for key, raw in value.items():
+            if not isinstance(raw, str):
+                raise BadInput(f"`{name}.env.{key}` must be a string, got {raw!r}", file=str(self.path), line=self.line(name, "env"), fix="quote it")
+            out.append((str(key), self._resolve(raw, name, key)))
+        return tuple(out)
+
+    def _resolve(self, raw: str, name: str, key: str) -> str:
+        def one(m: re.Match[str]) -> str:
+            var, default = m.group(1), m.group(3)
+            if var in os.environ:
+                return os.environ[var]
+            if default is None:
+                raise BadInput(f"`{name}.env.{key}` needs ${{{var}}}, which is not set here", file=str(self.path), line=self.line(name, "env"), fix=f"export {var}=…, or write ${{{var}:-default}}")
+            return default
+
+        return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}", one, raw)
+
+
+# ---------------------------------------------------------------- the validation record, beside the task
+
+
+def read_validation(folder: Path) -> Validation | None:
+    path = folder / VALIDATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = orjson.loads(path.read_bytes())
+        return Validation(
+            at=str(doc["at"]),
+            fingerprint=str(doc["fingerprint"]),
+            base_failed=bool(doc["base_failed"]),
+            reference_passed=bool(doc["reference_passed"]),
+            level=doc.get("level"),
+            runner=doc.get("runner"),
+            base={k: v for k, v in (doc.get("base") or {}).items() if isinstance(v, int)},
+            reference={k: v for k, v in (doc.get("reference") or {}).items() if isinstance(v, int)},
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+        raise BadInput(f"{VALIDATION_FILE} is not benchtape's validation record", file=str(path), fix="delete it and run `benchtape task validate` again") from None
+
+
+def validation_bytes(validation: Validation, rewards: dict[str, float | None]) -> bytes:
+    """The record `task validate` writes beside a Harbor task (its rewards kept for the reader)."""
+    doc = {
+        "written_by": "benchtape task validate; any change to the task's folder makes it stale",
+        "at": validation.at,
+        "fingerprint": validation.fingerprint,
+        "base_failed": validation.base_failed,
+        "reference_passed": validation.reference_passed,
+        "level": validation.level,
+        "runner": validation.runner,
+        "base": validation.base,
+        "reference": validation.reference,
+        "rewards": rewards,
+    }
+    return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"

@@ -1,0 +1,164 @@
+"""A Harbor task folder loads as a benchtape TaskSpec, and what benchtape cannot honour is
+refused by name, with the file, the line and a fix; the reward file is read as Harbor writes it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchtape.core.errors import BadInput
+from benchtape.sandbox.verifier import read_reward
+from benchtape.spec.harbor_task import load_harbor_task, load_harbor_tasks, load_task_folder
+from benchtape.spec.task import task_dirs
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures-red" / "harbor"
+
+
+def copy_task(tmp_path: Path, name: str = "hello-file", toml: str | None = None) -> Path:
+    dest = tmp_path / name
+    shutil.copytree(FIXTURES / name, dest)
+    if toml is not None:
+        (dest / "task.toml").write_text(toml)
+    return dest
+
+
+def refusal(folder: Path) -> BadInput:
+    with pytest.raises(BadInput) as caught:
+        load_harbor_task(folder)
+    assert caught.value.exit_code == 2
+    return caught.value
+
+
+def test_a_task_folder_maps_onto_a_taskspec():
+    task = load_harbor_task(FIXTURES / "fix-the-sum")
+    assert task.id == "fix-the-sum" and task.path.name == "task.toml"
+    assert task.prompt() == (FIXTURES / "fix-the-sum" / "instruction.md").read_text()
+    assert task.environment == FIXTURES / "fix-the-sum" / "environment"
+    assert task.solution == FIXTURES / "fix-the-sum" / "solution" / "solve.sh"
+    assert task.reference_patch is None and task.verify.tests_patch is None
+    v = task.verify
+    assert (v.command, v.timeout, v.network, v.reward_file) == ("bash /tests/test.sh", 60.0, False, True)
+    r = task.runtime
+    assert r is not None and r.tests_dir == FIXTURES / "fix-the-sum" / "tests"
+    assert (r.agent_timeout, r.cpus, r.memory_mb, r.network) == (300.0, 1.0, 512, False)
+    assert dict(r.verifier_env) == {"EXPECTED": "55"} and dict(r.solution_env) == {"FIXED_BY": "oracle"}
+    assert task.description == "Fix an off-by-one in a summing script"
+    assert any("storage_mb is not enforced" in n for n in r.notes)  # accepted, and said so
+    assert task.validation is None and task.state("").state == "unvalidated"
+
+
+def test_a_folder_of_tasks_loads_sorted_and_its_fingerprint_is_the_folders_content(tmp_path: Path):
+    assert [t.id for t in load_harbor_tasks(FIXTURES)] == ["fix-the-sum", "hello-file", "two-files-partial"]
+    assert [t.id for t in load_harbor_tasks(FIXTURES / "hello-file")] == ["hello-file"]
+    folder = copy_task(tmp_path)
+    before = load_harbor_task(folder).fingerprint("any recipe")
+    assert before == load_harbor_task(folder).fingerprint("another recipe")  # the project image plays no part
+    (folder / "tests" / "test.sh").write_text((folder / "tests" / "test.sh").read_text() + "\n# edited\n")
+    assert load_harbor_task(folder).fingerprint("") != before
+
+
+def test_defaults_follow_harbor(tmp_path: Path):
+    folder = copy_task(tmp_path, toml='version = "1.0"\n')
+    task = load_harbor_task(folder)
+    assert task.verify.timeout == 600.0 and task.verify.network is True  # Harbor: 600 s, public network
+    assert task.runtime is not None and task.runtime.agent_timeout is None and task.runtime.cpus is None
+
+
+def test_deprecated_and_per_phase_keys_are_honoured(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("HARBOR_TEST_TOKEN", "from-host")
+    toml = """version = "1.0"
+[environment]
+memory = "2G"
+allow_internet = false
+env = { TOKEN = "${HARBOR_TEST_TOKEN}", MODE = "${UNSET_HARBOR_VAR:-plain}" }
+workdir = "/srv"
+[verifier]
+network_mode = "public"
+"""
+    task = load_harbor_task(copy_task(tmp_path, toml=toml))
+    r = task.runtime
+    assert r is not None and r.memory_mb == 2048 and r.network is False and r.workdir == "/srv"
+    assert dict(r.env) == {"TOKEN": "from-host", "MODE": "plain"}
+    assert task.verify.network is True  # the verifier phase's own mode overrides the baseline
+
+
+@pytest.mark.parametrize(
+    ("toml", "line", "said", "fix"),
+    [
+        ('version = "1.0"\n[verifier]\ntimeout_secs = 10\n', 3, "`verifier.timeout_secs` is no task.toml key", "did you mean `timeout_sec`?"),
+        ('version = "1.0"\nbogus = 1\n', 2, "`bogus` is no task.toml key", "keys of the top level"),
+        ('version = "1.0"\n[environment]\ncpus = 1\nnetwork_mode = "allowlist"\n', 4, "`environment.network_mode = 'allowlist'` is not supported", "allowlist cannot be enforced"),
+        ('version = "1.0"\n[environment]\ngpus = 2\n', 3, "benchtape's sandboxes have no GPU", "gpus = 0"),
+        ('version = "1.0"\n[agent]\nuser = "agent"\n', 3, "`agent.user` is not supported", "USER in the Dockerfile"),
+        ('version = "1.0"\n\n[[environment.mcp_servers]]\nname = "m"\nurl = "http://m"\n', 3, "`environment.mcp_servers` is not supported", "bench's tools"),
+        ('version = "1.0"\n[[steps]]\nname = "one"\n', 2, "`steps` is not supported", "its own task"),
+        ('version = "1.0"\n[verifier]\nenvironment_mode = "separate"\n', 3, "environment_mode = 'separate'", "fresh sandbox"),
+        ('version = "1.0"\n[environment]\nos = "windows"\n', 3, "sandboxes are Linux", 'os = "linux"'),
+        ('version = "1.0"\n[agent]\ntimeout_sec = "soon"\n', 3, "must be a positive number of seconds", "timeout_sec = 600.0"),
+        ('version = "1.0"\n[verifier]\nenv = { K = "${NO_SUCH_HARBOR_VAR}" }\n', 3, "needs ${NO_SUCH_HARBOR_VAR}", "export NO_SUCH_HARBOR_VAR"),
+        ('version = "1.0"\n[verifier\n', 2, "not valid TOML", "fix the TOML syntax"),
+    ],
+)
+def test_what_cannot_be_honoured_is_refused_by_name_file_and_line(tmp_path: Path, toml: str, line: int, said: str, fix: str):
+    folder = copy_task(tmp_path, toml=toml)
+    err = refusal(folder)
+    assert said in err.what and err.file == str(folder / "task.toml") and err.line == line
+    assert err.fix and fix in err.fix
+
+
+def test_a_missing_instruction_or_verifier_or_environment_is_refused(tmp_path: Path):
+    folder = copy_task(tmp_path)
+    (folder / "instruction.md").unlink()
+    err = refusal(folder)
+    assert "instruction.md is missing" in err.what and err.file == str(folder / "instruction.md") and "instruction.md" in (err.fix or "")
+    shutil.copy(FIXTURES / "hello-file" / "instruction.md", folder / "instruction.md")
+    (folder / "tests" / "test.sh").unlink()
+    assert "tests/test.sh is missing" in refusal(folder).what
+    shutil.copy(FIXTURES / "hello-file" / "tests" / "test.sh", folder / "tests" / "test.sh")
+    (folder / "environment" / "Dockerfile").rename(folder / "environment" / "docker-compose.yaml")
+    assert "docker-compose environments are not supported" in refusal(folder).what
+    (folder / "environment" / "docker-compose.yaml").unlink()
+    (folder / "task.toml").write_text('version = "1.0"\n[environment]\ndocker_image = "some-org/prebuilt:1"\n')
+    task = load_harbor_task(folder)  # a prebuilt image needs no Dockerfile
+    assert task.runtime is not None and task.runtime.image == "some-org/prebuilt:1"
+
+
+def test_no_task_and_duplicate_ids_are_refused(tmp_path: Path):
+    with pytest.raises(BadInput, match="no Harbor task below"):
+        load_harbor_tasks(tmp_path)
+    copy_task(tmp_path / "a")
+    copy_task(tmp_path / "b")
+    with pytest.raises(BadInput, match="two Harbor tasks are named 'hello-file'"):
+        load_harbor_tasks(tmp_path)
+
+
+def test_a_project_finds_harbor_tasks_beside_its_own_and_in_a_dataset_folder(tmp_path: Path):
+    tasks = tmp_path / ".benchtape" / "tasks"
+    copy_task(tasks)  # .benchtape/tasks/hello-file/task.toml
+    shutil.copytree(FIXTURES, tasks / "dataset", ignore=shutil.ignore_patterns("hello-file"))  # a dataset checkout
+    (tasks / "7").mkdir()
+    (tasks / "7" / "task.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Task\n")
+    found = task_dirs(tmp_path)
+    assert set(found) == {"7", "hello-file", "fix-the-sum", "two-files-partial"}
+    assert found["fix-the-sum"] == tasks / "dataset" / "fix-the-sum"
+    assert load_task_folder(found["hello-file"]).runtime is not None
+    with pytest.raises(BadInput):  # the history task's folder is still read by its own loader
+        load_task_folder(found["7"])
+
+
+def test_the_reward_is_read_as_harbor_writes_it(tmp_path: Path):
+    assert read_reward(tmp_path) is None
+    (tmp_path / "reward.json").write_text('{"reward": 0.25, "accuracy": 0.9}')
+    assert read_reward(tmp_path) == 0.25
+    (tmp_path / "reward.json").write_text('{"accuracy": 0.75}')
+    assert read_reward(tmp_path) == 0.75  # one metric: it is the reward
+    (tmp_path / "reward.json").write_text('{"accuracy": 0.75, "runtime_sec": 3}')
+    with pytest.raises(ValueError, match="names no `reward` among several metrics"):
+        read_reward(tmp_path)
+    (tmp_path / "reward.txt").write_text("1\n")
+    assert read_reward(tmp_path) == 1.0  # reward.txt first, as Harbor reads it
+    (tmp_path / "reward.txt").write_text("passed")
+    with pytest.raises(ValueError, match="reward.txt holds 'passed'"):
+        read_reward(tmp_path)

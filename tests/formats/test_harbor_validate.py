@@ -1,0 +1,230 @@
+"""`benchtape task validate` on Harbor tasks: the untouched environment (no-op) must earn a reward
+below 1 and solution/solve.sh (the oracle) reward 1, each verified by tests/test.sh in a fresh
+sandbox; each phase is a session in the store; the record is written beside the task. Level home
+here (the Dockerfile not applied, Harbor's paths mapped); level container where an engine runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e.cli import benchtape
+
+from benchtape.spec.harbor_task import VALIDATION_FILE, load_harbor_task
+from benchtape.store.database import Store
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures-red" / "harbor"
+VALID = ["fix-the-sum", "hello-file", "two-files-partial"]
+
+
+def project_with(tmp_path: Path, broken: bool = True) -> Path:
+    """A git repository whose .benchtape/tasks/ holds the fixtures as a dataset folder, and
+    (with `broken`) one Harbor task per way a validation can fail."""
+    repo = tmp_path / "project"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    tasks = repo / ".benchtape" / "tasks"
+    shutil.copytree(FIXTURES, tasks / "dataset")
+    if broken:
+        always = shutil.copytree(FIXTURES / "hello-file", tasks / "always-passes")
+        (always / "tests" / "test.sh").write_text("#!/bin/bash\necho 1 > /logs/verifier/reward.txt\n")
+        half = shutil.copytree(FIXTURES / "two-files-partial", tasks / "half-solved")
+        (half / "solution" / "solve.sh").write_text("#!/bin/bash\necho alpha > a.txt\n")
+        silent = shutil.copytree(FIXTURES / "hello-file", tasks / "no-reward")
+        (silent / "tests" / "test.sh").write_text("#!/bin/bash\necho checking, but writing no reward\n")
+        unsolved = shutil.copytree(FIXTURES / "hello-file", tasks / "no-solution")
+        shutil.rmtree(unsolved / "solution")
+    return repo
+
+
+def validate(repo: Path, *args: str) -> tuple[int, dict[str, Any]]:
+    done = benchtape("task", "validate", *args, "--json", cwd=repo, timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    return done.returncode, json.loads(done.stdout)
+
+
+def by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["id"]: t for t in doc["tasks"]}
+
+
+@pytest.fixture(scope="module")
+def at_home(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    repo = project_with(tmp_path_factory.mktemp("harbor-home"))
+    code, doc = validate(repo, "--sandbox", "home")
+    return {"repo": repo, "code": code, "doc": doc, "tasks": by_id(doc)}
+
+
+def test_at_home_the_oracle_passes_and_the_noop_fails(at_home: dict[str, Any]):
+    assert at_home["code"] == 1 and at_home["doc"]["level"] == "home"  # the broken ones are not valid
+    for task_id in VALID:
+        report = at_home["tasks"][task_id]
+        base, ref = report["phases"]["base"], report["phases"]["reference"]
+        assert report["validated"] and report["where"] == "home", report
+        assert (base["status"], base["reward"], base["held"]) == ("failed", 0.0, True)
+        assert (ref["status"], ref["reward"], ref["held"]) == ("passed", 1.0, True)
+        assert any("environment/Dockerfile is not applied" in n for n in report["notes"])
+        folder = at_home["repo"] / ".benchtape" / "tasks" / "dataset" / task_id
+        record = json.loads((folder / VALIDATION_FILE).read_text())
+        assert record["rewards"] == {"base": 0.0, "reference": 1.0} and record["level"] == "home"
+        assert record["fingerprint"] == report["fingerprint"] == load_harbor_task(folder).fingerprint("")
+    assert Path(at_home["tasks"]["hello-file"]["phases"]["base"]["log_path"]).read_text().startswith("$ bash /tests/test.sh\n")
+    assert "hello.txt is missing or wrong" in Path(at_home["tasks"]["hello-file"]["phases"]["base"]["log_path"]).read_text()
+
+
+def test_at_home_each_way_to_fail_is_named(at_home: dict[str, Any]):
+    tasks = at_home["tasks"]
+    assert tasks["always-passes"]["phases"]["base"]["diagnosis"] == "base_already_passes" and not tasks["always-passes"]["validated"]
+    half = tasks["half-solved"]["phases"]["reference"]
+    assert (half["status"], half["reward"], half["diagnosis"]) == ("failed", 0.5, "gold_still_fails")  # the partial reward kept
+    silent = tasks["no-reward"]["phases"]["base"]
+    assert silent["reward"] is None and silent["diagnosis"] == "no_reward" and "wrote neither" in silent["detail"]
+    assert tasks["no-solution"]["refused"] and "solution/solve.sh" in tasks["no-solution"]["refused"] and not tasks["no-solution"]["phases"]
+    for task_id in ("always-passes", "half-solved", "no-reward", "no-solution"):
+        assert not (at_home["repo"] / ".benchtape" / "tasks" / task_id / VALIDATION_FILE).exists()
+
+
+def test_each_phase_is_a_session_in_the_store(at_home: dict[str, Any]):
+    store = Store(at_home["repo"] / ".benchtape" / "benchtape.db", readonly=True)
+    run = store.run(at_home["doc"]["run"])
+    assert run is not None and run["kind"] == "validate"
+    rows = {r.scenario: r for r in store.session_rows(run_id=run["id"])}
+    ran = [t for t in at_home["tasks"] if at_home["tasks"][t]["phases"]]
+    assert set(rows) == {f"{t}:{p}" for t in ran for p in ("base", "reference")}
+    oracle = store.load_session(rows["fix-the-sum:reference"].id)
+    assert [c.input["command"] for c in oracle.calls] == ["bash /solution/solve.sh", "bash /tests/test.sh"]
+    assert json.loads(oracle.final_output or "{}")["reward"] == 1.0
+    assert any("fixed by oracle" in line for line in store.raw_lines(rows["fix-the-sum:reference"].id))  # [solution] env reached solve.sh
+
+
+def test_task_list_shows_them_valid_until_the_folder_changes(at_home: dict[str, Any]):
+    repo = at_home["repo"]
+    done = benchtape("task", "list", "--json", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    rows = {r["id"]: r for r in json.loads(done.stdout)["tasks"]}
+    assert {t: rows[t]["state"] for t in VALID} == dict.fromkeys(VALID, "valid")
+    assert rows["hello-file"]["format"] == "harbor" and rows["always-passes"]["state"] == "unvalidated"
+    instruction = repo / ".benchtape" / "tasks" / "dataset" / "hello-file" / "instruction.md"
+    instruction.write_text(instruction.read_text() + "\nAlso be polite.\n")
+    rows = {r["id"]: r for r in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"]}
+    assert rows["hello-file"]["state"] == "stale" and rows["fix-the-sum"]["state"] == "valid"
+
+
+def test_a_bad_task_toml_is_bad_input_naming_file_and_line(tmp_path: Path):
+    repo = project_with(tmp_path, broken=False)
+    toml = repo / ".benchtape" / "tasks" / "dataset" / "hello-file" / "task.toml"
+    toml.write_text(toml.read_text().replace("timeout_sec = 60.0", "timeout_secs = 60.0"))
+    done = benchtape("task", "validate", "hello-file", "--sandbox", "home", cwd=repo)
+    assert done.returncode == 2
+    assert f"{toml}:11: `verifier.timeout_secs` is no task.toml key" in done.stderr and "did you mean `timeout_sec`?" in done.stderr
+    listed = json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)
+    broken = next(r for r in listed["tasks"] if r["id"] == "hello-file")
+    assert broken["state"] == "broken" and broken["next"] == f"fix {toml}"
+
+
+# ---------------------------------------------------------------- level container
+
+
+@pytest.fixture(scope="module")
+def engine() -> None:
+    from benchtape.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"NO DOCKER ENGINE (CI=true): {why}", pytrace=False)
+        pytest.skip(f"NO DOCKER ENGINE: Harbor validation at level container NOT RUN: {why}")
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_in_a_container_the_oracle_passes_and_the_noop_fails(engine: None, tmp_path: Path):
+    repo = project_with(tmp_path, broken=False)
+    code, doc = validate(repo)  # auto: an engine answers and every task brings its environment
+    assert code == 0 and doc["level"] == "container"
+    assert sorted(by_id(doc)) == VALID
+    for report in doc["tasks"]:
+        assert report["validated"] and report["where"].startswith("container benchtape-scenario:"), report
+        assert (report["phases"]["base"]["reward"], report["phases"]["reference"]["reward"]) == (0.0, 1.0)
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_the_workspace_starts_as_the_image_left_its_workdir(engine: None, tmp_path: Path):
+    from benchtape.sandbox import harbor_env
+
+    task = load_harbor_task(FIXTURES / "fix-the-sum")
+    env = harbor_env.prepare(task, "container")
+    assert env.workdir == "/app" and env.image and env.image.startswith("benchtape-scenario:")
+    work = harbor_env.starting_workspace(env, tmp_path / "work")
+    assert (work / "total.py").read_text() == (FIXTURES / "fix-the-sum" / "environment" / "total.py").read_text()
+    noop = harbor_env.run_verifier(env, work, tmp_path / "noop")
+    assert noop.reward == 0.0  # the buggy program, as the Dockerfile copied it, prints 45
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_a_from_image_absent_here_is_refused_naming_it_and_how_to_load_it(engine: None, tmp_path: Path):
+    repo = project_with(tmp_path, broken=False)
+    dockerfile = repo / ".benchtape" / "tasks" / "dataset" / "hello-file" / "environment" / "Dockerfile"
+    dockerfile.write_text("FROM ubuntu-benchtape-absent:24.04\nWORKDIR /app\n")
+    code, doc = validate(repo, "hello-file", "--sandbox", "container")
+    report = by_id(doc)["hello-file"]
+    assert code == 1 and not report["validated"] and not report["phases"]
+    assert "ubuntu-benchtape-absent:24.04 is not a local image" in report["refused"] and "docker load -i" in report["refused"]
+    assert str(dockerfile) in report["refused"]
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_preflight_names_every_absent_image_before_anything_runs(engine: None, tmp_path: Path):
+    from benchtape.sandbox.harbor_env import preflight_problems
+
+    prebuilt = shutil.copytree(FIXTURES / "hello-file", tmp_path / "prebuilt")
+    (prebuilt / "task.toml").write_text('version = "1.0"\n[environment]\ndocker_image = "benchtape-absent/prebuilt:2"\n')
+    tasks = [load_harbor_task(FIXTURES / "hello-file"), load_harbor_task(prebuilt)]
+    problems = preflight_problems(tasks, "container")
+    assert len(problems) == 1 and problems[0].startswith("task prebuilt: ") and "benchtape-absent/prebuilt:2 is not a local image" in problems[0]
+    assert "[environment] docker_image" in problems[0] and "docker load -i" in problems[0]
+    assert preflight_problems(tasks, "home") == []  # the Dockerfile is not applied there
+
+
+def test_at_home_harbors_paths_hold_wherever_the_workdir_is(tmp_path: Path):
+    """A workdir inside a host folder (/usr/src/app) is made in the task's view, not on the host,
+    and the host's programs beside it stay; /tests is a copy (a script may write beside itself,
+    as in Harbor) and the host's folders are read-only: nothing leaks to the host or the task."""
+    from benchtape.sandbox import harbor_env
+
+    folder = shutil.copytree(FIXTURES / "hello-file", tmp_path / "deep")
+    (folder / "task.toml").write_text('version = "1.0"\n[environment]\nworkdir = "/usr/src/benchtape-harbor-app"\nnetwork_mode = "no-network"\n')
+    (folder / "tests" / "test.sh").write_text(
+        "#!/bin/bash\n"
+        'ok=1; [ "$(cat /usr/src/benchtape-harbor-app/hello.txt)" = "Hello, world!" ] || ok=0\n'
+        "[ \"$(pwd)\" = /usr/src/benchtape-harbor-app ] || ok=0\n"
+        "touch /tests/written || ok=0\n"
+        "touch /usr/bin/benchtape-written 2>/dev/null && ok=0\n"
+        "[ -x /usr/bin/env ] || ok=0\n"
+        "echo $ok > /logs/verifier/reward.txt\n"
+    )
+    task = load_harbor_task(folder)
+    env = harbor_env.prepare(task, "home")
+    assert env.workdir == "/usr/src/benchtape-harbor-app" and any("not applied" in n for n in env.notes)
+    work = harbor_env.starting_workspace(env, tmp_path / "work")
+    assert list(work.iterdir()) == []  # the Dockerfile is not applied: nothing in it
+    solved = harbor_env.run_solution(env, work, tmp_path / "scratch")
+    assert solved.exit_code == 0, solved.output
+    assert (work / "hello.txt").read_text() == "Hello, world!\n"  # solve.sh wrote into the workspace
+    ev = harbor_env.run_verifier(env, work, tmp_path / "scratch")
+    assert (ev.status, ev.reward) == ("passed", 1.0), ev.log
+    assert not Path("/usr/src/benchtape-harbor-app").exists() and not Path("/usr/bin/benchtape-written").exists()
+    assert not (folder / "tests" / "written").exists()
+
+
+def test_doctor_takes_validated_harbor_tasks_as_they_are(at_home: dict[str, Any]):
+    done = benchtape("doctor", "--json", cwd=at_home["repo"])
+    tasks = next(c for c in json.loads(done.stdout)["checks"] if c["check"] == "tasks")
+    assert tasks["status"] != "fail" and "3 valid" in tasks["detail"], tasks  # a reward, not test counts, proves a Harbor task
