@@ -28,9 +28,11 @@ FAST_HEALTH = {"health_check_period_ms": 500, "health_check_failure_threshold": 
 CALC = "def add(a, b):\n    return a - b\n\n\ndef sub(a, b):\n    return a + b\n"
 
 
-def bench(sleep: float) -> str:
-    """Three tasks of the calc testdata; the scripted mock sleeps `sleep` s mid-session (a cell
-    long enough to lose its node in the middle of)."""
+def bench(sleep: float, others: float = 0) -> str:
+    """Three tasks of the calc testdata; the scripted mock sleeps `sleep` s mid-session in fix-add
+    (a cell long enough to lose its node in the middle of), and `others` s in the other two (every
+    scripted cell long: whichever node a run places one on has one in flight)."""
+    nap = f"{{sleep: {others}}}, " if others else ""
     return f"""
 description: scale-out tests
 harness: mock
@@ -47,13 +49,13 @@ scenarios:
     testdata: calc
     checks:
       - {{type: exec, args: {{cmd: [python3, -c, "import calc; assert calc.sub(5, 3) == 2"]}}}}
-    mock: {{steps: [{{tool: Edit, input: {{file_path: calc.py, old_string: "return a + b", new_string: "return a * b"}}}}, {{say: done}}]}}
+    mock: {{steps: [{{tool: Edit, input: {{file_path: calc.py, old_string: "return a + b", new_string: "return a * b"}}}}, {nap}{{say: done}}]}}
   - name: explain
     prompt: "say what calc does"
     testdata: calc
     checks:
       - {{type: contains, value: "calc"}}
-    mock: {{steps: [{{say: "calc adds and subtracts"}}]}}
+    mock: {{steps: [{nap}{{say: "calc adds and subtracts"}}]}}
 """
 
 
@@ -61,8 +63,8 @@ def evaluation(models: str = "[scripted, noop]", attempts: int = 1) -> str:
     return f"apiVersion: benchtape/v1alpha1\nkind: Evaluation\nattempts: {attempts}\ntools:\n  - tool: mock\n    model: {models}\n"
 
 
-def make_project(root: Path, *, sleep: float = 0.2, models: str = "[scripted, noop]", attempts: int = 1, name: str = "base") -> Path:
-    for rel, text in {"calc/calc.py": CALC, "madbench.yaml": textwrap.dedent(bench(sleep)).lstrip(), f".benchtape/evaluations/{name}.yaml": evaluation(models, attempts)}.items():
+def make_project(root: Path, *, sleep: float = 0.2, others: float = 0, models: str = "[scripted, noop]", attempts: int = 1, name: str = "base") -> Path:
+    for rel, text in {"calc/calc.py": CALC, "madbench.yaml": textwrap.dedent(bench(sleep, others)).lstrip(), f".benchtape/evaluations/{name}.yaml": evaluation(models, attempts)}.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root

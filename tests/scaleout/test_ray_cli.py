@@ -126,6 +126,20 @@ def described(pids: list[int]) -> list[str]:
     return out
 
 
+def sleeping(node: Node) -> list[Path]:
+    """The node's session folders whose agent was given a script that sleeps (a cell in flight
+    for seconds, not one already done)."""
+    out = []
+    for folder in node.tmp.glob("benchtape-*"):
+        try:
+            job = orjson.loads((folder / "capture" / "stdin").read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if not job.get("noop") and any("sleep" in step for step in job.get("steps") or []):
+            out.append(folder)
+    return out
+
+
 def _is_raylet(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -194,12 +208,15 @@ def test_a_two_node_cluster_runs_an_evaluation_through_a_lost_node_and_a_killed_
         nodes.append(Node(base / "head", ["--head", f"--port={port}", "--num-cpus=1", "--include-dashboard=false", "--object-store-memory=100000000", f"--temp-dir={base / 'ray'}", f"--node-manager-port={free_port()}", f"--object-manager-port={free_port()}"], FAST_HEALTH))
         nodes.append(Node(base / "worker", [f"--address={address}", "--num-cpus=1", "--object-store-memory=100000000"], {}))
         head, worker = nodes
-        ray_project = make_project(tmp_path / "ray-proj", sleep=4)
-        local_project = make_project(tmp_path / "local-proj", sleep=4)
+        # every scripted cell sleeps on the cluster: the first two in flight go one to each node (one
+        # CPU each), so the worker has a cell mid-sleep to lose whatever order the cells are placed
+        # in (the local run needs no sleep: compare's table leaves time out)
+        ray_project = make_project(tmp_path / "ray-proj", sleep=4, others=2)
+        local_project = make_project(tmp_path / "local-proj")
 
         # a run on the cluster, its worker node killed while a cell sleeps there
         driver = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--executor", "ray", "--address", address, "--yes", "--concurrency", "2"], cwd=ray_project, env={**os.environ, **QUIET, "NO_COLOR": "1", "XDG_CONFIG_HOME": str(ray_project / "xdg")}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert wait_for(lambda: [p for p in worker.tmp.glob("benchtape-*/session.json")], 120), "no cell started on the worker node"
+        assert wait_for(lambda: sleeping(worker), 120), "no sleeping cell started on the worker node"
         time.sleep(1.0)
         worker.kill()
         out, err = driver.communicate(timeout=300)
