@@ -92,8 +92,9 @@ class RayExecutor:
         self.run_id = runner.run_id
         self.emit = runner.on_event
         ray = self.ray = import_ray()
-        from benchtape.recorder import ray_worker
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from benchtape.recorder import ray_worker
 
         self._owns = not ray.is_initialized()
         if self._owns:
@@ -104,7 +105,7 @@ class RayExecutor:
         here = ray.get_runtime_context().get_node_id()
         self._pinned = lambda node, soft=False: NodeAffinitySchedulingStrategy(node_id=node, soft=soft)
         # beside the driver (on the head, when the driver runs there): it outlives any worker node
-        self.ledger = ray_worker.Ledger.options(name=ledger_name(self.run_id), namespace=NAMESPACE, scheduling_strategy=self._pinned(here)).remote()
+        self.ledger = ray_worker.Ledger.options(name=ledger_name(self.run_id), namespace=NAMESPACE, scheduling_strategy=self._pinned(here)).remote()  # type: ignore[attr-defined,no-untyped-call]  # an actor class (Ray's stubs lose it)
         ray.get(self.ledger.ping.remote(), timeout=120)
         self._attempt = ray.remote(ray_worker.run_attempt)
         self._sweeper = ray.remote(ray_worker.sweep_node)
@@ -232,7 +233,7 @@ class RayExecutor:
         ray = self.ray
         try:
             nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
-            refs = [self._sweeper.options(num_cpus=0, scheduling_strategy=self._pinned(node)).remote(run_id) for node in nodes]
+            refs = [self._sweeper.options(num_cpus=0, scheduling_strategy=self._pinned(node)).remote(run_id) for node in nodes]  # type: ignore[no-untyped-call]  # Ray's stubs
             ready, _ = ray.wait(refs, num_returns=len(refs), timeout=120)
             for result in ray.get(ready):
                 for line in result["done"]:

@@ -34,7 +34,7 @@ import ray
 BEAT = 1.0  # seconds between an attempt's beats to the ledger
 
 
-@ray.remote(num_cpus=0, max_restarts=0, max_concurrency=16)
+@ray.remote(num_cpus=0, max_restarts=0, max_concurrency=16)  # type: ignore[call-overload]  # Ray 2.60's stubs type the function decorator only
 class Ledger:
     """Every attempt of the run's jobs; the blobs the run's store holds; which jobs to cancel."""
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
 from benchtape.core.errors import BadInput
 
 MAGIC = b"benchtape-bundle 1\n"

@@ -132,10 +132,9 @@ class Run:
 
 
 def run_evaluation(project: Path, db: Path, *, executor: str | None = None, address: str | None = None, tasks: list[str] | None = None, fresh: bool = False, concurrency: int = 2, sandbox: str | None = None, background: bool = False) -> Run:
+    from benchtape.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
     from benchtape.spec.pricing import load_pricing
     from benchtape.store.database import Store
-
-    from benchtape.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
 
     run = Run(project, db)
 
@@ -165,11 +164,10 @@ def run_evaluation(project: Path, db: Path, *, executor: str | None = None, addr
 
 def preview(project: Path, db: Path, **kw: Any) -> dict[str, Any]:
     """What `--dry-run` says (as its JSON)."""
-    from benchtape.spec.pricing import load_pricing
-    from benchtape.store.database import Store
-
     from benchtape.evaluation_run import EvaluationRequest, plan_evaluation
     from benchtape.evaluation_run import preview as preview_doc
+    from benchtape.spec.pricing import load_pricing
+    from benchtape.store.database import Store
 
     here = os.getcwd()
     os.chdir(project)
@@ -236,6 +234,7 @@ def wait_for(what: Any, timeout: float, every: float = 0.2) -> Any:
 def ledger_attempts() -> list[dict[str, Any]]:
     """Every attempt the (one) running evaluation's ledger has seen."""
     import ray
+
     from benchtape.recorder.ray_executor import NAMESPACE
 
     found = [a for a in ray.util.list_named_actors(all_namespaces=True) if a["name"].startswith("ledger-") and a["namespace"] == NAMESPACE]
@@ -276,6 +275,20 @@ def containers_of(tmp: Path) -> list[str]:
     except Exception:  # noqa: BLE001 - no engine: no container
         return []
     return [f"container {c.name}" for c in found if str(c.labels.get("benchtape.session_dir", "")).startswith(str(tmp))]
+
+
+def need_ray() -> None:
+    """Ray is the optional extra `benchtape[ray]`: without it the cluster tests skip, except in
+    CI (`.ci/run` installs the test extra, which takes it), where they fail instead."""
+    import importlib.util
+
+    import pytest
+
+    if importlib.util.find_spec("ray") is None:
+        why = "ray is not installed (pip install -e '.[ray]')"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"the scale-out tests need Ray in CI: {why}")
+        pytest.skip(why, allow_module_level=True)
 
 
 def docker_up() -> bool:

@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from storekit import cli
+
 from benchtape.core.errors import BadInput
 from benchtape.recorder.bench_run import record_bench
 from benchtape.recorder.runner import RunOptions
@@ -17,7 +19,6 @@ from benchtape.recorder.spool import spool, spool_folder, spooled
 from benchtape.spec.bench import load_bench
 from benchtape.store.bundles import Bundle
 from benchtape.store.database import Store
-from storekit import cli
 
 DEMO = Path(__file__).resolve().parents[2] / "fixtures-red" / "demo" / "bench.yaml"
 

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from raykit import make_project, wait_for
 from storekit import cli
 

@@ -20,11 +20,10 @@ from pathlib import Path
 
 import orjson
 import pytest
-
-pytest.importorskip("ray")
-
-from raykit import integrity, make_project, wait_for  # noqa: E402
+from raykit import integrity, make_project, need_ray, wait_for  # noqa: E402
 from storekit import cli  # noqa: E402
+
+need_ray()
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
@@ -238,7 +237,7 @@ def test_a_two_node_cluster_runs_an_evaluation_through_a_lost_node_and_a_killed_
         # Ctrl-C twice mid-cell: the cell in flight is stopped on its node and comes back, kept as interrupted
         env = {**os.environ, **QUIET, "NO_COLOR": "1", "XDG_CONFIG_HOME": str(ray_project / "xdg")}
         driver = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--executor", "ray", "--address", address, "--yes", "--fresh", "--task", "fix-add", "--concurrency", "1"], cwd=ray_project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert wait_for(lambda: [p for p in head.tmp.glob("benchtape-*/session.json")], 120), "no cell started"
+        assert wait_for(lambda: list(head.tmp.glob("benchtape-*/session.json")), 120), "no cell started"
         before = {r[0] for r in _sessions(db)}
         driver.send_signal(signal.SIGINT)
         time.sleep(0.5)
@@ -251,7 +250,7 @@ def test_a_two_node_cluster_runs_an_evaluation_through_a_lost_node_and_a_killed_
 
         # the driver killed mid-run: Ray ends its workers, the node's reaper what they left; recover cleans up
         driver = subprocess.Popen([sys.executable, "-m", "benchtape", "run", "base", "--executor", "ray", "--address", address, "--yes", "--fresh", "--task", "fix-add"], cwd=ray_project, env={**os.environ, **QUIET, "NO_COLOR": "1", "XDG_CONFIG_HOME": str(ray_project / "xdg")}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        assert wait_for(lambda: [p for p in head.tmp.glob("benchtape-*/session.json")], 120), "no cell started"
+        assert wait_for(lambda: list(head.tmp.glob("benchtape-*/session.json")), 120), "no cell started"
         driver.send_signal(signal.SIGKILL)
         driver.wait(30)
         assert wait_for(lambda: not agents_of(head), 60), agents_of(head)
