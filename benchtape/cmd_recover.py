@@ -24,14 +24,26 @@ def recover_cmd(
     def body() -> int:
         from benchtape.recorder.recover import sweep
 
-        done = sweep(containers=True, only_db=db)
+        done = sweep(containers=True, only_db=db) + _fold_spool(db)
         for line in done:
             print(line)
         if not done:
-            print("nothing to recover: no session folder, ~/.claude baseline or container was left by a killed benchtape")
+            print("nothing to recover: no session folder, ~/.claude baseline, container or spooled bundle was left by a killed benchtape")
         return 0
 
     guarded(body)
+
+
+def _fold_spool(db: Optional[Path]) -> list[str]:
+    """Bundles a killed `--executor ray` run received but did not fold, folded into their store
+    (the one --db names, else the default one), when it has a spool."""
+    from benchtape.options import db_path, open_store
+    from benchtape.recorder.spool import fold_spooled, spool_folder, spooled
+
+    path = db_path(db)
+    if not path.exists() or not spooled(spool_folder(path)):
+        return []
+    return fold_spooled(open_store(db))
 
 
 def register(app: typer.Typer) -> None:

@@ -64,6 +64,8 @@ def run_cmd(
     yes: bool = typer.Option(False, "--yes", help="With an evaluation: consent to run (and install tool versions) without asking; required without a terminal."),
     dry_run: bool = typer.Option(False, "--dry-run", help="With an evaluation: the preview only (measured cells, cells to run, installs, estimated spend); starts nothing."),
     json_out: bool = typer.Option(False, "--json", help="With an evaluation: print as JSON the preview (with --dry-run) or the result (with --yes)."),
+    executor: Optional[str] = typer.Option(None, "--executor", help="With an evaluation: where cells run: local (this machine, the default) or ray (a Ray cluster; docs/scale-out.md)."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster's address HOST:PORT (else RAY_ADDRESS, else `runs.address`)."),
     env_file: EnvFile = None,
     no_env: NoEnv = False,
     fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what `run` always does (madbench v0.23.0's rule); accepted so madbench 0.33+ command lines run unchanged."),
@@ -80,9 +82,9 @@ def run_cmd(
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain))
+        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
         return
-    misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out}.items() if value]
+    misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
     if misplaced:
         guarded(lambda: _only_for_evaluations(misplaced[0], benches))
     request = RunRequest(
@@ -166,7 +168,7 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
     from benchtape.evaluation_run import EvaluationRequest, execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
 
@@ -187,6 +189,8 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         json_out=json_out,
         plain=plain,
         argv=sys.argv[1:],
+        executor=placement[0],
+        address=placement[1],
     )
     return run_evaluation(request)
 

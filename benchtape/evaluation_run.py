@@ -58,6 +58,8 @@ class EvaluationRequest:
     json_out: bool = False
     plain: bool = False
     argv: list[str] = field(default_factory=list)
+    executor: str | None = None  # --executor: local or ray (else the evaluation's, else the project's `runs:`)
+    address: str | None = None  # --address: the Ray cluster's (else RAY_ADDRESS, else `runs.address`)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class Planned:
     stored: StoredCells
     fresh: bool
     notes: list[str] = field(default_factory=list)
+    placement: Placement = field(default_factory=lambda: Placement())
 
     def reused(self) -> list[tuple[CellPlan, StoredMeasurement]]:
         if self.fresh:
@@ -112,7 +115,57 @@ def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | Non
     notes = list(dict.fromkeys([r.note for r in matrix.resolver.all() if r.note] + pf.notes))
     if any(a.all_pre() for a in ev.arms):
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
-    return Planned(ev, tasks, matrix, plans, stored, req.fresh, notes)
+    where = placement(req, ev, plans)
+    if where.executor == "ray":
+        cluster = "a private one-node Ray started for this run" if where.address == "local" else f"the Ray cluster at {where.address}"
+        notes.append(f"cells run on {cluster}: recorded on its nodes, folded into this store, graded here")
+    return Planned(ev, tasks, matrix, plans, stored, req.fresh, notes, where)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the cells are recorded: this machine (local), or a Ray cluster's nodes (ray)."""
+
+    executor: str = "local"
+    address: str | None = None
+    retries: int = 3
+    cpus: float = 1.0
+    runtime_env: dict[str, Any] = field(default_factory=dict)
+
+    def executor_factory(self, store: Any) -> Any:
+        """The scheduler's executor factory (benchtape.recorder.scheduler.ExecutorFactory)."""
+        from benchtape.recorder.scheduler import LocalExecutor
+
+        if self.executor != "ray":
+            return LocalExecutor
+        from benchtape.recorder.ray_executor import RayOptions, ray_executor
+        from benchtape.recorder.spool import spool_folder
+
+        assert self.address is not None
+        return ray_executor(RayOptions(self.address, self.retries, self.cpus, self.runtime_env), spool_folder(store.path))
+
+
+def placement(req: EvaluationRequest, ev: Evaluation, plans: list[CellPlan]) -> Placement:
+    """The command line over RAY_ADDRESS (for the address) over the evaluation's `runs:` over the
+    project's. On a cluster every cell runs at level home or container (the other levels change
+    the real files of the machine they run on): anything else is refused before anything runs."""
+    from benchtape.spec.project import load_project
+    from benchtape.spec.run_settings import DEFAULT_CPUS, DEFAULT_RETRIES, EXECUTORS, RunSettings
+
+    settings = RunSettings(req.executor, req.address or os.environ.get("RAY_ADDRESS") or None).under(ev.runs.under(load_project(ev.project).runs))
+    executor = settings.executor or "local"
+    if executor not in EXECUTORS:
+        raise BadInput(f"unknown executor {executor!r}", fix=f"--executor is one of {', '.join(EXECUTORS)}")
+    if executor == "local":
+        return Placement()
+    from benchtape.recorder.ray_executor import REMOTE_LEVELS  # imports no Ray: that waits for the run
+
+    if not settings.address:
+        raise BadInput("--executor ray needs the cluster's address", fix="pass --address HOST:PORT (what `ray start --head` printed), set RAY_ADDRESS, or add `runs: {address: HOST:PORT}` to the evaluation or .benchtape/config.yaml")
+    local = sorted({p.level for p in plans if p.level not in REMOTE_LEVELS})
+    if local:
+        raise BadInput(f"cells at sandbox level {', '.join(local)} would change a worker's real files; on a cluster cells run at level home or container", fix="pass --sandbox home (or container), or run without --executor ray")
+    return Placement("ray", settings.address, settings.retries if settings.retries is not None else DEFAULT_RETRIES, settings.cpus if settings.cpus is not None else DEFAULT_CPUS, settings.runtime_env)
 
 
 def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | None = None) -> Any:
@@ -218,6 +271,7 @@ class Finished:
     unscheduled: int = 0
     interrupted: bool = False
     gradings: list[str] = field(default_factory=list)
+    retried: int = 0  # attempts lost where they ran (a node died) and run again: on record, not outcomes
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -229,6 +283,7 @@ class Finished:
             "unscheduled": self.unscheduled,
             "interrupted": self.interrupted,
             "gradings": self.gradings,
+            "retried": self.retried,
         }
 
 
@@ -251,7 +306,7 @@ def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: A
     fields = run_fields(planned.ev, argv=req.argv)
     run_id = store.new_run(fields.pop("kind"), **fields)
     done = Finished(run_id=run_id)
-    scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit)
+    scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit, executor=planned.placement.executor_factory(store))
     grader = CellGrader(store, run_id, pricing, resources=scheduler.resources)
     reused, to_run = planned.reused(), planned.to_run()
     emit("evaluation.started", {"run_id": run_id, "regrade": len(reused), "run": len(to_run)})
@@ -289,9 +344,12 @@ def _grade_live(planned: Planned, grader: CellGrader, done: Finished, emit: Even
             done.started_sessions += len(record.sessions)
         outcome = grader.grade(plan.cell.task, plan.cell.arm, record.sessions, source=LIVE, vars=planned.matrix.staging.vars(plan.cell.task))
         with lock:
-            done.measured_now += outcome.reusable
-            done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
-        emit("cell.finished", {"how": "measured", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
+            if record.retried:  # an attempt its executor lost and ran again: on record, the cell's result comes after it
+                done.retried += 1
+            else:
+                done.measured_now += outcome.reusable
+                done.outcomes[plan.cell.arm.label][outcome.outcome] += 1
+        emit("cell.finished", {"how": "retried" if record.retried else "measured", "label": plan.cell.arm.label, "task": plan.cell.task.id, "attempt": plan.cell.attempt, "outcome": outcome.outcome, "reason": outcome.reason})
 
     return graded
 

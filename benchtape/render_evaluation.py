@@ -105,6 +105,8 @@ def finished(done: Any, planned: Any, store: Any, plain: bool, json_out: bool) -
     say(f"run {done.run_id}: {done.started_sessions} session(s) started, {done.measured_now} cell(s) measured now, {done.regraded} re-graded")
     for label, counts in done.outcomes.items():
         say(f"  {label}: " + ", ".join(f"{o} {n}" for o, n in sorted(counts.items())))
+    if done.retried:
+        say(f"{done.retried} attempt(s) were lost where they ran (a node died) and run again: on record as infrastructure_error, not counted above")
     if done.interrupted:
         say(f"interrupted: {done.unscheduled} cell(s) were not started; what finished is kept — run it again to fill the rest")
     failures = sum(n for c in done.outcomes.values() for o, n in c.items() if o in FAILURES)

@@ -49,6 +49,7 @@ class CellRecord:
     plan: CellPlan
     identity: CellIdentity  # as recorded (its `pre` effects as they were in this sandbox)
     sessions: list[str] = field(default_factory=list)  # one per step that ran, in order
+    retried: bool = False  # an attempt the executor lost (its node died) and ran again: on record, not the cell's result
 
     @property
     def root(self) -> str | None:
@@ -79,6 +80,15 @@ class CellJob:
         seed, problem = self.matrix.staging.seed(task)
         if problem is None:
             sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed)
+
+
+def record_lost(runner: Runner, matrix: Matrix, plan: CellPlan, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
+    """An attempt of the cell that never came back from where it ran (its node lost, its worker
+    killed), recorded in the runner's store: an infrastructure error naming what is known of it.
+    `retried`: a later attempt of the cell followed it (this one is on record, not the cell's result)."""
+    record = _unstarted(runner, matrix, plan, plan.identity, Problem("infrastructure", message), source=source)
+    record.retried = retried
+    return record
 
 
 def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = False) -> CellRecord:
@@ -228,9 +238,9 @@ def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int)
     }
 
 
-def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None) -> CellRecord:
+def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None, source: str | None = None) -> CellRecord:
     fields = session_fields(matrix.ev.name, plan.cell, identity, plan.task_digest, 0)
-    session_id = runner.store.new_session(runner.run_id, **fields)
+    session_id = runner.store.new_session(runner.run_id, **fields, source=source)
     started = _started(matrix, plan, identity, 0)
     if pre_runs:
         started["cell"]["pre"] = [r.to_dict() for r in pre_runs]

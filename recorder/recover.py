@@ -36,15 +36,18 @@ from benchtape.sandbox.capture import CaptureTail, Ending, SessionFolder, read_m
 from benchtape.sandbox.supervisor import MARKER, kill_marked
 
 
-def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | None = None) -> list[str]:
+def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | None = None, only_under: Path | None = None) -> list[str]:
     """Recover every orphaned session folder in the temp dir (only those recording into
-    `only_db`, when given), restore orphaned ~/.claude baselines (and, with `containers`,
-    remove containers whose owner is gone). Returns one line per thing done."""
+    `only_db`, or into a store under the folder `only_under`, when given), restore orphaned
+    ~/.claude baselines (and, with `containers`, remove containers whose owner is gone).
+    Returns one line per thing done."""
     from benchtape.sandbox.claude_home import restore_orphans
 
     done: list[str] = []
     for path in session_folders(tmp):
         if only_db is not None and not _records_into(path, only_db):
+            continue
+        if only_under is not None and not _records_under(path, only_under):
             continue
         folder = SessionFolder.claim(path)
         if folder is None:
@@ -67,6 +70,11 @@ def _records_into(path: Path, db: Path) -> bool:
         return False
     named = facts.get("db")
     return named is None or os.path.realpath(named) == os.path.realpath(db)
+
+
+def _records_under(path: Path, folder: Path) -> bool:
+    named = (read_manifest(path) or {}).get("db")
+    return named is not None and Path(os.path.realpath(named)).is_relative_to(os.path.realpath(folder))
 
 
 def recover_folder(folder: SessionFolder) -> str:

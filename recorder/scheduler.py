@@ -156,10 +156,12 @@ class Scheduler:
             self.runner.scripted.close()
 
     def recover_orphans(self) -> None:
-        """What a killed benchtape left (sessions to finish, sandboxes, a ~/.claude to put back), first."""
+        """What a killed benchtape left (sessions to finish, sandboxes, a ~/.claude to put back,
+        bundles that reached this store's spool but were not folded), first."""
         from benchtape.recorder.recover import sweep
+        from benchtape.recorder.spool import fold_spooled
 
-        for found in sweep():
+        for found in sweep() + fold_spooled(self.store):
             self.on_event("sandbox.note", {"kind": "recover", "message": found})
 
     def run(self, jobs: Sequence[Job], on_record: Callable[[Any], None], *, stopping: Stopping = Stopping()) -> Ran:

@@ -34,10 +34,11 @@ import orjson
 from benchtape.core.errors import BadInput, closest
 from benchtape.spec.bench import BenchSpec, ScenarioSpec, discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
+from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file
 
-EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "attempts", "tools"}
+EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "attempts", "tools", "runs"}
 BLOCK_KEYS = {"tool", "tool_version", "model", "effort", "options", "pre", "steps"}
 STEP_OVERRIDE_KEYS = {"model", "effort", "options"}
 EVALUATIONS_DIR = "evaluations"
@@ -46,7 +47,6 @@ TOP_HINTS = {
     "id": "an evaluation's name is its file name",
     "concurrency": "concurrency is a run option, not part of the evaluation",
     "matrix": "write the axes as lists inside a `tools:` block",
-    "runs": "`runs:` belongs to an Eval file (bench + runs); an Evaluation lists `tools:` blocks",
     "scenarios": "an evaluation does not select tasks: every scenario of its bench is a task (narrow a run with --task)",
     "tasks": "an evaluation does not select tasks: every scenario of its bench is a task (narrow a run with --task)",
 }
@@ -195,6 +195,7 @@ class Evaluation:
     arms: list[Arm]
     blocks: list[list[Arm]]  # each block's arms, before the union (a repeated arm appears in each)
     registry: Registry
+    runs: RunSettings = field(default_factory=RunSettings)  # where its cells run (`runs:`), over the project's
     _tasks: list[Task] | None = field(default=None, repr=False)
 
     @property
@@ -338,6 +339,7 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
         arms=list(arms.values()),
         blocks=blocks,
         registry=registry,
+        runs=load_run_settings(ld, top),
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
+from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.overlays import PROJECT_LAYOUTS, project_config_dirs, user_config_dirs
 from benchtape.spec.yamlsrc import LineDict
 
@@ -41,7 +42,7 @@ DEFAULT_NOISE_PATTERNS = (
 PROMPT_SOURCES = ("issue", "pull_request", "auto")
 PROVIDERS = ("github", "gitlab")
 
-PROJECT_KEYS = HEADER_KEYS | {"defaults", "source", "dockerfile", "results", "harvest", "agent"}
+PROJECT_KEYS = HEADER_KEYS | {"defaults", "source", "dockerfile", "results", "harvest", "agent", "runs"}
 USER_KEYS = HEADER_KEYS | {"defaults", "agent", "credentials"}
 DEFAULTS_KEYS = {"attempts", "concurrency", "cell_timeout", "resources"}
 RESOURCES_KEYS = {"cpus", "memory", "pids"}
@@ -103,6 +104,7 @@ class Project:
     test_patterns: tuple[str, ...] = DEFAULT_TEST_PATTERNS
     noise_patterns: tuple[str, ...] = DEFAULT_NOISE_PATTERNS
     allow_hosts: tuple[str, ...] = ()
+    runs: RunSettings = RunSettings()  # where an evaluation's cells run (`runs:`), under the evaluation's own
 
     @property
     def config_dir(self) -> Path:
@@ -173,6 +175,7 @@ def load_project(root: Path) -> Project:
         test_patterns=tuple(ld.strings(harvest, "test_patterns", "`harvest.test_patterns`")) if "test_patterns" in harvest else DEFAULT_TEST_PATTERNS,
         noise_patterns=tuple(ld.strings(harvest, "noise_patterns", "`harvest.noise_patterns`")) if "noise_patterns" in harvest else DEFAULT_NOISE_PATTERNS,
         allow_hosts=tuple(ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")),
+        runs=load_run_settings(ld, top),
     )
 
 

@@ -20,6 +20,7 @@ import sqlite_utils
 
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
+from benchtape.store.bundles import FOLDED_SOURCE, SESSION_FIELDS, Bundle, named_blobs
 from benchtape.store.codecs import inflate_blob, inflate_raw, loads
 from benchtape.store.migrations import REPRODUCTION, RUN_OF_SESSION, SHOWN_GRADING_OF_SESSION
 from benchtape.store.sqlite_io import DamageIsBadInput
@@ -522,6 +523,62 @@ class Reader:
             if not gone.intersection(reads):
                 out.extend((table, str(key), str(what)) for key, what in self._all(sql))
         return out
+
+    # ------------------------------------------------------------ bundles (benchtape.store.bundles)
+    def bundle_blob_names(self, session_ids: Sequence[str]) -> list[str]:
+        """The blobs these sessions' actions name that this store holds (what a bundle of them carries)."""
+        return self._held_blobs(named_blobs(self._action_json(session_ids)))
+
+    def export_bundle(self, session_ids: Sequence[str], *, run_id: str, key: dict[str, Any], token: str, have: Iterable[str] = (), facts: dict[str, Any] | None = None) -> Bundle:
+        """These sessions (one attempt: a session per step) as a bundle to fold into the run
+        `run_id` of another store: their rows, actions and raw chunks as stored, and the blobs
+        their actions name, less `have` (the ones the other store holds already)."""
+        ids = list(session_ids)
+        names = self._held_blobs(named_blobs(self._action_json(ids)))
+        skip = set(have)
+        bundle = Bundle(run_id=run_id, key=dict(key), token=token, blob_names=names, facts=dict(facts or {}))
+        for page in _chunks(ids):
+            marks = _marks(page)
+            for row in self._all(f"SELECT {', '.join(SESSION_FIELDS)} FROM sessions WHERE id IN ({marks}) ORDER BY started_at, id", page):
+                bundle.sessions.append(dict(zip(SESSION_FIELDS, row)))
+            bundle.actions += [(sid, seq, at, thread, kind, data if isinstance(data, bytes) else data.encode()) for sid, seq, at, thread, kind, data in self._all(f"SELECT session_id, seq, at, thread, kind, data FROM actions WHERE session_id IN ({marks}) ORDER BY session_id, seq", page)]
+            bundle.raw += [(sid, n, lines, fresh, bytes(data)) for sid, n, lines, fresh, data in self._all(f"SELECT session_id, line_no, lines, fresh, data FROM raw WHERE session_id IN ({marks}) ORDER BY session_id, line_no", page)]
+        wanted = [n for n in names if n not in skip]
+        for page in _chunks(wanted):
+            bundle.blobs += [(sha, size, codec, bytes(data)) for sha, size, codec, data in self._all(f"SELECT sha256, size, codec, data FROM blobs WHERE sha256 IN ({_marks(page)}) ORDER BY sha256", page)]
+        return bundle
+
+    def held_sessions(self, session_ids: Sequence[str]) -> set[str]:
+        """Which of these sessions this store holds."""
+        held: set[str] = set()
+        for page in _chunks(list(session_ids)):
+            held.update(r[0] for r in self._all(f"SELECT id FROM sessions WHERE id IN ({_marks(page)})", page))
+        return held
+
+    def held_blobs(self, shas: Iterable[str]) -> set[str]:
+        """Which of these blobs this store holds."""
+        return set(self._held_blobs(list(shas)))
+
+    def folded_attempt(self, run_id: str, key: dict[str, Any]) -> str | None:
+        """The first session of a bundle already folded into the run at this place (scenario,
+        cell id, attempt), if any: a second bundle of the same place adds nothing."""
+        row = self._one(
+            "SELECT id FROM sessions WHERE run_id = ? AND scenario = ? AND cell_id IS ? AND attempt = ? AND parent_session IS NULL AND source LIKE ? ORDER BY started_at, id LIMIT 1",
+            [run_id, key["scenario"], key.get("cell_id"), key["attempt"], FOLDED_SOURCE + "%"],
+        )
+        return row[0] if row else None
+
+    def _action_json(self, session_ids: Sequence[str]) -> list[bytes]:
+        out: list[bytes] = []
+        for page in _chunks(list(session_ids)):
+            out += [d if isinstance(d, bytes) else d.encode() for (d,) in self._all(f"SELECT data FROM actions WHERE session_id IN ({_marks(page)}) ORDER BY session_id, seq", page)]
+        return out
+
+    def _held_blobs(self, shas: list[str]) -> list[str]:
+        held: set[str] = set()
+        for page in _chunks(shas):
+            held.update(r[0] for r in self._all(f"SELECT sha256 FROM blobs WHERE sha256 IN ({_marks(page)})", page))
+        return [s for s in shas if s in held]
 
     # ------------------------------------------------------------ judgments
     def find_judgment(self, request_sha256: str, vote: int = 0) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ import orjson
 import sqlite_utils
 
 from benchtape.core.model import Action
+from benchtape.store.bundles import FOLDED_SOURCE, Bundle
 from benchtape.store.codecs import Batch, Blob, Head, RawStream, compress_blob, dumps, encode_actions, raw_groups
 from benchtape.store.migrations import LEGACY_OUTCOME
 from benchtape.store.sqlite_io import DamageIsBadInput, begin
@@ -63,6 +64,9 @@ class Writer:
     db: sqlite_utils.Database
     lock: threading.RLock
     _one: Callable[..., tuple[Any, ...] | None]  # the reader's
+    held_sessions: Callable[[Sequence[str]], set[str]]  # the reader's
+    held_blobs: Callable[[Iterable[str]], set[str]]  # the reader's
+    folded_attempt: Callable[[str, dict[str, Any]], str | None]  # the reader's
 
     def _init_writer(self) -> None:
         self._seq: dict[str, int] = {}
@@ -331,6 +335,45 @@ class Writer:
             if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [blob.sha256]) is None:
                 raise
 
+
+    def fold_bundle(self, bundle: Bundle) -> list[str]:
+        """Write a bundle (an attempt recorded in another store: benchtape.store.bundles) into
+        its run, in one transaction; returns the sessions added. Idempotent: a bundle whose
+        sessions are stored already, or whose place in the run (scenario, cell id, attempt)
+        holds a folded bundle already (a retried or duplicated attempt), adds nothing. Its
+        rows are written as the other store wrote them (already redacted there), each session
+        filed under `bundle.run_id` with `source` worker:<token>; its blobs are written unless
+        stored already, and a bundle naming a blob that is neither in it nor in the store is
+        refused whole (nothing is written)."""
+        ids = bundle.session_ids
+        if not ids:
+            return []
+        with self.transaction():
+            conn = self.db.conn
+            if self.held_sessions(ids) or self.folded_attempt(bundle.run_id, bundle.key) is not None:
+                return []
+            shipped = {sha for sha, _, _, _ in bundle.blobs}
+            unshipped = [sha for sha in bundle.blob_names if sha not in shipped]
+            held = self.held_blobs(unshipped)
+            missing = [sha for sha in unshipped if sha not in held]
+            if missing:
+                raise ValueError(f"bundle {bundle.token} names {len(missing)} blob(s) it does not carry and the store does not hold ({missing[0][:12]}…)")
+            for sha, size, codec, data in bundle.blobs:
+                self._insert_blob(Blob(sha, data, codec, size))
+            source = FOLDED_SOURCE + bundle.token
+            conn.executemany(
+                "INSERT INTO sessions (id, run_id, scenario, cell_id, attempt, harness, model, params, workdir, started_at, parent_session, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(s["id"], bundle.run_id, s["scenario"], s["cell_id"], s["attempt"], s["harness"], s["model"], s["params"], s["workdir"], s["started_at"], s["parent_session"], source) for s in bundle.sessions],
+            )
+            for sid, seq, _, _, kind, _ in bundle.actions:
+                if kind == LEGACY_OUTCOME:
+                    raise ValueError(f"bundle {bundle.token}: {LEGACY_OUTCOME!r} is never appended to a session's stream (session {sid}, seq {seq})")
+            conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))", bundle.actions)
+            if bundle.raw:
+                conn.executemany(INSERT_RAW, bundle.raw)
+            for sid in ids:
+                self._seq.pop(sid, None)  # read again from the store when something is appended
+        return ids
 
     def new_grading(self, source: str, *, checkset_sha256: str, catalog_version: str, bench_path: str | None = None, run_id: str | None = None, note: str | None = None) -> str:
         grading_id = new_id()

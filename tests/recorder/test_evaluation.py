@@ -248,7 +248,10 @@ def test_pre_commands_and_option_effects_are_carried(project, user):
         ("attempts: 0\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number of at least 1", None),
         ("attempts: true\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number", None),
         ("tools: []\n", 3, "non-empty `tools:`", None),
-        ("runs: [{}]\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown key `runs`", "belongs to an Eval file"),
+        ("runs: [{}]\ntools: [{tool: mock, model: scripted}]\n", 3, "a list of run entries belongs to an Eval file", "runs: {executor: ray"),
+        ("runs: {executor: rey}\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown executor 'rey'", "did you mean 'ray'?"),
+        ("runs:\n  executor: ray\n  adress: 10.0.0.5:6379\ntools: [{tool: mock, model: scripted}]\n", 5, "unknown key `adress`", "did you mean `address:`?"),
+        ("runs: {retries: -1}\ntools: [{tool: mock, model: scripted}]\n", 3, "`runs.retries` must be a whole number of at least 0", None),
         ("tools: [{tool: mock, model: scripted}]\ntools: [{tool: mock, model: noop}]\n", 4, "key `tools` is set twice in one mapping: at line 3 and at line 4", None),
     ],
 )
@@ -319,3 +322,16 @@ def test_a_missing_bench_or_an_eval_file_as_bench_is_refused(project, user):
     write(project / "runs.eval.yaml", "bench: madbench.yaml\nruns: [{}]\n")
     err = refused(project, user, "bench: runs.eval.yaml\ntools: [{tool: mock, model: scripted}]\n")
     assert "is an Eval file" in err.what
+
+
+def test_runs_says_where_cells_run_over_the_projects_and_leaves_identity_alone(project, user):
+    from benchtape.spec.project import load_project
+
+    write(project / ".benchtape" / "config.yaml", "apiVersion: benchtape/v1alpha1\nkind: Project\nruns: {executor: ray, address: 10.0.0.5:6379, retries: 1}\n")
+    plain = load(project, user, "tools: [{tool: mock, model: scripted}]\n", name="plain")
+    ev = load(project, user, "runs: {address: 'auto', cpus: 2, runtime_env: {env_vars: {A: b}}}\ntools: [{tool: mock, model: scripted}]\n")
+    settings = ev.runs.under(load_project(project).runs)
+    assert (settings.executor, settings.address, settings.retries, settings.cpus) == ("ray", "auto", 1, 2.0)
+    assert settings.runtime_env == {"env_vars": {"A": "b"}} and type(settings.runtime_env["env_vars"]) is dict
+    assert plain.runs.under(load_project(project).runs).address == "10.0.0.5:6379"
+    assert [a.key for a in ev.arms] == [a.key for a in plain.arms]  # what runs where is no part of a setup (nor of a cell's identity)

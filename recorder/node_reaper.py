@@ -1,0 +1,140 @@
+"""One reaper per node: what a dead attempt left is removed even when nothing else of
+benchtape is left alive on the node.
+
+A cell recorded on a worker of a cluster (benchtape.recorder.ray_worker) can lose its process
+at any moment: its node is drained, Ray kills the worker with its driver, the OOM killer picks
+it. Ray kills the worker's process group and its children, but a container is no child (dockerd
+runs it), and the container watch a benchtape process keeps (benchtape.sandbox.supervisor) is
+killed with the worker when Ray kills its children. So each attempt leaves a marker in the node
+folder naming its process (`attempts/<token>`), and a reaper process of the node's own (started
+by the first attempt, detached twice so no process group or parent takes it along) watches
+them: once a marker's process is gone, it removes the benchtape containers whose owner process
+is gone, kills what the dead sessions left running and finishes their session folders
+(benchtape.recorder.recover.sweep, only for the stores under the node folder: the shards), and
+drops the marker. With no marker left for IDLE seconds it exits; the next attempt starts another.
+
+Run as `python -m benchtape.recorder.node_reaper NODE_FOLDER` (what `ensure_reaper` starts).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ATTEMPTS = "attempts"
+LOCK = "reaper.lock"
+POLL = 0.5  # seconds between looks at the markers (a listdir and a /proc read each)
+IDLE = float(os.environ.get("BENCHTAPE_REAPER_IDLE", "30"))  # seconds with no attempt before the reaper exits
+
+
+def register_attempt(base: Path, token: str) -> None:
+    """This process records attempt `token` on this node (until `unregister_attempt`)."""
+    from benchtape.sandbox.container import owner_token
+
+    folder = base / ATTEMPTS
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / token).write_text(owner_token())
+
+
+def unregister_attempt(base: Path, token: str) -> None:
+    (base / ATTEMPTS / token).unlink(missing_ok=True)
+
+
+def ensure_reaper(base: Path) -> None:
+    """Start the node's reaper unless one runs (it holds the lock on `reaper.lock`)."""
+    base.mkdir(parents=True, exist_ok=True)
+    if _held(base / LOCK):
+        return
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchtape.recorder.node_reaper", str(base)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    proc.wait(30)  # it forks the reaper and exits at once
+
+
+def _held(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def dead_attempts(base: Path) -> list[Path]:
+    """Markers whose process has ended without removing them."""
+    from benchtape.sandbox.container import owner_gone
+
+    folder = base / ATTEMPTS
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        try:
+            owner = (folder / name).read_text()
+        except OSError:
+            continue
+        if owner_gone(owner):
+            out.append(folder / name)
+    return out
+
+
+def reap(base: Path) -> list[str]:
+    """Remove what dead attempts on this node left: benchtape containers whose owner process is
+    gone, the processes and session folders of sessions recording into the node's shards; then
+    their markers. One line per thing done."""
+    from benchtape.recorder.recover import sweep
+
+    dead = dead_attempts(base)
+    done = sweep(containers=True, only_under=base)
+    for marker in dead:
+        marker.unlink(missing_ok=True)
+        done.append(f"attempt {marker.name} of a process that is gone: its leftovers removed")
+    return done
+
+
+def main(base: Path) -> int:
+    """The reaper: detach, take the node's lock (or leave: one runs), watch, reap, exit when idle."""
+    if os.fork() > 0:
+        os._exit(0)  # the starter's child exits at once: the reaper is nobody's child any more
+    os.setsid()
+    base.mkdir(parents=True, exist_ok=True)
+    fd = os.open(base / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return 0
+    idle_since = time.monotonic()
+    while True:
+        if dead_attempts(base):
+            reap(base)
+        try:
+            active = bool(os.listdir(base / ATTEMPTS))
+        except OSError:
+            active = False
+        now = time.monotonic()
+        if active:
+            idle_since = now
+        elif now - idle_since >= IDLE:
+            reap(base)  # a last look before leaving
+            return 0
+        time.sleep(POLL)
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1])))

@@ -1,0 +1,65 @@
+"""Where cells run, refused before anything runs when it cannot be right; and a node's reaper
+on its own (no cluster): it outlives the process that started it and removes what a dead
+attempt left."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from raykit import make_project, wait_for
+from storekit import cli
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj")
+
+
+@pytest.mark.parametrize(
+    ("args", "what", "fix"),
+    [
+        (["--executor", "ray"], "--executor ray needs the cluster's address", "--address HOST:PORT"),
+        (["--executor", "ray", "--address", "127.0.0.1:9", "--sandbox", "workspace"], "cells at sandbox level workspace would change a worker's real files", "--sandbox home"),
+        (["--executor", "rey"], "unknown executor 'rey'", "local, ray"),
+    ],
+)
+def test_a_placement_that_cannot_run_is_refused_before_anything_runs(project, monkeypatch, args, what, fix):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    out = cli("run", "base", "--yes", *args, cwd=project)
+    assert out.code == 2 and what in out.stderr and fix in out.stderr, out.stderr
+    assert not (project / ".benchtape" / "benchtape.db").exists()  # nothing made, nothing spent
+
+
+def test_executor_flags_belong_to_an_evaluation(tmp_path):
+    bench = make_project(tmp_path / "proj") / "madbench.yaml"
+    out = cli("run", bench, "--executor", "ray", cwd=tmp_path)
+    assert out.code == 2 and "--executor applies to an evaluation" in out.stderr, out.stderr
+
+
+def test_the_runs_setting_is_read_from_the_evaluation_and_the_address_from_the_environment(project, monkeypatch):
+    (project / ".benchtape" / "config.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Project\nruns: {executor: ray}\n")
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:6379")
+    out = cli("run", "base", "--dry-run", cwd=project)
+    assert out.code == 0 and "cells run on the Ray cluster at 10.0.0.5:6379" in out.stdout + out.stderr, out.stdout + out.stderr
+    out = cli("run", "base", "--dry-run", "--executor", "local", cwd=project)
+    assert out.code == 0 and "Ray cluster" not in out.stdout + out.stderr
+
+
+def test_a_nodes_reaper_outlives_its_starter_removes_a_dead_attempts_marker_and_leaves_when_idle(tmp_path):
+    base = tmp_path / "node"
+    env = {**os.environ, "BENCHTAPE_REAPER_IDLE": "1"}
+    # a worker of the node: it records an attempt, starts the reaper, and dies without cleaning up
+    worker = subprocess.run(
+        [sys.executable, "-c", "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)", str(base)],
+        env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert worker.returncode == 0, worker.stderr
+    from benchtape.recorder.node_reaper import LOCK, _held
+
+    assert _held(base / LOCK)  # the reaper runs, though the process that started it is gone
+    assert wait_for(lambda: not (base / "attempts" / "tok").exists(), 30)  # its marker named a dead process
+    assert wait_for(lambda: not _held(base / LOCK), 30)  # idle: it left
