@@ -72,6 +72,19 @@ class PaneCommand:
     cleanup: Callable[[], None] = field(default=lambda: None)
 
 
+SOCKET_PATH_MAX = 100  # a Unix socket's path is at most 107 bytes (sun_path); tmux refuses a longer one
+
+
+def _socket_folder() -> Path:
+    """A private folder for the tmux socket: under TMPDIR, unless that path is too long for a
+    socket (a deep TMPDIR, as a test runner's or a CI's), then under /tmp, still private (0700)."""
+    folder = Path(tempfile.mkdtemp(prefix="benchtape-tty-"))
+    if len(str(folder / "tmux.sock").encode()) <= SOCKET_PATH_MAX:
+        return folder
+    folder.rmdir()
+    return Path(tempfile.mkdtemp(prefix="benchtape-tty-", dir="/tmp"))
+
+
 class Terminal:
     """One pane running one command. Start it, read the screen, type, and end it."""
 
@@ -81,7 +94,7 @@ class Terminal:
             raise TerminalError(tmux_problem() or "tmux is missing")
         self.tmux = binary
         self.command = command
-        self.folder = Path(tempfile.mkdtemp(prefix="benchtape-tty-"))
+        self.folder = _socket_folder()
         self.socket = self.folder / "tmux.sock"
         (self.folder / "tmux.conf").write_text(_CONFIG, encoding="utf-8")
         self.columns, self.rows = columns, rows

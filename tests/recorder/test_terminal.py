@@ -76,3 +76,25 @@ def test_kill_after_the_pane_exited_signals_nothing(tmp_path: Path, monkeypatch)
     finally:
         monkeypatch.undo()
         term.close()
+
+
+def test_a_deep_tmpdir_still_gets_a_socket_tmux_can_bind(tmp_path, monkeypatch):
+    """Under a test runner's or a CI's deep TMPDIR the socket path passed sun_path's 107 bytes and
+    tmux refused to start ("File name too long"): the socket then goes under /tmp, still private."""
+    import tempfile
+
+    from benchtape.sandbox import terminal
+
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(deep))
+    folder = terminal._socket_folder()
+    try:
+        assert len(str(folder / "tmux.sock").encode()) <= terminal.SOCKET_PATH_MAX
+        assert folder.stat().st_mode & 0o777 == 0o700
+    finally:
+        folder.rmdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    near = terminal._socket_folder()  # a TMPDIR short enough keeps the socket there
+    assert near.parent == tmp_path
+    near.rmdir()
