@@ -1,0 +1,96 @@
+"""Grading a task cell on the real toolz history: the agent's workspace is a fresh one-commit
+repository (nothing of the original history), and a candidate patch goes through the
+pipeline guard → no_changes → fresh verifier: the reference passes, nothing is no_changes,
+a change to the hidden tests' folder is a guard violation, a patch that does not apply is
+patch_apply_failed, a wrong fix fails; and a tests.patch repaired after the fact re-grades
+the same stored candidate (record once, grade many)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvest"))
+from e2e.cli import benchtape  # noqa: E402
+from harvestkit import clone_toolz  # noqa: E402
+
+from benchtape.replay.task_verdict import grade_candidate  # noqa: E402
+from benchtape.sandbox.task_workspace import fresh_workspace  # noqa: E402
+from benchtape.spec.project import load_project  # noqa: E402
+from benchtape.spec.task import load_task, task_dirs  # noqa: E402
+
+TASK = "434"  # 1 failing test at the base, 1 passing with the reference (shared README)
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    repo = clone_toolz(tmp_path_factory.mktemp("grade") / "toolz")
+    done = benchtape("task", "create", TASK, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"  # the verifier's `python3 -m pytest` is this one
+    project = load_project(repo)
+    return {"repo": repo, "project": project, "task": load_task(task_dirs(repo)[TASK])}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_workspace_is_a_fresh_repository_with_nothing_of_the_history(made: dict[str, Any], tmp_path: Path):
+    task = made["task"]
+    ws = fresh_workspace(made["repo"], task.source.base_commit, tmp_path / "ws")
+    log = _git(ws, "log", "--all", "--format=%H %s")
+    assert len(log.splitlines()) == 1 and log.split()[1] == "base"
+    assert task.source.base_commit not in log and (task.source.fix_commit or "x") not in log
+    assert _git(ws, "remote").strip() == ""
+    original = _git(made["repo"], "log", "--format=%s", "-20")
+    assert not any(line and line in log for line in original.splitlines())
+    # the tree is the base's bytes, and neither hidden patch is in it
+    assert _git(ws, "rev-parse", "HEAD^{tree}").strip() == _git(made["repo"], "rev-parse", f"{task.source.base_commit}^{{tree}}").strip()
+    assert not list(ws.rglob("tests.patch")) and not list(ws.rglob("reference.patch"))
+
+
+def test_the_pipeline_guard_then_empty_then_the_fresh_verifier(made: dict[str, Any], tmp_path: Path):
+    project, task = made["project"], made["task"]
+    assert grade_candidate(project, task, task.reference()).outcome == "passed"
+    assert grade_candidate(project, task, b"").outcome == "no_changes"
+    guard = grade_candidate(project, task, task.tests_patch())
+    assert guard.outcome == "guard_violation" and guard.evidence["guarded"]
+    bad = b"diff --git a/toolz/nowhere.py b/toolz/nowhere.py\n--- a/toolz/nowhere.py\n+++ b/toolz/nowhere.py\n@@ -1 +1 @@\n-x\n+y\n"
+    applied = grade_candidate(project, task, bad)
+    assert applied.outcome == "patch_apply_failed" and applied.evidence["patch"] == "candidate"
+    wrong = _wrong_fix(made["repo"], task, tmp_path)
+    failed = grade_candidate(project, task, wrong)
+    assert failed.outcome == "failed", failed.reason
+    assert failed.evidence["runner"] == "pytest" and failed.evidence["failed"] >= 1 and "$ python3 -m pytest" in failed.evidence["log"]
+
+
+def _wrong_fix(repo: Path, task: Any, tmp: Path) -> bytes:
+    """A change to the implementation that is not the fix (a comment appended to the first file
+    the reference changes), as `git diff` in the agent's workspace gives it."""
+    from benchtape.sandbox.patches import changed_paths
+
+    ws = fresh_workspace(repo, task.source.base_commit, tmp / "wrong")
+    target = ws / changed_paths(task.reference())[0]
+    target.write_text(target.read_text() + "# not the fix\n")
+    return subprocess.run(["git", "diff"], cwd=ws, capture_output=True, check=True).stdout
+
+
+def test_a_repaired_tests_patch_regrades_the_stored_candidate(made: dict[str, Any]):
+    project, task = made["project"], made["task"]
+    candidate = task.reference()
+    assert grade_candidate(project, task, candidate).outcome == "passed"
+    tests = task.verify.tests_patch
+    assert tests is not None
+    good = tests.read_bytes()
+    try:
+        tests.write_bytes(good.replace(b"\n@@", b"\n@@ broken", 1))  # a tests.patch that no longer applies
+        assert grade_candidate(project, load_task(task.dir), candidate).outcome == "patch_apply_failed"
+    finally:
+        tests.write_bytes(good)  # repaired: the same candidate passes again, no agent run
+    assert grade_candidate(project, load_task(task.dir), candidate).outcome == "passed"
