@@ -41,3 +41,14 @@ def fresh_workspace(repo: Path, base_commit: str, dest: Path, *, timeout: float 
         if done.returncode != 0:
             raise CheckoutFailed(f"`git {' '.join(args)}` failed (exit {done.returncode}): {done.stderr.strip()[-1000:]}")
     return dest
+
+
+def candidate_patch(workspace: Path, *, timeout: float = 120.0) -> bytes:
+    """What the agent changed in a fresh workspace: every file against its one commit (new
+    files, deletions and binaries included), in git's shape, as `git apply` takes it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({"GIT_INDEX_FILE": str(workspace / ".git" / "benchtape-candidate-index"), "HOME": str(workspace.parent), "GIT_CONFIG_NOSYSTEM": "1"})
+    for args in (["read-tree", "HEAD"], ["add", "-A", "-f"]):
+        subprocess.run(["git", *args], cwd=workspace, env=env, capture_output=True, check=True, timeout=timeout)
+    done = subprocess.run(["git", "diff", "--cached", "--binary", "--no-color", "--no-ext-diff", "HEAD"], cwd=workspace, env=env, capture_output=True, check=True, timeout=timeout)
+    return done.stdout

@@ -94,3 +94,49 @@ def test_a_repaired_tests_patch_regrades_the_stored_candidate(made: dict[str, An
     finally:
         tests.write_bytes(good)  # repaired: the same candidate passes again, no agent run
     assert grade_candidate(project, load_task(task.dir), candidate).outcome == "passed"
+
+
+def test_the_controls_oracle_passes_noop_does_not_and_a_solution_script_is_an_oracle(made: dict[str, Any], tmp_path: Path):
+    from dataclasses import replace
+
+    from benchtape.replay.task_controls import oracle_candidate, run_controls
+
+    project, task = made["project"], made["task"]
+    (result,) = run_controls(project, [task])
+    assert result.holds and result.oracle.outcome == "passed" and result.noop.outcome == "no_changes"
+    script = tmp_path / "solve.sh"
+    script.write_text("git apply " + str(task.reference_patch) + "\n")
+    scripted = replace(task, solution=script)
+    candidate = oracle_candidate(project, scripted)
+    assert candidate.startswith(b"diff --git ") and b".git/" not in candidate
+    assert grade_candidate(project, scripted, candidate).outcome == "passed"
+
+
+def test_a_workspace_candidate_is_what_the_agent_changed(made: dict[str, Any], tmp_path: Path):
+    from benchtape.sandbox.task_workspace import candidate_patch
+
+    ws = fresh_workspace(made["repo"], made["task"].source.base_commit, tmp_path / "ws")
+    assert candidate_patch(ws) == b""
+    (ws / "NEW.txt").write_text("hello\n")
+    (ws / "README.rst").unlink()
+    patch = candidate_patch(ws)
+    assert b"b/NEW.txt" in patch and b"a/README.rst" in patch
+    assert _git(ws, "status", "--porcelain").count("\n") == 2  # the workspace's own index untouched
+
+
+def test_a_reward_file_decides_the_verdict(tmp_path: Path):
+    from benchtape.core.command_runner import run_local
+    from benchtape.sandbox.verifier import read_reward, verify
+    from benchtape.spec.task import Verify
+
+    def run(command: str, timeout: float):
+        return run_local(["/bin/sh", "-c", command], tmp_path, timeout)
+
+    spec = Verify(command="mkdir -p logs/verifier && echo 0.5 > logs/verifier/reward.txt", reward_file=True)
+    partial = verify(tmp_path, [], spec, run)
+    assert partial.status == "failed" and partial.detail == "reward 0.5" and partial.exit == 0
+    (tmp_path / "logs" / "verifier" / "reward.txt").unlink()
+    (tmp_path / "logs" / "verifier" / "reward.json").write_text('{"reward": 1}')
+    assert read_reward(tmp_path / "logs" / "verifier") == 1.0
+    whole = verify(tmp_path, [], Verify(command="true", reward_file=True), run)
+    assert whole.status == "passed"
