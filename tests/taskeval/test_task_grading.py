@@ -140,3 +140,35 @@ def test_a_reward_file_decides_the_verdict(tmp_path: Path):
     assert read_reward(tmp_path / "logs" / "verifier") == 1.0
     whole = verify(tmp_path, [], Verify(command="true", reward_file=True), run)
     assert whole.status == "passed"
+
+
+FIVE = ["603", "551", "534", "434", "398"]
+
+
+@pytest.fixture(scope="module")
+def five(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from harvestkit import cli_env
+
+    repo = clone_toolz(tmp_path_factory.mktemp("five") / "toolz")
+    assert benchtape("task", "scan", "--json", cwd=repo).returncode == 0
+    assert benchtape("task", "create", *FIVE, cwd=repo).returncode == 0
+    done = benchtape("task", "validate", "--sandbox", "home", cwd=repo, env=cli_env(), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return repo
+
+
+def test_the_oracle_passes_every_valid_task_the_noop_none_and_a_stale_task_is_skipped(five: Path):
+    import json
+
+    from harvestkit import cli_env
+
+    done = benchtape("task", "controls", "--json", cwd=five, env=cli_env(), timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    assert sorted(t["task"] for t in doc["tasks"]) == sorted(FIVE)
+    assert all(t["oracle"]["outcome"] == "passed" and t["noop"]["outcome"] == "no_changes" for t in doc["tasks"])
+    prompt = five / ".benchtape" / "tasks" / "398" / "prompt.md"
+    prompt.write_text(prompt.read_text() + "\nAlso keep it fast.\n")  # edited after validation: stale
+    again = json.loads(benchtape("task", "controls", "--json", cwd=five, env=cli_env(), timeout=900).stdout)
+    assert "398" not in [t["task"] for t in again["tasks"]]
+    assert [(s["id"], s["state"]) for s in again["skipped"]] == [("398", "stale")]
