@@ -54,6 +54,7 @@ bench: install
 	-$(BIN)/python benchmarks/inspect_compare.py
 	-$(BIN)/python benchmarks/view.py
 	-$(BIN)/python benchmarks/scaleout.py
+	-$(BIN)/python benchmarks/tasks.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
 
 # ruff (the rule set in pyproject) over the code and tests; mypy over the namespace (default

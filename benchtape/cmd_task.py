@@ -78,6 +78,17 @@ def register(app: typer.Typer) -> None:
         """
         guarded(lambda: _list(json_out))
 
+    @task.command("controls")
+    def controls_cmd(
+        ids: Optional[List[str]] = typer.Argument(None, metavar="[ID…]", help="Tasks to check (default: every valid task)."),
+        json_out: Json = False,
+    ) -> None:
+        """The controls on every valid task, through the same verdict an agent's candidate gets: the oracle (reference.patch, or the task's solution script) must pass, the no-op agent must not. Stale and unvalidated tasks are skipped, by name. Exit 0 when every control holds, 1 otherwise.
+
+        Example: benchtape task controls 603 551
+        """
+        guarded(lambda: _controls(ids, json_out))
+
     app.add_typer(task, name="task")
 
 
@@ -154,3 +165,32 @@ def _list(json_out: bool) -> int:
     else:
         task_table(rows)
     return 0
+
+
+def _controls(ids: Optional[List[str]], json_out: bool) -> int:
+    from benchtape.core.errors import BadInput
+    from benchtape.render_tasks import print_json
+    from benchtape.replay.task_controls import run_controls
+    from benchtape.tasks.listing import runnable
+
+    project = _project()
+    valid, others = runnable(project)
+    if ids:
+        known = {t.id for t in valid} | {r.id for r in others}
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise BadInput(f"no task {unknown[0]!r} in {project.config_dir / 'tasks'}", fix="benchtape task list shows the tasks")
+        valid = [t for t in valid if t.id in ids]
+        others = [r for r in others if r.id in ids]
+    results = run_controls(project, valid)
+    ok = bool(results) and all(r.holds for r in results)
+    if json_out:
+        print_json({"ok": ok, "level": "home", "tasks": [r.to_dict() for r in results], "skipped": [{"id": r.id, "state": r.state, "why": r.why, "next": r.next} for r in others]})
+    else:
+        for r in results:
+            print(f"{r.task}: {'holds' if r.holds else 'DOES NOT HOLD'} — oracle {r.oracle.outcome} ({r.oracle.reason}); no-op {r.noop.outcome}")
+        for row in others:
+            print(f"{row.id}: skipped ({row.state}: {row.why}) — {row.next}")
+        if not results:
+            print("no valid task to check: benchtape task validate", file=sys.stderr)
+    return 0 if ok else 1

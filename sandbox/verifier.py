@@ -76,8 +76,10 @@ class Judgement:
     detail: str = ""  # what in the log showed it (a missing module's name, the network error)
 
 
-def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: RunCommand) -> Evidence:
-    """Apply `patches` (name, bytes) to `tree` in order, then run setup and the command."""
+def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: RunCommand, *, reward_dir: Path | None = None) -> Evidence:
+    """Apply `patches` (name, bytes) to `tree` in order, then run setup and the command. With
+    `verify.reward_file` the verdict is the reward the command wrote (`read_reward`; in
+    `reward_dir`, default `logs/verifier/` of the tree), not its exit status."""
     started = time.monotonic()
     for name, data in patches:
         try:
@@ -103,7 +105,15 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
             return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps)
     counts = parse_counts(done.output, runner_of(spec.command))
     status = "passed" if done.exit_code == 0 else "failed"
-    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, steps=steps)
+    detail = ""
+    if spec.reward_file:
+        try:
+            reward = read_reward(reward_dir if reward_dir is not None else tree / "logs" / "verifier")
+        except ValueError as exc:  # what it wrote is no reward: a failure that says what it found
+            status, detail = "failed", str(exc)
+        else:
+            status, detail = ("passed", "reward 1") if reward == 1.0 else ("failed", "no reward file written" if reward is None else f"reward {reward:g}")
+    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps)
 
 
 def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate") -> Evidence:
