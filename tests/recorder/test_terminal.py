@@ -94,7 +94,7 @@ def test_a_deep_tmpdir_still_gets_a_socket_tmux_can_bind(tmp_path, monkeypatch):
         assert folder.stat().st_mode & 0o777 == 0o700
     finally:
         folder.rmdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", "/tmp")
     near = terminal._socket_folder()  # a TMPDIR short enough keeps the socket there
-    assert near.parent == tmp_path
+    assert near.parent == Path("/tmp")
     near.rmdir()
