@@ -120,6 +120,8 @@ def _message(model: str, stream: bool, blocks: list[Block], usage: Usage, **note
 
 def _block_events(i: int, block: dict[str, Any]) -> list[tuple[str, Any]]:
     kind = block["type"]
+    opening: dict[str, Any]
+    deltas: list[dict[str, Any]]
     if kind == "thinking":
         opening = {"type": "thinking", "thinking": ""}
         deltas = [{"type": "thinking_delta", "thinking": block["thinking"]}, {"type": "signature_delta", "signature": block["signature"]}]

@@ -94,7 +94,7 @@ def _completion(model: str, stream: bool, text: str | None, refusal: str | None,
         choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
         return None, {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [choice], **extra}
 
-    events = [chunk({"role": "assistant", "content": ""})]
+    events: list[tuple[None, Any]] = [chunk({"role": "assistant", "content": ""})]
     if refusal is not None:
         events.append(chunk({"refusal": refusal}))
     elif text:

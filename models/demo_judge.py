@@ -13,6 +13,7 @@ is a stand-in that lets a bench author see AI checks pass, fail and report, offl
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import orjson
 
@@ -36,7 +37,7 @@ def demo_judge(request: JudgeRequest) -> JudgeReply:
     """The demo evaluator's answer to a judge request, as a judge model's reply would carry it."""
     output = _tagged(_OUTPUT, request.prompt).lower()
     criteria = _criteria(request.prompt)
-    results = [{"criterion": c, "met": _met(c, output)} for c in criteria]
+    results: list[dict[str, Any]] = [{"criterion": c, "met": _met(c, output)} for c in criteria]
     met = sum(r["met"] for r in results)
     score = met / len(results) if results else 0.0
     risk = "risk" in request.check_type or request.check_type in ("toxicity", "bias", "hallucination", "noise-sensitivity")

@@ -100,7 +100,8 @@ def _call_step(session: Session, a: Action, notes: list[str]) -> dict[str, Any] 
         return {"subagent": spec}
     call = a.payload("tool.call")
     tool = str(call.get("tool") or "")
-    args = call.get("input") if isinstance(call.get("input"), dict) else {}
+    given = call.get("input")
+    args = given if isinstance(given, dict) else {}
     tool, args = _generic(tool, args)
     if tool == "file_change":
         notes.append(f"a `file_change` at action {a.seq}: codex exec's stream names the files, not the patch (import the rollout to replay it)")

@@ -85,7 +85,7 @@ class Playback:
         with self._lock:
             replies = self.script.chat
             free = [i for i in range(len(replies)) if i not in self._chat_used]
-            chosen = next((i for i in free if replies[i].match is not None and replies[i].match in text), None)
+            chosen = next((i for i in free if (match := replies[i].match) is not None and match in text), None)
             if chosen is None:
                 chosen = next((i for i in free if replies[i].match is None), None)
             if chosen is None:

@@ -180,8 +180,9 @@ def _api_error(data: bytes) -> str:
     except orjson.JSONDecodeError:
         return _excerpt(data)
     err = doc.get("error") if isinstance(doc, dict) else None
-    if isinstance(err, dict) and isinstance(err.get("message"), str):
-        return err["message"]
+    message = err.get("message") if isinstance(err, dict) else None
+    if isinstance(message, str):
+        return message
     if isinstance(err, str):
         return err
     return _excerpt(data)
@@ -206,7 +207,8 @@ class AnthropicTransport(HttpTransport):
         if not isinstance(doc, dict) or not isinstance(doc.get("content"), list):
             raise TransportError(f"{self.spec.id}: the Messages API answered without content: {_excerpt(orjson.dumps(doc))}")
         text = "".join(b.get("text", "") for b in doc["content"] if isinstance(b, dict) and b.get("type") == "text")
-        usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+        given = doc.get("usage")
+        usage = given if isinstance(given, dict) else {}
         return Completion(text, _int(usage.get("input_tokens")), _int(usage.get("output_tokens")), doc.get("stop_reason"), doc.get("model") or model, latency, attempts=attempts)
 
     def list_models(self) -> list[dict[str, Any]]:
@@ -250,7 +252,8 @@ class OpenAITransport(HttpTransport):
         refusal = message.get("refusal")
         if isinstance(refusal, str) and refusal and not text:
             text, finish = refusal, "refusal"
-        usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+        given = doc.get("usage")
+        usage = given if isinstance(given, dict) else {}
         return Completion(text or "", _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens")), finish, doc.get("model") or model, latency, attempts=attempts)
 
     def list_models(self) -> list[dict[str, Any]]:
@@ -332,7 +335,8 @@ class ClaudeCodeTransport:
             if doc.get("is_error"):
                 last = f"claude reported an error: {_excerpt(str(doc.get('result') or doc.get('subtype')).encode())}"
                 continue
-            usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+            given = doc.get("usage")
+            usage = given if isinstance(given, dict) else {}
             used = list((doc.get("modelUsage") or {}).keys())
             cost = doc.get("total_cost_usd")
             return Completion(

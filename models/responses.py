@@ -71,7 +71,8 @@ def found_namespaces(items: list[Any]) -> dict[str, set[str]]:
 
 def answer(playback: Playback, body: dict[str, Any]) -> Reply:
     model = playback.script.model or str(body.get("model") or DEFAULT_MODEL)
-    items = body.get("input") if isinstance(body.get("input"), list) else []
+    given = body.get("input")
+    items = given if isinstance(given, list) else []
     offered = [t for t in body.get("tools") or [] if isinstance(t, dict)]
     if not offered:
         return _response(model, [_message(SIDE_TEXT, "side_0")], SIDE_USAGE, role="side", outcome="side")

@@ -98,7 +98,9 @@ class ScriptedServer:
 
     @property
     def host(self) -> str:
-        return self._httpd.server_address[0]
+        host = self._httpd.server_address[0]
+        assert isinstance(host, str)  # an AF_INET/AF_INET6 server's address names its host as a str
+        return host
 
     @property
     def port(self) -> int:

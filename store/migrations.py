@@ -243,10 +243,13 @@ def _m8_compressed_raw(db: sqlite_utils.Database) -> None:
     )
     conn = db.conn
     insert = "INSERT INTO raw_chunks (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
-    session, stream, batch, size = None, RawStream(), [], 0
+    session: str | None = None
+    stream, size = RawStream(), 0
+    batch: list[tuple[int, str]] = []
     for session_id, line_no, text in _iter_old_raw(conn):
         if session_id != session or size >= RAW_CHUNK_BYTES:
             if batch:
+                assert session is not None  # a batch holds lines of the session read before them
                 conn.executemany(insert, stream.rows(session, batch))
             if session_id != session:
                 stream = RawStream()
@@ -254,6 +257,7 @@ def _m8_compressed_raw(db: sqlite_utils.Database) -> None:
         batch.append((line_no, text))
         size += len(text)
     if batch:
+        assert session is not None  # a batch holds lines of the session read before them
         conn.executemany(insert, stream.rows(session, batch))
     db.executescript("DROP TABLE raw; ALTER TABLE raw_chunks RENAME TO raw;")
     db.executescript(append_only("raw"))
@@ -643,7 +647,8 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    return conn.execute("PRAGMA user_version").fetchone()[0]
+    version: int = conn.execute("PRAGMA user_version").fetchone()[0]
+    return version
 
 
 def migrate(db: sqlite_utils.Database, path: Path | None = None, check: Callable[[sqlite3.Connection, int], None] | None = None) -> int:

@@ -76,7 +76,8 @@ class Reader:
 
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         with self.lock, self._damage_is_bad_input():
-            return self.db.conn.execute(sql, params).fetchone()
+            row: tuple[Any, ...] | None = self.db.conn.execute(sql, params).fetchone()
+            return row
 
     def _damage_is_bad_input(self) -> DamageIsBadInput:
         """Damage found past the pages read at open (a file cut short or overwritten in the
@@ -272,7 +273,8 @@ class Reader:
         """The session's verdicts in the grading, each as VERDICT_FIELDS ([] if it holds none)."""
         parts = self._all("SELECT created_at, first_check, verdicts FROM verdict_sets WHERE grading_id = ? AND session_id = ?", [grading_id, session_id])
         if len(parts) == 1:
-            return loads(parts[0][2])
+            verdicts: list[list[Any]] = loads(parts[0][2])
+            return verdicts
         parts.sort()  # in the order they were added (SQL's ORDER BY would sort even the one set a session mostly has)
         return [v for _at, _first, part in parts for v in loads(part)]
 
@@ -328,7 +330,8 @@ class Reader:
 
     def sessions_at(self, run_id: str, scenario: str, attempt: int | None = None) -> list[tuple[str, int]]:
         """(id, attempt) of the run's sessions of a scenario (of one attempt), by attempt."""
-        sql, params = "SELECT id, attempt FROM sessions WHERE run_id = ? AND scenario = ?", [run_id, scenario]
+        sql = "SELECT id, attempt FROM sessions WHERE run_id = ? AND scenario = ?"
+        params: list[Any] = [run_id, scenario]
         if attempt is not None:
             sql, params = sql + " AND attempt = ?", [*params, attempt]
         return [(r[0], r[1]) for r in self._all(sql + " ORDER BY attempt, id", params)]

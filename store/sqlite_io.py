@@ -14,7 +14,7 @@ import random
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from benchtape.core.errors import BadInput
@@ -108,7 +108,7 @@ class DamageIsBadInput:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
         if exc is not None and is_damage(exc):
             raise bad_store(self.path, exc) from None  # type: ignore[arg-type]
         return False
@@ -133,7 +133,7 @@ def begin(conn: sqlite3.Connection, sql: str = "BEGIN IMMEDIATE", patience: floa
     retry_busy(conn, sql, patience)
 
 
-def retry_busy(conn: sqlite3.Connection, sql: str, patience: float = BEGIN_PATIENCE_S) -> list[tuple]:
+def retry_busy(conn: sqlite3.Connection, sql: str, patience: float = BEGIN_PATIENCE_S) -> list[tuple[Any, ...]]:
     """Run a statement, retrying with jittered backoff while SQLite answers BUSY: a BEGIN, or a
     statement outside a transaction (e.g. switching the journal to WAL) that may find the file
     locked by another process starting up at the same moment."""

@@ -209,8 +209,9 @@ class Writer:
         share a chunk, so a batch writer (an import) passes ~RAW_CHUNK_BYTES of lines a call."""
         redact = self.redactor_for(session_id)
         batch = list(lines)
-        encoded: list[bytes] | None = [t.encode("utf-8", "surrogatepass") for _, t in batch]
-        if redact is not None and not _clean(redact, b"\n".join(encoded)):
+        clear = [t.encode("utf-8", "surrogatepass") for _, t in batch]
+        encoded: list[bytes] | None = clear
+        if redact is not None and not _clean(redact, b"\n".join(clear)):
             batch, encoded = [(n, redact(t)) for n, t in batch], None
         if batch:
             with self.transaction():
@@ -419,6 +420,7 @@ class Writer:
                 reason, evidence = result.reason, encode(result.evidence, default=str).decode()
                 spec = spec if isinstance(spec, str) else dumps(spec)
                 if seen is not None:  # a check's value may be a secret too (its spec_sha256 stays the clear spec's)
+                    assert redact is not None  # seen is set exactly when the session has a redactor
                     if reason is not None:
                         clear = seen.get(reason)
                         reason = clear if clear is not None else seen.setdefault(reason, redact(reason))
@@ -471,7 +473,7 @@ class Writer:
             return known
         conn = self.db.conn
         conn.execute("INSERT OR IGNORE INTO specs (sha256, spec) VALUES (?, ?)", (sha, text))
-        spec_id = conn.execute("SELECT id FROM specs WHERE sha256 = ?", (sha,)).fetchone()[0]
+        spec_id: int = conn.execute("SELECT id FROM specs WHERE sha256 = ?", (sha,)).fetchone()[0]
         self._spec_ids[sha] = spec_id
         return spec_id
 
