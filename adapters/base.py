@@ -45,8 +45,8 @@ class Command:
     env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment
     stdin: bytes = b""
     home_files: dict[str, str] = field(default_factory=dict)  # written under the agent's HOME before it starts (relative path → text)
-    tui: "Tui | None" = None  # set: the command is a terminal UI the recorder drives (recorder/interactive.py)
-    setup: tuple["Setup", ...] = ()  # run in the sandbox, in order, before the agent starts (staging, probes)
+    tui: Tui | None = None  # set: the command is a terminal UI the recorder drives (recorder/interactive.py)
+    setup: tuple[Setup, ...] = ()  # run in the sandbox, in order, before the agent starts (staging, probes)
     home_trees: dict[str, str] = field(default_factory=dict)  # folders copied under HOME before setup (relative path → host folder)
     probe: bool = True  # harness_config.environment.probe: false records no environment.reported
     require: bool = False  # harness_config.environment.require: refuse the run before spend when the probe found a problem

@@ -19,9 +19,8 @@ from benchtape.adapters.base import Command, Launch, files_below, host_credentia
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.claude_tui import STOP_LOG
 from benchtape.adapters.config import ConfigReader
-from benchtape.core.errors import type_name
-from benchtape.core.errors import BadInput
 from benchtape.adapters.endpoints import is_scripted
+from benchtape.core.errors import BadInput, type_name
 from benchtape.core.payloads import EnvironmentReported
 
 HARNESS = "claude-code"

@@ -31,7 +31,8 @@ from typing import Any, Mapping, cast
 
 import orjson
 
-from benchtape.adapters.base import Setup, SetupOutput as Output
+from benchtape.adapters.base import Setup
+from benchtape.adapters.base import SetupOutput as Output
 from benchtape.core.payloads import EnvironmentReported
 
 MARKETS = ".claude/benchtape/marketplaces"  # under HOME

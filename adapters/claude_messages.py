@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchtape.adapters.base import warning
-from benchtape.core.model import text_of
 from benchtape.adapters.usage import MessageUsage
 from benchtape.core.canonical import annotate
-from benchtape.core.model import Action
+from benchtape.core.model import Action, text_of
 from benchtape.core.payloads import AssistantMessage, Error, SubagentFinished, SubagentSpawned, ToolCall, ToolResult
 
 SPAWN_TOOLS = ("Task", "Agent")

@@ -13,10 +13,10 @@ from typing import Any
 
 from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
-from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
+from benchtape.adapters.lines import NOT_JSON, LineParser, decode, guarded
 from benchtape.adapters.usage import anthropic_totals, model_usage_totals
 from benchtape.core.model import MAIN, Action
-from benchtape.core.payloads import Error, EnvironmentReported, Hook, Metrics
+from benchtape.core.payloads import EnvironmentReported, Error, Hook, Metrics
 
 # Known events that add nothing the stream does not already say elsewhere; the raw
 # table keeps them. task_started/task_progress restate the Agent tool_use and the

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchtape.adapters.base import warning
-from benchtape.adapters.lines import LineParser, NOT_JSON, decode, guarded
+from benchtape.adapters.lines import NOT_JSON, LineParser, decode, guarded
 from benchtape.adapters.usage import TurnUsage
 from benchtape.core.canonical import annotate
 from benchtape.core.model import Action, text_of

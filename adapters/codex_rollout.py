@@ -32,11 +32,10 @@ import orjson
 
 from benchtape.adapters.base import warning
 from benchtape.adapters.codex_exec import TERMINAL_AGENT, agent_status
-from benchtape.adapters.lines import LineParser, NOT_JSON, decode, epoch, guarded
-from benchtape.core.model import text_of
+from benchtape.adapters.lines import NOT_JSON, LineParser, decode, epoch, guarded
 from benchtape.adapters.usage import openai_totals
 from benchtape.core.canonical import annotate
-from benchtape.core.model import Action
+from benchtape.core.model import Action, text_of
 from benchtape.core.payloads import AssistantMessage, Error, Metrics, SubagentSpawned, Thinking
 
 EXITED = re.compile(r"Process exited with code (-?\d+)")

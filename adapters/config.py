@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.core.errors import type_name
-from benchtape.core.errors import BadInput
+from benchtape.core.errors import BadInput, type_name
 
 
 class ConfigReader:

@@ -45,7 +45,7 @@ class _Parser(Protocol):
 class Transcript:
     """A transcript's files, read once as a stream of (line, the actions parsed from it)."""
 
-    def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[["Transcript"], dict[str, Any]], part: tuple[int, int, int] | None = None):
+    def __init__(self, fmt: str, files: list[Path], parser: _Parser, meta: Callable[[Transcript], dict[str, Any]], part: tuple[int, int, int] | None = None):
         self.fmt, self.files, self.parser = fmt, files, parser
         self.reported: EnvironmentReported | None = None  # the first environment.reported seen
         self._meta = meta

@@ -14,9 +14,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "checks")
 
 import tempfile  # noqa: E402
 
-from benchtape.checks import catalog  # noqa: E402
 from gradekit import Outputs, grade  # noqa: E402
 from test_structured import PATHOLOGICAL  # noqa: E402
+
+from benchtape.checks import catalog  # noqa: E402
 
 LIMIT_S = 2.0
 

@@ -29,12 +29,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchtape.spec.cells import run_fields, session_fields, started_extra  # noqa: E402
 from benchtape.core.model import Action  # noqa: E402
+from benchtape.replay.outcomes import OUTCOMES, Outcome  # noqa: E402
+from benchtape.spec.cells import run_fields, session_fields, started_extra  # noqa: E402
 from benchtape.spec.evaluation import load_evaluation  # noqa: E402
 from benchtape.spec.identity import cell_identity, sandbox_policy, task_hash  # noqa: E402
 from benchtape.store.database import Store  # noqa: E402
-from benchtape.replay.outcomes import OUTCOMES, Outcome  # noqa: E402
 
 TARGET_S = 2.0
 ROUNDS = 3

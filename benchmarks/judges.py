@@ -39,14 +39,14 @@ if str(ROOT) not in sys.path:
 import orjson  # noqa: E402
 
 from benchtape.checks.registry import CheckContext, build  # noqa: E402
+from benchtape.core.model import Action
+from benchtape.core.results import CheckSpec  # noqa: E402
 from benchtape.models.judge_service import JudgeService  # noqa: E402
 from benchtape.models.providers import OpenAITransport  # noqa: E402
 from benchtape.models.server import serve  # noqa: E402
-from benchtape.core.model import Action
-from benchtape.core.results import CheckSpec  # noqa: E402
+from benchtape.replay.grading_judges import judge_for_grading  # noqa: E402
 from benchtape.spec.judge_config import JudgesConfig, ProviderSpec  # noqa: E402
 from benchtape.store.database import Store  # noqa: E402
-from benchtape.replay.grading_judges import judge_for_grading  # noqa: E402
 
 CHECKS = [
     CheckSpec("llm-rubric", value="The answer names the failing test and the fix."),

@@ -28,8 +28,8 @@ commands, the harness's start-up inside `wall_ms`, and leaves out opening the sa
 from __future__ import annotations
 
 import argparse
-import os
 import functools
+import os
 import statistics
 import sys
 import tempfile
@@ -125,11 +125,11 @@ def instrument(timeline: Timeline) -> None:
     import benchtape.api as api
     import benchtape.recorder.runner as runner
     import benchtape.recorder.scheduler as scheduler
-    import benchtape.sandbox.local as local
     import benchtape.replay.grading as grading
+    import benchtape.sandbox.local as local
     from benchtape.sandbox.capture import SessionFolder
     from benchtape.sandbox.outside_writes import OutsideWrites
-    from benchtape.sandbox.supervisor import Supervisor, SupervisedProcess
+    from benchtape.sandbox.supervisor import SupervisedProcess, Supervisor
     from benchtape.store.database import Store as S
 
     t = timeline

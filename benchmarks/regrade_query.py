@@ -159,10 +159,10 @@ def breakdown(store: Store, bench_spec, run_id: str | None) -> dict[str, float]:
 
 
 def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
-    from benchtape.spec.bench import load_bench
     from benchtape.replay.query import compile_query, run_query
     from benchtape.replay.regrade import regrade
     from benchtape.replay.select import Selection
+    from benchtape.spec.bench import load_bench
 
     store = Store(db)
     run_id = store.runs()[0]["id"] if scope == "quarter" else None

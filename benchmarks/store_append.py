@@ -128,8 +128,8 @@ def overhead(runs: int) -> list[float]:
     import subprocess
 
     from benchtape.api import run_benches
-    from benchtape.spec.bench import load_bench
     from benchtape.recorder.runner import RunOptions
+    from benchtape.spec.bench import load_bench
 
     tmp = Path(tempfile.mkdtemp(prefix="benchtape-overhead-"))
     td = tmp / "td"

@@ -37,6 +37,7 @@ TARGET_MBS, TARGET_RATIO = 50.0, 1.0
 RUNS = 5  # best of 5 wall-time runs: a run's commit waits on the disk, which other work shares
 
 from benchmarks.figures import record  # noqa: E402
+
 SEEDS = ("spotter__subagent-task-agent_progress__v2.1.38.jsonl", "codemie__session-9eda1058__summaries-interrupt__v2.1.4.jsonl", "spotter__tool-heavy-webfetch-websearch__v2.1.38.jsonl")
 
 

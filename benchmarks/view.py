@@ -35,11 +35,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from benchmarks.figures import record
 from benchtape.core.model import Action
 from benchtape.core.results import Result
 from benchtape.store.database import Store
-
-from benchmarks.figures import record
 
 FIRST_PAGE_S, SESSION_PAGE_S = 1.0, 0.5
 ROUNDS = 5

@@ -12,20 +12,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from benchtape.spec.bench import BenchSpec, expand_paths, load_bench
-from benchtape.spec.audit import audit
-from benchtape.spec.evalfile import EvalSpec, is_eval_file, load_eval
 from benchtape.core.errors import BadInput
 from benchtape.core.redact import redact_json
+from benchtape.models.demo_judge import demo_judge, rich_mode
+from benchtape.preflight import Preflight, enforce, preflight_all
 from benchtape.recorder.bench_run import BenchSessions
 from benchtape.recorder.runner import RunOptions, SessionRecord
-from benchtape.store.database import Store
-from benchtape.replay.grading_judges import judge_for_grading
-from benchtape.models.demo_judge import demo_judge, rich_mode
-from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.report import ResultSpool, Tally, report_dir_paths, result_row, save_snapshot, write_combined, write_run_report
-from benchtape.preflight import Preflight, enforce, preflight_all
+from benchtape.spec.audit import audit
+from benchtape.spec.bench import BenchSpec, expand_paths, load_bench
+from benchtape.spec.evalfile import EvalSpec, is_eval_file, load_eval
+from benchtape.store.database import Store
 
 Event = Callable[[str, dict[str, Any]], None]
 

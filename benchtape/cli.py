@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 HELP = "Benchmark agentic coding tools; record every run as an append-only event log in SQLite; grade it many times."
 
-_app: "typer.Typer | None" = None
+_app: typer.Typer | None = None
 
 
 
@@ -37,7 +37,7 @@ def version_line() -> str:
     return f"benchtape {VERSION}"
 
 
-def build() -> "typer.Typer":
+def build() -> typer.Typer:
     """Register every command module on the app, explicitly (see benchtape/command_table.py)."""
     global _app
     if _app is None:

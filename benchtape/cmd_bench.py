@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Optional
 
 import typer
 
+from benchtape.core.errors import PreflightBlocked
 from benchtape.guard import guarded
 from benchtape.options import Benches, EnvFile, NoEnv, Params, parse_params
-from benchtape.core.errors import PreflightBlocked
+
 
 def list_cmd(
     benches: Benches = None,
@@ -56,8 +56,8 @@ def _print_check(spec, path: str, indent: int) -> None:
 
 def preflight_cmd(
     benches: Benches = None,
-    harness: Optional[str] = typer.Option(None, "--harness"),
-    sandbox: Optional[str] = typer.Option(None, "--sandbox"),
+    harness: str | None = typer.Option(None, "--harness"),
+    sandbox: str | None = typer.Option(None, "--sandbox"),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes"),
     allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none."),
     concurrency: int = typer.Option(4, "--concurrency", min=1),
@@ -71,14 +71,13 @@ def preflight_cmd(
     """
 
     def body() -> int:
+        from benchtape import envfile
         from benchtape.api import control_audit, load_inputs
         from benchtape.cmd_run import _confounded, _control_block
         from benchtape.preflight import preflight_all
+        from benchtape.recorder.runner import RunOptions
         from benchtape.sandbox.levels import checked_level
         from benchtape.spec.audit import Confounded
-        from benchtape.recorder.runner import RunOptions
-
-        from benchtape import envfile
 
         envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
         checked_level(sandbox)

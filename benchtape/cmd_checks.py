@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import orjson
 import typer
 
-from benchtape.guard import guarded
 from benchtape.core.errors import BadInput
+from benchtape.guard import guarded
 
 
 def checks_cmd(
-    type_: Optional[str] = typer.Argument(None, metavar="[TYPE]", help="One check type to describe."),
+    type_: str | None = typer.Argument(None, metavar="[TYPE]", help="One check type to describe."),
     json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
 ) -> None:
     """List every check type by family, or describe one: arguments, defaults, what it reads, an example, errors.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -11,7 +10,7 @@ from benchtape.options import Db, Json
 
 
 def doctor_cmd(
-    tools: Optional[List[str]] = typer.Option(None, "--tool", help="Check credentials for this tool (repeatable; default: the tools of the project's evaluations)."),
+    tools: list[str] | None = typer.Option(None, "--tool", help="Check credentials for this tool (repeatable; default: the tools of the project's evaluations)."),
     json_out: Json = False,
     db: Db = None,
 ) -> None:

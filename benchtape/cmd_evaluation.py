@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
-from benchtape.options import Db
 from benchtape.core.errors import BadInput
+from benchtape.options import Db
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -49,10 +49,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command("compare")
     def compare_cmd(
-        targets: List[str] = typer.Argument(..., metavar="NAME | RUN…", help="An evaluation name (every stored cell of it), or run ids (only those runs)."),
+        targets: list[str] = typer.Argument(..., metavar="NAME | RUN…", help="An evaluation name (every stored cell of it), or run ids (only those runs)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-        html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML page here."),
-        sessions: Optional[str] = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
+        html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML page here."),
+        sessions: str | None = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
         db: Db = None,
         plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
     ) -> None:
@@ -147,14 +147,14 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 # ---------------------------------------------------------------- compare
 
 
-def _compare(targets: List[str], json_out: bool, html: Optional[Path], db: Optional[Path], plain: bool, task: Optional[str] = None) -> int:
+def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None) -> int:
     import orjson
 
     from benchtape.options import open_store
     from benchtape.render import plain_wanted
     from benchtape.render_compare import comparison_table
-    from benchtape.spec.pricing import load_pricing
     from benchtape.replay.compare import comparison
+    from benchtape.spec.pricing import load_pricing
 
     if html is not None:
         from benchtape.preflight import check_outputs

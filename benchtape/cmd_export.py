@@ -5,7 +5,7 @@ trajectories (Harbor's) and Inspect AI eval logs (to open in `inspect view`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -19,11 +19,11 @@ FORMATS = ("workspace", "atif", "inspect")
 
 
 def export_cmd(
-    session: Optional[str] = typer.Argument(None, help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
-    folder: Optional[Path] = typer.Argument(None, help="workspace: a new (or empty) folder to write the workspace into (or give -o)."),
+    session: str | None = typer.Argument(None, help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
+    folder: Path | None = typer.Argument(None, help="workspace: a new (or empty) folder to write the workspace into (or give -o)."),
     fmt: str = typer.Option("workspace", "--format", "-f", help="workspace (the session's files), atif (its ATIF trajectory, as Harbor records trials) or inspect (an Inspect AI .eval log; needs benchtape[inspect])."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a .eval file or a folder (the log named as Inspect names its logs)."),
-    run: Optional[str] = typer.Option(None, "--run", help="atif, inspect: every session of this run (an id prefix or `latest`)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a .eval file or a folder (the log named as Inspect names its logs)."),
+    run: str | None = typer.Option(None, "--run", help="atif, inspect: every session of this run (an id prefix or `latest`)."),
     all_: bool = typer.Option(False, "--all", help="atif: every stored session (negative-control runs left out)."),
     staged: bool = typer.Option(False, "--staged", help="workspace: write the tree as staged, before the agent ran, instead of its final workspace."),
     db: Db = None,
@@ -60,7 +60,7 @@ def export_cmd(
     guarded(body)
 
 
-def _workspace(session: Optional[str], dest: Optional[Path], picked: str, staged: bool, db: Db) -> int:
+def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool, db: Db) -> int:
     from benchtape.core.errors import BadInput
     from benchtape.replay.changes import export
     from benchtape.replay.select import resolve
@@ -76,7 +76,7 @@ def _workspace(session: Optional[str], dest: Optional[Path], picked: str, staged
     return 0
 
 
-def _atif(store: "Store", session: Optional[str], run: Optional[str], all_: bool, dest: Optional[Path]) -> int:
+def _atif(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     import sys
 
     from benchtape.core.errors import BadInput
@@ -99,7 +99,7 @@ def _atif(store: "Store", session: Optional[str], run: Optional[str], all_: bool
     return 0
 
 
-def _inspect(store: "Store", session: Optional[str], run: Optional[str], all_: bool, dest: Optional[Path]) -> int:
+def _inspect(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     from benchtape.core.errors import BadInput
     from benchtape.formats.exports import write_inspect_log
     from benchtape.replay.select import Selection, resolve

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -14,8 +13,8 @@ from benchtape.options import Db, open_store
 
 def import_cmd(
     harness: str = typer.Argument(..., help="claude-code, codex, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
-    paths: List[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
-    scenario: Optional[str] = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
+    paths: list[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
+    scenario: str | None = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
     db: Db = None,
 ) -> None:
     """Import transcripts recorded elsewhere as sessions (one per file), to grade and query them.

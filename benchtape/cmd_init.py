@@ -10,8 +10,8 @@ from pathlib import Path
 
 import typer
 
-from benchtape.guard import guarded
 from benchtape.core.errors import BadInput
+from benchtape.guard import guarded
 
 
 def init_cmd(

@@ -7,12 +7,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
-from benchtape.options import Db
 from benchtape.core.errors import BadInput
+from benchtape.options import Db
 
 HARNESSES = ("claude-code", "codex")
 
@@ -30,7 +30,7 @@ def register(app: typer.Typer) -> None:
 def serve_cmd(
     script: Path = typer.Argument(..., help="A script: YAML with `steps:` in the mock: vocabulary (and `metrics:`, `model:`, `chat:`)."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Loopback port (0: a free one)."),
-    harness: Optional[str] = typer.Option(None, "--harness", help="Print the setup for this harness only (claude-code or codex); codex also refuses steps it has no tool for."),
+    harness: str | None = typer.Option(None, "--harness", help="Print the setup for this harness only (claude-code or codex); codex also refuses steps it has no tool for."),
 ) -> None:
     """Serve a script as a model on 127.0.0.1 (Anthropic Messages, OpenAI Responses and Chat Completions) until Ctrl-C.
 
@@ -44,8 +44,8 @@ def serve_cmd(
 
 
 def _serve(path: Path, port: int, harness: str | None) -> int:
-    from benchtape.spec.script import load_script
     from benchtape.models.server import serve
+    from benchtape.spec.script import load_script
 
     if harness is not None and harness not in HARNESSES:
         raise BadInput(f"--harness {harness!r} is not one the scripted model serves", fix=f"use one of {', '.join(HARNESSES)}")
@@ -85,7 +85,7 @@ def _refuse_unmapped(script: Any, path: Path) -> None:
 
 
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
-    from benchtape.adapters.endpoints import claude_env, codex_config, CODEX_KEY_ENV, SCRIPTED_KEY
+    from benchtape.adapters.endpoints import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
 
     what = ", ".join(part for part in (
         "the no-op script (says the prompt back)" if script.noop and not script.chat else "" if script.noop else f"{len(script.turns)} main turn(s)",
@@ -127,7 +127,7 @@ def _request_line(entry: dict[str, Any], turns: int, replies: int = 0) -> str:
 
 def script_cmd(
     session: str = typer.Argument(..., help="Session id (a unique prefix)."),
-    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the script here (default: stdout)."),
+    output: Path | None = typer.Option(None, "-o", "--output", help="Write the script here (default: stdout)."),
     db: Db = None,
 ) -> None:
     """Write the model side of a stored session (its turns: texts, thinking, tool calls) as a script.
@@ -141,10 +141,10 @@ def script_cmd(
 
 
 def _script(prefix: str, output: Path | None, db: Path | None) -> int:
-    from benchtape.options import open_store
     from benchtape.models.from_session import script_of
-    from benchtape.spec.script import script_from
+    from benchtape.options import open_store
     from benchtape.replay.select import resolve
+    from benchtape.spec.script import script_from
 
     store = open_store(db, must_exist=True, readonly=True)
     sid = resolve(store, "sessions", prefix)

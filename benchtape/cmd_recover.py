@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -11,7 +10,7 @@ from benchtape.guard import guarded
 
 
 def recover_cmd(
-    db: Optional[Path] = typer.Option(None, "--db", help="Only sessions recorded into this store (default: every store a killed run was writing to)."),
+    db: Path | None = typer.Option(None, "--db", help="Only sessions recorded into this store (default: every store a killed run was writing to)."),
 ) -> None:
     """Ingest what killed runs left (output the harness wrote that was not stored yet), finish
     those sessions as `interrupted`, kill what they left running, remove their containers and
@@ -34,7 +33,7 @@ def recover_cmd(
     guarded(body)
 
 
-def _fold_spool(db: Optional[Path]) -> list[str]:
+def _fold_spool(db: Path | None) -> list[str]:
     """Bundles a killed `--executor ray` run received but did not fold, folded into their store
     (the one --db names, else the default one), when it has a spool."""
     from benchtape.options import db_path, open_store

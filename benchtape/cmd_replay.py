@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
+from benchtape.core.errors import BadInput
 from benchtape.guard import guarded
 from benchtape.options import Benches, Db, EnvFile, Full, IncludeControls, Json, NoEnv, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
-from benchtape.core.errors import BadInput
-
-
 
 # ---------------------------------------------------------------- check (the negative control)
 
@@ -27,8 +24,8 @@ def check_cmd(
     param: Params = None,
     as_json: Json = False,
     plain: Plain = False,
-    harness: Optional[str] = typer.Option(None, "--harness", help="Run the control through this harness (default mock); claude-code or codex need --model scripted."),
-    model: Optional[str] = typer.Option(None, "--model", help="`scripted`: the real binary with the no-op scripted model (it says the prompt back)."),
+    harness: str | None = typer.Option(None, "--harness", help="Run the control through this harness (default mock); claude-code or codex need --model scripted."),
+    model: str | None = typer.Option(None, "--model", help="`scripted`: the real binary with the no-op scripted model (it says the prompt back)."),
     env_file: EnvFile = None,
     no_env: NoEnv = False,
 ) -> None:
@@ -39,13 +36,11 @@ def check_cmd(
     """
 
     def body() -> int:
-        from benchtape import render, render_replay
+        from benchtape import envfile, render, render_replay
         from benchtape.api import load_benches, run_benches
-        from benchtape.recorder.runner import Interrupted
         from benchtape.controls import control_options
+        from benchtape.recorder.runner import Interrupted
         from benchtape.replay.control import refuse_images, tally
-
-        from benchtape import envfile
 
         envfile.load(env_file, no_env)
         loaded = load_benches(benches, parse_params(param))
@@ -75,11 +70,11 @@ def check_cmd(
 
 
 def grade_cmd(
-    target: Optional[str] = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run (id prefix or `latest`)."),
+    target: str | None = typer.Argument(None, help="A report JSON (from --report-json or --report-dir), or a run (id prefix or `latest`)."),
     session: SessionId = None,
-    run: Optional[str] = typer.Option(None, "--run", help="This run's sessions (id prefix or `latest`); the same as giving RUN_ID."),
+    run: str | None = typer.Option(None, "--run", help="This run's sessions (id prefix or `latest`); the same as giving RUN_ID."),
     all_: bool = typer.Option(False, "--all", help="Every stored session, the negative control's included."),
-    grading: Optional[str] = typer.Option(None, "--grading", help="Reproduce this grading (default: each session's first grading, the one made with its run)."),
+    grading: str | None = typer.Option(None, "--grading", help="Reproduce this grading (default: each session's first grading, the one made with its run)."),
     db: Db = None,
     as_json: Json = False,
     plain: Plain = False,
@@ -130,7 +125,7 @@ def grade_cmd(
     guarded(body)
 
 
-def _grade_report(path: Path, session: Optional[str], db: Optional[Path], on_session) -> list:
+def _grade_report(path: Path, session: str | None, db: Path | None, on_session) -> list:
     """A report written by `run` names its database and runs: re-grade from there when they are
     here (a check that reads the workspace gets it from the stored snapshot), else from the
     report alone (such checks are SKIPPED unless `--report-dir` put snapshots beside it)."""
@@ -187,8 +182,8 @@ def regrade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.spec.bench import load_bench
         from benchtape.replay.regrade import regrade
+        from benchtape.spec.bench import load_bench
 
         loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
@@ -257,7 +252,7 @@ QUERY_FORMATS = ("jsonl", "table", "csv")
 
 def query_cmd(
     expr: str = typer.Argument(..., help="A JMESPath expression over {session, actions, calls, subagents, metrics, environment, final_output, verdicts}."),
-    session: Optional[str] = typer.Option(None, "--session", help="One session (id prefix, `latest`, RUN/SCENARIO#N): print the bare result."),
+    session: str | None = typer.Option(None, "--session", help="One session (id prefix, `latest`, RUN/SCENARIO#N): print the bare result."),
     run: RunId = None,
     scenario: Scenario = None,
     all_: bool = typer.Option(False, "--all", help="Every session (the default)."),

@@ -6,7 +6,7 @@ first word that is no subcommand is read as `html`'s)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -33,7 +33,7 @@ app = typer.Typer(cls=_ReportGroup, help="Stored reports: list, show, compare, t
 
 
 @app.command("list")
-def list_cmd(report_dir: Optional[Path] = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
+def list_cmd(report_dir: Path | None = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
     """Every run's report in the folder, oldest first: run, when, bench, passed/total, complete or not.
 
     Example: benchtape report list --report-dir .reports
@@ -55,7 +55,7 @@ def list_cmd(report_dir: Optional[Path] = ReportDir, as_json: Json = False, plai
 
 
 @app.command("show")
-def show_cmd(report: str = typer.Argument("latest", help="A report: its run id (a prefix), `latest`, or a path to RUN_ID.json / .jsonl / a --report-json file."), report_dir: Optional[Path] = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
+def show_cmd(report: str = typer.Argument("latest", help="A report: its run id (a prefix), `latest`, or a path to RUN_ID.json / .jsonl / a --report-json file."), report_dir: Path | None = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
     """One report: its summary, each scenario's outcome with its checks and metrics, the run's metrics.
 
     Example: benchtape report show latest --report-dir .reports
@@ -77,7 +77,7 @@ def show_cmd(report: str = typer.Argument("latest", help="A report: its run id (
 
 
 @app.command("compare")
-def compare_cmd(a: str = typer.Argument(..., help="The earlier report (run id prefix, `latest`, or path)."), b: str = typer.Argument("latest", help="The later report (default: the latest)."), report_dir: Optional[Path] = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
+def compare_cmd(a: str = typer.Argument(..., help="The earlier report (run id prefix, `latest`, or path)."), b: str = typer.Argument("latest", help="The later report (default: the latest)."), report_dir: Path | None = ReportDir, as_json: Json = False, plain: Plain = False) -> None:
     """What changed between two reports: each scenario's outcome in both, the checks that flipped, the metrics side by side.
 
     Example: benchtape report compare 01J8… latest --report-dir .reports
@@ -99,7 +99,7 @@ def compare_cmd(a: str = typer.Argument(..., help="The earlier report (run id pr
 
 
 @app.command("trend")
-def trend_cmd(report_dir: Optional[Path] = ReportDir, scenario: Optional[str] = typer.Option(None, "--scenario", help="Only this scenario."), as_json: Json = False, plain: Plain = False) -> None:
+def trend_cmd(report_dir: Path | None = ReportDir, scenario: str | None = typer.Option(None, "--scenario", help="Only this scenario."), as_json: Json = False, plain: Plain = False) -> None:
     """Run after run: each report's pass rate and metrics, and each scenario's outcome in every run.
 
     Example: benchtape report trend --report-dir .reports --scenario fixes-the-bug
@@ -121,7 +121,7 @@ def trend_cmd(report_dir: Optional[Path] = ReportDir, scenario: Optional[str] = 
     guarded(body)
 
 
-def _reports(report_dir: Optional[Path], *refs: str) -> tuple[List[Any], Path]:
+def _reports(report_dir: Path | None, *refs: str) -> tuple[list[Any], Path]:
     """The folder's reports, unless every report is named by its path (then no folder is needed)."""
     from benchtape.replay.history import DEFAULT_DIR, folder, reports_in
 
@@ -133,7 +133,7 @@ def _reports(report_dir: Optional[Path], *refs: str) -> tuple[List[Any], Path]:
 
 @app.command("html")
 def html_cmd(
-    run: Optional[str] = typer.Argument(None, help="The run (id prefix or `latest`): every session of it."),
+    run: str | None = typer.Argument(None, help="The run (id prefix or `latest`): every session of it."),
     session: SessionId = None,
     html: Path = typer.Option(..., "--html", help="Write the HTML page here (one file: inline CSS, no scripts, no network)."),
     db: Db = None,

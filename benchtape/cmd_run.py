@@ -6,13 +6,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
+from benchtape.core.errors import BadInput
 from benchtape.guard import guarded
 from benchtape.options import Benches, Db, EnvFile, Full, NoEnv, Params, Plain, open_store, parse_params
-from benchtape.core.errors import BadInput
+
 
 @dataclass
 class RunRequest:
@@ -42,36 +42,36 @@ class RunRequest:
 
 def run_cmd(
     benches: Benches = None,
-    harness: Optional[str] = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model to run."),
+    harness: str | None = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
+    model: str | None = typer.Option(None, "--model", help="Model to run."),
     db: Db = None,
     repeat: int = typer.Option(1, "--repeat", min=1, help="Run each scenario N times (flake detection)."),
     concurrency: int = typer.Option(4, "--concurrency", min=1, help="Scenarios at once."),
     param: Params = None,
-    sandbox: Optional[str] = typer.Option(None, "--sandbox", help="Override the sandbox level: none, workspace, home, container."),
+    sandbox: str | None = typer.Option(None, "--sandbox", help="Override the sandbox level: none, workspace, home, container."),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes", help="Consent for `sandbox: none` (runs in your real directory)."),
     allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none (host, bridge, …)."),
     keep_sandbox: bool = typer.Option(False, "--keep-sandbox", help="Keep each session's sandbox for debugging."),
-    scenario: Optional[List[str]] = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
-    run: Optional[List[str]] = typer.Option(None, "--run", help="With an Eval file: run only this run entry (repeatable)."),
-    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
-    report_dir: Optional[Path] = typer.Option(None, "--report-dir", help="Per run: RUN_ID.jsonl streamed as sessions finish, RUN_ID.json at the end, workspace snapshots beside."),
-    report_junit: Optional[Path] = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt, classname the bench), for CI."),
+    scenario: list[str] | None = typer.Option(None, "--scenario", help="Run only this scenario (repeatable)."),
+    run: list[str] | None = typer.Option(None, "--run", help="With an Eval file: run only this run entry (repeatable)."),
+    report_json: Path | None = typer.Option(None, "--report-json", help="Write the JSON report here."),
+    report_dir: Path | None = typer.Option(None, "--report-dir", help="Per run: RUN_ID.jsonl streamed as sessions finish, RUN_ID.json at the end, workspace snapshots beside."),
+    report_junit: Path | None = typer.Option(None, "--report-junit", help="Write JUnit XML here (one testcase per scenario attempt, classname the bench), for CI."),
     plain: Plain = False,
     full: Full = False,
-    task: Optional[List[str]] = typer.Option(None, "--task", help="With an evaluation: only this task (repeatable)."),
+    task: list[str] | None = typer.Option(None, "--task", help="With an evaluation: only this task (repeatable)."),
     fresh: bool = typer.Option(False, "--fresh", help="With an evaluation: measure every selected cell again, even the measured ones (deletes nothing)."),
     yes: bool = typer.Option(False, "--yes", help="With an evaluation: consent to run (and install tool versions) without asking; required without a terminal."),
     dry_run: bool = typer.Option(False, "--dry-run", help="With an evaluation: the preview only (measured cells, cells to run, installs, estimated spend); starts nothing."),
     json_out: bool = typer.Option(False, "--json", help="With an evaluation: print as JSON the preview (with --dry-run) or the result (with --yes)."),
-    executor: Optional[str] = typer.Option(None, "--executor", help="With an evaluation: where cells run: local (this machine, the default) or ray (a Ray cluster; docs/scale-out.md)."),
-    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: the cluster's address HOST:PORT (else RAY_ADDRESS, else `runs.address`)."),
+    executor: str | None = typer.Option(None, "--executor", help="With an evaluation: where cells run: local (this machine, the default) or ray (a Ray cluster; docs/scale-out.md)."),
+    address: str | None = typer.Option(None, "--address", help="With --executor ray: the cluster's address HOST:PORT (else RAY_ADDRESS, else `runs.address`)."),
     env_file: EnvFile = None,
     no_env: NoEnv = False,
     fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what `run` always does (madbench v0.23.0's rule); accepted so madbench 0.33+ command lines run unchanged."),
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the findings that only save spend (a missing binary, key, runtime, grader file); the gates that protect this machine (sandbox none, network, your HOME) still stop the run."),
     manual: bool = typer.Option(False, "--manual", help="madbench's hand-driven session: refused, with why and what to do instead."),
-    runs: Optional[int] = typer.Option(None, "--runs", hidden=True, help="Retired spelling of --repeat: refused with the fix."),
+    runs: int | None = typer.Option(None, "--runs", hidden=True, help="Retired spelling of --repeat: refused with the fix."),
 ) -> None:
     """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
@@ -110,7 +110,7 @@ def run_cmd(
     guarded(lambda: execute(request, param))
 
 
-def _madbench_flags(runs: Optional[int], manual: bool, env_file: Optional[Path], no_env: bool) -> int:
+def _madbench_flags(runs: int | None, manual: bool, env_file: Path | None, no_env: bool) -> int:
     """The flags a madbench command line carries: a retired one refused with its fix, the
     `.env` loaded (before anything reads the environment)."""
     from benchtape import envfile
@@ -126,7 +126,7 @@ def _madbench_flags(runs: Optional[int], manual: bool, env_file: Optional[Path],
     return 0
 
 
-def evaluation_target(benches: Optional[List[Path]]) -> Optional[str]:
+def evaluation_target(benches: list[Path] | None) -> str | None:
     """The evaluation `run` was given, if it was one: a file whose `kind:` is Evaluation, or the
     name of one in .benchtape/evaluations/ (a bench or Eval file is never mistaken for one)."""
     if not benches or len(benches) != 1:
@@ -169,7 +169,8 @@ _WHY_NOT = {
 
 
 def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
-    from benchtape.evaluation_run import EvaluationRequest, execute as run_evaluation
+    from benchtape.evaluation_run import EvaluationRequest
+    from benchtape.evaluation_run import execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
 
     if refused:
@@ -195,7 +196,7 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
     return run_evaluation(request)
 
 
-def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
+def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
     """An evaluation-only flag on a bench run. A name that is also a file or folder here is read
     as that path (a bench), so an evaluation of the same name is named by its path instead."""
     from benchtape.spec.evaluation import evaluation_ref, find_evaluation, project_evaluation
@@ -210,7 +211,7 @@ def _only_for_evaluations(flag: str, benches: Optional[List[Path]]) -> int:
     raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`), and none was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path")
 
 
-def execute(req: RunRequest, param: Optional[List[str]] = None) -> int:
+def execute(req: RunRequest, param: list[str] | None = None) -> int:
     from benchtape import render
     from benchtape.api import Reports, load_inputs, run_benches, run_eval
     from benchtape.recorder.runner import Interrupted, RunOptions
@@ -361,7 +362,7 @@ def _check_scenario_names(benches, names) -> None:
 def demo_cmd(
     db: Db = None,
     plain: Plain = False,
-    report_json: Optional[Path] = typer.Option(None, "--report-json", help="Write the JSON report here."),
+    report_json: Path | None = typer.Option(None, "--report-json", help="Write the JSON report here."),
 ) -> None:
     """Run the demo bench offline under the mock harness: no keys, no network, no spend.
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
-from benchtape.guard import guarded
 from benchtape.core.errors import BadInput
+from benchtape.guard import guarded
 
 sandbox_app = typer.Typer(help="The container sandbox.", no_args_is_help=True)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
@@ -25,7 +24,7 @@ def register(app: typer.Typer) -> None:
     def scan_cmd(
         json_out: Json = False,
         limit: int = typer.Option(20, "--limit", help="Show the best N candidates (1-200)."),
-        since: Optional[str] = typer.Option(None, "--since", help="Only changes since a date (2024-01-31) or an age (90d, 6w, 3m, 1y)."),
+        since: str | None = typer.Option(None, "--since", help="Only changes since a date (2024-01-31) or an age (90d, 6w, 3m, 1y)."),
         max_files: int = typer.Option(10, "--max-files", help="Skip changes whose fix touches more implementation files than this."),
     ) -> None:
         """Rank the merged changes of the LOCAL history (merge commits, squash merges, plain commits) as task candidates; say why the others are skipped. Offline; --json is one document and never prompts.
@@ -36,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
     @task.command("create")
     def create_cmd(
-        refs: List[str] = typer.Argument(..., metavar="PR | COMMIT…", help="A PR number (`task scan` lists them), or a commit."),
+        refs: list[str] = typer.Argument(..., metavar="PR | COMMIT…", help="A PR number (`task scan` lists them), or a commit."),
         json_out: Json = False,
     ) -> None:
         """Write an UNVALIDATED task per change: .benchtape/tasks/<id>/{task.yaml, prompt.md, tests.patch, reference.patch}. Never overwrites a task.
@@ -47,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
     @task.command("lint")
     def lint_cmd(
-        ids: Optional[List[str]] = typer.Argument(None, metavar="[ID…]", help="Tasks to lint (default: every task)."),
+        ids: list[str] | None = typer.Argument(None, metavar="[ID…]", help="Tasks to lint (default: every task)."),
         fix: bool = typer.Option(False, "--fix", help="Redact every finding in prompt.md as [redacted]."),
         json_out: Json = False,
     ) -> None:
@@ -59,7 +58,7 @@ def register(app: typer.Typer) -> None:
 
     @task.command("validate")
     def validate_cmd(
-        ids: Optional[List[str]] = typer.Argument(None, metavar="[ID…]", help="Tasks to validate (default: every task)."),
+        ids: list[str] | None = typer.Argument(None, metavar="[ID…]", help="Tasks to validate (default: every task)."),
         sandbox: str = typer.Option("auto", "--sandbox", help="auto (container when an engine answers, else home), home or container."),
         json_out: Json = False,
         db: Db = None,
@@ -80,7 +79,7 @@ def register(app: typer.Typer) -> None:
 
     @task.command("controls")
     def controls_cmd(
-        ids: Optional[List[str]] = typer.Argument(None, metavar="[ID…]", help="Tasks to check (default: every valid task)."),
+        ids: list[str] | None = typer.Argument(None, metavar="[ID…]", help="Tasks to check (default: every valid task)."),
         json_out: Json = False,
     ) -> None:
         """The controls on every valid task, through the same verdict an agent's candidate gets: the oracle (reference.patch, or the task's solution script) must pass, the no-op agent must not. Stale and unvalidated tasks are skipped, by name. Exit 0 when every control holds, 1 otherwise.
@@ -99,7 +98,7 @@ def _project():  # type: ignore[no-untyped-def]
     return load_project(repo_root(Path.cwd()))
 
 
-def _scan(json_out: bool, limit: int, since: Optional[str], max_files: int) -> int:
+def _scan(json_out: bool, limit: int, since: str | None, max_files: int) -> int:
     from benchtape.render_tasks import print_json, scan_table
     from benchtape.tasks.harvest import scan
 
@@ -111,7 +110,7 @@ def _scan(json_out: bool, limit: int, since: Optional[str], max_files: int) -> i
     return 0
 
 
-def _create(refs: List[str], json_out: bool) -> int:
+def _create(refs: list[str], json_out: bool) -> int:
     from benchtape.render_tasks import created_lines, print_json
     from benchtape.tasks.create import create_task
 
@@ -125,7 +124,7 @@ def _create(refs: List[str], json_out: bool) -> int:
     return 0
 
 
-def _lint(ids: Optional[List[str]], fix: bool, json_out: bool) -> int:
+def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
     from benchtape.render_tasks import lint_lines, print_json
     from benchtape.tasks.lint import lint
 
@@ -138,7 +137,7 @@ def _lint(ids: Optional[List[str]], fix: bool, json_out: bool) -> int:
     return 1 if remaining else 0
 
 
-def _validate(ids: Optional[List[str]], sandbox: str, json_out: bool, db: Optional[Path]) -> int:
+def _validate(ids: list[str] | None, sandbox: str, json_out: bool, db: Path | None) -> int:
     from benchtape.options import db_path, open_store
     from benchtape.render_tasks import print_json, validated_lines
     from benchtape.tasks.validate import validate
@@ -167,7 +166,7 @@ def _list(json_out: bool) -> int:
     return 0
 
 
-def _controls(ids: Optional[List[str]], json_out: bool) -> int:
+def _controls(ids: list[str] | None, json_out: bool) -> int:
     from benchtape.core.errors import BadInput
     from benchtape.render_tasks import print_json
     from benchtape.replay.task_controls import run_controls

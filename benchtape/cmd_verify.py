@@ -60,7 +60,7 @@ def verify_cmd(
     guarded(body)
 
 
-def _print(found: "Verification") -> None:
+def _print(found: Verification) -> None:
     read = ", ".join(f"{n:,} {what}" for what, n in found.checked.items())
     print(f"{found.path} (schema {found.schema_version}): read {read}")
     for f in found.findings:

@@ -32,13 +32,13 @@ from typing import Any, Callable
 
 import orjson
 
-from benchtape.recorder.cellrun import NOOP_MODEL, CellJob, CellRecord
 from benchtape.core.errors import BadInput, ExitCode, PreflightBlocked
+from benchtape.recorder.cellrun import NOOP_MODEL, CellJob, CellRecord
 from benchtape.recorder.matrix import CellPlan, Matrix, Staging, harness_config
 from benchtape.recorder.scheduler import Stopping
-from benchtape.spec.evaluation import Evaluation, Task
 from benchtape.recorder.toolversions import Resolved, VersionResolver
 from benchtape.replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
+from benchtape.spec.evaluation import Evaluation, Task
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -98,8 +98,8 @@ class Planned:
 
 def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | None = None) -> Planned:
     """Steps 1–4: load, resolve, preflight, plan and look up. Raises before anything is spent."""
-    from benchtape.spec.evaluation import load_evaluation
     from benchtape.replay.regrade import prepare
+    from benchtape.spec.evaluation import load_evaluation
 
     ev = load_evaluation(req.name)
     tasks = ev.select(req.tasks)
@@ -290,8 +290,8 @@ class Finished:
 def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: Any, *, on_event: Event | None = None) -> Finished:
     """Steps 7: install, one run row, re-grade the reused, record and grade the rest through
     the run's scheduler."""
-    from benchtape.spec.cells import run_fields
     from benchtape.recorder.scheduler import Scheduler
+    from benchtape.spec.cells import run_fields
 
     emit = on_event or (lambda kind, data: None)
     matrix = planned.matrix

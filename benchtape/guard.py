@@ -37,7 +37,7 @@ def guarded(fn: Callable[[], int], done: bool = True) -> None:
     raise typer.Exit(int(code))
 
 
-def _sqlite_damage(exc: Exception) -> "BadInput | None":
+def _sqlite_damage(exc: Exception) -> BadInput | None:
     """An error SQLite raised that the store did not turn into its message (its reads and
     writes do, naming the file): the user's message all the same, never a traceback. None
     for any other error (a bug is a bug: it stays a traceback)."""

@@ -8,33 +8,32 @@ a rendering choice is defined here and nowhere else.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, List, Optional
+from typing import Annotated, Any
 
 import typer
 
-
-Db = Annotated[Optional[Path], typer.Option("--db", help="SQLite store (default .benchtape/benchtape.db, or $BENCHTAPE_DB).")]
+Db = Annotated[Path | None, typer.Option("--db", help="SQLite store (default .benchtape/benchtape.db, or $BENCHTAPE_DB).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 Plain = Annotated[bool, typer.Option("--plain", help="Plain lines (implied when stderr is not a TTY or NO_COLOR is set).")]
-Params = Annotated[Optional[List[str]], typer.Option("--param", help="Override a declared param: k=v (repeatable).")]
-SessionId = Annotated[Optional[str], typer.Option("--session", help="Only this session: an id prefix, `latest`, or RUN/SCENARIO#N.")]
-RunId = Annotated[Optional[str], typer.Option("--run", help="Only this run's sessions: an id prefix or `latest`.")]
-Scenario = Annotated[Optional[str], typer.Option("--scenario", help="Only this scenario's sessions.")]
+Params = Annotated[list[str] | None, typer.Option("--param", help="Override a declared param: k=v (repeatable).")]
+SessionId = Annotated[str | None, typer.Option("--session", help="Only this session: an id prefix, `latest`, or RUN/SCENARIO#N.")]
+RunId = Annotated[str | None, typer.Option("--run", help="Only this run's sessions: an id prefix or `latest`.")]
+Scenario = Annotated[str | None, typer.Option("--scenario", help="Only this scenario's sessions.")]
 All = Annotated[bool, typer.Option("--all", help="Every stored session.")]
 IncludeControls = Annotated[bool, typer.Option("--include-controls", help="Also the negative control's no-op sessions (left out of sets by default).")]
 Full = Annotated[bool, typer.Option("--full", help="Show every text in full (the terminal shortens long ones, with a marker).")]
-EnvFile = Annotated[Optional[Path], typer.Option("--env-file", help="Read variables from this dotenv file instead of ./.env (it must exist); never over a variable already set.")]
+EnvFile = Annotated[Path | None, typer.Option("--env-file", help="Read variables from this dotenv file instead of ./.env (it must exist); never over a variable already set.")]
 NoEnv = Annotated[bool, typer.Option("--no-env", help="Read no .env file (./.env is read by default when it exists).")]
-Benches = Annotated[Optional[List[Path]], typer.Argument(help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here.")]
+Benches = Annotated[list[Path] | None, typer.Argument(help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here.")]
 
 
-def db_path(db: Optional[Path]) -> Path:
+def db_path(db: Path | None) -> Path:
     from benchtape.store.database import default_db_path
 
     return db or default_db_path()
 
 
-def open_store(db: Optional[Path], must_exist: bool = False, readonly: bool = False) -> Any:
+def open_store(db: Path | None, must_exist: bool = False, readonly: bool = False) -> Any:
     """The store `--db` names; `readonly` for commands that only read (they never create, change
     or migrate the file). Every way the path can be wrong is a BadInput from the store's open."""
     from benchtape.store.database import Store
@@ -42,7 +41,7 @@ def open_store(db: Optional[Path], must_exist: bool = False, readonly: bool = Fa
     return Store(db_path(db), readonly=readonly, create=not must_exist)
 
 
-def parse_params(values: Optional[List[str]]) -> dict[str, Any]:
+def parse_params(values: list[str] | None) -> dict[str, Any]:
     from benchtape.spec.params import parse_cli_param
 
     return dict(parse_cli_param(v) for v in values or [])
@@ -54,7 +53,7 @@ def plain_wanted(flag: bool) -> bool:
     return wanted(flag)
 
 
-def selection(session: Optional[str] = None, run: Optional[str] = None, scenario: Optional[str] = None, all_: bool = False, controls: bool = False) -> Any:
+def selection(session: str | None = None, run: str | None = None, scenario: str | None = None, all_: bool = False, controls: bool = False) -> Any:
     from benchtape.replay.select import Selection
 
     return Selection(session=session, run=run, scenario=scenario, all=all_, controls=controls)

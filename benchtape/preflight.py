@@ -13,20 +13,22 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.adapters.base import get_adapter
-from benchtape.core.envflags import flag as env_flag, spelled
-from benchtape.core.harnesses import harness_names
+from benchtape.adapters.endpoints import is_scripted
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.output_transforms import python_note, transform_problems, transforms_in
 from benchtape.checks.registry import PreflightContext, preflight_problems
-from benchtape.core.judgments import JudgeError
-from benchtape.spec.bench import BenchSpec, ScenarioSpec
-from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig
-from benchtape.core.results import CheckSpec
-from benchtape.recorder.runner import RunOptions
-from benchtape.spec.evalfile import EvalSpec
+from benchtape.core.envflags import flag as env_flag
+from benchtape.core.envflags import spelled
 from benchtape.core.errors import BadInput, PreflightBlocked
-from benchtape.adapters.endpoints import is_scripted
+from benchtape.core.harnesses import harness_names
+from benchtape.core.judgments import JudgeError
+from benchtape.core.results import CheckSpec
 from benchtape.models.demo_judge import rich_mode
+from benchtape.recorder.runner import RunOptions
+from benchtape.spec.bench import BenchSpec, ScenarioSpec
+from benchtape.spec.evalfile import EvalSpec
+from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig
+
 
 @dataclass
 class Preflight:
@@ -46,7 +48,7 @@ class Preflight:
         self.blocking.append(finding)
         self.essential.append(finding)
 
-    def merge(self, other: "Preflight") -> None:
+    def merge(self, other: Preflight) -> None:
         self.blocking.extend(other.blocking)
         self.notes.extend(other.notes)
         self.essential.extend(other.essential)
@@ -141,7 +143,7 @@ class _ImageInterpreters:
         self.image = image
 
     @classmethod
-    def of(cls, image: str) -> "_ImageInterpreters":
+    def of(cls, image: str) -> _ImageInterpreters:
         return cls(image)
 
     def __call__(self, name: str) -> list[str] | None:
@@ -200,9 +202,9 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, e
     model's requests elsewhere, and the binary the recipes were verified on (another version is
     named, not refused)."""
     from benchtape.adapters.binaries import VERIFIED, identify
-    from benchtape.spec.script import script_from
-    from benchtape.models.tools import unmapped_for_codex
     from benchtape.core.errors import BadInput
+    from benchtape.models.tools import unmapped_for_codex
+    from benchtape.spec.script import script_from
 
     pf = Preflight()
     for sc in bench.scenarios:
@@ -225,8 +227,8 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, e
     binary = bench.harness_config.get("binary")
     if harness in VERIFIED:
         from benchtape.adapters.claude_code import binary_of as claude_binary
-        from benchtape.adapters.codex import binary_of as codex_binary
         from benchtape.adapters.claude_code import parse_config as claude_config
+        from benchtape.adapters.codex import binary_of as codex_binary
         from benchtape.adapters.codex import parse_config as codex_config
 
         path = claude_binary(claude_config(bench.harness_config)) if harness == "claude-code" else codex_binary(codex_config(bench.harness_config))
@@ -294,9 +296,9 @@ def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
     if problem:
         names = ", ".join(repr(sc.name) for sc in scenarios[:3]) + (" …" if len(scenarios) > 3 else "")
         pf.blocking.append(f"{bench.path}: interactive scenario(s) {names} (`interactive:` unset means interactive): {problem}; or set `interactive: false` to run them with `claude --print`")
+    from benchtape.adapters.base import on_path
     from benchtape.adapters.binaries import identify
     from benchtape.adapters.claude_code import binary_of, parse_config
-    from benchtape.adapters.base import on_path
     from benchtape.core.errors import BadInput
 
     try:

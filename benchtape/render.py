@@ -43,10 +43,10 @@ class PlainLines:
         sys.stdout.write(text + "\n")
 
 
-_LINES: dict[bool, "Console | PlainLines"] = {}
+_LINES: dict[bool, Console | PlainLines] = {}
 
 
-def line_printer(plain: bool) -> "Console | PlainLines":
+def line_printer(plain: bool) -> Console | PlainLines:
     """Where a command that prints line after line writes: plain lines, or one console, for
     the whole process (a Console is costly to make, and a pass may print for thousands of sessions)."""
     printer = _LINES.get(plain)
@@ -68,7 +68,7 @@ class Progress:
         self.lines: list[Text] = []
         self.live: Live | None = None
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         if not self.plain:
             self.live = Live(self._render(), console=self.err, refresh_per_second=8, transient=True)
             self.live.__enter__()

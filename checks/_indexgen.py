@@ -27,8 +27,8 @@ def build_index() -> dict[str, Any]:
             continue
         before_types, before_refused = set(registry.REGISTRY), set(registry.REFUSED)
         importlib.import_module(f"benchtape.checks.{mod}")
-        types.update({t: mod for t in set(registry.REGISTRY) - before_types})
-        refused.update({t: mod for t in set(registry.REFUSED) - before_refused})
+        types.update(dict.fromkeys(set(registry.REGISTRY) - before_types, mod))
+        refused.update(dict.fromkeys(set(registry.REFUSED) - before_refused, mod))
     registry._loaded = True
     prefixes = {t: m for t, m in types.items() if registry.REGISTRY[t].prefix}
     return {"TYPES": dict(sorted(types.items())), "PREFIXES": dict(sorted(prefixes.items())), "ALIASES": dict(sorted(registry.ALIASES.items())), "REFUSED": dict(sorted(refused.items()))}

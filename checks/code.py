@@ -12,7 +12,6 @@ from __future__ import annotations
 import ast
 import os
 import shlex
-import socket
 import tempfile
 import urllib.error
 import urllib.parse
@@ -26,8 +25,8 @@ from benchtape.checks.common import args_of, dumps_json, format_seconds, loads_j
 from benchtape.checks.envelope import envelope, last_json_object, result_from_reply, score_passes
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from benchtape.core.command_runner import grading_env
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 # ---------------------------------------------------------------- shared
 
@@ -316,7 +315,7 @@ def custom_http(spec: CheckSpec) -> Evaluator:
         except urllib.error.HTTPError as exc:
             text = exc.read().decode("utf-8", "replace") if exc.fp else ""
             return Result.error(f"custom:http: {url} answered HTTP {exc.code}: {short(text.strip(), 300)}", {"status": exc.code})
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             return Result.error(f"custom:http: {url} did not answer within {format_seconds(timeout)}")
         except (urllib.error.URLError, OSError) as exc:
             why = getattr(exc, "reason", exc)

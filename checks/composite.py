@@ -40,8 +40,8 @@ from typing import Any, Callable, Mapping
 
 from benchtape.checks.common import args_of, as_number, score_threshold
 from benchtape.checks.registry import Check, CheckConfigError, CheckContext, Evaluator, build, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 FAMILY = "Composite"
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from benchtape.checks.common import args_of, format_seconds, parse_duration, tail
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 _SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1", "&>"})
 # Quotes, substitutions, variables, a leading ~, and operators glued to a word ("a;").

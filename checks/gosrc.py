@@ -23,14 +23,13 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
-from benchtape.checks.code import _run_dir, _timeout, _TIMEOUT_ARG
+from benchtape.checks.code import _TIMEOUT_ARG, _run_dir, _timeout
 from benchtape.checks.common import args_of, bench_relative, dumps_json, format_seconds, grader_file, score_threshold, tail
 from benchtape.checks.envelope import envelope, last_json_object, result_from_reply
-from benchtape.core.command_runner import grading_env
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
-from benchtape.core.command_runner import CommandResult
-from benchtape.core.results import CheckSpec, Result
+from benchtape.core.command_runner import CommandResult, grading_env
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 TYPE = "custom:gosrc"
 GO_INSTALL = "apt-get install golang-go (or https://go.dev/dl)"

@@ -23,7 +23,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -31,8 +31,8 @@ from benchtape.checks.common import args_of, as_number, output_of, short, tool_c
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register, spec_hash
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.judgments import SCRIPTED_MARK, JudgeError, JudgeReply, JudgeRequest
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 FAMILY = "Judge"
 PROMPTS = Path(__file__).with_name("judge_prompts")
@@ -90,7 +90,7 @@ JUDGE_TYPES = tuple(t.name for t in TYPES)
 # ---------------------------------------------------------------- prompts
 
 
-@lru_cache(maxsize=None)
+@cache
 def prompt_files() -> dict[str, tuple[str, dict[str, str]]]:
     """family -> (its description, type -> template), read from judge_prompts/<family>.md."""
     out: dict[str, tuple[str, dict[str, str]]] = {}

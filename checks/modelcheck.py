@@ -23,8 +23,8 @@ from typing import Any
 
 from benchtape.checks.common import args_of, as_bool, loads_json, output_of, parse_duration, short
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 TYPE = "model:current"
 STANDINGS = ("current", "superseded", "retired", "unknown")

@@ -14,8 +14,8 @@ from typing import Any, Callable, Sequence
 
 from benchtape.checks.common import args_of, as_text, output_of, score_threshold
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 FAMILY = "NLP"
 DEFAULT_THRESHOLD = 0.5

@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from benchtape.checks.common import as_number, as_text, char_masks, no_value, output_of, parse_duration, short
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 FAMILY = "Numeric"
 

@@ -32,8 +32,8 @@ from benchtape.checks.json_text import dumps_json
 from benchtape.core.command_runner import CommandRunner, Interpreter, Unavailable, grading_env
 from benchtape.core.model import Session
 from benchtape.core.results import CheckSpec
-from benchtape.spec.yamlsrc import shorten
 from benchtape.spec.transform_source import PY_FILE_FUNCTION, Transform, TransformRefused, TransformValue, transform_of
+from benchtape.spec.yamlsrc import shorten
 
 TRANSFORM = "transform"  # the Unavailable cause: the output a check reads is a transform's, and it failed
 TIMEOUT = 30.0  # seconds for one session's transforms of one language

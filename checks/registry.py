@@ -19,8 +19,8 @@ from benchtape.checks.output_transforms import SessionTransforms, check_view, tr
 from benchtape.core.command_runner import CommandRunner, Interpreter, Unavailable, local_interpreter, run_local
 from benchtape.core.errors import closest
 from benchtape.core.judgments import Judge
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 from benchtape.spec.transform_source import TransformRefused, TransformValue, transform_of
 
 # Bumped whenever any check's behaviour changes: part of every check's identity.
@@ -60,10 +60,10 @@ class CheckContext:
         control: bool = False,
         workspace: Callable[[], Path | None] | None = None,
         judge: Judge | None = None,
-        catalog: "ModelCatalog | None" = None,
+        catalog: ModelCatalog | None = None,
         runtimes: Mapping[str, str] | None = None,
         transforms: SessionTransforms | None = None,
-        peers: "Mapping[str, PeerGrader] | None" = None,
+        peers: Mapping[str, PeerGrader] | None = None,
     ) -> None:
         self._work_dir = work_dir
         self._workspace = workspace

@@ -25,10 +25,10 @@ from benchtape.checks.child_runtime import BUN_INSTALL, STRIP_TYPES, js_runtime,
 from benchtape.checks.code import _TIMEOUT_ARG, _run_dir, _script_result, _timeout
 from benchtape.checks.common import bench_relative, dumps_json, format_seconds, score_threshold, tail
 from benchtape.checks.envelope import envelope
-from benchtape.core.command_runner import grading_env
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
-from benchtape.core.results import CheckSpec, Result
+from benchtape.core.command_runner import grading_env
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 # Runs in the runtime. The job arrives on stdin; a file grader that exists where this runs
 # is imported in place (its own imports and node_modules resolve), otherwise (inline

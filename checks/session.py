@@ -82,7 +82,7 @@ class _Scope:
     declared_outcome: str | None = None  # as written; None when args.outcome was absent
 
     @classmethod
-    def of(cls, spec: CheckSpec, *, outcome: bool = True) -> "_Scope":
+    def of(cls, spec: CheckSpec, *, outcome: bool = True) -> _Scope:
         args = args_of(spec)
         thread = args.get("thread")
         if thread is not None:

@@ -12,8 +12,8 @@ from typing import Callable
 
 from benchtape.checks.common import as_list, as_text, output_of, short
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 FAMILY = "String"
 READS = "final_output"

@@ -20,8 +20,8 @@ from benchtape.checks.common import loads_json, no_value, output_of, short
 from benchtape.checks.markup import HtmlSchema, find_xml, parse_xml, scan_html
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from benchtape.checks.sqltext import check_sql, find_sql
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 FAMILY = "Structured"
 READS = "final_output"

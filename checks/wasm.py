@@ -25,8 +25,8 @@ from typing import Any
 from benchtape.checks.common import bench_relative, dumps_json, grader_file, loads_json, score_threshold, short, tail
 from benchtape.checks.envelope import envelope, result_from_reply
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 TYPE = "custom:wasm"
 TIME_LIMIT = 5.0

@@ -15,7 +15,6 @@ from typing import Any, Callable, Mapping
 
 import orjson
 
-
 # How benchtape's scripted model server starts a reply that is its own word to the user (the
 # script had nothing left to play), not the model's: a judge check shows such a reply as it is.
 SCRIPTED_MARK = "[benchtape scripted model]"
@@ -84,7 +83,7 @@ class ResolvedRequest:
     def sha256(self) -> str:
         return request_sha256(self.transport, self.model, self.params, self.request.prompt)
 
-    def with_request(self, request: JudgeRequest) -> "ResolvedRequest":
+    def with_request(self, request: JudgeRequest) -> ResolvedRequest:
         return replace(self, request=request)
 
 

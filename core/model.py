@@ -154,7 +154,7 @@ class Action:
             raise payloads.PayloadError(f"a {self.kind} action read as a {kind} payload")
         return self.data
 
-    def stamped(self, seq: int | None = None, at: float | None = None) -> "Action":
+    def stamped(self, seq: int | None = None, at: float | None = None) -> Action:
         return replace(self, seq=self.seq if seq is None else seq, at=at if at is not None else (self.at or time.time()))
 
     def to_dict(self) -> dict[str, Any]:
@@ -396,7 +396,7 @@ class Session:
             return thread == MAIN
         return thread != MAIN and (thread == scope or self.thread_agent(thread) == scope)
 
-    def with_output(self, text: str | None) -> "Session":
+    def with_output(self, text: str | None) -> Session:
         return replace(self, final_output=text)
 
     @property

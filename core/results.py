@@ -50,7 +50,7 @@ class CheckSpec:
     threshold: float | str | None = None  # a string: a duration with a unit, for the checks that read one (latency)
     metric: str | None = None
     readout: bool = False
-    checks: tuple["CheckSpec", ...] = ()
+    checks: tuple[CheckSpec, ...] = ()
     inline: str | None = None
     transform: str | dict[str, str] | None = None  # JavaScript, or {python: source} (benchtape.spec.transform_source)
     where: Where = field(default_factory=Where, compare=False)
@@ -109,22 +109,22 @@ class Result:
         return self.status is PASS
 
     @classmethod
-    def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> "Result":
+    def of(cls, passed: bool, reason: str = "", evidence: dict[str, Any] | None = None, score: float | None = None) -> Result:
         return cls(PASS if passed else FAIL, (1.0 if passed else 0.0) if score is None else score, reason, evidence or {})
 
     @classmethod
-    def error(cls, reason: str, evidence: dict[str, Any] | None = None) -> "Result":
+    def error(cls, reason: str, evidence: dict[str, Any] | None = None) -> Result:
         return cls(ERROR, 0.0, reason, evidence or {})
 
     @classmethod
-    def not_applicable(cls, reason: str) -> "Result":
+    def not_applicable(cls, reason: str) -> Result:
         return cls(NA, 0.0, reason, {})
 
     def to_dict(self) -> dict[str, Any]:
         return {"pass": self.passed, "score": self.score, "reason": self.reason, "evidence": self.evidence, "status": self.status}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Result":
+    def from_dict(cls, d: dict[str, Any]) -> Result:
         """A verdict's dict back: its `status`, or, from a writer that gave none, PASS or FAIL by `pass`."""
         status = Status(d["status"]) if d.get("status") else PASS if d.get("pass") else FAIL
         return cls(status, float(d.get("score") or 0.0), d.get("reason") or "", d.get("evidence") or {})

@@ -18,7 +18,7 @@ package and by Harbor's stricter rules (benchtape.formats.harbor_rules).
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from benchtape.adapters.atif_trajectory import HARBOR_TOTAL_CACHE_WRITES, OURS, SCHEMA_VERSION
@@ -38,7 +38,7 @@ def trajectory(session: Session) -> dict[str, Any]:
 
 def iso(at: float) -> str | None:
     """An action's time as ISO 8601 (None when the action has none)."""
-    return datetime.fromtimestamp(at, timezone.utc).isoformat() if at and at > 0 else None
+    return datetime.fromtimestamp(at, UTC).isoformat() if at and at > 0 else None
 
 
 def started_data(session: Session) -> dict[str, Any]:

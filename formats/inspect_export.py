@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,7 @@ def eval_log(items: list[Graded], run: dict[str, Any] | None) -> Any:
     models = sorted({model_of(g.session) for g in items})
     model = models[0] if len(models) == 1 else "benchtape/mixed"
     starts = [g.row.started_at for g in items if g.row.started_at]
-    created = _iso((run or {}).get("started_at") or (min(starts) if starts else 0.0)) or datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    created = _iso((run or {}).get("started_at") or (min(starts) if starts else 0.0)) or datetime.now(UTC).replace(microsecond=0).isoformat()
     run_id = str((run or {}).get("id") or "")
     return EvalLog(
         version=2,
@@ -183,7 +183,7 @@ class _Render:
     def _when(self, at: float) -> dict[str, Any]:
         if not at:
             return {}
-        return {"timestamp": datetime.fromtimestamp(at, timezone.utc), "working_start": max(0.0, at - self.start)}
+        return {"timestamp": datetime.fromtimestamp(at, UTC), "working_start": max(0.0, at - self.start)}
 
     def thread(self, t: Thread, span: str | None) -> tuple[list[Any], list[Any]]:
         from inspect_ai.event import InfoEvent, ModelEvent, SpanBeginEvent, SpanEndEvent, ToolEvent
@@ -278,7 +278,7 @@ def _total_usage(samples: list[Any]) -> dict[str, Any]:
 
 def _iso(at: float) -> str | None:
     """ISO 8601 to the second, as Inspect writes its times (and names its files by them)."""
-    return datetime.fromtimestamp(at, timezone.utc).replace(microsecond=0).isoformat() if at else None
+    return datetime.fromtimestamp(at, UTC).replace(microsecond=0).isoformat() if at else None
 
 
 def _file_part(text: str) -> str:

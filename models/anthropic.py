@@ -13,14 +13,14 @@ reason and output tokens, message_stop.
 from __future__ import annotations
 
 import time
-
-import orjson
 from typing import Any
 
+import orjson
+
 from benchtape.models.playback import Conversation, Playback
-from benchtape.spec.script import SIDE_USAGE, Block, Turn, Usage
 from benchtape.models.tools import for_claude
 from benchtape.models.wire import Reply, exhausted_text, json_reply, sse_reply
+from benchtape.spec.script import SIDE_USAGE, Block, Turn, Usage
 
 DEFAULT_MODEL = "claude-scripted"
 SIDE_TEXT = "Scripted session"

@@ -16,8 +16,8 @@ from typing import Any
 
 from benchtape.core.judgments import SCRIPTED_MARK
 from benchtape.models.playback import Playback
-from benchtape.spec.script import Usage
 from benchtape.models.wire import Reply, json_reply, sse_reply
+from benchtape.spec.script import Usage
 
 NO_REPLY = (
     SCRIPTED_MARK + " No `chat:` reply of the script is left for this judge request: the script has {count}, "

@@ -13,9 +13,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest, ResolvedRequest
 from benchtape.models.price_table import cost_usd
 from benchtape.models.providers import Transport, TransportError, transport_for
-from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest, ResolvedRequest
 from benchtape.spec.judge_config import BUILTINS, JudgesConfig, ProviderSpec, builtin_spec, canonical_model
 
 TransportFactory = Callable[[ProviderSpec, Mapping[str, str]], Transport]

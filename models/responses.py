@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.models.playback import Playback
-from benchtape.spec.script import SIDE_USAGE, Block, Usage
 from benchtape.models.tools import CODEX_UNMAPPED, CodexCall, for_codex
 from benchtape.models.wire import Reply, exhausted_text, sse_reply
+from benchtape.spec.script import SIDE_USAGE, Block, Usage
 
 DEFAULT_MODEL = "gpt-5.5"
 SIDE_TEXT = "Scripted session"

@@ -35,8 +35,8 @@ from typing import Any, Callable, Iterator
 import orjson
 
 from benchtape.models.playback import Playback
-from benchtape.spec.script import Script, load_script, script_from
 from benchtape.models.wire import Reply, json_reply
+from benchtape.spec.script import Script, load_script, script_from
 
 LOOPBACK = "127.0.0.1"
 SLOT_PREFIX = "/s/"
@@ -149,7 +149,7 @@ class ScriptedServer:
         """Requests the script had no turn (or chat reply) for: a message for the user."""
         return self.entries(outcome="exhausted")
 
-    def start(self) -> "ScriptedServer":
+    def start(self) -> ScriptedServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name=f"scripted-model:{self.port}", daemon=True)
         self._thread.start()
         return self

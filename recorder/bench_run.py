@@ -17,7 +17,7 @@ from typing import Any, Callable
 from benchtape.core.limits import output_limits
 from benchtape.core.payloads import SessionStarted
 from benchtape.core.redact import redact_argv, redact_params, redactor, secret_params, secret_values
-from benchtape.recorder.runner import Interrupted, RunOptions, Runner, SessionPlan, SessionRecord
+from benchtape.recorder.runner import Interrupted, Runner, RunOptions, SessionPlan, SessionRecord
 from benchtape.recorder.scheduler import ExecutorFactory, LocalExecutor, Scheduler
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import Event, SandboxError

@@ -28,15 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, workdir_of
-from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
-from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.core.model import Action
 from benchtape.core.payloads import SessionStarted
+from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.recorder.runner import Runner, SessionPlan
-from benchtape.sandbox.levels import OpenWorkspace
+from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, workdir_of
 from benchtape.sandbox.by_level import sandbox_for
+from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.snapshot import snapshot
+from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
 

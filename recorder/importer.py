@@ -13,8 +13,8 @@ from benchtape.adapters.base import Parser
 from benchtape.adapters.lines import finish_safely
 from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, open_transcripts, parser_for, trajectories_below, transcripts_below
 from benchtape.core.errors import BadInput
-from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.core.model import Action
+from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.store.database import RAW_CHUNK_BYTES, Batch, Store, new_id
 
 FORMATS_BY_HARNESS = {

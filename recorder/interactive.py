@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-
 from benchtape.adapters.base import Command, Tui, warning
 from benchtape.adapters.lines import decode
 from benchtape.core.model import Action
@@ -66,7 +65,7 @@ class _Tail:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="benchtape-tail", daemon=True)
 
-    def start(self) -> "_Tail":
+    def start(self) -> _Tail:
         self._thread.start()
         return self
 

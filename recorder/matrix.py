@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from benchtape.sandbox.box_commands import capture_pre
 from benchtape.core.errors import BenchtapeError
+from benchtape.recorder.toolversions import Resolved, VersionResolver
+from benchtape.sandbox.box_commands import capture_pre
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.spec.evaluation import Arm, Cell, Evaluation, Step, Task
 from benchtape.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, setup_inputs, step_config, task_hash
-from benchtape.recorder.toolversions import Resolved, VersionResolver
 
 Event = Callable[[str, dict[str, Any]], None]
 DEFAULT_SETUP_TIMEOUT = 300.0

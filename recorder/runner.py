@@ -24,18 +24,17 @@ from typing import Any, Callable
 
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
 from benchtape.adapters.mock import MockAdapter
-from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
+from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
+from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
+from benchtape.recorder.scripted import ScriptedModels, is_scripted
 from benchtape.sandbox.capture import secret_fingerprints
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.run_resources import RunResources
-from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
-from benchtape.recorder.scripted import ScriptedModels, is_scripted
 from benchtape.spec.bench import ScenarioSpec
 from benchtape.store.database import Blob, Store, new_id
-
 
 SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
 
@@ -303,7 +302,7 @@ class Runner:
             return SetupOutput(None, "", str(exc))
         return SetupOutput(ran.exit_code, "\n".join(ran.lines), ran.stderr)
 
-    def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> "Drive":
+    def _drive_interactive(self, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, prompts: list[str]) -> Drive:
         """The terminal path (recorder/interactive.py): the agent in a tmux pane on this host,
         running where the level runs it (a container: `docker exec` with a TTY), its on-disk
         session tailed into the store line by line."""
@@ -315,7 +314,7 @@ class Runner:
         d = Driver(self.store, session_id, self.cancel, self.on_event).drive(cmd, box.home, pane, prompts, timeout, full)
         return Drive(d.status, d.exit_code, d.timed_out, d.wall_ms, d.tail, d.parser)
 
-    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str, environment: dict[str, Any] | None = None) -> "Drive":
+    def _drive(self, adapter: Adapter, cmd: Command, box: OpenWorkspace, env: dict[str, str], timeout: float, session_id: str, harness: str, environment: dict[str, Any] | None = None) -> Drive:
         """Start the harness, record its output as it is written, wait for it to exit (or kill it
         and everything it started on timeout or Ctrl-C); what is over the output limits is
         dropped with a marker."""

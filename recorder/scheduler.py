@@ -144,7 +144,7 @@ class Scheduler:
         self.runner = Runner(store, run_id, resources=self.resources, on_event=self.on_event)
         self._executor = executor
 
-    def __enter__(self) -> "Scheduler":
+    def __enter__(self) -> Scheduler:
         self.recover_orphans()
         self.resources.open()
         return self

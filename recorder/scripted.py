@@ -17,9 +17,8 @@ from typing import Any
 
 import orjson
 
-from benchtape.core.model import Action
-
 from benchtape.adapters.endpoints import SCRIPTED, is_scripted  # noqa: F401 - re-exported for the recorder
+from benchtape.core.model import Action
 
 HARNESSES = ("claude-code", "codex")
 

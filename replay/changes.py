@@ -24,13 +24,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
+from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.sandbox.treediff import BYTECODE, is_bytecode
-from benchtape.store.database import Store
-from benchtape.core.command_runner import Unavailable
 from benchtape.replay.grading import StoredSnapshot
 from benchtape.replay.report import new_folder
+from benchtape.sandbox.treediff import BYTECODE, is_bytecode
+from benchtape.store.database import Store
 
 CONTEXT = 3  # lines of context around each change, as git shows
 

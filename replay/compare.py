@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
+from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
+from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.pricing import Pricing, session_cost, sum_known
 from benchtape.store.database import Store
-from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
-from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
-from benchtape.replay.stats import pass_at_k, sign_test, wilson
 
 _KINDS = ("metrics", "session.finished")
 _TOKEN_FIELDS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtape.spec.bench import BenchSpec
 from benchtape.core.errors import PreflightBlocked
 from benchtape.replay.grading import Verdict
+from benchtape.spec.bench import BenchSpec
 
 FAILED, WRONGLY_PASSED, ERRORED, NOT_APPLICABLE = "failed as required", "WRONGLY PASSED", "ERRORED", "NOT APPLICABLE"
 BUCKETS = (FAILED, WRONGLY_PASSED, ERRORED, NOT_APPLICABLE)

@@ -19,11 +19,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from benchtape.store.database import Store
-from benchtape.replay.verdicts import SCORE_TOLERANCE, StoredVerdict
 from benchtape.replay.grading import scenario_outcome
 from benchtape.replay.select import resolve, rows_by_ids
 from benchtape.replay.specs import check_index
+from benchtape.replay.verdicts import SCORE_TOLERANCE, StoredVerdict
+from benchtape.store.database import Store
 
 V = StoredVerdict  # what a diff shows of a stored verdict
 

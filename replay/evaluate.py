@@ -26,18 +26,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from benchtape.spec.cells import RUN_KIND
 from benchtape.core.model import Session
+from benchtape.replay.grading import grade_stored, new_grading
+from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.metrics import grade_metrics
+from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
+from benchtape.replay.regrade import prepare
+from benchtape.sandbox.treediff import read_snapshot
 from benchtape.spec.bench import BenchSpec
+from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.evaluation import Arm, Task
 from benchtape.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
 from benchtape.store.database import Store
-from benchtape.sandbox.treediff import read_snapshot
-from benchtape.replay.grading import grade_stored, new_grading
-from benchtape.replay.metrics import grade_metrics
-from benchtape.replay.grading_judges import judge_for_grading
-from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
-from benchtape.replay.regrade import prepare
 
 if TYPE_CHECKING:
     from benchtape.sandbox.run_resources import RunResources

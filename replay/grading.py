@@ -35,10 +35,10 @@ from benchtape.checks.output_transforms import SessionTransforms, TransformPlace
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
-from benchtape.sandbox.levels import GradingHost, GradingSandbox
+from benchtape.core.results import CheckSpec, Result
 from benchtape.sandbox.by_level import grading_sandbox_for
+from benchtape.sandbox.levels import GradingHost, GradingSandbox
 from benchtape.sandbox.trees import later, remove_tree
 from benchtape.store.database import Store, dumps
 
@@ -101,7 +101,7 @@ class GradingContext:
         return {**d, "providers": list(self.providers)} if len(self.providers) > 1 else d
 
     @classmethod
-    def stored(cls, d: Mapping[str, Any], bench_dir: Path | None = None, **extra: Any) -> "GradingContext":
+    def stored(cls, d: Mapping[str, Any], bench_dir: Path | None = None, **extra: Any) -> GradingContext:
         """The context a grading kept (`to_dict`), to grade again exactly as it did."""
         return cls(bench_dir, dict(d.get("vars") or {}), d.get("transform"), bool(d.get("control")), dict(d.get("runtimes") or {}), **{"providers": tuple(d.get("providers") or ()), **extra})
 

@@ -22,8 +22,8 @@ import threading
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from benchtape.models.judge_service import JudgeService
 from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest, ResolvedRequest
+from benchtape.models.judge_service import JudgeService
 from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
 from benchtape.store.database import Store
 

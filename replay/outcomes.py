@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from benchtape.core.model import Session
-from benchtape.store.database import Store
-from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
 from benchtape.replay.grading import scenario_outcome
+from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
+from benchtape.store.database import Store
 
 PASSED = "passed"
 FAILED = "failed"

@@ -16,11 +16,11 @@ from jmespath import exceptions as jexc
 from jmespath import functions as jfunctions
 
 from benchtape.core.errors import BadInput
-from benchtape.store.database import SessionRow, Store
-from benchtape.replay.metrics import stored_or_built_in
 from benchtape.replay.document import DOCUMENT_KEYS, document, kinds_needed
+from benchtape.replay.metrics import stored_or_built_in
 from benchtape.replay.select import Selection, batch_gc, rows
 from benchtape.replay.specs import check_index
+from benchtape.store.database import SessionRow, Store
 
 ALL = None  # every key of the document
 

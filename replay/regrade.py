@@ -15,15 +15,16 @@ from typing import Any, Callable, Iterator
 
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.registry import Check
-from benchtape.spec.bench import BenchSpec
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.store.database import SessionRow, Store
-from benchtape.replay.metrics import declares, measure
-from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
 from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.metrics import declares, measure
+from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.select import Selection, batch_gc, resolve, rows
+from benchtape.spec.bench import BenchSpec
+from benchtape.store.database import SessionRow, Store
+
 
 @dataclass
 class ScenarioTally:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from contextlib import contextmanager
 from array import array
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Iterator, Mapping
@@ -111,7 +111,7 @@ class Tally:
         for name, value in (row.get("metrics") or {}).items():
             (self.metrics.get(name) or self.metrics.setdefault(name, Accumulator())).add(value)
 
-    def merge(self, other: "Tally") -> None:
+    def merge(self, other: Tally) -> None:
         self.total += other.total
         for k, n in other.statuses.items():
             self.statuses[k] = self.statuses.get(k, 0) + n

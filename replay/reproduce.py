@@ -25,16 +25,16 @@ import orjson
 from benchtape.checks import CATALOG_VERSION, Check, CheckConfigError, build, spec_hash
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, Session, project
-from benchtape.core.results import Result
 from benchtape.core.redact import REDACTED
-from benchtape.store.database import SessionRow, Store
+from benchtape.core.results import Result
 from benchtape.replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, Peers, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
-from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.report import load_report
-from benchtape.replay.verdicts import StoredVerdict, same_outcome
 from benchtape.replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
 from benchtape.replay.specs import check_index, missing_scripts, spec_from_dict
+from benchtape.replay.verdicts import StoredVerdict, same_outcome
+from benchtape.store.database import SessionRow, Store
 
 _PAGE = 500  # sessions whose first grading is looked up in one query
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
@@ -53,10 +53,10 @@ class Outcome:
     reason: str = ""
 
     @classmethod
-    def of(cls, r: Result) -> "Outcome":
+    def of(cls, r: Result) -> Outcome:
         return cls(r.status, r.passed, r.score, r.reason)
 
-    def same_as(self, other: "Outcome") -> bool:
+    def same_as(self, other: Outcome) -> bool:
         return same_outcome(self, other)
 
     def to_dict(self) -> dict[str, Any]:

@@ -27,6 +27,7 @@ _NOUN = {"sessions": "session", "runs": "run", "gradings": "grading"}
 _LIST = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradings": "benchtape gradings"}
 LATEST = "latest"
 from benchtape.core.run_kinds import CONTROL  # noqa: E402 - runs.kind of the negative control
+
 SHORTEST = 6  # a listed handle is never shorter than this, so it stays recognisable
 LONGEST_PREFIX = 12  # past this a session is listed by its place (RUN/SCENARIO#N) instead
 _ATTEMPT = re.compile(r"^(?P<scenario>.*)#(?P<attempt>\d+)$")

@@ -69,8 +69,8 @@ VERDICT_KEYS = ("grading_id", "session_id", "check_path", "type", "metric", "spe
 def document_shape() -> Obj:
     """The session document's shape, from a sample built by the code that builds real ones."""
     from benchtape.core.model import Action, project
-    from benchtape.store.database import SessionRow
     from benchtape.replay.document import document
+    from benchtape.store.database import SessionRow
 
     actions = [
         Action("session.started", {"scenario": "s", "harness": "h", "model": "m", "prompt": "p"}),
@@ -88,7 +88,7 @@ def document_shape() -> Obj:
     session = project(actions)
     session.id, session.work_dir = "id", "/w"
     row = SessionRow("id", "run", "s", "cell", 1, "h", "m", {}, "/w", 1.0, "parent", "source")
-    doc = document(row, session, [{k: "" for k in VERDICT_KEYS}], outcome=OUTCOME_SAMPLE)
+    doc = document(row, session, [dict.fromkeys(VERDICT_KEYS, "")], outcome=OUTCOME_SAMPLE)
     shape = _shape(doc, "")
     assert isinstance(shape, Obj)
     return shape

@@ -11,12 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchtape.core.model import MAIN, Action, Session
-from benchtape.store.database import SessionRow, Store
+from benchtape.core.payloads import STAGED
 from benchtape.replay.grading import harness_ok, scenario_outcome
 from benchtape.replay.query import latest_verdicts, reproduction_marker
-from benchtape.core.payloads import STAGED
 from benchtape.replay.select import CONTROL, resolve, rows_by_ids, short_handles
-
+from benchtape.store.database import SessionRow, Store
 
 
 @dataclass
@@ -209,7 +208,7 @@ class Node:
     step: Step
     thread: str  # the action's own thread id (`step.thread` is its label)
     result: Step | None = None
-    children: list["Node"] | None = None  # a subagent's rows (None: not a spawn)
+    children: list[Node] | None = None  # a subagent's rows (None: not a spawn)
     sub_thread: str | None = None  # the subagent's thread id, for a spawn
     agent: str | None = None  # the subagent's type, for a spawn
 

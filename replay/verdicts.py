@@ -37,13 +37,13 @@ class StoredVerdict:
     readout: bool
 
     @classmethod
-    def from_brief(cls, row: Sequence[Any]) -> "StoredVerdict":
+    def from_brief(cls, row: Sequence[Any]) -> StoredVerdict:
         """From `Store.verdict_briefs`."""
         path, type_, metric, sha, spec, status, passed, score, reason, readout = row
         return cls(path, type_, metric, sha, spec, status, bool(passed), float(score), reason or "", bool(readout))
 
     @classmethod
-    def from_report(cls, entry: dict[str, Any], index: int) -> "StoredVerdict":
+    def from_report(cls, entry: dict[str, Any], index: int) -> StoredVerdict:
         """From a report's `checks[]` entry (written by `benchtape.replay.report.result_row`)."""
         result = entry.get("result") or {}
         spec = entry.get("spec") or {"type": entry.get("type")}

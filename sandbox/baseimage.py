@@ -229,7 +229,7 @@ class RootFS:
         """Write the filesystem as an uncompressed tar; returns the number of members."""
         now = int(time.time())
         links = dict(self.links)
-        dirs = {d: 0o755 for d in self._parents()} | self.dirs
+        dirs = dict.fromkeys(self._parents(), 493) | self.dirs
         # A merged-/usr host: /bin etc. are links to usr/*; the image mirrors that layout.
         for top in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
             host = "/" + top

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from benchtape.core.payloads import TreeFacts
+from benchtape.sandbox.container import ADAPTERS_AT, CAPTURE_AT, WORKSPACE_AT
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.outside_writes import OutsideWrites
-from benchtape.sandbox.container import ADAPTERS_AT, CAPTURE_AT, WORKSPACE_AT
 from benchtape.spec.identity import PreEffects, workspace_manifest
 
 OUTPUT_TAIL = 4000

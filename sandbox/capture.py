@@ -62,7 +62,7 @@ class SessionFolder:
         self._pristine = False  # its capture files are new and no process has had them yet
 
     @classmethod
-    def create(cls, **facts: Any) -> "SessionFolder":
+    def create(cls, **facts: Any) -> SessionFolder:
         """A new folder, locked before anything else is in it (a sweep skips folders it cannot
         read), its session.json holding `facts` from the start."""
         folder = cls(Path(tempfile.mkdtemp(prefix=PREFIX)))
@@ -73,7 +73,7 @@ class SessionFolder:
         return folder
 
     @classmethod
-    def claim(cls, path: Path) -> "SessionFolder | None":
+    def claim(cls, path: Path) -> SessionFolder | None:
         """Take over a folder whose owner died (None when its owner is alive, or someone else
         claimed it first); its facts are read from session.json."""
         try:

@@ -92,7 +92,7 @@ class _Baseline:
         os.replace(tmp, self.backup / "baseline.json")
 
     @classmethod
-    def load(cls, backup: Path) -> "_Baseline":
+    def load(cls, backup: Path) -> _Baseline:
         doc = json.loads((backup / "baseline.json").read_text())
         base = cls(claude=Path(doc["claude"]), backup=backup, existed=bool(doc["existed"]))
         base.saved = {s.name: s for s in map(_saved_of, doc["saved"])}
@@ -128,7 +128,7 @@ class ClaudeHome:
         self.key = os.path.abspath(self.claude)
         self._held = False
 
-    def __enter__(self) -> "ClaudeHome":
+    def __enter__(self) -> ClaudeHome:
         with _LOCK:
             base = _ACTIVE.get(self.key)
             if base is None:

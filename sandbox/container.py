@@ -148,7 +148,7 @@ class Share:
     access: str = "rw"
 
     @classmethod
-    def parse(cls, entry: Mapping[str, Any], mount_at: str = WORKSPACE_AT) -> "Share":
+    def parse(cls, entry: Mapping[str, Any], mount_at: str = WORKSPACE_AT) -> Share:
         try:
             src, to = entry["from"], entry["to"]
         except KeyError as exc:
@@ -283,7 +283,7 @@ class ContainerProcess:
         while len(buf) < n:
             try:
                 chunk = self._sock.recv(n - len(buf))
-            except socket.timeout:
+            except TimeoutError:
                 if not buf and self._exited_quietly():
                     return None
                 continue
@@ -514,7 +514,7 @@ class ContainerSandbox:
     def id(self) -> str | None:
         return self.container.id if self.container is not None else None
 
-    def start(self, workspace: Path, mount_at: str = WORKSPACE_AT) -> "ContainerSandbox":
+    def start(self, workspace: Path, mount_at: str = WORKSPACE_AT) -> ContainerSandbox:
         """Create and start the container on `workspace` (bind-mounted rw at `mount_at`)."""
         import docker.errors
         from docker.types import Mount
@@ -598,7 +598,7 @@ class ContainerSandbox:
             raise
         return self
 
-    def __enter__(self) -> "ContainerSandbox":
+    def __enter__(self) -> ContainerSandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:

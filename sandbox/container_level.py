@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.model import Action
 from benchtape.sandbox import local
-from benchtape.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
+from benchtape.sandbox.capture import Captured, CaptureTail, Ending, SessionFolder, file_size, stderr_tail
 from benchtape.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerError, ContainerProcess, ContainerSandbox, connect
 from benchtape.sandbox.levels import STDERR_TAIL, Event, GradingHost, HomeJson, OpenWorkspace
 from benchtape.sandbox.mounts import protect, release

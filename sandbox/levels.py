@@ -26,7 +26,6 @@ from benchtape.sandbox.capture import Captured, Ending, SessionFolder
 from benchtape.spec.bench import LEVELS
 
 
-
 def checked_level(level: str | None) -> str | None:
     """A `--sandbox` value as given, refused (exit 2) when it is not a level: every command
     that takes the flag asks here, so none runs, or says ok, on a level that does not exist."""

@@ -16,18 +16,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
-from benchtape.sandbox.trees import later, remove_tree
 from benchtape.core.command_runner import grading_env, local_interpreter, run_local
 from benchtape.core.model import Action
 from benchtape.sandbox.capture import SessionFolder
 from benchtape.sandbox.claude_home import ClaudeHome
 from benchtape.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace, runs_alone
 from benchtape.sandbox.outside_writes import OutsideWrites
+from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.run_resources import RunResources
 from benchtape.sandbox.spares import SpareKey, lay_out
-from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.supervisor import SupervisedProcess
 from benchtape.sandbox.terminal import PaneCommand
+from benchtape.sandbox.trees import later, remove_tree
 from benchtape.spec.bench import ScenarioSpec
 
 # Passed through from the host; everything else is scrubbed. No credential is: a harness's

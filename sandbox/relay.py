@@ -93,7 +93,7 @@ class HostRelay:
         self._stop = threading.Event()
         self._listener: socket.socket | None = None
 
-    def start(self) -> "HostRelay":
+    def start(self) -> HostRelay:
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -18,8 +18,8 @@ from benchtape.core.errors import BadInput
 from benchtape.core.payloads import TreeFacts
 from benchtape.sandbox.inodes import InodePool
 from benchtape.sandbox.nofollow import walk
-from benchtape.spec.yamlsrc import shorten
 from benchtape.sandbox.treediff import covering
+from benchtape.spec.yamlsrc import shorten
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024  # the files' bytes
 MAX_MEMBERS = 100_000  # entries: restoring each costs a file creation (~70 µs here)

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.core.errors import BenchtapeError, ExitCode
-from benchtape.spec.bench import BenchSpec, ScenarioSpec
-from benchtape.spec.roots import outside_fix, real, within
-from benchtape.sandbox.checkout import CheckoutFailed, export_repo
-from benchtape.sandbox.trees import remove_tree
 from benchtape.core.leaks import find_in_text, find_in_tree
 from benchtape.core.redact import redactor, secret_values
+from benchtape.sandbox.checkout import CheckoutFailed, export_repo
+from benchtape.sandbox.trees import remove_tree
+from benchtape.spec.bench import BenchSpec, ScenarioSpec
+from benchtape.spec.roots import outside_fix, real, within
 
 DEFAULT_STAGING_TIMEOUT = 300.0
 STDERR_TAIL = 2000

@@ -7,9 +7,9 @@ is one watch-mode supervisor per benchtape process that removes its containers i
 
 from __future__ import annotations
 
-import os
 import contextlib
 import math
+import os
 import select
 import subprocess
 import sys
@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping
 
 import orjson
 
-from benchtape.sandbox.capture import CaptureTail, Captured, Ending, SessionFolder, file_size, stderr_tail
+from benchtape.sandbox.capture import Captured, CaptureTail, Ending, SessionFolder, file_size, stderr_tail
 
 SCRIPT = Path(__file__).with_name("supervisor_program.py")
 MARKER = "BENCHTAPE_SESSION"  # in the harness's environment: finds what it left behind
@@ -36,9 +36,9 @@ class Supervisor:
     one spare is kept started and idle (it waits for its spec; with none, it exits when
     benchtape does) and the next session takes it."""
 
-    _spare: "Supervisor | None" = None
+    _spare: Supervisor | None = None
     _spare_lock = threading.Lock()
-    _finished: "list[tuple[Supervisor, float]]" = []  # let go, not reaped yet (with when to kill it)
+    _finished: list[tuple[Supervisor, float]] = []  # let go, not reaped yet (with when to kill it)
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
@@ -55,7 +55,7 @@ class Supervisor:
         self._said = Lines(self.proc.stdout.fileno())
 
     @classmethod
-    def start(cls, spec: Mapping[str, Any]) -> "Supervisor":
+    def start(cls, spec: Mapping[str, Any]) -> Supervisor:
         """A supervisor running `spec` (the spare one when there is one); `replenish` starts the next spare."""
         with cls._spare_lock:
             sup, cls._spare = cls._spare, None
@@ -264,7 +264,7 @@ class ContainerWatch:
     """One watch-mode supervisor per benchtape process: the containers it started are removed
     if benchtape dies (normally each is removed by its sandbox, and forgotten here)."""
 
-    _instance: "ContainerWatch | None" = None
+    _instance: ContainerWatch | None = None
     _guard = threading.Lock()
 
     def __init__(self) -> None:
@@ -272,7 +272,7 @@ class ContainerWatch:
         Supervisor.replenish()  # it may have taken the spare a session was to have
 
     @classmethod
-    def get(cls) -> "ContainerWatch":
+    def get(cls) -> ContainerWatch:
         with cls._guard:
             if cls._instance is None or cls._instance.sup.proc.poll() is not None:
                 cls._instance = cls()

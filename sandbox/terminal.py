@@ -102,7 +102,7 @@ class Terminal:
         self.started = False
 
     # ------------------------------------------------------------ lifecycle
-    def start(self) -> "Terminal":
+    def start(self) -> Terminal:
         env = dict(self.command.env)
         env.setdefault("TERM", "xterm-256color")
         argv = [self.tmux, "-S", str(self.socket), "-f", str(self.folder / "tmux.conf"), "new-session", "-d", "-s", "agent",

@@ -11,9 +11,9 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 import tarfile
 from dataclasses import dataclass
-import re
 from fnmatch import translate
 from functools import lru_cache
 from pathlib import Path
@@ -54,7 +54,7 @@ class WorkspaceDiff:
     def lines_removed(self) -> int:
         return sum(c.lines_removed for c in self.changes)
 
-    def without(self, patterns: Iterable[str]) -> "WorkspaceDiff":
+    def without(self, patterns: Iterable[str]) -> WorkspaceDiff:
         """The diff minus paths a pattern covers (a harness's own state files, say)."""
         covered = covering(tuple(patterns))
         return WorkspaceDiff(tuple(c for c in self.changes if not covered(c.path)))

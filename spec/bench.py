@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from benchtape.core.errors import type_name as _type_name
 from benchtape.core.errors import BadInput, closest
+from benchtape.core.errors import type_name as _type_name
 from benchtape.core.results import CheckSpec, Where
-from benchtape.spec.script import STEP_KINDS, STEP_KEYS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
-from benchtape.spec.units import parse_duration
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from benchtape.spec.params import effective_params, substitute
 from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
+from benchtape.spec.script import STEP_KEYS, STEP_KINDS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.transform_source import TransformRefused, transform_of
+from benchtape.spec.units import parse_duration
 from benchtape.spec.yamlsrc import LineDict, LineList, decode_source, load_yaml_text, plain, read_source, shorten
 
 # ---------------------------------------------------------------- the schema

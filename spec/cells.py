@@ -20,10 +20,9 @@ from __future__ import annotations
 from typing import Any
 
 from benchtape.core.payloads import SessionStarted
+from benchtape.core.run_kinds import EVALUATION as RUN_KIND  # noqa: E402 - runs.kind of an evaluation
 from benchtape.spec.evaluation import Cell, Evaluation
 from benchtape.spec.identity import CellIdentity
-
-from benchtape.core.run_kinds import EVALUATION as RUN_KIND  # noqa: E402 - runs.kind of an evaluation
 
 
 def run_fields(ev: Evaluation, argv: list[str] | None = None) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchtape.spec.bench import EVAL_KEYS, BenchSpec, EvalLevel, Finding, _Loader, is_eval_document, load_bench
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
+from benchtape.spec.bench import EVAL_KEYS, BenchSpec, EvalLevel, Finding, _Loader, is_eval_document, load_bench
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file, plain, read_source, shorten
 
 MAX_RUNS = 1_000  # an Eval compares a handful of variants; each run loads (and keeps) the bench with its params

@@ -34,8 +34,8 @@ import orjson
 from benchtape.core.errors import BadInput, closest
 from benchtape.spec.bench import BenchSpec, ScenarioSpec, discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
-from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
+from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file
 
 EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "attempts", "tools", "runs"}
@@ -130,7 +130,7 @@ class Arm:
         """Every setup command before the agent: the block's `pre`, then each first-step option's."""
         return self.pre + self.steps[0].effects.pre
 
-    def protected_paths(self, task: "Task | None" = None) -> tuple[str, ...]:
+    def protected_paths(self, task: Task | None = None) -> tuple[str, ...]:
         """Paths the agent must not change: the task's (`protected_paths:` in the bench) and each step's tool's."""
         found = list(task.scenario.protected_paths) if task is not None else []
         found += [p for s in self.steps for p in s.protected_paths]

@@ -181,13 +181,13 @@ class PreEffects:
     uncapturable: str | None = None
 
     @classmethod
-    def between(cls, before: Mapping[str, str], after: Mapping[str, str]) -> "PreEffects":
+    def between(cls, before: Mapping[str, str], after: Mapping[str, str]) -> PreEffects:
         """The change from one workspace manifest (path → sha256) to another."""
         changed = [(p, after.get(p)) for p in sorted(set(before) | set(after)) if before.get(p) != after.get(p)]
         return cls(changes=tuple(changed))
 
     @classmethod
-    def not_capturable(cls, why: str) -> "PreEffects":
+    def not_capturable(cls, why: str) -> PreEffects:
         return cls(uncapturable=why)
 
     def to_dict(self) -> dict[str, Any]:

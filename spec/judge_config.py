@@ -112,7 +112,7 @@ class ProviderSpec:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> "ProviderSpec":
+    def from_dict(cls, d: Mapping[str, Any]) -> ProviderSpec:
         return cls(
             id=d["id"],
             transport=d["transport"],

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchtape.core.harnesses import harness_names
 from benchtape.core.errors import closest
+from benchtape.core.harnesses import harness_names
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
 from benchtape.spec.yamlsrc import LineDict
 
@@ -49,7 +49,7 @@ class Effects:
     post: tuple[str, ...] = ()
     require_env: tuple[tuple[str, str], ...] = ()  # host variable → hint when it is unset
 
-    def plus(self, other: "Effects") -> "Effects":
+    def plus(self, other: Effects) -> Effects:
         env = dict(self.env)
         env.update(other.env)
         need = dict(self.require_env)

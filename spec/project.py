@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
-from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.overlays import PROJECT_LAYOUTS, project_config_dirs, user_config_dirs
+from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.yamlsrc import LineDict
 
 CONFIG_FILE = "config.yaml"
@@ -80,7 +80,7 @@ class Defaults:
     cell_timeout: float | None = None
     resources: dict[str, Any] = field(default_factory=dict)
 
-    def under(self, weaker: "Defaults") -> "Defaults":
+    def under(self, weaker: Defaults) -> Defaults:
         """These defaults, each unset one taken from `weaker` (the project wins over the user)."""
         return Defaults(
             self.attempts if self.attempts is not None else weaker.attempts,

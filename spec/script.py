@@ -77,7 +77,7 @@ class Block:
     text: str = ""
     tool: str = ""
     input: dict[str, Any] = field(default_factory=dict)
-    subagent: "Script | None" = None  # a spawn's own script (the subagent's turns)
+    subagent: Script | None = None  # a spawn's own script (the subagent's turns)
     line: int | None = None
 
 
@@ -123,7 +123,7 @@ class Script:
     digest: str = ""
     prompt: str | None = None  # a subagent script's prompt (how its requests are recognised)
 
-    def subagents(self) -> list["Script"]:
+    def subagents(self) -> list[Script]:
         """Every subagent script spawned anywhere in this script, depth first."""
         out: list[Script] = []
         for turn in self.turns:

@@ -64,7 +64,7 @@ class Transform:
             return "file://" + self.path + (f":{self.function}" if self.function else "")
         return self.source if self.language == "js" else {MARKER: self.source}
 
-    def at(self, path: str) -> "Transform":
+    def at(self, path: str) -> Transform:
         """The same transform with its file at `path` (resolved against the bench's folder)."""
         return replace(self, path=path)
 

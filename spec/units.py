@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-
 _DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|us|µs|ns|s|m|h)")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
 from benchtape.core.run_kinds import CONTROL
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.store.codecs import inflate_raw

@@ -13,9 +13,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 
-from benchtape.core.payloads import check_payloads
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
+from benchtape.core.payloads import check_payloads
 
 
 def dumps(value: Any) -> str:
@@ -129,7 +129,7 @@ class Batch:
     encoded: list[bytes]
 
     @classmethod
-    def of(cls, lines: list[tuple[int, str]], actions: Sequence[Action]) -> "Batch":
+    def of(cls, lines: list[tuple[int, str]], actions: Sequence[Action]) -> Batch:
         return cls(raw_groups(lines), [(a.kind, a.thread, a.at) for a in actions], encode_actions(actions))
 
     def lines(self) -> list[tuple[int, str]]:

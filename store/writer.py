@@ -17,8 +17,8 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from typing import Any, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 import sqlite_utils
@@ -217,7 +217,7 @@ class Writer:
             with self.transaction():
                 self._insert_raw(session_id, batch, encoded)
 
-    def batch_writer(self, session_id: str) -> "BatchWriter":
+    def batch_writer(self, session_id: str) -> BatchWriter:
         """A new session's raw lines and actions from a batch writer (an import, a reparse),
         written inside the caller's transaction; see BatchWriter."""
         return BatchWriter(self, session_id)
@@ -565,7 +565,7 @@ class BatchWriter:
         self.first: tuple[Batch, bytes] | None = None  # the first batch (and its actions' JSON joined), not packed yet
         self.pending: tuple[Batch, Any] | None = None  # the batch being packed (its Future), written next
 
-    def __enter__(self) -> "BatchWriter":
+    def __enter__(self) -> BatchWriter:
         return self
 
     def add(self, lines: list[tuple[int, str]], actions: list[Action]) -> None:

@@ -16,7 +16,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +99,7 @@ def parse_since(value: str | None, now: float | None = None) -> int | None:
         days = int(m.group(1)) * {"d": 1, "w": 7, "m": 30, "y": 365}[m.group(2)]
         return int(now - days * 86400)
     try:
-        day = datetime.strptime(value.strip(), "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        day = datetime.strptime(value.strip(), "%Y-%m-%d").replace(tzinfo=UTC)
     except ValueError:
         raise BadInput(f"--since {value!r} is neither a date nor an age", fix="e.g. --since 2024-01-31, or --since 90d (also 6w, 3m, 1y)") from None
     return int(day.timestamp())
@@ -179,4 +179,4 @@ def _title(landing: Landing) -> str:
 
 
 def _iso(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(epoch, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,13 +18,14 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import orjson
+from starlette.concurrency import run_in_threadpool
+
 from benchtape.core.errors import BenchtapeError
+from benchtape.store.browse import data_version
 from benchtape.store.database import Store
 from benchtape.view import page_evaluation, page_session, page_sessions
-from benchtape.store.browse import data_version
 from benchtape.view.shell import region_hash
 from benchtape.view.viewer import Viewer
-from starlette.concurrency import run_in_threadpool
 
 POLL_S = 0.2
 MIN_GAP_S = 0.3

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+
+from benchtape.store.browse import actions_like, older_session_ids
 from benchtape.store.codecs import dumps
 from benchtape.store.database import Store
-from benchtape.store.browse import actions_like, older_session_ids
 
 # kind → (the field searched, what a reader calls it)
 SEARCHED: dict[str, tuple[str, str]] = {

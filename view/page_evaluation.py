@@ -19,8 +19,8 @@ from benchtape.replay.html import Entry, badge, esc, session_section
 from benchtape.replay.outcomes import PASSED
 from benchtape.replay.timeline import session_status, show, show_document
 from benchtape.spec.pricing import load_pricing
-from benchtape.store.database import Store
 from benchtape.store.browse import evaluations
+from benchtape.store.database import Store
 from benchtape.view.shell import href, live_url, page, region, session_href, when
 from benchtape.view.viewer import Viewer
 

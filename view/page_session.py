@@ -15,8 +15,8 @@ from benchtape.replay.changes import NoDiff, workspace_changes
 from benchtape.replay.html import Entry, Window, changes, esc, session_section
 from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import Shown, session_status, show, show_document
-from benchtape.store.database import Store
 from benchtape.store.browse import raw_page
+from benchtape.store.database import Store
 from benchtape.view.shell import href, live_url, page, region, session_href
 from benchtape.view.viewer import Viewer
 

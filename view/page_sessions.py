@@ -16,8 +16,8 @@ from benchtape.core.errors import BadInput
 from benchtape.replay.html import badge, esc
 from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import SessionLine, lines_of, session_lines
-from benchtape.store.database import Store
 from benchtape.store.browse import Filters, RunLine, choices, pick_sessions, recent_runs
+from benchtape.store.database import Store
 from benchtape.view.shell import (
     href,
     live_url,

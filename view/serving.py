@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
+
 from benchtape.core.errors import BadInput
 from benchtape.view.viewer import Viewer
 from benchtape.view.webapp import make_app

@@ -8,8 +8,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtape.store.database import Store
 from benchtape.store.browse import Finished
+from benchtape.store.database import Store
 
 
 @dataclass

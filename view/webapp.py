@@ -13,6 +13,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
 from benchtape.core.errors import BenchtapeError
 from benchtape.store.database import Store
 from benchtape.view import (
@@ -26,11 +32,6 @@ from benchtape.view import (
 from benchtape.view.page_session import NotFound
 from benchtape.view.shell import assets, page, problem
 from benchtape.view.viewer import Viewer
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
-from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 PageFn = Callable[[Viewer, Store, Mapping[str, str]], Any]
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})

@@ -6,7 +6,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-
 from adapterkit import MISSING, REALDATA
 
 

@@ -7,10 +7,10 @@ which needs the registry); it writes what `npm install --prefix` writes: node_mo
 from __future__ import annotations
 
 import pytest
+from npmkit import fake_npm
 
 from benchtape.adapters import binaries
 from benchtape.adapters.binaries import VERIFIED, Unresolvable, binary_path, identify, latest_version, resolve
-from npmkit import fake_npm
 from benchtape.core.errors import BadInput, ExitCode
 
 

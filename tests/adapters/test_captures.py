@@ -7,9 +7,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from adapterkit import MISSING, REALDATA
 from typer.testing import CliRunner
 
-from adapterkit import MISSING, REALDATA
 from benchtape.cli import build
 from benchtape.store.database import Store
 

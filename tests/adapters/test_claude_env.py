@@ -5,11 +5,9 @@ printed (outputs copied from Claude Code 2.1.328)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from benchtape.adapters.claude_env import AGENT_ENV, MARKETS, Output, agent_env_flags, details_of, fold, reported, stage
+from benchtape.adapters.claude_env import AGENT_ENV, MARKETS, Output, agent_env_flags, details_of, environment_of, fold, reported, stage
 from benchtape.adapters.claude_tui import STOP_HOOK, merge_json, seed
-from benchtape.adapters.claude_env import environment_of
 
 DETAILS = """demo 0.1.0
   Description: d

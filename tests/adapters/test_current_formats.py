@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 
+from realagents import parse, session_of
+
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_messages import handed_back
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
-from realagents import parse, session_of
 
 
 def lines(*events):

@@ -11,10 +11,10 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from adapterkit import realdata_params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapterkit import realdata_params
 from benchtape.adapters.transcripts import open_transcripts
 from benchtape.core.model import MAIN, Action, Session, project, project_rows
 from benchtape.replay.document import KINDS_FOR

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from adapterkit import feed_lines, session_of
+
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_exec import CodexExecParser

@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from realagents import need, npm_global, parse, run_claude, session_of
 
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
-from benchtape.spec.script import load_script, script_from
 from benchtape.models.server import serve
-from realagents import need, npm_global, parse, run_claude, session_of
+from benchtape.spec.script import load_script, script_from
 
 pytestmark = pytest.mark.xdist_group("real-claude")
 

@@ -12,12 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
+from realagents import mcp_config, need, npm_global, parse, run_codex, session_of
 
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
-from benchtape.spec.script import script_from
 from benchtape.models.server import serve
-from realagents import mcp_config, need, npm_global, parse, run_codex, session_of
+from benchtape.spec.script import script_from
 
 pytestmark = pytest.mark.xdist_group("real-codex")
 

@@ -6,9 +6,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 import rawcounts
 from adapterkit import REALDATA, feed_lines, realdata_params, session_of
+
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.transcripts import claude_session_files, parser_for, read_transcript
 from benchtape.core.errors import BadInput

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import pytest
-
 from adapterkit import realdata_params
+from realagents import parse, session_of
+
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
 from benchtape.models.from_session import script_of
 from benchtape.spec.script import script_from
-from realagents import parse, session_of
 
 
 @pytest.mark.parametrize("path", realdata_params("claude-transcripts/*.jsonl") + realdata_params("codex-rollout/*.jsonl"))

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from adapterkit import feed_lines, session_of
+
 from benchtape.adapters.base import Launch
 from benchtape.adapters.claude_code import ClaudeCodeAdapter
 from benchtape.adapters.codex import CodexAdapter

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from mocksession import mock_session
 
 from benchtape.checks.registry import CheckContext, build
-from mocksession import mock_session
-from benchtape.core.results import CheckSpec, Result
 from benchtape.core.model import Session
+from benchtape.core.results import CheckSpec, Result
 
 
 def spec(obj: Any) -> CheckSpec:

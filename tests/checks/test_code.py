@@ -12,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from gradekit import grade, spec
+from mocksession import mock_session
 
 from benchtape.checks.envelope import VERSION
 from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
-from gradekit import grade, spec
-from mocksession import mock_session
 
 
 @pytest.fixture(scope="module")

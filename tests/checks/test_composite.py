@@ -4,10 +4,10 @@ and the negative control."""
 from __future__ import annotations
 
 import pytest
-
-from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from gradekit import grade, spec
 from mocksession import mock_session
+
+from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 
 CONTROL = CheckContext(control=True)
 YES = {"type": "contains", "value": "PASS"}  # passes on the session below

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from gradekit import spec
 
 from benchtape.checks.docs import REGENERATE, render_markdown
 from benchtape.checks.registry import ALIASES, REFUSED, build, catalog
-from gradekit import spec
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "checks.md"

@@ -7,9 +7,9 @@ Sessions come from the real mock agent with an `environment.reported` record han
 from __future__ import annotations
 
 import pytest
+from mocksession import mock_session
 
 from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
-from mocksession import mock_session
 from benchtape.core.model import Action, Session, project
 from benchtape.core.results import CheckSpec, Result
 

@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
+from gradekit import grade, spec
+from mocksession import mock_session
 
 from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
 from benchtape.core.command_runner import CommandResult
-from gradekit import grade, spec
-from mocksession import mock_session
 
 
 @pytest.fixture(scope="module")

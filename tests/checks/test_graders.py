@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from benchtape.checks.registry import CheckContext, PreflightContext, build, catalog, preflight_problems
 from gradekit import spec
 from mocksession import mock_session
+
+from benchtape.checks.registry import CheckContext, PreflightContext, build, catalog, preflight_problems
 from benchtape.core.command_runner import local_interpreter
 
 HERE = Path(__file__).resolve().parent
@@ -343,6 +343,7 @@ def test_model_current_through_a_providers_listing(fixed):
     """The service lists models from the judge providers' own endpoints (the scripted
     server lists none, so every id is unknown; a dead endpoint is unreachable)."""
     from judgekit import local
+
     from benchtape.models.judge_service import JudgeService
     from benchtape.models.server import serve
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from gradekit import spec
+from judgekit import local, verdict
+from mocksession import mock_session
 
 from benchtape.checks.judge import BY_NAME, JUDGE_TYPES, last_json_object, render, template_of, wrap
 from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
-from gradekit import spec
-from judgekit import local, verdict
 from benchtape.models.judge_service import JudgeService
 from benchtape.models.server import serve
-from mocksession import mock_session
 
 
 @pytest.fixture(scope="module")

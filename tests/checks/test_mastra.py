@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from gradekit import grade, spec
+from mocksession import mock_session
 
 from benchtape.checks.mastra import dice, lcs_length, stem
 from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
-from gradekit import grade, spec
-from mocksession import mock_session
 from benchtape.core.model import Action, project
 
 PROMPT = "Explain the cache eviction policy and the TTL settings."

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from gradekit import grade, spec
 
 from benchtape.checks.nlp import bleu, gleu, rouge_n, tokens
 from benchtape.checks.registry import CheckConfigError, build, catalog
-from gradekit import grade, spec
 
 REF = "The function returns the sum of both numbers."
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from gradekit import grade, spec
+from mocksession import mock_session
 
 from benchtape.checks.numeric import levenshtein, refusal_phrase
 from benchtape.checks.registry import CheckConfigError, CheckContext, build, catalog
-from gradekit import grade, spec
-from mocksession import mock_session
 from benchtape.core.model import Action, project
 
 CONTROL = CheckContext(control=True)

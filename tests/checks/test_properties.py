@@ -9,13 +9,13 @@ more widely than a handful of scripted runs could.
 from __future__ import annotations
 
 import pytest
+from gradekit import spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchtape.checks.registry import CheckContext, build, catalog
-from gradekit import spec
-from benchtape.core.results import STATUSES, CheckSpec
 from benchtape.core.model import Action, project
+from benchtape.core.results import STATUSES, CheckSpec
 
 # Outputs that exercise the structured parsers, mixed with arbitrary text.
 SHAPED = [

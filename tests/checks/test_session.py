@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
+from mocksession import mock_session
 
 from benchtape.checks.registry import REGISTRY, CheckConfigError, CheckContext, build, catalog
 from benchtape.checks.session import VERBS
-from mocksession import mock_session
 from benchtape.core.model import Action, Session, project
 from benchtape.core.results import CheckSpec, Result
 

@@ -4,10 +4,10 @@ type, the refusals at construction, and the evidence each reports."""
 from __future__ import annotations
 
 import pytest
-
-from benchtape.checks.registry import CheckConfigError, build
 from gradekit import grade, spec
 from mocksession import mock_session
+
+from benchtape.checks.registry import CheckConfigError, build
 
 OUT = "Done: All 3 tests pass (fizz, Buzz). 42"
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from gradekit import grade, spec
 
 from benchtape.checks.registry import CheckConfigError, build, catalog
 from benchtape.checks.sqltext import check_sql, find_sql
-from gradekit import grade, spec
 
 SCHEMA = {"type": "object", "required": ["status"], "properties": {"status": {"enum": ["ok", "fail"]}}}
 WEATHER = [{"name": "get_weather", "parameters": {"type": "object", "required": ["city"], "properties": {"city": {"type": "string"}}}}]

@@ -8,7 +8,6 @@ exec's stream: no engine is needed to say which answers end a command."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from typing import Any
 

@@ -14,8 +14,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
 from cli import DEMO, benchtape, popen, read_only
+
 from benchtape.core.version import VERSION
 
 

@@ -8,7 +8,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from cli import benchtape
 
 BENCH = """

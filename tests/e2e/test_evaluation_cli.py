@@ -12,9 +12,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from cli import benchtape
 from evalkit import evaluation, make_project
+
 from benchtape.spec.evaluation import load_evaluation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "replay"))

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from cli import benchtape
 from evalkit import write
 
@@ -107,7 +106,7 @@ def test_each_outcome_from_a_real_situation_and_only_verdicts_are_reused(project
     second = benchtape("run", "outcomes", "--yes", cwd=project, timeout=300)
     assert "3 session(s) started, 0 cell(s) measured now, 4 re-graded" in second.stdout, second.stdout + second.stderr
     again = outcomes(project)
-    assert {task: len(found) for task, found in again.items()} == {task: 2 for task in EXPECTED}
+    assert {task: len(found) for task, found in again.items()} == dict.fromkeys(EXPECTED, 2)
     assert {task: found[-1]["outcome"] for task, found in again.items()} == EXPECTED
     assert all(found[-1]["source"] == "regrade" for task, found in again.items() if EXPECTED[task] in ("passed", "failed", "no_changes", "guard_violation"))
 
@@ -124,11 +123,11 @@ def test_an_engine_that_goes_down_after_preflight_makes_infrastructure_errors(pr
     as an attempt that never started (cause: engine), never as the agent's failure."""
     from benchtape.evaluation_run import EvaluationRequest, Planned, run_planned
     from benchtape.recorder.matrix import Matrix, Staging
+    from benchtape.recorder.toolversions import VersionResolver
+    from benchtape.replay.evaluate import StoredCells
     from benchtape.spec.evaluation import load_evaluation
     from benchtape.spec.pricing import load_pricing
     from benchtape.store.database import Store
-    from benchtape.recorder.toolversions import VersionResolver
-    from benchtape.replay.evaluate import StoredCells
 
     monkeypatch.chdir(project)
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
@@ -181,6 +180,7 @@ def test_a_container_killed_under_the_agent_is_an_infrastructure_error(project):
     import time
 
     from cli import popen
+
     from benchtape.sandbox.container import LABEL, connect
 
     ok, why = _engine()

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from cli import benchtape, popen
 from evalkit import CALC, write
 from evalkit import MOCK_BENCH as BENCH

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from cli import ROOT, benchtape
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

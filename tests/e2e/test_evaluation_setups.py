@@ -9,7 +9,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from cli import benchtape
 from evalkit import write
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import sqlite3
 
 import orjson
-
 from cli import benchtape
 from evalkit import write
 from npmkit import fake_npm

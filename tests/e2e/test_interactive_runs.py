@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from cli import benchtape
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -301,6 +300,7 @@ def test_kill_minus_nine_keeps_every_transcript_line_read(tmp_path):
     import time
 
     from cli import popen
+
     from benchtape.store.database import Store
 
     need("claude-code")
@@ -341,6 +341,7 @@ def test_a_terminal_killed_under_the_session_is_its_error_not_a_crash(tmp_path):
     import time
 
     from cli import popen
+
     from benchtape.store.database import Store
 
     need("claude-code")

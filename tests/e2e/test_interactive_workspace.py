@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cli import benchtape
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -10,7 +10,6 @@ import sqlite3
 import textwrap
 
 import pytest
-
 from cli import benchtape
 
 from benchtape.models.server import serve

@@ -90,7 +90,7 @@ scenarios:
 
 def test_madbench_mock_rich_answers_ai_checks_offline_with_their_criteria(tmp_path):
     (tmp_path / "madbench.yaml").write_text(textwrap.dedent(RICH).lstrip())
-    no_keys = {k: "" for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MADBENCH_MOCK_RICH", "BENCHTAPE_MOCK_RICH")}
+    no_keys = dict.fromkeys(("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "MADBENCH_MOCK_RICH", "BENCHTAPE_MOCK_RICH"), "")
     blocked = benchtape("preflight", "madbench.yaml", cwd=tmp_path, env=no_keys)
     assert blocked.returncode in (2, 3), blocked.stdout + blocked.stderr  # no judge, not rich: refused before anything runs
     out = benchtape("madbench.yaml", "--db", "x.db", "--report-json", "r.json", cwd=tmp_path, env={**no_keys, "MADBENCH_MOCK_RICH": "1"})

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 from cli import ROOT, benchtape
+
 from benchtape.store.database import Store
 
 SCRIPT = "steps:\n  - tool: Bash\n    input: {command: ls}\n  - say: done\n"

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from cli import DEMO, benchtape, popen
+
 from benchtape.store.database import Store
 
 

@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from cli import benchtape
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -70,8 +69,8 @@ def _snapshots_leave_out_the_tools_bookkeeping(db: Path, tool: str) -> None:
     import tarfile
 
     from benchtape.adapters.base import get_adapter
-    from benchtape.store.database import Store
     from benchtape.sandbox.treediff import covers
+    from benchtape.store.database import Store
 
     store = Store(db, readonly=True)
     own = get_adapter(tool).bookkeeping

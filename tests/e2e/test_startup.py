@@ -10,11 +10,11 @@ import subprocess
 import sys
 
 import pytest
+from cli import benchtape
 
 from benchtape import _help
-from benchtape.helpgen import typer_help
-from cli import benchtape
 from benchtape.core.version import VERSION
+from benchtape.helpgen import typer_help
 
 PROBE = """
 import sys

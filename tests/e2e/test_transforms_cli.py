@@ -10,7 +10,6 @@ import shutil
 import textwrap
 
 import pytest
-
 from cli import benchtape
 
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (.ci/run installs it)")

@@ -17,11 +17,11 @@ for extra in (ROOT / "tests" / "adapters", ROOT / "tests" / "e2e", ROOT / "tests
 from adapterkit import REALDATA, realdata_params, session_of  # noqa: E402,F401 - re-exported for the format tests
 from cli import benchtape  # noqa: E402,F401 - the real command in a subprocess (tests/e2e/cli.py)
 from replaykit import cli  # noqa: E402,F401 - the real command in-process (tests/replay/replaykit.py), for the quick refusals
+
 from benchtape.adapters.atif_trajectory import AtifParser  # noqa: E402
 from benchtape.adapters.transcripts import open_transcripts  # noqa: E402
 from benchtape.core.model import METRIC_FIELDS, Action, Session  # noqa: E402
 from benchtape.formats.atif_export import trajectory  # noqa: E402
-
 
 
 def session_params() -> list:

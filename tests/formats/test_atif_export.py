@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from formatskit import benchtape, cli, real_session, session_params, views, write_mock_bench
+
 from benchtape.formats.atif_export import trajectory
 from benchtape.formats.harbor_rules import VERSIONS, problems
 from benchtape.recorder.importer import import_files

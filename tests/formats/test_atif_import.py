@@ -11,8 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from formatskit import benchtape, cli, parse_document, session_of
+
 from benchtape.store.database import Store
 
 SUBAGENT = {

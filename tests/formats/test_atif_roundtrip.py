@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from formatskit import REALDATA, atif_roundtrip, real_session, session_of, session_params, views
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from formatskit import REALDATA, atif_roundtrip, real_session, session_params, session_of, views
 from benchtape.core.model import MAIN, Action
 
 TRANSCRIPTS = sorted(p for p in REALDATA.glob("**/*.jsonl") if not p.name.startswith("agent-")) if REALDATA else []

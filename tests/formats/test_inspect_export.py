@@ -16,8 +16,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from formatskit import benchtape, write_mock_bench
+
 from benchtape.replay.query import latest_verdicts
 from benchtape.store.database import Store
 

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from formatskit import ROOT, benchtape, views
 from realagents import need
+
 from benchtape.formats.harbor_rules import problems
 from benchtape.store.database import Store
 

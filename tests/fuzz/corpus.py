@@ -90,7 +90,7 @@ runs:
 """
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def seed_benches() -> list[str]:
     demo = (ROOT / "fixtures-red" / "demo" / "bench.yaml").read_text().replace("testdata: calc", "testdata: td")
     claude = RICH_BENCH.replace("harness: mock", "harness: claude-code").replace(
@@ -147,7 +147,7 @@ ATIF_SEED = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def seed_lines() -> dict[str, list[str]]:
     """Real lines where the real transcripts are present (up to 40 per format, each under 20 kB), else synthetic."""
     out = _synthetic_lines()

@@ -184,7 +184,7 @@ def server_target(payload: bytes, folder: Path) -> tuple[str, str]:
             try:
                 while chunk := s.recv(65536):
                     got += chunk
-            except (socket.timeout, ConnectionResetError):
+            except (TimeoutError, ConnectionResetError):
                 return got, False
             return got, True
 

@@ -6,7 +6,6 @@ worker or escape a restore. `make fuzz` runs the long one and prints the same fi
 from __future__ import annotations
 
 import pytest
-
 from corpus import corpus
 from fuzzkit import run
 

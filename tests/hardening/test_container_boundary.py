@@ -8,7 +8,6 @@ import os
 import sqlite3
 
 import pytest
-
 from racekit import run_trials
 from staging.stagekit import run_bench, write_bench
 

@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from killkit import SETTINGS, Trial, run_trial, tagged_processes
 
 pytestmark = pytest.mark.xdist_group("kill")  # one at a time: each is timing-sensitive

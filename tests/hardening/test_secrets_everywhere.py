@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from secretkit import AWS_KEY_ID, AWS_SECRET, GITHUB_TOKEN, artefacts, leaks
 
 

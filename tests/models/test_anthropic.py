@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from modelkit import events, post, post_json
+
 from benchtape.models.server import serve
 
 TOOLS = [{"name": n, "input_schema": {"type": "object"}} for n in ("Agent", "Bash", "Edit", "Read", "Skill", "Write")]

@@ -7,11 +7,11 @@ import socket
 import time
 
 import pytest
-
 from modelkit import events, post, post_json
-from benchtape.spec.script import script_from
-from benchtape.models.server import serve
+
 from benchtape.core.errors import BadInput
+from benchtape.models.server import serve
+from benchtape.spec.script import script_from
 
 
 def ask(srv, text: str, **extra):

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from mocksession import mock_session
+from realagents import session_of
+
+from benchtape.core.model import Action
 from benchtape.models.from_session import script_of
 from benchtape.spec.script import script_from
-from realagents import session_of
-from benchtape.core.model import Action
 
 
 def test_the_mock_agents_steps_come_back_as_they_were_scripted(tmp_path):

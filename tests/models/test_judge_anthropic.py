@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 
 import pytest
+from realagents import need
 
+from benchtape.core.judgments import JudgeRequest
 from benchtape.models.judge_service import JudgeService
 from benchtape.models.server import serve
-from realagents import need
-from benchtape.core.judgments import JudgeRequest
 from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
 
 SIDE_TEXT = "Scripted session"

@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
-
 from judgekit import local, verdict
+
+from benchtape.core.judgments import JudgeError, JudgeRequest
 from benchtape.models.judge_service import JudgeService
 from benchtape.models.price_table import cost_usd, price_of
 from benchtape.models.providers import OpenAITransport, TransportError, retry_after, transport_for
 from benchtape.models.server import serve
-from benchtape.core.judgments import JudgeError, JudgeRequest
 from benchtape.spec.bench import load_bench
 from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from modelkit import events, post
+
 from benchtape.models.server import serve
 
 TOOLS = [{"type": "function", "name": "exec_command"}, {"type": "custom", "name": "apply_patch"}, {"type": "tool_search"}]

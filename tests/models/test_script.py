@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchtape.spec.script import DEFAULT_USAGE, Usage, load_script, script_from
 from benchtape.core.errors import BadInput
+from benchtape.spec.script import DEFAULT_USAGE, Usage, load_script, script_from
 
 
 def kinds(turn):

@@ -28,7 +28,7 @@ def _exchange(port: int, data: bytes, wait: float = 5.0) -> tuple[bytes, bool, f
                     closed = True
                     break
                 got += chunk
-        except (socket.timeout, ConnectionResetError):
+        except (TimeoutError, ConnectionResetError):
             pass
     return got, closed, time.monotonic() - started
 

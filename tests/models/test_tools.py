@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchtape.spec.script import Block
 from benchtape.models.tools import edit_patch, for_claude, for_codex, write_patch
+from benchtape.spec.script import Block
 
 
 def test_an_edit_of_a_substring_patches_its_whole_lines(tmp_path):

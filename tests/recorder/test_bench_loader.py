@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from benchtape.spec.bench import expand_paths, load_bench
-from benchtape.spec.units import parse_duration
 from benchtape.core.errors import BadInput
+from benchtape.spec.bench import expand_paths, load_bench
 from benchtape.spec.params import parse_cli_param
+from benchtape.spec.units import parse_duration
 
 
 def write(tmp_path: Path, text: str, name: str = "bench.yaml") -> Path:

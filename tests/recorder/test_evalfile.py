@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchtape.spec.bench import load_bench
-from benchtape.spec.audit import Confounded, audit
 from benchtape.core.errors import BadInput
+from benchtape.spec.audit import Confounded, audit
+from benchtape.spec.bench import load_bench
 from benchtape.spec.evalfile import is_eval_file, load_eval
 
 BENCH = """

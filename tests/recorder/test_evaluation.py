@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from evalkit import evaluation, make_project, write
+
 from benchtape.core.errors import BadInput
 from benchtape.spec.evaluation import find_evaluation, load_evaluation
 

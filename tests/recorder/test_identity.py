@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from evalkit import evaluation, make_project, write
+
 from benchtape.spec.bench import load_bench
 from benchtape.spec.evaluation import Cell, load_evaluation
 from benchtape.spec.identity import PreEffects, SandboxPolicy, canonical, cell_identity, sandbox_policy, step_config, task_hash, workspace_manifest

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from evalkit import write
+
 from benchtape.core.errors import BadInput
 from benchtape.spec.overlays import load_registry
 

@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from benchtape.adapters import transcripts
 from importkit import lines_failing_at
 from realdatakit import find_realdata
+
+from benchtape.adapters import transcripts
 from benchtape.recorder import importer
 from benchtape.recorder.importer import import_files
 from benchtape.recorder.parse_worker import ParseFailed

@@ -10,6 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import pytest
+
 from benchtape.adapters.mock import MockParser
 from benchtape.core import payloads
 from benchtape.core.model import Action, project

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from evalkit import write
+
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Metrics
 from benchtape.spec.pricing import Rates, load_pricing, session_cost, sum_known, token_cost

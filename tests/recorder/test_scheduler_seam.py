@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.recorder.bench_run import BenchSessions
-from benchtape.recorder.runner import RunOptions, Runner
+from benchtape.recorder.runner import Runner, RunOptions
 from benchtape.recorder.scheduler import LocalExecutor
 from benchtape.replay.grading import GradingContext, build_checks, grade_stored, new_grading, scenario_status
 from benchtape.spec.bench import load_bench

@@ -10,10 +10,9 @@ import tarfile
 from benchtape.checks import build
 from benchtape.core.model import Action
 from benchtape.core.results import CheckSpec
-
+from benchtape.replay.grading import GradingContext, StoredSnapshot, grade_session
 from benchtape.sandbox.snapshot import restore, snapshot
 from benchtape.store.database import Store
-from benchtape.replay.grading import GradingContext, StoredSnapshot, grade_session
 
 
 def test_links_out_of_the_tree_are_left_out_and_listed(tmp_path):

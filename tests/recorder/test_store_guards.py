@@ -7,11 +7,11 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from importkit import lines_failing_at
 
 from benchtape.core.model import Action
 from benchtape.core.results import Result
 from benchtape.store.database import Store
-from importkit import lines_failing_at
 
 HISTORY = ("runs", "sessions", "actions", "raw", "blobs", "gradings", "verdict_sets", "specs", "grading_scenarios", "generated_vars", "outcomes")
 CONTENT_ADDRESSED = {"blobs": "data", "specs": "spec"}  # the same content again is skipped, other content refused
@@ -52,7 +52,7 @@ def rewrites(conn: sqlite3.Connection, table: str) -> list[str]:
     """Every statement that would change an existing row of `table`."""
     cols = columns(conn, table)
     first = cols[-1] if table not in CONTENT_ADDRESSED else CONTENT_ADDRESSED[table]
-    changed = ", ".join(f"'other'" if c == first else c for c in cols)
+    changed = ", ".join("'other'" if c == first else c for c in cols)
     out = [
         f"UPDATE {table} SET {cols[-1]} = {cols[-1]}",
         f"DELETE FROM {table}",

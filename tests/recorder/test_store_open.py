@@ -14,9 +14,9 @@ import sqlite_utils
 from typer.testing import CliRunner
 
 from benchtape.cli import build
-from benchtape.store import database as store_module
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
+from benchtape.store import database as store_module
 from benchtape.store.database import MIGRATIONS, Store
 
 

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
+from importkit import lines_failing_at
+from realdatakit import find_realdata
 
 from benchtape.adapters.transcripts import open_transcript
-from benchtape.store import database as store_module
-from benchtape.recorder.importer import import_files, reparse
 from benchtape.core.model import Action
 from benchtape.core.results import Result
+from benchtape.recorder.importer import import_files, reparse
+from benchtape.store import database as store_module
 from benchtape.store.database import MIGRATIONS, Store
-from realdatakit import find_realdata
-from importkit import lines_failing_at
 
 ROOT = Path(__file__).resolve().parents[2]
 REALDATA = find_realdata() or ROOT / "tests" / "realdata"

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtape.spec.cells import run_fields, session_fields, started_extra
 from benchtape.core.model import Action
+from benchtape.replay.outcomes import Outcome
+from benchtape.spec.cells import run_fields, session_fields, started_extra
 from benchtape.spec.evaluation import Cell, Evaluation
 from benchtape.spec.identity import PreEffects, cell_identity, sandbox_policy, task_hash
 from benchtape.store.database import Store
-from benchtape.replay.outcomes import Outcome
 
 VERSIONS = {"claude-code": "2.1.328", "codex": "0.169.0", "mock": "0.1.0"}
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from replaykit import cli, unique_prefix
+
 from benchtape.core.model import Action
 from benchtape.store.database import Store
-from replaykit import cli, unique_prefix
 
 
 def test_sessions_lists_each_session_newest_first_with_outcome_score_cost_duration(demo_db):

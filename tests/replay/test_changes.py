@@ -9,10 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from replaykit import cli, write_bench
 
 from benchtape.core.model import Action
 from benchtape.store.database import Store
-from replaykit import cli, write_bench
 
 
 def _sid(db: Path, scenario: str) -> str:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cellkit import record_all, record_cell, start_run
 from evalkit import evaluation, make_project
+
+from benchtape.replay.compare import comparison, read_measurements
+from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.evaluation import Cell, load_evaluation
 from benchtape.spec.pricing import load_pricing
 from benchtape.store.database import Store
-from benchtape.replay.compare import comparison, read_measurements
-from benchtape.replay.stats import pass_at_k, sign_test, wilson
 
 A = "claude-code@latest sonnet-4.6/medium"
 B = "codex@latest gpt-5.5/medium"

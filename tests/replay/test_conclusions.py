@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cellkit import record_all
 from evalkit import evaluation, make_project
-from benchtape.spec.evaluation import load_evaluation
-from benchtape.spec.pricing import load_pricing
-from benchtape.store.database import Store
+
 from benchtape.replay.compare import comparison
 from benchtape.replay.conclusions import needed_to_differ, pass_hat_k
 from benchtape.replay.stats import sign_test
+from benchtape.spec.evaluation import load_evaluation
+from benchtape.spec.pricing import load_pricing
+from benchtape.store.database import Store
 
 A = "claude-code@latest sonnet-4.6/medium"
 B = "codex@latest gpt-5.5/medium"

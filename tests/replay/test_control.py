@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from replaykit import DEMO, cli, write_bench
+
 from benchtape.store.database import Store
 
 HOLDS = """

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import orjson
+from replaykit import cli, write_bench
 
 from benchtape.core.model import Action
 from benchtape.core.results import Result
 from benchtape.store.database import Store
-from replaykit import cli, write_bench
 
 
 def test_grade_reproduces_the_whole_demo_run(demo_db):

@@ -7,16 +7,16 @@ from __future__ import annotations
 import io
 
 import pytest
+from replaykit import write_bench
 from rich.text import Text
 
 import benchtape.replay.reproduce as reproduce
-from benchtape.render import PlainLines, console
 from benchtape.core.model import Action
-from benchtape.spec.bench import load_bench
-from benchtape.store.database import Store
+from benchtape.render import PlainLines, console
 from benchtape.replay.regrade import regrade
 from benchtape.replay.select import Selection
-from replaykit import write_bench
+from benchtape.spec.bench import load_bench
+from benchtape.store.database import Store
 
 BENCH = """
 description: many sessions

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from benchtape.store.database import Store
 from replaykit import cli, write_bench
+
+from benchtape.store.database import Store
 
 
 def test_run_and_session_pages(demo_db, tmp_path):

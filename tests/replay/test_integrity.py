@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from benchtape.checks import CATALOG_VERSION, build, spec_hash
 from benchtape.core.model import Action
 from benchtape.core.results import CheckSpec, Result
-from benchtape.store.database import Store
 from benchtape.replay.specs import spec_from_dict
+from benchtape.store.database import Store
 
 
 @pytest.mark.parametrize("table", ["gradings", "verdicts", "grading_scenarios"])

@@ -7,15 +7,15 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-
 from judgekit import grade, local, new_grading, store_sessions, verdict
-from benchtape.models.server import serve
+
 from benchtape.core.results import CheckSpec
-from benchtape.store.database import Store
+from benchtape.models.server import serve
 from benchtape.replay.control import ERRORED, FAILED, WRONGLY_PASSED, bucket_of
-from benchtape.replay.html import Entry, render
 from benchtape.replay.grading_judges import judge_for_grading
+from benchtape.replay.html import Entry, render
 from benchtape.replay.timeline import judge_note
+from benchtape.store.database import Store
 
 RUBRIC = CheckSpec("llm-rubric", value="Names the failing test.")
 TOX = CheckSpec("toxicity")

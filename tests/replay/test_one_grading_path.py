@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 
 from benchtape.core.model import Action
-from benchtape.spec.bench import load_bench
-from benchtape.store.database import Store
-from benchtape.sandbox.snapshot import snapshot
 from benchtape.replay.grading import GradingContext, build_checks, grade_stored, new_grading
 from benchtape.replay.regrade import regrade
 from benchtape.replay.reproduce import reproduce_store
 from benchtape.replay.select import Selection
+from benchtape.sandbox.snapshot import snapshot
+from benchtape.spec.bench import load_bench
+from benchtape.store.database import Store
 
 BENCH = """
 harness: mock

@@ -8,17 +8,32 @@ import os
 from pathlib import Path
 
 import pytest
-
 from evalkit import write
-from benchtape.spec.cells import unstarted_actions
+
 from benchtape.core.model import Action
 from benchtape.recorder.bench_run import record_bench
 from benchtape.recorder.runner import RunOptions
-from benchtape.spec.bench import load_bench
-from benchtape.store.database import Store
-from benchtape.sandbox.treediff import WorkspaceDiff, read_tree
 from benchtape.replay.grading import GradingContext, build_checks, grade_stored, new_grading
-from benchtape.replay.outcomes import ADAPTER_ERROR, FAILED, GUARD_VIOLATION, INFRASTRUCTURE_ERROR, NO_CHANGES, OUTCOMES, PASSED, PATCH_APPLY_FAILED, REUSABLE, TIMEOUT, Outcome, agent_diff, decide, is_reusable
+from benchtape.replay.outcomes import (
+    ADAPTER_ERROR,
+    FAILED,
+    GUARD_VIOLATION,
+    INFRASTRUCTURE_ERROR,
+    NO_CHANGES,
+    OUTCOMES,
+    PASSED,
+    PATCH_APPLY_FAILED,
+    REUSABLE,
+    TIMEOUT,
+    Outcome,
+    agent_diff,
+    decide,
+    is_reusable,
+)
+from benchtape.sandbox.treediff import WorkspaceDiff, read_tree
+from benchtape.spec.bench import load_bench
+from benchtape.spec.cells import unstarted_actions
+from benchtape.store.database import Store
 
 FAKE_CLAUDE = Path(__file__).resolve().parents[1] / "bin" / "fake-claude"
 CALC = "def add(a, b):\n    return a - b\n"

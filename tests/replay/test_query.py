@@ -8,9 +8,9 @@ import pytest
 from realdatakit import find_realdata
 from replaykit import ROOT, cli, unique_prefix
 
-from benchtape.store.database import Store
 from benchtape.replay.document import document, kinds_needed
 from benchtape.replay.query import compile_query, reachable_keys
+from benchtape.store.database import Store
 
 
 def _ids(db: Path) -> dict[str, str]:

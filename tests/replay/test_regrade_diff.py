@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from replaykit import cli, write_bench
 
 from benchtape.store.database import Store
-from replaykit import cli, write_bench
 
 BENCH = """
 description: cost and output checks

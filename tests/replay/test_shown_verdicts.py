@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import sqlite3
 
-from benchtape.store.database import Store
 from replaykit import cli, write_bench
 from test_grade import NONDET
+
+from benchtape.store.database import Store
 
 
 def _diverged(tmp_path):

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from cellkit import record_all
 from evalkit import evaluation, make_project
+
 from benchtape.core.errors import BadInput
 from benchtape.replay.compare import comparison
 from benchtape.replay.html import Entry, render

@@ -3,8 +3,9 @@ recorded with the session."""
 
 from __future__ import annotations
 
-from benchtape.sandbox.snapshot import snapshot
 from replaykit import cli, write_bench
+
+from benchtape.sandbox.snapshot import snapshot
 
 REPORTED = """
 description: a workspace check graded again from a report folder

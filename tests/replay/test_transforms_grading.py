@@ -10,12 +10,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from mocksession import mock_session
 
 from benchtape.checks.registry import CheckContext, build
 from benchtape.core.results import CheckSpec
 from benchtape.replay.grading import GradingContext, NoWorkspace, build_checks, grade_session
 from benchtape.spec.bench import load_bench
-from mocksession import mock_session
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed (.ci/run installs it)")

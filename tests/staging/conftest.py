@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from stagekit import git  # noqa: F401 - used by the fixture below
 
 

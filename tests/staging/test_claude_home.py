@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from stagekit import run_bench, write_bench
+
 from benchtape.sandbox.claude_home import ClaudeHome
 
 

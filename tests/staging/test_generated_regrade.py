@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typer.testing import CliRunner
-
 from stagekit import run_bench, write_bench, write_program
+from typer.testing import CliRunner
 
 
 def cli(*argv: str):

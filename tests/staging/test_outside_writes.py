@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from stagekit import run_bench, write_bench
 
 

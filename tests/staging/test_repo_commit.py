@@ -4,13 +4,13 @@ that moved makes new cells (and a task measured at the old commit is not reused)
 from __future__ import annotations
 
 import pytest
-
 from evalkit import write
+from stagekit import git
+
 from benchtape.recorder.matrix import Matrix, Staging
+from benchtape.recorder.toolversions import VersionResolver
 from benchtape.sandbox.checkout import CheckoutFailed, resolve_commit
 from benchtape.spec.evaluation import load_evaluation
-from benchtape.recorder.toolversions import VersionResolver
-from stagekit import git
 
 
 def test_a_ref_resolves_to_its_commit_without_cloning(repo):

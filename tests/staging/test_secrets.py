@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchtape.store.database import Store
 from stagekit import run_bench, write_bench
+
+from benchtape.store.database import Store
 
 TOKEN = "tok-live-5f1d9c2e77"  # MY_TOKEN: a *_TOKEN name, forwarded by share.env
 PASSPHRASE = "pass-phrase-0a8b3c"  # MY_PASSPHRASE: secret only because share.secret_env names it

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
+from benchtape.replay.grading import SnapshotFile
 from benchtape.sandbox import snapshot as snap
 from benchtape.sandbox.snapshot import restore, snapshot
 from benchtape.sandbox.trees import remove_tree, walk
-from benchtape.core.command_runner import Unavailable
-from benchtape.replay.grading import SnapshotFile
 
 
 def tar_bytes(*infos: tuple[tarfile.TarInfo, bytes], fmt: int = tarfile.PAX_FORMAT) -> bytes:

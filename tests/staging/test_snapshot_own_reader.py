@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_snapshot_restore import CRAFTED, tar_of
 
 from benchtape.core.errors import BadInput
 from benchtape.sandbox import snapshot as snap
 from benchtape.sandbox.snapshot import _BoundedInfo, _own_entries, restore, snapshot
-from test_snapshot_restore import CRAFTED, tar_of
 
 ODD_NAMES = ["a", "calc.py", "sp ace", "é.py", "naïve", "new\nline", "tab\there", "#!", "-dash", ".hidden", "x" * 99, "y" * 100, "z" * 101, "w" * 250]
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchtape.sandbox import snapshot as snap
 from benchtape.core.errors import BadInput
+from benchtape.sandbox import snapshot as snap
 from benchtape.sandbox.snapshot import restore, snapshot
 
 

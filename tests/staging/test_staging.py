@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-
 from stagekit import run_bench, write_bench, write_program
-from benchtape.spec.bench import load_bench
+
 from benchtape.sandbox.staging import StagingFailed, stage_seeds
+from benchtape.spec.bench import load_bench
 
 
 def stage(bench_path: Path):

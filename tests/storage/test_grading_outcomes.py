@@ -9,9 +9,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from evalkit import write
 from storekit import benchtape, store_at_schema
+
 from benchtape.core.model import Action
 from benchtape.store.database import Store
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from storekit import cli, damage_pages, pages_of, store_at_schema
+
 from benchtape.store import integrity
 from benchtape.store.database import MIGRATIONS, Store
 

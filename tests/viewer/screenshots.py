@@ -28,9 +28,10 @@ def main() -> int:
     if CHROMIUM is None:
         print("no chromium: apt-get install -y chromium", file=sys.stderr)
         return 2
+    from playwright.sync_api import sync_playwright
+
     from benchtape.view.serving import running
     from benchtape.view.viewer import Viewer
-    from playwright.sync_api import sync_playwright
 
     with tempfile.TemporaryDirectory(prefix="benchtape-shots-") as tmp:
         rich = scenes.rich(Path(tmp) / "rich")

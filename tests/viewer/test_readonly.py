@@ -147,11 +147,11 @@ def test_benchtape_view_serves_loopback_until_ctrl_c(rich):
 
 
 def test_a_port_in_use_and_a_path_that_is_no_store_are_bad_input(rich, tmp_path):
-    from benchtape.core.errors import BadInput
-    from benchtape.view.serving import listen
     from typer.testing import CliRunner
 
     from benchtape.cli import build
+    from benchtape.core.errors import BadInput
+    from benchtape.view.serving import listen
 
     taken = listen("127.0.0.1", 0)
     try:
