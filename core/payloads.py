@@ -60,6 +60,7 @@ class SessionStarted(TypedDict, total=False):
     meta: dict[str, Any]  # an import's facts from the transcript (its session id, cwd, version, title)
     reparsed_from: str  # the session a `reparse` re-derived this one from
     provider: str  # the `providers:` label this session ran as (a multi-provider scenario's fan-out)
+    task: dict[str, Any]  # a task cell's task (not a bench scenario): kind ("history" | "harbor"), id, folder (absolute), fingerprint as recorded
 
 
 class EnvironmentExpected(TypedDict, total=False):
