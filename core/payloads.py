@@ -61,6 +61,8 @@ class SessionStarted(TypedDict, total=False):
     reparsed_from: str  # the session a `reparse` re-derived this one from
     provider: str  # the `providers:` label this session ran as (a multi-provider scenario's fan-out)
     task: dict[str, Any]  # a task cell's task (not a bench scenario): kind ("history" | "harbor"), id, folder (absolute), fingerprint as recorded
+    validates: str  # a task validation's session (harness `verifier`): the task id whose phase it ran
+    phase: str  # ... and which phase: base or reference
 
 
 class EnvironmentExpected(TypedDict, total=False):
