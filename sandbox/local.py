@@ -25,7 +25,7 @@ from benchtape.sandbox.outside_writes import OutsideWrites
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.run_resources import RunResources
 from benchtape.sandbox.spares import SpareKey, lay_out
-from benchtape.sandbox.supervisor import SupervisedProcess
+from benchtape.sandbox.supervisor import MARKER, SupervisedProcess
 from benchtape.sandbox.terminal import PaneCommand
 from benchtape.sandbox.trees import later, remove_tree
 from benchtape.spec.bench import ScenarioSpec
@@ -156,7 +156,7 @@ class LocalLevel:
                     home=ws.home,
                     env=ws.env,
                     spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers")), env, ws.agent_cwd, stdin, folder),
-                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env), ws.agent_cwd, dict(env)),
+                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env), ws.agent_cwd, {**env, MARKER: folder.path.name}),  # marked as a supervised harness is: after a kill -9, `recover` kills the terminal's tmux server and the agent in it
                     facts={"process_fence": fence().facts()},
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guard),

@@ -134,6 +134,8 @@ def test_a_kill_9_mid_session_and_recover_put_every_file_back(tmp_path):
     out = benchtape("recover", "--db", db, cwd=tmp_path, env=env, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "put back" in out.stdout + out.stderr
+    assert "process(es) it left running" in out.stdout + out.stderr  # the terminal's tmux server and the agent in it
+    assert not _tmux_servers_in(tmp_path), "a killed run's terminal outlived recover"
     assert _every_file(home) == before
     with sqlite3.connect(db) as con:
         [(finished,)] = con.execute("select data from actions where kind = 'session.finished'").fetchall()
@@ -148,3 +150,17 @@ def test_a_scripted_run_at_workspace_is_refused_when_your_settings_send_the_mode
     out = benchtape("preflight", bench, env=_env(home, tmp_path / "tmp"))
     assert out.returncode == 3, out.stdout + out.stderr
     assert "settings.json sets ANTHROPIC_BASE_URL" in out.stderr
+
+
+def _tmux_servers_in(folder: Path) -> list[int]:
+    """The tmux servers hosting an agent under this test's folder (their -c names the workspace)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                argv = (proc / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"tmux") and any(str(folder).encode() in a for a in argv):
+                found.append(int(proc.name))
+    return found
