@@ -89,6 +89,8 @@ class Tui:
     exit_text: str = "/exit"
     goodbye: str = ""  # regex: the screen once the tool has closed the session (it may take a while to exit after)
     parser: Any = None  # Callable[[], Parser] of the on-disk record
+    attach: tuple[str, ...] = ()  # files pasted (bracketed) into the prompt box before the first prompt (`image:`)
+    attached: str = ""  # what the screen shows once the n-th pasted file is attached ("{n}" is replaced)
     session: str = ""  # the session id the Stop hook's lines carry: a HOME shared by several sessions (level workspace) holds one log for all
 
 

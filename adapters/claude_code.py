@@ -246,11 +246,13 @@ class ClaudeCodeAdapter:
 
     def interactive_command(self, launch: Launch, argv: list[str], common: dict[str, Any]) -> Command:
         """`claude --session-id <uuid> [--model] [--system-prompt] [--effort] <args>` in a terminal,
-        the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how)."""
+        the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how); each
+        `image:` path is pasted first, which the terminal UI attaches (the transcript records it)."""
         from benchtape.adapters.claude_tui import tui
 
         trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
-        return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env)), **common)
+        images = tuple(str(p) for p in launch.images)
+        return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env), images=images), **common)
 
     def _session_flags(self, launch: Launch, cfg: ClaudeConfig, session: bool = True) -> list[str]:
         """What both drive modes pass: the session id, model, system prompt, effort, then `args` last."""

@@ -118,12 +118,12 @@ def test_images_plural_and_a_non_path_are_load_errors(tmp_path):
 
 
 def test_refused_at_preflight_where_the_picture_cannot_reach_the_model(tmp_path):
-    """Before any spend: the terminal UI (no way to attach a picture), a generated picture (not
-    built), codex in a container (it is given a host path)."""
+    """Before any spend: the terminal UI in a container (it is given a host path), a generated
+    picture (not built), codex in a container (it is given a host path)."""
     (tmp_path / "shot.png").write_bytes(png())
     scripted = "\n    harness_config: {model: scripted}"
     cases = [
-        (BENCH.format(harness="claude-code" + scripted).replace("        interactive: false\n", ""), "set `interactive: false`"),
+        (BENCH.format(harness="claude-code" + scripted).replace("interactive: false", "sandbox: container"), "set `interactive: false` (print mode sends the bytes)"),
         (BENCH.format(harness="mock").replace("image: shot.png", "image: generated:chart.png"), "is not built in this version"),
         (BENCH.format(harness="codex" + scripted).replace("interactive: false", "interactive: false\n        sandbox: container"), "a container cannot open"),
     ]
@@ -188,3 +188,44 @@ def test_the_real_tool_sends_the_picture_to_the_scripted_model(tool, tmp_path):
     lines = [json.loads(line) for line in done.stdout.decode().splitlines() if line.startswith("{")]
     said = json.dumps(lines)
     assert "It is red." in said
+
+
+@pytest.mark.parametrize("tool", ["claude-code", "codex"])
+def test_a_bench_run_through_the_real_tool_passes_image_sent(tool, tmp_path):
+    """`benchtape run` on the bench a madbench user writes, the real binary against the scripted
+    model: the session records the picture it sent and the check passes."""
+    need(tool)
+    (tmp_path / "shot.png").write_bytes(png())
+    config = "\n    harness_config: {model: scripted" + (", args: [--permission-mode, bypassPermissions]}" if tool == "claude-code" else "}")
+    text = BENCH.format(harness=tool + config).replace("          - {type: \"session:image-sent\", value: 2}\n", "")
+    text = text.replace("        checks:", "        mock: {steps: [{say: It is red.}]}\n        checks:")
+    bench = write(tmp_path, text)
+    out = benchtape("run", bench, "--db", tmp_path / "s.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = _report(tmp_path / "r.json")
+    assert [c["status"] for c in result["checks"]] == ["PASS"]
+    actions = result["session"]["actions"]
+    assert not [a for a in actions if a["kind"] == "error"], actions
+    assert [a["data"]["text"] for a in actions if a["kind"] == "message.assistant"][-1] == "It is red."
+
+
+def test_the_terminal_ui_attaches_the_pasted_picture(tmp_path):
+    """Interactive (madbench refuses it; benchtape pastes the path, as a file dropped on the
+    terminal): the transcript's user entry carries the picture, and the check passes from it."""
+    need("claude-code")
+    import shutil
+
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    (tmp_path / "shot.png").write_bytes(png())
+    config = "\n    harness_config: {model: scripted, args: [--permission-mode, bypassPermissions]}"
+    text = BENCH.format(harness="claude-code" + config).replace("          - {type: \"session:image-sent\", value: 2}\n", "")
+    text = text.replace("        interactive: false\n", "        interactive: true\n        mock: {steps: [{say: It is red.}]}\n")
+    bench = write(tmp_path, text)
+    out = benchtape("run", bench, "--db", tmp_path / "s.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    result = _report(tmp_path / "r.json")
+    assert [c["status"] for c in result["checks"]] == ["PASS"]
+    users = [a["data"] for a in result["session"]["actions"] if a["kind"] == "message.user"]
+    assert users[0]["attachments"] == [{"media_type": "image/png", "bytes": len(png())}]
+    assert "What colour is this picture?" in users[0]["text"]
