@@ -256,7 +256,7 @@ class Driver:
         for n, path in enumerate(tui.attach, start=1):
             term.paste(path + " ")
             marker = tui.attached.replace("{n}", str(n))
-            if not wait_for(lambda: marker in term.screen(), 5.0):
+            if not wait_for(lambda marker=marker: marker in term.screen(), 5.0):
                 self._note([Action("error", {"message": f"the terminal UI did not attach {path} (no {marker} on screen after pasting its path)", "screen": term.screen()[-2000:]})])
                 return False
         return True

@@ -26,7 +26,7 @@ from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput
 from benchtape.adapters.mock import MockAdapter
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
-from benchtape.core.payloads import STAGED, EnvironmentExpected, UserMessage, SessionFinished, SessionStarted
+from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted, UserMessage
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
 from benchtape.recorder.scripted import ScriptedModels, is_scripted

@@ -76,7 +76,9 @@ def test_the_mock_is_sent_the_image_and_the_check_passes(tmp_path):
 
 
 def test_a_scenario_without_an_image_fails_the_check(tmp_path):
-    bench = write(tmp_path, """
+    bench = write(
+        tmp_path,
+        """
         description: no picture
         harness: mock
         scenarios:
@@ -84,7 +86,8 @@ def test_a_scenario_without_an_image_fails_the_check(tmp_path):
             prompt: "hello"
             interactive: false
             checks: [{type: "session:image-sent"}]
-        """)
+        """,
+    )
     benchtape("run", bench, "--db", tmp_path / "s.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
     assert [c["status"] for c in _report(tmp_path / "r.json")["checks"]] == ["FAIL"]
 
@@ -141,7 +144,17 @@ def _launch(tmp: Path, endpoint: str, image: Path, harness_config: dict) -> Laun
     work, home = tmp / "work", tmp / "home"
     work.mkdir()
     home.mkdir()
-    return Launch(prompt="NOTOOL What colour is this picture?", work_dir=work, root=work, home=home, model="scripted", harness_config=harness_config, session_uuid=str(uuid.uuid4()), endpoint=endpoint, images=(image,))
+    return Launch(
+        prompt="NOTOOL What colour is this picture?",
+        work_dir=work,
+        root=work,
+        home=home,
+        model="scripted",
+        harness_config=harness_config,
+        session_uuid=str(uuid.uuid4()),
+        endpoint=endpoint,
+        images=(image,),
+    )
 
 
 def _run(cmd, launch: Launch) -> subprocess.CompletedProcess:
@@ -182,6 +195,7 @@ def test_the_real_tool_sends_the_picture_to_the_scripted_model(tool, tmp_path):
         done = _run(cmd, launch)
         assert done.returncode == 0, done.stdout.decode()[-2000:] + done.stderr.decode()[-2000:]
         bodies = [e["body"] for e in server.log if e.get("api") in ("messages", "responses")]
+    assert "What colour is this picture?" in json.dumps(bodies[-1])  # the prompt came with it (not taken for a second image)
     sent = [data for body in bodies for data in _images_in(body)]
     assert base64.b64encode(png(3, 2)).decode() in sent, [str(b)[:300] for b in bodies]
     assert [a["sha256"] for a in cmd.attachments] and cmd.attachments[0]["media_type"] == "image/png"
@@ -197,7 +211,7 @@ def test_a_bench_run_through_the_real_tool_passes_image_sent(tool, tmp_path):
     need(tool)
     (tmp_path / "shot.png").write_bytes(png())
     config = "\n    harness_config: {model: scripted" + (", args: [--permission-mode, bypassPermissions]}" if tool == "claude-code" else "}")
-    text = BENCH.format(harness=tool + config).replace("          - {type: \"session:image-sent\", value: 2}\n", "")
+    text = BENCH.format(harness=tool + config).replace('          - {type: "session:image-sent", value: 2}\n', "")
     text = text.replace("        checks:", "        mock: {steps: [{say: It is red.}]}\n        checks:")
     bench = write(tmp_path, text)
     out = benchtape("run", bench, "--db", tmp_path / "s.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
@@ -219,7 +233,7 @@ def test_the_terminal_ui_attaches_the_pasted_picture(tmp_path):
         pytest.skip("tmux is not installed")
     (tmp_path / "shot.png").write_bytes(png())
     config = "\n    harness_config: {model: scripted, args: [--permission-mode, bypassPermissions]}"
-    text = BENCH.format(harness="claude-code" + config).replace("          - {type: \"session:image-sent\", value: 2}\n", "")
+    text = BENCH.format(harness="claude-code" + config).replace('          - {type: "session:image-sent", value: 2}\n', "")
     text = text.replace("        interactive: false\n", "        interactive: true\n        mock: {steps: [{say: It is red.}]}\n")
     bench = write(tmp_path, text)
     out = benchtape("run", bench, "--db", tmp_path / "s.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
