@@ -107,8 +107,13 @@ def test_a_bad_picture_is_bad_input_naming_file_line_and_fix(tmp_path, setup, va
     with pytest.raises(BadInput) as err:
         load_bench(bench)
     assert said in err.value.what and err.value.line == 6 and str(err.value.file) == str(bench) and "PNG, JPEG, GIF or WebP" in (err.value.fix or "")
+
+
+def test_a_bad_picture_stops_run_with_exit_2_and_nothing_written(tmp_path):
+    (tmp_path / "shot.png").write_text("not a picture")
+    bench = write(tmp_path, BENCH.format(harness="mock"))
     out = benchtape("run", bench, "--db", tmp_path / "s.db", cwd=tmp_path)
-    assert out.returncode == 2 and said in out.stderr and "bench.yaml:6" in out.stderr, out.stderr
+    assert out.returncode == 2 and "is not a PNG, JPEG, GIF or WebP" in out.stderr and "bench.yaml:6" in out.stderr, out.stderr
     assert not (tmp_path / "s.db").exists()
 
 
