@@ -226,6 +226,7 @@ def test_a_bench_run_through_the_real_tool_passes_image_sent(tool, tmp_path):
     actions = result["session"]["actions"]
     assert not [a for a in actions if a["kind"] == "error"], actions
     assert [a["data"]["text"] for a in actions if a["kind"] == "message.assistant"][-1] == "It is red."
+    assert sum(len(a["data"].get("attachments", [])) for a in actions if a["kind"] == "message.user") == 1  # sent once, counted once
 
 
 def test_the_terminal_ui_attaches_the_pasted_picture(tmp_path):
@@ -247,4 +248,5 @@ def test_the_terminal_ui_attaches_the_pasted_picture(tmp_path):
     assert [c["status"] for c in result["checks"]] == ["PASS"]
     users = [a["data"] for a in result["session"]["actions"] if a["kind"] == "message.user"]
     assert users[0]["attachments"] == [{"media_type": "image/png", "bytes": len(png())}]
+    assert sum(len(u.get("attachments", [])) for u in users) == 1  # the tool's "[Image: source: …]" note is not a second picture
     assert "What colour is this picture?" in users[0]["text"]
