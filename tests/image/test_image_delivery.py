@@ -250,3 +250,17 @@ def test_the_terminal_ui_attaches_the_pasted_picture(tmp_path):
     assert users[0]["attachments"] == [{"media_type": "image/png", "bytes": len(png())}]
     assert sum(len(u.get("attachments", [])) for u in users) == 1  # the tool's "[Image: source: …]" note is not a second picture
     assert "What colour is this picture?" in users[0]["text"]
+
+
+def test_the_mock_refuses_a_picture_that_did_not_arrive_intact(tmp_path):
+    """The mock's job carries the bytes and the digest the session records: a mismatch is the
+    session's error, so a mock pass of `session:image-sent` means the bytes really came."""
+    import hashlib
+
+    job = {"prompt": "p", "root": str(tmp_path), "images": [{"sha256": hashlib.sha256(b"other").hexdigest(), "data": base64.b64encode(png()).decode()}]}
+    agent = Path(__file__).resolve().parents[2] / "adapters" / "mock_agent.py"
+    done = subprocess.run([sys.executable, "-S", str(agent)], input=json.dumps(job), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 1 and "did not arrive intact" in done.stdout
+    job["images"][0]["sha256"] = hashlib.sha256(png()).hexdigest()
+    done = subprocess.run([sys.executable, "-S", str(agent)], input=json.dumps(job), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0 and "did not arrive intact" not in done.stdout
