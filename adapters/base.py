@@ -36,6 +36,7 @@ class Launch:
     endpoint: str | None = None  # a scripted model's base URL (as the agent reaches it); None: the harness's own
     interactive: bool = False  # drive the harness's terminal UI (the scenario's `interactive:`), not its print mode
     follow_ups: tuple[str, ...] = ()  # the next turns of an interactive session, typed after the prompt
+    images: tuple[Path, ...] = ()  # the scenario's `image:` pictures (host paths, checked at load), sent with the prompt
     in_container: bool = False  # the agent runs in benchtape's container, its fence: a harness's own sandbox cannot make namespaces there
 
 
@@ -50,6 +51,7 @@ class Command:
     home_trees: dict[str, str] = field(default_factory=dict)  # folders copied under HOME before setup (relative path → host folder)
     probe: bool = True  # harness_config.environment.probe: false records no environment.reported
     require: bool = False  # harness_config.environment.require: refuse the run before spend when the probe found a problem
+    attachments: tuple[dict[str, Any], ...] = ()  # the images this command sends with the prompt (spec/bench_images.attachment): the first message.user records them
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,8 @@ class Tui:
     exit_text: str = "/exit"
     goodbye: str = ""  # regex: the screen once the tool has closed the session (it may take a while to exit after)
     parser: Any = None  # Callable[[], Parser] of the on-disk record
+    attach: tuple[str, ...] = ()  # files pasted (bracketed) into the prompt box before the first prompt (`image:`)
+    attached: str = ""  # what the screen shows once the n-th pasted file is attached ("{n}" is replaced)
     session: str = ""  # the session id the Stop hook's lines carry: a HOME shared by several sessions (level workspace) holds one log for all
 
 

@@ -27,6 +27,9 @@ HARNESS = "claude-code"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
 # Print-mode flags benchtape always passes; `args` must not repeat them.
 FIXED_FLAGS = ("--print", "--verbose", "--output-format", "stream-json", "--input-format", "text")
+# With `image:`: the first message goes in as stream-json (madbench flips `--input-format` the same way),
+# its content the pictures as base64 image blocks, then the prompt's text block.
+IMAGE_FLAGS = ("--print", "--verbose", "--output-format", "stream-json", "--input-format", "stream-json")
 # Environment variables under which the CLI authenticates without a subscription login.
 AUTH_ENV = (
     "ANTHROPIC_API_KEY",
@@ -120,6 +123,15 @@ def hermetic_env(args: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
     return env
 
 
+def first_message(prompt: str, images: tuple[Path, ...]) -> bytes:
+    """The one stream-json user line print mode reads from stdin: each picture, then the prompt
+    (the order the Messages API recommends); stdin then closes, so the session is one turn."""
+    from benchtape.spec.bench_images import base64_block
+
+    content = [*(base64_block(p) for p in images), {"type": "text", "text": prompt}]
+    return orjson.dumps({"type": "user", "message": {"role": "user", "content": content}}) + b"\n"
+
+
 def _default(value: Any, default: Any) -> Any:
     return default if value is None else value
 
@@ -198,6 +210,7 @@ class ClaudeCodeAdapter:
     # 2.1.328 rewrites ~/.claude.json at every start (numStartups, per-project flags, caches)
     own_state = (".claude.json",)
     home_json = NO_UPDATES
+    takes_images = True  # `image:` reaches the model (benchtape.preflight refuses it under a harness without this)
 
     def config(self, launch: Launch) -> ClaudeConfig:
         return parse_config(launch.harness_config)
@@ -225,15 +238,21 @@ class ClaudeCodeAdapter:
         common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)
         if launch.interactive:
             return self.interactive_command(launch, [binary, *flags], common)
+        if launch.images:
+            from benchtape.spec.bench_images import attachments
+
+            return Command(argv=[binary, *IMAGE_FLAGS, *flags], stdin=first_message(launch.prompt, launch.images), attachments=attachments(launch.images), **common)  # type: ignore[arg-type]
         return Command(argv=[binary, *FIXED_FLAGS, *flags], stdin=launch.prompt.encode(), **common)  # type: ignore[arg-type]
 
     def interactive_command(self, launch: Launch, argv: list[str], common: dict[str, Any]) -> Command:
         """`claude --session-id <uuid> [--model] [--system-prompt] [--effort] <args>` in a terminal,
-        the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how)."""
+        the prompt and follow-ups typed by the recorder (adapters/claude_tui.py says how); each
+        `image:` path is pasted first, which the terminal UI attaches (the transcript records it)."""
         from benchtape.adapters.claude_tui import tui
 
         trusted = list(dict.fromkeys([str(launch.root), str(launch.work_dir)]))
-        return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env)), **common)
+        images = tuple(str(p) for p in launch.images)
+        return Command(argv=argv, tui=tui(launch.session_uuid, trusted, agent_env=bool(self.config(launch).agent_env), images=images), **common)
 
     def _session_flags(self, launch: Launch, cfg: ClaudeConfig, session: bool = True) -> list[str]:
         """What both drive modes pass: the session id, model, system prompt, effort, then `args` last."""

@@ -15,7 +15,7 @@ from benchtape.adapters.base import warning
 from benchtape.adapters.usage import MessageUsage
 from benchtape.core.canonical import annotate
 from benchtape.core.model import Action, text_of
-from benchtape.core.payloads import AssistantMessage, Error, SubagentFinished, SubagentSpawned, ToolCall, ToolResult
+from benchtape.core.payloads import AssistantMessage, Error, SubagentFinished, SubagentSpawned, ToolCall, ToolResult, UserMessage
 
 SPAWN_TOOLS = ("Task", "Agent")
 SKILL_TOOL = "Skill"
@@ -196,6 +196,7 @@ class ClaudeMessages:
         own = result if len(results) == 1 else None
         out: list[Action] = []
         texts: list[str] = []
+        attached: list[dict[str, Any]] = []
         for block in content:
             kind = block.get("type") if isinstance(block, dict) else None
             if kind == "text":
@@ -203,12 +204,12 @@ class ClaudeMessages:
             elif kind == "tool_result":
                 out.extend(self._result(block, own, thread, at))
             elif kind in ("image", "document"):
-                continue  # attachments: the raw line keeps them
+                attached.append(_attachment(block))  # the bytes stay in the raw line
             else:
                 out.append(warning(f"unknown user content block {kind!r}", line, thread))
-        return out if injected else out + self._texts(texts, thread, at)
+        return out if injected else out + self._texts(texts, thread, at, attached)
 
-    def _texts(self, texts: list[str], thread: str, at: float) -> list[Action]:
+    def _texts(self, texts: list[str], thread: str, at: float, attached: list[dict[str, Any]] | None = None) -> list[Action]:
         said: list[str] = []
         out: list[Action] = []
         for text in texts:
@@ -217,8 +218,11 @@ class ClaudeMessages:
                 out.append(Action("error", data, thread=thread, at=at))
             elif text.strip() and not text.lstrip().startswith(NOT_SAID):
                 said.append(text)
-        if said:
-            out.insert(0, Action("message.user", {"text": "\n".join(said)}, thread=thread, at=at))
+        if said or attached:
+            data: UserMessage = {"text": "\n".join(said)}
+            if attached:
+                data["attachments"] = attached  # what session:image-sent counts (a picture pasted into the terminal UI)
+            out.insert(0, Action("message.user", data, thread=thread, at=at))
         return out
 
     def _result(self, block: dict[str, Any], result: Any, thread: str, at: float) -> list[Action]:
@@ -266,3 +270,13 @@ def _name(value: Any) -> str | None:
     if value is None or isinstance(value, str):
         return value
     return text_of(value)
+
+
+def _attachment(block: dict[str, Any]) -> dict[str, Any]:
+    """An image/document block as the session records it: its media type and size, not its bytes."""
+    source = block.get("source") if isinstance(block.get("source"), dict) else {}
+    out: dict[str, Any] = {"media_type": str(source.get("media_type") or block.get("type"))}
+    data = source.get("data")
+    if isinstance(data, str):
+        out["bytes"] = len(data) * 3 // 4 - data[-2:].count("=")
+    return out

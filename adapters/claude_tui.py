@@ -70,7 +70,12 @@ def seed(env: Mapping[str, str], trusted: list[str], agent_env: bool = False) ->
     return files
 
 
-def tui(session_uuid: str, trusted: list[str], agent_env: bool = False) -> Tui:
+# 2.1.328 attaches an image whose path is pasted into the prompt box (as a file dropped on the
+# terminal is), showing `[Image #n]`; the transcript's user entry then carries the base64 block
+ATTACHED = "[Image #{n}]"
+
+
+def tui(session_uuid: str, trusted: list[str], agent_env: bool = False, images: tuple[str, ...] = ()) -> Tui:
     from benchtape.adapters.claude_disk import ClaudeDiskParser
 
     return Tui(
@@ -83,6 +88,8 @@ def tui(session_uuid: str, trusted: list[str], agent_env: bool = False) -> Tui:
         parser=ClaudeDiskParser,
         goodbye=GOODBYE,
         session=session_uuid,
+        attach=images,
+        attached=ATTACHED if images else "",
     )
 
 

@@ -103,6 +103,7 @@ class CodexAdapter:
     )
     own_state: tuple[str, ...] = ()  # config.toml is benchtape's, written before the staged tree; 0.169.0 leaves it as it is
     home_json: dict[str, dict[str, Any]] = {}
+    takes_images = True  # `image:` reaches the model (benchtape.preflight refuses it under a harness without this)
 
     def command(self, launch: Launch) -> Command:
         """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write|danger-full-access] [-m] [-c effort] <args> -`.
@@ -122,6 +123,10 @@ class CodexAdapter:
             argv += ["-m", model]
         if cfg.effort:
             argv += ["-c", f"model_reasoning_effort={cfg.effort}"]
+        # `image:`: `codex exec -i FILE` attaches each picture to the first message (0.169.0 sends
+        # it as an input_image data URL); a host path, so preflight keeps codex images out of containers
+        for image in launch.images:
+            argv += ["--image", str(image)]
         argv += [*cfg.args, "-"]
         env: dict[str, str] = host_credentials(AUTH_ENV, launch.endpoint)
         files: dict[str, str] = {}
@@ -130,7 +135,9 @@ class CodexAdapter:
             env = codex_env(f"{home}/{CODEX_DIR}")
             env.pop("HOME", None)
             files = {f"{CODEX_DIR}/config.toml": codex_config(launch.endpoint.rstrip("/") + "/v1")}
-        return Command(argv=argv, env=env, stdin=launch.prompt.encode(), home_files=files)
+        from benchtape.spec.bench_images import attachments
+
+        return Command(argv=argv, env=env, stdin=launch.prompt.encode(), home_files=files, attachments=attachments(launch.images))
 
     def transcript(self, home: Path, launch: Launch, thread_id: str | None = None) -> Path | None:
         """The rollout of this session, by the thread id `thread.started` announced."""

@@ -53,6 +53,7 @@ class MockAdapter:
     bookkeeping: tuple[str, ...] = ()
     own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}
+    takes_images = True  # `image:` reaches the model (benchtape.preflight refuses it under a harness without this)
 
     def __init__(self, noop: bool = False):
         self.noop = noop
@@ -70,7 +71,14 @@ class MockAdapter:
             # a `providers:` label `mock:<payload>` answers with the payload, as madbench's mock does
             "payload": provider[len(PAYLOAD) :] if isinstance(provider, str) and provider.startswith(PAYLOAD) else None,
         }
-        return Command(argv=[launch.python, "-S", str(launch.support_dir / "mock_agent.py")], stdin=orjson.dumps(job))
+        # `image:`: the mock is sent each picture's bytes with the job (as claude's stdin carries
+        # them, so a container needs no host path) and checks them against the digest the session
+        # records: bench tests without keys can pass `session:image-sent`
+        from benchtape.spec.bench_images import attachments, base64_block
+
+        sent = attachments(launch.images)
+        job["images"] = [{"sha256": a["sha256"], "data": base64_block(p)["source"]["data"]} for a, p in zip(sent, launch.images)]
+        return Command(argv=[launch.python, "-S", str(launch.support_dir / "mock_agent.py")], stdin=orjson.dumps(job), attachments=sent)
 
     def parser(self) -> MockParser:
         return MockParser()

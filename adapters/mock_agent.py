@@ -4,7 +4,7 @@
 Standard library only, run as its own process (on the host or inside a container), so
 the mock goes through exactly the recording path a real harness does: a process whose
 stdout lines the adapter parses as they arrive. It reads a JSON job on stdin:
-{"prompt", "root", "cwd", "steps", "metrics", "noop", "payload"} and prints one JSON event per line.
+{"prompt", "root", "cwd", "steps", "metrics", "noop", "payload", "images"} and prints one JSON event per line.
 """
 
 from __future__ import annotations
@@ -173,10 +173,29 @@ class Agent:
         return "\n".join(sorted(hits)) or "No matches found", None
 
 
+def received(images: list) -> list:
+    """Why an image the job carries is not the one the session records as sent (none: all arrived)."""
+    import base64
+    import hashlib
+
+    out = []
+    for i, image in enumerate(images):
+        try:
+            data = base64.b64decode(image.get("data") or "", validate=True)
+        except ValueError:
+            data = b""
+        if hashlib.sha256(data).hexdigest() != image.get("sha256"):
+            out.append(f"mock: image #{i + 1} did not arrive intact ({len(data)} bytes, not the digest the session records)")
+    return out
+
+
 def main() -> int:
     job = json.loads(sys.stdin.read() or "{}")
     agent = Agent(job.get("root") or os.getcwd(), job.get("cwd"))
     prompt = job.get("prompt", "")
+    for problem in received(job.get("images") or []):
+        agent.emit("error", {"message": problem})
+        return 1
     if "!ERROR!" in prompt:
         agent.emit("error", {"message": "mock harness error forced by !ERROR! in the prompt"})
         return 1

@@ -107,6 +107,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         note = unconfined_note()
         if note:
             pf.notes.append(note)
+    pf.merge(_images(bench, name, adapter, sandbox))
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
@@ -314,6 +315,31 @@ def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
         return pf
     if found.note:
         pf.notes.append(f"{bench.path}: {found.note}; interactive sessions read its screens and dialogs, which may differ")
+    return pf
+
+
+def _images(bench: BenchSpec, name: str, adapter: object, sandbox: str | None) -> Preflight:
+    """Whether each `image:` scenario's pictures can reach the model under this harness: the
+    ones it cannot send are refused here, before any spend, never at run time. madbench sends
+    images under claude-code print mode only; benchtape also sends them under codex (`--image`)
+    and the mock (a note says so)."""
+    pf = Preflight()
+    for sc in bench.scenarios:
+        if not sc.image and not sc.generated_images:
+            continue
+        label = f"{sc.where}: scenario {sc.name!r}"
+        if sc.generated_images:
+            pf.blocking.append(f"{label}: `image: generated:{sc.generated_images[0]}` (a picture the generator writes) is not built in this version; point `image:` at a file next to the bench")
+        if not getattr(adapter, "takes_images", False):
+            pf.blocking.append(f"{label}: harness {name!r} cannot deliver an image; run it under claude-code (print mode), codex or the mock, or drop `image:`")
+        elif name == "claude-code" and sc.interactive and (sandbox or sc.sandbox.level) == "container":
+            pf.blocking.append(f"{label}: an interactive session attaches the picture by pasting its host path into Claude Code's terminal UI, which a container cannot open; set `interactive: false` (print mode sends the bytes) or use `sandbox: home`")
+        elif name == "codex" and (sandbox or sc.sandbox.level) == "container":
+            pf.blocking.append(f"{label}: codex is given the picture as a host path (`codex exec --image FILE`), which a container cannot open; use `sandbox: home`, or claude-code, which sends the bytes")
+        elif name == "claude-code" and sc.interactive:
+            pf.notes.append(f"{label}: madbench refuses `image:` in an interactive scenario (0.37); benchtape pastes the picture's path into Claude Code's terminal UI, which attaches it")
+        elif name != "claude-code":
+            pf.notes.append(f"{label}: madbench sends `image:` under claude-code only; benchtape sends it under {name} too" + (" (`codex exec --image`)" if name == "codex" else " (the mock checks it received the bytes)"))
     return pf
 
 

@@ -98,7 +98,7 @@ class EnvironmentReported(TypedDict, total=False):
 
 class UserMessage(TypedDict, total=False):
     text: str
-    attachments: list[Any]  # [{media_type}]: read by session:image-sent; no adapter writes it yet (images stay in raw)
+    attachments: list[Any]  # [{media_type, name, bytes, sha256}] of the images sent with it (recorder/runner.py): read by session:image-sent
 
 
 class AssistantMessage(TypedDict, total=False):

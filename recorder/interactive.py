@@ -185,7 +185,7 @@ class Driver:
             except TerminalError as exc:  # the terminal went away under the session (its server killed)
                 outcome = "lost"
                 self._note([Action("error", {"message": f"the terminal hosting the agent went away mid-session: {exc}"})])
-            why_screen = {"ok": "exit", "blocked": "permission prompt", "exited": "exited", "timeout": "timeout", "interrupted": "interrupted", "not_ready": "never ready", "lost": "terminal lost"}[outcome]
+            why_screen = {"ok": "exit", "blocked": "permission prompt", "exited": "exited", "timeout": "timeout", "interrupted": "interrupted", "not_ready": "never ready", "lost": "terminal lost", "not_attached": "image not attached"}[outcome]
         finally:
             screen = term.screen()
             if exit_code is None and not self._closed:
@@ -221,6 +221,8 @@ class Driver:
         stop_log = home / tui.stop_log
         for i, prompt in enumerate(prompts):
             turn_began = time.monotonic()
+            if i == 0 and not self._attach(term, tui):
+                return "not_attached"
             self._type(term, prompt)
             ended = self._turn_end(term, tui, tail, stop_log, i, ready, blocked, deadline, turn_began)
             if ended in ("timeout", "interrupted", "exited"):
@@ -246,6 +248,18 @@ class Driver:
         while seen != tail.line_no:  # no turn_duration (an older version): wait for the file to go quiet
             seen = tail.line_no
             time.sleep(0.3)
+
+    def _attach(self, term: Terminal, tui: Tui) -> bool:
+        """Paste each file of `tui.attach` into the prompt box and wait until the screen shows it
+        attached; False (an error noted, the screen kept) when one never is: the prompt must not
+        go without the picture the scenario sends."""
+        for n, path in enumerate(tui.attach, start=1):
+            term.paste(path + " ")
+            marker = tui.attached.replace("{n}", str(n))
+            if not wait_for(lambda marker=marker: marker in term.screen(), 5.0):
+                self._note([Action("error", {"message": f"the terminal UI did not attach {path} (no {marker} on screen after pasting its path)", "screen": term.screen()[-2000:]})])
+                return False
+        return True
 
     def _type(self, term: Terminal, prompt: str) -> None:
         if "\n" in prompt:

@@ -26,7 +26,7 @@ from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput
 from benchtape.adapters.mock import MockAdapter
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
-from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted
+from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted, UserMessage
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
 from benchtape.recorder.scripted import ScriptedModels, is_scripted
@@ -55,6 +55,15 @@ class RunOptions:
     scenarios: list[str] | None = None  # only these names
     eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
     skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.preflight.enforce)
+
+
+def _first_message(prompt: str, cmd: Command) -> UserMessage:
+    """The prompt as the harness was given it, with the images its command sends (what
+    `session:image-sent` counts: recorded as sent, harness-neutrally, like madbench's attachment)."""
+    data: UserMessage = {"text": prompt}
+    if cmd.attachments:
+        data["attachments"] = list(cmd.attachments)
+    return data
 
 
 @dataclass
@@ -166,6 +175,7 @@ class Runner:
                 "session_uuid": str(uuid.uuid4()),
                 "interactive": scenario.interactive and plan.harness != "mock",
                 "follow_ups": tuple(scenario.follow_ups),
+                "images": tuple(scenario.image),
                 **box.launch,
                 "endpoint": box.forward(endpoint.url) if endpoint else None,
             }
@@ -186,7 +196,7 @@ class Runner:
         ]
         with store.transaction():
             store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, redact), workdir=str(box.root), parent_session=plan.parent_session, session_id=session_id)
-            store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", {"text": plan.prompt})]))
+            store.append(session_id, opening + ([] if cmd.tui is not None else [Action("message.user", _first_message(plan.prompt, cmd))]))
         # what `recover` finishes the session from if benchtape dies: written once the session is in the store
         box.note(db=str(Path(store.path).resolve()), session_id=session_id, run_id=self.run_id, harness=plan.harness, home=str(box.home), noop=plan.noop, secrets=secret_fingerprints(redact.values), secret_names=box.secret_names, started=time.time())
         self.on_event("session.started", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt})

@@ -70,7 +70,6 @@ EVAL_KEYS = {"description", "bench", "models", "metrics", "control", "runs"}
 
 # Keys that load and validate but whose feature this version does not have; preflight names them.
 NOT_BUILT = {
-    "image": "sending images is not built in this version",
     "capture": "capture modes other than log are not built in this version",
     "python": "pinning a Python for `python` checks is not built in this version; they run with benchtape's own interpreter",
     "lockfile_required": "script-check lockfiles are not built in this version",
@@ -111,7 +110,8 @@ class ScenarioSpec:
     repo: dict[str, Any] | None = None
     setup: Path | None = None
     generate: Path | None = None
-    image: Any = None
+    image: tuple[Path, ...] = ()  # the pictures sent with the prompt, resolved and checked at load (spec/bench_images.py)
+    generated_images: tuple[str, ...] = ()  # `image: generated:<name>`: a file the generator writes (preflight refuses: not built)
     cwd: str | None = None
     vars: dict[str, Any] = field(default_factory=dict)
     sandbox: SandboxSpec = field(default_factory=SandboxSpec)
@@ -309,6 +309,32 @@ class _Loader:
             out[canonical] = value
             out.key_lines[canonical] = node.line_of(key) or node.line
         return out
+
+    def images(self, node: LineDict) -> tuple[tuple[Path, ...], tuple[str, ...]]:
+        """`image:` (one path or a list): each file resolved against the bench file's folder and
+        checked now (missing, a folder, over 5 MB, not png/jpeg/gif/webp is bad input); a
+        `generated:<name>` entry is kept by name (its file exists only once the generator ran)."""
+        from benchtape.spec.bench_images import GENERATED, check_image
+
+        value = node.get("image")
+        if value is None:
+            return (), ()
+        entries = value if isinstance(value, list) else [value]
+        fix = "write `image: shot.png` (a path relative to the bench file) or a list of them"
+        if not entries or not all(isinstance(e, str) and e.strip() for e in entries):
+            raise self.err(f"`image:` must be a path or a list of paths to pictures, got {_type_name(value)}", node, "image", fix)
+        paths: list[Path] = []
+        generated: list[str] = []
+        for entry in entries:
+            if entry.startswith(GENERATED):
+                generated.append(entry[len(GENERATED) :])
+                continue
+            path = self.path(entry, node, "image", must_exist=False)
+            problem = check_image(path)
+            if problem is not None:
+                raise self.err(f"`image:` {problem}", node, "image", "point `image:` at a PNG, JPEG, GIF or WebP file of at most 5 MB, relative to the bench file")
+            paths.append(path)
+        return tuple(paths), tuple(generated)
 
     def path(self, value: Any, node: Any, key: str, must_exist: bool = True, kind: str = "path", staged: bool = False) -> Path:
         """A path relative to the bench file. `staged`: copied into the workspace, so it must
@@ -582,8 +608,7 @@ class _Loader:
         capture = merged.get("capture", "log")
         if capture not in CAPTURES:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture", "use `capture: log`")
-        if "image" in merged and merged["image"] is not None:
-            self.not_built.append(Finding(self.where(merged, "image"), "image", NOT_BUILT["image"]))
+        images, generated_images = self.images(merged)
         providers = self.provider_labels(merged)
         for key in ("python", "lockfile_required"):
             if merged.get(key):
@@ -613,7 +638,8 @@ class _Loader:
             repo=repo,
             setup=setup,
             generate=generate,
-            image=plain(merged.get("image")),
+            image=images,
+            generated_images=generated_images,
             cwd=cwd,
             vars=plain(vars_),
             sandbox=sandbox,

@@ -140,14 +140,14 @@ def test_demo_bench_holds_its_negative_control(tmp_path):
 
 
 def test_an_image_bench_cannot_be_negative_controlled(tmp_path):
-    (tmp_path / "img.pgm").write_bytes(b"P5\n1 1\n255\n\x00")
+    (tmp_path / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)  # a PNG by its bytes: `image:` is checked at load
     bench = write_bench(tmp_path, """
         description: the mock cannot deliver an image
         harness: mock
         scenarios:
           - name: pic
             prompt: "what is this"
-            image: img.pgm
+            image: img.png
             checks:
               - {type: contains, value: cat}
         """)
