@@ -110,8 +110,10 @@ class ControlReport:
 
 
 def refuse_images(benches: list[BenchSpec]) -> None:
-    """The mock cannot deliver an image, so an `image:` scenario cannot be negative-controlled."""
-    found = [f"{sc.where}: scenario {sc.name!r}: harness \"mock\" cannot deliver an image; an `image:` bench cannot be negative-controlled" for b in benches for sc in b.scenarios if sc.image]
+    """madbench's `check` refuses `image:` benches (its mock is not image-capable), and so does
+    benchtape's, though its mock takes images: the no-op agent would be sent the picture, so
+    `session:image-sent` passes under it by construction and the control could never hold."""
+    found = [f"{sc.where}: scenario {sc.name!r}: an `image:` bench cannot be negative-controlled (madbench: harness \"mock\" cannot deliver an image; the no-op agent would be sent the picture, so session:image-sent passes under it)" for b in benches for sc in b.scenarios if sc.image]
     if found:
         raise PreflightBlocked(found)
 
