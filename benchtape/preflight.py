@@ -328,8 +328,8 @@ def _images(bench: BenchSpec, name: str, adapter: object, sandbox: str | None) -
         if not sc.image and not sc.generated_images:
             continue
         label = f"{sc.where}: scenario {sc.name!r}"
-        if sc.generated_images:
-            pf.blocking.append(f"{label}: `image: generated:{sc.generated_images[0]}` (a picture the generator writes) is not built in this version; point `image:` at a file next to the bench")
+        if sc.generated_images and sc.generate is None and sc.setup is None:
+            pf.blocking.append(f"{label}: `image: generated:{sc.generated_images[0]}` is a picture a staging program writes into $MADBENCH_IMAGE_DIR, and this scenario has no `generate:` (or `setup:`); add one, or point `image:` at a file next to the bench")
         if not getattr(adapter, "takes_images", False):
             pf.blocking.append(f"{label}: harness {name!r} cannot deliver an image; run it under claude-code (print mode), codex or the mock, or drop `image:`")
         elif name == "claude-code" and sc.interactive and (sandbox or sc.sandbox.level) == "container":

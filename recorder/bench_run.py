@@ -67,6 +67,8 @@ class BenchSessions:
     def plan(self, scenario: ScenarioSpec, attempt: int) -> SessionPlan:
         """The session the bench and the options ask for."""
         started: SessionStarted = {"provider": scenario.provider} if scenario.provider is not None else {}  # a `providers:` label: which of the scenario's sessions this is
+        if self.seeds is not None:
+            scenario = self.seeds.scenario(scenario)  # its `generated:` pictures, as staging found them
         return SessionPlan(scenario, attempt, self.harness, self.model, self.bench.harness_config, scenario.prompt, noop=self.options.noop, params=self.bench.params, started=started)
 
     def record(self, scheduler: Scheduler, on_session_done: SessionDone) -> list[SessionRecord]:

@@ -158,7 +158,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
         env[HANDOVER_ENV] = str(handover)
         started["cell"]["handover"] = HANDOVER_ENV
     return SessionPlan(
-        scenario=task.scenario,
+        scenario=matrix.staging.scenario(task),
         attempt=cell.attempt,
         harness=step.harness,
         model=step.model_id,

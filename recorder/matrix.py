@@ -99,6 +99,11 @@ class Staging:
             return None, self._problems[task.id]
         return self._seeds[task.id].get(task.scenario.name), None
 
+    def scenario(self, task: Task) -> Any:
+        """The task's scenario as its session sends it (its `generated:` pictures resolved), once staged."""
+        seeds = self._seeds.get(task.id)
+        return seeds.scenario(task.scenario) if seeds is not None else task.scenario
+
     def ready(self, task: Task) -> bool:
         """Whether the task is staged already (`seed` then returns at once): its seeds are set
         once staging finished."""

@@ -20,7 +20,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -56,9 +56,16 @@ class Seeds:
     trees: dict[str, Path | None] = field(default_factory=dict)
     generated: dict[str, dict[str, Any]] = field(default_factory=dict)
     temps: list[Path] = field(default_factory=list)
+    pictures: dict[str, tuple[Path, ...]] = field(default_factory=dict)  # `image: generated:<name>`, resolved in $MADBENCH_IMAGE_DIR
 
     def get(self, name: str) -> Path | None:
         return self.trees.get(name)
+
+    def scenario(self, sc: ScenarioSpec) -> ScenarioSpec:
+        """The scenario as its session sends it: a `generated:` picture is the file its
+        generator wrote (checked at staging), after the bench's own pictures."""
+        found = self.pictures.get(sc.name)
+        return replace(sc, image=(*sc.image, *found), generated_images=()) if found else sc
 
     def vars(self, name: str) -> dict[str, Any]:
         return dict(self.generated.get(name) or {})
@@ -98,10 +105,32 @@ def stage_seeds(bench: BenchSpec, scenarios: list[ScenarioSpec], on_event: Event
             for sc in group:
                 seeds.trees[sc.name] = tree
                 seeds.generated[sc.name] = dict(found)
+                if sc.generated_images:
+                    seeds.pictures[sc.name] = _generated_pictures(sc, temp / "images")
     except BaseException:
         seeds.cleanup()
         raise
     return seeds
+
+
+def _generated_pictures(sc: ScenarioSpec, folder: Path) -> tuple[Path, ...]:
+    """Each `image: generated:<name>` as the file the generator wrote into $MADBENCH_IMAGE_DIR,
+    checked as a bench's own picture is; one it did not write (or not as a picture) stops the
+    run before any session is spent."""
+    from benchtape.spec.bench_images import check_image
+
+    out: list[Path] = []
+    for name in sc.generated_images:
+        path = folder / name
+        inside = Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+        problem = check_image(path) if inside else f"{name!r} names a file outside $MADBENCH_IMAGE_DIR"
+        if problem is not None:
+            raise StagingFailed(
+                f"scenario {sc.name!r}: `image: generated:{name}`: the generate program did not leave a picture to send: {problem.replace(str(path), '$MADBENCH_IMAGE_DIR/' + name)}\n"
+                f"  fix: have `generate:` write a PNG, JPEG, GIF or WebP of at most 5 MB to \"$MADBENCH_IMAGE_DIR/{name}\""
+            )
+        out.append(path)
+    return tuple(out)
 
 
 def staged_paths(sc: ScenarioSpec) -> list[tuple[str, Path]]:

@@ -127,12 +127,12 @@ def test_images_plural_and_a_non_path_are_load_errors(tmp_path):
 
 def test_refused_at_preflight_where_the_picture_cannot_reach_the_model(tmp_path):
     """Before any spend: the terminal UI in a container (it is given a host path), a generated
-    picture (not built), codex in a container (it is given a host path)."""
+    picture with no program to write it, codex in a container (it is given a host path)."""
     (tmp_path / "shot.png").write_bytes(png())
     scripted = "\n    harness_config: {model: scripted}"
     cases = [
         (BENCH.format(harness="claude-code" + scripted).replace("interactive: false", "sandbox: container"), "set `interactive: false` (print mode sends the bytes)"),
-        (BENCH.format(harness="mock").replace("image: shot.png", "image: generated:chart.png"), "is not built in this version"),
+        (BENCH.format(harness="mock").replace("image: shot.png", "image: generated:chart.png"), "has no `generate:`"),
         (BENCH.format(harness="codex" + scripted).replace("interactive: false", "interactive: false\n        sandbox: container"), "a container cannot open"),
     ]
     for i, (text, said) in enumerate(cases):
@@ -140,6 +140,47 @@ def test_refused_at_preflight_where_the_picture_cannot_reach_the_model(tmp_path)
         out = benchtape("preflight", bench, cwd=tmp_path)
         assert out.returncode == 3, out.stdout + out.stderr
         assert "describe-the-picture" in out.stdout + out.stderr and said in out.stdout + out.stderr
+
+
+GENERATED = """
+    description: the agent is shown the chart its generator drew
+    harness: mock
+    scenarios:
+      - name: describe-the-picture
+        prompt: "What colour is this picture?"
+        generate: ./draw.py
+        image: [shot.png, "generated:chart.png"]
+        interactive: false
+        checks:
+          - {{type: "session:image-sent", value: 2}}
+"""
+
+
+def _generator(tmp: Path, body: str) -> None:
+    program = tmp / "draw.py"
+    program.write_text(f"#!{sys.executable}\nimport os, pathlib\nfolder = pathlib.Path(os.environ['MADBENCH_IMAGE_DIR'])\n{body}\nprint('COLOUR=red')\n")
+    program.chmod(0o755)
+
+
+def test_a_generated_picture_is_the_file_the_generator_wrote_sent_after_the_benchs_own(tmp_path):
+    (tmp_path / "shot.png").write_bytes(png())
+    _generator(tmp_path, f"(folder / 'chart.png').write_bytes({png(3, 1)!r})")
+    bench = write(tmp_path, GENERATED.format())
+    out = benchtape("run", bench, "--db", tmp_path / "s.db", "--report-json", tmp_path / "r.json", cwd=tmp_path)
+    result = _report(tmp_path / "r.json")
+    assert [c["status"] for c in result["checks"]] == ["PASS"], out.stdout + out.stderr
+    [user] = [a for a in result["session"]["actions"] if a["kind"] == "message.user"][:1]
+    assert [(a["name"], a["bytes"]) for a in user["data"]["attachments"]] == [("shot.png", len(png())), ("chart.png", len(png(3, 1)))]
+
+
+def test_a_generator_that_leaves_no_picture_stops_the_run_before_any_session(tmp_path):
+    (tmp_path / "shot.png").write_bytes(png())
+    _generator(tmp_path, "(folder / 'chart.png').write_text('not a picture')")
+    bench = write(tmp_path, GENERATED.format())
+    out = benchtape("run", bench, "--db", tmp_path / "s.db", cwd=tmp_path)
+    assert out.returncode == 3, out.stdout + out.stderr
+    said = out.stdout + out.stderr
+    assert "generated:chart.png" in said and "$MADBENCH_IMAGE_DIR/chart.png" in said and "nothing ran" in said
 
 
 # ---------------------------------------------------------------- the real binaries
