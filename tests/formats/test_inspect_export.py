@@ -117,3 +117,7 @@ def test_a_log_that_would_publish_the_answer_key_is_not_written(tmp_path: Path) 
     out = benchtape("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "x.eval", "--db", db)
     assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
     assert not (tmp_path / "x.eval").exists() and not list(tmp_path.glob(".x.eval*"))
+    for args in (["latest", "-o", tmp_path / "one.json"], ["--run", "latest", "-o", tmp_path / "atif"]):  # ATIF carries the reasons too
+        out = benchtape("export", "--format", "atif", *args, "--db", db)
+        assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
+    assert not (tmp_path / "one.json").exists() and not (tmp_path / "atif").exists()
