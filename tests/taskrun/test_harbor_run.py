@@ -81,3 +81,20 @@ def test_the_run_needs_a_harness_and_narrows_with_task(ran: dict[str, Any]):
     assert done.returncode == 2 and "--harness oracle" in done.stderr
     one = run_json(benchtape("run", str(ran["folder"]), "--harness", "mock", "--model", "noop", "--task", "hello-file", "--dry-run", "--json", "--db", str(ran["db"]), cwd=ran["top"]))
     assert one["tasks"] == ["hello-file"] and one["cells"] == 1
+
+
+def test_at_level_container_the_workspace_starts_from_the_environments_workdir(ran: dict[str, Any]):
+    """One container test: the task's environment/Dockerfile is built (FROM benchtape's base
+    image, network off), the agent's workspace starts from its WORKDIR (the COPYed total.py),
+    and the oracle's solve.sh runs in it."""
+    from benchtape.sandbox.container import available
+
+    if not available()[0]:
+        pytest.skip("no container engine answers")
+    db = ran["top"] / "container.db"
+    done = run_json(benchtape("run", str(ran["folder"]), "--harness", "oracle", "--sandbox", "container", "--task", "fix-the-sum", "--yes", "--json", "--db", str(db), cwd=ran["top"], timeout=900))
+    (s,) = sessions(db, done["run_id"])
+    assert s["started"]["sandbox"] == "container" and s["started"]["task"]["id"] == "fix-the-sum"
+    before, after = tree(db, s["baseline"]), tree(db, s["final"])
+    assert before["total.py"] == (FIXTURES / "fix-the-sum" / "environment" / "total.py").read_bytes()
+    assert after["total.py"] == b"print(sum(range(1, 11)))\n" and "fixed by oracle" in s["results"][0]["output"]
