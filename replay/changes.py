@@ -91,6 +91,8 @@ def workspace_changes(store: Store, session: Session) -> Changes:
     imported = _never_had_workspace(session)
     if imported is not None:
         raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists its edits as tool calls")
+    if session.started.get("task"):  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
+        return task_candidate(store, session)
     if not session.staged_snapshot:
         raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
     if not session.snapshot:
@@ -98,6 +100,26 @@ def workspace_changes(store: Store, session: Session) -> Changes:
     before = _entries(store, session.staged_snapshot["sha256"], "staged tree")
     after = _entries(store, session.snapshot["sha256"], "final workspace")
     return diff_trees(before, after, own_state=session.staged_snapshot.get("own_state") or ())
+
+
+def task_candidate(store: Store, session: Session) -> Changes:
+    """A task cell's candidate patch: its final workspace against the tree it started from (the
+    staged snapshot, else the cell's baseline: both taken before the agent ran), the workspace's
+    own repository (`.git/`) and the tool's own state left out. What the verifier applies."""
+    if not session.snapshot:
+        raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed): it has no candidate patch")
+    staged = session.staged_snapshot or {}
+    sha = staged.get("sha256") or (session.started.get("cell") or {}).get("baseline")
+    if not sha:
+        raise NoDiff(f"session {session.id} has no snapshot of the tree it started from, so its candidate patch cannot be derived")
+    before = _without_repository(_entries(store, sha, "starting tree"))
+    after = _without_repository(_entries(store, session.snapshot["sha256"], "final workspace"))
+    return diff_trees(before, after, own_state=staged.get("own_state") or ())
+
+
+def _without_repository(entries: dict[str, Entry]) -> dict[str, Entry]:
+    """A task workspace's tree minus its fresh repository (an agent that committed changed it)."""
+    return {p: e for p, e in entries.items() if p != ".git" and not p.startswith(".git/")}
 
 
 def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Sequence[str] = ()) -> Changes:
