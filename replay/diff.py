@@ -316,7 +316,7 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
     return mine
 
 
-def _task_version(out: GradingDiff, session_id: str, a: V, b: V) -> None:
+def _task_version(out: GradingDiff, session_id: str, a: StoredVerdict, b: StoredVerdict) -> None:
     """File a task cell whose `task:verify` spec names another task version in B (its spec holds
     the fingerprint the candidate was graded against)."""
     args_a, args_b = a.spec.get("args") or {}, b.spec.get("args") or {}

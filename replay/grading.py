@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Se
 import orjson
 
 from benchtape.checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
-from benchtape.checks.registry import CheckInfo
 from benchtape.checks.output_transforms import SessionTransforms, TransformPlace, transformed
+from benchtape.checks.registry import CheckInfo
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge

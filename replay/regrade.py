@@ -178,6 +178,6 @@ def _task_outcome(store: Store, grading_id: str, session_id: str, session: Sessi
     from benchtape.replay.outcomes import decide
 
     outcome = decide(session, verdicts, None)
-    task = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), {})
+    task: dict[str, Any] = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), {})
     store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256")})
-    return outcome.outcome
+    return str(outcome.outcome)

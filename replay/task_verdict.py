@@ -134,34 +134,13 @@ def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str) -> tupl
         from benchtape.spec.project import load_project
 
         project = load_project(task_project_root(task.dir))
-        with _project_image(project, task, level) as image:
+        from benchtape.sandbox.project_image import verifier_image
+
+        with verifier_image(project, task, level) as image:
             verdict = grade_candidate(project, task, candidate, level=level, image=image)
         return verdict, verdict.evidence.get("fingerprint")
     except Exception as exc:  # noqa: BLE001 - an engine down, an image that will not build, a base commit gone
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the verifier could not run at level {level}: {type(exc).__name__}: {exc}", {"task": task.id, "level": level}), None
-
-
-def _project_image(project: Project, task: TaskSpec, level: str) -> Any:
-    """The project image a container-level verifier runs in (None: benchtape's base image with
-    the wheelhouse, or level home), built from an export of the base tree as validation builds it."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def image() -> Any:
-        if level != "container" or project.dockerfile is None:
-            yield None
-            return
-        from benchtape.sandbox.container import connect
-        from benchtape.sandbox.project_image import build_project_image
-
-        scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-image-{task.id}-"))
-        try:
-            export_commit(project.root, task.source.base_commit, scratch / "tree")
-            yield build_project_image(connect(), project.dockerfile, scratch / "tree", task.source.base_commit)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-    return image()
 
 
 def grade_harbor_candidate(task: TaskSpec, candidate: bytes, *, level: str = "home") -> TaskVerdict:
