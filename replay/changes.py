@@ -5,8 +5,9 @@ The diff is git's shape (`diff --git a/… b/…`, unified hunks), so it reads l
 request and `git apply` takes all of it: a binary file (the bytecode cache running the tests
 left, an image) is carried as `git diff --binary` carries it (its full index line and a
 `GIT binary patch`: zlib'd, base85 in lines of 52 bytes), which a terminal or a report shows
-as one line (`display_lines`). `export` writes either tree to a folder, through the same
-verified restore grading uses.
+as one line (`display_lines`). replay/workspace_export.py writes either tree to a folder.
+A task cell's candidate patch (`task_candidate`) is made here too: grading a task cell reads
+this module, so it imports nothing that imports grading.
 """
 
 from __future__ import annotations
@@ -20,15 +21,10 @@ import re
 import stat
 import tarfile
 import zlib
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
-from benchtape.core.command_runner import Unavailable
-from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.replay.grading import StoredSnapshot
-from benchtape.replay.report import new_folder
 from benchtape.sandbox.treediff import BYTECODE, is_bytecode
 from benchtape.store.database import Store
 
@@ -77,7 +73,7 @@ class Changes:
         return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch, "left_out": self.left_out, "caches": self.caches}
 
 
-def _never_had_workspace(session: Session) -> str | None:
+def never_had_workspace(session: Session) -> str | None:
     """Why an imported session (or a reparse of one: both keep `imported_from`) has no
     workspace to diff or export: benchtape saw only its transcript. None for a session it ran."""
     files = session.imported_from
@@ -88,10 +84,10 @@ def _never_had_workspace(session: Session) -> str | None:
 
 def workspace_changes(store: Store, session: Session) -> Changes:
     """The session's changes to its workspace; NoDiff says why when they cannot be known."""
-    imported = _never_had_workspace(session)
+    imported = never_had_workspace(session)
     if imported is not None:
         raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists its edits as tool calls")
-    if session.started.get("task"):  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
+    if isinstance(session.started.get("task"), dict):  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
         return task_candidate(store, session)
     if not session.staged_snapshot:
         raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
@@ -300,22 +296,3 @@ def line_classes(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
             yield "meta", line
         else:
             yield "", line
-
-
-def export(store: Store, session: Session, dest: Path, *, staged: bool = False) -> int:
-    """Write the session's final workspace (or its staged tree) into `dest`, a new or empty
-    folder; returns how many files. Written beside `dest` first and moved in, so a failure
-    leaves nothing half-written."""
-    snap = session.staged_snapshot if staged else session.snapshot
-    what = "staged tree" if staged else "final workspace"
-    imported = _never_had_workspace(session)
-    if imported is not None:
-        raise BadInput(f"{imported}, so there is no {what} to export", fix="run the scenario with `benchtape run` to record a workspace")
-    if not snap:
-        raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
-    with new_folder(dest) as tmp:
-        try:
-            StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
-        except Unavailable as exc:
-            raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
-    return int(snap.get("files") or 0)

@@ -267,8 +267,8 @@ def grade_session(
     compares them asks (replay/provider_peers.py finds them).
     """
     places = paths if paths is not None else _default_places(len(checks))
-    task = session.started.get("task")
-    if task:  # a task cell: its verdict is the hidden verifier's, added here once (never a check a bench or a stored spec builds)
+    task = task_of(session)
+    if task is not None:  # a task cell: its verdict is the hidden verifier's, added here once (never a check a bench or a stored spec builds)
         kept = [(p, c) for p, c in zip(places, checks) if c.type != TASK_VERIFY]
         places, checks = [p for p, _ in kept], [c for _, c in kept]
     with ExitStack() as stack:
@@ -276,7 +276,7 @@ def grade_session(
         if peers is not None and len(peers) > 1:
             ctx.peers = {label: _peer(stack, session, graded, ctx, checks, peer, peer_source, context, sandbox) for label, (peer, peer_source) in peers.items()}
         verdicts = [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
-    if task:
+    if task is not None:
         verdicts.append(task_verify(session, source, task))
     return verdicts
 
@@ -286,6 +286,13 @@ def grade_session(
 TASK_VERIFY = "task:verify"  # the verdict of a task cell's hidden verifier: its type and its place
 CANDIDATE_UNAVAILABLE = "candidate_unavailable"
 STATUS_OF = {"passed": PASS, "failed": FAIL, "no_changes": FAIL, "guard_violation": FAIL, "patch_apply_failed": FAIL}  # else ERROR: timeout, infrastructure_error
+
+
+def task_of(session: Session) -> dict[str, Any] | None:
+    """The task a task cell's session.started names (the contract: kind, id, folder,
+    fingerprint); None for any other session (a bench scenario's, a validation's)."""
+    task = session.started.get("task")
+    return task if isinstance(task, dict) and task.get("folder") else None
 
 
 def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, Any]) -> Verdict:

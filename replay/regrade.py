@@ -17,7 +17,7 @@ from benchtape.checks import CheckConfigError, build
 from benchtape.checks.registry import Check
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.replay.grading import TASK_VERIFY, VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
+from benchtape.replay.grading import TASK_VERIFY, VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row, task_of
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import declares, measure
 from benchtape.replay.provider_peers import provider_peers
@@ -103,7 +103,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
-            if session.started.get("task"):
+            if task_of(session) is not None:
                 _task_outcome(store, grading_id, row.id, session, verdicts)
             if declares(bench):
                 measured.append((row.id, measure(bench.metrics, bench.derived_metrics, session, verdicts).to_dict()))
@@ -158,8 +158,7 @@ def regrade_tasks(store: Store, sel: Selection, *, on_session: Callable[[Session
     with batch_gc():
         for row in rows(store, sel):
             session = store.load_session(row.id, row)
-            task = session.started.get("task")
-            if not task:
+            if task_of(session) is None:
                 summary.skipped[row.scenario] += 1
                 continue
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
