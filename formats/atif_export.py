@@ -26,7 +26,7 @@ from benchtape.core.model import Action, Session, text_of
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Conversation, Step, Thread, Use, conversation
 from benchtape.formats.harbor_rules import check
-from benchtape.formats.verdicts import Grading, task_ref, unique_names, verdict_record
+from benchtape.formats.grades import Grading, task_ref, unique_names, verdict_record
 
 
 def trajectory(session: Session, grading: Grading | None = None) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import orjson
 from benchtape.core.errors import BadInput
 from benchtape.core.leaks import ReportLeak, report_leaks
 from benchtape.core.model import Session
-from benchtape.formats.verdicts import Grading, stored_grading
+from benchtape.formats.grades import Grading, stored_grading
 from benchtape.replay.document import session_json
 from benchtape.replay.report import new_folder, write_bytes_atomic
 from benchtape.replay.select import Selection, rows, sessions

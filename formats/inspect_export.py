@@ -23,7 +23,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Thread, conversation
-from benchtape.formats.verdicts import Grading, facts, task_ref, unique_names
+from benchtape.formats.grades import Grading, facts, task_ref, unique_names
 from benchtape.replay.grading import harness_ok
 from benchtape.replay.timeline import session_status
 from benchtape.store.database import SessionRow
