@@ -25,8 +25,8 @@ from benchtape.adapters.atif_trajectory import HARBOR_TOTAL_CACHE_WRITES, OURS, 
 from benchtape.core.model import Action, Session, text_of
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Conversation, Step, Thread, Use, conversation
-from benchtape.formats.harbor_rules import check
 from benchtape.formats.grades import Grading, task_ref, unique_names, verdict_record
+from benchtape.formats.harbor_rules import check
 
 
 def trajectory(session: Session, grading: Grading | None = None) -> dict[str, Any]:
