@@ -40,7 +40,7 @@ def test_bench_scenarios_and_harbor_tasks_side_by_side(tmp_path: Path):
     ev = load_evaluation("e", root, user=tmp_path / "nouser")
     ev.direct = True  # the fixtures are not validated: run them as `benchtape run DIR` would
     kinds = {t.id: t.kind for t in ev.tasks()}
-    assert {k for k in kinds.values()} == {"scenario", "harbor"}
+    assert set(kinds.values()) == {"scenario", "harbor"}
     assert [i for i, k in kinds.items() if k == "harbor"] == sorted(p.name for p in HARBOR.iterdir() if (p / "task.toml").is_file())
     assert len(ev.cells()) == len(kinds)
 
