@@ -9,7 +9,8 @@ from benchtape.core.errors import BadInput, closest
 
 
 def is_harbor_folder(path: Path) -> bool:
-    """A Harbor task folder (task.toml), or a folder holding them and no bench of its own."""
+    """A Harbor task folder (task.toml), or a folder holding them and no bench of its own (a
+    folder `run` reads as benches, with *.yaml files or case directories, stays one)."""
     from benchtape.spec.harbor_task import is_harbor_task
     from benchtape.spec.task import HARBOR_FILE
 
@@ -17,8 +18,8 @@ def is_harbor_folder(path: Path) -> bool:
         return False
     if is_harbor_task(path):
         return True
-    if any((path / name).is_file() for name in ("madbench.yaml", "madbench.yml", "bench.yaml", "bench.yml")):
-        return False
+    if any(path.glob("*.yaml")) or any(path.glob("*.yml")) or (path / "assert.yaml").is_file() or any(path.glob("*/assert.yaml")):
+        return False  # a folder of benches (its *.yaml files and case directories), as before
     return next(path.rglob(HARBOR_FILE), None) is not None
 
 
