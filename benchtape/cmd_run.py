@@ -156,7 +156,7 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
 
 def harbor_target(benches: list[Path] | None) -> bool:
     """Whether `run` was given one folder of Harbor tasks (a task folder, or a folder of them)."""
-    from benchtape.spec.task_cells import is_harbor_folder
+    from benchtape.spec.harbor_run import is_harbor_folder
 
     return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
 
@@ -168,7 +168,7 @@ def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes,
     from benchtape.evaluation_run import EvaluationRequest
     from benchtape.evaluation_run import execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
-    from benchtape.spec.task_cells import harbor_evaluation
+    from benchtape.spec.harbor_run import harbor_evaluation
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))

@@ -23,6 +23,7 @@ Ctrl-C once stops scheduling (cells in flight finish and are kept); twice stops 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 from collections import Counter, defaultdict
@@ -381,7 +382,8 @@ def execute(req: EvaluationRequest) -> int:
         show.preview(doc, plain, False)
     if (doc["to_run"] or doc["installs"]) and not req.yes:
         if req.json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):  # nobody to ask, or no preview shown to ask about
-            raise BadInput("this would run cells (and spend)" + (" and install tools" if doc["installs"] else "") + "; without a terminal to ask, consent is --yes", fix=f"preview it with `benchtape run {req.name} --dry-run`, then `benchtape run {req.name} --yes`")
+            again = shlex.join(["benchtape", *req.argv]) if req.loaded is not None and req.argv else f"benchtape run {req.name}"
+            raise BadInput("this would run cells (and spend)" + (" and install tools" if doc["installs"] else "") + "; without a terminal to ask, consent is --yes", fix=f"preview it with `{again} --dry-run`, then `{again} --yes`")
         if not show.confirm(doc):
             print("nothing was run", file=sys.stderr)
             return ExitCode.OK

@@ -37,9 +37,9 @@ from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.snapshot import snapshot
 from benchtape.spec.cells import NOOP_MODEL, session_fields, started_extra, unstarted_actions
-from benchtape.spec.task_cells import task_field
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
+from benchtape.spec.task_cells import task_field
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
 

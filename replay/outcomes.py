@@ -117,7 +117,7 @@ def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None
             return Outcome(PATCH_APPLY_FAILED, f"{row['check_path']}: {row['reason'] or 'the candidate patch did not apply'}")
     status = scenario_outcome(True, ((r["status"], r["readout"]) for r in rows))
     if rows and status == "pass":
-        return Outcome(PASSED, f"{len(rows)} check(s) passed")
+        return task if task is not None and len(rows) == 1 else Outcome(PASSED, f"{len(rows)} check(s) passed")
     if diff is not None and diff.empty:
         return Outcome(NO_CHANGES, "the agent changed nothing in the staged tree")
     if not rows:

@@ -32,11 +32,13 @@ from typing import Any, Iterable
 import orjson
 
 from benchtape.core.errors import BadInput, closest
-from benchtape.spec.bench import BenchSpec, ScenarioSpec, discover, is_eval_document, load_bench
+from benchtape.spec.bench import discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
 from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
 from benchtape.spec.run_settings import RunSettings, load_run_settings
-from benchtape.spec.task import TaskSpec
+from benchtape.spec.task_cells import Skipped, Task, load_task_folders
+
+__all__ = ["Arm", "Cell", "Evaluation", "Skipped", "Step", "Task"]  # Task and Skipped live with the task folders (spec/task_cells.py)
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file
 
 EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "tasks", "attempts", "tools", "runs"}
@@ -167,25 +169,6 @@ def _pre_label(pre: tuple[str, ...]) -> str:
     return f" +pre[{len(pre)}]" if pre else ""
 
 
-@dataclass(frozen=True)
-class Task:
-    """One task of the evaluation: a scenario of one of its benches, or a task folder (`spec`:
-    a history-mined task or a Harbor task, spec/task.py). A task folder is given the bench and
-    scenario shape too (spec/task_cells.py), so every bench-scenario path (sandbox level,
-    timeout, protected paths, preflight) reads it the same way."""
-
-    id: str
-    bench: BenchSpec
-    scenario: ScenarioSpec
-    spec: TaskSpec | None = None
-    project: Path | None = None  # a history task's repository (its tree at base_commit is the workspace)
-
-    @property
-    def kind(self) -> str:
-        """`scenario`, `history` or `harbor`."""
-        if self.spec is None:
-            return "scenario"
-        return "harbor" if self.spec.runtime is not None else "history"
 
 
 @dataclass(frozen=True)
@@ -232,8 +215,6 @@ class Evaluation:
     def tasks(self) -> list[Task]:
         """Every scenario of the benches (loaded once; bad input in a bench is refused here)."""
         if self._tasks is None:
-            from benchtape.spec.task_cells import load_task_folders
-
             tasks = load_tasks(self.bench_paths, self.path)
             folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct)
             self._tasks = _unique(tasks + folders, self.path)
@@ -367,26 +348,6 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
         task_refs=task_refs,
         task_line=top.line_of("tasks") if "tasks" in top else None,
     )
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A task folder an evaluation does not run, and why (said by the preview and the run)."""
-
-    id: str
-    state: str  # unvalidated | stale | leaking | broken
-    why: str
-    next: str
-    folder: str
-    ran: bool = False  # a direct run (`benchtape run DIR`) runs an unvalidated Harbor task anyway: said, not skipped
-
-    def describe(self) -> str:
-        if self.ran:
-            return f"task {self.id} is {self.state} ({self.why}) and runs anyway: a direct run is how a task's controls are checked; next: {self.next}"
-        return f"task {self.id} skipped ({self.state}): {self.why}; next: {self.next}"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "state": self.state, "why": self.why, "next": self.next, "folder": self.folder, "ran": self.ran}
 
 
 def _task_refs(ld: DocLoader, top: LineDict, project: Path) -> list[str]:

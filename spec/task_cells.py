@@ -18,14 +18,56 @@ scenario's raw keys under `oracle`, as the mock's script is under `mock`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
 from benchtape.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
-from benchtape.spec.evaluation import Skipped, Task
 from benchtape.spec.task import TaskSpec
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of the evaluation: a scenario of one of its benches, or a task folder (`spec`:
+    a history-mined task or a Harbor task, spec/task.py). A task folder is given the bench and
+    scenario shape too (folder_task below), so every bench-scenario path (sandbox level,
+    timeout, protected paths, preflight) reads it the same way."""
+
+    id: str
+    bench: BenchSpec
+    scenario: ScenarioSpec
+    spec: TaskSpec | None = None
+    project: Path | None = None  # a history task's repository (its tree at base_commit is the workspace)
+
+    @property
+    def kind(self) -> str:
+        """`scenario`, `history` or `harbor`."""
+        if self.spec is None:
+            return "scenario"
+        return "harbor" if self.spec.runtime is not None else "history"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A task folder an evaluation does not run, and why (said by the preview and the run)."""
+
+    id: str
+    state: str  # unvalidated | stale | leaking | broken
+    why: str
+    next: str
+    folder: str
+    ran: bool = False  # a direct run (`benchtape run DIR`) runs an unvalidated Harbor task anyway: said, not skipped
+
+    def describe(self) -> str:
+        if self.ran:
+            return f"task {self.id} is {self.state} ({self.why}) and runs anyway: a direct run is how a task's controls are checked; next: {self.next}"
+        return f"task {self.id} skipped ({self.state}): {self.why}; next: {self.next}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "state": self.state, "why": self.why, "next": self.next, "folder": self.folder, "ran": self.ran}
+
 
 TASK_TIMEOUT = 1800.0  # the agent's limit on a task cell when the task sets none (a real fix takes longer than a scenario)
 ALL = "all"
@@ -143,73 +185,3 @@ def task_field(task: Task) -> dict[str, str] | None:
     if task.spec is None:
         return None
     return {"kind": task.kind, "id": task.id, "folder": str(task.spec.dir), "fingerprint": task.bench.sha256}
-
-
-# ---------------------------------------------------------------- `benchtape run DIR` on Harbor tasks
-
-
-def is_harbor_folder(path: Path) -> bool:
-    """A Harbor task folder (task.toml), or a folder holding them and no bench of its own."""
-    from benchtape.spec.harbor_task import is_harbor_task
-    from benchtape.spec.task import HARBOR_FILE
-
-    if not path.is_dir():
-        return False
-    if is_harbor_task(path):
-        return True
-    if any((path / name).is_file() for name in ("madbench.yaml", "madbench.yml", "bench.yaml", "bench.yml")):
-        return False
-    return next(path.rglob(HARBOR_FILE), None) is not None
-
-
-def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, attempts: int = 1, cwd: Path | None = None) -> Any:
-    """An evaluation made in memory for `benchtape run DIR --harness H [--model M]`: the Harbor
-    tasks at DIR × one setup (the tool whose harness is H, with model M) × `attempts`. It is
-    named after the folder, so runs of several setups on the same folder compare as one
-    evaluation (`benchtape compare RUN…`); every task that loads runs (a direct run)."""
-    import hashlib
-
-    from benchtape.spec.evaluation import MAIN_STEP, Arm, Evaluation, Step
-    from benchtape.spec.harbor_task import load_harbor_tasks
-    from benchtape.spec.overlays import load_registry
-    from benchtape.spec.task import folder_hash
-
-    path = Path(path).resolve()
-    load_harbor_tasks(path)  # BadInput now (no task, a bad task.toml), before anything else
-    cwd = cwd or Path.cwd()
-    registry = load_registry(cwd)
-    if harness is None:
-        raise BadInput(f"{path} holds Harbor tasks: name the agent that runs them", fix="add --harness oracle (the positive control), --harness mock --model noop (the negative control), or a real tool: --harness claude-code --model scripted")
-    tools = [t for t in registry.tools.values() if t.harness == harness]
-    if not tools:
-        near = closest(harness, sorted({t.harness for t in registry.tools.values()}))
-        raise BadInput(f"no tool runs harness {harness!r}", fix=f"did you mean {near!r}?" if near else f"harnesses: {', '.join(sorted({t.harness for t in registry.tools.values()}))}")
-    tool = next((t for t in tools if t.name == harness), tools[0])
-    by_id = {m.id: key for key, m in tool.models.items()}
-    if model is None:
-        if len(tool.models) != 1:
-            raise BadInput(f"{tool.name} has more than one model: name one with --model", fix=f"models of {tool.name}: {', '.join(sorted(tool.models))}")
-        key = next(iter(tool.models))
-    elif model in tool.models or model in by_id:
-        key = model if model in tool.models else by_id[model]
-    else:
-        near = closest(model, sorted(tool.models))
-        raise BadInput(f"unknown model {model!r} for {tool.name}", fix=f"did you mean {near!r}?" if near else f"models of {tool.name}: {', '.join(sorted(tool.models))}")
-    options = tool.option_values({})
-    step = Step(MAIN_STEP, tool.name, tool.harness, tool.version, key, tool.models[key].id, None, tuple(options.items()), tool.effects(options), protected_paths=tool.protected_paths, state_paths=tool.state_paths)
-    arm = Arm(tool.name, False, (step,))
-    project = path if path.is_dir() else path.parent
-    return Evaluation(
-        name=path.name,
-        path=path,
-        project=project,
-        sha256=hashlib.sha256(folder_hash(path).encode()).hexdigest(),
-        description=f"the Harbor tasks in {path}",
-        attempts=attempts,
-        bench_paths=[],
-        arms=[arm],
-        blocks=[[arm]],
-        registry=registry,
-        task_refs=[str(path)],
-        direct=True,
-    )

@@ -189,3 +189,35 @@ def test_a_task_folder_gone_is_an_infrastructure_error_never_a_pass(made: dict[s
 
     verdicts = grade_session(session, [], StoredSnapshot(store, session), GradingContext())
     assert decide(session, verdicts, None).outcome == "infrastructure_error" and scenario_status(verdicts, session) == "error"
+
+
+def test_a_check_list_alongside_the_task_verdict_counts_too(made: dict[str, Any], tmp_path: Path):
+    """A task cell may carry bench checks besides its verifier: the task's verdict comes last,
+    and the outcome and the scenario rule fail the cell when a check fails though the hidden
+    tests pass (and a stored task:verify spec never reaches the check catalog)."""
+    from benchtape.core.results import CheckSpec
+    from benchtape.replay.grading import GradingContext, StoredSnapshot, build_checks, grade_session
+
+    task = made["task"]
+    store = Store(tmp_path / "s.db")
+    sid = record_task_cell(store, task, _workspace(made, tmp_path), git_apply(task.reference()), recipe=made["recipe"])
+    session = store.load_session(sid)
+    for value, outcome, status in (("Edit", "failed", "fail"), (None, "passed", "pass")):
+        checks = build_checks([CheckSpec(type="session:tool-used", value=value)]) if value else []
+        verdicts = grade_session(session, checks, StoredSnapshot(store, session), GradingContext())
+        assert [v.check_path for v in verdicts] == [*(["checks[0]"] if value else []), TASK_VERIFY]
+        assert verdicts[-1].result.evidence["outcome"] == "passed"
+        assert decide(session, verdicts, None).outcome == outcome and scenario_status(verdicts, session) == status
+
+
+def test_a_read_only_store_grades_a_task_cell_without_writing(made: dict[str, Any], tmp_path: Path):
+    from benchtape.replay.grading import GradingContext, StoredSnapshot, grade_session
+
+    task = made["task"]
+    store = Store(tmp_path / "s.db")
+    sid = record_task_cell(store, task, _workspace(made, tmp_path), git_apply(task.reference()), recipe=made["recipe"])
+    store.close()
+    readonly = Store(tmp_path / "s.db", readonly=True)
+    session = readonly.load_session(sid)
+    (verdict,) = grade_session(session, [], StoredSnapshot(readonly, session), GradingContext())
+    assert verdict.result.status == "PASS" and readonly.get_blob(verdict.result.evidence["candidate"]["sha256"]) is None

@@ -61,6 +61,13 @@ def test_the_oracle_runs_solve_sh_and_its_change_is_the_final_workspace(ran: dic
     assert tree(ran["db"], fixed["final"])["total.py"] == b"print(sum(range(1, 11)))\n"
 
 
+def test_the_controls_hold_when_graded_live(ran: dict[str, Any]):
+    """Graded by each task's tests/test.sh (the grade side, merged from branch taskgrade)."""
+    assert ran["oracle"]["outcomes"] == {"oracle@latest reference": {"passed": len(TASKS)}}
+    noop = ran["noop"]["outcomes"]["mock@latest noop"]
+    assert sum(noop.values()) == len(TASKS) and set(noop) <= {"no_changes", "failed"}
+
+
 def test_the_noop_changes_nothing(ran: dict[str, Any]):
     for s in sessions(ran["db"], ran["noop"]["run_id"]):
         assert s["row"].model == "mock-noop" and not s["calls"] and tree(ran["db"], s["final"]) == {}

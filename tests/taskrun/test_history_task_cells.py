@@ -106,6 +106,9 @@ def test_the_oracle_applies_the_reference_patch_and_the_controls_are_labelled(pr
         assert s["started"]["cell"]["control"] == "noop" and s["final"] == s["baseline"] and not s["calls"]
     for s in scripted:
         assert "control" not in s["started"]["cell"]  # a setup, not a control
+    # graded live by the task's verifier (the grade side, merged from branch taskgrade): the controls hold
+    outcomes = project["ran"]["outcomes"]
+    assert outcomes["oracle@latest reference"] == {"passed": len(VALID)} and outcomes["mock@latest noop"] == {"no_changes": len(VALID)}
 
 
 def test_the_workspace_is_a_fresh_repository_with_nothing_of_the_history(project: dict[str, Any], tmp_path: Path):
