@@ -62,7 +62,7 @@ def export_cmd(
 
 def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool, db: Db) -> int:
     from benchtape.core.errors import BadInput
-    from benchtape.replay.changes import export
+    from benchtape.replay.workspace_export import export
     from benchtape.replay.select import resolve
 
     if picked != "SESSION":

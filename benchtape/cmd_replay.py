@@ -163,7 +163,7 @@ def _is_report(target: str) -> bool:
 
 
 def regrade_cmd(
-    bench: Path = typer.Option(..., "--bench", help="The bench whose checks (as they are now) grade the stored sessions."),
+    bench: Path | None = typer.Option(None, "--bench", help="The bench whose checks (as they are now) grade the stored sessions; without it, task cells are re-verified with each task as it is now."),
     run: RunId = None,
     scenario: Scenario = None,
     all_: bool = typer.Option(False, "--all", help="Every stored session (the default)."),
@@ -176,18 +176,25 @@ def regrade_cmd(
     """Grade stored sessions with the bench's current checks, as a new grading. No agent runs.
 
     Sessions are matched to scenarios by name; the negative control's sessions only with
-    --include-controls (or their run named). The last line printed is the new grading's id.
+    --include-controls (or their run named). Without --bench, every selected task cell's stored
+    candidate patch goes through its task's hidden verifier as the task is NOW (a repaired
+    tests.patch re-grades old sessions). The last line printed is the new grading's id.
     Example: benchtape regrade --bench bench.yaml --run 01J…  then  benchtape diff OLD NEW
     """
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.regrade import regrade
+        from benchtape.replay.regrade import regrade, regrade_tasks
         from benchtape.spec.bench import load_bench
 
-        loaded = load_bench(bench, parse_params(param))
         store = open_store(db, must_exist=True)
-        summary = regrade(store, loaded, selection(None, run, scenario, all_, controls=include_controls), rejudge=rejudge)
+        chosen = selection(None, run, scenario, all_, controls=include_controls)
+        if bench is None:
+            summary = regrade_tasks(store, chosen)
+            if not summary.graded:
+                raise BadInput("no task cell among the selected sessions, and no --bench to regrade the others with", fix="name the bench: benchtape regrade --bench BENCH (task cells are regraded without one)")
+        else:
+            summary = regrade(store, load_bench(bench, parse_params(param)), chosen, rejudge=rejudge)
         render_replay.regrade_summary(summary, plain_wanted(plain))
         return 0
 

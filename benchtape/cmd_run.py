@@ -79,6 +79,11 @@ def run_cmd(
     Example: benchtape run baseline --dry-run   (then: benchtape run baseline --yes)
     """
     guarded(lambda: _madbench_flags(runs, manual, env_file, no_env), done=False)
+    if harbor_target(benches):
+        assert benches is not None
+        refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
+        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        return
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
@@ -147,6 +152,53 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
     # A bare name that is no file: an evaluation when this project has any (an unknown one is
     # then refused with the closest name), else the bench error as before.
     return str(target) if evaluation_names(Path.cwd()) else None
+
+
+def harbor_target(benches: list[Path] | None) -> bool:
+    """Whether `run` was given one folder of Harbor tasks (a task folder, or a folder of them)."""
+    from benchtape.spec.harbor_run import is_harbor_folder
+
+    return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
+
+
+def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
+    """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
+    (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
+    preview, consent (--yes), cells recorded once and re-graded when asked for again."""
+    from benchtape.evaluation_run import EvaluationRequest
+    from benchtape.evaluation_run import execute as run_evaluation
+    from benchtape.sandbox.levels import checked_level
+    from benchtape.spec.harbor_run import harbor_evaluation
+
+    if refused:
+        raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
+    checked_level(sandbox)
+    ev = harbor_evaluation(folder, harness, model, attempts=repeat)
+    request = EvaluationRequest(
+        name=str(folder),
+        tasks=list(task or []) or None,
+        fresh=fresh,
+        yes=yes,
+        dry_run=dry_run,
+        db=db,
+        concurrency=concurrency,
+        sandbox=sandbox,
+        keep_sandbox=keep_sandbox,
+        allow_host_writes=allow_host_writes,
+        json_out=json_out,
+        plain=plain,
+        argv=sys.argv[1:],
+        executor=placement[0],
+        address=placement[1],
+        loaded=ev,
+    )
+    return run_evaluation(request)
+
+
+_WHY_NOT_HARBOR = {
+    "--scenario": "a run of Harbor tasks is narrowed with --task ID",
+    "--param": "a Harbor task has no bench parameters",
+}
 
 
 def bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit) -> list[str]:  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ Ctrl-C once stops scheduling (cells in flight finish and are kept); twice stops 
 from __future__ import annotations
 
 import os
+import shlex
 import sys
 import threading
 from collections import Counter, defaultdict
@@ -60,6 +61,7 @@ class EvaluationRequest:
     argv: list[str] = field(default_factory=list)
     executor: str | None = None  # --executor: local or ray (else the evaluation's, else the project's `runs:`)
     address: str | None = None  # --address: the Ray cluster's (else RAY_ADDRESS, else `runs.address`)
+    loaded: Evaluation | None = None  # an evaluation made in memory (`benchtape run DIR` on Harbor tasks), else loaded by `name`
 
 
 @dataclass
@@ -101,18 +103,20 @@ def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | Non
     from benchtape.replay.regrade import prepare
     from benchtape.spec.evaluation import load_evaluation
 
-    ev = load_evaluation(req.name)
+    ev = req.loaded if req.loaded is not None else load_evaluation(req.name)
     tasks = ev.select(req.tasks)
+    if not tasks and ev.skipped:
+        raise BadInput("no task of this evaluation can run: " + "; ".join(s.describe() for s in ev.skipped), file=str(ev.path), fix=ev.skipped[0].next)
     for bench in {t.bench.path: t.bench for t in tasks}.values():
         prepare(bench)  # a refused check stops the run here (exit 2)
-    matrix = Matrix(ev, tasks, VersionResolver(), Staging(on_event), level=req.sandbox, on_event=on_event or (lambda kind, data: None))
+    matrix = Matrix(ev, tasks, VersionResolver(), Staging(on_event, level=req.sandbox), level=req.sandbox, on_event=on_event or (lambda kind, data: None))
     matrix.resolve_versions()
     pf = preflight(matrix, req)
     if not pf.ok:
         raise PreflightBlocked(pf.blocking)
     plans = matrix.plan()
     stored = StoredCells() if store is None else stored_cells(store, ev.name, [p.identity.id for p in plans])  # --fresh reuses none of it (Planned.reused)
-    notes = list(dict.fromkeys([r.note for r in matrix.resolver.all() if r.note] + pf.notes))
+    notes = list(dict.fromkeys([s.describe() for s in ev.skipped] + [r.note for r in matrix.resolver.all() if r.note] + pf.notes))
     if any(a.all_pre() for a in ev.arms):
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
     where = placement(req, ev, plans)
@@ -236,6 +240,8 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
         "evaluation": planned.ev.name,
         "path": str(planned.ev.path),
         "tasks": [t.id for t in planned.tasks],
+        "skipped": [s.to_dict() for s in planned.ev.skipped if not s.ran],
+        "unvalidated_run": [s.to_dict() for s in planned.ev.skipped if s.ran],
         "attempts": planned.ev.attempts,
         "cells": len(planned.plans),
         "fresh": planned.fresh,
@@ -376,7 +382,8 @@ def execute(req: EvaluationRequest) -> int:
         show.preview(doc, plain, False)
     if (doc["to_run"] or doc["installs"]) and not req.yes:
         if req.json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):  # nobody to ask, or no preview shown to ask about
-            raise BadInput("this would run cells (and spend)" + (" and install tools" if doc["installs"] else "") + "; without a terminal to ask, consent is --yes", fix=f"preview it with `benchtape run {req.name} --dry-run`, then `benchtape run {req.name} --yes`")
+            again = shlex.join(["benchtape", *req.argv]) if req.loaded is not None and req.argv else f"benchtape run {req.name}"
+            raise BadInput("this would run cells (and spend)" + (" and install tools" if doc["installs"] else "") + "; without a terminal to ask, consent is --yes", fix=f"preview it with `{again} --dry-run`, then `{again} --yes`")
         if not show.confirm(doc):
             print("nothing was run", file=sys.stderr)
             return ExitCode.OK

@@ -82,6 +82,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     adapter = get_adapter(name)
     scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
     pf.blocking.extend(adapter.preflight(None, bench.harness_config, env, scripted=scripted))
+    if name == "oracle":
+        pf.blocking.extend(_oracle(bench))
     if scripted:
         pf.merge(_scripted(bench, name, sandbox, noop, env))
     for finding in bench.not_built:
@@ -99,7 +101,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         none_scenarios += level == "none"
         if name == "codex" and level == "container":
             pf.blocking.extend(_codex_in_container(bench, sc))
-        if level == "container" and name != "mock":
+        if level == "container" and name not in ("mock", "oracle"):
             pf.blocking.extend(_host_binary_in_container(bench, sc))
     if any((sandbox or sc.sandbox.level) != "container" for sc in bench.scenarios):
         from benchtape.sandbox.pidfence import unconfined_note
@@ -123,6 +125,13 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
+
+def _oracle(bench: BenchSpec) -> list[str]:
+    """The oracle applies a task's known fix: a bench scenario has none (refused, with the fix)."""
+    from benchtape.adapters.oracle import NO_FIX
+
+    return [f"{sc.where}: scenario {sc.name!r}: {NO_FIX}; use --harness mock (or a real tool) here, or run the oracle over tasks: `benchtape run DIR --harness oracle` on Harbor task folders, or an evaluation with `tasks:`" for sc in bench.scenarios if not sc.raw.get("oracle")]
+
 
 def _graded_in(sc: ScenarioSpec, level: str) -> dict[str, Any]:
     """Where a container scenario's code checks will find their runtimes: its image, asked once

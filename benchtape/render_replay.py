@@ -135,16 +135,18 @@ def reproduction(rep: Any, plain: bool) -> None:
 
 def regrade_summary(summary: Any, plain: bool) -> None:
     out = console(plain)
-    _say(out, f"regraded {summary.graded} session(s) with the checks in {summary.bench} (no agent ran)")
+    said = "each task cell's candidate through its task as it is now" if summary.tasks else f"the checks in {summary.bench}"
+    _say(out, f"regraded {summary.graded} session(s) with {said} (no agent ran)")
     table = Table(box=None, pad_edge=False)
-    for col in ("scenario", "sessions", "pass", "fail", "error"):
+    columns = sorted({k for t in summary.scenarios.values() for k in t.statuses}) if summary.tasks else ["pass", "fail", "error"]
+    for col in ("scenario", "sessions", *columns):
         table.add_column(col, justify="left" if col == "scenario" else "right")
     for name, t in summary.scenarios.items():
-        table.add_row(_t(name), str(t.graded), str(t.statuses.get("pass", 0)), str(t.statuses.get("fail", 0)), str(t.statuses.get("error", 0)))
+        table.add_row(_t(name), str(t.graded), *(str(t.statuses.get(c, 0)) for c in columns))
     if summary.scenarios:
         out.print(table)
     if summary.skipped:
-        _say(out, f"skipped {sum(summary.skipped.values())} session(s) whose scenario the bench does not have:", "yellow")
+        _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):
             _say(out, f"    {name}: {n} session(s)", "yellow")
     _say(out, f"next: benchtape diff OLD_GRADING {summary.grading_id}   (list them with `benchtape gradings`)", "dim")
@@ -174,6 +176,8 @@ def grading_diff(d: Any, plain: bool) -> None:
         _say(out, f"score changes ({len(d.scores)}):", "bold")
         for c in d.scores:
             _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {c.check_path} {c.name}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
+    for version in d.tasks.values():
+        _say(out, f"{version.why()} ({len(version.sessions)} session(s) graded against each)", "bold")
     for group in d.changed.values():
         _say(out, f"changed check: {group.scenario} {group.check_path}", "bold")
         _say(out, f"    old spec: {dumps(group.spec_a)}")

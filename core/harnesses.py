@@ -11,7 +11,9 @@ ADAPTERS: dict[str, str] = {
     "mock": "benchtape.adapters.mock:MockAdapter",
     "claude-code": "benchtape.adapters.claude_code:ClaudeCodeAdapter",
     "codex": "benchtape.adapters.codex:CodexAdapter",
+    "oracle": "benchtape.adapters.oracle:OracleAdapter",  # the positive control of task cells: the task's known fix, no model
 }
+CONTROL_HARNESSES = frozenset({"oracle"})  # harnesses whose sessions are controls, never a setup's measurement
 
 
 def harness_names() -> list[str]:

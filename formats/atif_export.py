@@ -25,13 +25,15 @@ from benchtape.adapters.atif_trajectory import HARBOR_TOTAL_CACHE_WRITES, OURS, 
 from benchtape.core.model import Action, Session, text_of
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Conversation, Step, Thread, Use, conversation
+from benchtape.formats.grades import Grading, task_ref, unique_names, verdict_record
 from benchtape.formats.harbor_rules import check
 
 
-def trajectory(session: Session) -> dict[str, Any]:
-    """The session as one ATIF document (a JSON-ready dict, None fields left out)."""
+def trajectory(session: Session, grading: Grading | None = None) -> dict[str, Any]:
+    """The session as one ATIF document (a JSON-ready dict, None fields left out); with its
+    latest grading, when given, under the root's `extra.benchtape.grading`."""
     conv = conversation(session)
-    doc = _Writer(session, conv).root().to_json_dict()
+    doc = _Writer(session, conv, grading).root().to_json_dict()
     check(doc, f"the ATIF export of session {session.id}")
     return doc
 
@@ -59,8 +61,8 @@ def agent_version(session: Session) -> str:
 
 
 class _Writer:
-    def __init__(self, session: Session, conv: Conversation):
-        self.session, self.conv = session, conv
+    def __init__(self, session: Session, conv: Conversation, grading: Grading | None = None):
+        self.session, self.conv, self.grading = session, conv, grading
         self.version = agent_version(session)
 
     def root(self) -> Any:
@@ -78,6 +80,11 @@ class _Writer:
         kept: dict[str, Any] = {"producer": f"benchtape {VERSION}", "started": started_data(s), "finished": finished_data(s)}
         if main.after:
             kept["after"] = _carried(main.after)
+        task = task_ref(s)
+        if task is not None:
+            kept["task"] = task
+        if self.grading is not None and (self.grading.verdicts or self.grading.outcome):
+            kept["grading"] = _grading(self.grading)
         return Trajectory(
             schema_version=SCHEMA_VERSION,
             session_id=s.id,
@@ -217,6 +224,18 @@ class _Writer:
             total_steps=steps,
             extra=extra or None,
         )
+
+
+def _grading(grading: Grading) -> dict[str, Any]:
+    """A grading as ATIF has no field for it: the cell outcome, each verdict (its name, status,
+    score, reason, the facts of its evidence), and each verdict's score by name (as Harbor's
+    `verifier_result.rewards` names a task's reward)."""
+    out: dict[str, Any] = {"grading_id": grading.grading_id}
+    if grading.outcome is not None:
+        out["outcome"] = grading.outcome
+    out["verdicts"] = [verdict_record(v) for v in grading.verdicts]
+    out["scores"] = {name: r["score"] for name, r in zip(unique_names(grading.verdicts), out["verdicts"])}
+    return out
 
 
 def _content(result: Action) -> str | None:

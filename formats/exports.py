@@ -15,8 +15,9 @@ import orjson
 
 from benchtape.core.errors import BadInput
 from benchtape.core.leaks import ReportLeak, report_leaks
+from benchtape.core.model import Session
+from benchtape.formats.grades import Grading, stored_grading
 from benchtape.replay.document import session_json
-from benchtape.replay.query import latest_verdicts
 from benchtape.replay.report import new_folder, write_bytes_atomic
 from benchtape.replay.select import Selection, rows, sessions
 from benchtape.store.database import Store
@@ -26,7 +27,10 @@ def atif_document(store: Store, session_id: str) -> bytes:
     """One session's ATIF trajectory as the bytes of its file (indented JSON, as Harbor writes it)."""
     from benchtape.formats.atif_export import trajectory
 
-    return _json(trajectory(store.load_session(session_id)))
+    session = store.load_session(session_id)
+    grading = stored_grading(store, session_id)
+    _refuse_leaks(store, [(session_id, session, grading)], "ATIF trajectory")
+    return _json(trajectory(session, grading))
 
 
 def write_atif_file(store: Store, session_id: str, dest: Path) -> Path:
@@ -45,7 +49,9 @@ def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Pa
     with new_folder(dest) as tmp:
         names = []
         for row, session in sessions(store, rows(store, selection)):
-            (tmp / f"{row.id}.json").write_bytes(_json(trajectory(session)))
+            grading = stored_grading(store, row.id)
+            _refuse_leaks(store, [(row.id, session, grading)], f"the ATIF trajectories in {dest}")
+            (tmp / f"{row.id}.json").write_bytes(_json(trajectory(session, grading)))
             names.append(row.id)
         if not names:
             raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
@@ -57,27 +63,28 @@ def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[P
     from benchtape.formats.inspect_export import Graded, eval_log, require_inspect, write
 
     require_inspect()
-    items = [Graded(row, session, latest_verdicts(store, row.id)) for row, session in sessions(store, rows(store, selection))]
+    items = [Graded(row, session, stored_grading(store, row.id)) for row, session in sessions(store, rows(store, selection))]
     if not items:
         raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
-    _refuse_leaks(store, items, dest)
+    _refuse_leaks(store, [(g.row.id, g.session, g.grading) for g in items], f"Inspect log {dest}")
     run_ids = {g.row.run_id for g in items}
     run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
     return write(eval_log(items, run), dest), len(items)
 
 
-def _refuse_leaks(store: Store, items: list[Any], dest: Path) -> None:
-    """A log's scores carry the checks' reasons: like a report, it is not written when a reason
+def _refuse_leaks(store: Store, items: list[tuple[str, Session, Grading]], what: str) -> None:
+    """A format carries the verdicts' reasons: like a report, it is not written when a reason
     would publish a generated value (the answer key) the session did not say itself."""
     found = []
-    for g in items:
-        generated = store.generated_vars(g.row.run_id, g.row.scenario)
-        if generated:
-            row = {"session": session_json(g.session), "verdicts": [{"path": v["check_path"], "reason": v.get("reason")} for v in g.verdicts]}
-            found += [f"session {g.row.id}: {hit}" for hit in report_leaks({"results": [row]}, generated)]
+    for session_id, session, grading in items:
+        row = store.session_row(session_id)
+        generated = store.generated_vars(row.run_id, row.scenario) if row is not None else {}
+        if generated and grading.verdicts:
+            doc = {"session": session_json(session), "verdicts": [{"path": v["check_path"], "reason": v.get("reason")} for v in grading.verdicts]}
+            found += [f"session {session_id}: {hit}" for hit in report_leaks({"results": [doc]}, generated)]
     if found:
         listed = "\n    ".join(found[:20])
-        raise ReportLeak(f"Inspect log {dest} was NOT written: a generated value (the answer key) would be published in a check's reason:\n    {listed}")
+        raise ReportLeak(f"{what} was NOT written: a generated value (the answer key) would be published in a check's reason:\n    {listed}")
 
 
 def _json(doc: dict[str, Any]) -> bytes:

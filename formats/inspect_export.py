@@ -23,7 +23,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Thread, conversation
-from benchtape.replay.document import check_name
+from benchtape.formats.grades import Grading, facts, task_ref, unique_names
 from benchtape.replay.grading import harness_ok
 from benchtape.replay.timeline import session_status
 from benchtape.store.database import SessionRow
@@ -39,7 +39,11 @@ class Graded:
 
     row: SessionRow
     session: Session
-    verdicts: list[dict[str, Any]]
+    grading: Grading
+
+    @property
+    def verdicts(self) -> list[dict[str, Any]]:
+        return self.grading.verdicts
 
 
 def require_inspect() -> None:
@@ -158,11 +162,13 @@ def _sample(g: Graded, sample_id: str, epoch: int) -> Any:
         target="",
         messages=messages,
         output=ModelOutput.from_content(model, s.final_output or ""),
-        scores=_scores(s, g.verdicts) or None,
+        scores=_scores(s, g.grading) or None,
         metadata={
             "session_id": g.row.id, "run_id": g.row.run_id, "scenario": g.row.scenario, "attempt": g.row.attempt,
             "harness": s.harness, "model": s.model, "status": s.status, "cell_id": g.row.cell_id,
             "metrics": s.metrics.to_dict(), "subagents": {t: sub.to_dict() for t, sub in s.subagents.items()},
+            **({"task": task} if (task := task_ref(s)) is not None else {}),
+            **({"outcome": g.grading.outcome} if g.grading.outcome is not None else {}),
         },
         events=events,
         model_usage={model: usage} if usage is not None else {},
@@ -229,18 +235,24 @@ class _Render:
         return messages, events
 
 
-def _scores(session: Session, verdicts: list[dict[str, Any]]) -> dict[str, Any]:
-    """One score per check of the latest grading, and the scenario's outcome ({} when never graded)."""
+def _scores(session: Session, grading: Grading) -> dict[str, Any]:
+    """One score per verdict of the latest grading (any verdict by its name: a check's, a task
+    cell's `task:verify`), and the scenario's outcome ({} when never graded)."""
     from inspect_ai.scorer import Score
 
+    verdicts = grading.verdicts
     if not verdicts:
         return {}
     outcome = session_status(session, verdicts)
-    out: dict[str, Any] = {SCENARIO_SCORE: Score(value=1.0 if outcome == "pass" else 0.0, answer=outcome, explanation=f"the scenario {'passed' if outcome == 'pass' else outcome if outcome == 'error' else 'failed'} (every counting check PASS or NA)", metadata={"outcome": outcome, "grading_id": verdicts[0].get("grading_id")})}
-    for v in verdicts:
-        name = check_name(v.get("metric"), v["type"])
-        key = name if name not in out else f"{name} ({v['check_path']})"
-        out[key] = Score(value=float(v["score"]), explanation=f"{v['status']}: {v.get('reason') or ''}".rstrip(": "), metadata={"status": v["status"], "pass": v["pass"], "type": v["type"], "check_path": v["check_path"], "readout": v["readout"]})
+    cell = grading.outcome or {}
+    said = f"the scenario {'passed' if outcome == 'pass' else outcome if outcome == 'error' else 'failed'} (every counting check PASS or NA)"
+    if cell:
+        said += f"; the cell's outcome: {cell['outcome']}" + (f" ({cell['reason']})" if cell.get("reason") else "")
+    out: dict[str, Any] = {SCENARIO_SCORE: Score(value=1.0 if outcome == "pass" else 0.0, answer=cell.get("outcome") or outcome, explanation=said, metadata={"outcome": outcome, "grading_id": grading.grading_id, **({"cell_outcome": cell["outcome"], "cell_reason": cell.get("reason")} if cell else {})})}
+    for name, v in zip(unique_names(verdicts, frozenset({SCENARIO_SCORE})), verdicts):
+        found = facts(v)
+        answer = found.get("outcome") if isinstance(found.get("outcome"), str) else None
+        out[name] = Score(value=float(v["score"]), answer=answer, explanation=f"{v['status']}: {v.get('reason') or ''}".rstrip(": "), metadata={"status": v["status"], "pass": v["pass"], "type": v["type"], "check_path": v["check_path"], "readout": v["readout"], **found})
     return out
 
 

@@ -36,12 +36,12 @@ from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, wor
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.snapshot import snapshot
-from benchtape.spec.cells import session_fields, started_extra, unstarted_actions
+from benchtape.spec.cells import NOOP_MODEL, session_fields, started_extra, unstarted_actions
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
+from benchtape.spec.task_cells import task_field
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
-NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent
 
 
 @dataclass
@@ -150,6 +150,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
     resolved = matrix.resolved(cell.arm, task)[index]  # again: a binary installed since planning is found now
     fields = session_fields(matrix.ev.name, cell, identity, plan.task_digest, index, parent_session=root)
     started = started_extra(matrix.ev.name, cell, identity, plan.task_digest, index, plan.versions)
+    _with_task(started, task)
     started["cell"].update(facts if index == 0 else {"baseline": facts["baseline"], "state_paths": facts["state_paths"]})
     env: dict[str, str] = {}
     for earlier in cell.arm.steps[: index + 1]:  # a workflow's environment persists across its steps (only args are per step)
@@ -234,8 +235,16 @@ def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int)
         "prompt": cell.task.scenario.prompt,
         "attempt": cell.attempt,
         "sandbox": plan.level,
-        **started_extra(matrix.ev.name, cell, identity, plan.task_digest, index, plan.versions),
+        **_with_task(started_extra(matrix.ev.name, cell, identity, plan.task_digest, index, plan.versions), cell.task),
     }
+
+
+def _with_task(started: SessionStarted, task: Any) -> SessionStarted:
+    """`session.started`'s `task` for a task folder's cell (the contract with grading)."""
+    found = task_field(task)
+    if found is not None:
+        started["task"] = found
+    return started
 
 
 def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None, source: str | None = None) -> CellRecord:

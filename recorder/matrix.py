@@ -75,8 +75,9 @@ class Staging:
     """Each task's seed tree, staged on first use and kept for the invocation; a failure is
     remembered as the task's problem."""
 
-    def __init__(self, on_event: Event | None = None):
+    def __init__(self, on_event: Event | None = None, level: str | None = None):
         self.on_event = on_event or (lambda kind, data: None)
+        self.level = level  # a --sandbox override (a Harbor task's starting tree depends on the level)
         self._lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
         self._seeds: dict[str, Any] = {}
@@ -90,7 +91,7 @@ class Staging:
         with lock:
             if task.id not in self._seeds and task.id not in self._problems:
                 try:
-                    self._seeds[task.id] = stage_seeds(task.bench, [task.scenario], on_event=self.on_event)
+                    self._seeds[task.id] = starting_tree(task, self.level) if task.spec is not None else stage_seeds(task.bench, [task.scenario], on_event=self.on_event)
                 except BenchtapeError as exc:
                     self._problems[task.id] = Problem("staging", exc.render())
                 except OSError as exc:
@@ -121,6 +122,38 @@ class Staging:
     def cleanup(self) -> None:
         for seeds in self._seeds.values():
             seeds.cleanup()
+
+
+def starting_tree(task: Task, level: str | None) -> Any:
+    """THE starting tree of a task folder's cell (what its sandbox is seeded from), as staged
+    seeds: a history task's tree at base_commit as a fresh one-commit repository (nothing of
+    the history, no hidden tests, no reference patch, no remote: sandbox/task_workspace.py),
+    a Harbor task's environment working directory (sandbox/harbor_env.py: empty at level home,
+    the image's at level container)."""
+    import tempfile
+
+    from benchtape.sandbox.staging import Seeds
+
+    assert task.spec is not None
+    temp = Path(tempfile.mkdtemp(prefix=f"benchtape-task-{task.id}-"))
+    seeds = Seeds(temps=[temp])
+    try:
+        if task.spec.runtime is None:
+            from benchtape.sandbox.task_workspace import fresh_workspace
+
+            assert task.project is not None
+            seeds.trees[task.id] = fresh_workspace(task.project, task.spec.source.base_commit, temp / "workspace")
+        else:
+            from benchtape.sandbox.harbor_env import prepare, starting_workspace
+
+            policy = sandbox_policy(task.scenario, level)
+            seeds.trees[task.id] = starting_workspace(prepare(task.spec, policy.level), temp / "workspace")
+    except Exception as exc:
+        seeds.cleanup()
+        if isinstance(exc, (BenchtapeError, OSError)):
+            raise
+        raise BenchtapeError(f"the task's starting workspace could not be made: {exc}") from exc
+    return seeds
 
 
 # ---------------------------------------------------------------- the plan

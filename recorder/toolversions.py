@@ -20,6 +20,7 @@ from benchtape.core.errors import PreflightBlocked
 from benchtape.core.version import VERSION as BENCHTAPE_VERSION
 
 MOCK = "mock"
+BUILT_IN = frozenset({MOCK, "oracle"})  # harnesses benchtape ships (no binary, its own version)
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,10 @@ class Resolved:
 
     @property
     def needs_install(self) -> bool:
-        return self.harness != MOCK and self.binary is None
+        return self.harness not in BUILT_IN and self.binary is None
 
     def describe(self) -> str:
-        where = "built in" if self.harness == MOCK else (str(self.binary) if self.binary else f"not installed: would install into {binaries.folder(self.harness, self.version)}")
+        where = "built in" if self.harness in BUILT_IN else (str(self.binary) if self.binary else f"not installed: would install into {binaries.folder(self.harness, self.version)}")
         how = {"npm": "npm's latest", "bench": "the bench's harness_config.binary", "pinned": "pinned", "benchtape": "benchtape's own"}[self.source]
         return f"{self.harness} {self.asked} → {self.version} ({how}; {where})"
 
@@ -59,7 +60,7 @@ class VersionResolver:
         return list(self._seen.values())
 
     def _resolve(self, harness: str, asked: str, bench_binary: str | None) -> Resolved:
-        if harness == MOCK:
+        if harness in BUILT_IN:
             return Resolved(harness, asked, BENCHTAPE_VERSION, None, "benchtape")
         if bench_binary:
             found = binaries.reported_version(Path(bench_binary))

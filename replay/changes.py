@@ -5,8 +5,9 @@ The diff is git's shape (`diff --git a/… b/…`, unified hunks), so it reads l
 request and `git apply` takes all of it: a binary file (the bytecode cache running the tests
 left, an image) is carried as `git diff --binary` carries it (its full index line and a
 `GIT binary patch`: zlib'd, base85 in lines of 52 bytes), which a terminal or a report shows
-as one line (`display_lines`). `export` writes either tree to a folder, through the same
-verified restore grading uses.
+as one line (`display_lines`). replay/workspace_export.py writes either tree to a folder.
+A task cell's candidate patch (`task_candidate`) is made here too: grading a task cell reads
+this module, so it imports nothing that imports grading.
 """
 
 from __future__ import annotations
@@ -20,15 +21,10 @@ import re
 import stat
 import tarfile
 import zlib
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
-from benchtape.core.command_runner import Unavailable
-from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.replay.grading import StoredSnapshot
-from benchtape.replay.report import new_folder
 from benchtape.sandbox.treediff import BYTECODE, is_bytecode
 from benchtape.store.database import Store
 
@@ -77,7 +73,7 @@ class Changes:
         return {"added": self.added, "removed": self.removed, "modified": self.modified, "patch": self.patch, "left_out": self.left_out, "caches": self.caches}
 
 
-def _never_had_workspace(session: Session) -> str | None:
+def never_had_workspace(session: Session) -> str | None:
     """Why an imported session (or a reparse of one: both keep `imported_from`) has no
     workspace to diff or export: benchtape saw only its transcript. None for a session it ran."""
     files = session.imported_from
@@ -88,9 +84,11 @@ def _never_had_workspace(session: Session) -> str | None:
 
 def workspace_changes(store: Store, session: Session) -> Changes:
     """The session's changes to its workspace; NoDiff says why when they cannot be known."""
-    imported = _never_had_workspace(session)
+    imported = never_had_workspace(session)
     if imported is not None:
         raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists its edits as tool calls")
+    if isinstance(session.started.get("task"), dict):  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
+        return task_candidate(store, session)
     if not session.staged_snapshot:
         raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
     if not session.snapshot:
@@ -98,6 +96,26 @@ def workspace_changes(store: Store, session: Session) -> Changes:
     before = _entries(store, session.staged_snapshot["sha256"], "staged tree")
     after = _entries(store, session.snapshot["sha256"], "final workspace")
     return diff_trees(before, after, own_state=session.staged_snapshot.get("own_state") or ())
+
+
+def task_candidate(store: Store, session: Session) -> Changes:
+    """A task cell's candidate patch: its final workspace against the tree it started from (the
+    staged snapshot, else the cell's baseline: both taken before the agent ran), the workspace's
+    own repository (`.git/`) and the tool's own state left out. What the verifier applies."""
+    if not session.snapshot:
+        raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed): it has no candidate patch")
+    staged = session.staged_snapshot or {}
+    sha = staged.get("sha256") or (session.started.get("cell") or {}).get("baseline")
+    if not sha:
+        raise NoDiff(f"session {session.id} has no snapshot of the tree it started from, so its candidate patch cannot be derived")
+    before = _without_repository(_entries(store, sha, "starting tree"))
+    after = _without_repository(_entries(store, session.snapshot["sha256"], "final workspace"))
+    return diff_trees(before, after, own_state=staged.get("own_state") or ())
+
+
+def _without_repository(entries: dict[str, Entry]) -> dict[str, Entry]:
+    """A task workspace's tree minus its fresh repository (an agent that committed changed it)."""
+    return {p: e for p, e in entries.items() if p != ".git" and not p.startswith(".git/")}
 
 
 def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Sequence[str] = ()) -> Changes:
@@ -278,22 +296,3 @@ def line_classes(lines: Iterable[str]) -> Iterator[tuple[str, str]]:
             yield "meta", line
         else:
             yield "", line
-
-
-def export(store: Store, session: Session, dest: Path, *, staged: bool = False) -> int:
-    """Write the session's final workspace (or its staged tree) into `dest`, a new or empty
-    folder; returns how many files. Written beside `dest` first and moved in, so a failure
-    leaves nothing half-written."""
-    snap = session.staged_snapshot if staged else session.snapshot
-    what = "staged tree" if staged else "final workspace"
-    imported = _never_had_workspace(session)
-    if imported is not None:
-        raise BadInput(f"{imported}, so there is no {what} to export", fix="run the scenario with `benchtape run` to record a workspace")
-    if not snap:
-        raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
-    with new_folder(dest) as tmp:
-        try:
-            StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)
-        except Unavailable as exc:
-            raise BadInput(str(exc), fix="the stored snapshot cannot be restored; re-run the session") from None
-    return int(snap.get("files") or 0)

@@ -19,7 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from benchtape.replay.grading import scenario_outcome
+from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
 from benchtape.replay.select import resolve, rows_by_ids
 from benchtape.replay.specs import check_index
 from benchtape.replay.verdicts import SCORE_TOLERANCE, StoredVerdict
@@ -57,7 +57,7 @@ class Change:
         if self.kind == "removed":
             return f"{self.check_path} {self.name} removed (was {self.a.status if self.a else ''})"
         moved = f" (moved from {self.moved_from})" if self.moved_from else ""
-        changed = " (check changed)" if self.spec_changed else ""
+        changed = (" (task changed)" if self.type == TASK_VERIFY else " (check changed)") if self.spec_changed else ""
         return f"{self.check_path} {self.name}: {self.label}{moved}{changed}"
 
     @property
@@ -99,6 +99,29 @@ class ChangedCheck:
 
     def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "check_path": self.check_path, "spec_a": self.spec_a, "spec_b": self.spec_b, "verdicts": [c.to_dict() for c in self.sessions]}
+
+
+@dataclass
+class TaskVersion:
+    """A task graded against one version in A and another in B (its fingerprint changed: a
+    repaired tests.patch, an edited prompt): the task cells' verdicts moved with the task, not
+    with any new agent session."""
+
+    kind: str
+    task: str
+    fingerprint_a: str | None
+    fingerprint_b: str | None
+    sessions: list[str] = field(default_factory=list)
+
+    def why(self) -> str:
+        return f"task {self.task} changed: graded against {_short(self.fingerprint_a)} in A, {_short(self.fingerprint_b)} in B"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "task": self.task, "fingerprint_a": self.fingerprint_a, "fingerprint_b": self.fingerprint_b, "sessions": self.sessions}
+
+
+def _short(fingerprint: str | None) -> str:
+    return (fingerprint or "?").removeprefix("sha256:")[:12]
 
 
 @dataclass
@@ -155,6 +178,7 @@ class GradingDiff:
     removed: list[Change] = field(default_factory=list)
     pass_rates: dict[str, list[int]] = field(default_factory=dict)  # scenario → [passed in a, passed in b, sessions]
     per_session: list[SessionFlips] = field(default_factory=list)  # sessions with a flip, an added or a removed check
+    tasks: dict[tuple[str, str, str | None, str | None], TaskVersion] = field(default_factory=dict)  # task cells whose task changed between the gradings
 
     def reasons(self, scenario: str) -> list[tuple[str, int, int]]:
         """Why a scenario's pass rate changed: (the change, sessions it turned to pass, sessions it turned from pass)."""
@@ -183,6 +207,7 @@ class GradingDiff:
             "removed": [c.to_dict() for c in self.removed],
             "pass_rate": {s: {"a": pa, "b": pb, "sessions": n, "because": [{"change": k, "to_pass": up, "from_pass": down} for k, up, down in self.reasons(s)] if pa != pb else []} for s, (pa, pb, n) in sorted(self.pass_rates.items())},
             "sessions_changed": [s.to_dict() for s in self.per_session],
+            "task_versions": [t.to_dict() for t in self.tasks.values()],
         }
 
 
@@ -273,6 +298,8 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
             mine.append(out.removed[-1])
         else:
             spec_changed = a.spec_sha256 != b.spec_sha256
+            if spec_changed and a.type == b.type == TASK_VERIFY:
+                _task_version(out, session_id, a, b)
             if spec_changed:
                 key = (scenario, a.check_path, a.spec_sha256, b.spec_sha256)
                 group = out.changed.get(key)
@@ -287,6 +314,17 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
             elif not spec_changed:
                 out.same += 1
     return mine
+
+
+def _task_version(out: GradingDiff, session_id: str, a: StoredVerdict, b: StoredVerdict) -> None:
+    """File a task cell whose `task:verify` spec names another task version in B (its spec holds
+    the fingerprint the candidate was graded against)."""
+    args_a, args_b = a.spec.get("args") or {}, b.spec.get("args") or {}
+    if args_a.get("fingerprint") == args_b.get("fingerprint"):
+        return
+    key = (str(args_b.get("kind")), str(args_b.get("task")), args_a.get("fingerprint"), args_b.get("fingerprint"))
+    version = out.tasks.get(key) or out.tasks.setdefault(key, TaskVersion(*key))
+    version.sessions.append(session_id)
 
 
 def gradings_table(store: Store) -> list[dict[str, Any]]:

@@ -32,11 +32,12 @@ import orjson
 
 from benchtape.checks import CATALOG_VERSION, Check, CheckContext, build, spec_hash
 from benchtape.checks.output_transforms import SessionTransforms, TransformPlace, transformed
+from benchtape.checks.registry import CheckInfo
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
 from benchtape.core.model import Session
-from benchtape.core.results import CheckSpec, Result
+from benchtape.core.results import ERROR, FAIL, PASS, CheckSpec, Result
 from benchtape.sandbox.by_level import grading_sandbox_for
 from benchtape.sandbox.levels import GradingHost, GradingSandbox
 from benchtape.sandbox.trees import later, remove_tree
@@ -266,11 +267,87 @@ def grade_session(
     compares them asks (replay/provider_peers.py finds them).
     """
     places = paths if paths is not None else _default_places(len(checks))
+    task = task_of(session)
+    if task is not None:  # a task cell: its verdict is the hidden verifier's, added here once (never a check a bench or a stored spec builds)
+        kept = [(p, c) for p, c in zip(places, checks) if c.type != TASK_VERIFY]
+        places, checks = [p for p, _ in kept], [c for _, c in kept]
     with ExitStack() as stack:
         graded, ctx = _graded_context(stack, session, checks, source, context, sandbox)
         if peers is not None and len(peers) > 1:
             ctx.peers = {label: _peer(stack, session, graded, ctx, checks, peer, peer_source, context, sandbox) for label, (peer, peer_source) in peers.items()}
-        return [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
+        verdicts = [Verdict(place, c, c.evaluate(graded, ctx)) for place, c in zip(places, checks)]
+    if task is not None:
+        verdicts.append(task_verify(session, source, task))
+    return verdicts
+
+
+# ---------------------------------------------------------------- a task cell's verdict
+
+TASK_VERIFY = "task:verify"  # the verdict of a task cell's hidden verifier: its type and its place
+CANDIDATE_UNAVAILABLE = "candidate_unavailable"
+STATUS_OF = {"passed": PASS, "failed": FAIL, "no_changes": FAIL, "guard_violation": FAIL, "patch_apply_failed": FAIL}  # else ERROR: timeout, infrastructure_error
+
+
+def task_of(session: Session) -> dict[str, Any] | None:
+    """The task a task cell's session.started names (the contract: kind, id, folder,
+    fingerprint); None for any other session (a bench scenario's, a validation's)."""
+    task = session.started.get("task")
+    return task if isinstance(task, dict) and task.get("folder") else None
+
+
+def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, Any]) -> Verdict:
+    """A task cell's one verdict (`task:verify`): the candidate patch (final workspace against
+    the tree the agent started from, from the store alone), stored as a blob the verdict names,
+    through the task as it is NOW at the level the session ran at (replay/task_verdict.py).
+    PASS only for `passed`; FAIL for the agent's failures (failed, no_changes, guard_violation,
+    patch_apply_failed; a partial Harbor reward kept as the score); ERROR when the verifier
+    could not decide (timeout, infrastructure_error), so `scenario_status` and the cell's
+    outcome agree."""
+    from benchtape.replay.changes import NoDiff, task_candidate
+    from benchtape.replay.task_verdict import INFRASTRUCTURE_ERROR, grade_recorded
+
+    level = "container" if session.started.get("sandbox") == "container" else "home"
+    ref = {k: task.get(k) for k in ("kind", "id", "folder", "fingerprint")}
+    store = source.store if isinstance(source, StoredSnapshot) else None
+    if store is None:
+        result = Result.error("a task cell is graded from the store (its candidate patch is derived from the stored snapshots); this source has none", {"unavailable": CANDIDATE_UNAVAILABLE, "outcome": INFRASTRUCTURE_ERROR, "task": ref})
+        return Verdict(TASK_VERIFY, _task_check(ref, None), result)
+    try:
+        changes = task_candidate(store, session)
+    except NoDiff as exc:
+        result = Result.error(str(exc), {"unavailable": CANDIDATE_UNAVAILABLE, "outcome": INFRASTRUCTURE_ERROR, "task": ref})
+        return Verdict(TASK_VERIFY, _task_check(ref, None), result)
+    candidate = changes.patch.encode("utf-8")
+    # content-addressed, append-only: the same candidate is one blob however often graded (a
+    # read-only store, `verify --sample`, keeps what it has: the verdict names the sha either way)
+    sha = hashlib.sha256(candidate).hexdigest() if store.readonly else store.put_blob(candidate)
+    verdict, fingerprint = grade_recorded(ref, candidate, level=level)
+    evidence = {
+        **verdict.evidence,
+        "outcome": verdict.outcome,
+        "task": ref,
+        "fingerprint": fingerprint,
+        "recorded_fingerprint": ref.get("fingerprint"),
+        "candidate": {"sha256": sha, "bytes": len(candidate), "added": changes.added, "modified": changes.modified, "removed": changes.removed},
+        "level": verdict.evidence.get("level", level),
+    }
+    status = STATUS_OF.get(verdict.outcome, ERROR)
+    score = 1.0 if status == PASS else float(evidence.get("reward") or 0.0) if status == FAIL else 0.0
+    return Verdict(TASK_VERIFY, _task_check(ref, fingerprint), Result(status, score, verdict.reason, evidence))
+
+
+def _task_check(ref: Mapping[str, Any], fingerprint: str | None) -> Check:
+    """The check-shaped half of a task verdict: its spec names the task and the fingerprint it
+    was graded against, so `diff` across task versions shows the task changed (spec_a, spec_b)."""
+    spec = CheckSpec(type=TASK_VERIFY, args={"kind": ref.get("kind"), "task": ref.get("id"), "fingerprint": fingerprint or ref.get("fingerprint")})
+    return Check(spec, _TASK_INFO, _never_evaluated)
+
+
+def _never_evaluated(session: Session, ctx: CheckContext) -> Result:
+    return Result.error("a task verdict is decided by grade_session, never evaluated as a check")
+
+
+_TASK_INFO = CheckInfo(type=TASK_VERIFY, family="task", summary="the task's hidden verifier on the candidate patch", reads="workspace", builder=lambda spec: _never_evaluated, kind="Code", reads_workspace=True)
 
 
 def _graded_context(stack: ExitStack, session: Session, checks: Sequence[Check], source: WorkspaceSource, context: GradingContext, sandbox: GradingSandbox | None) -> tuple[Session, CheckContext]:

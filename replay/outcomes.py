@@ -18,8 +18,12 @@ Execution failures (attempted, never reused as measurements):
                       action whose `cause` is infrastructure, sandbox, engine or staging), or
                       the session never finished
 
-Precedence: an execution failure wins over everything; then a guard violation; then a patch
-that did not apply; then the checks (passed; else no_changes when nothing changed; else failed).
+A task cell (its session.started names a `task`) carries one `task:verify` verdict whose
+evidence names the hidden verifier's outcome (replay/task_verdict.py): unless it passed, it is
+the cell's outcome (a verifier that timed out or could not run: timeout, infrastructure_error).
+
+Precedence: an execution failure wins over everything; then a guard violation; then a task
+verdict that did not pass; then a patch that did not apply; then the checks (passed; else no_changes when nothing changed; else failed).
 A passing cell with an empty diff is `passed`: some tasks ask for an answer, not a change.
 """
 
@@ -29,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from benchtape.core.model import Session
-from benchtape.replay.grading import scenario_outcome
+from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
 from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
 from benchtape.store.database import Store
 
@@ -105,17 +109,33 @@ def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None
         if touched:
             return Outcome(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(touched[:10]))
     rows = [_row(v) for v in verdicts]
+    task = _task_outcome(rows)
+    if task is not None and not task.passed:
+        return task
     for row in rows:
         if isinstance(row["evidence"], Mapping) and row["evidence"].get("patch_apply_failed"):
             return Outcome(PATCH_APPLY_FAILED, f"{row['check_path']}: {row['reason'] or 'the candidate patch did not apply'}")
     status = scenario_outcome(True, ((r["status"], r["readout"]) for r in rows))
     if rows and status == "pass":
-        return Outcome(PASSED, f"{len(rows)} check(s) passed")
+        return task if task is not None and len(rows) == 1 else Outcome(PASSED, f"{len(rows)} check(s) passed")
     if diff is not None and diff.empty:
         return Outcome(NO_CHANGES, "the agent changed nothing in the staged tree")
     if not rows:
         return Outcome(FAILED, "no check graded this cell")
     return Outcome(FAILED, _failing(rows))
+
+
+def _task_outcome(rows: list[dict[str, Any]]) -> Outcome | None:
+    """A task cell's outcome, as its `task:verify` verdict decided it (the pipeline's own:
+    guard_violation, no_changes, patch_apply_failed, passed, failed; timeout or
+    infrastructure_error when the verifier could not decide); None for a bench scenario."""
+    for row in rows:
+        if row["type"] == TASK_VERIFY and isinstance(row["evidence"], Mapping):
+            outcome = row["evidence"].get("outcome")
+            if outcome in OUTCOMES:
+                return Outcome(outcome, f"{TASK_VERIFY}: {row['reason'] or outcome}")
+            return Outcome(INFRASTRUCTURE_ERROR, f"{TASK_VERIFY}: {row['reason'] or 'the verifier decided nothing'}")
+    return None
 
 
 def agent_diff(store: Store, session: Session, baseline: Mapping[str, bytes], ignore: Iterable[str] = ()) -> WorkspaceDiff | None:

@@ -17,7 +17,7 @@ from benchtape.checks import CheckConfigError, build
 from benchtape.checks.registry import Check
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.replay.grading import VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row
+from benchtape.replay.grading import TASK_VERIFY, VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row, task_of
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import declares, measure
 from benchtape.replay.provider_peers import provider_peers
@@ -38,6 +38,7 @@ class RegradeSummary:
     bench: str
     scenarios: dict[str, ScenarioTally] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # scenario name the bench lacks → sessions
+    tasks: bool = False  # task cells regraded without a bench: each tally counts cell outcomes (passed, failed, no_changes…)
 
     @property
     def graded(self) -> int:
@@ -101,7 +102,9 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
-            pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)]))
+            pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
+            if task_of(session) is not None:
+                _task_outcome(store, grading_id, row.id, session, verdicts)
             if declares(bench):
                 measured.append((row.id, measure(bench.metrics, bench.derived_metrics, session, verdicts).to_dict()))
             if len(pending) >= VERDICT_BATCH:
@@ -138,3 +141,42 @@ def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skippe
             context = contexts[key] = replace(prep.context, vars={**prep.context.vars, **generated}, control=control_runs[row.run_id])
         session = store.load_session(row.id, row)
         yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context, peers=provider_peers(store, row, session, context.providers))
+
+
+# ---------------------------------------------------------------- task cells: no bench needed
+
+
+def regrade_tasks(store: Store, sel: Selection, *, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
+    """Grade the selected task cells' sessions again (a new grading, source `regrade`): each
+    stored candidate patch through its task's hidden verifier as the task is NOW (a repaired
+    tests.patch changes verdicts without any agent running); bench sessions are skipped. The
+    cell outcome of each goes into the outcomes table with the grading, as live grading's does."""
+    run_id = resolve(store, "runs", sel.run) if sel.run else None
+    grading_id = new_grading(store, "regrade", {}, bench_path=None, run_id=run_id, note="task cells: each task as it is now")
+    summary = RegradeSummary(grading_id, "the task folders", tasks=True)
+    context = GradingContext()
+    with batch_gc():
+        for row in rows(store, sel):
+            session = store.load_session(row.id, row)
+            if task_of(session) is None:
+                summary.skipped[row.scenario] += 1
+                continue
+            verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
+            store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
+            outcome = _task_outcome(store, grading_id, row.id, session, verdicts)
+            tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())
+            tally.graded += 1
+            tally.statuses[outcome] += 1
+            if on_session:
+                on_session(row, outcome)
+    return summary
+
+
+def _task_outcome(store: Store, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> str:
+    """The task cell's outcome by this grading, stored with it (replay/outcomes.py decides it)."""
+    from benchtape.replay.outcomes import decide
+
+    outcome = decide(session, verdicts, None)
+    task: dict[str, Any] = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), {})
+    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256")})
+    return str(outcome.outcome)

@@ -27,7 +27,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, Session, project
 from benchtape.core.redact import REDACTED
 from benchtape.core.results import Result
-from benchtape.replay.grading import NOT_IN_REPORT, VERDICT_BATCH, GradingContext, NoWorkspace, Peers, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from benchtape.replay.grading import NOT_IN_REPORT, TASK_VERIFY, VERDICT_BATCH, GradingContext, NoWorkspace, Peers, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.report import load_report
@@ -183,6 +183,8 @@ def replay_session(session: Session, stored: list[StoredVerdict], source: Worksp
     buildable: list[tuple[StoredVerdict, Check]] = []
     refused: dict[str, str] = {}
     for s in stored:
+        if s.type == TASK_VERIFY:  # a task cell's verdict: grade_session decides it again itself, from the stored candidate
+            continue
         why = rebuilds.check(s, context.bench_dir)
         if isinstance(why, str):
             refused[s.check_path] = why

@@ -89,3 +89,88 @@ def _counts(d: dict[str, Any]) -> str:
     if d.get("runner") is None:
         return f"exit {d.get('exit')}"
     return ", ".join(f"{d[k]} {k}" for k in ("failed", "errored", "passed") if d.get(k)) or "no tests ran"
+
+
+# ---------------------------------------------------------------- a recorded task cell's verdict
+
+HISTORY, HARBOR = "history", "harbor"
+INFRASTRUCTURE_ERROR = "infrastructure_error"  # the verifier could not run (an engine, an image, the task's folder): never the agent's
+
+
+def task_project_root(folder: Path) -> Path:
+    """The repository a history-mined task belongs to: the folder holding the `.benchtape/`
+    (or `.ber/bench/`) whose `tasks/` holds this task."""
+    from benchtape.spec.overlays import project_config_dirs
+    from benchtape.spec.task import TASKS_DIR
+
+    folder = folder.resolve()
+    for root in folder.parents:
+        if any(folder.parent == d / TASKS_DIR for d in project_config_dirs(root)):
+            return root
+    raise ValueError(f"{folder} is not in a project's .benchtape/tasks/ (nor .ber/bench/tasks/)")
+
+
+def load_recorded_task(ref: dict[str, Any]) -> TaskSpec:
+    """The task a cell recorded (`session.started.task`), loaded from its folder AS IT IS NOW:
+    a repaired tests.patch (or verifier) grades an old candidate anew."""
+    from benchtape.spec.harbor_task import load_task_folder
+
+    return load_task_folder(Path(str(ref.get("folder") or "")))
+
+
+def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str) -> tuple[TaskVerdict, str | None]:
+    """The verdict of a recorded cell's candidate on its task as it is now, and the fingerprint
+    it was graded against (None when the task could not be loaded). Never raises for what the
+    verifier's surroundings did: that is an infrastructure_error verdict, named."""
+    level = level if level in ("home", "container") else "home"  # a workspace/none session's verifier still runs in a clean folder
+    try:
+        task = load_recorded_task(ref)
+    except Exception as exc:  # noqa: BLE001 - a task folder gone or broken since: the cell cannot be graded now
+        return TaskVerdict(INFRASTRUCTURE_ERROR, f"the task {ref.get('id')!r} could not be loaded from {ref.get('folder')}: {exc}", {"task": ref.get("id")}), None
+    try:
+        if task.runtime is not None:
+            verdict = grade_harbor_candidate(task, candidate, level=level)
+            return verdict, verdict.evidence.get("fingerprint")
+        from benchtape.spec.project import load_project
+
+        project = load_project(task_project_root(task.dir))
+        from benchtape.sandbox.project_image import verifier_image
+
+        with verifier_image(project, task, level) as image:
+            verdict = grade_candidate(project, task, candidate, level=level, image=image)
+        return verdict, verdict.evidence.get("fingerprint")
+    except Exception as exc:  # noqa: BLE001 - an engine down, an image that will not build, a base commit gone
+        return TaskVerdict(INFRASTRUCTURE_ERROR, f"the verifier could not run at level {level}: {type(exc).__name__}: {exc}", {"task": task.id, "level": level}), None
+
+
+def grade_harbor_candidate(task: TaskSpec, candidate: bytes, *, level: str = "home") -> TaskVerdict:
+    """A Harbor task's verdict on a candidate: guard → no_changes → a FRESH environment (its
+    starting workspace made anew), the candidate applied, tests/test.sh's reward: 1 passed,
+    else failed, a partial reward kept (evidence `reward`, the verdict's score)."""
+    from benchtape.sandbox import harbor_env
+    from benchtape.sandbox.patches import PatchFailed, apply_patch
+
+    candidate = candidate_without_state(candidate)
+    facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(""), "files": changed_paths(candidate), "bytes": len(candidate)}
+    guarded = guarded_paths(candidate, task)
+    if guarded:
+        return TaskVerdict(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(guarded[:10]), {**facts, "guarded": guarded})
+    if not candidate.strip():
+        return TaskVerdict(NO_CHANGES, "the agent changed nothing in the environment's workspace", facts)
+    env = harbor_env.prepare(task, level)
+    scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-harbor-verify-{task.id}-"))
+    try:
+        tree = harbor_env.starting_workspace(env, scratch / "work")
+        try:
+            apply_patch(tree, candidate)
+        except PatchFailed as exc:
+            return TaskVerdict(PATCH_APPLY_FAILED, f"candidate does not apply: {str(exc)[:300]}", {**facts, "patch": "candidate", "detail": str(exc), "level": env.level, "where": env.where, "patch_apply_failed": True})
+        ev = harbor_env.run_verifier(env, tree, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    evidence = {**facts, **ev.to_dict(), "level": env.level, "where": env.where, "notes": list(env.notes), "log": log_tail(ev.log)}
+    if ev.status == "timeout":
+        return TaskVerdict(TIMEOUT, ev.detail, evidence)
+    if ev.status == "passed":
+        return TaskVerdict(PASSED, f"the verifier's {ev.detail}", evidence)
+    return TaskVerdict(FAILED, f"the verifier's {ev.detail}" if ev.reward is not None else ev.detail, evidence)

@@ -13,12 +13,19 @@ the wheelhouse (sandbox/wheelhouse.py).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
+import shutil
+import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 from benchtape.sandbox.baseimage import BASE_REPOSITORY, ImageBuildError, _image_or_none, ensure_base_image
+
+if TYPE_CHECKING:
+    from benchtape.spec.project import Project
+    from benchtape.spec.task import TaskSpec
 
 PROJECT_REPOSITORY = "benchtape-project"
 _FROM = re.compile(r"^\s*FROM\s+(?:--platform=\S+\s+)?(\S+)", re.IGNORECASE | re.MULTILINE)
@@ -67,3 +74,33 @@ def build_project_image(client: Any, dockerfile: Path, context: Path, base_commi
     except docker.errors.APIError as exc:
         raise ImageBuildError(f"building {dockerfile} failed: {exc}") from exc
     return tag
+
+
+@contextlib.contextmanager
+def verifier_image(project: Project, task: TaskSpec, level: str, base_tree: Path | None = None, notes: list[str] | None = None) -> Iterator[str | None]:
+    """The image a history-mined task's verifier runs in at `level`: the project image built
+    from the exported base tree (`base_tree`, exported here when None) at level container when
+    the project has a Dockerfile.benchtape; None otherwise (benchtape's base image, its test
+    dependencies from the wheelhouse, or level home). What validation and grading both use, so
+    a task is graded where it was validated. `notes` gets a line saying which."""
+    said = notes if notes is not None else []
+    if level != "container" or project.dockerfile is None:
+        if level == "container":
+            said.append("no Dockerfile.benchtape: benchtape's base image" + (f", test dependencies from {project.wheelhouse()}" if project.wheelhouse() else " (a Python and its standard library only: put test dependencies' wheels in .benchtape/wheelhouse/)"))
+        yield None
+        return
+    from benchtape.sandbox.checkout import export_commit
+    from benchtape.sandbox.container import connect
+
+    scratch = None
+    try:
+        if base_tree is None:
+            scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-image-{task.id}-"))
+            base_tree = scratch / "tree"
+            export_commit(project.root, task.source.base_commit, base_tree)
+        tag = build_project_image(connect(), project.dockerfile, base_tree, task.source.base_commit)
+        said.append(f"project image {tag} from {project.dockerfile.name}")
+        yield tag
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)

@@ -41,9 +41,28 @@ def run_fields(ev: Evaluation, argv: list[str] | None = None) -> dict[str, Any]:
     }
 
 
+NOOP_MODEL = "mock-noop"  # the mock tool's `noop` model: the negative control's agent
+
+
+def control_of(harness: str, model: str | None) -> str | None:
+    """`oracle` (the positive control: the task's known fix) or `noop` (the negative control:
+    the mock's no-op agent) when a step is a control, else None."""
+    from benchtape.core.harnesses import CONTROL_HARNESSES
+
+    if harness in CONTROL_HARNESSES:
+        return harness
+    return "noop" if harness == "mock" and model == NOOP_MODEL else None
+
+
 def session_params(ev_name: str, cell: Cell, identity: CellIdentity, task_digest: str, step_index: int = 0) -> dict[str, Any]:
     step = cell.arm.steps[step_index]
-    return {
+    extra: dict[str, Any] = {}
+    control = control_of(step.harness, step.model_id)
+    if control is not None and cell.task.spec is not None:  # a task cell's control (bench cells keep their params as they were)
+        extra["control"] = control
+    if cell.task.spec is not None:
+        extra["task_kind"] = cell.task.kind
+    return {**extra,
         "evaluation": ev_name,
         "arm": cell.arm.key,
         "step": step.name,

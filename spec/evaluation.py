@@ -32,13 +32,16 @@ from typing import Any, Iterable
 import orjson
 
 from benchtape.core.errors import BadInput, closest
-from benchtape.spec.bench import BenchSpec, ScenarioSpec, discover, is_eval_document, load_bench
+from benchtape.spec.bench import discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
 from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
 from benchtape.spec.run_settings import RunSettings, load_run_settings
+from benchtape.spec.task_cells import Skipped, Task, load_task_folders
+
+__all__ = ["Arm", "Cell", "Evaluation", "Skipped", "Step", "Task"]  # Task and Skipped live with the task folders (spec/task_cells.py)
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file
 
-EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "attempts", "tools", "runs"}
+EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "tasks", "attempts", "tools", "runs"}
 BLOCK_KEYS = {"tool", "tool_version", "model", "effort", "options", "pre", "steps"}
 STEP_OVERRIDE_KEYS = {"model", "effort", "options"}
 EVALUATIONS_DIR = "evaluations"
@@ -47,8 +50,7 @@ TOP_HINTS = {
     "id": "an evaluation's name is its file name",
     "concurrency": "concurrency is a run option, not part of the evaluation",
     "matrix": "write the axes as lists inside a `tools:` block",
-    "scenarios": "an evaluation does not select tasks: every scenario of its bench is a task (narrow a run with --task)",
-    "tasks": "an evaluation does not select tasks: every scenario of its bench is a task (narrow a run with --task)",
+    "scenarios": "an evaluation does not select scenarios: every scenario of its bench is a task (narrow a run with --task)",
 }
 BLOCK_HINTS = {
     "models": "the key is `model:` (a value or a list)",
@@ -167,13 +169,6 @@ def _pre_label(pre: tuple[str, ...]) -> str:
     return f" +pre[{len(pre)}]" if pre else ""
 
 
-@dataclass(frozen=True)
-class Task:
-    """One scenario of one of the evaluation's benches."""
-
-    id: str
-    bench: BenchSpec
-    scenario: ScenarioSpec
 
 
 @dataclass(frozen=True)
@@ -195,8 +190,12 @@ class Evaluation:
     arms: list[Arm]
     blocks: list[list[Arm]]  # each block's arms, before the union (a repeated arm appears in each)
     registry: Registry
+    direct: bool = False  # `benchtape run DIR` on Harbor tasks: every task that loads runs (unvalidated ones said)
     runs: RunSettings = field(default_factory=RunSettings)  # where its cells run (`runs:`), over the project's
+    task_refs: list[str] = field(default_factory=list)  # `tasks:` as written (ids, `all`, Harbor paths); [] with `bench:` only
+    task_line: int | None = None  # the line of `tasks:` (errors name it)
     _tasks: list[Task] | None = field(default=None, repr=False)
+    skipped: list[Skipped] = field(default_factory=list)  # task folders not run (stale, unvalidated, leaking, broken), known after tasks()
 
     @property
     def cells_per_task(self) -> int:
@@ -216,7 +215,9 @@ class Evaluation:
     def tasks(self) -> list[Task]:
         """Every scenario of the benches (loaded once; bad input in a bench is refused here)."""
         if self._tasks is None:
-            self._tasks = load_tasks(self.bench_paths, self.path)
+            tasks = load_tasks(self.bench_paths, self.path)
+            folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct)
+            self._tasks = _unique(tasks + folders, self.path)
         return self._tasks
 
     def select(self, ids: Iterable[str] | None) -> list[Task]:
@@ -226,7 +227,10 @@ class Evaluation:
         if not wanted:
             return tasks
         known = [t.id for t in tasks]
+        skipped = {s.id: s for s in self.skipped}
         for i in wanted:
+            if i not in known and i in skipped and not skipped[i].ran:
+                raise BadInput(f"--task {i!r} is {skipped[i].state}: {skipped[i].why}", file=str(self.path), fix=skipped[i].next)
             if i not in known:
                 near = closest(i, known)
                 raise BadInput(f"--task {i!r} is no task of this evaluation", file=str(self.path), fix=f"did you mean {near!r}?" if near else f"tasks: {', '.join(known)}")
@@ -319,7 +323,8 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
     ld, doc, _ = load_document(path, ("Evaluation",))
     top = ld.strict(doc, EVALUATION_KEYS, "the Evaluation", extra_hint=TOP_HINTS)
     attempts = _attempts(ld, top)
-    bench_paths = _bench_paths(ld, top, project)
+    task_refs = _task_refs(ld, top, project)
+    bench_paths = [] if task_refs and top.get("bench") is None else _bench_paths(ld, top, project)
     tools_node = top.get("tools")
     if not isinstance(tools_node, list) or not tools_node:
         raise ld.err("an Evaluation needs a non-empty `tools:` list", top, "tools", "e.g. `tools: [{tool: claude-code, model: sonnet-4.6, effort: medium}]`")
@@ -340,7 +345,46 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
         blocks=blocks,
         registry=registry,
         runs=load_run_settings(ld, top),
+        task_refs=task_refs,
+        task_line=top.line_of("tasks") if "tasks" in top else None,
     )
+
+
+def _task_refs(ld: DocLoader, top: LineDict, project: Path) -> list[str]:
+    """`tasks:` as written; with neither `tasks:` nor `bench:`, `all` when the project holds
+    task folders (.benchtape/tasks/) and no madbench.yaml."""
+    if top.get("tasks") is not None:
+        value = top["tasks"]
+        if isinstance(value, list):  # `tasks: [434, 603]`: YAML reads a PR number as a number
+            top["tasks"] = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+        elif isinstance(value, int) and not isinstance(value, bool):
+            top["tasks"] = str(value)
+        refs = ld.strings(top, "tasks", "`tasks:`")
+        if not refs:
+            raise ld.err("`tasks:` is empty", top, "tasks", "list task ids, `all`, or paths to Harbor task folders")
+        return refs
+    if top.get("bench") is None:
+        from benchtape.spec.task import task_dirs
+
+        try:
+            discover(project)
+        except BadInput:
+            return ["all"] if task_dirs(project) else []
+    return []
+
+
+def _unique(tasks: list[Task], evaluation: Path) -> list[Task]:
+    seen: dict[str, Task] = {}
+    for task in tasks:
+        if task.id in seen:
+            first = seen[task.id]
+            raise BadInput(f"task id {task.id!r} names two tasks ({_where(first)} and {_where(task)}); a task id must be unique", file=str(evaluation), fix="rename one (a task folder's id is its name), or split the evaluation")
+        seen[task.id] = task
+    return list(seen.values())
+
+
+def _where(task: Task) -> str:
+    return str(task.spec.dir) if task.spec is not None else str(task.bench.path)
 
 
 def _attempts(ld: DocLoader, top: LineDict) -> int:

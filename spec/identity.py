@@ -56,8 +56,17 @@ def file_digest(path: Path | None) -> str | None:
 def task_inputs(task: Task, *, image_digest: str | None = None, repo_commit: str | None = None) -> dict[str, Any]:
     """What the task gives the agent, by content: prompt, testdata tree, repo, staging programs,
     the scenario's drive settings, its mock script, its sandbox's environment and image.
-    Checks are not inputs: changing a check re-grades, it never re-runs."""
+    Checks are not inputs: changing a check re-grades, it never re-runs. A task folder enters
+    by its fingerprint (a history task's bound inputs; a Harbor task's whole folder), so an
+    edited task is a new cell; its verifier is no input (a repaired test re-grades)."""
     sc = task.scenario
+    if task.spec is not None:
+        return {
+            "task": {"kind": task.kind, "fingerprint": task.bench.sha256},
+            "prompt": sc.prompt,
+            "timeout": sc.timeout,
+            "sandbox": _sandbox(sc.sandbox, image_digest),
+        }
     return {
         "prompt": sc.prompt,
         "follow_ups": list(sc.follow_ups),

@@ -101,7 +101,7 @@ def token_cost(metrics: Metrics | Mapping[str, Any], rates: Rates) -> float | No
 
 # Model ids that never reach a paid model: benchtape's mock agent, and a real binary whose
 # model is benchtape's scripted server. Their cost is known: nothing was spent.
-FREE_MODELS = frozenset({"mock", "mock-noop", "scripted"})
+FREE_MODELS = frozenset({"mock", "mock-noop", "scripted", "oracle"})  # oracle: the positive control calls no model
 
 
 def session_cost(metrics: Metrics | Mapping[str, Any], model_id: str | None, pricing: Pricing) -> tuple[float | None, str | None]:

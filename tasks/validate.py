@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from benchtape.core.errors import BadInput
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
@@ -279,24 +279,9 @@ def _write_harbor_validation(task: TaskSpec, report: TaskReport, level: str) -> 
 
 def _image(project: Project, task: TaskSpec, base_tree: Path, level: str, report: TaskReport) -> Any:
     """The container image a task's phases run in (None: benchtape's base image, or level home)."""
-    import contextlib
+    from benchtape.sandbox.project_image import verifier_image
 
-    @contextlib.contextmanager
-    def image() -> Iterator[str | None]:
-        if level != "container" or project.dockerfile is None:
-            if level == "container":
-                report.notes.append("no Dockerfile.benchtape: benchtape's base image" + (f", test dependencies from {project.wheelhouse()}" if project.wheelhouse() else " (a Python and its standard library only: put test dependencies' wheels in .benchtape/wheelhouse/)"))
-            yield None
-            return
-        from benchtape.sandbox.container import connect
-        from benchtape.sandbox.project_image import build_project_image
-
-        client = connect()
-        tag = build_project_image(client, project.dockerfile, base_tree, task.source.base_commit)
-        report.notes.append(f"project image {tag} from {project.dockerfile.name}")
-        yield tag
-
-    return image()
+    return verifier_image(project, task, level, base_tree, report.notes)
 
 
 def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None) -> Any:

@@ -5,18 +5,15 @@ and tool events, subagents as agent spans, scores from the stored verdicts; and 
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import subprocess
 import sys
-import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
 from formatskit import benchtape, write_mock_bench
+from inspectview import inspect_view
 
 from benchtape.replay.query import latest_verdicts
 from benchtape.store.database import Store
@@ -71,39 +68,26 @@ def test_each_session_is_a_sample_with_its_messages_and_scores(exported: tuple[P
     assert sorted(s.id for s in summaries) == sorted(samples)
 
 
-def test_inspect_view_lists_the_log_and_serves_its_samples(exported: tuple[Path, Path]) -> None:
-    _db, path = exported
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    viewer = Path(sys.executable).with_name("inspect")
-    proc = subprocess.Popen([str(viewer), "view", "--log-dir", str(path.parent), "--host", "127.0.0.1", "--port", str(port)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/api"
-    try:
-        deadline = time.monotonic() + 90  # ~2-3 s on an idle machine
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/app-config", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"inspect view did not answer: {proc.stdout.read().decode() if proc.poll() is not None else 'still starting'}") from None
-                time.sleep(0.2)
-        files = json.loads(urllib.request.urlopen(f"{base}/log-files", timeout=10).read())["files"]
+def test_inspect_view_lists_the_log_and_serves_its_samples_with_their_scores(exported: tuple[Path, Path]) -> None:
+    """The real `inspect view` on loopback: its log listing names our log, its header our run,
+    and its sample list (read as its front end reads it) our sessions with their scores."""
+    db, path = exported
+    store = Store(db)
+    rows = {r.scenario: r for r in store.session_rows()}
+    with inspect_view(path.parent) as viewer:
+        files = viewer.log_files()
         assert [Path(urllib.parse.urlparse(f["name"]).path).name for f in files] == [path.name]
         name = files[0]["name"]
-        headers = json.loads(urllib.request.urlopen(f"{base}/log-headers?{urllib.parse.urlencode({'file': name})}", timeout=10).read())
-        assert headers[0]["status"] == "success" and headers[0]["eval"]["task"] == files[0]["task"]
-        whole = json.loads(urllib.request.urlopen(f"{base}/logs/{urllib.parse.quote(name, safe='')}?header-only=100", timeout=30).read())
-        assert sorted(s["id"] for s in whole["samples"]) == ["delegates", "says-little"]
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        header = viewer.headers(name)
+        assert header["status"] == "success" and header["eval"]["task"] == files[0]["task"] and header["eval"]["run_id"] == rows["delegates"].run_id
+        summaries = {s["id"]: s for s in viewer.sample_summaries(name)}
+        assert set(summaries) == {"delegates", "says-little"}
+        for scenario, summary in summaries.items():
+            verdicts = latest_verdicts(store, rows[scenario].id)
+            assert {k: v["value"] for k, v in summary["scores"].items() if k != "scenario"} == {v["metric"] or v["type"]: v["score"] for v in verdicts}
+        assert summaries["delegates"]["scores"]["scenario"]["value"] == 1.0 and summaries["says-little"]["scores"]["scenario"]["value"] == 0.0
+        one = viewer.sample(name, "delegates")
+        assert one["metadata"]["session_id"] == rows["delegates"].id and one["output"]["completion"] == "All reviewed: no bugs."
 
 
 def test_without_the_extra_the_export_names_the_install_command(exported: tuple[Path, Path], tmp_path: Path) -> None:
@@ -133,3 +117,7 @@ def test_a_log_that_would_publish_the_answer_key_is_not_written(tmp_path: Path) 
     out = benchtape("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "x.eval", "--db", db)
     assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
     assert not (tmp_path / "x.eval").exists() and not list(tmp_path.glob(".x.eval*"))
+    for args in (["latest", "-o", tmp_path / "one.json"], ["--run", "latest", "-o", tmp_path / "atif"]):  # ATIF carries the reasons too
+        out = benchtape("export", "--format", "atif", *args, "--db", db)
+        assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
+    assert not (tmp_path / "one.json").exists() and not (tmp_path / "atif").exists()

@@ -1,0 +1,187 @@
+"""Task folders as an evaluation's tasks: which ones run, and the shape a cell reads them in.
+
+An evaluation's `tasks:` names history-mined tasks (`.benchtape/tasks/<id>/`, by id or `all`)
+and Harbor task folders (a path to one, or to a folder of them). Only VALID tasks run: a
+stale, unvalidated, leaking or broken one is skipped, and the skip is said (preview, run,
+`--json`) with why and the command that moves it on. `benchtape run DIR` on Harbor tasks is a
+direct run (`direct`): every task that loads runs, an unvalidated one said as such, because
+such a run (the oracle, the no-op agent) is how a task author sees whether the task holds.
+
+A task folder becomes an evaluation `Task` with a bench and scenario of its own making
+(`folder_task`): the prompt (prompt.md / instruction.md), the agent's time limit (a Harbor
+task's `agent.timeout_sec`), the paths the agent must not change (`verify.protected_paths`),
+the sandbox (level home by default; a Harbor task's environment image at level container).
+The scenario carries no checks: a task cell is graded by its task's verifier (`task:verify`).
+What the oracle harness needs (the reference patch, or the solution script's files) is in the
+scenario's raw keys under `oracle`, as the mock's script is under `mock`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchtape.core.errors import BadInput, closest
+from benchtape.core.results import Where
+from benchtape.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
+from benchtape.spec.task import TaskSpec
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of the evaluation: a scenario of one of its benches, or a task folder (`spec`:
+    a history-mined task or a Harbor task, spec/task.py). A task folder is given the bench and
+    scenario shape too (folder_task below), so every bench-scenario path (sandbox level,
+    timeout, protected paths, preflight) reads it the same way."""
+
+    id: str
+    bench: BenchSpec
+    scenario: ScenarioSpec
+    spec: TaskSpec | None = None
+    project: Path | None = None  # a history task's repository (its tree at base_commit is the workspace)
+
+    @property
+    def kind(self) -> str:
+        """`scenario`, `history` or `harbor`."""
+        if self.spec is None:
+            return "scenario"
+        return "harbor" if self.spec.runtime is not None else "history"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A task folder an evaluation does not run, and why (said by the preview and the run)."""
+
+    id: str
+    state: str  # unvalidated | stale | leaking | broken
+    why: str
+    next: str
+    folder: str
+    ran: bool = False  # a direct run (`benchtape run DIR`) runs an unvalidated Harbor task anyway: said, not skipped
+
+    def describe(self) -> str:
+        if self.ran:
+            return f"task {self.id} is {self.state} ({self.why}) and runs anyway: a direct run is how a task's controls are checked; next: {self.next}"
+        return f"task {self.id} skipped ({self.state}): {self.why}; next: {self.next}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "state": self.state, "why": self.why, "next": self.next, "folder": self.folder, "ran": self.ran}
+
+
+TASK_TIMEOUT = 1800.0  # the agent's limit on a task cell when the task sets none (a real fix takes longer than a scenario)
+ALL = "all"
+
+
+def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: int | None, *, direct: bool = False) -> tuple[list[Task], list[Skipped]]:
+    """The runnable tasks `refs` names, in order, and the ones skipped with why."""
+    from benchtape.spec.harbor_task import load_harbor_tasks, load_task_folder
+    from benchtape.spec.task import task_dirs
+
+    if not refs:
+        return [], []
+    folders: dict[str, Path] = {}
+    broken: list[Skipped] = []
+    known = task_dirs(project)
+    for ref in refs:
+        if ref == ALL:
+            folders.update(known)
+        elif ref in known:
+            folders[ref] = known[ref]
+        elif "/" in ref or (project / ref).exists():
+            path = Path(ref) if Path(ref).is_absolute() else project / ref
+            if not path.exists():
+                raise BadInput(f"`tasks:` {ref} does not exist (resolved against the project folder: {path})", file=str(evaluation), line=line, fix="name a Harbor task folder (it holds task.toml) or a folder of them")
+            folders.update((t.id, t.dir) for t in load_harbor_tasks(path))
+        else:
+            near = closest(ref, list(known))
+            fix = f"did you mean {near!r}?" if near else (f"tasks here: {', '.join(known)}" if known else "create tasks first: benchtape task scan, then benchtape task create N")
+            raise BadInput(f"`tasks:` names {ref!r}, which is no task of this project", file=str(evaluation), line=line, fix=fix)
+    tasks: list[Task] = []
+    skipped: list[Skipped] = []
+    recipe, repos = _project_facts(project)
+    for task_id, folder in folders.items():
+        try:
+            spec = load_task_folder(folder)
+        except BadInput as exc:
+            broken.append(Skipped(task_id, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder}", str(folder)))
+            continue
+        state = spec.state(recipe, repos)
+        run = state.state == "valid" or (direct and state.state != "leaking")
+        if run:
+            tasks.append(folder_task(spec, project))
+        if state.state != "valid":
+            skipped.append(Skipped(spec.id, state.state, state.why, state.next, str(folder), ran=run))
+    return tasks, broken + skipped
+
+
+def _project_facts(project: Path) -> tuple[str, list[str]]:
+    """The project image's recipe (a history task's fingerprint binds it) and the repository
+    names a prompt must not carry (the leak lint's)."""
+    from benchtape.spec.project import load_project
+
+    loaded = load_project(project)
+    return loaded.image_recipe(), ([loaded.source.full_name] if loaded.source.full_name else [])
+
+
+def fingerprint(spec: TaskSpec, project: Path | None) -> str:
+    """The task's content hash as a run records it (Harbor: its folder's; history: the bound inputs')."""
+    if spec.runtime is not None or project is None:
+        return spec.fingerprint("")
+    return spec.fingerprint(_project_facts(project)[0])
+
+
+def folder_task(spec: TaskSpec, project: Path) -> Task:
+    """The evaluation task of one task folder: a bench and scenario of its own making."""
+    runtime = spec.runtime
+    timeout = (runtime.agent_timeout if runtime is not None else None) or TASK_TIMEOUT
+    scenario = ScenarioSpec(
+        name=spec.id,
+        prompt=spec.prompt(),
+        description=spec.description,
+        sandbox=_sandbox(spec),
+        interactive=False,
+        timeout=timeout,
+        protected_paths=list(spec.verify.protected_paths),
+        raw={"name": spec.id, "oracle": oracle_job(spec)},
+        where=Where(str(spec.path)),
+    )
+    bench = BenchSpec(path=spec.path, sha256=fingerprint(spec, project), description=spec.description, harness=None, harness_config={}, params={}, scenarios=[scenario], roots=[spec.dir])
+    return Task(id=spec.id, bench=bench, scenario=scenario, spec=spec, project=None if runtime is not None else project)
+
+
+def _sandbox(spec: TaskSpec) -> SandboxSpec:
+    """Level home by default; at level container a Harbor task's own environment (its
+    Dockerfile or `docker_image`) with its network mode and resources."""
+    runtime = spec.runtime
+    if runtime is None:
+        return SandboxSpec(level="home")
+    resources: dict[str, Any] = {}
+    if runtime.cpus is not None:
+        resources["cpus"] = runtime.cpus
+    if runtime.memory_mb is not None:
+        resources["memory"] = f"{runtime.memory_mb}m"
+    dockerfile = spec.environment / "Dockerfile" if spec.environment is not None and runtime.image is None else None
+    return SandboxSpec(level="home", image=runtime.image, dockerfile=dockerfile, network="bridge" if runtime.network else "none", env=dict(runtime.env), resources=resources)
+
+
+def oracle_job(spec: TaskSpec) -> dict[str, Any]:
+    """What the oracle harness does for this task (adapters/oracle.py): apply reference.patch
+    (history), or run solution/solve.sh from the workspace with the solution folder's files
+    (Harbor). Carried by content, so it reaches a container as it reaches a host folder."""
+    if spec.runtime is None:
+        return {"kind": "history", "patch": spec.reference().decode("utf-8", "surrogateescape") if spec.reference_patch else None}
+    files: dict[str, dict[str, Any]] = {}
+    if spec.solution is not None:
+        folder = spec.solution.parent
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            files[path.relative_to(folder).as_posix()] = {"text": path.read_text(encoding="utf-8", errors="surrogateescape"), "exec": bool(path.stat().st_mode & 0o111)}
+    env = {**dict(spec.runtime.env), **dict(spec.runtime.solution_env)}
+    return {"kind": "harbor", "script": "solve.sh" if spec.solution is not None else None, "files": files, "env": env}
+
+
+def task_field(task: Task) -> dict[str, str] | None:
+    """`session.started`'s `task` for a task cell (the contract with grading), None for a scenario."""
+    if task.spec is None:
+        return None
+    return {"kind": task.kind, "id": task.id, "folder": str(task.spec.dir), "fingerprint": task.bench.sha256}

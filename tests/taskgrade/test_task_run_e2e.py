@@ -1,0 +1,89 @@
+"""End to end through the real CLI on five validated toolz tasks: `benchtape run` records the
+task cells of three setups (the mock agent, the no-op negative control, the oracle) and grades
+each live through grade_session's task:verify; `compare` ranks the oracle first; `regrade`
+(no bench) re-verifies every stored candidate to the same outcomes, `grade` reproduces them,
+and `show --diff` of an oracle cell is the reference fix."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvest"))
+from e2e.cli import benchtape  # noqa: E402
+from harvestkit import cli_env, clone_toolz  # noqa: E402
+
+from benchtape.sandbox.patches import changed_paths  # noqa: E402
+from benchtape.spec.task import load_task, task_dirs  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
+
+FIVE = ["603", "551", "534", "434", "398"]
+EVALUATION = """\
+apiVersion: benchtape/v1alpha1
+kind: Evaluation
+tasks: all
+tools:
+  - tool: mock
+    model: [scripted, noop]
+  - tool: oracle
+    model: reference
+"""
+ORACLE, NOOP, MOCK = "oracle@latest reference", "mock@latest noop", "mock@latest scripted"
+
+
+def _json(done: Any) -> Any:
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    repo = clone_toolz(tmp_path_factory.mktemp("e2e") / "toolz")
+    assert benchtape("task", "create", *FIVE, cwd=repo).returncode == 0
+    _json(benchtape("task", "validate", *FIVE, "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=900))
+    (repo / ".benchtape" / "evaluations").mkdir(parents=True, exist_ok=True)
+    (repo / ".benchtape" / "evaluations" / "tasks.yaml").write_text(EVALUATION)
+    run = _json(benchtape("run", "tasks", "--yes", "--json", cwd=repo, env=cli_env(), timeout=900))
+    return {"repo": repo, "db": repo / ".benchtape" / "benchtape.db", "run": run}
+
+
+def test_live_grading_gives_each_setup_its_task_verdicts_and_compare_ranks_the_oracle_first(ran: dict[str, Any]):
+    assert ran["run"]["outcomes"] == {ORACLE: {"passed": 5}, NOOP: {"no_changes": 5}, MOCK: {"no_changes": 5}}
+    doc = _json(benchtape("compare", "tasks", "--json", cwd=ran["repo"]))
+    ranked = {r["label"]: r for r in doc["ranked"]}
+    assert ranked[ORACLE]["rank"] == 1 and ranked[ORACLE]["passes"] == 5 and ranked[NOOP]["passes"] == ranked[MOCK]["passes"] == 0
+    assert ranked[NOOP]["rank"] > 1 and ranked[MOCK]["rank"] > 1
+    for task_id, by_arm in doc["matrix"].items():
+        assert task_id in FIVE
+        assert sorted(c["outcome"] for cells in by_arm.values() for c in cells) == ["no_changes", "no_changes", "passed"]
+
+
+def test_regrade_and_grade_reproduce_the_live_outcomes_from_the_stored_candidates(ran: dict[str, Any]):
+    repo, db = ran["repo"], ran["db"]
+    store = Store(db, readonly=True)
+    live = {sid: o["outcome"] for sid, o in store.latest_outcomes([r.id for r in store.session_rows(run_id=ran["run"]["run_id"])]).items()}
+    store.close()
+    assert len(live) == 15
+    done = benchtape("regrade", "--run", ran["run"]["run_id"], cwd=repo, env=cli_env(), timeout=900)
+    assert done.returncode == 0, done.stderr
+    store = Store(db, readonly=True)
+    again = {sid: o["outcome"] for sid, o in store.latest_outcomes(list(live)).items()}
+    assert again == live and len({o["grading_id"] for o in store.latest_outcomes(list(live)).values()}) == 1
+    store.close()
+    doc = _json(benchtape("grade", "--run", ran["run"]["run_id"], "--json", cwd=repo, env=cli_env(), timeout=900))
+    assert doc["counts"]["REPRODUCED"] == 15 and doc["counts"]["DIVERGED"] == 0
+
+
+def test_show_diff_of_an_oracle_cell_is_the_reference_fix(ran: dict[str, Any]):
+    repo = ran["repo"]
+    store = Store(ran["db"], readonly=True)
+    rows = [r for r in store.session_rows(run_id=ran["run"]["run_id"]) if r.harness == "oracle" and r.scenario == "434"]
+    store.close()
+    done = benchtape("show", rows[0].id, "--diff", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    task = load_task(task_dirs(repo)["434"])
+    assert sorted(changed_paths(done.stdout.encode())) == sorted(changed_paths(task.reference()))

@@ -1,0 +1,107 @@
+"""`benchtape run DIR` on a folder of Harbor tasks (issue 35, the record side): the real command
+with the oracle and with the no-op agent (mock noop) at level home records one session per
+task, each naming its Harbor task (its folder's content hash as the fingerprint), the oracle's
+solution/solve.sh as a shell call whose change is in the final workspace, the no-op's workspace
+untouched; the tasks' validation state is said; an edited task is a new cell."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from e2e.cli import benchtape  # noqa: E402
+from taskrunkit import run_json, sessions, tree  # noqa: E402
+
+from benchtape.sandbox.harbor_env import can_map_paths  # noqa: E402
+from benchtape.spec.task import folder_hash  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures-red" / "harbor"
+TASKS = sorted(p.name for p in FIXTURES.iterdir() if (p / "task.toml").is_file())
+
+pytestmark = pytest.mark.skipif(not can_map_paths(), reason="Harbor tasks at level home need unprivileged mount namespaces (unshare -rm)")
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    top = tmp_path_factory.mktemp("harbor")
+    folder = top / "harbor"
+    shutil.copytree(FIXTURES, folder)
+    db = top / "t.db"
+    oracle = run_json(benchtape("run", str(folder), "--harness", "oracle", "--yes", "--json", "--db", str(db), cwd=top, timeout=300))
+    noop = run_json(benchtape("run", str(folder), "--harness", "mock", "--model", "noop", "--yes", "--json", "--db", str(db), cwd=top, timeout=300))
+    return {"top": top, "folder": folder, "db": db, "oracle": oracle, "noop": noop}
+
+
+def test_each_task_is_a_session_naming_its_harbor_task(ran: dict[str, Any]):
+    for key in ("oracle", "noop"):
+        found = sessions(ran["db"], ran[key]["run_id"])
+        assert sorted(s["row"].scenario for s in found) == TASKS
+        for s in found:
+            folder = ran["folder"] / s["row"].scenario
+            assert s["started"]["task"] == {"kind": "harbor", "id": folder.name, "folder": str(folder), "fingerprint": "sha256:" + folder_hash(folder)}
+            assert s["started"]["prompt"] == (folder / "instruction.md").read_text()
+            assert s["started"]["cell"]["control"] == key and s["started"]["cell"]["evaluation"] == "harbor"
+            assert s["finished"]["status"] == "ok"
+            assert tree(ran["db"], s["baseline"]) == {}  # level home: Harbor's environment is not applied; the workspace starts empty
+
+
+def test_the_oracle_runs_solve_sh_and_its_change_is_the_final_workspace(ran: dict[str, Any]):
+    by_task = {s["row"].scenario: s for s in sessions(ran["db"], ran["oracle"]["run_id"])}
+    for s in by_task.values():
+        assert [c["input"]["command"] for c in s["calls"]] == ["bash /solution/solve.sh"] and s["results"][0]["is_error"] is False
+    hello = by_task["hello-file"]
+    assert tree(ran["db"], hello["final"]) == {"hello.txt": b"Hello, world!\n"}
+    fixed = by_task["fix-the-sum"]
+    assert "fixed by" in fixed["results"][0]["output"]  # solution.env reached the script
+    assert tree(ran["db"], fixed["final"])["total.py"] == b"print(sum(range(1, 11)))\n"
+
+
+def test_the_controls_hold_when_graded_live(ran: dict[str, Any]):
+    """Graded by each task's tests/test.sh (the grade side, merged from branch taskgrade)."""
+    assert ran["oracle"]["outcomes"] == {"oracle@latest reference": {"passed": len(TASKS)}}
+    noop = ran["noop"]["outcomes"]["mock@latest noop"]
+    assert sum(noop.values()) == len(TASKS) and set(noop) <= {"no_changes", "failed"}
+
+
+def test_the_noop_changes_nothing(ran: dict[str, Any]):
+    for s in sessions(ran["db"], ran["noop"]["run_id"]):
+        assert s["row"].model == "mock-noop" and not s["calls"] and tree(ran["db"], s["final"]) == {}
+
+
+def test_the_preview_says_the_tasks_are_unvalidated_and_an_edited_task_is_a_new_cell(ran: dict[str, Any]):
+    folder = ran["folder"]
+    again = run_json(benchtape("run", str(folder), "--harness", "oracle", "--dry-run", "--json", "--db", str(ran["db"]), cwd=ran["top"]))
+    assert again["measured"] == len(TASKS) and again["to_run"] == 0  # recorded once: asked again, re-graded
+    assert {s["id"] for s in again["unvalidated_run"]} == set(TASKS) and again["skipped"] == []
+    (folder / "hello-file" / "instruction.md").write_text((folder / "hello-file" / "instruction.md").read_text() + "\nNo other files.\n")
+    edited = run_json(benchtape("run", str(folder), "--harness", "oracle", "--dry-run", "--json", "--db", str(ran["db"]), cwd=ran["top"]))
+    assert edited["measured"] == len(TASKS) - 1 and edited["to_run"] == 1
+
+
+def test_the_run_needs_a_harness_and_narrows_with_task(ran: dict[str, Any]):
+    done = benchtape("run", str(ran["folder"]), "--dry-run", cwd=ran["top"])
+    assert done.returncode == 2 and "--harness oracle" in done.stderr
+    one = run_json(benchtape("run", str(ran["folder"]), "--harness", "mock", "--model", "noop", "--task", "hello-file", "--dry-run", "--json", "--db", str(ran["db"]), cwd=ran["top"]))
+    assert one["tasks"] == ["hello-file"] and one["cells"] == 1
+
+
+def test_at_level_container_the_workspace_starts_from_the_environments_workdir(ran: dict[str, Any]):
+    """One container test: the task's environment/Dockerfile is built (FROM benchtape's base
+    image, network off), the agent's workspace starts from its WORKDIR (the COPYed total.py),
+    and the oracle's solve.sh runs in it."""
+    from benchtape.sandbox.container import available
+
+    if not available()[0]:
+        pytest.skip("no container engine answers")
+    db = ran["top"] / "container.db"
+    done = run_json(benchtape("run", str(ran["folder"]), "--harness", "oracle", "--sandbox", "container", "--task", "fix-the-sum", "--yes", "--json", "--db", str(db), cwd=ran["top"], timeout=900))
+    (s,) = sessions(db, done["run_id"])
+    assert s["started"]["sandbox"] == "container" and s["started"]["task"]["id"] == "fix-the-sum"
+    before, after = tree(db, s["baseline"]), tree(db, s["final"])
+    assert before["total.py"] == (FIXTURES / "fix-the-sum" / "environment" / "total.py").read_bytes()
+    assert after["total.py"] == b"print(sum(range(1, 11)))\n" and "fixed by oracle" in s["results"][0]["output"]
