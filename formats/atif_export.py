@@ -19,13 +19,16 @@ package and by Harbor's stricter rules (benchtape.formats.harbor_rules).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchtape.adapters.atif_trajectory import HARBOR_TOTAL_CACHE_WRITES, OURS, SCHEMA_VERSION
 from benchtape.core.model import Action, Session, text_of
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Conversation, Step, Thread, Use, conversation
 from benchtape.formats.harbor_rules import check
+
+if TYPE_CHECKING:  # imported where used: atif (pydantic) is loaded only by an export
+    from atif import Trajectory
 
 
 def trajectory(session: Session) -> dict[str, Any]:
@@ -63,7 +66,7 @@ class _Writer:
         self.session, self.conv = session, conv
         self.version = agent_version(session)
 
-    def root(self) -> Any:
+    def root(self) -> Trajectory:
         from atif import Agent, Trajectory
 
         s = self.session
