@@ -61,6 +61,7 @@ class SessionStarted(TypedDict, total=False):
     reparsed_from: str  # the session a `reparse` re-derived this one from
     provider: str  # the `providers:` label this session ran as (a multi-provider scenario's fan-out)
     task: dict[str, Any]  # a task cell's task (not a bench scenario): kind ("history" | "harbor"), id, folder (absolute), fingerprint as recorded
+    process_fence: dict[str, Any]  # whether the agent ran in a PID namespace of its own, or why not (sandbox/pidfence.py)
     phase: str  # a task validation's phase: base or reference (tasks/validation_record.py)
     where: str | None  # where a task validation's verifier ran (the sandbox's own words)
 
