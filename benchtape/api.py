@@ -10,9 +10,10 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from benchtape.core.errors import BadInput
+from benchtape.core.judgments import Judge
 from benchtape.core.redact import redact_json
 from benchtape.models.demo_judge import demo_judge, rich_mode
 from benchtape.preflight import Preflight, enforce, preflight_all
@@ -89,9 +90,10 @@ class RunOutcome:
             run.spool.close()
 
 
-def load_inputs(paths: list[str | Path], params: dict[str, Any] | None = None) -> tuple[EvalSpec | None, list[BenchSpec]]:
-    """An Eval file (recognised by content) and its runs' benches, or every bench named."""
-    expanded = expand_paths(paths)
+def load_inputs(paths: Sequence[str | Path] | None, params: dict[str, Any] | None = None) -> tuple[EvalSpec | None, list[BenchSpec]]:
+    """An Eval file (recognised by content) and its runs' benches, or every bench named (none
+    named: the bench found here)."""
+    expanded = expand_paths(list(paths or []))
     evals = [p for p in expanded if is_eval_file(p)]
     if evals and len(expanded) > 1:
         raise BadInput("an Eval file runs alone, not beside other benches or Evals", file=str(evals[0]), fix="run each Eval (and the plain benches) in its own invocation")
@@ -101,7 +103,7 @@ def load_inputs(paths: list[str | Path], params: dict[str, Any] | None = None) -
     return None, [load_bench(p, params or {}) for p in expanded]
 
 
-def load_benches(paths: list[str | Path], params: dict[str, Any] | None = None) -> list[BenchSpec]:
+def load_benches(paths: Sequence[str | Path] | None, params: dict[str, Any] | None = None) -> list[BenchSpec]:
     """Every bench named (folders expanded; an Eval file gives one bench per run); bad input raises BadInput before anything runs."""
     return load_inputs(paths, params)[1]
 
@@ -182,7 +184,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
         run_id=run_id,
         contexts=contexts,
     )
-    judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
+    judge: Judge = judge_for_grading(store, grading_id, mode="ask", judges=bench.judges)  # one per grading: its limits are shared
     if sessions.harness == "mock" and rich_mode():  # MADBENCH_MOCK_RICH=1: the offline demo evaluator answers AI checks
         judge = demo_judge
     scheduler = sessions.scheduler(store, run_id, emit)

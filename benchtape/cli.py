@@ -65,8 +65,11 @@ def _help_width_is_cached() -> bool:
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit():
         return int(columns) >= 80
+    stdout = sys.__stdout__
+    if stdout is None:
+        return True  # no stdout at all: as not a terminal
     try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns >= 80
+        return os.get_terminal_size(stdout.fileno()).columns >= 80
     except (AttributeError, ValueError, OSError):
         return True  # not a terminal: shutil's fallback is 80 columns
 

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from benchtape.core.errors import PreflightBlocked
 from benchtape.guard import guarded
 from benchtape.options import Benches, EnvFile, NoEnv, Params, parse_params
+
+if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no bench code
+    from benchtape.core.results import CheckSpec
+    from benchtape.spec.evalfile import EvalRun
 
 
 def list_cmd(
@@ -30,12 +35,12 @@ def list_cmd(
         except BadInput as exc:  # madbench: `list` exits 1 on a load error; a script branching on it keeps working
             print(f"error: {exc.render()}", file=sys.stderr)
             return ExitCode.FAILED
-        names = [r.name for r in ev.runs] if ev else [None] * len(loaded)
+        runs: list[EvalRun | None] = list(ev.runs) if ev else [None] * len(loaded)
         if ev is not None:
             print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")
-        for name, bench in zip(names, loaded):
-            if name is not None:
-                print(f"run {name}  params {ev.runs[names.index(name)].params}")
+        for run, bench in zip(runs, loaded):
+            if run is not None:
+                print(f"run {run.name}  params {run.params}")
             print(f"{bench.path}  ({bench.description or 'no description'}; harness {bench.harness or 'mock'})")
             for sc in bench.scenarios:
                 print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
@@ -46,7 +51,7 @@ def list_cmd(
     guarded(body)
 
 
-def _print_check(spec, path: str, indent: int) -> None:
+def _print_check(spec: CheckSpec, path: str, indent: int) -> None:
     extra = f" {spec.value!r}" if spec.value is not None and not isinstance(spec.value, (dict, list)) else ""
     flags = " (readout)" if spec.readout else ""
     print(" " * indent + f"{path} {spec.type}{extra}{flags}")

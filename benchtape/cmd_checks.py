@@ -19,14 +19,14 @@ def checks_cmd(
     """
 
     def body() -> int:
-        from benchtape.checks.registry import ALIASES, REFUSED, CheckConfigError, catalog, lookup
+        from benchtape.checks.registry import ALIASES, REFUSED, CheckConfigError, CheckInfo, catalog, lookup
 
         infos = catalog()
         if type_ is None:
             if json_out:
                 print(orjson.dumps({"checks": [i.to_dict() for i in infos.values()], "aliases": ALIASES, "refused": REFUSED}).decode())
                 return 0
-            by_family: dict[str, list] = {}
+            by_family: dict[str, list[CheckInfo]] = {}
             for info in infos.values():
                 by_family.setdefault(info.family, []).append(info)
             for family, members in by_family.items():

@@ -103,7 +103,7 @@ def _validate(name: str, json_out: bool) -> int:
     ev = load_evaluation(name)
     tasks = ev.tasks()
     pricing = load_pricing(ev.project)
-    doc = {
+    doc: dict[str, Any] = {
         "evaluation": ev.name,
         "path": str(ev.path),
         "benches": [str(p) for p in ev.bench_paths],

@@ -181,7 +181,7 @@ def _header(sid: str, session: Any, notes: list[str]) -> str:
 def _yaml(value: Any) -> str:
     import yaml
 
-    class _Dumper(yaml.SafeDumper):
+    class _Dumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML has no stubs here: its classes are Any
         pass
 
     def text(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
@@ -189,4 +189,5 @@ def _yaml(value: Any) -> str:
         return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
 
     _Dumper.add_representer(str, text)
-    return yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    dumped: str = yaml.dump(value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)  # a str: no stream given
+    return dumped

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from benchtape.core.errors import BadInput
 from benchtape.guard import guarded
 from benchtape.options import Benches, Db, EnvFile, Full, IncludeControls, Json, NoEnv, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
+
+if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no replay code
+    from benchtape.replay.reproduce import OnSession, Reproduction, SessionReplay
 
 # ---------------------------------------------------------------- check (the negative control)
 
@@ -92,9 +96,9 @@ def grade_cmd(
         from benchtape.replay.reproduce import reproduce_store
 
         is_plain = plain_wanted(plain)
-        collected: list = []
+        collected: list[dict[str, Any]] = []
 
-        def on_session(one) -> None:
+        def on_session(one: SessionReplay) -> None:
             if as_json:
                 collected.append(one.to_dict())
             else:
@@ -125,7 +129,7 @@ def grade_cmd(
     guarded(body)
 
 
-def _grade_report(path: Path, session: str | None, db: Path | None, on_session) -> list:
+def _grade_report(path: Path, session: str | None, db: Path | None, on_session: OnSession) -> list[Reproduction]:
     """A report written by `run` names its database and runs: re-grade from there when they are
     here (a check that reads the workspace gets it from the stored snapshot), else from the
     report alone (such checks are SKIPPED unless `--report-dir` put snapshots beside it)."""

@@ -161,6 +161,7 @@ def html_cmd(
             title = f"benchtape session {sid}"
             selected = Selection(session=sid)
         else:
+            assert run is not None  # exactly one of run and session: refused above otherwise
             run_id = resolve(store, "runs", run)
             run_row, title, selected = store.run(run_id), None, Selection(run=run_id)
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from benchtape.options import Db, Json
+
+if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no task code
+    from benchtape.spec.project import Project
 
 
 def register(app: typer.Typer) -> None:
@@ -91,7 +95,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(task, name="task")
 
 
-def _project():  # type: ignore[no-untyped-def]
+def _project() -> Project:
     from benchtape.spec.project import load_project
     from benchtape.tasks.gitlog import repo_root
 

@@ -41,12 +41,14 @@ def parse(text: str, file: str) -> dict[str, str]:
         if value[:1] in ('"', "'"):
             quote = value[0]
             body = value[1:]
-            while not _closed(body, quote):  # a quoted value may span lines (a key file)
+            closed = _split_closed(body, quote)
+            while closed is None:  # a quoted value may span lines (a key file)
                 if i >= len(lines):
                     raise BadInput(f"{name}: the {quote} quote opened here is never closed", file=file, line=start, fix=f"close the value with {quote}")
                 body += "\n" + lines[i]
                 i += 1
-            body, rest = _split_closed(body, quote)
+                closed = _split_closed(body, quote)
+            body, rest = closed
             if rest.strip() and not rest.strip().startswith("#"):
                 raise BadInput(f"{name}: text after the closing quote: {rest.strip()[:40]!r}", file=file, line=start, fix="put a comment after ` #`, or quote the whole value")
             value = _unescape(body) if quote == '"' else body
@@ -54,10 +56,6 @@ def parse(text: str, file: str) -> dict[str, str]:
             value = re.split(r"\s+#", value, maxsplit=1)[0].rstrip()
         out[name] = value
     return out
-
-
-def _closed(body: str, quote: str) -> bool:
-    return _split_closed(body, quote) is not None
 
 
 def _find_close(body: str) -> int | None:

@@ -3,6 +3,7 @@ lines as cells finish, and what the invocation did."""
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 from typing import Any, Callable
@@ -10,7 +11,8 @@ from typing import Any, Callable
 import orjson
 from rich.table import Table
 
-from benchtape.render import console, plain_wanted  # noqa: F401 - plain_wanted re-exported for the command
+from benchtape.render import console
+from benchtape.render import plain_wanted as plain_wanted  # re-exported for the command
 
 FAILURES = ("timeout", "adapter_error", "infrastructure_error")
 
@@ -20,7 +22,7 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
         return
     out = console(plain)
-    say = lambda text: out.print(text, highlight=False)  # noqa: E731
+    say = functools.partial(out.print, highlight=False)
     say(f"evaluation {doc['evaluation']}  ({doc['path']})")
     say(f"{doc['cells']} cell(s): {len(doc['tasks'])} task(s) × {len(doc['setups'])} setup(s) × {doc['attempts']} attempt(s)")
     for line in doc["versions"]:
@@ -101,7 +103,7 @@ def finished(done: Any, planned: Any, store: Any, plain: bool, json_out: bool) -
         print(orjson.dumps({**done.to_dict(), "evaluation": planned.ev.name, "database": str(store.path)}, option=orjson.OPT_INDENT_2).decode())
         return
     out = console(plain)
-    say = lambda text: out.print(text, highlight=False)  # noqa: E731
+    say = functools.partial(out.print, highlight=False)
     say(f"run {done.run_id}: {done.started_sessions} session(s) started, {done.measured_now} cell(s) measured now, {done.regraded} re-graded")
     for label, counts in done.outcomes.items():
         say(f"  {label}: " + ", ".join(f"{o} {n}" for o, n in sorted(counts.items())))

@@ -8,6 +8,7 @@ import sys
 from typing import Any, Iterable
 
 import orjson
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -48,7 +49,7 @@ def _t(value: Any) -> Text:
     return Text("" if value is None else str(value))
 
 
-def _say(out, text: str, style: str = "") -> None:
+def _say(out: Console | PlainLines, text: str, style: str = "") -> None:
     if isinstance(out, PlainLines):
         out.say(text)
         return
@@ -289,7 +290,8 @@ def session_list(lines: list[Any], total: int, plain: bool, asked: str = "") -> 
         _say(out, "no sessions recorded yet: `benchtape run BENCH` or `benchtape demo`" if not total else matches, "yellow")
         return
     table = Table(box=None, pad_edge=False, show_header=True)
-    for col, just in (("session", "left"), ("started", "left"), ("scenario", "left"), ("harness/model", "left"), ("outcome", "left"), ("score", "right"), ("cost", "right"), ("duration", "right"), ("verdicts", "left"), ("run", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("session", "left"), ("started", "left"), ("scenario", "left"), ("harness/model", "left"), ("outcome", "left"), ("score", "right"), ("cost", "right"), ("duration", "right"), ("verdicts", "left"), ("run", "left"))
+    for col, just in columns:
         table.add_column(col, justify=just, overflow="fold")
     for s in lines:
         name = f"{s.scenario} #{s.attempt}" + ("  [control]" if s.control else "")

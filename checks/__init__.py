@@ -2,3 +2,5 @@
 a restored workspace handed to it). Nothing here touches the store, a sandbox or an adapter."""
 
 from benchtape.checks.registry import CATALOG_VERSION, Check, CheckConfigError, CheckContext, CheckInfo, build, catalog, lookup, register, spec_hash
+
+__all__ = ["CATALOG_VERSION", "Check", "CheckConfigError", "CheckContext", "CheckInfo", "build", "catalog", "lookup", "register", "spec_hash"]

@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, overload
 
-from benchtape.checks.json_text import dumps_json, loads_json  # noqa: F401 - the families read them from here
+# re-exported (the redundant aliases say so): the families read them from here
+from benchtape.checks.json_text import dumps_json as dumps_json
+from benchtape.checks.json_text import loads_json as loads_json
 from benchtape.checks.registry import Builder, CheckConfigError, register
 from benchtape.core.model import Call, Session
 from benchtape.core.results import CheckSpec
@@ -216,8 +218,11 @@ def short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+_KIND_NAMES: dict[type, str] = {dict: "a mapping", list: "a list", tuple: "a list"}
+
+
 def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", tuple: "a list"}.get(type(value), type(value).__name__)
+    return _KIND_NAMES.get(type(value), type(value).__name__)
 
 
 # Where each check that takes tool names holds them (checks/session.py, checks/mastra.py):

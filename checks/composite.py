@@ -116,7 +116,7 @@ def _evidence(graded: list[_Graded]) -> list[dict[str, Any]]:
     ]
 
 
-def _composite(decide: Callable[[CheckSpec, list[_Graded]], Result], *, weights_map: bool, prepare: Callable[[CheckSpec], None] | None = None) -> Callable[[CheckSpec], Evaluator]:
+def _composite(decide: Callable[[CheckSpec, list[_Graded]], Result], *, weights_map: bool, prepare: Callable[[CheckSpec], object] | None = None) -> Callable[[CheckSpec], Evaluator]:
     def builder(spec: CheckSpec) -> Evaluator:
         score_threshold(spec, 1.0)  # a bad threshold is refused now, not at every evaluation
         if prepare is not None:

@@ -109,6 +109,7 @@ def gosrc_check(spec: CheckSpec) -> Evaluator:
         if inline is not None:
             source, label = inline, "the inline Go source"
         else:
+            assert path is not None  # _source_ref gives a path whenever it gives no inline source
             full = bench_relative(path, ctx.bench_dir)
             if full is None:
                 return Result.error(f"{TYPE}{where}: {path} is relative, but no bench directory is known to resolve it against")
@@ -177,6 +178,7 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
     if inline is not None:
         source, label = inline, "the inline Go source"
     else:
+        assert path is not None  # _source_ref gives a path whenever it gives no inline source
         full = bench_relative(path, pf.bench_dir)
         if full is None or not full.is_file():
             return [f"grader {TYPE}: {full or path} does not exist (a path is relative to the bench file)"]

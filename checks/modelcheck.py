@@ -70,7 +70,8 @@ def standing(model_id: str, listed: dict[str, dict[str, Any]]) -> str:
         for other_id, other in listed.items():
             if other_id == base or family(other_id) != fam:
                 continue
-            a, b = mine.get("created"), other.get("created")
+            a: Any = mine.get("created")  # JSON from the catalog: compared only when _comparable
+            b: Any = other.get("created")
             newer = (a < b) if _comparable(a, b) else _version(base) < _version(other_id)
             if newer:
                 return "superseded"
@@ -155,7 +156,8 @@ def _catalog(ctx: CheckContext, provider: str | None, timeout: float) -> list[di
         return f"the model catalog did not answer within {timeout:g}s"
     if "error" in box:
         return f"the model catalog is unreachable: {box['error']}"
-    return box["listed"]
+    listed: list[dict[str, Any]] = box["listed"]  # ask() put the provider's listing there
+    return listed
 
 
 @register(
@@ -212,7 +214,7 @@ def model_current(spec: CheckSpec) -> Evaluator:
         if isinstance(found, str):
             return Result.error(f"{TYPE}: {found}")
         ids = [i for i in found if i.strip() and i.lower() not in ignored]
-        rows = []
+        rows: list[dict[str, Any]] = []
         for model_id in ids:
             st = standing(model_id, listed)
             _, routed = base_id(model_id)

@@ -187,7 +187,7 @@ class SessionTransforms:
         self.runtimes: Mapping[str, str] = runtimes or {}
         self.bench_dir = bench_dir
         self._pending: dict[Any, Transform] = {}
-        self._done: dict[Any, Any] = {}
+        self._done: dict[Any, str | TransformFailed | Unavailable] = {}
         self._where: TransformPlace | Unavailable | None = None
         for value in values:
             parsed = self._parse(value)
@@ -241,12 +241,12 @@ class SessionTransforms:
                 self._where = exc
         return self._where
 
-    def _run(self, language: str, batch: list[Transform], where: TransformPlace) -> list[Any]:
+    def _run(self, language: str, batch: list[Transform], where: TransformPlace) -> list[str | TransformFailed]:
         """One process for the batch: each transform's output, or why it has none."""
         jobs: list[dict[str, Any] | TransformFailed] = [_job(t) for t in batch]
         runnable = [j for j in jobs if isinstance(j, dict)]
         if not runnable:
-            return jobs
+            return [j for j in jobs if isinstance(j, TransformFailed)]  # every job is one
         argv, problem = self._argv(language, where)
         if argv is None:
             return [TransformFailed(problem) if isinstance(j, dict) else j for j in jobs]
@@ -263,8 +263,8 @@ class SessionTransforms:
             return None, "Python transforms: the grading sandbox has no Python interpreter (give the scenario an image with python3)"
         return [*python, "-I", "-c", _PY_RUNNER], ""
 
-    def _answers(self, argv: list[str], where: TransformPlace, job: dict[str, Any], count: int) -> list[Any]:
-        def every(why: str) -> list[Any]:
+    def _answers(self, argv: list[str], where: TransformPlace, job: dict[str, Any], count: int) -> list[str | TransformFailed]:
+        def every(why: str) -> list[str | TransformFailed]:
             return [TransformFailed(why)] * count
 
         try:
@@ -300,10 +300,12 @@ def _job(t: Transform) -> dict[str, Any] | TransformFailed:
 
 
 def _outcome(answer: Any) -> str | TransformFailed:
-    if isinstance(answer, dict) and isinstance(answer.get("value"), str):
-        return answer["value"]
-    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
-        return TransformFailed(answer["error"].strip())
+    value = answer.get("value") if isinstance(answer, dict) else None
+    if isinstance(value, str):
+        return value
+    error = answer.get("error") if isinstance(answer, dict) else None
+    if isinstance(error, str):
+        return TransformFailed(error.strip())
     return TransformFailed(f"the runner answered {str(answer)[:80]!r}")
 
 
@@ -319,9 +321,10 @@ class _Transformed(Session):
     """A session whose output is a transform's, computed when first read: a check that never
     reads the output never waits for (or errors on) the transform."""
 
-    @property  # type: ignore[override]
+    @property
     def final_output(self) -> str | None:
-        return self.__dict__["_transformed"]()
+        transformed: str | None = self.__dict__["_transformed"]()
+        return transformed
 
     @final_output.setter
     def final_output(self, value: str | None) -> None:

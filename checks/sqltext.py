@@ -145,7 +145,7 @@ class _Reader:
 
     def alias(self) -> None:
         if self.take("AS"):
-            if not self.is_ident(self.peek()) and not (self.peek() and self.peek().kind == "str"):
+            if not self.is_ident(self.peek()) and not ((nxt := self.peek()) and nxt.kind == "str"):
                 raise self.fail("an alias after AS")
             self.i += 1
         elif self.is_ident(self.peek()):
@@ -287,10 +287,10 @@ class _Reader:
             if not self.take_kind("str", "num"):
                 raise self.fail("a literal after INTERVAL")
             self.take_word()
-        elif tok.up in ("ANY", "SOME", "ALL") and self.peek(1) is not None and self.peek(1).kind == "(":
+        elif tok.up in ("ANY", "SOME", "ALL") and (nxt := self.peek(1)) is not None and nxt.kind == "(":
             self.i += 1
             self.paren_query_or_list()
-        elif self.is_ident(tok) or (tok.kind == "word" and tok.up in ("LEFT", "RIGHT", "REPLACE") and self.peek(1) is not None and self.peek(1).kind == "("):
+        elif self.is_ident(tok) or (tok.kind == "word" and tok.up in ("LEFT", "RIGHT", "REPLACE") and (nxt := self.peek(1)) is not None and nxt.kind == "("):
             self.i += 1
             if self.at("("):
                 self.call_args()
@@ -564,7 +564,7 @@ class _Reader:
             self.rest_of_statement()
         else:  # GRANT, REVOKE, MERGE, PRAGMA, VACUUM, ANALYZE, SHOW, DESCRIBE, USE
             self.i += 1
-            if not (self.peek() is None or self.peek().kind == ";") or word in ("VACUUM", "ANALYZE"):
+            if not ((nxt := self.peek()) is None or nxt.kind == ";") or word in ("VACUUM", "ANALYZE"):
                 self.rest_of_statement()
             else:
                 raise self.fail(f"something after {word}")
@@ -620,7 +620,7 @@ class _Reader:
         self.alias_for_insert()
         if self.at("("):
             # Either a column list followed by VALUES/SELECT, or `INSERT INTO t (SELECT ...)`.
-            if self.peek(1) is not None and self.peek(1).up in ("SELECT", "WITH"):
+            if (nxt := self.peek(1)) is not None and nxt.up in ("SELECT", "WITH"):
                 self.i += 1
                 self.query()
                 self.need(")")

@@ -62,7 +62,9 @@ class SessionStarted(TypedDict, total=False):
     provider: str  # the `providers:` label this session ran as (a multi-provider scenario's fan-out)
     task: dict[str, Any]  # a task cell's task (not a bench scenario): kind ("history" | "harbor"), id, folder (absolute), fingerprint as recorded
     validates: str  # a task validation's session (harness `verifier`): the task id whose phase it ran
-    phase: str  # ... and which phase: base or reference
+    process_fence: dict[str, Any]  # whether the agent ran in a PID namespace of its own, or why not (sandbox/pidfence.py)
+    phase: str  # a task validation's phase: base or reference (tasks/validation_record.py)
+    where: str | None  # where a task validation's verifier ran (the sandbox's own words)
 
 
 class EnvironmentExpected(TypedDict, total=False):

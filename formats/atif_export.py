@@ -19,7 +19,7 @@ package and by Harbor's stricter rules (benchtape.formats.harbor_rules).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from benchtape.adapters.atif_trajectory import HARBOR_TOTAL_CACHE_WRITES, OURS, SCHEMA_VERSION
 from benchtape.core.model import Action, Session, text_of
@@ -27,6 +27,9 @@ from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Conversation, Step, Thread, Use, conversation
 from benchtape.formats.grades import Grading, task_ref, unique_names, verdict_record
 from benchtape.formats.harbor_rules import check
+
+if TYPE_CHECKING:  # imported where used: atif (pydantic) is loaded only by an export
+    from atif import Trajectory
 
 
 def trajectory(session: Session, grading: Grading | None = None) -> dict[str, Any]:
@@ -65,7 +68,7 @@ class _Writer:
         self.session, self.conv, self.grading = session, conv, grading
         self.version = agent_version(session)
 
-    def root(self) -> Any:
+    def root(self) -> Trajectory:
         from atif import Agent, Trajectory
 
         s = self.session

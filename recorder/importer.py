@@ -7,13 +7,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, cast
 
 from benchtape.adapters.base import Parser
 from benchtape.adapters.lines import finish_safely
 from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, open_transcripts, parser_for, trajectories_below, transcripts_below
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
+from benchtape.core.payloads import SessionFinished
 from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.store.database import RAW_CHUNK_BYTES, Batch, Store, new_id
 
@@ -71,7 +72,7 @@ def import_files(store: Store, harness: str, paths: list[Path], scenario: str | 
         formats.append((p, fmt))
     results: list[ImportResult] = []
     run_id: str | None = None  # the import's run row, made in the transaction of its first new session
-    for p, fmt, transcript in [(p, fmt, t) for p, fmt in formats for t in open_transcripts(p, fmt)]:  # a capture of several runs: one session each
+    for p, fmt, transcript in [(q, f, t) for q, f in formats for t in open_transcripts(q, f)]:  # a capture of several runs: one session each
         large = _size(transcript) >= LARGE_BYTES
         with parsed(transcript, in_child=large) as parse, _hashed(transcript, beside=large) as digest:
             known = None if large else store.find_session_by_source(f"import:{digest.result()}")
@@ -163,7 +164,10 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
         )
         store.append(sid, [started], at_seq=started_seq)
         finished: dict[str, Any] = meta["finished"] if isinstance(meta.get("finished"), dict) else {}  # how a session exported from benchtape ended
-        store.append(sid, [Action("session.finished", {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms(), **finished, "imported": True}, at=span.last)])
+        done: SessionFinished = {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms()}
+        done.update(cast(SessionFinished, finished))  # an export's own session.finished: the writer checks its fields
+        done["imported"] = True
+        store.append(sid, [Action("session.finished", done, at=span.last)])
     return run_id, sid, counted, warnings
 
 

@@ -225,12 +225,10 @@ class Driver:
                 return "not_attached"
             self._type(term, prompt)
             ended = self._turn_end(term, tui, tail, stop_log, i, ready, blocked, deadline, turn_began)
-            if ended in ("timeout", "interrupted", "exited"):
+            if isinstance(ended, str):  # why the turn cannot end: timeout, interrupted, exited, blocked
                 if ended == "exited":
                     self._note([Action("error", {"message": f"the terminal UI exited during turn {i + 1} (status {term.exit_status()})"})])
-                return ended
-            if ended == "blocked":
-                return self._blocked(term, blocked, f"in turn {i + 1}")
+                return self._blocked(term, blocked, f"in turn {i + 1}") if ended == "blocked" else ended
             reason, last = ended
             self._caught_up(tail, i)
             data: TurnFinished = {"turn": i + 1, "reason": reason, "duration_ms": round((time.monotonic() - turn_began) * 1000, 1)}
@@ -271,7 +269,7 @@ class Driver:
         time.sleep(0.2)
         term.keys("Enter")
 
-    def _turn_end(self, term: Terminal, tui: Tui, tail: _Tail, stop_log: Path, index: int, ready: re.Pattern[str], blocked: re.Pattern[str], deadline: float, began: float) -> Any:
+    def _turn_end(self, term: Terminal, tui: Tui, tail: _Tail, stop_log: Path, index: int, ready: re.Pattern[str], blocked: re.Pattern[str], deadline: float, began: float) -> str | tuple[str, str | None]:
         """("stop_hook" | "turn_duration" | "screen", last message) once turn `index` ended, or
         why it cannot end: blocked, exited, timeout, interrupted."""
         blocked_since: float | None = None
@@ -339,7 +337,10 @@ class Driver:
         process lingers is given a few seconds, then killed: noted, not an error."""
         ready = re.compile(tui.ready)
         goodbye = re.compile(tui.goodbye) if tui.goodbye else None
-        said_goodbye = lambda: goodbye is not None and bool(goodbye.search(term.screen()))  # noqa: E731
+
+        def said_goodbye() -> bool:
+            return goodbye is not None and bool(goodbye.search(term.screen()))
+
         for attempt in range(2):
             wait_for(lambda: (lambda s: bool(ready.search(s)) and "esc to interrupt" not in s)(term.screen()), EXIT_SECONDS / 2)
             if attempt:

@@ -104,7 +104,8 @@ class _ForkedParse(Parse):
         body = self.pipe.read(size) if size > 0 else b""
         if len(body) != size:
             raise self._ended_early()
-        return pickle.loads(body)
+        message: tuple[Any, ...] = pickle.loads(body)  # the child writes only tuples
+        return message
 
     def _ended_early(self) -> BaseException:
         """What to raise for a child that ended mid-stream, once it has (the pipe's end says it
@@ -227,6 +228,7 @@ def _send(pipe: BinaryIO, message: tuple[Any, ...]) -> None:
 def _portable(exc: Exception) -> Exception:
     """The exception itself when it survives pickling, else one that says what it was."""
     try:
-        return pickle.loads(pickle.dumps(exc))
+        copy: Exception = pickle.loads(pickle.dumps(exc))
+        return copy
     except Exception:  # noqa: BLE001
         return RuntimeError(f"{type(exc).__name__}: {exc}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from benchtape.adapters.base import warning
 from benchtape.core.limits import OutputBudget, OutputLimits
@@ -123,7 +123,8 @@ def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blo
         if data:
             blob = store.prepare_blob(data)
             blobs.append(blob)
-            snap: WorkspaceSnapshot = {"sha256": blob.sha256, **facts}
+            # facts is snapshot()'s TreeFacts, which never holds stage or own_state (mypy's extra checks cannot know)
+            snap = cast(WorkspaceSnapshot, {"sha256": blob.sha256, **facts})
             if stage:
                 snap["stage"] = stage
             if own_state:

@@ -23,13 +23,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
+from benchtape.adapters.endpoints import is_scripted
 from benchtape.adapters.mock import MockAdapter
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
 from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted, UserMessage
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
-from benchtape.recorder.scripted import ScriptedModels, is_scripted
+from benchtape.recorder.scripted import ScriptedModels
 from benchtape.sandbox.capture import secret_fingerprints
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.run_resources import RunResources

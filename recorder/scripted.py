@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from benchtape.adapters.endpoints import SCRIPTED, is_scripted  # noqa: F401 - re-exported for the recorder
+from benchtape.adapters.endpoints import SCRIPTED
 from benchtape.core.model import Action
 
 HARNESSES = ("claude-code", "codex")

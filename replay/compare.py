@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
 from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
-from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.pricing import Pricing, session_cost, sum_known
 from benchtape.store.database import Store
 
@@ -266,7 +266,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
-        labels = {key: label for key, label in expected.arms}
+        labels = dict(expected.arms)
         hashes = dict(expected.tasks)
         tasks = [t for t, _ in expected.tasks]
         attempts = expected.attempts
@@ -331,12 +331,12 @@ def _last(value: float | None) -> float:
     return float("inf") if value is None else value
 
 
-def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[int, Measurement]]], dict[str, Counter]]:
+def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[int, Measurement]]], dict[str, Counter[str]]]:
     """Per arm, task and attempt: the latest measurement with a reusable outcome. Execution
     failures and ungraded sessions are counted as attempts (per arm, by outcome), never as
     measurements."""
     chosen: dict[str, dict[str, dict[int, Measurement]]] = defaultdict(lambda: defaultdict(dict))
-    failures: dict[str, Counter] = defaultdict(Counter)
+    failures: dict[str, Counter[str]] = defaultdict(Counter)
     for m in sorted(measurements, key=lambda m: m.started_at):
         if m.measured:
             chosen[m.arm][m.task][m.attempt] = m
@@ -345,7 +345,7 @@ def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[i
     return chosen, failures
 
 
-def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Measurement]], failures: Counter, k: int) -> SetupRow:
+def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Measurement]], failures: Counter[str], k: int) -> SetupRow:
     row = SetupRow(arm=key, label=label, tasks_total=len(tasks), attempted_failures=sum(failures.values()), failures_by_outcome=dict(sorted(failures.items())))
     row.missing = [t for t in tasks if not by_task.get(t)]
     cells = [m for t in tasks for m in (by_task.get(t) or {}).values()]
@@ -363,8 +363,9 @@ def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Me
     row.pass_hat_k = pass_hat_k(per_task, k)
     known_costs = [m.cost for m in cells if m.cost is not None]
     row.unpriced_cells = len(cells) - len(known_costs)
-    row.cost_total = float(sum(known_costs)) if known_costs else None
-    row.cost_per_cell = row.cost_total / len(known_costs) if known_costs else None
+    cost_total = float(sum(known_costs)) if known_costs else None
+    row.cost_total = cost_total
+    row.cost_per_cell = cost_total / len(known_costs) if cost_total is not None else None
     row.tokens_per_cell = _mean([m.tokens for m in cells])
     row.lines_per_cell = _mean([m.lines for m in cells])
     row.time_per_cell_ms = _mean([m.wall_ms for m in cells])
@@ -534,7 +535,7 @@ def notes(c: Comparison) -> list[str]:
         out.append(f"{c.retired} stored measurement(s) of setups, tasks or attempts the evaluation no longer lists are not counted")
     if c.pricing_dates:
         out.append(f"prices as of {', '.join(sorted(set(c.pricing_dates)))} where the tool reported no cost")
-    shared = sorted({r.rank for r in c.ranked if sum(1 for o in c.ranked if o.rank == r.rank) > 1})
+    shared = sorted({r.rank for r in c.ranked if r.rank is not None and sum(1 for o in c.ranked if o.rank == r.rank) > 1})  # a ranked row has its rank
     if shared:
         out.append(f"rank {', '.join(map(str, shared))} is shared: equal pass rates, no significant difference (the order within a shared rank is by cost, tokens, lines, time: a display order, not a win)")
     if not c.ranked:

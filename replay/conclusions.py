@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from benchtape.replay.stats import sign_test
 
@@ -117,8 +117,10 @@ def shared_ranks(order: Sequence[Any], pairs: Iterable[_Pair]) -> dict[str, int]
     ranks: dict[str, int] = {}
     for index, row in enumerate(order):
         previous = order[index - 1] if index else None
-        tied = previous is not None and row.pass_rate == previous.pass_rate and p_of.get(frozenset((row.arm, previous.arm)), 1.0) >= ALPHA
-        ranks[row.arm] = ranks[previous.arm] if tied else index + 1
+        if previous is not None and row.pass_rate == previous.pass_rate and p_of.get(frozenset((row.arm, previous.arm)), 1.0) >= ALPHA:
+            ranks[row.arm] = ranks[previous.arm]  # tied with the row before
+        else:
+            ranks[row.arm] = index + 1
     return ranks
 
 
@@ -134,7 +136,7 @@ class Flaky:
         return {"task": self.task, "arm": self.arm, "outcomes": self.outcomes}
 
 
-def flaky(chosen: dict[str, dict[str, dict[int, _Attempt]]], passed: str) -> list[Flaky]:
+def flaky(chosen: Mapping[str, Mapping[str, Mapping[int, _Attempt]]], passed: str) -> list[Flaky]:
     out = []
     for arm, by_task in chosen.items():
         for task, attempts in sorted(by_task.items()):
@@ -158,7 +160,7 @@ class MatrixCell:
         return dict(self.__dict__)
 
 
-def matrix(measurements: Iterable[_Attempt], chosen: dict[str, dict[str, dict[int, _Attempt]]], tasks: Sequence[str], arms: Sequence[str]) -> dict[str, dict[str, list[MatrixCell]]]:
+def matrix(measurements: Iterable[_Attempt], chosen: Mapping[str, Mapping[str, Mapping[int, _Attempt]]], tasks: Sequence[str], arms: Sequence[str]) -> dict[str, dict[str, list[MatrixCell]]]:
     """task → arm → its attempts in order: the measurement that counts for each attempt, and
     every attempt that ended in an execution failure (shown apart, never counted)."""
     grid: dict[str, dict[str, list[MatrixCell]]] = {t: {a: [] for a in arms} for t in tasks}

@@ -3,7 +3,7 @@ reports read, built from the `Session` projection grading uses."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from benchtape.core.model import Call, Session
 from benchtape.store.database import SessionRow
@@ -66,7 +66,7 @@ def madbench_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
     return {"latency": metrics.get("latency_ms"), "cost": metrics.get("cost_usd"), "prompt_tokens": metrics.get("tokens_in"), "output_tokens": metrics.get("tokens_out"), **metrics}
 
 
-def row_outcome(row: dict[str, Any]) -> str:
+def row_outcome(row: Mapping[str, Any]) -> str:
     """A report row's outcome: pass, fail or error (`outcome`; a report written before it had
     one carries it in `status`). madbench's `status` is pass or fail only."""
     return str(row.get("outcome") or row.get("status"))
@@ -111,7 +111,7 @@ def kinds_needed(keys: frozenset[str] | None) -> frozenset[str] | None:
 
 
 def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
-    meta = {
+    meta: dict[str, Any] = {
         "id": session.id,
         "scenario": session.scenario,
         "provider": session.provider,
@@ -135,7 +135,7 @@ def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     return meta
 
 
-_PARTS = {
+_PARTS: dict[str, Callable[[Session], Any]] = {
     "actions": lambda s: [a.to_dict() for a in s.actions],
     "calls": lambda s: [c.to_dict() for c in s.calls],
     "subagents": lambda s: {t: sub.to_dict() for t, sub in s.subagents.items()},

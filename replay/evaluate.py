@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchtape.core.model import Session
+from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.grading import grade_stored, new_grading
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import grade_metrics
@@ -34,7 +35,6 @@ from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_out
 from benchtape.replay.regrade import prepare
 from benchtape.sandbox.treediff import read_snapshot
 from benchtape.spec.bench import BenchSpec
-from benchtape.spec.cells import RUN_KIND
 from benchtape.spec.evaluation import Arm, Task
 from benchtape.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
 from benchtape.store.database import Store

@@ -190,7 +190,7 @@ def trend(reports: Iterable[StoredReport], scenario: str | None = None) -> dict[
                 continue
             label = f"{row['eval_run']} · {row['scenario_id']}" if row.get("eval_run") else row["scenario_id"]
             outcomes.setdefault(label, []).append(row_outcome(row))
-        for label, got in outcomes.items():
+        for label in outcomes:
             by_scenario.setdefault(label, [None] * i)
         for label, column in by_scenario.items():
             got = outcomes.get(label)

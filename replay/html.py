@@ -255,7 +255,7 @@ def verdicts(rows_in: list[dict[str, Any]]) -> str:
     rows: list[str] = []
     for v in rows_in:
         path = v["check_path"] + (" (readout)" if v.get("readout") else "")
-        rows.append(_verdict_row(path, check_name(v.get("metric"), v.get("type")), v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0, v.get("evidence")))
+        rows.append(_verdict_row(path, check_name(v.get("metric"), v["type"]), v.get("type"), v.get("status"), v.get("score"), v.get("reason"), 0, v.get("evidence")))
         _judge_row(rows, v.get("evidence"), 0)
         _children(rows, (v.get("evidence") or {}).get("children"), 1)
     head = "<tr><th>path</th><th>check</th><th>type</th><th>status</th><th>score</th><th>reason</th></tr>"

@@ -247,7 +247,7 @@ def stored_or_built_in(store: Any, session_id: str, session: Session) -> dict[st
     """What a reader shows of a session's metrics (`show`, the query document's
     `bench_metrics`): the declared ones its newest measuring grading kept, {values, errors,
     grading_id}; else the built-in schema, which the session alone answers (grading_id None)."""
-    kept = store.metric_values([session_id]).get(session_id)
+    kept: dict[str, Any] | None = store.metric_values([session_id]).get(session_id)
     if kept is not None:
         return kept
     return {**measure(None, (), session, ()).to_dict(), "grading_id": None}

@@ -26,6 +26,7 @@ def provider_peers(store: Store, row: SessionRow, session: Session, providers: S
         if other.attempt != row.attempt:
             continue
         peer = session if other.id == row.id else store.load_session(other.id, other)
-        if peer.provider in providers:
-            found.setdefault(peer.provider, peer)
+        label = peer.provider
+        if label is not None and label in providers:
+            found.setdefault(label, peer)
     return {label: (found[label], StoredSnapshot(store, found[label])) for label in providers if label in found}

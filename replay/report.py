@@ -162,15 +162,15 @@ class ResultSpool:
         self.index.extend((self.order.get(row["scenario_id"], len(self.order)), int(row.get("attempt") or 1), offset, len(data)))
         self.tally.add(row)
         if self.public is not None:
-            self._publish(row, data)
+            self._publish(self.public, row, data)
 
-    def _publish(self, row: dict[str, Any], data: bytes) -> None:
+    def _publish(self, public: Path, row: dict[str, Any], data: bytes) -> None:
         leaks = report_leaks({"results": [row]}, self.generated())
         if leaks:
             data = orjson.dumps({"session_id": row.get("session_id"), "scenario_id": row.get("scenario_id"), "attempt": row.get("attempt"), "status": row.get("status"), "withheld": "a generated value (the answer key) would be published: " + "; ".join(leaks[:5])})
         if self._public_file is None:
-            self.public.parent.mkdir(parents=True, exist_ok=True)
-            self._public_file = open(self.public, "ab")
+            public.parent.mkdir(parents=True, exist_ok=True)
+            self._public_file = open(public, "ab")
         self._public_file.write(data + b"\n")
         self._public_file.flush()
 

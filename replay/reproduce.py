@@ -247,7 +247,10 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
         raise BadInput("nothing named to re-grade", fix="pass a report JSON, a run id, --session ID, --grading ID or --all")
 
     def picked() -> Iterator[SessionRow]:
-        return rows(store, sel) if not sel.empty else _graded_by(store, grading_id)
+        if not sel.empty:
+            return rows(store, sel)
+        assert grading_id is not None  # refused above when neither names anything
+        return _graded_by(store, grading_id)
 
     targets: dict[str, str] = {}  # session → the grading it reproduces (ids only: memory stays small)
     if grading_id is not None:

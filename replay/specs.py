@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from benchtape.checks.registry import CheckConfigError, lookup
 from benchtape.core.results import CheckSpec
@@ -35,7 +35,7 @@ def spec_from_dict(d: dict[str, Any]) -> CheckSpec:
     )
 
 
-def walk(spec: CheckSpec):
+def walk(spec: CheckSpec) -> Iterator[CheckSpec]:
     """The spec and every descendant, depth first."""
     yield spec
     for child in spec.checks:

@@ -47,4 +47,4 @@ def sign_test(wins: int, losses: int) -> float:
     for i in range(min(wins, losses)):
         term = term * (n - i) // (i + 1)
         tail += term
-    return min(1.0, 2 * tail / 2**n)
+    return min(1.0, 2 * tail / (1 << n))  # 2**n, as an int (int / int stays exact where a float 2**n would overflow)

@@ -12,9 +12,10 @@ from typing import Any
 
 from benchtape.core.model import MAIN, Action, Session
 from benchtape.core.payloads import STAGED
+from benchtape.core.run_kinds import CONTROL
 from benchtape.replay.grading import harness_ok, scenario_outcome
 from benchtape.replay.query import latest_verdicts, reproduction_marker
-from benchtape.replay.select import CONTROL, resolve, rows_by_ids, short_handles
+from benchtape.replay.select import resolve, rows_by_ids, short_handles
 from benchtape.store.database import SessionRow, Store
 
 
@@ -346,6 +347,7 @@ def show(store: Store, session: str) -> Shown:
     """One session (any handle `resolve` takes) with its timeline and latest verdicts."""
     sid = resolve(store, "sessions", session)
     row = store.session_row(sid)
+    assert row is not None  # resolve named a stored session, and history is never deleted
     s = store.load_session(sid, row)
     run = store.run(row.run_id) or {}
     from benchtape.replay.metrics import stored_or_built_in

@@ -17,7 +17,7 @@ SCORE_TOLERANCE = 1e-9
 
 def same_outcome(a: Any, b: Any) -> bool:
     """Status, pass and score decide whether two verdicts are the same; the reason is shown only."""
-    return a.status == b.status and a.passed == b.passed and abs(a.score - b.score) <= SCORE_TOLERANCE
+    return bool(a.status == b.status and a.passed == b.passed and abs(a.score - b.score) <= SCORE_TOLERANCE)
 
 
 @dataclass(slots=True)
@@ -63,7 +63,8 @@ class StoredVerdict:
 
     @property
     def spec(self) -> dict[str, Any]:
-        return orjson.loads(self.spec_json)
+        spec: dict[str, Any] = orjson.loads(self.spec_json)  # a CheckSpec's dict, as stored
+        return spec
 
     def brief(self) -> dict[str, Any]:
         return {"status": self.status, "pass": self.passed, "score": self.score, "reason": self.reason}

@@ -360,7 +360,8 @@ class ContainerProcess:
 
     # -------------------------------------------------------- state
     def _inspect(self) -> dict[str, Any]:
-        return self._client.api.exec_inspect(self.exec_id)
+        state: dict[str, Any] = self._client.api.exec_inspect(self.exec_id)  # the docker SDK ships no types
+        return state
 
     def _running(self) -> bool:
         """Whether the command runs still, or is yet to start.
@@ -738,7 +739,7 @@ class ContainerSandbox:
         """`commands.Interpreter` inside the container: what `command -v` finds on the image's
         PATH (`python` means python3), asked once per name."""
         exe = {"python": "python3"}.get(name, name)
-        cache = self.__dict__.setdefault("_interpreters", {})
+        cache: dict[str, list[str] | None] = self.__dict__.setdefault("_interpreters", {})
         if exe not in cache:
             done = self.run(["/bin/sh", "-c", f"command -v {_sh_quote(exe)}"], self.mount_at, 30)
             found = done.output.strip().splitlines()

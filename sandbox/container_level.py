@@ -296,8 +296,11 @@ class ContainerLevel:
                     notes += defuse(ws.root)
                     return stopped + [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in notes]
 
+                session_folder = ws.temp
+                assert session_folder is not None  # local.prepare always gives a workspace its folder (here folder.path)
+
                 def terminal(argv: list[str], full_env: Mapping[str, str]) -> Any:
-                    return _pane(box, ws.temp, ws.root, cwd_in, argv, full_env)
+                    return _pane(box, session_folder, ws.root, cwd_in, argv, full_env)
 
                 yield OpenWorkspace(
                     level="container",

@@ -231,17 +231,21 @@ class _BoundedInfo(tarfile.TarInfo):
     """tarfile reads a pax or GNU long-name header whole, and a chain of them recursively:
     bound both before tarfile does either (a 1 GiB pax header took 3 GB and 35 s)."""
 
-    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:  # type: ignore[override]
+    def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         try:
             return self._bounded(tarfile_)
         except (ValueError, OverflowError, UnicodeError) as exc:  # tarfile applies pax values with int(), decode(), ...
             raise BadInput(f"the snapshot has a malformed tar header ({exc}); refusing to restore it", fix=_HOSTILE) from None
 
+    def _tarfiles_own(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        member: tarfile.TarInfo = super()._proc_member(tarfile_)  # type: ignore[misc]  # typeshed leaves out TarInfo's private _proc_member
+        return member
+
     def _bounded(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.type == tarfile.GNUTYPE_SPARSE:
             raise BadInput(f"snapshot entry {shorten(self.name)!r} is a sparse file; refusing to restore it", fix=_HOSTILE)
         if self.type not in _EXTENDED:
-            return super()._proc_member(tarfile_)
+            return self._tarfiles_own(tarfile_)
         if self.size > MAX_HEADER_BYTES:
             raise BadInput(f"the snapshot has an extended tar header of {self.size:,} bytes (at most {MAX_HEADER_BYTES:,}); refusing to restore it", fix=_HOSTILE)
         chain = getattr(tarfile_, "_benchtape_chain", 0) + 1
@@ -249,7 +253,7 @@ class _BoundedInfo(tarfile.TarInfo):
             raise BadInput(f"the snapshot has more than {MAX_HEADER_CHAIN} extended tar headers in a row; refusing to restore it", fix=_HOSTILE)
         tarfile_._benchtape_chain = chain  # type: ignore[attr-defined]
         try:
-            return super()._proc_member(tarfile_)
+            return self._tarfiles_own(tarfile_)
         finally:
             tarfile_._benchtape_chain = chain - 1  # type: ignore[attr-defined]
 
@@ -375,8 +379,8 @@ def _own_header(data: bytes, at: int) -> tarfile.TarInfo | None:
     block = data[at : at + tarfile.BLOCKSIZE]
     if len(block) < tarfile.BLOCKSIZE or block[257:265] != tarfile.POSIX_MAGIC or block[345] or block[156:157] not in _OWN_TYPES:
         return None
-    numbers = [_octal(block[start:end]) for start, end in _NUMBERS]
-    if None in numbers or _octal(block[148:156]) != 256 + sum(block[:148]) + sum(block[156:]):
+    numbers = [n for start, end in _NUMBERS if (n := _octal(block[start:end])) is not None]
+    if len(numbers) < len(_NUMBERS) or _octal(block[148:156]) != 256 + sum(block[:148]) + sum(block[156:]):
         return None
     info = tarfile.TarInfo(_text(block[0:100]))
     info.type = block[156:157]

@@ -34,6 +34,10 @@ import signal
 import sys
 import time
 
+TYPE_CHECKING = False  # not typing's: importing typing costs this script's start (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any
+
 PR_SET_CHILD_SUBREAPER = 36
 POLL = 0.05
 
@@ -124,7 +128,7 @@ def marked(marker: bytes, table: dict[int, int]) -> set[int]:
 
 def reap() -> dict[int, int]:
     """Reap every exited child (orphans re-parented here included): pid -> exit code."""
-    done = {}
+    done: dict[int, int] = {}
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -248,7 +252,7 @@ class Pump:
         return os.fstat(self.out).st_size
 
 
-def spawn(argv: list[str], cwd: str, env: dict, stdin: int, stdout: int, stderr: int) -> int:
+def spawn(argv: list[str], cwd: str, env: dict[str, str], stdin: int, stdout: int, stderr: int) -> int:
     """fork + exec in a new session (its pid is its process group); OSError if exec failed."""
     errors_r, errors_w = os.pipe2(os.O_CLOEXEC)
     pid = os.fork()
@@ -280,12 +284,12 @@ def become_subreaper() -> bool:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError, ImportError):
         return False  # without it, the marker still finds what the harness left behind
 
 
-def launch(spec: dict, control: Control, subreaper: bool) -> int:
+def launch(spec: dict[str, Any], control: Control, subreaper: bool) -> int:
     parent = spec["parent"]
     marker = spec["marker"].encode()
     wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -370,7 +374,7 @@ def write_exit(path: str, facts: str) -> None:
         os.close(fd)
 
 
-def watch(spec: dict, control: Control) -> int:
+def watch(spec: dict[str, Any], control: Control) -> int:
     """Containers to remove (`add ID`) or, kept with --keep-sandbox, only to stop (`keep ID`)
     if benchtape dies; `forget ID` once benchtape removed one itself."""
     parent = spec["parent"]

@@ -77,7 +77,7 @@ def remove_tree(path: Path | str) -> None:
     stack: list[tuple[int, str, int, set[str]]] = [(first, base, parent_fd, set())]
     while stack:
         fd, name, up, entered = stack[-1]
-        child = None
+        child: tuple[int, str, int, set[str]] | None = None
         try:
             with os.scandir(fd) as it:
                 entries = list(it)

@@ -56,7 +56,7 @@ def audit(runs: list[tuple[str, BenchSpec]], baseline: str | None = None, varies
     inputs = {name: _inputs(bench, cache) for name, bench in runs}
     base = inputs[baseline]
     used: set[str] = set()
-    out_runs = []
+    out_runs: list[dict[str, Any]] = []
     for name in names:
         if name == baseline:
             out_runs.append({"name": name, "status": "baseline", "changes": []})
@@ -195,7 +195,8 @@ def _diff(base: dict[str, Scope], other: dict[str, Scope]) -> list[dict[str, Any
         if a is not None and b is not None and a.root is not None and a.root == b.root:
             continue  # the same staged root: not audited
         a_items, b_items = (a.items if a else {}), (b.items if b else {})
-        scenarios = (b or a).scenarios if (b or a) else []
+        owner = b or a
+        scenarios = owner.scenarios if owner else []
         for label in sorted(set(a_items) | set(b_items)):
             x, y = a_items.get(label), b_items.get(label)
             if x == y:

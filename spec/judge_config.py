@@ -122,7 +122,7 @@ class ProviderSpec:
             params=dict(d.get("params") or {}),
             concurrency=int(d.get("concurrency") or DEFAULT_CONCURRENCY),
             timeout=float(d.get("timeout") or DEFAULT_TIMEOUT),
-            retries=int(d.get("retries") if d.get("retries") is not None else DEFAULT_RETRIES),
+            retries=int(d["retries"] if d.get("retries") is not None else DEFAULT_RETRIES),
             price=dict(d["price"]) if d.get("price") is not None else None,
         )
 

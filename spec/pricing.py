@@ -13,7 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from benchtape.core.model import METRIC_FIELDS, Metrics
+from benchtape.core.model import Metrics
+from benchtape.core.payloads import METRIC_FIELDS
 from benchtape.spec.documents import HEADER_KEYS, load_document
 from benchtape.spec.overlays import BUILTIN_DIR, project_config_dirs, user_config_dirs
 

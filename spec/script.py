@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import orjson
 
@@ -421,7 +421,7 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(orjson.dumps(value, option=orjson.OPT_SORT_KEYS, default=str)).hexdigest()
 
 
-def _walk(steps: list[Any]):
+def _walk(steps: list[Any]) -> Iterator[dict[str, Any]]:
     for step in steps:
         if not isinstance(step, dict):
             continue

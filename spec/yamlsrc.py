@@ -30,7 +30,7 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 _FLATTEN = "a bench is a few levels deep; flatten this value (or move the data to a file the check reads)"
 
 
-class LineDict(dict):
+class LineDict(dict[str, Any]):
     """A mapping that knows its own line and each key's line (1-based)."""
 
     line: int | None = None
@@ -40,7 +40,7 @@ class LineDict(dict):
         return getattr(self, "key_lines", {}).get(key, self.line)
 
 
-class LineList(list):
+class LineList(list[Any]):
     line: int | None = None
 
 
@@ -49,7 +49,7 @@ class LineList(list):
 _SafeBase: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_SafeBase):
+class _Loader(_SafeBase):  # type: ignore[misc]  # PyYAML has no stubs here: its loader classes are Any
     def __init__(self, stream: str):
         super().__init__(stream)
         self._depth = 0

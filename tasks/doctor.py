@@ -11,10 +11,11 @@ not a failure.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from benchtape.core.errors import BadInput
 from benchtape.spec.credentials import presence
@@ -61,7 +62,10 @@ def doctor(cwd: Path, *, db: Path, tools: list[str] | None = None, user: Path | 
     return Report(checks)
 
 
-def _guard(checks: list[Check], name: str, fn: Callable[[], Any], next_: str) -> Any:
+T = TypeVar("T")
+
+
+def _guard(checks: list[Check], name: str, fn: Callable[[], T], next_: str) -> T | None:
     try:
         return fn()
     except BadInput as exc:
@@ -230,7 +234,7 @@ def _credentials(root: Path, reg: Any, tools: list[str] | None, user: Path | Non
         if tool is None:
             checks.append(Check(f"credentials {name}", "fail", f"no tool named {name!r} in the registry", f"one of {', '.join(reg.names())}"))
             continue
-        found = _guard(checks, f"credentials {name}", lambda: presence(tool.harness, hint=hints.get(name) or hints.get(tool.harness)), "fix the hint in ~/.config/benchtape/config.yaml")
+        found = _guard(checks, f"credentials {name}", functools.partial(presence, tool.harness, hint=hints.get(name) or hints.get(tool.harness)), "fix the hint in ~/.config/benchtape/config.yaml")
         if found is None:
             continue
         if not found.needed:

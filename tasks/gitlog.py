@@ -19,6 +19,7 @@ import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchtape.core.errors import BadInput
 
@@ -69,7 +70,7 @@ class Landing:
         return str(self.number) if self.number is not None else self.fix.sha[:12]
 
 
-def git(repo: Path, args: list[str], *, text: bool = True, timeout: float = 300.0, check: bool = True) -> subprocess.CompletedProcess:
+def git(repo: Path, args: list[str], *, text: bool = True, timeout: float = 300.0, check: bool = True) -> subprocess.CompletedProcess[Any]:
     """git in `repo`, never prompting, its pager and the user's diff settings out of the way."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})

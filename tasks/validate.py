@@ -187,7 +187,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
                 phase_report = PhaseReport(phase, evidence, judgement, log_path)
                 summary = phase_report.to_dict()
                 summary.pop("session")
-                facts = {"level": level, "where": report.where, "work_dir": str(work), "fingerprint": report.fingerprint}
+                facts = {"kind": "history", "level": level, "where": report.where, "work_dir": str(work), "fingerprint": report.fingerprint}
                 phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
                 report.phases[phase] = phase_report
                 say(f"{task.id}: {phase} {evidence.status} ({_counts_text(evidence)})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
@@ -244,7 +244,7 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: Any, run_id: str
             phase_report = PhaseReport(phase, evidence, judgement, log_path)
             summary = phase_report.to_dict()
             summary.pop("session")
-            facts = {"level": env.level, "where": env.where, "work_dir": str(work), "fingerprint": report.fingerprint}
+            facts = {"kind": "harbor", "level": env.level, "where": env.where, "work_dir": str(work), "fingerprint": report.fingerprint}
             phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
             report.phases[phase] = phase_report
             say(f"{task.id}: {phase} {evidence.status} ({evidence.detail})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))

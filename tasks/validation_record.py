@@ -25,13 +25,14 @@ RUN_KIND = "validate"
 
 
 def start_run(store: Any, ids: list[str], level: str, argv: list[str] | None = None) -> str:
-    return store.new_run(RUN_KIND, harness=HARNESS, argv=argv or [], params={"tasks": ids, "level": level})
+    run_id: str = store.new_run(RUN_KIND, harness=HARNESS, argv=argv or [], params={"tasks": ids, "level": level})
+    return run_id
 
 
 def record_phase(store: Any, run_id: str, task_id: str, phase: str, evidence: Evidence, summary: dict[str, Any], facts: dict[str, Any]) -> str:
     """One phase as a finished session; returns its id."""
     scenario = f"{task_id}:{phase}"
-    session_id = store.new_session(run_id, scenario, harness=HARNESS, params={"task": task_id, "phase": phase, **{k: facts[k] for k in ("fingerprint",) if k in facts}}, workdir=facts.get("work_dir"))
+    session_id: str = store.new_session(run_id, scenario, harness=HARNESS, params={"task": task_id, "phase": phase, **{k: facts[k] for k in ("fingerprint",) if k in facts}}, workdir=facts.get("work_dir"))
     now = time.time()
     actions = [Action("session.started", {"scenario": scenario, "harness": HARNESS, "model": None, "prompt": "", "sandbox": facts.get("level"), "work_dir": facts.get("work_dir"), "validates": task_id, "phase": phase, "where": facts.get("where")}, at=now - evidence.seconds)]
     for i, step in enumerate(evidence.steps, start=1):
