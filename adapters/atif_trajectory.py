@@ -111,6 +111,9 @@ class AtifParser:
         return reading.actions
 
 
+# Payloads here are spliced from the document (the fields benchtape kept under extra.benchtape,
+# a foreign agent's dicts): built with Action.untyped, so the store's writer checks them where
+# mypy cannot see their fields.
 class _Reading:
     """One validated document walked into actions, in the order benchtape records them: a
     subagent's actions right after the call that spawned it, before that call's result."""
@@ -128,7 +131,7 @@ class _Reading:
         self._trajectory(doc, MAIN, root=True)
         totals = self._final_metrics(doc)
         if totals:
-            self.actions.append(Action("metrics", totals))
+            self.actions.append(Action.untyped("metrics", totals))
         self.actions.extend(self.late)
         self.actions.extend(self._odd_warnings())
 
@@ -226,7 +229,7 @@ class _Reading:
         self._media(step.message, f"step {step.step_id}'s message", thread)
         if step.source == "user":
             if not kept.get("derived"):
-                self.actions.append(Action("message.user", {"text": text, **_data(kept)}, thread=thread, at=at))
+                self.actions.append(Action.untyped("message.user", {"text": text, **_data(kept)}, thread=thread, at=at))
         elif step.source == "system":
             self._system(step, kept, text, thread, at)
         else:
@@ -236,7 +239,7 @@ class _Reading:
 
     def _system(self, step: Any, kept: dict[str, Any], text: str, thread: str, at: float) -> None:
         if kept.get("kind") == "error":
-            self.actions.append(Action("error", {"message": text, **_data(kept)}, thread=thread, at=at))
+            self.actions.append(Action.untyped("error", {"message": text, **_data(kept)}, thread=thread, at=at))
         elif text:
             self.late.append(_kept(f"system step {step.step_id} (benchtape has no action for a system message)", text, thread))
         if step.observation is not None:
@@ -245,12 +248,12 @@ class _Reading:
     def _agent(self, step: Any, kept: dict[str, Any], text: str, thread: str, at: float, subagents: dict[str, Any], spawned: set[str]) -> None:
         if kept.get("kind") == "final_output":
             if not kept.get("derived"):
-                self.actions.append(Action("final_output", {"text": text, **_data(kept)}, thread=thread, at=at))
+                self.actions.append(Action.untyped("final_output", {"text": text, **_data(kept)}, thread=thread, at=at))
             return
         if step.reasoning_content is not None:
-            self.actions.append(Action("thinking", {"text": step.reasoning_content, **_dict(kept.get("thinking"))}, thread=thread, at=at))
+            self.actions.append(Action.untyped("thinking", {"text": step.reasoning_content, **_dict(kept.get("thinking"))}, thread=thread, at=at))
         if text or "message" in kept:
-            self.actions.append(Action("message.assistant", {"text": text, **_dict(kept.get("message"))}, thread=thread, at=at))
+            self.actions.append(Action.untyped("message.assistant", {"text": text, **_dict(kept.get("message"))}, thread=thread, at=at))
         results = step.observation.results if step.observation is not None else []
         for call in step.tool_calls or []:
             refs = [r for result in results if result.source_call_id == call.tool_call_id for r in result.subagent_trajectory_ref or []]
@@ -261,7 +264,7 @@ class _Reading:
                 self._spawn(call, call_kept, linked[0] if linked else None, thread, at, spawned)
             else:
                 derived = canonical(call.function_name, call.arguments).fields()  # what it did, unless the trajectory kept benchtape's own
-                self.actions.append(Action("tool.call", {"call_id": call.tool_call_id, "tool": call.function_name, "input": call.arguments, **derived, **call_kept}, thread=thread, at=at))
+                self.actions.append(Action.untyped("tool.call", {"call_id": call.tool_call_id, "tool": call.function_name, "input": call.arguments, **derived, **call_kept}, thread=thread, at=at))
         for result in results:
             self._result(step, result, thread, at, subagents, spawned)
 
@@ -275,7 +278,7 @@ class _Reading:
             data = {"thread": sub_thread, "call_id": call.tool_call_id, "agent": sub.agent.name if sub is not None else args.get("subagent_type"), "prompt": prompt, "tool": call.function_name}
             if sub is not None and sub.agent.model_name:
                 data["model"] = sub.agent.model_name
-        self.actions.append(Action("subagent.spawned", data, thread=thread, at=at))
+        self.actions.append(Action.untyped("subagent.spawned", data, thread=thread, at=at))
         if sub is not None:
             spawned.add(sub.trajectory_id)
             self._trajectory(sub, sub_thread)
@@ -308,7 +311,7 @@ class _Reading:
         if not kept:
             data["is_error"] = is_error if isinstance(is_error, bool) else None
         data.update(kept)
-        self.actions.append(Action("tool.result", data, thread=thread, at=at))
+        self.actions.append(Action.untyped("tool.result", data, thread=thread, at=at))
 
     # ------------------------------------------------------------ what has no place
     def _add_metrics(self, metrics: Any, where: str, step_id: int) -> None:
@@ -323,7 +326,7 @@ class _Reading:
         for name, value in step.items():
             self.running[name] = self.running.get(name, 0) + value
         if step:
-            self.actions.append(Action("metrics", dict(self.running)))
+            self.actions.append(Action.untyped("metrics", dict(self.running)))
         odd = {f"metrics.{name}": getattr(metrics, name) for name in ("prompt_token_ids", "completion_token_ids", "logprobs") if getattr(metrics, name) is not None}
         odd.update({f"metrics.extra.{key}": value for key, value in extra.items()})
         for name, value in odd.items():
@@ -356,7 +359,7 @@ def _agent_environment(agent: Any) -> Action:
     if agent.tool_definitions:
         data["tools"] = [_dict(d.get("function")).get("name") or d.get("name") for d in agent.tool_definitions if isinstance(d, dict)]
         data["tool_definitions"] = agent.tool_definitions
-    return Action("environment.reported", data)
+    return Action.untyped("environment.reported", data)
 
 
 def _benchtape_tokens(prompt: int | None, cached: int | None, cache_writes: Any, completion: int | None) -> dict[str, Any]:
@@ -384,7 +387,7 @@ def _carried(entries: Any, thread: str, at: float) -> list[Action]:
         if isinstance(entry, dict) and isinstance(entry.get("kind"), str) and isinstance(entry.get("data"), dict):
             when = float(entry.get("at") or at)
             if entry["kind"] in BLOB_KINDS:
-                out.append(Action("adapter.warning", {**_kept(f"a {entry['kind']} recorded where the session was exported from (its bytes are not in the document)", entry["data"], thread).data, "source": FORMAT}, thread=thread, at=when))
+                out.append(Action.untyped("adapter.warning", {**_kept(f"a {entry['kind']} recorded where the session was exported from (its bytes are not in the document)", entry["data"], thread).data, "source": FORMAT}, thread=thread, at=when))
             else:
                 out.append(Action(entry["kind"], entry["data"], thread=thread, at=when))
     return out

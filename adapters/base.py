@@ -195,4 +195,5 @@ def get_adapter(name: str) -> Adapter:
 
     target = ADAPTERS[name]
     module, _, cls = target.partition(":")
-    return getattr(importlib.import_module(module), cls)()
+    adapter: Adapter = getattr(importlib.import_module(module), cls)()  # ADAPTERS names Adapter classes only
+    return adapter

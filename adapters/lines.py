@@ -111,7 +111,8 @@ class LineParser:
 def finish_safely(parser: Any) -> list[Action]:
     """A parser's end-of-stream actions; should it fail, a warning instead of the exception."""
     try:
-        return parser.finish()
+        actions: list[Action] = parser.finish()
+        return actions
     except Exception as exc:  # noqa: BLE001
         return [warning(f"{type(parser).__name__} failed at the end of the stream ({type(exc).__name__}: {exc})", "")]
 

@@ -212,8 +212,9 @@ def _session_id(path: Path) -> str | None:
         with path.open("rb") as fh:
             for i, line in enumerate(read_lines(fh)):
                 entry = decode(line)
-                if entry and isinstance(entry.get("sessionId"), str):
-                    return entry["sessionId"]
+                found = entry.get("sessionId") if entry else None
+                if isinstance(found, str):
+                    return found
                 if i > 50:
                     break
     except OSError:

@@ -52,8 +52,8 @@ def build_transcript(path: Path, megabytes: float) -> int:
     and enum values (`type`, ...) are short and stay as they are, so every line parses alike."""
     lines: list[str] = []
     for name in SEEDS:
-        lines += [l for l in (REALDATA / "claude-transcripts" / name).read_text().splitlines() if l.strip()]
-    entries = [json.loads(l) for l in lines]
+        lines += [line for line in (REALDATA / "claude-transcripts" / name).read_text().splitlines() if line.strip()]
+    entries = [json.loads(line) for line in lines]
     session = entries[0].get("sessionId") or "bench-session"
     for entry in entries:
         if "sessionId" in entry:
@@ -64,8 +64,8 @@ def build_transcript(path: Path, megabytes: float) -> int:
     with path.open("w") as fh:
         while written < target:
             copy += 1
-            for l in variants[copy % 26]:
-                text = l.replace("toolu_", f"toolu_{copy}_").replace('"msg_', f'"msg_{copy}_').replace('"uuid":"', f'"uuid":"{copy}-') + "\n"
+            for line in variants[copy % 26]:
+                text = line.replace("toolu_", f"toolu_{copy}_").replace('"msg_', f'"msg_{copy}_').replace('"uuid":"', f'"uuid":"{copy}-') + "\n"
                 fh.write(text)
                 written += len(text.encode())
     return written

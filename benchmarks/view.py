@@ -30,6 +30,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -160,8 +161,13 @@ def main() -> int:
         big_actions = ro.execute("SELECT COUNT(*) FROM actions WHERE session_id = ?", [big]).fetchone()[0]
         n_sessions = ro.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
         size_gb = db.stat().st_size / 1e9
-        newest = lambda: ro.execute("SELECT * FROM session_summary ORDER BY session_id DESC LIMIT 50").fetchall()
-        actions = lambda: ro.execute("SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ? ORDER BY seq", [big]).fetchall()
+
+        def newest() -> list[Any]:
+            return ro.execute("SELECT * FROM session_summary ORDER BY session_id DESC LIMIT 50").fetchall()
+
+        def actions() -> list[Any]:
+            return ro.execute("SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ? ORDER BY seq", [big]).fetchall()
+
         actions()  # the page cache warm for both sides
         floor_index, floor_session = best_floor(newest), best_floor(actions)
         with running(Viewer(db, Path(tmp))) as base:
@@ -178,7 +184,10 @@ def main() -> int:
         floor_scan = best_floor(lambda: ro.execute("SELECT COUNT(*) FROM actions WHERE data LIKE ? ESCAPE '^'", [like_pattern("no-such-text-anywhere")]).fetchone(), 1)
         store.close()
     mb = size_gb * 1000
-    ok = lambda t, target: "ok" if t < target else "MISSED"
+
+    def ok(t: float, target: float) -> str:
+        return "ok" if t < target else "MISSED"
+
     load = os.getloadavg()[0]
     print(f"store: {n_sessions} sessions, {size_gb:.2f} GB; each page over HTTP in CPU seconds (the viewer's and the client's; wall seconds beside), median of {ROUNDS}; load average {load:.1f} on {os.cpu_count()} cores")
     print(f"/ (newest 50 + runs)       first {first_cpu:.3f}s  median {index_cpu:.3f}s   (wall {first:.3f}s, {index:.3f}s)   sqlite3 reading its rows {floor_index:.3f}s   (target < {FIRST_PAGE_S:g}s) {ok(first_cpu, FIRST_PAGE_S)}")

@@ -28,9 +28,9 @@ def _view(s: Session) -> tuple:
 def _read_backwards(s: Session) -> tuple:
     """Subagents' calls first, then turns and invocations through a copy, then the rest."""
     for sub in s.subagents.values():
-        sub.tools
+        _ = sub.tools  # read only to build it: the order of first reads is the point
     view = copy.copy(s)
-    view.turns, view.invocations
+    _ = view.turns, view.invocations
     return _view(s)
 
 

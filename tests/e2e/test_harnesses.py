@@ -203,7 +203,7 @@ def test_an_adapter_that_raises_keeps_the_stream_and_the_run(tmp_path, monkeypat
     session = store.load_session(next(out.results)["session_id"])
     assert any("adapter failed on this line: KeyError" in w["what"] for w in session.warnings)
     assert session.metrics.cost_usd == pytest.approx(0.5552176)  # the result line, long after, was recorded
-    assert len(store.raw_lines(session.id)) == sum(1 for l in (REALDATA / SUBAGENT_STREAM).read_text().splitlines() if l.strip())
+    assert len(store.raw_lines(session.id)) == sum(1 for line in (REALDATA / SUBAGENT_STREAM).read_text().splitlines() if line.strip())
 
 
 def test_a_binary_written_relative_to_the_bench_runs_from_any_folder_and_is_refused_in_a_container(tmp_path):

@@ -108,7 +108,7 @@ def test_dotenv_is_read_as_madbench_reads_it_and_its_secrets_are_redacted(tmp_pa
     (tmp_path / "bad.env").write_text("GREETING=ok\nthis is not a pair\n")
     bad = benchtape("madbench.yaml", "--db", "z.db", "--env-file", "bad.env", cwd=tmp_path)
     assert bad.returncode == 2 and "bad.env:2: not a NAME=VALUE line" in bad.stderr
-    shell = benchtape("madbench.yaml", "--db", "w.db", "--report-json", "s.json", cwd=tmp_path, env={"GREETING": "from the shell"})
+    benchtape("madbench.yaml", "--db", "w.db", "--report-json", "s.json", cwd=tmp_path, env={"GREETING": "from the shell"})
     assert "from the shell token=" in (tmp_path / "s.json").read_text()  # the shell's value wins over .env's
 
 

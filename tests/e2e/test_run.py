@@ -278,7 +278,7 @@ def test_ctrl_c_exits_130_and_keeps_what_was_recorded(tmp_path):
 
 def test_keep_sandbox_says_where_and_how_to_remove_it(tmp_path):
     out = benchtape("run", DEMO, "--db", tmp_path / "x.db", "--scenario", "wrong-fix", "--keep-sandbox", "--plain")
-    line = next(l for l in out.stderr.splitlines() if l.startswith("kept sandbox of wrong-fix #1: "))
+    line = next(ln for ln in out.stderr.splitlines() if ln.startswith("kept sandbox of wrong-fix #1: "))
     kept = Path(line.split(": ", 1)[1].split()[0])
     assert "a - b" not in (kept / "work" / "calc.py").read_text()  # the agent's final tree, left for debugging
     import shutil

@@ -67,7 +67,7 @@ def test_the_next_start_of_benchtape_recovers_what_a_killed_one_left(tmp_path):
     assert "recovered session" in ran.stderr and "put back" in ran.stderr
     assert (home / ".claude" / "settings.json").read_text() == SETTINGS
     assert sorted(p.name for p in tmp.iterdir()) == []
-    assert [p for p in tagged_processes("next-start")] == []
+    assert list(tagged_processes("next-start")) == []
     import sqlite3
 
     con = sqlite3.connect(db)

@@ -62,7 +62,7 @@ def test_a_spare_made_for_another_staged_tree_is_not_taken_and_discard_removes_i
     spares = Spares(Cleanup())
     spares._make(("home", False, seed, {}), spares.generation)
     assert spares.take(("home", False, None, {})) is None and spares.take(("workspace", False, seed, {})) is None
-    [made] = [p for p in tmp_path.glob("benchtape-*")]
+    [made] = list(tmp_path.glob("benchtape-*"))
     assert (made / "work" / "a.txt").read_text() == "a" and (made / "tmp").is_dir()
     spares.discard()
     from benchtape.sandbox.trees import wait_later

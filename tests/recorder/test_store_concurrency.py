@@ -76,7 +76,7 @@ def test_eight_processes_record_into_one_new_store_without_loss(tmp_path):
     assert len(rows) == PROCESSES * THREADS * SESSIONS
     for row in rows:
         worker = int(row.scenario[1:])
-        assert store.raw_lines(row.id) == ['{"worker": %d, "line": %d}' % (worker, i) for i in range(1, LINES + 1)]
+        assert store.raw_lines(row.id) == [f'{{"worker": {worker}, "line": {i}}}' for i in range(1, LINES + 1)]
         actions = store.actions(row.id)
         assert [a.seq for a in actions] == list(range(1, LINES + 3))
         assert actions[-1].kind == "session.finished"

@@ -154,7 +154,7 @@ def triggers(conn: sqlite3.Connection) -> list[tuple]:
 
 def transcript(tmp_path, lines: int = 400):
     f = tmp_path / "exec.jsonl"
-    f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(lines)))
+    f.write_text("".join(f'{{"type": "item.completed", "item": {{"id": "i{i}", "type": "agent_message", "text": "hi"}}}}\n' for i in range(lines)))
     return f
 
 

@@ -109,7 +109,7 @@ def test_every_line_whose_append_returned_survives_a_kill(tmp_path):
     store = Store(path)
     lines = store.raw_lines(sid)
     assert len(lines) >= returned
-    assert lines == ['{"line": %d, "pad": "%s"}' % (n, "y" * (n % 300)) for n in range(1, len(lines) + 1)]
+    assert lines == [f'{{"line": {n}, "pad": "{"y" * (n % 300)}"}}' for n in range(1, len(lines) + 1)]
     assert [a.data["text"] for a in store.actions(sid)] == [str(n) for n in range(1, len(lines) + 1)]
     assert store.db.conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
@@ -198,7 +198,7 @@ def test_a_file_that_fails_mid_import_leaves_nothing_of_itself(store, tmp_path, 
 
     if batches == "one":
         f = tmp_path / "exec.jsonl"
-        f.write_text("".join('{"type": "item.completed", "item": {"id": "i%d", "type": "agent_message", "text": "hi"}}\n' % i for i in range(400)))
+        f.write_text("".join(f'{{"type": "item.completed", "item": {{"id": "i{i}", "type": "agent_message", "text": "hi"}}}}\n' for i in range(400)))
     else:
         f, _ = _many_batches(tmp_path)
     from benchtape.adapters import transcripts

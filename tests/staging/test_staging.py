@@ -132,7 +132,7 @@ def test_setup_runs_once_in_the_staged_tree_with_a_scrubbed_env(tmp_path, monkey
     ran = run_bench(bench, "--repeat", "2")
     assert ran.code == 0, ran.stderr
     assert log.read_text() == "ran\n"  # once per bench run: 2 scenarios x 2 attempts share it
-    reads = [a for a in ran.actions("tool.result")]
+    reads = list(ran.actions("tool.result"))
     assert len(reads) == 4 and all("made" in a["output"] for a in reads)
     # the env the program saw: PATH, HOME, LANG, TMPDIR (those set) + the three BENCHTAPE names
     # (the image dir is gone with the staged tree; re-stage to read it)

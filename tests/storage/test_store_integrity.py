@@ -167,7 +167,7 @@ def test_damaged_pages_are_a_message_on_every_command_and_migrate_never_calls_th
 
 def test_verify_finds_tampered_blobs_raw_and_dangling_references_on_a_store_whose_schema_is_intact(store):
     conn = plain(store)
-    guards = {name: sql for name, sql in conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN ('blobs_no_update', 'raw_no_update')")}
+    guards = dict(conn.execute("SELECT name, sql FROM sqlite_master WHERE name IN ('blobs_no_update', 'raw_no_update')"))
     for name in guards:
         conn.execute(f"DROP TRIGGER {name}")
     (sha,) = conn.execute("SELECT sha256 FROM blobs ORDER BY sha256 LIMIT 1").fetchone()
