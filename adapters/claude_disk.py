@@ -93,7 +93,7 @@ class ClaudeDiskParser(LineParser):
         if entry is None:
             return [warning(NOT_JSON, line)]
         kind = entry.get("type")
-        handler = self._handlers.get(kind)
+        handler = self._handlers.get(kind) if isinstance(kind, str) else None
         if handler is None:
             if kind in _QUIET_TYPES:
                 return []
@@ -119,7 +119,8 @@ class ClaudeDiskParser(LineParser):
         thread = self._thread(entry)
         cost = entry.get("costUSD")
         if entry.get("type") == "assistant" and isinstance(cost, (int, float)) and not isinstance(cost, bool):
-            message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+            given = entry.get("message")
+            message: dict[str, Any] = given if isinstance(given, dict) else {}
             self.entry_costs[str(message.get("id") or uuid or len(self.entry_costs))] = float(cost)  # an internal agent's spend counts too
         if thread == INTERNAL:
             self._count_only(entry)
@@ -156,7 +157,8 @@ class ClaudeDiskParser(LineParser):
         """The thread of an agent seen for the first time, from its first entry."""
         if agent_id.startswith("acompact"):
             return INTERNAL
-        message = first.get("message") if isinstance(first.get("message"), dict) else {}
+        given = first.get("message")
+        message: dict[str, Any] = given if isinstance(given, dict) else {}
         content = message.get("content") if first.get("type") == "user" else None
         if content == "Warmup" or (isinstance(content, list) and _first_text(content) == "Warmup"):
             return INTERNAL

@@ -214,8 +214,8 @@ class ClaudeMessages:
         out: list[Action] = []
         for text in texts:
             if text.startswith(INTERRUPT_PREFIX):
-                data: Error = {"message": "interrupted by user", "text": text, "interrupted": True}
-                out.append(Action("error", data, thread=thread, at=at))
+                stop: Error = {"message": "interrupted by user", "text": text, "interrupted": True}
+                out.append(Action("error", stop, thread=thread, at=at))
             elif text.strip() and not text.lstrip().startswith(NOT_SAID):
                 said.append(text)
         if said or attached:
@@ -274,7 +274,8 @@ def _name(value: Any) -> str | None:
 
 def _attachment(block: dict[str, Any]) -> dict[str, Any]:
     """An image/document block as the session records it: its media type and size, not its bytes."""
-    source = block.get("source") if isinstance(block.get("source"), dict) else {}
+    given = block.get("source")
+    source: dict[str, Any] = given if isinstance(given, dict) else {}
     out: dict[str, Any] = {"media_type": str(source.get("media_type") or block.get("type"))}
     data = source.get("data")
     if isinstance(data, str):

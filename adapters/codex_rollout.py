@@ -118,7 +118,7 @@ class CodexRolloutParser(LineParser):
                 "turn_context": self._turn_context,
                 "response_item": self._response_item,
                 "event_msg": self._event,
-                "compacted": lambda e, l: [],
+                "compacted": lambda entry, line: [],
             }.get(kind)  # type: ignore[arg-type]
             if handler is None and kind in _QUIET_LINES:
                 return []
@@ -215,7 +215,8 @@ class CodexRolloutParser(LineParser):
     def _call(self, p: dict[str, Any], at: float) -> list[Action]:
         call_id = str(p.get("call_id") or p.get("id") or "")
         if p.get("type") == "local_shell_call":
-            name, tool_input = "local_shell", p.get("action") if isinstance(p.get("action"), dict) else {}
+            action = p.get("action")
+            name, tool_input = "local_shell", action if isinstance(action, dict) else {}
         elif p.get("type") == "custom_tool_call":
             name, tool_input = str(p.get("name") or ""), {"input": p.get("input")}
         else:

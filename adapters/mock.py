@@ -15,8 +15,8 @@ import orjson
 from benchtape.adapters.base import Command, Launch, warning
 from benchtape.adapters.lines import LineParser
 from benchtape.core.canonical import annotate
-from benchtape.core.model import ACTION_KINDS, Action
-from benchtape.core.payloads import PayloadError, check_payload
+from benchtape.core.model import Action
+from benchtape.core.payloads import ACTION_KINDS, PayloadError, check_payload
 
 PAYLOAD = "mock:"  # a provider label's prefix: what follows is what the mock says
 MOCK_METRIC_KEYS = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}

@@ -257,7 +257,7 @@ def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
     if name is not None and not name.exists():
         find_evaluation(str(name))  # this project has no evaluations (else `run` took the name as one): says so, and how to make one
     shadowed = project_evaluation(str(name), Path.cwd()) if name is not None else None
-    if shadowed is not None:
+    if shadowed is not None and name is not None:
         what = "folder" if name.is_dir() else "file"
         raise BadInput(f"{name} is a {what} here, so `run` reads it as a bench; the evaluation of that name is {shadowed}", fix=f"name the evaluation by its path: `benchtape run {evaluation_ref(shadowed)} {flag}`")
     raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`), and none was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path")

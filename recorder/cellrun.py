@@ -32,7 +32,7 @@ from benchtape.core.model import Action
 from benchtape.core.payloads import SessionStarted
 from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.recorder.runner import Runner, SessionPlan
-from benchtape.sandbox.box_commands import CommandRun, capture_pre, run_all, workdir_of
+from benchtape.sandbox.box_commands import CommandRun, PreEffects, capture_pre, run_all, workdir_of
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.snapshot import snapshot
@@ -112,7 +112,8 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
     cell, arm, task = plan.cell, plan.cell.arm, plan.cell.task
     scenario = task.scenario
     env = dict(arm.steps[0].effects.env)
-    pre, runs = None, []
+    pre: PreEffects | None = None
+    runs: list[CommandRun] = []
     if arm.all_pre():
         pre, runs = capture_pre(box, arm.all_pre(), env, scenario.staging_timeout or DEFAULT_SETUP_TIMEOUT)
     identity = matrix.identity(plan, pre) if arm.all_pre() else plan.identity

@@ -254,7 +254,10 @@ class Driver:
         for n, path in enumerate(tui.attach, start=1):
             term.paste(path + " ")
             marker = tui.attached.replace("{n}", str(n))
-            if not wait_for(lambda marker=marker: marker in term.screen(), 5.0):
+            def shown(marker: str = marker) -> bool:
+                return marker in term.screen()
+
+            if not wait_for(shown, 5.0):
                 self._note([Action("error", {"message": f"the terminal UI did not attach {path} (no {marker} on screen after pasting its path)", "screen": term.screen()[-2000:]})])
                 return False
         return True

@@ -183,7 +183,7 @@ class Matrix:
 
     def resolve_versions(self) -> list[Resolved]:
         """Every step's tool version (npm is asked about `latest` once per tool)."""
-        out = []
+        out: list[Resolved] = []
         for arm in self.ev.arms:
             for task in self._bench_tasks():
                 out.extend(self.resolved(arm, task))

@@ -250,7 +250,7 @@ def _pair_by(left: dict[str, V], right: dict[str, V], key: Callable[[V], Any], u
     if unique:
         seen = Counter(key(v) for v in left.values())
         by_key = defaultdict(list, {k: vs for k, vs in by_key.items() if len(vs) == 1 and seen[k] == 1})
-    for v in sorted(list(left.values()), key=lambda v: check_index(v.check_path)):
+    for v in sorted(left.values(), key=lambda v: check_index(v.check_path)):
         k = key(v)
         if k is not None and by_key.get(k):
             match = by_key[k].pop(0)
@@ -291,6 +291,7 @@ def _compare_session(out: GradingDiff, scenario: str, session_id: str, va: list[
     mine: list[Change] = []
     for a, b in pair(va, vb):
         if a is None:
+            assert b is not None  # pair() never yields two Nones
             out.added.append(Change("added", scenario, session_id, b.check_path, b.type, None, b))
             mine.append(out.added[-1])
         elif b is None:

@@ -22,7 +22,7 @@ from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
 from benchtape.spec.script import STEP_KEYS, STEP_KINDS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.transform_source import TransformRefused, transform_of
 from benchtape.spec.units import parse_duration
-from benchtape.spec.yamlsrc import LineDict, LineList, decode_source, load_yaml_text, plain, read_source, shorten
+from benchtape.spec.yamlsrc import LineDict, LineList, as_line_dict, decode_source, load_yaml_text, plain, read_source, shorten
 
 # ---------------------------------------------------------------- the schema
 
@@ -286,10 +286,11 @@ class _Loader:
             node.line, node.key_lines = getattr(parent, "line", None), {}
         if not isinstance(node, dict):
             raise self.err(f"{what} must be a mapping, got {_type_name(node)}", parent if parent is not None else node, key, "write it as `name: value` pairs (indented below it, or `{name: value}`)")
-        return node
+        return as_line_dict(node)
 
-    def strict(self, node: LineDict, allowed: set[str], what: str, aliases: dict[str, str] | None = None, extra_hint: dict[str, str] | None = None) -> LineDict:
+    def strict(self, node: dict[str, Any], allowed: set[str], what: str, aliases: dict[str, str] | None = None, extra_hint: dict[str, str] | None = None) -> LineDict:
         """Refuse unknown keys (naming the closest); `x-` keys are ignored; aliases become canonical."""
+        node = as_line_dict(node)
         aliases = aliases or {}
         out = LineDict()
         out.line, out.key_lines = node.line, {}
@@ -367,8 +368,9 @@ class _Loader:
             )
         return p
 
-    def allow_outside(self, top: LineDict) -> None:
+    def allow_outside(self, top: dict[str, Any]) -> None:
         """`x-benchtape-allow-outside: [folder, ...]`: more folders staged inputs may come from."""
+        top = as_line_dict(top)
         value = top.get(ALLOW_KEY)
         if value is None:
             return
@@ -603,7 +605,7 @@ class _Loader:
         if cwd is not None:
             if not isinstance(cwd, str) or Path(cwd).is_absolute() or ".." in Path(cwd).parts:
                 raise self.err("`cwd:` must be a relative path inside the workspace, without `..`", merged, "cwd", "e.g. `cwd: src` (a folder of the testdata)")
-        timeout = self.duration(merged.get("timeout"), merged, "timeout", DEFAULT_TIMEOUT)
+        timeout = self.duration(merged.get("timeout"), merged, "timeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
         staging_timeout = self.duration(merged.get("staging_timeout"), merged, "staging_timeout", None)
         capture = merged.get("capture", "log")
         if capture not in CAPTURES:
@@ -983,9 +985,11 @@ def _load_document(doc: Any, path: Path, raw: bytes, params: dict[str, Any], eva
 
 
 def _deep_merge(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-    out = LineDict(a) if isinstance(a, LineDict) else dict(a)
+    out: dict[str, Any] = dict(a)
     if isinstance(a, LineDict):
-        out.line, out.key_lines = a.line, dict(getattr(a, "key_lines", {}))
+        merged = LineDict(a)
+        merged.line, merged.key_lines = a.line, dict(getattr(a, "key_lines", {}))
+        out = merged
     for k, v in b.items():
         out[k] = _deep_merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
     return out

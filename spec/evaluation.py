@@ -445,6 +445,7 @@ def _block(ld: DocLoader, node: Any, index: int, reg: Registry, parent: Any) -> 
         return _workflow_arms(ld, block, target, reg, pre, index + 1)
     if "steps" in block:
         raise ld.err(f"`steps:` is for workflow tools; {name} is a tool", block, "steps", "drop `steps:`, or name a workflow")
+    assert target is not None  # choose() refused a name the registry does not hold
     return _tool_arms(ld, block, target, pre, index + 1)
 
 
@@ -506,14 +507,15 @@ def _option_axes(ld: DocLoader, node: LineDict, tool: ToolDef, what: str) -> lis
 def _tool_arms(ld: DocLoader, block: LineDict, tool: ToolDef, pre: tuple[str, ...], number: int) -> list[Arm]:
     versions = _versions(ld, block, [tool])
     models = _models(ld, block, "model", tool, required=True) or []
-    efforts = _efforts(ld, block, [tool]) or [None]
+    efforts: list[str | None] = [*(_efforts(ld, block, [tool]) or [])] or [None]
     option_axes = _option_axes(ld, block, tool, "the block's")
     arms = []
-    for version, model, effort, *chosen in itertools.product(versions, models, efforts, *[values for _, values in option_axes]):
-        _check_effort(ld, tool, model, effort, block, "effort")
-        options = tool.option_values({name: value for (name, _), value in zip(option_axes, chosen)})
-        step = Step(MAIN_STEP, tool.name, tool.harness, version, model, tool.models[model].id, effort, tuple(options.items()), tool.effects(options), shown=tuple(n for n, _ in option_axes), protected_paths=tool.protected_paths, state_paths=tool.state_paths)
-        arms.append(Arm(tool.name, False, (step,), pre, number))
+    for version, model, effort in itertools.product(versions, models, efforts):
+        for chosen in itertools.product(*[values for _, values in option_axes]):  # the options vary fastest, as in one product
+            _check_effort(ld, tool, model, effort, block, "effort")
+            options = tool.option_values({name: value for (name, _), value in zip(option_axes, chosen)})
+            step = Step(MAIN_STEP, tool.name, tool.harness, version, model, tool.models[model].id, effort, tuple(options.items()), tool.effects(options), shown=tuple(n for n, _ in option_axes), protected_paths=tool.protected_paths, state_paths=tool.state_paths)
+            arms.append(Arm(tool.name, False, (step,), pre, number))
     return arms
 
 

@@ -34,10 +34,20 @@ class LineDict(dict[str, Any]):
     """A mapping that knows its own line and each key's line (1-based)."""
 
     line: int | None = None
-    key_lines: dict[str, int]
+    key_lines: dict[str, int | None]
 
     def line_of(self, key: str) -> int | None:
         return getattr(self, "key_lines", {}).get(key, self.line)
+
+
+def as_line_dict(node: dict[str, Any]) -> LineDict:
+    """A mapping as the loaders read one: a LineDict as it is; a plain dict (built in code,
+    not parsed) as one that knows no lines."""
+    if isinstance(node, LineDict):
+        return node
+    out = LineDict(node)
+    out.key_lines = {}
+    return out
 
 
 class LineList(list[Any]):

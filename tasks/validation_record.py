@@ -34,7 +34,7 @@ def record_phase(store: Any, run_id: str, task_id: str, phase: str, evidence: Ev
     scenario = f"{task_id}:{phase}"
     session_id: str = store.new_session(run_id, scenario, harness=HARNESS, params={"task": task_id, "phase": phase, **{k: facts[k] for k in ("fingerprint",) if k in facts}}, workdir=facts.get("work_dir"))
     now = time.time()
-    actions = [Action("session.started", {"scenario": scenario, "harness": HARNESS, "model": None, "prompt": "", "sandbox": facts.get("level"), "work_dir": facts.get("work_dir"), "validates": task_id, "phase": phase, "where": facts.get("where")}, at=now - evidence.seconds)]
+    actions = [Action("session.started", {"scenario": scenario, "harness": HARNESS, "model": None, "prompt": "", "sandbox": str(facts["level"]), "work_dir": facts.get("work_dir"), "validates": task_id, "phase": phase, "where": facts.get("where")}, at=now - evidence.seconds)]
     for i, step in enumerate(evidence.steps, start=1):
         call = f"verify-{i}"
         actions.append(Action("tool.call", {"call_id": call, "tool": "shell", "input": {"command": step["command"]}}, at=now))
