@@ -62,8 +62,8 @@ def export_cmd(
 
 def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool, db: Db) -> int:
     from benchtape.core.errors import BadInput
-    from benchtape.replay.workspace_export import export
     from benchtape.replay.select import resolve
+    from benchtape.replay.workspace_export import export
 
     if picked != "SESSION":
         raise BadInput(f"a workspace export is of one session, not {picked}", fix="name the session, or pass --format atif|inspect to export several")
