@@ -278,9 +278,11 @@ class Finished:
     interrupted: bool = False
     gradings: list[str] = field(default_factory=list)
     retried: int = 0  # attempts lost where they ran (a node died) and run again: on record, not outcomes
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # task folders not run (stale, unvalidated, leaking, broken), and why
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "skipped": self.skipped,
             "run_id": self.run_id,
             "sessions_started": self.started_sessions,
             "regraded": self.regraded,
@@ -311,7 +313,7 @@ def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: A
             raise PreflightBlocked(pf.blocking)
     fields = run_fields(planned.ev, argv=req.argv)
     run_id = store.new_run(fields.pop("kind"), **fields)
-    done = Finished(run_id=run_id)
+    done = Finished(run_id=run_id, skipped=[s.to_dict() for s in planned.ev.skipped if not s.ran])
     scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit, executor=planned.placement.executor_factory(store))
     grader = CellGrader(store, run_id, pricing, resources=scheduler.resources)
     reused, to_run = planned.reused(), planned.to_run()

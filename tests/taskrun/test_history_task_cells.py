@@ -67,6 +67,7 @@ def test_the_preview_runs_the_valid_tasks_and_says_which_it_skips(project: dict[
     assert set(skipped) == {UNVALIDATED} and skipped[UNVALIDATED]["state"] == "unvalidated"
     assert skipped[UNVALIDATED]["next"] == f"benchtape task validate {UNVALIDATED}"
     assert any(n.startswith(f"task {UNVALIDATED} skipped (unvalidated)") for n in preview["notes"])
+    assert [s["id"] for s in project["ran"]["skipped"]] == [UNVALIDATED]  # the run's own --json says it too
 
 
 def test_every_session_names_its_task_and_starts_from_the_base_tree(project: dict[str, Any]):
