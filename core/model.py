@@ -383,6 +383,7 @@ class Session:
     exit_code: int | None = None
     timed_out: bool = False
     provider: str | None = None  # the `providers:` label this session ran as (None: the scenario has none)
+    task: dict[str, Any] | None = None  # a task cell's task (session.started.task: kind, id, folder, fingerprint), folded so grading need not build the actions
 
     def thread_agent(self, thread: str) -> str | None:
         sub = self.subagents.get(thread)
@@ -473,6 +474,8 @@ class _Fold:
         s.prompt = d.get("prompt")
         s.work_dir = d.get("work_dir", s.work_dir)
         s.provider = d.get("provider")
+        task = d.get("task")
+        s.task = task if isinstance(task, dict) else None
 
     def subagent_spawned(self, seq: Any, thread: str, d: payloads.SubagentSpawned, sub: Subagent | None) -> None:
         s = self.s

@@ -87,7 +87,7 @@ def workspace_changes(store: Store, session: Session) -> Changes:
     imported = never_had_workspace(session)
     if imported is not None:
         raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists its edits as tool calls")
-    if isinstance(session.started.get("task"), dict):  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
+    if session.task is not None:  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
         return task_candidate(store, session)
     if not session.staged_snapshot:
         raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")

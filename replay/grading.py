@@ -291,8 +291,8 @@ STATUS_OF = {"passed": PASS, "failed": FAIL, "no_changes": FAIL, "guard_violatio
 def task_of(session: Session) -> dict[str, Any] | None:
     """The task a task cell's session.started names (the contract: kind, id, folder,
     fingerprint); None for any other session (a bench scenario's, a validation's)."""
-    task = session.started.get("task")
-    return task if isinstance(task, dict) and task.get("folder") else None
+    task = session.task  # folded from session.started: asking costs no Action (a regrade of a bench makes none)
+    return task if task is not None and task.get("folder") else None
 
 
 def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, Any]) -> Verdict:

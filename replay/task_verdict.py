@@ -136,11 +136,27 @@ def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str) -> tupl
         project = load_project(task_project_root(task.dir))
         from benchtape.sandbox.project_image import verifier_image
 
+        level, said = _history_level(project, task, level)
         with verifier_image(project, task, level) as image:
             verdict = grade_candidate(project, task, candidate, level=level, image=image)
+        if said:
+            verdict.evidence["notes"] = [said, *verdict.evidence.get("notes", [])]
         return verdict, verdict.evidence.get("fingerprint")
     except Exception as exc:  # noqa: BLE001 - an engine down, an image that will not build, a base commit gone
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the verifier could not run at level {level}: {type(exc).__name__}: {exc}", {"task": task.id, "level": level}), None
+
+
+def _history_level(project: Project, task: TaskSpec, level: str) -> tuple[str, str | None]:
+    """The level a history task's verifier runs at: the session's, except a container session
+    of a project with no image to verify in (no Dockerfile.benchtape, no wheelhouse: the base
+    image holds a bare Python), which is verified where the task was validated (home), as
+    `task validate --sandbox auto` chose; the note says so."""
+    if level != "container" or project.dockerfile is not None or project.wheelhouse() is not None:
+        return level, None
+    validated = task.validation.level if task.validation is not None and task.validation.level in ("home", "container") else "home"
+    if validated == "container":
+        return level, None
+    return "home", "the session ran at level container, but the project has no image to verify in (no Dockerfile.benchtape, no .benchtape/wheelhouse/): verified at level home, where the task was validated"
 
 
 def grade_harbor_candidate(task: TaskSpec, candidate: bytes, *, level: str = "home") -> TaskVerdict:

@@ -221,3 +221,16 @@ def test_a_read_only_store_grades_a_task_cell_without_writing(made: dict[str, An
     session = readonly.load_session(sid)
     (verdict,) = grade_session(session, [], StoredSnapshot(readonly, session), GradingContext())
     assert verdict.result.status == "PASS" and readonly.get_blob(verdict.result.evidence["candidate"]["sha256"]) is None
+
+
+def test_a_container_session_of_a_project_without_an_image_is_verified_where_it_was_validated(made: dict[str, Any], tmp_path: Path):
+    """No Dockerfile.benchtape and no wheelhouse: benchtape's base image has no pytest, so a
+    container session is verified at level home (as `task validate --sandbox auto` would
+    validate it), and the verdict says so, rather than failing every candidate."""
+    task = made["task"]
+    store = Store(tmp_path / "s.db")
+    sid = record_task_cell(store, task, _workspace(made, tmp_path), git_apply(task.reference()), recipe=made["recipe"], sandbox="container")
+    _, row = grade_live(store, sid)
+    ev = row["evidence"]
+    assert (ev["outcome"], ev["level"], ev["where"]) == ("passed", "home", "home"), row["reason"]
+    assert any("no image to verify in" in n for n in ev["notes"])
