@@ -34,6 +34,7 @@ def check_cmd(
     no_env: NoEnv = False,
 ) -> None:
     """Negative control: run every scenario under the no-op mock; every gradable check must FAIL.
+    On tasks (a folder of Harbor tasks, or an evaluation with `tasks:`): no task may pass under the no-op.
 
     Exit 0 the control holds, 1 a check wrongly passed or could not be graded, 3 nothing gradable.
     Example: benchtape check fixtures-red/demo/bench.yaml -v
@@ -47,6 +48,11 @@ def check_cmd(
         from benchtape.replay.control import refuse_images, tally
 
         envfile.load(env_file, no_env)
+        if benches and len(benches) == 1:
+            from benchtape.task_check import check_tasks, is_task_target
+
+            if is_task_target(Path(benches[0])):  # a folder of Harbor tasks, or an evaluation with `tasks:`
+                return check_tasks(Path(benches[0]), db=db, plain=plain, as_json=as_json)
         loaded = load_benches(benches, parse_params(param))
         refuse_images(loaded)
         store = open_store(db)

@@ -30,7 +30,7 @@ def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, att
     evaluation (`benchtape compare RUN…`); every task that loads runs (a direct run)."""
     import hashlib
 
-    from benchtape.spec.evaluation import MAIN_STEP, Arm, Evaluation, Step
+    from benchtape.spec.evaluation import Evaluation
     from benchtape.spec.harbor_task import load_harbor_tasks
     from benchtape.spec.overlays import load_registry
     from benchtape.spec.task import folder_hash
@@ -41,6 +41,29 @@ def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, att
     registry = load_registry(cwd)
     if harness is None:
         raise BadInput(f"{path} holds Harbor tasks: name the agent that runs them", fix="add --harness oracle (the positive control), --harness mock --model noop (the negative control), or a real tool: --harness claude-code --model scripted")
+    arm = setup_arm(registry, harness, model)
+    project = path if path.is_dir() else path.parent
+    return Evaluation(
+        name=path.name,
+        path=path,
+        project=project,
+        sha256=hashlib.sha256(folder_hash(path).encode()).hexdigest(),
+        description=f"the Harbor tasks in {path}",
+        attempts=attempts,
+        bench_paths=[],
+        arms=[arm],
+        blocks=[[arm]],
+        registry=registry,
+        task_refs=[str(path)],
+        direct=True,
+    )
+
+
+def setup_arm(registry: Any, harness: str, model: str | None) -> Any:
+    """The one setup `--harness H [--model M]` names: the registry's tool whose harness is H
+    (the one named H when several are), with model M (its only model when M is not given)."""
+    from benchtape.spec.evaluation import MAIN_STEP, Arm, Step
+
     tools = [t for t in registry.tools.values() if t.harness == harness]
     if not tools:
         near = closest(harness, sorted({t.harness for t in registry.tools.values()}))
@@ -58,19 +81,4 @@ def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, att
         raise BadInput(f"unknown model {model!r} for {tool.name}", fix=f"did you mean {near!r}?" if near else f"models of {tool.name}: {', '.join(sorted(tool.models))}")
     options = tool.option_values({})
     step = Step(MAIN_STEP, tool.name, tool.harness, tool.version, key, tool.models[key].id, None, tuple(options.items()), tool.effects(options), protected_paths=tool.protected_paths, state_paths=tool.state_paths)
-    arm = Arm(tool.name, False, (step,))
-    project = path if path.is_dir() else path.parent
-    return Evaluation(
-        name=path.name,
-        path=path,
-        project=project,
-        sha256=hashlib.sha256(folder_hash(path).encode()).hexdigest(),
-        description=f"the Harbor tasks in {path}",
-        attempts=attempts,
-        bench_paths=[],
-        arms=[arm],
-        blocks=[[arm]],
-        registry=registry,
-        task_refs=[str(path)],
-        direct=True,
-    )
+    return Arm(tool.name, False, (step,))
