@@ -38,6 +38,11 @@ from benchtape.core.model import MAIN, Action
 
 FORMAT = "atif"
 OURS = "benchtape"  # the key of `extra` under which benchtape keeps what ATIF has no field for
+# What benchtape's export carries that an import has no place for: said, with its value, never dropped.
+NOT_IMPORTED = {
+    "grading": "the exporting store's grading; an import is graded anew by `benchtape grade` or `regrade`, never handed verdicts",
+    "task": "the task cell it was; an imported session is no cell of an evaluation",
+}
 SCHEMA_VERSION = "ATIF-v1.8"  # what the export writes (the newest the `atif` package models)
 # `extra` keys of Harbor's own Claude Code conversion that carry facts benchtape has a place for.
 HARBOR_IS_ERROR = "tool_result_is_error"
@@ -159,6 +164,9 @@ class _Reading:
                 self.late.append(_kept(f"the trajectory's `{name}`" + (" (the continuation file is not read)" if name == "continued_trajectory_ref" else ""), getattr(doc, name)))
         self._foreign_extra(doc.extra, "the trajectory's", MAIN)
         self._foreign_extra(doc.agent.extra, "the agent's", MAIN)
+        for key, why in NOT_IMPORTED.items():
+            if key in self.own:
+                self.late.append(_kept(f"the trajectory's extra.benchtape.{key} ({why})", self.own[key]))
         return meta
 
     def _final_metrics(self, doc: Any) -> dict[str, Any]:

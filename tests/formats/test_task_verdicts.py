@@ -121,4 +121,8 @@ def test_an_atif_trajectory_carries_the_grading_and_the_task(store_db, tmp_path:
     back = cli("import", "atif", tmp_path / "atif" / f"{ids['oracle']}.json", "--db", tmp_path / "back.db")
     assert back.code == 0, back.stderr
     (row,) = list(Store(tmp_path / "back.db").session_rows())
-    assert Store(tmp_path / "back.db").load_session(row.id).final_output == "solve.sh ran"
+    back_session = Store(tmp_path / "back.db").load_session(row.id)
+    assert back_session.final_output == "solve.sh ran"
+    said = [a.data["what"] for a in back_session.actions if a.kind == "adapter.warning"]
+    assert any("extra.benchtape.grading" in m and "graded anew" in m for m in said), said  # kept as warnings, never dropped
+    assert any("extra.benchtape.task" in m for m in said), said
