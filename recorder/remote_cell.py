@@ -75,6 +75,13 @@ class ShippedStaging(Staging):
     def ready(self, task: Task) -> bool:
         return True
 
+    def scenario(self, task: Task) -> Any:
+        """The scenario as the driver loaded it. A `generated:` picture is not shipped with the
+        seed: such a cell stops here, saying so, rather than run without its picture."""
+        if task.scenario.generated_images:
+            raise OSError(f"scenario {task.scenario.name!r}: `image: generated:` pictures are not shipped to Ray workers; run it with --executor local")
+        return task.scenario
+
     def vars(self, task: Task) -> dict[str, Any]:
         return {}  # the answer key stays with the driver, which grades
 
