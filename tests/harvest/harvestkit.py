@@ -18,11 +18,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def find_bundle() -> Path | None:
+    """The shared toolz bundle: $BENCHTAPE_REALREPOS, else `shared/realrepos` beside this
+    checkout, or beside the checkout it was cloned from (a clean clone in /tmp finds it there)."""
     env = os.environ.get("BENCHTAPE_REALREPOS")
-    for place in (Path(env) if env else None, ROOT.parent / "shared" / "realrepos", ROOT.parents[1] / "shared" / "realrepos"):
-        if place is not None and (place / "toolz.bundle").is_file():
-            return place / "toolz.bundle"
+    for top in (ROOT, _cloned_from()):
+        for place in (Path(env) if env else None, top.parent / "shared" / "realrepos" if top else None, top.parents[1] / "shared" / "realrepos" if top else None):
+            if place is not None and (place / "toolz.bundle").is_file():
+                return place / "toolz.bundle"
     return None
+
+
+def _cloned_from() -> Path | None:
+    """The local checkout this one was cloned from (its `origin`), when that is a folder."""
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(ROOT), "remote", "get-url", "origin"], capture_output=True, text=True)
+    origin = Path(done.stdout.strip()) if done.returncode == 0 and done.stdout.strip() else None
+    return origin.resolve() if origin is not None and origin.is_dir() else None
 
 
 BUNDLE = find_bundle()
