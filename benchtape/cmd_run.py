@@ -165,34 +165,12 @@ def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes,
     """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
     (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
     preview, consent (--yes), cells recorded once and re-graded when asked for again."""
-    from benchtape.evaluation_run import EvaluationRequest
-    from benchtape.evaluation_run import execute as run_evaluation
-    from benchtape.sandbox.levels import checked_level
     from benchtape.spec.harbor_run import harbor_evaluation
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
-    checked_level(sandbox)
     ev = harbor_evaluation(folder, harness, model, attempts=repeat)
-    request = EvaluationRequest(
-        name=str(folder),
-        tasks=list(task or []) or None,
-        fresh=fresh,
-        yes=yes,
-        dry_run=dry_run,
-        db=db,
-        concurrency=concurrency,
-        sandbox=sandbox,
-        keep_sandbox=keep_sandbox,
-        allow_host_writes=allow_host_writes,
-        json_out=json_out,
-        plain=plain,
-        argv=sys.argv[1:],
-        executor=placement[0],
-        address=placement[1],
-        loaded=ev,
-    )
-    return run_evaluation(request)
+    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement, loaded=ev)
 
 
 _WHY_NOT_HARBOR = {
@@ -220,7 +198,7 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
     from benchtape.evaluation_run import EvaluationRequest
     from benchtape.evaluation_run import execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
@@ -244,6 +222,7 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         argv=sys.argv[1:],
         executor=placement[0],
         address=placement[1],
+        loaded=loaded,  # an evaluation made in memory (`run DIR` on Harbor tasks), else loaded by name
     )
     return run_evaluation(request)
 
