@@ -70,7 +70,9 @@ def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     ]
     control = '<p class="tag">the negative control: the no-op agent</p>' if shown.control else ""
     body = f'<p class="crumbs">{" · ".join(links)}</p>{control}' + region("session", regions["session"])
-    live = None if shown.session.finished and shown.verdicts else live_url("session", q, regions)
+    # the stream names the session by its whole id: a short handle unique now can be made
+    # ambiguous by the next session the run starts, while the page is still live
+    live = None if shown.session.finished and shown.verdicts else live_url("session", {**q, "handle": sid}, regions)
     return page(f"{shown.row.scenario} #{shown.row.attempt}", body, active="sessions", json_href=href(session_href(handle), {"format": "json"}), live=live)
 
 

@@ -269,7 +269,7 @@ def run_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
         f'<p>{region("runhead", regions["runhead"], "span")}' + (f' · <a href="{esc("/evaluation/" + evaluation)}">evaluation {esc(evaluation)}</a>' if evaluation else "") + "</p>",
         "<h2>Sessions</h2>" + region("sessions", regions["sessions"]),
     ]
-    live = None if q.get("before") else live_url("run", q, regions)
+    live = None if q.get("before") else live_url("run", {**q, "handle": run_id}, regions)  # the whole id, as a session's page
     return page(f"run {q['handle']}", "\n".join(body), active="runs", json_href=href("/run/" + q["handle"], {**own, "format": "json"}), live=live)
 
 

@@ -107,6 +107,36 @@ def test_a_writer_records_while_the_viewer_serves_and_the_stream_sees_it(tmp_pat
     assert {"slow-1", "slow-2"} <= set(names), seen[0][-2000:]  # the new sessions arrived on the stream
 
 
+def test_a_live_page_stays_live_when_a_new_session_makes_its_short_handle_ambiguous(tmp_path):
+    """A run's next session can share the prefix a page was opened by (ULIDs made in the same
+    millisecond-ish share their first characters): the page's stream must still name its own
+    session, and not end with "ambiguous" while the session is being recorded."""
+    from benchtape.core.model import Action
+    from benchtape.store.database import Store
+
+    project = scenes.Project(tmp_path)
+    store = Store(project.db)
+    run = store.new_run("run", harness="mock")
+    first = store.new_session(run, "slow-1", harness="mock", session_id="01M8Z0210G6BY6BC8CGAX2X6SB")
+    store.append(first, [Action("session.started", {"scenario": "slow-1", "harness": "mock", "prompt": "wait", "attempt": 1}, at=1000.0)])
+    store.close()
+    with serving(project) as base:
+        run_page = fetch(base, "/run/" + run[:10])[1]
+        status, page, _ = fetch(base, "/session/01M8Z02")  # unique now
+        assert status == 200 and b"incomplete" in page
+        live = live_of(page)
+        store = Store(project.db)
+        store.new_session(run, "slow-2", harness="mock", session_id="01M8Z0242VAR64FP86TZT03YZD")  # and now it is not
+        store.append(first, [Action("final_output", {"text": "done 1"}, at=1001.0), Action("session.finished", {"status": "ok", "exit_code": 0, "timed_out": False, "wall_ms": 1000.0}, at=1002.0)])
+        store.close()
+        assert fetch(base, "/session/01M8Z02")[0] != 200  # the short handle itself is ambiguous now
+        stream = read_events(base, live, 10.0, until=("done 1",))
+        assert "event: problem" not in stream, stream[-1000:]
+        assert "done 1" in stream  # the session's page saw it finish
+        runs = read_events(base, live_of(run_page), 3.0, until=("slow-2",))
+        assert "event: problem" not in runs and "slow-2" in runs, runs[-1000:]
+
+
 def test_only_get_and_head_and_only_for_this_viewers_host(rich):
     with serving(rich) as base:
         host, port = base.removeprefix("http://").split(":")
