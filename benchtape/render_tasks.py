@@ -59,7 +59,7 @@ def lint_lines(results: list[Any]) -> None:
 
 
 def validated_lines(result: Any) -> None:
-    print(f"validated at level {result.level} (run {result.run_id})")
+    print(f"validated at level {result.level} (run {result.run_id}): {result.why}" if result.why else f"validated at level {result.level} (run {result.run_id})")
     for t in result.tasks:
         if t.refused:
             print(f"  {t.id}: refused — {t.refused}")

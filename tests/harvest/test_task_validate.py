@@ -68,6 +68,10 @@ def test_each_phase_is_a_session_in_the_store(validated: dict[str, Any]):
     store = Store(validated["repo"] / ".benchtape" / "benchtape.db", readonly=True)
     run = store.run(validated["doc"]["run"])
     assert run is not None and run["kind"] == "validate"
+    # the level and why it was chosen are said (the JSON) and kept with the run (issue 44: auto moved under a user)
+    assert validated["doc"]["level_why"] == "--sandbox home, as asked"
+    params = run["params"] if isinstance(run["params"], dict) else json.loads(run["params"])
+    assert (params["level"], params["level_why"]) == ("home", "--sandbox home, as asked")
     rows = {r.scenario: r for r in store.session_rows(run_id=run["id"])}
     assert set(rows) == {f"{t}:{p}" for t in CREATED for p in ("base", "reference")}
     session = store.load_session(rows["592:base"].id)
