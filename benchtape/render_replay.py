@@ -150,7 +150,10 @@ def regrade_summary(summary: Any, plain: bool) -> None:
         _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):
             _say(out, f"    {name}: {n} session(s)", "yellow")
-    _say(out, f"next: benchtape diff OLD_GRADING {summary.grading_id}   (list them with `benchtape gradings`)", "dim")
+    if summary.previous:
+        _say(out, f"next: benchtape diff {summary.previous} {summary.grading_id}   (the grading these sessions showed before, against this one)", "dim")
+    else:
+        _say(out, f"next: benchtape gradings   (these sessions had no grading before {summary.grading_id})", "dim")
     print(summary.grading_id)
 
 

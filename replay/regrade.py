@@ -39,6 +39,14 @@ class RegradeSummary:
     scenarios: dict[str, ScenarioTally] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # scenario name the bench lacks → sessions
     tasks: bool = False  # task cells regraded without a bench: each tally counts cell outcomes (passed, failed, no_changes…)
+    previous: str | None = None  # the grading the first regraded session showed before: what `diff` compares this one with
+    _asked: bool = False
+
+    def remember_previous(self, store: Store, session_id: str) -> None:
+        """Before the first session's new verdicts are stored: the grading it showed until now."""
+        if not self._asked:
+            self._asked = True
+            self.previous = store.latest_grading_for(session_id)
 
     @property
     def graded(self) -> int:
@@ -51,6 +59,7 @@ class RegradeSummary:
             "graded": self.graded,
             "scenarios": {n: {"graded": t.graded, **dict(t.statuses)} for n, t in self.scenarios.items()},
             "skipped": dict(self.skipped),
+            "previous_grading_id": self.previous,
         }
 
 
@@ -102,6 +111,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
+            summary.remember_previous(store, row.id)  # its verdicts are still pending here
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
             if task_of(session) is not None:
                 _task_outcome(store, grading_id, row.id, session, verdicts)
@@ -162,6 +172,7 @@ def regrade_tasks(store: Store, sel: Selection, *, on_session: Callable[[Session
                 summary.skipped[row.scenario] += 1
                 continue
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
+            summary.remember_previous(store, row.id)
             store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
             outcome = _task_outcome(store, grading_id, row.id, session, verdicts)
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())

@@ -99,6 +99,7 @@ def test_list_shows_each_state_and_an_edited_task_is_stale(validated: dict[str, 
         assert row["state"] == "stale" and row["next"] == "benchtape task validate 434"
         text = benchtape("task", "list", cwd=repo).stdout
         assert "stale" in text and "next: benchtape task validate 434" in text
+        assert " ".join(row["why"].split()) in " ".join(text.split())  # the whole reason, wrapped (it was cut at 80: "… base comm")
     finally:
         tests_patch.write_bytes(original)
     assert next(t for t in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"] if t["id"] == "434")["state"] == "valid"
