@@ -18,7 +18,10 @@ def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
         print(text)
 
     say(f"evaluation {doc['evaluation']}  ({path})", highlight=False)
-    say(f"tasks: {len(doc['tasks'])} from {', '.join(doc['benches'])}", highlight=False)
+    sources = [*doc["benches"], *([f"task folders ({', '.join(doc['task_folders'])})"] if doc.get("task_folders") else [])]
+    say(f"tasks: {len(doc['tasks'])} from {', '.join(sources) or 'no bench and no task folder'}", highlight=False)
+    for line in doc.get("skipped_tasks", []):
+        say(f"  {line}", highlight=False)
     say(f"arms: {len(doc['arms'])}", highlight=False)
     for number, arm in enumerate(doc["arms"], start=1):
         say(f"  {number:>3}  block {arm['block']}  {arm['label']}", highlight=False)
