@@ -10,6 +10,7 @@ from rich.table import Table
 from benchtape.render import console
 from benchtape.render_replay import metric_text
 from benchtape.replay.compare import Comparison, columns, display, matrix_text, notes
+from benchtape.replay.document import placed
 
 
 def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
@@ -125,7 +126,7 @@ def _head(s: dict[str, Any]) -> str:
 
 
 def _verdicts(s: dict[str, Any]) -> str:
-    return "\n".join(f"{v['status']} {v['check']} {v['type']}" for v in s["verdicts"]) or "not graded"
+    return "\n".join(f"{v['status']} {placed(v['check'], v['type'])}" for v in s["verdicts"]) or "not graded"
 
 
 def _diff(s: dict[str, Any]) -> str:

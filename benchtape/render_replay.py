@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
+from benchtape.replay.document import placed
 from benchtape.replay.timeline import judge_note
 
 VERDICT_STYLE = {
@@ -175,11 +176,11 @@ def grading_diff(d: Any, plain: bool) -> None:
         for c in d.flips:
             changed = " (check changed)" if c.spec_changed else ""
             moved = f" (moved from {c.moved_from})" if c.moved_from else ""
-            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {c.check_path} {c.name}{moved}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
+            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {placed(c.check_path, c.name)}{moved}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
     if d.scores:
         _say(out, f"score changes ({len(d.scores)}):", "bold")
         for c in d.scores:
-            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {c.check_path} {c.name}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
+            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {placed(c.check_path, c.name)}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
     for version in d.tasks.values():
         _say(out, f"{version.why()} ({len(version.sessions)} session(s) graded against each)", "bold")
     for group in d.changed.values():
@@ -193,7 +194,7 @@ def grading_diff(d: Any, plain: bool) -> None:
             _say(out, f"{title} ({len(items)}):", "bold")
             for c in items:
                 v = getattr(c, side)
-                _say(out, f"    {c.scenario} {c.session_id} {c.check_path} {c.name}: {_v(v)}")
+                _say(out, f"    {c.scenario} {c.session_id} {placed(c.check_path, c.name)}: {_v(v)}")
     if not (d.flips or d.scores or d.changed or d.added or d.removed):
         _say(out, "no verdict changed", "green")
     if d.per_session:

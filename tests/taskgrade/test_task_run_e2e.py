@@ -87,3 +87,18 @@ def test_show_diff_of_an_oracle_cell_is_the_reference_fix(ran: dict[str, Any]):
     assert done.returncode == 0, done.stderr
     task = load_task(task_dirs(repo)["434"])
     assert sorted(changed_paths(done.stdout.encode())) == sorted(changed_paths(task.reference()))
+
+
+def test_a_task_edited_since_is_counted_stale_not_unlisted(ran: dict[str, Any]):
+    """Issue 44: a stale task's cells were dropped as "the evaluation no longer lists"."""
+    repo = ran["repo"]
+    tests_patch = task_dirs(repo)["434"] / "tests.patch"
+    original = tests_patch.read_bytes()
+    tests_patch.write_bytes(original + b"\n")  # any byte of a bound input makes the task stale
+    try:
+        doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
+        assert (doc["stale_measurements"], doc["retired_measurements"]) == (3, 0)  # 3 setups × 1 attempt of task 434
+        text = benchtape("compare", "tasks", cwd=repo).stdout
+        assert "3 stored measurement(s) of stale tasks are not counted" in " ".join(text.split()) and "no longer lists" not in text
+    finally:
+        tests_patch.write_bytes(original)
