@@ -382,8 +382,16 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
         kept = shown.metrics.get("grading_id")
         _say(out, f"metrics (grading {kept}):" if kept else "metrics (built-in: the bench declares none):", "bold")
         for name, value in shown.metrics["values"].items():
-            why = (shown.metrics.get("errors") or {}).get(name)
+            why = (shown.metrics.get("errors") or {}).get(name) or (_turns_note(shown.session, value) if name == "turns" and not kept else None)
             _say(out, f"  {name}  {metric_text(value)}" + (f"  ({why})" if why else ""))
+
+
+def _turns_note(session: Any, value: Any) -> str | None:
+    """madbench's built-in `turns` counts exchanges (the prompt and each follow-up); a tool's own
+    `turns` (Claude's num_turns) counts model round trips: said side by side, so 1 beside 14 reads right."""
+    reported = session.metrics.turns
+    return None if reported is None or reported == value else f"exchanges: the prompt and each follow-up; the tool reported {reported} model turns"
+
 
 
 def metric_text(value: Any) -> str:

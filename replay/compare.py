@@ -518,7 +518,7 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
     }
 
 
-OUTCOME_MARKS = {"passed": "pass", "failed": "fail", "no_changes": "none", "guard_violation": "guard", "patch_apply_failed": "patch"}
+OUTCOME_MARKS = {"passed": "pass", "failed": "fail", "no_changes": "no_changes", "guard_violation": "guard", "patch_apply_failed": "patch"}
 
 
 def matrix_text(cells: list[MatrixCell]) -> str:

@@ -189,5 +189,8 @@ def _task_outcome(store: Store, grading_id: str, session_id: str, session: Sessi
 
     outcome = decide(session, verdicts, None)
     task: dict[str, Any] = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), {})
-    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256")})
+    # the agent's change (files, lines) is a fact of the recording, not of a grading: carried over
+    # from the outcome it had, so `compare`'s lines/cell reads the same after a regrade
+    before = store.latest_outcomes([session_id]).get(session_id) or {}
+    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256"), "diff": before.get("diff")})
     return str(outcome.outcome)
