@@ -118,7 +118,7 @@ def run_cmd(
 def _madbench_flags(runs: int | None, manual: bool, env_file: Path | None, no_env: bool) -> int:
     """The flags a madbench command line carries: a retired one refused with its fix, the
     `.env` loaded (before anything reads the environment)."""
-    from benchtape import envfile
+    from benchtape.app import envfile
 
     if runs is not None:
         raise BadInput("--runs was retired; the flag is --repeat", fix=f"write --repeat {runs}")
@@ -199,8 +199,8 @@ _WHY_NOT = {
 
 
 def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
-    from benchtape.evaluation_run import EvaluationRequest
-    from benchtape.evaluation_run import execute as run_evaluation
+    from benchtape.app.evaluation_run import EvaluationRequest
+    from benchtape.app.evaluation_run import execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
 
     if refused:
@@ -244,7 +244,7 @@ def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
 
 def execute(req: RunRequest, param: list[str] | None = None) -> int:
     from benchtape import render
-    from benchtape.api import Reports, load_inputs, run_benches, run_eval
+    from benchtape.app.api import Reports, load_inputs, run_benches, run_eval
     from benchtape.recorder.runner import Interrupted, RunOptions
     from benchtape.sandbox.levels import checked_level
     from benchtape.spec.audit import Confounded
@@ -368,8 +368,8 @@ def _gauges(run) -> None:
 
 def _check_database_folder(db: Path | None) -> None:
     """A new database must be creatable where it goes (`demo` in a read-only folder): said before anything runs."""
+    from benchtape.app.preflight import unwritable
     from benchtape.options import db_path
-    from benchtape.preflight import unwritable
 
     path = db_path(db)
     # the store makes a database's folder (`.benchtape/` by default), so the folder only needs to be makeable
@@ -399,7 +399,7 @@ def demo_cmd(
 
     Example: benchtape demo --db /tmp/demo.db
     """
-    from benchtape.api import demo_bench_path
+    from benchtape.app.api import demo_bench_path
 
     guarded(lambda: execute(RunRequest(benches=[demo_bench_path()], db=db, report_json=report_json, plain=plain, demo=True)))
 

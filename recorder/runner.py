@@ -55,7 +55,7 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     scenarios: list[str] | None = None  # only these names
     eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
-    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.preflight.enforce)
+    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.app.preflight.enforce)
 
 
 def _first_message(prompt: str, cmd: Command) -> UserMessage:

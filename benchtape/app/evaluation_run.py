@@ -177,8 +177,8 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
     model and config; plus what only an evaluation has (`require_env`, `pre` at level none, a
     workflow in a container). Steps whose binary is still to be installed are checked after
     the install (`only`: just those)."""
-    from benchtape.preflight import Preflight
-    from benchtape.preflight import preflight as bench_preflight
+    from benchtape.app.preflight import Preflight
+    from benchtape.app.preflight import preflight as bench_preflight
 
     pf = Preflight()
     seen: set[bytes] = set()
