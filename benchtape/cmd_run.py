@@ -82,12 +82,12 @@ def run_cmd(
     if harbor_target(benches):
         assert benches is not None
         refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
         return
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
         return
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
     if misplaced:
@@ -161,7 +161,7 @@ def harbor_target(benches: list[Path] | None) -> bool:
     return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
 
 
-def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
+def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
     """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
     (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
     preview, consent (--yes), cells recorded once and re-graded when asked for again."""
@@ -170,7 +170,7 @@ def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes,
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
     ev = harbor_evaluation(folder, harness, model, attempts=repeat)
-    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement, loaded=ev)
+    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement, loaded=ev)
 
 
 _WHY_NOT_HARBOR = {
@@ -198,7 +198,7 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
     from benchtape.app.evaluation_run import EvaluationRequest
     from benchtape.app.evaluation_run import execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
@@ -216,7 +216,8 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         concurrency=concurrency,
         sandbox=sandbox,
         keep_sandbox=keep_sandbox,
-        allow_host_writes=allow_host_writes,
+        allow_host_writes=consent[0],  # the consent flags, (--allow-host-writes, --allow-network), both handed on
+        allow_network=consent[1],
         json_out=json_out,
         plain=plain,
         argv=sys.argv[1:],
