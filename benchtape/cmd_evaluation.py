@@ -21,33 +21,36 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def register(app: typer.Typer) -> None:
-    from benchtape.guard import guarded
+    from benchtape.guard import command
 
     evaluation = typer.Typer(name="evaluation", help="Evaluation files: which setups to compare over a bench's tasks.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
     @evaluation.command("create")
-    def create_cmd(name: str = typer.Argument(..., help="The evaluation's name: writes .benchtape/evaluations/NAME.yaml.")) -> None:
+    @command()
+    def create_cmd(name: str = typer.Argument(..., help="The evaluation's name: writes .benchtape/evaluations/NAME.yaml.")) -> int:
         """Write a new evaluation: asks for tools, models, efforts and attempts on a terminal; otherwise writes a commented template. Never replaces a file.
 
         Example: benchtape evaluation create baseline
         """
-        guarded(lambda: _create(name))
+        return _create(name)
 
     @evaluation.command("validate")
+    @command()
     def validate_cmd(
         name: str = typer.Argument(..., help="An evaluation name (.benchtape/evaluations/NAME.yaml) or a path."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-    ) -> None:
+    ) -> int:
         """Resolve every block and print the arms and the cells per task. Starts nothing (no sandbox, no network).
 
         Example: benchtape evaluation validate baseline
         """
-        guarded(lambda: _validate(name, json_out))
+        return _validate(name, json_out)
 
     app.add_typer(evaluation, name="evaluation")
     app.add_typer(evaluation, name="eval", hidden=True)
 
     @app.command("compare")
+    @command()
     def compare_cmd(
         targets: list[str] = typer.Argument(..., metavar="NAME | RUN…", help="An evaluation name (every stored cell of it), or run ids (only those runs)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
@@ -55,12 +58,12 @@ def register(app: typer.Typer) -> None:
         sessions: str | None = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
         db: Db = None,
         plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
-    ) -> None:
+    ) -> int:
         """Rank an evaluation's setups by correctness, then cost, tokens, lines changed and time, over the tasks they all measured.
 
         Example: benchtape compare baseline --html compare.html   ·   benchtape compare baseline --sessions fixes-the-bug
         """
-        guarded(lambda: _compare(targets, json_out, html, db, plain, sessions))
+        return _compare(targets, json_out, html, db, plain, sessions)
 
 
 # ---------------------------------------------------------------- create
