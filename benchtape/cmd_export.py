@@ -13,7 +13,7 @@ from benchtape.guard import guarded
 from benchtape.options import Db, open_store
 
 if TYPE_CHECKING:
-    from benchtape.store.database import Store
+    from benchtape.store.views import BrowsingStore
 
 FORMATS = ("workspace", "atif", "inspect")
 
@@ -76,7 +76,7 @@ def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool
     return 0
 
 
-def _atif(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
+def _atif(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     import sys
 
     from benchtape.core.errors import BadInput
@@ -99,7 +99,7 @@ def _atif(store: Store, session: str | None, run: str | None, all_: bool, dest: 
     return 0
 
 
-def _inspect(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
+def _inspect(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     from benchtape.core.errors import BadInput
     from benchtape.formats.exports import write_inspect_log
     from benchtape.replay.select import Selection, resolve

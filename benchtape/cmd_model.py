@@ -16,7 +16,7 @@ from benchtape.guard import command
 from benchtape.options import Db
 
 if TYPE_CHECKING:
-    from benchtape.store.views import Browsing
+    from benchtape.store.views import BrowsingStore
 
 HARNESSES = ("claude-code", "codex")
 
@@ -130,7 +130,7 @@ def _request_line(entry: dict[str, Any], turns: int, replies: int = 0) -> str:
 
 @command(store="read")
 def script_cmd(
-    store: Browsing,
+    store: BrowsingStore,
     session: str = typer.Argument(..., help="Session id (a unique prefix)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the script here (default: stdout)."),
     db: Db = None,
@@ -143,7 +143,7 @@ def script_cmd(
     return _script(store, session, output)
 
 
-def _script(store: Browsing, prefix: str, output: Path | None) -> int:
+def _script(store: BrowsingStore, prefix: str, output: Path | None) -> int:
     from benchtape.models.from_session import script_of
     from benchtape.replay.select import resolve
     from benchtape.spec.script import script_from

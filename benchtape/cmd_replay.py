@@ -301,7 +301,9 @@ def query_cmd(
         store = open_store(db, must_exist=True, readonly=True)
         if session:
             sid = resolve(store, "sessions", session)
-            render_replay.emit_json(evaluate(store, query, store.session_row(sid)))
+            row = store.session_row(sid)
+            assert row is not None  # resolve() found it
+            render_replay.emit_json(evaluate(store, query, row))
             return 0
         lines = run_query(store, query, selection(None, run, scenario, all_, controls=include_controls), keep_null=keep_null)
         failed = 0

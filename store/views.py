@@ -3,17 +3,17 @@
 `Store` (benchtape.store.database) is one class with every query and every append. No consumer
 needs all of it, and a type that says which part it uses says what it may do:
 
-- `Browsing`: the read side's queries (sessions, runs, actions, gradings, verdicts, outcomes,
+- `BrowsingStore`: the read side's queries (sessions, runs, actions, gradings, verdicts, outcomes,
   judgments, blobs). What a read-only store can answer: a browsing command, the viewer, an
-  export, a comparison. A `Browsing` value has no append to call.
-- `Grading`: browsing plus what grading writes (a grading, its verdicts, outcomes, metric values,
+  export, a comparison. A `BrowsingStore` value has no append to call.
+- `GradingStore`: browsing plus what grading writes (a grading, its verdicts, outcomes, metric values,
   judgments, blobs). What `replay` needs to grade, regrade and grade live.
-- `Recording`: what the write side appends (runs, sessions, actions, raw lines, blobs, bundles)
+- `RecordingStore`: what the write side appends (runs, sessions, actions, raw lines, blobs, bundles)
   and the few reads it makes while recording (a session's status, its raw lines, a folded
   bundle's sessions). What `recorder` and a task validation record need.
 
 They are Protocols: `Store` satisfies each one structurally (mypy checks it below), and a test
-double needs only the part its consumer asks for. `db` and `lock` are on `Browsing` for the
+double needs only the part its consumer asks for. `db` and `lock` are on `BrowsingStore` for the
 store's own modules (benchtape.store.browse composes its SQL over them); rooms outside the store
 never touch them (tests/storage/test_sql_in_the_store.py refuses SQL composed elsewhere).
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from benchtape.store.writer import BatchWriter
 
 
-class Browsing(Protocol):
+class BrowsingStore(Protocol):
     """The read side's queries: all a read-only store can answer."""
 
     @property
@@ -97,8 +97,8 @@ class Browsing(Protocol):
     def judgment_totals(self, grading_id: str) -> dict[str, Any]: ...
 
 
-class Grading(Browsing, Protocol):
-    """Browsing, and what grading writes: one grading, its verdicts, outcomes, metric values and judgments."""
+class GradingStore(BrowsingStore, Protocol):
+    """BrowsingStore, and what grading writes: one grading, its verdicts, outcomes, metric values and judgments."""
 
     def transaction(self, *, defer_foreign_keys: bool = False, bulk: bool = False) -> AbstractContextManager[None]: ...
     def put_blob(self, data: bytes) -> str: ...
@@ -111,7 +111,7 @@ class Grading(Browsing, Protocol):
     def add_judgment(self, row: dict[str, Any]) -> str: ...
 
 
-class Recording(Protocol):
+class RecordingStore(Protocol):
     """What recording appends, and the few reads it makes while it records."""
 
     @property
@@ -170,5 +170,5 @@ class Recording(Protocol):
 
 if TYPE_CHECKING:  # the one Store satisfies every view: mypy says so here, not at a distant call
 
-    def _store_is_every_view(store: Store) -> tuple[Browsing, Grading, Recording]:
+    def _store_is_every_view(store: Store) -> tuple[BrowsingStore, GradingStore, RecordingStore]:
         return store, store, store

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal, overload
 
 if TYPE_CHECKING:
     from benchtape.store.database import Store
-    from benchtape.store.views import Browsing
+    from benchtape.store.views import BrowsingStore
 
 # how a command uses its store: "read" browses an existing file; "write" may create it;
 # "existing" writes into a file that must already be there (grade, regrade, reparse)
@@ -27,10 +27,12 @@ def db_path(db: Path | None) -> Path:
 
 
 @overload
-def open_store(db: Path | None, must_exist: bool = ..., *, readonly: Literal[True]) -> Browsing: ...
+def open_store(db: Path | None, must_exist: bool = ..., *, readonly: Literal[True]) -> BrowsingStore: ...  # type: ignore[overload-overlap]
 @overload
 def open_store(db: Path | None, must_exist: bool = ..., readonly: Literal[False] = ...) -> Store: ...
-def open_store(db: Path | None, must_exist: bool = False, readonly: bool = False) -> Browsing | Store:
+@overload
+def open_store(db: Path | None, must_exist: bool = ..., *, readonly: bool) -> Store: ...  # decided at run time (a preview reads what a run writes)
+def open_store(db: Path | None, must_exist: bool = False, readonly: bool = False) -> BrowsingStore | Store:
     """The store `--db` names; `readonly` for what only reads (it never creates, changes or
     migrates the file, and is typed as the browsing view, so a reader cannot call a write)."""
     from benchtape.store.database import Store
@@ -38,7 +40,7 @@ def open_store(db: Path | None, must_exist: bool = False, readonly: bool = False
     return Store(db_path(db), readonly=readonly, create=not must_exist)
 
 
-def open_for(db: Path | None, mode: StoreMode) -> Browsing | Store:
+def open_for(db: Path | None, mode: StoreMode) -> BrowsingStore | Store:
     """`open_store` by the mode a command declares (benchtape.guard.command)."""
     if mode == "read":
         return open_store(db, must_exist=True, readonly=True)

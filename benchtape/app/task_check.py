@@ -59,7 +59,7 @@ def check_tasks(target: Path, *, db: Path | None, plain: bool, as_json: bool, sa
 
     from benchtape import render_evaluation as show
     from benchtape.app.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
-    from benchtape.options import open_store
+    from benchtape.app.stores import open_store
     from benchtape.spec.pricing import load_pricing
 
     ev = control_evaluation(target)
