@@ -12,8 +12,8 @@ from benchtape.guard import command
 from benchtape.options import Benches, EnvFile, NoEnv, Params, parse_params
 
 if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no bench code
+    from benchtape.app.runs import EvalRun
     from benchtape.core.results import CheckSpec
-    from benchtape.spec.evalfile import EvalRun
 
 
 @command()
@@ -77,10 +77,8 @@ def preflight_cmd(
     from benchtape.app import envfile
     from benchtape.app.api import control_audit, load_inputs
     from benchtape.app.preflight import preflight_all
+    from benchtape.app.runs import Confounded, RunOptions, checked_level
     from benchtape.cmd_run import _confounded, _control_block
-    from benchtape.recorder.runner import RunOptions
-    from benchtape.sandbox.levels import checked_level
-    from benchtape.spec.audit import Confounded
 
     envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
     checked_level(sandbox)

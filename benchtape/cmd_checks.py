@@ -19,7 +19,7 @@ def checks_cmd(
     Example: benchtape checks session:tool-used
     """
 
-    from benchtape.checks.registry import ALIASES, REFUSED, CheckConfigError, CheckInfo, catalog, lookup
+    from benchtape.app.catalog import ALIASES, REFUSED, CheckConfigError, CheckInfo, catalog, lookup
 
     infos = catalog()
     if type_ is None:

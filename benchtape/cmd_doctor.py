@@ -20,9 +20,9 @@ def doctor_cmd(
 
     Example: benchtape doctor --tool claude-code
     """
+    from benchtape.app.tasks import doctor
     from benchtape.options import db_path
     from benchtape.render_tasks import doctor_lines, print_json
-    from benchtape.tasks.doctor import doctor
 
     report = doctor(Path.cwd(), db=db_path(db), tools=tools)
     if json_out:

@@ -71,8 +71,7 @@ def register(app: typer.Typer) -> None:
 
 def _create(name: str) -> int:
     from benchtape.app.evaluation_create import ask, template
-    from benchtape.spec.evaluation import EVALUATIONS_DIR
-    from benchtape.spec.overlays import load_registry, project_config_dir
+    from benchtape.app.evaluations import EVALUATIONS_DIR, load_registry, project_config_dir
 
     if not NAME.match(name):
         raise BadInput(f"{name!r} is not an evaluation name", fix="letters, digits, `.`, `_` and `-` (it becomes the file name)")
@@ -99,9 +98,9 @@ def _create(name: str) -> int:
 def _validate(name: str, json_out: bool) -> int:
     import orjson
 
+    from benchtape.app.compare import FREE_MODELS, load_pricing
+    from benchtape.app.evaluations import evaluation_ref, load_evaluation
     from benchtape.render_compare import validation
-    from benchtape.spec.evaluation import evaluation_ref, load_evaluation
-    from benchtape.spec.pricing import FREE_MODELS, load_pricing
 
     ev = load_evaluation(name)
     tasks = ev.tasks()
@@ -153,23 +152,20 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None) -> int:
     import orjson
 
+    from benchtape.app.compare import compare
     from benchtape.options import open_store
     from benchtape.render import plain_wanted
     from benchtape.render_compare import comparison_table
-    from benchtape.replay.compare import comparison
-    from benchtape.spec.pricing import load_pricing
 
     if html is not None:
         from benchtape.app.preflight import check_outputs
 
         check_outputs({"--html": html})  # before the comparison is made: a path that cannot take it is found first
     store = open_store(db, must_exist=True, readonly=True)
-    cwd = Path.cwd()
-    pricing = load_pricing(cwd)
-    result = comparison(store, list(targets), pricing, cwd)
+    result = compare(store, list(targets), Path.cwd())
     if task is not None:
+        from benchtape.app.compare import side_by_side
         from benchtape.render_compare import side_by_side_table
-        from benchtape.replay.side_by_side import side_by_side
 
         doc = side_by_side(store, result, task)
         if json_out:
@@ -178,8 +174,8 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
             side_by_side_table(doc, plain_wanted(plain))
         return 0
     if html is not None:
+        from benchtape.app.reports import write_text_atomic
         from benchtape.replay.compare_html import render
-        from benchtape.replay.report import write_text_atomic
 
         write_text_atomic(html, render(result))
     if json_out:

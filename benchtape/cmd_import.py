@@ -12,7 +12,7 @@ from benchtape.guard import command
 from benchtape.options import Db
 
 if TYPE_CHECKING:
-    from benchtape.store.database import Store
+    from benchtape.app.stores import Store
 
 
 @command(store="write")
@@ -34,7 +34,7 @@ def import_cmd(
 
     import sys
 
-    from benchtape.recorder.importer import import_files
+    from benchtape.app.recording import import_files
 
     results = import_files(store, harness, paths, scenario, argv=sys.argv[1:])
     for r in results:
@@ -57,8 +57,8 @@ def reparse_cmd(
     Example: benchtape reparse 01J9Z3K4M5N6P7Q8R9S0T1V2W3
     """
 
-    from benchtape.recorder.importer import reparse, reparse_report
-    from benchtape.replay.select import resolve
+    from benchtape.app.recording import reparse, reparse_report
+    from benchtape.app.sessions import resolve
 
     old = resolve(store, "sessions", session)
     new = reparse(store, old)

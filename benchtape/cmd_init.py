@@ -50,10 +50,9 @@ def init_cmd(
 
 
 def _init_tasks(folder: Path) -> int:
+    from benchtape.app.evaluations import load_project
+    from benchtape.app.tasks import init_tasks, scan
     from benchtape.render_tasks import scan_table
-    from benchtape.spec.project import load_project
-    from benchtape.tasks.harvest import scan
-    from benchtape.tasks.init_project import init_tasks
 
     done = init_tasks(folder.resolve())
     if done.written:

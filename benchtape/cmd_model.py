@@ -16,7 +16,7 @@ from benchtape.guard import command
 from benchtape.options import Db
 
 if TYPE_CHECKING:
-    from benchtape.store.views import BrowsingStore
+    from benchtape.app.sessions import BrowsingStore
 
 HARNESSES = ("claude-code", "codex")
 
@@ -47,8 +47,7 @@ def serve_cmd(
 
 
 def _serve(path: Path, port: int, harness: str | None) -> int:
-    from benchtape.models.server import serve
-    from benchtape.spec.script import load_script
+    from benchtape.app.catalog import load_script, serve
 
     if harness is not None and harness not in HARNESSES:
         raise BadInput(f"--harness {harness!r} is not one the scripted model serves", fix=f"use one of {', '.join(HARNESSES)}")
@@ -79,7 +78,7 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
 
 
 def _refuse_unmapped(script: Any, path: Path) -> None:
-    from benchtape.models.tools import unmapped_for_codex
+    from benchtape.app.catalog import unmapped_for_codex
 
     unmapped = unmapped_for_codex(script)
     if unmapped:
@@ -88,7 +87,7 @@ def _refuse_unmapped(script: Any, path: Path) -> None:
 
 
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
-    from benchtape.adapters.endpoints import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
+    from benchtape.app.catalog import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
 
     what = ", ".join(part for part in (
         "the no-op script (says the prompt back)" if script.noop and not script.chat else "" if script.noop else f"{len(script.turns)} main turn(s)",
@@ -144,9 +143,8 @@ def script_cmd(
 
 
 def _script(store: BrowsingStore, prefix: str, output: Path | None) -> int:
-    from benchtape.models.from_session import script_of
-    from benchtape.replay.select import resolve
-    from benchtape.spec.script import script_from
+    from benchtape.app.catalog import script_from, script_of
+    from benchtape.app.sessions import resolve
 
     sid = resolve(store, "sessions", prefix)
     session = store.load_session(sid)

@@ -41,7 +41,7 @@ def list_cmd(report_dir: Path | None = ReportDir, as_json: Json = False, plain: 
     """
 
     from benchtape import render_history
-    from benchtape.replay.history import folder, reports_in
+    from benchtape.app.reports import folder, reports_in
 
     where = folder(report_dir)
     found = reports_in(where)
@@ -61,7 +61,7 @@ def show_cmd(report: str = typer.Argument("latest", help="A report: its run id (
     """
 
     from benchtape import render_history
-    from benchtape.replay.history import find
+    from benchtape.app.reports import find
 
     reports, where = _reports(report_dir, report)
     picked = find(reports, report, where)
@@ -81,7 +81,7 @@ def compare_cmd(a: str = typer.Argument(..., help="The earlier report (run id pr
     """
 
     from benchtape import render_history
-    from benchtape.replay.history import compare, find
+    from benchtape.app.reports import compare, find
 
     reports, where = _reports(report_dir, a, b)
     diff = compare(find(reports, a, where), find(reports, b, where))
@@ -101,7 +101,7 @@ def trend_cmd(report_dir: Path | None = ReportDir, scenario: str | None = typer.
     """
 
     from benchtape import render_history
-    from benchtape.replay.history import folder, reports_in, trend
+    from benchtape.app.reports import folder, reports_in, trend
 
     found = trend(reports_in(folder(report_dir)), scenario)
     if scenario is not None and scenario not in found["scenarios"]:
@@ -115,7 +115,7 @@ def trend_cmd(report_dir: Path | None = ReportDir, scenario: str | None = typer.
 
 def _reports(report_dir: Path | None, *refs: str) -> tuple[list[Any], Path]:
     """The folder's reports, unless every report is named by its path (then no folder is needed)."""
-    from benchtape.replay.history import DEFAULT_DIR, folder, reports_in
+    from benchtape.app.reports import DEFAULT_DIR, folder, reports_in
 
     if all(Path(r).suffix in (".json", ".jsonl") and Path(r).is_file() for r in refs):
         return [], report_dir or DEFAULT_DIR
@@ -138,9 +138,9 @@ def html_cmd(
     """
 
     from benchtape.app.preflight import check_outputs
+    from benchtape.app.reports import write_text_atomic
+    from benchtape.app.sessions import Selection, resolve, rows, sessions
     from benchtape.replay.html import Entry, render
-    from benchtape.replay.report import write_text_atomic
-    from benchtape.replay.select import Selection, resolve, rows, sessions
 
     if (run is None) == (session is None):
         raise BadInput("give a run id or --session, exactly one", fix="list them with `benchtape sessions`")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import typer
 
-from benchtape.core.errors import BadInput
 from benchtape.guard import command
 
 sandbox_app = typer.Typer(help="The container sandbox.", no_args_is_help=True)
@@ -17,18 +16,9 @@ def build_cmd(rebuild: bool = typer.Option(False, "--rebuild", help="Build again
 
     Example: benchtape sandbox build
     """
+    from benchtape.app.maintenance import build_base_image
 
-    from benchtape.sandbox.baseimage import ensure_base_image
-    from benchtape.sandbox.container import ContainerError, available, connect
-
-    ok, why = available()
-    if not ok:
-        raise BadInput(f"no Docker engine answers: {why}", fix="start dockerd (or install docker.io), then run this again")
-    try:
-        tag = ensure_base_image(connect(), rebuild=rebuild)
-    except ContainerError as exc:
-        raise BadInput(str(exc)) from None
-    print(f"base image: {tag}")
+    print(f"base image: {build_base_image(rebuild)}")
     return 0
 
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from benchtape.guard import command
-from benchtape.options import Db, Json, db_path
+from benchtape.options import Db, Json
 
 if TYPE_CHECKING:
-    from benchtape.store.verify import Verification
+    from benchtape.app.maintenance import Verification
 
 
 @command()
@@ -31,24 +31,9 @@ def verify_cmd(
 
     Example: benchtape verify --db .benchtape/benchtape.db --sample 20
     """
+    from benchtape.app.maintenance import verify
 
-    from benchtape.store.database import Store
-    from benchtape.store.verify import Finding, verify_store
-
-    store = Store(db_path(db), readonly=True, create=False, check_schema=False)
-    found = verify_store(store)
-    if sample:
-        from benchtape.replay.reproduce import DIVERGED, NOT_REGRADABLE, reproduce_sample
-
-        replays = reproduce_sample(store, sample)
-        found.checked["re-graded sessions"] = len(replays)
-        found.checked["re-graded verdicts"] = sum(1 for r in replays for c in r.checks if c.verdict != NOT_REGRADABLE)
-        found.findings += [
-            Finding("regrade", f"{DIVERGED}: session {r.session_id} {c.check_path} ({c.type}) is stored {c.stored.status} by grading {r.grading_id}, re-graded {c.regraded.status if c.regraded else '?'}")
-            for r in replays
-            for c in r.checks
-            if c.verdict == DIVERGED
-        ]
+    found = verify(db, sample)
     if as_json:
         from benchtape.render_replay import emit_json
 
