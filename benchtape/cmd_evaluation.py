@@ -98,7 +98,7 @@ def _create(name: str) -> int:
 def _validate(name: str, json_out: bool) -> int:
     import orjson
 
-    from benchtape.app.compare import FREE_MODELS, load_pricing
+    from benchtape.app.comparison import FREE_MODELS, load_pricing
     from benchtape.app.evaluations import evaluation_ref, load_evaluation
     from benchtape.render_compare import validation
 
@@ -152,7 +152,7 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None) -> int:
     import orjson
 
-    from benchtape.app.compare import compare
+    from benchtape.app.comparison import compare
     from benchtape.options import open_store
     from benchtape.render import plain_wanted
     from benchtape.render_compare import comparison_table
@@ -164,7 +164,7 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
     store = open_store(db, must_exist=True, readonly=True)
     result = compare(store, list(targets), Path.cwd())
     if task is not None:
-        from benchtape.app.compare import side_by_side
+        from benchtape.app.comparison import side_by_side
         from benchtape.render_compare import side_by_side_table
 
         doc = side_by_side(store, result, task)

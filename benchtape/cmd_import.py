@@ -34,7 +34,7 @@ def import_cmd(
 
     import sys
 
-    from benchtape.app.recording import import_files
+    from benchtape.app.ingest import import_files
 
     results = import_files(store, harness, paths, scenario, argv=sys.argv[1:])
     for r in results:
@@ -57,7 +57,7 @@ def reparse_cmd(
     Example: benchtape reparse 01J9Z3K4M5N6P7Q8R9S0T1V2W3
     """
 
-    from benchtape.app.recording import reparse, reparse_report
+    from benchtape.app.ingest import reparse, reparse_report
     from benchtape.app.sessions import resolve
 
     old = resolve(store, "sessions", session)

@@ -21,7 +21,7 @@ def recover_cmd(
     Example: benchtape recover
     """
 
-    from benchtape.app.recording import sweep
+    from benchtape.app.ingest import sweep
 
     done = sweep(containers=True, only_db=db) + _fold_spool(db)
     for line in done:
@@ -34,7 +34,7 @@ def recover_cmd(
 def _fold_spool(db: Path | None) -> list[str]:
     """Bundles a killed `--executor ray` run received but did not fold, folded into their store
     (the one --db names, else the default one), when it has a spool."""
-    from benchtape.app.recording import fold_spooled, spool_folder, spooled
+    from benchtape.app.ingest import fold_spooled, spool_folder, spooled
     from benchtape.options import db_path, open_store
 
     path = db_path(db)

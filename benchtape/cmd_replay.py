@@ -53,7 +53,9 @@ def check_cmd(
             from benchtape.app.task_check import check_tasks, is_task_target
 
             if is_task_target(Path(benches[0])):  # a folder of Harbor tasks, or an evaluation with `tasks:`
-                return check_tasks(Path(benches[0]), db=db, plain=plain, as_json=as_json)
+                from benchtape import render_evaluation
+
+                return check_tasks(Path(benches[0]), render_evaluation, db=db, plain=plain, as_json=as_json)
         loaded = load_benches(benches, parse_params(param))
         refuse_images(loaded)
         store = open_store(db)

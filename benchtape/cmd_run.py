@@ -224,7 +224,9 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         address=placement[1],
         loaded=loaded,  # an evaluation made in memory (`run DIR` on Harbor tasks), else loaded by name
     )
-    return run_evaluation(request)
+    from benchtape import render_evaluation
+
+    return run_evaluation(request, render_evaluation)
 
 
 def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:

@@ -33,7 +33,7 @@ Benches = Annotated[list[Path] | None, typer.Argument(help="Bench files or folde
 
 
 def parse_params(values: list[str] | None) -> dict[str, Any]:
-    from benchtape.spec.params import parse_cli_param
+    from benchtape.app.runs import parse_cli_param
 
     return dict(parse_cli_param(v) for v in values or [])
 
@@ -45,6 +45,6 @@ def plain_wanted(flag: bool) -> bool:
 
 
 def selection(session: str | None = None, run: str | None = None, scenario: str | None = None, all_: bool = False, controls: bool = False) -> Any:
-    from benchtape.replay.select import Selection
+    from benchtape.app.sessions import Selection
 
     return Selection(session=session, run=run, scenario=scenario, all=all_, controls=controls)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchtape.app.compare import Comparison, compare
+from benchtape.app.comparison import Comparison, compare
 from benchtape.app.sessions import PASSED, BrowsingStore, evaluations, session_status, show, show_document
 from benchtape.core.errors import BadInput
 from benchtape.replay.compare_html import body, summary

@@ -29,7 +29,7 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import orjson
 
@@ -369,8 +369,18 @@ def _grade_live(planned: Planned, grader: CellGrader, done: Finished, emit: Even
 # ---------------------------------------------------------------- the command
 
 
-def execute(req: EvaluationRequest) -> int:
-    from benchtape import render_evaluation as show
+class EvaluationScreen(Protocol):
+    """What a front end shows of an evaluation run (the CLI hands in benchtape.render_evaluation):
+    the app decides what happens and when, the screen how it looks; the app never imports it."""
+
+    def plain_wanted(self, flag: bool) -> bool: ...
+    def progress(self, plain: bool) -> Event: ...
+    def preview(self, doc: dict[str, Any], plain: bool, json_out: bool) -> None: ...
+    def confirm(self, doc: dict[str, Any]) -> bool: ...
+    def finished(self, done: Any, planned: Any, store: BrowsingStore, plain: bool, json_out: bool) -> None: ...
+
+
+def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     from benchtape.app.stores import db_path, open_store
     from benchtape.spec.pricing import load_pricing
 

@@ -1,4 +1,4 @@
-"""Recording what happened elsewhere or before: import transcripts, reparse a session
+"""Ingesting what was recorded elsewhere or before: import transcripts, reparse a session
 from its raw lines, recover what a killed benchtape left, fold a spool of bundles.
 """
 
