@@ -109,7 +109,9 @@ def _validate(name: str, json_out: bool) -> int:
         "evaluation": ev.name,
         "path": str(ev.path),
         "benches": [str(p) for p in ev.bench_paths],
+        "task_folders": list(ev.task_refs),  # `tasks:` as written (ids, `all`, Harbor folders)
         "tasks": [t.id for t in tasks],
+        "skipped_tasks": [s.describe() for s in ev.skipped],
         "attempts": ev.attempts,
         "arms": [a.summary() for a in ev.arms],
         "cells_per_task": ev.cells_per_task,

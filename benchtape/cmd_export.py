@@ -13,7 +13,7 @@ from benchtape.guard import guarded
 from benchtape.options import Db, open_store
 
 if TYPE_CHECKING:
-    from benchtape.store.views import BrowsingStore
+    from benchtape.app.sessions import BrowsingStore
 
 FORMATS = ("workspace", "atif", "inspect")
 
@@ -61,9 +61,9 @@ def export_cmd(
 
 
 def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool, db: Db) -> int:
+    from benchtape.app.exporting import export
+    from benchtape.app.sessions import resolve
     from benchtape.core.errors import BadInput
-    from benchtape.replay.select import resolve
-    from benchtape.replay.workspace_export import export
 
     if picked != "SESSION":
         raise BadInput(f"a workspace export is of one session, not {picked}", fix="name the session, or pass --format atif|inspect to export several")
@@ -79,9 +79,9 @@ def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool
 def _atif(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     import sys
 
+    from benchtape.app.exporting import atif_document, write_atif_file, write_atif_folder
+    from benchtape.app.sessions import Selection, resolve
     from benchtape.core.errors import BadInput
-    from benchtape.formats.exports import atif_document, write_atif_file, write_atif_folder
-    from benchtape.replay.select import Selection, resolve
 
     if session:
         sid = resolve(store, "sessions", session)
@@ -100,9 +100,9 @@ def _atif(store: BrowsingStore, session: str | None, run: str | None, all_: bool
 
 
 def _inspect(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
+    from benchtape.app.exporting import write_inspect_log
+    from benchtape.app.sessions import Selection, resolve
     from benchtape.core.errors import BadInput
-    from benchtape.formats.exports import write_inspect_log
-    from benchtape.replay.select import Selection, resolve
 
     if all_:
         raise BadInput("an Inspect log holds one run's sessions, not the whole store", fix="pass --run RUN (or a session)")

@@ -15,7 +15,7 @@ from benchtape.guard import guarded
 from benchtape.options import Benches, Db, EnvFile, Full, IncludeControls, Json, NoEnv, Params, Plain, RunId, Scenario, SessionId, open_store, parse_params, plain_wanted, selection
 
 if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no replay code
-    from benchtape.replay.reproduce import OnSession, Reproduction, SessionReplay
+    from benchtape.app.gradings import OnSession, Reproduction, SessionReplay
 
 # ---------------------------------------------------------------- check (the negative control)
 
@@ -45,8 +45,8 @@ def check_cmd(
         from benchtape.app import envfile
         from benchtape.app.api import load_benches, run_benches
         from benchtape.app.controls import control_options
-        from benchtape.recorder.runner import Interrupted
-        from benchtape.replay.control import refuse_images, tally
+        from benchtape.app.gradings import refuse_images, tally
+        from benchtape.app.runs import Interrupted
 
         envfile.load(env_file, no_env)
         if benches and len(benches) == 1:
@@ -102,7 +102,7 @@ def grade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.reproduce import reproduce_store
+        from benchtape.app.gradings import reproduce_store
 
         is_plain = plain_wanted(plain)
         collected: list[dict[str, Any]] = []
@@ -142,9 +142,9 @@ def _grade_report(path: Path, session: str | None, db: Path | None, on_session: 
     """A report written by `run` names its database and runs: re-grade from there when they are
     here (a check that reads the workspace gets it from the stored snapshot), else from the
     report alone (such checks are SKIPPED unless `--report-dir` put snapshots beside it)."""
-    from benchtape.replay.report import load_report
-    from benchtape.replay.reproduce import reproduce_report, reproduce_store
-    from benchtape.replay.select import Selection
+    from benchtape.app.gradings import reproduce_report, reproduce_store
+    from benchtape.app.reports import load_report
+    from benchtape.app.sessions import Selection
 
     doc = load_report(path)
     named = db or (Path(doc["database"]) if doc.get("database") else None)
@@ -197,8 +197,8 @@ def regrade_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.regrade import regrade, regrade_tasks
-        from benchtape.spec.bench import load_bench
+        from benchtape.app.gradings import regrade, regrade_tasks
+        from benchtape.app.runs import load_bench
 
         store = open_store(db, must_exist=True)
         chosen = selection(None, run, scenario, all_, controls=include_controls)
@@ -228,7 +228,7 @@ def diff_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.diff import diff_gradings
+        from benchtape.app.gradings import diff_gradings
 
         d = diff_gradings(open_store(db, must_exist=True, readonly=True), grading_a, grading_b)
         if as_json:
@@ -252,7 +252,7 @@ def gradings_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.diff import gradings_table
+        from benchtape.app.gradings import gradings_table
 
         rows = gradings_table(open_store(db, must_exist=True, readonly=True))
         if as_json:
@@ -294,8 +294,7 @@ def query_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.query import compile_query, evaluate, run_query
-        from benchtape.replay.select import resolve
+        from benchtape.app.sessions import compile_query, evaluate, resolve, run_query
 
         if output not in QUERY_FORMATS:
             raise BadInput(f"--format {output!r} is not one of {', '.join(QUERY_FORMATS)}", fix="--format jsonl, --format table or --format csv")
@@ -345,7 +344,7 @@ def sessions_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.timeline import count_sessions, session_lines
+        from benchtape.app.sessions import count_sessions, session_lines
 
         store = open_store(db, must_exist=True, readonly=True)
         lines = session_lines(store, run=run, scenario=scenario, limit=limit or None, controls=include_controls)
@@ -378,12 +377,12 @@ def show_cmd(
 
     def body() -> int:
         from benchtape import render_replay
-        from benchtape.replay.timeline import show, show_document
+        from benchtape.app.sessions import show, show_document
 
         store = open_store(db, must_exist=True, readonly=True)
         shown = show(store, session)
         if diff:
-            from benchtape.replay.changes import NoDiff, workspace_changes
+            from benchtape.app.sessions import NoDiff, workspace_changes
 
             try:
                 changes = workspace_changes(store, shown.session)

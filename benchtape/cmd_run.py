@@ -82,12 +82,12 @@ def run_cmd(
     if harbor_target(benches):
         assert benches is not None
         refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
         return
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
         return
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
     if misplaced:
@@ -138,7 +138,7 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
         return None
     target = benches[0]
     if target.is_file():
-        from benchtape.spec.yamlsrc import load_yaml_file
+        from benchtape.app.evaluations import load_yaml_file
 
         try:
             doc = load_yaml_file(target)
@@ -147,7 +147,7 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
         return str(target) if isinstance(doc, dict) and doc.get("kind") == "Evaluation" else None
     if target.exists() or target.suffix in (".yaml", ".yml") or len(target.parts) > 1:
         return None
-    from benchtape.spec.evaluation import evaluation_names
+    from benchtape.app.evaluations import evaluation_names
 
     # A bare name that is no file: an evaluation when this project has any (an unknown one is
     # then refused with the closest name), else the bench error as before.
@@ -156,21 +156,21 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
 
 def harbor_target(benches: list[Path] | None) -> bool:
     """Whether `run` was given one folder of Harbor tasks (a task folder, or a folder of them)."""
-    from benchtape.spec.harbor_run import is_harbor_folder
+    from benchtape.app.runs import is_harbor_folder
 
     return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
 
 
-def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
+def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
     """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
     (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
     preview, consent (--yes), cells recorded once and re-graded when asked for again."""
-    from benchtape.spec.harbor_run import harbor_evaluation
+    from benchtape.app.runs import harbor_evaluation
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
     ev = harbor_evaluation(folder, harness, model, attempts=repeat)
-    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement, loaded=ev)
+    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement, loaded=ev)
 
 
 _WHY_NOT_HARBOR = {
@@ -198,10 +198,10 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
     from benchtape.app.evaluation_run import EvaluationRequest
     from benchtape.app.evaluation_run import execute as run_evaluation
-    from benchtape.sandbox.levels import checked_level
+    from benchtape.app.runs import checked_level
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to an evaluation", fix=_WHY_NOT[refused[0]])
@@ -216,7 +216,8 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         concurrency=concurrency,
         sandbox=sandbox,
         keep_sandbox=keep_sandbox,
-        allow_host_writes=allow_host_writes,
+        allow_host_writes=consent[0],  # the consent flags, (--allow-host-writes, --allow-network), both handed on
+        allow_network=consent[1],
         json_out=json_out,
         plain=plain,
         argv=sys.argv[1:],
@@ -232,7 +233,7 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
 def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
     """An evaluation-only flag on a bench run. A name that is also a file or folder here is read
     as that path (a bench), so an evaluation of the same name is named by its path instead."""
-    from benchtape.spec.evaluation import evaluation_ref, find_evaluation, project_evaluation
+    from benchtape.app.evaluations import evaluation_ref, find_evaluation, project_evaluation
 
     name = benches[0] if benches and len(benches) == 1 and len(benches[0].parts) == 1 and not benches[0].suffix else None
     if name is not None and not name.exists():
@@ -247,9 +248,7 @@ def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
 def execute(req: RunRequest, param: list[str] | None = None) -> int:
     from benchtape import render
     from benchtape.app.api import Reports, load_inputs, run_benches, run_eval
-    from benchtape.recorder.runner import Interrupted, RunOptions
-    from benchtape.sandbox.levels import checked_level
-    from benchtape.spec.audit import Confounded
+    from benchtape.app.runs import Confounded, Interrupted, RunOptions, checked_level
 
     checked_level(req.sandbox)
     ev, loaded = load_inputs(req.benches, {**req.params, **parse_params(param)})
@@ -340,13 +339,13 @@ def _labelled(results):
 
 
 def _control_block(report: dict) -> None:
-    from benchtape.spec.audit import render_lines
+    from benchtape.app.runs import render_lines
 
     print("\n".join(render_lines(report)))
 
 
 def _confounded(report: dict) -> int:
-    from benchtape.spec.audit import confounded_lines
+    from benchtape.app.runs import confounded_lines
 
     _control_block(report)
     print("\n".join(confounded_lines(report)), file=sys.stderr)

@@ -16,7 +16,7 @@ import typer
 from benchtape.options import Db, Json
 
 if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no task code
-    from benchtape.spec.project import Project
+    from benchtape.app.evaluations import Project
 
 
 def register(app: typer.Typer) -> None:
@@ -96,15 +96,15 @@ def register(app: typer.Typer) -> None:
 
 
 def _project() -> Project:
-    from benchtape.spec.project import load_project
-    from benchtape.tasks.gitlog import repo_root
+    from benchtape.app.evaluations import load_project
+    from benchtape.app.tasks import repo_root
 
     return load_project(repo_root(Path.cwd()))
 
 
 def _scan(json_out: bool, limit: int, since: str | None, max_files: int) -> int:
+    from benchtape.app.tasks import scan
     from benchtape.render_tasks import print_json, scan_table
-    from benchtape.tasks.harvest import scan
 
     result = scan(_project(), limit=limit, since=since, max_files=max_files)
     if json_out:
@@ -115,8 +115,8 @@ def _scan(json_out: bool, limit: int, since: str | None, max_files: int) -> int:
 
 
 def _create(refs: list[str], json_out: bool) -> int:
+    from benchtape.app.tasks import create_task
     from benchtape.render_tasks import created_lines, print_json
-    from benchtape.tasks.create import create_task
 
     project = _project()
     done = [create_task(project, ref) for ref in refs]
@@ -129,8 +129,8 @@ def _create(refs: list[str], json_out: bool) -> int:
 
 
 def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
+    from benchtape.app.tasks import lint
     from benchtape.render_tasks import lint_lines, print_json
-    from benchtape.tasks.lint import lint
 
     results = lint(_project(), ids, fix)
     remaining = [r for r in results if (r.remaining if r.fixed else r.findings)]
@@ -142,9 +142,9 @@ def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
 
 
 def _validate(ids: list[str] | None, sandbox: str, json_out: bool, db: Path | None) -> int:
+    from benchtape.app.tasks import validate
     from benchtape.options import db_path, open_store
     from benchtape.render_tasks import print_json, validated_lines
-    from benchtape.tasks.validate import validate
 
     project = _project()
     store = open_store(db)
@@ -159,8 +159,8 @@ def _validate(ids: list[str] | None, sandbox: str, json_out: bool, db: Path | No
 
 
 def _list(json_out: bool) -> int:
+    from benchtape.app.tasks import counts, task_rows
     from benchtape.render_tasks import print_json, task_table
-    from benchtape.tasks.listing import counts, task_rows
 
     rows = task_rows(_project())
     if json_out:
@@ -171,10 +171,10 @@ def _list(json_out: bool) -> int:
 
 
 def _controls(ids: list[str] | None, json_out: bool) -> int:
+    from benchtape.app.gradings import run_controls
+    from benchtape.app.tasks import runnable
     from benchtape.core.errors import BadInput
     from benchtape.render_tasks import print_json
-    from benchtape.replay.task_controls import run_controls
-    from benchtape.tasks.listing import runnable
 
     project = _project()
     valid, others = runnable(project)

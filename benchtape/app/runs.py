@@ -5,9 +5,12 @@ sandbox level a flag names, the audit of confounded setups, loading a bench, Har
 
 from __future__ import annotations
 
-from benchtape.recorder.runner import RunOptions
+from benchtape.recorder.runner import Interrupted, RunOptions
 from benchtape.sandbox.levels import checked_level
-from benchtape.spec.audit import Confounded
+from benchtape.spec.audit import Confounded, confounded_lines, render_lines
+from benchtape.spec.bench import load_bench
 from benchtape.spec.evalfile import EvalRun
+from benchtape.spec.harbor_run import harbor_evaluation, is_harbor_folder
+from benchtape.spec.params import parse_cli_param
 
-__all__ = ["Confounded", "EvalRun", "RunOptions", "checked_level"]
+__all__ = ["Confounded", "EvalRun", "Interrupted", "RunOptions", "checked_level", "confounded_lines", "harbor_evaluation", "is_harbor_folder", "load_bench", "parse_cli_param", "render_lines"]

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from benchtape.replay.changes import NoDiff, workspace_changes
 from benchtape.replay.outcomes import PASSED
+from benchtape.replay.query import compile_query, evaluate, run_query
 from benchtape.replay.select import Selection, resolve, rows, sessions, short_handles
-from benchtape.replay.timeline import SessionLine, Shown, lines_of, session_lines, session_status, show, show_document
+from benchtape.replay.timeline import SessionLine, Shown, count_sessions, lines_of, session_lines, session_status, show, show_document
 from benchtape.store.browse import Filters, Finished, RunLine, actions_like, choices, data_version, evaluations, older_session_ids, pick_sessions, raw_page, recent_runs
 from benchtape.store.database import dumps
 from benchtape.store.views import BrowsingStore
@@ -30,8 +31,11 @@ __all__ = [
     "Shown",
     "actions_like",
     "choices",
+    "compile_query",
+    "count_sessions",
     "data_version",
     "dumps",
+    "evaluate",
     "evaluations",
     "lines_of",
     "older_session_ids",
@@ -40,6 +44,7 @@ __all__ = [
     "recent_runs",
     "resolve",
     "rows",
+    "run_query",
     "session_lines",
     "session_status",
     "sessions",
