@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from benchtape.core.errors import BadInput
-from benchtape.guard import guarded
+from benchtape.guard import command
 from benchtape.options import Benches, Db, EnvFile, Full, NoEnv, Params, Plain, open_store, parse_params
 
 
@@ -40,6 +40,7 @@ class RunRequest:
     skip_preflight: bool = False
 
 
+@command()
 def run_cmd(
     benches: Benches = None,
     harness: str | None = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
@@ -72,26 +73,26 @@ def run_cmd(
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the findings that only save spend (a missing binary, key, runtime, grader file); the gates that protect this machine (sandbox none, network, your HOME) still stop the run."),
     manual: bool = typer.Option(False, "--manual", help="madbench's hand-driven session: refused, with why and what to do instead."),
     runs: int | None = typer.Option(None, "--runs", hidden=True, help="Retired spelling of --repeat: refused with the fix."),
-) -> None:
+) -> int:
     """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
     Example: benchtape run baseline --dry-run   (then: benchtape run baseline --yes)
     """
-    guarded(lambda: _madbench_flags(runs, manual, env_file, no_env), done=False)
+    code = _madbench_flags(runs, manual, env_file, no_env)
+    if code:
+        return code
     if harbor_target(benches):
         assert benches is not None
         refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
-        return
+        return _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address))
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
-        return
+        return _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address))
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
     if misplaced:
-        guarded(lambda: _only_for_evaluations(misplaced[0], benches))
+        return _only_for_evaluations(misplaced[0], benches)
     request = RunRequest(
         benches=benches,
         harness=harness,
@@ -112,7 +113,7 @@ def run_cmd(
         full=full,
         skip_preflight=skip_preflight,
     )
-    guarded(lambda: execute(request, param))
+    return execute(request, param)
 
 
 def _madbench_flags(runs: int | None, manual: bool, env_file: Path | None, no_env: bool) -> int:
@@ -391,18 +392,19 @@ def _check_scenario_names(benches, names) -> None:
             raise BadInput(f"--scenario {n!r} names no scenario", fix=f"did you mean {near!r}?" if near else f"scenarios: {', '.join(sorted(known))}")
 
 
+@command()
 def demo_cmd(
     db: Db = None,
     plain: Plain = False,
     report_json: Path | None = typer.Option(None, "--report-json", help="Write the JSON report here."),
-) -> None:
+) -> int:
     """Run the demo bench offline under the mock harness: no keys, no network, no spend.
 
     Example: benchtape demo --db /tmp/demo.db
     """
     from benchtape.app.api import demo_bench_path
 
-    guarded(lambda: execute(RunRequest(benches=[demo_bench_path()], db=db, report_json=report_json, plain=plain, demo=True)))
+    return execute(RunRequest(benches=[demo_bench_path()], db=db, report_json=report_json, plain=plain, demo=True))
 
 
 def register(app: typer.Typer) -> None:

@@ -62,9 +62,8 @@ def _resolved(annotation: Any, fn: Callable[..., Any]) -> Any:
     return eval(annotation, fn.__globals__) if isinstance(annotation, str) else annotation  # noqa: S307 - the module's own annotation text
 
 
-def guarded(fn: Callable[[], int], done: bool = True) -> None:
-    """Run a command body; an error meant for the user is printed and becomes its exit code.
-    `done=False`: a first step of the command, which returns when it succeeds."""
+def guarded(fn: Callable[[], int]) -> None:
+    """Run a command body; an error meant for the user is printed and becomes its exit code."""
     import typer
 
     from benchtape.core.errors import BenchtapeError, ExitCode
@@ -84,9 +83,6 @@ def guarded(fn: Callable[[], int], done: bool = True) -> None:
     except KeyboardInterrupt:
         print("interrupted: what was recorded stays recorded", file=sys.stderr)
         code = ExitCode.INTERRUPTED
-    else:
-        if not done and code == 0:
-            return
     raise typer.Exit(int(code))
 
 
