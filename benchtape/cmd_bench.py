@@ -74,11 +74,11 @@ def preflight_cmd(
     Example: benchtape preflight fixtures-red/demo/bench.yaml --harness claude-code
     """
 
+    from benchtape import render
     from benchtape.app import envfile
     from benchtape.app.api import control_audit, load_inputs
     from benchtape.app.preflight import preflight_all
     from benchtape.app.runs import Confounded, RunOptions, checked_level
-    from benchtape.cmd_run import _confounded, _control_block
 
     envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
     checked_level(sandbox)
@@ -90,9 +90,9 @@ def preflight_cmd(
         raise PreflightBlocked(pf.blocking)
     if ev is not None:
         try:
-            _control_block(control_audit(ev))
+            render.control_block(control_audit(ev))
         except Confounded as exc:
-            return _confounded(exc.report)
+            return render.confounded(exc.report)
     print(f"preflight: ok — {sum(len(b.scenarios) for b in loaded)} scenario(s) could run")
     return 0
 

@@ -288,7 +288,7 @@ def execute(req: RunRequest, param: list[str] | None = None) -> int:
     except Interrupted:
         raise KeyboardInterrupt from None
     except Confounded as exc:
-        return _confounded(exc.report)
+        return render.confounded(exc.report)
     try:
         return _say_what_happened(req, outcome, store, is_plain)
     finally:
@@ -304,7 +304,7 @@ def _say_what_happened(req: RunRequest, outcome, store, is_plain: bool) -> int:
     for note in outcome.preflight.notes:
         print(f"note: {note}", file=sys.stderr)
     if outcome.control is not None:
-        _control_block(outcome.control)
+        render.control_block(outcome.control)
     tally = outcome.tally
     if tally.total <= TABLE_ROWS:
         render.results_table(_labelled(outcome.results), is_plain, req.full)
@@ -337,20 +337,6 @@ def _labelled(results):
     """An Eval's results carry their run's name in front of the scenario's (read one at a time)."""
     for r in results:
         yield {**r, "scenario_id": f"{r['eval_run']} · {r['scenario_id']}"} if r.get("eval_run") else r
-
-
-def _control_block(report: dict) -> None:
-    from benchtape.app.runs import render_lines
-
-    print("\n".join(render_lines(report)))
-
-
-def _confounded(report: dict) -> int:
-    from benchtape.app.runs import confounded_lines
-
-    _control_block(report)
-    print("\n".join(confounded_lines(report)), file=sys.stderr)
-    return 1
 
 
 def _gauges(run) -> None:

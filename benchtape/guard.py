@@ -2,8 +2,8 @@
 
 `command` is the one wrapper every CLI command goes through: it owns the guard, turns the
 returned number into the exit code and, for a command that names one, opens the store `--db`
-names (read-only for a browsing command) and closes it after. A command is then what the
-issue asks of it: parse, call the app layer, render.
+names (read-only for a browsing command) and closes it after. What is left to a command is
+three steps: parse its options, call the app layer, hand the result to a renderer.
 """
 
 from __future__ import annotations
