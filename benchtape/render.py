@@ -181,3 +181,19 @@ def repeat_summary(scenarios: dict[str, list[int]], plain: bool = False, always:
         if flaky:
             label.append("  FLAKY", style="yellow")
         out.print(label)
+
+
+def control_block(report: dict[str, Any]) -> None:
+    """An Eval's control audit (benchtape.spec.audit), as `run` and `preflight` print it."""
+    from benchtape.app.runs import render_lines
+
+    print("\n".join(render_lines(report)))
+
+
+def confounded(report: dict[str, Any]) -> int:
+    """A run the control audit refused: the audit, then why on stderr; exit 1."""
+    from benchtape.app.runs import confounded_lines
+
+    control_block(report)
+    print("\n".join(confounded_lines(report)), file=sys.stderr)
+    return 1
