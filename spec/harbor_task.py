@@ -110,6 +110,8 @@ def _inside_task(folder: Path, top: Path) -> bool:
 def load_harbor_task(folder: Path) -> TaskSpec:
     """One Harbor task folder, strictly: every task.toml key honoured or refused (file:line)."""
     folder = Path(folder).resolve()
+    for rel in (HARBOR_FILE, INSTRUCTION, "tests", TEST_SCRIPT, "solution", SOLUTION_SCRIPT, "environment", DOCKERFILE, VALIDATION_FILE):
+        inside_folder(folder, rel)
     path = folder / HARBOR_FILE
     text = path.read_text(encoding="utf-8")
     try:
@@ -240,6 +242,20 @@ def _memory_mb(toml: _Toml, env_t: dict[str, Any]) -> int | None:
     if not m:
         raise BadInput(f"`environment.memory = {legacy!r}` is not a size like \"2G\" or \"512M\"", file=str(toml.path), line=toml.line("environment", "memory"), fix="write memory_mb = 2048")
     return max(1, int(float(m.group(1)) * {"g": 1024, "m": 1, "k": 1 / 1024}[m.group(2).lower()]))
+
+
+def inside_folder(folder: Path, rel: str) -> Path:
+    """`folder`/`rel`, refused (BadInput naming it and where it leads) when it, or a folder on
+    the way, is a link leading out of `folder`: a task is someone else's folder, and a linked
+    instruction.md would put a host file into the agent's prompt (stored, and sent to a model).
+    A link that stays inside the task folder is the author's business."""
+    path = folder / rel
+    if not (path.is_symlink() or any(p.is_symlink() for p in path.parents if folder in p.parents)):
+        return path
+    target = path.resolve()
+    if target == folder or folder in target.parents:
+        return path
+    raise BadInput(f"{rel} is a link leading out of the task folder (to {target})", file=str(path), fix="put the file itself in the task folder in place of the link")
 
 
 def _required_file(folder: Path, name: str, what: str) -> Path:

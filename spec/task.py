@@ -252,7 +252,10 @@ def folder_hash(folder: Path) -> str:
     (its validation record) and caches are left out."""
     h = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if not any(part in FOLDER_HASH_SKIP for part in p.relative_to(folder).parts)):
-        if path.is_file():
+        if path.is_symlink():  # its text, never what it points to (which may be a host file)
+            rel = path.relative_to(folder).as_posix()
+            h.update(rel.encode() + b"\0l\0" + str(path.readlink()).encode() + b"\0")
+        elif path.is_file():
             rel = path.relative_to(folder).as_posix()
             h.update(rel.encode() + b"\0" + (b"x" if path.stat().st_mode & 0o111 else b"-") + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
@@ -275,6 +278,8 @@ def load_task(folder: Path) -> TaskSpec:
     """A task folder's task.yaml, strictly (file:line errors), its files checked to exist inside it."""
     folder = folder.resolve()
     path = folder / TASK_FILE
+    if path.is_symlink() and folder not in path.resolve().parents:
+        raise BadInput(f"{TASK_FILE} is a link leading out of the task folder (to {path.resolve()})", file=str(path), fix="put the file itself in the task folder in place of the link")
     ld, doc, _ = load_document(path, ("Task",))
     top = ld.strict(doc, TASK_KEYS, "the Task", extra_hint=TOP_HINTS)
     if not TASK_ID.match(folder.name):
