@@ -484,8 +484,10 @@ class ContainerSandbox:
         client: Any = None,
         capture: Path | None = None,
         labels: Mapping[str, str] | None = None,
+        file_limit: int | None = None,
     ):
         self.image = image
+        self.file_limit = file_limit  # RLIMIT_FSIZE of everything in it (a verifier's writes reach the host's disk through the workspace)
         self.network = network or "none"
         self.user = user
         self.env = dict(env or {})
@@ -571,6 +573,10 @@ class ContainerSandbox:
         )
         if self.user:
             kwargs["user"] = self.user
+        if self.file_limit is not None:
+            from docker.types import Ulimit
+
+            kwargs["ulimits"] = [Ulimit(name="fsize", soft=int(self.file_limit), hard=int(self.file_limit))]
         try:
             self.container = self.client.containers.create(**kwargs)
         except docker.errors.APIError as exc:

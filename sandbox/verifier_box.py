@@ -8,13 +8,18 @@ no network where this host can take it away (`unshare -rn`: a new user and netwo
 namespace, loopback only); where it cannot, the box says so in its notes.
 
 Either way a command runs through `/bin/sh -c` with the tree as its working directory, and
-a timeout kills its whole process group.
+its timeout is the whole budget. At level home the command runs in a PID namespace of its own
+(sandbox/pidfence.py), so what it started (a `setsid` child ignoring TERM, a `sleep &`) ends
+with it or at the deadline, never writes on the host afterwards; no file it writes may pass
+BENCHTAPE_MAX_BOX_FILE (core/limits.py), nor at level container. The box's own tools are named
+by absolute path: a task's environment (`PATH`) cannot hide or replace them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -22,6 +27,8 @@ from pathlib import Path
 from typing import Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
+from benchtape.core.limits import box_file_limit
+from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.verifier import RunCommand
 from benchtape.sandbox.wheelhouse import SITE_AT
 
@@ -37,10 +44,17 @@ class VerifierBox:
     notes: list[str] = field(default_factory=list)
 
 
+def host_tool(name: str) -> str | None:
+    """A program of this host by absolute path (benchtape's PATH, then the usual folders), so
+    that a box's own tools never depend on the PATH a task sets."""
+    found = shutil.which(name) or next((f"{d}/{name}" for d in ("/usr/bin", "/bin", "/usr/sbin", "/sbin") if os.access(f"{d}/{name}", os.X_OK)), None)
+    return os.path.abspath(found) if found else None
+
+
 @functools.lru_cache(maxsize=1)
 def can_unshare_network() -> bool:
     """Whether this host lets an unprivileged process take its own network away."""
-    exe = shutil.which("unshare")
+    exe = host_tool("unshare")
     if exe is None:
         return False
     try:
@@ -66,12 +80,17 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
     prefix: list[str] = []
     if not network:
         if can_unshare_network():
-            prefix = ["unshare", "-rn", "--"]
+            prefix = [host_tool("unshare") or "unshare", "-rn", "--"]
         else:
             notes.append("the network is not taken away at level home on this host (no unprivileged `unshare -rn`); use level container to enforce it")
 
+    fenced = fence()
+    if not fenced.confined:
+        notes.append(f"what the verifier starts is not confined to it at level home on this host ({fenced.why}): a process it leaves behind may outlive it; use level container")
+    limit = box_file_limit()
+
     def run(command: str, timeout: float) -> CommandResult:
-        return run_local([*prefix, "/bin/sh", "-c", command], tree, timeout, env=base)
+        return run_local(fenced.wrap([*prefix, "/bin/sh", "-c", command], tree, base), tree, timeout, env=base, file_limit=limit)
 
     yield VerifierBox(run=run, level="home", where="home", network=network or bool(notes), notes=notes)
 
@@ -87,7 +106,7 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
         shares.append({"from": str(site), "to": SITE_AT, "access": "ro"})
         box_env["PYTHONPATH"] = SITE_AT
         box_env["PATH"] = f"{SITE_AT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-    box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares)
+    box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares, file_limit=box_file_limit())
     box.start(tree)
     try:
 

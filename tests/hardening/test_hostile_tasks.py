@@ -120,3 +120,108 @@ def test_an_infinite_reward_does_not_pass_the_verifier(tmp_path: Path):
         pytest.skip("this host refuses unprivileged mount namespaces (level home of a Harbor task)")
     ev = run_verifier(hostile(tmp_path, "echo 1e309 > /logs/verifier/reward.txt\n"), "home", tmp_path)
     assert ev.status == "failed" and ev.reward is None and "no finite number" in ev.detail, ev
+
+
+# ---------------------------------------------------------------- item 5: the timeout is the whole budget; nothing outlives the verifier
+
+
+def test_a_setsid_child_ignoring_term_does_not_hold_the_runner_past_its_timeout(tmp_path: Path):
+    import time
+
+    from benchtape.core.command_runner import DRAIN_S, run_local
+
+    started = time.monotonic()
+    done = run_local(["/bin/sh", "-c", "setsid sh -c 'trap \"\" TERM; sleep 40' & sleep 40"], tmp_path, 2.0)
+    elapsed = time.monotonic() - started
+    assert done.timed_out and elapsed < 2.0 + DRAIN_S + 3, elapsed
+
+
+def test_output_past_the_limit_keeps_its_head_and_its_last_lines(tmp_path: Path):
+    from benchtape.core.command_runner import run_local
+
+    done = run_local(["/bin/sh", "-c", "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo the-summary-line"], tmp_path, 60, max_output=100_000)
+    assert done.exit_code == 0 and len(done.output) < 120_000
+    assert done.output.startswith("xxxx") and done.output.rstrip().endswith("the-summary-line") and "bytes of output not kept" in done.output
+
+
+def mined_verify(tmp_path: Path, command: str, timeout: float) -> Any:
+    from benchtape.sandbox.verifier import verify
+    from benchtape.sandbox.verifier_box import verifier_box
+    from benchtape.spec.task import Verify
+
+    tree = tmp_path / "box" / "tree"
+    tree.mkdir(parents=True)
+    with verifier_box("home", tree) as box:
+        return verify(tree, [], Verify(command=command, timeout=timeout), box.run)
+
+
+@pytest.mark.parametrize("how", ["sleep &", "setsid", "nohup setsid, TERM ignored"])
+def test_nothing_the_verifier_started_writes_on_the_host_after_it(tmp_path: Path, how: str):
+    import time
+
+    marker = tmp_path / "written-after"
+    later = f"sleep 2; echo late > {marker}"
+    start = {"sleep &": f"({later}) &", "setsid": f"setsid sh -c '{later}' &", "nohup setsid, TERM ignored": f"nohup setsid sh -c 'trap \"\" TERM HUP; {later}' >/dev/null 2>&1 &"}[how]
+    ev = mined_verify(tmp_path, f"{start} echo started; exit 0", 30)
+    assert ev.status == "passed", ev
+    time.sleep(3.5)
+    assert not marker.exists(), f"a process the verifier started ({how}) wrote on the host after it ended"
+
+
+def test_a_verifier_past_its_timeout_ends_with_everything_it_started(tmp_path: Path):
+    import time
+
+    marker = tmp_path / "written-after"
+    started = time.monotonic()
+    ev = mined_verify(tmp_path, f"setsid sh -c 'trap \"\" TERM; sleep 3; echo late > {marker}' & sleep 60", 2)
+    assert ev.status == "timeout" and time.monotonic() - started < 8
+    time.sleep(3)
+    assert not marker.exists()
+
+
+def test_a_verifier_cannot_write_a_file_past_the_box_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("BENCHTAPE_MAX_BOX_FILE", "8m")
+    ev = mined_verify(tmp_path, "head -c 64000000 /dev/zero > big", 60)
+    big = tmp_path / "box" / "tree" / "big"
+    assert ev.status == "failed" and big.stat().st_size <= 8 << 20, (ev, big.stat().st_size)
+
+
+def test_a_harbor_verifier_at_home_cannot_fill_tmp_or_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from benchtape.sandbox.harbor_env import can_map_paths
+
+    if not can_map_paths():
+        pytest.skip("this host refuses unprivileged mount namespaces (level home of a Harbor task)")
+    monkeypatch.setenv("BENCHTAPE_MAX_BOX_FILE", "8m")
+    script = "head -c 64000000 /dev/zero > /tmp/big; ls -l /tmp/big; head -c 64000000 /dev/zero > /app/big; echo 1 > /logs/verifier/reward.txt\n"
+    ev = run_verifier(hostile(tmp_path, script), "home", tmp_path)
+    assert (tmp_path / "work" / "big").stat().st_size <= 8 << 20
+    assert "64000000" not in ev.log, ev.log
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_a_container_verifier_cannot_write_a_file_past_the_box_limit(engine: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("BENCHTAPE_MAX_BOX_FILE", "8m")
+    ev = run_verifier(hostile(tmp_path, "head -c 64000000 /dev/zero > /app/big\necho 1 > /logs/verifier/reward.txt\n"), "container", tmp_path)
+    assert (tmp_path / "work" / "big").stat().st_size <= 8 << 20, ev.log
+
+
+def test_a_task_path_cannot_replace_the_boxs_own_tools(tmp_path: Path):
+    """[verifier.env] PATH puts a folder of decoys first: the box still finds its own unshare,
+    mount and chroot by absolute path, and the decoys never run (a task's PATH is its command's)."""
+    from benchtape.sandbox.harbor_env import can_map_paths
+
+    if not can_map_paths():
+        pytest.skip("this host refuses unprivileged mount namespaces (level home of a Harbor task)")
+    decoys = tmp_path / "decoys"
+    decoys.mkdir()
+    ran = tmp_path / "decoy-ran"
+    for tool in ("unshare", "mount", "chroot", "mkdir", "sh", "python3"):
+        (decoys / tool).write_text(f"#!/bin/sh\necho {tool} >> {ran}\nexit 1\n")
+        (decoys / tool).chmod(0o755)
+    folder = hostile(tmp_path, "echo 1 > /logs/verifier/reward.txt\n")
+    toml = folder / "task.toml"
+    toml.write_text(toml.read_text().replace("[verifier]\n", f'[verifier]\nenv = {{ PATH = "{decoys}:/usr/local/bin:/usr/bin:/bin" }}\n'))
+    ev = run_verifier(folder, "home", tmp_path)
+    assert not ran.exists(), ran.read_text()
+    assert (ev.status, ev.reward) == ("passed", 1.0), ev
