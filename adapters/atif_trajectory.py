@@ -27,6 +27,8 @@ its value (and the raw document keeps it whole): never dropped silently.
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import orjson
@@ -61,10 +63,42 @@ def load(text: str | bytes) -> Any:
     from atif import Trajectory
     from pydantic import ValidationError
 
+    found = duplicate_key(text)
+    if found is not None:  # a JSON parser keeps the last value silently: which one the author meant is unknown
+        raise Invalid(f"line {found[1]}: the key {found[0]!r} appears twice in one object (JSON parsers keep only the last value); keep one")
     try:
         return Trajectory.model_validate_json(text)
     except ValidationError as exc:
         raise Invalid(describe(exc)) from None
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"\s*:?|[{}\[\]]')
+
+
+def duplicate_key(text: str | bytes) -> tuple[str, int] | None:
+    """The first key that appears twice in one object, and its line; None when none does.
+    (A scan of strings and brackets only: what is not valid JSON is the parser's to refuse.)"""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    stack: list[set[str] | None] = []  # a set of keys per open object, None per open array
+    for m in _TOKENS.finditer(text):
+        token = m.group(0)
+        if token == "{":
+            stack.append(set())
+        elif token == "[":
+            stack.append(None)
+        elif token in "}]":
+            if stack:
+                stack.pop()
+        elif token.endswith(":") and stack and stack[-1] is not None:
+            try:
+                key = json.loads(token[:-1].rstrip())
+            except ValueError:
+                continue
+            if key in stack[-1]:
+                return str(key), text.count("\n", 0, m.start()) + 1
+            stack[-1].add(key)
+    return None
 
 
 def describe(exc: Any) -> str:
