@@ -12,6 +12,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from benchtape.core.termtext import printable
 from benchtape.replay.document import check_label, row_outcome
 
 STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
@@ -37,7 +38,7 @@ class PlainLines:
         self.strip = strip_control_codes
 
     def say(self, text: str) -> None:
-        text = self.strip(text)
+        text = printable(self.strip(text), one_line=False)  # rich leaves ESC in: a name or an agent's text could drive the terminal
         if "\t" in text:
             text = "\n".join(line.expandtabs(8) for line in text.split("\n"))
         sys.stdout.write(text + "\n")
