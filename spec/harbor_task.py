@@ -270,7 +270,7 @@ def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[s
 def _network(toml: _Toml, table: dict[str, Any], name: str, default: bool) -> bool:
     mode = table.get("network_mode")
     if mode is not None:
-        if mode not in NETWORK_MODES:
+        if not isinstance(mode, str) or mode not in NETWORK_MODES:  # a list or table here is no mode (and no dict key)
             fix = "use \"no-network\" or \"public\"" + (" (a host allowlist cannot be enforced)" if mode == "allowlist" else "")
             raise BadInput(f"`{name}.network_mode = {mode!r}` is not supported", file=str(toml.path), line=toml.line(name, "network_mode"), fix=fix)
         return NETWORK_MODES[mode]

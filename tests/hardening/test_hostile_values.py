@@ -40,6 +40,7 @@ NESTED = "x = " + "[" * 3000 + "]" * 3000 + "\n"
         ("agent timeout inf", "[agent]\ntimeout_sec = inf\n", "`agent.timeout_sec` must be a positive number of seconds", 2),
         ("build timeout nan", "[environment]\nbuild_timeout_sec = nan\n", "`environment.build_timeout_sec` must be", 2),
         ("cpus inf", "[environment]\ncpus = inf\n", "`environment.cpus` must be a positive number", 2),
+        ("network_mode a list", "[verifier]\nnetwork_mode = []\n", "`verifier.network_mode = []` is not supported", 2),  # found by `make fuzz`
     ],
     ids=lambda v: v if isinstance(v, str) and len(v) < 30 and "\n" not in v else "",
 )
