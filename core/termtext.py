@@ -30,3 +30,19 @@ def printable(text: str, *, one_line: bool = True) -> str:
     """`text` with every control character escaped; `one_line=False` keeps its newlines and
     tabs (a message of several lines), everything else is escaped either way."""
     return (_CONTROL_ONE_LINE if one_line else _CONTROL).sub(_escape, text)
+
+
+# One character for one: C0 controls (but tab and newline) as their Control Pictures (ESC reads
+# ␛), DEL as ␡, C1 controls and bidirectional controls as U+FFFD. For text already laid out in
+# columns (a table's cells), where a longer escape would shift what follows.
+PICTURES = {
+    **{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)},
+    0x7F: 0x2421,
+    **dict.fromkeys(range(0x80, 0xA0), 0xFFFD),
+    **dict.fromkeys((*range(0x202A, 0x202F), *range(0x2066, 0x206A)), 0xFFFD),
+}
+
+
+def pictured(text: str) -> str:
+    """`text` with each control character replaced by a visible one of the same width."""
+    return text.translate(PICTURES)

@@ -129,3 +129,23 @@ def test_printable_escapes_controls_and_bidi_and_keeps_the_rest():
     assert printable("ok é 日本 tab\there") == "ok é 日本 tab\\there"
     assert printable("a\x1b[31mb\x9bc\u202ed\x7f") == "a\\x1b[31mb\\x9bc\\u202ed\\x7f"
     assert printable("two\nlines\tkept", one_line=False) == "two\nlines\tkept"
+
+
+@pytest.mark.parametrize("plain", [False, True])
+def test_the_rich_console_pictures_control_characters_and_keeps_its_own_styles(capsys: pytest.CaptureFixture[str], plain: bool):
+    """Tables and lines printed through benchtape's console (show, compare, grade, diff) carry
+    names and an agent's text: ESC in them is pictured (␛), the table keeps its shape."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from benchtape.render import console
+
+    out = console(plain)
+    table = Table()
+    table.add_column("file")
+    table.add_row(f"tests/{ESC_NAME}")
+    out.print(table)
+    out.print(Text("agent said \x1b]0;title\x07 and \u202eevil", style="red"))
+    printed = capsys.readouterr().out
+    assert "\x1b]" not in printed and "\x1b[2J" not in printed and "\u202e" not in printed
+    assert "tests/test_esc␛[2J␛]0;pwned" in printed and "agent said ␛]0;title" in printed
