@@ -68,15 +68,13 @@ def run_local(
     out = _Capped(max_output)
     assert proc.stdout is not None
     try:
-        at_eof = _read_until(proc.stdout.fileno(), out, deadline)
-        timed_out = not at_eof
-        if at_eof:  # every writer closed the pipe; the command itself may still run
-            timed_out = _exited_by(proc, deadline) is None
-        if timed_out:
-            _kill_group(proc.pid)
-            _read_until(proc.stdout.fileno(), out, time.monotonic() + DRAIN_S)
-        else:
-            _kill_group(proc.pid)  # the command is a zombie still (not reaped): its group id is not reused yet
+        ended = _read_until(proc.stdout.fileno(), out, deadline, proc)
+        if ended == "eof":  # every writer closed the pipe; the command itself may still run
+            ended = "exited" if _exited_by(proc, deadline) is not None else "deadline"
+        timed_out = ended == "deadline"
+        _kill_group(proc.pid)  # at the deadline, or what it left behind (it is a zombie still, not reaped: its group id is not reused yet)
+        if ended != "eof":  # a child still held the pipe: what it wrote until now, then no more
+            _read_until(proc.stdout.fileno(), out, time.monotonic() + DRAIN_S, None)
     finally:
         proc.stdout.close()
         try:
@@ -103,21 +101,23 @@ def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
         pass
 
 
-def _read_until(fd: int, out: _Capped, deadline: float) -> bool:
-    """Read `fd` into `out` until EOF (True) or the deadline (False)."""
+def _read_until(fd: int, out: _Capped, deadline: float, proc: subprocess.Popen[bytes] | None) -> str:
+    """Read `fd` into `out` until EOF ("eof"), the deadline ("deadline"), or (with `proc`) the
+    command's exit while something it started still holds the pipe open ("exited")."""
     import select
 
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            return False
-        ready, _, _ = select.select([fd], [], [], min(left, 1.0))
-        if not ready:
-            continue
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            return True
-        out.add(chunk)
+            return "deadline"
+        ready, _, _ = select.select([fd], [], [], min(left, 0.2))
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return "eof"
+            out.add(chunk)
+        if proc is not None and _exited_by(proc, 0.0) is not None:
+            return "exited"
 
 
 def _exited_by(proc: subprocess.Popen[bytes], deadline: float) -> int | None:

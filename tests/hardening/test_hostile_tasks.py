@@ -136,6 +136,16 @@ def test_a_setsid_child_ignoring_term_does_not_hold_the_runner_past_its_timeout(
     assert done.timed_out and elapsed < 2.0 + DRAIN_S + 3, elapsed
 
 
+def test_a_command_that_exits_leaving_a_child_on_the_pipe_ends_when_it_exits(tmp_path: Path):
+    import time
+
+    from benchtape.core.command_runner import run_local
+
+    started = time.monotonic()
+    done = run_local(["/bin/sh", "-c", "echo hi; sleep 30 & exit 3"], tmp_path, 20.0)
+    assert (done.exit_code, done.timed_out, done.output) == (3, False, "hi\n") and time.monotonic() - started < 5
+
+
 def test_output_past_the_limit_keeps_its_head_and_its_last_lines(tmp_path: Path):
     from benchtape.core.command_runner import run_local
 
