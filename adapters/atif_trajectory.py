@@ -27,8 +27,6 @@ its value (and the raw document keeps it whole): never dropped silently.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 import orjson
@@ -36,6 +34,7 @@ import orjson
 from benchtape.adapters.base import warning
 from benchtape.adapters.lines import epoch
 from benchtape.core.canonical import canonical
+from benchtape.core.jsonkeys import duplicate_key
 from benchtape.core.model import MAIN, Action
 
 FORMAT = "atif"
@@ -70,35 +69,6 @@ def load(text: str | bytes) -> Any:
         return Trajectory.model_validate_json(text)
     except ValidationError as exc:
         raise Invalid(describe(exc)) from None
-
-
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"\s*:?|[{}\[\]]')
-
-
-def duplicate_key(text: str | bytes) -> tuple[str, int] | None:
-    """The first key that appears twice in one object, and its line; None when none does.
-    (A scan of strings and brackets only: what is not valid JSON is the parser's to refuse.)"""
-    if isinstance(text, bytes):
-        text = text.decode("utf-8", "replace")
-    stack: list[set[str] | None] = []  # a set of keys per open object, None per open array
-    for m in _TOKENS.finditer(text):
-        token = m.group(0)
-        if token == "{":
-            stack.append(set())
-        elif token == "[":
-            stack.append(None)
-        elif token in "}]":
-            if stack:
-                stack.pop()
-        elif token.endswith(":") and stack and stack[-1] is not None:
-            try:
-                key = json.loads(token[:-1].rstrip())
-            except ValueError:
-                continue
-            if key in stack[-1]:
-                return str(key), text.count("\n", 0, m.start()) + 1
-            stack[-1].add(key)
-    return None
 
 
 def describe(exc: Any) -> str:

@@ -246,6 +246,7 @@ def read_reward(logs_dir: Path, inside: str = "") -> float | None:
 
     import orjson
 
+    from benchtape.core.jsonkeys import duplicate_key
     from benchtape.sandbox.nofollow import read_inside
 
     def read(name: str) -> bytes | None:
@@ -274,6 +275,9 @@ def read_reward(logs_dir: Path, inside: str = "") -> float | None:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"reward.json is not JSON: {exc}") from None
+    twice = duplicate_key(data)
+    if twice is not None:  # which of its values the verifier meant is unknown
+        raise ValueError(f"reward.json names {twice[0]!r} twice (line {twice[1]})")
     if isinstance(doc, dict) and "reward" in doc:
         value = doc["reward"]
     elif isinstance(doc, dict) and len(doc) == 1:

@@ -113,6 +113,14 @@ def test_only_a_finite_reward_counts(tmp_path: Path, written: str):
         read_reward(tmp_path)
 
 
+def test_a_reward_json_naming_its_reward_twice_is_no_reward(tmp_path: Path):
+    from benchtape.sandbox.verifier import read_reward
+
+    (tmp_path / "reward.json").write_text('{"reward": 1,\n "reward": 0}\n')
+    with pytest.raises(ValueError, match="names 'reward' twice \\(line 2\\)"):
+        read_reward(tmp_path)
+
+
 def test_an_infinite_reward_does_not_pass_the_verifier(tmp_path: Path):
     from benchtape.sandbox.harbor_env import can_map_paths
 

@@ -97,7 +97,7 @@ def test_an_atif_document_with_a_duplicate_key_is_refused_before_anything_is_wri
 
 
 def test_a_key_in_two_different_objects_is_no_duplicate():
-    from benchtape.adapters.atif_trajectory import duplicate_key
+    from benchtape.core.jsonkeys import duplicate_key
 
     assert duplicate_key(MINIMAL_ATIF % "") is None
     assert duplicate_key('{"a": {"b": 1}, "c": {"b": 2}, "d": [{"b": 1}, {"b": 2}], "e": "\\"a\\": 1"}') is None
