@@ -117,3 +117,20 @@ def test_a_wilson_interval_never_reads_as_a_point_it_is_not(passes: int, n: int,
     assert display(row, 1)["pass"].startswith(f"{passes}/{n} (")
     if passes not in (0, n):
         assert display(row, 1)["pass"] not in (f"{passes}/{n} (0%)", f"{passes}/{n} (100%)")
+
+
+@pytest.mark.parametrize("timeout", ['"1e308s"', '"999999h"', ".inf", '"nan s"'])
+def test_a_mined_tasks_absurd_verify_timeout_is_refused_at_its_line(tmp_path: Path, timeout: str):
+    from benchtape.spec.task import TaskSource, Verify, load_task, render_task
+
+    folder = tmp_path / "tasks" / "17"
+    folder.mkdir(parents=True)
+    text = render_task(TaskSource(remote=None, pull_request=None, base_commit="a" * 40, fix_commit=None), Verify(command="pytest -q"))
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("command:"))
+    lines.insert(at + 1, lines[at][: len(lines[at]) - len(lines[at].lstrip())] + f"timeout: {timeout}")
+    (folder / "task.yaml").write_text("\n".join(lines) + "\n")
+    (folder / "prompt.md").write_text("fix it\n")
+    with pytest.raises(BadInput) as raised:
+        load_task(folder)
+    assert raised.value.line == at + 2 and "timeout" in str(raised.value), str(raised.value)
