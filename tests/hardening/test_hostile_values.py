@@ -131,6 +131,8 @@ def test_a_mined_tasks_absurd_verify_timeout_is_refused_at_its_line(tmp_path: Pa
     lines.insert(at + 1, lines[at][: len(lines[at]) - len(lines[at].lstrip())] + f"timeout: {timeout}")
     (folder / "task.yaml").write_text("\n".join(lines) + "\n")
     (folder / "prompt.md").write_text("fix it\n")
+    for name in ("tests.patch", "reference.patch"):
+        (folder / name).write_text("")
     with pytest.raises(BadInput) as raised:
         load_task(folder)
-    assert raised.value.line == at + 2 and "timeout" in str(raised.value), str(raised.value)
+    assert raised.value.line == at + 2 and "timeout" in str(raised.value) and "tests.patch" not in str(raised.value), str(raised.value)
