@@ -65,7 +65,7 @@ def run_local(
     deadline = time.monotonic() + max(0.0, timeout)
     if stdin is not None:
         threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
-    out = _Capped(max_output)
+    out = CappedOutput(max_output)
     assert proc.stdout is not None
     try:
         ended = _read_until(proc.stdout.fileno(), out, deadline, proc)
@@ -101,7 +101,7 @@ def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
         pass
 
 
-def _read_until(fd: int, out: _Capped, deadline: float, proc: subprocess.Popen[bytes] | None) -> str:
+def _read_until(fd: int, out: CappedOutput, deadline: float, proc: subprocess.Popen[bytes] | None) -> str:
     """Read `fd` into `out` until EOF ("eof"), the deadline ("deadline"), or (with `proc`) the
     command's exit while something it started still holds the pipe open ("exited")."""
     import select
@@ -141,7 +141,7 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-class _Capped:
+class CappedOutput:
     """A command's output, at most `limit` bytes kept: the first quarter and the last lines,
     with a marker saying how much was left out between."""
 

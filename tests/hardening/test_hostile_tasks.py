@@ -243,3 +243,14 @@ def test_a_task_path_cannot_replace_the_boxs_own_tools(tmp_path: Path):
     ev = run_verifier(folder, "home", tmp_path)
     assert not ran.exists(), ran.read_text()
     assert (ev.status, ev.reward) == ("passed", 1.0), ev
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_a_container_verifier_printing_without_end_is_kept_bounded(engine: None, tmp_path: Path):
+    """A test that prints 300 MB: the verifier keeps its head and last lines (at most
+    MAX_OUTPUT), not all of it in benchtape's memory."""
+    from benchtape.core.command_runner import MAX_OUTPUT
+
+    ev = run_verifier(hostile(tmp_path, "head -c 300000000 /dev/zero | tr '\\\\0' y; echo; echo the-last-line\necho 0 > /logs/verifier/reward.txt\n"), "container", tmp_path)
+    assert len(ev.log) <= MAX_OUTPUT + 1000 and "the-last-line" in ev.log and "bytes of output not kept" in ev.log, len(ev.log)
