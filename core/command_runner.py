@@ -69,11 +69,12 @@ def run_local(
     assert proc.stdout is not None
     try:
         ended = _read_until(proc.stdout.fileno(), out, deadline, proc)
+        pipe_open = ended != "eof"
         if ended == "eof":  # every writer closed the pipe; the command itself may still run
             ended = "exited" if _exited_by(proc, deadline) is not None else "deadline"
         timed_out = ended == "deadline"
         _kill_group(proc.pid)  # at the deadline, or what it left behind (it is a zombie still, not reaped: its group id is not reused yet)
-        if ended != "eof":  # a child still held the pipe: what it wrote until now, then no more
+        if pipe_open:  # something still held the pipe: what it wrote until now, then no more
             _read_until(proc.stdout.fileno(), out, time.monotonic() + DRAIN_S, None)
     finally:
         proc.stdout.close()
