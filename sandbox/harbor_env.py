@@ -45,7 +45,7 @@ from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError,
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
 from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_reward
-from benchtape.sandbox.verifier_box import host_tool
+from benchtape.sandbox.verifier_box import BOX_PATH, host_tool
 from benchtape.spec.task import TaskSpec
 
 TESTS_AT = "/tests"
@@ -306,7 +306,6 @@ def _home_script(root: Path, mounts: Mounts, tmp_bytes: int) -> str:
     return "\n".join(lines)
 
 
-BOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # where the box's own tools are found
 HOME_SKIP = ("proc", "sys", "dev", "tmp", "run")  # made fresh (or left out) in the task's view
 
 

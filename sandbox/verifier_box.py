@@ -63,9 +63,31 @@ def can_unshare_network() -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1)
+def can_private_tmp() -> bool:
+    """Whether this host lets an unprivileged process have its own mount namespace and mount a
+    tmpfs in it (the verifier's own bounded TMPDIR at level home)."""
+    exe = host_tool("unshare")
+    if exe is None:
+        return False
+    probe = f'PATH={BOX_PATH}; d=$(mktemp -d) && mount -t tmpfs -o size=1m t "$d" && umount "$d" && rmdir "$d"'
+    try:
+        return subprocess.run([exe, "-rm", "--", "/bin/sh", "-c", probe], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+BOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # where a box finds its own tools, whatever PATH a task sets
+# $1 the tmpfs size in bytes, $2 TMPDIR, $3 the tree, $4 the command: TMPDIR becomes a tmpfs of
+# this namespace (bounded, and gone with it), then the command runs with the task's own PATH.
+_PRIVATE_TMP = '_task_path="${PATH-}"; PATH=' + BOX_PATH + '; mount -t tmpfs -o size="$1" benchtape-tmp "$2" || exit 125; PATH="$_task_path"; export PATH; cd "$3" && exec /bin/sh -c "$4"'
+
+
 @contextlib.contextmanager
 def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[VerifierBox]:
-    """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it."""
+    """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it, TMPDIR a
+    tmpfs of BENCHTAPE_MAX_BOX_FILE bytes in a mount namespace of the command's own where the
+    host allows one (what a test leaves there is gone when it ends)."""
     home = tree.parent / "home"
     tmp = tree.parent / "tmp"
     home.mkdir(exist_ok=True)
@@ -77,22 +99,25 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
         base["PATH"] = f"{site / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
     base.update(env or {})
     notes: list[str] = []
-    prefix: list[str] = []
-    if not network:
-        if can_unshare_network():
-            prefix = [host_tool("unshare") or "unshare", "-rn", "--"]
-        else:
-            notes.append("the network is not taken away at level home on this host (no unprivileged `unshare -rn`); use level container to enforce it")
-
+    cut_network = not network and can_unshare_network()
+    if not network and not cut_network:
+        notes.append("the network is not taken away at level home on this host (no unprivileged `unshare -rn`); use level container to enforce it")
     fenced = fence()
     if not fenced.confined:
         notes.append(f"what the verifier starts is not confined to it at level home on this host ({fenced.why}): a process it leaves behind may outlive it; use level container")
     limit = box_file_limit()
+    unshare = host_tool("unshare") or "unshare"
+    private_tmp = can_private_tmp()
+
+    def argv(command: str) -> list[str]:
+        if private_tmp:
+            return [unshare, "-rmn" if cut_network else "-rm", "--", "/bin/sh", "-c", _PRIVATE_TMP, "sh", str(limit), str(tmp), str(tree), command]
+        return [*([unshare, "-rn", "--"] if cut_network else []), "/bin/sh", "-c", command]
 
     def run(command: str, timeout: float) -> CommandResult:
-        return run_local(fenced.wrap([*prefix, "/bin/sh", "-c", command], tree, base), tree, timeout, env=base, file_limit=limit)
+        return run_local(fenced.wrap(argv(command), tree, base), tree, timeout, env=base, file_limit=limit)
 
-    yield VerifierBox(run=run, level="home", where="home", network=network or bool(notes), notes=notes)
+    yield VerifierBox(run=run, level="home", where="home", network=network or not cut_network, notes=notes)
 
 
 @contextlib.contextmanager

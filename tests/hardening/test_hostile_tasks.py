@@ -254,3 +254,16 @@ def test_a_container_verifier_printing_without_end_is_kept_bounded(engine: None,
 
     ev = run_verifier(hostile(tmp_path, "head -c 300000000 /dev/zero | tr '\\\\0' y; echo; echo the-last-line\necho 0 > /logs/verifier/reward.txt\n"), "container", tmp_path)
     assert len(ev.log) <= MAX_OUTPUT + 1000 and "the-last-line" in ev.log and "bytes of output not kept" in ev.log, len(ev.log)
+
+
+def test_a_verifiers_tmpdir_at_home_is_bounded_and_gone_when_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from benchtape.sandbox.verifier_box import can_private_tmp
+
+    if not can_private_tmp():
+        pytest.skip("this host refuses unprivileged mount namespaces")
+    monkeypatch.setenv("BENCHTAPE_MAX_BOX_FILE", "8m")
+    ev = mined_verify(tmp_path, 'for i in 1 2 3 4; do head -c 4000000 /dev/zero > "$TMPDIR/part$i" || exit 9; done', 60)
+    assert ev.status == "failed" and ev.exit == 9, ev  # four files of 4 MB fill a TMPDIR of 8 MiB
+    assert list((tmp_path / "box" / "tmp").iterdir()) == []  # and nothing of it is on the host's disk
+    ev = mined_verify(tmp_path / "again", 'echo kept > "$TMPDIR/x" && cat "$TMPDIR/x"', 60)
+    assert ev.status == "passed" and "kept" in ev.log
