@@ -67,11 +67,12 @@ def guarded(fn: Callable[[], int]) -> None:
     import typer
 
     from benchtape.core.errors import BenchtapeError, ExitCode
+    from benchtape.core.termtext import printable
 
     try:
         code = fn()
     except BenchtapeError as exc:
-        text = exc.render()
+        text = printable(exc.render(), one_line=False)  # it may name a file of someone else's, control characters and all
         print(text if exc.exit_code != ExitCode.BAD_INPUT else f"error: {text}", file=sys.stderr)
         code = exc.exit_code
     except Exception as exc:

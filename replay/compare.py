@@ -500,12 +500,12 @@ def columns(k: int) -> list[str]:
 
 def display(row: SetupRow, k: int) -> dict[str, str]:
     """A setup's figures as text (terminal and HTML alike); unknown is `—`, never 0."""
-    ci = f"{row.ci[0]:.0%}–{row.ci[1]:.0%}" if row.ci else "—"
+    ci = f"{_pct(row.ci[0])}–{_pct(row.ci[1])}" if row.ci else "—"
     cost = "—" if row.cost_per_cell is None else f"${row.cost_per_cell:.4f}" + ("+" if row.unpriced_cells else "")
     return {
         "rank": str(row.rank) if row.rank is not None else "",
         "setup": row.label,
-        "pass": f"{row.passes}/{row.cells}" + (f" ({row.pass_rate:.0%})" if row.pass_rate is not None else ""),
+        "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
@@ -549,4 +549,14 @@ def notes(c: Comparison) -> list[str]:
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0%}"
+    """A rate as a percentage, whole where that is true, else with as many decimals as it
+    takes (up to 4) not to read as 0% or 100% when it is neither: the upper bound of 0/10000
+    is 0.04%, not "0%"."""
+    if value is None:
+        return "—"
+    for places in range(5):
+        text = f"{value:.{places}%}"
+        whole = round(value * 100, places)
+        if (value == 0 or whole != 0) and (value == 1 or whole != 100):
+            return text
+    return text
