@@ -90,7 +90,7 @@ def load_harbor_tasks(path: Path) -> list[TaskSpec]:
         return [load_harbor_task(path)]
     if not path.is_dir():
         raise BadInput(f"{path} is no folder", fix="name a Harbor task folder (it holds task.toml) or a folder of them")
-    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path)})
+    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path) and not toml.is_dir()})
     if not folders:
         raise BadInput(f"no Harbor task below {path} (no {HARBOR_FILE})", fix="name a folder holding <task>/task.toml, instruction.md, environment/, tests/test.sh")
     tasks = [load_harbor_task(f) for f in folders]
@@ -195,11 +195,35 @@ MAX_TOML_BYTES = 1 << 20  # a task.toml is a page of settings
 TOML_MAX_DEPTH = 64
 
 
+def _bounded_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file: a FIFO named task.toml (which would block a read
+    for ever) or a device is refused by what it is, and a huge file is never read whole."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BadInput(f"task.toml cannot be read: {exc.strerror}", file=str(path), fix="make task.toml a readable file") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadInput("task.toml is no regular file (a FIFO, a socket or a device)", file=str(path), fix="make task.toml a plain file")
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(1 << 16, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _toml_text(path: Path) -> str:
     """task.toml's text: BadInput naming the line of the first byte that is not UTF-8, or a
     file larger than a task.toml could need; nesting deeper than TOML_MAX_DEPTH is refused before
     the parser recurses into it."""
-    data = path.read_bytes()
+    data = _bounded_file(path, MAX_TOML_BYTES + 1)
     if len(data) > MAX_TOML_BYTES:
         raise BadInput(f"task.toml is {len(data):,} bytes, more than a task's settings need ({MAX_TOML_BYTES:,})", file=str(path), fix="keep task.toml to its settings; put data in the task's folders")
     try:
