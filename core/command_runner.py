@@ -161,23 +161,28 @@ class CappedOutput:
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
+        # a container's reader thread may still add while the command's result is taken (a child
+        # that left its group holds the stream): what `text` reads is one consistent moment
+        self._lock = threading.Lock()
 
     def add(self, chunk: bytes) -> None:
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if not chunk:
-            return
-        self.tail += chunk
-        over = len(self.tail) - self.tail_limit
-        if over > 0:
-            del self.tail[:over]
-            self.dropped += over
+        with self._lock:
+            room = self.head_limit - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if not chunk:
+                return
+            self.tail += chunk
+            over = len(self.tail) - self.tail_limit
+            if over > 0:
+                del self.tail[:over]
+                self.dropped += over
 
     def text(self) -> str:
-        middle = f"\n[… {self.dropped} bytes of output not kept …]\n".encode() if self.dropped else b""
-        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", "replace")
+        with self._lock:
+            middle = f"\n[… {self.dropped} bytes of output not kept …]\n".encode() if self.dropped else b""
+            return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", "replace")
 
 
 CommandRunner = Callable[..., CommandResult]
