@@ -22,7 +22,7 @@ def export_cmd(
     session: str | None = typer.Argument(None, help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
     folder: Path | None = typer.Argument(None, help="workspace: a new (or empty) folder to write the workspace into (or give -o)."),
     fmt: str = typer.Option("workspace", "--format", "-f", help="workspace (the session's files), atif (its ATIF trajectory, as Harbor records trials) or inspect (an Inspect AI .eval log; needs benchtape[inspect])."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a .eval file or a folder (the log named as Inspect names its logs)."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a folder (one .eval log per setup, named as Inspect names its logs) or a .eval file (one setup)."),
     run: str | None = typer.Option(None, "--run", help="atif, inspect: every session of this run (an id prefix or `latest`)."),
     all_: bool = typer.Option(False, "--all", help="atif: every stored session (negative-control runs left out)."),
     staged: bool = typer.Option(False, "--staged", help="workspace: write the tree as staged, before the agent ran, instead of its final workspace."),
@@ -101,7 +101,7 @@ def _atif(store: Store, session: str | None, run: str | None, all_: bool, dest: 
 
 def _inspect(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     from benchtape.core.errors import BadInput
-    from benchtape.formats.exports import write_inspect_log
+    from benchtape.formats.exports import write_inspect_logs
     from benchtape.replay.select import Selection, resolve
 
     if all_:
@@ -109,8 +109,9 @@ def _inspect(store: Store, session: str | None, run: str | None, all_: bool, des
     if dest is None:
         raise BadInput("an Inspect export needs somewhere to write the log", fix="add -o FILE.eval, or -o FOLDER (the log is named as Inspect names its logs)")
     selection = Selection(session=resolve(store, "sessions", session)) if session else Selection(run=resolve(store, "runs", run or ""))
-    path, samples = write_inspect_log(store, selection, dest)
-    print(f"wrote an Inspect log of {samples} session{'' if samples == 1 else 's'} to {path}\n  view it: inspect view --log-dir {path.parent}")
+    paths, samples = write_inspect_logs(store, selection, dest)
+    logs = "an Inspect log" if len(paths) == 1 else f"{len(paths)} Inspect logs (one per setup)"
+    print(f"wrote {logs} of {samples} session{'' if samples == 1 else 's'} to {paths[0] if len(paths) == 1 else paths[0].parent}\n  view it: inspect view --log-dir {paths[0].parent}")
     return 0
 
 

@@ -1,8 +1,8 @@
 """`benchtape export --format atif|inspect`: which stored sessions, written where.
 
 One session's ATIF trajectory goes to a file (or stdout); a run's or the whole store's go to a
-new folder, one `<session id>.json` each (what `benchtape import atif FOLDER` reads back). An
-Inspect log holds a run's sessions (or one session) in one `.eval` file. Every file is
+new folder, one `<session id>.json` each (what `benchtape import atif FOLDER` reads back). A
+run's sessions (or one session) go to Inspect as one `.eval` log per setup. Every file is
 written beside its target first and moved in: a failure leaves nothing half-written.
 """
 
@@ -58,9 +58,10 @@ def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Pa
     return [dest / f"{n}.json" for n in names]
 
 
-def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[Path, int]:
-    """The selected sessions (one run's, or one session) as one Inspect `.eval` log; (its path, samples)."""
-    from benchtape.formats.inspect_export import Graded, eval_log, require_inspect, write
+def write_inspect_logs(store: Store, selection: Selection, dest: Path) -> tuple[list[Path], int]:
+    """The selected sessions (one run's, or one session) as Inspect `.eval` logs, one per setup;
+    (their paths, samples)."""
+    from benchtape.formats.inspect_export import Graded, eval_logs, require_inspect, write
 
     require_inspect()
     items = [Graded(row, session, stored_grading(store, row.id)) for row, session in sessions(store, rows(store, selection))]
@@ -69,7 +70,7 @@ def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[P
     _refuse_leaks(store, [(g.row.id, g.session, g.grading) for g in items], f"Inspect log {dest}")
     run_ids = {g.row.run_id for g in items}
     run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
-    return write(eval_log(items, run), dest), len(items)
+    return write(eval_logs(items, run), dest), len(items)
 
 
 def _refuse_leaks(store: Store, items: list[tuple[str, Session, Grading]], what: str) -> None:
