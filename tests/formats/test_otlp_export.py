@@ -1,6 +1,6 @@
 """Issue 47: `benchtape export --format otlp`: sessions as OpenTelemetry traces under the GenAI
 semantic conventions, made by the OpenTelemetry SDK and encoded by its OTLP exporter; written to
-an OTLP/JSON file and sent to a real receiver (Arize Phoenix on loopback, tests/formats/phoenix.py)
+an OTLP/JSON file and sent to a real receiver (Arize Phoenix on loopback, tests/formats/phoenixkit.py)
 and queried back: spans, their gen_ai.* attributes and the evaluation events."""
 
 from __future__ import annotations
@@ -101,3 +101,35 @@ def test_bad_destinations_are_refused_before_anything_is_written(recorded: dict[
     assert closed.returncode == 2 and "did not take the traces" in closed.stderr and not (tmp_path / "x.json").exists(), closed.stderr
     wrong = benchtape("export", "--format", "atif", "--run", "latest", "--endpoint", "http://127.0.0.1:9", "-o", tmp_path / "y", "--db", recorded["db"])
     assert wrong.returncode == 2 and "--endpoint is for an otlp export" in wrong.stderr
+
+
+def test_phoenix_receives_the_traces_with_their_attributes_and_evaluation_events(recorded: dict[str, Any]) -> None:
+    """The real Phoenix on loopback: `--endpoint` sends the traces over OTLP/HTTP; its REST API
+    gives back every span, parented as sent, with the gen_ai.* attributes and the verdicts."""
+    from phoenixkit import phoenix
+
+    file_doc = _export_file(recorded, "sent.json")
+    sent = {s["spanId"]: s for s in flat(file_doc)}
+    with phoenix(recorded["folder"] / "phoenix") as server:
+        out = benchtape("export", "--format", "otlp", "--run", "latest", "--endpoint", server.base, "--db", recorded["db"], env={"DEPLOY_TOKEN": SECRET})
+        assert out.returncode == 0 and f"sent to {server.base}" in out.stdout, out.stdout + out.stderr
+        project = recorded["folder"].name
+        got = {s["context"]["span_id"]: s for s in server.spans(project, len(sent))}
+    assert set(got) == set(sent)  # the same trace the file holds: ids derived from the session
+    assert {i: s["parent_id"] for i, s in got.items()} == {i: s.get("parentSpanId") for i, s in sent.items()}
+    rows = recorded["rows"]
+    root = next(s for s in got.values() if s["parent_id"] is None and s["attributes"]["gen_ai.conversation.id"] == rows["delegates"].id)
+    a = root["attributes"]
+    assert root["name"] == "invoke_agent mock" and a["gen_ai.operation.name"] == "invoke_agent" and a["gen_ai.usage.cache_read.input_tokens"] == 300 and a["gen_ai.usage.cache_creation.input_tokens"] == 40
+    assert root["span_kind"] == "AGENT"  # Phoenix reads the GenAI conventions: an agent, its LLM calls, its tools
+    kinds = {s["name"].split(" ")[0]: s["span_kind"] for s in got.values()}
+    assert kinds == {"invoke_agent": "AGENT", "chat": "LLM", "execute_tool": "TOOL"}
+    lint = next(s for s in got.values() if s["name"] == "execute_tool Lint")
+    assert lint["status_code"] == "ERROR" and lint["attributes"]["gen_ai.tool.name"] == "Lint" and lint["parent_id"] == root["context"]["span_id"]
+    explore = next(s for s in got.values() if s["name"] == "invoke_agent Explore")
+    assert got[explore["parent_id"]]["name"] == "execute_tool Task" and explore["attributes"]["gen_ai.agent.name"] == "Explore"
+    evaluations = {e["attributes"]["gen_ai.evaluation.name"]: e["attributes"] for e in root["events"] if e["name"] == "gen_ai.evaluation.result"}
+    assert set(evaluations) == {"scenario", "contains", "session:tool-used", "session:subagent-used"}
+    assert evaluations["scenario"]["gen_ai.evaluation.score.value"] == 1.0 and evaluations["session:tool-used"]["gen_ai.evaluation.score.label"] == "PASS"
+    little = next(s for s in got.values() if s["parent_id"] is None and s["attributes"]["gen_ai.conversation.id"] == rows["says-little"].id)
+    assert SECRET not in json.dumps(little) and "[REDACTED]" in little["attributes"]["gen_ai.output.messages"]
