@@ -127,3 +127,48 @@ def test_what_cannot_be_honoured_is_refused_saying_why(tmp_path: Path) -> None:
             load_harbor_task(tmp_path / "net")
         assert said in str(err.value) + (err.value.fix or ""), err.value
         assert err.value.line is not None and toml.read_text().splitlines()[err.value.line - 1] in new.splitlines()  # the line that asks for it
+
+
+# ---------------------------------------------------------------- level container
+
+
+@pytest.fixture(scope="module")
+def engine() -> None:
+    import os
+
+    from benchtape.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"NO DOCKER ENGINE (CI=true): {why}", pytrace=False)
+        pytest.skip(f"NO DOCKER ENGINE: the separate verifier at level container NOT RUN: {why}")
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_in_a_container_the_separate_verifier_is_built_from_tests_dockerfile(engine: None, made: dict[str, Any], tmp_path: Path) -> None:
+    """`task validate` at level container: the agent's environment from environment/Dockerfile,
+    the verifier's from tests/Dockerfile (its own image), handed hello.txt only. Harbor's template
+    images (python:3.12-slim, COPY --from ghcr.io/astral-sh/uv) are not local: refused by name."""
+    import shutil
+    import subprocess
+
+    from benchtape.sandbox.baseimage import BASE_IMAGE
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    tasks = repo / ".benchtape" / "tasks"
+    task = shutil.copytree(made["tasks"] / "greet", tasks / "greet")
+    template = shutil.copytree(made["tasks"] / "greet", tasks / "greet-template")
+    (task / "environment" / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\n")
+    (task / "tests" / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\nCOPY . /tests/\n")
+    (template / "environment" / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\n")
+    done = benchtape("task", "validate", "--json", cwd=repo, timeout=900)
+    assert done.returncode in (0, 1), done.stderr
+    reports = {t["id"]: t for t in json.loads(done.stdout)["tasks"]}
+    greet = reports["greet"]
+    assert greet["validated"] and (greet["phases"]["base"]["reward"], greet["phases"]["reference"]["reward"]) == (0.0, 1.0), greet
+    assert any(n.startswith("separate verifier image benchtape-scenario:") for n in greet["notes"]), greet["notes"]
+    refused = reports["greet-template"]
+    assert not refused["validated"] and "python:3.12-slim" in refused["refused"] and "ghcr.io/astral-sh/uv:0.9.7" in refused["refused"], refused
