@@ -9,7 +9,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
-    formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
+    formats                   the interchange formats at the edge (ATIF, Inspect logs, OTLP, Harbor folders): nothing inside imports it
     view                      the live web viewer over the read side (never the write side)
     benchtape                 the front door: CLI, public API, preflight, composition
 
@@ -54,7 +54,7 @@ ALLOWED: dict[str, set[str]] = {
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
     "tasks": {"core", "spec", "store", "sandbox", "adapters", "models", "recorder"},
-    "formats": {"core", "spec", "store", "adapters", "replay"},
+    "formats": {"core", "spec", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
     "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
     "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats", "view"},
 }
