@@ -30,7 +30,9 @@ agents: install
 
 # The field's own tools the format tests run for real, each in a venv of its own under
 # .benchtape/venvs/ (their pins clash with benchtape's): Arize Phoenix (an OTLP receiver,
-# tests/formats/phoenixkit.py) and Harbor 0.25 (which needs Python 3.12: PY312 names one).
+# tests/formats/phoenixkit.py) and Harbor 0.25 (which needs Python 3.12: PY312 names one), with
+# PyPI's podman-compose: `harbor run -e podman` drives it where the docker compose v2 plugin,
+# which no registry here ships, is missing (Debian's podman itself: apt-get install podman).
 PY312 ?= $(shell command -v python3.12 || ls -d $$HOME/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)
 receivers: .benchtape/venvs/phoenix/bin/phoenix .benchtape/venvs/harbor/bin/harbor
 .benchtape/venvs/phoenix/bin/phoenix:
@@ -38,7 +40,7 @@ receivers: .benchtape/venvs/phoenix/bin/phoenix .benchtape/venvs/harbor/bin/harb
 	.benchtape/venvs/phoenix/bin/pip install -q 'arize-phoenix==20.*'
 .benchtape/venvs/harbor/bin/harbor:
 	$(PY312) -m venv .benchtape/venvs/harbor
-	.benchtape/venvs/harbor/bin/pip install -q 'harbor==0.25.*'
+	.benchtape/venvs/harbor/bin/pip install -q 'harbor==0.25.*' 'podman-compose>=1.1'
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup

@@ -193,6 +193,8 @@ def _task_toml(task: Any, workdir: str) -> str:
         "[verifier]",
         f"timeout_sec = {float(task.verify.timeout)}",
         'environment_mode = "separate"  # a fresh copy of the environment, given the agent\'s working directory',
+        "",
+        "[verifier.environment]  # the verifier's own environment: its network",
         f'network_mode = "{"public" if task.verify.network else "no-network"}"',
         "",
         "[agent]",

@@ -138,7 +138,8 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     if agent_t.get("setup_timeout_sec") is not None:
         notes.append("agent.setup_timeout_sec is not used (benchtape installs no agent inside the environment)")
     network = _network(toml, env_t, "environment", default=True)
-    verify_network = _network(toml, verifier_t, "verifier", default=network)
+    venv_t = verifier_t.get("environment") if isinstance(verifier_t.get("environment"), dict) else {}
+    verify_network = _network(toml, verifier_t, "verifier", default=_network(toml, venv_t, "verifier.environment", default=network) if venv_t else network)
     agent_network = _network(toml, agent_t, "agent", default=network)
     image = toml.string(env_t, "environment", "docker_image")
     environment = folder / "environment"
@@ -245,8 +246,10 @@ def _separate_verifier(toml: _Toml, folder: Path, verifier_t: dict[str, Any], no
         return {}
     venv = venv or {}
     toml.strict(venv, "environment")
+    if _asks(venv.get("allowed_hosts")) or venv.get("network_mode") == "allowlist":
+        raise BadInput("`verifier.environment` asks for a host allowlist", file=str(toml.path), line=toml.line("verifier.environment", "allowed_hosts") or toml.line("verifier.environment", "network_mode"), fix=ALLOWLIST)
     image = toml.string(venv, "verifier.environment", "docker_image")
-    for key in sorted(set(venv) - {"docker_image", "workdir", "os", "network_mode", "allow_internet", "build_timeout_sec"}):
+    for key in sorted(set(venv) - {"docker_image", "workdir", "os", "network_mode", "allow_internet", "build_timeout_sec"}):  # its network: the verifier's (load_harbor_task)
         notes.append(f"verifier.environment.{key} is not applied (the separate verifier gets the task's limits)")
     if venv.get("os", "linux") != "linux":
         raise BadInput("`verifier.environment.os`: benchtape's sandboxes are Linux", file=str(toml.path), line=toml.line("verifier.environment", "os"), fix='remove `os`, or set os = "linux"')
