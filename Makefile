@@ -44,9 +44,11 @@ agents: install
 PY312 ?= $(shell command -v python3.12 || ls -d $$HOME/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)
 receivers: .benchtape/venvs/phoenix/bin/phoenix .benchtape/venvs/harbor/bin/harbor
 .benchtape/venvs/phoenix/bin/phoenix:
+	@test -n "$(PY312)" || { echo "make receivers: Phoenix and Harbor need a Python 3.12 (pyenv install 3.12, or PY312=/path/to/python3.12)"; exit 2; }
 	$(PY312) -m venv .benchtape/venvs/phoenix
 	.benchtape/venvs/phoenix/bin/pip install -q 'arize-phoenix==20.*'
 .benchtape/venvs/harbor/bin/harbor:
+	@test -n "$(PY312)" || { echo "make receivers: Harbor 0.25 needs a Python 3.12 (pyenv install 3.12, or PY312=/path/to/python3.12)"; exit 2; }
 	$(PY312) -m venv .benchtape/venvs/harbor
 	.benchtape/venvs/harbor/bin/pip install -q 'harbor==0.25.*' 'podman-compose>=1.1'
 
