@@ -116,3 +116,27 @@ def test_bad_requests_are_refused_and_nothing_is_written(exported: dict[str, Any
     assert taken.returncode == 2 and "not an empty folder" in taken.stderr
     wrong = benchtape("task", "export", "603", "--format", "swe", "-o", exported["top"] / "x", cwd=repo)
     assert wrong.returncode == 2 and "--format harbor" in wrong.stderr
+
+
+def test_a_project_with_its_own_dockerfile_exports_that_environment(exported: dict[str, Any]) -> None:
+    """With `Dockerfile.benchtape`, the environment is the project's: that Dockerfile, its build
+    context the tree at the base commit (as benchtape builds it), the working directory /workspace."""
+    from benchtape.sandbox.baseimage import BASE_IMAGE
+
+    repo = exported["repo"]
+    dockerfile = repo / "Dockerfile.benchtape"
+    dockerfile.write_text(f"FROM {BASE_IMAGE}\nCOPY . /workspace\n")
+    try:
+        out = benchtape("task", "export", "603", "--format", "harbor", "-o", exported["top"] / "own", "--json", cwd=repo)
+    finally:
+        dockerfile.unlink()
+    assert out.returncode == 0, out.stderr
+    (done,) = json.loads(out.stdout)["exported"]
+    folder = Path(done["folder"])
+    assert done["environment"] == "Dockerfile.benchtape" and done["workdir"] == "/workspace"
+    assert (folder / "environment" / "Dockerfile").read_text() == f"FROM {BASE_IMAGE}\nCOPY . /workspace\nWORKDIR /workspace\n"
+    assert (folder / "environment" / "toolz" / "itertoolz.py").is_file() and not (folder / "environment" / ".git").exists()
+    toml = (folder / "task.toml").read_text()
+    assert 'artifacts = ["/workspace"]' in toml and 'workdir = "/workspace"' in toml
+    lint = harbor("lint", folder, cwd=exported["top"])
+    assert lint.returncode == 0, lint.stdout + lint.stderr
