@@ -25,6 +25,8 @@ attempts: 2
 tools:
   - tool: mock
     model: [scripted, noop]
+    effort: high
+    options: {agents_md: none}
 """
 TASKS = ("explain", "fix-add", "fix-sub")
 
@@ -56,6 +58,9 @@ def test_each_setup_is_a_log_with_its_model_options_and_accuracy(evaluated: dict
         assert spec.eval_set_id == spec.run_id == run["id"] and spec.task == "base"  # the evaluation file
         assert spec.task_id in arms and spec.metadata["setup"]["label"] == arms[spec.task_id]["label"] == spec.task_args["setup"]
         assert spec.solver == "mock" and spec.metadata["setup"]["steps"][0]["model_id"] == model.split("/")[1]
+        step = arms[spec.task_id]["steps"][0]
+        assert spec.solver_args == {"tool_version": step["tool_version"], "effort": "high", "options": {"agents_md": "none"}}  # the setup's options, in the eval spec
+        assert spec.model_args == {"effort": "high", "agents_md": "none"}
         ids = sorted(s.id for s in log.samples)
         assert ids == sorted(f"{t}@attempt-{n}" for t in TASKS for n in (1, 2))  # the task and the attempt, in every log alike
         assert {s.id: s.epoch for s in log.samples} == {i: int(i[-1]) for i in ids}
@@ -88,7 +93,8 @@ def test_inspect_view_lists_the_setups_side_by_side(evaluated: dict[str, Any]) -
         by_model = {}
         for model, (name, header) in headers.items():
             assert header["eval"]["task_display_name"].endswith(header["eval"]["task_args"]["setup"])
-            assert header["eval"]["task_args"]["setup"] == ("mock@latest scripted" if model == "mockllm/mock" else "mock@latest noop")
+            setup = header["eval"]["task_args"]["setup"]
+            assert ("scripted" if model == "mockllm/mock" else "noop") in setup and "high" in setup and "agents_md=none" in setup, setup
             by_model[model] = {s["id"]: s["scores"]["scenario"]["value"] for s in viewer.sample_summaries(name)}
         assert set(by_model["mockllm/mock"]) == set(by_model["mockllm/mock-noop"])
         assert by_model["mockllm/mock"]["fix-add@attempt-1"] == 1.0 and by_model["mockllm/mock-noop"]["fix-add@attempt-1"] == 0.0
