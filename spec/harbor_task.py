@@ -282,6 +282,8 @@ def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[s
 
 def _network(toml: _Toml, table: dict[str, Any], name: str, default: bool) -> bool:
     mode = table.get("network_mode")
+    if mode == "allowlist" and not _asks(table.get("allowed_hosts")):
+        return False  # an allowlist of no host lets nothing through: no network, which benchtape honours
     if mode is not None:
         if mode not in NETWORK_MODES:
             fix = ALLOWLIST if mode == "allowlist" else "use \"no-network\" or \"public\""

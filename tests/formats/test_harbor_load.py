@@ -89,7 +89,7 @@ network_mode = "public"
     [
         ('version = "1.0"\n[verifier]\ntimeout_secs = 10\n', 3, "`verifier.timeout_secs` is no task.toml key", "did you mean `timeout_sec`?"),
         ('version = "1.0"\nbogus = 1\n', 2, "`bogus` is no task.toml key", "keys of the top level"),
-        ('version = "1.0"\n[environment]\ncpus = 1\nnetwork_mode = "allowlist"\n', 4, "`environment.network_mode = 'allowlist'` is not supported", "cannot let some hosts through"),
+        ('version = "1.0"\n[environment]\ncpus = 1\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n', 5, "`environment.allowed_hosts` is not supported", "cannot let some hosts through"),
         ('version = "1.0"\n[environment]\ngpus = 2\n', 3, "benchtape's sandboxes have no GPU", "gpus = 0"),
         ('version = "1.0"\n[agent]\nuser = "agent"\n', 3, "`agent.user` is not supported", "USER in the Dockerfile"),
         ('version = "1.0"\n\n[[environment.mcp_servers]]\nname = "m"\nurl = "http://m"\n', 3, "`environment.mcp_servers` is not supported", "bench's tools"),
@@ -151,6 +151,11 @@ def test_a_project_finds_harbor_tasks_beside_its_own_and_in_a_dataset_folder(tmp
     assert load_task_folder(found["hello-file"]).runtime is not None
     with pytest.raises(BadInput):  # the history task's folder is still read by its own loader
         load_task_folder(found["7"])
+
+
+def test_an_allowlist_of_no_host_is_honoured_as_no_network(tmp_path: Path):
+    task = load_harbor_task(copy_task(tmp_path, toml='schema_version = "1.4"\n[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = []\n[verifier]\nnetwork_mode = "public"\n'))
+    assert task.runtime is not None and task.runtime.network is False and task.verify.network is True
 
 
 def test_the_reward_is_read_as_harbor_writes_it(tmp_path: Path):
