@@ -133,3 +133,22 @@ def test_phoenix_receives_the_traces_with_their_attributes_and_evaluation_events
     assert evaluations["scenario"]["gen_ai.evaluation.score.value"] == 1.0 and evaluations["session:tool-used"]["gen_ai.evaluation.score.label"] == "PASS"
     little = next(s for s in got.values() if s["parent_id"] is None and s["attributes"]["gen_ai.conversation.id"] == rows["says-little"].id)
     assert SECRET not in json.dumps(little) and "[REDACTED]" in little["attributes"]["gen_ai.output.messages"]
+
+
+def test_traces_that_would_publish_the_answer_key_are_not_sent(tmp_path: Path) -> None:
+    """Evaluation events carry the checks' reasons: as a report, the traces are refused when one
+    would publish a `generate:` value the agent did not say itself (nothing written, nothing sent)."""
+    import sys
+
+    gen = tmp_path / "gen.py"
+    gen.write_text(f"#!{sys.executable}\nprint('ANSWER=fixed-answer-7731')\n")
+    gen.chmod(0o755)
+    (tmp_path / "bench.yaml").write_text(
+        "harness: mock\nscenarios:\n  - name: published\n    prompt: a\n    generate: gen.py\n"
+        "    mock: {steps: [{say: \"I do not know\"}]}\n    checks:\n      - {type: contains, value: fixed-answer-7731}\n"
+    )
+    db = tmp_path / "x.db"
+    assert benchtape("run", tmp_path / "bench.yaml", "--db", db, cwd=tmp_path).returncode == 1
+    out = benchtape("export", "--format", "otlp", "--run", "latest", "-o", tmp_path / "t.json", "--endpoint", "http://127.0.0.1:9", "--db", db)
+    assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-7731" not in out.stderr, out.stderr
+    assert not (tmp_path / "t.json").exists()
