@@ -10,8 +10,8 @@ per session, its ids derived from the session's id, so exporting a session twice
 trace (a receiver that keeps span ids unique keeps it once):
 
 - an `invoke_agent {harness}` span for the session (the agent's name, provider, model, the
-  session's id as the conversation id, its token totals incl. cache reads and writes, its cost
-  and status);
+  session's id as the conversation id, its token totals: input tokens counting cached ones, as
+  the convention asks, and the cache reads and writes among them; its cost and status);
 - per agent turn a `chat {model}` span (the turn's text and tool calls as output messages, its
   finish reason), and per tool call an `execute_tool {tool}` span (the tool's name, call id,
   arguments and result; a failing call's status is ERROR), both children of their agent's span;
@@ -208,7 +208,7 @@ class _Session:
             "gen_ai.agent.id": row.id,
             "gen_ai.request.model": self.model,
             "gen_ai.response.model": self.model,
-            "gen_ai.usage.input_tokens": m.tokens_in,
+            "gen_ai.usage.input_tokens": _input_tokens(m),
             "gen_ai.usage.output_tokens": m.tokens_out,
             "gen_ai.usage.cache_read.input_tokens": m.cache_read_tokens,
             "gen_ai.usage.cache_creation.input_tokens": m.cache_write_tokens,
@@ -221,6 +221,7 @@ class _Session:
             "benchtape.harness": s.harness,
             "benchtape.status": s.status,
             "benchtape.cost_usd": m.cost_usd,
+            "benchtape.tokens_in": m.tokens_in,  # benchtape's count: input tokens outside the cache
             "benchtape.setup": self.item.setup,
             "benchtape.cell.id": row.cell_id,
         }
@@ -353,6 +354,15 @@ class _Session:
                 "benchtape.check.pass": bool(v["pass"]),
             }
             span.add_event(EVALUATION_EVENT, _clean(attrs), timestamp=at)
+
+
+def _input_tokens(m: Any) -> int | None:
+    """`gen_ai.usage.input_tokens`, which the convention says SHOULD include every input token,
+    cached ones too (cache reads and writes are parts of it); benchtape's `tokens_in` counts only
+    those outside the cache, so the cache's are added back. Unknown stays absent, never 0."""
+    if m.tokens_in is None:
+        return None
+    return int(m.tokens_in + (m.cache_read_tokens or 0) + (m.cache_write_tokens or 0))
 
 
 def _clean(attrs: dict[str, Any]) -> dict[str, Any]:
