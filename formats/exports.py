@@ -21,10 +21,10 @@ from benchtape.formats.grades import Grading, stored_grading
 from benchtape.replay.document import session_json
 from benchtape.replay.report import new_folder, write_bytes_atomic
 from benchtape.replay.select import Selection, rows, sessions
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 
-def atif_document(store: Store, session_id: str) -> bytes:
+def atif_document(store: BrowsingStore, session_id: str) -> bytes:
     """One session's ATIF trajectory as the bytes of its file (indented JSON, as Harbor writes it)."""
     from benchtape.formats.atif_export import trajectory
 
@@ -34,7 +34,7 @@ def atif_document(store: Store, session_id: str) -> bytes:
     return _json(trajectory(session, grading))
 
 
-def write_atif_file(store: Store, session_id: str, dest: Path) -> Path:
+def write_atif_file(store: BrowsingStore, session_id: str, dest: Path) -> Path:
     data = atif_document(store, session_id)
     try:
         write_bytes_atomic(dest, data)
@@ -43,7 +43,7 @@ def write_atif_file(store: Store, session_id: str, dest: Path) -> Path:
     return dest
 
 
-def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Path]:
+def write_atif_folder(store: BrowsingStore, selection: Selection, dest: Path) -> list[Path]:
     """Every selected session's trajectory into a new (or empty) folder, `<session id>.json` each."""
     from benchtape.formats.atif_export import trajectory
 
@@ -59,7 +59,7 @@ def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Pa
     return [dest / f"{n}.json" for n in names]
 
 
-def write_inspect_logs(store: Store, selection: Selection, dest: Path) -> tuple[list[Path], int]:
+def write_inspect_logs(store: BrowsingStore, selection: Selection, dest: Path) -> tuple[list[Path], int]:
     """The selected sessions (one run's, or one session) as Inspect `.eval` logs, one per setup;
     (their paths, samples)."""
     from benchtape.formats.inspect_export import Graded, eval_logs, require_inspect, write
@@ -74,7 +74,7 @@ def write_inspect_logs(store: Store, selection: Selection, dest: Path) -> tuple[
     return write(eval_logs(items, run), dest), len(items)
 
 
-def write_otlp(store: Store, selection: Selection, *, endpoint: str | None = None, dest: Path | None = None, project: str | None = None) -> tuple[int, int]:
+def write_otlp(store: BrowsingStore, selection: Selection, *, endpoint: str | None = None, dest: Path | None = None, project: str | None = None) -> tuple[int, int]:
     """The selected sessions as OpenTelemetry traces (one per session), sent to an OTLP/HTTP
     receiver or written to a file as OTLP/JSON; (sessions, spans). The traces carry the
     verdicts' reasons: refused, like a report, when one would publish the answer key."""
@@ -103,7 +103,7 @@ def write_otlp(store: Store, selection: Selection, *, endpoint: str | None = Non
     return len(items), len(found)
 
 
-def _refuse_leaks(store: Store, items: list[tuple[str, Session, Grading]], what: str) -> None:
+def _refuse_leaks(store: BrowsingStore, items: list[tuple[str, Session, Grading]], what: str) -> None:
     """A format carries the verdicts' reasons: like a report, it is not written when a reason
     would publish a generated value (the answer key) the session did not say itself."""
     found = []

@@ -53,20 +53,12 @@ class Exported:
         return {"id": self.id, "folder": str(self.folder), "workdir": self.workdir, "environment": self.environment}
 
 
-def export_tasks(project: Any, ids: list[str], dest: Path) -> list[Exported]:
-    """Each named task (mined from history) as a Harbor task folder in `dest`, a new (or empty)
-    folder, written beside it first and moved in: a failure leaves nothing half-written."""
+def export_tasks(project: Any, tasks: list[Any], dest: Path) -> list[Exported]:
+    """Each task (a `TaskSpec` mined from history, loaded by the caller) as a Harbor task folder
+    in `dest`, a new (or empty) folder, written beside it first and moved in: a failure leaves
+    nothing half-written."""
     from benchtape.replay.report import new_folder
-    from benchtape.spec.harbor_task import load_task_folder
-    from benchtape.spec.task import task_dirs
 
-    if not ids:
-        raise BadInput("name the tasks to export", fix="benchtape task export ID… --format harbor -o DIR (`benchtape task list` shows the ids)")
-    found = task_dirs(project.root)
-    missing = [i for i in ids if i not in found]
-    if missing:
-        raise BadInput(f"no task {', '.join(repr(m) for m in missing)} in {project.root}", fix=f"known tasks: {', '.join(list(found)[:20]) or '(none: benchtape task create REF)'}")
-    tasks = [load_task_folder(found[i]) for i in ids]
     for task in tasks:
         if task.runtime is not None:
             raise BadInput(f"task {task.id} is a Harbor task folder already", file=str(task.path), fix=f"copy {task.dir} as it is")

@@ -110,7 +110,7 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     detail = ""
     if spec.reward_file:
         try:
-            reward = read_reward(reward_dir if reward_dir is not None else tree / "logs" / "verifier")
+            reward = read_reward(reward_dir) if reward_dir is not None else read_reward(tree, "logs/verifier")
         except ValueError as exc:  # what it wrote is no reward: a failure that says what it found
             status, detail = "failed", str(exc)
         else:
@@ -231,48 +231,71 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
 
 
 REWARD_FILES = ("reward.txt", "reward.json")
+REWARD_LIMIT = 1 << 20  # bytes: a reward is a number, or a small JSON object of metrics
 
 
-def read_reward(logs_dir: Path) -> float | None:
-    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran), by
-    `reward_of` over every key `read_rewards` finds. None when it wrote neither file; ValueError
-    naming the file when what it wrote is no reward."""
-    rewards = read_rewards(logs_dir)
+def read_reward(logs_dir: Path, inside: str = "") -> float | None:
+    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran; with
+    `inside`, the folder at that relative path below it), by `reward_of` over every key
+    `read_rewards` finds. None when it wrote neither file; ValueError naming the file when what
+    it wrote is no reward."""
+    rewards = read_rewards(logs_dir, inside)
     return None if rewards is None else reward_of(rewards)
 
 
-def read_rewards(logs_dir: Path) -> dict[str, float] | None:
+def read_rewards(logs_dir: Path, inside: str = "") -> dict[str, float] | None:
     """Every reward a verifier wrote, as Harbor 0.25 reads them (harbor/verifier/verifier.py):
     reward.json first, all its keys kept (each a finite number), else reward.txt (one number,
-    the key `reward`). None when it wrote neither."""
+    the key `reward`). None when it wrote neither.
+
+    The box wrote this folder, so nothing in it is trusted: a file is read without following a
+    link at any step below `logs_dir` and at most REWARD_LIMIT bytes (a link to a host file would
+    have the host read it into the verdict), and only a finite number counts (`1e309` parses as
+    infinity, which would pass any threshold)."""
     import math
 
     import orjson
 
-    text_file, json_file = (logs_dir / name for name in REWARD_FILES)
-    if json_file.is_file():
+    from benchtape.core.jsonkeys import duplicate_key
+    from benchtape.sandbox.nofollow import read_inside
+
+    def read(name: str) -> bytes | None:
         try:
-            doc = orjson.loads(json_file.read_bytes())
+            return read_inside(logs_dir, f"{inside}/{name}" if inside else name, REWARD_LIMIT)
+        except OSError as exc:
+            raise ValueError(str(exc)) from None
+
+    def finite(value: float, name: str, shown: object) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"{name} holds {shown!r}, which is no finite number (a reward is finite)")
+        return value
+
+    data = read(REWARD_FILES[1])
+    if data is not None:
+        try:
+            doc = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             raise ValueError(f"reward.json is not JSON: {exc}") from None
+        twice = duplicate_key(data)
+        if twice is not None:  # which of its values the verifier meant is unknown
+            raise ValueError(f"reward.json names {twice[0]!r} twice (line {twice[1]})")
         if not isinstance(doc, dict) or not doc:
             raise ValueError("reward.json holds no reward: write an object of numbers, e.g. {\"reward\": 1}")
         out = {}
         for key, value in doc.items():
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"reward.json's {key!r} is {value!r}, not a finite number")
-            out[str(key)] = float(value)
+            out[str(key)] = finite(float(value), f"reward.json's {key!r}", value)
         return out
-    if not text_file.is_file():
+    text = read(REWARD_FILES[0])
+    if text is None:
         return None
-    raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
+    raw = text.decode("utf-8", errors="replace").strip()
     try:
         value = float(raw)
     except ValueError:
         raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
-    if not math.isfinite(value):
-        raise ValueError(f"reward.txt holds {raw[:80]!r}, not a finite number")
-    return {"reward": value}
+    return {"reward": finite(value, "reward.txt", raw[:80])}
 
 
 def reward_of(rewards: dict[str, float]) -> float:
