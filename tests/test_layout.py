@@ -68,7 +68,7 @@ ALLOWED: dict[str, set[str]] = {
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
     "tasks": {"core", "spec", "store", "sandbox", "adapters"},
-    "formats": {"core", "store", "adapters", "replay", "spec", "sandbox"},  # spec, sandbox: a Harbor export reads the task and writes its tree at its base commit and its patches' files
+    "formats": {"core", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
     "app": BELOW_APP,
     "render": {"core", "store", "replay", "app"},
     "view": {"core", "app"},
