@@ -154,6 +154,14 @@ class TaskRuntime:
     verifier_env: tuple[tuple[str, str], ...] = ()
     solution_env: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()  # keys accepted but not enforced here, said where the task is used
+    # `verifier.environment_mode = "separate"`: tests/test.sh runs in an environment of its own
+    # (tests/Dockerfile, or [verifier.environment] docker_image, else a fresh copy of the task's),
+    # given only the artifacts (paths in the agent's working directory) taken from the agent's workspace
+    verifier_separate: bool = False
+    verifier_dockerfile: Path | None = None
+    verifier_image: str | None = None
+    verifier_workdir: str | None = None
+    artifacts: tuple[str, ...] = ()  # task.toml's `artifacts` sources, in order
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
-    formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
+    formats                   the interchange formats at the edge (ATIF, Inspect logs, OTLP, Harbor folders): nothing inside imports it
     app                       the application layer (benchtape/app/, and the public API in benchtape/__init__):
                               the use cases every front end calls
     render                    the CLI's terminal renderers (benchtape/render*.py)
@@ -68,7 +68,7 @@ ALLOWED: dict[str, set[str]] = {
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
     "tasks": {"core", "spec", "store", "sandbox", "adapters"},
-    "formats": {"core", "store", "adapters", "replay"},
+    "formats": {"core", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
     "app": BELOW_APP,
     "render": {"core", "store", "replay", "app"},
     "view": {"core", "app"},
