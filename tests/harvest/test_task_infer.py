@@ -87,3 +87,26 @@ def test_a_gitlab_merge_prompt_loses_its_merge_request_line():
     landing = _landing("merge", "Merge branch 'fix-parser' into 'main'", "Fix the parser on empty input\n\nIt crashed.\n\nSee merge request group/project!42", 42)
     text, _ = prompt_for(landing, [])
     assert text == "# Fix the parser on empty input\n\nIt crashed.\n"
+
+
+def test_test_file_names_never_reach_the_shell_unquoted(tmp_path):
+    """Issue 44 item 4: a test module named `tests/test_m5b;echo INJECTED;.py` ran `echo INJECTED`
+    in both validation phases. Every inferred command, run by /bin/sh, passes each name as one
+    argument and runs nothing else."""
+    import shlex
+    import subprocess
+
+    evil = "tests/test_m5b;echo INJECTED;.py"
+    unittest_block = b"+import unittest\n+class T(unittest.TestCase): ...\n"
+    commands = [
+        infer_command({evil: unittest_block}, files(**{"setup.py": "setup()"})).command,
+        infer_command({evil: b"+def test_x(): pass\n"}, files(**{"pytest.ini": ""})).command,
+        infer_command({"pkg/$(echo INJECTED)/a_test.go": b"+func TestA(t *testing.T) {}\n", "x;echo INJECTED;/b_test.go": b""}, files()).command,
+        infer_command({"tests/a;echo INJECTED;b.rs": b""}, files()).command,
+        infer_command({"src/a;echo INJECTED;.test.js": b""}, files(**{"package.json": json.dumps({"devDependencies": {"jest": "1"}})})).command,
+    ]
+    for command in commands:
+        words = shlex.split(command)
+        shown = subprocess.run(["/bin/sh", "-c", "printf '%s\\n' " + command.split(" ", 1)[1]], capture_output=True, text=True, cwd=tmp_path)
+        assert shown.stdout.splitlines() == words[1:], command  # every word one argument, nothing else ran
+        assert any("INJECTED" in w for w in words), command  # the name is kept whole
