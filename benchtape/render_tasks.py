@@ -71,6 +71,12 @@ def validated_lines(result: Any) -> None:
             counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else "runner not recognised"
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
             print(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
+            if d["diagnosis"] and p.judgement.detail:
+                print(f"      {'':9} why: {p.judgement.detail[:600]}")
+        if t.tests is not None:
+            print(f"      tests     FAIL_TO_PASS {len(t.tests.fail_to_pass)}: {', '.join(t.tests.fail_to_pass[:3])}{' …' if len(t.tests.fail_to_pass) > 3 else ''}; PASS_TO_PASS {len(t.tests.pass_to_pass)}")
+        if t.health is not None and not t.health.held:
+            print(f"      health    {t.health.diagnosis}: {t.health.detail}")
         for note in t.notes:
             print(f"      note: {note}")
         if not t.validated:

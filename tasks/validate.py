@@ -48,7 +48,7 @@ PHASES = ("base", "reference")
 REFERENCE_RUNS = 3  # the reference phase's runs: a test whose outcome flips between them is flaky
 HEALTH_REMEDIES = {
     "flaky": "a FAIL_TO_PASS test (or the whole run) flipped between the reference's runs: make it deterministic (seeds, time, order), or drop it from tests.patch",
-    "fails_alone": "the FAIL_TO_PASS tests fail when run alone but pass in the whole suite at the base: they depend on other tests (order, shared state), not on the fix; make them independent, or run the suite in verify.command",
+    "fails_alone": "these tests fail when run alone but pass in the whole suite: they depend on other tests (order, shared state, imports), not on the fix; make them independent, or run the suite in verify.command",
     "no_fail_to_pass": "no test failed at the base and passed with the reference (the runner's report named none): check tests.patch and verify.command",
 }
 
@@ -204,6 +204,8 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
                 phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
                 report.phases[phase] = phase_report
                 say(f"{task.id}: {phase} {evidence.status} ({_counts_text(evidence)})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
+            if report.phases["base"].judgement.held and report.phases["reference"].judgement.diagnosis == "gold_still_fails":
+                _alone_at_reference(project, task, level, image, base_tree, scratch, report, store, run_id, logs, say)
             if all(report.phases[p].judgement.held for p in PHASES):
                 _health(project, task, level, image, base_tree, scratch, report, store, run_id, logs, say)
     finally:
@@ -270,6 +272,23 @@ def _health(project: Project, task: TaskSpec, level: str, image: str | None, bas
         report.health = Judgement(False, "no_fail_to_pass", HEALTH_REMEDIES["no_fail_to_pass"])
     if not report.health.held:
         say(f"{task.id}: health — {report.health.diagnosis} ({report.health.detail})")
+
+
+def _alone_at_reference(project: Project, task: TaskSpec, level: str, image: str | None, base_tree: Path, scratch: Path, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> None:
+    """The reference failed: when every test that failed passes in the whole suite with the
+    reference, they fail alone (they lean on other tests), which is no gold_still_fails."""
+    import dataclasses
+
+    ref = report.phases["reference"]
+    wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
+    failing = ref.evidence.tests.with_outcome("failed", "error") if ref.evidence.tests is not None else []
+    if not failing or wide is None or wide == task.verify.command:
+        return
+    say(f"{task.id}: the whole suite with the reference …")
+    suite, work = _fresh_run(project, task, level, image, base_tree, scratch / "reference.suite", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
+    _record_extra(task, "reference.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
+    if suite.tests is not None and all(suite.tests.tests.get(t) is not None and suite.tests.tests[t].outcome == "passed" for t in failing):
+        ref.judgement = Judgement(False, "fails_alone", HEALTH_REMEDIES["fails_alone"], f"{len(failing)} test(s) fail under `{task.verify.command}` but pass in the whole suite (`{wide}`): " + ", ".join(failing[:5]))
 
 
 def _fresh_run(project: Project, task: TaskSpec, level: str, image: str | None, base_tree: Path, folder: Path, patches: list[tuple[str, bytes]], spec: Any, report: TaskReport) -> tuple[Evidence, Path]:
