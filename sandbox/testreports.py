@@ -267,6 +267,9 @@ def _vitest_file(data: bytes, roots: list[str]) -> TestReport | None:
     return _js_report(data, roots, "vitest")
 
 
+_PYTEST_VALUE_OPTIONS = {"-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--deselect", "--ignore", "--ignore-glob", "--confcutdir", "--basetemp", "--override-ini", "--maxfail", "--tb", "-n", "--durations", "--import-mode", "--log-level", "--timeout"}
+
+
 def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
     """The verify command widened to the project's whole suite (its selection of changed test
     files dropped), for the base's baseline; None when it cannot be derived (a shell pipeline,
@@ -278,7 +281,15 @@ def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
     except ValueError:
         return None
     if runner == "pytest":
-        kept = [w for w in words if w.startswith("-") or not (tree / w.split("::")[0]).exists() or w in ("pytest", "py.test")]
+        at = next((i for i, w in enumerate(words) if w in ("pytest", "py.test") or w.endswith(("/pytest", "/py.test"))), None)
+        if at is None:
+            return None
+        kept, value = words[: at + 1], False
+        for w in words[at + 1 :]:
+            if value or w.startswith("-"):
+                kept.append(w)
+                value = not value and w in _PYTEST_VALUE_OPTIONS
+            # else a path or node id: the selection the suite drops
         return shlex.join(kept)
     if runner == "unittest" and "unittest" in words:
         at = words.index("unittest")
