@@ -100,10 +100,11 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
         pkg = {}
     deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
     files = " ".join(shlex.quote(p) for p in paths)
+    # each asks for its JSON report where the verifier reads it ($BENCHTAPE_REPORTS; run by hand, /tmp)
     if "vitest" in deps:
-        return Inferred(f"npx vitest run {files}", "vitest", "vitest on the changed test files")
+        return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json" {files}', "vitest", "vitest on the changed test files")
     if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}):
-        return Inferred(f"npx jest {files}", "jest", "jest on the changed test files")
+        return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json" {files}', "jest", "jest on the changed test files")
     return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest nor vitest: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
 
 
