@@ -255,7 +255,7 @@ def _js_report(data: bytes, roots: list[str], runner: str) -> TestReport | None:
                 continue
             status = case.get("status")
             outcome = PASSED if status == "passed" else FAILED if status == "failed" else SKIPPED
-            results.append(TestResult(f"{file}::{case.get('fullName') or case.get('title')}", outcome, _first_line("\n".join(map(str, case.get("failureMessages") or [])))))
+            results.append(TestResult(f"{file}::{str(case.get('fullName') or case.get('title')).strip()}", outcome, _first_line("\n".join(map(str, case.get("failureMessages") or [])))))
     return TestReport(runner, f"{runner}-json", _merge(results))
 
 

@@ -79,3 +79,31 @@ def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Pat
     assert suite_command("python3 -m unittest -v pkg.tests.test_a", "unittest", tmp_path) == "python3 -m unittest discover -v"
     assert suite_command("go test -v ./pkg -run '^(TestA)$'", "go", tmp_path) == "go test -v ./..."
     assert suite_command("cd sub && pytest", "pytest", tmp_path) is None  # a shell line: not guessed at
+
+
+@pytest.fixture(scope="module")
+def node_runners(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with real jest and vitest installed from npm."""
+    if shutil.which("npm") is None:
+        pytest.skip("no npm on this host")
+    folder = tmp_path_factory.mktemp("node")
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "jest@29", "vitest@1"], cwd=folder, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return folder
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest"])
+def test_jest_and_vitest_json_reports_name_each_test_through_the_inferred_command(node_runners: Path, runner: str):
+    import json
+
+    from benchtape.tasks.infer import infer_command
+
+    head = "import { test, expect } from 'vitest';\n" if runner == "vitest" else ""
+    (node_runners / f"sum_{runner}.test.js").write_text(head + "test('adds', () => { expect(1 + 2).toBe(3); });\ntest('breaks', () => { expect(1 + 2).toBe(4); });\ntest.skip('later', () => {});\n")
+    package = json.dumps({"devDependencies": {runner: "*"}})
+    command = infer_command({f"sum_{runner}.test.js": b""}, lambda name: package if name == "package.json" else None).command
+    with home_box(node_runners, network=True) as box:
+        ev = verify(node_runners, [], Verify(command=command, timeout=300), box.run)
+    assert ev.tests is not None and ev.tests.source == f"{runner}-json", ev.log[-2000:]
+    file = f"sum_{runner}.test.js"
+    assert ev.tests.outcomes() == {f"{file}::adds": "passed", f"{file}::breaks": "failed", f"{file}::later": "skipped"}
