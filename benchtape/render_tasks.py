@@ -46,7 +46,7 @@ def created_lines(c: Any) -> None:
 
 def lint_lines(results: list[Any]) -> None:
     for r in results:
-        if not r.findings:
+        if not r.findings and not r.fixed and not r.fragments:
             print(f"{r.id}: clean")
             continue
         print(f"{r.id}: {len(r.findings)} finding(s) in {r.prompt}" + (" — redacted" if r.fixed else ""))
@@ -54,7 +54,9 @@ def lint_lines(results: list[Any]) -> None:
             print(f"  {f.describe()}")
         if r.fixed and r.remaining:
             print(f"  still: {'; '.join(f.describe() for f in r.remaining)}")
-    if any(r.findings and not r.fixed for r in results):
+        for g in r.fragments:
+            print(f"  {g.describe()}")
+    if any(not r.clean and not r.fixed for r in results):
         print("next: benchtape task lint --fix")
 
 

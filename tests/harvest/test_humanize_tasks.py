@@ -1,5 +1,6 @@
-"""A base that "passes" because the new tests were skipped is named for what it is, on the real
-humanize history (shared/realrepos/humanize-truth.md): PR #301 adds Latvian; its new `lv`
+"""On the real humanize history (shared/realrepos/humanize-truth.md): a base that "passes"
+because the new tests were skipped is named for what it is, and a redaction that leaves a
+stray fragment is a lint finding. PR #301 adds Latvian; its new `lv`
 assertions sit in `try … except FileNotFoundError: pytest.skip(...)`, so at the base (no `lv`
 catalogue) they skip and the run exits 0. The hand check gives 65 passed, 10 skipped at the
 base, 75 passed with the reference; validation must say `tests_skipped`, naming the 10 tests
@@ -69,3 +70,26 @@ def test_301s_skipped_lv_tests_are_named_with_the_runners_reason_not_a_passing_b
     assert "10 test(s) skipped at the base" in base["detail"] and "tests.test_i18n::test_intword_i18n[lv-" in base["detail"]
     assert "Generate .mo with scripts/generate-translation-binaries.sh" in base["detail"]  # the runner's own reason
     assert "verify.setup" in validated["next"]
+
+
+def test_a_redaction_that_leaves_a_stray_fragment_is_a_lint_finding_and_fix_drops_it(tmp_path: Path):
+    """humanize #87's prompt is "# Fixes https://github.com/python-humanize/humanize/issues/86":
+    redacted, it read "# Fixes [redacted]", a title that says nothing, and lint called it clean."""
+    from benchtape.spec.prompt_leaks import redact
+    from benchtape.spec.task import load_task, task_dirs
+    from benchtape.tasks.lint import fragments
+
+    repo = clone_humanize(tmp_path / "humanize")
+    made = benchtape("task", "create", "87", cwd=repo)
+    assert made.returncode == 0, made.stderr
+    task = load_task(task_dirs(repo)["87"])
+    assert task.prompt().startswith("# Fixes https://github.com/python-humanize/humanize/issues/86")
+    task.prompt_path.write_text(redact(task.prompt(), task.leaks([])))  # what `lint --fix` used to leave
+    assert task.prompt().startswith("# Fixes [redacted]\n") and [f.text for f in fragments(task.prompt())] == ["# Fixes [redacted]"]
+    found = benchtape("task", "lint", "87", cwd=repo)
+    assert found.returncode == 1 and "line 1: a stray fragment of a redaction" in found.stdout, found.stdout
+    fixed = benchtape("task", "lint", "--fix", "87", cwd=repo)
+    assert fixed.returncode == 0, fixed.stdout
+    text = task.prompt_path.read_text()
+    assert "Fixes" not in text and "Fix intword for 1000 decillion" in text  # the line that said nothing is gone, the rest kept
+    assert benchtape("task", "lint", "87", cwd=repo).returncode == 0
