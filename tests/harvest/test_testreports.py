@@ -107,3 +107,25 @@ def test_jest_and_vitest_json_reports_name_each_test_through_the_inferred_comman
     assert ev.tests is not None and ev.tests.source == f"{runner}-json", ev.log[-2000:]
     file = f"sum_{runner}.test.js"
     assert ev.tests.outcomes() == {f"{file}::adds": "passed", f"{file}::breaks": "failed", f"{file}::later": "skipped"}
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this host (apt-get install golang-go)")
+def test_go_tests_are_read_from_v_lines_and_json_events_through_the_inferred_command(tmp_path: Path):
+    from benchtape.tasks.infer import infer_command
+
+    tree = tmp_path / "mod"
+    (tree / "calc").mkdir(parents=True)
+    (tree / "go.mod").write_text("module example.com/mod\n\ngo 1.19\n")
+    (tree / "calc" / "calc.go").write_text("package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    test = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n\nfunc TestBroken(t *testing.T) {\n\tt.Run(\"half\", func(t *testing.T) { t.Fatal(\"no\") })\n}\n\nfunc TestLater(t *testing.T) { t.Skip(\"not yet\") }\n"
+    (tree / "calc" / "calc_test.go").write_text(test)
+    block = ("+" + test.replace("\n", "\n+")).encode()
+    command = infer_command({"calc/calc_test.go": block}, lambda name: None).command
+    assert command == "go test -v ./calc -run '^(TestAdd|TestBroken|TestLater)$'"
+    with home_box(tree) as box:
+        verbose = verify(tree, [], Verify(command=command, timeout=300), box.run)
+        events = verify(tree, [], Verify(command=command.replace("go test -v", "go test -json"), timeout=300), box.run)
+    assert verbose.tests is not None and verbose.tests.source == "go-verbose", verbose.log[-2000:]
+    assert verbose.tests.outcomes() == {"TestAdd": "passed", "TestBroken": "failed", "TestBroken/half": "failed", "TestLater": "skipped"}
+    assert events.tests is not None and events.tests.source == "go-json", events.log[-2000:]
+    assert events.tests.outcomes() == {f"example.com/mod/calc::{k}": v for k, v in verbose.tests.outcomes().items()}
