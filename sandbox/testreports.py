@@ -23,7 +23,7 @@ import shlex
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from benchtape.sandbox.testcounts import Counts
 
@@ -111,8 +111,9 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
             if found is not None:
                 return found
     plain = strip_colour(output)
-    for reader in TEXT_READERS.get(runner or "", ()) if runner is not None else [r for rs in TEXT_READERS.values() for r in rs]:
-        found = reader(plain)
+    text_readers = TEXT_READERS.get(runner, ()) if runner is not None else tuple(r for rs in TEXT_READERS.values() for r in rs)
+    for text_reader in text_readers:
+        found = text_reader(plain)
         if found is not None:
             return found
     return None
@@ -224,7 +225,7 @@ def read_unittest_verbose(output: str) -> TestReport | None:
     return TestReport("unittest", "unittest-verbose", _merge(results)) if results else None
 
 
-TEXT_READERS = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,)}
+TEXT_READERS: dict[str, tuple[Callable[[str], TestReport | None], ...]] = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,)}
 
 
 def _relative(path: str, roots: list[str]) -> str:

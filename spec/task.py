@@ -399,8 +399,10 @@ def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
         runner=str(node["runner"]) if node.get("runner") is not None else None,
         base=counts["base"],
         reference=counts["reference"],
+        fail_to_pass=lists["fail_to_pass"],
+        pass_to_pass=lists["pass_to_pass"],
+        flaky=lists["flaky"],
         **flags,
-        **lists,
     )
 
 
