@@ -138,3 +138,20 @@ def test_half_the_fail_to_pass_tests_is_partial_credit_never_a_pass(graded: dict
     assert verdict.outcome == "failed" and verdict.evidence["fail_to_pass_share"] == 0.5
     assert verdict.evidence["fail_to_pass_passed"] == F2P["425"][:1] and verdict.evidence["fail_to_pass_failed"] == F2P["425"][1:]
     assert "1 of 2 FAIL_TO_PASS test(s) did not pass: toolz.tests.test_dicttoolz.TestDefaultDict::test_dissoc" in verdict.reason
+
+
+def test_any_test_id_survives_the_round_trip_through_task_yaml(validated: dict[str, Any], tmp_path: Path):
+    """Test ids are the runner's (parametrize ids hold quotes, colons, `#`, newlines, escapes):
+    each reads back exactly, and nothing in one becomes YAML structure."""
+    from dataclasses import replace
+
+    from benchtape.spec.task import with_validation
+
+    folder = tmp_path / "603"
+    shutil.copytree(task_dirs(validated["repo"])["603"], folder)
+    task = load_task(folder)
+    assert task.validation is not None
+    ids = ("a::t[x: y # z]", 'b::"q" \\ back', "c::t[millón]", "d::line\nbreak", "e::'single'", "f::\u2028sep\x1b[31m", "g::- [1, 2]")
+    (folder / "task.yaml").write_text(with_validation((folder / "task.yaml").read_text(), replace(task.validation, fail_to_pass=ids, pass_to_pass=ids[::-1], flaky=ids[:1])))
+    back = load_task(folder).validation
+    assert back is not None and (back.fail_to_pass, back.pass_to_pass, back.flaky) == (ids, ids[::-1], ids[:1])
