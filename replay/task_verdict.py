@@ -80,6 +80,7 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     evidence = {**facts, **ev.to_dict(), "level": level, "where": where, "notes": notes, "log": log_tail(ev.log)}
+    evidence.pop("tests", None)  # every test's outcome is validation's to keep; a verdict names the tests that decided it
     if ev.status == "patch_apply_failed":
         return TaskVerdict(PATCH_APPLY_FAILED, f"{ev.patch} does not apply: {ev.detail[:300]}", {**evidence, "patch_apply_failed": True})
     if ev.status == "timeout":
