@@ -6,7 +6,9 @@ pytest's JUnit XML (the verifier asks for it through PYTEST_ADDOPTS, with `--col
 no:cacheprovider`, so the project's own options stay and the tree gains no cache), `go test`
 (`-json` events, or `-v`'s `--- PASS:` lines), cargo's libtest lines (`test a::b ... ok`),
 unittest's verbose lines (`test_a (pkg.T.test_a) ... ok`), jest and vitest JSON
-(`--json --outputFile`, which the inferred commands ask for). Colour codes are stripped
+(`--json --outputFile`, which the inferred commands ask for), and any JUnit XML a command
+writes to `$BENCHTAPE_REPORTS/junit.xml` (go-junit-report, cargo nextest, xmlrunner…).
+Colour codes are stripped
 first: a coloured log is never "not recognised".
 
 Pure: text and bytes in, results out. The report files are read by `read_reports`, bounded
@@ -104,12 +106,12 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
     """The per-test report of one run: the report files in `folder` first (JUnit XML, jest or
     vitest JSON), else what the output itself lists test by test (go, cargo, unittest).
     None when neither names a test."""
-    for name, reader in (("pytest.xml", _junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
+    for name, reader in (("pytest.xml", _junit_file), ("junit.xml", _junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
         data = _read_bounded(folder / name)
         if data is not None:
             found = reader(data, list(roots))
             if found is not None:
-                return found
+                return found if name != "junit.xml" else TestReport(runner or "junit", "junit", found.tests)
     plain = strip_colour(output)
     text_readers = TEXT_READERS.get(runner, ()) if runner is not None else tuple(r for rs in TEXT_READERS.values() for r in rs)
     for text_reader in text_readers:
