@@ -18,7 +18,6 @@ and never through a link (a test may leave a symlink where its report should be)
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import shlex
@@ -122,26 +121,15 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
 
 
 def _read_bounded(path: Path) -> bytes | None:
-    """A report file's bytes, never through a symlink, at most REPORT_LIMIT; None when absent."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        import stat
+    """A report file's bytes, read without following a link at any step below the tree (the
+    report folder itself included: the tests know its name), at most REPORT_LIMIT; None when
+    absent, or when what is there is a link, a FIFO, a folder or too large."""
+    from benchtape.sandbox.nofollow import read_inside
 
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], REPORT_LIMIT
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    try:
+        return read_inside(path.parent.parent, f"{path.parent.name}/{path.name}", REPORT_LIMIT)
+    except (OSError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------- the readers

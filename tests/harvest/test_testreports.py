@@ -72,6 +72,10 @@ def test_a_report_left_as_a_symlink_is_never_followed(tmp_path: Path):
     folder.mkdir()
     (folder / "pytest.xml").symlink_to(secret)
     assert _read_bounded(folder / "pytest.xml") is None and read_reports(folder, "", "pytest") is None
+    (folder / "pytest.xml").unlink()
+    linked = tmp_path / "linked"
+    linked.symlink_to(tmp_path)  # the report folder itself a link (a test knows $BENCHTAPE_REPORTS)
+    assert _read_bounded(linked / "host.xml") is None
 
 
 def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Path):
