@@ -153,7 +153,7 @@ def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
     from benchtape.render_tasks import lint_lines, print_json
 
     results = lint(_project(), ids, fix)
-    remaining = [r for r in results if (r.remaining if r.fixed else r.findings)]
+    remaining = [r for r in results if not r.clean]
     if json_out:
         print_json({"ok": not remaining, "tasks": [r.to_dict() for r in results]})
     else:
