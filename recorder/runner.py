@@ -187,6 +187,7 @@ class Runner:
             facts["model_endpoint"] = endpoint.facts()
         if plan.harness != "mock":
             facts["binary"] = binary_facts(cmd.argv[0])
+        facts.update(cmd.facts)  # type: ignore[typeddict-item]  # what the harness says of this session (its keys are SessionStarted's)
         if cmd.tui is not None:
             # the record is the tool's own session file, tailed: reparse reads it as that format,
             # and its user entries are the turns (each prompt as the tool received it)
