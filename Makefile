@@ -26,7 +26,7 @@ demo: install
 # The real Claude Code and Codex at the versions benchtape is verified with, from npm, into
 # .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
 agents: install
-	$(BIN)/python -m benchtape.adapters.binaries --install claude-code codex
+	$(BIN)/benchtape tools install claude-code codex
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
