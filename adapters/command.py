@@ -8,7 +8,7 @@
       stdin: false                         # true: the prompt is also written to its stdin
       transcript:                          # optional: the agent's own record, read after it exits
         path: "logs/*.jsonl"               # relative to the workspace, or absolute; a glob ({home} too)
-        format: claude-stream-json         # claude-transcript | claude-stream-json | codex-rollout | codex-exec-json | atif
+        format: claude-stream-json         # claude-transcript | claude-stream-json | codex-rollout | codex-exec-json | gemini-stream-json | atif
 
 The argv's words may hold `{prompt}`, `{prompt_file}` (a file holding the prompt, outside the
 workspace), `{workdir}` (where the agent starts), `{root}` (the workspace root), `{home}` and
@@ -34,7 +34,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 
 HARNESS = "command"
-FORMATS = ("claude-transcript", "claude-stream-json", "codex-rollout", "codex-exec-json", "atif")
+FORMATS = ("claude-transcript", "claude-stream-json", "codex-rollout", "codex-exec-json", "gemini-stream-json", "atif")
 PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "root", "home", "model")
 
 

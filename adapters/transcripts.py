@@ -21,6 +21,7 @@ from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.gemini_stream import GeminiStreamParser
 from benchtape.adapters.lines import decode, finish_safely, read_lines
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
@@ -380,6 +381,7 @@ def parser_for(fmt: str) -> _Parser:
         "codex-rollout": CodexRolloutParser,
         "codex-exec-json": CodexExecParser,
         "atif": AtifParser,
+        "gemini-stream-json": GeminiStreamParser,
     }
     if fmt not in parsers:
         raise BadInput(f"unknown transcript format {fmt!r}", fix=f"use one of {', '.join(sorted(parsers))}")

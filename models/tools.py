@@ -19,6 +19,12 @@ harness gets them in the tools it offers:
 | apply_patch {patch}                     | not mapped (passed as is)   | apply_patch (a custom tool: the patch text)            |
 | any other name                          | passed as is                | a function_call of that name                           |
 
+Gemini CLI (0.61.0's tools): Read → read_file {file_path}, Write → write_file {file_path, content},
+Edit → replace {file_path, old_string, new_string, instruction}, MultiEdit → one replace per edit,
+Bash / exec_command → run_shell_command {command}, Glob → glob {pattern, dir_path}, Grep →
+grep_search {pattern, dir_path}; any other name is sent as it is. A `subagent:` or `skill:` step
+has no Gemini tool (refused before the run, as under codex).
+
 A name the harness does not offer is still sent: the harness then answers it with its
 own "no such tool" error, which is a real outcome worth recording. Codex needs the file
 to turn an Edit into whole-line patch hunks; the model reads it from the workspace the
@@ -38,7 +44,8 @@ from benchtape.spec.script import Block, Script
 
 CLAUDE = "claude-code"
 CODEX = "codex"
-HARNESSES = (CLAUDE, CODEX)
+GEMINI = "gemini-cli"
+HARNESSES = (CLAUDE, CODEX, GEMINI)
 SPAWN_ALIASES = ("Agent", "Task")
 CODEX_UNMAPPED = {"Skill": "a `skill:` step", "Agent": "a `subagent:` step", "Task": "a `subagent:` step"}
 
@@ -67,6 +74,36 @@ def shell_command(name: str, args: dict[str, Any]) -> str:
     if name == "Glob":
         return f"shopt -s globstar nullglob; cd {base} && printf '%s\\n' {args.get('pattern', '*')}"
     return f"grep -rnE -- {shlex.quote(str(args.get('pattern', '')))} {base}"
+
+
+# ---------------------------------------------------------------- gemini-cli
+
+GEMINI_UNMAPPED = CODEX_UNMAPPED  # no subagent or skill tool a script could name
+
+
+def for_gemini(call: Block, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The functionCall parts (name, args) that make Gemini CLI run one scripted call."""
+    name, args = call.tool, dict(call.input)
+    path = str(args.get("file_path") or args.get("path") or "")
+    if name == "Read":
+        return [("read_file", {"file_path": path})]
+    if name == "Write":
+        return [("write_file", {"file_path": path, "content": str(args.get("content", ""))})]
+    if name in ("Edit", "MultiEdit"):
+        edits = args.get("edits") if name == "MultiEdit" else [args]
+        return [
+            ("replace", {"file_path": path, "instruction": "Apply the scripted edit.", "old_string": str(e.get("old_string", "")), "new_string": str(e.get("new_string", "")), **({"allow_multiple": True} if e.get("replace_all") else {})})
+            for e in edits or [] if isinstance(e, dict)
+        ]
+    if name in ("Bash", "exec_command"):
+        return [("run_shell_command", {"command": str(args.get("command", args.get("cmd", "")))})]
+    if name == "Glob":
+        return [("glob", {"pattern": str(args.get("pattern", "*")), **({"dir_path": str(args["path"])} if args.get("path") else {})})]
+    if name == "Grep":
+        if "grep_search" not in offered and "run_shell_command" in offered:
+            return [("run_shell_command", {"command": shell_command("Grep", args)})]
+        return [("grep_search", {"pattern": str(args.get("pattern", "")), **({"dir_path": str(args["path"])} if args.get("path") else {})})]
+    return [(name, args)]
 
 
 # ---------------------------------------------------------------- codex
@@ -111,7 +148,7 @@ def for_codex(call: Block, cwd: Path | None, namespaces: dict[str, set[str]]) ->
 
 
 def unmapped_for_codex(script: Script) -> list[tuple[Block, str]]:
-    """Calls no Codex tool can make: (the call, what it was in the script)."""
+    """Calls no Codex (or Gemini CLI) tool can make: (the call, what it was in the script)."""
     out = []
     for turn in [*script.turns, *(t for s in script.subagents() for t in s.turns)]:
         for call in turn.calls:
