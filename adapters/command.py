@@ -3,6 +3,7 @@
     harness: command
     harness_config:
       command: [./my-agent, --task, "{prompt_file}", --model, "{model}"]
+      args: [--fast]                       # appended to command (what an evaluation option's `args` add)
       env: {MY_AGENT_LOG: debug}          # added to its environment ({…} filled in too)
       timeout: 600                         # seconds, killed (with what it started) after
       stdin: false                         # true: the prompt is also written to its stdin
@@ -40,7 +41,7 @@ PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "root", "home", "model")
 
 @dataclass(frozen=True)
 class CommandConfig:
-    argv: tuple[str, ...]
+    argv: tuple[str, ...]  # the template, with `args` (an evaluation option's effect) appended
     env: dict[str, str]
     timeout: float | None
     stdin: bool
@@ -50,9 +51,9 @@ class CommandConfig:
 def parse_config(harness_config: dict[str, Any] | None) -> CommandConfig:
     """Check and type the command harness's config; every mistake names the key and the fix."""
     r = ConfigReader(HARNESS, harness_config)
-    argv = r.strings("command")
+    argv = r.strings("command") + r.strings("args")  # no `command`: a Tool's option may give the whole argv as `args`
     if not argv:
-        raise r.fail("`command` is required: the agent's argv as a list", fix='e.g. `command: [./agent.sh, "{prompt_file}"]`')
+        raise r.fail("`command` is required: the agent's argv as a list", fix='e.g. `command: [./agent.sh, "{prompt_file}"]` (or a Tool option whose `args` are the argv)')
     for word in argv:
         for name in _placeholders(word):
             if name not in PLACEHOLDERS:
