@@ -47,6 +47,7 @@ VERIFIED: dict[str, Pin] = {
     "claude-code": Pin("@anthropic-ai/claude-code", "2.1.328", "claude"),
     "codex": Pin("@openai/codex", "0.169.0", "codex"),
     "gemini-cli": Pin("@google/gemini-cli", "0.61.0", "gemini"),
+    "qwen-code": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
 }
 INSTALLED_MARK = ".benchtape-installed"  # a pypi tool's venv is made in place (its scripts name their folder): this file says it finished
 

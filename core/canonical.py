@@ -96,7 +96,7 @@ def of_call(data: Any, harness: str | None) -> Canonical:
 
 _READ = {"Read": ("file_path", "path"), "NotebookRead": ("notebook_path", "file_path"), "View": ("file_path", "path"), "read_file": ("path", "file_path"), "view_image": ("path",), "read_many_files": ("paths",)}
 _WRITE = {"Write": ("file_path", "path"), "write_file": ("path", "file_path"), "create_file": ("path", "file_path")}
-_EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path")}
+_EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path"), "edit": ("file_path", "path")}
 _SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path", "dir_path"), "grep": ("path",), "grep_search": ("dir_path", "path"), "list_directory": ("dir_path", "path")}
 _SHELL = {"Bash": "command", "command_execution": "command", "exec_command": "cmd", "shell": "command", "local_shell": "command", "run_shell_command": "command", "bash": "command"}
 _SHELL_ONLY = {"BashOutput", "KillShell", "KillBash", "write_stdin"}  # a running command's output or input: no command of their own

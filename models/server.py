@@ -72,7 +72,7 @@ def _answer(api: str, playback: Playback, body: dict[str, Any], harness: str | N
     if api == "chat":
         from benchtape.models import chat
 
-        return chat.answer(playback, body)
+        return chat.answer(playback, body, harness)
     if api == "messages":
         from benchtape.models import anthropic
 

@@ -106,6 +106,35 @@ def for_gemini(call: Block, offered: set[str]) -> list[tuple[str, dict[str, Any]
     return [(name, args)]
 
 
+# ---------------------------------------------------------------- chat-completions agents (qwen-code)
+
+QWEN = "qwen-code"
+
+
+def for_chat(call: Block, offered: set[str], cwd: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The tool_calls (name, arguments) that make a Chat Completions agent run one scripted call:
+    Qwen Code's tools are Gemini CLI's but for its edit tool (`edit`, no instruction) and its
+    paths (absolute only: made so from `cwd`, the folder its context names); an agent with only
+    `bash` (mini-swe-agent) gets each call as a shell command."""
+    name, args = call.tool, dict(call.input)
+    if cwd and isinstance(args.get("file_path"), str) and not args["file_path"].startswith("/") and offered != {"bash"}:
+        args["file_path"] = cwd.rstrip("/") + "/" + args["file_path"]
+        call = Block(call.kind, call.text, call.tool, args, call.subagent, call.line)
+    if offered == {"bash"}:
+        if name == "Bash":
+            return [("bash", {"command": str(args.get("command", ""))})]
+        if name == "Write":
+            return [("bash", {"command": f"cat > {shlex.quote(str(args.get('file_path', '')))} <<'BENCHTAPE_EOF'\n{args.get('content', '')}\nBENCHTAPE_EOF"})]
+        if name in ("Read", "Glob", "Grep"):
+            return [("bash", {"command": shell_command(name, args)})]
+        return [(name, args)]
+    if name in ("Edit", "MultiEdit") and "edit" in offered and "replace" not in offered:
+        path = str(args.get("file_path") or args.get("path") or "")
+        edits = args.get("edits") if name == "MultiEdit" else [args]
+        return [("edit", {"file_path": path, "old_string": str(e.get("old_string", "")), "new_string": str(e.get("new_string", "")), **({"replace_all": True} if e.get("replace_all") else {})}) for e in edits or [] if isinstance(e, dict)]
+    return for_gemini(call, offered)
+
+
 # ---------------------------------------------------------------- codex
 
 

@@ -1,4 +1,5 @@
-"""Gemini CLI 0.61.0, the real binary from the tools folder, driven by the scripted model offline.
+"""Gemini CLI 0.61.0 and Qwen Code 0.24.4, the real binaries from the tools folder, driven by the
+scripted model offline (Gemini's own wire; Qwen's Chat Completions with tool calls).
 
 A bench scenario's `mock:` steps are played through Gemini's own wire (streamGenerateContent,
 SSE) and its own tools (read_file, replace, run_shell_command); the session is recorded from its
@@ -72,10 +73,19 @@ def canonical(doc: dict) -> list[tuple[str, list[str]]]:
     return [(a["data"]["action"], [f["path"] for f in a["data"].get("files", [])]) for a in doc["actions"] if a["kind"] == "tool.call"]
 
 
-def test_the_real_gemini_cli_plays_a_scenario_offline_and_is_graded(tmp_path: Path) -> None:
-    binary = need("gemini-cli")
+# harness -> (its version, the native tools that ran the script, where its own transcript is)
+REAL = {
+    "gemini-cli": ("0.61.0", ["read_file", "replace", "run_shell_command"], ".gemini/tmp/"),
+    "qwen-code": ("0.24.4", ["read_file", "edit", "run_shell_command"], ".qwen/projects/"),
+}
+
+
+@pytest.mark.parametrize("harness", sorted(REAL))
+def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_path: Path) -> None:
+    binary = need(harness)
+    version, tools, transcript_at = REAL[harness]
     shutil.copytree(CALC, tmp_path / "calc")
-    (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": "gemini-cli"}))
+    (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": harness}))
     db = tmp_path / "s.db"
     done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr  # one scenario fails, as scripted
@@ -84,15 +94,16 @@ def test_the_real_gemini_cli_plays_a_scenario_offline_and_is_graded(tmp_path: Pa
     run = session(db, "latest", tmp_path)["session"]["run_id"]
     fixed = session(db, f"{run}/fixes-the-bug#1", tmp_path)
     started = fixed["actions"][0]["data"]
-    assert started["harness"] == "gemini-cli" and started["binary"]["version"] == "0.61.0" and started["binary"]["path"] == str(binary)
+    assert started["harness"] == harness and started["binary"]["version"] == version and started["binary"]["path"] == str(binary)
     calls = [a["data"] for a in fixed["actions"] if a["kind"] == "tool.call"]
-    assert [c["tool"] for c in calls] == ["read_file", "replace", "run_shell_command"]  # Gemini's own tools ran the script
+    assert [c["tool"] for c in calls] == tools  # the CLI's own tools ran the script
     results = [a["data"] for a in fixed["actions"] if a["kind"] == "tool.result"]
     assert [r["is_error"] for r in results] == [False, False, False] and "OK" in results[2]["output"]
     assert fixed["final_output"] == "Fixed the sign error in add(); all tests pass."
     assert fixed["metrics"]["tokens_in"] == 1200 and fixed["metrics"]["tokens_out"] == 240 and fixed["metrics"].get("cost_usd") is None  # tokens as reported; no cost: unknown
     transcript = next(a["data"] for a in fixed["actions"] if a["kind"] == "transcript")
-    assert transcript["path"].startswith(".gemini/tmp/") and transcript["path"].endswith(".jsonl")
+    assert transcript["path"].startswith(transcript_at) and transcript["path"].endswith(".jsonl")
+    assert fixed["session"]["warnings"] == []
     assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS"]
     partial = session(db, f"{run}/partial#1", tmp_path)
     assert [v["status"] for v in partial["verdicts"]] == ["FAIL", "FAIL"]
@@ -107,7 +118,11 @@ def test_the_real_gemini_cli_plays_a_scenario_offline_and_is_graded(tmp_path: Pa
     mock_db = tmp_path / "mock.db"
     (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": "mock"}))
     benchtape("run", "bench.yaml", "--db", str(mock_db), "--scenario", "fixes-the-bug", cwd=tmp_path)
-    assert canonical(session(mock_db, "latest", tmp_path)) == canonical(fixed) == [("read", ["calc.py"]), ("edit", ["calc.py"]), ("shell", [])]
+    ours = [(action, [Path(p).name for p in paths]) for action, paths in canonical(fixed)]  # qwen's paths are absolute
+    assert canonical(session(mock_db, "latest", tmp_path)) == ours == [("read", ["calc.py"]), ("edit", ["calc.py"]), ("shell", [])]
+    # the agent's change is calc.py alone: the CLI's own files under HOME are not the agent's
+    diff = benchtape("show", fixed["session"]["id"], "--db", str(db), "--diff", cwd=tmp_path).stdout
+    assert [line.split()[2] for line in diff.splitlines() if line.startswith("diff --git")] == ["a/calc.py"], diff
 
 
 def test_the_server_answers_gemini_turns_and_side_calls() -> None:
@@ -155,3 +170,28 @@ def test_only_geminis_own_key_reaches_it_and_preflight_says_what_is_missing(tmp_
     assert not any("GEMINI_API_KEY" in f for f in adapter.preflight(None, {"binary": "/bin/true"}, {"PATH": "/usr/bin"}, scripted=True))
     assert adapter.home_json[".gemini/settings.json"]["security"]["auth"]["selectedType"] == "gemini-api-key"
     assert adapter.home_json[".gemini/settings.json"]["privacy"]["usageStatisticsEnabled"] is False
+
+
+def test_the_server_answers_chat_completions_agent_turns_with_tool_calls() -> None:
+    """A Chat Completions request offering tools plays the script (Qwen Code's, mini-swe-agent's wire);
+    one without tools is still a judge's (it takes a `chat:` reply, never a turn)."""
+    script = {"steps": [{"tool": "Edit", "input": {"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}, {"say": "done"}], "metrics": {"tokens_in": 7, "tokens_out": 3}}
+    qwen_tools = [{"type": "function", "function": {"name": n}} for n in ("read_file", "edit", "run_shell_command")]
+    context = {"role": "user", "content": "My operating system is: linux\nI'm currently working in the directory: /work/x\n"}
+    with serve(script) as srv:
+        def post(body: dict) -> bytes:
+            req = urllib.request.Request(srv.openai_url + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.read()
+
+        streamed = post({"model": "m", "stream": True, "stream_options": {"include_usage": True}, "messages": [{"role": "system", "content": "s"}, context, {"role": "user", "content": "fix"}], "tools": qwen_tools})
+        chunks = [json.loads(line[len(b"data: "):]) for line in streamed.split(b"\n") if line.startswith(b"data: {")]
+        call = next(c["choices"][0]["delta"]["tool_calls"][0] for c in chunks if c["choices"] and "tool_calls" in c["choices"][0]["delta"])
+        assert call["function"]["name"] == "edit" and json.loads(call["function"]["arguments"]) == {"file_path": "/work/x/calc.py", "old_string": "a - b", "new_string": "a + b"}
+        assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "tool_calls"
+        assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] >= 1 and streamed.rstrip().endswith(b"data: [DONE]")
+        # mini-swe-agent offers only `bash`, non-stream: the edit arrives as a shell command
+        whole = json.loads(post({"model": "m", "messages": [{"role": "user", "content": "fix"}], "tools": [{"type": "function", "function": {"name": "bash"}}]}))
+        message = whole["choices"][0]["message"]
+        assert whole["choices"][0]["finish_reason"] == "tool_calls" and message["tool_calls"][0]["function"]["name"] == "bash"
+        assert [e["outcome"] for e in srv.log] == ["turn", "turn"]
