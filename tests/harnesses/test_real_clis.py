@@ -190,8 +190,13 @@ def test_the_server_answers_chat_completions_agent_turns_with_tool_calls() -> No
         assert call["function"]["name"] == "edit" and json.loads(call["function"]["arguments"]) == {"file_path": "/work/x/calc.py", "old_string": "a - b", "new_string": "a + b"}
         assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "tool_calls"
         assert chunks[-1]["choices"] == [] and chunks[-1]["usage"]["completion_tokens"] >= 1 and streamed.rstrip().endswith(b"data: [DONE]")
-        # mini-swe-agent offers only `bash`, non-stream: the edit arrives as a shell command
-        whole = json.loads(post({"model": "m", "messages": [{"role": "user", "content": "fix"}], "tools": [{"type": "function", "function": {"name": "bash"}}]}))
-        message = whole["choices"][0]["message"]
-        assert whole["choices"][0]["finish_reason"] == "tool_calls" and message["tool_calls"][0]["function"]["name"] == "bash"
-        assert [e["outcome"] for e in srv.log] == ["turn", "turn"]
+        assert [e["outcome"] for e in srv.log] == ["turn"]
+    script = {"steps": [{"tool": "Write", "input": {"file_path": "a.txt", "content": "x"}}, {"say": "done"}]}
+    with serve(script) as srv:
+        # an agent offering only `bash` (mini-swe-agent), non-stream: the write arrives as a shell command
+        req = urllib.request.Request(srv.openai_url + "/chat/completions", data=json.dumps({"model": "m", "messages": [{"role": "user", "content": "go"}], "tools": [{"type": "function", "function": {"name": "bash"}}]}).encode())
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            whole = json.loads(resp.read())
+        call = whole["choices"][0]["message"]["tool_calls"][0]["function"]
+        assert whole["choices"][0]["finish_reason"] == "tool_calls" and call["name"] == "bash"
+        assert json.loads(call["arguments"])["command"] == "cat > a.txt <<'BENCHTAPE_EOF'\nx\nBENCHTAPE_EOF"
