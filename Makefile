@@ -23,10 +23,10 @@ install: $(BIN)/benchtape
 demo: install
 	$(BIN)/benchtape demo
 
-# The real Claude Code, Codex, Gemini CLI and Qwen Code at the versions benchtape is verified with, from npm, into
+# The real Claude Code, Codex, Gemini CLI, Qwen Code (npm) and mini-swe-agent (PyPI, a venv of its own) at the versions benchtape is verified with, into
 # .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
 agents: install
-	$(BIN)/benchtape tools install claude-code codex gemini-cli qwen-code
+	$(BIN)/benchtape tools install claude-code codex gemini-cli qwen-code mini-swe-agent
 
 test: install
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup

@@ -48,6 +48,7 @@ VERIFIED: dict[str, Pin] = {
     "codex": Pin("@openai/codex", "0.169.0", "codex"),
     "gemini-cli": Pin("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen-code": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
+    "mini-swe-agent": Pin("mini-swe-agent", "2.4.6", "mini", kind="pypi"),
 }
 INSTALLED_MARK = ".benchtape-installed"  # a pypi tool's venv is made in place (its scripts name their folder): this file says it finished
 
@@ -188,7 +189,12 @@ def version_of(path: Path | str) -> str | None:
 
 
 def reported_version(path: Path) -> str | None:
-    """The version a binary prints for `--version` (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`)."""
+    """The version a binary prints for `--version` (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`);
+    for a PyPI tool in its venv, the version of the distribution pip installed there (some have
+    no `--version`, and running one to ask may start it: mini-swe-agent makes its config folder)."""
+    installed_as = _venv_version(path)
+    if installed_as is not None:
+        return installed_as
     try:
         out = subprocess.run([str(path), "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -312,6 +318,22 @@ def direct(path: Path | str) -> tuple[str, dict[str, str]]:
     if not triple or not _runnable(native):
         return str(path), {}
     return str(native), {"CODEX_MANAGED_PACKAGE_ROOT": str(package), "CODEX_MANAGED_BY_NPM": "1"}
+
+
+def _venv_version(path: Path) -> str | None:
+    """The version in the METADATA of the distribution a tool venv was made for (its INSTALLED_MARK
+    names it), or None when `path` is not in such a venv."""
+    venv = Path(os.path.realpath(path)).parent.parent if not path.is_symlink() else path.parent.parent
+    mark = venv / INSTALLED_MARK
+    if not mark.is_file() or not (venv / "pyvenv.cfg").is_file():
+        return None
+    package = mark.read_text(encoding="utf-8").split("==", 1)[0].strip()
+    wanted = re.sub(r"[-_.]+", "_", package).lower()
+    for meta in venv.glob("lib/python*/site-packages/*.dist-info/METADATA"):
+        if meta.parent.name.removesuffix(".dist-info").rsplit("-", 1)[0].lower().replace("-", "_").replace(".", "_") == wanted:
+            found = re.search(r"^Version: (\S+)$", meta.read_text(encoding="utf-8", errors="replace"), re.M)
+            return found.group(1) if found else None
+    return None
 
 
 def _runnable(path: Path) -> bool:

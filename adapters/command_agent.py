@@ -53,7 +53,7 @@ def main() -> int:
     prompt_file = os.path.join(scratch, "prompt.txt")
     with open(prompt_file, "w", encoding="utf-8") as fh:
         fh.write(job["prompt"])
-    values = {"prompt": job["prompt"], "prompt_file": prompt_file, "workdir": job["cwd"], "root": job["root"], "model": job.get("model") or "", "home": os.environ.get("HOME", "")}
+    values = {"prompt": job["prompt"], "prompt_file": prompt_file, "scratch": scratch, "workdir": job["cwd"], "root": job["root"], "model": job.get("model") or "", "home": os.environ.get("HOME", "")}
     argv = [fill(w, values) for w in job["argv"]]
     env = {**os.environ, **{k: fill(v, values) for k, v in (job.get("env") or {}).items()}}
     started = time.time()

@@ -23,6 +23,7 @@ from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
 from benchtape.adapters.gemini_stream import GeminiStreamParser
 from benchtape.adapters.lines import decode, finish_safely, read_lines
+from benchtape.adapters.mini_trajectory import MiniTrajectoryParser
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 from benchtape.core.payloads import EnvironmentReported
@@ -382,6 +383,7 @@ def parser_for(fmt: str) -> _Parser:
         "codex-exec-json": CodexExecParser,
         "atif": AtifParser,
         "gemini-stream-json": GeminiStreamParser,
+        "mini-swe-agent": MiniTrajectoryParser,
     }
     if fmt not in parsers:
         raise BadInput(f"unknown transcript format {fmt!r}", fix=f"use one of {', '.join(sorted(parsers))}")

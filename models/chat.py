@@ -19,6 +19,7 @@ request log records `exhausted`.
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from typing import Any
 
@@ -130,6 +131,7 @@ def prompt_of(messages: list[Any]) -> str:
     return ""
 
 
+SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent's end of a run: a command whose output starts with this line
 CWD = re.compile(r"(?:I'm currently working in the directory:|<cwd>)\s*([^\s<]+)")
 
 
@@ -166,6 +168,11 @@ def _agent_turn(playback: Playback, body: dict[str, Any], model: str, stream: bo
         if block.kind == "call":
             for j, (name, args) in enumerate(for_chat(block, offered, cwd)):
                 calls.append({"id": f"call_{conv.tag}_{index:03d}_{k}_{j}", "type": "function", "function": {"name": name, "arguments": orjson.dumps(args).decode()}})
+    if not calls and offered == {"bash"}:
+        # an agent whose only tool is `bash` (mini-swe-agent) ends only on its submit command: a
+        # scripted answer is submitted as the command's output
+        said = "\n\n".join(texts)
+        calls.append({"id": f"call_{conv.tag}_{index:03d}_submit", "type": "function", "function": {"name": "bash", "arguments": orjson.dumps({"command": f"echo {SUBMIT} && printf '%s\\n' {shlex.quote(said)}"}).decode()}})
     reply = _turn(model, stream, "\n\n".join(texts) or None, calls, turn.usage, include_usage, outcome="turn", line=turn.line, **note)
     reply.delay = turn.delay
     return reply

@@ -124,15 +124,33 @@ def for_chat(call: Block, offered: set[str], cwd: str | None = None) -> list[tup
         if name == "Bash":
             return [("bash", {"command": str(args.get("command", ""))})]
         if name == "Write":
-            return [("bash", {"command": f"cat > {shlex.quote(str(args.get('file_path', '')))} <<'BENCHTAPE_EOF'\n{args.get('content', '')}\nBENCHTAPE_EOF"})]
+            content = str(args.get("content", ""))
+            content = content[:-1] if content.endswith("\n") else content  # the here-document ends its last line
+            return [("bash", {"command": f"cat > {shlex.quote(str(args.get('file_path', '')))} <<'BENCHTAPE_EOF'\n{content}\nBENCHTAPE_EOF"})]
         if name in ("Read", "Glob", "Grep"):
             return [("bash", {"command": shell_command(name, args)})]
+        if name in ("Edit", "MultiEdit"):
+            edits = args.get("edits") if name == "MultiEdit" else [args]
+            return [("bash", {"command": replace_command(str(args.get("file_path", "")), e)}) for e in edits or [] if isinstance(e, dict)]
         return [(name, args)]
     if name in ("Edit", "MultiEdit") and "edit" in offered and "replace" not in offered:
         path = str(args.get("file_path") or args.get("path") or "")
         edits = args.get("edits") if name == "MultiEdit" else [args]
         return [("edit", {"file_path": path, "old_string": str(e.get("old_string", "")), "new_string": str(e.get("new_string", "")), **({"replace_all": True} if e.get("replace_all") else {})}) for e in edits or [] if isinstance(e, dict)]
     return for_gemini(call, offered)
+
+
+def replace_command(path: str, edit: dict[str, Any]) -> str:
+    """A shell command that makes one Edit (old_string → new_string, once unless replace_all) and
+    fails, as the Edit tool would, when old_string is not in the file."""
+    program = (
+        "import pathlib, sys\n"
+        f"p = pathlib.Path({path!r}); old = {str(edit.get('old_string', ''))!r}; new = {str(edit.get('new_string', ''))!r}\n"
+        "t = p.read_text()\n"
+        "if old not in t: sys.exit('old_string not found in ' + str(p))\n"
+        f"p.write_text(t.replace(old, new{'' if edit.get('replace_all') else ', 1'}))\n"
+    )
+    return f"python3 - <<'BENCHTAPE_EOF'\n{program}BENCHTAPE_EOF"
 
 
 # ---------------------------------------------------------------- codex

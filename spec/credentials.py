@@ -29,6 +29,7 @@ ROUTES: dict[str, tuple[Route, ...]] = {
     "codex": (Route("env", "OPENAI_API_KEY"), Route("file", ".codex/auth.json")),
     "gemini-cli": (Route("env", "GEMINI_API_KEY"), Route("env", "GOOGLE_API_KEY")),
     "qwen-code": (Route("env", "OPENAI_API_KEY"),),
+    "mini-swe-agent": (Route("env", "OPENAI_API_KEY"),),
     "copilot": (Route("env", "COPILOT_GITHUB_TOKEN"),),
     "github": (Route("env", "GITHUB_TOKEN"), Route("env", "GH_TOKEN")),
     "gitlab": (Route("env", "GITLAB_TOKEN"),),

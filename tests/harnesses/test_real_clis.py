@@ -73,24 +73,30 @@ def canonical(doc: dict) -> list[tuple[str, list[str]]]:
     return [(a["data"]["action"], [f["path"] for f in a["data"].get("files", [])]) for a in doc["actions"] if a["kind"] == "tool.call"]
 
 
-# harness -> (its version, the native tools that ran the script, where its own transcript is)
+SAME = [("read", ["calc.py"]), ("edit", ["calc.py"]), ("shell", [])]  # the mock's canonical actions for the script
+# harness -> (its version, the native tools that ran the script, where its own transcript is
+# stored (None: its record is the raw lines), its canonical actions)
 REAL = {
-    "gemini-cli": ("0.61.0", ["read_file", "replace", "run_shell_command"], ".gemini/tmp/"),
-    "qwen-code": ("0.24.4", ["read_file", "edit", "run_shell_command"], ".qwen/projects/"),
+    "gemini-cli": ("0.61.0", ["read_file", "replace", "run_shell_command"], ".gemini/tmp/", SAME),
+    "qwen-code": ("0.24.4", ["read_file", "edit", "run_shell_command"], ".qwen/projects/", SAME),
+    # one tool, bash: the Read is a plain `cat` (a read), the Edit a shell command, the final
+    # answer its submit command; so `action:edit` cannot hold, and says so with a FAIL
+    "mini-swe-agent": ("2.4.6", ["bash", "bash", "bash", "bash"], None, [("read", ["calc.py"]), ("shell", []), ("shell", []), ("shell", [])]),
 }
 
 
 @pytest.mark.parametrize("harness", sorted(REAL))
 def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_path: Path) -> None:
     binary = need(harness)
-    version, tools, transcript_at = REAL[harness]
+    version, tools, transcript_at, actions = REAL[harness]
     shutil.copytree(CALC, tmp_path / "calc")
     (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": harness}))
     db = tmp_path / "s.db"
     done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), cwd=tmp_path)
-    assert done.returncode == 1, done.stdout + done.stderr  # one scenario fails, as scripted
+    assert done.returncode == 1, done.stdout + done.stderr  # the partial script fails
     said = done.stdout + done.stderr
-    assert "fixes-the-bug #1: PASS" in said and "partial #1: FAIL" in said, said
+    fixed_line = "fixes-the-bug #1: PASS" if actions == SAME else "fixes-the-bug #1: FAIL  exec=PASS"  # the fix holds; only action:edit cannot
+    assert fixed_line in said and "partial #1: FAIL  exec=FAIL" in said, said
     run = session(db, "latest", tmp_path)["session"]["run_id"]
     fixed = session(db, f"{run}/fixes-the-bug#1", tmp_path)
     started = fixed["actions"][0]["data"]
@@ -98,13 +104,14 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     calls = [a["data"] for a in fixed["actions"] if a["kind"] == "tool.call"]
     assert [c["tool"] for c in calls] == tools  # the CLI's own tools ran the script
     results = [a["data"] for a in fixed["actions"] if a["kind"] == "tool.result"]
-    assert [r["is_error"] for r in results] == [False, False, False] and "OK" in results[2]["output"]
+    assert [r["is_error"] for r in results][:3] == [False, False, False] and "OK" in results[2]["output"]
     assert fixed["final_output"] == "Fixed the sign error in add(); all tests pass."
     assert fixed["metrics"]["tokens_in"] == 1200 and fixed["metrics"]["tokens_out"] == 240 and fixed["metrics"].get("cost_usd") is None  # tokens as reported; no cost: unknown
-    transcript = next(a["data"] for a in fixed["actions"] if a["kind"] == "transcript")
-    assert transcript["path"].startswith(transcript_at) and transcript["path"].endswith(".jsonl")
+    if transcript_at is not None:
+        transcript = next(a["data"] for a in fixed["actions"] if a["kind"] == "transcript")
+        assert transcript["path"].startswith(transcript_at) and transcript["path"].endswith(".jsonl")
     assert fixed["session"]["warnings"] == []
-    assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS"]
+    assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS" if actions == SAME else "FAIL"]
     partial = session(db, f"{run}/partial#1", tmp_path)
     assert [v["status"] for v in partial["verdicts"]] == ["FAIL", "FAIL"]
 
@@ -119,7 +126,9 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": "mock"}))
     benchtape("run", "bench.yaml", "--db", str(mock_db), "--scenario", "fixes-the-bug", cwd=tmp_path)
     ours = [(action, [Path(p).name for p in paths]) for action, paths in canonical(fixed)]  # qwen's paths are absolute
-    assert canonical(session(mock_db, "latest", tmp_path)) == ours == [("read", ["calc.py"]), ("edit", ["calc.py"]), ("shell", [])]
+    assert ours == actions
+    if actions == SAME:
+        assert canonical(session(mock_db, "latest", tmp_path)) == ours
     # the agent's change is calc.py alone: the CLI's own files under HOME are not the agent's
     diff = benchtape("show", fixed["session"]["id"], "--db", str(db), "--diff", cwd=tmp_path).stdout
     assert [line.split()[2] for line in diff.splitlines() if line.startswith("diff --git")] == ["a/calc.py"], diff
