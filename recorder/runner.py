@@ -25,10 +25,12 @@ from typing import Any, Callable
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
 from benchtape.adapters.endpoints import is_scripted
 from benchtape.adapters.mock import MockAdapter
+from benchtape.core.harnesses import CONTROL_HARNESSES
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
 from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted, UserMessage
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
+from benchtape.core.version import VERSION
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
 from benchtape.recorder.scripted import ScriptedModels
 from benchtape.sandbox.capture import secret_fingerprints
@@ -55,7 +57,7 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     scenarios: list[str] | None = None  # only these names
     eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
-    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.preflight.enforce)
+    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.app.preflight.enforce)
 
 
 def _first_message(prompt: str, cmd: Command) -> UserMessage:
@@ -186,7 +188,9 @@ class Runner:
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()
         named = cmd.facts.get("binary") if isinstance(cmd.facts.get("binary"), dict) else {}
-        if plan.harness != "mock" and "version" not in named:  # a harness run through a wrapper names its own binary
+        if plan.harness in CONTROL_HARNESSES:  # benchtape's own agent (the oracle), run by this Python: its version is benchtape's
+            facts["binary"] = {"path": cmd.argv[0], "version": VERSION}
+        elif plan.harness != "mock" and "version" not in named:  # a harness run through a wrapper names its own binary
             facts["binary"] = binary_facts(str(named.get("path") or cmd.argv[0]))
         facts.update({k: v for k, v in cmd.facts.items() if k != "binary" or "version" in named})  # type: ignore[typeddict-item]  # what the harness says of this session (its keys are SessionStarted's)
         if cmd.tui is not None:
