@@ -49,6 +49,7 @@ VERIFIED: dict[str, Pin] = {
     "gemini-cli": Pin("@google/gemini-cli", "0.61.0", "gemini"),
     "qwen-code": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
     "mini-swe-agent": Pin("mini-swe-agent", "2.4.6", "mini", kind="pypi"),
+    "opencode": Pin("opencode-ai", "1.18.33", "opencode"),
 }
 INSTALLED_MARK = ".benchtape-installed"  # a pypi tool's venv is made in place (its scripts name their folder): this file says it finished
 

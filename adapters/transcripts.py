@@ -24,6 +24,7 @@ from benchtape.adapters.codex_rollout import CodexRolloutParser
 from benchtape.adapters.gemini_stream import GeminiStreamParser
 from benchtape.adapters.lines import decode, finish_safely, read_lines
 from benchtape.adapters.mini_trajectory import MiniTrajectoryParser
+from benchtape.adapters.opencode import OpencodeParser
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 from benchtape.core.payloads import EnvironmentReported
@@ -384,6 +385,7 @@ def parser_for(fmt: str) -> _Parser:
         "atif": AtifParser,
         "gemini-stream-json": GeminiStreamParser,
         "mini-swe-agent": MiniTrajectoryParser,
+        "opencode-json": OpencodeParser,
     }
     if fmt not in parsers:
         raise BadInput(f"unknown transcript format {fmt!r}", fix=f"use one of {', '.join(sorted(parsers))}")

@@ -132,7 +132,7 @@ def prompt_of(messages: list[Any]) -> str:
 
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"  # mini-swe-agent's end of a run: a command whose output starts with this line
-CWD = re.compile(r"(?:I'm currently working in the directory:|<cwd>)\s*([^\s<]+)")
+CWD = re.compile(r"(?:I'm currently working in the directory:|<cwd>|Working directory:)\s*([^\s<]+)")
 
 
 def cwd_of(messages: list[Any]) -> str | None:

@@ -133,6 +133,20 @@ def for_chat(call: Block, offered: set[str], cwd: str | None = None) -> list[tup
             edits = args.get("edits") if name == "MultiEdit" else [args]
             return [("bash", {"command": replace_command(str(args.get("file_path", "")), e)}) for e in edits or [] if isinstance(e, dict)]
         return [(name, args)]
+    if {"read", "write", "edit", "bash"} <= offered:  # opencode: its own names, camelCase arguments
+        path = str(args.get("file_path") or args.get("path") or "")
+        if name == "Read":
+            return [("read", {"filePath": path})]
+        if name == "Write":
+            return [("write", {"filePath": path, "content": str(args.get("content", ""))})]
+        if name in ("Edit", "MultiEdit"):
+            edits = args.get("edits") if name == "MultiEdit" else [args]
+            return [("edit", {"filePath": path, "oldString": str(e.get("old_string", "")), "newString": str(e.get("new_string", "")), **({"replaceAll": True} if e.get("replace_all") else {})}) for e in edits or [] if isinstance(e, dict)]
+        if name in ("Bash", "exec_command"):
+            return [("bash", {"command": str(args.get("command", args.get("cmd", ""))), "description": "scripted command"})]
+        if name in ("Glob", "Grep"):
+            return [(name.lower(), {"pattern": str(args.get("pattern", "")), **({"path": str(args["path"])} if args.get("path") else {})})]
+        return [(name, args)]
     if name in ("Edit", "MultiEdit") and "edit" in offered and "replace" not in offered:
         path = str(args.get("file_path") or args.get("path") or "")
         edits = args.get("edits") if name == "MultiEdit" else [args]

@@ -79,6 +79,7 @@ SAME = [("read", ["calc.py"]), ("edit", ["calc.py"]), ("shell", [])]  # the mock
 REAL = {
     "gemini-cli": ("0.61.0", ["read_file", "replace", "run_shell_command"], ".gemini/tmp/", SAME),
     "qwen-code": ("0.24.4", ["read_file", "edit", "run_shell_command"], ".qwen/projects/", SAME),
+    "opencode": ("1.18.33", ["read", "edit", "bash"], None, SAME),  # its stdout is its record (its SQLite store is not kept)
     # one tool, bash: the Read is a plain `cat` (a read), the Edit a shell command, the final
     # answer its submit command; so `action:edit` cannot hold, and says so with a FAIL
     "mini-swe-agent": ("2.4.6", ["bash", "bash", "bash", "bash"], None, [("read", ["calc.py"]), ("shell", []), ("shell", []), ("shell", [])]),
