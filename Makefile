@@ -31,10 +31,10 @@ install: $(BIN)/benchtape
 demo: install
 	$(BIN)/benchtape demo
 
-# The real Claude Code, Codex, Gemini CLI, Qwen Code, opencode (npm) and mini-swe-agent (PyPI, a venv of its own) at the versions benchtape is verified with, into
+# The real Claude Code, Codex, Gemini CLI, Qwen Code, opencode (npm), mini-swe-agent and aider (PyPI, a venv each) at the versions benchtape is verified with, into
 # .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
 agents: install
-	$(BIN)/benchtape tools install claude-code codex gemini-cli qwen-code opencode mini-swe-agent
+	$(BIN)/benchtape tools install claude-code codex gemini-cli qwen-code opencode mini-swe-agent aider
 
 test: install $(TESTED)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup

@@ -25,6 +25,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchtape.core.errors import BadInput, BenchtapeError, ExitCode
 
@@ -50,6 +51,7 @@ VERIFIED: dict[str, Pin] = {
     "qwen-code": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
     "mini-swe-agent": Pin("mini-swe-agent", "2.4.6", "mini", kind="pypi"),
     "opencode": Pin("opencode-ai", "1.18.33", "opencode"),
+    "aider": Pin("aider-chat", "0.86.2", "aider", kind="pypi"),
 }
 INSTALLED_MARK = ".benchtape-installed"  # a pypi tool's venv is made in place (its scripts name their folder): this file says it finished
 
@@ -360,7 +362,7 @@ def installed_versions(tool: str) -> list[Binary]:
     return list(found.values())
 
 
-def harness_listing() -> list[dict[str, object]]:
+def harness_listing() -> list[dict[str, Any]]:
     """Each harness this process can run: who brought it (benchtape or a plugin package, with its
     version), its install recipe, the versions installed in the tools folders and where; a
     plugin that fails to load says why instead of stopping the listing."""
@@ -368,9 +370,9 @@ def harness_listing() -> list[dict[str, object]]:
     from benchtape.core.harnesses import installed
 
     every = pins()
-    rows: list[dict[str, object]] = []
+    rows: list[dict[str, Any]] = []
     for h in installed():
-        row: dict[str, object] = {"harness": h.name, "package": h.package, "version": h.version, "target": h.target}
+        row: dict[str, Any] = {"harness": h.name, "package": h.package, "version": h.version, "target": h.target}
         if h.shadowed:
             row["problem"] = f"a plugin may not take the built-in name {h.name!r}: never used"
         elif h.package != "benchtape":

@@ -53,6 +53,9 @@ def main() -> int:
     prompt_file = os.path.join(scratch, "prompt.txt")
     with open(prompt_file, "w", encoding="utf-8") as fh:
         fh.write(job["prompt"])
+    for name, text in (job.get("files") or {}).items():  # a harness's own files beside the prompt (aider's model metadata)
+        with open(os.path.join(scratch, os.path.basename(name)), "w", encoding="utf-8") as fh:
+            fh.write(text)
     values = {"prompt": job["prompt"], "prompt_file": prompt_file, "scratch": scratch, "workdir": job["cwd"], "root": job["root"], "model": job.get("model") or "", "home": os.environ.get("HOME", "")}
     argv = [fill(w, values) for w in job["argv"]]
     env = {**os.environ, **{k: fill(v, values) for k, v in (job.get("env") or {}).items()}}
@@ -102,9 +105,9 @@ def main() -> int:
             say({"error": f"no transcript matched {spec['path']!r} (looked for {pattern})"})
         else:
             say({"transcript": path, "format": spec["format"]})
-            with open(path, "rb") as fh:
-                for raw in fh:
-                    say({"t": raw.decode("utf-8", errors="replace").rstrip("\n")})
+            with open(path, "rb") as record:
+                for line in record:
+                    say({"t": line.decode("utf-8", errors="replace").rstrip("\n")})
     say({"exit": code})
     return code if code >= 0 else 128 - code
 

@@ -14,13 +14,13 @@ deltas are joined into one message until the next other event. Tokens come from 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from benchtape.adapters.base import warning
 from benchtape.adapters.lines import LineParser, decode, epoch, guarded
 from benchtape.core.canonical import annotate
 from benchtape.core.model import Action
-from benchtape.core.payloads import Metrics, ToolCall
+from benchtape.core.payloads import Metrics, ToolCall, ToolResult
 
 HARNESS = "gemini-cli"
 
@@ -87,7 +87,7 @@ class GeminiStreamParser(LineParser):
         if failed and isinstance(error, dict):
             output = error.get("message") if output is None else output
         data: dict[str, Any] = {"call_id": str(e["tool_id"]), "output": output if output is not None else "", "is_error": failed}
-        return [*self._flush(), Action("tool.result", data, at=epoch(e.get("timestamp")))]  # type: ignore[arg-type]  # ToolResult's keys
+        return [*self._flush(), Action("tool.result", cast(ToolResult, data), at=epoch(e.get("timestamp")))]
 
     def _error(self, e: dict[str, Any], line: str) -> list[Action]:
         message = str(e.get("message") or "")
@@ -98,7 +98,7 @@ class GeminiStreamParser(LineParser):
     def _result(self, e: dict[str, Any], line: str) -> list[Action]:
         out = self._flush()
         self._finished = True
-        stats = e.get("stats") if isinstance(e.get("stats"), dict) else {}
+        stats: dict[str, Any] = e["stats"] if isinstance(e.get("stats"), dict) else {}
         metrics: Metrics = {}
         cached = stats.get("cached")
         given = stats.get("input") if isinstance(stats.get("input"), int) else (stats["input_tokens"] - (cached or 0) if isinstance(stats.get("input_tokens"), int) else None)

@@ -71,11 +71,11 @@ class MiniTrajectoryParser:
             elif role == "tool":
                 output, failed = _result(message.get("content"))
                 out.append(Action("tool.result", {"call_id": str(message.get("tool_call_id") or ""), "output": output, "is_error": failed}))  # type: ignore[typeddict-item]
-        info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+        info: dict[str, Any] = doc["info"] if isinstance(doc.get("info"), dict) else {}
         metrics: Metrics = {}
         if counted:
             metrics.update({"tokens_in": tokens_in, "tokens_out": tokens_out})
-        stats = info.get("model_stats") if isinstance(info.get("model_stats"), dict) else {}
+        stats: dict[str, Any] = info["model_stats"] if isinstance(info.get("model_stats"), dict) else {}
         cost = stats.get("instance_cost")
         if isinstance(cost, (int, float)) and cost > 0:
             metrics["cost_usd"] = float(cost)

@@ -35,7 +35,7 @@ from benchtape.adapters.lines import LineParser, decode, guarded
 from benchtape.core.canonical import annotate
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
-from benchtape.core.payloads import Metrics, ToolCall
+from benchtape.core.payloads import Metrics, ToolCall, ToolResult
 
 HARNESS = "opencode"
 OWN = ".benchtape-opencode"  # under HOME: its XDG config, data, state and cache
@@ -116,7 +116,7 @@ class OpencodeParser(LineParser):
         failed = state.get("status") == "error"
         output = state.get("error") if failed else state.get("output")
         result = {"call_id": call["call_id"], "output": output if output is not None else "", "is_error": failed if state.get("status") in ("completed", "error") else None}
-        return [Action("tool.call", annotate(call, HARNESS)), Action("tool.result", result)]  # type: ignore[arg-type]  # ToolResult's keys
+        return [Action("tool.call", annotate(call, HARNESS)), Action("tool.result", cast(ToolResult, result))]
 
     def _text(self, e: dict[str, Any], line: str) -> list[Action]:
         text = str(e["part"].get("text") or "")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
+from benchtape.adapters.aider import AiderHistoryParser
 from benchtape.adapters.atif_trajectory import AtifParser, Invalid, load
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
@@ -386,6 +387,7 @@ def parser_for(fmt: str) -> _Parser:
         "gemini-stream-json": GeminiStreamParser,
         "mini-swe-agent": MiniTrajectoryParser,
         "opencode-json": OpencodeParser,
+        "aider-history": AiderHistoryParser,
     }
     if fmt not in parsers:
         raise BadInput(f"unknown transcript format {fmt!r}", fix=f"use one of {', '.join(sorted(parsers))}")

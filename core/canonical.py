@@ -96,7 +96,7 @@ def of_call(data: Any, harness: str | None) -> Canonical:
 
 _READ = {"Read": ("file_path", "path"), "NotebookRead": ("notebook_path", "file_path"), "View": ("file_path", "path"), "read_file": ("path", "file_path"), "view_image": ("path",), "read_many_files": ("paths",), "read": ("filePath", "file_path", "path")}
 _WRITE = {"Write": ("file_path", "path"), "write_file": ("path", "file_path"), "create_file": ("path", "file_path"), "write": ("filePath", "file_path", "path")}
-_EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path"), "edit": ("file_path", "filePath", "path")}
+_EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path"), "edit": ("file_path", "filePath", "path"), "apply_edit": ("file_path",)}
 _SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path", "dir_path"), "grep": ("path",), "grep_search": ("dir_path", "path"), "list_directory": ("dir_path", "path")}
 _SHELL = {"Bash": "command", "command_execution": "command", "exec_command": "cmd", "shell": "command", "local_shell": "command", "run_shell_command": "command", "bash": "command"}
 _SHELL_ONLY = {"BashOutput", "KillShell", "KillBash", "write_stdin"}  # a running command's output or input: no command of their own
@@ -131,11 +131,11 @@ def canonical(tool: str, input: Any, harness: str | None = None) -> Canonical:
     args = input if isinstance(input, dict) else {}
     own = _NAMES.get(harness or "", {}).get(tool)
     if own is not None:
-        kind, keys = own
+        kind, named = own
         if kind == "shell":
-            return shell(_first(args, keys or ("command", "cmd")))
+            return shell(_first(args, named or ("command", "cmd")))
         if kind in FILE_KINDS:
-            path = _first(args, keys or ("path", "file_path"))
+            path = _first(args, named or ("path", "file_path"))
             return Canonical(kind, ((path, kind),) if path else ())
         return Canonical(kind)
     if tool.startswith("mcp__") and "__" in tool[5:]:

@@ -27,6 +27,7 @@ BUILTIN: dict[str, str] = {
     "qwen-code": "benchtape.adapters.qwen_code:QwenCodeAdapter",
     "mini-swe-agent": "benchtape.adapters.mini_swe_agent:MiniSweAgentAdapter",
     "opencode": "benchtape.adapters.opencode:OpencodeAdapter",
+    "aider": "benchtape.adapters.aider:AiderAdapter",
     "oracle": "benchtape.adapters.oracle:OracleAdapter",  # the positive control of task cells: the task's known fix, no model
     "command": "benchtape.adapters.command:CommandAdapter",  # any command line: an argv template, its output, an optional transcript
 }

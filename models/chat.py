@@ -58,6 +58,8 @@ def answer(playback: Playback, body: dict[str, Any], harness: str | None = None)
     offered = {str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)}
     if offered:
         return _agent_turn(playback, body, model, stream, offered, harness)
+    if is_aider(body):
+        return _aider_turn(playback, body, model, stream)
     taken = playback.take_chat(request_text(body))
     if taken is None:
         text = NO_REPLY.format(count=len(playback.script.chat))
@@ -207,3 +209,42 @@ def _turn(model: str, stream: bool, text: str | None, calls: list[dict[str, Any]
         events.append((None, {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [], "usage": counts}))
     events.append((None, "[DONE]"))
     return sse_reply(events, **note)
+
+
+def is_aider(body: dict[str, Any]) -> bool:
+    """aider's main request: no tools, and a system prompt teaching its SEARCH/REPLACE blocks."""
+    for message in body.get("messages") or []:
+        if isinstance(message, dict) and message.get("role") == "system" and "<<<<<<< SEARCH" in str(message.get("content") or ""):
+            return True
+    return False
+
+
+def _aider_turn(playback: Playback, body: dict[str, Any], model: str, stream: bool) -> Reply:
+    """aider calls no tools: it applies the edit blocks written in the answer. Its first request
+    gets the whole script in one answer (each Edit a SEARCH/REPLACE block, each Write a block with
+    an empty SEARCH, every `say:`/think text as prose; Read and Bash steps have nothing to become
+    and are left out); a later request (aider's reflection after a block that did not apply) is
+    told the script has no more turns."""
+    from benchtape.models.tools import aider_blocks
+    from benchtape.models.wire import exhausted_text
+
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    if playback.script.noop:
+        return _turn(model, stream, prompt_of(messages), [], Usage(), False, role="main", outcome="noop")
+    conv = playback.main
+    index, turn = playback.take(conv, "aider")
+    note = {"role": "main", "conversation": conv.tag, "turn": index}
+    if turn is None or index:
+        return _turn(model, stream, exhausted_text(len(conv.script.turns), 2), [], Usage(), False, outcome="exhausted", **note)
+    parts: list[str] = []
+    tokens_in = tokens_out = 0
+    for t in conv.script.turns:
+        tokens_in, tokens_out = tokens_in + t.usage.tokens_in, tokens_out + t.usage.tokens_out
+        for block in t.blocks:
+            if block.kind == "call":
+                parts.extend(aider_blocks(block))
+            elif block.text:
+                parts.append(block.text)
+    for k in range(1, len(conv.script.turns)):  # the whole script was played in this one answer
+        playback.take(conv, ("aider", k))
+    return _turn(model, stream, "\n\n".join(parts), [], Usage(tokens_in=tokens_in, tokens_out=tokens_out), False, outcome="turn", line=turn.line, **note)

@@ -84,7 +84,8 @@ def _parts(turn: Turn, tag: str, index: int, tools: set[str]) -> list[dict[str, 
 
 
 def _side(model: str, body: dict[str, Any], stream: bool) -> Reply:
-    config = body.get("generationConfig") if isinstance(body.get("generationConfig"), dict) else {}
+    given = body.get("generationConfig")
+    config: dict[str, Any] = given if isinstance(given, dict) else {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     if isinstance(schema, dict):
         import orjson

@@ -167,6 +167,28 @@ def replace_command(path: str, edit: dict[str, Any]) -> str:
     return f"python3 - <<'BENCHTAPE_EOF'\n{program}BENCHTAPE_EOF"
 
 
+# ---------------------------------------------------------------- aider (edit blocks, no tools)
+
+
+def aider_blocks(call: Block) -> list[str]:
+    """The SEARCH/REPLACE blocks (aider's `diff` edit format) that make one scripted Edit or Write:
+    the file name on its own line, then a fenced block; an empty SEARCH makes a new file."""
+    args = call.input
+    path = str(args.get("file_path") or args.get("path") or "")
+    if call.tool == "Write":
+        pairs = [("", str(args.get("content", "")))]
+    elif call.tool in ("Edit", "MultiEdit"):
+        edits = args.get("edits") if call.tool == "MultiEdit" else [args]
+        pairs = [(str(e.get("old_string", "")), str(e.get("new_string", ""))) for e in edits or [] if isinstance(e, dict)]
+    else:
+        return []
+
+    def body(text: str) -> str:
+        return text if not text or text.endswith("\n") else text + "\n"
+
+    return [f"{path}\n```\n<<<<<<< SEARCH\n{body(old)}=======\n{body(new)}>>>>>>> REPLACE\n```" for old, new in pairs]
+
+
 # ---------------------------------------------------------------- codex
 
 

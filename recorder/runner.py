@@ -187,7 +187,7 @@ class Runner:
         facts: SessionStarted = {**box.facts, **plan.started}
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()
-        named = cmd.facts.get("binary") if isinstance(cmd.facts.get("binary"), dict) else {}
+        named: dict[str, Any] = cmd.facts["binary"] if isinstance(cmd.facts.get("binary"), dict) else {}
         if plan.harness in CONTROL_HARNESSES:  # benchtape's own agent (the oracle), run by this Python: its version is benchtape's
             facts["binary"] = {"path": cmd.argv[0], "version": VERSION}
         elif plan.harness != "mock" and "version" not in named:  # a harness run through a wrapper names its own binary

@@ -232,7 +232,7 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, e
         except BadInput as exc:
             pf.blocking.append(f"{label}: its mock: steps cannot be played by the scripted model: {exc.what}")
             continue
-        if harness in ("codex", "gemini-cli", "qwen-code", "mini-swe-agent", "opencode"):
+        if harness in ("codex", "gemini-cli", "qwen-code", "mini-swe-agent", "opencode", "aider"):
             pf.blocking.extend(f"{label}: {harness} has no tool for {call.tool!r} ({what}); script it as a Bash/Edit step, or run it under claude-code" for call, what in unmapped_for_codex(script))
     binary = bench.harness_config.get("binary")
     if harness in VERIFIED:

@@ -48,7 +48,7 @@ def test_version_imports_nothing_heavy(args):
 def test_help_is_the_cached_text_and_imports_nothing_heavy():
     out = _probe("--help")
     assert out.stdout.startswith(_help.TEXT)
-    assert out.stdout[len(_help.TEXT):].startswith("\nHarnesses") and "built-in: claude-code, codex, command, gemini-cli, mini-swe-agent, mock, opencode, oracle, qwen-code" in out.stdout
+    assert out.stdout[len(_help.TEXT):].startswith("\nHarnesses") and "built-in: aider, claude-code, codex, command, gemini-cli, mini-swe-agent, mock, opencode, oracle, qwen-code" in out.stdout
     assert "HEAVY [] 0" in out.stderr, out.stderr
 
 

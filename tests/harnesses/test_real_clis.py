@@ -83,6 +83,8 @@ REAL = {
     # one tool, bash: the Read is a plain `cat` (a read), the Edit a shell command, the final
     # answer its submit command; so `action:edit` cannot hold, and says so with a FAIL
     "mini-swe-agent": ("2.4.6", ["bash", "bash", "bash", "bash"], None, [("read", ["calc.py"]), ("shell", []), ("shell", []), ("shell", [])]),
+    # no tools: the Edit is an edit block in the answer, applied by aider; Read and Bash have nothing to become
+    "aider": ("0.86.2", ["apply_edit"], None, [("edit", ["calc.py"])]),
 }
 
 
@@ -96,7 +98,8 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr  # the partial script fails
     said = done.stdout + done.stderr
-    fixed_line = "fixes-the-bug #1: PASS" if actions == SAME else "fixes-the-bug #1: FAIL  exec=PASS"  # the fix holds; only action:edit cannot
+    edits = ("edit", ["calc.py"]) in actions
+    fixed_line = "fixes-the-bug #1: PASS" if edits else "fixes-the-bug #1: FAIL  exec=PASS"  # the fix holds; only action:edit cannot
     assert fixed_line in said and "partial #1: FAIL  exec=FAIL" in said, said
     run = session(db, "latest", tmp_path)["session"]["run_id"]
     fixed = session(db, f"{run}/fixes-the-bug#1", tmp_path)
@@ -105,14 +108,18 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     calls = [a["data"] for a in fixed["actions"] if a["kind"] == "tool.call"]
     assert [c["tool"] for c in calls] == tools  # the CLI's own tools ran the script
     results = [a["data"] for a in fixed["actions"] if a["kind"] == "tool.result"]
-    assert [r["is_error"] for r in results][:3] == [False, False, False] and "OK" in results[2]["output"]
-    assert fixed["final_output"] == "Fixed the sign error in add(); all tests pass."
-    assert fixed["metrics"]["tokens_in"] == 1200 and fixed["metrics"]["tokens_out"] == 240 and fixed["metrics"].get("cost_usd") is None  # tokens as reported; no cost: unknown
+    assert [r["is_error"] for r in results][:3] == [False] * min(3, len(tools))
+    assert len(tools) < 3 or "OK" in results[2]["output"]
+    assert fixed["final_output"].endswith("Fixed the sign error in add(); all tests pass.")  # aider's answer holds its edit block before it
+    if harness == "aider":  # it prints its own estimate, rounded ("2.4k sent"): unknown, never a wrong number
+        assert fixed["metrics"].get("tokens_in") is None and fixed["metrics"].get("cost_usd") is None
+    else:
+        assert fixed["metrics"]["tokens_in"] == 1200 and fixed["metrics"]["tokens_out"] == 240 and fixed["metrics"].get("cost_usd") is None  # tokens as reported; no cost: unknown
     if transcript_at is not None:
         transcript = next(a["data"] for a in fixed["actions"] if a["kind"] == "transcript")
         assert transcript["path"].startswith(transcript_at) and transcript["path"].endswith(".jsonl")
     assert fixed["session"]["warnings"] == []
-    assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS" if actions == SAME else "FAIL"]
+    assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS" if edits else "FAIL"]
     partial = session(db, f"{run}/partial#1", tmp_path)
     assert [v["status"] for v in partial["verdicts"]] == ["FAIL", "FAIL"]
 
