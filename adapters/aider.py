@@ -20,27 +20,21 @@ of an unpriced model is 0: never recorded (unknown).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from benchtape.adapters.aider_history import FORMAT
 from benchtape.adapters.base import Command, Launch, host_credentials, on_path
 from benchtape.adapters.command import CommandParser
 from benchtape.adapters.config import ConfigReader
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.core.canonical import annotate
 from benchtape.core.errors import BadInput
-from benchtape.core.model import Action
-from benchtape.core.payloads import ToolCall
 
 HARNESS = "aider"
-FORMAT = "aider-history"
 SCRIPTED_MODEL = "openai/scripted"
 PROVIDER_KEYS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",)}
-APPLIED = re.compile(r"^> Applied edit to (.+?)\s*$")
-TOKENS = re.compile(r"^> Tokens: ([\d,]+) sent, ([\d,]+) received")
 
 
 @dataclass(frozen=True)
@@ -59,59 +53,6 @@ def binary_of(cfg: AiderConfig) -> str:
     from benchtape.adapters.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
-
-
-class AiderHistoryParser:
-    """aider's markdown chat history, read at the end (it is printed once aider has exited)."""
-
-    def __init__(self) -> None:
-        self._lines: list[str] = []
-
-    def feed(self, line: str) -> list[Action]:
-        self._lines.append(line)
-        return []
-
-    def finish(self) -> list[Action]:
-        out: list[Action] = []
-        said: list[str] = []
-        last: str | None = None
-        sent = received = 0
-        counted = False
-        calls = 0
-
-        def flush() -> None:
-            nonlocal last
-            text = "\n".join(said).strip("\n")
-            said.clear()
-            if text.strip():
-                out.append(Action("message.assistant", {"text": text}))
-                last = text
-
-        for line in self._lines:
-            if line.startswith("#### ") or line.startswith("# aider chat started"):
-                flush()
-                continue
-            if line.startswith("> ") or line == ">":  # aider's own notes (an edit block's ">>>>>>> REPLACE" is the answer's)
-                flush()
-                applied = APPLIED.match(line)
-                tokens = TOKENS.match(line)
-                if applied:
-                    calls += 1
-                    call: ToolCall = {"call_id": f"edit-{calls}", "tool": "apply_edit", "input": {"file_path": applied.group(1)}}
-                    out.append(Action("tool.call", annotate(call, HARNESS)))
-                    out.append(Action("tool.result", {"call_id": f"edit-{calls}", "output": line[2:], "is_error": False}))
-                elif tokens:
-                    counted = True
-                    sent += int(tokens.group(1).replace(",", ""))
-                    received += int(tokens.group(2).replace(",", ""))
-                continue
-            said.append(line)
-        flush()
-        if counted:
-            out.append(Action("metrics", {"tokens_in": sent, "tokens_out": received}))
-        if last is not None:
-            out.append(Action("final_output", {"text": last}))
-        return out
 
 
 class AiderAdapter:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
-from benchtape.adapters.aider import AiderHistoryParser
+from benchtape.adapters.aider_history import AiderHistoryParser
 from benchtape.adapters.atif_trajectory import AtifParser, Invalid, load
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
