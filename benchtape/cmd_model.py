@@ -82,7 +82,8 @@ def _refuse_unmapped(script: Any, path: Path, harness: str = "codex") -> None:
     unmapped = unmapped_for_codex(script)
     if unmapped:
         call, what = unmapped[0]
-        raise BadInput(f"{what} (`{call.tool}`) has no {harness} tool to play it with", file=str(path), line=call.line, fix="drop the step, or serve the script for claude-code")
+        named = {"codex": "Codex", "gemini-cli": "Gemini CLI"}.get(harness, harness)
+        raise BadInput(f"{what} (`{call.tool}`) has no {named} tool to play it with", file=str(path), line=call.line, fix="drop the step, or serve the script for claude-code")
 
 
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
