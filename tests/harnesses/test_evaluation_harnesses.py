@@ -10,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from realagents import TOOLS, need
 
+pytestmark = pytest.mark.xdist_group("real-agents")  # real CLIs, a minute each: one worker, not two at once
 ROOT = Path(__file__).resolve().parents[2]
 TASKS = ROOT / "fixtures-red" / "scripted" / "tasks.yaml"
 

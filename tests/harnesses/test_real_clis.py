@@ -25,6 +25,7 @@ from benchtape.adapters.base import Launch
 from benchtape.adapters.gemini_cli import GeminiCliAdapter
 from benchtape.models.server import serve
 
+pytestmark = pytest.mark.xdist_group("real-agents")  # real CLIs, a minute each: one worker, not two at once
 ROOT = Path(__file__).resolve().parents[2]
 CALC = ROOT / "fixtures-red" / "demo" / "calc"
 
