@@ -224,9 +224,11 @@ def get_adapter(name: str) -> Adapter:
     import importlib
 
     from benchtape.core.canonical import register_names
-    from benchtape.core.harnesses import target
+    from benchtape.core.harnesses import BUILTIN, target
 
     module, _, cls = target(name).partition(":")
+    if name in BUILTIN:
+        module = f"benchtape.adapters.{module}"  # a built-in names a module of this room only
     adapter: Adapter = getattr(importlib.import_module(module), cls)()  # a harness's target names an Adapter class
     names = getattr(adapter, "tool_names", None)
     if names:

@@ -26,13 +26,12 @@ def install_cmd(
     from benchtape.guard import guarded
 
     def body() -> int:
-        from benchtape.adapters.binaries import pins, resolve, resolve_version
+        from benchtape.app.agent_clis import install, pins
 
         code = 0
         for spec in names or sorted(pins()):
-            tool, _, version = spec.partition("@")
             try:
-                binary = resolve(tool, resolve_version(tool, version) if version else None, install=True)
+                binary = install(spec)
             except Exception as exc:  # noqa: BLE001 - each tool on its own: one failure does not stop the rest
                 render = getattr(exc, "render", None)
                 typer.echo(f"error: {render() if render else exc}", err=True)
@@ -54,7 +53,7 @@ def list_cmd(json_out: Json = False) -> None:
     from benchtape.guard import guarded
 
     def body() -> int:
-        from benchtape.adapters.binaries import harness_listing
+        from benchtape.app.agent_clis import harness_listing
 
         rows = harness_listing()
         if json_out:

@@ -1,8 +1,9 @@
 """The harnesses benchtape knows, by name: the vocabulary a bench, a tool document and `--harness` use.
 
-Each name points at its adapter class as text (`module:Class`), so a document can be checked
-against the names without importing any adapter; `benchtape.adapters.base.get_adapter` is the
-one place a name becomes an adapter.
+Each name points at its adapter class as text (`module:Class`, the module inside the adapters
+room), so a document can be checked against the names without importing any adapter;
+`benchtape.adapters.base.get_adapter` is the one place a name becomes an adapter. The core names
+no module of another room, not even as a string (tests/test_layout.py reads strings too).
 
 Besides the harnesses benchtape ships, an installed package may add one through the entry point
 group `benchtape.harnesses` (as pytest's `pytest11` and llm's `llm` groups do): the entry point's
@@ -20,16 +21,16 @@ from functools import cache
 GROUP = "benchtape.harnesses"
 
 BUILTIN: dict[str, str] = {
-    "mock": "benchtape.adapters.mock:MockAdapter",
-    "claude-code": "benchtape.adapters.claude_code:ClaudeCodeAdapter",
-    "codex": "benchtape.adapters.codex:CodexAdapter",
-    "gemini-cli": "benchtape.adapters.gemini_cli:GeminiCliAdapter",
-    "qwen-code": "benchtape.adapters.qwen_code:QwenCodeAdapter",
-    "mini-swe-agent": "benchtape.adapters.mini_swe_agent:MiniSweAgentAdapter",
-    "opencode": "benchtape.adapters.opencode:OpencodeAdapter",
-    "aider": "benchtape.adapters.aider:AiderAdapter",
-    "oracle": "benchtape.adapters.oracle:OracleAdapter",  # the positive control of task cells: the task's known fix, no model
-    "command": "benchtape.adapters.command:CommandAdapter",  # any command line: an argv template, its output, an optional transcript
+    "mock": "mock:MockAdapter",
+    "claude-code": "claude_code:ClaudeCodeAdapter",
+    "codex": "codex:CodexAdapter",
+    "gemini-cli": "gemini_cli:GeminiCliAdapter",
+    "qwen-code": "qwen_code:QwenCodeAdapter",
+    "mini-swe-agent": "mini_swe_agent:MiniSweAgentAdapter",
+    "opencode": "opencode:OpencodeAdapter",
+    "aider": "aider:AiderAdapter",
+    "oracle": "oracle:OracleAdapter",  # the positive control of task cells: the task's known fix, no model
+    "command": "command:CommandAdapter",  # any command line: an argv template, its output, an optional transcript
 }
 ADAPTERS = BUILTIN  # the name older callers import
 CONTROL_HARNESSES = frozenset({"oracle"})  # harnesses whose sessions are controls, never a setup's measurement
@@ -69,7 +70,8 @@ def installed() -> list[Installed]:
 
 
 def target(name: str) -> str:
-    """The adapter class (`module:Class`) of a harness name; KeyError for an unknown one."""
+    """The adapter class of a harness name: `module:Class` in the adapters room for a built-in,
+    the plugin's own `package.module:Class` otherwise; KeyError for an unknown one."""
     if name in BUILTIN:
         return BUILTIN[name]
     for p in plugins():
