@@ -31,10 +31,10 @@ install: $(BIN)/benchtape
 demo: install
 	$(BIN)/benchtape demo
 
-# The real Claude Code and Codex at the versions benchtape is verified with, from npm, into
+# The real Claude Code, Codex, Gemini CLI, Qwen Code, opencode (npm), mini-swe-agent and aider (PyPI, a venv each) at the versions benchtape is verified with, into
 # .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
 agents: install
-	$(BIN)/python -m benchtape.adapters.binaries --install claude-code codex
+	$(BIN)/benchtape tools install claude-code codex gemini-cli qwen-code opencode mini-swe-agent aider
 
 # The field's own tools the format tests run for real, each in a venv of its own under
 # .benchtape/venvs/ (their pins clash with benchtape's): Arize Phoenix (an OTLP receiver,
