@@ -225,10 +225,13 @@ class Unresolvable(BenchtapeError):
 
 
 def latest_version(tool: str) -> str:
-    """The version npm's `latest` tag names for the tool's package, asked once per process."""
+    """The version npm's `latest` tag names for the tool's package, asked once per process (a
+    PyPI tool's: the version benchtape ships)."""
     pin = _pin(tool)
     if pin.kind != "npm":
-        raise Unresolvable(tool, f"`latest` is resolved for npm packages only; {pin.package} is a {pin.kind} package")
+        # a PyPI tool runs the version benchtape ships (its Tool has no `install:`, so only
+        # `latest` is accepted for it): `latest` is that pin, as spec/overlays.Tool.version_problem says
+        return pin.version
     if tool not in _LATEST:
         npm = shutil.which("npm")
         if npm is None:
