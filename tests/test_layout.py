@@ -348,5 +348,22 @@ def test_every_front_file_has_a_room():
     assert len(rooms) == len(list((ROOT / "benchtape").rglob("*.py")))
 
 
+def test_no_store_is_typed_any():
+    """A store is typed by the view its holder needs (benchtape.store.views), never `Any`: a
+    parameter, field or variable named store (or *_store) annotated Any is refused."""
+    wrong = []
+    for _, path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg):
+                name, ann = node.arg, node.annotation
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, (ast.Name, ast.Attribute)):
+                name, ann = (node.target.id if isinstance(node.target, ast.Name) else node.target.attr), node.annotation
+            else:
+                continue
+            if (name == "store" or name.endswith("_store")) and ann is not None and ast.unparse(ann).strip("'\"") == "Any":
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}: Any")
+    assert not wrong, wrong
+
+
 def test_the_cycle_finder_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
