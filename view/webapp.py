@@ -51,12 +51,15 @@ def json_response(value: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str) + b"\n", status_code=status, media_type="application/json")
 
 
-def _endpoint(v: Viewer, html: PageFn, twin: PageFn | None) -> Callable[[Request], Response]:
+def _endpoint(v: Viewer, html: PageFn, twin: PageFn | None) -> Callable[[Request], Awaitable[Response]]:
     """A page: its HTML, or with `?format=json` its twin. Bad input (an id that names nothing)
     is the message and the fix, as the CLI says them, never a traceback."""
 
-    def handle(request: Request) -> Response:
+    async def handle(request: Request) -> Response:
         params = {**request.query_params, **request.path_params}
+        return await v.run(lambda: answer(params))
+
+    def answer(params: dict[str, str]) -> Response:
         wants_json = params.pop("format", None) == "json"
         store = v.store()
         try:
