@@ -17,6 +17,7 @@ from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import Shown, session_status, show, show_document
 from benchtape.store.browse import raw_page
 from benchtape.store.database import Store
+from benchtape.view.request_limits import MAX_POSITION
 from benchtape.view.shell import href, live_url, page, region, session_href
 from benchtape.view.viewer import Viewer
 
@@ -125,6 +126,6 @@ def _first(q: Mapping[str, str]) -> int:
 def _number(text: str | None) -> int:
     """A 1-based position from a parameter (anything else: 1)."""
     try:
-        return max(1, int(text or 1))
+        return min(max(1, int(text or 1)), MAX_POSITION)
     except ValueError:
         return 1

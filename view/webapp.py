@@ -30,6 +30,7 @@ from benchtape.view import (
     page_sessions,
 )
 from benchtape.view.page_session import NotFound
+from benchtape.view.request_limits import BadParameter, check_names
 from benchtape.view.shell import assets, page, problem
 from benchtape.view.viewer import Viewer
 
@@ -61,11 +62,14 @@ def _endpoint(v: Viewer, html: PageFn, twin: PageFn | None) -> Callable[[Request
 
     def answer(params: dict[str, str]) -> Response:
         wants_json = params.pop("format", None) == "json"
-        store = v.store()
         try:
+            check_names(params)
+            store = v.store()
             if wants_json and twin is not None:
                 return json_response(twin(v, store, params))
             return HTMLResponse(html(v, store, params))
+        except BadParameter as exc:
+            return _problem(wants_json, "bad request", exc.what, exc.fix, 400)
         except NotFound as exc:
             return _problem(wants_json, "nothing to show", str(exc), None, 404)
         except BenchtapeError as exc:
