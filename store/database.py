@@ -32,7 +32,7 @@ from benchtape.store import integrity
 from benchtape.store.codecs import RAW_CHUNK_BYTES, VERDICT_FIELDS, Batch, Blob, dumps, inflate_blob, loads
 from benchtape.store.migrations import MIGRATIONS, Database, check_version, migrate, schema_version
 from benchtape.store.reader import Reader, SessionRow
-from benchtape.store.sqlite_io import bad_store, begin, close_reader, connect, retry_busy
+from benchtape.store.sqlite_io import bad_store, begin, connect, retry_busy
 from benchtape.store.writer import CROCKFORD, BatchWriter, Writer, new_id
 
 __all__ = [
@@ -79,7 +79,6 @@ class Store(Reader, Writer):
         self.readonly = readonly
         self.repaired: list[integrity.Difference] = []
         conn = connect(self.path, readonly=readonly, create=create)
-        self._counted = readonly  # a read-only connection is counted once, and uncounted once (sqlite_io.Sidecars)
         self.lock = threading.RLock()
         self._init_reader()
         self._init_writer()
@@ -105,10 +104,10 @@ class Store(Reader, Writer):
                     self.repaired = self._repair(conn)
                 migrate(self.db, self.path, check)
         except sqlite3.Error as exc:
-            self._close(conn)
+            conn.close()
             raise bad_store(self.path, exc) from None
         except BaseException:
-            self._close(conn)
+            conn.close()
             raise
 
     def _repair(self, conn: sqlite3.Connection) -> list[integrity.Difference]:
@@ -127,11 +126,4 @@ class Store(Reader, Writer):
 
     def close(self) -> None:
         with self.lock:
-            self._close(self.db.conn)
-
-    def _close(self, conn: sqlite3.Connection) -> None:
-        if self._counted:
-            self._counted = False
-            close_reader(self.path, conn)
-        else:
-            conn.close()
+            self.db.conn.close()

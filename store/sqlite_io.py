@@ -24,6 +24,7 @@ import random
 import sqlite3
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -37,7 +38,7 @@ WRITABLE_FIX = "pass --db (or set BENCHTAPE_DB) to a file in a folder you can wr
 
 def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
     """A connection in autocommit mode (transactions are explicit), or BadInput saying why not.
-    A read-only one is counted (see Sidecars) and must be closed by close_reader()."""
+    A read-only one is a ReaderConnection (see Sidecars)."""
     if path.is_dir():
         raise BadInput("this is a folder, not a database file", file=str(path), fix=f"pass a file path, e.g. --db {path / 'benchtape.db'}")
     if not path.exists():
@@ -53,11 +54,11 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
         if readonly:
             SIDECARS.opening(path)
             try:
-                conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+                conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S, factory=ReaderConnection)
             except BaseException:
                 SIDECARS.closed(path)
                 raise
-            SIDECARS.opened(path, conn)
+            SIDECARS.track(conn, path)
         else:
             conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
@@ -65,12 +66,21 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
     return conn
 
 
-def close_reader(path: Path, conn: sqlite3.Connection) -> None:
-    """Close a read-only connection made by connect(); the process's last one tidies (Sidecars)."""
-    try:
-        conn.close()
-    finally:
-        SIDECARS.closed(path, conn)
+class ReaderConnection(sqlite3.Connection):
+    """A read-only connection, counted once and uncounted once (Sidecars): when it is closed,
+    when it is collected unclosed (as any sqlite3 connection closes then), or at exit (most
+    commands exit with their store open)."""
+
+    path: Path | None = None
+
+    def close(self) -> None:
+        super().close()
+        path, self.path = self.path, None
+        if path is not None:
+            SIDECARS.closed(path)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class Sidecars:
@@ -85,9 +95,9 @@ class Sidecars:
     checkpoint: the database file is not touched."""
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()  # a connection collected while it is held closes in the same thread
         self.open: dict[str, tuple[int, bool]] = {}  # path → (read-only connections, created the -wal)
-        self.conns: dict[str, set[sqlite3.Connection]] = {}  # the open ones, closed at exit if still open
+        self.live: weakref.WeakSet[ReaderConnection] = weakref.WeakSet()
         atexit.register(self.exit)
 
     def opening(self, path: Path) -> None:
@@ -98,37 +108,29 @@ class Sidecars:
                 created = not Path(key + "-wal").exists()
             self.open[key] = (count + 1, created)
 
-    def opened(self, path: Path, conn: sqlite3.Connection) -> None:
+    def track(self, conn: ReaderConnection, path: Path) -> None:
+        conn.path = path
         with self.lock:
-            self.conns.setdefault(str(path.resolve()), set()).add(conn)
+            self.live.add(conn)
 
-    def closed(self, path: Path, conn: sqlite3.Connection | None = None) -> None:
+    def closed(self, path: Path) -> None:
         key = str(path.resolve())
         with self.lock:
-            self.conns.get(key, set()).discard(conn)  # type: ignore[arg-type]
             count, created = self.open.get(key, (1, False))
             if count > 1:
                 self.open[key] = (count - 1, created)
                 return
             self.open.pop(key, None)
-            self.conns.pop(key, None)
             if created:
                 _tidy(Path(key))
 
     def exit(self) -> None:
-        """A command that never closed its store (most exit with it open): close the process's
-        read-only connections, then tidy as the last close would have."""
-        with self.lock:
-            for key, (_, created) in list(self.open.items()):
-                for conn in list(self.conns.get(key, ())):
-                    try:
-                        conn.close()
-                    except sqlite3.Error:
-                        pass
-                self.open.pop(key, None)
-                self.conns.pop(key, None)
-                if created:
-                    _tidy(Path(key))
+        """The connections a command left open, closed (the last of a file's tidies)."""
+        for conn in list(self.live):
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
 
 
 def _tidy(path: Path) -> None:

@@ -203,3 +203,20 @@ def test_a_read_only_open_leaves_the_wal_of_a_writer_still_open(tmp_path):
     assert path.with_name(path.name + "-wal").exists()
     writer.new_run("still writing")
     writer.close()
+
+
+def test_a_read_only_store_dropped_unclosed_closes_its_connection_and_tidies(tmp_path):
+    """Most commands never close their store; one that is collected closes its connection (as
+    sqlite3 did before read-only connections were counted), and the last one tidies."""
+    import gc
+
+    path, _ = a_store(tmp_path)
+
+    def on_store() -> int:
+        return sum(1 for n in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{n}") and os.readlink(f"/proc/self/fd/{n}").startswith(str(path)))
+
+    for _ in range(50):
+        Store(path, readonly=True, create=False).db.conn.execute("SELECT count(*) FROM runs").fetchone()
+    gc.collect()
+    assert on_store() == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
