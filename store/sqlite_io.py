@@ -54,11 +54,12 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
         if readonly:
             SIDECARS.opening(path)
             try:
-                conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S, factory=ReaderConnection)
+                reader = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S, factory=ReaderConnection)
             except BaseException:
                 SIDECARS.closed(path)
                 raise
-            SIDECARS.track(conn, path)
+            SIDECARS.track(reader, path)
+            return reader
         else:
             conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
