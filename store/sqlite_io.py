@@ -58,7 +58,7 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
             except BaseException:
                 SIDECARS.closed(path)
                 raise
-            SIDECARS.track(reader, path)
+            SIDECARS.track(reader, path.resolve())  # as opened, whatever the working folder is later
             return reader
         else:
             conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
