@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from benchtape.store.browse import Finished
-from benchtape.store.database import Store
+from benchtape.app.sessions import BrowsingStore, Finished
+from benchtape.app.stores import open_store
 
 T = TypeVar("T")
 PAGE_THREADS = 8  # pages answered at once; more wait their turn (each thread holds one connection)
@@ -32,7 +32,7 @@ class _Held:
 
     __slots__ = ("__weakref__", "store")
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: BrowsingStore) -> None:
         self.store = store
 
 
@@ -43,18 +43,18 @@ class Viewer:
     stopping: threading.Event = field(default_factory=threading.Event)
     finished: Finished = field(default_factory=Finished)
     _local: threading.local = field(default_factory=threading.local)
-    _opened: list[Store] = field(default_factory=list)
+    _opened: list[BrowsingStore] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _pool: ThreadPoolExecutor | None = None
 
-    def store(self) -> Store:
+    def store(self) -> BrowsingStore:
         """This thread's read-only store, opened once: a page's reads never wait on another
         page's lock, and the store is closed when the thread ends."""
         held = getattr(self._local, "held", None)
         if held is None:
             held = self._local.held = _Held(self.open())
             weakref.finalize(held, self.release, held.store)
-        store: Store = held.store
+        store: BrowsingStore = held.store
         return store
 
     async def run(self, work: Callable[[], T]) -> T:
@@ -65,15 +65,15 @@ class Viewer:
             pool = self._pool
         return await asyncio.get_running_loop().run_in_executor(pool, work)
 
-    def open(self) -> Store:
+    def open(self) -> BrowsingStore:
         """A read-only store of its own (a live stream keeps one for its life). Read-only: never
         created, changed or migrated, and a WAL reader never holds a writer up."""
-        store = Store(self.db, readonly=True, create=False)
+        store = open_store(self.db, must_exist=True, readonly=True)
         with self._lock:
             self._opened.append(store)
         return store
 
-    def release(self, store: Store) -> None:
+    def release(self, store: BrowsingStore) -> None:
         with self._lock:
             if store not in self._opened:
                 return  # closed already (the viewer's close, then its thread's end)
