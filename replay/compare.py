@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
-from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
+from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
+from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
 from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
-from benchtape.spec.pricing import Pricing, session_cost, sum_known
+from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
+from benchtape.spec.pricing import Pricing, session_cost, sum_known, token_cost
 from benchtape.store.database import Store
 
 _KINDS = ("metrics", "session.finished")
@@ -60,6 +62,9 @@ class Measurement:
     lines: int | None = None
     wall_ms: float | None = None
     steps: int = 1
+    token_cost: float | None = None  # the price table × every token class (cache reads and writes at their own rates), whatever the tool reported
+    cache_cost: float | None = None  # the part of token_cost that paid for cache reads and writes
+    partial: float | None = None  # the share of the task's tests that passed, when its grading reports one
 
     @property
     def measured(self) -> bool:
@@ -110,6 +115,8 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
             members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
         outcome = next((s.outcome for s in reversed(members) if s.outcome is not None), None) if root.outcome is None else root.outcome
         costs = [session_cost(s.metrics, s.row[5], pricing)[0] for s in members]
+        priced = [_token_costs(s, pricing) for s in members]
+        token_costs, cache_costs = [t for t, _ in priced], [c for _, c in priced]
         diff = (outcome or {}).get("diff") or {}
         lines = diff.get("lines_added", 0) + diff.get("lines_removed", 0) if diff else None
         out.append(
@@ -129,9 +136,39 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
                 lines=lines,
                 wall_ms=sum_known([s.wall_ms for s in members]),
                 steps=len(members),
+                token_cost=sum_known(token_costs),
+                cache_cost=sum_known(cache_costs),
+                partial=_partial(outcome),
             )
         )
     return out
+
+
+def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | None]:
+    """(every token priced by the table, the cache reads and writes alone); None when the model
+    is unpriced or a priced class was not reported."""
+    rates = pricing.rates(s.row[5])
+    if rates is None:
+        return None, None
+    total = token_cost(s.metrics, rates)
+    if total is None:
+        return None, None
+    cache = sum((s.metrics.get(f) or 0) * rate / 1_000_000 for f, rate in (("cache_read_tokens", rates.cache_read), ("cache_write_tokens", rates.cache_write)))
+    return total, cache
+
+
+def _partial(outcome: dict[str, Any] | None) -> float | None:
+    """The share of the task's own tests (FAIL_TO_PASS) that passed, when the grading reports
+    it (`partial` in the outcome, or `tests: {passed, total}`); None otherwise."""
+    if not outcome:
+        return None
+    value = outcome.get("partial")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    tests = outcome.get("tests") or outcome.get("fail_to_pass")
+    if isinstance(tests, dict) and isinstance(tests.get("total"), int) and tests["total"] > 0 and isinstance(tests.get("passed"), int):
+        return tests["passed"] / tests["total"]
+    return None
 
 
 def _sum_tokens(members: list[_Session]) -> int | None:
@@ -156,6 +193,7 @@ class Expected:
     arms: list[tuple[str, str]]  # (key, label) in the evaluation's order
     tasks: list[tuple[str, str | None]]  # (id, current content hash)
     attempts: int
+    kinds: dict[str, str | None] = field(default_factory=dict)  # arm key → spec.agent_kind (None: an agent)
 
 
 @dataclass
@@ -163,6 +201,7 @@ class SetupRow:
     arm: str
     label: str
     rank: int | None = None
+    kind: str | None = None  # spec.agent_kind: oracle / no-op (controls, never ranked), scripted, or None (an agent)
     tasks_measured: int = 0
     tasks_total: int = 0
     missing: list[str] = field(default_factory=list)
@@ -170,6 +209,8 @@ class SetupRow:
     passes: int = 0
     pass_rate: float | None = None
     ci: tuple[float, float] | None = None
+    se: float | None = None  # standard error of the pass rate, clustered by task (attempts of a task are not independent)
+    ci_clustered: tuple[float, float] | None = None  # pass rate ± t × se
     pass_at_1: float | None = None
     pass_at_k: float | None = None
     pass_hat_k: float | None = None  # all k attempts pass (pass^k)
@@ -182,16 +223,29 @@ class SetupRow:
     tokens_per_cell: float | None = None
     lines_per_cell: float | None = None
     time_per_cell_ms: float | None = None
+    solved_tasks: float = 0.0  # Σ over tasks of the share of attempts that passed
+    cost_per_solved: float | None = None  # Σ cost / tasks solved; None when unpriced or nothing solved
+    cost_per_solved_ci: tuple[float, float] | None = None
+    token_cost_per_cell: float | None = None  # the price table × tokens, cache reads and writes at their own rates
+    cache_share: float | None = None  # the part of that token cost spent on cache reads and writes
+    partial: float | None = None  # mean share of the task's tests passed (partial credit), when gradings report it
     fill: str | None = None
 
     @property
     def complete(self) -> bool:
         return not self.missing
 
+    @property
+    def control(self) -> bool:
+        return self.kind in CONTROLS
+
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
-        d["ci"] = list(self.ci) if self.ci else None
+        for key in ("ci", "ci_clustered", "cost_per_solved_ci"):
+            d[key] = list(d[key]) if d[key] else None
         d["priced"] = self.unpriced_cells == 0
+        d["control"] = self.control
+        d["kind_label"] = LABELS.get(self.kind or "")
         return d
 
 
@@ -205,9 +259,23 @@ class Pair:
     b_wins: int
     ties: int
     p_value: float
+    p_adjusted: float | None = None  # Holm-adjusted over every pair when there are more than two setups; else the raw p
+    ci: tuple[float, float] | None = None  # 95% interval of mean_difference (replay.inference.paired_interval)
+
+    @property
+    def p(self) -> float:
+        """The p-value the decision uses: Holm-adjusted when several pairs were tested."""
+        return self.p_value if self.p_adjusted is None else self.p_adjusted
+
+    @property
+    def distinguishable(self) -> bool:
+        return self.p < ALPHA
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["ci"] = list(self.ci) if self.ci else None
+        d["distinguishable"] = self.distinguishable
+        return d
 
 
 @dataclass
@@ -235,7 +303,36 @@ class Comparison:
 
     @property
     def unranked(self) -> list[SetupRow]:
-        return [r for r in self.rows if r.rank is None]
+        """Contenders that did not measure every task (controls are listed apart, never ranked)."""
+        return [r for r in self.rows if r.rank is None and not r.control]
+
+    @property
+    def controls(self) -> list[SetupRow]:
+        return [r for r in self.rows if r.control]
+
+    @property
+    def measured(self) -> str:
+        """`agents`, `pipeline` (every contender's model was a script), `mixed`, or `nothing`."""
+        kinds = {r.kind == SCRIPTED for r in self.rows if not r.control and (r.cells or r.attempted_failures)}
+        return "nothing" if not kinds else "mixed" if len(kinds) == 2 else "pipeline" if True in kinds else "agents"
+
+    @property
+    def headline(self) -> str | None:
+        """What a reader must know before the table: when scripts stood in for models, this
+        comparison measured benchtape's pipeline, not agents."""
+        scripted = [r.label for r in self.rows if r.kind == SCRIPTED and (r.cells or r.attempted_failures)]
+        if self.measured == "pipeline":
+            return "this comparison measured the pipeline, not agents: every setup's model was a script (no model decided anything), so its pass rates say nothing about any model"
+        if self.measured == "mixed":
+            return f"{', '.join(scripted)}: a script stood in for the model; {'its' if len(scripted) == 1 else 'their'} rows measure the pipeline, not an agent"
+        return None
+
+    @property
+    def correction(self) -> str | None:
+        """The multiple-comparison rule, in words, when more than one pair was tested."""
+        if len(self.pairs) < 2:
+            return None
+        return f"{len(self.pairs)} pairs were tested: each p-value is Holm-adjusted over all of them (a difference is called only when its adjusted p < {ALPHA:g}), so testing many pairs does not find differences by chance"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -249,8 +346,14 @@ class Comparison:
             "retired_measurements": self.retired,
             "measurements": self.measurements,
             "pricing_dates": self.pricing_dates,
+            "measured": self.measured,
+            "headline": self.headline,
+            "alpha": ALPHA,
+            "correction": self.correction,
+            "rank_rule": RANK_RULE,
             "ranked": [r.to_dict() for r in self.ranked],
             "unranked": [r.to_dict() for r in self.unranked],
+            "controls": [r.to_dict() for r in self.controls],
             "pairs": [p.to_dict() for p in self.pairs],
             "conclusions": self.conclusions,
             "flaky": [f.to_dict() for f in self.flaky],
@@ -267,6 +370,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
         labels = dict(expected.arms)
+        kinds = dict(expected.kinds)
         hashes = dict(expected.tasks)
         tasks = [t for t, _ in expected.tasks]
         attempts = expected.attempts
@@ -283,23 +387,30 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     else:
         arm_order = list(dict.fromkeys(m.arm for m in sorted(measurements, key=lambda m: m.started_at)))
         labels = {key: (arms.get(key) or {}).get("label") or key for key in arm_order}
+        kinds = {key: arm_kind_of_summary(arms.get(key) or {}) for key in arm_order}
         tasks = sorted({m.task for m in measurements})
         attempts = max((m.attempt for m in measurements), default=1)
 
     chosen, failures = _choose(measurements)
     rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, Counter()), attempts) for key in arm_order]
-    complete = [r for r in rows if r.complete and r.cells]
+    for row in rows:
+        row.kind = kinds.get(row.arm)
+    complete = [r for r in rows if r.complete and r.cells and not r.control]  # controls check the tasks: never contenders
     cost_ranked = bool(complete) and all(r.unpriced_cells == 0 for r in complete)
-    # pass rate ranks; cost, tokens, lines and time only order rows of a shared rank for display
+    # pass rate orders; the paired tests decide which neighbours share a rank; cost, tokens,
+    # lines and time only order rows of equal pass rate for display
     complete.sort(key=lambda r: (-(r.pass_rate or 0.0), r.cost_per_cell if cost_ranked else 0.0, _last(r.tokens_per_cell), _last(r.lines_per_cell), _last(r.time_per_cell_ms)))
-    pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
+    pairs = [_pair(a, b, tasks, chosen, attempts) for a, b in itertools.combinations(complete, 2)]
+    if len(pairs) > 1:
+        for pair, adjusted in zip(pairs, holm([p.p_value for p in pairs])):
+            pair.p_adjusted = adjusted
     ranks = shared_ranks(complete, pairs)
     for row in complete:
         row.rank = ranks[row.arm]
     for row in rows:
-        if not row.complete or not row.cells:
+        if (not row.complete or not row.cells) and not row.control:
             row.fill = fill_command(ref or evaluation, row.missing, len(tasks))
-    ordered = complete + [r for r in rows if r.rank is None]
+    ordered = complete + [r for r in rows if r.rank is None and not r.control] + [r for r in rows if r.control]
     result = Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
     result.conclusions = _conclusions(complete, pairs, attempts)
     result.flaky = flaky(chosen, PASSED)
@@ -312,12 +423,13 @@ def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> lis
     out = []
     for first, second in zip(order, order[1:]):
         pair = by_arms.get((first.arm, second.arm)) or _flipped(by_arms[(second.arm, first.arm)])
-        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts)})
+        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "p_adjusted": pair.p_adjusted, "distinguishable": pair.distinguishable, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts, len(pairs))})
     return out
 
 
 def _flipped(p: Pair) -> Pair:
-    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value)
+    ci = (-p.ci[1], -p.ci[0]) if p.ci else None
+    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value, p.p_adjusted, ci)
 
 
 def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
@@ -329,6 +441,13 @@ def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
 
 def _last(value: float | None) -> float:
     return float("inf") if value is None else value
+
+
+def per_task_counts(measurements: list[Measurement]) -> dict[str, dict[str, tuple[int, int]]]:
+    """arm → task → (attempts measured, passes): the counting measurements (as `compare` picks
+    them), for the planner and the sequential test."""
+    chosen, _ = _choose(measurements)
+    return {arm: {task: (len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for task, ms in by_task.items() if ms} for arm, by_task in chosen.items()}
 
 
 def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[int, Measurement]]], dict[str, Counter[str]]]:
@@ -369,7 +488,36 @@ def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Me
     row.tokens_per_cell = _mean([m.tokens for m in cells])
     row.lines_per_cell = _mean([m.lines for m in cells])
     row.time_per_cell_ms = _mean([m.wall_ms for m in cells])
+    row.se = clustered_se(per_task)
+    row.ci_clustered = clustered_interval(per_task)
+    _cost_per_solved(row, by_task)
+    token_costs = [m.token_cost for m in cells]
+    if token_costs and all(c is not None for c in token_costs):
+        total = sum(c for c in token_costs if c is not None)
+        row.token_cost_per_cell = total / len(cells)
+        cache = sum(m.cache_cost or 0.0 for m in cells)
+        row.cache_share = cache / total if total > 0 else None
+    row.partial = _mean([m.partial for m in cells])
     return row
+
+
+def _cost_per_solved(row: SetupRow, by_task: dict[str, dict[int, Measurement]]) -> None:
+    """Cost per solved task: each task's cost over its attempts against the share of its
+    attempts that passed (a task solved in 1 of 2 attempts is half solved); the interval is
+    clustered by task. Unknown when a cell's cost is."""
+    per_task = []
+    for ms in by_task.values():
+        if not ms:
+            continue
+        costs = [m.cost for m in ms.values()]
+        solved = sum(1 for m in ms.values() if m.outcome == PASSED) / len(ms)
+        per_task.append((None if any(c is None for c in costs) else sum(c for c in costs if c is not None) / len(ms), solved))
+    row.solved_tasks = sum(s for _, s in per_task)
+    if not per_task or any(c is None for c, _ in per_task):
+        return
+    found = ratio_interval([(c or 0.0, s) for c, s in per_task])
+    if found is not None:
+        row.cost_per_solved, row.cost_per_solved_ci = found
 
 
 def _mean(values: list[float | int | None]) -> float | None:
@@ -377,13 +525,17 @@ def _mean(values: list[float | int | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str, dict[int, Measurement]]]) -> Pair:
+def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str, dict[int, Measurement]]], attempts: int = 1) -> Pair:
     wins_a = wins_b = ties = 0
     diffs = []
+    table = [0, 0, 0, 0]  # attempt-paired cells: both passed, only a, only b, neither
     for task in tasks:
         ma, mb = chosen[a.arm].get(task) or {}, chosen[b.arm].get(task) or {}
         if not ma or not mb:
             continue
+        for n in ma.keys() & mb.keys():
+            pa, pb = ma[n].outcome == PASSED, mb[n].outcome == PASSED
+            table[0 if pa and pb else 1 if pa else 2 if pb else 3] += 1
         ra = sum(1 for m in ma.values() if m.outcome == PASSED) / len(ma)
         rb = sum(1 for m in mb.values() if m.outcome == PASSED) / len(mb)
         diffs.append(ra - rb)
@@ -394,7 +546,8 @@ def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str
         else:
             ties += 1
     mean = sum(diffs) / len(diffs) if diffs else 0.0
-    return Pair(a.arm, b.arm, len(diffs), mean, wins_a, wins_b, ties, sign_test(wins_a, wins_b))
+    ci = paired_interval(diffs, (table[0], table[1], table[2], table[3]), attempts)
+    return Pair(a.arm, b.arm, len(diffs), mean, wins_a, wins_b, ties, sign_test(wins_a, wins_b), None, ci)
 
 
 
@@ -405,7 +558,8 @@ def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
     from benchtape.spec.identity import task_hash
 
-    return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=[(t.id, task_hash(t)) for t in ev.tasks()], attempts=ev.attempts)
+    kinds = {a.key: arm_kind((s.harness, s.model_id) for s in a.steps) for a in ev.arms}
+    return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=[(t.id, task_hash(t)) for t in ev.tasks()], attempts=ev.attempts, kinds=kinds)
 
 
 def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
@@ -487,25 +641,52 @@ def _run_id(store: Store, target: str, only: bool) -> str:
 # ---------------------------------------------------------------- one text form for every renderer
 
 
-def columns(k: int) -> list[str]:
+def columns(k: int, partial: bool = False) -> list[str]:
     """The ranking table's columns, terminal and HTML alike: with one attempt pass@k is pass@1,
-    shown once."""
-    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
+    shown once; partial credit only when some grading reported it."""
+    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", *(["partial"] if partial else []), "outcomes"]
+
+
+COST_COLUMNS = ["setup", "cost/cell", "cost/solved", "token $/cell"]  # the second table: what a solved task costs, and the tokens priced by the table
+
+
+def has_partial(c: Comparison) -> bool:
+    return any(r.partial is not None for r in c.rows)
+
+
+def interval_of(row: SetupRow) -> tuple[float, float] | None:
+    """The pass rate's 95% interval as shown: task-clustered with several attempts per task
+    (attempts of one task are not independent), Wilson over cells with one."""
+    return row.ci_clustered if row.ci_clustered is not None and row.cells > row.tasks_measured else row.ci
+
+
+def setup_label(row: SetupRow) -> str:
+    """A setup's name, with what stood in for its model when it was not an agent."""
+    return row.label + (f" [{SHORT[row.kind]}]" if row.kind else "")
 
 
 def display(row: SetupRow, k: int) -> dict[str, str]:
     """A setup's figures as text (terminal and HTML alike); unknown is `—`, never 0."""
-    ci = f"{row.ci[0]:.0%}–{row.ci[1]:.0%}" if row.ci else "—"
+    shown_ci = interval_of(row)
+    ci = f"{shown_ci[0]:.0%}–{shown_ci[1]:.0%}" if shown_ci else "—"
     cost = "—" if row.cost_per_cell is None else f"${row.cost_per_cell:.4f}" + ("+" if row.unpriced_cells else "")
+    if row.cost_per_solved is None:
+        solved = "—" if row.solved_tasks or row.cost_per_cell is None else "none solved"
+    else:
+        solved = f"${row.cost_per_solved:.4f}" + (f" ({row.cost_per_solved_ci[0]:.4f}–{row.cost_per_solved_ci[1]:.4f})" if row.cost_per_solved_ci else "")
+    token = "—" if row.token_cost_per_cell is None else f"${row.token_cost_per_cell:.4f}" + (f" ({row.cache_share:.0%} cache)" if row.cache_share is not None else "")
     return {
         "rank": str(row.rank) if row.rank is not None else "",
-        "setup": row.label,
+        "setup": setup_label(row),
         "pass": f"{row.passes}/{row.cells}" + (f" ({row.pass_rate:.0%})" if row.pass_rate is not None else ""),
         "ci95": ci,
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
         f"pass^{k}": _pct(row.pass_hat_k),
         "cost/cell": cost,
+        "cost/solved": solved,
+        "token $/cell": token,
+        "partial": _pct(row.partial),
         "tokens/cell": "—" if row.tokens_per_cell is None else f"{row.tokens_per_cell:,.0f}",
         "lines/cell": "—" if row.lines_per_cell is None else f"{row.lines_per_cell:.1f}",
         "time/cell": "—" if row.time_per_cell_ms is None else f"{row.time_per_cell_ms / 1000:.1f}s",
@@ -524,6 +705,27 @@ def matrix_text(cells: list[MatrixCell]) -> str:
     return " ".join(OUTCOME_MARKS.get(c.outcome or "", c.outcome or "ungraded") if c.measured else f"[{c.outcome or 'ungraded'}]" for c in cells)
 
 
+def pair_line(p: Pair) -> str:
+    """One pair's figures as text, terminal and HTML alike."""
+    ci = f" (95% CI {p.ci[0]:+.0%} to {p.ci[1]:+.0%})" if p.ci else ""
+    adjusted = f", Holm-adjusted p = {p.p_adjusted:.3g}" if p.p_adjusted is not None else ""
+    verdict = "distinguishable" if p.distinguishable else "not distinguishable"
+    return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}{adjusted}: {verdict}"
+
+
+def control_lines(c: Comparison) -> list[str]:
+    """Each control's result and what it should be: the oracle passes every task, the no-op none."""
+    from benchtape.spec.agent_kind import NOOP, ORACLE
+
+    out = []
+    for r in c.controls:
+        expect = {ORACLE: "should pass every task", NOOP: "should pass none"}.get(r.kind or "", "")
+        holds = (r.kind == ORACLE and r.passes == r.cells) or (r.kind == NOOP and r.passes == 0)
+        state = "not measured" if not r.cells else ("holds" if holds else "DOES NOT HOLD: a task or its checks are broken")
+        out.append(f"{r.label} [{SHORT.get(r.kind or '', '')}]: {r.passes}/{r.cells} passed ({expect}): {state}")
+    return out
+
+
 def notes(c: Comparison) -> list[str]:
     """What a reader must know to read the table right."""
     out = []
@@ -537,7 +739,11 @@ def notes(c: Comparison) -> list[str]:
         out.append(f"prices as of {', '.join(sorted(set(c.pricing_dates)))} where the tool reported no cost")
     shared = sorted({r.rank for r in c.ranked if r.rank is not None and sum(1 for o in c.ranked if o.rank == r.rank) > 1})  # a ranked row has its rank
     if shared:
-        out.append(f"rank {', '.join(map(str, shared))} is shared: equal pass rates, no significant difference (the order within a shared rank is by cost, tokens, lines, time: a display order, not a win)")
+        out.append(f"rank {', '.join(map(str, shared))} is shared: the paired test cannot tell those setups apart (the order within a shared rank is by pass rate, then cost, tokens, lines, time: a display order, not a win)")
+    if c.ranked:
+        out.append("ranks: " + RANK_RULE)
+    if c.correction:
+        out.append(c.correction)
     if not c.ranked:
         out.append("no setup measured every task: nothing ranks yet")
     return out

@@ -16,6 +16,7 @@ from benchtape.core.errors import BadInput
 from benchtape.replay.html import badge, esc
 from benchtape.replay.select import resolve, short_handles
 from benchtape.replay.timeline import SessionLine, lines_of, session_lines
+from benchtape.spec.agent_kind import SHORT
 from benchtape.store.browse import Filters, RunLine, choices, pick_sessions, recent_runs
 from benchtape.store.database import Store
 from benchtape.view.shell import (
@@ -124,7 +125,7 @@ def session_rows(lines: list[SessionLine], *, show_run: bool = True) -> str:
     rows = []
     for s in lines:
         name = f"{esc(s.scenario)} #{esc(s.attempt)}" + (' <span class="tag">control</span>' if s.control else "")
-        who = esc((s.harness or "-") + (f"/{s.model}" if s.model else ""))
+        who = esc((s.harness or "-") + (f"/{s.model}" if s.model else "")) + (f' <span class="tag">{esc(SHORT[s.agent_kind])}</span>' if s.agent_kind and not s.control else "")
         score = "" if s.score is None else f"{s.score:.2f}"
         run = f'<td><a href="{esc(href("/run/" + s.run_handle))}"><code>{esc(s.run_handle)}</code></a></td>' if show_run else ""
         rows.append(
