@@ -37,12 +37,14 @@ def register(app: typer.Typer) -> None:
     def validate_cmd(
         name: str = typer.Argument(..., help="An evaluation name (.benchtape/evaluations/NAME.yaml) or a path."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+        detect: str | None = typer.Option(None, "--detect", metavar="DIFF", help="The difference in pass rate to plan for (10pp): the tasks, or attempts, it needs at 80% power."),
+        db: Db = None,
     ) -> None:
-        """Resolve every block and print the arms and the cells per task. Starts nothing (no sandbox, no network).
+        """Resolve every block and print the arms, the cells per task, and the plan: the smallest difference this many tasks × attempts detects at 80% power (from stored pass rates where there are). Starts nothing (no sandbox, no network).
 
-        Example: benchtape evaluation validate baseline
+        Example: benchtape evaluation validate baseline --detect 10pp
         """
-        guarded(lambda: _validate(name, json_out))
+        guarded(lambda: _validate(name, json_out, detect, db))
 
     app.add_typer(evaluation, name="evaluation")
     app.add_typer(evaluation, name="eval", hidden=True)
@@ -93,10 +95,12 @@ def _create(name: str) -> int:
 # ---------------------------------------------------------------- validate
 
 
-def _validate(name: str, json_out: bool) -> int:
+def _validate(name: str, json_out: bool, detect: str | None = None, db: Path | None = None) -> int:
     import orjson
 
+    from benchtape.options import db_path, open_store
     from benchtape.render_compare import validation
+    from benchtape.replay.power import evaluation_plan, parse_difference
     from benchtape.spec.evaluation import evaluation_ref, load_evaluation
     from benchtape.spec.pricing import FREE_MODELS, load_pricing
 
@@ -117,6 +121,9 @@ def _validate(name: str, json_out: bool) -> int:
         "require_env": sorted({var for a in ev.arms for s in a.steps for var, _ in s.effects.require_env}),
         "warnings": _tool_warnings(ev, tasks),
     }
+    difference = parse_difference(detect) if detect is not None else None
+    store = open_store(db, readonly=True) if db_path(db).exists() else None  # the stored pass rates, when there are; nothing is created
+    doc["plan"] = evaluation_plan(store, ev, doc["tasks"], difference, pricing)
     if json_out:
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     else:

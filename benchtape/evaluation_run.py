@@ -62,6 +62,9 @@ class EvaluationRequest:
     executor: str | None = None  # --executor: local or ray (else the evaluation's, else the project's `runs:`)
     address: str | None = None  # --address: the Ray cluster's (else RAY_ADDRESS, else `runs.address`)
     loaded: Evaluation | None = None  # an evaluation made in memory (`benchtape run DIR` on Harbor tasks), else loaded by `name`
+    detect: float | None = None  # --detect: the difference the plan says the tasks and attempts for
+    until: Any = None  # --until-decided: benchtape.evaluation_rounds.Until (rounds until decided or spent)
+    run_params: dict[str, Any] = field(default_factory=dict)  # added to the run's params (a round's record)
 
 
 @dataclass
@@ -312,6 +315,7 @@ def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: A
         if not pf.ok:
             raise PreflightBlocked(pf.blocking)
     fields = run_fields(planned.ev, argv=req.argv)
+    fields["params"].update(req.run_params)
     run_id = store.new_run(fields.pop("kind"), **fields)
     done = Finished(run_id=run_id, skipped=[s.to_dict() for s in planned.ev.skipped if not s.ran])
     scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit, executor=planned.placement.executor_factory(store))
@@ -377,6 +381,13 @@ def execute(req: EvaluationRequest) -> int:
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
     doc = preview(planned, pricing)
+    from benchtape.replay.power import evaluation_plan
+
+    doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing)
+    if req.until is not None:
+        from benchtape.evaluation_rounds import run_until_decided
+
+        return run_until_decided(req, store, planned, doc, pricing)
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         return ExitCode.OK

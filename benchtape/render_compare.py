@@ -36,6 +36,10 @@ def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
         say(f"unpriced (cost unknown unless the tool reports it): {', '.join(doc['unpriced_models'])}", highlight=False)
     if doc["require_env"]:
         say(f"needs host environment: {', '.join(doc['require_env'])}", highlight=False)
+    from benchtape.replay.power import sentences
+
+    for line in sentences(doc["plan"]):
+        say(line)
     say(f"nothing was started; validation cannot tell which cells are already measured: `benchtape run {ref} --dry-run` does", highlight=False)
 
 
@@ -69,7 +73,8 @@ def comparison_table(c: Comparison, plain: bool) -> None:
             out.print(f"  {line}", highlight=False)
     if c.pairs:
         labels = {r.arm: r.label for r in c.rows}
-        head = "paired per-task differences (A − B pass rate with its 95% interval; exact sign test on the tasks where they differ, McNemar with one attempt" + ("; p Holm-adjusted over every pair" if c.correction else "") + "):"
+        test = "the always-valid test on the tasks where they differ (the evaluation ran in rounds, looked at after each)" if any(p.test == "e-value" for p in c.pairs) else "exact sign test on the tasks where they differ, McNemar with one attempt"
+        head = f"paired per-task differences (A − B pass rate with its 95% interval; {test}" + ("; p Holm-adjusted over every pair" if c.correction else "") + "):"
         out.print(head, highlight=False)
         for p in c.pairs:
             out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {pair_line(p)}", highlight=False)
@@ -79,6 +84,11 @@ def comparison_table(c: Comparison, plain: bool) -> None:
         out.print("what this shows:", highlight=False)
         for item in c.conclusions:
             out.print(f"  {item['sentence']}", highlight=False)
+    if c.rounds and c.sequential:
+        labels = {r.arm: r.label for r in c.rows}
+        out.print(f"run in {len(c.rounds)} round(s) (--until-decided); the always-valid test, looked at after every round, says:", highlight=False)
+        for p in c.sequential["neighbours"]:
+            out.print(f"  {labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}", highlight=False)
     if c.matrix:
         _matrix(out, c)
     if c.flaky:

@@ -48,6 +48,11 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
         say(f"cannot start (recorded as infrastructure_error): {problem}")
     for note in doc["notes"]:
         say(f"note: {note}")
+    if doc.get("plan"):
+        from benchtape.replay.power import sentences
+
+        for line in sentences(doc["plan"]):
+            say(line)
 
 
 def spend(est: dict[str, Any]) -> str:

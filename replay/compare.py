@@ -261,6 +261,7 @@ class Pair:
     p_value: float
     p_adjusted: float | None = None  # Holm-adjusted over every pair when there are more than two setups; else the raw p
     ci: tuple[float, float] | None = None  # 95% interval of mean_difference (replay.inference.paired_interval)
+    test: str = "sign"  # `sign` (exact, fixed design) or `e-value` (p = 1/E, always valid: an evaluation run in rounds looked after each)
 
     @property
     def p(self) -> float:
@@ -296,6 +297,9 @@ class Comparison:
     flaky: list[Flaky] = field(default_factory=list)
     matrix: dict[str, dict[str, list[MatrixCell]]] = field(default_factory=dict)  # task → arm → attempts
     metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)  # arm → the bench's declared metrics, mean per cell (replay.metrics.by_setup)
+    sequential: dict[str, Any] = field(default_factory=dict)  # the always-valid test of `run --until-decided` (replay.sequential.State)
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # the rounds `run --until-decided` recorded (number, tasks per setup)
+    unneeded: int = 0  # tasks left out of the ranking: run in rounds, not every setup measured them
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -359,31 +363,26 @@ class Comparison:
             "flaky": [f.to_dict() for f in self.flaky],
             "matrix": {task: {arm: [c.to_dict() for c in cells] for arm, cells in by_arm.items()} for task, by_arm in self.matrix.items()},
             "metrics": self.metrics,
+            "sequential": self.sequential,
+            "tasks_not_in_ranking": self.unneeded,
+            "rounds": self.rounds,
         }
 
 
-def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None) -> Comparison:
+def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None, common_only: bool = False) -> Comparison:
     """Rank the setups. With `expected`, only the evaluation's current arms and tasks count and
     a measurement of an edited task (content hash changed) is stale, not evidence. `ref` names
-    the evaluation in the commands that fill a setup's missing cells (default its name)."""
+    the evaluation in the commands that fill a setup's missing cells (default its name).
+    `common_only` (an evaluation run in rounds, stopped when decided): rank over the tasks
+    every setup measured, not the whole list."""
     stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
         labels = dict(expected.arms)
         kinds = dict(expected.kinds)
-        hashes = dict(expected.tasks)
         tasks = [t for t, _ in expected.tasks]
         attempts = expected.attempts
-        kept = []
-        for m in measurements:
-            if m.arm not in labels or m.task not in hashes or m.attempt > attempts:
-                retired += 1
-                continue
-            if hashes[m.task] is not None and m.task_hash is not None and m.task_hash != hashes[m.task]:
-                stale += 1
-                continue
-            kept.append(m)
-        measurements = kept
+        measurements, stale, retired = current(measurements, expected)
     else:
         arm_order = list(dict.fromkeys(m.arm for m in sorted(measurements, key=lambda m: m.started_at)))
         labels = {key: (arms.get(key) or {}).get("label") or key for key in arm_order}
@@ -392,6 +391,10 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
         attempts = max((m.attempt for m in measurements), default=1)
 
     chosen, failures = _choose(measurements)
+    all_tasks = tasks
+    if common_only:
+        measuring = [key for key in arm_order if chosen.get(key) and kinds.get(key) not in CONTROLS]
+        tasks = [t for t in tasks if measuring and all(chosen[key].get(t) for key in measuring)]
     rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, Counter()), attempts) for key in arm_order]
     for row in rows:
         row.kind = kinds.get(row.arm)
@@ -400,7 +403,12 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     # pass rate orders; the paired tests decide which neighbours share a rank; cost, tokens,
     # lines and time only order rows of equal pass rate for display
     complete.sort(key=lambda r: (-(r.pass_rate or 0.0), r.cost_per_cell if cost_ranked else 0.0, _last(r.tokens_per_cell), _last(r.lines_per_cell), _last(r.time_per_cell_ms)))
-    pairs = [_pair(a, b, tasks, chosen, attempts) for a, b in itertools.combinations(complete, 2)]
+    pairs = [_pair(a, b, all_tasks if common_only else tasks, chosen, attempts) for a, b in itertools.combinations(complete, 2)]
+    if common_only:  # looked at after every round: only the always-valid test's p (1/E) keeps its promise
+        from benchtape.replay.sequential import e_value
+
+        for pair in pairs:
+            pair.p_value, pair.test = min(1.0, 1.0 / e_value(pair.a_wins, pair.b_wins)), "e-value"
     if len(pairs) > 1:
         for pair, adjusted in zip(pairs, holm([p.p_value for p in pairs])):
             pair.p_adjusted = adjusted
@@ -412,10 +420,33 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
             row.fill = fill_command(ref or evaluation, row.missing, len(tasks))
     ordered = complete + [r for r in rows if r.rank is None and not r.control] + [r for r in rows if r.control]
     result = Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
+    result.unneeded = len(all_tasks) - len(tasks)
     result.conclusions = _conclusions(complete, pairs, attempts)
     result.flaky = flaky(chosen, PASSED)
-    result.matrix = matrix(measurements, chosen, tasks, arm_order)
+    result.matrix = matrix(measurements, chosen, all_tasks, arm_order)
+    from benchtape.replay.sequential import state as sequential_state
+
+    contenders = [r.arm for r in rows if not r.control and r.cells]
+    if len(contenders) > 1:
+        counts = {arm: {t: (len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for t, ms in chosen.get(arm, {}).items() if ms} for arm in contenders}
+        result.sequential = sequential_state(contenders, counts, attempts).to_dict()
     return result
+
+
+def current(measurements: list[Measurement], expected: Expected) -> tuple[list[Measurement], int, int]:
+    """(the measurements of the evaluation as it is now, how many are stale: their task's
+    content changed, how many retired: a setup, task or attempt it no longer has)."""
+    labels, hashes = dict(expected.arms), dict(expected.tasks)
+    kept: list[Measurement] = []
+    stale = retired = 0
+    for m in measurements:
+        if m.arm not in labels or m.task not in hashes or m.attempt > expected.attempts:
+            retired += 1
+        elif hashes[m.task] is not None and m.task_hash is not None and m.task_hash != hashes[m.task]:
+            stale += 1
+        else:
+            kept.append(m)
+    return kept, stale, retired
 
 
 def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> list[dict[str, Any]]:
@@ -429,7 +460,7 @@ def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> lis
 
 def _flipped(p: Pair) -> Pair:
     ci = (-p.ci[1], -p.ci[0]) if p.ci else None
-    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value, p.p_adjusted, ci)
+    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value, p.p_adjusted, ci, p.test)
 
 
 def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
@@ -583,7 +614,10 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
             measurements, arms = read_measurements(store, pricing, evaluation=ev_name)
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
-            return _with_metrics(store, compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref), measurements)
+            rounds = stored_rounds(store, ev_name)
+            found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds))
+            found.rounds = rounds
+            return _with_metrics(store, found, measurements)
     run_ids = [_run_id(store, t, len(targets) == 1) for t in targets]
     measurements, arms = read_measurements(store, pricing, runs=run_ids)
     if not measurements:
@@ -599,6 +633,12 @@ def _with_metrics(store: Store, c: Comparison, measurements: list[Measurement]) 
 
     c.metrics = by_setup(store, ((m.arm, m.session_id) for m in measurements if m.measured))
     return c
+
+
+def stored_rounds(store: Store, evaluation: str) -> list[dict[str, Any]]:
+    """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup), in order."""
+    found = [p["round"] for p in store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation) if isinstance(p.get("round"), dict)]
+    return sorted(({"number": r.get("number"), "tasks": r.get("tasks")} for r in found), key=lambda r: r["number"] or 0)
 
 
 def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:
@@ -710,7 +750,8 @@ def pair_line(p: Pair) -> str:
     ci = f" (95% CI {p.ci[0]:+.0%} to {p.ci[1]:+.0%})" if p.ci else ""
     adjusted = f", Holm-adjusted p = {p.p_adjusted:.3g}" if p.p_adjusted is not None else ""
     verdict = "distinguishable" if p.distinguishable else "not distinguishable"
-    return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}{adjusted}: {verdict}"
+    name = "always-valid p = 1/E" if p.test == "e-value" else "p"
+    return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, {name} = {p.p_value:.3g}{adjusted}: {verdict}"
 
 
 def control_lines(c: Comparison) -> list[str]:
@@ -744,6 +785,8 @@ def notes(c: Comparison) -> list[str]:
         out.append("ranks: " + RANK_RULE)
     if c.correction:
         out.append(c.correction)
+    if c.unneeded:
+        out.append(f"run in rounds (--until-decided): ranked over the {len(c.tasks)} task(s) every setup measured; {c.unneeded} task(s) were not needed by every setup")
     if not c.ranked:
         out.append("no setup measured every task: nothing ranks yet")
     return out

@@ -63,6 +63,10 @@ def body(c: Comparison, session_href: Callable[[str], str | None] | None = None,
         parts += ["<h2>Paired differences</h2>\n", _table(list(rows[0]), rows)]
     if c.conclusions:
         parts += ["<h2>What this shows</h2>\n<ul class=\"conclusions\">", *(f"<li>{_e(item['sentence'])}</li>" for item in c.conclusions), "</ul>\n"]
+    if c.rounds and c.sequential:
+        labels = {r.arm: r.label for r in c.rows}
+        items = [f"<li>{_e(labels.get(p['a'], p['a']))} vs {_e(labels.get(p['b'], p['b']))}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}</li>" for p in c.sequential["neighbours"]]
+        parts += [f"<h2>Rounds ({len(c.rounds)}, run --until-decided)</h2>\n<p>the always-valid test, looked at after every round:</p><ul>", *items, "</ul>\n"]
     parts.append(matrix_html(c, session_href, task_href))
     if c.flaky:
         labels = {r.arm: r.label for r in c.rows}

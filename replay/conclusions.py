@@ -56,6 +56,7 @@ class _Pair(Protocol):
     ties: int
     p_value: float
     p_adjusted: float | None
+    test: str
 
     @property
     def p(self) -> float: ...
@@ -104,11 +105,12 @@ def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int, pairs: in
     p = f"{pair.p_value:.2g}" + (f", Holm-adjusted over {pairs} pairs {pair.p:.2g}" if pair.p_adjusted is not None and pairs > 1 else "")
     if pair.tasks == 0:
         return f"{a} and {b} have no task in common: nothing can be said about them together"
+    test = "always-valid test (rounds), p = 1/E =" if pair.test == "e-value" else "paired sign test p ="
     if pair.p < ALPHA:
         if attempts == 1:
             more = a_wins - b_wins
-            return f"{a} solves {more} more of {pair.tasks} common tasks than {b} (paired sign test p = {p})"
-        return f"{a} passes more often than {b} on {a_wins} of {pair.tasks} common tasks, {b} on {b_wins} (paired sign test p = {p})"
+            return f"{a} solves {more} more of {pair.tasks} common tasks than {b} ({test} {p})"
+        return f"{a} passes more often than {b} on {a_wins} of {pair.tasks} common tasks, {b} on {b_wins} ({test} {p})"
     need = needed_to_differ(a_wins, b_wins)
     if a_wins + b_wins == 0:
         why = "they differ on no task"
