@@ -387,7 +387,7 @@ def execute(req: EvaluationRequest) -> int:
     if req.until is not None:
         from benchtape.evaluation_rounds import run_until_decided
 
-        return run_until_decided(req, store, planned, doc, pricing)
+        return run_until_decided(req, store, planned, doc, pricing, run_planned)
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         return ExitCode.OK
