@@ -57,12 +57,13 @@ def register(app: typer.Typer) -> None:
         sessions: str | None = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
         db: Db = None,
         plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
+        after_cutoff: bool = typer.Option(False, "--after-cutoff", help="Only the tasks fixed after every setup's model's training cutoff: none of them can have seen the fix."),
     ) -> None:
         """Rank an evaluation's setups by correctness, then cost, tokens, lines changed and time, over the tasks they all measured.
 
         Example: benchtape compare baseline --html compare.html   ·   benchtape compare baseline --sessions fixes-the-bug
         """
-        guarded(lambda: _compare(targets, json_out, html, db, plain, sessions))
+        guarded(lambda: _compare(targets, json_out, html, db, plain, sessions, after_cutoff))
 
 
 # ---------------------------------------------------------------- create
@@ -154,7 +155,7 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 # ---------------------------------------------------------------- compare
 
 
-def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None) -> int:
+def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None, after_cutoff: bool = False) -> int:
     import orjson
 
     from benchtape.options import open_store
@@ -170,7 +171,7 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
     store = open_store(db, must_exist=True, readonly=True)
     cwd = Path.cwd()
     pricing = load_pricing(cwd)
-    result = comparison(store, list(targets), pricing, cwd)
+    result = comparison(store, list(targets), pricing, cwd, after_cutoff=after_cutoff)
     if task is not None:
         from benchtape.render_compare import side_by_side_table
         from benchtape.replay.side_by_side import side_by_side

@@ -300,6 +300,8 @@ class Comparison:
     sequential: dict[str, Any] = field(default_factory=dict)  # the always-valid test of `run --until-decided` (replay.sequential.State)
     rounds: list[dict[str, Any]] = field(default_factory=list)  # the rounds `run --until-decided` recorded (number, tasks per setup)
     unneeded: int = 0  # tasks left out of the ranking: run in rounds, not every setup measured them
+    contamination: dict[str, Any] = field(default_factory=dict)  # replay.contamination: fix dates, cutoffs, tasks each setup may have seen
+    after_cutoff: bool = False  # --after-cutoff: only tasks fixed after every setup's cutoff
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -365,6 +367,8 @@ class Comparison:
             "metrics": self.metrics,
             "sequential": self.sequential,
             "tasks_not_in_ranking": self.unneeded,
+            "contamination": self.contamination,
+            "after_cutoff": self.after_cutoff,
             "rounds": self.rounds,
         }
 
@@ -593,9 +597,10 @@ def expected_of(ev: Any) -> Expected:
     return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=[(t.id, task_hash(t)) for t in ev.tasks()], attempts=ev.attempts, kinds=kinds)
 
 
-def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
+def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None, *, after_cutoff: bool = False) -> Comparison:
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
-    loads) or `compare RUN…` (only those runs' cells)."""
+    loads) or `compare RUN…` (only those runs' cells). `after_cutoff`: only the tasks fixed
+    after every setup's training cutoff (replay.contamination)."""
     from benchtape.core.errors import BadInput
     from benchtape.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
 
@@ -615,9 +620,16 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
             rounds = stored_rounds(store, ev_name)
+            dated = _contamination(ev, expected, after_cutoff) if ev is not None and expected is not None else None
+            if after_cutoff and dated is None:
+                raise BadInput("--after-cutoff needs the evaluation's file (its tasks' fix dates and its models' cutoffs)", fix=f"compare {name} from the project folder that holds it")
             found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds))
             found.rounds = rounds
+            if dated is not None:
+                found.contamination, found.after_cutoff = dated.to_dict(), after_cutoff
             return _with_metrics(store, found, measurements)
+    if after_cutoff:
+        raise BadInput("--after-cutoff compares an evaluation by its name", fix="benchtape compare NAME --after-cutoff")
     run_ids = [_run_id(store, t, len(targets) == 1) for t in targets]
     measurements, arms = read_measurements(store, pricing, runs=run_ids)
     if not measurements:
@@ -633,6 +645,24 @@ def _with_metrics(store: Store, c: Comparison, measurements: list[Measurement]) 
 
     c.metrics = by_setup(store, ((m.arm, m.session_id) for m in measurements if m.measured))
     return c
+
+
+def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
+    """Each task's fix date against each setup's training cutoff; with `after_cutoff`,
+    `expected` keeps only the tasks fixed after every setup's cutoff (controls have no model:
+    they are left out of the rule)."""
+    from benchtape.replay.contamination import after_cutoff as keep_after
+    from benchtape.replay.contamination import arm_cutoffs, contamination, fix_dates
+
+    tasks = ev.tasks()
+    if not any(getattr(getattr(t, "spec", None), "source", None) for t in tasks) and not after_cutoff:
+        return None  # bench scenarios: nothing is dated, nothing to say
+    dates = fix_dates(Path(ev.project), tasks)
+    cutoffs = {k: c for k, c in arm_cutoffs(ev).items() if expected.kinds.get(k) not in CONTROLS}
+    if after_cutoff:
+        kept = set(keep_after(dates, cutoffs, dict(expected.arms)))
+        expected.tasks = [(t, h) for t, h in expected.tasks if t in kept]
+    return contamination(dates, cutoffs)
 
 
 def stored_rounds(store: Store, evaluation: str) -> list[dict[str, Any]]:
@@ -785,6 +815,16 @@ def notes(c: Comparison) -> list[str]:
         out.append("ranks: " + RANK_RULE)
     if c.correction:
         out.append(c.correction)
+    if c.contamination:
+        labels = {r.arm: r.label for r in c.rows}
+        for arm, seen in c.contamination["may_have_been_seen"].items():
+            if seen:
+                out.append(f"{labels.get(arm, arm)}: {len(seen)} task(s) were fixed on or before its model's training cutoff ({c.contamination['cutoffs'][arm]}) and may have been seen: {', '.join(seen[:10])}{' …' if len(seen) > 10 else ''}" + ("" if c.after_cutoff else " (`compare --after-cutoff` leaves them out)"))
+        unknown = [labels.get(a, a) for a, cut in c.contamination["cutoffs"].items() if cut is None]
+        if unknown:
+            out.append(f"no training cutoff is published for {', '.join(unknown)}: whether it saw a task's fix cannot be said")
+        if c.after_cutoff:
+            out.append(f"--after-cutoff: only the {len(c.tasks)} task(s) fixed after every setup's training cutoff count")
     if c.unneeded:
         out.append(f"run in rounds (--until-decided): ranked over the {len(c.tasks)} task(s) every setup measured; {c.unneeded} task(s) were not needed by every setup")
     if not c.ranked:
