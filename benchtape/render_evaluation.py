@@ -99,6 +99,8 @@ def progress(plain: bool) -> Callable[[str, dict[str, Any]], None]:
                 err.print(f"kept sandbox of {data['scenario']}: {data['where']}", highlight=False)
             elif kind == "sandbox.note" and data.get("kind") == "recover":  # the run's start finished what a killed benchtape left
                 err.print(f"sandbox: {data['message']}", highlight=False)
+            elif kind == "sandbox.note" and data.get("kind") == "ray":  # where Ray's own messages went (stderr: --json's stdout stays one document)
+                err.print(f"ray: {data['message']}", highlight=False)
 
     return on_event
 
@@ -122,3 +124,25 @@ def finished(done: Any, planned: Any, store: Any, plain: bool, json_out: bool) -
     say(f"database: {store.path}")
     say(f"next: benchtape compare {planned.ev.name}")
     sys.stdout.flush()
+
+
+def rounds_plan(round_tasks: int, limits: str) -> None:
+    """What `run NAME --until-decided --dry-run` adds to the preview."""
+    print(f"--until-decided: rounds of {round_tasks} task(s) per undecided setup, in a fixed order; stops when every neighbouring pair is told apart (always-valid test, α = 0.05 over all pairs){limits}")
+
+
+def rounds(doc: dict[str, Any], labels: dict[str, str], json_out: bool) -> None:
+    """What `run NAME --until-decided` did: each round, each neighbouring pair's evidence, why it stopped."""
+    if json_out:
+        print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        return
+    print(f"evaluation {doc['evaluation']}: {len(doc['rounds'])} round(s) run now, {doc['cells_run']} new cell(s), ${doc['spent']:.4f} spent")
+    for r in doc["rounds"]:
+        print(f"  round {r['number']} (run {r['run_id']}): {r['cells']} cell(s): " + "; ".join(f"{labels.get(a, a)} +{len(ts)} task(s)" for a, ts in r["tasks"].items()))
+    for p in doc["state"].get("neighbours", []):
+        verdict = "told apart" if p["decided"] else "undecided"
+        print(f"  {labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: {p['a_wins']} task(s) one way, {p['b_wins']} the other over {p['tasks']}; evidence E = {p['e']:.3g} (needs {p['threshold']:.3g}): {verdict}")
+    print(f"stopped: {doc['stopped']}")
+    if doc["decided"]:
+        print(f"  {doc['fixed_design_cells']} cell(s) would have been the fixed design (every task × attempt × setup)")
+    print(f"next: benchtape compare {doc['evaluation']}")

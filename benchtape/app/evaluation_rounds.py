@@ -86,7 +86,7 @@ def run_until_decided(req: Any, store: Any, planned: Any, doc: dict[str, Any], p
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         if not req.json_out:
-            print(f"--until-decided: rounds of {req.until.round_tasks} task(s) per undecided setup, in a fixed order; stops when every neighbouring pair is told apart (always-valid test, α = 0.05 over all pairs){_limits(req.until)}")
+            show.rounds_plan(req.until.round_tasks, _limits(req.until))
         return ExitCode.OK
     if not req.yes:
         if req.json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -131,7 +131,7 @@ def run_until_decided(req: Any, store: Any, planned: Any, doc: dict[str, Any], p
             interrupted = True
             result.stopped = "interrupted (Ctrl-C): run the same command again to resume"
             break
-    _report(result, arms, req.json_out, plain)
+    show.rounds(result.to_dict(), dict(arms), req.json_out)
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
@@ -201,22 +201,3 @@ def _within_limits(todo: dict[str, list[str]], until: Until, attempts: int, resu
     if until.max_cells is not None and result.cells_run + attempts > until.max_cells:
         return {}, f"max cells: {result.cells_run} of --max-cells {until.max_cells} run; the next task needs {attempts} more"
     return {}, f"budget: ${costs['spent']:.4f} of ${until.budget:g} spent; the next task would pass it"
-
-
-def _report(result: Rounds, arms: list[tuple[str, str]], json_out: bool, plain: bool) -> None:
-    import orjson
-
-    if json_out:
-        print(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
-        return
-    labels = dict(arms)
-    print(f"evaluation {result.evaluation}: {len(result.rounds)} round(s) run now, {result.cells_run} new cell(s), ${result.spent:.4f} spent")
-    for r in result.rounds:
-        print(f"  round {r['number']} (run {r['run_id']}): {r['cells']} cell(s): " + "; ".join(f"{labels.get(a, a)} +{len(ts)} task(s)" for a, ts in r["tasks"].items()))
-    for p in result.state.get("neighbours", []):
-        verdict = "told apart" if p["decided"] else "undecided"
-        print(f"  {labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: {p['a_wins']} task(s) one way, {p['b_wins']} the other over {p['tasks']}; evidence E = {p['e']:.3g} (needs {p['threshold']:.3g}): {verdict}")
-    print(f"stopped: {result.stopped}")
-    if result.decided:
-        print(f"  {result.fixed_design_cells} cell(s) would have been the fixed design (every task × attempt × setup)")
-    print(f"next: benchtape compare {result.evaluation}")
