@@ -153,8 +153,8 @@ def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | N
     total = token_cost(s.metrics, rates)
     if total is None:
         return None, None
-    cache = sum((s.metrics.get(f) or 0) * rate / 1_000_000 for f, rate in (("cache_read_tokens", rates.cache_read), ("cache_write_tokens", rates.cache_write)))
-    return total, cache
+    m = s.metrics
+    return total, ((m.get("cache_read_tokens") or 0) * rates.cache_read + (m.get("cache_write_tokens") or 0) * rates.cache_write) / 1_000_000
 
 
 def _partial(outcome: dict[str, Any] | None) -> float | None:
@@ -408,7 +408,8 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     # pass rate orders; the paired tests decide which neighbours share a rank; cost, tokens,
     # lines and time only order rows of equal pass rate for display
     complete.sort(key=lambda r: (-(r.pass_rate or 0.0), r.cost_per_cell if cost_ranked else 0.0, _last(r.tokens_per_cell), _last(r.lines_per_cell), _last(r.time_per_cell_ms)))
-    pairs = [_pair(a, b, all_tasks if common_only else tasks, chosen, attempts) for a, b in itertools.combinations(complete, 2)]
+    rates = {r.arm: _task_rates(chosen[r.arm]) for r in complete}
+    pairs = [_pair(a, b, all_tasks if common_only else tasks, chosen, attempts, rates) for a, b in itertools.combinations(complete, 2)]
     if common_only:  # looked at after every round: only the always-valid test's p (1/E) keeps its promise
         from benchtape.replay.sequential import e_value
 
@@ -563,19 +564,17 @@ def _mean(values: list[float | int | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str, dict[int, Measurement]]], attempts: int = 1) -> Pair:
+def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str, dict[int, Measurement]]], attempts: int = 1, rates: dict[str, dict[str, float]] | None = None) -> Pair:
+    """Two setups over their common tasks: per-task differences, wins, the sign test and the
+    interval. `rates` (arm → task → pass rate) is computed once for every pair when given."""
+    ra_of = rates[a.arm] if rates is not None else _task_rates(chosen[a.arm])
+    rb_of = rates[b.arm] if rates is not None else _task_rates(chosen[b.arm])
     wins_a = wins_b = ties = 0
     diffs = []
-    table = [0, 0, 0, 0]  # attempt-paired cells: both passed, only a, only b, neither
     for task in tasks:
-        ma, mb = chosen[a.arm].get(task) or {}, chosen[b.arm].get(task) or {}
-        if not ma or not mb:
+        ra, rb = ra_of.get(task), rb_of.get(task)
+        if ra is None or rb is None:
             continue
-        for n in ma.keys() & mb.keys():
-            pa, pb = ma[n].outcome == PASSED, mb[n].outcome == PASSED
-            table[0 if pa and pb else 1 if pa else 2 if pb else 3] += 1
-        ra = sum(1 for m in ma.values() if m.outcome == PASSED) / len(ma)
-        rb = sum(1 for m in mb.values() if m.outcome == PASSED) / len(mb)
         diffs.append(ra - rb)
         if ra > rb:
             wins_a += 1
@@ -584,9 +583,25 @@ def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str
         else:
             ties += 1
     mean = sum(diffs) / len(diffs) if diffs else 0.0
-    ci = paired_interval(diffs, (table[0], table[1], table[2], table[3]), attempts)
+    collapse = len(diffs) < 2 or len(set(diffs)) == 1
+    table = _paired_table(chosen[a.arm], chosen[b.arm], tasks) if attempts <= 1 or collapse else (0, 0, 0, 0)  # only where the interval needs it
+    ci = paired_interval(diffs, table, attempts)
     return Pair(a.arm, b.arm, len(diffs), mean, wins_a, wins_b, ties, sign_test(wins_a, wins_b), None, ci)
 
+
+def _task_rates(by_task: dict[str, dict[int, Measurement]]) -> dict[str, float]:
+    return {t: sum(1 for m in ms.values() if m.outcome == PASSED) / len(ms) for t, ms in by_task.items() if ms}
+
+
+def _paired_table(a: dict[str, dict[int, Measurement]], b: dict[str, dict[int, Measurement]], tasks: list[str]) -> tuple[int, int, int, int]:
+    """Attempt-paired cells: (both passed, only a, only b, neither)."""
+    table = [0, 0, 0, 0]
+    for task in tasks:
+        ma, mb = a.get(task) or {}, b.get(task) or {}
+        for n in ma.keys() & mb.keys():
+            pa, pb = ma[n].outcome == PASSED, mb[n].outcome == PASSED
+            table[0 if pa and pb else 1 if pa else 2 if pb else 3] += 1
+    return table[0], table[1], table[2], table[3]
 
 
 # ---------------------------------------------------------------- the front door's one call

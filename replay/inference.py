@@ -6,10 +6,10 @@ evaluations are built (Miller 2024, "Adding Error Bars to Evals").
   task, not the cell, is the unit: the cluster-robust (sandwich) error of the ratio
   Σ passes / Σ attempts, clustered by task.
 - `paired_interval`: the 95% interval of the mean per-task difference of two setups: with
-  one attempt Newcombe's hybrid score interval for paired proportions (sound with 0 or all
-  discordant tasks); with several, Student's t over the per-task differences (Newcombe's
-  over attempt-paired cells when every task differed by the same amount, where t would
-  collapse to a point).
+  one attempt the exact conditional interval the McNemar test inverts (so the interval
+  excludes 0 exactly when the test calls a difference); with several, Student's t over the
+  per-task differences (Newcombe's hybrid score interval over attempt-paired cells when
+  every task differed by the same amount, where t would collapse to a point).
 - `holm`: Holm's step-down adjustment of many pairs' p-values, so testing every pair of
   many setups does not find differences by chance.
 - `ratio_interval`: cost per solved task (Σ cost / Σ solved) with a task-clustered
@@ -21,7 +21,7 @@ Pure functions over numbers: no store, no rendering.
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from typing import Callable, Sequence
 
 from benchtape.replay.stats import Z95, wilson
 
@@ -103,13 +103,55 @@ def newcombe_paired(both: int, only_a: int, only_b: int, neither: int) -> tuple[
     return max(-1.0, low), min(1.0, high)
 
 
+def _binom_cdf(k: int, n: int, p: float) -> float:
+    """P(X ≤ k) for X ~ Binomial(n, p), summed in log space."""
+    if p <= 0:
+        return 1.0
+    if p >= 1:
+        return 1.0 if k >= n else 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    return min(1.0, sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lp + (n - i) * lq) for i in range(k + 1)))
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The exact (Clopper–Pearson) interval of a binomial proportion, by bisection: the one the
+    exact two-sided sign test inverts (it excludes ½ exactly when that test's p < α)."""
+    def bisect(too_low: Callable[[float], bool]) -> float:
+        low, high = 0.0, 1.0
+        for _ in range(60):
+            mid = (low + high) / 2
+            low, high = (mid, high) if too_low(mid) else (low, mid)
+        return (low + high) / 2
+
+    lower = 0.0 if k == 0 else bisect(lambda p: 1.0 - _binom_cdf(k - 1, n, p) < alpha / 2)  # P(X ≥ k) rises with p
+    upper = 1.0 if k == n else bisect(lambda p: _binom_cdf(k, n, p) > alpha / 2)  # P(X ≤ k) falls with p
+    return lower, upper
+
+
+def mcnemar_interval(both: int, only_a: int, only_b: int, neither: int) -> tuple[float, float] | None:
+    """95% interval of p_a − p_b with one attempt per task, consistent with the exact McNemar
+    (sign) test `compare` decides by: the discordant share is fixed, A's share of the discordant
+    tasks gets its exact interval. With no discordant task, Newcombe's (the test says nothing)."""
+    n = both + only_a + only_b + neither
+    d = only_a + only_b
+    if n == 0:
+        return None
+    if d == 0 or d > 2000:  # beyond, the exact sums are slow and Newcombe's agrees
+        return newcombe_paired(both, only_a, only_b, neither)
+    low, high = clopper_pearson(only_a, d)
+    return d / n * (2 * low - 1), d / n * (2 * high - 1)
+
+
 def paired_interval(diffs: Sequence[float], table: tuple[int, int, int, int], attempts: int) -> tuple[float, float] | None:
     """95% interval of the mean per-task difference. `table` is the attempt-paired 2×2 (both
-    passed, only A, only B, neither), used with one attempt and wherever t would collapse."""
+    passed, only A, only B, neither): with one attempt the exact interval the McNemar test
+    inverts; with several, t over the per-task differences (Newcombe's where t would collapse)."""
     t = len(diffs)
     if t == 0:
         return None
-    if attempts <= 1 or t < 2:
+    if attempts <= 1:
+        return mcnemar_interval(*table)
+    if t < 2:
         return newcombe_paired(*table)
     mean = sum(diffs) / t
     var = sum((d - mean) ** 2 for d in diffs) / (t - 1)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Mapping, Sequence
@@ -114,16 +115,30 @@ def estimate(setups: Sequence[Setup]) -> Assumptions:
         if msb + (k - 1) * msw > 0:
             out.icc = min(1.0, max(0.0, (msb - msw) / (msb + (k - 1) * msw)))
             out.icc_measured = True
+    centred = {s.key: _centred(s) for s in setups}  # setups that measured the same tasks: one dot product a pair
     for a, b in itertools.combinations(setups, 2):
-        common = a.per_task.keys() & b.per_task.keys()
-        if len(common) < MIN_CORR_TASKS:
-            continue
-        xs = [a.per_task[t][1] / a.per_task[t][0] for t in common]
-        ys = [b.per_task[t][1] / b.per_task[t][0] for t in common]
-        r = _pearson(xs, ys)
+        ca, cb = centred[a.key], centred[b.key]
+        if ca[0] == cb[0]:
+            if len(ca[0]) < MIN_CORR_TASKS or not ca[2] or not cb[2]:
+                continue
+            r: float | None = sum(map(operator.mul, ca[1], cb[1])) / (ca[2] * cb[2])
+        else:
+            common = a.per_task.keys() & b.per_task.keys()
+            if len(common) < MIN_CORR_TASKS:
+                continue
+            r = _pearson([a.per_task[t][1] / a.per_task[t][0] for t in common], [b.per_task[t][1] / b.per_task[t][0] for t in common])
         if r is not None:
             out.corr[frozenset((a.key, b.key))] = min(0.9, max(0.0, r))
     return out
+
+
+def _centred(s: Setup) -> tuple[tuple[str, ...], list[float], float]:
+    """(its tasks in order, their pass rates minus the mean, the vector's length)."""
+    tasks = tuple(sorted(t for t, (n, _) in s.per_task.items() if n))
+    rates = [s.per_task[t][1] / s.per_task[t][0] for t in tasks]
+    mean = sum(rates) / len(rates) if rates else 0.0
+    vector = [x - mean for x in rates]
+    return tasks, vector, math.sqrt(sum(x * x for x in vector))
 
 
 def _pearson(xs: list[float], ys: list[float]) -> float | None:

@@ -16,7 +16,7 @@ from evalkit import evaluation, make_project
 
 from benchtape.replay.compare import comparison, display
 from benchtape.replay.compare_html import render
-from benchtape.replay.inference import clustered_interval, clustered_se, holm, newcombe_paired, paired_interval, ratio_interval, t_quantile
+from benchtape.replay.inference import clopper_pearson, clustered_interval, clustered_se, holm, mcnemar_interval, newcombe_paired, paired_interval, ratio_interval, t_quantile
 from benchtape.replay.stats import wilson
 from benchtape.spec.evaluation import load_evaluation
 from benchtape.spec.pricing import load_pricing
@@ -74,7 +74,7 @@ def test_a_clear_difference_gets_separate_ranks_and_an_interval(tmp_path):
     assert [r.rank for r in result.ranked] == [1, 2]
     (pair,) = result.pairs
     assert pair.p_adjusted is None and pair.distinguishable and result.correction is None
-    assert pair.ci == pytest.approx(newcombe_paired(2, 10, 0, 0)) and pair.ci[0] > 0 and pair.ci[0] < 10 / 12 < pair.ci[1]
+    assert pair.ci == pytest.approx(mcnemar_interval(2, 10, 0, 0)) and 0 < pair.ci[0] < 10 / 12 <= pair.ci[1]
     a = result.ranked[0]
     # cost per solved task: 12 cells at $0.02 over 12 solved; B: 12 × $0.02 over 2 solved
     assert a.cost_per_solved == pytest.approx(0.02) and result.ranked[1].cost_per_solved == pytest.approx(0.12)
@@ -159,7 +159,44 @@ def test_the_statistics_by_hand():
     assert clustered_interval([(3, 3)] * 4) == pytest.approx(wilson(4, 4))
     low, high = newcombe_paired(0, 5, 0, 0)  # five tasks, all won by A: not a point interval
     assert 0 < low < 1 and high == pytest.approx(1.0)
-    assert paired_interval([1.0] * 5, (0, 5, 0, 0), attempts=1) == (low, high)
+    assert paired_interval([1.0] * 6, (0, 6, 0, 0), attempts=2) == newcombe_paired(0, 6, 0, 0)  # t would collapse to a point
+    # the exact Clopper–Pearson interval by hand: 7 of 8 → (0.4735, 0.9968) (tables), 0 of 10 → (0, 0.3085)
+    assert clopper_pearson(7, 8) == pytest.approx((0.47349, 0.99684), abs=1e-4) and clopper_pearson(0, 10) == pytest.approx((0.0, 0.30850), abs=1e-4)
     r, (lo, hi) = ratio_interval([(0.1, 1), (0.3, 0), (0.2, 1)])
     assert r == pytest.approx(0.3) and lo < 0.3 < hi
     assert ratio_interval([(0.1, 0), (0.2, 0)]) is None
+
+
+def test_with_one_attempt_the_interval_excludes_zero_exactly_when_the_test_calls_a_difference():
+    """The paired interval and the exact McNemar test never disagree (every split of up to 60
+    discordant tasks, with some tasks both passed and some neither)."""
+    from benchtape.replay.stats import sign_test
+
+    for discordant in range(1, 61):
+        for only_a in range(discordant + 1):
+            only_b = discordant - only_a
+            low, high = mcnemar_interval(3, only_a, only_b, 4)
+            assert (low > 0 or high < 0) is (sign_test(only_a, only_b) < 0.05), (only_a, only_b)
+
+
+def test_the_worked_example_of_the_docs(tmp_path):
+    """docs/evaluations.md's example, recorded into a real store: every figure it quotes."""
+    from benchtape.replay.power import evaluation_plan
+    from benchtape.replay.sequential import e_value
+
+    project, ev, store, pricing = _setup(tmp_path, "attempts: 1\ntools:\n  - {tool: claude-code, model: sonnet-4.6, effort: medium}\n  - {tool: codex, model: gpt-5.5, effort: medium}\n", tasks=20)
+    tasks = [t.id for t in ev.tasks()]
+    a_passes, b_passes = set(tasks[:14]), set(tasks[:7]) | {tasks[19]}  # both 7, A alone 7, B alone 1, neither 5
+    outcomes = {(A, t, 1): ("passed" if t in a_passes else "failed") for t in tasks} | {(B, t, 1): ("passed" if t in b_passes else "failed") for t in tasks}
+    record_all(store, ev, outcomes, cost=0.12)
+    result = comparison(store, ["e"], pricing, project)
+    a, b = result.ranked
+    assert (a.label, display(a, 1)["ci95"], display(b, 1)["ci95"]) == (A, "48%–85%", "22%–61%")
+    (pair,) = result.pairs
+    assert (pair.a_wins, pair.b_wins, pair.ties, round(pair.p_value, 2)) == (7, 1, 12, 0.07)
+    assert (round(pair.ci[0] * 100), round(pair.ci[1] * 100)) == (-2, 40)
+    assert [r.rank for r in result.ranked] == [1, 1] and "9 tasks where they differ would be needed" in result.conclusions[0]["sentence"]
+    assert round(a.cost_per_solved, 2) == 0.17 and (round(a.cost_per_solved_ci[0], 2), round(a.cost_per_solved_ci[1], 2)) == (0.12, 0.23)
+    plan = evaluation_plan(store, ev, tasks, 0.10, pricing)
+    assert round(plan["mdd"], 2) == 0.35 and 240 <= plan["detect"]["tasks_needed"] <= 260 and plan["detect"]["attempts_needed"] is None
+    assert round(e_value(7, 1), 1) == 3.4
