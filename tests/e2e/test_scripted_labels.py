@@ -51,3 +51,21 @@ def test_compare_says_it_measured_the_pipeline_and_keeps_controls_apart(project)
     assert html.returncode == 0, html.stderr
     page = (project / "c.html").read_text()
     assert "measured the pipeline, not agents" in page and "Controls (they check the tasks; never ranked)" in page
+
+
+def test_the_viewer_tags_scripts_and_shows_the_evaluation_as_compare_does(project):
+    import urllib.request
+
+    from benchtape.view.serving import running
+    from benchtape.view.viewer import Viewer
+
+    def get(base: str, path: str) -> str:
+        with urllib.request.urlopen(base + path, timeout=30) as r:
+            return r.read().decode()
+
+    with running(Viewer(project / ".benchtape" / "benchtape.db", project)) as base:
+        listed = get(base, "/")
+        assert '<span class="tag">scripted</span>' in listed and '<span class="tag">control: no-op</span>' in listed
+        page = get(base, "/evaluation/base")
+        assert '<p class="headline">this comparison measured the pipeline, not agents' in page
+        assert "Controls (they check the tasks; never ranked)" in page and "[scripted]" in page
