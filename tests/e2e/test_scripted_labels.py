@@ -69,3 +69,11 @@ def test_the_viewer_tags_scripts_and_shows_the_evaluation_as_compare_does(projec
         page = get(base, "/evaluation/base")
         assert '<p class="headline">this comparison measured the pipeline, not agents' in page
         assert "Controls (they check the tasks; never ranked)" in page and "[scripted]" in page
+
+
+def test_a_bench_run_report_names_the_script(project):
+    report = project / "report.json"
+    done = bt(project, "run", "madbench.yaml", "--scenario", "explain", "--report-json", str(report))
+    assert done.returncode == 0, done.stderr
+    rows = orjson.loads(report.read_bytes())["results"]
+    assert rows and all(r["agent_kind"] == "scripted" for r in rows)
