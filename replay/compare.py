@@ -154,7 +154,7 @@ def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | N
     if total is None:
         return None, None
     m = s.metrics
-    return total, ((m.get("cache_read_tokens") or 0) * rates.cache_read + (m.get("cache_write_tokens") or 0) * rates.cache_write) / 1_000_000
+    return total, ((m.get("cache_read_tokens") or 0) * (rates.cache_read or 0.0) + (m.get("cache_write_tokens") or 0) * (rates.cache_write or 0.0)) / 1_000_000
 
 
 def _partial(outcome: dict[str, Any] | None) -> float | None:
@@ -612,7 +612,7 @@ def expected_of(ev: Any) -> Expected:
     from benchtape.spec.identity import task_hash
 
     kinds = {a.key: arm_kind((s.harness, s.model_id) for s in a.steps) for a in ev.arms}
-    tasks = [(t.id, task_hash(t)) for t in ev.tasks()]
+    tasks: list[tuple[str, str | None]] = [(t.id, task_hash(t)) for t in ev.tasks()]
     return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=tasks, attempts=ev.attempts, kinds=kinds, skipped={s.id: s.state for s in ev.skipped})
 
 

@@ -14,6 +14,7 @@ no cutoff cannot be placed: they are said, never guessed.
 
 from __future__ import annotations
 
+import datetime
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,18 +41,19 @@ def fix_dates(project: Path, tasks: Sequence[Any]) -> dict[str, str | None]:
 
 
 def commit_dates(repo: Path, shas: Sequence[str]) -> dict[str, str]:
-    """sha → its committer date (YYYY-MM-DD), for the commits the repository holds."""
+    """sha → its committer date (UTC, YYYY-MM-DD), for the commits the repository holds."""
     found: dict[str, str] = {}
     if not shas:
         return found
-    done = subprocess.run(["git", "-C", str(repo), "log", "--no-walk=unsorted", "--format=%H %cI", "--ignore-missing", *shas], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(["git", "-C", str(repo), "log", "--no-walk=unsorted", "--format=%H %ct", "--ignore-missing", *shas], capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         return found
     for line in done.stdout.splitlines():
         sha, _, when = line.partition(" ")
+        day = datetime.datetime.fromtimestamp(int(when), datetime.UTC).date().isoformat()  # UTC, as `task create` writes it
         for asked in shas:
             if sha.startswith(asked) or asked.startswith(sha):
-                found[asked] = when[:10]
+                found[asked] = day
     return found
 
 

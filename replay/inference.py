@@ -72,6 +72,8 @@ def clustered_interval(per_task: Sequence[tuple[int, int]]) -> tuple[float, floa
     naive = p * (1 - p) / total
     if se is None or naive == 0:
         n_eff = float(len(tasks))
+    elif se == 0:  # every task passed the same share of its attempts: no spread between tasks
+        n_eff = float(total)
     else:
         n_eff = min(float(total), max(float(len(tasks)), total / (se * se / naive)))
     return _wilson_real(p, n_eff)

@@ -157,6 +157,8 @@ def test_the_statistics_by_hand():
     assert clustered_se([(3, 3)]) is None
     # every attempt of four tasks passed: the spread is unknown, so the tasks count (never a point)
     assert clustered_interval([(3, 3)] * 4) == pytest.approx(wilson(4, 4))
+    # every task passed one of two attempts: no spread between tasks, the cells count
+    assert clustered_interval([(2, 1)] * 3) == pytest.approx(wilson(3, 6))
     low, high = newcombe_paired(0, 5, 0, 0)  # five tasks, all won by A: not a point interval
     assert 0 < low < 1 and high == pytest.approx(1.0)
     assert paired_interval([1.0] * 6, (0, 6, 0, 0), attempts=2) == newcombe_paired(0, 6, 0, 0)  # t would collapse to a point
