@@ -348,7 +348,8 @@ def show_document(store: Store, shown: Shown) -> dict[str, Any]:
 
     sid = shown.row.id
     doc = document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([sid]).get(sid), bench_metrics=shown.metrics)
-    doc = {**doc, "agent_kind": shown_kind(shown)}
+    if "session" in doc:
+        doc["session"]["agent_kind"] = shown_kind(shown)  # a negative-control run's session is the no-op, whatever its harness
     return {**doc, "reproduction": shown.reproduction} if shown.reproduction else doc
 
 

@@ -37,7 +37,7 @@ def test_sessions_and_show_name_the_script(project):
     shown = bt(project, "show", "latest")
     assert "this session measured the pipeline, not an agent" in shown.stdout
     doc = orjson.loads(bt(project, "show", "latest", "--json").stdout)
-    assert doc["agent_kind"] in ("scripted", "no-op")
+    assert doc["session"]["agent_kind"] in ("scripted", "no-op")
 
 
 def test_compare_says_it_measured_the_pipeline_and_keeps_controls_apart(project):
