@@ -202,3 +202,16 @@ def test_the_worked_example_of_the_docs(tmp_path):
     plan = evaluation_plan(store, ev, tasks, 0.10, pricing)
     assert round(plan["mdd"], 2) == 0.35 and 240 <= plan["detect"]["tasks_needed"] <= 260 and plan["detect"]["attempts_needed"] is None
     assert round(e_value(7, 1), 1) == 3.4
+
+
+def test_after_cutoff_needs_every_setups_cutoff_and_never_guesses_an_undated_task(tmp_path):
+    from benchtape.core.errors import BadInput
+
+    body = "attempts: 1\ntools:\n  - {tool: claude-code, model: [sonnet-4.5, haiku-4.5], effort: medium}\n  - {tool: codex, model: gpt-5.5, effort: medium}\n"
+    project, ev, store, pricing = _setup(tmp_path, body, tasks=3)
+    record_all(store, ev, {(a.label, t.id, 1): "passed" for a in ev.arms for t in ev.tasks()}, cost=0.01)
+    with pytest.raises(BadInput, match="none is published for codex@latest gpt-5.5/medium"):
+        comparison(store, ["e"], pricing, project, after_cutoff=True)
+    # bench scenarios carry no fix commit: nothing is dated, so nothing is flagged, and nothing passes --after-cutoff
+    plain = comparison(store, ["e"], pricing, project)
+    assert plain.contamination == {} and len(plain.ranked) == 3
