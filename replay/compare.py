@@ -95,6 +95,8 @@ def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None 
             s.wall_ms = d.get("wall_ms")
     for session_id, outcome in store.latest_outcomes(list(sessions)).items():
         sessions[session_id].outcome = outcome
+        if outcome.get("grading_id") and sessions[session_id].params.get("task_kind") and "partial" not in outcome:
+            outcome["partial"] = _task_share(store, outcome["grading_id"], session_id)
     arms: dict[str, dict[str, Any]] = {}
     for params in store.cell_run_params(**where):
         arms.update(params.get("arms") or {})
@@ -157,17 +159,23 @@ def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | N
     return total, ((m.get("cache_read_tokens") or 0) * (rates.cache_read or 0.0) + (m.get("cache_write_tokens") or 0) * (rates.cache_write or 0.0)) / 1_000_000
 
 
+def _task_share(store: Store, grading_id: str, session_id: str) -> float | None:
+    """A task cell's partial credit, from its verifier verdict's evidence: the share of its
+    FAIL_TO_PASS tests that passed (`fail_to_pass_share`), where the grading recorded one.
+    Read for task cells only (one query each: a mined task's cell is costly, so they are few)."""
+    for verdict in store.verdicts(grading_id=grading_id, session_id=session_id):
+        share = (verdict.get("evidence") or {}).get("fail_to_pass_share")
+        if isinstance(share, (int, float)) and not isinstance(share, bool):
+            return float(share)
+    return None
+
+
 def _partial(outcome: dict[str, Any] | None) -> float | None:
-    """The share of the task's own tests (FAIL_TO_PASS) that passed, when the grading reports
-    it (`partial` in the outcome, or `tests: {passed, total}`); None otherwise."""
-    if not outcome:
-        return None
-    value = outcome.get("partial")
+    """The share of the task's own tests (FAIL_TO_PASS) that passed, when its verifier's
+    verdict recorded one (`_task_share`, kept on the outcome as `partial`); None otherwise."""
+    value = (outcome or {}).get("partial")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    tests = outcome.get("tests") or outcome.get("fail_to_pass")
-    if isinstance(tests, dict) and isinstance(tests.get("total"), int) and tests["total"] > 0 and isinstance(tests.get("passed"), int):
-        return tests["passed"] / tests["total"]
     return None
 
 
