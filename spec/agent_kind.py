@@ -35,7 +35,7 @@ def agent_kind(harness: str | None, model: str | None, *, noop: bool = False) ->
         return ORACLE
     if noop or model in _NOOP_MODELS:
         return NOOP
-    if harness == "mock" or model in _SCRIPTED_MODELS:
+    if harness == "mock" or model in _SCRIPTED_MODELS or (model or "").startswith(("scripted-", "mock-")):  # the solver plays a task's known fix: a script too
         return SCRIPTED
     return None
 

@@ -215,3 +215,12 @@ def test_after_cutoff_needs_every_setups_cutoff_and_never_guesses_an_undated_tas
     # bench scenarios carry no fix commit: nothing is dated, so nothing is flagged, and nothing passes --after-cutoff
     plain = comparison(store, ["e"], pricing, project)
     assert plain.contamination == {} and len(plain.ranked) == 3
+
+
+def test_what_stands_in_for_a_model():
+    from benchtape.spec.agent_kind import agent_kind
+
+    assert agent_kind("claude-code", "claude-sonnet-4-6") is None
+    assert agent_kind("claude-code", "scripted") == agent_kind("codex", "scripted-solver") == agent_kind("mock", "mock-solver-partial") == agent_kind("mock", None) == "scripted"
+    assert agent_kind("mock", "mock-noop") == agent_kind("claude-code", "scripted", noop=True) == "no-op"
+    assert agent_kind("oracle", "oracle") == "oracle"
