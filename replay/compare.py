@@ -34,7 +34,7 @@ from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
 from benchtape.spec.pricing import Pricing, session_cost, sum_known, token_cost
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 _KINDS = ("metrics", "session.finished")
 _TOKEN_FIELDS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
@@ -80,7 +80,7 @@ class _Session:
     outcome: dict[str, Any] | None = None
 
 
-def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
+def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
     archived arm summaries by key."""
     where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
@@ -159,7 +159,7 @@ def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | N
     return total, ((m.get("cache_read_tokens") or 0) * (rates.cache_read or 0.0) + (m.get("cache_write_tokens") or 0) * (rates.cache_write or 0.0)) / 1_000_000
 
 
-def _task_share(store: Store, grading_id: str, session_id: str) -> float | None:
+def _task_share(store: BrowsingStore, grading_id: str, session_id: str) -> float | None:
     """A task cell's partial credit, from its verifier verdict's evidence: the share of its
     FAIL_TO_PASS tests that passed (`fail_to_pass_share`), where the grading recorded one.
     Read for task cells only (one query each: a mined task's cell is costly, so they are few)."""
@@ -624,7 +624,7 @@ def expected_of(ev: Any) -> Expected:
     return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=tasks, attempts=ev.attempts, kinds=kinds, skipped={s.id: s.state for s in ev.skipped})
 
 
-def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None, *, after_cutoff: bool = False) -> Comparison:
+def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: Any = None, *, after_cutoff: bool = False) -> Comparison:
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
     loads) or `compare RUN…` (only those runs' cells). `after_cutoff`: only the tasks fixed
     after every setup's training cutoff (replay.contamination)."""
@@ -666,7 +666,7 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
     return _with_metrics(store, compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates), measurements)
 
 
-def _with_metrics(store: Store, c: Comparison, measurements: list[Measurement]) -> Comparison:
+def _with_metrics(store: BrowsingStore, c: Comparison, measurements: list[Measurement]) -> Comparison:
     """The bench's declared metrics (`metrics:`, `derivedMetrics:`) per setup, beside the ranking (never in it)."""
     from benchtape.replay.metrics import by_setup
 
@@ -692,13 +692,13 @@ def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     return contamination(dates, cutoffs)
 
 
-def stored_rounds(store: Store, evaluation: str) -> list[dict[str, Any]]:
+def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
     """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup), in order."""
     found = [p["round"] for p in store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation) if isinstance(p.get("round"), dict)]
     return sorted(({"number": r.get("number"), "tasks": r.get("tasks")} for r in found), key=lambda r: r["number"] or 0)
 
 
-def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:
+def _newest_stored_run(store: BrowsingStore, name: str) -> tuple[str | None] | None:
     """The newest stored run of the evaluation `name`, as (the file it was read from,); None
     when the store holds none."""
     run = store.newest_run_of(RUN_KIND, name)
@@ -722,7 +722,7 @@ def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: An
     return ev if ev.name == name else None
 
 
-def _run_id(store: Store, target: str, only: bool) -> str:
+def _run_id(store: BrowsingStore, target: str, only: bool) -> str:
     from benchtape.core.errors import BadInput
 
     try:
@@ -765,7 +765,7 @@ def setup_label(row: SetupRow) -> str:
 def display(row: SetupRow, k: int) -> dict[str, str]:
     """A setup's figures as text (terminal and HTML alike); unknown is `—`, never 0."""
     shown_ci = interval_of(row)
-    ci = f"{shown_ci[0]:.0%}–{shown_ci[1]:.0%}" if shown_ci else "—"
+    ci = f"{_pct(shown_ci[0])}–{_pct(shown_ci[1])}" if shown_ci else "—"
     cost = "—" if row.cost_per_cell is None else f"${row.cost_per_cell:.4f}" + ("+" if row.unpriced_cells else "")
     if row.cost_per_solved is None:
         solved = "—" if row.solved_tasks or row.cost_per_cell is None else "none solved"
@@ -775,7 +775,7 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
     return {
         "rank": str(row.rank) if row.rank is not None else "",
         "setup": setup_label(row),
-        "pass": f"{row.passes}/{row.cells}" + (f" ({row.pass_rate:.0%})" if row.pass_rate is not None else ""),
+        "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
@@ -860,4 +860,14 @@ def notes(c: Comparison) -> list[str]:
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0%}"
+    """A rate as a percentage, whole where that is true, else with as many decimals as it
+    takes (up to 4) not to read as 0% or 100% when it is neither: the upper bound of 0/10000
+    is 0.04%, not "0%"."""
+    if value is None:
+        return "—"
+    for places in range(5):
+        text = f"{value:.{places}%}"
+        whole = round(value * 100, places)
+        if (value == 0 or whole != 0) and (value == 1 or whole != 100):
+            return text
+    return text

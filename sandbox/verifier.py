@@ -24,13 +24,14 @@ from typing import Any, Callable, Sequence
 from benchtape.core.command_runner import CommandResult
 from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
+from benchtape.sandbox.testreports import TestReport, instrumented, read_reports, report_folder_name
 from benchtape.spec.task import TaskSpec, Verify
 
 # run(command, timeout) -> its result, where the verifier's commands run (cwd: the tree)
 RunCommand = Callable[[str, float], CommandResult]
 LOG_TAIL = 4000
 
-DIAGNOSES = ("tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+DIAGNOSES = ("tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
 
 
 @dataclass
@@ -46,6 +47,8 @@ class Evidence:
     detail: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)  # each setup step and the command: command, exit, seconds
     reward: float | None = None  # a reward-file verifier's reward (Harbor's tests/test.sh), the score
+    rewards: dict[str, float] | None = None  # every key of its reward file (reward.txt: {"reward": …})
+    tests: TestReport | None = None  # each test's outcome, from the runner's structured report (None: it gave none)
 
     @property
     def runner(self) -> str | None:
@@ -63,6 +66,8 @@ class Evidence:
             "seconds": round(self.seconds, 3),
             "steps": self.steps,
             "reward": self.reward,
+            **({"rewards": self.rewards} if self.rewards is not None else {}),
+            "tests": self.tests.outcomes() if self.tests is not None else None,
         }
 
 
@@ -89,12 +94,13 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     log: list[str] = []
     steps: list[dict[str, Any]] = []
     deadline = started + spec.timeout
+    reports = report_folder_name()
     for command in (*spec.setup, spec.command):
         left = deadline - time.monotonic()
         if left <= 0:
             return Evidence("timeout", None, Counts(None), "".join(log), time.monotonic() - started, detail=f"the verifier ran out of its {spec.timeout:g}s before `{command}`", steps=steps)
         t0 = time.monotonic()
-        done = run(command, left)
+        done = run(instrumented(command, reports) if command is spec.command else command, left)
         steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3)})
         log.append(f"$ {command}\n{done.output}")
         if not done.output.endswith("\n"):
@@ -103,17 +109,27 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
             return Evidence("timeout", None, parse_counts(done.output, runner_of(command)), "".join(log), time.monotonic() - started, detail=f"`{command}` exceeded the verifier's {spec.timeout:g}s", steps=steps)
         if command is not spec.command and done.exit_code != 0:
             return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps)
-    counts = parse_counts(done.output, runner_of(spec.command))
+    tests = read_reports(tree / reports, done.output, runner_of(spec.command), roots=[str(tree)])
+    _remove(tree / reports)
+    counts = tests.counts() if tests is not None and tests.tests else parse_counts(done.output, runner_of(spec.command))
     status = "passed" if done.exit_code == 0 else "failed"
     detail = ""
     if spec.reward_file:
         try:
-            reward = read_reward(reward_dir if reward_dir is not None else tree / "logs" / "verifier")
+            reward = read_reward(reward_dir) if reward_dir is not None else read_reward(tree, "logs/verifier")
         except ValueError as exc:  # what it wrote is no reward: a failure that says what it found
             status, detail = "failed", str(exc)
         else:
             status, detail = ("passed", "reward 1") if reward == 1.0 else ("failed", "no reward file written" if reward is None else f"reward {reward:g}")
-    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps)
+    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps, tests=tests)
+
+
+def _remove(folder: Path) -> None:
+    """The run's report folder, gone before anything else reads the tree (a container's files
+    may not be ours to delete: then the scratch folder's removal takes them)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate") -> Evidence:
@@ -172,6 +188,7 @@ REMEDIES = {
     "missing_dependency": "install it in the project image (Dockerfile.benchtape), or put its wheel in .benchtape/wheelhouse/ (docs/tasks.md)",
     "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
     "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it",
+    "tests_skipped": "the base passed only because tests were skipped (named, with the runner's reason): provide what they skip for (a dependency, a generated file: `verify.setup`), or, when they skip by design, this change is no task",
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
@@ -190,8 +207,11 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
         found = problem(ev, tree)
         return Judgement(False, found[0], REMEDIES[found[0]], found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
     if ev.status == "passed":
-        if ev.counts.runner is not None and ev.counts.counted == 0:
+        if ev.counts.runner is not None and ev.counts.counted == 0 and not ev.counts.skipped:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+        skipped = skipped_tests(ev)
+        if skipped:
+            return Judgement(False, "tests_skipped", REMEDIES["tests_skipped"], f"{len(skipped)} test(s) skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(skipped.items())[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
     found = problem(ev, tree)
     if found:
@@ -201,6 +221,13 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     if ev.counts.failed + ev.counts.errored == 0:
         return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
     return Judgement(True, "", "")
+
+
+def skipped_tests(ev: Evidence) -> dict[str, str]:
+    """The tests a run skipped, each with the runner's reason (its report's), in id order."""
+    if ev.tests is None:
+        return {}
+    return {i: (ev.tests.tests[i].message or "no reason given") for i in ev.tests.with_outcome("skipped")}
 
 
 def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | None = None) -> Judgement:
@@ -229,37 +256,80 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
 
 
 REWARD_FILES = ("reward.txt", "reward.json")
+REWARD_LIMIT = 1 << 20  # bytes: a reward is a number, or a small JSON object of metrics
 
 
-def read_reward(logs_dir: Path) -> float | None:
-    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran): Harbor's
-    contract, reward.txt (one number) first, else reward.json (its `reward`, or its only value
-    when it holds one metric). None when it wrote neither; ValueError naming the file when what
+def read_reward(logs_dir: Path, inside: str = "") -> float | None:
+    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran; with
+    `inside`, the folder at that relative path below it), by `reward_of` over every key
+    `read_rewards` finds. None when it wrote neither file; ValueError naming the file when what
     it wrote is no reward."""
+    rewards = read_rewards(logs_dir, inside)
+    return None if rewards is None else reward_of(rewards)
+
+
+def read_rewards(logs_dir: Path, inside: str = "") -> dict[str, float] | None:
+    """Every reward a verifier wrote, as Harbor 0.25 reads them (harbor/verifier/verifier.py):
+    reward.json first, all its keys kept (each a finite number), else reward.txt (one number,
+    the key `reward`). None when it wrote neither.
+
+    The box wrote this folder, so nothing in it is trusted: a file is read without following a
+    link at any step below `logs_dir` and at most REWARD_LIMIT bytes (a link to a host file would
+    have the host read it into the verdict), and only a finite number counts (`1e309` parses as
+    infinity, which would pass any threshold)."""
+    import math
+
     import orjson
 
-    text_file, json_file = (logs_dir / name for name in REWARD_FILES)
-    if text_file.is_file():
-        raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
+    from benchtape.core.jsonkeys import duplicate_key
+    from benchtape.sandbox.nofollow import read_inside
+
+    def read(name: str) -> bytes | None:
         try:
-            return float(raw)
-        except ValueError:
-            raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
-    if not json_file.is_file():
+            return read_inside(logs_dir, f"{inside}/{name}" if inside else name, REWARD_LIMIT)
+        except OSError as exc:
+            raise ValueError(str(exc)) from None
+
+    def finite(value: float, name: str, shown: object) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"{name} holds {shown!r}, which is no finite number (a reward is finite)")
+        return value
+
+    data = read(REWARD_FILES[1])
+    if data is not None:
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(f"reward.json is not JSON: {exc}") from None
+        twice = duplicate_key(data)
+        if twice is not None:  # which of its values the verifier meant is unknown
+            raise ValueError(f"reward.json names {twice[0]!r} twice (line {twice[1]})")
+        if not isinstance(doc, dict) or not doc:
+            raise ValueError("reward.json holds no reward: write an object of numbers, e.g. {\"reward\": 1}")
+        out = {}
+        for key, value in doc.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"reward.json's {key!r} is {value!r}, not a finite number")
+            out[str(key)] = finite(float(value), f"reward.json's {key!r}", value)
+        return out
+    text = read(REWARD_FILES[0])
+    if text is None:
         return None
+    raw = text.decode("utf-8", errors="replace").strip()
     try:
-        doc = orjson.loads(json_file.read_bytes())
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"reward.json is not JSON: {exc}") from None
-    if isinstance(doc, dict) and "reward" in doc:
-        value = doc["reward"]
-    elif isinstance(doc, dict) and len(doc) == 1:
-        value = next(iter(doc.values()))
-    else:
-        raise ValueError("reward.json names no `reward` among several metrics" if isinstance(doc, dict) and doc else "reward.json holds no reward")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"reward.json's reward is {value!r}, not a number")
-    return float(value)
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
+    return {"reward": finite(value, "reward.txt", raw[:80])}
+
+
+def reward_of(rewards: dict[str, float]) -> float:
+    """The one reward a pass is judged by (passed at 1): the key `reward` when the file names it;
+    else its only key; else the lowest of its keys, so a task of several rewards passes only
+    when every one of them reaches 1. Every key is kept beside it (Evidence.rewards)."""
+    if "reward" in rewards:
+        return rewards["reward"]
+    return min(rewards.values())
 
 
 def log_tail(text: str, limit: int = LOG_TAIL) -> str:

@@ -66,7 +66,8 @@ TASK_KEYS = HEADER_KEYS | {"source", "prompt", "verify", "reference_patch", "val
 SOURCE_KEYS = {"remote", "pull_request", "base_commit", "fix_commit", "fix_date"}
 FIX_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 VERIFY_KEYS = {"command", "setup", "protected_paths", "tests_patch", "network", "allow_hosts", "timeout"}
-VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference"}
+VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference", *("fail_to_pass", "pass_to_pass", "flaky")}
+TEST_LIST_KEYS = ("fail_to_pass", "pass_to_pass", "flaky")  # per-test validation (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)
 COUNT_KEYS = {"ran", "passed", "failed", "errored", "skipped"}
 STATES = ("unvalidated", "valid", "stale", "leaking")
 TOP_HINTS = {
@@ -128,6 +129,12 @@ class Validation:
     runner: str | None = None
     base: dict[str, int] = field(default_factory=dict)
     reference: dict[str, int] = field(default_factory=dict)
+    # Each test by id (the runner's report): failing at base + tests and passing with the
+    # reference; passing in both; flipping between the reference's runs (left out of both).
+    # Empty fail_to_pass: the runner gave no per-test report, the verdict is the exit status.
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -156,6 +163,14 @@ class TaskRuntime:
     verifier_env: tuple[tuple[str, str], ...] = ()
     solution_env: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()  # keys accepted but not enforced here, said where the task is used
+    # `verifier.environment_mode = "separate"`: tests/test.sh runs in an environment of its own
+    # (tests/Dockerfile, or [verifier.environment] docker_image, else a fresh copy of the task's),
+    # given only the artifacts (paths in the agent's working directory) taken from the agent's workspace
+    verifier_separate: bool = False
+    verifier_dockerfile: Path | None = None
+    verifier_image: str | None = None
+    verifier_workdir: str | None = None
+    artifacts: tuple[str, ...] = ()  # task.toml's `artifacts` sources, in order
 
 
 @dataclass(frozen=True)
@@ -245,6 +260,8 @@ def task_dirs(root: Path) -> dict[str, Path]:
     return dict(sorted(found.items(), key=lambda kv: _id_order(kv[0])))
 
 
+MAX_VERIFY_TIMEOUT = 7 * 86400.0
+
 FOLDER_HASH_SKIP = (".benchtape-validation.json", "__pycache__", ".git")
 
 
@@ -254,7 +271,10 @@ def folder_hash(folder: Path) -> str:
     (its validation record) and caches are left out."""
     h = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if not any(part in FOLDER_HASH_SKIP for part in p.relative_to(folder).parts)):
-        if path.is_file():
+        if path.is_symlink():  # its text, never what it points to (which may be a host file)
+            rel = path.relative_to(folder).as_posix()
+            h.update(rel.encode() + b"\0l\0" + str(path.readlink()).encode() + b"\0")
+        elif path.is_file():
             rel = path.relative_to(folder).as_posix()
             h.update(rel.encode() + b"\0" + (b"x" if path.stat().st_mode & 0o111 else b"-") + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
@@ -277,6 +297,8 @@ def load_task(folder: Path) -> TaskSpec:
     """A task folder's task.yaml, strictly (file:line errors), its files checked to exist inside it."""
     folder = folder.resolve()
     path = folder / TASK_FILE
+    if path.is_symlink() and folder not in path.resolve().parents:
+        raise BadInput(f"{TASK_FILE} is a link leading out of the task folder (to {path.resolve()})", file=str(path), fix="put the file itself in the task folder in place of the link")
     ld, doc, _ = load_document(path, ("Task",))
     top = ld.strict(doc, TASK_KEYS, "the Task", extra_hint=TOP_HINTS)
     if not TASK_ID.match(folder.name):
@@ -347,6 +369,9 @@ def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
     for p in protected:
         if p.startswith("/") or ".." in Path(p).parts:
             raise ld.err(f"`verify.protected_paths`: {p!r} must be a path prefix inside the repository", node, "protected_paths")
+    timeout = ld.duration(node.get("timeout"), node, "timeout", DEFAULT_VERIFY_TIMEOUT) or DEFAULT_VERIFY_TIMEOUT
+    if timeout > MAX_VERIFY_TIMEOUT:  # 1e308s is finite, and overflows the clocks and waits it is added to
+        raise ld.err(f"`verify.timeout` is {timeout:g}s, more than a week", node, "timeout", 'e.g. `timeout: "30m"`')
     return Verify(
         command=command,
         setup=tuple(ld.strings(node, "setup", "`verify.setup`")),
@@ -354,7 +379,7 @@ def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
         tests_patch=_file(ld, node, "tests_patch", folder, required=False, what="`verify.tests_patch`"),
         network=network,
         allow_hosts=tuple(ld.strings(node, "allow_hosts", "`verify.allow_hosts`")),
-        timeout=ld.duration(node.get("timeout"), node, "timeout", DEFAULT_VERIFY_TIMEOUT) or DEFAULT_VERIFY_TIMEOUT,
+        timeout=timeout,
     )
 
 
@@ -391,6 +416,7 @@ def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
     for phase in ("base", "reference"):
         raw = ld.strict(ld.mapping(node.get(phase), f"`validation.{phase}`", node, phase), COUNT_KEYS, f"`validation.{phase}`")
         counts[phase] = {k: int(v) for k, v in raw.items() if isinstance(v, int) and not isinstance(v, bool)}
+    lists = {key: tuple(ld.strings(node, key, f"`validation.{key}`")) for key in TEST_LIST_KEYS}
     return Validation(
         at=node["at"],
         fingerprint=node["fingerprint"],
@@ -398,6 +424,9 @@ def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
         runner=str(node["runner"]) if node.get("runner") is not None else None,
         base=counts["base"],
         reference=counts["reference"],
+        fail_to_pass=lists["fail_to_pass"],
+        pass_to_pass=lists["pass_to_pass"],
+        flaky=lists["flaky"],
         **flags,
     )
 
@@ -460,6 +489,11 @@ def with_validation(text: str, validation: Validation) -> str:
         block.append(f"  runner: {validation.runner}")
     for phase, counts in (("base", validation.base), ("reference", validation.reference)):
         block.append(f"  {phase}: {{" + ", ".join(f"{k}: {counts[k]}" for k in sorted(counts)) + "}")
+    for key in TEST_LIST_KEYS:
+        ids = getattr(validation, key)
+        if ids:
+            block.append(f"  {key}:")
+            block.extend(f"    - {_q(i)}" for i in ids)
     return "\n".join(kept + block) + "\n"
 
 
