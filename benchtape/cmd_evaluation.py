@@ -101,11 +101,10 @@ def _create(name: str) -> int:
 def _validate(name: str, json_out: bool, detect: str | None = None, db: Path | None = None) -> int:
     import orjson
 
-    from benchtape.app.comparison import FREE_MODELS, load_pricing
+    from benchtape.app.comparison import FREE_MODELS, evaluation_plan, load_pricing, parse_difference
     from benchtape.app.evaluations import evaluation_ref, load_evaluation
-    from benchtape.options import db_path, open_store
+    from benchtape.app.stores import db_path, open_store
     from benchtape.render_compare import validation
-    from benchtape.replay.power import evaluation_plan, parse_difference
 
     ev = load_evaluation(name)
     tasks = ev.tasks()

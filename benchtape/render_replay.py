@@ -12,10 +12,10 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
 from benchtape.replay.document import placed
 from benchtape.replay.timeline import judge_note
-from benchtape.spec.agent_kind import SHORT
 
 VERDICT_STYLE = {
     "REPRODUCED": "green",
@@ -325,9 +325,10 @@ def seconds(ms: float) -> str:
 
 
 def timeline(shown: Any, plain: bool, full: bool = False) -> None:
+    from benchtape.app.sessions import AGENT_LABELS as LABELS
+    from benchtape.app.sessions import shown_kind
     from benchtape.replay.document import check_name
-    from benchtape.replay.timeline import one_line, shorten, shown_kind
-    from benchtape.spec.agent_kind import LABELS
+    from benchtape.replay.timeline import one_line, shorten
 
     out = console(plain)
     row, s = shown.row, shown.session

@@ -12,10 +12,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.app.sessions import BrowsingStore, Filters, RunLine, SessionLine, choices, lines_of, pick_sessions, recent_runs, resolve, session_lines, short_handles
 from benchtape.core.errors import BadInput
 from benchtape.replay.html import badge, esc
-from benchtape.spec.agent_kind import SHORT
 from benchtape.view.shell import (
     href,
     live_url,

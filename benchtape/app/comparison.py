@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchtape.replay.compare import Comparison, comparison
+from benchtape.replay.power import evaluation_plan, parse_difference
 from benchtape.replay.side_by_side import side_by_side
 from benchtape.spec.pricing import FREE_MODELS, load_pricing
 from benchtape.store.views import BrowsingStore
 
-__all__ = ["Comparison", "FREE_MODELS", "compare", "comparison", "load_pricing", "side_by_side"]
+__all__ = ["Comparison", "FREE_MODELS", "compare", "comparison", "evaluation_plan", "load_pricing", "parse_difference", "side_by_side"]
 
 
 def compare(store: BrowsingStore, targets: list[str], cwd: Path, *, after_cutoff: bool = False) -> Comparison:

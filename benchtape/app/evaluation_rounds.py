@@ -70,11 +70,10 @@ def contenders(ev: Any) -> list[tuple[str, str]]:
     return [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
 
 
-def run_until_decided(req: Any, store: Any, planned: Any, doc: dict[str, Any], pricing: Any, run_planned: Any) -> int:
+def run_until_decided(req: Any, store: Any, planned: Any, doc: dict[str, Any], pricing: Any, run_planned: Any, show: Any) -> int:
     """The rounds; `run_planned` is evaluation_run's, the one run loop (handed in: this module
-    sits beside it, not under it)."""
-    from benchtape import render_evaluation as show
-    from benchtape.options import open_store
+    sits beside it, not under it); `show` the front end's EvaluationScreen."""
+    from benchtape.app.stores import open_store
     from benchtape.replay.sequential import task_order
 
     ev = planned.ev

@@ -383,6 +383,8 @@ class EvaluationScreen(Protocol):
     def preview(self, doc: dict[str, Any], plain: bool, json_out: bool) -> None: ...
     def confirm(self, doc: dict[str, Any]) -> bool: ...
     def finished(self, done: Any, planned: Any, store: BrowsingStore, plain: bool, json_out: bool) -> None: ...
+    def rounds_plan(self, round_tasks: int, limits: str) -> None: ...
+    def rounds(self, doc: dict[str, Any], labels: dict[str, str], json_out: bool) -> None: ...
 
 
 def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
@@ -402,7 +404,7 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     if req.until is not None:
         from benchtape.app.evaluation_rounds import run_until_decided
 
-        return run_until_decided(req, store, planned, doc, pricing, run_planned)
+        return run_until_decided(req, store, planned, doc, pricing, run_planned, show)
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         return ExitCode.OK
