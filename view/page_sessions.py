@@ -12,6 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.app.sessions import BrowsingStore, Filters, RunLine, SessionLine, choices, lines_of, pick_sessions, recent_runs, resolve, session_lines, short_handles
 from benchtape.replay.html import badge, esc
 from benchtape.view.request_limits import MAX_LIMIT, BadParameter
@@ -126,7 +127,7 @@ def session_rows(lines: list[SessionLine], *, show_run: bool = True) -> str:
     rows = []
     for s in lines:
         name = f"{esc(s.scenario)} #{esc(s.attempt)}" + (' <span class="tag">control</span>' if s.control else "")
-        who = esc((s.harness or "-") + (f"/{s.model}" if s.model else ""))
+        who = esc((s.harness or "-") + (f"/{s.model}" if s.model else "")) + (f' <span class="tag">{esc(SHORT[s.agent_kind])}</span>' if s.agent_kind and not s.control else "")
         score = "" if s.score is None else f"{s.score:.2f}"
         run = f'<td><a href="{esc(href("/run/" + s.run_handle))}"><code>{esc(s.run_handle)}</code></a></td>' if show_run else ""
         rows.append(
