@@ -28,7 +28,10 @@ import math
 import operator
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from benchtape.store.views import BrowsingStore
 
 ALPHA = 0.05
 POWER = 0.8
@@ -247,7 +250,7 @@ def parse_difference(text: str) -> float:
     return value
 
 
-def evaluation_plan(store: Any, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
     """The plan of `ev` over these tasks, from the store's measurements of it where there are
     (`store` None: the defaults). Controls are left out: they are never compared."""
     from benchtape.spec.agent_kind import CONTROLS, arm_kind

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchtape.core.errors import BadInput, ExitCode
+
+if TYPE_CHECKING:
+    from benchtape.store.database import Store
+    from benchtape.store.views import BrowsingStore
 
 
 @dataclass(frozen=True)
@@ -70,7 +74,7 @@ def contenders(ev: Any) -> list[tuple[str, str]]:
     return [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
 
 
-def run_until_decided(req: Any, store: Any, planned: Any, doc: dict[str, Any], pricing: Any, run_planned: Any, show: Any) -> int:
+def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str, Any], pricing: Any, run_planned: Any, show: Any) -> int:
     """The rounds; `run_planned` is evaluation_run's, the one run loop (handed in: this module
     sits beside it, not under it); `show` the front end's EvaluationScreen."""
     from benchtape.app.stores import open_store
@@ -139,7 +143,7 @@ def _limits(until: Until) -> str:
     return f", or at {' and '.join(parts)}" if parts else ", or when the tasks run out"
 
 
-def _stored(store: Any, ev: Any, pricing: Any, mine: set[str]) -> tuple[dict[str, dict[str, tuple[int, int]]], dict[str, Any]]:
+def _stored(store: BrowsingStore, ev: Any, pricing: Any, mine: set[str]) -> tuple[dict[str, dict[str, tuple[int, int]]], dict[str, Any]]:
     """Per-task counts of the evaluation as it is now, and costs: this invocation's spend and
     each setup's mean cost per cell (None where no stored cell was priced)."""
     from benchtape.replay.compare import current, expected_of, per_task_counts, read_measurements
