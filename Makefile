@@ -41,7 +41,9 @@ agents: install
 # tests/formats/phoenixkit.py) and Harbor 0.25 (which needs Python 3.12: PY312 names one), with
 # PyPI's podman-compose: `harbor run -e podman` drives it where the docker compose v2 plugin,
 # which no registry here ships, is missing (Debian's podman itself: apt-get install podman).
-PY312 ?= $(shell command -v python3.12 || ls -d $$HOME/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)
+# (a pyenv shim named python3.12 exists where 3.12 is installed but not selected, and fails: each
+# candidate is asked to run before it is taken)
+PY312 ?= $(shell for p in $$(ls -d $$HOME/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null) $$(command -v python3.12 2>/dev/null); do "$$p" -c '' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 receivers: .benchtape/venvs/phoenix/bin/phoenix .benchtape/venvs/harbor/bin/harbor
 .benchtape/venvs/phoenix/bin/phoenix:
 	@test -n "$(PY312)" || { echo "make receivers: Phoenix and Harbor need a Python 3.12 (pyenv install 3.12, or PY312=/path/to/python3.12)"; exit 2; }
