@@ -19,13 +19,17 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
 from benchtape.sandbox.verifier import RunCommand
 from benchtape.sandbox.wheelhouse import SITE_AT
 
 LEVELS = ("home", "container")
+# (the tree where the box runs it, the box's own PATH) -> variables to add: a project
+# environment's venv and PYTHONPATH (envs/), said once for both levels
+EnvFor = Callable[[str, str], Mapping[str, str]]
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass
@@ -50,7 +54,7 @@ def can_unshare_network() -> bool:
 
 
 @contextlib.contextmanager
-def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[VerifierBox]:
+def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
     """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it."""
     home = tree.parent / "home"
     tmp = tree.parent / "tmp"
@@ -62,6 +66,8 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
         base["PYTHONPATH"] = str(site)
         base["PATH"] = f"{site / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
     base.update(env or {})
+    if env_for is not None:
+        base.update(env_for(str(tree), base.get("PATH", "/usr/bin:/bin")))
     notes: list[str] = []
     prefix: list[str] = []
     if not network:
@@ -77,7 +83,7 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
 
 
 @contextlib.contextmanager
-def container_box(tree: Path, image: str | None, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[VerifierBox]:
+def container_box(tree: Path, image: str | None, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
     """Commands in a fresh container of `image` (None: benchtape's base image) on `tree`."""
     from benchtape.sandbox.container import WORKSPACE_AT, ContainerSandbox
 
@@ -86,7 +92,9 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
     if site is not None:
         shares.append({"from": str(site), "to": SITE_AT, "access": "ro"})
         box_env["PYTHONPATH"] = SITE_AT
-        box_env["PATH"] = f"{SITE_AT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        box_env["PATH"] = f"{SITE_AT}/bin:{CONTAINER_PATH}"
+    if env_for is not None:
+        box_env.update(env_for(WORKSPACE_AT, box_env.get("PATH", CONTAINER_PATH)))
     box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares)
     box.start(tree)
     try:
@@ -99,11 +107,12 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
         box.remove()
 
 
-def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None) -> contextlib.AbstractContextManager[VerifierBox]:
+def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None, env_for: EnvFor | None = None) -> contextlib.AbstractContextManager[VerifierBox]:
     """The box of a level (`home` or `container`) on `tree`: where validation and grading run a
-    task's verifier. `site`: an unpacked wheelhouse (sandbox/wheelhouse.py), with no project image."""
+    task's verifier. `site`: an unpacked wheelhouse (sandbox/wheelhouse.py), with no project image;
+    `env_for`: the project environment's variables (envs/)."""
     if level == "container":
-        return container_box(tree, image, network=network, site=site)
+        return container_box(tree, image, network=network, site=site, env_for=env_for)
     if level != "home":
         raise ValueError(f"the verifier runs at level home or container, not {level!r}")
-    return home_box(tree, network=network, site=site)
+    return home_box(tree, network=network, site=site, env_for=env_for)

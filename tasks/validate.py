@@ -30,7 +30,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.core.errors import BadInput
+from benchtape.envs.build import ProjectEnv
+from benchtape.envs.project_env import env_notes, env_variables, environment_record, project_environment
+from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
+from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, validation_bytes
@@ -70,6 +74,7 @@ class TaskReport:
     fingerprint: str | None = None
     notes: list[str] = field(default_factory=list)
     phases: dict[str, PhaseReport] = field(default_factory=dict)
+    environment: dict[str, Any] | None = None  # the project environment the phases ran in (envs/)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,6 +87,7 @@ class TaskReport:
             "fingerprint": self.fingerprint,
             "notes": self.notes,
             "phases": {name: p.to_dict() for name, p in self.phases.items()},
+            "environment": self.environment,
         }
 
 
@@ -162,7 +168,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
         report.refused = f"the base commit {task.source.base_commit[:12]} is not in this repository"
         report.next = "fetch the history that holds it (git fetch), or validate in the repository the task came from"
         return report
-    report.fingerprint = task.fingerprint(project.image_recipe())
+    report.fingerprint = task.fingerprint(project.task_recipe(task.source.base_commit))
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
     try:
         base_tree = scratch / "base"
@@ -171,16 +177,26 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
         except CheckoutFailed as exc:
             report.refused = f"exporting the base tree failed: {exc}"
             return report
+        try:
+            env = project_environment(project, task.source.base_commit, base_tree, level, say)
+        except EnvError as exc:
+            report.refused = f"the project's environment could not be built: {exc}"
+            report.next = "fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected"
+            return report
+        report.environment = env.to_dict()
+        report.notes.extend(n for n in env_notes(env) if n not in report.notes)
         with _image(project, task, base_tree, level, report) as image:
             for phase in PHASES:
                 say(f"{task.id}: {phase} …")
                 work = scratch / phase / "work"
                 shutil.copytree(base_tree, work, symlinks=True)
-                with _box(project, task, work, level, image) as box:
+                env.materialize(work)
+                with _box(project, task, work, level, image, env) as box:
                     report.where = box.where
                     report.notes.extend(n for n in box.notes if n not in report.notes)
                     candidate = task.reference() if phase == "reference" else None
-                    evidence = verify_task(work, task, candidate, box.run, name="reference.patch")
+                    evidence = verify_task(work, task, candidate, box.run, name="reference.patch", prepare=env.setup, probe=probe_command(env.packages))
+                    evidence.environment = environment_record(env)
                 base = report.phases["base"].evidence if "base" in report.phases else None
                 judgement = judge_base(evidence, work) if phase == "base" else judge_reference(evidence, base, work)
                 log_path = _write_log(logs, task.id, phase, evidence)
@@ -284,11 +300,11 @@ def _image(project: Project, task: TaskSpec, base_tree: Path, level: str, report
     return verifier_image(project, task, level, base_tree, report.notes)
 
 
-def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None) -> Any:
+def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None, env: ProjectEnv) -> Any:
     from benchtape.sandbox.wheelhouse import site_for
 
-    wheels = project.wheelhouse() if image is None else None
-    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None)
+    wheels = project.wheelhouse() if image is None and env.venv is None else None
+    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(env, level))
 
 
 def _write_log(logs: Path, task_id: str, phase: str, evidence: Evidence) -> Path:

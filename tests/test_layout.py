@@ -6,7 +6,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     core                      the event model and its payloads, results, errors, the command runner
     spec                      what a user wrote: bench, evaluation, tool, script, pricing documents
     store  checks  adapters   the event store; the check catalog; one module per harness
-    models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
+    models  sandbox  envs     what speaks to a model; the sandbox levels (run loop and grading); project environments
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
@@ -35,6 +35,7 @@ FOLDERS = {
     "adapters": "adapters",
     "models": "models",
     "sandbox": "sandbox",
+    "envs": "envs",
     "recorder": "recorder",
     "replay": "replay",
     "tasks": "tasks",
@@ -51,12 +52,13 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": {"core", "spec"},
     "models": {"core", "spec", "adapters"},
     "sandbox": {"core", "spec", "adapters"},
+    "envs": {"core", "spec"},
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
-    "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
-    "tasks": {"core", "spec", "store", "sandbox", "adapters", "models", "recorder"},
+    "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
+    "tasks": {"core", "spec", "store", "sandbox", "envs", "adapters", "models", "recorder"},
     "formats": {"core", "spec", "store", "adapters", "replay"},
     "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats", "view"},
+    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "envs", "recorder", "replay", "tasks", "formats", "view"},
 }
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
 

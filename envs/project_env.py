@@ -1,0 +1,68 @@
+"""A project's environment at a task's base commit: its recipe (read through git) and the
+built venv, as validation and grading both ask for them (tasks/validate.py,
+replay/task_verdict.py): one function each, so a task is graded in the environment it was
+validated in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from benchtape.envs.build import Progress, ProjectEnv, ensure_env
+from benchtape.envs.recipe import Recipe, recipe_for
+from benchtape.spec.project import Project
+from benchtape.spec.project_tree import GitTree
+
+
+def recipe_at(project: Project, commit: str) -> Recipe:
+    """The environment recipe of `project` at `commit` (its declarations read from git)."""
+    return recipe_for(GitTree(project.root, commit), project.env)
+
+
+def environment_at(project: Project, commit: str, base_tree: Path, *, progress: Progress | None = None) -> ProjectEnv:
+    """The built environment of `project` at `commit` (`base_tree`: that commit's exported tree,
+    used only when it is not cached yet). Raises EnvError when it cannot be built."""
+    return ensure_env(recipe_at(project, commit), base_tree, progress=progress)
+
+
+def project_environment(project: Project, commit: str, base_tree: Path, level: str, progress: Progress | None = None) -> ProjectEnv:
+    """The environment a task's verifier runs in at `level`: at home, the venv built (or reused)
+    on this host; in a container, the project image is built from the same recipe
+    (sandbox/project_image.py), so this holds the recipe only (no venv on this host to use)."""
+    recipe = recipe_at(project, commit)
+    if level == "container":
+        return ProjectEnv(recipe, notes=["the container's project image is built from this recipe"] if recipe.buildable else [])
+    return ensure_env(recipe, base_tree, progress=progress)
+
+
+def env_notes(env: ProjectEnv) -> list[str]:
+    """One line on the environment a report shows: built or reused, where, by what."""
+    det = env.recipe.detection
+    if env.venv is None:
+        return [*env.recipe.notes, *env.notes]
+    how = f"built in {env.seconds:.1f}s" if env.built else "reused (cached)"
+    installed = "the project installed editable" if env.project_installed else "the project NOT installed (its dependencies only)"
+    return [f"project environment {how}: {env.folder} ({env.installer}, Python {env.recipe.python_version}, {installed}; tests import {', '.join(env.packages) or 'the tree'} from {', '.join(det.roots)})", *env.recipe.notes, *env.notes]
+
+
+def environment_record(env: ProjectEnv) -> dict[str, Any]:
+    """What a validation phase or a graded cell records about its environment (the installed
+    distributions included: what the run actually imported from)."""
+    return env.to_dict()
+
+
+def env_variables(env: ProjectEnv, level: str) -> Callable[[str, str], dict[str, str]]:
+    """The box's `env_for`: the venv and the tree's import roots at home; in a container the
+    image's environment (its PATH already has the venv) plus the tree's import roots."""
+    if level == "container":
+        roots = env.recipe.detection.roots or (".",)
+        build = env.recipe.buildable
+
+        def in_container(tree: str, path: str) -> dict[str, str]:
+            out = dict(env.recipe.config.variables)
+            if build:
+                out["PYTHONPATH"] = ":".join(tree if r == "." else f"{tree}/{r}" for r in roots)
+            return out
+
+        return in_container
+    return env.run_env
