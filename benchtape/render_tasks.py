@@ -37,6 +37,8 @@ def created_lines(c: Any) -> None:
     print(f"  tests.patch: {', '.join(c.tests)}")
     print(f"  reference.patch: {', '.join(c.reference)}" + (f"  (noise dropped: {', '.join(c.noise)})" if c.noise else ""))
     print(f"  verify.command: {c.command}   ({c.command_note})")
+    for line in c.environment:
+        print(f"  environment: {line}")
     if c.runner is None:
         print("  ! write the verify command in task.yaml before validating")
     for f in c.leaks:
