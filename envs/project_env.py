@@ -14,9 +14,9 @@ from benchtape.spec.project import Project
 from benchtape.spec.project_tree import GitTree
 
 
-def recipe_at(project: Project, commit: str) -> Recipe:
+def recipe_at(project: Project, commit: str, *, python: str | None = None) -> Recipe:
     """The environment recipe of `project` at `commit` (its declarations read from git)."""
-    return recipe_for(GitTree(project.root, commit), project.env)
+    return recipe_for(GitTree(project.root, commit), project.env, python=python)
 
 
 def environment_at(project: Project, commit: str, base_tree: Path, *, progress: Progress | None = None) -> ProjectEnv:
@@ -25,14 +25,18 @@ def environment_at(project: Project, commit: str, base_tree: Path, *, progress: 
     return ensure_env(recipe_at(project, commit), base_tree, progress=progress)
 
 
-def project_environment(project: Project, commit: str, base_tree: Path, level: str, progress: Progress | None = None) -> ProjectEnv:
+def project_environment(project: Project, commit: str, base_tree: Path, level: str, progress: Progress | None = None, *, container_python: str | None = None) -> ProjectEnv:
     """The environment a task's verifier runs in at `level`: at home, the venv built (or reused)
-    on this host; in a container, the project image is built from the same recipe
-    (sandbox/project_image.py), so this holds the recipe only (no venv on this host to use)."""
-    recipe = recipe_at(project, commit)
+    on this host. In a container of benchtape's base image (which holds this host's system
+    Python at its own path, `container_python`), the same recipe built with that interpreter
+    and mounted read-only at the same path: the network at build time, none in the box. A
+    project with its own Dockerfile.benchtape installs its environment there: the recipe only."""
     if level == "container":
-        return ProjectEnv(recipe, notes=["the container's project image is built from this recipe"] if recipe.buildable else [])
-    return ensure_env(recipe, base_tree, progress=progress)
+        if project.dockerfile is not None or container_python is None:
+            recipe = recipe_at(project, commit)
+            return ProjectEnv(recipe, notes=[f"the environment is the project image's ({project.dockerfile.name})"] if project.dockerfile is not None else [])
+        return ensure_env(recipe_at(project, commit, python=container_python), base_tree, progress=progress)
+    return ensure_env(recipe_at(project, commit), base_tree, progress=progress)
 
 
 def env_notes(env: ProjectEnv) -> list[str]:
@@ -52,9 +56,10 @@ def environment_record(env: ProjectEnv) -> dict[str, Any]:
 
 
 def env_variables(env: ProjectEnv, level: str) -> Callable[[str, str], dict[str, str]]:
-    """The box's `env_for`: the venv and the tree's import roots at home; in a container the
-    image's environment (its PATH already has the venv) plus the tree's import roots."""
-    if level == "container":
+    """The box's `env_for`: the venv and the tree's import roots (at home, and in a container
+    where the venv is mounted at its own path); in a project image, the image's environment
+    plus the tree's import roots."""
+    if level == "container" and env.venv is None:
         roots = env.recipe.detection.roots or (".",)
         build = env.recipe.buildable
 
@@ -66,3 +71,8 @@ def env_variables(env: ProjectEnv, level: str) -> Callable[[str, str], dict[str,
 
         return in_container
     return env.run_env
+
+
+def env_mounts(env: ProjectEnv, level: str) -> list[str]:
+    """Folders a container box mounts read-only at their own path: the environment's."""
+    return [str(env.folder)] if level == "container" and env.folder is not None else []

@@ -62,8 +62,9 @@ class Recipe:
         return tuple(dict.fromkeys([*self.detection.requirements, *self.config.requirements]))
 
     def key(self) -> str:
-        """The cache's key: the environment recipe on this Python."""
-        doc = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "language": self.detection.language}
+        """The cache's key: the environment recipe on this interpreter (a venv is bound to its
+        interpreter's path; the task fingerprint binds `environment`, which is host-independent)."""
+        doc = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
         return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
@@ -71,8 +72,10 @@ class Recipe:
         return {"key": self.key(), "recipe": self.environment, "python": self.python_version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
 
 
-def recipe_for(tree: Tree, config: EnvConfig | None = None) -> Recipe:
-    """The recipe of the tree (a base commit's, or a folder) under the project's `env:`."""
+def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None) -> Recipe:
+    """The recipe of the tree (a base commit's, or a folder) under the project's `env:`.
+    `python`: the interpreter to build with instead of the project's (a container's: the base
+    image holds this host's system Python at the same path)."""
     config = config or EnvConfig()
     detection = detect(tree)
     notes: list[str] = []
@@ -80,7 +83,7 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None) -> Recipe:
     notes += [f"`env.requirements` names {p}, which is not in the tree at this commit" for p in config.requirements if p not in declared]
     python, version = (None, None)
     if detection.language == "python" and config.build:
-        python, version = find_python(config.python)
+        python, version = find_python(python or config.python)
         if python is None:
             notes.append(f"no Python {config.python or '3'} found on this host: the verifier runs without a project environment")
     return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtape.envs.project_env import env_notes, env_variables, environment_record, project_environment
+from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.sandbox.checkout import export_commit
 from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.patches import changed_paths
@@ -66,7 +66,9 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     try:
         work = scratch / "work"
         export_commit(project.root, task.source.base_commit, work)
-        env = project_environment(project, task.source.base_commit, work, level)  # the same environment validation used
+        from benchtape.sandbox.baseimage import image_python
+
+        env = project_environment(project, task.source.base_commit, work, level, container_python=image_python() if level == "container" and image is None else None)  # the same environment validation used
         env.materialize(work)
         wheels = project.wheelhouse() if image is None and env.venv is None else None
         site = None
@@ -74,7 +76,7 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
             from benchtape.sandbox.wheelhouse import site_for
 
             site = site_for(wheels)
-        with verifier_box(level, work, image=image, network=task.verify.network, site=site, env_for=env_variables(env, level)) as box:
+        with verifier_box(level, work, image=image, network=task.verify.network, site=site, env_for=env_variables(env, level), mounts=tuple(env_mounts(env, level))) as box:
             ev = verify_task(work, task, candidate, box.run, prepare=env.setup, probe=probe_command(env.packages))
             ev.environment = environment_record(env)
             where, notes = box.where, [*env_notes(env), *box.notes]

@@ -83,7 +83,7 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
 
 
 @contextlib.contextmanager
-def container_box(tree: Path, image: str | None, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
+def container_box(tree: Path, image: str | None, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None, mounts: tuple[str, ...] = ()) -> Iterator[VerifierBox]:
     """Commands in a fresh container of `image` (None: benchtape's base image) on `tree`."""
     from benchtape.sandbox.container import WORKSPACE_AT, ContainerSandbox
 
@@ -93,6 +93,7 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
         shares.append({"from": str(site), "to": SITE_AT, "access": "ro"})
         box_env["PYTHONPATH"] = SITE_AT
         box_env["PATH"] = f"{SITE_AT}/bin:{CONTAINER_PATH}"
+    shares += [{"from": m, "to": m, "access": "ro"} for m in mounts]  # a project environment, at its own path
     if env_for is not None:
         box_env.update(env_for(WORKSPACE_AT, box_env.get("PATH", CONTAINER_PATH)))
     box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares)
@@ -107,12 +108,13 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
         box.remove()
 
 
-def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None, env_for: EnvFor | None = None) -> contextlib.AbstractContextManager[VerifierBox]:
+def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None, env_for: EnvFor | None = None, mounts: tuple[str, ...] = ()) -> contextlib.AbstractContextManager[VerifierBox]:
     """The box of a level (`home` or `container`) on `tree`: where validation and grading run a
     task's verifier. `site`: an unpacked wheelhouse (sandbox/wheelhouse.py), with no project image;
-    `env_for`: the project environment's variables (envs/)."""
+    `env_for`: the project environment's variables (envs/); `mounts`: folders a container
+    mounts read-only at their own path (the environment's venv)."""
     if level == "container":
-        return container_box(tree, image, network=network, site=site, env_for=env_for)
+        return container_box(tree, image, network=network, site=site, env_for=env_for, mounts=mounts)
     if level != "home":
         raise ValueError(f"the verifier runs at level home or container, not {level!r}")
     return home_box(tree, network=network, site=site, env_for=env_for)

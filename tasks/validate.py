@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 from benchtape.core.errors import BadInput
 from benchtape.envs.build import ProjectEnv
-from benchtape.envs.project_env import env_notes, env_variables, environment_record, project_environment
+from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
@@ -178,7 +178,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
             report.refused = f"exporting the base tree failed: {exc}"
             return report
         try:
-            env = project_environment(project, task.source.base_commit, base_tree, level, say)
+            env = project_environment(project, task.source.base_commit, base_tree, level, say, container_python=_image_python(level))
         except EnvError as exc:
             report.refused = f"the project's environment could not be built: {exc}"
             report.next = "fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected"
@@ -304,7 +304,13 @@ def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | 
     from benchtape.sandbox.wheelhouse import site_for
 
     wheels = project.wheelhouse() if image is None and env.venv is None else None
-    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(env, level))
+    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(env, level), mounts=tuple(env_mounts(env, level)))
+
+
+def _image_python(level: str) -> str | None:
+    from benchtape.sandbox.baseimage import image_python
+
+    return image_python() if level == "container" else None
 
 
 def _write_log(logs: Path, task_id: str, phase: str, evidence: Evidence) -> Path:
