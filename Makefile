@@ -55,6 +55,7 @@ bench: install
 	-$(BIN)/python benchmarks/view.py
 	-$(BIN)/python benchmarks/scaleout.py
 	-$(BIN)/python benchmarks/tasks.py
+	-$(BIN)/python benchmarks/envs.py
 	@$(BIN)/python benchmarks/figures.py; code=$$?; rm -f $(FIGURES); exit $$code
 
 # ruff (the rule set in pyproject) over the code and tests; mypy over the namespace (default

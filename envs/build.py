@@ -89,7 +89,7 @@ class ProjectEnv:
 
     def materialize(self, work: Path) -> list[str]:
         """Copy what the build generated (a VCS version file) into a fresh tree that lacks it."""
-        copied = []
+        copied: list[str] = []
         if self.folder is None:
             return copied
         for rel in self.generated:

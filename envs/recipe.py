@@ -81,11 +81,12 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
     notes: list[str] = []
     declared = declarations(tree, config.requirements)
     notes += [f"`env.requirements` names {p}, which is not in the tree at this commit" for p in config.requirements if p not in declared]
+    wanted = python or config.python
     python, version = (None, None)
     if detection.language == "python" and config.build:
-        python, version = find_python(python or config.python)
+        python, version = find_python(wanted)
         if python is None:
-            notes.append(f"no Python {config.python or '3'} found on this host: the verifier runs without a project environment")
+            notes.append(f"no Python {wanted or '3'} found on this host: the verifier runs without a project environment")
     return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes))
 
 
