@@ -5,11 +5,12 @@ validated in."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.envs.build import Progress, ProjectEnv, ensure_env
-from benchtape.envs.recipe import Recipe, recipe_for
+from benchtape.envs.recipe import EnvError, Recipe, recipe_for
 from benchtape.spec.project import Project
 from benchtape.spec.project_tree import GitTree
 
@@ -26,17 +27,21 @@ def environment_at(project: Project, commit: str, base_tree: Path, *, progress: 
 
 
 def project_environment(project: Project, commit: str, base_tree: Path, level: str, progress: Progress | None = None, *, container_python: str | None = None) -> ProjectEnv:
-    """The environment a task's verifier runs in at `level`: at home, the venv built (or reused)
-    on this host. In a container of benchtape's base image (which holds this host's system
-    Python at its own path, `container_python`), the same recipe built with that interpreter
-    and mounted read-only at the same path: the network at build time, none in the box. A
-    project with its own Dockerfile.benchtape installs its environment there: the recipe only."""
+    """The environment a task's verifier runs in at `level`: the venv built (or reused) on this
+    host. In a container of benchtape's base image (which holds this host's system Python at
+    its own path, `container_python`), the same recipe built with that interpreter and mounted
+    read-only at the same path: the network at build time, none in the box. A project that
+    brings its own environment (a Dockerfile.benchtape, or a .benchtape/wheelhouse/) keeps it:
+    the recipe only, nothing built."""
+    recipe = recipe_at(project, commit)
+    if project.dockerfile is not None or project.wheelhouse() is not None:
+        own = f"the project image ({project.dockerfile.name})" if project.dockerfile is not None else f"the wheelhouse ({project.wheelhouse()})"
+        return ProjectEnv(recipe, notes=[f"the project brings its own environment, {own}: no venv is built"])
     if level == "container":
-        if project.dockerfile is not None or container_python is None:
-            recipe = recipe_at(project, commit)
-            return ProjectEnv(recipe, notes=[f"the environment is the project image's ({project.dockerfile.name})"] if project.dockerfile is not None else [])
+        if container_python is None:
+            return ProjectEnv(recipe, notes=["no interpreter for benchtape's base image: no venv is built"])
         return ensure_env(recipe_at(project, commit, python=container_python), base_tree, progress=progress)
-    return ensure_env(recipe_at(project, commit), base_tree, progress=progress)
+    return ensure_env(recipe, base_tree, progress=progress)
 
 
 def env_notes(env: ProjectEnv) -> list[str]:
@@ -74,5 +79,32 @@ def env_variables(env: ProjectEnv, level: str) -> Callable[[str, str], dict[str,
 
 
 def env_mounts(env: ProjectEnv, level: str) -> list[str]:
-    """Folders a container box mounts read-only at their own path: the environment's."""
-    return [str(env.folder)] if level == "container" and env.folder is not None else []
+    """What a container box mounts read-only at its own path: the environment's folder, and
+    each of `env.tools` (a host program `env.setup` runs, such as msgfmt) with the shared
+    libraries `ldd` names (benchtape's base image is this host's files at the same paths, so a
+    host binary runs there as it does here)."""
+    if level != "container":
+        return []
+    mounts = [str(env.folder)] if env.folder is not None else []
+    for tool in env.recipe.config.tools:
+        mounts += [p for p in host_program(tool) if p not in mounts]
+    return mounts
+
+
+def host_program(name: str) -> list[str]:
+    """The files a host program needs to run elsewhere: itself and its shared libraries."""
+    import re
+    import shutil
+    import subprocess
+
+    exe = shutil.which(name)
+    if exe is None:
+        raise EnvError(f"`env.tools` names {name!r}, which is not on this host's PATH: install it (for msgfmt: apt-get install gettext)")
+    files = [os.path.realpath(exe)]
+    done = subprocess.run(["ldd", files[0]], capture_output=True, text=True, timeout=30)
+    for lib in re.findall(r"=>\s+(/\S+)", done.stdout):
+        # by the name the loader asks for, in its real folder (/lib is /usr/lib on a merged-usr host)
+        path = os.path.join(os.path.realpath(os.path.dirname(lib)), os.path.basename(lib))
+        if path not in files and not re.search(r"/(?:libc|libm|libpthread|libdl|ld-linux[^/]*)\.so", path):
+            files.append(path)
+    return files

@@ -50,7 +50,7 @@ SOURCE_KEYS = {"provider", "host", "owner", "repo", "remote"}
 HARVEST_KEYS = {"prompt_source", "test_patterns", "noise_patterns"}
 AGENT_KEYS = {"allow_hosts"}
 CREDENTIAL_KEYS = {"env", "file"}
-ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "setup", "variables", "package"}
+ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "setup", "variables", "package", "tools"}
 
 
 @dataclass(frozen=True)
@@ -109,12 +109,13 @@ class EnvConfig:
     setup: tuple[str, ...] = ()
     variables: tuple[tuple[str, str], ...] = ()  # set at build time and when the verifier runs
     package: str | None = None  # the import name of the package under test, when detection misses it
+    tools: tuple[str, ...] = ()  # host programs `setup` needs (msgfmt): mounted into a container with their libraries
 
     def bound(self) -> dict[str, Any]:
         return {
             "build": self.build, "python": self.python, "extras": list(self.extras), "groups": list(self.groups),
             "requirements": list(self.requirements), "install": list(self.install), "setup": list(self.setup),
-            "variables": dict(self.variables), "package": self.package,
+            "variables": dict(self.variables), "package": self.package, "tools": list(self.tools),
         }
 
 
@@ -283,6 +284,7 @@ def _env(ld: DocLoader, top: LineDict) -> EnvConfig:
         setup=strings("setup"),
         variables=tuple((str(k), str(v)) for k, v in variables.items()),
         package=str(node["package"]) if node.get("package") is not None else None,
+        tools=strings("tools"),
     )
 
 

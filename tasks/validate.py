@@ -179,6 +179,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
             return report
         try:
             env = project_environment(project, task.source.base_commit, base_tree, level, say, container_python=_image_python(level))
+            mounts = tuple(env_mounts(env, level))
         except EnvError as exc:
             report.refused = f"the project's environment could not be built: {exc}"
             report.next = "fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected"
@@ -186,12 +187,14 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
         report.environment = env.to_dict()
         report.notes.extend(n for n in env_notes(env) if n not in report.notes)
         with _image(project, task, base_tree, level, report) as image:
+            if env.venv is not None:  # the base image with the environment mounted, not a bare Python
+                report.notes = [n for n in report.notes if not n.startswith("no Dockerfile.benchtape")]
             for phase in PHASES:
                 say(f"{task.id}: {phase} …")
                 work = scratch / phase / "work"
                 shutil.copytree(base_tree, work, symlinks=True)
                 env.materialize(work)
-                with _box(project, task, work, level, image, env) as box:
+                with _box(project, task, work, level, image, env, mounts) as box:
                     report.where = box.where
                     report.notes.extend(n for n in box.notes if n not in report.notes)
                     candidate = task.reference() if phase == "reference" else None
@@ -300,11 +303,11 @@ def _image(project: Project, task: TaskSpec, base_tree: Path, level: str, report
     return verifier_image(project, task, level, base_tree, report.notes)
 
 
-def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None, env: ProjectEnv) -> Any:
+def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None, env: ProjectEnv, mounts: tuple[str, ...]) -> Any:
     from benchtape.sandbox.wheelhouse import site_for
 
     wheels = project.wheelhouse() if image is None and env.venv is None else None
-    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(env, level), mounts=tuple(env_mounts(env, level)))
+    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(env, level), mounts=mounts)
 
 
 def _image_python(level: str) -> str | None:

@@ -36,7 +36,7 @@ HUMANIZE = {
     "307": (True, 2, 73, 75), "302": (True, 4, 62, 66), "297": (True, 1, 382, 383), "294": (True, 7, 59, 66),
     "2ddb5903cd": (True, 2, 57, 59), "301": (False, 0, 65, 75),
 }
-CONFIG = "apiVersion: benchtape/v1alpha1\nkind: Project\nenv:\n  setup: [bash scripts/generate-translation-binaries.sh]\n"
+CONFIG = "apiVersion: benchtape/v1alpha1\nkind: Project\nenv:\n  setup: [bash scripts/generate-translation-binaries.sh]\n  tools: [msgfmt]\n"
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +151,30 @@ def test_without_the_environment_the_diagnosis_is_project_not_installed(humanize
         assert verdict.outcome == "infrastructure_error" and verdict.evidence["diagnosis"] == "project_not_installed"
     finally:
         (root / ".benchtape" / "config.yaml").write_text(CONFIG)
+
+
+@pytest.mark.docker
+def test_the_container_level_validates_and_grades_alike(humanize: dict[str, Any]):
+    """The same recipe, built with the interpreter benchtape's base image holds and mounted
+    read-only in a container with no network: the same counts as at home, and the same verdict."""
+    import os
+
+    from benchtape.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"NO DOCKER ENGINE (CI=true): {why}", pytrace=False)
+        pytest.skip(f"NO DOCKER ENGINE: {why}")
+    root, ref = humanize["root"], humanize["ids"]["307"]  # the one that needs env.setup's catalogues
+    done = validate(humanize["project"], [ref], store=humanize["store"], level="container", logs=root / ".benchtape" / "validate-container")
+    report = done.tasks[0]
+    home = next(t for t in humanize["done"].tasks if t.id == ref)
+    assert report.validated and report.where.startswith("container"), report.to_dict()
+    for phase in ("base", "reference"):
+        assert report.phases[phase].evidence.counts == home.phases[phase].evidence.counts
+        assert [(i["package"], i["inside"]) for i in report.phases[phase].evidence.imported or []] == [("humanize", True)]
+    assert report.environment is not None and report.environment["folder"]  # built with the image's interpreter (this host's system Python), mounted
+    task = load_task(find_task(root, ref))
+    verdict = grade_candidate(humanize["project"], task, task.reference(), level="container")
+    assert verdict.outcome == "passed" and verdict.evidence["where"].startswith("container"), verdict.reason
