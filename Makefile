@@ -5,11 +5,19 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test bench fuzz install clean docs agents lint screenshots
 
+# A user's install is the package and its runtime dependencies (what `make demo` needs, ~100 MB);
+# the test tools (pytest, Playwright, Ray, Inspect, ruff, mypy: ~800 MB more) come with `make test`
+# and `make lint` only, through the `test` extra.
 $(BIN)/benchtape: pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q -e .
 	@touch $(BIN)/benchtape
+
+TESTED := $(VENV)/.test-extras
+$(TESTED): $(BIN)/benchtape pyproject.toml
+	$(BIN)/pip install -q -e '.[test]'
+	@touch $(TESTED)
 
 # Bytecode, compiled as pip compiles an installed package: an editable install leaves it to the
 # first import, which never writes it where PYTHONDONTWRITEBYTECODE is set (this machine, many
@@ -28,7 +36,7 @@ demo: install
 agents: install
 	$(BIN)/python -m benchtape.adapters.binaries --install claude-code codex
 
-test: install
+test: install $(TESTED)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 # Every benchmark prints its own report; issue 16's figures (each beside its floor or target)
@@ -36,7 +44,7 @@ test: install
 # run: the table says MISSED, and `make bench` fails at the end).
 FIGURES := $(shell mktemp -u /tmp/benchtape-figures.XXXXXX)
 bench: export BENCHTAPE_BENCH_FIGURES = $(FIGURES)
-bench: install
+bench: install $(TESTED)
 	-$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/store_append.py
 	-$(BIN)/python benchmarks/regrade_query.py
@@ -60,7 +68,7 @@ bench: install
 
 # ruff (the rule set in pyproject) over the code and tests; mypy over the namespace (default
 # mode, core strict) through .ci/typecheck, which lays the package-dir mapping out for it
-lint: install
+lint: install $(TESTED)
 	$(BIN)/ruff check .
 	.ci/typecheck
 
@@ -69,7 +77,7 @@ docs: install
 
 # The README's pictures of `benchtape view` (docs/img/view-*.png), from stores recorded for real,
 # in Debian's Chromium (apt-get install chromium).
-screenshots: install
+screenshots: install $(TESTED)
 	$(BIN)/python tests/viewer/screenshots.py docs/img
 
 clean:
@@ -79,5 +87,5 @@ clean:
 # A long fuzz run (hypothesis-generated bench files, transcript lines and snapshot tars, each in a
 # bounded worker): prints inputs, tracebacks, hangs and peak memory. FUZZ_INPUTS per kind; FUZZ_SEED.
 FUZZ_INPUTS ?= 2000
-fuzz: install
+fuzz: install $(TESTED)
 	$(BIN)/python tests/fuzz/run_fuzz.py --inputs $(FUZZ_INPUTS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))

@@ -188,7 +188,7 @@ NO_UPDATES = {".claude.json": {"autoUpdates": False}, ".claude/settings.json": {
 class ClaudeCodeAdapter:
     name = HARNESS
     # the tool names its calls carry (and every mcp__<server>__<tool>): a check naming another
-    # native name never matches here, which preflight warns of (benchtape.preflight)
+    # native name never matches here, which preflight warns of (benchtape.app.preflight)
     native_tools: frozenset[str] | None = frozenset({
         "Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead", "Bash", "BashOutput", "KillShell", "KillBash",
         "Glob", "Grep", "LS", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode",
@@ -210,7 +210,7 @@ class ClaudeCodeAdapter:
     # 2.1.328 rewrites ~/.claude.json at every start (numStartups, per-project flags, caches)
     own_state = (".claude.json",)
     home_json = NO_UPDATES
-    takes_images = True  # `image:` reaches the model (benchtape.preflight refuses it under a harness without this)
+    takes_images = True  # `image:` reaches the model (benchtape.app.preflight refuses it under a harness without this)
 
     def config(self, launch: Launch) -> ClaudeConfig:
         return parse_config(launch.harness_config)

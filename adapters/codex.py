@@ -103,7 +103,7 @@ class CodexAdapter:
     )
     own_state: tuple[str, ...] = ()  # config.toml is benchtape's, written before the staged tree; 0.169.0 leaves it as it is
     home_json: dict[str, dict[str, Any]] = {}
-    takes_images = True  # `image:` reaches the model (benchtape.preflight refuses it under a harness without this)
+    takes_images = True  # `image:` reaches the model (benchtape.app.preflight refuses it under a harness without this)
 
     def command(self, launch: Launch) -> Command:
         """`codex exec --json [--skip-git-repo-check] [--sandbox workspace-write|danger-full-access] [-m] [-c effort] <args> -`.

@@ -53,7 +53,7 @@ class MockAdapter:
     bookkeeping: tuple[str, ...] = ()
     own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}
-    takes_images = True  # `image:` reaches the model (benchtape.preflight refuses it under a harness without this)
+    takes_images = True  # `image:` reaches the model (benchtape.app.preflight refuses it under a harness without this)
 
     def __init__(self, noop: bool = False):
         self.noop = noop

@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.figures import record  # noqa: E402
-from benchtape.api import run_benches  # noqa: E402
+from benchtape.app.api import run_benches  # noqa: E402
 from benchtape.recorder.runner import RunOptions  # noqa: E402
 from benchtape.spec.bench import load_bench  # noqa: E402
 from benchtape.store.database import Store  # noqa: E402
@@ -122,7 +122,7 @@ class Timeline:
 
 def instrument(timeline: Timeline) -> None:
     """The steps of a session, in the order they happen."""
-    import benchtape.api as api
+    import benchtape.app.api as api
     import benchtape.recorder.runner as runner
     import benchtape.recorder.scheduler as scheduler
     import benchtape.replay.grading as grading

@@ -127,7 +127,7 @@ def overhead(runs: int) -> list[float]:
     """
     import subprocess
 
-    from benchtape.api import run_benches
+    from benchtape.app.api import run_benches
     from benchtape.recorder.runner import RunOptions
     from benchtape.spec.bench import load_bench
 

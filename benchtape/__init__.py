@@ -18,12 +18,12 @@ from typing import Any
 from benchtape.core.version import VERSION as __version__
 
 _PUBLIC = {
-    "load_benches": "benchtape.api",
-    "load_inputs": "benchtape.api",
-    "run_benches": "benchtape.api",
-    "run_eval": "benchtape.api",
-    "RunOutcome": "benchtape.api",
-    "Reports": "benchtape.api",
+    "load_benches": "benchtape.app.api",
+    "load_inputs": "benchtape.app.api",
+    "run_benches": "benchtape.app.api",
+    "run_eval": "benchtape.app.api",
+    "RunOutcome": "benchtape.app.api",
+    "Reports": "benchtape.app.api",
     "RunOptions": "benchtape.recorder.runner",
     "Store": "benchtape.store.database",
     "Session": "benchtape.core.model",
@@ -32,7 +32,7 @@ _PUBLIC = {
     "grade_session": "benchtape.replay.grading",
     "GradingContext": "benchtape.replay.grading",
     "StoredSnapshot": "benchtape.replay.grading",
-    "preflight_all": "benchtape.preflight",
+    "preflight_all": "benchtape.app.preflight",
     "BenchtapeError": "benchtape.core.errors",
     "BadInput": "benchtape.core.errors",
     "ExitCode": "benchtape.core.errors",

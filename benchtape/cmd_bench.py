@@ -27,7 +27,7 @@ def list_cmd(
     """
 
     def body() -> int:
-        from benchtape.api import load_inputs
+        from benchtape.app.api import load_inputs
         from benchtape.core.errors import BadInput, ExitCode
 
         try:
@@ -76,10 +76,10 @@ def preflight_cmd(
     """
 
     def body() -> int:
-        from benchtape import envfile
-        from benchtape.api import control_audit, load_inputs
+        from benchtape.app import envfile
+        from benchtape.app.api import control_audit, load_inputs
+        from benchtape.app.preflight import preflight_all
         from benchtape.cmd_run import _confounded, _control_block
-        from benchtape.preflight import preflight_all
         from benchtape.recorder.runner import RunOptions
         from benchtape.sandbox.levels import checked_level
         from benchtape.spec.audit import Confounded

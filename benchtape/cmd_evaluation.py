@@ -67,7 +67,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _create(name: str) -> int:
-    from benchtape.evaluation_create import ask, template
+    from benchtape.app.evaluation_create import ask, template
     from benchtape.spec.evaluation import EVALUATIONS_DIR
     from benchtape.spec.overlays import load_registry, project_config_dir
 
@@ -107,7 +107,9 @@ def _validate(name: str, json_out: bool) -> int:
         "evaluation": ev.name,
         "path": str(ev.path),
         "benches": [str(p) for p in ev.bench_paths],
+        "task_folders": list(ev.task_refs),  # `tasks:` as written (ids, `all`, Harbor folders)
         "tasks": [t.id for t in tasks],
+        "skipped_tasks": [s.describe() for s in ev.skipped],
         "attempts": ev.attempts,
         "arms": [a.summary() for a in ev.arms],
         "cells_per_task": ev.cells_per_task,
@@ -127,10 +129,10 @@ def _validate(name: str, json_out: bool) -> int:
 
 
 def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
-    """Checks naming a native tool some setup's harness never emits (benchtape.preflight owns the finding)."""
+    """Checks naming a native tool some setup's harness never emits (benchtape.app.preflight owns the finding)."""
     from dataclasses import replace
 
-    from benchtape.preflight import native_tool_warnings
+    from benchtape.app.preflight import native_tool_warnings
 
     by_bench: dict[Any, list[Any]] = {}
     for task in tasks:
@@ -157,7 +159,7 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
     from benchtape.spec.pricing import load_pricing
 
     if html is not None:
-        from benchtape.preflight import check_outputs
+        from benchtape.app.preflight import check_outputs
 
         check_outputs({"--html": html})  # before the comparison is made: a path that cannot take it is found first
     store = open_store(db, must_exist=True, readonly=True)

@@ -28,8 +28,8 @@ def init_cmd(
         return
 
     def body() -> int:
-        from benchtape.api import demo_bench_path
-        from benchtape.preflight import unwritable
+        from benchtape.app.api import demo_bench_path
+        from benchtape.app.preflight import unwritable
 
         target = folder / "madbench.yaml"
         for existing in (target, folder / "calc"):

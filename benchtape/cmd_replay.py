@@ -41,15 +41,16 @@ def check_cmd(
     """
 
     def body() -> int:
-        from benchtape import envfile, render, render_replay
-        from benchtape.api import load_benches, run_benches
-        from benchtape.controls import control_options
+        from benchtape import render, render_replay
+        from benchtape.app import envfile
+        from benchtape.app.api import load_benches, run_benches
+        from benchtape.app.controls import control_options
         from benchtape.recorder.runner import Interrupted
         from benchtape.replay.control import refuse_images, tally
 
         envfile.load(env_file, no_env)
         if benches and len(benches) == 1:
-            from benchtape.task_check import check_tasks, is_task_target
+            from benchtape.app.task_check import check_tasks, is_task_target
 
             if is_task_target(Path(benches[0])):  # a folder of Harbor tasks, or an evaluation with `tasks:`
                 return check_tasks(Path(benches[0]), db=db, plain=plain, as_json=as_json)

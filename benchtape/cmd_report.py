@@ -145,7 +145,7 @@ def html_cmd(
     """
 
     def body() -> int:
-        from benchtape.preflight import check_outputs
+        from benchtape.app.preflight import check_outputs
         from benchtape.replay.html import Entry, render
         from benchtape.replay.report import write_text_atomic
         from benchtape.replay.select import Selection, resolve, rows, sessions

@@ -82,12 +82,12 @@ def run_cmd(
     if harbor_target(benches):
         assert benches is not None
         refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
         return
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, (executor, address)))
+        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
         return
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
     if misplaced:
@@ -118,7 +118,7 @@ def run_cmd(
 def _madbench_flags(runs: int | None, manual: bool, env_file: Path | None, no_env: bool) -> int:
     """The flags a madbench command line carries: a retired one refused with its fix, the
     `.env` loaded (before anything reads the environment)."""
-    from benchtape import envfile
+    from benchtape.app import envfile
 
     if runs is not None:
         raise BadInput("--runs was retired; the flag is --repeat", fix=f"write --repeat {runs}")
@@ -161,7 +161,7 @@ def harbor_target(benches: list[Path] | None) -> bool:
     return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
 
 
-def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
+def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
     """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
     (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
     preview, consent (--yes), cells recorded once and re-graded when asked for again."""
@@ -170,7 +170,7 @@ def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes,
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
     ev = harbor_evaluation(folder, harness, model, attempts=repeat)
-    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement, loaded=ev)
+    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement, loaded=ev)
 
 
 _WHY_NOT_HARBOR = {
@@ -198,9 +198,9 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, allow_host_writes, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
-    from benchtape.evaluation_run import EvaluationRequest
-    from benchtape.evaluation_run import execute as run_evaluation
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
+    from benchtape.app.evaluation_run import EvaluationRequest
+    from benchtape.app.evaluation_run import execute as run_evaluation
     from benchtape.sandbox.levels import checked_level
 
     if refused:
@@ -216,7 +216,8 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         concurrency=concurrency,
         sandbox=sandbox,
         keep_sandbox=keep_sandbox,
-        allow_host_writes=allow_host_writes,
+        allow_host_writes=consent[0],  # the consent flags, (--allow-host-writes, --allow-network), both handed on
+        allow_network=consent[1],
         json_out=json_out,
         plain=plain,
         argv=sys.argv[1:],
@@ -244,7 +245,7 @@ def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
 
 def execute(req: RunRequest, param: list[str] | None = None) -> int:
     from benchtape import render
-    from benchtape.api import Reports, load_inputs, run_benches, run_eval
+    from benchtape.app.api import Reports, load_inputs, run_benches, run_eval
     from benchtape.recorder.runner import Interrupted, RunOptions
     from benchtape.sandbox.levels import checked_level
     from benchtape.spec.audit import Confounded
@@ -368,8 +369,8 @@ def _gauges(run) -> None:
 
 def _check_database_folder(db: Path | None) -> None:
     """A new database must be creatable where it goes (`demo` in a read-only folder): said before anything runs."""
+    from benchtape.app.preflight import unwritable
     from benchtape.options import db_path
-    from benchtape.preflight import unwritable
 
     path = db_path(db)
     # the store makes a database's folder (`.benchtape/` by default), so the folder only needs to be makeable
@@ -399,7 +400,7 @@ def demo_cmd(
 
     Example: benchtape demo --db /tmp/demo.db
     """
-    from benchtape.api import demo_bench_path
+    from benchtape.app.api import demo_bench_path
 
     guarded(lambda: execute(RunRequest(benches=[demo_bench_path()], db=db, report_json=report_json, plain=plain, demo=True)))
 

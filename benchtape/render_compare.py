@@ -10,6 +10,7 @@ from rich.table import Table
 from benchtape.render import console
 from benchtape.render_replay import metric_text
 from benchtape.replay.compare import Comparison, columns, display, matrix_text, notes
+from benchtape.replay.document import placed
 
 
 def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
@@ -18,7 +19,10 @@ def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
         print(text)
 
     say(f"evaluation {doc['evaluation']}  ({path})", highlight=False)
-    say(f"tasks: {len(doc['tasks'])} from {', '.join(doc['benches'])}", highlight=False)
+    sources = [*doc["benches"], *([f"task folders ({', '.join(doc['task_folders'])})"] if doc.get("task_folders") else [])]
+    say(f"tasks: {len(doc['tasks'])} from {', '.join(sources) or 'no bench and no task folder'}", highlight=False)
+    for line in doc.get("skipped_tasks", []):
+        say(f"  {line}", highlight=False)
     say(f"arms: {len(doc['arms'])}", highlight=False)
     for number, arm in enumerate(doc["arms"], start=1):
         say(f"  {number:>3}  block {arm['block']}  {arm['label']}", highlight=False)
@@ -122,7 +126,7 @@ def _head(s: dict[str, Any]) -> str:
 
 
 def _verdicts(s: dict[str, Any]) -> str:
-    return "\n".join(f"{v['status']} {v['check']} {v['type']}" for v in s["verdicts"]) or "not graded"
+    return "\n".join(f"{v['status']} {placed(v['check'], v['type'])}" for v in s["verdicts"]) or "not graded"
 
 
 def _diff(s: dict[str, Any]) -> str:

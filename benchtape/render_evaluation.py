@@ -94,6 +94,8 @@ def progress(plain: bool) -> Callable[[str, dict[str, Any]], None]:
                 err.print(f"kept sandbox of {data['scenario']}: {data['where']}", highlight=False)
             elif kind == "sandbox.note" and data.get("kind") == "recover":  # the run's start finished what a killed benchtape left
                 err.print(f"sandbox: {data['message']}", highlight=False)
+            elif kind == "sandbox.note" and data.get("kind") == "ray":  # where Ray's own messages went (stderr: --json's stdout stays one document)
+                err.print(f"ray: {data['message']}", highlight=False)
 
     return on_event
 

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
+from benchtape.replay.document import placed
 from benchtape.replay.timeline import judge_note
 
 VERDICT_STYLE = {
@@ -150,7 +151,10 @@ def regrade_summary(summary: Any, plain: bool) -> None:
         _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):
             _say(out, f"    {name}: {n} session(s)", "yellow")
-    _say(out, f"next: benchtape diff OLD_GRADING {summary.grading_id}   (list them with `benchtape gradings`)", "dim")
+    if summary.previous:
+        _say(out, f"next: benchtape diff {summary.previous} {summary.grading_id}   (the grading these sessions showed before, against this one)", "dim")
+    else:
+        _say(out, f"next: benchtape gradings   (these sessions had no grading before {summary.grading_id})", "dim")
     print(summary.grading_id)
 
 
@@ -172,11 +176,11 @@ def grading_diff(d: Any, plain: bool) -> None:
         for c in d.flips:
             changed = " (check changed)" if c.spec_changed else ""
             moved = f" (moved from {c.moved_from})" if c.moved_from else ""
-            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {c.check_path} {c.name}{moved}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
+            _say(out, f"    {c.label:<12} {c.scenario} {c.session_id} {placed(c.check_path, c.name)}{moved}{changed}: {_v(c.a)} → {_v(c.b)}" + (f" — {c.b.reason}" if c.b.reason else ""), "red" if c.b.status != "PASS" else "green")
     if d.scores:
         _say(out, f"score changes ({len(d.scores)}):", "bold")
         for c in d.scores:
-            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {c.check_path} {c.name}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
+            _say(out, f"    {c.delta:+.3f}       {c.scenario} {c.session_id} {placed(c.check_path, c.name)}{' (check changed)' if c.spec_changed else ''}: {_v(c.a)} → {_v(c.b)}")
     for version in d.tasks.values():
         _say(out, f"{version.why()} ({len(version.sessions)} session(s) graded against each)", "bold")
     for group in d.changed.values():
@@ -190,7 +194,7 @@ def grading_diff(d: Any, plain: bool) -> None:
             _say(out, f"{title} ({len(items)}):", "bold")
             for c in items:
                 v = getattr(c, side)
-                _say(out, f"    {c.scenario} {c.session_id} {c.check_path} {c.name}: {_v(v)}")
+                _say(out, f"    {c.scenario} {c.session_id} {placed(c.check_path, c.name)}: {_v(v)}")
     if not (d.flips or d.scores or d.changed or d.added or d.removed):
         _say(out, "no verdict changed", "green")
     if d.per_session:
@@ -378,8 +382,16 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
         kept = shown.metrics.get("grading_id")
         _say(out, f"metrics (grading {kept}):" if kept else "metrics (built-in: the bench declares none):", "bold")
         for name, value in shown.metrics["values"].items():
-            why = (shown.metrics.get("errors") or {}).get(name)
+            why = (shown.metrics.get("errors") or {}).get(name) or (_turns_note(shown.session, value) if name == "turns" and not kept else None)
             _say(out, f"  {name}  {metric_text(value)}" + (f"  ({why})" if why else ""))
+
+
+def _turns_note(session: Any, value: Any) -> str | None:
+    """madbench's built-in `turns` counts exchanges (the prompt and each follow-up); a tool's own
+    `turns` (Claude's num_turns) counts model round trips: said side by side, so 1 beside 14 reads right."""
+    reported = session.metrics.turns
+    return None if reported is None or reported == value else f"exchanges: the prompt and each follow-up; the tool reported {reported} model turns"
+
 
 
 def metric_text(value: Any) -> str:

@@ -22,7 +22,8 @@ def scan_table(result: Any) -> None:
         mark = " (task exists)" if c.existing else ""
         print(f"{d['id']:>12}  {d['kind']:6}  {d['score']:>5.1f}  {d['date'][:10]}  {len(d['implementation']):>4}  {len(d['tests']):>5}  {d['title'][:60]}{mark}")
     if len(result.candidates) > len(shown):
-        print(f"… {len(result.candidates) - len(shown)} more (--limit {min(200, len(result.candidates))})")
+        # ranked by score, so newer candidates can sit below the cut: name both ways to reach them
+        print(f"… {len(result.candidates) - len(shown)} more not shown: --limit {min(200, len(result.candidates))} shows more; --since DATE (or 90d) keeps only the newest")
     if result.reasons:
         print("skipped:")
         for why, n in sorted(result.reasons.items(), key=lambda kv: -kv[1]):
@@ -61,7 +62,7 @@ def lint_lines(results: list[Any]) -> None:
 
 
 def validated_lines(result: Any) -> None:
-    print(f"validated at level {result.level} (run {result.run_id})")
+    print(f"validated at level {result.level} (run {result.run_id}): {result.why}" if result.why else f"validated at level {result.level} (run {result.run_id})")
     for t in result.tasks:
         if t.refused:
             print(f"  {t.id}: refused — {t.refused}")
@@ -83,8 +84,16 @@ def task_table(rows: list[Any]) -> None:
     if not rows:
         print("no tasks; next: benchtape task scan")
         return
+    import shutil
+    import textwrap
+
+    width = max(60, shutil.get_terminal_size((120, 24)).columns - 27)
     for r in rows:
-        print(f"{r.id:>12}  {r.state:11}  {r.why[:80]}")
+        # the whole reason, wrapped under its column (cut at 80 characters it read "… base comm")
+        lines = textwrap.wrap(r.why, width) or [""]
+        print(f"{r.id:>12}  {r.state:11}  {lines[0]}")
+        for more in lines[1:]:
+            print(f"{'':>12}  {'':11}  {more}")
         if r.state != "valid":
             print(f"{'':>12}  next: {r.next}")
 

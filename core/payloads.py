@@ -210,6 +210,11 @@ class AdapterWarning(TypedDict, total=False):
     source: str  # who noticed when it is not the adapter: recorder, sandbox, setup, terminal
 
 
+# The `source`s of an `error` that is the tool's own word that the whole session ended in error
+# (Claude's `result` with is_error, Codex's `turn.failed`): such a session's status is `error`.
+ENDED_IN_ERROR = frozenset({"result", "turn.failed"})
+
+
 class Error(TypedDict, total=False):
     message: str
     stderr_tail: str

@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, cast
 
+import orjson
+
 from benchtape.adapters.base import Parser
 from benchtape.adapters.lines import finish_safely
 from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, open_transcripts, parser_for, trajectories_below, transcripts_below
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
-from benchtape.core.payloads import SessionFinished
+from benchtape.core.payloads import ENDED_IN_ERROR, SessionFinished
 from benchtape.recorder.parse_worker import Parse, parsed
 from benchtape.store.database import RAW_CHUNK_BYTES, Batch, Store, new_id
 
@@ -164,7 +166,9 @@ def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, trans
         )
         store.append(sid, [started], at_seq=started_seq)
         finished: dict[str, Any] = meta["finished"] if isinstance(meta.get("finished"), dict) else {}  # how a session exported from benchtape ended
-        done: SessionFinished = {"status": "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms()}
+        # a transcript whose tool said it ended in error (Claude's result is_error, Codex's turn.failed)
+        # is an errored session, as a live run of it is: never `status ok` beside "API Error …"
+        done: SessionFinished = {"status": "error" if span.failed else "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms()}
         done.update(cast(SessionFinished, finished))  # an export's own session.finished: the writer checks its fields
         done["imported"] = True
         store.append(sid, [Action("session.finished", done, at=span.last)])
@@ -178,12 +182,17 @@ class _Span:
 
     def __init__(self) -> None:
         self.first = self.last = 0.0
+        self.failed: str | None = None  # the tool's own word that the session ended in error
 
     def add(self, batch: Batch) -> None:
-        for _, _, at in batch.heads:
+        for i, (kind, _, at) in enumerate(batch.heads):
             if at:
                 self.first = min(self.first, at) if self.first else at
                 self.last = max(self.last, at)
+            if kind == "error":  # rare: decoded only here
+                data = orjson.loads(batch.encoded[i])
+                if data.get("source") in ENDED_IN_ERROR:
+                    self.failed = str(data.get("message") or "error")
 
     def wall_ms(self) -> float | None:
         return round((self.last - self.first) * 1000, 1) if self.first else None

@@ -132,8 +132,27 @@ def main(base: Path) -> int:
             idle_since = now
         elif now - idle_since >= IDLE:
             reap(base)  # a last look before leaving
+            _leave(base, fd)
             return 0
         time.sleep(POLL)
+
+
+def _leave(base: Path, fd: int) -> None:
+    """Take the reaper's own files, and the node folder once empty, with it (it was left in
+    /tmp for good). An attempt registered meanwhile keeps its folder: then everything stays."""
+    try:
+        (base / ATTEMPTS).rmdir()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        os.close(fd)
+        return  # a new attempt: its own reaper starts (or this lock's next holder)
+    (base / LOCK).unlink(missing_ok=True)
+    os.close(fd)
+    try:
+        base.rmdir()
+    except OSError:
+        pass  # a run's shards or seeds are still there: its sweep removes them
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import BadInput
+from benchtape.recorder.ray_messages import RayMessages
 from benchtape.recorder.remote_cell import CellShipment, shipment_of
 from benchtape.recorder.runner import Interrupted, Runner
 from benchtape.recorder.scheduler import ExecutorFactory, Job, Receive
@@ -97,11 +98,15 @@ class RayExecutor:
         from benchtape.recorder import ray_worker
 
         self._owns = not ray.is_initialized()
+        self.messages: RayMessages | None = None
         if self._owns:
+            self.messages = RayMessages(ray, spool_dir / f"{self.run_id}.ray.log")  # before init: its first words go there too
             try:
                 ray.init(address=options.address, namespace=NAMESPACE, log_to_driver=False, logging_level="WARNING", runtime_env=options.runtime_env or None)
             except (ConnectionError, ValueError, RuntimeError) as exc:
+                self.messages.close()
                 raise BadInput(f"could not join the Ray cluster at {options.address}: {exc}", fix="start it with `ray start --head` (docs/scale-out.md), and pass its address: --address HOST:PORT or RAY_ADDRESS") from None
+            self.emit("sandbox.note", {"kind": "ray", "message": f"Ray's own messages (a node lost, its raylet's state dumps) go to {self.messages.path}, not to this output"})
         here = ray.get_runtime_context().get_node_id()
         self._pinned = lambda node, soft=False: NodeAffinitySchedulingStrategy(node_id=node, soft=soft)
         # beside the driver (on the head, when the driver runs there): it outlives any worker node
@@ -140,6 +145,8 @@ class RayExecutor:
                 pass
             if self._owns:
                 self.ray.shutdown()
+            if self.messages is not None:
+                self.messages.close()
 
     # ------------------------------------------------------------ one cell
     def _one(self, cell: CellShipment, level: str, receive: Receive) -> None:
@@ -233,13 +240,24 @@ class RayExecutor:
         ray = self.ray
         try:
             nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
-            refs = [self._sweeper.options(num_cpus=0, scheduling_strategy=self._pinned(node)).remote(run_id) for node in nodes]  # type: ignore[no-untyped-call]  # Ray's stubs
-            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=120)
-            for result in ray.get(ready):
-                for line in result["done"]:
-                    self.emit("sandbox.note", {"kind": "recover", "message": f"node {result['host']}: {line}"})
         except ray.exceptions.RayError as exc:
-            self.emit("sandbox.note", {"kind": "recover", "message": f"the node sweep did not finish: {exc}"})
+            self.emit("sandbox.note", {"kind": "recover", "message": f"the node sweep could not list the nodes: {first_line(exc)}"})
+            return
+        refs = [self._sweeper.options(num_cpus=0, scheduling_strategy=self._pinned(node)).remote(run_id) for node in nodes]  # type: ignore[no-untyped-call]  # Ray's stubs
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=120)
+        for node, ref in zip(nodes, refs):
+            if ref not in ready:
+                self.emit("sandbox.note", {"kind": "recover", "message": f"node {node[:12]} did not answer its sweep within 120 s: its reaper removes what this run left there"})
+                continue
+            try:
+                result = ray.get(ref)
+            except ray.exceptions.RayError:
+                # listed alive a moment before, gone now (a lost node): a task pinned to it cannot be
+                # scheduled, which is no failure of the sweep; the node's own reaper ends what the run left there
+                self.emit("sandbox.note", {"kind": "recover", "message": f"node {node[:12]} left the cluster before its sweep: its reaper removes what this run left there"})
+                continue
+            for line in result["done"]:
+                self.emit("sandbox.note", {"kind": "recover", "message": f"node {result['host']}: {line}"})
 
 
 def lost_message(attempt: dict[str, Any], failure: str | None, *, retried: bool) -> str:
@@ -249,3 +267,9 @@ def lost_message(attempt: dict[str, Any], failure: str | None, *, retried: bool)
     where = f"node {attempt['node'][:12]} ({attempt['host']}, pid {attempt['pid']})"
     then = "Ray ran the cell again" if retried else f"no attempt came back ({failure or 'lost'})"
     return f"attempt {attempt['number']} of this cell was lost on {where}: started {started}, last heard of {beat:.1f}s later; {then}"
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line (Ray's carry pages of context)."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else 'no detail'}"

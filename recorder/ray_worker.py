@@ -200,4 +200,8 @@ def sweep_node(run_id: str | None, *, reap: bool = True) -> dict[str, Any]:
     done = reap_node(base) if reap else []
     if run_id:
         shutil.rmtree(base / run_id, ignore_errors=True)
+        try:
+            base.rmdir()  # the node folder itself, once nothing of any run is left in it (it was left behind in /tmp)
+        except OSError:
+            pass  # another run's shards, or the reaper's, are still there
     return {"node": ray.get_runtime_context().get_node_id(), "host": platform.node(), "done": done}

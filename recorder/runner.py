@@ -25,10 +25,12 @@ from typing import Any, Callable
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
 from benchtape.adapters.endpoints import is_scripted
 from benchtape.adapters.mock import MockAdapter
+from benchtape.core.harnesses import CONTROL_HARNESSES
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
 from benchtape.core.payloads import STAGED, EnvironmentExpected, SessionFinished, SessionStarted, UserMessage
 from benchtape.core.redact import redact_params, redactor, secret_params, secret_values, shapes_only
+from benchtape.core.version import VERSION
 from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot
 from benchtape.recorder.scripted import ScriptedModels
 from benchtape.sandbox.capture import secret_fingerprints
@@ -55,7 +57,7 @@ class RunOptions:
     argv: list[str] = field(default_factory=list)
     scenarios: list[str] | None = None  # only these names
     eval_run: str | None = None  # the Eval run entry this bench run is; recorded in the run's params as `_eval_run`
-    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.preflight.enforce)
+    skip_preflight: bool = False  # --skip-preflight: findings that only save spend become notes (benchtape.app.preflight.enforce)
 
 
 def _first_message(prompt: str, cmd: Command) -> UserMessage:
@@ -185,7 +187,9 @@ class Runner:
         facts: SessionStarted = {**box.facts, **plan.started}
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()
-        if plan.harness != "mock":
+        if plan.harness in CONTROL_HARNESSES:  # benchtape's own agent (the oracle), run by this Python: its version is benchtape's
+            facts["binary"] = {"path": cmd.argv[0], "version": VERSION}
+        elif plan.harness != "mock":
             facts["binary"] = binary_facts(cmd.argv[0])
         if cmd.tui is not None:
             # the record is the tool's own session file, tailed: reparse reads it as that format,

@@ -156,6 +156,7 @@ class Expected:
     arms: list[tuple[str, str]]  # (key, label) in the evaluation's order
     tasks: list[tuple[str, str | None]]  # (id, current content hash)
     attempts: int
+    skipped: dict[str, str] = field(default_factory=dict)  # task folders the evaluation lists but does not run now → their state (stale, unvalidated, …)
 
 
 @dataclass
@@ -272,6 +273,9 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
         attempts = expected.attempts
         kept = []
         for m in measurements:
+            if m.task in expected.skipped and m.arm in labels and m.attempt <= attempts:
+                stale += 1  # a listed task folder that is stale (or no longer valid) now: its cells measured the task as it was
+                continue
             if m.arm not in labels or m.task not in hashes or m.attempt > attempts:
                 retired += 1
                 continue
@@ -405,7 +409,8 @@ def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
     from benchtape.spec.identity import task_hash
 
-    return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=[(t.id, task_hash(t)) for t in ev.tasks()], attempts=ev.attempts)
+    tasks = [(t.id, task_hash(t)) for t in ev.tasks()]
+    return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=tasks, attempts=ev.attempts, skipped={s.id: s.state for s in ev.skipped})
 
 
 def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
@@ -513,7 +518,7 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
     }
 
 
-OUTCOME_MARKS = {"passed": "pass", "failed": "fail", "no_changes": "none", "guard_violation": "guard", "patch_apply_failed": "patch"}
+OUTCOME_MARKS = {"passed": "pass", "failed": "fail", "no_changes": "no_changes", "guard_violation": "guard", "patch_apply_failed": "patch"}
 
 
 def matrix_text(cells: list[MatrixCell]) -> str:
@@ -530,7 +535,7 @@ def notes(c: Comparison) -> list[str]:
     if c.ranked and not c.cost_ranked:
         out.append("cost does not rank: a ranked setup has cells of unknown cost (a `+` marks a figure over the priced cells only, a floor)")
     if c.stale:
-        out.append(f"{c.stale} stored measurement(s) of tasks edited since are not counted (the task's content changed): re-run to measure them")
+        out.append(f"{c.stale} stored measurement(s) of stale tasks are not counted (the task was edited since, or is no longer valid): re-validate it (benchtape task validate), then re-run to measure it")
     if c.retired:
         out.append(f"{c.retired} stored measurement(s) of setups, tasks or attempts the evaluation no longer lists are not counted")
     if c.pricing_dates:

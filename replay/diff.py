@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
+from benchtape.replay.document import placed
 from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
 from benchtape.replay.select import resolve, rows_by_ids
 from benchtape.replay.specs import check_index
@@ -53,12 +54,12 @@ class Change:
     def why(self) -> str:
         """This change in a few words: `checks[1] cost: PASS→FAIL (check changed)`."""
         if self.kind == "added":
-            return f"{self.check_path} {self.name} added: {self.b.status if self.b else ''}"
+            return f"{placed(self.check_path, self.name)} added: {self.b.status if self.b else ''}"
         if self.kind == "removed":
-            return f"{self.check_path} {self.name} removed (was {self.a.status if self.a else ''})"
+            return f"{placed(self.check_path, self.name)} removed (was {self.a.status if self.a else ''})"
         moved = f" (moved from {self.moved_from})" if self.moved_from else ""
         changed = (" (task changed)" if self.type == TASK_VERIFY else " (check changed)") if self.spec_changed else ""
-        return f"{self.check_path} {self.name}: {self.label}{moved}{changed}"
+        return f"{placed(self.check_path, self.name)}: {self.label}{moved}{changed}"
 
     @property
     def label(self) -> str:

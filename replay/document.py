@@ -21,6 +21,12 @@ def check_label(metric: str | None, type_: str) -> str:
     return name if name == type_ else f"{name} [{type_}]"
 
 
+def placed(check_path: str, name: str) -> str:
+    """A check with its place: `checks[1] cost`; a check whose place is its name (a task
+    cell's `task:verify`) is named once, not `task:verify task:verify`."""
+    return check_path if check_path == name else f"{check_path} {name}"
+
+
 def session_json(session: Session, metadata: dict[str, Any] | None = None, provider: str | None = None) -> dict[str, Any]:
     """The projection as JSON: what a report's `results[].session` carries, in madbench's
     shape (its keys `final_output`, `actions`, `calls`, `files_changed`, `metrics`, `work_dir`,

@@ -39,6 +39,14 @@ class RegradeSummary:
     scenarios: dict[str, ScenarioTally] = field(default_factory=dict)
     skipped: Counter = field(default_factory=Counter)  # scenario name the bench lacks → sessions
     tasks: bool = False  # task cells regraded without a bench: each tally counts cell outcomes (passed, failed, no_changes…)
+    previous: str | None = None  # the grading the first regraded session showed before: what `diff` compares this one with
+    _asked: bool = False
+
+    def remember_previous(self, store: Store, session_id: str) -> None:
+        """Before the first session's new verdicts are stored: the grading it showed until now."""
+        if not self._asked:
+            self._asked = True
+            self.previous = store.latest_grading_for(session_id)
 
     @property
     def graded(self) -> int:
@@ -51,6 +59,7 @@ class RegradeSummary:
             "graded": self.graded,
             "scenarios": {n: {"graded": t.graded, **dict(t.statuses)} for n, t in self.scenarios.items()},
             "skipped": dict(self.skipped),
+            "previous_grading_id": self.previous,
         }
 
 
@@ -102,6 +111,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
+            summary.remember_previous(store, row.id)  # its verdicts are still pending here
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
             if task_of(session) is not None:
                 _task_outcome(store, grading_id, row.id, session, verdicts)
@@ -162,6 +172,7 @@ def regrade_tasks(store: Store, sel: Selection, *, on_session: Callable[[Session
                 summary.skipped[row.scenario] += 1
                 continue
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
+            summary.remember_previous(store, row.id)
             store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
             outcome = _task_outcome(store, grading_id, row.id, session, verdicts)
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())
@@ -178,5 +189,8 @@ def _task_outcome(store: Store, grading_id: str, session_id: str, session: Sessi
 
     outcome = decide(session, verdicts, None)
     task: dict[str, Any] = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), {})
-    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256")})
+    # the agent's change (files, lines) is a fact of the recording, not of a grading: carried over
+    # from the outcome it had, so `compare`'s lines/cell reads the same after a regrade
+    before = store.latest_outcomes([session_id]).get(session_id) or {}
+    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256"), "diff": before.get("diff")})
     return str(outcome.outcome)

@@ -16,6 +16,7 @@ from benchtape.core.run_kinds import CONTROL
 from benchtape.replay.grading import harness_ok, scenario_outcome
 from benchtape.replay.query import latest_verdicts, reproduction_marker
 from benchtape.replay.select import resolve, rows_by_ids, short_handles
+from benchtape.spec.pricing import FREE_MODELS
 from benchtape.store.database import SessionRow, Store
 
 
@@ -35,7 +36,7 @@ class SessionLine:
     status: str  # ok | error | timeout | interrupted | incomplete (no session.finished)
     outcome: str  # pass | fail | error | not graded (the scenario rule over the latest grading)
     score: float | None  # mean score of the counting checks of the latest grading
-    cost_usd: float | None  # as the harness reported it; None = unknown, never zero
+    cost_usd: float | None  # as the harness reported it (0 for a model that is no model: spec.pricing.FREE_MODELS); None = unknown, never zero
     duration_ms: float | None  # the harness's own duration, else benchtape's wall clock
     grading_id: str | None
     verdicts: dict[str, int] = field(default_factory=dict)  # status → count in the latest grading
@@ -100,7 +101,7 @@ def _line(store: Store, row: SessionRow, run_kind: str, handle: str, run_handle:
         status=session.status or "incomplete",
         outcome=session_status(session, verdicts) if session.finished else "incomplete",
         score=sum(counting) / len(counting) if counting else None,
-        cost_usd=session.metrics.cost_usd,
+        cost_usd=0.0 if (row.model or session.model) in FREE_MODELS else session.metrics.cost_usd,  # as compare prices it: a scripted, no-op or oracle session spent nothing (known), never "unknown" here and $0 there
         duration_ms=session.metrics.latency_ms,
         grading_id=verdicts[0]["grading_id"] if verdicts else None,
         verdicts=counts,

@@ -96,41 +96,43 @@ class Validated:
     run_id: str | None
     level: str
     tasks: list[TaskReport]
+    why: str = ""  # how the level was chosen: said on every run and kept with the run, so a level that changed between two runs of one command is explained
 
     @property
     def ok(self) -> bool:
         return all(t.validated for t in self.tasks)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"run": self.run_id, "level": self.level, "ok": self.ok, "tasks": [t.to_dict() for t in self.tasks]}
+        return {"run": self.run_id, "level": self.level, "level_why": self.why, "ok": self.ok, "tasks": [t.to_dict() for t in self.tasks]}
 
 
 Progress = Callable[[str], None]
 
 
-def choose_level(level: str, project: Project, own_environments: bool = False) -> tuple[str, str | None]:
+def choose_level(level: str, project: Project, own_environments: bool = False) -> tuple[str, str]:
     """(level, why) for `--sandbox`: `auto` is container when an engine answers and the project
     has an image to verify in (a Dockerfile.benchtape, or test dependencies in its wheelhouse
     for benchtape's base image, which holds a bare Python) or every task brings its own
-    environment (Harbor tasks); else home, saying why."""
+    environment (Harbor tasks); else home. The reason is always given: `auto` can choose
+    differently between two runs of one command (an engine came up), and the user must see why."""
     if level not in LEVELS:
         raise BadInput(f"--sandbox {level!r} is no validation level", fix=f"use one of {', '.join(LEVELS)}")
     from benchtape.sandbox.container import available
 
     if level == "home":
-        return "home", None
+        return "home", "--sandbox home, as asked"
     ok, why = available()
     if level == "container":
         if not ok:
             raise BadInput(f"--sandbox container: {why}", fix="start an engine (`.ci/docker.sh`), or validate at level home: --sandbox home")
-        return "container", None
+        return "container", "--sandbox container, as asked"
     if not ok:
-        return "home", f"no engine answers ({why}): validating at level home"
+        return "home", f"--sandbox auto: no engine answers ({why}): validating at level home"
     if own_environments:
-        return "container", None
+        return "container", "--sandbox auto: an engine answers and every task brings its own environment: validating at level container"
     if project.dockerfile is None and project.wheelhouse() is None:
-        return "home", "no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; provide one to validate at level container (docs/tasks.md)"
-    return "container", None
+        return "home", "--sandbox auto: an engine answers, but there is no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; provide one to validate at level container (docs/tasks.md)"
+    return "container", "--sandbox auto: an engine answers and the project has an image: validating at level container"
 
 
 def validate(project: Project, ids: list[str] | None, *, store: Any, level: str = "auto", logs: Path, progress: Progress | None = None, argv: list[str] | None = None) -> Validated:
@@ -141,14 +143,10 @@ def validate(project: Project, ids: list[str] | None, *, store: Any, level: str 
         raise BadInput(f"no tasks in {project.config_dir / 'tasks'}", fix="create some: benchtape task scan, then benchtape task create N")
     tasks = [load_task_folder(f) for f in folders]
     chosen, why = choose_level(level, project, own_environments=all(t.runtime is not None for t in tasks))
-    run_id = start_run(store, [t.id for t in tasks], chosen, argv)
-    reports = []
-    for task in tasks:
-        report = _validate_one(project, task, chosen, store, run_id, logs, say)
-        if why:
-            report.notes.insert(0, why)
-        reports.append(report)
-    return Validated(run_id, chosen, reports)
+    say(why)
+    run_id = start_run(store, [t.id for t in tasks], chosen, argv, why=why)
+    reports = [_validate_one(project, task, chosen, store, run_id, logs, say) for task in tasks]
+    return Validated(run_id, chosen, reports, why)
 
 
 def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_id: str, logs: Path, say: Progress) -> TaskReport:

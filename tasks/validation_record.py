@@ -24,8 +24,8 @@ HARNESS = "verifier"
 RUN_KIND = "validate"
 
 
-def start_run(store: Any, ids: list[str], level: str, argv: list[str] | None = None) -> str:
-    run_id: str = store.new_run(RUN_KIND, harness=HARNESS, argv=argv or [], params={"tasks": ids, "level": level})
+def start_run(store: Any, ids: list[str], level: str, argv: list[str] | None = None, *, why: str = "") -> str:
+    run_id: str = store.new_run(RUN_KIND, harness=HARNESS, argv=argv or [], params={"tasks": ids, "level": level, "level_why": why})
     return run_id
 
 

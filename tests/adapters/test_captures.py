@@ -61,3 +61,17 @@ def test_two_runs_in_one_capture_import_as_two_sessions(tmp_path, harness, first
 def test_a_capture_of_one_run_is_one_session_as_before(tmp_path):
     one = REALDATA / "claude-stream-json/obers_ui__agent-subagent__api-error-result__v2.1.72.jsonl"
     assert len(_import(tmp_path / "d.db", "claude-code", one)) == 1
+
+
+def test_a_session_the_tool_ended_in_error_imports_as_errored_and_its_turns_are_told_apart(tmp_path):
+    """Issue 44: a real capture that ended in "API Error … (EAI_AGAIN)" (result is_error: true) showed
+    `status ok`, and its turns read 14 in the metrics action but 1 in the built-in metrics."""
+    one = REALDATA / "claude-stream-json/obers_ui__agent-subagent__api-error-result__v2.1.72.jsonl"
+    db = tmp_path / "d.db"
+    [line] = _import(db, "claude-code", one)
+    sid = line.split()[0]
+    session = Store(db).load_session(sid)
+    assert session.status == "error" and session.metrics.turns == 14
+    shown = CliRunner().invoke(app, ["show", sid, "--db", str(db)], catch_exceptions=False)
+    assert "status error" in shown.stdout
+    assert "turns  1  (exchanges: the prompt and each follow-up; the tool reported 14 model turns)" in shown.stdout

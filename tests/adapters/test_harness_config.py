@@ -187,7 +187,7 @@ def test_codex_own_sandbox_in_benchtapes_container_is_refused_before_any_spend(t
     own sandbox measured `no_changes` with every command failing. Preflight refuses it, for a
     bench's args and an evaluation's `sandbox` option alike (its option becomes those args)."""
     from benchtape.adapters.codex import own_sandbox_in_container
-    from benchtape.preflight import preflight
+    from benchtape.app.preflight import preflight
     from benchtape.spec.bench import load_bench
 
     chosen = {(): None, ("--sandbox", "workspace-write"): "workspace-write", ("-s", "read-only"): "read-only", ("--sandbox=read-only",): "read-only",

@@ -210,7 +210,7 @@ def test_the_stream_withholds_a_row_that_would_publish_the_answer_key(tmp_path):
 
 def test_a_run_keeps_no_result_rows_in_memory(tmp_path):
     """The outcome of a run holds tallies and a spool on disk; the rows come back from disk, in scenario order."""
-    from benchtape.api import load_benches, run_benches
+    from benchtape.app.api import load_benches, run_benches
     from benchtape.recorder.runner import RunOptions
     from benchtape.store.database import Store
 

@@ -121,7 +121,7 @@ def test_an_engine_that_is_down_stops_the_run_before_anything_starts(project, tm
 def test_an_engine_that_goes_down_after_preflight_makes_infrastructure_errors(project, tmp_path, monkeypatch):
     """Preflight saw an engine; by the time the cells run there is none. Each cell is on record
     as an attempt that never started (cause: engine), never as the agent's failure."""
-    from benchtape.evaluation_run import EvaluationRequest, Planned, run_planned
+    from benchtape.app.evaluation_run import EvaluationRequest, Planned, run_planned
     from benchtape.recorder.matrix import Matrix, Staging
     from benchtape.recorder.toolversions import VersionResolver
     from benchtape.replay.evaluate import StoredCells

@@ -181,7 +181,7 @@ def test_agent_env_and_plugins_never_touch_your_home(tmp_path):
 def test_an_adapter_that_raises_keeps_the_stream_and_the_run(tmp_path, monkeypatch):
     """A parser bug on one line is a warning with that line; the lines after it still record."""
     from benchtape.adapters.claude_stream import ClaudeStreamParser
-    from benchtape.api import load_benches, run_benches
+    from benchtape.app.api import load_benches, run_benches
     from benchtape.recorder.runner import RunOptions
     from benchtape.store.database import Store
 

@@ -88,6 +88,10 @@ def test_the_sessions_export_as_valid_atif_with_their_verdicts(ran: dict[str, An
             assert ours["grading"]["verdicts"][-1]["facts"]["fingerprint"] == ours["task"]["fingerprint"]
         if name == "claude":
             assert {d["agent"]["name"] for d in docs} == {"claude-code"} and all(d["agent"]["version"] != "unknown" for d in docs)
+        if name == "oracle":  # benchtape's own agent: benchtape's version (issue 44: it said the Python's, "Python 3.11.7")
+            from benchtape.core.version import VERSION
+
+            assert {d["agent"]["version"] for d in docs} == {VERSION}
 
 
 def test_inspect_view_serves_the_runs_with_each_tasks_score(ran: dict[str, Any]) -> None:

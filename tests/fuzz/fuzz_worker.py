@@ -38,7 +38,7 @@ def describe(exc: BaseException) -> str:
 
 
 def bench_target(payload: dict, folder: Path) -> tuple[str, str]:
-    from benchtape.api import control_audit, load_inputs, preflight_all
+    from benchtape.app.api import control_audit, load_inputs, preflight_all
     from benchtape.core.errors import BadInput
     from benchtape.recorder.runner import RunOptions
     from benchtape.spec.audit import Confounded
@@ -157,7 +157,7 @@ def cleanup(folder: Path) -> None:
 
 def path_target(payload: str, folder: Path) -> tuple[str, str]:
     """`benchtape list PATH` on a path that is no bench (a file the kernel cannot read, a device)."""
-    from benchtape.api import load_inputs
+    from benchtape.app.api import load_inputs
     from benchtape.core.errors import BadInput
 
     try:

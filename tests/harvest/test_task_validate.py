@@ -68,6 +68,10 @@ def test_each_phase_is_a_session_in_the_store(validated: dict[str, Any]):
     store = Store(validated["repo"] / ".benchtape" / "benchtape.db", readonly=True)
     run = store.run(validated["doc"]["run"])
     assert run is not None and run["kind"] == "validate"
+    # the level and why it was chosen are said (the JSON) and kept with the run (issue 44: auto moved under a user)
+    assert validated["doc"]["level_why"] == "--sandbox home, as asked"
+    params = run["params"] if isinstance(run["params"], dict) else json.loads(run["params"])
+    assert (params["level"], params["level_why"]) == ("home", "--sandbox home, as asked")
     rows = {r.scenario: r for r in store.session_rows(run_id=run["id"])}
     assert set(rows) == {f"{t}:{p}" for t in CREATED for p in ("base", "reference")}
     session = store.load_session(rows["592:base"].id)
@@ -95,6 +99,7 @@ def test_list_shows_each_state_and_an_edited_task_is_stale(validated: dict[str, 
         assert row["state"] == "stale" and row["next"] == "benchtape task validate 434"
         text = benchtape("task", "list", cwd=repo).stdout
         assert "stale" in text and "next: benchtape task validate 434" in text
+        assert " ".join(row["why"].split()) in " ".join(text.split())  # the whole reason, wrapped (it was cut at 80: "… base comm")
     finally:
         tests_patch.write_bytes(original)
     assert next(t for t in json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)["tasks"] if t["id"] == "434")["state"] == "valid"

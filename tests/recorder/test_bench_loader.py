@@ -229,7 +229,7 @@ def test_paths_resolve_against_bench_dir_not_cwd(tmp_path, monkeypatch):
 
 def test_missing_testdata_loads_parse_only_and_preflight_names_it(tmp_path):
     """The spec's `list` is parse-only: a testdata folder a setup script generates may not exist yet."""
-    from benchtape.preflight import preflight
+    from benchtape.app.preflight import preflight
 
     (tmp_path / "bench.yaml").write_text(textwrap.dedent("""
         scenarios:

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from benchtape.api import load_benches
+from benchtape.app.api import load_benches
 from benchtape.sandbox import local
 from benchtape.sandbox.box_commands import run_in_box
 

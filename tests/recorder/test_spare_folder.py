@@ -7,7 +7,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from benchtape.api import load_benches, run_benches
+from benchtape.app.api import load_benches, run_benches
 from benchtape.recorder.runner import RunOptions
 from benchtape.sandbox import local
 from benchtape.sandbox.capture import SessionFolder
@@ -109,7 +109,7 @@ def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
 
 def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_it(tmp_path, monkeypatch):
     from benchtape.adapters.claude_code import NO_UPDATES
-    from benchtape.api import load_benches as load
+    from benchtape.app.api import load_benches as load
     from benchtape.sandbox.claude_home import seed_home
     from benchtape.sandbox.trees import wait_later
 

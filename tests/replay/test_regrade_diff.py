@@ -55,6 +55,7 @@ def test_edited_threshold_regrade_and_diff_show_exactly_the_flips(recorded):
     assert Store(db).grading(new)["source"] == "regrade"
     assert "regraded 4 session(s)" in out.stdout
     assert "No agent" not in out.stdout and "(no agent ran)" in out.stdout
+    assert f"next: benchtape diff {live} {new}" in out.stdout  # the command to run, whole (it said OLD_GRADING)
 
     d = cli("diff", live, new, "--db", db, "--json").json()
     assert d["sessions"] == 4

@@ -132,7 +132,7 @@ class Run:
 
 
 def run_evaluation(project: Path, db: Path, *, executor: str | None = None, address: str | None = None, tasks: list[str] | None = None, fresh: bool = False, concurrency: int = 2, sandbox: str | None = None, background: bool = False) -> Run:
-    from benchtape.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
+    from benchtape.app.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
     from benchtape.spec.pricing import load_pricing
     from benchtape.store.database import Store
 
@@ -164,8 +164,8 @@ def run_evaluation(project: Path, db: Path, *, executor: str | None = None, addr
 
 def preview(project: Path, db: Path, **kw: Any) -> dict[str, Any]:
     """What `--dry-run` says (as its JSON)."""
-    from benchtape.evaluation_run import EvaluationRequest, plan_evaluation
-    from benchtape.evaluation_run import preview as preview_doc
+    from benchtape.app.evaluation_run import EvaluationRequest, plan_evaluation
+    from benchtape.app.evaluation_run import preview as preview_doc
     from benchtape.spec.pricing import load_pricing
     from benchtape.store.database import Store
 

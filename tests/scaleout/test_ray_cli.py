@@ -221,6 +221,14 @@ def test_a_two_node_cluster_runs_an_evaluation_through_a_lost_node_and_a_killed_
         out, err = driver.communicate(timeout=300)
         assert driver.returncode == 0, out + err
         assert "were lost where they ran (a node died) and run again" in out, out
+        # issue 44: Ray's own messages (the lost raylet's `[state-dump]` lines) stay out of benchtape's
+        # output, in the file the run names; the sweep of a node that left is said as such, not as a failure
+        assert "(raylet)" not in out + err and "[state-dump]" not in out + err, out + err
+        [named] = [line for line in err.splitlines() if line.startswith("ray: Ray's own messages")]
+        assert Path(named.split(" go to ", 1)[1].split(",")[0]).exists()
+        assert "the node sweep did not finish" not in out + err and "not schedulable" not in out + err, err
+        # the node folder goes with the run's shards and the node's idle reaper (it was left in /tmp)
+        assert wait_for(lambda: not (head.tmp / "benchtape-node").exists(), 30), sorted(str(p) for p in (head.tmp / "benchtape-node").rglob("*"))
         # what the cells ran there is gone: workers, agents, supervisors, the reaper, session folders
         # (what Ray runs on every node besides, its log monitor and agents, goes with the machine)
         assert wait_for(lambda: not cells_of(worker) and not agents_of(worker), 60), (described(cells_of(worker)), agents_of(worker))

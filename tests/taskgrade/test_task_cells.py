@@ -165,6 +165,7 @@ def test_regrade_after_a_repaired_tests_patch_flips_the_verdict_with_no_new_sess
     assert [f["label"] for f in d["flips"]] == ["PASS→FAIL"]
     text = benchtape("diff", live, broken, "--db", db).stdout
     assert f"task {TASK} changed" in text and "(task changed)" in text
+    assert "task:verify task:verify" not in text and " task:verify: PASS→FAIL" in text  # named once (issue 44)
     # the positive control reproduces the repaired grading from the stored candidate
     done = benchtape("grade", "--session", sid, "--grading", repaired, "--json", "--db", db, env=cli_env(), timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -68,12 +68,16 @@ def test_regrade_and_grade_reproduce_the_live_outcomes_from_the_stored_candidate
     live = {sid: o["outcome"] for sid, o in store.latest_outcomes([r.id for r in store.session_rows(run_id=ran["run"]["run_id"])]).items()}
     store.close()
     assert len(live) == 15
+    lines_before = {r["label"]: r["lines_per_cell"] for r in _json(benchtape("compare", "tasks", "--json", cwd=repo))["ranked"]}
+    assert lines_before[ORACLE] and lines_before[ORACLE] > 0
     done = benchtape("regrade", "--run", ran["run"]["run_id"], cwd=repo, env=cli_env(), timeout=900)
     assert done.returncode == 0, done.stderr
     store = Store(db, readonly=True)
     again = {sid: o["outcome"] for sid, o in store.latest_outcomes(list(live)).items()}
     assert again == live and len({o["grading_id"] for o in store.latest_outcomes(list(live)).values()}) == 1
     store.close()
+    # the agent's change is the recording's: lines/cell reads the same after a regrade (issue 44: it became "—")
+    assert {r["label"]: r["lines_per_cell"] for r in _json(benchtape("compare", "tasks", "--json", cwd=repo))["ranked"]} == lines_before
     doc = _json(benchtape("grade", "--run", ran["run"]["run_id"], "--json", cwd=repo, env=cli_env(), timeout=900))
     assert doc["counts"]["REPRODUCED"] == 15 and doc["counts"]["DIVERGED"] == 0
 
@@ -87,3 +91,31 @@ def test_show_diff_of_an_oracle_cell_is_the_reference_fix(ran: dict[str, Any]):
     assert done.returncode == 0, done.stderr
     task = load_task(task_dirs(repo)["434"])
     assert sorted(changed_paths(done.stdout.encode())) == sorted(changed_paths(task.reference()))
+
+
+def test_a_task_edited_since_is_counted_stale_not_unlisted(ran: dict[str, Any]):
+    """Issue 44: a stale task's cells were dropped as "the evaluation no longer lists"."""
+    repo = ran["repo"]
+    tests_patch = task_dirs(repo)["434"] / "tests.patch"
+    original = tests_patch.read_bytes()
+    tests_patch.write_bytes(original + b"\n")  # any byte of a bound input makes the task stale
+    try:
+        doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
+        assert (doc["stale_measurements"], doc["retired_measurements"]) == (3, 0)  # 3 setups × 1 attempt of task 434
+        text = benchtape("compare", "tasks", cwd=repo).stdout
+        assert "3 stored measurement(s) of stale tasks are not counted" in " ".join(text.split()) and "no longer lists" not in text
+    finally:
+        tests_patch.write_bytes(original)
+
+
+def test_sessions_and_compare_say_the_same_cost_for_the_same_cells(ran: dict[str, Any]):
+    """Issue 44: `sessions` said "unknown" where `compare` said $0.0000 for the same cells (no model
+    was called: the oracle, the no-op and the scripted mock spend nothing, and that is known)."""
+    repo = ran["repo"]
+    listed = _json(benchtape("sessions", "--run", ran["run"]["run_id"], "--limit", "0", "--json", cwd=repo))
+    rows = listed["sessions"] if isinstance(listed, dict) else listed
+    assert rows and {r["cost_usd"] for r in rows} == {0.0}
+    ranked = _json(benchtape("compare", "tasks", "--json", cwd=repo))["ranked"]
+    assert {r["cost_per_cell"] for r in ranked} == {0.0}
+    text = benchtape("sessions", "--run", ran["run"]["run_id"], "--limit", "0", cwd=repo).stdout
+    assert "unknown" not in text and "$0.0000" in text

@@ -20,6 +20,8 @@ kind: Evaluation
 description: {name}
 
 # bench: madbench.yaml   # default: the bench in this project folder (a list for several benches)
+# tasks: all             # or task ids ([603, 551]) or Harbor task folders; with no bench:, the valid
+#                        # tasks in .benchtape/tasks/ (benchtape task create / task validate)
 attempts: 3              # every setup runs each task this many times (pass@k, intervals)
 
 # A scalar and a one-item list mean the same. Lists inside a block form a cross product;

@@ -12,7 +12,7 @@ def control_options(benches: list[BenchSpec], *, allow_host_writes: bool, argv: 
     """The no-op agent, scripts ignored: the mock, or a real binary whose scripted model says the
     prompt back (never a real model: a negative control must not spend). One at a time when a
     scenario runs in the real directory."""
-    from benchtape.preflight import known_harness
+    from benchtape.app.preflight import known_harness
 
     harness = harness or "mock"
     if harness != "mock" and known_harness(harness) and not is_scripted(model):  # an unknown one is preflight's finding

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
+from benchtape.app.preflight import Preflight, enforce, preflight_all
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
 from benchtape.core.redact import redact_json
 from benchtape.models.demo_judge import demo_judge, rich_mode
-from benchtape.preflight import Preflight, enforce, preflight_all
 from benchtape.recorder.bench_run import BenchSessions
 from benchtape.recorder.runner import RunOptions, SessionRecord
 from benchtape.replay.grading import GradingContext, Verdict, build_checks, grade_stored, new_grading, scenario_status
@@ -253,7 +253,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
 
 def demo_bench_path() -> Path:
     """The demo bench from fixtures-red/: in a checkout, or as installed package data."""
-    here = Path(__file__).resolve().parent.parent / "fixtures-red" / "demo" / "bench.yaml"
+    here = Path(__file__).resolve().parents[2] / "fixtures-red" / "demo" / "bench.yaml"
     if here.is_file():
         return here
     from importlib.resources import files

@@ -56,6 +56,7 @@ class EvaluationRequest:
     sandbox: str | None = None
     keep_sandbox: bool = False
     allow_host_writes: bool = False
+    allow_network: bool = False  # --allow-network: consent for a container `network:` other than none (it was accepted and dropped)
     json_out: bool = False
     plain: bool = False
     argv: list[str] = field(default_factory=list)
@@ -177,8 +178,8 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
     model and config; plus what only an evaluation has (`require_env`, `pre` at level none, a
     workflow in a container). Steps whose binary is still to be installed are checked after
     the install (`only`: just those)."""
-    from benchtape.preflight import Preflight
-    from benchtape.preflight import preflight as bench_preflight
+    from benchtape.app.preflight import Preflight
+    from benchtape.app.preflight import preflight as bench_preflight
 
     pf = Preflight()
     seen: set[bytes] = set()
@@ -207,7 +208,7 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
                 seen.add(key)
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
                 noop = step.harness == "mock" and step.model_id == NOOP_MODEL
-                pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}"))
+                pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}"))
     pf.blocking = list(dict.fromkeys(pf.blocking))
     return pf
 

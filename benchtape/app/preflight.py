@@ -8,7 +8,7 @@ before any spend (the one arrow from recorder to the check catalog).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -557,6 +557,8 @@ def preflight_all(benches: list[BenchSpec], options: RunOptions, ev: EvalSpec | 
     check_outputs(outputs or {})
     total = Preflight()
     for bench in benches:
+        if options.scenarios:  # only what will run: a gate of a scenario --scenario left out blocks nothing
+            bench = replace(bench, scenarios=[s for s in bench.scenarios if s.name in options.scenarios])
         total.merge(preflight(bench, harness=options.harness, sandbox=options.sandbox, allow_host_writes=options.allow_host_writes, allow_network=options.allow_network, concurrency=options.concurrency, noop=options.noop, model=options.model))
     if ev is not None:
         total.notes.extend(f"not supported in this version, ignored: {f}" for f in ev.not_built)

@@ -58,7 +58,7 @@ def check_tasks(target: Path, *, db: Path | None, plain: bool, as_json: bool, sa
     import orjson
 
     from benchtape import render_evaluation as show
-    from benchtape.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
+    from benchtape.app.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
     from benchtape.options import open_store
     from benchtape.spec.pricing import load_pricing
 
