@@ -61,20 +61,10 @@ def environment_record(env: ProjectEnv) -> dict[str, Any]:
 
 
 def env_variables(env: ProjectEnv, level: str) -> Callable[[str, str], dict[str, str]]:
-    """The box's `env_for`: the venv and the tree's import roots (at home, and in a container
-    where the venv is mounted at its own path); in a project image, the image's environment
-    plus the tree's import roots."""
-    if level == "container" and env.venv is None:
-        roots = env.recipe.detection.roots or (".",)
-        build = env.recipe.buildable
-
-        def in_container(tree: str, path: str) -> dict[str, str]:
-            out = dict(env.recipe.config.variables)
-            if build:
-                out["PYTHONPATH"] = ":".join(tree if r == "." else f"{tree}/{r}" for r in roots)
-            return out
-
-        return in_container
+    """The box's `env_for`: the venv first on PATH and the tree's import roots on PYTHONPATH
+    (at home, and in a container where the venv is mounted at its own path); with no venv (the
+    project brings its own environment, or none) only `env.variables`, the box's own PYTHONPATH
+    (a wheelhouse's) left as it is."""
     return env.run_env
 
 

@@ -7,7 +7,7 @@ apply ends it as `patch_apply_failed`, naming the patch), runs `verify.setup` th
 `verify.command` where the box runs commands (a home folder, a container), and returns what
 happened with the runner's own counts. It never decides what the evidence MEANS for a
 validation: `judge_base` and `judge_reference` turn a phase's evidence into berbench's
-diagnoses (tests_not_collected, missing_dependency, network_denied, patch_conflict,
+diagnoses (project_not_installed, from the import check run before the tests, first; tests_not_collected, missing_dependency, network_denied, patch_conflict,
 base_already_passes, gold_still_fails, gold_ran_fewer, timeout), each with a remedy.
 
 Pure but for the box: nothing here reads the store, a task folder or a repository.
