@@ -55,34 +55,75 @@ class FolderTree:
 
 
 class GitTree:
-    """`commit` of the repository at `repo`, read through git (objects only, no work tree)."""
+    """`commit` of the repository at `repo`, read through git (objects only, no work tree).
+
+    Each folder is listed once (`git ls-tree`, with its blobs' ids); the first read fetches
+    every small declaration-like file of that folder in one `git cat-file --batch`, so a
+    recipe costs a few git processes, not one per file (a cache hit must stay fast)."""
 
     def __init__(self, repo: Path, commit: str):
         self.repo = repo
         self.commit = commit
         self._names: dict[str, list[str]] = {}
+        self._blobs: dict[str, str] = {}  # path -> blob id
+        self._data: dict[str, bytes] = {}
 
-    def _git(self, *args: str) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run(["git", "-C", str(self.repo), *args], capture_output=True, timeout=60)
+    def _git(self, *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(["git", "-C", str(self.repo), *args], input=stdin, capture_output=True, timeout=60)
 
     def read(self, path: str) -> bytes | None:
         folder, _, name = path.rpartition("/")
         if name not in self.names(folder):
             return None
-        done = self._git("cat-file", "blob", f"{self.commit}:{path}")
-        return done.stdout if done.returncode == 0 else None
+        if path not in self._data:
+            wanted = [p for p in self._blobs if p.rpartition("/")[0] == folder and p not in self._data and _declaration_like(p)]
+            self._fetch(sorted(set(wanted) | {path}))
+        return self._data.get(path)
+
+    def _fetch(self, paths: list[str]) -> None:
+        ids = [self._blobs[p] for p in paths if p in self._blobs]
+        done = self._git("cat-file", "--batch", stdin="".join(f"{i}\n" for i in ids).encode())
+        out, at = done.stdout, 0
+        for path, blob in zip([p for p in paths if p in self._blobs], ids):
+            header_end = out.find(b"\n", at)
+            if header_end < 0:
+                break
+            header = out[at:header_end].split()
+            if len(header) < 3 or header[0].decode() != blob or header[1] != b"blob":
+                at = header_end + 1
+                continue
+            size = int(header[2])
+            self._data[path] = out[header_end + 1 : header_end + 1 + size]
+            at = header_end + 1 + size + 1
 
     def names(self, folder: str = "") -> list[str]:
         if folder not in self._names:
-            spec = f"{self.commit}:{folder}" if folder else f"{self.commit}^{{tree}}"
-            done = self._git("ls-tree", spec)
-            found = []
-            for line in done.stdout.decode("utf-8", "replace").splitlines() if done.returncode == 0 else []:
-                meta, _, name = line.partition("\t")
-                kind = meta.split()[1] if len(meta.split()) > 1 else ""
-                found.append(name + "/" if kind == "tree" else name)
-            self._names[folder] = sorted(found)
-        return self._names[folder]
+            if folder and "/" not in folder:  # every top-level folder listed in one process
+                top = [n[:-1] for n in self.names() if n.endswith("/")]
+                self._list([f"{d}/" for d in top] if folder in top else [f"{folder}/"], top if folder in top else [folder])
+            else:
+                self._list([folder + "/"] if folder else [], [folder])
+        return self._names.get(folder, [])
+
+    def _list(self, specs: list[str], folders: list[str]) -> None:
+        done = self._git("ls-tree", self.commit, "--", *specs)
+        found: dict[str, list[str]] = {f: [] for f in folders}
+        for line in done.stdout.decode("utf-8", "replace").splitlines() if done.returncode == 0 else []:
+            meta, _, path = line.partition("\t")
+            parent, _, name = path.rpartition("/")
+            parts = meta.split()
+            kind = parts[1] if len(parts) > 2 else ""
+            if parent in found:
+                found[parent].append(name + "/" if kind == "tree" else name)
+                if kind == "blob" and not parts[0].startswith("12"):  # a symlink's target is no declaration
+                    self._blobs[path] = parts[2]
+        for f, names in found.items():
+            self._names[f] = sorted(names)
+
+
+def _declaration_like(path: str) -> bool:
+    name = path.rpartition("/")[2]
+    return name in TOP_DECLARATIONS or name in LOCK_FILES or bool(re.search(r"\.(?:txt|in|toml|cfg|ini)$", name))
 
 
 def declaration_paths(tree: Tree, extra: tuple[str, ...] = ()) -> list[str]:
