@@ -133,7 +133,7 @@ def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
     from benchtape.tasks.lint import lint
 
     results = lint(_project(), ids, fix)
-    remaining = [r for r in results if (r.remaining if r.fixed else r.findings)]
+    remaining = [r for r in results if not r.clean]
     if json_out:
         print_json({"ok": not remaining, "tasks": [r.to_dict() for r in results]})
     else:

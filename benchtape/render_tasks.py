@@ -49,7 +49,7 @@ def created_lines(c: Any) -> None:
 
 def lint_lines(results: list[Any]) -> None:
     for r in results:
-        if not r.findings:
+        if not r.findings and not r.fixed and not r.fragments:
             print(f"{r.id}: clean")
             continue
         print(f"{r.id}: {len(r.findings)} finding(s) in {r.prompt}" + (" — redacted" if r.fixed else ""))
@@ -57,7 +57,9 @@ def lint_lines(results: list[Any]) -> None:
             print(f"  {f.describe()}")
         if r.fixed and r.remaining:
             print(f"  still: {'; '.join(f.describe() for f in r.remaining)}")
-    if any(r.findings and not r.fixed for r in results):
+        for g in r.fragments:
+            print(f"  {g.describe()}")
+    if any(not r.clean and not r.fixed for r in results):
         print("next: benchtape task lint --fix")
 
 
@@ -74,6 +76,12 @@ def validated_lines(result: Any) -> None:
             counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else "runner not recognised"
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
             print(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
+            if d["diagnosis"] and p.judgement.detail:
+                print(f"      {'':9} why: {p.judgement.detail[:600]}")
+        if t.tests is not None:
+            print(f"      tests     FAIL_TO_PASS {len(t.tests.fail_to_pass)}: {', '.join(t.tests.fail_to_pass[:3])}{' …' if len(t.tests.fail_to_pass) > 3 else ''}; PASS_TO_PASS {len(t.tests.pass_to_pass)}")
+        if t.health is not None and not t.health.held:
+            print(f"      health    {t.health.diagnosis}: {t.health.detail}")
         for note in t.notes:
             print(f"      note: {note}")
         if not t.validated:

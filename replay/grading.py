@@ -300,7 +300,8 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     the tree the agent started from, from the store alone), stored as a blob the verdict names,
     through the task as it is NOW at the level the session ran at (replay/task_verdict.py).
     PASS only for `passed`; FAIL for the agent's failures (failed, no_changes, guard_violation,
-    patch_apply_failed; a partial Harbor reward kept as the score); ERROR when the verifier
+    patch_apply_failed; a partial Harbor reward, or the share of FAIL_TO_PASS tests passed,
+    kept as the score); ERROR when the verifier
     could not decide (timeout, infrastructure_error), so `scenario_status` and the cell's
     outcome agree."""
     from benchtape.replay.changes import NoDiff, task_candidate
@@ -332,7 +333,8 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
         "level": verdict.evidence.get("level", level),
     }
     status = STATUS_OF.get(verdict.outcome, ERROR)
-    score = 1.0 if status == PASS else float(evidence.get("reward") or 0.0) if status == FAIL else 0.0
+    # a FAIL's score is its partial credit: a Harbor reward, or the share of FAIL_TO_PASS tests passed
+    score = 1.0 if status == PASS else float(evidence.get("reward") or evidence.get("fail_to_pass_share") or 0.0) if status == FAIL else 0.0
     return Verdict(TASK_VERIFY, _task_check(ref, fingerprint), Result(status, score, verdict.reason, evidence))
 
 

@@ -6,7 +6,11 @@ The pipeline (berbench §3.2), in order, the first that decides ends it:
   → it is empty                                        → no_changes (nothing is run)
   → a FRESH verifier sandbox (the base tree exported anew, never the agent's) applies the
     candidate, then tests.patch                        → patch_apply_failed if either fails
-  → verify.setup, verify.command: exit 0               → passed, else failed
+  → verify.setup, verify.command                      → the verdict:
+      with the validation's per-test lists (FAIL_TO_PASS / PASS_TO_PASS) and the runner's
+      report of this run: passed when every FAIL_TO_PASS test passed and no PASS_TO_PASS test
+      broke (the tests that decided it named; the share of FAIL_TO_PASS passed kept as
+      `fail_to_pass_share`, partial credit, never the verdict); else exit 0 → passed
     (the verifier's own timeout                        → timeout)
 The verifier's log tail and the runner's counts are the verdict's evidence. The verifier is
 benchtape.sandbox.verifier.verify_task, the same function `task validate` runs, so a task
@@ -83,15 +87,35 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     evidence = {**facts, **ev.to_dict(), "level": level, "where": where, "notes": notes, "log": log_tail(ev.log)}
+    evidence.pop("tests", None)  # every test's outcome is validation's to keep; a verdict names the tests that decided it
     if ev.not_installed is not None:
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the verifier could not test the tree: {ev.not_installed.get('package')} is not imported from it (project_not_installed)", {**evidence, "diagnosis": "project_not_installed"})
     if ev.status == "patch_apply_failed":
         return TaskVerdict(PATCH_APPLY_FAILED, f"{ev.patch} does not apply: {ev.detail[:300]}", {**evidence, "patch_apply_failed": True})
     if ev.status == "timeout":
         return TaskVerdict(TIMEOUT, ev.detail, evidence)
+    per_test = _per_test(task, ev, evidence)
+    if per_test is not None:
+        return per_test
     if ev.status == "passed":
         return TaskVerdict(PASSED, f"the hidden tests passed ({_counts(ev.to_dict())})", evidence)
     return TaskVerdict(FAILED, f"the hidden tests failed ({_counts(ev.to_dict())})" if ev.status == "failed" else (ev.detail or ev.status), evidence)
+
+
+def _per_test(task: TaskSpec, ev: Any, evidence: dict[str, Any]) -> TaskVerdict | None:
+    """The verdict test by test, when the validation holds FAIL_TO_PASS and this run's runner
+    gave its report; None otherwise (the exit status decides, and the evidence says why)."""
+    from benchtape.sandbox.testverdicts import judge_tests
+
+    validation = task.validation
+    if validation is None or not validation.fail_to_pass or ev.status not in ("passed", "failed"):
+        return None
+    if ev.tests is None:
+        evidence["notes"] = [*evidence.get("notes", []), "the runner gave no per-test report this time: the verify command's exit status decided"]
+        return None
+    judged = judge_tests(ev.tests, validation.fail_to_pass, validation.pass_to_pass)
+    evidence.update(judged.to_dict())
+    return TaskVerdict(PASSED if judged.passed else FAILED, judged.reason(), evidence)
 
 
 def _counts(d: dict[str, Any]) -> str:

@@ -25,13 +25,14 @@ from benchtape.core.command_runner import CommandResult
 from benchtape.sandbox.import_check import read_probe
 from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
+from benchtape.sandbox.testreports import TestReport, instrumented, read_reports, report_folder_name
 from benchtape.spec.task import TaskSpec, Verify
 
 # run(command, timeout) -> its result, where the verifier's commands run (cwd: the tree)
 RunCommand = Callable[[str, float], CommandResult]
 LOG_TAIL = 4000
 
-DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Evidence:
     detail: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)  # each setup step and the command: command, exit, seconds
     reward: float | None = None  # a reward-file verifier's reward (Harbor's tests/test.sh), the score
+    tests: TestReport | None = None  # each test's outcome, from the runner's structured report (None: it gave none)
     imported: list[dict[str, Any]] | None = None  # the import check: where each package under test imports from
     environment: dict[str, Any] | None = None  # the project environment it ran in (envs/), as recorded
 
@@ -73,6 +75,7 @@ class Evidence:
             "reward": self.reward,
             "imported": self.imported,
             "environment": self.environment,
+            "tests": self.tests.outcomes() if self.tests is not None else None,
         }
 
 
@@ -107,13 +110,14 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
         imported = read_probe(checked.output) or None
         if imported is None:
             log.append(f"(the import check printed nothing it could read: {checked.output.strip()[-300:]})\n")
+    reports = report_folder_name()
     done = None
     for command in (*prepare, *spec.setup, spec.command):
         left = deadline - time.monotonic()
         if left <= 0:
             return Evidence("timeout", None, Counts(None), "".join(log), time.monotonic() - started, detail=f"the verifier ran out of its {spec.timeout:g}s before `{command}`", steps=steps, imported=imported)
         t0 = time.monotonic()
-        done = run(command, left)
+        done = run(instrumented(command, reports) if command is spec.command else command, left)
         steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3)})
         log.append(f"$ {command}\n{done.output}")
         if not done.output.endswith("\n"):
@@ -123,7 +127,9 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
         if command is not spec.command and done.exit_code != 0:
             return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps, imported=imported)
     assert done is not None
-    counts = parse_counts(done.output, runner_of(spec.command))
+    tests = read_reports(tree / reports, done.output, runner_of(spec.command), roots=[str(tree)])
+    _remove(tree / reports)
+    counts = tests.counts() if tests is not None and tests.tests else parse_counts(done.output, runner_of(spec.command))
     status = "passed" if done.exit_code == 0 else "failed"
     detail = ""
     if spec.reward_file:
@@ -133,7 +139,15 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
             status, detail = "failed", str(exc)
         else:
             status, detail = ("passed", "reward 1") if reward == 1.0 else ("failed", "no reward file written" if reward is None else f"reward {reward:g}")
-    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps, imported=imported)
+    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps, tests=tests, imported=imported)
+
+
+def _remove(folder: Path) -> None:
+    """The run's report folder, gone before anything else reads the tree (a container's files
+    may not be ours to delete: then the scratch folder's removal takes them)."""
+    import shutil
+
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate", prepare: Sequence[str] = (), probe: str | None = None) -> Evidence:
@@ -194,6 +208,7 @@ REMEDIES = {
     "missing_dependency": "install it in the project image (Dockerfile.benchtape), or put its wheel in .benchtape/wheelhouse/ (docs/tasks.md)",
     "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
     "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it",
+    "tests_skipped": "the base passed only because tests were skipped (named, with the runner's reason): provide what they skip for (a dependency, a generated file: `verify.setup`), or, when they skip by design, this change is no task",
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
@@ -225,8 +240,11 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
         found = problem(ev, tree)
         return Judgement(False, found[0], REMEDIES[found[0]], found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
     if ev.status == "passed":
-        if ev.counts.runner is not None and ev.counts.counted == 0:
+        if ev.counts.runner is not None and ev.counts.counted == 0 and not ev.counts.skipped:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+        skipped = skipped_tests(ev)
+        if skipped:
+            return Judgement(False, "tests_skipped", REMEDIES["tests_skipped"], f"{len(skipped)} test(s) skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(skipped.items())[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
     found = problem(ev, tree)
     if found:
@@ -236,6 +254,13 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     if ev.counts.failed + ev.counts.errored == 0:
         return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
     return Judgement(True, "", "")
+
+
+def skipped_tests(ev: Evidence) -> dict[str, str]:
+    """The tests a run skipped, each with the runner's reason (its report's), in id order."""
+    if ev.tests is None:
+        return {}
+    return {i: (ev.tests.tests[i].message or "no reason given") for i in ev.tests.with_outcome("skipped")}
 
 
 def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | None = None) -> Judgement:

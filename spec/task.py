@@ -65,7 +65,8 @@ FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 TASK_KEYS = HEADER_KEYS | {"source", "prompt", "verify", "reference_patch", "validation", "description"}
 SOURCE_KEYS = {"remote", "pull_request", "base_commit", "fix_commit"}
 VERIFY_KEYS = {"command", "setup", "protected_paths", "tests_patch", "network", "allow_hosts", "timeout"}
-VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference"}
+VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference", *("fail_to_pass", "pass_to_pass", "flaky")}
+TEST_LIST_KEYS = ("fail_to_pass", "pass_to_pass", "flaky")  # per-test validation (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)
 COUNT_KEYS = {"ran", "passed", "failed", "errored", "skipped"}
 STATES = ("unvalidated", "valid", "stale", "leaking")
 TOP_HINTS = {
@@ -126,6 +127,12 @@ class Validation:
     runner: str | None = None
     base: dict[str, int] = field(default_factory=dict)
     reference: dict[str, int] = field(default_factory=dict)
+    # Each test by id (the runner's report): failing at base + tests and passing with the
+    # reference; passing in both; flipping between the reference's runs (left out of both).
+    # Empty fail_to_pass: the runner gave no per-test report, the verdict is the exit status.
+    fail_to_pass: tuple[str, ...] = ()
+    pass_to_pass: tuple[str, ...] = ()
+    flaky: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -384,6 +391,7 @@ def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
     for phase in ("base", "reference"):
         raw = ld.strict(ld.mapping(node.get(phase), f"`validation.{phase}`", node, phase), COUNT_KEYS, f"`validation.{phase}`")
         counts[phase] = {k: int(v) for k, v in raw.items() if isinstance(v, int) and not isinstance(v, bool)}
+    lists = {key: tuple(ld.strings(node, key, f"`validation.{key}`")) for key in TEST_LIST_KEYS}
     return Validation(
         at=node["at"],
         fingerprint=node["fingerprint"],
@@ -391,6 +399,9 @@ def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
         runner=str(node["runner"]) if node.get("runner") is not None else None,
         base=counts["base"],
         reference=counts["reference"],
+        fail_to_pass=lists["fail_to_pass"],
+        pass_to_pass=lists["pass_to_pass"],
+        flaky=lists["flaky"],
         **flags,
     )
 
@@ -451,6 +462,11 @@ def with_validation(text: str, validation: Validation) -> str:
         block.append(f"  runner: {validation.runner}")
     for phase, counts in (("base", validation.base), ("reference", validation.reference)):
         block.append(f"  {phase}: {{" + ", ".join(f"{k}: {counts[k]}" for k in sorted(counts)) + "}")
+    for key in TEST_LIST_KEYS:
+        ids = getattr(validation, key)
+        if ids:
+            block.append(f"  {key}:")
+            block.extend(f"    - {_q(i)}" for i in ids)
     return "\n".join(kept + block) + "\n"
 
 

@@ -24,7 +24,7 @@ from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, find_leaks
 from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, TaskSource, Verify, render_task, task_dirs
 from benchtape.tasks.classify import split
-from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, is_ancestor, landing_of, mainline, read_at, read_commit, remote_url, resolve
+from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
 from benchtape.tasks.infer import infer_command
 from benchtape.tasks.prompt_text import prompt_for
 
@@ -73,13 +73,13 @@ def find_landing(project: Project, ref: str) -> Landing:
     url = re.search(r"/(?:pull|pulls|merge_requests)/(\d+)/?$", text)
     number = int(url.group(1)) if url else (int(text.lstrip("#!")) if re.fullmatch(r"[#!]?\d{1,6}", text) else None)
     if number is not None:
-        for commit in mainline(project.root):
+        for commit in history(project.root):
             landing = landing_of(commit)
             if landing.number == number and landing.kind in ("merge", "squash"):
                 return landing
         if not re.fullmatch(r"\d{7,}", text):
             raise BadInput(
-                f"no merged pull request #{number} on the mainline of HEAD in {project.root}",
+                f"no merged pull request #{number} in the history of HEAD in {project.root}",
                 fix="give a PR number `benchtape task scan` lists, or a commit; fetch the branch that holds it first if it landed elsewhere",
             )
     sha = resolve(project.root, text)

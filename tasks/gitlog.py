@@ -7,6 +7,9 @@ chain from HEAD):
   its first parent;
 - a squash merge whose subject ends "(#N)": the fix is the commit, the base its parent;
 - any other commit on the mainline is a plain-commit candidate (the fallback), with no number.
+A pull request merged anywhere else in the history of HEAD (into a release branch, into
+another PR's branch, merged on later) is found too (`history`); off the mainline only a
+merged PR is a candidate, never a branch's own plain commits.
 
 Every git call runs with the user's config that would change its output turned off
 (colour, prefixes, external diff, textconv, renames).
@@ -48,6 +51,7 @@ class Commit:
     subject: str
     body: str
     files: list[FileChange] = field(default_factory=list)
+    mainline: bool = True  # on the first-parent chain of HEAD (else a PR merged elsewhere in its history)
 
     @property
     def message(self) -> str:
@@ -70,13 +74,16 @@ class Landing:
         return str(self.number) if self.number is not None else self.fix.sha[:12]
 
 
-def git(repo: Path, args: list[str], *, text: bool = True, timeout: float = 300.0, check: bool = True) -> subprocess.CompletedProcess[Any]:
+def git(repo: Path, args: list[str], *, text: bool = True, timeout: float = 300.0, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[Any]:
     """git in `repo`, never prompting, its pager and the user's diff settings out of the way."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "LC_ALL": "C"})
     argv = ["git", "-c", "core.quotepath=off", "-c", "diff.noprefix=false", "-c", "log.showSignature=false", *args]
     try:
-        done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=text, timeout=timeout, stdin=subprocess.DEVNULL)
+        if stdin is None:
+            done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=text, timeout=timeout, stdin=subprocess.DEVNULL)
+        else:
+            done = subprocess.run(argv, cwd=repo, env=env, capture_output=True, text=text, timeout=timeout, input=stdin if text else stdin.encode())
     except FileNotFoundError:
         raise GitError("git is not on PATH") from None
     except subprocess.TimeoutExpired:
@@ -96,13 +103,52 @@ def repo_root(folder: Path) -> Path:
     return Path(done.stdout.strip())
 
 
+_LOG_FORMAT = "--format=%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%b%x1f"
+
+
 def mainline(repo: Path, since: int | None = None, rev: str = "HEAD") -> list[Commit]:
     """Every commit on the first-parent chain from `rev`, newest first, with its changed files
     (a merge's against its first parent). One git process."""
-    args = ["log", "--first-parent", "--diff-merges=first-parent", "--numstat", "-z", "--no-renames", "--format=%x1e%H%x1f%P%x1f%ct%x1f%s%x1f%b%x1f", rev]
+    args = ["log", "--first-parent", "--diff-merges=first-parent", "--numstat", "-z", "--no-renames", _LOG_FORMAT, rev]
     if since is not None:
         args.insert(1, f"--since={since}")
-    out = git(repo, args).stdout
+    return _parse_log(git(repo, args).stdout)
+
+
+def history(repo: Path, since: int | None = None, rev: str = "HEAD") -> list[Commit]:
+    """The mainline (newest first), then every pull request merged elsewhere in the history of
+    `rev` (a merge naming its PR, or a squash `… (#N)`), newest first, marked `mainline=False`.
+    Two more git processes: a listing of every commit, and the changed files of those found."""
+    main = mainline(repo, since, rev)
+    on = {c.sha for c in main}
+    args = ["log", "--format=%H%x1f%P%x1f%s%x1f%b%x1e", rev]
+    if since is not None:
+        args.insert(1, f"--since={since}")
+    found = []
+    for record in git(repo, args).stdout.split("\x1e"):
+        parts = record.strip("\n").split("\x1f")
+        if len(parts) < 4 or parts[0] in on:
+            continue
+        sha, parents, subject, body = parts[0], parts[1].split(), parts[2], parts[3]
+        if _names_a_pull_request(parents, subject, body):
+            found.append(sha)
+    if not found:
+        return main
+    out = git(repo, ["log", "--no-walk=unsorted", "--stdin", "--diff-merges=first-parent", "--numstat", "-z", "--no-renames", _LOG_FORMAT], stdin="\n".join(found) + "\n").stdout
+    elsewhere = _parse_log(out)
+    for commit in elsewhere:
+        commit.mainline = False
+    elsewhere.sort(key=lambda c: -c.time)
+    return main + elsewhere
+
+
+def _names_a_pull_request(parents: list[str], subject: str, body: str) -> bool:
+    if len(parents) >= 2:
+        return bool(_MERGE_PR.match(subject) or _GITLAB_MR.search(body))
+    return len(parents) == 1 and bool(_SQUASH.search(subject))
+
+
+def _parse_log(out: str) -> list[Commit]:
     commits: list[Commit] = []
     for record in out.split("\x1e"):
         if not record.strip():
@@ -111,7 +157,7 @@ def mainline(repo: Path, since: int | None = None, rev: str = "HEAD") -> list[Co
         if len(head) < 6:
             continue
         sha, parents, ctime, subject, body = head[:5]
-        commit = Commit(sha, parents.split(), int(ctime), subject, body.strip())
+        commit = Commit(sha.strip(), parents.split(), int(ctime), subject, body.strip())
         commit.files = _numstat(head[5])
         commits.append(commit)
     return commits

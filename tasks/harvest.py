@@ -2,8 +2,10 @@
 
 A good task is a change that touched the implementation AND its tests: the tests become the
 hidden verifier, the implementation the reference fix. Every mainline commit is a candidate
-(merged PRs first, plain commits as the fallback); one that cannot be a task is listed with
-why (no tests changed, tests only, docs or CI only, too many files, no changes). The rest are
+(merged PRs first, plain commits as the fallback), and so is every PR merged anywhere else in
+the history of HEAD (gitlog.history); one that cannot be a task is listed with why (no tests
+changed, tests only, docs or CI only, too many files, no changes, a release or merge-only
+commit). The rest are
 ranked: a merged PR over a plain commit, a small fix over a large one, tests that add over
 tests that only edit, the recent over the old (the code of today's environment).
 
@@ -24,7 +26,7 @@ from benchtape.core.errors import BadInput
 from benchtape.spec.project import Project
 from benchtape.spec.task import task_dirs
 from benchtape.tasks.classify import Split, is_test_source, split
-from benchtape.tasks.gitlog import Landing, landing_of, mainline
+from benchtape.tasks.gitlog import Landing, history, landing_of
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
@@ -44,6 +46,7 @@ class Candidate:
         return {
             "id": self.landing.id,
             "kind": self.landing.kind,
+            "mainline": self.landing.fix.mainline,
             "pull_request": self.landing.number,
             "fix_commit": self.landing.fix.sha,
             "base_commit": self.landing.base,
@@ -112,7 +115,7 @@ def scan(project: Project, *, limit: int = DEFAULT_LIMIT, since: str | None = No
     if max_files < 1:
         raise BadInput(f"--max-files {max_files} must be at least 1")
     started = time.monotonic()
-    commits = mainline(project.root, since=parse_since(since))
+    commits = history(project.root, since=parse_since(since))
     existing = set(task_dirs(project.root))
     now = time.time()
     candidates, skipped = [], []
@@ -145,6 +148,9 @@ def _why_not(cand: Candidate, max_files: int) -> str | None:
         return "no changes against its base"
     if cand.landing.kind == "merge" and cand.landing.number is None:
         return "a merge that names no pull request (its changes are the merged branch's)"
+    what = release_or_merge_only(_title(cand.landing))
+    if what and not (cand.landing.kind == "merge" and what.startswith("a merge-only")):  # a PR's merge is the PR, whatever its subject
+        return what
     if not tests and not s.code:
         return "no tests and no implementation changed (docs, configuration or noise only)"
     if not tests:
@@ -153,6 +159,25 @@ def _why_not(cand: Candidate, max_files: int) -> str | None:
         return "tests only: no implementation changed (nothing for an agent to fix)"
     if len(s.code) > max_files:
         return f"too many implementation files ({len(s.code)} > --max-files {max_files})"
+    return None
+
+
+_RELEASE = re.compile(
+    r"^(?:\[release\]|releasing|prepare(?:d|s)?(?: for)?(?: the)? release|bump(?:ed|s)?(?: the)? version|version bump|bump to v?\d)\b|^v?\d+\.\d+(?:\.\d+)*(?:[-.]?(?:rc|a|b|alpha|beta|post|dev)\d*)?\s*$|^release(?: version)?\s*:?\s*v?\d|^release\s*$|^\[release\]",
+    re.IGNORECASE,
+)
+_MERGE_ONLY = re.compile(r"^Merge (?:branch|remote-tracking branch|tag|commit|(?:the )?changes from) |^Merge \S+ into \S+", re.IGNORECASE)
+
+
+def release_or_merge_only(title: str) -> str | None:
+    """Why a change titled `title` is no task though it touched tests and code: a release
+    ("Release v7.0.3", "Bump version to 0.8.2", "v1.2.0") gathers other changes, a merge of one
+    branch into another ("Merge branch 'main' into dev") brings changes already counted."""
+    text = re.sub(r"\s*\(#\d+\)\s*$", "", title).strip()
+    if _RELEASE.search(text):
+        return "a release commit (it gathers changes that landed on their own)"
+    if _MERGE_ONLY.search(text):
+        return "a merge-only commit (the changes it brings landed on their own)"
     return None
 
 

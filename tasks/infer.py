@@ -5,6 +5,8 @@ repository shows no sign of pytest and its tests are unittest's), `go test` on t
 packages with `-run` naming the changed test functions, `cargo test --test NAME` for an
 integration test file (else `cargo test`), jest or vitest on the changed files (whichever
 package.json names). Nothing recognised: the placeholder `false`, and the caller says so.
+Every path, module and selector is shell-quoted: the command runs through `/bin/sh -c`, and
+a test file's name (`tests/test_a;echo X;.py`) is the repository's to choose, not a command.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Infer
     if _uses_pytest(read) or not _all_unittest(modules, blocks):
         return Inferred("python3 -m pytest -q " + " ".join(shlex.quote(t) for t in targets), "pytest", f"pytest on the changed test {'files' if modules else 'folders'}")
     dotted = [m[:-3].replace("/", ".") for m in modules]
-    return Inferred("python3 -m unittest -v " + " ".join(dotted), "unittest", "unittest on the changed test modules (the repository shows no sign of pytest)")
+    return Inferred("python3 -m unittest -v " + " ".join(shlex.quote(d) for d in dotted), "unittest", "unittest on the changed test modules (the repository shows no sign of pytest)")
 
 
 def _uses_pytest(read: ReadFile) -> bool:
@@ -79,8 +81,8 @@ def _go(paths: list[str], blocks: dict[str, bytes]) -> Inferred:
             name = m.group(1).decode()
             if name not in names:
                 names.append(name)
-    run = f" -run '^({'|'.join(names)})$'" if names else ""
-    return Inferred(f"go test -v {' '.join(packages)}{run}", "go", "go test on the changed packages" + (", naming the changed test functions" if names else ""))
+    run = f" -run {shlex.quote('^(' + '|'.join(names) + ')$')}" if names else ""
+    return Inferred(f"go test -v {' '.join(shlex.quote(p) for p in packages)}{run}", "go", "go test on the changed packages" + (", naming the changed test functions" if names else ""))
 
 
 def _cargo(paths: list[str]) -> Inferred:
@@ -98,10 +100,11 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
         pkg = {}
     deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
     files = " ".join(shlex.quote(p) for p in paths)
+    # each asks for its JSON report where the verifier reads it ($BENCHTAPE_REPORTS; run by hand, /tmp)
     if "vitest" in deps:
-        return Inferred(f"npx vitest run {files}", "vitest", "vitest on the changed test files")
+        return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json" {files}', "vitest", "vitest on the changed test files")
     if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}):
-        return Inferred(f"npx jest {files}", "jest", "jest on the changed test files")
+        return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json" {files}', "jest", "jest on the changed test files")
     return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest nor vitest: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
 
 

@@ -5,18 +5,24 @@ own #N and pull/N, prefixes of its base or fix commit); `--fix` rewrites prompt.
 one replaced by `[redacted]` (written under a temporary name and renamed), so a task that
 was leaking can be validated. Fixing a validated task's prompt makes it stale, as any edit
 to a bound input does.
+
+A redaction can leave a stray fragment: a line that says nothing once the reference is gone
+("# Fixes [redacted]"), or a word glued to one (`[redacted]#12`, `https://docs.example/[redacted]/x`,
+`[see]([redacted])`). Each is a finding too (`fragments`); `--fix` drops such a line and
+reduces such a word to `[redacted]`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.project import Project
-from benchtape.spec.prompt_leaks import Finding, redact
+from benchtape.spec.prompt_leaks import REDACTED, Finding, redact
 from benchtape.spec.task import TaskSpec, find_task, task_dirs
 
 
@@ -27,15 +33,75 @@ class LintResult:
     findings: list[Finding]
     fixed: bool = False
     remaining: list[Finding] = field(default_factory=list)
+    fragments: list[Fragment] = field(default_factory=list)  # stray fragments of a redaction, after --fix what is left
+
+    @property
+    def clean(self) -> bool:
+        return not (self.remaining if self.fixed else self.findings) and not self.fragments
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "prompt": str(self.prompt),
             "findings": [f.to_dict() for f in self.findings],
+            "fragments": [f.to_dict() for f in self.fragments],
             "fixed": self.fixed,
             "remaining": [f.to_dict() for f in self.remaining],
         }
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """What a redaction left behind: the line, its text, and why it is stray."""
+
+    line: int
+    text: str
+    why: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"line": self.line, "text": self.text, "why": self.why}
+
+    def describe(self) -> str:
+        return f"line {self.line}: a stray fragment of a redaction ({self.why}): {self.text!r}"
+
+
+_TOKEN = re.compile(r"\S*" + re.escape(REDACTED) + r"\S*")
+_EDGE = ".,;:!?\"'`()"
+
+
+def fragments(text: str) -> list[Fragment]:
+    """The stray fragments redaction left in `text` (see the module's docstring)."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if REDACTED not in line:
+            continue
+        if _says_nothing(line):
+            found.append(Fragment(number, line.strip(), "the line says nothing without what was redacted"))
+            continue
+        for m in _TOKEN.finditer(line):
+            if m.group(0).strip(_EDGE) != REDACTED:
+                found.append(Fragment(number, m.group(0), "a word glued to a redaction still points somewhere"))
+    return found
+
+
+def _says_nothing(line: str) -> bool:
+    words = re.findall(r"[A-Za-z0-9][\w'-]*", re.sub(r"^\s*(?:#+|[-*+]|\d+[.)])\s*", "", line.replace(REDACTED, " ")))
+    return len(words) <= 2
+
+
+def without_fragments(text: str) -> str:
+    """`text` with each line that says nothing dropped, and each word glued to a redaction
+    reduced to the redaction (its sentence punctuation kept)."""
+    kept = []
+    for line in text.splitlines():
+        if REDACTED in line and _says_nothing(line):
+            continue
+        kept.append(_TOKEN.sub(lambda m: REDACTED + (m.group(0)[-1] if m.group(0)[-1] in ".,;:!?" else ""), line))
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    return "\n".join(kept) + ("\n" if text.endswith("\n") else "")
 
 
 def repositories(project: Project) -> list[str]:
@@ -51,14 +117,15 @@ def selected(project: Project, ids: list[str] | None) -> list[TaskSpec]:
 
 def lint_task(task: TaskSpec, project: Project, fix: bool = False) -> LintResult:
     findings = task.leaks(repositories(project))
-    result = LintResult(task.id, task.prompt_path, findings)
-    if fix and findings:
-        text = redact(task.prompt(), findings)
+    result = LintResult(task.id, task.prompt_path, findings, fragments=fragments(task.prompt()))
+    if fix and (findings or result.fragments):
+        text = without_fragments(redact(task.prompt(), findings))
         tmp = task.prompt_path.with_name(f".{task.prompt_path.name}.tmp")
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, task.prompt_path)
         result.fixed = True
         result.remaining = task.leaks(repositories(project))
+        result.fragments = fragments(text)
     return result
 
 

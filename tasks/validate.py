@@ -35,7 +35,10 @@ from benchtape.envs.project_env import env_mounts, env_notes, env_variables, env
 from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
-from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify_task
+from benchtape.sandbox.testcounts import runner_of
+from benchtape.sandbox.testreports import suite_command
+from benchtape.sandbox.testverdicts import Split, split_tests
+from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, validation_bytes
 from benchtape.spec.project import Project
@@ -46,6 +49,22 @@ from benchtape.tasks.validation_record import record_phase, start_run
 
 LEVELS = ("auto", "home", "container")
 PHASES = ("base", "reference")
+REFERENCE_RUNS = 3  # the reference phase's runs: a test whose outcome flips between them is flaky
+HEALTH_REMEDIES = {
+    "flaky": "a FAIL_TO_PASS test (or the whole run) flipped between the reference's runs: make it deterministic (seeds, time, order), or drop it from tests.patch",
+    "fails_alone": "these tests fail when run alone but pass in the whole suite: they depend on other tests (order, shared state, imports), not on the fix; make them independent, or run the suite in verify.command",
+    "no_fail_to_pass": "no test failed at the base and passed with the reference (the runner's report named none): check tests.patch and verify.command",
+}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where every verifier run of one task happens: its image (None: the base image, or level
+    home) and its project environment (envs/), with what a container mounts for it."""
+
+    image: str | None
+    env: ProjectEnv
+    mounts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -75,9 +94,13 @@ class TaskReport:
     notes: list[str] = field(default_factory=list)
     phases: dict[str, PhaseReport] = field(default_factory=dict)
     environment: dict[str, Any] | None = None  # the project environment the phases ran in (envs/)
+    tests: Split | None = None  # per test: FAIL_TO_PASS, PASS_TO_PASS, flaky, skipped (None: no per-test report)
+    health: Judgement | None = None  # the verifier's health after both phases held (flaky, fails alone)
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "tests": self.tests.to_dict() if self.tests is not None else None,
+            "health": {"held": self.health.held, "diagnosis": self.health.diagnosis, "remedy": self.health.remedy, "detail": self.health.detail} if self.health is not None else None,
             "id": self.id,
             "validated": self.validated,
             "refused": self.refused,
@@ -169,7 +192,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
     report.fingerprint = task.fingerprint(project.task_recipe(task.source.base_commit))
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
     try:
-        base_tree = scratch / "base"
+        base_tree = scratch / "export"  # never under a phase's folder: each phase copies it whole
         try:
             export_commit(project.root, task.source.base_commit, base_tree)
         except CheckoutFailed as exc:
@@ -187,12 +210,13 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
         with _image(project, task, base_tree, level, report) as image:
             if env.venv is not None:  # the base image with the environment mounted, not a bare Python
                 report.notes = [n for n in report.notes if not n.startswith("no Dockerfile.benchtape")]
+            place = Place(image, env, mounts)
             for phase in PHASES:
                 say(f"{task.id}: {phase} …")
                 work = scratch / phase / "work"
                 shutil.copytree(base_tree, work, symlinks=True)
                 env.materialize(work)
-                with _box(project, task, work, level, image, env, mounts) as box:
+                with _box(project, task, work, level, place) as box:
                     report.where = box.where
                     report.notes.extend(n for n in box.notes if n not in report.notes)
                     candidate = task.reference() if phase == "reference" else None
@@ -208,16 +232,114 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_
                 phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
                 report.phases[phase] = phase_report
                 say(f"{task.id}: {phase} {evidence.status} ({_counts_text(evidence)})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
+            if report.phases["base"].judgement.held and report.phases["reference"].judgement.diagnosis == "gold_still_fails":
+                _alone_at_reference(project, task, level, place, base_tree, scratch, report, store, run_id, logs, say)
+            if all(report.phases[p].judgement.held for p in PHASES):
+                _health(project, task, level, place, base_tree, scratch, report, store, run_id, logs, say)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    if all(report.phases[p].judgement.held for p in PHASES):
+    if all(report.phases[p].judgement.held for p in PHASES) and report.health is not None and report.health.held:
         _write_validation(task, report, level)
         report.validated = True
         report.next = "benchtape task list"
+    elif report.health is not None and not report.health.held:
+        report.next = report.health.remedy
     else:
         failed = next(report.phases[p] for p in PHASES if not report.phases[p].judgement.held)
         report.next = failed.judgement.remedy
     return report
+
+
+def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> None:
+    """After both phases held: the reference run REFERENCE_RUNS times in all (a test that flips
+    is named), the base's whole suite once (tests broken before are left out of PASS_TO_PASS; a
+    FAIL_TO_PASS test that passes there fails alone), and the per-test lists."""
+    import dataclasses
+
+    base = report.phases["base"].evidence
+    references = [report.phases["reference"].evidence]
+    for n in range(2, REFERENCE_RUNS + 1):
+        say(f"{task.id}: reference, run {n} of {REFERENCE_RUNS} …")
+        ev, work = _fresh_run(project, task, level, place, base_tree, scratch / f"reference.{n}", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], task.verify, report)
+        _record_extra(task, f"reference.{n}", ev, judge_reference(ev, base, work), work, level, report, store, run_id, logs)
+        references.append(ev)
+    suite = None
+    wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
+    if base.tests is None:
+        report.notes.append("the runner gave no per-test report: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
+    elif wide is None:
+        report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
+    elif wide != task.verify.command:
+        say(f"{task.id}: the whole suite at the base …")
+        suite, work = _fresh_run(project, task, level, place, base_tree, scratch / "base.suite", [("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
+        _record_extra(task, "base.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
+        if suite.tests is None:
+            report.notes.append(f"the base's whole suite (`{wide}`) gave no per-test report ({suite.status}): its baseline is not used")
+    statuses = sorted({r.status for r in references})
+    if base.tests is None or any(r.tests is None for r in references):
+        flipped = len(statuses) > 1
+        report.health = Judgement(False, "flaky", HEALTH_REMEDIES["flaky"], f"the reference's {REFERENCE_RUNS} runs ended {', '.join(r.status for r in references)}") if flipped else Judgement(True, "", "")
+        return
+    split = split_tests(base.tests, [r.tests for r in references if r.tests is not None], suite.tests if suite is not None else None)
+    report.tests = split
+    if split.flaky:
+        report.notes.append(f"flaky, left out of FAIL_TO_PASS and PASS_TO_PASS ({REFERENCE_RUNS} reference runs): " + "; ".join(f"{i} ({' / '.join(o)})" for i, o in list(split.flaky.items())[:5]))
+    if split.skipped_at_base:
+        report.notes.append("skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(split.skipped_at_base.items())[:5]) + (f"; and {len(split.skipped_at_base) - 5} more" if len(split.skipped_at_base) > 5 else ""))
+    if split.broken_before:
+        report.notes.append(f"{len(split.broken_before)} test(s) fail in the base's whole suite, left out of PASS_TO_PASS: " + ", ".join(split.broken_before[:5]))
+    if split.fails_alone:
+        report.notes.append(f"{len(split.fails_alone)} test(s) fail alone at the base but pass in its whole suite, left out of FAIL_TO_PASS: " + ", ".join(split.fails_alone[:5]))
+    if split.fail_to_pass:
+        report.health = Judgement(True, "", "")
+    elif split.flaky:
+        report.health = Judgement(False, "flaky", HEALTH_REMEDIES["flaky"], "flipped: " + ", ".join(list(split.flaky)[:5]))
+    elif split.fails_alone:
+        report.health = Judgement(False, "fails_alone", HEALTH_REMEDIES["fails_alone"], ", ".join(split.fails_alone[:5]))
+    else:
+        report.health = Judgement(False, "no_fail_to_pass", HEALTH_REMEDIES["no_fail_to_pass"])
+    if not report.health.held:
+        say(f"{task.id}: health — {report.health.diagnosis} ({report.health.detail})")
+
+
+def _alone_at_reference(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> None:
+    """The reference failed: when every test that failed passes in the whole suite with the
+    reference, they fail alone (they lean on other tests), which is no gold_still_fails."""
+    import dataclasses
+
+    ref = report.phases["reference"]
+    wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
+    failing = ref.evidence.tests.with_outcome("failed", "error") if ref.evidence.tests is not None else []
+    if not failing or wide is None or wide == task.verify.command:
+        return
+    say(f"{task.id}: the whole suite with the reference …")
+    suite, work = _fresh_run(project, task, level, place, base_tree, scratch / "reference.suite", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
+    _record_extra(task, "reference.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
+    if suite.tests is not None and all(suite.tests.tests.get(t) is not None and suite.tests.tests[t].outcome == "passed" for t in failing):
+        ref.judgement = Judgement(False, "fails_alone", HEALTH_REMEDIES["fails_alone"], f"{len(failing)} test(s) fail under `{task.verify.command}` but pass in the whole suite (`{wide}`): " + ", ".join(failing[:5]))
+
+
+def _fresh_run(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, folder: Path, patches: list[tuple[str, bytes]], spec: Any, report: TaskReport) -> tuple[Evidence, Path]:
+    """One more verifier run on a fresh copy of the base tree, in a fresh box, in the same
+    project environment as the phases."""
+    work = folder / "work"
+    shutil.copytree(base_tree, work, symlinks=True)
+    place.env.materialize(work)
+    with _box(project, task, work, level, place) as box:
+        report.notes.extend(n for n in box.notes if n not in report.notes)
+        evidence = verify(work, patches, spec, box.run, prepare=place.env.setup, probe=probe_command(place.env.packages))
+        evidence.environment = environment_record(place.env)
+        return evidence, work
+
+
+def _record_extra(task: TaskSpec, phase: str, evidence: Evidence, judgement: Judgement, work: Path, level: str, report: TaskReport, store: Any, run_id: str, logs: Path) -> None:
+    log_path = _write_log(logs, task.id, phase, evidence)
+    phase_report = PhaseReport(phase, evidence, judgement, log_path)
+    summary = phase_report.to_dict()
+    summary.pop("session")
+    facts = {"kind": "history", "level": level, "where": report.where, "work_dir": str(work), "fingerprint": report.fingerprint}
+    phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
+    report.phases[phase] = phase_report
 
 
 HARBOR_PHASES = {"base": "the environment untouched (no-op)", "reference": "after solution/solve.sh (oracle)"}
@@ -301,11 +423,11 @@ def _image(project: Project, task: TaskSpec, base_tree: Path, level: str, report
     return verifier_image(project, task, level, base_tree, report.notes)
 
 
-def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None, env: ProjectEnv, mounts: tuple[str, ...]) -> Any:
+def _box(project: Project, task: TaskSpec, work: Path, level: str, place: Place) -> Any:
     from benchtape.sandbox.wheelhouse import site_for
 
-    wheels = project.wheelhouse() if image is None and env.venv is None else None
-    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(env, level), mounts=mounts)
+    wheels = project.wheelhouse() if place.image is None and place.env.venv is None else None
+    return verifier_box(level, work, image=place.image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(place.env, level), mounts=place.mounts)
 
 
 def _image_python(level: str) -> str | None:
@@ -335,6 +457,9 @@ def _write_validation(task: TaskSpec, report: TaskReport, level: str) -> None:
         runner=ref.runner or base.runner,
         base=base.counts.to_dict(),
         reference=ref.counts.to_dict(),
+        fail_to_pass=tuple(report.tests.fail_to_pass) if report.tests is not None else (),
+        pass_to_pass=tuple(report.tests.pass_to_pass) if report.tests is not None else (),
+        flaky=tuple(report.tests.flaky) if report.tests is not None else (),
     )
     text = with_validation(task.path.read_text(encoding="utf-8"), validation)
     tmp = task.path.with_name(f".{task.path.name}.tmp")

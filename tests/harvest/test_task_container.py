@@ -64,6 +64,9 @@ def test_validate_in_the_base_image_with_a_wheelhouse(toolz: Path, tmp_path: Pat
     assert any("test dependencies from" in n for n in report["notes"])
     assert (report["phases"]["base"]["failed"], report["phases"]["base"]["passed"]) == (1, 49)
     assert report["phases"]["reference"]["passed"] == 50
+    # pytest's JUnit report, written inside the container, is read test by test
+    assert report["tests"]["fail_to_pass"] == ["toolz.tests.test_itertoolz::test_partition_all"] and report["tests"]["pass_to_pass"] == 49
+    assert report["phases"]["base"]["tests"]["toolz.tests.test_itertoolz::test_partition_all"] == "failed"
     shutil.rmtree(wheels)
 
 

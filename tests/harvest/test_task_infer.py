@@ -42,9 +42,9 @@ def test_cargo_names_integration_tests_else_runs_the_crate():
 
 def test_javascript_takes_the_runner_package_json_names():
     vitest = files(**{"package.json": json.dumps({"devDependencies": {"vitest": "^1"}})})
-    assert infer_command({"src/a.test.ts": b""}, vitest).command == "npx vitest run src/a.test.ts"
+    assert infer_command({"src/a.test.ts": b""}, vitest).command == 'npx vitest run --reporter=default --reporter=json --outputFile.json="${BENCHTAPE_REPORTS:-/tmp}/vitest.json" src/a.test.ts'
     jest = files(**{"package.json": json.dumps({"scripts": {"test": "jest"}})})
-    assert infer_command({"src/a.spec.js": b""}, jest).command == "npx jest src/a.spec.js"
+    assert infer_command({"src/a.spec.js": b""}, jest).command == 'npx jest --json --outputFile="${BENCHTAPE_REPORTS:-/tmp}/jest.json" src/a.spec.js'
     none = infer_command({"src/a.spec.js": b""}, files(**{"package.json": "{}"}))
     assert none.command == "false" and none.runner is None and "placeholder" in none.note
 
@@ -87,3 +87,26 @@ def test_a_gitlab_merge_prompt_loses_its_merge_request_line():
     landing = _landing("merge", "Merge branch 'fix-parser' into 'main'", "Fix the parser on empty input\n\nIt crashed.\n\nSee merge request group/project!42", 42)
     text, _ = prompt_for(landing, [])
     assert text == "# Fix the parser on empty input\n\nIt crashed.\n"
+
+
+def test_test_file_names_never_reach_the_shell_unquoted(tmp_path):
+    """Issue 44 item 4: a test module named `tests/test_m5b;echo INJECTED;.py` ran `echo INJECTED`
+    in both validation phases. Every inferred command, run by /bin/sh, passes each name as one
+    argument and runs nothing else."""
+    import shlex
+    import subprocess
+
+    evil = "tests/test_m5b;echo INJECTED;.py"
+    unittest_block = b"+import unittest\n+class T(unittest.TestCase): ...\n"
+    commands = [
+        infer_command({evil: unittest_block}, files(**{"setup.py": "setup()"})).command,
+        infer_command({evil: b"+def test_x(): pass\n"}, files(**{"pytest.ini": ""})).command,
+        infer_command({"pkg/$(echo INJECTED)/a_test.go": b"+func TestA(t *testing.T) {}\n", "x;echo INJECTED;/b_test.go": b""}, files()).command,
+        infer_command({"tests/a;echo INJECTED;b.rs": b""}, files()).command,
+        infer_command({"src/a;echo INJECTED;.test.js": b""}, files(**{"package.json": json.dumps({"devDependencies": {"jest": "1"}})})).command,
+    ]
+    for command in commands:
+        words = [w.replace("${BENCHTAPE_REPORTS:-/tmp}", "/tmp") for w in shlex.split(command)]  # the one expansion meant
+        shown = subprocess.run(["/bin/sh", "-c", "printf '%s\\n' " + command.split(" ", 1)[1]], capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
+        assert shown.stdout.splitlines() == words[1:], command  # every word one argument, nothing else ran
+        assert any("INJECTED" in w for w in words), command  # the name is kept whole

@@ -32,7 +32,7 @@ def test_the_valid_prs_are_among_the_top_candidates(toolz: Path):
     assert first["tests"] == ["toolz/tests/test_itertoolz.py"] and first["implementation"] == ["toolz/itertoolz.py"]
     merge = next(c for c in doc["candidates"] if c["id"] == "551")
     assert merge["kind"] == "merge" and merge["fix_commit"].startswith("386c75033d") and merge["base_commit"].startswith("1aa72df3a7")
-    assert doc["scanned"] == 377 and doc["head"].startswith("568c2b8393")
+    assert doc["scanned"] == 377 + 20 and doc["head"].startswith("568c2b8393")  # the mainline, and 20 PRs merged elsewhere in its history
 
 
 def test_what_cannot_be_a_task_is_skipped_with_a_reason(toolz: Path):
@@ -64,3 +64,49 @@ def test_a_limit_out_of_range_is_refused(toolz: Path):
 def test_outside_a_repository_scan_says_so(tmp_path: Path):
     done = benchtape("task", "scan", cwd=tmp_path)
     assert done.returncode == 2 and "not inside a git repository" in done.stderr
+
+
+def test_prs_merged_off_the_first_parent_chain_are_found_and_created(toolz: Path, tmp_path: Path):
+    """toolz's #113 ("sliding window aborts if iterator is too short") was merged into another
+    branch that was merged later: it is not on HEAD's first-parent chain, yet it is a merged PR
+    that changed code and tests."""
+    import shutil
+    import subprocess
+
+    result = scan(load_project(toolz), limit=200)
+    elsewhere = {c.landing.id: c for c in result.candidates if not c.landing.fix.mainline}
+    assert {"113", "108", "78", "1"} <= set(elsewhere), sorted(elsewhere)
+    pr = elsewhere["113"]
+    assert pr.landing.kind == "merge" and pr.landing.fix.sha.startswith("6283e82ce") and pr.split.tests == ["toolz/itertoolz/tests/test_core.py"]
+    first_parent = subprocess.run(["git", "rev-list", "--first-parent", "HEAD"], cwd=toolz, capture_output=True, text=True, check=True).stdout.split()
+    assert pr.landing.fix.sha not in first_parent
+    repo = tmp_path / "toolz"
+    shutil.copytree(toolz, repo)
+    made = benchtape("task", "create", "113", cwd=repo)
+    assert made.returncode == 0, made.stderr  # before: "no merged pull request #113 on the mainline"
+
+
+def test_release_and_merge_only_commits_are_never_proposed(toolz: Path, tmp_path: Path):
+    """Commits on the real tree whose titles are a release or a merge of one branch into
+    another, each touching code and tests, are skipped with that reason."""
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "toolz"
+    shutil.copytree(toolz, repo)
+
+    def commit(subject: str) -> str:
+        for path in ("toolz/itertoolz.py", "toolz/tests/test_itertoolz.py"):
+            (repo / path).write_text((repo / path).read_text() + f"\n# {subject}\n")
+        subprocess.run(["git", "commit", "-qam", subject], cwd=repo, check=True)
+        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+    release = commit("Release v7.0.3")
+    squash = commit("Bump version to 0.8.2 (#900)")
+    merge_only = commit("Merge branch 'main' into dev")
+    fix = commit("Make partition_all faster")
+    result = scan(load_project(repo), limit=200)
+    skipped = {c.landing.fix.sha: c.skipped or "" for c in result.skipped}
+    assert skipped[release].startswith("a release commit") and skipped[squash].startswith("a release commit")
+    assert skipped[merge_only].startswith("a merge-only commit")
+    assert fix in {c.landing.fix.sha for c in result.candidates}  # an ordinary change still is one

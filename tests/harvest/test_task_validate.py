@@ -73,7 +73,8 @@ def test_each_phase_is_a_session_in_the_store(validated: dict[str, Any]):
     params = run["params"] if isinstance(run["params"], dict) else json.loads(run["params"])
     assert (params["level"], params["level_why"]) == ("home", "--sandbox home, as asked")
     rows = {r.scenario: r for r in store.session_rows(run_id=run["id"])}
-    assert set(rows) == {f"{t}:{p}" for t in CREATED for p in ("base", "reference")}
+    health = ("reference.2", "reference.3", "base.suite")  # a valid task's reference run 3 times and its base's whole suite
+    assert set(rows) == {f"{t}:{p}" for t in CREATED for p in ("base", "reference")} | {f"{t}:{p}" for t in CREATED if t in VALID for p in health}
     session = store.load_session(rows["592:base"].id)
     summary = json.loads(session.final_output or "{}")
     assert summary["diagnosis"] == "base_already_passes" and summary["passed"] == 17

@@ -87,8 +87,8 @@ def test_verify_runs_setup_then_the_command_and_counts(tmp_path: Path):
 
     spec = Verify(command="printf '1 passed in 0.01s\\n'", setup=("touch ready",))
     ev = verify(tree, [("tests.patch", patch)], spec, run)
-    assert calls == ["touch ready", spec.command] and (tree / "ready").is_file()
-    assert ev.status == "passed" and ev.counts == Counts("pytest", passed=1) and [s["command"] for s in ev.steps] == calls
+    assert calls[0] == "touch ready" and calls[1].endswith("; " + spec.command) and (tree / "ready").is_file()  # the command asks for the runner's report
+    assert ev.status == "passed" and ev.counts == Counts("pytest", passed=1) and [s["command"] for s in ev.steps] == ["touch ready", spec.command]
     conflict = verify(tree, [("tests.patch", patch)], spec, run)
     assert conflict.status == "patch_apply_failed" and conflict.patch == "tests.patch" and len(calls) == 2  # nothing ran
     assert judge_base(conflict).diagnosis == "patch_conflict" and judge_reference(conflict).diagnosis == "patch_conflict"

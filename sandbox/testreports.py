@@ -1,0 +1,313 @@
+"""Which tests passed, failed, errored or were skipped, each by name, from the runner's own report.
+
+A summary line (`1 failed, 49 passed`) says how many; a verdict per test (SWE-bench's
+FAIL_TO_PASS / PASS_TO_PASS) needs which. Each runner's structured report is read here:
+pytest's JUnit XML (the verifier asks for it through PYTEST_ADDOPTS, with `--color=no -p
+no:cacheprovider`, so the project's own options stay and the tree gains no cache), `go test`
+(`-json` events, or `-v`'s `--- PASS:` lines), cargo's libtest lines (`test a::b ... ok`),
+unittest's verbose lines (`test_a (pkg.T.test_a) ... ok`), jest and vitest JSON
+(`--json --outputFile`, which the inferred commands ask for). Colour codes are stripped
+first: a coloured log is never "not recognised".
+
+Pure: text and bytes in, results out. The report files are read by `read_reports`, bounded
+and never through a link (a test may leave a symlink where its report should be).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shlex
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from benchtape.sandbox.testcounts import Counts
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
+_RANK = {PASSED: 0, SKIPPED: 1, FAILED: 2, ERROR: 3}  # one test reported twice (a teardown error): the worse
+REPORT_LIMIT = 64 * 1024 * 1024  # bytes read of one report file
+REPORTS_ENV = "BENCHTAPE_REPORTS"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class TestResult:
+    id: str
+    outcome: str  # one of OUTCOMES
+    message: str = ""  # why it failed or was skipped (its first line), when the report says
+
+    __test__ = False  # not a pytest class
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """The tests one run reported, by id, and where that was read from."""
+
+    runner: str
+    source: str  # junit, go-json, go-verbose, libtest, unittest-verbose, jest-json, vitest-json
+    tests: dict[str, TestResult]
+
+    __test__ = False
+
+    def counts(self) -> Counts:
+        by = {o: sum(1 for t in self.tests.values() if t.outcome == o) for o in OUTCOMES}
+        return Counts(self.runner, passed=by[PASSED], failed=by[FAILED], errored=by[ERROR], skipped=by[SKIPPED])
+
+    def outcomes(self) -> dict[str, str]:
+        return {i: t.outcome for i, t in sorted(self.tests.items())}
+
+    def with_outcome(self, *outcomes: str) -> list[str]:
+        return sorted(i for i, t in self.tests.items() if t.outcome in outcomes)
+
+
+def strip_colour(text: str) -> str:
+    return ANSI.sub("", text)
+
+
+def _merge(results: Iterable[TestResult]) -> dict[str, TestResult]:
+    merged: dict[str, TestResult] = {}
+    for r in results:
+        old = merged.get(r.id)
+        if old is None or _RANK[r.outcome] > _RANK[old.outcome]:
+            merged[r.id] = r
+    return merged
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0][:300] if (text or "").strip() else ""
+
+
+# ---------------------------------------------------------------- asking the runner for a report
+
+
+def report_folder_name() -> str:
+    """A fresh, unguessable folder name in the tree for one run's reports: a candidate patch
+    cannot plant a report there in advance."""
+    return f".benchtape-reports-{secrets.token_hex(8)}"
+
+
+def instrumented(command: str, folder: str) -> str:
+    """`command` with the runner asked for its structured report in `$PWD/folder`: the
+    variables are set in front of it, so any command line (setup steps, `cd sub && pytest`,
+    a script that runs pytest) keeps its meaning."""
+    reports = f'"$PWD"/{shlex.quote(folder)}'
+    addopts = f"--color=no -p no:cacheprovider --junitxml='${REPORTS_ENV}/pytest.xml'"
+    return f'{REPORTS_ENV}={reports}; export {REPORTS_ENV}; mkdir -p "${REPORTS_ENV}"; PYTEST_ADDOPTS="{addopts}${{PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}}"; export PYTEST_ADDOPTS; {command}'
+
+
+def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[str] = ()) -> TestReport | None:
+    """The per-test report of one run: the report files in `folder` first (JUnit XML, jest or
+    vitest JSON), else what the output itself lists test by test (go, cargo, unittest).
+    None when neither names a test."""
+    for name, reader in (("pytest.xml", _junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
+        data = _read_bounded(folder / name)
+        if data is not None:
+            found = reader(data, list(roots))
+            if found is not None:
+                return found
+    plain = strip_colour(output)
+    text_readers = TEXT_READERS.get(runner, ()) if runner is not None else tuple(r for rs in TEXT_READERS.values() for r in rs)
+    for text_reader in text_readers:
+        found = text_reader(plain)
+        if found is not None:
+            return found
+    return None
+
+
+def _read_bounded(path: Path) -> bytes | None:
+    """A report file's bytes, never through a symlink, at most REPORT_LIMIT; None when absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks, left = [], REPORT_LIMIT
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------- the readers
+
+
+def read_junit(data: bytes) -> TestReport | None:
+    """pytest's (or any xunit2) JUnit XML: one `testcase` per test; id `classname::name`."""
+    if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
+        return None  # no report a runner writes declares entities
+    try:
+        root = ElementTree.fromstring(data)
+    except ElementTree.ParseError:
+        return None
+    results = []
+    for case in root.iter("testcase"):
+        name = case.get("name") or ""
+        cls = case.get("classname") or ""
+        test_id = f"{cls}::{name}" if cls else name
+        outcome, message = PASSED, ""
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": FAILED, "error": ERROR, "skipped": SKIPPED}[child.tag]
+                message = _first_line(child.get("message") or child.text)
+                if child.tag == "error" and (message.startswith("failed on setup") or message.startswith("collection failure")):
+                    outcome = ERROR
+                break
+        results.append(TestResult(test_id, outcome, message))
+    return TestReport("pytest", "junit", _merge(results))
+
+
+def _junit_file(data: bytes, roots: list[str]) -> TestReport | None:
+    return read_junit(data)
+
+
+_GO_LINE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(", re.MULTILINE)
+
+
+def read_go_json(output: str) -> TestReport | None:
+    """`go test -json` events: a test's final pass / fail / skip; id `package::Test`."""
+    results = []
+    for line in output.splitlines():
+        if not line.startswith("{") or '"Action"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("Test") and event.get("Action") in ("pass", "fail", "skip"):
+            outcome = {"pass": PASSED, "fail": FAILED, "skip": SKIPPED}[event["Action"]]
+            results.append(TestResult(f"{event.get('Package', '')}::{event['Test']}", outcome))
+    return TestReport("go", "go-json", _merge(results)) if results else None
+
+
+def read_go_verbose(output: str) -> TestReport | None:
+    """`go test -v`: each test's `--- PASS: TestX (0.00s)` line; id the test's name."""
+    results = [TestResult(m.group(2), {"PASS": PASSED, "FAIL": FAILED, "SKIP": SKIPPED}[m.group(1)]) for m in _GO_LINE.finditer(output)]
+    return TestReport("go", "go-verbose", _merge(results)) if results else None
+
+
+_LIBTEST = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.MULTILINE)
+
+
+def read_libtest(output: str) -> TestReport | None:
+    """cargo test (libtest): `test a::b ... ok | FAILED | ignored`."""
+    results = [TestResult(m.group(1), {"ok": PASSED, "FAILED": FAILED, "ignored": SKIPPED}[m.group(2)]) for m in _LIBTEST.finditer(output)]
+    return TestReport("cargo", "libtest", _merge(results)) if results else None
+
+
+_UNITTEST = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n[^\n]*?)?? \.\.\. (ok|FAIL|ERROR|skipped(?: (.*))?|expected failure|unexpected success)\s*$", re.MULTILINE)
+
+
+def read_unittest_verbose(output: str) -> TestReport | None:
+    """`python -m unittest -v`: `test_a (pkg.mod.T.test_a) ... ok` (3.11+; before, the
+    parenthesis held the class alone); id the dotted path to the test."""
+    results = []
+    for m in _UNITTEST.finditer(output):
+        name, where, word = m.group(1), m.group(2), m.group(3)
+        test_id = where if where.endswith("." + name) else f"{where}.{name}"
+        if word.startswith("skipped"):
+            results.append(TestResult(test_id, SKIPPED, (m.group(4) or "").strip("'\"")))
+        else:
+            results.append(TestResult(test_id, {"ok": PASSED, "FAIL": FAILED, "ERROR": ERROR, "expected failure": SKIPPED, "unexpected success": FAILED}[word]))
+    return TestReport("unittest", "unittest-verbose", _merge(results)) if results else None
+
+
+TEXT_READERS: dict[str, tuple[Callable[[str], TestReport | None], ...]] = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,)}
+
+
+def _relative(path: str, roots: list[str]) -> str:
+    for root in [*roots, "/workspace"]:
+        root = root.rstrip("/") + "/"
+        if path.startswith(root):
+            return path[len(root) :]
+    return path
+
+
+def _js_report(data: bytes, roots: list[str], runner: str) -> TestReport | None:
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("testResults"), list):
+        return None
+    results = []
+    for suite in doc["testResults"]:
+        if not isinstance(suite, dict):
+            continue
+        file = _relative(str(suite.get("name") or suite.get("testFilePath") or ""), roots)
+        cases = suite.get("assertionResults") or []
+        if not cases and suite.get("status") == "failed":  # the file did not load: an error, not a test
+            results.append(TestResult(file, ERROR, _first_line(suite.get("message"))))
+        for case in cases:
+            if not isinstance(case, dict):
+                continue
+            status = case.get("status")
+            outcome = PASSED if status == "passed" else FAILED if status == "failed" else SKIPPED
+            results.append(TestResult(f"{file}::{str(case.get('fullName') or case.get('title')).strip()}", outcome, _first_line("\n".join(map(str, case.get("failureMessages") or [])))))
+    return TestReport(runner, f"{runner}-json", _merge(results))
+
+
+def _jest_file(data: bytes, roots: list[str]) -> TestReport | None:
+    return _js_report(data, roots, "jest")
+
+
+def _vitest_file(data: bytes, roots: list[str]) -> TestReport | None:
+    return _js_report(data, roots, "vitest")
+
+
+_PYTEST_VALUE_OPTIONS = {"-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--deselect", "--ignore", "--ignore-glob", "--confcutdir", "--basetemp", "--override-ini", "--maxfail", "--tb", "-n", "--durations", "--import-mode", "--log-level", "--timeout"}
+
+
+def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
+    """The verify command widened to the project's whole suite (its selection of changed test
+    files dropped), for the base's baseline; None when it cannot be derived (a shell pipeline,
+    a runner without a known way to run everything)."""
+    if any(op in command for op in (";", "&&", "||", "|", "`", "$(", "\n")):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if runner == "pytest":
+        at = next((i for i, w in enumerate(words) if w in ("pytest", "py.test") or w.endswith(("/pytest", "/py.test"))), None)
+        if at is None:
+            return None
+        kept, value = words[: at + 1], False
+        for w in words[at + 1 :]:
+            if value or w.startswith("-"):
+                kept.append(w)
+                value = not value and w in _PYTEST_VALUE_OPTIONS
+            # else a path or node id: the selection the suite drops
+        return shlex.join(kept)
+    if runner == "unittest" and "unittest" in words:
+        at = words.index("unittest")
+        return shlex.join([*words[: at + 1], "discover", "-v"])
+    if runner == "go":
+        kept, skip = [], False
+        for w in words:
+            if skip:
+                skip = False
+                continue
+            if w == "-run":
+                skip = True
+                continue
+            if w.startswith("-run=") or (w.startswith(".") and w not in ("./...",)):
+                continue
+            kept.append(w)
+        return shlex.join([*kept, "./..."])
+    if runner == "cargo":
+        return "cargo test"
+    return None

@@ -1,0 +1,118 @@
+"""Per-test validation and verdicts, as SWE-bench keeps them: FAIL_TO_PASS and PASS_TO_PASS.
+
+At `task validate`: a test that failed (or errored, or was not there) at base + tests and
+passed in every run with the reference is FAIL_TO_PASS; one that passed in both is
+PASS_TO_PASS; one whose outcome flipped between the reference's runs is flaky and in
+neither; one that failed in the whole suite at the base is in neither (it was broken before
+the change). At grading: a candidate passes when every FAIL_TO_PASS test passes and no
+PASS_TO_PASS test breaks, whatever the exit status of a run that also holds tests broken
+before; the share of FAIL_TO_PASS tests passed is kept beside the verdict, never as it.
+
+Pure: reports in, lists out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from benchtape.sandbox.testreports import ERROR, FAILED, PASSED, SKIPPED, TestReport
+
+
+@dataclass
+class Split:
+    """What validation learned, test by test."""
+
+    fail_to_pass: list[str] = field(default_factory=list)
+    pass_to_pass: list[str] = field(default_factory=list)
+    flaky: dict[str, list[str]] = field(default_factory=dict)  # id → its outcome in each reference run
+    skipped_at_base: dict[str, str] = field(default_factory=dict)  # id → the reason the runner gave
+    broken_before: list[str] = field(default_factory=list)  # failed in the base's whole suite: in neither list
+    fails_alone: list[str] = field(default_factory=list)  # failed in the verify command at the base, passed in its whole suite
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fail_to_pass": self.fail_to_pass,
+            "pass_to_pass": len(self.pass_to_pass),
+            "flaky": self.flaky,
+            "skipped_at_base": self.skipped_at_base,
+            "broken_before": self.broken_before,
+            "fails_alone": self.fails_alone,
+        }
+
+
+def split_tests(base: TestReport, references: Sequence[TestReport], suite: TestReport | None = None) -> Split:
+    """FAIL_TO_PASS, PASS_TO_PASS and the tests that are in neither (and why), from the base
+    run, each reference run, and (when it ran) the base's whole suite."""
+    out = Split()
+    ids = sorted(set(base.tests).union(*(r.tests for r in references)))
+    for test_id in ids:
+        runs = [r.tests[test_id].outcome if test_id in r.tests else "absent" for r in references]
+        if len(set(runs)) > 1:
+            out.flaky[test_id] = runs
+            continue
+        at_base = base.tests.get(test_id)
+        if at_base is not None and at_base.outcome == SKIPPED:
+            out.skipped_at_base[test_id] = at_base.message or "(no reason given)"
+        if runs[0] != PASSED:
+            continue
+        if at_base is None or at_base.outcome in (FAILED, ERROR):
+            whole = suite.tests.get(test_id) if suite is not None else None
+            if whole is not None and whole.outcome == PASSED and at_base is not None:
+                out.fails_alone.append(test_id)
+            else:
+                out.fail_to_pass.append(test_id)
+        elif at_base.outcome == PASSED:
+            whole = suite.tests.get(test_id) if suite is not None else None
+            if whole is not None and whole.outcome in (FAILED, ERROR):
+                out.broken_before.append(test_id)
+            else:
+                out.pass_to_pass.append(test_id)
+    return out
+
+
+@dataclass(frozen=True)
+class PerTestVerdict:
+    """A candidate's run against the validation's lists: the tests that decided it."""
+
+    passed: bool
+    fail_to_pass_passed: list[str]
+    fail_to_pass_failed: list[str]  # failed, errored, skipped or not run
+    pass_to_pass_broken: list[str]
+    share: float  # FAIL_TO_PASS passed / FAIL_TO_PASS: partial credit, never the verdict
+
+    def reason(self) -> str:
+        total = len(self.fail_to_pass_passed) + len(self.fail_to_pass_failed)
+        if self.passed:
+            return f"every FAIL_TO_PASS test passed ({total}) and no PASS_TO_PASS test broke"
+        parts = []
+        if self.fail_to_pass_failed:
+            parts.append(f"{len(self.fail_to_pass_failed)} of {total} FAIL_TO_PASS test(s) did not pass: {_names(self.fail_to_pass_failed)}")
+        if self.pass_to_pass_broken:
+            parts.append(f"{len(self.pass_to_pass_broken)} PASS_TO_PASS test(s) broke: {_names(self.pass_to_pass_broken)}")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "fail_to_pass_passed": self.fail_to_pass_passed,
+            "fail_to_pass_failed": self.fail_to_pass_failed,
+            "pass_to_pass_broken": self.pass_to_pass_broken,
+            "fail_to_pass_share": round(self.share, 4),
+        }
+
+
+def judge_tests(report: TestReport, fail_to_pass: Sequence[str], pass_to_pass: Sequence[str]) -> PerTestVerdict:
+    """A candidate's verdict from its run's report: every FAIL_TO_PASS test passed (a test not
+    run counts as not passed) and every PASS_TO_PASS test still passes."""
+    outcome = {i: t.outcome for i, t in report.tests.items()}
+    good = [t for t in fail_to_pass if outcome.get(t) == PASSED]
+    bad = [t for t in fail_to_pass if outcome.get(t) != PASSED]
+    broken = [t for t in pass_to_pass if outcome.get(t) != PASSED]
+    share = len(good) / len(fail_to_pass) if fail_to_pass else 0.0
+    return PerTestVerdict(not bad and not broken and bool(fail_to_pass), good, bad, broken, share)
+
+
+def _names(ids: Sequence[str], most: int = 5) -> str:
+    shown = ", ".join(ids[:most])
+    return shown + (f" and {len(ids) - most} more" if len(ids) > most else "")

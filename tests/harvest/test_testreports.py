@@ -1,0 +1,131 @@
+"""Each test's outcome from the runner's own report, on runs nobody here wrote: pytest on the
+real toolz tree with colour forced on (JUnit XML; a coloured log is never "runner not
+recognised"), CPython's own unittest suite in verbose mode, and cargo's libtest on a crate
+with a failing and an ignored test. A report left as a symlink is never followed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from harvestkit import clone_toolz
+
+from benchtape.sandbox.testcounts import parse_counts
+from benchtape.sandbox.testreports import _read_bounded, read_reports, read_unittest_verbose, suite_command
+from benchtape.sandbox.verifier import verify
+from benchtape.sandbox.verifier_box import home_box
+from benchtape.spec.task import Verify
+
+
+@pytest.fixture(scope="module", autouse=True)
+def this_python() -> None:
+    os.environ["PATH"] = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+
+
+def test_coloured_pytest_on_toolz_is_read_test_by_test_from_its_junit_report(tmp_path: Path):
+    tree = clone_toolz(tmp_path / "toolz")
+    shutil.rmtree(tree / ".git")
+    with home_box(tree) as box:
+        ev = verify(tree, [], Verify(command="python3 -m pytest --color=yes -q toolz/tests/test_itertoolz.py"), box.run)
+    assert ev.tests is not None and ev.tests.source == "junit" and ev.counts.runner == "pytest"
+    assert ev.counts.passed == len(ev.tests.tests) > 40 and ev.counts.failed == 0
+    assert "toolz.tests.test_itertoolz::test_partition_all" in ev.tests.tests
+    assert "\x1b[" in ev.log  # the command's own --color=yes wins over PYTEST_ADDOPTS (a config's addopts does not): the report is read all the same
+    assert not list(tree.glob(".benchtape-reports-*")) and not (tree / ".pytest_cache").exists()  # nothing left in the tree
+    coloured = subprocess.run([sys.executable, "-m", "pytest", "--color=yes", "-p", "no:cacheprovider", "-q", "toolz/tests/test_itertoolz.py"], cwd=tree, capture_output=True, text=True)
+    assert "\x1b[" in coloured.stdout and parse_counts(coloured.stdout).runner == "pytest"  # a coloured summary is still recognised
+    assert parse_counts(coloured.stdout).passed == ev.counts.passed
+
+
+def test_cpythons_own_unittest_suite_is_read_from_its_verbose_lines(tmp_path: Path):
+    done = subprocess.run([sys.executable, "-m", "unittest", "-v", "test.test_tempfile"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    if "No module named test.test_tempfile" in done.stderr:
+        pytest.skip("this Python ships without its test suite")
+    report = read_unittest_verbose(done.stderr)
+    counts = parse_counts(done.stderr, "unittest")
+    assert report is not None and len(report.tests) == counts.passed + counts.failed + counts.errored + counts.skipped
+    assert report.counts().skipped == counts.skipped > 0 and all(report.tests[i].message for i in report.with_outcome("skipped"))
+    assert any(i.startswith("test.test_tempfile.TestMkstemp") for i in report.tests)
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="no cargo on this host")
+def test_cargos_libtest_lines_name_each_test(tmp_path: Path):
+    subprocess.run(["cargo", "new", "--lib", "--quiet", "--vcs", "none", "adder"], cwd=tmp_path, check=True, env={**os.environ, "CARGO_NET_OFFLINE": "true"})
+    crate = tmp_path / "adder"
+    (crate / "src" / "lib.rs").write_text("#[cfg(test)]\nmod tests {\n    #[test]\n    fn good() {}\n    #[test]\n    fn bad() { assert_eq!(1, 2); }\n    #[test]\n    #[ignore]\n    fn later() {}\n}\n")
+    with home_box(crate, network=True) as box:
+        # the box's HOME is fresh: rustup's toolchains are named where this host keeps them
+        homes = f"RUSTUP_HOME={Path(os.environ.get('RUSTUP_HOME', Path.home() / '.rustup'))} CARGO_HOME={Path(os.environ.get('CARGO_HOME', Path.home() / '.cargo'))}"
+        ev = verify(crate, [], Verify(command=f"{homes} cargo test --offline"), box.run)
+    assert ev.tests is not None and ev.tests.source == "libtest", ev.log[-2000:]
+    assert ev.tests.outcomes() == {"tests::bad": "failed", "tests::good": "passed", "tests::later": "skipped"}
+
+
+def test_a_report_left_as_a_symlink_is_never_followed(tmp_path: Path):
+    secret = tmp_path / "host.xml"
+    secret.write_text('<testsuites><testcase classname="x" name="planted"/></testsuites>')
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    (folder / "pytest.xml").symlink_to(secret)
+    assert _read_bounded(folder / "pytest.xml") is None and read_reports(folder, "", "pytest") is None
+
+
+def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Path):
+    assert suite_command("python3 -m pytest -q -k 'not slow' tests/test_a.py::test_x src/", "pytest", tmp_path) == "python3 -m pytest -q -k 'not slow'"
+    assert suite_command("python3 -m unittest -v pkg.tests.test_a", "unittest", tmp_path) == "python3 -m unittest discover -v"
+    assert suite_command("go test -v ./pkg -run '^(TestA)$'", "go", tmp_path) == "go test -v ./..."
+    assert suite_command("cd sub && pytest", "pytest", tmp_path) is None  # a shell line: not guessed at
+
+
+@pytest.fixture(scope="module")
+def node_runners(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with real jest and vitest installed from npm."""
+    if shutil.which("npm") is None:
+        pytest.skip("no npm on this host")
+    folder = tmp_path_factory.mktemp("node")
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "jest@29", "vitest@1"], cwd=folder, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return folder
+
+
+@pytest.mark.parametrize("runner", ["jest", "vitest"])
+def test_jest_and_vitest_json_reports_name_each_test_through_the_inferred_command(node_runners: Path, runner: str):
+    import json
+
+    from benchtape.tasks.infer import infer_command
+
+    head = "import { test, expect } from 'vitest';\n" if runner == "vitest" else ""
+    (node_runners / f"sum_{runner}.test.js").write_text(head + "test('adds', () => { expect(1 + 2).toBe(3); });\ntest('breaks', () => { expect(1 + 2).toBe(4); });\ntest.skip('later', () => {});\n")
+    package = json.dumps({"devDependencies": {runner: "*"}})
+    command = infer_command({f"sum_{runner}.test.js": b""}, lambda name: package if name == "package.json" else None).command
+    with home_box(node_runners, network=True) as box:
+        ev = verify(node_runners, [], Verify(command=command, timeout=300), box.run)
+    assert ev.tests is not None and ev.tests.source == f"{runner}-json", ev.log[-2000:]
+    file = f"sum_{runner}.test.js"
+    assert ev.tests.outcomes() == {f"{file}::adds": "passed", f"{file}::breaks": "failed", f"{file}::later": "skipped"}
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this host (apt-get install golang-go)")
+def test_go_tests_are_read_from_v_lines_and_json_events_through_the_inferred_command(tmp_path: Path):
+    from benchtape.tasks.infer import infer_command
+
+    tree = tmp_path / "mod"
+    (tree / "calc").mkdir(parents=True)
+    (tree / "go.mod").write_text("module example.com/mod\n\ngo 1.19\n")
+    (tree / "calc" / "calc.go").write_text("package calc\n\nfunc Add(a, b int) int { return a + b }\n")
+    test = "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(1, 2) != 3 {\n\t\tt.Fatal(\"add\")\n\t}\n}\n\nfunc TestBroken(t *testing.T) {\n\tt.Run(\"half\", func(t *testing.T) { t.Fatal(\"no\") })\n}\n\nfunc TestLater(t *testing.T) { t.Skip(\"not yet\") }\n"
+    (tree / "calc" / "calc_test.go").write_text(test)
+    block = ("+" + test.replace("\n", "\n+")).encode()
+    command = infer_command({"calc/calc_test.go": block}, lambda name: None).command
+    assert command == "go test -v ./calc -run '^(TestAdd|TestBroken|TestLater)$'"
+    with home_box(tree) as box:
+        verbose = verify(tree, [], Verify(command=command, timeout=300), box.run)
+        events = verify(tree, [], Verify(command=command.replace("go test -v", "go test -json"), timeout=300), box.run)
+    assert verbose.tests is not None and verbose.tests.source == "go-verbose", verbose.log[-2000:]
+    assert verbose.tests.outcomes() == {"TestAdd": "passed", "TestBroken": "failed", "TestBroken/half": "failed", "TestLater": "skipped"}
+    assert events.tests is not None and events.tests.source == "go-json", events.log[-2000:]
+    assert events.tests.outcomes() == {f"example.com/mod/calc::{k}": v for k, v in verbose.tests.outcomes().items()}
