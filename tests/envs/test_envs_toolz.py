@@ -35,6 +35,7 @@ def toolz(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     cache = tmp_path_factory.mktemp("env-cache")
     mp = pytest.MonkeyPatch()
     mp.setenv("BENCHTAPE_ENV_CACHE", str(cache))
+    mp.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)  # repeat runs are tests/harvest/test_per_test.py's
     root = clone_bundle("toolz.bundle", tmp_path_factory.mktemp("toolz") / "toolz")
     project = load_project(root)
     ids = {ref: create_task(project, ref).id for ref in TRUTH}
