@@ -84,8 +84,9 @@ clean:
 	rm -rf $(VENV) .benchtape .pytest_cache build *.egg-info
 	find $(PACKAGES) fixtures-red -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# A long fuzz run (hypothesis-generated bench files, transcript lines and snapshot tars, each in a
-# bounded worker): prints inputs, tracebacks, hangs and peak memory. FUZZ_INPUTS per kind; FUZZ_SEED.
+# A long fuzz run (hypothesis-generated bench files, transcript lines and snapshot tars, hostile
+# Harbor task folders and repositories, each in a bounded worker): prints inputs, tracebacks,
+# hangs, escapes and peak memory. FUZZ_INPUTS per kind (task folders and repositories at most 300); FUZZ_SEED.
 FUZZ_INPUTS ?= 2000
 fuzz: install $(TESTED)
 	$(BIN)/python tests/fuzz/run_fuzz.py --inputs $(FUZZ_INPUTS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))

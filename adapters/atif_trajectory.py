@@ -34,6 +34,7 @@ import orjson
 from benchtape.adapters.base import warning
 from benchtape.adapters.lines import epoch
 from benchtape.core.canonical import canonical
+from benchtape.core.jsonkeys import duplicate_key
 from benchtape.core.model import MAIN, Action
 
 FORMAT = "atif"
@@ -61,6 +62,9 @@ def load(text: str | bytes) -> Any:
     from atif import Trajectory
     from pydantic import ValidationError
 
+    found = duplicate_key(text)
+    if found is not None:  # a JSON parser keeps the last value silently: which one the author meant is unknown
+        raise Invalid(f"line {found[1]}: the key {found[0]!r} appears twice in one object (JSON parsers keep only the last value); keep one")
     try:
         return Trajectory.model_validate_json(text)
     except ValidationError as exc:

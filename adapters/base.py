@@ -195,5 +195,5 @@ def get_adapter(name: str) -> Adapter:
 
     target = ADAPTERS[name]
     module, _, cls = target.partition(":")
-    adapter: Adapter = getattr(importlib.import_module(module), cls)()  # ADAPTERS names Adapter classes only
+    adapter: Adapter = getattr(importlib.import_module(f"benchtape.adapters.{module}"), cls)()  # ADAPTERS names Adapter classes of this room only
     return adapter

@@ -20,8 +20,13 @@ CODEX_PROVIDER = "benchtape"
 CODEX_MODEL = "gpt-5.5"  # a slug Codex knows: classic function tools, no fallback-metadata warning
 
 
+# the scripted server playing a task's reference fix through the harness's own tools (spec/solver.py): all of it, or only its first edit
+SOLVER, SOLVER_PARTIAL = "scripted-solver", "scripted-solver-partial"
+SCRIPTED_MODELS = frozenset({SCRIPTED, SOLVER, SOLVER_PARTIAL})
+
+
 def is_scripted(model: str | None) -> bool:
-    return model == SCRIPTED
+    return model in SCRIPTED_MODELS
 
 
 def running_as_root() -> bool:

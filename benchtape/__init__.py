@@ -1,13 +1,18 @@
 """benchtape: benchmark agentic coding tools; record once, grade many times.
 
-The small public Python API (what a script or a notebook may rely on):
+The small public Python API (what a script or a notebook may rely on; docs/api.md has a
+worked example that a test runs):
 
-    from benchtape import load_inputs, run_benches, RunOptions, Store, grade_session
-    evaluation, benches = load_inputs(["bench.yaml"])
-    outcome = run_benches(benches, Store(".benchtape/benchtape.db"), RunOptions(repeat=3), reports=Reports(json=Path("out.json")))
-    for row in outcome.results: ...   # read back from disk one at a time; outcome.close() when done
+    import benchtape as bt
+    store = bt.open_store(Path(".benchtape/benchtape.db"))        # created when missing
+    benches = bt.load_benches(["bench.yaml"])
+    outcome = bt.run_benches(benches, store, bt.RunOptions(repeat=3))   # record, graded live
+    again = bt.regrade(store, benches[0], bt.Selection(run=outcome.runs[0].run_id))   # grade again, no agent
+    diff = bt.diff_gradings(store, outcome.runs[0].grading_id, again.grading_id)     # compare
 
-Names are imported on first use, so `import benchtape` costs nothing a command does not need.
+These are the application layer's functions (benchtape.app), the same ones the CLI and the
+viewer call. Names are imported on first use, so `import benchtape` costs nothing a command
+does not need.
 """
 
 from __future__ import annotations
@@ -33,6 +38,18 @@ _PUBLIC = {
     "GradingContext": "benchtape.replay.grading",
     "StoredSnapshot": "benchtape.replay.grading",
     "preflight_all": "benchtape.app.preflight",
+    "demo_bench_path": "benchtape.app.api",
+    "open_store": "benchtape.app.stores",
+    "Selection": "benchtape.app.sessions",
+    "session_lines": "benchtape.app.sessions",
+    "show": "benchtape.app.sessions",
+    "regrade": "benchtape.app.gradings",
+    "diff_gradings": "benchtape.app.gradings",
+    "gradings_table": "benchtape.app.gradings",
+    "compare": "benchtape.app.comparison",
+    "reproduce_store": "benchtape.app.gradings",
+    "write_atif_file": "benchtape.app.exporting",
+    "write_inspect_log": "benchtape.app.exporting",
     "BenchtapeError": "benchtape.core.errors",
     "BadInput": "benchtape.core.errors",
     "ExitCode": "benchtape.core.errors",

@@ -8,47 +8,45 @@ from typing import TYPE_CHECKING
 import typer
 
 from benchtape.core.errors import PreflightBlocked
-from benchtape.guard import guarded
+from benchtape.guard import command
 from benchtape.options import Benches, EnvFile, NoEnv, Params, parse_params
 
 if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no bench code
+    from benchtape.app.runs import EvalRun
     from benchtape.core.results import CheckSpec
-    from benchtape.spec.evalfile import EvalRun
 
 
+@command()
 def list_cmd(
     benches: Benches = None,
     param: Params = None,
-) -> None:
+) -> int:
     """Parse benches and print their scenarios and checks (proves it parses, not that it runs).
     A bench that does not load exits 1, as madbench's `list` does (every other command says 2).
 
     Example: benchtape list fixtures-red/demo/bench.yaml
     """
 
-    def body() -> int:
-        from benchtape.app.api import load_inputs
-        from benchtape.core.errors import BadInput, ExitCode
+    from benchtape.app.api import load_inputs
+    from benchtape.core.errors import BadInput, ExitCode
 
-        try:
-            ev, loaded = load_inputs(benches, parse_params(param))
-        except BadInput as exc:  # madbench: `list` exits 1 on a load error; a script branching on it keeps working
-            print(f"error: {exc.render()}", file=sys.stderr)
-            return ExitCode.FAILED
-        runs: list[EvalRun | None] = list(ev.runs) if ev else [None] * len(loaded)
-        if ev is not None:
-            print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")
-        for run, bench in zip(runs, loaded):
-            if run is not None:
-                print(f"run {run.name}  params {run.params}")
-            print(f"{bench.path}  ({bench.description or 'no description'}; harness {bench.harness or 'mock'})")
-            for sc in bench.scenarios:
-                print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
-                for i, c in enumerate(sc.checks):
-                    _print_check(c, f"checks[{i}]", 4)
-        return 0
-
-    guarded(body)
+    try:
+        ev, loaded = load_inputs(benches, parse_params(param))
+    except BadInput as exc:  # madbench: `list` exits 1 on a load error; a script branching on it keeps working
+        print(f"error: {exc.render()}", file=sys.stderr)
+        return ExitCode.FAILED
+    runs: list[EvalRun | None] = list(ev.runs) if ev else [None] * len(loaded)
+    if ev is not None:
+        print(f"{ev.path}  (Eval: {ev.description or 'no description'}; {len(ev.runs)} run(s) of {ev.bench_path})")
+    for run, bench in zip(runs, loaded):
+        if run is not None:
+            print(f"run {run.name}  params {run.params}")
+        print(f"{bench.path}  ({bench.description or 'no description'}; harness {bench.harness or 'mock'})")
+        for sc in bench.scenarios:
+            print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
+            for i, c in enumerate(sc.checks):
+                _print_check(c, f"checks[{i}]", 4)
+    return 0
 
 
 def _print_check(spec: CheckSpec, path: str, indent: int) -> None:
@@ -59,6 +57,7 @@ def _print_check(spec: CheckSpec, path: str, indent: int) -> None:
         _print_check(child, f"checks[{j}]", indent + 2)
 
 
+@command()
 def preflight_cmd(
     benches: Benches = None,
     harness: str | None = typer.Option(None, "--harness"),
@@ -69,38 +68,33 @@ def preflight_cmd(
     param: Params = None,
     env_file: EnvFile = None,
     no_env: NoEnv = False,
-) -> None:
+) -> int:
     """Could these benches run? Binaries, keys, testdata, check types, sandbox gates. Blocking → exit 3.
 
     Example: benchtape preflight fixtures-red/demo/bench.yaml --harness claude-code
     """
 
-    def body() -> int:
-        from benchtape.app import envfile
-        from benchtape.app.api import control_audit, load_inputs
-        from benchtape.app.preflight import preflight_all
-        from benchtape.cmd_run import _confounded, _control_block
-        from benchtape.recorder.runner import RunOptions
-        from benchtape.sandbox.levels import checked_level
-        from benchtape.spec.audit import Confounded
+    from benchtape import render
+    from benchtape.app import envfile
+    from benchtape.app.api import control_audit, load_inputs
+    from benchtape.app.preflight import preflight_all
+    from benchtape.app.runs import Confounded, RunOptions, checked_level
 
-        envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
-        checked_level(sandbox)
-        ev, loaded = load_inputs(benches, parse_params(param))
-        pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)
-        for note in pf.notes:
-            print(f"  · {note}")
-        if not pf.ok:
-            raise PreflightBlocked(pf.blocking)
-        if ev is not None:
-            try:
-                _control_block(control_audit(ev))
-            except Confounded as exc:
-                return _confounded(exc.report)
-        print(f"preflight: ok — {sum(len(b.scenarios) for b in loaded)} scenario(s) could run")
-        return 0
-
-    guarded(body)
+    envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
+    checked_level(sandbox)
+    ev, loaded = load_inputs(benches, parse_params(param))
+    pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)
+    for note in pf.notes:
+        print(f"  · {note}")
+    if not pf.ok:
+        raise PreflightBlocked(pf.blocking)
+    if ev is not None:
+        try:
+            render.control_block(control_audit(ev))
+        except Confounded as exc:
+            return render.confounded(exc.report)
+    print(f"preflight: ok — {sum(len(b.scenarios) for b in loaded)} scenario(s) could run")
+    return 0
 
 
 def register(app: typer.Typer) -> None:

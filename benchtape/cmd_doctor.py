@@ -6,33 +6,30 @@ from pathlib import Path
 
 import typer
 
+from benchtape.guard import command
 from benchtape.options import Db, Json
 
 
+@command()
 def doctor_cmd(
     tools: list[str] | None = typer.Option(None, "--tool", help="Check credentials for this tool (repeatable; default: the tools of the project's evaluations)."),
     json_out: Json = False,
     db: Db = None,
-) -> None:
+) -> int:
     """Check git, the engine, the project config and image, the task set, the store, the agent CLIs, pricing and credentials (names only). Every failure with its next action; exit 0 ok, 1 a check failed.
 
     Example: benchtape doctor --tool claude-code
     """
-    from benchtape.guard import guarded
+    from benchtape.app.tasks import doctor
+    from benchtape.options import db_path
+    from benchtape.render_tasks import doctor_lines, print_json
 
-    def body() -> int:
-        from benchtape.options import db_path
-        from benchtape.render_tasks import doctor_lines, print_json
-        from benchtape.tasks.doctor import doctor
-
-        report = doctor(Path.cwd(), db=db_path(db), tools=tools)
-        if json_out:
-            print_json(report.to_dict())
-        else:
-            doctor_lines(report)
-        return 0 if report.ok else 1
-
-    guarded(body)
+    report = doctor(Path.cwd(), db=db_path(db), tools=tools)
+    if json_out:
+        print_json(report.to_dict())
+    else:
+        doctor_lines(report)
+    return 0 if report.ok else 1
 
 
 def register(app: typer.Typer) -> None:

@@ -21,33 +21,36 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 def register(app: typer.Typer) -> None:
-    from benchtape.guard import guarded
+    from benchtape.guard import command
 
     evaluation = typer.Typer(name="evaluation", help="Evaluation files: which setups to compare over a bench's tasks.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
     @evaluation.command("create")
-    def create_cmd(name: str = typer.Argument(..., help="The evaluation's name: writes .benchtape/evaluations/NAME.yaml.")) -> None:
+    @command()
+    def create_cmd(name: str = typer.Argument(..., help="The evaluation's name: writes .benchtape/evaluations/NAME.yaml.")) -> int:
         """Write a new evaluation: asks for tools, models, efforts and attempts on a terminal; otherwise writes a commented template. Never replaces a file.
 
         Example: benchtape evaluation create baseline
         """
-        guarded(lambda: _create(name))
+        return _create(name)
 
     @evaluation.command("validate")
+    @command()
     def validate_cmd(
         name: str = typer.Argument(..., help="An evaluation name (.benchtape/evaluations/NAME.yaml) or a path."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
-    ) -> None:
+    ) -> int:
         """Resolve every block and print the arms and the cells per task. Starts nothing (no sandbox, no network).
 
         Example: benchtape evaluation validate baseline
         """
-        guarded(lambda: _validate(name, json_out))
+        return _validate(name, json_out)
 
     app.add_typer(evaluation, name="evaluation")
     app.add_typer(evaluation, name="eval", hidden=True)
 
     @app.command("compare")
+    @command()
     def compare_cmd(
         targets: list[str] = typer.Argument(..., metavar="NAME | RUN…", help="An evaluation name (every stored cell of it), or run ids (only those runs)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
@@ -55,12 +58,12 @@ def register(app: typer.Typer) -> None:
         sessions: str | None = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
         db: Db = None,
         plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
-    ) -> None:
+    ) -> int:
         """Rank an evaluation's setups by correctness, then cost, tokens, lines changed and time, over the tasks they all measured.
 
         Example: benchtape compare baseline --html compare.html   ·   benchtape compare baseline --sessions fixes-the-bug
         """
-        guarded(lambda: _compare(targets, json_out, html, db, plain, sessions))
+        return _compare(targets, json_out, html, db, plain, sessions)
 
 
 # ---------------------------------------------------------------- create
@@ -68,8 +71,7 @@ def register(app: typer.Typer) -> None:
 
 def _create(name: str) -> int:
     from benchtape.app.evaluation_create import ask, template
-    from benchtape.spec.evaluation import EVALUATIONS_DIR
-    from benchtape.spec.overlays import load_registry, project_config_dir
+    from benchtape.app.evaluations import EVALUATIONS_DIR, load_registry, project_config_dir
 
     if not NAME.match(name):
         raise BadInput(f"{name!r} is not an evaluation name", fix="letters, digits, `.`, `_` and `-` (it becomes the file name)")
@@ -96,9 +98,9 @@ def _create(name: str) -> int:
 def _validate(name: str, json_out: bool) -> int:
     import orjson
 
+    from benchtape.app.comparison import FREE_MODELS, load_pricing
+    from benchtape.app.evaluations import evaluation_ref, load_evaluation
     from benchtape.render_compare import validation
-    from benchtape.spec.evaluation import evaluation_ref, load_evaluation
-    from benchtape.spec.pricing import FREE_MODELS, load_pricing
 
     ev = load_evaluation(name)
     tasks = ev.tasks()
@@ -152,23 +154,20 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None) -> int:
     import orjson
 
+    from benchtape.app.comparison import compare
     from benchtape.options import open_store
     from benchtape.render import plain_wanted
     from benchtape.render_compare import comparison_table
-    from benchtape.replay.compare import comparison
-    from benchtape.spec.pricing import load_pricing
 
     if html is not None:
         from benchtape.app.preflight import check_outputs
 
         check_outputs({"--html": html})  # before the comparison is made: a path that cannot take it is found first
     store = open_store(db, must_exist=True, readonly=True)
-    cwd = Path.cwd()
-    pricing = load_pricing(cwd)
-    result = comparison(store, list(targets), pricing, cwd)
+    result = compare(store, list(targets), Path.cwd())
     if task is not None:
+        from benchtape.app.comparison import side_by_side
         from benchtape.render_compare import side_by_side_table
-        from benchtape.replay.side_by_side import side_by_side
 
         doc = side_by_side(store, result, task)
         if json_out:
@@ -177,8 +176,8 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
             side_by_side_table(doc, plain_wanted(plain))
         return 0
     if html is not None:
+        from benchtape.app.reports import write_text_atomic
         from benchtape.replay.compare_html import render
-        from benchtape.replay.report import write_text_atomic
 
         write_text_atomic(html, render(result))
     if json_out:

@@ -9,15 +9,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from benchtape.guard import guarded
+from benchtape.guard import command
 from benchtape.options import Db, open_store
 
 if TYPE_CHECKING:
-    from benchtape.store.database import Store
+    from benchtape.app.sessions import BrowsingStore
 
 FORMATS = ("workspace", "atif", "inspect")
 
 
+@command()
 def export_cmd(
     session: str | None = typer.Argument(None, help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
     folder: Path | None = typer.Argument(None, help="workspace: a new (or empty) folder to write the workspace into (or give -o)."),
@@ -27,7 +28,7 @@ def export_cmd(
     all_: bool = typer.Option(False, "--all", help="atif: every stored session (negative-control runs left out)."),
     staged: bool = typer.Option(False, "--staged", help="workspace: write the tree as staged, before the agent ran, instead of its final workspace."),
     db: Db = None,
-) -> None:
+) -> int:
     """Write a session's final workspace into a new folder, or sessions as ATIF trajectories or an Inspect log.
 
     Example: benchtape export latest /tmp/ws && cd /tmp/ws && python3 -m unittest
@@ -37,33 +38,30 @@ def export_cmd(
     Example: benchtape export --format inspect --run latest -o logs/ && inspect view --log-dir logs
     """
 
-    def body() -> int:
-        from benchtape.core.errors import BadInput
+    from benchtape.core.errors import BadInput
 
-        if fmt not in FORMATS:
-            raise BadInput(f"unknown export format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}")
-        picked = [name for name, given in (("SESSION", session), ("--run", run), ("--all", all_)) if given]
-        if len(picked) != 1:
-            raise BadInput(f"export takes one of SESSION, --run or --all (got {', '.join(picked) or 'none'})", fix="name a session, or pass --run RUN (or --all, for atif)")
-        if folder is not None and output is not None:
-            raise BadInput("give the destination once: as the folder argument or as -o", fix="drop one of them")
-        dest = output or folder
-        if fmt == "workspace":
-            return _workspace(session, dest, picked[0], staged, db)
-        if staged:
-            raise BadInput("--staged is for a workspace export", fix="drop --staged, or pass --format workspace")
-        store = open_store(db, must_exist=True, readonly=True)
-        if fmt == "atif":
-            return _atif(store, session, run, all_, dest)
-        return _inspect(store, session, run, all_, dest)
-
-    guarded(body)
+    if fmt not in FORMATS:
+        raise BadInput(f"unknown export format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}")
+    picked = [name for name, given in (("SESSION", session), ("--run", run), ("--all", all_)) if given]
+    if len(picked) != 1:
+        raise BadInput(f"export takes one of SESSION, --run or --all (got {', '.join(picked) or 'none'})", fix="name a session, or pass --run RUN (or --all, for atif)")
+    if folder is not None and output is not None:
+        raise BadInput("give the destination once: as the folder argument or as -o", fix="drop one of them")
+    dest = output or folder
+    if fmt == "workspace":
+        return _workspace(session, dest, picked[0], staged, db)
+    if staged:
+        raise BadInput("--staged is for a workspace export", fix="drop --staged, or pass --format workspace")
+    store = open_store(db, must_exist=True, readonly=True)
+    if fmt == "atif":
+        return _atif(store, session, run, all_, dest)
+    return _inspect(store, session, run, all_, dest)
 
 
 def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool, db: Db) -> int:
+    from benchtape.app.exporting import export
+    from benchtape.app.sessions import resolve
     from benchtape.core.errors import BadInput
-    from benchtape.replay.select import resolve
-    from benchtape.replay.workspace_export import export
 
     if picked != "SESSION":
         raise BadInput(f"a workspace export is of one session, not {picked}", fix="name the session, or pass --format atif|inspect to export several")
@@ -76,12 +74,12 @@ def _workspace(session: str | None, dest: Path | None, picked: str, staged: bool
     return 0
 
 
-def _atif(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
+def _atif(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
     import sys
 
+    from benchtape.app.exporting import atif_document, write_atif_file, write_atif_folder
+    from benchtape.app.sessions import Selection, resolve
     from benchtape.core.errors import BadInput
-    from benchtape.formats.exports import atif_document, write_atif_file, write_atif_folder
-    from benchtape.replay.select import Selection, resolve
 
     if session:
         sid = resolve(store, "sessions", session)
@@ -99,10 +97,10 @@ def _atif(store: Store, session: str | None, run: str | None, all_: bool, dest: 
     return 0
 
 
-def _inspect(store: Store, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
+def _inspect(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
+    from benchtape.app.exporting import write_inspect_log
+    from benchtape.app.sessions import Selection, resolve
     from benchtape.core.errors import BadInput
-    from benchtape.formats.exports import write_inspect_log
-    from benchtape.replay.select import Selection, resolve
 
     if all_:
         raise BadInput("an Inspect log holds one run's sessions, not the whole store", fix="pass --run RUN (or a session)")

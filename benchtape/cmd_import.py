@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from benchtape.guard import guarded
-from benchtape.options import Db, open_store
+from benchtape.guard import command
+from benchtape.options import Db
+
+if TYPE_CHECKING:
+    from benchtape.app.stores import Store
 
 
+@command(store="write")
 def import_cmd(
+    store: Store,
     harness: str = typer.Argument(..., help="claude-code, codex, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
     paths: list[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
     scenario: str | None = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
     db: Db = None,
-) -> None:
+) -> int:
     """Import transcripts recorded elsewhere as sessions (one per file), to grade and query them.
 
     Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
@@ -26,44 +32,39 @@ def import_cmd(
     Example: benchtape import atif jobs/2025-06-01__12-00-00   (every trial's agent/trajectory.json)
     """
 
-    def body() -> int:
-        import sys
+    import sys
 
-        from benchtape.recorder.importer import import_files
+    from benchtape.app.ingest import import_files
 
-        results = import_files(open_store(db), harness, paths, scenario, argv=sys.argv[1:])
-        for r in results:
-            if r.already:
-                print(f"{r.session_id}  {r.path}  (already imported: same content; nothing written)")
-            else:
-                warn = f", {r.warnings} adapter warning(s)" if r.warnings else ""
-                print(f"{r.session_id}  {r.path}  ({r.actions} actions{warn})")
-        return 0
-
-    guarded(body)
+    results = import_files(store, harness, paths, scenario, argv=sys.argv[1:])
+    for r in results:
+        if r.already:
+            print(f"{r.session_id}  {r.path}  (already imported: same content; nothing written)")
+        else:
+            warn = f", {r.warnings} adapter warning(s)" if r.warnings else ""
+            print(f"{r.session_id}  {r.path}  ({r.actions} actions{warn})")
+    return 0
 
 
+@command(store="existing")
 def reparse_cmd(
+    store: Store,
     session: str = typer.Argument(..., help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
     db: Db = None,
-) -> None:
+) -> int:
     """Re-derive a session's actions from its stored raw lines, into a new session linked to the old one.
 
     Example: benchtape reparse 01J9Z3K4M5N6P7Q8R9S0T1V2W3
     """
 
-    def body() -> int:
-        from benchtape.recorder.importer import reparse, reparse_report
-        from benchtape.replay.select import resolve
+    from benchtape.app.ingest import reparse, reparse_report
+    from benchtape.app.sessions import resolve
 
-        store = open_store(db, must_exist=True)
-        old = resolve(store, "sessions", session)
-        new = reparse(store, old)
-        print(reparse_report(store, old, new))
-        print(f"next: benchtape show {new}   ·   benchtape show {old} (as it was)", file=sys.stderr)
-        return 0
-
-    guarded(body)
+    old = resolve(store, "sessions", session)
+    new = reparse(store, old)
+    print(reparse_report(store, old, new))
+    print(f"next: benchtape show {new}   ·   benchtape show {old} (as it was)", file=sys.stderr)
+    return 0
 
 
 def register(app: typer.Typer) -> None:

@@ -7,12 +7,16 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from benchtape.core.errors import BadInput
+from benchtape.guard import command
 from benchtape.options import Db
+
+if TYPE_CHECKING:
+    from benchtape.app.sessions import BrowsingStore
 
 HARNESSES = ("claude-code", "codex")
 
@@ -27,25 +31,23 @@ def register(app: typer.Typer) -> None:
 # ---------------------------------------------------------------- model serve
 
 
+@command()
 def serve_cmd(
     script: Path = typer.Argument(..., help="A script: YAML with `steps:` in the mock: vocabulary (and `metrics:`, `model:`, `chat:`)."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Loopback port (0: a free one)."),
     harness: str | None = typer.Option(None, "--harness", help="Print the setup for this harness only (claude-code or codex); codex also refuses steps it has no tool for."),
-) -> None:
+) -> int:
     """Serve a script as a model on 127.0.0.1 (Anthropic Messages, OpenAI Responses and Chat Completions) until Ctrl-C.
 
     Prints the environment (claude-code) and config.toml (codex) that point a real binary at it,
     then one line per request. Exit 2 on a malformed script or a port in use.
     Example: benchtape model serve fix.yaml --port 8898 --harness claude-code
     """
-    from benchtape.guard import guarded
-
-    guarded(lambda: _serve(script, port, harness))
+    return _serve(script, port, harness)
 
 
 def _serve(path: Path, port: int, harness: str | None) -> int:
-    from benchtape.models.server import serve
-    from benchtape.spec.script import load_script
+    from benchtape.app.catalog import load_script, serve
 
     if harness is not None and harness not in HARNESSES:
         raise BadInput(f"--harness {harness!r} is not one the scripted model serves", fix=f"use one of {', '.join(HARNESSES)}")
@@ -76,7 +78,7 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
 
 
 def _refuse_unmapped(script: Any, path: Path) -> None:
-    from benchtape.models.tools import unmapped_for_codex
+    from benchtape.app.catalog import unmapped_for_codex
 
     unmapped = unmapped_for_codex(script)
     if unmapped:
@@ -85,7 +87,7 @@ def _refuse_unmapped(script: Any, path: Path) -> None:
 
 
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
-    from benchtape.adapters.endpoints import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
+    from benchtape.app.catalog import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
 
     what = ", ".join(part for part in (
         "the no-op script (says the prompt back)" if script.noop and not script.chat else "" if script.noop else f"{len(script.turns)} main turn(s)",
@@ -125,28 +127,25 @@ def _request_line(entry: dict[str, Any], turns: int, replies: int = 0) -> str:
 # ---------------------------------------------------------------- script
 
 
+@command(store="read")
 def script_cmd(
+    store: BrowsingStore,
     session: str = typer.Argument(..., help="Session id (a unique prefix)."),
     output: Path | None = typer.Option(None, "-o", "--output", help="Write the script here (default: stdout)."),
     db: Db = None,
-) -> None:
+) -> int:
     """Write the model side of a stored session (its turns: texts, thinking, tool calls) as a script.
 
     `benchtape model serve` (or a scenario's mock:) replays it against a real tool, offline.
     Example: benchtape script 01J9Z3K4 -o replay.yaml
     """
-    from benchtape.guard import guarded
-
-    guarded(lambda: _script(session, output, db))
+    return _script(store, session, output)
 
 
-def _script(prefix: str, output: Path | None, db: Path | None) -> int:
-    from benchtape.models.from_session import script_of
-    from benchtape.options import open_store
-    from benchtape.replay.select import resolve
-    from benchtape.spec.script import script_from
+def _script(store: BrowsingStore, prefix: str, output: Path | None) -> int:
+    from benchtape.app.catalog import script_from, script_of
+    from benchtape.app.sessions import resolve
 
-    store = open_store(db, must_exist=True, readonly=True)
     sid = resolve(store, "sessions", prefix)
     session = store.load_session(sid)
     extracted = script_of(session)

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import typer
 
-from benchtape.guard import guarded
+from benchtape.guard import command
 
 
+@command()
 def recover_cmd(
     db: Path | None = typer.Option(None, "--db", help="Only sessions recorded into this store (default: every store a killed run was writing to)."),
-) -> None:
+) -> int:
     """Ingest what killed runs left (output the harness wrote that was not stored yet), finish
     those sessions as `interrupted`, kill what they left running, remove their containers and
     sandbox folders, and put back a ~/.claude a killed workspace-level run changed. Every run
@@ -20,24 +21,21 @@ def recover_cmd(
     Example: benchtape recover
     """
 
-    def body() -> int:
-        from benchtape.recorder.recover import sweep
+    from benchtape.app.ingest import sweep
 
-        done = sweep(containers=True, only_db=db) + _fold_spool(db)
-        for line in done:
-            print(line)
-        if not done:
-            print("nothing to recover: no session folder, ~/.claude baseline, container or spooled bundle was left by a killed benchtape")
-        return 0
-
-    guarded(body)
+    done = sweep(containers=True, only_db=db) + _fold_spool(db)
+    for line in done:
+        print(line)
+    if not done:
+        print("nothing to recover: no session folder, ~/.claude baseline, container or spooled bundle was left by a killed benchtape")
+    return 0
 
 
 def _fold_spool(db: Path | None) -> list[str]:
     """Bundles a killed `--executor ray` run received but did not fold, folded into their store
     (the one --db names, else the default one), when it has a spool."""
+    from benchtape.app.ingest import fold_spooled, spool_folder, spooled
     from benchtape.options import db_path, open_store
-    from benchtape.recorder.spool import fold_spooled, spool_folder, spooled
 
     path = db_path(db)
     if not path.exists() or not spooled(spool_folder(path)):

@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 
 from benchtape.core.errors import BadInput
-from benchtape.guard import guarded
+from benchtape.guard import command
 from benchtape.options import Benches, Db, EnvFile, Full, NoEnv, Params, Plain, open_store, parse_params
 
 
@@ -40,6 +40,7 @@ class RunRequest:
     skip_preflight: bool = False
 
 
+@command()
 def run_cmd(
     benches: Benches = None,
     harness: str | None = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
@@ -72,26 +73,26 @@ def run_cmd(
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the findings that only save spend (a missing binary, key, runtime, grader file); the gates that protect this machine (sandbox none, network, your HOME) still stop the run."),
     manual: bool = typer.Option(False, "--manual", help="madbench's hand-driven session: refused, with why and what to do instead."),
     runs: int | None = typer.Option(None, "--runs", hidden=True, help="Retired spelling of --repeat: refused with the fix."),
-) -> None:
+) -> int:
     """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
     Example: benchtape run baseline --dry-run   (then: benchtape run baseline --yes)
     """
-    guarded(lambda: _madbench_flags(runs, manual, env_file, no_env), done=False)
+    code = _madbench_flags(runs, manual, env_file, no_env)
+    if code:
+        return code
     if harbor_target(benches):
         assert benches is not None
         refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
-        return
+        return _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address))
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        guarded(lambda: _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address)))
-        return
+        return _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address))
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
     if misplaced:
-        guarded(lambda: _only_for_evaluations(misplaced[0], benches))
+        return _only_for_evaluations(misplaced[0], benches)
     request = RunRequest(
         benches=benches,
         harness=harness,
@@ -112,7 +113,7 @@ def run_cmd(
         full=full,
         skip_preflight=skip_preflight,
     )
-    guarded(lambda: execute(request, param))
+    return execute(request, param)
 
 
 def _madbench_flags(runs: int | None, manual: bool, env_file: Path | None, no_env: bool) -> int:
@@ -138,7 +139,7 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
         return None
     target = benches[0]
     if target.is_file():
-        from benchtape.spec.yamlsrc import load_yaml_file
+        from benchtape.app.evaluations import load_yaml_file
 
         try:
             doc = load_yaml_file(target)
@@ -147,7 +148,7 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
         return str(target) if isinstance(doc, dict) and doc.get("kind") == "Evaluation" else None
     if target.exists() or target.suffix in (".yaml", ".yml") or len(target.parts) > 1:
         return None
-    from benchtape.spec.evaluation import evaluation_names
+    from benchtape.app.evaluations import evaluation_names
 
     # A bare name that is no file: an evaluation when this project has any (an unknown one is
     # then refused with the closest name), else the bench error as before.
@@ -156,7 +157,7 @@ def evaluation_target(benches: list[Path] | None) -> str | None:
 
 def harbor_target(benches: list[Path] | None) -> bool:
     """Whether `run` was given one folder of Harbor tasks (a task folder, or a folder of them)."""
-    from benchtape.spec.harbor_run import is_harbor_folder
+    from benchtape.app.runs import is_harbor_folder
 
     return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
 
@@ -165,7 +166,7 @@ def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes,
     """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
     (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
     preview, consent (--yes), cells recorded once and re-graded when asked for again."""
-    from benchtape.spec.harbor_run import harbor_evaluation
+    from benchtape.app.runs import harbor_evaluation
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
@@ -201,7 +202,7 @@ _WHY_NOT = {
 def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
     from benchtape.app.evaluation_run import EvaluationRequest
     from benchtape.app.evaluation_run import execute as run_evaluation
-    from benchtape.sandbox.levels import checked_level
+    from benchtape.app.runs import checked_level
 
     if refused:
         raise BadInput(f"{refused[0]} does not apply to an evaluation", fix=_WHY_NOT[refused[0]])
@@ -225,13 +226,15 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         address=placement[1],
         loaded=loaded,  # an evaluation made in memory (`run DIR` on Harbor tasks), else loaded by name
     )
-    return run_evaluation(request)
+    from benchtape import render_evaluation
+
+    return run_evaluation(request, render_evaluation)
 
 
 def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
     """An evaluation-only flag on a bench run. A name that is also a file or folder here is read
     as that path (a bench), so an evaluation of the same name is named by its path instead."""
-    from benchtape.spec.evaluation import evaluation_ref, find_evaluation, project_evaluation
+    from benchtape.app.evaluations import evaluation_ref, find_evaluation, project_evaluation
 
     name = benches[0] if benches and len(benches) == 1 and len(benches[0].parts) == 1 and not benches[0].suffix else None
     if name is not None and not name.exists():
@@ -246,9 +249,7 @@ def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
 def execute(req: RunRequest, param: list[str] | None = None) -> int:
     from benchtape import render
     from benchtape.app.api import Reports, load_inputs, run_benches, run_eval
-    from benchtape.recorder.runner import Interrupted, RunOptions
-    from benchtape.sandbox.levels import checked_level
-    from benchtape.spec.audit import Confounded
+    from benchtape.app.runs import Confounded, Interrupted, RunOptions, checked_level
 
     checked_level(req.sandbox)
     ev, loaded = load_inputs(req.benches, {**req.params, **parse_params(param)})
@@ -287,7 +288,7 @@ def execute(req: RunRequest, param: list[str] | None = None) -> int:
     except Interrupted:
         raise KeyboardInterrupt from None
     except Confounded as exc:
-        return _confounded(exc.report)
+        return render.confounded(exc.report)
     try:
         return _say_what_happened(req, outcome, store, is_plain)
     finally:
@@ -303,7 +304,7 @@ def _say_what_happened(req: RunRequest, outcome, store, is_plain: bool) -> int:
     for note in outcome.preflight.notes:
         print(f"note: {note}", file=sys.stderr)
     if outcome.control is not None:
-        _control_block(outcome.control)
+        render.control_block(outcome.control)
     tally = outcome.tally
     if tally.total <= TABLE_ROWS:
         render.results_table(_labelled(outcome.results), is_plain, req.full)
@@ -336,20 +337,6 @@ def _labelled(results):
     """An Eval's results carry their run's name in front of the scenario's (read one at a time)."""
     for r in results:
         yield {**r, "scenario_id": f"{r['eval_run']} · {r['scenario_id']}"} if r.get("eval_run") else r
-
-
-def _control_block(report: dict) -> None:
-    from benchtape.spec.audit import render_lines
-
-    print("\n".join(render_lines(report)))
-
-
-def _confounded(report: dict) -> int:
-    from benchtape.spec.audit import confounded_lines
-
-    _control_block(report)
-    print("\n".join(confounded_lines(report)), file=sys.stderr)
-    return 1
 
 
 def _gauges(run) -> None:
@@ -391,18 +378,19 @@ def _check_scenario_names(benches, names) -> None:
             raise BadInput(f"--scenario {n!r} names no scenario", fix=f"did you mean {near!r}?" if near else f"scenarios: {', '.join(sorted(known))}")
 
 
+@command()
 def demo_cmd(
     db: Db = None,
     plain: Plain = False,
     report_json: Path | None = typer.Option(None, "--report-json", help="Write the JSON report here."),
-) -> None:
+) -> int:
     """Run the demo bench offline under the mock harness: no keys, no network, no spend.
 
     Example: benchtape demo --db /tmp/demo.db
     """
     from benchtape.app.api import demo_bench_path
 
-    guarded(lambda: execute(RunRequest(benches=[demo_bench_path()], db=db, report_json=report_json, plain=plain, demo=True)))
+    return execute(RunRequest(benches=[demo_bench_path()], db=db, report_json=report_json, plain=plain, demo=True))
 
 
 def register(app: typer.Typer) -> None:

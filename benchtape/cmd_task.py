@@ -16,95 +16,101 @@ import typer
 from benchtape.options import Db, Json
 
 if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no task code
-    from benchtape.spec.project import Project
+    from benchtape.app.evaluations import Project
 
 
 def register(app: typer.Typer) -> None:
-    from benchtape.guard import guarded
+    from benchtape.guard import command
 
     task = typer.Typer(name="task", help="Tasks from the repository's own history: scan, create, lint, validate, list.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
     @task.command("scan")
+    @command()
     def scan_cmd(
         json_out: Json = False,
         limit: int = typer.Option(20, "--limit", help="Show the best N candidates (1-200)."),
         since: str | None = typer.Option(None, "--since", help="Only changes since a date (2024-01-31) or an age (90d, 6w, 3m, 1y)."),
         max_files: int = typer.Option(10, "--max-files", help="Skip changes whose fix touches more implementation files than this."),
-    ) -> None:
+    ) -> int:
         """Rank the merged changes of the LOCAL history (merge commits, squash merges, plain commits) as task candidates; say why the others are skipped. Offline; --json is one document and never prompts.
 
         Example: benchtape task scan --limit 10 --since 1y
         """
-        guarded(lambda: _scan(json_out, limit, since, max_files))
+        return _scan(json_out, limit, since, max_files)
 
     @task.command("create")
+    @command()
     def create_cmd(
         refs: list[str] = typer.Argument(..., metavar="PR | COMMIT…", help="A PR number (`task scan` lists them), or a commit."),
         json_out: Json = False,
-    ) -> None:
+    ) -> int:
         """Write an UNVALIDATED task per change: .benchtape/tasks/<id>/{task.yaml, prompt.md, tests.patch, reference.patch}. Never overwrites a task.
 
         Example: benchtape task create 603
         """
-        guarded(lambda: _create(refs, json_out))
+        return _create(refs, json_out)
 
     @task.command("lint")
+    @command()
     def lint_cmd(
         ids: list[str] | None = typer.Argument(None, metavar="[ID…]", help="Tasks to lint (default: every task)."),
         fix: bool = typer.Option(False, "--fix", help="Redact every finding in prompt.md as [redacted]."),
         json_out: Json = False,
-    ) -> None:
+    ) -> int:
         """Find where a prompt tells the agent where the answer is: the PR URL, owner/repo, forge hosts, the task's own #N or pull/N, prefixes of its base or fix commit. Exit 1 while any finding remains.
 
         Example: benchtape task lint --fix
         """
-        guarded(lambda: _lint(ids, fix, json_out))
+        return _lint(ids, fix, json_out)
 
     @task.command("validate")
+    @command()
     def validate_cmd(
         ids: list[str] | None = typer.Argument(None, metavar="[ID…]", help="Tasks to validate (default: every task)."),
         sandbox: str = typer.Option("auto", "--sandbox", help="auto (container when an engine answers, else home), home or container."),
         json_out: Json = False,
         db: Db = None,
-    ) -> None:
+    ) -> int:
         """Prove each task's hidden verifier in clean sandboxes: base + tests.patch must FAIL with tests that ran, base + reference.patch + tests.patch must PASS; only then write `validation:`. Exit 0 all validated, 1 otherwise.
 
         Example: benchtape task validate 603 551 --sandbox home
         """
-        guarded(lambda: _validate(ids, sandbox, json_out, db))
+        return _validate(ids, sandbox, json_out, db)
 
     @task.command("list")
-    def list_cmd(json_out: Json = False) -> None:
+    @command()
+    def list_cmd(json_out: Json = False) -> int:
         """Every task's state (unvalidated, valid, stale, leaking, broken) and the command that moves it on.
 
         Example: benchtape task list
         """
-        guarded(lambda: _list(json_out))
+        return _list(json_out)
 
     @task.command("controls")
+    @command()
     def controls_cmd(
         ids: list[str] | None = typer.Argument(None, metavar="[ID…]", help="Tasks to check (default: every valid task)."),
         json_out: Json = False,
-    ) -> None:
+    ) -> int:
         """The controls on every valid task, through the same verdict an agent's candidate gets: the oracle (reference.patch, or the task's solution script) must pass, the no-op agent must not. Stale and unvalidated tasks are skipped, by name. Exit 0 when every control holds, 1 otherwise.
 
         Example: benchtape task controls 603 551
         """
-        guarded(lambda: _controls(ids, json_out))
+        return _controls(ids, json_out)
 
     app.add_typer(task, name="task")
 
 
 def _project() -> Project:
-    from benchtape.spec.project import load_project
-    from benchtape.tasks.gitlog import repo_root
+    from benchtape.app.evaluations import load_project
+    from benchtape.app.tasks import repo_root
 
     return load_project(repo_root(Path.cwd()))
 
 
 def _scan(json_out: bool, limit: int, since: str | None, max_files: int) -> int:
+    from benchtape.app.tasks import scan
     from benchtape.render_tasks import print_json, scan_table
-    from benchtape.tasks.harvest import scan
 
     result = scan(_project(), limit=limit, since=since, max_files=max_files)
     if json_out:
@@ -115,8 +121,8 @@ def _scan(json_out: bool, limit: int, since: str | None, max_files: int) -> int:
 
 
 def _create(refs: list[str], json_out: bool) -> int:
+    from benchtape.app.tasks import create_task
     from benchtape.render_tasks import created_lines, print_json
-    from benchtape.tasks.create import create_task
 
     project = _project()
     done = [create_task(project, ref) for ref in refs]
@@ -129,8 +135,8 @@ def _create(refs: list[str], json_out: bool) -> int:
 
 
 def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
+    from benchtape.app.tasks import lint
     from benchtape.render_tasks import lint_lines, print_json
-    from benchtape.tasks.lint import lint
 
     results = lint(_project(), ids, fix)
     remaining = [r for r in results if not r.clean]
@@ -142,9 +148,9 @@ def _lint(ids: list[str] | None, fix: bool, json_out: bool) -> int:
 
 
 def _validate(ids: list[str] | None, sandbox: str, json_out: bool, db: Path | None) -> int:
+    from benchtape.app.tasks import validate
     from benchtape.options import db_path, open_store
     from benchtape.render_tasks import print_json, validated_lines
-    from benchtape.tasks.validate import validate
 
     project = _project()
     store = open_store(db)
@@ -159,8 +165,8 @@ def _validate(ids: list[str] | None, sandbox: str, json_out: bool, db: Path | No
 
 
 def _list(json_out: bool) -> int:
+    from benchtape.app.tasks import counts, task_rows
     from benchtape.render_tasks import print_json, task_table
-    from benchtape.tasks.listing import counts, task_rows
 
     rows = task_rows(_project())
     if json_out:
@@ -171,10 +177,10 @@ def _list(json_out: bool) -> int:
 
 
 def _controls(ids: list[str] | None, json_out: bool) -> int:
+    from benchtape.app.gradings import run_controls
+    from benchtape.app.tasks import runnable
     from benchtape.core.errors import BadInput
     from benchtape.render_tasks import print_json
-    from benchtape.replay.task_controls import run_controls
-    from benchtape.tasks.listing import runnable
 
     project = _project()
     valid, others = runnable(project)

@@ -13,51 +13,34 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from benchtape.guard import guarded
-from benchtape.options import Db, Json, db_path
+from benchtape.guard import command
+from benchtape.options import Db, Json
 
 if TYPE_CHECKING:
-    from benchtape.store.verify import Verification
+    from benchtape.app.maintenance import Verification
 
 
+@command()
 def verify_cmd(
     db: Db = None,
     as_json: Json = False,
     sample: int = typer.Option(0, "--sample", min=0, help="Also re-grade the N newest graded sessions offline (as `grade` does, writing nothing) and report any verdict that does not reproduce."),
-) -> None:
+) -> int:
     """Check a whole store: schema and guards, every page, blob and raw stream, every stored
     spec and reference, optionally a re-graded sample. Exit 0 clean, 1 findings, 2 cannot open.
 
     Example: benchtape verify --db .benchtape/benchtape.db --sample 20
     """
+    from benchtape.app.maintenance import verify
 
-    def body() -> int:
-        from benchtape.store.database import Store
-        from benchtape.store.verify import Finding, verify_store
+    found = verify(db, sample)
+    if as_json:
+        from benchtape.render_replay import emit_json
 
-        store = Store(db_path(db), readonly=True, create=False, check_schema=False)
-        found = verify_store(store)
-        if sample:
-            from benchtape.replay.reproduce import DIVERGED, NOT_REGRADABLE, reproduce_sample
-
-            replays = reproduce_sample(store, sample)
-            found.checked["re-graded sessions"] = len(replays)
-            found.checked["re-graded verdicts"] = sum(1 for r in replays for c in r.checks if c.verdict != NOT_REGRADABLE)
-            found.findings += [
-                Finding("regrade", f"{DIVERGED}: session {r.session_id} {c.check_path} ({c.type}) is stored {c.stored.status} by grading {r.grading_id}, re-graded {c.regraded.status if c.regraded else '?'}")
-                for r in replays
-                for c in r.checks
-                if c.verdict == DIVERGED
-            ]
-        if as_json:
-            from benchtape.render_replay import emit_json
-
-            emit_json(found.to_dict())
-        else:
-            _print(found)
-        return 0 if found.clean else 1
-
-    guarded(body)
+        emit_json(found.to_dict())
+    else:
+        _print(found)
+    return 0 if found.clean else 1
 
 
 def _print(found: Verification) -> None:

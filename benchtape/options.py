@@ -1,8 +1,9 @@
 """The options many commands share, declared once, and what they resolve to.
 
 A command names `db: Db = None` and gets the same flag, help and meaning as every other
-command that takes a store; how `--db` becomes a `Store`, `--param` a mapping and `--plain`
-a rendering choice is defined here and nowhere else.
+command that takes a store; how `--param` becomes a mapping and `--plain` a rendering choice
+is defined here and nowhere else (how `--db` becomes a store is the app layer's:
+benchtape.app.stores, re-exported here for the commands).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+
+from benchtape.app.stores import db_path, open_store  # noqa: F401 - how --db becomes a store: the app layer's, re-exported for the commands
 
 Db = Annotated[Path | None, typer.Option("--db", help="SQLite store (default .benchtape/benchtape.db, or $BENCHTAPE_DB).")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -27,22 +30,10 @@ NoEnv = Annotated[bool, typer.Option("--no-env", help="Read no .env file (./.env
 Benches = Annotated[list[Path] | None, typer.Argument(help="Bench files or folders (a folder runs every *.yaml and case dir in it); default madbench.yaml here.")]
 
 
-def db_path(db: Path | None) -> Path:
-    from benchtape.store.database import default_db_path
-
-    return db or default_db_path()
-
-
-def open_store(db: Path | None, must_exist: bool = False, readonly: bool = False) -> Any:
-    """The store `--db` names; `readonly` for commands that only read (they never create, change
-    or migrate the file). Every way the path can be wrong is a BadInput from the store's open."""
-    from benchtape.store.database import Store
-
-    return Store(db_path(db), readonly=readonly, create=not must_exist)
 
 
 def parse_params(values: list[str] | None) -> dict[str, Any]:
-    from benchtape.spec.params import parse_cli_param
+    from benchtape.app.runs import parse_cli_param
 
     return dict(parse_cli_param(v) for v in values or [])
 
@@ -54,6 +45,6 @@ def plain_wanted(flag: bool) -> bool:
 
 
 def selection(session: str | None = None, run: str | None = None, scenario: str | None = None, all_: bool = False, controls: bool = False) -> Any:
-    from benchtape.replay.select import Selection
+    from benchtape.app.sessions import Selection
 
     return Selection(session=session, run=run, scenario=scenario, all=all_, controls=controls)

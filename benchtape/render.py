@@ -9,9 +9,11 @@ from typing import Any, Iterable
 
 from rich.console import Console
 from rich.live import Live
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
+from benchtape.core.termtext import pictured, printable
 from benchtape.replay.document import check_label, row_outcome
 
 STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
@@ -22,8 +24,19 @@ def plain_wanted(flag: bool) -> bool:
     return flag or not sys.stderr.isatty() or bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
 
 
+class _SafeConsole(Console):
+    """A Console whose text cannot drive the terminal: rich passes ESC and most control
+    characters through, and what is printed here (file names, scenario names, an agent's tool
+    inputs and output) comes from repositories and sessions nobody here wrote. Each text segment
+    has its control characters pictured (core/termtext.py) just before it is written; rich's own
+    control segments (cursor moves of a live display) and styles are untouched."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(Segment(pictured(text), style, control) if text and not control else Segment(text, style, control) for text, style, control in buffer)
+
+
 def console(plain: bool = False, stderr: bool = False) -> Console:
-    return Console(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else 200)
+    return _SafeConsole(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else 200)
 
 
 class PlainLines:
@@ -37,7 +50,7 @@ class PlainLines:
         self.strip = strip_control_codes
 
     def say(self, text: str) -> None:
-        text = self.strip(text)
+        text = printable(self.strip(text), one_line=False)  # rich leaves ESC in: a name or an agent's text could drive the terminal
         if "\t" in text:
             text = "\n".join(line.expandtabs(8) for line in text.split("\n"))
         sys.stdout.write(text + "\n")
@@ -181,3 +194,19 @@ def repeat_summary(scenarios: dict[str, list[int]], plain: bool = False, always:
         if flaky:
             label.append("  FLAKY", style="yellow")
         out.print(label)
+
+
+def control_block(report: dict[str, Any]) -> None:
+    """An Eval's control audit (benchtape.spec.audit), as `run` and `preflight` print it."""
+    from benchtape.app.runs import render_lines
+
+    print("\n".join(render_lines(report)))
+
+
+def confounded(report: dict[str, Any]) -> int:
+    """A run the control audit refused: the audit, then why on stderr; exit 1."""
+    from benchtape.app.runs import confounded_lines
+
+    control_block(report)
+    print("\n".join(confounded_lines(report)), file=sys.stderr)
+    return 1

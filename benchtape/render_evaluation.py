@@ -6,13 +6,16 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import orjson
 from rich.table import Table
 
 from benchtape.render import console
 from benchtape.render import plain_wanted as plain_wanted  # re-exported for the command
+
+if TYPE_CHECKING:
+    from benchtape.store.views import BrowsingStore
 
 FAILURES = ("timeout", "adapter_error", "infrastructure_error")
 
@@ -100,7 +103,7 @@ def progress(plain: bool) -> Callable[[str, dict[str, Any]], None]:
     return on_event
 
 
-def finished(done: Any, planned: Any, store: Any, plain: bool, json_out: bool) -> None:
+def finished(done: Any, planned: Any, store: BrowsingStore, plain: bool, json_out: bool) -> None:
     if json_out:
         print(orjson.dumps({**done.to_dict(), "evaluation": planned.ev.name, "database": str(store.path)}, option=orjson.OPT_INDENT_2).decode())
         return

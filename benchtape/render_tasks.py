@@ -7,6 +7,14 @@ from typing import Any
 
 import orjson
 
+from benchtape.core.termtext import printable
+
+
+def say(line: str) -> None:
+    """One line of a task command's output: names and titles come from a repository nobody here
+    wrote, so control characters in them are escaped (core/termtext.py), a newline included."""
+    print(printable(line))
+
 
 def print_json(doc: Any) -> None:
     sys.stdout.write(orjson.dumps(doc, option=orjson.OPT_INDENT_2, default=str).decode() + "\n")
@@ -14,83 +22,83 @@ def print_json(doc: Any) -> None:
 
 def scan_table(result: Any) -> None:
     shown = result.candidates[: result.limit]
-    print(f"{result.repo}: {result.scanned} mainline commits scanned in {result.seconds:.2f}s; {len(result.candidates)} candidates, {len(result.skipped)} skipped")
+    say(f"{result.repo}: {result.scanned} mainline commits scanned in {result.seconds:.2f}s; {len(result.candidates)} candidates, {len(result.skipped)} skipped")
     if shown:
-        print(f"{'id':>12}  {'kind':6}  {'score':>5}  {'date':10}  {'impl':>4}  {'tests':>5}  title")
+        say(f"{'id':>12}  {'kind':6}  {'score':>5}  {'date':10}  {'impl':>4}  {'tests':>5}  title")
     for c in shown:
         d = c.to_dict()
         mark = " (task exists)" if c.existing else ""
-        print(f"{d['id']:>12}  {d['kind']:6}  {d['score']:>5.1f}  {d['date'][:10]}  {len(d['implementation']):>4}  {len(d['tests']):>5}  {d['title'][:60]}{mark}")
+        say(f"{d['id']:>12}  {d['kind']:6}  {d['score']:>5.1f}  {d['date'][:10]}  {len(d['implementation']):>4}  {len(d['tests']):>5}  {d['title'][:60]}{mark}")
     if len(result.candidates) > len(shown):
         # ranked by score, so newer candidates can sit below the cut: name both ways to reach them
-        print(f"… {len(result.candidates) - len(shown)} more not shown: --limit {min(200, len(result.candidates))} shows more; --since DATE (or 90d) keeps only the newest")
+        say(f"… {len(result.candidates) - len(shown)} more not shown: --limit {min(200, len(result.candidates))} shows more; --since DATE (or 90d) keeps only the newest")
     if result.reasons:
-        print("skipped:")
+        say("skipped:")
         for why, n in sorted(result.reasons.items(), key=lambda kv: -kv[1]):
-            print(f"  {n:>4}  {why}")
+            say(f"  {n:>4}  {why}")
     if shown:
-        print(f"next: benchtape task create {shown[0].landing.id}")
+        say(f"next: benchtape task create {shown[0].landing.id}")
 
 
 def created_lines(c: Any) -> None:
-    print(f"created task {c.id} in {c.folder} (unvalidated)")
-    print(f"  from {c.landing.kind} {c.landing.fix.sha[:12]}, base {c.landing.base[:12]}; prompt from the {c.prompt_source} text")
-    print(f"  tests.patch: {', '.join(c.tests)}")
-    print(f"  reference.patch: {', '.join(c.reference)}" + (f"  (noise dropped: {', '.join(c.noise)})" if c.noise else ""))
-    print(f"  verify.command: {c.command}   ({c.command_note})")
+    say(f"created task {c.id} in {c.folder} (unvalidated)")
+    say(f"  from {c.landing.kind} {c.landing.fix.sha[:12]}, base {c.landing.base[:12]}; prompt from the {c.prompt_source} text")
+    say(f"  tests.patch: {', '.join(c.tests)}")
+    say(f"  reference.patch: {', '.join(c.reference)}" + (f"  (noise dropped: {', '.join(c.noise)})" if c.noise else ""))
+    say(f"  verify.command: {c.command}   ({c.command_note})")
     for line in c.environment:
-        print(f"  environment: {line}")
+        say(f"  environment: {line}")
     if c.runner is None:
-        print("  ! write the verify command in task.yaml before validating")
+        say("  ! write the verify command in task.yaml before validating")
     for f in c.leaks:
-        print(f"  ! leak: {f.describe()}")
-    print(f"next: review {c.folder}/prompt.md, then " + (f"benchtape task lint --fix {c.id}" if c.leaks else f"benchtape task validate {c.id}"))
+        say(f"  ! leak: {f.describe()}")
+    say(f"next: review {c.folder}/prompt.md, then " + (f"benchtape task lint --fix {c.id}" if c.leaks else f"benchtape task validate {c.id}"))
 
 
 def lint_lines(results: list[Any]) -> None:
     for r in results:
         if not r.findings and not r.fixed and not r.fragments:
-            print(f"{r.id}: clean")
+            say(f"{r.id}: clean")
             continue
-        print(f"{r.id}: {len(r.findings)} finding(s) in {r.prompt}" + (" — redacted" if r.fixed else ""))
+        say(f"{r.id}: {len(r.findings)} finding(s) in {r.prompt}" + (" — redacted" if r.fixed else ""))
         for f in r.findings:
-            print(f"  {f.describe()}")
+            say(f"  {f.describe()}")
         if r.fixed and r.remaining:
-            print(f"  still: {'; '.join(f.describe() for f in r.remaining)}")
+            say(f"  still: {'; '.join(f.describe() for f in r.remaining)}")
         for g in r.fragments:
-            print(f"  {g.describe()}")
+            say(f"  {g.describe()}")
     if any(not r.clean and not r.fixed for r in results):
-        print("next: benchtape task lint --fix")
+        say("next: benchtape task lint --fix")
 
 
 def validated_lines(result: Any) -> None:
-    print(f"validated at level {result.level} (run {result.run_id}): {result.why}" if result.why else f"validated at level {result.level} (run {result.run_id})")
+    say(f"validated at level {result.level} (run {result.run_id}): {result.why}" if result.why else f"validated at level {result.level} (run {result.run_id})")
     for t in result.tasks:
         if t.refused:
-            print(f"  {t.id}: refused — {t.refused}")
-            print(f"      next: {t.next}")
+            say(f"  {t.id}: refused — {t.refused}")
+            say(f"      next: {t.next}")
             continue
-        print(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")
+        say(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")
         for name, p in t.phases.items():
             d = p.to_dict()
             counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else "runner not recognised"
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
-            print(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
+            say(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
             if d["diagnosis"] and p.judgement.detail:
-                print(f"      {'':9} why: {p.judgement.detail[:600]}")
+                say(f"      {'':9} why: {p.judgement.detail[:600]}")
         if t.tests is not None:
-            print(f"      tests     FAIL_TO_PASS {len(t.tests.fail_to_pass)}: {', '.join(t.tests.fail_to_pass[:3])}{' …' if len(t.tests.fail_to_pass) > 3 else ''}; PASS_TO_PASS {len(t.tests.pass_to_pass)}")
+            say(f"      tests     FAIL_TO_PASS {len(t.tests.fail_to_pass)}: {', '.join(t.tests.fail_to_pass[:3])}{' …' if len(t.tests.fail_to_pass) > 3 else ''}; PASS_TO_PASS {len(t.tests.pass_to_pass)}")
         if t.health is not None and not t.health.held:
-            print(f"      health    {t.health.diagnosis}: {t.health.detail}")
+            say(f"      health    {t.health.diagnosis}: {t.health.detail}")
         for note in t.notes:
-            print(f"      note: {note}")
+            say(f"      note: {note}")
         if not t.validated:
-            print(f"      next: {t.next}")
+            say(f"      next: {t.next}")
 
 
 def task_table(rows: list[Any]) -> None:
     if not rows:
-        print("no tasks; next: benchtape task scan")
+        say("no tasks; next: benchtape task scan")
         return
     import shutil
     import textwrap
@@ -99,18 +107,18 @@ def task_table(rows: list[Any]) -> None:
     for r in rows:
         # the whole reason, wrapped under its column (cut at 80 characters it read "… base comm")
         lines = textwrap.wrap(r.why, width) or [""]
-        print(f"{r.id:>12}  {r.state:11}  {lines[0]}")
+        say(f"{r.id:>12}  {r.state:11}  {lines[0]}")
         for more in lines[1:]:
-            print(f"{'':>12}  {'':11}  {more}")
+            say(f"{'':>12}  {'':11}  {more}")
         if r.state != "valid":
-            print(f"{'':>12}  next: {r.next}")
+            say(f"{'':>12}  next: {r.next}")
 
 
 def doctor_lines(report: Any) -> None:
     marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL"}
     for c in report.checks:
-        print(f"{marks[c.status]}  {c.name}: {c.detail}")
+        say(f"{marks[c.status]}  {c.name}: {c.detail}")
         if c.next and c.status != "ok":
-            print(f"      next: {c.next}")
+            say(f"      next: {c.next}")
     failed = [c for c in report.checks if c.status == "fail"]
-    print(f"{len(failed)} failed" if failed else "everything benchtape needs is here")
+    say(f"{len(failed)} failed" if failed else "everything benchtape needs is here")

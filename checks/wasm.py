@@ -20,13 +20,16 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchtape.checks.common import bench_relative, dumps_json, grader_file, loads_json, score_threshold, short, tail
 from benchtape.checks.envelope import envelope, result_from_reply
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
 from benchtape.core.model import Session
 from benchtape.core.results import CheckSpec, Result
+
+if TYPE_CHECKING:
+    import wasmtime
 
 TYPE = "custom:wasm"
 TIME_LIMIT = 5.0
@@ -124,7 +127,7 @@ class _Runtime:
                 with self.lock:
                     self.running -= 1
 
-    def _call(self, store: Any, linker: Any, module: Any, payload: bytes) -> bytes:
+    def _call(self, store: wasmtime.Store, linker: Any, module: Any, payload: bytes) -> bytes:
         instance = linker.instantiate(store, module)
         exports = instance.exports(store)
         if "_initialize" in exports:
@@ -147,7 +150,7 @@ class _Runtime:
         return result
 
 
-def _free(store: Any, free: Any, ptr: int, length: int) -> None:
+def _free(store: wasmtime.Store, free: Any, ptr: int, length: int) -> None:
     """`free(ptr, len)`, or `free(ptr)` for a module whose free takes only the pointer."""
     params = len(free.type(store).params)
     free(store, ptr, length) if params >= 2 else free(store, ptr)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
@@ -23,12 +26,33 @@ class CommandResult:
     timed_out: bool = False
 
 
-def run_local(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str] | None = None, stdin: bytes | None = None) -> CommandResult:
+DRAIN_S = 2.0  # after a kill, how long what is left in the pipe is still read
+MAX_OUTPUT = 64 << 20  # bytes of a command's output kept (its first quarter and its last lines)
+
+
+def run_local(
+    argv: list[str],
+    cwd: Path,
+    timeout: float,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+    *,
+    max_output: int = MAX_OUTPUT,
+    file_limit: int | None = None,
+) -> CommandResult:
     """Run argv (no shell) on the host; the default command runner for exec-style checks.
 
-    The command gets its own process group, so a timeout kills everything it started
-    (`sh -c 'make test'` included), not just the direct child.
+    The command gets its own process group, and the timeout is the whole budget: at the
+    deadline the group is killed and reading stops DRAIN_S later, whatever still holds the
+    pipe (a child that left the group with setsid, a daemon: `communicate()` would wait for
+    its EOF forever). When the command ends, what it left in its group is killed too. Output
+    past `max_output` bytes keeps its head and its last lines. `file_limit`: no file it
+    writes may grow past this many bytes (RLIMIT_FSIZE, for it and all it starts). A child
+    that left the group outlives this: a box runs its commands in a PID namespace
+    (sandbox/pidfence.py) so that nothing does.
     """
+    if file_limit is not None:
+        argv = [sys.executable, "-I", "-S", "-c", _FSIZE, str(int(file_limit)), *argv]
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -38,16 +62,113 @@ def run_local(argv: list[str], cwd: Path, timeout: float, env: Mapping[str, str]
         env=dict(env) if env is not None else None,
         start_new_session=True,
     )
+    deadline = time.monotonic() + max(0.0, timeout)
+    if stdin is not None:
+        threading.Thread(target=_feed, args=(proc, stdin), daemon=True).start()
+    out = CappedOutput(max_output)
+    assert proc.stdout is not None
     try:
-        out, _ = proc.communicate(input=stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
+        ended = _read_until(proc.stdout.fileno(), out, deadline, proc)
+        pipe_open = ended != "eof"
+        if ended == "eof":  # every writer closed the pipe; the command itself may still run
+            ended = "exited" if _exited_by(proc, deadline) is not None else "deadline"
+        timed_out = ended == "deadline"
+        _kill_group(proc.pid)  # at the deadline, or what it left behind (it is a zombie still, not reaped: its group id is not reused yet)
+        if pipe_open:  # something still held the pipe: what it wrote until now, then no more
+            _read_until(proc.stdout.fileno(), out, time.monotonic() + DRAIN_S, None)
+    finally:
+        proc.stdout.close()
         try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        out, _ = proc.communicate()
-        return CommandResult(None, (out or b"").decode("utf-8", "replace"), timed_out=True)
-    return CommandResult(proc.returncode, out.decode("utf-8", "replace"))
+            proc.wait(timeout=DRAIN_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    text = out.text()
+    if timed_out:
+        return CommandResult(None, text, timed_out=True)
+    return CommandResult(proc.returncode, text)
+
+
+# RLIMIT_FSIZE for what follows, then exec it: a file written past the limit stops its writer (SIGXFSZ)
+_FSIZE = "import os,resource,sys;n=int(sys.argv[1]);resource.setrlimit(resource.RLIMIT_FSIZE,(n,n));os.execvp(sys.argv[2],sys.argv[2:])"
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError, ValueError):
+        pass
+
+
+def _read_until(fd: int, out: CappedOutput, deadline: float, proc: subprocess.Popen[bytes] | None) -> str:
+    """Read `fd` into `out` until EOF ("eof"), the deadline ("deadline"), or (with `proc`) the
+    command's exit while something it started still holds the pipe open ("exited")."""
+    import select
+
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return "deadline"
+        ready, _, _ = select.select([fd], [], [], min(left, 0.2))
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return "eof"
+            out.add(chunk)
+        if proc is not None and _exited_by(proc, 0.0) is not None:
+            return "exited"
+
+
+def _exited_by(proc: subprocess.Popen[bytes], deadline: float) -> int | None:
+    """Wait (without reaping) until the process exits or the deadline: its pid, or None."""
+    while True:
+        try:
+            found = os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return proc.pid  # reaped already
+        if found is not None:
+            return proc.pid
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.01)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class CappedOutput:
+    """A command's output, at most `limit` bytes kept: the first quarter and the last lines,
+    with a marker saying how much was left out between."""
+
+    def __init__(self, limit: int):
+        self.head_limit = max(1, limit // 4)
+        self.tail_limit = max(1, limit - self.head_limit)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, chunk: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail += chunk
+        over = len(self.tail) - self.tail_limit
+        if over > 0:
+            del self.tail[:over]
+            self.dropped += over
+
+    def text(self) -> str:
+        middle = f"\n[… {self.dropped} bytes of output not kept …]\n".encode() if self.dropped else b""
+        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", "replace")
 
 
 CommandRunner = Callable[..., CommandResult]

@@ -9,6 +9,7 @@ and totals), and it finishes `truncated`, never `ok`.
 Configured by environment variables (sizes like `64m`, `1g`, or bytes):
   BENCHTAPE_MAX_OUTPUT   stored output per session (default 64m)
   BENCHTAPE_MAX_LINE     one output line (default 8m); a longer line keeps its head and tail
+  BENCHTAPE_MAX_BOX_FILE one file a task's verifier or script writes (default 1g)
 """
 
 from __future__ import annotations
@@ -47,6 +48,19 @@ class OutputLimits:
     def tail(self) -> int:
         """Bytes of the last lines kept once a session is over its limit."""
         return max(MIN_LIMIT, min(self.session // 8, 4 * MiB))
+
+
+DEFAULT_MAX_BOX_FILE = 1 << 30  # one file a verifier (or a task's script) writes; a box's own /tmp holds as much
+
+
+def box_file_limit(env: Mapping[str, str] | None = None) -> int:
+    """The largest file a task's verifier or script may write on this host's disk, in bytes
+    (BENCHTAPE_MAX_BOX_FILE, default 1g): a test writing without end must not fill the disk."""
+    env = os.environ if env is None else env
+    value = parse_size(env.get("BENCHTAPE_MAX_BOX_FILE", DEFAULT_MAX_BOX_FILE), "BENCHTAPE_MAX_BOX_FILE")
+    if value < MIN_LIMIT:
+        raise BadInput(f"BENCHTAPE_MAX_BOX_FILE={value} is out of range", fix=f"give at least {MIN_LIMIT} bytes")
+    return value
 
 
 def output_limits(env: Mapping[str, str] | None = None) -> OutputLimits:

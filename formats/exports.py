@@ -20,10 +20,10 @@ from benchtape.formats.grades import Grading, stored_grading
 from benchtape.replay.document import session_json
 from benchtape.replay.report import new_folder, write_bytes_atomic
 from benchtape.replay.select import Selection, rows, sessions
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 
-def atif_document(store: Store, session_id: str) -> bytes:
+def atif_document(store: BrowsingStore, session_id: str) -> bytes:
     """One session's ATIF trajectory as the bytes of its file (indented JSON, as Harbor writes it)."""
     from benchtape.formats.atif_export import trajectory
 
@@ -33,7 +33,7 @@ def atif_document(store: Store, session_id: str) -> bytes:
     return _json(trajectory(session, grading))
 
 
-def write_atif_file(store: Store, session_id: str, dest: Path) -> Path:
+def write_atif_file(store: BrowsingStore, session_id: str, dest: Path) -> Path:
     data = atif_document(store, session_id)
     try:
         write_bytes_atomic(dest, data)
@@ -42,7 +42,7 @@ def write_atif_file(store: Store, session_id: str, dest: Path) -> Path:
     return dest
 
 
-def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Path]:
+def write_atif_folder(store: BrowsingStore, selection: Selection, dest: Path) -> list[Path]:
     """Every selected session's trajectory into a new (or empty) folder, `<session id>.json` each."""
     from benchtape.formats.atif_export import trajectory
 
@@ -58,7 +58,7 @@ def write_atif_folder(store: Store, selection: Selection, dest: Path) -> list[Pa
     return [dest / f"{n}.json" for n in names]
 
 
-def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[Path, int]:
+def write_inspect_log(store: BrowsingStore, selection: Selection, dest: Path) -> tuple[Path, int]:
     """The selected sessions (one run's, or one session) as one Inspect `.eval` log; (its path, samples)."""
     from benchtape.formats.inspect_export import Graded, eval_log, require_inspect, write
 
@@ -72,7 +72,7 @@ def write_inspect_log(store: Store, selection: Selection, dest: Path) -> tuple[P
     return write(eval_log(items, run), dest), len(items)
 
 
-def _refuse_leaks(store: Store, items: list[tuple[str, Session, Grading]], what: str) -> None:
+def _refuse_leaks(store: BrowsingStore, items: list[tuple[str, Session, Grading]], what: str) -> None:
     """A format carries the verdicts' reasons: like a report, it is not written when a reason
     would publish a generated value (the answer key) the session did not say itself."""
     found = []

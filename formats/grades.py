@@ -18,7 +18,7 @@ from typing import Any
 from benchtape.core.model import Session
 from benchtape.replay.document import check_name
 from benchtape.replay.query import latest_verdicts
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 # Evidence fields a format carries with a verdict (a task cell's `task:verify` holds them all).
 FACTS = ("outcome", "reward", "task", "fingerprint", "recorded_fingerprint", "candidate", "level")
@@ -37,7 +37,7 @@ class Grading:
         return self.verdicts[0].get("grading_id") if self.verdicts else None
 
 
-def stored_grading(store: Store, session_id: str) -> Grading:
+def stored_grading(store: BrowsingStore, session_id: str) -> Grading:
     """The session's latest grading (store.latest_grading_for) and the cell outcome it decided:
     that grading's, else an execution failure decided before any check ran (no grading)."""
     verdicts = latest_verdicts(store, session_id)

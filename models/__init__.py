@@ -7,4 +7,7 @@ Messages, OpenAI Responses and OpenAI Chat Completions APIs on loopback from it,
 real Claude Code or Codex binary runs a whole session offline, with no key and no spend.
 `benchtape.models.providers` (transports), `benchtape.models.price_table` and `benchtape.models.judge_service` (the judge service:
 resolution, per-provider concurrency, the live model catalog) ask real judge models.
+
+Who may import it: recorder, replay (judges) and the app layer. It imports core, spec and
+adapters.
 """

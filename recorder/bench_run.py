@@ -22,7 +22,7 @@ from benchtape.recorder.scheduler import ExecutorFactory, LocalExecutor, Schedul
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import Event, SandboxError
 from benchtape.spec.bench import BenchSpec, ScenarioSpec, fan_out
-from benchtape.store.database import Store
+from benchtape.store.views import RecordingStore
 
 SessionDone = Callable[[SessionRecord], None]
 
@@ -39,7 +39,7 @@ class BenchSessions:
         self.seeds: Any = None  # the staged trees and generated vars, once staged (benchtape.sandbox.staging.Seeds)
         output_limits()  # a bad BENCHTAPE_MAX_* is bad input before anything runs (no run row yet)
 
-    def start_run(self, store: Store) -> str:
+    def start_run(self, store: RecordingStore) -> str:
         """The run's row; a secret on the command line or in a param is stored redacted."""
         redact = redactor(secret_values(os.environ) + secret_params(self.bench.params))
         params = {**self.bench.params, "_eval_run": self.options.eval_run} if self.options.eval_run else self.bench.params
@@ -53,7 +53,7 @@ class BenchSessions:
             params=redact_params(params, redact),
         )
 
-    def scheduler(self, store: Store, run_id: str, on_event: Event | None = None, executor: ExecutorFactory = LocalExecutor) -> Scheduler:
+    def scheduler(self, store: RecordingStore, run_id: str, on_event: Event | None = None, executor: ExecutorFactory = LocalExecutor) -> Scheduler:
         """The run's scheduler, with the options' concurrency and sandbox keeping."""
         return Scheduler(store, run_id, concurrency=self.options.concurrency, keep_sandbox=self.options.keep_sandbox, on_event=on_event, executor=executor)
 
@@ -132,7 +132,7 @@ class SessionJob:
         return lambda kind, data: emit(kind, {**data, "attempt": attempt} if kind == "sandbox.kept" else data)
 
 
-def record_bench(store: Store, bench: BenchSpec, options: RunOptions, *, on_event: Event | None = None, on_session_done: SessionDone | None = None) -> list[SessionRecord]:
+def record_bench(store: RecordingStore, bench: BenchSpec, options: RunOptions, *, on_event: Event | None = None, on_session_done: SessionDone | None = None) -> list[SessionRecord]:
     """Record a bench run into `store` (its own run row), without live grading unless
     `on_session_done` grades: the write side alone, for a caller that grades later."""
     sessions = BenchSessions(bench, options)

@@ -39,7 +39,7 @@ from benchtape.sandbox.snapshot import snapshot
 from benchtape.spec.cells import NOOP_MODEL, session_fields, started_extra, unstarted_actions
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
-from benchtape.spec.task_cells import task_field
+from benchtape.spec.task_cells import solving, task_field
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
 
@@ -160,7 +160,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
         env[HANDOVER_ENV] = str(handover)
         started["cell"]["handover"] = HANDOVER_ENV
     return SessionPlan(
-        scenario=matrix.staging.scenario(task),
+        scenario=solving(task, matrix.staging.scenario(task), step.model_id),  # a solver model plays the task's reference fix
         attempt=cell.attempt,
         harness=step.harness,
         model=step.model_id,

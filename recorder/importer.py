@@ -18,7 +18,8 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 from benchtape.core.payloads import ENDED_IN_ERROR, SessionFinished
 from benchtape.recorder.parse_worker import Parse, parsed
-from benchtape.store.database import RAW_CHUNK_BYTES, Batch, Store, new_id
+from benchtape.store.database import RAW_CHUNK_BYTES, Batch, new_id
+from benchtape.store.views import RecordingStore
 
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
@@ -54,7 +55,7 @@ class ImportResult:
     warnings: int
 
 
-def import_files(store: Store, harness: str, paths: list[Path], scenario: str | None = None, argv: list[str] | None = None) -> list[ImportResult]:
+def import_files(store: RecordingStore, harness: str, paths: list[Path], scenario: str | None = None, argv: list[str] | None = None) -> list[ImportResult]:
     """One session per transcript (run kind `import`); the same content twice is found, not duplicated.
 
     Every file's format is checked before anything is written; then each file streams into
@@ -128,7 +129,7 @@ def _files(paths: list[Path], harness: str) -> list[Path]:
     return out
 
 
-def _stream_into(store: Store, run_id: str | None, harness: str, fmt: str, transcript: Transcript, parse: Parse, digest: Future[str], scenario: str | None, path: Path, argv: list[str]) -> tuple[str, str, int, int]:
+def _stream_into(store: RecordingStore, run_id: str | None, harness: str, fmt: str, transcript: Transcript, parse: Parse, digest: Future[str], scenario: str | None, path: Path, argv: list[str]) -> tuple[str, str, int, int]:
     """Write one transcript as a new session in one transaction, a batch at a time as `parse`
     gives them: raw lines in ~RAW_CHUNK_BYTES chunks, actions beside them. The session row and
     `session.started` (which need what only the whole file tells: model, cwd, first prompt) go
@@ -198,7 +199,7 @@ class _Span:
         return round((self.last - self.first) * 1000, 1) if self.first else None
 
 
-def _new_source(store: Store, digest: Future[str]) -> str:
+def _new_source(store: RecordingStore, digest: Future[str]) -> str:
     """The session source of a transcript not in the store yet; AlreadyImported when it is."""
     source = f"import:{digest.result()}"
     known = store.find_session_by_source(source)
@@ -211,13 +212,13 @@ def _size(transcript: Transcript) -> int:
     return sum(f.stat().st_size for f in transcript.files)
 
 
-def _counts(store: Store, session_id: str) -> tuple[int, int]:
+def _counts(store: RecordingStore, session_id: str) -> tuple[int, int]:
     """(actions, adapter warnings) of an imported session, without its bookends."""
     actions = store.actions(session_id)
     return sum(a.kind not in ("session.started", "session.finished") for a in actions), _warnings(actions)
 
 
-def reparse_report(store: Store, old_id: str, new_id: str) -> str:
+def reparse_report(store: RecordingStore, old_id: str, new_id: str) -> str:
     """What `reparse` did, in one line that starts with the new session's id (as `import`'s do)."""
     (old_n, old_w), (new_n, new_w) = _counts(store, old_id), _counts(store, new_id)
     lines = len(store.raw_lines(new_id))
@@ -227,7 +228,7 @@ def reparse_report(store: Store, old_id: str, new_id: str) -> str:
     )
 
 
-def reparse(store: Store, session_id: str) -> str:
+def reparse(store: RecordingStore, session_id: str) -> str:
     """A new session (linked to the old one) whose actions are re-derived from the stored raw lines."""
     row = store.session_row(session_id)
     if row is None:

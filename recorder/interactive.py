@@ -24,13 +24,16 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from benchtape.adapters.base import Command, Tui, warning
 from benchtape.adapters.lines import decode
 from benchtape.core.model import Action
 from benchtape.core.payloads import TurnFinished
 from benchtape.sandbox.terminal import PaneCommand, Terminal, TerminalError, wait_for
+
+if TYPE_CHECKING:
+    from benchtape.store.views import RecordingStore
 
 READY_SECONDS = 60.0  # start to prompt box (observed 1.1-1.7 s; a cold container is slower)
 BLOCKED_STABLE = 1.5  # a permission prompt unchanged this long is waiting for a person
@@ -54,7 +57,7 @@ class _Tail:
     """Follows the on-disk session file as it grows, one complete line at a time, in a thread;
     each line is parsed and stored at once. Counts `turn_duration` records as it goes."""
 
-    def __init__(self, home: Path, tui: Tui, store: Any, session_id: str, on_action: Callable[[Action], None]):
+    def __init__(self, home: Path, tui: Tui, store: RecordingStore, session_id: str, on_action: Callable[[Action], None]):
         self.home, self.tui, self.store, self.session_id = home, tui, store, session_id
         self.on_action = on_action
         self.parser = tui.parser()
@@ -151,7 +154,7 @@ def _rule(line: str) -> bool:
 class Driver:
     """One interactive session: what `Runner.record` calls instead of the stdout pump."""
 
-    def __init__(self, store: Any, session_id: str, cancel: threading.Event, on_event: Callable[[str, dict[str, Any]], None]):
+    def __init__(self, store: RecordingStore, session_id: str, cancel: threading.Event, on_event: Callable[[str, dict[str, Any]], None]):
         self.store, self.session_id, self.cancel, self.on_event = store, session_id, cancel, on_event
 
     def _note(self, actions: list[Action]) -> None:

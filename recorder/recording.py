@@ -13,7 +13,8 @@ from benchtape.core.redact import Redactor
 from benchtape.sandbox.capture import Captured, Ending
 from benchtape.sandbox.levels import Event, Process
 from benchtape.sandbox.snapshot import snapshot
-from benchtape.store.database import Blob, Store
+from benchtape.store.database import Blob
+from benchtape.store.views import RecordingStore
 
 
 class Recording:
@@ -23,7 +24,7 @@ class Recording:
 
     WARNINGS_KEPT = 100  # adapter warnings stored one by one; past that, counted (each one repeats its line)
 
-    def __init__(self, store: Store, session_id: str, parser: Any, harness: str, limits: OutputLimits, on_event: Event):
+    def __init__(self, store: RecordingStore, session_id: str, parser: Any, harness: str, limits: OutputLimits, on_event: Event):
         self.store, self.session_id, self.parser, self.harness, self.on_event = store, session_id, parser, harness, on_event
         self.budget = OutputBudget(limits)
         self.line_no = 0
@@ -112,7 +113,7 @@ def home_paths_of(harness: str | None, home: str | Path | None, root: str | Path
         return ()
 
 
-def workspace_snapshot(store: Store, root: Path, redact: Redactor | None, *, blobs: list[Blob], stage: str | None = None, leave_out: Sequence[str] = (), own_state: Sequence[str] = ()) -> list[Action]:
+def workspace_snapshot(store: RecordingStore, root: Path, redact: Redactor | None, *, blobs: list[Blob], stage: str | None = None, leave_out: Sequence[str] = (), own_state: Sequence[str] = ()) -> list[Action]:
     """The tree under root as a blob (the final workspace, or `stage` staged; known secrets
     redacted in its files; `leave_out`, the harness's bookkeeping, left out), or the error
     that stopped it: not the agent's doing, so an infrastructure_error. The blob joins

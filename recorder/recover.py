@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -34,6 +34,9 @@ from benchtape.core.payloads import SessionFinished
 from benchtape.core.redact import redactor, secret_values
 from benchtape.sandbox.capture import CaptureTail, Ending, SessionFolder, read_manifest, secrets_from, session_folders
 from benchtape.sandbox.supervisor import MARKER, kill_marked
+
+if TYPE_CHECKING:
+    from benchtape.store.views import RecordingStore
 
 
 def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | None = None, only_under: Path | None = None) -> list[str]:
@@ -104,7 +107,7 @@ def recover_folder(folder: SessionFolder) -> str:
     return f"recovered session {session_id} into {db}: {added} line(s) from its capture file, finished as interrupted" + _joined(notes)
 
 
-def ingest(store: Any, folder: SessionFolder) -> int:
+def ingest(store: RecordingStore, folder: SessionFolder) -> int:
     """Append what the capture file holds beyond the store's last raw line, then close the
     session. Returns how many lines were added."""
     from benchtape.recorder.recording import Recording, home_paths_of, workspace_snapshot

@@ -37,7 +37,8 @@ from benchtape.sandbox.capture import secret_fingerprints
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.run_resources import RunResources
 from benchtape.spec.bench import ScenarioSpec
-from benchtape.store.database import Blob, Store, new_id
+from benchtape.store.database import Blob, new_id
+from benchtape.store.views import RecordingStore
 
 SETUP_LINE = 8 << 20  # bytes of one line a setup command prints (the probe's init line is the longest)
 
@@ -116,7 +117,7 @@ class Runner:
     sandbox and streams what it prints into the store as it arrives. What is recorded when is
     the scheduler's (benchtape.recorder.scheduler); a runner is the recorder of one run."""
 
-    def __init__(self, store: Store, run_id: str, *, resources: RunResources | None = None, on_event: Event | None = None):
+    def __init__(self, store: RecordingStore, run_id: str, *, resources: RunResources | None = None, on_event: Event | None = None):
         self.store = store
         self.run_id = run_id
         self.resources = resources  # the run's files made ahead and cleanups (benchtape.sandbox.run_resources)
@@ -390,7 +391,7 @@ def binary_facts(argv0: str) -> dict[str, Any]:
     return {"path": path, "version": version_of(path)}
 
 
-def _transcript(store: Store, adapter: Adapter, home: Path, launch: Launch, parser: Any, blobs: list[Blob]) -> list[Action]:
+def _transcript(store: RecordingStore, adapter: Adapter, home: Path, launch: Launch, parser: Any, blobs: list[Blob]) -> list[Action]:
     """The harness's own on-disk record of the session (Claude's transcript, Codex's rollout),
     stored beside the stream it printed: the two can be cross-checked, and either re-parsed.
     Its bytes join `blobs`, for the caller to write with the returned action."""

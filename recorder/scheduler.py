@@ -36,7 +36,7 @@ from typing import Any, Callable, Protocol, Sequence
 from benchtape.recorder.runner import Event, Interrupted, Runner
 from benchtape.sandbox.levels import runs_alone
 from benchtape.sandbox.run_resources import RunResources
-from benchtape.store.database import Store
+from benchtape.store.views import RecordingStore
 
 POLL = 0.2  # seconds the scheduler waits for a job at a time (Ctrl-C is taken between waits)
 
@@ -59,7 +59,7 @@ class Bundle(Protocol):
     """What an executor recorded away from the run's store (a node-local shard): written into
     the store by the scheduler, in one transaction, idempotent on the sessions' ids."""
 
-    def fold_into(self, store: Store) -> None: ...
+    def fold_into(self, store: RecordingStore) -> None: ...
 
 
 Receive = Callable[..., None]  # receive(record, bundle=None): the scheduler's, called once per finished job
@@ -134,7 +134,7 @@ class Scheduler:
     """One run's loop: made for the run's row (the front door creates it), entered once
     (sweep, resources), its `run` given the jobs."""
 
-    def __init__(self, store: Store, run_id: str, *, concurrency: int = 4, keep_sandbox: bool = False, on_event: Event | None = None, executor: ExecutorFactory = LocalExecutor):
+    def __init__(self, store: RecordingStore, run_id: str, *, concurrency: int = 4, keep_sandbox: bool = False, on_event: Event | None = None, executor: ExecutorFactory = LocalExecutor):
         self.store = store
         self.run_id = run_id
         self.concurrency = concurrency

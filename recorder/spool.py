@@ -12,9 +12,12 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from benchtape.store.bundles import Bundle
+
+if TYPE_CHECKING:
+    from benchtape.store.views import RecordingStore
 
 SUFFIX = ".bundle"
 
@@ -57,7 +60,7 @@ class SpooledBundle:
         self.bundle = Bundle.from_bytes(data, str(path))
         self.added: list[str] = []
 
-    def fold_into(self, store: Any) -> None:
+    def fold_into(self, store: RecordingStore) -> None:
         self.added = store.fold_bundle(self.bundle)
 
     def done(self) -> None:
@@ -79,7 +82,7 @@ def tidy(folder: Path, run_id: str | None = None) -> None:
         pass
 
 
-def fold_spooled(store: Any) -> list[str]:
+def fold_spooled(store: RecordingStore) -> list[str]:
     """Fold every bundle left in the store's spool (a driver killed after it arrived); one line each."""
     import sqlite3
 

@@ -26,7 +26,7 @@ from typing import Iterable, Iterator, Sequence
 
 from benchtape.core.model import Session
 from benchtape.sandbox.treediff import BYTECODE, is_bytecode
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 CONTEXT = 3  # lines of context around each change, as git shows
 
@@ -82,7 +82,7 @@ def never_had_workspace(session: Session) -> str | None:
     return f"session {session.id} was imported from a transcript ({', '.join(files) or 'a file'}): benchtape saw what the agent did, never its workspace"
 
 
-def workspace_changes(store: Store, session: Session) -> Changes:
+def workspace_changes(store: BrowsingStore, session: Session) -> Changes:
     """The session's changes to its workspace; NoDiff says why when they cannot be known."""
     imported = never_had_workspace(session)
     if imported is not None:
@@ -98,7 +98,7 @@ def workspace_changes(store: Store, session: Session) -> Changes:
     return diff_trees(before, after, own_state=session.staged_snapshot.get("own_state") or ())
 
 
-def task_candidate(store: Store, session: Session) -> Changes:
+def task_candidate(store: BrowsingStore, session: Session) -> Changes:
     """A task cell's candidate patch: its final workspace against the tree it started from (the
     staged snapshot, else the cell's baseline: both taken before the agent ran), the workspace's
     own repository (`.git/`) and the tool's own state left out. What the verifier applies."""
@@ -148,7 +148,7 @@ def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Seq
     return out
 
 
-def _entries(store: Store, sha: str, what: str) -> dict[str, Entry]:
+def _entries(store: BrowsingStore, sha: str, what: str) -> dict[str, Entry]:
     data = store.get_blob(sha)
     if data is None:
         raise NoDiff(f"the {what} snapshot {sha[:12]} is missing from the store")

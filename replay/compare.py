@@ -32,7 +32,7 @@ from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, m
 from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.pricing import Pricing, session_cost, sum_known
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 _KINDS = ("metrics", "session.finished")
 _TOKEN_FIELDS = ("tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens")
@@ -75,7 +75,7 @@ class _Session:
     outcome: dict[str, Any] | None = None
 
 
-def read_measurements(store: Store, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
+def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
     archived arm summaries by key."""
     where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
@@ -409,11 +409,11 @@ def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
     from benchtape.spec.identity import task_hash
 
-    tasks = [(t.id, task_hash(t)) for t in ev.tasks()]
+    tasks: list[tuple[str, str | None]] = [(t.id, task_hash(t)) for t in ev.tasks()]
     return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=tasks, attempts=ev.attempts, skipped={s.id: s.state for s in ev.skipped})
 
 
-def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
+def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
     loads) or `compare RUN…` (only those runs' cells)."""
     from benchtape.core.errors import BadInput
@@ -444,7 +444,7 @@ def comparison(store: Store, targets: list[str], pricing: Pricing, cwd: Any = No
     return _with_metrics(store, compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates), measurements)
 
 
-def _with_metrics(store: Store, c: Comparison, measurements: list[Measurement]) -> Comparison:
+def _with_metrics(store: BrowsingStore, c: Comparison, measurements: list[Measurement]) -> Comparison:
     """The bench's declared metrics (`metrics:`, `derivedMetrics:`) per setup, beside the ranking (never in it)."""
     from benchtape.replay.metrics import by_setup
 
@@ -452,7 +452,7 @@ def _with_metrics(store: Store, c: Comparison, measurements: list[Measurement]) 
     return c
 
 
-def _newest_stored_run(store: Store, name: str) -> tuple[str | None] | None:
+def _newest_stored_run(store: BrowsingStore, name: str) -> tuple[str | None] | None:
     """The newest stored run of the evaluation `name`, as (the file it was read from,); None
     when the store holds none."""
     run = store.newest_run_of(RUN_KIND, name)
@@ -476,7 +476,7 @@ def _stored_evaluation_file(stored: tuple[str | None] | None, name: str, cwd: An
     return ev if ev.name == name else None
 
 
-def _run_id(store: Store, target: str, only: bool) -> str:
+def _run_id(store: BrowsingStore, target: str, only: bool) -> str:
     from benchtape.core.errors import BadInput
 
     try:
@@ -500,12 +500,12 @@ def columns(k: int) -> list[str]:
 
 def display(row: SetupRow, k: int) -> dict[str, str]:
     """A setup's figures as text (terminal and HTML alike); unknown is `—`, never 0."""
-    ci = f"{row.ci[0]:.0%}–{row.ci[1]:.0%}" if row.ci else "—"
+    ci = f"{_pct(row.ci[0])}–{_pct(row.ci[1])}" if row.ci else "—"
     cost = "—" if row.cost_per_cell is None else f"${row.cost_per_cell:.4f}" + ("+" if row.unpriced_cells else "")
     return {
         "rank": str(row.rank) if row.rank is not None else "",
         "setup": row.label,
-        "pass": f"{row.passes}/{row.cells}" + (f" ({row.pass_rate:.0%})" if row.pass_rate is not None else ""),
+        "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
@@ -549,4 +549,14 @@ def notes(c: Comparison) -> list[str]:
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0%}"
+    """A rate as a percentage, whole where that is true, else with as many decimals as it
+    takes (up to 4) not to read as 0% or 100% when it is neither: the upper bound of 0/10000
+    is 0.04%, not "0%"."""
+    if value is None:
+        return "—"
+    for places in range(5):
+        text = f"{value:.{places}%}"
+        whole = round(value * 100, places)
+        if (value == 0 or whole != 0) and (value == 1 or whole != 100):
+            return text
+    return text

@@ -24,7 +24,7 @@ from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
 from benchtape.replay.select import resolve, rows_by_ids
 from benchtape.replay.specs import check_index
 from benchtape.replay.verdicts import SCORE_TOLERANCE, StoredVerdict
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 V = StoredVerdict  # what a diff shows of a stored verdict
 
@@ -212,11 +212,11 @@ class GradingDiff:
         }
 
 
-def _verdicts(store: Store, grading_id: str, session_id: str) -> list[V]:
+def _verdicts(store: BrowsingStore, grading_id: str, session_id: str) -> list[V]:
     return [StoredVerdict.from_brief(r) for r in store.verdict_briefs(grading_id, session_id)]
 
 
-def _sessions(store: Store, grading_id: str) -> set[str]:
+def _sessions(store: BrowsingStore, grading_id: str) -> set[str]:
     return set(store.graded_session_ids(grading_id))
 
 
@@ -265,7 +265,7 @@ def outcome(verdicts: list[V], finish_status: str | None) -> str:
     return scenario_outcome(finish_status == "ok", ((v.status, v.readout) for v in verdicts))
 
 
-def diff_gradings(store: Store, grading_a: str, grading_b: str) -> GradingDiff:
+def diff_gradings(store: BrowsingStore, grading_a: str, grading_b: str) -> GradingDiff:
     """Compare two gradings over the sessions both graded, one session at a time."""
     ida, idb = resolve(store, "gradings", grading_a), resolve(store, "gradings", grading_b)
     ga, gb = store.grading(ida), store.grading(idb)
@@ -329,7 +329,7 @@ def _task_version(out: GradingDiff, session_id: str, a: StoredVerdict, b: Stored
     version.sessions.append(session_id)
 
 
-def gradings_table(store: Store) -> list[dict[str, Any]]:
+def gradings_table(store: BrowsingStore) -> list[dict[str, Any]]:
     """Every grading with how many sessions it graded, oldest first."""
     counts = store.sessions_per_grading()
     return [

@@ -37,7 +37,7 @@ from benchtape.sandbox.treediff import read_snapshot
 from benchtape.spec.bench import BenchSpec
 from benchtape.spec.evaluation import Arm, Task
 from benchtape.spec.pricing import FREE_MODELS, Pricing, session_cost, sum_known
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore, GradingStore
 
 if TYPE_CHECKING:
     from benchtape.sandbox.run_resources import RunResources
@@ -80,7 +80,7 @@ class StoredCells:
         return sum(1 for m in self.by_cell.get(cell_id, []) if not m.measured)
 
 
-def stored_cells(store: Store, evaluation: str, cell_ids: Iterable[str]) -> StoredCells:
+def stored_cells(store: BrowsingStore, evaluation: str, cell_ids: Iterable[str]) -> StoredCells:
     """The stored measurements of these identities made by this evaluation's runs (what
     `compare NAME` reads: a cell another evaluation measured is measured again here)."""
     roots: dict[str, StoredMeasurement] = {}
@@ -115,7 +115,7 @@ class CellGrader:
     """Grades the measurements of one invocation: one grading per bench and source (`live` for
     cells measured now, `regrade` for reused ones), created when first needed."""
 
-    def __init__(self, store: Store, run_id: str, pricing: Pricing, *, resources: RunResources | None = None):
+    def __init__(self, store: GradingStore, run_id: str, pricing: Pricing, *, resources: RunResources | None = None):
         self.store, self.run_id, self.pricing = store, run_id, pricing
         self.resources = resources  # the run's files made ahead and cleanups, for restoring workspaces
         self._lock = threading.Lock()

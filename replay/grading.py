@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence, cast
 
 import orjson
 
@@ -41,7 +41,8 @@ from benchtape.core.results import ERROR, FAIL, PASS, CheckSpec, Result
 from benchtape.sandbox.by_level import grading_sandbox_for
 from benchtape.sandbox.levels import GradingHost, GradingSandbox
 from benchtape.sandbox.trees import later, remove_tree
-from benchtape.store.database import Store, dumps
+from benchtape.store.database import dumps
+from benchtape.store.views import BrowsingStore, GradingStore
 
 if TYPE_CHECKING:
     from benchtape.sandbox.inodes import InodePool
@@ -120,7 +121,7 @@ class WorkspaceSource(Protocol):
 class StoredSnapshot:
     """The snapshot the session recorded, from the store's blobs (its sha256 verified)."""
 
-    def __init__(self, store: Store, session: Session):
+    def __init__(self, store: BrowsingStore, session: Session):
         self.store, self.session = store, session
 
     def restore(self, into: Path, pool: InodePool | None = None) -> bool:
@@ -321,7 +322,8 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     candidate = changes.patch.encode("utf-8")
     # content-addressed, append-only: the same candidate is one blob however often graded (a
     # read-only store, `verify --sample`, keeps what it has: the verdict names the sha either way)
-    sha = hashlib.sha256(candidate).hexdigest() if store.readonly else store.put_blob(candidate)
+    # (a snapshot's store is typed for reading; one not opened read-only is the whole Store, which writes)
+    sha = hashlib.sha256(candidate).hexdigest() if store.readonly else cast("GradingStore", store).put_blob(candidate)
     verdict, fingerprint = grade_recorded(ref, candidate, level=level)
     evidence = {
         **verdict.evidence,
@@ -390,7 +392,7 @@ def _peer(stack: ExitStack, session: Session, graded: Session, ctx: CheckContext
     return grade
 
 
-def grade_stored(store: Store, grading_id: str, session_id: str, checks: Sequence[Check], context: GradingContext, peers: Sequence[str] = ()) -> tuple[Session, list[Verdict]]:
+def grade_stored(store: GradingStore, grading_id: str, session_id: str, checks: Sequence[Check], context: GradingContext, peers: Sequence[str] = ()) -> tuple[Session, list[Verdict]]:
     """Grade a stored session from the store alone and append its verdicts to the grading:
     what live grading (and the negative control) does as each session finishes. `peers`: the
     session ids of its multi-provider scenario's sessions (itself among them), in order."""
@@ -426,7 +428,7 @@ def checkset_sha(specs_by_scenario: Mapping[str, list[CheckSpec]]) -> str:
 
 
 def new_grading(
-    store: Store,
+    store: GradingStore,
     source: str,
     specs_by_scenario: Mapping[str, list[CheckSpec]],
     *,

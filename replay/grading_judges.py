@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest, ResolvedRequest
 from benchtape.models.judge_service import JudgeService
 from benchtape.spec.judge_config import JudgesConfig, ProviderSpec
-from benchtape.store.database import Store
+from benchtape.store.views import GradingStore
 
 MODES = ("reuse", "ask", "rejudge")
 
@@ -44,7 +44,7 @@ class JudgingStats:
 class RecordedJudge:
     """`ctx.judge` for one grading (and `ctx.catalog` for model:current)."""
 
-    store: Store
+    store: GradingStore
     grading_id: str
     mode: str
     service: JudgeService
@@ -129,7 +129,7 @@ def reply_from_row(row: Mapping[str, Any]) -> JudgeReply:
 
 
 def judge_for_grading(
-    store: Store,
+    store: GradingStore,
     grading_id: str,
     *,
     mode: str,

@@ -27,7 +27,8 @@ from benchtape.replay.changes import (
 from benchtape.replay.document import check_name
 from benchtape.replay.query import latest_verdicts
 from benchtape.replay.timeline import Node, Step, judge_note, session_status, tree
-from benchtape.store.database import SessionRow, Store, dumps
+from benchtape.store.database import SessionRow, dumps
+from benchtape.store.views import BrowsingStore
 
 PEEK = 160  # characters of a long text shown before it is expanded
 UNKNOWN = "unknown"
@@ -45,7 +46,7 @@ class Entry:
     declared: dict[str, Any] | None = None  # the bench's declared metrics a grading kept ({values, errors, grading_id})
 
     @classmethod
-    def of(cls, store: Store, row: SessionRow, session: Session, verdicts: list[dict[str, Any]] | None = None) -> Entry:
+    def of(cls, store: BrowsingStore, row: SessionRow, session: Session, verdicts: list[dict[str, Any]] | None = None) -> Entry:
         """What a page shows of a stored session: its latest verdicts and its changes (or why none)."""
         shown = latest_verdicts(store, row.id) if verdicts is None else verdicts
         declared = store.metric_values([row.id]).get(row.id)  # metrics:, derivedMetrics: as the newest grading measured them

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from benchtape.core.model import Session
 from benchtape.replay.document import check_name
+
+if TYPE_CHECKING:
+    from benchtape.store.views import BrowsingStore, GradingStore
 
 # With no `metrics:` block, madbench reports cost, duration, tokens and turns.
 BUILT_IN: tuple[dict[str, Any], ...] = (
@@ -199,7 +202,7 @@ def declares(bench: Any) -> bool:
     return bench.metrics is not None or bool(bench.derived_metrics)
 
 
-def grade_metrics(store: Any, grading_id: str, bench: Any, session_id: str, session: Session, verdicts: Iterable[Any]) -> Measured:
+def grade_metrics(store: GradingStore, grading_id: str, bench: Any, session_id: str, session: Session, verdicts: Iterable[Any]) -> Measured:
     """A graded session's metrics (the bench's schema); kept with the grading when declared."""
     measured = measure(bench.metrics, bench.derived_metrics, session, verdicts)
     if declares(bench):
@@ -243,7 +246,7 @@ def summarize(specs: Sequence[Mapping[str, Any]], accumulators: Mapping[str, Acc
     return out
 
 
-def stored_or_built_in(store: Any, session_id: str, session: Session) -> dict[str, Any]:
+def stored_or_built_in(store: BrowsingStore, session_id: str, session: Session) -> dict[str, Any]:
     """What a reader shows of a session's metrics (`show`, the query document's
     `bench_metrics`): the declared ones its newest measuring grading kept, {values, errors,
     grading_id}; else the built-in schema, which the session alone answers (grading_id None)."""
@@ -253,7 +256,7 @@ def stored_or_built_in(store: Any, session_id: str, session: Session) -> dict[st
     return {**measure(None, (), session, ()).to_dict(), "grading_id": None}
 
 
-def by_setup(store: Any, members: Iterable[tuple[str, str]]) -> dict[str, dict[str, float | None]]:
+def by_setup(store: BrowsingStore, members: Iterable[tuple[str, str]]) -> dict[str, dict[str, float | None]]:
     """`compare`'s metric columns: per setup (arm), the mean of each declared metric over the
     cells whose grading measured it ((arm, session id) pairs); setups none measured are absent."""
     members = list(members)

@@ -35,7 +35,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from benchtape.core.model import Session
 from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
 from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 PASSED = "passed"
 FAILED = "failed"
@@ -138,7 +138,7 @@ def _task_outcome(rows: list[dict[str, Any]]) -> Outcome | None:
     return None
 
 
-def agent_diff(store: Store, session: Session, baseline: Mapping[str, bytes], ignore: Iterable[str] = ()) -> WorkspaceDiff | None:
+def agent_diff(store: BrowsingStore, session: Session, baseline: Mapping[str, bytes], ignore: Iterable[str] = ()) -> WorkspaceDiff | None:
     """The agent's change: the session's final snapshot against the tree it started from
     (after staging and any `pre` commands), minus the harness's own state files; None when
     the session has no snapshot."""

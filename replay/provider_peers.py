@@ -12,10 +12,11 @@ from typing import Sequence
 
 from benchtape.core.model import Session
 from benchtape.replay.grading import Peers, StoredSnapshot
-from benchtape.store.database import SessionRow, Store
+from benchtape.store.database import SessionRow
+from benchtape.store.views import BrowsingStore
 
 
-def provider_peers(store: Store, row: SessionRow, session: Session, providers: Sequence[str]) -> Peers | None:
+def provider_peers(store: BrowsingStore, row: SessionRow, session: Session, providers: Sequence[str]) -> Peers | None:
     """The scenario's sessions by label (this one among them), or None when it has fewer than
     two providers. A label whose session the store lacks is left out, and the composites
     compare the ones there are."""

@@ -20,7 +20,8 @@ from benchtape.replay.document import DOCUMENT_KEYS, document, kinds_needed
 from benchtape.replay.metrics import stored_or_built_in
 from benchtape.replay.select import Selection, batch_gc, rows
 from benchtape.replay.specs import check_index
-from benchtape.store.database import SessionRow, Store
+from benchtape.store.database import SessionRow
+from benchtape.store.views import BrowsingStore
 
 ALL = None  # every key of the document
 
@@ -109,7 +110,7 @@ class QueryFailed(BadInput):
         self.session_id, self.reason = session_id, reason
 
 
-def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = False) -> Iterator[dict[str, Any]]:
+def run_query(store: BrowsingStore, query: Query, sel: Selection, *, keep_null: bool = False) -> Iterator[dict[str, Any]]:
     """One {session_id, scenario, result} per selected session, streamed; a session the
     expression fails on is {session_id, scenario, error} instead, and the rest go on."""
     with batch_gc():
@@ -124,7 +125,7 @@ def run_query(store: Store, query: Query, sel: Selection, *, keep_null: bool = F
             yield {"session_id": row.id, "scenario": row.scenario, "result": result}
 
 
-def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
+def evaluate(store: BrowsingStore, query: Query, row: SessionRow) -> Any:
     keys = query.keys
     wanted = None if keys is None else keys & DOCUMENT_KEYS
     session = store.load_session(row.id, row, kinds_needed(wanted))
@@ -138,7 +139,7 @@ def evaluate(store: Store, query: Query, row: SessionRow) -> Any:
         raise QueryFailed(row.id, str(exc)) from None
 
 
-def reproduction_marker(store: Store, session_id: str, shown: list[dict[str, Any]]) -> dict[str, Any] | None:
+def reproduction_marker(store: BrowsingStore, session_id: str, shown: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What the newest positive control (`grade`) found for this session, shown beside its
     verdicts (never as them): its grading, and the checks whose verdict it did not reproduce."""
     grading = store.latest_reproduction_for(session_id)
@@ -149,7 +150,7 @@ def reproduction_marker(store: Store, session_id: str, shown: list[dict[str, Any
     return {"grading_id": grading, "status": "DIVERGED" if diverged else "REPRODUCED", "diverged": diverged}
 
 
-def latest_verdicts(store: Store, session_id: str) -> list[dict[str, Any]]:
+def latest_verdicts(store: BrowsingStore, session_id: str) -> list[dict[str, Any]]:
     """The session's verdicts from its newest grading that is not a positive control's
     reproduction (store.latest_grading_for), decoded."""
     grading = store.latest_grading_for(session_id)

@@ -23,7 +23,8 @@ from benchtape.replay.metrics import declares, measure
 from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.select import Selection, batch_gc, resolve, rows
 from benchtape.spec.bench import BenchSpec
-from benchtape.store.database import SessionRow, Store
+from benchtape.store.database import SessionRow
+from benchtape.store.views import BrowsingStore, GradingStore
 
 
 @dataclass
@@ -42,7 +43,7 @@ class RegradeSummary:
     previous: str | None = None  # the grading the first regraded session showed before: what `diff` compares this one with
     _asked: bool = False
 
-    def remember_previous(self, store: Store, session_id: str) -> None:
+    def remember_previous(self, store: BrowsingStore, session_id: str) -> None:
         """Before the first session's new verdicts are stored: the grading it showed until now."""
         if not self._asked:
             self._asked = True
@@ -87,7 +88,7 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
     return out
 
 
-def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = False, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
+def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: bool = False, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
     """Grade the selected stored sessions with `bench`'s checks; a new grading, source `regrade`.
 
     A judge request byte-identical to one already stored is answered from the store (so an
@@ -132,7 +133,7 @@ def regrade(store: Store, bench: BenchSpec, sel: Selection, *, rejudge: bool = F
     return summary
 
 
-def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
+def _graded(store: GradingStore, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:
     """Each selected session the bench has a scenario for, graded; the others counted in `skipped`."""
     control_runs: dict[str, bool] = {}
     contexts: dict[tuple[str, str], GradingContext] = {}  # per run and scenario: its generate: values, whether a control
@@ -156,7 +157,7 @@ def _graded(store: Store, sel: Selection, prepared: dict[str, _Prepared], skippe
 # ---------------------------------------------------------------- task cells: no bench needed
 
 
-def regrade_tasks(store: Store, sel: Selection, *, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
+def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
     """Grade the selected task cells' sessions again (a new grading, source `regrade`): each
     stored candidate patch through its task's hidden verifier as the task is NOW (a repaired
     tests.patch changes verdicts without any agent running); bench sessions are skipped. The
@@ -183,7 +184,7 @@ def regrade_tasks(store: Store, sel: Selection, *, on_session: Callable[[Session
     return summary
 
 
-def _task_outcome(store: Store, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> str:
+def _task_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> str:
     """The task cell's outcome by this grading, stored with it (replay/outcomes.py decides it)."""
     from benchtape.replay.outcomes import decide
 

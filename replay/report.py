@@ -18,7 +18,7 @@ from array import array
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Callable, Iterable, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
@@ -28,6 +28,9 @@ from benchtape.core.version import VERSION
 from benchtape.replay.document import madbench_status, row_outcome, session_json
 from benchtape.replay.grading import Verdict
 from benchtape.replay.metrics import Accumulator, schema, summarize
+
+if TYPE_CHECKING:
+    from benchtape.store.views import BrowsingStore
 
 REPORT_SCHEMA = 1
 
@@ -339,7 +342,7 @@ def _load_stream(path: Path, data: bytes) -> dict[str, Any]:
     return {"run_id": run_ids.pop() if len(run_ids) == 1 else None, "results": results, "complete": False}
 
 
-def save_snapshot(store: Any, sha: str, folder: Path) -> None:
+def save_snapshot(store: BrowsingStore, sha: str, folder: Path) -> None:
     """A workspace snapshot beside a `--report-dir` report, so the folder alone can be re-graded."""
     target = folder / f"{sha}.tar"
     if target.exists():

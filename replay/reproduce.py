@@ -34,7 +34,8 @@ from benchtape.replay.report import load_report
 from benchtape.replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
 from benchtape.replay.specs import check_index, missing_scripts, spec_from_dict
 from benchtape.replay.verdicts import StoredVerdict, same_outcome
-from benchtape.store.database import SessionRow, Store
+from benchtape.store.database import SessionRow
+from benchtape.store.views import GradingStore
 
 _PAGE = 500  # sessions whose first grading is looked up in one query
 REPRODUCED, DIVERGED, NOT_REGRADABLE, SKIPPED = "REPRODUCED", "DIVERGED", "COULD NOT RE-GRADE", "SKIPPED"
@@ -231,7 +232,7 @@ def _compare(s: StoredVerdict, spec: dict[str, Any], fresh: Verdict | None, why:
 # ---------------------------------------------------------------- from the database
 
 
-def _stored_verdicts(store: Store, grading_id: str, session_id: str) -> list[StoredVerdict]:
+def _stored_verdicts(store: GradingStore, grading_id: str, session_id: str) -> list[StoredVerdict]:
     return sorted((StoredVerdict.from_brief(r) for r in store.verdict_briefs(grading_id, session_id)), key=lambda s: check_index(s.check_path))
 
 
@@ -239,7 +240,7 @@ def _outcome(s: StoredVerdict) -> Outcome:
     return Outcome(s.status, s.passed, s.score, s.reason)
 
 
-def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None, on_session: OnSession | None = None) -> Reproduction:
+def reproduce_store(store: GradingStore, sel: Selection, *, grading: str | None = None, on_session: OnSession | None = None) -> Reproduction:
     """Re-grade the selected stored sessions (or every session of `grading`) and record the
     pass as a new grading, source `control`."""
     grading_id = resolve(store, "gradings", grading) if grading else None
@@ -296,7 +297,7 @@ def reproduce_store(store: Store, sel: Selection, *, grading: str | None = None,
     return rep
 
 
-def reproduce_sample(store: Store, count: int) -> list[SessionReplay]:
+def reproduce_sample(store: GradingStore, count: int) -> list[SessionReplay]:
     """The `count` newest graded sessions re-graded with the checks of their first grading and
     compared, writing nothing (what `benchtape verify --sample` reports: a DIVERGED verdict is
     one the store cannot re-derive). No judge is asked: an AI check is COULD NOT RE-GRADE here."""
@@ -317,11 +318,11 @@ def reproduce_sample(store: Store, count: int) -> list[SessionReplay]:
     return out
 
 
-def _graded_by(store: Store, grading_id: str) -> Iterator[SessionRow]:
+def _graded_by(store: GradingStore, grading_id: str) -> Iterator[SessionRow]:
     yield from rows_by_ids(store, store.graded_session_ids(grading_id))
 
 
-def _new_control_grading(store: Store, reproduced: list[str]) -> str:
+def _new_control_grading(store: GradingStore, reproduced: list[str]) -> str:
     """The grade pass's own grading: the check set it ran is exactly the reproduced gradings'."""
     rows_ = [store.grading(g) for g in reproduced]
     if len(rows_) == 1 and rows_[0] is not None:
@@ -335,7 +336,7 @@ def _new_control_grading(store: Store, reproduced: list[str]) -> str:
     return store.new_grading("control", checkset_sha256=checkset, catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_ids.pop() if len(run_ids) == 1 else None, note=note)
 
 
-def _replay_stored(store: Store, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, judge: Any, rebuilds: Rebuilds) -> SessionReplay:
+def _replay_stored(store: GradingStore, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, judge: Any, rebuilds: Rebuilds) -> SessionReplay:
     session = store.load_session(row.id, row)
     stored = _stored_verdicts(store, target, row.id)
     key = (target, row.run_id, row.scenario)

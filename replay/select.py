@@ -21,12 +21,13 @@ from typing import Iterable, Iterator
 
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
-from benchtape.store.database import SessionRow, Store
+from benchtape.store.database import SessionRow
 
 _NOUN = {"sessions": "session", "runs": "run", "gradings": "grading"}
 _LIST = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradings": "benchtape gradings"}
 LATEST = "latest"
 from benchtape.core.run_kinds import CONTROL  # noqa: E402 - runs.kind of the negative control
+from benchtape.store.views import BrowsingStore
 
 SHORTEST = 6  # a listed handle is never shorter than this, so it stays recognisable
 LONGEST_PREFIX = 12  # past this a session is listed by its place (RUN/SCENARIO#N) instead
@@ -46,7 +47,7 @@ class Selection:
         return not (self.session or self.run or self.scenario or self.all)
 
 
-def resolve(store: Store, table: str, handle: str) -> str:
+def resolve(store: BrowsingStore, table: str, handle: str) -> str:
     """The full id a handle names; bad input (exit 2) when it names none or several.
 
     The one place a user's id becomes an id: every command that takes a run, session or
@@ -67,7 +68,7 @@ def resolve(store: Store, table: str, handle: str) -> str:
     return found
 
 
-def _latest(store: Store, table: str) -> str:
+def _latest(store: BrowsingStore, table: str) -> str:
     """The newest run or session that is not the negative control (what a user last ran), or the newest grading."""
     found = store.newest_id(table, not_kind=CONTROL)
     if found is None:
@@ -75,7 +76,7 @@ def _latest(store: Store, table: str) -> str:
     return found
 
 
-def _by_position(store: Store, handle: str) -> str:
+def _by_position(store: BrowsingStore, handle: str) -> str:
     """`RUN/SCENARIO#N`: the run's session of that scenario and attempt."""
     run_part, _, rest = handle.partition("/")
     run_id = resolve(store, "runs", run_part)
@@ -94,7 +95,7 @@ def _by_position(store: Store, handle: str) -> str:
     raise BadInput(f"{handle!r} names {len(hits)} sessions (attempts {attempts})", fix=f"add the attempt: {run_part}/{scenario}#{hits[0][1]}")
 
 
-def short_handles(store: Store, table: str, ids: Iterable[str]) -> dict[str, str]:
+def short_handles(store: BrowsingStore, table: str, ids: Iterable[str]) -> dict[str, str]:
     """A short name for each id that `resolve` takes back: its shortest prefix no other id in
     the table shares (at least SHORTEST characters). Sessions started in the same
     millisecond get ids that differ only in their last characters (ULIDs are monotonic), so
@@ -112,7 +113,7 @@ def short_handles(store: Store, table: str, ids: Iterable[str]) -> dict[str, str
     return out
 
 
-def _shared(store: Store, table: str, id_: str) -> int:
+def _shared(store: BrowsingStore, table: str, id_: str) -> int:
     """How many leading characters `id_` shares with its nearest neighbour in the table."""
     return max((_common(id_, n) for n in store.neighbour_ids(table, id_) if n), default=0)
 
@@ -126,12 +127,12 @@ def _common(a: str, b: str) -> int:
     return n
 
 
-def control_runs(store: Store) -> set[str]:
+def control_runs(store: BrowsingStore) -> set[str]:
     """The ids of negative-control runs (few: one per `benchtape check`)."""
     return store.run_ids_of_kind(CONTROL)
 
 
-def rows(store: Store, sel: Selection) -> Iterator[SessionRow]:
+def rows(store: BrowsingStore, sel: Selection) -> Iterator[SessionRow]:
     """The selected session rows, in creation order, streamed a page at a time."""
     if sel.session:
         sid = resolve(store, "sessions", sel.session)
@@ -144,14 +145,14 @@ def rows(store: Store, sel: Selection) -> Iterator[SessionRow]:
             yield row
 
 
-def rows_by_ids(store: Store, ids: list[str], page: int = 500) -> Iterator[SessionRow]:
+def rows_by_ids(store: BrowsingStore, ids: list[str], page: int = 500) -> Iterator[SessionRow]:
     """Rows for a known set of ids, a page of ids per query."""
     ordered = sorted(ids)
     for start in range(0, len(ordered), page):
         yield from store.iter_session_rows(session_ids=ordered[start : start + page])
 
 
-def sessions(store: Store, selected: Iterator[SessionRow]) -> Iterator[tuple[SessionRow, Session]]:
+def sessions(store: BrowsingStore, selected: Iterator[SessionRow]) -> Iterator[tuple[SessionRow, Session]]:
     """Each row with its projection, built only when the consumer asks for it."""
     for row in selected:
         yield row, store.load_session(row.id, row)

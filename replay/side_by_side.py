@@ -12,12 +12,12 @@ from benchtape.core.errors import BadInput, closest
 from benchtape.replay.changes import NoDiff, workspace_changes
 from benchtape.replay.compare import Comparison
 from benchtape.replay.query import latest_verdicts
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 FINAL_OUTPUT_LIMIT = 2000  # characters of a final output shown per session (the whole one is in `show`)
 
 
-def side_by_side(store: Store, result: Comparison, task: str) -> dict[str, Any]:
+def side_by_side(store: BrowsingStore, result: Comparison, task: str) -> dict[str, Any]:
     """task → every setup's attempts of it, each with its outcome, verdicts, diff stats and
     final output; an unknown task is bad input naming the closest."""
     if task not in result.matrix:
@@ -30,7 +30,7 @@ def side_by_side(store: Store, result: Comparison, task: str) -> dict[str, Any]:
     return {"task": task, "setups": setups}
 
 
-def _session(store: Store, session_id: str, attempt: int, outcome: str | None, measured: bool) -> dict[str, Any]:
+def _session(store: BrowsingStore, session_id: str, attempt: int, outcome: str | None, measured: bool) -> dict[str, Any]:
     session = store.load_session(session_id)
     verdicts = [{"check": v["check_path"], "type": v["type"], "status": v["status"], "score": v["score"], "reason": v["reason"]} for v in latest_verdicts(store, session_id)]
     try:

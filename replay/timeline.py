@@ -17,7 +17,8 @@ from benchtape.replay.grading import harness_ok, scenario_outcome
 from benchtape.replay.query import latest_verdicts, reproduction_marker
 from benchtape.replay.select import resolve, rows_by_ids, short_handles
 from benchtape.spec.pricing import FREE_MODELS
-from benchtape.store.database import SessionRow, Store
+from benchtape.store.database import SessionRow
+from benchtape.store.views import BrowsingStore
 
 
 @dataclass
@@ -60,14 +61,14 @@ class SessionLine:
 _LISTED_KINDS = ("session.started", "metrics", "session.finished")
 
 
-def session_lines(store: Store, *, run: str | None = None, scenario: str | None = None, limit: int | None = None, controls: bool = False) -> list[SessionLine]:
+def session_lines(store: BrowsingStore, *, run: str | None = None, scenario: str | None = None, limit: int | None = None, controls: bool = False) -> list[SessionLine]:
     """Stored sessions newest first; negative-control sessions only when asked for (or their run named)."""
     run_id = resolve(store, "runs", run) if run else None
     picked = store.newest_sessions(run_id=run_id, scenario=scenario, not_kind=None if run_id or controls else CONTROL, limit=limit)
     return lines_of(store, picked)
 
 
-def lines_of(store: Store, picked: list[tuple[str, str]]) -> list[SessionLine]:
+def lines_of(store: BrowsingStore, picked: list[tuple[str, str]]) -> list[SessionLine]:
     """The list's lines of these (session id, its run's kind), in the order given: what a
     reader that picks sessions its own way (the viewer's filters) lists them as."""
     ids = [sid for sid, _ in picked]
@@ -77,11 +78,11 @@ def lines_of(store: Store, picked: list[tuple[str, str]]) -> list[SessionLine]:
     return [_line(store, selected[sid], kind, handles[sid], run_handles[selected[sid].run_id]) for sid, kind in picked]
 
 
-def count_sessions(store: Store, *, controls: bool = False) -> int:
+def count_sessions(store: BrowsingStore, *, controls: bool = False) -> int:
     return store.count_sessions(not_kind=None if controls else CONTROL)
 
 
-def _line(store: Store, row: SessionRow, run_kind: str, handle: str, run_handle: str) -> SessionLine:
+def _line(store: BrowsingStore, row: SessionRow, run_kind: str, handle: str, run_handle: str) -> SessionLine:
     session = store.load_session(row.id, row, _LISTED_KINDS)
     verdicts = latest_verdicts(store, row.id)
     counts: dict[str, int] = {}
@@ -333,7 +334,7 @@ class Shown:
     reproduction: dict[str, Any] | None = None  # the newest `grade` of it: REPRODUCED or DIVERGED (replay.query.reproduction_marker)
 
 
-def show_document(store: Store, shown: Shown) -> dict[str, Any]:
+def show_document(store: BrowsingStore, shown: Shown) -> dict[str, Any]:
     """`benchtape show --json`: the session document (what query reads) with its outcome and the
     bench's metrics, and the newest positive control's finding beside it when there is one. The
     viewer's JSON twins are this same document."""
@@ -344,7 +345,7 @@ def show_document(store: Store, shown: Shown) -> dict[str, Any]:
     return {**doc, "reproduction": shown.reproduction} if shown.reproduction else doc
 
 
-def show(store: Store, session: str) -> Shown:
+def show(store: BrowsingStore, session: str) -> Shown:
     """One session (any handle `resolve` takes) with its timeline and latest verdicts."""
     sid = resolve(store, "sessions", session)
     row = store.session_row(sid)

@@ -12,10 +12,10 @@ from benchtape.core.model import Session
 from benchtape.replay.changes import never_had_workspace
 from benchtape.replay.grading import StoredSnapshot
 from benchtape.replay.report import new_folder
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 
-def export(store: Store, session: Session, dest: Path, *, staged: bool = False) -> int:
+def export(store: BrowsingStore, session: Session, dest: Path, *, staged: bool = False) -> int:
     """Write the session's final workspace (or its staged tree) into `dest`, a new or empty
     folder; returns how many files. Written beside `dest` first and moved in, so a failure
     leaves nothing half-written."""

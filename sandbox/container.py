@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from benchtape.core.command_runner import CommandResult
+from benchtape.core.command_runner import MAX_OUTPUT, CappedOutput, CommandResult
 from benchtape.sandbox.levels import SandboxError
 
 WORKSPACE_AT = "/workspace"
@@ -255,7 +255,7 @@ class ContainerProcess:
         self._sock = getattr(sock, "_sock", sock)
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._stderr = bytearray()
-        self._combined = bytearray() if collect else None
+        self._combined = CappedOutput(MAX_OUTPUT) if collect else None  # bounded: a command may print without end
         self._pid: int | None = None
         self._pid_seen = threading.Event()
         self._done = threading.Event()
@@ -332,7 +332,8 @@ class ContainerProcess:
                     if not data:
                         continue
                 if self._combined is not None:
-                    self._combined += data
+                    self._combined.add(data)
+                    continue  # collected whole (run()): nobody reads its lines, so none are queued
                 if stream == 1:
                     partial += data
                     while True:
@@ -411,7 +412,7 @@ class ContainerProcess:
     @property
     def output(self) -> str:
         """stdout and stderr interleaved as they arrived (only when spawned with collect=True)."""
-        return (self._combined or b"").decode("utf-8", "replace")
+        return self._combined.text() if self._combined is not None else ""
 
     # -------------------------------------------------------- the API
     def lines(self) -> Iterator[str]:
@@ -484,8 +485,10 @@ class ContainerSandbox:
         client: Any = None,
         capture: Path | None = None,
         labels: Mapping[str, str] | None = None,
+        file_limit: int | None = None,
     ):
         self.image = image
+        self.file_limit = file_limit  # RLIMIT_FSIZE of everything in it (a verifier's writes reach the host's disk through the workspace)
         self.network = network or "none"
         self.user = user
         self.env = dict(env or {})
@@ -571,6 +574,10 @@ class ContainerSandbox:
         )
         if self.user:
             kwargs["user"] = self.user
+        if self.file_limit is not None:
+            from docker.types import Ulimit
+
+            kwargs["ulimits"] = [Ulimit(name="fsize", soft=int(self.file_limit), hard=int(self.file_limit))]
         try:
             self.container = self.client.containers.create(**kwargs)
         except docker.errors.APIError as exc:

@@ -40,9 +40,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
+from benchtape.core.limits import box_file_limit
 from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
+from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
 from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_reward
+from benchtape.sandbox.verifier_box import BOX_PATH, host_tool
 from benchtape.spec.task import TaskSpec
 
 TESTS_AT = "/tests"
@@ -261,7 +264,7 @@ def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: boo
         if runtime.memory_mb is not None:
             resources["memory"] = f"{runtime.memory_mb}m"
         shares = [{"from": str(host), "to": at, "access": "ro" if ro else "rw"} for at, (host, ro) in mounts.items()]
-        box = ContainerSandbox(env.image, network="bridge" if network else "none", env=dict(extra_env), shares=shares, resources=resources)
+        box = ContainerSandbox(env.image, network="bridge" if network else "none", env=dict(extra_env), shares=shares, resources=resources, file_limit=box_file_limit())
         box.start(tree, mount_at=env.workdir)
         try:
             yield lambda command, timeout: box.run(["/bin/sh", "-c", command], env.workdir, timeout)
@@ -271,30 +274,35 @@ def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: boo
     scratch.mkdir(parents=True, exist_ok=True)
     base = grading_env()
     base.update({"HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", **extra_env})
-    argv = ["unshare", "-rm" if network else "-rmn", "--", "/bin/sh", "-c", _home_script(scratch / "root", {env.workdir: (tree, False), **mounts})]
+    limit = box_file_limit()
+    argv = [host_tool("unshare") or "unshare", "-rm" if network else "-rmn", "--", "/bin/sh", "-c", _home_script(scratch / "root", {env.workdir: (tree, False), **mounts}, tmp_bytes=limit)]
 
     def run(command: str, timeout: float) -> CommandResult:
-        return run_local([*argv, "sh", env.workdir, command], scratch, timeout, env=base)
+        return run_local(fence().wrap([*argv, "sh", env.workdir, command], scratch, base), scratch, timeout, env=base, file_limit=limit)
 
     yield run
 
 
-def _home_script(root: Path, mounts: Mounts) -> str:
+def _home_script(root: Path, mounts: Mounts, tmp_bytes: int) -> str:
     """The shell script that builds the task's view of the host in a private mount namespace
     and runs `$2` from `$1` in it: a tmpfs root holding the host's folders read-only, /dev and
     /proc, a fresh /tmp, then each mount at its path. A host folder on the way to a mount is
     rebuilt from its entries rather than bound whole, so the mount point is made in the tmpfs,
-    never on the host (a workdir of /usr/src/app keeps the host's /usr/bin)."""
+    never on the host (a workdir of /usr/src/app keeps the host's /usr/bin). The script finds
+    its own tools on a fixed PATH and `chroot` by absolute path: the task's PATH (its
+    `[verifier.env]`) is the command's, not the box's. /tmp holds at most `tmp_bytes`."""
     q = shlex.quote
-    lines = ["set -e", f"r={q(str(root))}", 'mkdir -p "$r"', 'mount -t tmpfs benchtape "$r"']
+    chroot = host_tool("chroot") or "chroot"
+    lines = ["set -e", '_task_path="${PATH-}"', f"PATH={BOX_PATH}", f"r={q(str(root))}", 'mkdir -p "$r"', 'mount -t tmpfs benchtape "$r"']
     targets = [PurePosixPath(at).relative_to("/") for at in mounts]
     _host_view(Path("/"), PurePosixPath("."), [t for t in targets if t.parts], lines, top=True)
-    lines += ['mkdir -p "$r/dev" "$r/proc" "$r/tmp"', 'mount --rbind /dev "$r/dev"', 'mount --rbind /proc "$r/proc"', 'mount -t tmpfs tmp "$r/tmp"']
+    lines += ['mkdir -p "$r/dev" "$r/proc" "$r/tmp"', 'mount --rbind /dev "$r/dev"', 'mount --rbind /proc "$r/proc"', f'mount -t tmpfs -o size={int(tmp_bytes)} tmp "$r/tmp"']
     for at, (host, ro) in sorted(mounts.items()):
         lines.append(f'mkdir -p "$r"{q(at)} && mount --bind {q(str(host))} "$r"{q(at)}')
         if ro:
             lines.append(f'mount -o remount,bind,ro "$r"{q(at)}')
-    lines.append('exec chroot "$r" /bin/sh -c \'cd "$1" && exec /bin/sh -c "$2"\' sh "$1" "$2"')
+    lines.append('PATH="$_task_path"; export PATH')
+    lines.append(f'exec {q(chroot)} "$r" /bin/sh -c \'cd "$1" && exec /bin/sh -c "$2"\' sh "$1" "$2"')
     return "\n".join(lines)
 
 
@@ -331,11 +339,12 @@ def _host_view(host: Path, rel: PurePosixPath, targets: list[PurePosixPath], lin
 @functools.lru_cache(maxsize=1)
 def can_map_paths() -> bool:
     """Whether this host lets an unprivileged process have its own mount namespace and chroot."""
-    if shutil.which("unshare") is None or shutil.which("chroot") is None:
+    unshare = host_tool("unshare")
+    if unshare is None or host_tool("chroot") is None:
         return False
     try:
         probe = 'd=$(mktemp -d) && mount -t tmpfs t "$d" && umount "$d" && rmdir "$d"'
-        return subprocess.run(["unshare", "-rm", "--", "/bin/sh", "-c", probe], capture_output=True, timeout=10).returncode == 0
+        return subprocess.run([unshare, "-rm", "--", "/bin/sh", "-c", probe], capture_output=True, timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 

@@ -62,6 +62,47 @@ class Entry:
             os.close(fd)
 
 
+def read_inside(root: Path, rel: str, limit: int) -> bytes | None:
+    """The bytes of `rel` (a relative path) under `root`, read without following a link at any
+    step below `root` (which is ours): None when there is nothing by that name; OSError naming it
+    when a step is a link, or the file is a FIFO, a device, a folder (something a box made so
+    that the host would read elsewhere), or larger than `limit`. For what a box wrote into a host
+    folder (a verifier's reward file)."""
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts:
+        raise ValueError(f"{rel!r} is no relative path inside the folder")
+    try:
+        fd = os.open(os.path.realpath(root), _DIR_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    try:
+        for i, part in enumerate(parts):
+            try:
+                st = os.stat(part, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                return None
+            here = "/".join(parts[: i + 1])
+            last = i == len(parts) - 1
+            if stat.S_ISLNK(st.st_mode):
+                raise OSError(f"{here} is a symbolic link: benchtape never follows one there (it would have the host read its own files)")
+            if not last:
+                if not stat.S_ISDIR(st.st_mode):
+                    return None
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = child
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(f"{here} is {'a folder' if stat.S_ISDIR(st.st_mode) else 'no regular file (a FIFO, a socket or a device)'}, not a file")
+            data = Entry(here, part, "file", st, fd).read(limit)
+            if data is None:
+                raise OSError(f"{here} changed into something other than a regular file while it was read")
+            return data
+        return None
+    finally:
+        os.close(fd)
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISREG(mode):
         return "file"

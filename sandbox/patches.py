@@ -14,10 +14,6 @@ import re
 import subprocess
 from pathlib import Path
 
-_DIFF_GIT = re.compile(rb"^diff --git a/(.+?) b/(.+?)$", re.MULTILINE)
-_PLUS = re.compile(rb"^\+\+\+ (?:b/)?(.+?)(?:\t.*)?$", re.MULTILINE)
-_MINUS = re.compile(rb"^--- (?:a/)?(.+?)(?:\t.*)?$", re.MULTILINE)
-
 
 class PatchFailed(Exception):
     """A patch does not apply: `str()` is git's own words, shortened."""
@@ -41,17 +37,134 @@ def apply_patch(tree: Path, patch: bytes, *, timeout: float = 120.0) -> None:
 
 
 def changed_paths(patch: bytes) -> list[str]:
-    """Every path a patch touches (both sides of a rename), in order, each once."""
+    """Every path a patch touches (both sides of a rename or copy), in order, each once.
+
+    Read as git reads a patch: a name git had to quote (non-ASCII, `"`, `\\`, a control
+    character: `"a/t\\303\\251st.py"`) is unquoted, a `diff --git` line with spaces in its
+    names is split where both sides name the same file, and `rename from`/`copy to` and the
+    `---`/`+++` lines each name one path. A guard over these paths (`verify.protected_paths`)
+    must see every path git would write, or a quoted one slips past it; so where git is here,
+    what `git apply --numstat -z` reads as the patch's paths is added too."""
     out: list[str] = []
-    found = [(m.start(), [m.group(1), m.group(2)]) for m in _DIFF_GIT.finditer(patch)]
-    if not found:
-        found = [(m.start(), [m.group(1)]) for m in _PLUS.finditer(patch)] + [(m.start(), [m.group(1)]) for m in _MINUS.finditer(patch)]
-    for _, names in sorted(found, key=lambda f: f[0]):
-        for raw in names:
-            name = raw.decode("utf-8", "replace")
-            if name != "/dev/null" and name not in out:
-                out.append(name)
+
+    def add(name: str | None) -> None:
+        if name and name != "/dev/null" and name not in out:
+            out.append(name)
+
+    for raw in patch.split(b"\n"):
+        line = raw.rstrip(b"\r")
+        if line.startswith(b"diff --git "):
+            for name in _git_header_names(line[len(b"diff --git ") :]):
+                add(name)
+        elif line.startswith((b"--- ", b"+++ ")):
+            add(_strip_prefix(_one_name(line[4:], tab_ends=True)))
+        elif line.startswith((b"rename from ", b"rename to ", b"copy from ", b"copy to ")):
+            add(_one_name(line.split(b" ", 2)[2], tab_ends=False))
+    for name in _git_numstat_paths(patch):
+        add(name)
     return out
+
+
+_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92}
+
+
+def _unquote(data: bytes) -> tuple[str, bytes] | None:
+    """A C-quoted name at the start of `data` (git's quote_c_style) → (the name, what follows);
+    None when `data` does not start with a well-formed quoted name."""
+    if not data.startswith(b'"'):
+        return None
+    out = bytearray()
+    i = 1
+    while i < len(data):
+        c = data[i]
+        if c == ord('"'):
+            return bytes(out).decode("utf-8", "replace"), data[i + 1 :]
+        if c == ord("\\") and i + 1 < len(data):
+            n = data[i + 1]
+            if n in _ESCAPES:
+                out.append(_ESCAPES[n])
+                i += 2
+                continue
+            octal = data[i + 1 : i + 4]
+            if len(octal) == 3 and all(ord("0") <= d <= ord("7") for d in octal):
+                out.append(int(octal, 8) & 0xFF)
+                i += 4
+                continue
+            return None
+        out.append(c)
+        i += 1
+    return None
+
+
+def _one_name(data: bytes, *, tab_ends: bool) -> str | None:
+    quoted = _unquote(data)
+    if quoted is not None:
+        return quoted[0]
+    if tab_ends:  # git ends a `---`/`+++` name holding a space with a tab (and a timestamp may follow one)
+        data = data.split(b"\t", 1)[0]
+    return data.decode("utf-8", "replace") or None
+
+
+def _strip_prefix(name: str | None) -> str | None:
+    if name is None or name == "/dev/null":
+        return name
+    return name[2:] if name[:2] in ("a/", "b/") else name
+
+
+def _git_header_names(rest: bytes) -> list[str]:
+    """The two names of a `diff --git` line, as git's own header parser finds them."""
+    first = _unquote(rest)
+    if first is not None:
+        after = first[1].lstrip(b" ")
+        second = _unquote(after)
+        names = [first[0], second[0] if second is not None else after.decode("utf-8", "replace")]
+        return [n for n in (_strip_prefix(x) for x in names) if n]
+    # unquoted first name: the second may be quoted, else the line is "a/NAME b/NAME" (same name both sides)
+    at = rest.find(b' "')
+    if at > 0:
+        second = _unquote(rest[at + 1 :])
+        if second is not None:
+            return [n for n in (_strip_prefix(rest[:at].decode("utf-8", "replace")), _strip_prefix(second[0])) if n]
+    if len(rest) % 2 == 1:
+        half = len(rest) // 2
+        a, b = rest[:half], rest[half + 1 :]
+        if rest[half : half + 1] == b" " and a[2:] == b[2:]:
+            return [n for n in (_strip_prefix(a.decode("utf-8", "replace")),) if n]
+    m = re.match(rb"a/(.+?) b/(.+)$", rest)  # a rename whose headers follow (rename from/to name both sides)
+    return [m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace")] if m else []
+
+
+def _git_numstat_paths(patch: bytes) -> list[str]:
+    """The paths git itself reads in `patch` (`git apply --numstat -z`, no repository needed),
+    [] when there is no git or the patch is not one git reads."""
+    if not patch.strip():
+        return []
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({"GIT_CEILING_DIRECTORIES": "/", "GIT_TERMINAL_PROMPT": "0"})
+    try:
+        done = subprocess.run(["git", "apply", "--numstat", "-z", "-"], input=patch, capture_output=True, env=env, cwd="/", timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    names: list[str] = []
+    fields = done.stdout.split(b"\0")
+    i = 0
+    while i < len(fields):
+        record = fields[i]
+        if not record:
+            i += 1
+            continue
+        parts = record.split(b"\t", 2)
+        if len(parts) == 3 and parts[2]:
+            names.append(parts[2].decode("utf-8", "replace"))
+            i += 1
+        elif len(parts) == 3:  # a rename: "added\tdeleted\t\0from\0to\0"
+            names += [f.decode("utf-8", "replace") for f in fields[i + 1 : i + 3]]
+            i += 3
+        else:
+            i += 1
+    return names
 
 
 def under(paths: list[str], prefixes: tuple[str, ...] | list[str]) -> list[str]:

@@ -134,7 +134,7 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     detail = ""
     if spec.reward_file:
         try:
-            reward = read_reward(reward_dir if reward_dir is not None else tree / "logs" / "verifier")
+            reward = read_reward(reward_dir) if reward_dir is not None else read_reward(tree, "logs/verifier")
         except ValueError as exc:  # what it wrote is no reward: a failure that says what it found
             status, detail = "failed", str(exc)
         else:
@@ -292,28 +292,55 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
 
 
 REWARD_FILES = ("reward.txt", "reward.json")
+REWARD_LIMIT = 1 << 20  # bytes: a reward is a number, or a small JSON object of metrics
 
 
-def read_reward(logs_dir: Path) -> float | None:
-    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran): Harbor's
-    contract, reward.txt (one number) first, else reward.json (its `reward`, or its only value
-    when it holds one metric). None when it wrote neither; ValueError naming the file when what
-    it wrote is no reward."""
+def read_reward(logs_dir: Path, inside: str = "") -> float | None:
+    """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran; with
+    `inside`, the folder at that relative path below it): Harbor's contract, reward.txt (one
+    number) first, else reward.json (its `reward`, or its only value when it holds one metric).
+    None when it wrote neither; ValueError naming the file when what it wrote is no reward.
+
+    The box wrote this folder, so nothing in it is trusted: a file is read without following a
+    link at any step below `logs_dir` and at most REWARD_LIMIT bytes (a link to a host file would
+    have the host read it into the verdict), and only a finite number counts (`1e309` parses as
+    infinity, which would pass any threshold)."""
+    import math
+
     import orjson
 
-    text_file, json_file = (logs_dir / name for name in REWARD_FILES)
-    if text_file.is_file():
-        raw = text_file.read_text(encoding="utf-8", errors="replace").strip()
+    from benchtape.core.jsonkeys import duplicate_key
+    from benchtape.sandbox.nofollow import read_inside
+
+    def read(name: str) -> bytes | None:
         try:
-            return float(raw)
+            return read_inside(logs_dir, f"{inside}/{name}" if inside else name, REWARD_LIMIT)
+        except OSError as exc:
+            raise ValueError(str(exc)) from None
+
+    def finite(value: float, name: str, shown: object) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"{name} holds {shown!r}, which is no finite number (a reward is finite)")
+        return value
+
+    text = read(REWARD_FILES[0])
+    if text is not None:
+        raw = text.decode("utf-8", errors="replace").strip()
+        try:
+            value = float(raw)
         except ValueError:
             raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
-    if not json_file.is_file():
+        return finite(value, "reward.txt", raw[:80])
+    data = read(REWARD_FILES[1])
+    if data is None:
         return None
     try:
-        doc = orjson.loads(json_file.read_bytes())
+        doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ValueError(f"reward.json is not JSON: {exc}") from None
+    twice = duplicate_key(data)
+    if twice is not None:  # which of its values the verifier meant is unknown
+        raise ValueError(f"reward.json names {twice[0]!r} twice (line {twice[1]})")
     if isinstance(doc, dict) and "reward" in doc:
         value = doc["reward"]
     elif isinstance(doc, dict) and len(doc) == 1:
@@ -322,7 +349,7 @@ def read_reward(logs_dir: Path) -> float | None:
         raise ValueError("reward.json names no `reward` among several metrics" if isinstance(doc, dict) and doc else "reward.json holds no reward")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"reward.json's reward is {value!r}, not a number")
-    return float(value)
+    return finite(float(value), "reward.json", value)
 
 
 def log_tail(text: str, limit: int = LOG_TAIL) -> str:

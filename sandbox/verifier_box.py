@@ -8,13 +8,18 @@ no network where this host can take it away (`unshare -rn`: a new user and netwo
 namespace, loopback only); where it cannot, the box says so in its notes.
 
 Either way a command runs through `/bin/sh -c` with the tree as its working directory, and
-a timeout kills its whole process group.
+its timeout is the whole budget. At level home the command runs in a PID namespace of its own
+(sandbox/pidfence.py), so what it started (a `setsid` child ignoring TERM, a `sleep &`) ends
+with it or at the deadline, never writes on the host afterwards; no file it writes may pass
+BENCHTAPE_MAX_BOX_FILE (core/limits.py), nor at level container. The box's own tools are named
+by absolute path: a task's environment (`PATH`) cannot hide or replace them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -22,6 +27,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
+from benchtape.core.limits import box_file_limit
+from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.verifier import RunCommand
 from benchtape.sandbox.wheelhouse import SITE_AT
 
@@ -41,10 +48,17 @@ class VerifierBox:
     notes: list[str] = field(default_factory=list)
 
 
+def host_tool(name: str) -> str | None:
+    """A program of this host by absolute path (benchtape's PATH, then the usual folders), so
+    that a box's own tools never depend on the PATH a task sets."""
+    found = shutil.which(name) or next((f"{d}/{name}" for d in ("/usr/bin", "/bin", "/usr/sbin", "/sbin") if os.access(f"{d}/{name}", os.X_OK)), None)
+    return os.path.abspath(found) if found else None
+
+
 @functools.lru_cache(maxsize=1)
 def can_unshare_network() -> bool:
     """Whether this host lets an unprivileged process take its own network away."""
-    exe = shutil.which("unshare")
+    exe = host_tool("unshare")
     if exe is None:
         return False
     try:
@@ -53,9 +67,31 @@ def can_unshare_network() -> bool:
         return False
 
 
+@functools.lru_cache(maxsize=1)
+def can_private_tmp() -> bool:
+    """Whether this host lets an unprivileged process have its own mount namespace and mount a
+    tmpfs in it (the verifier's own bounded TMPDIR at level home)."""
+    exe = host_tool("unshare")
+    if exe is None:
+        return False
+    probe = f'PATH={BOX_PATH}; d=$(mktemp -d) && mount -t tmpfs -o size=1m t "$d" && umount "$d" && rmdir "$d"'
+    try:
+        return subprocess.run([exe, "-rm", "--", "/bin/sh", "-c", probe], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+BOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # where a box finds its own tools, whatever PATH a task sets
+# $1 the tmpfs size in bytes, $2 TMPDIR, $3 the tree, $4 the command: TMPDIR becomes a tmpfs of
+# this namespace (bounded, and gone with it), then the command runs with the task's own PATH.
+_PRIVATE_TMP = '_task_path="${PATH-}"; PATH=' + BOX_PATH + '; mount -t tmpfs -o size="$1" benchtape-tmp "$2" || exit 125; PATH="$_task_path"; export PATH; cd "$3" && exec /bin/sh -c "$4"'
+
+
 @contextlib.contextmanager
 def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
-    """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it."""
+    """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it, TMPDIR a
+    tmpfs of BENCHTAPE_MAX_BOX_FILE bytes in a mount namespace of the command's own where the
+    host allows one (what a test leaves there is gone when it ends)."""
     home = tree.parent / "home"
     tmp = tree.parent / "tmp"
     home.mkdir(exist_ok=True)
@@ -69,17 +105,25 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
     if env_for is not None:
         base.update(env_for(str(tree), base.get("PATH", "/usr/bin:/bin")))
     notes: list[str] = []
-    prefix: list[str] = []
-    if not network:
-        if can_unshare_network():
-            prefix = ["unshare", "-rn", "--"]
-        else:
-            notes.append("the network is not taken away at level home on this host (no unprivileged `unshare -rn`); use level container to enforce it")
+    cut_network = not network and can_unshare_network()
+    if not network and not cut_network:
+        notes.append("the network is not taken away at level home on this host (no unprivileged `unshare -rn`); use level container to enforce it")
+    fenced = fence()
+    if not fenced.confined:
+        notes.append(f"what the verifier starts is not confined to it at level home on this host ({fenced.why}): a process it leaves behind may outlive it; use level container")
+    limit = box_file_limit()
+    unshare = host_tool("unshare") or "unshare"
+    private_tmp = can_private_tmp()
+
+    def argv(command: str) -> list[str]:
+        if private_tmp:
+            return [unshare, "-rmn" if cut_network else "-rm", "--", "/bin/sh", "-c", _PRIVATE_TMP, "sh", str(limit), str(tmp), str(tree), command]
+        return [*([unshare, "-rn", "--"] if cut_network else []), "/bin/sh", "-c", command]
 
     def run(command: str, timeout: float) -> CommandResult:
-        return run_local([*prefix, "/bin/sh", "-c", command], tree, timeout, env=base)
+        return run_local(fenced.wrap(argv(command), tree, base), tree, timeout, env=base, file_limit=limit)
 
-    yield VerifierBox(run=run, level="home", where="home", network=network or bool(notes), notes=notes)
+    yield VerifierBox(run=run, level="home", where="home", network=network or not cut_network, notes=notes)
 
 
 @contextlib.contextmanager
@@ -96,7 +140,7 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
     shares += [{"from": m, "to": m, "access": "ro"} for m in mounts]  # a project environment, at its own path
     if env_for is not None:
         box_env.update(env_for(WORKSPACE_AT, box_env.get("PATH", CONTAINER_PATH)))
-    box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares)
+    box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares, file_limit=box_file_limit())
     box.start(tree)
     try:
 

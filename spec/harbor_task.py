@@ -110,13 +110,17 @@ def _inside_task(folder: Path, top: Path) -> bool:
 def load_harbor_task(folder: Path) -> TaskSpec:
     """One Harbor task folder, strictly: every task.toml key honoured or refused (file:line)."""
     folder = Path(folder).resolve()
+    for rel in (HARBOR_FILE, INSTRUCTION, "tests", TEST_SCRIPT, "solution", SOLUTION_SCRIPT, "environment", DOCKERFILE, VALIDATION_FILE):
+        inside_folder(folder, rel)
     path = folder / HARBOR_FILE
-    text = path.read_text(encoding="utf-8")
+    text = _toml_text(path)
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise BadInput(f"task.toml is not valid TOML: {exc}", file=str(path), line=int(m.group(1)) if m else None, fix="fix the TOML syntax") from None
+    except RecursionError:  # tomllib recurses into nested values; _toml_text's bound should have caught it first
+        raise BadInput("task.toml nests its values too deep to read", file=str(path), fix="flatten the value: no task.toml key holds more than a few levels") from None
     toml = _Toml(path, text)
     if not TASK_ID.match(folder.name):
         raise BadInput(f"the task folder's name {folder.name!r} is no task id", file=str(path), fix="rename the folder: letters, digits, `.`, `_`, `-`")
@@ -186,6 +190,66 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     )
 
 
+MAX_SECONDS = 7 * 86400.0  # a timeout past a week is a typo (1e308, inf), and overflows the clocks it is added to
+MAX_TOML_BYTES = 1 << 20  # a task.toml is a page of settings
+TOML_MAX_DEPTH = 64
+
+
+def _toml_text(path: Path) -> str:
+    """task.toml's text: BadInput naming the line of the first byte that is not UTF-8, or a
+    file larger than a task.toml could need; nesting deeper than TOML_MAX_DEPTH is refused before
+    the parser recurses into it."""
+    data = path.read_bytes()
+    if len(data) > MAX_TOML_BYTES:
+        raise BadInput(f"task.toml is {len(data):,} bytes, more than a task's settings need ({MAX_TOML_BYTES:,})", file=str(path), fix="keep task.toml to its settings; put data in the task's folders")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BadInput(f"task.toml is not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})", file=str(path), line=line, fix="save task.toml as UTF-8 (TOML files are UTF-8)") from None
+    deepest, line = _depth(text)
+    if deepest > TOML_MAX_DEPTH:
+        raise BadInput(f"task.toml nests arrays or inline tables {deepest} levels deep, more than benchtape reads ({TOML_MAX_DEPTH})", file=str(path), line=line or None, fix="flatten the value: no task.toml key holds more than a few levels")
+    return text
+
+
+def _depth(text: str) -> tuple[int, int]:
+    """(the deepest nesting of arrays and inline tables outside strings and comments, the line
+    where it first passes TOML_MAX_DEPTH or 0): a bound read before the recursive parser runs."""
+    deepest = depth = 0
+    where = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "\"'":
+            triple = text.startswith(c * 3, i)
+            closing = c * 3 if triple else c
+            j = i + len(closing)
+            while j < n:
+                if text[j] == "\\" and c == '"':
+                    j += 2
+                    continue
+                if text.startswith(closing, j) or (not triple and text[j] == "\n"):
+                    break
+                j += 1
+            i = j + len(closing)
+            continue
+        if c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if depth > TOML_MAX_DEPTH and not where:
+                    where = text.count("\n", 0, i) + 1
+        elif c in "]}":
+            depth = max(0, depth - 1)
+        i += 1
+    return deepest, where
+
+
 def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[str, Any], notes: list[str]) -> None:
     os_name = env_t.get("os", "linux")
     if os_name != "linux":
@@ -206,7 +270,7 @@ def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[s
 def _network(toml: _Toml, table: dict[str, Any], name: str, default: bool) -> bool:
     mode = table.get("network_mode")
     if mode is not None:
-        if mode not in NETWORK_MODES:
+        if not isinstance(mode, str) or mode not in NETWORK_MODES:  # a list or table here is no mode (and no dict key)
             fix = "use \"no-network\" or \"public\"" + (" (a host allowlist cannot be enforced)" if mode == "allowlist" else "")
             raise BadInput(f"`{name}.network_mode = {mode!r}` is not supported", file=str(toml.path), line=toml.line(name, "network_mode"), fix=fix)
         return NETWORK_MODES[mode]
@@ -222,7 +286,7 @@ def _cpus(toml: _Toml, env_t: dict[str, Any]) -> float | None:
     value = env_t.get("cpus")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 4096:  # nan and inf fail
         raise BadInput(f"`environment.cpus` must be a positive number, got {value!r}", file=str(toml.path), line=toml.line("environment", "cpus"), fix="e.g. cpus = 1")
     return float(value)
 
@@ -240,6 +304,20 @@ def _memory_mb(toml: _Toml, env_t: dict[str, Any]) -> int | None:
     if not m:
         raise BadInput(f"`environment.memory = {legacy!r}` is not a size like \"2G\" or \"512M\"", file=str(toml.path), line=toml.line("environment", "memory"), fix="write memory_mb = 2048")
     return max(1, int(float(m.group(1)) * {"g": 1024, "m": 1, "k": 1 / 1024}[m.group(2).lower()]))
+
+
+def inside_folder(folder: Path, rel: str) -> Path:
+    """`folder`/`rel`, refused (BadInput naming it and where it leads) when it, or a folder on
+    the way, is a link leading out of `folder`: a task is someone else's folder, and a linked
+    instruction.md would put a host file into the agent's prompt (stored, and sent to a model).
+    A link that stays inside the task folder is the author's business."""
+    path = folder / rel
+    if not (path.is_symlink() or any(p.is_symlink() for p in path.parents if folder in p.parents)):
+        return path
+    target = path.resolve()
+    if target == folder or folder in target.parents:
+        return path
+    raise BadInput(f"{rel} is a link leading out of the task folder (to {target})", file=str(path), fix="put the file itself in the task folder in place of the link")
 
 
 def _required_file(folder: Path, name: str, what: str) -> Path:
@@ -316,8 +394,13 @@ class _Toml:
         value = table.get(key)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-            raise BadInput(f"`{name}.{key}` must be a positive number of seconds, got {value!r}", file=str(self.path), line=self.line(name, key), fix=f"e.g. {key} = 600.0")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_SECONDS:  # nan fails both
+            raise BadInput(
+                f"`{name}.{key}` must be a positive number of seconds, at most {MAX_SECONDS:g} (a week), got {value!r}",
+                file=str(self.path),
+                line=self.line(name, key),
+                fix=f"e.g. {key} = 600.0",
+            )
         return float(value)
 
     def env(self, table: dict[str, Any], name: str) -> tuple[tuple[str, str], ...]:

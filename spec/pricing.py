@@ -102,7 +102,7 @@ def token_cost(metrics: Metrics | Mapping[str, Any], rates: Rates) -> float | No
 
 # Model ids that never reach a paid model: benchtape's mock agent, and a real binary whose
 # model is benchtape's scripted server. Their cost is known: nothing was spent.
-FREE_MODELS = frozenset({"mock", "mock-noop", "scripted", "oracle"})  # oracle: the positive control calls no model
+FREE_MODELS = frozenset({"mock", "mock-noop", "scripted", "oracle", "mock-solver", "mock-solver-partial", "scripted-solver", "scripted-solver-partial"})  # oracle: the positive control calls no model
 
 
 def session_cost(metrics: Metrics | Mapping[str, Any], model_id: str | None, pricing: Pricing) -> tuple[float | None, str | None]:

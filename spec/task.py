@@ -250,6 +250,8 @@ def task_dirs(root: Path) -> dict[str, Path]:
     return dict(sorted(found.items(), key=lambda kv: _id_order(kv[0])))
 
 
+MAX_VERIFY_TIMEOUT = 7 * 86400.0
+
 FOLDER_HASH_SKIP = (".benchtape-validation.json", "__pycache__", ".git")
 
 
@@ -259,7 +261,10 @@ def folder_hash(folder: Path) -> str:
     (its validation record) and caches are left out."""
     h = hashlib.sha256()
     for path in sorted(p for p in folder.rglob("*") if not any(part in FOLDER_HASH_SKIP for part in p.relative_to(folder).parts)):
-        if path.is_file():
+        if path.is_symlink():  # its text, never what it points to (which may be a host file)
+            rel = path.relative_to(folder).as_posix()
+            h.update(rel.encode() + b"\0l\0" + str(path.readlink()).encode() + b"\0")
+        elif path.is_file():
             rel = path.relative_to(folder).as_posix()
             h.update(rel.encode() + b"\0" + (b"x" if path.stat().st_mode & 0o111 else b"-") + b"\0")
             h.update(hashlib.sha256(path.read_bytes()).digest())
@@ -282,6 +287,8 @@ def load_task(folder: Path) -> TaskSpec:
     """A task folder's task.yaml, strictly (file:line errors), its files checked to exist inside it."""
     folder = folder.resolve()
     path = folder / TASK_FILE
+    if path.is_symlink() and folder not in path.resolve().parents:
+        raise BadInput(f"{TASK_FILE} is a link leading out of the task folder (to {path.resolve()})", file=str(path), fix="put the file itself in the task folder in place of the link")
     ld, doc, _ = load_document(path, ("Task",))
     top = ld.strict(doc, TASK_KEYS, "the Task", extra_hint=TOP_HINTS)
     if not TASK_ID.match(folder.name):
@@ -347,6 +354,9 @@ def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
     for p in protected:
         if p.startswith("/") or ".." in Path(p).parts:
             raise ld.err(f"`verify.protected_paths`: {p!r} must be a path prefix inside the repository", node, "protected_paths")
+    timeout = ld.duration(node.get("timeout"), node, "timeout", DEFAULT_VERIFY_TIMEOUT) or DEFAULT_VERIFY_TIMEOUT
+    if timeout > MAX_VERIFY_TIMEOUT:  # 1e308s is finite, and overflows the clocks and waits it is added to
+        raise ld.err(f"`verify.timeout` is {timeout:g}s, more than a week", node, "timeout", 'e.g. `timeout: "30m"`')
     return Verify(
         command=command,
         setup=tuple(ld.strings(node, "setup", "`verify.setup`")),
@@ -354,7 +364,7 @@ def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
         tests_patch=_file(ld, node, "tests_patch", folder, required=False, what="`verify.tests_patch`"),
         network=network,
         allow_hosts=tuple(ld.strings(node, "allow_hosts", "`verify.allow_hosts`")),
-        timeout=ld.duration(node.get("timeout"), node, "timeout", DEFAULT_VERIFY_TIMEOUT) or DEFAULT_VERIFY_TIMEOUT,
+        timeout=timeout,
     )
 
 

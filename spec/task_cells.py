@@ -18,7 +18,7 @@ scenario's raw keys under `oracle`, as the mock's script is under `mock`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -166,6 +166,23 @@ def _sandbox(spec: TaskSpec) -> SandboxSpec:
         resources["memory"] = f"{runtime.memory_mb}m"
     dockerfile = spec.environment / "Dockerfile" if spec.environment is not None and runtime.image is None else None
     return SandboxSpec(level="home", image=runtime.image, dockerfile=dockerfile, network="bridge" if runtime.network else "none", env=dict(runtime.env), resources=resources)
+
+
+def solving(task: Task, scenario: ScenarioSpec, model_id: str | None) -> ScenarioSpec:
+    """The scenario a solver model plays (spec/solver.py): the task's reference fix as its `mock:`
+    script; any other model's scenario as it is."""
+    from benchtape.spec.solver import SOLVER_MODELS, solver_script
+
+    partial = SOLVER_MODELS.get(model_id or "")
+    if partial is None:
+        return scenario
+    spec = task.spec
+    if spec is None or spec.runtime is not None or spec.reference_patch is None:
+        kind = "a bench scenario" if spec is None else "a Harbor task (its fix is solution/solve.sh: the oracle runs it)"
+        mock: dict[str, Any] = {"steps": [{"say": f"the solver plays a history task's reference.patch; this is {kind}: nothing to play"}]}
+    else:
+        mock = solver_script(spec.reference(), partial=partial, verify=spec.verify.command)
+    return replace(scenario, mock=mock, raw={**scenario.raw, "mock": mock})
 
 
 def oracle_job(spec: TaskSpec) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import orjson
 from benchtape.core.run_kinds import CONTROL
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.store.codecs import inflate_raw
-from benchtape.store.database import Store
+from benchtape.store.views import BrowsingStore
 
 
 @dataclass(frozen=True)
@@ -42,12 +42,12 @@ class Filters:
         return not (self.harness or self.model or self.bench or self.since or self.until or self.before)
 
 
-def _rows(store: Store, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
+def _rows(store: BrowsingStore, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with store.lock:
         return store.db.conn.execute(sql, params).fetchall()
 
 
-def pick_sessions(store: Store, f: Filters, limit: int | None) -> list[tuple[str, str]]:
+def pick_sessions(store: BrowsingStore, f: Filters, limit: int | None) -> list[tuple[str, str]]:
     """(session id, its run's kind), newest first, as `Store.newest_sessions` gives them, with
     the viewer's filters too (a harness, model, bench, a date range, a page's start)."""
     where, params = [], []
@@ -82,7 +82,7 @@ class Choices:
     models: list[str]
 
 
-def choices(store: Store) -> Choices:
+def choices(store: BrowsingStore) -> Choices:
     benches = [r[0] for r in _rows(store, "SELECT DISTINCT bench_path FROM runs WHERE bench_path IS NOT NULL ORDER BY bench_path", [])]
     harnesses = [r[0] for r in _rows(store, "SELECT DISTINCT harness FROM sessions WHERE harness IS NOT NULL UNION SELECT DISTINCT harness FROM runs WHERE harness IS NOT NULL ORDER BY 1", [])]
     models = [r[0] for r in _rows(store, "SELECT DISTINCT model FROM sessions WHERE model IS NOT NULL UNION SELECT DISTINCT model FROM runs WHERE model IS NOT NULL ORDER BY 1", [])]
@@ -141,12 +141,12 @@ class Finished:
     by_run: dict[str, set[str]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)  # pages are made on many threads
 
-    def of_run(self, store: Store, run_id: str) -> tuple[int, int]:
+    def of_run(self, store: BrowsingStore, run_id: str) -> tuple[int, int]:
         """(the run's sessions, how many of them finished)."""
         with self.lock:
             return self._of_run(store, run_id)
 
-    def _of_run(self, store: Store, run_id: str) -> tuple[int, int]:
+    def _of_run(self, store: BrowsingStore, run_id: str) -> tuple[int, int]:
         known = self.by_run.setdefault(run_id, set())
         ids = {r[0] for r in _rows(store, "SELECT id FROM sessions WHERE run_id = ?", [run_id])}
         if not ids <= known:
@@ -159,7 +159,7 @@ class Finished:
         return len(ids), len(ids & known)
 
 
-def recent_runs(store: Store, finished: Finished, *, limit: int = 8, before: str | None = None, controls: bool = False, run_id: str | None = None) -> list[RunLine]:
+def recent_runs(store: BrowsingStore, finished: Finished, *, limit: int = 8, before: str | None = None, controls: bool = False, run_id: str | None = None) -> list[RunLine]:
     """The newest runs (ULIDs: newest first by id), each with its sessions and how many finished
     (`run_id`: that run alone)."""
     where, params = [], []
@@ -179,7 +179,7 @@ def recent_runs(store: Store, finished: Finished, *, limit: int = 8, before: str
     return out
 
 
-def evaluations(store: Store) -> list[dict[str, Any]]:
+def evaluations(store: BrowsingStore) -> list[dict[str, Any]]:
     """Every evaluation the store holds runs of, newest first: its name, runs, cells, last run."""
     sql = (
         "SELECT json_extract(r.params, '$.evaluation') AS name, COUNT(DISTINCT r.id), COUNT(s.id), MAX(r.started_at), MAX(r.id) "
@@ -199,7 +199,7 @@ class RawPage:
     total: int  # how many lines the session has
 
 
-def raw_page(store: Store, session_id: str, first: int, count: int) -> RawPage:
+def raw_page(store: BrowsingStore, session_id: str, first: int, count: int) -> RawPage:
     """Lines `first`..`first + count - 1` of the session's raw stream. Chunks are zstd streams
     that restart at a `fresh` chunk, so decoding starts at the last fresh chunk at or before
     `first` and stops past the page: a page of a 1 GiB stream reads only its own chunks."""
@@ -230,7 +230,7 @@ def _numbers(rows: list[tuple[Any, ...]]) -> Iterator[int]:
 # ---------------------------------------------------------------- changes since a moment
 
 
-def data_version(store: Store) -> int:
+def data_version(store: BrowsingStore) -> int:
     """SQLite's counter of commits by other connections: a hint that something may have changed."""
     with store.lock:
         return int(store.db.conn.execute("PRAGMA data_version").fetchone()[0])
@@ -239,7 +239,7 @@ def data_version(store: Store) -> int:
 # ---------------------------------------------------------------- search
 
 
-def older_session_ids(store: Store, before: str | None, *, controls: bool, limit: int) -> list[str]:
+def older_session_ids(store: BrowsingStore, before: str | None, *, controls: bool, limit: int) -> list[str]:
     """The ids of the `limit` newest sessions older than `before` (all when None), newest first."""
     where, params = [], []
     if before:
@@ -252,7 +252,7 @@ def older_session_ids(store: Store, before: str | None, *, controls: bool, limit
     return [r[0] for r in _rows(store, sql, [*params, limit])]
 
 
-def actions_like(store: Store, session_ids: list[str], kinds: list[str], pattern: str) -> list[tuple[str, int, str, str]]:
+def actions_like(store: BrowsingStore, session_ids: list[str], kinds: list[str], pattern: str) -> list[tuple[str, int, str, str]]:
     """(session id, seq, kind, data JSON) of these sessions' actions of these kinds whose data
     is LIKE `pattern` (escaped by `^`): each session's actions on the primary key's prefix."""
     sql = (

@@ -99,4 +99,4 @@ def _compiled(pattern: str) -> re.Pattern[str]:
         else:
             out += re.escape(pattern[i])
             i += 1
-    return re.compile(out + r"\Z")
+    return re.compile(out + r"\Z", re.DOTALL)  # a name may hold a newline: `**` and `*` match it too

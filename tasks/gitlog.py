@@ -218,7 +218,8 @@ def branch_messages(repo: Path, landing: Landing) -> list[str]:
 
 def file_diffs(repo: Path, base: str, fix: str) -> list[tuple[str, bytes]]:
     """(path, that file's patch) for every file changed from `base` to `fix`, binary-safe."""
-    names = [n for n in git(repo, ["diff", "--name-only", "-z", "--no-renames", base, fix]).stdout.split("\0") if n]
+    # bytes, not text: text mode's universal newlines would turn a name's carriage return into a newline
+    names = [n.decode("utf-8", "replace") for n in git(repo, ["diff", "--name-only", "-z", "--no-renames", base, fix], text=False).stdout.split(b"\0") if n]
     patch = git(repo, ["diff", "--binary", "--full-index", *_DIFF_FLAGS, base, fix], text=False).stdout
     blocks = _split(patch)
     if len(blocks) != len(names):

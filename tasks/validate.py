@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from benchtape.core.errors import BadInput
 from benchtape.envs.build import ProjectEnv
@@ -46,6 +46,9 @@ from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task
 from benchtape.tasks.gitlog import resolve
 from benchtape.tasks.lint import repositories
 from benchtape.tasks.validation_record import record_phase, start_run
+
+if TYPE_CHECKING:
+    from benchtape.store.views import RecordingStore
 
 LEVELS = ("auto", "home", "container")
 PHASES = ("base", "reference")
@@ -158,7 +161,7 @@ def choose_level(level: str, project: Project, own_environments: bool = False) -
     return "container", "--sandbox auto: an engine answers and the project has an image: validating at level container"
 
 
-def validate(project: Project, ids: list[str] | None, *, store: Any, level: str = "auto", logs: Path, progress: Progress | None = None, argv: list[str] | None = None) -> Validated:
+def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, level: str = "auto", logs: Path, progress: Progress | None = None, argv: list[str] | None = None) -> Validated:
     """Validate the named tasks (every task when none); write `validation:` where both phases hold."""
     say = progress or (lambda text: None)
     folders = [find_task(project.root, i) for i in ids] if ids else list(task_dirs(project.root).values())
@@ -172,7 +175,7 @@ def validate(project: Project, ids: list[str] | None, *, store: Any, level: str 
     return Validated(run_id, chosen, reports, why)
 
 
-def _validate_one(project: Project, task: TaskSpec, level: str, store: Any, run_id: str, logs: Path, say: Progress) -> TaskReport:
+def _validate_one(project: Project, task: TaskSpec, level: str, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> TaskReport:
     report = TaskReport(task.id, level=level)
     findings = task.leaks(repositories(project))
     if findings:
@@ -345,7 +348,7 @@ def _record_extra(task: TaskSpec, phase: str, evidence: Evidence, judgement: Jud
 HARBOR_PHASES = {"base": "the environment untouched (no-op)", "reference": "after solution/solve.sh (oracle)"}
 
 
-def _validate_harbor(task: TaskSpec, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> TaskReport:
+def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> TaskReport:
     """A Harbor task: the no-op must earn a reward below 1, the oracle reward 1, each verified in
     a fresh sandbox of the task's own environment."""
     from benchtape.sandbox import harbor_env

@@ -13,23 +13,26 @@ Written through the Store's public methods only (new_run, new_session, append, a
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from benchtape.core.model import Action
 from benchtape.sandbox.verifier import Evidence, log_tail
 
+if TYPE_CHECKING:
+    from benchtape.store.views import RecordingStore
+
 HARNESS = "verifier"
 RUN_KIND = "validate"
 
 
-def start_run(store: Any, ids: list[str], level: str, argv: list[str] | None = None, *, why: str = "") -> str:
+def start_run(store: RecordingStore, ids: list[str], level: str, argv: list[str] | None = None, *, why: str = "") -> str:
     run_id: str = store.new_run(RUN_KIND, harness=HARNESS, argv=argv or [], params={"tasks": ids, "level": level, "level_why": why})
     return run_id
 
 
-def record_phase(store: Any, run_id: str, task_id: str, phase: str, evidence: Evidence, summary: dict[str, Any], facts: dict[str, Any]) -> str:
+def record_phase(store: RecordingStore, run_id: str, task_id: str, phase: str, evidence: Evidence, summary: dict[str, Any], facts: dict[str, Any]) -> str:
     """One phase as a finished session; returns its id."""
     scenario = f"{task_id}:{phase}"
     session_id: str = store.new_session(run_id, scenario, harness=HARNESS, params={"task": task_id, "phase": phase, **{k: facts[k] for k in ("fingerprint",) if k in facts}}, workdir=facts.get("work_dir"))

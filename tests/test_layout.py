@@ -10,23 +10,35 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
-    view                      the live web viewer over the read side (never the write side)
-    benchtape                 the front door: CLI, public API, preflight, composition
+    app                       the application layer (benchtape/app/, and the public API in benchtape/__init__):
+                              the use cases every front end calls
+    render                    the CLI's terminal renderers (benchtape/render*.py)
+    view                      the live web viewer: pages over the app layer, read-only
+    cli                       the command line (benchtape/cmd_*.py and its core: cli, options, guard, …)
+
+The front ends (cli, view) reach the domain through the app layer only: a command parses, calls
+the app and renders; a page asks the app and renders. Besides the app and core, each may use
+renderers: the CLI its own (render) and the HTML ones in the read side (RENDERERS), the viewer
+the HTML ones.
 
 ALLOWED below is that drawing, literally: no exceptions. Every import is checked, including
-those inside functions (lazy imports are still arrows), and so is the absence of cycles.
+those inside functions (lazy imports are still arrows), those under TYPE_CHECKING, and those made
+by name: a string that spells a benchtape module (`"benchtape.adapters.mock:MockAdapter"`,
+`import_module("benchtape.x.y")`, an f-string starting `"benchtape.x."`) is an arrow too. So is
+the absence of cycles.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# room -> its folder
+# room -> its folder (the front door's folder holds three rooms: see room_of_path)
 FOLDERS = {
     "core": "core",
     "spec": "spec",
@@ -41,8 +53,10 @@ FOLDERS = {
     "tasks": "tasks",
     "formats": "formats",
     "view": "view",
+    "app": "benchtape/app",
     "front": "benchtape",
 }
+BELOW_APP = {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "envs", "recorder", "replay", "tasks", "formats"}
 # room -> the rooms it may import besides itself
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
@@ -55,12 +69,37 @@ ALLOWED: dict[str, set[str]] = {
     "envs": {"core", "spec"},
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
-    "tasks": {"core", "spec", "store", "sandbox", "envs", "adapters", "models", "recorder"},
-    "formats": {"core", "spec", "store", "adapters", "replay"},
-    "view": {"core", "spec", "store", "checks", "models", "sandbox", "replay"},
-    "front": {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "envs", "recorder", "replay", "tasks", "formats", "view"},
+    "tasks": {"core", "spec", "store", "sandbox", "envs", "adapters"},
+    "formats": {"core", "store", "adapters", "replay"},
+    "app": BELOW_APP,
+    "render": {"core", "store", "replay", "app"},
+    "view": {"core", "app"},
+    "cli": {"core", "app", "render", "view"},
 }
+# the read side's HTML renderers: modules (not rooms) the front ends may use to draw a page
+RENDERERS = {"benchtape.replay.html", "benchtape.replay.compare_html"}
+RENDERER_USERS = {"cli", "view"}
 ROOMS_OF_MODULES = {f"benchtape.{room}": room for room in FOLDERS if room != "front"}
+MODULE_NAME = re.compile(r"benchtape(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+
+
+def _top_names() -> set[str]:
+    """`benchtape.<name>` for every room and every front module or package: what a string must
+    start with to name code (`benchtape.db`, a docker label `benchtape.keep` or the data package
+    `benchtape.fixtures` name no code)."""
+    front = {p.stem for p in (ROOT / "benchtape").glob("*.py")} | {p.name for p in (ROOT / "benchtape").iterdir() if (p / "__init__.py").exists()}
+    return set(ROOMS_OF_MODULES) | {f"benchtape.{name}" for name in front if name != "__init__"}
+
+
+def _named(text: str) -> str | None:
+    """The module a string names (`benchtape.a.b`, `benchtape.a.b:Class`), or None."""
+    module = text.partition(":")[0]
+    if not MODULE_NAME.fullmatch(module):
+        return None
+    return module if ".".join(module.split(".")[:2]) in TOP_NAMES else None
+
+
+TOP_NAMES = _top_names()
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -72,6 +111,12 @@ def _imports(path: Path) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.append((node.lineno, node.module))
             found.extend((node.lineno, f"{node.module}.{a.name}") for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (named := _named(node.value)):
+            found.append((node.lineno, named))  # an import by name: importlib, __import__, a `module:Class` table
+        elif isinstance(node, ast.JoinedStr) and node.values and isinstance(first := node.values[0], ast.Constant) and isinstance(first.value, str):
+            prefix = first.value.rstrip(".")
+            if first.value.endswith(".") and _named(prefix):
+                found.append((node.lineno, prefix))  # f"benchtape.room.{name}": at least that room
     return found
 
 
@@ -82,26 +127,50 @@ def room_of(module: str) -> str | None:
     parts = module.split(".")
     if len(parts) >= 2 and f"benchtape.{parts[1]}" in ROOMS_OF_MODULES:
         return ROOMS_OF_MODULES[f"benchtape.{parts[1]}"]
-    return "front"
+    if len(parts) == 1:
+        return "app"  # the public API (benchtape/__init__.py)
+    return "render" if parts[1].startswith("render") else "cli"
 
 
-def _module(path: Path, room: str) -> str:
-    rel = path.relative_to(ROOT / FOLDERS[room]).with_suffix("").parts
-    rel = rel[:-1] if rel[-1] == "__init__" else rel
-    base = "benchtape" if room == "front" else f"benchtape.{room}"
-    return ".".join((base, *rel))
+def room_of_path(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    for room, folder in FOLDERS.items():
+        if room != "front" and rel.parts[: len(Path(folder).parts)] == Path(folder).parts:
+            return room
+    assert rel.parts[0] == "benchtape", rel
+    if rel.name == "__init__.py":
+        return "app"
+    return "render" if rel.name.startswith("render") else "cli"
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(ROOT)
+    for room, folder in FOLDERS.items():
+        if room != "front" and rel.parts[: len(Path(folder).parts)] == Path(folder).parts:
+            inner = rel.relative_to(folder).with_suffix("").parts
+            base = ("benchtape", *Path(folder).parts[1:]) if folder.startswith("benchtape/") else ("benchtape", room)
+            break
+    else:
+        inner, base = rel.relative_to("benchtape").with_suffix("").parts, ("benchtape",)
+    parts = (*base, *inner)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _sources() -> list[tuple[str, Path]]:
+    """Every source file once, with its room (the front door's folder minus the app's)."""
     out = []
+    for path in sorted((ROOT / "benchtape").rglob("*.py")):
+        out.append((room_of_path(path), path))
     for room, folder in FOLDERS.items():
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            out.append((room, path))
+        if not folder.startswith("benchtape"):
+            out.extend((room, path) for path in sorted((ROOT / folder).rglob("*.py")))
     return out
 
 
 def allowed(src_room: str, target: str) -> bool:
     to = room_of(target)
+    if src_room in RENDERER_USERS and any(target == r or target.startswith(r + ".") for r in RENDERERS):
+        return True
     return to is None or to == src_room or to in ALLOWED[src_room]
 
 
@@ -128,7 +197,7 @@ def test_no_old_top_level_names_remain():
 
 def _graph() -> dict[str, set[str]]:
     """Module -> the benchtape modules it imports (each dotted name resolved to a module that exists)."""
-    modules = {_module(path, room): path for room, path in _sources()}
+    modules = {_module(path): path for _, path in _sources()}
     graph: dict[str, set[str]] = defaultdict(set)
     for mod, path in modules.items():
         for _, target in _imports(path):
@@ -217,7 +286,25 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("adapters", "benchtape.recorder.runner", False),
         ("core", "benchtape.spec.bench", False),
         ("spec", "benchtape.adapters.base", False),
-        ("front", "benchtape.checks.registry", True),
+        ("app", "benchtape.checks.registry", True),
+        ("cli", "benchtape.checks.registry", False),
+        ("cli", "benchtape.app.sessions", True),
+        ("cli", "benchtape.render_replay", True),
+        ("cli", "benchtape.replay.html", True),
+        ("cli", "benchtape.replay.timeline", False),
+        ("cli", "benchtape.store.database", False),
+        ("app", "benchtape.render_evaluation", False),
+        ("app", "benchtape.cmd_run", False),
+        ("app", "benchtape.view.viewer", False),
+        ("render", "benchtape.recorder.runner", False),
+        ("view", "benchtape.app.sessions", True),
+        ("view", "benchtape.store.browse", False),
+        ("view", "benchtape.checks.registry", False),
+        ("view", "benchtape.models.server", False),
+        ("view", "benchtape.sandbox.levels", False),
+        ("tasks", "benchtape.models.tools", False),
+        ("tasks", "benchtape.recorder.runner", False),
+        ("formats", "benchtape.spec.bench", False),
         ("replay", "benchtape.sandbox.levels", True),
         ("sandbox", "benchtape.adapters.lines", True),
         ("tasks", "benchtape.replay.grading", False),
@@ -226,14 +313,41 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("tasks", "benchtape.sandbox.verifier", True),
         ("replay", "benchtape.formats.atif_export", False),
         ("formats", "benchtape.recorder.importer", False),
-        ("front", "benchtape.formats.exports", True),
+        ("app", "benchtape.formats.exports", True),
         ("view", "benchtape.recorder.runner", False),
-        ("view", "benchtape.replay.timeline", True),
+        ("view", "benchtape.replay.timeline", False),
+        ("view", "benchtape.replay.html", True),
     ],
 )
 def test_the_arrows_test_can_fail(room: str, target: str, ok: bool):
     """The rule itself can fail: an import against the drawing is refused."""
     assert allowed(room, target) is ok
+
+
+def test_an_import_by_name_is_an_arrow(tmp_path: Path):
+    """A module named in a string (an importlib target, a `module:Class` table, an f-string's
+    fixed start) is read as an import; prose that mentions a module is not."""
+    source = tmp_path / "by_name.py"
+    source.write_text(
+        "import importlib\n"
+        "TABLE = {'mock': 'benchtape.adapters.mock:MockAdapter'}\n"
+        "importlib.import_module('benchtape.recorder.runner')\n"
+        "kind = 'x'\n"
+        "importlib.import_module(f'benchtape.checks.{kind}')\n"
+        "DOC = 'see benchtape.store.database for the store'\n",
+        encoding="utf-8",
+    )
+    assert [t for _, t in _imports(source)] == ["importlib", "benchtape.adapters.mock", "benchtape.recorder.runner", "benchtape.checks"]
+    assert not allowed("core", "benchtape.adapters.mock")
+
+
+def test_every_front_file_has_a_room():
+    """The front door's folder holds three rooms; each file lands in exactly one."""
+    rooms = {path.relative_to(ROOT).as_posix(): room for room, path in _sources() if path.relative_to(ROOT).parts[0] == "benchtape"}
+    assert rooms["benchtape/app/api.py"] == "app" and rooms["benchtape/__init__.py"] == "app"
+    assert rooms["benchtape/render_replay.py"] == "render"
+    assert rooms["benchtape/cmd_run.py"] == "cli" and rooms["benchtape/guard.py"] == "cli"
+    assert len(rooms) == len(list((ROOT / "benchtape").rglob("*.py")))
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -20,9 +20,8 @@ from typing import Any
 import orjson
 from starlette.concurrency import run_in_threadpool
 
+from benchtape.app.sessions import BrowsingStore, data_version
 from benchtape.core.errors import BenchtapeError
-from benchtape.store.browse import data_version
-from benchtape.store.database import Store
 from benchtape.view import page_evaluation, page_session, page_sessions
 from benchtape.view.shell import region_hash
 from benchtape.view.viewer import Viewer
@@ -31,8 +30,8 @@ POLL_S = 0.2
 MIN_GAP_S = 0.3
 KEEPALIVE_S = 15.0
 
-Regions = Callable[[Viewer, Store, Mapping[str, str]], dict[str, str]]
-Done = Callable[[Viewer, Store, Mapping[str, str]], bool]
+Regions = Callable[[Viewer, BrowsingStore, Mapping[str, str]], dict[str, str]]
+Done = Callable[[Viewer, BrowsingStore, Mapping[str, str]], bool]
 
 # a live page → (its regions, whether it can change no more, the least time between renders:
 # an evaluation's comparison reads every cell, so it is redone at most once a second)
@@ -92,6 +91,6 @@ async def stream(v: Viewer, params: Mapping[str, str]) -> AsyncIterator[str]:
         v.release(store)
 
 
-def _render(v: Viewer, store: Store, params: Mapping[str, str], regions_of: Regions, done_of: Done | None) -> tuple[dict[str, str], bool]:
+def _render(v: Viewer, store: BrowsingStore, params: Mapping[str, str], regions_of: Regions, done_of: Done | None) -> tuple[dict[str, str], bool]:
     done = done_of(v, store, params) if done_of is not None else False
     return regions_of(v, store, params), done

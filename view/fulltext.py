@@ -17,9 +17,7 @@ from typing import Any
 
 import orjson
 
-from benchtape.store.browse import actions_like, older_session_ids
-from benchtape.store.codecs import dumps
-from benchtape.store.database import Store
+from benchtape.app.sessions import BrowsingStore, actions_like, dumps, older_session_ids
 
 # kind → (the field searched, what a reader calls it)
 SEARCHED: dict[str, tuple[str, str]] = {
@@ -79,7 +77,7 @@ def like_pattern(query: str) -> str:
     return "%" + spelled.replace("^", "^^").replace("%", "^%").replace("_", "^_") + "%"
 
 
-def search(store: Store, query: str, *, before: str | None = None, limit: int = 20, budget_s: float = 1.0, controls: bool = False) -> Found:
+def search(store: BrowsingStore, query: str, *, before: str | None = None, limit: int = 20, budget_s: float = 1.0, controls: bool = False) -> Found:
     """Sessions older than `before` (newest first) whose searched fields hold `query` (case
     folded), up to `limit` of them, scanning for at most about `budget_s` seconds."""
     started = time.perf_counter()

@@ -12,29 +12,25 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.comparison import Comparison, compare
+from benchtape.app.sessions import PASSED, BrowsingStore, evaluations, session_status, show, show_document
 from benchtape.core.errors import BadInput
-from benchtape.replay.compare import Comparison, comparison
 from benchtape.replay.compare_html import body, summary
 from benchtape.replay.html import Entry, badge, esc, session_section
-from benchtape.replay.outcomes import PASSED
-from benchtape.replay.timeline import session_status, show, show_document
-from benchtape.spec.pricing import load_pricing
-from benchtape.store.browse import evaluations
-from benchtape.store.database import Store
 from benchtape.view.shell import href, live_url, page, region, session_href, when
 from benchtape.view.viewer import Viewer
 
 
-def _comparison(v: Viewer, store: Store, name: str) -> Comparison:
+def _comparison(v: Viewer, store: BrowsingStore, name: str) -> Comparison:
     """`benchtape compare NAME`'s comparison, from where the viewer was started."""
-    return comparison(store, [name], load_pricing(v.cwd), v.cwd)
+    return compare(store, [name], v.cwd)
 
 
-def list_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def list_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     return evaluations(store)
 
 
-def list_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def list_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     rows = [
         f'<tr data-nav><td><a href="{esc("/evaluation/" + e["evaluation"])}">{esc(e["evaluation"])}</a></td><td class="num">{e["runs"]}</td><td class="num">{e["sessions"]}</td><td>{esc(when(e["last_run_at"]))}</td></tr>'
         for e in evaluations(store)
@@ -43,12 +39,12 @@ def list_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     return page("evaluations", "<h1>Evaluations</h1>" + table, active="evaluations", json_href="/evaluations?format=json")
 
 
-def evaluation_json(v: Viewer, store: Store, name: str) -> Any:
+def evaluation_json(v: Viewer, store: BrowsingStore, name: str) -> Any:
     """`benchtape compare NAME --json`."""
     return _comparison(v, store, name).to_dict()
 
 
-def evaluation_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+def evaluation_regions(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> dict[str, str]:
     """The comparison under its title, as `compare --html` draws it with the matrix linked:
     kept live while the evaluation's cells are measured."""
     name = q["name"]
@@ -65,7 +61,7 @@ def evaluation_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[st
     return {"evaluation": "\n".join(parts), "title": esc(c.title)}
 
 
-def evaluation_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def evaluation_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     regions = evaluation_regions(v, store, q)
     page_body = f'<h1>{region("title", regions["title"], "span")}</h1>' + region("evaluation", regions["evaluation"])
     title = "evaluation " + q["name"]
@@ -86,7 +82,7 @@ def _side(c: Comparison, q: Mapping[str, str]) -> tuple[str, str, str]:
     return task, a, b
 
 
-def side_json(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> Any:
+def side_json(v: Viewer, store: BrowsingStore, name: str, q: Mapping[str, str]) -> Any:
     c = _comparison(v, store, name)
     task, a, b = _side(c, q)
     labels = {r.arm: r.label for r in c.rows}
@@ -101,7 +97,7 @@ def side_json(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> Any:
     return {"evaluation": c.evaluation, "task": task, "a": one(a), "b": one(b)}
 
 
-def side_page(v: Viewer, store: Store, name: str, q: Mapping[str, str]) -> str:
+def side_page(v: Viewer, store: BrowsingStore, name: str, q: Mapping[str, str]) -> str:
     c = _comparison(v, store, name)
     task, a, b = _side(c, q)
     labels = {r.arm: r.label for r in c.rows}

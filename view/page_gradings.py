@@ -7,20 +7,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.gradings import Change, GradingDiff, diff_gradings, gradings_table
+from benchtape.app.sessions import BrowsingStore, dumps
 from benchtape.core.errors import BadInput
-from benchtape.replay.diff import Change, GradingDiff, diff_gradings, gradings_table
 from benchtape.replay.html import badge, esc
-from benchtape.store.database import Store, dumps
 from benchtape.view.shell import href, page, session_href, when
 from benchtape.view.viewer import Viewer
 
 
-def list_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def list_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     """`benchtape gradings --json`."""
     return gradings_table(store)
 
 
-def list_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def list_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     rows = gradings_table(store)
     if not rows:
         return page("gradings", '<h1>Gradings</h1><p class="none">nothing graded yet</p>', active="gradings", json_href="/gradings?format=json")
@@ -48,12 +48,12 @@ def _pair(q: Mapping[str, str]) -> tuple[str, str]:
     return a, b
 
 
-def diff_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def diff_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     """`benchtape diff A B --json`."""
     return diff_gradings(store, *_pair(q)).to_dict()
 
 
-def diff_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def diff_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     a, b = _pair(q)
     d = diff_gradings(store, a, b)
     parts = [

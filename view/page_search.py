@@ -6,27 +6,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.sessions import BrowsingStore, lines_of
 from benchtape.replay.html import badge, esc
-from benchtape.replay.timeline import lines_of
-from benchtape.store.database import Store
 from benchtape.view.fulltext import Found, search
 from benchtape.view.shell import href, page, session_href
 from benchtape.view.viewer import Viewer
 
 
-def _found(store: Store, q: Mapping[str, str]) -> Found | None:
+def _found(store: BrowsingStore, q: Mapping[str, str]) -> Found | None:
     text = (q.get("q") or "").strip()
     if not text:
         return None
     return search(store, text, before=q.get("before") or None, controls=bool(q.get("controls")))
 
 
-def search_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def search_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     found = _found(store, q)
     return found.to_dict() if found else {"query": "", "sessions": [], "scanned_sessions": 0, "seconds": 0, "next_before": None}
 
 
-def search_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def search_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     found = _found(store, q)
     text = (q.get("q") or "").strip()
     if found is None:

@@ -11,12 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from benchtape.replay.changes import NoDiff, workspace_changes
+from benchtape.app.sessions import BrowsingStore, NoDiff, Shown, raw_page, resolve, session_status, short_handles, show, show_document, workspace_changes
 from benchtape.replay.html import Entry, Window, changes, esc, session_section
-from benchtape.replay.select import resolve, short_handles
-from benchtape.replay.timeline import Shown, session_status, show, show_document
-from benchtape.store.browse import raw_page
-from benchtape.store.database import Store
 from benchtape.view.shell import href, live_url, page, region, session_href
 from benchtape.view.viewer import Viewer
 
@@ -32,30 +28,30 @@ def _status(shown: Shown) -> str:
     return session_status(shown.session, shown.verdicts) if shown.session.finished else "incomplete"
 
 
-def session_json(store: Store, handle: str) -> Any:
+def session_json(store: BrowsingStore, handle: str) -> Any:
     """`benchtape show HANDLE --json`."""
     return show_document(store, show(store, handle))
 
 
-def session_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+def session_regions(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> dict[str, str]:
     return _regions(store, show(store, q["handle"]), q)
 
 
-def _regions(store: Store, shown: Shown, q: Mapping[str, str]) -> dict[str, str]:
+def _regions(store: BrowsingStore, shown: Shown, q: Mapping[str, str]) -> dict[str, str]:
     entry = Entry.of(store, shown.row, shown.session, shown.verdicts)
     handle = q["handle"]
     window = Window(_number(q.get("rows")) - 1, TIMELINE_PAGE, lambda first: href(session_href(handle), {"rows": first + 1}))
     return {"session": session_section(entry, _status(shown), anchored=True, window=window)}
 
 
-def session_done(v: Viewer, store: Store, q: Mapping[str, str]) -> bool:
+def session_done(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> bool:
     """A finished and graded session's page changes no more (a later regrade aside: reload to
     see it); a finished one waits for the grading live grading gives it."""
     shown = show(store, q["handle"])
     return shown.session.finished and bool(shown.verdicts)
 
 
-def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def session_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     handle = q["handle"]
     shown = show(store, handle)
     sid = shown.row.id
@@ -76,7 +72,7 @@ def session_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     return page(f"{shown.row.scenario} #{shown.row.attempt}", body, active="sessions", json_href=href(session_href(handle), {"format": "json"}), live=live)
 
 
-def changes_json(store: Store, handle: str) -> Any:
+def changes_json(store: BrowsingStore, handle: str) -> Any:
     """`benchtape show HANDLE --diff --json`; NotFound (the CLI's exit 1) when there is no diff."""
     shown = show(store, handle)
     try:
@@ -85,7 +81,7 @@ def changes_json(store: Store, handle: str) -> Any:
         raise NotFound(f"no diff: {exc}") from None
 
 
-def changes_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def changes_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     handle = q["handle"]
     shown = show(store, handle)
     try:
@@ -96,13 +92,13 @@ def changes_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     return page(f"changes {shown.row.scenario}", head + fragment, active="sessions", json_href=href(session_href(handle, "changes"), {"format": "json"}))
 
 
-def raw_json(store: Store, handle: str, q: Mapping[str, str]) -> Any:
+def raw_json(store: BrowsingStore, handle: str, q: Mapping[str, str]) -> Any:
     sid = resolve(store, "sessions", handle)
     got = raw_page(store, sid, _first(q), RAW_PAGE)
     return {"session_id": sid, "first": got.first, "total": got.total, "lines": got.lines}
 
 
-def raw_page_html(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def raw_page_html(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     handle = q["handle"]
     sid = resolve(store, "sessions", handle)
     got = raw_page(store, sid, _first(q), RAW_PAGE)

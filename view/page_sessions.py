@@ -12,12 +12,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.sessions import BrowsingStore, Filters, RunLine, SessionLine, choices, lines_of, pick_sessions, recent_runs, resolve, session_lines, short_handles
 from benchtape.core.errors import BadInput
 from benchtape.replay.html import badge, esc
-from benchtape.replay.select import resolve, short_handles
-from benchtape.replay.timeline import SessionLine, lines_of, session_lines
-from benchtape.store.browse import Filters, RunLine, choices, pick_sessions, recent_runs
-from benchtape.store.database import Store
 from benchtape.view.shell import (
     href,
     live_url,
@@ -39,7 +36,7 @@ SCAN_BUDGET_S = 1.0
 # ---------------------------------------------------------------- reading the parameters
 
 
-def _filters(store: Store, q: Mapping[str, str], run_id: str | None = None) -> tuple[Filters, str | None, int | None]:
+def _filters(store: BrowsingStore, q: Mapping[str, str], run_id: str | None = None) -> tuple[Filters, str | None, int | None]:
     """(the filters, the outcome asked for, the limit) from a page's query parameters."""
     run = run_id or (resolve(store, "runs", q["run"]) if q.get("run") else None)
     outcome = q.get("outcome") or None
@@ -85,7 +82,7 @@ def _day(text: str | None, name: str, end: bool = False) -> float | None:
 # ---------------------------------------------------------------- the lines
 
 
-def listed(store: Store, f: Filters, outcome: str | None, limit: int | None) -> tuple[list[SessionLine], str | None]:
+def listed(store: BrowsingStore, f: Filters, outcome: str | None, limit: int | None) -> tuple[list[SessionLine], str | None]:
     """The page's lines and where the next page starts (None: this is the last)."""
     if f.sql_only and outcome is None:  # exactly `benchtape sessions [--run] [--scenario] [--limit]`
         lines = session_lines(store, run=f.run_id, scenario=f.scenario, limit=limit, controls=f.controls)
@@ -96,7 +93,7 @@ def listed(store: Store, f: Filters, outcome: str | None, limit: int | None) -> 
     return _by_outcome(store, f, outcome, limit or LIMIT)
 
 
-def _by_outcome(store: Store, f: Filters, outcome: str, limit: int) -> tuple[list[SessionLine], str | None]:
+def _by_outcome(store: BrowsingStore, f: Filters, outcome: str, limit: int) -> tuple[list[SessionLine], str | None]:
     """An outcome is the scenario rule over a session's latest verdicts, not a column: sessions
     are judged a batch at a time, newest first, until the page is full or SCAN_CAP (or the time
     budget) is spent; the next page starts where the scan stopped."""
@@ -146,7 +143,7 @@ def session_table(lines: list[SessionLine], next_page: str | None, q: Mapping[st
 # ---------------------------------------------------------------- runs
 
 
-def run_lines(v: Viewer, store: Store, *, limit: int = 8, before: str | None = None, controls: bool = False) -> list[RunLine]:
+def run_lines(v: Viewer, store: BrowsingStore, *, limit: int = 8, before: str | None = None, controls: bool = False) -> list[RunLine]:
     runs = recent_runs(store, v.finished, limit=limit, before=before, controls=controls)
     handles = short_handles(store, "runs", [r.id for r in runs])
     for r in runs:
@@ -178,7 +175,7 @@ def runs_table(runs: list[RunLine]) -> str:
 # ---------------------------------------------------------------- the pages
 
 
-def index_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+def index_regions(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> dict[str, str]:
     """What `/` shows and keeps live: the newest runs with their progress, and the list."""
     f, outcome, limit = _filters(store, q)
     lines, next_page = listed(store, f, outcome, limit)
@@ -188,12 +185,12 @@ def index_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, st
     return regions
 
 
-def index_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def index_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     f, outcome, limit = _filters(store, q)
     return [s.to_dict() for s in listed(store, f, outcome, limit)[0]]
 
 
-def index_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def index_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     regions = index_regions(v, store, q)
     live = None if q.get("before") else live_url("index", q, regions)
     body = [_filter_form(store, q)]
@@ -203,7 +200,7 @@ def index_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     return page("sessions", "\n".join(body), active="sessions", json_href=href("/", {**q, "format": "json"}), live=live)
 
 
-def _filter_form(store: Store, q: Mapping[str, str]) -> str:
+def _filter_form(store: BrowsingStore, q: Mapping[str, str]) -> str:
     c = choices(store)
 
     def select(name: str, values: list[str], label: str) -> str:
@@ -225,12 +222,12 @@ def _filter_form(store: Store, q: Mapping[str, str]) -> str:
     )
 
 
-def runs_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def runs_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     return [r.to_dict() for r in run_lines(v, store, limit=_limit(q.get("limit")) or 10**9, before=q.get("before") or None, controls=bool(q.get("controls")))]
 
 
 
-def runs_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def runs_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     limit = _limit(q.get("limit")) or 10**9
     runs = run_lines(v, store, limit=limit, before=q.get("before") or None, controls=bool(q.get("controls")))
     regions = {"runs": runs_table(runs)}
@@ -239,7 +236,7 @@ def runs_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     return page("runs", "<h1>Runs <small>newest first</small></h1>" + region("runs", regions["runs"]) + more, active="runs", json_href=href("/runs", {**q, "format": "json"}), live=live)
 
 
-def run_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+def run_regions(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> dict[str, str]:
     run_id = resolve(store, "runs", q["handle"])
     f, outcome, limit = _filters(store, q, run_id)
     lines, next_page = listed(store, f, outcome, limit)
@@ -248,14 +245,14 @@ def run_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]
     return {"runhead": head, "sessions": session_table(lines, next_page, {k: x for k, x in q.items() if k != "handle"}, "/run/" + q["handle"], show_run=False)}
 
 
-def run_json(v: Viewer, store: Store, q: Mapping[str, str]) -> Any:
+def run_json(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> Any:
     """`benchtape sessions --run RUN --json`."""
     run_id = resolve(store, "runs", q["handle"])
     f, outcome, limit = _filters(store, q, run_id)
     return [s.to_dict() for s in listed(store, f, outcome, limit)[0]]
 
 
-def run_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
+def run_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
     run_id = resolve(store, "runs", q["handle"])
     run = store.run(run_id) or {}
     regions = run_regions(v, store, q)
@@ -273,6 +270,6 @@ def run_page(v: Viewer, store: Store, q: Mapping[str, str]) -> str:
     return page(f"run {q['handle']}", "\n".join(body), active="runs", json_href=href("/run/" + q["handle"], {**own, "format": "json"}), live=live)
 
 
-def runs_regions(v: Viewer, store: Store, q: Mapping[str, str]) -> dict[str, str]:
+def runs_regions(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> dict[str, str]:
     limit = _limit(q.get("limit")) or 10**9
     return {"runs": runs_table(run_lines(v, store, limit=limit, before=q.get("before") or None, controls=bool(q.get("controls"))))}

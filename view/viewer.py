@@ -8,8 +8,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtape.store.browse import Finished
-from benchtape.store.database import Store
+from benchtape.app.sessions import BrowsingStore, Finished
+from benchtape.app.stores import open_store
 
 
 @dataclass
@@ -19,25 +19,25 @@ class Viewer:
     stopping: threading.Event = field(default_factory=threading.Event)
     finished: Finished = field(default_factory=Finished)
     _local: threading.local = field(default_factory=threading.local)
-    _opened: list[Store] = field(default_factory=list)
+    _opened: list[BrowsingStore] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def store(self) -> Store:
+    def store(self) -> BrowsingStore:
         """This thread's read-only store: a page's reads never wait on another page's lock."""
         store = getattr(self._local, "store", None)
         if store is None:
             store = self._local.store = self.open()
         return store
 
-    def open(self) -> Store:
+    def open(self) -> BrowsingStore:
         """A read-only store of its own (a live stream keeps one for its life). Read-only: never
         created, changed or migrated, and a WAL reader never holds a writer up."""
-        store = Store(self.db, readonly=True, create=False)
+        store = open_store(self.db, must_exist=True, readonly=True)
         with self._lock:
             self._opened.append(store)
         return store
 
-    def release(self, store: Store) -> None:
+    def release(self, store: BrowsingStore) -> None:
         with self._lock:
             if store in self._opened:
                 self._opened.remove(store)

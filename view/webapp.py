@@ -19,8 +19,8 @@ from starlette.responses import HTMLResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from benchtape.app.sessions import BrowsingStore
 from benchtape.core.errors import BenchtapeError
-from benchtape.store.database import Store
 from benchtape.view import (
     events,
     page_evaluation,
@@ -33,7 +33,7 @@ from benchtape.view.page_session import NotFound
 from benchtape.view.shell import assets, page, problem
 from benchtape.view.viewer import Viewer
 
-PageFn = Callable[[Viewer, Store, Mapping[str, str]], Any]
+PageFn = Callable[[Viewer, BrowsingStore, Mapping[str, str]], Any]
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD = frozenset({"0.0.0.0", "::", ""})
 POLICY = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"

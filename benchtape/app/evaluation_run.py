@@ -29,7 +29,7 @@ import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 import orjson
 
@@ -40,6 +40,10 @@ from benchtape.recorder.scheduler import Stopping
 from benchtape.recorder.toolversions import Resolved, VersionResolver
 from benchtape.replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
 from benchtape.spec.evaluation import Evaluation, Task
+
+if TYPE_CHECKING:
+    from benchtape.store.database import Store
+    from benchtape.store.views import BrowsingStore
 
 Event = Callable[[str, dict[str, Any]], None]
 
@@ -99,7 +103,7 @@ class Planned:
 # ---------------------------------------------------------------- planning
 
 
-def plan_evaluation(req: EvaluationRequest, store: Any, *, on_event: Event | None = None) -> Planned:
+def plan_evaluation(req: EvaluationRequest, store: BrowsingStore | None, *, on_event: Event | None = None) -> Planned:
     """Steps 1–4: load, resolve, preflight, plan and look up. Raises before anything is spent."""
     from benchtape.replay.regrade import prepare
     from benchtape.spec.evaluation import load_evaluation
@@ -137,7 +141,7 @@ class Placement:
     cpus: float = 1.0
     runtime_env: dict[str, Any] = field(default_factory=dict)
 
-    def executor_factory(self, store: Any) -> Any:
+    def executor_factory(self, store: Store) -> Any:
         """The scheduler's executor factory (benchtape.recorder.scheduler.ExecutorFactory)."""
         from benchtape.recorder.scheduler import LocalExecutor
 
@@ -296,7 +300,7 @@ class Finished:
         }
 
 
-def run_planned(planned: Planned, store: Any, req: EvaluationRequest, pricing: Any, *, on_event: Event | None = None) -> Finished:
+def run_planned(planned: Planned, store: Store, req: EvaluationRequest, pricing: Any, *, on_event: Event | None = None) -> Finished:
     """Steps 7: install, one run row, re-grade the reused, record and grade the rest through
     the run's scheduler."""
     from benchtape.recorder.scheduler import Scheduler
@@ -366,9 +370,19 @@ def _grade_live(planned: Planned, grader: CellGrader, done: Finished, emit: Even
 # ---------------------------------------------------------------- the command
 
 
-def execute(req: EvaluationRequest) -> int:
-    from benchtape import render_evaluation as show
-    from benchtape.options import db_path, open_store
+class EvaluationScreen(Protocol):
+    """What a front end shows of an evaluation run (the CLI hands in benchtape.render_evaluation):
+    the app decides what happens and when, the screen how it looks; the app never imports it."""
+
+    def plain_wanted(self, flag: bool) -> bool: ...
+    def progress(self, plain: bool) -> Event: ...
+    def preview(self, doc: dict[str, Any], plain: bool, json_out: bool) -> None: ...
+    def confirm(self, doc: dict[str, Any]) -> bool: ...
+    def finished(self, done: Any, planned: Any, store: BrowsingStore, plain: bool, json_out: bool) -> None: ...
+
+
+def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
+    from benchtape.app.stores import db_path, open_store
     from benchtape.spec.pricing import load_pricing
 
     exists = db_path(req.db).exists()

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchtape.core.errors import ExitCode
+
+if TYPE_CHECKING:
+    from benchtape.app.evaluation_run import EvaluationScreen
 
 HOLDS = ("no_changes", "failed")  # what the no-op may come out as; an infrastructure failure decides nothing
 
@@ -52,14 +55,13 @@ def control_evaluation(target: Path) -> Any:
     return dataclasses.replace(ev, name=f"{ev.name}:control")
 
 
-def check_tasks(target: Path, *, db: Path | None, plain: bool, as_json: bool, sandbox: str | None = None) -> int:
+def check_tasks(target: Path, show: EvaluationScreen, *, db: Path | None, plain: bool, as_json: bool, sandbox: str | None = None) -> int:
     """Run the no-op on every task; exit 0 when none passed, 1 when one did or one could not be
     decided, 3 when there was no task to run."""
     import orjson
 
-    from benchtape import render_evaluation as show
     from benchtape.app.evaluation_run import EvaluationRequest, plan_evaluation, run_planned
-    from benchtape.options import open_store
+    from benchtape.app.stores import open_store
     from benchtape.spec.pricing import load_pricing
 
     ev = control_evaluation(target)

@@ -6,7 +6,10 @@ of something real (issue 15).
   an alias bomb, deep nesting or an alias cycle spliced in; the text cut or garbled);
 - `lines`: small transcripts in the four native formats, lines mutated as JSON (a `type`
   that is a list, a field of the wrong type) and as text (cut, U+2028 inserted, joined);
-- `tar`: crafted snapshot tars (hostile names, types, links, pax headers), some garbled.
+- `tar`: crafted snapshot tars (hostile names, types, links, pax headers), some garbled;
+- `harbor`: Harbor task folders with wrong task.toml values, links out of the folder, and
+  hostile reward files (issue 44);
+- `repo`: git repositories whose changed files have hostile names (issue 44).
 
 Only hypothesis's generate phase is used: the corpus is data (a seed makes it repeatable),
 run by fuzzkit against any checkout, so the same corpus measures before and after.
@@ -374,7 +377,75 @@ def tar_input(draw: Any) -> bytes:
     return data
 
 
-STRATEGIES = {"bench": bench_input(), "lines": lines_input(), "tar": tar_input()}
+# ---------------------------------------------------------------- hostile Harbor task folders and repositories (issue 44)
+
+# (table, key) of task.toml that take numbers or strings; a value from TOML_VALUES is put at one
+TOML_PLACES = [
+    ("verifier", "timeout_sec"), ("agent", "timeout_sec"), ("agent", "setup_timeout_sec"), ("environment", "build_timeout_sec"),
+    ("environment", "cpus"), ("environment", "memory_mb"), ("environment", "memory"), ("environment", "workdir"),
+    ("environment", "network_mode"), ("verifier", "network_mode"), ("environment", "allow_internet"), ("metadata", "x"),
+    ("verifier", "env"), ("solution", "env"), ("environment", "docker_image"), ("task", "name"),
+]
+TOML_VALUES = [
+    "inf", "-inf", "nan", "+nan", "1e308", "1e309", "0", "-1", "600.0", "9" * 40, '"600"', "true", "[]", "{}", '"x"', '""',
+    '{ PATH = "/nonexistent" }', '{ A = "${UNSET_VAR_BENCHTAPE}" }', "[" * 3000 + "]" * 3000, "{a = " * 800 + "1" + "}" * 800,
+    '"\u001b[2J"', '"/app/\u0000"', '"public"', '"allowlist"', "2G", '"512Z"',
+]
+LINK_TARGETS = [None, None, "outside", "outside", "inside", "dangling", "folder"]
+REWARDS = ["1", "0", "0.5", "1e309", "inf", "nan", "-inf", "1" + " " * 5000, "", "abc", '{"reward": 1}', '{"reward": 1e999}', '{"a": 1, "b": 2}', '{"reward": true}', "[1]", '{"reward": 1, "reward": 0}']
+REWARD_SHAPES = ["txt", "json", "link-txt", "link-json", "link-folder", "fifo", "dir", "big", "none"]
+
+
+@st.composite
+def harbor_input(draw: Any) -> dict[str, Any]:
+    """A Harbor task folder made hostile: task.toml with wrong values put in (or garbled,
+    cut, not UTF-8), links out of the folder where the loader reads, and what a verifier might
+    leave in /logs/verifier (a link to a host file, a FIFO, a huge or infinite reward)."""
+    lines = ['version = "1.0"']
+    tables: dict[str, list[str]] = {}
+    for _ in range(draw(st.integers(0, 3))):
+        table, key = draw(st.sampled_from(TOML_PLACES))
+        tables.setdefault(table, []).append(f"{key} = {draw(st.sampled_from(TOML_VALUES))}")
+    for table, body in tables.items():
+        lines += [f"[{table}]", *body]
+    text = ("\n".join(lines) + "\n").encode()
+    post = draw(st.sampled_from(["none", "none", "none", "latin1", "cut", "flip", "dup"]))
+    if post == "latin1":
+        text += b'[metadata]\nauthor = "caf\xe9"\n'
+    elif post == "cut" and text:
+        text = text[: draw(st.integers(0, len(text)))]
+    elif post == "flip" and text:
+        i = draw(st.integers(0, len(text) - 1))
+        text = text[:i] + bytes([draw(st.integers(0, 255))]) + text[i + 1 :]
+    elif post == "dup":
+        text += text
+    links = {}
+    if draw(st.booleans()):  # one of the files the loader reads made a link, half the time
+        links[draw(st.sampled_from(["instruction.md", "instruction.md", "task.toml", "tests", "solution/solve.sh", "environment/Dockerfile"]))] = draw(st.sampled_from(LINK_TARGETS[2:]))
+    return {"toml": text, "links": links, "reward": draw(st.sampled_from(REWARDS)), "shape": draw(st.sampled_from(REWARD_SHAPES))}
+
+
+NAME_ALPHABET = list("ab_.é日 -\"\\'$*?[]#~") + ["\n", "\t", "\x1b", "\x07", "\u202e", "\r", "\x7f"]
+
+
+def _name_ok(name: str) -> bool:
+    return name not in (".", "..", ".git") and not name.startswith(".git") and "/" not in name and "\0" not in name
+
+
+@st.composite
+def repo_input(draw: Any) -> dict[str, Any]:
+    """A repository change whose file names are hostile (control characters, quotes,
+    backslashes, newlines, spaces, bidi overrides), in and out of tests/: changed, added,
+    deleted or renamed from a base commit to a fix commit."""
+    files = []
+    for _ in range(draw(st.integers(1, 5))):
+        name = draw(st.text(alphabet=NAME_ALPHABET, min_size=1, max_size=10).filter(_name_ok))
+        folder = draw(st.sampled_from(["", "tests", "src", "tests/sub\nline", "t e\"s\\t"]))
+        files.append({"path": f"{folder}/{name}" if folder else name, "change": draw(st.sampled_from(["modify", "add", "delete", "rename", "binary"]))})
+    return {"files": files}
+
+
+STRATEGIES = {"bench": bench_input(), "lines": lines_input(), "tar": tar_input(), "harbor": harbor_input(), "repo": repo_input()}
 
 
 def generate(kind: str, n: int, seed_value: int) -> list[Any]:
@@ -391,10 +462,10 @@ def generate(kind: str, n: int, seed_value: int) -> list[Any]:
     return out
 
 
-def corpus(n_bench: int, n_lines: int, n_tar: int, seed_value: int) -> list[tuple[str, Any]]:
+def corpus(n_bench: int, n_lines: int, n_tar: int, seed_value: int, *, n_harbor: int = 0, n_repo: int = 0) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    for kind, n in (("bench", n_bench), ("lines", n_lines), ("tar", n_tar)):
-        out += [(kind, value) for value in generate(kind, n, seed_value)]
+    for kind, n in (("bench", n_bench), ("lines", n_lines), ("tar", n_tar), ("harbor", n_harbor), ("repo", n_repo)):
+        out += [(kind, value) for value in generate(kind, n, seed_value)] if n > 0 else []
     return out
 
 

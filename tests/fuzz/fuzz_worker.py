@@ -211,7 +211,172 @@ def fault_target(payload: dict, folder: Path) -> tuple[str, str]:
     return "ok", f"killed after {trial.killed_after}s, {trial.stored} calls kept"
 
 
-TARGETS = {"bench": bench_target, "lines": lines_target, "tar": tar_target, "path": path_target, "server": server_target, "fault": fault_target}
+SECRET = "host-secret-5d1e: the host read this file"
+
+
+def _link(path: Path, how: str | None, folder: Path, secret: Path) -> None:
+    """Make `path` (a file or folder of the task) a link of the kind `how` names."""
+    if how is None:
+        return
+    if how == "inside" and path.name != "instruction.md":
+        return  # only the prompt has a sibling to point at here
+    kept = path.with_name(path.name + ".orig")
+    if path.exists() or path.is_symlink():
+        path.rename(kept)
+    target = {"outside": secret if kept.is_file() or not kept.exists() else secret.parent, "inside": kept, "dangling": folder / "nowhere", "folder": secret.parent}[how]
+    path.symlink_to(target)
+
+
+def harbor_target(payload: dict, folder: Path) -> tuple[str, str]:
+    """A hostile Harbor task folder through the loader, and hostile verifier output through the
+    reward reader: refused (BadInput with a file), or loaded with nothing from the host in what
+    was read and every timeout finite; a reward only a finite number from a regular file."""
+    import math
+
+    from benchtape.core.errors import BadInput
+    from benchtape.spec.harbor_task import load_harbor_task
+
+    secret = folder / "host" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text(SECRET + "\n")
+    (secret.parent / "test.sh").write_text(SECRET + "\n")
+    task = folder / "task"
+    shutil.copytree(Path(CODE) / "fixtures-red" / "harbor" / "hello-file", task)
+    (task / "task.toml").write_bytes(payload["toml"])
+    for name, how in payload["links"].items():
+        _link(task / name, how, folder, secret)
+    outcome, detail = "ok", ""
+    try:
+        loaded = load_harbor_task(task)
+    except BadInput as exc:
+        if not exc.file:
+            return "unclear", f"BadInput without a file: {exc.what[:120]}"
+        if SECRET in exc.render():
+            return "escape", "a host file's text in the error"
+        outcome, detail = "refused", exc.what[:160]
+    else:
+        if SECRET in loaded.prompt() or SECRET in (loaded.runtime.tests_dir / "test.sh").read_text(errors="replace"):
+            return "escape", "a host file read as the task's"
+        numbers = [loaded.verify.timeout, loaded.runtime.agent_timeout, loaded.runtime.build_timeout, loaded.runtime.cpus]
+        if any(v is not None and not (math.isfinite(v) and v < 1e7) for v in numbers):
+            return "unclear", f"a non-finite or absurd number was accepted: {numbers}"
+    reward_outcome = _reward_case(payload, folder, secret)
+    return (reward_outcome if reward_outcome[0] != "ok" else (outcome, detail))
+
+
+def _reward_case(payload: dict, folder: Path, secret: Path) -> tuple[str, str]:
+    import math
+
+    from benchtape.sandbox.verifier import read_reward
+
+    logs = folder / "logs"
+    logs.mkdir()
+    shape, text = payload["shape"], payload["reward"]
+    linked = shape.startswith("link")
+    if shape in ("txt", "json"):
+        (logs / f"reward.{shape}").write_text(text)
+    elif shape == "link-txt":
+        secret.write_text(text)
+        (logs / "reward.txt").symlink_to(secret)
+    elif shape == "link-json":
+        secret.write_text(text)
+        (logs / "reward.json").symlink_to(secret)
+    elif shape == "link-folder":
+        shutil.rmtree(logs)
+        (secret.parent / "reward.txt").write_text(text)
+        logs.symlink_to(secret.parent)
+    elif shape == "fifo":
+        os.mkfifo(logs / "reward.txt")
+    elif shape == "dir":
+        (logs / "reward.txt").mkdir()
+    elif shape == "big":
+        (logs / "reward.txt").write_text("1" + " " * (4 << 20))
+    try:
+        reward = read_reward(logs) if shape != "link-folder" else read_reward(folder, "logs")
+    except ValueError as exc:
+        if SECRET in str(exc):
+            return "escape", "a host file's text in the reward's error"
+        return "ok", ""
+    if reward is not None and linked:
+        return "escape", f"a reward read through a link ({shape})"
+    if reward is not None and not math.isfinite(reward):
+        return "escape", f"a non-finite reward counted: {reward}"
+    return "ok", ""
+
+
+def repo_target(payload: dict, folder: Path) -> tuple[str, str]:
+    """A real git change with hostile file names through the harvest's split and the patch
+    guard: every changed path is seen by `changed_paths` (else a guarded path slips by), every
+    path under tests/ lands in the hidden tests, the patch applies, and no name prints a
+    control character."""
+    from benchtape.sandbox.patches import apply_patch, changed_paths
+    from benchtape.tasks.classify import split
+    from benchtape.tasks.gitlog import file_diffs
+
+    repo = folder / "repo"
+    repo.mkdir()
+
+    def git(*args: str, stdin: bytes | None = None) -> bytes:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")}, "GIT_CEILING_DIRECTORIES": str(folder)}
+        return subprocess.run(["git", "-C", str(repo), "-c", "user.name=f", "-c", "user.email=f@f", "-c", "core.quotePath=true", *args], input=stdin, check=True, capture_output=True, env=env, timeout=30).stdout
+
+    git("init", "-q")
+    files = payload["files"]
+    for f in files:
+        if f["change"] != "add":
+            p = repo / f["path"]
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("base\n")
+    (repo / "keep.txt").write_text("k\n")
+    git("add", "-A")
+    git("commit", "-qm", "base")
+    base = git("rev-parse", "HEAD").decode().strip()
+    for i, f in enumerate(files):
+        p = repo / f["path"]
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if f["change"] in ("modify", "add"):
+            p.write_text("fixed\n")
+        elif f["change"] == "binary":
+            p.write_bytes(b"\0\1\2" + bytes([i]))
+        elif f["change"] == "delete" and p.exists():
+            p.unlink()
+        elif f["change"] == "rename" and p.exists():
+            p.rename(p.with_name(p.name + "-moved"))
+    git("add", "-A")
+    if not git("status", "--porcelain"):
+        return "ok", "no change"
+    git("commit", "-qm", "fix")
+    fix = git("rev-parse", "HEAD").decode().strip()
+    changed = [n.decode("utf-8", "replace") for n in git("diff", "--name-only", "-z", "--no-renames", base, fix).split(b"\0") if n]
+    diffs = file_diffs(repo, base, fix)
+    if sorted(p for p, _ in diffs) != sorted(changed):
+        return "escape", f"the harvest's file list differs from git's: {[p for p, _ in diffs]!r} vs {changed!r}"
+    for path, block in diffs:
+        if path not in changed_paths(block):
+            return "escape", f"changed_paths misses {path!r} in its own diff block"
+    whole = git("diff", "--binary", "--full-index", base, fix)
+    seen = changed_paths(whole)
+    missed = [p for p in changed if p not in seen]
+    if missed:
+        return "escape", f"the guard misses {missed!r}"
+    parts = split(changed, ("tests/**", "**/tests/**"), ())
+    leaked = [p for p in changed if p.startswith("tests/") and p not in parts.tests]
+    if leaked:
+        return "escape", f"test files in the reference patch: {leaked!r}"
+    try:
+        from benchtape.core.termtext import printable
+    except ImportError:
+        printable = None
+    if printable is not None and any(any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in printable(p)) for p in changed):
+        return "escape", "a control character survives printable()"
+    tree = folder / "tree"
+    tree.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=git("archive", "--format=tar", base), check=True, timeout=30)
+    apply_patch(tree, whole)
+    return "ok", f"{len(changed)} paths"
+
+
+TARGETS = {"harbor": harbor_target, "repo": repo_target, "bench": bench_target, "lines": lines_target, "tar": tar_target, "path": path_target, "server": server_target, "fault": fault_target}
 
 
 def force_remove(folder: Path) -> None:

@@ -1,6 +1,6 @@
 """`make fuzz`: a long fuzz run that prints its figures (inputs, tracebacks, hangs, peak memory).
 
-    python tests/fuzz/run_fuzz.py --inputs 2000            # per kind (bench, lines, tar)
+    python tests/fuzz/run_fuzz.py --inputs 2000            # per kind (bench, lines, tar; harbor, repo up to --box-inputs)
     python tests/fuzz/run_fuzz.py --code /path/to/checkout  # the same corpus against other code
 
 Besides the generated corpus, every fixed hostile and fault case (corpus.hostile: huge
@@ -28,6 +28,7 @@ from fuzzkit import run  # noqa: E402
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--inputs", type=int, default=2000, help="inputs per kind")
+    ap.add_argument("--box-inputs", type=int, default=300, help="at most this many hostile Harbor folders and hostile repositories (each makes real files and git commits)")
     ap.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random, printed)")
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout to fuzz (default: this one)")
     ap.add_argument("--time-limit", type=float, default=20.0, help="seconds per input before it counts as a hang")
@@ -36,7 +37,8 @@ def main() -> int:
     args = ap.parse_args()
     seed_value = args.seed if args.seed is not None else random.randrange(1 << 30)
     print(f"generating {args.inputs} inputs per kind with hypothesis (seed {seed_value}) ...", flush=True)
-    inputs = corpus(args.inputs, args.inputs, args.inputs, seed_value) + hostile()  # and each fixed hostile and fault case once
+    boxes = min(args.inputs, args.box_inputs)  # each a real git repository or task folder: bounded
+    inputs = corpus(args.inputs, args.inputs, args.inputs, seed_value, n_harbor=boxes, n_repo=boxes) + hostile()  # and each fixed hostile and fault case once
     print(f"running {len(inputs)} inputs against {args.code} ({args.time_limit:g} s and {args.mem_limit} MiB per input) ...", flush=True)
     figures = run(inputs, code=args.code, time_limit=args.time_limit, mem_bytes=args.mem_limit << 20, save=args.save)
     print(figures.report(f"fuzz figures (seed {seed_value}, code {args.code})"))

@@ -22,6 +22,18 @@ def test_short_fuzz_finds_no_traceback_hang_or_escape():
     assert figures.count("refused", "tar") > 0 and figures.count("ok", "lines") > 0
 
 
+@pytest.mark.xdist_group("fuzz")
+def test_short_fuzz_of_hostile_task_folders_and_repositories():
+    """Issue 44's generators: Harbor task folders (wrong task.toml values, links out of the
+    folder, hostile reward files) and repositories with hostile file names. Before the fixes
+    this corpus found non-finite rewards, rewards read through links, tracebacks on deep or
+    non-UTF-8 task.toml, and changed paths the guard missed."""
+    figures = run(corpus(0, 0, 0, SEED, n_harbor=60, n_repo=15), time_limit=20.0, mem_bytes=2 << 30)
+    print(figures.report(f"short fuzz of task folders and repositories (seed {SEED})"))
+    assert figures.bad == 0 and figures.count("unclear") == 0, figures.report("short fuzz")
+    assert figures.count("refused", "harbor") > 0 and figures.count("ok", "harbor") > 0 and figures.count("ok", "repo") > 0
+
+
 def test_make_fuzz_starts_from_a_clean_environment():
     """`make fuzz` runs run_fuzz.py as a script, without pytest's sys.path: its imports (the
     corpus, and realdatakit beside the suite) must resolve on their own (they once did not)."""

@@ -1,0 +1,75 @@
+"""The scripted solver through the real binaries, on real toolz tasks: the task's reference fix,
+played by benchtape's scripted model through each harness's own tools (Claude Code 2.1.328's
+Read/Edit, Codex 0.169.0's exec_command/apply_patch, the mock's), passes every task cell; the
+partial script (only the fix's first edit) fails every one; and the same script gives the same
+canonical actions on every harness (issue 45's scripted solver)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvest"))
+from e2e.cli import benchtape  # noqa: E402
+from harvestkit import cli_env, clone_toolz  # noqa: E402
+from realagents import need  # noqa: E402
+
+TASKS = ["603", "434"]  # one hunk; several hunks over one file
+EVALUATION = """\
+apiVersion: benchtape/v1alpha1
+kind: Evaluation
+tasks: all
+tools:
+  - tool: mock
+    model: [solver, solver-partial]
+  - tool: claude-code
+    tool_version: "2.1.328"
+    model: [solver, solver-partial]
+    options: {permission_mode: bypass}
+  - tool: codex
+    tool_version: "0.169.0"
+    model: [solver, solver-partial]
+"""
+
+
+def _json(done: Any) -> Any:
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    need("claude-code")
+    need("codex")
+    repo = clone_toolz(tmp_path_factory.mktemp("solver") / "toolz")
+    assert benchtape("task", "create", *TASKS, cwd=repo).returncode == 0
+    _json(benchtape("task", "validate", *TASKS, "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=900))
+    (repo / ".benchtape" / "evaluations").mkdir(parents=True, exist_ok=True)
+    (repo / ".benchtape" / "evaluations" / "solve.yaml").write_text(EVALUATION)
+    run = _json(benchtape("run", "solve", "--yes", "--json", cwd=repo, env=cli_env(), timeout=900))
+    return {"repo": repo, "run": run}
+
+
+def test_the_solver_passes_every_task_through_every_real_binary_and_the_partial_script_fails(ran: dict[str, Any]):
+    outcomes = ran["run"]["outcomes"]
+    solving = {label: counts for label, counts in outcomes.items() if " solver" in label and "partial" not in label}
+    partial = {label: counts for label, counts in outcomes.items() if "solver-partial" in label}
+    assert len(solving) == len(partial) == 3, outcomes
+    assert all(counts == {"passed": len(TASKS)} for counts in solving.values()), outcomes
+    assert all("passed" not in counts and sum(counts.values()) == len(TASKS) for counts in partial.values()), outcomes
+
+
+def test_the_same_script_gives_the_same_canonical_actions_on_every_harness(ran: dict[str, Any]):
+    for task in TASKS:
+        done = benchtape("query", "[session.harness, session.model, calls[].action]", "--scenario", task, cwd=ran["repo"])
+        assert done.returncode == 0, done.stderr
+        rows = [json.loads(line)["result"] for line in done.stdout.splitlines()]
+        by_model: dict[str, set[tuple[str, ...]]] = {}
+        for _harness, model, actions in rows:
+            by_model.setdefault(model.replace("mock-", "scripted-"), set()).add(tuple(actions))
+        assert {len(harnesses) for harnesses in by_model.values()} == {1}, (task, rows)  # one sequence per script, whatever the harness
+        assert len(rows) == 6 and "edit" in next(iter(by_model["scripted-solver"]))[1:3]

@@ -1,0 +1,67 @@
+"""The scripted solver's script, from real patch shapes: a hunk is one Edit (its file Read first),
+a new file one Write, a deleted file one `rm`, "\\ No newline at end of file" kept exact, and
+the partial script plays only the first edit (none when the fix has one)."""
+
+from __future__ import annotations
+
+from benchtape.spec.solver import parse_patch, solver_script
+
+PATCH = b"""diff --git a/pkg/mod.py b/pkg/mod.py
+index 1111111..2222222 100644
+--- a/pkg/mod.py
++++ b/pkg/mod.py
+@@ -1,3 +1,4 @@
++import os
+ import sys
+\x20
+ def f():
+@@ -10,2 +11,2 @@ def g():
+-    return 1
++    return 2
+ # end
+\\ No newline at end of file
+diff --git a/pkg/new.py b/pkg/new.py
+new file mode 100644
+index 0000000..3333333
+--- /dev/null
++++ b/pkg/new.py
+@@ -0,0 +1,2 @@
++X = 1
++Y = 2
+diff --git a/pkg/old.py b/pkg/old.py
+deleted file mode 100644
+index 4444444..0000000
+--- a/pkg/old.py
++++ /dev/null
+@@ -1 +0,0 @@
+-gone = True
+"""
+
+
+def test_hunks_keep_their_exact_text():
+    mod, new, old = parse_patch(PATCH.decode())
+    assert (mod.old, mod.new, new.old, new.new, old.old, old.new) == ("pkg/mod.py", "pkg/mod.py", None, "pkg/new.py", "pkg/old.py", None)
+    assert mod.hunks == [("import sys\n\ndef f():\n", "import os\nimport sys\n\ndef f():\n"), ("    return 1\n# end", "    return 2\n# end")]
+
+
+def test_the_script_reads_then_edits_writes_new_files_removes_old_ones_runs_the_tests_and_says_done():
+    steps = solver_script(PATCH, verify="python3 -m pytest -q tests")["steps"]
+    tools = [(s.get("tool"), (s.get("input") or {}).get("file_path") or (s.get("input") or {}).get("command")) for s in steps if "tool" in s]
+    assert tools == [
+        ("Read", "pkg/mod.py"), ("Edit", "pkg/mod.py"), ("Edit", "pkg/mod.py"),
+        ("Write", "pkg/new.py"), ("Bash", "rm -f -- pkg/old.py"), ("Bash", "python3 -m pytest -q tests || true"),
+    ]
+    assert steps[-1] == {"say": "done"} and steps[4]["input"]["content"] == "X = 1\nY = 2\n"
+
+
+def test_the_partial_script_plays_only_the_first_edit():
+    steps = solver_script(PATCH, partial=True)["steps"]
+    assert [s.get("tool") for s in steps if "tool" in s] == ["Read", "Edit"]
+    one = PATCH.split(b"diff --git a/pkg/new.py")[0].replace(b"@@ -10,2 +11,2 @@ def g():\n-    return 1\n+    return 2\n # end\n\\ No newline at end of file\n", b"")
+    assert [s.get("tool") for s in solver_script(one, partial=True)["steps"] if "tool" in s] == []  # one edit: the partial changes nothing
+
+
+def test_a_binary_change_has_no_scripted_solver():
+    patch = b"diff --git a/logo.png b/logo.png\nindex 1..2 100644\nGIT binary patch\nliteral 3\nabc\n"
+    [only] = solver_script(patch)["steps"]
+    assert "binary file (logo.png)" in only["say"]
