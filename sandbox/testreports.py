@@ -6,7 +6,9 @@ pytest's JUnit XML (the verifier asks for it through PYTEST_ADDOPTS, with `--col
 no:cacheprovider`, so the project's own options stay and the tree gains no cache), `go test`
 (`-json` events, or `-v`'s `--- PASS:` lines), cargo's libtest lines (`test a::b ... ok`),
 unittest's verbose lines (`test_a (pkg.T.test_a) ... ok`), jest and vitest JSON
-(`--json --outputFile`, which the inferred commands ask for). Colour codes are stripped
+(`--json --outputFile`, which the inferred commands ask for), and any JUnit XML a command
+writes to `$BENCHTAPE_REPORTS/junit.xml` (go-junit-report, cargo nextest, xmlrunner…).
+Colour codes are stripped
 first: a coloured log is never "not recognised".
 
 Pure: text and bytes in, results out. The report files are read by `read_reports`, bounded
@@ -16,7 +18,6 @@ and never through a link (a test may leave a symlink where its report should be)
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 import shlex
@@ -104,12 +105,12 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
     """The per-test report of one run: the report files in `folder` first (JUnit XML, jest or
     vitest JSON), else what the output itself lists test by test (go, cargo, unittest).
     None when neither names a test."""
-    for name, reader in (("pytest.xml", _junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
+    for name, reader in (("pytest.xml", _junit_file), ("junit.xml", _junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
         data = _read_bounded(folder / name)
         if data is not None:
             found = reader(data, list(roots))
             if found is not None:
-                return found
+                return found if name != "junit.xml" else TestReport(runner or "junit", "junit", found.tests)
     plain = strip_colour(output)
     text_readers = TEXT_READERS.get(runner, ()) if runner is not None else tuple(r for rs in TEXT_READERS.values() for r in rs)
     for text_reader in text_readers:
@@ -120,26 +121,15 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
 
 
 def _read_bounded(path: Path) -> bytes | None:
-    """A report file's bytes, never through a symlink, at most REPORT_LIMIT; None when absent."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        import stat
+    """A report file's bytes, read without following a link at any step below the tree (the
+    report folder itself included: the tests know its name), at most REPORT_LIMIT; None when
+    absent, or when what is there is a link, a FIFO, a folder or too large."""
+    from benchtape.sandbox.nofollow import read_inside
 
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks, left = [], REPORT_LIMIT
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+    try:
+        return read_inside(path.parent.parent, f"{path.parent.name}/{path.name}", REPORT_LIMIT)
+    except (OSError, ValueError):
+        return None
 
 
 # ---------------------------------------------------------------- the readers

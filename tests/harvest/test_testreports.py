@@ -72,6 +72,10 @@ def test_a_report_left_as_a_symlink_is_never_followed(tmp_path: Path):
     folder.mkdir()
     (folder / "pytest.xml").symlink_to(secret)
     assert _read_bounded(folder / "pytest.xml") is None and read_reports(folder, "", "pytest") is None
+    (folder / "pytest.xml").unlink()
+    linked = tmp_path / "linked"
+    linked.symlink_to(tmp_path)  # the report folder itself a link (a test knows $BENCHTAPE_REPORTS)
+    assert _read_bounded(linked / "host.xml") is None
 
 
 def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Path):
@@ -129,3 +133,17 @@ def test_go_tests_are_read_from_v_lines_and_json_events_through_the_inferred_com
     assert verbose.tests.outcomes() == {"TestAdd": "passed", "TestBroken": "failed", "TestBroken/half": "failed", "TestLater": "skipped"}
     assert events.tests is not None and events.tests.source == "go-json", events.log[-2000:]
     assert events.tests.outcomes() == {f"example.com/mod/calc::{k}": v for k, v in verbose.tests.outcomes().items()}
+
+
+def test_any_runners_junit_xml_at_benchtape_reports_is_read(tmp_path: Path):
+    """A hand-written command hands in JUnit XML from another runner: here pytest itself, asked
+    by the command (not by the verifier) to write `$BENCHTAPE_REPORTS/junit.xml`."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "test_a.py").write_text("import pytest\n\n\ndef test_ok():\n    pass\n\n\ndef test_no():\n    assert 0\n\n\n@pytest.mark.skip(reason='later')\ndef test_later():\n    pass\n")
+    command = 'PYTEST_ADDOPTS= python3 -m pytest -q -p no:cacheprovider --junitxml="$BENCHTAPE_REPORTS/junit.xml" test_a.py'
+    with home_box(tree) as box:
+        ev = verify(tree, [], Verify(command=command), box.run)
+    assert ev.tests is not None and ev.tests.source == "junit", ev.log[-1500:]
+    assert ev.tests.outcomes() == {"test_a::test_ok": "passed", "test_a::test_no": "failed", "test_a::test_later": "skipped"}
+    assert ev.tests.tests["test_a::test_later"].message == "later"
