@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test bench fuzz install clean docs agents lint screenshots
+.PHONY: demo test bench fuzz install clean docs agents lint screenshots receivers
 
 # A user's install is the package and its runtime dependencies (what `make demo` needs, ~100 MB);
 # the test tools (pytest, Playwright, Ray, Inspect, ruff, mypy: ~800 MB more) come with `make test`
@@ -31,10 +31,26 @@ install: $(BIN)/benchtape
 demo: install
 	$(BIN)/benchtape demo
 
-# The real Claude Code and Codex at the versions benchtape is verified with, from npm, into
+# The real Claude Code, Codex, Gemini CLI, Qwen Code, opencode (npm), mini-swe-agent and aider (PyPI, a venv each) at the versions benchtape is verified with, into
 # .benchtape/tools/<tool>/<version>/ (never `npm install -g`). The real-binary tests use them.
 agents: install
-	$(BIN)/python -m benchtape.adapters.binaries --install claude-code codex
+	$(BIN)/benchtape tools install claude-code codex gemini-cli qwen-code opencode mini-swe-agent aider
+
+# The field's own tools the format tests run for real, each in a venv of its own under
+# .benchtape/venvs/ (their pins clash with benchtape's): Arize Phoenix (an OTLP receiver,
+# tests/formats/phoenixkit.py) and Harbor 0.25 (which needs Python 3.12: PY312 names one), with
+# PyPI's podman-compose: `harbor run -e podman` drives it where the docker compose v2 plugin,
+# which no registry here ships, is missing (Debian's podman itself: apt-get install podman).
+PY312 ?= $(shell command -v python3.12 || ls -d $$HOME/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -1)
+receivers: .benchtape/venvs/phoenix/bin/phoenix .benchtape/venvs/harbor/bin/harbor
+.benchtape/venvs/phoenix/bin/phoenix:
+	@test -n "$(PY312)" || { echo "make receivers: Phoenix and Harbor need a Python 3.12 (pyenv install 3.12, or PY312=/path/to/python3.12)"; exit 2; }
+	$(PY312) -m venv .benchtape/venvs/phoenix
+	.benchtape/venvs/phoenix/bin/pip install -q 'arize-phoenix==20.*'
+.benchtape/venvs/harbor/bin/harbor:
+	@test -n "$(PY312)" || { echo "make receivers: Harbor 0.25 needs a Python 3.12 (pyenv install 3.12, or PY312=/path/to/python3.12)"; exit 2; }
+	$(PY312) -m venv .benchtape/venvs/harbor
+	.benchtape/venvs/harbor/bin/pip install -q 'harbor==0.25.*' 'podman-compose>=1.1'
 
 test: install $(TESTED)
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Protocol, cast
 
-from benchtape.core.harnesses import ADAPTERS
 from benchtape.core.model import Action
 from benchtape.core.payloads import Hook
 
@@ -52,6 +51,7 @@ class Command:
     probe: bool = True  # harness_config.environment.probe: false records no environment.reported
     require: bool = False  # harness_config.environment.require: refuse the run before spend when the probe found a problem
     attachments: tuple[dict[str, Any], ...] = ()  # the images this command sends with the prompt (spec/bench_images.attachment): the first message.user records them
+    facts: dict[str, Any] = field(default_factory=dict)  # added to session.started (e.g. `records_calls: False`: the harness cannot see the agent's tool calls)
 
 
 @dataclass(frozen=True)
@@ -189,11 +189,48 @@ def hook_action(data: Hook, thread: str = "main", at: float = 0.0) -> Action:
 
 
 
+class Harness:
+    """What a harness is besides its `command` and `parser`, with the defaults a plugin harness
+    (core/harnesses.py, docs/harnesses.md) may keep: subclass it, set `name`, write `command`
+    and `parser`, and name the tool's native tools in `tool_names` so every session check
+    reads its calls as it reads Claude's or Codex's.
+
+    - `tool_names`: native tool name → "kind[:argument,...]" (core/canonical.register_names),
+      e.g. {"ReadFile": "read:path", "Shell": "shell:cmd", "Todo": "plan"}.
+    - `install`: how `benchtape tools install NAME` gets the pinned binary (adapters/binaries.Pin),
+      or None when the tool is installed some other way.
+    """
+
+    name = ""
+    bookkeeping: tuple[str, ...] = ()
+    own_state: tuple[str, ...] = ()
+    home_json: dict[str, dict[str, Any]] = {}
+    native_tools: frozenset[str] | None = None
+    tool_names: dict[str, str] = {}
+    install: Any = None  # adapters/binaries.Pin
+
+    def command(self, launch: Launch) -> Command:
+        raise NotImplementedError
+
+    def parser(self) -> Parser:
+        raise NotImplementedError
+
+    def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
+        return []
+
+
 def get_adapter(name: str) -> Adapter:
-    """The adapter for a harness name; KeyError for an unknown one."""
+    """The adapter for a harness name, built-in or installed by a plugin; KeyError for an unknown one."""
     import importlib
 
-    target = ADAPTERS[name]
-    module, _, cls = target.partition(":")
-    adapter: Adapter = getattr(importlib.import_module(f"benchtape.adapters.{module}"), cls)()  # ADAPTERS names Adapter classes of this room only
+    from benchtape.core.canonical import register_names
+    from benchtape.core.harnesses import BUILTIN, target
+
+    module, _, cls = target(name).partition(":")
+    if name in BUILTIN:
+        module = f"benchtape.adapters.{module}"  # a built-in names a module of this room only
+    adapter: Adapter = getattr(importlib.import_module(module), cls)()  # a harness's target names an Adapter class
+    names = getattr(adapter, "tool_names", None)
+    if names:
+        register_names(name, names)
     return adapter

@@ -9,7 +9,7 @@ npm succeeded, so a failed install leaves nothing half-written. The versions the
 recipes were verified on are `VERIFIED`; any other version resolves, named as
 unverified, because its stream or transcript may differ from what the adapters expect.
 
-    python -m benchtape.adapters.binaries --install claude-code codex    # what `make agents` runs
+    benchtape tools install claude-code codex gemini-cli    # what `make agents` runs
 
 `latest` is not a version: `latest_version` asks npm (`npm view PACKAGE version`, the
 registry's `latest` tag) which one it is today, and that version is what gets installed,
@@ -25,6 +25,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchtape.core.errors import BadInput, BenchtapeError, ExitCode
 
@@ -34,15 +35,44 @@ VERSION = re.compile(r"(\d+\.\d+\.\d+(?:[-.][0-9A-Za-z.]+)?)")
 
 @dataclass(frozen=True)
 class Pin:
-    package: str  # the npm package
+    """A harness's install recipe: which registry package, at which verified version, gives
+    which executable. A plugin harness declares one as its adapter's `install`."""
+
+    package: str  # the npm package (kind npm), or the PyPI distribution (kind pypi)
     version: str  # the version the recipes in spec/real-binaries.md were verified on
-    bin: str  # its executable in node_modules/.bin
+    bin: str  # its executable: in node_modules/.bin (npm), in the venv's bin/ (pypi)
+    kind: str = "npm"  # npm: `npm install --prefix FOLDER`; pypi: a venv in FOLDER, `pip install PACKAGE==VERSION`
 
 
 VERIFIED: dict[str, Pin] = {
     "claude-code": Pin("@anthropic-ai/claude-code", "2.1.328", "claude"),
     "codex": Pin("@openai/codex", "0.169.0", "codex"),
+    "gemini-cli": Pin("@google/gemini-cli", "0.61.0", "gemini"),
+    "qwen-code": Pin("@qwen-code/qwen-code", "0.24.4", "qwen"),
+    "mini-swe-agent": Pin("mini-swe-agent", "2.4.6", "mini", kind="pypi"),
+    "opencode": Pin("opencode-ai", "1.18.33", "opencode"),
+    "aider": Pin("aider-chat", "0.86.2", "aider", kind="pypi"),
 }
+INSTALLED_MARK = ".benchtape-installed"  # a pypi tool's venv is made in place (its scripts name their folder): this file says it finished
+
+
+def pins() -> dict[str, Pin]:
+    """Every install recipe: benchtape's own, then those installed plugin harnesses declare."""
+    found = dict(VERIFIED)
+    from benchtape.core.harnesses import plugins
+
+    for plugin in plugins():
+        if plugin.shadowed or plugin.name in found:
+            continue
+        try:
+            from benchtape.adapters.base import get_adapter
+
+            pin = getattr(get_adapter(plugin.name), "install", None)
+        except Exception:  # noqa: BLE001 - a broken plugin must not stop the others being listed
+            continue
+        if isinstance(pin, Pin):
+            found[plugin.name] = pin
+    return found
 
 
 @dataclass(frozen=True)
@@ -53,7 +83,7 @@ class Binary:
 
     @property
     def verified(self) -> bool:
-        return self.version == VERIFIED[self.tool].version
+        return self.version == _pin(self.tool).version
 
     @property
     def note(self) -> str | None:
@@ -62,7 +92,7 @@ class Binary:
             return None
         return (
             f"{self.tool} {self.version} is not the version benchtape was verified with "
-            f"({VERIFIED[self.tool].version}): its output may differ from what the adapters expect"
+            f"({_pin(self.tool).version}): its output may differ from what the adapters expect"
         )
 
 
@@ -84,9 +114,9 @@ def search_roots() -> list[Path]:
 
 
 def _pin(tool: str) -> Pin:
-    pin = VERIFIED.get(tool)
+    pin = VERIFIED.get(tool) or pins().get(tool)
     if pin is None:
-        raise BadInput(f"no pinned binary for harness {tool!r}", fix=f"use one of {', '.join(sorted(VERIFIED))}")
+        raise BadInput(f"no pinned binary for harness {tool!r}", fix=f"use one of {', '.join(sorted(pins()))}")
     return pin
 
 
@@ -95,7 +125,10 @@ def folder(tool: str, version: str, root: Path | None = None) -> Path:
 
 
 def binary_path(tool: str, version: str, root: Path | None = None) -> Path:
-    return folder(tool, version, root) / "node_modules" / ".bin" / _pin(tool).bin
+    pin = _pin(tool)
+    if pin.kind == "pypi":
+        return folder(tool, version, root) / "bin" / pin.bin
+    return folder(tool, version, root) / "node_modules" / ".bin" / pin.bin
 
 
 def resolve(tool: str, version: str | None = None, *, root: Path | None = None, install: bool = False) -> Binary:
@@ -111,9 +144,9 @@ def resolve(tool: str, version: str | None = None, *, root: Path | None = None, 
     path = binary_path(tool, version, root)
     if not _runnable(path):
         if not install:
-            command = f"python -m benchtape.adapters.binaries --install {tool}" + ("" if version == pin.version else f"@{version}")
+            command = f"benchtape tools install {tool}" + ("" if version == pin.version else f"@{version}")
             how = f"run `make agents`, or `{command}`" if version == pin.version else f"run `{command}`"
-            raise BadInput(f"{tool} {version} is not installed (looked for {path})", fix=f"{how} (npm installs into that folder only)")
+            raise BadInput(f"{tool} {version} is not installed (looked for {path})", fix=f"{how} ({'pip' if pin.kind == 'pypi' else 'npm'} installs into that folder only)")
         install_version(tool, version, root)
     found = reported_version(path)
     if found != version:
@@ -143,7 +176,7 @@ def identify(tool: str, path: Path | str) -> Binary:
     _pin(tool)
     found = reported_version(Path(path))
     if found is None:
-        raise BadInput(f"{path} does not say which {tool} version it is (`--version` gave none)", fix="point at a real Claude Code / Codex binary")
+        raise BadInput(f"{path} does not say which {tool} version it is (`--version` gave none)", fix=f"point at a real {tool} binary")
     return Binary(tool, found, Path(path))
 
 
@@ -159,7 +192,12 @@ def version_of(path: Path | str) -> str | None:
 
 
 def reported_version(path: Path) -> str | None:
-    """The version a binary prints for `--version` (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`)."""
+    """The version a binary prints for `--version` (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`);
+    for a PyPI tool in its venv, the version of the distribution pip installed there (some have
+    no `--version`, and running one to ask may start it: mini-swe-agent makes its config folder)."""
+    installed_as = _venv_version(path)
+    if installed_as is not None:
+        return installed_as
     try:
         out = subprocess.run([str(path), "--version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
@@ -182,13 +220,18 @@ class Unresolvable(BenchtapeError):
         super().__init__(f"{tool}: cannot resolve `latest`: {why}")
 
     def render(self) -> str:
-        pin = VERIFIED[self.tool].version if self.tool in VERIFIED else "MAJOR.MINOR.PATCH"
+        pin = pins()[self.tool].version if self.tool in pins() else "MAJOR.MINOR.PATCH"
         return f"{self} — nothing ran\n  fix: pin a version instead (`tool_version: \"{pin}\"`), or make the npm registry reachable"
 
 
 def latest_version(tool: str) -> str:
-    """The version npm's `latest` tag names for the tool's package, asked once per process."""
+    """The version npm's `latest` tag names for the tool's package, asked once per process (a
+    PyPI tool's: the version benchtape ships)."""
     pin = _pin(tool)
+    if pin.kind != "npm":
+        # a PyPI tool runs the version benchtape ships (its Tool has no `install:`, so only
+        # `latest` is accepted for it): `latest` is that pin, as spec/overlays.Tool.version_problem says
+        return pin.version
     if tool not in _LATEST:
         npm = shutil.which("npm")
         if npm is None:
@@ -222,6 +265,8 @@ def installed(tool: str, version: str) -> Binary | None:
 def install_version(tool: str, version: str, root: Path | None = None) -> Path:
     """`npm install --prefix` the package at `version` into its folder; the folder appears only on success."""
     pin = _pin(tool)
+    if pin.kind == "pypi":
+        return _install_pypi(tool, pin, version, root)
     npm = shutil.which("npm")
     if npm is None:
         raise BadInput(f"cannot install {tool} {version}: npm is not on PATH", fix="install Node.js and npm (Debian: apt-get install nodejs npm), then try again")
@@ -237,6 +282,28 @@ def install_version(tool: str, version: str, root: Path | None = None) -> Path:
         raise BadInput(f"npm could not install {pin.package}@{version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix="check the version exists (`npm view " + pin.package + " versions`) and that the npm registry is reachable")
     shutil.rmtree(target, ignore_errors=True)
     scratch.rename(target)
+    return target
+
+
+def _install_pypi(tool: str, pin: Pin, version: str, root: Path | None) -> Path:
+    """A venv of its own in the version folder, `pip install PACKAGE==VERSION` into it; made in
+    place (a venv's scripts name its folder, so it cannot be renamed into place) and marked
+    finished last: an unfinished folder is removed, and never counts as installed."""
+    target = folder(tool, version, root)
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    python = os.environ.get("BENCHTAPE_TOOLS_PYTHON") or sys.executable
+    steps = [[python, "-m", "venv", str(target)], [str(target / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", f"{pin.package}=={version}"]]
+    for argv in steps:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if done.returncode != 0:
+            shutil.rmtree(target, ignore_errors=True)
+            tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
+            raise BadInput(f"could not install {pin.package}=={version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix=f"check the version exists (`pip index versions {pin.package}`) and that PyPI is reachable")
+    if not (target / "bin" / pin.bin).exists():
+        shutil.rmtree(target, ignore_errors=True)
+        raise BadInput(f"{pin.package}=={version} installed no `{pin.bin}` executable", fix="check the install recipe's `bin`")
+    (target / INSTALLED_MARK).write_text(f"{pin.package}=={version}\n")
     return target
 
 
@@ -259,8 +326,69 @@ def direct(path: Path | str) -> tuple[str, dict[str, str]]:
     return str(native), {"CODEX_MANAGED_PACKAGE_ROOT": str(package), "CODEX_MANAGED_BY_NPM": "1"}
 
 
+def _venv_version(path: Path) -> str | None:
+    """The version in the METADATA of the distribution a tool venv was made for (its INSTALLED_MARK
+    names it), or None when `path` is not in such a venv."""
+    venv = Path(os.path.realpath(path)).parent.parent if not path.is_symlink() else path.parent.parent
+    mark = venv / INSTALLED_MARK
+    if not mark.is_file() or not (venv / "pyvenv.cfg").is_file():
+        return None
+    package = mark.read_text(encoding="utf-8").split("==", 1)[0].strip()
+    wanted = re.sub(r"[-_.]+", "_", package).lower()
+    for meta in venv.glob("lib/python*/site-packages/*.dist-info/METADATA"):
+        if meta.parent.name.removesuffix(".dist-info").rsplit("-", 1)[0].lower().replace("-", "_").replace(".", "_") == wanted:
+            found = re.search(r"^Version: (\S+)$", meta.read_text(encoding="utf-8", errors="replace"), re.M)
+            return found.group(1) if found else None
+    return None
+
+
 def _runnable(path: Path) -> bool:
+    if path.parent.name == "bin" and path.parent.parent.name != ".bin" and (path.parent.parent / "pyvenv.cfg").exists():
+        return path.exists() and os.access(path, os.X_OK) and (path.parent.parent / INSTALLED_MARK).exists()  # a pypi tool's venv, finished
     return path.exists() and os.access(path, os.X_OK)
+
+
+def installed_versions(tool: str) -> list[Binary]:
+    """Every version of `tool` in the search roots' version folders (no `--version` asked: a
+    folder's name is its version, checked when a run resolves it)."""
+    found: dict[str, Binary] = {}
+    for root in search_roots():
+        base = root / tool
+        if not base.is_dir():
+            continue
+        for sub in sorted(base.iterdir()):
+            if sub.name.startswith(".") or sub.name in found:
+                continue
+            path = binary_path(tool, sub.name, root)
+            if _runnable(path):
+                found[sub.name] = Binary(tool, sub.name, path)
+    return list(found.values())
+
+
+def harness_listing() -> list[dict[str, Any]]:
+    """Each harness this process can run: who brought it (benchtape or a plugin package, with its
+    version), its install recipe, the versions installed in the tools folders and where; a
+    plugin that fails to load says why instead of stopping the listing."""
+    from benchtape.adapters.base import get_adapter
+    from benchtape.core.harnesses import installed
+
+    every = pins()
+    rows: list[dict[str, Any]] = []
+    for h in installed():
+        row: dict[str, Any] = {"harness": h.name, "package": h.package, "version": h.version, "target": h.target}
+        if h.shadowed:
+            row["problem"] = f"a plugin may not take the built-in name {h.name!r}: never used"
+        elif h.package != "benchtape":
+            try:
+                get_adapter(h.name)
+            except Exception as exc:  # noqa: BLE001
+                row["problem"] = f"{type(exc).__name__}: {exc}"
+        pin = every.get(h.name)
+        if pin is not None and not h.shadowed:
+            row["install"] = {"package": pin.package, "version": pin.version, "kind": pin.kind}
+            row["installed"] = [{"version": b.version, "path": str(b.path), "verified": b.verified} for b in installed_versions(h.name)]
+        rows.append(row)
+    return rows
 
 
 def main(argv: list[str]) -> int:

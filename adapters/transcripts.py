@@ -16,12 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
+from benchtape.adapters.aider_history import AiderHistoryParser
 from benchtape.adapters.atif_trajectory import AtifParser, Invalid, load
 from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.gemini_stream import GeminiStreamParser
 from benchtape.adapters.lines import decode, finish_safely, read_lines
+from benchtape.adapters.mini_trajectory import MiniTrajectoryParser
+from benchtape.adapters.opencode import OpencodeParser
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 from benchtape.core.payloads import EnvironmentReported
@@ -380,6 +384,10 @@ def parser_for(fmt: str) -> _Parser:
         "codex-rollout": CodexRolloutParser,
         "codex-exec-json": CodexExecParser,
         "atif": AtifParser,
+        "gemini-stream-json": GeminiStreamParser,
+        "mini-swe-agent": MiniTrajectoryParser,
+        "opencode-json": OpencodeParser,
+        "aider-history": AiderHistoryParser,
     }
     if fmt not in parsers:
         raise BadInput(f"unknown transcript format {fmt!r}", fix=f"use one of {', '.join(sorted(parsers))}")

@@ -83,11 +83,23 @@ def fast_path(argv: list[str]) -> int | None:
         from benchtape import _help
 
         if argv:
-            sys.stdout.write(_help.TEXT)
+            sys.stdout.write(_help.TEXT + harness_section())
             return 0
-        sys.stderr.write(_help.TEXT)  # no arguments: help on stderr and exit 2, as click does
+        sys.stderr.write(_help.TEXT + harness_section())  # no arguments: help on stderr and exit 2, as click does
         return 2
     return None
+
+
+def harness_section() -> str:
+    """The harnesses installed here, under the cached help: the built-ins, then each plugin
+    package's with its version (read from entry points, never imported)."""
+    from benchtape.core.harnesses import installed
+
+    every = installed()
+    builtin = ", ".join(h.name for h in every if h.package == "benchtape")
+    lines = ["", "Harnesses (`benchtape tools list` for versions and installed CLIs):", f"  built-in: {builtin}"]
+    lines += [f"  {h.name:<12} plugin {h.package} {h.version}" + (" (shadowed by the built-in: never used)" if h.shadowed else "") for h in every if h.package != "benchtape"]
+    return "\n".join(lines) + "\n"
 
 
 TOP_OPTIONS = ("--help", "--version")

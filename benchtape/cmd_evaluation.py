@@ -39,12 +39,14 @@ def register(app: typer.Typer) -> None:
     def validate_cmd(
         name: str = typer.Argument(..., help="An evaluation name (.benchtape/evaluations/NAME.yaml) or a path."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+        detect: str | None = typer.Option(None, "--detect", metavar="DIFF", help="The difference in pass rate to plan for (10pp): the tasks, or attempts, it needs at 80% power."),
+        db: Db = None,
     ) -> int:
-        """Resolve every block and print the arms and the cells per task. Starts nothing (no sandbox, no network).
+        """Resolve every block and print the arms, the cells per task, and the plan: the smallest difference this many tasks × attempts detects at 80% power (from stored pass rates where there are). Starts nothing (no sandbox, no network).
 
-        Example: benchtape evaluation validate baseline
+        Example: benchtape evaluation validate baseline --detect 10pp
         """
-        return _validate(name, json_out)
+        return _validate(name, json_out, detect, db)
 
     app.add_typer(evaluation, name="evaluation")
     app.add_typer(evaluation, name="eval", hidden=True)
@@ -58,12 +60,13 @@ def register(app: typer.Typer) -> None:
         sessions: str | None = typer.Option(None, "--sessions", metavar="TASK", help="Instead of the ranking: every setup's sessions of this task side by side (outcome, verdicts, diff stats, final output)."),
         db: Db = None,
         plain: bool = typer.Option(False, "--plain", help="No colour, no box drawing."),
+        after_cutoff: bool = typer.Option(False, "--after-cutoff", help="Only the tasks fixed after every setup's model's training cutoff: none of them can have seen the fix."),
     ) -> int:
         """Rank an evaluation's setups by correctness, then cost, tokens, lines changed and time, over the tasks they all measured.
 
         Example: benchtape compare baseline --html compare.html   ·   benchtape compare baseline --sessions fixes-the-bug
         """
-        return _compare(targets, json_out, html, db, plain, sessions)
+        return _compare(targets, json_out, html, db, plain, sessions, after_cutoff)
 
 
 # ---------------------------------------------------------------- create
@@ -95,11 +98,12 @@ def _create(name: str) -> int:
 # ---------------------------------------------------------------- validate
 
 
-def _validate(name: str, json_out: bool) -> int:
+def _validate(name: str, json_out: bool, detect: str | None = None, db: Path | None = None) -> int:
     import orjson
 
-    from benchtape.app.comparison import FREE_MODELS, load_pricing
+    from benchtape.app.comparison import FREE_MODELS, evaluation_plan, load_pricing, parse_difference
     from benchtape.app.evaluations import evaluation_ref, load_evaluation
+    from benchtape.app.stores import db_path, open_store
     from benchtape.render_compare import validation
 
     ev = load_evaluation(name)
@@ -121,6 +125,9 @@ def _validate(name: str, json_out: bool) -> int:
         "require_env": sorted({var for a in ev.arms for s in a.steps for var, _ in s.effects.require_env}),
         "warnings": _tool_warnings(ev, tasks),
     }
+    difference = parse_difference(detect) if detect is not None else None
+    store = open_store(db, readonly=True) if db_path(db).exists() else None  # the stored pass rates, when there are; nothing is created
+    doc["plan"] = evaluation_plan(store, ev, doc["tasks"], difference, pricing)
     if json_out:
         print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
     else:
@@ -151,7 +158,7 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 # ---------------------------------------------------------------- compare
 
 
-def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None) -> int:
+def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None, after_cutoff: bool = False) -> int:
     import orjson
 
     from benchtape.app.comparison import compare
@@ -164,7 +171,7 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
 
         check_outputs({"--html": html})  # before the comparison is made: a path that cannot take it is found first
     store = open_store(db, must_exist=True, readonly=True)
-    result = compare(store, list(targets), Path.cwd())
+    result = compare(store, list(targets), Path.cwd(), after_cutoff=after_cutoff)
     if task is not None:
         from benchtape.app.comparison import side_by_side
         from benchtape.render_compare import side_by_side_table

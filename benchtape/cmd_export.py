@@ -15,17 +15,18 @@ from benchtape.options import Db, open_store
 if TYPE_CHECKING:
     from benchtape.app.sessions import BrowsingStore
 
-FORMATS = ("workspace", "atif", "inspect")
+FORMATS = ("workspace", "atif", "inspect", "otlp")
 
 
 @command()
 def export_cmd(
     session: str | None = typer.Argument(None, help="The session: an id prefix, `latest`, or RUN/SCENARIO#N."),
     folder: Path | None = typer.Argument(None, help="workspace: a new (or empty) folder to write the workspace into (or give -o)."),
-    fmt: str = typer.Option("workspace", "--format", "-f", help="workspace (the session's files), atif (its ATIF trajectory, as Harbor records trials) or inspect (an Inspect AI .eval log; needs benchtape[inspect])."),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a .eval file or a folder (the log named as Inspect names its logs)."),
+    fmt: str = typer.Option("workspace", "--format", "-f", help="workspace (the session's files), atif (its ATIF trajectory, as Harbor records trials) inspect (Inspect AI .eval logs, one per setup; needs benchtape[inspect]) or otlp (OpenTelemetry traces under the GenAI conventions; needs benchtape[otlp])."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Where to write: atif, a .json file for one session (default: stdout) or a new folder for --run/--all; inspect, a folder (one .eval log per setup, named as Inspect names its logs) or a .eval file (one setup); otlp, an OTLP/JSON file."),
     run: str | None = typer.Option(None, "--run", help="atif, inspect: every session of this run (an id prefix or `latest`)."),
-    all_: bool = typer.Option(False, "--all", help="atif: every stored session (negative-control runs left out)."),
+    all_: bool = typer.Option(False, "--all", help="atif, otlp: every stored session (negative-control runs left out)."),
+    endpoint: str | None = typer.Option(None, "--endpoint", help="otlp: the OTLP/HTTP receiver to send the traces to (e.g. http://127.0.0.1:6006 for Phoenix; /v1/traces is added to a bare address)."),
     staged: bool = typer.Option(False, "--staged", help="workspace: write the tree as staged, before the agent ran, instead of its final workspace."),
     db: Db = None,
 ) -> int:
@@ -36,6 +37,8 @@ def export_cmd(
     Example: benchtape export latest --format atif -o trajectory.json
 
     Example: benchtape export --format inspect --run latest -o logs/ && inspect view --log-dir logs
+
+    Example: benchtape export --format otlp --run latest --endpoint http://127.0.0.1:6006
     """
 
     from benchtape.core.errors import BadInput
@@ -53,8 +56,12 @@ def export_cmd(
     if staged:
         raise BadInput("--staged is for a workspace export", fix="drop --staged, or pass --format workspace")
     store = open_store(db, must_exist=True, readonly=True)
+    if endpoint is not None and fmt != "otlp":
+        raise BadInput("--endpoint is for an otlp export", fix="drop --endpoint, or pass --format otlp")
     if fmt == "atif":
         return _atif(store, session, run, all_, dest)
+    if fmt == "otlp":
+        return _otlp(store, session, run, all_, dest, endpoint)
     return _inspect(store, session, run, all_, dest)
 
 
@@ -98,7 +105,7 @@ def _atif(store: BrowsingStore, session: str | None, run: str | None, all_: bool
 
 
 def _inspect(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None) -> int:
-    from benchtape.app.exporting import write_inspect_log
+    from benchtape.app.exporting import write_inspect_logs
     from benchtape.app.sessions import Selection, resolve
     from benchtape.core.errors import BadInput
 
@@ -107,8 +114,23 @@ def _inspect(store: BrowsingStore, session: str | None, run: str | None, all_: b
     if dest is None:
         raise BadInput("an Inspect export needs somewhere to write the log", fix="add -o FILE.eval, or -o FOLDER (the log is named as Inspect names its logs)")
     selection = Selection(session=resolve(store, "sessions", session)) if session else Selection(run=resolve(store, "runs", run or ""))
-    path, samples = write_inspect_log(store, selection, dest)
-    print(f"wrote an Inspect log of {samples} session{'' if samples == 1 else 's'} to {path}\n  view it: inspect view --log-dir {path.parent}")
+    paths, samples = write_inspect_logs(store, selection, dest)
+    logs = "an Inspect log" if len(paths) == 1 else f"{len(paths)} Inspect logs (one per setup)"
+    print(f"wrote {logs} of {samples} session{'' if samples == 1 else 's'} to {paths[0] if len(paths) == 1 else paths[0].parent}\n  view it: inspect view --log-dir {paths[0].parent}")
+    return 0
+
+
+def _otlp(store: BrowsingStore, session: str | None, run: str | None, all_: bool, dest: Path | None, endpoint: str | None) -> int:
+    from benchtape.app.exporting import write_otlp
+    from benchtape.app.sessions import Selection, resolve
+    from benchtape.core.errors import BadInput
+
+    if endpoint is None and dest is None:
+        raise BadInput("an OpenTelemetry export needs a receiver or a file", fix="add --endpoint URL (an OTLP/HTTP receiver) or -o FILE (OTLP/JSON)")
+    selection = Selection(session=resolve(store, "sessions", session)) if session else Selection(run=resolve(store, "runs", run)) if run else Selection(all=all_)
+    count, spans = write_otlp(store, selection, endpoint=endpoint, dest=dest)
+    where = " and ".join(w for w in (endpoint and f"sent to {endpoint}", dest and f"written to {dest}") if w)
+    print(f"{count} session{'' if count == 1 else 's'} as OpenTelemetry traces ({spans} spans) {where}")
     return 0
 
 

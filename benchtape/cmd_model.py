@@ -3,6 +3,7 @@ session's model side as a script)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -18,7 +19,7 @@ from benchtape.options import Db
 if TYPE_CHECKING:
     from benchtape.app.sessions import BrowsingStore
 
-HARNESSES = ("claude-code", "codex")
+HARNESSES = ("claude-code", "codex", "gemini-cli")
 
 
 def register(app: typer.Typer) -> None:
@@ -35,11 +36,11 @@ def register(app: typer.Typer) -> None:
 def serve_cmd(
     script: Path = typer.Argument(..., help="A script: YAML with `steps:` in the mock: vocabulary (and `metrics:`, `model:`, `chat:`)."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Loopback port (0: a free one)."),
-    harness: str | None = typer.Option(None, "--harness", help="Print the setup for this harness only (claude-code or codex); codex also refuses steps it has no tool for."),
+    harness: str | None = typer.Option(None, "--harness", help="Print the setup for this harness only (claude-code, codex or gemini-cli); codex and gemini-cli also refuse steps they have no tool for."),
 ) -> int:
-    """Serve a script as a model on 127.0.0.1 (Anthropic Messages, OpenAI Responses and Chat Completions) until Ctrl-C.
+    """Serve a script as a model on 127.0.0.1 (Anthropic Messages, OpenAI Responses and Chat Completions, Gemini generateContent) until Ctrl-C.
 
-    Prints the environment (claude-code) and config.toml (codex) that point a real binary at it,
+    Prints the environment (claude-code, gemini-cli) and config.toml (codex) that point a real binary at it,
     then one line per request. Exit 2 on a malformed script or a port in use.
     Example: benchtape model serve fix.yaml --port 8898 --harness claude-code
     """
@@ -52,8 +53,8 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
     if harness is not None and harness not in HARNESSES:
         raise BadInput(f"--harness {harness!r} is not one the scripted model serves", fix=f"use one of {', '.join(HARNESSES)}")
     script = load_script(path)
-    if harness == "codex":
-        _refuse_unmapped(script, path)
+    if harness in ("codex", "gemini-cli"):
+        _refuse_unmapped(script, path, harness)
     with serve(script, port=port) as srv:
         _print_setup(srv, path, script, harness)
         shown = 0
@@ -77,17 +78,18 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
     return 0
 
 
-def _refuse_unmapped(script: Any, path: Path) -> None:
+def _refuse_unmapped(script: Any, path: Path, harness: str = "codex") -> None:
     from benchtape.app.catalog import unmapped_for_codex
 
     unmapped = unmapped_for_codex(script)
     if unmapped:
         call, what = unmapped[0]
-        raise BadInput(f"{what} (`{call.tool}`) has no Codex tool to play it with", file=str(path), line=call.line, fix="drop the step, or serve the script for claude-code")
+        named = {"codex": "Codex", "gemini-cli": "Gemini CLI"}.get(harness, harness)
+        raise BadInput(f"{what} (`{call.tool}`) has no {named} tool to play it with", file=str(path), line=call.line, fix="drop the step, or serve the script for claude-code")
 
 
 def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None:
-    from benchtape.app.catalog import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
+    from benchtape.app.catalog import CODEX_KEY_ENV, GEMINI_MODEL, GEMINI_SETTINGS, SCRIPTED_KEY, claude_env, codex_config
 
     what = ", ".join(part for part in (
         "the no-op script (says the prompt back)" if script.noop and not script.chat else "" if script.noop else f"{len(script.turns)} main turn(s)",
@@ -105,6 +107,11 @@ def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None
             print(f"  {line}")
         print(f"  export CODEX_HOME=<that folder> {CODEX_KEY_ENV}={SCRIPTED_KEY}")
         print('  codex exec --json --skip-git-repo-check "your prompt" < /dev/null')
+    if harness in (None, "gemini-cli"):
+        print("\nGemini CLI: write this to $HOME/.gemini/settings.json (a private HOME):")
+        print(f"  {json.dumps(GEMINI_SETTINGS)}")
+        print(f"  export GEMINI_API_KEY={SCRIPTED_KEY} GOOGLE_GEMINI_BASE_URL={srv.url}")
+        print(f'  gemini -m {GEMINI_MODEL} --skip-trust --approval-mode=yolo --output-format stream-json -p "your prompt" < /dev/null')
     if harness is None:
         print(f"\nChat Completions (judges): POST {srv.openai_url}/chat/completions")
     print("", flush=True)

@@ -67,6 +67,11 @@ def run_cmd(
     json_out: bool = typer.Option(False, "--json", help="With an evaluation: print as JSON the preview (with --dry-run) or the result (with --yes)."),
     executor: str | None = typer.Option(None, "--executor", help="With an evaluation: where cells run: local (this machine, the default) or ray (a Ray cluster; docs/scale-out.md)."),
     address: str | None = typer.Option(None, "--address", help="With --executor ray: the cluster's address HOST:PORT (else RAY_ADDRESS, else `runs.address`)."),
+    detect: str | None = typer.Option(None, "--detect", metavar="DIFF", help="With an evaluation: the difference in pass rate to plan for (10pp): the preview says the tasks or attempts it needs at 80% power."),
+    until_decided: bool = typer.Option(False, "--until-decided", help="With an evaluation: run in rounds, stop when every neighbouring pair of setups is told apart (an always-valid test) or the budget is spent; a stopped one resumes."),
+    max_cells: int | None = typer.Option(None, "--max-cells", min=1, help="With --until-decided: run at most this many new cells."),
+    budget: str | None = typer.Option(None, "--budget", metavar="USD", help="With --until-decided: spend at most this much ($5, or 5), by the stored cost per cell."),
+    round_tasks: int = typer.Option(5, "--round", min=1, help="With --until-decided: tasks added per round to each undecided setup."),
     env_file: EnvFile = None,
     no_env: NoEnv = False,
     fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what `run` always does (madbench v0.23.0's rule); accepted so madbench 0.33+ command lines run unchanged."),
@@ -89,8 +94,9 @@ def run_cmd(
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
-        return _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address))
-    misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address}.items() if value]
+        deciding = (detect, until_decided, max_cells, budget, round_tasks)
+        return _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address), deciding=deciding)
+    misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address, "--detect": detect, "--until-decided": until_decided, "--max-cells": max_cells, "--budget": budget}.items() if value]
     if misplaced:
         return _only_for_evaluations(misplaced[0], benches)
     request = RunRequest(
@@ -199,7 +205,8 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None, deciding=(None, False, None, None, 5)) -> int:  # type: ignore[no-untyped-def]
+    from benchtape.app.evaluation_rounds import until_of
     from benchtape.app.evaluation_run import EvaluationRequest
     from benchtape.app.evaluation_run import execute as run_evaluation
     from benchtape.app.runs import checked_level
@@ -225,6 +232,7 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         executor=placement[0],
         address=placement[1],
         loaded=loaded,  # an evaluation made in memory (`run DIR` on Harbor tasks), else loaded by name
+        **until_of(*deciding),
     )
     from benchtape import render_evaluation
 

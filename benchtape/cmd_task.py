@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no task code
 def register(app: typer.Typer) -> None:
     from benchtape.guard import command
 
-    task = typer.Typer(name="task", help="Tasks from the repository's own history: scan, create, lint, validate, list.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+    task = typer.Typer(name="task", help="Tasks from the repository's own history: scan, create, lint, validate, list, export.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
     @task.command("scan")
     @command()
@@ -76,6 +76,20 @@ def register(app: typer.Typer) -> None:
         Example: benchtape task validate 603 551 --sandbox home
         """
         return _validate(ids, sandbox, json_out, db)
+
+    @task.command("export")
+    @command()
+    def export_cmd(
+        ids: list[str] = typer.Argument(..., metavar="ID…", help="Tasks to export."),
+        fmt: str = typer.Option("harbor", "--format", "-f", help="harbor: a Harbor task folder each (what `harbor run -p DIR` takes)."),
+        output: Path = typer.Option(..., "--output", "-o", help="A new (or empty) folder to write the task folders into."),
+        json_out: Json = False,
+    ) -> int:
+        """Write tasks mined from history as Harbor task folders: instruction, environment (the tree at the base commit), tests with the hidden verifier, solution from the reference patch.
+
+        Example: benchtape task export 603 551 --format harbor -o harbor-tasks/ && harbor run -p harbor-tasks/603 -a oracle
+        """
+        return _export(ids, fmt, output, json_out)
 
     @task.command("list")
     @command()
@@ -162,6 +176,22 @@ def _validate(ids: list[str] | None, sandbox: str, json_out: bool, db: Path | No
     else:
         validated_lines(result)
     return 0 if result.ok else 1
+
+
+def _export(ids: list[str], fmt: str, output: Path, json_out: bool) -> int:
+    from benchtape.app.tasks import export_harbor
+    from benchtape.core.errors import BadInput
+    from benchtape.render_tasks import print_json
+
+    if fmt != "harbor":
+        raise BadInput(f"unknown task export format {fmt!r}", fix="use --format harbor")
+    done = export_harbor(_project(), ids, output)
+    if json_out:
+        print_json({"exported": [e.to_dict() for e in done]})
+    else:
+        for e in done:
+            print(f"{e.id}: {e.folder} (environment {e.environment}, working directory {e.workdir})")
+    return 0
 
 
 def _list(json_out: bool) -> int:

@@ -24,12 +24,13 @@ from benchtape import (
     cmd_run,
     cmd_sandbox,
     cmd_task,
+    cmd_tools,
     cmd_verify,
     cmd_version,
     cmd_view,
 )
 
-MODULES = (cmd_run, cmd_bench, cmd_replay, cmd_checks, cmd_evaluation, cmd_import, cmd_init, cmd_report, cmd_sandbox, cmd_model, cmd_migrate, cmd_verify, cmd_recover, cmd_export, cmd_task, cmd_doctor, cmd_view, cmd_version)
+MODULES = (cmd_run, cmd_bench, cmd_replay, cmd_checks, cmd_evaluation, cmd_import, cmd_init, cmd_report, cmd_sandbox, cmd_model, cmd_migrate, cmd_verify, cmd_recover, cmd_export, cmd_task, cmd_doctor, cmd_tools, cmd_view, cmd_version)
 
 
 def register_all(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from benchtape.render import console
 from benchtape.render_replay import metric_text
-from benchtape.replay.compare import Comparison, columns, display, matrix_text, notes
+from benchtape.replay.compare import COST_COLUMNS, Comparison, columns, control_lines, display, has_partial, matrix_text, notes, pair_line, setup_label
 from benchtape.replay.document import placed
 
 
@@ -40,19 +40,30 @@ def validation(doc: dict[str, Any], path: Path, ref: str) -> None:
         say(f"unpriced (cost unknown unless the tool reports it): {', '.join(doc['unpriced_models'])}", highlight=False)
     if doc["require_env"]:
         say(f"needs host environment: {', '.join(doc['require_env'])}", highlight=False)
+    from benchtape.replay.power import sentences
+
+    for line in sentences(doc["plan"]):
+        say(line)
     say(f"nothing was started; validation cannot tell which cells are already measured: `benchtape run {ref} --dry-run` does", highlight=False)
 
 
 def comparison_table(c: Comparison, plain: bool) -> None:
     out = console(plain)
+    if c.headline:
+        out.print(f"MEASURED THE PIPELINE — {c.headline}" if c.measured == "pipeline" else f"note: {c.headline}", highlight=False)
     out.print(f"{c.title}: {len(c.tasks)} task(s), {c.attempts} attempt(s), {c.measurements} stored measurement(s)", highlight=False)
-    names = columns(c.k)
+    names = columns(c.k, has_partial(c))
     if c.ranked:
         table = Table(*names, box=None, show_edge=False, pad_edge=False)
         for row in c.ranked:
             shown = display(row, c.k)
             table.add_row(*(shown[col] for col in names))
         out.print(table)
+        costs = Table(*COST_COLUMNS, box=None, show_edge=False, pad_edge=False, title="cost: per cell, per solved task (95% CI, clustered by task), tokens × the price table (cache reads and writes at their own rates)", title_justify="left")
+        for row in c.ranked:
+            shown = display(row, c.k)
+            costs.add_row(*(shown[col] for col in COST_COLUMNS))
+        out.print(costs)
     if c.unranked:
         out.print("not ranked (tasks missing):", highlight=False)
         for row in c.unranked:
@@ -60,17 +71,28 @@ def comparison_table(c: Comparison, plain: bool) -> None:
             failed = f"; {row.attempted_failures} attempt(s) ended in an execution failure (not measurements)" if row.attempted_failures else ""
             out.print(f"  {row.label}: {row.tasks_measured}/{row.tasks_total} tasks measured; missing {missing}{failed}", highlight=False)
             out.print(f"    fill: {row.fill}", highlight=False)
+    if c.controls:
+        out.print("controls (they check the tasks; never ranked):", highlight=False)
+        for line in control_lines(c):
+            out.print(f"  {line}", highlight=False)
     if c.pairs:
         labels = {r.arm: r.label for r in c.rows}
-        out.print("paired per-task differences (A − B pass rate; exact sign test, McNemar with one attempt):", highlight=False)
+        test = "the always-valid test on the tasks where they differ (the evaluation ran in rounds, looked at after each)" if any(p.test == "e-value" for p in c.pairs) else "exact sign test on the tasks where they differ, McNemar with one attempt"
+        head = f"paired per-task differences (A − B pass rate with its 95% interval; {test}" + ("; p Holm-adjusted over every pair" if c.correction else "") + "):"
+        out.print(head, highlight=False)
         for p in c.pairs:
-            out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {p.mean_difference:+.0%} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, p = {p.p_value:.3g}", highlight=False)
+            out.print(f"  {labels[p.a]}  vs  {labels[p.b]}: {pair_line(p)}", highlight=False)
     if c.metrics:
         _metrics(out, c)
     if c.conclusions:
         out.print("what this shows:", highlight=False)
         for item in c.conclusions:
             out.print(f"  {item['sentence']}", highlight=False)
+    if c.rounds and c.sequential:
+        labels = {r.arm: r.label for r in c.rows}
+        out.print(f"run in {len(c.rounds)} round(s) (--until-decided); the always-valid test, looked at after every round, says:", highlight=False)
+        for p in c.sequential["neighbours"]:
+            out.print(f"  {labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}", highlight=False)
     if c.matrix:
         _matrix(out, c)
     if c.flaky:
@@ -99,7 +121,7 @@ def _matrix(out: Any, c: Comparison) -> None:
     shown = [r for r in c.rows if r.cells or r.attempted_failures]
     if not shown:
         return
-    table = Table("task", *(r.label for r in shown), box=None, show_edge=False, pad_edge=False, title="per task × setup (attempts in order; [ ] not measured)", title_justify="left")
+    table = Table("task", *(setup_label(r) for r in shown), box=None, show_edge=False, pad_edge=False, title="per task × setup (attempts in order; [ ] not measured)", title_justify="left")
     for task in c.tasks:
         table.add_row(task, *(matrix_text(c.matrix.get(task, {}).get(r.arm, [])) for r in shown))
     out.print(table)

@@ -51,6 +51,11 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
         say(f"cannot start (recorded as infrastructure_error): {problem}")
     for note in doc["notes"]:
         say(f"note: {note}")
+    if doc.get("plan"):
+        from benchtape.replay.power import sentences
+
+        for line in sentences(doc["plan"]):
+            say(line)
 
 
 def spend(est: dict[str, Any]) -> str:
@@ -122,3 +127,25 @@ def finished(done: Any, planned: Any, store: BrowsingStore, plain: bool, json_ou
     say(f"database: {store.path}")
     say(f"next: benchtape compare {planned.ev.name}")
     sys.stdout.flush()
+
+
+def rounds_plan(round_tasks: int, limits: str) -> None:
+    """What `run NAME --until-decided --dry-run` adds to the preview."""
+    print(f"--until-decided: rounds of {round_tasks} task(s) per undecided setup, in a fixed order; stops when every neighbouring pair is told apart (always-valid test, α = 0.05 over all pairs){limits}")
+
+
+def rounds(doc: dict[str, Any], labels: dict[str, str], json_out: bool) -> None:
+    """What `run NAME --until-decided` did: each round, each neighbouring pair's evidence, why it stopped."""
+    if json_out:
+        print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
+        return
+    print(f"evaluation {doc['evaluation']}: {len(doc['rounds'])} round(s) run now, {doc['cells_run']} new cell(s), ${doc['spent']:.4f} spent")
+    for r in doc["rounds"]:
+        print(f"  round {r['number']} (run {r['run_id']}): {r['cells']} cell(s): " + "; ".join(f"{labels.get(a, a)} +{len(ts)} task(s)" for a, ts in r["tasks"].items()))
+    for p in doc["state"].get("neighbours", []):
+        verdict = "told apart" if p["decided"] else "undecided"
+        print(f"  {labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: {p['a_wins']} task(s) one way, {p['b_wins']} the other over {p['tasks']}; evidence E = {p['e']:.3g} (needs {p['threshold']:.3g}): {verdict}")
+    print(f"stopped: {doc['stopped']}")
+    if doc["decided"]:
+        print(f"  {doc['fixed_design_cells']} cell(s) would have been the fixed design (every task × attempt × setup)")
+    print(f"next: benchtape compare {doc['evaluation']}")

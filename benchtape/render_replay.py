@@ -12,6 +12,7 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
+from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
 from benchtape.replay.document import placed
 from benchtape.replay.timeline import judge_note
@@ -299,7 +300,7 @@ def session_list(lines: list[Any], total: int, plain: bool, asked: str = "") -> 
         table.add_column(col, justify=just, overflow="fold")
     for s in lines:
         name = f"{s.scenario} #{s.attempt}" + ("  [control]" if s.control else "")
-        who = (s.harness or "-") + (f"/{s.model}" if s.model else "")
+        who = (s.harness or "-") + (f"/{s.model}" if s.model else "") + (f" [{SHORT[s.agent_kind]}]" if s.agent_kind and not s.control else "")
         outcome = s.outcome.upper() if s.outcome in ("pass", "fail", "error") else s.outcome
         table.add_row(
             s.handle,
@@ -324,6 +325,8 @@ def seconds(ms: float) -> str:
 
 
 def timeline(shown: Any, plain: bool, full: bool = False) -> None:
+    from benchtape.app.sessions import AGENT_LABELS as LABELS
+    from benchtape.app.sessions import shown_kind
     from benchtape.replay.document import check_name
     from benchtape.replay.timeline import one_line, shorten
 
@@ -332,6 +335,9 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
     control = " (negative control: the no-op agent)" if shown.control else ""
     _say(out, f"session {row.id}  {row.scenario} #{row.attempt}  run {row.run_id}{control}", "bold")
     _say(out, f"harness {s.harness or row.harness or '-'}  model {s.model or row.model or '-'}  status {s.status or 'incomplete'}  {len(s.actions)} actions, {len(s.calls)} tool calls")
+    kind = shown_kind(shown)
+    if kind and not shown.control:
+        _say(out, f"{LABELS[kind]}: this session measured the pipeline, not an agent", "yellow")
     widths = {"seq": max(3, len(str(len(s.actions)))), "thread": max([6] + [len(st.thread) for st in shown.steps]), "kind": max([4] + [len(st.kind) for st in shown.steps]), "tool": max([4] + [len(st.tool or "") for st in shown.steps]), "outcome": 7, "tokens": 6}
     widths = {k: min(w, 24) for k, w in widths.items()}
     right = {"seq", "tokens"}

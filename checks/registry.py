@@ -267,6 +267,8 @@ class Check:
     def evaluate(self, session: Session, ctx: CheckContext) -> Result:
         """Run the check; an exception inside it is an ERROR verdict, never a crash."""
         try:
+            if not session.records_calls and reads_calls(self.info.reads):
+                return Result.not_applicable(f"{self.type}: the {session.harness or 'harness'} session holds no tool calls (its harness could not see them; give the command harness a `transcript:` to read)")
             if self.spec.transform is not None:
                 session = check_view(session, self.spec.transform, ctx, self.type)
             result = self.evaluator(session, ctx)
@@ -279,6 +281,15 @@ class Check:
         if not isinstance(result, Result):
             return Result.error(f"{self.type}: check returned {type(result).__name__}, not a Result")
         return result
+
+
+CALL_READS = ("session.calls", "session.invocations", "tool calls", "session.subagents", "session.skills", "session.turns")
+
+
+def reads_calls(reads: str) -> bool:
+    """Whether a check reads what a harness blind to the agent's tool calls cannot record (its
+    registration's `reads`): under such a session it does not apply, never a FAIL."""
+    return any(part in reads for part in CALL_READS)
 
 
 def build(spec: CheckSpec) -> Check:

@@ -94,22 +94,50 @@ def of_call(data: Any, harness: str | None) -> Canonical:
 
 # ---------------------------------------------------------------- the mapping
 
-_READ = {"Read": ("file_path", "path"), "NotebookRead": ("notebook_path", "file_path"), "View": ("file_path", "path"), "read_file": ("path", "file_path"), "view_image": ("path",)}
-_WRITE = {"Write": ("file_path", "path"), "write_file": ("path", "file_path"), "create_file": ("path", "file_path")}
-_EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path")}
-_SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path",), "grep": ("path",)}
+_READ = {"Read": ("file_path", "path"), "NotebookRead": ("notebook_path", "file_path"), "View": ("file_path", "path"), "read_file": ("path", "file_path"), "view_image": ("path",), "read_many_files": ("paths",), "read": ("filePath", "file_path", "path")}
+_WRITE = {"Write": ("file_path", "path"), "write_file": ("path", "file_path"), "create_file": ("path", "file_path"), "write": ("filePath", "file_path", "path")}
+_EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path"), "edit": ("file_path", "filePath", "path"), "apply_edit": ("file_path",)}
+_SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path", "dir_path"), "grep": ("path",), "grep_search": ("dir_path", "path"), "list_directory": ("dir_path", "path")}
 _SHELL = {"Bash": "command", "command_execution": "command", "exec_command": "cmd", "shell": "command", "local_shell": "command", "run_shell_command": "command", "bash": "command"}
 _SHELL_ONLY = {"BashOutput", "KillShell", "KillBash", "write_stdin"}  # a running command's output or input: no command of their own
-_WEB = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search"}
-_SUBAGENT = {"Task", "Agent", "spawn_agent", "wait", "wait_agent", "send_input", "close_agent", "resume_agent"}
-_PLAN = {"TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode", "todo_list", "update_plan", "write_todos"}
+_WEB = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search", "webfetch"}
+_SUBAGENT = {"Task", "task", "Agent", "spawn_agent", "wait", "wait_agent", "send_input", "close_agent", "resume_agent"}
+_PLAN = {"TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode", "todo_list", "update_plan", "write_todos", "todowrite", "todo_write"}
 _PATCH = {"apply_patch", "file_change"}
+
+
+# A plugin harness's own tool names (core/harnesses.py): harness → native name → (kind, the
+# argument holding the path, or the command of a shell call). Registered when its adapter is
+# made (adapters/base.get_adapter), read before the shared tables for that harness only.
+_NAMES: dict[str, dict[str, tuple[str, tuple[str, ...]]]] = {}
+
+
+def register_names(harness: str, names: dict[str, Any]) -> None:
+    """Add a harness's native tool names: `{"ReadIt": "read:path", "Run": "shell:cmd", "Plan": "plan"}`
+    (kind, then after a colon the arguments, comma-separated, that hold the path or the command)."""
+    table: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for tool, spelled in names.items():
+        kind, _, keys = str(spelled).partition(":")
+        if kind not in KINDS:
+            raise ValueError(f"harness {harness!r}: tool {tool!r} names the action {kind!r}, not one of {', '.join(KINDS)}")
+        table[str(tool)] = (kind, tuple(k for k in keys.split(",") if k))
+    _NAMES[harness] = table
 
 
 def canonical(tool: str, input: Any, harness: str | None = None) -> Canonical:
     """The canonical action of one native tool call. `harness` names whose vocabulary `tool`
-    is in; today no native name means two things across harnesses, so it only documents."""
+    is in: a plugin harness's own names (register_names) come first; the shared tables hold
+    no native name that means two things across harnesses."""
     args = input if isinstance(input, dict) else {}
+    own = _NAMES.get(harness or "", {}).get(tool)
+    if own is not None:
+        kind, named = own
+        if kind == "shell":
+            return shell(_first(args, named or ("command", "cmd")))
+        if kind in FILE_KINDS:
+            path = _first(args, named or ("path", "file_path"))
+            return Canonical(kind, ((path, kind),) if path else ())
+        return Canonical(kind)
     if tool.startswith("mcp__") and "__" in tool[5:]:
         server, name = tool[5:].split("__", 1)
         return Canonical(f"mcp:{server}/{name}")

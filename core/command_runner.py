@@ -77,7 +77,13 @@ def run_local(
         if pipe_open:  # something still held the pipe: what it wrote until now, then no more
             _read_until(proc.stdout.fileno(), out, time.monotonic() + DRAIN_S, None)
     finally:
+        _kill_group(proc.pid)  # again on an interrupt (Ctrl-C, an exception): the command is in a session of its own and got no SIGINT; twice is harmless
         proc.stdout.close()
+        if proc.stdin is not None:
+            try:
+                proc.stdin.close()  # a feed that met a closed pipe left it open
+            except OSError:
+                pass
         try:
             proc.wait(timeout=DRAIN_S)
         except subprocess.TimeoutExpired:
@@ -89,8 +95,11 @@ def run_local(
     return CommandResult(proc.returncode, text)
 
 
-# RLIMIT_FSIZE for what follows, then exec it: a file written past the limit stops its writer (SIGXFSZ)
-_FSIZE = "import os,resource,sys;n=int(sys.argv[1]);resource.setrlimit(resource.RLIMIT_FSIZE,(n,n));os.execvp(sys.argv[2],sys.argv[2:])"
+# RLIMIT_FSIZE for what follows, then exec it: a write past the limit fails (SIGXFSZ kills the
+# writer). Python ignores SIGPIPE and SIGXFSZ at start and an exec keeps ignored signals: both
+# are put back to their defaults first, or `yes | head -1` would end in "Broken pipe", exit 1,
+# at home and 141 anywhere else.
+_FSIZE = "import os,resource,signal,sys;n=int(sys.argv[1]);resource.setrlimit(resource.RLIMIT_FSIZE,(n,n));signal.signal(signal.SIGPIPE,signal.SIG_DFL);signal.signal(signal.SIGXFSZ,signal.SIG_DFL);os.execvp(sys.argv[2],sys.argv[2:])"
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
@@ -152,23 +161,28 @@ class CappedOutput:
         self.head = bytearray()
         self.tail = bytearray()
         self.dropped = 0
+        # a container's reader thread may still add while the command's result is taken (a child
+        # that left its group holds the stream): what `text` reads is one consistent moment
+        self._lock = threading.Lock()
 
     def add(self, chunk: bytes) -> None:
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if not chunk:
-            return
-        self.tail += chunk
-        over = len(self.tail) - self.tail_limit
-        if over > 0:
-            del self.tail[:over]
-            self.dropped += over
+        with self._lock:
+            room = self.head_limit - len(self.head)
+            if room > 0:
+                self.head += chunk[:room]
+                chunk = chunk[room:]
+            if not chunk:
+                return
+            self.tail += chunk
+            over = len(self.tail) - self.tail_limit
+            if over > 0:
+                del self.tail[:over]
+                self.dropped += over
 
     def text(self) -> str:
-        middle = f"\n[… {self.dropped} bytes of output not kept …]\n".encode() if self.dropped else b""
-        return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", "replace")
+        with self._lock:
+            middle = f"\n[… {self.dropped} bytes of output not kept …]\n".encode() if self.dropped else b""
+            return (bytes(self.head) + middle + bytes(self.tail)).decode("utf-8", "replace")
 
 
 CommandRunner = Callable[..., CommandResult]

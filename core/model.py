@@ -384,6 +384,7 @@ class Session:
     timed_out: bool = False
     provider: str | None = None  # the `providers:` label this session ran as (None: the scenario has none)
     task: dict[str, Any] | None = None  # a task cell's task (session.started.task: kind, id, folder, fingerprint), folded so grading need not build the actions
+    records_calls: bool = True  # False: the harness could not see the agent's tool calls (session.started.records_calls): checks of calls do not apply
 
     def thread_agent(self, thread: str) -> str | None:
         sub = self.subagents.get(thread)
@@ -476,6 +477,7 @@ class _Fold:
         s.provider = d.get("provider")
         task = d.get("task")
         s.task = task if isinstance(task, dict) else None
+        s.records_calls = d.get("records_calls") is not False
 
     def subagent_spawned(self, seq: Any, thread: str, d: payloads.SubagentSpawned, sub: Subagent | None) -> None:
         s = self.s

@@ -65,6 +65,7 @@ class SessionStarted(TypedDict, total=False):
     process_fence: dict[str, Any]  # whether the agent ran in a PID namespace of its own, or why not (sandbox/pidfence.py)
     phase: str  # a task validation's phase: base or reference (tasks/validation_record.py)
     where: str | None  # where a task validation's verifier ran (the sandbox's own words)
+    records_calls: bool  # False: the harness could not see the agent's tool calls (a `command` harness without a transcript); checks of calls do not apply
 
 
 class EnvironmentExpected(TypedDict, total=False):

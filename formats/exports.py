@@ -1,8 +1,9 @@
-"""`benchtape export --format atif|inspect`: which stored sessions, written where.
+"""`benchtape export --format atif|inspect|otlp`: which stored sessions, written where.
 
 One session's ATIF trajectory goes to a file (or stdout); a run's or the whole store's go to a
-new folder, one `<session id>.json` each (what `benchtape import atif FOLDER` reads back). An
-Inspect log holds a run's sessions (or one session) in one `.eval` file. Every file is
+new folder, one `<session id>.json` each (what `benchtape import atif FOLDER` reads back). A
+run's sessions (or one session) go to Inspect as one `.eval` log per setup; any selection goes
+to OpenTelemetry as a trace per session, to a receiver or an OTLP/JSON file. Every file is
 written beside its target first and moved in: a failure leaves nothing half-written.
 """
 
@@ -58,9 +59,10 @@ def write_atif_folder(store: BrowsingStore, selection: Selection, dest: Path) ->
     return [dest / f"{n}.json" for n in names]
 
 
-def write_inspect_log(store: BrowsingStore, selection: Selection, dest: Path) -> tuple[Path, int]:
-    """The selected sessions (one run's, or one session) as one Inspect `.eval` log; (its path, samples)."""
-    from benchtape.formats.inspect_export import Graded, eval_log, require_inspect, write
+def write_inspect_logs(store: BrowsingStore, selection: Selection, dest: Path) -> tuple[list[Path], int]:
+    """The selected sessions (one run's, or one session) as Inspect `.eval` logs, one per setup;
+    (their paths, samples)."""
+    from benchtape.formats.inspect_export import Graded, eval_logs, require_inspect, write
 
     require_inspect()
     items = [Graded(row, session, stored_grading(store, row.id)) for row, session in sessions(store, rows(store, selection))]
@@ -69,7 +71,36 @@ def write_inspect_log(store: BrowsingStore, selection: Selection, dest: Path) ->
     _refuse_leaks(store, [(g.row.id, g.session, g.grading) for g in items], f"Inspect log {dest}")
     run_ids = {g.row.run_id for g in items}
     run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
-    return write(eval_log(items, run), dest), len(items)
+    return write(eval_logs(items, run), dest), len(items)
+
+
+def write_otlp(store: BrowsingStore, selection: Selection, *, endpoint: str | None = None, dest: Path | None = None, project: str | None = None) -> tuple[int, int]:
+    """The selected sessions as OpenTelemetry traces (one per session), sent to an OTLP/HTTP
+    receiver or written to a file as OTLP/JSON; (sessions, spans). The traces carry the
+    verdicts' reasons: refused, like a report, when one would publish the answer key."""
+    from benchtape.formats.inspect_export import task_name
+    from benchtape.formats.otlp_export import Item, otlp_json, require_otlp, send, spans
+
+    require_otlp()
+    items = []
+    for row, session in sessions(store, rows(store, selection)):
+        cell = session.started.get("cell") or {}
+        label = cell.get("label") or " ".join(x for x in (row.harness or session.harness, row.model or session.model) if x)
+        items.append(Item(row, session, stored_grading(store, row.id), str(label) if label else None))
+    if not items:
+        raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
+    _refuse_leaks(store, [(i.row.id, i.session, i.grading) for i in items], "the OpenTelemetry traces")
+    run_ids = {i.row.run_id for i in items}
+    run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
+    found = spans(items, project or (task_name(run) if run else "benchtape"))
+    if endpoint is not None:
+        send(found, endpoint)
+    if dest is not None:
+        try:
+            write_bytes_atomic(dest, otlp_json(found))
+        except OSError as exc:
+            raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a file in a writable place") from None
+    return len(items), len(found)
 
 
 def _refuse_leaks(store: BrowsingStore, items: list[tuple[str, Session, Grading]], what: str) -> None:

@@ -1,7 +1,11 @@
 """Stored sessions as an Inspect AI eval log (`.eval`), so `inspect view` shows benchtape runs.
 
-Built with `inspect_ai`'s own log API (the optional extra `benchtape[inspect]`): one
-`EvalSample` per session, with the scenario as the sample id and the attempt as its epoch
+Built with `inspect_ai`'s own log API (the optional extra `benchtape[inspect]`): one log per
+setup (an evaluation cell's arm, else a harness and model), so `inspect view` lists the setups of
+a run side by side, each log with its own model, its setup's tool, version, effort and options in
+the eval spec, and its own accuracy (the run's id is the logs' eval set). One `EvalSample` per
+session, its id naming the task and the attempt (`TASK@attempt-N`, the same in every setup's log,
+so one task lines up across them; a workflow's step adds `:STEP`) and the attempt also its epoch
 (Inspect's epochs are repeated runs of one sample, as attempts are), the prompt as input,
 the main thread's conversation as its messages (assistant turns with their tool calls, each
 result a tool message), and events for the viewer's transcript: a model event per agent turn,
@@ -12,9 +16,10 @@ status and reason) and `scenario` (1 when the scenario passed by benchtape's rul
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,36 @@ class Graded:
         return self.grading.verdicts
 
 
+@dataclass
+class Setup:
+    """What the sessions of one log ran as: its key (the arm's, else a hash of harness and
+    model), a readable label, and what the run recorded of it (tool, version, model, effort,
+    options per step)."""
+
+    key: str
+    label: str
+    summary: dict[str, Any] = field(default_factory=dict)
+    items: list[Graded] = field(default_factory=list)
+
+
+def setups(items: list[Graded], run: dict[str, Any] | None) -> list[Setup]:
+    """The sessions grouped by the setup they ran as, in the order each setup first ran."""
+    arms = ((run or {}).get("params") or {}).get("arms") or {}
+    out: dict[str, Setup] = {}
+    for g in items:
+        cell = g.session.started.get("cell") or {}
+        harness, model = g.row.harness or g.session.harness or "unknown", g.row.model or g.session.model
+        if cell.get("arm"):
+            key, label = str(cell["arm"]), str(cell.get("label") or cell["arm"])
+            summary = dict(arms.get(key) or {})
+        else:
+            key = hashlib.sha256(f"{harness}\0{model or ''}".encode()).hexdigest()[:16]
+            label = " ".join(x for x in (harness, model) if x)
+            summary = {"tool": harness, "steps": [{"tool": harness, "model_id": model}]}
+        out.setdefault(key, Setup(key, label, summary)).items.append(g)
+    return list(out.values())
+
+
 def require_inspect() -> None:
     """BadInput naming the install command when the optional extra is missing."""
     try:
@@ -54,62 +89,86 @@ def require_inspect() -> None:
         raise BadInput("exporting an Inspect log needs the inspect_ai package, which is not installed", fix=f"install the extra: {INSTALL}") from None
 
 
-def eval_log(items: list[Graded], run: dict[str, Any] | None) -> Any:
-    """An `inspect_ai.log.EvalLog` of the sessions (one sample each), with results per score."""
+def eval_logs(items: list[Graded], run: dict[str, Any] | None) -> list[Any]:
+    """One `inspect_ai.log.EvalLog` per setup of these sessions."""
+    return [eval_log(setup, run) for setup in setups(items, run)]
+
+
+def eval_log(setup: Setup, run: dict[str, Any] | None) -> Any:
+    """An `inspect_ai.log.EvalLog` of one setup's sessions (one sample each), with results per score."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalPlanStep, EvalSpec, EvalStats
 
+    items = setup.items
     task = task_name(run)
     samples = _samples(items)
     models = sorted({model_of(g.session) for g in items})
-    model = models[0] if len(models) == 1 else "benchtape/mixed"
+    model = models[0] if len(models) == 1 else "benchtape/mixed"  # a workflow whose steps use several models
     starts = [g.row.started_at for g in items if g.row.started_at]
     created = _iso((run or {}).get("started_at") or (min(starts) if starts else 0.0)) or datetime.now(UTC).replace(microsecond=0).isoformat()
-    run_id = str((run or {}).get("id") or "")
+    run_id = str((run or {}).get("id") or items[0].row.run_id or "")
+    steps = setup.summary.get("steps") or []
+    first = steps[0] if steps else {}
+    harnesses = sorted({g.session.harness or "unknown" for g in items})
     return EvalLog(
         version=2,
         status="success",
         eval=EvalSpec(
+            eval_set_id=run_id or None,
+            eval_id=hashlib.sha256(f"{run_id}\0{setup.key}".encode()).hexdigest()[:22],
             created=created,
             task=task,
-            task_id=run_id,
+            task_id=setup.key,
+            task_display_name=f"{task} · {setup.label}",
             run_id=run_id,
             task_file=(run or {}).get("bench_path"),
+            task_args={"setup": setup.label},
             dataset=EvalDataset(name=task, samples=len(samples), sample_ids=[s.id for s in samples]),
             model=model,
-            config=EvalConfig(),
-            solver=", ".join(sorted({g.session.harness or "unknown" for g in items})),
-            metadata={"producer": f"benchtape {VERSION}", "run": run, "models": models},
+            model_args={k: v for k, v in {"effort": first.get("effort"), **(first.get("options") or {})}.items() if v is not None},
+            config=EvalConfig(epochs=max((s.epoch for s in samples), default=1)),
+            solver=str(setup.summary.get("tool") or ", ".join(harnesses)),
+            solver_args={k: v for k, v in {"tool_version": first.get("tool_version"), "effort": first.get("effort"), "options": first.get("options") or None, "pre": setup.summary.get("pre") or None, "steps": [s.get("name") for s in steps] if len(steps) > 1 else None}.items() if v is not None},
+            tags=[setup.label],
+            metadata={"producer": f"benchtape {VERSION}", "run": run, "setup": {"key": setup.key, "label": setup.label, **setup.summary}, "models": models},
         ),
-        plan=EvalPlan(name="benchtape", steps=[EvalPlanStep(solver=h, params={}) for h in sorted({g.session.harness or "unknown" for g in items})]),
+        plan=EvalPlan(name="benchtape", steps=[EvalPlanStep(solver=h, params={}) for h in harnesses]),
         results=_results(samples),
         stats=EvalStats(started_at=created, completed_at=max((str(s.completed_at) for s in samples if s.completed_at), default=created), model_usage=_total_usage(samples)),
         samples=samples,
     )
 
 
-def write(log: Any, dest: Path) -> Path:
-    """Write the log as a `.eval` file: `dest`, or inside `dest` when it names a folder, named as
+def write(logs: list[Any], dest: Path) -> list[Path]:
+    """Write the logs as `.eval` files into the folder `dest` (made when missing), each named as
     Inspect names its logs (`<created>_<task>_<task id>.eval`: `inspect view` lists a log by the
-    task and id in its name; the task id is the run's id).
-    Written beside the target first and moved in, so a failure leaves nothing half-written."""
+    task and id in its name; the task id is the setup's key); or one log to `dest` itself when it
+    ends in `.eval`. Every file is written beside its target first and all are moved in at the
+    end, so a failure leaves nothing half-written."""
     from inspect_ai.log import write_eval_log
 
-    if dest.suffix != ".eval":  # a folder (made when missing): the log gets Inspect's own kind of name
+    if dest.suffix == ".eval":
+        if len(logs) != 1:
+            labels = ", ".join(str(log.eval.task_args.get("setup")) for log in logs)
+            raise BadInput(f"these sessions ran as {len(logs)} setups ({labels}): Inspect keeps one log per setup", file=str(dest), fix="name a folder (-o DIR) to write one .eval log per setup into")
+        targets = [dest]
+    else:
         if dest.exists() and not dest.is_dir():
-            raise BadInput(f"{dest} is a file that does not end in .eval", file=str(dest), fix="name the log FILE.eval, or a folder to write it into")
-        stamp = log.eval.created.replace(":", "-")
-        dest = dest / f"{stamp}_{_file_part(log.eval.task)}_{_file_part(log.eval.task_id or log.eval.eval_id)}.eval"
+            raise BadInput(f"{dest} is a file that does not end in .eval", file=str(dest), fix="name the log FILE.eval, or a folder to write the logs into")
+        targets = [dest / f"{log.eval.created.replace(':', '-')}_{_file_part(log.eval.task)}_{_file_part(log.eval.task_id or log.eval.eval_id)}.eval" for log in logs]
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
+        (targets[0].parent).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a file in a writable place") from None
-    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    tmps = [t.with_name(f".{t.name}.{os.getpid()}.tmp") for t in targets]
     try:
-        write_eval_log(log, str(tmp), format="eval")
-        os.replace(tmp, dest)
+        for log, tmp in zip(logs, tmps):
+            write_eval_log(log, str(tmp), format="eval")
+        for tmp, target in zip(tmps, targets):
+            os.replace(tmp, target)
     finally:
-        tmp.unlink(missing_ok=True)
-    return dest
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
+    return targets
 
 
 def task_name(run: dict[str, Any] | None) -> str:
@@ -129,15 +188,22 @@ def model_of(session: Session) -> str:
 # ---------------------------------------------------------------- samples
 
 
+def sample_id(scenario: str, attempt: int, step: str | None = None) -> str:
+    """A sample's id: the task and the attempt (and a workflow's step), the same in every setup's log."""
+    return f"{scenario}@attempt-{attempt}" + (f":{step}" if step else "")
+
+
 def _samples(items: list[Graded]) -> list[Any]:
-    seen: set[tuple[str, int]] = set()
+    seen: dict[str, int] = {}
     out = []
-    for g in items:
-        sample_id, epoch = g.row.scenario, max(1, int(g.row.attempt or 1))
-        if (sample_id, epoch) in seen:  # a reparse shares its session's place: named by its own id
-            sample_id = f"{g.row.scenario}@{g.row.id}"
-        seen.add((sample_id, epoch))
-        out.append(_sample(g, sample_id, epoch))
+    for g in sorted(items, key=lambda g: (g.row.scenario, int(g.row.attempt or 1), g.row.id)):
+        cell = g.session.started.get("cell") or {}
+        epoch = max(1, int(g.row.attempt or 1))
+        name = sample_id(g.row.scenario, epoch, str(cell["step"]) if int(cell.get("steps") or 1) > 1 and cell.get("step") else None)
+        seen[name] = seen.get(name, 0) + 1
+        if seen[name] > 1:  # a reparse shares its session's place: numbered after it, in id order
+            name = f"{name}~{seen[name]}"
+        out.append(_sample(g, name, epoch))
     return out
 
 

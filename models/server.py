@@ -1,4 +1,4 @@
-"""The scripted model server: one script, three model APIs, on loopback.
+"""The scripted model server: one script, four model APIs, on loopback.
 
     with serve(script, port=0) as srv:
         srv.url              # http://127.0.0.1:PORT  (ANTHROPIC_BASE_URL)
@@ -7,7 +7,8 @@
 
 Routes: `POST /v1/messages` and `/v1/messages/count_tokens` (Anthropic), `HEAD /api/hello`
 (Claude Code's probe), `POST .../responses` (OpenAI Responses), `POST .../chat/completions`
-(OpenAI Chat Completions), any other GET -> `{}`. A path may start with `/s/<name>`
+(OpenAI Chat Completions), `POST …/models/M:generateContent` and `:streamGenerateContent`
+(Gemini, models/gemini.py), any other GET -> `{}`. A path may start with `/s/<name>`
 to play the script added under that name (`srv.add(name, script)`, `srv.url_for(name)`),
 so one server can play many sessions at once.
 
@@ -58,6 +59,12 @@ def _route(method: str, path: str) -> str | None:
         return "responses"
     if path.endswith("/chat/completions"):
         return "chat"
+    if path.endswith(":streamGenerateContent"):
+        return "gemini_stream"
+    if path.endswith(":generateContent"):
+        return "gemini"
+    if path.endswith(":countTokens"):
+        return "gemini_count"
     return None
 
 
@@ -65,7 +72,7 @@ def _answer(api: str, playback: Playback, body: dict[str, Any], harness: str | N
     if api == "chat":
         from benchtape.models import chat
 
-        return chat.answer(playback, body)
+        return chat.answer(playback, body, harness)
     if api == "messages":
         from benchtape.models import anthropic
 
@@ -74,6 +81,12 @@ def _answer(api: str, playback: Playback, body: dict[str, Any], harness: str | N
         from benchtape.models import responses
 
         return responses.answer(playback, body)
+    if api in ("gemini", "gemini_stream"):
+        from benchtape.models import gemini
+
+        return gemini.answer(playback, body, stream=api == "gemini_stream")
+    if api == "gemini_count":
+        return json_reply({"totalTokens": 10}, role="side", outcome="count_tokens")
     if api == "count_tokens":
         return json_reply({"input_tokens": 10}, role="side", outcome="count_tokens")
     if api == "models":

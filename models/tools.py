@@ -19,6 +19,12 @@ harness gets them in the tools it offers:
 | apply_patch {patch}                     | not mapped (passed as is)   | apply_patch (a custom tool: the patch text)            |
 | any other name                          | passed as is                | a function_call of that name                           |
 
+Gemini CLI (0.61.0's tools): Read → read_file {file_path}, Write → write_file {file_path, content},
+Edit → replace {file_path, old_string, new_string, instruction}, MultiEdit → one replace per edit,
+Bash / exec_command → run_shell_command {command}, Glob → glob {pattern, dir_path}, Grep →
+grep_search {pattern, dir_path}; any other name is sent as it is. A `subagent:` or `skill:` step
+has no Gemini tool (refused before the run, as under codex).
+
 A name the harness does not offer is still sent: the harness then answers it with its
 own "no such tool" error, which is a real outcome worth recording. Codex needs the file
 to turn an Edit into whole-line patch hunks; the model reads it from the workspace the
@@ -38,7 +44,8 @@ from benchtape.spec.script import Block, Script
 
 CLAUDE = "claude-code"
 CODEX = "codex"
-HARNESSES = (CLAUDE, CODEX)
+GEMINI = "gemini-cli"
+HARNESSES = (CLAUDE, CODEX, GEMINI)
 SPAWN_ALIASES = ("Agent", "Task")
 CODEX_UNMAPPED = {"Skill": "a `skill:` step", "Agent": "a `subagent:` step", "Task": "a `subagent:` step"}
 
@@ -67,6 +74,119 @@ def shell_command(name: str, args: dict[str, Any]) -> str:
     if name == "Glob":
         return f"shopt -s globstar nullglob; cd {base} && printf '%s\\n' {args.get('pattern', '*')}"
     return f"grep -rnE -- {shlex.quote(str(args.get('pattern', '')))} {base}"
+
+
+# ---------------------------------------------------------------- gemini-cli
+
+GEMINI_UNMAPPED = CODEX_UNMAPPED  # no subagent or skill tool a script could name
+
+
+def for_gemini(call: Block, offered: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The functionCall parts (name, args) that make Gemini CLI run one scripted call."""
+    name, args = call.tool, dict(call.input)
+    path = str(args.get("file_path") or args.get("path") or "")
+    if name == "Read":
+        return [("read_file", {"file_path": path})]
+    if name == "Write":
+        return [("write_file", {"file_path": path, "content": str(args.get("content", ""))})]
+    if name in ("Edit", "MultiEdit"):
+        edits = args.get("edits") if name == "MultiEdit" else [args]
+        return [
+            ("replace", {"file_path": path, "instruction": "Apply the scripted edit.", "old_string": str(e.get("old_string", "")), "new_string": str(e.get("new_string", "")), **({"allow_multiple": True} if e.get("replace_all") else {})})
+            for e in edits or [] if isinstance(e, dict)
+        ]
+    if name in ("Bash", "exec_command"):
+        return [("run_shell_command", {"command": str(args.get("command", args.get("cmd", "")))})]
+    if name == "Glob":
+        return [("glob", {"pattern": str(args.get("pattern", "*")), **({"dir_path": str(args["path"])} if args.get("path") else {})})]
+    if name == "Grep":
+        if "grep_search" not in offered and "run_shell_command" in offered:
+            return [("run_shell_command", {"command": shell_command("Grep", args)})]
+        return [("grep_search", {"pattern": str(args.get("pattern", "")), **({"dir_path": str(args["path"])} if args.get("path") else {})})]
+    return [(name, args)]
+
+
+# ---------------------------------------------------------------- chat-completions agents (qwen-code)
+
+QWEN = "qwen-code"
+
+
+def for_chat(call: Block, offered: set[str], cwd: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """The tool_calls (name, arguments) that make a Chat Completions agent run one scripted call:
+    Qwen Code's tools are Gemini CLI's but for its edit tool (`edit`, no instruction) and its
+    paths (absolute only: made so from `cwd`, the folder its context names); an agent with only
+    `bash` (mini-swe-agent) gets each call as a shell command."""
+    name, args = call.tool, dict(call.input)
+    if cwd and isinstance(args.get("file_path"), str) and not args["file_path"].startswith("/") and offered != {"bash"}:
+        args["file_path"] = cwd.rstrip("/") + "/" + args["file_path"]
+        call = Block(call.kind, call.text, call.tool, args, call.subagent, call.line)
+    if offered == {"bash"}:
+        if name == "Bash":
+            return [("bash", {"command": str(args.get("command", ""))})]
+        if name == "Write":
+            content = str(args.get("content", ""))
+            content = content[:-1] if content.endswith("\n") else content  # the here-document ends its last line
+            return [("bash", {"command": f"cat > {shlex.quote(str(args.get('file_path', '')))} <<'BENCHTAPE_EOF'\n{content}\nBENCHTAPE_EOF"})]
+        if name in ("Read", "Glob", "Grep"):
+            return [("bash", {"command": shell_command(name, args)})]
+        if name in ("Edit", "MultiEdit"):
+            edits = args.get("edits") if name == "MultiEdit" else [args]
+            return [("bash", {"command": replace_command(str(args.get("file_path", "")), e)}) for e in edits or [] if isinstance(e, dict)]
+        return [(name, args)]
+    if {"read", "write", "edit", "bash"} <= offered:  # opencode: its own names, camelCase arguments
+        path = str(args.get("file_path") or args.get("path") or "")
+        if name == "Read":
+            return [("read", {"filePath": path})]
+        if name == "Write":
+            return [("write", {"filePath": path, "content": str(args.get("content", ""))})]
+        if name in ("Edit", "MultiEdit"):
+            edits = args.get("edits") if name == "MultiEdit" else [args]
+            return [("edit", {"filePath": path, "oldString": str(e.get("old_string", "")), "newString": str(e.get("new_string", "")), **({"replaceAll": True} if e.get("replace_all") else {})}) for e in edits or [] if isinstance(e, dict)]
+        if name in ("Bash", "exec_command"):
+            return [("bash", {"command": str(args.get("command", args.get("cmd", ""))), "description": "scripted command"})]
+        if name in ("Glob", "Grep"):
+            return [(name.lower(), {"pattern": str(args.get("pattern", "")), **({"path": str(args["path"])} if args.get("path") else {})})]
+        return [(name, args)]
+    if name in ("Edit", "MultiEdit") and "edit" in offered and "replace" not in offered:
+        path = str(args.get("file_path") or args.get("path") or "")
+        edits = args.get("edits") if name == "MultiEdit" else [args]
+        return [("edit", {"file_path": path, "old_string": str(e.get("old_string", "")), "new_string": str(e.get("new_string", "")), **({"replace_all": True} if e.get("replace_all") else {})}) for e in edits or [] if isinstance(e, dict)]
+    return for_gemini(call, offered)
+
+
+def replace_command(path: str, edit: dict[str, Any]) -> str:
+    """A shell command that makes one Edit (old_string → new_string, once unless replace_all) and
+    fails, as the Edit tool would, when old_string is not in the file."""
+    program = (
+        "import pathlib, sys\n"
+        f"p = pathlib.Path({path!r}); old = {str(edit.get('old_string', ''))!r}; new = {str(edit.get('new_string', ''))!r}\n"
+        "t = p.read_text()\n"
+        "if old not in t: sys.exit('old_string not found in ' + str(p))\n"
+        f"p.write_text(t.replace(old, new{'' if edit.get('replace_all') else ', 1'}))\n"
+    )
+    return f"python3 - <<'BENCHTAPE_EOF'\n{program}BENCHTAPE_EOF"
+
+
+# ---------------------------------------------------------------- aider (edit blocks, no tools)
+
+
+def aider_blocks(call: Block) -> list[str]:
+    """The SEARCH/REPLACE blocks (aider's `diff` edit format) that make one scripted Edit or Write:
+    the file name on its own line, then a fenced block; an empty SEARCH makes a new file."""
+    args = call.input
+    path = str(args.get("file_path") or args.get("path") or "")
+    if call.tool == "Write":
+        pairs = [("", str(args.get("content", "")))]
+    elif call.tool in ("Edit", "MultiEdit"):
+        edits = args.get("edits") if call.tool == "MultiEdit" else [args]
+        pairs = [(str(e.get("old_string", "")), str(e.get("new_string", ""))) for e in edits or [] if isinstance(e, dict)]
+    else:
+        return []
+
+    def body(text: str) -> str:
+        return text if not text or text.endswith("\n") else text + "\n"
+
+    return [f"{path}\n```\n<<<<<<< SEARCH\n{body(old)}=======\n{body(new)}>>>>>>> REPLACE\n```" for old, new in pairs]
 
 
 # ---------------------------------------------------------------- codex
@@ -111,7 +231,7 @@ def for_codex(call: Block, cwd: Path | None, namespaces: dict[str, set[str]]) ->
 
 
 def unmapped_for_codex(script: Script) -> list[tuple[Block, str]]:
-    """Calls no Codex tool can make: (the call, what it was in the script)."""
+    """Calls no Codex (or Gemini CLI) tool can make: (the call, what it was in the script)."""
     out = []
     for turn in [*script.turns, *(t for s in script.subagents() for t in s.turns)]:
         for call in turn.calls:

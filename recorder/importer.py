@@ -27,7 +27,7 @@ FORMATS_BY_HARNESS = {
     "atif": ("atif",),  # not a harness: the session's harness is the trajectory's agent
 }
 # What a live run's raw lines are, by harness, for reparse.
-LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "mock": "mock"}
+LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "gemini-cli": "gemini-stream-json", "qwen-code": "claude-stream-json", "mini-swe-agent": "command", "opencode": "opencode-json", "aider": "command", "mock": "mock", "command": "command"}
 
 
 # A transcript this large is parsed in a child process while this one writes
@@ -242,6 +242,10 @@ def reparse(store: RecordingStore, session_id: str) -> str:
         from benchtape.adapters.mock import MockParser
 
         parser: Parser = MockParser()
+    elif fmt == "command":
+        from benchtape.adapters.command import CommandParser
+
+        parser = CommandParser()
     else:
         parser = parser_for(fmt)
     raw = store.raw_lines(session_id)

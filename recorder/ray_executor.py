@@ -107,6 +107,15 @@ class RayExecutor:
                 self.messages.close()
                 raise BadInput(f"could not join the Ray cluster at {options.address}: {exc}", fix="start it with `ray start --head` (docs/scale-out.md), and pass its address: --address HOST:PORT or RAY_ADDRESS") from None
             self.emit("sandbox.note", {"kind": "ray", "message": f"Ray's own messages (a node lost, its raylet's state dumps) go to {self.messages.path}, not to this output"})
+        try:
+            self._start(ray, ray_worker, NodeAffinitySchedulingStrategy, slots)
+        except BaseException:
+            if self.messages is not None:  # Ray's printer and loggers back as they were
+                self.messages.close()
+            raise
+
+    def _start(self, ray: Any, ray_worker: Any, NodeAffinitySchedulingStrategy: Any, slots: int) -> None:  # noqa: N803 - Ray's class, passed in
+        """The run's ledger, the remote functions and the first sweep, once joined."""
         here = ray.get_runtime_context().get_node_id()
         self._pinned = lambda node, soft=False: NodeAffinitySchedulingStrategy(node_id=node, soft=soft)
         # beside the driver (on the head, when the driver runs there): it outlives any worker node
@@ -243,8 +252,12 @@ class RayExecutor:
         except ray.exceptions.RayError as exc:
             self.emit("sandbox.note", {"kind": "recover", "message": f"the node sweep could not list the nodes: {first_line(exc)}"})
             return
-        refs = [self._sweeper.options(num_cpus=0, scheduling_strategy=self._pinned(node)).remote(run_id) for node in nodes]  # type: ignore[no-untyped-call]  # Ray's stubs
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=120)
+        try:
+            refs = [self._sweeper.options(num_cpus=0, scheduling_strategy=self._pinned(node)).remote(run_id) for node in nodes]  # type: ignore[no-untyped-call]  # Ray's stubs
+            ready, _ = ray.wait(refs, num_returns=len(refs), timeout=120)
+        except ray.exceptions.RayError as exc:  # the cluster went away under the run's end
+            self.emit("sandbox.note", {"kind": "recover", "message": f"the node sweep could not reach the cluster: {first_line(exc)} (each node's reaper removes what this run left there)"})
+            return
         for node, ref in zip(nodes, refs):
             if ref not in ready:
                 self.emit("sandbox.note", {"kind": "recover", "message": f"node {node[:12]} did not answer its sweep within 120 s: its reaper removes what this run left there"})

@@ -188,10 +188,12 @@ class Runner:
         facts: SessionStarted = {**box.facts, **plan.started}
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()
+        named: dict[str, Any] = cmd.facts["binary"] if isinstance(cmd.facts.get("binary"), dict) else {}
         if plan.harness in CONTROL_HARNESSES:  # benchtape's own agent (the oracle), run by this Python: its version is benchtape's
             facts["binary"] = {"path": cmd.argv[0], "version": VERSION}
-        elif plan.harness != "mock":
-            facts["binary"] = binary_facts(cmd.argv[0])
+        elif plan.harness != "mock" and "version" not in named:  # a harness run through a wrapper names its own binary
+            facts["binary"] = binary_facts(str(named.get("path") or cmd.argv[0]))
+        facts.update({k: v for k, v in cmd.facts.items() if k != "binary" or "version" in named})  # type: ignore[typeddict-item]  # what the harness says of this session (its keys are SessionStarted's)
         if cmd.tui is not None:
             # the record is the tool's own session file, tailed: reparse reads it as that format,
             # and its user entries are the turns (each prompt as the tool received it)

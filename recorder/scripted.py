@@ -20,7 +20,7 @@ import orjson
 from benchtape.adapters.endpoints import SCRIPTED
 from benchtape.core.model import Action
 
-HARNESSES = ("claude-code", "codex")
+HARNESSES = ("claude-code", "codex", "gemini-cli", "qwen-code", "mini-swe-agent", "opencode", "aider")
 
 
 @dataclass(frozen=True)

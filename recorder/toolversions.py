@@ -20,7 +20,7 @@ from benchtape.core.errors import PreflightBlocked
 from benchtape.core.version import VERSION as BENCHTAPE_VERSION
 
 MOCK = "mock"
-BUILT_IN = frozenset({MOCK, "oracle"})  # harnesses benchtape ships (no binary, its own version)
+BUILT_IN = frozenset({MOCK, "oracle", "command"})  # harnesses benchtape ships (no binary, its own version; `command` runs what its config names)
 
 
 @dataclass(frozen=True)
@@ -36,11 +36,11 @@ class Resolved:
 
     @property
     def needs_install(self) -> bool:
-        return self.harness not in BUILT_IN and self.binary is None
+        return self.source not in ("benchtape", "plugin") and self.binary is None
 
     def describe(self) -> str:
-        where = "built in" if self.harness in BUILT_IN else (str(self.binary) if self.binary else f"not installed: would install into {binaries.folder(self.harness, self.version)}")
-        how = {"npm": "npm's latest", "bench": "the bench's harness_config.binary", "pinned": "pinned", "benchtape": "benchtape's own"}[self.source]
+        where = "built in" if self.source in ("benchtape", "plugin") else (str(self.binary) if self.binary else f"not installed: would install into {binaries.folder(self.harness, self.version)}")
+        how = {"npm": "npm's latest", "bench": "the bench's harness_config.binary", "pinned": "pinned", "benchtape": "benchtape's own", "plugin": "its plugin package's"}[self.source]
         return f"{self.harness} {self.asked} → {self.version} ({how}; {where})"
 
 
@@ -62,6 +62,11 @@ class VersionResolver:
     def _resolve(self, harness: str, asked: str, bench_binary: str | None) -> Resolved:
         if harness in BUILT_IN:
             return Resolved(harness, asked, BENCHTAPE_VERSION, None, "benchtape")
+        if harness not in binaries.pins():  # a plugin harness without an install recipe: its package's version
+            from benchtape.core.harnesses import plugins
+
+            package = next((p.version for p in plugins() if p.name == harness), BENCHTAPE_VERSION)
+            return Resolved(harness, asked, package, None, "plugin")
         if bench_binary:
             found = binaries.reported_version(Path(bench_binary))
             if found is None:
@@ -86,4 +91,4 @@ class VersionResolver:
 
 
 def _note(harness: str, version: str) -> str | None:
-    return binaries.Binary(harness, version, Path()).note if harness in binaries.VERIFIED else None
+    return binaries.Binary(harness, version, Path()).note if harness in binaries.pins() else None

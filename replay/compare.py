@@ -28,10 +28,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
-from benchtape.replay.conclusions import Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
+from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
+from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
 from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
-from benchtape.spec.pricing import Pricing, session_cost, sum_known
+from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
+from benchtape.spec.pricing import Pricing, session_cost, sum_known, token_cost
 from benchtape.store.views import BrowsingStore
 
 _KINDS = ("metrics", "session.finished")
@@ -60,6 +62,9 @@ class Measurement:
     lines: int | None = None
     wall_ms: float | None = None
     steps: int = 1
+    token_cost: float | None = None  # the price table × every token class (cache reads and writes at their own rates), whatever the tool reported
+    cache_cost: float | None = None  # the part of token_cost that paid for cache reads and writes
+    partial: float | None = None  # the share of the task's tests that passed, when its grading reports one
 
     @property
     def measured(self) -> bool:
@@ -90,6 +95,8 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
             s.wall_ms = d.get("wall_ms")
     for session_id, outcome in store.latest_outcomes(list(sessions)).items():
         sessions[session_id].outcome = outcome
+        if outcome.get("grading_id") and sessions[session_id].params.get("task_kind") and "partial" not in outcome:
+            outcome["partial"] = _task_share(store, outcome["grading_id"], session_id)
     arms: dict[str, dict[str, Any]] = {}
     for params in store.cell_run_params(**where):
         arms.update(params.get("arms") or {})
@@ -110,6 +117,8 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
             members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
         outcome = next((s.outcome for s in reversed(members) if s.outcome is not None), None) if root.outcome is None else root.outcome
         costs = [session_cost(s.metrics, s.row[5], pricing)[0] for s in members]
+        priced = [_token_costs(s, pricing) for s in members]
+        token_costs, cache_costs = [t for t, _ in priced], [c for _, c in priced]
         diff = (outcome or {}).get("diff") or {}
         lines = diff.get("lines_added", 0) + diff.get("lines_removed", 0) if diff else None
         out.append(
@@ -129,9 +138,45 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
                 lines=lines,
                 wall_ms=sum_known([s.wall_ms for s in members]),
                 steps=len(members),
+                token_cost=sum_known(token_costs),
+                cache_cost=sum_known(cache_costs),
+                partial=_partial(outcome),
             )
         )
     return out
+
+
+def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | None]:
+    """(every token priced by the table, the cache reads and writes alone); None when the model
+    is unpriced or a priced class was not reported."""
+    rates = pricing.rates(s.row[5])
+    if rates is None:
+        return None, None
+    total = token_cost(s.metrics, rates)
+    if total is None:
+        return None, None
+    m = s.metrics
+    return total, ((m.get("cache_read_tokens") or 0) * (rates.cache_read or 0.0) + (m.get("cache_write_tokens") or 0) * (rates.cache_write or 0.0)) / 1_000_000
+
+
+def _task_share(store: BrowsingStore, grading_id: str, session_id: str) -> float | None:
+    """A task cell's partial credit, from its verifier verdict's evidence: the share of its
+    FAIL_TO_PASS tests that passed (`fail_to_pass_share`), where the grading recorded one.
+    Read for task cells only (one query each: a mined task's cell is costly, so they are few)."""
+    for verdict in store.verdicts(grading_id=grading_id, session_id=session_id):
+        share = (verdict.get("evidence") or {}).get("fail_to_pass_share")
+        if isinstance(share, (int, float)) and not isinstance(share, bool):
+            return float(share)
+    return None
+
+
+def _partial(outcome: dict[str, Any] | None) -> float | None:
+    """The share of the task's own tests (FAIL_TO_PASS) that passed, when its verifier's
+    verdict recorded one (`_task_share`, kept on the outcome as `partial`); None otherwise."""
+    value = (outcome or {}).get("partial")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
 
 
 def _sum_tokens(members: list[_Session]) -> int | None:
@@ -156,6 +201,7 @@ class Expected:
     arms: list[tuple[str, str]]  # (key, label) in the evaluation's order
     tasks: list[tuple[str, str | None]]  # (id, current content hash)
     attempts: int
+    kinds: dict[str, str | None] = field(default_factory=dict)  # arm key → spec.agent_kind (None: an agent)
     skipped: dict[str, str] = field(default_factory=dict)  # task folders the evaluation lists but does not run now → their state (stale, unvalidated, …)
 
 
@@ -164,6 +210,7 @@ class SetupRow:
     arm: str
     label: str
     rank: int | None = None
+    kind: str | None = None  # spec.agent_kind: oracle / no-op (controls, never ranked), scripted, or None (an agent)
     tasks_measured: int = 0
     tasks_total: int = 0
     missing: list[str] = field(default_factory=list)
@@ -171,6 +218,8 @@ class SetupRow:
     passes: int = 0
     pass_rate: float | None = None
     ci: tuple[float, float] | None = None
+    se: float | None = None  # standard error of the pass rate, clustered by task (attempts of a task are not independent)
+    ci_clustered: tuple[float, float] | None = None  # pass rate ± t × se
     pass_at_1: float | None = None
     pass_at_k: float | None = None
     pass_hat_k: float | None = None  # all k attempts pass (pass^k)
@@ -183,16 +232,29 @@ class SetupRow:
     tokens_per_cell: float | None = None
     lines_per_cell: float | None = None
     time_per_cell_ms: float | None = None
+    solved_tasks: float = 0.0  # Σ over tasks of the share of attempts that passed
+    cost_per_solved: float | None = None  # Σ cost / tasks solved; None when unpriced or nothing solved
+    cost_per_solved_ci: tuple[float, float] | None = None
+    token_cost_per_cell: float | None = None  # the price table × tokens, cache reads and writes at their own rates
+    cache_share: float | None = None  # the part of that token cost spent on cache reads and writes
+    partial: float | None = None  # mean share of the task's tests passed (partial credit), when gradings report it
     fill: str | None = None
 
     @property
     def complete(self) -> bool:
         return not self.missing
 
+    @property
+    def control(self) -> bool:
+        return self.kind in CONTROLS
+
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
-        d["ci"] = list(self.ci) if self.ci else None
+        for key in ("ci", "ci_clustered", "cost_per_solved_ci"):
+            d[key] = list(d[key]) if d[key] else None
         d["priced"] = self.unpriced_cells == 0
+        d["control"] = self.control
+        d["kind_label"] = LABELS.get(self.kind or "")
         return d
 
 
@@ -206,9 +268,24 @@ class Pair:
     b_wins: int
     ties: int
     p_value: float
+    p_adjusted: float | None = None  # Holm-adjusted over every pair when there are more than two setups; else the raw p
+    ci: tuple[float, float] | None = None  # 95% interval of mean_difference (replay.inference.paired_interval)
+    test: str = "sign"  # `sign` (exact, fixed design) or `e-value` (p = 1/E, always valid: an evaluation run in rounds looked after each)
+
+    @property
+    def p(self) -> float:
+        """The p-value the decision uses: Holm-adjusted when several pairs were tested."""
+        return self.p_value if self.p_adjusted is None else self.p_adjusted
+
+    @property
+    def distinguishable(self) -> bool:
+        return self.p < ALPHA
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["ci"] = list(self.ci) if self.ci else None
+        d["distinguishable"] = self.distinguishable
+        return d
 
 
 @dataclass
@@ -229,6 +306,11 @@ class Comparison:
     flaky: list[Flaky] = field(default_factory=list)
     matrix: dict[str, dict[str, list[MatrixCell]]] = field(default_factory=dict)  # task → arm → attempts
     metrics: dict[str, dict[str, float | None]] = field(default_factory=dict)  # arm → the bench's declared metrics, mean per cell (replay.metrics.by_setup)
+    sequential: dict[str, Any] = field(default_factory=dict)  # the always-valid test of `run --until-decided` (replay.sequential.State)
+    rounds: list[dict[str, Any]] = field(default_factory=list)  # the rounds `run --until-decided` recorded (number, tasks per setup)
+    unneeded: int = 0  # tasks left out of the ranking: run in rounds, not every setup measured them
+    contamination: dict[str, Any] = field(default_factory=dict)  # replay.contamination: fix dates, cutoffs, tasks each setup may have seen
+    after_cutoff: bool = False  # --after-cutoff: only tasks fixed after every setup's cutoff
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -236,7 +318,36 @@ class Comparison:
 
     @property
     def unranked(self) -> list[SetupRow]:
-        return [r for r in self.rows if r.rank is None]
+        """Contenders that did not measure every task (controls are listed apart, never ranked)."""
+        return [r for r in self.rows if r.rank is None and not r.control]
+
+    @property
+    def controls(self) -> list[SetupRow]:
+        return [r for r in self.rows if r.control]
+
+    @property
+    def measured(self) -> str:
+        """`agents`, `pipeline` (every contender's model was a script), `mixed`, or `nothing`."""
+        kinds = {r.kind == SCRIPTED for r in self.rows if not r.control and (r.cells or r.attempted_failures)}
+        return "nothing" if not kinds else "mixed" if len(kinds) == 2 else "pipeline" if True in kinds else "agents"
+
+    @property
+    def headline(self) -> str | None:
+        """What a reader must know before the table: when scripts stood in for models, this
+        comparison measured benchtape's pipeline, not agents."""
+        scripted = [r.label for r in self.rows if r.kind == SCRIPTED and (r.cells or r.attempted_failures)]
+        if self.measured == "pipeline":
+            return "this comparison measured the pipeline, not agents: every setup's model was a script (no model decided anything), so its pass rates say nothing about any model"
+        if self.measured == "mixed":
+            return f"{', '.join(scripted)}: a script stood in for the model; {'its' if len(scripted) == 1 else 'their'} rows measure the pipeline, not an agent"
+        return None
+
+    @property
+    def correction(self) -> str | None:
+        """The multiple-comparison rule, in words, when more than one pair was tested."""
+        if len(self.pairs) < 2:
+            return None
+        return f"{len(self.pairs)} pairs were tested: each p-value is Holm-adjusted over all of them (a difference is called only when its adjusted p < {ALPHA:g}), so testing many pairs does not find differences by chance"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -250,65 +361,108 @@ class Comparison:
             "retired_measurements": self.retired,
             "measurements": self.measurements,
             "pricing_dates": self.pricing_dates,
+            "measured": self.measured,
+            "headline": self.headline,
+            "alpha": ALPHA,
+            "correction": self.correction,
+            "rank_rule": RANK_RULE,
             "ranked": [r.to_dict() for r in self.ranked],
             "unranked": [r.to_dict() for r in self.unranked],
+            "controls": [r.to_dict() for r in self.controls],
             "pairs": [p.to_dict() for p in self.pairs],
             "conclusions": self.conclusions,
             "flaky": [f.to_dict() for f in self.flaky],
             "matrix": {task: {arm: [c.to_dict() for c in cells] for arm, cells in by_arm.items()} for task, by_arm in self.matrix.items()},
             "metrics": self.metrics,
+            "sequential": self.sequential,
+            "tasks_not_in_ranking": self.unneeded,
+            "contamination": self.contamination,
+            "after_cutoff": self.after_cutoff,
+            "rounds": self.rounds,
         }
 
 
-def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None) -> Comparison:
+def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None, common_only: bool = False) -> Comparison:
     """Rank the setups. With `expected`, only the evaluation's current arms and tasks count and
     a measurement of an edited task (content hash changed) is stale, not evidence. `ref` names
-    the evaluation in the commands that fill a setup's missing cells (default its name)."""
+    the evaluation in the commands that fill a setup's missing cells (default its name).
+    `common_only` (an evaluation run in rounds, stopped when decided): rank over the tasks
+    every setup measured, not the whole list."""
     stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
         labels = dict(expected.arms)
-        hashes = dict(expected.tasks)
+        kinds = dict(expected.kinds)
         tasks = [t for t, _ in expected.tasks]
         attempts = expected.attempts
-        kept = []
-        for m in measurements:
-            if m.task in expected.skipped and m.arm in labels and m.attempt <= attempts:
-                stale += 1  # a listed task folder that is stale (or no longer valid) now: its cells measured the task as it was
-                continue
-            if m.arm not in labels or m.task not in hashes or m.attempt > attempts:
-                retired += 1
-                continue
-            if hashes[m.task] is not None and m.task_hash is not None and m.task_hash != hashes[m.task]:
-                stale += 1
-                continue
-            kept.append(m)
-        measurements = kept
+        measurements, stale, retired = current(measurements, expected)
     else:
         arm_order = list(dict.fromkeys(m.arm for m in sorted(measurements, key=lambda m: m.started_at)))
         labels = {key: (arms.get(key) or {}).get("label") or key for key in arm_order}
+        kinds = {key: arm_kind_of_summary(arms.get(key) or {}) for key in arm_order}
         tasks = sorted({m.task for m in measurements})
         attempts = max((m.attempt for m in measurements), default=1)
 
     chosen, failures = _choose(measurements)
+    all_tasks = tasks
+    if common_only:
+        measuring = [key for key in arm_order if chosen.get(key) and kinds.get(key) not in CONTROLS]
+        tasks = [t for t in tasks if measuring and all(chosen[key].get(t) for key in measuring)]
     rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, Counter()), attempts) for key in arm_order]
-    complete = [r for r in rows if r.complete and r.cells]
+    for row in rows:
+        row.kind = kinds.get(row.arm)
+    complete = [r for r in rows if r.complete and r.cells and not r.control]  # controls check the tasks: never contenders
     cost_ranked = bool(complete) and all(r.unpriced_cells == 0 for r in complete)
-    # pass rate ranks; cost, tokens, lines and time only order rows of a shared rank for display
+    # pass rate orders; the paired tests decide which neighbours share a rank; cost, tokens,
+    # lines and time only order rows of equal pass rate for display
     complete.sort(key=lambda r: (-(r.pass_rate or 0.0), r.cost_per_cell if cost_ranked else 0.0, _last(r.tokens_per_cell), _last(r.lines_per_cell), _last(r.time_per_cell_ms)))
-    pairs = [_pair(a, b, tasks, chosen) for a, b in itertools.combinations(complete, 2)]
+    rates = {r.arm: _task_rates(chosen[r.arm]) for r in complete}
+    pairs = [_pair(a, b, all_tasks if common_only else tasks, chosen, attempts, rates) for a, b in itertools.combinations(complete, 2)]
+    if common_only:  # looked at after every round: only the always-valid test's p (1/E) keeps its promise
+        from benchtape.replay.sequential import e_value
+
+        for pair in pairs:
+            pair.p_value, pair.test = min(1.0, 1.0 / e_value(pair.a_wins, pair.b_wins)), "e-value"
+    if len(pairs) > 1:
+        for pair, adjusted in zip(pairs, holm([p.p_value for p in pairs])):
+            pair.p_adjusted = adjusted
     ranks = shared_ranks(complete, pairs)
     for row in complete:
         row.rank = ranks[row.arm]
     for row in rows:
-        if not row.complete or not row.cells:
+        if (not row.complete or not row.cells) and not row.control:
             row.fill = fill_command(ref or evaluation, row.missing, len(tasks))
-    ordered = complete + [r for r in rows if r.rank is None]
+    ordered = complete + [r for r in rows if r.rank is None and not r.control] + [r for r in rows if r.control]
     result = Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
+    result.unneeded = len(all_tasks) - len(tasks)
     result.conclusions = _conclusions(complete, pairs, attempts)
     result.flaky = flaky(chosen, PASSED)
-    result.matrix = matrix(measurements, chosen, tasks, arm_order)
+    result.matrix = matrix(measurements, chosen, all_tasks, arm_order)
+    from benchtape.replay.sequential import state as sequential_state
+
+    contenders = [r.arm for r in rows if not r.control and r.cells]
+    if len(contenders) > 1:
+        counts = {arm: {t: (len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for t, ms in chosen.get(arm, {}).items() if ms} for arm in contenders}
+        result.sequential = sequential_state(contenders, counts, attempts).to_dict()
     return result
+
+
+def current(measurements: list[Measurement], expected: Expected) -> tuple[list[Measurement], int, int]:
+    """(the measurements of the evaluation as it is now, how many are stale: their task's
+    content changed, how many retired: a setup, task or attempt it no longer has)."""
+    labels, hashes = dict(expected.arms), dict(expected.tasks)
+    kept: list[Measurement] = []
+    stale = retired = 0
+    for m in measurements:
+        if m.task in expected.skipped and m.arm in labels and m.attempt <= expected.attempts:
+            stale += 1  # a listed task folder that is stale (or no longer valid) now: its cells measured the task as it was
+        elif m.arm not in labels or m.task not in hashes or m.attempt > expected.attempts:
+            retired += 1
+        elif hashes[m.task] is not None and m.task_hash is not None and m.task_hash != hashes[m.task]:
+            stale += 1
+        else:
+            kept.append(m)
+    return kept, stale, retired
 
 
 def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> list[dict[str, Any]]:
@@ -316,12 +470,13 @@ def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> lis
     out = []
     for first, second in zip(order, order[1:]):
         pair = by_arms.get((first.arm, second.arm)) or _flipped(by_arms[(second.arm, first.arm)])
-        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts)})
+        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "p_adjusted": pair.p_adjusted, "distinguishable": pair.distinguishable, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts, len(pairs))})
     return out
 
 
 def _flipped(p: Pair) -> Pair:
-    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value)
+    ci = (-p.ci[1], -p.ci[0]) if p.ci else None
+    return Pair(p.b, p.a, p.tasks, -p.mean_difference, p.b_wins, p.a_wins, p.ties, p.p_value, p.p_adjusted, ci, p.test)
 
 
 def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
@@ -333,6 +488,13 @@ def fill_command(evaluation: str | None, missing: list[str], total: int) -> str:
 
 def _last(value: float | None) -> float:
     return float("inf") if value is None else value
+
+
+def per_task_counts(measurements: list[Measurement]) -> dict[str, dict[str, tuple[int, int]]]:
+    """arm → task → (attempts measured, passes): the counting measurements (as `compare` picks
+    them), for the planner and the sequential test."""
+    chosen, _ = _choose(measurements)
+    return {arm: {task: (len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for task, ms in by_task.items() if ms} for arm, by_task in chosen.items()}
 
 
 def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[int, Measurement]]], dict[str, Counter[str]]]:
@@ -373,7 +535,36 @@ def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Me
     row.tokens_per_cell = _mean([m.tokens for m in cells])
     row.lines_per_cell = _mean([m.lines for m in cells])
     row.time_per_cell_ms = _mean([m.wall_ms for m in cells])
+    row.se = clustered_se(per_task)
+    row.ci_clustered = clustered_interval(per_task)
+    _cost_per_solved(row, by_task)
+    token_costs = [m.token_cost for m in cells]
+    if token_costs and all(c is not None for c in token_costs):
+        total = sum(c for c in token_costs if c is not None)
+        row.token_cost_per_cell = total / len(cells)
+        cache = sum(m.cache_cost or 0.0 for m in cells)
+        row.cache_share = cache / total if total > 0 else None
+    row.partial = _mean([m.partial for m in cells])
     return row
+
+
+def _cost_per_solved(row: SetupRow, by_task: dict[str, dict[int, Measurement]]) -> None:
+    """Cost per solved task: each task's cost over its attempts against the share of its
+    attempts that passed (a task solved in 1 of 2 attempts is half solved); the interval is
+    clustered by task. Unknown when a cell's cost is."""
+    per_task = []
+    for ms in by_task.values():
+        if not ms:
+            continue
+        costs = [m.cost for m in ms.values()]
+        solved = sum(1 for m in ms.values() if m.outcome == PASSED) / len(ms)
+        per_task.append((None if any(c is None for c in costs) else sum(c for c in costs if c is not None) / len(ms), solved))
+    row.solved_tasks = sum(s for _, s in per_task)
+    if not per_task or any(c is None for c, _ in per_task):
+        return
+    found = ratio_interval([(c or 0.0, s) for c, s in per_task])
+    if found is not None:
+        row.cost_per_solved, row.cost_per_solved_ci = found
 
 
 def _mean(values: list[float | int | None]) -> float | None:
@@ -381,15 +572,17 @@ def _mean(values: list[float | int | None]) -> float | None:
     return sum(known) / len(known) if known else None
 
 
-def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str, dict[int, Measurement]]]) -> Pair:
+def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str, dict[int, Measurement]]], attempts: int = 1, rates: dict[str, dict[str, float]] | None = None) -> Pair:
+    """Two setups over their common tasks: per-task differences, wins, the sign test and the
+    interval. `rates` (arm → task → pass rate) is computed once for every pair when given."""
+    ra_of = rates[a.arm] if rates is not None else _task_rates(chosen[a.arm])
+    rb_of = rates[b.arm] if rates is not None else _task_rates(chosen[b.arm])
     wins_a = wins_b = ties = 0
     diffs = []
     for task in tasks:
-        ma, mb = chosen[a.arm].get(task) or {}, chosen[b.arm].get(task) or {}
-        if not ma or not mb:
+        ra, rb = ra_of.get(task), rb_of.get(task)
+        if ra is None or rb is None:
             continue
-        ra = sum(1 for m in ma.values() if m.outcome == PASSED) / len(ma)
-        rb = sum(1 for m in mb.values() if m.outcome == PASSED) / len(mb)
         diffs.append(ra - rb)
         if ra > rb:
             wins_a += 1
@@ -398,8 +591,25 @@ def _pair(a: SetupRow, b: SetupRow, tasks: list[str], chosen: dict[str, dict[str
         else:
             ties += 1
     mean = sum(diffs) / len(diffs) if diffs else 0.0
-    return Pair(a.arm, b.arm, len(diffs), mean, wins_a, wins_b, ties, sign_test(wins_a, wins_b))
+    collapse = len(diffs) < 2 or len(set(diffs)) == 1
+    table = _paired_table(chosen[a.arm], chosen[b.arm], tasks) if attempts <= 1 or collapse else (0, 0, 0, 0)  # only where the interval needs it
+    ci = paired_interval(diffs, table, attempts)
+    return Pair(a.arm, b.arm, len(diffs), mean, wins_a, wins_b, ties, sign_test(wins_a, wins_b), None, ci)
 
+
+def _task_rates(by_task: dict[str, dict[int, Measurement]]) -> dict[str, float]:
+    return {t: sum(1 for m in ms.values() if m.outcome == PASSED) / len(ms) for t, ms in by_task.items() if ms}
+
+
+def _paired_table(a: dict[str, dict[int, Measurement]], b: dict[str, dict[int, Measurement]], tasks: list[str]) -> tuple[int, int, int, int]:
+    """Attempt-paired cells: (both passed, only a, only b, neither)."""
+    table = [0, 0, 0, 0]
+    for task in tasks:
+        ma, mb = a.get(task) or {}, b.get(task) or {}
+        for n in ma.keys() & mb.keys():
+            pa, pb = ma[n].outcome == PASSED, mb[n].outcome == PASSED
+            table[0 if pa and pb else 1 if pa else 2 if pb else 3] += 1
+    return table[0], table[1], table[2], table[3]
 
 
 # ---------------------------------------------------------------- the front door's one call
@@ -409,13 +619,15 @@ def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
     from benchtape.spec.identity import task_hash
 
+    kinds = {a.key: arm_kind((s.harness, s.model_id) for s in a.steps) for a in ev.arms}
     tasks: list[tuple[str, str | None]] = [(t.id, task_hash(t)) for t in ev.tasks()]
-    return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=tasks, attempts=ev.attempts, skipped={s.id: s.state for s in ev.skipped})
+    return Expected(arms=[(a.key, a.label) for a in ev.arms], tasks=tasks, attempts=ev.attempts, kinds=kinds, skipped={s.id: s.state for s in ev.skipped})
 
 
-def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: Any = None) -> Comparison:
+def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: Any = None, *, after_cutoff: bool = False) -> Comparison:
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
-    loads) or `compare RUN…` (only those runs' cells)."""
+    loads) or `compare RUN…` (only those runs' cells). `after_cutoff`: only the tasks fixed
+    after every setup's training cutoff (replay.contamination)."""
     from benchtape.core.errors import BadInput
     from benchtape.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
 
@@ -434,7 +646,17 @@ def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: 
             measurements, arms = read_measurements(store, pricing, evaluation=ev_name)
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
-            return _with_metrics(store, compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref), measurements)
+            rounds = stored_rounds(store, ev_name)
+            dated = _contamination(ev, expected, after_cutoff) if ev is not None and expected is not None else None
+            if after_cutoff and dated is None:
+                raise BadInput("--after-cutoff needs the evaluation's file (its tasks' fix dates and its models' cutoffs)", fix=f"compare {name} from the project folder that holds it")
+            found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds))
+            found.rounds = rounds
+            if dated is not None:
+                found.contamination, found.after_cutoff = dated.to_dict(), after_cutoff
+            return _with_metrics(store, found, measurements)
+    if after_cutoff:
+        raise BadInput("--after-cutoff compares an evaluation by its name", fix="benchtape compare NAME --after-cutoff")
     run_ids = [_run_id(store, t, len(targets) == 1) for t in targets]
     measurements, arms = read_measurements(store, pricing, runs=run_ids)
     if not measurements:
@@ -450,6 +672,30 @@ def _with_metrics(store: BrowsingStore, c: Comparison, measurements: list[Measur
 
     c.metrics = by_setup(store, ((m.arm, m.session_id) for m in measurements if m.measured))
     return c
+
+
+def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
+    """Each task's fix date against each setup's training cutoff; with `after_cutoff`,
+    `expected` keeps only the tasks fixed after every setup's cutoff (controls have no model:
+    they are left out of the rule)."""
+    from benchtape.replay.contamination import after_cutoff as keep_after
+    from benchtape.replay.contamination import arm_cutoffs, contamination, fix_dates
+
+    tasks = ev.tasks()
+    if not any(getattr(getattr(t, "spec", None), "source", None) for t in tasks) and not after_cutoff:
+        return None  # bench scenarios: nothing is dated, nothing to say
+    dates = fix_dates(Path(ev.project), tasks)
+    cutoffs = {k: c for k, c in arm_cutoffs(ev).items() if expected.kinds.get(k) not in CONTROLS}
+    if after_cutoff:
+        kept = set(keep_after(dates, cutoffs, dict(expected.arms)))
+        expected.tasks = [(t, h) for t, h in expected.tasks if t in kept]
+    return contamination(dates, cutoffs)
+
+
+def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
+    """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup), in order."""
+    found = [p["round"] for p in store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation) if isinstance(p.get("round"), dict)]
+    return sorted(({"number": r.get("number"), "tasks": r.get("tasks")} for r in found), key=lambda r: r["number"] or 0)
 
 
 def _newest_stored_run(store: BrowsingStore, name: str) -> tuple[str | None] | None:
@@ -492,25 +738,52 @@ def _run_id(store: BrowsingStore, target: str, only: bool) -> str:
 # ---------------------------------------------------------------- one text form for every renderer
 
 
-def columns(k: int) -> list[str]:
+def columns(k: int, partial: bool = False) -> list[str]:
     """The ranking table's columns, terminal and HTML alike: with one attempt pass@k is pass@1,
-    shown once."""
-    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", "outcomes"]
+    shown once; partial credit only when some grading reported it."""
+    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", *(["partial"] if partial else []), "outcomes"]
+
+
+COST_COLUMNS = ["setup", "cost/cell", "cost/solved", "token $/cell"]  # the second table: what a solved task costs, and the tokens priced by the table
+
+
+def has_partial(c: Comparison) -> bool:
+    return any(r.partial is not None for r in c.rows)
+
+
+def interval_of(row: SetupRow) -> tuple[float, float] | None:
+    """The pass rate's 95% interval as shown: task-clustered with several attempts per task
+    (attempts of one task are not independent), Wilson over cells with one."""
+    return row.ci_clustered if row.ci_clustered is not None and row.cells > row.tasks_measured else row.ci
+
+
+def setup_label(row: SetupRow) -> str:
+    """A setup's name, with what stood in for its model when it was not an agent."""
+    return row.label + (f" [{SHORT[row.kind]}]" if row.kind else "")
 
 
 def display(row: SetupRow, k: int) -> dict[str, str]:
     """A setup's figures as text (terminal and HTML alike); unknown is `—`, never 0."""
-    ci = f"{_pct(row.ci[0])}–{_pct(row.ci[1])}" if row.ci else "—"
+    shown_ci = interval_of(row)
+    ci = f"{_pct(shown_ci[0])}–{_pct(shown_ci[1])}" if shown_ci else "—"
     cost = "—" if row.cost_per_cell is None else f"${row.cost_per_cell:.4f}" + ("+" if row.unpriced_cells else "")
+    if row.cost_per_solved is None:
+        solved = "—" if row.solved_tasks or row.cost_per_cell is None else "none solved"
+    else:
+        solved = f"${row.cost_per_solved:.4f}" + (f" ({row.cost_per_solved_ci[0]:.4f}–{row.cost_per_solved_ci[1]:.4f})" if row.cost_per_solved_ci else "")
+    token = "—" if row.token_cost_per_cell is None else f"${row.token_cost_per_cell:.4f}" + (f" ({row.cache_share:.0%} cache)" if row.cache_share is not None else "")
     return {
         "rank": str(row.rank) if row.rank is not None else "",
-        "setup": row.label,
+        "setup": setup_label(row),
         "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
         f"pass^{k}": _pct(row.pass_hat_k),
         "cost/cell": cost,
+        "cost/solved": solved,
+        "token $/cell": token,
+        "partial": _pct(row.partial),
         "tokens/cell": "—" if row.tokens_per_cell is None else f"{row.tokens_per_cell:,.0f}",
         "lines/cell": "—" if row.lines_per_cell is None else f"{row.lines_per_cell:.1f}",
         "time/cell": "—" if row.time_per_cell_ms is None else f"{row.time_per_cell_ms / 1000:.1f}s",
@@ -529,6 +802,28 @@ def matrix_text(cells: list[MatrixCell]) -> str:
     return " ".join(OUTCOME_MARKS.get(c.outcome or "", c.outcome or "ungraded") if c.measured else f"[{c.outcome or 'ungraded'}]" for c in cells)
 
 
+def pair_line(p: Pair) -> str:
+    """One pair's figures as text, terminal and HTML alike."""
+    ci = f" (95% CI {p.ci[0]:+.0%} to {p.ci[1]:+.0%})" if p.ci else ""
+    adjusted = f", Holm-adjusted p = {p.p_adjusted:.3g}" if p.p_adjusted is not None else ""
+    verdict = "distinguishable" if p.distinguishable else "not distinguishable"
+    name = "always-valid p = 1/E" if p.test == "e-value" else "p"
+    return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, {name} = {p.p_value:.3g}{adjusted}: {verdict}"
+
+
+def control_lines(c: Comparison) -> list[str]:
+    """Each control's result and what it should be: the oracle passes every task, the no-op none."""
+    from benchtape.spec.agent_kind import NOOP, ORACLE
+
+    out = []
+    for r in c.controls:
+        expect = {ORACLE: "should pass every task", NOOP: "should pass none"}.get(r.kind or "", "")
+        holds = (r.kind == ORACLE and r.passes == r.cells) or (r.kind == NOOP and r.passes == 0)
+        state = "not measured" if not r.cells else ("holds" if holds else "DOES NOT HOLD: a task or its checks are broken")
+        out.append(f"{r.label} [{SHORT.get(r.kind or '', '')}]: {r.passes}/{r.cells} passed ({expect}): {state}")
+    return out
+
+
 def notes(c: Comparison) -> list[str]:
     """What a reader must know to read the table right."""
     out = []
@@ -542,7 +837,23 @@ def notes(c: Comparison) -> list[str]:
         out.append(f"prices as of {', '.join(sorted(set(c.pricing_dates)))} where the tool reported no cost")
     shared = sorted({r.rank for r in c.ranked if r.rank is not None and sum(1 for o in c.ranked if o.rank == r.rank) > 1})  # a ranked row has its rank
     if shared:
-        out.append(f"rank {', '.join(map(str, shared))} is shared: equal pass rates, no significant difference (the order within a shared rank is by cost, tokens, lines, time: a display order, not a win)")
+        out.append(f"rank {', '.join(map(str, shared))} is shared: the paired test cannot tell those setups apart (the order within a shared rank is by pass rate, then cost, tokens, lines, time: a display order, not a win)")
+    if c.ranked:
+        out.append("ranks: " + RANK_RULE)
+    if c.correction:
+        out.append(c.correction)
+    if c.contamination:
+        labels = {r.arm: r.label for r in c.rows}
+        for arm, seen in c.contamination["may_have_been_seen"].items():
+            if seen:
+                out.append(f"{labels.get(arm, arm)}: {len(seen)} task(s) were fixed on or before its model's training cutoff ({c.contamination['cutoffs'][arm]}) and may have been seen: {', '.join(seen[:10])}{' …' if len(seen) > 10 else ''}" + ("" if c.after_cutoff else " (`compare --after-cutoff` leaves them out)"))
+        unknown = [labels.get(a, a) for a, cut in c.contamination["cutoffs"].items() if cut is None]
+        if unknown:
+            out.append(f"no training cutoff is published for {', '.join(unknown)}: whether it saw a task's fix cannot be said")
+        if c.after_cutoff:
+            out.append(f"--after-cutoff: only the {len(c.tasks)} task(s) fixed after every setup's training cutoff count")
+    if c.unneeded:
+        out.append(f"run in rounds (--until-decided): ranked over the {len(c.tasks)} task(s) every setup measured; {c.unneeded} task(s) were not needed by every setup")
     if not c.ranked:
         out.append("no setup measured every task: nothing ranks yet")
     return out

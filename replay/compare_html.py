@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Callable
 
-from benchtape.replay.compare import OUTCOME_MARKS, Comparison, columns, display, notes
+from benchtape.replay.compare import COST_COLUMNS, OUTCOME_MARKS, Comparison, columns, control_lines, display, has_partial, notes, setup_label
 from benchtape.replay.html import CSS
 
 
@@ -32,11 +32,12 @@ def body(c: Comparison, session_href: Callable[[str], str | None] | None = None,
     what they show, the matrix, the flaky tasks and the notes (the static page and `benchtape
     view` show the same; the viewer links the matrix's attempts and tasks)."""
     k = c.k
-    ranked = _table(columns(k), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
-    parts = [
-        "<h2>Ranking</h2>\n",
-        ranked,
-    ]
+    ranked = _table(columns(k, has_partial(c)), [display(r, k) for r in c.ranked]) if c.ranked else '<p class="none">no setup measured every task</p>'
+    parts = [f'<p class="headline">{_e(c.headline)}</p>\n' if c.headline else "", "<h2>Ranking</h2>\n", ranked]
+    if c.ranked:
+        parts += ["<h3>Cost: per cell, per solved task (95% CI, clustered by task), tokens × the price table (cache reads and writes at their own rates)</h3>\n", _table(COST_COLUMNS, [display(r, k) for r in c.ranked])]
+    if c.controls:
+        parts += ["<h2>Controls (they check the tasks; never ranked)</h2>\n<ul class=\"controls\">", *(f"<li>{_e(line)}</li>" for line in control_lines(c)), "</ul>\n"]
     if c.unranked:
         rows = [
             {"setup": r.label, "measured": f"{r.tasks_measured}/{r.tasks_total} tasks", "missing": ", ".join(r.missing[:20]) + (" …" if len(r.missing) > 20 else ""), "execution failures": str(r.attempted_failures), "fill with": r.fill or ""}
@@ -46,12 +47,26 @@ def body(c: Comparison, session_href: Callable[[str], str | None] | None = None,
     if c.pairs:
         labels = {r.arm: r.label for r in c.rows}
         rows = [
-            {"A": labels[p.a], "B": labels[p.b], "tasks": str(p.tasks), "Δ pass rate (A−B)": f"{p.mean_difference:+.0%}", "A better / B better / same": f"{p.a_wins} / {p.b_wins} / {p.ties}", "p (exact sign test)": f"{p.p_value:.3g}"}
+            {
+                "A": labels[p.a],
+                "B": labels[p.b],
+                "tasks": str(p.tasks),
+                "Δ pass rate (A−B)": f"{p.mean_difference:+.0%}",
+                "95% CI": f"{p.ci[0]:+.0%} to {p.ci[1]:+.0%}" if p.ci else "—",
+                "A better / B better / same": f"{p.a_wins} / {p.b_wins} / {p.ties}",
+                "p (exact sign test)": f"{p.p_value:.3g}",
+                **({"p (Holm-adjusted)": f"{p.p_adjusted:.3g}"} if p.p_adjusted is not None else {}),
+                "verdict": "distinguishable" if p.distinguishable else "not distinguishable",
+            }
             for p in c.pairs
         ]
         parts += ["<h2>Paired differences</h2>\n", _table(list(rows[0]), rows)]
     if c.conclusions:
         parts += ["<h2>What this shows</h2>\n<ul class=\"conclusions\">", *(f"<li>{_e(item['sentence'])}</li>" for item in c.conclusions), "</ul>\n"]
+    if c.rounds and c.sequential:
+        labels = {r.arm: r.label for r in c.rows}
+        items = [f"<li>{_e(labels.get(p['a'], p['a']))} vs {_e(labels.get(p['b'], p['b']))}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}</li>" for p in c.sequential["neighbours"]]
+        parts += [f"<h2>Rounds ({len(c.rounds)}, run --until-decided)</h2>\n<p>the always-valid test, looked at after every round:</p><ul>", *items, "</ul>\n"]
     parts.append(matrix_html(c, session_href, task_href))
     if c.flaky:
         labels = {r.arm: r.label for r in c.rows}
@@ -74,7 +89,7 @@ def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-EXTRA_CSS = "table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}table.matrix .pass{color:#1a7f37}table.matrix .fail{color:#cf222e}table.matrix .infra{color:#9a6700}"
+EXTRA_CSS = "p.headline{background:#fff8c5;border:1px solid #d4a72c;padding:.5em .8em;font-weight:600}table.compare td{white-space:nowrap}ul.notes{color:#555;margin-top:1.5em}table.matrix .pass{color:#1a7f37}table.matrix .fail{color:#cf222e}table.matrix .infra{color:#9a6700}"
 
 
 def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None = None, task_href: Callable[[str], str] | None = None) -> str:
@@ -83,7 +98,7 @@ def matrix_html(c: Comparison, session_href: Callable[[str], str | None] | None 
     shown = [r for r in c.rows if r.cells or r.attempted_failures]
     if not c.matrix or not shown:
         return ""
-    head = "".join(f"<th>{_e(r.label)}</th>" for r in shown)
+    head = "".join(f"<th>{_e(setup_label(r))}</th>" for r in shown)
     rows = []
     for task in c.tasks:
         cells = []

@@ -3,8 +3,9 @@
 A ranking table alone invites over-reading: two setups at 2/6 look ranked 1 and 2 because
 one row is printed first. These functions say what the measurements support:
 
-- `shared_ranks`: setups whose pass rates tie and whose paired difference is not
-  significant share a rank; cost, tokens and time only order the rows for display.
+- `shared_ranks`: ranks follow the statistics (`RANK_RULE`): neighbours in pass-rate order
+  that the paired test cannot tell apart share a rank, chained; cost, tokens and time only
+  order the rows for display.
 - `conclusion`: one sentence per pair of neighbours in the ranking — a difference with its
   paired sign test, or "not distinguishable" with how many differing tasks would be needed
   at the observed rate to tell them apart.
@@ -24,6 +25,11 @@ from typing import Any, Iterable, Mapping, Protocol, Sequence
 from benchtape.replay.stats import sign_test
 
 ALPHA = 0.05
+RANK_RULE = (
+    "setups are ordered by pass rate; two neighbours share a rank when the paired test cannot tell them apart "
+    f"(p ≥ {ALPHA:g}, Holm-adjusted when more than two setups are compared), and such pairs chain into one group; "
+    "a group's rank is the position of its first setup (1, 1, 3)"
+)
 NEEDED_CAP = 10_000  # beyond this many differing tasks, "would be needed" says "more than"
 SCANNED = 200  # up to this many differing tasks the fewest is found one by one; beyond, by bisection
 
@@ -49,6 +55,11 @@ class _Pair(Protocol):
     b_wins: int
     ties: int
     p_value: float
+    p_adjusted: float | None
+    test: str
+
+    @property
+    def p(self) -> float: ...
 
 
 def pass_hat_k(per_task: Iterable[tuple[int, int]], k: int) -> float | None:
@@ -84,20 +95,22 @@ def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA) -> int | None
     return high
 
 
-def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int) -> str:
-    """One sentence for two setups ranked next to each other (A is the one ranked first)."""
+def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int, pairs: int = 1) -> str:
+    """One sentence for two setups ranked next to each other (A is the one ranked first);
+    with `pairs` > 1 tested, the p-value said is Holm-adjusted, and the sentence says so."""
     a_wins, b_wins = pair.a_wins, pair.b_wins
     a, b = label_a, label_b
     if a_wins < b_wins:  # displayed order says A first; the sentence follows the evidence
         a, b, a_wins, b_wins = b, a, b_wins, a_wins
-    p = f"{pair.p_value:.2g}"
+    p = f"{pair.p_value:.2g}" + (f", Holm-adjusted over {pairs} pairs {pair.p:.2g}" if pair.p_adjusted is not None and pairs > 1 else "")
     if pair.tasks == 0:
         return f"{a} and {b} have no task in common: nothing can be said about them together"
-    if pair.p_value < ALPHA:
+    test = "always-valid test (rounds), p = 1/E =" if pair.test == "e-value" else "paired sign test p ="
+    if pair.p < ALPHA:
         if attempts == 1:
             more = a_wins - b_wins
-            return f"{a} solves {more} more of {pair.tasks} common tasks than {b} (paired sign test p = {p})"
-        return f"{a} passes more often than {b} on {a_wins} of {pair.tasks} common tasks, {b} on {b_wins} (paired sign test p = {p})"
+            return f"{a} solves {more} more of {pair.tasks} common tasks than {b} ({test} {p})"
+        return f"{a} passes more often than {b} on {a_wins} of {pair.tasks} common tasks, {b} on {b_wins} ({test} {p})"
     need = needed_to_differ(a_wins, b_wins)
     if a_wins + b_wins == 0:
         why = "they differ on no task"
@@ -111,14 +124,14 @@ def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int) -> str:
 
 
 def shared_ranks(order: Sequence[Any], pairs: Iterable[_Pair]) -> dict[str, int]:
-    """Rank by arm, for rows already in display order (pass rate first): a row whose pass rate
-    equals the previous row's, with no significant paired difference, shares its rank."""
-    p_of = {frozenset((p.a, p.b)): p.p_value for p in pairs}
+    """Rank by arm, for rows already in display order (pass rate first), by `RANK_RULE`: a row
+    the test cannot tell from the row before it shares that row's rank."""
+    p_of = {frozenset((p.a, p.b)): p.p for p in pairs}
     ranks: dict[str, int] = {}
     for index, row in enumerate(order):
         previous = order[index - 1] if index else None
-        if previous is not None and row.pass_rate == previous.pass_rate and p_of.get(frozenset((row.arm, previous.arm)), 1.0) >= ALPHA:
-            ranks[row.arm] = ranks[previous.arm]  # tied with the row before
+        if previous is not None and p_of.get(frozenset((row.arm, previous.arm)), 1.0) >= ALPHA:
+            ranks[row.arm] = ranks[previous.arm]  # not distinguishable from the row before
         else:
             ranks[row.arm] = index + 1
     return ranks

@@ -138,6 +138,10 @@ def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     }
     if row is not None:
         meta.update(run_id=row.run_id, attempt=row.attempt, cell_id=row.cell_id, started_at=row.started_at, params=row.params, source=row.source, parent_session=row.parent_session)
+    from benchtape.spec.agent_kind import agent_kind
+
+    control = ((row.params if row is not None else None) or {}).get("control")
+    meta["agent_kind"] = agent_kind(session.harness or (row.harness if row is not None else None), session.model or (row.model if row is not None else None), noop=control == "noop")  # scripted / no-op / oracle; None: a model decided
     return meta
 
 

@@ -27,6 +27,7 @@ from benchtape.replay.changes import (
 from benchtape.replay.document import check_name
 from benchtape.replay.query import latest_verdicts
 from benchtape.replay.timeline import Node, Step, judge_note, session_status, tree
+from benchtape.spec.agent_kind import LABELS, agent_kind
 from benchtape.store.database import SessionRow, dumps
 from benchtape.store.views import BrowsingStore
 
@@ -111,6 +112,8 @@ def setup_of(entry: Entry) -> str:
     cell = entry.session.started.get("cell") or {}
     harness, model = entry.row.harness or entry.session.harness, entry.row.model or entry.session.model
     base = " · ".join(str(x) for x in (harness or "mock", model) if x)
+    kind = agent_kind(harness or "mock", model, noop=cell.get("control") == "noop")
+    base += f" · {LABELS[kind]}" if kind else ""
     label = cell.get("label")
     if not label:
         return base

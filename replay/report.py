@@ -28,6 +28,7 @@ from benchtape.core.version import VERSION
 from benchtape.replay.document import madbench_status, row_outcome, session_json
 from benchtape.replay.grading import Verdict
 from benchtape.replay.metrics import Accumulator, schema, summarize
+from benchtape.spec.agent_kind import agent_kind
 
 if TYPE_CHECKING:
     from benchtape.store.views import BrowsingStore
@@ -46,6 +47,7 @@ def result_row(session: Session, scenario_id: str, status: str, verdicts: list[V
         "outcome": status,
         "session_id": session.id,
         "run_id": run_id,
+        "agent_kind": agent_kind(session.harness, session.model, noop=bool((context or {}).get("control"))),  # scripted / no-op / oracle: not an agent's measurement (spec.agent_kind)
         "grading_context": context,
         "checks": [
             {

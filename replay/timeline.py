@@ -48,6 +48,13 @@ class SessionLine:
         return self.run_kind == CONTROL
 
     @property
+    def agent_kind(self) -> str | None:
+        """`scripted`, `no-op`, `oracle` (spec.agent_kind), or None when a model decided."""
+        from benchtape.spec.agent_kind import NOOP, agent_kind
+
+        return NOOP if self.control else agent_kind(self.harness, self.model)
+
+    @property
     def summary(self) -> str:
         if not self.grading_id:
             return "not graded"
@@ -55,7 +62,7 @@ class SessionLine:
         return " ".join(f"{self.verdicts[s]} {s}" for s in order if self.verdicts.get(s))
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "control": self.control, "verdict_summary": self.summary}
+        return {**self.__dict__, "control": self.control, "agent_kind": self.agent_kind, "verdict_summary": self.summary}
 
 
 _LISTED_KINDS = ("session.started", "metrics", "session.finished")
@@ -342,7 +349,17 @@ def show_document(store: BrowsingStore, shown: Shown) -> dict[str, Any]:
 
     sid = shown.row.id
     doc = document(shown.row, shown.session, shown.verdicts, outcome=store.latest_outcomes([sid]).get(sid), bench_metrics=shown.metrics)
+    if "session" in doc:
+        doc["session"]["agent_kind"] = shown_kind(shown)  # a negative-control run's session is the no-op, whatever its harness
     return {**doc, "reproduction": shown.reproduction} if shown.reproduction else doc
+
+
+def shown_kind(shown: Shown) -> str | None:
+    """What decided the shown session's actions (spec.agent_kind): None when a model did."""
+    from benchtape.spec.agent_kind import NOOP, agent_kind
+
+    s, row = shown.session, shown.row
+    return NOOP if shown.control else agent_kind(s.harness or row.harness, s.model or row.model, noop=bool((s.started.get("cell") or {}).get("control") == "noop"))
 
 
 def show(store: BrowsingStore, session: str) -> Shown:

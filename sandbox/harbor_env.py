@@ -44,7 +44,7 @@ from benchtape.core.limits import box_file_limit
 from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
-from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_reward
+from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_rewards, reward_of
 from benchtape.sandbox.verifier_box import BOX_PATH, host_tool
 from benchtape.spec.task import TaskSpec
 
@@ -66,6 +66,7 @@ class HarborEnv:
     workdir: str
     image: str | None = None
     notes: list[str] = field(default_factory=list)
+    verifier: HarborEnv | None = None  # `verifier.environment_mode = "separate"`: where tests/test.sh runs instead
 
     @property
     def where(self) -> str:
@@ -113,7 +114,8 @@ def prepare(task: TaskSpec, level: str, client: Any = None) -> HarborEnv:
     if level == "home":
         if not can_map_paths():
             raise ImageBuildError("this host refuses unprivileged user and mount namespaces (`unshare -rm`), which level home needs to put /tests and /logs where a Harbor task expects them: validate at level container")
-        return HarborEnv(task, "home", runtime.workdir or dockerfile_workdir(task) or DEFAULT_WORKDIR, notes=[HOME_NOTE, *runtime.notes])
+        env = HarborEnv(task, "home", runtime.workdir or dockerfile_workdir(task) or DEFAULT_WORKDIR, notes=[HOME_NOTE, *runtime.notes])
+        return _with_verifier(env, level)
     if level != "container":
         raise ValueError(f"a Harbor task runs at level home or container, not {level!r}")
     from benchtape.sandbox.baseimage import build_image_from_dockerfile, ensure_base_image
@@ -133,7 +135,24 @@ def prepare(task: TaskSpec, level: str, client: Any = None) -> HarborEnv:
     workdir = runtime.workdir or (client.images.get(image).attrs.get("Config") or {}).get("WorkingDir") or ""
     if workdir in ("", "/"):
         raise ImageBuildError(f"{task.environment or task.path}: the environment names no working directory: add `WORKDIR /app` to the Dockerfile, or set [environment] workdir in task.toml")
-    return HarborEnv(task, "container", workdir, image=image, notes=[f"environment image {image}", *runtime.notes])
+    return _with_verifier(HarborEnv(task, "container", workdir, image=image, notes=[f"environment image {image}", *runtime.notes]), level, client)
+
+
+def _with_verifier(env: HarborEnv, level: str, client: Any = None) -> HarborEnv:
+    """`env` with its separate verifier's environment, when the task asks for one."""
+    verifier = _verifier_env(env.task, level, env.workdir, client)
+    if verifier is None:
+        return env
+    runtime = env.task.runtime
+    assert runtime is not None
+    outside = [a for a in runtime.artifacts if artifact_path(a, env.workdir) is None or artifact_path(a, verifier.workdir) is None]
+    if outside:
+        raise ImageBuildError(f"{env.task.path}: the artifact(s) {', '.join(outside)} lie outside the working directory the agent ({env.workdir}) and the separate verifier ({verifier.workdir}) share; benchtape keeps and hands over that directory only: name paths inside it")
+    if verifier.image is None and level == "container":  # no verifier image of its own: a fresh copy of the task's
+        verifier = HarborEnv(env.task, "container", env.workdir, image=env.image)
+    env.verifier = verifier
+    env.notes += [*verifier.notes, "the verifier runs in an environment of its own (verifier.environment_mode = separate), given the task's artifacts: " + (", ".join(env.task.runtime.artifacts) if env.task.runtime and env.task.runtime.artifacts else "none")]
+    return env
 
 
 def dockerfile_workdir(task: TaskSpec) -> str | None:
@@ -182,9 +201,15 @@ def run_solution(env: HarborEnv, tree: Path, scratch: Path) -> CommandResult:
 
 def run_verifier(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
     """tests/test.sh in a fresh sandbox on `tree` (the workspace as the agent, or the oracle,
-    left it), its reward read from /logs/verifier: passed at reward 1, the reward kept either way."""
+    left it), its reward read from /logs/verifier: passed at reward 1, the reward kept either way.
+    A separate verifier (`environment_mode = "separate"`) runs in its own environment instead,
+    on its own working directory holding only the task's `artifacts` taken from `tree`, as
+    Harbor hands a separate verifier the agent's artifacts and nothing else."""
     task, runtime = env.task, env.task.runtime
     assert runtime is not None
+    if env.verifier is not None:
+        tree = _artifacts_tree(env, tree, scratch / "verifier-work")
+        env = env.verifier
     logs = scratch / "logs-verifier"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
@@ -198,13 +223,15 @@ def run_verifier(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
     if done.timed_out:
         return Evidence("timeout", None, Counts(None), log, seconds, detail=f"tests/test.sh exceeded the verifier's {task.verify.timeout:g}s (verifier.timeout_sec)", steps=[step])
     try:
-        reward = read_reward(logs)
+        rewards = read_rewards(logs)
     except ValueError as exc:
         return Evidence("failed", done.exit_code, Counts(None), log, seconds, detail=f"tests/test.sh wrote no usable reward: {exc}", steps=[step])
-    if reward is None:
+    if rewards is None:
         return Evidence("failed", done.exit_code, Counts(None), log, seconds, detail=f"tests/test.sh (exit {done.exit_code}) wrote neither {LOGS_AT}/reward.txt nor reward.json", steps=[step])
+    reward = reward_of(rewards)
     status = "passed" if reward >= PASSED_AT else "failed"
-    return Evidence(status, done.exit_code, Counts(None), log, seconds, detail=f"reward {reward:g}", steps=[step], reward=reward)
+    detail = f"reward {reward:g}" if list(rewards) == ["reward"] else f"reward {reward:g} ({', '.join(f'{k} {v:g}' for k, v in rewards.items())}; {'`reward`' if 'reward' in rewards else 'the lowest'} decides)"
+    return Evidence(status, done.exit_code, Counts(None), log, seconds, detail=detail, steps=[step], reward=reward, rewards=rewards)
 
 
 REMEDIES = {
@@ -214,6 +241,77 @@ REMEDIES = {
     "gold_still_fails": "solution/solve.sh does not earn reward 1: fix it (or the tests); its output is in the log",
     "no_solution": "write solution/solve.sh: without it the oracle cannot show the task can be solved",
 }
+
+
+def _artifacts_tree(env: HarborEnv, tree: Path, dest: Path) -> Path:
+    """The separate verifier's working directory: its environment's own (its image's WORKDIR at
+    level container, empty at home), with each of the task's artifacts copied from the agent's
+    workspace `tree` to the same place (an artifact the agent did not make is left out, as
+    Harbor leaves it out)."""
+    assert env.verifier is not None and env.task.runtime is not None
+    shutil.rmtree(dest, ignore_errors=True)
+    out = starting_workspace(env.verifier, dest)
+    for artifact in env.task.runtime.artifacts:
+        rel = artifact_path(artifact, env.workdir)
+        if rel is None:
+            continue
+        source = tree / rel if str(rel) != "." else tree
+        target = out / rel if str(rel) != "." else out
+        if source.is_dir() and not source.is_symlink():
+            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        elif source.is_file() or source.is_symlink():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
+    return out
+
+
+def artifact_path(artifact: str, workdir: str) -> PurePosixPath | None:
+    """An artifact's place inside the working directory (`.` for the directory itself); None for
+    one outside it (the task's load refused those that ask for more than the workspace)."""
+    path = PurePosixPath(artifact) if artifact.startswith("/") else PurePosixPath(workdir) / artifact
+    try:
+        return path.relative_to(workdir)
+    except ValueError:
+        return None
+
+
+def _verifier_env(task: TaskSpec, level: str, workdir: str, client: Any = None) -> HarborEnv | None:
+    """A separate verifier's environment: at level container the image built from
+    tests/Dockerfile (network off, never pulls), else `[verifier.environment] docker_image`,
+    else a fresh copy of the task's own; at home the host's programs, as for every phase."""
+    runtime = task.runtime
+    assert runtime is not None
+    if not runtime.verifier_separate:
+        return None
+    if level == "home":
+        note = "the separate verifier's tests/Dockerfile is not applied at level home" if runtime.verifier_dockerfile is not None else ""
+        vworkdir = runtime.verifier_workdir or workdir
+        return HarborEnv(task, "home", vworkdir, notes=[n for n in (note,) if n])
+    from benchtape.sandbox.baseimage import build_image_from_dockerfile, ensure_base_image
+    from benchtape.sandbox.container import connect
+
+    client = client or connect()
+    if runtime.verifier_image is not None:
+        image = runtime.verifier_image
+        if _image_or_none(client, image) is None:
+            raise ImageBuildError(f"{task.path} [verifier.environment] docker_image: {image} is not a local image and benchtape never pulls; load it first (docker load)")
+    elif runtime.verifier_dockerfile is not None:
+        dockerfile = runtime.verifier_dockerfile
+        text = dockerfile.read_text(encoding="utf-8")
+        stages = {m.lower() for m in _STAGE.findall(text)}
+        missing = [r for r in _FROM.findall(text) + _COPY_FROM.findall(text) if r.lower() not in stages and r.lower() != "scratch" and r.split(":")[0] != BASE_REPOSITORY and _image_or_none(client, r) is None]
+        if missing:
+            raise ImageBuildError(f"{dockerfile}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not a local image and benchtape never pulls; load {'it' if len(missing) == 1 else 'them'} first (docker load), or start the verifier's Dockerfile FROM {BASE_REPOSITORY}")
+        if any(r.split(":")[0] == BASE_REPOSITORY for r in _FROM.findall(text)):
+            ensure_base_image(client)
+        image = build_image_from_dockerfile(client, dockerfile)
+    else:
+        return HarborEnv(task, "container", workdir, image=None, notes=[])
+    vworkdir = runtime.verifier_workdir or (client.images.get(image).attrs.get("Config") or {}).get("WorkingDir") or workdir
+    return HarborEnv(task, "container", vworkdir, image=image, notes=[f"separate verifier image {image}"])
+
+
+_COPY_FROM = re.compile(r"^\s*COPY\s+--from=(\S+)", re.IGNORECASE | re.MULTILINE)
 
 
 def judge_noop(ev: Evidence) -> Judgement:

@@ -24,6 +24,8 @@ def main(argv: list[str]) -> int:
         argv = argv[1:]
     pid = os.fork()
     if pid == 0:
+        for ignored in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; an exec would keep them ignored in the command
+            signal.signal(ignored, signal.SIG_DFL)
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:

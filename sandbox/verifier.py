@@ -48,6 +48,7 @@ class Evidence:
     detail: str = ""
     steps: list[dict[str, Any]] = field(default_factory=list)  # each setup step and the command: command, exit, seconds
     reward: float | None = None  # a reward-file verifier's reward (Harbor's tests/test.sh), the score
+    rewards: dict[str, float] | None = None  # every key of its reward file (reward.txt: {"reward": …})
     tests: TestReport | None = None  # each test's outcome, from the runner's structured report (None: it gave none)
     imported: list[dict[str, Any]] | None = None  # the import check: where each package under test imports from
     environment: dict[str, Any] | None = None  # the project environment it ran in (envs/), as recorded
@@ -75,6 +76,7 @@ class Evidence:
             "reward": self.reward,
             "imported": self.imported,
             "environment": self.environment,
+            **({"rewards": self.rewards} if self.rewards is not None else {}),
             "tests": self.tests.outcomes() if self.tests is not None else None,
         }
 
@@ -297,9 +299,17 @@ REWARD_LIMIT = 1 << 20  # bytes: a reward is a number, or a small JSON object of
 
 def read_reward(logs_dir: Path, inside: str = "") -> float | None:
     """The reward a verifier wrote to `logs_dir` (what is /logs/verifier/ where it ran; with
-    `inside`, the folder at that relative path below it): Harbor's contract, reward.txt (one
-    number) first, else reward.json (its `reward`, or its only value when it holds one metric).
-    None when it wrote neither; ValueError naming the file when what it wrote is no reward.
+    `inside`, the folder at that relative path below it), by `reward_of` over every key
+    `read_rewards` finds. None when it wrote neither file; ValueError naming the file when what
+    it wrote is no reward."""
+    rewards = read_rewards(logs_dir, inside)
+    return None if rewards is None else reward_of(rewards)
+
+
+def read_rewards(logs_dir: Path, inside: str = "") -> dict[str, float] | None:
+    """Every reward a verifier wrote, as Harbor 0.25 reads them (harbor/verifier/verifier.py):
+    reward.json first, all its keys kept (each a finite number), else reward.txt (one number,
+    the key `reward`). None when it wrote neither.
 
     The box wrote this folder, so nothing in it is trusted: a file is read without following a
     link at any step below `logs_dir` and at most REWARD_LIMIT bytes (a link to a host file would
@@ -323,33 +333,41 @@ def read_reward(logs_dir: Path, inside: str = "") -> float | None:
             raise ValueError(f"{name} holds {shown!r}, which is no finite number (a reward is finite)")
         return value
 
-    text = read(REWARD_FILES[0])
-    if text is not None:
-        raw = text.decode("utf-8", errors="replace").strip()
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
-        return finite(value, "reward.txt", raw[:80])
     data = read(REWARD_FILES[1])
-    if data is None:
+    if data is not None:
+        try:
+            doc = orjson.loads(data)
+        except orjson.JSONDecodeError as exc:
+            raise ValueError(f"reward.json is not JSON: {exc}") from None
+        twice = duplicate_key(data)
+        if twice is not None:  # which of its values the verifier meant is unknown
+            raise ValueError(f"reward.json names {twice[0]!r} twice (line {twice[1]})")
+        if not isinstance(doc, dict) or not doc:
+            raise ValueError("reward.json holds no reward: write an object of numbers, e.g. {\"reward\": 1}")
+        out = {}
+        for key, value in doc.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"reward.json's {key!r} is {value!r}, not a finite number")
+            out[str(key)] = finite(float(value), f"reward.json's {key!r}", value)
+        return out
+    text = read(REWARD_FILES[0])
+    if text is None:
         return None
+    raw = text.decode("utf-8", errors="replace").strip()
     try:
-        doc = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise ValueError(f"reward.json is not JSON: {exc}") from None
-    twice = duplicate_key(data)
-    if twice is not None:  # which of its values the verifier meant is unknown
-        raise ValueError(f"reward.json names {twice[0]!r} twice (line {twice[1]})")
-    if isinstance(doc, dict) and "reward" in doc:
-        value = doc["reward"]
-    elif isinstance(doc, dict) and len(doc) == 1:
-        value = next(iter(doc.values()))
-    else:
-        raise ValueError("reward.json names no `reward` among several metrics" if isinstance(doc, dict) and doc else "reward.json holds no reward")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"reward.json's reward is {value!r}, not a number")
-    return finite(float(value), "reward.json", value)
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"reward.txt holds {raw[:80]!r}, not a number") from None
+    return {"reward": finite(value, "reward.txt", raw[:80])}
+
+
+def reward_of(rewards: dict[str, float]) -> float:
+    """The one reward a pass is judged by (passed at 1): the key `reward` when the file names it;
+    else its only key; else the lowest of its keys, so a task of several rewards passes only
+    when every one of them reaches 1. Every key is kept beside it (Evidence.rewards)."""
+    if "reward" in rewards:
+        return rewards["reward"]
+    return min(rewards.values())
 
 
 def log_tail(text: str, limit: int = LOG_TAIL) -> str:

@@ -27,6 +27,11 @@ class Route:
 ROUTES: dict[str, tuple[Route, ...]] = {
     "claude-code": (Route("env", "ANTHROPIC_API_KEY"), Route("env", "CLAUDE_CODE_OAUTH_TOKEN"), Route("file", ".claude/.credentials.json")),
     "codex": (Route("env", "OPENAI_API_KEY"), Route("file", ".codex/auth.json")),
+    "gemini-cli": (Route("env", "GEMINI_API_KEY"), Route("env", "GOOGLE_API_KEY")),
+    "qwen-code": (Route("env", "OPENAI_API_KEY"),),
+    "mini-swe-agent": (Route("env", "OPENAI_API_KEY"),),
+    "aider": (Route("env", "OPENAI_API_KEY"), Route("env", "ANTHROPIC_API_KEY")),
+    "opencode": (Route("env", "ANTHROPIC_API_KEY"), Route("env", "OPENAI_API_KEY"), Route("env", "GOOGLE_GENERATIVE_AI_API_KEY"), Route("env", "OPENROUTER_API_KEY")),
     "copilot": (Route("env", "COPILOT_GITHUB_TOKEN"),),
     "github": (Route("env", "GITHUB_TOKEN"), Route("env", "GH_TOKEN")),
     "gitlab": (Route("env", "GITLAB_TOKEN"),),

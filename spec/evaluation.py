@@ -247,6 +247,8 @@ class Evaluation:
 def find_evaluation(name: str, cwd: Path | None = None) -> Path:
     """A path as given, or `.benchtape/evaluations/NAME.yaml` under the current folder."""
     cwd = cwd or Path.cwd()
+    if len(name.encode(errors="surrogateescape")) > 255 or "\0" in name:  # no file is named so: the file system would refuse the look-up (OSError)
+        raise BadInput(f"no evaluation named {name[:60]!r}{'…' if len(name) > 60 else ''}: not a name a file can have", fix="name a file of .benchtape/evaluations/ (without .yaml), or give the evaluation file's path")
     given = Path(name)
     if given.suffix in (".yaml", ".yml") or len(given.parts) > 1 or (cwd / given).is_file():
         path = given if given.is_absolute() else cwd / given

@@ -53,18 +53,21 @@ KEYS: dict[str, set[str]] = {
     },
     "solution": {"env"},
 }
+ALLOWLIST = (
+    "benchtape's sandboxes have the network on or off and cannot let some hosts through (Harbor enforces an allowlist with an egress proxy "
+    "benchtape does not have): use network_mode = \"no-network\" (nothing) or \"public\" (everything), or run the task under Harbor"
+)
+SCHEMA_MAJOR = "1"  # Harbor 0.25 writes schema_version "1.4" (older tasks: "1.0" … "1.3", or `version`)
 # Keys benchtape refuses when they ask for something (a value other than empty / off): why, and the fix.
 REFUSED: dict[tuple[str, str], str] = {
-    ("", "steps"): "multi-step tasks are not supported: make each step its own task",
-    ("", "multi_step_reward_strategy"): "multi-step tasks are not supported: make each step its own task",
-    ("", "artifacts"): "benchtape keeps the workspace's snapshot, not artifact files: remove `artifacts`, or keep what they hold in the workspace",
+    ("", "steps"): "multi-step tasks (`[[steps]]`, each with its own instruction, tests and solution in steps/<name>/) are not run by benchtape yet: make each step its own task, or run it under Harbor",
+    ("", "multi_step_reward_strategy"): "multi-step tasks are not run by benchtape yet: make each step its own task, or run it under Harbor",
     ("verifier", "user"): "the verifier runs as the environment's default user: remove `user`, or set USER in the Dockerfile",
-    ("verifier", "environment"): "a separate verifier environment is not supported: the verifier runs in a fresh sandbox of the task's own environment; remove `[verifier.environment]`",
     ("verifier", "collect"): "verifier collect commands are not supported: run them at the start of tests/test.sh",
-    ("verifier", "allowed_hosts"): "a host allowlist cannot be enforced: use network_mode = \"no-network\" or \"public\"",
+    ("verifier", "allowed_hosts"): ALLOWLIST,
     ("agent", "user"): "the agent runs as the environment's default user: remove `user`, or set USER in the Dockerfile",
-    ("agent", "allowed_hosts"): "a host allowlist cannot be enforced: use network_mode = \"no-network\" or \"public\"",
-    ("environment", "allowed_hosts"): "a host allowlist cannot be enforced: use network_mode = \"no-network\" or \"public\"",
+    ("agent", "allowed_hosts"): ALLOWLIST,
+    ("environment", "allowed_hosts"): ALLOWLIST,
     ("environment", "tpu"): "benchtape's sandboxes have no TPU: remove `tpu`",
     ("environment", "healthcheck"): "environment healthchecks are not supported: wait for the service at the start of the scripts",
     ("environment", "mcp_servers"): "MCP servers from task.toml are not wired into benchtape's agents: declare them in the bench's tools instead",
@@ -90,7 +93,7 @@ def load_harbor_tasks(path: Path) -> list[TaskSpec]:
         return [load_harbor_task(path)]
     if not path.is_dir():
         raise BadInput(f"{path} is no folder", fix="name a Harbor task folder (it holds task.toml) or a folder of them")
-    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path)})
+    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path) and not toml.is_dir()})
     if not folders:
         raise BadInput(f"no Harbor task below {path} (no {HARBOR_FILE})", fix="name a folder holding <task>/task.toml, instruction.md, environment/, tests/test.sh")
     tasks = [load_harbor_task(f) for f in folders]
@@ -125,6 +128,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     if not TASK_ID.match(folder.name):
         raise BadInput(f"the task folder's name {folder.name!r} is no task id", file=str(path), fix="rename the folder: letters, digits, `.`, `_`, `-`")
     toml.strict(doc, "")
+    _schema_version(toml, doc)
     tables = {name: toml.table(doc, name) for name in ("task", "verifier", "agent", "environment", "solution")}
     for name, table in tables.items():
         toml.strict(table, name)
@@ -138,7 +142,8 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     if agent_t.get("setup_timeout_sec") is not None:
         notes.append("agent.setup_timeout_sec is not used (benchtape installs no agent inside the environment)")
     network = _network(toml, env_t, "environment", default=True)
-    verify_network = _network(toml, verifier_t, "verifier", default=network)
+    venv_t = verifier_t.get("environment") if isinstance(verifier_t.get("environment"), dict) else {}
+    verify_network = _network(toml, verifier_t, "verifier", default=_network(toml, venv_t, "verifier.environment", default=network) if venv_t else network)
     agent_network = _network(toml, agent_t, "agent", default=network)
     image = toml.string(env_t, "environment", "docker_image")
     environment = folder / "environment"
@@ -153,6 +158,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     instruction = _required_file(folder, INSTRUCTION, "the prompt the agent is given")
     tests = _required_file(folder, TEST_SCRIPT, "the verifier: it writes /logs/verifier/reward.txt (or reward.json)")
     solution = folder / SOLUTION_SCRIPT
+    separate = _separate_verifier(toml, folder, verifier_t, notes)
     runtime = TaskRuntime(
         tests_dir=tests.parent,
         workdir=toml.string(env_t, "environment", "workdir"),
@@ -166,6 +172,8 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         verifier_env=toml.env(verifier_t, "verifier"),
         solution_env=toml.env(tables["solution"], "solution"),
         notes=tuple(notes),
+        artifacts=_artifacts(toml, doc),
+        **separate,
     )
     verify = Verify(
         command=VERIFY_COMMAND,
@@ -190,16 +198,107 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     )
 
 
+def _schema_version(toml: _Toml, doc: dict[str, Any]) -> None:
+    """task.toml's schema: Harbor 0.25 writes `schema_version = "1.4"`; older tasks say "1.0" to
+    "1.3" (or the deprecated `version`). A major version benchtape does not know is refused."""
+    key = "schema_version" if "schema_version" in doc else "version"
+    value = doc.get(key)
+    if value is None:
+        return
+    if not isinstance(value, str) or value.split(".")[0] != SCHEMA_MAJOR:
+        raise BadInput(f"`{key} = {value!r}`: benchtape reads Harbor's task.toml schema 1.x (Harbor 0.25 writes \"1.4\")", file=str(toml.path), line=toml.line("", key), fix='write schema_version = "1.4" after checking the task against Harbor\'s schema, or run it under Harbor')
+
+
+def _artifacts(toml: _Toml, doc: dict[str, Any]) -> tuple[str, ...]:
+    """`artifacts`: paths (or `{source = …}` tables) Harbor collects from the agent's environment.
+    benchtape keeps the agent's whole working directory, so an artifact inside it is kept (and
+    handed to a separate verifier); one elsewhere, or from another compose service, is refused:
+    benchtape would not have it."""
+    value = doc.get("artifacts")
+    if value is None:
+        return ()
+    line = toml.line("", "artifacts")
+    if not isinstance(value, list):
+        raise BadInput("`artifacts` must be a list of paths", file=str(toml.path), line=line, fix='e.g. artifacts = ["/app/output.txt"]')
+    out = []
+    for entry in value:
+        source = entry.get("source") if isinstance(entry, dict) else entry
+        if not isinstance(source, str) or not source.strip():
+            raise BadInput(f"`artifacts` entry {entry!r} names no path", file=str(toml.path), line=line, fix='write a path, or a table with source = "/app/…"')
+        if isinstance(entry, dict):
+            unknown = set(entry) - {"source", "destination", "exclude", "service"}
+            if unknown:
+                raise BadInput(f"`artifacts` entry has keys Harbor does not define: {', '.join(sorted(unknown))}", file=str(toml.path), line=line, fix="keys of an artifact: source, destination, exclude, service")
+            if entry.get("service") not in (None, "main"):
+                raise BadInput(f"the artifact {source!r} comes from the compose service {entry['service']!r}: benchtape runs no compose services", file=str(toml.path), line=line, fix="collect it from the main environment, or run the task under Harbor")
+            if entry.get("exclude"):
+                raise BadInput(f"the artifact {source!r} has `exclude` patterns, which benchtape does not apply", file=str(toml.path), line=line, fix="remove `exclude` (benchtape hands over the whole path), or narrow `source`")
+        if source.startswith("/logs/"):
+            raise BadInput(f"the artifact {source!r} is under /logs, which benchtape does not collect from the agent (it keeps the working directory)", file=str(toml.path), line=line, fix="have the agent leave it in the working directory and name it there")
+        out.append(source)
+    return tuple(out)
+
+
+def _separate_verifier(toml: _Toml, folder: Path, verifier_t: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """TaskRuntime's separate-verifier fields: its mode (Harbor: separate when asked, or when a
+    `[verifier.environment]` is given), its Dockerfile (tests/Dockerfile), its image."""
+    venv = verifier_t.get("environment")
+    if venv is not None and not isinstance(venv, dict):
+        raise BadInput("`verifier.environment` must be a table ([verifier.environment])", file=str(toml.path), line=toml.line("verifier", "environment"))
+    mode = verifier_t.get("environment_mode") or ("separate" if venv is not None else "shared")
+    if mode != "separate":
+        return {}
+    venv = venv or {}
+    toml.strict(venv, "environment")
+    if _asks(venv.get("allowed_hosts")) or venv.get("network_mode") == "allowlist":
+        raise BadInput("`verifier.environment` asks for a host allowlist", file=str(toml.path), line=toml.line("verifier.environment", "allowed_hosts") or toml.line("verifier.environment", "network_mode"), fix=ALLOWLIST)
+    image = toml.string(venv, "verifier.environment", "docker_image")
+    for key in sorted(set(venv) - {"docker_image", "workdir", "os", "network_mode", "allow_internet", "build_timeout_sec"}):  # its network: the verifier's (load_harbor_task)
+        notes.append(f"verifier.environment.{key} is not applied (the separate verifier gets the task's limits)")
+    if venv.get("os", "linux") != "linux":
+        raise BadInput("`verifier.environment.os`: benchtape's sandboxes are Linux", file=str(toml.path), line=toml.line("verifier.environment", "os"), fix='remove `os`, or set os = "linux"')
+    dockerfile = folder / "tests" / "Dockerfile"
+    workdir = toml.string(venv, "verifier.environment", "workdir")
+    if workdir is None and image is None and dockerfile.is_file():
+        found = re.findall(r"^\s*WORKDIR\s+(/\S*)\s*$", dockerfile.read_text(encoding="utf-8"), re.IGNORECASE | re.MULTILINE)
+        workdir = found[-1] if found else None
+    return {"verifier_separate": True, "verifier_dockerfile": dockerfile if image is None and dockerfile.is_file() else None, "verifier_image": image, "verifier_workdir": workdir}
+
+
 MAX_SECONDS = 7 * 86400.0  # a timeout past a week is a typo (1e308, inf), and overflows the clocks it is added to
 MAX_TOML_BYTES = 1 << 20  # a task.toml is a page of settings
 TOML_MAX_DEPTH = 64
+
+
+def _bounded_file(path: Path, limit: int) -> bytes:
+    """At most `limit` bytes of a regular file: a FIFO named task.toml (which would block a read
+    for ever) or a device is refused by what it is, and a huge file is never read whole."""
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise BadInput(f"task.toml cannot be read: {exc.strerror}", file=str(path), fix="make task.toml a readable file") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadInput("task.toml is no regular file (a FIFO, a socket or a device)", file=str(path), fix="make task.toml a plain file")
+        chunks, size = [], 0
+        while size < limit:
+            chunk = os.read(fd, min(1 << 16, limit - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _toml_text(path: Path) -> str:
     """task.toml's text: BadInput naming the line of the first byte that is not UTF-8, or a
     file larger than a task.toml could need; nesting deeper than TOML_MAX_DEPTH is refused before
     the parser recurses into it."""
-    data = path.read_bytes()
+    data = _bounded_file(path, MAX_TOML_BYTES + 1)
     if len(data) > MAX_TOML_BYTES:
         raise BadInput(f"task.toml is {len(data):,} bytes, more than a task's settings need ({MAX_TOML_BYTES:,})", file=str(path), fix="keep task.toml to its settings; put data in the task's folders")
     try:
@@ -258,8 +357,10 @@ def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[s
     if gpus not in (None, 0):
         raise BadInput(f"`environment.gpus = {gpus!r}`: benchtape's sandboxes have no GPU", file=str(toml.path), line=toml.line("environment", "gpus"), fix="set gpus = 0, or run the task under Harbor")
     mode = verifier_t.get("environment_mode")
-    if mode not in (None, "shared"):
-        raise BadInput(f"`verifier.environment_mode = {mode!r}` is not supported", file=str(toml.path), line=toml.line("verifier", "environment_mode"), fix="remove it: the verifier runs in a fresh sandbox of the task's own environment after the agent")
+    if mode not in (None, "shared", "separate"):
+        raise BadInput(f"`verifier.environment_mode = {mode!r}` is no mode Harbor defines", file=str(toml.path), line=toml.line("verifier", "environment_mode"), fix='write "shared" (the verifier runs on the agent\'s workspace) or "separate" (in an environment of its own, given the artifacts)')
+    if mode == "shared" and verifier_t.get("environment") is not None:
+        raise BadInput("`[verifier.environment]` with `verifier.environment_mode = \"shared\"`: Harbor refuses this pair", file=str(toml.path), line=toml.line("verifier", "environment"), fix='remove [verifier.environment], or set environment_mode = "separate"')
     for key in ("storage_mb", "storage"):
         if env_t.get(key) is not None:
             notes.append(f"environment.{key} is not enforced (benchtape's sandboxes have no disk quota)")
@@ -269,9 +370,11 @@ def _environment_refusals(toml: _Toml, env_t: dict[str, Any], verifier_t: dict[s
 
 def _network(toml: _Toml, table: dict[str, Any], name: str, default: bool) -> bool:
     mode = table.get("network_mode")
+    if mode == "allowlist" and not _asks(table.get("allowed_hosts")):
+        return False  # an allowlist of no host lets nothing through: no network, which benchtape honours
     if mode is not None:
         if not isinstance(mode, str) or mode not in NETWORK_MODES:  # a list or table here is no mode (and no dict key)
-            fix = "use \"no-network\" or \"public\"" + (" (a host allowlist cannot be enforced)" if mode == "allowlist" else "")
+            fix = ALLOWLIST if mode == "allowlist" else "use \"no-network\" or \"public\""
             raise BadInput(f"`{name}.network_mode = {mode!r}` is not supported", file=str(toml.path), line=toml.line(name, "network_mode"), fix=fix)
         return NETWORK_MODES[mode]
     if name == "environment" and "allow_internet" in table:

@@ -31,7 +31,8 @@ LATEST = "latest"
 PINNED = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 
 TOOL_KEYS = HEADER_KEYS | {"tool", "description", "extends", "harness", "version", "install", "models", "options", "protected_paths", "state_paths"}
-MODEL_KEYS = {"id", "effort"}
+MODEL_KEYS = {"id", "effort", "cutoff"}
+CUTOFF = re.compile(r"^\d{4}-(0[1-9]|1[0-2])(-\d{2})?$")  # a model's training-data cutoff: YYYY-MM or YYYY-MM-DD
 OPTION_KEYS = {"default", "values", "args", "description"}
 EFFECT_KEYS = {"args", "env", "pre", "post", "require_env", "description"}
 INSTALL_KEYS = {"npm", "binary"}
@@ -72,6 +73,7 @@ class Model:
     key: str
     id: str
     efforts: tuple[str, ...]
+    cutoff: str | None = None  # training-data cutoff where published (YYYY-MM[-DD]): tasks fixed before it may have been seen
 
 
 @dataclass
@@ -290,7 +292,10 @@ def _model(ld: DocLoader, key: str, node: Any, parent: Any) -> Model:
     if not isinstance(api_id, str) or not api_id.strip():
         raise ld.err(f"model {key!r} needs `id:` (the API model id the harness is given)", spec, None, f"e.g. `{key}: {{id: claude-sonnet-4-6, effort: [low, medium, high]}}`")
     efforts = ld.axis(spec, "effort", f"model {key!r} `effort`") or []
-    return Model(key=key, id=api_id, efforts=tuple(efforts))
+    cutoff = spec.get("cutoff")
+    if cutoff is not None and (not isinstance(cutoff, str) or not CUTOFF.match(cutoff)):
+        raise ld.err(f"model {key!r} `cutoff: {cutoff!r}` is not a date", spec, "cutoff", 'quote it as YYYY-MM or YYYY-MM-DD: `cutoff: "2025-07"`')
+    return Model(key=key, id=api_id, efforts=tuple(efforts), cutoff=cutoff)
 
 
 def _option(ld: DocLoader, name: str, node: Any, parent: Any) -> Option:

@@ -33,6 +33,7 @@ class _File:
     hunks: list[tuple[str, str]] = field(default_factory=list)  # (old text, new text) of each hunk
     binary: bool = False
     header: str = ""  # the path the `diff --git` line names (a binary change has no ---/+++ lines)
+    unplayable: str = ""  # a change no edit tool makes (a rename or copy, a mode change, an empty new file)
 
 
 def solver_script(patch: bytes, *, partial: bool = False, verify: str | None = None) -> dict[str, Any]:
@@ -40,6 +41,9 @@ def solver_script(patch: bytes, *, partial: bool = False, verify: str | None = N
     files = parse_patch(patch.decode("utf-8", "surrogateescape"))
     edits: list[list[dict[str, Any]]] = []  # per change, its steps (a Read goes with the first Edit of its file)
     for f in files:
+        if not f.binary and (f.unplayable or (f.old is None and not f.hunks)):
+            what = f.unplayable or f"adds an empty file ({f.new or f.header})"
+            return {"steps": [{"say": f"the reference fix {what}, which no edit tool does: this task has no scripted solver"}]}
         if f.binary:
             return {"steps": [{"say": f"the reference fix changes a binary file ({f.new or f.old or f.header}), which no edit tool can write: this task has no scripted solver"}]}
         if f.new is None and f.old is not None:
@@ -90,7 +94,7 @@ def parse_patch(text: str) -> list[_File]:
             continue
         if current is None:
             continue
-        if not in_hunk or line[:1] not in (" ", "-", "+", "\\"):
+        if not in_hunk or (line[:1] not in (" ", "-", "+", "\\") and line != "\n"):
             if line.startswith("--- "):
                 close_hunk()
                 current.old = _path(line[4:])
@@ -98,6 +102,10 @@ def parse_patch(text: str) -> list[_File]:
                 current.new = _path(line[4:])
             elif line.startswith(("GIT binary patch", "Binary files ")):
                 current.binary = True
+            elif line.startswith(("rename from ", "copy from ")):
+                current.unplayable = "renames or copies " + current.header
+            elif line.startswith(("old mode ", "new mode ")):
+                current.unplayable = "changes the mode of " + current.header
             elif _HUNK.match(line):
                 close_hunk()
                 in_hunk = True
@@ -108,8 +116,8 @@ def parse_patch(text: str) -> list[_File]:
             if new and lines[i - 1].startswith((" ", "+")):
                 new[-1] = new[-1].rstrip("\n")
             continue
-        body = line[1:]
-        if line.startswith(" "):
+        body = line[1:] if line != "\n" else "\n"  # a blank context line some tools write without its space
+        if line.startswith(" ") or line == "\n":
             old.append(body)
             new.append(body)
         elif line.startswith("-"):

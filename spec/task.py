@@ -63,7 +63,8 @@ TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 TASK_KEYS = HEADER_KEYS | {"source", "prompt", "verify", "reference_patch", "validation", "description"}
-SOURCE_KEYS = {"remote", "pull_request", "base_commit", "fix_commit"}
+SOURCE_KEYS = {"remote", "pull_request", "base_commit", "fix_commit", "fix_date"}
+FIX_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 VERIFY_KEYS = {"command", "setup", "protected_paths", "tests_patch", "network", "allow_hosts", "timeout"}
 VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference", *("fail_to_pass", "pass_to_pass", "flaky")}
 TEST_LIST_KEYS = ("fail_to_pass", "pass_to_pass", "flaky")  # per-test validation (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)
@@ -87,6 +88,7 @@ class TaskSource:
     pull_request: str | None  # a URL, or `#N` when the forge is unknown
     base_commit: str
     fix_commit: str | None
+    fix_date: str | None = None  # the fix commit's date (UTC, YYYY-MM-DD): a model trained past it may have seen the fix
 
     @property
     def number(self) -> int | None:
@@ -161,6 +163,14 @@ class TaskRuntime:
     verifier_env: tuple[tuple[str, str], ...] = ()
     solution_env: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()  # keys accepted but not enforced here, said where the task is used
+    # `verifier.environment_mode = "separate"`: tests/test.sh runs in an environment of its own
+    # (tests/Dockerfile, or [verifier.environment] docker_image, else a fresh copy of the task's),
+    # given only the artifacts (paths in the agent's working directory) taken from the agent's workspace
+    verifier_separate: bool = False
+    verifier_dockerfile: Path | None = None
+    verifier_image: str | None = None
+    verifier_workdir: str | None = None
+    artifacts: tuple[str, ...] = ()  # task.toml's `artifacts` sources, in order
 
 
 @dataclass(frozen=True)
@@ -322,7 +332,12 @@ def _source(ld: DocLoader, top: LineDict) -> TaskSource:
         raise ld.err("`source.pull_request` must be the PR's URL (or its number)", node, "pull_request")
     pr_text = (f"#{pr}" if isinstance(pr, int) else str(pr)) if pr is not None else None
     remote = node.get("remote")
-    return TaskSource(remote=str(remote) if remote is not None else None, pull_request=pr_text, base_commit=base, fix_commit=fix)
+    fix_date = node.get("fix_date")
+    if fix_date is not None:
+        fix_date = str(fix_date)  # YAML reads an unquoted date as a date
+        if not FIX_DATE.match(fix_date):
+            raise ld.err(f"`source.fix_date: {fix_date!r}` is not a date", node, "fix_date", 'the fix commit\'s date, quoted: `fix_date: "2025-10-16"`')
+    return TaskSource(remote=str(remote) if remote is not None else None, pull_request=pr_text, base_commit=base, fix_commit=fix, fix_date=fix_date)
 
 
 def _sha_value(ld: DocLoader, node: LineDict, key: str, required: bool) -> str | None:
@@ -433,6 +448,8 @@ def render_task(source: TaskSource, verify: Verify, *, description: str | None =
     lines.append(f'  base_commit: "{source.base_commit}"')
     if source.fix_commit:
         lines.append(f'  fix_commit: "{source.fix_commit}"')
+    if source.fix_date:
+        lines.append(f'  fix_date: "{source.fix_date}"  # the fix commit\'s date: a model trained past it may have seen the fix')
     lines.append(f"prompt: {PROMPT_FILE}")
     lines.append("verify:")
     lines.append(f"  command: {_q(verify.command)}")

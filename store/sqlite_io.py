@@ -6,13 +6,25 @@ command gets the same message instead of a traceback from its first query. Write
 IMMEDIATE (the write lock is taken up front, so a transaction never has to upgrade a read
 snapshot that another process has made stale), and a BEGIN that SQLite answers with BUSY is
 retried: that is the one place SQLite says to retry.
+
+The file is never opened outside SQLite. On Linux, closing any descriptor of a file drops every
+POSIX lock the process holds on it: a header read through open()/close() while a connection of
+the same process was open dropped that connection's shared lock, so a writer's exit believed it
+was alone, checkpointed and deleted the -wal and -shm under the reader, and every page of a live
+viewer then read "database disk image is malformed" (issue 44). SQLite shares one lock table
+per file inside a process and defers such closes; a file that is not a database is found by
+SQLite's own first read ("file is not a database", see bad_store).
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import random
 import sqlite3
+import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
@@ -21,12 +33,12 @@ from benchtape.core.errors import BadInput
 
 BUSY_TIMEOUT_S = 30.0  # what SQLite's own busy handler waits for a lock, per statement
 BEGIN_PATIENCE_S = 60.0  # how long BEGIN is retried when SQLite returns BUSY at once
-SQLITE_HEADER = b"SQLite format 3\x00"
 WRITABLE_FIX = "pass --db (or set BENCHTAPE_DB) to a file in a folder you can write"
 
 
 def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), or BadInput saying why not."""
+    """A connection in autocommit mode (transactions are explicit), or BadInput saying why not.
+    A read-only one is a ReaderConnection (see Sidecars)."""
     if path.is_dir():
         raise BadInput("this is a folder, not a database file", file=str(path), fix=f"pass a file path, e.g. --db {path / 'benchtape.db'}")
     if not path.exists():
@@ -36,11 +48,18 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BadInput(f"cannot create the store's folder: {exc.strerror or exc}", file=str(path), fix=WRITABLE_FIX) from None
-    else:
-        _check_header(path)
+    elif not os.access(path, os.R_OK):
+        raise BadInput("cannot read the store: permission denied", file=str(path), fix="check the file's permissions, or pass --db PATH")
     try:
         if readonly:
-            conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
+            SIDECARS.opening(path)
+            try:
+                reader = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S, factory=ReaderConnection)
+            except BaseException:
+                SIDECARS.closed(path)
+                raise
+            SIDECARS.track(reader, path.resolve())  # as opened, whatever the working folder is later
+            return reader
         else:
             conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
     except sqlite3.Error as exc:
@@ -48,15 +67,89 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
     return conn
 
 
-def _check_header(path: Path) -> None:
-    """A non-empty file must start like a SQLite database (an empty one is a new database)."""
+class ReaderConnection(sqlite3.Connection):
+    """A read-only connection, counted once and uncounted once (Sidecars): when it is closed,
+    when it is collected unclosed (as any sqlite3 connection closes then), or at exit (most
+    commands exit with their store open)."""
+
+    path: Path | None = None
+
+    def close(self) -> None:
+        super().close()
+        path, self.path = self.path, None
+        if path is not None:
+            SIDECARS.closed(path)
+
+    def __del__(self) -> None:
+        self.close()
+
+
+class Sidecars:
+    """A read-only connection to a WAL store creates its -wal and -shm when they are missing
+    (SQLite needs the -shm to read), and cannot delete them when it closes (only a connection
+    that can take the write lock may). So a browsing command or the viewer left both beside a
+    store that had none. This counts the process's read-only connections per file; when the
+    last closes (or the process exits with some open) and the files were not there before its
+    first, an empty -wal is handed back to SQLite: one connection that can write opens and
+    closes, and SQLite itself deletes the pair if no connection of any process still uses
+    them (otherwise they stay, as SQLite wants). With an empty -wal there is nothing to
+    checkpoint: the database file is not touched."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # a connection collected while it is held closes in the same thread
+        self.open: dict[str, tuple[int, bool]] = {}  # path → (read-only connections, created the -wal)
+        self.live: weakref.WeakSet[ReaderConnection] = weakref.WeakSet()
+        atexit.register(self.exit)
+
+    def opening(self, path: Path) -> None:
+        key = str(path.resolve())
+        with self.lock:
+            count, created = self.open.get(key, (0, False))
+            if count == 0:
+                created = not Path(key + "-wal").exists()
+            self.open[key] = (count + 1, created)
+
+    def track(self, conn: ReaderConnection, path: Path) -> None:
+        conn.path = path
+        with self.lock:
+            self.live.add(conn)
+
+    def closed(self, path: Path) -> None:
+        key = str(path.resolve())
+        with self.lock:
+            count, created = self.open.get(key, (1, False))
+            if count > 1:
+                self.open[key] = (count - 1, created)
+                return
+            self.open.pop(key, None)
+            if created:
+                _tidy(Path(key))
+
+    def exit(self) -> None:
+        """The connections a command left open, closed (the last of a file's tidies)."""
+        for conn in list(self.live):
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
+
+
+def _tidy(path: Path) -> None:
+    wal = Path(f"{path}-wal")
     try:
-        with path.open("rb") as fh:
-            head = fh.read(len(SQLITE_HEADER))
-    except OSError as exc:
-        raise BadInput(f"cannot read the store: {exc.strerror or exc}", file=str(path), fix="check the file's permissions, or pass --db PATH") from None
-    if head and head != SQLITE_HEADER:
-        raise not_sqlite(path)
+        if not wal.exists() or wal.stat().st_size != 0 or not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+            return
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=0)
+        try:
+            conn.execute("PRAGMA query_only = ON")
+            conn.execute("PRAGMA user_version").fetchone()  # a read: the connection joins the WAL, so its close may end it
+        finally:
+            conn.close()
+    except (OSError, sqlite3.Error):
+        pass  # in use, or not ours to tidy: SQLite's next writer will
+
+
+SIDECARS = Sidecars()
 
 
 def not_sqlite(path: Path) -> BadInput:

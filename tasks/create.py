@@ -11,6 +11,7 @@ a task folder is whole or absent. An existing task is never overwritten.
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 import shutil
@@ -114,7 +115,8 @@ def create_task(project: Project, ref: str) -> Created:
     prompt, source_of_prompt = prompt_for(landing, branch_messages(project.root, landing), project.prompt_source)
     remote = project.source.remote or remote_url(project.root)
     pr = project.source.pull_request_url(landing.number) if landing.number is not None else None
-    source = TaskSource(remote=remote, pull_request=pr or (f"#{landing.number}" if landing.number is not None else None), base_commit=landing.base, fix_commit=landing.fix.sha)
+    fixed = datetime.datetime.fromtimestamp(landing.fix.time, datetime.UTC).date().isoformat()
+    source = TaskSource(remote=remote, pull_request=pr or (f"#{landing.number}" if landing.number is not None else None), base_commit=landing.base, fix_commit=landing.fix.sha, fix_date=fixed)
     verify = Verify(command=inferred.command, protected_paths=_protected(parts.tests))
     notes = [
         f"Harvested by `benchtape task create {ref}` from the {landing.kind} {landing.fix.sha[:12]}" + (f" (PR #{landing.number})" if landing.number is not None else "") + ".",

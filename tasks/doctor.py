@@ -203,9 +203,17 @@ def _store(db: Path, checks: list[Check]) -> None:
 
 
 def _agents(checks: list[Check]) -> None:
-    from benchtape.adapters.binaries import VERIFIED, installed, reported_version
+    from benchtape.adapters.binaries import harness_listing, installed, pins, reported_version
 
-    for tool, pin in sorted(VERIFIED.items()):
+    for row in harness_listing():
+        if row["package"] == "benchtape":
+            continue
+        name = row["harness"]
+        if row.get("problem"):
+            checks.append(Check(f"harness {name}", "fail", f"plugin {row['package']} {row['version']}: {row['problem']}", f"fix or uninstall the {row['package']} package"))
+        else:
+            checks.append(Check(f"harness {name}", "ok", f"plugin {row['package']} {row['version']} ({row['target']})"))
+    for tool, pin in sorted(pins().items()):
         found = installed(tool, pin.version)
         if found is not None:
             checks.append(Check(f"agent {tool}", "ok", f"{pin.version} at {found.path}"))
@@ -213,9 +221,9 @@ def _agents(checks: list[Check]) -> None:
         on_path = shutil.which(pin.bin)
         if on_path:
             version = reported_version(Path(on_path))
-            checks.append(Check(f"agent {tool}", "warn", f"{on_path} reports {version or 'no version'}; the verified {pin.version} is not installed", "make agents (installs the pinned versions under .benchtape/tools)"))
+            checks.append(Check(f"agent {tool}", "warn", f"{on_path} reports {version or 'no version'}; the verified {pin.version} is not installed", f"benchtape tools install {tool} (installs the pinned version under .benchtape/tools)"))
         else:
-            checks.append(Check(f"agent {tool}", "warn", "not installed", "make agents, or `python -m benchtape.adapters.binaries --install " + tool + "`"))
+            checks.append(Check(f"agent {tool}", "warn", "not installed", f"benchtape tools install {tool} (or make agents)"))
 
 
 def _registry(root: Path, user: Path | None, checks: list[Check]) -> Any:

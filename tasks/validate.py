@@ -253,7 +253,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     return report
 
 
-def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> None:
+def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
     """After both phases held: the reference run REFERENCE_RUNS times in all (a test that flips
     is named), the base's whole suite once (tests broken before are left out of PASS_TO_PASS; a
     FAIL_TO_PASS test that passes there fails alone), and the per-test lists."""
@@ -305,7 +305,7 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         say(f"{task.id}: health — {report.health.diagnosis} ({report.health.detail})")
 
 
-def _alone_at_reference(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: Any, run_id: str, logs: Path, say: Progress) -> None:
+def _alone_at_reference(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
     """The reference failed: when every test that failed passes in the whole suite with the
     reference, they fail alone (they lean on other tests), which is no gold_still_fails."""
     import dataclasses
@@ -336,7 +336,7 @@ def _fresh_run(project: Project, task: TaskSpec, level: str, place: Place, base_
         return evidence, work
 
 
-def _record_extra(task: TaskSpec, phase: str, evidence: Evidence, judgement: Judgement, work: Path, level: str, report: TaskReport, store: Any, run_id: str, logs: Path) -> None:
+def _record_extra(task: TaskSpec, phase: str, evidence: Evidence, judgement: Judgement, work: Path, level: str, report: TaskReport, store: RecordingStore, run_id: str, logs: Path) -> None:
     log_path = _write_log(logs, task.id, phase, evidence)
     phase_report = PhaseReport(phase, evidence, judgement, log_path)
     summary = phase_report.to_dict()

@@ -9,7 +9,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     models  sandbox  envs     what speaks to a model; the sandbox levels (run loop and grading); project environments
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
-    formats                   the interchange formats at the edge (ATIF, Inspect logs): nothing inside imports it
+    formats                   the interchange formats at the edge (ATIF, Inspect logs, OTLP, Harbor folders): nothing inside imports it
     app                       the application layer (benchtape/app/, and the public API in benchtape/__init__):
                               the use cases every front end calls
     render                    the CLI's terminal renderers (benchtape/render*.py)
@@ -70,7 +70,7 @@ ALLOWED: dict[str, set[str]] = {
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
     "tasks": {"core", "spec", "store", "sandbox", "envs", "adapters"},
-    "formats": {"core", "store", "adapters", "replay"},
+    "formats": {"core", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
     "app": BELOW_APP,
     "render": {"core", "store", "replay", "app"},
     "view": {"core", "app"},
@@ -348,6 +348,23 @@ def test_every_front_file_has_a_room():
     assert rooms["benchtape/render_replay.py"] == "render"
     assert rooms["benchtape/cmd_run.py"] == "cli" and rooms["benchtape/guard.py"] == "cli"
     assert len(rooms) == len(list((ROOT / "benchtape").rglob("*.py")))
+
+
+def test_no_store_is_typed_any():
+    """A store is typed by the view its holder needs (benchtape.store.views), never `Any`: a
+    parameter, field or variable named store (or *_store) annotated Any is refused."""
+    wrong = []
+    for _, path in _sources():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.arg):
+                name, ann = node.arg, node.annotation
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, (ast.Name, ast.Attribute)):
+                name, ann = (node.target.id if isinstance(node.target, ast.Name) else node.target.attr), node.annotation
+            else:
+                continue
+            if (name == "store" or name.endswith("_store")) and ann is not None and ast.unparse(ann).strip("'\"") == "Any":
+                wrong.append(f"{path.relative_to(ROOT)}:{node.lineno}: {name}: Any")
+    assert not wrong, wrong
 
 
 def test_the_cycle_finder_finds_a_cycle():

@@ -13,6 +13,7 @@ from typing import Any
 
 from benchtape.app.sessions import BrowsingStore, NoDiff, Shown, raw_page, resolve, session_status, short_handles, show, show_document, workspace_changes
 from benchtape.replay.html import Entry, Window, changes, esc, session_section
+from benchtape.view.request_limits import MAX_POSITION
 from benchtape.view.shell import href, live_url, page, region, session_href
 from benchtape.view.viewer import Viewer
 
@@ -121,6 +122,6 @@ def _first(q: Mapping[str, str]) -> int:
 def _number(text: str | None) -> int:
     """A 1-based position from a parameter (anything else: 1)."""
     try:
-        return max(1, int(text or 1))
+        return min(max(1, int(text or 1)), MAX_POSITION)
     except ValueError:
         return 1

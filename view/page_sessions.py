@@ -12,9 +12,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.app.sessions import BrowsingStore, Filters, RunLine, SessionLine, choices, lines_of, pick_sessions, recent_runs, resolve, session_lines, short_handles
-from benchtape.core.errors import BadInput
 from benchtape.replay.html import badge, esc
+from benchtape.view.request_limits import MAX_LIMIT, BadParameter
 from benchtape.view.shell import (
     href,
     live_url,
@@ -41,7 +42,7 @@ def _filters(store: BrowsingStore, q: Mapping[str, str], run_id: str | None = No
     run = run_id or (resolve(store, "runs", q["run"]) if q.get("run") else None)
     outcome = q.get("outcome") or None
     if outcome and outcome not in OUTCOMES:
-        raise BadInput(f"no outcome {outcome!r}", fix=f"one of: {', '.join(OUTCOMES)}")
+        raise BadParameter(f"no outcome {outcome!r}", fix=f"one of: {', '.join(OUTCOMES)}")
     f = Filters(
         run_id=run,
         scenario=q.get("scenario") or None,
@@ -62,9 +63,11 @@ def _limit(text: str | None) -> int | None:
     try:
         n = int(text)
     except ValueError:
-        raise BadInput(f"limit {text!r} is not a number", fix="limit=50, or limit=0 for all") from None
+        raise BadParameter(f"limit {text[:40]!r} is not a number", fix="limit=50, or limit=0 for all") from None
     if n < 0:
-        raise BadInput("limit is negative", fix="limit=50, or limit=0 for all")
+        raise BadParameter("limit is negative", fix="limit=50, or limit=0 for all")
+    if n > MAX_LIMIT:
+        raise BadParameter(f"limit is at most {MAX_LIMIT}", fix="limit=50, or limit=0 for all (the pages go on with 'older' links)")
     return n or None
 
 
@@ -75,8 +78,11 @@ def _day(text: str | None, name: str, end: bool = False) -> float | None:
     try:
         day = dt.datetime.strptime(text, "%Y-%m-%d")
     except ValueError:
-        raise BadInput(f"{name} {text!r} is not a date", fix=f"{name}=YYYY-MM-DD") from None
-    return (day + dt.timedelta(days=1 if end else 0)).timestamp()
+        raise BadParameter(f"{name} {text[:40]!r} is not a date", fix=f"{name}=YYYY-MM-DD") from None
+    try:
+        return (day + dt.timedelta(days=1 if end else 0)).timestamp()
+    except (OverflowError, ValueError, OSError):  # year 1's start or 9999's end: before or past what a clock can say
+        raise BadParameter(f"{name} {text!r} is out of range", fix=f"{name}=YYYY-MM-DD, a year from 1970 to 9998") from None
 
 
 # ---------------------------------------------------------------- the lines
@@ -121,7 +127,7 @@ def session_rows(lines: list[SessionLine], *, show_run: bool = True) -> str:
     rows = []
     for s in lines:
         name = f"{esc(s.scenario)} #{esc(s.attempt)}" + (' <span class="tag">control</span>' if s.control else "")
-        who = esc((s.harness or "-") + (f"/{s.model}" if s.model else ""))
+        who = esc((s.harness or "-") + (f"/{s.model}" if s.model else "")) + (f' <span class="tag">{esc(SHORT[s.agent_kind])}</span>' if s.agent_kind and not s.control else "")
         score = "" if s.score is None else f"{s.score:.2f}"
         run = f'<td><a href="{esc(href("/run/" + s.run_handle))}"><code>{esc(s.run_handle)}</code></a></td>' if show_run else ""
         rows.append(

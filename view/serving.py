@@ -3,10 +3,17 @@ listening, and a port in use is a message, not a traceback), uvicorn pinned to i
 choices (h11, asyncio: nothing a later install of uvloop or httptools could change), and a
 stop that ends the live streams first (uvicorn waits for every open response, and a stream
 never ends by itself).
+
+uvicorn times out only an idle keep-alive connection: one that opens and sends nothing, or a
+request's headers a byte at a time, was held forever (each a descriptor, until the process had
+none left). ViewProtocol gives every request REQUEST_TIMEOUT_S from its first byte (or the
+connection's opening) to arrive whole, then closes the connection; and at most
+MAX_CONNECTIONS are served at once (the rest are answered 503).
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import socket
 import threading
@@ -16,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from benchtape.core.errors import BadInput
 from benchtape.view.viewer import Viewer
@@ -56,6 +64,50 @@ class ViewServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
+REQUEST_TIMEOUT_S = 10.0  # from a connection's opening, or a request's first byte, to its whole headers
+MAX_CONNECTIONS = 256  # connections and requests at once; beyond, a 503
+
+
+class ViewProtocol(H11Protocol):
+    """h11 with a deadline on every incomplete request (not reset by each byte that trickles in)."""
+
+    deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        between = self.cycle is None or self.cycle.response_complete  # this data starts a new request
+        super().data_received(data)
+        if self.cycle is not None and not self.cycle.response_complete:
+            self._disarm()  # the request is in hand: the response takes as long as it takes
+        elif between and self.deadline is None:
+            self._arm()
+
+    def on_response_complete(self) -> None:
+        self._disarm()
+        super().on_response_complete()  # arms uvicorn's keep-alive timeout until the next request's first byte
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self.deadline = self.loop.call_later(REQUEST_TIMEOUT_S, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _too_slow(self) -> None:
+        self.deadline = None
+        if (self.cycle is None or self.cycle.response_complete) and not self.transport.is_closing():
+            self.transport.close()
+
+
 def server(viewer: Viewer, host: str) -> ViewServer:
     config = uvicorn.Config(
         make_app(viewer, host=host),
@@ -63,9 +115,10 @@ def server(viewer: Viewer, host: str) -> ViewServer:
         access_log=False,
         lifespan="off",
         loop="asyncio",
-        http="h11",
+        http=ViewProtocol,
         ws="none",
         timeout_graceful_shutdown=2,
+        limit_concurrency=MAX_CONNECTIONS,
     )
     return ViewServer(config, viewer)
 

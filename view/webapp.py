@@ -30,6 +30,7 @@ from benchtape.view import (
     page_sessions,
 )
 from benchtape.view.page_session import NotFound
+from benchtape.view.request_limits import BadParameter, check_names
 from benchtape.view.shell import assets, page, problem
 from benchtape.view.viewer import Viewer
 
@@ -51,18 +52,24 @@ def json_response(value: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(value, option=orjson.OPT_INDENT_2, default=str) + b"\n", status_code=status, media_type="application/json")
 
 
-def _endpoint(v: Viewer, html: PageFn, twin: PageFn | None) -> Callable[[Request], Response]:
+def _endpoint(v: Viewer, html: PageFn, twin: PageFn | None) -> Callable[[Request], Awaitable[Response]]:
     """A page: its HTML, or with `?format=json` its twin. Bad input (an id that names nothing)
     is the message and the fix, as the CLI says them, never a traceback."""
 
-    def handle(request: Request) -> Response:
+    async def handle(request: Request) -> Response:
         params = {**request.query_params, **request.path_params}
+        return await v.run(lambda: answer(params))
+
+    def answer(params: dict[str, str]) -> Response:
         wants_json = params.pop("format", None) == "json"
-        store = v.store()
         try:
+            check_names(params)
+            store = v.store()
             if wants_json and twin is not None:
                 return json_response(twin(v, store, params))
             return HTMLResponse(html(v, store, params))
+        except BadParameter as exc:
+            return _problem(wants_json, "bad request", exc.what, exc.fix, 400)
         except NotFound as exc:
             return _problem(wants_json, "nothing to show", str(exc), None, 404)
         except BenchtapeError as exc:

@@ -6,6 +6,8 @@ that points a real harness at it.
 from __future__ import annotations
 
 from benchtape.adapters.endpoints import CODEX_KEY_ENV, SCRIPTED_KEY, claude_env, codex_config
+from benchtape.adapters.gemini_cli import SCRIPTED_MODEL as GEMINI_MODEL
+from benchtape.adapters.gemini_cli import SETTINGS as GEMINI_SETTINGS
 from benchtape.checks.registry import ALIASES, REFUSED, CheckConfigError, CheckInfo, catalog, lookup
 from benchtape.models.from_session import script_of
 from benchtape.models.server import serve
@@ -17,6 +19,8 @@ __all__ = [
     "CODEX_KEY_ENV",
     "CheckConfigError",
     "CheckInfo",
+    "GEMINI_MODEL",
+    "GEMINI_SETTINGS",
     "REFUSED",
     "SCRIPTED_KEY",
     "catalog",

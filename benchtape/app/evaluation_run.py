@@ -67,6 +67,9 @@ class EvaluationRequest:
     executor: str | None = None  # --executor: local or ray (else the evaluation's, else the project's `runs:`)
     address: str | None = None  # --address: the Ray cluster's (else RAY_ADDRESS, else `runs.address`)
     loaded: Evaluation | None = None  # an evaluation made in memory (`benchtape run DIR` on Harbor tasks), else loaded by `name`
+    detect: float | None = None  # --detect: the difference the plan says the tasks and attempts for
+    until: Any = None  # --until-decided: benchtape.app.evaluation_rounds.Until (rounds until decided or spent)
+    run_params: dict[str, Any] = field(default_factory=dict)  # added to the run's params (a round's record)
 
 
 @dataclass
@@ -317,6 +320,7 @@ def run_planned(planned: Planned, store: Store, req: EvaluationRequest, pricing:
         if not pf.ok:
             raise PreflightBlocked(pf.blocking)
     fields = run_fields(planned.ev, argv=req.argv)
+    fields["params"].update(req.run_params)
     run_id = store.new_run(fields.pop("kind"), **fields)
     done = Finished(run_id=run_id, skipped=[s.to_dict() for s in planned.ev.skipped if not s.ran])
     scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit, executor=planned.placement.executor_factory(store))
@@ -379,6 +383,8 @@ class EvaluationScreen(Protocol):
     def preview(self, doc: dict[str, Any], plain: bool, json_out: bool) -> None: ...
     def confirm(self, doc: dict[str, Any]) -> bool: ...
     def finished(self, done: Any, planned: Any, store: BrowsingStore, plain: bool, json_out: bool) -> None: ...
+    def rounds_plan(self, round_tasks: int, limits: str) -> None: ...
+    def rounds(self, doc: dict[str, Any], labels: dict[str, str], json_out: bool) -> None: ...
 
 
 def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
@@ -392,6 +398,13 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
     doc = preview(planned, pricing)
+    from benchtape.replay.power import evaluation_plan
+
+    doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing)
+    if req.until is not None:
+        from benchtape.app.evaluation_rounds import run_until_decided
+
+        return run_until_decided(req, store, planned, doc, pricing, run_planned, show)
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         return ExitCode.OK

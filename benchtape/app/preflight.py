@@ -232,8 +232,8 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, e
         except BadInput as exc:
             pf.blocking.append(f"{label}: its mock: steps cannot be played by the scripted model: {exc.what}")
             continue
-        if harness == "codex":
-            pf.blocking.extend(f"{label}: codex has no tool for {call.tool!r} ({what}); script it as a Bash/Edit step, or run it under claude-code" for call, what in unmapped_for_codex(script))
+        if harness in ("codex", "gemini-cli", "qwen-code", "mini-swe-agent", "opencode", "aider"):
+            pf.blocking.extend(f"{label}: {harness} has no tool for {call.tool!r} ({what}); script it as a Bash/Edit step, or run it under claude-code" for call, what in unmapped_for_codex(script))
     binary = bench.harness_config.get("binary")
     if harness in VERIFIED:
         from benchtape.adapters.claude_code import binary_of as claude_binary
@@ -241,7 +241,8 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, e
         from benchtape.adapters.codex import binary_of as codex_binary
         from benchtape.adapters.codex import parse_config as codex_config
 
-        path = claude_binary(claude_config(bench.harness_config)) if harness == "claude-code" else codex_binary(codex_config(bench.harness_config))
+        own = getattr(get_adapter(harness), "binary", None)
+        path = own(bench.harness_config) if own is not None else claude_binary(claude_config(bench.harness_config)) if harness == "claude-code" else codex_binary(codex_config(bench.harness_config))
         try:
             found = identify(harness, path)
         except BadInput:

@@ -14,12 +14,16 @@ from benchtape.replay.changes import NoDiff, workspace_changes
 from benchtape.replay.outcomes import PASSED
 from benchtape.replay.query import compile_query, evaluate, run_query
 from benchtape.replay.select import Selection, resolve, rows, sessions, short_handles
-from benchtape.replay.timeline import SessionLine, Shown, count_sessions, lines_of, session_lines, session_status, show, show_document
+from benchtape.replay.timeline import SessionLine, Shown, count_sessions, lines_of, session_lines, session_status, show, show_document, shown_kind
+from benchtape.spec.agent_kind import LABELS as AGENT_LABELS
+from benchtape.spec.agent_kind import SHORT as AGENT_TAGS
 from benchtape.store.browse import Filters, Finished, RunLine, actions_like, choices, data_version, evaluations, older_session_ids, pick_sessions, raw_page, recent_runs
 from benchtape.store.database import dumps
 from benchtape.store.views import BrowsingStore
 
 __all__ = [
+    "AGENT_LABELS",
+    "AGENT_TAGS",
     "BrowsingStore",
     "Filters",
     "Finished",
@@ -47,6 +51,7 @@ __all__ = [
     "run_query",
     "session_lines",
     "session_status",
+    "shown_kind",
     "sessions",
     "short_handles",
     "show",

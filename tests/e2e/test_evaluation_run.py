@@ -95,7 +95,7 @@ def test_a_matrix_runs_then_a_second_invocation_starts_nothing_and_regrades_all_
     assert counts(project) == (24, 36)  # measured again; nothing deleted
     compared = benchtape("compare", "base", "--json", cwd=project)
     table = orjson.loads(compared.stdout)
-    assert [r["label"] for r in table["ranked"]] == ["mock@latest scripted", "mock@latest noop"]
+    assert [r["label"] for r in table["ranked"]] == ["mock@latest scripted"] and [r["label"] for r in table["controls"]] == ["mock@latest noop"]  # the no-op is a control, never ranked
     assert table["ranked"][0]["cells"] == 6 and table["ranked"][0]["cost_per_cell"] == 0.0  # the mock spends nothing: known, not unknown
 
 
@@ -137,7 +137,7 @@ def test_tasks_fill_one_matrix_across_invocations(project):
     out = run(project, "--yes")
     assert "8 session(s) started, 8 cell(s) measured now, 4 re-graded" in out.stdout
     compared = orjson.loads(benchtape("compare", "base", "--json", cwd=project).stdout)
-    assert len(compared["ranked"]) == 2 and compared["unranked"] == []
+    assert len(compared["ranked"]) == 1 and len(compared["controls"]) == 1 and compared["unranked"] == []  # the no-op: a control
 
 
 def test_the_commands_it_prints_run_as_printed_for_a_file_given_by_path_or_shadowed_by_a_folder(project):

@@ -38,6 +38,9 @@ def test_claude_code_against_codex_through_the_scripted_model(tmp_path):
         assert row["tokens_per_cell"]  # the script's usage numbers, as each tool reported them
         assert row["lines_per_cell"] is not None
     assert compared["pairs"][0]["tasks"] == 2
+    # the real binaries against the scripted model: both setups are scripts, so the comparison says
+    # it measured the pipeline (the tools' wiring, staging, grading), not agents
+    assert compared["measured"] == "pipeline" and all(r["kind"] == "scripted" for r in compared["ranked"])
 
     with sqlite3.connect(db) as c:
         rows = c.execute("SELECT s.harness, json_extract(a.data, '$.binary.version'), json_extract(a.data, '$.cell.versions'), json_extract(a.data, '$.model_endpoint.kind') FROM sessions s JOIN actions a ON a.session_id = s.id AND a.seq = 1").fetchall()

@@ -79,10 +79,11 @@ def _free_port() -> int:
 def inspect_view(log_dir: Path) -> Iterator[Viewer]:
     """`inspect view --log-dir LOG_DIR` on 127.0.0.1 and a free port, until it answers; stopped
     (its whole process group) and its output reader joined on the way out."""
-    viewer = Path(sys.executable).with_name("inspect")
+    script = Path(sys.executable).with_name("inspect")  # the console script; its module when the venv borrows another's packages
+    viewer = [str(script)] if script.exists() else [sys.executable, "-m", "inspect_ai"]
     port = _free_port()
     proc = subprocess.Popen(
-        [str(viewer), "view", "--log-dir", str(log_dir), "--host", "127.0.0.1", "--port", str(port)],
+        [*viewer, "view", "--log-dir", str(log_dir), "--host", "127.0.0.1", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         stdin=subprocess.DEVNULL,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchtape.core.errors import BadInput
-from benchtape.sandbox.verifier import read_reward
+from benchtape.sandbox.verifier import read_reward, read_rewards
 from benchtape.spec.harbor_task import load_harbor_task, load_harbor_tasks, load_task_folder
 from benchtape.spec.task import task_dirs
 
@@ -89,20 +89,25 @@ network_mode = "public"
     [
         ('version = "1.0"\n[verifier]\ntimeout_secs = 10\n', 3, "`verifier.timeout_secs` is no task.toml key", "did you mean `timeout_sec`?"),
         ('version = "1.0"\nbogus = 1\n', 2, "`bogus` is no task.toml key", "keys of the top level"),
-        ('version = "1.0"\n[environment]\ncpus = 1\nnetwork_mode = "allowlist"\n', 4, "`environment.network_mode = 'allowlist'` is not supported", "allowlist cannot be enforced"),
+        ('version = "1.0"\n[environment]\ncpus = 1\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n', 5, "`environment.allowed_hosts` is not supported", "cannot let some hosts through"),
         ('version = "1.0"\n[environment]\ngpus = 2\n', 3, "benchtape's sandboxes have no GPU", "gpus = 0"),
         ('version = "1.0"\n[agent]\nuser = "agent"\n', 3, "`agent.user` is not supported", "USER in the Dockerfile"),
         ('version = "1.0"\n\n[[environment.mcp_servers]]\nname = "m"\nurl = "http://m"\n', 3, "`environment.mcp_servers` is not supported", "bench's tools"),
         ('version = "1.0"\n[[steps]]\nname = "one"\n', 2, "`steps` is not supported", "its own task"),
-        ('version = "1.0"\n[verifier]\nenvironment_mode = "separate"\n', 3, "environment_mode = 'separate'", "fresh sandbox"),
+        ('version = "1.0"\n[verifier]\nenvironment_mode = "apart"\n', 3, "environment_mode = 'apart'` is no mode Harbor defines", '"separate"'),
+        ('schema_version = "2.1"\n', 1, "schema 1.x", 'schema_version = "1.4"'),
+        ('version = "1.0"\nartifacts = ["/var/log/app.log"]\n[verifier]\nenvironment_mode = "separate"\n', 2, None, None),
         ('version = "1.0"\n[environment]\nos = "windows"\n', 3, "sandboxes are Linux", 'os = "linux"'),
         ('version = "1.0"\n[agent]\ntimeout_sec = "soon"\n', 3, "must be a positive number of seconds", "timeout_sec = 600.0"),
         ('version = "1.0"\n[verifier]\nenv = { K = "${NO_SUCH_HARBOR_VAR}" }\n', 3, "needs ${NO_SUCH_HARBOR_VAR}", "export NO_SUCH_HARBOR_VAR"),
         ('version = "1.0"\n[verifier\n', 2, "not valid TOML", "fix the TOML syntax"),
     ],
 )
-def test_what_cannot_be_honoured_is_refused_by_name_file_and_line(tmp_path: Path, toml: str, line: int, said: str, fix: str):
+def test_what_cannot_be_honoured_is_refused_by_name_file_and_line(tmp_path: Path, toml: str, line: int, said: str | None, fix: str | None):
     folder = copy_task(tmp_path, toml=toml)
+    if said is None:  # read: an artifact outside the working directory is refused where the task runs (prepare), not here
+        assert load_harbor_task(folder).runtime.artifacts == ("/var/log/app.log",)  # type: ignore[union-attr]
+        return
     err = refusal(folder)
     assert said in err.what and err.file == str(folder / "task.toml") and err.line == line
     assert err.fix and fix in err.fix
@@ -148,17 +153,26 @@ def test_a_project_finds_harbor_tasks_beside_its_own_and_in_a_dataset_folder(tmp
         load_task_folder(found["7"])
 
 
+def test_an_allowlist_of_no_host_is_honoured_as_no_network(tmp_path: Path):
+    task = load_harbor_task(copy_task(tmp_path, toml='schema_version = "1.4"\n[environment]\nnetwork_mode = "allowlist"\nallowed_hosts = []\n[verifier]\nnetwork_mode = "public"\n'))
+    assert task.runtime is not None and task.runtime.network is False and task.verify.network is True
+
+
 def test_the_reward_is_read_as_harbor_writes_it(tmp_path: Path):
     assert read_reward(tmp_path) is None
     (tmp_path / "reward.json").write_text('{"reward": 0.25, "accuracy": 0.9}')
     assert read_reward(tmp_path) == 0.25
     (tmp_path / "reward.json").write_text('{"accuracy": 0.75}')
     assert read_reward(tmp_path) == 0.75  # one metric: it is the reward
-    (tmp_path / "reward.json").write_text('{"accuracy": 0.75, "runtime_sec": 3}')
-    with pytest.raises(ValueError, match="names no `reward` among several metrics"):
-        read_reward(tmp_path)
+    (tmp_path / "reward.json").write_text('{"accuracy": 0.75, "style": 1}')
+    assert read_reward(tmp_path) == 0.75 and read_rewards(tmp_path) == {"accuracy": 0.75, "style": 1.0}  # several, none named reward: the lowest decides
     (tmp_path / "reward.txt").write_text("1\n")
-    assert read_reward(tmp_path) == 1.0  # reward.txt first, as Harbor reads it
+    assert read_reward(tmp_path) == 0.75  # reward.json first, as Harbor 0.25 reads them (harbor/verifier/verifier.py)
+    (tmp_path / "reward.json").write_text('{"accuracy": "high"}')
+    with pytest.raises(ValueError, match="not a finite number"):
+        read_reward(tmp_path)
+    (tmp_path / "reward.json").unlink()
+    assert read_reward(tmp_path) == 1.0 and read_rewards(tmp_path) == {"reward": 1.0}
     (tmp_path / "reward.txt").write_text("passed")
     with pytest.raises(ValueError, match="reward.txt holds 'passed'"):
         read_reward(tmp_path)

@@ -105,7 +105,7 @@ def test_inspect_view_serves_the_runs_with_each_tasks_score(ran: dict[str, Any])
         by_run = {}
         for f in files:
             header = viewer.headers(f["name"])
-            by_run[header["eval"]["run_id"]] = {s["id"]: s for s in viewer.sample_summaries(f["name"])}
+            by_run[header["eval"]["run_id"]] = {s["id"].removesuffix("@attempt-1"): s for s in viewer.sample_summaries(f["name"])}  # TASK@attempt-N
         assert set(by_run) == set(ran["runs"].values())
         for name, run in ran["runs"].items():
             samples = by_run[run]
@@ -113,6 +113,6 @@ def test_inspect_view_serves_the_runs_with_each_tasks_score(ran: dict[str, Any])
             want = 1.0 if name == "oracle" else 0.0
             assert {t: (s["scores"][VERIFY]["value"], s["scores"]["scenario"]["value"]) for t, s in samples.items()} == dict.fromkeys(TASKS, (want, want))
         claude = next(f["name"] for f in files if viewer.headers(f["name"])["eval"]["run_id"] == ran["runs"]["claude"])
-        sample = viewer.sample(claude, "hello-file")
+        sample = viewer.sample(claude, "hello-file@attempt-1")
         assert sample["metadata"]["harness"] == "claude-code" and sample["metadata"]["task"]["id"] == "hello-file"
         assert [m["role"] for m in sample["messages"]][:2] == ["user", "assistant"]

@@ -40,8 +40,8 @@ def test_each_session_is_a_sample_with_its_messages_and_scores(exported: tuple[P
     rows = {r.scenario: r for r in store.session_rows()}
     assert log.status == "success" and log.eval.task == path.parent.parent.name and log.eval.run_id == next(iter(rows.values())).run_id
     assert path.name.endswith(f"_{log.eval.task}_{log.eval.task_id}.eval")  # Inspect's own naming: how `inspect view` lists it
-    samples = {s.id: s for s in log.samples}
-    assert set(samples) == set(rows) and {s.epoch for s in log.samples} == {1}
+    samples = {s.metadata["scenario"]: s for s in log.samples}
+    assert sorted(s.id for s in log.samples) == ["delegates@attempt-1", "says-little@attempt-1"] and {s.epoch for s in log.samples} == {1}
     for scenario, sample in samples.items():
         verdicts = latest_verdicts(store, rows[scenario].id)
         assert {k: v.value for k, v in sample.scores.items() if k != "scenario"} == {v["metric"] or v["type"]: v["score"] for v in verdicts}
@@ -65,7 +65,7 @@ def test_each_session_is_a_sample_with_its_messages_and_scores(exported: tuple[P
     scores = {s.name: s.metrics for s in log.results.scores}
     assert scores["scenario"]["accuracy"].value == 0.5
     summaries = inspect_log.read_eval_log_sample_summaries(str(path))
-    assert sorted(s.id for s in summaries) == sorted(samples)
+    assert sorted(s.id for s in summaries) == sorted(s.id for s in log.samples)
 
 
 def test_inspect_view_lists_the_log_and_serves_its_samples_with_their_scores(exported: tuple[Path, Path]) -> None:
@@ -80,13 +80,13 @@ def test_inspect_view_lists_the_log_and_serves_its_samples_with_their_scores(exp
         name = files[0]["name"]
         header = viewer.headers(name)
         assert header["status"] == "success" and header["eval"]["task"] == files[0]["task"] and header["eval"]["run_id"] == rows["delegates"].run_id
-        summaries = {s["id"]: s for s in viewer.sample_summaries(name)}
-        assert set(summaries) == {"delegates", "says-little"}
+        summaries = {s["id"].split("@")[0]: s for s in viewer.sample_summaries(name)}
+        assert sorted(s["id"] for s in viewer.sample_summaries(name)) == ["delegates@attempt-1", "says-little@attempt-1"]
         for scenario, summary in summaries.items():
             verdicts = latest_verdicts(store, rows[scenario].id)
             assert {k: v["value"] for k, v in summary["scores"].items() if k != "scenario"} == {v["metric"] or v["type"]: v["score"] for v in verdicts}
         assert summaries["delegates"]["scores"]["scenario"]["value"] == 1.0 and summaries["says-little"]["scores"]["scenario"]["value"] == 0.0
-        one = viewer.sample(name, "delegates")
+        one = viewer.sample(name, "delegates@attempt-1")
         assert one["metadata"]["session_id"] == rows["delegates"].id and one["output"]["completion"] == "All reviewed: no bugs."
 
 

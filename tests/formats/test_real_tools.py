@@ -36,5 +36,5 @@ def test_a_real_tools_run_exports_as_atif_and_as_an_inspect_log(tool: str, tmp_p
     logged = benchtape("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "run.eval", "--db", db)
     assert logged.returncode == 0, logged.stderr
     log = inspect_log.read_eval_log(str(tmp_path / "run.eval"))
-    assert {s.id: s.scores["scenario"].value for s in log.samples} == {"fixes-the-bug": 1.0, "breaks-it-differently": 0.0}
+    assert {s.id: s.scores["scenario"].value for s in log.samples} == {"fixes-the-bug@attempt-1": 1.0, "breaks-it-differently@attempt-1": 0.0}
     assert all(any(m.role == "tool" for m in s.messages) for s in log.samples)

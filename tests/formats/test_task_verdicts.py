@@ -77,10 +77,13 @@ def store_db(tmp_path_factory) -> tuple[Path, dict[str, str], dict]:
 
 def test_an_inspect_log_scores_each_task_verdict_and_names_the_task(store_db, tmp_path: Path) -> None:
     db, ids, task = store_db
-    out = cli("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "run.eval", "--db", db)
+    refused = cli("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "run.eval", "--db", db)
+    assert refused.code == 2 and "2 setups" in refused.stderr and not (tmp_path / "run.eval").exists()  # the oracle and the mock: a log each
+    out = cli("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "logs", "--db", db)
     assert out.code == 0, out.stderr
-    log = inspect_log.read_eval_log(str(tmp_path / "run.eval"))
-    samples = {s.metadata["session_id"]: s for s in log.samples}
+    logs = {log.eval.model: log for log in (inspect_log.read_eval_log(str(p)) for p in (tmp_path / "logs").glob("*.eval"))}
+    assert set(logs) == {"oracle/default", "mockllm/default"}
+    samples = {s.metadata["session_id"]: s for log in logs.values() for s in log.samples}
     oracle, partial, noop, bench = (samples[ids[k]] for k in ("oracle", "partial", "noop", "bench"))
     assert oracle.scores[TASK_VERIFY].value == 1.0 and oracle.scores[TASK_VERIFY].answer == "passed"
     assert partial.scores[TASK_VERIFY].value == 0.4 and partial.scores[TASK_VERIFY].metadata["reward"] == 0.4  # a partial reward kept as the score
@@ -94,8 +97,8 @@ def test_an_inspect_log_scores_each_task_verdict_and_names_the_task(store_db, tm
     for s in (oracle, partial, noop):
         assert s.metadata["task"] == {"kind": "harbor", "id": "hello-file", "folder": task["folder"], "fingerprint": task["fingerprint"]}
     assert "task" not in bench.metadata and set(bench.scores) == {"scenario", "contains"}
-    means = {s.name: s.metrics for s in log.results.scores}
-    assert means[TASK_VERIFY]["mean"].value == pytest.approx((1.0 + 0.4 + 0.0) / 3)
+    means = {s.name: s.metrics for s in logs["mockllm/default"].results.scores}
+    assert means[TASK_VERIFY]["mean"].value == pytest.approx((0.4 + 0.0) / 2)  # the mock's tries only: the oracle is a setup of its own
 
 
 def test_an_atif_trajectory_carries_the_grading_and_the_task(store_db, tmp_path: Path) -> None:

@@ -5,7 +5,10 @@
 
 Besides the generated corpus, every fixed hostile and fault case (corpus.hostile: huge
 bench and Eval files, unreadable paths, raw bytes at the model server, a kill -9 and
-recover) runs once, in the same bounded worker.
+recover) runs once, in the same bounded worker. Then a real `benchtape view` takes
+`--viewer-requests` hypothesis-drawn requests of each kind (hostile paths, query values, Host
+headers, pages of a store with a script in every field; viewer_fuzz.py), within
+`--viewer-seconds`.
 
 Exit 1 when any input gave a traceback, hung, ran out of memory, crashed the worker or
 escaped a restore; the failing inputs are saved (pickles of (kind, payload, detail)).
@@ -23,6 +26,7 @@ sys.path.insert(1, str(Path(__file__).resolve().parents[1]))  # tests/: realdata
 
 from corpus import ROOT, corpus, hostile  # noqa: E402
 from fuzzkit import run  # noqa: E402
+from viewer_fuzz import run_viewer_fuzz  # noqa: E402
 
 
 def main() -> int:
@@ -34,6 +38,8 @@ def main() -> int:
     ap.add_argument("--time-limit", type=float, default=20.0, help="seconds per input before it counts as a hang")
     ap.add_argument("--mem-limit", type=int, default=2048, help="MiB of address space for the worker")
     ap.add_argument("--save", type=Path, default=Path(".benchtape/fuzz-failures"), help="where failing inputs are saved")
+    ap.add_argument("--viewer-requests", type=int, default=500, help="requests per kind at a real `benchtape view` (0: none)")
+    ap.add_argument("--viewer-seconds", type=float, default=300.0, help="the viewer fuzz's whole time budget")
     args = ap.parse_args()
     seed_value = args.seed if args.seed is not None else random.randrange(1 << 30)
     print(f"generating {args.inputs} inputs per kind with hypothesis (seed {seed_value}) ...", flush=True)
@@ -44,7 +50,13 @@ def main() -> int:
     print(figures.report(f"fuzz figures (seed {seed_value}, code {args.code})"))
     if figures.failures:
         print(f"failing inputs saved in {args.save}")
-    return 1 if figures.bad else 0
+    bad = figures.bad
+    if args.viewer_requests:
+        print(f"{args.viewer_requests} requests per kind at a real `benchtape view` (at most {args.viewer_seconds:g} s) ...", flush=True)
+        viewer = run_viewer_fuzz(args.viewer_requests, seed_value, time_limit=args.time_limit, budget_s=args.viewer_seconds)
+        print(viewer.report(f"viewer fuzz figures (seed {seed_value})"))
+        bad += viewer.bad
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -46,3 +46,17 @@ def test_make_fuzz_starts_from_a_clean_environment():
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, env=env, cwd=script.parents[2], timeout=60)
     assert out.returncode == 0 and "--inputs" in out.stdout, out.stderr
+
+
+@pytest.mark.xdist_group("fuzz")
+def test_short_viewer_fuzz_finds_no_5xx_bypass_traversal_or_markup():
+    """A real `benchtape view` over a store with a script in every field, asked hostile paths,
+    query values and Host headers (issue 44: out-of-range limits and dates, and a 5,000
+    character name, were 500s with tracebacks)."""
+    from viewer_fuzz import run_viewer_fuzz
+
+    figures = run_viewer_fuzz(40, SEED, time_limit=20.0, budget_s=240.0)
+    print(figures.report(f"short viewer fuzz (seed {SEED})"))
+    assert sum(figures.inputs.values()) >= 140
+    assert figures.bad == 0, figures.report("short viewer fuzz")
+    assert figures.count("ok", "v-xss") > 0 and figures.count("refused", "v-host") > 0 and figures.count("refused", "v-query") > 0

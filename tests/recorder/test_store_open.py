@@ -152,3 +152,71 @@ def test_a_read_only_store_reads_and_refuses_writes(tmp_path):
     assert store.raw_lines(sid) == ['{"line": 1}'] and store.actions(sid)[0].data == {"text": "hi"}
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         store.append(sid, [Action("thinking", {"text": "no"})])
+
+
+WRITE_AND_EXIT = "import sys; from benchtape.store.database import Store; s = Store(sys.argv[1]); s.new_run('from another process'); s.close()"
+
+
+def test_opening_a_second_reader_keeps_the_first_readers_lock_so_a_writers_exit_leaves_the_wal(tmp_path):
+    """On Linux, closing any descriptor of a file drops every POSIX lock the process holds on
+    it. Opening a reader once read the header through open()/close(): the first reader's
+    shared lock went, a writer's exit then believed it was alone and deleted the -wal and -shm
+    under both, and their next reads said "database disk image is malformed" (issue 44)."""
+    import subprocess
+    import sys
+
+    path, _ = a_store(tmp_path)
+    first = Store(path, readonly=True, create=False)
+    first.db.conn.execute("SELECT count(*) FROM runs").fetchone()
+    second = Store(path, readonly=True, create=False)
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", WRITE_AND_EXIT, str(path)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert path.with_name(path.name + "-wal").exists(), "the writer deleted the -wal while this process read it"
+    for reader in (first, second):
+        assert reader.db.conn.execute("SELECT count(*) FROM runs").fetchone()[0] == 3
+    held = [os.readlink(f"/proc/self/fd/{n}") for n in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{n}")]
+    assert not [h for h in held if "(deleted)" in h and str(path) in h]
+    first.close()
+    second.close()
+
+
+def test_a_read_only_open_leaves_no_wal_or_shm_beside_a_store_that_had_none(tmp_path):
+    path, _ = a_store(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir()), path.stat().st_mtime_ns, digest(path)
+    readers = [Store(path, readonly=True, create=False) for _ in range(3)]
+    for r in readers:
+        r.db.conn.execute("SELECT count(*) FROM runs").fetchone()
+    assert path.with_name(path.name + "-shm").exists()  # SQLite needs it while reading
+    for r in readers:
+        r.close()
+    readers[0].close()  # a second close counts nothing twice
+    assert (sorted(p.name for p in tmp_path.iterdir()), path.stat().st_mtime_ns, digest(path)) == before
+
+
+def test_a_read_only_open_leaves_the_wal_of_a_writer_still_open(tmp_path):
+    path, _ = a_store(tmp_path)
+    writer = Store(path)
+    writer.new_run("open writer")
+    reader = Store(path, readonly=True, create=False)
+    reader.close()
+    assert path.with_name(path.name + "-wal").exists()
+    writer.new_run("still writing")
+    writer.close()
+
+
+def test_a_read_only_store_dropped_unclosed_closes_its_connection_and_tidies(tmp_path):
+    """Most commands never close their store; one that is collected closes its connection (as
+    sqlite3 did before read-only connections were counted), and the last one tidies."""
+    import gc
+
+    path, _ = a_store(tmp_path)
+
+    def on_store() -> int:
+        return sum(1 for n in os.listdir("/proc/self/fd") if os.path.exists(f"/proc/self/fd/{n}") and os.readlink(f"/proc/self/fd/{n}").startswith(str(path)))
+
+    for _ in range(50):
+        Store(path, readonly=True, create=False).db.conn.execute("SELECT count(*) FROM runs").fetchone()
+    gc.collect()
+    assert on_store() == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]

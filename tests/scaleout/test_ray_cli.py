@@ -186,13 +186,13 @@ def ranking(project: Path) -> dict:
 def comparable(doc: dict) -> dict:
     """`compare --json` without what every run measures anew (time, session ids) and without the
     attempts lost on the way (shown apart, never counted: the local run lost none)."""
-    rows = [{k: v for k, v in r.items() if k not in ("time_per_cell_ms", "attempted_failures", "failures_by_outcome")} for r in doc["ranked"] + doc["unranked"]]
+    rows = [{k: v for k, v in r.items() if k not in ("time_per_cell_ms", "attempted_failures", "failures_by_outcome")} for r in doc["ranked"] + doc["unranked"] + doc["controls"]]
     grid = {task: {arm: [(c["attempt"], c["outcome"]) for c in cells if c["measured"]] for arm, cells in by_arm.items()} for task, by_arm in doc["matrix"].items()}
     return {"rows": rows, "matrix": grid, "pairs": doc["pairs"], "conclusions": doc["conclusions"], "measurements": doc["measurements"] - lost_attempts(doc)}
 
 
 def lost_attempts(doc: dict) -> int:
-    rows = doc["ranked"] + doc["unranked"]
+    rows = doc["ranked"] + doc["unranked"] + doc["controls"]  # the no-op arm is a control: listed apart, its lost attempts too
     shown = sum(1 for by_arm in doc["matrix"].values() for cells in by_arm.values() for c in cells if not c["measured"] and c["outcome"] == "infrastructure_error")
     assert shown == sum(r["failures_by_outcome"].get("infrastructure_error", 0) for r in rows) == sum(r["attempted_failures"] for r in rows)
     return shown
@@ -236,7 +236,7 @@ def test_a_two_node_cluster_runs_an_evaluation_through_a_lost_node_and_a_killed_
         local = benchtape("run", "base", "--yes", "--concurrency", "2", cwd=local_project)
         assert local.returncode == 0, local.stdout + local.stderr
         there, here = ranking(ray_project), ranking(local_project)
-        assert comparable(there) == comparable(here) and len(here["ranked"]) == 2
+        assert comparable(there) == comparable(here) and len(here["ranked"]) == 1 and len(here["controls"]) == 1
         assert lost_attempts(there) >= 1 and lost_attempts(here) == 0  # every attempt on record
         db = ray_project / ".benchtape" / "benchtape.db"
         assert integrity(db) == "ok"

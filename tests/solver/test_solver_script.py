@@ -65,3 +65,18 @@ def test_a_binary_change_has_no_scripted_solver():
     patch = b"diff --git a/logo.png b/logo.png\nindex 1..2 100644\nGIT binary patch\nliteral 3\nabc\n"
     [only] = solver_script(patch)["steps"]
     assert "binary file (logo.png)" in only["say"]
+
+
+def test_a_change_no_edit_tool_makes_is_said_not_dropped():
+    rename = b"diff --git a/a.py b/b.py\nsimilarity index 100%\nrename from a.py\nrename to b.py\n"
+    mode = b"diff --git a/run.sh b/run.sh\nold mode 100644\nnew mode 100755\n"
+    empty = b"diff --git a/pkg/__init__.py b/pkg/__init__.py\nnew file mode 100644\nindex 0000000..e69de29\n"
+    for patch, said in ((rename, "renames or copies b.py"), (mode, "changes the mode of run.sh"), (empty, "adds an empty file (pkg/__init__.py)")):
+        [only] = solver_script(patch)["steps"]
+        assert said in only["say"] and "no scripted solver" in only["say"], only
+
+
+def test_a_blank_context_line_written_without_its_space_is_context():
+    patch = b"diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n x = 1\n\n-y = 2\n+y = 3\n"
+    [(old, new)] = parse_patch(patch.decode())[0].hunks
+    assert (old, new) == ("x = 1\n\ny = 2\n", "x = 1\n\ny = 3\n")

@@ -51,12 +51,14 @@ def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"repo": repo, "db": repo / ".benchtape" / "benchtape.db", "run": run}
 
 
-def test_live_grading_gives_each_setup_its_task_verdicts_and_compare_ranks_the_oracle_first(ran: dict[str, Any]):
+def test_live_grading_gives_each_setup_its_task_verdicts_and_compare_keeps_the_controls_apart(ran: dict[str, Any]):
     assert ran["run"]["outcomes"] == {ORACLE: {"passed": 5}, NOOP: {"no_changes": 5}, MOCK: {"no_changes": 5}}
     doc = _json(benchtape("compare", "tasks", "--json", cwd=ran["repo"]))
-    ranked = {r["label"]: r for r in doc["ranked"]}
-    assert ranked[ORACLE]["rank"] == 1 and ranked[ORACLE]["passes"] == 5 and ranked[NOOP]["passes"] == ranked[MOCK]["passes"] == 0
-    assert ranked[NOOP]["rank"] > 1 and ranked[MOCK]["rank"] > 1
+    # the oracle and the no-op check the tasks: controls, never ranked; the mock is a script
+    controls = {r["label"]: r for r in doc["controls"]}
+    assert controls[ORACLE]["kind"] == "oracle" and controls[ORACLE]["passes"] == 5 and controls[ORACLE]["rank"] is None
+    assert controls[NOOP]["kind"] == "no-op" and controls[NOOP]["passes"] == 0
+    assert [r["label"] for r in doc["ranked"]] == [MOCK] and doc["ranked"][0]["kind"] == "scripted" and doc["measured"] == "pipeline"
     for task_id, by_arm in doc["matrix"].items():
         assert task_id in FIVE
         assert sorted(c["outcome"] for cells in by_arm.values() for c in cells) == ["no_changes", "no_changes", "passed"]

@@ -78,7 +78,7 @@ def test_gradings_their_diff_and_an_evaluation_are_the_cli_json(evaluated, monke
         assert diffed == cli_json(evaluated, monkeypatch, "diff", a, b) and len(diffed["flips"]) == 2
         assert twin(base, f"/gradings/diff?a={a[:10]}&b=latest") == diffed  # handles, as the CLI takes them
         compared = twin(base, "/evaluation/base")
-        assert compared == cli_json(evaluated, monkeypatch, "compare", "base") and len(compared["ranked"]) == 2
+        assert compared == cli_json(evaluated, monkeypatch, "compare", "base") and len(compared["ranked"]) == 1 and len(compared["controls"]) == 1  # the no-op is a control
 
 
 def test_what_names_nothing_is_a_404_with_the_fix(rich):

@@ -1,0 +1,210 @@
+"""Tasks mined from history as Harbor task folders (`benchtape task export ID… --format harbor`),
+so they run under Harbor (`harbor run -p DIR -a oracle`) as they run here.
+
+One folder per task, the layout `harbor task init` makes (schema_version 1.4; a separate
+verifier, Harbor's default, in a fresh copy of the environment handed the agent's working
+directory as its one artifact: what benchtape's own verifier sees):
+
+    <id>/task.toml               timeouts, networks, the task's source under [metadata.benchtape]
+    <id>/instruction.md          the prompt
+    <id>/environment/Dockerfile  the project's environment with the tree at the base commit
+    <id>/environment/workspace/  that tree (no .git), copied to the working directory
+    <id>/tests/test.sh           the hidden verifier: the tests patch's files put in place, then
+                                 verify.setup and verify.command; reward 1 when the command passes
+    <id>/tests/files/…           the files the tests patch leaves (and tests/deleted, those it removes)
+    <id>/solution/solve.sh       the oracle: the reference patch's files put in place
+    <id>/solution/files/…
+
+The patches travel as the files they leave, never as patches: the environment need hold no
+patch tool (benchtape's base image has none), and what the verifier puts in place is exactly
+what benchtape's verifier sees after applying them to the base tree.
+
+The environment: the project's `Dockerfile.benchtape` when it has one (its build context the
+tree, as benchtape builds it, the working directory /workspace); else benchtape's base image
+(which must be local where Harbor runs it: `benchtape sandbox build`) with the project's
+wheelhouse unpacked on PYTHONPATH (the test dependencies, offline), the tree at /app.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchtape.core.errors import BadInput
+
+SCHEMA_VERSION = "1.4"  # what Harbor 0.25 writes
+DEFAULT_WORKDIR = "/app"
+PROJECT_WORKDIR = "/workspace"  # where Dockerfile.benchtape copies the tree (sandbox/project_image.py)
+SITE_AT = "/opt/benchtape-site"
+
+
+@dataclass
+class Exported:
+    id: str
+    folder: Path
+    workdir: str
+    environment: str  # "Dockerfile.benchtape" or the base image's name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "folder": str(self.folder), "workdir": self.workdir, "environment": self.environment}
+
+
+def export_tasks(project: Any, tasks: list[Any], dest: Path) -> list[Exported]:
+    """Each task (a `TaskSpec` mined from history, loaded by the caller) as a Harbor task folder
+    in `dest`, a new (or empty) folder, written beside it first and moved in: a failure leaves
+    nothing half-written."""
+    from benchtape.replay.report import new_folder
+
+    for task in tasks:
+        if task.runtime is not None:
+            raise BadInput(f"task {task.id} is a Harbor task folder already", file=str(task.path), fix=f"copy {task.dir} as it is")
+        if task.reference_patch is None or task.verify.placeholder:
+            raise BadInput(f"task {task.id} has no reference patch or verify command to export", file=str(task.path), fix=f"benchtape task lint {task.id} --fix, then benchtape task validate {task.id}")
+    out = []
+    with new_folder(dest) as tmp:
+        for task in tasks:
+            out.append(_export_one(project, task, tmp / task.id))
+    return [Exported(e.id, dest / e.id, e.workdir, e.environment) for e in out]
+
+
+def _export_one(project: Any, task: Any, folder: Path) -> Exported:
+    from benchtape.sandbox.baseimage import BASE_IMAGE
+    from benchtape.sandbox.checkout import export_commit
+
+    folder.mkdir(parents=True)
+    env_dir = folder / "environment"
+    env_dir.mkdir()
+    with tempfile.TemporaryDirectory(prefix=f"benchtape-export-{task.id}-") as scratch:
+        base = Path(scratch) / "base"
+        export_commit(project.root, task.source.base_commit, base)  # the tree, no .git
+        dockerfile = project.root / "Dockerfile.benchtape"
+        if dockerfile.is_file():
+            workdir, environment = PROJECT_WORKDIR, "Dockerfile.benchtape"
+            shutil.copytree(base, env_dir, symlinks=True, dirs_exist_ok=True)
+            (env_dir / "Dockerfile").write_text(dockerfile.read_text(encoding="utf-8").rstrip("\n") + f"\nWORKDIR {workdir}\n")
+        else:
+            workdir, environment = DEFAULT_WORKDIR, BASE_IMAGE
+            shutil.copytree(base, env_dir / "workspace", symlinks=True)
+            lines = [f"FROM {BASE_IMAGE}"]
+            wheels = project.wheelhouse()
+            if wheels is not None:
+                from benchtape.sandbox.wheelhouse import site_for
+
+                shutil.copytree(site_for(wheels, Path(scratch) / "site-cache"), env_dir / "site", symlinks=True, ignore=shutil.ignore_patterns(".complete"))
+                lines += [f"COPY site/ {SITE_AT}/", f"ENV PYTHONPATH={SITE_AT} PATH={SITE_AT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
+            lines += [f"COPY workspace/ {workdir}/", f"WORKDIR {workdir}"]
+            (env_dir / "Dockerfile").write_text("\n".join(lines) + "\n")
+        _files_after(base, task.tests_patch(), Path(scratch) / "tests", folder / "tests", "tests.patch")
+        _files_after(base, task.reference(), Path(scratch) / "reference", folder / "solution", "the reference patch")
+    (folder / "instruction.md").write_text(task.prompt(), encoding="utf-8")
+    _script(folder / "tests" / "test.sh", _test_sh(task))
+    _script(folder / "solution" / "solve.sh", "#!/bin/bash\n# The oracle: the reference patch's files, as benchtape's reference phase leaves them.\nset -e\n" + _put_in_place("/solution"))
+    (folder / "task.toml").write_text(_task_toml(task, workdir), encoding="utf-8")
+    return Exported(task.id, folder, workdir, environment)
+
+
+def _files_after(base: Path, patch: bytes, scratch: Path, dest: Path, what: str) -> None:
+    """`dest/files/…` the files `patch` changes or adds, as they are once it is applied to the
+    base tree; `dest/deleted` the paths it removes (one a line)."""
+    from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths
+
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "files").mkdir()
+    if not patch.strip():
+        (dest / "deleted").write_text("")
+        return
+    tree = scratch
+    shutil.copytree(base, tree, symlinks=True)
+    try:
+        apply_patch(tree, patch)
+    except PatchFailed as exc:
+        raise BadInput(f"{what} does not apply to the base tree: {str(exc)[:300]}", fix="benchtape task validate ID shows why; recreate the task") from None
+    deleted = []
+    for rel in changed_paths(patch):
+        source = tree / rel
+        if source.is_file() or source.is_symlink():
+            target = dest / "files" / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target, follow_symlinks=False)
+        elif not source.exists():
+            deleted.append(rel)
+    (dest / "deleted").write_text("".join(f"{p}\n" for p in deleted))
+
+
+def _put_in_place(at: str) -> str:
+    return (
+        f'cp -a {at}/files/. ./\n'
+        f'while IFS= read -r path; do [ -n "$path" ] && rm -rf -- "./$path"; done < {at}/deleted\n'
+    )
+
+
+def _test_sh(task: Any) -> str:
+    v = task.verify
+    steps = "".join(f"{c}\n" for c in v.setup)
+    return (
+        "#!/bin/bash\n"
+        "# The hidden verifier of a task mined by benchtape: the tests patch's files put in place,\n"
+        "# then the task's setup and verify command; reward 1 when the command passes, else 0.\n"
+        "mkdir -p /logs/verifier\n"
+        "echo 0 > /logs/verifier/reward.txt\n"
+        "set -e\n"
+        + _put_in_place("/tests")
+        + steps
+        + "set +e\n"
+        + f"{v.command}\n"
+        + 'status=$?\n'
+        + 'if [ "$status" -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; fi\n'
+        + 'echo "benchtape verify command exited $status"\n'
+    )
+
+
+def _script(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    os.chmod(path, 0o755)
+
+
+def _task_toml(task: Any, workdir: str) -> str:
+    s = task.source
+    meta = {"id": task.id, "remote": s.remote, "pull_request": s.pull_request, "base_commit": s.base_commit, "fix_commit": s.fix_commit, "fingerprint": task.fingerprint("")}
+    lines = [
+        f'schema_version = "{SCHEMA_VERSION}"',
+        f"artifacts = [{_q(workdir)}]  # the working directory: all a separate verifier is handed",
+        "",
+        "[task]",
+        f"name = {_q('benchtape/' + task.id)}",
+        f"description = {_q(task.description or f'mined by benchtape from {s.pull_request or s.fix_commit or s.base_commit}')}",
+        "",
+        "[metadata.benchtape]",
+        *(f"{k} = {_q(str(v))}" for k, v in meta.items() if v),
+        "",
+        "[verifier]",
+        f"timeout_sec = {float(task.verify.timeout)}",
+        'environment_mode = "separate"  # a fresh copy of the environment, given the agent\'s working directory',
+        "",
+        "[verifier.environment]  # the verifier's own environment: its network",
+        f'network_mode = "{"public" if task.verify.network else "no-network"}"',
+        "",
+        "[agent]",
+        "timeout_sec = 1800.0",
+        "",
+        "[environment]",
+        'network_mode = "public"',
+        "build_timeout_sec = 600.0",
+        f"workdir = {_q(workdir)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _q(text: str) -> str:
+    """A TOML basic string."""
+    import json
+
+    return json.dumps(text)
+
+

@@ -1,0 +1,266 @@
+"""Plan before spending: how small a difference an evaluation of this size can detect, and how
+many tasks or attempts a named difference needs.
+
+The test `compare` uses is paired over tasks: each task gives one difference of per-task pass
+rates. With T tasks the smallest difference found 80% of the time at level α is
+
+    MDD = (z(1 − α / 2m) + z(0.8)) × σ_d / √T
+
+where m is the number of pairs (Bonferroni: Holm, which `compare` uses, is never less
+powerful, so the figure is a safe bound) and σ_d² is the variance of one task's difference:
+
+    σ_d² = v_a + v_b − 2 r √(v_a v_b),   v = p (1 − p) (ρ + (1 − ρ) / k)
+
+p is a setup's pass rate, k the attempts per task, ρ how alike attempts of one task are
+(the intra-task correlation: at 1 more attempts tell nothing new, at 0 each attempt is a new
+task) and r how alike two setups' per-task rates are (both find the same tasks hard).
+
+Where cells are stored, p, ρ and r are measured (p shrunk by one pass and one failure so that
+0/n does not claim no spread; ρ by one-way ANOVA; r by Pearson over common tasks). Where
+they are not, the stated conservative defaults: p = 0.5 (the largest spread), ρ = 0.5 and
+r = 0 (setups not alike, which needs the most tasks).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from benchtape.store.views import BrowsingStore
+
+ALPHA = 0.05
+POWER = 0.8
+DEFAULT_RATE = 0.5
+DEFAULT_ICC = 0.5
+DEFAULT_CORR = 0.0
+MAX_ATTEMPTS = 50  # beyond this, "more attempts" is not an answer: more tasks are
+MIN_CORR_TASKS = 5  # fewer common tasks than this say nothing about how alike two setups are
+
+_N = NormalDist()
+
+
+def z_for(pairs: int, alpha: float = ALPHA) -> float:
+    """The two-sided critical value with a Bonferroni share of α per pair."""
+    return _N.inv_cdf(1 - alpha / (2 * max(1, pairs)))
+
+
+Z_POWER = _N.inv_cdf(POWER)
+
+
+def task_variance(p: float, icc: float, attempts: int) -> float:
+    """Variance of one setup's per-task pass rate over k attempts."""
+    return p * (1 - p) * (icc + (1 - icc) / max(1, attempts))
+
+
+def difference_variance(pa: float, pb: float, icc: float, corr: float, attempts: int) -> float:
+    va, vb = task_variance(pa, icc, attempts), task_variance(pb, icc, attempts)
+    return max(0.0, va + vb - 2 * corr * math.sqrt(va * vb))
+
+
+def mdd(variance: float, tasks: int, pairs: int = 1) -> float | None:
+    """The minimum detectable difference (a share, 0.1 = 10 points) at 80% power; None without tasks."""
+    if tasks <= 0:
+        return None
+    return (z_for(pairs) + Z_POWER) * math.sqrt(variance / tasks)
+
+
+def tasks_needed(variance: float, difference: float, pairs: int = 1) -> int:
+    return max(2, math.ceil(((z_for(pairs) + Z_POWER) / difference) ** 2 * variance))
+
+
+@dataclass
+class Setup:
+    """What is known of one setup: its pass rate (measured or the default) and per-task (n, c)."""
+
+    key: str
+    label: str
+    rate: float = DEFAULT_RATE
+    measured: bool = False
+    per_task: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass
+class Assumptions:
+    icc: float = DEFAULT_ICC
+    icc_measured: bool = False
+    corr: dict[frozenset[str], float] = field(default_factory=dict)  # measured pairs only; else DEFAULT_CORR
+
+    def corr_of(self, a: str, b: str) -> float:
+        return self.corr.get(frozenset((a, b)), DEFAULT_CORR)
+
+
+def estimate(setups: Sequence[Setup]) -> Assumptions:
+    """ρ pooled over setups with several attempts per task (one-way ANOVA), r per pair from
+    their per-task rates over common tasks (clamped to [0, 0.9]: a plan never counts on more)."""
+    between = within = 0.0
+    df_between = df_within = 0
+    sizes: list[int] = []
+    for s in setups:
+        tasks = [(n, c) for n, c in s.per_task.values() if n >= 2]
+        if len(tasks) < 2:
+            continue
+        total = sum(n for n, _ in tasks)
+        p = sum(c for _, c in tasks) / total
+        between += sum(n * (c / n - p) ** 2 for n, c in tasks)
+        within += sum(c * (1 - c / n) for n, c in tasks)  # Σ over attempts of (y − task mean)²
+        df_between += len(tasks) - 1
+        df_within += total - len(tasks)
+        sizes += [n for n, _ in tasks]
+    out = Assumptions()
+    if df_between and df_within:
+        msb, msw = between / df_between, within / df_within
+        k = sum(sizes) / len(sizes)
+        if msb + (k - 1) * msw > 0:
+            out.icc = min(1.0, max(0.0, (msb - msw) / (msb + (k - 1) * msw)))
+            out.icc_measured = True
+    centred = {s.key: _centred(s) for s in setups}  # setups that measured the same tasks: one dot product a pair
+    for a, b in itertools.combinations(setups, 2):
+        ca, cb = centred[a.key], centred[b.key]
+        if ca[0] == cb[0]:
+            if len(ca[0]) < MIN_CORR_TASKS or not ca[2] or not cb[2]:
+                continue
+            r: float | None = sum(map(operator.mul, ca[1], cb[1])) / (ca[2] * cb[2])
+        else:
+            common = a.per_task.keys() & b.per_task.keys()
+            if len(common) < MIN_CORR_TASKS:
+                continue
+            r = _pearson([a.per_task[t][1] / a.per_task[t][0] for t in common], [b.per_task[t][1] / b.per_task[t][0] for t in common])
+        if r is not None:
+            out.corr[frozenset((a.key, b.key))] = min(0.9, max(0.0, r))
+    return out
+
+
+def _centred(s: Setup) -> tuple[tuple[str, ...], list[float], float]:
+    """(its tasks in order, their pass rates minus the mean, the vector's length)."""
+    tasks = tuple(sorted(t for t, (n, _) in s.per_task.items() if n))
+    rates = [s.per_task[t][1] / s.per_task[t][0] for t in tasks]
+    mean = sum(rates) / len(rates) if rates else 0.0
+    vector = [x - mean for x in rates]
+    return tasks, vector, math.sqrt(sum(x * x for x in vector))
+
+
+def _pearson(xs: list[float], ys: list[float]) -> float | None:
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    if sxx == 0 or syy == 0:
+        return None
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
+
+
+def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | None = None) -> dict[str, Any]:
+    """The plan of an evaluation of `tasks` × `attempts` over these setups: the minimum
+    detectable difference of its hardest pair (the one with the most spread), and with
+    `detect` the tasks (at these attempts) and the attempts (at these tasks) that difference
+    needs. Every figure says where its inputs came from."""
+    pairs = max(1, len(setups) * (len(setups) - 1) // 2)
+    found = estimate(setups)
+    worst: tuple[float, Setup, Setup] | None = None
+    for a, b in itertools.combinations(setups, 2):
+        var = difference_variance(a.rate, b.rate, found.icc, found.corr_of(a.key, b.key), attempts)
+        if worst is None or var > worst[0]:
+            worst = (var, a, b)
+    if worst is None:  # one setup: nothing to tell apart; plan as two default setups would
+        var = difference_variance(DEFAULT_RATE, DEFAULT_RATE, found.icc, DEFAULT_CORR, attempts)
+        names: tuple[str, str] | None = None
+    else:
+        var, names = worst[0], (worst[1].label, worst[2].label)
+    measured = [s.label for s in setups if s.measured]
+    doc: dict[str, Any] = {
+        "tasks": tasks,
+        "attempts": attempts,
+        "setups": len(setups),
+        "pairs": pairs,
+        "alpha": ALPHA,
+        "power": POWER,
+        "mdd": mdd(var, tasks, pairs),
+        "hardest_pair": list(names) if names else None,
+        "assumptions": {
+            "rates": {s.label: round(s.rate, 4) for s in setups},
+            "rates_from": "stored measurements" if len(measured) == len(setups) and setups else ("stored measurements where there are, else the default " + f"{DEFAULT_RATE:g}" if measured else f"the default {DEFAULT_RATE:g} (nothing stored: the largest spread)"),
+            "icc": round(found.icc, 4),
+            "icc_from": "stored attempts (one-way ANOVA)" if found.icc_measured else f"the default {DEFAULT_ICC:g} (no task with several stored attempts)",
+            "setup_correlation_from": f"{len(found.corr)} measured pair(s), the others the default {DEFAULT_CORR:g}" if found.corr else f"the default {DEFAULT_CORR:g} (setups not alike: the most tasks)",
+            "correction": f"Bonferroni over {pairs} pair(s) (compare's Holm is never less powerful)" if pairs > 1 else "one pair: none",
+        },
+    }
+    if detect is not None:
+        need_tasks = tasks_needed(var, detect, pairs)
+        need_attempts = next((k for k in range(1, MAX_ATTEMPTS + 1) if (mdd(_var_at(worst, found, k), tasks, pairs) or math.inf) <= detect), None)
+        doc["detect"] = {"difference": detect, "tasks_needed": need_tasks, "attempts_needed": need_attempts}
+    return doc
+
+
+def _var_at(worst: tuple[float, Setup, Setup] | None, found: Assumptions, attempts: int) -> float:
+    if worst is None:
+        return difference_variance(DEFAULT_RATE, DEFAULT_RATE, found.icc, DEFAULT_CORR, attempts)
+    _, a, b = worst
+    return difference_variance(a.rate, b.rate, found.icc, found.corr_of(a.key, b.key), attempts)
+
+
+def setups_from(arms: Sequence[tuple[str, str]], per_arm: Mapping[str, Mapping[str, tuple[int, int]]]) -> list[Setup]:
+    """Setups from (key, label) and stored per-task (attempts, passes); the rate shrunk by one
+    pass and one failure (0/3 plans as 1/5, not as a setup that never varies)."""
+    out = []
+    for key, label in arms:
+        tasks = dict(per_arm.get(key) or {})
+        n = sum(x for x, _ in tasks.values())
+        c = sum(y for _, y in tasks.values())
+        out.append(Setup(key, label, (c + 1) / (n + 2) if n else DEFAULT_RATE, bool(n), tasks))
+    return out
+
+
+def sentences(doc: dict[str, Any]) -> list[str]:
+    """The plan in words (terminal; the JSON carries the figures)."""
+    a = doc["assumptions"]
+    out = []
+    if doc["mdd"] is None:
+        return ["plan: no task selected: nothing can be detected"]
+    pair = f" (hardest pair: {doc['hardest_pair'][0]} vs {doc['hardest_pair'][1]})" if doc["hardest_pair"] else ""
+    out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) detect a difference of {doc['mdd']:.0%} in pass rate or more, 80% of the time at α = {doc['alpha']:g}{pair}")
+    out.append(f"  from: pass rates {a['rates_from']}; attempts of a task alike ρ = {a['icc']:g} ({a['icc_from']}); setups alike: {a['setup_correlation_from']}; {a['correction']}")
+    d = doc.get("detect")
+    if d:
+        attempts = f"{d['attempts_needed']} attempt(s) per task at {doc['tasks']} task(s)" if d["attempts_needed"] else f"no number of attempts up to {MAX_ATTEMPTS} at {doc['tasks']} task(s) (attempts of a task are alike: add tasks)"
+        out.append(f"  to detect {d['difference']:.0%}: {d['tasks_needed']} task(s) at {doc['attempts']} attempt(s), or {attempts}")
+    return out
+
+
+def parse_difference(text: str) -> float:
+    """`10pp`, `10%`, `0.1` → 0.1; a clear error otherwise."""
+    from benchtape.core.errors import BadInput
+
+    raw = text.strip().lower()
+    try:
+        if raw.endswith("pp") or raw.endswith("%"):
+            value = float(raw.rstrip("p%").strip()) / 100
+        else:
+            value = float(raw)
+            value = value / 100 if value >= 1 else value
+    except ValueError:
+        raise BadInput(f"--detect {text!r} is not a difference in pass rate", fix="--detect 10pp (ten percentage points), or 0.1") from None
+    if not 0 < value < 1:
+        raise BadInput(f"--detect {text!r} is not between 0 and 100 points", fix="--detect 10pp") from None
+    return value
+
+
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
+    """The plan of `ev` over these tasks, from the store's measurements of it where there are
+    (`store` None: the defaults). Controls are left out: they are never compared."""
+    from benchtape.spec.agent_kind import CONTROLS, arm_kind
+
+    arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
+    per_arm: dict[str, dict[str, tuple[int, int]]] = {}
+    if store is not None:
+        from benchtape.replay.compare import per_task_counts, read_measurements
+        from benchtape.spec.pricing import Pricing
+
+        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name)
+        per_arm = per_task_counts(measurements)
+    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)

@@ -1,0 +1,95 @@
+"""A harness from a third-party package: built and pip-installed from tests/plugins/example_harness,
+found through the `benchtape.harnesses` entry point group, listed with its version, and run
+through a bench with its own tool names read as canonical actions. Nothing in benchtape names it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLUGIN = ROOT / "tests" / "plugins" / "example_harness"
+CALC = ROOT / "fixtures-red" / "demo" / "calc"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin pip-installed (a real wheel build, its build backend fetched by pip as for any
+    package) into a folder of its own, put on PYTHONPATH."""
+    tmp = tmp_path_factory.mktemp("plugin")
+    source = tmp / "src"
+    shutil.copytree(PLUGIN, source)  # the build's own files stay out of the checkout
+    target = tmp / "site"
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check", "-q", "--target", str(target), str(source)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert list(target.glob("benchtape_example_harness-0.3.1.dist-info/entry_points.txt"))
+    return target
+
+
+def benchtape(*args: str, cwd: Path, site: Path | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+    return subprocess.run([sys.executable, "-m", "benchtape", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def write_bench(tmp: Path) -> Path:
+    shutil.copytree(CALC, tmp / "calc")
+    doc = {
+        "description": "a plugin harness",
+        "harness": "example-echo",
+        "defaults": {"sandbox": "home", "timeout": "60s"},
+        "scenarios": [{
+            "name": "fix",
+            "testdata": "calc",
+            "prompt": "Fix calc.py.",
+            "checks": [
+                {"type": "exec", "args": {"cmd": ["python3", "-m", "unittest", "-q"], "timeout": "30s"}},
+                {"type": "session:tool-used", "value": "action:edit"},
+                {"type": "session:tool-used", "value": "Patch"},
+            ],
+        }],
+    }
+    path = tmp / "bench.yaml"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_an_installed_plugin_harness_is_listed_with_its_version(site: Path, tmp_path: Path) -> None:
+    helped = benchtape("--help", cwd=tmp_path, site=site)
+    assert "example-echo" in helped.stdout and "plugin benchtape-example-harness 0.3.1" in helped.stdout
+    listed = json.loads(benchtape("tools", "list", "--json", cwd=tmp_path, site=site).stdout)
+    row = next(r for r in listed if r["harness"] == "example-echo")
+    assert row["package"] == "benchtape-example-harness" and row["version"] == "0.3.1" and "problem" not in row
+    assert row["target"] == "benchtape_example_harness:EchoHarness"
+    doctor = json.loads(benchtape("doctor", "--json", cwd=tmp_path, site=site).stdout)
+    check = next(c for c in doctor["checks"] if c["check"] == "harness example-echo")
+    assert check["status"] == "ok" and "benchtape-example-harness 0.3.1" in check["detail"]
+
+
+def test_a_plugin_harness_runs_a_bench_and_its_calls_are_canonical(site: Path, tmp_path: Path) -> None:
+    bench = write_bench(tmp_path)
+    done = benchtape("run", str(bench), "--db", str(tmp_path / "s.db"), cwd=tmp_path, site=site)
+    assert done.returncode == 0, done.stdout + done.stderr
+    session = json.loads(benchtape("show", "latest", "--db", str(tmp_path / "s.db"), "--json", cwd=tmp_path, site=site).stdout)
+    calls = [(a["data"]["tool"], a["data"]["action"], [f["path"] for f in a["data"].get("files", [])]) for a in session["actions"] if a["kind"] == "tool.call"]
+    assert calls == [("Peek", "read", ["calc.py"]), ("Patch", "edit", ["calc.py"]), ("Sh", "shell", [])]
+    assert [v["status"] for v in session["verdicts"]] == ["PASS", "PASS", "PASS"]
+    assert session["metrics"]["tokens_in"] == 120
+
+
+def test_without_the_package_the_harness_is_unknown(tmp_path: Path) -> None:
+    bench = write_bench(tmp_path)
+    done = benchtape("run", str(bench), "--db", str(tmp_path / "s.db"), cwd=tmp_path, site=None)
+    assert done.returncode == 3
+    assert "harness 'example-echo' is not known" in done.stdout + done.stderr

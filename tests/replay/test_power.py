@@ -1,0 +1,75 @@
+"""Plan before spending: the minimum detectable difference at 80% power for tasks × attempts,
+checked by hand and by simulation, and the tasks or attempts a named difference needs."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from benchtape.core.errors import BadInput
+from benchtape.replay.power import DEFAULT_ICC, Setup, difference_variance, mdd, parse_difference, plan, sentences, setups_from, tasks_needed, z_for
+from benchtape.replay.stats import sign_test
+
+
+def test_the_formula_by_hand():
+    # two default setups (p = 0.5), one attempt: σ_d² = 2 · 0.25 = 0.5; 100 tasks, one pair
+    var = difference_variance(0.5, 0.5, DEFAULT_ICC, 0.0, 1)
+    assert var == pytest.approx(0.5)
+    assert mdd(var, 100) == pytest.approx((1.959964 + 0.841621) * math.sqrt(0.5 / 100), rel=1e-5)
+    # more attempts help only the within-task half (ρ = 0.5): 0.25 · (0.5 + 0.5 / 4) per setup
+    assert difference_variance(0.5, 0.5, 0.5, 0.0, 4) == pytest.approx(2 * 0.25 * 0.625)
+    # three setups: three pairs, each at α/3
+    assert z_for(3) > z_for(1)
+    assert tasks_needed(var, 0.10) == math.ceil(((1.959964 + 0.841621) / 0.1) ** 2 * 0.5)
+
+
+def test_the_mdd_is_detected_about_80_percent_of_the_time():
+    """Simulate the paired sign test at the planned size: at the MDD about 80% power."""
+    tasks = 200
+    doc = plan([Setup("a", "A", 0.5), Setup("b", "B", 0.5)], tasks, 1)
+    delta = doc["mdd"]
+    rng = random.Random(3)
+    hits = 0
+    for _ in range(400):
+        w = losses = 0
+        for _t in range(tasks):
+            a, b = rng.random() < 0.5 + delta / 2, rng.random() < 0.5 - delta / 2
+            w, losses = w + (a and not b), losses + (b and not a)
+        hits += sign_test(w, losses) < 0.05
+    assert 0.7 <= hits / 400 <= 0.92
+
+
+def test_stored_rates_and_attempts_make_the_plan_and_detect_names_what_it_needs():
+    # measured: A passes every attempt of half its tasks, B none; attempts of a task agree (ρ high)
+    per_arm = {"a": {f"t{i}": (3, 3 if i % 2 else 0) for i in range(20)}, "b": {f"t{i}": (3, 0) for i in range(20)}}
+    setups = setups_from([("a", "A"), ("b", "B")], per_arm)
+    assert setups[0].measured and setups[0].rate == pytest.approx((30 + 1) / (60 + 2))
+    doc = plan(setups, 20, 3, detect=0.10)
+    assert doc["assumptions"]["icc"] == pytest.approx(1.0) and "ANOVA" in doc["assumptions"]["icc_from"]
+    assert doc["assumptions"]["rates_from"] == "stored measurements"
+    # attempts of a task agree: more attempts cannot reach 10 points, more tasks can
+    assert doc["detect"]["attempts_needed"] is None and doc["detect"]["tasks_needed"] > 20
+    text = "\n".join(sentences(doc))
+    assert "detect a difference of" in text and "to detect 10%" in text and "add tasks" in text
+    fresh = plan(setups_from([("a", "A"), ("b", "B")], {}), 20, 3, detect=0.35)
+    assert "the default 0.5" in fresh["assumptions"]["rates_from"] and fresh["detect"]["attempts_needed"] is not None
+
+
+def test_a_hundred_setups_plan_fast():
+    import time
+
+    per_arm = {f"s{i}": {f"t{j}": (2, (i + j) % 3 % 2 + (j % 2)) for j in range(50)} for i in range(100)}
+    setups = setups_from([(f"s{i}", f"S{i}") for i in range(100)], per_arm)
+    started = time.perf_counter()
+    doc = plan(setups, 50, 2, detect=0.1)
+    assert time.perf_counter() - started < 2.0 and doc["pairs"] == 4950
+
+
+def test_detect_parses_points():
+    assert parse_difference("10pp") == pytest.approx(0.1) and parse_difference("5%") == pytest.approx(0.05) and parse_difference("0.2") == pytest.approx(0.2)
+    with pytest.raises(BadInput):
+        parse_difference("ten")
+    with pytest.raises(BadInput):
+        parse_difference("150pp")
