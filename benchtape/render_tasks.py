@@ -46,6 +46,8 @@ def created_lines(c: Any) -> None:
     say(f"  tests.patch: {', '.join(c.tests)}")
     say(f"  reference.patch: {', '.join(c.reference)}" + (f"  (noise dropped: {', '.join(c.noise)})" if c.noise else ""))
     say(f"  verify.command: {c.command}   ({c.command_note})")
+    for line in c.environment:
+        say(f"  environment: {line}")
     if c.runner is None:
         say("  ! write the verify command in task.yaml before validating")
     for f in c.leaks:

@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.sandbox.checkout import export_commit
+from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.patches import changed_paths
 from benchtape.sandbox.verifier import guarded_paths, log_tail, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
@@ -58,7 +60,7 @@ def candidate_without_state(patch: bytes) -> bytes:
 def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level: str = "home", image: str | None = None) -> TaskVerdict:
     """The verdict of one candidate patch on `task` of `project` (its repository at project.root)."""
     candidate = candidate_without_state(candidate)
-    facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(project.image_recipe()), "files": changed_paths(candidate), "bytes": len(candidate)}
+    facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(project.task_recipe(task.source.base_commit)), "files": changed_paths(candidate), "bytes": len(candidate)}
     guarded = guarded_paths(candidate, task)
     if guarded:
         return TaskVerdict(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(guarded[:10]), {**facts, "guarded": guarded})
@@ -68,19 +70,26 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     try:
         work = scratch / "work"
         export_commit(project.root, task.source.base_commit, work)
-        wheels = project.wheelhouse() if image is None else None
+        from benchtape.sandbox.baseimage import image_python
+
+        env = project_environment(project, task.source.base_commit, work, level, container_python=image_python() if level == "container" and image is None else None)  # the same environment validation used
+        env.materialize(work)
+        wheels = project.wheelhouse() if image is None and env.venv is None else None
         site = None
         if wheels is not None:
             from benchtape.sandbox.wheelhouse import site_for
 
             site = site_for(wheels)
-        with verifier_box(level, work, image=image, network=task.verify.network, site=site) as box:
-            ev = verify_task(work, task, candidate, box.run)
-            where, notes = box.where, list(box.notes)
+        with verifier_box(level, work, image=image, network=task.verify.network, site=site, env_for=env_variables(env, level), mounts=tuple(env_mounts(env, level))) as box:
+            ev = verify_task(work, task, candidate, box.run, prepare=env.setup, probe=probe_command(env.packages))
+            ev.environment = environment_record(env)
+            where, notes = box.where, [*env_notes(env), *box.notes]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     evidence = {**facts, **ev.to_dict(), "level": level, "where": where, "notes": notes, "log": log_tail(ev.log)}
     evidence.pop("tests", None)  # every test's outcome is validation's to keep; a verdict names the tests that decided it
+    if ev.not_installed is not None:
+        return TaskVerdict(INFRASTRUCTURE_ERROR, f"the verifier could not test the tree: {ev.not_installed.get('package')} is not imported from it (project_not_installed)", {**evidence, "diagnosis": "project_not_installed"})
     if ev.status == "patch_apply_failed":
         return TaskVerdict(PATCH_APPLY_FAILED, f"{ev.patch} does not apply: {ev.detail[:300]}", {**evidence, "patch_apply_failed": True})
     if ev.status == "timeout":

@@ -127,6 +127,15 @@ def find_host_python() -> HostPython:
     )
 
 
+def image_python() -> str | None:
+    """The interpreter benchtape's base image holds, at the path it has on this host (a project
+    environment built with it runs in the container mounted at its own path); None when none."""
+    try:
+        return find_host_python().executable
+    except ImageBuildError:
+        return None
+
+
 def recipe_hash(python: HostPython | None = None) -> str:
     """What the base image is made from: this recipe's source and the host interpreter.
 

@@ -55,9 +55,12 @@ def runner_of(command: str) -> str | None:
     return None
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
 def parse_counts(output: str, runner: str | None = None) -> Counts:
     """The counts of the runner `runner` (or of the first runner whose summary is in `output`)."""
-    output = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", output)  # a coloured summary is still a summary
+    output = _ANSI.sub("", output)  # coloured output (`--color=yes` in a project's addopts) reads the same
     order = [runner] if runner in PARSERS else []
     order += [r for r in RUNNERS if r not in order]
     for name in order:

@@ -7,7 +7,7 @@ apply ends it as `patch_apply_failed`, naming the patch), runs `verify.setup` th
 `verify.command` where the box runs commands (a home folder, a container), and returns what
 happened with the runner's own counts. It never decides what the evidence MEANS for a
 validation: `judge_base` and `judge_reference` turn a phase's evidence into berbench's
-diagnoses (tests_not_collected, missing_dependency, network_denied, patch_conflict,
+diagnoses (project_not_installed, from the import check run before the tests, first; tests_not_collected, missing_dependency, network_denied, patch_conflict,
 base_already_passes, gold_still_fails, gold_ran_fewer, timeout), each with a remedy.
 
 Pure but for the box: nothing here reads the store, a task folder or a repository.
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from benchtape.core.command_runner import CommandResult
+from benchtape.sandbox.import_check import read_probe
 from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
 from benchtape.sandbox.testreports import TestReport, instrumented, read_reports, report_folder_name
@@ -31,7 +32,7 @@ from benchtape.spec.task import TaskSpec, Verify
 RunCommand = Callable[[str, float], CommandResult]
 LOG_TAIL = 4000
 
-DIAGNOSES = ("tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
 
 
 @dataclass
@@ -49,6 +50,13 @@ class Evidence:
     reward: float | None = None  # a reward-file verifier's reward (Harbor's tests/test.sh), the score
     rewards: dict[str, float] | None = None  # every key of its reward file (reward.txt: {"reward": …})
     tests: TestReport | None = None  # each test's outcome, from the runner's structured report (None: it gave none)
+    imported: list[dict[str, Any]] | None = None  # the import check: where each package under test imports from
+    environment: dict[str, Any] | None = None  # the project environment it ran in (envs/), as recorded
+
+    @property
+    def not_installed(self) -> dict[str, Any] | None:
+        """The first package under test that would be imported from outside the tree (or not at all)."""
+        return next((i for i in self.imported or [] if not i.get("inside")), None)
 
     @property
     def runner(self) -> str | None:
@@ -66,6 +74,8 @@ class Evidence:
             "seconds": round(self.seconds, 3),
             "steps": self.steps,
             "reward": self.reward,
+            "imported": self.imported,
+            "environment": self.environment,
             **({"rewards": self.rewards} if self.rewards is not None else {}),
             "tests": self.tests.outcomes() if self.tests is not None else None,
         }
@@ -81,10 +91,12 @@ class Judgement:
     detail: str = ""  # what in the log showed it (a missing module's name, the network error)
 
 
-def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: RunCommand, *, reward_dir: Path | None = None) -> Evidence:
+def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: RunCommand, *, reward_dir: Path | None = None, prepare: Sequence[str] = (), probe: str | None = None) -> Evidence:
     """Apply `patches` (name, bytes) to `tree` in order, then run setup and the command. With
     `verify.reward_file` the verdict is the reward the command wrote (`read_reward`; in
-    `reward_dir`, default `logs/verifier/` of the tree), not its exit status."""
+    `reward_dir`, default `logs/verifier/` of the tree), not its exit status. `prepare`: the
+    project environment's own steps (`env.setup`), run before `verify.setup`; `probe`: the import
+    check (sandbox/import_check.py), run before the tests, its answer kept as `imported`."""
     started = time.monotonic()
     for name, data in patches:
         try:
@@ -94,11 +106,18 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     log: list[str] = []
     steps: list[dict[str, Any]] = []
     deadline = started + spec.timeout
+    imported = None
+    if probe is not None:
+        checked = run(probe, max(1.0, min(60.0, deadline - time.monotonic())))
+        imported = read_probe(checked.output) or None
+        if imported is None:
+            log.append(f"(the import check printed nothing it could read: {checked.output.strip()[-300:]})\n")
     reports = report_folder_name()
-    for command in (*spec.setup, spec.command):
+    done = None
+    for command in (*prepare, *spec.setup, spec.command):
         left = deadline - time.monotonic()
         if left <= 0:
-            return Evidence("timeout", None, Counts(None), "".join(log), time.monotonic() - started, detail=f"the verifier ran out of its {spec.timeout:g}s before `{command}`", steps=steps)
+            return Evidence("timeout", None, Counts(None), "".join(log), time.monotonic() - started, detail=f"the verifier ran out of its {spec.timeout:g}s before `{command}`", steps=steps, imported=imported)
         t0 = time.monotonic()
         done = run(instrumented(command, reports) if command is spec.command else command, left)
         steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3)})
@@ -106,9 +125,10 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
         if not done.output.endswith("\n"):
             log.append("\n")
         if done.timed_out:
-            return Evidence("timeout", None, parse_counts(done.output, runner_of(command)), "".join(log), time.monotonic() - started, detail=f"`{command}` exceeded the verifier's {spec.timeout:g}s", steps=steps)
+            return Evidence("timeout", None, parse_counts(done.output, runner_of(command)), "".join(log), time.monotonic() - started, detail=f"`{command}` exceeded the verifier's {spec.timeout:g}s", steps=steps, imported=imported)
         if command is not spec.command and done.exit_code != 0:
-            return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps)
+            return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps, imported=imported)
+    assert done is not None
     tests = read_reports(tree / reports, done.output, runner_of(spec.command), roots=[str(tree)])
     _remove(tree / reports)
     counts = tests.counts() if tests is not None and tests.tests else parse_counts(done.output, runner_of(spec.command))
@@ -121,7 +141,7 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
             status, detail = "failed", str(exc)
         else:
             status, detail = ("passed", "reward 1") if reward == 1.0 else ("failed", "no reward file written" if reward is None else f"reward {reward:g}")
-    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps, tests=tests)
+    return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps, tests=tests, imported=imported)
 
 
 def _remove(folder: Path) -> None:
@@ -132,12 +152,13 @@ def _remove(folder: Path) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate") -> Evidence:
+def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCommand, *, name: str = "candidate", prepare: Sequence[str] = (), probe: str | None = None) -> Evidence:
     """A task's hidden verifier on `tree` (the base commit's tree, fresh): `candidate` (an
     agent's patch, the reference patch, or None at validation's base phase), then tests.patch,
-    then verify.setup and verify.command. What validation runs twice and grading once per cell."""
+    then the environment's steps, the import check, verify.setup and verify.command. What
+    validation runs twice and grading once per cell."""
     patches = [(name, candidate)] if candidate is not None else []
-    return verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run)
+    return verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run, prepare=prepare, probe=probe)
 
 
 def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
@@ -183,6 +204,7 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
 
 
 REMEDIES = {
+    "project_not_installed": "the tests would not import the tree's own code: let benchtape build the project's environment (`benchtape doctor` says what it detected; `env:` in .benchtape/config.yaml declares what detection misses, e.g. `env.package`, `env.install`; docs/tasks.md)",
     "patch_conflict": "the patch does not apply at the base commit: re-create the task (`benchtape task create`), or fix the patch by hand",
     "timeout": "raise `verify.timeout` in task.yaml, or narrow verify.command to the changed tests",
     "missing_dependency": "install it in the project image (Dockerfile.benchtape), or put its wheel in .benchtape/wheelhouse/ (docs/tasks.md)",
@@ -197,10 +219,23 @@ REMEDIES = {
 }
 
 
+def _not_installed(ev: Evidence) -> Judgement | None:
+    """An environment problem, named before anything the tests' outcome might suggest: a run
+    that imports the package under test from outside the tree proves nothing about the tree."""
+    found = ev.not_installed
+    if found is None:
+        return None
+    where = f"from {found.get('origin')}, outside the tree" if found.get("origin") else "from nowhere (it is not importable)"
+    return Judgement(False, "project_not_installed", REMEDIES["project_not_installed"], f"{found.get('package')} would be imported {where}")
+
+
 def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted."""
     if ev.status == "patch_apply_failed":
         return Judgement(False, "patch_conflict", REMEDIES["patch_conflict"])
+    unfit = _not_installed(ev)
+    if unfit is not None:
+        return unfit
     if ev.status == "timeout":
         return Judgement(False, "timeout", REMEDIES["timeout"])
     if ev.status == "setup_failed":
@@ -235,6 +270,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
     and no fewer than at the base."""
     if ev.status == "patch_apply_failed":
         return Judgement(False, "patch_conflict", REMEDIES["patch_conflict"])
+    unfit = _not_installed(ev)
+    if unfit is not None:
+        return unfit
     if ev.status == "timeout":
         return Judgement(False, "timeout", REMEDIES["timeout"])
     if ev.status in ("failed", "setup_failed"):

@@ -24,7 +24,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Mapping
+from typing import Callable, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
 from benchtape.core.limits import box_file_limit
@@ -33,6 +33,10 @@ from benchtape.sandbox.verifier import RunCommand
 from benchtape.sandbox.wheelhouse import SITE_AT
 
 LEVELS = ("home", "container")
+# (the tree where the box runs it, the box's own PATH) -> variables to add: a project
+# environment's venv and PYTHONPATH (envs/), said once for both levels
+EnvFor = Callable[[str, str], Mapping[str, str]]
+CONTAINER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
 @dataclass
@@ -84,7 +88,7 @@ _PRIVATE_TMP = '_task_path="${PATH-}"; PATH=' + BOX_PATH + '; mount -t tmpfs -o 
 
 
 @contextlib.contextmanager
-def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[VerifierBox]:
+def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
     """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it, TMPDIR a
     tmpfs of BENCHTAPE_MAX_BOX_FILE bytes in a mount namespace of the command's own where the
     host allows one (what a test leaves there is gone when it ends)."""
@@ -98,6 +102,8 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
         base["PYTHONPATH"] = str(site)
         base["PATH"] = f"{site / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"
     base.update(env or {})
+    if env_for is not None:
+        base.update(env_for(str(tree), base.get("PATH", "/usr/bin:/bin")))
     notes: list[str] = []
     cut_network = not network and can_unshare_network()
     if not network and not cut_network:
@@ -121,7 +127,7 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
 
 
 @contextlib.contextmanager
-def container_box(tree: Path, image: str | None, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None) -> Iterator[VerifierBox]:
+def container_box(tree: Path, image: str | None, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None, mounts: tuple[str, ...] = ()) -> Iterator[VerifierBox]:
     """Commands in a fresh container of `image` (None: benchtape's base image) on `tree`."""
     from benchtape.sandbox.container import WORKSPACE_AT, ContainerSandbox
 
@@ -130,7 +136,10 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
     if site is not None:
         shares.append({"from": str(site), "to": SITE_AT, "access": "ro"})
         box_env["PYTHONPATH"] = SITE_AT
-        box_env["PATH"] = f"{SITE_AT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        box_env["PATH"] = f"{SITE_AT}/bin:{CONTAINER_PATH}"
+    shares += [{"from": m, "to": m, "access": "ro"} for m in mounts]  # a project environment, at its own path
+    if env_for is not None:
+        box_env.update(env_for(WORKSPACE_AT, box_env.get("PATH", CONTAINER_PATH)))
     box = ContainerSandbox(image, network="bridge" if network else "none", env=box_env, shares=shares, file_limit=box_file_limit())
     box.start(tree)
     try:
@@ -143,11 +152,13 @@ def container_box(tree: Path, image: str | None, *, network: bool = False, site:
         box.remove()
 
 
-def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None) -> contextlib.AbstractContextManager[VerifierBox]:
+def verifier_box(level: str, tree: Path, *, image: str | None = None, network: bool = False, site: Path | None = None, env_for: EnvFor | None = None, mounts: tuple[str, ...] = ()) -> contextlib.AbstractContextManager[VerifierBox]:
     """The box of a level (`home` or `container`) on `tree`: where validation and grading run a
-    task's verifier. `site`: an unpacked wheelhouse (sandbox/wheelhouse.py), with no project image."""
+    task's verifier. `site`: an unpacked wheelhouse (sandbox/wheelhouse.py), with no project image;
+    `env_for`: the project environment's variables (envs/); `mounts`: folders a container
+    mounts read-only at their own path (the environment's venv)."""
     if level == "container":
-        return container_box(tree, image, network=network, site=site)
+        return container_box(tree, image, network=network, site=site, env_for=env_for, mounts=mounts)
     if level != "home":
         raise ValueError(f"the verifier runs at level home or container, not {level!r}")
-    return home_box(tree, network=network, site=site)
+    return home_box(tree, network=network, site=site, env_for=env_for)

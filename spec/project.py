@@ -42,7 +42,7 @@ DEFAULT_NOISE_PATTERNS = (
 PROMPT_SOURCES = ("issue", "pull_request", "auto")
 PROVIDERS = ("github", "gitlab")
 
-PROJECT_KEYS = HEADER_KEYS | {"defaults", "source", "dockerfile", "results", "harvest", "agent", "runs"}
+PROJECT_KEYS = HEADER_KEYS | {"defaults", "source", "dockerfile", "results", "harvest", "agent", "runs", "env"}
 USER_KEYS = HEADER_KEYS | {"defaults", "agent", "credentials"}
 DEFAULTS_KEYS = {"attempts", "concurrency", "cell_timeout", "resources"}
 RESOURCES_KEYS = {"cpus", "memory", "pids"}
@@ -50,6 +50,7 @@ SOURCE_KEYS = {"provider", "host", "owner", "repo", "remote"}
 HARVEST_KEYS = {"prompt_source", "test_patterns", "noise_patterns"}
 AGENT_KEYS = {"allow_hosts"}
 CREDENTIAL_KEYS = {"env", "file"}
+ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "setup", "variables", "package", "tools"}
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,34 @@ class Defaults:
 
 
 @dataclass(frozen=True)
+class EnvConfig:
+    """`env:`: what a project's test environment needs beyond what benchtape detects (envs/).
+
+    Every key is optional; what is named here is added to (never replaces) what the tree
+    declares. `setup` runs in the verifier after the patches, before `verify.setup`, on every
+    task (humanize's `bash scripts/generate-translation-binaries.sh`). It is all part of the
+    environment's recipe, so changing it makes the project's tasks stale."""
+
+    build: bool = True  # false: no environment, the verifier runs the host's tools as they are
+    python: str | None = None  # the interpreter to build with (`3.12`, or a path)
+    extras: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ()  # requirements files, relative to the repository root
+    install: tuple[str, ...] = ()  # more requirement specifiers (`pytest-xdist`, `numpy<2`)
+    setup: tuple[str, ...] = ()
+    variables: tuple[tuple[str, str], ...] = ()  # set at build time and when the verifier runs
+    package: str | None = None  # the import name of the package under test, when detection misses it
+    tools: tuple[str, ...] = ()  # host programs `setup` needs (msgfmt): mounted into a container with their libraries
+
+    def bound(self) -> dict[str, Any]:
+        return {
+            "build": self.build, "python": self.python, "extras": list(self.extras), "groups": list(self.groups),
+            "requirements": list(self.requirements), "install": list(self.install), "setup": list(self.setup),
+            "variables": dict(self.variables), "package": self.package, "tools": list(self.tools),
+        }
+
+
+@dataclass(frozen=True)
 class Project:
     """A project's `kind: Project` (its defaults when it has no config file)."""
 
@@ -105,6 +134,7 @@ class Project:
     noise_patterns: tuple[str, ...] = DEFAULT_NOISE_PATTERNS
     allow_hosts: tuple[str, ...] = ()
     runs: RunSettings = RunSettings()  # where an evaluation's cells run (`runs:`), under the evaluation's own
+    env: EnvConfig = EnvConfig()  # the test environment's declared needs (`env:`; envs/)
 
     @property
     def config_dir(self) -> Path:
@@ -118,6 +148,14 @@ class Project:
             if wheels.is_dir() and any(wheels.glob("*.whl")):
                 return wheels
         return None
+
+    def task_recipe(self, base_commit: str) -> str:
+        """What a history task's verifier runs in, as one string its fingerprint binds: the
+        project image's recipe and the environment's (its dependency declarations at the base
+        commit and `env:`; spec/project_tree.py). A changed dependency makes the task stale."""
+        from benchtape.spec.project_tree import environment_recipe_at
+
+        return f"{self.image_recipe()}+env:{environment_recipe_at(self.root, base_commit, self.env.bound())}"
 
     def image_recipe(self) -> str:
         """What the project image is made from, as one hash: the Dockerfile's text, or (with
@@ -176,6 +214,7 @@ def load_project(root: Path) -> Project:
         noise_patterns=tuple(ld.strings(harvest, "noise_patterns", "`harvest.noise_patterns`")) if "noise_patterns" in harvest else DEFAULT_NOISE_PATTERNS,
         allow_hosts=tuple(ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")),
         runs=load_run_settings(ld, top),
+        env=_env(ld, top),
     )
 
 
@@ -214,6 +253,39 @@ def _defaults(ld: DocLoader, top: LineDict) -> Defaults:
         ints[key] = value
     resources = ld.strict(ld.mapping(node.get("resources"), "`defaults.resources`", node, "resources"), RESOURCES_KEYS, "`defaults.resources`")
     return Defaults(ints["attempts"], ints["concurrency"], ld.duration(node.get("cell_timeout"), node, "cell_timeout", None), {k: resources[k] for k in resources})
+
+
+def _env(ld: DocLoader, top: LineDict) -> EnvConfig:
+    node = ld.strict(ld.mapping(top.get("env"), "`env:`", top, "env"), ENV_KEYS, "`env:`")
+    build = node.get("build", True)
+    if not isinstance(build, bool):
+        raise ld.err(f"`env.build` must be true or false, got {build!r}", node, "build")
+    variables = ld.mapping(node.get("variables"), "`env.variables`", node, "variables")
+    for name, value in variables.items():
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ld.err(f"`env.variables.{name}` must be a string, got {value!r}", variables, str(name))
+    for key in ("python", "package"):
+        if node.get(key) is not None and not isinstance(node.get(key), (str, float)):
+            raise ld.err(f"`env.{key}` must be a string, got {node.get(key)!r}", node, key)
+    for req in ld.strings(node, "requirements", "`env.requirements`") if "requirements" in node else []:
+        if req.startswith("/") or ".." in Path(req).parts:
+            raise ld.err(f"`env.requirements` names {req!r}, outside the repository", node, "requirements", "name a requirements file by its path inside the repository")
+
+    def strings(key: str) -> tuple[str, ...]:
+        return tuple(ld.strings(node, key, f"`env.{key}`")) if key in node else ()
+
+    return EnvConfig(
+        build=build,
+        python=str(node["python"]) if node.get("python") is not None else None,
+        extras=strings("extras"),
+        groups=strings("groups"),
+        requirements=strings("requirements"),
+        install=strings("install"),
+        setup=strings("setup"),
+        variables=tuple((str(k), str(v)) for k, v in variables.items()),
+        package=str(node["package"]) if node.get("package") is not None else None,
+        tools=strings("tools"),
+    )
 
 
 def _default_dockerfile(root: Path) -> Path | None:

@@ -234,7 +234,7 @@ class TaskSpec:
                 return TaskState("unvalidated", "verify.command is the placeholder `false`: write the command that runs the hidden tests", f"edit {self.path}, then: benchtape task validate {self.id}")
             return TaskState("unvalidated", "never validated", f"benchtape task validate {self.id}")
         if self.validation.fingerprint != self.fingerprint(image_recipe):
-            return TaskState("stale", "a bound input changed since it was validated (prompt, a patch, verify, base commit or project image)", f"benchtape task validate {self.id}")
+            return TaskState("stale", "a bound input changed since it was validated (prompt, a patch, verify, base commit, project image, or the environment's dependency declarations)", f"benchtape task validate {self.id}")
         if not (self.validation.base_failed and self.validation.reference_passed):
             return TaskState("unvalidated", "its validation did not hold", f"benchtape task validate {self.id}")
         return TaskState("valid", f"validated {self.validation.at}", "benchtape run EVALUATION")

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
 from benchtape.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
 from benchtape.spec.task import TaskSpec
+
+if TYPE_CHECKING:
+    from benchtape.spec.project import Project
 
 
 @dataclass(frozen=True)
@@ -99,14 +102,14 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
             raise BadInput(f"`tasks:` names {ref!r}, which is no task of this project", file=str(evaluation), line=line, fix=fix)
     tasks: list[Task] = []
     skipped: list[Skipped] = []
-    recipe, repos = _project_facts(project)
+    loaded, repos = _project_facts(project)
     for task_id, folder in folders.items():
         try:
             spec = load_task_folder(folder)
         except BadInput as exc:
             broken.append(Skipped(task_id, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder}", str(folder)))
             continue
-        state = spec.state(recipe, repos)
+        state = spec.state(loaded.task_recipe(spec.source.base_commit) if spec.runtime is None else "", repos)
         run = state.state == "valid" or (direct and state.state != "leaking")
         if run:
             tasks.append(folder_task(spec, project))
@@ -115,20 +118,20 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
     return tasks, broken + skipped
 
 
-def _project_facts(project: Path) -> tuple[str, list[str]]:
-    """The project image's recipe (a history task's fingerprint binds it) and the repository
-    names a prompt must not carry (the leak lint's)."""
+def _project_facts(project: Path) -> tuple[Project, list[str]]:
+    """The project (its image's and environment's recipe: a history task's fingerprint binds
+    them, Project.task_recipe) and the repository names a prompt must not carry (the leak lint's)."""
     from benchtape.spec.project import load_project
 
     loaded = load_project(project)
-    return loaded.image_recipe(), ([loaded.source.full_name] if loaded.source.full_name else [])
+    return loaded, ([loaded.source.full_name] if loaded.source.full_name else [])
 
 
 def fingerprint(spec: TaskSpec, project: Path | None) -> str:
     """The task's content hash as a run records it (Harbor: its folder's; history: the bound inputs')."""
     if spec.runtime is not None or project is None:
         return spec.fingerprint("")
-    return spec.fingerprint(_project_facts(project)[0])
+    return spec.fingerprint(_project_facts(project)[0].task_recipe(spec.source.base_commit))
 
 
 def folder_task(spec: TaskSpec, project: Path) -> Task:

@@ -45,6 +45,7 @@ class Created:
     reference: list[str]
     noise: list[str]
     leaks: list[Finding] = field(default_factory=list)
+    environment: list[str] = field(default_factory=list)  # what envs/ detected at the base commit
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +63,7 @@ class Created:
             "reference": self.reference,
             "noise": self.noise,
             "leaks": [f.to_dict() for f in self.leaks],
+            "environment": self.environment,
             "state": "leaking" if self.leaks else "unvalidated",
         }
 
@@ -128,7 +130,11 @@ def create_task(project: Project, ref: str) -> Created:
 
     task = load_task(folder)
     leaks = find_leaks(prompt, task.leak_context(_repositories(project)))
-    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks)
+    from benchtape.envs.project_env import recipe_at
+
+    detected = recipe_at(project, landing.base)
+    environment = [*detected.detection.lines(), *detected.notes]
+    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment)
 
 
 def _repositories(project: Project) -> list[str]:

@@ -52,6 +52,7 @@ def doctor(cwd: Path, *, db: Path, tools: list[str] | None = None, user: Path | 
     project = _project(root or cwd, checks)
     if project is not None:
         _image(project, engine, checks)
+        _environment(project, checks)
         _tasks(project, checks)
     _store(db, checks)
     _agents(checks)
@@ -135,6 +136,27 @@ def _image(project: Project, engine: bool, checks: list[Check]) -> None:
             status = "warn"
             deps += f"; {BASE_IMAGE} is not built yet"
     checks.append(Check("project image", status, f"none (no Dockerfile.benchtape): {BASE_IMAGE}; {deps}", None if wheels and status == "ok" else "write Dockerfile.benchtape, or fill .benchtape/wheelhouse/ (`pip download -d .benchtape/wheelhouse pytest`); see docs/tasks.md"))
+
+
+def _environment(project: Project, checks: list[Check]) -> None:
+    """What envs/ detects at HEAD: how the project installs and tests, and what the verifier's
+    environment will be made from (built per base commit at `task validate`)."""
+    from benchtape.envs.build import default_cache, uv_binary
+    from benchtape.envs.project_env import recipe_at
+
+    recipe = _guard(checks, "project environment", lambda: recipe_at(project, "HEAD"), "check pyproject.toml / setup.cfg parse, or declare the environment with `env:` in .benchtape/config.yaml")
+    if recipe is None:
+        return
+    lines = [*recipe.detection.lines(), *recipe.notes]
+    if recipe.buildable:
+        lines.append(f"built per base commit with {'uv' if uv_binary() else 'pip (uv not found)'} and Python {recipe.python_version}, cached in {default_cache()}")
+    if recipe.config.setup:
+        lines.append(f"after each patch: {'; '.join(recipe.config.setup)} (`env.setup`)")
+    status = "ok" if recipe.buildable or recipe.detection.language != "python" else "warn"
+    if recipe.detection.language in ("go", "rust", "node") and not recipe.detection.toolchain:
+        status = "warn"
+    fix = None if status == "ok" else "install the toolchain, or name an interpreter with `env.python` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\")"
+    checks.append(Check("project environment", status, "; ".join(lines), fix))
 
 
 def _has_image(client: Any, ref: str) -> bool:

@@ -38,7 +38,6 @@ class Row:
 
 
 def task_rows(project: Project) -> list[Row]:
-    recipe = project.image_recipe()
     repos = repositories(project)
     rows = []
     for task_id, folder in task_dirs(project.root).items():
@@ -47,7 +46,7 @@ def task_rows(project: Project) -> list[Row]:
         except BadInput as exc:
             rows.append(Row(task_id, folder, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder / 'task.yaml'}"))
             continue
-        state = task.state(recipe, repos)
+        state = task.state(project.task_recipe(task.source.base_commit) if task.runtime is None else "", repos)
         rows.append(Row(task_id, folder, state.state, state.why, state.next, task))
     return rows
 

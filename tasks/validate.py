@@ -30,7 +30,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from benchtape.core.errors import BadInput
+from benchtape.envs.build import ProjectEnv
+from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
+from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
+from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.testcounts import runner_of
 from benchtape.sandbox.testreports import suite_command
 from benchtape.sandbox.testverdicts import Split, split_tests
@@ -54,6 +58,16 @@ HEALTH_REMEDIES = {
     "fails_alone": "these tests fail when run alone but pass in the whole suite: they depend on other tests (order, shared state, imports), not on the fix; make them independent, or run the suite in verify.command",
     "no_fail_to_pass": "no test failed at the base and passed with the reference (the runner's report named none): check tests.patch and verify.command",
 }
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where every verifier run of one task happens: its image (None: the base image, or level
+    home) and its project environment (envs/), with what a container mounts for it."""
+
+    image: str | None
+    env: ProjectEnv
+    mounts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -82,6 +96,7 @@ class TaskReport:
     fingerprint: str | None = None
     notes: list[str] = field(default_factory=list)
     phases: dict[str, PhaseReport] = field(default_factory=dict)
+    environment: dict[str, Any] | None = None  # the project environment the phases ran in (envs/)
     tests: Split | None = None  # per test: FAIL_TO_PASS, PASS_TO_PASS, flaky, skipped (None: no per-test report)
     health: Judgement | None = None  # the verifier's health after both phases held (flaky, fails alone)
 
@@ -98,6 +113,7 @@ class TaskReport:
             "fingerprint": self.fingerprint,
             "notes": self.notes,
             "phases": {name: p.to_dict() for name, p in self.phases.items()},
+            "environment": self.environment,
         }
 
 
@@ -176,7 +192,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
         report.refused = f"the base commit {task.source.base_commit[:12]} is not in this repository"
         report.next = "fetch the history that holds it (git fetch), or validate in the repository the task came from"
         return report
-    report.fingerprint = task.fingerprint(project.image_recipe())
+    report.fingerprint = task.fingerprint(project.task_recipe(task.source.base_commit))
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
     try:
         base_tree = scratch / "export"  # never under a phase's folder: each phase copies it whole
@@ -185,16 +201,30 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
         except CheckoutFailed as exc:
             report.refused = f"exporting the base tree failed: {exc}"
             return report
+        try:
+            env = project_environment(project, task.source.base_commit, base_tree, level, say, container_python=_image_python(level))
+            mounts = tuple(env_mounts(env, level))
+        except EnvError as exc:
+            report.refused = f"the project's environment could not be built: {exc}"
+            report.next = "fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected"
+            return report
+        report.environment = env.to_dict()
+        report.notes.extend(n for n in env_notes(env) if n not in report.notes)
         with _image(project, task, base_tree, level, report) as image:
+            if env.venv is not None:  # the base image with the environment mounted, not a bare Python
+                report.notes = [n for n in report.notes if not n.startswith("no Dockerfile.benchtape")]
+            place = Place(image, env, mounts)
             for phase in PHASES:
                 say(f"{task.id}: {phase} …")
                 work = scratch / phase / "work"
                 shutil.copytree(base_tree, work, symlinks=True)
-                with _box(project, task, work, level, image) as box:
+                env.materialize(work)
+                with _box(project, task, work, level, place) as box:
                     report.where = box.where
                     report.notes.extend(n for n in box.notes if n not in report.notes)
                     candidate = task.reference() if phase == "reference" else None
-                    evidence = verify_task(work, task, candidate, box.run, name="reference.patch")
+                    evidence = verify_task(work, task, candidate, box.run, name="reference.patch", prepare=env.setup, probe=probe_command(env.packages))
+                    evidence.environment = environment_record(env)
                 base = report.phases["base"].evidence if "base" in report.phases else None
                 judgement = judge_base(evidence, work) if phase == "base" else judge_reference(evidence, base, work)
                 log_path = _write_log(logs, task.id, phase, evidence)
@@ -206,9 +236,9 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
                 report.phases[phase] = phase_report
                 say(f"{task.id}: {phase} {evidence.status} ({_counts_text(evidence)})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
             if report.phases["base"].judgement.held and report.phases["reference"].judgement.diagnosis == "gold_still_fails":
-                _alone_at_reference(project, task, level, image, base_tree, scratch, report, store, run_id, logs, say)
+                _alone_at_reference(project, task, level, place, base_tree, scratch, report, store, run_id, logs, say)
             if all(report.phases[p].judgement.held for p in PHASES):
-                _health(project, task, level, image, base_tree, scratch, report, store, run_id, logs, say)
+                _health(project, task, level, place, base_tree, scratch, report, store, run_id, logs, say)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     if all(report.phases[p].judgement.held for p in PHASES) and report.health is not None and report.health.held:
@@ -223,7 +253,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     return report
 
 
-def _health(project: Project, task: TaskSpec, level: str, image: str | None, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
+def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
     """After both phases held: the reference run REFERENCE_RUNS times in all (a test that flips
     is named), the base's whole suite once (tests broken before are left out of PASS_TO_PASS; a
     FAIL_TO_PASS test that passes there fails alone), and the per-test lists."""
@@ -233,7 +263,7 @@ def _health(project: Project, task: TaskSpec, level: str, image: str | None, bas
     references = [report.phases["reference"].evidence]
     for n in range(2, REFERENCE_RUNS + 1):
         say(f"{task.id}: reference, run {n} of {REFERENCE_RUNS} …")
-        ev, work = _fresh_run(project, task, level, image, base_tree, scratch / f"reference.{n}", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], task.verify, report)
+        ev, work = _fresh_run(project, task, level, place, base_tree, scratch / f"reference.{n}", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], task.verify, report)
         _record_extra(task, f"reference.{n}", ev, judge_reference(ev, base, work), work, level, report, store, run_id, logs)
         references.append(ev)
     suite = None
@@ -244,7 +274,7 @@ def _health(project: Project, task: TaskSpec, level: str, image: str | None, bas
         report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
     elif wide != task.verify.command:
         say(f"{task.id}: the whole suite at the base …")
-        suite, work = _fresh_run(project, task, level, image, base_tree, scratch / "base.suite", [("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
+        suite, work = _fresh_run(project, task, level, place, base_tree, scratch / "base.suite", [("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
         _record_extra(task, "base.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
         if suite.tests is None:
             report.notes.append(f"the base's whole suite (`{wide}`) gave no per-test report ({suite.status}): its baseline is not used")
@@ -275,7 +305,7 @@ def _health(project: Project, task: TaskSpec, level: str, image: str | None, bas
         say(f"{task.id}: health — {report.health.diagnosis} ({report.health.detail})")
 
 
-def _alone_at_reference(project: Project, task: TaskSpec, level: str, image: str | None, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
+def _alone_at_reference(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
     """The reference failed: when every test that failed passes in the whole suite with the
     reference, they fail alone (they lean on other tests), which is no gold_still_fails."""
     import dataclasses
@@ -286,19 +316,24 @@ def _alone_at_reference(project: Project, task: TaskSpec, level: str, image: str
     if not failing or wide is None or wide == task.verify.command:
         return
     say(f"{task.id}: the whole suite with the reference …")
-    suite, work = _fresh_run(project, task, level, image, base_tree, scratch / "reference.suite", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
+    suite, work = _fresh_run(project, task, level, place, base_tree, scratch / "reference.suite", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
     _record_extra(task, "reference.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
     if suite.tests is not None and all(suite.tests.tests.get(t) is not None and suite.tests.tests[t].outcome == "passed" for t in failing):
         ref.judgement = Judgement(False, "fails_alone", HEALTH_REMEDIES["fails_alone"], f"{len(failing)} test(s) fail under `{task.verify.command}` but pass in the whole suite (`{wide}`): " + ", ".join(failing[:5]))
 
 
-def _fresh_run(project: Project, task: TaskSpec, level: str, image: str | None, base_tree: Path, folder: Path, patches: list[tuple[str, bytes]], spec: Any, report: TaskReport) -> tuple[Evidence, Path]:
-    """One more verifier run on a fresh copy of the base tree, in a fresh box."""
+def _fresh_run(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, folder: Path, patches: list[tuple[str, bytes]], spec: Any, report: TaskReport) -> tuple[Evidence, Path]:
+    """One more verifier run on a fresh copy of the base tree, in a fresh box, in the same
+    project environment as the phases."""
     work = folder / "work"
     shutil.copytree(base_tree, work, symlinks=True)
-    with _box(project, task, work, level, image) as box:
+    place.env.materialize(work)
+    with _box(project, task, work, level, place) as box:
         report.notes.extend(n for n in box.notes if n not in report.notes)
-        return verify(work, patches, spec, box.run), work
+        # no import check: the phases made it in this environment, on this tree's layout
+        evidence = verify(work, patches, spec, box.run, prepare=place.env.setup)
+        evidence.environment = environment_record(place.env)
+        return evidence, work
 
 
 def _record_extra(task: TaskSpec, phase: str, evidence: Evidence, judgement: Judgement, work: Path, level: str, report: TaskReport, store: RecordingStore, run_id: str, logs: Path) -> None:
@@ -392,11 +427,17 @@ def _image(project: Project, task: TaskSpec, base_tree: Path, level: str, report
     return verifier_image(project, task, level, base_tree, report.notes)
 
 
-def _box(project: Project, task: TaskSpec, work: Path, level: str, image: str | None) -> Any:
+def _box(project: Project, task: TaskSpec, work: Path, level: str, place: Place) -> Any:
     from benchtape.sandbox.wheelhouse import site_for
 
-    wheels = project.wheelhouse() if image is None else None
-    return verifier_box(level, work, image=image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None)
+    wheels = project.wheelhouse() if place.image is None and place.env.venv is None else None
+    return verifier_box(level, work, image=place.image, network=task.verify.network, site=site_for(wheels) if wheels is not None else None, env_for=env_variables(place.env, level), mounts=place.mounts)
+
+
+def _image_python(level: str) -> str | None:
+    from benchtape.sandbox.baseimage import image_python
+
+    return image_python() if level == "container" else None
 
 
 def _write_log(logs: Path, task_id: str, phase: str, evidence: Evidence) -> Path:

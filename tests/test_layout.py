@@ -6,7 +6,7 @@ pyproject's package-dir maps them in. The floors, from the bottom:
     core                      the event model and its payloads, results, errors, the command runner
     spec                      what a user wrote: bench, evaluation, tool, script, pricing documents
     store  checks  adapters   the event store; the check catalog; one module per harness
-    models  sandbox           what speaks to a model; the sandbox levels (run loop and grading)
+    models  sandbox  envs     what speaks to a model; the sandbox levels (run loop and grading); project environments
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     formats                   the interchange formats at the edge (ATIF, Inspect logs, OTLP, Harbor folders): nothing inside imports it
@@ -47,6 +47,7 @@ FOLDERS = {
     "adapters": "adapters",
     "models": "models",
     "sandbox": "sandbox",
+    "envs": "envs",
     "recorder": "recorder",
     "replay": "replay",
     "tasks": "tasks",
@@ -55,7 +56,7 @@ FOLDERS = {
     "app": "benchtape/app",
     "front": "benchtape",
 }
-BELOW_APP = {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "recorder", "replay", "tasks", "formats"}
+BELOW_APP = {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "envs", "recorder", "replay", "tasks", "formats"}
 # room -> the rooms it may import besides itself
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
@@ -65,9 +66,10 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": {"core", "spec"},
     "models": {"core", "spec", "adapters"},
     "sandbox": {"core", "spec", "adapters"},
+    "envs": {"core", "spec"},
     "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
-    "replay": {"core", "spec", "store", "checks", "models", "sandbox"},
-    "tasks": {"core", "spec", "store", "sandbox", "adapters"},
+    "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
+    "tasks": {"core", "spec", "store", "sandbox", "envs", "adapters"},
     "formats": {"core", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
     "app": BELOW_APP,
     "render": {"core", "store", "replay", "app"},

@@ -17,14 +17,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def find_bundle() -> Path | None:
-    """The shared toolz bundle: $BENCHTAPE_REALREPOS, else `shared/realrepos` beside this
-    checkout, or beside the checkout it was cloned from (a clean clone in /tmp finds it there)."""
+def find_bundle(name: str = "toolz.bundle") -> Path | None:
+    """A shared bundle (toolz's by default): $BENCHTAPE_REALREPOS, else `shared/realrepos` beside
+    this checkout, or beside the checkout it was cloned from (a clean clone in /tmp finds it there)."""
     env = os.environ.get("BENCHTAPE_REALREPOS")
     for top in (ROOT, _cloned_from()):
         for place in (Path(env) if env else None, top.parent / "shared" / "realrepos" if top else None, top.parents[1] / "shared" / "realrepos" if top else None):
-            if place is not None and (place / "toolz.bundle").is_file():
-                return place / "toolz.bundle"
+            if place is not None and (place / name).is_file():
+                return place / name
     return None
 
 
@@ -42,12 +42,18 @@ BUNDLE = find_bundle()
 
 def clone_toolz(dest: Path) -> Path:
     """A working clone of the toolz history (the bundle is never written)."""
-    if BUNDLE is None:
-        message = "REAL REPOSITORY NOT FOUND: shared/realrepos/toolz.bundle; the task harvest tests are SKIPPED"
+    return clone_bundle("toolz.bundle", dest)
+
+
+def clone_bundle(name: str, dest: Path) -> Path:
+    """A working clone of a shared bundle's history (the bundle is never written)."""
+    bundle = find_bundle(name)
+    if bundle is None:
+        message = f"REAL REPOSITORY NOT FOUND: shared/realrepos/{name}; the tests that need it are SKIPPED"
         if os.environ.get("CI") == "true":
             pytest.fail(message + " (CI=true)", pytrace=False)
         pytest.skip(message)
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(dest)], check=True)
+    subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True)
     subprocess.run(["git", "-C", str(dest), "config", "user.email", "t@example.invalid"], check=True)
     subprocess.run(["git", "-C", str(dest), "config", "user.name", "t"], check=True)
     return dest

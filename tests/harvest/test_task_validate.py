@@ -45,7 +45,7 @@ def test_the_valid_prs_validate_with_the_readmes_counts(validated: dict[str, Any
     task = load_task(validated["repo"] / ".benchtape" / "tasks" / task_id)
     assert task.validation is not None and task.validation.base_failed and task.validation.reference_passed
     assert task.validation.base["failed"] == failed and task.validation.reference["passed"] == total
-    assert task.validation.fingerprint == report["fingerprint"] == task.fingerprint(load_project(validated["repo"]).image_recipe())
+    assert task.validation.fingerprint == report["fingerprint"] == task.fingerprint(load_project(validated["repo"]).task_recipe(task.source.base_commit))
 
 
 def test_592_already_passes_at_its_base(validated: dict[str, Any]):

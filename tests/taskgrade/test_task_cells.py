@@ -40,7 +40,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert done.returncode == 0, done.stderr
     os.environ["PATH"] = cli_env()["PATH"]  # the verifier's `python3 -m pytest` is this interpreter's
     task = load_task(task_dirs(repo)[TASK])
-    return {"top": top, "repo": repo, "task": task, "recipe": load_project(repo).image_recipe()}
+    return {"top": top, "repo": repo, "task": task, "recipe": load_project(repo).task_recipe(task.source.base_commit)}
 
 
 def _workspace(made: dict[str, Any], tmp: Path, name: str = "ws") -> Path:

@@ -45,7 +45,7 @@ def _cell(toolz: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     task = toolz["task"]
     store = Store(tmp_path / "s.db")
     ws = fresh_workspace(toolz["repo"], task.source.base_commit, tmp_path / "ws")
-    sid = record_task_cell(store, task, ws, git_apply(task.reference()), recipe=load_project(toolz["repo"]).image_recipe(), sandbox="container")
+    sid = record_task_cell(store, task, ws, git_apply(task.reference()), recipe=load_project(toolz["repo"]).task_recipe(task.source.base_commit), sandbox="container")
     return grade_live(store, sid)[1]
 
 

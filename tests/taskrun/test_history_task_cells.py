@@ -72,12 +72,12 @@ def test_the_preview_runs_the_valid_tasks_and_says_which_it_skips(project: dict[
 
 def test_every_session_names_its_task_and_starts_from_the_base_tree(project: dict[str, Any]):
     repo, db = project["repo"], project["db"]
-    recipe = load_project(repo).image_recipe()
+    loaded = load_project(repo)
     found = sessions(db, project["ran"]["run_id"])
     assert len(found) == 3 * len(VALID)
     for s in found:
         task = load_task(task_dirs(repo)[s["row"].scenario])
-        assert s["started"]["task"] == {"kind": "history", "id": task.id, "folder": str(task.dir), "fingerprint": task.fingerprint(recipe)}
+        assert s["started"]["task"] == {"kind": "history", "id": task.id, "folder": str(task.dir), "fingerprint": task.fingerprint(loaded.task_recipe(task.source.base_commit))}
         assert s["started"]["prompt"] == task.prompt()
         assert s["started"]["cell"]["baseline"] == s["baseline"]  # the snapshot before the agent
         files = tree(db, s["baseline"])

@@ -1,0 +1,309 @@
+"""Build (or reuse) a project's environment: a venv with the tree installed, cached by recipe.
+
+Built once per recipe key (envs/recipe.py) under the cache (`BENCHTAPE_ENV_CACHE`, else
+`~/.cache/benchtape/envs/`), with the network, on this host: a copy of the base tree, a venv of
+the recipe's Python, then one install: the tree editable with its test extras
+(`-e 'tree[tests]'`), its dependency groups, requirements files and further specifiers, and
+pytest when nothing declared it; a pretend version for VCS-versioned backends. `uv` when it is
+installed (it is one of benchtape's dependencies), pip otherwise. When the project itself does
+not build, its declared dependencies are installed without it and the environment says so.
+
+The verifier never runs in the copy: each phase's fresh tree comes first on PYTHONPATH (its
+import roots: `src/` or the top), so the code under test is the tree's own, while the venv
+holds the dependencies, the project's metadata, and what the build generated (hatch-vcs's
+`_version.py`: copied into each fresh tree that lacks it). A second task of the same recipe finds
+`manifest.json` and reuses the venv (a cache hit reads one small file). A lock file serialises
+two builders of one key; a half-built folder (a killed build) is removed and built again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import shutil
+import subprocess
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import orjson
+
+from benchtape.envs.recipe import PRETEND_VARIABLES, PRETEND_VERSION, EnvError, Recipe
+
+BUILD_TIMEOUT = 1200.0
+MANIFEST = "manifest.json"
+NOT_GENERATED = re.compile(r"(?:^|/)(?:__pycache__|[^/]*\.egg-info|\.eggs|build|dist|\.pytest_cache)(?:/|$)|\.py[co]$")
+Progress = Callable[[str], None]
+
+
+def default_cache() -> Path:
+    explicit = os.environ.get("BENCHTAPE_ENV_CACHE")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "benchtape" / "envs"
+
+
+@dataclass
+class ProjectEnv:
+    """A built environment (or none: `folder` None, the host's tools as they are)."""
+
+    recipe: Recipe
+    folder: Path | None = None
+    installer: str | None = None
+    project_installed: bool = False
+    generated: tuple[str, ...] = ()
+    installed: tuple[str, ...] = ()  # name==version of every distribution in the venv
+    built: bool = False  # made by this call (False: a cache hit, or no environment)
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def venv(self) -> Path | None:
+        return self.folder / "venv" if self.folder is not None else None
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        """The import names of the package under test (what the import check looks for)."""
+        return self.recipe.packages if self.recipe.detection.language == "python" else ()
+
+    @property
+    def setup(self) -> tuple[str, ...]:
+        """Commands the verifier runs after the patches, before `verify.setup` (`env.setup`)."""
+        return self.recipe.config.setup
+
+    def run_env(self, tree: str, path: str) -> dict[str, str]:
+        """The variables a verifier command runs with, the tree at `tree` where it runs and
+        `path` the box's own PATH: the venv first, the tree's import roots on PYTHONPATH."""
+        env = dict(self.recipe.config.variables)
+        if self.venv is None:
+            return env
+        roots = self.recipe.detection.roots or (".",)
+        env["PYTHONPATH"] = ":".join(tree if r == "." else f"{tree}/{r}" for r in roots)
+        env["VIRTUAL_ENV"] = str(self.venv)
+        env["PATH"] = f"{self.venv / 'bin'}:{path}"
+        return env
+
+    def materialize(self, work: Path) -> list[str]:
+        """Copy what the build generated (a VCS version file) into a fresh tree that lacks it."""
+        copied: list[str] = []
+        if self.folder is None:
+            return copied
+        for rel in self.generated:
+            src, dest = self.folder / "tree" / rel, work / rel
+            if src.is_file() and not dest.exists() and not dest.is_symlink():
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest)
+                copied.append(rel)
+        return copied
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.recipe.to_dict(),
+            "folder": str(self.folder) if self.folder else None,
+            "installer": self.installer,
+            "project_installed": self.project_installed,
+            "generated": list(self.generated),
+            "installed": list(self.installed),
+            "built": self.built,
+            "seconds": round(self.seconds, 3),
+            "notes": [*self.recipe.notes, *self.notes],
+        }
+
+
+def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progress: Progress | None = None) -> ProjectEnv:
+    """The environment of `recipe`, built from `tree` (the exported base tree) when not cached."""
+    t0 = time.monotonic()
+    if not recipe.buildable:
+        why = []
+        if not recipe.config.build:
+            why.append("`env.build: false` in the project config: the verifier runs the host's tools as they are")
+        elif recipe.detection.language == "python":
+            why.append("no Python interpreter to build with")
+        return ProjectEnv(recipe, notes=why)
+    cache = cache or default_cache()
+    key = recipe.key()[:20]
+    folder = cache / key
+    found = _load(recipe, folder)
+    if found is not None:
+        found.seconds = time.monotonic() - t0
+        return found
+    cache.mkdir(parents=True, exist_ok=True)
+    with _locked(cache / f"{key}.lock"):
+        found = _load(recipe, folder)
+        if found is not None:
+            found.seconds = time.monotonic() - t0
+            return found
+        if folder.exists():
+            shutil.rmtree(folder)  # a build that did not finish
+        folder.mkdir(parents=True)
+        try:
+            env = _build(recipe, tree, folder, progress or (lambda text: None))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        env.seconds = time.monotonic() - t0
+        env.built = True
+        manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
+        manifest["notes"] = env.notes
+        tmp = folder / f".{MANIFEST}.tmp"
+        tmp.write_bytes(orjson.dumps(manifest))
+        os.replace(tmp, folder / MANIFEST)
+        return env
+
+
+def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
+    try:
+        doc = orjson.loads((folder / MANIFEST).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not (folder / "venv" / "bin" / "python").exists():
+        return None
+    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])))
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def uv_binary() -> str | None:
+    """uv, from benchtape's own dependencies or the PATH."""
+    try:
+        from uv import find_uv_bin
+
+        return str(find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
+
+
+def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEnv:
+    det = recipe.detection
+    work = folder / "tree"
+    shutil.copytree(tree, work, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    before = _files(work)
+    venv = folder / "venv"
+    uv = uv_binary()
+    env = {**os.environ, **dict.fromkeys(PRETEND_VARIABLES, PRETEND_VERSION), **dict(recipe.config.variables), "UV_PYTHON_DOWNLOADS": "never", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)
+    python = recipe.python or "python3"
+    say(f"building the environment ({'uv' if uv else 'pip'}, Python {recipe.python_version}) in {folder}")
+    if uv:
+        _run([uv, "venv", "--quiet", "--python", python, str(venv)], work, env, "creating the venv")
+        install = [uv, "pip", "install", "--python", str(venv / "bin" / "python")]
+    else:
+        _run([python, "-m", "venv", str(venv)], work, env, "creating the venv")
+        install = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    others = _other_specs(recipe, work)
+    notes: list[str] = []
+    project_installed = False
+    if det.installable:
+        target = str(work) + (f"[{','.join(det.extras + recipe.config.extras)}]" if det.extras or recipe.config.extras else "")
+        failed = _try([*install, "-e", target, *others], work, env)
+        if failed is None:
+            project_installed = True
+        else:
+            notes.append(f"the project itself did not install ({_last_line(failed)}); its declared dependencies were installed without it, its code imported from the tree")
+            deps = _declared_dependencies(work, det.extras + recipe.config.extras)
+            _run([*install, *deps, *others], work, env, "installing the declared dependencies")
+    else:
+        _run([*install, *others], work, env, "installing the test dependencies")
+    generated = tuple(sorted(f for f in _files(work) - before if not NOT_GENERATED.search(f)))
+    listed = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
+    installed = tuple(line for line in listed.stdout.splitlines() if line.strip())
+    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes)
+
+
+def _other_specs(recipe: Recipe, work: Path) -> list[str]:
+    """Everything but the project: requirements files, groups, specifiers, pytest when unnamed."""
+    specs: list[str] = []
+    for req in recipe.requirements():
+        if (work / req).is_file():
+            specs += ["-r", str(work / req)]
+    grouped = _group_specs(work, (*recipe.detection.groups, *recipe.config.groups))
+    named = [*grouped, *recipe.detection.install, *recipe.config.install]
+    specs += named
+    mentioned = " ".join(named + [(work / r).read_text(errors="replace") for r in recipe.requirements() if (work / r).is_file()])
+    extras_text = ""
+    if recipe.detection.extras:
+        extras_text = " ".join(" ".join(_extra_deps(work, e)) for e in recipe.detection.extras)
+    if recipe.detection.runner == "pytest" and not re.search(r"(?:^|[\s,\[\"'])pytest(?:[\s<>=!~;\[,]|$)", mentioned + " " + extras_text, re.MULTILINE):
+        specs.append("pytest")
+    return specs
+
+
+def _pyproject(work: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads((work / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _group_specs(work: Path, groups: tuple[str, ...]) -> list[str]:
+    """PEP 735 groups resolved (`{include-group = …}` followed), as plain specifiers."""
+    declared = _pyproject(work).get("dependency-groups") or {}
+    out: list[str] = []
+    seen: set[str] = set()
+
+    def walk(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        for item in declared.get(name, []):
+            if isinstance(item, str):
+                out.append(item)
+            elif isinstance(item, dict) and "include-group" in item:
+                walk(str(item["include-group"]))
+
+    for g in groups:
+        walk(g)
+    return out
+
+
+def _extra_deps(work: Path, extra: str) -> list[str]:
+    doc = _pyproject(work)
+    return [str(x) for x in ((doc.get("project") or {}).get("optional-dependencies") or {}).get(extra, [])]
+
+
+def _declared_dependencies(work: Path, extras: tuple[str, ...]) -> list[str]:
+    doc = _pyproject(work)
+    deps = [str(x) for x in (doc.get("project") or {}).get("dependencies", [])]
+    for extra in extras:
+        deps += _extra_deps(work, extra)
+    return [d for d in deps if not d.startswith(str(((doc.get("project") or {}).get("name")) or "\0"))]
+
+
+def _try(argv: list[str], cwd: Path, env: dict[str, str]) -> str | None:
+    """None when it worked, else its output."""
+    try:
+        done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {BUILD_TIMEOUT:g}s"
+    return None if done.returncode == 0 else (done.stdout + done.stderr)
+
+
+def _run(argv: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
+    failed = _try(argv, cwd, env)
+    if failed is not None:
+        raise EnvError(f"{what} failed: `{' '.join(argv[:6])} …`\n{failed[-1500:]}")
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for line in reversed(lines):
+        if "error" in line.lower():
+            return line[:300]
+    return lines[-1][:300] if lines else "no output"

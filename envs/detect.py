@@ -1,0 +1,332 @@
+"""How a project installs and tests, read from its declarations (never run).
+
+Python: the build backend (`[build-system]` of pyproject.toml: setuptools, hatchling, flit,
+poetry, pdm, uv; or a bare setup.py/setup.cfg), whether its version comes from the VCS
+(setuptools-scm, hatch-vcs, setuptools-git-versioning, versioneer, pdm/poetry dynamic
+versioning: an export has no `.git`, so the build needs a pretend version), and its test
+dependencies, first found wins:
+  extras named test/tests/testing (`dev` when none), PEP 735 `[dependency-groups]` of the same
+  names, poetry/pdm/uv dev groups, requirements files named for tests, then tox's `[testenv]`
+  and nox's `session.install(...)` as a fallback.
+The package under test (its import name), and the folders it imports from (`src/` or the top).
+Go, Rust and Node projects are recognised, with whether their toolchain is on this host; their
+environment is the toolchain as it is.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchtape.spec.project_tree import LOCK_FILES, Tree, declaration_paths
+
+TEST_NAMES = ("test", "tests", "testing")
+DEV_NAMES = ("dev", "develop", "development")
+REQUIREMENT_FOLDERS = ("", "requirements/", "requirements.d/", "reqs/", "ci/")
+NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "bench", "benchmarks", "scripts", "tools", "build", "dist", "site-packages", "conftest"}
+SCM_REQUIRES = {
+    "setuptools-scm": "setuptools-scm",
+    "setuptools_scm": "setuptools-scm",
+    "hatch-vcs": "hatch-vcs",
+    "setuptools-git-versioning": "setuptools-git-versioning",
+    "versioneer": "versioneer",
+    "pdm-backend": None,
+    "poetry-dynamic-versioning": "poetry-dynamic-versioning",
+    "dunamai": "dunamai",
+    "versioningit": "versioningit",
+}
+BACKENDS = {
+    "setuptools.build_meta": "setuptools",
+    "setuptools.build_meta:__legacy__": "setuptools",
+    "hatchling.build": "hatchling",
+    "flit_core.buildapi": "flit",
+    "flit.buildapi": "flit",
+    "poetry.core.masonry.api": "poetry",
+    "poetry.masonry.api": "poetry",
+    "pdm.backend": "pdm",
+    "pdm.pep517.api": "pdm",
+    "uv_build": "uv",
+    "maturin": "maturin",
+    "scikit_build_core.build": "scikit-build-core",
+    "mesonpy": "meson-python",
+}
+_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What the tree declares about installing and testing it."""
+
+    language: str  # python, go, rust, node, or unknown
+    name: str | None = None  # the distribution's name
+    backend: str | None = None  # setuptools, hatchling, flit, poetry, pdm, uv, … (None: not installable)
+    scm: str | None = None  # where its version comes from, when that is the VCS
+    extras: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()  # PEP 735 dependency groups
+    requirements: tuple[str, ...] = ()  # requirements files (paths in the tree)
+    install: tuple[str, ...] = ()  # further specifiers (poetry/pdm/uv dev groups, tox, nox)
+    test_deps_from: str | None = None  # where the test dependencies were found
+    packages: tuple[str, ...] = ()  # import names of the package under test
+    roots: tuple[str, ...] = (".",)  # where those import from, relative to the tree
+    runner: str | None = None  # pytest, unittest, go, cargo, npm
+    toolchain: str | None = None  # the non-Python toolchain's binary, when present here
+    declarations: tuple[str, ...] = ()  # the files the recipe depends on
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def installable(self) -> bool:
+        return self.backend is not None
+
+    def lines(self) -> list[str]:
+        """What was detected, for `benchtape doctor` and `task create`."""
+        if self.language != "python":
+            if self.language == "unknown":
+                return ["no Python, Go, Rust or Node project recognised: the verifier runs this host's tools as they are"]
+            there = f"{self.toolchain} found" if self.toolchain else f"no {self.runner} on this host"
+            return [f"a {self.language} project ({there}): its environment is the toolchain as it is"]
+        out = [
+            f"a Python project{f' ({self.name})' if self.name else ''}: "
+            + (f"built with {self.backend}" + (f", its version from {self.scm} (a pretend version is set: an export has no .git)" if self.scm else "") if self.backend else "no build declaration (nothing to install; its requirements only)"),
+            f"package under test: {', '.join(self.packages) or '(none found)'}, imported from {', '.join(r if r != '.' else 'the top' for r in self.roots)}",
+        ]
+        deps = [*(f"extra [{e}]" for e in self.extras), *(f"group {g}" for g in self.groups), *self.requirements, *self.install]
+        out.append(f"test dependencies: {', '.join(deps)}" + (f" (from {self.test_deps_from})" if self.test_deps_from else "") if deps else "test dependencies: none declared (pytest is added)")
+        out.extend(self.notes)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "language": self.language, "name": self.name, "backend": self.backend, "scm": self.scm, "extras": list(self.extras),
+            "groups": list(self.groups), "requirements": list(self.requirements), "install": list(self.install),
+            "test_deps_from": self.test_deps_from, "packages": list(self.packages), "roots": list(self.roots),
+            "runner": self.runner, "toolchain": self.toolchain, "declarations": list(self.declarations), "notes": list(self.notes),
+        }
+
+
+def detect(tree: Tree) -> Detection:
+    top = tree.names()
+    pyproject = _toml(tree, "pyproject.toml") if "pyproject.toml" in top else {}
+    python_signs = {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "noxfile.py", "Pipfile"} & set(top)
+    if not python_signs and not any(n.endswith(".py") for n in top):
+        return _other(top)
+    cfg = _ini(tree, "setup.cfg") if "setup.cfg" in top else None
+    name = _project_name(tree, pyproject, cfg, top)
+    backend, scm = _backend(tree, pyproject, cfg, top)
+    extras, groups, requirements, install, source = _test_deps(tree, pyproject, cfg, top)
+    declarations = declaration_paths(tree, requirements)
+    packages, roots = _packages(tree, pyproject, name, top)
+    notes: list[str] = []
+    if not packages:
+        notes.append("no package under test found: the import check is skipped (name it with `env.package` in .benchtape/config.yaml)")
+    runner = "pytest"
+    return Detection("python", name, backend, scm, extras, groups, requirements, install, source, packages, roots, runner, None, tuple(declarations), tuple(notes))
+
+
+def _other(top: list[str]) -> Detection:
+    for marker, language, runner in (("go.mod", "go", "go"), ("Cargo.toml", "rust", "cargo"), ("package.json", "node", "npm")):
+        if marker in top:
+            locks = [n for n in (marker, "go.sum", "Cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", *LOCK_FILES) if n in top]
+            return Detection(language, runner=runner, toolchain=shutil.which(runner), declarations=tuple(locks))
+    return Detection("unknown")
+
+
+# ---------------------------------------------------------------- readers
+
+
+def _text(tree: Tree, path: str) -> str | None:
+    data = tree.read(path)
+    return data.decode("utf-8", "replace") if data is not None else None
+
+
+def _toml(tree: Tree, path: str) -> dict[str, Any]:
+    text = _text(tree, path)
+    try:
+        return tomllib.loads(text) if text else {}
+    except tomllib.TOMLDecodeError:
+        return {}
+
+
+def _ini(tree: Tree, path: str) -> configparser.ConfigParser | None:
+    text = _text(tree, path)
+    if text is None:
+        return None
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser
+
+
+def _get(doc: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(doc, dict):
+            return None
+        doc = doc.get(k)
+    return doc
+
+
+def _project_name(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigParser | None, top: list[str]) -> str | None:
+    name = _get(pyproject, "project", "name") or _get(pyproject, "tool", "poetry", "name")
+    if isinstance(name, str):
+        return name
+    if cfg is not None and cfg.has_option("metadata", "name"):
+        return cfg.get("metadata", "name").strip()
+    if "setup.py" in top:
+        m = re.search(r"""\bname\s*=\s*['"]([A-Za-z0-9._-]+)['"]""", _text(tree, "setup.py") or "")
+        if m:
+            return m.group(1)
+    return None
+
+
+def _backend(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigParser | None, top: list[str]) -> tuple[str | None, str | None]:
+    build = _get(pyproject, "build-system") or {}
+    api = build.get("build-backend") if isinstance(build, dict) else None
+    requires = [str(r) for r in build.get("requires", [])] if isinstance(build, dict) else []
+    backend = BACKENDS.get(str(api), str(api)) if api else ("setuptools" if {"setup.py", "setup.cfg"} & set(top) or requires else None)
+    if backend is None and _get(pyproject, "project", "name"):
+        backend = "setuptools"  # PEP 517's default backend
+    scm = None
+    for req in requires:
+        m = _REQ_NAME.match(req)
+        if m and m.group(1).lower() in SCM_REQUIRES and SCM_REQUIRES[m.group(1).lower()]:
+            scm = SCM_REQUIRES[m.group(1).lower()]
+    tool = _get(pyproject, "tool") or {}
+    if scm is None and isinstance(tool, dict):
+        if "setuptools_scm" in tool:
+            scm = "setuptools-scm"
+        elif _get(tool, "hatch", "version", "source") == "vcs":
+            scm = "hatch-vcs"
+        elif _get(tool, "pdm", "version", "source") == "scm":
+            scm = "pdm-backend scm"
+        elif _get(tool, "poetry-dynamic-versioning", "enable"):
+            scm = "poetry-dynamic-versioning"
+    if scm is None and "versioneer.py" in top:
+        scm = "versioneer"
+    if scm is None and "setup.py" in top and re.search(r"use_scm_version|setuptools_scm", _text(tree, "setup.py") or ""):
+        scm = "setuptools-scm"
+    return backend, scm
+
+
+def _names_in(declared: Any) -> list[str]:
+    return [str(k) for k in declared] if isinstance(declared, dict) else []
+
+
+def _pick(names: list[str]) -> tuple[str, ...]:
+    chosen = [n for n in names if n.lower() in TEST_NAMES]
+    return tuple(chosen or [n for n in names if n.lower() in DEV_NAMES])
+
+
+def _test_deps(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigParser | None, top: list[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None]:
+    """(extras, groups, requirements files, more specifiers, where they came from)."""
+    extras_declared = _names_in(_get(pyproject, "project", "optional-dependencies"))
+    if cfg is not None and cfg.has_section("options.extras_require"):
+        extras_declared += cfg.options("options.extras_require")
+    if "setup.py" in top and not extras_declared:
+        m = re.search(r"extras_require\s*=\s*\{(.*?)\}", _text(tree, "setup.py") or "", re.DOTALL)
+        if m:
+            extras_declared += re.findall(r"""['"]([A-Za-z0-9_.-]+)['"]\s*:""", m.group(1))
+    extras = _pick(extras_declared)
+    groups = _pick(_names_in(_get(pyproject, "dependency-groups")))
+    if extras or groups:
+        return extras, groups, (), (), "pyproject.toml" if "pyproject.toml" in top and (groups or _get(pyproject, "project", "optional-dependencies")) else ("setup.cfg" if cfg is not None and extras else "setup.py")
+    tool = _get(pyproject, "tool") or {}
+    poetry_groups = _get(tool, "poetry", "group") or {}
+    install: list[str] = []
+    for g in _pick(_names_in(poetry_groups)):
+        install += _poetry_deps(_get(poetry_groups, g, "dependencies"))
+    install += _poetry_deps(_get(tool, "poetry", "dev-dependencies"))
+    pdm_dev = _get(tool, "pdm", "dev-dependencies") or {}
+    for g in _pick(_names_in(pdm_dev)):
+        install += [str(x) for x in pdm_dev.get(g, []) if isinstance(x, str) and not x.startswith("-")]
+    install += [str(x) for x in _get(tool, "uv", "dev-dependencies") or [] if isinstance(x, str)]
+    if install:
+        return (), (), (), tuple(dict.fromkeys(install)), "pyproject.toml (tool dev dependencies)"
+    requirements = _requirement_files(tree, top)
+    if requirements:
+        return (), (), requirements, (), ", ".join(requirements)
+    tox = _tox(tree, top)
+    if tox is not None and any(tox):
+        extras_t, reqs_t, install_t = tox
+        return extras_t, (), reqs_t, install_t, "tox.ini"
+    nox = re.findall(r"session\.install\(([^)]*)\)", _text(tree, "noxfile.py") or "") if "noxfile.py" in top else []
+    specs = [s for call in nox for s in re.findall(r"""['"]([^'"]+)['"]""", call) if not s.startswith("-") and s not in (".", "-e")]
+    if specs:
+        return (), (), (), tuple(dict.fromkeys(specs)), "noxfile.py"
+    if "requirements.txt" in top and not ({"setup.py", "setup.cfg"} & set(top) or _get(pyproject, "project")):
+        return (), (), ("requirements.txt",), (), "requirements.txt"
+    return (), (), (), (), None
+
+
+def _poetry_deps(declared: Any) -> list[str]:
+    if not isinstance(declared, dict):
+        return []
+    return [str(k) for k in declared if str(k).lower() != "python"]
+
+
+def _requirement_files(tree: Tree, top: list[str]) -> tuple[str, ...]:
+    found = []
+    for folder in REQUIREMENT_FOLDERS:
+        names = tree.names(folder.rstrip("/")) if folder else top
+        for n in names:
+            if n.endswith("/") or not re.search(r"\.(?:txt|in)$", n):
+                continue
+            stem = n.lower()
+            if "req" not in stem and not folder:
+                continue
+            if any(re.search(rf"(?:^|[^a-z]){w}(?:[^a-z]|$)", stem) for w in TEST_NAMES):
+                found.append(folder + n)
+    if not found:
+        for folder in REQUIREMENT_FOLDERS:
+            names = tree.names(folder.rstrip("/")) if folder else top
+            found += [folder + n for n in names if ("req" in n.lower() or folder) and re.search(r"(?:^|[^a-z])dev(?:[^a-z]|$)", n.lower()) and n.endswith(".txt")]
+    return tuple(sorted(found))
+
+
+def _tox(tree: Tree, top: list[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    parser = _ini(tree, "tox.ini") if "tox.ini" in top else None
+    if parser is None or not parser.has_section("testenv"):
+        return None
+    extras = tuple(x.strip() for x in re.split(r"[\s,]+", parser.get("testenv", "extras", fallback="")) if x.strip() and ":" not in x)
+    reqs: list[str] = []
+    install: list[str] = []
+    for line in parser.get("testenv", "deps", fallback="").splitlines():
+        line = line.split("#")[0].strip()
+        if not line or re.match(r"^[\w{},.-]+:\s", line) or "{" in line:
+            continue  # a factor-conditional line, or a substitution: not for every environment
+        if line.startswith("-r"):
+            reqs.append(line[2:].strip())
+        elif not line.startswith("-") and line not in (".", "-e ."):
+            install.append(line)
+    return extras, tuple(reqs), tuple(install)
+
+
+def _packages(tree: Tree, pyproject: dict[str, Any], name: str | None, top: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(import names of the package under test, the folders they import from)."""
+    wanted = re.sub(r"[-.]+", "_", name).lower() if name else None
+    explicit = _get(pyproject, "tool", "flit", "module", "name")
+    candidates: list[tuple[str, str]] = []  # (root, import name)
+    for root in ("src", "."):
+        names = tree.names("src") if root == "src" else top
+        if root == "src" and "src/" not in top:
+            continue
+        for n in names:
+            prefix = "src/" if root == "src" else ""
+            if n.endswith("/") and n[:-1].isidentifier() and n[:-1] not in NOT_PACKAGES and not n.startswith((".", "_")):
+                if "__init__.py" in tree.names(prefix + n[:-1]):
+                    candidates.append((root, n[:-1]))
+            elif n.endswith(".py") and n[:-3].isidentifier() and n[:-3] not in NOT_PACKAGES and n not in ("setup.py", "noxfile.py", "conftest.py", "versioneer.py") and not n.startswith(("_", "test")):
+                candidates.append((root, n[:-3]))
+    for want in (explicit, wanted):
+        hit = [c for c in candidates if want and c[1].lower() == str(want).lower()]
+        if hit:
+            return (hit[0][1],), (hit[0][0],)
+    dirs = [c for c in candidates if c[0] == "src"] or candidates
+    if not dirs:
+        return (), ("src",) if "src/" in top else (".",)
+    roots = tuple(dict.fromkeys(c[0] for c in dirs))
+    return tuple(c[1] for c in dirs[:3]), roots

@@ -1,0 +1,120 @@
+"""An environment's recipe: everything that determines it, and its key.
+
+The key is a hash of the dependency declarations' bytes (pyproject.toml, setup.py/cfg,
+requirements files, tox.ini, noxfile.py, lock files) at the base commit, the Python's
+major.minor, what the project config's `env:` adds, and this recipe's format. Two tasks of the
+same base (or of bases whose declarations are byte-identical) share one environment; a changed
+declaration builds a new one and makes the tasks bound to the old one stale. The installer (uv
+or pip) is not part of it: the same recipe on a host without uv is the same environment.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchtape.envs.detect import Detection, detect
+from benchtape.spec.project import EnvConfig
+from benchtape.spec.project_tree import RECIPE_FORMAT, Tree, declarations, environment_recipe
+
+PRETEND_VERSION = "0.0.0"
+# An export has no .git: every VCS-versioning backend is told the version instead of asking git.
+PRETEND_VARIABLES = (
+    "SETUPTOOLS_SCM_PRETEND_VERSION",  # setuptools-scm, hatch-vcs (it is setuptools-scm underneath)
+    "PDM_BUILD_SCM_VERSION",  # pdm-backend's scm source
+    "POETRY_DYNAMIC_VERSIONING_BYPASS",  # poetry-dynamic-versioning
+    "VERSIONINGIT_VERSION_OVERRIDE",
+)
+
+
+class EnvError(Exception):
+    """The environment could not be made: the message says what failed and the fix."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    detection: Detection
+    config: EnvConfig
+    python: str | None  # the interpreter to build with (None: none found, or not a Python project)
+    python_version: str | None  # its major.minor
+    declarations: tuple[tuple[str, str], ...] = ()  # (path, sha256 of its bytes)
+    environment: str = ""  # spec.project_tree.environment_recipe: what a task's fingerprint binds
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def buildable(self) -> bool:
+        """Whether there is a venv to build (a Python project, an interpreter, `env.build` on)."""
+        return self.detection.language == "python" and self.config.build and self.python is not None
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        return (self.config.package,) if self.config.package else self.detection.packages
+
+    def requirements(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self.detection.requirements, *self.config.requirements]))
+
+    def key(self) -> str:
+        """The cache's key: the environment recipe on this interpreter (a venv is bound to its
+        interpreter's path; the task fingerprint binds `environment`, which is host-independent)."""
+        doc = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
+        return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a validation or a graded cell records about the environment it ran in."""
+        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
+
+
+def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None) -> Recipe:
+    """The recipe of the tree (a base commit's, or a folder) under the project's `env:`.
+    `python`: the interpreter to build with instead of the project's (a container's: the base
+    image holds this host's system Python at the same path)."""
+    config = config or EnvConfig()
+    detection = detect(tree)
+    notes: list[str] = []
+    declared = declarations(tree, config.requirements)
+    notes += [f"`env.requirements` names {p}, which is not in the tree at this commit" for p in config.requirements if p not in declared]
+    wanted = python or config.python
+    python, version = (None, None)
+    if detection.language == "python" and config.build:
+        python, version = find_python(wanted)
+        if python is None:
+            notes.append(f"no Python {wanted or '3'} found on this host: the verifier runs without a project environment")
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes))
+
+
+def find_python(wanted: str | None) -> tuple[str | None, str | None]:
+    """(the interpreter's path, its major.minor) for `env.python` (a version like 3.12, or a path); python3 by default."""
+    if wanted and ("/" in wanted):
+        candidates = [wanted]
+    elif wanted:
+        candidates = [f"python{wanted}"] if re.fullmatch(r"\d+(?:\.\d+)*", wanted) else [wanted]
+    else:
+        candidates = ["python3", "python"]
+    for name in candidates:
+        exe = shutil.which(name) if "/" not in name else (name if Path(name).is_file() else None)
+        if exe:
+            found = interpreter(exe)
+            if found:
+                return found
+    return None, None
+
+
+@functools.lru_cache(maxsize=16)
+def interpreter(exe: str) -> tuple[str, str] | None:
+    """(the real executable behind `exe`, a shim's or a venv's, and its major.minor)."""
+    try:
+        done = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    lines = done.stdout.split("\n")
+    if done.returncode != 0 or len(lines) < 2 or not lines[1].strip():
+        return None
+    return lines[1].strip(), lines[0].strip()
