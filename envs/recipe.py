@@ -48,7 +48,7 @@ class Recipe:
     declarations: tuple[tuple[str, str], ...] = ()  # (path, sha256 of its bytes)
     environment: str = ""  # spec.project_tree.environment_recipe: what a task's fingerprint binds
     notes: tuple[str, ...] = field(default_factory=tuple)
-    version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release)
+    version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release); recorded, not keyed (a tag changes no declaration)
 
     @property
     def buildable(self) -> bool:
@@ -65,7 +65,7 @@ class Recipe:
     def key(self) -> str:
         """The cache's key: the environment recipe on this interpreter (a venv is bound to its
         interpreter's path; the task fingerprint binds `environment`, which is host-independent)."""
-        doc = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language, "version": self.version}
+        doc = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
         return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:

@@ -118,10 +118,8 @@ def test_a_second_task_of_the_same_recipe_reuses_the_environment(humanize: dict[
     task = load_task(find_task(humanize["root"], humanize["ids"]["328"]))
     tree = humanize["root"].parent / "base-328"
     export_commit(humanize["root"], task.source.base_commit, tree)
-    t0 = time.monotonic()
     env = ensure_env(recipe_at(project, task.source.base_commit), tree)
-    assert not env.built and env.folder is not None and env.folder.parent == cache
-    assert time.monotonic() - t0 < 1.0
+    assert not env.built and env.folder is not None and env.folder.parent == cache  # its time is make bench's (benchmarks/envs.py), not a test's
     # #329's base has byte-identical declarations: the same environment
     other = load_task(find_task(humanize["root"], humanize["ids"]["329"]))
     assert recipe_at(project, other.source.base_commit).key() == env.recipe.key()

@@ -59,8 +59,9 @@ def test_no_release_before_the_base_or_no_git_keeps_the_stated_default(tmp_path:
     assert recipe_for(FolderTree(repo)).version == PRETEND_VERSION
 
 
-def test_the_version_keys_the_cached_environment(tmp_path: Path):
+def test_a_newer_tag_is_the_version_and_keeps_the_environment(tmp_path: Path):
     repo, tagged, after = _repo(tmp_path)
     at_release = recipe_for(GitTree(repo, after))
     _git(repo, "tag", "v1.6.0", after)
-    assert recipe_for(GitTree(repo, after)).version == "1.6.0" and recipe_for(GitTree(repo, after)).key() != at_release.key()
+    again = recipe_for(GitTree(repo, after))
+    assert again.version == "1.6.0" and again.key() == at_release.key()  # a tag changes no declaration: the cached environment stands
