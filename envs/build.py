@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from benchtape.envs.recipe import PRETEND_VARIABLES, PRETEND_VERSION, EnvError, Recipe
+from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
 MANIFEST = "manifest.json"
@@ -196,7 +196,7 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     before = _files(work)
     venv = folder / "venv"
     uv = uv_binary()
-    env = {**os.environ, **dict.fromkeys(PRETEND_VARIABLES, PRETEND_VERSION), **dict(recipe.config.variables), "UV_PYTHON_DOWNLOADS": "never", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {**os.environ, **dict.fromkeys(PRETEND_VARIABLES, recipe.version), **dict(recipe.config.variables), "UV_PYTHON_DOWNLOADS": "never", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)
     python = recipe.python or "python3"

@@ -23,9 +23,9 @@ import orjson
 
 from benchtape.envs.detect import Detection, detect
 from benchtape.spec.project import EnvConfig
-from benchtape.spec.project_tree import RECIPE_FORMAT, Tree, declarations, environment_recipe
+from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declarations, environment_recipe
 
-PRETEND_VERSION = "0.0.0"
+PRETEND_VERSION = "0.0.0"  # when the base commit has no release tag before it (or the tree is a plain folder)
 # An export has no .git: every VCS-versioning backend is told the version instead of asking git.
 PRETEND_VARIABLES = (
     "SETUPTOOLS_SCM_PRETEND_VERSION",  # setuptools-scm, hatch-vcs (it is setuptools-scm underneath)
@@ -48,6 +48,7 @@ class Recipe:
     declarations: tuple[tuple[str, str], ...] = ()  # (path, sha256 of its bytes)
     environment: str = ""  # spec.project_tree.environment_recipe: what a task's fingerprint binds
     notes: tuple[str, ...] = field(default_factory=tuple)
+    version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release); recorded, not keyed (a tag changes no declaration)
 
     @property
     def buildable(self) -> bool:
@@ -69,7 +70,7 @@ class Recipe:
 
     def to_dict(self) -> dict[str, Any]:
         """What a validation or a graded cell records about the environment it ran in."""
-        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
+        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
 
 
 def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None) -> Recipe:
@@ -87,7 +88,8 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
         python, version = find_python(wanted)
         if python is None:
             notes.append(f"no Python {wanted or '3'} found on this host: the verifier runs without a project environment")
-    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes))
+    release = tree.release() if detection.scm and isinstance(tree, GitTree) else None
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION)
 
 
 def find_python(wanted: str | None) -> tuple[str | None, str | None]:

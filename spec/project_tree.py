@@ -96,6 +96,18 @@ class GitTree:
             self._data[path] = out[header_end + 1 : header_end + 1 + size]
             at = header_end + 1 + size + 1
 
+    def release(self) -> str | None:
+        """The newest release tag this commit descends from, as a version (`v1.4.0` → `1.4.0`), or None.
+
+        What a VCS-versioned project (setuptools-scm, hatch-vcs) would call itself at this commit:
+        its export has no .git, so the build is told a version, and a made-up 0.0.0 breaks
+        resolution wherever a test tool requires the project (pytest needs pluggy>=1.5: with
+        pluggy at 0.0.0 the resolver went back to a pytest of 2016, which no longer imports)."""
+        done = self._git("describe", "--tags", "--abbrev=0", "--match", "*[0-9]*", self.commit)
+        tag = done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+        found = re.search(r"\d+(?:\.\d+)*", tag)
+        return found.group(0) if found else None
+
     def names(self, folder: str = "") -> list[str]:
         if folder not in self._names:
             if folder and "/" not in folder:  # every top-level folder listed in one process

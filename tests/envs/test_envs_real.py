@@ -7,6 +7,7 @@ module, and the hand-checked truth (shared/realrepos/humanize-truth.md and READM
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -97,7 +98,11 @@ def test_the_environment_is_recorded_with_each_phase_and_bound_by_the_fingerprin
     report = next(t for t in humanize["done"].tasks if t.id == humanize["ids"]["318"])
     env = report.environment
     assert env is not None and env["project_installed"] and env["installer"] == "uv"
-    assert any(line.startswith("freezegun==") for line in env["installed"]) and any(line.startswith("humanize==0.0.0") for line in env["installed"])
+    # hatch-vcs is told the base commit's newest release, as a checkout of it would say (a made-up 0.0.0 broke
+    # resolution where a test tool requires the project: pytest needs pluggy>=1.5)
+    base = load_task(find_task(humanize["root"], report.id)).source.base_commit
+    release = subprocess.run(["git", "-C", str(humanize["root"]), "describe", "--tags", "--abbrev=0", base], capture_output=True, text=True, check=True).stdout.strip().lstrip("v")
+    assert any(line.startswith("freezegun==") for line in env["installed"]) and any(line.startswith(f"humanize=={release}") for line in env["installed"]), (release, env["installed"])
     assert "src/humanize/_version.py" in env["generated"]  # hatch-vcs wrote it; each fresh tree gets a copy
     session = report.phases["reference"].session_id
     summary = humanize["store"].load_session(session).final_output
@@ -118,10 +123,8 @@ def test_a_second_task_of_the_same_recipe_reuses_the_environment(humanize: dict[
     task = load_task(find_task(humanize["root"], humanize["ids"]["328"]))
     tree = humanize["root"].parent / "base-328"
     export_commit(humanize["root"], task.source.base_commit, tree)
-    t0 = time.monotonic()
     env = ensure_env(recipe_at(project, task.source.base_commit), tree)
-    assert not env.built and env.folder is not None and env.folder.parent == cache
-    assert time.monotonic() - t0 < 1.0
+    assert not env.built and env.folder is not None and env.folder.parent == cache  # its time is make bench's (benchmarks/envs.py), not a test's
     # #329's base has byte-identical declarations: the same environment
     other = load_task(find_task(humanize["root"], humanize["ids"]["329"]))
     assert recipe_at(project, other.source.base_commit).key() == env.recipe.key()
