@@ -207,7 +207,7 @@ REMEDIES = {
     "project_not_installed": "the tests would not import the tree's own code: let benchtape build the project's environment (`benchtape doctor` says what it detected; `env:` in .benchtape/config.yaml declares what detection misses, e.g. `env.package`, `env.install`; docs/tasks.md)",
     "patch_conflict": "the patch does not apply at the base commit: re-create the task (`benchtape task create`), or fix the patch by hand",
     "timeout": "raise `verify.timeout` in task.yaml, or narrow verify.command to the changed tests",
-    "missing_dependency": "install it in the project image (Dockerfile.benchtape), or put its wheel in .benchtape/wheelhouse/ (docs/tasks.md)",
+    "missing_dependency": "declare it with the project's test dependencies (a test extra, a dependency group, a test requirements file) or name it in `env.install` of .benchtape/config.yaml: the project environment is built from those at every level (docs/tasks.md); a project verified in its own Dockerfile.benchtape installs it there",
     "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
     "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it",
     "tests_skipped": "the base passed only because tests were skipped (named, with the runner's reason): provide what they skip for (a dependency, a generated file: `verify.setup`), or, when they skip by design, this change is no task",

@@ -112,6 +112,9 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     (tmp_path / "toolz").mkdir()
     missing = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'hypothesis'\n")
     assert judge_base(missing, tmp_path).diagnosis == "missing_dependency"
+    # the fix is where the project environment reads it from, never the wheelhouse (unused at level home: issue 44)
+    remedy = judge_base(missing, tmp_path).remedy
+    assert "wheelhouse" not in remedy and "env.install" in remedy and "test extra" in remedy
     own = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'toolz.newthing'\n")
     assert judge_base(own, tmp_path).held  # the project's own module: the change adds it
     assert judge_base(_ev("failed", 127, Counts(None), "sh: 1: pytest: not found\n")).diagnosis == "missing_dependency"
