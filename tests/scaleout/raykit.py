@@ -100,6 +100,9 @@ def start_cluster(names: tuple[str, ...] = ("a", "b")) -> LocalCluster:
     from ray.cluster_utils import Cluster
 
     tmp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))  # short: Ray's socket paths live under it
+    # Ray's cluster_utils writes the head's address to the default temp dir (/tmp/ray) whatever
+    # temp_dir says, and does not make the folder: on a machine where no Ray ran before, it is absent
+    (Path(tempfile.gettempdir()) / "ray").mkdir(exist_ok=True)
     head = {"num_cpus": 0, "object_store_memory": OSM, "include_dashboard": False, "temp_dir": str(tmp / "ray"), "_system_config": FAST_HEALTH}
     local = LocalCluster(Cluster(initialize_head=True, head_node_args=head), tmp)
     for name in names:

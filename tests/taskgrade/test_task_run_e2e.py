@@ -70,7 +70,11 @@ def test_regrade_and_grade_reproduce_the_live_outcomes_from_the_stored_candidate
     live = {sid: o["outcome"] for sid, o in store.latest_outcomes([r.id for r in store.session_rows(run_id=ran["run"]["run_id"])]).items()}
     store.close()
     assert len(live) == 15
-    lines_before = {r["label"]: r["lines_per_cell"] for r in _json(benchtape("compare", "tasks", "--json", cwd=repo))["ranked"]}
+    def lines_per_cell() -> dict[str, Any]:  # controls (oracle, no-op) are listed apart from the ranked setups
+        doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
+        return {r["label"]: r["lines_per_cell"] for r in doc["ranked"] + doc["controls"]}
+
+    lines_before = lines_per_cell()
     assert lines_before[ORACLE] and lines_before[ORACLE] > 0
     done = benchtape("regrade", "--run", ran["run"]["run_id"], cwd=repo, env=cli_env(), timeout=900)
     assert done.returncode == 0, done.stderr
@@ -79,7 +83,7 @@ def test_regrade_and_grade_reproduce_the_live_outcomes_from_the_stored_candidate
     assert again == live and len({o["grading_id"] for o in store.latest_outcomes(list(live)).values()}) == 1
     store.close()
     # the agent's change is the recording's: lines/cell reads the same after a regrade (issue 44: it became "—")
-    assert {r["label"]: r["lines_per_cell"] for r in _json(benchtape("compare", "tasks", "--json", cwd=repo))["ranked"]} == lines_before
+    assert lines_per_cell() == lines_before
     doc = _json(benchtape("grade", "--run", ran["run"]["run_id"], "--json", cwd=repo, env=cli_env(), timeout=900))
     assert doc["counts"]["REPRODUCED"] == 15 and doc["counts"]["DIVERGED"] == 0
 
@@ -117,7 +121,7 @@ def test_sessions_and_compare_say_the_same_cost_for_the_same_cells(ran: dict[str
     listed = _json(benchtape("sessions", "--run", ran["run"]["run_id"], "--limit", "0", "--json", cwd=repo))
     rows = listed["sessions"] if isinstance(listed, dict) else listed
     assert rows and {r["cost_usd"] for r in rows} == {0.0}
-    ranked = _json(benchtape("compare", "tasks", "--json", cwd=repo))["ranked"]
-    assert {r["cost_per_cell"] for r in ranked} == {0.0}
+    doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
+    assert {r["cost_per_cell"] for r in doc["ranked"] + doc["controls"]} == {0.0}
     text = benchtape("sessions", "--run", ran["run"]["run_id"], "--limit", "0", cwd=repo).stdout
     assert "unknown" not in text and "$0.0000" in text
