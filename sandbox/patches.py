@@ -14,6 +14,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from benchtape.core.gitnames import one_name, strip_prefix, unquote
+
 
 class PatchFailed(Exception):
     """A patch does not apply: `str()` is git's own words, shortened."""
@@ -57,79 +59,33 @@ def changed_paths(patch: bytes) -> list[str]:
             for name in _git_header_names(line[len(b"diff --git ") :]):
                 add(name)
         elif line.startswith((b"--- ", b"+++ ")):
-            add(_strip_prefix(_one_name(line[4:], tab_ends=True)))
+            add(strip_prefix(one_name(line[4:], tab_ends=True)))
         elif line.startswith((b"rename from ", b"rename to ", b"copy from ", b"copy to ")):
-            add(_one_name(line.split(b" ", 2)[2], tab_ends=False))
+            add(one_name(line.split(b" ", 2)[2], tab_ends=False))
     for name in _git_numstat_paths(patch):
         add(name)
     return out
 
 
-_ESCAPES = {ord("a"): 7, ord("b"): 8, ord("t"): 9, ord("n"): 10, ord("v"): 11, ord("f"): 12, ord("r"): 13, ord('"'): 34, ord("\\"): 92}
-
-
-def _unquote(data: bytes) -> tuple[str, bytes] | None:
-    """A C-quoted name at the start of `data` (git's quote_c_style) → (the name, what follows);
-    None when `data` does not start with a well-formed quoted name."""
-    if not data.startswith(b'"'):
-        return None
-    out = bytearray()
-    i = 1
-    while i < len(data):
-        c = data[i]
-        if c == ord('"'):
-            return bytes(out).decode("utf-8", "replace"), data[i + 1 :]
-        if c == ord("\\") and i + 1 < len(data):
-            n = data[i + 1]
-            if n in _ESCAPES:
-                out.append(_ESCAPES[n])
-                i += 2
-                continue
-            octal = data[i + 1 : i + 4]
-            if len(octal) == 3 and all(ord("0") <= d <= ord("7") for d in octal):
-                out.append(int(octal, 8) & 0xFF)
-                i += 4
-                continue
-            return None
-        out.append(c)
-        i += 1
-    return None
-
-
-def _one_name(data: bytes, *, tab_ends: bool) -> str | None:
-    quoted = _unquote(data)
-    if quoted is not None:
-        return quoted[0]
-    if tab_ends:  # git ends a `---`/`+++` name holding a space with a tab (and a timestamp may follow one)
-        data = data.split(b"\t", 1)[0]
-    return data.decode("utf-8", "replace") or None
-
-
-def _strip_prefix(name: str | None) -> str | None:
-    if name is None or name == "/dev/null":
-        return name
-    return name[2:] if name[:2] in ("a/", "b/") else name
-
-
 def _git_header_names(rest: bytes) -> list[str]:
     """The two names of a `diff --git` line, as git's own header parser finds them."""
-    first = _unquote(rest)
+    first = unquote(rest)
     if first is not None:
         after = first[1].lstrip(b" ")
-        second = _unquote(after)
+        second = unquote(after)
         names = [first[0], second[0] if second is not None else after.decode("utf-8", "replace")]
-        return [n for n in (_strip_prefix(x) for x in names) if n]
+        return [n for n in (strip_prefix(x) for x in names) if n]
     # unquoted first name: the second may be quoted, else the line is "a/NAME b/NAME" (same name both sides)
     at = rest.find(b' "')
     if at > 0:
-        second = _unquote(rest[at + 1 :])
+        second = unquote(rest[at + 1 :])
         if second is not None:
-            return [n for n in (_strip_prefix(rest[:at].decode("utf-8", "replace")), _strip_prefix(second[0])) if n]
+            return [n for n in (strip_prefix(rest[:at].decode("utf-8", "replace")), strip_prefix(second[0])) if n]
     if len(rest) % 2 == 1:
         half = len(rest) // 2
         a, b = rest[:half], rest[half + 1 :]
         if rest[half : half + 1] == b" " and a[2:] == b[2:]:
-            return [n for n in (_strip_prefix(a.decode("utf-8", "replace")),) if n]
+            return [n for n in (strip_prefix(a.decode("utf-8", "replace")),) if n]
     m = re.match(rb"a/(.+?) b/(.+)$", rest)  # a rename whose headers follow (rename from/to name both sides)
     return [m.group(1).decode("utf-8", "replace"), m.group(2).decode("utf-8", "replace")] if m else []
 

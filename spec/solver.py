@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchtape.core.gitnames import one_name, strip_prefix
+
 # model id -> whether it plays the partial script (the mock's own ids, and a real binary's against the scripted server)
 SOLVER_MODELS = {"mock-solver": False, "mock-solver-partial": True, "scripted-solver": False, "scripted-solver-partial": True}
 
@@ -129,12 +131,9 @@ def parse_patch(text: str) -> list[_File]:
 
 
 def _path(raw: str) -> str | None:
-    value = raw.rstrip("\n").split("\t")[0]
-    if value == "/dev/null":
-        return None
-    if value.startswith('"') and value.endswith('"'):  # git quotes unusual names: C-style escapes
-        value = value[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape").encode("latin-1").decode("utf-8", "surrogateescape")
-    return value[2:] if value.startswith(("a/", "b/")) else value
+    """A `---`/`+++` name as git wrote it (C-quoted when unusual), without its a/ or b/; None for /dev/null."""
+    name = strip_prefix(one_name(raw.rstrip("\n").encode("utf-8", "surrogateescape"), tab_ends=True))
+    return None if name in (None, "/dev/null") else name
 
 
 def _quote(path: str) -> str:

@@ -80,3 +80,9 @@ def test_a_blank_context_line_written_without_its_space_is_context():
     patch = b"diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1,3 +1,3 @@\n x = 1\n\n-y = 2\n+y = 3\n"
     [(old, new)] = parse_patch(patch.decode())[0].hunks
     assert (old, new) == ("x = 1\n\ny = 2\n", "x = 1\n\ny = 3\n")
+
+
+def test_a_name_git_quoted_is_read_as_the_guard_reads_it():
+    patch = 'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n--- "a/t\\303\\251st.py"\n+++ "b/t\\303\\251st.py"\n@@ -1 +1 @@\n-x = 1\n+x = 2\n'.encode()
+    [f] = parse_patch(patch.decode())
+    assert (f.old, f.new) == ("tést.py", "tést.py")
