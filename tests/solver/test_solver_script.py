@@ -83,6 +83,6 @@ def test_a_blank_context_line_written_without_its_space_is_context():
 
 
 def test_a_name_git_quoted_is_read_as_the_guard_reads_it():
-    patch = 'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n--- "a/t\\303\\251st.py"\n+++ "b/t\\303\\251st.py"\n@@ -1 +1 @@\n-x = 1\n+x = 2\n'.encode()
+    patch = b'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n--- "a/t\\303\\251st.py"\n+++ "b/t\\303\\251st.py"\n@@ -1 +1 @@\n-x = 1\n+x = 2\n'
     [f] = parse_patch(patch.decode())
     assert (f.old, f.new) == ("tést.py", "tést.py")
