@@ -20,7 +20,6 @@ of an unpriced model is 0: never recorded (unknown).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -28,7 +27,7 @@ import orjson
 from benchtape.adapters.aider_history import FORMAT
 from benchtape.adapters.base import Command, Launch, host_credentials, on_path
 from benchtape.adapters.command import CommandParser
-from benchtape.adapters.config import ConfigReader
+from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
 from benchtape.core.errors import BadInput
 
@@ -37,22 +36,12 @@ SCRIPTED_MODEL = "openai/scripted"
 PROVIDER_KEYS = {"openai": ("OPENAI_API_KEY",), "anthropic": ("ANTHROPIC_API_KEY",)}
 
 
-@dataclass(frozen=True)
-class AiderConfig:
-    binary: str | None = None
-    model: str | None = None
-    args: tuple[str, ...] = ()
+def parse_config(harness_config: dict[str, Any] | None) -> CliConfig:
+    return cli_config(HARNESS, harness_config)
 
 
-def parse_config(harness_config: dict[str, Any] | None) -> AiderConfig:
-    r = ConfigReader(HARNESS, harness_config)
-    return AiderConfig(binary=r.string("binary", empty_ok=False), model=r.string("model"), args=tuple(r.strings("args")))
-
-
-def binary_of(cfg: AiderConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
-
-    return cfg.binary or default_binary(HARNESS)
+def binary_of(cfg: CliConfig) -> str:
+    return cli_binary(HARNESS, cfg.binary)
 
 
 class AiderAdapter:

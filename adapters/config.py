@@ -7,6 +7,7 @@ dropped setting would benchmark something other than what the bench file says.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from benchtape.core.errors import BadInput, type_name
@@ -73,3 +74,25 @@ class ConfigReader:
                 fix=f"use one of {', '.join(levels)} (or omit `{key}` for the {cli} default)",
             )
         return value
+
+
+@dataclass(frozen=True)
+class CliConfig:
+    """The `harness_config` of a CLI harness that takes only its binary, a model and extra args
+    (Gemini CLI, Qwen Code, opencode, aider): read one way for all of them."""
+
+    binary: str | None = None  # None: the pinned binary when installed, else the CLI on PATH
+    model: str | None = None
+    args: tuple[str, ...] = ()
+
+
+def cli_config(harness: str, harness_config: dict[str, Any] | None) -> CliConfig:
+    r = ConfigReader(harness, harness_config)
+    return CliConfig(binary=r.string("binary", empty_ok=False), model=r.string("model"), args=tuple(r.strings("args")))
+
+
+def cli_binary(harness: str, binary: str | None) -> str:
+    """The binary a harness runs: the one its config names, else the pinned one (or its name on PATH)."""
+    from benchtape.adapters.binaries import default_binary
+
+    return binary or default_binary(harness)

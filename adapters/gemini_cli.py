@@ -18,12 +18,11 @@ Project instructions: the CLI reads GEMINI.md from the workspace on its own.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
-from benchtape.adapters.config import ConfigReader
+from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
 from benchtape.adapters.gemini_stream import GeminiStreamParser
 from benchtape.core.errors import BadInput
@@ -42,23 +41,12 @@ SETTINGS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class GeminiConfig:
-    binary: str | None = None  # None: the pinned binary when installed, else `gemini` on PATH
-    model: str | None = None
-    args: tuple[str, ...] = ()
+def parse_config(harness_config: dict[str, Any] | None) -> CliConfig:
+    return cli_config(HARNESS, harness_config)
 
 
-def parse_config(harness_config: dict[str, Any] | None) -> GeminiConfig:
-    """Check and type the gemini-cli `harness_config` (binary, model, args); unknown keys are ignored."""
-    r = ConfigReader(HARNESS, harness_config)
-    return GeminiConfig(binary=r.string("binary", empty_ok=False), model=r.string("model"), args=tuple(r.strings("args")))
-
-
-def binary_of(cfg: GeminiConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
-
-    return cfg.binary or default_binary(HARNESS)
+def binary_of(cfg: CliConfig) -> str:
+    return cli_binary(HARNESS, cfg.binary)
 
 
 class GeminiCliAdapter:

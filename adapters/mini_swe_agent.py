@@ -23,7 +23,7 @@ import orjson
 
 from benchtape.adapters.base import Command, Launch, host_credentials, on_path
 from benchtape.adapters.command import CommandParser
-from benchtape.adapters.config import ConfigReader
+from benchtape.adapters.config import ConfigReader, cli_binary
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
 from benchtape.core.errors import BadInput
 
@@ -48,9 +48,7 @@ def parse_config(harness_config: dict[str, Any] | None) -> MiniConfig:
 
 
 def binary_of(cfg: MiniConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
-
-    return cfg.binary or default_binary(HARNESS)
+    return cli_binary(HARNESS, cfg.binary)
 
 
 class MiniSweAgentAdapter:

@@ -23,13 +23,12 @@ for a model it cannot price: a cost is recorded only when it is above 0.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, cast
 
 import orjson
 
 from benchtape.adapters.base import Command, Launch, host_credentials, on_path, warning
-from benchtape.adapters.config import ConfigReader
+from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
 from benchtape.adapters.lines import LineParser, decode, guarded
 from benchtape.core.canonical import annotate
@@ -47,22 +46,12 @@ QUIET_ENV = {
 }
 
 
-@dataclass(frozen=True)
-class OpencodeConfig:
-    binary: str | None = None
-    model: str | None = None
-    args: tuple[str, ...] = ()
+def parse_config(harness_config: dict[str, Any] | None) -> CliConfig:
+    return cli_config(HARNESS, harness_config)
 
 
-def parse_config(harness_config: dict[str, Any] | None) -> OpencodeConfig:
-    r = ConfigReader(HARNESS, harness_config)
-    return OpencodeConfig(binary=r.string("binary", empty_ok=False), model=r.string("model"), args=tuple(r.strings("args")))
-
-
-def binary_of(cfg: OpencodeConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
-
-    return cfg.binary or default_binary(HARNESS)
+def binary_of(cfg: CliConfig) -> str:
+    return cli_binary(HARNESS, cfg.binary)
 
 
 def config_files(scripted: bool) -> dict[str, str]:

@@ -15,13 +15,12 @@ workspace, read by the CLI itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
 from benchtape.adapters.claude_stream import ClaudeStreamParser
-from benchtape.adapters.config import ConfigReader
+from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
 from benchtape.adapters.lines import decode
 from benchtape.core.errors import BadInput
@@ -40,22 +39,12 @@ SETTINGS: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True)
-class QwenConfig:
-    binary: str | None = None
-    model: str | None = None
-    args: tuple[str, ...] = ()
+def parse_config(harness_config: dict[str, Any] | None) -> CliConfig:
+    return cli_config(HARNESS, harness_config)
 
 
-def parse_config(harness_config: dict[str, Any] | None) -> QwenConfig:
-    r = ConfigReader(HARNESS, harness_config)
-    return QwenConfig(binary=r.string("binary", empty_ok=False), model=r.string("model"), args=tuple(r.strings("args")))
-
-
-def binary_of(cfg: QwenConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
-
-    return cfg.binary or default_binary(HARNESS)
+def binary_of(cfg: CliConfig) -> str:
+    return cli_binary(HARNESS, cfg.binary)
 
 
 class QwenStreamParser(ClaudeStreamParser):
