@@ -220,13 +220,33 @@ _VALUED = {  # options whose value is the next word (not a path)
 }
 _SED_PRINT = re.compile(r"^(\d+|\$)?(,(\d+|\$))?p$")
 _OPERATORS = {"&&", ";"}
+_MAY_READ = _READERS | _SEARCHERS | _FILTERS
+# A first word both shlex splits (shlex.split, and shlex.shlex with punctuation_chars) read
+# exactly as written: leading whitespace, then characters that are no quote, escape, comment,
+# operator or expansion, ended by whitespace or the end. Anything else takes the slow path.
+_FIRST_WORD = re.compile(r"[ \t\r\n]*([A-Za-z0-9_./+,:=@%^~-]+)(?:[ \t\r\n]|\Z)")
 
 
 def shell(command: Any) -> Canonical:
-    """A shell command's canonical action: a read or search when it is unambiguously one."""
+    """A shell command's canonical action: a read or search when it is unambiguously one.
+
+    A command whose first word is plainly neither a reader, searcher or filter nor a wrapper
+    (`git log`, `python -m pytest`, a 1 kB `bd create --description=…`) is a shell action
+    whatever follows, found without splitting it: shlex reads a character at a time in Python,
+    and its two passes over every command were ~40% of parsing a Claude transcript (py-spy,
+    the 50 MB one of benchmarks/store_import.py)."""
     text = _command_text(command)
     if text is None:
         return Canonical("shell")
+    first = _FIRST_WORD.match(text)
+    if first is not None and first.group(1) not in _MAY_READ and os.path.basename(first.group(1)) not in _WRAPPERS:
+        return Canonical("shell", (), text)
+    return _split_shell(text)
+
+
+def _split_shell(text: str) -> Canonical:
+    """`shell` of a command text the long way, splitting it as the shell would (what `shell`'s
+    shortcut is tested against)."""
     inner = _unwrap(text)
     files = _plain(inner) if inner is not None else None
     if not files:

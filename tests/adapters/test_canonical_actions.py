@@ -96,3 +96,60 @@ def test_a_spelling_matches_every_action_a_call_did():
     assert spelling_problem("action:edit") is None and spelling_problem("action:mcp:gh/issue") is None
     assert "names no action" in (spelling_problem("action:edits") or "")
     assert spelling_for("Read") == "action:read" and spelling_for("Bash") == "action:shell" and spelling_for("Grep") == "action:search"
+
+
+# ---------------------------------------------------------------- shell's shortcut
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from benchtape.core.canonical import _split_shell, shell  # noqa: E402
+
+_WORDS = ["cat", "git", "bd", "ls", "bash", "/bin/bash", "sh", "grep", "rg", "python", "sed", "head", "find", "mix", "/bin/cat", "wc", "-n", "-lc", "-c", "--", "x.py", "src/a b.py", "~", "FOO=1", "10,20p"]
+_GLUE = [" ", "  ", "\t", "\n", " && ", "; ", " | ", " > ", "'", '"', "\\", "#", "$(", "`", "(", ")", "&", "\x0b", "*", "?", "$HOME", "=", ","]
+
+
+def _real_commands() -> list[str]:
+    return [a.data["command"] for a in _calls() if isinstance(a.data.get("command"), str)]
+
+
+def test_shell_shortcut_agrees_with_splitting_on_every_real_command():
+    """`shell` answers without splitting a command whose first word can be no reader; on every
+    command the real transcripts hold it gives what splitting it gives."""
+    commands = _real_commands()
+    assert len(commands) > 50
+    for text in commands:
+        assert shell(text) == _split_shell(text), text
+
+
+_EDGES = ["", " ", "\t", "\n", "'", '"', "\\", "#", "(", ")", ";", "|", "&", "<", "$", "`", "\x0b", "*"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.sampled_from(_EDGES), st.sampled_from(_WORDS), st.sampled_from(_EDGES), st.sampled_from(_EDGES), st.lists(st.one_of(st.sampled_from(_WORDS), st.sampled_from(_GLUE), st.text(max_size=6)), max_size=10))
+def test_shell_shortcut_agrees_with_splitting_on_any_text(before, word, inside, after, rest):
+    """Quotes, escapes, comments, operators and odd whitespace before, in or right after the
+    first word: the shortcut is never taken where splitting could read the first word otherwise."""
+    text = before + word[:2] + inside + word[2:] + after + " " + "".join(rest)
+    assert shell(text) == _split_shell(text), repr(text)
+
+
+def test_shell_shortcut_keeps_reads_and_wrapped_reads():
+    assert shell("cat src/a.py").action == "read"
+    assert shell("  cat src/a.py").action == "read"
+    assert shell("bash -lc 'cat src/a.py'").action == "read"
+    assert shell("/bin/bash -lc 'grep -n x src/a.py'").action == "search"
+    assert shell('"cat" src/a.py').action == "read"  # a quoted first word is split, never shortcut
+    assert shell("git log --oneline -10") == _split_shell("git log --oneline -10")
+    assert shell("git log").action == "shell" and shell("git log").command == "git log"
+
+
+def test_shell_shortcut_agrees_with_splitting_around_the_first_word():
+    """Every edge character before, inside and after each first word, with a file after it."""
+    for before in _EDGES:
+        for word in _WORDS:
+            for at in {0, 1, len(word)}:
+                for edge in _EDGES:
+                    for after in ("", " x.py", "' x.py", '" x.py', "x.py"):
+                        text = before + word[:at] + edge + word[at:] + after
+                        assert shell(text) == _split_shell(text), repr(text)
