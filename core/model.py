@@ -177,9 +177,16 @@ def outcome_of(is_error: bool | None) -> str | None:
 ActionRow = tuple[Any, float, str, str, Any]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Call:
-    """A tool call paired with its result (the lossy `calls` view)."""
+    """A tool call paired with its result (the lossy `calls` view).
+
+    `canonical` (what it did, in every harness's words: core/canonical.py) is read from its
+    stored call when first asked (`canonical_of`: a Canonical, or that call's (payload,
+    harness)): most checks never ask (tool-used by native name, step counts), and reading it
+    for every call of every session (deriving it, for a call recorded before calls carried
+    one) was over half of a regrade's projection: ~50 µs of a hundred-action session
+    (benchmarks/regrade_query.py)."""
 
     seq: int | None
     thread: str
@@ -191,7 +198,23 @@ class Call:
     result_seq: int | None = None
     has_result: bool = False
     agent: str | None = None  # the subagent's type when thread != main
-    canonical: Canonical = OTHER  # what it did, in every harness's words (core/canonical.py): as recorded, or derived on read
+    canonical_of: Any = OTHER
+
+    @property
+    def canonical(self) -> Canonical:
+        source = self.canonical_of
+        if source.__class__ is Canonical:
+            return source  # type: ignore[no-any-return]
+        self.canonical_of = found = of_call(*source)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Call:
+            return NotImplemented
+        o: Call = other  # type: ignore[assignment]
+        return (self.seq, self.thread, self.call_id, self.tool, self.input, self.output, self.is_error, self.result_seq, self.has_result, self.agent, self.canonical) == (
+            o.seq, o.thread, o.call_id, o.tool, o.input, o.output, o.is_error, o.result_seq, o.has_result, o.agent, o.canonical
+        )
 
     @property
     def outcome(self) -> str | None:
@@ -242,12 +265,14 @@ class Call:
         }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Invocation:
     """Anything the agent invoked by name: a tool call, an MCP call, a skill, a subagent spawn.
 
     `session:tool-used` counts these (the authoritative actions), so a spawn and a skill
-    count under the tool name that started them (`Task`, `Agent`, `Skill`).
+    count under the tool name that started them (`Task`, `Agent`, `Skill`). `canonical`: a
+    tool or MCP call's canonical action (read when first asked, as Call's), a spawn's
+    subagent, a skill's other.
     """
 
     kind: str  # tool | mcp | skill | subagent
@@ -258,7 +283,23 @@ class Invocation:
     has_result: bool = False
     name: str | None = None  # skill name or subagent type
     agent: str | None = None  # agent type of `thread` when it is a subagent
-    canonical: Canonical = OTHER  # a tool or MCP call's canonical action; a spawn's is subagent, a skill's other
+    canonical_of: Any = OTHER  # as Call's
+
+    @property
+    def canonical(self) -> Canonical:
+        source = self.canonical_of
+        if source.__class__ is Canonical:
+            return source  # type: ignore[no-any-return]
+        self.canonical_of = found = of_call(*source)
+        return found
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not Invocation:
+            return NotImplemented
+        o: Invocation = other  # type: ignore[assignment]
+        return (self.kind, self.tool, self.thread, self.call_id, self.is_error, self.has_result, self.name, self.agent, self.canonical) == (
+            o.kind, o.tool, o.thread, o.call_id, o.is_error, o.has_result, o.name, o.agent, o.canonical
+        )
 
     @property
     def outcome(self) -> str | None:
@@ -419,9 +460,9 @@ class Session:
 
 # project() builds Calls and Invocations positionally (keywords cost ~40% more per call, and
 # a session has a hundred); this keeps a reordered or added field from misfiling silently.
-if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "input", "output", "is_error", "result_seq", "has_result", "agent", "canonical") or tuple(
+if tuple(Call.__dataclass_fields__) != ("seq", "thread", "call_id", "tool", "input", "output", "is_error", "result_seq", "has_result", "agent", "canonical_of") or tuple(
     Invocation.__dataclass_fields__
-) != ("kind", "tool", "thread", "call_id", "is_error", "has_result", "name", "agent", "canonical"):
+) != ("kind", "tool", "thread", "call_id", "is_error", "has_result", "name", "agent", "canonical_of"):
     raise TypeError("Call/Invocation fields changed: update the positional constructors in project()")
 
 
@@ -658,7 +699,7 @@ class _Structure:
                     call_id = str(call_id)
                 value = tc.get("input")
                 # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent, canonical)
-                call = Call(seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None, of_call(tc, harness))
+                call = Call(seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None, (tc, harness))
                 append(call)
                 pending[call_id] = call
                 if thread != MAIN:
@@ -701,7 +742,7 @@ class _Structure:
                 if call_id.__class__ is not str or not call_id:  # an id is a non-empty string but for odd imports
                     call_id = str(call_id or f"seq-{seq}")
                 # positional: Invocation(kind, tool, thread, call_id, is_error, has_result, name, agent)
-                inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None, of_call(tc, harness))
+                inv = Invocation("mcp" if tool[:5] == "mcp__" else "tool", tool, thread, call_id, None, False, None, agents.get(thread) if agents else None, (tc, harness))
                 append(inv)
                 by_call[call_id] = inv
             elif kind == "tool.result":
@@ -718,7 +759,7 @@ class _Structure:
                 spawned_thread = str(sp.get("thread") or sp.get("call_id") or f"agent-{seq}")
                 agent = agents[spawned_thread] = sp.get("agent") or agents.get(spawned_thread)
                 spawn_call = spawn_calls[spawned_thread] = sp.get("call_id") or spawn_calls.get(spawned_thread)
-                inv = Invocation(kind="subagent", tool=sp.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent, canonical=SUBAGENT)
+                inv = Invocation(kind="subagent", tool=sp.get("tool") or "Task", thread=spawned_thread, call_id=spawn_call, name=agent, agent=agent, canonical_of=SUBAGENT)
                 invocations.append(inv)
                 if spawn_call:
                     by_call[str(spawn_call)] = inv

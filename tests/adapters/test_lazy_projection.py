@@ -21,8 +21,13 @@ from benchtape.replay.document import KINDS_FOR
 
 
 def _view(s: Session) -> tuple:
-    subs = {t: (v.agent, v.call_id, [dataclasses.astuple(c) for c in v.calls], v.tools, v.output) for t, v in s.subagents.items()}
-    return ([dataclasses.astuple(c) for c in s.calls], [dataclasses.astuple(i) for i in s.invocations], [(t.prompt, t.steps) for t in s.turns], subs, s.skills, s.final_output, s.metrics.step_count)
+    subs = {t: (v.agent, v.call_id, [_call(c) for c in v.calls], v.tools, v.output) for t, v in s.subagents.items()}
+    return ([_call(c) for c in s.calls], [_call(i) for i in s.invocations], [(t.prompt, t.steps) for t in s.turns], subs, s.skills, s.final_output, s.metrics.step_count)
+
+
+def _call(c) -> tuple:
+    """A Call's or Invocation's fields, its canonical action as read (not the source it is read from)."""
+    return (*dataclasses.astuple(c)[:-1], c.canonical)
 
 
 def _read_backwards(s: Session) -> tuple:
@@ -103,3 +108,30 @@ def test_a_session_built_by_hand_keeps_what_it_was_given() -> None:
     s.calls = ["x"]  # type: ignore[list-item]
     assert s.calls == ["x"]
     assert dataclasses.replace(project([Action("session.started", {"prompt": "p"})])).turns[0].prompt == "p"
+
+
+def test_a_calls_canonical_action_is_derived_when_first_read_and_as_eagerly(monkeypatch):
+    """A call stored before calls carried their canonical action (an older store) has it
+    derived on read: when a reader first asks, never while projecting, and the same as
+    deriving it from the stored payload and the session's harness."""
+    from benchtape.core import canonical as canon
+    from benchtape.core import model
+
+    rows = [
+        (1, 0.0, MAIN, "session.started", {"scenario": "s", "harness": "codex", "prompt": "p"}),
+        (2, 0.0, MAIN, "tool.call", {"call_id": "a", "tool": "exec_command", "input": {"cmd": "cat src/a.py"}}),
+        (3, 0.0, MAIN, "tool.result", {"call_id": "a", "output": "x", "is_error": False}),
+        (4, 0.0, MAIN, "tool.call", {"call_id": "b", "tool": "Read", "input": {"file_path": "b.py"}, "action": "read", "files": [{"path": "b.py", "action": "read"}]}),
+    ]
+    derived = []
+    real = canon.of_call
+    monkeypatch.setattr(model, "of_call", lambda data, harness: derived.append(data["call_id"]) or real(data, harness))
+    session = project_rows(rows)
+    calls, invocations = session.calls, session.invocations
+    assert derived == []  # nothing read yet
+    assert calls[0].canonical == canon.canonical("exec_command", {"cmd": "cat src/a.py"}, "codex") == canon.Canonical("read", (("src/a.py", "read"),), "cat src/a.py")
+    assert invocations[0].canonical == calls[0].canonical
+    assert calls[1].canonical == invocations[1].canonical == canon.Canonical("read", (("b.py", "read"),))
+    assert derived == ["a", "a", "b", "b"]
+    _ = calls[0].canonical, invocations[1].canonical
+    assert len(derived) == 4  # once each
