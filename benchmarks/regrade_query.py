@@ -4,7 +4,7 @@ Builds a store of N sessions × 100 actions (through the real `Store.append`, a 
 batches per session) in 4 runs, then measures in a fresh child process per scope:
 
 - the floor: reading and decoding the same actions from SQLite and doing nothing else;
-- `regrade` with 5 deterministic checks (sessions/second), target within 2× of the floor;
+- `regrade` with 5 deterministic checks (sessions/second), target within 1.5× of the floor;
 - `grade --all` (the positive control over the same sessions, its per-check lines printed
   plain to /dev/null as `grade | …` prints them), target within 1.4× of `regrade`;
 - `query 'metrics.cost_usd'` over every session, target within 2× of the floor, and
@@ -42,7 +42,7 @@ from benchtape.store.database import Store  # noqa: E402
 
 ACTIONS = 100
 RUNS = 4
-TARGET_REGRADE, TARGET_QUERY, TARGET_FULL_QUERY, TARGET_GRADE = 2.0, 2.0, 1.5, 1.4
+TARGET_REGRADE, TARGET_QUERY, TARGET_FULL_QUERY, TARGET_GRADE = 1.5, 2.0, 1.5, 1.4  # regrade and length(calls): issue 48
 clock = time.process_time
 QUERY = "metrics.cost_usd"
 FULL_QUERY = "length(calls)"  # reads every call: the projection's heaviest part

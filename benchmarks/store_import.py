@@ -4,7 +4,9 @@
   repeated with fresh ids, and each copy's text rotated so it does not compress against the
   last, up to --mb megabytes), imported by `import_files` into a fresh store and the store
   closed, in a child process; MB/s beside the floor (read the file and decode every line's JSON, nothing
-  else) and peak RSS at two file sizes (memory must stay flat in file size). Target ≥ 50 MB/s.
+  else) and peak RSS at two file sizes (memory must stay flat in file size). Target ≥ 120 MB/s
+  (issue 48: a third of the floor); the CPU seconds it took (this process and the parse child)
+  are printed beside, which a busy machine stretches less than wall time.
 - store size: every real transcript in shared/realdata imported as it is, the store's bytes
   (checkpointed) over the transcripts' bytes. Target ≤ 1.0×. A regrade's growth is shown too.
 
@@ -33,7 +35,7 @@ if str(ROOT) not in sys.path:
 REALDATA = Path(os.environ.get("BENCHTAPE_REALDATA", ROOT.parent.parent / "shared" / "realdata"))
 if not REALDATA.is_dir():
     REALDATA = Path("/work/shared/realdata")
-TARGET_MBS, TARGET_RATIO = 50.0, 1.0
+TARGET_MBS, TARGET_RATIO = 120.0, 1.0  # MB/s (issue 48: ≥ 1/3 of the floor's read + decode), store bytes over transcript bytes
 RUNS = 5  # best of 5 wall-time runs: a run's commit waits on the disk, which other work shares
 
 from benchmarks.figures import record  # noqa: E402
@@ -92,13 +94,21 @@ def child_import(path: Path, db: Path) -> dict[str, float]:
     from benchtape.store.database import Store
 
     store = Store(db)
+    cpu = _cpu()
     t0 = time.perf_counter()
     [result] = import_files(store, "claude-code", [path])
     store.close()  # what closing still writes (a checkpoint of what the import left in the WAL) is the import's
     elapsed = time.perf_counter() - t0
+    cpu = _cpu() - cpu
     # the peak of this process and of the child a large transcript is parsed in (benchtape.recorder.parse_worker)
     peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
-    return {"seconds": elapsed, "actions": result.actions, "rss_mb": peak / 1024}
+    return {"seconds": elapsed, "cpu_seconds": cpu, "actions": result.actions, "rss_mb": peak / 1024}
+
+
+def _cpu() -> float:
+    """CPU seconds of this process (every thread) and of its reaped children (the parse child)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def child_floor(path: Path) -> dict[str, float]:
@@ -196,6 +206,8 @@ def main() -> int:
         print(f"import: a {size_big / 1e6:.0f} MB Claude Code transcript ({runs[0]['actions']:,} actions), best of {RUNS}")
         print(f"  floor (read + decode every line): {floor_mbs:,.0f} MB/s")
         print(f"  benchtape import:                 {mbs:,.1f} MB/s (target ≥ {TARGET_MBS:.0f}) {'OK' if mbs >= TARGET_MBS else 'MISSED'}")
+        cpu = min(r["cpu_seconds"] for r in runs)
+        print(f"  CPU: {cpu:.2f} s (this process's threads and the parse child) against the floor's {floor:.2f} s wall")
         print(f"  peak RSS: {rss_small:.0f} MB at {size_small / 1e6:.0f} MB, {rss_big:.0f} MB at {size_big / 1e6:.0f} MB (flat: {'OK' if rss_big < rss_small * 1.5 else 'MISSED'})")
         record("import Claude transcripts", f"{mbs:.1f} MB/s", f"floor {floor_mbs:,.0f} MB/s", f"≥ {TARGET_MBS:g} MB/s", mbs >= TARGET_MBS)
         record("import memory", f"{rss_big:.0f} MB at {size_big / 1e6:.0f} MB", f"{rss_small:.0f} MB at {size_small / 1e6:.0f} MB", "flat in file size", rss_big < rss_small * 1.5)
