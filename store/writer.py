@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
@@ -235,9 +236,10 @@ class Writer:
         hot path of recording: each action's JSON is encoded once, and the batch is probed for
         secrets once (the common batch holds none, and no text of it is scanned again).
 
-        The JSON goes to SQLite as orjson's UTF-8 bytes, stored as TEXT by the CAST (a BLOB
-        cast to TEXT is its bytes taken as text in the database's encoding, UTF-8: unchanged).
-        Bound as str, each action was decoded from UTF-8 and encoded back by sqlite3, which
+        A payload with a non-ASCII character goes to SQLite as orjson's UTF-8 bytes, stored as
+        TEXT by the CAST (a BLOB cast to TEXT is its bytes taken as text in the database's
+        encoding, UTF-8: unchanged); an ASCII one as str (_insert_encoded). Bound as str, each
+        non-ASCII action was decoded from UTF-8 and encoded back by sqlite3, which
         for real transcripts (most of whose bytes are in non-ASCII lines) was 4.5% of an
         import's instructions (callgrind, a 5 MB transcript)."""
         actions = actions if isinstance(actions, (list, tuple)) else list(actions)
@@ -256,22 +258,23 @@ class Writer:
         """Inside a transaction: actions (their heads, and their JSON encoded and redacted), at
         the next seqs or from `at_seq`; returns the last seq written."""
         now = time.time()
-        seq = self._next_seq(session_id) if at_seq is None else at_seq - 1
-        rows = []
-        finished = False
-        for (kind, thread, at), data in zip(heads, encoded):
-            seq += 1
-            rows.append((session_id, seq, at or now, thread, kind, data))
-            if kind == "session.finished":
-                finished = True
-            elif kind == LEGACY_OUTCOME:
-                raise ValueError(f"{LEGACY_OUTCOME!r} is never appended to a session's stream: a grading's outcome is stored with Store.add_outcome")
-        if rows:
-            self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))", rows)
-            if at_seq is None:
-                self._seq[session_id] = seq
-            if finished:  # nothing more will be appended to it by this process
-                self._end_stream(session_id)
+        first = (self._next_seq(session_id) if at_seq is None else at_seq - 1) + 1
+        kinds = set(map(itemgetter(0), heads))
+        if LEGACY_OUTCOME in kinds:
+            raise ValueError(f"{LEGACY_OUTCOME!r} is never appended to a session's stream: a grading's outcome is stored with Store.add_outcome")
+        # An ASCII payload (most of them) is bound as str: sqlite3 binds a compact ASCII str's
+        # bytes as they are, where a BLOB cast to TEXT is copied once more inside SQLite (~10% of
+        # a bare insert of this schema). A payload with any other character stays bytes (see
+        # _insert_actions): decoding it here and encoding it back in sqlite3 cost more.
+        rows = [(session_id, seq, at or now, thread, kind, data.decode() if data.isascii() else data) for seq, (kind, thread, at), data in zip(range(first, first + len(heads)), heads, encoded)]
+        if not rows:
+            return first - 1
+        seq = first + len(rows) - 1
+        self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))", rows)
+        if at_seq is None:
+            self._seq[session_id] = seq
+        if "session.finished" in kinds:  # nothing more will be appended to it by this process
+            self._end_stream(session_id)
         return seq
 
     def _insert_raw(self, session_id: str, lines: list[tuple[int, str]], encoded: list[bytes] | None = None) -> None:

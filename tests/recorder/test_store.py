@@ -6,6 +6,7 @@ import hashlib
 import os
 import sqlite3
 
+import orjson
 import pytest
 
 from benchtape.core.errors import BadInput
@@ -181,11 +182,13 @@ def test_action_data_is_stored_as_json_text_whether_or_not_a_secret_was_redacted
 
     sid = _session(store)
     store.set_redactor(sid, shapes_only())
-    store.append(sid, [Action("message.assistant", {"text": "héllo 😀 \u2028 done"})])
+    store.append(sid, [Action("message.assistant", {"text": "héllo 😀 \u2028 done"}), Action("message.assistant", {"text": "plain ascii"})])
     store.append(sid, [Action("message.assistant", {"text": "key glpat-Xy7Qm2Zp9Rt4Lk8Wn3Vb é"})])
-    rows = store.db.conn.execute("SELECT typeof(data), json_extract(data, '$.text') FROM actions WHERE session_id = ? ORDER BY seq", [sid]).fetchall()
-    assert rows == [("text", "héllo 😀 \u2028 done"), ("text", "key [REDACTED] é")]
-    assert [a.data["text"] for a in store.actions(sid)] == ["héllo 😀 \u2028 done", "key [REDACTED] é"]
+    rows = store.db.conn.execute("SELECT typeof(data), json_extract(data, '$.text'), CAST(data AS BLOB) FROM actions WHERE session_id = ? ORDER BY seq", [sid]).fetchall()
+    assert [r[:2] for r in rows] == [("text", "héllo 😀 \u2028 done"), ("text", "plain ascii"), ("text", "key [REDACTED] é")]
+    # an ASCII payload (bound as str) and a non-ASCII one (bound as bytes) hold orjson's bytes exactly
+    assert [r[2] for r in rows[:2]] == [orjson.dumps({"text": "héllo 😀 \u2028 done"}), b'{"text":"plain ascii"}']
+    assert [a.data["text"] for a in store.actions(sid)] == ["héllo 😀 \u2028 done", "plain ascii", "key [REDACTED] é"]
 
 
 def test_verdict_reason_and_evidence_are_redacted(store):
