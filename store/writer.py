@@ -199,11 +199,20 @@ class Writer:
         """One line of the harness's output and the actions parsed from it, in ONE transaction:
         both are durable when this returns (a killed recorder keeps every line it was given).
         Returns the last seq written."""
+        actions = actions if isinstance(actions, (list, tuple)) else list(actions)
+        encoded = encode_actions(actions)  # a payload that does not match its kind is refused before anything is written
+        line = text.encode("utf-8", "surrogatepass")
+        lines: list[bytes] | None = [line]  # the line's UTF-8 as stored (None: encoded from its redacted text)
         redact = self.redactor_for(session_id)
-        line = redact(text) if redact is not None else text
+        # The line and its actions' JSON probed for secrets at once (one probe per line, not one
+        # each); only when it finds something does each go through the redactor, as append and
+        # append_raw would send it (a text the redactor finds nothing in comes back unchanged).
+        if redact is not None and not _clean(redact, b"\n".join([line, *encoded])):
+            text, lines = redact(text), None
+            encoded = [redact(e.decode()).encode() for e in encoded]
         with self.transaction():
-            self._insert_raw(session_id, [(line_no, line)])
-            return self._insert_actions(session_id, actions, None)
+            self._insert_raw(session_id, [(line_no, text)], lines)
+            return self._insert_encoded(session_id, [(a.kind, a.thread, a.at) for a in actions], encoded, None)
 
     def append_raw(self, session_id: str, lines: Iterable[tuple[int, str]]) -> None:
         """Raw lines (line_no, text), redacted then compressed; consecutive lines of one call

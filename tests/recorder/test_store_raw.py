@@ -61,7 +61,7 @@ def test_a_line_and_its_actions_commit_together_or_not_at_all(store, monkeypatch
         raise OSError("disk full")
 
     with monkeypatch.context() as m:
-        m.setattr(store, "_insert_actions", broken)
+        m.setattr(store, "_insert_encoded", broken)  # the actions fail after the line was written
         with pytest.raises(OSError):
             store.append_line(sid, 2, "two", [Action("message.assistant", {"text": "2"})])
     assert store.raw_lines(sid) == ["one"] and len(store.actions(sid)) == 1
@@ -331,3 +331,19 @@ def test_session_summary_view_browses_without_benchtape(tmp_path):
     }  # fmt: skip
     assert rows[done]["finished_at"] == "2023-11-14T22:13:20.250Z" and rows[done]["started_at"].endswith("Z")
     assert rows[running]["status"] == "unfinished" and rows[running]["grading_id"] is None and rows[running]["pass"] == 0
+
+
+def test_append_line_probes_the_line_and_its_actions_once_and_redacts_only_what_holds_a_secret(store):
+    """One probe covers the line and its actions; when it finds a secret, each of them goes
+    through the redactor, which changes only the one that holds it."""
+    from benchtape.core.redact import redactor
+
+    sid = session(store)
+    store.set_redactor(sid, redactor(["hunter2-s3cret-value"]))
+    store.append_line(sid, 1, '{"plain": "line"}', [Action("message.user", {"text": "pw hunter2-s3cret-value"})])
+    store.append_line(sid, 2, '{"pw": "hunter2-s3cret-value"}', [Action("message.user", {"text": "plain action é"})])
+    store.append_line(sid, 3, '{"plain": "é"}', [Action("message.user", {"text": "plain"})])
+    assert store.raw_lines(sid) == ['{"plain": "line"}', '{"pw": "[REDACTED]"}', '{"plain": "é"}']
+    assert [a.data["text"] for a in store.actions(sid)] == ["pw [REDACTED]", "plain action é", "plain"]
+    stored = " ".join(t for (t,) in store.db.conn.execute("SELECT data FROM actions WHERE session_id = ?", [sid]))
+    assert "hunter2" not in stored
