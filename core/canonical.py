@@ -57,7 +57,10 @@ class Canonical:
 
     @property
     def paths(self) -> list[str]:
-        return list(dict.fromkeys(p for p, _ in self.files))
+        files = self.files
+        if len(files) < 2:  # most calls: no file or one (a reader asks for every call's)
+            return [files[0][0]] if files else []
+        return list(dict.fromkeys(p for p, _ in files))
 
 
 OTHER = Canonical("other")
@@ -129,7 +132,8 @@ def canonical(tool: str, input: Any, harness: str | None = None) -> Canonical:
     is in: a plugin harness's own names (register_names) come first; the shared tables hold
     no native name that means two things across harnesses."""
     args = input if isinstance(input, dict) else {}
-    own = _NAMES.get(harness or "", {}).get(tool)
+    names = _NAMES.get(harness or "")
+    own = names.get(tool) if names is not None else None
     if own is not None:
         kind, named = own
         if kind == "shell":
@@ -141,24 +145,39 @@ def canonical(tool: str, input: Any, harness: str | None = None) -> Canonical:
     if tool.startswith("mcp__") and "__" in tool[5:]:
         server, name = tool[5:].split("__", 1)
         return Canonical(f"mcp:{server}/{name}")
-    for table, kind in ((_READ, "read"), (_WRITE, "write"), (_EDIT, "edit"), (_SEARCH, "search")):
-        keys = table.get(tool)
-        if keys is not None:
-            path = _first(args, keys)
-            return Canonical(kind, ((path, kind),) if path else ())
-    if tool in _SHELL:
-        return shell(args.get(_SHELL[tool], args.get("command", args.get("cmd"))))
-    if tool in _SHELL_ONLY:
-        return Canonical("shell")
-    if tool in _PATCH:
+    entry = _BY_TOOL.get(tool)
+    if entry is None:
+        return OTHER
+    kind, keys = entry
+    if kind in FILE_KINDS:
+        path = _first(args, keys)
+        return Canonical(kind, ((path, kind),) if path else ())
+    if kind == "shell":
+        return shell(args.get(keys, args.get("command", args.get("cmd"))))
+    if kind == "patch":
         return _patch(tool, args, input)
-    if tool in _WEB:
-        return Canonical("web")
-    if tool in _SUBAGENT:
-        return Canonical("subagent")
-    if tool in _PLAN:
-        return Canonical("plan")
-    return Canonical("other")
+    return _ONLY[kind]
+
+
+# Every shared table in one lookup (a reader derives this for every call of an older store's
+# session: the tables one after another were ~a third of it), the first table naming a tool
+# winning as when they were tried in order: file tables, shell, then the rest.
+_ORDER: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("read", _READ),
+    ("write", _WRITE),
+    ("edit", _EDIT),
+    ("search", _SEARCH),
+    ("shell", _SHELL),
+    ("shell-only", dict.fromkeys(_SHELL_ONLY)),
+    ("patch", dict.fromkeys(_PATCH)),
+    ("web", dict.fromkeys(_WEB)),
+    ("subagent", dict.fromkeys(_SUBAGENT)),
+    ("plan", dict.fromkeys(_PLAN)),
+)
+_BY_TOOL: dict[str, tuple[str, Any]] = {}
+for _kind, _table in reversed(_ORDER):
+    _BY_TOOL.update((_tool, (_kind, _keys)) for _tool, _keys in _table.items())
+_ONLY = {"shell-only": Canonical("shell"), "web": Canonical("web"), "subagent": SUBAGENT, "plan": Canonical("plan")}  # immutable: shared
 
 
 def _first(args: dict[str, Any], keys: tuple[str, ...]) -> str | None:

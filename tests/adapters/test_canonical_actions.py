@@ -153,3 +153,41 @@ def test_shell_shortcut_agrees_with_splitting_around_the_first_word():
                     for after in ("", " x.py", "' x.py", '" x.py', "x.py"):
                         text = before + word[:at] + edge + word[at:] + after
                         assert shell(text) == _split_shell(text), repr(text)
+
+
+def _tables_in_order(tool, input, harness=None):
+    """canonical() as the shared tables were first written: each tried in order."""
+    from benchtape.core import canonical as c
+
+    args = input if isinstance(input, dict) else {}
+    if tool.startswith("mcp__") and "__" in tool[5:]:
+        server, name = tool[5:].split("__", 1)
+        return c.Canonical(f"mcp:{server}/{name}")
+    for table, kind in ((c._READ, "read"), (c._WRITE, "write"), (c._EDIT, "edit"), (c._SEARCH, "search")):
+        keys = table.get(tool)
+        if keys is not None:
+            path = c._first(args, keys)
+            return c.Canonical(kind, ((path, kind),) if path else ())
+    if tool in c._SHELL:
+        return c.shell(args.get(c._SHELL[tool], args.get("command", args.get("cmd"))))
+    if tool in c._SHELL_ONLY:
+        return c.Canonical("shell")
+    if tool in c._PATCH:
+        return c._patch(tool, args, input)
+    for names, kind in ((c._WEB, "web"), (c._SUBAGENT, "subagent"), (c._PLAN, "plan")):
+        if tool in names:
+            return c.Canonical(kind)
+    return c.Canonical("other")
+
+
+def test_one_lookup_maps_every_shared_name_as_the_tables_in_order_did():
+    from benchtape.core import canonical as c
+
+    names = {*c._READ, *c._WRITE, *c._EDIT, *c._SEARCH, *c._SHELL, *c._SHELL_ONLY, *c._PATCH, *c._WEB, *c._SUBAGENT, *c._PLAN, "Unknown", "mcp__srv__tool", ""}
+    inputs = [{}, {"file_path": "a.py", "path": "b", "paths": "c", "notebook_path": "n.ipynb", "filePath": "f", "dir_path": "d"}, {"command": "cat a.py", "cmd": "ls"}, {"patch": "*** Add File: x.py\n"}, "raw"]
+    for name in names:
+        for value in inputs:
+            assert canonical(name, value) == _tables_in_order(name, value), (name, value)
+    for name in ("Read", "Edit", "Bash"):
+        assert canonical(name, inputs[1]).paths == _tables_in_order(name, inputs[1]).paths
+    assert c.Canonical("read", (("a", "read"), ("b", "read"), ("a", "read"))).paths == ["a", "b"]
