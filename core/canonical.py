@@ -30,8 +30,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from benchtape.core.payloads import ToolCall
 
@@ -40,8 +39,11 @@ KINDS = ("read", "write", "edit", "shell", "search", "web", "subagent", "plan", 
 FILE_KINDS = ("read", "write", "edit", "search")
 
 
-@dataclass(frozen=True, slots=True)
-class Canonical:
+class Canonical(NamedTuple):
+    """A call's canonical action. A named tuple, not a frozen dataclass: a reader derives one
+    for every call of an older store's session, and a frozen dataclass's __init__ (a setattr
+    per field) was over half of deriving it."""
+
     action: str  # one of KINDS, an MCP call as mcp:<server>/<tool>
     files: tuple[tuple[str, str], ...] = ()  # (path, what was done: read, write, edit, search), in call order
     command: str | None = None  # the shell command, as the harness ran it
