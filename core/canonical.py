@@ -89,11 +89,14 @@ def annotate(call: ToolCall, harness: str | None) -> ToolCall:
 
 def of_call(data: Any, harness: str | None) -> Canonical:
     """A stored call's canonical action: as recorded, or derived now for an older store's call."""
+    if data.__class__ is dict and "action" not in data:  # an older store's call: derived (from_fields would say None)
+        tool = data.get("tool")
+        return canonical(tool if tool.__class__ is str else str(tool or ""), data.get("input"), harness)
     stored = from_fields(data)
     if stored is not None:
         return stored
     if not isinstance(data, dict):
-        return Canonical("other")
+        return OTHER
     return canonical(str(data.get("tool") or ""), data.get("input"), harness)
 
 
@@ -144,10 +147,10 @@ def canonical(tool: str, input: Any, harness: str | None = None) -> Canonical:
             path = _first(args, named or ("path", "file_path"))
             return Canonical(kind, ((path, kind),) if path else ())
         return Canonical(kind)
-    if tool.startswith("mcp__") and "__" in tool[5:]:
+    entry = _BY_TOOL.get(tool)  # no shared name starts with mcp__
+    if entry is None and tool.startswith("mcp__") and "__" in tool[5:]:
         server, name = tool[5:].split("__", 1)
         return Canonical(f"mcp:{server}/{name}")
-    entry = _BY_TOOL.get(tool)
     if entry is None:
         return OTHER
     kind, keys = entry
@@ -248,6 +251,9 @@ _MAY_READ = _READERS | _SEARCHERS | _FILTERS
 _FIRST_WORD = re.compile(r"[ \t\r\n]*([A-Za-z0-9_./+,:=@%^~-]+)(?:[ \t\r\n]|\Z)")
 
 
+_SHELL_PLAIN = Canonical("shell")
+
+
 def shell(command: Any) -> Canonical:
     """A shell command's canonical action: a read or search when it is unambiguously one.
 
@@ -258,7 +264,7 @@ def shell(command: Any) -> Canonical:
     the 50 MB one of benchmarks/store_import.py)."""
     text = _command_text(command)
     if text is None:
-        return Canonical("shell")
+        return _SHELL_PLAIN
     first = _FIRST_WORD.match(text)
     if first is not None and first.group(1) not in _MAY_READ and os.path.basename(first.group(1)) not in _WRAPPERS:
         return Canonical("shell", (), text)

@@ -248,16 +248,17 @@ class Call:
     def to_dict(self) -> dict[str, Any]:
         is_error = self.is_error
         canonical = self.canonical
+        action, files, command = canonical
         return {
             "seq": self.seq,
             "thread": self.thread,
             "agent": self.agent,
             "call_id": self.call_id,
             "tool": self.tool,
-            "action": canonical.action,
-            "paths": canonical.paths,
-            "files": [{"path": p, "action": a} for p, a in canonical.files],
-            "command": canonical.command,
+            "action": action,
+            "paths": canonical.paths if files else [],
+            "files": [{"path": p, "action": a} for p, a in files] if files else [],
+            "command": command,
             "input": self.input,
             "output": self.output,
             "outcome": ("error" if is_error else "ok") if self.has_result and is_error is not None else None,  # self.outcome, inlined: a query builds thousands
