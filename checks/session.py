@@ -211,11 +211,15 @@ def tool_used(spec: CheckSpec) -> Evaluator:
         census = {"ok": 0, "error": 0, "unknown": 0}
         for inv in in_scope:
             tool = inv.tool
-            hits = [tool] if tool in attempted else []
-            if canonical:
+            if not canonical:  # native names only (most benches): a call's own tool, or nothing
+                if tool not in attempted:
+                    continue
+                hits = [tool]
+            else:
+                hits = [tool] if tool in attempted else []
                 hits += [t for t in canonical if matches(t, tool, inv.canonical)]
-            if not hits:
-                continue
+                if not hits:
+                    continue
             # inv.outcome, inlined: a session has a hundred of these
             got = ("error" if inv.is_error else "ok") if inv.has_result and inv.is_error is not None else None
             census[got or "unknown"] += 1
