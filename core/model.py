@@ -204,14 +204,14 @@ class Call:
     def canonical(self) -> Canonical:
         source = self.canonical_of
         if source.__class__ is Canonical:
-            return source  # type: ignore[no-any-return]
+            return source
         self.canonical_of = found = of_call(*source)
         return found
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Call:
             return NotImplemented
-        o: Call = other  # type: ignore[assignment]
+        o: Call = other
         return (self.seq, self.thread, self.call_id, self.tool, self.input, self.output, self.is_error, self.result_seq, self.has_result, self.agent, self.canonical) == (
             o.seq, o.thread, o.call_id, o.tool, o.input, o.output, o.is_error, o.result_seq, o.has_result, o.agent, o.canonical
         )
@@ -290,14 +290,14 @@ class Invocation:
     def canonical(self) -> Canonical:
         source = self.canonical_of
         if source.__class__ is Canonical:
-            return source  # type: ignore[no-any-return]
+            return source
         self.canonical_of = found = of_call(*source)
         return found
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Invocation:
             return NotImplemented
-        o: Invocation = other  # type: ignore[assignment]
+        o: Invocation = other
         return (self.kind, self.tool, self.thread, self.call_id, self.is_error, self.has_result, self.name, self.agent, self.canonical) == (
             o.kind, o.tool, o.thread, o.call_id, o.is_error, o.has_result, o.name, o.agent, o.canonical
         )
