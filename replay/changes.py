@@ -113,6 +113,24 @@ def task_candidate(store: BrowsingStore, session: Session) -> Changes:
     return diff_trees(before, after, own_state=staged.get("own_state") or ())
 
 
+def step_candidate(store: BrowsingStore, session: Session, first: Session) -> Changes:
+    """A multi-step task's candidate after one step (`session`): its final workspace against the
+    cell's baseline, the tree before the first step's workdir/ files went in (those, and what
+    setup.sh wrote, are part of what that step's verifier is given, as under Harbor). A path of
+    the baseline that the first step's staged snapshot leaves out is benchtape's own (HOME's
+    files), never a change: it is left out of the starting tree too."""
+    if not session.snapshot:
+        raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed): it has no candidate patch")
+    staged = first.staged_snapshot or {}
+    baseline = (first.started.get("cell") or {}).get("baseline")
+    if not baseline or not staged.get("sha256"):
+        raise NoDiff(f"session {first.id} has no snapshot of the tree the task's first step started from, so the steps' candidate patches cannot be derived")
+    kept = _entries(store, staged["sha256"], "first step's starting tree")
+    before = {p: e for p, e in _without_repository(_entries(store, baseline, "starting tree")).items() if p in kept}
+    after = _without_repository(_entries(store, session.snapshot["sha256"], "final workspace"))
+    return diff_trees(before, after, own_state=staged.get("own_state") or ())
+
+
 def _without_repository(entries: dict[str, Entry]) -> dict[str, Entry]:
     """A task workspace's tree minus its fresh repository (an agent that committed changed it)."""
     return {p: e for p, e in entries.items() if p != ".git" and not p.startswith(".git/")}

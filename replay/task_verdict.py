@@ -151,16 +151,22 @@ def load_recorded_task(ref: dict[str, Any]) -> TaskSpec:
     return load_task_folder(Path(str(ref.get("folder") or "")))
 
 
-def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str) -> tuple[TaskVerdict, str | None]:
+def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str, steps: list[bytes] | None = None) -> tuple[TaskVerdict, str | None]:
     """The verdict of a recorded cell's candidate on its task as it is now, and the fingerprint
     it was graded against (None when the task could not be loaded). Never raises for what the
-    verifier's surroundings did: that is an infrastructure_error verdict, named."""
+    verifier's surroundings did: that is an infrastructure_error verdict, named. `steps`: a
+    multi-step task's candidates, one per step (replay/harbor_steps.py)."""
     level = level if level in ("home", "container") else "home"  # a workspace/none session's verifier still runs in a clean folder
     try:
         task = load_recorded_task(ref)
     except Exception as exc:  # noqa: BLE001 - a task folder gone or broken since: the cell cannot be graded now
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the task {ref.get('id')!r} could not be loaded from {ref.get('folder')}: {exc}", {"task": ref.get("id")}), None
     try:
+        if task.runtime is not None and (task.runtime.steps or steps is not None):
+            from benchtape.replay.harbor_steps import grade_harbor_steps
+
+            verdict = grade_harbor_steps(task, steps if steps is not None else [candidate], level=level) if task.runtime.steps else grade_harbor_candidate(task, candidate, level=level)
+            return verdict, verdict.evidence.get("fingerprint")
         if task.runtime is not None:
             verdict = grade_harbor_candidate(task, candidate, level=level)
             return verdict, verdict.evidence.get("fingerprint")
