@@ -45,6 +45,7 @@ from benchtape.store.database import dumps
 from benchtape.store.views import BrowsingStore, GradingStore
 
 if TYPE_CHECKING:
+    from benchtape.replay.changes import Changes
     from benchtape.sandbox.inodes import InodePool
     from benchtape.sandbox.run_resources import RunResources
 
@@ -345,7 +346,7 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     return Verdict(TASK_VERIFY, _task_check(ref, fingerprint), Result(status, score, verdict.reason, evidence))
 
 
-def _step_candidates(store: Any, session: Session, step: Mapping[str, Any]) -> tuple[list[bytes], Any]:
+def _step_candidates(store: BrowsingStore, session: Session, step: Mapping[str, Any]) -> tuple[list[bytes], Changes]:
     """A multi-step task's candidates, one per step that ran (the earlier steps' sessions, named
     in `task.step.earlier`, then this one), each measured from the cell's starting tree; and this
     session's changes (the final candidate)."""
