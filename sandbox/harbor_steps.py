@@ -19,7 +19,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from benchtape.sandbox import harbor_env
 from benchtape.sandbox.testcounts import Counts
@@ -56,7 +56,7 @@ def gate(step: HarborStep, rewards: dict[str, float] | None) -> str | None:
 class StepsEvidence:
     """What a multi-step task's verifiers did, step by step, and the rewards combined."""
 
-    steps: list[dict[str, object]] = field(default_factory=list)  # name, status, reward, rewards, detail, exit, seconds
+    steps: list[dict[str, Any]] = field(default_factory=list)  # name, status, reward, rewards, detail, exit, seconds
     rewards: dict[str, float] | None = None  # combined
     stopped: str | None = None  # why the steps after the last one verified did not count
     not_run: list[str] = field(default_factory=list)
@@ -83,7 +83,7 @@ class StepsEvidence:
     def to_evidence(self, strategy: str) -> Evidence:
         """One Evidence for the task (what a single-step verifier run gives: `task validate` judges it)."""
         status = "timeout" if self.reward is None and self.timed_out else ("passed" if self.passed else "failed")
-        return Evidence(status, None, Counts(None), self.log, sum(float(d["seconds"]) for d in self.steps), detail=self.detail(strategy), reward=self.reward, rewards=self.rewards)  # type: ignore[arg-type]
+        return Evidence(status, None, Counts(None), self.log, sum(float(d["seconds"]) for d in self.steps), detail=self.detail(strategy), reward=self.reward, rewards=self.rewards)
 
 
 # A step's tree, prepared: (the step, the step as a single-step task, its environment) -> the workspace its verifier is given.

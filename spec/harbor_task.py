@@ -304,7 +304,7 @@ def _step_separate(view: _Toml, folder: Path, name: str, venv: dict[str, Any], t
         raise BadInput(f"step {name!r}: `verifier.environment` asks for a host allowlist", file=str(view.path), line=view.line("verifier.environment", "allowed_hosts") or view.line("verifier.environment", "network_mode"), fix=ALLOWLIST)
     if venv.get("os", "linux") != "linux":
         raise BadInput(f"step {name!r}: `verifier.environment.os`: benchtape's sandboxes are Linux", file=str(view.path), line=view.line("verifier.environment", "os"), fix='remove `os`, or set os = "linux"')
-    task_venv = task_verifier.get("environment") if isinstance(task_verifier.get("environment"), dict) else {}
+    task_venv: dict[str, Any] = task_verifier["environment"] if isinstance(task_verifier.get("environment"), dict) else {}
     workdir = view.string(venv, "verifier.environment", "workdir") or (task_venv.get("workdir") if isinstance(task_venv.get("workdir"), str) else None)
     for env_t, tests in ((venv, folder / "steps" / name / "tests"), (task_venv, folder / "tests")):
         image = env_t.get("docker_image")
