@@ -284,5 +284,10 @@ def test_the_real_harbor_gives_the_same_outcomes(ran: dict[str, Any]) -> None:
             mine = ours[agent][name]
             passed = mine["outcome"] == "passed"
             assert (theirs >= 1.0) == passed, (name, agent, rewards, mine["outcome"])
-            if mine.get("evidence", {}).get("rewards") is not None:
-                assert rewards == mine["evidence"]["rewards"], (name, agent, rewards, mine["evidence"]["rewards"])
+            their_steps = [(s["step_name"], (s.get("verifier_result") or {}).get("rewards")) for s in trial.get("step_results") or []]
+            evidence = mine.get("evidence") or {}
+            if evidence.get("steps") is not None:  # step by step: the same steps verified, the same rewards, combined alike
+                assert their_steps == [(d["name"], d["rewards"]) for d in evidence["steps"]], (name, agent, their_steps, evidence["steps"])
+                assert rewards == evidence["rewards"], (name, agent, rewards, evidence["rewards"])
+            else:  # no_changes: benchtape runs no verifier on an untouched workspace; Harbor's gave each step below 1
+                assert mine["outcome"] == "no_changes" and their_steps and all((r or {}).get("reward", 0) < 1 for _, r in their_steps), (name, agent, their_steps)
