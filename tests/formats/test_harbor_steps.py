@@ -291,3 +291,34 @@ def test_the_real_harbor_gives_the_same_outcomes(ran: dict[str, Any]) -> None:
                 assert rewards == evidence["rewards"], (name, agent, rewards, evidence["rewards"])
             else:  # no_changes: benchtape runs no verifier on an untouched workspace; Harbor's gave each step below 1
                 assert mine["outcome"] == "no_changes" and their_steps and all((r or {}).get("reward", 0) < 1 for _, r in their_steps), (name, agent, their_steps)
+
+
+# ---------------------------------------------------------------- level container
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_in_a_container_each_step_has_its_own_verifier_image(made: dict[str, Any], tmp_path: Path) -> None:
+    """`--sandbox container`: the agent's environment from environment/Dockerfile, each step's
+    separate verifier from its own steps/<name>/tests/Dockerfile, setup.sh run in the agent's
+    container; the outcomes as at level home (and as under Harbor)."""
+    from benchtape.sandbox.baseimage import BASE_IMAGE
+    from benchtape.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"NO DOCKER ENGINE (CI=true): {why}", pytrace=False)
+        pytest.skip(f"NO DOCKER ENGINE: the steps at level container NOT RUN: {why}")
+    tasks = shutil.copytree(made["tasks"], tmp_path / "tasks")
+    for dockerfile in tasks.rglob("Dockerfile"):
+        dockerfile.write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\n" + ("COPY . /tests/\n" if dockerfile.parent.name == "tests" else ""))
+    for toml in tasks.glob("*/task.toml"):  # no network: nothing to consent to
+        toml.write_text(toml.read_text().replace('network_mode = "public"', 'network_mode = "no-network"'))
+    done = benchtape("run", tasks, "--harness", "oracle", "--sandbox", "container", "--yes", "--json", "--db", tmp_path / "c.db", cwd=tmp_path, timeout=1200)
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
+    graded = _graded(tmp_path / "c.db", json.loads(done.stdout)["run_id"])
+    assert {k: v["outcome"] for k, v in graded.items()} == {"twostep": "passed", "staged": "passed", "halfway": "failed"}
+    twostep = graded["twostep"]["evidence"]
+    assert twostep["where"].startswith("container ") and len([n for n in twostep["notes"] if n.startswith("separate verifier image ")]) == 2, twostep["notes"]
+    assert graded["staged"]["evidence"]["rewards"] == {"reward": 1.0, "seeded": 0.5}  # setup.sh's seed.txt, written in the container, reached step 2's verifier
