@@ -355,6 +355,11 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
     from benchtape.sandbox import harbor_env
     from benchtape.sandbox.baseimage import ImageBuildError
 
+    lacking = [s.name for s in task.runtime.steps if s.solution is None] if task.runtime is not None else []
+    if lacking:  # a multi-step task: each step's oracle is its own solve.sh, else the task's
+        report.refused = f"step(s) {', '.join(lacking)} have no steps/<name>/solution/solve.sh (nor the task a solution/solve.sh), so the oracle cannot show the task can be solved"
+        report.next = f"write steps/{lacking[0]}/solution/solve.sh"
+        return report
     if task.solution is None:
         report.refused = "it has no solution/solve.sh, so the oracle cannot show it can be solved"
         report.next = harbor_env.REMEDIES["no_solution"]

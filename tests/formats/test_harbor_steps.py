@@ -194,6 +194,10 @@ def test_task_validate_plays_the_steps_and_a_workflow_setup_on_them_is_refused(m
     done = benchtape("run", "e", "--yes", "--db", tmp_path / "w.db", cwd=repo, timeout=120)
     assert done.returncode == 2 and "workflow" in done.stderr and "multi-step Harbor task 'staged'" in done.stderr, done.stderr
     assert not (tmp_path / "w.db").exists()
+    shutil.rmtree(repo / ".benchtape" / "tasks" / "staged" / "steps" / "step-2" / "solution")
+    done = benchtape("task", "validate", "staged", "--sandbox", "home", "--json", cwd=repo, timeout=600)
+    (report,) = json.loads(done.stdout)["tasks"]
+    assert not report["validated"] and "step(s) step-2 have no steps/<name>/solution/solve.sh" in report["refused"], report
 
 
 # ---------------------------------------------------------------- the rewards, combined as Harbor combines them
