@@ -221,6 +221,7 @@ def _steps(toml: _Toml, doc: dict[str, Any], folder: Path, tables: dict[str, dic
     seen: dict[str, str] = {}
     task_artifacts = _artifacts(toml, doc)
     task_agent_timeout = toml.seconds(tables["agent"], "agent", "timeout_sec", None)
+    task_agent_network = _network(toml, tables["agent"], "agent", default=_network(toml, tables["environment"], "environment", default=True))
     for index, table in enumerate(value):
         view = toml.step(index)
         view.strict(table, "steps")
@@ -231,11 +232,11 @@ def _steps(toml: _Toml, doc: dict[str, Any], folder: Path, tables: dict[str, dic
         if key in seen:
             raise BadInput(f"two steps are named {name!r}", file=str(toml.path), line=view.line("", "name"), fix="give each step a name of its own (its folder under steps/)")
         seen[key] = name
-        out.append(_step(view, table, folder, name, tables, separate, verify_network, verify_timeout, task_artifacts, task_agent_timeout, notes))
+        out.append(_step(view, table, folder, name, tables, separate, verify_network, verify_timeout, task_artifacts, (task_agent_timeout, task_agent_network), notes))
     return tuple(out)
 
 
-def _step(view: _Toml, table: dict[str, Any], folder: Path, name: str, tables: dict[str, dict[str, Any]], separate: dict[str, Any], verify_network: bool, verify_timeout: float, task_artifacts: tuple[str, ...], task_agent_timeout: float | None, notes: list[str]) -> HarborStep:
+def _step(view: _Toml, table: dict[str, Any], folder: Path, name: str, tables: dict[str, dict[str, Any]], separate: dict[str, Any], verify_network: bool, verify_timeout: float, task_artifacts: tuple[str, ...], task_agent: tuple[float | None, bool], notes: list[str]) -> HarborStep:
     rel = f"steps/{name}"
     for sub in ("", "/instruction.md", "/tests", "/tests/test.sh", "/solution", "/solution/solve.sh", "/workdir"):
         inside_folder(folder, rel + sub)
@@ -246,11 +247,14 @@ def _step(view: _Toml, table: dict[str, Any], folder: Path, name: str, tables: d
     agent_t, verifier_t = view.table(table, "agent"), view.table(table, "verifier")
     view.strict(agent_t, "steps.agent")
     view.strict(verifier_t, "verifier")
+    task_agent_timeout, task_agent_network = task_agent
     for key, why in (
         ("user", "the agent runs as the environment's default user: remove `user`, or set USER in the Dockerfile"),
         ("network_mode", "benchtape opens the agent's sandbox once for every step, with the task's network: set [agent] network_mode for the whole task"),
         ("allowed_hosts", ALLOWLIST),
     ):
+        if key == "network_mode" and agent_t.get(key) is not None and _network(view, agent_t, "agent", default=task_agent_network) == task_agent_network:
+            continue  # the task's own network, said again: honoured
         if _asks(agent_t.get(key)):
             raise BadInput(f"step {name!r}: `agent.{key}` is not supported by benchtape", file=str(view.path), line=view.line("agent", key), fix=why)
     for key in ("user", "collect", "allowed_hosts"):

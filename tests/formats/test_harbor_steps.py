@@ -154,6 +154,7 @@ def test_what_a_step_asks_that_cannot_be_honoured_is_refused_by_its_line(made: d
     cases = {
         "agent.user": ("[steps.verifier]\n", '[steps.agent]\nuser = "builder"\n[steps.verifier]\n', "user", "USER in the Dockerfile"),
         "verifier.collect": ("collect = []", 'collect = ["dump"]', "collect", "start of tests/test.sh"),
+        "agent.network_mode": ("[steps.verifier]\n", '[steps.agent]\nnetwork_mode = "no-network"\n[steps.verifier]\n', "network_mode", "for the whole task"),
         "healthcheck": ('name = "step-2"', 'name = "step-2"\nhealthcheck = { command = "true" }', "healthcheck", "setup.sh"),
         "min_reward": ('name = "step-2"', 'name = "step-2"\nmin_reward = "high"', "min_reward", "min_reward = 1.0"),
     }
@@ -166,6 +167,10 @@ def test_what_a_step_asks_that_cannot_be_honoured_is_refused_by_its_line(made: d
         assert fix in (err.value.fix or ""), (case, err.value.fix)
         line = text.splitlines()[err.value.line - 1] if err.value.line else ""
         assert line.split("=")[0].strip() == key, (case, line)  # the line that asks for it, in the second step
+    same = base[:second] + base[second:].replace("[steps.verifier]\n", '[steps.agent]\nnetwork_mode = "public"\ntimeout_sec = 30.0\n[steps.verifier]\n', 1)
+    toml.write_text(same)  # the task's own network, said again for a step: honoured, as is the step's own time limit
+    runtime = load_harbor_task(folder).runtime
+    assert runtime is not None and runtime.steps[1].agent_timeout == 30.0 and runtime.steps[0].agent_timeout == 600.0
     toml.write_text(base)
     (folder / "steps" / "step-2" / "instruction.md").unlink()
     with pytest.raises(BadInput) as err:
