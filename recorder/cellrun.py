@@ -137,8 +137,8 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
         session_plan = _session_plan(matrix, plan, identity, index, step, box, handover, facts, left, record.root)
         if tindex is not None:
             assert task.spec is not None
-            setup = enter_step(box, tsteps[tindex], session_plan.env)
-            session_plan = step_session(session_plan, task.spec, tsteps[tindex], tindex, list(record.sessions), setup, left)
+            setup, prelude = enter_step(box, tsteps[tindex], session_plan.env)
+            session_plan = step_session(session_plan, task.spec, tsteps[tindex], tindex, list(record.sessions), setup, prelude, left)
             failed = setup_failure(setup)
             if failed is not None:
                 record.sessions.append(_step_refused(runner, session_plan, box.level, failed))

@@ -5,7 +5,8 @@ steps/<name>/workdir/ into the working directory and runs its setup.sh there, th
 is started afresh with steps/<name>/instruction.md (the files it left behind stay; its session
 does not continue), then step N's verifier runs. Here each step is one session of the cell, in
 order, in the sandbox the cell opened once: its `session.started` names the step (`task.step`:
-name, index, count, the earlier steps' sessions, what setup.sh did), so every action of a
+name, index, count, the earlier steps' sessions, what setup.sh did, the files workdir/ and
+setup.sh changed: `prelude`), so every action of a
 session belongs to the step it names. The steps' verifiers run when the cell is graded
 (replay/task_verdict.py grade_harbor_steps), each on the workspace as that step left it.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 from benchtape.sandbox.box_commands import CommandRun, run_command
 from benchtape.sandbox.levels import OpenWorkspace
+from benchtape.spec.identity import workspace_manifest
 from benchtape.spec.task import HarborStep, TaskSpec
 from benchtape.spec.task_cells import TASK_TIMEOUT, oracle_job
 
@@ -29,25 +31,28 @@ def task_steps(spec: TaskSpec | None) -> tuple[HarborStep, ...]:
     return spec.runtime.steps if spec is not None and spec.runtime is not None else ()
 
 
-def enter_step(box: OpenWorkspace, step: HarborStep, env: dict[str, str]) -> CommandRun | None:
+def enter_step(box: OpenWorkspace, step: HarborStep, env: dict[str, str]) -> tuple[CommandRun | None, list[str]]:
     """Put steps/<name>/workdir/ into the workspace and run its setup.sh there, as Harbor does
-    before the step's agent: what setup.sh did (None when the step has none)."""
+    before the step's agent: what setup.sh did (None when the step has none), and the files this
+    changed (the workspace's paths): they are the step's, part of what its verifier is given,
+    never benchtape's own (grading tells them apart: replay/changes.py step_candidate)."""
     if step.workdir is None:
-        return None
+        return None, []
+    before = workspace_manifest(box.root)
     shutil.copytree(step.workdir, box.root, symlinks=True, dirs_exist_ok=True)
-    if step.setup_script is None:
-        return None
-    return run_command(box, "cd {workdir} && " + SETUP_COMMAND, env, step.agent_timeout or TASK_TIMEOUT)
+    ran = run_command(box, "cd {workdir} && " + SETUP_COMMAND, env, step.agent_timeout or TASK_TIMEOUT) if step.setup_script is not None else None
+    after = workspace_manifest(box.root)
+    return ran, sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
 
 
-def step_session(plan: Any, spec: TaskSpec, step: HarborStep, index: int, earlier: list[str], setup: CommandRun | None, left: float) -> Any:
+def step_session(plan: Any, spec: TaskSpec, step: HarborStep, index: int, earlier: list[str], setup: CommandRun | None, prelude: list[str], left: float) -> Any:
     """The cell's session plan as step `index` runs it: the step's instruction, its oracle, its
     time limit (within what is left of the cell's), and the step named in `session.started`."""
     prompt = step.prompt()
     scenario = replace(plan.scenario, prompt=prompt, raw={**plan.scenario.raw, "oracle": oracle_job(spec, step)})
     started = dict(plan.started)
     task = dict(started.get("task") or {})
-    task["step"] = {"name": step.name, "index": index, "of": len(task_steps(spec)), "earlier": list(earlier), "setup": setup.to_dict() if setup is not None else None}
+    task["step"] = {"name": step.name, "index": index, "of": len(task_steps(spec)), "earlier": list(earlier), "setup": setup.to_dict() if setup is not None else None, "prelude": prelude}
     started["task"] = task
     params = {**plan.params, "task_step": index, "task_step_name": step.name}
     timeout = min(step.agent_timeout or TASK_TIMEOUT, left)

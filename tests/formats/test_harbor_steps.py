@@ -26,6 +26,8 @@ home_only = pytest.mark.skipif(not can_map_paths(), reason="Harbor tasks at leve
 
 HELLO_TEST = '#!/bin/bash\nif [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world!" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n'
 BOTH_TEST = '#!/bin/bash\nif [ "$(cat /app/hello.txt 2>/dev/null)" = "Hello, world!" ] && [ "$(cat /app/bye.txt 2>/dev/null)" = "Goodbye!" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n'
+# step 1 of `staged`: its workdir/ brought greeting.txt, which the verifier needs too
+GREETING_TEST = '#!/bin/bash\nif [ -f /app/greeting.txt ] && [ "$(cat /app/hello.txt 2>/dev/null)" = "$(cat /app/greeting.txt)" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi\n'
 # step 2 of `staged`: its workdir/ brought data.txt and setup.sh wrote seed.txt; the agent sums them
 SUM_TEST = """#!/bin/bash
 ok=0; [ -f seed.txt ] && [ -f hello.txt ] && [ "$(cat sum.txt 2>/dev/null)" = "$(( $(cat data.txt) + $(cat seed.txt) ))" ] && ok=1
@@ -57,7 +59,7 @@ def make_tasks(top: Path) -> Path:
     """Three tasks as `harbor task init --steps 2` writes them, filled in:
     - twostep: Harbor's default separate verifier per step (steps/<name>/tests/Dockerfile),
       handed the task's artifacts; the oracle passes both steps;
-    - staged: shared verifier; step 2's workdir/ brings data.txt and its setup.sh writes
+    - staged: shared verifier; step 1's workdir/ brings greeting.txt (its verifier needs it), step 2's data.txt and its setup.sh writes
       seed.txt; a reward.json of two keys; step 1's min_reward = 1 (the no-op stops there);
     - halfway: step 2's solution undoes step 1's work: step rewards 1 then 0, the mean 0.5."""
     tasks = top / "tasks"
@@ -69,7 +71,8 @@ def make_tasks(top: Path) -> Path:
     toml.write_text(toml.read_text().replace("artifacts = []", 'artifacts = ["/app/hello.txt", "/app/bye.txt"]', 1))
 
     staged = _init(tasks, "staged", "--verifier-mode", "shared")
-    _step(staged, "step-1", "Write hello.txt in the working directory, holding `Hello, world!`.", HELLO_TEST, 'echo "Hello, world!" > hello.txt')
+    _step(staged, "step-1", "Copy greeting.txt to hello.txt.", GREETING_TEST, "cp greeting.txt hello.txt")
+    _write(staged / "steps" / "step-1" / "workdir" / "greeting.txt", "Hello, world!\n")
     _step(staged, "step-2", "Write into sum.txt the sum of the numbers in data.txt and seed.txt.", SUM_TEST, "echo $(( $(cat data.txt) + $(cat seed.txt) )) > sum.txt")
     _write(staged / "steps" / "step-2" / "workdir" / "data.txt", "40\n")
     _write(staged / "steps" / "step-2" / "workdir" / "setup.sh", "#!/bin/bash\necho 2 > seed.txt\n")
@@ -236,7 +239,8 @@ def test_each_step_is_a_session_of_its_own_with_its_instruction(ran: dict[str, A
     assert one["parent"] is None and two["parent"] == one["id"]
     assert (one["step"]["name"], one["step"]["index"], one["step"]["of"], one["step"]["earlier"]) == ("step-1", 0, 2, [])
     assert (two["step"]["name"], two["step"]["earlier"]) == ("step-2", [one["id"]])
-    assert two["prompt"].startswith("Write into sum.txt") and one["prompt"].startswith("Write hello.txt")
+    assert two["prompt"].startswith("Write into sum.txt") and one["prompt"].startswith("Copy greeting.txt")
+    assert one["step"]["prelude"] == ["greeting.txt"] and two["step"]["prelude"] == ["data.txt", "seed.txt", "setup.sh"]
     assert two["step"]["setup"]["exit_code"] == 0 and two["step"]["setup"]["command"].endswith("bash setup.sh")
     assert ["solve.sh" in json.dumps(c) for s in (one, two) for c in s["calls"]] == [True, True]  # each step's own solution, in its own session
 
@@ -252,6 +256,36 @@ def test_the_oracle_passes_and_the_noop_fails_each_as_harbor_combines_the_steps(
     assert noop["twostep"]["outcome"] == "no_changes" and noop["halfway"]["outcome"] == "no_changes"
     stopped = noop["staged"]  # its step 2's workdir files went in, so the verifier ran: step 1 below min_reward stops there
     assert stopped["outcome"] == "failed" and stopped["evidence"]["not_run"] == ["step-2"] and "below its min_reward 1" in stopped["evidence"]["stopped"]
+
+
+@home_only
+def test_the_real_claude_code_runs_each_step_afresh_with_its_instruction(made: dict[str, Any], tmp_path: Path) -> None:
+    """Any agent, not only the controls: the real Claude Code (the scripted model, which has no
+    script for a Harbor task: it only answers) is started once per step, each its own session
+    given that step's instruction; what it wrote into its HOME before starting is never counted
+    as a change, so it is graded no_changes, as a no-op agent is."""
+    from realagents import TOOLS, need
+
+    from benchtape.adapters.binaries import resolve
+
+    need("claude-code")
+    version = resolve("claude-code", root=TOOLS).version
+    _write(tmp_path / ".benchtape" / "tools" / "claude-code.yaml", f'apiVersion: benchtape/v1alpha1\nkind: Tool\ntool: claude-code\nextends: builtin\nversion: "{version}"\n')
+    db = tmp_path / "cc.db"
+    done = benchtape("run", made["tasks"], "--task", "twostep", "--harness", "claude-code", "--model", "scripted", "--yes", "--json", "--db", db, cwd=tmp_path, env={"BENCHTAPE_TOOLS": str(TOOLS)}, timeout=600)
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
+    graded = _graded(db, json.loads(done.stdout)["run_id"])["twostep"]
+    assert graded["outcome"] == "no_changes", graded
+    one, two = graded["sessions"]
+    assert (one["step"]["name"], two["step"]["name"], two["parent"]) == ("step-1", "step-2", one["id"])
+    assert one["prompt"].startswith("Write hello.txt") and two["prompt"].startswith("Now also write bye.txt")
+    store = Store(db, readonly=True)
+    try:
+        for s in (one, two):
+            session = store.load_session(s["id"])
+            assert session.harness == "claude-code" and (session.started.get("binary") or {}).get("version") == version
+    finally:
+        store.close()
 
 
 # ---------------------------------------------------------------- the real Harbor, on the same folders
