@@ -10,6 +10,15 @@ The writer checks every payload against its kind (benchtape.core.payloads.check_
 measured under callgrind on this benchmark's sessions, ~3.3k instructions an action, 8.6% of
 Store.append's ~38k (well under 1% of a live line's, 0.3% of an import's); wall figures before
 and after were within the machine's noise.
+
+Where Store.append's time goes (issue 48, 2 cores, CPU time): the same rows bound by bare
+sqlite3 into the store's own schema, no Python at all, reach only ~0.50-0.53× this floor: its
+guards and integrity checks cost SQLite per row what the floor never pays (the
+`actions_no_rewrite` trigger, a sub-program per inserted row, ~25% of the insert; the foreign
+key to sessions and the partial index a few % each; 2 KiB pages ~10%). Binding ASCII payloads as
+str rather than bytes cast to TEXT took ~10% of the insert back; the Python left (payload check,
+JSON, one secret probe per batch, the rows) is ~15% of an append. 0.6× is above what the guards
+allow without lifting them, which the store does only for an import's one bulk transaction.
 """
 
 from __future__ import annotations
