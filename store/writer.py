@@ -18,16 +18,18 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
-import sqlite_utils
 
 from benchtape.core.model import Action
 from benchtape.store.bundles import FOLDED_SOURCE, Bundle
 from benchtape.store.codecs import Batch, Blob, Head, RawStream, compress_blob, dumps, encode_actions, raw_groups
 from benchtape.store.migrations import LEGACY_OUTCOME
 from benchtape.store.sqlite_io import DamageIsBadInput, begin
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 INSERT_RAW = "INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
 RAW_STREAMS = 32  # open compressors kept per store (~1.3 MB each); an evicted one restarts fresh
