@@ -15,7 +15,6 @@ from rich.text import Text
 from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
 from benchtape.replay.document import placed
-from benchtape.replay.timeline import judge_note
 
 VERDICT_STYLE = {
     "REPRODUCED": "green",
@@ -328,7 +327,7 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
     from benchtape.app.sessions import AGENT_LABELS as LABELS
     from benchtape.app.sessions import shown_kind
     from benchtape.replay.document import check_name
-    from benchtape.replay.timeline import one_line, shorten
+    from benchtape.replay.timeline import judge_note, one_line, shorten
 
     out = console(plain)
     row, s = shown.row, shown.session

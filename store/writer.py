@@ -17,6 +17,7 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
@@ -79,9 +80,14 @@ class Writer:
         self._compressors: list[Any] = []
         self._spec_ids: dict[str, int] = {}
         self.redactors: dict[str, Callable[[str], str]] = {}
-        # Sessions written without a redactor of their own (imports, re-gradings in a later
-        # process) still never store this process's *_API_KEY / *_TOKEN values in clear.
-        self.default_redactor = _environment_redactor()
+
+    @cached_property
+    def default_redactor(self) -> Callable[[str], str] | None:
+        """Sessions written without a redactor of their own (imports, re-gradings in a later
+        process) still never store this process's *_API_KEY / *_TOKEN values in clear. Made
+        by the first write that asks for it (a read-only store never does; compiling it was a
+        tenth of `benchtape sessions`)."""
+        return _environment_redactor()
 
     # ------------------------------------------------------------ transactions
     @contextmanager
