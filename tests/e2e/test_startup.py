@@ -1,20 +1,27 @@
 """Start-up: `benchtape version`, `--version` and bare `--help` are answered without importing
 typer (or anything heavy), and the cached top-level help is exactly what typer prints, so a
-new or renamed command cannot leave it stale. Timing itself is measured in `make bench`
-(benchmarks/startup.py), not asserted here."""
+new or renamed command cannot leave it stale. `benchtape NAME` imports only NAME's module:
+every command's `--help`, and `sessions` on an empty store, import none of the heavy modules
+(a new top-level import on their path fails here by name). Timing itself is measured in
+`make bench` (benchmarks/startup.py), not asserted here."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+import typer
 from cli import benchtape
 
 from benchtape import _help
+from benchtape.command_table import ALWAYS, COMMANDS, MODULES
 from benchtape.core.version import VERSION
 from benchtape.helpgen import typer_help
+from benchtape.store.database import Store
 
 PROBE = """
 import sys
@@ -32,6 +39,37 @@ print("HEAVY", heavy, code, file=sys.stderr)
 def _probe(*args: str, columns: str = "100") -> subprocess.CompletedProcess:
     env = {**os.environ, "COLUMNS": columns}
     return subprocess.run([sys.executable, "-c", PROBE.format(args=list(args))], env=env, capture_output=True, text=True, timeout=60)
+
+
+# What a command's start-up must not pay for unless it uses it: pydantic (typer builds its
+# coercion with it), sqlite-utils (it imports numpy and pandas), numpy, rich, YAML, JMESPath,
+# the docker SDK, jsonschema, the web viewer's server, and benchtape's grading, checks,
+# sandbox, adapters and bench loader.
+HEAVY = ("pydantic", "sqlite_utils", "numpy", "pandas", "rich", "yaml", "jmespath", "docker", "jsonschema", "wasmtime", "starlette", "uvicorn", "benchtape.checks", "benchtape.replay.grading", "benchtape.replay.query", "benchtape.sandbox", "benchtape.adapters", "benchtape.spec.bench", "benchtape.recorder")
+
+LOADED = """
+import json, sys
+sys.argv = ["benchtape", *{args!r}]
+from benchtape.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}), file=sys.stderr)
+"""
+
+
+def _loaded(*args: str, cwd: Path | None = None) -> tuple[int, set[str]]:
+    """The exit code of `benchtape ARGS` and every module it imported, in a fresh interpreter."""
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    env.pop("BENCHTAPE_DB", None)
+    done = subprocess.run([sys.executable, "-c", LOADED.format(args=list(args))], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    found = json.loads(done.stderr.strip().splitlines()[-1])
+    return found["code"], set(found["modules"])
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(h for h in HEAVY if h in modules or any(m.startswith(h + ".") for m in modules))
 
 
 def test_cached_help_is_typers_help():
@@ -68,3 +106,41 @@ def test_a_narrow_terminal_gets_typers_own_layout():
 def test_a_real_command_still_goes_through_typer():
     out = benchtape("version", "--help")
     assert out.returncode == 0 and "Print benchtape's version" in out.stdout
+
+
+def test_the_command_table_names_what_each_module_registers():
+    """COMMANDS (what `benchtape NAME` imports) is what the modules register, hidden names included."""
+    found: dict[str, str] = {}
+    for name in MODULES:
+        app = typer.Typer()
+        __import__(f"benchtape.{name}", fromlist=["register"]).register(app)
+        names = [c.name for c in app.registered_commands] + [g.name for g in app.registered_groups]
+        assert None not in names, f"{name} registers a command without an explicit name"
+        for command in names:
+            assert command not in found, f"{command} registered by {found.get(command)} and {name}"
+            found[command] = name
+    assert {k: v for k, v in COMMANDS.items() if k != "version"} == found
+    assert COMMANDS["version"] == ALWAYS and set(COMMANDS.values()) | {ALWAYS} == set(MODULES)
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_each_commands_help_imports_its_module_and_nothing_heavy(command):
+    code, modules = _loaded(command, "--help")
+    assert code == 0
+    assert _heavy(modules) == [], f"`benchtape {command} --help` imported {_heavy(modules)}"
+    commands = {m.removeprefix("benchtape.") for m in modules if m.startswith("benchtape.cmd_")}
+    assert commands <= {COMMANDS[command], ALWAYS}, f"`benchtape {command} --help` imported {sorted(commands)}"
+
+
+def test_sessions_on_an_empty_store_imports_nothing_heavy(tmp_path):
+    Store(tmp_path / ".benchtape" / "benchtape.db").close()
+    code, modules = _loaded("sessions", cwd=tmp_path)
+    assert code == 0
+    assert _heavy(modules) == [], f"`benchtape sessions` imported {_heavy(modules)}"
+    assert "benchtape.store.database" in modules  # it did open the store (and checked its schema)
+
+
+def test_a_mistyped_command_still_gets_clicks_suggestion():
+    """No module holds the name: the full app is built, and click names the near miss."""
+    out = benchtape("sesions")
+    assert out.returncode == 2 and "No such command 'sesions'" in out.stderr and "sessions" in out.stderr.split("No such command")[1]
