@@ -10,8 +10,9 @@ door the front ends use to reach them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from benchtape.core.lazy import names_from
 
 if TYPE_CHECKING:
     from benchtape.replay.changes import NoDiff, workspace_changes
@@ -104,10 +105,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    found = _FROM.get(name)
-    if found is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(found[0]), found[1])
-    globals()[name] = value
-    return value
+__getattr__ = names_from(globals(), _FROM)
