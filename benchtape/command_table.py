@@ -100,6 +100,9 @@ def examples_unwrapped(text: str) -> str:
 
     out = []
     for paragraph in inspect.cleandoc(text).split("\n\n"):
+        if paragraph.startswith("\b"):  # done already: a module-level sub-app is registered once per app built
+            out.append(paragraph)
+            continue
         lines = paragraph.split("\n")
         at = next((i for i, line in enumerate(lines) if line.lstrip().startswith("Example:")), None)
         if at is None:

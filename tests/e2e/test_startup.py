@@ -144,3 +144,17 @@ def test_a_mistyped_command_still_gets_clicks_suggestion():
     """No module holds the name: the full app is built, and click names the near miss."""
     out = benchtape("sesions")
     assert out.returncode == 2 and "No such command 'sesions'" in out.stderr and "sessions" in out.stderr.split("No such command")[1]
+
+
+def test_an_app_built_again_in_one_process_prints_the_same_help():
+    """A sub-app is a module-level object (cmd_report's), registered on every app built: its
+    examples are marked for click once, not once per app."""
+    from typer.testing import CliRunner
+
+    from benchtape.cli import build
+
+    runner = CliRunner()
+    first = runner.invoke(build("report"), ["report", "list", "--help"]).output
+    again = runner.invoke(build("report"), ["report", "list", "--help"]).output
+    assert "Example: benchtape report list" in first
+    assert first == again == runner.invoke(build(), ["report", "list", "--help"]).output
