@@ -69,10 +69,10 @@ def _path_as_typer_makes_it(value: str | Path, info: Any, param: Any, ctx: Any) 
     except ImportError:  # another typer: its own coercion, always
         return None
     try:
-        done: Path = coerce_cli_path(value if isinstance(value, Path) else Path(value), info, path_type=Path, param=param, ctx=ctx)
+        done = coerce_cli_path(value if isinstance(value, Path) else Path(value), info, path_type=Path, param=param, ctx=ctx)
     except BadParameter:
         return None
-    return done
+    return done if isinstance(done, Path) else None
 
 
 def install() -> None:
