@@ -158,3 +158,52 @@ def test_an_app_built_again_in_one_process_prints_the_same_help():
     again = runner.invoke(build("report"), ["report", "list", "--help"]).output
     assert "Example: benchtape report list" in first
     assert first == again == runner.invoke(build(), ["report", "list", "--help"]).output
+
+
+# What a command's own work needs is loaded; what it does not is not. Each list is what that
+# command imported before the start-up work (issue 48) and needs for nothing it does here.
+NOT_FOR_REGRADE = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "urllib3", "starlette", "uvicorn", "wasmtime", "benchtape.recorder", "benchtape.replay.reproduce", "benchtape.replay.task_controls")
+NOT_FOR_QUERY = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "yaml", "benchtape.checks", "benchtape.replay.grading", "benchtape.sandbox")
+NOT_FOR_CHECKS = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "urllib3", "starlette", "uvicorn", "benchtape.models.server", "benchtape.store")
+
+
+def _any_of(names: tuple[str, ...], modules: set[str]) -> list[str]:
+    return sorted(n for n in names if n in modules or any(m.startswith(n + ".") for m in modules))
+
+
+def test_regrade_of_a_stored_session_loads_what_grading_needs_and_no_more(tmp_path):
+    from benchtape.core.model import Action
+
+    (tmp_path / "bench.yaml").write_text('description: start-up\nharness: mock\nscenarios:\n  - name: bench\n    prompt: "fix the thing"\n    checks:\n      - {type: contains, value: "done"}\n')
+    store = Store(tmp_path / "one.db")
+    run_id = store.new_run("run", bench_path="bench.yaml", harness="mock")
+    store.append(
+        store.new_session(run_id, "bench", harness="mock"),
+        [
+            Action("session.started", {"scenario": "bench", "harness": "mock", "model": "m", "prompt": "fix the thing", "work_dir": "/tmp/w"}),
+            Action("message.assistant", {"text": "done: changed 1 file"}),
+            Action("final_output", {"text": "done: changed 1 file"}),
+            Action("session.finished", {"status": "ok", "exit_code": 0, "timed_out": False, "wall_ms": 10.0}),
+        ],
+    )
+    store.close()
+    code, modules = _loaded("regrade", "--bench", "bench.yaml", "--all", "--plain", "--db", "one.db", cwd=tmp_path)
+    assert code == 0
+    assert "benchtape.replay.grading" in modules and "benchtape.checks" in modules  # it did grade
+    assert _any_of(NOT_FOR_REGRADE, modules) == []
+    again = Store(tmp_path / "one.db", readonly=True)
+    assert len(again.gradings()) == 1  # the new grading was written (through the connection, not sqlite-utils)
+    again.close()
+
+
+def test_query_on_an_empty_store_loads_no_grading(tmp_path):
+    Store(tmp_path / ".benchtape" / "benchtape.db").close()
+    code, modules = _loaded("query", "length(calls)", "--all", cwd=tmp_path)
+    assert code == 0 and "jmespath" in modules
+    assert _any_of(NOT_FOR_QUERY, modules) == []
+
+
+def test_the_check_catalog_loads_no_store_server_or_schema_library(tmp_path):
+    code, modules = _loaded("checks", cwd=tmp_path)
+    assert code == 0 and "benchtape.checks.registry" in modules
+    assert _any_of(NOT_FOR_CHECKS, modules) == []
