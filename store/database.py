@@ -88,6 +88,9 @@ class Store(Reader, Writer):
         self._init_reader()
         self._init_writer()
         try:
+            # what wrapping the connection in sqlite-utils' Database did on every open: a REPLACE's
+            # implicit delete fires the history tables' DELETE guards on this connection too
+            conn.execute("PRAGMA recursive_triggers = ON")
             check = (lambda c, version: integrity.check_schema(c, version, self.path)) if check_schema else None
             if readonly:
                 version = schema_version(conn)

@@ -207,3 +207,15 @@ def test_the_check_catalog_loads_no_store_server_or_schema_library(tmp_path):
     code, modules = _loaded("checks", cwd=tmp_path)
     assert code == 0 and "benchtape.checks.registry" in modules
     assert _any_of(NOT_FOR_CHECKS, modules) == []
+
+
+def test_a_store_opened_without_sqlite_utils_keeps_its_connection_as_it_was(tmp_path):
+    """Wrapping the connection in sqlite-utils' Database turned recursive_triggers on (a
+    REPLACE's implicit delete then meets the DELETE guards); the store, which no longer wraps
+    it on open, turns it on itself, for a writer and a reader alike."""
+    for readonly in (False, True):
+        store = Store(tmp_path / "s.db", readonly=readonly)
+        assert "db" not in vars(store)  # not made on open
+        assert store.conn.execute("PRAGMA recursive_triggers").fetchone()[0] == 1
+        assert store.db.conn is store.conn  # made on first use, over the same connection
+        store.close()
