@@ -132,6 +132,19 @@ def test_each_commands_help_imports_its_module_and_nothing_heavy(command):
     assert commands <= {COMMANDS[command], ALWAYS}, f"`benchtape {command} --help` imported {sorted(commands)}"
 
 
+def _subcommands() -> list[tuple[str, str]]:
+    from benchtape.cli import build
+
+    return sorted({(g.name, c.name) for g in build().registered_groups if g.typer_instance is not None and g.name for c in g.typer_instance.registered_commands if c.name})
+
+
+@pytest.mark.parametrize("group,command", _subcommands())
+def test_each_subcommands_help_imports_nothing_heavy(group, command):
+    code, modules = _loaded(group, command, "--help")
+    assert code == 0
+    assert _heavy(modules) == [], f"`benchtape {group} {command} --help` imported {_heavy(modules)}"
+
+
 def test_sessions_on_an_empty_store_imports_nothing_heavy(tmp_path):
     Store(tmp_path / ".benchtape" / "benchtape.db").close()
     code, modules = _loaded("sessions", cwd=tmp_path)
