@@ -27,13 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from benchtape.core.outcome_kinds import OUTCOMES, PASSED, is_reusable
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
 from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
-from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
-from benchtape.spec.pricing import Pricing, session_cost, sum_known, token_cost
+from benchtape.spec.pricing import Pricing, Rates, session_cost, sum_known, token_cost
 from benchtape.store.views import BrowsingStore
 
 _KINDS = ("metrics", "session.finished")
@@ -90,7 +90,11 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
     for session_id, kind, d in store.cell_actions(_KINDS, **where):
         s = sessions[session_id]
         if kind == "metrics":
-            s.metrics.update((k, v) for k, v in d.items() if v is not None)
+            known = {k: v for k, v in d.items() if v is not None}
+            if s.metrics:
+                s.metrics.update(known)  # a later report of a field wins
+            else:
+                s.metrics = known
         else:
             s.wall_ms = d.get("wall_ms")
     for session_id, outcome in store.latest_outcomes(list(sessions)).items():
@@ -108,6 +112,7 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
     for sid, s in sessions.items():
         parent = s.row[7]
         groups[parent if parent in sessions else sid].append(s)
+    rates = _RatesByModel(pricing)
     out = []
     for root_id, members in groups.items():
         root = sessions[root_id]
@@ -116,9 +121,15 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
         if len(members) > 1:
             members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
         outcome = next((s.outcome for s in reversed(members) if s.outcome is not None), None) if root.outcome is None else root.outcome
-        costs = [session_cost(s.metrics, s.row[5], pricing)[0] for s in members]
-        priced = [_token_costs(s, pricing) for s in members]
-        token_costs, cache_costs = [t for t, _ in priced], [c for _, c in priced]
+        if len(members) == 1:  # most cells: one session, nothing to sum
+            cost = session_cost(root.metrics, root.row[5], pricing)[0]
+            token_total, cache_total = _token_costs(root, rates(root.row[5]))
+            wall_ms = root.wall_ms
+        else:
+            cost = sum_known([session_cost(s.metrics, s.row[5], pricing)[0] for s in members])
+            priced = [_token_costs(s, rates(s.row[5])) for s in members]
+            token_total, cache_total = sum_known([t for t, _ in priced]), sum_known([c for _, c in priced])
+            wall_ms = sum_known([s.wall_ms for s in members])
         diff = (outcome or {}).get("diff") or {}
         lines = diff.get("lines_added", 0) + diff.get("lines_removed", 0) if diff else None
         out.append(
@@ -133,23 +144,37 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
                 started_at=started_at,
                 outcome=(outcome or {}).get("outcome"),
                 reason=(outcome or {}).get("reason"),
-                cost=sum_known(costs),
+                cost=None if cost is None else float(cost),
                 tokens=_sum_tokens(members),
                 lines=lines,
-                wall_ms=sum_known([s.wall_ms for s in members]),
+                wall_ms=None if wall_ms is None else float(wall_ms),
                 steps=len(members),
-                token_cost=sum_known(token_costs),
-                cache_cost=sum_known(cache_costs),
+                token_cost=token_total,
+                cache_cost=cache_total,
                 partial=_partial(outcome),
             )
         )
     return out
 
 
-def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | None]:
+class _RatesByModel:
+    """The price table's complete rates of each model id, looked up once per model, not once per cell."""
+
+    def __init__(self, pricing: Pricing) -> None:
+        self.pricing = pricing
+        self.known: dict[str | None, Rates | None] = {}
+
+    def __call__(self, model_id: str | None) -> Rates | None:
+        try:
+            return self.known[model_id]
+        except KeyError:
+            found = self.known[model_id] = self.pricing.rates(model_id)
+            return found
+
+
+def _token_costs(s: _Session, rates: Rates | None) -> tuple[float | None, float | None]:
     """(every token priced by the table, the cache reads and writes alone); None when the model
-    is unpriced or a priced class was not reported."""
-    rates = pricing.rates(s.row[5])
+    is unpriced (`rates` None) or a priced class was not reported."""
     if rates is None:
         return None, None
     total = token_cost(s.metrics, rates)
