@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from benchtape.core.gcpause import paused_gc
 from benchtape.core.outcome_kinds import OUTCOMES, PASSED, is_reusable
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
@@ -80,14 +81,15 @@ class _Session:
     outcome: dict[str, Any] | None = None
 
 
-def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
+def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None, metrics: bool = True) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
-    archived arm summaries by key."""
+    archived arm summaries by key. `metrics` False (the planner, which counts passes): no
+    cost, tokens or time, so the sessions' actions are not read (the most of this read)."""
     where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
     sessions: dict[str, _Session] = {}
     for row in store.cell_sessions(**where):
         sessions[row[0]] = _Session(row, row[6])
-    for session_id, kind, d in store.cell_actions(_KINDS, **where):
+    for session_id, kind, d in store.cell_actions(_KINDS, **where) if metrics else ():
         s = sessions[session_id]
         if kind == "metrics":
             known = {k: v for k, v in d.items() if v is not None}
@@ -653,6 +655,11 @@ def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: 
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
     loads) or `compare RUN…` (only those runs' cells). `after_cutoff`: only the tasks fixed
     after every setup's training cutoff (replay.contamination)."""
+    with paused_gc():  # everything read stays alive until the comparison is made: nothing to collect
+        return _comparison(store, targets, pricing, cwd, after_cutoff=after_cutoff)
+
+
+def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: Any = None, *, after_cutoff: bool = False) -> Comparison:
     from benchtape.core.errors import BadInput
     from benchtape.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
 

@@ -261,6 +261,6 @@ def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], 
         from benchtape.replay.compare import per_task_counts, read_measurements
         from benchtape.spec.pricing import Pricing
 
-        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name)
+        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False)  # passes per task: no costs
         per_arm = per_task_counts(measurements)
     return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)
