@@ -711,7 +711,7 @@ def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     `expected` keeps only the tasks fixed after every setup's cutoff (controls have no model:
     they are left out of the rule)."""
     from benchtape.replay.contamination import after_cutoff as keep_after
-    from benchtape.replay.contamination import arm_cutoffs, contamination, fix_dates
+    from benchtape.replay.contamination import arm_cutoff_sources, arm_cutoffs, contamination, fix_dates
 
     tasks = ev.tasks()
     if not any(getattr(getattr(t, "spec", None), "source", None) for t in tasks) and not after_cutoff:
@@ -721,7 +721,7 @@ def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     if after_cutoff:
         kept = set(keep_after(dates, cutoffs, dict(expected.arms)))
         expected.tasks = [(t, h) for t, h in expected.tasks if t in kept]
-    return contamination(dates, cutoffs)
+    return contamination(dates, cutoffs, arm_cutoff_sources(ev))
 
 
 def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
@@ -878,10 +878,12 @@ def notes(c: Comparison) -> list[str]:
         labels = {r.arm: r.label for r in c.rows}
         for arm, seen in c.contamination["may_have_been_seen"].items():
             if seen:
-                out.append(f"{labels.get(arm, arm)}: {len(seen)} task(s) were fixed on or before its model's training cutoff ({c.contamination['cutoffs'][arm]}) and may have been seen: {', '.join(seen[:10])}{' …' if len(seen) > 10 else ''}" + ("" if c.after_cutoff else " (`compare --after-cutoff` leaves them out)"))
+                source = (c.contamination.get("cutoff_sources") or {}).get(arm)
+                cutoff = c.contamination["cutoffs"][arm] + (f", as published at {source}" if source else "")
+                out.append(f"{labels.get(arm, arm)}: {len(seen)} task(s) were fixed on or before its model's training cutoff ({cutoff}) and may have been seen: {', '.join(seen[:10])}{' …' if len(seen) > 10 else ''}" + ("" if c.after_cutoff else " (`compare --after-cutoff` leaves them out)"))
         unknown = [labels.get(a, a) for a, cut in c.contamination["cutoffs"].items() if cut is None]
         if unknown:
-            out.append(f"no training cutoff is published for {', '.join(unknown)}: whether it saw a task's fix cannot be said")
+            out.append(f"no published cutoff for {', '.join(unknown)} (the registry records none): whether it saw a task's fix cannot be said")
         if c.after_cutoff:
             out.append(f"--after-cutoff: only the {len(c.tasks)} task(s) fixed after every setup's training cutoff count")
     if c.unneeded:
