@@ -338,6 +338,8 @@ class Comparison:
     unneeded: int = 0  # tasks left out of the ranking: run in rounds, not every setup measured them
     contamination: dict[str, Any] = field(default_factory=dict)  # replay.contamination: fix dates, cutoffs, tasks each setup may have seen
     after_cutoff: bool = False  # --after-cutoff: only tasks fixed after every setup's cutoff
+    stopped: str | None = None  # an evaluation run in rounds: why it stands where it does (replay.sequential.why_stopped)
+    plan: dict[str, Any] = field(default_factory=dict)  # replay.power.plan: the smallest difference this many tasks × attempts detects, from the stored rates
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -406,15 +408,18 @@ class Comparison:
             "contamination": self.contamination,
             "after_cutoff": self.after_cutoff,
             "rounds": self.rounds,
+            "stopped": self.stopped,
+            "plan": self.plan,
         }
 
 
-def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None, common_only: bool = False) -> Comparison:
+def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None, common_only: bool = False, limits: dict[str, Any] | None = None) -> Comparison:
     """Rank the setups. With `expected`, only the evaluation's current arms and tasks count and
     a measurement of an edited task (content hash changed) is stale, not evidence. `ref` names
     the evaluation in the commands that fill a setup's missing cells (default its name).
     `common_only` (an evaluation run in rounds, stopped when decided): rank over the tasks
-    every setup measured, not the whole list."""
+    every setup measured, not the whole list, and say why it stopped (`limits`: those its last
+    round recorded)."""
     stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
@@ -470,7 +475,12 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     contenders = [r.arm for r in rows if not r.control and r.cells]
     if len(contenders) > 1:
         counts = {arm: {t: (len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for t, ms in chosen.get(arm, {}).items() if ms} for arm in contenders}
-        result.sequential = sequential_state(contenders, counts, attempts).to_dict()
+        st = sequential_state(contenders, counts, attempts)
+        result.sequential = st.to_dict()
+        if common_only:
+            from benchtape.replay.sequential import why_stopped
+
+            result.stopped = why_stopped(st, all_tasks, counts, attempts, limits)
     return result
 
 
@@ -682,8 +692,11 @@ def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd:
             dated = _contamination(ev, expected, after_cutoff) if ev is not None and expected is not None else None
             if after_cutoff and dated is None:
                 raise BadInput("--after-cutoff needs the evaluation's file (its tasks' fix dates and its models' cutoffs)", fix=f"compare {name} from the project folder that holds it")
-            found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds))
+            limits = rounds[-1].get("limits") if rounds else None
+            found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds), limits=limits)
             found.rounds = rounds
+            if ev is not None and expected is not None:
+                found.plan = _plan(ev, expected, measurements)
             if dated is not None:
                 found.contamination, found.after_cutoff = dated.to_dict(), after_cutoff
             return _with_metrics(store, found, measurements)
@@ -708,8 +721,8 @@ def _with_metrics(store: BrowsingStore, c: Comparison, measurements: list[Measur
 
 def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     """Each task's fix date against each setup's training cutoff; with `after_cutoff`,
-    `expected` keeps only the tasks fixed after every setup's cutoff (controls have no model:
-    they are left out of the rule)."""
+    `expected` keeps only the tasks fixed after every setup's cutoff (controls and scripted
+    setups have no model that was trained on anything: they are left out of the rule)."""
     from benchtape.replay.contamination import after_cutoff as keep_after
     from benchtape.replay.contamination import arm_cutoff_sources, arm_cutoffs, contamination, fix_dates
 
@@ -717,17 +730,28 @@ def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     if not any(getattr(getattr(t, "spec", None), "source", None) for t in tasks) and not after_cutoff:
         return None  # bench scenarios: nothing is dated, nothing to say
     dates = fix_dates(Path(ev.project), tasks)
-    cutoffs = {k: c for k, c in arm_cutoffs(ev).items() if expected.kinds.get(k) not in CONTROLS}
+    cutoffs = {k: c for k, c in arm_cutoffs(ev).items() if expected.kinds.get(k) not in CONTROLS and expected.kinds.get(k) != SCRIPTED}
     if after_cutoff:
         kept = set(keep_after(dates, cutoffs, dict(expected.arms)))
         expected.tasks = [(t, h) for t, h in expected.tasks if t in kept]
     return contamination(dates, cutoffs, arm_cutoff_sources(ev))
 
 
+def _plan(ev: Any, expected: Expected, measurements: list[Measurement]) -> dict[str, Any]:
+    """The planner's figures for this evaluation as it stands (the same as `run --dry-run`'s):
+    the minimum detectable difference of its hardest pair at 80% power over the tasks compared,
+    from the stored pass rates and their spread. Controls are never compared: left out."""
+    from benchtape.replay.power import plan, setups_from
+
+    contenders = [(key, label) for key, label in expected.arms if expected.kinds.get(key) not in CONTROLS]
+    return plan(setups_from(contenders, per_task_counts(measurements)), len(expected.tasks), ev.attempts)
+
+
 def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
-    """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup), in order."""
+    """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup, the
+    limits it ran under), in order."""
     found = [p["round"] for p in store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation) if isinstance(p.get("round"), dict)]
-    return sorted(({"number": r.get("number"), "tasks": r.get("tasks")} for r in found), key=lambda r: r["number"] or 0)
+    return sorted(({"number": r.get("number"), "tasks": r.get("tasks"), "limits": r.get("limits")} for r in found), key=lambda r: r["number"] or 0)
 
 
 def _newest_stored_run(store: BrowsingStore, name: str) -> tuple[str | None] | None:
@@ -772,8 +796,10 @@ def _run_id(store: BrowsingStore, target: str, only: bool) -> str:
 
 def columns(k: int, partial: bool = False) -> list[str]:
     """The ranking table's columns, terminal and HTML alike: with one attempt pass@k is pass@1,
-    shown once; partial credit only when some grading reported it."""
-    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", *(["partial"] if partial else []), "outcomes"]
+    shown once; the standard error clustered by task (`se`) only with several attempts (with
+    one, each task is one cell and the Wilson interval says it all); partial credit only when
+    some grading reported it."""
+    return ["rank", "setup", "pass", "ci95", *(["se"] if k != 1 else []), "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", *(["partial"] if partial else []), "outcomes"]
 
 
 COST_COLUMNS = ["setup", "cost/cell", "cost/solved", "token $/cell"]  # the second table: what a solved task costs, and the tokens priced by the table
@@ -809,6 +835,7 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
         "setup": setup_label(row),
         "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
+        "se": "—" if row.se is None else _pct(row.se),
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
         f"pass^{k}": _pct(row.pass_hat_k),
@@ -841,6 +868,22 @@ def pair_line(p: Pair) -> str:
     verdict = "distinguishable" if p.distinguishable else "not distinguishable"
     name = "always-valid p = 1/E" if p.test == "e-value" else "p"
     return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, {name} = {p.p_value:.3g}{adjusted}: {verdict}"
+
+
+def plan_lines(c: Comparison) -> list[str]:
+    """The planner's sentences for the evaluation as it stands (replay.power.sentences)."""
+    from benchtape.replay.power import sentences
+
+    return sentences(c.plan) if c.plan else []
+
+
+def rounds_lines(c: Comparison) -> list[str]:
+    """An evaluation run in rounds: each neighbouring pair's evidence, and why it stopped."""
+    if not (c.rounds and c.sequential):
+        return []
+    labels = {r.arm: r.label for r in c.rows}
+    out = [f"{labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}" for p in c.sequential["neighbours"]]
+    return out + ([f"stopped: {c.stopped}"] if c.stopped else [])
 
 
 def control_lines(c: Comparison) -> list[str]:
