@@ -835,7 +835,7 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
         "setup": setup_label(row),
         "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
-        "se": "—" if row.se is None else _pct(row.se),
+        "se": "—" if row.se is None else f"{row.se:.1%}",  # a spread: one decimal (12.5%, not 12%)
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
         f"pass^{k}": _pct(row.pass_hat_k),

@@ -13,9 +13,11 @@ the verifier deselects them, as a user reviewing the harvested task would.
 
 from __future__ import annotations
 
+import html
 import json
 import sqlite3
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +86,41 @@ def test_every_surface_shows_the_share(measured: Path, tmp_path: Path):
     assert benchtape("compare", "partial", "--html", page, cwd=measured).returncode == 0
     html = page.read_text()
     assert "<th>partial</th>" in html and "<td>50%</td>" in html and "<td>100%</td>" in html
+
+
+def test_the_viewer_shows_the_share(measured: Path):
+    from benchtape.view.serving import running
+    from benchtape.view.viewer import Viewer
+
+    with running(Viewer(measured / ".benchtape" / "benchtape.db", measured)) as base:
+        with urllib.request.urlopen(base + "/evaluation/partial", timeout=60) as r:
+            page = r.read().decode()
+    assert "<th>partial</th>" in page and "<td>50%</td>" in page and "<td>100%</td>" in page
+
+
+def test_contamination_is_flagged_on_every_surface_with_where_the_cutoff_is_published(measured: Path, tmp_path: Path):
+    """PR #203 was fixed in 2015: a setup whose model's published training cutoff is later may
+    have seen it (said with the vendor's page); a model with no published cutoff is said so,
+    never guessed; --after-cutoff is refused while one setup's cutoff is unknown."""
+    from benchtape.view.serving import running
+    from benchtape.view.viewer import Viewer
+
+    (measured / ".benchtape" / "evaluations" / "dated.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: all\ntools:\n  - {tool: claude-code, model: sonnet-4.6, effort: medium}\n  - {tool: codex, model: gpt-5.4-mini, effort: medium}\n")
+    doc = _json(benchtape("compare", "dated", "--json", cwd=measured))
+    dated = doc["contamination"]
+    sonnet = next(arm for arm in dated["cutoffs"] if dated["cutoffs"][arm] == "2026-01")
+    mini = next(arm for arm in dated["cutoffs"] if arm != sonnet)
+    assert dated["dates"]["203"] < "2026" and dated["may_have_been_seen"] == {sonnet: ["203"]} and dated["cutoffs"][mini] is None
+    assert dated["cutoff_sources"] == {sonnet: "https://platform.claude.com/docs/en/about-claude/models/overview", mini: None}
+    flag = "claude-code@latest sonnet-4.6/medium: 1 task(s) were fixed on or before its model's training cutoff (2026-01, as published at https://platform.claude.com/docs/en/about-claude/models/overview) and may have been seen: 203"
+    unknown = "no published cutoff for codex@latest gpt-5.4-mini/medium"
+    text = benchtape("compare", "dated", "--plain", cwd=measured).stdout
+    page = tmp_path / "dated.html"
+    assert benchtape("compare", "dated", "--html", page, cwd=measured).returncode == 0
+    with running(Viewer(measured / ".benchtape" / "benchtape.db", measured)) as base:
+        with urllib.request.urlopen(base + "/evaluation/dated", timeout=60) as r:
+            viewed = r.read().decode()
+    for shown in (" ".join(text.split()), html.unescape(page.read_text()), html.unescape(viewed)):
+        assert flag in shown and unknown in shown
+    refused = benchtape("compare", "dated", "--after-cutoff", cwd=measured)
+    assert refused.returncode == 2 and "none is published for codex@latest gpt-5.4-mini/medium" in refused.stderr
