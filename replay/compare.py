@@ -747,6 +747,20 @@ def _plan(ev: Any, expected: Expected, measurements: list[Measurement]) -> dict[
     return plan(setups_from(contenders, per_task_counts(measurements)), len(expected.tasks), ev.attempts)
 
 
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], detect: float | None = None, pricing: Pricing | None = None) -> dict[str, Any]:
+    """The plan of `ev` over these tasks (`run --dry-run`, `evaluation validate`), from the
+    store's measurements of it where there are (`store` None: the defaults); replay.power does
+    the arithmetic. Controls are left out: they are never compared."""
+    from benchtape.replay.power import plan, setups_from
+
+    arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
+    per_arm: dict[str, dict[str, tuple[int, int]]] = {}
+    if store is not None:
+        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False)  # passes per task: no costs
+        per_arm = per_task_counts(measurements)
+    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)
+
+
 def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
     """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup, the
     limits it ran under), in order."""

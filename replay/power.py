@@ -28,10 +28,7 @@ import math
 import operator
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
-
-if TYPE_CHECKING:
-    from benchtape.store.views import BrowsingStore
+from typing import Any, Mapping, Sequence
 
 ALPHA = 0.05
 POWER = 0.8
@@ -251,19 +248,3 @@ def parse_difference(text: str) -> float:
     if not 0 < value < 1:
         raise BadInput(f"--detect {text!r} is not between 0 and 100 points", fix="--detect 10pp") from None
     return value
-
-
-def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
-    """The plan of `ev` over these tasks, from the store's measurements of it where there are
-    (`store` None: the defaults). Controls are left out: they are never compared."""
-    from benchtape.spec.agent_kind import CONTROLS, arm_kind
-
-    arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
-    per_arm: dict[str, dict[str, tuple[int, int]]] = {}
-    if store is not None:
-        from benchtape.replay.compare import per_task_counts, read_measurements
-        from benchtape.spec.pricing import Pricing
-
-        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False)  # passes per task: no costs
-        per_arm = per_task_counts(measurements)
-    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)

@@ -30,10 +30,10 @@ def compare(store: BrowsingStore, targets: list[str], cwd: Path, *, after_cutoff
 
 
 def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
-    """The power plan of `ev` over these tasks (replay.power.evaluation_plan)."""
-    from benchtape.replay.power import evaluation_plan as plan
+    """The power plan of `ev` over these tasks (replay.compare.evaluation_plan)."""
+    from benchtape.replay.compare import evaluation_plan as plan
 
-    return plan(store, ev, tasks, detect, pricing)
+    return plan(store, ev, list(tasks), detect, pricing)
 
 
 def parse_difference(text: str) -> float:

@@ -406,7 +406,7 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
     doc = preview(planned, pricing)
-    from benchtape.replay.power import evaluation_plan
+    from benchtape.replay.compare import evaluation_plan
 
     doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing)
     if req.until is not None:

@@ -183,7 +183,7 @@ def test_with_one_attempt_the_interval_excludes_zero_exactly_when_the_test_calls
 
 def test_the_worked_example_of_the_docs(tmp_path):
     """docs/evaluations.md's example, recorded into a real store: every figure it quotes."""
-    from benchtape.replay.power import evaluation_plan
+    from benchtape.replay.compare import evaluation_plan
     from benchtape.replay.sequential import e_value
 
     project, ev, store, pricing = _setup(tmp_path, "attempts: 1\ntools:\n  - {tool: claude-code, model: sonnet-4.6, effort: medium}\n  - {tool: codex, model: gpt-5.5, effort: medium}\n", tasks=20)
