@@ -419,9 +419,12 @@ class Reader:
         return [(sid, kind, decode(data)) for sid, kind, data in rows]
 
     def cell_run_params(self, *, runs: Sequence[str] | None = None, run_kind: str | None = None, evaluation: str | None = None) -> list[dict[str, Any]]:
-        """The params (decoded) of each run holding the same sessions as cell_sessions."""
+        """The params (decoded) of each run holding the same sessions as cell_sessions, oldest
+        run first. (Each run is asked whether it holds one: a DISTINCT over the joined
+        sessions compared a run's params, which list every arm, once per cell.)"""
         where, params = _cells_where(runs, run_kind, evaluation)
-        return [loads(text) or {} for (text,) in self._all(f"SELECT DISTINCT r.params FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where}", params)]
+        sql = f"SELECT r.params FROM runs r WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = r.id AND {where}) ORDER BY r.started_at, r.id"
+        return [loads(text) or {} for (text,) in self._all(sql, params)]
 
     def newest_run_of(self, run_kind: str, evaluation: str) -> dict[str, Any] | None:
         """The newest run of `run_kind` made by `evaluation`; None when the store holds none."""
