@@ -197,7 +197,7 @@ class Harness:
 
     - `tool_names`: native tool name → "kind[:argument,...]" (core/canonical.register_names),
       e.g. {"ReadFile": "read:path", "Shell": "shell:cmd", "Todo": "plan"}.
-    - `install`: how `benchtape tools install NAME` gets the pinned binary (adapters/binaries.Pin),
+    - `install`: how `benchtape tools install NAME` gets the pinned binary (tools/binaries.Pin),
       or None when the tool is installed some other way.
     """
 
@@ -207,7 +207,7 @@ class Harness:
     home_json: dict[str, dict[str, Any]] = {}
     native_tools: frozenset[str] | None = None
     tool_names: dict[str, str] = {}
-    install: Any = None  # adapters/binaries.Pin
+    install: Any = None  # tools/binaries.Pin
 
     def command(self, launch: Launch) -> Command:
         raise NotImplementedError

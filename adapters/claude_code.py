@@ -101,7 +101,7 @@ BYPASS = ("bypassPermissions", "--dangerously-skip-permissions", "--allow-danger
 
 
 def binary_of(cfg: ClaudeConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
+    from benchtape.tools.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
 

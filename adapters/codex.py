@@ -51,7 +51,7 @@ CODEX_DIR = ".codex"  # CODEX_HOME under the sandbox HOME: private to the sessio
 
 
 def binary_of(cfg: CodexConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
+    from benchtape.tools.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
 

@@ -30,9 +30,10 @@ import orjson
 from benchtape.adapters.base import Command, Launch, host_credentials, on_path, warning
 from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.adapters.lines import LineParser, decode, guarded
+from benchtape.adapters.lines import LineParser, guarded
 from benchtape.core.canonical import annotate
 from benchtape.core.errors import BadInput
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 from benchtape.core.payloads import Metrics, ToolCall, ToolResult
 

@@ -22,8 +22,8 @@ from benchtape.adapters.base import Command, Launch, files_below, host_credentia
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.adapters.lines import decode
 from benchtape.core.errors import BadInput
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 
 HARNESS = "qwen-code"

@@ -387,7 +387,7 @@ def binary_facts(argv0: str) -> dict[str, Any]:
     """Which binary ran, and which version it says it is: part of what a session measured."""
     import shutil
 
-    from benchtape.adapters.binaries import version_of
+    from benchtape.tools.binaries import version_of
 
     path = argv0 if os.sep in argv0 else (shutil.which(argv0) or argv0)
     return {"path": path, "version": version_of(path)}

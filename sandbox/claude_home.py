@@ -397,7 +397,7 @@ def _plugin_changes(base: _Baseline) -> list[str]:
 
 def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:
     """Merge the first-run answers into the JSON files under HOME (what staging wrote stays)."""
-    from benchtape.adapters.claude_tui import merge_json
+    from benchtape.core.jsonobjects import merge_json
 
     for rel, doc in seed.items():
         path = home / rel

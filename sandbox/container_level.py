@@ -115,7 +115,7 @@ TOOLS_AT = "/opt/benchtape-tools"  # benchtape's pinned harness binaries, read-o
 
 
 def _tool_roots() -> list[Path]:
-    from benchtape.adapters.binaries import search_roots
+    from benchtape.tools.binaries import search_roots
 
     return [r.resolve() for r in search_roots() if r.is_dir()]
 
@@ -131,7 +131,7 @@ def in_container(argv: list[str], box: ContainerSandbox | None = None) -> tuple[
     """argv as it starts inside: a pinned binary's host path moved under TOOLS_AT, and its node
     launcher replaced by the native executable it would exec (an image needs no node), with
     the variables the launcher would set, moved too."""
-    from benchtape.adapters.binaries import direct
+    from benchtape.tools.binaries import direct
 
     if not argv:
         return argv, {}

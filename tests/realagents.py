@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from benchtape.adapters.binaries import resolve
+from benchtape.tools.binaries import resolve
 from benchtape.adapters.endpoints import claude_env, codex_env, write_codex_home
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, Session, project

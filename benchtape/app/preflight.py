@@ -182,7 +182,7 @@ def _host_binary_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
     binary = bench.harness_config.get("binary")
     if not isinstance(binary, str) or os.sep not in binary:
         return []
-    from benchtape.adapters.binaries import search_roots
+    from benchtape.tools.binaries import search_roots
 
     real = Path(binary).resolve()
     if any(root.resolve() in real.parents for root in search_roots() if root.is_dir()):
@@ -211,10 +211,10 @@ def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, e
     is, sandbox/claude_home.py; codex's ~/.codex is not) and whose own settings do not send the
     model's requests elsewhere, and the binary the recipes were verified on (another version is
     named, not refused)."""
-    from benchtape.adapters.binaries import VERIFIED, identify
     from benchtape.core.errors import BadInput
     from benchtape.models.tools import unmapped_for_codex
     from benchtape.spec.script import script_from
+    from benchtape.tools.binaries import VERIFIED, identify
 
     pf = Preflight()
     for sc in bench.scenarios:
@@ -308,9 +308,9 @@ def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
         names = ", ".join(repr(sc.name) for sc in scenarios[:3]) + (" …" if len(scenarios) > 3 else "")
         pf.blocking.append(f"{bench.path}: interactive scenario(s) {names} (`interactive:` unset means interactive): {problem}; or set `interactive: false` to run them with `claude --print`")
     from benchtape.adapters.base import on_path
-    from benchtape.adapters.binaries import identify
     from benchtape.adapters.claude_code import binary_of, parse_config
     from benchtape.core.errors import BadInput
+    from benchtape.tools.binaries import identify
 
     try:
         path = binary_of(parse_config(bench.harness_config))

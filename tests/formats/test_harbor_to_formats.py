@@ -16,7 +16,7 @@ from formatskit import ROOT, benchtape, cli
 from inspectview import inspect_view
 from realagents import TOOLS, need
 
-from benchtape.adapters.binaries import resolve
+from benchtape.tools.binaries import resolve
 from benchtape.formats.harbor_rules import problems
 from benchtape.sandbox.harbor_env import can_map_paths
 from benchtape.store.database import Store
