@@ -68,7 +68,7 @@ ALLOWED: dict[str, set[str]] = {
     "tools": {"core"},
     "adapters": {"core", "spec", "tools"},
     "models": {"core", "spec", "tools"},  # no adapters: a model knows no harness
-    "sandbox": {"core", "spec", "tools", "adapters"},
+    "sandbox": {"core", "spec", "tools"},  # no adapters: it starts what a launch plan says
     "envs": {"core", "spec"},
     "recorder": {"core", "spec", "store", "tools", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
@@ -309,8 +309,8 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("tasks", "benchtape.recorder.runner", False),
         ("formats", "benchtape.spec.bench", False),
         ("replay", "benchtape.sandbox.levels", True),
-        ("sandbox", "benchtape.adapters.lines", True),
-        ("sandbox", "benchtape.adapters.claude_tui", True),
+        ("sandbox", "benchtape.adapters.lines", False),
+        ("sandbox", "benchtape.adapters.claude_tui", False),
         ("models", "benchtape.adapters.binaries", False),
         ("sandbox", "benchtape.tools.binaries", True),
         ("models", "benchtape.tools.binaries", True),

@@ -208,7 +208,7 @@ def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
 def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, env: dict[str, str]) -> Preflight:
     """What a real binary with the scripted model needs: a script the server can play for this
     harness, a HOME whose files are put back after (Claude Code at `workspace`: your ~/.claude
-    is, sandbox/claude_home.py; codex's ~/.codex is not) and whose own settings do not send the
+    is, sandbox/home_guard.py; codex's ~/.codex is not) and whose own settings do not send the
     model's requests elsewhere, and the binary the recipes were verified on (another version is
     named, not refused)."""
     from benchtape.core.errors import BadInput
