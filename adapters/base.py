@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Protocol, cast
+from typing import Any, Callable, Iterable, Mapping, Protocol, TypeVar, cast
 
 from benchtape.core.launch_plan import SUPPORT_AT, HomeState, LaunchPlan, Mount
 from benchtape.core.model import Action
@@ -137,6 +137,35 @@ class Adapter(Protocol):
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         """Blocking findings (binary missing, no key unless the model is scripted); never prints a secret."""
+
+
+C = TypeVar("C")
+
+
+def preflight_prologue(harness: str, harness_config: dict[str, Any], env: dict[str, str], parse: Callable[[dict[str, Any] | None], C], binary_of: Callable[[C], str]) -> tuple[C | None, list[str]]:
+    """What every CLI harness's preflight starts with: its `harness_config` read (a bad one is the
+    only finding, None for the config: nothing else can be judged from it) and its binary
+    startable (else how to get the pinned one). The harness goes on with its own checks
+    (credentials, endpoints) on the config returned."""
+    from benchtape.core.errors import BadInput
+
+    try:
+        cfg = parse(harness_config)
+    except BadInput as exc:
+        return None, [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
+    binary = binary_of(cfg)
+    return cfg, ([] if on_path(binary, env) else [f"{harness}: `{binary}` is not on PATH; {install_hint(harness)}"])
+
+
+def install_hint(harness: str) -> str:
+    """How a user gets a harness's binary: `benchtape tools install` and the pinned version, when it has an install recipe."""
+    from benchtape.tools.binaries import pins
+
+    pin = pins().get(harness)
+    if pin is None:
+        return "install it, or set harness_config.binary"
+    venv = " into a venv of its own" if pin.kind == "pypi" else ""
+    return f"`benchtape tools install {harness}` installs the pinned {pin.version}{venv} (or set harness_config.binary)"
 
 
 def host_credentials(names: tuple[str, ...], endpoint: str | None) -> dict[str, str]:

@@ -15,12 +15,12 @@ from typing import Any
 
 import orjson
 
-from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, preflight_prologue
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.claude_tui import STOP_LOG
 from benchtape.adapters.config import ConfigReader
 from benchtape.adapters.endpoints import is_scripted
-from benchtape.core.errors import BadInput, type_name
+from benchtape.core.errors import type_name
 from benchtape.core.launch_plan import HomeState
 from benchtape.core.payloads import EnvironmentReported
 
@@ -97,7 +97,6 @@ def parse_config(harness_config: dict[str, Any] | None) -> ClaudeConfig:
     )
 
 
-PINNED = "Claude Code 2.1.328"
 BYPASS = ("bypassPermissions", "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
 
 
@@ -312,15 +311,9 @@ class ClaudeCodeAdapter:
         """Blocking findings: a bad config, an interactive scenario, a key whose staging is not built
         (agent_env, plugins), the binary not on PATH, no way to authenticate (none needed with
         the scripted model)."""
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(
-                f"claude-code: `{binary_of(cfg)}` is not on PATH; install Claude Code (`make agents` installs the pinned {PINNED}) or set harness_config.binary"
-            )
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if scripted:
             return findings  # the scripted model needs no key
         if not any(env.get(name) for name in AUTH_ENV):

@@ -143,6 +143,25 @@ def test_workspace_level_run_puts_the_fake_home_back(tmp_path, home):
     assert warning["source"] == "sandbox"
 
 
+def _killed_mid_session(tmp_path: Path, home: Path, state: str, session: str) -> Path:
+    """A process that guards `home` with this module's `state`, runs `session` in it and is
+    killed -9 before it restores: the temp folder its baseline was left in."""
+    import signal
+    import subprocess
+    import sys
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, "-c", f"import sys, time; sys.path.insert(0, {str(Path(__file__).parent)!r}); import test_home_guard as t; from pathlib import Path; g = t.HomeGuard(Path({str(home)!r}), t.{state}).__enter__(); t.{session}(Path({str(home)!r})); print('in', flush=True); time.sleep(60)"],
+        env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.PIPE, text=True,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "in"
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    return tmp
+
+
 def _home_files(home: Path) -> dict[str, bytes | str]:
     out: dict[str, bytes | str] = {}
     for p in sorted(home.rglob("*")):
@@ -195,23 +214,11 @@ def test_a_home_without_claude_json_gets_none_left_behind(tmp_path):
 def test_an_orphaned_baseline_puts_claude_json_back_after_kill_9(tmp_path, home):
     """A benchtape killed mid-session: `restore_orphans` (what `recover` runs) puts the user's
     ~/.claude.json back, from the baseline the dead process left in the temp dir."""
-    import signal
-    import subprocess
-    import sys
-
     from benchtape.sandbox.home_guard import restore_orphans
 
     (home / ".claude.json").write_bytes(b'{"numStartups": 3}\n')
     before = _home_files(home)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    child = subprocess.Popen(
-        [sys.executable, "-c", f"import sys, time; sys.path.insert(0, {str(Path(__file__).parent)!r}); from test_home_guard import terminal_ui_session, HomeGuard, HOME_STATE; from pathlib import Path; g = HomeGuard(Path({str(home)!r}), HOME_STATE).__enter__(); terminal_ui_session(Path({str(home)!r})); print('in', flush=True); time.sleep(60)"],
-        env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.PIPE, text=True,
-    )
-    assert child.stdout is not None and child.stdout.readline().strip() == "in"
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    tmp = _killed_mid_session(tmp_path, home, "HOME_STATE", "terminal_ui_session")
     assert _home_files(home) != before
     assert restore_orphans(tmp) == [str(home / ".claude")]
     assert _home_files(home) == before
@@ -276,23 +283,11 @@ def test_the_guard_knows_no_tool_a_harness_names_its_own_folder(tmp_path):
 def test_an_orphaned_baseline_carries_its_home_state(tmp_path):
     """`recover` restores a killed session's baseline in a process that never saw the harness:
     the baseline names what to put back."""
-    import signal
-    import subprocess
-    import sys
-
     from benchtape.sandbox.home_guard import restore_orphans
 
     home = _other_home(tmp_path)
     before = _home_files(home)
-    tmp = tmp_path / "tmp"
-    tmp.mkdir()
-    child = subprocess.Popen(
-        [sys.executable, "-c", f"import sys, time; sys.path.insert(0, {str(Path(__file__).parent)!r}); from test_home_guard import _other_session, HomeGuard, OTHER; from pathlib import Path; g = HomeGuard(Path({str(home)!r}), OTHER).__enter__(); _other_session(Path({str(home)!r})); print('in', flush=True); time.sleep(60)"],
-        env={**os.environ, "TMPDIR": str(tmp)}, stdout=subprocess.PIPE, text=True,
-    )
-    assert child.stdout is not None and child.stdout.readline().strip() == "in"
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    tmp = _killed_mid_session(tmp_path, home, "OTHER", "_other_session")
     assert _home_files(home) != before
     assert restore_orphans(tmp) == [str(home / ".othertool")]
     after = _home_files(home)
