@@ -53,7 +53,7 @@ class _Saved:
 
 @dataclass
 class _Baseline:
-    claude: Path  # the tool's folder under HOME
+    tool_dir: Path  # the tool's folder under HOME
     state: HomeState
     backup: Path
     existed: bool
@@ -68,7 +68,7 @@ class _Baseline:
     def persist(self) -> None:
         """Write what a restore needs, so one can happen in another process if this one dies."""
         doc = {
-            "claude": str(self.claude),
+            "tool_dir": str(self.tool_dir),
             "state": self.state.doc(),
             "existed": self.existed,
             "saved": [_saved_doc(s) for s in self.saved.values()],
@@ -83,7 +83,7 @@ class _Baseline:
     @classmethod
     def load(cls, backup: Path) -> _Baseline:
         doc = json.loads((backup / "baseline.json").read_text())
-        base = cls(claude=Path(doc["claude"]), state=HomeState.of(doc["state"]), backup=backup, existed=bool(doc["existed"]))
+        base = cls(tool_dir=Path(doc["tool_dir"]), state=HomeState.of(doc["state"]), backup=backup, existed=bool(doc["existed"]))
         base.saved = {s.name: s for s in map(_saved_of, doc["saved"])}
         base.home_saved = {s.name: s for s in map(_saved_of, doc.get("home_saved", []))}
         base.home_dirs = list(doc.get("home_dirs", []))
@@ -114,15 +114,15 @@ class HomeGuard:
 
     def __init__(self, home: Path, state: HomeState):
         self.state = state
-        self.claude = Path(home) / state.folder
-        self.key = os.path.abspath(self.claude)
+        self.tool_dir = Path(home) / state.folder
+        self.key = os.path.abspath(self.tool_dir)
         self._held = False
 
     def __enter__(self) -> HomeGuard:
         with _LOCK:
             base = _ACTIVE.get(self.key)
             if base is None:
-                base = _ACTIVE[self.key] = _take(self.claude, self.state)
+                base = _ACTIVE[self.key] = _take(self.tool_dir, self.state)
             base.users += 1
             self._held = True
         return self
@@ -157,19 +157,19 @@ class HomeGuard:
 # ---------------------------------------------------------------- snapshot
 
 
-def _take(claude: Path, state: HomeState) -> _Baseline:
-    _restore_orphans(None, claude)  # a killed run's baseline first: it holds the state before that run
-    base = _Baseline(claude=claude, state=state, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=claude.is_dir())
+def _take(tool_dir: Path, state: HomeState) -> _Baseline:
+    _restore_orphans(None, tool_dir)  # a killed run's baseline first: it holds the state before that run
+    base = _Baseline(tool_dir=tool_dir, state=state, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=tool_dir.is_dir())
     base.lock_fd = _lock(base.backup, blocking=True)
-    for name in _restored_names(claude, state):
-        base.saved[name] = _save(claude, name, base.backup)
+    for name in _restored_names(tool_dir, state):
+        base.saved[name] = _save(tool_dir, name, base.backup)
     for name in state.home_files:
-        base.home_saved[name] = _save(claude.parent, name, base.backup / "home")
-    base.home_dirs = _missing_folders(claude.parent, state.home_files)
+        base.home_saved[name] = _save(tool_dir.parent, name, base.backup / "home")
+    base.home_dirs = _missing_folders(tool_dir.parent, state.home_files)
     for name in state.created_entries_deleted:
-        folder = claude / name
+        folder = tool_dir / name
         base.entries[name] = set(os.listdir(folder)) if folder.is_dir() else None
-    base.plugins = _manifest(claude / state.reported) if state.reported else None
+    base.plugins = _manifest(tool_dir / state.reported) if state.reported else None
     base.persist()
     return base
 
@@ -206,16 +206,16 @@ def _lock(folder: Path, *, blocking: bool) -> int:
     return fd
 
 
-def restore_orphans(tmp: Path | None = None, claude: Path | None = None) -> list[str]:
+def restore_orphans(tmp: Path | None = None, tool_dir: Path | None = None) -> list[str]:
     """Put back every tool folder under a HOME whose baseline was left by a benchtape that died
-    mid-session (only `claude` when given); one a live process holds is left alone, and so is
+    mid-session (only `tool_dir` when given); one a live process holds is left alone, and so is
     an orphan whose folder a live session is using (its own baseline would then be the wrong one to
     restore over). Returns what was restored."""
     with _LOCK:
-        return _restore_orphans(tmp, claude)
+        return _restore_orphans(tmp, tool_dir)
 
 
-def _restore_orphans(tmp: Path | None, claude: Path | None) -> list[str]:
+def _restore_orphans(tmp: Path | None, tool_dir: Path | None) -> list[str]:
     base_dir = Path(tmp or tempfile.gettempdir())
     try:
         folders = sorted(p for p in base_dir.iterdir() if p.name.startswith(BACKUP_PREFIX) and (p / "baseline.json").is_file())
@@ -232,14 +232,14 @@ def _restore_orphans(tmp: Path | None, claude: Path | None) -> list[str]:
         except (OSError, ValueError, KeyError, TypeError):
             os.close(fd)
             continue
-        key = os.path.abspath(base.claude)
-        if (claude is not None and key != os.path.abspath(claude)) or key in live or _held_elsewhere(folders, folder, key):
+        key = os.path.abspath(base.tool_dir)
+        if (tool_dir is not None and key != os.path.abspath(tool_dir)) or key in live or _held_elsewhere(folders, folder, key):
             os.close(fd)
             continue
         base.lock_fd = fd
         try:
             _restore(base)
-            restored.append(str(base.claude))
+            restored.append(str(base.tool_dir))
         finally:
             base.discard()
     return restored
@@ -251,7 +251,7 @@ def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
         if other == mine or not other.exists():
             continue
         try:
-            if os.path.abspath(json.loads((other / "baseline.json").read_text())["claude"]) != key:
+            if os.path.abspath(json.loads((other / "baseline.json").read_text())["tool_dir"]) != key:
                 continue
         except (OSError, ValueError, KeyError):
             continue
@@ -262,11 +262,11 @@ def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
     return False
 
 
-def _restored_names(claude: Path, state: HomeState) -> list[str]:
-    if not claude.is_dir():
+def _restored_names(tool_dir: Path, state: HomeState) -> list[str]:
+    if not tool_dir.is_dir():
         return []
-    names = {p.name for pattern in state.restored_files for p in claude.glob(pattern)}
-    names.update(n for n in state.restored_trees if os.path.lexists(claude / n))
+    names = {p.name for pattern in state.restored_files for p in tool_dir.glob(pattern)}
+    names.update(n for n in state.restored_trees if os.path.lexists(tool_dir / n))
     return sorted(names)
 
 
@@ -287,15 +287,15 @@ def _manifest(folder: Path) -> dict[str, tuple[Any, ...]] | None:
 
 
 def _restore(base: _Baseline) -> None:
-    claude = base.claude
-    if claude.is_dir():
-        for name in _restored_names(claude, base.state):
+    tool_dir = base.tool_dir
+    if tool_dir.is_dir():
+        for name in _restored_names(tool_dir, base.state):
             if name not in base.saved:
-                _remove(claude / name)
+                _remove(tool_dir / name)
     for saved in base.saved.values():
-        _put_back(claude / saved.name, saved)
+        _put_back(tool_dir / saved.name, saved)
     for saved in base.home_saved.values():
-        path = claude.parent / saved.name
+        path = tool_dir.parent / saved.name
         if saved.link is None and saved.copy is None:
             if os.path.lexists(path):
                 _remove(path)  # the session made it
@@ -303,9 +303,9 @@ def _restore(base: _Baseline) -> None:
         _put_back(path, saved)
     for rel in base.home_dirs:
         with contextlib.suppress(OSError):  # not empty (something else put a file there) or gone: left as it is
-            (claude.parent / rel).rmdir()
+            (tool_dir.parent / rel).rmdir()
     for name, before in base.entries.items():
-        folder = claude / name
+        folder = tool_dir / name
         if not folder.is_dir() or folder.is_symlink():
             if before is None and os.path.lexists(folder):
                 _remove(folder)
@@ -315,8 +315,8 @@ def _restore(base: _Baseline) -> None:
                 _remove(folder / entry)
         if before is None:
             _remove(folder)
-    if not base.existed and claude.is_dir() and not os.listdir(claude):
-        claude.rmdir()
+    if not base.existed and tool_dir.is_dir() and not os.listdir(tool_dir):
+        tool_dir.rmdir()
 
 
 def _put_back(path: Path, saved: _Saved) -> None:
@@ -376,7 +376,7 @@ def _plugin_changes(base: _Baseline) -> list[str]:
     reported = base.state.reported
     if not reported:
         return []
-    after = _manifest(base.claude / reported)
+    after = _manifest(base.tool_dir / reported)
     before = base.plugins
     if before == after:
         return []

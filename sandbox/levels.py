@@ -87,7 +87,7 @@ class OpenWorkspace:
     secret_names: list[str] = field(default_factory=list)
     launch: dict[str, Any] = field(default_factory=dict)  # Launch overrides (root, work_dir, python, mounted)
     facts: SessionStarted = field(default_factory=SessionStarted)  # recorded in session.started (e.g. the container)
-    after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (~/.claude put back, outside writes)
+    after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (a tool's reported HOME folder changed, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
     terminal: Callable[[list[str], Mapping[str, str]], Any] | None = None  # argv, env -> benchtape.sandbox.terminal.PaneCommand; None: on this host in agent_cwd
     folder: SessionFolder | None = None  # the session folder: capture files and what a recovery needs

@@ -1,8 +1,8 @@
 """Local sandbox levels: what a run gets its own copy of.
 
 `workspace`: a fresh temp copy of the staged tree, real HOME (what the launch plan says the
-tools keep there, the user's ~/.claude, is put back afterwards). `home` (the default): the same, and HOME is that folder. `none`: the real
-directory, gated twice (the bench names it and the operator passes --allow-host-writes), one
+tools keep there, e.g. ~/.claude, is put back afterwards). `home` (the default): the same, and
+HOME is that folder. `none`: the real directory, gated twice (the bench names it and the operator passes --allow-host-writes), one
 session at a time. `container` lives in sandbox/container_level.py.
 """
 
