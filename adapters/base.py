@@ -142,7 +142,7 @@ class Adapter(Protocol):
 C = TypeVar("C")
 
 
-def preflight_prologue(harness: str, harness_config: dict[str, Any], env: dict[str, str], parse: Callable[[dict[str, Any] | None], C], binary_of: Callable[[C], str]) -> tuple[C | None, list[str]]:
+def preflight_prologue(harness: str, harness_config: dict[str, Any], env: dict[str, str], parse: Callable[[dict[str, Any] | None], C], binary_of: Callable[[Any], str]) -> tuple[C | None, list[str]]:
     """What every CLI harness's preflight starts with: its `harness_config` read (a bad one is the
     only finding, None for the config: nothing else can be judged from it) and its binary
     startable (else how to get the pinned one). The harness goes on with its own checks
