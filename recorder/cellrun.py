@@ -32,6 +32,7 @@ from benchtape.core.model import Action
 from benchtape.core.payloads import SessionStarted
 from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, arm_plan, harness_config
 from benchtape.recorder.runner import Runner, SessionPlan
+from benchtape.recorder.task_steps import enter_step, setup_failure, step_session, task_steps
 from benchtape.sandbox.box_commands import CommandRun, PreEffects, capture_pre, run_all, workdir_of
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.sandbox.levels import OpenWorkspace
@@ -124,7 +125,9 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
     record = CellRecord(plan, identity)
     deadline = time.monotonic() + scenario.timeout
     facts: dict[str, Any] = {"baseline": baseline, "state_paths": list(arm.state_paths()), "pre": [r.to_dict() for r in runs], "pre_effects": pre.to_dict() if pre is not None else None}
-    for index, step in enumerate(arm.steps):
+    tsteps = task_steps(task.spec)  # a multi-step Harbor task: the arm's one step runs once per task step, in order
+    order = [(0, arm.steps[0], t) for t in range(len(tsteps))] if tsteps else [(i, s, None) for i, s in enumerate(arm.steps)]
+    for index, step, tindex in order:
         if runner.cancel.is_set():
             break
         left = deadline - time.monotonic()
@@ -132,6 +135,14 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
             record.sessions.append(_out_of_time(runner, matrix, plan, identity, index, record.root))
             break
         session_plan = _session_plan(matrix, plan, identity, index, step, box, handover, facts, left, record.root)
+        if tindex is not None:
+            assert task.spec is not None
+            setup, prelude = enter_step(box, tsteps[tindex], session_plan.env)
+            session_plan = step_session(session_plan, task.spec, tsteps[tindex], tindex, list(record.sessions), setup, prelude, left)
+            failed = setup_failure(setup)
+            if failed is not None:
+                record.sessions.append(_step_refused(runner, session_plan, box.level, failed))
+                break
         try:
             done = runner.record(session_plan, box)
         except Exception as exc:  # noqa: BLE001 - the sandbox broke under the session (a container gone, a full disk)
@@ -224,6 +235,16 @@ def _hook(event: str, run: CommandRun) -> Action:
 
 
 # ---------------------------------------------------------------- attempts that never started
+
+
+def _step_refused(runner: Runner, plan: SessionPlan, level: str, message: str) -> str:
+    """A task step whose setup failed before its agent could start: on record as that step's
+    session (the cell's, after its earlier steps), an error of staging, never the agent's."""
+    session_id = runner.store.new_session(runner.run_id, plan.scenario.name, cell_id=plan.cell_id, attempt=plan.attempt, harness=plan.harness, model=plan.model, params=plan.params, parent_session=plan.parent_session)
+    started: SessionStarted = {"scenario": plan.scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": plan.attempt, "sandbox": level, **plan.started}
+    runner.store.append(session_id, unstarted_actions(started, "staging", message))
+    runner.on_event("session.finished", {"session_id": session_id, "scenario": plan.scenario.name, "attempt": plan.attempt, "status": "error", "wall_ms": 0.0})
+    return session_id
 
 
 def _started(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index: int) -> SessionStarted:

@@ -113,6 +113,34 @@ def task_candidate(store: BrowsingStore, session: Session) -> Changes:
     return diff_trees(before, after, own_state=staged.get("own_state") or ())
 
 
+def step_candidate(store: BrowsingStore, session: Session, first: Session) -> Changes:
+    """A multi-step task's candidate after one step (`session`): its final workspace against the
+    tree the task's first step started from, as a single-step task's is, except that what the
+    first step's workdir/ and setup.sh changed before its agent started (`task.step.prelude`,
+    in its staged snapshot) counts as a change: it is part of what each step's verifier is given,
+    as it is in Harbor's container (the later steps' preludes are in the candidates already).
+    benchtape's own writes into HOME before the agent stay out, as for a single step."""
+    if not session.snapshot:
+        raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed): it has no candidate patch")
+    staged = first.staged_snapshot or {}
+    if not staged.get("sha256"):
+        raise NoDiff(f"session {first.id} has no snapshot of the tree the task's first step started from, so the steps' candidate patches cannot be derived")
+    before = _without_repository(_entries(store, staged["sha256"], "first step's starting tree"))
+    prelude = ((first.task or {}).get("step") or {}).get("prelude") or []
+    if prelude:  # those files as they were before the prelude: the cell's baseline (taken before it)
+        baseline = (first.started.get("cell") or {}).get("baseline")
+        if not baseline:
+            raise NoDiff(f"session {first.id} has no baseline snapshot: what its step's workdir/ put in cannot be told from what was there")
+        was = _entries(store, baseline, "starting tree")
+        for path in prelude:
+            if path in was:
+                before[path] = was[path]
+            else:
+                before.pop(path, None)
+    after = _without_repository(_entries(store, session.snapshot["sha256"], "final workspace"))
+    return diff_trees(before, after, own_state=staged.get("own_state") or ())
+
+
 def _without_repository(entries: dict[str, Entry]) -> dict[str, Entry]:
     """A task workspace's tree minus its fresh repository (an agent that committed changed it)."""
     return {p: e for p, e in entries.items() if p != ".git" and not p.startswith(".git/")}

@@ -86,14 +86,14 @@ def stored_cells(store: BrowsingStore, evaluation: str, cell_ids: Iterable[str])
     roots: dict[str, StoredMeasurement] = {}
     for sid, run_id, cell_id, task, params in store.measurement_roots(list(dict.fromkeys(cell_ids)), run_kind=RUN_KIND, evaluation=evaluation):
         roots[sid] = StoredMeasurement(sid, run_id, cell_id, task, bool(params.get("reusable", True)), [sid])
-    steps: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for sid, parent, params in store.later_steps(list(roots)):
-        steps[parent].append((int(params.get("step_index", 0)), sid))
+    steps: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    for sid, parent, params in store.later_steps(list(roots)):  # a multi-step Harbor task's steps: one session each (task_step)
+        steps[parent].append((int(params.get("step_index", 0)), int(params.get("task_step", 0)), sid))
     for sid, outcome in store.latest_outcomes(list(roots)).items():
         roots[sid].outcome = outcome
     out = StoredCells()
     for root in roots.values():
-        root.sessions += [sid for _, sid in sorted(steps.get(root.root, []))]
+        root.sessions += [sid for _, _, sid in sorted(steps.get(root.root, []))]
         out.by_cell.setdefault(root.cell_id, []).append(root)
     return out
 
@@ -149,12 +149,13 @@ class CellGrader:
             grade_metrics(self.store, grading_id, task.bench, sessions[0], loaded[-1], verdicts)  # keyed like the outcome: by the measurement's first session
         diff = self._diff(loaded, arm)
         outcome = failure or measurement_outcome(loaded, verdicts, diff, arm.protected_paths(task))
-        steps = [self._step(arm, i, s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
+        steps = [self._step(arm, int((s.started.get("cell") or {}).get("step_index", i)), s, sid) for i, (s, sid) in enumerate(zip(loaded, sessions))]
+        expected = len(arm.steps) * max(1, len(task.spec.runtime.steps) if task.spec is not None and task.spec.runtime is not None else 0)
         extra: dict[str, Any] = {
             "cell_id": loaded[0].started.get("cell", {}).get("id"),
             "source": source,
             "diff": diff.summary() if diff is not None else None,
-            "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == len(arm.steps) else None,
+            "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == expected else None,
             "steps": steps,
         }
         self.store.add_outcome(grading_id, sessions[0], outcome.outcome, outcome.reason, extra)
@@ -174,8 +175,9 @@ class CellGrader:
         step = arm.steps[index] if index < len(arm.steps) else None
         m = session.metrics
         cost, source = session_cost(m, step.model_id if step else session.model, self.pricing)
+        task_step = (session.task or {}).get("step") or {}
         return {
-            "name": step.name if step else f"#{index}",
+            "name": (step.name if step else f"#{index}") + (f" / {task_step['name']}" if task_step.get("name") else ""),
             "session": session_id,
             "tool": step.tool if step else session.harness,
             "model": step.model_id if step else session.model,

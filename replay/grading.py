@@ -45,6 +45,7 @@ from benchtape.store.database import dumps
 from benchtape.store.views import BrowsingStore, GradingStore
 
 if TYPE_CHECKING:
+    from benchtape.replay.changes import Changes
     from benchtape.sandbox.inodes import InodePool
     from benchtape.sandbox.run_resources import RunResources
 
@@ -314,8 +315,13 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     if store is None:
         result = Result.error("a task cell is graded from the store (its candidate patch is derived from the stored snapshots); this source has none", {"unavailable": CANDIDATE_UNAVAILABLE, "outcome": INFRASTRUCTURE_ERROR, "task": ref})
         return Verdict(TASK_VERIFY, _task_check(ref, None), result)
+    step = task.get("step") if isinstance(task.get("step"), dict) else None
+    steps: list[bytes] | None = None
     try:
-        changes = task_candidate(store, session)
+        if step is None:
+            changes = task_candidate(store, session)
+        else:  # a multi-step task: the workspace after each step, its verifiers run in turn
+            steps, changes = _step_candidates(store, session, step)
     except NoDiff as exc:
         result = Result.error(str(exc), {"unavailable": CANDIDATE_UNAVAILABLE, "outcome": INFRASTRUCTURE_ERROR, "task": ref})
         return Verdict(TASK_VERIFY, _task_check(ref, None), result)
@@ -324,7 +330,7 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     # read-only store, `verify --sample`, keeps what it has: the verdict names the sha either way)
     # (a snapshot's store is typed for reading; one not opened read-only is the whole Store, which writes)
     sha = hashlib.sha256(candidate).hexdigest() if store.readonly else cast("GradingStore", store).put_blob(candidate)
-    verdict, fingerprint = grade_recorded(ref, candidate, level=level)
+    verdict, fingerprint = grade_recorded(ref, candidate, level=level, steps=steps)
     evidence = {
         **verdict.evidence,
         "outcome": verdict.outcome,
@@ -338,6 +344,18 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     # a FAIL's score is its partial credit: a Harbor reward, or the share of FAIL_TO_PASS tests passed
     score = 1.0 if status == PASS else float(evidence.get("reward") or evidence.get("fail_to_pass_share") or 0.0) if status == FAIL else 0.0
     return Verdict(TASK_VERIFY, _task_check(ref, fingerprint), Result(status, score, verdict.reason, evidence))
+
+
+def _step_candidates(store: BrowsingStore, session: Session, step: Mapping[str, Any]) -> tuple[list[bytes], Changes]:
+    """A multi-step task's candidates, one per step that ran (the earlier steps' sessions, named
+    in `task.step.earlier`, then this one), each measured from the cell's starting tree; and this
+    session's changes (the final candidate)."""
+    from benchtape.replay.changes import step_candidate
+
+    earlier = [store.load_session(sid) for sid in step.get("earlier") or []]  # one missing has no snapshot: NoDiff names it
+    first = earlier[0] if earlier else session
+    changes = [step_candidate(store, s, first) for s in [*earlier, session]]
+    return [c.patch.encode("utf-8") for c in changes], changes[-1]
 
 
 def _task_check(ref: Mapping[str, Any], fingerprint: str | None) -> Check:

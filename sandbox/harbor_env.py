@@ -199,6 +199,15 @@ def run_solution(env: HarborEnv, tree: Path, scratch: Path) -> CommandResult:
         return run(SOLVE_COMMAND, timeout)
 
 
+def run_in_workspace(env: HarborEnv, tree: Path, scratch: Path, command: str) -> CommandResult:
+    """`command` from the working directory in a fresh sandbox on `tree`, as the agent's phase
+    has it (its network, the environment's `env`): a multi-step task's workdir/setup.sh."""
+    runtime = env.task.runtime
+    assert runtime is not None
+    with _box(env, tree, scratch / "box", {}, runtime.network, dict(runtime.env)) as run:
+        return run(command, runtime.agent_timeout or env.task.verify.timeout)
+
+
 def run_verifier(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
     """tests/test.sh in a fresh sandbox on `tree` (the workspace as the agent, or the oracle,
     left it), its reward read from /logs/verifier: passed at reward 1, the reward kept either way.

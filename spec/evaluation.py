@@ -217,6 +217,10 @@ class Evaluation:
         if self._tasks is None:
             tasks = load_tasks(self.bench_paths, self.path)
             folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct)
+            multi = next((t for t in folders if t.spec is not None and t.spec.runtime is not None and t.spec.runtime.steps), None)
+            workflow = next((a for a in self.arms if a.workflow), None)
+            if multi is not None and workflow is not None:  # each task step would need every workflow step: not run here
+                raise BadInput(f"the workflow {workflow.label!r} cannot run the multi-step Harbor task {multi.id!r}: benchtape runs a multi-step task's steps with a one-step setup", file=str(self.path), line=self.task_line, fix="run multi-step Harbor tasks with plain tools, or leave them out of this evaluation's `tasks:`")
             self._tasks = _unique(tasks + folders, self.path)
         return self._tasks
 

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from benchtape.core.errors import BadInput, closest
-from benchtape.spec.task import HARBOR_FILE, TASK_ID, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
+from benchtape.spec.task import HARBOR_FILE, TASK_ID, HarborStep, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
 
 INSTRUCTION = "instruction.md"
 TEST_SCRIPT = "tests/test.sh"
@@ -52,7 +52,10 @@ KEYS: dict[str, set[str]] = {
         "network_mode", "allowed_hosts", "allow_internet", "env", "workdir", "healthcheck", "mcp_servers", "skills_dir",
     },
     "solution": {"env"},
+    "steps": {"name", "agent", "verifier", "min_reward", "healthcheck", "artifacts"},  # one [[steps]] entry (Harbor's StepConfig)
+    "steps.agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
 }
+STRATEGIES = ("mean", "final")  # multi_step_reward_strategy: per-key mean over the steps verified (Harbor's default), or the last step's
 ALLOWLIST = (
     "benchtape's sandboxes have the network on or off and cannot let some hosts through (Harbor enforces an allowlist with an egress proxy "
     "benchtape does not have): use network_mode = \"no-network\" (nothing) or \"public\" (everything), or run the task under Harbor"
@@ -60,8 +63,6 @@ ALLOWLIST = (
 SCHEMA_MAJOR = "1"  # Harbor 0.25 writes schema_version "1.4" (older tasks: "1.0" … "1.3", or `version`)
 # Keys benchtape refuses when they ask for something (a value other than empty / off): why, and the fix.
 REFUSED: dict[tuple[str, str], str] = {
-    ("", "steps"): "multi-step tasks (`[[steps]]`, each with its own instruction, tests and solution in steps/<name>/) are not run by benchtape yet: make each step its own task, or run it under Harbor",
-    ("", "multi_step_reward_strategy"): "multi-step tasks are not run by benchtape yet: make each step its own task, or run it under Harbor",
     ("verifier", "user"): "the verifier runs as the environment's default user: remove `user`, or set USER in the Dockerfile",
     ("verifier", "collect"): "verifier collect commands are not supported: run them at the start of tests/test.sh",
     ("verifier", "allowed_hosts"): ALLOWLIST,
@@ -155,10 +156,18 @@ def load_harbor_task(folder: Path) -> TaskSpec:
                 file=str(folder / DOCKERFILE),
                 fix="write environment/Dockerfile (FROM a local image, e.g. benchtape's base image), or set [environment] docker_image to a local image",
             )
-    instruction = _required_file(folder, INSTRUCTION, "the prompt the agent is given")
-    tests = _required_file(folder, TEST_SCRIPT, "the verifier: it writes /logs/verifier/reward.txt (or reward.json)")
-    solution = folder / SOLUTION_SCRIPT
+    verify_timeout = toml.seconds(verifier_t, "verifier", "timeout_sec", DEFAULT_VERIFIER_TIMEOUT) or DEFAULT_VERIFIER_TIMEOUT
     separate = _separate_verifier(toml, folder, verifier_t, notes)
+    steps = _steps(toml, doc, folder, tables, separate, verify_network, verify_timeout, notes)
+    strategy = _strategy(toml, doc, bool(steps), notes)
+    if steps:  # the task's own instruction.md, tests/test.sh and solution/ are the steps' (a step may fall back on the last two)
+        instruction = steps[0].prompt_path
+        tests = steps[0].tests_dirs[-1] / "test.sh"
+        solution = steps[0].solution if all(st.solution is not None for st in steps) else None
+    else:
+        instruction = _required_file(folder, INSTRUCTION, "the prompt the agent is given")
+        tests = _required_file(folder, TEST_SCRIPT, "the verifier: it writes /logs/verifier/reward.txt (or reward.json)")
+        solution = folder / SOLUTION_SCRIPT
     runtime = TaskRuntime(
         tests_dir=tests.parent,
         workdir=toml.string(env_t, "environment", "workdir"),
@@ -173,14 +182,11 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         solution_env=toml.env(tables["solution"], "solution"),
         notes=tuple(notes),
         artifacts=_artifacts(toml, doc),
+        steps=steps,
+        reward_strategy=strategy,
         **separate,
     )
-    verify = Verify(
-        command=VERIFY_COMMAND,
-        network=verify_network,
-        timeout=toml.seconds(verifier_t, "verifier", "timeout_sec", DEFAULT_VERIFIER_TIMEOUT) or DEFAULT_VERIFIER_TIMEOUT,
-        reward_file=True,
-    )
+    verify = Verify(command=VERIFY_COMMAND, network=verify_network, timeout=verify_timeout, reward_file=True)
     description = tables["task"].get("description")
     return TaskSpec(
         id=folder.name,
@@ -192,10 +198,183 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         reference_patch=None,
         validation=read_validation(folder),
         description=str(description) if isinstance(description, str) else None,
-        solution=solution if solution.is_file() else None,
+        solution=solution if solution is not None and solution.is_file() else None,
         environment=environment if environment.is_dir() else None,
         runtime=runtime,
     )
+
+
+_STEP_NAME_BAD = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
+
+
+def _steps(toml: _Toml, doc: dict[str, Any], folder: Path, tables: dict[str, dict[str, Any]], separate: dict[str, Any], verify_network: bool, verify_timeout: float, notes: list[str]) -> tuple[HarborStep, ...]:
+    """`[[steps]]`: each step's folder (steps/<name>/: instruction.md, tests/, solution/,
+    workdir/), its verifier (the step's tests over the task's; separate when the step or the task
+    says so, its environment resolved as Harbor does: the step's, then the task's), its limits
+    and its `min_reward`. What a step asks that benchtape cannot honour is refused by its line."""
+    value = doc.get("steps")
+    if value is None or value == []:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise BadInput("`steps` must be an array of tables ([[steps]])", file=str(toml.path), line=toml.line("", "steps"), fix='write each step as [[steps]] with name = "…"')
+    out: list[HarborStep] = []
+    seen: dict[str, str] = {}
+    task_artifacts = _artifacts(toml, doc)
+    task_agent_timeout = toml.seconds(tables["agent"], "agent", "timeout_sec", None)
+    task_agent_network = _network(toml, tables["agent"], "agent", default=_network(toml, tables["environment"], "environment", default=True))
+    for index, table in enumerate(value):
+        view = toml.step(index)
+        view.strict(table, "steps")
+        name = table.get("name")
+        if not isinstance(name, str) or not name.strip() or name in (".", "..") or name.endswith((".", " ")) or _STEP_NAME_BAD.search(name) or len(name.encode("utf-8")) > 255:
+            raise BadInput(f"step {index + 1}'s name {name!r} is no portable folder name", file=str(toml.path), line=view.line("", "name"), fix='name each step as the folder under steps/ that holds it, e.g. name = "step-1"')
+        key = name.casefold()
+        if key in seen:
+            raise BadInput(f"two steps are named {name!r}", file=str(toml.path), line=view.line("", "name"), fix="give each step a name of its own (its folder under steps/)")
+        seen[key] = name
+        out.append(_step(view, table, folder, name, tables, separate, verify_network, verify_timeout, task_artifacts, (task_agent_timeout, task_agent_network), notes))
+    return tuple(out)
+
+
+def _step(view: _Toml, table: dict[str, Any], folder: Path, name: str, tables: dict[str, dict[str, Any]], separate: dict[str, Any], verify_network: bool, verify_timeout: float, task_artifacts: tuple[str, ...], task_agent: tuple[float | None, bool], notes: list[str]) -> HarborStep:
+    rel = f"steps/{name}"
+    for sub in ("", "/instruction.md", "/tests", "/tests/test.sh", "/solution", "/solution/solve.sh", "/workdir"):
+        inside_folder(folder, rel + sub)
+    step_dir = folder / rel
+    if not step_dir.is_dir():
+        raise BadInput(f"step {name!r} has no folder {rel}/", file=str(view.path), line=view.line("", "name"), fix=f"make {rel}/ holding instruction.md (and tests/test.sh, solution/solve.sh), or rename the step to its folder")
+    prompt = _required_file(folder, f"{rel}/instruction.md", f"step {name!r}'s instruction")
+    agent_t, verifier_t = view.table(table, "agent"), view.table(table, "verifier")
+    view.strict(agent_t, "steps.agent")
+    view.strict(verifier_t, "verifier")
+    task_agent_timeout, task_agent_network = task_agent
+    for key, why in (
+        ("user", "the agent runs as the environment's default user: remove `user`, or set USER in the Dockerfile"),
+        ("network_mode", "benchtape opens the agent's sandbox once for every step, with the task's network: set [agent] network_mode for the whole task"),
+        ("allowed_hosts", ALLOWLIST),
+    ):
+        if key == "network_mode" and agent_t.get(key) is not None and _network(view, agent_t, "agent", default=task_agent_network) == task_agent_network:
+            continue  # the task's own network, said again: honoured
+        if _asks(agent_t.get(key)):
+            raise BadInput(f"step {name!r}: `agent.{key}` is not supported by benchtape", file=str(view.path), line=view.line("agent", key), fix=why)
+    for key in ("user", "collect", "allowed_hosts"):
+        if _asks(verifier_t.get(key)):
+            raise BadInput(f"step {name!r}: `verifier.{key}` is not supported by benchtape", file=str(view.path), line=view.line("verifier", key), fix=REFUSED[("verifier", key)])
+    if _asks(table.get("healthcheck")):
+        raise BadInput(f"step {name!r}: `healthcheck` is not supported by benchtape", file=str(view.path), line=view.line("", "healthcheck"), fix="wait for the service at the start of the step's workdir/setup.sh or its scripts")
+    own_tests = step_dir / "tests"
+    vmode = verifier_t.get("environment_mode")
+    if vmode not in (None, "shared", "separate"):
+        raise BadInput(f"step {name!r}: `verifier.environment_mode = {vmode!r}` is no mode Harbor defines", file=str(view.path), line=view.line("verifier", "environment_mode"), fix='write "shared" or "separate"')
+    venv = verifier_t.get("environment")
+    if venv is not None and not isinstance(venv, dict):
+        raise BadInput(f"step {name!r}: `verifier.environment` must be a table", file=str(view.path), line=view.line("verifier", "environment"))
+    mode = vmode or ("separate" if venv is not None else ("separate" if separate.get("verifier_separate") else "shared"))
+    tests_dirs = tuple(d for d in (folder / "tests", own_tests) if d.is_dir())
+    fields: dict[str, Any] = {}
+    if mode == "separate":
+        fields = _step_separate(view, folder, name, venv or {}, tables["verifier"], notes)
+        bundled = fields.pop("bundled", None)
+        if bundled is not None:  # the verifier's image holds its tests (the Dockerfile's folder), as Harbor uploads none then
+            tests_dirs = (bundled,)
+    if not any((d / "test.sh").is_file() for d in tests_dirs):
+        raise BadInput(f"step {name!r} has no verifier: neither {rel}/tests/test.sh nor tests/test.sh", file=str(folder / rel / "tests" / "test.sh"), fix=f"write {rel}/tests/test.sh: it writes /logs/verifier/reward.txt (or reward.json)")
+    solution = step_dir / "solution" / "solve.sh" if (step_dir / "solution").is_dir() else folder / SOLUTION_SCRIPT
+    min_reward = _min_reward(view, table.get("min_reward"), name)
+    workdir = step_dir / "workdir"
+    network = _network(view, verifier_t, "verifier", default=verify_network)
+    return HarborStep(
+        name=name,
+        prompt_path=prompt,
+        tests_dirs=tests_dirs,
+        solution=solution if solution.is_file() else None,
+        workdir=workdir if workdir.is_dir() else None,
+        agent_timeout=view.seconds(agent_t, "agent", "timeout_sec", None) or task_agent_timeout,
+        verifier_timeout=view.seconds(verifier_t, "verifier", "timeout_sec", None) or verify_timeout,
+        verifier_env=view.env(verifier_t, "verifier"),
+        min_reward=min_reward,
+        verifier_network=network,
+        artifacts=tuple(dict.fromkeys((*task_artifacts, *_artifacts(view, table)))),
+        **({"verifier_separate": True, **fields} if mode == "separate" else {}),
+    )
+
+
+def _step_separate(view: _Toml, folder: Path, name: str, venv: dict[str, Any], task_verifier: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """A step's separate verifier environment, resolved as Harbor resolves it: an image named by
+    the step's `[verifier.environment]`, else steps/<name>/tests/Dockerfile, else the task's
+    image or tests/Dockerfile, else a fresh copy of the task's own environment."""
+    view.strict(venv, "environment")
+    if _asks(venv.get("allowed_hosts")) or venv.get("network_mode") == "allowlist":
+        raise BadInput(f"step {name!r}: `verifier.environment` asks for a host allowlist", file=str(view.path), line=view.line("verifier.environment", "allowed_hosts") or view.line("verifier.environment", "network_mode"), fix=ALLOWLIST)
+    if venv.get("os", "linux") != "linux":
+        raise BadInput(f"step {name!r}: `verifier.environment.os`: benchtape's sandboxes are Linux", file=str(view.path), line=view.line("verifier.environment", "os"), fix='remove `os`, or set os = "linux"')
+    task_venv: dict[str, Any] = task_verifier["environment"] if isinstance(task_verifier.get("environment"), dict) else {}
+    workdir = view.string(venv, "verifier.environment", "workdir") or (task_venv.get("workdir") if isinstance(task_venv.get("workdir"), str) else None)
+    for env_t, tests in ((venv, folder / "steps" / name / "tests"), (task_venv, folder / "tests")):
+        image = env_t.get("docker_image")
+        if isinstance(image, str) and image.strip():
+            return {"verifier_image": image, "verifier_workdir": workdir, "bundled": tests if tests.is_dir() else None}
+        dockerfile = tests / "Dockerfile"
+        if dockerfile.is_file():
+            found = re.findall(r"^\s*WORKDIR\s+(/\S*)\s*$", dockerfile.read_text(encoding="utf-8"), re.IGNORECASE | re.MULTILINE)
+            return {"verifier_dockerfile": dockerfile, "verifier_workdir": workdir or (found[-1] if found else None), "bundled": tests}
+    for key in sorted(set(venv) - {"docker_image", "workdir", "os", "network_mode", "allow_internet", "build_timeout_sec"}):
+        notes.append(f"steps.{name}.verifier.environment.{key} is not applied (the separate verifier gets the task's limits)")
+    return {"verifier_workdir": workdir}
+
+
+def _min_reward(view: _Toml, value: Any, name: str) -> tuple[tuple[str, float], ...]:
+    """`min_reward`: a number gates on `reward`, a table on each key it names."""
+    if value is None:
+        return ()
+    pairs = {"reward": value} if not isinstance(value, dict) else value
+    out = []
+    for key, threshold in pairs.items():
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or threshold != threshold:
+            raise BadInput(f"step {name!r}: `min_reward` must be a number or a table of numbers, got {value!r}", file=str(view.path), line=view.line("", "min_reward"), fix='e.g. min_reward = 1.0, or min_reward = { tests = 1.0 }')
+        out.append((str(key), float(threshold)))
+    return tuple(out)
+
+
+def _strategy(toml: _Toml, doc: dict[str, Any], steps: bool, notes: list[str]) -> str:
+    value = doc.get("multi_step_reward_strategy")
+    if value is None:
+        return "mean"
+    if value not in STRATEGIES:
+        raise BadInput(f"`multi_step_reward_strategy = {value!r}` is no strategy Harbor defines", file=str(toml.path), line=toml.line("", "multi_step_reward_strategy"), fix='write "mean" (each reward key averaged over the steps) or "final" (the last step\'s rewards)')
+    if not steps:
+        notes.append("multi_step_reward_strategy applies to multi-step tasks only: this task has no [[steps]]")
+    return str(value)
+
+
+def step_view(task: TaskSpec, step: HarborStep, tests_dir: Path) -> TaskSpec:
+    """The task as one step's verifier sees it, a single-step task: its tests the step's
+    (`tests_dir`, made here: the task's tests/ with the step's own over it, as Harbor uploads them
+    to /tests in that order), its verifier's environment, timeout, network and `env` (the task's,
+    the step's over it), its artifacts. What runs a single-step task's verifier runs it."""
+    import dataclasses
+    import shutil
+
+    runtime = task.runtime
+    assert runtime is not None
+    shutil.rmtree(tests_dir, ignore_errors=True)
+    tests_dir.mkdir(parents=True)
+    for folder in step.tests_dirs:
+        shutil.copytree(folder, tests_dir, symlinks=True, dirs_exist_ok=True)
+    env = {**dict(runtime.verifier_env), **dict(step.verifier_env)}
+    steprun = dataclasses.replace(
+        runtime,
+        tests_dir=tests_dir,
+        verifier_env=tuple(env.items()),
+        verifier_separate=step.verifier_separate,
+        verifier_dockerfile=step.verifier_dockerfile,
+        verifier_image=step.verifier_image,
+        verifier_workdir=step.verifier_workdir,
+        artifacts=step.artifacts,
+        steps=(),
+    )
+    verify = dataclasses.replace(task.verify, timeout=step.verifier_timeout, network=step.verifier_network)
+    return dataclasses.replace(task, prompt_path=step.prompt_path, solution=step.solution, verify=verify, runtime=steprun)
 
 
 def _schema_version(toml: _Toml, doc: dict[str, Any]) -> None:
@@ -451,6 +630,7 @@ class _Toml:
     def __init__(self, path: Path, text: str):
         self.path = path
         self.lines: dict[tuple[str, str], int] = {}
+        self.steps: list[dict[tuple[str, str], int]] = []  # each [[steps]] entry's lines, its tables named from the step
         table = ""
         for n, line in enumerate(text.splitlines(), start=1):
             header = self._HEADER.match(line)
@@ -458,12 +638,28 @@ class _Toml:
                 table = header.group(1).replace('"', "").replace(" ", "")
                 head, _, last = table.rpartition(".")
                 self.lines.setdefault((head, last), n)
+                if table == "steps" and line.lstrip().startswith("[["):
+                    self.steps.append({("", ""): n})
+                elif table.startswith("steps.") and self.steps:
+                    head, _, last = table[len("steps."):].rpartition(".")
+                    self.steps[-1].setdefault((head, last), n)
                 continue
             key = self._KEY.match(line)
             if key:
                 dotted = f"{table}.{key.group(1)}" if table else key.group(1)
                 head, _, last = dotted.rpartition(".")
                 self.lines.setdefault((head, last), n)
+                if (table == "steps" or table.startswith("steps.")) and self.steps:
+                    head, _, last = dotted[len("steps."):].rpartition(".")
+                    self.steps[-1].setdefault((head, last), n)
+
+    def step(self, index: int) -> _Toml:
+        """The same file seen from its `index`th [[steps]] entry: `line("verifier", "timeout_sec")`
+        is that step's line (its header's when the key's own is not found)."""
+        view = _StepLines.__new__(_StepLines)
+        view.path, view.steps = self.path, self.steps
+        view.lines = dict(self.steps[index]) if index < len(self.steps) else {}
+        return view
 
     def line(self, table: str, key: str) -> int | None:
         return self.lines.get((table, key)) or self.lines.get(("", table) if table else ("", key))
@@ -531,6 +727,14 @@ class _Toml:
             return default
 
         return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}", one, raw)
+
+
+class _StepLines(_Toml):
+    """A [[steps]] entry's lines: a key not found falls back on the step's header line."""
+
+    def line(self, table: str, key: str) -> int | None:
+        table = "" if table == "steps" else table.removeprefix("steps.")
+        return super().line(table, key) or self.lines.get(("", ""))
 
 
 # ---------------------------------------------------------------- the validation record, beside the task

@@ -146,6 +146,39 @@ class TaskState:
 
 
 @dataclass(frozen=True)
+class HarborStep:
+    """One `[[steps]]` entry of a multi-step Harbor task (steps/<name>/): its own instruction,
+    its verifier (steps/<name>/tests/ over the task's tests/), its oracle (steps/<name>/solution/,
+    else the task's), the files put into the workspace before it (steps/<name>/workdir/, its
+    setup.sh run there), and the rule that stops the steps after it (`min_reward`)."""
+
+    name: str
+    prompt_path: Path  # steps/<name>/instruction.md
+    tests_dirs: tuple[Path, ...]  # copied to /tests in order (the task's tests/, then the step's): the verifier
+    solution: Path | None = None  # the oracle's solve.sh (the step's, else the task's)
+    workdir: Path | None = None  # steps/<name>/workdir/: copied into the workspace before the step
+    agent_timeout: float | None = None
+    verifier_timeout: float = DEFAULT_VERIFY_TIMEOUT
+    verifier_env: tuple[tuple[str, str], ...] = ()
+    min_reward: tuple[tuple[str, float], ...] = ()  # key -> the reward below which the steps after stop
+    verifier_separate: bool = False
+    verifier_dockerfile: Path | None = None
+    verifier_image: str | None = None
+    verifier_workdir: str | None = None
+    verifier_network: bool = False
+    artifacts: tuple[str, ...] = ()  # the task's, then the step's own
+
+    def prompt(self) -> str:
+        return self.prompt_path.read_text(encoding="utf-8")
+
+    @property
+    def setup_script(self) -> Path | None:
+        """steps/<name>/workdir/setup.sh: run from the workspace before the step's agent (Harbor's)."""
+        path = self.workdir / "setup.sh" if self.workdir is not None else None
+        return path if path is not None and path.is_file() else None
+
+
+@dataclass(frozen=True)
 class TaskRuntime:
     """How a task that brings its own environment runs (a Harbor task's task.toml): what the
     agent phase may take, where its workspace is, and the scripts' environments. None for a
@@ -171,6 +204,10 @@ class TaskRuntime:
     verifier_image: str | None = None
     verifier_workdir: str | None = None
     artifacts: tuple[str, ...] = ()  # task.toml's `artifacts` sources, in order
+    # `[[steps]]`: a multi-step task, each step an agent phase and a verifier pass on the one
+    # workspace; its reward combined over the steps by `reward_strategy` ("mean" or "final")
+    steps: tuple[HarborStep, ...] = ()
+    reward_strategy: str = "mean"
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
 from benchtape.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
-from benchtape.spec.task import TaskSpec
+from benchtape.spec.task import HarborStep, TaskSpec
 
 if TYPE_CHECKING:
     from benchtape.spec.project import Project
@@ -138,6 +138,8 @@ def folder_task(spec: TaskSpec, project: Path) -> Task:
     """The evaluation task of one task folder: a bench and scenario of its own making."""
     runtime = spec.runtime
     timeout = (runtime.agent_timeout if runtime is not None else None) or TASK_TIMEOUT
+    if runtime is not None and runtime.steps:  # a multi-step task: each step has its own limit, the cell their sum
+        timeout = sum(st.agent_timeout or TASK_TIMEOUT for st in runtime.steps)
     scenario = ScenarioSpec(
         name=spec.id,
         prompt=spec.prompt(),
@@ -185,19 +187,21 @@ def solving(task: Task, scenario: ScenarioSpec, model_id: str | None) -> Scenari
     return replace(scenario, mock=mock, raw={**scenario.raw, "mock": mock})
 
 
-def oracle_job(spec: TaskSpec) -> dict[str, Any]:
+def oracle_job(spec: TaskSpec, step: HarborStep | None = None) -> dict[str, Any]:
     """What the oracle harness does for this task (adapters/oracle.py): apply reference.patch
     (history), or run solution/solve.sh from the workspace with the solution folder's files
-    (Harbor). Carried by content, so it reaches a container as it reaches a host folder."""
+    (Harbor; a multi-step task's `step`: that step's solution, as Harbor's oracle takes it).
+    Carried by content, so it reaches a container as it reaches a host folder."""
     if spec.runtime is None:
         return {"kind": "history", "patch": spec.reference().decode("utf-8", "surrogateescape") if spec.reference_patch else None}
     files: dict[str, dict[str, Any]] = {}
-    if spec.solution is not None:
-        folder = spec.solution.parent
+    solution = step.solution if step is not None else spec.solution
+    if solution is not None:
+        folder = solution.parent
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             files[path.relative_to(folder).as_posix()] = {"text": path.read_text(encoding="utf-8", errors="surrogateescape"), "exec": bool(path.stat().st_mode & 0o111)}
     env = {**dict(spec.runtime.env), **dict(spec.runtime.solution_env)}
-    return {"kind": "harbor", "script": "solve.sh" if spec.solution is not None else None, "files": files, "env": env}
+    return {"kind": "harbor", "script": "solve.sh" if solution is not None else None, "files": files, "env": env}
 
 
 def task_field(task: Task) -> dict[str, str] | None:

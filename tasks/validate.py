@@ -355,6 +355,11 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
     from benchtape.sandbox import harbor_env
     from benchtape.sandbox.baseimage import ImageBuildError
 
+    lacking = [s.name for s in task.runtime.steps if s.solution is None] if task.runtime is not None else []
+    if lacking:  # a multi-step task: each step's oracle is its own solve.sh, else the task's
+        report.refused = f"step(s) {', '.join(lacking)} have no steps/<name>/solution/solve.sh (nor the task a solution/solve.sh), so the oracle cannot show the task can be solved"
+        report.next = f"write steps/{lacking[0]}/solution/solve.sh"
+        return report
     if task.solution is None:
         report.refused = "it has no solution/solve.sh, so the oracle cannot show it can be solved"
         report.next = harbor_env.REMEDIES["no_solution"]
@@ -372,6 +377,17 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
     try:
         for phase, what in HARBOR_PHASES.items():
             say(f"{task.id}: {phase}, {what} …")
+            if task.runtime is not None and task.runtime.steps:  # a multi-step task: its steps in turn, each verified (sandbox/harbor_steps.py)
+                from benchtape.sandbox.harbor_steps import run_steps
+
+                (scratch / phase).mkdir(parents=True)
+                played, said = run_steps(task, env.level, scratch / phase, oracle=phase == "reference")
+                work = scratch / phase / "carried"
+                evidence = played.to_evidence(task.runtime.reward_strategy)
+                evidence.log = "".join(f"{s}\n" for s in said) + evidence.log
+                _harbor_phase(task, report, store, run_id, logs, phase, evidence, env, work)
+                say(f"{task.id}: {phase} {evidence.status} ({evidence.detail})")
+                continue
             work = harbor_env.starting_workspace(env, scratch / phase / "work")
             steps = []
             if phase == "reference":
@@ -382,14 +398,7 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
             if phase == "reference":
                 evidence.steps = steps + evidence.steps
                 evidence.log = f"$ {harbor_env.SOLVE_COMMAND}\n{solved.output}\n" + evidence.log
-            judgement = harbor_env.judge_noop(evidence) if phase == "base" else harbor_env.judge_oracle(evidence)
-            log_path = _write_log(logs, task.id, phase, evidence)
-            phase_report = PhaseReport(phase, evidence, judgement, log_path)
-            summary = phase_report.to_dict()
-            summary.pop("session")
-            facts = {"kind": "harbor", "level": env.level, "where": env.where, "work_dir": str(work), "fingerprint": report.fingerprint}
-            phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
-            report.phases[phase] = phase_report
+            judgement = _harbor_phase(task, report, store, run_id, logs, phase, evidence, env, work)
             say(f"{task.id}: {phase} {evidence.status} ({evidence.detail})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -400,6 +409,21 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
     else:
         report.next = next(report.phases[p] for p in PHASES if not report.phases[p].judgement.held).judgement.remedy
     return report
+
+
+def _harbor_phase(task: TaskSpec, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, phase: str, evidence: Any, env: Any, work: Path) -> Any:
+    """One phase of a Harbor task's validation judged, its log written and its session recorded."""
+    from benchtape.sandbox import harbor_env
+
+    judgement = harbor_env.judge_noop(evidence) if phase == "base" else harbor_env.judge_oracle(evidence)
+    log_path = _write_log(logs, task.id, phase, evidence)
+    phase_report = PhaseReport(phase, evidence, judgement, log_path)
+    summary = phase_report.to_dict()
+    summary.pop("session")
+    facts = {"kind": "harbor", "level": env.level, "where": env.where, "work_dir": str(work), "fingerprint": report.fingerprint}
+    phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
+    report.phases[phase] = phase_report
+    return judgement
 
 
 def _write_harbor_validation(task: TaskSpec, report: TaskReport, level: str) -> None:

@@ -13,3 +13,19 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("benchtape", suppress_health_check=[HealthCheck.too_slow], deadline=None)
 settings.load_profile("benchtape")
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    """Keep a module whose tests share a module-scoped fixture on one worker.
+
+    Under `-n 2 --dist loadgroup` the two workers split a module's tests, and each builds the
+    module's fixture for itself: a validated real repository or a run of every real agent was
+    paid twice (the suite's largest cost). A test that already names its group keeps it."""
+    import pytest
+
+    for item in items:
+        if item.get_closest_marker("xdist_group") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        if info is not None and any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values()):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
