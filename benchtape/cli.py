@@ -37,26 +37,37 @@ def version_line() -> str:
     return f"benchtape {VERSION}"
 
 
-def build() -> typer.Typer:
-    """Register every command module on the app, explicitly (see benchtape/command_table.py)."""
+def build(command: str | None = None) -> typer.Typer:
+    """The app with every command module registered, explicitly (see benchtape/command_table.py),
+    made once a process. With `command`, a new app holding only the module that registers that
+    command (what `main` runs: `benchtape sessions` never imports the run or task code); the
+    full app when no module holds it."""
     global _app
-    if _app is None:
-        import typer
+    if command is None and _app is not None:
+        return _app
+    import typer
 
-        from benchtape.command_table import register_all
+    from benchtape import typer_coercion
+    from benchtape.command_table import register_all, register_for
 
-        app = typer.Typer(
-            name="benchtape",
-            help=HELP,
-            no_args_is_help=True,
-            add_completion=False,
-            rich_markup_mode=None,
-            pretty_exceptions_enable=False,
-        )
-        app.command("version")(version_cmd)
-        register_all(app)
-        _app = app
-    return _app
+    typer_coercion.install()
+
+    app = typer.Typer(
+        name="benchtape",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode=None,
+        pretty_exceptions_enable=False,
+    )
+    app.command("version")(version_cmd)
+    if command is not None and register_for(app, command):
+        return app
+    if _app is not None:
+        return _app
+    register_all(app)
+    _app = app
+    return app
 
 
 def _help_width_is_cached() -> bool:
@@ -136,7 +147,7 @@ def main() -> None:
     if code is not None:
         sys.stdout.flush()
         raise SystemExit(code)
-    build()(args=argv)
+    build(argv[0] if argv else None)(args=argv)
 
 
 if __name__ == "__main__":

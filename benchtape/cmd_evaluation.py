@@ -159,12 +159,17 @@ def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
 
 
 def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None = None, after_cutoff: bool = False) -> int:
+    from benchtape.core.gcpause import paused_gc
+
+    with paused_gc():  # the comparison and its documents stay alive until printed: nothing for the cycle collector to find
+        return _compare_shown(targets, json_out, html, db, plain, task, after_cutoff)
+
+
+def _compare_shown(targets: list[str], json_out: bool, html: Path | None, db: Path | None, plain: bool, task: str | None, after_cutoff: bool) -> int:
     import orjson
 
     from benchtape.app.comparison import compare
     from benchtape.options import open_store
-    from benchtape.render import plain_wanted
-    from benchtape.render_compare import comparison_table
 
     if html is not None:
         from benchtape.app.preflight import check_outputs
@@ -180,6 +185,8 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
         if json_out:
             print(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())
         else:
+            from benchtape.render import plain_wanted
+
             side_by_side_table(doc, plain_wanted(plain))
         return 0
     if html is not None:
@@ -189,7 +196,10 @@ def _compare(targets: list[str], json_out: bool, html: Path | None, db: Path | N
         write_text_atomic(html, render(result))
     if json_out:
         print(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
-    else:
+    else:  # the terminal's renderer (rich) only for the terminal: `--json` feeds scripts, whose start-up counts
+        from benchtape.render import plain_wanted
+        from benchtape.render_compare import comparison_table
+
         comparison_table(result, plain_wanted(plain))
         if html is not None:
             print(f"wrote {html}")

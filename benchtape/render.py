@@ -1,20 +1,23 @@
-"""Terminal output for people (rich), and the plain append-only form for logs and CI."""
+"""Terminal output for people (rich), and the plain append-only form for logs and CI.
+
+rich is imported where something is drawn (benchtape/render_console.py): a command that
+prints a plain line, or only asks `plain_wanted`, never loads it."""
 
 from __future__ import annotations
 
 import os
 import sys
 import threading
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from rich.console import Console
-from rich.live import Live
-from rich.segment import Segment
-from rich.table import Table
-from rich.text import Text
-
-from benchtape.core.termtext import pictured, printable
+from benchtape.core.termtext import printable
 from benchtape.replay.document import check_label, row_outcome
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.live import Live
+    from rich.table import Table
+    from rich.text import Text
 
 STATUS_STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "NA": "dim", "pass": "green", "fail": "red", "error": "yellow"}
 
@@ -24,19 +27,10 @@ def plain_wanted(flag: bool) -> bool:
     return flag or not sys.stderr.isatty() or bool(os.environ.get("NO_COLOR")) or os.environ.get("TERM") == "dumb"
 
 
-class _SafeConsole(Console):
-    """A Console whose text cannot drive the terminal: rich passes ESC and most control
-    characters through, and what is printed here (file names, scenario names, an agent's tool
-    inputs and output) comes from repositories and sessions nobody here wrote. Each text segment
-    has its control characters pictured (core/termtext.py) just before it is written; rich's own
-    control segments (cursor moves of a live display) and styles are untouched."""
-
-    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
-        return super()._render_buffer(Segment(pictured(text), style, control) if text and not control else Segment(text, style, control) for text, style, control in buffer)
-
-
 def console(plain: bool = False, stderr: bool = False) -> Console:
-    return _SafeConsole(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else 200)
+    from benchtape.render_console import SafeConsole
+
+    return SafeConsole(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else 200)
 
 
 class PlainLines:
@@ -44,13 +38,12 @@ class PlainLines:
     (colour off, no wrapping, control codes stripped, tabs expanded), without rich's per-line
     rendering, which was a third of a `grade` pass that prints a line per check."""
 
-    def __init__(self) -> None:
-        from rich.control import strip_control_codes
-
-        self.strip = strip_control_codes
-
     def say(self, text: str) -> None:
-        text = printable(self.strip(text), one_line=False)  # rich leaves ESC in: a name or an agent's text could drive the terminal
+        if not text.isprintable():  # rich's stripping removes only unprintable characters
+            from rich.control import strip_control_codes
+
+            text = strip_control_codes(text)
+        text = printable(text, one_line=False)  # rich leaves ESC in: a name or an agent's text could drive the terminal
         if "\t" in text:
             text = "\n".join(line.expandtabs(8) for line in text.split("\n"))
         sys.stdout.write(text + "\n")
@@ -83,6 +76,8 @@ class Progress:
 
     def __enter__(self) -> Progress:
         if not self.plain:
+            from rich.live import Live
+
             self.live = Live(self._render(), console=self.err, refresh_per_second=8, transient=True)
             self.live.__enter__()
         return self
@@ -117,9 +112,14 @@ class Progress:
         if self.plain:
             print(line, file=sys.stderr, flush=True)
         else:
+            from rich.text import Text
+
             self.err.print(Text(line, style=STATUS_STYLE.get(status or "", "")))
 
     def _render(self) -> Table:
+        from rich.table import Table
+        from rich.text import Text
+
         t = Table.grid(padding=(0, 2))
         left = max(0, self.total - self.done - len(self.running))
         t.add_row(Text(f"done {self.done}  running {len(self.running)}  left {left}", style="bold"))
@@ -131,6 +131,9 @@ class Progress:
 def results_table(results: Iterable[dict[str, Any]], plain: bool = False, full: bool = False) -> None:
     """One block per scenario: its status, then one row per check, a composite's children indented.
     A reason shows its first line (shortened with a marker) unless `full`."""
+    from rich.table import Table
+    from rich.text import Text
+
     out = console(plain)
     table = Table(title=None, show_lines=False, box=None, pad_edge=False)
     for column in ("scenario", "status", "check", "verdict"):
@@ -186,6 +189,8 @@ def repeat_summary(scenarios: dict[str, list[int]], plain: bool = False, always:
     """With --repeat (`scenarios`: name → [passed, sessions]): each scenario's pass rate, and FLAKY where its attempts disagree."""
     if not always and all(n < 2 for _, n in scenarios.values()):
         return
+    from rich.text import Text
+
     out = console(plain)
     out.print("pass rate over attempts:")
     for name, (passed, n) in scenarios.items():

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from benchtape.render import console
 from benchtape.render_replay import metric_text
-from benchtape.replay.compare import COST_COLUMNS, Comparison, columns, control_lines, display, has_partial, matrix_text, notes, pair_line, setup_label
+from benchtape.replay.compare import COST_COLUMNS, Comparison, columns, control_lines, display, has_partial, matrix_text, notes, pair_line, plan_lines, rounds_lines, setup_label
 from benchtape.replay.document import placed
 
 
@@ -89,10 +89,11 @@ def comparison_table(c: Comparison, plain: bool) -> None:
         for item in c.conclusions:
             out.print(f"  {item['sentence']}", highlight=False)
     if c.rounds and c.sequential:
-        labels = {r.arm: r.label for r in c.rows}
         out.print(f"run in {len(c.rounds)} round(s) (--until-decided); the always-valid test, looked at after every round, says:", highlight=False)
-        for p in c.sequential["neighbours"]:
-            out.print(f"  {labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}", highlight=False)
+        for line in rounds_lines(c):
+            out.print(f"  {line}", highlight=False)
+    for line in plan_lines(c):
+        out.print(line, highlight=False)
     if c.matrix:
         _matrix(out, c)
     if c.flaky:

@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
-from rich.console import Console, JustifyMethod
-from rich.table import Table
-from rich.text import Text
 
 from benchtape.app.sessions import AGENT_TAGS as SHORT
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
 from benchtape.replay.document import placed
-from benchtape.replay.timeline import judge_note
+
+if TYPE_CHECKING:  # rich is imported where a table or styled text is drawn: a plain line needs none
+    from rich.console import Console, JustifyMethod
+    from rich.text import Text
 
 VERDICT_STYLE = {
     "REPRODUCED": "green",
@@ -48,6 +48,8 @@ def when(epoch: float | None) -> str:
 
 def _t(value: Any) -> Text:
     """A table cell that is never read as rich markup: names and texts come from agents and users."""
+    from rich.text import Text
+
     return Text("" if value is None else str(value))
 
 
@@ -55,6 +57,8 @@ def _say(out: Console | PlainLines, text: str, style: str = "") -> None:
     if isinstance(out, PlainLines):
         out.say(text)
         return
+    from rich.text import Text
+
     out.print(Text(text, style=style), soft_wrap=True)
 
 
@@ -137,6 +141,8 @@ def reproduction(rep: Any, plain: bool) -> None:
 
 
 def regrade_summary(summary: Any, plain: bool) -> None:
+    from rich.table import Table
+
     out = console(plain)
     said = "each task cell's candidate through its task as it is now" if summary.tasks else f"the checks in {summary.bench}"
     _say(out, f"regraded {summary.graded} session(s) with {said} (no agent ran)")
@@ -218,6 +224,8 @@ def grading_diff(d: Any, plain: bool) -> None:
 
 
 def gradings_list(rows: list[dict[str, Any]], plain: bool) -> None:
+    from rich.table import Table
+
     out = console(plain)
     table = Table(box=None, pad_edge=False)
     for col in ("grading", "source", "created", "sessions", "bench", "note"):
@@ -262,6 +270,8 @@ def _cell(value: Any) -> str:
 
 
 def query_table(lines: list[dict[str, Any]], plain: bool) -> None:
+    from rich.table import Table
+
     out = console(plain)
     if not lines:
         _say(out, "no session gave a result (--keep-null shows the nulls)", "dim")
@@ -289,11 +299,14 @@ def query_csv(lines: list[dict[str, Any]]) -> None:
 
 def session_list(lines: list[Any], total: int, plain: bool, asked: str = "") -> None:
     """Sessions newest first: a short handle, what happened, what it cost, how it graded."""
-    out = console(plain)
     if not lines:
         matches = f"no session matches {asked} ({total} stored; `benchtape sessions` lists them)" if asked else "no session matches"
-        _say(out, "no sessions recorded yet: `benchtape run BENCH` or `benchtape demo`" if not total else matches, "yellow")
+        _say(line_printer(True) if plain else console(False), "no sessions recorded yet: `benchtape run BENCH` or `benchtape demo`" if not total else matches, "yellow")
         return
+    from rich.table import Table
+    from rich.text import Text
+
+    out = console(plain)
     table = Table(box=None, pad_edge=False, show_header=True)
     columns: tuple[tuple[str, JustifyMethod], ...] = (("session", "left"), ("started", "left"), ("scenario", "left"), ("harness/model", "left"), ("outcome", "left"), ("score", "right"), ("cost", "right"), ("duration", "right"), ("verdicts", "left"), ("run", "left"))
     for col, just in columns:
@@ -325,10 +338,13 @@ def seconds(ms: float) -> str:
 
 
 def timeline(shown: Any, plain: bool, full: bool = False) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     from benchtape.app.sessions import AGENT_LABELS as LABELS
     from benchtape.app.sessions import shown_kind
     from benchtape.replay.document import check_name
-    from benchtape.replay.timeline import one_line, shorten
+    from benchtape.replay.timeline import judge_note, one_line, shorten
 
     out = console(plain)
     row, s = shown.row, shown.session
@@ -418,6 +434,8 @@ def _child_verdicts(evidence: Any, depth: int = 1) -> Iterable[tuple[int, dict[s
 
 def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
     """The agent's changes as a git-style patch: raw on a pipe (for `git apply`), coloured on a terminal."""
+    from rich.text import Text
+
     print(f"# session {session_id}: {changes.summary()}", file=sys.stderr)
     if plain or not sys.stdout.isatty():
         sys.stdout.write(changes.patch)

@@ -13,9 +13,7 @@ import ast
 import os
 import shlex
 import tempfile
-import urllib.error
 import urllib.parse
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -307,6 +305,9 @@ def custom_http(spec: CheckSpec) -> Evaluator:
     threshold = score_threshold(spec, None)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
+        import urllib.error  # urllib.request (http.client, email): loaded by the first custom:http check that runs
+        import urllib.request
+
         body = dumps_json(envelope(session, spec, ctx))
         req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json", "User-Agent": "benchtape", **headers})
         try:

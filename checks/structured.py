@@ -12,10 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Mapping
 
-import jsonschema
-import jsonschema.exceptions
-import jsonschema.validators
-
 from benchtape.checks.common import loads_json, no_value, output_of, short
 from benchtape.checks.markup import HtmlSchema, find_xml, parse_xml, scan_html
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
@@ -54,7 +50,12 @@ def _parse_json(text: str) -> tuple[Any, str | None]:
 
 
 def _validator(schema: Any, type: str, what: str = "value") -> Any:
-    """A JSON Schema validator, the schema itself checked against its metaschema now."""
+    """A JSON Schema validator, the schema itself checked against its metaschema now.
+    jsonschema is imported here, by the first check that declares a schema (listing the
+    catalog, or grading without one, never loads it)."""
+    import jsonschema.exceptions
+    import jsonschema.validators
+
     if isinstance(schema, str):
         try:
             schema = loads_json(schema)

@@ -23,13 +23,15 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 import orjson
-import urllib3
 
 from benchtape.core.judgments import JudgeError
 from benchtape.spec.judge_config import ProviderSpec
+
+if TYPE_CHECKING:  # imported by the first request: a grading with no judge call never loads it
+    import urllib3
 
 RETRY_STATUSES = {408, 409, 425, 429, 500, 502, 503, 504, 529}
 BACKOFF_BASE = 0.5  # seconds, doubled per attempt
@@ -74,6 +76,8 @@ _POOL: urllib3.PoolManager | None = None
 def pool() -> urllib3.PoolManager:
     """One connection pool for every provider and thread (keep-alive per host)."""
     global _POOL
+    import urllib3
+
     with _POOL_LOCK:
         if _POOL is None:
             _POOL = urllib3.PoolManager(num_pools=16, maxsize=32, block=False, retries=False)
@@ -125,6 +129,8 @@ class HttpTransport:
 
     def request(self, method: str, path: str, body: Any = None) -> tuple[Any, float, int]:
         """(decoded JSON, latency of the answering attempt in ms, attempts)."""
+        import urllib3
+
         url = self.endpoint + path
         data = orjson.dumps(body, option=orjson.OPT_SORT_KEYS) if body is not None else None
         headers = {"content-type": "application/json", "user-agent": "benchtape", **self.headers()}

@@ -27,13 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from benchtape.core.gcpause import paused_gc
+from benchtape.core.outcome_kinds import OUTCOMES, PASSED, is_reusable
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
 from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
-from benchtape.replay.outcomes import OUTCOMES, PASSED, is_reusable
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
-from benchtape.spec.pricing import Pricing, session_cost, sum_known, token_cost
+from benchtape.spec.pricing import Pricing, Rates, session_cost, sum_known, token_cost
 from benchtape.store.views import BrowsingStore
 
 _KINDS = ("metrics", "session.finished")
@@ -80,17 +81,22 @@ class _Session:
     outcome: dict[str, Any] | None = None
 
 
-def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
+def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None, metrics: bool = True) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
-    archived arm summaries by key."""
+    archived arm summaries by key. `metrics` False (the planner, which counts passes): no
+    cost, tokens or time, so the sessions' actions are not read (the most of this read)."""
     where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
     sessions: dict[str, _Session] = {}
     for row in store.cell_sessions(**where):
         sessions[row[0]] = _Session(row, row[6])
-    for session_id, kind, d in store.cell_actions(_KINDS, **where):
+    for session_id, kind, d in store.cell_actions(_KINDS, **where) if metrics else ():
         s = sessions[session_id]
         if kind == "metrics":
-            s.metrics.update((k, v) for k, v in d.items() if v is not None)
+            known = {k: v for k, v in d.items() if v is not None}
+            if s.metrics:
+                s.metrics.update(known)  # a later report of a field wins
+            else:
+                s.metrics = known
         else:
             s.wall_ms = d.get("wall_ms")
     for session_id, outcome in store.latest_outcomes(list(sessions)).items():
@@ -108,6 +114,7 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
     for sid, s in sessions.items():
         parent = s.row[7]
         groups[parent if parent in sessions else sid].append(s)
+    rates = _RatesByModel(pricing)
     out = []
     for root_id, members in groups.items():
         root = sessions[root_id]
@@ -116,9 +123,15 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
         if len(members) > 1:
             members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
         outcome = next((s.outcome for s in reversed(members) if s.outcome is not None), None) if root.outcome is None else root.outcome
-        costs = [session_cost(s.metrics, s.row[5], pricing)[0] for s in members]
-        priced = [_token_costs(s, pricing) for s in members]
-        token_costs, cache_costs = [t for t, _ in priced], [c for _, c in priced]
+        if len(members) == 1:  # most cells: one session, nothing to sum
+            cost = session_cost(root.metrics, root.row[5], pricing)[0]
+            token_total, cache_total = _token_costs(root, rates(root.row[5]))
+            wall_ms = root.wall_ms
+        else:
+            cost = sum_known([session_cost(s.metrics, s.row[5], pricing)[0] for s in members])
+            priced = [_token_costs(s, rates(s.row[5])) for s in members]
+            token_total, cache_total = sum_known([t for t, _ in priced]), sum_known([c for _, c in priced])
+            wall_ms = sum_known([s.wall_ms for s in members])
         diff = (outcome or {}).get("diff") or {}
         lines = diff.get("lines_added", 0) + diff.get("lines_removed", 0) if diff else None
         out.append(
@@ -133,23 +146,37 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
                 started_at=started_at,
                 outcome=(outcome or {}).get("outcome"),
                 reason=(outcome or {}).get("reason"),
-                cost=sum_known(costs),
+                cost=None if cost is None else float(cost),
                 tokens=_sum_tokens(members),
                 lines=lines,
-                wall_ms=sum_known([s.wall_ms for s in members]),
+                wall_ms=None if wall_ms is None else float(wall_ms),
                 steps=len(members),
-                token_cost=sum_known(token_costs),
-                cache_cost=sum_known(cache_costs),
+                token_cost=token_total,
+                cache_cost=cache_total,
                 partial=_partial(outcome),
             )
         )
     return out
 
 
-def _token_costs(s: _Session, pricing: Pricing) -> tuple[float | None, float | None]:
+class _RatesByModel:
+    """The price table's complete rates of each model id, looked up once per model, not once per cell."""
+
+    def __init__(self, pricing: Pricing) -> None:
+        self.pricing = pricing
+        self.known: dict[str | None, Rates | None] = {}
+
+    def __call__(self, model_id: str | None) -> Rates | None:
+        try:
+            return self.known[model_id]
+        except KeyError:
+            found = self.known[model_id] = self.pricing.rates(model_id)
+            return found
+
+
+def _token_costs(s: _Session, rates: Rates | None) -> tuple[float | None, float | None]:
     """(every token priced by the table, the cache reads and writes alone); None when the model
-    is unpriced or a priced class was not reported."""
-    rates = pricing.rates(s.row[5])
+    is unpriced (`rates` None) or a priced class was not reported."""
     if rates is None:
         return None, None
     total = token_cost(s.metrics, rates)
@@ -311,6 +338,8 @@ class Comparison:
     unneeded: int = 0  # tasks left out of the ranking: run in rounds, not every setup measured them
     contamination: dict[str, Any] = field(default_factory=dict)  # replay.contamination: fix dates, cutoffs, tasks each setup may have seen
     after_cutoff: bool = False  # --after-cutoff: only tasks fixed after every setup's cutoff
+    stopped: str | None = None  # an evaluation run in rounds: why it stands where it does (replay.sequential.why_stopped)
+    plan: dict[str, Any] = field(default_factory=dict)  # replay.power.plan: the smallest difference this many tasks × attempts detects, from the stored rates
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -379,15 +408,18 @@ class Comparison:
             "contamination": self.contamination,
             "after_cutoff": self.after_cutoff,
             "rounds": self.rounds,
+            "stopped": self.stopped,
+            "plan": self.plan,
         }
 
 
-def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None, common_only: bool = False) -> Comparison:
+def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *, title: str, evaluation: str | None, expected: Expected | None = None, pricing_dates: Iterable[str] = (), ref: str | None = None, common_only: bool = False, limits: dict[str, Any] | None = None) -> Comparison:
     """Rank the setups. With `expected`, only the evaluation's current arms and tasks count and
     a measurement of an edited task (content hash changed) is stale, not evidence. `ref` names
     the evaluation in the commands that fill a setup's missing cells (default its name).
     `common_only` (an evaluation run in rounds, stopped when decided): rank over the tasks
-    every setup measured, not the whole list."""
+    every setup measured, not the whole list, and say why it stopped (`limits`: those its last
+    round recorded)."""
     stale = retired = 0
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
@@ -443,7 +475,12 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     contenders = [r.arm for r in rows if not r.control and r.cells]
     if len(contenders) > 1:
         counts = {arm: {t: (len(ms), sum(1 for m in ms.values() if m.outcome == PASSED)) for t, ms in chosen.get(arm, {}).items() if ms} for arm in contenders}
-        result.sequential = sequential_state(contenders, counts, attempts).to_dict()
+        st = sequential_state(contenders, counts, attempts)
+        result.sequential = st.to_dict()
+        if common_only:
+            from benchtape.replay.sequential import why_stopped
+
+            result.stopped = why_stopped(st, all_tasks, counts, attempts, limits)
     return result
 
 
@@ -628,6 +665,11 @@ def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: 
     """`compare NAME` (every stored cell of that evaluation, against its current file when it
     loads) or `compare RUN…` (only those runs' cells). `after_cutoff`: only the tasks fixed
     after every setup's training cutoff (replay.contamination)."""
+    with paused_gc():  # everything read stays alive until the comparison is made: nothing to collect
+        return _comparison(store, targets, pricing, cwd, after_cutoff=after_cutoff)
+
+
+def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: Any = None, *, after_cutoff: bool = False) -> Comparison:
     from benchtape.core.errors import BadInput
     from benchtape.spec.evaluation import evaluation_ref, find_evaluation, load_evaluation
 
@@ -650,8 +692,11 @@ def comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd: 
             dated = _contamination(ev, expected, after_cutoff) if ev is not None and expected is not None else None
             if after_cutoff and dated is None:
                 raise BadInput("--after-cutoff needs the evaluation's file (its tasks' fix dates and its models' cutoffs)", fix=f"compare {name} from the project folder that holds it")
-            found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds))
+            limits = rounds[-1].get("limits") if rounds else None
+            found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds), limits=limits)
             found.rounds = rounds
+            if ev is not None and expected is not None:
+                found.plan = _plan(ev, expected, measurements)
             if dated is not None:
                 found.contamination, found.after_cutoff = dated.to_dict(), after_cutoff
             return _with_metrics(store, found, measurements)
@@ -676,26 +721,51 @@ def _with_metrics(store: BrowsingStore, c: Comparison, measurements: list[Measur
 
 def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     """Each task's fix date against each setup's training cutoff; with `after_cutoff`,
-    `expected` keeps only the tasks fixed after every setup's cutoff (controls have no model:
-    they are left out of the rule)."""
+    `expected` keeps only the tasks fixed after every setup's cutoff (controls and scripted
+    setups have no model that was trained on anything: they are left out of the rule)."""
     from benchtape.replay.contamination import after_cutoff as keep_after
-    from benchtape.replay.contamination import arm_cutoffs, contamination, fix_dates
+    from benchtape.replay.contamination import arm_cutoff_sources, arm_cutoffs, contamination, fix_dates
 
     tasks = ev.tasks()
     if not any(getattr(getattr(t, "spec", None), "source", None) for t in tasks) and not after_cutoff:
         return None  # bench scenarios: nothing is dated, nothing to say
     dates = fix_dates(Path(ev.project), tasks)
-    cutoffs = {k: c for k, c in arm_cutoffs(ev).items() if expected.kinds.get(k) not in CONTROLS}
+    cutoffs = {k: c for k, c in arm_cutoffs(ev).items() if expected.kinds.get(k) not in CONTROLS and expected.kinds.get(k) != SCRIPTED}
     if after_cutoff:
         kept = set(keep_after(dates, cutoffs, dict(expected.arms)))
         expected.tasks = [(t, h) for t, h in expected.tasks if t in kept]
-    return contamination(dates, cutoffs)
+    return contamination(dates, cutoffs, arm_cutoff_sources(ev))
+
+
+def _plan(ev: Any, expected: Expected, measurements: list[Measurement]) -> dict[str, Any]:
+    """The planner's figures for this evaluation as it stands (the same as `run --dry-run`'s):
+    the minimum detectable difference of its hardest pair at 80% power over the tasks compared,
+    from the stored pass rates and their spread. Controls are never compared: left out."""
+    from benchtape.replay.power import plan, setups_from
+
+    contenders = [(key, label) for key, label in expected.arms if expected.kinds.get(key) not in CONTROLS]
+    return plan(setups_from(contenders, per_task_counts(measurements)), len(expected.tasks), ev.attempts)
+
+
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], detect: float | None = None, pricing: Pricing | None = None) -> dict[str, Any]:
+    """The plan of `ev` over these tasks (`run --dry-run`, `evaluation validate`), from the
+    store's measurements of it where there are (`store` None: the defaults); replay.power does
+    the arithmetic. Controls are left out: they are never compared."""
+    from benchtape.replay.power import plan, setups_from
+
+    arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
+    per_arm: dict[str, dict[str, tuple[int, int]]] = {}
+    if store is not None:
+        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False)  # passes per task: no costs
+        per_arm = per_task_counts(measurements)
+    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)
 
 
 def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
-    """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup), in order."""
+    """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup, the
+    limits it ran under), in order."""
     found = [p["round"] for p in store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation) if isinstance(p.get("round"), dict)]
-    return sorted(({"number": r.get("number"), "tasks": r.get("tasks")} for r in found), key=lambda r: r["number"] or 0)
+    return sorted(({"number": r.get("number"), "tasks": r.get("tasks"), "limits": r.get("limits")} for r in found), key=lambda r: r["number"] or 0)
 
 
 def _newest_stored_run(store: BrowsingStore, name: str) -> tuple[str | None] | None:
@@ -740,8 +810,10 @@ def _run_id(store: BrowsingStore, target: str, only: bool) -> str:
 
 def columns(k: int, partial: bool = False) -> list[str]:
     """The ranking table's columns, terminal and HTML alike: with one attempt pass@k is pass@1,
-    shown once; partial credit only when some grading reported it."""
-    return ["rank", "setup", "pass", "ci95", "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", *(["partial"] if partial else []), "outcomes"]
+    shown once; the standard error clustered by task (`se`) only with several attempts (with
+    one, each task is one cell and the Wilson interval says it all); partial credit only when
+    some grading reported it."""
+    return ["rank", "setup", "pass", "ci95", *(["se"] if k != 1 else []), "pass@1", *([f"pass@{k}", f"pass^{k}"] if k != 1 else []), "cost/cell", "tokens/cell", "lines/cell", "time/cell", *(["partial"] if partial else []), "outcomes"]
 
 
 COST_COLUMNS = ["setup", "cost/cell", "cost/solved", "token $/cell"]  # the second table: what a solved task costs, and the tokens priced by the table
@@ -777,6 +849,7 @@ def display(row: SetupRow, k: int) -> dict[str, str]:
         "setup": setup_label(row),
         "pass": f"{row.passes}/{row.cells}" + (f" ({_pct(row.pass_rate)})" if row.pass_rate is not None else ""),
         "ci95": ci,
+        "se": "—" if row.se is None else f"{row.se:.1%}",  # a spread: one decimal (12.5%, not 12%)
         "pass@1": _pct(row.pass_at_1),
         f"pass@{k}": _pct(row.pass_at_k),
         f"pass^{k}": _pct(row.pass_hat_k),
@@ -809,6 +882,22 @@ def pair_line(p: Pair) -> str:
     verdict = "distinguishable" if p.distinguishable else "not distinguishable"
     name = "always-valid p = 1/E" if p.test == "e-value" else "p"
     return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, {name} = {p.p_value:.3g}{adjusted}: {verdict}"
+
+
+def plan_lines(c: Comparison) -> list[str]:
+    """The planner's sentences for the evaluation as it stands (replay.power.sentences)."""
+    from benchtape.replay.power import sentences
+
+    return sentences(c.plan) if c.plan else []
+
+
+def rounds_lines(c: Comparison) -> list[str]:
+    """An evaluation run in rounds: each neighbouring pair's evidence, and why it stopped."""
+    if not (c.rounds and c.sequential):
+        return []
+    labels = {r.arm: r.label for r in c.rows}
+    out = [f"{labels.get(p['a'], p['a'])} vs {labels.get(p['b'], p['b'])}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}" for p in c.sequential["neighbours"]]
+    return out + ([f"stopped: {c.stopped}"] if c.stopped else [])
 
 
 def control_lines(c: Comparison) -> list[str]:
@@ -846,10 +935,12 @@ def notes(c: Comparison) -> list[str]:
         labels = {r.arm: r.label for r in c.rows}
         for arm, seen in c.contamination["may_have_been_seen"].items():
             if seen:
-                out.append(f"{labels.get(arm, arm)}: {len(seen)} task(s) were fixed on or before its model's training cutoff ({c.contamination['cutoffs'][arm]}) and may have been seen: {', '.join(seen[:10])}{' …' if len(seen) > 10 else ''}" + ("" if c.after_cutoff else " (`compare --after-cutoff` leaves them out)"))
+                source = (c.contamination.get("cutoff_sources") or {}).get(arm)
+                cutoff = c.contamination["cutoffs"][arm] + (f", as published at {source}" if source else "")
+                out.append(f"{labels.get(arm, arm)}: {len(seen)} task(s) were fixed on or before its model's training cutoff ({cutoff}) and may have been seen: {', '.join(seen[:10])}{' …' if len(seen) > 10 else ''}" + ("" if c.after_cutoff else " (`compare --after-cutoff` leaves them out)"))
         unknown = [labels.get(a, a) for a, cut in c.contamination["cutoffs"].items() if cut is None]
         if unknown:
-            out.append(f"no training cutoff is published for {', '.join(unknown)}: whether it saw a task's fix cannot be said")
+            out.append(f"no published cutoff for {', '.join(unknown)} (the registry records none): whether it saw a task's fix cannot be said")
         if c.after_cutoff:
             out.append(f"--after-cutoff: only the {len(c.tasks)} task(s) fixed after every setup's training cutoff count")
     if c.unneeded:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any, Callable
 
-from benchtape.replay.compare import COST_COLUMNS, OUTCOME_MARKS, Comparison, columns, control_lines, display, has_partial, notes, setup_label
+from benchtape.replay.compare import COST_COLUMNS, OUTCOME_MARKS, Comparison, columns, control_lines, display, has_partial, notes, plan_lines, rounds_lines, setup_label
 from benchtape.replay.html import CSS
 
 
@@ -64,9 +64,10 @@ def body(c: Comparison, session_href: Callable[[str], str | None] | None = None,
     if c.conclusions:
         parts += ["<h2>What this shows</h2>\n<ul class=\"conclusions\">", *(f"<li>{_e(item['sentence'])}</li>" for item in c.conclusions), "</ul>\n"]
     if c.rounds and c.sequential:
-        labels = {r.arm: r.label for r in c.rows}
-        items = [f"<li>{_e(labels.get(p['a'], p['a']))} vs {_e(labels.get(p['b'], p['b']))}: E = {p['e']:.3g} (needs {p['threshold']:.3g}): {'told apart' if p['decided'] else 'undecided'}</li>" for p in c.sequential["neighbours"]]
-        parts += [f"<h2>Rounds ({len(c.rounds)}, run --until-decided)</h2>\n<p>the always-valid test, looked at after every round:</p><ul>", *items, "</ul>\n"]
+        items = [f'<li class="{"stopped" if line.startswith("stopped: ") else "pair"}">{_e(line)}</li>' for line in rounds_lines(c)]
+        parts += [f"<h2>Rounds ({len(c.rounds)}, run --until-decided)</h2>\n<p>the always-valid test, looked at after every round:</p><ul class=\"rounds\">", *items, "</ul>\n"]
+    if c.plan:
+        parts += ["<h2>Plan (80% power)</h2>\n<ul class=\"plan\">", *(f"<li>{_e(line.strip())}</li>" for line in plan_lines(c)), "</ul>\n"]
     parts.append(matrix_html(c, session_href, task_href))
     if c.flaky:
         labels = {r.arm: r.label for r in c.rows}

@@ -59,16 +59,25 @@ def commit_dates(repo: Path, shas: Sequence[str]) -> dict[str, str]:
 
 def arm_cutoffs(ev: Any) -> dict[str, str | None]:
     """arm key → the latest training cutoff among its steps' models; None when one is unpublished."""
-    by_id: dict[str, str | None] = {}
+    return {arm: cutoff for arm, (cutoff, _) in _arm_cutoffs(ev).items()}
+
+
+def arm_cutoff_sources(ev: Any) -> dict[str, str | None]:
+    """arm key → the page that publishes its cutoff (that of the step whose model's is the latest)."""
+    return {arm: source for arm, (_, source) in _arm_cutoffs(ev).items()}
+
+
+def _arm_cutoffs(ev: Any) -> dict[str, tuple[str | None, str | None]]:
+    by_id: dict[str, tuple[str | None, str | None]] = {}
     for tool in ev.registry.tools.values():
         for model in tool.models.values():
-            by_id.setdefault(model.id, model.cutoff)
+            by_id.setdefault(model.id, (model.cutoff, model.cutoff_source))
             if model.cutoff:
-                by_id[model.id] = model.cutoff
-    out: dict[str, str | None] = {}
+                by_id[model.id] = (model.cutoff, model.cutoff_source)
+    out: dict[str, tuple[str | None, str | None]] = {}
     for arm in ev.arms:
-        cutoffs = [by_id.get(s.model_id or "") for s in arm.steps]
-        out[arm.key] = None if not cutoffs or any(c is None for c in cutoffs) else max(c for c in cutoffs if c)
+        found = [by_id.get(s.model_id or "", (None, None)) for s in arm.steps]
+        out[arm.key] = (None, None) if not found or any(c is None for c, _ in found) else max(found, key=lambda f: f[0] or "")
     return out
 
 
@@ -82,14 +91,15 @@ class Contamination:
     dates: dict[str, str | None]  # task → fix date
     cutoffs: dict[str, str | None]  # arm → training cutoff
     seen: dict[str, list[str]] = field(default_factory=dict)  # arm → tasks dated on or before its cutoff
+    sources: dict[str, str | None] = field(default_factory=dict)  # arm → the vendor's page that publishes its cutoff
 
     def to_dict(self) -> dict[str, Any]:
-        return {"dates": self.dates, "cutoffs": self.cutoffs, "may_have_been_seen": self.seen, "undated_tasks": sorted(t for t, d in self.dates.items() if d is None)}
+        return {"dates": self.dates, "cutoffs": self.cutoffs, "cutoff_sources": self.sources, "may_have_been_seen": self.seen, "undated_tasks": sorted(t for t, d in self.dates.items() if d is None)}
 
 
-def contamination(dates: Mapping[str, str | None], cutoffs: Mapping[str, str | None]) -> Contamination:
+def contamination(dates: Mapping[str, str | None], cutoffs: Mapping[str, str | None], sources: Mapping[str, str | None] | None = None) -> Contamination:
     seen = {arm: sorted(t for t, d in dates.items() if d is not None and _on_or_before(d, cutoff)) for arm, cutoff in cutoffs.items() if cutoff}
-    return Contamination(dict(dates), dict(cutoffs), seen)
+    return Contamination(dict(dates), dict(cutoffs), seen, {arm: (sources or {}).get(arm) for arm in cutoffs})
 
 
 def after_cutoff(dates: Mapping[str, str | None], cutoffs: Mapping[str, str | None], labels: Mapping[str, str]) -> list[str]:

@@ -38,8 +38,6 @@ from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
 from benchtape.core.model import Session
 from benchtape.core.results import ERROR, FAIL, PASS, CheckSpec, Result
-from benchtape.sandbox.by_level import grading_sandbox_for
-from benchtape.sandbox.levels import GradingHost, GradingSandbox
 from benchtape.sandbox.trees import later, remove_tree
 from benchtape.store.database import dumps
 from benchtape.store.views import BrowsingStore, GradingStore
@@ -47,6 +45,7 @@ from benchtape.store.views import BrowsingStore, GradingStore
 if TYPE_CHECKING:
     from benchtape.replay.changes import Changes
     from benchtape.sandbox.inodes import InodePool
+    from benchtape.sandbox.levels import GradingHost, GradingSandbox
     from benchtape.sandbox.run_resources import RunResources
 
 # The causes a check can be errored for, with the one wording each gets.
@@ -209,6 +208,8 @@ class _Host:
                 self._host = self.stack.enter_context(LocalGrading().open(Path(tempfile.gettempdir())))
             else:
                 # where commands run is decided when a check first runs one (most gradings never do)
+                from benchtape.sandbox.by_level import grading_sandbox_for
+
                 sandbox = self.sandbox or grading_sandbox_for(self.session.started)
                 self._host = self.stack.enter_context(sandbox.open(work, self.bench_dir))
         return self._host
@@ -218,6 +219,8 @@ class _Host:
         workspace restored for it, as for any command there); any other's on the host, with
         the scrubbed grading environment, without restoring a workspace it does not read."""
         if self._host is None and self.sandbox is None:
+            from benchtape.sandbox.by_level import grading_sandbox_for
+
             sandbox = grading_sandbox_for(self.session.started)
             from benchtape.sandbox.local import LocalGrading
 

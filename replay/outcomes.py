@@ -33,22 +33,24 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 from benchtape.core.model import Session
+from benchtape.core.outcome_kinds import (  # noqa: F401 - the names, re-exported where they were always imported from
+    ADAPTER_ERROR,
+    EXECUTION_FAILURES,
+    FAILED,
+    GUARD_VIOLATION,
+    INFRASTRUCTURE_ERROR,
+    NO_CHANGES,
+    OUTCOMES,
+    PASSED,
+    PATCH_APPLY_FAILED,
+    REUSABLE,
+    TIMEOUT,
+    is_reusable,
+)
 from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
 from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
 from benchtape.store.views import BrowsingStore
 
-PASSED = "passed"
-FAILED = "failed"
-NO_CHANGES = "no_changes"
-GUARD_VIOLATION = "guard_violation"
-PATCH_APPLY_FAILED = "patch_apply_failed"
-TIMEOUT = "timeout"
-ADAPTER_ERROR = "adapter_error"
-INFRASTRUCTURE_ERROR = "infrastructure_error"
-
-REUSABLE = (PASSED, FAILED, PATCH_APPLY_FAILED, GUARD_VIOLATION, NO_CHANGES)
-EXECUTION_FAILURES = (TIMEOUT, ADAPTER_ERROR, INFRASTRUCTURE_ERROR)
-OUTCOMES = REUSABLE + EXECUTION_FAILURES
 INFRASTRUCTURE_CAUSES = frozenset({"infrastructure", "sandbox", "engine", "staging"})
 # Actions that show a harness's output was understood (anything but warnings and lifecycle).
 _UNDERSTOOD = frozenset({"message.assistant", "tool.call", "tool.result", "thinking", "final_output", "metrics", "subagent.spawned", "skill.invoked", "turn.finished", "environment.reported"})
@@ -70,10 +72,6 @@ class Outcome:
     @property
     def passed(self) -> bool:
         return self.outcome == PASSED
-
-
-def is_reusable(outcome: str | None) -> bool:
-    return outcome in REUSABLE
 
 
 def execution_outcome(session: Session) -> Outcome | None:

@@ -28,10 +28,7 @@ import math
 import operator
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
-
-if TYPE_CHECKING:
-    from benchtape.store.views import BrowsingStore
+from typing import Any, Mapping, Sequence
 
 ALPHA = 0.05
 POWER = 0.8
@@ -223,7 +220,10 @@ def sentences(doc: dict[str, Any]) -> list[str]:
     if doc["mdd"] is None:
         return ["plan: no task selected: nothing can be detected"]
     pair = f" (hardest pair: {doc['hardest_pair'][0]} vs {doc['hardest_pair'][1]})" if doc["hardest_pair"] else ""
-    out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) detect a difference of {doc['mdd']:.0%} in pass rate or more, 80% of the time at α = {doc['alpha']:g}{pair}")
+    if doc["mdd"] >= 1:  # a difference in pass rate is at most 100 points: none is detectable
+        out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) are too few to detect any difference in pass rate 80% of the time at α = {doc['alpha']:g} (the formula asks for {doc['mdd']:.0%}){pair}")
+    else:
+        out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) detect a difference of {doc['mdd']:.0%} in pass rate or more, 80% of the time at α = {doc['alpha']:g}{pair}")
     out.append(f"  from: pass rates {a['rates_from']}; attempts of a task alike ρ = {a['icc']:g} ({a['icc_from']}); setups alike: {a['setup_correlation_from']}; {a['correction']}")
     d = doc.get("detect")
     if d:
@@ -248,19 +248,3 @@ def parse_difference(text: str) -> float:
     if not 0 < value < 1:
         raise BadInput(f"--detect {text!r} is not between 0 and 100 points", fix="--detect 10pp") from None
     return value
-
-
-def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
-    """The plan of `ev` over these tasks, from the store's measurements of it where there are
-    (`store` None: the defaults). Controls are left out: they are never compared."""
-    from benchtape.spec.agent_kind import CONTROLS, arm_kind
-
-    arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
-    per_arm: dict[str, dict[str, tuple[int, int]]] = {}
-    if store is not None:
-        from benchtape.replay.compare import per_task_counts, read_measurements
-        from benchtape.spec.pricing import Pricing
-
-        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name)
-        per_arm = per_task_counts(measurements)
-    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)

@@ -19,7 +19,6 @@ from benchtape.core.errors import BadInput
 from benchtape.replay.document import DOCUMENT_KEYS, document, kinds_needed
 from benchtape.replay.metrics import stored_or_built_in
 from benchtape.replay.select import Selection, batch_gc, rows
-from benchtape.replay.specs import check_index
 from benchtape.store.database import SessionRow
 from benchtape.store.views import BrowsingStore
 
@@ -156,4 +155,6 @@ def latest_verdicts(store: BrowsingStore, session_id: str) -> list[dict[str, Any
     grading = store.latest_grading_for(session_id)
     if grading is None:
         return []
+    from benchtape.replay.specs import check_index  # the check registry: loaded by the first session that has verdicts
+
     return sorted(store.verdicts(grading_id=grading, session_id=session_id), key=lambda v: check_index(v["check_path"]))

@@ -118,6 +118,24 @@ def state(arms: Sequence[str], counts: Mapping[str, Mapping[str, tuple[int, int]
     return State(order, pairs, alpha)
 
 
+DECIDED = "decided: every neighbouring pair of setups is told apart"
+EXHAUSTED = "every task is measured: the undecided pairs cannot be told apart on these tasks"
+
+
+def why_stopped(st: State, order: Sequence[str], counts: Mapping[str, Mapping[str, tuple[int, int]]], attempts: int, limits: Mapping[str, Any] | None = None) -> str:
+    """Why an evaluation run in rounds stands where it does, from what is stored (what `compare`
+    says): decided, out of tasks, or neither, when a limit or an interruption ended the last
+    invocation (`limits`: the --max-cells and --budget its last round recorded)."""
+    if st.decided:
+        return DECIDED
+    if not next_tasks(st, order, counts, attempts, 1):
+        return EXHAUSTED
+    undecided = sum(1 for p in st.neighbours() if not p.decided)
+    given = [f"--max-cells {limits['max_cells']}" for _ in [0] if limits and limits.get("max_cells")] + [f"--budget ${limits['budget']:g}" for _ in [0] if limits and limits.get("budget")]
+    what = f"its limit ({' and '.join(given)}) or an interruption" if given else "an interruption (no --max-cells or --budget was given)"
+    return f"not decided: {undecided} neighbouring pair(s) undecided with tasks left to run; {what} ended the last invocation (run it again to resume)"
+
+
 def task_order(name: str, tasks: Sequence[str]) -> list[str]:
     """The evaluation's fixed order of tasks for rounds (seeded by its name: a resumed run
     continues the same order)."""

@@ -13,10 +13,7 @@ from typing import Any
 from benchtape.core.model import MAIN, Action, Session
 from benchtape.core.payloads import STAGED
 from benchtape.core.run_kinds import CONTROL
-from benchtape.replay.grading import harness_ok, scenario_outcome
-from benchtape.replay.query import latest_verdicts, reproduction_marker
 from benchtape.replay.select import resolve, rows_by_ids, short_handles
-from benchtape.spec.pricing import FREE_MODELS
 from benchtape.store.database import SessionRow
 from benchtape.store.views import BrowsingStore
 
@@ -90,6 +87,9 @@ def count_sessions(store: BrowsingStore, *, controls: bool = False) -> int:
 
 
 def _line(store: BrowsingStore, row: SessionRow, run_kind: str, handle: str, run_handle: str) -> SessionLine:
+    from benchtape.replay.query import latest_verdicts  # here, not at import: an empty list needs none of these
+    from benchtape.spec.pricing import FREE_MODELS
+
     session = store.load_session(row.id, row, _LISTED_KINDS)
     verdicts = latest_verdicts(store, row.id)
     counts: dict[str, int] = {}
@@ -125,6 +125,8 @@ def _started_at(session: Session, row: SessionRow) -> float:
 
 def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
     """pass / fail / error by the scenario rule over stored verdicts; `not graded` without any."""
+    from benchtape.replay.grading import harness_ok, scenario_outcome
+
     if harness_ok(session) and not verdicts:
         return "not graded"
     return scenario_outcome(harness_ok(session), ((v["status"], bool(v.get("readout"))) for v in verdicts))
@@ -370,6 +372,7 @@ def show(store: BrowsingStore, session: str) -> Shown:
     s = store.load_session(sid, row)
     run = store.run(row.run_id) or {}
     from benchtape.replay.metrics import stored_or_built_in
+    from benchtape.replay.query import latest_verdicts, reproduction_marker
 
     verdicts = latest_verdicts(store, sid)
     return Shown(row, s, steps(s), verdicts, run.get("kind") == CONTROL, stored_or_built_in(store, sid, s), reproduction_marker(store, sid, verdicts))

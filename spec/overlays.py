@@ -31,7 +31,7 @@ LATEST = "latest"
 PINNED = re.compile(r"^\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.-]+)?$")
 
 TOOL_KEYS = HEADER_KEYS | {"tool", "description", "extends", "harness", "version", "install", "models", "options", "protected_paths", "state_paths"}
-MODEL_KEYS = {"id", "effort", "cutoff"}
+MODEL_KEYS = {"id", "effort", "cutoff", "cutoff_source"}
 CUTOFF = re.compile(r"^\d{4}-(0[1-9]|1[0-2])(-\d{2})?$")  # a model's training-data cutoff: YYYY-MM or YYYY-MM-DD
 OPTION_KEYS = {"default", "values", "args", "description"}
 EFFECT_KEYS = {"args", "env", "pre", "post", "require_env", "description"}
@@ -74,6 +74,7 @@ class Model:
     id: str
     efforts: tuple[str, ...]
     cutoff: str | None = None  # training-data cutoff where published (YYYY-MM[-DD]): tasks fixed before it may have been seen
+    cutoff_source: str | None = None  # the vendor's page that publishes it (https://…), said beside every flag it raises
 
 
 @dataclass
@@ -295,7 +296,12 @@ def _model(ld: DocLoader, key: str, node: Any, parent: Any) -> Model:
     cutoff = spec.get("cutoff")
     if cutoff is not None and (not isinstance(cutoff, str) or not CUTOFF.match(cutoff)):
         raise ld.err(f"model {key!r} `cutoff: {cutoff!r}` is not a date", spec, "cutoff", 'quote it as YYYY-MM or YYYY-MM-DD: `cutoff: "2025-07"`')
-    return Model(key=key, id=api_id, efforts=tuple(efforts), cutoff=cutoff)
+    source = spec.get("cutoff_source")
+    if source is not None and (not isinstance(source, str) or not source.startswith("https://")):
+        raise ld.err(f"model {key!r} `cutoff_source: {source!r}` is not a web address", spec, "cutoff_source", "the https:// address of the vendor's page that publishes the cutoff")
+    if source is not None and cutoff is None:
+        raise ld.err(f"model {key!r} names a `cutoff_source` but no `cutoff`", spec, "cutoff_source", 'add `cutoff: "YYYY-MM"` as that page gives it, or drop `cutoff_source`')
+    return Model(key=key, id=api_id, efforts=tuple(efforts), cutoff=cutoff, cutoff_source=source)
 
 
 def _option(ld: DocLoader, name: str, node: Any, parent: Any) -> Option:

@@ -34,8 +34,8 @@ class Rates:
     output: float | None = None
 
     def complete(self) -> bool:
-        values = [getattr(self, r) for r in RATES]
-        return all(v is not None for v in values) and any(v for v in values)
+        values = (self.input, self.cache_read, self.cache_write, self.output)  # RATES, spelled out: asked once per priced session
+        return None not in values and any(values)
 
 
 @dataclass

@@ -44,7 +44,7 @@ class Filters:
 
 def _rows(store: BrowsingStore, sql: str, params: list[Any]) -> list[tuple[Any, ...]]:
     with store.lock:
-        return store.db.conn.execute(sql, params).fetchall()
+        return store.conn.execute(sql, params).fetchall()
 
 
 def pick_sessions(store: BrowsingStore, f: Filters, limit: int | None) -> list[tuple[str, str]]:
@@ -233,7 +233,7 @@ def _numbers(rows: list[tuple[Any, ...]]) -> Iterator[int]:
 def data_version(store: BrowsingStore) -> int:
     """SQLite's counter of commits by other connections: a hint that something may have changed."""
     with store.lock:
-        return int(store.db.conn.execute("PRAGMA data_version").fetchone()[0])
+        return int(store.conn.execute("PRAGMA data_version").fetchone()[0])
 
 
 # ---------------------------------------------------------------- search

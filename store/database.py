@@ -26,14 +26,19 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchtape.store import integrity
 from benchtape.store.codecs import RAW_CHUNK_BYTES, VERDICT_FIELDS, Batch, Blob, dumps, inflate_blob, loads
-from benchtape.store.migrations import MIGRATIONS, Database, check_version, migrate, schema_version
+from benchtape.store.migrations import MIGRATIONS, check_version, migrate, schema_version
 from benchtape.store.reader import Reader, SessionRow
 from benchtape.store.sqlite_io import bad_store, begin, connect, retry_busy
 from benchtape.store.writer import CROCKFORD, BatchWriter, Writer, new_id
+
+if TYPE_CHECKING:
+    from benchtape.store.sqlite_utils_db import Database
 
 __all__ = [
     "CROCKFORD",
@@ -78,12 +83,14 @@ class Store(Reader, Writer):
         self.path = Path(path)
         self.readonly = readonly
         self.repaired: list[integrity.Difference] = []
-        conn = connect(self.path, readonly=readonly, create=create)
+        conn = self.conn = connect(self.path, readonly=readonly, create=create)
         self.lock = threading.RLock()
         self._init_reader()
         self._init_writer()
         try:
-            self.db = Database(conn)
+            # what wrapping the connection in sqlite-utils' Database did on every open: a REPLACE's
+            # implicit delete fires the history tables' DELETE guards on this connection too
+            conn.execute("PRAGMA recursive_triggers = ON")
             check = (lambda c, version: integrity.check_schema(c, version, self.path)) if check_schema else None
             if readonly:
                 version = schema_version(conn)
@@ -102,7 +109,7 @@ class Store(Reader, Writer):
                 conn.execute("PRAGMA foreign_keys = ON")
                 if repair:
                     self.repaired = self._repair(conn)
-                migrate(self.db, self.path, check)
+                migrate(conn, self.path, check)
         except sqlite3.Error as exc:
             conn.close()
             raise bad_store(self.path, exc) from None
@@ -124,6 +131,14 @@ class Store(Reader, Writer):
                 conn.execute("ROLLBACK")
             raise
 
+    @cached_property
+    def db(self) -> Database:
+        """The connection as sqlite-utils' Database (its table helpers), made on first use:
+        the store's own reads and opens use `conn`, and never import sqlite-utils."""
+        from benchtape.store.sqlite_utils_db import Database
+
+        return Database(self.conn)
+
     def close(self) -> None:
         with self.lock:
-            self.db.conn.close()
+            self.conn.close()

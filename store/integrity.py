@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterable
 
 from benchtape.core.errors import BadInput
-from benchtape.store.migrations import MIGRATIONS, Database
+from benchtape.store.migrations import MIGRATIONS
 
 # What the migrations make at the latest version, fingerprinted (fingerprint(expected_rows(
 # len(MIGRATIONS)))). A new migration changes it: tests/storage/test_store_integrity.py says the new value.
@@ -81,6 +81,8 @@ def fingerprint(rows: Iterable[tuple[str, str, str, str | None]]) -> str:
 def expected_rows(version: int) -> tuple[tuple[str, str, str, str], ...]:
     """The schema rows (type, name, table, SQL as written) the first `version` migrations
     make, made in memory: only when a store is older, or differs, or is repaired."""
+    from benchtape.store.sqlite_utils_db import Database
+
     conn = sqlite3.connect(":memory:", isolation_level=None)
     try:
         conn.execute("BEGIN")

@@ -12,21 +12,14 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
 from benchtape.core.errors import BadInput
 from benchtape.store.codecs import RAW_CHUNK_BYTES, RawStream
-from benchtape.store.sqlite_io import begin, run_script
+from benchtape.store.sqlite_io import begin
 
-
-class Database(sqlite_utils.Database):
-    """sqlite-utils' Database whose executescript runs inside the caller's transaction (the
-    sqlite3 module's own COMMITs first), so a migration is all or nothing."""
-
-    def executescript(self, sql: str) -> None:  # type: ignore[override]
-        run_script(self.conn, sql)
+if TYPE_CHECKING:  # the steps take it; it is imported when a step runs (store/sqlite_utils_db.py)
+    import sqlite_utils
 
 
 _APPEND_ONLY = ("actions", "raw", "gradings", "verdicts")
@@ -651,15 +644,14 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return version
 
 
-def migrate(db: sqlite_utils.Database, path: Path | None = None, check: Callable[[sqlite3.Connection, int], None] | None = None) -> int:
+def migrate(conn: sqlite3.Connection, path: Path | None = None, check: Callable[[sqlite3.Connection, int], None] | None = None) -> int:
     """Bring the store to the current schema: every migration after PRAGMA user_version, all in
     one exclusive transaction that re-reads the version once it holds the lock, so processes
     opening a new or old store at the same moment migrate it exactly once.
 
     `check(conn, version)` (benchtape.store.integrity) is called with the schema as found (an
     older store's is checked before any step runs on it) and as left: raising, it rolls the
-    migration back whole."""
-    conn = db.conn
+    migration back whole. sqlite-utils is imported only when a step runs."""
     if schema_version(conn) == len(MIGRATIONS):
         if check is not None:
             check(conn, len(MIGRATIONS))
@@ -670,9 +662,13 @@ def migrate(db: sqlite_utils.Database, path: Path | None = None, check: Callable
         check_version(conn, current, path, readonly=False)
         if check is not None and current:
             check(conn, current)
-        for number, step in enumerate(MIGRATIONS, start=1):
-            if number > current:
-                step(db)
+        if current < len(MIGRATIONS):
+            from benchtape.store.sqlite_utils_db import Database
+
+            db = Database(conn)
+            for number, step in enumerate(MIGRATIONS, start=1):
+                if number > current:
+                    step(db)
         conn.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
         if check is not None:
             check(conn, len(MIGRATIONS))

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
-import sqlite_utils
 
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
@@ -53,7 +52,7 @@ class Reader:
     """The store's queries (a part of Store: it holds the connection, its lock and its path)."""
 
     path: Path
-    db: sqlite_utils.Database
+    conn: sqlite3.Connection
     lock: threading.RLock
 
     def _init_reader(self) -> None:
@@ -64,7 +63,7 @@ class Reader:
         every read in a SAVEPOINT, which another thread's BEGIN/COMMIT on this shared connection
         releases under it ("no such savepoint") while live grading reads as sessions append."""
         with self.lock, self._damage_is_bad_input():
-            cursor = self.db.conn.execute(sql, params)
+            cursor = self.conn.execute(sql, params)
             keys = [d[0] for d in cursor.description]
             return [dict(zip(keys, row)) for row in cursor.fetchall()]
 
@@ -72,11 +71,11 @@ class Reader:
         """Every row at once, under the lock: no statement of this connection is left pending
         for another thread's transaction to trip over."""
         with self.lock, self._damage_is_bad_input():
-            return self.db.conn.execute(sql, params).fetchall()
+            return self.conn.execute(sql, params).fetchall()
 
     def _one(self, sql: str, params: list[Any] | tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         with self.lock, self._damage_is_bad_input():
-            row: tuple[Any, ...] | None = self.db.conn.execute(sql, params).fetchone()
+            row: tuple[Any, ...] | None = self.conn.execute(sql, params).fetchone()
             return row
 
     def _damage_is_bad_input(self) -> DamageIsBadInput:
@@ -420,9 +419,12 @@ class Reader:
         return [(sid, kind, decode(data)) for sid, kind, data in rows]
 
     def cell_run_params(self, *, runs: Sequence[str] | None = None, run_kind: str | None = None, evaluation: str | None = None) -> list[dict[str, Any]]:
-        """The params (decoded) of each run holding the same sessions as cell_sessions."""
+        """The params (decoded) of each run holding the same sessions as cell_sessions, oldest
+        run first. (Each run is asked whether it holds one: a DISTINCT over the joined
+        sessions compared a run's params, which list every arm, once per cell.)"""
         where, params = _cells_where(runs, run_kind, evaluation)
-        return [loads(text) or {} for (text,) in self._all(f"SELECT DISTINCT r.params FROM sessions s JOIN runs r ON r.id = s.run_id WHERE {where}", params)]
+        sql = f"SELECT r.params FROM runs r WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = r.id AND {where}) ORDER BY r.started_at, r.id"
+        return [loads(text) or {} for (text,) in self._all(sql, params)]
 
     def newest_run_of(self, run_kind: str, evaluation: str) -> dict[str, Any] | None:
         """The newest run of `run_kind` made by `evaluation`; None when the store holds none."""
@@ -484,7 +486,7 @@ class Reader:
         for (table,) in self._all("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
             try:
                 with self.lock:
-                    found += [f"table {table}: {line}" for line in _check_lines(self.db.conn.execute(f'PRAGMA {pragma}("{table}")').fetchall())]
+                    found += [f"table {table}: {line}" for line in _check_lines(self.conn.execute(f'PRAGMA {pragma}("{table}")').fetchall())]
             except sqlite3.DatabaseError as exc:
                 found.append(f"table {table} cannot be read ({exc})")
         return found

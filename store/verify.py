@@ -68,7 +68,7 @@ def verify_store(store: Store) -> Verification:
 
 
 def _schema(store: Store, out: Verification) -> None:
-    found = integrity.differences(store.db.conn, out.schema_version)
+    found = integrity.differences(store.conn, out.schema_version)
     out.checked["schema objects"] = len(integrity.expected_rows(out.schema_version))
     out.findings += [Finding("schema", str(d)) for d in found]
 
@@ -119,7 +119,7 @@ def _specs(store: Store, out: Verification) -> None:
 
 
 def _references(store: Store, out: Verification) -> None:
-    missing = [d.name for d in integrity.differences(store.db.conn, out.schema_version) if d.type == "table" and d.how == "missing"]
+    missing = [d.name for d in integrity.differences(store.conn, out.schema_version) if d.type == "table" and d.how == "missing"]
     for table, key, what in store.dangling_references(missing):
         out.findings.append(Finding("references", f"{table} {key} names {what}, which the store does not hold"))
 

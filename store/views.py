@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import sqlite_utils
 
     from benchtape.core.model import Action, Session
@@ -45,6 +47,8 @@ class BrowsingStore(Protocol):
     def path(self) -> Path: ...
     @property
     def readonly(self) -> bool: ...
+    @property
+    def conn(self) -> sqlite3.Connection: ...
     @property
     def db(self) -> sqlite_utils.Database: ...
     @property

@@ -17,11 +17,11 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
-import sqlite_utils
 
 from benchtape.core.model import Action
 from benchtape.store.bundles import FOLDED_SOURCE, Bundle
@@ -61,7 +61,7 @@ class Writer:
     """The store's appends (a part of Store: it holds the connection, its lock and its path)."""
 
     path: Path
-    db: sqlite_utils.Database
+    conn: sqlite3.Connection
     lock: threading.RLock
     _one: Callable[..., tuple[Any, ...] | None]  # the reader's
     held_sessions: Callable[[Sequence[str]], set[str]]  # the reader's
@@ -77,9 +77,14 @@ class Writer:
         self._compressors: list[Any] = []
         self._spec_ids: dict[str, int] = {}
         self.redactors: dict[str, Callable[[str], str]] = {}
-        # Sessions written without a redactor of their own (imports, re-gradings in a later
-        # process) still never store this process's *_API_KEY / *_TOKEN values in clear.
-        self.default_redactor = _environment_redactor()
+
+    @cached_property
+    def default_redactor(self) -> Callable[[str], str] | None:
+        """Sessions written without a redactor of their own (imports, re-gradings in a later
+        process) still never store this process's *_API_KEY / *_TOKEN values in clear. Made
+        by the first write that asks for it (a read-only store never does; compiling it was a
+        tenth of `benchtape sessions`)."""
+        return _environment_redactor()
 
     # ------------------------------------------------------------ transactions
     @contextmanager
@@ -91,7 +96,7 @@ class Writer:
         triggers of actions and raw are lifted for its length and put back before it commits
         (see _lift_row_guards); a transaction joined from outside keeps them."""
         with self.lock, DamageIsBadInput(self.path):
-            conn = self.db.conn
+            conn = self.conn
             if conn.in_transaction:
                 yield
                 return
@@ -136,7 +141,7 @@ class Writer:
         kill or a crash restores them with everything else). This connection writes under the
         store's lock for that length, and only plain INSERTs, which the key's uniqueness
         refuses should they meet an existing row."""
-        conn = self.db.conn
+        conn = self.conn
         marks = ",".join("?" * len(ROW_GUARDS))
         rows = conn.execute(f"SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN ({marks}) ORDER BY name", ROW_GUARDS).fetchall()
         for name, _ in rows:
@@ -158,7 +163,7 @@ class Writer:
         run_id = new_id()
         host = {"hostname": platform.node(), "platform": host_platform(), "python": platform.python_version()}
         with self.transaction():
-            self.db.conn.execute(
+            self.conn.execute(
                 "INSERT INTO runs (id, kind, bench_path, bench_sha256, harness, model, argv, host, benchtape_version, started_at, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, kind, bench_path, bench_sha256, harness, model, dumps(argv or []), dumps(host), VERSION, time.time(), dumps(params or {})),
             )
@@ -169,7 +174,7 @@ class Writer:
         does: it writes the session's actions first and this row last, once it knows them)."""
         session_id = session_id or new_id()
         with self.transaction():
-            self.db.conn.execute(
+            self.conn.execute(
                 "INSERT INTO sessions (id, run_id, scenario, cell_id, attempt, harness, model, params, workdir, started_at, parent_session, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, run_id, scenario, cell_id, attempt, harness, model, dumps(params or {}), workdir, time.time(), parent_session, source),
             )
@@ -267,7 +272,7 @@ class Writer:
             elif kind == LEGACY_OUTCOME:
                 raise ValueError(f"{LEGACY_OUTCOME!r} is never appended to a session's stream: a grading's outcome is stored with Store.add_outcome")
         if rows:
-            self.db.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))", rows)
+            self.conn.executemany("INSERT INTO actions (session_id, seq, at, thread, kind, data) VALUES (?, ?, ?, ?, ?, CAST(? AS TEXT))", rows)
             if at_seq is None:
                 self._seq[session_id] = seq
             if finished:  # nothing more will be appended to it by this process
@@ -280,7 +285,7 @@ class Writer:
             if len(self._raw) >= RAW_STREAMS:
                 self._end_stream(next(iter(self._raw)))
             stream = self._raw[session_id] = self._new_stream()
-        self.db.conn.executemany(INSERT_RAW, stream.rows(session_id, lines, encoded))
+        self.conn.executemany(INSERT_RAW, stream.rows(session_id, lines, encoded))
 
     def _new_stream(self) -> RawStream:
         """A raw stream on an idle compressor when there is one (popping a list is atomic)."""
@@ -328,7 +333,7 @@ class Writer:
         if blob.data is None:
             return
         try:
-            self.db.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [blob.sha256, blob.size, blob.data, blob.codec])
+            self.conn.execute("INSERT OR IGNORE INTO blobs (sha256, size, data, codec) VALUES (?, ?, ?, ?)", [blob.sha256, blob.size, blob.data, blob.codec])
         except sqlite3.IntegrityError:
             # another writer stored the same bytes first, compressed by another zstd build: the
             # trigger refuses the other form of the same content (that statement only: the
@@ -350,7 +355,7 @@ class Writer:
         if not ids:
             return []
         with self.transaction():
-            conn = self.db.conn
+            conn = self.conn
             if self.held_sessions(ids) or self.folded_attempt(bundle.run_id, bundle.key) is not None:
                 return []
             shipped = {sha for sha, _, _, _ in bundle.blobs}
@@ -379,7 +384,7 @@ class Writer:
     def new_grading(self, source: str, *, checkset_sha256: str, catalog_version: str, bench_path: str | None = None, run_id: str | None = None, note: str | None = None) -> str:
         grading_id = new_id()
         with self.transaction():
-            self.db.conn.execute(
+            self.conn.execute(
                 "INSERT INTO gradings (id, source, checkset_sha256, catalog_version, bench_path, run_id, created_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (grading_id, source, checkset_sha256, catalog_version, bench_path, run_id, time.time(), note),
             )
@@ -442,7 +447,7 @@ class Writer:
                     if spec_id is None:
                         spec_id = ids[text] = self._spec_id(text)
                     entry[3] = spec_id
-            conn = self.db.conn
+            conn = self.conn
             # orjson's UTF-8 bound as TEXT, as actions' data is: decoded to a str first, a set with
             # one non-ASCII character ("≤") was re-encoded from UCS-2 by sqlite3 (~2% of a regrade's work).
             conn.executemany(
@@ -459,7 +464,7 @@ class Writer:
         runs: set[str] = set()
         for start in range(0, len(session_ids), 500):  # within SQLite's bound on parameters
             page = session_ids[start : start + 500]
-            found = self.db.conn.execute(f"SELECT id, run_id FROM sessions WHERE id IN ({','.join('?' * len(page))})", page).fetchall()
+            found = self.conn.execute(f"SELECT id, run_id FROM sessions WHERE id IN ({','.join('?' * len(page))})", page).fetchall()
             runs.update(run_id for _, run_id in found)
             if len(found) < len(page):  # the batch's sessions, once each
                 runs.add("")
@@ -471,7 +476,7 @@ class Writer:
         known = self._spec_ids.get(sha)
         if known is not None:
             return known
-        conn = self.db.conn
+        conn = self.conn
         conn.execute("INSERT OR IGNORE INTO specs (sha256, spec) VALUES (?, ?)", (sha, text))
         spec_id: int = conn.execute("SELECT id FROM specs WHERE sha256 = ?", (sha,)).fetchone()[0]
         self._spec_ids[sha] = spec_id
@@ -482,14 +487,14 @@ class Writer:
         rows = [(grading_id, name, dumps(ctx)) for name, ctx in contexts.items()]
         if rows:
             with self.transaction():
-                self.db.conn.executemany("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
+                self.conn.executemany("INSERT INTO grading_scenarios (grading_id, scenario, context) VALUES (?, ?, ?)", rows)
 
     def add_generated_vars(self, run_id: str, by_scenario: dict[str, dict[str, Any]]) -> None:
         """Call only after the run's sessions have finished: these values are the answer key."""
         rows = [(run_id, name, dumps(values)) for name, values in by_scenario.items() if values]
         if rows:
             with self.transaction():
-                self.db.conn.executemany("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
+                self.conn.executemany("INSERT INTO generated_vars (run_id, scenario, vars) VALUES (?, ?, ?)", rows)
 
     def add_outcome(self, grading_id: str | None, session_id: str, outcome: str, reason: str, data: dict[str, Any] | None = None) -> None:
         """The outcome a grading decided for a measurement (on its first session): `data` is
@@ -501,7 +506,7 @@ class Writer:
         if redact is not None:
             reason, text = redact(reason), redact(text)
         with self.transaction():
-            self.db.conn.execute(
+            self.conn.execute(
                 "INSERT INTO outcomes (grading_id, session_id, created_at, outcome, reason, data) VALUES (?, ?, ?, ?, ?, ?)",
                 (grading_id, session_id, time.time(), outcome, reason, text),
             )
@@ -518,7 +523,7 @@ class Writer:
             rows.append((grading_id, session_id, now, redact(text) if redact is not None else text))
         if rows:
             with self.transaction():
-                self.db.conn.executemany("INSERT INTO metric_values (grading_id, session_id, created_at, data) VALUES (?, ?, ?, ?)", rows)
+                self.conn.executemany("INSERT INTO metric_values (grading_id, session_id, created_at, data) VALUES (?, ?, ?, ?)", rows)
 
     def add_judgment(self, row: dict[str, Any]) -> str:
         """One judge request and its reply (see `_m10_judgments` for the columns). The prompt
@@ -536,7 +541,7 @@ class Writer:
         cols = list(record)
         with self.lock:
             with self.transaction():
-                self.db.conn.execute(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", tuple(record[c] for c in cols))
+                self.conn.execute(f"INSERT INTO judgments ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", tuple(record[c] for c in cols))
         return judgment_id
 
 
@@ -555,7 +560,7 @@ class BatchWriter:
     transaction is what makes them all or nothing."""
 
     def __init__(self, store: Writer, session_id: str):
-        if not store.db.conn.in_transaction:
+        if not store.conn.in_transaction:
             raise RuntimeError("a BatchWriter writes inside its caller's transaction (Store.transaction)")
         self.store = store
         self.session_id = session_id
@@ -610,7 +615,7 @@ class BatchWriter:
         rows, clean = packed
         store = self.store
         if rows:
-            store.db.conn.executemany(INSERT_RAW, rows)
+            store.conn.executemany(INSERT_RAW, rows)
         if batch.heads:
             store._insert_encoded(self.session_id, batch.heads, store._stored_json(self.session_id, batch.encoded, clean), None)
 

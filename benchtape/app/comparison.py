@@ -8,10 +8,9 @@ viewer's `?format=json` are one document.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Sequence
 
 from benchtape.replay.compare import Comparison, comparison
-from benchtape.replay.power import evaluation_plan, parse_difference
-from benchtape.replay.side_by_side import side_by_side
 from benchtape.spec.pricing import FREE_MODELS, load_pricing
 from benchtape.store.views import BrowsingStore
 
@@ -24,3 +23,28 @@ def compare(store: BrowsingStore, targets: list[str], cwd: Path, *, after_cutoff
     viewer's evaluation page shows. `after_cutoff`: only tasks fixed after every setup's
     training cutoff (replay.contamination)."""
     return comparison(store, list(targets), load_pricing(cwd), cwd, after_cutoff=after_cutoff)
+
+
+# The planner and the side-by-side are loaded when called: `compare` (whose start-up issue 48
+# times) needs neither, and the side-by-side brings the query engine and the store's writer.
+
+
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
+    """The power plan of `ev` over these tasks (replay.compare.evaluation_plan)."""
+    from benchtape.replay.compare import evaluation_plan as plan
+
+    return plan(store, ev, list(tasks), detect, pricing)
+
+
+def parse_difference(text: str) -> float:
+    """`10pp`, `10%`, `0.1` → 0.1 (replay.power.parse_difference)."""
+    from benchtape.replay.power import parse_difference as parse
+
+    return parse(text)
+
+
+def side_by_side(store: BrowsingStore, result: Comparison, task: str) -> dict[str, Any]:
+    """One task's attempts by every setup (replay.side_by_side.side_by_side)."""
+    from benchtape.replay.side_by_side import side_by_side as one_task
+
+    return one_task(store, result, task)

@@ -78,7 +78,7 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
     """The rounds; `run_planned` is evaluation_run's, the one run loop (handed in: this module
     sits beside it, not under it); `show` the front end's EvaluationScreen."""
     from benchtape.app.stores import open_store
-    from benchtape.replay.sequential import task_order
+    from benchtape.replay.sequential import DECIDED, EXHAUSTED, task_order
 
     ev = planned.ev
     arms = contenders(ev)
@@ -109,20 +109,20 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
         result.state, result.decided = st.to_dict(), st.decided
         result.spent = costs["spent"]
         if st.decided:
-            result.stopped = "decided: every neighbouring pair of setups is told apart"
+            result.stopped = DECIDED
             break
         from benchtape.replay.sequential import next_tasks
 
         todo = next_tasks(st, order, counts, ev.attempts, req.until.round_tasks)
         if not todo:
-            result.stopped = "every task is measured: the undecided pairs cannot be told apart on these tasks"
+            result.stopped = EXHAUSTED
             break
         todo, why = _within_limits(todo, req.until, ev.attempts, result, costs)
         if not todo:
             result.stopped = why
             break
         number = first + len(result.rounds)
-        record = {"number": number, "tasks": todo, "before": st.to_dict()}
+        record = {"number": number, "tasks": todo, "before": st.to_dict(), "limits": {"max_cells": req.until.max_cells, "budget": req.until.budget}}  # compare says why it stopped from these
         wanted = {(arm, t) for arm, ts in todo.items() for t in ts}
         plans = [p for p in planned.plans if (p.cell.arm.key, p.cell.task.id) in wanted]
         sub = replace(req, tasks=sorted({t for _, t in wanted}), yes=True, until=None, run_params={"round": record})

@@ -185,6 +185,15 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
     model and config; plus what only an evaluation has (`require_env`, `pre` at level none, a
     workflow in a container). Steps whose binary is still to be installed are checked after
     the install (`only`: just those)."""
+    from benchtape.app.preflight import probes_once
+
+    with probes_once():  # one tool's binary and tmux are asked once, not once per setup
+        pf = _preflight(matrix, req, only)
+    pf.blocking = list(dict.fromkeys(pf.blocking))
+    return pf
+
+
+def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | None) -> Any:
     from benchtape.app.preflight import Preflight
     from benchtape.app.preflight import preflight as bench_preflight
 
@@ -216,7 +225,6 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
                 noop = step.harness == "mock" and step.model_id == NOOP_MODEL
                 pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}"))
-    pf.blocking = list(dict.fromkeys(pf.blocking))
     return pf
 
 
@@ -398,7 +406,7 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
     doc = preview(planned, pricing)
-    from benchtape.replay.power import evaluation_plan
+    from benchtape.replay.compare import evaluation_plan
 
     doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing)
     if req.until is not None:

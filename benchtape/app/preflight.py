@@ -8,9 +8,10 @@ before any spend (the one arrow from recorder to the check catalog).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from benchtape.adapters.base import get_adapter
 from benchtape.adapters.endpoints import is_scripted
@@ -295,6 +296,42 @@ def _private_home(bench: BenchSpec, sandbox: str | None) -> Preflight:
     return pf
 
 
+_PROBES: dict[tuple[str, ...], Any] | None = None  # inside probes_once(): what each host probe answered
+
+
+@contextmanager
+def probes_once() -> Iterator[None]:
+    """Inside, each probe of the host (tmux's version, the version a binary reports) runs once,
+    not once per setup: an evaluation preflights every setup, and 100 setups of one tool asked
+    `claude --version` and `tmux -V` 100 times each (4 s of a 100-setup `run --dry-run`).
+    Scoped to one preflight: a later one (a binary installed since) asks again."""
+    global _PROBES
+    outer = _PROBES
+    _PROBES = {} if outer is None else outer
+    try:
+        yield
+    finally:
+        _PROBES = outer
+
+
+def _probed(key: tuple[str, ...], probe: Callable[[], Any]) -> Any:
+    if _PROBES is None:
+        return probe()
+    if key not in _PROBES:
+        _PROBES[key] = probe()
+    return _PROBES[key]
+
+
+def _identified(tool: str, path: Any) -> Any:
+    """The binary `identify` finds, or the BadInput it raises (kept, so a repeated probe says the same)."""
+    from benchtape.tools.binaries import identify
+
+    try:
+        return identify(tool, path)
+    except BadInput as exc:
+        return exc
+
+
 def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
     """What Claude Code's terminal UI needs: a terminal host (tmux), and a binary whose version
     is the one whose screens and dialogs benchtape was verified on (another is named, not refused)."""
@@ -303,14 +340,12 @@ def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
         return pf
     from benchtape.sandbox.terminal import tmux_problem
 
-    problem = tmux_problem()
+    problem = _probed(("tmux",), tmux_problem)
     if problem:
         names = ", ".join(repr(sc.name) for sc in scenarios[:3]) + (" …" if len(scenarios) > 3 else "")
         pf.blocking.append(f"{bench.path}: interactive scenario(s) {names} (`interactive:` unset means interactive): {problem}; or set `interactive: false` to run them with `claude --print`")
     from benchtape.adapters.base import on_path
     from benchtape.adapters.claude_code import binary_of, parse_config
-    from benchtape.core.errors import BadInput
-    from benchtape.tools.binaries import identify
 
     try:
         path = binary_of(parse_config(bench.harness_config))
@@ -318,10 +353,9 @@ def _interactive(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> Preflight:
         return pf  # the adapter's own preflight names the bad config
     if not on_path(path, dict(os.environ)):
         return pf  # the adapter's own preflight names the missing binary
-    try:
-        found = identify("claude-code", path)
-    except BadInput as exc:
-        pf.blocking.append(f"{bench.path}: interactive scenarios drive Claude Code's screens, and {exc.what}")
+    found = _probed(("identify", "claude-code", str(path)), lambda: _identified("claude-code", path))
+    if isinstance(found, BadInput):
+        pf.blocking.append(f"{bench.path}: interactive scenarios drive Claude Code's screens, and {found.what}")
         return pf
     if found.note:
         pf.notes.append(f"{bench.path}: {found.note}; interactive sessions read its screens and dialogs, which may differ")

@@ -137,7 +137,7 @@ def test_compare_table_json_and_html(project, tmp_path):
     assert "not ranked (tasks missing):" in out.stdout and "fill: benchtape run e --task fix-sub --task explain" in out.stdout
     assert "p = " in out.stdout
     header = next(line for line in lines if line.startswith("rank"))
-    assert header.split()[3:6] == ["ci95", "pass@1", "pass@2"]  # two attempts: pass@k beside pass@1
+    assert header.split()[3:7] == ["ci95", "se", "pass@1", "pass@2"]  # two attempts: the task-clustered SE, pass@k beside pass@1
 
     html = tmp_path / "cmp.html"
     out = benchtape("compare", "e", "--db", db, "--json", "--html", html, cwd=project, env=env)

@@ -82,6 +82,9 @@ def test_a_clear_difference_stops_early_in_recorded_rounds(tmp_path):
     # ranked over the 8 tasks both measured, told apart by the always-valid test (p = 1/E)
     assert [r["rank"] for r in found["ranked"]] == [1, 2] and found["tasks_not_in_ranking"] == 4
     assert found["pairs"][0]["test"] == "e-value" and found["pairs"][0]["distinguishable"]
+    assert found["stopped"] == doc["stopped"]  # compare says why it stopped, as the run did, from what the store holds
+    text = benchtape("compare", "e", "--plain", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout
+    assert f"stopped: {doc['stopped']}" in text and "plan: 12 task(s) × 1 attempt(s)" in text  # the plan is the evaluation's (12 tasks), as run --dry-run states it
 
 
 def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
@@ -89,7 +92,9 @@ def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
     first = run(root, "--until-decided", "--round", "2", "--max-cells", "8", "--yes")
     assert first.returncode == 0, first.stderr
     assert "stopped: max cells: 8 of --max-cells 8 run" in first.stdout
-    assert [r["number"] for r in rounds(root)] == [1, 2]
+    assert [r["number"] for r in rounds(root)] == [1, 2] and rounds(root)[-1]["limits"] == {"max_cells": 8, "budget": None}
+    halfway = orjson.loads(benchtape("compare", "e", "--json", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout)
+    assert halfway["stopped"].startswith("not decided: 1 neighbouring pair(s) undecided") and "its limit (--max-cells 8)" in halfway["stopped"]
     second = run(root, "--until-decided", "--round", "2", "--yes", "--json")
     doc = orjson.loads(second.stdout)
     assert doc["decided"] and [r["number"] for r in doc["rounds"]] == [3, 4] and doc["cells_run"] == 8

@@ -164,9 +164,29 @@ def test_statistics():
     assert 0 < sign_test(600, 400) < 1e-9
 
 
+def test_the_sign_test_beyond_its_exact_range_agrees_with_the_exact_sum():
+    """Past EXACT_UP_TO discordant pairs the tail is summed in floating point from log-gamma
+    (the fast path "tasks that would be needed" and the planner use up to 10,000 pairs): it
+    must agree with the exact rational sum, on both sides of the switch, near p = 1, near
+    alpha and far in the tail."""
+    from fractions import Fraction
+    from math import comb
+
+    from benchtape.replay.stats import EXACT_UP_TO
+
+    def exact(wins: int, losses: int) -> Fraction:
+        n, low = wins + losses, min(wins, losses)
+        return min(Fraction(1), 2 * Fraction(sum(comb(n, i) for i in range(low + 1)), 2**n))
+
+    for n, low in [(EXACT_UP_TO, 470), (EXACT_UP_TO + 1, 470), (EXACT_UP_TO + 1, 0), (1500, 700), (2000, 1000), (5000, 2400), (10_000, 4918), (10_000, 4000)]:
+        want, got = exact(low, n - low), sign_test(low, n - low)
+        assert abs(Fraction(got) - want) <= want * Fraction(1, 10**9), (n, low, float(want), got)
+        assert sign_test(n - low, low) == got  # two-sided: the order of wins and losses does not matter
+
+
 def test_one_attempt_shows_pass_at_1_once_in_every_renderer():
     """pass@k with k = 1 is pass@1: the terminal and HTML tables (one list of columns) show it once."""
     from benchtape.replay.compare import columns
 
     assert columns(1).count("pass@1") == 1 and not [c for c in columns(1) if c.startswith("pass@") and c != "pass@1"]
-    assert columns(3)[4:6] == ["pass@1", "pass@3"]
+    assert columns(3)[3:7] == ["ci95", "se", "pass@1", "pass@3"] and "se" not in columns(1)  # the clustered SE with several attempts only

@@ -183,7 +183,7 @@ def test_with_one_attempt_the_interval_excludes_zero_exactly_when_the_test_calls
 
 def test_the_worked_example_of_the_docs(tmp_path):
     """docs/evaluations.md's example, recorded into a real store: every figure it quotes."""
-    from benchtape.replay.power import evaluation_plan
+    from benchtape.replay.compare import evaluation_plan
     from benchtape.replay.sequential import e_value
 
     project, ev, store, pricing = _setup(tmp_path, "attempts: 1\ntools:\n  - {tool: claude-code, model: sonnet-4.6, effort: medium}\n  - {tool: codex, model: gpt-5.5, effort: medium}\n", tasks=20)
@@ -207,10 +207,10 @@ def test_the_worked_example_of_the_docs(tmp_path):
 def test_after_cutoff_needs_every_setups_cutoff_and_never_guesses_an_undated_task(tmp_path):
     from benchtape.core.errors import BadInput
 
-    body = "attempts: 1\ntools:\n  - {tool: claude-code, model: [sonnet-4.5, haiku-4.5], effort: medium}\n  - {tool: codex, model: gpt-5.5, effort: medium}\n"
+    body = "attempts: 1\ntools:\n  - {tool: claude-code, model: [sonnet-4.5, haiku-4.5], effort: medium}\n  - {tool: codex, model: gpt-5.4-mini, effort: medium}\n"
     project, ev, store, pricing = _setup(tmp_path, body, tasks=3)
     record_all(store, ev, {(a.label, t.id, 1): "passed" for a in ev.arms for t in ev.tasks()}, cost=0.01)
-    with pytest.raises(BadInput, match="none is published for codex@latest gpt-5.5/medium"):
+    with pytest.raises(BadInput, match="none is published for codex@latest gpt-5.4-mini/medium"):
         comparison(store, ["e"], pricing, project, after_cutoff=True)
     # bench scenarios carry no fix commit: nothing is dated, so nothing is flagged, and nothing passes --after-cutoff
     plain = comparison(store, ["e"], pricing, project)

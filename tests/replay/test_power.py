@@ -57,6 +57,15 @@ def test_stored_rates_and_attempts_make_the_plan_and_detect_names_what_it_needs(
     assert "the default 0.5" in fresh["assumptions"]["rates_from"] and fresh["detect"]["attempts_needed"] is not None
 
 
+def test_too_few_tasks_say_no_difference_is_detectable_never_a_difference_past_100_points():
+    """With one task the formula asks for more than 100 points, which no pass rate can differ by:
+    the sentence says none is detectable (the figure stays in the JSON, and in brackets)."""
+    doc = plan(setups_from([("a", "A"), ("b", "B")], {}), 1, 1)
+    assert doc["mdd"] > 1
+    text = "\n".join(sentences(doc))
+    assert "too few to detect any difference" in text and "detect a difference of" not in text
+    assert "detect a difference of" in "\n".join(sentences(plan(setups_from([("a", "A"), ("b", "B")], {}), 200, 1)))
+
 def test_a_hundred_setups_plan_fast():
     import time
 

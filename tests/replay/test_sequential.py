@@ -61,3 +61,19 @@ def test_the_e_value_by_hand_and_the_round_plan():
     assert order == task_order("e", list("zyxwvutsrqp")) and sorted(order) == list("pqrstuvwxyz")
     todo = next_tasks(st, order, counts, attempts=1, size=3)
     assert set(todo) == {"c"} and len(todo["c"]) == 3 and "p" not in todo["c"]  # b measured every task; a is decided
+
+
+def test_why_it_stopped_is_read_from_what_is_stored():
+    """compare says why an evaluation run in rounds stands where it does: decided, out of tasks,
+    or neither (a limit its last round recorded, or an interruption), as the loop said."""
+    from benchtape.replay.sequential import DECIDED, EXHAUSTED, why_stopped
+
+    tasks = [f"t{i}" for i in range(10)]
+    apart = {"a": dict.fromkeys(tasks, (1, 1)), "b": dict.fromkeys(tasks, (1, 0))}  # A better on all 10: E far past 20
+    assert why_stopped(state(["a", "b"], apart, 1), tasks, apart, 1) == DECIDED
+    alike = {"a": dict.fromkeys(tasks, (1, 1)), "b": dict.fromkeys(tasks, (1, 1))}  # every task run, no difference
+    assert why_stopped(state(["a", "b"], alike, 1), tasks, alike, 1) == EXHAUSTED
+    halfway = {arm: dict(list(counts.items())[:4]) for arm, counts in alike.items()}
+    said = why_stopped(state(["a", "b"], halfway, 1), tasks, halfway, 1, {"max_cells": 8, "budget": None})
+    assert said.startswith("not decided: 1 neighbouring pair(s) undecided") and "its limit (--max-cells 8)" in said
+    assert "an interruption (no --max-cells or --budget was given)" in why_stopped(state(["a", "b"], halfway, 1), tasks, halfway, 1)
