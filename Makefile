@@ -23,7 +23,7 @@ $(TESTED): $(BIN)/benchtape pyproject.toml
 # first import, which never writes it where PYTHONDONTWRITEBYTECODE is set (this machine, many
 # container images), and then every command compiled each module it imports, every time
 # (`benchtape sessions` 520 ms against 329). Up to date, this is a quick mtime check.
-PACKAGES := benchtape core spec store sandbox envs adapters models checks recorder replay tasks formats view
+PACKAGES := benchtape core spec store tools sandbox envs adapters models checks recorder replay tasks formats view
 # fixtures-red/ is testdata, not code benchtape imports: never compiled (a __pycache__ there would be staged)
 install: $(BIN)/benchtape
 	@$(BIN)/python -m compileall -q -j 0 $(PACKAGES) >/dev/null

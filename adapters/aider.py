@@ -25,11 +25,10 @@ from typing import Any
 import orjson
 
 from benchtape.adapters.aider_history import FORMAT
-from benchtape.adapters.base import Command, Launch, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, host_credentials, preflight_prologue
 from benchtape.adapters.command import CommandParser
 from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.core.errors import BadInput
 
 HARNESS = "aider"
 SCRIPTED_MODEL = "openai/scripted"
@@ -85,13 +84,9 @@ class AiderAdapter:
         return CommandParser()
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(f"aider: `{binary_of(cfg)}` is not on PATH; `benchtape tools install aider` installs the pinned 0.86.2 into a venv of its own (or set harness_config.binary)")
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if not scripted and not any(env.get(k) for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")):
             findings.append("aider: no key: set OPENAI_API_KEY or ANTHROPIC_API_KEY (the model's provider's reaches aider, no other), or run with --model scripted")
         return findings

@@ -11,11 +11,15 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Protocol, cast
+from typing import Any, Callable, Iterable, Mapping, Protocol, TypeVar, cast
 
+from benchtape.core.launch_plan import SUPPORT_AT, HomeState, LaunchPlan, Mount
 from benchtape.core.model import Action
 from benchtape.core.payloads import Hook
+
+SUPPORT = Path(__file__).resolve().parent  # benchtape's helper programs an agent runs (mock_agent.py, oracle_agent.py, command_agent.py)
 
 
 @dataclass(frozen=True)
@@ -31,12 +35,17 @@ class Launch:
     scenario: dict[str, Any] = field(default_factory=dict)  # the scenario's own keys (e.g. `mock:`)
     session_uuid: str = ""
     python: str = sys.executable  # the interpreter for helper programs (inside a container: python3)
-    support_dir: Path = Path(__file__).resolve().parent  # where helper programs live for the agent
+    mounted: Mapping[str, str] = field(default_factory=dict)  # host folder → where the agent sees it (a container binds the launch plan's mounts)
     endpoint: str | None = None  # a scripted model's base URL (as the agent reaches it); None: the harness's own
     interactive: bool = False  # drive the harness's terminal UI (the scenario's `interactive:`), not its print mode
     follow_ups: tuple[str, ...] = ()  # the next turns of an interactive session, typed after the prompt
     images: tuple[Path, ...] = ()  # the scenario's `image:` pictures (host paths, checked at load), sent with the prompt
     in_container: bool = False  # the agent runs in benchtape's container, its fence: a harness's own sandbox cannot make namespaces there
+
+    @property
+    def support_dir(self) -> Path:
+        """Where benchtape's helper programs are for the agent: here, or where a container mounted them."""
+        return Path(self.mounted.get(str(SUPPORT), SUPPORT))
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,35 @@ class Adapter(Protocol):
         """Blocking findings (binary missing, no key unless the model is scripted); never prints a secret."""
 
 
+C = TypeVar("C")
+
+
+def preflight_prologue(harness: str, harness_config: dict[str, Any], env: dict[str, str], parse: Callable[[dict[str, Any] | None], C], binary_of: Callable[[Any], str]) -> tuple[C | None, list[str]]:
+    """What every CLI harness's preflight starts with: its `harness_config` read (a bad one is the
+    only finding, None for the config: nothing else can be judged from it) and its binary
+    startable (else how to get the pinned one). The harness goes on with its own checks
+    (credentials, endpoints) on the config returned."""
+    from benchtape.core.errors import BadInput
+
+    try:
+        cfg = parse(harness_config)
+    except BadInput as exc:
+        return None, [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
+    binary = binary_of(cfg)
+    return cfg, ([] if on_path(binary, env) else [f"{harness}: `{binary}` is not on PATH; {install_hint(harness)}"])
+
+
+def install_hint(harness: str) -> str:
+    """How a user gets a harness's binary: `benchtape tools install` and the pinned version, when it has an install recipe."""
+    from benchtape.tools.binaries import pins
+
+    pin = pins().get(harness)
+    if pin is None:
+        return "install it, or set harness_config.binary"
+    venv = " into a venv of its own" if pin.kind == "pypi" else ""
+    return f"`benchtape tools install {harness}` installs the pinned {pin.version}{venv} (or set harness_config.binary)"
+
+
 def host_credentials(names: tuple[str, ...], endpoint: str | None) -> dict[str, str]:
     """The host's values of the credentials a tool declares it authenticates with (its
     `AUTH_ENV`): the only credentials that reach its agent (the sandbox forwards none by
@@ -197,8 +235,10 @@ class Harness:
 
     - `tool_names`: native tool name → "kind[:argument,...]" (core/canonical.register_names),
       e.g. {"ReadFile": "read:path", "Shell": "shell:cmd", "Todo": "plan"}.
-    - `install`: how `benchtape tools install NAME` gets the pinned binary (adapters/binaries.Pin),
+    - `install`: how `benchtape tools install NAME` gets the pinned binary (tools/binaries.Pin),
       or None when the tool is installed some other way.
+    - `home_state`: what the tool keeps in a folder under your real HOME (core/launch_plan.HomeState),
+      put back after a session at level workspace; None when it keeps nothing there.
     """
 
     name = ""
@@ -207,7 +247,8 @@ class Harness:
     home_json: dict[str, dict[str, Any]] = {}
     native_tools: frozenset[str] | None = None
     tool_names: dict[str, str] = {}
-    install: Any = None  # adapters/binaries.Pin
+    install: Any = None  # tools/binaries.Pin
+    home_state: HomeState | None = None
 
     def command(self, launch: Launch) -> Command:
         raise NotImplementedError
@@ -217,6 +258,38 @@ class Harness:
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         return []
+
+
+def launch_plan(harnesses: Iterable[str], level: str, *, home_json: bool = True) -> LaunchPlan:
+    """What the sandbox lays out before these harnesses' commands exist (one for a session; a
+    cell's workflow steps share one sandbox, so their plans are joined): benchtape's helper
+    programs mounted for the agent, the harnesses' JSON merged into a HOME of the sandbox's own
+    (`home_json=False`: left to each session, as a cell's steps do), and at level workspace, where
+    HOME is yours, what every harness benchtape knows keeps there, put back afterwards, whichever
+    harness runs: an agent may start another tool (a command line wrapping claude, a mock script
+    writing ~/.claude)."""
+    plan = LaunchPlan(mounts=(Mount(SUPPORT, SUPPORT_AT),))
+    for name in dict.fromkeys(harnesses):
+        adapter = get_adapter(name)
+        plan = plan.joined(LaunchPlan(home_json=adapter.home_json if home_json else {}))
+    return plan.joined(LaunchPlan(home_states=known_home_states())) if level == "workspace" else plan
+
+
+@cache
+def known_home_states() -> tuple[HomeState, ...]:
+    """The home state every harness this process can run declares (a plugin that does not load
+    declares none: `benchtape doctor` says why)."""
+    from benchtape.core.harnesses import harness_names
+
+    found: list[HomeState] = []
+    for name in harness_names():
+        try:
+            state = getattr(get_adapter(name), "home_state", None)
+        except Exception:  # noqa: BLE001 - a broken plugin must not stop a session of another harness
+            continue
+        if isinstance(state, HomeState) and state not in found:
+            found.append(state)
+    return tuple(found)
 
 
 def get_adapter(name: str) -> Adapter:

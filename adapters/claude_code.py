@@ -15,12 +15,13 @@ from typing import Any
 
 import orjson
 
-from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, preflight_prologue
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.claude_tui import STOP_LOG
 from benchtape.adapters.config import ConfigReader
 from benchtape.adapters.endpoints import is_scripted
-from benchtape.core.errors import BadInput, type_name
+from benchtape.core.errors import type_name
+from benchtape.core.launch_plan import HomeState
 from benchtape.core.payloads import EnvironmentReported
 
 HARNESS = "claude-code"
@@ -96,12 +97,11 @@ def parse_config(harness_config: dict[str, Any] | None) -> ClaudeConfig:
     )
 
 
-PINNED = "Claude Code 2.1.328"
 BYPASS = ("bypassPermissions", "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
 
 
 def binary_of(cfg: ClaudeConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
+    from benchtape.tools.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
 
@@ -183,6 +183,25 @@ def _logged_in(home: Path) -> bool:
 # moves `autoUpdates: false` into settings' env on its first start, so that half is written too:
 # what the tool would write is in place before the tree is snapshotted, never the agent's change.
 NO_UPDATES = {".claude.json": {"autoUpdates": False}, ".claude/settings.json": {"env": {"DISABLE_AUTOUPDATER": "1"}}}
+# What level workspace puts back in your real HOME after a session (benchtape.sandbox.home_guard).
+# The terminal UI's first-run answers (madbench §2.3) are merged into the real ~/.claude.json
+# and ~/.claude/settings.json at that level, as madbench does: so ~/.claude.json is put back
+# byte for byte too, and so is the prompt history the terminal UI appends to. Beyond madbench's
+# list, the entries the terminal UI creates for a session (its per-session folders, its copies
+# of edited files, its debug logs, the backups of .claude.json, the marker of its cleanup
+# sweep, benchtape's Stop-hook log) are deleted when the session created them.
+HOME_STATE = HomeState(
+    folder=".claude",
+    # madbench §1.8's list, then what the terminal UI writes at the top of ~/.claude
+    restored_files=("settings*.json", "remote-settings.json", "policy-limits.json", ".mcp.json", "CLAUDE.md", "statusline-command.sh", "history.jsonl", ".last-cleanup"),
+    restored_trees=("agents", "commands", "skills", "hooks"),
+    # madbench's, then the terminal UI's per-session folders and benchtape's Stop-hook log folder
+    created_entries_deleted=("projects", "todos", "shell-snapshots", "statsig", "sessions", "session-env", "file-history", "debug", "backups", "benchtape"),
+    # beside ~/.claude, in HOME: the first-run answers and per-project state Claude Code keeps, and
+    # the `claude-cli://` URL handler its terminal UI registers (a desktop file and a mime default)
+    home_files=(".claude.json", ".config/mimeapps.list", ".local/share/applications/claude-code-url-handler.desktop"),
+    reported="plugins",
+)
 
 
 class ClaudeCodeAdapter:
@@ -210,6 +229,7 @@ class ClaudeCodeAdapter:
     # 2.1.328 rewrites ~/.claude.json at every start (numStartups, per-project flags, caches)
     own_state = (".claude.json",)
     home_json = NO_UPDATES
+    home_state = HOME_STATE
     takes_images = True  # `image:` reaches the model (benchtape.app.preflight refuses it under a harness without this)
 
     def config(self, launch: Launch) -> ClaudeConfig:
@@ -291,15 +311,9 @@ class ClaudeCodeAdapter:
         """Blocking findings: a bad config, an interactive scenario, a key whose staging is not built
         (agent_env, plugins), the binary not on PATH, no way to authenticate (none needed with
         the scripted model)."""
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(
-                f"claude-code: `{binary_of(cfg)}` is not on PATH; install Claude Code (`make agents` installs the pinned {PINNED}) or set harness_config.binary"
-            )
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if scripted:
             return findings  # the scripted model needs no key
         if not any(env.get(name) for name in AUTH_ENV):

@@ -27,7 +27,8 @@ from typing import Any
 
 from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
-from benchtape.adapters.lines import NOT_JSON, LineParser, decode, epoch, guarded
+from benchtape.adapters.lines import NOT_JSON, LineParser, epoch, guarded
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import MAIN, Action
 from benchtape.core.payloads import Hook, Metrics
 

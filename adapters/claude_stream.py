@@ -13,8 +13,9 @@ from typing import Any
 
 from benchtape.adapters.base import hook_action, warning
 from benchtape.adapters.claude_messages import ClaudeMessages
-from benchtape.adapters.lines import NOT_JSON, LineParser, decode, guarded
+from benchtape.adapters.lines import NOT_JSON, LineParser, guarded
 from benchtape.adapters.usage import anthropic_totals, model_usage_totals
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import MAIN, Action
 from benchtape.core.payloads import EnvironmentReported, Error, Hook, Metrics
 

@@ -91,16 +91,3 @@ def tui(session_uuid: str, trusted: list[str], agent_env: bool = False, images: 
         attach=images,
         attached=ATTACHED if images else "",
     )
-
-
-def merge_json(old: Any, new: Any) -> Any:
-    """`new` laid over `old`: maps merged key by key, lists extended with what they lack
-    (benchtape's Stop hook joins the staged hooks, it does not replace them)."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        out = dict(old)
-        for k, v in new.items():
-            out[k] = merge_json(old.get(k), v) if k in old else v
-        return out
-    if isinstance(old, list) and isinstance(new, list):
-        return old + [v for v in new if v not in old]
-    return new

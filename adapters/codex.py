@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, preflight_prologue
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.config import ConfigReader
 from benchtape.adapters.endpoints import codex_config, codex_env, is_scripted
@@ -51,7 +51,7 @@ CODEX_DIR = ".codex"  # CODEX_HOME under the sandbox HOME: private to the sessio
 
 
 def binary_of(cfg: CodexConfig) -> str:
-    from benchtape.adapters.binaries import default_binary
+    from benchtape.tools.binaries import default_binary
 
     return cfg.binary or default_binary(HARNESS)
 
@@ -152,13 +152,9 @@ class CodexAdapter:
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         """Blocking findings: a bad config, the binary not on PATH, no API key and no `codex login`."""
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(f"codex: `{binary_of(cfg)}` is not on PATH; install the Codex CLI (`make agents` installs the pinned 0.169.0) or set harness_config.binary")
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if scripted:
             return findings  # the scripted model needs no key
         if not any(env.get(name) for name in AUTH_ENV):

@@ -14,9 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from benchtape.adapters.base import warning
-from benchtape.adapters.lines import NOT_JSON, LineParser, decode, guarded
+from benchtape.adapters.lines import NOT_JSON, LineParser, guarded
 from benchtape.adapters.usage import TurnUsage
 from benchtape.core.canonical import annotate
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action, text_of
 from benchtape.core.payloads import SubagentSpawned, ToolCall
 

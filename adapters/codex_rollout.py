@@ -32,9 +32,10 @@ import orjson
 
 from benchtape.adapters.base import warning
 from benchtape.adapters.codex_exec import TERMINAL_AGENT, agent_status
-from benchtape.adapters.lines import NOT_JSON, LineParser, decode, epoch, guarded
+from benchtape.adapters.lines import NOT_JSON, LineParser, epoch, guarded
 from benchtape.adapters.usage import openai_totals
 from benchtape.core.canonical import annotate
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action, text_of
 from benchtape.core.payloads import AssistantMessage, Error, Metrics, SubagentSpawned, Thinking
 

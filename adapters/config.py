@@ -93,6 +93,6 @@ def cli_config(harness: str, harness_config: dict[str, Any] | None) -> CliConfig
 
 def cli_binary(harness: str, binary: str | None) -> str:
     """The binary a harness runs: the one its config names, else the pinned one (or its name on PATH)."""
-    from benchtape.adapters.binaries import default_binary
+    from benchtape.tools.binaries import default_binary
 
     return binary or default_binary(harness)

@@ -21,11 +21,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, preflight_prologue
 from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
 from benchtape.adapters.gemini_stream import GeminiStreamParser
-from benchtape.core.errors import BadInput
 
 HARNESS = "gemini-cli"
 AUTH_ENV = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -97,13 +96,9 @@ class GeminiCliAdapter:
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
         """Blocking findings: a bad config, the binary missing, no key (unless the model is scripted)."""
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(f"gemini-cli: `{binary_of(cfg)}` is not on PATH; `benchtape tools install gemini-cli` installs the pinned 0.61.0 (or set harness_config.binary)")
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if not scripted and not any(env.get(name) for name in AUTH_ENV):
             findings.append("gemini-cli: no way to authenticate: neither GEMINI_API_KEY nor GOOGLE_API_KEY is set; export one (only these reach the CLI), or run with --model scripted")
         return findings

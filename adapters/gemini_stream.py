@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import Any, cast
 
 from benchtape.adapters.base import warning
-from benchtape.adapters.lines import LineParser, decode, epoch, guarded
+from benchtape.adapters.lines import LineParser, epoch, guarded
 from benchtape.core.canonical import annotate
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 from benchtape.core.payloads import Metrics, ToolCall, ToolResult
 

@@ -17,10 +17,9 @@ import re
 from datetime import datetime
 from typing import Any, BinaryIO, Callable, Iterator
 
-import orjson
-
 from benchtape.adapters.base import warning
 from benchtape.core.errors import type_name
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 
 NOT_JSON = "not a JSON line (a truncated last line of a killed process?)"
@@ -116,15 +115,6 @@ def finish_safely(parser: Any) -> list[Action]:
     except Exception as exc:  # noqa: BLE001
         return [warning(f"{type(parser).__name__} failed at the end of the stream ({type(exc).__name__}: {exc})", "")]
 
-
-
-def decode(line: str | bytes) -> dict[str, Any] | None:
-    """The JSON object on `line`, or None when the line is not a JSON object."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
 
 
 def epoch(timestamp: Any) -> float:

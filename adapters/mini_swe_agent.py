@@ -21,11 +21,10 @@ from typing import Any
 
 import orjson
 
-from benchtape.adapters.base import Command, Launch, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, host_credentials, preflight_prologue
 from benchtape.adapters.command import CommandParser
 from benchtape.adapters.config import ConfigReader, cli_binary
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.core.errors import BadInput
 
 HARNESS = "mini-swe-agent"
 AUTH_ENV = ("OPENAI_API_KEY",)
@@ -93,13 +92,9 @@ class MiniSweAgentAdapter:
         return CommandParser()
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(f"mini-swe-agent: `{binary_of(cfg)}` is not on PATH; `benchtape tools install mini-swe-agent` installs the pinned 2.4.6 into a venv of its own (or set harness_config.binary)")
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if not scripted and not env.get("OPENAI_API_KEY"):
             findings.append("mini-swe-agent: no way to authenticate: OPENAI_API_KEY is not set; export it (only it reaches the agent), or run with --model scripted")
         return findings

@@ -27,12 +27,12 @@ from typing import Any, cast
 
 import orjson
 
-from benchtape.adapters.base import Command, Launch, host_credentials, on_path, warning
+from benchtape.adapters.base import Command, Launch, host_credentials, preflight_prologue, warning
 from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.adapters.lines import LineParser, decode, guarded
+from benchtape.adapters.lines import LineParser, guarded
 from benchtape.core.canonical import annotate
-from benchtape.core.errors import BadInput
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 from benchtape.core.payloads import Metrics, ToolCall, ToolResult
 
@@ -181,13 +181,9 @@ class OpencodeAdapter:
         return OpencodeParser()
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(f"opencode: `{binary_of(cfg)}` is not on PATH; `benchtape tools install opencode` installs the pinned 1.18.33 (or set harness_config.binary)")
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if scripted:
             return findings
         model = (launch.model if launch is not None else None) or cfg.model

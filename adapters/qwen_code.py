@@ -18,12 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchtape.adapters.base import Command, Launch, files_below, host_credentials, on_path
+from benchtape.adapters.base import Command, Launch, files_below, host_credentials, preflight_prologue
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.config import CliConfig, cli_binary, cli_config
 from benchtape.adapters.endpoints import SCRIPTED_KEY, is_scripted
-from benchtape.adapters.lines import decode
-from benchtape.core.errors import BadInput
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 
 HARNESS = "qwen-code"
@@ -119,13 +118,9 @@ class QwenCodeAdapter:
         return QwenStreamParser()
 
     def preflight(self, launch: Launch | None, harness_config: dict[str, Any], env: dict[str, str], scripted: bool = False) -> list[str]:
-        try:
-            cfg = parse_config(harness_config)
-        except BadInput as exc:
-            return [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
-        findings: list[str] = []
-        if not on_path(binary_of(cfg), env):
-            findings.append(f"qwen-code: `{binary_of(cfg)}` is not on PATH; `benchtape tools install qwen-code` installs the pinned 0.24.4 (or set harness_config.binary)")
+        cfg, findings = preflight_prologue(self.name, harness_config, env, parse_config, binary_of)
+        if cfg is None:
+            return findings
         if not scripted and not env.get("OPENAI_API_KEY"):
             findings.append("qwen-code: no way to authenticate: OPENAI_API_KEY is not set (with OPENAI_BASE_URL for a non-OpenAI endpoint); export it, or run with --model scripted")
         return findings

@@ -23,10 +23,11 @@ from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
 from benchtape.adapters.gemini_stream import GeminiStreamParser
-from benchtape.adapters.lines import decode, finish_safely, read_lines
+from benchtape.adapters.lines import finish_safely, read_lines
 from benchtape.adapters.mini_trajectory import MiniTrajectoryParser
 from benchtape.adapters.opencode import OpencodeParser
 from benchtape.core.errors import BadInput
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 from benchtape.core.payloads import EnvironmentReported
 

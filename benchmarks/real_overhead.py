@@ -255,8 +255,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=7)
     args = ap.parse_args()
-    from benchtape.adapters.binaries import resolve
     from benchtape.core.errors import BadInput
+    from benchtape.tools.binaries import resolve
 
     with tempfile.TemporaryDirectory(prefix="benchtape-real-") as tmp:
         for tool in BENCHES:

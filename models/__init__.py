@@ -9,5 +9,5 @@ real Claude Code or Codex binary runs a whole session offline, with no key and n
 resolution, per-provider concurrency, the live model catalog) ask real judge models.
 
 Who may import it: recorder, replay (judges) and the app layer. It imports core, spec and
-adapters.
+tools (a judge through a pinned agent CLI), never the adapters: a model knows no harness.
 """

@@ -280,8 +280,8 @@ def claude_binary(env: Mapping[str, str]) -> str | None:
     explicit = env.get("BENCHTAPE_CLAUDE")
     if explicit:
         return explicit if Path(explicit).exists() else None
-    from benchtape.adapters.binaries import resolve
     from benchtape.core.errors import BadInput
+    from benchtape.tools.binaries import resolve
 
     try:
         return str(resolve("claude-code").path)

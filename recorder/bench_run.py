@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from benchtape.adapters.base import launch_plan
 from benchtape.core.limits import output_limits
 from benchtape.core.payloads import SessionStarted
 from benchtape.core.redact import redact_argv, redact_params, redactor, secret_params, secret_values
@@ -113,7 +114,7 @@ class SessionJob:
         plan = self.sessions.plan(self.scenario, self.attempt)
         sandbox = sandbox_for(self.level, keep=self.sessions.options.keep_sandbox, on_event=self._kept(runner.on_event), resources=runner.resources)
         try:
-            with sandbox.open(self.scenario, self._seed(), plan.adapter().home_json) as box:
+            with sandbox.open(self.scenario, self._seed(), launch_plan([plan.harness], self.level)) as box:
                 return runner.record(plan, box)
         except SandboxError as exc:
             return runner.could_not_open(plan, self.level, exc)
@@ -121,7 +122,7 @@ class SessionJob:
     def prepare_ahead(self, runner: Runner) -> None:
         """Make this session's sandbox ahead (the session before it has started its harness)."""
         plan = self.sessions.plan(self.scenario, self.attempt)
-        sandbox_for(self.level, keep=self.sessions.options.keep_sandbox, resources=runner.resources).prepare_ahead(self._seed(), plan.adapter().home_json)
+        sandbox_for(self.level, keep=self.sessions.options.keep_sandbox, resources=runner.resources).prepare_ahead(self._seed(), launch_plan([plan.harness], self.level))
 
     def _seed(self) -> Path | None:
         seeds = self.sessions.seeds

@@ -30,7 +30,7 @@ from typing import Any
 
 from benchtape.core.model import Action
 from benchtape.core.payloads import SessionStarted
-from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
+from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, arm_plan, harness_config
 from benchtape.recorder.runner import Runner, SessionPlan
 from benchtape.recorder.task_steps import enter_step, setup_failure, step_session, task_steps
 from benchtape.sandbox.box_commands import CommandRun, PreEffects, capture_pre, run_all, workdir_of
@@ -80,7 +80,7 @@ class CellJob:
             return
         seed, problem = self.matrix.staging.seed(task)
         if problem is None:
-            sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed)
+            sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed, arm_plan(self.plan.cell.arm, self.plan.level))
 
 
 def record_lost(runner: Runner, matrix: Matrix, plan: CellPlan, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
@@ -103,7 +103,7 @@ def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = 
     sandbox = sandbox_for(plan.level, keep=keep, on_event=runner.on_event, resources=runner.resources)
     with contextlib.ExitStack() as stack:
         try:
-            box = stack.enter_context(sandbox.open(plan.cell.task.scenario, seed))
+            box = stack.enter_context(sandbox.open(plan.cell.task.scenario, seed, arm_plan(plan.cell.arm, plan.level)))
         except Exception as exc:  # noqa: BLE001 - whatever stopped the sandbox, the cell is on record
             return _unstarted(runner, matrix, plan, plan.identity, Problem(_open_cause(plan.level), f"the sandbox could not open: {exc}"))
         return _in_box(runner, matrix, plan, box)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from benchtape.adapters.base import Command, Tui, warning
-from benchtape.adapters.lines import decode
+from benchtape.core.jsonobjects import decode
 from benchtape.core.model import Action
 from benchtape.core.payloads import TurnFinished
 from benchtape.sandbox.terminal import PaneCommand, Terminal, TerminalError, wait_for

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.core.errors import BenchtapeError
+from benchtape.core.launch_plan import LaunchPlan
 from benchtape.recorder.toolversions import Resolved, VersionResolver
 from benchtape.sandbox.box_commands import capture_pre
 from benchtape.sandbox.by_level import sandbox_for
@@ -266,12 +267,21 @@ class Matrix:
             if problem is not None:
                 return PreEffects.not_capturable(problem.message), problem
             try:
-                with sandbox_for(facts.level).open(task.scenario, seed) as box:
+                with sandbox_for(facts.level).open(task.scenario, seed, arm_plan(arm, facts.level)) as box:
                     effects, _ = capture_pre(box, arm.all_pre(), env, task.scenario.staging_timeout or DEFAULT_SETUP_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - the sandbox would not open: the run records it
                 effects = PreEffects.not_capturable(f"the sandbox could not open to capture the setup commands' effects: {exc}")
             self._pre[key] = effects
         return self._pre[key], None
+
+
+def arm_plan(arm: Arm, level: str) -> LaunchPlan:
+    """The launch plan of the sandbox an arm's steps share: their harnesses' plans joined. Each
+    step's session merges its own harness's home JSON (a step may change what an earlier one's
+    seeded), so the plan lays none out ahead."""
+    from benchtape.adapters.base import launch_plan
+
+    return launch_plan((s.harness for s in arm.steps), level, home_json=False)
 
 
 def image_digest_of(scenario: Any) -> str:

@@ -14,7 +14,7 @@ fingerprints) and the workspace. Recovering one:
    `recovered: true` — appended actions, never an update;
 3. removes the folder (a `--keep-sandbox` workspace stays).
 
-Also: a ~/.claude baseline whose owner died is put back (sandbox/claude_home.py),
+Also: a ~/.claude baseline whose owner died is put back (sandbox/home_guard.py),
 and containers labelled with an owner process that is gone are removed. `benchtape recover`
 runs all of this; so does the start of every run.
 """
@@ -44,7 +44,7 @@ def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | 
     `only_db`, or into a store under the folder `only_under`, when given), restore orphaned
     ~/.claude baselines (and, with `containers`, remove containers whose owner is gone).
     Returns one line per thing done."""
-    from benchtape.sandbox.claude_home import restore_orphans
+    from benchtape.sandbox.home_guard import restore_orphans
 
     done: list[str] = []
     for path in session_folders(tmp):

@@ -211,8 +211,8 @@ class Runner:
         timeout = plan.timeout if plan.timeout is not None else scenario.timeout
         env = {**box.env, **plan.env}
         refused, probed = self._prepare(adapter, launch, cmd, box, env, session_id)
-        if cmd.tui is not None and box.level != "none":  # at workspace: into your own, put back when it closes (sandbox/claude_home.py)
-            from benchtape.sandbox.claude_home import seed_home
+        if cmd.tui is not None and box.level != "none":  # at workspace: into your own, put back when it closes (sandbox/home_guard.py)
+            from benchtape.sandbox.home_seed import seed_home
 
             seed_home(box.home, cmd.tui.seed({**env, **cmd.env}))  # the terminal UI's first-run answers, merged into what staging wrote
         # what the agent's changes are diffed against: taken once benchtape's own writes into HOME
@@ -278,7 +278,7 @@ class Runner:
         before any spend (an ERROR, not a FAIL). Returns why it was refused (else None) and the
         probe's record (the print path folds it into each init line's)."""
         if adapter.home_json and box.level not in ("none", "workspace") and not box.home_seeded:  # a HOME of the sandbox's own, never yours
-            from benchtape.sandbox.claude_home import seed_home
+            from benchtape.sandbox.home_seed import seed_home
 
             seed_home(box.home, adapter.home_json)
         if not cmd.setup and not cmd.home_trees:
@@ -387,7 +387,7 @@ def binary_facts(argv0: str) -> dict[str, Any]:
     """Which binary ran, and which version it says it is: part of what a session measured."""
     import shutil
 
-    from benchtape.adapters.binaries import version_of
+    from benchtape.tools.binaries import version_of
 
     path = argv0 if os.sep in argv0 else (shutil.which(argv0) or argv0)
     return {"path": path, "version": version_of(path)}

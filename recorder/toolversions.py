@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from benchtape.adapters import binaries
 from benchtape.core.errors import PreflightBlocked
 from benchtape.core.version import VERSION as BENCHTAPE_VERSION
+from benchtape.tools import binaries
 
 MOCK = "mock"
 BUILT_IN = frozenset({MOCK, "oracle", "command"})  # harnesses benchtape ships (no binary, its own version; `command` runs what its config names)

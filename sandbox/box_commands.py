@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from benchtape.core.launch_plan import SUPPORT_AT
 from benchtape.core.payloads import TreeFacts
-from benchtape.sandbox.container import ADAPTERS_AT, CAPTURE_AT, WORKSPACE_AT
+from benchtape.sandbox.container import CAPTURE_AT, WORKSPACE_AT
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.outside_writes import OutsideWrites
 from benchtape.spec.identity import PreEffects, workspace_manifest
@@ -30,7 +31,7 @@ OUTPUT_TAIL = 4000
 OUTPUT_LINE = 1 << 20  # bytes of one line read back (a setup command's output is kept short anyway)
 # Inside a container: what a pre command may change besides /workspace without it counting
 # (the kernel's, the mounts', benchtape's own support folder and capture files, scratch space).
-_CONTAINER_IGNORED = ("/proc", "/sys", "/dev", WORKSPACE_AT, "/tmp", "/var/tmp", ADAPTERS_AT, CAPTURE_AT, "/run")
+_CONTAINER_IGNORED = ("/proc", "/sys", "/dev", WORKSPACE_AT, "/tmp", "/var/tmp", SUPPORT_AT, CAPTURE_AT, "/run")
 _CONTAINER_AUDIT = r"""
 import os, sys
 since = int(sys.argv[1]); skip = tuple(sys.argv[2:]); found = []

@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
-from benchtape.adapters.lines import decode
+from benchtape.core.jsonobjects import decode
 from benchtape.sandbox.trees import remove_tree
 
 PREFIX = "benchtape-"

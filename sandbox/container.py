@@ -11,8 +11,9 @@ Layout inside the container:
 - a session's capture folder (sandbox/capture.py) is mounted at
   `/opt/benchtape-capture` (`CAPTURE_AT`): `spawn(capture=True)` runs a harness with its
   stdio on those files, so what it prints outlives benchtape;
-- benchtape's `adapters/` folder is mounted read-only at `/opt/benchtape` (`ADAPTERS_AT`),
-  so the mock agent runs as `python3 /opt/benchtape/mock_agent.py`;
+- what the level is asked to mount (a launch plan's `mounts`: benchtape's helper programs at
+  `/opt/benchtape`, so the mock agent runs as `python3 /opt/benchtape/mock_agent.py`) comes in
+  as `ro` shares;
 - `share.paths` entries: `ro` a read-only bind, `rw` a read-write bind, `copy` copied in
   before start (into the host workspace when the target is under `/workspace`, else into
   the container's own filesystem).
@@ -65,7 +66,6 @@ from benchtape.core.command_runner import MAX_OUTPUT, CappedOutput, CommandResul
 from benchtape.sandbox.levels import SandboxError
 
 WORKSPACE_AT = "/workspace"
-ADAPTERS_AT = "/opt/benchtape"
 CAPTURE_AT = "/opt/benchtape-capture"  # the session folder's capture/: the harness's stdout lands there
 DEFAULT_RESOURCES: dict[str, Any] = {"memory": "1g", "cpus": 1.0, "pids": 256}
 PIDS_MAX = 4_194_304  # the kernel's PID_MAX_LIMIT: a larger pids.max is refused when the container starts
@@ -99,12 +99,6 @@ _CAPTURE_WRAPPER = [
 
 class ContainerError(SandboxError):
     """The container sandbox cannot do what was asked; the message says what to change."""
-
-
-def _adapters_dir() -> Path:
-    import benchtape.adapters as adapters
-
-    return Path(adapters.__file__).resolve().parent
 
 
 def connect(timeout: int = 60) -> Any:
@@ -543,7 +537,6 @@ class ContainerSandbox:
         self.shares = [Share.parse(s, mount_at) for s in self.share_specs]
         mounts = [
             Mount(target=mount_at, source=str(self.workspace), type="bind", read_only=False),
-            Mount(target=ADAPTERS_AT, source=str(_adapters_dir()), type="bind", read_only=True),
         ]
         if self.capture is not None:
             mounts.append(Mount(target=CAPTURE_AT, source=str(self.capture), type="bind", read_only=False))

@@ -19,11 +19,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping
 
 from benchtape.core.command_runner import Unavailable
+from benchtape.core.launch_plan import LaunchPlan
 from benchtape.core.model import Action
 from benchtape.sandbox import local
 from benchtape.sandbox.capture import Captured, CaptureTail, Ending, SessionFolder, file_size, stderr_tail
-from benchtape.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerError, ContainerProcess, ContainerSandbox, connect
-from benchtape.sandbox.levels import STDERR_TAIL, Event, GradingHost, HomeJson, OpenWorkspace
+from benchtape.sandbox.container import WORKSPACE_AT, ContainerError, ContainerProcess, ContainerSandbox, connect
+from benchtape.sandbox.levels import STDERR_TAIL, Event, GradingHost, OpenWorkspace
 from benchtape.sandbox.mounts import protect, release
 from benchtape.sandbox.nofollow import defuse
 from benchtape.spec.bench import SandboxSpec, ScenarioSpec
@@ -115,7 +116,7 @@ TOOLS_AT = "/opt/benchtape-tools"  # benchtape's pinned harness binaries, read-o
 
 
 def _tool_roots() -> list[Path]:
-    from benchtape.adapters.binaries import search_roots
+    from benchtape.tools.binaries import search_roots
 
     return [r.resolve() for r in search_roots() if r.is_dir()]
 
@@ -131,7 +132,7 @@ def in_container(argv: list[str], box: ContainerSandbox | None = None) -> tuple[
     """argv as it starts inside: a pinned binary's host path moved under TOOLS_AT, and its node
     launcher replaced by the native executable it would exec (an image needs no node), with
     the variables the launcher would set, moved too."""
-    from benchtape.adapters.binaries import direct
+    from benchtape.tools.binaries import direct
 
     if not argv:
         return argv, {}
@@ -240,12 +241,15 @@ class ContainerLevel:
         self.keep = keep
         self.on_event = on_event or (lambda kind, data: None)
 
-    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
+    def prepare_ahead(self, seed: Path | None, plan: LaunchPlan | None = None) -> None:
         """Nothing ahead: a container's start is most of its cost, and needs the session's own limits."""
 
     @contextlib.contextmanager
-    def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
+    def open(self, scenario: ScenarioSpec, seed: Path | None, plan: LaunchPlan | None = None) -> Iterator[OpenWorkspace]:
+        """(HOME is the workspace here: the plan's `home_json` is merged by the recorder, and no
+        home state of yours needs putting back.)"""
         spec = scenario.sandbox
+        mounts = plan.mounts if plan is not None else ()
         self._sweep_orphans()
         image = resolve_image(spec)
         folder = SessionFolder.create()
@@ -257,7 +261,7 @@ class ContainerLevel:
             folder.note(level="container", root=str(ws.root), keep=self.keep)
             endpoint_dir = folder.path / "endpoint"
             endpoint_dir.mkdir()
-            shares = [*spec.share_paths, {"from": str(endpoint_dir), "to": ENDPOINT_AT, "access": "rw"}, *_tool_shares()]
+            shares = [*spec.share_paths, {"from": str(endpoint_dir), "to": ENDPOINT_AT, "access": "rw"}, *_tool_shares(), *({"from": str(m.source), "to": m.target, "access": "ro"} for m in mounts)]
             box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=shares, resources=spec.resources or None, keep=self.keep, capture=folder.capture, labels={"benchtape.session_dir": str(folder.path)})
             forwarded = Forwarded(box, endpoint_dir)
             with box, contextlib.closing(forwarded):
@@ -310,7 +314,7 @@ class ContainerLevel:
                     env=env,
                     spawn=spawn,
                     secret_names=ws.secret_names,
-                    launch={"python": "python3", "support_dir": Path(ADAPTERS_AT), "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in), "in_container": True},
+                    launch={"python": "python3", "mounted": {str(m.source): m.target for m in mounts}, "root": Path(WORKSPACE_AT), "work_dir": Path(cwd_in), "in_container": True},
                     facts={"container": {"image": image, "user": spec.user, "env": spec.env, "resources": spec.resources or None}, "workspace_mount": "nosuid,nodev" if unprotected is None else f"plain ({unprotected})"},
                     after_exit=after_exit,
                     folder=folder,

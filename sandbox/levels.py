@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Protocol
 
 from benchtape.core.command_runner import CommandRunner, Interpreter
+from benchtape.core.launch_plan import LaunchPlan
 from benchtape.core.model import Action
 from benchtape.core.payloads import SessionStarted
 from benchtape.sandbox.capture import Captured, Ending, SessionFolder
@@ -67,7 +68,6 @@ class Process(Protocol):
 
 
 Spawn = Callable[[list[str], Mapping[str, str], bytes], Process]
-HomeJson = Mapping[str, Mapping[str, Any]]  # relative path under HOME → keys merged into that JSON file
 
 
 @dataclass
@@ -85,13 +85,13 @@ class OpenWorkspace:
     env: dict[str, str]
     spawn: Spawn
     secret_names: list[str] = field(default_factory=list)
-    launch: dict[str, Any] = field(default_factory=dict)  # Launch overrides (root, work_dir, python, support_dir)
+    launch: dict[str, Any] = field(default_factory=dict)  # Launch overrides (root, work_dir, python, mounted)
     facts: SessionStarted = field(default_factory=SessionStarted)  # recorded in session.started (e.g. the container)
-    after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (~/.claude put back, outside writes)
+    after_exit: Callable[[int | None], list[Action]] = lambda exit_code: []  # notes once the harness exited with this code (a tool's reported HOME folder changed, outside writes)
     forward: Callable[[str], str] = lambda url: url  # a loopback model endpoint as the agent reaches it (a container: bridged in)
     terminal: Callable[[list[str], Mapping[str, str]], Any] | None = None  # argv, env -> benchtape.sandbox.terminal.PaneCommand; None: on this host in agent_cwd
     folder: SessionFolder | None = None  # the session folder: capture files and what a recovery needs
-    home_seeded: bool = False  # the harness's `home_json` is merged into HOME already (done ahead, in a spare folder)
+    home_seeded: bool = False  # the launch plan's `home_json` is merged into HOME already (done ahead, in a spare folder)
 
     def note(self, **facts: Any) -> None:
         """Tell a later `benchtape recover` something about this session (session.json)."""
@@ -105,15 +105,16 @@ class Sandbox(Protocol):
     level: str
     runs_alone: bool  # sessions at this level may not run concurrently (they share one real directory)
 
-    def open(self, scenario: Any, seed: Path | None, home_json: HomeJson | None = None) -> AbstractContextManager[OpenWorkspace]:
-        """A fresh workspace for one session of `scenario`, seeded from the staged tree; closed
-        (removed, unless kept) on exit, whatever happened inside. `home_json`: the harness's
-        (Adapter.home_json); `home_seeded` says whether it is merged into HOME already."""
+    def open(self, scenario: Any, seed: Path | None, plan: LaunchPlan | None = None) -> AbstractContextManager[OpenWorkspace]:
+        """A fresh workspace for one session of `scenario`, seeded from the staged tree, laid
+        out as the harness's launch plan asks (its mounts, what of your HOME to put back);
+        closed (removed, unless kept) on exit, whatever happened inside. `home_seeded` says
+        whether the plan's `home_json` is merged into HOME already."""
 
-    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
-        """Start making the next session's sandbox (seeded from `seed`, `home_json` merged into
-        its HOME where HOME is the workspace) off the session's path, where the level can;
-        `open` uses it if it is ready and made for the same."""
+    def prepare_ahead(self, seed: Path | None, plan: LaunchPlan | None = None) -> None:
+        """Start making the next session's sandbox (seeded from `seed`, the plan's `home_json`
+        merged into its HOME where HOME is the workspace) off the session's path, where the
+        level can; `open` uses it if it is ready and made for the same."""
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """Local sandbox levels: what a run gets its own copy of.
 
-`workspace`: a fresh temp copy of the staged tree, real HOME (the user's ~/.claude is put
-back afterwards). `home` (the default): the same, and HOME is that folder. `none`: the real
-directory, gated twice (the bench names it and the operator passes --allow-host-writes), one
+`workspace`: a fresh temp copy of the staged tree, real HOME (what the launch plan says the
+tools keep there, e.g. ~/.claude, is put back afterwards). `home` (the default): the same, and
+HOME is that folder. `none`: the real directory, gated twice (the bench names it and the operator passes --allow-host-writes), one
 session at a time. `container` lives in sandbox/container_level.py.
 """
 
@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 from benchtape.core.command_runner import grading_env, local_interpreter, run_local
+from benchtape.core.launch_plan import LaunchPlan
 from benchtape.core.model import Action
 from benchtape.sandbox.capture import SessionFolder
-from benchtape.sandbox.claude_home import ClaudeHome
-from benchtape.sandbox.levels import Event, GradingHost, HomeJson, OpenWorkspace, runs_alone
+from benchtape.sandbox.home_guard import HomeGuard
+from benchtape.sandbox.levels import Event, GradingHost, OpenWorkspace, runs_alone
 from benchtape.sandbox.outside_writes import OutsideWrites
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.run_resources import RunResources
@@ -124,18 +125,19 @@ class LocalLevel:
         self.on_event = on_event or (lambda kind, data: None)
         self.resources = resources  # the run's spares and cleanups; None outside a run (a scratch sandbox)
 
-    def prepare_ahead(self, seed: Path | None, home_json: HomeJson | None = None) -> None:
-        """Make the next session's folder, seeded from `seed` (and `home_json` merged in, where
-        HOME is the workspace), while this one runs (benchtape.sandbox.spares)."""
+    def prepare_ahead(self, seed: Path | None, plan: LaunchPlan | None = None) -> None:
+        """Make the next session's folder, seeded from `seed` (and the plan's `home_json` merged
+        in, where HOME is the workspace), while this one runs (benchtape.sandbox.spares)."""
         if self.level != "none" and self.resources is not None:
-            self.resources.spares.make_later(self._spare_key(seed, home_json))
+            self.resources.spares.make_later(self._spare_key(seed, plan))
 
-    def _spare_key(self, seed: Path | None, home_json: HomeJson | None) -> SpareKey:
-        return (self.level, self.keep, seed, dict(home_json or {}) if self.level == "home" else {})
+    def _spare_key(self, seed: Path | None, plan: LaunchPlan | None) -> SpareKey:
+        return (self.level, self.keep, seed, dict(plan.home_json) if plan is not None and self.level == "home" else {})
 
     @contextlib.contextmanager
-    def open(self, scenario: ScenarioSpec, seed: Path | None, home_json: HomeJson | None = None) -> Iterator[OpenWorkspace]:
-        key = self._spare_key(seed, home_json)
+    def open(self, scenario: ScenarioSpec, seed: Path | None, plan: LaunchPlan | None = None) -> Iterator[OpenWorkspace]:
+        """(Mounts need nothing on the host: the agent reads each folder where it is.)"""
+        key = self._spare_key(seed, plan)
         folder = self.resources.spares.take(key) if self.level != "none" and self.resources is not None else None
         laid_out = folder is not None
         if folder is None:
@@ -148,7 +150,8 @@ class LocalLevel:
         folder.facts["root"] = str(ws.root)  # written with the session's own facts (Runner.record), before the harness starts
         try:
             audit = OutsideWrites(ws.temp) if ws.temp is not None else None
-            with ClaudeHome(ws.home) if self.level == "workspace" else contextlib.nullcontext() as home_guard:
+            with contextlib.ExitStack() as guards:
+                home_guards = [guards.enter_context(HomeGuard(ws.home, state)) for state in (plan.home_states if plan is not None and self.level == "workspace" else ())]
                 yield OpenWorkspace(
                     level=self.level,
                     root=ws.root,
@@ -159,7 +162,7 @@ class LocalLevel:
                     terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env), ws.agent_cwd, {**env, MARKER: folder.path.name}),  # marked as a supervised harness is: after a kill -9, `recover` kills the terminal's tmux server and the agent in it
                     facts={"process_fence": fence().facts()},
                     secret_names=ws.secret_names,
-                    after_exit=lambda exit_code: self._notes(audit, home_guard),
+                    after_exit=lambda exit_code: self._notes(audit, home_guards),
                     folder=folder,
                     home_seeded=laid_out and bool(key[3]),
                 )
@@ -172,11 +175,11 @@ class LocalLevel:
             if kept:
                 self.on_event("sandbox.kept", {"scenario": scenario.name, "where": str(ws.temp), "remove": f"rm -rf {ws.temp}"})
 
-    def _notes(self, audit: OutsideWrites | None, home_guard: ClaudeHome | None) -> list[Action]:
-        """What the level saw once the harness exited: plugins/ changes under ~/.claude (the rest
-        of it is put back when the workspace closes, once the harness's transcript is read), writes
-        outside the workspace."""
-        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for note in (home_guard.plugin_notes() if home_guard else [])]
+    def _notes(self, audit: OutsideWrites | None, home_guards: list[HomeGuard]) -> list[Action]:
+        """What the level saw once the harness exited: changes under a tool's reported folder in
+        your HOME (~/.claude/plugins; the rest of it is put back when the workspace closes, once
+        the harness's transcript is read), writes outside the workspace."""
+        notes = [Action("adapter.warning", {"what": note, "line": "", "source": "sandbox"}) for guard in home_guards for note in guard.plugin_notes()]
         outside = audit.message() if audit else None
         if outside:
             notes.append(Action("error", {"message": outside}))

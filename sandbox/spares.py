@@ -54,7 +54,7 @@ class Spares:
         try:
             lay_out(folder.path, seed)
             if home_json:
-                from benchtape.sandbox.claude_home import seed_home
+                from benchtape.sandbox.home_seed import seed_home
 
                 seed_home(folder.path / "work", home_json)
         except BaseException:

@@ -203,7 +203,7 @@ def _store(db: Path, checks: list[Check]) -> None:
 
 
 def _agents(checks: list[Check]) -> None:
-    from benchtape.adapters.binaries import harness_listing, installed, pins, reported_version
+    from benchtape.tools.binaries import harness_listing, installed, pins, reported_version
 
     for row in harness_listing():
         if row["package"] == "benchtape":

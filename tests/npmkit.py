@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from benchtape.adapters import binaries
+from benchtape.tools import binaries
 
 FAKE_NPM = '''#!/usr/bin/env python3
 import os, sys

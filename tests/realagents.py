@@ -21,10 +21,10 @@ from typing import Any
 
 import pytest
 
-from benchtape.adapters.binaries import resolve
 from benchtape.adapters.endpoints import claude_env, codex_env, write_codex_home
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, Session, project
+from benchtape.tools.binaries import resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = Path(os.environ.get("BENCHTAPE_TOOLS") or ROOT / ".benchtape" / "tools")

@@ -4,9 +4,10 @@ Every room imports as `benchtape.<room>`; the folders stay at the top of the rep
 pyproject's package-dir maps them in. The floors, from the bottom:
 
     core                      the event model and its payloads, results, errors, the command runner
-    spec                      what a user wrote: bench, evaluation, tool, script, pricing documents
+    spec  tools               what a user wrote: bench, evaluation, tool, script, pricing documents; the pinned agent CLIs (where each version lives, how it is installed)
     store  checks  adapters   the event store; the check catalog; one module per harness
-    models  sandbox  envs     what speaks to a model; the sandbox levels (run loop and grading); project environments
+    models  sandbox  envs     what speaks to a model; the sandbox levels (run loop and grading); project environments:
+                              none of them knows a harness by name (a harness hands the sandbox a launch plan)
     recorder  replay          the write side; the read side (neither imports the other)
     tasks                     tasks from a repository's history: harvest, create, lint, validate, doctor
     formats                   the interchange formats at the edge (ATIF, Inspect logs, OTLP, Harbor folders): nothing inside imports it
@@ -48,6 +49,7 @@ FOLDERS = {
     "models": "models",
     "sandbox": "sandbox",
     "envs": "envs",
+    "tools": "tools",
     "recorder": "recorder",
     "replay": "replay",
     "tasks": "tasks",
@@ -56,20 +58,21 @@ FOLDERS = {
     "app": "benchtape/app",
     "front": "benchtape",
 }
-BELOW_APP = {"core", "spec", "store", "checks", "adapters", "models", "sandbox", "envs", "recorder", "replay", "tasks", "formats"}
+BELOW_APP = {"core", "spec", "tools", "store", "checks", "adapters", "models", "sandbox", "envs", "recorder", "replay", "tasks", "formats"}
 # room -> the rooms it may import besides itself
 ALLOWED: dict[str, set[str]] = {
     "core": set(),
     "spec": {"core"},
     "store": {"core"},
     "checks": {"core", "spec"},
-    "adapters": {"core", "spec"},
-    "models": {"core", "spec", "adapters"},
-    "sandbox": {"core", "spec", "adapters"},
+    "tools": {"core"},
+    "adapters": {"core", "spec", "tools"},
+    "models": {"core", "spec", "tools"},  # no adapters: a model knows no harness
+    "sandbox": {"core", "spec", "tools"},  # no adapters: it starts what a launch plan says
     "envs": {"core", "spec"},
-    "recorder": {"core", "spec", "store", "adapters", "models", "sandbox"},
+    "recorder": {"core", "spec", "store", "tools", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
-    "tasks": {"core", "spec", "store", "sandbox", "envs", "adapters"},
+    "tasks": {"core", "spec", "store", "tools", "sandbox", "envs", "adapters"},
     "formats": {"core", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
     "app": BELOW_APP,
     "render": {"core", "store", "replay", "app"},
@@ -306,7 +309,13 @@ def test_the_public_api_imports_from_benchtape_alone():
         ("tasks", "benchtape.recorder.runner", False),
         ("formats", "benchtape.spec.bench", False),
         ("replay", "benchtape.sandbox.levels", True),
-        ("sandbox", "benchtape.adapters.lines", True),
+        ("sandbox", "benchtape.adapters.lines", False),
+        ("sandbox", "benchtape.adapters.claude_tui", False),
+        ("models", "benchtape.adapters.binaries", False),
+        ("sandbox", "benchtape.tools.binaries", True),
+        ("models", "benchtape.tools.binaries", True),
+        ("adapters", "benchtape.tools.binaries", True),
+        ("tools", "benchtape.adapters.base", False),
         ("tasks", "benchtape.replay.grading", False),
         ("tasks", "benchtape.checks.registry", False),
         ("replay", "benchtape.tasks.validate", False),

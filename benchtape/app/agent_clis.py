@@ -1,9 +1,9 @@
 """The agent CLIs in the project's tools folder and the harnesses this benchtape can run: what
-`benchtape tools install|list` and `doctor` ask (adapters/binaries.py does the work)."""
+`benchtape tools install|list` and `doctor` ask (tools/binaries.py does the work)."""
 
 from __future__ import annotations
 
-from benchtape.adapters.binaries import Binary, harness_listing, pins, resolve, resolve_version
+from benchtape.tools.binaries import Binary, harness_listing, pins, resolve, resolve_version
 
 __all__ = ["Binary", "harness_listing", "install", "pins"]
 

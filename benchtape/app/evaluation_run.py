@@ -273,7 +273,7 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
 
 
 def _install_folder(r: Resolved) -> Path:
-    from benchtape.adapters.binaries import folder
+    from benchtape.tools.binaries import folder
 
     return folder(r.harness, r.version)
 

@@ -183,7 +183,7 @@ def _host_binary_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
     binary = bench.harness_config.get("binary")
     if not isinstance(binary, str) or os.sep not in binary:
         return []
-    from benchtape.adapters.binaries import search_roots
+    from benchtape.tools.binaries import search_roots
 
     real = Path(binary).resolve()
     if any(root.resolve() in real.parents for root in search_roots() if root.is_dir()):
@@ -209,13 +209,13 @@ def _codex_in_container(bench: BenchSpec, sc: ScenarioSpec) -> list[str]:
 def _scripted(bench: BenchSpec, harness: str, sandbox: str | None, noop: bool, env: dict[str, str]) -> Preflight:
     """What a real binary with the scripted model needs: a script the server can play for this
     harness, a HOME whose files are put back after (Claude Code at `workspace`: your ~/.claude
-    is, sandbox/claude_home.py; codex's ~/.codex is not) and whose own settings do not send the
+    is, sandbox/home_guard.py; codex's ~/.codex is not) and whose own settings do not send the
     model's requests elsewhere, and the binary the recipes were verified on (another version is
     named, not refused)."""
-    from benchtape.adapters.binaries import VERIFIED, identify
     from benchtape.core.errors import BadInput
     from benchtape.models.tools import unmapped_for_codex
     from benchtape.spec.script import script_from
+    from benchtape.tools.binaries import VERIFIED, identify
 
     pf = Preflight()
     for sc in bench.scenarios:
@@ -324,7 +324,7 @@ def _probed(key: tuple[str, ...], probe: Callable[[], Any]) -> Any:
 
 def _identified(tool: str, path: Any) -> Any:
     """The binary `identify` finds, or the BadInput it raises (kept, so a repeated probe says the same)."""
-    from benchtape.adapters.binaries import identify
+    from benchtape.tools.binaries import identify
 
     try:
         return identify(tool, path)

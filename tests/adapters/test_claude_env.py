@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from benchtape.adapters.claude_env import AGENT_ENV, MARKETS, Output, agent_env_flags, details_of, environment_of, fold, reported, stage
-from benchtape.adapters.claude_tui import STOP_HOOK, merge_json, seed
+from benchtape.adapters.claude_tui import STOP_HOOK, seed
+from benchtape.core.jsonobjects import merge_json
 
 DETAILS = """demo 0.1.0
   Description: d

@@ -202,3 +202,19 @@ def test_codex_own_sandbox_in_benchtapes_container_is_refused_before_any_spend(t
     [refused] = findings("container", ["--sandbox", "workspace-write"])
     assert "(workspace-write) cannot run inside benchtape's container" in refused and "options: {sandbox: danger-full-access}" in refused
     assert findings("container", []) == findings("container", ["--sandbox", "danger-full-access"]) == findings("home", ["--sandbox", "workspace-write"]) == []
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "mini-swe-agent", "aider"])
+def test_every_cli_harness_preflight_starts_alike(harness: str, tmp_path: Path) -> None:
+    """One prologue (adapters/base.preflight_prologue): a bad harness_config is the only finding;
+    a binary not on PATH names how to get the pinned version, from the harness's install recipe."""
+    from benchtape.tools.binaries import VERIFIED
+
+    adapter = get_adapter(harness)
+    bad = adapter.preflight(None, {"binary": 3}, {"PATH": ""}, scripted=True)
+    assert len(bad) == 1 and "binary must be a string" in bad[0] and harness in bad[0], bad
+    [missing] = adapter.preflight(None, {"binary": "no-such-agent"}, {"PATH": str(tmp_path)}, scripted=True)
+    pin = VERIFIED[harness]
+    assert missing.startswith(f"{harness}: `no-such-agent` is not on PATH; `benchtape tools install {harness}` installs the pinned {pin.version}")
+    assert ("into a venv of its own" in missing) == (pin.kind == "pypi")
+    assert adapter.preflight(None, {"binary": "agent"}, {"PATH": _bin(tmp_path, "agent")}, scripted=True) == []

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from benchtape.adapters.base import Launch
+from benchtape.adapters.base import SUPPORT, Launch
 from benchtape.adapters.mock import MockAdapter
 from benchtape.checks.registry import CheckContext
 from benchtape.core.command_runner import CommandResult, run_local
+from benchtape.core.launch_plan import SUPPORT_AT
 from benchtape.sandbox.baseimage import BASE_IMAGE, RECIPE_LABEL, build_image_from_dockerfile, ensure_base_image
-from benchtape.sandbox.container import ADAPTERS_AT, WORKSPACE_AT, ContainerError, ContainerSandbox, available, exec_sandbox_for, resource_limits
+from benchtape.sandbox.container import WORKSPACE_AT, ContainerError, ContainerSandbox, available, exec_sandbox_for, resource_limits
 
 # Container tests share one engine and one base image: keep them on one xdist worker.
 pytestmark = pytest.mark.xdist_group("docker")
@@ -124,10 +125,11 @@ def test_mock_agent_fixes_a_failing_test_inside_the_container(docker_client: Any
         root=Path(WORKSPACE_AT),
         scenario={"mock": {"steps": steps}},
         python="python3",
-        support_dir=Path(ADAPTERS_AT),
+        mounted={str(SUPPORT): SUPPORT_AT},
     )
     command = adapter.command(launch)
-    with ContainerSandbox(base_image["tag"], client=docker_client) as box:
+    assert command.argv[-1] == f"{SUPPORT_AT}/mock_agent.py"
+    with ContainerSandbox(base_image["tag"], client=docker_client, shares=[{"from": str(SUPPORT), "to": SUPPORT_AT, "access": "ro"}]) as box:
         box.start(ws)
         red = box.run(["python3", "-m", "unittest", "-q"], ws, 60)
         assert red.exit_code not in (0, None), red.output

@@ -266,7 +266,7 @@ def test_the_real_claude_code_runs_each_step_afresh_with_its_instruction(made: d
     as a change, so it is graded no_changes, as a no-op agent is."""
     from realagents import TOOLS, need
 
-    from benchtape.adapters.binaries import resolve
+    from benchtape.tools.binaries import resolve
 
     need("claude-code")
     version = resolve("claude-code", root=TOOLS).version

@@ -16,10 +16,10 @@ from formatskit import ROOT, benchtape, cli
 from inspectview import inspect_view
 from realagents import TOOLS, need
 
-from benchtape.adapters.binaries import resolve
 from benchtape.formats.harbor_rules import problems
 from benchtape.sandbox.harbor_env import can_map_paths
 from benchtape.store.database import Store
+from benchtape.tools.binaries import resolve
 
 pytest.importorskip("inspect_ai.log", reason="the inspect extra is not installed: pip install 'benchtape[inspect]'")
 pytestmark = pytest.mark.skipif(not can_map_paths(), reason="Harbor tasks at level home need unprivileged mount namespaces (unshare -rm)")

@@ -110,7 +110,8 @@ def test_a_parked_cleanup_waits_for_the_next_harness_and_a_run_end_lets_it_go():
 def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_it(tmp_path, monkeypatch):
     from benchtape.adapters.claude_code import NO_UPDATES
     from benchtape.app.api import load_benches as load
-    from benchtape.sandbox.claude_home import seed_home
+    from benchtape.core.launch_plan import LaunchPlan
+    from benchtape.sandbox.home_seed import seed_home
     from benchtape.sandbox.trees import wait_later
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
@@ -120,13 +121,14 @@ def test_a_spare_holds_the_harness_home_json_merged_as_the_session_would_merge_i
     (seed / ".claude.json").write_text('{"theme": "dark"}')
     scenario = load([DEMO])[0].scenarios[0]
     level = local.LocalLevel("home", resources=resources)
-    level.prepare_ahead(seed, NO_UPDATES)
+    plan = LaunchPlan(home_json=NO_UPDATES)
+    level.prepare_ahead(seed, plan)
     wait_later()
     with level.open(scenario, seed) as box:  # another harness (no home_json): not this spare
         assert not box.home_seeded and not (box.home / ".claude" / "settings.json").exists()
-    level.prepare_ahead(seed, NO_UPDATES)
+    level.prepare_ahead(seed, plan)
     wait_later()
-    with level.open(scenario, seed, NO_UPDATES) as box:
+    with level.open(scenario, seed, plan) as box:
         assert box.home_seeded and box.home == box.root
         seeded = {rel: (box.home / rel).read_bytes() for rel in NO_UPDATES}
     by_the_session = tmp_path / "by-the-session"

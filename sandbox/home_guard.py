@@ -1,29 +1,26 @@
-"""The `workspace` level runs the agent with the real HOME: put the user's `~/.claude` back.
+"""The `workspace` level runs the agent with your real HOME: put back what its tool keeps there.
 
-At level workspace only the working tree is the run's own; the agent still reads and
-writes the user's real `~/.claude`. So (madbench §1.8) the configuration files an agent
-could change are snapshotted before the session and restored after it, the run's own
-new entries in the session-state folders are deleted, and `plugins/` changes are
-reported, not undone (reinstalling plugins is the user's decision).
-
-The terminal UI's first-run answers (madbench §2.3) are merged into the real `~/.claude.json`
-and `~/.claude/settings.json` at this level, as madbench does: so `~/.claude.json` is
-snapshotted and put back byte for byte too, and so is the prompt history the terminal UI
-appends to. Beyond madbench's list, the entries Claude Code's terminal UI creates for a
-session (its per-session folders, its copies of edited files, its debug logs, the backups of
-`.claude.json`, the marker of its cleanup sweep, benchtape's Stop-hook log) are deleted when
-the session created them: after a session, every file the user had is byte-identical and
-nothing the session made is left, except under `plugins/` (reported).
+At level workspace only the working tree is the run's own; the agent still reads and writes
+your real HOME, where a tool keeps its settings and session state (Claude Code: ~/.claude and
+~/.claude.json). The harness says what that is (a `HomeState` in its launch plan,
+core/launch_plan.py); this module knows no tool by name. So (madbench §1.8) the configuration
+files an agent could change are snapshotted before the session and restored after it, the
+run's own new entries in the session-state folders are deleted, the files beside the folder
+in HOME are put back byte for byte (or removed when the session made them), and changes under
+the reported folder (plugins/) are reported, not undone (reinstalling plugins is the user's
+decision): after a session, every file the user had is byte-identical and nothing the session
+made is left, except under the reported folder.
 
 Sessions at this level may run concurrently over one HOME: the first one in takes the
 snapshot and the last one out restores it, so no session restores over another's run.
 Symlinked entries (dotfile managers) are restored as links, and what was written
 through them is restored at their target.
 
-The baseline survives benchtape: its folder holds `baseline.json` (what to put back) and a
-`lock` the owning process holds while the baseline is in use. A baseline whose owner died
-(kill -9 mid-session) is restored by the next benchtape start, or `benchtape recover`
-(`restore_orphans`), unless a live session over the same HOME holds one.
+The baseline survives benchtape: its folder holds `baseline.json` (what to put back, and the
+home state it was taken for) and a `lock` the owning process holds while the baseline is in
+use. A baseline whose owner died (kill -9 mid-session) is restored by the next benchtape
+start, or `benchtape recover` (`restore_orphans`), unless a live session over the same folder
+holds one.
 """
 
 from __future__ import annotations
@@ -38,23 +35,13 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-import orjson
-
+from benchtape.core.launch_plan import HomeState
 from benchtape.sandbox.trees import remove_tree
 
-# madbench §1.8's list, then what the terminal UI writes at the top of ~/.claude
-RESTORED_FILES = ("settings*.json", "remote-settings.json", "policy-limits.json", ".mcp.json", "CLAUDE.md", "statusline-command.sh", "history.jsonl", ".last-cleanup")
-RESTORED_TREES = ("agents", "commands", "skills", "hooks")
-# madbench's, then the terminal UI's per-session folders and benchtape's Stop-hook log folder
-CREATED_ENTRIES_DELETED = ("projects", "todos", "shell-snapshots", "statsig", "sessions", "session-env", "file-history", "debug", "backups", "benchtape")
-# beside ~/.claude, in HOME: the first-run answers and per-project state Claude Code keeps, and
-# the `claude-cli://` URL handler its terminal UI registers (a desktop file and a mime default)
-HOME_FILES = (".claude.json", ".config/mimeapps.list", ".local/share/applications/claude-code-url-handler.desktop")
-REPORTED = "plugins"
 MAX_LISTED = 20
-BACKUP_PREFIX = "benchtape-claude-home-"
+BACKUP_PREFIX = "benchtape-home-"
 
 
 @dataclass
@@ -66,11 +53,12 @@ class _Saved:
 
 @dataclass
 class _Baseline:
-    claude: Path
+    tool_dir: Path  # the tool's folder under HOME
+    state: HomeState
     backup: Path
     existed: bool
     saved: dict[str, _Saved] = field(default_factory=dict)
-    home_saved: dict[str, _Saved] = field(default_factory=dict)  # HOME_FILES, relative to HOME
+    home_saved: dict[str, _Saved] = field(default_factory=dict)  # state.home_files, relative to HOME
     home_dirs: list[str] = field(default_factory=list)  # their folders that did not exist (deepest first): removed again when empty
     entries: dict[str, set[str] | None] = field(default_factory=dict)
     plugins: dict[str, tuple[Any, ...]] | None = None
@@ -80,7 +68,8 @@ class _Baseline:
     def persist(self) -> None:
         """Write what a restore needs, so one can happen in another process if this one dies."""
         doc = {
-            "claude": str(self.claude),
+            "tool_dir": str(self.tool_dir),
+            "state": self.state.doc(),
             "existed": self.existed,
             "saved": [_saved_doc(s) for s in self.saved.values()],
             "home_saved": [_saved_doc(s) for s in self.home_saved.values()],
@@ -94,7 +83,7 @@ class _Baseline:
     @classmethod
     def load(cls, backup: Path) -> _Baseline:
         doc = json.loads((backup / "baseline.json").read_text())
-        base = cls(claude=Path(doc["claude"]), backup=backup, existed=bool(doc["existed"]))
+        base = cls(tool_dir=Path(doc["tool_dir"]), state=HomeState.of(doc["state"]), backup=backup, existed=bool(doc["existed"]))
         base.saved = {s.name: s for s in map(_saved_of, doc["saved"])}
         base.home_saved = {s.name: s for s in map(_saved_of, doc.get("home_saved", []))}
         base.home_dirs = list(doc.get("home_dirs", []))
@@ -120,19 +109,20 @@ _LOCK = threading.Lock()
 _ACTIVE: dict[str, _Baseline] = {}
 
 
-class ClaudeHome:
-    """Context manager: snapshot `home/.claude` on enter, restore on `release()` or exit."""
+class HomeGuard:
+    """Context manager: snapshot what `state` names under `home` on enter, restore on `release()` or exit."""
 
-    def __init__(self, home: Path):
-        self.claude = Path(home) / ".claude"
-        self.key = os.path.abspath(self.claude)
+    def __init__(self, home: Path, state: HomeState):
+        self.state = state
+        self.tool_dir = Path(home) / state.folder
+        self.key = os.path.abspath(self.tool_dir)
         self._held = False
 
-    def __enter__(self) -> ClaudeHome:
+    def __enter__(self) -> HomeGuard:
         with _LOCK:
             base = _ACTIVE.get(self.key)
             if base is None:
-                base = _ACTIVE[self.key] = _take(self.claude)
+                base = _ACTIVE[self.key] = _take(self.tool_dir, self.state)
             base.users += 1
             self._held = True
         return self
@@ -167,19 +157,19 @@ class ClaudeHome:
 # ---------------------------------------------------------------- snapshot
 
 
-def _take(claude: Path) -> _Baseline:
-    _restore_orphans(None, claude)  # a killed run's baseline first: it holds the state before that run
-    base = _Baseline(claude=claude, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=claude.is_dir())
+def _take(tool_dir: Path, state: HomeState) -> _Baseline:
+    _restore_orphans(None, tool_dir)  # a killed run's baseline first: it holds the state before that run
+    base = _Baseline(tool_dir=tool_dir, state=state, backup=Path(tempfile.mkdtemp(prefix=BACKUP_PREFIX)), existed=tool_dir.is_dir())
     base.lock_fd = _lock(base.backup, blocking=True)
-    for name in _restored_names(claude):
-        base.saved[name] = _save(claude, name, base.backup)
-    for name in HOME_FILES:
-        base.home_saved[name] = _save(claude.parent, name, base.backup / "home")
-    base.home_dirs = _missing_folders(claude.parent, HOME_FILES)
-    for name in CREATED_ENTRIES_DELETED:
-        folder = claude / name
+    for name in _restored_names(tool_dir, state):
+        base.saved[name] = _save(tool_dir, name, base.backup)
+    for name in state.home_files:
+        base.home_saved[name] = _save(tool_dir.parent, name, base.backup / "home")
+    base.home_dirs = _missing_folders(tool_dir.parent, state.home_files)
+    for name in state.created_entries_deleted:
+        folder = tool_dir / name
         base.entries[name] = set(os.listdir(folder)) if folder.is_dir() else None
-    base.plugins = _manifest(claude / REPORTED)
+    base.plugins = _manifest(tool_dir / state.reported) if state.reported else None
     base.persist()
     return base
 
@@ -216,16 +206,16 @@ def _lock(folder: Path, *, blocking: bool) -> int:
     return fd
 
 
-def restore_orphans(tmp: Path | None = None, claude: Path | None = None) -> list[str]:
-    """Put back every ~/.claude whose baseline was left by a benchtape that died mid-session
-    (only `claude` when given); one a live process holds is left alone, and so is an orphan
-    whose ~/.claude a live session is using (its own baseline would then be the wrong one to
+def restore_orphans(tmp: Path | None = None, tool_dir: Path | None = None) -> list[str]:
+    """Put back every tool folder under a HOME whose baseline was left by a benchtape that died
+    mid-session (only `tool_dir` when given); one a live process holds is left alone, and so is
+    an orphan whose folder a live session is using (its own baseline would then be the wrong one to
     restore over). Returns what was restored."""
     with _LOCK:
-        return _restore_orphans(tmp, claude)
+        return _restore_orphans(tmp, tool_dir)
 
 
-def _restore_orphans(tmp: Path | None, claude: Path | None) -> list[str]:
+def _restore_orphans(tmp: Path | None, tool_dir: Path | None) -> list[str]:
     base_dir = Path(tmp or tempfile.gettempdir())
     try:
         folders = sorted(p for p in base_dir.iterdir() if p.name.startswith(BACKUP_PREFIX) and (p / "baseline.json").is_file())
@@ -242,26 +232,26 @@ def _restore_orphans(tmp: Path | None, claude: Path | None) -> list[str]:
         except (OSError, ValueError, KeyError, TypeError):
             os.close(fd)
             continue
-        key = os.path.abspath(base.claude)
-        if (claude is not None and key != os.path.abspath(claude)) or key in live or _held_elsewhere(folders, folder, key):
+        key = os.path.abspath(base.tool_dir)
+        if (tool_dir is not None and key != os.path.abspath(tool_dir)) or key in live or _held_elsewhere(folders, folder, key):
             os.close(fd)
             continue
         base.lock_fd = fd
         try:
             _restore(base)
-            restored.append(str(base.claude))
+            restored.append(str(base.tool_dir))
         finally:
             base.discard()
     return restored
 
 
 def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
-    """Whether another process's live baseline covers the same ~/.claude."""
+    """Whether another process's live baseline covers the same tool folder."""
     for other in folders:
         if other == mine or not other.exists():
             continue
         try:
-            if os.path.abspath(json.loads((other / "baseline.json").read_text())["claude"]) != key:
+            if os.path.abspath(json.loads((other / "baseline.json").read_text())["tool_dir"]) != key:
                 continue
         except (OSError, ValueError, KeyError):
             continue
@@ -272,11 +262,11 @@ def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
     return False
 
 
-def _restored_names(claude: Path) -> list[str]:
-    if not claude.is_dir():
+def _restored_names(tool_dir: Path, state: HomeState) -> list[str]:
+    if not tool_dir.is_dir():
         return []
-    names = {p.name for pattern in RESTORED_FILES for p in claude.glob(pattern)}
-    names.update(n for n in RESTORED_TREES if os.path.lexists(claude / n))
+    names = {p.name for pattern in state.restored_files for p in tool_dir.glob(pattern)}
+    names.update(n for n in state.restored_trees if os.path.lexists(tool_dir / n))
     return sorted(names)
 
 
@@ -297,15 +287,15 @@ def _manifest(folder: Path) -> dict[str, tuple[Any, ...]] | None:
 
 
 def _restore(base: _Baseline) -> None:
-    claude = base.claude
-    if claude.is_dir():
-        for name in _restored_names(claude):
+    tool_dir = base.tool_dir
+    if tool_dir.is_dir():
+        for name in _restored_names(tool_dir, base.state):
             if name not in base.saved:
-                _remove(claude / name)
+                _remove(tool_dir / name)
     for saved in base.saved.values():
-        _put_back(claude / saved.name, saved)
+        _put_back(tool_dir / saved.name, saved)
     for saved in base.home_saved.values():
-        path = claude.parent / saved.name
+        path = tool_dir.parent / saved.name
         if saved.link is None and saved.copy is None:
             if os.path.lexists(path):
                 _remove(path)  # the session made it
@@ -313,9 +303,9 @@ def _restore(base: _Baseline) -> None:
         _put_back(path, saved)
     for rel in base.home_dirs:
         with contextlib.suppress(OSError):  # not empty (something else put a file there) or gone: left as it is
-            (claude.parent / rel).rmdir()
+            (tool_dir.parent / rel).rmdir()
     for name, before in base.entries.items():
-        folder = claude / name
+        folder = tool_dir / name
         if not folder.is_dir() or folder.is_symlink():
             if before is None and os.path.lexists(folder):
                 _remove(folder)
@@ -325,8 +315,8 @@ def _restore(base: _Baseline) -> None:
                 _remove(folder / entry)
         if before is None:
             _remove(folder)
-    if not base.existed and claude.is_dir() and not os.listdir(claude):
-        claude.rmdir()
+    if not base.existed and tool_dir.is_dir() and not os.listdir(tool_dir):
+        tool_dir.rmdir()
 
 
 def _put_back(path: Path, saved: _Saved) -> None:
@@ -383,7 +373,10 @@ def _remove(path: Path) -> None:
 
 
 def _plugin_changes(base: _Baseline) -> list[str]:
-    after = _manifest(base.claude / REPORTED)
+    reported = base.state.reported
+    if not reported:
+        return []
+    after = _manifest(base.tool_dir / reported)
     before = base.plugins
     if before == after:
         return []
@@ -392,21 +385,4 @@ def _plugin_changes(base: _Baseline) -> list[str]:
     removed = sorted(set(before) - set(now))
     changed = sorted(k for k in set(now) & set(before) if now[k] != before[k])
     parts = [f"{what}: {', '.join(names[:MAX_LISTED])}{' ...' if len(names) > MAX_LISTED else ''}" for what, names in (("added", added), ("removed", removed), ("changed", changed)) if names]
-    return [f"~/.claude/plugins changed during the session (reported, not undone; a concurrent session over the same HOME may share it): {'; '.join(parts)}"]
-
-
-def seed_home(home: Path, seed: Mapping[str, Mapping[str, Any]]) -> None:
-    """Merge the first-run answers into the JSON files under HOME (what staging wrote stays)."""
-    from benchtape.adapters.claude_tui import merge_json
-
-    for rel, doc in seed.items():
-        path = home / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        old: Any = {}
-        if path.is_file():
-            try:
-                old = orjson.loads(path.read_bytes())
-            except orjson.JSONDecodeError:
-                old = {}
-        # as Claude Code writes its own (indented, a final newline): a file it only re-saves is unchanged
-        path.write_bytes(orjson.dumps(merge_json(old if isinstance(old, dict) else {}, dict(doc)), option=orjson.OPT_INDENT_2) + b"\n")
+    return [f"~/{base.state.folder}/{reported} changed during the session (reported, not undone; a concurrent session over the same HOME may share it): {'; '.join(parts)}"]

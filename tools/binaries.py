@@ -65,14 +65,22 @@ def pins() -> dict[str, Pin]:
         if plugin.shadowed or plugin.name in found:
             continue
         try:
-            from benchtape.adapters.base import get_adapter
-
-            pin = getattr(get_adapter(plugin.name), "install", None)
+            pin = getattr(plugin_adapter(plugin.target), "install", None)
         except Exception:  # noqa: BLE001 - a broken plugin must not stop the others being listed
             continue
         if isinstance(pin, Pin):
             found[plugin.name] = pin
     return found
+
+
+def plugin_adapter(target: str) -> Any:
+    """A plugin harness's adapter, made from its entry point's `package.module:Class` (a plugin's
+    module is its own package's, never one of benchtape's rooms): what its `install` recipe is
+    read from, and what `harness_listing` tries, so a plugin that cannot load says why."""
+    import importlib
+
+    module, _, cls = target.partition(":")
+    return getattr(importlib.import_module(module), cls)()
 
 
 @dataclass(frozen=True)
@@ -369,7 +377,6 @@ def harness_listing() -> list[dict[str, Any]]:
     """Each harness this process can run: who brought it (benchtape or a plugin package, with its
     version), its install recipe, the versions installed in the tools folders and where; a
     plugin that fails to load says why instead of stopping the listing."""
-    from benchtape.adapters.base import get_adapter
     from benchtape.core.harnesses import installed
 
     every = pins()
@@ -380,7 +387,7 @@ def harness_listing() -> list[dict[str, Any]]:
             row["problem"] = f"a plugin may not take the built-in name {h.name!r}: never used"
         elif h.package != "benchtape":
             try:
-                get_adapter(h.name)
+                plugin_adapter(h.target)
             except Exception as exc:  # noqa: BLE001
                 row["problem"] = f"{type(exc).__name__}: {exc}"
         pin = every.get(h.name)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 from npmkit import fake_npm
 
-from benchtape.adapters import binaries
-from benchtape.adapters.binaries import VERIFIED, Unresolvable, binary_path, identify, latest_version, resolve
 from benchtape.core.errors import BadInput, ExitCode
+from benchtape.tools import binaries
+from benchtape.tools.binaries import VERIFIED, Unresolvable, binary_path, identify, latest_version, resolve
 
 
 @pytest.fixture
