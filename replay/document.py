@@ -3,10 +3,12 @@ reports read, built from the `Session` projection grading uses."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from benchtape.core.model import Call, Session
 from benchtape.store.database import SessionRow
+
+if TYPE_CHECKING:  # types only: a session list (render's labels) starts without the domain model
+    from benchtape.core.model import Call, Session
 
 
 def check_name(metric: str | None, type_: str) -> str:

@@ -17,10 +17,9 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from benchtape.core.errors import BadInput
-from benchtape.core.model import Session
 from benchtape.store.database import SessionRow
 
 _NOUN = {"sessions": "session", "runs": "run", "gradings": "grading"}
@@ -28,6 +27,9 @@ _LIST = {"sessions": "benchtape sessions", "runs": "benchtape sessions", "gradin
 LATEST = "latest"
 from benchtape.core.run_kinds import CONTROL  # noqa: E402 - runs.kind of the negative control
 from benchtape.store.views import BrowsingStore
+
+if TYPE_CHECKING:  # a type only: listing sessions needs no domain model
+    from benchtape.core.model import Session
 
 SHORTEST = 6  # a listed handle is never shorter than this, so it stays recognisable
 LONGEST_PREFIX = 12  # past this a session is listed by its place (RUN/SCENARIO#N) instead

@@ -8,14 +8,15 @@ session list reads only each session's `session.finished` row and verdict counts
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from benchtape.core.model import MAIN, Action, Session
-from benchtape.core.payloads import STAGED
 from benchtape.core.run_kinds import CONTROL
 from benchtape.replay.select import resolve, rows_by_ids, short_handles
 from benchtape.store.database import SessionRow
 from benchtape.store.views import BrowsingStore
+
+if TYPE_CHECKING:  # types only: the session list starts without the domain model (issue 48's start-up)
+    from benchtape.core.model import Action, Session
 
 
 @dataclass
@@ -199,6 +200,8 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
         text = f"status={fin.get('status')} exit={fin.get('exit_code')}" + (" timed out" if fin.get("timed_out") else "") + (f" {wall:.0f} ms" if isinstance(wall, (int, float)) else "")
     elif a.kind == "workspace.snapshot":
         snap = a.payload("workspace.snapshot")
+        from benchtape.core.payloads import STAGED
+
         text = f"{snap.get('files')} files, {snap.get('bytes')} bytes, {str(snap.get('sha256'))[:12]}" + (" (the staged tree, before the agent)" if snap.get("stage") == STAGED else "")
     elif a.kind == "session.started":
         started = a.payload("session.started")
@@ -236,6 +239,8 @@ def tree(session: Session) -> list[Node]:
     with its result, each subagent's rows nested under its spawn (in their own order, however
     they interleaved with the parent's). A subagent thread whose spawn was never recorded is
     nested at the end of its parent thread. The same `steps`, grouped: nothing is left out."""
+    from benchtape.core.model import MAIN
+
     flat = steps(session)
     result_of: dict[Any, Any] = {c.result_seq: c.seq for c in session.calls if c.result_seq is not None}
     by_call: dict[Any, Node] = {}

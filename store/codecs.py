@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import orjson
 
 from benchtape.core.errors import BadInput
-from benchtape.core.model import Action
-from benchtape.core.payloads import check_payloads
+
+if TYPE_CHECKING:  # the domain model loads with the first encode, not with every store open (`sessions` starts faster)
+    from benchtape.core.model import Action
 
 
 def dumps(value: Any) -> str:
@@ -109,6 +110,8 @@ def raw_groups(lines: Iterable[tuple[int, str]], encoded: Sequence[bytes] | None
 def encode_actions(actions: Sequence[Action]) -> list[bytes]:
     """Each action's data as the JSON stored for it (not yet redacted), once its payload is
     found to match its kind (PayloadError otherwise: the batch is refused, nothing written)."""
+    from benchtape.core.payloads import check_payloads
+
     check_payloads(actions)
     return [orjson.dumps(a.data, default=str) for a in actions]
 

@@ -13,16 +13,18 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 import orjson
 
 from benchtape.core.errors import BadInput
-from benchtape.core.model import Action, ActionRow, Session, actions_of, project_rows
 from benchtape.store.bundles import FOLDED_SOURCE, SESSION_FIELDS, Bundle, named_blobs
 from benchtape.store.codecs import inflate_blob, inflate_raw, loads
 from benchtape.store.migrations import REPRODUCTION, RUN_OF_SESSION, SHOWN_GRADING_OF_SESSION
 from benchtape.store.sqlite_io import DamageIsBadInput
+
+if TYPE_CHECKING:  # the domain model loads when actions are read or written, not with every store open
+    from benchtape.core.model import Action, ActionRow, Session
 
 
 @dataclass
@@ -111,6 +113,8 @@ class Reader:
 
     def actions(self, session_id: str, kinds: Iterable[str] | None = None) -> list[Action]:
         """The session's actions in order (only these `kinds` when given)."""
+        from benchtape.core.model import actions_of
+
         return actions_of(self.action_rows(session_id, kinds))
 
     def action_rows(self, session_id: str, kinds: Iterable[str] | None = None) -> list[ActionRow]:
@@ -140,6 +144,8 @@ class Reader:
         row when you already have it: a streaming reader saves a query per session). With
         `kinds`, the projection of only those actions: right only for the parts of a Session
         that depend on nothing else (see benchtape.replay.document.KINDS_FOR)."""
+        from benchtape.core.model import project_rows
+
         session = project_rows(self.action_rows(session_id, kinds))
         row = row if row is not None and row.id == session_id else self.session_row(session_id)
         session.id = session_id

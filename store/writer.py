@@ -20,15 +20,17 @@ from contextlib import contextmanager
 from functools import cached_property
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 
-from benchtape.core.model import Action
 from benchtape.store.bundles import FOLDED_SOURCE, Bundle
 from benchtape.store.codecs import Batch, Blob, Head, RawStream, compress_blob, dumps, encode_actions, raw_groups
 from benchtape.store.migrations import LEGACY_OUTCOME
 from benchtape.store.sqlite_io import DamageIsBadInput, begin
+
+if TYPE_CHECKING:  # the domain model loads when actions are read or written, not with every store open
+    from benchtape.core.model import Action
 
 INSERT_RAW = "INSERT INTO raw (session_id, line_no, lines, fresh, data) VALUES (?, ?, ?, ?, ?)"
 RAW_STREAMS = 32  # open compressors kept per store (~1.3 MB each); an evicted one restarts fresh
