@@ -78,7 +78,7 @@ def body(c: Comparison, session_href: Callable[[str], str | None] | None = None,
 
 
 def _table(columns: list[str], rows: list[dict[str, Any]], code: str | None = None) -> str:
-    head = "".join(f"<th>{_e(col)}</th>" for col in columns)
+    head = "".join(f"<th>{_e(col).replace('/', '/<wbr>')}</th>" for col in columns)  # "tokens/cell" may break after its slash: a 1400 px window holds every column
     body = []
     for row in rows:
         cells = "".join(f"<td><code>{_e(row.get(col))}</code></td>" if col == code else f"<td>{_e(row.get(col))}</td>" for col in columns)

@@ -197,6 +197,7 @@ def test_shares_ro_rw_copy(docker_client: Any, base_image: dict[str, Any], tmp_p
         {"from": str(tmp_path / "rw"), "to": "/data/rw", "access": "rw"},
         {"from": str(tmp_path / "cp"), "to": "vendor", "access": "copy"},  # relative: under the workspace
         {"from": str(tmp_path / "cp2"), "to": "/opt/cp2", "access": "copy"},  # outside it: into the container
+        {"from": str(SUPPORT), "to": SUPPORT_AT, "access": "ro"},  # a launch plan's mount, as container_level passes it
     ]
     with ContainerSandbox(base_image["tag"], client=docker_client, shares=shares) as box:
         box.start(ws)
@@ -205,7 +206,8 @@ def test_shares_ro_rw_copy(docker_client: Any, base_image: dict[str, Any], tmp_p
         assert box.run(["cat", "/data/ro/f.txt"], ws, 10).output == "ro"
         assert box.run(["sh", "-c", "echo x > /data/rw/new.txt"], ws, 10).exit_code == 0
         assert box.run(["cat", "vendor/f.txt", "/opt/cp2/f.txt"], ws, 10).output == "cpcp2"
-        assert box.run(["sh", "-c", "echo x > /opt/benchtape/new.py"], ws, 10).exit_code != 0  # adapters are ro
+        assert box.run(["sh", "-c", f"echo x > {SUPPORT_AT}/new.py"], ws, 10).exit_code != 0  # benchtape's helpers are ro
+        assert box.run(["test", "-f", f"{SUPPORT_AT}/mock_agent.py"], ws, 10).exit_code == 0
     assert not (tmp_path / "ro" / "new.txt").exists()
     assert (tmp_path / "rw" / "new.txt").read_text() == "x\n"
     assert (ws / "vendor" / "f.txt").read_text() == "cp"
