@@ -9,20 +9,20 @@ if str(ROOT / "tests") not in sys.path:
 
 # Property tests judge behaviour, not speed: on a loaded 2-core machine a draw can take longer
 # than hypothesis's health check allows, which says nothing about the code under test.
+import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("benchtape", suppress_health_check=[HealthCheck.too_slow], deadline=None)
 settings.load_profile("benchtape")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the marks into the `@group` the scheduler reads
 def pytest_collection_modifyitems(items: list) -> None:
     """Keep a module whose tests share a module-scoped fixture on one worker.
 
     Under `-n 2 --dist loadgroup` the two workers split a module's tests, and each builds the
     module's fixture for itself: a validated real repository or a run of every real agent was
     paid twice (the suite's largest cost). A test that already names its group keeps it."""
-    import pytest
-
     for item in items:
         if item.get_closest_marker("xdist_group") is not None:
             continue
