@@ -71,3 +71,21 @@ def podman_setup(images: list[str], workdir: Path) -> dict[str, str] | str:
     if probe.returncode != 0:
         return f"podman cannot run a container here: {probe.stderr.strip()[-500:]}"
     return env
+
+
+def harbor_run(tasks: Path, agents: list[str], jobs: Path, *, extra: list[str], env: dict[str, str], cwd: Path) -> dict[str, dict[str, dict]]:
+    """One `harbor run` of every agent over a folder of task folders (a JobConfig naming the
+    agents: Harbor runs each agent × task as a trial, all of them concurrently, rather than a job
+    an agent one after the other): {agent: {task folder's name: its trial's result.json}}."""
+    import json
+
+    config = jobs.parent / f"{jobs.name}.agents.yaml"
+    config.write_text("agents:\n" + "".join(f"  - name: {a}\n" for a in agents))
+    folders = 1 if (tasks / "task.toml").is_file() else sum(1 for p in tasks.iterdir() if (p / "task.toml").is_file())
+    done = harbor("run", "-c", config, "-p", tasks, "-n", str(len(agents) * folders), *extra, "-o", jobs, "-y", cwd=cwd, timeout=1800, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out: dict[str, dict[str, dict]] = {a: {} for a in agents}
+    for result in jobs.glob("*/*/result.json"):
+        trial = json.loads(result.read_text())
+        out[trial["config"]["agent"]["name"]][Path(trial["task_id"]["path"]).name] = trial
+    return out

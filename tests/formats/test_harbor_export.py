@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from formatskit import ROOT, benchtape
-from harborkit import compose_v2, harbor, harbor_script, podman_setup
+from harborkit import compose_v2, harbor, harbor_run, harbor_script, podman_setup
 
 sys.path.insert(0, str(ROOT / "tests" / "harvest"))
 from harvestkit import clone_toolz  # noqa: E402
@@ -98,11 +98,8 @@ def test_the_real_harbor_run_passes_the_oracle_and_fails_nop(exported: dict[str,
         assert '[verifier.environment]  # the verifier\'s own environment: its network\nnetwork_mode = "no-network"\n' in text
         toml.write_text(text.replace('[verifier.environment]  # the verifier\'s own environment: its network\nnetwork_mode = "no-network"\n', ""))
     rewards = {}
-    for agent in ("oracle", "nop"):
-        jobs = exported["top"] / f"jobs-{agent}"
-        done = harbor("run", "-p", folder, "-a", agent, *extra, "-o", jobs, "-y", cwd=exported["top"], timeout=1800, env=env)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        (trial,) = [json.loads(p.read_text()) for p in jobs.glob("*/*/result.json")]
+    for agent, trials in harbor_run(folder, ["oracle", "nop"], exported["top"] / "jobs", extra=extra, env=env, cwd=exported["top"]).items():  # one job, both agents
+        (trial,) = trials.values()
         assert not (trial.get("exception_info") or {}), trial.get("exception_info")
         rewards[agent] = (trial.get("verifier_result") or {}).get("rewards", {}).get("reward")
     assert rewards == {"oracle": 1.0, "nop": 0.0}

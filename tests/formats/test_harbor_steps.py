@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from formatskit import benchtape
-from harborkit import compose_v2, harbor, podman_setup
+from harborkit import compose_v2, harbor, harbor_run, podman_setup
 
 from benchtape.sandbox.harbor_env import can_map_paths
 from benchtape.sandbox.harbor_steps import combine, gate
@@ -316,12 +316,9 @@ def test_the_real_harbor_gives_the_same_outcomes(ran: dict[str, Any]) -> None:
             pytest.skip(why)
         env, extra = got, ["-e", "podman"]
     ours = {agent: _graded(ran["db"], ran["runs"][key]) for agent, key in (("oracle", "oracle"), ("nop", "noop"))}
-    for agent in ("oracle", "nop"):  # the three folders as one dataset: one `harbor run` an agent, its trials side by side
-        jobs = top / f"jobs-{agent}"
-        done = harbor("run", "-p", tasks, "-a", agent, "-n", "3", *extra, "-o", jobs, "-y", cwd=top, timeout=1800, env=env)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        trials = {Path(t["task_id"]["path"]).name: t for t in (json.loads(p.read_text()) for p in jobs.glob("*/*/result.json"))}
-        assert sorted(trials) == ["halfway", "staged", "twostep"], sorted(trials)
+    by_agent = harbor_run(tasks, ["oracle", "nop"], top / "jobs", extra=extra, env=env, cwd=top)  # the three folders as one dataset, both agents in one job
+    for agent, trials in by_agent.items():
+        assert sorted(trials) == ["halfway", "staged", "twostep"], (agent, sorted(trials))
         for name, trial in trials.items():
             rewards = (trial.get("verifier_result") or {}).get("rewards") or {}
             theirs = rewards.get("reward", min(rewards.values()) if rewards else 0.0)

@@ -7,9 +7,12 @@ laid beside the clone.
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -56,6 +59,31 @@ def clone_bundle(name: str, dest: Path) -> Path:
     subprocess.run(["git", "clone", "-q", str(bundle), str(dest)], check=True)
     subprocess.run(["git", "-C", str(dest), "config", "user.email", "t@example.invalid"], check=True)
     subprocess.run(["git", "-C", str(dest), "config", "user.name", "t"], check=True)
+    return dest
+
+
+FIVE = ("603", "551", "534", "434", "398")  # five of the shared README's hand-checked PRs
+_VALIDATED: dict[tuple[str, ...], Path] = {}
+
+
+def validated_toolz(dest: Path, tasks: tuple[str, ...] = FIVE) -> Path:
+    """A clone of toolz with `tasks` created and validated at level home (`task validate
+    --sandbox home`), copied from the one this test process made first. Three modules validated
+    the same five tasks afresh (~40 s each, the suite's largest repeated cost) for the same
+    result; the copy carries the store and the task folders as validation left them."""
+    made = _VALIDATED.get(tasks)
+    if made is None:
+        top = Path(tempfile.mkdtemp(prefix="benchtape-validated-toolz-"))
+        atexit.register(shutil.rmtree, top, True)
+        made = clone_toolz(top / "toolz")
+        from e2e.cli import benchtape
+
+        done = benchtape("task", "create", *tasks, cwd=made)
+        assert done.returncode == 0, done.stderr
+        done = benchtape("task", "validate", *tasks, "--sandbox", "home", "--json", cwd=made, env=cli_env(), timeout=900)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        _VALIDATED[tasks] = made
+    shutil.copytree(made, dest, symlinks=True)
     return dest
 
 

@@ -147,13 +147,10 @@ FIVE = ["603", "551", "534", "434", "398"]
 
 @pytest.fixture(scope="module")
 def five(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from harvestkit import cli_env
+    from harvestkit import validated_toolz
 
-    repo = clone_toolz(tmp_path_factory.mktemp("five") / "toolz")
+    repo = validated_toolz(tmp_path_factory.mktemp("five") / "toolz", tuple(FIVE))
     assert benchtape("task", "scan", "--json", cwd=repo).returncode == 0
-    assert benchtape("task", "create", *FIVE, cwd=repo).returncode == 0
-    done = benchtape("task", "validate", "--sandbox", "home", cwd=repo, env=cli_env(), timeout=900)
-    assert done.returncode == 0, done.stdout + done.stderr
     return repo
 
 

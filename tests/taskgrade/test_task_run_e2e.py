@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvest"))
 from e2e.cli import benchtape  # noqa: E402
-from harvestkit import cli_env, clone_toolz  # noqa: E402
+from harvestkit import cli_env, validated_toolz  # noqa: E402
 
 from benchtape.sandbox.patches import changed_paths  # noqa: E402
 from benchtape.spec.task import load_task, task_dirs  # noqa: E402
@@ -42,9 +42,7 @@ def _json(done: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    repo = clone_toolz(tmp_path_factory.mktemp("e2e") / "toolz")
-    assert benchtape("task", "create", *FIVE, cwd=repo).returncode == 0
-    _json(benchtape("task", "validate", *FIVE, "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=900))
+    repo = validated_toolz(tmp_path_factory.mktemp("e2e") / "toolz", tuple(FIVE))
     (repo / ".benchtape" / "evaluations").mkdir(parents=True, exist_ok=True)
     (repo / ".benchtape" / "evaluations" / "tasks.yaml").write_text(EVALUATION)
     run = _json(benchtape("run", "tasks", "--yes", "--json", cwd=repo, env=cli_env(), timeout=900))

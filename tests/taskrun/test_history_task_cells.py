@@ -20,7 +20,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvest"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from e2e.cli import benchtape  # noqa: E402
-from harvestkit import cli_env, clone_toolz  # noqa: E402
+from harvestkit import cli_env, validated_toolz  # noqa: E402
 from taskrunkit import run_json, sessions, tree  # noqa: E402
 
 from benchtape.spec.project import load_project  # noqa: E402
@@ -42,12 +42,9 @@ tools:
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    repo = clone_toolz(tmp_path_factory.mktemp("taskrun") / "toolz")
-    for task_id in [*VALID, UNVALIDATED]:
-        done = benchtape("task", "create", task_id, cwd=repo)
-        assert done.returncode == 0, done.stderr
-    done = benchtape("task", "validate", *VALID, "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
+    repo = validated_toolz(tmp_path_factory.mktemp("taskrun") / "toolz", tuple(VALID))
+    done = benchtape("task", "create", UNVALIDATED, cwd=repo)
+    assert done.returncode == 0, done.stderr
     (repo / ".benchtape" / "evaluations").mkdir(parents=True, exist_ok=True)
     (repo / ".benchtape" / "evaluations" / "tasks.yaml").write_text(EVALUATION)
     preview = run_json(benchtape("run", "tasks", "--dry-run", "--json", cwd=repo))
