@@ -177,6 +177,16 @@ def outcome_of(is_error: bool | None) -> str | None:
 ActionRow = tuple[Any, float, str, str, Any]
 
 
+def _canonical(self: Call | Invocation) -> Canonical:
+    """A call's canonical name, made from (tool, input) the first time it is read and kept:
+    most sessions are read without their canonical names ever being asked for."""
+    source = self.canonical_of
+    if source.__class__ is Canonical:
+        return source
+    self.canonical_of = found = of_call(*source)
+    return found
+
+
 @dataclass(slots=True, eq=False)
 class Call:
     """A tool call paired with its result (the lossy `calls` view).
@@ -202,11 +212,7 @@ class Call:
 
     @property
     def canonical(self) -> Canonical:
-        source = self.canonical_of
-        if source.__class__ is Canonical:
-            return source
-        self.canonical_of = found = of_call(*source)
-        return found
+        return _canonical(self)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Call:
@@ -288,11 +294,7 @@ class Invocation:
 
     @property
     def canonical(self) -> Canonical:
-        source = self.canonical_of
-        if source.__class__ is Canonical:
-            return source
-        self.canonical_of = found = of_call(*source)
-        return found
+        return _canonical(self)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not Invocation:

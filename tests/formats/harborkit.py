@@ -73,6 +73,21 @@ def podman_setup(images: list[str], workdir: Path) -> dict[str, str] | str:
     return env
 
 
+def harbor_environment(images: list[str], workdir: Path) -> tuple[dict[str, str], list[str]]:
+    """The environment and `harbor run` arguments for this machine: Harbor's Docker environment
+    where `docker compose` v2 exists, else its podman environment; the test skips saying why
+    neither can run (and fails under CI=true)."""
+    if compose_v2() is None:
+        return {}, []
+    got = podman_setup(images, workdir)
+    if isinstance(got, str):
+        why = f"harbor run NOT RUN: {compose_v2()}; and {got}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(why + " (CI=true)")
+        pytest.skip(why)
+    return got, ["-e", "podman"]
+
+
 def harbor_run(tasks: Path, agents: list[str], jobs: Path, *, extra: list[str], env: dict[str, str], cwd: Path) -> dict[str, dict[str, dict]]:
     """One `harbor run` of every agent over a folder of task folders (a JobConfig naming the
     agents: Harbor runs each agent × task as a trial, all of them concurrently, rather than a job

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from formatskit import ROOT, benchtape
-from harborkit import compose_v2, harbor, harbor_run, harbor_script, podman_setup
+from harborkit import harbor, harbor_environment, harbor_run, harbor_script
 
 sys.path.insert(0, str(ROOT / "tests" / "harvest"))
 from harvestkit import clone_toolz  # noqa: E402
@@ -83,15 +83,9 @@ def test_the_real_harbor_run_passes_the_oracle_and_fails_nop(exported: dict[str,
     only change; the verifier needs no network either way)."""
     from benchtape.sandbox.baseimage import BASE_IMAGE
 
-    folder, extra, env = exported["folder"], [], {}
-    if compose_v2() is not None:
-        got = podman_setup([BASE_IMAGE], exported["top"])
-        if isinstance(got, str):
-            why = f"harbor run NOT RUN: {compose_v2()}; and {got}"
-            if os.environ.get("CI") == "true":
-                pytest.fail(why + " (CI=true)")
-            pytest.skip(why)
-        env, extra = got, ["-e", "podman"]
+    folder = exported["folder"]
+    env, extra = harbor_environment([BASE_IMAGE], exported["top"])
+    if extra:  # Harbor's podman environment
         folder = shutil.copytree(exported["folder"], exported["top"] / "podman" / "603")
         toml = folder / "task.toml"
         text = toml.read_text()

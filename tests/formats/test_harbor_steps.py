@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from formatskit import benchtape
-from harborkit import compose_v2, harbor, harbor_run, podman_setup
+from harborkit import harbor, harbor_environment, harbor_run
 
 from benchtape.sandbox.harbor_env import can_map_paths
 from benchtape.sandbox.harbor_steps import combine, gate
@@ -305,16 +305,7 @@ def test_the_real_harbor_gives_the_same_outcomes(ran: dict[str, Any]) -> None:
     tasks = shutil.copytree(ran["tasks"], top / "tasks")
     for dockerfile in tasks.rglob("Dockerfile"):
         dockerfile.write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\n" + ("COPY . /tests/\n" if dockerfile.parent.name == "tests" else ""))
-    extra: list[str] = []
-    env: dict[str, str] = {}
-    if compose_v2() is not None:
-        got = podman_setup([BASE_IMAGE], top)
-        if isinstance(got, str):
-            why = f"harbor run NOT RUN: {compose_v2()}; and {got}"
-            if os.environ.get("CI") == "true":
-                pytest.fail(why + " (CI=true)")
-            pytest.skip(why)
-        env, extra = got, ["-e", "podman"]
+    env, extra = harbor_environment([BASE_IMAGE], top)
     ours = {agent: _graded(ran["db"], ran["runs"][key]) for agent, key in (("oracle", "oracle"), ("nop", "noop"))}
     by_agent = harbor_run(tasks, ["oracle", "nop"], top / "jobs", extra=extra, env=env, cwd=top)  # the three folders as one dataset, both agents in one job
     for agent, trials in by_agent.items():
