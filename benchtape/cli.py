@@ -142,12 +142,18 @@ def madbench_argv(argv: list[str], cwd: str = ".") -> list[str]:
 
 
 def main() -> None:
+    from benchtape.core.gcpause import pause_start_up, start_up_done
+
     argv = madbench_argv(sys.argv[1:])
     code = fast_path(argv)
     if code is not None:
         sys.stdout.flush()
         raise SystemExit(code)
-    build(argv[0] if argv else None)(args=argv)
+    pause_start_up()  # until the command's body runs (benchtape.guard)
+    try:
+        build(argv[0] if argv else None)(args=argv)
+    finally:
+        start_up_done()
 
 
 if __name__ == "__main__":

@@ -38,11 +38,15 @@ def command(*, store: StoreMode | None = None) -> Callable[[Callable[..., int]],
         @functools.wraps(fn)
         def run(**kwargs: Any) -> None:
             def body() -> int:
+                from benchtape.core.gcpause import start_up_done
+
                 if store is None:
+                    start_up_done()
                     return fn(**kwargs)
                 from benchtape.app.stores import open_for
 
                 opened = open_for(kwargs.get("db"), store)
+                start_up_done()  # the store's modules are loaded: the start-up is over
                 try:
                     return fn(store=opened, **kwargs)
                 finally:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from benchtape.app.sessions import AGENT_TAGS as SHORT
-from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer
+from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer, plain_table
 from benchtape.replay.document import placed
 
 if TYPE_CHECKING:  # rich is imported where a table or styled text is drawn: a plain line needs none
@@ -141,19 +141,30 @@ def reproduction(rep: Any, plain: bool) -> None:
 
 
 def regrade_summary(summary: Any, plain: bool) -> None:
-    from rich.table import Table
-
-    out = console(plain)
     said = "each task cell's candidate through its task as it is now" if summary.tasks else f"the checks in {summary.bench}"
-    _say(out, f"regraded {summary.graded} session(s) with {said} (no agent ran)")
-    table = Table(box=None, pad_edge=False)
-    columns = sorted({k for t in summary.scenarios.values() for k in t.statuses}) if summary.tasks else ["pass", "fail", "error"]
-    for col in ("scenario", "sessions", *columns):
-        table.add_column(col, justify="left" if col == "scenario" else "right")
-    for name, t in summary.scenarios.items():
-        table.add_row(_t(name), str(t.graded), *(str(t.statuses.get(c, 0)) for c in columns))
-    if summary.scenarios:
-        out.print(table)
+    header = f"regraded {summary.graded} session(s) with {said} (no agent ran)"
+    names = sorted({k for t in summary.scenarios.values() for k in t.statuses}) if summary.tasks else ["pass", "fail", "error"]
+    columns = [(col, "left" if col == "scenario" else "right") for col in ("scenario", "sessions", *names)]
+    cells = [[name, str(t.graded), *(str(t.statuses.get(c, 0)) for c in names)] for name, t in summary.scenarios.items()]
+    drawn = plain_table(columns, cells) if plain else None  # None: rich draws it
+    out: Console | PlainLines
+    if drawn is not None:
+        out = line_printer(True)
+        _say(out, header)
+        for line in drawn if cells else ():  # no table at all when nothing was graded
+            _say(out, line)
+    else:
+        out = drawn_by_rich = console(plain)
+        _say(out, header)
+        if cells:
+            from rich.table import Table
+
+            table = Table(box=None, pad_edge=False)
+            for col, just in columns:
+                table.add_column(col, justify=just)  # type: ignore[arg-type]
+            for row in cells:
+                table.add_row(_t(row[0]), *row[1:])
+            drawn_by_rich.print(table)
     if summary.skipped:
         _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):

@@ -25,3 +25,29 @@ def paused_gc() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+_start_up_pause = False  # True while the pause of `pause_start_up` is in force
+
+
+def pause_start_up() -> None:
+    """The collector off while a command starts: importing typer and the command's modules
+    makes tens of thousands of objects that all stay alive, and the collector's passes over them
+    find nothing (~4% of `benchtape sessions`). `start_up_done` turns it back on; nothing
+    when the collector was off already (whoever turned it off turns it on)."""
+    global _start_up_pause
+    if gc.isenabled():
+        gc.disable()
+        _start_up_pause = True
+
+
+def start_up_done() -> None:
+    """The collector back on once a command's body starts, the start-up's objects frozen (moved
+    out of the collector's reach: modules, classes and functions live as long as the process,
+    and a long command's full passes need not walk them). Idempotent: the CLI calls it again
+    as it returns, for a command that ended before its body ran (`--help`, a usage error)."""
+    global _start_up_pause
+    if _start_up_pause:
+        _start_up_pause = False
+        gc.freeze()
+        gc.enable()

@@ -11,14 +11,25 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from benchtape.core.judgments import JudgeError, JudgeReply, JudgeRequest, ResolvedRequest
 from benchtape.models.price_table import cost_usd
-from benchtape.models.providers import Transport, TransportError, transport_for
 from benchtape.spec.judge_config import BUILTINS, JudgesConfig, ProviderSpec, builtin_spec, canonical_model
 
-TransportFactory = Callable[[ProviderSpec, Mapping[str, str]], Transport]
+if TYPE_CHECKING:  # the transports (HTTP, e-mail dates, subprocesses) load when a provider is first asked
+    from benchtape.models.providers import Transport
+
+TransportFactory = Callable[[ProviderSpec, Mapping[str, str]], "Transport"]
+
+
+def default_transports(spec: ProviderSpec, env: Mapping[str, str]) -> Transport:
+    """The transport of `spec` (benchtape.models.providers), imported on a grading's first request,
+    not by every grading: most benches have no judge check, and a regrade that reuses every
+    stored judgment sends nothing."""
+    from benchtape.models.providers import transport_for
+
+    return transport_for(spec, env)
 
 
 @dataclass
@@ -50,7 +61,7 @@ class JudgeService:
     """Resolve and ask. Thread-safe: gradings may judge many sessions at once, and each
     provider admits at most `concurrency` requests in flight however many threads ask."""
 
-    def __init__(self, config: JudgesConfig | None, env: Mapping[str, str] | None = None, transports: TransportFactory = transport_for):
+    def __init__(self, config: JudgesConfig | None, env: Mapping[str, str] | None = None, transports: TransportFactory = default_transports):
         self.config = config or JudgesConfig()
         self.env = dict(os.environ if env is None else env)
         self._transports = transports
@@ -95,6 +106,8 @@ class JudgeService:
 
     def send(self, resolved: ResolvedRequest, spec: ProviderSpec) -> JudgeReply:
         """Ask the provider, never more than its `concurrency` at once."""
+        from benchtape.models.providers import TransportError
+
         p = self.provider(spec)
         with p.slots:
             with self._lock:

@@ -17,7 +17,6 @@ say exactly what differs. A whole-file check of pages (`PRAGMA integrity_check`)
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -27,6 +26,15 @@ from typing import Iterable
 
 from benchtape.core.errors import BadInput
 from benchtape.store.migrations import MIGRATIONS
+
+try:  # CPython's own SHA-256, the one hashlib falls back to: hashlib loads OpenSSL (~3 ms of
+    # every command's start-up) for a hash of 22 KB an open; 3.12 renamed the module
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found,unused-ignore]
+except ImportError:  # pragma: no cover - Python 3.11
+    try:
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+    except ImportError:  # a build without it
+        from hashlib import sha256 as _sha256  # type: ignore[assignment,unused-ignore]
 
 # What the migrations make at the latest version, fingerprinted (fingerprint(expected_rows(
 # len(MIGRATIONS)))). A new migration changes it: tests/storage/test_store_integrity.py says the new value.
@@ -74,7 +82,7 @@ def schema_of(rows: Iterable[tuple[str, str, str, str | None]]) -> Schema:
 def fingerprint(rows: Iterable[tuple[str, str, str, str | None]]) -> str:
     """The schema rows as stored, in one hash: what an open compares (no text is normalized
     on that path: a store benchtape made or migrated holds exactly the text a new one does)."""
-    return hashlib.sha256("\x1e".join(sorted("\x1f".join((t, n, table, sql or "")) for t, n, table, sql in rows)).encode()).hexdigest()
+    return _sha256("\x1e".join(sorted("\x1f".join((t, n, table, sql or "")) for t, n, table, sql in rows)).encode()).hexdigest()
 
 
 @lru_cache(maxsize=4)

@@ -9,7 +9,6 @@ lock, so processes opening a new or old store at the same moment migrate it exac
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
@@ -174,6 +173,8 @@ def _m6_no_rewrites(db: sqlite_utils.Database) -> None:
 
 
 def _sha256_text(text: str | None) -> str | None:
+    import hashlib  # a migration's step: not every open's start-up
+
     return None if text is None else hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import random
 import sqlite3
 import threading
 import time
@@ -238,6 +237,8 @@ def retry_busy(conn: sqlite3.Connection, sql: str, patience: float = BEGIN_PATIE
         except sqlite3.OperationalError as exc:
             if not is_busy(exc) or time.monotonic() >= deadline:
                 raise
+        import random  # only when contended: not every open's start-up
+
         time.sleep(delay * (0.5 + random.random()))
         delay = min(delay * 2, 0.25)
 

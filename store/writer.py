@@ -10,7 +10,6 @@ back whole.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 import sqlite3
@@ -336,6 +335,8 @@ class Writer:
         """Bytes hashed and compressed for storing, outside any transaction (a snapshot can be
         megabytes: other sessions' writers do not wait for it), to be written with the actions
         that name it (`append(blobs=...)`): one transaction instead of one more each."""
+        import hashlib  # OpenSSL's, ~3 ms: loaded by a writer that stores a blob, not by every command
+
         sha = hashlib.sha256(data).hexdigest()
         if self._one("SELECT 1 FROM blobs WHERE sha256 = ?", [sha]) is not None:
             return Blob(sha, None, None, len(data))  # stored already: nothing to write
@@ -486,6 +487,8 @@ class Writer:
 
     def _spec_id(self, text: str) -> int:
         """Inside a transaction: the id of this spec text in `specs`, stored on first use."""
+        import hashlib
+
         sha = hashlib.sha256(text.encode()).hexdigest()
         known = self._spec_ids.get(sha)
         if known is not None:

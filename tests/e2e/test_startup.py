@@ -55,7 +55,8 @@ try:
     main()
 except SystemExit as exc:
     code = exc.code
-print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}), file=sys.stderr)
+import gc
+print(json.dumps({{"code": code, "modules": sorted(sys.modules), "gc": gc.isenabled()}}), file=sys.stderr)
 """
 
 
@@ -65,6 +66,7 @@ def _loaded(*args: str, cwd: Path | None = None) -> tuple[int, set[str]]:
     env.pop("BENCHTAPE_DB", None)
     done = subprocess.run([sys.executable, "-c", LOADED.format(args=list(args))], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
     found = json.loads(done.stderr.strip().splitlines()[-1])
+    assert found["gc"], f"`benchtape {' '.join(args)}` left the cycle collector off"  # the start-up pause ends with the command
     return found["code"], set(found["modules"])
 
 
@@ -152,6 +154,7 @@ def test_sessions_on_an_empty_store_imports_nothing_heavy(tmp_path):
     assert _heavy(modules) == [], f"`benchtape sessions` imported {_heavy(modules)}"
     assert "benchtape.store.database" in modules  # it did open the store (and checked its schema)
     assert "benchtape.core.model" not in modules  # no session is read: the domain model (~8 ms, a third of the 4x budget) stays unloaded
+    assert "_hashlib" not in modules and "random" not in modules  # OpenSSL (~3 ms) and the retry jitter's generator: the schema check hashes with CPython's own SHA-256
 
 
 def test_a_mistyped_command_still_gets_clicks_suggestion():
@@ -176,7 +179,7 @@ def test_an_app_built_again_in_one_process_prints_the_same_help():
 
 # What a command's own work needs is loaded; what it does not is not. Each list is what that
 # command imported before the start-up work (issue 48) and needs for nothing it does here.
-NOT_FOR_REGRADE = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "urllib3", "starlette", "uvicorn", "wasmtime", "benchtape.recorder", "benchtape.replay.reproduce", "benchtape.replay.task_controls")
+NOT_FOR_REGRADE = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "urllib3", "starlette", "uvicorn", "wasmtime", "benchtape.recorder", "benchtape.replay.reproduce", "benchtape.replay.task_controls", "rich", "benchtape.models.providers", "email")
 NOT_FOR_QUERY = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "yaml", "benchtape.checks", "benchtape.replay.grading", "benchtape.sandbox")
 NOT_FOR_CHECKS = ("pydantic", "sqlite_utils", "numpy", "pandas", "docker", "jsonschema", "urllib3", "starlette", "uvicorn", "benchtape.models.server", "benchtape.store")
 
@@ -233,3 +236,48 @@ def test_a_store_opened_without_sqlite_utils_keeps_its_connection_as_it_was(tmp_
         assert store.conn.execute("PRAGMA recursive_triggers").fetchone()[0] == 1
         assert store.db.conn is store.conn  # made on first use, over the same connection
         store.close()
+
+
+
+GC_PROBE = """
+import gc, json, sys
+sys.argv = ["benchtape", *{args!r}]
+import benchtape.guard as guard
+seen = []
+real = guard.guarded
+
+
+def watched(body):
+    def run():
+        seen.append(gc.isenabled())  # as the guard starts: before the store opens
+        try:
+            return body()
+        finally:
+            seen.append(gc.isenabled())  # as the body ends
+    return real(run)
+
+
+guard.guarded = watched
+from benchtape.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({{"code": code, "seen": seen, "after": gc.isenabled()}}), file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize("args", [("sessions",), ("checks",), ("sessions", "--help"), ("sessions", "--no-such-option")])
+def test_the_collector_is_off_while_a_command_starts_and_on_for_its_body_and_after(args, tmp_path):
+    """The start-up pause (core/gcpause.py) ends where the body starts (after the store opens)
+    and, for a command that never reaches its body (help, a usage error), as main returns."""
+    Store(tmp_path / ".benchtape" / "benchtape.db").close()
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    env.pop("BENCHTAPE_DB", None)
+    done = subprocess.run([sys.executable, "-c", GC_PROBE.format(args=list(args))], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    found = json.loads(done.stderr.strip().splitlines()[-1])
+    assert found["after"] is True
+    if args[-1] in ("--help", "--no-such-option"):
+        assert found["seen"] == [] and found["code"] in (0, 2)
+    else:
+        assert found["code"] == 0 and found["seen"] == [False, True]

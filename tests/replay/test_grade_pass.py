@@ -12,7 +12,7 @@ from rich.text import Text
 
 import benchtape.replay.reproduce as reproduce
 from benchtape.core.model import Action
-from benchtape.render import PlainLines, console
+from benchtape.render import PlainLines, console, plain_table
 from benchtape.replay.regrade import regrade
 from benchtape.replay.select import Selection
 from benchtape.spec.bench import load_bench
@@ -73,3 +73,38 @@ def test_plain_lines_print_what_the_plain_console_printed(text, capsys):
     plain.print(Text(text, style="bold red"), soft_wrap=True)
     PlainLines().say(text)
     assert capsys.readouterr().out == rich_out.getvalue()
+
+
+TABLES = [
+    ([("scenario", "left"), ("sessions", "right"), ("pass", "right"), ("fail", "right"), ("error", "right")], [["fixes-the-bug", "12", "10", "2", "0"], ["b", "1", "1", "0", "12345678"]]),
+    ([("a", "left"), ("b", "left")], [["x", "y"], ["xxxx", ""]]),  # the last column is padded too: rich keeps trailing spaces
+    ([("name", "right"), ("n", "left")], [["[bold]not markup[/]", ":smile:"]]),
+    ([("only", "left")], []),
+]
+
+
+@pytest.mark.parametrize(("columns", "rows"), TABLES)
+def test_a_plain_table_is_what_rich_printed(columns, rows, capsys):
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for name, how in columns:
+        table.add_column(name, justify=how)
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in row))
+    rich_out = io.StringIO()
+    plain = console(True)
+    plain.file = rich_out
+    plain.print(table)
+    drawn = plain_table(columns, rows)
+    assert drawn is not None
+    for line in drawn:
+        PlainLines().say(line)
+    assert capsys.readouterr().out == rich_out.getvalue()
+
+
+@pytest.mark.parametrize("cell", ["wide 中文", "tab\there", "x" * 199])
+def test_a_plain_table_leaves_to_rich_what_it_cannot_lay_out_as_rich_does(cell):
+    """Wide characters (rich measures cells, not characters), control characters, and a table
+    wider than the plain console (rich shrinks and wraps it)."""
+    assert plain_table([("a", "left"), ("b", "right")], [[cell, "1"]]) is None
