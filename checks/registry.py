@@ -286,6 +286,17 @@ class Check:
 CALL_READS = ("session.calls", "session.invocations", "tool calls", "session.subagents", "session.skills", "session.turns")
 
 
+# A check whose registration reads only these needs nothing of a session but its final output
+# and its prompt (and the status every grading reads): a regrade of checks that all do reads
+# sessions without their calls (benchtape.core.model.BULK_KINDS).
+OUTPUT_READS = frozenset({"final_output", "final_output and the prompt", "final_output, session.prompt"})
+
+
+def reads_output_only(reads: str) -> bool:
+    """Whether a check (its registration's `reads`) reads only the final output and the prompt."""
+    return reads in OUTPUT_READS
+
+
 def reads_calls(reads: str) -> bool:
     """Whether a check reads what a harness blind to the agent's tool calls cannot record (its
     registration's `reads`): under such a session it does not apply, never a FAIL."""

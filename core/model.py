@@ -903,6 +903,23 @@ def project_rows(rows: list[ActionRow], actions: list[Action] | None = None) -> 
     return fold.finish()
 
 
+# The kinds that are most of a session's rows: its calls, their results, its thinking. The eager
+# fold reads them only to count steps and to follow a delegation to a subagent, so a session
+# projected without them (`Store.load_session(skip=BULK_KINDS)`) has its prompt, status, task,
+# environment, snapshot and every other eagerly folded part as the whole session has them, and
+# its final output too unless `output_complete` says otherwise; never its calls, invocations,
+# turns, actions, skills' results or step count. A reader of the output alone (an output
+# check's regrade) skips ~nine rows in ten.
+BULK_KINDS: tuple[str, ...] = ("tool.call", "tool.result", "thinking")
+
+
+def output_complete(partial: Session) -> bool:
+    """Whether a session projected without BULK_KINDS has the final output the whole session
+    has: yes unless a subagent was spawned (the parent may have ended on a spawn whose answer is
+    read through the calls' results; `_Fold.finish`)."""
+    return not partial.subagents
+
+
 def text_of(value: Any) -> str | None:
     """The text of a message or tool output that may be a string, a content block, or a list of
     content blocks (text blocks and bare strings; images and other blocks carry no text).

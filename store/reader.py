@@ -117,15 +117,19 @@ class Reader:
 
         return actions_of(self.action_rows(session_id, kinds))
 
-    def action_rows(self, session_id: str, kinds: Iterable[str] | None = None) -> list[ActionRow]:
-        """The session's actions in order as rows, data decoded (only these `kinds` when given:
-        a reader that needs a few kinds does not decode the rest). Every reader (grade,
-        regrade, query) starts here."""
+    def action_rows(self, session_id: str, kinds: Iterable[str] | None = None, skip: Iterable[str] | None = None) -> list[ActionRow]:
+        """The session's actions in order as rows, data decoded (only these `kinds` when given,
+        and none of the `skip` ones: a reader that needs a few kinds does not decode the rest,
+        nor SQLite hand over their rows). Every reader (grade, regrade, query) starts here."""
         sql, params = "SELECT seq, at, thread, kind, data FROM actions WHERE session_id = ?", [session_id]
         if kinds is not None:  # `+kind`: stay on the primary key, never the kind index
             wanted = sorted(set(kinds))
             sql += f" AND +kind IN ({','.join('?' * len(wanted))})"
             params.extend(wanted)
+        if skip is not None:
+            unwanted = sorted(set(skip))
+            sql += f" AND +kind NOT IN ({','.join('?' * len(unwanted))})"
+            params.extend(unwanted)
         rows = self._all(sql + " ORDER BY seq", params)
         decode = orjson.loads
         return [(seq, at, thread, kind, decode(data)) for seq, at, thread, kind, data in rows]
@@ -139,14 +143,15 @@ class Reader:
         """The session's raw lines as received (after redaction), in order."""
         return list(inflate_raw(self._all("SELECT lines, fresh, data FROM raw WHERE session_id = ? ORDER BY line_no", [session_id])))
 
-    def load_session(self, session_id: str, row: SessionRow | None = None, kinds: Iterable[str] | None = None) -> Session:
+    def load_session(self, session_id: str, row: SessionRow | None = None, kinds: Iterable[str] | None = None, skip: Iterable[str] | None = None) -> Session:
         """The projection of a stored session, with its id and row facts filled in (pass the
         row when you already have it: a streaming reader saves a query per session). With
         `kinds`, the projection of only those actions: right only for the parts of a Session
-        that depend on nothing else (see benchtape.replay.document.KINDS_FOR)."""
+        that depend on nothing else (see benchtape.replay.document.KINDS_FOR); with `skip`,
+        of all but those (benchtape.core.model.BULK_KINDS says what that leaves right)."""
         from benchtape.core.model import project_rows
 
-        session = project_rows(self.action_rows(session_id, kinds))
+        session = project_rows(self.action_rows(session_id, kinds, skip))
         row = row if row is not None and row.id == session_id else self.session_row(session_id)
         session.id = session_id
         if row is not None:
