@@ -5,6 +5,8 @@ batches per session) in 4 runs, then measures in a fresh child process per scope
 
 - the floor: reading and decoding the same actions from SQLite and doing nothing else;
 - `regrade` with 5 deterministic checks (sessions/second), target within 1.5× of the floor;
+- `regrade` with the two of them that read only the output (context, no target): its
+  sessions are read without their calls, results and thinking (core/model.py BULK_KINDS);
 - `grade --all` (the positive control over the same sessions, its per-check lines printed
   plain to /dev/null as `grade | …` prints them), target within 1.4× of `regrade`;
 - `query 'metrics.cost_usd'` over every session, target within 2× of the floor, and
@@ -55,6 +57,7 @@ CHECKS = (
     "{type: session:step-count, args: {gte: 1, lte: 100}}",
     "{type: cost, threshold: 1.0}",
 )
+OUTPUT_CHECKS = CHECKS[:2]  # read only the output: a regrade of them reads no call (core/model.py BULK_KINDS)
 
 
 def bench_yaml(description: str, checks: tuple[str, ...] = CHECKS) -> str:
@@ -168,11 +171,14 @@ def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
     run_id = store.runs()[0]["id"] if scope == "quarter" else None
     sel = Selection(run=run_id, all=run_id is None)
     bench_spec = load_bench(bench)
+    output_bench = bench.with_name("output-checks.yaml")
+    output_bench.write_text(bench_yaml("output checks only", OUTPUT_CHECKS))
+    output_spec = load_bench(output_bench)
     query = compile_query(QUERY)
     full_query = compile_query(FULL_QUERY)
     os.sync()  # the store's build (and earlier benchmarks) written out first, not during a pass
     floor(store, run_id)  # warm the page cache so neither side pays for the first read
-    best = {"floor_s": float("inf"), "regrade_s": float("inf"), "grade_s": float("inf"), "query_s": float("inf"), "full_query_s": float("inf")}
+    best = {"floor_s": float("inf"), "regrade_s": float("inf"), "output_regrade_s": float("inf"), "grade_s": float("inf"), "query_s": float("inf"), "full_query_s": float("inf")}
     n = 0
     for _ in range(ROUNDS):  # interleaved, best of each: the machine may be busy with other work
         n, t = floor(store, run_id)
@@ -180,6 +186,10 @@ def measure(db: Path, bench: Path, scope: str) -> dict[str, float]:
         started = clock()
         summary = regrade(store, bench_spec, sel)
         best["regrade_s"] = min(best["regrade_s"], clock() - started)
+        assert summary.graded == n, (summary.graded, n)
+        started = clock()
+        summary = regrade(store, output_spec, sel)  # sessions read without their calls: no check reads them
+        best["output_regrade_s"] = min(best["output_regrade_s"], clock() - started)
         assert summary.graded == n, (summary.graded, n)
         started = clock()
         reproduced = grade(store, sel)
@@ -244,6 +254,7 @@ def main() -> int:
     print(f"sessions {n} × {ACTIONS} actions, 5 deterministic checks each; CPU seconds, best of {ROUNDS}")
     print(f"floor    (read + decode actions) {whole['floor_s']:7.2f}s  {floor_rate:8.0f} sessions/s")
     print(f"regrade                          {whole['regrade_s']:7.2f}s  {regrade_rate:8.0f} sessions/s   {r_regrade:.2f}× floor (target ≤ {TARGET_REGRADE:g}×) {ok(r_regrade, TARGET_REGRADE)}")
+    print(f"regrade, output checks only      {whole['output_regrade_s']:7.2f}s  {n / whole['output_regrade_s']:8.0f} sessions/s   {whole['output_regrade_s'] / whole['floor_s']:.2f}× floor (its first two checks; no target: context)")
     print(f"grade --all                      {whole['grade_s']:7.2f}s  {n / whole['grade_s']:8.0f} sessions/s   {r_grade:.2f}× regrade (target ≤ {TARGET_GRADE:g}×) {ok(r_grade, TARGET_GRADE)}")
     print(f"query {QUERY!r:<26} {whole['query_s']:7.2f}s  {n / whole['query_s']:8.0f} sessions/s   {r_query:.2f}× floor (target ≤ {TARGET_QUERY:g}×) {ok(r_query, TARGET_QUERY)}")
     print(f"query {FULL_QUERY!r:<26} {whole['full_query_s']:7.2f}s  {n / whole['full_query_s']:8.0f} sessions/s   {r_full:.2f}× floor (target ≤ {TARGET_FULL_QUERY:g}×) {ok(r_full, TARGET_FULL_QUERY)}")
