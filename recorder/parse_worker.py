@@ -3,15 +3,18 @@ in a forked child that sends each batch over a pipe while this process writes th
 
 Why a child: an import's parse (reading, JSON, the adapter, encoding each action) and its
 writes (SQLite, the commit) are each about half of its CPU, and both hold the GIL, so a thread
-cannot overlap them (tried: slower); a process can. A 50 MB transcript imported at 55-61
-against 48 MB/s on 2 cores (interleaved runs). A pipe of 1 MB lets the child run a few
+cannot overlap them (tried: slower); a process can: a 50 MB transcript imported at 55-61
+against 48 MB/s on 2 cores in the interleaved runs that chose it (a later, busier 2-core
+machine gives 43-45 MB/s with the child: benchmarks/store_import.py). A pipe of 1 MB lets the child run a few
 batches ahead: with the default 64 kB one it waited on every write, and the import was no
 faster than on one thread.
 
 The child only reads the transcript and writes the pipe: it never touches the store, and
 ends with os._exit (no atexit handler, no buffer of its parent's flushed twice, no finalizer
-of the parent's objects: they are frozen out of its garbage collection). No thread of the
-parent's is alive when it forks (the hash thread starts after). Whatever stops the parent
+of the parent's objects: they are frozen out of its garbage collection). No thread of
+benchtape's is alive when it forks (the hash thread starts after); an import into a new store
+has run its migrations through sqlite-utils, whose numpy may have started OpenBLAS's threads:
+the child never calls into numpy, so none of their locks is taken in it. Whatever stops the parent
 stops the child: an error, or the content found already imported, kills and reaps it when
 the parent's `with` ends; a parent killed kills it (Linux's parent-death signal). A child
 that dies (killed, out of memory), even in the middle of a message, ends the stream early,
