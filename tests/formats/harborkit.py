@@ -85,7 +85,10 @@ def harbor_environment(images: list[str], workdir: Path) -> tuple[dict[str, str]
         if os.environ.get("CI") == "true":
             pytest.fail(why + " (CI=true)")
         pytest.skip(why)
-    return got, ["-e", "podman"]
+    # --no-delete: Harbor ends a trial with `down --rmi local --remove-orphans`, and podman-compose
+    # force-removes every orphan container's image whatever --rmi says: the base image loaded
+    # above, which the other worker's `harbor run` was starting containers from ("image not known")
+    return got, ["-e", "podman", "--no-delete"]
 
 
 def harbor_run(tasks: Path, agents: list[str], jobs: Path, *, extra: list[str], env: dict[str, str], cwd: Path) -> dict[str, dict[str, dict]]:
