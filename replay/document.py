@@ -147,6 +147,12 @@ def _meta(row: SessionRow | None, session: Session) -> dict[str, Any]:
     return meta
 
 
+# The parts a query may only count (`length(calls)`): their length without their elements' dictionaries.
+_COUNTS: dict[str, Callable[[Session], int]] = {
+    "actions": lambda s: len(s.actions),
+    "calls": lambda s: len(s.calls),
+}
+
 _PARTS: dict[str, Callable[[Session], Any]] = {
     "actions": lambda s: [a.to_dict() for a in s.actions],
     "calls": lambda s: [c.to_dict() for c in s.calls],
@@ -157,7 +163,15 @@ _PARTS: dict[str, Callable[[Session], Any]] = {
 }
 
 
-def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, Any]], keys: frozenset[str] | None = None, outcome: dict[str, Any] | None = None, bench_metrics: dict[str, Any] | None = None) -> dict[str, Any]:
+def document(
+    row: SessionRow | None,
+    session: Session,
+    verdicts: list[dict[str, Any]],
+    keys: frozenset[str] | None = None,
+    outcome: dict[str, Any] | None = None,
+    bench_metrics: dict[str, Any] | None = None,
+    counted: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """{session, actions, calls, subagents, metrics, environment, final_output, verdicts, outcome, bench_metrics}.
 
     The log's parts come from the session's actions alone; `verdicts` (its latest grading's),
@@ -165,7 +179,9 @@ def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, 
     `bench_metrics` (the bench's declared `metrics:`/`derivedMetrics:` as a grading measured
     them, name → value, else the built-in cost, duration, tokens, turns) are the grading's, so
     a regrade changes those and nothing else. `keys` limits the document to those top-level
-    keys (a query that reads only `metrics` need not serialize every action); None builds all of it."""
+    keys (a query that reads only `metrics` need not serialize every action); None builds all of it.
+    `counted`: keys the caller only takes the length of (replay/query.py counted_keys): a list
+    of that many placeholders, not of dictionaries nobody reads."""
     doc: dict[str, Any] = {}
     for key in ("session", "actions", "calls", "subagents", "metrics", "environment", "final_output", "verdicts", "outcome", "bench_metrics"):
         if keys is not None and key not in keys:
@@ -178,6 +194,8 @@ def document(row: SessionRow | None, session: Session, verdicts: list[dict[str, 
             doc[key] = outcome
         elif key == "bench_metrics":
             doc[key] = (bench_metrics or {}).get("values")
+        elif key in counted and key in _COUNTS:
+            doc[key] = [None] * _COUNTS[key](session)
         else:
             doc[key] = _PARTS[key](session)
     return doc

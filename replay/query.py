@@ -30,6 +30,7 @@ class Query:
     text: str
     parsed: Any  # jmespath ParsedResult
     keys: frozenset[str] | None  # the document keys it can reach; None = all
+    counted: frozenset[str] = frozenset()  # of those, the ones it only counts (`length(calls)`): their elements are never built
 
     def search(self, doc: dict[str, Any]) -> Any:
         return self.parsed.search(doc)
@@ -57,7 +58,8 @@ def compile_query(text: str) -> Query:
         check_fields(parsed.parsed)
     except NoSuchField as exc:
         raise BadInput(f"{exc.what}: {text}", fix=exc.fix) from None
-    return Query(text, parsed, reachable_keys(parsed.parsed))
+    keys = reachable_keys(parsed.parsed)
+    return Query(text, parsed, keys, counted_keys(parsed.parsed) if keys is not None else frozenset())
 
 
 def _function_names(node: Any) -> set[str]:
@@ -100,6 +102,34 @@ def reachable_keys(node: Any) -> frozenset[str] | None:
     return None  # current, identity, and anything newer: the whole document
 
 
+def counted_keys(node: Any) -> frozenset[str]:
+    """The root document keys an expression reads only as `length(<key>)`: it never sees their
+    elements, so a document need not build them (a hundred calls' dictionaries to count them).
+    Only meaningful where `reachable_keys` understood the whole expression."""
+    counted: set[str] = set()
+    read: set[str] = set()
+    _root_uses(node, counted, read)
+    return frozenset(counted - read)
+
+
+def _root_uses(node: Any, counted: set[str], read: set[str]) -> None:
+    """Sort each root field the expression names (as `reachable_keys` walks it) into counted
+    (the one argument of `length()`) or read (anything else)."""
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    children = node.get("children") or []
+    if kind == "function_expression" and node.get("value") == "length" and len(children) == 1 and children[0].get("type") == "field":
+        counted.add(children[0]["value"])
+    elif kind == "field":
+        read.add(node["value"])
+    elif kind in _LEFT_ONLY and children:
+        _root_uses(children[0], counted, read)
+    elif kind in _ALL_CHILDREN:
+        for child in children:
+            _root_uses(child, counted, read)
+
+
 class QueryFailed(BadInput):
     """The expression raised on one session's document (`length()` of a number, say): that
     session's answer is the error; the other sessions are still asked."""
@@ -131,7 +161,7 @@ def evaluate(store: BrowsingStore, query: Query, row: SessionRow) -> Any:
     verdicts = latest_verdicts(store, row.id) if wanted is None or "verdicts" in wanted else []
     outcome = store.latest_outcomes([row.id]).get(row.id) if wanted is None or "outcome" in wanted else None
     measured = stored_or_built_in(store, row.id, session) if wanted is None or "bench_metrics" in wanted else None
-    doc = document(row, session, verdicts, keys=wanted, outcome=outcome, bench_metrics=measured)
+    doc = document(row, session, verdicts, keys=wanted, outcome=outcome, bench_metrics=measured, counted=query.counted)
     try:
         return query.search(doc)
     except jexc.JMESPathError as exc:

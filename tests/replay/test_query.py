@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 from realdatakit import find_realdata
 from replaykit import ROOT, cli, unique_prefix
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "adapters"))
+from adapterkit import realdata_params  # noqa: E402
+
 from benchtape.replay.document import document, kinds_needed
-from benchtape.replay.query import compile_query, reachable_keys
+from benchtape.replay.query import compile_query, counted_keys, reachable_keys
 from benchtape.store.database import Store
 
 
@@ -121,6 +125,44 @@ def test_reachable_keys_are_conservative():
     assert keys("calls[?tool=='Read'].input | [0]") == {"calls"}
     assert keys("sort_by(calls, &seq)[0].tool") == {"calls"}
     assert keys("@") is None and keys("keys(@)") is None and keys("*.id") is None and keys("[0]") is None
+
+
+def test_counted_keys_are_the_ones_only_given_to_length():
+    counted = lambda e: counted_keys(compile_query(e).parsed.parsed)  # noqa: E731
+    assert counted("length(calls)") == {"calls"}
+    assert counted("{n: length(calls), a: length(actions), c: metrics.cost_usd}") == {"calls", "actions"}
+    assert counted("length(calls) > `3` && length(actions) < `100`") == {"calls", "actions"}
+    assert counted("{n: length(calls), first: calls[0]}") == frozenset()  # an element is read too
+    assert counted("length(calls[?tool=='Read'])") == frozenset()  # filtered: each call is read
+    assert counted("calls | length(@)") == frozenset() and counted("max([length(calls), `1`])") == {"calls"}
+
+
+REAL_COUNTS = ("length(calls)", "{c: length(calls), a: length(actions), t: calls[-1].tool}", "[length(calls), length(actions)] | sum(@)", "length(calls) == length(calls[].tool)")
+
+
+def test_a_counted_part_answers_as_the_whole_document_does_on_real_transcripts(tmp_path: Path) -> None:
+    """Real Claude Code, Codex and Gemini CLI sessions: what a query only counts is a list of
+    placeholders, and every answer is the one the whole document gives."""
+    from benchtape.adapters.transcripts import open_transcripts
+    from benchtape.replay.query import evaluate
+
+    real = [p.values[0] for p in realdata_params("**/*.jsonl")]
+    assert real and None not in real, "no real transcripts (shared/realdata)"
+    store = Store(tmp_path / "real.db")
+    run_id = store.new_run("run", bench_path="bench.yaml", harness="claude-code")
+    for path in real:
+        sid = store.new_session(run_id, path.stem, harness="claude-code")
+        store.append(sid, [a for transcript in open_transcripts(path) for _line, got in transcript.lines() for a in got])
+    counted = 0
+    for row in store.session_rows():
+        whole = document(row, store.load_session(row.id, row), [])
+        counted += len(whole["calls"])
+        for expr in REAL_COUNTS:
+            query = compile_query(expr)
+            assert evaluate(store, query, row) == query.search(whole), (row.scenario, expr)
+    assert counted > 100  # the real sessions make calls: the counts compared are not all zero
+    assert compile_query(REAL_COUNTS[0]).counted == {"calls"} and compile_query(REAL_COUNTS[1]).counted == {"actions"}
+    store.close()
 
 
 def test_a_narrow_document_folds_from_fewer_kinds_but_says_the_same(demo_db):
