@@ -8,12 +8,15 @@ laid beside the clone.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -68,23 +71,58 @@ _VALIDATED: dict[tuple[str, ...], Path] = {}
 
 def validated_toolz(dest: Path, tasks: tuple[str, ...] = FIVE) -> Path:
     """A clone of toolz with `tasks` created and validated at level home (`task validate
-    --sandbox home`), copied from the one this test process made first. Three modules validated
+    --sandbox home`), copied from the one this test run made first. Three modules validated
     the same five tasks afresh (~40 s each, the suite's largest repeated cost) for the same
-    result; the copy carries the store and the task folders as validation left them."""
+    result; the copy carries the store and the task folders as validation left them. Under
+    xdist the workers share it (a folder per test run, made under a lock by whichever worker
+    asks first): two modules on two workers validated it twice."""
     made = _VALIDATED.get(tasks)
     if made is None:
-        top = Path(tempfile.mkdtemp(prefix="benchtape-validated-toolz-"))
-        atexit.register(shutil.rmtree, top, True)
-        made = clone_toolz(top / "toolz")
-        from e2e.cli import benchtape
-
-        done = benchtape("task", "create", *tasks, cwd=made)
-        assert done.returncode == 0, done.stderr
-        done = benchtape("task", "validate", *tasks, "--sandbox", "home", "--json", cwd=made, env=cli_env(), timeout=900)
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        _VALIDATED[tasks] = made
-    shutil.copytree(made, dest, symlinks=True)
+        made = _VALIDATED[tasks] = _shared_validation(tasks)
+    with _locked(made):
+        if not (made / ".validated").is_file():  # removed by a worker that ended first: made again
+            _validate_into(made, tasks)
+        shutil.copytree(made / "toolz", dest, symlinks=True)
     return dest
+
+
+def _shared_validation(tasks: tuple[str, ...]) -> Path:
+    """The folder the validated clone lives in: one per xdist test run, else per process."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if run is None:
+        top = Path(tempfile.mkdtemp(prefix="benchtape-validated-toolz-"))
+    else:
+        top = Path(tempfile.gettempdir()) / f"benchtape-validated-toolz-{run}-{'-'.join(tasks)}"
+        top.mkdir(exist_ok=True)
+    atexit.register(_remove, top)
+    return top
+
+
+def _validate_into(top: Path, tasks: tuple[str, ...]) -> None:
+    from e2e.cli import benchtape
+
+    shutil.rmtree(top / "toolz", ignore_errors=True)  # what a failed attempt left
+    made = clone_toolz(top / "toolz")
+    done = benchtape("task", "create", *tasks, cwd=made)
+    assert done.returncode == 0, done.stderr
+    done = benchtape("task", "validate", *tasks, "--sandbox", "home", "--json", cwd=made, env=cli_env(), timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    (top / ".validated").touch()
+
+
+@contextlib.contextmanager
+def _locked(top: Path) -> Iterator[None]:
+    """Held while the clone is made or copied (a lock file beside the folder: flock, released
+    when the descriptor closes)."""
+    with open(f"{top}.lock", "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _remove(top: Path) -> None:
+    with _locked(top):
+        shutil.rmtree(top, ignore_errors=True)
+        Path(f"{top}.lock").unlink(missing_ok=True)  # a worker still waiting on it finds no .validated and makes it again
 
 
 def cli_env() -> dict[str, str]:
