@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from benchtape.sandbox.inodes import InodePool
     from benchtape.sandbox.levels import GradingHost, GradingSandbox
     from benchtape.sandbox.run_resources import RunResources
+    from benchtape.store.reader import SessionRow
 
 # The causes a check can be errored for, with the one wording each gets.
 NO_SNAPSHOT_IN_STORE = "snapshot_missing"
@@ -284,6 +285,30 @@ def grade_session(
     if task is not None:
         verdicts.append(task_verify(session, source, task))
     return verdicts
+
+
+def reads_output_only(checks: Sequence[Check]) -> bool:
+    """Whether every check reads only the final output and the prompt (each one's registered
+    `reads`, checks/registry.OUTPUT_READS): a session graded by them alone may be read
+    without its calls (`stored_session`)."""
+    from benchtape.checks.registry import reads_output_only as reads_only
+
+    return bool(checks) and all(reads_only(c.info.reads) for c in checks)
+
+
+def stored_session(store: GradingStore, row: SessionRow, output_only: bool) -> Session:
+    """A stored session as its checks need it: for output checks (`reads_output_only`, and
+    nothing else of the grading reading more), its projection without its calls (BULK_KINDS:
+    ~nine rows in ten, never read); the whole session when that could answer differently (a
+    delegation to a subagent) or a task cell's verifier reads it. `regrade` and `grade` read
+    sessions through this one choice."""
+    from benchtape.core.model import BULK_KINDS, output_complete
+
+    if output_only:
+        partial = store.load_session(row.id, row, skip=BULK_KINDS)
+        if output_complete(partial) and task_of(partial) is None:
+            return partial
+    return store.load_session(row.id, row)
 
 
 # ---------------------------------------------------------------- a task cell's verdict

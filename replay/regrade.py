@@ -14,10 +14,24 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator
 
 from benchtape.checks import CheckConfigError, build
-from benchtape.checks.registry import Check, reads_output_only
+from benchtape.checks.registry import Check
 from benchtape.core.errors import BadInput
-from benchtape.core.model import BULK_KINDS, Session, output_complete
-from benchtape.replay.grading import TASK_VERIFY, VERDICT_BATCH, GradingContext, StoredSnapshot, Verdict, check_path, grade_session, new_grading, scenario_status, static_row, task_of
+from benchtape.core.model import Session
+from benchtape.replay.grading import (
+    TASK_VERIFY,
+    VERDICT_BATCH,
+    GradingContext,
+    StoredSnapshot,
+    Verdict,
+    check_path,
+    grade_session,
+    new_grading,
+    reads_output_only,
+    scenario_status,
+    static_row,
+    stored_session,
+    task_of,
+)
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import declares, measure
 from benchtape.replay.provider_peers import provider_peers
@@ -87,20 +101,9 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
         static = [static_row(check_path(i), c) for i, c in enumerate(built)]
         # what else a grading may read of the session: declared metrics (the step count, the
         # turns), a multi-provider scenario's peers
-        output_only = bool(built) and all(reads_output_only(c.info.reads) for c in built) and not declares(bench) and not sc.providers
+        output_only = reads_output_only(built) and not declares(bench) and not sc.providers
         out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes, providers=tuple(sc.providers)), output_only)
     return out
-
-
-def _session(store: GradingStore, row: SessionRow, output_only: bool) -> Session:
-    """The session as its checks need it: for output checks, its projection without its calls
-    (BULK_KINDS: ~nine rows in ten, never read), the whole session when that could answer
-    differently (a delegation to a subagent) or a task cell's verifier reads it."""
-    if output_only:
-        partial = store.load_session(row.id, row, skip=BULK_KINDS)
-        if output_complete(partial) and task_of(partial) is None:
-            return partial
-    return store.load_session(row.id, row)
 
 
 def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: bool = False, on_session: Callable[[SessionRow, str], None] | None = None) -> RegradeSummary:
@@ -165,7 +168,7 @@ def _graded(store: GradingStore, sel: Selection, prepared: dict[str, _Prepared],
         if context is None:
             generated = store.generated_vars(row.run_id, row.scenario)
             context = contexts[key] = replace(prep.context, vars={**prep.context.vars, **generated}, control=control_runs[row.run_id])
-        session = _session(store, row, prep.output_only)
+        session = stored_session(store, row, prep.output_only)
         yield row, session, prep, grade_session(session, prep.checks, StoredSnapshot(store, session), context, peers=provider_peers(store, row, session, context.providers))
 
 

@@ -27,7 +27,21 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Action, Session, project
 from benchtape.core.redact import REDACTED
 from benchtape.core.results import Result
-from benchtape.replay.grading import NOT_IN_REPORT, TASK_VERIFY, VERDICT_BATCH, GradingContext, NoWorkspace, Peers, SnapshotFile, StoredSnapshot, Verdict, WorkspaceSource, grade_session
+from benchtape.replay.grading import (
+    NOT_IN_REPORT,
+    TASK_VERIFY,
+    VERDICT_BATCH,
+    GradingContext,
+    NoWorkspace,
+    Peers,
+    SnapshotFile,
+    StoredSnapshot,
+    Verdict,
+    WorkspaceSource,
+    grade_session,
+    reads_output_only,
+    stored_session,
+)
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.report import load_report
@@ -337,7 +351,6 @@ def _new_control_grading(store: GradingStore, reproduced: list[str]) -> str:
 
 
 def _replay_stored(store: GradingStore, row: SessionRow, target: str, grading: dict[str, Any] | None, context: dict[str, Any], run: dict[str, Any] | None, judge: Any, rebuilds: Rebuilds) -> SessionReplay:
-    session = store.load_session(row.id, row)
     stored = _stored_verdicts(store, target, row.id)
     key = (target, row.run_id, row.scenario)
     ctx = rebuilds.contexts.get(key)
@@ -346,6 +359,9 @@ def _replay_stored(store: GradingStore, row: SessionRow, target: str, grading: d
         vars = {**(context.get("vars") or {}), **store.generated_vars(row.run_id, row.scenario)}
         ctx = GradingContext.stored({**context, "vars": vars, "control": bool((run or {}).get("kind") == "control")}, Path(bench_path).parent if bench_path else None, judge=judge)
         rebuilds.contexts[key] = ctx
+    # read as regrade reads it: without its calls when every check it grades again reads only the output
+    checks = [c for c in (rebuilds.check(s, ctx.bench_dir) for s in stored if s.type != TASK_VERIFY) if not isinstance(c, str)]
+    session = stored_session(store, row, reads_output_only(checks) and not ctx.providers)
     peers = provider_peers(store, row, session, ctx.providers)
     one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx, rebuilds, peers))
     if not one.checks:

@@ -19,6 +19,7 @@ from benchtape.adapters.transcripts import open_transcripts  # noqa: E402
 from benchtape.core.model import BULK_KINDS, Action, Session, output_complete  # noqa: E402
 from benchtape.replay import regrade as regrade_module  # noqa: E402
 from benchtape.replay.regrade import regrade  # noqa: E402
+from benchtape.replay.reproduce import reproduce_store  # noqa: E402
 from benchtape.replay.select import Selection  # noqa: E402
 from benchtape.spec.bench import load_bench  # noqa: E402
 from benchtape.store.database import Store  # noqa: E402
@@ -107,10 +108,33 @@ def test_a_regrade_of_output_checks_reads_no_calls_and_gives_the_verdicts_of_who
     whole_after_partial = [sid for sid, skip in asked if skip is None]
     assert {sid for sid, skip in asked if skip == BULK_KINDS} == set(ids)  # every session tried without its calls first
     assert 0 < len(whole_after_partial) < len(ids)  # those with a subagent read again, whole
-    monkeypatch.setattr(regrade_module, "_session", lambda st, row, output_only: st.load_session(row.id, row))
+    monkeypatch.setattr(regrade_module, "stored_session", lambda st, row, output_only: st.load_session(row.id, row))
     whole = regrade(store, bench, Selection(all=True))
     assert partial.graded == whole.graded == len(ids)
     assert _verdicts(store, partial.grading_id) == _verdicts(store, whole.grading_id)
+    store.close()
+
+
+def test_grade_reproduces_an_output_grading_reading_no_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The positive control reads sessions as the regrade it reproduces did (the stored checks'
+    types decide), and every verdict reproduces."""
+    store, ids = _store_of_real_sessions(tmp_path)
+    graded = regrade(store, load_bench(_bench(tmp_path, OUTPUT_CHECKS)), Selection(all=True))
+    asked = _reads(monkeypatch, store)
+    rep = reproduce_store(store, Selection(all=True), grading=graded.grading_id)
+    assert rep.sessions == len(ids) and rep.counts["DIVERGED"] == 0 and rep.counts["COULD NOT RE-GRADE"] == 0, rep.counts
+    assert {sid for sid, skip in asked if skip == BULK_KINDS} == set(ids)
+    assert 0 < len([sid for sid, skip in asked if skip is None]) < len(ids)  # the subagents' sessions, read again whole
+    assert _verdicts(store, rep.grading_id) == _verdicts(store, graded.grading_id)
+    store.close()
+
+
+def test_grade_of_a_grading_that_read_calls_reads_whole_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, ids = _store_of_real_sessions(tmp_path)
+    graded = regrade(store, load_bench(_bench(tmp_path, (OUTPUT_CHECKS[0], "{type: session:tool-used, value: Read, args: {gte: 0}}"))), Selection(all=True))
+    asked = _reads(monkeypatch, store)
+    rep = reproduce_store(store, Selection(all=True), grading=graded.grading_id)
+    assert rep.counts["DIVERGED"] == 0 and sorted(asked) == sorted((sid, None) for sid in ids)
     store.close()
 
 
