@@ -5,7 +5,8 @@ typer (0.2x) coerces each parameter's value through a pydantic TypeAdapter, whic
 (importing pydantic, ~60 ms, half of a bare `benchtape sessions`) the first time the parameter
 is processed, even when the value is None (the option was not given) and typer's own answer
 never reads the adapter, or the value is a default already of the parameter's type, or a path
-(whose adapter only makes `Path(value)` before typer's own checks). `install` wraps typer's
+(whose adapter only makes `Path(value)` before typer's own checks), or a list of strings or
+paths (`benchtape run BENCH…`: ~50 ms of every run). `install` wraps typer's
 builder so that those answers are given as typer gives them, and every other value goes to
 typer's own coercion, built then: same values, same errors.
 """
@@ -41,10 +42,35 @@ class DeferredCoercion:
         info = self.descriptor.parameter_info
         return self.descriptor.annotation is Path and info.parser is None and info.path_type is None and self.descriptor.file_annotation is None and isinstance(value, (str, Path))
 
+    def plain_items(self, value: Any, param: Any, ctx: Any) -> list[Any] | None:
+        """A `list[str]` or `list[Path]` parameter's values (`run`'s benches), as typer's list
+        adapter makes them: each item as one value of the item's type is made above, in a list;
+        None where any item needs typer's own coercion (its error then names the value)."""
+        kind = self.descriptor.annotation
+        info = self.descriptor.parameter_info
+        if getattr(kind, "__origin__", None) is not list or not isinstance(value, (list, tuple)) or info.parser is not None or self.descriptor.file_annotation is not None:
+            return None
+        item = kind.__args__[0] if len(kind.__args__) == 1 else None
+        if item is str:
+            return list(value) if all(type(v) is str for v in value) else None
+        if item is not Path or info.path_type is not None:
+            return None
+        out: list[Any] = []
+        for v in value:
+            done = _path_as_typer_makes_it(v, info, param, ctx) if isinstance(v, (str, Path)) else None
+            if done is None:
+                return None
+            out.append(done)
+        return out
+
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         multi = param.multiple or param.nargs == -1
         if value is None:  # typer's RuntimeParam.coerce: no value is None, or () for a multi-value
             return () if multi else None
+        if multi:
+            items = self.plain_items(value, param, ctx)
+            if items is not None:
+                return items
         if not multi and self.unchanged(value):
             return value
         if not multi and self.plain_path(value):

@@ -38,11 +38,15 @@ def main(
     file_only: Optional[Path] = typer.Option(None, "--file", dir_okay=False),
     real: Optional[Path] = typer.Option(None, "--real", resolve_path=True),
     many: Optional[list[Path]] = typer.Option(None, "--many"),
+    musts: Optional[list[Path]] = typer.Option(None, "--musts", exists=True, dir_okay=False),
+    names: Optional[list[str]] = typer.Option(None, "--names"),
+    counts: Optional[list[int]] = typer.Option(None, "--counts"),
+    rest: Optional[list[Path]] = typer.Argument(None),
     color: Optional[Color] = typer.Option(None, "--color"),
     flag: bool = typer.Option(False, "--flag"),
 ) -> None:
-    values = dict(name=name, limit=limit, ratio=ratio, db=db, here=here, must=must, file=file_only, real=real, many=many, color=color, flag=flag)
-    print(json.dumps({k: [type(v).__name__, str(v)] for k, v in values.items()}, sort_keys=True))
+    values = dict(name=name, limit=limit, ratio=ratio, db=db, here=here, must=must, file=file_only, real=real, many=many, musts=musts, names=names, counts=counts, rest=rest, color=color, flag=flag)
+    print(json.dumps({k: [type(v).__name__, str(v), [type(i).__name__ for i in v] if isinstance(v, (list, tuple)) else None] for k, v in values.items()}, sort_keys=True))
 
 try:
     app(sys.argv[2:], prog_name="t")
@@ -70,6 +74,15 @@ LINES = [
     ["--file", "present.txt"],
     ["--real", "a-dir/../present.txt"],
     ["--many", "a", "--many", "b//c"],
+    ["--many", ""],
+    ["--musts", "present.txt", "--musts", "present.txt"],
+    ["--musts", "present.txt", "--musts", "nowhere"],
+    ["--musts", "a-dir"],
+    ["--names", "x", "--names", ""],
+    ["--counts", "1", "--counts", "two"],
+    ["--counts", "3"],
+    ["a.yaml", "b//c.yaml"],
+    ["present.txt"],
     ["--color", "blue"],
     ["--color", "green"],
     ["--flag"],
@@ -92,7 +105,7 @@ def test_same_values_and_errors_as_typers_own(tmp_path, argv):
 
 def test_no_pydantic_for_defaults_strings_and_paths(tmp_path):
     (tmp_path / "present.txt").write_text("x")
-    for argv in ([], ["--name", "x", "--db", "s.db", "--must", "present.txt", "--here", "sub", "--flag"]):
+    for argv in ([], ["--name", "x", "--db", "s.db", "--must", "present.txt", "--here", "sub", "--flag"], ["--many", "a", "--musts", "present.txt", "--names", "x", "b.yaml", "c//d.yaml"]):
         code, out, _, pydantic = _run("deferred", argv, tmp_path)
         assert code == 0 and not pydantic, (argv, out)
         assert json.loads(out)["db"][0] in ("NoneType", "PosixPath")
