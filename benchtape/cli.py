@@ -143,6 +143,7 @@ def madbench_argv(argv: list[str], cwd: str = ".") -> list[str]:
 
 def main() -> None:
     from benchtape.core.gcpause import pause_start_up, start_up_done
+    from benchtape.core.process_role import command_line_process
 
     argv = madbench_argv(sys.argv[1:])
     code = fast_path(argv)
@@ -150,6 +151,7 @@ def main() -> None:
         sys.stdout.flush()
         raise SystemExit(code)
     pause_start_up()  # until the command's body runs (benchtape.guard)
+    command_line_process()  # e.g. a new store's migrations import sqlite-utils without numpy and pandas
     try:
         build(argv[0] if argv else None)(args=argv)
     finally:

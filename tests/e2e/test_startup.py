@@ -226,6 +226,26 @@ def test_the_check_catalog_loads_no_store_server_or_schema_library(tmp_path):
     assert _any_of(NOT_FOR_CHECKS, modules) == []
 
 
+def test_a_command_making_a_new_store_imports_sqlite_utils_without_numpy(tmp_path):
+    """The migrations need sqlite-utils, which imports numpy (and pandas) when installed only to
+    store their values: the command line hands it none, so they stay out of its process."""
+    pytest.importorskip("numpy")  # installed with the test tools: else there is nothing to keep out
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text('{"type":"user","message":{"role":"user","content":"hi"},"sessionId":"s1","uuid":"u1","timestamp":"2026-01-01T00:00:00Z"}\n')
+    code, modules = _loaded("import", "claude-code", str(transcript), "--db", "new.db", cwd=tmp_path)
+    assert code == 0 and (tmp_path / "new.db").is_file()
+    assert "sqlite_utils" in modules and "benchtape.store.migrations" in modules  # the store was made by the migrations
+    assert _any_of(("numpy", "pandas"), modules) == []
+
+
+def test_outside_the_command_line_sqlite_utils_keeps_its_numpy_support():
+    """The Python API may run beside the user's own use of sqlite-utils: imported as it is there."""
+    pytest.importorskip("numpy")
+    probe = "import sys; from benchtape.store.sqlite_utils_db import sqlite_utils; import sqlite_utils.db as d; print(d.np is not None, 'numpy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["True", "True"], done.stderr
+
+
 def test_a_store_opened_without_sqlite_utils_keeps_its_connection_as_it_was(tmp_path):
     """Wrapping the connection in sqlite-utils' Database turned recursive_triggers on (a
     REPLACE's implicit delete then meets the DELETE guards); the store, which no longer wraps
