@@ -286,14 +286,17 @@ class Check:
 CALL_READS = ("session.calls", "session.invocations", "tool calls", "session.subagents", "session.skills", "session.turns")
 
 
-# A check whose registration reads only these needs nothing of a session but its final output
-# and its prompt (and the status every grading reads): a regrade of checks that all do reads
-# sessions without their calls (benchtape.core.model.BULK_KINDS).
-OUTPUT_READS = frozenset({"final_output", "final_output and the prompt", "final_output, session.prompt"})
+# A check whose registration reads only these needs nothing of a session but its final output,
+# its prompt, and the run's reported cost and latency (with the status every grading reads), all
+# folded from rows that are not BULK_KINDS: a regrade of checks that all do reads sessions
+# without their calls (benchtape.core.model.BULK_KINDS; tests/replay/test_regrade_output_reads.py
+# compares these parts of partial and whole sessions on every real transcript).
+OUTPUT_READS = frozenset({"final_output", "final_output and the prompt", "final_output, session.prompt", "metrics.cost_usd", "metrics.latency_ms"})
 
 
 def reads_output_only(reads: str) -> bool:
-    """Whether a check (its registration's `reads`) reads only the final output and the prompt."""
+    """Whether a check (its registration's `reads`) reads only the final output and the prompt,
+    or the run's reported cost or latency."""
     return reads in OUTPUT_READS
 
 

@@ -33,6 +33,8 @@ OUTPUT_CHECKS = (
     "{type: is-json}",
     "{type: contains-json}",
     "{type: rouge-n, value: 'the change is done', threshold: 0.0}",
+    "{type: cost, threshold: 100.0}",  # the reported cost and latency: folded from metrics and session.finished rows
+    "{type: latency, threshold: 3600000}",
 )
 
 
@@ -45,7 +47,7 @@ def _actions(path: Path) -> list[Action]:
 
 def _frame(s: Session) -> tuple:
     """What a grading of output checks reads of a session, and what it reads to decide its status."""
-    return (s.final_output, s.prompt, s.status, s.finished, s.exit_code, s.timed_out, s.records_calls, s.task, s.scenario, s.harness, s.model, s.provider, s.work_dir, s.snapshot, s.environment, s.warnings, s.errors, s.metrics.cost_usd)
+    return (s.final_output, s.prompt, s.status, s.finished, s.exit_code, s.timed_out, s.records_calls, s.task, s.scenario, s.harness, s.model, s.provider, s.work_dir, s.snapshot, s.environment, s.warnings, s.errors, s.metrics.cost_usd, s.metrics.latency_ms, s.metrics.duration_ms)
 
 
 @pytest.mark.parametrize("path", REAL)
@@ -138,7 +140,7 @@ def test_grade_of_a_grading_that_read_calls_reads_whole_sessions(tmp_path: Path,
     store.close()
 
 
-@pytest.mark.parametrize("more", ["{type: session:tool-used, value: Read, args: {gte: 0}}", "{type: cost, threshold: 100.0}"])
+@pytest.mark.parametrize("more", ["{type: session:tool-used, value: Read, args: {gte: 0}}", "{type: session:step-count, args: {gte: 0}}"])
 def test_one_check_that_reads_more_than_the_output_makes_every_session_read_whole(more: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store, ids = _store_of_real_sessions(tmp_path)
     asked = _reads(monkeypatch, store)
