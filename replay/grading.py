@@ -287,17 +287,17 @@ def grade_session(
     return verdicts
 
 
-def reads_output_only(checks: Sequence[Check]) -> bool:
-    """Whether every check reads only the final output and the prompt (each one's registered
-    `reads`, checks/registry.OUTPUT_READS): a session graded by them alone may be read
-    without its calls (`stored_session`)."""
-    from benchtape.checks.registry import reads_output_only as reads_only
+def checks_read_output_only(checks: Sequence[Check]) -> bool:
+    """Whether every check reads only what a session without its calls has (each one's
+    registered `reads`: checks/registry.reads_output_only): a session graded by them alone may
+    be read without its calls (`stored_session`)."""
+    from benchtape.checks.registry import reads_output_only
 
-    return bool(checks) and all(reads_only(c.info.reads) for c in checks)
+    return bool(checks) and all(reads_output_only(c.info.reads) for c in checks)
 
 
 def stored_session(store: GradingStore, row: SessionRow, output_only: bool) -> Session:
-    """A stored session as its checks need it: for output checks (`reads_output_only`, and
+    """A stored session as its checks need it: for output checks (`checks_read_output_only`, and
     nothing else of the grading reading more), its projection without its calls (BULK_KINDS:
     ~nine rows in ten, never read); the whole session when that could answer differently (a
     delegation to a subagent) or a task cell's verifier reads it. `regrade` and `grade` read

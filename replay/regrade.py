@@ -24,9 +24,9 @@ from benchtape.replay.grading import (
     StoredSnapshot,
     Verdict,
     check_path,
+    checks_read_output_only,
     grade_session,
     new_grading,
-    reads_output_only,
     scenario_status,
     static_row,
     stored_session,
@@ -101,7 +101,7 @@ def prepare(bench: BenchSpec) -> dict[str, _Prepared]:
         static = [static_row(check_path(i), c) for i, c in enumerate(built)]
         # what else a grading may read of the session: declared metrics (the step count, the
         # turns), a multi-provider scenario's peers
-        output_only = reads_output_only(built) and not declares(bench) and not sc.providers
+        output_only = checks_read_output_only(built) and not declares(bench) and not sc.providers
         out[sc.name] = _Prepared(built, static, GradingContext(bench.dir, dict(sc.vars), sc.transform, False, sc.runtimes, providers=tuple(sc.providers)), output_only)
     return out
 

@@ -38,8 +38,8 @@ from benchtape.replay.grading import (
     StoredSnapshot,
     Verdict,
     WorkspaceSource,
+    checks_read_output_only,
     grade_session,
-    reads_output_only,
     stored_session,
 )
 from benchtape.replay.grading_judges import judge_for_grading
@@ -361,7 +361,7 @@ def _replay_stored(store: GradingStore, row: SessionRow, target: str, grading: d
         rebuilds.contexts[key] = ctx
     # read as regrade reads it: without its calls when every check it grades again reads only the output
     checks = [c for c in (rebuilds.check(s, ctx.bench_dir) for s in stored if s.type != TASK_VERIFY) if not isinstance(c, str)]
-    session = stored_session(store, row, reads_output_only(checks) and not ctx.providers)
+    session = stored_session(store, row, checks_read_output_only(checks) and not ctx.providers)
     peers = provider_peers(store, row, session, ctx.providers)
     one = SessionReplay(row.id, row.scenario, row.attempt, target, replay_session(session, stored, StoredSnapshot(store, session), ctx, rebuilds, peers))
     if not one.checks:
