@@ -1,4 +1,5 @@
-"""`benchtape task scan|create|lint|validate|list`: tasks from the repository's own history.
+"""`benchtape task scan|create|lint|validate|list|export|controls|envs`: tasks from the repository's own history
+(and `envs`: the project environments cached for them).
 
 Each command finds the project (the git repository holding the current folder), calls one
 function of benchtape.tasks and hands the result to benchtape/render_tasks.py (or prints it
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # imported where used: `benchtape --help` loads no task code
 def register(app: typer.Typer) -> None:
     from benchtape.guard import command
 
-    task = typer.Typer(name="task", help="Tasks from the repository's own history: scan, create, lint, validate, list, export.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+    task = typer.Typer(name="task", help="Tasks from the repository's own history: scan, create, lint, validate, list, export; envs: their cached environments.", no_args_is_help=True, add_completion=False, rich_markup_mode=None)
 
     @task.command("scan")
     @command()
@@ -111,6 +112,19 @@ def register(app: typer.Typer) -> None:
         Example: benchtape task controls 603 551
         """
         return _controls(ids, json_out)
+
+    @task.command("envs")
+    @command()
+    def envs_cmd(
+        prune: bool = typer.Option(False, "--prune", help="Remove the environments unused for --unused-for, and builds that never finished."),
+        unused_for: str = typer.Option("30d", "--unused-for", help="With --prune: an age (30d, 6w, 3m, 1y); 0d removes every environment no running benchtape uses."),
+        json_out: Json = False,
+    ) -> int:
+        """The project environments cached for validation and grading (~/.cache/benchtape/envs, or $BENCHTAPE_ENV_CACHE): each one's project, Python, size and last use. --prune frees the ones unused for a while; one a running benchtape uses is never removed.
+
+        Example: benchtape task envs --prune --unused-for 30d
+        """
+        return _envs(prune, unused_for, json_out)
 
     app.add_typer(task, name="task")
 
@@ -233,3 +247,22 @@ def _controls(ids: list[str] | None, json_out: bool) -> int:
         if not results:
             print("no valid task to check: benchtape task validate", file=sys.stderr)
     return 0 if ok else 1
+
+
+def _envs(prune: bool, unused_for: str, json_out: bool) -> int:
+    from benchtape.app.tasks import cached_envs, prune_envs
+    from benchtape.render_tasks import env_lines, print_json, pruned_lines
+
+    if prune:
+        cache, pruned = prune_envs(unused_for)
+        if json_out:
+            print_json({"cache": str(cache), "unused_for": unused_for, **pruned.to_dict()})
+        else:
+            pruned_lines(cache, unused_for, pruned)
+        return 0
+    cache, found = cached_envs()
+    if json_out:
+        print_json({"cache": str(cache), "environments": [e.to_dict() for e in found], "bytes": sum(e.bytes for e in found)})
+    else:
+        env_lines(cache, found)
+    return 0

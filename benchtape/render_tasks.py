@@ -122,3 +122,44 @@ def doctor_lines(report: Any) -> None:
             say(f"      next: {c.next}")
     failed = [c for c in report.checks if c.status == "fail"]
     say(f"{len(failed)} failed" if failed else "everything benchtape needs is here")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:,.0f} MB" if n >= 1e6 else f"{n / 1e3:,.0f} kB"
+
+
+def _ago(epoch: float) -> str:
+    """'3 days ago', for a list read at a glance."""
+    import time
+
+    ago = max(0.0, time.time() - epoch)
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if ago >= size:
+            n = int(ago // size)
+            return f"{n} {unit}{'s' if n != 1 else ''} ago"
+    return "just now"
+
+
+def _env_line(e: Any) -> str:
+    what = f"{e.project or '(unnamed project)'}, Python {e.python or '?'}" + ("" if e.project_installed else ", project not installed")
+    when = ("last used " + _ago(e.last_used)) if e.last_used else "never used"
+    state = "" if e.complete else "  (a build that never finished)"
+    held = "  IN USE" if e.in_use else ""
+    return f"{e.key}  {_mb(e.bytes):>8}  {when:24}  {what}{state}{held}"
+
+
+def env_lines(cache: Any, found: list[Any]) -> None:
+    if not found:
+        say(f"no cached environments in {cache}")
+        return
+    for e in found:
+        say(_env_line(e))
+    say(f"{len(found)} environment{'s' if len(found) != 1 else ''}, {_mb(sum(e.bytes for e in found))}, in {cache}; next: benchtape task envs --prune --unused-for 30d")
+
+
+def pruned_lines(cache: Any, unused_for: str, pruned: Any) -> None:
+    for e in pruned.removed:
+        say(f"removed {_env_line(e)}")
+    for e in pruned.kept_in_use:
+        say(f"kept    {_env_line(e)}: a running benchtape uses it")
+    say(f"freed {_mb(pruned.freed)} in {cache}: {len(pruned.removed)} removed, {pruned.kept} used within {unused_for} kept" + (f", {len(pruned.kept_in_use)} in use kept" if pruned.kept_in_use else ""))

@@ -32,10 +32,10 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from benchtape.envs.cache import MANIFEST, hold, stamp
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
-MANIFEST = "manifest.json"
 NOT_GENERATED = re.compile(r"(?:^|/)(?:__pycache__|[^/]*\.egg-info|\.eggs|build|dist|\.pytest_cache)(?:/|$)|\.py[co]$")
 Progress = Callable[[str], None]
 
@@ -127,14 +127,16 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
     cache = cache or default_cache()
     key = recipe.key()[:20]
     folder = cache / key
+    hold(cache, key)  # first: a prune under way finishes before the entry is looked at
     found = _load(recipe, folder)
     if found is not None:
+        stamp(folder)
         found.seconds = time.monotonic() - t0
         return found
-    cache.mkdir(parents=True, exist_ok=True)
     with _locked(cache / f"{key}.lock"):
         found = _load(recipe, folder)
         if found is not None:
+            stamp(folder)
             found.seconds = time.monotonic() - t0
             return found
         if folder.exists():
@@ -149,9 +151,11 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         env.built = True
         manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
         manifest["notes"] = env.notes
+        manifest["project"], manifest["python"] = recipe.detection.name, recipe.python_version  # what `task envs` lists
         tmp = folder / f".{MANIFEST}.tmp"
         tmp.write_bytes(orjson.dumps(manifest))
         os.replace(tmp, folder / MANIFEST)
+        stamp(folder)
         return env
 
 

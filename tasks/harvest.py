@@ -92,15 +92,20 @@ class Scan:
         }
 
 
+def age_seconds(value: str) -> int | None:
+    """An age (90d, 6w, 3m, 1y; 0d) in seconds; None when `value` is not one."""
+    m = re.fullmatch(r"(\d+)([dwmy])", value.strip())
+    return None if m is None else int(m.group(1)) * {"d": 1, "w": 7, "m": 30, "y": 365}[m.group(2)] * 86400
+
+
 def parse_since(value: str | None, now: float | None = None) -> int | None:
     """`--since`: a date (2024-01-31) or an age (90d, 6w, 3m, 1y) → epoch seconds."""
     if value is None:
         return None
     now = now if now is not None else time.time()
-    m = re.fullmatch(r"(\d+)([dwmy])", value.strip())
-    if m:
-        days = int(m.group(1)) * {"d": 1, "w": 7, "m": 30, "y": 365}[m.group(2)]
-        return int(now - days * 86400)
+    ago = age_seconds(value)
+    if ago is not None:
+        return int(now - ago)
     try:
         day = datetime.strptime(value.strip(), "%Y-%m-%d").replace(tzinfo=UTC)
     except ValueError:

@@ -16,7 +16,7 @@ from benchtape.tasks.lint import lint
 from benchtape.tasks.listing import counts, runnable, task_rows
 from benchtape.tasks.validate import validate
 
-__all__ = ["counts", "create_task", "doctor", "export_harbor", "init_tasks", "lint", "repo_root", "runnable", "scan", "task_rows", "validate"]
+__all__ = ["cached_envs", "counts", "create_task", "doctor", "export_harbor", "init_tasks", "lint", "prune_envs", "repo_root", "runnable", "scan", "task_rows", "validate"]
 
 
 def export_harbor(project: Any, ids: list[str], dest: Path) -> list[Any]:
@@ -34,3 +34,31 @@ def export_harbor(project: Any, ids: list[str], dest: Path) -> list[Any]:
     if missing:
         raise BadInput(f"no task {', '.join(repr(m) for m in missing)} in {project.root}", fix=f"known tasks: {', '.join(list(found)[:20]) or '(none: benchtape task create REF)'}")
     return export_tasks(project, [load_task_folder(found[i]) for i in ids], dest)
+
+
+def cached_envs() -> tuple[Path, list[Any]]:
+    """`benchtape task envs`: the environment cache's folder and its entries (envs/cache.py
+    `CachedEnv`), the most recently used first."""
+    from benchtape.envs.build import default_cache
+    from benchtape.envs.cache import entries
+
+    cache = default_cache()
+    return cache, entries(cache)
+
+
+def prune_envs(unused_for: str) -> tuple[Path, Any]:
+    """`benchtape task envs --prune --unused-for AGE`: remove the cached environments last used
+    longer ago than AGE (0d: all) and the builds that never finished; one a running benchtape
+    holds is kept, by name (`Pruned`)."""
+    import time
+
+    from benchtape.core.errors import BadInput
+    from benchtape.envs.build import default_cache
+    from benchtape.envs.cache import prune
+    from benchtape.tasks.harvest import age_seconds
+
+    ago = age_seconds(unused_for)
+    if ago is None:
+        raise BadInput(f"--unused-for {unused_for!r} is not an age", fix="e.g. --unused-for 30d (also 6w, 3m, 1y; 0d: every environment no running benchtape uses)")
+    cache = default_cache()
+    return cache, prune(cache, time.time() - ago)
