@@ -15,6 +15,9 @@ state, cache) goes under a folder of benchtape's in its HOME (XDG_* variables), 
 @opencode-ai/plugin and a node_modules/ (else opencode runs `npm install` into it at start: a
 registry lookup); the models catalogue fetch is off (OPENCODE_DISABLE_MODELS_FETCH), as are
 autoupdate, sharing, LSP downloads and the webfetch tool; stdin is empty (it reads stdin to EOF).
+Its file snapshots (a git store of the work tree, for its undo) are off too: the sandbox's HOME
+is the workspace, so that store lay inside the very tree it tracks when the workspace is a git
+repository (every task cell), and each step re-hashed it: ~35 s of CPU a session against ~5.
 With `--model scripted` a provider `benchtape` (@ai-sdk/openai-compatible, bundled) points at the
 scripted server's `/v1`. In a real run only the key of the model's provider reaches it
 (ANTHROPIC_API_KEY for anthropic/…, OPENAI_API_KEY for openai/…, …). opencode reports a cost of 0
@@ -56,7 +59,7 @@ def binary_of(cfg: CliConfig) -> str:
 
 def config_files(scripted: bool) -> dict[str, str]:
     """The seeded config dir (relative to HOME): opencode.json, and what stops its plugin install."""
-    doc: dict[str, Any] = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled", "tools": {"webfetch": False}}
+    doc: dict[str, Any] = {"$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled", "snapshot": False, "tools": {"webfetch": False}}
     if scripted:
         doc["provider"] = {"benchtape": {
             "npm": "@ai-sdk/openai-compatible", "name": "benchtape scripted model",

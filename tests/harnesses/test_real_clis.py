@@ -218,3 +218,27 @@ def test_the_server_answers_chat_completions_agent_turns_with_tool_calls() -> No
         call = whole["choices"][0]["message"]["tool_calls"][0]["function"]
         assert whole["choices"][0]["finish_reason"] == "tool_calls" and call["name"] == "bash"
         assert json.loads(call["arguments"])["command"] == "cat > a.txt <<'BENCHTAPE_EOF'\nx\nBENCHTAPE_EOF"
+
+
+def test_opencode_in_a_git_workspace_keeps_no_snapshot_store_inside_the_tree(tmp_path: Path) -> None:
+    """The sandbox's HOME is the workspace, so opencode's data folder lies inside the git tree its
+    snapshots track: each step re-hashed its own snapshot store (a task cell's session took ~35 s
+    against ~5). Its seeded config turns snapshots off; the real binary must honour it."""
+    need("opencode")
+    shutil.copytree(CALC, tmp_path / "calc")
+    git = ["git", "-C", str(tmp_path / "calc"), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    fixed = next(s for s in BENCH["scenarios"] if s["name"] == "fixes-the-bug")
+    (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": "opencode", "scenarios": [fixed]}))
+    done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(tmp_path / "s.db"), "--keep-sandbox", cwd=tmp_path)
+    said = done.stdout + done.stderr
+    kept = Path(said.split("kept sandbox of fixes-the-bug #1: ")[1].split()[0])
+    try:
+        assert done.returncode == 0 and "fixes-the-bug #1: PASS" in said, said
+        data = kept / "work" / ".benchtape-opencode" / "data" / "opencode"
+        assert (data / "opencode.db").is_file()  # opencode kept its own store where benchtape put it
+        assert (kept / "work" / ".git").is_dir() and not (data / "snapshot").exists()  # a git tree, and no snapshot of it
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
