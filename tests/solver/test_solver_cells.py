@@ -16,14 +16,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "harvest"))
 from e2e.cli import benchtape  # noqa: E402
-from harvestkit import cli_env, clone_toolz  # noqa: E402
+from harvestkit import FIVE, cli_env, validated_toolz  # noqa: E402
 from realagents import need  # noqa: E402
 
 TASKS = ["434"]  # several hunks over one file: the edit tools are each asked more than once (one task keeps 16 setups × cells affordable)
 EVALUATION = """\
 apiVersion: benchtape/v1alpha1
 kind: Evaluation
-tasks: all
+tasks: [434]
 tools:
   - tool: mock
     model: [solver, solver-partial]
@@ -62,9 +62,8 @@ def _json(done: Any) -> Any:
 def ran(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     for tool in REAL:
         need(tool)
-    repo = clone_toolz(tmp_path_factory.mktemp("solver") / "toolz")
-    assert benchtape("task", "create", *TASKS, cwd=repo).returncode == 0
-    _json(benchtape("task", "validate", *TASKS, "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=900))
+    assert set(TASKS) <= set(FIVE)
+    repo = validated_toolz(tmp_path_factory.mktemp("solver") / "toolz", FIVE)  # validated once per test run, as three other modules use it
     (repo / ".benchtape" / "evaluations").mkdir(parents=True, exist_ok=True)
     (repo / ".benchtape" / "evaluations" / "solve.yaml").write_text(EVALUATION)
     run = _json(benchtape("run", "solve", "--yes", "--json", cwd=repo, env=cli_env(), timeout=900))
