@@ -158,7 +158,7 @@ _HANDLERS = {
 class OpencodeAdapter:
     name = HARNESS
     native_tools: frozenset[str] | None = frozenset({"bash", "edit", "glob", "grep", "read", "skill", "task", "todowrite", "todoread", "webfetch", "write", "invalid", "list", "patch"})
-    bookkeeping = (f"{OWN}/**",)
+    bookkeeping = (f"{OWN}/**", ".git/opencode")  # the latter: the project id it writes into any git repository it opens
     own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}
 

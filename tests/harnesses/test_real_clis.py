@@ -94,11 +94,18 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     binary = need(harness)
     version, tools, transcript_at, actions = REAL[harness]
     shutil.copytree(CALC, tmp_path / "calc")
+    in_git = harness == "opencode"  # its file snapshots track a git work tree (below)
+    if in_git:
+        git = ["git", "-C", str(tmp_path / "calc"), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+        for step in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "base"]):
+            subprocess.run([*git, *step], check=True)
     (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": harness}))
     db = tmp_path / "s.db"
-    done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), cwd=tmp_path)
+    done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), *(["--keep-sandbox"] if in_git else []), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr  # the partial script fails
     said = done.stdout + done.stderr
+    if in_git:
+        _no_snapshot_store_in_the_tree([Path(part.split()[0]) for part in said.split("kept sandbox of ")[1:] for part in [part.split(": ", 1)[1]]])
     edits = ("edit", ["calc.py"]) in actions
     fixed_line = "fixes-the-bug #1: PASS" if edits else "fixes-the-bug #1: FAIL  exec=PASS"  # the fix holds; only action:edit cannot
     assert fixed_line in said and "partial #1: FAIL  exec=FAIL" in said, said
@@ -141,6 +148,21 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     # the agent's change is calc.py alone: the CLI's own files under HOME are not the agent's
     diff = benchtape("show", fixed["session"]["id"], "--db", str(db), "--diff", cwd=tmp_path).stdout
     assert [line.split()[2] for line in diff.splitlines() if line.startswith("diff --git")] == ["a/calc.py"], diff
+
+
+def _no_snapshot_store_in_the_tree(kept: list[Path]) -> None:
+    """The sandbox's HOME is the workspace, so opencode's data folder lies inside the git tree its
+    file snapshots track: each step re-hashed its own snapshot store (a task cell's session took
+    ~35 s against ~5). Its seeded config turns snapshots off; the real binary must honour it."""
+    try:
+        assert len(kept) == 2, kept
+        for box in kept:
+            data = box / "work" / ".benchtape-opencode" / "data" / "opencode"
+            assert (data / "opencode.db").is_file()  # opencode kept its own store where benchtape put it
+            assert (box / "work" / ".git").is_dir() and not (data / "snapshot").exists()  # a git tree, and no snapshot of it
+    finally:
+        for box in kept:
+            shutil.rmtree(box, ignore_errors=True)
 
 
 def test_the_server_answers_gemini_turns_and_side_calls() -> None:
@@ -219,26 +241,3 @@ def test_the_server_answers_chat_completions_agent_turns_with_tool_calls() -> No
         assert whole["choices"][0]["finish_reason"] == "tool_calls" and call["name"] == "bash"
         assert json.loads(call["arguments"])["command"] == "cat > a.txt <<'BENCHTAPE_EOF'\nx\nBENCHTAPE_EOF"
 
-
-def test_opencode_in_a_git_workspace_keeps_no_snapshot_store_inside_the_tree(tmp_path: Path) -> None:
-    """The sandbox's HOME is the workspace, so opencode's data folder lies inside the git tree its
-    snapshots track: each step re-hashed its own snapshot store (a task cell's session took ~35 s
-    against ~5). Its seeded config turns snapshots off; the real binary must honour it."""
-    need("opencode")
-    shutil.copytree(CALC, tmp_path / "calc")
-    git = ["git", "-C", str(tmp_path / "calc"), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-qm", "base"], check=True)
-    fixed = next(s for s in BENCH["scenarios"] if s["name"] == "fixes-the-bug")
-    (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": "opencode", "scenarios": [fixed]}))
-    done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(tmp_path / "s.db"), "--keep-sandbox", cwd=tmp_path)
-    said = done.stdout + done.stderr
-    kept = Path(said.split("kept sandbox of fixes-the-bug #1: ")[1].split()[0])
-    try:
-        assert done.returncode == 0 and "fixes-the-bug #1: PASS" in said, said
-        data = kept / "work" / ".benchtape-opencode" / "data" / "opencode"
-        assert (data / "opencode.db").is_file()  # opencode kept its own store where benchtape put it
-        assert (kept / "work" / ".git").is_dir() and not (data / "snapshot").exists()  # a git tree, and no snapshot of it
-    finally:
-        shutil.rmtree(kept, ignore_errors=True)
