@@ -14,6 +14,7 @@ holds the dependencies, the project's metadata, and what the build generated (ha
 `_version.py`: copied into each fresh tree that lacks it). A second task of the same recipe finds
 `manifest.json` and reuses the venv (a cache hit reads one small file). A lock file serialises
 two builders of one key; a half-built folder (a killed build) is removed and built again.
+Each use is stamped and held until the process exits (envs/cache.py: what `task envs --prune` reads).
 """
 
 from __future__ import annotations
