@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
         unused_for: str = typer.Option("30d", "--unused-for", help="With --prune: an age (30d, 6w, 3m, 1y); 0d removes every environment no running benchtape uses."),
         json_out: Json = False,
     ) -> int:
-        """The project environments cached for validation and grading (~/.cache/benchtape/envs, or $BENCHTAPE_ENV_CACHE): each one's project, Python, size and last use. --prune frees the ones unused for a while; one a running benchtape uses is never removed.
+        """The project environments cached for validation and grading (~/.cache/benchtape/envs, or $BENCHTAPE_ENV_CACHE): each one's project, Python, size and last use. --prune frees the ones unused for a while; one a running benchtape uses is never removed. Exit 1 when one could not be removed.
 
         Example: benchtape task envs --prune --unused-for 30d
         """
@@ -259,7 +259,7 @@ def _envs(prune: bool, unused_for: str, json_out: bool) -> int:
             print_json({"cache": str(cache), "unused_for": unused_for, **pruned.to_dict()})
         else:
             pruned_lines(cache, unused_for, pruned)
-        return 0
+        return 1 if pruned.failed else 0  # what could not be removed is still taking the space
     cache, found = cached_envs()
     if json_out:
         print_json({"cache": str(cache), "environments": [e.to_dict() for e in found], "bytes": sum(e.bytes for e in found)})

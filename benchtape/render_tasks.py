@@ -162,4 +162,6 @@ def pruned_lines(cache: Any, unused_for: str, pruned: Any) -> None:
         say(f"removed {_env_line(e)}")
     for e in pruned.kept_in_use:
         say(f"kept    {_env_line(e)}: a running benchtape uses it")
-    say(f"freed {_mb(pruned.freed)} in {cache}: {len(pruned.removed)} removed, {pruned.kept} used within {unused_for} kept" + (f", {len(pruned.kept_in_use)} in use kept" if pruned.kept_in_use else ""))
+    for e, why in pruned.failed:
+        say(f"FAILED  {_env_line(e)}: could not remove it ({why})")
+    say(f"freed {_mb(pruned.freed)} in {cache}: {len(pruned.removed)} removed, {pruned.kept} used within {unused_for} kept" + (f", {len(pruned.kept_in_use)} in use kept" if pruned.kept_in_use else "") + (f", {len(pruned.failed)} could not be removed" if pruned.failed else ""))

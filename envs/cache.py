@@ -63,18 +63,26 @@ class CachedEnv:
 
 @dataclass(frozen=True)
 class Pruned:
-    """What a prune removed and what it kept although asked (in use)."""
+    """What a prune removed, what it kept although asked (in use), and what it could not remove
+    (with the first error: a read-only cache, another user's files)."""
 
     removed: list[CachedEnv]
     kept_in_use: list[CachedEnv]
     kept: int  # entries used since the cut-off
+    failed: list[tuple[CachedEnv, str]]
 
     @property
     def freed(self) -> int:
         return sum(e.bytes for e in self.removed)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"removed": [e.to_dict() for e in self.removed], "kept_in_use": [e.to_dict() for e in self.kept_in_use], "kept": self.kept, "freed_bytes": self.freed}
+        return {
+            "removed": [e.to_dict() for e in self.removed],
+            "kept_in_use": [e.to_dict() for e in self.kept_in_use],
+            "kept": self.kept,
+            "failed": [{**e.to_dict(), "error": why} for e, why in self.failed],
+            "freed_bytes": self.freed,
+        }
 
 
 def hold(cache: Path, key: str) -> None:
@@ -113,6 +121,7 @@ def prune(cache: Path, unused_before: float) -> Pruned:
     never finished, but any a running process holds (or is building)."""
     removed: list[CachedEnv] = []
     busy: list[CachedEnv] = []
+    failed: list[tuple[CachedEnv, str]] = []
     kept = 0
     for entry in entries(cache):
         if entry.complete and (entry.last_used or entry.built_at or 0.0) >= unused_before:
@@ -122,9 +131,21 @@ def prune(cache: Path, unused_before: float) -> Pruned:
             if not (building and used):
                 busy.append(entry)
                 continue
-            shutil.rmtree(entry.folder, ignore_errors=True)
-            removed.append(entry)
-    return Pruned(removed, busy, kept)
+            why = _remove(entry.folder)
+            if why is None:
+                removed.append(entry)
+            else:
+                failed.append((entry, why))
+    return Pruned(removed, busy, kept, failed)
+
+
+def _remove(folder: Path) -> str | None:
+    """Remove the folder; None when it is gone, else the first error (or why it is still there)."""
+    errors: list[str] = []
+    shutil.rmtree(folder, onerror=lambda _fn, path, info: errors.append(f"{path}: {getattr(info[1], 'strerror', None) or info[1]}"))  # onerror: Python 3.11 has no onexc
+    if not folder.exists():
+        return None
+    return errors[0] if errors else "still there after removal"
 
 
 @contextlib.contextmanager
@@ -133,7 +154,12 @@ def _exclusive(path: Path) -> Iterator[bool]:
     if not path.exists():  # nobody ever locked it: nothing to wait for, and no file is made
         yield True
         return
-    with open(path, "ab") as handle:
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below; read-only: a lock needs no write, and a read-only cache still lists
+    except OSError:
+        yield False
+        return
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -127,3 +127,23 @@ def test_an_age_that_is_not_one_is_refused_with_the_fix(tmp_path: Path):
     assert "--unused-for 'a month' is not an age" in done.stderr and "--unused-for 30d" in done.stderr, done.stderr
     empty = benchtape("task", "envs", env=_env(tmp_path / "cache"))
     assert empty.returncode == 0 and "no cached environments in" in empty.stdout
+
+
+def test_a_read_only_cache_is_listed_and_a_prune_names_what_it_could_not_remove(built: dict[str, Any], monkeypatch: pytest.MonkeyPatch):
+    """A cache this process cannot write (a read-only mount, another user's files): the list
+    still reads it, and a prune says, by name and with the error, what it could not remove,
+    exit 1, never "removed" for a folder that is still there."""
+    from e2e.cli import read_only
+
+    cache = built["cache"]
+    folder = _built(cache, built["trees"]["beta"])  # present whatever the tests before left
+    monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(cache))
+    listed = read_only(cache, "task", "envs", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert folder.name in {e["key"] for e in json.loads(listed.stdout)["environments"]}
+    done = read_only(cache, "task", "envs", "--prune", "--unused-for", "0d", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    failed = {e["key"]: e["error"] for e in doc["failed"]}
+    assert folder.name in failed and failed[folder.name], doc
+    assert folder.name not in {e["key"] for e in doc["removed"]} and folder.is_dir()
