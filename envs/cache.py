@@ -104,8 +104,7 @@ def hold(cache: Path, key: str) -> None:
 def stamp(folder: Path) -> None:
     """The entry at `folder` was used now (what a prune's cut-off is compared with)."""
     with contextlib.suppress(OSError):  # a read-only cache is still used, unstamped
-        (folder / LAST_USED).touch()
-        os.utime(folder / LAST_USED)
+        (folder / LAST_USED).touch()  # an existing file's mtime set to now
 
 
 def entries(cache: Path) -> list[CachedEnv]:
