@@ -196,8 +196,14 @@ def _missing_folders(home: Path, names: tuple[str, ...]) -> list[str]:
 
 
 def _lock(folder: Path, *, blocking: bool) -> int:
-    """An exclusive lock on folder/lock; -1 when it is held by a live process (non-blocking)."""
-    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    """An exclusive lock on folder/lock; -1 when it is held by a live process (non-blocking), -2
+    when the folder is gone (non-blocking: another run's, removed by its owner since it was listed)."""
+    try:
+        fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        if blocking:
+            raise
+        return -2
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -226,7 +232,7 @@ def _restore_orphans(tmp: Path | None, tool_dir: Path | None) -> list[str]:
     for folder in folders:
         fd = _lock(folder, blocking=False)
         if fd < 0:
-            continue  # its owner is alive
+            continue  # its owner is alive (or finished and removed it since the listing)
         try:
             base = _Baseline.load(folder)
         except (OSError, ValueError, KeyError, TypeError):
@@ -256,9 +262,10 @@ def _held_elsewhere(folders: list[Path], mine: Path, key: str) -> bool:
         except (OSError, ValueError, KeyError):
             continue
         fd = _lock(other, blocking=False)
-        if fd < 0:
+        if fd == -1:
             return True
-        os.close(fd)
+        if fd >= 0:
+            os.close(fd)
     return False
 
 
