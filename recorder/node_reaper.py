@@ -11,7 +11,8 @@ by the first attempt, detached twice so no process group or parent takes it alon
 them: once a marker's process is gone, it removes the benchtape containers whose owner process
 is gone, kills what the dead sessions left running and finishes their session folders
 (benchtape.recorder.recover.sweep, only for the stores under the node folder: the shards), and
-drops the marker. With no marker left for IDLE seconds it exits; the next attempt starts another.
+drops the marker once nothing of the attempt is left (a folder still held is looked at again).
+With no marker left for IDLE seconds it exits; the next attempt starts another.
 
 Run as `python -m benchtape.recorder.node_reaper NODE_FOLDER` (what `ensure_reaper` starts).
 """
@@ -29,6 +30,8 @@ ATTEMPTS = "attempts"
 LOCK = "reaper.lock"
 POLL = 0.5  # seconds between looks at the markers (a listdir and a /proc read each)
 IDLE = float(os.environ.get("BENCHTAPE_REAPER_IDLE", "30"))  # seconds with no attempt before the reaper exits
+RETRY = 2.0  # seconds between sweeps while a dead attempt's session folder is still held
+GIVE_UP = 600.0  # seconds a dead attempt's marker is kept for a folder that stays held
 
 
 def register_attempt(base: Path, token: str) -> None:
@@ -94,16 +97,29 @@ def dead_attempts(base: Path) -> list[Path]:
     return out
 
 
-def reap(base: Path) -> list[str]:
+def reap(base: Path, dead_since: dict[str, float] | None = None) -> list[str]:
     """Remove what dead attempts on this node left: benchtape containers whose owner process is
     gone, the processes and session folders of sessions recording into the node's shards; then
-    their markers. One line per thing done."""
-    from benchtape.recorder.recover import sweep
+    their markers. One line per thing done.
+
+    A marker stays while a session folder recording under the node is left: a folder whose lock
+    a dead attempt's supervisor still holds (draining the last output, removing a container,
+    slow on a loaded machine) cannot be claimed yet, and a marker dropped then left it for good.
+    The marker is the reaper's reason to look again; after GIVE_UP seconds (counted in
+    `dead_since`, from when the reaper first saw it dead) it is dropped whatever is left."""
+    from benchtape.recorder.recover import records_under, sweep
+    from benchtape.sandbox.capture import session_folders
 
     dead = dead_attempts(base)
     done = sweep(containers=True, only_under=base)
+    now = time.monotonic()
+    waiting = any(records_under(path, base) for path in session_folders())
     for marker in dead:
+        first = (dead_since or {}).setdefault(marker.name, now)
+        if waiting and now - first < GIVE_UP:
+            continue
         marker.unlink(missing_ok=True)
+        (dead_since or {}).pop(marker.name, None)
         done.append(f"attempt {marker.name} of a process that is gone: its leftovers removed")
     return done
 
@@ -119,10 +135,12 @@ def main(base: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         return 0
-    idle_since = time.monotonic()
+    idle_since = last_reap = time.monotonic()
+    dead_since: dict[str, float] = {}
     while True:
-        if dead_attempts(base):
-            reap(base)
+        if dead_attempts(base) and (not dead_since or time.monotonic() - last_reap >= RETRY):
+            reap(base, dead_since)
+            last_reap = time.monotonic()
         try:
             active = bool(os.listdir(base / ATTEMPTS))
         except OSError:

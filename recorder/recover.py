@@ -50,7 +50,7 @@ def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | 
     for path in session_folders(tmp):
         if only_db is not None and not _records_into(path, only_db):
             continue
-        if only_under is not None and not _records_under(path, only_under):
+        if only_under is not None and not records_under(path, only_under):
             continue
         folder = SessionFolder.claim(path)
         if folder is None:
@@ -75,7 +75,8 @@ def _records_into(path: Path, db: Path) -> bool:
     return named is None or os.path.realpath(named) == os.path.realpath(db)
 
 
-def _records_under(path: Path, folder: Path) -> bool:
+def records_under(path: Path, folder: Path) -> bool:
+    """Whether the session folder at `path` records into a store under `folder` (a node's shards)."""
     named = (read_manifest(path) or {}).get("db")
     return named is not None and Path(os.path.realpath(named)).is_relative_to(os.path.realpath(folder))
 

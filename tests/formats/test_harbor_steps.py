@@ -304,7 +304,7 @@ def test_the_real_harbor_gives_the_same_outcomes(ran: dict[str, Any]) -> None:
     top = ran["top"] / "real"
     tasks = shutil.copytree(ran["tasks"], top / "tasks")
     for dockerfile in tasks.rglob("Dockerfile"):
-        dockerfile.write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\n" + ("COPY . /tests/\n" if dockerfile.parent.name == "tests" else ""))
+        dockerfile.write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\nSTOPSIGNAL SIGKILL\n" + ("COPY . /tests/\n" if dockerfile.parent.name == "tests" else ""))
     env, extra = harbor_environment([BASE_IMAGE], top)
     ours = {agent: _graded(ran["db"], ran["runs"][key]) for agent, key in (("oracle", "oracle"), ("nop", "noop"))}
     by_agent = harbor_run(tasks, ["oracle", "nop"], top / "jobs", extra=extra, env=env, cwd=top)  # the three folders as one dataset, both agents in one job
@@ -344,7 +344,7 @@ def test_in_a_container_each_step_has_its_own_verifier_image(made: dict[str, Any
         pytest.skip(f"NO DOCKER ENGINE: the steps at level container NOT RUN: {why}")
     tasks = shutil.copytree(made["tasks"], tmp_path / "tasks")
     for dockerfile in tasks.rglob("Dockerfile"):
-        dockerfile.write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\n" + ("COPY . /tests/\n" if dockerfile.parent.name == "tests" else ""))
+        dockerfile.write_text(f"FROM {BASE_IMAGE}\nWORKDIR /app\nSTOPSIGNAL SIGKILL\n" + ("COPY . /tests/\n" if dockerfile.parent.name == "tests" else ""))
     for toml in tasks.glob("*/task.toml"):  # no network: nothing to consent to
         toml.write_text(toml.read_text().replace('network_mode = "public"', 'network_mode = "no-network"'))
     done = benchtape("run", tasks, "--harness", "oracle", "--sandbox", "container", "--yes", "--json", "--db", tmp_path / "c.db", cwd=tmp_path, timeout=1200)

@@ -63,3 +63,34 @@ def test_a_nodes_reaper_outlives_its_starter_removes_a_dead_attempts_marker_and_
     assert _held(base / LOCK)  # the reaper runs, though the process that started it is gone
     assert wait_for(lambda: not (base / "attempts" / "tok").exists(), 30)  # its marker named a dead process
     assert wait_for(lambda: not _held(base / LOCK), 30)  # idle: it left
+
+
+def test_a_dead_attempts_folder_still_held_is_reaped_once_let_go(tmp_path):
+    """A dead attempt's session folder whose lock another process still holds (its supervisor
+    draining output or removing a container, slow under load) cannot be claimed at the
+    reaper's first look: the reaper keeps the attempt's marker and looks again, and removes
+    the folder once it is let go (it used to drop the marker at once and leave the folder)."""
+    base, tmp = tmp_path / "node", tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "BENCHTAPE_REAPER_IDLE": "1", "TMPDIR": str(tmp)}
+    hold = "import sys; from benchtape.sandbox.capture import SessionFolder; f = SessionFolder.create(db=sys.argv[1]); print(f.path, flush=True); sys.stdin.read()"
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(base / "shard.db")], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        folder = Path(holder.stdout.readline().strip())
+        assert folder.parent == tmp and (folder / "session.json").is_file()
+        worker = subprocess.run(
+            [sys.executable, "-c", "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)", str(base)],
+            env=env, capture_output=True, text=True, timeout=60,
+        )
+        assert worker.returncode == 0, worker.stderr
+        from benchtape.recorder.node_reaper import LOCK, _held
+
+        assert _held(base / LOCK)
+        assert not wait_for(lambda: not (base / "attempts" / "tok").exists(), 3)  # looked at (every 0.5 s), kept: the folder is held
+        assert folder.is_dir()
+    finally:
+        holder.communicate("", timeout=30)  # let go
+    assert wait_for(lambda: not folder.exists(), 30), list(folder.iterdir())
+    assert wait_for(lambda: not (base / "attempts" / "tok").exists(), 30)
+    assert wait_for(lambda: not _held(base / LOCK), 30)  # and it left, idle
