@@ -20,7 +20,7 @@ settings.load_profile("benchtape")
 def pytest_collection_modifyitems(items: list) -> None:
     """Keep a module whose tests share a module-scoped fixture on one worker.
 
-    Under `-n 2 --dist loadgroup` the two workers split a module's tests, and each builds the
+    Under `-n 3 --dist loadgroup` the workers split a module's tests, and each builds the
     module's fixture for itself: a validated real repository or a run of every real agent was
     paid twice (the suite's largest cost). A test that already names its group keeps it."""
     for item in items:
