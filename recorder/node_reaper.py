@@ -110,16 +110,17 @@ def reap(base: Path, dead_since: dict[str, float] | None = None) -> list[str]:
     from benchtape.recorder.recover import records_under, sweep
     from benchtape.sandbox.capture import session_folders
 
+    seen = {} if dead_since is None else dead_since
     dead = dead_attempts(base)
     done = sweep(containers=True, only_under=base)
     now = time.monotonic()
     waiting = any(records_under(path, base) for path in session_folders())
     for marker in dead:
-        first = (dead_since or {}).setdefault(marker.name, now)
+        first = seen.setdefault(marker.name, now)
         if waiting and now - first < GIVE_UP:
             continue
         marker.unlink(missing_ok=True)
-        (dead_since or {}).pop(marker.name, None)
+        seen.pop(marker.name, None)
         done.append(f"attempt {marker.name} of a process that is gone: its leftovers removed")
     return done
 
@@ -138,7 +139,7 @@ def main(base: Path) -> int:
     idle_since = last_reap = time.monotonic()
     dead_since: dict[str, float] = {}
     while True:
-        if dead_attempts(base) and (not dead_since or time.monotonic() - last_reap >= RETRY):
+        if dead_attempts(base) and (not dead_since or time.monotonic() - last_reap >= RETRY):  # a new death at once, a held folder every RETRY
             reap(base, dead_since)
             last_reap = time.monotonic()
         try:

@@ -94,3 +94,34 @@ def test_a_dead_attempts_folder_still_held_is_reaped_once_let_go(tmp_path):
     assert wait_for(lambda: not folder.exists(), 30), list(folder.iterdir())
     assert wait_for(lambda: not (base / "attempts" / "tok").exists(), 30)
     assert wait_for(lambda: not _held(base / LOCK), 30)  # and it left, idle
+
+
+def test_a_held_folder_keeps_its_dead_attempts_marker_until_the_reaper_gives_up(tmp_path, monkeypatch):
+    """In the reaper's own loop (the same `dead_since` each look): the marker of a dead attempt
+    stays while a session folder of the node is held, counted from the first look; after
+    GIVE_UP seconds it is dropped whatever is left."""
+    import platform
+    import tempfile
+
+    from benchtape.recorder import node_reaper
+    from benchtape.sandbox.capture import SessionFolder
+
+    base, tmp = tmp_path / "node", tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    (base / "attempts").mkdir(parents=True)
+    (base / "attempts" / "tok").write_text(f"{platform.node()} 999999999 1")  # a process that is gone
+    folder = SessionFolder.create(db=str(base / "shard.db"))  # held: this process has its lock
+    try:
+        seen: dict[str, float] = {}
+        node_reaper.reap(base, seen)
+        node_reaper.reap(base, seen)
+        assert (base / "attempts" / "tok").exists() and folder.path.is_dir() and list(seen) == ["tok"]
+        first = seen["tok"]
+        node_reaper.reap(base, seen)
+        assert seen["tok"] == first  # counted from the first look, not from each
+        monkeypatch.setattr(node_reaper, "GIVE_UP", 0.0)
+        node_reaper.reap(base, seen)
+        assert not (base / "attempts" / "tok").exists() and seen == {} and folder.path.is_dir()
+    finally:
+        folder.close(remove=True)
