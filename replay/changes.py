@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 from benchtape.core.model import Session
-from benchtape.sandbox.treediff import BYTECODE, is_bytecode
+from benchtape.sandbox.treediff import BYTECODE, cache_rule, cachedir_tags
 from benchtape.store.views import BrowsingStore
 
 CONTEXT = 3  # lines of context around each change, as git shows
@@ -52,7 +52,7 @@ class Changes:
     modified: list[str] = field(default_factory=list)
     patch: str = ""
     left_out: list[str] = field(default_factory=list)  # the tool's own state files that changed (Adapter.own_state)
-    caches: list[str] = field(default_factory=list)  # bytecode caches that changed: not the agent's writing (treediff.is_bytecode)
+    caches: list[str] = field(default_factory=list)  # caches that changed: not the agent's writing (treediff.cache_rule)
 
     @property
     def empty(self) -> bool:
@@ -151,6 +151,7 @@ def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Seq
     files, as the staged snapshot names them) is named in `left_out`, not patched."""
     out = Changes()
     parts: list[str] = []
+    is_cache = cache_rule(before, cachedir_tags({p: e.data for p, e in after.items() if e.kind == "file"}))
     for path in sorted(set(before) | set(after)):
         a, b = before.get(path), after.get(path)
         if a == b or (a is not None and b is not None and a.kind == b.kind == "dir"):
@@ -158,7 +159,7 @@ def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Seq
         if path in own_state:
             out.left_out.append(path)
             continue
-        if is_bytecode(path):
+        if is_cache(path):
             if not (a is not None and a.kind == "dir" or b is not None and b.kind == "dir"):
                 out.caches.append(path)
             continue

@@ -4,7 +4,9 @@ stored snapshots), `export`, long texts whole on request, and the HTML page's di
 from __future__ import annotations
 
 import io
+import os
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -137,9 +139,48 @@ def test_bytecode_caches_are_left_out_of_the_patch_and_the_agents_diff_and_named
     changes = diff_trees(before, after)
     assert changes.added == [] and changes.modified == ["calc.py"] and "pyc" not in changes.patch
     assert changes.caches == ["__pycache__/calc.cpython-311.pyc", "pkg/mod.pyc"]
-    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc): written by whatever ran the code, not by the agent")
+    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc) and new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/): written by whatever ran the code, not by the agent")
     only_caches = agent_diff_of({"calc.py": b"x"}, {"calc.py": b"x", "__pycache__/calc.cpython-311.pyc": b"\x00"})
     assert only_caches.empty  # an agent that only ran the tests changed nothing
+
+
+def test_the_cache_folder_a_real_pytest_run_leaves_is_not_the_agents_change(tmp_path):
+    """An agent that runs the tests leaves .pytest_cache/ (its node ids: a line per test), which
+    made its change look several times the size of one that did not (seen on pluggy: 64 lines a
+    cell against 20, the same fix). The real pytest tags it (CACHEDIR.TAG): a new hidden folder
+    so tagged is left out like bytecode; a tag cannot hide a file the staged tree had, a folder
+    that is not hidden, or anything under a tag without the standard's signature."""
+    from benchtape.replay.changes import Entry, diff_trees
+    from benchtape.sandbox.treediff import diff_trees as agent_diff_of
+    from benchtape.sandbox.treediff import read_tree
+
+    work = tmp_path / "work"
+    (work / "tests").mkdir(parents=True)
+    (work / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (work / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    before = read_tree(work)
+    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "tests"], cwd=work, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(work)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    after = read_tree(work)
+    cache = sorted(p for p in after if p.startswith(".pytest_cache/"))
+    assert ".pytest_cache/CACHEDIR.TAG" in cache and len(cache) >= 3, cache  # what the real pytest wrote
+    diff = agent_diff_of(before, after)
+    assert [c.path for c in diff.changes] == ["calc.py"] and (diff.lines_added, diff.lines_removed) == (1, 1)
+    entries = lambda tree: {p: Entry("file", data) for p, data in tree.items()}  # noqa: E731
+    changes = diff_trees(entries(before), entries(after))
+    assert changes.modified == ["calc.py"] and changes.added == [] and ".pytest_cache" not in changes.patch
+    assert set(cache) <= set(changes.caches)
+    tag = after[".pytest_cache/CACHEDIR.TAG"]
+    # what a tag cannot hide
+    had = agent_diff_of({**before, ".pytest_cache/README.md": b"old\n"}, after)  # the staged tree had the folder
+    assert ".pytest_cache/README.md" in [c.path for c in had.changes]
+    shown = agent_diff_of(before, {**before, "build/CACHEDIR.TAG": tag, "build/out.txt": b"x\n"})  # not a hidden folder
+    assert [c.path for c in shown.changes] == ["build/CACHEDIR.TAG", "build/out.txt"]
+    forged = agent_diff_of(before, {**before, ".hide/CACHEDIR.TAG": b"nothing\n", ".hide/x.py": b"x\n"})  # no signature
+    assert [c.path for c in forged.changes] == [".hide/CACHEDIR.TAG", ".hide/x.py"]
+    moved = agent_diff_of(before, {**{k: v for k, v in before.items() if k != "calc.py"}, ".c/CACHEDIR.TAG": tag, ".c/calc.py": before["calc.py"]})
+    assert [c.path for c in moved.changes] == ["calc.py"]  # a file removed shows, wherever a copy went
 
 
 def test_an_imported_session_says_it_never_had_a_workspace_to_diff_or_export(tmp_path):
