@@ -14,7 +14,11 @@ import re
 from benchtape.tasks.gitlog import Landing
 
 MAX_PROMPT = 6000
-_CLOSING = re.compile(r"\s*\b(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related(?: to)?|part of|addresses)\s*:?\s+(?:[\w.-]+/[\w.-]+)?#\d+(?:\s*(?:,|and)\s*(?:[\w.-]+/[\w.-]+)?#\d+)*\.?", re.IGNORECASE)
+_KEYWORD = r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related(?: to)?|part of|addresses)\s*:?\s+"
+_REFERENCES = r"(?:[\w.-]+/[\w.-]+)?#\d+(?:\s*(?:,|and)\s*(?:[\w.-]+/[\w.-]+)?#\d+)*"
+# a line that opens with a reference ("fix #544: Correctly pass …") loses the separator after it too
+_LEADING = re.compile(rf"^[ \t]*{_KEYWORD}{_REFERENCES}[ \t]*[:\u2013\u2014-]?[ \t]*", re.IGNORECASE | re.MULTILINE)
+_CLOSING = re.compile(rf"\s*\b{_KEYWORD}{_REFERENCES}\.?", re.IGNORECASE)
 _TRAILER = re.compile(r"^(?:Signed-off-by|Co-authored-by|Reviewed-by|Acked-by|Tested-by|Reported-by|Suggested-by|Change-Id|Cc):.*$", re.IGNORECASE | re.MULTILINE)
 _ISSUE_BLOCK = re.compile(r"^(?:Issue|Original issue|Issue text)\s*:\s*\n(.+?)(?:\n\n(?=\S)|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
 
@@ -51,6 +55,7 @@ _MR_LINE = re.compile(r"^See merge request \S+!\d+\s*$", re.MULTILINE)
 def _clean(text: str) -> str:
     text = _MR_LINE.sub("", text)
     text = _TRAILER.sub("", text)
+    text = _LEADING.sub("", text)
     text = _CLOSING.sub("", text)
     text = re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE)
     return re.sub(r"\n{3,}", "\n\n", text).strip()

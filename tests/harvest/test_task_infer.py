@@ -110,3 +110,14 @@ def test_test_file_names_never_reach_the_shell_unquoted(tmp_path):
         shown = subprocess.run(["/bin/sh", "-c", "printf '%s\\n' " + command.split(" ", 1)[1]], capture_output=True, text=True, cwd=tmp_path, env={"PATH": "/usr/bin:/bin"})
         assert shown.stdout.splitlines() == words[1:], command  # every word one argument, nothing else ran
         assert any("INJECTED" in w for w in words), command  # the name is kept whole
+
+
+def test_a_title_that_opens_with_its_reference_loses_the_separator_too():
+    """pluggy's PR #545, "fix #544: Correctly pass StopIteration trough wrappers", gave a prompt
+    titled "# : Correctly pass …" (and a note "- : …"): the reference went, its colon stayed."""
+    landing = _landing("merge", "Merge pull request #545 from a/fix-544", "fix #544: Correctly pass StopIteration trough wrappers", 545)
+    text, _ = prompt_for(landing, ["fix #544: Correctly pass StopIteration trough wrappers\n\nRaising a StopIteration in a generator triggers a RuntimeError.", "Closes #7 - keep the wrapper order"])
+    assert text.startswith("# Correctly pass StopIteration trough wrappers\n")
+    assert "- Correctly pass StopIteration trough wrappers Raising a StopIteration" in text and "- keep the wrapper order" in text and "#" not in text[1:]
+    plain, _ = prompt_for(_landing("squash", "Keep the order (#9)", "This fixes #8: the wrappers ran backwards.", 9), [])
+    assert plain.startswith("# Keep the order\n\nThis") and "#8" not in plain and "the wrappers ran backwards." in plain  # mid-sentence: the reference goes
