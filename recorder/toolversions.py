@@ -31,7 +31,7 @@ class Resolved:
     asked: str
     version: str
     binary: Path | None  # None: not installed yet (or the mock, which needs none)
-    source: str  # benchtape | bench | npm | pinned
+    source: str  # benchtape | bench | npm (its latest) | pypi (`latest` of a PyPI tool: the release benchtape pins) | pinned | plugin
     note: str | None = None  # e.g. a version the adapters were not verified with
 
     @property
@@ -40,7 +40,7 @@ class Resolved:
 
     def describe(self) -> str:
         where = "built in" if self.source in ("benchtape", "plugin") else (str(self.binary) if self.binary else f"not installed: would install into {binaries.folder(self.harness, self.version)}")
-        how = {"npm": "npm's latest", "bench": "the bench's harness_config.binary", "pinned": "pinned", "benchtape": "benchtape's own", "plugin": "its plugin package's"}[self.source]
+        how = {"npm": "npm's latest", "pypi": "the PyPI release benchtape pins", "bench": "the bench's harness_config.binary", "pinned": "pinned", "benchtape": "benchtape's own", "plugin": "its plugin package's"}[self.source]
         return f"{self.harness} {self.asked} → {self.version} ({how}; {where})"
 
 
@@ -76,7 +76,8 @@ class VersionResolver:
             return Resolved(harness, asked, found, Path(bench_binary), "bench", _note(harness, found))
         version = binaries.resolve_version(harness, asked)
         have = binaries.installed(harness, version)
-        return Resolved(harness, asked, version, have.path if have else None, "npm" if asked == binaries.LATEST else "pinned", _note(harness, version))
+        latest = "pypi" if binaries.pins()[harness].kind == "pypi" else "npm"  # where `latest` came from (binaries.latest_version)
+        return Resolved(harness, asked, version, have.path if have else None, latest if asked == binaries.LATEST else "pinned", _note(harness, version))
 
     def install(self, resolved: Resolved) -> Resolved:
         """Install a resolved version that is missing (the caller has the user's consent)."""

@@ -265,7 +265,7 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
         "to_run": len(planned.plans) - len(reused),
         "setups": list(rows.values()),
         "versions": [r.describe() for r in planned.matrix.resolver.all()],
-        "installs": [{"tool": r.harness, "version": r.version, "into": str(_install_folder(r))} for r in planned.installs()],
+        "installs": [{"tool": r.harness, "version": r.version, "into": str(_install_folder(r)), "via": _installer(r.harness)} for r in planned.installs()],
         "estimate": spend.to_dict(),
         "problems": problems,
         "notes": planned.notes,
@@ -276,6 +276,13 @@ def _install_folder(r: Resolved) -> Path:
     from benchtape.tools.binaries import folder
 
     return folder(r.harness, r.version)
+
+
+def _installer(harness: str) -> str:
+    """How a missing tool would be installed: npm into its folder, or pip into a venv there (a PyPI tool)."""
+    from benchtape.tools.binaries import pins
+
+    return "pip into a venv" if pins()[harness].kind == "pypi" else "npm"
 
 
 # ---------------------------------------------------------------- running

@@ -85,3 +85,19 @@ def test_latest_without_npm_stops_before_anything_runs(tmp_path, monkeypatch):
     write(project / ".benchtape" / "evaluations" / "v.yaml", pinned)
     out = benchtape("run", "v", "--dry-run", cwd=project, env={"NPM_FAILS": "1", "BENCHTAPE_TOOLS": str(tmp_path / "tools")})
     assert out.returncode == 0 and "claude-code 2.1.328 → 2.1.328 (pinned; not installed" in out.stdout  # a pin asks nobody
+
+
+def test_latest_of_a_pypi_tool_is_the_release_benchtape_pins_and_asks_npm_nothing(tmp_path, monkeypatch):
+    """aider and mini-swe-agent come from PyPI: `latest` is the release benchtape pins (no
+    registry is asked), and the preview says so (it said "npm's latest")."""
+    from benchtape.tools.binaries import pins
+
+    project = tmp_path / "proj"
+    write(project / "madbench.yaml", BENCH)
+    write(project / ".benchtape" / "evaluations" / "v.yaml", EVALUATION.replace("claude-code", "aider").replace("    tool_version: latest\n", ""))
+    fake_npm(tmp_path, monkeypatch)
+    out = benchtape("run", "v", "--dry-run", cwd=project, env={"NPM_FAILS": "1", "BENCHTAPE_TOOLS": str(tmp_path / "tools")})
+    assert out.returncode == 0, out.stdout + out.stderr
+    version = pins()["aider"].version
+    assert f"tool aider latest → {version} (the PyPI release benchtape pins; not installed" in out.stdout and "npm" not in out.stdout
+    assert f"would install aider {version} into {tmp_path / 'tools' / 'aider' / version} (pip into a venv, this folder only)" in out.stdout
