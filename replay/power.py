@@ -221,7 +221,7 @@ def sentences(doc: dict[str, Any]) -> list[str]:
         return ["plan: no task selected: nothing can be detected"]
     pair = f" (hardest pair: {doc['hardest_pair'][0]} vs {doc['hardest_pair'][1]})" if doc["hardest_pair"] else ""
     if doc["mdd"] >= 1:  # a difference in pass rate is at most 100 points: none is detectable
-        out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) are too few to detect any difference in pass rate 80% of the time at α = {doc['alpha']:g} (the formula asks for {doc['mdd']:.0%}){pair}")
+        out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) are too few to detect any difference in pass rate 80% of the time at α = {doc['alpha']:g} (the smallest detectable difference works out at {doc['mdd'] * 100:.0f} points, past the 100 any two pass rates can differ by){pair}")
     else:
         out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) detect a difference of {doc['mdd']:.0%} in pass rate or more, 80% of the time at α = {doc['alpha']:g}{pair}")
     out.append(f"  from: pass rates {a['rates_from']}; attempts of a task alike ρ = {a['icc']:g} ({a['icc_from']}); setups alike: {a['setup_correlation_from']}; {a['correction']}")
