@@ -172,6 +172,9 @@ def test_the_cache_folder_a_real_pytest_run_leaves_is_not_the_agents_change(tmp_
     assert changes.modified == ["calc.py"] and changes.added == [] and ".pytest_cache" not in changes.patch
     assert set(cache) <= set(changes.caches)
     tag = after[".pytest_cache/CACHEDIR.TAG"]
+    # run from inside a protected folder, pytest puts its cache there: not a guard violation any more
+    inside = agent_diff_of(before, {**after, "tests/.pytest_cache/CACHEDIR.TAG": tag, "tests/.pytest_cache/v/cache/nodeids": b"[]\n"})
+    assert inside.touching(["tests/"]) == [] and [c.path for c in inside.changes] == ["calc.py"]
     # what a tag cannot hide
     had = agent_diff_of({**before, ".pytest_cache/README.md": b"old\n"}, after)  # the staged tree had the folder
     assert ".pytest_cache/README.md" in [c.path for c in had.changes]
