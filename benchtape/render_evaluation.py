@@ -45,7 +45,7 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
         say("--fresh: every selected cell is measured again (nothing stored is deleted)")
     say(f"would run {doc['to_run']} cell(s); {doc['measured']} measured cell(s) are re-graded with the current checks, not run")
     for item in doc["installs"]:
-        say(f"would install {item['tool']} {item['version']} into {item['into']} ({item.get('via') or 'npm'}, this folder only)")
+        say(f"would install {item['tool']} {item['version']} into {item['into']} ({item['via']}, this folder only)")
     say("estimated spend: " + spend(doc["estimate"]))
     for problem in doc["problems"]:
         say(f"cannot start (recorded as infrastructure_error): {problem}")

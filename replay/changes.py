@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
 from benchtape.core.model import Session
-from benchtape.sandbox.treediff import BYTECODE, cache_rule, cachedir_tags
+from benchtape.sandbox.treediff import CACHES, cache_rule
 from benchtape.store.views import BrowsingStore
 
 CONTEXT = 3  # lines of context around each change, as git shows
@@ -66,7 +66,7 @@ class Changes:
         if self.left_out:  # no parentheses: the HTML page shows this inside its own
             said += f" · left out of the patch: {', '.join(self.left_out)}, the tool's own state, rewritten at every start; `benchtape export` writes it"
         if self.caches:
-            said += f" · left out: {len(self.caches)} file(s) of {BYTECODE}"
+            said += f" · left out: {len(self.caches)} file(s) of {CACHES}"
         return said
 
     def to_dict(self) -> dict[str, object]:
@@ -151,7 +151,7 @@ def diff_trees(before: dict[str, Entry], after: dict[str, Entry], own_state: Seq
     files, as the staged snapshot names them) is named in `left_out`, not patched."""
     out = Changes()
     parts: list[str] = []
-    is_cache = cache_rule(before, cachedir_tags({p: e.data for p, e in after.items() if e.kind == "file"}))
+    is_cache = cache_rule(before, {p: e.data for p, e in after.items() if e.kind == "file"})
     for path in sorted(set(before) | set(after)):
         a, b = before.get(path), after.get(path)
         if a == b or (a is not None and b is not None and a.kind == b.kind == "dir"):

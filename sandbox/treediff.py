@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping
 
 LINK = b"symlink:"
-BYTECODE = "bytecode caches (__pycache__/, .pyc) and new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/): written by whatever ran the code, not by the agent"
+CACHES = "bytecode caches (__pycache__/, .pyc) and new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/): written by whatever ran the code, not by the agent"
 CACHEDIR_TAG = "CACHEDIR.TAG"
 CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"  # the Cache Directory Tagging Specification's
 
@@ -31,28 +31,24 @@ def is_bytecode(path: str) -> bool:
     return path.endswith((".pyc", ".pyo")) or "__pycache__" in path.split("/")
 
 
-def cache_rule(before: Collection[str], tags: Mapping[str, bytes]) -> Callable[[str], bool]:
+def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[[str], bool]:
     """Whether a changed path is a cache, not the agent's writing: bytecode (`is_bytecode`), or a
     file of a folder its tool tagged as a cache (a CACHEDIR.TAG beginning with the standard's
     signature: pytest's .pytest_cache/, ruff's, mypy's). An agent that runs the tests leaves
     .pytest_cache/, whose node ids made its change look several times the size of one that did
     not (git never shows it: pytest writes a .gitignore of `*` beside the tag). Only a hidden
     folder (`.name`) that the staged tree did not have counts, so no tag can hide a change to a
-    file that was there, nor a file a test runner would collect. `tags`: the final tree's
-    CACHEDIR.TAG files, path → bytes; `before`: the staged tree's paths."""
+    file that was there, nor a file a test runner would collect. `before`: the staged tree's
+    paths; `after`: the final tree's files, path → bytes."""
     folders = []
-    for path, data in tags.items():
+    for path, data in after.items():
+        if not path.endswith("/" + CACHEDIR_TAG):
+            continue
         folder = path[: -len(CACHEDIR_TAG)]
-        name = folder.rstrip("/").rsplit("/", 1)[-1]
-        if path.endswith("/" + CACHEDIR_TAG) and name.startswith(".") and data.startswith(CACHEDIR_SIGNATURE) and not any(p == folder[:-1] or p.startswith(folder) for p in before):
+        if folder.rstrip("/").rsplit("/", 1)[-1].startswith(".") and data.startswith(CACHEDIR_SIGNATURE) and not any(p == folder[:-1] or p.startswith(folder) for p in before):
             folders.append(folder)
     prefixes = tuple(folders)
     return lambda path: is_bytecode(path) or (bool(prefixes) and path.startswith(prefixes))
-
-
-def cachedir_tags(files: Mapping[str, bytes]) -> dict[str, bytes]:
-    """The CACHEDIR.TAG files of a tree (path → bytes), what `cache_rule` reads."""
-    return {p: data for p, data in files.items() if p.endswith(CACHEDIR_TAG) and p.rsplit("/", 1)[-1] == CACHEDIR_TAG}
 
 
 @dataclass(frozen=True)
@@ -160,7 +156,7 @@ def read_snapshot(data: bytes) -> dict[str, bytes]:
 def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> WorkspaceDiff:
     """Per changed file, lines added and removed (a binary file counts as changed with no lines)."""
     changes = []
-    is_cache = cache_rule(before, cachedir_tags(after))
+    is_cache = cache_rule(before, after)
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
         if old == new or is_cache(path):
