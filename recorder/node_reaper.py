@@ -39,8 +39,13 @@ def register_attempt(base: Path, token: str) -> None:
     from benchtape.sandbox.container import owner_token
 
     folder = base / ATTEMPTS
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / token).write_text(owner_token())
+    while True:
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            (folder / token).write_text(owner_token())
+            return
+        except FileNotFoundError:
+            continue  # a reaper leaving removed the empty folder between the two: make it again
 
 
 def unregister_attempt(base: Path, token: str) -> None:
@@ -130,11 +135,8 @@ def main(base: Path) -> int:
     if os.fork() > 0:
         os._exit(0)  # the starter's child exits at once: the reaper is nobody's child any more
     os.setsid()
-    base.mkdir(parents=True, exist_ok=True)
-    fd = os.open(base / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    fd = _take_lock(base)
+    if fd is None:
         return 0
     idle_since = last_reap = time.monotonic()
     dead_since: dict[str, float] = {}
@@ -151,27 +153,57 @@ def main(base: Path) -> int:
             idle_since = now
         elif now - idle_since >= IDLE:
             reap(base)  # a last look before leaving
-            _leave(base, fd)
-            return 0
+            kept = _leave(base, fd)
+            if kept is None:
+                return 0
+            fd, idle_since = kept, time.monotonic()
         time.sleep(POLL)
 
 
-def _leave(base: Path, fd: int) -> None:
+def _take_lock(base: Path) -> int | None:
+    """The node's reaper lock, held on the file its path names now (a reaper leaving unlinks
+    the file it held: a lock on that one would watch nothing), or None when another holds it."""
+    base.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(base / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            if os.stat(base / LOCK).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)  # unlinked while taken: take the new one
+
+
+def _leave(base: Path, fd: int) -> int | None:
     """Take the reaper's own files, and the node folder once empty, with it (it was left in
-    /tmp for good). An attempt registered meanwhile keeps its folder: then everything stays."""
+    /tmp for good). None once gone; the lock to keep watching with when an attempt registered
+    meanwhile.
+
+    An attempt registers its marker, then starts a reaper unless the lock is held. One that
+    registered after the reaper's last look found the lock held by a reaper about to leave,
+    and started none: so a marker found while leaving keeps this reaper, and one whose folder
+    appeared after the reaper's own files went takes the lock again (unless the attempt's new
+    reaper has it)."""
     try:
         (base / ATTEMPTS).rmdir()
     except FileNotFoundError:
         pass
     except OSError:
-        os.close(fd)
-        return  # a new attempt: its own reaper starts (or this lock's next holder)
+        return fd  # an attempt registered since the last look: keep watching it
     (base / LOCK).unlink(missing_ok=True)
     os.close(fd)
     try:
         base.rmdir()
     except OSError:
         pass  # a run's shards or seeds are still there: its sweep removes them
+    if (base / ATTEMPTS).exists():
+        return _take_lock(base)
+    return None
 
 
 if __name__ == "__main__":

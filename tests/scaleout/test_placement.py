@@ -125,3 +125,47 @@ def test_a_held_folder_keeps_its_dead_attempts_marker_until_the_reaper_gives_up(
         assert not (base / "attempts" / "tok").exists() and seen == {} and folder.path.is_dir()
     finally:
         folder.close(remove=True)
+
+
+def test_an_attempt_registered_while_the_reaper_leaves_keeps_a_reaper(tmp_path, monkeypatch):
+    """An attempt writes its marker, then starts a reaper unless the node's lock is held. Two
+    moments of a reaper's leaving used to leave such an attempt unwatched (its folder then
+    stayed for good when its worker died, seen in CI after a killed driver): a marker written
+    after the reaper's last look (it left anyway), and a marker written after the reaper
+    removed the empty attempts folder while its lock was still held (the attempt saw the lock
+    held and started none). Here each happens at its moment, in one process: flock locks
+    belong to an open file, so the attempt's look at the lock sees the reaper's."""
+    from benchtape.recorder import node_reaper
+    from benchtape.recorder.node_reaper import LOCK, _held, register_attempt, unregister_attempt
+
+    started: list[Path] = []
+    monkeypatch.setattr(node_reaper.subprocess, "Popen", lambda args, **kw: started.append(Path(args[-1])))
+    base = tmp_path / "node"
+
+    # a marker written after the last look: the reaper stays, with its lock
+    fd = node_reaper._take_lock(base)
+    assert fd is not None
+    register_attempt(base, "late")
+    assert node_reaper._leave(base, fd) == fd and _held(base / LOCK) and (base / "attempts" / "late").exists()
+    unregister_attempt(base, "late")
+    assert node_reaper._leave(base, fd) is None and not base.exists()  # idle now: it goes, and its folder
+
+    # a marker written once the empty attempts folder is gone, the old lock still held
+    fd = node_reaper._take_lock(base)
+    assert fd is not None
+    (base / "attempts").mkdir()  # an attempt came and went
+    original = Path.rmdir
+
+    def rmdir_then_register(self: Path) -> None:
+        original(self)
+        if self == base / "attempts":
+            register_attempt(base, "between")
+            node_reaper.ensure_reaper(base)  # sees the lock held: starts nothing
+
+    monkeypatch.setattr(Path, "rmdir", rmdir_then_register)
+    kept = node_reaper._leave(base, fd)
+    monkeypatch.setattr(Path, "rmdir", original)
+    assert started == []
+    assert kept is not None and _held(base / LOCK)  # the leaving reaper took the new lock: it watches the marker
+    assert (base / "attempts" / "between").exists()
+    os.close(kept)
