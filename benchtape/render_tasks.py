@@ -141,7 +141,10 @@ def _ago(epoch: float) -> str:
 
 
 def _env_line(e: Any) -> str:
-    what = f"{e.project or '(unnamed project)'}, Python {e.python or '?'}" + ("" if e.project_installed else ", project not installed")
+    if e.node:
+        what = f"{e.project or '(unnamed project)'}, node {e.node}, node_modules by {e.installer or '?'}"
+    else:
+        what = f"{e.project or '(unnamed project)'}, Python {e.python or '?'}" + ("" if e.project_installed else ", project not installed")
     when = ("last used " + _ago(e.last_used)) if e.last_used else "never used"
     state = "" if e.complete else "  (a build that never finished)"
     held = "  IN USE" if e.in_use else ""

@@ -33,7 +33,9 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from benchtape.core.errors import BenchtapeError
 from benchtape.envs.cache import MANIFEST, hold, stamp
+from benchtape.envs.node import build_modules, describe, install_argv, link_modules, link_npm
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
@@ -64,7 +66,13 @@ class ProjectEnv:
 
     @property
     def venv(self) -> Path | None:
-        return self.folder / "venv" if self.folder is not None else None
+        """A Python project's venv (None: no environment, or a Node project's)."""
+        return self.folder / "venv" if self.folder is not None and self.recipe.detection.language == "python" else None
+
+    @property
+    def node_modules(self) -> bool:
+        """A Node project's installed dependencies: `generated` names its node_modules folders."""
+        return self.folder is not None and self.recipe.detection.language == "node"
 
     @property
     def packages(self) -> tuple[str, ...]:
@@ -80,6 +88,12 @@ class ProjectEnv:
         """The variables a verifier command runs with, the tree at `tree` where it runs and
         `path` the box's own PATH: the venv first, the tree's import roots on PYTHONPATH."""
         env = dict(self.recipe.config.variables)
+        if self.node_modules:
+            assert self.folder is not None
+            # `npx vitest` runs the project's own, never a download; npm and npx from the
+            # environment's bin/ (in a container too, where the image has none)
+            env["PATH"] = f"{tree}/node_modules/.bin:{self.folder / 'bin'}:{path}"
+            return env
         if self.venv is None:
             return env
         roots = self.recipe.detection.roots or (".",)
@@ -89,10 +103,13 @@ class ProjectEnv:
         return env
 
     def materialize(self, work: Path) -> list[str]:
-        """Copy what the build generated (a VCS version file) into a fresh tree that lacks it."""
+        """Copy what the build generated (a VCS version file; a Node project's node_modules,
+        linked) into a fresh tree that lacks it."""
         copied: list[str] = []
         if self.folder is None:
             return copied
+        if self.node_modules:
+            return link_modules(self.folder / "tree", work, self.generated)
         for rel in self.generated:
             src, dest = self.folder / "tree" / rel, work / rel
             if src.is_file() and not dest.exists() and not dest.is_symlink():
@@ -144,7 +161,7 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
             shutil.rmtree(folder)  # a build that did not finish
         folder.mkdir(parents=True)
         try:
-            env = _build(recipe, tree, folder, progress or (lambda text: None))
+            env = (_build_node if recipe.detection.language == "node" else _build)(recipe, tree, folder, progress or (lambda text: None))
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -153,6 +170,8 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
         manifest["notes"] = env.notes
         manifest["project"], manifest["python"] = recipe.detection.name, recipe.python_version  # what `task envs` lists
+        if recipe.node is not None:
+            manifest["node"] = recipe.node
         tmp = folder / f".{MANIFEST}.tmp"
         tmp.write_bytes(orjson.dumps(manifest))
         os.replace(tmp, folder / MANIFEST)
@@ -165,7 +184,10 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
         doc = orjson.loads((folder / MANIFEST).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None
-    if not (folder / "venv" / "bin" / "python").exists():
+    if recipe.detection.language == "node":
+        if not (folder / "bin").is_dir() or not all((folder / "tree" / rel).is_dir() for rel in doc.get("generated", [])):
+            return None
+    elif not (folder / "venv" / "bin" / "python").exists():
         return None
     return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])))
 
@@ -230,6 +252,28 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     listed = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
     installed = tuple(line for line in listed.stdout.splitlines() if line.strip())
     return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes)
+
+
+def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEnv:
+    """A Node project's dependencies installed into a copy of the tree (envs/node.py)."""
+    det = recipe.detection
+    work = folder / "tree"
+    shutil.copytree(tree, work, symlinks=True, ignore=shutil.ignore_patterns(".git", "node_modules"))
+    cache = folder.parent
+    say(f"installing the Node dependencies ({describe(det.manager, det.manager_version, det.lock)}, node {recipe.node}) in {folder}")
+    try:
+        argv = install_argv(det.manager or "npm", det.manager_version, det.lock, folder, cache)
+    except BenchtapeError as exc:
+        raise EnvError(f"installing {det.manager} {det.manager_version} failed: {exc}") from exc
+    modules = build_modules(work, argv, dict(recipe.config.variables), cache, _run)
+    if not modules:
+        raise EnvError(f"`{' '.join(argv[:2])}` made no node_modules in {work}")
+    link_npm(folder / "bin")
+    shutil.rmtree(folder / "pnpm-store", ignore_errors=True)  # node_modules holds its files (hard links): the store's index only takes room
+    shutil.rmtree(folder / "yarn-cache", ignore_errors=True)
+    notes = [] if det.lock else [f"no lock file: {describe(det.manager, det.manager_version, None)}"]
+    installer = f"{det.manager} {det.manager_version}" if det.manager_version else (det.manager or "npm")
+    return ProjectEnv(recipe, folder, installer, False, modules, (), notes=notes)
 
 
 def _other_specs(recipe: Recipe, work: Path) -> list[str]:

@@ -40,6 +40,7 @@ class CachedEnv:
     python: str | None
     installer: str | None
     project_installed: bool
+    node: str | None = None  # a Node project's node_modules: the node it was installed for
 
     @property
     def complete(self) -> bool:
@@ -58,6 +59,7 @@ class CachedEnv:
             "python": self.python,
             "installer": self.installer,
             "project_installed": self.project_installed,
+            "node": self.node,
         }
 
 
@@ -111,7 +113,8 @@ def entries(cache: Path) -> list[CachedEnv]:
     """Every entry of the cache, the most recently used first."""
     if not cache.is_dir():
         return []
-    found = [_entry(cache, child) for child in cache.iterdir() if child.is_dir() and not child.is_symlink()]
+    # a dot folder is no environment: a Node project's package managers and npm's download cache (envs/node.py)
+    found = [_entry(cache, child) for child in cache.iterdir() if child.is_dir() and not child.is_symlink() and not child.name.startswith(".")]
     return sorted(found, key=lambda e: -(e.last_used or e.built_at or 0.0))
 
 
@@ -192,6 +195,7 @@ def _entry(cache: Path, folder: Path) -> CachedEnv:
         python=doc.get("python") or _venv_python(folder / "venv"),
         installer=doc.get("installer"),
         project_installed=bool(doc.get("project_installed")),
+        node=doc.get("node"),
     )
 
 

@@ -9,7 +9,8 @@ dependencies, first found wins:
   names, poetry/pdm/uv dev groups, requirements files named for tests, then tox's `[testenv]`
   and nox's `session.install(...)` as a fallback.
 The package under test (its import name), and the folders it imports from (`src/` or the top).
-Go, Rust and Node projects are recognised, with whether their toolchain is on this host; their
+Node: the package manager and lock file (envs/node.py), whose install makes the environment.
+Go and Rust projects are recognised, with whether their toolchain is on this host; their
 environment is the toolchain as it is.
 """
 
@@ -22,6 +23,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchtape.envs.node import LOCKS as NODE_LOCKS
+from benchtape.envs.node import describe, package_json, package_manager
 from benchtape.spec.project_tree import LOCK_FILES, Tree, declaration_paths
 
 TEST_NAMES = ("test", "tests", "testing")
@@ -76,6 +79,10 @@ class Detection:
     toolchain: str | None = None  # the non-Python toolchain's binary, when present here
     declarations: tuple[str, ...] = ()  # the files the recipe depends on
     notes: tuple[str, ...] = field(default_factory=tuple)
+    manager: str | None = None  # a Node project's package manager: npm, pnpm, yarn, bun
+    manager_version: str | None = None  # the version it is installed at (None: this host's npm)
+    lock: str | None = None  # a Node project's lock file
+    unbuilt: str | None = None  # why a Node project's dependencies are not installed
 
     @property
     def installable(self) -> bool:
@@ -87,7 +94,10 @@ class Detection:
             if self.language == "unknown":
                 return ["no Python, Go, Rust or Node project recognised: the verifier runs this host's tools as they are"]
             there = f"{self.toolchain} found" if self.toolchain else f"no {self.runner} on this host"
-            return [f"a {self.language} project ({there}): its environment is the toolchain as it is"]
+            if self.language == "node" and self.unbuilt is None and self.toolchain:
+                return [f"a node project ({there}): its dependencies installed with {describe(self.manager, self.manager_version, self.lock)} into a cached node_modules, linked into each verifier tree", *self.notes]
+            why = f" ({self.unbuilt})" if self.language == "node" and self.unbuilt else ""
+            return [f"a {self.language} project ({there}): its environment is the toolchain as it is{why}", *self.notes]
         out = [
             f"a Python project{f' ({self.name})' if self.name else ''}: "
             + (f"built with {self.backend}" + (f", its version from {self.scm} (a pretend version is set: an export has no .git)" if self.scm else "") if self.backend else "no build declaration (nothing to install; its requirements only)"),
@@ -104,6 +114,7 @@ class Detection:
             "groups": list(self.groups), "requirements": list(self.requirements), "install": list(self.install),
             "test_deps_from": self.test_deps_from, "packages": list(self.packages), "roots": list(self.roots),
             "runner": self.runner, "toolchain": self.toolchain, "declarations": list(self.declarations), "notes": list(self.notes),
+            **({"manager": self.manager, "manager_version": self.manager_version, "lock": self.lock, "unbuilt": self.unbuilt} if self.language == "node" else {}),
         }
 
 
@@ -112,7 +123,7 @@ def detect(tree: Tree) -> Detection:
     pyproject = _toml(tree, "pyproject.toml") if "pyproject.toml" in top else {}
     python_signs = {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "noxfile.py", "Pipfile"} & set(top)
     if not python_signs and not any(n.endswith(".py") for n in top):
-        return _other(top)
+        return _other(tree, top)
     cfg = _ini(tree, "setup.cfg") if "setup.cfg" in top else None
     name = _project_name(tree, pyproject, cfg, top)
     backend, scm = _backend(tree, pyproject, cfg, top)
@@ -126,11 +137,15 @@ def detect(tree: Tree) -> Detection:
     return Detection("python", name, backend, scm, extras, groups, requirements, install, source, packages, roots, runner, None, tuple(declarations), tuple(notes))
 
 
-def _other(top: list[str]) -> Detection:
+def _other(tree: Tree, top: list[str]) -> Detection:
     for marker, language, runner in (("go.mod", "go", "go"), ("Cargo.toml", "rust", "cargo"), ("package.json", "node", "npm")):
         if marker in top:
-            locks = [n for n in (marker, "go.sum", "Cargo.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", *LOCK_FILES) if n in top]
-            return Detection(language, runner=runner, toolchain=shutil.which(runner), declarations=tuple(locks))
+            locks = [n for n in (marker, "go.sum", "Cargo.lock", *NODE_LOCKS, *LOCK_FILES) if n in top]
+            if language != "node":
+                return Detection(language, runner=runner, toolchain=shutil.which(runner), declarations=tuple(locks))
+            manager, version, lock, unbuilt = package_manager(tree, top)
+            name = package_json(tree).get("name")
+            return Detection(language, name if isinstance(name, str) else None, runner=runner, toolchain=shutil.which(runner), declarations=tuple(locks), manager=manager, manager_version=version, lock=lock, unbuilt=unbuilt)
     return Detection("unknown")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from benchtape.envs.build import Progress, ProjectEnv, ensure_env
+from benchtape.envs.node import describe, npm_folder
 from benchtape.envs.recipe import EnvError, Recipe, recipe_for
 from benchtape.spec.project import Project
 from benchtape.spec.project_tree import GitTree
@@ -37,7 +38,7 @@ def project_environment(project: Project, commit: str, base_tree: Path, level: s
     if project.dockerfile is not None or project.wheelhouse() is not None:
         own = f"the project image ({project.dockerfile.name})" if project.dockerfile is not None else f"the wheelhouse ({project.wheelhouse()})"
         return ProjectEnv(recipe, notes=[f"the project brings its own environment, {own}: no venv is built"])
-    if level == "container":
+    if level == "container" and recipe.detection.language == "python":
         if container_python is None:
             return ProjectEnv(recipe, notes=["no interpreter for benchtape's base image: no venv is built"])
         return ensure_env(recipe_at(project, commit, python=container_python), base_tree, progress=progress)
@@ -47,9 +48,11 @@ def project_environment(project: Project, commit: str, base_tree: Path, level: s
 def env_notes(env: ProjectEnv) -> list[str]:
     """One line on the environment a report shows: built or reused, where, by what."""
     det = env.recipe.detection
+    how = f"built in {env.seconds:.1f}s" if env.built else "reused (cached)"
+    if env.node_modules:
+        return [f"project environment {how}: {env.folder} (node {env.recipe.node}, {describe(det.manager, det.manager_version, det.lock)}; {', '.join(env.generated)} linked into each verifier tree)", *env.recipe.notes, *env.notes]
     if env.venv is None:
         return [*env.recipe.notes, *env.notes]
-    how = f"built in {env.seconds:.1f}s" if env.built else "reused (cached)"
     installed = "the project installed editable" if env.project_installed else "the project NOT installed (its dependencies only)"
     return [f"project environment {how}: {env.folder} ({env.installer}, Python {env.recipe.python_version}, {installed}; tests import {', '.join(env.packages) or 'the tree'} from {', '.join(det.roots)})", *env.recipe.notes, *env.notes]
 
@@ -69,13 +72,16 @@ def env_variables(env: ProjectEnv, level: str) -> Callable[[str, str], dict[str,
 
 
 def env_mounts(env: ProjectEnv, level: str) -> list[str]:
-    """What a container box mounts read-only at its own path: the environment's folder, and
-    each of `env.tools` (a host program `env.setup` runs, such as msgfmt) with the shared
+    """What a container box mounts read-only at its own path: the environment's folder (a
+    Node project's node and npm instead: its node_modules is in the tree), and each of `env.tools` (a host program `env.setup` runs, such as msgfmt) with the shared
     libraries `ldd` names (benchtape's base image is this host's files at the same paths, so a
     host binary runs there as it does here)."""
     if level != "container":
         return []
-    mounts = [str(env.folder)] if env.folder is not None else []
+    mounts = [str(env.folder)] if env.venv is not None else []  # a node_modules is in the tree itself (linked)
+    if env.node_modules and env.folder is not None:  # node and npm, which benchtape's base image lacks, and the links to npm's scripts
+        npm = npm_folder()
+        mounts += [p for p in [*host_program("node"), *([npm] if npm else []), str(env.folder / "bin")] if p not in mounts]
     for tool in env.recipe.config.tools:
         mounts += [p for p in host_program(tool) if p not in mounts]
     return mounts

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from benchtape.envs.detect import Detection, detect
+from benchtape.envs.node import node_version
 from benchtape.spec.project import EnvConfig
 from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declarations, environment_recipe
 
@@ -49,11 +50,19 @@ class Recipe:
     environment: str = ""  # spec.project_tree.environment_recipe: what a task's fingerprint binds
     notes: tuple[str, ...] = field(default_factory=tuple)
     version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release); recorded, not keyed (a tag changes no declaration)
+    node: str | None = None  # a Node project's node version (its node_modules is bound to it)
 
     @property
     def buildable(self) -> bool:
-        """Whether there is a venv to build (a Python project, an interpreter, `env.build` on)."""
-        return self.detection.language == "python" and self.config.build and self.python is not None
+        """Whether there is an environment to build: a venv (a Python project, an interpreter)
+        or a node_modules (a Node project whose manager benchtape installs, with node and npm
+        here); `env.build` on."""
+        det = self.detection
+        if not self.config.build:
+            return False
+        if det.language == "node":
+            return det.unbuilt is None and det.toolchain is not None and self.node is not None
+        return det.language == "python" and self.python is not None
 
     @property
     def packages(self) -> tuple[str, ...]:
@@ -65,12 +74,14 @@ class Recipe:
     def key(self) -> str:
         """The cache's key: the environment recipe on this interpreter (a venv is bound to its
         interpreter's path; the task fingerprint binds `environment`, which is host-independent)."""
-        doc = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
+        doc: dict[str, Any] = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
+        if self.detection.language == "node":  # package.json and its lock file are no Python declaration: keyed here
+            doc.update(node=self.node, declarations=dict(self.declarations), manager=[self.detection.manager, self.detection.manager_version])
         return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """What a validation or a graded cell records about the environment it ran in."""
-        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
+        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
 
 
 def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None) -> Recipe:
@@ -88,8 +99,17 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
         python, version = find_python(wanted)
         if python is None:
             notes.append(f"no Python {wanted or '3'} found on this host: the verifier runs without a project environment")
+    node = None
+    if detection.language == "node":
+        node = node_version()
+        for path in detection.declarations:  # package.json and its lock file
+            data = tree.read(path)
+            if data is not None:
+                declared[path] = hashlib.sha256(data).hexdigest()
+        if config.build and detection.unbuilt is None and (node is None or detection.toolchain is None):
+            notes.append("no node and npm on this host: the Node dependencies are not installed, the verifier runs the toolchain as it is")
     release = tree.release() if detection.scm and isinstance(tree, GitTree) else None
-    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION)
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node)
 
 
 def find_python(wanted: str | None) -> tuple[str | None, str | None]:

@@ -105,7 +105,9 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
         return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json" {files}', "vitest", "vitest on the changed test files")
     if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}):
         return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json" {files}', "jest", "jest on the changed test files")
-    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest nor vitest: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+    if "node --test" in json.dumps(pkg.get("scripts") or {}):  # node's own runner (node 20): its JUnit report beside the usual output
+        return Inferred(f'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
+    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest nor `node --test`: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
 
 
 def tree_reader(root: Path) -> ReadFile:

@@ -211,7 +211,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
         report.environment = env.to_dict()
         report.notes.extend(n for n in env_notes(env) if n not in report.notes)
         with _image(project, task, base_tree, level, report) as image:
-            if env.venv is not None:  # the base image with the environment mounted, not a bare Python
+            if env.venv is not None or env.node_modules:  # the base image with the environment mounted, not a bare Python
                 report.notes = [n for n in report.notes if not n.startswith("no Dockerfile.benchtape")]
             place = Place(image, env, mounts)
             for phase in PHASES:

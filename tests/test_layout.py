@@ -69,7 +69,7 @@ ALLOWED: dict[str, set[str]] = {
     "adapters": {"core", "spec", "tools"},
     "models": {"core", "spec", "tools"},  # no adapters: a model knows no harness
     "sandbox": {"core", "spec", "tools"},  # no adapters: it starts what a launch plan says
-    "envs": {"core", "spec"},
+    "envs": {"core", "spec", "tools"},  # tools: a Node project's package manager is installed pinned, as an agent CLI is
     "recorder": {"core", "spec", "store", "tools", "adapters", "models", "sandbox"},
     "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
     "tasks": {"core", "spec", "store", "tools", "sandbox", "envs", "adapters"},

@@ -275,19 +275,25 @@ def install_version(tool: str, version: str, root: Path | None = None) -> Path:
     pin = _pin(tool)
     if pin.kind == "pypi":
         return _install_pypi(tool, pin, version, root)
+    return npm_install(pin.package, version, pin.bin, folder(tool, version, root))
+
+
+def npm_install(package: str, version: str, bin_name: str, target: Path) -> Path:
+    """`npm install --prefix` `package@version` into `target` (npm checks each tarball against
+    the registry's integrity hash), which appears only once its `bin_name` runs: an agent CLI,
+    or a project's package manager (benchtape.envs.node)."""
     npm = shutil.which("npm")
     if npm is None:
-        raise BadInput(f"cannot install {tool} {version}: npm is not on PATH", fix="install Node.js and npm (Debian: apt-get install nodejs npm), then try again")
-    target = folder(tool, version, root)
-    scratch = target.with_name(f".{version}.partial")
+        raise BadInput(f"cannot install {package} {version}: npm is not on PATH", fix="install Node.js and npm (Debian: apt-get install nodejs npm), then try again")
+    scratch = target.with_name(f".{target.name}.partial")
     shutil.rmtree(scratch, ignore_errors=True)
     scratch.mkdir(parents=True)
-    argv = [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund", "--no-save", f"{pin.package}@{version}"]
+    argv = [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund", "--no-save", f"{package}@{version}"]
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if done.returncode != 0 or not _runnable(scratch / "node_modules" / ".bin" / pin.bin):
+    if done.returncode != 0 or not _runnable(scratch / "node_modules" / ".bin" / bin_name):
         shutil.rmtree(scratch, ignore_errors=True)
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
-        raise BadInput(f"npm could not install {pin.package}@{version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix="check the version exists (`npm view " + pin.package + " versions`) and that the npm registry is reachable")
+        raise BadInput(f"npm could not install {package}@{version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix="check the version exists (`npm view " + package + " versions`) and that the npm registry is reachable")
     shutil.rmtree(target, ignore_errors=True)
     scratch.rename(target)
     return target

@@ -1,0 +1,193 @@
+"""A Node project's environment: its dependencies installed once per lock file, by the package
+manager the project names, into a cached node_modules that each verifier tree gets a linked
+copy of.
+
+Which manager: `packageManager` in package.json (`pnpm@9.5.0`, what corepack reads), else the
+lock file (pnpm-lock.yaml: the pnpm release line its lockfileVersion belongs to; yarn.lock v1:
+yarn classic; package-lock.json or npm-shrinkwrap.json: this host's npm); no lock file: npm,
+resolving today's versions (said in the notes: it is not reproducible). pnpm and yarn are
+installed pinned with npm into the cache (`.managers/`), never globally: corepack would fetch
+them too, but its signature check fails on registries that do not serve npm's signing keys.
+Not built: yarn 2+ (Plug'n'Play keeps no node_modules) and bun; their verifier runs the
+toolchain as it is, and the detection says so.
+
+The install runs with the network on this host, like a Python build, with `--ignore-scripts`:
+a dependency's install script is someone else's code, and nothing in the box needs it to run
+here (a native addon that needs building is a project image's job: Dockerfile.benchtape).
+Each verifier tree gets the node_modules folders as hard links (a second, 15k files: `cp -al`),
+so what a test run adds there (vitest's results cache) is the tree's own; the tree's
+`node_modules/.bin` comes first on PATH, so `npx vitest` finds the project's vitest, never the
+network."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from benchtape.spec.project_tree import Tree
+
+# A pnpm lock file's major version → the last pnpm of the line that writes it
+PNPM_BY_LOCKFILE = {"9": "9.15.9", "6": "8.15.9", "5": "7.33.7"}
+YARN_CLASSIC = "1.22.22"
+LOCKS = ("pnpm-lock.yaml", "yarn.lock", "package-lock.json", "npm-shrinkwrap.json", "bun.lock", "bun.lockb")
+_MANAGER = re.compile(r"^(npm|pnpm|yarn|bun)@(\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?)")
+
+
+def package_manager(tree: Tree, top: list[str]) -> tuple[str | None, str | None, str | None, str | None]:
+    """(manager, its version (None: this host's npm), the lock file, why it is not built) of the
+    Node project at the top of `tree`."""
+    lock = next((n for n in LOCKS if n in top), None)
+    declared = _declared_manager(tree)
+    if declared is not None:
+        name, version = declared
+    elif lock == "pnpm-lock.yaml":
+        name, version = "pnpm", _pnpm_for(tree.read(lock) or b"")
+    elif lock == "yarn.lock":
+        name, version = "yarn", YARN_CLASSIC if b"yarn lockfile v1" in (tree.read(lock) or b"")[:500] else "2+"
+    elif lock in ("bun.lock", "bun.lockb"):
+        name, version = "bun", None
+    else:
+        name, version = "npm", None
+    if name == "npm":
+        version = None  # this host's npm: `npm ci` reads every lockfileVersion
+    why = None
+    if name == "bun":
+        why = "bun projects are not built (bun is not installed by benchtape)"
+    elif name == "yarn" and version is not None and not version.startswith("1."):
+        why = f"yarn {version} projects are not built (Plug'n'Play keeps no node_modules)"
+    elif name == "pnpm" and version is None:
+        why = "pnpm-lock.yaml has a lockfileVersion benchtape does not know: name the pnpm with `packageManager` in package.json"
+    return name, version, lock, why
+
+
+def package_json(tree: Tree) -> dict[str, Any]:
+    """The tree's top package.json ({} when absent or not an object)."""
+    try:
+        doc = orjson.loads(tree.read("package.json") or b"{}")
+    except orjson.JSONDecodeError:
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _declared_manager(tree: Tree) -> tuple[str, str | None] | None:
+    field = package_json(tree).get("packageManager")
+    found = _MANAGER.match(field) if isinstance(field, str) else None
+    return (found.group(1), found.group(2)) if found else None
+
+
+def _pnpm_for(lock: bytes) -> str | None:
+    found = re.search(rb"^lockfileVersion:\s*['\"]?(\d+)", lock, re.MULTILINE)
+    return PNPM_BY_LOCKFILE.get(found.group(1).decode()) if found else None
+
+
+@lru_cache(maxsize=4)
+def node_version() -> str | None:
+    """This host's node (`20.20.2`), or None: a node_modules is bound to the node it was installed for."""
+    node = shutil.which("node")
+    if node is None:
+        return None
+    try:
+        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip().lstrip("v") or None if done.returncode == 0 else None
+
+
+@lru_cache(maxsize=4)
+def npm_folder() -> str | None:
+    """npm's own package folder (its `bin/` holds npm's and npx's scripts), which a container
+    box mounts beside node: benchtape's base image has neither."""
+    npm = shutil.which("npm")
+    if npm is None:
+        return None
+    real = Path(os.path.realpath(npm))  # …/node_modules/npm/bin/npm-cli.js
+    return str(real.parent.parent) if real.parent.name == "bin" and (real.parent / "npx").exists() else None
+
+
+def link_npm(bin_folder: Path) -> None:
+    """`npm` and `npx` in `bin_folder`, as links to npm's own scripts: what the verifier's PATH
+    names in a container too (npm's folder mounted there), where a link to a link of the host's
+    /usr/bin would lead nowhere. Node runs a script through its real path, so npx finds its
+    package beside it."""
+    npm = npm_folder()
+    bin_folder.mkdir(parents=True, exist_ok=True)
+    for name in ("npm", "npx") if npm else ():
+        link = bin_folder / name
+        if not link.is_symlink():
+            link.symlink_to(f"{npm}/bin/{name}-cli.js")
+
+
+def install_argv(manager: str, version: str | None, lock: str | None, folder: Path, cache: Path) -> list[str]:
+    """The install command of the project in `folder / 'tree'`, its manager installed first
+    (into `cache / '.managers'`: a dot folder, which `task envs` never lists) when it is not this host's npm."""
+    if manager == "npm":
+        npm = shutil.which("npm") or "npm"
+        if lock in ("package-lock.json", "npm-shrinkwrap.json"):
+            return [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"]
+        return [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock"]
+    exe = str(_manager_binary(manager, str(version), cache))
+    if manager == "pnpm":
+        frozen = ["--frozen-lockfile"] if lock == "pnpm-lock.yaml" else []
+        return [exe, "install", *frozen, "--ignore-scripts", "--store-dir", str(folder / "pnpm-store"), "--config.confirmModulesPurge=false"]
+    frozen = ["--frozen-lockfile"] if lock == "yarn.lock" else []
+    return [exe, "install", *frozen, "--ignore-scripts", "--non-interactive", "--cache-folder", str(folder / "yarn-cache")]
+
+
+def _manager_binary(manager: str, version: str, cache: Path) -> Path:
+    from benchtape.tools.binaries import npm_install
+
+    target = cache / ".managers" / f"{manager}@{version}"
+    exe = target / "node_modules" / ".bin" / manager
+    if not exe.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        npm_install(manager, version, manager, target)
+    return exe
+
+
+def build_modules(work: Path, argv: list[str], variables: dict[str, str], cache: Path, run: Callable[[list[str], Path, dict[str, str], str], None]) -> tuple[str, ...]:
+    """Install the dependencies in `work` (a copy of the base tree); the node_modules folders
+    the install made (the top one, and a workspace package's own), relative to `work`."""
+    env = {**os.environ, **variables, "CI": "1", "npm_config_cache": str(cache / ".npm-cache"), "npm_config_update_notifier": "false", "COREPACK_ENABLE_STRICT": "0"}
+    run(argv, work, env, "installing the Node dependencies")
+    return modules_in(work)
+
+
+def modules_in(work: Path) -> tuple[str, ...]:
+    """Every node_modules folder in `work` that is not inside another one."""
+    found: list[str] = []
+    for dirpath, dirnames, _ in os.walk(work):
+        if "node_modules" in dirnames:
+            found.append(os.path.relpath(os.path.join(dirpath, "node_modules"), work))
+        dirnames[:] = [d for d in dirnames if d not in ("node_modules", ".git")]
+    return tuple(sorted(found))
+
+
+def link_modules(source: Path, work: Path, folders: tuple[str, ...]) -> list[str]:
+    """Each of `folders` of the built tree `source` into the fresh tree `work`, as hard links
+    (`cp -al`: symlinks stay symlinks, pnpm's relative ones among them), unless the tree has one."""
+    linked: list[str] = []
+    for rel in folders:
+        src, dest = source / rel, work / rel
+        if not src.is_dir() or dest.exists() or dest.is_symlink() or not dest.parent.is_dir():
+            continue
+        done = subprocess.run(["cp", "-al", str(src), str(dest)], capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            shutil.rmtree(dest, ignore_errors=True)
+            done = subprocess.run(["cp", "-a", str(src), str(dest)], capture_output=True, text=True, timeout=1200)  # another file system: a copy
+            if done.returncode != 0:
+                raise OSError(f"copying {rel} into the verifier's tree failed: {done.stderr.strip()[-300:]}")
+        linked.append(rel)
+    return linked
+
+
+def describe(manager: str | None, version: str | None, lock: str | None) -> str:
+    """`pnpm 9.5.0 from pnpm-lock.yaml`, `npm (no lock file: today's versions)`."""
+    who = f"{manager} {version}" if version else f"{manager or 'npm'}"
+    return f"{who} from {lock}" if lock else f"{who} (no lock file: the versions the registry resolves today)"

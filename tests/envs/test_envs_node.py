@@ -1,0 +1,166 @@
+"""A Node project's environment: its package manager read from package.json and the lock file,
+its dependencies installed once per lock file into a cached node_modules (npm, for real, from the
+registry), linked into each verifier tree; so a task whose code `require`s a dependency is
+validated and graded, where with the toolchain as it is both phases failed to load it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchtape.envs.detect import detect
+from benchtape.envs.node import link_modules, modules_in
+from benchtape.replay.task_verdict import grade_candidate
+from benchtape.spec.project import load_project
+from benchtape.spec.project_tree import FolderTree
+from benchtape.spec.task import find_task, load_task
+from benchtape.store.database import Store
+from benchtape.tasks.create import create_task
+from benchtape.tasks.validate import validate
+
+PACKAGE = {"name": "tally", "version": "1.0.0", "private": True, "scripts": {"test": "node --test"}, "dependencies": {"is-number": "7.0.0"}}
+LOCK = {
+    "name": "tally",
+    "version": "1.0.0",
+    "lockfileVersion": 3,
+    "requires": True,
+    "packages": {
+        "": {"name": "tally", "version": "1.0.0", "dependencies": {"is-number": "7.0.0"}},
+        "node_modules/is-number": {
+            "version": "7.0.0",
+            "resolved": "https://registry.npmjs.org/is-number/-/is-number-7.0.0.tgz",
+            "integrity": "sha512-41Cifkg6e8TylSpdtTpeLVMqvSBEVzTttHvERD741+pnZ8ANv0004MRL43QKPDlK9cGvNp6NZWZUBlbGXYxxng==",
+            "license": "MIT",
+            "engines": {"node": ">=0.12.0"},
+        },
+    },
+}
+BUGGY = 'const isNumber = require("is-number");\nexports.total = (xs) => xs.reduce((a, b) => a + Number(b), 0);\nexports.numeric = (xs) => xs.filter(isNumber);\n'
+FIXED = 'const isNumber = require("is-number");\nexports.total = (xs) => xs.filter(isNumber).reduce((a, b) => a + Number(b), 0);\nexports.numeric = (xs) => xs.filter(isNumber);\n'
+TEST_BASE = 'const test = require("node:test");\nconst assert = require("node:assert");\nconst { total } = require("..");\ntest("sums numbers", () => assert.strictEqual(total([1, 2, "3"]), 6));\n'
+TEST_FIX = TEST_BASE + 'test("skips words", () => assert.strictEqual(total([1, "x"]), 1));\n'
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+@pytest.fixture(scope="module")
+def tally(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A repository of a small Node package whose code needs a dependency from npm, one squash
+    merge (#3) fixing a bug with a test; the task made from it validated with one environment
+    cache for the module."""
+    top = tmp_path_factory.mktemp("node-env")
+    root = top / "tally"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "config", "user.email", "dev@example.com")
+    _git(root, "config", "user.name", "dev")
+    _write(root, {"package.json": json.dumps(PACKAGE, indent=2) + "\n", "package-lock.json": json.dumps(LOCK, indent=2) + "\n", "index.js": BUGGY, "test/total.test.js": TEST_BASE, ".gitignore": "node_modules/\n"})
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "tally: sum a list")
+    _write(root, {"index.js": FIXED, "test/total.test.js": TEST_FIX})
+    _git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() added NaN for every word in the list; it now sums the numbers only.")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("BENCHTAPE_ENV_CACHE", str(top / "env-cache"))
+    mp.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
+    project = load_project(root)
+    task_id = create_task(project, "3").id
+    store = Store(root / ".benchtape" / "benchtape.db")
+    done = validate(project, [task_id], store=store, level="home", logs=root / ".benchtape" / "validate")
+    yield {"root": root, "top": top, "project": project, "id": task_id, "done": done}
+    store.close()
+    mp.undo()
+
+
+def test_the_package_manager_is_read_from_package_json_and_the_lock_file(tmp_path: Path):
+    def detected(files: dict[str, str]) -> tuple[Any, ...]:
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        folder.mkdir()
+        _write(folder, files)
+        det = detect(FolderTree(folder))
+        return det.language, det.manager, det.manager_version, det.lock, det.unbuilt
+
+    pkg = json.dumps({"name": "x"})
+    assert detected({"package.json": json.dumps({"packageManager": "pnpm@9.5.0+sha512.abc"}), "pnpm-lock.yaml": "lockfileVersion: '9.0'\n"}) == ("node", "pnpm", "9.5.0", "pnpm-lock.yaml", None)
+    assert detected({"package.json": pkg, "pnpm-lock.yaml": "lockfileVersion: '6.0'\n"}) == ("node", "pnpm", "8.15.9", "pnpm-lock.yaml", None)
+    assert detected({"package.json": pkg, "yarn.lock": "# THIS IS AN AUTOGENERATED FILE.\n# yarn lockfile v1\n"}) == ("node", "yarn", "1.22.22", "yarn.lock", None)
+    assert detected({"package.json": pkg, "package-lock.json": "{}"}) == ("node", "npm", None, "package-lock.json", None)
+    assert detected({"package.json": pkg}) == ("node", "npm", None, None, None)
+    # what benchtape does not build says why, and the verifier runs the toolchain as it is
+    berry = detected({"package.json": json.dumps({"packageManager": "yarn@4.1.0"}), "yarn.lock": "__metadata:\n  version: 8\n"})
+    assert berry[:3] == ("node", "yarn", "4.1.0") and "not built" in berry[4]
+    assert "not built" in detected({"package.json": pkg, "bun.lockb": ""})[4]
+    assert "lockfileVersion benchtape does not know" in detected({"package.json": pkg, "pnpm-lock.yaml": "lockfileVersion: '42.0'\n"})[4]
+
+
+def test_a_task_whose_code_needs_a_dependency_is_valid_in_its_node_environment(tally: dict[str, Any]):
+    [report] = tally["done"].tasks
+    assert report.validated, report.to_dict()
+    base, reference = report.phases["base"].evidence, report.phases["reference"].evidence
+    assert base.tests is not None and reference.tests is not None
+    assert base.tests.tests["test::skips words"].outcome == "failed" and base.tests.tests["test::sums numbers"].outcome == "passed"
+    task = load_task(find_task(tally["root"], tally["id"]))
+    assert task.verify.command.startswith("node --test") and task.validation is not None
+    assert list(task.validation.fail_to_pass) == ["test::skips words"] and list(task.validation.pass_to_pass) == ["test::sums numbers"]
+    env = report.environment
+    assert env["detected"]["manager"] == "npm" and env["detected"]["lock"] == "package-lock.json" and env["generated"] == ["node_modules"]
+    assert "package-lock.json" in env["declarations"] and env["node"]
+    assert any("node_modules linked into each verifier tree" in n for n in report.notes), report.notes
+    # the cache's node_modules is installed from the lock file, and no test run wrote into it
+    folder = Path(env["folder"])
+    assert (folder / "tree" / "node_modules" / "is-number" / "package.json").is_file()
+    assert not (tally["root"] / "node_modules").exists()  # nothing installed into the user's checkout
+
+
+def test_a_candidate_is_graded_in_the_same_environment(tally: dict[str, Any]):
+    project, task = tally["project"], load_task(find_task(tally["root"], tally["id"]))
+    passed = grade_candidate(project, task, task.reference() or b"")
+    assert passed.outcome == "passed", passed.reason
+    wrong = (task.reference() or b"").replace(b"xs.filter(isNumber).reduce", b"xs.slice(1).reduce")
+    failed = grade_candidate(project, task, wrong)
+    assert failed.outcome == "failed" and "skips words" in failed.reason, failed.reason
+
+
+def test_without_the_environment_neither_phase_loads_the_dependency(tally: dict[str, Any], tmp_path: Path):
+    """`env.build: false`: the verifier runs the toolchain as it is, as before Node environments
+    were built: the reference fails too (no is-number), so the task is not valid."""
+    root = tally["root"]
+    (root / ".benchtape" / "config.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Project\nenv:\n  build: false\n")
+    try:
+        project = load_project(root)
+        store = Store(tmp_path / "bare.db")
+        [report] = validate(project, [tally["id"]], store=store, level="home", logs=tmp_path / "logs").tasks
+        store.close()
+        assert not report.validated
+        assert "Cannot find module 'is-number'" in report.phases["reference"].evidence.log
+    finally:
+        (root / ".benchtape" / "config.yaml").unlink()
+
+
+def test_the_linked_node_modules_are_the_trees_own_folders(tmp_path: Path):
+    """Each verifier tree gets hard links of the built node_modules: a file a test adds there is
+    the tree's own, and a workspace package's node_modules goes with the top one."""
+    built, fresh = tmp_path / "built", tmp_path / "fresh"
+    _write(built, {"node_modules/a/index.js": "x", "packages/p/node_modules/b/index.js": "y", "packages/p/package.json": "{}"})
+    (built / "node_modules" / ".bin").mkdir()
+    (built / "node_modules" / ".bin" / "a").symlink_to("../a/index.js")
+    _write(fresh, {"packages/p/package.json": "{}"})
+    folders = modules_in(built)
+    assert folders == ("node_modules", "packages/p/node_modules")
+    assert link_modules(built, fresh, folders) == list(folders)
+    assert (fresh / "node_modules" / "a" / "index.js").stat().st_ino == (built / "node_modules" / "a" / "index.js").stat().st_ino
+    assert (fresh / "node_modules" / ".bin" / "a").is_symlink() and (fresh / "node_modules" / ".bin" / "a").read_text() == "x"
+    (fresh / "node_modules" / ".vite").mkdir()
+    assert not (built / "node_modules" / ".vite").exists()
+    assert link_modules(built, fresh, folders) == []  # a tree that has them keeps its own
