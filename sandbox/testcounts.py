@@ -49,6 +49,7 @@ def runner_of(command: str) -> str | None:
         ("cargo", r"\bcargo\s+(?:\+\S+\s+)?test\b|\bcargo\s+nextest\b"),
         ("vitest", r"\bvitest\b"),
         ("jest", r"\bjest\b"),
+        ("node", r"\bnode\s+--test\b"),
     ):
         if re.search(pattern, text):
             return runner

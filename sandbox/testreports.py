@@ -300,4 +300,24 @@ def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
         return shlex.join([*kept, "./..."])
     if runner == "cargo":
         return "cargo test"
+    if runner in ("vitest", "jest", "node"):
+        return _without_test_files(command, words)
     return None
+
+
+_JS_TEST_PATH = re.compile(r"/|\.[cm]?[jt]sx?$")
+
+
+def _without_test_files(command: str, words: list[str]) -> str | None:
+    """A JavaScript runner's command with the test files it ends with dropped, cut from the
+    command's own text: its report path (`"${BENCHTAPE_REPORTS:-/tmp}/vitest.json"`) must stay
+    as written, which re-quoting the words would stop the shell expanding."""
+    text, dropped = command.rstrip(), False
+    for word in reversed(words):
+        if word.startswith("-") or not _JS_TEST_PATH.search(word):
+            break
+        form = next((f for f in (shlex.quote(word), word) if text.endswith(" " + f)), None)
+        if form is None:
+            return None
+        text, dropped = text[: -len(form) - 1].rstrip(), True
+    return text if dropped else None

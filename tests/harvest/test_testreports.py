@@ -83,6 +83,11 @@ def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Pat
     assert suite_command("python3 -m unittest -v pkg.tests.test_a", "unittest", tmp_path) == "python3 -m unittest discover -v"
     assert suite_command("go test -v ./pkg -run '^(TestA)$'", "go", tmp_path) == "go test -v ./..."
     assert suite_command("cd sub && pytest", "pytest", tmp_path) is None  # a shell line: not guessed at
+    # a JavaScript runner's inferred command loses its test files, its report path kept as written
+    vitest = 'npx vitest run --reporter=default --reporter=json --outputFile.json="${BENCHTAPE_REPORTS:-/tmp}/vitest.json"'
+    assert suite_command(f"{vitest} test/a.test.ts 'test/b c.test.ts'", "vitest", tmp_path) == vitest
+    assert suite_command("node --test --test-reporter=junit test/total.test.js", "node", tmp_path) == "node --test --test-reporter=junit"
+    assert suite_command("npx jest --json", "jest", tmp_path) is None  # nothing selected: nothing to widen
 
 
 @pytest.fixture(scope="module")
