@@ -252,6 +252,12 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     if found:
         return Judgement(False, found[0], REMEDIES[found[0]], found[1])
     if ev.counts.runner is None:
+        named = runner_of(ev.steps[-1]["command"]) if ev.steps else None
+        if named is not None and ev.exit not in (None, 0):
+            # the runner the command names died before its summary (a test called process.exit:
+            # commander.js's, at the base, exit jest itself): the base fails as a whole, and the
+            # reference, which must pass with the runner's own summary, decides the task
+            return Judgement(True, "", "", f"{named} stopped before its summary (exit {ev.exit}): the base fails as a whole")
         return Judgement(False, "", REMEDIES[""])
     if ev.counts.failed + ev.counts.errored == 0:
         return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])

@@ -269,7 +269,8 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
     suite = None
     wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
     if base.tests is None:
-        report.notes.append("the runner gave no per-test report: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
+        at_base = " at the base (it stopped before its summary)" if references[0].tests is not None else ""
+        report.notes.append(f"the runner gave no per-test report{at_base}: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
     elif wide is None:
         report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
     elif wide != task.verify.command:

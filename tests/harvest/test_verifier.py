@@ -109,6 +109,12 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     assert judge_base(_ev("passed", 0, Counts("pytest", passed=17))).diagnosis == "base_already_passes"
     assert judge_base(_ev("failed", 5, Counts("pytest"))).diagnosis == "tests_not_collected"
     assert judge_base(_ev("failed", 1, Counts(None))).diagnosis == ""  # no runner recognised: no proof
+    # the runner the command names died before its summary (a test exited jest: commander.js at
+    # its base): the base fails as a whole; the reference must still pass with a summary
+    died = Evidence("failed", 1, Counts(None), "error: unknown option '-10'\n  ●  process.exit called with \"1\"\n", 0.1, steps=[{"command": "npx jest --json tests/negatives.test.js", "exit": 1}])
+    assert judge_base(died).held and "jest stopped before its summary" in judge_base(died).detail
+    assert judge_reference(Evidence("failed", 1, Counts(None), "", 0.1, steps=died.steps)).held is False
+    assert not judge_base(Evidence("failed", 1, Counts(None), "", 0.1, steps=[{"command": "./run-checks.sh", "exit": 1}])).held  # no runner named: still no proof
     (tmp_path / "toolz").mkdir()
     missing = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'hypothesis'\n")
     assert judge_base(missing, tmp_path).diagnosis == "missing_dependency"
