@@ -195,7 +195,10 @@ def _score(cand: Candidate, now: float) -> float:
     score += 20.0 if cand.landing.number is not None else 0.0
     score -= 4.0 * (len(cand.split.code) - 1)
     score -= 6.0 * math.log2(1 + impl_lines / 10)
-    score += 3.0 * math.log2(1 + test_added)
+    # the tests a fix adds count, up to a point; many test files are a sweep, not one fix's tests
+    # (commander.js moving 114 files from jest to node:test ranked first of 194 on its test lines)
+    score += 3.0 * math.log2(1 + min(test_added, 200))
+    score -= 4.0 * max(0, len(cand.split.tests) - 5)
     score -= 2.0 * len(cand.split.other)
     years = max(now - cand.landing.fix.time, 0) / (365 * 86400)
     score -= 2.5 * years

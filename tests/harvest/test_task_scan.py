@@ -110,3 +110,22 @@ def test_release_and_merge_only_commits_are_never_proposed(toolz: Path, tmp_path
     assert skipped[release].startswith("a release commit") and skipped[squash].startswith("a release commit")
     assert skipped[merge_only].startswith("a merge-only commit")
     assert fix in {c.landing.fix.sha for c in result.candidates}  # an ordinary change still is one
+
+
+def test_a_sweep_over_many_test_files_ranks_below_a_focused_fix(toolz: Path, tmp_path: Path):
+    """commander.js's 'Switch from Jest to Node.js built-in test runner' (one implementation
+    file, 114 test files, thousands of test lines) ranked first of 194 candidates: the test
+    lines it added outweighed everything. A change of many test files is a sweep, not a fix's tests."""
+    import shutil
+    import subprocess
+
+    repo = tmp_path / "toolz"
+    shutil.copytree(toolz, repo)
+    for i in range(20):
+        test = repo / "toolz" / "tests" / f"test_sweep_{i}.py"
+        test.write_text("".join(f"def test_{i}_{n}():\n    assert {n} == {n}\n" for n in range(40)))
+    (repo / "toolz" / "itertoolz.py").write_text((repo / "toolz" / "itertoolz.py").read_text() + "\n# the runner moved\n")
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "commit", "-qm", "Switch the tests to another runner (#950)"], cwd=repo, check=True)
+    ranked = [c.landing.id for c in scan(load_project(repo), limit=200).candidates]
+    assert ranked.index("950") > max(ranked.index(v) for v in VALID), ranked[:20]  # below every hand-checked valid PR
