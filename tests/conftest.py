@@ -15,6 +15,16 @@ from hypothesis import HealthCheck, settings  # noqa: E402
 settings.register_profile("benchtape", suppress_health_check=[HealthCheck.too_slow], deadline=None)
 settings.load_profile("benchtape")
 
+# A suite started in the background of a script (`nohup bash .ci/run &`) inherits SIGINT
+# ignored (POSIX: a non-interactive shell's asynchronous commands ignore it), and so does every
+# benchtape a test starts: Python keeps an ignored SIGINT ignored, so each test that presses
+# Ctrl-C waited out its timeout (eight of them, in one such run). The tests' processes get
+# SIGINT as a terminal gives it: a handler here is reset to the default in every child.
+import signal  # noqa: E402
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which turns the marks into the `@group` the scheduler reads
 def pytest_collection_modifyitems(items: list) -> None:
