@@ -35,7 +35,7 @@ import orjson
 
 from benchtape.core.errors import BenchtapeError
 from benchtape.envs.cache import MANIFEST, hold, stamp
-from benchtape.envs.node import build_modules, describe, install_argv, link_modules, link_npm
+from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
@@ -273,7 +273,7 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
     shutil.rmtree(folder / "yarn-cache", ignore_errors=True)
     notes = [] if det.lock else [f"no lock file: {describe(det.manager, det.manager_version, None)}"]
     installer = f"{det.manager} {det.manager_version}" if det.manager_version else (det.manager or "npm")
-    return ProjectEnv(recipe, folder, installer, False, modules, (), notes=notes)
+    return ProjectEnv(recipe, folder, installer, False, modules, installed(work / "node_modules"), notes=notes)
 
 
 def _other_specs(recipe: Recipe, work: Path) -> list[str]:

@@ -159,6 +159,23 @@ def build_modules(work: Path, argv: list[str], variables: dict[str, str], cache:
     return modules_in(work)
 
 
+def installed(modules: Path) -> tuple[str, ...]:
+    """`name==version` of each package directly in `modules` (scoped ones too; pnpm's are
+    links into its store): what a verifier run resolved its imports from, as a venv's list is."""
+    found: list[str] = []
+    for entry in sorted(modules.iterdir()) if modules.is_dir() else []:
+        if entry.name.startswith("."):
+            continue
+        for package in sorted(entry.iterdir()) if entry.name.startswith("@") and entry.is_dir() else [entry]:
+            try:
+                doc = orjson.loads((package / "package.json").read_bytes())
+            except (OSError, orjson.JSONDecodeError):
+                continue
+            if isinstance(doc, dict) and isinstance(doc.get("version"), str):
+                found.append(f"{doc.get('name') or package.name}=={doc['version']}")
+    return tuple(found)
+
+
 def modules_in(work: Path) -> tuple[str, ...]:
     """Every node_modules folder in `work` that is not inside another one."""
     found: list[str] = []

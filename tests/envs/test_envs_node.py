@@ -115,7 +115,7 @@ def test_a_task_whose_code_needs_a_dependency_is_valid_in_its_node_environment(t
     assert list(task.validation.fail_to_pass) == ["test::skips words"] and list(task.validation.pass_to_pass) == ["test::sums numbers"]
     env = report.environment
     assert env["detected"]["manager"] == "npm" and env["detected"]["lock"] == "package-lock.json" and env["generated"] == ["node_modules"]
-    assert "package-lock.json" in env["declarations"] and env["node"]
+    assert "package-lock.json" in env["declarations"] and env["node"] and env["installed"] == ["is-number==7.0.0"]
     assert any("node_modules linked into each verifier tree" in n for n in report.notes), report.notes
     # the cache's node_modules is installed from the lock file, and no test run wrote into it
     folder = Path(env["folder"])
