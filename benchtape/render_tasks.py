@@ -75,7 +75,11 @@ def validated_lines(result: Any) -> None:
     say(f"validated at level {result.level} (run {result.run_id}): {result.why}" if result.why else f"validated at level {result.level} (run {result.run_id})")
     for t in result.tasks:
         if t.refused:
-            say(f"  {t.id}: refused — {t.refused}")
+            first, *rest = t.refused.splitlines() or [""]
+            say(f"  {t.id}: refused — {first}")
+            for line in rest:  # a failed build's output: each line on its own, escaped as any other
+                if line.strip():
+                    say(f"      | {line}")
             say(f"      next: {t.next}")
             continue
         say(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")

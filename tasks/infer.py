@@ -36,7 +36,7 @@ def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
     py = [p for p in paths if p.endswith(".py")]
     go = [p for p in paths if p.endswith("_test.go")]
     rs = [p for p in paths if p.endswith(".rs")]
-    js = [p for p in paths if re.search(r"\.(?:test|spec)\.[cm]?[jt]sx?$", p)]
+    js = [p for p in paths if re.search(r"\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)__tests__/.*\.[cm]?[jt]sx?$", p)]  # jest's default match: either name
     if py:
         return _python(py, test_files, read)
     if go:

@@ -164,3 +164,20 @@ def test_the_linked_node_modules_are_the_trees_own_folders(tmp_path: Path):
     (fresh / "node_modules" / ".vite").mkdir()
     assert not (built / "node_modules" / ".vite").exists()
     assert link_modules(built, fresh, folders) == []  # a tree that has them keeps its own
+
+
+def test_a_failed_install_reads_line_by_line(capsys: pytest.CaptureFixture[str]):
+    """A refused task's reason holds the install's output (yarn's engine error, as immer's first
+    build gave it): each line on its own, escaped as any other, not one line of `\\n`s."""
+    from types import SimpleNamespace
+
+    from benchtape.render_tasks import validated_lines
+
+    refused = "the project's environment could not be built: installing the Node dependencies failed: `yarn install …`\nyarn install v1.22.22\nerror semantic-release@25.0.3: The engine \"node\" is incompatible with this module.\n\x1b[31merror\x1b[0m Found incompatible module.\n"
+    task = SimpleNamespace(id="1262", refused=refused, next="fix what the message names")
+    validated_lines(SimpleNamespace(level="home", run_id="r1", why="", tasks=[task]))
+    out = capsys.readouterr().out.splitlines()
+    assert out[1] == "  1262: refused — the project's environment could not be built: installing the Node dependencies failed: `yarn install …`"
+    assert out[3] == '      | error semantic-release@25.0.3: The engine "node" is incompatible with this module.'
+    assert "\\x1b" in out[4] and "\x1b" not in out[4]  # a control character from the build's output is shown, never sent
+    assert out[-1] == "      next: fix what the message names"

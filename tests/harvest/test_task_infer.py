@@ -47,6 +47,10 @@ def test_javascript_takes_the_runner_package_json_names():
     assert infer_command({"src/a.spec.js": b""}, jest).command == 'npx jest --json --outputFile="${BENCHTAPE_REPORTS:-/tmp}/jest.json" src/a.spec.js'
     none = infer_command({"src/a.spec.js": b""}, files(**{"package.json": "{}"}))
     assert none.command == "false" and none.runner is None and "placeholder" in none.note
+    # a file under __tests__/ is a test whatever its name, as jest's default match has it (immer's __tests__/regressions.js)
+    assert infer_command({"__tests__/regressions.js": b""}, vitest).command.endswith(" __tests__/regressions.js")
+    node = files(**{"package.json": json.dumps({"scripts": {"test": "node --test && npm run lint"}})})
+    assert infer_command({"test/a.test.mjs": b""}, node).command.startswith("node --test --test-reporter=spec")
 
 
 def test_an_unknown_runner_is_the_placeholder_and_says_so():
