@@ -85,7 +85,7 @@ def validated_lines(result: Any) -> None:
         say(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")
         for name, p in t.phases.items():
             d = p.to_dict()
-            counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else "runner not recognised"
+            counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else p.judgement.detail if p.judgement.held and p.judgement.detail else "runner not recognised"
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
             say(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
             if d["diagnosis"] and p.judgement.detail:
