@@ -103,16 +103,22 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
 
 
 def _per_test(task: TaskSpec, ev: Any, evidence: dict[str, Any]) -> TaskVerdict | None:
-    """The verdict test by test, when the validation holds FAIL_TO_PASS and this run's runner
-    gave its report; None otherwise (the exit status decides, and the evidence says why)."""
+    """The verdict test by test, when the validation holds FAIL_TO_PASS; None otherwise (the
+    exit status decides).
+
+    A run that ends without the report every validation run gave fails: the code under test
+    can end the runner itself (`process.exit(0)` where a test reaches it, `os._exit(0)` on
+    import) with an exit status of 0 and no test shown passing, which the exit status alone
+    took for a pass."""
     from benchtape.sandbox.testverdicts import judge_tests
 
     validation = task.validation
     if validation is None or not validation.fail_to_pass or ev.status not in ("passed", "failed"):
         return None
     if ev.tests is None:
-        evidence["notes"] = [*evidence.get("notes", []), "the runner gave no per-test report this time: the verify command's exit status decided"]
-        return None
+        missing = list(validation.fail_to_pass)
+        evidence.update({"fail_to_pass_passed": [], "fail_to_pass_failed": missing})
+        return TaskVerdict(FAILED, f"the runner ended without its per-test report (exit {ev.exit}): none of the {len(missing)} FAIL_TO_PASS test(s) is shown passing", evidence)
     judged = judge_tests(ev.tests, validation.fail_to_pass, validation.pass_to_pass)
     evidence.update(judged.to_dict())
     return TaskVerdict(PASSED if judged.passed else FAILED, judged.reason(), evidence)

@@ -229,6 +229,9 @@ def _not_installed(ev: Evidence) -> Judgement | None:
     return Judgement(False, "project_not_installed", REMEDIES["project_not_installed"], f"{found.get('package')} would be imported {where}")
 
 
+DYING_RUNNERS = ("jest", "vitest", "node")  # runners a test can end (process.exit) before their summary
+
+
 def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted."""
     if ev.status == "patch_apply_failed":
@@ -253,10 +256,11 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
         return Judgement(False, found[0], REMEDIES[found[0]], found[1])
     if ev.counts.runner is None:
         named = runner_of(ev.steps[-1]["command"]) if ev.steps else None
-        if named is not None and ev.exit not in (None, 0):
-            # the runner the command names died before its summary (a test called process.exit:
-            # commander.js's, at the base, exit jest itself): the base fails as a whole, and the
-            # reference, which must pass with the runner's own summary, decides the task
+        if named in DYING_RUNNERS and ev.exit is not None and 0 < ev.exit < 126:
+            # a JavaScript runner the command names died before its summary (a test called
+            # process.exit: commander.js's, at the base, exit jest itself), with an exit code of
+            # its own (not a signal's, not "cannot run"): the base fails as a whole; the reference
+            # must pass with the runner's report, and every test it passes is FAIL_TO_PASS
             return Judgement(True, "", "", f"{named} stopped before its summary (exit {ev.exit}): the base fails as a whole")
         return Judgement(False, "", REMEDIES[""])
     if ev.counts.failed + ev.counts.errored == 0:

@@ -36,7 +36,7 @@ from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.testcounts import runner_of
-from benchtape.sandbox.testreports import suite_command
+from benchtape.sandbox.testreports import TestReport, suite_command
 from benchtape.sandbox.testverdicts import Split, split_tests
 from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
@@ -268,9 +268,17 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         references.append(ev)
     suite = None
     wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
-    if base.tests is None:
-        at_base = " at the base (it stopped before its summary)" if references[0].tests is not None else ""
-        report.notes.append(f"the runner gave no per-test report{at_base}: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
+    base_tests = base.tests
+    if base_tests is None and all(r.tests is not None for r in references) and report.phases["base"].judgement.held:
+        # its runner died before its summary (judge_base): no test passed there, so every test the
+        # reference passes is FAIL_TO_PASS, and a candidate whose run ends the same way fails
+        # them all, where an exit status of 0 would have passed it
+        first = references[0].tests
+        assert first is not None
+        base_tests = TestReport(first.runner, "none", {})
+        report.notes.append("the base gave no per-test report (its runner stopped before its summary): every test the reference passes is FAIL_TO_PASS")
+    if base_tests is None:
+        report.notes.append("the runner gave no per-test report: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
     elif wide is None:
         report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
     elif wide != task.verify.command:
@@ -280,11 +288,11 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         if suite.tests is None:
             report.notes.append(f"the base's whole suite (`{wide}`) gave no per-test report ({suite.status}): its baseline is not used")
     statuses = sorted({r.status for r in references})
-    if base.tests is None or any(r.tests is None for r in references):
+    if base_tests is None or any(r.tests is None for r in references):
         flipped = len(statuses) > 1
         report.health = Judgement(False, "flaky", HEALTH_REMEDIES["flaky"], f"the reference's {REFERENCE_RUNS} runs ended {', '.join(r.status for r in references)}") if flipped else Judgement(True, "", "")
         return
-    split = split_tests(base.tests, [r.tests for r in references if r.tests is not None], suite.tests if suite is not None else None)
+    split = split_tests(base_tests, [r.tests for r in references if r.tests is not None], suite.tests if suite is not None else None)
     report.tests = split
     if split.flaky:
         report.notes.append(f"flaky, left out of FAIL_TO_PASS and PASS_TO_PASS ({REFERENCE_RUNS} reference runs): " + "; ".join(f"{i} ({' / '.join(o)})" for i, o in list(split.flaky.items())[:5]))

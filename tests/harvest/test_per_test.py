@@ -129,6 +129,18 @@ def test_a_fix_that_breaks_a_pass_to_pass_test_fails_and_names_it(graded: dict[s
     assert verdict.evidence["fail_to_pass_passed"] == F2P["603"] and "toolz.tests.test_itertoolz::test_accumulate" in verdict.evidence["pass_to_pass_broken"]
 
 
+def test_code_that_ends_the_runner_with_exit_0_fails(graded: dict[str, Any], tmp_path: Path):
+    """The fix plus `os._exit(0)` when the module is imported: pytest dies during collection
+    with exit status 0 and writes no report. The exit status alone took that for a pass."""
+    from benchtape.replay.task_verdict import grade_candidate
+
+    task = graded["tasks"]["603"]
+    candidate = _candidate(graded["project"].root, task, tmp_path, {"toolz/itertoolz.py": "\n\nimport os as _os\n_os._exit(0)\n"})
+    verdict = grade_candidate(graded["project"], task, candidate)
+    assert verdict.outcome == "failed", verdict.reason
+    assert "ended without its per-test report (exit 0)" in verdict.reason and verdict.evidence["fail_to_pass_failed"] == F2P["603"]
+
+
 def test_half_the_fail_to_pass_tests_is_partial_credit_never_a_pass(graded: dict[str, Any], tmp_path: Path):
     from benchtape.replay.task_verdict import grade_candidate
 

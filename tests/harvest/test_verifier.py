@@ -115,6 +115,9 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     assert judge_base(died).held and "jest stopped before its summary" in judge_base(died).detail
     assert judge_reference(Evidence("failed", 1, Counts(None), "", 0.1, steps=died.steps)).held is False
     assert not judge_base(Evidence("failed", 1, Counts(None), "", 0.1, steps=[{"command": "./run-checks.sh", "exit": 1}])).held  # no runner named: still no proof
+    # a signal's death (137: killed, out of memory) or a runner that prints no summary by design is no such proof
+    assert not judge_base(Evidence("failed", 137, Counts(None), "", 0.1, steps=died.steps)).held
+    assert not judge_base(Evidence("failed", 4, Counts(None), "", 0.1, steps=[{"command": "python3 -m pytest tests/test_a.py", "exit": 4}])).held
     (tmp_path / "toolz").mkdir()
     missing = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'hypothesis'\n")
     assert judge_base(missing, tmp_path).diagnosis == "missing_dependency"
