@@ -19,8 +19,6 @@ Each use is stamped and held until the process exits (envs/cache.py: what `task 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import os
 import re
 import shutil
@@ -29,13 +27,13 @@ import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import orjson
 
 from benchtape.core.errors import BenchtapeError
-from benchtape.envs.cache import MANIFEST, hold, stamp
-from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm
+from benchtape.envs.cache import MANIFEST, hold, locked, stamp
+from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, node_folder
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
@@ -92,7 +90,8 @@ class ProjectEnv:
             assert self.folder is not None
             # `npx vitest` runs the project's own, never a download; npm and npx from the
             # environment's bin/ (in a container too, where the image has none)
-            env["PATH"] = f"{tree}/node_modules/.bin:{self.folder / 'bin'}:{path}"
+            node = node_folder()
+            env["PATH"] = f"{tree}/node_modules/.bin:{self.folder / 'bin'}:" + (f"{node}:" if node else "") + path
             return env
         if self.venv is None:
             return env
@@ -151,7 +150,7 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         stamp(folder)
         found.seconds = time.monotonic() - t0
         return found
-    with _locked(cache / f"{key}.lock"):
+    with locked(cache / f"{key}.lock"):
         found = _load(recipe, folder)
         if found is not None:
             stamp(folder)
@@ -185,21 +184,12 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
     except (OSError, orjson.JSONDecodeError):
         return None
     if recipe.detection.language == "node":
-        if not (folder / "bin").is_dir() or not all((folder / "tree" / rel).is_dir() for rel in doc.get("generated", [])):
+        # the links to npm's scripts lead somewhere (an npm upgraded since leaves them dangling), and every node_modules is there
+        if not (folder / "bin").is_dir() or not all(link.exists() for link in (folder / "bin").iterdir()) or not all((folder / "tree" / rel).is_dir() for rel in doc.get("generated", [])):
             return None
     elif not (folder / "venv" / "bin" / "python").exists():
         return None
     return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])))
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def uv_binary() -> str | None:

@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchtape.envs.node import CONFIGS as NODE_CONFIGS
 from benchtape.envs.node import LOCKS as NODE_LOCKS
 from benchtape.envs.node import describe, package_json, package_manager
 from benchtape.spec.project_tree import LOCK_FILES, Tree, declaration_paths
@@ -140,7 +141,7 @@ def detect(tree: Tree) -> Detection:
 def _other(tree: Tree, top: list[str]) -> Detection:
     for marker, language, runner in (("go.mod", "go", "go"), ("Cargo.toml", "rust", "cargo"), ("package.json", "node", "npm")):
         if marker in top:
-            locks = [n for n in (marker, "go.sum", "Cargo.lock", *NODE_LOCKS, *LOCK_FILES) if n in top]
+            locks = [n for n in (marker, "go.sum", "Cargo.lock", *NODE_LOCKS, *(NODE_CONFIGS if language == "node" else ()), *LOCK_FILES) if n in top]
             if language != "node":
                 return Detection(language, runner=runner, toolchain=shutil.which(runner), declarations=tuple(locks))
             manager, version, lock, unbuilt = package_manager(tree, top)

@@ -31,12 +31,23 @@ from typing import Any, Callable
 
 import orjson
 
+from benchtape.envs.cache import locked
 from benchtape.spec.project_tree import Tree
 
 # A pnpm lock file's major version → the last pnpm of the line that writes it
 PNPM_BY_LOCKFILE = {"9": "9.15.9", "6": "8.15.9", "5": "7.33.7"}
 YARN_CLASSIC = "1.22.22"
 LOCKS = ("pnpm-lock.yaml", "yarn.lock", "package-lock.json", "npm-shrinkwrap.json", "bun.lock", "bun.lockb")
+CONFIGS = (".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml", ".pnpmfile.cjs")  # change an install: keyed with the lock file
+# An .npmrc's settings the build keeps: how node_modules is laid out and peers resolved. The rest
+# is dropped from the build's copy: `git=`, `script-shell=`, `node-options=`, `onload-script=`
+# and their like name a program the install would run on this host.
+NPMRC_KEPT = frozenset({
+    "legacy-peer-deps", "strict-peer-deps", "strict-peer-dependencies", "auto-install-peers", "engine-strict",
+    "node-linker", "shamefully-hoist", "hoist", "hoist-pattern", "public-hoist-pattern", "dedupe-peer-dependents",
+    "resolve-peers-from-workspace-root", "link-workspace-packages", "prefer-workspace-packages", "shared-workspace-lockfile",
+    "resolution-mode", "install-strategy", "install-links", "omit", "include", "save-exact", "lockfile-version",
+})
 _MANAGER = re.compile(r"^(npm|pnpm|yarn|bun)@(\d+(?:\.\d+)*(?:-[0-9A-Za-z.]+)?)")
 
 
@@ -97,7 +108,17 @@ def node_version() -> str | None:
         done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip().lstrip("v") or None if done.returncode == 0 else None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip().lstrip("v") or None
+
+
+@lru_cache(maxsize=4)
+def node_folder() -> str | None:
+    """The folder of this host's node binary, by its real path (where a container mounts it):
+    on the verifier's PATH, so `#!/usr/bin/env node` finds it there too (nvm, volta, asdf)."""
+    node = shutil.which("node")
+    return os.path.dirname(os.path.realpath(node)) if node else None
 
 
 @lru_cache(maxsize=4)
@@ -135,7 +156,7 @@ def install_argv(manager: str, version: str | None, lock: str | None, folder: Pa
     exe = str(_manager_binary(manager, str(version), cache))
     if manager == "pnpm":
         frozen = ["--frozen-lockfile"] if lock == "pnpm-lock.yaml" else []
-        return [exe, "install", *frozen, "--ignore-scripts", "--store-dir", str(folder / "pnpm-store"), "--config.confirmModulesPurge=false"]
+        return [exe, "install", *frozen, "--ignore-scripts", "--ignore-pnpmfile", "--store-dir", str(folder / "pnpm-store"), "--config.confirmModulesPurge=false"]
     frozen = ["--frozen-lockfile"] if lock == "yarn.lock" else []
     # --ignore-engines: yarn 1 refuses a whole install over one package's `engines` (immer's
     # semantic-release asks node 22; npm and pnpm only warn); the tests run on this host's node either way
@@ -147,18 +168,46 @@ def _manager_binary(manager: str, version: str, cache: Path) -> Path:
 
     target = cache / ".managers" / f"{manager}@{version}"
     exe = target / "node_modules" / ".bin" / manager
-    if not exe.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        npm_install(manager, version, manager, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with locked(target.with_name(f".{target.name}.lock")):  # two builds needing one manager install it once
+        if not exe.exists():
+            npm_install(manager, version, manager, target)
     return exe
 
 
 def build_modules(work: Path, argv: list[str], variables: dict[str, str], cache: Path, run: Callable[[list[str], Path, dict[str, str], str], None]) -> tuple[str, ...]:
     """Install the dependencies in `work` (a copy of the base tree); the node_modules folders
     the install made (the top one, and a workspace package's own), relative to `work`."""
-    env = {**os.environ, **variables, "CI": "1", "npm_config_cache": str(cache / ".npm-cache"), "npm_config_update_notifier": "false", "COREPACK_ENABLE_STRICT": "0"}
+    env = {**os.environ, **variables, "CI": "1", "npm_config_cache": str(cache / ".npm-cache"), "npm_config_update_notifier": "false", "COREPACK_ENABLE_STRICT": "0", "YARN_IGNORE_PATH": "1"}
+    tame_configs(work)
     run(argv, work, env, "installing the Node dependencies")
     return modules_in(work)
+
+
+def tame_configs(work: Path) -> list[str]:
+    """What in the build's copy of the tree would have the install run the repository's code on
+    this host, taken out: pnpm's hooks file (`--ignore-pnpmfile` too), and every .npmrc setting
+    but the layout's (NPMRC_KEPT). A yarn-path in .yarnrc is ignored by YARN_IGNORE_PATH.
+    Returns what was dropped, for the build's notes."""
+    dropped: list[str] = []
+    hooks = work / ".pnpmfile.cjs"
+    if hooks.is_file() or hooks.is_symlink():
+        hooks.unlink()
+        dropped.append(".pnpmfile.cjs")
+    npmrc = work / ".npmrc"
+    if npmrc.is_symlink():
+        npmrc.unlink()
+        dropped.append(".npmrc (a link)")
+    elif npmrc.is_file():
+        kept = []
+        for line in npmrc.read_text(errors="replace").splitlines():
+            key = line.split("=", 1)[0].strip().lower()
+            if not line.strip() or line.lstrip().startswith(("#", ";")) or key in NPMRC_KEPT:
+                kept.append(line)
+            else:
+                dropped.append(f".npmrc {key}")
+        npmrc.write_text("\n".join(kept) + "\n")
+    return dropped
 
 
 def installed(modules: Path) -> tuple[str, ...]:

@@ -312,12 +312,16 @@ def _without_test_files(command: str, words: list[str]) -> str | None:
     """A JavaScript runner's command with the test files it ends with dropped, cut from the
     command's own text: its report path (`"${BENCHTAPE_REPORTS:-/tmp}/vitest.json"`) must stay
     as written, which re-quoting the words would stop the shell expanding."""
-    text, dropped = command.rstrip(), False
-    for word in reversed(words):
-        if word.startswith("-") or not _JS_TEST_PATH.search(word):
-            break
+    files = 0
+    while files < len(words) and not words[-1 - files].startswith("-") and _JS_TEST_PATH.search(words[-1 - files]):
+        files += 1
+    before = words[-1 - files] if files < len(words) else ""
+    if files == 0 or (before.startswith("-") and "=" not in before):
+        return None  # nothing selected, or the first "file" may be an option's value (`--config ./vitest.config.ts`)
+    text = command.rstrip()
+    for word in reversed(words[-files:]):
         form = next((f for f in (shlex.quote(word), word) if text.endswith(" " + f)), None)
         if form is None:
             return None
-        text, dropped = text[: -len(form) - 1].rstrip(), True
-    return text if dropped else None
+        text = text[: -len(form) - 1].rstrip()
+    return text

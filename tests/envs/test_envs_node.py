@@ -181,3 +181,23 @@ def test_a_failed_install_reads_line_by_line(capsys: pytest.CaptureFixture[str])
     assert out[3] == '      | error semantic-release@25.0.3: The engine "node" is incompatible with this module.'
     assert "\\x1b" in out[4] and "\x1b" not in out[4]  # a control character from the build's output is shown, never sent
     assert out[-1] == "      next: fix what the message names"
+
+
+def test_what_would_run_the_repositorys_code_at_install_is_taken_out(tmp_path: Path):
+    """The install runs on this host: a repository's pnpm hooks file and the .npmrc settings that
+    name a program (git=, script-shell=, node-options=…) are dropped from the build's copy; the
+    layout's settings stay, and every one of these files is part of the environment's key."""
+    from benchtape.envs.node import tame_configs
+    from benchtape.envs.recipe import recipe_for
+
+    _write(tmp_path, {".pnpmfile.cjs": "require('child_process').execSync('touch /tmp/owned')", ".npmrc": "# layout\nshamefully-hoist=true\ngit=./evil.sh\nnode-options=--require ./evil.js\nlegacy-peer-deps = true\n"})
+    dropped = tame_configs(tmp_path)
+    assert not (tmp_path / ".pnpmfile.cjs").exists() and dropped == [".pnpmfile.cjs", ".npmrc git", ".npmrc node-options"]
+    assert (tmp_path / ".npmrc").read_text() == "# layout\nshamefully-hoist=true\nlegacy-peer-deps = true\n"
+
+    def key(npmrc: str) -> str:
+        folder = tmp_path / f"k{len(npmrc)}"
+        _write(folder, {"package.json": json.dumps(PACKAGE), "package-lock.json": json.dumps(LOCK), ".npmrc": npmrc})
+        return recipe_for(FolderTree(folder)).key()
+
+    assert key("legacy-peer-deps=true\n") != key("legacy-peer-deps=false\n")  # the same lock file, another install

@@ -88,6 +88,9 @@ def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Pat
     assert suite_command(f"{vitest} test/a.test.ts 'test/b c.test.ts'", "vitest", tmp_path) == vitest
     assert suite_command("node --test --test-reporter=junit test/total.test.js", "node", tmp_path) == "node --test --test-reporter=junit"
     assert suite_command("npx jest --json", "jest", tmp_path) is None  # nothing selected: nothing to widen
+    # a path that may be an option's value is never cut with the files after it: not widened at all
+    assert suite_command("npx vitest run --config ./vitest.config.ts test/a.test.ts", "vitest", tmp_path) is None
+    assert suite_command("node --test --import ./setup.mjs t/a.test.mjs", "node", tmp_path) is None
 
 
 @pytest.fixture(scope="module")
