@@ -33,7 +33,7 @@ import orjson
 
 from benchtape.core.errors import BenchtapeError
 from benchtape.envs.cache import MANIFEST, hold, locked, stamp
-from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, node_folder
+from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, modules_digest, node_folder
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
@@ -59,6 +59,7 @@ class ProjectEnv:
     generated: tuple[str, ...] = ()
     installed: tuple[str, ...] = ()  # name==version of every distribution in the venv
     built: bool = False  # made by this call (False: a cache hit, or no environment)
+    modules_digest: str | None = None  # a Node project's node_modules as built (envs/node.py modules_digest)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -108,6 +109,8 @@ class ProjectEnv:
         if self.folder is None:
             return copied
         if self.node_modules:
+            if self.modules_digest and modules_digest(self.folder / "tree", self.generated) != self.modules_digest:
+                raise EnvError(f"the cached node_modules in {self.folder} was changed in place by an earlier run: remove it (`benchtape task envs --prune --unused-for 0d`) and run again; it is built anew")
             return link_modules(self.folder / "tree", work, self.generated)
         for rel in self.generated:
             src, dest = self.folder / "tree" / rel, work / rel
@@ -167,6 +170,8 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         env.seconds = time.monotonic() - t0
         env.built = True
         manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
+        if env.modules_digest is not None:
+            manifest["modules_digest"] = env.modules_digest
         manifest["notes"] = env.notes
         manifest["project"], manifest["python"] = recipe.detection.name, recipe.python_version  # what `task envs` lists
         if recipe.node is not None:
@@ -187,9 +192,11 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
         # the links to npm's scripts lead somewhere (an npm upgraded since leaves them dangling), and every node_modules is there
         if not (folder / "bin").is_dir() or not all(link.exists() for link in (folder / "bin").iterdir()) or not all((folder / "tree" / rel).is_dir() for rel in doc.get("generated", [])):
             return None
+        if doc.get("modules_digest") != modules_digest(folder / "tree", tuple(doc.get("generated", []))):
+            return None  # changed in place since it was built: built anew (the trees linked from it keep their files)
     elif not (folder / "venv" / "bin" / "python").exists():
         return None
-    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])))
+    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"))
 
 
 def uv_binary() -> str | None:
@@ -263,7 +270,7 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
     shutil.rmtree(folder / "yarn-cache", ignore_errors=True)
     notes = [] if det.lock else [f"no lock file: {describe(det.manager, det.manager_version, None)}"]
     installer = f"{det.manager} {det.manager_version}" if det.manager_version else (det.manager or "npm")
-    return ProjectEnv(recipe, folder, installer, False, modules, installed(work / "node_modules"), notes=notes)
+    return ProjectEnv(recipe, folder, installer, False, modules, installed(work / "node_modules"), notes=notes, modules_digest=modules_digest(work, modules))
 
 
 def _other_specs(recipe: Recipe, work: Path) -> list[str]:

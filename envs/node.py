@@ -237,6 +237,22 @@ def modules_in(work: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
+def modules_digest(root: Path, folders: tuple[str, ...]) -> str:
+    """One hash of every file's path, size and modification time under `folders` of `root`:
+    the linked copies share the cache's files, so a run that rewrote one in place (a
+    patch-package step, code writing to a dependency) changed the cache for every tree after
+    it; a changed digest says so before the next tree is linked. `find` lists them (~60 ms for
+    ufo's 15k files, where a Python walk took 0.24 s); the order is a folder's own, the same
+    while nothing in it changes."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for rel in folders:
+        done = subprocess.run(["find", ".", "-type", "f", "-printf", "%P\\0%s\\0%T@\\n"], cwd=root / rel, capture_output=True, timeout=600)
+        digest.update(rel.encode() + b"\0" + done.stdout + str(done.returncode).encode())
+    return digest.hexdigest()
+
+
 def link_modules(source: Path, work: Path, folders: tuple[str, ...]) -> list[str]:
     """Each of `folders` of the built tree `source` into the fresh tree `work`, as hard links
     (`cp -al`: symlinks stay symlinks, pnpm's relative ones among them), unless the tree has one."""

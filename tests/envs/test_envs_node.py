@@ -201,3 +201,28 @@ def test_what_would_run_the_repositorys_code_at_install_is_taken_out(tmp_path: P
         return recipe_for(FolderTree(folder)).key()
 
     assert key("legacy-peer-deps=true\n") != key("legacy-peer-deps=false\n")  # the same lock file, another install
+
+
+def test_a_cache_changed_in_place_is_never_linked_again_and_is_built_anew(tally: dict[str, Any]):
+    """Each tree's node_modules shares the cache's files (hard links): a run that rewrote one in
+    place (a patch-package step, code writing to a dependency) would change every later tree.
+    The next tree is refused, naming the fix, and the next use builds the entry anew."""
+    from benchtape.envs.build import ensure_env
+    from benchtape.envs.project_env import recipe_at
+    from benchtape.envs.recipe import EnvError
+    from benchtape.sandbox.checkout import export_commit
+
+    project, task = tally["project"], load_task(find_task(tally["root"], tally["id"]))
+    base = tally["top"] / "digest-base"
+    if not base.exists():
+        export_commit(project.root, task.source.base_commit, base)
+    env = ensure_env(recipe_at(project, task.source.base_commit), base)
+    assert not env.built and env.folder is not None
+    dependency = env.folder / "tree" / "node_modules" / "is-number" / "index.js"
+    original = dependency.read_text()
+    with dependency.open("a") as handle:  # in place: the same inode every linked tree holds
+        handle.write("\nmodule.exports = () => true;\n")
+    with pytest.raises(EnvError, match="changed in place by an earlier run"):
+        env.materialize(tally["top"] / "digest-tree")
+    again = ensure_env(recipe_at(project, task.source.base_commit), base)
+    assert again.built and (again.folder / "tree" / "node_modules" / "is-number" / "index.js").read_text() == original
