@@ -36,7 +36,7 @@ def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
     py = [p for p in paths if p.endswith(".py")]
     go = [p for p in paths if p.endswith("_test.go")]
     rs = [p for p in paths if p.endswith(".rs")]
-    js = [p for p in paths if re.search(r"\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)__tests__/.*\.[cm]?[jt]sx?$", p)]  # jest's default match: either name
+    js = [p for p in paths if _js_test(p)]
     if py:
         return _python(py, test_files, read)
     if go:
@@ -46,6 +46,18 @@ def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
     if js:
         return _javascript(js, read)
     return Inferred(PLACEHOLDER_COMMAND, None, "no test runner recognised for the changed tests: `verify.command` is the placeholder `false`; write the command that runs them")
+
+
+_JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
+_JS_UNDER_TESTS = re.compile(r"(?:^|/)__tests__/.*\.[cm]?[jt]sx?$")
+_JS_HELPER = re.compile(r"(?:^|/)(?:__fixtures__|__mocks__|fixtures?|helpers?|utils?|support)/|(?:^|/)(?:helpers?|utils?|setup|fixtures?)[^/]*$", re.IGNORECASE)
+
+
+def _js_test(path: str) -> bool:
+    """A JavaScript test file: `*.test.*` / `*.spec.*`, or a file under `__tests__/` (jest's
+    default match, immer's `__tests__/regressions.js`) unless it reads as a helper or fixture
+    there (`__tests__/helpers.js`: named to a runner, it fails as a suite with no test)."""
+    return bool(_JS_TEST.search(path) or (_JS_UNDER_TESTS.search(path) and not _JS_HELPER.search(path.split("__tests__/", 1)[1])))
 
 
 def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Inferred:

@@ -49,6 +49,8 @@ def test_javascript_takes_the_runner_package_json_names():
     assert none.command == "false" and none.runner is None and "placeholder" in none.note
     # a file under __tests__/ is a test whatever its name, as jest's default match has it (immer's __tests__/regressions.js)
     assert infer_command({"__tests__/regressions.js": b""}, vitest).command.endswith(" __tests__/regressions.js")
+    helped = infer_command({"__tests__/regressions.js": b"", "__tests__/helpers.js": b"", "__tests__/__fixtures__/a.js": b"", "src/__tests__/utils/make.ts": b""}, vitest).command
+    assert helped.endswith(" __tests__/regressions.js")  # a helper or fixture there is no suite of its own
     node = files(**{"package.json": json.dumps({"scripts": {"test": "node --test && npm run lint"}})})
     assert infer_command({"test/a.test.mjs": b""}, node).command.startswith("node --test --test-reporter=spec")
 
