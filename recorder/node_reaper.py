@@ -19,6 +19,7 @@ Run as `python -m benchtape.recorder.node_reaper NODE_FOLDER` (what `ensure_reap
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import subprocess
@@ -193,8 +194,11 @@ def _leave(base: Path, fd: int) -> int | None:
         (base / ATTEMPTS).rmdir()
     except FileNotFoundError:
         pass
-    except OSError:
-        return fd  # an attempt registered since the last look: keep watching it
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            return fd  # an attempt registered since the last look: keep watching it
+        os.close(fd)  # the folder cannot be removed at all (its permissions): leave it and go
+        return None
     (base / LOCK).unlink(missing_ok=True)
     os.close(fd)
     try:
