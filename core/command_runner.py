@@ -39,6 +39,7 @@ def run_local(
     *,
     max_output: int = MAX_OUTPUT,
     file_limit: int | None = None,
+    memory_limit: int | None = None,
 ) -> CommandResult:
     """Run argv (no shell) on the host; the default command runner for exec-style checks.
 
@@ -47,12 +48,13 @@ def run_local(
     pipe (a child that left the group with setsid, a daemon: `communicate()` would wait for
     its EOF forever). When the command ends, what it left in its group is killed too. Output
     past `max_output` bytes keeps its head and its last lines. `file_limit`: no file it
-    writes may grow past this many bytes (RLIMIT_FSIZE, for it and all it starts). A child
+    writes may grow past this many bytes (RLIMIT_FSIZE, for it and all it starts);
+    `memory_limit`: nor may any of them write to more memory than this (RLIMIT_DATA). A child
     that left the group outlives this: a box runs its commands in a PID namespace
     (sandbox/pidfence.py) so that nothing does.
     """
-    if file_limit is not None:
-        argv = [sys.executable, "-I", "-S", "-c", _FSIZE, str(int(file_limit)), *argv]
+    if file_limit is not None or memory_limit is not None:
+        argv = [sys.executable, "-I", "-S", "-c", _LIMITS, str(int(file_limit or 0)), str(int(memory_limit or 0)), *argv]
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -95,11 +97,12 @@ def run_local(
     return CommandResult(proc.returncode, text)
 
 
-# RLIMIT_FSIZE for what follows, then exec it: a write past the limit fails (SIGXFSZ kills the
-# writer). Python ignores SIGPIPE and SIGXFSZ at start and an exec keeps ignored signals: both
-# are put back to their defaults first, or `yes | head -1` would end in "Broken pipe", exit 1,
-# at home and 141 anywhere else.
-_FSIZE = "import os,resource,signal,sys;n=int(sys.argv[1]);resource.setrlimit(resource.RLIMIT_FSIZE,(n,n));signal.signal(signal.SIGPIPE,signal.SIG_DFL);signal.signal(signal.SIGXFSZ,signal.SIG_DFL);os.execvp(sys.argv[2],sys.argv[2:])"
+# RLIMIT_FSIZE and RLIMIT_DATA (each when not 0) for what follows, then exec it: a write past
+# the file limit fails (SIGXFSZ kills the writer), an allocation past the memory limit fails.
+# Python ignores SIGPIPE and SIGXFSZ at start and an exec keeps ignored signals: both are put
+# back to their defaults first, or `yes | head -1` would end in "Broken pipe", exit 1, at home
+# and 141 anywhere else.
+_LIMITS = "import os,resource,signal,sys;f,m=int(sys.argv[1]),int(sys.argv[2]);f and resource.setrlimit(resource.RLIMIT_FSIZE,(f,f));m and resource.setrlimit(resource.RLIMIT_DATA,(m,m));signal.signal(signal.SIGPIPE,signal.SIG_DFL);signal.signal(signal.SIGXFSZ,signal.SIG_DFL);os.execvp(sys.argv[3],sys.argv[3:])"
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:

@@ -10,6 +10,7 @@ Configured by environment variables (sizes like `64m`, `1g`, or bytes):
   BENCHTAPE_MAX_OUTPUT   stored output per session (default 64m)
   BENCHTAPE_MAX_LINE     one output line (default 8m); a longer line keeps its head and tail
   BENCHTAPE_MAX_BOX_FILE one file a task's verifier or script writes (default 1g)
+  BENCHTAPE_MAX_BOX_MEMORY the memory one process of a verifier at level home takes (default 4g)
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ class OutputLimits:
 
 
 DEFAULT_MAX_BOX_FILE = 1 << 30  # one file a verifier (or a task's script) writes; a box's own /tmp holds as much
+DEFAULT_MAX_BOX_MEMORY = 4 << 30  # the memory one process of a verifier at level home may take (RLIMIT_DATA)
 
 
 def box_file_limit(env: Mapping[str, str] | None = None) -> int:
@@ -60,6 +62,19 @@ def box_file_limit(env: Mapping[str, str] | None = None) -> int:
     value = parse_size(env.get("BENCHTAPE_MAX_BOX_FILE", DEFAULT_MAX_BOX_FILE), "BENCHTAPE_MAX_BOX_FILE")
     if value < MIN_LIMIT:
         raise BadInput(f"BENCHTAPE_MAX_BOX_FILE={value} is out of range", fix=f"give at least {MIN_LIMIT} bytes")
+    return value
+
+
+def box_memory_limit(env: Mapping[str, str] | None = None) -> int:
+    """The memory one process of a task's verifier may take on this host, in bytes
+    (BENCHTAPE_MAX_BOX_MEMORY, default 4g; RLIMIT_DATA: what it writes to, not what it only
+    reserves, so node's and Go's address-space reservations still start). A test recursing
+    without end at structlog's base took 23 GB and the kernel's OOM killer, which picks from
+    the whole host; past the limit its allocations fail instead, in that process alone."""
+    env = os.environ if env is None else env
+    value = parse_size(env.get("BENCHTAPE_MAX_BOX_MEMORY", DEFAULT_MAX_BOX_MEMORY), "BENCHTAPE_MAX_BOX_MEMORY")
+    if value < 64 * MiB:
+        raise BadInput(f"BENCHTAPE_MAX_BOX_MEMORY={value} is out of range", fix="give at least 64m")
     return value
 
 

@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
-from benchtape.core.limits import box_file_limit
+from benchtape.core.limits import box_file_limit, box_memory_limit
 from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
@@ -385,7 +385,7 @@ def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: boo
     argv = [host_tool("unshare") or "unshare", "-rm" if network else "-rmn", "--", "/bin/sh", "-c", _home_script(scratch / "root", {env.workdir: (tree, False), **mounts}, tmp_bytes=limit)]
 
     def run(command: str, timeout: float) -> CommandResult:
-        return run_local(fence().wrap([*argv, "sh", env.workdir, command], scratch, base), scratch, timeout, env=base, file_limit=limit)
+        return run_local(fence().wrap([*argv, "sh", env.workdir, command], scratch, base), scratch, timeout, env=base, file_limit=limit, memory_limit=box_memory_limit())
 
     yield run
 

@@ -200,7 +200,16 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     other = _OTHER_MISSING.search(log)
     if other:
         return "missing_dependency", next(g for g in other.groups() if g)
+    code = evidence.exit
+    signal_name = None if code is None else _KILLED_BY.get(code if code >= 0 else 128 - code)
+    if signal_name is not None and evidence.counts.runner is None:
+        return "runner_crashed", f"the run ended on {signal_name} (exit {evidence.exit}) before the runner's summary"
     return None
+
+
+CRASHES = (134, 135, 139, -6, -7, -11)  # a crash's own signal (abort, bus error, segfault), as a shell's exit or a return code
+# the exits of a process a signal ended (128 + its number): a crash, or the memory gone
+_KILLED_BY = {134: "SIGABRT (an abort)", 135: "SIGBUS (a crash)", 137: "SIGKILL (killed: out of memory, or by hand)", 139: "SIGSEGV (a crash: often a recursion without end)"}
 
 
 REMEDIES = {
@@ -215,6 +224,7 @@ REMEDIES = {
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
+    "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
     "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest or vitest, or make the command print its runner's summary",
 }
 
@@ -252,10 +262,15 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
             return Judgement(False, "tests_skipped", REMEDIES["tests_skipped"], f"{len(skipped)} test(s) skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(skipped.items())[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
     found = problem(ev, tree)
+    named = runner_of(ev.steps[-1]["command"]) if ev.steps else None
+    if found and found[0] == "runner_crashed" and named is not None and ev.exit in CRASHES:
+        # the runner crashed on the bug itself (structlog's base recursed without end and
+        # aborted): the base fails as a whole, as a runner that died does; not a kill (137),
+        # which may be the host's doing
+        return Judgement(True, "", "", f"{found[1]}: the base fails as a whole")
     if found:
         return Judgement(False, found[0], REMEDIES[found[0]], found[1])
     if ev.counts.runner is None:
-        named = runner_of(ev.steps[-1]["command"]) if ev.steps else None
         if named in DYING_RUNNERS and ev.exit is not None and 0 < ev.exit < 126:
             # a JavaScript runner the command names died before its summary (a test called
             # process.exit: commander.js's, at the base, exit jest itself), with an exit code of

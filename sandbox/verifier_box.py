@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Mapping
 
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
-from benchtape.core.limits import box_file_limit
+from benchtape.core.limits import box_file_limit, box_memory_limit
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.verifier import RunCommand
 from benchtape.sandbox.wheelhouse import SITE_AT
@@ -91,7 +91,8 @@ _PRIVATE_TMP = '_task_path="${PATH-}"; PATH=' + BOX_PATH + '; mount -t tmpfs -o 
 def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
     """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it, TMPDIR a
     tmpfs of BENCHTAPE_MAX_BOX_FILE bytes in a mount namespace of the command's own where the
-    host allows one (what a test leaves there is gone when it ends)."""
+    host allows one (what a test leaves there is gone when it ends); each process it starts
+    may take BENCHTAPE_MAX_BOX_MEMORY (core/limits.py)."""
     home = tree.parent / "home"
     tmp = tree.parent / "tmp"
     home.mkdir(exist_ok=True)
@@ -112,6 +113,7 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
     if not fenced.confined:
         notes.append(f"what the verifier starts is not confined to it at level home on this host ({fenced.why}): a process it leaves behind may outlive it; use level container")
     limit = box_file_limit()
+    memory = box_memory_limit()  # per process: at home no engine caps the whole tree
     unshare = host_tool("unshare") or "unshare"
     private_tmp = can_private_tmp()
 
@@ -121,7 +123,7 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
         return [*([unshare, "-rn", "--"] if cut_network else []), "/bin/sh", "-c", command]
 
     def run(command: str, timeout: float) -> CommandResult:
-        return run_local(fenced.wrap(argv(command), tree, base), tree, timeout, env=base, file_limit=limit)
+        return run_local(fenced.wrap(argv(command), tree, base), tree, timeout, env=base, file_limit=limit, memory_limit=memory)
 
     yield VerifierBox(run=run, level="home", where="home", network=network or not cut_network, notes=notes)
 

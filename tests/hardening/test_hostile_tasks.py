@@ -204,6 +204,27 @@ def test_a_verifier_cannot_write_a_file_past_the_box_limit(tmp_path: Path, monke
     assert ev.status == "failed" and big.stat().st_size <= 8 << 20, (ev, big.stat().st_size)
 
 
+def test_a_verifier_at_home_cannot_take_the_hosts_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A test that allocates without end (structlog's base recursed to 23 GB, and the kernel's
+    OOM killer chose from the whole host): past BENCHTAPE_MAX_BOX_MEMORY its allocation fails
+    in its own process, and the run is diagnosed for what it was."""
+    from benchtape.sandbox.verifier import judge_base
+
+    monkeypatch.setenv("BENCHTAPE_MAX_BOX_MEMORY", "256m")
+    ev = mined_verify(tmp_path, "python3 -c 'b = bytearray(1 << 30); print(\"took\", \"it\")'", 60)
+    assert ev.status == "failed" and "MemoryError" in ev.log and "took it" not in ev.log, ev.log
+    fine = mined_verify(tmp_path / "fine", "python3 -c 'b = bytearray(64 << 20); print(\"took\", \"it\")'", 60)
+    assert "took it" in fine.log, fine.log  # under the limit, as anywhere
+    crashed = judge_base(mined_verify(tmp_path / "segv", "python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGSEGV)'", 60))
+    assert crashed.diagnosis == "runner_crashed" and "SIGSEGV" in crashed.detail and "BENCHTAPE_MAX_BOX_MEMORY" in crashed.remedy
+    # a test runner that crashes at the base (structlog 739: a recursion without end, then an
+    # abort) fails there as a whole; one killed (137: the memory, or the host) proves nothing
+    runner = judge_base(mined_verify(tmp_path / "abort", "python3 -m pytest -q --version >/dev/null; python3 -c 'import os; os.abort()'", 60))
+    assert runner.held and "SIGABRT" in runner.detail, runner
+    killed = judge_base(mined_verify(tmp_path / "kill", "python3 -m pytest -q --version >/dev/null; python3 -c 'import os, signal; os.kill(os.getpid(), signal.SIGKILL)'", 60))
+    assert not killed.held and killed.diagnosis == "runner_crashed"
+
+
 def test_a_harbor_verifier_at_home_cannot_fill_tmp_or_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from benchtape.sandbox.harbor_env import can_map_paths
 
