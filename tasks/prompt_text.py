@@ -46,7 +46,10 @@ def _title_body(landing: Landing) -> tuple[str, str]:
         if not title:
             title = f"Merge {landing.branch.split('/', 1)[-1]}" if landing.branch else msg.subject
         return _clean(title), _clean(body)
-    return _clean(re.sub(r"\s*\(#\d+\)\s*$", "", msg.subject)), _clean(msg.body)
+    title = _clean(re.sub(r"\s*\(#\d+\)\s*$", "", msg.subject))
+    # GitHub's squash body lists the PR's commits as `* subject`: the one that repeats the title says nothing twice
+    body = "\n".join(line for line in _clean(msg.body).splitlines() if line.strip().lstrip("*- ").strip() != title or not line.lstrip().startswith(("*", "-")))
+    return title, _clean(body)
 
 
 _MR_LINE = re.compile(r"^See merge request \S+!\d+\s*$", re.MULTILINE)
@@ -55,6 +58,7 @@ _MR_LINE = re.compile(r"^See merge request \S+!\d+\s*$", re.MULTILINE)
 def _clean(text: str) -> str:
     text = _MR_LINE.sub("", text)
     text = _TRAILER.sub("", text)
+    text = re.sub(r"(?:\n[ \t]*-{3,}[ \t]*)+\s*\Z", "", "\n" + text.strip())  # the separator GitHub puts before a squash's co-authors, left alone at the end
     text = _LEADING.sub("", text)
     text = _CLOSING.sub("", text)
     text = re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE)

@@ -64,6 +64,14 @@ def _landing(kind: str, subject: str, body: str, number: int | None) -> Landing:
     return Landing(kind, number, Commit("a" * 40, ["b" * 40], 0, subject, body), "b" * 40, branch="alice/fix")
 
 
+def test_a_github_squash_body_loses_its_separator_and_the_bullet_that_repeats_the_title():
+    """structlog's #807: GitHub's squash body repeats the title as the first `* ` bullet and
+    ends in `---------` before the Co-authored-by lines the prompt drops."""
+    body = "* Use WeakKeyDictionary for WRITE_LOCKS\n\nFile objects were never released.\n\n* tests: adapt style\n\n---------\n\nCo-authored-by: H <h@x>\n"
+    text, _ = prompt_for(_landing("squash", "Use WeakKeyDictionary for WRITE_LOCKS (#807)", body, 807), [])
+    assert text == "# Use WeakKeyDictionary for WRITE_LOCKS\n\nFile objects were never released.\n\n* tests: adapt style\n"
+
+
 def test_a_squash_prompt_drops_its_number_closing_references_and_trailers():
     landing = _landing("squash", "Raise in partition_all when length is invalid (#603)", "It gave bad output. Fixes #602.\n\nSigned-off-by: A <a@x>", 603)
     text, source = prompt_for(landing, [])
