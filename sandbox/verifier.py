@@ -240,6 +240,7 @@ def _not_installed(ev: Evidence) -> Judgement | None:
 
 
 DYING_RUNNERS = ("jest", "vitest", "node")  # runners a test can end (process.exit) before their summary
+_NO_TESTS = re.compile(r"No tests found[^\n]*|No test files found[^\n]*")  # jest's and vitest's words for a selection that matched nothing
 
 
 def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
@@ -271,6 +272,9 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     if found:
         return Judgement(False, found[0], REMEDIES[found[0]], found[1])
     if ev.counts.runner is None:
+        matched_none = _NO_TESTS.search(ev.log) if named in DYING_RUNNERS else None
+        if matched_none is not None:
+            return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"], matched_none.group(0))
         if named in DYING_RUNNERS and ev.exit is not None and 0 < ev.exit < 126:
             # a JavaScript runner the command names died before its summary (a test called
             # process.exit: commander.js's, at the base, exit jest itself), with an exit code of

@@ -13,6 +13,7 @@ from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, task_dirs
 from benchtape.tasks.lint import repositories
+from benchtape.tasks.validate import last_outcome
 
 
 @dataclass
@@ -46,8 +47,15 @@ def task_rows(project: Project) -> list[Row]:
         except BadInput as exc:
             rows.append(Row(task_id, folder, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder / 'task.yaml'}"))
             continue
-        state = task.state(project.task_recipe(task.source.base_commit) if task.runtime is None else "", repos)
-        rows.append(Row(task_id, folder, state.state, state.why, state.next, task))
+        recipe = project.task_recipe(task.source.base_commit) if task.runtime is None else ""
+        state = task.state(recipe, repos)
+        why, next_step = state.why, state.next
+        if state.why == "never validated":
+            last = last_outcome(project.config_dir / "validate", task_id)
+            if last is not None and not last.get("validated") and last.get("fingerprint") in (None, task.fingerprint(recipe)):
+                why = f"its last validation ({last.get('at')}, level {last.get('level')}) did not hold: {last.get('why') or 'see its logs'}"
+                next_step = last.get("next") or f"read {project.config_dir / 'validate' / task_id}/*.log, then: benchtape task validate {task_id}"
+        rows.append(Row(task_id, folder, state.state, why, next_step, task))
     return rows
 
 

@@ -171,8 +171,46 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
     chosen, why = choose_level(level, project, own_environments=all(t.runtime is not None for t in tasks))
     say(why)
     run_id = start_run(store, [t.id for t in tasks], chosen, argv, why=why)
-    reports = [_validate_one(project, task, chosen, store, run_id, logs, say) for task in tasks]
+    reports = []
+    for task in tasks:
+        report = _validate_one(project, task, chosen, store, run_id, logs, say)
+        write_outcome(logs, report, chosen)
+        reports.append(report)
     return Validated(run_id, chosen, reports, why)
+
+
+OUTCOME = "outcome.json"  # beside a task's phase logs: what its last validation concluded
+
+
+def write_outcome(logs: Path, report: TaskReport, level: str) -> None:
+    """What this validation concluded, beside the task's logs: a task that did not hold is not
+    "never validated" in `task list` (structlog's 739 said so after five minutes of validation,
+    sending the user to run the same five minutes again)."""
+    import datetime
+    import os
+
+    import orjson
+
+    failed = next((f"{name}: {p.judgement.diagnosis or 'did not hold'}" + (f" ({p.judgement.detail[:200]})" if p.judgement.detail else "") for name, p in report.phases.items() if not p.judgement.held), None)
+    health = f"health: {report.health.diagnosis}" if report.health is not None and not report.health.held else None
+    why = (report.refused or "").split("\n", 1)[0][:300] or failed or health or ""
+    doc = {"at": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), "validated": report.validated, "level": level, "why": why, "next": report.next, "fingerprint": report.fingerprint}
+    folder = logs / report.id
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / f".{OUTCOME}.tmp"
+    tmp.write_bytes(orjson.dumps(doc))
+    os.replace(tmp, folder / OUTCOME)
+
+
+def last_outcome(logs: Path, task_id: str) -> dict[str, Any] | None:
+    """The last validation's conclusion for `task_id` (write_outcome), or None."""
+    import orjson
+
+    try:
+        doc = orjson.loads((logs / task_id / OUTCOME).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
 
 
 def _validate_one(project: Project, task: TaskSpec, level: str, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> TaskReport:

@@ -226,3 +226,27 @@ def test_a_cache_changed_in_place_is_never_linked_again_and_is_built_anew(tally:
         env.materialize(tally["top"] / "digest-tree")
     again = ensure_env(recipe_at(project, task.source.base_commit), base)
     assert again.built and (again.folder / "tree" / "node_modules" / "is-number" / "index.js").read_text() == original
+
+
+def test_a_task_whose_last_validation_did_not_hold_says_so_in_the_list(tally: dict[str, Any]):
+    """`task list` named a task whose validation had failed "never validated", sending the user
+    to run the same validation again; it gives the last one's conclusion and its next step."""
+    import shutil
+
+    from benchtape.tasks.listing import task_rows
+
+    root = tally["root"]
+    folder = root / ".benchtape" / "tasks" / "3-wrong"
+    shutil.copytree(root / ".benchtape" / "tasks" / tally["id"], folder)
+    text = (folder / "task.yaml").read_text()
+    (folder / "task.yaml").write_text(text[: text.index("\nvalidation:")].replace("test/total.test.js", "test/missing.test.js") + "\n")
+    try:
+        store = Store(root / ".benchtape" / "list.db")
+        [report] = validate(tally["project"], ["3-wrong"], store=store, level="home", logs=root / ".benchtape" / "validate").tasks
+        store.close()
+        assert not report.validated
+        [row] = [r for r in task_rows(load_project(root)) if r.id == "3-wrong"]
+        assert row.state == "unvalidated" and row.why.startswith("its last validation (") and "did not hold" in row.why, row.why
+        assert row.next == report.next
+    finally:
+        shutil.rmtree(folder)

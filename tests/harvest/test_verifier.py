@@ -115,6 +115,8 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     assert judge_base(died).held and "jest stopped before its summary" in judge_base(died).detail
     assert judge_reference(Evidence("failed", 1, Counts(None), "", 0.1, steps=died.steps)).held is False
     assert not judge_base(Evidence("failed", 1, Counts(None), "", 0.1, steps=[{"command": "./run-checks.sh", "exit": 1}])).held  # no runner named: still no proof
+    nothing = judge_base(Evidence("failed", 1, Counts(None), "No tests found, exiting with code 1\nRun with `--passWithNoTests` to exit with code 0\n", 0.1, steps=died.steps))
+    assert not nothing.held and nothing.diagnosis == "tests_not_collected"  # jest matched no file: nothing died
     # a signal's death (137: killed, out of memory) or a runner that prints no summary by design is no such proof
     assert not judge_base(Evidence("failed", 137, Counts(None), "", 0.1, steps=died.steps)).held
     assert not judge_base(Evidence("failed", 4, Counts(None), "", 0.1, steps=[{"command": "python3 -m pytest tests/test_a.py", "exit": 4}])).held
