@@ -32,7 +32,8 @@ from typing import Any, Callable
 import orjson
 
 from benchtape.core.errors import BenchtapeError
-from benchtape.envs.cache import MANIFEST, hold, locked, stamp
+from benchtape.core.filelock import locked
+from benchtape.envs.cache import MANIFEST, hold, stamp
 from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, modules_digest, node_folder
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 

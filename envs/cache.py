@@ -87,18 +87,6 @@ class Pruned:
         }
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """`path` locked exclusively for the block, waiting for another holder: one builder of an
-    entry (or of a package manager's install) at a time."""
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def hold(cache: Path, key: str) -> None:
     """This process uses (or is about to build) the entry `key`: a shared lock on its `.use`
     file, kept until the process exits, so no prune removes it meanwhile. Taken before the

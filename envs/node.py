@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import orjson
 
-from benchtape.envs.cache import locked
+from benchtape.core.filelock import locked
 from benchtape.spec.project_tree import Tree
 
 # A pnpm lock file's major version → the last pnpm of the line that writes it

@@ -21,7 +21,6 @@ and without pulling: its `FROM` must name a local image such as the base image.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import io
 import json
@@ -37,6 +36,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator
+
+from benchtape.core.filelock import locked
 
 BASE_REPOSITORY = "benchtape-base"
 SCENARIO_REPOSITORY = "benchtape-scenario"
@@ -352,16 +353,9 @@ def ensure_base_image(client: Any, *, rebuild: bool = False) -> str:
     return BASE_IMAGE
 
 
-@contextlib.contextmanager
-def _build_lock() -> Iterator[None]:
+def _build_lock() -> contextlib.AbstractContextManager[None]:
     """One base-image build at a time on this host (parallel test workers, parallel runs)."""
-    path = os.path.join(tempfile.gettempdir(), f"benchtape-base-{VERSION}.lock")
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return locked(os.path.join(tempfile.gettempdir(), f"benchtape-base-{VERSION}.lock"))
 
 
 def _import_base(client: Any, python: HostPython, recipe: str, existing: Any | None) -> None:
