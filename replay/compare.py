@@ -929,6 +929,8 @@ def notes(c: Comparison) -> list[str]:
         out.append(f"rank {', '.join(map(str, shared))} is shared: the paired test cannot tell those setups apart (the order within a shared rank is by pass rate, then cost, tokens, lines, time: a display order, not a win)")
     if c.ranked:
         out.append("ranks: " + RANK_RULE)
+    if has_partial(c):  # a column beside a model called solver-partial read as its name (a structlog try)
+        out.append("partial: the mean share of a task's FAIL_TO_PASS tests a setup's cells passed, where the verifier ran them (partial credit, shown beside the pass rate and never counted as a pass; — where no cell ran them: nothing changed, or no per-test lists)")
     if c.correction:
         out.append(c.correction)
     if c.contamination:
