@@ -12,13 +12,18 @@ Store.append's ~38k (well under 1% of a live line's, 0.3% of an import's); wall 
 and after were within the machine's noise.
 
 Where Store.append's time goes (issue 48, 2 cores, CPU time): the same rows bound by bare
-sqlite3 into the store's own schema, no Python at all, reach only ~0.50-0.53× this floor: its
-guards and integrity checks cost SQLite per row what the floor never pays (the
-`actions_no_rewrite` trigger, a sub-program per inserted row, ~25% of the insert; the foreign
-key to sessions and the partial index a few % each; 2 KiB pages ~10%). Binding ASCII payloads as
-str rather than bytes cast to TEXT took ~10% of the insert back; the Python left (payload check,
-JSON, one secret probe per batch, the rows) is ~15% of an append. 0.6× is above what the guards
-allow without lifting them, which the store does only for an import's one bulk transaction.
+sqlite3 into the store's own schema, no Python at all, reach only ~0.6× this floor: its guards
+and integrity checks cost SQLite per row what the floor never pays (the `actions_no_rewrite`
+trigger, a sub-program per inserted row, ~25% of the insert; the foreign key to sessions ~10%;
+2 KiB pages, which keep the store of real transcripts under their size, ~15%). Binding ASCII
+payloads as str rather than bytes cast to TEXT took ~10% of the insert back; the Python left
+(payload check, JSON, one secret probe per batch, the rows) is ~15% of an append. 0.6× is at
+or above what the guards allow without lifting them, which the store does only for an
+import's one bulk transaction.
+
+Both floors write the very rows the store writes, keyed by session ids made as the store makes
+them (ULIDs): until stop 56 they were keyed `s000000`... and `s`, which ran ~1.4× faster than
+the store's own keys for the append floor and measured the key, not the store.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ import orjson  # noqa: E402
 
 from benchmarks.figures import record  # noqa: E402
 from benchtape.core.model import Action  # noqa: E402
-from benchtape.store.database import Store  # noqa: E402
+from benchtape.store.database import Store, new_id  # noqa: E402
 
 TARGET_APPEND, TARGET_LINE = 0.6, 0.7  # × their floors (issue 48)
 
@@ -58,8 +63,17 @@ def synthetic_session(n: int) -> list[Action]:
     return out
 
 
-def floor(path: Path, sessions: int, per: int, actions: list[Action]) -> float:
-    """A bare executemany of the same rows into a fresh SQLite file (WAL, same schema)."""
+def session_ids(sessions: int) -> list[str]:
+    """The sessions' ids, made as the store makes them (ULIDs, 26 characters): the floor and the
+    store write the very same rows. A floor keyed `s000000`, `s000001`, ... ran ~1.4× faster
+    than one keyed as the store keys its rows (shorter keys, every insert at the b-tree's right
+    edge), which measured the keys, not the store."""
+    return [new_id() for _ in range(sessions)]
+
+
+def floor(path: Path, ids: list[str], per: int, actions: list[Action]) -> float:
+    """A bare executemany of the same rows (the same session ids) into a fresh SQLite file (WAL,
+    SQLite's default pages, the table's columns without the store's guards)."""
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = NORMAL")
@@ -67,34 +81,35 @@ def floor(path: Path, sessions: int, per: int, actions: list[Action]) -> float:
     payloads = [(a.thread, a.kind, orjson.dumps(a.data).decode()) for a in actions]
     started = time.process_time()
     now = time.time()
-    for s in range(sessions):
-        sid = f"s{s:06d}"
+    for sid in ids:
         rows = [(sid, i + 1, now, t, k, d) for i, (t, k, d) in enumerate(payloads)]
         con.execute("BEGIN")
         con.executemany("INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?)", rows)
         con.execute("COMMIT")
     elapsed = time.process_time() - started
     con.close()
-    return sessions * per / elapsed
+    return len(ids) * per / elapsed
 
 
-def through_store(path: Path, sessions: int, per: int, actions: list[Action]) -> float:
+def through_store(path: Path, ids: list[str], per: int, actions: list[Action]) -> float:
     store = Store(path)
     run = store.new_run("bench")
-    ids = [store.new_session(run, "bench") for _ in range(sessions)]
+    for sid in ids:
+        store.new_session(run, "bench", session_id=sid)
     started = time.process_time()
     for sid in ids:
         store.append(sid, actions)
     elapsed = time.process_time() - started
     store.close()
-    return sessions * per / elapsed
+    return len(ids) * per / elapsed
 
 
 LINE = orjson.dumps({"type": "assistant", "message": {"id": "msg_01", "content": [{"type": "tool_use", "id": "toolu_01", "name": "Read", "input": {"file_path": "src/module.py"}}], "usage": {"input_tokens": 1200, "output_tokens": 80}}, "session_id": "s" * 36, "pad": "p" * 700}).decode()
 
 
-def line_floor(path: Path, lines: int) -> float:
-    """One commit per line: the raw line and one action row, bare sqlite3, same pragmas."""
+def line_floor(path: Path, lines: int, sid: str) -> float:
+    """One commit per line: the raw line and one action row, bare sqlite3, same pragmas, keyed
+    by a session id made as the store makes it."""
     con = sqlite3.connect(path, isolation_level=None)
     con.execute("PRAGMA journal_mode = WAL")
     con.execute("PRAGMA synchronous = NORMAL")
@@ -104,19 +119,19 @@ def line_floor(path: Path, lines: int) -> float:
     started = time.process_time()
     for n in range(1, lines + 1):
         con.execute("BEGIN IMMEDIATE")
-        con.execute("INSERT INTO raw VALUES (?, ?, ?)", ("s", n, LINE))
-        con.execute("INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?)", ("s", n, time.time(), "main", "tool.call", data))
+        con.execute("INSERT INTO raw VALUES (?, ?, ?)", (sid, n, LINE))
+        con.execute("INSERT INTO actions VALUES (?, ?, ?, ?, ?, ?)", (sid, n, time.time(), "main", "tool.call", data))
         con.execute("COMMIT")
     elapsed = time.process_time() - started
     con.close()
     return lines / elapsed
 
 
-def live_lines(path: Path, lines: int, one_call: bool) -> float:
+def live_lines(path: Path, lines: int, sid: str, one_call: bool) -> float:
     """Lines/s recorded as the run loop records them: with `append_line` (one transaction per
     line) or the first release's append_raw then append (two)."""
     store = Store(path)
-    sid = store.new_session(store.new_run("bench"), "bench")
+    store.new_session(store.new_run("bench"), "bench", session_id=sid)
     action = [Action("tool.call", {"call_id": "toolu_01", "tool": "Read", "input": {"file_path": "src/module.py"}})]
     started = time.process_time()
     for n in range(1, lines + 1):
@@ -183,11 +198,12 @@ def main() -> int:
         # wait on the disk), best of 3 interleaved rounds: robust to other load on the machine.
         base = real = lfloor = one = two = 0.0
         for r in range(3):
-            base = max(base, floor(tmp / f"floor{r}.db", args.sessions, args.per, actions))
-            real = max(real, through_store(tmp / f"store{r}.db", args.sessions, args.per, actions))
-            lfloor = max(lfloor, line_floor(tmp / f"lfloor{r}.db", args.lines))
-            one = max(one, live_lines(tmp / f"one{r}.db", args.lines, one_call=True))
-            two = max(two, live_lines(tmp / f"two{r}.db", args.lines, one_call=False))
+            ids, sid = session_ids(args.sessions), new_id()
+            base = max(base, floor(tmp / f"floor{r}.db", ids, args.per, actions))
+            real = max(real, through_store(tmp / f"store{r}.db", ids, args.per, actions))
+            lfloor = max(lfloor, line_floor(tmp / f"lfloor{r}.db", args.lines, sid))
+            one = max(one, live_lines(tmp / f"one{r}.db", args.lines, sid, one_call=True))
+            two = max(two, live_lines(tmp / f"two{r}.db", args.lines, sid, one_call=False))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     total = args.sessions * args.per

@@ -221,8 +221,16 @@ def is_busy(exc: BaseException) -> bool:
 
 def begin(conn: sqlite3.Connection, sql: str = "BEGIN IMMEDIATE", patience: float = BEGIN_PATIENCE_S) -> None:
     """Start a write transaction, retrying while SQLite answers BUSY without waiting (a read
-    snapshot went stale under a pending statement, or a lock SQLite will not wait for)."""
-    retry_busy(conn, sql, patience)
+    snapshot went stale under a pending statement, or a lock SQLite will not wait for).
+    The first try is the bare statement: every append begins one, and most find no one else
+    writing (the clock and the retry loop only when SQLite said BUSY)."""
+    started = time.monotonic()
+    try:
+        conn.execute(sql)
+    except sqlite3.OperationalError as exc:
+        if not is_busy(exc):
+            raise
+        retry_busy(conn, sql, patience - (time.monotonic() - started))
 
 
 def retry_busy(conn: sqlite3.Connection, sql: str, patience: float = BEGIN_PATIENCE_S) -> list[tuple[Any, ...]]:

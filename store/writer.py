@@ -15,11 +15,10 @@ import platform
 import sqlite3
 import threading
 import time
-from contextlib import contextmanager
 from functools import cached_property
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Sequence
 
 import orjson
 
@@ -59,6 +58,66 @@ def host_platform() -> str:
     return "-".join(part for part in (u.system, u.release, u.machine, *(("with", libc) if libc else ())) if part)
 
 
+class Transaction:
+    """Writer.transaction's context: under the store's lock, a write transaction begun (or the
+    caller's joined), committed at the end with the row guards a bulk write lifted put back,
+    or rolled back whole; damage SQLite finds on the way is the user's message (BadInput).
+
+    A class, not a generator-based manager: every append enters one, and the generator's
+    enter and exit cost ~1.5 µs of a live line's ~40."""
+
+    __slots__ = ("writer", "defer_foreign_keys", "bulk", "began", "lifted")
+
+    def __init__(self, writer: Writer, defer_foreign_keys: bool, bulk: bool) -> None:
+        self.writer, self.defer_foreign_keys, self.bulk = writer, defer_foreign_keys, bulk
+        self.began, self.lifted = False, NO_GUARDS
+
+    def __enter__(self) -> None:
+        writer = self.writer
+        writer.lock.acquire()
+        try:
+            conn = writer.conn
+            if conn.in_transaction:
+                return
+            begin(conn)
+            self.began = True
+            try:
+                if self.defer_foreign_keys:
+                    conn.execute("PRAGMA defer_foreign_keys = ON")
+                if self.bulk:
+                    self.lifted = writer._lift_row_guards()
+            except BaseException:
+                writer._roll_back(conn)
+                raise
+        except BaseException as exc:
+            writer.lock.release()
+            DamageIsBadInput(writer.path).__exit__(type(exc), exc, None)
+            raise
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> Literal[False]:
+        writer = self.writer
+        try:
+            if self.began:
+                conn = writer.conn
+                if exc is not None:
+                    writer._roll_back(conn)
+                else:
+                    try:
+                        for sql in self.lifted:
+                            conn.execute(sql)
+                        conn.execute("COMMIT")
+                    except BaseException as failed:
+                        writer._roll_back(conn)
+                        DamageIsBadInput(writer.path).__exit__(type(failed), failed, None)
+                        raise
+        finally:
+            writer.lock.release()
+        return DamageIsBadInput(writer.path).__exit__(kind, exc, tb)
+
+
+NO_GUARDS: list[str] = []  # a transaction that lifted none (never appended to)
+
+
 class Writer:
     """The store's appends (a part of Store: it holds the connection, its lock and its path)."""
 
@@ -89,31 +148,14 @@ class Writer:
         return _environment_redactor()
 
     # ------------------------------------------------------------ transactions
-    @contextmanager
-    def transaction(self, *, defer_foreign_keys: bool = False, bulk: bool = False) -> Iterator[None]:
+    def transaction(self, *, defer_foreign_keys: bool = False, bulk: bool = False) -> Transaction:
         """One write transaction around several store calls (an import writes a whole file's
         session in one). Writes inside it join it; it commits at the end or rolls back whole.
 
         `bulk` (an import's): when this call begins the transaction, the per-row no-rewrite
         triggers of actions and raw are lifted for its length and put back before it commits
         (see _lift_row_guards); a transaction joined from outside keeps them."""
-        with self.lock, DamageIsBadInput(self.path):
-            conn = self.conn
-            if conn.in_transaction:
-                yield
-                return
-            begin(conn)
-            try:
-                if defer_foreign_keys:
-                    conn.execute("PRAGMA defer_foreign_keys = ON")
-                lifted = self._lift_row_guards() if bulk else []
-                yield
-                for sql in lifted:
-                    conn.execute(sql)
-                conn.execute("COMMIT")
-            except BaseException:
-                self._roll_back(conn)
-                raise
+        return Transaction(self, defer_foreign_keys, bulk)
 
     def _roll_back(self, conn: sqlite3.Connection) -> None:
         """Undo the transaction whole. SQLite may have rolled it back itself (it does on some
