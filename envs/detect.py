@@ -269,13 +269,61 @@ def _test_deps(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigPa
     if tox is not None and any(tox):
         extras_t, reqs_t, install_t = tox
         return extras_t, (), reqs_t, install_t, "tox.ini"
-    nox = re.findall(r"session\.install\(([^)]*)\)", _text(tree, "noxfile.py") or "") if "noxfile.py" in top else []
-    specs = [s for call in nox for s in re.findall(r"""['"]([^'"]+)['"]""", call) if not s.startswith("-") and s not in (".", "-e")]
-    if specs:
-        return (), (), (), tuple(dict.fromkeys(specs)), "noxfile.py"
+    nox_extras, specs = _nox_installs(_text(tree, "noxfile.py") or "", extras_declared) if "noxfile.py" in top else ((), ())
+    if nox_extras or specs:
+        return nox_extras, (), (), specs, "noxfile.py"
     if "requirements.txt" in top and not ({"setup.py", "setup.cfg"} & set(top) or _get(pyproject, "project")):
         return (), (), ("requirements.txt",), (), "requirements.txt"
     return (), (), (), (), None
+
+
+# A requirement as pip reads one: a distribution's name first (PEP 508), then extras, versions,
+# markers; never a path, an option or an f-string's placeholder.
+_REQUIREMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\s*(\[[^\]]*\])?\s*([<>=!~;@ ].*)?")
+# the project itself with extras: `.[test]`, or an f-string's `{ROOT}[format]` (jsonschema's noxfile)
+_SELF_WITH_EXTRAS = re.compile(r"(?:\.|\{[^{}]*\})\[([A-Za-z0-9_.,\s-]+)\]")
+
+
+def _nox_installs(text: str, extras_declared: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(the project's extras, other requirements) that a noxfile's `session.install(...)` calls
+    pass as string arguments (the file is parsed, never run): the project itself with extras
+    (`.[tests]`, `f"{ROOT}[format]"`) gives those extras when the project declares them; a
+    path, an option, a placeholder or a string inside an expression (`REQUIREMENTS["docs"]`)
+    is not a requirement and is left out (uv refused the whole install on jsonschema's
+    `{ROOT}[format-nongpl]`, then on `docs`)."""
+    import ast
+
+    try:
+        module = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return (), ()
+    extras: list[str] = []
+    specs: list[str] = []
+    for node in ast.walk(module):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "install"):
+            continue
+        for arg in node.args:
+            literal = _literal(arg)
+            if literal is None:
+                continue
+            own = _SELF_WITH_EXTRAS.fullmatch(literal)
+            if own:
+                extras += [e.strip() for e in own.group(1).split(",") if e.strip() in extras_declared]
+            elif "{" not in literal and _REQUIREMENT.fullmatch(literal):
+                specs.append(literal)
+    return tuple(dict.fromkeys(extras)), tuple(dict.fromkeys(specs))
+
+
+def _literal(arg: Any) -> str | None:
+    """A call argument's text when it is a string literal; an f-string's with each placeholder
+    as `{}` (so `f"{ROOT}[format]"` reads as the project with an extra)."""
+    import ast
+
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value.strip()
+    if isinstance(arg, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "{}" for v in arg.values).strip()
+    return None
 
 
 def _poetry_deps(declared: Any) -> list[str]:
