@@ -281,7 +281,7 @@ def _other_specs(recipe: Recipe, work: Path) -> list[str]:
         if (work / req).is_file():
             specs += ["-r", str(work / req)]
     grouped = _group_specs(work, (*recipe.detection.groups, *recipe.config.groups))
-    named = [*grouped, *recipe.detection.install, *recipe.config.install]
+    named = [*grouped, *recipe.detection.install, *recipe.added, *recipe.config.install]
     specs += named
     mentioned = " ".join(named + [(work / r).read_text(errors="replace") for r in recipe.requirements() if (work / r).is_file()])
     extras_text = ""

@@ -138,6 +138,49 @@ def detect(tree: Tree) -> Detection:
     return Detection("python", name, backend, scm, extras, groups, requirements, install, source, packages, roots, runner, None, tuple(declarations), tuple(notes))
 
 
+def declared_requirements(tree: Tree, det: Detection) -> tuple[str, ...]:
+    """Every requirement the tree declares for the project and the tests `det` found, as written:
+    the project's dependencies, its test extras' and dependency groups' lists, the further
+    specifiers (tox, nox, poetry/pdm/uv dev) and the requirements files' lines. Compared across a
+    task's base and fix commits (added_requirements), never installed as they are here."""
+    if det.language != "python":
+        return ()
+    top = tree.names()
+    pyproject = _toml(tree, "pyproject.toml") if "pyproject.toml" in top else {}
+    found: list[str] = [str(d) for d in _get(pyproject, "project", "dependencies") or [] if isinstance(d, str)]
+    extras = _get(pyproject, "project", "optional-dependencies") or {}
+    cfg = _ini(tree, "setup.cfg") if "setup.cfg" in top else None
+    for extra in det.extras:
+        listed = extras.get(extra) if isinstance(extras, dict) else None
+        if isinstance(listed, list):
+            found += [str(d) for d in listed if isinstance(d, str)]
+        elif cfg is not None and cfg.has_option("options.extras_require", extra):
+            found += [line.strip() for line in cfg.get("options.extras_require", extra).splitlines() if line.strip()]
+    groups = _get(pyproject, "dependency-groups") or {}
+    for group in det.groups:
+        listed = groups.get(group) if isinstance(groups, dict) else None
+        found += [str(d) for d in listed or [] if isinstance(d, str)]
+    found += det.install
+    for path in det.requirements:
+        for line in (tree.read(path) or b"").decode("utf-8", "replace").splitlines():
+            line = line.split(" #")[0].strip()
+            if line and not line.startswith(("#", "-")) and _REQUIREMENT.fullmatch(line):
+                found.append(line)
+    return tuple(dict.fromkeys(" ".join(r.split()) for r in found))
+
+
+def added_requirements(base: Tree, fix: Tree) -> tuple[str, ...]:
+    """The requirements a task's fix commit declares that its base does not: a pull request that
+    adds the test dependency its new tests import (jsonschema's #1390 added jsonpath-ng to its
+    noxfile with the test that imports it). The environment of the task installs them too, or
+    the reference's own tests fail on a missing module whatever the fix."""
+    base_det, fix_det = detect(base), detect(fix)
+    if base_det.language != "python" or fix_det.language != "python":
+        return ()
+    had = set(declared_requirements(base, base_det))
+    return tuple(r for r in declared_requirements(fix, fix_det) if r not in had)
+
+
 def _other(tree: Tree, top: list[str]) -> Detection:
     for marker, language, runner in (("go.mod", "go", "go"), ("Cargo.toml", "rust", "cargo"), ("package.json", "node", "npm")):
         if marker in top:

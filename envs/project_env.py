@@ -16,32 +16,43 @@ from benchtape.spec.project import Project
 from benchtape.spec.project_tree import GitTree
 
 
-def recipe_at(project: Project, commit: str, *, python: str | None = None) -> Recipe:
-    """The environment recipe of `project` at `commit` (its declarations read from git)."""
-    return recipe_for(GitTree(project.root, commit), project.env, python=python)
+def recipe_at(project: Project, commit: str, *, python: str | None = None, fix_commit: str | None = None) -> Recipe:
+    """The environment recipe of `project` at `commit` (its declarations read from git), with
+    what a task's `fix_commit` newly declares (a test dependency its pull request added) when
+    that commit is in the repository."""
+    fix = GitTree(project.root, fix_commit) if fix_commit and fix_commit != commit and _has_commit(project.root, fix_commit) else None
+    return recipe_for(GitTree(project.root, commit), project.env, python=python, fix=fix)
 
 
-def environment_at(project: Project, commit: str, base_tree: Path, *, progress: Progress | None = None) -> ProjectEnv:
+def _has_commit(root: Path, commit: str) -> bool:
+    import subprocess
+
+    done = subprocess.run(["git", "-C", str(root), "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True, timeout=30)
+    return done.returncode == 0
+
+
+def environment_at(project: Project, commit: str, base_tree: Path, *, progress: Progress | None = None, fix_commit: str | None = None) -> ProjectEnv:
     """The built environment of `project` at `commit` (`base_tree`: that commit's exported tree,
     used only when it is not cached yet). Raises EnvError when it cannot be built."""
-    return ensure_env(recipe_at(project, commit), base_tree, progress=progress)
+    return ensure_env(recipe_at(project, commit, fix_commit=fix_commit), base_tree, progress=progress)
 
 
-def project_environment(project: Project, commit: str, base_tree: Path, level: str, progress: Progress | None = None, *, container_python: str | None = None) -> ProjectEnv:
+def project_environment(project: Project, commit: str, base_tree: Path, level: str, progress: Progress | None = None, *, container_python: str | None = None, fix_commit: str | None = None) -> ProjectEnv:
     """The environment a task's verifier runs in at `level`: the venv built (or reused) on this
     host. In a container of benchtape's base image (which holds this host's system Python at
     its own path, `container_python`), the same recipe built with that interpreter and mounted
     read-only at the same path: the network at build time, none in the box. A project that
     brings its own environment (a Dockerfile.benchtape, or a .benchtape/wheelhouse/) keeps it:
-    the recipe only, nothing built."""
-    recipe = recipe_at(project, commit)
+    the recipe only, nothing built. `fix_commit`: the task's, whose newly declared requirements
+    are installed too (validation and grading both pass it: one environment per task)."""
+    recipe = recipe_at(project, commit, fix_commit=fix_commit)
     if project.dockerfile is not None or project.wheelhouse() is not None:
         own = f"the project image ({project.dockerfile.name})" if project.dockerfile is not None else f"the wheelhouse ({project.wheelhouse()})"
         return ProjectEnv(recipe, notes=[f"the project brings its own environment, {own}: no venv is built"])
     if level == "container" and recipe.detection.language == "python":
         if container_python is None:
             return ProjectEnv(recipe, notes=["no interpreter for benchtape's base image: no venv is built"])
-        return ensure_env(recipe_at(project, commit, python=container_python), base_tree, progress=progress)
+        return ensure_env(recipe_at(project, commit, python=container_python, fix_commit=fix_commit), base_tree, progress=progress)
     return ensure_env(recipe, base_tree, progress=progress)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from benchtape.envs.detect import Detection, detect
+from benchtape.envs.detect import Detection, added_requirements, detect
 from benchtape.envs.node import node_version
 from benchtape.spec.project import EnvConfig
 from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declarations, environment_recipe
@@ -51,6 +51,7 @@ class Recipe:
     notes: tuple[str, ...] = field(default_factory=tuple)
     version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release); recorded, not keyed (a tag changes no declaration)
     node: str | None = None  # a Node project's node version (its node_modules is bound to it)
+    added: tuple[str, ...] = ()  # requirements the task's fix commit declares that the base does not (detect.added_requirements): installed too, and keyed
 
     @property
     def buildable(self) -> bool:
@@ -77,17 +78,20 @@ class Recipe:
         doc: dict[str, Any] = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
         if self.detection.language == "node":  # package.json and its lock file are no Python declaration: keyed here
             doc.update(node=self.node, declarations=dict(self.declarations), manager=[self.detection.manager, self.detection.manager_version])
+        if self.added:  # only then: every other recipe keeps the key it had
+            doc["added"] = list(self.added)
         return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """What a validation or a graded cell records about the environment it ran in."""
-        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations)}
+        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations), **({"added": list(self.added)} if self.added else {})}
 
 
-def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None) -> Recipe:
+def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None, fix: Tree | None = None) -> Recipe:
     """The recipe of the tree (a base commit's, or a folder) under the project's `env:`.
     `python`: the interpreter to build with instead of the project's (a container's: the base
-    image holds this host's system Python at the same path)."""
+    image holds this host's system Python at the same path). `fix`: the task's fix commit, whose
+    newly declared requirements are installed too (detect.added_requirements)."""
     config = config or EnvConfig()
     detection = detect(tree)
     notes: list[str] = []
@@ -109,7 +113,10 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
         if config.build and detection.unbuilt is None and (node is None or detection.toolchain is None):
             notes.append("no node and npm on this host: the Node dependencies are not installed, the verifier runs the toolchain as it is")
     release = tree.release() if detection.scm and isinstance(tree, GitTree) else None
-    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node)
+    added = added_requirements(tree, fix) if fix is not None and config.build else ()
+    if added:
+        notes.append(f"the fix declares requirements its base does not, installed too: {', '.join(added)}")
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added)
 
 
 def find_python(wanted: str | None) -> tuple[str | None, str | None]:

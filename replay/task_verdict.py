@@ -72,7 +72,7 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
         export_commit(project.root, task.source.base_commit, work)
         from benchtape.sandbox.baseimage import image_python
 
-        env = project_environment(project, task.source.base_commit, work, level, container_python=image_python() if level == "container" and image is None else None)  # the same environment validation used
+        env = project_environment(project, task.source.base_commit, work, level, container_python=image_python() if level == "container" and image is None else None, fix_commit=task.source.fix_commit)  # the same environment validation used
         env.materialize(work)
         wheels = project.wheelhouse() if image is None and env.venv is None else None
         site = None

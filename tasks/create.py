@@ -132,7 +132,7 @@ def create_task(project: Project, ref: str) -> Created:
     leaks = find_leaks(prompt, task.leak_context(_repositories(project)))
     from benchtape.envs.project_env import recipe_at
 
-    detected = recipe_at(project, landing.base)
+    detected = recipe_at(project, landing.base, fix_commit=landing.fix.sha)
     environment = [*detected.detection.lines(), *detected.notes]
     return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment)
 

@@ -240,7 +240,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
             report.refused = f"exporting the base tree failed: {exc}"
             return report
         try:
-            env = project_environment(project, task.source.base_commit, base_tree, level, say, container_python=_image_python(level))
+            env = project_environment(project, task.source.base_commit, base_tree, level, say, container_python=_image_python(level), fix_commit=task.source.fix_commit)
             mounts = tuple(env_mounts(env, level))
         except EnvError as exc:
             report.refused = f"the project's environment could not be built: {exc}"
