@@ -24,7 +24,7 @@ import shlex
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from benchtape.sandbox.testcounts import Counts
 
@@ -105,7 +105,7 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
     """The per-test report of one run: the report files in `folder` first (JUnit XML, jest or
     vitest JSON), else what the output itself lists test by test (go, cargo, unittest).
     None when neither names a test."""
-    for name, reader in (("pytest.xml", _junit_file), ("junit.xml", _junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
+    for name, reader in (("pytest.xml", _junit_file), ("junit.xml", _nested_junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
         data = _read_bounded(folder / name)
         if data is not None:
             found = reader(data, list(roots))
@@ -135,33 +135,58 @@ def _read_bounded(path: Path) -> bytes | None:
 # ---------------------------------------------------------------- the readers
 
 
-def read_junit(data: bytes) -> TestReport | None:
-    """pytest's (or any xunit2) JUnit XML: one `testcase` per test; id `classname::name`."""
+def read_junit(data: bytes, *, nested: bool = False) -> TestReport | None:
+    """pytest's (or any xunit2) JUnit XML: one `testcase` per test; id `classname::name`.
+
+    `nested` (a `junit.xml`, which node's test runner writes): node names every test's class
+    `test` and nests a `describe` block's tests in a `testsuite` of its name; there the id is
+    `test::` and the enclosing suites' names, then the test's, joined by ` > ` (`test::parse >
+    rejects -1`), so two blocks' `it("works")` are two tests, not one (a top-level test keeps
+    `test::name`). pytest's report is never read so: a root `test.py` is its class `test` too."""
     if b"<!DOCTYPE" in data[:4096] or b"<!ENTITY" in data:
         return None  # no report a runner writes declares entities
     try:
         root = ElementTree.fromstring(data)
     except ElementTree.ParseError:
         return None
-    results = []
-    for case in root.iter("testcase"):
-        name = case.get("name") or ""
-        cls = case.get("classname") or ""
-        test_id = f"{cls}::{name}" if cls else name
-        outcome, message = PASSED, ""
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                outcome = {"failure": FAILED, "error": ERROR, "skipped": SKIPPED}[child.tag]
-                message = _first_line(child.get("message") or child.text)
-                if child.tag == "error" and (message.startswith("failed on setup") or message.startswith("collection failure")):
-                    outcome = ERROR
-                break
-        results.append(TestResult(test_id, outcome, message))
+    results = [_junit_case(case, suites if nested else ()) for case, suites in _cases(root, ())]
     return TestReport("pytest", "junit", _merge(results))
+
+
+def _cases(element: ElementTree.Element, suites: tuple[str, ...]) -> Iterator[tuple[ElementTree.Element, tuple[str, ...]]]:
+    """Each testcase in document order with the names of the testsuites it is nested in."""
+    for child in element:
+        if child.tag == "testcase":
+            yield child, suites
+        elif child.tag == "testsuite":
+            yield from _cases(child, (*suites, child.get("name") or ""))
+        else:
+            yield from _cases(child, suites)
+
+
+def _junit_case(case: ElementTree.Element, suites: tuple[str, ...]) -> TestResult:
+    name = case.get("name") or ""
+    cls = case.get("classname") or ""
+    if cls == "test" and suites:  # node's: the describe blocks it is in
+        name = " > ".join([*suites, name])
+    test_id = f"{cls}::{name}" if cls else name
+    outcome, message = PASSED, ""
+    for child in case:
+        if child.tag in ("failure", "error", "skipped"):
+            outcome = {"failure": FAILED, "error": ERROR, "skipped": SKIPPED}[child.tag]
+            message = _first_line(child.get("message") or child.text)
+            if child.tag == "error" and (message.startswith("failed on setup") or message.startswith("collection failure")):
+                outcome = ERROR
+            break
+    return TestResult(test_id, outcome, message)
 
 
 def _junit_file(data: bytes, roots: list[str]) -> TestReport | None:
     return read_junit(data)
+
+
+def _nested_junit_file(data: bytes, roots: list[str]) -> TestReport | None:
+    return read_junit(data, nested=True)
 
 
 _GO_LINE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(", re.MULTILINE)

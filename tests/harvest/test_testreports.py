@@ -155,3 +155,26 @@ def test_any_runners_junit_xml_at_benchtape_reports_is_read(tmp_path: Path):
     assert ev.tests is not None and ev.tests.source == "junit", ev.log[-1500:]
     assert ev.tests.outcomes() == {"test_a::test_ok": "passed", "test_a::test_no": "failed", "test_a::test_later": "skipped"}
     assert ev.tests.tests["test_a::test_later"].message == "later"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_nodes_describe_blocks_name_their_tests_so_two_blocks_its_are_two_tests(tmp_path: Path):
+    """node's JUnit report names every test's class `test`: two `describe` blocks' `it("works")`
+    were one id, `test::works`, the passing one hidden behind the failing one."""
+    from benchtape.tasks.infer import infer_command, tree_reader  # the command task create writes for `node --test`
+
+    tree = tmp_path / "tree"
+    (tree / "test").mkdir(parents=True)
+    (tree / "package.json").write_text('{"name": "blocks", "scripts": {"test": "node --test"}}\n')
+    (tree / "test" / "blocks.test.js").write_text(
+        'const { describe, it, test } = require("node:test");\nconst assert = require("node:assert");\n'
+        'describe("parse", () => { it("works", () => assert.ok(true)); describe("numbers", () => { it("works", () => assert.ok(false)); }); });\n'
+        'describe("render", () => { it("works", () => assert.ok(true)); });\n'
+        'test("works", () => assert.ok(true));\n'
+    )
+    inferred = infer_command({"test/blocks.test.js": (tree / "test" / "blocks.test.js").read_bytes()}, tree_reader(tree))
+    assert inferred.runner == "node", inferred
+    with home_box(tree) as box:
+        ev = verify(tree, [], Verify(command=inferred.command), box.run)
+    assert ev.tests is not None, ev.log[-1500:]
+    assert ev.tests.outcomes() == {"test::parse > works": "passed", "test::parse > numbers > works": "failed", "test::render > works": "passed", "test::works": "passed"}
