@@ -13,6 +13,11 @@ everything it left in there.
 Where the kernel or a seccomp profile refuses (a container without CAP_SYS_ADMIN, user
 namespaces turned off, no `unshare`), commands run without it, and `fence().why` says why:
 preflight notes it and each session's `session.started` records it (`process_fence`).
+
+The namespace has a mount namespace of its own too (`--mount-proc`), so folders the command may
+read but never write (`read_only`: a task's project environment, which is a cache every later
+verifier uses) are bound read-only at their own paths in it, for it alone: a write there fails
+with EROFS, whoever the command runs as. `Fence.read_only_works` says whether this host allows it.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 FLAGS = ("--pid", "--fork", "--mount-proc", "--kill-child")
 INIT = Path(__file__).with_name("pidfence_init.py")
@@ -39,14 +44,31 @@ class Fence:
     def confined(self) -> bool:
         return bool(self.prefix)
 
-    def wrap(self, argv: list[str], cwd: Path | str | None = None, env: Mapping[str, str] | None = None, report: Path | None = None) -> list[str]:
+    def wrap(self, argv: list[str], cwd: Path | str | None = None, env: Mapping[str, str] | None = None, report: Path | None = None, read_only: Sequence[str] = ()) -> list[str]:
         """argv, started in a PID namespace of its own under a small first process
         (sandbox/pidfence_init.py; `report`: the file it writes how many processes the command
-        left running into). A program that cannot be found is left unwrapped, so starting it
-        fails exactly as it would have (nothing runs either way)."""
+        left running into; `read_only`: folders it binds read-only before the command starts).
+        A program that cannot be found is left unwrapped, so starting it fails exactly as it
+        would have (nothing runs either way)."""
         if not self.prefix or not argv or not _findable(argv[0], cwd, env):
             return list(argv)
-        return [*self.prefix, "--", sys.executable, "-I", "-S", str(INIT), *(["--report", str(report)] if report else []), "--", *argv]
+        bound = [arg for folder in read_only for arg in ("--read-only", str(folder))]
+        return [*self.prefix, "--", sys.executable, "-I", "-S", str(INIT), *(["--report", str(report)] if report else []), *bound, "--", *argv]
+
+    @functools.cached_property
+    def read_only_works(self) -> bool:
+        """Whether a folder bound read-only in the namespace refuses a write there (probed once)."""
+        if not self.prefix:
+            return False
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="benchtape-ro-") as folder:
+            probe = "echo x > " + os.path.join(folder, "w") + " 2>/dev/null && exit 1 || exit 0"
+            try:
+                done = subprocess.run(self.wrap(["/bin/sh", "-c", probe], read_only=[folder]), stdin=subprocess.DEVNULL, capture_output=True, timeout=10, check=False)
+            except (OSError, subprocess.TimeoutExpired):
+                return False
+            return done.returncode == 0 and not os.path.exists(os.path.join(folder, "w"))
 
     def facts(self) -> dict[str, Any]:
         return {"pid_namespace": True} if self.confined else {"pid_namespace": False, "why": self.why}

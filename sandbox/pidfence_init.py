@@ -1,7 +1,9 @@
 """The first process of a fenced command's PID namespace (sandbox/pidfence.py).
 
-Standard library only; run as `python -I -S pidfence_init.py [--report FILE] -- ARGV...` by
-`unshare --pid --fork --mount-proc`. The command runs as its child, not as the namespace's
+Standard library only; run as `python -I -S pidfence_init.py [--report FILE] [--read-only
+FOLDER]... -- ARGV...` by `unshare --pid --fork --mount-proc`. Each FOLDER is first bound
+read-only at its own path in the namespace's own mount namespace (none of it is seen outside);
+one that cannot be is left as it is (the caller's digest of it says whether it changed). The command runs as its child, not as the namespace's
 PID 1 itself: a PID 1 ignores every signal it has no handler for (a SIGTERM it sends itself, a
 test suite's own `kill`), and orphans re-parent to it. This process reaps them; when the
 command exits it counts what the command left running in the namespace (into FILE, for the
@@ -15,13 +17,25 @@ import os
 import signal
 import sys
 
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_SYNCHRONOUS, MS_REMOUNT, MS_MANDLOCK = 1, 2, 4, 8, 16, 32, 64
+MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_RELATIME = 1024, 2048, 4096, 16384, 1 << 21
+ST_RELATIME = 4096  # statvfs's flag for it (the others share their value with the mount flags)
+KEPT = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_MANDLOCK | MS_NOATIME | MS_NODIRATIME
+
 
 def main(argv: list[str]) -> int:
     report = None
-    if argv[:1] == ["--report"]:
-        report, argv = argv[1], argv[2:]
+    read_only: list[str] = []
+    while argv[:1] in (["--report"], ["--read-only"]):
+        if argv[0] == "--report":
+            report = argv[1]
+        else:
+            read_only.append(argv[1])
+        argv = argv[2:]
     if argv[:1] == ["--"]:
         argv = argv[1:]
+    for folder in read_only:
+        bind_read_only(folder)
     pid = os.fork()
     if pid == 0:
         for ignored in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; an exec would keep them ignored in the command
@@ -56,6 +70,26 @@ def main(argv: list[str]) -> int:
                 pass
     code = os.waitstatus_to_exitcode(status)
     return code if code >= 0 else 128 - code
+
+
+def bind_read_only(folder: str) -> bool:
+    """`folder` bound read-only onto itself (its other mount flags kept: a user namespace may not
+    drop nosuid or nodev from a mount it was given); False when the kernel refused."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        flags = os.statvfs(folder).f_flag
+    except OSError:
+        return False
+    kept = (flags & KEPT) | (MS_RELATIME if flags & ST_RELATIME else 0)
+    path = os.fsencode(folder)
+    if libc.mount(path, path, None, MS_BIND | MS_REC, None) != 0:
+        return False
+    if libc.mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None) != 0:
+        libc.umount2(path, 2)  # MNT_DETACH: the folder as it was
+        return False
+    return True
 
 
 def _alive() -> list[int]:
