@@ -31,7 +31,7 @@ OUTPUT_TAIL = 4000
 OUTPUT_LINE = 1 << 20  # bytes of one line read back (a setup command's output is kept short anyway)
 # Inside a container: what a pre command may change besides /workspace without it counting
 # (the kernel's, the mounts', benchtape's own support folder and capture files, scratch space).
-_CONTAINER_IGNORED = ("/proc", "/sys", "/dev", WORKSPACE_AT, "/tmp", "/var/tmp", SUPPORT_AT, CAPTURE_AT, "/run")
+_CONTAINER_IGNORED = ("/proc", "/sys", "/dev", WORKSPACE_AT, "/tmp", "/var/tmp", SUPPORT_AT, CAPTURE_AT, "/run", "/node_modules")  # /node_modules: a task's Node dependencies, read-only
 _CONTAINER_AUDIT = r"""
 import os, sys
 since = int(sys.argv[1]); skip = tuple(sys.argv[2:]); found = []

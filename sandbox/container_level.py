@@ -113,6 +113,7 @@ ENDPOINT_AT = "/run/benchtape-endpoint"  # the mounted folder holding the model 
 
 
 TOOLS_AT = "/opt/benchtape-tools"  # benchtape's pinned harness binaries, read-only
+NODE_MODULES_AT = "/node_modules"  # a task's Node dependencies, beside the workspace (core/launch_plan.py)
 
 
 def _tool_roots() -> list[Path]:
@@ -262,7 +263,14 @@ class ContainerLevel:
             endpoint_dir = folder.path / "endpoint"
             endpoint_dir.mkdir()
             shares = [*spec.share_paths, {"from": str(endpoint_dir), "to": ENDPOINT_AT, "access": "rw"}, *_tool_shares(), *({"from": str(m.source), "to": m.target, "access": "ro"} for m in mounts)]
-            box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env=spec.env, shares=shares, resources=spec.resources or None, keep=self.keep, capture=folder.capture, labels={"benchtape.session_dir": str(folder.path)})
+            given: dict[str, str] = {}  # what the plan gives the agent besides its harness (a task's project environment)
+            if plan is not None:
+                from benchtape.sandbox.verifier_box import CONTAINER_PATH
+
+                given = plan.variables(WORKSPACE_AT, CONTAINER_PATH)  # the container's own: an exec's PATH is never the host's
+                if plan.node_modules is not None:  # beside /workspace, where Node's walk up the parents finds it; read-only, the cache's own
+                    shares.append({"from": str(plan.node_modules), "to": NODE_MODULES_AT, "access": "ro"})
+            box = ContainerSandbox(image, network=spec.network or "none", user=spec.user, env={**spec.env, **given}, shares=shares, resources=spec.resources or None, keep=self.keep, capture=folder.capture, labels={"benchtape.session_dir": str(folder.path)})
             forwarded = Forwarded(box, endpoint_dir)
             with box, contextlib.closing(forwarded):
                 box.start(ws.root)

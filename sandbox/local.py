@@ -148,7 +148,10 @@ class LocalLevel:
             folder.close()
             raise
         folder.facts["root"] = str(ws.root)  # written with the session's own facts (Runner.record), before the harness starts
+        read_only = plan.read_only if plan is not None else ()
         try:
+            if plan is not None:
+                _give_environment(plan, ws)
             audit = OutsideWrites(ws.temp) if ws.temp is not None else None
             with contextlib.ExitStack() as guards:
                 home_guards = [guards.enter_context(HomeGuard(ws.home, state)) for state in (plan.home_states if plan is not None and self.level == "workspace" else ())]
@@ -158,8 +161,8 @@ class LocalLevel:
                     agent_cwd=ws.agent_cwd,
                     home=ws.home,
                     env=ws.env,
-                    spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers")), env, ws.agent_cwd, stdin, folder),
-                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env), ws.agent_cwd, {**env, MARKER: folder.path.name}),  # marked as a supervised harness is: after a kill -9, `recover` kills the terminal's tmux server and the agent in it
+                    spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers"), read_only=read_only), env, ws.agent_cwd, stdin, folder),
+                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env, read_only=read_only), ws.agent_cwd, {**env, MARKER: folder.path.name}),  # marked as a supervised harness is: after a kill -9, `recover` kills the terminal's tmux server and the agent in it
                     facts={"process_fence": fence().facts()},
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guards),
@@ -187,6 +190,23 @@ class LocalLevel:
             said = note.payload("adapter.warning").get("what") if note.kind == "adapter.warning" else note.payload("error").get("message")
             self.on_event("sandbox.note", {"kind": note.kind, "message": said})
         return notes
+
+
+def _give_environment(plan: LaunchPlan, ws: Workspace) -> None:
+    """What the plan gives the agent besides its harness (a task's project environment): its
+    variables, and a copy of a Node project's node_modules of the agent's own beside the
+    workspace (in the session folder; a real copy, never links into the cache: a write there is
+    the agent's alone). A level without a session folder (none) gets no copy."""
+    ws.env.update(plan.variables(str(ws.root), ws.env.get("PATH", os.defpath)))
+    if plan.node_modules is None or ws.temp is None:
+        return
+    import subprocess
+
+    dest = ws.temp / "node_modules"
+    done = subprocess.run(["cp", "-a", "--reflink=auto", str(plan.node_modules), str(dest)], capture_output=True, text=True, timeout=1200)
+    if done.returncode != 0:
+        remove_tree(dest)
+        raise OSError(f"copying the project's node_modules beside the workspace failed: {done.stderr.strip()[-300:]}")
 
 
 class LocalGrading:

@@ -15,7 +15,8 @@ from typing import Any
 from benchtape.sandbox.capture import OWN_NAMES
 
 INSIDE = ("work", "tmp")  # the workspace and its TMPDIR
-IGNORED = (*INSIDE, *OWN_NAMES)  # ... and the session folder's own bookkeeping (benchtape.sandbox.capture)
+BESIDE = ("node_modules",)  # what a level lays beside the workspace for the agent: a task's Node dependencies, its own copy (core/launch_plan.py)
+IGNORED = (*INSIDE, *BESIDE, *OWN_NAMES)  # ... and the session folder's own bookkeeping (benchtape.sandbox.capture)
 MAX_LISTED = 20
 
 
