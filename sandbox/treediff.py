@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping
 
 LINK = b"symlink:"
-CACHES = "bytecode caches (__pycache__/, .pyc) and new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/): written by whatever ran the code, not by the agent"
+CACHES = "bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/) and new node_modules/ folders (vite's .vite/, babel's .cache/): written by whatever ran the code, not by the agent"
 CACHEDIR_TAG = "CACHEDIR.TAG"
 CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"  # the Cache Directory Tagging Specification's
 
@@ -39,8 +39,14 @@ def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[
     not (git never shows it: pytest writes a .gitignore of `*` beside the tag). Only a hidden
     folder (`.name`) that the staged tree did not have counts, so no tag can hide a change to a
     file that was there, nor a file a test runner would collect. `before`: the staged tree's
-    paths; `after`: the final tree's files, path → bytes."""
-    folders = []
+    paths; `after`: the final tree's files, path → bytes.
+
+    A `node_modules/` folder the staged tree did not have is a cache too: a task's Node
+    dependencies are beside the workspace (envs/agent_env.py), and a tool the agent ran writes
+    its cache in the package's own node_modules (vite's .vite/, babel's .cache/), which no
+    source change is."""
+    had = {_node_modules(p) for p in before}
+    folders = sorted({f for f in map(_node_modules, after) if f is not None and f not in had})
     for path, data in after.items():
         if not path.endswith("/" + CACHEDIR_TAG):
             continue
@@ -49,6 +55,17 @@ def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[
             folders.append(folder)
     prefixes = tuple(folders)
     return lambda path: is_bytecode(path) or (bool(prefixes) and path.startswith(prefixes))
+
+
+def _node_modules(path: str) -> str | None:
+    """The first node_modules folder a path is (or is in), as `pkg/node_modules/`; None when none."""
+    if "node_modules" not in path:
+        return None
+    parts = path.split("/")
+    for i, part in enumerate(parts):
+        if part == "node_modules":
+            return "/".join(parts[: i + 1]) + "/"
+    return None
 
 
 @dataclass(frozen=True)

@@ -139,9 +139,22 @@ def test_bytecode_caches_are_left_out_of_the_patch_and_the_agents_diff_and_named
     changes = diff_trees(before, after)
     assert changes.added == [] and changes.modified == ["calc.py"] and "pyc" not in changes.patch
     assert changes.caches == ["__pycache__/calc.cpython-311.pyc", "pkg/mod.pyc"]
-    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc) and new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/): written by whatever ran the code, not by the agent")
+    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/) and new node_modules/ folders (vite's .vite/, babel's .cache/): written by whatever ran the code, not by the agent")
     only_caches = agent_diff_of({"calc.py": b"x"}, {"calc.py": b"x", "__pycache__/calc.cpython-311.pyc": b"\x00"})
     assert only_caches.empty  # an agent that only ran the tests changed nothing
+
+
+def test_a_node_modules_folder_the_starting_tree_did_not_have_is_a_cache():
+    """A history task's Node dependencies are beside the workspace, so a node_modules/ inside it is
+    what a tool the agent ran wrote (vitest's results under node_modules/.vite/): never part of the
+    candidate patch; a node_modules the repository itself holds (vendored) stays the agent's to change."""
+    from benchtape.replay.changes import Entry, diff_trees
+
+    before = {"index.js": Entry("file", b"a - b\n"), "vendor/node_modules/x/index.js": Entry("file", b"1\n")}
+    after = {**before, "index.js": Entry("file", b"a + b\n"), "node_modules/.vite/vitest/results.json": Entry("file", b"{}"), "vendor/node_modules/x/index.js": Entry("file", b"2\n"), "vendor/node_modules/y.js": Entry("file", b"3\n")}
+    changes = diff_trees(before, after)
+    assert changes.modified == ["index.js", "vendor/node_modules/x/index.js"] and changes.added == ["vendor/node_modules/y.js"]
+    assert changes.caches == ["node_modules/.vite/vitest/results.json"] and ".vite" not in changes.patch
 
 
 def test_the_cache_folder_a_real_pytest_run_leaves_is_not_the_agents_change(tmp_path):
