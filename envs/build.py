@@ -184,6 +184,16 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         return env
 
 
+def discard(folder: Path) -> None:
+    """Take the cached environment at `folder` out of use (an agent changed it in place): its
+    manifest removed, its next use builds it anew, as after a build that never finished (which
+    `task envs --prune` removes too). A process using it now keeps its files until then."""
+    try:
+        (folder / MANIFEST).unlink()
+    except FileNotFoundError:
+        pass
+
+
 def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
     try:
         doc = orjson.loads((folder / MANIFEST).read_bytes())

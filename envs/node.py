@@ -237,18 +237,20 @@ def modules_in(work: Path) -> tuple[str, ...]:
     return tuple(sorted(found))
 
 
-def modules_digest(root: Path, folders: tuple[str, ...]) -> str:
+def modules_digest(root: Path, folders: tuple[str, ...], *, skip_bytecode: bool = False) -> str:
     """One hash of every file's path, size and modification time under `folders` of `root`:
     the linked copies share the cache's files, so a run that rewrote one in place (a
     patch-package step, code writing to a dependency) changed the cache for every tree after
     it; a changed digest says so before the next tree is linked. `find` lists them (~60 ms for
     ufo's 15k files, where a Python walk took 0.24 s); the order is a folder's own, the same
-    while nothing in it changes."""
+    while nothing in it changes. `skip_bytecode`: a venv's, whose `__pycache__/` folders any
+    import may fill (Python writes them where it can), left out."""
     import hashlib
 
+    skipped = ["-name", "__pycache__", "-prune", "-o"] if skip_bytecode else []
     digest = hashlib.sha256()
     for rel in folders:
-        done = subprocess.run(["find", ".", "-type", "f", "-printf", "%P\\0%s\\0%T@\\n"], cwd=root / rel, capture_output=True, timeout=600)
+        done = subprocess.run(["find", ".", *skipped, "-type", "f", "-printf", "%P\\0%s\\0%T@\\n"], cwd=root / rel, capture_output=True, timeout=600)
         digest.update(rel.encode() + b"\0" + done.stdout + str(done.returncode).encode())
     return digest.hexdigest()
 
