@@ -5,6 +5,7 @@ the scenarios (tasks) of one or more bench files, each repeated `attempts` times
     kind: Evaluation
     bench: madbench.yaml          # default: the bench in the project folder
     attempts: 3
+    project_environment: true     # a history task's agent gets the environment its verifier runs in
     tools:
       - tool: claude-code
         model: [sonnet-4.6, opus-4.6]
@@ -41,7 +42,7 @@ from benchtape.spec.task_cells import Skipped, Task, load_task_folders
 __all__ = ["Arm", "Cell", "Evaluation", "Skipped", "Step", "Task"]  # Task and Skipped live with the task folders (spec/task_cells.py)
 from benchtape.spec.yamlsrc import LineDict, load_yaml_file
 
-EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "tasks", "attempts", "tools", "runs"}
+EVALUATION_KEYS = HEADER_KEYS | {"description", "bench", "tasks", "attempts", "tools", "runs", "project_environment"}
 BLOCK_KEYS = {"tool", "tool_version", "model", "effort", "options", "pre", "steps"}
 STEP_OVERRIDE_KEYS = {"model", "effort", "options"}
 EVALUATIONS_DIR = "evaluations"
@@ -194,6 +195,7 @@ class Evaluation:
     runs: RunSettings = field(default_factory=RunSettings)  # where its cells run (`runs:`), over the project's
     task_refs: list[str] = field(default_factory=list)  # `tasks:` as written (ids, `all`, Harbor paths); [] with `bench:` only
     task_line: int | None = None  # the line of `tasks:` (errors name it)
+    project_environment: bool = True  # `project_environment: false`: history tasks' agents run without their project's environment
     _tasks: list[Task] | None = field(default=None, repr=False)
     skipped: list[Skipped] = field(default_factory=list)  # task folders not run (stale, unvalidated, leaking, broken), known after tasks()
 
@@ -216,7 +218,7 @@ class Evaluation:
         """Every scenario of the benches (loaded once; bad input in a bench is refused here)."""
         if self._tasks is None:
             tasks = load_tasks(self.bench_paths, self.path)
-            folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct)
+            folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct, project_environment=self.project_environment)
             multi = next((t for t in folders if t.spec is not None and t.spec.runtime is not None and t.spec.runtime.steps), None)
             workflow = next((a for a in self.arms if a.workflow), None)
             if multi is not None and workflow is not None:  # each task step would need every workflow step: not run here
@@ -353,7 +355,17 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
         runs=load_run_settings(ld, top),
         task_refs=task_refs,
         task_line=top.line_of("tasks") if "tasks" in top else None,
+        project_environment=_project_environment(ld, top),
     )
+
+
+def _project_environment(ld: DocLoader, top: LineDict) -> bool:
+    """`project_environment:` (default true): whether the agent of a history task's cell gets
+    the project environment its verifier runs in (docs/tasks.md)."""
+    value = top.get("project_environment", True)
+    if not isinstance(value, bool):
+        raise ld.err(f"`project_environment:` must be true or false, got {value!r}", top, "project_environment", "`project_environment: false` runs history tasks' agents without the project's environment (its venv or node_modules); leave it out to give it (the default)")
+    return value
 
 
 def _task_refs(ld: DocLoader, top: LineDict, project: Path) -> list[str]:

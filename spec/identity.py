@@ -61,12 +61,17 @@ def task_inputs(task: Task, *, image_digest: str | None = None, repo_commit: str
     edited task is a new cell; its verifier is no input (a repaired test re-grades)."""
     sc = task.scenario
     if task.spec is not None:
-        return {
+        inputs: dict[str, Any] = {
             "task": {"kind": task.kind, "fingerprint": task.bench.sha256},
             "prompt": sc.prompt,
             "timeout": sc.timeout,
             "sandbox": _sandbox(sc.sandbox, image_digest),
         }
+        if task.kind == "history" and task.project_environment:
+            # the agent runs with its project's environment (which the fingerprint binds): a cell
+            # measured without it (before it was given, or opted out of) is another cell
+            inputs["project_environment"] = True
+        return inputs
     return {
         "prompt": sc.prompt,
         "follow_ups": list(sc.follow_ups),

@@ -43,6 +43,7 @@ class Task:
     scenario: ScenarioSpec
     spec: TaskSpec | None = None
     project: Path | None = None  # a history task's repository (its tree at base_commit is the workspace)
+    project_environment: bool = True  # a history task's agent gets its project's environment (the evaluation's `project_environment:`)
 
     @property
     def kind(self) -> str:
@@ -76,8 +77,9 @@ TASK_TIMEOUT = 1800.0  # the agent's limit on a task cell when the task sets non
 ALL = "all"
 
 
-def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: int | None, *, direct: bool = False) -> tuple[list[Task], list[Skipped]]:
-    """The runnable tasks `refs` names, in order, and the ones skipped with why."""
+def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: int | None, *, direct: bool = False, project_environment: bool = True) -> tuple[list[Task], list[Skipped]]:
+    """The runnable tasks `refs` names, in order, and the ones skipped with why.
+    `project_environment`: whether a history task's agent gets its project's environment."""
     from benchtape.spec.harbor_task import load_harbor_tasks, load_task_folder
     from benchtape.spec.task import task_dirs
 
@@ -112,7 +114,7 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
         state = spec.state(loaded.task_recipe(spec.source.base_commit) if spec.runtime is None else "", repos)
         run = state.state == "valid" or (direct and state.state != "leaking")
         if run:
-            tasks.append(folder_task(spec, project))
+            tasks.append(folder_task(spec, project, project_environment=project_environment))
         if state.state != "valid":
             skipped.append(Skipped(spec.id, state.state, state.why, state.next, str(folder), ran=run))
     return tasks, broken + skipped
@@ -134,7 +136,7 @@ def fingerprint(spec: TaskSpec, project: Path | None) -> str:
     return spec.fingerprint(_project_facts(project)[0].task_recipe(spec.source.base_commit))
 
 
-def folder_task(spec: TaskSpec, project: Path) -> Task:
+def folder_task(spec: TaskSpec, project: Path, *, project_environment: bool = True) -> Task:
     """The evaluation task of one task folder: a bench and scenario of its own making."""
     runtime = spec.runtime
     timeout = (runtime.agent_timeout if runtime is not None else None) or TASK_TIMEOUT
@@ -152,7 +154,7 @@ def folder_task(spec: TaskSpec, project: Path) -> Task:
         where=Where(str(spec.path)),
     )
     bench = BenchSpec(path=spec.path, sha256=fingerprint(spec, project), description=spec.description, harness=None, harness_config={}, params={}, scenarios=[scenario], roots=[spec.dir])
-    return Task(id=spec.id, bench=bench, scenario=scenario, spec=spec, project=None if runtime is not None else project)
+    return Task(id=spec.id, bench=bench, scenario=scenario, spec=spec, project=None if runtime is not None else project, project_environment=project_environment)
 
 
 def _sandbox(spec: TaskSpec) -> SandboxSpec:
