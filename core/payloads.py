@@ -78,6 +78,7 @@ class EnvironmentExpected(TypedDict, total=False):
     plugins: list[dict[str, Any]]  # {id, path, via?}
     agent_env: Any  # harness_config.agent_env as the bench wrote it
     system_prompt: Any  # harness_config.system_prompt as the bench wrote it
+    project_environment: dict[str, Any]  # a history task's cell: the project environment its agent had (given, language, manager, key, folder, variables), or why none (envs/agent_env.py)
 
 
 class EnvironmentReported(TypedDict, total=False):

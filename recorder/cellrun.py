@@ -30,7 +30,7 @@ from typing import Any
 
 from benchtape.core.model import Action
 from benchtape.core.payloads import SessionStarted
-from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, arm_plan, harness_config
+from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.recorder.runner import Runner, SessionPlan
 from benchtape.recorder.task_steps import enter_step, setup_failure, step_session, task_steps
 from benchtape.sandbox.box_commands import CommandRun, PreEffects, capture_pre, run_all, workdir_of
@@ -80,7 +80,7 @@ class CellJob:
             return
         seed, problem = self.matrix.staging.seed(task)
         if problem is None:
-            sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed, arm_plan(self.plan.cell.arm, self.plan.level))
+            sandbox_for(self.plan.level, keep=self.keep, resources=runner.resources).prepare_ahead(seed, self.matrix.launch_plan(self.plan.cell.arm, task, self.plan.level))
 
 
 def record_lost(runner: Runner, matrix: Matrix, plan: CellPlan, message: str, *, retried: bool, source: str | None = None) -> CellRecord:
@@ -103,7 +103,7 @@ def record_cell(runner: Runner, matrix: Matrix, plan: CellPlan, *, keep: bool = 
     sandbox = sandbox_for(plan.level, keep=keep, on_event=runner.on_event, resources=runner.resources)
     with contextlib.ExitStack() as stack:
         try:
-            box = stack.enter_context(sandbox.open(plan.cell.task.scenario, seed, arm_plan(plan.cell.arm, plan.level)))
+            box = stack.enter_context(sandbox.open(plan.cell.task.scenario, seed, matrix.launch_plan(plan.cell.arm, plan.cell.task, plan.level)))
         except Exception as exc:  # noqa: BLE001 - whatever stopped the sandbox, the cell is on record
             return _unstarted(runner, matrix, plan, plan.identity, Problem(_open_cause(plan.level), f"the sandbox could not open: {exc}"))
         return _in_box(runner, matrix, plan, box)
@@ -121,6 +121,7 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
     if runs and not runs[-1].ok:
         return _unstarted(runner, matrix, plan, identity, Problem("staging", runs[-1].failure()), pre_runs=runs)
     baseline = _baseline(runner, box)
+    _guard_environment(matrix, task, box)
     handover = _handover(box) if arm.workflow else None
     record = CellRecord(plan, identity)
     deadline = time.monotonic() + scenario.timeout
@@ -170,6 +171,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
     if handover is not None:
         env[HANDOVER_ENV] = str(handover)
         started["cell"]["handover"] = HANDOVER_ENV
+    agent = matrix.staging.environment(task)
     return SessionPlan(
         scenario=solving(task, matrix.staging.scenario(task), step.model_id),  # a solver model plays the task's reference fix
         attempt=cell.attempt,
@@ -182,9 +184,27 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
         params=fields["params"],
         started=started,
         env=env,
+        environment={"project_environment": agent.record()} if agent is not None else {},
         timeout=min(step.timeout, left) if step.timeout is not None else left,
         parent_session=root,
     )
+
+
+def _guard_environment(matrix: Matrix, task: Any, box: OpenWorkspace) -> None:
+    """A host level's agent given a task's Python venv (a cache every later verifier uses): its
+    digest now, checked once each step's harness exited, with the level's own notes (an `error`
+    of the session when it changed: the venv is then discarded, envs/agent_env.py)."""
+    agent = matrix.staging.environment(task)
+    guard = agent.guard() if agent is not None else None
+    if guard is None:
+        return
+    level_notes = box.after_exit
+
+    def after_exit(exit_code: int | None) -> list[Action]:
+        changed = guard.check()
+        return [*level_notes(exit_code), *([Action("error", {"message": changed})] if changed else [])]
+
+    box.after_exit = after_exit
 
 
 def step_prompt(step: Step, task_prompt: str, workdir: str, handover: Path | None) -> str:

@@ -11,7 +11,8 @@ sandbox and network policy, and what its `pre` commands do to the workspace. So 
 What cannot be resolved for a task (the engine is down, staging failed) becomes the task's
 `Problem`: its cells are recorded as attempts that never started (infrastructure_error).
 
-Staging is shared with recording: a task's seed tree is staged once per invocation.
+Staging is shared with recording: a task's seed tree is staged once per invocation, with what
+a history task's agent gets of its project's environment (`agent_environment`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Callable
 
 from benchtape.core.errors import BenchtapeError
 from benchtape.core.launch_plan import LaunchPlan
+from benchtape.envs.agent_env import AgentEnv
 from benchtape.recorder.toolversions import Resolved, VersionResolver
 from benchtape.sandbox.box_commands import capture_pre
 from benchtape.sandbox.by_level import sandbox_for
@@ -83,6 +85,7 @@ class Staging:
         self._locks: dict[str, threading.Lock] = {}
         self._seeds: dict[str, Any] = {}
         self._problems: dict[str, Problem] = {}
+        self._envs: dict[str, AgentEnv] = {}  # a history task's project environment, as its agents get it
 
     def seed(self, task: Task) -> tuple[Path | None, Problem | None]:
         from benchtape.sandbox.staging import stage_seeds
@@ -92,7 +95,12 @@ class Staging:
         with lock:
             if task.id not in self._seeds and task.id not in self._problems:
                 try:
-                    self._seeds[task.id] = starting_tree(task, self.level) if task.spec is not None else stage_seeds(task.bench, [task.scenario], on_event=self.on_event)
+                    if task.spec is not None:
+                        self._seeds[task.id], found = starting_tree(task, self.level)
+                        if found is not None:
+                            self._envs[task.id] = found
+                    else:
+                        self._seeds[task.id] = stage_seeds(task.bench, [task.scenario], on_event=self.on_event)
                 except BenchtapeError as exc:
                     self._problems[task.id] = Problem("staging", exc.render())
                 except OSError as exc:
@@ -100,6 +108,11 @@ class Staging:
         if task.id in self._problems:
             return None, self._problems[task.id]
         return self._seeds[task.id].get(task.scenario.name), None
+
+    def environment(self, task: Task) -> AgentEnv | None:
+        """What a history task's agent gets of its project's environment (known once the task is
+        staged; None for any other task)."""
+        return self._envs.get(task.id)
 
     def scenario(self, task: Task) -> Any:
         """The task's scenario as its session sends it (its `generated:` pictures resolved), once staged."""
@@ -125,12 +138,13 @@ class Staging:
             seeds.cleanup()
 
 
-def starting_tree(task: Task, level: str | None) -> Any:
+def starting_tree(task: Task, level: str | None) -> tuple[Any, AgentEnv | None]:
     """THE starting tree of a task folder's cell (what its sandbox is seeded from), as staged
     seeds: a history task's tree at base_commit as a fresh one-commit repository (nothing of
     the history, no hidden tests, no reference patch, no remote: sandbox/task_workspace.py),
     a Harbor task's environment working directory (sandbox/harbor_env.py: empty at level home,
-    the image's at level container)."""
+    the image's at level container). With a history task's seeds, what its agent gets of the
+    project's environment (`agent_environment`: what its build generated is in the one commit)."""
     import tempfile
 
     from benchtape.sandbox.staging import Seeds
@@ -138,12 +152,23 @@ def starting_tree(task: Task, level: str | None) -> Any:
     assert task.spec is not None
     temp = Path(tempfile.mkdtemp(prefix=f"benchtape-task-{task.id}-"))
     seeds = Seeds(temps=[temp])
+    found: list[AgentEnv] = []
     try:
         if task.spec.runtime is None:
             from benchtape.sandbox.task_workspace import fresh_workspace
 
             assert task.project is not None
-            seeds.trees[task.id] = fresh_workspace(task.project, task.spec.source.base_commit, temp / "workspace")
+            at = sandbox_policy(task.scenario, level).level
+
+            def environment(tree: Path) -> None:
+                agent = agent_environment(task, at, tree)
+                found.append(agent)
+                try:
+                    agent.workspace_files(tree)
+                except OSError as exc:  # the agent runs without them, as the verifier's tree never does: said
+                    agent.notes.append(f"what the build generated could not be written into the workspace: {exc}")
+
+            seeds.trees[task.id] = fresh_workspace(task.project, task.spec.source.base_commit, temp / "workspace", add=environment)
         else:
             from benchtape.sandbox.harbor_env import prepare, starting_workspace
 
@@ -154,7 +179,41 @@ def starting_tree(task: Task, level: str | None) -> Any:
         if isinstance(exc, (BenchtapeError, OSError)):
             raise
         raise BenchtapeError(f"the task's starting workspace could not be made: {exc}") from exc
-    return seeds
+    return seeds, (found[0] if found else None)
+
+
+def agent_environment(task: Task, level: str, tree: Path) -> AgentEnv:
+    """What a history task's agent gets at `level` of its project's environment (envs/agent_env.py):
+    the one its verifier runs in there, through the `project_environment` call validation and
+    grading make (so the cached one; built from `tree`, the exported base tree, when it is not
+    cached yet). Never raises: what cannot be given is said, and the cell runs without it."""
+    if not task.project_environment:
+        return AgentEnv.withheld(level, "`project_environment: false` in the evaluation: the agent runs without the project's environment")
+    if level == "none":
+        return AgentEnv.withheld(level, "level none runs the agent in your own folder: nothing is laid out for it")
+    from benchtape.envs.project_env import project_environment
+    from benchtape.sandbox.baseimage import image_python
+    from benchtape.sandbox.pidfence import fence
+    from benchtape.spec.project import load_project
+
+    assert task.spec is not None and task.project is not None
+    try:
+        project = load_project(task.project)
+        container_python = image_python() if level == "container" else None
+        env = project_environment(project, task.spec.source.base_commit, tree, "container" if level == "container" else "home", container_python=container_python, fix_commit=task.spec.source.fix_commit)
+        if level == "container":
+            protection = "mounted read-only in the agent's container"
+        elif fence().read_only_works:
+            protection = "bound read-only in the agent's own mount namespace"
+        else:
+            protection = f"not read-only here ({fence().why or 'no mount namespace of its own'}): a venv's digest is checked after the agent, and a changed one discarded"
+        agent = AgentEnv.of(env, level, protection)
+        agent.plan()  # what a container mounts is found now (a host program `env.tools` names, say)
+    except Exception as exc:  # noqa: BLE001 - a build that failed, a tool not on this host: the cell runs without it, saying why
+        return AgentEnv.withheld(level, f"the project's environment could not be given to the agent: {type(exc).__name__}: {exc}")
+    if not agent.given and level == "container" and (project.dockerfile is not None or project.wheelhouse() is not None):
+        agent.why = f"{agent.why}; the agent's container is benchtape's base image, without it"
+    return agent
 
 
 # ---------------------------------------------------------------- the plan
@@ -267,12 +326,19 @@ class Matrix:
             if problem is not None:
                 return PreEffects.not_capturable(problem.message), problem
             try:
-                with sandbox_for(facts.level).open(task.scenario, seed, arm_plan(arm, facts.level)) as box:
+                with sandbox_for(facts.level).open(task.scenario, seed, self.launch_plan(arm, task, facts.level)) as box:
                     effects, _ = capture_pre(box, arm.all_pre(), env, task.scenario.staging_timeout or DEFAULT_SETUP_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - the sandbox would not open: the run records it
                 effects = PreEffects.not_capturable(f"the sandbox could not open to capture the setup commands' effects: {exc}")
             self._pre[key] = effects
         return self._pre[key], None
+
+    def launch_plan(self, arm: Arm, task: Task, level: str) -> LaunchPlan:
+        """The launch plan of a cell's sandbox: its arm's, with what a history task's agent gets
+        of its project's environment (once the task is staged)."""
+        plan = arm_plan(arm, level)
+        agent = self.staging.environment(task)
+        return plan.joined(agent.plan()) if agent is not None else plan
 
 
 def arm_plan(arm: Arm, level: str) -> LaunchPlan:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import BadInput
+from benchtape.envs.agent_env import AgentEnv
 from benchtape.recorder.cellrun import CellJob, CellRecord, record_cell, record_lost
 from benchtape.recorder.matrix import CellPlan, Matrix, Problem, Staging
 from benchtape.recorder.runner import Runner
@@ -74,6 +75,16 @@ class ShippedStaging(Staging):
 
     def ready(self, task: Task) -> bool:
         return True
+
+    def environment(self, task: Task) -> AgentEnv | None:
+        """A worker has no project repository nor environment cache of the driver's: a history
+        task's agent runs there without the project's environment, said in its record (what the
+        build generated into the tree is in the shipped seed)."""
+        if task.kind != "history":
+            return None
+        if not task.project_environment:
+            return AgentEnv.withheld(task.scenario.sandbox.level, "`project_environment: false` in the evaluation: the agent runs without the project's environment")
+        return AgentEnv.withheld(task.scenario.sandbox.level, "cells recorded on a Ray worker are not given the project's environment (it is built on the driver); run with --executor local to give it")
 
     def scenario(self, task: Task) -> Any:
         """The scenario as the driver loaded it. A `generated:` picture is not shipped with the

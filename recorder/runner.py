@@ -88,6 +88,7 @@ class SessionPlan:
     params: dict[str, Any] = field(default_factory=dict)
     started: SessionStarted = field(default_factory=SessionStarted)  # more facts for session.started (e.g. the cell)
     env: dict[str, str] = field(default_factory=dict)  # added to the sandbox's environment (overlay options)
+    environment: EnvironmentExpected = field(default_factory=EnvironmentExpected)  # more of what benchtape gave the agent (a task's project environment)
     timeout: float | None = None  # None: the scenario's
     parent_session: str | None = None
 
@@ -200,7 +201,7 @@ class Runner:
             facts.update({"interactive": True, "format": "claude-transcript", "follow_ups": list(launch.follow_ups)})
         opening = [
             Action("session.started", {"scenario": scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": attempt, "work_dir": str(box.root), "sandbox": box.level, **facts}),
-            Action("environment.expected", self.expected_environment(scenario, box.root, box.level, plan.harness_config)),
+            Action("environment.expected", {**self.expected_environment(scenario, box.root, box.level, plan.harness_config), **plan.environment}),
         ]
         with store.transaction():
             store.new_session(self.run_id, scenario.name, cell_id=plan.cell_id, attempt=attempt, harness=plan.harness, model=plan.model, params=redact_params(plan.params, redact), workdir=str(box.root), parent_session=plan.parent_session, session_id=session_id)

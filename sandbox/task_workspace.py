@@ -4,7 +4,9 @@ One commit, made here, holding the base tree's bytes (exported as a checkout wri
 sandbox/checkout.py export_commit): no history, no remote, no branch names, no hidden tests
 and no reference patch, so nothing in `git log`, `git remote` or the object store points
 at the change the task was mined from. Its author and date are fixed, so the same base
-gives the same commit id (a cell's workspace is reproducible by content).
+gives the same commit id (a cell's workspace is reproducible by content). What the project
+environment's build generated into the tree (a VCS version file) joins that one commit when
+the agent is given the environment (envs/agent_env.py).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any, Callable
 
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 
@@ -21,10 +24,14 @@ DATE = "2000-01-01T00:00:00Z"
 MESSAGE = "base"
 
 
-def fresh_workspace(repo: Path, base_commit: str, dest: Path, *, timeout: float = 300.0) -> Path:
+def fresh_workspace(repo: Path, base_commit: str, dest: Path, *, timeout: float = 300.0, add: Callable[[Path], Any] | None = None) -> Path:
     """Write the tree of `base_commit` in `repo` to `dest` (which must not exist) as a new
-    repository with one commit on `main`; returns `dest`."""
+    repository with one commit on `main`; returns `dest`. `add` writes into the exported tree
+    before that commit (what the project environment's build generated into its tree:
+    envs/agent_env.py), so what it wrote is part of the base, never of a candidate."""
     export_commit(repo, base_commit, dest, timeout=timeout)
+    if add is not None:
+        add(dest)
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({
         "GIT_AUTHOR_NAME": AUTHOR, "GIT_AUTHOR_EMAIL": EMAIL, "GIT_AUTHOR_DATE": DATE,

@@ -70,7 +70,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"core", "spec", "tools"},  # no adapters: a model knows no harness
     "sandbox": {"core", "spec", "tools"},  # no adapters: it starts what a launch plan says
     "envs": {"core", "spec", "tools"},  # tools: a Node project's package manager is installed pinned, as an agent CLI is
-    "recorder": {"core", "spec", "store", "tools", "adapters", "models", "sandbox"},
+    "recorder": {"core", "spec", "store", "tools", "adapters", "models", "sandbox", "envs"},  # envs: a history task's agent gets its project's environment
     "replay": {"core", "spec", "store", "checks", "models", "sandbox", "envs"},
     "tasks": {"core", "spec", "store", "tools", "sandbox", "envs", "adapters"},
     "formats": {"core", "store", "adapters", "replay", "sandbox"},  # sandbox: a Harbor export writes a task's tree at its base commit and its patches' files
