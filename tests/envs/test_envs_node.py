@@ -250,3 +250,83 @@ def test_a_task_whose_last_validation_did_not_hold_says_so_in_the_list(tally: di
         assert row.next == report.next
     finally:
         shutil.rmtree(folder)
+
+
+# a history task's agent (a shell script through the command harness) in its workspace: the
+# dependency resolved, the fix made, the project's own test script run, nothing installed there
+NODE_AGENT = """\
+set -e
+node -e "console.log('is-number says', require('is-number')(5))"
+test ! -e node_modules && echo "no node_modules in the workspace"
+sed -i 's/xs\\.reduce(/xs.filter(isNumber).reduce(/' index.js
+npm test
+git status --porcelain --untracked-files=all | sed 's/^/status: /'
+"""
+NODE_TOOL = {"apiVersion": "benchtape/v1alpha1", "kind": "Tool", "tool": "fixer", "extends": "command", "options": {"run": {"default": "default", "values": {"default": {"args": ["sh", "-c", NODE_AGENT]}}}}}
+NODE_EVALUATION = "apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: [3]\n{extra}tools:\n  - tool: fixer\n    model: default\n"
+
+
+def _agent_cell(tally: dict[str, Any], name: str, extra: str, *flags: str) -> dict[str, Any]:
+    """One cell of the fixer on task #3 through the real `benchtape run` (at level home, unless `flags` say)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from e2e.cli import benchtape
+
+    from benchtape.replay.changes import workspace_changes
+
+    root = tally["root"]
+    _write(root, {".benchtape/tools/fixer.yaml": json.dumps(NODE_TOOL), f".benchtape/evaluations/{name}.yaml": NODE_EVALUATION.format(extra=extra)})
+    done = benchtape("run", name, *flags, "--yes", "--json", cwd=root, env={"BENCHTAPE_ENV_CACHE": str(tally["top"] / "env-cache")}, timeout=600)
+    assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a cell did not pass
+    ran = json.loads(done.stdout)
+    store = Store(root / ".benchtape" / "benchtape.db", readonly=True)
+    try:
+        [row] = store.session_rows(run_id=ran["run_id"])
+        session = store.load_session(row.id)
+        expected = next(a.data for a in store.actions(row.id) if a.kind == "environment.expected")["project_environment"]
+        changes = workspace_changes(store, session)
+    finally:
+        store.close()
+    said = (session.final_output or "") + "\n" + json.dumps([a.data for a in session.actions if a.kind == "error"])
+    return {"outcomes": ran["outcomes"], "said": said, "expected": expected, "changes": changes}
+
+
+def test_the_agent_resolves_the_dependencies_from_beside_its_workspace_and_runs_the_tests(tally: dict[str, Any]):
+    """The cached node_modules is copied into the workspace's parent folder (the agent's own copy),
+    its .bin on PATH: `require('is-number')` and `npm test` work in the workspace, which holds no
+    node_modules, and the candidate patch is the fix alone (no npm log under HOME either)."""
+    got = _agent_cell(tally, "node-given", "")
+    assert got["outcomes"] == {"fixer@latest default": {"passed": 1}}, got
+    assert "is-number says true" in got["said"] and "no node_modules in the workspace" in got["said"] and "# pass 1" in got["said"], got["said"]
+    assert [line for line in got["said"].splitlines() if line.startswith("status: ")] == ["status:  M index.js"], got["said"]  # the workspace's git: the fix alone
+    record = got["expected"]
+    assert record["given"] is True and record["language"] == "node" and record["manager"] == "npm" and record["node"]
+    assert record["node_modules"].startswith("../node_modules") and {"PATH", "npm_config_logs_max"} <= set(record["variables"])
+    changes = got["changes"]
+    assert (changes.modified, changes.added, changes.removed) == (["index.js"], [], []), changes.to_dict()
+    assert "node_modules" not in changes.patch
+
+
+def test_opted_out_the_agent_cannot_resolve_the_dependency(tally: dict[str, Any]):
+    got = _agent_cell(tally, "node-withheld", "project_environment: false\n")
+    assert got["outcomes"] == {"fixer@latest default": {"adapter_error": 1}}, got
+    assert "Cannot find module 'is-number'" in got["said"], got["said"]
+    assert got["expected"]["given"] is False
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_in_a_container_the_dependencies_are_beside_the_workspace_read_only(tally: dict[str, Any]):
+    """At level container the workspace is /workspace and its parent the root: the cache's
+    node_modules is bound read-only at /node_modules, node and npm mounted as the verifier has them."""
+    from benchtape.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        pytest.skip(f"NO DOCKER ENGINE: container level NOT RUN: {why}")
+    got = _agent_cell(tally, "node-container", "", "--sandbox", "container")
+    assert got["outcomes"] == {"fixer@latest default": {"passed": 1}}, got
+    assert "is-number says true" in got["said"] and "no node_modules in the workspace" in got["said"] and "# pass 1" in got["said"], got["said"]
+    assert got["expected"]["given"] is True and got["expected"]["node_modules"] == "/node_modules (read-only)"
+    assert (got["changes"].modified, got["changes"].added) == (["index.js"], []), got["changes"].to_dict()
