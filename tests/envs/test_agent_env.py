@@ -14,7 +14,6 @@ read-only bind) gets it discarded, and the next use builds it anew."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "taskrun"))
 from e2e.cli import benchtape  # noqa: E402
+from repokit import git, write_files
 from taskrunkit import sessions, tree  # noqa: E402
 
 from benchtape.replay.changes import workspace_changes  # noqa: E402
@@ -73,16 +73,6 @@ TOOL = {"apiVersion": "benchtape/v1alpha1", "kind": "Tool", "tool": "fixer", "ex
 EVALUATION = "apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: [3]\n{extra}tools:\n  - tool: fixer\n    model: default\n"
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
 @pytest.fixture(scope="module")
 def tally(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The repository, its task #3 validated at level home (one environment cache for the
@@ -90,15 +80,15 @@ def tally(tmp_path_factory: pytest.TempPathFactory) -> Any:
     top = tmp_path_factory.mktemp("agent-env")
     root = top / "tally"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "config", "user.email", "dev@example.com")
-    _git(root, "config", "user.name", "dev")
-    _write(root, {"pyproject.toml": PYPROJECT, "src/tally/__init__.py": BUGGY, "tests/test_total.py": TEST_BASE, ".gitignore": "src/tally/_version.py\n__pycache__/\n"})
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "tally: sum a list")
-    _git(root, "tag", "v1.0.0")
-    _write(root, {"src/tally/__init__.py": FIXED, "tests/test_total.py": TEST_FIX})
-    _git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() failed on a word in the list; it now sums the numbers only.")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    write_files(root, {"pyproject.toml": PYPROJECT, "src/tally/__init__.py": BUGGY, "tests/test_total.py": TEST_BASE, ".gitignore": "src/tally/_version.py\n__pycache__/\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "tally: sum a list")
+    git(root, "tag", "v1.0.0")
+    write_files(root, {"src/tally/__init__.py": FIXED, "tests/test_total.py": TEST_FIX})
+    git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() failed on a word in the list; it now sums the numbers only.")
     cache = top / "env-cache"
     mp = pytest.MonkeyPatch()
     mp.setenv("BENCHTAPE_ENV_CACHE", str(cache))
@@ -110,7 +100,7 @@ def tally(tmp_path_factory: pytest.TempPathFactory) -> Any:
     [report] = validate(project, [task_id], store=store, level="home", logs=root / ".benchtape" / "validate").tasks
     store.close()
     assert report.validated, report.to_dict()
-    _write(root, {".benchtape/tools/fixer.yaml": json.dumps(TOOL), ".benchtape/evaluations/given.yaml": EVALUATION.format(extra=""), ".benchtape/evaluations/withheld.yaml": EVALUATION.format(extra="project_environment: false\n")})
+    write_files(root, {".benchtape/tools/fixer.yaml": json.dumps(TOOL), ".benchtape/evaluations/given.yaml": EVALUATION.format(extra=""), ".benchtape/evaluations/withheld.yaml": EVALUATION.format(extra="project_environment: false\n")})
     yield {"root": root, "cache": cache, "env": report.environment, "db": root / ".benchtape" / "benchtape.db"}
     mp.undo()
 
@@ -187,7 +177,7 @@ def test_an_agent_that_writes_into_the_venv_is_caught_and_the_venv_built_anew(ta
     from benchtape.spec.pricing import load_pricing
 
     root, folder = tally["root"], Path(tally["env"]["folder"])
-    _write(root, {".benchtape/tools/writer.yaml": json.dumps({**TOOL, "tool": "writer", "options": {"run": {"default": "default", "values": {"default": {"args": ["sh", "-c", WRITER]}}}}}), ".benchtape/evaluations/writer.yaml": EVALUATION.replace("fixer", "writer").format(extra="")})
+    write_files(root, {".benchtape/tools/writer.yaml": json.dumps({**TOOL, "tool": "writer", "options": {"run": {"default": "default", "values": {"default": {"args": ["sh", "-c", WRITER]}}}}}), ".benchtape/evaluations/writer.yaml": EVALUATION.replace("fixer", "writer").format(extra="")})
     built = (folder / "manifest.json").stat().st_ino, (folder / "manifest.json").stat().st_mtime_ns
     off = Fence((), "switched off by this test")
     monkeypatch.setattr("benchtape.sandbox.local.fence", lambda: off)

@@ -6,11 +6,11 @@ validated and graded, where with the toolchain as it is both phases failed to lo
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from repokit import git, write_files
 
 from benchtape.envs.detect import detect
 from benchtape.envs.node import link_modules, modules_in
@@ -45,16 +45,6 @@ TEST_BASE = 'const test = require("node:test");\nconst assert = require("node:as
 TEST_FIX = TEST_BASE + 'test("skips words", () => assert.strictEqual(total([1, "x"]), 1));\n'
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-
-
 @pytest.fixture(scope="module")
 def tally(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """A repository of a small Node package whose code needs a dependency from npm, one squash
@@ -63,14 +53,14 @@ def tally(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     top = tmp_path_factory.mktemp("node-env")
     root = top / "tally"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "config", "user.email", "dev@example.com")
-    _git(root, "config", "user.name", "dev")
-    _write(root, {"package.json": json.dumps(PACKAGE, indent=2) + "\n", "package-lock.json": json.dumps(LOCK, indent=2) + "\n", "index.js": BUGGY, "test/total.test.js": TEST_BASE, ".gitignore": "node_modules/\n"})
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "tally: sum a list")
-    _write(root, {"index.js": FIXED, "test/total.test.js": TEST_FIX})
-    _git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() added NaN for every word in the list; it now sums the numbers only.")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    write_files(root, {"package.json": json.dumps(PACKAGE, indent=2) + "\n", "package-lock.json": json.dumps(LOCK, indent=2) + "\n", "index.js": BUGGY, "test/total.test.js": TEST_BASE, ".gitignore": "node_modules/\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "tally: sum a list")
+    write_files(root, {"index.js": FIXED, "test/total.test.js": TEST_FIX})
+    git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() added NaN for every word in the list; it now sums the numbers only.")
     mp = pytest.MonkeyPatch()
     mp.setenv("BENCHTAPE_ENV_CACHE", str(top / "env-cache"))
     mp.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
@@ -87,7 +77,7 @@ def test_the_package_manager_is_read_from_package_json_and_the_lock_file(tmp_pat
     def detected(files: dict[str, str]) -> tuple[Any, ...]:
         folder = tmp_path / str(len(list(tmp_path.iterdir())))
         folder.mkdir()
-        _write(folder, files)
+        write_files(folder, files)
         det = detect(FolderTree(folder))
         return det.language, det.manager, det.manager_version, det.lock, det.unbuilt
 
@@ -152,10 +142,10 @@ def test_the_linked_node_modules_are_the_trees_own_folders(tmp_path: Path):
     """Each verifier tree gets hard links of the built node_modules: a file a test adds there is
     the tree's own, and a workspace package's node_modules goes with the top one."""
     built, fresh = tmp_path / "built", tmp_path / "fresh"
-    _write(built, {"node_modules/a/index.js": "x", "packages/p/node_modules/b/index.js": "y", "packages/p/package.json": "{}"})
+    write_files(built, {"node_modules/a/index.js": "x", "packages/p/node_modules/b/index.js": "y", "packages/p/package.json": "{}"})
     (built / "node_modules" / ".bin").mkdir()
     (built / "node_modules" / ".bin" / "a").symlink_to("../a/index.js")
-    _write(fresh, {"packages/p/package.json": "{}"})
+    write_files(fresh, {"packages/p/package.json": "{}"})
     folders = modules_in(built)
     assert folders == ("node_modules", "packages/p/node_modules")
     assert link_modules(built, fresh, folders) == list(folders)
@@ -190,14 +180,14 @@ def test_what_would_run_the_repositorys_code_at_install_is_taken_out(tmp_path: P
     from benchtape.envs.node import tame_configs
     from benchtape.envs.recipe import recipe_for
 
-    _write(tmp_path, {".pnpmfile.cjs": "require('child_process').execSync('touch /tmp/owned')", ".npmrc": "# layout\nshamefully-hoist=true\ngit=./evil.sh\nnode-options=--require ./evil.js\nlegacy-peer-deps = true\n"})
+    write_files(tmp_path, {".pnpmfile.cjs": "require('child_process').execSync('touch /tmp/owned')", ".npmrc": "# layout\nshamefully-hoist=true\ngit=./evil.sh\nnode-options=--require ./evil.js\nlegacy-peer-deps = true\n"})
     dropped = tame_configs(tmp_path)
     assert not (tmp_path / ".pnpmfile.cjs").exists() and dropped == [".pnpmfile.cjs", ".npmrc git", ".npmrc node-options"]
     assert (tmp_path / ".npmrc").read_text() == "# layout\nshamefully-hoist=true\nlegacy-peer-deps = true\n"
 
     def key(npmrc: str) -> str:
         folder = tmp_path / f"k{len(npmrc)}"
-        _write(folder, {"package.json": json.dumps(PACKAGE), "package-lock.json": json.dumps(LOCK), ".npmrc": npmrc})
+        write_files(folder, {"package.json": json.dumps(PACKAGE), "package-lock.json": json.dumps(LOCK), ".npmrc": npmrc})
         return recipe_for(FolderTree(folder)).key()
 
     assert key("legacy-peer-deps=true\n") != key("legacy-peer-deps=false\n")  # the same lock file, another install
@@ -276,7 +266,7 @@ def _agent_cell(tally: dict[str, Any], name: str, extra: str, *flags: str) -> di
     from benchtape.replay.changes import workspace_changes
 
     root = tally["root"]
-    _write(root, {".benchtape/tools/fixer.yaml": json.dumps(NODE_TOOL), f".benchtape/evaluations/{name}.yaml": NODE_EVALUATION.format(extra=extra)})
+    write_files(root, {".benchtape/tools/fixer.yaml": json.dumps(NODE_TOOL), f".benchtape/evaluations/{name}.yaml": NODE_EVALUATION.format(extra=extra)})
     done = benchtape("run", name, *flags, "--yes", "--json", cwd=root, env={"BENCHTAPE_ENV_CACHE": str(tally["top"] / "env-cache")}, timeout=600)
     assert done.returncode in (0, 1), done.stderr[-3000:]  # 1: a cell did not pass
     ran = json.loads(done.stdout)

@@ -10,6 +10,8 @@ import subprocess
 import textwrap
 from pathlib import Path
 
+from repokit import git
+
 from benchtape.envs.build import ensure_env
 from benchtape.envs.detect import detect
 from benchtape.envs.recipe import recipe_for
@@ -79,10 +81,6 @@ TEST_BASE = "from noxy import words\n\n\ndef test_one():\n    assert words('a b'
 TEST_FIX = "import iniconfig  # the new test's own dependency\n\n" + TEST_BASE + "\n\ndef test_spaces():\n    assert words('a  b') == ['a', 'b']\n    assert iniconfig.IniConfig\n"
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
-
-
 def test_a_fix_that_adds_its_tests_dependency_is_valid_and_graded_with_it(tmp_path: Path, monkeypatch):
     from benchtape.envs.project_env import recipe_at
     from benchtape.replay.task_verdict import grade_candidate
@@ -99,17 +97,17 @@ def test_a_fix_that_adds_its_tests_dependency_is_valid_and_graded_with_it(tmp_pa
     (root / "noxfile.py").write_text(NOX_BASE)
     (root / "noxy" / "__init__.py").write_text(CODE_BUGGY)
     (root / "tests" / "test_words.py").write_text(TEST_BASE)
-    _git(root, "init", "-q", "-b", "main")
-    _git(root, "config", "user.email", "dev@example.com")
-    _git(root, "config", "user.name", "dev")
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "noxy: split words")
-    base = _git(root, "rev-parse", "HEAD")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "noxy: split words")
+    base = git(root, "rev-parse", "HEAD")
     (root / "noxfile.py").write_text(NOX_FIX)
     (root / "noxy" / "__init__.py").write_text(CODE_FIXED)
     (root / "tests" / "test_words.py").write_text(TEST_FIX)
-    _git(root, "commit", "-qam", "Split on any run of spaces (#4)\n\nwords() returned empty words between two spaces.")
-    fix = _git(root, "rev-parse", "HEAD")
+    git(root, "commit", "-qam", "Split on any run of spaces (#4)\n\nwords() returned empty words between two spaces.")
+    fix = git(root, "rev-parse", "HEAD")
     monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
     monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
     project = load_project(root)

@@ -1,0 +1,19 @@
+"""A small git repository written by a test: its files and its commits (the envs tests build
+projects whose fix a task is harvested from)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+
+def git(root: Path, *args: str) -> str:
+    """`git args` in `root`, its output stripped; a failure fails the test."""
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def write_files(root: Path, files: dict[str, str]) -> None:
+    """Each relative path's text, its folders made."""
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
