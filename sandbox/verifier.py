@@ -218,7 +218,7 @@ REMEDIES = {
     "timeout": "raise `verify.timeout` in task.yaml, or narrow verify.command to the changed tests",
     "missing_dependency": "declare it with the project's test dependencies (a test extra, a dependency group, a test requirements file) or name it in `env.install` of .benchtape/config.yaml: the project environment is built from those at every level (docs/tasks.md); a project verified in its own Dockerfile.benchtape installs it there",
     "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
-    "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it",
+    "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it; a changed test file that defines no test (a type checker's test, a fixture, data) proves nothing a runner can run, and such a change is no task",
     "tests_skipped": "the base passed only because tests were skipped (named, with the runner's reason): provide what they skip for (a dependency, a generated file: `verify.setup`), or, when they skip by design, this change is no task",
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
