@@ -19,22 +19,32 @@ from benchtape.store.database import Store
 SCRIPT = "steps:\n  - tool: Bash\n    input: {command: ls}\n  - say: done\n"
 
 
-def start(script: Path, *args: str) -> tuple[subprocess.Popen, str]:
+def start(script: Path, *args: str) -> tuple[subprocess.Popen, str, str]:
+    """The server started, its URL, and what it printed after the first line that the first
+    read already took: the first line is read from the pipe's bytes by hand, because a text
+    readline buffers whatever follows it, which communicate() (reading the pipe itself) never
+    sees (the setup lines went missing whenever they reached the pipe with the first line)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchtape", "model", "serve", str(script), *args],
-        env={**os.environ, "NO_COLOR": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "NO_COLOR": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None
-    first = proc.stdout.readline()
+    got = b""
+    while b"\n" not in got:
+        chunk = os.read(proc.stdout.fileno(), 4096)
+        if not chunk:
+            break
+        got += chunk
+    first, _, rest = got.decode().partition("\n")
     found = re.search(r"on (http://127\.0\.0\.1:\d+)", first)
-    assert found, first + proc.stderr.read() if proc.stderr else first
-    return proc, found.group(1)
+    assert found, first + (proc.stderr.read().decode() if proc.stderr else "")
+    return proc, found.group(1), rest
 
 
 def test_serve_prints_the_setup_answers_and_stops_on_ctrl_c(tmp_path):
     script = tmp_path / "s.yaml"
     script.write_text(SCRIPT)
-    proc, url = start(script, "--harness", "claude-code")
+    proc, url, early = start(script, "--harness", "claude-code")
     try:
         body = {"model": "m", "stream": False, "tools": [{"name": "Bash"}], "messages": [{"role": "user", "content": "go"}]}
         request = urllib.request.Request(url + "/v1/messages", data=json.dumps(body).encode(), method="POST")
@@ -43,10 +53,11 @@ def test_serve_prints_the_setup_answers_and_stops_on_ctrl_c(tmp_path):
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            out, err = proc.communicate(timeout=15)  # reading stops at the deadline: a server that ignores Ctrl-C fails, never hangs
+            raw_out, raw_err = proc.communicate(timeout=15)  # reading stops at the deadline: a server that ignores Ctrl-C fails, never hangs
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, err = proc.communicate(timeout=15)
+            raw_out, raw_err = proc.communicate(timeout=15)
+    out, err = early + raw_out.decode(), raw_err.decode()
     assert proc.returncode == 0, err
     assert f"export ANTHROPIC_BASE_URL={url}" in out and "DISABLE_AUTOUPDATER=1" in out and "config.toml" not in out
     assert "main turn 1/2" in err and "stopped: 1 scripted turn(s) and 0 chat reply(ies) served" in err
