@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from benchtape.core.command_runner import CommandResult
 from benchtape.sandbox.import_check import read_probe
@@ -243,6 +243,18 @@ DYING_RUNNERS = ("jest", "vitest", "node")  # runners a test can end (process.ex
 _NO_TESTS = re.compile(r"No tests found[^\n]*|No test files found[^\n]*")  # jest's and vitest's words for a selection that matched nothing
 
 
+_PYTHON_WANTED = re.compile(r"(?:requires?|needs?|only (?:on|for|with)|available (?:on|from|in))\s+(?:C?Python|py)\s*(?:version\s*)?(?:>=?\s*)?(3\.\d+)", re.IGNORECASE)
+
+
+def _python_wanted(reasons: Iterable[str]) -> str:
+    """When the skips ask for a newer Python (attrs' `requires Python 3.13+`), the way to give it
+    first: the environment's interpreter is the project's `env.python`."""
+    wanted = sorted({m.group(1) for why in reasons for m in [_PYTHON_WANTED.search(why or "")] if m}, key=lambda v: tuple(map(int, v.split("."))))
+    if not wanted:
+        return ""
+    return f"the tests skip below Python {wanted[-1]}: set `env.python: \"{wanted[-1]}\"` in .benchtape/config.yaml (a `python{wanted[-1]}` on this host's PATH) and validate again; otherwise "
+
+
 def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted."""
     if ev.status == "patch_apply_failed":
@@ -260,7 +272,7 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
         skipped = skipped_tests(ev)
         if skipped:
-            return Judgement(False, "tests_skipped", REMEDIES["tests_skipped"], f"{len(skipped)} test(s) skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(skipped.items())[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
+            return Judgement(False, "tests_skipped", _python_wanted(skipped.values()) + REMEDIES["tests_skipped"], f"{len(skipped)} test(s) skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(skipped.items())[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
     found = problem(ev, tree)
     named = runner_of(ev.steps[-1]["command"]) if ev.steps else None

@@ -149,3 +149,17 @@ def test_the_home_box_takes_the_network_away(tmp_path: Path):
         env = box.run("echo $HOME; echo ${ANTHROPIC_API_KEY:-unset}", 30)
     assert done.exit_code != 0 and "Network is unreachable" in done.output
     assert env.output.split() == [str(tmp_path / "phase" / "home"), "unset"]
+
+
+def test_a_base_that_passed_on_skips_asking_for_a_newer_python_says_how_to_give_it(tmp_path: Path):
+    """attrs' #1606: its new tests skip with `requires Python 3.13+`, and the environment was
+    this host's 3.11: the next step names `env.python` first (a real pytest run, its report read)."""
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "test_new.py").write_text("import sys\n\nimport pytest\n\n\n@pytest.mark.skipif(sys.version_info < (3, 99), reason='requires Python 3.99+')\ndef test_replace():\n    assert False\n\n\ndef test_old():\n    pass\n")
+    with home_box(tree) as box:
+        ev = verify(tree, [], Verify(command="python3 -m pytest -q test_new.py"), box.run)
+    judged = judge_base(ev)
+    assert judged.diagnosis == "tests_skipped" and "requires Python 3.99+" in judged.detail, (judged, ev.log[-1500:])
+    assert judged.remedy.startswith('the tests skip below Python 3.99: set `env.python: "3.99"` in .benchtape/config.yaml')
+    assert judged.remedy.endswith("when they skip by design, this change is no task")  # the general remedy follows
