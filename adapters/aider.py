@@ -77,8 +77,9 @@ class AiderAdapter:
             "argv": argv, "env": {}, "prompt": launch.prompt, "cwd": str(launch.work_dir), "root": str(launch.root), "model": model or "",
             "timeout": None, "stdin": False, "transcript": {"path": "{scratch}/chat.md", "format": FORMAT},
             "files": {"model-metadata.json": orjson.dumps(metadata).decode()} if metadata else {},
+            "python_harness": True,  # run isolated from the project's PYTHONPATH (command_agent.isolated)
         }
-        return Command(argv=[launch.python, "-S", str(launch.support_dir / "command_agent.py")], env=env, stdin=orjson.dumps(job), facts={"binary": {"path": argv[0]}})
+        return Command(argv=launch.helper("command_agent.py"), env=env, stdin=orjson.dumps(job), facts={"binary": {"path": argv[0]}})
 
     def parser(self) -> CommandParser:
         return CommandParser()

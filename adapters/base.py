@@ -47,6 +47,13 @@ class Launch:
         """Where benchtape's helper programs are for the agent: here, or where a container mounted them."""
         return Path(self.mounted.get(str(SUPPORT), SUPPORT))
 
+    def helper(self, name: str) -> list[str]:
+        """The argv of one of benchtape's helper programs (standard library only), run isolated
+        (`-I`): a history task's agent is given its project's PYTHONPATH, and a workspace module
+        named like one of the standard library's (a project's `json/`, `glob.py`) would otherwise
+        be what the helper imports; what the helper starts still gets the variable."""
+        return [self.python, "-I", "-S", str(self.support_dir / name)]
+
 
 @dataclass(frozen=True)
 class Command:

@@ -152,7 +152,7 @@ class CommandAdapter:
         facts: dict[str, Any] = {"binary": {"path": cfg.argv[0], "version": None}}
         if cfg.transcript is None:
             facts["records_calls"] = False
-        return Command(argv=[launch.python, "-S", str(launch.support_dir / "command_agent.py")], stdin=orjson.dumps(job), facts=facts)
+        return Command(argv=launch.helper("command_agent.py"), stdin=orjson.dumps(job), facts=facts)
 
     def parser(self) -> CommandParser:
         return CommandParser()

@@ -47,6 +47,29 @@ def newest(pattern: str, since: float) -> str | None:
     return max(found)[1] if found else None
 
 
+def isolated(argv: list, env: dict) -> list:
+    """A Python harness's argv (aider, mini-swe-agent: `python_harness` in the job) run isolated
+    (`python -I`) when the box gives the project's PYTHONPATH: the harness would otherwise import
+    a package of the task's workspace named like one of its own dependencies (a project under
+    test such as jsonschema or click); the commands it runs still get the variable. Only a
+    script whose first line names its interpreter by path (as pip and uv write them); any other
+    argv is left as it is."""
+    if not env.get("PYTHONPATH"):
+        return argv
+    import shutil
+
+    script = argv[0] if os.sep in argv[0] else shutil.which(argv[0], path=env.get("PATH"))
+    try:
+        with open(script or argv[0], "rb") as fh:
+            first = fh.readline(512)
+    except OSError:
+        return argv
+    words = first[2:].decode("utf-8", "replace").split() if first.startswith(b"#!") else []
+    if len(words) != 1 or not words[0].startswith("/") or "python" not in os.path.basename(words[0]):
+        return argv
+    return [words[0], "-I", script, *argv[1:]]
+
+
 def main() -> int:
     job = json.loads(sys.stdin.buffer.read() or b"{}")
     scratch = tempfile.mkdtemp(prefix="benchtape-command-")
@@ -59,6 +82,8 @@ def main() -> int:
     values = {"prompt": job["prompt"], "prompt_file": prompt_file, "scratch": scratch, "workdir": job["cwd"], "root": job["root"], "model": job.get("model") or "", "home": os.environ.get("HOME", "")}
     argv = [fill(w, values) for w in job["argv"]]
     env = {**os.environ, **{k: fill(v, values) for k, v in (job.get("env") or {}).items()}}
+    if job.get("python_harness"):
+        argv = isolated(argv, env)
     started = time.time()
     try:
         proc = subprocess.Popen(argv, cwd=job["cwd"], env=env, stdin=subprocess.PIPE if job.get("stdin") else subprocess.DEVNULL, stdout=subprocess.PIPE, start_new_session=True)

@@ -78,7 +78,7 @@ class MockAdapter:
 
         sent = attachments(launch.images)
         job["images"] = [{"sha256": a["sha256"], "data": base64_block(p)["source"]["data"]} for a, p in zip(sent, launch.images)]
-        return Command(argv=[launch.python, "-S", str(launch.support_dir / "mock_agent.py")], stdin=orjson.dumps(job), attachments=sent)
+        return Command(argv=launch.helper("mock_agent.py"), stdin=orjson.dumps(job), attachments=sent)
 
     def parser(self) -> MockParser:
         return MockParser()

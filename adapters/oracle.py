@@ -31,7 +31,7 @@ class OracleAdapter:
 
     def command(self, launch: Launch) -> Command:
         job = {"root": str(launch.root), "cwd": str(launch.work_dir), "oracle": launch.scenario.get("oracle")}
-        return Command(argv=[launch.python, "-S", str(launch.support_dir / "oracle_agent.py")], stdin=orjson.dumps(job))
+        return Command(argv=launch.helper("oracle_agent.py"), stdin=orjson.dumps(job))
 
     def parser(self) -> MockParser:
         return MockParser()
