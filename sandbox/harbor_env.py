@@ -45,7 +45,7 @@ from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError,
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
 from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_rewards, reward_of
-from benchtape.sandbox.verifier_box import BOX_PATH, host_tool
+from benchtape.sandbox.verifier_box import BOX_PATH, LOOPBACK_UP, host_tool
 from benchtape.spec.task import TaskSpec
 
 TESTS_AT = "/tests"
@@ -382,7 +382,7 @@ def _box(env: HarborEnv, tree: Path, scratch: Path, mounts: Mounts, network: boo
     base = grading_env()
     base.update({"HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", **extra_env})
     limit = box_file_limit()
-    argv = [host_tool("unshare") or "unshare", "-rm" if network else "-rmn", "--", "/bin/sh", "-c", _home_script(scratch / "root", {env.workdir: (tree, False), **mounts}, tmp_bytes=limit)]
+    argv = [host_tool("unshare") or "unshare", "-rm" if network else "-rmn", "--", "/bin/sh", "-c", ("" if network else LOOPBACK_UP) + _home_script(scratch / "root", {env.workdir: (tree, False), **mounts}, tmp_bytes=limit)]
 
     def run(command: str, timeout: float) -> CommandResult:
         return run_local(fence().wrap([*argv, "sh", env.workdir, command], scratch, base), scratch, timeout, env=base, file_limit=limit, memory_limit=box_memory_limit())

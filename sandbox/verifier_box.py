@@ -5,7 +5,8 @@
 folder read-only at /opt/benchtape-site on PYTHONPATH and PATH. `home`: the tree in its own
 folder, HOME and TMPDIR beside it (never the user's), the scrubbed grading environment, and
 no network where this host can take it away (`unshare -rn`: a new user and network
-namespace, loopback only); where it cannot, the box says so in its notes.
+namespace, its loopback brought up: a test's own server on 127.0.0.1 works); where it cannot,
+the box says so in its notes.
 
 Either way a command runs through `/bin/sh -c` with the tree as its working directory, and
 its timeout is the whole budget. At level home the command runs in a PID namespace of its own
@@ -20,8 +21,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
@@ -84,6 +87,11 @@ def can_private_tmp() -> bool:
 BOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # where a box finds its own tools, whatever PATH a task sets
 # $1 the tmpfs size in bytes, $2 TMPDIR, $3 the tree, $4 the command: TMPDIR becomes a tmpfs of
 # this namespace (bounded, and gone with it), then the command runs with the task's own PATH.
+# A new network namespace (`unshare -n`) has its loopback DOWN: every test that serves on
+# 127.0.0.1 (express's supertest, an aiohttp test server) failed on ENETUNREACH. It is brought up
+# first, by the box's own interpreter (SIOCSIFFLAGS: up, loopback, running; no iproute2 needed);
+# the namespace has no other interface, so nothing beyond the box is reachable.
+LOOPBACK_UP = shlex.quote(sys.executable) + """ -I -S -c "import fcntl, socket, struct; fcntl.ioctl(socket.socket(), 0x8914, struct.pack('16sH14x', b'lo', 0x49))" 2>/dev/null; """
 _PRIVATE_TMP = '_task_path="${PATH-}"; PATH=' + BOX_PATH + '; mount -t tmpfs -o size="$1" benchtape-tmp "$2" || exit 125; PATH="$_task_path"; export PATH; cd "$3" && exec /bin/sh -c "$4"'
 
 
@@ -119,8 +127,10 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
 
     def argv(command: str) -> list[str]:
         if private_tmp:
-            return [unshare, "-rmn" if cut_network else "-rm", "--", "/bin/sh", "-c", _PRIVATE_TMP, "sh", str(limit), str(tmp), str(tree), command]
-        return [*([unshare, "-rn", "--"] if cut_network else []), "/bin/sh", "-c", command]
+            return [unshare, "-rmn" if cut_network else "-rm", "--", "/bin/sh", "-c", (LOOPBACK_UP if cut_network else "") + _PRIVATE_TMP, "sh", str(limit), str(tmp), str(tree), command]
+        if cut_network:
+            return [unshare, "-rn", "--", "/bin/sh", "-c", LOOPBACK_UP + 'exec /bin/sh -c "$1"', "sh", command]
+        return ["/bin/sh", "-c", command]
 
     def run(command: str, timeout: float) -> CommandResult:
         return run_local(fenced.wrap(argv(command), tree, base), tree, timeout, env=base, file_limit=limit, memory_limit=memory)

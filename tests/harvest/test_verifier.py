@@ -151,6 +151,21 @@ def test_the_home_box_takes_the_network_away(tmp_path: Path):
     assert env.output.split() == [str(tmp_path / "phase" / "home"), "unset"]
 
 
+def test_the_home_box_keeps_its_loopback_so_a_tests_own_server_answers(tmp_path: Path):
+    """A new network namespace starts with its loopback down: express's tests (supertest serves
+    the app on 127.0.0.1) all failed on ENETUNREACH, base and reference alike."""
+    if not can_unshare_network():
+        pytest.skip("this host gives no unprivileged network namespace (unshare -rn)")
+    work = tmp_path / "phase" / "work"
+    work.mkdir(parents=True)
+    serve = "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); c = socket.create_connection(s.getsockname(), timeout=3); a, _ = s.accept(); c.sendall(b'hi'); print(a.recv(2).decode())\""
+    with home_box(work) as box:
+        done = box.run(serve, 30)
+        outside = box.run("python3 -c \"import socket; socket.create_connection(('192.0.2.1', 80), timeout=3)\"", 30)
+    assert done.exit_code == 0 and done.output.strip() == "hi", done.output
+    assert outside.exit_code != 0 and "Network is unreachable" in outside.output
+
+
 def test_a_base_that_passed_on_skips_asking_for_a_newer_python_says_how_to_give_it(tmp_path: Path):
     """attrs' #1606: its new tests skip with `requires Python 3.13+`, and the environment was
     this host's 3.11: the next step names `env.python` first (a real pytest run, its report read)."""
