@@ -5,7 +5,8 @@ test that was never collected (a wrong path, an import error before collection) 
 base just as a real reproduction does, so validation goes by the runner's counts: pytest's
 `1 failed, 49 passed in 0.12s`, unittest's `Ran 5 tests` + `FAILED (failures=1)`, go test's
 `--- FAIL:` lines, cargo's `test result:` lines, jest's `Tests: … total`, vitest's
-`Tests  1 failed | 3 passed (4)`. Output no parser recognises has no counts (`runner` None).
+`Tests  1 failed | 3 passed (4)`, mocha's `5 passing (12ms)` / `1 failing` / `2 pending`. Output
+no parser recognises has no counts (`runner` None).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest")
+RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha")
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ def runner_of(command: str) -> str | None:
         ("cargo", r"\bcargo\s+(?:\+\S+\s+)?test\b|\bcargo\s+nextest\b"),
         ("vitest", r"\bvitest\b"),
         ("jest", r"\bjest\b"),
+        ("mocha", r"\bmocha\b"),
         ("node", r"\bnode\s+--test\b"),
     ):
         if re.search(pattern, text):
@@ -136,4 +138,16 @@ def _vitest(output: str) -> Counts | None:
     return Counts("vitest", passed=words.get("passed", 0), failed=words.get("failed", 0), errored=errored, skipped=words.get("skipped", 0) + words.get("todo", 0))
 
 
-PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest}
+def _mocha(output: str) -> Counts | None:
+    """mocha's spec (and dot, list…) reporters' closing lines: `N passing (Tms)`, then `N failing`
+    and `N pending` when there are any."""
+    passing = list(re.finditer(r"^\s*(\d+) passing \(", output, re.MULTILINE))
+    if not passing:
+        return None
+    rest = output[passing[-1].start() :]
+    failing = re.search(r"^\s*(\d+) failing\b", rest, re.MULTILINE)
+    pending = re.search(r"^\s*(\d+) pending\b", rest, re.MULTILINE)
+    return Counts("mocha", passed=int(passing[-1].group(1)), failed=int(failing.group(1)) if failing else 0, skipped=int(pending.group(1)) if pending else 0)
+
+
+PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha}

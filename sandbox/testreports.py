@@ -105,7 +105,7 @@ def read_reports(folder: Path, output: str, runner: str | None, roots: Iterable[
     """The per-test report of one run: the report files in `folder` first (JUnit XML, jest or
     vitest JSON), else what the output itself lists test by test (go, cargo, unittest).
     None when neither names a test."""
-    for name, reader in (("pytest.xml", _junit_file), ("junit.xml", _nested_junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file)):
+    for name, reader in (("pytest.xml", _junit_file), ("junit.xml", _nested_junit_file), ("jest.json", _jest_file), ("vitest.json", _vitest_file), ("mocha.json", _mocha_file)):
         data = _read_bounded(folder / name)
         if data is not None:
             found = reader(data, list(roots))
@@ -283,6 +283,36 @@ def _vitest_file(data: bytes, roots: list[str]) -> TestReport | None:
     return _js_report(data, roots, "vitest")
 
 
+def _mocha_file(data: bytes, roots: list[str]) -> TestReport | None:
+    """mocha's JSON reporter (`--reporter json --reporter-option output=FILE`): each test with its
+    file and full title (its describe blocks' titles and its own, joined by spaces); a pending
+    test is skipped; a hook that failed (`"before all" hook for "x"`) is no test of its own and
+    stands for the tests it kept from running: an error."""
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("stats"), dict):
+        return None
+
+    def key(t: dict) -> str:
+        return f"{_relative(str(t.get('file') or ''), roots)}::{str(t.get('fullTitle') or t.get('title') or '').strip()}"
+
+    def message(t: dict) -> str:
+        err = t.get("err")
+        return _first_line(str(err.get("message") or "") if isinstance(err, dict) else str(err or ""))
+
+    pending = {key(t) for t in doc.get("pending") or [] if isinstance(t, dict)}
+    results = []
+    for t in doc["tests"]:
+        if isinstance(t, dict):
+            failed = isinstance(t.get("err"), dict) and bool(t["err"])
+            results.append(TestResult(key(t), SKIPPED if key(t) in pending else FAILED if failed else PASSED, message(t)))
+    listed = {r.id for r in results}
+    results += [TestResult(key(t), ERROR, message(t)) for t in doc.get("failures") or [] if isinstance(t, dict) and key(t) not in listed]
+    return TestReport("mocha", "mocha-json", _merge(results))
+
+
 _PYTEST_VALUE_OPTIONS = {"-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--deselect", "--ignore", "--ignore-glob", "--confcutdir", "--basetemp", "--override-ini", "--maxfail", "--tb", "-n", "--durations", "--import-mode", "--log-level", "--timeout"}
 
 
@@ -325,7 +355,7 @@ def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
         return shlex.join([*kept, "./..."])
     if runner == "cargo":
         return "cargo test"
-    if runner in ("vitest", "jest", "node"):
+    if runner in ("vitest", "jest", "node", "mocha"):
         return _without_test_files(command, words)
     return None
 

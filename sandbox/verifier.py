@@ -239,7 +239,7 @@ def _not_installed(ev: Evidence) -> Judgement | None:
     return Judgement(False, "project_not_installed", REMEDIES["project_not_installed"], f"{found.get('package')} would be imported {where}")
 
 
-DYING_RUNNERS = ("jest", "vitest", "node")  # runners a test can end (process.exit) before their summary
+DYING_RUNNERS = ("jest", "vitest", "node", "mocha")  # runners a test can end (process.exit) before their summary
 _NO_TESTS = re.compile(r"No tests found[^\n]*|No test files found[^\n]*")  # jest's and vitest's words for a selection that matched nothing
 
 

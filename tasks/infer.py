@@ -49,15 +49,20 @@ def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
 
 
 _JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
-_JS_UNDER_TESTS = re.compile(r"(?:^|/)__tests__/.*\.[cm]?[jt]sx?$")
+_JS_UNDER_TESTS = re.compile(r"(?:^|/)(?:__tests__|tests?)/.*\.[cm]?[jt]sx?$")
 _JS_HELPER = re.compile(r"(?:^|/)(?:__fixtures__|__mocks__|fixtures?|helpers?|utils?|support)/|(?:^|/)(?:helpers?|utils?|setup|fixtures?)[^/]*$", re.IGNORECASE)
 
 
 def _js_test(path: str) -> bool:
     """A JavaScript test file: `*.test.*` / `*.spec.*`, or a file under `__tests__/` (jest's
-    default match, immer's `__tests__/regressions.js`) unless it reads as a helper or fixture
-    there (`__tests__/helpers.js`: named to a runner, it fails as a suite with no test)."""
-    return bool(_JS_TEST.search(path) or (_JS_UNDER_TESTS.search(path) and not _JS_HELPER.search(path.split("__tests__/", 1)[1])))
+    default match, immer's `__tests__/regressions.js`) or `test/` (mocha's default folder,
+    express's `test/req.fresh.js`) unless it reads as a helper or fixture there
+    (`__tests__/helpers.js`, `test/support/env.js`: named to a runner, it fails as a suite with
+    no test)."""
+    if _JS_TEST.search(path):
+        return True
+    found = _JS_UNDER_TESTS.search(path)
+    return bool(found and not _JS_HELPER.search(found.group(0).lstrip("/").split("/", 1)[1]))
 
 
 def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Inferred:
@@ -117,9 +122,46 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
         return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json" {files}', "vitest", "vitest on the changed test files")
     if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}):
         return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json" {files}', "jest", "jest on the changed test files")
+    if "mocha" in deps or re.search(r"\bmocha\b", json.dumps(pkg.get("scripts") or {})):  # one reporter at a time: its JSON to the report file, the output the tests' own
+        kept = _mocha_options(str((pkg.get("scripts") or {}).get("test") or ""))
+        return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)")
     if "node --test" in json.dumps(pkg.get("scripts") or {}):  # node's own runner (node 20): its JUnit report beside the usual output
         return Inferred(f'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
-    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest nor `node --test`: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha nor `node --test`: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+
+
+_MOCHA_VALUE_OPTIONS = {"--require", "-r", "--ui", "-u", "--timeout", "-t", "--slow", "-s", "--file", "--extension", "--config", "--package", "--node-option", "-n", "--retries", "--import"}
+_MOCHA_DROPPED = {"--reporter", "-R", "--reporter-option", "--reporter-options", "-O", "--grep", "-g", "--fgrep", "-f", "--spec"}  # the report's and the selection's: benchtape sets those
+
+
+def _mocha_options(script: str) -> str:
+    """The options of a `mocha …` test script that the tests need (`--require test/support/env`,
+    `--check-leaks`, `--ui tdd`, `--timeout`: express's), each with its value, shell-quoted and
+    followed by a space; never its reporter, its selection or its folders (the changed files are
+    the selection). '' when the script is not a plain mocha command."""
+    try:
+        words = shlex.split(script)
+    except ValueError:
+        return ""
+    if "mocha" not in words or any(w in ("&&", "||", ";", "|") for w in words):
+        return ""
+    kept: list[str] = []
+    rest = iter(words[words.index("mocha") + 1 :])
+    for word in rest:
+        name = word.split("=", 1)[0]
+        if name in _MOCHA_DROPPED:
+            if "=" not in word:
+                next(rest, None)
+        elif name in _MOCHA_VALUE_OPTIONS:
+            kept.append(word)
+            if "=" not in word:
+                value = next(rest, None)
+                if value is not None:
+                    kept.append(value)
+        elif word.startswith("-"):
+            kept.append(word)
+        # else a folder or a file of the whole suite: the changed files replace them
+    return "".join(shlex.quote(w) + " " for w in kept)
 
 
 def tree_reader(root: Path) -> ReadFile:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from harvestkit import clone_toolz
 
-from benchtape.sandbox.testcounts import parse_counts
+from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
 from benchtape.sandbox.testreports import _read_bounded, read_reports, read_unittest_verbose, suite_command
 from benchtape.sandbox.verifier import verify
 from benchtape.sandbox.verifier_box import home_box
@@ -95,11 +95,11 @@ def test_the_whole_suite_drops_the_selection_and_keeps_the_options(tmp_path: Pat
 
 @pytest.fixture(scope="module")
 def node_runners(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with real jest and vitest installed from npm."""
+    """A folder with real jest, vitest and mocha installed from npm."""
     if shutil.which("npm") is None:
         pytest.skip("no npm on this host")
     folder = tmp_path_factory.mktemp("node")
-    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "jest@29", "vitest@1"], cwd=folder, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "jest@29", "vitest@1", "mocha@10"], cwd=folder, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     return folder
 
@@ -119,6 +119,41 @@ def test_jest_and_vitest_json_reports_name_each_test_through_the_inferred_comman
     assert ev.tests is not None and ev.tests.source == f"{runner}-json", ev.log[-2000:]
     file = f"sum_{runner}.test.js"
     assert ev.tests.outcomes() == {f"{file}::adds": "passed", f"{file}::breaks": "failed", f"{file}::later": "skipped"}
+
+
+def test_mochas_json_report_names_each_test_and_a_failed_hook_through_the_inferred_command(node_runners: Path):
+    """mocha (express's runner, and many a library's): the inferred command writes its JSON
+    report; a nested describe's test, a pending one, a failure and a hook that failed (the
+    tests it kept from running never ran) are each named; the whole suite drops the files."""
+    import json
+
+    from benchtape.tasks.infer import infer_command
+
+    spec = node_runners / "test" / "sum.spec.js"
+    spec.parent.mkdir(exist_ok=True)
+    spec.write_text(
+        "const assert = require('assert');\n"
+        "describe('sum', () => { it('adds', () => assert.strictEqual(1 + 2, 3)); it('breaks', () => assert.strictEqual(1 + 2, 4)); it.skip('later', () => {});\n"
+        "  describe('of none', () => { it('is zero', () => assert.strictEqual(0, 0)); }); });\n"
+        "describe('setup', () => { before(() => { throw new Error('no database'); }); it('never runs', () => {}); });\n"
+    )
+    package = json.dumps({"scripts": {"test": "mocha"}, "devDependencies": {"mocha": "^10"}})
+    inferred = infer_command({"test/sum.spec.js": b""}, lambda name: package if name == "package.json" else None)
+    assert inferred.runner == "mocha" and runner_of(inferred.command) == "mocha"
+    with home_box(node_runners, network=True) as box:
+        ev = verify(node_runners, [], Verify(command=inferred.command, timeout=300), box.run)
+    assert ev.tests is not None and ev.tests.source == "mocha-json", ev.log[-2000:]
+    file = "test/sum.spec.js"
+    assert ev.tests.outcomes() == {f"{file}::sum adds": "passed", f"{file}::sum breaks": "failed", f"{file}::sum later": "skipped", f"{file}::sum of none is zero": "passed", f'{file}::setup "before all" hook for "never runs"': "error"}
+    assert ev.tests.tests[f"{file}::sum breaks"].message.startswith("Expected values to be strictly equal")
+    assert ev.counts == Counts("mocha", passed=2, failed=1, errored=1, skipped=1) and ev.status == "failed"
+    assert suite_command(inferred.command, "mocha", node_runners) == inferred.command.rsplit(" ", 1)[0]
+
+
+def test_mochas_spec_summary_is_counted():
+    output = "\n  sum\n    ✔ adds\n    1) breaks\n\n  1 passing (4ms)\n  1 failing\n  2 pending\n\n  1) sum\n       breaks:\n     AssertionError\n"
+    assert parse_counts(output, "mocha") == Counts("mocha", passed=1, failed=1, skipped=2)
+    assert parse_counts("\n  3 passing (1s)\n") == Counts("mocha", passed=3)
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this host (apt-get install golang-go)")
