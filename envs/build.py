@@ -267,6 +267,8 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
     det = recipe.detection
     work = folder / "tree"
     shutil.copytree(tree, work, symlinks=True, ignore=shutil.ignore_patterns(".git", "node_modules"))
+    for path, data in recipe.overlay:  # the dependencies as the task's fix declares them (recipe_for)
+        (work / path).write_bytes(data)
     cache = folder.parent
     say(f"installing the Node dependencies ({describe(det.manager, det.manager_version, det.lock)}, node {recipe.node}) in {folder}")
     try:

@@ -87,6 +87,25 @@ def package_json(tree: Tree) -> dict[str, Any]:
     return doc if isinstance(doc, dict) else {}
 
 
+DEPENDENCY_FIELDS = ("dependencies", "devDependencies", "optionalDependencies", "peerDependencies")
+
+
+def dependency_changes(base: Tree, fix: Tree, lock: str | None) -> list[str]:
+    """What a task's fix commit changes of the Node dependencies (express #7233 raised
+    content-disposition from ^1.0.0 to ^2.0.1 with the code needing it): each changed, added or
+    removed package, and the lock file when it changed; [] when the fix leaves them as they are."""
+    old, new = _dependencies(package_json(base)), _dependencies(package_json(fix))
+    changes = [f"{k} {old[k]} → {new[k]}" if k in old else f"{k} {new[k]} (added)" for k in sorted(new) if old.get(k) != new[k]]
+    changes += [f"{k} (removed)" for k in sorted(old) if k not in new]
+    if lock is not None and base.read(lock) != fix.read(lock):
+        changes.append(f"{lock} changed")
+    return changes
+
+
+def _dependencies(pkg: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for f in DEPENDENCY_FIELDS if isinstance(pkg.get(f), dict) for k, v in pkg[f].items()}
+
+
 def _declared_manager(tree: Tree) -> tuple[str, str | None] | None:
     field = package_json(tree).get("packageManager")
     found = _MANAGER.match(field) if isinstance(field, str) else None

@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from benchtape.envs.detect import Detection, added_requirements, detect
-from benchtape.envs.node import node_version
+from benchtape.envs.node import dependency_changes, node_version
 from benchtape.spec.project import EnvConfig
 from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declarations, environment_recipe
 
@@ -52,6 +52,7 @@ class Recipe:
     version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release); recorded, not keyed (a tag changes no declaration)
     node: str | None = None  # a Node project's node version (its node_modules is bound to it)
     added: tuple[str, ...] = ()  # requirements the task's fix commit declares that the base does not (detect.added_requirements): installed too, and keyed
+    overlay: tuple[tuple[str, bytes], ...] = ()  # a Node project's package.json and lock file as the task's fix commit has them, when it changes the dependencies: installed from, and keyed
 
     @property
     def buildable(self) -> bool:
@@ -80,11 +81,13 @@ class Recipe:
             doc.update(node=self.node, declarations=dict(self.declarations), manager=[self.detection.manager, self.detection.manager_version])
         if self.added:  # only then: every other recipe keeps the key it had
             doc["added"] = list(self.added)
+        if self.overlay:
+            doc["overlay"] = {path: hashlib.sha256(data).hexdigest() for path, data in self.overlay}
         return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
 
     def to_dict(self) -> dict[str, Any]:
         """What a validation or a graded cell records about the environment it ran in."""
-        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations), **({"added": list(self.added)} if self.added else {})}
+        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations), **({"added": list(self.added)} if self.added else {}), **({"from_fix": [path for path, _ in self.overlay]} if self.overlay else {})}
 
 
 def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None, fix: Tree | None = None) -> Recipe:
@@ -116,7 +119,12 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
     added = added_requirements(tree, fix) if fix is not None and config.build else ()
     if added:
         notes.append(f"the fix declares requirements its base does not, installed too: {', '.join(added)}")
-    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added)
+    overlay: tuple[tuple[str, bytes], ...] = ()
+    changed = dependency_changes(tree, fix, detection.lock) if fix is not None and config.build and detection.language == "node" else []
+    if fix is not None and changed:
+        overlay = tuple((path, data) for path in ("package.json", *([detection.lock] if detection.lock else [])) for data in [fix.read(path)] if data is not None)
+        notes.append(f"the fix changes the Node dependencies, installed as it declares them: {', '.join(changed)}")
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added, overlay)
 
 
 def find_python(wanted: str | None) -> tuple[str | None, str | None]:

@@ -138,6 +138,40 @@ def test_without_the_environment_neither_phase_loads_the_dependency(tally: dict[
         (root / ".benchtape" / "config.yaml").unlink()
 
 
+def test_a_fix_that_changes_the_dependencies_is_installed_as_it_declares_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """express #7233 raised content-disposition from ^1.0.0 to ^2.0.1 with the code that needs
+    it: built from the base's package.json, the reference failed 37 tests. The task's
+    environment installs the dependencies as its fix commit declares them (npm, for real)."""
+    from benchtape.envs.build import ensure_env
+    from benchtape.envs.project_env import recipe_at
+    from benchtape.sandbox.checkout import export_commit
+
+    root = tmp_path / "app"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.email", "dev@example.com")
+    git(root, "config", "user.name", "dev")
+    write_files(root, {"package.json": json.dumps({"name": "app", "version": "1.0.0", "scripts": {"test": "node --test"}, "dependencies": {}}) + "\n", "index.js": "exports.n = 1;\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "app")
+    base = git(root, "rev-parse", "HEAD")
+    write_files(root, {"package.json": json.dumps({"name": "app", "version": "1.0.0", "scripts": {"test": "node --test"}, "dependencies": {"is-number": "7.0.0"}}) + "\n", "index.js": "exports.n = require('is-number')(1);\n"})
+    git(root, "commit", "-qam", "use is-number")
+    fix = git(root, "rev-parse", "HEAD")
+    monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "cache"))
+    project = load_project(root)
+
+    alone, with_fix = recipe_at(project, base), recipe_at(project, base, fix_commit=fix)
+    assert alone.overlay == () and [path for path, _ in with_fix.overlay] == ["package.json"]
+    assert with_fix.key() != alone.key() and recipe_at(project, fix, fix_commit=fix).key() == recipe_at(project, fix).key()
+    assert any("is-number 7.0.0 (added)" in note for note in with_fix.notes), with_fix.notes
+    tree = tmp_path / "base-tree"
+    export_commit(root, base, tree)
+    env = ensure_env(with_fix, tree)
+    assert env.installed == ("is-number==7.0.0",) and (env.folder / "tree" / "node_modules" / "is-number").is_dir()
+    assert json.loads((tree / "package.json").read_text())["dependencies"] == {}  # the base tree itself is left as it is
+
+
 def test_the_linked_node_modules_are_the_trees_own_folders(tmp_path: Path):
     """Each verifier tree gets hard links of the built node_modules: a file a test adds there is
     the tree's own, and a workspace package's node_modules goes with the top one."""
