@@ -225,7 +225,7 @@ REMEDIES = {
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
     "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
-    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest or vitest, or make the command print its runner's summary",
+    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha or node --test, or make the command print its runner's summary",
 }
 
 
