@@ -7,8 +7,8 @@ Write a new file; remove a deleted one with Bash), then runs the task's visible 
 it is done. The scripted model server hands each step to the harness in its own tools (Claude
 Code's Read/Edit/Write, Codex's apply_patch, …: models/tools.py), so one script yields the same
 canonical actions on every harness, and a task cell passes only if the real binary really
-carried the fix. `partial` plays only the fix's first edit (none when it has one): it must
-fail, or change nothing.
+carried the fix. `partial` plays only the fix's first edit in code (none when it has one; a
+changelog's or the docs' hunks are never part of it): it must fail, or change nothing.
 
 Chosen by the model: `solver` / `solver-partial` in a tool's models (ids below), for history
 tasks (a Harbor task's fix is a program, solution/solve.sh: the oracle runs it).
@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchtape.core.filekinds import is_code
 from benchtape.core.gitnames import one_name, strip_prefix
 
 # model id -> whether it plays the partial script (the mock's own ids, and a real binary's against the scripted server)
@@ -42,12 +43,14 @@ def solver_script(patch: bytes, *, partial: bool = False, verify: str | None = N
     """The `mock:` block that plays `patch` through a harness's tools (see the module docstring)."""
     files = parse_patch(patch.decode("utf-8", "surrogateescape"))
     edits: list[list[dict[str, Any]]] = []  # per change, its steps (a Read goes with the first Edit of its file)
+    code: list[bool] = []  # per change, whether it is in a source file (not a changelog, docs, configuration)
     for f in files:
         if not f.binary and (f.unplayable or (f.old is None and not f.hunks)):
             what = f.unplayable or f"adds an empty file ({f.new or f.header})"
             return {"steps": [{"say": f"the reference fix {what}, which no edit tool does: this task has no scripted solver"}]}
         if f.binary:
             return {"steps": [{"say": f"the reference fix changes a binary file ({f.new or f.old or f.header}), which no edit tool can write: this task has no scripted solver"}]}
+        before = len(edits)
         if f.new is None and f.old is not None:
             edits.append([{"tool": "Bash", "input": {"command": f"rm -f -- {_quote(f.old)}"}}])
         elif f.old is None and f.new is not None:
@@ -58,7 +61,11 @@ def solver_script(patch: bytes, *, partial: bool = False, verify: str | None = N
             for i, (old, new) in enumerate(f.hunks):
                 step = {"tool": "Edit", "input": {"file_path": f.new, "old_string": old, "new_string": new}}
                 edits.append([{"tool": "Read", "input": {"file_path": f.new}}, step] if i == 0 else [step])
+        code += [is_code(f.new or f.old or f.header)] * (len(edits) - before)
     if partial:
+        # its first edit in code only: a fix's changelog or docs hunk is no part of the fix (express's
+        # History.md came second, and "the first edit" was the whole code fix: the partial passed)
+        edits = [e for e, c in zip(edits, code) if c] or edits
         edits = edits[:1] if len(edits) > 1 else []
     steps: list[dict[str, Any]] = [{"say": "I will make the change the task asks for."}]
     for group in edits:

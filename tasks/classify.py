@@ -15,16 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
 
-DOC_SUFFIXES = (".md", ".rst", ".txt", ".adoc", ".rdoc", ".textile")
-DOC_DIRS = ("doc/", "docs/", "documentation/", ".github/", ".gitlab/", ".circleci/", "examples/", "bench/", "benchmarks/")
-CONFIG_NAMES = (
-    ".gitignore", ".gitattributes", ".editorconfig", ".pre-commit-config.yaml", ".travis.yml", ".coveragerc", "tox.ini", "setup.cfg",
-    "MANIFEST.in", "LICENSE", "LICENSE.txt", "AUTHORS", "AUTHORS.md", ".readthedocs.yaml", ".readthedocs.yml", "codecov.yml", ".flake8", "appveyor.yml",
-)
-CODE_SUFFIXES = (
-    ".py", ".pyx", ".pxd", ".go", ".rs", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".java", ".kt", ".scala", ".rb", ".php", ".c", ".h",
-    ".cc", ".cpp", ".hpp", ".cs", ".swift", ".m", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".lua", ".sh", ".r", ".jl", ".dart", ".vue", ".svelte", ".zig",
-)
+from benchtape.core.filekinds import CODE_SUFFIXES, is_code
 
 
 @dataclass(frozen=True)
@@ -56,15 +47,6 @@ def split(paths: list[str], test_patterns: tuple[str, ...], noise_patterns: tupl
         else:
             other.append(path)
     return Split(tests, code, other, noise)
-
-
-def is_code(path: str) -> bool:
-    p = PurePosixPath(path)
-    if p.name in CONFIG_NAMES or p.suffix.lower() in DOC_SUFFIXES:
-        return False
-    if any(path.startswith(d) for d in DOC_DIRS):
-        return False
-    return p.suffix.lower() in CODE_SUFFIXES
 
 
 def is_test_source(path: str) -> bool:

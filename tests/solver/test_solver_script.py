@@ -61,6 +61,30 @@ def test_the_partial_script_plays_only_the_first_edit():
     assert [s.get("tool") for s in solver_script(one, partial=True)["steps"] if "tool" in s] == []  # one edit: the partial changes nothing
 
 
+CHANGELOG = b"""diff --git a/History.md b/History.md
+index 4444444..5555555 100644
+--- a/History.md
++++ b/History.md
+@@ -1,2 +1,4 @@
++* fix g's value
++
+ 5.0.0
+ =====
+"""
+
+
+def test_the_partial_script_never_counts_a_changelog_hunk_as_the_fix():
+    """express's fixes end with a History.md hunk: "the first edit" of a one-hunk code fix was
+    the whole fix, and the partial passed. The changelog is no part of it: a one-hunk code fix's
+    partial changes nothing, a longer one's plays its first code edit, wherever the changelog is."""
+    one_code = PATCH.split(b"diff --git a/pkg/new.py")[0].replace(b"@@ -10,2 +11,2 @@ def g():\n-    return 1\n+    return 2\n # end\n\\ No newline at end of file\n", b"")
+    assert [s.get("tool") for s in solver_script(one_code + CHANGELOG, partial=True)["steps"] if "tool" in s] == []
+    first = [(s["tool"], s["input"].get("file_path")) for s in solver_script(CHANGELOG + PATCH, partial=True)["steps"] if "tool" in s]
+    assert first == [("Read", "pkg/mod.py"), ("Edit", "pkg/mod.py")]
+    whole = [(s["tool"], s["input"].get("file_path")) for s in solver_script(CHANGELOG + PATCH)["steps"] if "tool" in s]
+    assert ("Edit", "History.md") in whole  # the solver still plays the whole fix
+
+
 def test_a_binary_change_has_no_scripted_solver():
     patch = b"diff --git a/logo.png b/logo.png\nindex 1..2 100644\nGIT binary patch\nliteral 3\nabc\n"
     [only] = solver_script(patch)["steps"]
