@@ -25,7 +25,7 @@ from benchtape.core.command_runner import CommandResult
 from benchtape.sandbox.import_check import read_probe
 from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
-from benchtape.sandbox.testreports import TestReport, instrumented, read_reports, report_folder_name
+from benchtape.sandbox.testreports import ERROR, FAILED, TestReport, instrumented, read_reports, report_folder_name
 from benchtape.spec.task import TaskSpec, Verify
 
 # run(command, timeout) -> its result, where the verifier's commands run (cwd: the tree)
@@ -131,6 +131,8 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     assert done is not None
     tests = read_reports(tree / reports, done.output, runner_of(spec.command), roots=[str(tree)])
     _remove(tree / reports)
+    if tests is not None and tests.source in SILENT_REPORTS:
+        log.append(_failures_of(tests))
     counts = tests.counts() if tests is not None and tests.tests else parse_counts(done.output, runner_of(spec.command))
     status = "passed" if done.exit_code == 0 else "failed"
     detail = ""
@@ -142,6 +144,23 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
         else:
             status, detail = ("passed", "reward 1") if reward == 1.0 else ("failed", "no reward file written" if reward is None else f"reward {reward:g}")
     return Evidence(status, done.exit_code, counts, "".join(log), time.monotonic() - started, detail=detail, steps=steps, tests=tests, imported=imported)
+
+
+SILENT_REPORTS = ("mocha-json",)  # a runner whose report is all it prints: mocha takes one reporter, and it writes the JSON
+FAILURES_SHOWN = 50
+
+
+def _failures_of(tests: TestReport) -> str:
+    """What failed, from the report, for a log the runner left silent (its tests' messages are
+    where a reader and `problem` look: "Cannot find module", a server's 500)."""
+    bad = [t for t in tests.tests.values() if t.outcome in (FAILED, ERROR)]
+    if not bad:
+        return ""
+    lines = [f"[benchtape] from the runner's report: {len(bad)} failed or errored"]
+    lines += [f"  {t.outcome.upper()} {t.id}: {t.message}" for t in bad[:FAILURES_SHOWN]]
+    if len(bad) > FAILURES_SHOWN:
+        lines.append(f"  and {len(bad) - FAILURES_SHOWN} more")
+    return "\n".join(lines) + "\n"
 
 
 def _remove(folder: Path) -> None:

@@ -147,6 +147,8 @@ def test_mochas_json_report_names_each_test_and_a_failed_hook_through_the_inferr
     assert ev.tests.outcomes() == {f"{file}::sum adds": "passed", f"{file}::sum breaks": "failed", f"{file}::sum later": "skipped", f"{file}::sum of none is zero": "passed", f'{file}::setup "before all" hook for "never runs"': "error"}
     assert ev.tests.tests[f"{file}::sum breaks"].message.startswith("Expected values to be strictly equal")
     assert ev.counts == Counts("mocha", passed=2, failed=1, errored=1, skipped=1) and ev.status == "failed"
+    # mocha prints nothing but its report: the log says from it what failed and why
+    assert f"FAILED {file}::sum breaks: Expected values to be strictly equal" in ev.log and "ERROR" in ev.log and "no database" in ev.log, ev.log[-1500:]
     assert suite_command(inferred.command, "mocha", node_runners) == inferred.command.rsplit(" ", 1)[0]
 
 
