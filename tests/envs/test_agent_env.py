@@ -23,7 +23,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "taskrun"))
 from e2e.cli import benchtape  # noqa: E402
-from repokit import git, write_files
+from repokit import git, init_repo, write_files
 from taskrunkit import sessions, tree  # noqa: E402
 
 from benchtape.replay.changes import workspace_changes  # noqa: E402
@@ -80,9 +80,7 @@ def tally(tmp_path_factory: pytest.TempPathFactory) -> Any:
     top = tmp_path_factory.mktemp("agent-env")
     root = top / "tally"
     root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    init_repo(root)
     write_files(root, {"pyproject.toml": PYPROJECT, "src/tally/__init__.py": BUGGY, "tests/test_total.py": TEST_BASE, ".gitignore": "src/tally/_version.py\n__pycache__/\n"})
     git(root, "add", "-A")
     git(root, "commit", "-qm", "tally: sum a list")

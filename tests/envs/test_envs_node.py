@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repokit import git, write_files
+from repokit import git, init_repo, write_files
 
 from benchtape.envs.detect import detect
 from benchtape.envs.node import link_modules, modules_in
@@ -53,9 +53,7 @@ def tally(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     top = tmp_path_factory.mktemp("node-env")
     root = top / "tally"
     root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    init_repo(root)
     write_files(root, {"package.json": json.dumps(PACKAGE, indent=2) + "\n", "package-lock.json": json.dumps(LOCK, indent=2) + "\n", "index.js": BUGGY, "test/total.test.js": TEST_BASE, ".gitignore": "node_modules/\n"})
     git(root, "add", "-A")
     git(root, "commit", "-qm", "tally: sum a list")
@@ -148,9 +146,7 @@ def test_a_fix_that_changes_the_dependencies_is_installed_as_it_declares_them(tm
 
     root = tmp_path / "app"
     root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    init_repo(root)
     write_files(root, {"package.json": json.dumps({"name": "app", "version": "1.0.0", "scripts": {"test": "node --test"}, "dependencies": {}}) + "\n", "index.js": "exports.n = 1;\n"})
     git(root, "add", "-A")
     git(root, "commit", "-qm", "app")

@@ -10,7 +10,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from repokit import git
+from repokit import git, init_repo
 
 from benchtape.envs.build import ensure_env
 from benchtape.envs.detect import detect
@@ -97,9 +97,7 @@ def test_a_fix_that_adds_its_tests_dependency_is_valid_and_graded_with_it(tmp_pa
     (root / "noxfile.py").write_text(NOX_BASE)
     (root / "noxy" / "__init__.py").write_text(CODE_BUGGY)
     (root / "tests" / "test_words.py").write_text(TEST_BASE)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.email", "dev@example.com")
-    git(root, "config", "user.name", "dev")
+    init_repo(root)
     git(root, "add", "-A")
     git(root, "commit", "-qm", "noxy: split words")
     base = git(root, "rev-parse", "HEAD")
