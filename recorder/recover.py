@@ -48,10 +48,8 @@ def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | 
 
     done: list[str] = []
     for path in session_folders(tmp):
-        if only_db is not None and not _records_into(path, only_db):
-            continue
-        if only_under is not None and not records_under(path, only_under):
-            continue
+        if _names_a_store(path) and not _chosen(path, only_db, only_under):
+            continue  # another run's session: its own recover finishes it
         folder = SessionFolder.claim(path)
         if folder is None:
             continue  # its owner is alive (or another recover took it)
@@ -67,12 +65,23 @@ def sweep(tmp: Path | None = None, *, containers: bool = False, only_db: Path | 
     return done
 
 
-def _records_into(path: Path, db: Path) -> bool:
-    facts = read_manifest(path)
-    if not facts:
+def _names_a_store(path: Path) -> bool:
+    """Whether the folder records a session. One that names no store (a spare made ahead, a
+    run's inode pool, a folder whose session never began) holds nothing to finish: any sweep
+    removes it once its owner is gone, or a node's reaper or `recover --db` would skip it for
+    good (a Ray node killed while its worker had a spare left one in the node's /tmp)."""
+    return (read_manifest(path) or {}).get("db") is not None
+
+
+def _chosen(path: Path, only_db: Path | None, only_under: Path | None) -> bool:
+    if only_db is not None and not _records_into(path, only_db):
         return False
-    named = facts.get("db")
-    return named is None or os.path.realpath(named) == os.path.realpath(db)
+    return only_under is None or records_under(path, only_under)
+
+
+def _records_into(path: Path, db: Path) -> bool:
+    named = (read_manifest(path) or {}).get("db")
+    return named is not None and os.path.realpath(named) == os.path.realpath(db)
 
 
 def records_under(path: Path, folder: Path) -> bool:

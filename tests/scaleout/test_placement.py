@@ -96,6 +96,39 @@ def test_a_dead_attempts_folder_still_held_is_reaped_once_let_go(tmp_path):
     assert wait_for(lambda: not _held(base / LOCK), 30)  # and it left, idle
 
 
+def test_a_dead_workers_spare_folder_naming_no_store_is_reaped_too(tmp_path):
+    """A worker makes folders ahead that name no store yet (the next session's spare, its run's
+    inode pool). Killed with its node, it left one in the node's temp dir for good: the reaper
+    swept only folders recording into the node's shards (seen in CI, a node killed mid-cell at
+    the container level). A folder that names no store holds nothing to finish, and any sweep
+    takes it once its owner is gone; one whose owner lives is left alone."""
+    base, tmp = tmp_path / "node", tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "BENCHTAPE_REAPER_IDLE": "1", "TMPDIR": str(tmp)}
+    make = "from benchtape.sandbox.capture import SessionFolder; f = SessionFolder.create(spare='the inode pool of a run'); print(f.path, flush=True); import os; os._exit(0)"
+    dead = subprocess.run([sys.executable, "-c", make], env=env, capture_output=True, text=True, timeout=60)
+    assert dead.returncode == 0, dead.stderr
+    orphan = Path(dead.stdout.strip())
+    live = "import sys; from benchtape.sandbox.capture import SessionFolder; f = SessionFolder.create(level='home', keep=False); print(f.path, flush=True); sys.stdin.read()"
+    holder = subprocess.Popen([sys.executable, "-c", live], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None
+        kept = Path(holder.stdout.readline().strip())
+        assert orphan.parent == kept.parent == tmp and orphan.is_dir()
+        worker = subprocess.run(
+            [sys.executable, "-c", "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)", str(base)],
+            env=env, capture_output=True, text=True, timeout=60,
+        )
+        assert worker.returncode == 0, worker.stderr
+        assert wait_for(lambda: not orphan.exists(), 30), list(orphan.iterdir())
+        from benchtape.recorder.node_reaper import LOCK, _held
+
+        assert wait_for(lambda: not _held(base / LOCK), 30)
+        assert kept.is_dir()  # its owner lives: not the reaper's
+    finally:
+        holder.communicate("", timeout=30)
+
+
 def test_a_held_folder_keeps_its_dead_attempts_marker_until_the_reaper_gives_up(tmp_path, monkeypatch):
     """In the reaper's own loop (the same `dead_since` each look): the marker of a dead attempt
     stays while a session folder of the node is held, counted from the first look; after
