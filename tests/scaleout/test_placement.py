@@ -49,14 +49,16 @@ def test_the_runs_setting_is_read_from_the_evaluation_and_the_address_from_the_e
     assert out.code == 0 and "Ray cluster" not in out.stdout + out.stderr
 
 
+def dying_attempt(base: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """A worker of the node: it records attempt `tok`, starts the reaper, and dies without cleaning up."""
+    code = "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)"
+    return subprocess.run([sys.executable, "-c", code, str(base)], env=env, capture_output=True, text=True, timeout=60)
+
+
 def test_a_nodes_reaper_outlives_its_starter_removes_a_dead_attempts_marker_and_leaves_when_idle(tmp_path):
     base = tmp_path / "node"
     env = {**os.environ, "BENCHTAPE_REAPER_IDLE": "1"}
-    # a worker of the node: it records an attempt, starts the reaper, and dies without cleaning up
-    worker = subprocess.run(
-        [sys.executable, "-c", "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)", str(base)],
-        env=env, capture_output=True, text=True, timeout=60,
-    )
+    worker = dying_attempt(base, env)
     assert worker.returncode == 0, worker.stderr
     from benchtape.recorder.node_reaper import LOCK, _held
 
@@ -79,10 +81,7 @@ def test_a_dead_attempts_folder_still_held_is_reaped_once_let_go(tmp_path):
         assert holder.stdout is not None
         folder = Path(holder.stdout.readline().strip())
         assert folder.parent == tmp and (folder / "session.json").is_file()
-        worker = subprocess.run(
-            [sys.executable, "-c", "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)", str(base)],
-            env=env, capture_output=True, text=True, timeout=60,
-        )
+        worker = dying_attempt(base, env)
         assert worker.returncode == 0, worker.stderr
         from benchtape.recorder.node_reaper import LOCK, _held
 
@@ -115,10 +114,7 @@ def test_a_dead_workers_spare_folder_naming_no_store_is_reaped_too(tmp_path):
         assert holder.stdout is not None
         kept = Path(holder.stdout.readline().strip())
         assert orphan.parent == kept.parent == tmp and orphan.is_dir()
-        worker = subprocess.run(
-            [sys.executable, "-c", "import sys; from pathlib import Path; from benchtape.recorder.node_reaper import register_attempt, ensure_reaper; b = Path(sys.argv[1]); register_attempt(b, 'tok'); ensure_reaper(b)", str(base)],
-            env=env, capture_output=True, text=True, timeout=60,
-        )
+        worker = dying_attempt(base, env)
         assert worker.returncode == 0, worker.stderr
         assert wait_for(lambda: not orphan.exists(), 30), list(orphan.iterdir())
         from benchtape.recorder.node_reaper import LOCK, _held
