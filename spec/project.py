@@ -32,9 +32,11 @@ DEFAULT_TEST_PATTERNS = (
     "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*_test.go", "**/*.test.*", "**/*.spec.*",
     "spec/**/*_spec.rb",
 )
-# Changed files dropped from both patches: lock files, generated files, changelogs.
+# Changed files dropped from both patches: lock files, generated files, changelogs, the list of
+# contributors a PR adds its author to (marshmallow's AUTHORS.rst: no prompt asks for it).
 DEFAULT_NOISE_PATTERNS = (
     "CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*", "**/CHANGELOG*", "changelog.d/**", "changes/**", "release-notes/**",
+    "AUTHORS*", "CONTRIBUTORS*", ".mailmap",
     "docs/release*", "doc/release*", "docs/whatsnew/**", "docs/changes*",
     "*.lock", "**/*.lock", "package-lock.json", "**/package-lock.json", "pnpm-lock.yaml", "yarn.lock", "go.sum", "Cargo.lock", "poetry.lock", "uv.lock", "Pipfile.lock",
     "**/*.min.js", "**/*.min.css", "**/*.map", "**/*_pb2.py", "**/*.pb.go", "**/generated/**", "**/__snapshots__/**",
