@@ -56,6 +56,7 @@ REFERENCE_RUNS = 3  # the reference phase's runs: a test whose outcome flips bet
 HEALTH_REMEDIES = {
     "flaky": "a FAIL_TO_PASS test (or the whole run) flipped between the reference's runs: make it deterministic (seeds, time, order), or drop it from tests.patch",
     "fails_alone": "these tests fail when run alone but pass in the whole suite: they depend on other tests (order, shared state, imports), not on the fix; make them independent, or run the suite in verify.command",
+    "changing_ids": "the failing tests' ids change from run to run (parameters made when collected, such as the current time), so no run can be matched to another: give them fixed ids (pytest's `ids=`), then validate again",
     "no_fail_to_pass": "no test failed at the base and passed with the reference (the runner's report named none): check tests.patch and verify.command",
 }
 
@@ -334,6 +335,8 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
     report.tests = split
     if split.flaky:
         report.notes.append(f"flaky, left out of FAIL_TO_PASS and PASS_TO_PASS ({REFERENCE_RUNS} reference runs): " + "; ".join(f"{i} ({' / '.join(o)})" for i, o in list(split.flaky.items())[:5]))
+    if split.changing:
+        report.notes.append("ids that change from run to run (parameters made when the tests are collected, such as the current time), left out of FAIL_TO_PASS and PASS_TO_PASS: " + "; ".join(f"{stem}[…] ({n} ids)" for stem, n in list(split.changing.items())[:5]))
     if split.skipped_at_base:
         report.notes.append("skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(split.skipped_at_base.items())[:5]) + (f"; and {len(split.skipped_at_base) - 5} more" if len(split.skipped_at_base) > 5 else ""))
     if split.broken_before:
@@ -344,6 +347,8 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         report.health = Judgement(True, "", "")
     elif split.flaky:
         report.health = Judgement(False, "flaky", HEALTH_REMEDIES["flaky"], "flipped: " + ", ".join(list(split.flaky)[:5]))
+    elif split.changing:
+        report.health = Judgement(False, "changing_ids", HEALTH_REMEDIES["changing_ids"], ", ".join(f"{stem}[…]" for stem in list(split.changing)[:5]))
     elif split.fails_alone:
         report.health = Judgement(False, "fails_alone", HEALTH_REMEDIES["fails_alone"], ", ".join(split.fails_alone[:5]))
     else:
