@@ -8,6 +8,7 @@ import it, neither imports the other.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -55,6 +56,7 @@ def run_local(
     """
     if file_limit is not None or memory_limit is not None:
         argv = [sys.executable, "-I", "-S", "-c", _LIMITS, str(int(file_limit or 0)), str(int(memory_limit or 0)), *argv]
+    argv = dies_with_us(argv, cwd, env)
     proc = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -103,6 +105,39 @@ def run_local(
 # back to their defaults first, or `yes | head -1` would end in "Broken pipe", exit 1, at home
 # and 141 anywhere else.
 _LIMITS = "import os,resource,signal,sys;f,m=int(sys.argv[1]),int(sys.argv[2]);f and resource.setrlimit(resource.RLIMIT_FSIZE,(f,f));m and resource.setrlimit(resource.RLIMIT_DATA,(m,m));signal.signal(signal.SIGPIPE,signal.SIG_DFL);signal.signal(signal.SIGXFSZ,signal.SIG_DFL);os.execvp(sys.argv[3],sys.argv[3:])"
+
+
+def dies_with_us(argv: list[str], cwd: Path | str, env: Mapping[str, str] | None = None) -> list[str]:
+    """argv, started so that it is SIGKILLed when the thread that started it dies
+    (PR_SET_PDEATHSIG, through util-linux's `setpriv`, where there is one): the `finally` that
+    kills a command's group runs on an exception, never when benchtape itself is killed
+    (SIGKILL, or SIGTERM, whose default ends Python at once). A `task validate` killed while its
+    base hung (tomlkit #470) left pytest spinning for good; now the command dies, and a fenced
+    one (`unshare --kill-child`) takes its whole PID namespace with it. A program that cannot
+    be found is left as it is, so starting it fails exactly as it would have."""
+    setpriv = _setpriv()
+    if setpriv is None or not argv:
+        return argv
+    import shutil
+
+    first = argv[0]
+    found = os.access(os.path.join(cwd, first), os.X_OK) if "/" in first else shutil.which(first, path=(env if env is not None else os.environ).get("PATH")) is not None
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv] if found else argv
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux's setpriv where it knows --pdeathsig (2.33 on), looked up once."""
+    import shutil
+
+    path = shutil.which("setpriv", path="/usr/bin:/bin:/usr/sbin:/sbin") if sys.platform == "linux" else None
+    if path is None:
+        return None
+    try:
+        done = subprocess.run([path, "--pdeathsig", "KILL", "--", "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return path if done.returncode == 0 else None
 
 
 def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
