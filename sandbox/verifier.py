@@ -274,6 +274,15 @@ def _python_wanted(reasons: Iterable[str]) -> str:
     return f"the tests skip below Python {wanted[-1]}: set `env.python: \"{wanted[-1]}\"` in .benchtape/config.yaml (a `python{wanted[-1]}` on this host's PATH) and validate again; otherwise "
 
 
+def hung_runner(ev: Evidence) -> str | None:
+    """The test runner a run's own command named, when that command (not a setup step) ran
+    past the verifier's deadline and was stopped: a hang in the tests."""
+    last = ev.steps[-1] if ev.steps else None
+    if ev.status != "timeout" or last is None or not last.get("timed_out"):
+        return None
+    return runner_of(last["command"])
+
+
 def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted."""
     if ev.status == "patch_apply_failed":
@@ -282,6 +291,12 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     if unfit is not None:
         return unfit
     if ev.status == "timeout":
+        hung = hung_runner(ev)
+        if hung is not None:
+            # the tests themselves ran past the deadline (tomlkit #470 fixed a parser hang that its
+            # new test hits at the base): the base fails as a whole, as a runner that died does;
+            # the reference must still pass, in time and with the runner's report
+            return Judgement(True, "", "", f"{hung} was stopped at verify.timeout ({ev.detail}): a hang; the base fails as a whole")
         return Judgement(False, "timeout", REMEDIES["timeout"])
     if ev.status == "setup_failed":
         found = problem(ev, tree)

@@ -38,7 +38,7 @@ from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.testcounts import runner_of
 from benchtape.sandbox.testreports import TestReport, suite_command
 from benchtape.sandbox.testverdicts import Split, split_tests
-from benchtape.sandbox.verifier import Evidence, Judgement, judge_base, judge_reference, verify, verify_task
+from benchtape.sandbox.verifier import Evidence, Judgement, hung_runner, judge_base, judge_reference, verify, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, validation_bytes
 from benchtape.spec.project import Project
@@ -315,9 +315,12 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         first = references[0].tests
         assert first is not None
         base_tests = TestReport(first.runner, "none", {})
-        report.notes.append("the base gave no per-test report (its runner stopped before its summary): every test the reference passes is FAIL_TO_PASS")
+        why = "it hung: its runner was stopped at verify.timeout" if hung_runner(base) else "its runner stopped before its summary"
+        report.notes.append(f"the base gave no per-test report ({why}): every test the reference passes is FAIL_TO_PASS")
     if base_tests is None:
         report.notes.append("the runner gave no per-test report: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
+    elif hung_runner(base):
+        report.notes.append(f"the whole suite was not run at the base (`{wide}`): it holds the tests that hung there")
     elif wide is None:
         report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
     elif wide != task.verify.command:

@@ -4,6 +4,7 @@ diagnoses; and the home box, whose network is really gone."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,14 @@ def test_verify_runs_setup_then_the_command_and_counts(tmp_path: Path):
     assert judge_base(conflict).diagnosis == "patch_conflict" and judge_reference(conflict).diagnosis == "patch_conflict"
     slow = verify(tree, [], Verify(command="sleep 5", timeout=0.5), run)
     assert slow.status == "timeout" and judge_base(slow).diagnosis == "timeout"
+    # a test that hangs at the base (tomlkit #470 fixed a parser hang): pytest stopped at the
+    # deadline fails the base as a whole; a setup step that ran out of time proves nothing
+    (tree / "test_hang.py").write_text("def test_hangs():\n    while True:\n        pass\n")
+    hung = verify(tree, [], Verify(command=f"{sys.executable} -m pytest -q test_hang.py", timeout=3), run)
+    assert hung.status == "timeout" and judge_base(hung).held and "pytest was stopped at verify.timeout" in judge_base(hung).detail
+    assert judge_reference(hung).diagnosis == "timeout"  # the reference must finish
+    setup_slow = verify(tree, [], Verify(command=f"{sys.executable} -m pytest -q test_hang.py", setup=("sleep 5",), timeout=0.5), run)
+    assert setup_slow.status == "timeout" and judge_base(setup_slow).diagnosis == "timeout"
     broken = verify(tree, [], Verify(command="true", setup=("exit 3",)), run)
     assert broken.status == "setup_failed" and "exit 3" in broken.detail
 
