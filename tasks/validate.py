@@ -36,7 +36,7 @@ from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.testcounts import runner_of
-from benchtape.sandbox.testreports import TestReport, suite_command
+from benchtape.sandbox.testreports import ERROR, TestReport, suite_command
 from benchtape.sandbox.testverdicts import Split, split_tests
 from benchtape.sandbox.verifier import Evidence, Judgement, hung_runner, judge_base, judge_reference, verify, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
@@ -329,6 +329,12 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         _record_extra(task, "base.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
         if suite.tests is None:
             report.notes.append(f"the base's whole suite (`{wide}`) gave no per-test report ({suite.status}): its baseline is not used")
+        else:
+            # pytest's id of a module it could not collect has no `::` (tomlkit's toml-test cases
+            # live in a git submodule that no task tree holds): its tests have no baseline
+            lost = [f"{i} ({t.message or 'error'})" for i, t in suite.tests.tests.items() if "::" not in i and t.outcome == ERROR and suite.tests.runner == "pytest"]
+            if lost:
+                report.notes.append(f"the base's whole suite could not collect {len(lost)} module(s), whose tests have no baseline: " + "; ".join(lost[:3]))
     statuses = sorted({r.status for r in references})
     if base_tests is None or any(r.tests is None for r in references):
         flipped = len(statuses) > 1
