@@ -38,6 +38,7 @@ from benchtape.envs.node import build_modules, describe, install_argv, installed
 from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
 
 BUILD_TIMEOUT = 1200.0
+EXTENSION = re.compile(r"\.(?:so|pyd)$")  # a compiled extension module (cpython-311-x86_64-linux-gnu.so, abi3.so, .pyd)
 NOT_GENERATED = re.compile(r"(?:^|/)(?:__pycache__|[^/]*\.egg-info|\.eggs|build|dist|\.pytest_cache)(?:/|$)|\.py[co]$")
 Progress = Callable[[str], None]
 
@@ -61,6 +62,7 @@ class ProjectEnv:
     installed: tuple[str, ...] = ()  # name==version of every distribution in the venv
     built: bool = False  # made by this call (False: a cache hit, or no environment)
     modules_digest: str | None = None  # a Node project's node_modules as built (envs/node.py modules_digest)
+    rebuild: tuple[str, ...] = ()  # commands that rebuild the compiled extensions in a verifier tree (_extension_rebuild)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -81,8 +83,9 @@ class ProjectEnv:
 
     @property
     def setup(self) -> tuple[str, ...]:
-        """Commands the verifier runs after the patches, before `verify.setup` (`env.setup`)."""
-        return self.recipe.config.setup
+        """Commands the verifier runs after the patches, before `verify.setup`: the compiled
+        extensions rebuilt where a patch changed their sources, then `env.setup`."""
+        return (*self.rebuild, *self.recipe.config.setup)
 
     def run_env(self, tree: str, path: str) -> dict[str, str]:
         """The variables a verifier command runs with, the tree at `tree` where it runs and
@@ -118,6 +121,8 @@ class ProjectEnv:
             if src.is_file() and not dest.exists() and not dest.is_symlink():
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(src, dest)
+                if EXTENSION.search(rel):
+                    os.utime(dest)  # newer than the tree's sources: setuptools rebuilds only what a patch touches after this
                 copied.append(rel)
         return copied
 
@@ -171,6 +176,7 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         env.seconds = time.monotonic() - t0
         env.built = True
         manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
+        manifest["rebuild"] = list(env.rebuild)
         if env.modules_digest is not None:
             manifest["modules_digest"] = env.modules_digest
         manifest["notes"] = env.notes
@@ -207,7 +213,9 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
             return None  # changed in place since it was built: built anew (the trees linked from it keep their files)
     elif not (folder / "venv" / "bin" / "python").exists():
         return None
-    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"))
+    elif "rebuild" not in doc and any(EXTENSION.search(g) for g in doc.get("generated", [])):
+        return None  # built before extensions were rebuilt in each tree: it tested the base's binaries whatever a patch changed
+    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"), rebuild=tuple(doc.get("rebuild", [])))
 
 
 def uv_binary() -> str | None:
@@ -257,9 +265,37 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     else:
         _run([*install, *others], work, env, "installing the test dependencies")
     generated = tuple(sorted(f for f in _files(work) - before if not NOT_GENERATED.search(f)))
+    rebuild = _extension_rebuild(recipe, work, install, env, generated, notes) if project_installed else ()
     listed = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
     installed = tuple(line for line in listed.stdout.splitlines() if line.strip())
-    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes)
+    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes, rebuild=rebuild)
+
+
+def _extension_rebuild(recipe: Recipe, work: Path, install: list[str], env: dict[str, str], generated: tuple[str, ...], notes: list[str]) -> tuple[str, ...]:
+    """The command that rebuilds a setuptools project's compiled extensions in a verifier tree,
+    with what it needs installed into the venv now (the build's requirements, with the network).
+
+    The build compiled them from the base's sources into its tree, and each verifier tree gets
+    a copy (`materialize`): a fix in C (markupsafe #109, a NULL check in `_speedups.c`) was
+    tested against the base's binary, and its reference segfaulted as the base did. Run after
+    the patches, `build_ext --inplace` compiles only the extensions whose sources are newer than
+    their copied binary, that is, those a patch changed (a compiler is needed only then)."""
+    if not any(EXTENSION.search(g) for g in generated):
+        return ()
+    if recipe.detection.backend != "setuptools":
+        notes.append(f"compiled extensions were built from the base's sources ({recipe.detection.backend}): a patch to their sources is not rebuilt in the verifier's tree")
+        return ()
+    build = _pyproject(work).get("build-system") or {}
+    requires = [str(r) for r in build.get("requires", [])] if isinstance(build, dict) else []
+    failed = _try([*install, *(requires or ["setuptools", "wheel"])], work, env)
+    if failed is not None:
+        notes.append(f"the build's requirements did not install into the venv ({_last_line(failed)}): a patch to a compiled extension's sources is not rebuilt")
+        return ()
+    built = [g for g in generated if EXTENSION.search(g)]
+    notes.append(f"compiled extensions ({', '.join(built[:3])}) are rebuilt in each verifier tree where a patch changed their sources")
+    if (work / "setup.py").is_file():
+        return ("python setup.py --quiet build_ext --inplace",)
+    return ("python -c 'from setuptools import setup; setup()' --quiet build_ext --inplace",)
 
 
 def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEnv:

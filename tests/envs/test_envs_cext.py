@@ -1,0 +1,63 @@
+"""A project with a compiled extension (markupsafe's `_speedups.c` shape): the environment's
+build compiles it from the base's sources, and each verifier tree gets a copy of that binary.
+A fix in C (markupsafe #109, a NULL check in `_speedups.c`) was then tested against the base's
+binary: its reference segfaulted as the base did, and a candidate's C was never compiled. Now
+the verifier rebuilds, after the patches, the extensions whose sources a patch changed, and
+only those. Really built: uv, PyPI's setuptools, the host's C compiler."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from repokit import git, init_repo, write_files
+
+C_SOURCE = """#include <Python.h>
+
+static PyObject *value(PyObject *self, PyObject *args) { return PyLong_FromLong(%d); }
+static PyMethodDef methods[] = {{"value", value, METH_NOARGS, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_fast", NULL, -1, methods};
+PyMODINIT_FUNC PyInit__fast(void) { return PyModule_Create(&module); }
+"""
+FILES = {
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools>=61"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = "cext"\nversion = "0.1"\n',
+    "setup.py": 'from setuptools import Extension, setup\n\nsetup(packages=["cext"], ext_modules=[Extension("cext._fast", ["cext/_fast.c"])])\n',
+    "cext/__init__.py": "from cext._fast import value\n",
+    "cext/_fast.c": C_SOURCE % 1,
+    "tests/test_value.py": "from cext import value\n\n\ndef test_imports():\n    assert value() > 0\n",
+}
+
+
+def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_path: Path, monkeypatch):
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler on this host")
+    from benchtape.replay.task_verdict import grade_candidate
+    from benchtape.spec.project import load_project
+    from benchtape.spec.task import find_task, load_task
+    from benchtape.store.database import Store
+    from benchtape.tasks.create import create_task
+    from benchtape.tasks.validate import validate
+
+    root = init_repo(tmp_path / "cext")
+    write_files(root, FILES)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "cext: a fast value")
+    write_files(root, {"cext/_fast.c": C_SOURCE % 2, "tests/test_value.py": FILES["tests/test_value.py"] + "\n\ndef test_two():\n    assert value() == 2\n"})
+    git(root, "commit", "-qam", "The fast value is two (#7)\n\nvalue() returned 1.")
+    monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
+    monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
+    project = load_project(root)
+    task_id = create_task(project, "7").id
+    store = Store(root / ".benchtape" / "benchtape.db")
+    try:
+        [report] = validate(project, [task_id], store=store, level="home", logs=root / ".benchtape" / "validate").tasks
+    finally:
+        store.close()
+    assert report.validated, report.to_dict()  # the reference's C compiled: before, it ran the base's binary and failed
+    assert any("rebuilt in each verifier tree" in n for n in report.notes), report.notes
+    task = load_task(find_task(root, task_id))
+    assert task.validation is not None and list(task.validation.fail_to_pass) == ["tests.test_value::test_two"]
+    assert grade_candidate(project, task, task.reference() or b"").outcome == "passed"
+    three = (task.reference() or b"").replace(b"PyLong_FromLong(2)", b"PyLong_FromLong(3)")
+    assert three != task.reference() and grade_candidate(project, task, three).outcome == "failed"  # the candidate's own C is what runs
