@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -62,7 +63,7 @@ class ProjectEnv:
     installed: tuple[str, ...] = ()  # name==version of every distribution in the venv
     built: bool = False  # made by this call (False: a cache hit, or no environment)
     modules_digest: str | None = None  # a Node project's node_modules as built (envs/node.py modules_digest)
-    rebuild: tuple[str, ...] = ()  # commands that rebuild the compiled extensions in a verifier tree (_extension_rebuild)
+    rebuild_with: str | None = None  # how a verifier tree's compiled extensions are rebuilt: `setup.py`, `-` (setuptools' setup()), None: never (_extension_rebuild)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
 
@@ -85,7 +86,8 @@ class ProjectEnv:
     def setup(self) -> tuple[str, ...]:
         """Commands the verifier runs after the patches, before `verify.setup`: the compiled
         extensions rebuilt where a patch changed their sources, then `env.setup`."""
-        return (*self.rebuild, *self.recipe.config.setup)
+        rebuild = () if self.rebuild_with is None else (shlex.join(["python", "-c", REBUILD, self.rebuild_with, *(g for g in self.generated if EXTENSION.search(g))]),)
+        return (*rebuild, *self.recipe.config.setup)
 
     def run_env(self, tree: str, path: str) -> dict[str, str]:
         """The variables a verifier command runs with, the tree at `tree` where it runs and
@@ -176,7 +178,7 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         env.seconds = time.monotonic() - t0
         env.built = True
         manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
-        manifest["rebuild"] = list(env.rebuild)
+        manifest["rebuild_with"] = env.rebuild_with
         if env.modules_digest is not None:
             manifest["modules_digest"] = env.modules_digest
         manifest["notes"] = env.notes
@@ -213,9 +215,9 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
             return None  # changed in place since it was built: built anew (the trees linked from it keep their files)
     elif not (folder / "venv" / "bin" / "python").exists():
         return None
-    elif "rebuild" not in doc and any(EXTENSION.search(g) for g in doc.get("generated", [])):
+    elif "rebuild_with" not in doc and any(EXTENSION.search(g) for g in doc.get("generated", [])):
         return None  # built before extensions were rebuilt in each tree: it tested the base's binaries whatever a patch changed
-    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"), rebuild=tuple(doc.get("rebuild", [])))
+    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"), rebuild_with=doc.get("rebuild_with"))
 
 
 def uv_binary() -> str | None:
@@ -265,37 +267,68 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     else:
         _run([*install, *others], work, env, "installing the test dependencies")
     generated = tuple(sorted(f for f in _files(work) - before if not NOT_GENERATED.search(f)))
-    rebuild = _extension_rebuild(recipe, work, install, env, generated, notes) if project_installed else ()
+    rebuild_with = _extension_rebuild(recipe, work, install, env, generated, notes) if project_installed else None
     listed = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
     installed = tuple(line for line in listed.stdout.splitlines() if line.strip())
-    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes, rebuild=rebuild)
+    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes, rebuild_with=rebuild_with)
 
 
-def _extension_rebuild(recipe: Recipe, work: Path, install: list[str], env: dict[str, str], generated: tuple[str, ...], notes: list[str]) -> tuple[str, ...]:
-    """The command that rebuilds a setuptools project's compiled extensions in a verifier tree,
-    with what it needs installed into the venv now (the build's requirements, with the network).
+def _extension_rebuild(recipe: Recipe, work: Path, install: list[str], env: dict[str, str], generated: tuple[str, ...], notes: list[str]) -> str | None:
+    """How a setuptools project's compiled extensions are rebuilt in a verifier tree (REBUILD's
+    first argument: `setup.py`, or `-` for setuptools' own setup()), with what that needs
+    installed into the venv now (the build's requirements, with the network); None: never.
 
     The build compiled them from the base's sources into its tree, and each verifier tree gets
     a copy (`materialize`): a fix in C (markupsafe #109, a NULL check in `_speedups.c`) was
-    tested against the base's binary, and its reference segfaulted as the base did. Run after
-    the patches, `build_ext --inplace` compiles only the extensions whose sources are newer than
-    their copied binary, that is, those a patch changed (a compiler is needed only then)."""
+    tested against the base's binary, and its reference segfaulted as the base did. After the
+    patches REBUILD compiles them only when a patch changed a native source (a compiler is
+    needed only then), and removes a binary it could not replace."""
     if not any(EXTENSION.search(g) for g in generated):
-        return ()
+        return None
     if recipe.detection.backend != "setuptools":
         notes.append(f"compiled extensions were built from the base's sources ({recipe.detection.backend}): a patch to their sources is not rebuilt in the verifier's tree")
-        return ()
+        return None
     build = _pyproject(work).get("build-system") or {}
     requires = [str(r) for r in build.get("requires", [])] if isinstance(build, dict) else []
     failed = _try([*install, *(requires or ["setuptools", "wheel"])], work, env)
     if failed is not None:
         notes.append(f"the build's requirements did not install into the venv ({_last_line(failed)}): a patch to a compiled extension's sources is not rebuilt")
-        return ()
+        return None
     built = [g for g in generated if EXTENSION.search(g)]
     notes.append(f"compiled extensions ({', '.join(built[:3])}) are rebuilt in each verifier tree where a patch changed their sources")
-    if (work / "setup.py").is_file():
-        return ("python setup.py --quiet build_ext --inplace",)
-    return ("python -c 'from setuptools import setup; setup()' --quiet build_ext --inplace",)
+    return "setup.py" if (work / "setup.py").is_file() else "-"
+
+
+# Run in a verifier tree after the patches (argv: setup.py or -, then the binaries `materialize`
+# copied, stamped newer than the tree's sources): when a patch made a native source newer, every
+# extension is rebuilt (--force: one a patch did not touch is the same either way); a binary the
+# build did not replace is the base's, and is removed with a line saying so. markupsafe's
+# setup.py falls back to pure Python when no compiler is there (a container): it exits 0, and
+# its tests would have run the base's C.
+NOT_REBUILT = "was not rebuilt from the changed sources"  # what REBUILD prints of a binary it removed (validation notes it)
+
+
+def not_rebuilt(log: str) -> list[str]:
+    """The binaries REBUILD removed in a run, from its log (the line it prints, never the
+    script's own text, which the log also shows as the command)."""
+    return re.findall(rf"(?m)^benchtape: (\S+) {NOT_REBUILT}", log)
+
+
+REBUILD = (
+    "import subprocess,sys\n"
+    "from pathlib import Path\n"
+    "script,bins=sys.argv[1],[Path(b) for b in sys.argv[2:]]\n"
+    "stamp={b:b.stat().st_mtime_ns for b in bins if b.exists()}\n"
+    "oldest=min(stamp.values(),default=0)\n"
+    "native=('.c','.h','.cc','.cpp','.cxx','.hh','.hpp','.pyx','.pxd','.pxi','.f','.f90')\n"
+    "if not any(p.suffix in native and p.stat().st_mtime_ns>oldest for p in Path('.').rglob('*') if p.is_file() and '.git' not in p.parts):sys.exit(0)\n"
+    "run=[sys.executable,script] if script!='-' else [sys.executable,'-c','from setuptools import setup; setup()']\n"
+    "done=subprocess.run([*run,'--quiet','build_ext','--inplace','--force'])\n"
+    "for b,t in stamp.items():\n"
+    " if b.exists() and b.stat().st_mtime_ns==t:\n"
+    "  b.unlink();print(f'benchtape: {b} " + NOT_REBUILT + ": the base binary is removed',flush=True)\n"
+    "sys.exit(done.returncode)\n"
+)
 
 
 def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEnv:

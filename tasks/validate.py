@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from benchtape.core.errors import BadInput
-from benchtape.envs.build import ProjectEnv
+from benchtape.envs.build import ProjectEnv, not_rebuilt
 from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
@@ -264,6 +264,9 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
                     candidate = task.reference() if phase == "reference" else None
                     evidence = verify_task(work, task, candidate, box.run, name="reference.patch", prepare=env.setup, probe=probe_command(env.packages))
                     evidence.environment = environment_record(env)
+                removed = not_rebuilt(evidence.log)
+                if removed:
+                    report.notes.append(f"the {phase}'s patches changed the sources of {', '.join(removed)}, which could not be rebuilt in {report.where or 'this box'} (no compiler?): its tests ran without it; validate at level home, or give the project image a compiler")
                 base = report.phases["base"].evidence if "base" in report.phases else None
                 judgement = judge_base(evidence, work) if phase == "base" else judge_reference(evidence, base, work)
                 log_path = _write_log(logs, task.id, phase, evidence)

@@ -61,3 +61,27 @@ def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_
     assert grade_candidate(project, task, task.reference() or b"").outcome == "passed"
     three = (task.reference() or b"").replace(b"PyLong_FromLong(2)", b"PyLong_FromLong(3)")
     assert three != task.reference() and grade_candidate(project, task, three).outcome == "failed"  # the candidate's own C is what runs
+
+
+def test_a_binary_the_rebuild_could_not_replace_is_removed_and_named(tmp_path: Path):
+    """markupsafe's setup.py falls back to pure Python when nothing compiles (a container
+    without a compiler) and exits 0: the base's binary must not stay to be tested."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from benchtape.envs.build import REBUILD, not_rebuilt
+
+    tree = tmp_path / "tree"
+    write_files(tree, {"pkg/_fast.c": "int x;\n", "pkg/_fast.cpython-311-x86_64-linux-gnu.so": "base binary", "setup.py": "print('no compiler: pure Python it is')\n"})
+    binary = tree / "pkg" / "_fast.cpython-311-x86_64-linux-gnu.so"
+    old = time.time() - 60
+    os.utime(tree / "pkg" / "_fast.c", (old, old))  # the sources as exported, then the binary copied in after them
+    run = lambda: subprocess.run([sys.executable, "-c", REBUILD, "setup.py", "pkg/_fast.cpython-311-x86_64-linux-gnu.so"], cwd=tree, capture_output=True, text=True, timeout=60)  # noqa: E731
+    untouched = run()
+    assert untouched.returncode == 0 and binary.exists() and "no compiler" not in untouched.stdout  # no native source changed: nothing built
+    (tree / "pkg" / "_fast.c").write_text("int x = 2;\n")  # a patch changed it
+    done = run()
+    assert done.returncode == 0 and "no compiler" in done.stdout and not binary.exists()
+    assert not_rebuilt(f"$ python -c '{REBUILD}'\n" + done.stdout) == ["pkg/_fast.cpython-311-x86_64-linux-gnu.so"]  # the line, never the script's text
