@@ -32,7 +32,7 @@ from benchtape.spec.task import TaskSpec, Verify
 RunCommand = Callable[[str, float], CommandResult]
 LOG_TAIL = 4000
 
-DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "runner_broken", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
 
 
 @dataclass
@@ -219,11 +219,37 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     other = _OTHER_MISSING.search(log)
     if other:
         return "missing_dependency", next(g for g in other.groups() if g)
+    broken = _runner_broken(evidence)
+    if broken:
+        return "runner_broken", broken
     code = evidence.exit
     signal_name = None if code is None else _KILLED_BY.get(code if code >= 0 else 128 - code)
     if signal_name is not None and evidence.counts.runner is None:
         return "runner_crashed", f"the run ended on {signal_name} (exit {evidence.exit}) before the runner's summary"
     return None
+
+
+# a frame of the test runner's own code (or of what it is made of) in an installed package
+_RUNNER_FRAME = re.compile(r'File "[^"]*/site-packages/(_pytest|pytest|pluggy|py|iniconfig)/')
+_FRAME = re.compile(r'File "[^"]+", line \d+')
+_LAST_EXCEPTION = re.compile(r"^(\w+(?:Error|Exception)\b.*)$", re.MULTILINE)
+
+
+def _runner_broken(evidence: Evidence) -> str | None:
+    """Why the test runner itself could not start, when its own installed code raised before it
+    ran a test (markupsafe's requirements of 2021 pin pytest 6.2.4, whose `py` fails to import
+    on Python 3.11: `AttributeError: __spec__`), as the detail, else None."""
+    log = evidence.log
+    if evidence.counts.runner is not None or "Traceback (most recent call last)" not in log:
+        return None
+    files = _FRAME.findall(log)
+    frames = _RUNNER_FRAME.findall(files[-1]) if files else []
+    if not frames:
+        return None  # the last frame is the project's (a conftest that raised): its own failure, not the runner's
+    raised = _LAST_EXCEPTION.findall(log)
+    pinned = [d for d in ((evidence.environment or {}).get("installed") or []) if d.split("==")[0].lower() in ("pytest", "py", "pluggy")]
+    python = (evidence.environment or {}).get("python") or "this Python"
+    return f"{frames[-1]} raised while the runner started ({raised[-1][:200] if raised else 'a traceback'}), before any test ran" + (f": {', '.join(pinned)} on Python {python}" if pinned else "")
 
 
 CRASHES = (134, 135, 139, -6, -7, -11)  # a crash's own signal (abort, bus error, segfault), as a shell's exit or a return code
@@ -243,6 +269,7 @@ REMEDIES = {
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
+    "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
     "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
     "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha or node --test, or make the command print its runner's summary",
 }

@@ -111,6 +111,29 @@ def _ev(status: str, exit_: int | None, counts: Counts, log: str = "") -> Eviden
     return Evidence(status, exit_, counts, log, 0.1)
 
 
+BROKEN_RUNNER = """$ python3 -m pytest -q tests/test_markupsafe.py
+Traceback (most recent call last):
+  File "<frozen runpy>", line 189, in _run_module_as_main
+  File "/env/venv/lib/python3.11/site-packages/_pytest/_code/code.py", line 81, in Code
+    def path(self) -> Union[py.path.local, str]:
+  File "/env/venv/lib/python3.11/site-packages/py/_vendored_packages/apipkg/__init__.py", line 150, in __makeattr
+    raise AttributeError(name)
+AttributeError: __spec__
+"""
+
+
+def test_a_runner_that_cannot_start_is_named_with_its_pinned_versions():
+    """markupsafe's requirements of 2021 pin pytest 6.2.4, whose `py` does not import on
+    Python 3.11: the runner never started, which read as an unrecognised summary."""
+    ev = _ev("failed", 1, Counts(None), BROKEN_RUNNER)
+    ev.environment = {"python": "3.11", "installed": ["MarkupSafe==2.0.0", "py==1.10.0", "pytest==6.2.4"]}
+    judged = judge_base(ev)
+    assert not judged.held and judged.diagnosis == "runner_broken" and "env.python" in judged.remedy
+    assert "AttributeError: __spec__" in judged.detail and "py==1.10.0, pytest==6.2.4 on Python 3.11" in judged.detail
+    own = BROKEN_RUNNER + '  File "/tree/tests/conftest.py", line 3, in <module>\n    import missing_thing\nRuntimeError: the project\'s own conftest\n'
+    assert judge_base(_ev("failed", 4, Counts(None), own)).diagnosis != "runner_broken"  # its last frame is the project's
+
+
 def test_the_diagnoses_of_each_phase(tmp_path: Path):
     reproduced = _ev("failed", 1, Counts("pytest", passed=49, failed=1))
     assert judge_base(reproduced).held
