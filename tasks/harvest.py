@@ -186,6 +186,13 @@ def release_or_merge_only(title: str) -> str | None:
     return None
 
 
+# A sweep of mechanical edits: its tests change to match the code's spelling or layout, and no
+# behaviour does (inflect's "Fix typos found by codespell", "apply updated black v23 style
+# rules" and toolz's "Fix typos" #526 ranked among the first, and no such change is a task).
+# Ranked lower, never skipped: a title is not proof.
+_SWEEP = re.compile(r"\btypos?\b|\bcodespell\b|\bspelling\b|\blint(?:ing|er)?\b|\bblack\b|\bisort\b|\bflake8\b|\bruff\b|\bpre-commit\b|\bcode style\b|\breformat", re.IGNORECASE)
+
+
 def _score(cand: Candidate, now: float) -> float:
     lines = {f.path: (f.added or 0) + (f.deleted or 0) for f in cand.landing.fix.files}
     added = {f.path: f.added or 0 for f in cand.landing.fix.files}
@@ -202,6 +209,8 @@ def _score(cand: Candidate, now: float) -> float:
     score -= 2.0 * len(cand.split.other)
     years = max(now - cand.landing.fix.time, 0) / (365 * 86400)
     score -= 2.5 * years
+    if _SWEEP.search(_title(cand.landing)):
+        score -= 25.0
     return score
 
 

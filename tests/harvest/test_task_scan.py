@@ -129,3 +129,17 @@ def test_a_sweep_over_many_test_files_ranks_below_a_focused_fix(toolz: Path, tmp
     subprocess.run(["git", "commit", "-qm", "Switch the tests to another runner (#950)"], cwd=repo, check=True)
     ranked = [c.landing.id for c in scan(load_project(repo), limit=200).candidates]
     assert ranked.index("950") > max(ranked.index(v) for v in VALID), ranked[:20]  # below every hand-checked valid PR
+
+
+def test_a_typo_or_style_sweep_ranks_below_a_focused_fix(toolz: Path):
+    """inflect's "Fix typos found by codespell" and "apply updated black v23 style rules" ranked
+    among its first candidates (tests and code changed, no behaviour did): such titles rank
+    lower, and are never skipped (a title is not proof). toolz's own "Fix typos" (#526) is one,
+    and not a task (README: base_already_passes)."""
+    from benchtape.tasks.harvest import _SWEEP
+
+    result = scan(load_project(toolz), limit=200)
+    ranked = [c.landing.id for c in result.candidates]
+    assert "526" in ranked and ranked.index("526") > max(ranked.index(v) for v in VALID), ranked[:20]
+    assert all(_SWEEP.search(t) for t in ("Fix typos found by codespell", "Code style: apply updated black v23 style rules", "Fix lint", "Reformat with ruff"))
+    assert not any(_SWEEP.search(t) for t in ("Fix: AP style for 0 is 'zero'", "Handle a single apostrophe more gracefully", "Add format parameter to naturalsize"))
