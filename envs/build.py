@@ -36,7 +36,7 @@ from benchtape.core.errors import BenchtapeError
 from benchtape.core.filelock import locked
 from benchtape.envs.cache import MANIFEST, hold, stamp
 from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, modules_digest, node_folder
-from benchtape.envs.recipe import PRETEND_VARIABLES, EnvError, Recipe
+from benchtape.envs.recipe import EnvError, Recipe, pretend_variables
 
 BUILD_TIMEOUT = 1200.0
 EXTENSION = re.compile(r"\.(?:so|pyd)$")  # a compiled extension module (cpython-311-x86_64-linux-gnu.so, abi3.so, .pyd)
@@ -241,14 +241,14 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     before = _files(work)
     venv = folder / "venv"
     uv = uv_binary()
-    env = {**os.environ, **dict.fromkeys(PRETEND_VARIABLES, recipe.version), **dict(recipe.config.variables), "UV_PYTHON_DOWNLOADS": "never", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    env = {**os.environ, **pretend_variables(recipe), **dict(recipe.config.variables), "UV_PYTHON_DOWNLOADS": "never", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     env.pop("VIRTUAL_ENV", None)
     env.pop("PYTHONPATH", None)
     python = recipe.python or "python3"
     say(f"building the environment ({'uv' if uv else 'pip'}, Python {recipe.python_version}) in {folder}")
     if uv:
         _run([uv, "venv", "--quiet", "--python", python, str(venv)], work, env, "creating the venv")
-        install = [uv, "pip", "install", "--python", str(venv / "bin" / "python")]
+        install = [uv, "pip", "install", "--python", str(venv / "bin" / "python"), *(["--exclude-newer", recipe.resolved_at] if recipe.resolved_at else [])]
     else:
         _run([python, "-m", "venv", str(venv)], work, env, "creating the venv")
         install = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]

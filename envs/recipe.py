@@ -26,6 +26,11 @@ from benchtape.envs.node import dependency_changes, node_version
 from benchtape.spec.project import EnvConfig
 from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declarations, environment_recipe
 
+# How an environment is built from its recipe (envs/build.py): bumped when that changes what a
+# build makes, so every cached one is built anew; keyed, never part of a task's fingerprint.
+# 2: packages resolved as of the commit (resolution_date), setuptools-scm told the version of
+# the project alone (pretend_variables), compiled extensions rebuildable in a verifier tree.
+BUILD_FORMAT = 2
 PRETEND_VERSION = "0.0.0"  # when the base commit has no release tag before it (or the tree is a plain folder)
 # An export has no .git: every VCS-versioning backend is told the version instead of asking git.
 PRETEND_VARIABLES = (
@@ -34,6 +39,20 @@ PRETEND_VARIABLES = (
     "POETRY_DYNAMIC_VERSIONING_BYPASS",  # poetry-dynamic-versioning
     "VERSIONINGIT_VERSION_OVERRIDE",
 )
+
+
+def pretend_variables(recipe: Recipe) -> dict[str, str]:
+    """The variables that tell the project's build its version. setuptools-scm's is the one for
+    the project's own distribution (`SETUPTOOLS_SCM_PRETEND_VERSION_FOR_INFLECT`): the plain one
+    reaches every package built from source in the same install, and pytest-black 0.3.12 (an
+    sdist, versioned by setuptools-scm) then called itself inflect's 6.0.4, and uv refused the
+    whole install for its inconsistent metadata."""
+    out = dict.fromkeys(PRETEND_VARIABLES, recipe.version)
+    name = recipe.detection.name
+    if name and recipe.detection.scm == "setuptools-scm":  # hatch-vcs names no distribution to setuptools-scm: it reads the plain one only
+        del out["SETUPTOOLS_SCM_PRETEND_VERSION"]
+        out["SETUPTOOLS_SCM_PRETEND_VERSION_FOR_" + re.sub(r"[-_.]+", "_", name).upper()] = recipe.version
+    return out
 
 
 class EnvError(Exception):
@@ -53,6 +72,7 @@ class Recipe:
     node: str | None = None  # a Node project's node version (its node_modules is bound to it)
     added: tuple[str, ...] = ()  # requirements the task's fix commit declares that the base does not (detect.added_requirements): installed too, and keyed
     overlay: tuple[tuple[str, bytes], ...] = ()  # a Node project's package.json and lock file as the task's fix commit has them, when it changes the dependencies: installed from, and keyed
+    resolved_at: str | None = None  # YYYY-MM-DD: a Python project's packages resolved as published by then (resolution_date), keyed
 
     @property
     def buildable(self) -> bool:
@@ -76,11 +96,13 @@ class Recipe:
     def key(self) -> str:
         """The cache's key: the environment recipe on this interpreter (a venv is bound to its
         interpreter's path; the task fingerprint binds `environment`, which is host-independent)."""
-        doc: dict[str, Any] = {"format": RECIPE_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
+        doc: dict[str, Any] = {"format": RECIPE_FORMAT, "build": BUILD_FORMAT, "environment": self.environment, "python": self.python_version, "interpreter": self.python, "language": self.detection.language}
         if self.detection.language == "node":  # package.json and its lock file are no Python declaration: keyed here
             doc.update(node=self.node, declarations=dict(self.declarations), manager=[self.detection.manager, self.detection.manager_version])
         if self.added:  # only then: every other recipe keeps the key it had
             doc["added"] = list(self.added)
+        if self.resolved_at:
+            doc["resolved_at"] = self.resolved_at
         if self.overlay:
             doc["overlay"] = {path: hashlib.sha256(data).hexdigest() for path, data in self.overlay}
         return hashlib.sha256(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -124,7 +146,33 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
     if fix is not None and changed:
         overlay = tuple((path, data) for path in ("package.json", *([detection.lock] if detection.lock else [])) for data in [fix.read(path)] if data is not None)
         notes.append(f"the fix changes the Node dependencies, installed as it declares them: {', '.join(changed)}")
-    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added, overlay)
+    resolved_at = resolution_date(fix if fix is not None else tree, version) if detection.language == "python" and config.resolve == "commit" else None
+    if resolved_at:
+        notes.append(f"packages resolved as published before {resolved_at} (`env.resolve: commit`, the default: the month of the {'fix' if fix is not None else 'commit'}, or when Python {version} was established if later), not today's")
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added, overlay, resolved_at)
+
+
+# When each Python was established: its release, and six months for the packages to catch up
+# (pytest 7.2 came a week after 3.11; wheels of C extensions, plugins and pins took months).
+ESTABLISHED = {"3.8": "2020-04-14", "3.9": "2021-04-05", "3.10": "2022-04-04", "3.11": "2023-04-24", "3.12": "2024-04-02", "3.13": "2025-04-07", "3.14": "2026-04-07"}
+
+
+def resolution_date(tree: Tree, python_version: str | None) -> str | None:
+    """The date a commit's Python packages are resolved as of (`uv pip install --exclude-newer`):
+    the end of the commit's month, so a task's environment is what the project tested with then, not
+    today's releases (inflect's tests of 2023 read `pydantic.typing.Annotated`, gone from the
+    pydantic 2 that today's resolution picked, and its pytest-flake8 and pytest-black no longer
+    load under pytest 9); never before the interpreter was established, or the tools of an older
+    commit would predate this Python (pytest 6.2 does not import on 3.11). None for a folder."""
+    committed = tree.committed() if isinstance(tree, GitTree) else None
+    if committed is None:
+        return None
+    import datetime
+
+    made = datetime.datetime.fromtimestamp(committed, datetime.UTC).date()
+    month_after = (made.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)  # the commits of a month share one environment
+    floor = ESTABLISHED.get(python_version or "")
+    return max(month_after.isoformat(), floor) if floor else month_after.isoformat()
 
 
 def find_python(wanted: str | None) -> tuple[str | None, str | None]:

@@ -52,7 +52,8 @@ SOURCE_KEYS = {"provider", "host", "owner", "repo", "remote"}
 HARVEST_KEYS = {"prompt_source", "test_patterns", "noise_patterns"}
 AGENT_KEYS = {"allow_hosts"}
 CREDENTIAL_KEYS = {"env", "file"}
-ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "setup", "variables", "package", "tools"}
+ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "setup", "variables", "package", "tools", "resolve"}
+RESOLVE = ("commit", "today")  # `env.resolve`: a Python project's packages as published at the task's commit (envs/recipe.resolution_date), or today's
 
 
 @dataclass(frozen=True)
@@ -112,13 +113,17 @@ class EnvConfig:
     variables: tuple[tuple[str, str], ...] = ()  # set at build time and when the verifier runs
     package: str | None = None  # the import name of the package under test, when detection misses it
     tools: tuple[str, ...] = ()  # host programs `setup` needs (msgfmt): mounted into a container with their libraries
+    resolve: str = "commit"  # RESOLVE
 
     def bound(self) -> dict[str, Any]:
-        return {
+        bound = {
             "build": self.build, "python": self.python, "extras": list(self.extras), "groups": list(self.groups),
             "requirements": list(self.requirements), "install": list(self.install), "setup": list(self.setup),
             "variables": dict(self.variables), "package": self.package, "tools": list(self.tools),
         }
+        if self.resolve != "commit":  # only then: the tasks of every other config keep their fingerprints
+            bound["resolve"] = self.resolve
+        return bound
 
 
 @dataclass(frozen=True)
@@ -287,6 +292,7 @@ def _env(ld: DocLoader, top: LineDict) -> EnvConfig:
         variables=tuple((str(k), str(v)) for k, v in variables.items()),
         package=str(node["package"]) if node.get("package") is not None else None,
         tools=strings("tools"),
+        resolve=ld.choose(str(node["resolve"]), list(RESOLVE), "`env.resolve`", node, "resolve") if "resolve" in node else "commit",
     )
 
 

@@ -108,6 +108,12 @@ class GitTree:
         found = re.search(r"\d+(?:\.\d+)*", tag)
         return found.group(0) if found else None
 
+    def committed(self) -> int | None:
+        """The commit's committer time (seconds since the epoch), or None."""
+        done = self._git("show", "-s", "--format=%ct", self.commit)
+        text = done.stdout.decode().strip() if done.returncode == 0 else ""
+        return int(text) if text.isdigit() else None
+
     def names(self, folder: str = "") -> list[str]:
         if folder not in self._names:
             if folder and "/" not in folder:  # every top-level folder listed in one process

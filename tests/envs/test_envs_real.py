@@ -7,6 +7,7 @@ module, and the hand-checked truth (shared/realrepos/humanize-truth.md and READM
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import time
@@ -75,10 +76,13 @@ def test_detects_how_humanize_installs_and_tests(humanize: dict[str, Any]):
     assert (det.backend, det.scm, det.extras, det.packages, det.roots) == ("hatchling", "hatch-vcs", ("tests",), ("humanize",), ("src",))
     assert "pyproject.toml" in dict(recipe.declarations) and "tox.ini" in dict(recipe.declarations)
     assert recipe.config.setup == ("bash scripts/generate-translation-binaries.sh",)
-    # read through git or from a folder, the same declarations make the same recipe
+    # read through git or from a folder, the same declarations make the same recipe; a folder has
+    # no commit date, so its packages resolve as of today (the commit's: as of its month)
     tree = humanize["root"].parent / "head-export"
     export_commit(humanize["root"], "HEAD", tree)
-    assert recipe_for(FolderTree(tree), humanize["project"].env).key() == recipe.key()
+    folder = recipe_for(FolderTree(tree), humanize["project"].env)
+    assert folder.environment == recipe.environment and folder.resolved_at is None and recipe.resolved_at is not None
+    assert dataclasses.replace(folder, resolved_at=recipe.resolved_at, notes=recipe.notes).key() == recipe.key()
 
 
 def test_humanize_truth_validates_with_no_hand_edits(humanize: dict[str, Any]):

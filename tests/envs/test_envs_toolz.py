@@ -74,7 +74,17 @@ def test_each_pr_is_what_the_hand_check_says(toolz: dict[str, Any], ref: str):
         assert (base.failed + base.errored, reference.passed) == counts
 
 
+def _source(toolz: dict[str, Any], ref: str) -> Any:
+    from benchtape.spec.task import find_task, load_task
+
+    return load_task(find_task(toolz["root"], toolz["ids"][ref])).source
+
+
 def test_bases_with_the_same_declarations_share_one_environment(toolz: dict[str, Any]):
+    """...and resolved as of the same month (or the floor of this Python: toolz's fixes of
+    2019-2023 all resolve as of 3.11's established date)."""
     built = [p for p in toolz["cache"].iterdir() if p.is_dir()]
-    keys = {recipe_at(toolz["project"], _base(toolz, ref)).key()[:20] for ref in TRUTH}
+    recipes = [recipe_at(toolz["project"], (src := _source(toolz, ref)).base_commit, fix_commit=src.fix_commit) for ref in TRUTH]
+    keys = {r.key()[:20] for r in recipes}
     assert {p.name for p in built} == keys and len(keys) < len(TRUTH)
+    assert all(r.resolved_at is not None and r.resolved_at >= "2023-04-24" for r in recipes)
