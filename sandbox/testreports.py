@@ -92,12 +92,20 @@ def report_folder_name() -> str:
     return f".benchtape-reports-{secrets.token_hex(8)}"
 
 
+# pytest plugins that add a linter's verdict on each file as a test item (pytest-enabler turns
+# them on wherever they are installed): a style check is no test of a fix, and its items failed
+# at the base and with the reference alike (inflect #164: pytest-flake8 1.1 against flake8 6
+# raised in every `FLAKE8` item, and the task read gold_still_fails). Blocked in every run.
+LINT_PLUGINS = ("flake8", "flakes", "black", "mypy", "ruff", "isort", "pylint", "pycodestyle", "codestyle", "checkdocs")
+
+
 def instrumented(command: str, folder: str) -> str:
     """`command` with the runner asked for its structured report in `$PWD/folder`: the
     variables are set in front of it, so any command line (setup steps, `cd sub && pytest`,
-    a script that runs pytest) keeps its meaning."""
+    a script that runs pytest) keeps its meaning. pytest's linter plugins are blocked (LINT_PLUGINS)."""
     reports = f'"$PWD"/{shlex.quote(folder)}'
-    addopts = f"--color=no -p no:cacheprovider --junitxml='${REPORTS_ENV}/pytest.xml'"
+    blocked = " ".join(f"-p no:{name}" for name in LINT_PLUGINS)
+    addopts = f"--color=no -p no:cacheprovider {blocked} --junitxml='${REPORTS_ENV}/pytest.xml'"
     return f'{REPORTS_ENV}={reports}; export {REPORTS_ENV}; mkdir -p "${REPORTS_ENV}"; PYTEST_ADDOPTS="{addopts}${{PYTEST_ADDOPTS:+ $PYTEST_ADDOPTS}}"; export PYTEST_ADDOPTS; {command}'
 
 

@@ -41,6 +41,49 @@ def test_coloured_pytest_on_toolz_is_read_test_by_test_from_its_junit_report(tmp
     assert parse_counts(coloured.stdout).passed == ev.counts.passed
 
 
+LINT_PLUGIN = """import pytest
+
+
+class Lint(pytest.Item):
+    def runtest(self):
+        raise AssertionError("style says no")
+
+
+class LintFile(pytest.File):
+    def collect(self):
+        yield Lint.from_parent(self, name="FLAKE8")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".py":
+        return LintFile.from_parent(parent, path=file_path)
+"""
+
+
+def test_a_linter_plugin_adds_no_test_items(tmp_path: Path):
+    """pytest-flake8 (and black, mypy, ruff… through pytest-enabler) add a style verdict per
+    file as a test item: inflect #164's `FLAKE8` items failed at the base and with the reference
+    alike, and the task read gold_still_fails. The verifier blocks them by their plugin names."""
+    site, tree = tmp_path / "site", tmp_path / "tree"
+    (site / "fake_flake8-1.0.dist-info").mkdir(parents=True)
+    (site / "fake_flake8-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-flake8\nVersion: 1.0\n")
+    (site / "fake_flake8-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\nflake8 = fake_flake8\n")
+    (site / "fake_flake8.py").write_text(LINT_PLUGIN)
+    tree.mkdir()
+    (tree / "test_one.py").write_text("def test_one():\n    assert True\n")
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}, "PYTHONPATH": str(site)}
+    bare = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_one.py"], cwd=tree, env=env, capture_output=True, text=True, timeout=120)
+    assert "1 failed, 1 passed" in bare.stdout, bare.stdout  # the plugin is real: its item fails
+
+    def run(command: str, timeout: float):
+        from benchtape.core.command_runner import run_local
+
+        return run_local(["/bin/sh", "-c", command], tree, timeout, env=env)
+
+    ev = verify(tree, [], Verify(command=f"{sys.executable} -m pytest -q test_one.py"), run)
+    assert ev.status == "passed" and ev.tests is not None and list(ev.tests.tests) == ["test_one::test_one"], ev.log
+
+
 def test_cpythons_own_unittest_suite_is_read_from_its_verbose_lines(tmp_path: Path):
     done = subprocess.run([sys.executable, "-m", "unittest", "-v", "test.test_tempfile"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     if "No module named test.test_tempfile" in done.stderr:
