@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 
 def git(root: Path, *args: str) -> str:
@@ -26,3 +27,19 @@ def init_repo(root: Path) -> Path:
     git(root, "config", "user.email", "dev@example.com")
     git(root, "config", "user.name", "dev")
     return root
+
+
+def validate_one(project: Any, ref: str) -> Any:
+    """Create the task of change `ref` in `project` and validate it at level home, into the
+    project's own store: its TaskReport."""
+    from benchtape.store.database import Store
+    from benchtape.tasks.create import create_task
+    from benchtape.tasks.validate import validate
+
+    task_id = create_task(project, ref).id
+    store = Store(project.root / ".benchtape" / "benchtape.db")
+    try:
+        [report] = validate(project, [task_id], store=store, level="home", logs=project.root / ".benchtape" / "validate").tasks
+    finally:
+        store.close()
+    return report

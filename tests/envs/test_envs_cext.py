@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repokit import git, init_repo, write_files
+from repokit import git, init_repo, validate_one, write_files
 
 C_SOURCE = """#include <Python.h>
 
@@ -35,9 +35,6 @@ def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_
     from benchtape.replay.task_verdict import grade_candidate
     from benchtape.spec.project import load_project
     from benchtape.spec.task import find_task, load_task
-    from benchtape.store.database import Store
-    from benchtape.tasks.create import create_task
-    from benchtape.tasks.validate import validate
 
     root = init_repo(tmp_path / "cext")
     write_files(root, FILES)
@@ -48,12 +45,8 @@ def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_
     monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
     monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
     project = load_project(root)
-    task_id = create_task(project, "7").id
-    store = Store(root / ".benchtape" / "benchtape.db")
-    try:
-        [report] = validate(project, [task_id], store=store, level="home", logs=root / ".benchtape" / "validate").tasks
-    finally:
-        store.close()
+    report = validate_one(project, "7")
+    task_id = report.id
     assert report.validated, report.to_dict()  # the reference's C compiled: before, it ran the base's binary and failed
     assert any("rebuilt in each verifier tree" in n for n in report.notes), report.notes
     task = load_task(find_task(root, task_id))

@@ -10,7 +10,7 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from repokit import git, init_repo
+from repokit import git, init_repo, validate_one
 
 from benchtape.envs.build import ensure_env
 from benchtape.envs.detect import detect
@@ -86,9 +86,6 @@ def test_a_fix_that_adds_its_tests_dependency_is_valid_and_graded_with_it(tmp_pa
     from benchtape.replay.task_verdict import grade_candidate
     from benchtape.spec.project import load_project
     from benchtape.spec.task import find_task, load_task
-    from benchtape.store.database import Store
-    from benchtape.tasks.create import create_task
-    from benchtape.tasks.validate import validate
 
     root = tmp_path / "noxy"
     (root / "noxy").mkdir(parents=True)
@@ -115,12 +112,8 @@ def test_a_fix_that_adds_its_tests_dependency_is_valid_and_graded_with_it(tmp_pa
     assert with_fix.key() != alone.key() and recipe_at(project, base, fix_commit=base).key() == alone.key()
     assert any("iniconfig" in n for n in with_fix.notes)
 
-    task_id = create_task(project, "4").id
-    store = Store(root / ".benchtape" / "benchtape.db")
-    try:
-        [report] = validate(project, [task_id], store=store, level="home", logs=root / ".benchtape" / "validate").tasks
-    finally:
-        store.close()
+    report = validate_one(project, "4")
+    task_id = report.id
     assert report.validated, report.to_dict()
     assert report.environment["added"] == ["iniconfig"] and any(i.startswith("iniconfig==") for i in report.environment["installed"])
     task = load_task(find_task(root, task_id))
