@@ -172,7 +172,16 @@ def resolution_date(tree: Tree, python_version: str | None) -> str | None:
     made = datetime.datetime.fromtimestamp(committed, datetime.UTC).date()
     month_after = (made.replace(day=28) + datetime.timedelta(days=4)).replace(day=1)  # the commits of a month share one environment
     floor = ESTABLISHED.get(python_version or "")
+    if floor is None and _newer_than_known(python_version):
+        return None  # a Python newer than this table: when it was established is not known here, so today's releases
     return max(month_after.isoformat(), floor) if floor else month_after.isoformat()
+
+
+def _newer_than_known(version: str | None) -> bool:
+    def parts(v: str) -> tuple[int, ...]:
+        return tuple(int(x) for x in v.split(".") if x.isdigit())
+
+    return version is not None and parts(version) > max(parts(v) for v in ESTABLISHED)
 
 
 def find_python(wanted: str | None) -> tuple[str | None, str | None]:

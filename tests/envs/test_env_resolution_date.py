@@ -48,6 +48,11 @@ def test_packages_resolve_as_of_the_commit_never_before_the_python(tmp_path: Pat
     from benchtape.envs.recipe import ESTABLISHED
 
     assert floor == ESTABLISHED[version] and floor > "2019-07-01"
+    from benchtape.envs.recipe import resolution_date
+    from benchtape.spec.project_tree import GitTree
+
+    assert resolution_date(GitTree(old_root, old), "3.99") is None  # a Python newer than the table: today's releases
+    assert resolution_date(GitTree(old_root, old), "3.6") == "2019-07-01"  # an old one: the commit's month
 
 
 def test_resolve_today_keeps_todays_releases(tmp_path: Path):
