@@ -86,8 +86,12 @@ class ProjectEnv:
     def setup(self) -> tuple[str, ...]:
         """Commands the verifier runs after the patches, before `verify.setup`: the compiled
         extensions rebuilt where a patch changed their sources, then `env.setup`."""
-        rebuild = () if self.rebuild_with is None else (shlex.join(["python", "-c", REBUILD, self.rebuild_with, *(g for g in self.generated if EXTENSION.search(g))]),)
-        return (*rebuild, *self.recipe.config.setup)
+        if self.rebuild_with is None:
+            return self.recipe.config.setup
+        # told its version as the build was: a verifier tree has no .git for setuptools-scm to ask
+        told = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted(pretend_variables(self.recipe).items()))
+        rebuild = f"{told} " + shlex.join(["python", "-c", REBUILD, self.rebuild_with, *(g for g in self.generated if EXTENSION.search(g))])
+        return (rebuild, *self.recipe.config.setup)
 
     def run_env(self, tree: str, path: str) -> dict[str, str]:
         """The variables a verifier command runs with, the tree at `tree` where it runs and

@@ -29,7 +29,16 @@ FILES = {
 }
 
 
-def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_path: Path, monkeypatch):
+SCM_PYPROJECT = (
+    '[build-system]\nrequires = ["setuptools>=61", "setuptools-scm>=8"]\nbuild-backend = "setuptools.build_meta"\n\n'
+    '[project]\nname = "cext"\ndynamic = ["version"]\n\n[tool.setuptools_scm]\n'
+)
+
+
+@pytest.mark.parametrize("versioning", ["static", "setuptools-scm"])
+def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_path: Path, monkeypatch, versioning: str):
+    """With setuptools-scm too: the rebuild runs setup.py in a tree without .git, told the
+    version the build was told, or setuptools-scm stops it ("unable to detect version")."""
     if shutil.which("cc") is None and shutil.which("gcc") is None:
         pytest.skip("no C compiler on this host")
     from benchtape.replay.task_verdict import grade_candidate
@@ -37,9 +46,10 @@ def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_
     from benchtape.spec.task import find_task, load_task
 
     root = init_repo(tmp_path / "cext")
-    write_files(root, FILES)
+    write_files(root, {**FILES, **({"pyproject.toml": SCM_PYPROJECT} if versioning == "setuptools-scm" else {})})
     git(root, "add", "-A")
     git(root, "commit", "-qm", "cext: a fast value")
+    git(root, "tag", "v1.0.0")
     write_files(root, {"cext/_fast.c": C_SOURCE % 2, "tests/test_value.py": FILES["tests/test_value.py"] + "\n\ndef test_two():\n    assert value() == 2\n"})
     git(root, "commit", "-qam", "The fast value is two (#7)\n\nvalue() returned 1.")
     monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
