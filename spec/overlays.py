@@ -35,7 +35,7 @@ MODEL_KEYS = {"id", "effort", "cutoff", "cutoff_source"}
 CUTOFF = re.compile(r"^\d{4}-(0[1-9]|1[0-2])(-\d{2})?$")  # a model's training-data cutoff: YYYY-MM or YYYY-MM-DD
 OPTION_KEYS = {"default", "values", "args", "description"}
 EFFECT_KEYS = {"args", "env", "pre", "post", "require_env", "description"}
-INSTALL_KEYS = {"npm", "binary"}
+INSTALL_KEYS = {"npm", "pypi", "binary"}  # the registry package a pinned version installs from (npm, or PyPI into a venv of its own), and its executable
 WORKFLOW_KEYS = HEADER_KEYS | {"tool", "type", "description", "steps"}
 WORKFLOW_STEP_KEYS = {"name", "tool", "model", "effort", "options", "prompt", "timeout"}
 
@@ -84,7 +84,7 @@ class ToolDef:
     models: dict[str, Model] = field(default_factory=dict)
     options: dict[str, Option] = field(default_factory=dict)
     version: str = LATEST
-    install: dict[str, str] | None = None  # {npm: package, binary: name}: pinned versions can be installed
+    install: dict[str, str] | None = None  # {npm|pypi: package, binary: name}: pinned versions can be installed
     protected_paths: tuple[str, ...] = ()  # the agent must not change these (guard_violation)
     state_paths: tuple[str, ...] = ()  # the harness's own files under HOME (= the workspace at level home): not the agent's change
     description: str | None = None

@@ -237,8 +237,8 @@ def latest_version(tool: str) -> str:
     PyPI tool's: the version benchtape ships)."""
     pin = _pin(tool)
     if pin.kind != "npm":
-        # a PyPI tool runs the version benchtape ships (its Tool has no `install:`, so only
-        # `latest` is accepted for it): `latest` is that pin, as spec/overlays.Tool.version_problem says
+        # a PyPI tool's `latest` is the release benchtape ships (the one its adapter was verified
+        # on), never whatever PyPI published since; any other release is asked for by pinning it
         return pin.version
     if tool not in _LATEST:
         npm = shutil.which("npm")

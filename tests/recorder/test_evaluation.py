@@ -106,6 +106,24 @@ def test_spec_tool_version_example_is_an_axis(project, user):
     assert ev.cells_per_task == 6
 
 
+@pytest.mark.parametrize(("tool", "pinned"), [("aider", "0.86.2"), ("mini-swe-agent", "2.4.6")])
+def test_a_pypi_tool_takes_a_pinned_version_and_it_resolves_to_that_release(project, user, tool, pinned, tmp_path, monkeypatch):
+    """A PyPI agent is pinned as an npm one is: the release benchtape ships by its number (it was
+    refused as "only `latest`"), and an older one, which resolves as pinned and would install
+    into a venv of its own."""
+    from benchtape.recorder.toolversions import VersionResolver
+    from benchtape.tools import binaries
+
+    monkeypatch.setenv(binaries.ENV_TOOLS, str(tmp_path / "tools"))  # nothing installed: no PATH or machine folder answers
+    ev = load(project, user, f"tools:\n  - tool: {tool}\n    tool_version: [latest, '{pinned}', '0.1.0']\n    model: scripted\n")
+    assert [a.steps[0].tool_version for a in ev.arms] == ["latest", pinned, "0.1.0"]
+    resolver = VersionResolver()
+    latest, same, older = (resolver.resolve(tool, asked) for asked in ("latest", pinned, "0.1.0"))
+    assert (latest.version, latest.source) == (pinned, "pypi")
+    assert (same.version, same.source) == (pinned, "pinned") and (older.version, older.source) == ("0.1.0", "pinned")
+    assert older.needs_install and str(binaries.folder(tool, "0.1.0")) in older.describe()
+
+
 def test_spec_workflow_example_resolves_to_fifteen_cells_per_task(project, user):
     ev = load(
         project,
