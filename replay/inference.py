@@ -6,8 +6,9 @@ evaluations are built (Miller 2024, "Adding Error Bars to Evals").
   task, not the cell, is the unit: the cluster-robust (sandwich) error of the ratio
   Σ passes / Σ attempts, clustered by task.
 - `paired_interval`: the 95% interval of the mean per-task difference of two setups: with
-  one attempt the exact conditional interval the McNemar test inverts (so the interval
-  excludes 0 exactly when the test calls a difference); with several, Student's t over the
+  one attempt, on zero's side the exact conditional bound the McNemar test inverts (so the
+  interval excludes 0 exactly when the test calls a difference), on the far side the wider of
+  it and Newcombe's; with several, Student's t over the
   per-task differences (Newcombe's hybrid score interval over attempt-paired cells when
   every task differed by the same amount, where t would collapse to a point).
 - `holm`: Holm's step-down adjustment of many pairs' p-values, so testing every pair of
@@ -132,16 +133,29 @@ def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
 
 def mcnemar_interval(both: int, only_a: int, only_b: int, neither: int) -> tuple[float, float] | None:
     """95% interval of p_a − p_b with one attempt per task, consistent with the exact McNemar
-    (sign) test `compare` decides by: the discordant share is fixed, A's share of the discordant
-    tasks gets its exact interval. With no discordant task, Newcombe's (the test says nothing)."""
+    (sign) test `compare` decides by. With no discordant task, Newcombe's (the test says nothing).
+
+    The bound on zero's side is the exact conditional one the test inverts (the discordant share
+    taken as observed, A's share of the discordant tasks given its Clopper–Pearson interval), so
+    the interval excludes 0 exactly when the test calls a difference. That conditional interval
+    ignores that the discordant share is itself an estimate, which the far bound cannot: with
+    every discordant task won by one side it equals the estimate (3 tasks, A alone solving 2:
+    +67%, interval −46% to +67%). The far bound is the wider of it and Newcombe's score
+    interval, which carries both uncertainties (there −46% to +94%)."""
     n = both + only_a + only_b + neither
     d = only_a + only_b
     if n == 0:
         return None
+    score = newcombe_paired(both, only_a, only_b, neither)
     if d == 0 or d > 2000:  # beyond, the exact sums are slow and Newcombe's agrees
-        return newcombe_paired(both, only_a, only_b, neither)
+        return score
     low, high = clopper_pearson(only_a, d)
-    return d / n * (2 * low - 1), d / n * (2 * high - 1)
+    low, high = d / n * (2 * low - 1), d / n * (2 * high - 1)
+    if only_a > only_b:
+        high = max(high, score[1])
+    elif only_b > only_a:
+        low = min(low, score[0])
+    return low, high
 
 
 def paired_interval(diffs: Sequence[float], table: tuple[int, int, int, int], attempts: int) -> tuple[float, float] | None:

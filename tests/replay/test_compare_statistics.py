@@ -181,6 +181,21 @@ def test_with_one_attempt_the_interval_excludes_zero_exactly_when_the_test_calls
             assert (low > 0 or high < 0) is (sign_test(only_a, only_b) < 0.05), (only_a, only_b)
 
 
+def test_the_far_bound_carries_the_uncertainty_of_how_many_tasks_differ():
+    """The exact conditional interval takes the discordant share as known: when one side wins
+    every discordant task its far bound is the estimate itself (3 tasks, A alone solving 2:
+    +67% with an upper bound of +67%). The far bound is Newcombe's when wider; zero's side stays
+    the exact one (the test's)."""
+    low, high = mcnemar_interval(1, 2, 0, 0)
+    assert low == pytest.approx(2 / 3 * (2 * clopper_pearson(2, 2)[0] - 1)) and high == pytest.approx(newcombe_paired(1, 2, 0, 0)[1]) and high > 2 / 3 + 0.2
+    low, high = mcnemar_interval(1, 0, 2, 0)  # mirrored
+    assert high == pytest.approx(2 / 3 * (2 * clopper_pearson(0, 2)[1] - 1)) and low == pytest.approx(newcombe_paired(1, 0, 2, 0)[0]) and low < -2 / 3 - 0.2
+    for table in ((7, 7, 1, 5), (50, 30, 10, 10), (3, 10, 0, 2), (3, 5, 5, 4)):
+        low, high = mcnemar_interval(*table)
+        estimate = (table[1] - table[2]) / sum(table)
+        assert low < estimate < high or (table[1] == table[2] and low < 0 < high)
+
+
 def test_the_worked_example_of_the_docs(tmp_path):
     """docs/evaluations.md's example, recorded into a real store: every figure it quotes."""
     from benchtape.replay.compare import evaluation_plan
@@ -196,7 +211,7 @@ def test_the_worked_example_of_the_docs(tmp_path):
     assert (a.label, display(a, 1)["ci95"], display(b, 1)["ci95"]) == (A, "48%–85%", "22%–61%")
     (pair,) = result.pairs
     assert (pair.a_wins, pair.b_wins, pair.ties, round(pair.p_value, 2)) == (7, 1, 12, 0.07)
-    assert (round(pair.ci[0] * 100), round(pair.ci[1] * 100)) == (-2, 40)
+    assert (round(pair.ci[0] * 100), round(pair.ci[1] * 100)) == (-2, 50)
     assert [r.rank for r in result.ranked] == [1, 1] and "9 tasks where they differ would be needed" in result.conclusions[0]["sentence"]
     assert round(a.cost_per_solved, 2) == 0.17 and (round(a.cost_per_solved_ci[0], 2), round(a.cost_per_solved_ci[1], 2)) == (0.12, 0.23)
     plan = evaluation_plan(store, ev, tasks, 0.10, pricing)
