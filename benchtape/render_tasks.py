@@ -52,6 +52,10 @@ def created_lines(c: Any) -> None:
         say("  ! write the verify command in task.yaml before validating")
     for f in c.leaks:
         say(f"  ! leak: {f.describe()}")
+    if c.unnamed:
+        from benchtape.tasks.interface import warning
+
+        say(f"  ! {warning(c.unnamed)}")
     say(f"next: review {c.folder}/prompt.md, then " + (f"benchtape task lint --fix {c.id}" if c.leaks else f"benchtape task validate {c.id}"))
 
 

@@ -23,6 +23,7 @@ from typing import Any
 from benchtape.core.errors import BadInput
 from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, find_leaks
+from benchtape.tasks.interface import Unnamed, unnamed_interface
 from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, TaskSource, Verify, render_task, task_dirs
 from benchtape.tasks.classify import split
 from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
@@ -46,6 +47,7 @@ class Created:
     noise: list[str]
     leaks: list[Finding] = field(default_factory=list)
     environment: list[str] = field(default_factory=list)  # what envs/ detected at the base commit
+    unnamed: list[Unnamed] = field(default_factory=list)  # names the tests need that only the fix defines, unsaid in the prompt
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +66,7 @@ class Created:
             "noise": self.noise,
             "leaks": [f.to_dict() for f in self.leaks],
             "environment": self.environment,
+            "unnamed_interface": [{"name": u.name, "test_file": u.test_file} for u in self.unnamed],
             "state": "leaking" if self.leaks else "unvalidated",
         }
 
@@ -134,7 +137,8 @@ def create_task(project: Project, ref: str) -> Created:
 
     detected = recipe_at(project, landing.base, fix_commit=landing.fix.sha)
     environment = [*detected.detection.lines(), *detected.notes]
-    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment)
+    unnamed = unnamed_interface(tests_patch.decode("utf-8", "surrogateescape"), reference_patch.decode("utf-8", "surrogateescape"), prompt)
+    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed)
 
 
 def _repositories(project: Project) -> list[str]:

@@ -44,6 +44,7 @@ from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, valida
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task_dirs, with_validation
 from benchtape.tasks.gitlog import resolve
+from benchtape.tasks.interface import unnamed_interface, warning
 from benchtape.tasks.lint import repositories
 from benchtape.tasks.validation_record import record_phase, start_run
 
@@ -232,6 +233,9 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
         report.next = "fetch the history that holds it (git fetch), or validate in the repository the task came from"
         return report
     report.fingerprint = task.fingerprint(project.task_recipe(task.source.base_commit))
+    unnamed = unnamed_interface(task.tests_patch().decode("utf-8", "surrogateescape"), (task.reference() or b"").decode("utf-8", "surrogateescape"), task.prompt())
+    if unnamed:
+        report.notes.append(warning(unnamed))
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
     try:
         base_tree = scratch / "export"  # never under a phase's folder: each phase copies it whole

@@ -60,6 +60,21 @@ def test_a_squash_merge_becomes_an_unvalidated_task(toolz: Path):
     assert b"ListWithBadLength" in task.tests_patch() and b"LookupError" not in task.reference().split(b"+++")[0]
 
 
+def test_a_task_whose_tests_need_a_name_only_the_fix_defines_says_so(toolz: Path):
+    """toolz #308's tests import PY33 from toolz.compatibility, which its fix adds and its prompt
+    never says: an agent that fixes the bug any other way fails them. `task create` says so; once
+    the prompt names it, nothing is left to guess."""
+    done = benchtape("task", "create", "308", cwd=toolz)
+    assert done.returncode == 0, done.stderr
+    assert "! the hidden tests use names only reference.patch defines, which prompt.md never says: PY33 (toolz/tests/test_inspect_args.py)" in done.stdout
+    assert "name them in prompt.md, or drop the task" in done.stdout
+    (toolz / ".benchtape" / "tasks" / "308" / "prompt.md").write_text("Inspect properties; expose PY33 in toolz.compatibility.\n")
+    from benchtape.tasks.interface import unnamed_interface
+
+    task = load_task(toolz / ".benchtape" / "tasks" / "308")
+    assert unnamed_interface(task.tests_patch().decode(), task.reference().decode(), task.prompt()) == []  # said in the prompt: nothing to guess
+
+
 def test_a_merge_commit_takes_its_first_parent_as_base(toolz: Path):
     done = benchtape("task", "create", "551", cwd=toolz)
     assert done.returncode == 0, done.stderr
