@@ -219,6 +219,11 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     other = _OTHER_MISSING.search(log)
     if other:
         return "missing_dependency", next(g for g in other.groups() if g)
+    if evidence.counts.runner is None and out_of_memory(evidence):
+        # before runner_broken: the runner's own frames raised it, but only because the tests had
+        # taken the memory (marko #261's base loops appending without end; pytest then failed to
+        # read back the captured output)
+        return "runner_crashed", "the run ran out of memory (MemoryError at the box's cap, BENCHTAPE_MAX_BOX_MEMORY) before the runner's summary"
     broken = _runner_broken(evidence)
     if broken:
         return "runner_broken", broken
@@ -227,6 +232,16 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     if signal_name is not None and evidence.counts.runner is None:
         return "runner_crashed", f"the run ended on {signal_name} (exit {evidence.exit}) before the runner's summary"
     return None
+
+
+_MEMORY_ERROR = re.compile(r"^MemoryError\b", re.MULTILINE)
+
+
+def out_of_memory(evidence: Evidence) -> bool:
+    """Whether a process of the run raised MemoryError: its allocation failed at the box's
+    memory cap (RLIMIT_AS), which only the run's own processes reach; the host's OOM killer
+    sends SIGKILL instead (137), which proves nothing about the code."""
+    return _MEMORY_ERROR.search(evidence.log) is not None
 
 
 # a frame of the test runner's own code (or of what it is made of) in an installed package
@@ -337,10 +352,11 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
     found = problem(ev, tree)
     named = runner_of(ev.steps[-1]["command"]) if ev.steps else None
-    if found and found[0] == "runner_crashed" and named is not None and ev.exit in CRASHES:
+    if found and found[0] == "runner_crashed" and named is not None and (ev.exit in CRASHES or out_of_memory(ev)):
         # the runner crashed on the bug itself (structlog's base recursed without end and
-        # aborted): the base fails as a whole, as a runner that died does; not a kill (137),
-        # which may be the host's doing
+        # aborted; marko #261's looped without end until its allocation failed at the box's
+        # cap): the base fails as a whole, as a runner that died does; not a kill (137), which
+        # may be the host's doing. The reference must still pass, under the same cap.
         return Judgement(True, "", "", f"{found[1]}: the base fails as a whole")
     if found:
         return Judgement(False, found[0], REMEDIES[found[0]], found[1])

@@ -315,7 +315,8 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
     suite = None
     wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
     base_tests = base.tests
-    if base_tests is None and all(r.tests is not None for r in references) and report.phases["base"].judgement.held:
+    as_a_whole = base_tests is None and all(r.tests is not None for r in references) and report.phases["base"].judgement.held
+    if as_a_whole:
         # its runner died before its summary (judge_base): no test passed there, so every test the
         # reference passes is FAIL_TO_PASS, and a candidate whose run ends the same way fails
         # them all, where an exit status of 0 would have passed it
@@ -326,8 +327,11 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         report.notes.append(f"the base gave no per-test report ({why}): every test the reference passes is FAIL_TO_PASS")
     if base_tests is None:
         report.notes.append("the runner gave no per-test report: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
-    elif hung_runner(base):
-        report.notes.append(f"the whole suite was not run at the base (`{wide}`): it holds the tests that hung there")
+    elif as_a_whole:
+        # the whole suite holds the tests that hung, took the memory or ended the runner there:
+        # it would end the same way, with no report to take a baseline from (marko #261's took
+        # seven minutes to reach the memory cap, twice)
+        report.notes.append(f"the whole suite was not run at the base (`{wide}`): it holds the tests that {'hung' if hung_runner(base) else 'ended its runner'} there")
     elif wide is None:
         report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
     elif wide != task.verify.command:

@@ -225,6 +225,25 @@ def test_a_verifier_at_home_cannot_take_the_hosts_memory(tmp_path: Path, monkeyp
     assert not killed.held and killed.diagnosis == "runner_crashed"
 
 
+def test_a_base_whose_tests_take_the_memory_fails_as_a_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """marko #261's base loops appending without end: its test fails with MemoryError at the
+    box's cap, then pytest itself raises MemoryError before its summary, from its own frames. That
+    was read as a runner that cannot start (`runner_broken`, "set env.python"); it is the bug
+    reproduced, and the base fails as a whole (the reference must still pass with a report)."""
+    from benchtape.sandbox.verifier import judge_base, judge_reference
+
+    monkeypatch.setenv("BENCHTAPE_MAX_BOX_MEMORY", "384m")
+    test = "def test_grow():\n    x = []\n    while True:\n        x.append('a' * 100000)\n\ndef test_other():\n    assert True\n"
+    ev = mined_verify(tmp_path, f"printf \"{test}\" > test_grow.py; python3 -m pytest -q -p no:cacheprovider test_grow.py", 120)
+    assert ev.status == "failed" and "MemoryError" in ev.log, ev.log[-2000:]
+    judged = judge_base(ev)
+    # pytest may still print its summary (a test failed) or die before it (marko's: the base
+    # fails as a whole); either way the base reproduced, and never as a runner that cannot start
+    assert judged.held and judged.diagnosis != "runner_broken", (judged, ev.counts, ev.log[-1500:])
+    assert ev.counts.failed >= 1 or "ran out of memory" in judged.detail, (judged, ev.counts)
+    assert not judge_reference(ev).held  # the same run as a reference proves nothing
+
+
 def test_a_harbor_verifier_at_home_cannot_fill_tmp_or_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from benchtape.sandbox.harbor_env import can_map_paths
 

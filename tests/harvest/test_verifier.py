@@ -134,6 +134,33 @@ def test_a_runner_that_cannot_start_is_named_with_its_pinned_versions():
     assert judge_base(_ev("failed", 4, Counts(None), own)).diagnosis != "runner_broken"  # its last frame is the project's
 
 
+# marko #261's base, as pytest left it: the test's loop took the memory, then pytest's own
+# capture raised MemoryError on the way out, with no summary and only pytest's frames
+OUT_OF_MEMORY = """$ python3 -m pytest -q tests/test_basic.py
+Traceback (most recent call last):
+  File "<frozen runpy>", line 198, in _run_module_as_main
+  File "/env/venv/lib/python3.11/site-packages/_pytest/config/__init__.py", line 1177, in _ensure_unconfigure
+  File "/env/venv/lib/python3.11/site-packages/_pytest/capture.py", line 592, in snap
+MemoryError
+MemoryErrorException ignored in sys.unraisablehookMemoryError:
+MemoryError:
+"""
+
+
+def test_a_base_that_ran_out_of_memory_reproduced_and_never_reads_as_a_broken_runner():
+    from benchtape.sandbox.testreports import read_junit
+
+    ev = Evidence("failed", 1, Counts(None), OUT_OF_MEMORY, 0.1, steps=[{"command": "python3 -m pytest -q tests/test_basic.py", "exit": 1}])
+    judged = judge_base(ev)
+    assert judged.held and "ran out of memory" in judged.detail and "the base fails as a whole" in judged.detail, judged
+    assert not judge_reference(ev).held
+    # a report holding pytest's record of its own internal error names no test's outcome
+    internal = b'<testsuites><testsuite name="pytest" tests="0"><testcase time="0.000" /><testcase classname="pytest" name="internal" time="0.000" /></testsuite></testsuites>'
+    assert read_junit(internal) is None
+    # a kill (137) is still no proof: the host's OOM killer may have sent it
+    assert not judge_base(Evidence("failed", 137, Counts(None), "Killed\n", 0.1, steps=ev.steps)).held
+
+
 def test_the_diagnoses_of_each_phase(tmp_path: Path):
     reproduced = _ev("failed", 1, Counts("pytest", passed=49, failed=1))
     assert judge_base(reproduced).held
