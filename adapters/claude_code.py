@@ -9,9 +9,10 @@ same way (adapters/claude_env.py) before the agent starts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import orjson
 
@@ -98,6 +99,27 @@ def parse_config(harness_config: dict[str, Any] | None) -> ClaudeConfig:
 
 
 BYPASS = ("bypassPermissions", "--dangerously-skip-permissions", "--allow-dangerously-skip-permissions")
+EDITING_MODES = ("acceptEdits", "bypassPermissions")  # --permission-mode values under which an edit is not asked about
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+
+
+def edits_allowed(args: Sequence[str]) -> bool:
+    """Whether these CLI args let the agent edit files with nobody there to approve: a bypass,
+    `--permission-mode acceptEdits|bypassPermissions`, or an edit tool in `--allowedTools`. In
+    `--print` mode (and at a prompt nobody answers) the default mode refuses every edit: marko's
+    tasks ran through the real Claude Code ended `no_changes`, every one, its Edit calls told
+    "Claude requested permissions to write ..., but you haven't granted it yet"."""
+    words = list(args)
+    for i, word in enumerate(words):
+        flag, _, inline = word.partition("=")
+        value = inline or (words[i + 1] if i + 1 < len(words) else "")
+        if word in BYPASS[1:]:
+            return True
+        if flag == "--permission-mode" and value in EDITING_MODES:
+            return True
+        if flag in ("--allowedTools", "--allowed-tools") and any(re.match(rf"{tool}\b", part.strip()) for part in re.split(r"[ ,]", value) for tool in EDIT_TOOLS):
+            return True
+    return False
 
 
 def binary_of(cfg: ClaudeConfig) -> str:

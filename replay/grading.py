@@ -36,7 +36,7 @@ from benchtape.checks.registry import CheckInfo
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
 from benchtape.core.judgments import Judge
-from benchtape.core.model import Session
+from benchtape.core.model import Session, text_of
 from benchtape.core.results import ERROR, FAIL, PASS, CheckSpec, Result
 from benchtape.sandbox.trees import later, remove_tree
 from benchtape.store.database import dumps
@@ -368,10 +368,25 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
         "candidate": {"sha256": sha, "bytes": len(candidate), "added": changes.added, "modified": changes.modified, "removed": changes.removed},
         "level": verdict.evidence.get("level", level),
     }
+    reason = verdict.reason + (_failed_edits(session) if verdict.outcome == "no_changes" else "")
     status = STATUS_OF.get(verdict.outcome, ERROR)
     # a FAIL's score is its partial credit: a Harbor reward, or the share of FAIL_TO_PASS tests passed
     score = 1.0 if status == PASS else float(evidence.get("reward") or evidence.get("fail_to_pass_share") or 0.0) if status == FAIL else 0.0
-    return Verdict(TASK_VERIFY, _task_check(ref, fingerprint), Result(status, score, verdict.reason, evidence))
+    return Verdict(TASK_VERIFY, _task_check(ref, fingerprint), Result(status, score, reason, evidence))
+
+
+def _failed_edits(session: Session) -> str:
+    """Why an agent that changed nothing may have: its edit and write calls (every harness's, by
+    canonical action) that all ended in an error, the first one's words given (Claude Code's
+    default permission mode refuses each edit in --print mode: "Claude requested permissions
+    to write ..., but you haven't granted it yet")."""
+    tried = [c for c in session.calls if c.canonical.action in ("edit", "write")]
+    failed = [c for c in tried if c.is_error]
+    if not failed or len(failed) < len(tried):
+        return ""
+    first = next((text for c in failed for text in [text_of(c.output)] if text), "")
+    said = f": {first.strip().splitlines()[0][:200]!r}" if first.strip() else ""
+    return f" (its {len(failed)} edit call(s) all failed{said})"
 
 
 def _step_candidates(store: BrowsingStore, session: Session, step: Mapping[str, Any]) -> tuple[list[bytes], Changes]:

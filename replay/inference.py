@@ -151,9 +151,9 @@ def mcnemar_interval(both: int, only_a: int, only_b: int, neither: int) -> tuple
         return score
     low, high = clopper_pearson(only_a, d)
     low, high = d / n * (2 * low - 1), d / n * (2 * high - 1)
-    if only_a > only_b:
+    if score is not None and only_a > only_b:
         high = max(high, score[1])
-    elif only_b > only_a:
+    elif score is not None and only_b > only_a:
         low = min(low, score[0])
     return low, high
 

@@ -23,11 +23,11 @@ from typing import Any
 from benchtape.core.errors import BadInput
 from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, find_leaks
-from benchtape.tasks.interface import Unnamed, unnamed_interface
 from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, TaskSource, Verify, render_task, task_dirs
 from benchtape.tasks.classify import split
 from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
 from benchtape.tasks.infer import infer_command
+from benchtape.tasks.interface import Unnamed, unnamed_interface
 from benchtape.tasks.prompt_text import prompt_for
 
 TEST_DIR_NAMES = ("tests", "test", "__tests__", "spec", "testing")

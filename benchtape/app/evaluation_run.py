@@ -218,6 +218,7 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                 if (only is None and resolved.needs_install) or (only is not None and resolved not in only):
                     continue
                 config = harness_config(step, tasks[0], resolved)
+                pf.notes.extend(_cannot_edit(arm.label, step.harness, config))
                 key = orjson.dumps([str(bench.path), step.harness, step.model_id, config], option=orjson.OPT_SORT_KEYS, default=str)
                 if key in seen:
                     continue
@@ -226,6 +227,25 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                 noop = step.harness == "mock" and step.model_id == NOOP_MODEL
                 pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}"))
     return pf
+
+
+def _cannot_edit(label: str, harness: str, config: dict[str, Any]) -> list[str]:
+    """A task is solved by changing files: a Claude Code setup whose permission mode refuses
+    every edit (the CLI's default, with nobody to approve) ends its cells `no_changes`, which
+    was found out only after the spend. Said before it (the preview, the run's notes), not
+    refused: a repository's own .claude/settings.json may allow edits, and a scripted model
+    that only answers needs none."""
+    if harness != "claude-code":
+        return []
+    from benchtape.adapters.claude_code import edits_allowed
+
+    if edits_allowed([str(a) for a in config.get("args") or ()]):
+        return []
+    return [
+        f"{label}: Claude Code's default permission mode asks before every edit, and nobody is there to answer: unless the repository's own "
+        ".claude/settings.json allows edits, the agent can change no file and its cells end no_changes; "
+        "add `options: {permission_mode: bypass}` to its block (benchtape's sandbox is the fence: `--sandbox container` confines it to the container)"
+    ]
 
 
 # ---------------------------------------------------------------- the preview
