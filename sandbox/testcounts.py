@@ -5,8 +5,9 @@ test that was never collected (a wrong path, an import error before collection) 
 base just as a real reproduction does, so validation goes by the runner's counts: pytest's
 `1 failed, 49 passed in 0.12s`, unittest's `Ran 5 tests` + `FAILED (failures=1)`, go test's
 `--- FAIL:` lines, cargo's `test result:` lines, jest's `Tests: … total`, vitest's
-`Tests  1 failed | 3 passed (4)`, mocha's `5 passing (12ms)` / `1 failing` / `2 pending`. Output
-no parser recognises has no counts (`runner` None).
+`Tests  1 failed | 3 passed (4)`, mocha's `5 passing (12ms)` / `1 failing` / `2 pending`, ava's
+TAP (`ok 1 - test › adds`, its `1..N` plan) or its own reporter's `1 test failed`. Output no
+parser recognises has no counts (`runner` None).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha")
+RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha", "ava")
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ def runner_of(command: str) -> str | None:
         ("vitest", r"\bvitest\b"),
         ("jest", r"\bjest\b"),
         ("mocha", r"\bmocha\b"),
+        ("ava", r"\bava\b"),
         ("node", r"\bnode\s+--test\b"),
     ):
         if re.search(pattern, text):
@@ -104,7 +106,8 @@ def _unittest(output: str) -> Counts | None:
 def _go(output: str) -> Counts | None:
     outcomes = re.findall(r"^\s*--- (PASS|FAIL|SKIP): ", output, re.MULTILINE)
     build = len(re.findall(r"^FAIL\s+\S+\s+\[(?:build failed|setup failed)\]", output, re.MULTILINE))
-    if not outcomes and not build and not re.search(r"^(?:ok|FAIL|\?)\s+\S+", output, re.MULTILINE):
+    # a package's line ends in its time, `(cached)` or `[no test files]`: TAP's `ok 1 - …` is not one
+    if not outcomes and not build and not re.search(r"^(?:ok|FAIL|\?)\s+\S+\s+(?:[\d.]+s|\(cached\)|\[no test files\])", output, re.MULTILINE):
         return None
     return Counts("go", passed=outcomes.count("PASS"), failed=outcomes.count("FAIL"), errored=build, skipped=outcomes.count("SKIP"))
 
@@ -150,4 +153,42 @@ def _mocha(output: str) -> Counts | None:
     return Counts("mocha", passed=int(passing[-1].group(1)), failed=int(failing.group(1)) if failing else 0, skipped=int(pending.group(1)) if pending else 0)
 
 
-PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha}
+# A TAP test line at the top level (ava's `--tap`: `not ok 5 - test › fails here`, `ok 2 - test ›
+# skipped one # SKIP`); an indented one is a subtest's or a diagnostic's, never a test of its own.
+_TAP_LINE = re.compile(r"^(not ok|ok)\b(?: +\d+)?(?: +-)?(?: +(.*?))?(?: +# *(SKIP|TODO)\b[^\n]*)?[ \t]*$", re.MULTILINE | re.IGNORECASE)
+_TAP_PLAN = re.compile(r"^1\.\.\d+", re.MULTILINE)
+
+
+def tap_outcomes(output: str) -> list[tuple[str, str]] | None:
+    """Each top-level TAP test as (its description, passed | failed | skipped), in order, when
+    the output is TAP (it has a plan line); a skipped test and a TODO (ava prints `not ok … # TODO`)
+    are skipped, never failed."""
+    if not _TAP_PLAN.search(output):
+        return None
+    out = []
+    for m in _TAP_LINE.finditer(output):
+        ok, description, directive = m.group(1).lower() == "ok", (m.group(2) or "").strip(), m.group(3)
+        out.append((description, "skipped" if directive else "passed" if ok else "failed"))
+    return out or None
+
+
+_AVA_SUMMARY = re.compile(r"^\s*(\d+) (?:tests? (passed|failed|skipped|todo)|(known failures?|uncaught exceptions?|unhandled rejections?))\s*$", re.MULTILINE)
+
+
+def _ava(output: str) -> Counts | None:
+    """ava's TAP (`--tap`, which benchtape's inferred command asks for), else its own reporter's
+    closing lines: `1 test failed`, `2 tests skipped`, `3 tests passed` (printed only when none
+    failed: otherwise the `✔` lines are the passed tests)."""
+    tap = tap_outcomes(output)
+    if tap is not None:
+        return Counts("ava", passed=sum(o == "passed" for _, o in tap), failed=sum(o == "failed" for _, o in tap), skipped=sum(o == "skipped" for _, o in tap))
+    found = _AVA_SUMMARY.findall(output)
+    if not any(word in ("passed", "failed") for _, word, _ in found):
+        return None
+    words = {word or other.split()[0]: int(n) for n, word, other in found}
+    passed = words.get("passed", len(re.findall(r"^\s*✔ ", output, re.MULTILINE)))
+    # a known failure (`test.failing` failing as declared) is no failure of the code under test
+    return Counts("ava", passed=passed, failed=words.get("failed", 0), errored=words.get("uncaught", 0) + words.get("unhandled", 0), skipped=words.get("skipped", 0) + words.get("todo", 0))
+
+
+PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha, "ava": _ava}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from benchtape.sandbox.testcounts import Counts
+from benchtape.sandbox.testcounts import Counts, tap_outcomes
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
@@ -251,7 +251,17 @@ def read_unittest_verbose(output: str) -> TestReport | None:
     return TestReport("unittest", "unittest-verbose", _merge(results)) if results else None
 
 
-TEXT_READERS: dict[str, tuple[Callable[[str], TestReport | None], ...]] = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,)}
+def read_tap(output: str) -> TestReport | None:
+    """ava's `--tap`: each top-level `ok`/`not ok` line; id its description (`test › adds`: the
+    test file's path without its extension, then the title, joined by ` › `)."""
+    found = tap_outcomes(output)
+    if not found:
+        return None
+    by = {"passed": PASSED, "failed": FAILED, "skipped": SKIPPED}
+    return TestReport("ava", "tap", _merge(TestResult(description, by[outcome]) for description, outcome in found))
+
+
+TEXT_READERS: dict[str, tuple[Callable[[str], TestReport | None], ...]] = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,), "ava": (read_tap,)}
 
 
 def _relative(path: str, roots: list[str]) -> str:
@@ -370,12 +380,13 @@ def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
         return shlex.join([*kept, "./..."])
     if runner == "cargo":
         return "cargo test"
-    if runner in ("vitest", "jest", "node", "mocha"):
+    if runner in ("vitest", "jest", "node", "mocha", "ava"):
         return _without_test_files(command, words)
     return None
 
 
 _JS_TEST_PATH = re.compile(r"/|\.[cm]?[jt]sx?$")
+_NO_VALUE = ("--tap", "--json", "--serial", "--fail-fast", "--verbose")  # flags that take no value: a file after one is a file
 
 
 def _without_test_files(command: str, words: list[str]) -> str | None:
@@ -386,7 +397,7 @@ def _without_test_files(command: str, words: list[str]) -> str | None:
     while files < len(words) and not words[-1 - files].startswith("-") and _JS_TEST_PATH.search(words[-1 - files]):
         files += 1
     before = words[-1 - files] if files < len(words) else ""
-    if files == 0 or (before.startswith("-") and "=" not in before):
+    if files == 0 or (before.startswith("-") and "=" not in before and before not in _NO_VALUE):
         return None  # nothing selected, or the first "file" may be an option's value (`--config ./vitest.config.ts`)
     text = command.rstrip()
     for word in reversed(words[-files:]):

@@ -286,7 +286,7 @@ REMEDIES = {
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
     "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
     "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
-    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha or node --test, or make the command print its runner's summary",
+    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha, ava or node --test, or make the command print its runner's summary",
 }
 
 

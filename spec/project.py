@@ -31,6 +31,7 @@ DEFAULT_TEST_PATTERNS = (
     "tests/**", "test/**", "**/tests/**", "**/test/**", "**/__tests__/**", "testing/**",
     "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*_test.go", "**/*.test.*", "**/*.spec.*",
     "spec/**/*_spec.rb",
+    "test.js", "test.mjs", "test.cjs", "test.ts", "test.mts", "test.cts",  # one test file beside the code (ava's convention: sindresorhus's packages)
 )
 # Changed files dropped from both patches: lock files, generated files, changelogs, the list of
 # contributors a PR adds its author to (marshmallow's AUTHORS.rst: no prompt asks for it).

@@ -48,13 +48,13 @@ def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
     return Inferred(PLACEHOLDER_COMMAND, None, "no test runner recognised for the changed tests: `verify.command` is the placeholder `false`; write the command that runs them")
 
 
-_JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$")
+_JS_TEST = re.compile(r"\.(?:test|spec)\.[cm]?[jt]sx?$|(?:^|/)test\.[cm]?[jt]s$")  # `test.js` beside the code: ava's convention
 _JS_UNDER_TESTS = re.compile(r"(?:^|/)(?:__tests__|tests?)/.*\.[cm]?[jt]sx?$")
 _JS_HELPER = re.compile(r"(?:^|/)(?:__fixtures__|__mocks__|fixtures?|helpers?|utils?|support)/|(?:^|/)(?:helpers?|utils?|setup|fixtures?)[^/]*$", re.IGNORECASE)
 
 
 def _js_test(path: str) -> bool:
-    """A JavaScript test file: `*.test.*` / `*.spec.*`, or a file under `__tests__/` (jest's
+    """A JavaScript test file: `*.test.*` / `*.spec.*`, a `test.js` (sindresorhus's packages), or a file under `__tests__/` (jest's
     default match, immer's `__tests__/regressions.js`) or `test/` (mocha's default folder,
     express's `test/req.fresh.js`) unless it reads as a helper or fixture there
     (`__tests__/helpers.js`, `test/support/env.js`: named to a runner, it fails as a suite with
@@ -125,9 +125,11 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
     if "mocha" in deps or re.search(r"\bmocha\b", json.dumps(pkg.get("scripts") or {})):  # one reporter at a time: its JSON to the report file, the output the tests' own
         kept = _mocha_options(str((pkg.get("scripts") or {}).get("test") or ""))
         return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)")
+    if "ava" in deps or re.search(r"\bava\b", json.dumps(pkg.get("scripts") or {})):  # its TAP: a line per test, the file in each id
+        return Inferred(f"npx ava --tap {files}", "ava", "ava on the changed test files (TAP: one line per test)")
     if "node --test" in json.dumps(pkg.get("scripts") or {}):  # node's own runner (node 20): its JUnit report beside the usual output
         return Inferred(f'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
-    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha nor `node --test`: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha, ava nor `node --test`: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
 
 
 _MOCHA_VALUE_OPTIONS = {"--require", "-r", "--ui", "-u", "--timeout", "-t", "--slow", "-s", "--file", "--extension", "--config", "--package", "--node-option", "-n", "--retries", "--import"}
