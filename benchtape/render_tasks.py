@@ -53,9 +53,7 @@ def created_lines(c: Any) -> None:
     for f in c.leaks:
         say(f"  ! leak: {f.describe()}")
     if c.unnamed:
-        from benchtape.tasks.interface import warning
-
-        say(f"  ! {warning(c.unnamed)}")
+        say(f"  ! {c.unnamed_warning()}")
     say(f"next: review {c.folder}/prompt.md, then " + (f"benchtape task lint --fix {c.id}" if c.leaks else f"benchtape task validate {c.id}"))
 
 

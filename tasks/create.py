@@ -27,7 +27,7 @@ from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_D
 from benchtape.tasks.classify import split
 from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
 from benchtape.tasks.infer import infer_command
-from benchtape.tasks.interface import Unnamed, unnamed_interface
+from benchtape.tasks.interface import Unnamed, unnamed_interface, warning
 from benchtape.tasks.prompt_text import prompt_for
 
 TEST_DIR_NAMES = ("tests", "test", "__tests__", "spec", "testing")
@@ -48,6 +48,10 @@ class Created:
     leaks: list[Finding] = field(default_factory=list)
     environment: list[str] = field(default_factory=list)  # what envs/ detected at the base commit
     unnamed: list[Unnamed] = field(default_factory=list)  # names the tests need that only the fix defines, unsaid in the prompt
+
+    def unnamed_warning(self) -> str:
+        """What `task create` says of `unnamed` (tasks/interface.py), '' when nothing."""
+        return warning(self.unnamed) if self.unnamed else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
