@@ -282,6 +282,7 @@ REMEDIES = {
     "tests_skipped": "the base passed only because tests were skipped (named, with the runner's reason): provide what they skip for (a dependency, a generated file: `verify.setup`), or, when they skip by design, this change is no task",
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
+    "does_not_build": "the code does not compile here at the base or with the fix, with the same errors: the toolchain on PATH is likely older than the project needs at that commit (`go version`; go.mod's `go` line may be older than what the code uses): put the Go the project tests with first on PATH, or drop the task",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
     "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
@@ -401,6 +402,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
             return Judgement(False, "", REMEDIES["setup_failed"])
         if ev.counts.runner is not None and ev.counts.counted == 0:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+        unbuilt = _builds_nowhere(ev, base)
+        if unbuilt is not None:
+            return Judgement(False, "gold_still_fails", REMEDIES["does_not_build"], unbuilt)
         return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"])
     if ev.counts.runner is None:
         return Judgement(False, "", REMEDIES[""])
@@ -409,6 +413,23 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
     if base is not None and base.counts.runner is not None and ev.counts.ran < base.counts.ran:
         return Judgement(False, "gold_ran_fewer", REMEDIES["gold_ran_fewer"])
     return Judgement(True, "", "")
+
+
+_GO_COMPILE_ERROR = re.compile(r"^\S+\.go:\d+:\d+: .+$", re.MULTILINE)
+
+
+def _builds_nowhere(ev: Evidence, base: Evidence | None) -> str | None:
+    """The reference's compile errors, when the base's run failed to build with the very same
+    ones: the code does not compile here with or without the fix, so the toolchain, not the
+    fix, is at fault (spf13/pflag's tests use Go 1.21's `flag.BoolFunc`; this host's Go is
+    1.19). None otherwise."""
+    if base is None or "[build failed]" not in ev.log:
+        return None
+    errors = [m.group(0) for m in _GO_COMPILE_ERROR.finditer(ev.log)]
+    at_base = {m.group(0) for m in _GO_COMPILE_ERROR.finditer(base.log)}
+    if not errors or not all(line in at_base for line in errors):
+        return None
+    return f"the package does not compile with or without the fix (the same errors at the base): {errors[0][:200]}"
 
 
 REWARD_FILES = ("reward.txt", "reward.json")

@@ -161,6 +161,25 @@ def test_a_base_that_ran_out_of_memory_reproduced_and_never_reads_as_a_broken_ru
     assert not judge_base(Evidence("failed", 137, Counts(None), "Killed\n", 0.1, steps=ev.steps)).held
 
 
+# spf13/pflag #409 on go1.19.8: a test file neither patch touches uses Go 1.21's flag.BoolFunc
+PFLAG = """$ go test -v . -run '^(TestNoArgument|TestUsage)$'
+# github.com/spf13/pflag [github.com/spf13/pflag.test]
+./bool_func_test.go:86:29: cannot use stdFSet (variable of type *flag.FlagSet) as type BoolFuncFlagSet in argument to runCase:
+\t*flag.FlagSet does not implement BoolFuncFlagSet (missing BoolFunc method)
+FAIL\tgithub.com/spf13/pflag [build failed]
+FAIL
+"""
+
+
+def test_a_reference_that_fails_to_compile_as_the_base_did_names_the_toolchain():
+    base = _ev("failed", 2, Counts("go", errored=1), PFLAG)
+    judged = judge_reference(_ev("failed", 2, Counts("go", errored=1), PFLAG), base)
+    assert judged.diagnosis == "gold_still_fails" and "does not compile with or without the fix" in judged.detail and "bool_func_test.go:86:29" in judged.detail
+    assert "toolchain" in judged.remedy and "go version" in judged.remedy
+    own = PFLAG.replace("./bool_func_test.go:86:29", "./flag.go:12:3")  # the reference's own error, not the base's: the fix is at fault
+    assert "toolchain" not in judge_reference(_ev("failed", 2, Counts("go", errored=1), own), base).remedy
+
+
 def test_the_diagnoses_of_each_phase(tmp_path: Path):
     reproduced = _ev("failed", 1, Counts("pytest", passed=49, failed=1))
     assert judge_base(reproduced).held
