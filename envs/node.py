@@ -200,7 +200,23 @@ def build_modules(work: Path, argv: list[str], variables: dict[str, str], cache:
     env = {**os.environ, **variables, "CI": "1", "npm_config_cache": str(cache / ".npm-cache"), "npm_config_update_notifier": "false", "COREPACK_ENABLE_STRICT": "0", "YARN_IGNORE_PATH": "1"}
     tame_configs(work)
     run(argv, work, env, "installing the Node dependencies")
-    return modules_in(work)
+    found = modules_in(work)
+    if not found and not _declares_dependencies(work):
+        # a package that needs nothing (its tests use node:test and node:assert alone): npm
+        # makes no node_modules, and none is needed; an empty one stands for "installed"
+        (work / "node_modules").mkdir()
+        found = ("node_modules",)
+    return found
+
+
+def _declares_dependencies(work: Path) -> bool:
+    """Whether the top package.json declares any dependency or workspace (unreadable: assumed so,
+    so that an install that made nothing stays an error)."""
+    try:
+        pkg = orjson.loads((work / "package.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return True
+    return not isinstance(pkg, dict) or bool(_dependencies(pkg)) or bool(pkg.get("workspaces"))
 
 
 def tame_configs(work: Path) -> list[str]:

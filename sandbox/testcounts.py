@@ -12,11 +12,12 @@ parser recognises has no counts (`runner` None).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Callable
 
-RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha", "ava")
+RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha", "ava", "tape")
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ def runner_of(command: str) -> str | None:
         ("jest", r"\bjest\b"),
         ("mocha", r"\bmocha\b"),
         ("ava", r"\bava\b"),
+        ("tape", r"\btape\b"),
         ("node", r"\bnode\s+--test\b"),
     ):
         if re.search(pattern, text):
@@ -141,12 +143,31 @@ def _vitest(output: str) -> Counts | None:
     return Counts("vitest", passed=words.get("passed", 0), failed=words.get("failed", 0), errored=errored, skipped=words.get("skipped", 0) + words.get("todo", 0))
 
 
+_MOCHA_JSON_START = re.compile(r'^\{\s*\n\s*"stats": \{', re.MULTILINE)
+
+
+def mocha_json(output: str) -> dict | None:
+    """The document mocha's JSON reporter printed on stdout: the report file's, where the
+    mocha has no `--reporter-option output=` (before mocha 9: wooorm's 2014 packages' mocha 2)."""
+    starts = list(_MOCHA_JSON_START.finditer(output))
+    if not starts:
+        return None
+    try:
+        doc, _ = json.JSONDecoder().raw_decode(output, starts[-1].start())
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def _mocha(output: str) -> Counts | None:
     """mocha's spec (and dot, list…) reporters' closing lines: `N passing (Tms)`, then `N failing`
-    and `N pending` when there are any."""
+    and `N pending` when there are any; else the stats of its JSON reporter's document on stdout."""
     passing = list(re.finditer(r"^\s*(\d+) passing \(", output, re.MULTILINE))
     if not passing:
-        return None
+        stats = (mocha_json(output) or {}).get("stats")
+        if not isinstance(stats, dict) or not all(isinstance(stats.get(k), int) for k in ("passes", "failures", "pending")):
+            return None
+        return Counts("mocha", passed=stats["passes"], failed=stats["failures"], skipped=stats["pending"])
     rest = output[passing[-1].start() :]
     failing = re.search(r"^\s*(\d+) failing\b", rest, re.MULTILINE)
     pending = re.search(r"^\s*(\d+) pending\b", rest, re.MULTILINE)
@@ -172,6 +193,44 @@ def tap_outcomes(output: str) -> list[tuple[str, str]] | None:
     return out or None
 
 
+_TAP_COMMENT = re.compile(r"^# (.+?)\s*$")
+_TAPE_TOTALS = re.compile(r"^(?:tests|pass|fail|ok|todo|skip)(?: +\d+)?$")  # the closing `# tests 3`, `# pass  2`
+
+
+def tape_outcomes(output: str) -> list[tuple[str, str]] | None:
+    """Each tape test as (its name, passed | failed | skipped), in order, when the output is TAP:
+    tape prints a test's name as a `# name` comment and its assertions as top-level `ok` lines
+    under it (`ok 1 should be equal`), so a test failed when any of its assertions failed, and
+    was skipped when every one was (`# SKIP name`, `# TODO name`: tape's skipped and todo tests).
+    Assertions before any name are the unnamed test's (`(anonymous)`)."""
+    if not _TAP_PLAN.search(output):
+        return None
+    tests: dict[str, list[str]] = {}
+    current, todo = "(anonymous)", False
+    for line in output.splitlines():
+        comment = _TAP_COMMENT.match(line)
+        if comment:
+            if not _TAPE_TOTALS.match(comment.group(1)):
+                directive, _, name = comment.group(1).partition(" ")
+                todo = directive in ("SKIP", "TODO") and bool(name)  # `# SKIP name`: a skipped test; `# TODO name`: one whose failures are expected
+                current = name if todo else comment.group(1)
+                tests.setdefault(current, ["skipped"] if directive == "SKIP" and name else [])
+            continue
+        m = _TAP_LINE.match(line)
+        if m:
+            ok, directive = m.group(1).lower() == "ok", m.group(3)
+            tests.setdefault(current, []).append("skipped" if directive or todo else "passed" if ok else "failed")
+    out = [(name, "failed" if "failed" in seen else "skipped" if seen and all(o == "skipped" for o in seen) else "passed") for name, seen in tests.items()]
+    return out or None
+
+
+def _tape(output: str) -> Counts | None:
+    found = tape_outcomes(output)
+    if found is None:
+        return None
+    return Counts("tape", passed=sum(o == "passed" for _, o in found), failed=sum(o == "failed" for _, o in found), skipped=sum(o == "skipped" for _, o in found))
+
+
 _AVA_SUMMARY = re.compile(r"^\s*(\d+) (?:tests? (passed|failed|skipped|todo)|(known failures?|uncaught exceptions?|unhandled rejections?))\s*$", re.MULTILINE)
 
 
@@ -191,4 +250,4 @@ def _ava(output: str) -> Counts | None:
     return Counts("ava", passed=passed, failed=words.get("failed", 0), errored=words.get("uncaught", 0) + words.get("unhandled", 0), skipped=words.get("skipped", 0) + words.get("todo", 0))
 
 
-PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha, "ava": _ava}
+PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha, "ava": _ava, "tape": _tape}

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from benchtape.sandbox.testcounts import Counts, tap_outcomes
+from benchtape.sandbox.testcounts import Counts, mocha_json, tap_outcomes, tape_outcomes
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 OUTCOMES = (PASSED, FAILED, ERROR, SKIPPED)
@@ -261,7 +261,24 @@ def read_tap(output: str) -> TestReport | None:
     return TestReport("ava", "tap", _merge(TestResult(description, by[outcome]) for description, outcome in found))
 
 
-TEXT_READERS: dict[str, tuple[Callable[[str], TestReport | None], ...]] = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,), "ava": (read_tap,)}
+def read_mocha_stdout(output: str) -> TestReport | None:
+    """mocha's JSON reporter's document on stdout, where its mocha wrote no report file (before
+    mocha 9, `--reporter-option output=` is unknown): read as the file is."""
+    doc = mocha_json(output)
+    return _mocha_file(json.dumps(doc).encode(), []) if doc is not None else None
+
+
+def read_tape(output: str) -> TestReport | None:
+    """tape's TAP: each `# name` a test, failed when any assertion under it failed; id its name
+    (tape prints no file: the same name in two files is one id, failed when either failed)."""
+    found = tape_outcomes(output)
+    if not found:
+        return None
+    by = {"passed": PASSED, "failed": FAILED, "skipped": SKIPPED}
+    return TestReport("tape", "tap", _merge(TestResult(name, by[outcome]) for name, outcome in found))
+
+
+TEXT_READERS: dict[str, tuple[Callable[[str], TestReport | None], ...]] = {"go": (read_go_json, read_go_verbose), "cargo": (read_libtest,), "unittest": (read_unittest_verbose,), "ava": (read_tap,), "tape": (read_tape,), "mocha": (read_mocha_stdout,)}
 
 
 def _relative(path: str, roots: list[str]) -> str:
@@ -316,8 +333,9 @@ def _mocha_file(data: bytes, roots: list[str]) -> TestReport | None:
     if not isinstance(doc, dict) or not isinstance(doc.get("tests"), list) or not isinstance(doc.get("stats"), dict):
         return None
 
-    def key(t: dict) -> str:
-        return f"{_relative(str(t.get('file') or ''), roots)}::{str(t.get('fullTitle') or t.get('title') or '').strip()}"
+    def key(t: dict) -> str:  # mocha before 8 names no file: the title alone
+        file, title = _relative(str(t.get("file") or ""), roots), str(t.get("fullTitle") or t.get("title") or "").strip()
+        return f"{file}::{title}" if file else title
 
     def message(t: dict) -> str:
         err = t.get("err")

@@ -287,7 +287,7 @@ REMEDIES = {
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
     "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
     "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
-    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha, ava or node --test, or make the command print its runner's summary",
+    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha, ava, tape or node --test, or make the command print its runner's summary",
 }
 
 
@@ -301,7 +301,7 @@ def _not_installed(ev: Evidence) -> Judgement | None:
     return Judgement(False, "project_not_installed", REMEDIES["project_not_installed"], f"{found.get('package')} would be imported {where}")
 
 
-DYING_RUNNERS = ("jest", "vitest", "node", "mocha")  # runners a test can end (process.exit) before their summary
+DYING_RUNNERS = ("jest", "vitest", "node", "mocha", "tape")  # runners a test can end (process.exit, an uncaught throw) before their summary
 _NO_TESTS = re.compile(r"No tests found[^\n]*|No test files found[^\n]*")  # jest's and vitest's words for a selection that matched nothing
 
 

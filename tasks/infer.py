@@ -127,9 +127,31 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
         return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)")
     if "ava" in deps or re.search(r"\bava\b", json.dumps(pkg.get("scripts") or {})):  # its TAP: a line per test, the file in each id
         return Inferred(f"npx ava --tap {files}", "ava", "ava on the changed test files (TAP: one line per test)")
-    if "node --test" in json.dumps(pkg.get("scripts") or {}):  # node's own runner (node 20): its JUnit report beside the usual output
-        return Inferred(f'node --test --test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
-    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha, ava nor `node --test`: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+    scripts = json.dumps(pkg.get("scripts") or {})
+    if "node --test" in scripts or any(_NODE_TEST_IMPORT.search(read(p) or "") for p in paths):  # node's own runner (node 20): its JUnit report beside the usual output
+        # a file importing node:test run as a plain script (`node --conditions development test.js`: wooorm's ~400 packages) is run by the runner, with the script's node options
+        options = "".join(f"{o} " for o in _node_options(scripts))
+        return Inferred(f'node --test {options}--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
+    if "tape" in deps or re.search(r"\btape\b", scripts):  # TAP, one `# name` line per test, its assertions under it
+        return Inferred(f"npx tape {files}", "tape", "tape on the changed test files (TAP: each `# name` a test, its assertions' `ok` lines under it)")
+    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha, ava, tape nor node's test runner: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+
+
+_NODE_TEST_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]node:test['"]""")
+_NODE_OPTION = re.compile(r"(?:^|\s)((?:--conditions|-C|--import|--require|-r|--loader|--experimental-loader)(?:=|\s+)[^\s\"'-][^\s\"']*|--experimental-[\w-]+|--no-warnings|--enable-source-maps)(?=\s|$)")
+
+
+def _node_options(scripts: str) -> list[str]:
+    """The options a package's scripts give node when they run its tests as plain scripts
+    (`node --conditions development test.js`): the export conditions, preloads and experimental
+    flags the tests may need to import the package as its tests do."""
+    found: list[str] = []
+    for m in re.finditer(r"\bnode((?:\s+-[^\s\"]+(?:\s+[^\s\"-][^\s\"]*)?)+)\s+[^\s\"-]", scripts):
+        for option in _NODE_OPTION.finditer(m.group(1)):
+            text = " ".join(option.group(1).split())
+            if text not in found:
+                found.append(text)
+    return found
 
 
 _MOCHA_VALUE_OPTIONS = {"--require", "-r", "--ui", "-u", "--timeout", "-t", "--slow", "-s", "--file", "--extension", "--config", "--package", "--node-option", "-n", "--retries", "--import"}
@@ -145,10 +167,11 @@ def _mocha_options(script: str) -> str:
         words = shlex.split(script)
     except ValueError:
         return ""
-    if "mocha" not in words or any(w in ("&&", "||", ";", "|") for w in words):
+    at = next((i for i, w in enumerate(words) if PurePosixPath(w).name in ("mocha", "_mocha")), None)  # `node_modules/.bin/_mocha`: mocha 2's scripts
+    if at is None or any(w in ("&&", "||", ";", "|") for w in words):
         return ""
     kept: list[str] = []
-    rest = iter(words[words.index("mocha") + 1 :])
+    rest = iter(words[at + 1 :])
     for word in rest:
         name = word.split("=", 1)[0]
         if name in _MOCHA_DROPPED:
