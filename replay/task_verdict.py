@@ -11,7 +11,8 @@ The pipeline (berbench §3.2), in order, the first that decides ends it:
       report of this run: passed when every FAIL_TO_PASS test passed and no PASS_TO_PASS test
       broke (the tests that decided it named; the share of FAIL_TO_PASS passed kept as
       `fail_to_pass_share`, partial credit, never the verdict); else exit 0 → passed
-    (the verifier's own timeout                        → timeout)
+    (the verifier's own timeout                        → timeout; where the hidden tests
+     themselves hung, as validation counts a base that hangs → failed)
 The verifier's log tail and the runner's counts are the verdict's evidence. The verifier is
 benchtape.sandbox.verifier.verify_task, the same function `task validate` runs, so a task
 graded here is graded as it was validated. Grading reads the task as it is NOW: a repaired
@@ -30,7 +31,7 @@ from benchtape.envs.project_env import env_mounts, env_notes, env_variables, env
 from benchtape.sandbox.checkout import export_commit
 from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.patches import changed_paths
-from benchtape.sandbox.verifier import guarded_paths, log_tail, verify_task
+from benchtape.sandbox.verifier import guarded_paths, hung_runner, log_tail, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec
@@ -93,6 +94,13 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     if ev.status == "patch_apply_failed":
         return TaskVerdict(PATCH_APPLY_FAILED, f"{ev.patch} does not apply: {ev.detail[:300]}", {**evidence, "patch_apply_failed": True})
     if ev.status == "timeout":
+        hung = hung_runner(ev)
+        if hung is not None and task.validation is not None and task.validation.reference_passed:
+            # the hidden tests themselves ran past the deadline the reference's passed within
+            # (tomlkit #470's parser hang, which validation counts as the base failing): the
+            # candidate left the bug, a failure measured, never "not measured" (a setup step
+            # that ran out of time still is)
+            return TaskVerdict(FAILED, f"the hidden tests hung: {hung} was stopped at verify.timeout ({ev.detail}); the reference's finished in time", {**evidence, "hung": True})
         return TaskVerdict(TIMEOUT, ev.detail, evidence)
     per_test = _per_test(task, ev, evidence)
     if per_test is not None:
@@ -229,6 +237,13 @@ def grade_harbor_candidate(task: TaskSpec, candidate: bytes, *, level: str = "ho
         shutil.rmtree(scratch, ignore_errors=True)
     evidence = {**facts, **ev.to_dict(), "level": env.level, "where": env.where, "notes": list(env.notes), "log": log_tail(ev.log)}
     if ev.status == "timeout":
+        hung = hung_runner(ev)
+        if hung is not None and task.validation is not None and task.validation.reference_passed:
+            # the hidden tests themselves ran past the deadline the reference's passed within
+            # (tomlkit #470's parser hang, which validation counts as the base failing): the
+            # candidate left the bug, a failure measured, never "not measured" (a setup step
+            # that ran out of time still is)
+            return TaskVerdict(FAILED, f"the hidden tests hung: {hung} was stopped at verify.timeout ({ev.detail}); the reference's finished in time", {**evidence, "hung": True})
         return TaskVerdict(TIMEOUT, ev.detail, evidence)
     if ev.status == "passed":
         return TaskVerdict(PASSED, f"the verifier's {ev.detail}", evidence)

@@ -25,7 +25,7 @@ from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, find_leaks
 from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, TaskSource, Verify, render_task, task_dirs
 from benchtape.tasks.classify import split
-from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
+from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, importers_at, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
 from benchtape.tasks.infer import infer_command
 from benchtape.tasks.interface import Unnamed, unnamed_interface, warning
 from benchtape.tasks.prompt_text import prompt_for
@@ -118,7 +118,7 @@ def create_task(project: Project, ref: str) -> Created:
     tests_patch = b"".join(blocks[p] for p in parts.tests)
     reference_patch = b"".join(blocks[p] for p in parts.reference)
     live_tests = {p: blocks[p] for p in parts.tests if b"\ndeleted file mode" not in blocks[p][:400]}
-    inferred = infer_command(live_tests, lambda name: read_at(project.root, landing.base, name))
+    inferred = infer_command(live_tests, lambda name: read_at(project.root, landing.base, name), lambda name: importers_at(project.root, landing.base, name))
     prompt, source_of_prompt = prompt_for(landing, branch_messages(project.root, landing), project.prompt_source)
     remote = project.source.remote or remote_url(project.root)
     pr = project.source.pull_request_url(landing.number) if landing.number is not None else None

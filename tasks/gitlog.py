@@ -21,7 +21,7 @@ import os
 import re
 import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchtape.core.errors import BadInput
@@ -240,6 +240,14 @@ def remote_url(repo: Path) -> str | None:
     name = "origin" if "origin" in remotes else remotes[0]
     done = git(repo, ["remote", "get-url", name], check=False)
     return done.stdout.strip() or None
+
+
+def importers_at(repo: Path, commit: str, path: str) -> list[str]:
+    """The files at `commit` whose text names `path`'s module (`./cases.spec.js` for
+    src/cases.spec.ts: its name without the last extension), by git grep; their paths."""
+    stem = PurePosixPath(path).name.rsplit(".", 1)[0]
+    done = git(repo, ["grep", "-l", "-F", "-e", f"/{stem}", commit, "--"], check=False)
+    return [line.split(":", 1)[1] for line in done.stdout.splitlines() if ":" in line and line.split(":", 1)[1] != path] if done.returncode == 0 else []
 
 
 def read_at(repo: Path, commit: str, path: str) -> str | None:

@@ -21,6 +21,7 @@ from typing import Callable
 from benchtape.spec.task import PLACEHOLDER_COMMAND
 
 ReadFile = Callable[[str], str | None]  # a path in the base tree → its text (None: absent)
+Importers = Callable[[str], list[str]]  # a path in the base tree → the files there that import it
 
 
 @dataclass(frozen=True)
@@ -30,8 +31,9 @@ class Inferred:
     note: str
 
 
-def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
-    """`test_files`: changed test path → its patch block (deleted files already left out)."""
+def infer_command(test_files: dict[str, bytes], read: ReadFile, importers: Importers | None = None) -> Inferred:
+    """`test_files`: changed test path → its patch block (deleted files already left out);
+    `importers`: the base's files that import a path (none known when not given)."""
     paths = sorted(test_files)
     py = [p for p in paths if p.endswith(".py")]
     go = [p for p in paths if p.endswith("_test.go")]
@@ -44,7 +46,7 @@ def infer_command(test_files: dict[str, bytes], read: ReadFile) -> Inferred:
     if rs:
         return _cargo(rs)
     if js:
-        return _javascript(js, read)
+        return _javascript(js, read, test_files, importers or (lambda _: []))
     return Inferred(PLACEHOLDER_COMMAND, None, "no test runner recognised for the changed tests: `verify.command` is the placeholder `false`; write the command that runs them")
 
 
@@ -109,7 +111,7 @@ def _cargo(paths: list[str]) -> Inferred:
     return Inferred("cargo test", "cargo", "cargo test (the changed tests are unit tests inside the crate)")
 
 
-def _javascript(paths: list[str], read: ReadFile) -> Inferred:
+def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | None = None, importers: Importers = lambda _: []) -> Inferred:
     text = read("package.json") or "{}"
     try:
         pkg = json.loads(text)
@@ -118,10 +120,12 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
     deps = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}
     files = " ".join(shlex.quote(p) for p in paths)
     # each asks for its JSON report where the verifier reads it ($BENCHTAPE_REPORTS; run by hand, /tmp)
-    if "vitest" in deps:
-        return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json" {files}', "vitest", "vitest on the changed test files")
-    if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}):
-        return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json" {files}', "jest", "jest on the changed test files")
+    if "vitest" in deps or any(d.startswith("@vitest/") for d in deps) or _has_config(read, "vitest"):  # vitest through a scripts package (pillarjs/path-to-regexp's @borderless/ts-scripts), seen by its config file
+        suites, note = _suites(paths, read, blocks or {}, importers, "vitest")
+        return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json"{suites}', "vitest", note)
+    if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}) or "jest" in pkg or _has_config(read, "jest"):
+        suites, note = _suites(paths, read, blocks or {}, importers, "jest")
+        return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json"{suites}', "jest", note)
     if "mocha" in deps or re.search(r"\bmocha\b", json.dumps(pkg.get("scripts") or {})):  # one reporter at a time: its JSON to the report file, the output the tests' own
         kept = _mocha_options(str((pkg.get("scripts") or {}).get("test") or ""))
         return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)")
@@ -135,6 +139,38 @@ def _javascript(paths: list[str], read: ReadFile) -> Inferred:
     if "tape" in deps or re.search(r"\btape\b", scripts):  # TAP, one `# name` line per test, its assertions under it
         return Inferred(f"npx tape {files}", "tape", "tape on the changed test files (TAP: each `# name` a test, its assertions' `ok` lines under it)")
     return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha, ava, tape nor node's test runner: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+
+
+_DEFINES_TESTS = re.compile(r"\b(?:describe|it|test|suite|bench)(?:\.\w+)*\s*\(")
+
+
+def _suites(paths: list[str], read: ReadFile, blocks: dict[str, bytes], importers: Importers, runner: str) -> tuple[str, str]:
+    """The test files to name to vitest or jest (each after a space), and what the command runs.
+    A changed `*.spec.*` file that defines no test is a table of cases the suites import
+    (pillarjs/path-to-regexp's src/cases.spec.ts): named, the runner fails it as "No test suite
+    found", so the test files that import it are named in its place; the whole suite runs only
+    when none is found (and then the runner may still fail on the table)."""
+
+    def defines_tests(path: str) -> bool:
+        text = (read(path) or "") + blocks.get(path, b"").decode(errors="replace")
+        return not text.strip() or bool(_DEFINES_TESTS.search(text))  # nothing to read: taken as a suite
+
+    suites = [p for p in paths if defines_tests(p)]
+    if suites == paths:
+        return "".join(f" {shlex.quote(p)}" for p in paths), f"{runner} on the changed test files"
+    tables = [p for p in paths if p not in suites]
+    users = [u for t in tables for u in sorted(importers(t)) if _js_test(u) and u not in suites and defines_tests(u)]
+    suites += list(dict.fromkeys(users))
+    define = "defines" if len(tables) == 1 else "define"
+    if not suites:
+        return "", f"{runner} on the whole suite: the changed {', '.join(tables)} {define} no test and no test file imports {'it' if len(tables) == 1 else 'them'}"
+    said = f"{runner} on the changed test files" if not users else f"{runner} on the test files that run the changed cases"
+    return "".join(f" {shlex.quote(p)}" for p in suites), f"{said} ({', '.join(tables)} {define} no test: {'the suites that import it are named' if users else 'left out'})"
+
+
+def _has_config(read: ReadFile, runner: str) -> bool:
+    """Whether the tree has the runner's own config file at its top (`vitest.config.mts`, `jest.config.js`)."""
+    return any(read(f"{runner}.config.{ext}") is not None for ext in ("ts", "mts", "cts", "js", "mjs", "cjs", "json"))
 
 
 _NODE_TEST_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]node:test['"]""")

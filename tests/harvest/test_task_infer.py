@@ -53,6 +53,22 @@ def test_javascript_takes_the_runner_package_json_names():
     assert helped.endswith(" __tests__/regressions.js")  # a helper or fixture there is no suite of its own
     node = files(**{"package.json": json.dumps({"scripts": {"test": "node --test && npm run lint"}})})
     assert infer_command({"test/a.test.mjs": b""}, node).command.startswith("node --test --test-reporter=spec")
+    # the runner reached through a scripts package (pillarjs/path-to-regexp: @borderless/ts-scripts), seen by its config file or a plugin of its
+    through = {"devDependencies": {"@borderless/ts-scripts": "^0.15.0", "typescript": "^5"}, "scripts": {"test": "ts-scripts test"}}
+    assert infer_command({"src/index.spec.ts": b""}, files(**{"package.json": json.dumps(through), "vitest.config.mts": "export default {}"})).runner == "vitest"
+    assert infer_command({"src/index.spec.ts": b""}, files(**{"package.json": json.dumps({**through, "devDependencies": {"@vitest/coverage-v8": "^1"}})})).runner == "vitest"
+    assert infer_command({"src/a.test.js": b""}, files(**{"package.json": json.dumps({"jest": {"testEnvironment": "node"}})})).runner == "jest"
+    assert infer_command({"src/a.test.js": b""}, files(**{"package.json": "{}", "jest.config.js": "module.exports = {}"})).runner == "jest"
+    # a changed spec file that defines no test is a table of cases the suites import (path-to-regexp's src/cases.spec.ts): never named to the runner
+    cases = {"src/cases.spec.ts": "export const PARSER_TESTS = [{ path: '/', expected: [] }];\n", "src/index.spec.ts": "import { describe, it } from 'vitest';\ndescribe('parse', () => { it('works', () => {}); });\n"}
+    tree = files(**{"package.json": json.dumps(through), "vitest.config.mts": "export default {}", **cases})
+    alone = infer_command({"src/cases.spec.ts": b"+  { path: '/\\\\', expected: [] },\n"}, tree)
+    assert alone.command.endswith('vitest.json"') and "whole suite" in alone.note  # no importer known: the whole suite
+    users = {"src/cases.spec.ts": ["src/index.spec.ts", "src/redos.ts", "README.md"]}
+    imported = infer_command({"src/cases.spec.ts": b"+  { path: '/\\\\', expected: [] },\n"}, tree, lambda p: users.get(p, []))
+    assert imported.command.endswith('vitest.json" src/index.spec.ts') and "import" in imported.note
+    both = infer_command({"src/cases.spec.ts": b"", "src/index.spec.ts": b""}, tree)
+    assert both.command.endswith('vitest.json" src/index.spec.ts') and "src/cases.spec.ts" in both.note
 
 
 def test_an_unknown_runner_is_the_placeholder_and_says_so():

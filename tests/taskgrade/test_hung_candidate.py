@@ -1,0 +1,62 @@
+"""A candidate that leaves a hang in place is graded `failed`, as validation counts the base that
+hangs (tomlkit #470, tried unprepared: "fix a parser hang"). Before, grading called the same
+hang a verifier `timeout`, an execution failure `compare` leaves out as "not measured", so an
+agent that never fixed the hang was never ranked below one that did. A setup step that runs out
+of time is still a timeout: the tests never ran."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from repokit import git, init_repo, write_files
+
+BUGGY = 'def squeeze(text):\n    """Collapse each run of blank lines to one."""\n    while "\\n\\n\\n" in text.replace("\\r", ""):\n        text = text.replace("\\n\\n\\n", "\\n\\n")\n    return text\n'
+FIXED = 'def squeeze(text):\n    """Collapse each run of blank lines to one."""\n    text = text.replace("\\r\\n", "\\n")\n    while "\\n\\n\\n" in text:\n        text = text.replace("\\n\\n\\n", "\\n\\n")\n    return text\n'
+TEST = "from squeeze import squeeze\n\n\ndef test_plain():\n    assert squeeze('a\\n\\n\\nb') == 'a\\n\\nb'\n"
+TEST_FIX = TEST + "\n\ndef test_crlf():\n    assert squeeze('a\\r\\n\\r\\n\\r\\nb') == 'a\\n\\nb'\n"
+
+
+def test_a_candidate_whose_hidden_tests_hang_fails_and_a_slow_setup_is_still_a_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from benchtape.replay.task_verdict import grade_candidate
+    from benchtape.spec.project import load_project
+    from benchtape.spec.task import find_task, load_task
+
+    root = init_repo(tmp_path / "squeeze")
+    write_files(root, {"squeeze.py": BUGGY, "tests/test_squeeze.py": TEST, "pytest.ini": "[pytest]\n"})
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "squeeze blank lines")
+    write_files(root, {"squeeze.py": FIXED, "tests/test_squeeze.py": TEST_FIX})
+    git(root, "commit", "-qam", "Fix a hang on CRLF blank lines (#7)\n\nsqueeze() never returned on Windows line ends.")
+    monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
+    monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
+    from benchtape.store.database import Store
+    from benchtape.tasks.create import create_task
+    from benchtape.tasks.validate import validate
+
+    project = load_project(root)
+    task_id = create_task(project, "7").id
+    yaml = find_task(root, task_id) / "task.yaml"
+    yaml.write_text(yaml.read_text().replace("  network: false\n", "  network: false\n  timeout: \"6s\"\n"))
+    store = Store(root / ".benchtape" / "benchtape.db")
+    try:
+        [report] = validate(project, [task_id], store=store, level="home", logs=root / ".benchtape" / "validate").tasks
+    finally:
+        store.close()
+    assert report.validated and "hang" in report.phases["base"].judgement.detail, report.to_dict()
+    task = load_task(find_task(root, task_id))
+
+    # a candidate that only documents the function: the new test still hangs
+    git(root, "checkout", "-q", task.source.base_commit)
+    (root / "squeeze.py").write_text("# squeeze: blank lines\n" + BUGGY)
+    candidate = subprocess.run(["git", "diff"], cwd=root, capture_output=True, check=True).stdout
+    git(root, "checkout", "-q", "--", "squeeze.py")
+    hung = grade_candidate(project, task, candidate)
+    assert hung.outcome == "failed" and "hung" in hung.reason and hung.evidence.get("hung") is True, hung
+    assert grade_candidate(project, task, task.reference() or b"").outcome == "passed"
+
+    # a setup step that ran out of time never ran the tests: not measured, as before
+    yaml.write_text(yaml.read_text().replace("  setup: []\n", "  setup: [\"sleep 30\"]\n"))
+    slow = grade_candidate(project, load_task(find_task(root, task_id)), task.reference() or b"")
+    assert slow.outcome == "timeout", slow
