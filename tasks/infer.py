@@ -123,7 +123,7 @@ def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | Non
     if "vitest" in deps or any(d.startswith("@vitest/") for d in deps) or _has_config(read, "vitest"):  # vitest through a scripts package (pillarjs/path-to-regexp's @borderless/ts-scripts), seen by its config file
         suites, note = _suites(paths, read, blocks or {}, importers, "vitest")
         return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json"{suites}', "vitest", note)
-    if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}) or "jest" in pkg or _has_config(read, "jest"):
+    if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}) or "jest" in pkg or _has_config(read, "jest") or any(d in ("@types/jest", "ts-jest", "babel-jest") or d.startswith("@jest/") for d in deps):
         suites, note = _suites(paths, read, blocks or {}, importers, "jest")
         return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json"{suites}', "jest", note)
     if "mocha" in deps or re.search(r"\bmocha\b", json.dumps(pkg.get("scripts") or {})):  # one reporter at a time: its JSON to the report file, the output the tests' own

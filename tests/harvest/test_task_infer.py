@@ -59,6 +59,7 @@ def test_javascript_takes_the_runner_package_json_names():
     assert infer_command({"src/index.spec.ts": b""}, files(**{"package.json": json.dumps({**through, "devDependencies": {"@vitest/coverage-v8": "^1"}})})).runner == "vitest"
     assert infer_command({"src/a.test.js": b""}, files(**{"package.json": json.dumps({"jest": {"testEnvironment": "node"}})})).runner == "jest"
     assert infer_command({"src/a.test.js": b""}, files(**{"package.json": "{}", "jest.config.js": "module.exports = {}"})).runner == "jest"
+    assert infer_command({"src/index.spec.ts": b""}, files(**{"package.json": json.dumps({**through, "devDependencies": {"@types/jest": "^27"}})})).runner == "jest"  # path-to-regexp in 2022
     # a changed spec file that defines no test is a table of cases the suites import (path-to-regexp's src/cases.spec.ts): never named to the runner
     cases = {"src/cases.spec.ts": "export const PARSER_TESTS = [{ path: '/', expected: [] }];\n", "src/index.spec.ts": "import { describe, it } from 'vitest';\ndescribe('parse', () => { it('works', () => {}); });\n"}
     tree = files(**{"package.json": json.dumps(through), "vitest.config.mts": "export default {}", **cases})
