@@ -96,7 +96,7 @@ def _package(scripts: dict, dev: dict | None = None):
 
 def test_a_node_test_file_is_run_by_nodes_runner_with_the_scripts_node_options():
     read = _package({"test-api": "node --conditions development --import ./setup.js test.js", "test": "npm run test-api"})
-    found = _javascript(["test.js"], lambda name: read(name) if name == "package.json" else "import test from 'node:test'\n")
+    found = _javascript(["test.js"], lambda name: "import test from 'node:test'\n" if name == "test.js" else read(name))
     assert found.runner == "node" and found.command.startswith("node --test --conditions development --import ./setup.js --test-reporter=spec ")
     assert found.command.endswith(" test.js") and "junit.xml" in found.command
     assert _javascript(["test.js"], _package({"test": "node test.js"})).runner is None  # a plain script importing no node:test: no runner guessed
