@@ -190,7 +190,15 @@ def release_or_merge_only(title: str) -> str | None:
 # behaviour does (inflect's "Fix typos found by codespell", "apply updated black v23 style
 # rules" and toolz's "Fix typos" #526 ranked among the first, and no such change is a task).
 # Ranked lower, never skipped: a title is not proof.
-_SWEEP = re.compile(r"\btypos?\b|\bcodespell\b|\bspelling\b|\blint(?:ing|er)?\b|\bblack\b|\bisort\b|\bflake8\b|\bruff\b|\bpre-commit\b|\bcode style\b|\breformat", re.IGNORECASE)
+_SWEEP = re.compile(r"\btypos?\b|\bcodespell\b|\bspelling\b|\blint(?:ing|er)?\b|\bblack\b|\bisort\b|\bflake8\b|\bruff\b|\bpre-commit\b|\bcode[- ]style\b|\breformat", re.IGNORECASE)
+
+
+# A change whose own words say no behaviour changed: its tests pass at the base too (tomlkit
+# #517 "pure optimisation, no behaviour change" and boltons #446, tests covering a branch #438
+# had fixed, were in their top five; each base_already_passes; wooorm/markdown-table's
+# "Refactor code-style", first of 22, is a _SWEEP). Ranked lower, never skipped.
+_NO_BEHAVIOUR = re.compile(r"^(?:clean ?up|tidy)\b|\bcover(?:s|ing|age)?\b", re.IGNORECASE)  # not "refactor" nor "faster": toolz #434 "refactor parallel.fold" and #425 "Faster dissoc" are tasks
+_NO_BEHAVIOUR_SAID = re.compile(r"\bno (?:functional|behaviou?r(?:al)?|user-facing|semantic) changes?\b|\bpure(?:ly)? (?:an? )?(?:optimi[sz]ation|refactor(?:ing)?|performance)\b|\bbehaviou?r (?:is )?unchanged\b", re.IGNORECASE)
 
 
 def _score(cand: Candidate, now: float) -> float:
@@ -211,6 +219,8 @@ def _score(cand: Candidate, now: float) -> float:
     score -= 2.5 * years
     if _SWEEP.search(_title(cand.landing)):
         score -= 25.0
+    elif _NO_BEHAVIOUR.search(_title(cand.landing)) or _NO_BEHAVIOUR_SAID.search(cand.landing.fix.body):
+        score -= 20.0
     return score
 
 

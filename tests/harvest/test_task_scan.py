@@ -143,3 +143,20 @@ def test_a_typo_or_style_sweep_ranks_below_a_focused_fix(toolz: Path):
     assert "526" in ranked and ranked.index("526") > max(ranked.index(v) for v in VALID), ranked[:20]
     assert all(_SWEEP.search(t) for t in ("Fix typos found by codespell", "Code style: apply updated black v23 style rules", "Fix lint", "Reformat with ruff"))
     assert not any(_SWEEP.search(t) for t in ("Fix: AP style for 0 is 'zero'", "Handle a single apostrophe more gracefully", "Add format parameter to naturalsize"))
+
+
+def test_a_change_that_says_no_behaviour_changed_ranks_lower():
+    """wooorm/markdown-table's "Refactor code-style" ranked first of its 22 candidates, tomlkit
+    #517 ("No behaviour change … pure optimisation") and boltons #446 ("cover … branch") were in
+    their top five: each passes at its base. Their own words rank them lower (never skipped);
+    "refactor" and "faster" alone do not (toolz #434 and #425 are tasks)."""
+    from benchtape.tasks.harvest import _NO_BEHAVIOUR, _NO_BEHAVIOUR_SAID
+
+    from benchtape.tasks.harvest import _SWEEP
+
+    assert _SWEEP.search("Refactor code-style")
+    assert all(_NO_BEHAVIOUR.search(t) for t in ("setutils: cover _ComplementSet __ge__'s double-complement branch", "Improve test coverage", "Cleanup the parser"))
+    assert all(_NO_BEHAVIOUR_SAID.search(b) for b in ("No behaviour change; this is a pure optimisation.", "This is purely a refactoring.", "No functional changes."))
+    fixes = ("Fix a parser hang", "Rename `pad` option to `alignDelimiters`", "Discover plugins in site-packages", "refactor parallel.fold", "Faster dissoc", "Add format parameter to naturalsize", "fix IndexedSet slicing after removals")
+    assert not any(_NO_BEHAVIOUR.search(t) for t in fixes)
+    assert not _NO_BEHAVIOUR_SAID.search("The behaviour changes: a closing bracket now ends the array.")
