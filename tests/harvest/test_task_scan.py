@@ -150,9 +150,7 @@ def test_a_change_that_says_no_behaviour_changed_ranks_lower():
     #517 ("No behaviour change … pure optimisation") and boltons #446 ("cover … branch") were in
     their top five: each passes at its base. Their own words rank them lower (never skipped);
     "refactor" and "faster" alone do not (toolz #434 and #425 are tasks)."""
-    from benchtape.tasks.harvest import _NO_BEHAVIOUR, _NO_BEHAVIOUR_SAID
-
-    from benchtape.tasks.harvest import _SWEEP
+    from benchtape.tasks.harvest import _NO_BEHAVIOUR, _NO_BEHAVIOUR_SAID, _SWEEP
 
     assert _SWEEP.search("Refactor code-style")
     assert all(_NO_BEHAVIOUR.search(t) for t in ("setutils: cover _ComplementSet __ge__'s double-complement branch", "Improve test coverage", "Cleanup the parser"))
