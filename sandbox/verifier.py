@@ -283,6 +283,7 @@ REMEDIES = {
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "does_not_build": "the code does not compile here at the base or with the fix, with the same errors: the toolchain on PATH is likely older than the project needs at that commit (`go version`; go.mod's `go` line may be older than what the code uses): put the Go the project tests with first on PATH, or drop the task",
+    "does_not_load": "the test runner cannot load the test files here at the base or with the fix: it was given no transform for their TypeScript or ESM, which the project's own test script supplies (a scripts package such as ts-scripts, a jest preset, a loader): write verify.command as that script running the changed files (`npm test -- <files>`), or add the transform to the environment, then validate again",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
     "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
@@ -405,6 +406,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
         unbuilt = _builds_nowhere(ev, base)
         if unbuilt is not None:
             return Judgement(False, "gold_still_fails", REMEDIES["does_not_build"], unbuilt)
+        unloaded = _loads_nowhere(ev, base)
+        if unloaded is not None:
+            return Judgement(False, "gold_still_fails", REMEDIES["does_not_load"], unloaded)
         return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"])
     if ev.counts.runner is None:
         return Judgement(False, "", REMEDIES[""])
@@ -430,6 +434,23 @@ def _builds_nowhere(ev: Evidence, base: Evidence | None) -> str | None:
     if not errors or not all(line in at_base for line in errors):
         return None
     return f"the package does not compile with or without the fix (the same errors at the base): {errors[0][:200]}"
+
+
+_UNTRANSFORMED = re.compile(r"Jest encountered an unexpected token|Unknown file extension \"\.[cm]?tsx?\"|Cannot use import statement outside a module")
+_PARSE_ERROR = re.compile(r"^\s*SyntaxError: .+$", re.MULTILINE)
+
+
+def _loads_nowhere(ev: Evidence, base: Evidence | None) -> str | None:
+    """What the runner said, when it could not load the test files at the base nor with the
+    fix: TypeScript or ESM it was given no transform for (pillarjs/path-to-regexp in 2022: jest
+    through @borderless/ts-scripts, whose test script gives it ts-jest). None otherwise."""
+    if base is None:
+        return None
+    found, at_base = _UNTRANSFORMED.search(ev.log), _UNTRANSFORMED.search(base.log)
+    if found is None or at_base is None:
+        return None
+    detail = _PARSE_ERROR.search(ev.log)
+    return f"the runner cannot load the test files with or without the fix ({found.group(0)}{': ' + detail.group(0).strip()[:200] if detail else ''})"
 
 
 REWARD_FILES = ("reward.txt", "reward.json")

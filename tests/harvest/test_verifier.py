@@ -180,6 +180,30 @@ def test_a_reference_that_fails_to_compile_as_the_base_did_names_the_toolchain()
     assert "toolchain" not in judge_reference(_ev("failed", 2, Counts("go", errored=1), own), base).remedy
 
 
+# pillarjs/path-to-regexp #261 (2022): jest, which @borderless/ts-scripts' test script runs with ts-jest, run as `npx jest` on a .ts file
+UNTRANSFORMED = """FAIL src/index.spec.ts
+  ● Test suite failed to run
+
+    Jest encountered an unexpected token
+
+    Details:
+
+    SyntaxError: /tmp/work/src/index.spec.ts: Missing semicolon. (5:4)
+
+      3 | import semver from "semver";
+    > 5 | type Test = [
+"""
+
+
+def test_a_runner_that_loads_the_tests_nowhere_names_the_projects_own_script():
+    base = _ev("failed", 1, Counts("jest", errored=1), UNTRANSFORMED)
+    judged = judge_reference(_ev("failed", 1, Counts("jest", errored=1), UNTRANSFORMED), base)
+    assert judged.diagnosis == "gold_still_fails" and "cannot load the test files with or without the fix" in judged.detail and "Missing semicolon" in judged.detail
+    assert "transform" in judged.remedy and "npm test -- <files>" in judged.remedy
+    loaded = _ev("failed", 1, Counts("jest", failed=1), "FAIL src/index.spec.ts\n  ● parse › works\n")  # the base loaded its tests: the fix is at fault
+    assert "transform" not in judge_reference(_ev("failed", 1, Counts("jest", errored=1), UNTRANSFORMED), loaded).remedy
+
+
 def test_the_diagnoses_of_each_phase(tmp_path: Path):
     reproduced = _ev("failed", 1, Counts("pytest", passed=49, failed=1))
     assert judge_base(reproduced).held
