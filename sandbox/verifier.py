@@ -327,8 +327,9 @@ def hung_runner(ev: Evidence) -> str | None:
     return runner_of(last["command"])
 
 
-def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
-    """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted."""
+def judge_base(ev: Evidence, tree: Path | None = None, tests_patch: bytes | None = None) -> Judgement:
+    """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted.
+    `tests_patch`: what the base ran with, to tell a skipped test of its own from an old one."""
     if ev.status == "patch_apply_failed":
         return Judgement(False, "patch_conflict", REMEDIES["patch_conflict"])
     unfit = _not_installed(ev)
@@ -349,6 +350,12 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
         if ev.counts.runner is not None and ev.counts.counted == 0 and not ev.counts.skipped:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
         skipped = skipped_tests(ev)
+        touched = _touched_tests(tests_patch, tree) if tests_patch is not None else None
+        if skipped and touched is not None and not any(_touches(touched, i) for i in skipped):
+            # only tests the patch neither adds nor changes were skipped (loguru #905: an old
+            # `@pytest.mark.skip` beside two new tests that pass without the fix): no skip
+            # explains the pass
+            return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"], f"the base passed; the {len(skipped)} test(s) it skipped are none the tests patch adds or changes ({next(iter(skipped))}{', …' if len(skipped) > 1 else ''})")
         if skipped:
             return Judgement(False, "tests_skipped", _python_wanted(skipped.values()) + REMEDIES["tests_skipped"], f"{len(skipped)} test(s) skipped at the base: " + "; ".join(f"{i} ({why})" for i, why in list(skipped.items())[:5]) + (f"; and {len(skipped) - 5} more" if len(skipped) > 5 else ""))
         return Judgement(False, "base_already_passes", REMEDIES["base_already_passes"])
@@ -376,6 +383,73 @@ def judge_base(ev: Evidence, tree: Path | None = None) -> Judgement:
     if ev.counts.failed + ev.counts.errored == 0:
         return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
     return Judgement(True, "", "")
+
+
+_DIFF_FILE = re.compile(rb"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
+_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+
+def _touched_tests(tests_patch: bytes, tree: Path | None) -> dict[str, set[str] | None] | None:
+    """Each Python test file the tests patch changes → the test functions it adds or changes
+    there: those whose lines (decorators included) in the patched file, in `tree`, hold a changed
+    line. None for a file where every test is the patch's (a new file) or that cannot be read
+    or parsed. None when the patch changes no Python file: nothing is told of other languages'."""
+    found: dict[str, set[str] | None] = {}
+    starts = list(_DIFF_FILE.finditer(tests_patch))
+    for n, m in enumerate(starts):
+        path = m.group(2).decode(errors="replace")
+        if not path.endswith(".py"):
+            continue
+        block = tests_patch[m.end() : starts[n + 1].start() if n + 1 < len(starts) else len(tests_patch)]
+        found[path] = None if b"\nnew file mode" in block[:200] or tree is None else _tests_at(tree / path, _changed_lines(block))
+    return found or None
+
+
+def _changed_lines(block: bytes) -> set[int]:
+    """The patched file's line numbers a diff block adds, or removes a line before."""
+    changed: set[int] = set()
+    line = 0
+    for text in block.splitlines():
+        hunk = _HUNK.match(text)
+        if hunk:
+            line = int(hunk.group(1))
+        elif line and text.startswith(b"+"):
+            changed.add(line)
+            line += 1
+        elif line and text.startswith(b"-"):
+            changed.add(line)
+        elif line and text.startswith(b" "):
+            line += 1
+    return changed
+
+
+def _tests_at(path: Path, changed: set[int]) -> set[str] | None:
+    import ast
+
+    try:
+        module = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names = set()
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if any(first <= line <= (node.end_lineno or node.lineno) for line in changed):
+                names.add(node.name)
+    return names
+
+
+def _touches(touched: dict[str, set[str] | None], test_id: str) -> bool:
+    """Whether a test id (`tests/test_x.py::TestY::test_z[1]`, or junit's dotted
+    `tests.test_x::test_z`) is one the tests patch adds or changes."""
+    head, _, rest = test_id.partition("::")
+    parts = head.split(".")
+    paths = [head] if head.endswith(".py") else ["/".join(parts[:n]) + ".py" for n in range(len(parts), 0, -1)]  # `tests.test_x.TestY`: a class in the module
+    for path in paths:
+        for known, names in touched.items():
+            if known == path or known.endswith("/" + path) or path.endswith("/" + known):
+                return names is None or (rest or head).rsplit("::", 1)[-1].split("[", 1)[0] in names
+    return False  # a file the patch does not change
 
 
 def skipped_tests(ev: Evidence) -> dict[str, str]:

@@ -272,7 +272,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
                 if removed:
                     report.notes.append(f"the {phase}'s patches changed the sources of {', '.join(removed)}, which could not be rebuilt in {report.where or 'this box'} (no compiler?): its tests ran without it; validate at level home, or give the project image a compiler")
                 base = report.phases["base"].evidence if "base" in report.phases else None
-                judgement = judge_base(evidence, work) if phase == "base" else judge_reference(evidence, base, work)
+                judgement = judge_base(evidence, work, task.tests_patch()) if phase == "base" else judge_reference(evidence, base, work)
                 log_path = _write_log(logs, task.id, phase, evidence)
                 phase_report = PhaseReport(phase, evidence, judgement, log_path)
                 summary = phase_report.to_dict()
