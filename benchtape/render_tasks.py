@@ -31,7 +31,8 @@ def scan_table(result: Any) -> None:
         say(f"{d['id']:>12}  {d['kind']:6}  {d['score']:>5.1f}  {d['date'][:10]}  {len(d['implementation']):>4}  {len(d['tests']):>5}  {d['title'][:60]}{mark}")
     if len(result.candidates) > len(shown):
         # ranked by score, so newer candidates can sit below the cut: name both ways to reach them
-        say(f"… {len(result.candidates) - len(shown)} more not shown: --limit {min(200, len(result.candidates))} shows more; --since DATE (or 90d) keeps only the newest")
+        more = f"--limit {min(200, len(result.candidates))} shows more; " if len(shown) < 200 else ""  # 200 is --limit's most: past it only --since narrows
+        say(f"… {len(result.candidates) - len(shown)} more not shown: {more}--since DATE (or 90d) keeps only the newest")
     if result.reasons:
         say("skipped:")
         for why, n in sorted(result.reasons.items(), key=lambda kv: -kv[1]):

@@ -34,9 +34,10 @@ DEFAULT_TEST_PATTERNS = (
     "test.js", "test.mjs", "test.cjs", "test.ts", "test.mts", "test.cts",  # one test file beside the code (ava's convention: sindresorhus's packages)
 )
 # Changed files dropped from both patches: lock files, generated files, changelogs, the list of
-# contributors a PR adds its author to (marshmallow's AUTHORS.rst: no prompt asks for it).
+# contributors a PR adds its author to (marshmallow's AUTHORS.rst: no prompt asks for it); reno's
+# releasenotes/notes/*.yaml (OpenStack's tool; tenacity's PRs each add one).
 DEFAULT_NOISE_PATTERNS = (
-    "CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*", "**/CHANGELOG*", "changelog.d/**", "changes/**", "release-notes/**",
+    "CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*", "**/CHANGELOG*", "changelog.d/**", "changes/**", "release-notes/**", "releasenotes/**",
     "AUTHORS*", "CONTRIBUTORS*", ".mailmap",
     "docs/release*", "doc/release*", "docs/whatsnew/**", "docs/changes*",
     "*.lock", "**/*.lock", "package-lock.json", "**/package-lock.json", "pnpm-lock.yaml", "yarn.lock", "go.sum", "Cargo.lock", "poetry.lock", "uv.lock", "Pipfile.lock",

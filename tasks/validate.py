@@ -299,6 +299,13 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     return report
 
 
+def hang_timeout(reference_seconds: float, timeout: float) -> int | None:
+    """A verify.timeout for a task whose base hangs: ten times its slowest reference run, in
+    whole minutes (at least one), when that is less than the one it has; None otherwise."""
+    enough = max(60, -(-int(reference_seconds * 10) // 60) * 60)
+    return enough if enough < timeout else None
+
+
 def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
     """After both phases held: the reference run REFERENCE_RUNS times in all (a test that flips
     is named), the base's whole suite once (tests broken before are left out of PASS_TO_PASS; a
@@ -325,6 +332,12 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         base_tests = TestReport(first.runner, "none", {})
         why = "it hung: its runner was stopped at verify.timeout" if hung_runner(base) else "its runner stopped before its summary"
         report.notes.append(f"the base gave no per-test report ({why}): every test the reference passes is FAIL_TO_PASS")
+        slowest = max(r.seconds for r in references)
+        enough = hang_timeout(slowest, task.verify.timeout)
+        if hung_runner(base) and enough is not None:
+            # every graded attempt that leaves the hang waits the whole limit (loguru #1237: 15
+            # minutes a cell, where the reference ran in 10 s)
+            report.notes.append(f"each graded attempt that leaves the hang waits verify.timeout ({task.verify.timeout:.0f}s), where the reference ran in {slowest:.0f}s: set `timeout: \"{enough}s\"` under `verify:` in task.yaml, then validate again")
     if base_tests is None:
         report.notes.append("the runner gave no per-test report: the verdict is the verify command's exit status (no FAIL_TO_PASS / PASS_TO_PASS lists)")
     elif as_a_whole:

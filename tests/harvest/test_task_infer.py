@@ -113,6 +113,8 @@ def test_changed_files_split_into_tests_code_other_and_noise():
     assert parts.tests == ["toolz/tests/test_itertoolz.py", "x_test.go"] and parts.code == ["toolz/itertoolz.py"]
     # a contributor list the PR added its author to (marshmallow #2102) is no part of the fix
     assert parts.other == ["doc/api.rst"] and parts.noise == ["CHANGELOG.md", "poetry.lock", "AUTHORS.rst"] and parts.reference == ["toolz/itertoolz.py", "doc/api.rst"]
+    # reno's release notes (tenacity's PRs each add one): no part of the fix, no "other" file in the scan
+    assert split(["tenacity/__init__.py", "releasenotes/notes/retry-with-a-b3c0.yaml"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS).noise == ["releasenotes/notes/retry-with-a-b3c0.yaml"]
 
 
 def test_a_gitlab_merge_prompt_loses_its_merge_request_line():

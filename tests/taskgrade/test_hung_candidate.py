@@ -45,6 +45,7 @@ def test_a_candidate_whose_hidden_tests_hang_fails_and_a_slow_setup_is_still_a_t
     finally:
         store.close()
     assert report.validated and "hang" in report.phases["base"].judgement.detail, report.to_dict()
+    assert not any("waits verify.timeout" in n for n in report.notes)  # 6 s is already less than ten times the reference's run
     task = load_task(find_task(root, task_id))
 
     # a candidate that only documents the function: the new test still hangs
@@ -60,3 +61,12 @@ def test_a_candidate_whose_hidden_tests_hang_fails_and_a_slow_setup_is_still_a_t
     yaml.write_text(yaml.read_text().replace("  setup: []\n", "  setup: [\"sleep 30\"]\n"))
     slow = grade_candidate(project, load_task(find_task(root, task_id)), task.reference() or b"")
     assert slow.outcome == "timeout", slow
+
+
+def test_a_hung_bases_task_is_told_a_timeout_a_few_times_its_reference():
+    from benchtape.tasks.validate import hang_timeout
+
+    assert hang_timeout(10.4, 900) == 120  # loguru #1237: 15 minutes a cell where the reference ran in 10 s
+    assert hang_timeout(1.0, 900) == 60  # never under a minute
+    assert hang_timeout(95, 900) is None  # ten times 95 s is no less than 15 minutes: nothing to gain
+    assert hang_timeout(10, 6) is None
