@@ -53,10 +53,18 @@ def _title_body(landing: Landing) -> tuple[str, str]:
 
 
 _MR_LINE = re.compile(r"^See merge request \S+!\d+\s*$", re.MULTILINE)
+# A squash body's `* subject` lines that say how the PR was made, not what it changes
+# (tenacity #640's prompt ended "* Apply suggestions from code review")
+_PROCESS_LINE = re.compile(
+    r"^[ \t]*[*-][ \t]+(?:apply suggestions? (?:from|to)\b.*|merge (?:branch|remote-tracking branch|pull request)\b.*|update \S+\.\w+|\[pre-commit\.ci\].*|pre-commit\b.*"
+    r"|(?:fix|run|apply) (?:lint(?:ing)?|format(?:ting)?|typos?|mypy|ruff|black)|address(?:ed|ing)? (?:the )?(?:code )?(?:review )?(?:comments?|feedback|suggestions?)\b.*|wip|format(?:ting)?|lint(?:ing)?)[ \t.]*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 
 
 def _clean(text: str) -> str:
     text = _MR_LINE.sub("", text)
+    text = _PROCESS_LINE.sub("", text)
     text = _TRAILER.sub("", text)
     text = re.sub(r"(?:\n[ \t]*-{3,}[ \t]*)+\s*\Z", "", "\n" + text.strip())  # the separator GitHub puts before a squash's co-authors, left alone at the end
     text = _LEADING.sub("", text)

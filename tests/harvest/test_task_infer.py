@@ -89,6 +89,14 @@ def test_a_github_squash_body_loses_its_separator_and_the_bullet_that_repeats_th
     assert text == "# Use WeakKeyDictionary for WRITE_LOCKS\n\nFile objects were never released.\n\n* tests: adapt style\n"
 
 
+def test_a_squash_body_loses_the_bullets_that_say_how_the_pr_was_made():
+    """tenacity #640's prompt ended "* Apply suggestions from code review": the squash's list of
+    the PR's commits holds review and housekeeping subjects no agent can act on."""
+    body = "When reraise=True, the cause is raised.\n\n* Apply suggestions from code review\n\n* Update tenacity/__init__.py\n* [pre-commit.ci] auto fixes from pre-commit.com hooks\n* address review comments\n* Merge branch 'main' into fix\n* fix lint\n* keep TryAgain without a cause\n"
+    text, _ = prompt_for(_landing("squash", "fix: reraise the cause (#640)", body, 640), [])
+    assert text == "# fix: reraise the cause\n\nWhen reraise=True, the cause is raised.\n\n* keep TryAgain without a cause\n", text
+
+
 def test_a_squash_prompt_drops_its_number_closing_references_and_trailers():
     landing = _landing("squash", "Raise in partition_all when length is invalid (#603)", "It gave bad output. Fixes #602.\n\nSigned-off-by: A <a@x>", 603)
     text, source = prompt_for(landing, [])
