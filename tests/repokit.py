@@ -20,6 +20,13 @@ def write_files(root: Path, files: dict[str, str]) -> None:
         (root / rel).write_text(text)
 
 
+def commit(root: Path, files: dict[str, str], message: str) -> None:
+    """Write `files` and commit everything as one change with `message`."""
+    write_files(root, files)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", message)
+
+
 def init_repo(root: Path) -> Path:
     """A new repository on `main` in `root` (made when missing), with an author of its own."""
     root.mkdir(parents=True, exist_ok=True)

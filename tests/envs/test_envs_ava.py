@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repokit import git, init_repo, validate_one, write_files
+from repokit import commit, init_repo, validate_one
 
 from benchtape.sandbox.testcounts import parse_counts, runner_of
 from benchtape.sandbox.testreports import read_tap, suite_command
@@ -67,11 +67,8 @@ def test_an_ava_task_is_harvested_validated_and_graded_test_by_test(tmp_path: Pa
     from benchtape.spec.task import find_task, load_task
 
     root = init_repo(tmp_path / "shout")
-    write_files(root, {"package.json": json.dumps(PACKAGE, indent=2) + "\n", "index.js": BUGGY, "test.js": TEST_BASE, ".gitignore": "node_modules/\n"})
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "shout: uppercase")
-    write_files(root, {"index.js": FIXED, "test.js": TEST_FIX})
-    git(root, "commit", "-qam", "Trim and exclaim (#4)\n\nshout() kept the spaces and said nothing loud.")
+    commit(root, {"package.json": json.dumps(PACKAGE, indent=2) + "\n", "index.js": BUGGY, "test.js": TEST_BASE, ".gitignore": "node_modules/\n"}, "shout: uppercase")
+    commit(root, {"index.js": FIXED, "test.js": TEST_FIX}, "Trim and exclaim (#4)\n\nshout() kept the spaces and said nothing loud.")
     monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
     monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
     project = load_project(root)

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from repokit import git, init_repo, write_files
+from repokit import commit, init_repo
 
 from benchtape.sandbox.testcounts import parse_counts, runner_of
 from benchtape.sandbox.testreports import read_reports, read_tape
@@ -128,17 +128,12 @@ def test_a_tape_task_and_a_node_test_task_are_validated_and_graded_test_by_test(
 
     root = init_repo(tmp_path / "tally")
     pkg = {"name": "tally", "version": "1.0.0", "scripts": {"test": "node test.js"}, "devDependencies": {"tape": "5.9.0"}}
-    write_files(root, {"package.json": json.dumps(pkg, indent=2) + "\n", "index.js": TALLY, "test.js": TAPE_TEST, ".gitignore": "node_modules/\n"})
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "tally: count words")
-    write_files(root, {"index.js": TALLY_FIXED, "test.js": TAPE_FIX})
-    git(root, "commit", "-qam", "Skip empty words (#2)\n\ntally() counted '' as a word.")
+    commit(root, {"package.json": json.dumps(pkg, indent=2) + "\n", "index.js": TALLY, "test.js": TAPE_TEST, ".gitignore": "node_modules/\n"}, "tally: count words")
+    commit(root, {"index.js": TALLY_FIXED, "test.js": TAPE_FIX}, "Skip empty words (#2)\n\ntally() counted '' as a word.")
     # the project moves to ESM and node's runner, run as a plain script with an export condition (wooorm's packages)
     pkg = {"name": "tally", "version": "2.0.0", "type": "module", "exports": {"development": "./index.js", "default": "./index.js"}, "scripts": {"test-api": "node --conditions development test.js", "test": "npm run test-api"}}
-    write_files(root, {"package.json": json.dumps(pkg, indent=2) + "\n", "index.js": ESM, "test.js": NODE_TEST})
-    git(root, "commit", "-qam", "Use ESM and node's test runner")
-    write_files(root, {"index.js": ESM_FIXED, "test.js": NODE_FIX})
-    git(root, "commit", "-qam", "Trim words (#5)\n\nA word of spaces was counted.")
+    commit(root, {"package.json": json.dumps(pkg, indent=2) + "\n", "index.js": ESM, "test.js": NODE_TEST}, "Use ESM and node's test runner")
+    commit(root, {"index.js": ESM_FIXED, "test.js": NODE_FIX}, "Trim words (#5)\n\nA word of spaces was counted.")
 
     monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
     monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from repokit import git, init_repo, write_files
+from repokit import commit, git, init_repo
 
 BUGGY = 'def squeeze(text):\n    """Collapse each run of blank lines to one."""\n    while "\\n\\n\\n" in text.replace("\\r", ""):\n        text = text.replace("\\n\\n\\n", "\\n\\n")\n    return text\n'
 FIXED = 'def squeeze(text):\n    """Collapse each run of blank lines to one."""\n    text = text.replace("\\r\\n", "\\n")\n    while "\\n\\n\\n" in text:\n        text = text.replace("\\n\\n\\n", "\\n\\n")\n    return text\n'
@@ -24,11 +24,8 @@ def test_a_candidate_whose_hidden_tests_hang_fails_and_a_slow_setup_is_still_a_t
     from benchtape.spec.task import find_task, load_task
 
     root = init_repo(tmp_path / "squeeze")
-    write_files(root, {"squeeze.py": BUGGY, "tests/test_squeeze.py": TEST, "pytest.ini": "[pytest]\n"})
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "squeeze blank lines")
-    write_files(root, {"squeeze.py": FIXED, "tests/test_squeeze.py": TEST_FIX})
-    git(root, "commit", "-qam", "Fix a hang on CRLF blank lines (#7)\n\nsqueeze() never returned on Windows line ends.")
+    commit(root, {"squeeze.py": BUGGY, "tests/test_squeeze.py": TEST, "pytest.ini": "[pytest]\n"}, "squeeze blank lines")
+    commit(root, {"squeeze.py": FIXED, "tests/test_squeeze.py": TEST_FIX}, "Fix a hang on CRLF blank lines (#7)\n\nsqueeze() never returned on Windows line ends.")
     monkeypatch.setenv("BENCHTAPE_ENV_CACHE", str(tmp_path / "env-cache"))
     monkeypatch.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
     from benchtape.store.database import Store
