@@ -55,6 +55,8 @@ def created_lines(c: Any) -> None:
         say(f"  ! leak: {f.describe()}")
     if c.unnamed:
         say(f"  ! {c.unnamed_warning()}")
+    if c.promised:
+        say(f"  ! {c.promise_warning()}")
     say(f"next: review {c.folder}/prompt.md, then " + (f"benchtape task lint --fix {c.id}" if c.leaks else f"benchtape task validate {c.id}"))
 
 

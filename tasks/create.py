@@ -26,6 +26,7 @@ from benchtape.spec.prompt_leaks import Finding, find_leaks
 from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, TaskSource, Verify, render_task, task_dirs
 from benchtape.tasks.classify import split
 from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, importers_at, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
+from benchtape.tasks.hidden_tests import promise_warning, promised_tests
 from benchtape.tasks.infer import infer_command
 from benchtape.tasks.interface import Unnamed, unnamed_interface, warning
 from benchtape.tasks.prompt_text import prompt_for
@@ -48,10 +49,15 @@ class Created:
     leaks: list[Finding] = field(default_factory=list)
     environment: list[str] = field(default_factory=list)  # what envs/ detected at the base commit
     unnamed: list[Unnamed] = field(default_factory=list)  # names the tests need that only the fix defines, unsaid in the prompt
+    promised: list[str] = field(default_factory=list)  # prompt lines pointing at the hidden tests (tasks/hidden_tests.py)
 
     def unnamed_warning(self) -> str:
         """What `task create` says of `unnamed` (tasks/interface.py), '' when nothing."""
         return warning(self.unnamed) if self.unnamed else ""
+
+    def promise_warning(self) -> str:
+        """What `task create` says of `promised`, '' when nothing."""
+        return promise_warning(self.promised) if self.promised else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -71,6 +77,7 @@ class Created:
             "leaks": [f.to_dict() for f in self.leaks],
             "environment": self.environment,
             "unnamed_interface": [{"name": u.name, "test_file": u.test_file} for u in self.unnamed],
+            "prompt_points_at_tests": self.promised,
             "state": "leaking" if self.leaks else "unvalidated",
         }
 
@@ -142,7 +149,8 @@ def create_task(project: Project, ref: str) -> Created:
     detected = recipe_at(project, landing.base, fix_commit=landing.fix.sha)
     environment = [*detected.detection.lines(), *detected.notes]
     unnamed = unnamed_interface(tests_patch.decode("utf-8", "surrogateescape"), reference_patch.decode("utf-8", "surrogateescape"), prompt)
-    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed)
+    promised = promised_tests(prompt, parts.tests)
+    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed, promised)
 
 
 def _repositories(project: Project) -> list[str]:

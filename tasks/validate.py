@@ -35,6 +35,7 @@ from benchtape.envs.project_env import env_mounts, env_notes, env_variables, env
 from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
+from benchtape.sandbox.patches import changed_paths
 from benchtape.sandbox.testcounts import runner_of
 from benchtape.sandbox.testreports import ERROR, TestReport, suite_command
 from benchtape.sandbox.testverdicts import Split, split_tests
@@ -44,6 +45,7 @@ from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, valida
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task_dirs, with_validation
 from benchtape.tasks.gitlog import resolve
+from benchtape.tasks.hidden_tests import promise_warning, promised_tests
 from benchtape.tasks.interface import unnamed_interface, warning
 from benchtape.tasks.lint import repositories
 from benchtape.tasks.validation_record import record_phase, start_run
@@ -236,6 +238,9 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     unnamed = unnamed_interface(task.tests_patch().decode("utf-8", "surrogateescape"), (task.reference() or b"").decode("utf-8", "surrogateescape"), task.prompt())
     if unnamed:
         report.notes.append(warning(unnamed))
+    promised = promised_tests(task.prompt(), changed_paths(task.tests_patch()))
+    if promised:
+        report.notes.append(promise_warning(promised))
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
     try:
         base_tree = scratch / "export"  # never under a phase's folder: each phase copies it whole
