@@ -132,7 +132,7 @@ def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | Non
     if "ava" in deps or re.search(r"\bava\b", json.dumps(pkg.get("scripts") or {})):  # its TAP: a line per test, the file in each id
         return Inferred(f"npx ava --tap {files}", "ava", "ava on the changed test files (TAP: one line per test)")
     scripts = json.dumps(pkg.get("scripts") or {})
-    if "node --test" in scripts or any(_NODE_TEST_IMPORT.search(read(p) or "") for p in paths):  # node's own runner (node 20): its JUnit report beside the usual output
+    if "node --test" in scripts or any(_NODE_TEST_IMPORT.search((read(p) or "") + (blocks or {}).get(p, b"").decode(errors="replace")) for p in paths):  # node's own runner (node 20): its JUnit report beside the usual output
         # a file importing node:test run as a plain script (`node --conditions development test.js`: wooorm's ~400 packages) is run by the runner, with the script's node options
         options = "".join(f"{o} " for o in _node_options(scripts))
         return Inferred(f'node --test {options}--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
