@@ -31,7 +31,8 @@ NAMES = ["", "a", "b", "tests", "xa", "a.b", "a+b", "(x)", "foo", "bar", "setup.
 def test_covering_agrees_with_covers():
     rng = random.Random(7)
     paths = {"/".join(rng.choice(NAMES) for _ in range(n)) for n in range(1, 5) for _ in range(1500)}
-    sets = [(p,) for p in PATTERNS] + list(itertools.combinations(PATTERNS, 2)) + [tuple(rng.sample(PATTERNS, 4)) for _ in range(50)] + [()]
+    pairs = list(itertools.combinations(PATTERNS, 2))
+    sets = [(p,) for p in PATTERNS] + rng.sample(pairs, min(300, len(pairs))) + [tuple(rng.sample(PATTERNS, 4)) for _ in range(50)] + [()]  # every pattern alone; pairs sampled (all of them took 14 s)
     for patterns in sets:
         covered = covering(patterns)
         for path in paths:
