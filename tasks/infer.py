@@ -134,7 +134,7 @@ def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | Non
     scripts = json.dumps(pkg.get("scripts") or {})
     if "node --test" in scripts or any(_NODE_TEST_IMPORT.search((read(p) or "") + (blocks or {}).get(p, b"").decode(errors="replace")) for p in paths):  # node's own runner (node 20): its JUnit report beside the usual output
         # a file importing node:test run as a plain script (`node --conditions development test.js`: wooorm's ~400 packages) is run by the runner, with the script's node options
-        options = "".join(f"{o} " for o in _node_options(scripts))
+        options = "".join(f"{shlex.join(o.split())} " for o in _node_options(scripts))  # quoted, as every path the command names: a value is never a command
         return Inferred(f'node --test {options}--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
     if "tape" in deps or re.search(r"\btape\b", scripts):  # TAP, one `# name` line per test, its assertions under it
         return Inferred(f"npx tape {files}", "tape", "tape on the changed test files (TAP: each `# name` a test, its assertions' `ok` lines under it)")

@@ -100,6 +100,8 @@ def test_a_node_test_file_is_run_by_nodes_runner_with_the_scripts_node_options()
     assert found.runner == "node" and found.command.startswith("node --test --conditions development --import ./setup.js --test-reporter=spec ")
     assert found.command.endswith(" test.js") and "junit.xml" in found.command
     assert _javascript(["test.js"], _package({"test": "node test.js"})).runner is None  # a plain script importing no node:test: no runner guessed
+    hostile = _javascript(["test.js"], lambda name: "import test from 'node:test'\n" if name == "test.js" else _package({"test": "node --import=$(touch${IFS}pwned) test.js"})(name))
+    assert "'--import=$(touch${IFS}pwned)'" in hostile.command  # a script's option value reaches the shell quoted
     new_file = {"test/parse.test.js": b"+import {test} from 'node:test'\n+test('parses', () => {})\n"}  # a file the change adds: its patch block says what it imports
     assert _javascript(["test/parse.test.js"], _package({"test": "node test/parse.test.js"}), new_file).runner == "node"
     assert _javascript(["test.js"], _package({"test": "node test"}, {"tape": "^5"})).command == "npx tape test.js"
