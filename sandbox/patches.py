@@ -67,6 +67,20 @@ def changed_paths(patch: bytes) -> list[str]:
     return out
 
 
+def file_blocks(patch: bytes) -> list[tuple[list[str], bytes]]:
+    """A patch's file blocks, each from its `diff --git` line to the next, with the names that
+    line gives (the old side's, then the new side's when it differs), read as git reads them: the
+    one way this code splits a patch by file (a quoted or spaced name stays whole; a line inside
+    a file's text that merely contains `diff --git ` is no block's start)."""
+    starts = [m.start() for m in re.finditer(rb"^diff --git ", patch, re.MULTILINE)]
+    blocks = []
+    for a, b in zip(starts, starts[1:] + [len(patch)]):
+        block = patch[a:b]
+        header = block.split(b"\n", 1)[0].rstrip(b"\r")
+        blocks.append((_git_header_names(header[len(b"diff --git ") :]), block))
+    return blocks
+
+
 def _git_header_names(rest: bytes) -> list[str]:
     """The two names of a `diff --git` line, as git's own header parser finds them."""
     first = unquote(rest)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from benchtape.core.command_runner import CommandResult
 from benchtape.sandbox.import_check import read_probe
-from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, under
+from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, file_blocks, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
 from benchtape.sandbox.testreports import ERROR, FAILED, TestReport, instrumented, read_reports, report_folder_name
 from benchtape.spec.task import TaskSpec, Verify
@@ -385,7 +385,6 @@ def judge_base(ev: Evidence, tree: Path | None = None, tests_patch: bytes | None
     return Judgement(True, "", "")
 
 
-_DIFF_FILE = re.compile(rb"^diff --git a/(\S+) b/(\S+)$", re.MULTILINE)
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
@@ -395,13 +394,11 @@ def _touched_tests(tests_patch: bytes, tree: Path | None) -> dict[str, set[str] 
     line. None for a file where every test is the patch's (a new file) or that cannot be read
     or parsed. None when the patch changes no Python file: nothing is told of other languages'."""
     found: dict[str, set[str] | None] = {}
-    starts = list(_DIFF_FILE.finditer(tests_patch))
-    for n, m in enumerate(starts):
-        path = m.group(2).decode(errors="replace")
+    for names, block in file_blocks(tests_patch):
+        path = names[-1] if names else ""
         if not path.endswith(".py"):
             continue
-        block = tests_patch[m.end() : starts[n + 1].start() if n + 1 < len(starts) else len(tests_patch)]
-        found[path] = None if b"\nnew file mode" in block[:200] or tree is None else _tests_at(tree / path, _changed_lines(block))
+        found[path] = None if b"\nnew file mode" in block[:300] or tree is None else _tests_at(tree / path, _changed_lines(block))
     return found or None
 
 

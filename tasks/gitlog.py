@@ -25,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchtape.core.errors import BadInput
+from benchtape.sandbox.patches import file_blocks
 
 _MERGE_PR = re.compile(r"^Merge pull request #(\d+) from (\S+)")
 _GITLAB_MR = re.compile(r"^See merge request (\S+)!(\d+)\s*$", re.MULTILINE)
@@ -221,15 +222,10 @@ def file_diffs(repo: Path, base: str, fix: str) -> list[tuple[str, bytes]]:
     # bytes, not text: text mode's universal newlines would turn a name's carriage return into a newline
     names = [n.decode("utf-8", "replace") for n in git(repo, ["diff", "--name-only", "-z", "--no-renames", base, fix], text=False).stdout.split(b"\0") if n]
     patch = git(repo, ["diff", "--binary", "--full-index", *_DIFF_FLAGS, base, fix], text=False).stdout
-    blocks = _split(patch)
+    blocks = [block for _, block in file_blocks(patch)]
     if len(blocks) != len(names):
         raise GitError(f"the diff of {base[:12]}..{fix[:12]} has {len(blocks)} file blocks for {len(names)} changed files")
     return list(zip(names, blocks, strict=True))
-
-
-def _split(patch: bytes) -> list[bytes]:
-    starts = [m.start() for m in re.finditer(rb"^diff --git ", patch, re.MULTILINE)]
-    return [patch[a:b] for a, b in zip(starts, starts[1:] + [len(patch)])]
 
 
 def remote_url(repo: Path) -> str | None:

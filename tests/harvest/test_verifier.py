@@ -304,3 +304,21 @@ def test_an_old_skip_beside_new_tests_that_pass_is_no_explanation(tmp_path: Path
     assert judge_base(ev, tree).diagnosis == "tests_skipped"  # no patch known: the skip may explain it, as before
     go = b"diff --git a/x_test.go b/x_test.go\n--- a/x_test.go\n+++ b/x_test.go\n@@ -1 +1,2 @@\n+func TestX(t *testing.T) {}\n"
     assert judge_base(ev, tree, go).diagnosis == "tests_skipped"  # no Python file in the patch: nothing to tell by
+
+
+def test_a_patch_is_split_by_file_as_git_reads_its_names():
+    """One splitter (sandbox/patches.file_blocks) for every reader: a quoted name and a spaced
+    one stay whole, and a test file whose text holds a patch (`+diff --git ...` in a hunk) is one
+    block, never two; the candidate's `.git/` blocks go, whatever the text around them."""
+    from benchtape.replay.task_verdict import candidate_without_state
+    from benchtape.sandbox.patches import file_blocks
+
+    quoted = b'diff --git "a/t\\303\\251st.py" "b/t\\303\\251st.py"\n--- "a/t\\303\\251st.py"\n+++ "b/t\\303\\251st.py"\n@@ -1 +1 @@\n-a\n+b\n'
+    spaced = b"diff --git a/my tests/x.py b/my tests/x.py\n--- a/my tests/x.py\n+++ b/my tests/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    holds = b"diff --git a/tests/test_p.py b/tests/test_p.py\nnew file mode 100644\n--- /dev/null\n+++ b/tests/test_p.py\n@@ -0,0 +1,2 @@\n+PATCH = '''\n+diff --git a/.git/config b/.git/config'''\n"
+    own = b"diff --git a/.git/HEAD b/.git/HEAD\n--- a/.git/HEAD\n+++ b/.git/HEAD\n@@ -1 +1 @@\n-ref: refs/heads/main\n+ref: refs/heads/x\n"
+    blocks = file_blocks(b"preamble\n" + quoted + spaced + holds + own)
+    assert [names for names, _ in blocks] == [["t\u00e9st.py", "t\u00e9st.py"], ["my tests/x.py"], ["tests/test_p.py"], [".git/HEAD"]]
+    assert b"".join(block for _, block in blocks) == quoted + spaced + holds + own
+    assert candidate_without_state(b"preamble\n" + quoted + own + holds) == b"preamble\n" + quoted + holds
+    assert candidate_without_state(b"") == b"" and candidate_without_state(own) == b""

@@ -75,3 +75,28 @@ def test_a_container_session_is_verified_in_a_fresh_container_of_the_tasks_image
     wrong = record_task_cell(store, task, ws2, _write({"hello.txt": "Goodbye\n"}), sandbox="container")
     _, row = grade_live(store, wrong)
     assert (row["evidence"]["outcome"], row["status"], row["evidence"]["reward"]) == ("failed", "FAIL", 0.0), row["reason"]
+
+
+def test_a_harbor_verifier_that_runs_out_of_time_is_not_measured_as_harbor_says(tmp_path: Path):
+    """Harbor ends a test.sh past verifier.timeout_sec with an exception and no reward, and
+    Harbor validation refuses such a task: the cell is `timeout` (left out of compare), never a
+    failure the agent is ranked by, whatever the verifier's script runs."""
+    from benchtape.sandbox.harbor_env import can_map_paths
+
+    if not can_map_paths():
+        pytest.skip("this host refuses unprivileged mount namespaces: Harbor tasks at level home cannot run")
+    folder = shutil.copytree(FIXTURES / "two-files-partial", tmp_path / "two-files-partial")
+    (folder / "task.toml").write_text((folder / "task.toml").read_text().replace("[verifier]\ntimeout_sec = 60.0", "[verifier]\ntimeout_sec = 2.0"))
+    (folder / "tests" / "test.sh").write_text("#!/bin/bash\n# a hidden test that never ends\nsleep 600\n")
+    task = load_harbor_task(folder)
+    assert task.verify.timeout == 2.0
+    store = Store(tmp_path / "s.db")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    sid = record_task_cell(store, task, ws, _write({"a.txt": "alpha\n"}))
+    _, row = grade_live(store, sid)
+    assert row["evidence"]["outcome"] == "timeout" and "exceeded the verifier's 2s" in row["reason"], row["reason"]
+    assert "hung" not in row["evidence"]
+    session = store.load_session(sid)
+    verdicts = grade_session(session, [], StoredSnapshot(store, session), GradingContext())
+    assert decide(session, verdicts, None).outcome == "timeout"
