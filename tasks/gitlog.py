@@ -185,7 +185,8 @@ def landing_of(commit: Commit) -> Landing:
         mr = _GITLAB_MR.search(commit.body)
         if mr:
             return Landing("merge", int(mr.group(2)), commit, commit.parents[0])
-        return Landing("merge", None, commit, commit.parents[0])
+        titled = _SQUASH.search(commit.subject)  # a merge GitHub titled as the PR (pallets/click: "Add FAQ entry (#3778)")
+        return Landing("merge", int(titled.group(1)) if titled else None, commit, commit.parents[0])
     squash = _SQUASH.search(commit.subject)
     base = commit.parents[0] if commit.parents else ""
     if squash:

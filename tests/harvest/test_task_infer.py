@@ -163,3 +163,16 @@ def test_a_title_that_opens_with_its_reference_loses_the_separator_too():
     assert "- Correctly pass StopIteration trough wrappers Raising a StopIteration" in text and "- keep the wrapper order" in text and "#" not in text[1:]
     plain, _ = prompt_for(_landing("squash", "Keep the order (#9)", "This fixes #8: the wrappers ran backwards.", 9), [])
     assert plain.startswith("# Keep the order\n\nThis") and "#8" not in plain and "the wrappers ran backwards." in plain  # mid-sentence: the reference goes
+
+
+def test_a_merge_titled_as_its_pull_request_keeps_the_number():
+    """pallets/click merges with the PR's own title, "Add FAQ entry (#3778)", not GitHub's
+    "Merge pull request #N from ...": the number is the task's, as a squash's is."""
+    from benchtape.tasks.gitlog import landing_of
+
+    titled = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Add FAQ entry about `UnicodeEncodeError` on Windows (#3778)", ""))
+    assert (titled.kind, titled.number, titled.base) == ("merge", 3778, "b" * 40)
+    plain = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Merge branch 'stable'", ""))
+    assert (plain.kind, plain.number) == ("merge", None)
+    github = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Merge pull request #12 from a/b", ""))
+    assert (github.number, github.branch) == (12, "a/b")
