@@ -272,7 +272,9 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
         _run([*install, *others], work, env, "installing the test dependencies")
     generated = tuple(sorted(f for f in _files(work) - before if not NOT_GENERATED.search(f)))
     rebuild_with = _extension_rebuild(recipe, work, install, env, generated, notes) if project_installed else None
-    listed = subprocess.run([str(venv / "bin" / "python"), "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
+    # -I: the venv's own distributions, never a `*.egg-info` in the caller's working directory
+    # (benchtape's own checkout listed `benchtape==0.1.0` in toolz's environment) or PYTHONPATH's
+    listed = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
     installed = tuple(line for line in listed.stdout.splitlines() if line.strip())
     return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes, rebuild_with=rebuild_with)
 

@@ -39,7 +39,7 @@ def prompt_for(landing: Landing, branch_messages: list[str], prompt_source: str 
 
 def _title_body(landing: Landing) -> tuple[str, str]:
     msg = landing.fix
-    if landing.kind == "merge":
+    if landing.kind == "merge" and msg.subject.startswith("Merge "):  # a merge titled as its PR ("Fix X (#286)") reads as a squash does
         lines = msg.body.strip().splitlines()
         title = lines[0].strip() if lines else ""
         body = "\n".join(lines[1:]).strip()

@@ -32,7 +32,7 @@ from benchtape.tasks.create import create_task  # noqa: E402
 from benchtape.tasks.validate import validate  # noqa: E402
 
 # humanize-truth.md: PR -> (valid, base failed, base passed, reference passed); #286 is a merge
-# commit reached by its sha (the mining of merged PRs off the first-parent chain is not ours)
+# commit titled as its PR ("… (#286)") reached by its sha: its task is 286, its prompt the title without the number
 HUMANIZE = {
     "329": (True, 6, 70, 76), "328": (True, 4, 222, 226), "320": (True, 2, 220, 222), "318": (True, 1, 7, 8),
     "307": (True, 2, 73, 75), "302": (True, 4, 62, 66), "297": (True, 1, 382, 383), "294": (True, 7, 59, 66),
@@ -65,8 +65,15 @@ def humanize(tmp_path_factory: pytest.TempPathFactory, cache: Path) -> dict[str,
     project = load_project(root)
     ids = {ref: create_task(project, ref).id for ref in HUMANIZE}
     store = Store(root / ".benchtape" / "benchtape.db")
+    # validated from a folder holding another project's metadata (a user's shell in a checkout
+    # that was once `pip install -e`d): the environment's record lists its own packages only
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "stray.egg-info").mkdir()
+    (elsewhere / "stray.egg-info" / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: stray\nVersion: 9.9\n")
     t0 = time.monotonic()
-    done = validate(project, list(ids.values()), store=store, level="home", logs=root / ".benchtape" / "validate")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(elsewhere)
+        done = validate(project, list(ids.values()), store=store, level="home", logs=root / ".benchtape" / "validate")
     return {"root": root, "project": project, "ids": ids, "done": done, "store": store, "seconds": time.monotonic() - t0}
 
 
@@ -99,6 +106,8 @@ def test_humanize_truth_validates_with_no_hand_edits(humanize: dict[str, Any]):
         assert [(i["package"], i["inside"]) for i in imported] == [("humanize", True)] and "/src/humanize/" in str(imported[0]["origin"])
     assert reports[humanize["ids"]["301"]].phases["base"].judgement.diagnosis == "tests_skipped"
     assert reports[humanize["ids"]["301"]].phases["base"].evidence.counts.skipped == 10
+    titled = load_task(find_task(humanize["root"], humanize["ids"]["2ddb5903cd"]))
+    assert titled.id == "286" and titled.prompt().startswith("# Replace `Exception` with more specific `FileNotFoundError`") and "#286" not in titled.prompt()
 
 
 def test_the_environment_is_recorded_with_each_phase_and_bound_by_the_fingerprint(humanize: dict[str, Any]):
@@ -110,6 +119,7 @@ def test_the_environment_is_recorded_with_each_phase_and_bound_by_the_fingerprin
     base = load_task(find_task(humanize["root"], report.id)).source.base_commit
     release = subprocess.run(["git", "-C", str(humanize["root"]), "describe", "--tags", "--abbrev=0", base], capture_output=True, text=True, check=True).stdout.strip().lstrip("v")
     assert any(line.startswith("freezegun==") for line in env["installed"]) and any(line.startswith(f"humanize=={release}") for line in env["installed"]), (release, env["installed"])
+    assert not [line for line in env["installed"] if line.startswith(("stray==", "benchtape=="))], env["installed"]
     assert "src/humanize/_version.py" in env["generated"]  # hatch-vcs wrote it; each fresh tree gets a copy
     session = report.phases["reference"].session_id
     summary = humanize["store"].load_session(session).final_output

@@ -172,6 +172,8 @@ def test_a_merge_titled_as_its_pull_request_keeps_the_number():
 
     titled = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Add FAQ entry about `UnicodeEncodeError` on Windows (#3778)", ""))
     assert (titled.kind, titled.number, titled.base) == ("merge", 3778, "b" * 40)
+    prompt, source = prompt_for(titled, [])
+    assert source == "pull_request" and prompt.startswith("# Add FAQ entry about `UnicodeEncodeError` on Windows\n") and "3778" not in prompt
     plain = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Merge branch 'stable'", ""))
     assert (plain.kind, plain.number) == ("merge", None)
     github = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Merge pull request #12 from a/b", ""))
