@@ -23,9 +23,14 @@ _TRAILER = re.compile(r"^(?:Signed-off-by|Co-authored-by|Reviewed-by|Acked-by|Te
 _ISSUE_BLOCK = re.compile(r"^(?:Issue|Original issue|Issue text)\s*:\s*\n(.+?)(?:\n\n(?=\S)|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
 
 
+# A merged PR is no longer a draft: "WIP: Fix X" (pallets/click #3434) asks for "Fix X"
+_DRAFT = re.compile(r"^\s*(?:\[(?:WIP|Draft)\]|\((?:WIP|Draft)\)|(?:WIP|Draft)\s*:)\s*", re.IGNORECASE)
+
+
 def prompt_for(landing: Landing, branch_messages: list[str], prompt_source: str = "auto") -> tuple[str, str]:
     """(prompt.md text, where it came from: `issue`, `pull_request` or `commit`)."""
     title, body = _title_body(landing)
+    title = _DRAFT.sub("", title) or title
     issue = _ISSUE_BLOCK.search(landing.fix.body)
     if issue and prompt_source in ("issue", "auto"):
         return _finish(title, issue.group(1)), "issue"

@@ -178,3 +178,13 @@ def test_a_merge_titled_as_its_pull_request_keeps_the_number():
     assert (plain.kind, plain.number) == ("merge", None)
     github = landing_of(Commit("a" * 40, ["b" * 40, "c" * 40], 0, "Merge pull request #12 from a/b", ""))
     assert (github.number, github.branch) == (12, "a/b")
+
+
+def test_a_merged_drafts_marker_leaves_the_title():
+    """pallets/click #3434 merged as "WIP: Fix `HelpFormatter.write_usage` ...": the task asks
+    for the fix, and the branch's commit saying the same is not repeated beneath it."""
+    for subject in ("WIP: Fix the usage line (#3434)", "[WIP] Fix the usage line (#3434)", "Draft: Fix the usage line (#3434)"):
+        text, _ = prompt_for(_landing("squash", subject, "", 3434), ["Fix the usage line"])
+        assert text == "# Fix the usage line\n", (subject, text)
+    kept, _ = prompt_for(_landing("squash", "Wipe the cache on exit (#9)", "", 9), [])
+    assert kept == "# Wipe the cache on exit\n"
