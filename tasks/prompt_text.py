@@ -34,12 +34,22 @@ def prompt_for(landing: Landing, branch_messages: list[str], prompt_source: str 
     issue = _ISSUE_BLOCK.search(landing.fix.body)
     if issue and prompt_source in ("issue", "auto"):
         return _finish(title, issue.group(1)), "issue"
+    body = _without_own_number(body, landing.number)
     parts = [body] if body else []
-    notes = [_clean(m) for m in branch_messages]
+    notes = [_without_own_number(_clean(m), landing.number) for m in branch_messages]
     notes = [n for n in notes if n and n.lower() != title.lower() and not n.lower().startswith("merge ")]
     if notes and len(notes) <= 20:
         parts.append("Notes from the change's commits:\n\n" + "\n".join(f"- {_one_paragraph(n)}" for n in notes))
     return _finish(title, "\n\n".join(parts)), "pull_request" if landing.number is not None else "commit"
+
+
+def _without_own_number(text: str, number: int | None) -> str:
+    """`text` without the PR's own number where a line ends with it, as a squash's "(#N)" goes:
+    marshmallow #2102's branch commit reads "fix: unhandled OSError ... #2102". One inside a
+    sentence stays, for the leak lint to name."""
+    if number is None:
+        return text
+    return re.sub(rf"[ \t]*(?:\(#{number}\)|#{number})(?![0-9])[ \t.]*$", "", text, flags=re.MULTILINE)
 
 
 def _title_body(landing: Landing) -> tuple[str, str]:

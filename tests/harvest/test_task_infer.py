@@ -188,3 +188,14 @@ def test_a_merged_drafts_marker_leaves_the_title():
         assert text == "# Fix the usage line\n", (subject, text)
     kept, _ = prompt_for(_landing("squash", "Wipe the cache on exit (#9)", "", 9), [])
     assert kept == "# Wipe the cache on exit\n"
+
+
+def test_a_branch_commit_ending_with_the_prs_number_loses_it():
+    """marshmallow #2102's branch commit ends "... from_timestamp #2102": the number is where
+    the answer is, gone from the prompt as a squash's "(#N)" is; one inside a sentence stays, so
+    the leak lint still names it."""
+    landing = _landing("merge", "Merge pull request #2102 from a/fix", "fix: unhandled OSError", 2102)
+    text, _ = prompt_for(landing, ["fix: unhandled OSError and OverflowErrors from utils.from_timestamp #2102", "more cases (#2102)."])
+    assert "2102" not in text and "- fix: unhandled OSError and OverflowErrors from utils.from_timestamp\n" in text and "- more cases\n" in text
+    said, _ = prompt_for(landing, ["as #2102 says, also #21020 and #210"])
+    assert "as #2102 says, also #21020 and #210" in said
