@@ -8,8 +8,12 @@ yarn classic; package-lock.json or npm-shrinkwrap.json: this host's npm); no loc
 resolving today's versions (said in the notes: it is not reproducible). pnpm and yarn are
 installed pinned with npm into the cache (`.managers/`), never globally: corepack would fetch
 them too, but its signature check fails on registries that do not serve npm's signing keys.
-Not built: yarn 2+ (Plug'n'Play keeps no node_modules) and bun; their verifier runs the
-toolchain as it is, and the detection says so.
+Yarn 2+ (berry) is `@yarnpkg/cli-dist` at the version `packageManager` or the checked-in
+`yarnPath` release names (else the last of the line its lock file's `__metadata.version`
+belongs to), never the repository's own copy, and it installs with the node-modules linker
+whatever the project's `nodeLinker` says: Plug'n'Play keeps no node_modules to link into a
+verifier tree, and what a test imports resolves alike from either. Not built: bun; its
+verifier runs the toolchain as it is, and the detection says so.
 
 The install runs with the network on this host, like a Python build, with `--ignore-scripts`:
 a dependency's install script is someone else's code, and nothing in the box needs it to run
@@ -37,6 +41,15 @@ from benchtape.spec.project_tree import Tree
 # A pnpm lock file's major version → the last pnpm of the line that writes it
 PNPM_BY_LOCKFILE = {"9": "9.15.9", "6": "8.15.9", "5": "7.33.7"}
 YARN_CLASSIC = "1.22.22"
+# A yarn 2+ lock file's `__metadata.version` → the last yarn of the line that writes it
+YARN_BERRY_BY_LOCKFILE = {"4": "2.4.3", "5": "3.8.7", "6": "3.8.7", "7": "3.8.7", "8": "4.18.1"}
+_YARN_PATH = re.compile(r"^yarnPath:\s*['\"]?\S*?yarn-(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)\.c?js['\"]?\s*$", re.MULTILINE)
+_BERRY_LOCK = re.compile(rb"^__metadata:\s*\n\s+version:\s*(\d+)", re.MULTILINE)
+# yarn 2+'s settings for the build, as environment variables (they outrank .yarnrc.yml): no
+# lifecycle script runs (the --ignore-scripts of npm), node_modules whatever `nodeLinker` says,
+# no telemetry, the cache in the build's folder, and a lock file written by another release of
+# the line is read rather than refused
+BERRY_SETTINGS = {"YARN_ENABLE_SCRIPTS": "0", "YARN_NODE_LINKER": "node-modules", "YARN_ENABLE_TELEMETRY": "0", "YARN_ENABLE_GLOBAL_CACHE": "0", "YARN_ENABLE_IMMUTABLE_INSTALLS": "0", "YARN_ENABLE_PROGRESS_BARS": "0"}
 LOCKS = ("pnpm-lock.yaml", "yarn.lock", "package-lock.json", "npm-shrinkwrap.json", "bun.lock", "bun.lockb")
 CONFIGS = (".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml", ".pnpmfile.cjs")  # change an install: keyed with the lock file
 # An .npmrc's settings the build keeps: how node_modules is laid out and peers resolved. The rest
@@ -61,7 +74,7 @@ def package_manager(tree: Tree, top: list[str]) -> tuple[str | None, str | None,
     elif lock == "pnpm-lock.yaml":
         name, version = "pnpm", _pnpm_for(tree.read(lock) or b"")
     elif lock == "yarn.lock":
-        name, version = "yarn", YARN_CLASSIC if b"yarn lockfile v1" in (tree.read(lock) or b"")[:500] else "2+"
+        name, version = "yarn", YARN_CLASSIC if b"yarn lockfile v1" in (tree.read(lock) or b"")[:500] else _berry_version(tree)
     elif lock in ("bun.lock", "bun.lockb"):
         name, version = "bun", None
     else:
@@ -71,8 +84,8 @@ def package_manager(tree: Tree, top: list[str]) -> tuple[str | None, str | None,
     why = None
     if name == "bun":
         why = "bun projects are not built (bun is not installed by benchtape)"
-    elif name == "yarn" and version is not None and not version.startswith("1."):
-        why = f"yarn {version} projects are not built (Plug'n'Play keeps no node_modules)"
+    elif name == "yarn" and version is None:
+        why = "yarn.lock is a yarn 2+ lock file of a `__metadata.version` benchtape does not know: name the yarn with `packageManager` in package.json"
     elif name == "pnpm" and version is None:
         why = "pnpm-lock.yaml has a lockfileVersion benchtape does not know: name the pnpm with `packageManager` in package.json"
     return name, version, lock, why
@@ -110,6 +123,22 @@ def _declared_manager(tree: Tree) -> tuple[str, str | None] | None:
     field = package_json(tree).get("packageManager")
     found = _MANAGER.match(field) if isinstance(field, str) else None
     return (found.group(1), found.group(2)) if found else None
+
+
+def _berry_version(tree: Tree) -> str | None:
+    """The yarn 2+ a project without `packageManager` uses: the release its .yarnrc.yml's
+    `yarnPath` names (reselect: `.yarn/releases/yarn-3.2.4.cjs`), else the last of the line its
+    lock file's metadata version belongs to."""
+    named = _YARN_PATH.search((tree.read(".yarnrc.yml") or b"").decode("utf-8", "replace"))
+    if named:
+        return named.group(1)
+    found = _BERRY_LOCK.search(tree.read("yarn.lock") or b"")
+    return YARN_BERRY_BY_LOCKFILE.get(found.group(1).decode()) if found else None
+
+
+def is_berry(manager: str | None, version: str | None) -> bool:
+    """Whether this is yarn 2 or later (its own package, settings and flags)."""
+    return manager == "yarn" and version is not None and not version.startswith(("0.", "1."))
 
 
 def _pnpm_for(lock: bytes) -> str | None:
@@ -173,6 +202,8 @@ def install_argv(manager: str, version: str | None, lock: str | None, folder: Pa
             return [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"]
         return [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock"]
     exe = str(_manager_binary(manager, str(version), cache))
+    if is_berry(manager, version):
+        return ["env", *(f"{k}={v}" for k, v in BERRY_SETTINGS.items()), f"YARN_CACHE_FOLDER={folder / 'yarn-cache'}", exe, "install"]
     if manager == "pnpm":
         frozen = ["--frozen-lockfile"] if lock == "pnpm-lock.yaml" else []
         return [exe, "install", *frozen, "--ignore-scripts", "--ignore-pnpmfile", "--store-dir", str(folder / "pnpm-store"), "--config.confirmModulesPurge=false"]
@@ -190,7 +221,7 @@ def _manager_binary(manager: str, version: str, cache: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     with locked(target.with_name(f".{target.name}.lock")):  # two builds needing one manager install it once
         if not exe.exists():
-            npm_install(manager, version, manager, target)
+            npm_install("@yarnpkg/cli-dist" if is_berry(manager, version) else manager, version, manager, target)
     return exe
 
 
@@ -221,10 +252,12 @@ def _declares_dependencies(work: Path) -> bool:
 
 def tame_configs(work: Path) -> list[str]:
     """What in the build's copy of the tree would have the install run the repository's code on
-    this host, taken out: pnpm's hooks file (`--ignore-pnpmfile` too), and every .npmrc setting
-    but the layout's (NPMRC_KEPT). A yarn-path in .yarnrc is ignored by YARN_IGNORE_PATH.
-    Returns what was dropped, for the build's notes."""
-    dropped: list[str] = []
+    this host, taken out: pnpm's hooks file (`--ignore-pnpmfile` too), every .npmrc setting
+    but the layout's (NPMRC_KEPT), and .yarnrc.yml's `plugins` (scripts from the repository that
+    yarn 2+ loads) and `yarnPath` (its own release, also ignored by YARN_IGNORE_PATH). A
+    yarn-path in .yarnrc is ignored by YARN_IGNORE_PATH. Returns what was dropped, for the
+    build's notes."""
+    dropped: list[str] = _tame_yarnrc(work / ".yarnrc.yml")
     hooks = work / ".pnpmfile.cjs"
     if hooks.is_file() or hooks.is_symlink():
         hooks.unlink()
@@ -243,6 +276,29 @@ def tame_configs(work: Path) -> list[str]:
                 dropped.append(f".npmrc {key}")
         npmrc.write_text("\n".join(kept) + "\n")
     return dropped
+
+
+def _tame_yarnrc(path: Path) -> list[str]:
+    """.yarnrc.yml without the settings that run the repository's code: `plugins`, `yarnPath`
+    (one it cannot read, or a link, goes whole)."""
+    import yaml
+
+    if path.is_symlink():
+        path.unlink()
+        return [".yarnrc.yml (a link)"]
+    if not path.is_file():
+        return []
+    try:
+        doc = yaml.safe_load(path.read_text(errors="replace"))
+    except yaml.YAMLError:
+        doc = None
+    if not isinstance(doc, dict):
+        path.unlink()
+        return [".yarnrc.yml (unreadable)"]
+    gone = [key for key in ("plugins", "yarnPath") if key in doc]
+    if gone:
+        path.write_text(yaml.safe_dump({k: v for k, v in doc.items() if k not in gone}, sort_keys=False))
+    return [f".yarnrc.yml {key}" for key in gone]
 
 
 def installed(modules: Path) -> tuple[str, ...]:
