@@ -71,7 +71,12 @@ def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Infer
     modules = [p for p in paths if re.search(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$", p)]
     targets = modules or sorted({str(PurePosixPath(p).parent) for p in paths})
     if _uses_pytest(read) or not _all_unittest(modules, blocks):
-        return Inferred("python3 -m pytest -q " + " ".join(shlex.quote(t) for t in targets), "pytest", f"pytest on the changed test {'files' if modules else 'folders'}")
+        said = f"pytest on the changed test {'files' if modules else 'folders'}"
+        if _measures_coverage(read):
+            # arrow's `addopts = --cov=arrow --cov-fail-under=99`: the changed files alone cover
+            # 55%, so every run failed with every test passing (its reference "gold_still_fails")
+            return Inferred("python3 -m pytest -q --no-cov " + " ".join(shlex.quote(t) for t in targets), "pytest", f"{said}; --no-cov: the project's pytest options measure coverage, whose threshold a few test files never meet")
+        return Inferred("python3 -m pytest -q " + " ".join(shlex.quote(t) for t in targets), "pytest", said)
     dotted = [m[:-3].replace("/", ".") for m in modules]
     return Inferred("python3 -m unittest -v " + " ".join(shlex.quote(d) for d in dotted), "unittest", "unittest on the changed test modules (the repository shows no sign of pytest)")
 
@@ -80,6 +85,20 @@ def _uses_pytest(read: ReadFile) -> bool:
     for name in ("pytest.ini", "conftest.py", "pyproject.toml", "setup.cfg", "tox.ini", "requirements-dev.txt", "requirements_dev.txt", "requirements-test.txt", "dev-requirements.txt", "test-requirements.txt", ".github/workflows/test.yml"):
         text = read(name)
         if text is not None and (name in ("pytest.ini", "conftest.py") or "pytest" in text):
+            return True
+    return False
+
+
+_ADDOPTS = re.compile(r"^[ \t]*addopts[ \t]*=[ \t]*(\[[^\]]*\]|.*(?:\n[ \t]+\S.*)*)", re.MULTILINE)
+
+
+def _measures_coverage(read: ReadFile) -> bool:
+    """Whether the project's pytest options (`addopts` in pytest.ini, tox.ini, setup.cfg or
+    pyproject.toml) turn pytest-cov on: with it, a run of a few test files fails on the
+    project's coverage threshold however its tests do, and `--no-cov` is known to pytest."""
+    for name in ("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml"):
+        text = read(name)
+        if text is not None and any(re.search(r"(?:^|[\s\"'])--cov(?:[=\s\"']|$)", m.group(1)) for m in _ADDOPTS.finditer(text)):
             return True
     return False
 

@@ -199,3 +199,19 @@ def test_a_branch_commit_ending_with_the_prs_number_loses_it():
     assert "2102" not in text and "- fix: unhandled OSError and OverflowErrors from utils.from_timestamp\n" in text and "- more cases\n" in text
     said, _ = prompt_for(landing, ["as #2102 says, also #21020 and #210"])
     assert "as #2102 says, also #21020 and #210" in said
+
+
+def test_a_project_whose_pytest_options_measure_coverage_runs_its_tests_without_it():
+    """arrow's tox.ini: `addopts = -v --cov=arrow --cov-fail-under=99 ...`: the changed test
+    files alone cover 55%, so every run of them failed with all 225 tests passing and no task
+    was valid (0 of 6); `--no-cov` leaves the threshold out, as it does wherever addopts say."""
+    block = {"tests/test_locales.py": b"+def test_x(): pass\n"}
+    arrow = "[pytest]\naddopts = -v --cov-branch --cov=arrow --cov-fail-under=99 --cov-report=term-missing\ntestpaths = tests\n"
+    got = infer_command(block, files(**{"tox.ini": arrow}))
+    assert got.command == "python3 -m pytest -q --no-cov tests/test_locales.py" and "--no-cov" in got.note
+    continued = "[tool:pytest]\naddopts =\n    --strict-markers\n    --cov src\n"
+    assert "--no-cov" in infer_command(block, files(**{"setup.cfg": continued})).command
+    listed = '[tool.pytest.ini_options]\naddopts = [\n  "-ra",\n  "--cov=pkg",\n]\n'
+    assert "--no-cov" in infer_command(block, files(**{"pyproject.toml": listed})).command
+    for plain in ("[pytest]\naddopts = -ra --strict-markers\n", "[pytest]\naddopts = -ra\n[coverage:run]\nsource = --cov-not-an-option\n", "[testenv]\ncommands = pytest --cov\n"):
+        assert "--no-cov" not in infer_command(block, files(**{"tox.ini": plain})).command, plain
