@@ -284,6 +284,7 @@ REMEDIES = {
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "does_not_build": "the code does not compile here at the base or with the fix, with the same errors: the toolchain on PATH is likely older than the project needs at that commit (`go version`; go.mod's `go` line may be older than what the code uses): put the Go the project tests with first on PATH, or drop the task",
     "does_not_load": "the test runner cannot load the test files here at the base or with the fix: it was given no transform for their TypeScript or ESM, which the project's own test script supplies (a scripts package such as ts-scripts, a jest preset, a loader): write verify.command as that script running the changed files (`npm test -- <files>`), or add the transform to the environment, then validate again",
+    "coverage_threshold": "every test passed, and pytest-cov failed the run on the project's coverage threshold (its pytest addopts turn coverage on; a few test files never cover the whole project): add `--no-cov` to verify.command after `pytest`, then validate again",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
     "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
@@ -474,6 +475,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
             return Judgement(False, "", REMEDIES["setup_failed"])
         if ev.counts.runner is not None and ev.counts.counted == 0:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
+        gate = _coverage_gate(ev)
+        if gate is not None:
+            return Judgement(False, "gold_still_fails", REMEDIES["coverage_threshold"], gate)
         unbuilt = _builds_nowhere(ev, base)
         if unbuilt is not None:
             return Judgement(False, "gold_still_fails", REMEDIES["does_not_build"], unbuilt)
@@ -488,6 +492,19 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
     if base is not None and base.counts.runner is not None and ev.counts.ran < base.counts.ran:
         return Judgement(False, "gold_ran_fewer", REMEDIES["gold_ran_fewer"])
     return Judgement(True, "", "")
+
+
+_COVERAGE_FAILED = re.compile(r"^(?:FAIL Required test coverage of \S+ not reached\..*|ERROR: Coverage failure: total of .*)$", re.MULTILINE)
+
+
+def _coverage_gate(ev: Evidence) -> str | None:
+    """pytest-cov's own words, when they are why a run that failed no test failed (arrow's
+    `--cov-fail-under=99` over one test file: 225 passed, exit 1). None otherwise."""
+    counts = ev.counts
+    if counts.runner != "pytest" or not counts.counted or counts.failed or counts.errored:
+        return None
+    said = _COVERAGE_FAILED.search(ev.log)
+    return said.group(0).strip() if said else None
 
 
 _GO_COMPILE_ERROR = re.compile(r"^\S+\.go:\d+:\d+: .+$", re.MULTILINE)

@@ -322,3 +322,31 @@ def test_a_patch_is_split_by_file_as_git_reads_its_names():
     assert b"".join(block for _, block in blocks) == quoted + spaced + holds + own
     assert candidate_without_state(b"preamble\n" + quoted + own + holds) == b"preamble\n" + quoted + holds
     assert candidate_without_state(b"") == b"" and candidate_without_state(own) == b""
+
+
+ARROW_COVERAGE = """$ python3 -m pytest -q tests/test_locales.py
+tests/test_locales.py .................................................. [ 22%]
+........................................................................ [ 86%]
+.............................../venv/lib/python3.11/site-packages/pytest_cov/plugin.py:355: CovFailUnderWarning: Coverage failure: total of 55 is less than fail-under=99
+  warnings.warn(CovFailUnderWarning(message), stacklevel=1)
+
+ERROR: Coverage failure: total of 55 is less than fail-under=99
+                                                                         [100%]
+TOTAL                 2324    834    690     10    55%
+Coverage XML written to file coverage.xml
+
+FAIL Required test coverage of 99% not reached. Total coverage: 55.47%
+============================= 225 passed in 4.61s ==============================
+"""
+
+
+def test_a_reference_failed_by_the_coverage_threshold_alone_says_so():
+    """arrow's reference passed all 225 tests and pytest-cov failed the run on its
+    `--cov-fail-under=99` (pytest-cov 5's words, from that run): `gold_still_fails` with the
+    remedy that fixes it (`--no-cov`), never "check the environment"; a run with a failing test
+    is the tests' failure, whatever coverage says."""
+    judged = judge_reference(_ev("failed", 1, Counts("pytest", passed=225), ARROW_COVERAGE))
+    assert (judged.held, judged.diagnosis) == (False, "gold_still_fails") and "--no-cov" in judged.remedy, judged
+    assert judged.detail == "ERROR: Coverage failure: total of 55 is less than fail-under=99"
+    failing = judge_reference(_ev("failed", 1, Counts("pytest", passed=224, failed=1), ARROW_COVERAGE))
+    assert "--no-cov" not in failing.remedy
