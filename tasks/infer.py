@@ -16,7 +16,7 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Callable
+from typing import Any, Callable
 
 from benchtape.spec.task import PLACEHOLDER_COMMAND
 
@@ -141,10 +141,12 @@ def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | Non
     # each asks for its JSON report where the verifier reads it ($BENCHTAPE_REPORTS; run by hand, /tmp)
     if "vitest" in deps or any(d.startswith("@vitest/") for d in deps) or _has_config(read, "vitest"):  # vitest through a scripts package (pillarjs/path-to-regexp's @borderless/ts-scripts), seen by its config file
         suites, note = _suites(paths, read, blocks or {}, importers, "vitest")
-        return Inferred(f'npx vitest run --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json"{suites}', "vitest", note)
+        off = " --coverage.enabled=false" if _coverage_on(read, pkg, "vitest") else ""
+        return Inferred(f'npx vitest run{off} --reporter=default --reporter=json --outputFile.json="${{BENCHTAPE_REPORTS:-/tmp}}/vitest.json"{suites}', "vitest", note + _COVERAGE_OFF if off else note)
     if "jest" in deps or "jest" in json.dumps(pkg.get("scripts") or {}) or "jest" in pkg or _has_config(read, "jest") or any(d in ("@types/jest", "ts-jest", "babel-jest") or d.startswith("@jest/") for d in deps):
         suites, note = _suites(paths, read, blocks or {}, importers, "jest")
-        return Inferred(f'npx jest --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json"{suites}', "jest", note)
+        off = " --coverage=false" if _coverage_on(read, pkg, "jest") else ""
+        return Inferred(f'npx jest{off} --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json"{suites}', "jest", note + _COVERAGE_OFF if off else note)
     if "mocha" in deps or re.search(r"\bmocha\b", json.dumps(pkg.get("scripts") or {})):  # one reporter at a time: its JSON to the report file, the output the tests' own
         kept = _mocha_options(str((pkg.get("scripts") or {}).get("test") or ""))
         return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)")
@@ -185,6 +187,19 @@ def _suites(paths: list[str], read: ReadFile, blocks: dict[str, bytes], importer
         return "", f"{runner} on the whole suite: the changed {', '.join(tables)} {define} no test and no test file imports {'it' if len(tables) == 1 else 'them'}"
     said = f"{runner} on the changed test files" if not users else f"{runner} on the test files that run the changed cases"
     return "".join(f" {shlex.quote(p)}" for p in suites), f"{said} ({', '.join(tables)} {define} no test: {'the suites that import it are named' if users else 'left out'})"
+
+
+_COVERAGE_OFF = "; coverage off: the project's config collects it, and its thresholds fail a run of a few test files however the tests do"
+_COLLECTS = {"jest": re.compile(r"""["']?collectCoverage["']?\s*:\s*true\b"""), "vitest": re.compile(r"""\bcoverage\s*:\s*\{[^{}]*?\benabled\s*:\s*true\b""", re.DOTALL)}
+
+
+def _coverage_on(read: ReadFile, pkg: dict[str, Any], runner: str) -> bool:
+    """Whether the runner's config (its config file, or package.json's `jest` key) turns
+    coverage on for every run: the JavaScript side of a pytest `--cov` in addopts."""
+    texts = [read(f"{runner}.config.{ext}") or "" for ext in ("ts", "mts", "cts", "js", "mjs", "cjs", "json")]
+    if runner == "jest" and isinstance(pkg.get("jest"), dict):
+        texts.append(json.dumps(pkg["jest"]))
+    return any(_COLLECTS[runner].search(text) for text in texts)
 
 
 def _has_config(read: ReadFile, runner: str) -> bool:

@@ -215,3 +215,19 @@ def test_a_project_whose_pytest_options_measure_coverage_runs_its_tests_without_
     assert "--no-cov" in infer_command(block, files(**{"pyproject.toml": listed})).command
     for plain in ("[pytest]\naddopts = -ra --strict-markers\n", "[pytest]\naddopts = -ra\n[coverage:run]\nsource = --cov-not-an-option\n", "[testenv]\ncommands = pytest --cov\n"):
         assert "--no-cov" not in infer_command(block, files(**{"tox.ini": plain})).command, plain
+
+
+def test_a_js_runner_configured_to_collect_coverage_runs_without_it():
+    """jest's `collectCoverage: true` (package.json or jest.config.*) and vitest's
+    `coverage: {enabled: true}` with thresholds fail a run of a few test files as pytest-cov's
+    `--cov-fail-under` does: the inferred command turns coverage off; unconfigured, unchanged."""
+    jest = {"devDependencies": {"jest": "29"}, "jest": {"collectCoverage": True, "coverageThreshold": {"global": {"lines": 95}}}}
+    got = infer_command({"test/a.test.js": b""}, files(**{"package.json": json.dumps(jest)}))
+    assert got.command.startswith("npx jest --coverage=false --json ") and "coverage off" in got.note
+    configured = files(**{"package.json": json.dumps({"devDependencies": {"jest": "29"}}), "jest.config.js": "module.exports = {\n  collectCoverage: true,\n};\n"})
+    assert "--coverage=false" in infer_command({"test/a.test.js": b""}, configured).command
+    vitest = files(**{"package.json": json.dumps({"devDependencies": {"vitest": "1"}}), "vitest.config.ts": "export default defineConfig({ test: { coverage: { provider: 'v8', enabled: true, thresholds: { lines: 100 } } } })\n"})
+    assert infer_command({"src/a.test.ts": b""}, vitest).command.startswith("npx vitest run --coverage.enabled=false --reporter=default ")
+    plain = files(**{"package.json": json.dumps({"devDependencies": {"vitest": "1"}}), "vitest.config.ts": "export default defineConfig({ test: { coverage: { provider: 'v8' } } })\n"})
+    assert "coverage" not in infer_command({"src/a.test.ts": b""}, plain).command
+    assert "--coverage" not in infer_command({"test/a.test.js": b""}, files(**{"package.json": json.dumps({"devDependencies": {"jest": "29"}})})).command
