@@ -203,7 +203,10 @@ def install_argv(manager: str, version: str | None, lock: str | None, folder: Pa
         return [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock"]
     exe = str(_manager_binary(manager, str(version), cache))
     if is_berry(manager, version):
-        return ["env", *(f"{k}={v}" for k, v in BERRY_SETTINGS.items()), f"YARN_CACHE_FOLDER={folder / 'yarn-cache'}", exe, "install"]
+        # no build step at all: `enableScripts: false` still runs a workspace's own postinstall
+        # (the repository's code, on this host); yarn 2 spells it --skip-builds
+        skip = "--skip-builds" if str(version).startswith("2.") else "--mode=skip-build"
+        return ["env", *(f"{k}={v}" for k, v in BERRY_SETTINGS.items()), f"YARN_CACHE_FOLDER={folder / 'yarn-cache'}", exe, "install", skip]
     if manager == "pnpm":
         frozen = ["--frozen-lockfile"] if lock == "pnpm-lock.yaml" else []
         return [exe, "install", *frozen, "--ignore-scripts", "--ignore-pnpmfile", "--store-dir", str(folder / "pnpm-store"), "--config.confirmModulesPurge=false"]

@@ -52,12 +52,12 @@ def berry(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     write_files(scratch, {"package.json": json.dumps(PACKAGE)})
     made = subprocess.run([str(yarn), "install"], cwd=scratch, env={**os.environ, **BERRY_SETTINGS, "YARN_CACHE_FOLDER": str(top / "yc")}, capture_output=True, text=True, timeout=300)
     assert made.returncode == 0 and (scratch / "yarn.lock").is_file(), made.stdout[-2000:] + made.stderr[-2000:]
-    markers = {"plugin": top / "plugin-ran", "release": top / "release-ran"}
+    markers = {"plugin": top / "plugin-ran", "release": top / "release-ran", "postinstall": top / "postinstall-ran"}
     root = init_repo(top / "tally")
     write_files(
         root,
         {
-            "package.json": json.dumps(PACKAGE, indent=2) + "\n",
+            "package.json": json.dumps({**PACKAGE, "scripts": {**PACKAGE["scripts"], "postinstall": f"touch {markers['postinstall']}"}}, indent=2) + "\n",
             "yarn.lock": (scratch / "yarn.lock").read_text(),
             ".yarnrc.yml": f"nodeLinker: pnp\nplugins:\n  - path: .yarn/plugins/evil.cjs\n    spec: evil\nyarnPath: .yarn/releases/yarn-{YARN}.cjs\n",
             ".yarn/plugins/evil.cjs": _hostile(markers["plugin"]),
@@ -91,8 +91,10 @@ def test_a_yarn_berry_task_is_validated_in_its_environment(berry: dict[str, Any]
     assert task.validation is not None and list(task.validation.fail_to_pass) == ["test::skips words"]
 
 
-def test_the_repositorys_yarn_plugins_and_release_never_run(berry: dict[str, Any]):
-    assert not berry["markers"]["plugin"].exists() and not berry["markers"]["release"].exists()
+def test_the_repositorys_yarn_plugins_release_and_install_scripts_never_run(berry: dict[str, Any]):
+    """Its plugins and its checked-in release, and its own postinstall, which yarn's
+    `enableScripts: false` alone would still run (a workspace's scripts are "assumed safe")."""
+    assert [name for name, marker in berry["markers"].items() if marker.exists()] == []
     assert not (berry["root"] / "node_modules").exists() and not (berry["root"] / ".pnp.cjs").exists()  # the user's checkout untouched
 
 
