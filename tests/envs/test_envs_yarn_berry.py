@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from repokit import git, init_repo, write_files
+from repokit import commit, init_repo, write_files
 
 from benchtape.spec.project import load_project
 from benchtape.spec.task import find_task, load_task
@@ -54,7 +54,7 @@ def berry(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert made.returncode == 0 and (scratch / "yarn.lock").is_file(), made.stdout[-2000:] + made.stderr[-2000:]
     markers = {"plugin": top / "plugin-ran", "release": top / "release-ran", "postinstall": top / "postinstall-ran"}
     root = init_repo(top / "tally")
-    write_files(
+    commit(
         root,
         {
             "package.json": json.dumps({**PACKAGE, "scripts": {**PACKAGE["scripts"], "postinstall": f"touch {markers['postinstall']}"}}, indent=2) + "\n",
@@ -66,11 +66,9 @@ def berry(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             "test/total.test.js": TEST_BASE,
             ".gitignore": "node_modules/\n.pnp.*\n",
         },
+        "tally: sum a list",
     )
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "tally: sum a list")
-    write_files(root, {"index.js": FIXED, "test/total.test.js": TEST_FIX})
-    git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() added NaN for every word in the list; it now sums the numbers only.")
+    commit(root, {"index.js": FIXED, "test/total.test.js": TEST_FIX}, "Skip words when totalling (#3)\n\ntotal() added NaN for every word in the list; it now sums the numbers only.")
     project = load_project(root)
     task_id = create_task(project, "3").id
     store = Store(root / ".benchtape" / "benchtape.db")
