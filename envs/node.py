@@ -256,10 +256,9 @@ def _declares_dependencies(work: Path) -> bool:
 def tame_configs(work: Path) -> list[str]:
     """What in the build's copy of the tree would have the install run the repository's code on
     this host, taken out: pnpm's hooks file (`--ignore-pnpmfile` too), every .npmrc setting
-    but the layout's (NPMRC_KEPT), and .yarnrc.yml's `plugins` (scripts from the repository that
-    yarn 2+ loads) and `yarnPath` (its own release, also ignored by YARN_IGNORE_PATH). A
-    yarn-path in .yarnrc is ignored by YARN_IGNORE_PATH. Returns what was dropped, for the
-    build's notes."""
+    but the layout's (NPMRC_KEPT), and of .yarnrc.yml likewise (YARNRC_KEPT: its `plugins` and
+    `yarnPath` are the repository's scripts that yarn 2+ loads). A yarn-path in .yarnrc is
+    ignored by YARN_IGNORE_PATH. Returns what was dropped, for the build's notes."""
     dropped: list[str] = _tame_yarnrc(work / ".yarnrc.yml")
     hooks = work / ".pnpmfile.cjs"
     if hooks.is_file() or hooks.is_symlink():
@@ -281,9 +280,20 @@ def tame_configs(work: Path) -> list[str]:
     return dropped
 
 
+# A .yarnrc.yml's settings the build keeps: how node_modules is laid out and the lock file read,
+# as NPMRC_KEPT for an .npmrc. The rest is dropped from the build's copy: `plugins` and `yarnPath`
+# are the repository's scripts that yarn loads, `npmRegistryServer` a host the repository picks,
+# `cacheFolder` a path anywhere (YARN_CACHE_FOLDER outranks it anyway), `injectEnvironmentFiles`
+# a file read into the environment
+YARNRC_KEPT = frozenset({
+    "nodeLinker", "nmHoistingLimits", "nmMode", "nmSelfReferences", "pnpMode", "packageExtensions", "enableTransparentWorkspaces",
+    "compressionLevel", "checksumBehavior", "enableGlobalCache", "supportedArchitectures", "defaultSemverRangePrefix", "enableImmutableInstalls",
+})
+
+
 def _tame_yarnrc(path: Path) -> list[str]:
-    """.yarnrc.yml without the settings that run the repository's code: `plugins`, `yarnPath`
-    (one it cannot read, or a link, goes whole)."""
+    """.yarnrc.yml with the layout's settings only (YARNRC_KEPT); one it cannot read, or a
+    link, goes whole."""
     import yaml
 
     if path.is_symlink():
@@ -298,7 +308,7 @@ def _tame_yarnrc(path: Path) -> list[str]:
     if not isinstance(doc, dict):
         path.unlink()
         return [".yarnrc.yml (unreadable)"]
-    gone = [key for key in ("plugins", "yarnPath") if key in doc]
+    gone = [str(key) for key in doc if key not in YARNRC_KEPT]
     if gone:
         path.write_text(yaml.safe_dump({k: v for k, v in doc.items() if k not in gone}, sort_keys=False))
     return [f".yarnrc.yml {key}" for key in gone]

@@ -99,8 +99,9 @@ def test_the_repositorys_yarn_plugins_release_and_install_scripts_never_run(berr
 def test_a_yarnrc_is_tamed_to_its_layout(tmp_path: Path):
     from benchtape.envs.node import tame_configs
 
-    write_files(tmp_path, {".yarnrc.yml": "nodeLinker: node-modules\nplugins:\n  - path: .yarn/plugins/x.cjs\nyarnPath: .yarn/releases/yarn-3.2.4.cjs\nenableTransparentWorkspaces: false\n"})
-    assert tame_configs(tmp_path) == [".yarnrc.yml plugins", ".yarnrc.yml yarnPath"]
+    rc = "nodeLinker: node-modules\nplugins:\n  - path: .yarn/plugins/x.cjs\nyarnPath: .yarn/releases/yarn-3.2.4.cjs\nenableTransparentWorkspaces: false\nnpmRegistryServer: https://evil.example\ncacheFolder: /root/.ssh\n"
+    write_files(tmp_path, {".yarnrc.yml": rc})
+    assert tame_configs(tmp_path) == [".yarnrc.yml plugins", ".yarnrc.yml yarnPath", ".yarnrc.yml npmRegistryServer", ".yarnrc.yml cacheFolder"]
     assert (tmp_path / ".yarnrc.yml").read_text() == "nodeLinker: node-modules\nenableTransparentWorkspaces: false\n"
     (tmp_path / ".yarnrc.yml").write_text("plugins: [\n")
     assert tame_configs(tmp_path) == [".yarnrc.yml (unreadable)"] and not (tmp_path / ".yarnrc.yml").exists()
