@@ -18,6 +18,7 @@ run and recorded; asking again later may give a newer one (a new cell, never a s
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -202,8 +203,10 @@ def version_of(path: Path | str) -> str | None:
 def reported_version(path: Path) -> str | None:
     """The version a binary prints for `--version` (`2.1.328 (Claude Code)`, `codex-cli 0.169.0`);
     for a PyPI tool in its venv, the version of the distribution pip installed there (some have
-    no `--version`, and running one to ask may start it: mini-swe-agent makes its config folder)."""
-    installed_as = _venv_version(path)
+    no `--version`, and running one to ask may start it: mini-swe-agent makes its config folder);
+    for an npm package's bin link, the version in that package's package.json (asking Gemini
+    CLI or opencode starts the whole agent: ~2 s of CPU, twice for each run)."""
+    installed_as = _venv_version(path) or _npm_version(path)
     if installed_as is not None:
         return installed_as
     try:
@@ -353,6 +356,30 @@ def _venv_version(path: Path) -> str | None:
         if meta.parent.name.removesuffix(".dist-info").rsplit("-", 1)[0].lower().replace("-", "_").replace(".", "_") == wanted:
             found = re.search(r"^Version: (\S+)$", meta.read_text(encoding="utf-8", errors="replace"), re.M)
             return found.group(1) if found else None
+    return None
+
+
+def _npm_version(path: Path) -> str | None:
+    """The version of the npm package whose `bin` the link `node_modules/.bin/NAME` points into
+    (what npm installed there), or None when `path` is no such link."""
+    if not path.is_symlink() or path.parent.name != ".bin" or path.parent.parent.name != "node_modules":
+        return None
+    modules = Path(os.path.realpath(path.parent.parent))
+    target = Path(os.path.realpath(path))
+    for package in target.parents:
+        if package == modules or modules not in package.parents:
+            return None
+        manifest = package / "package.json"
+        if not manifest.is_file():
+            continue
+        try:
+            data = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        bins = data.get("bin") if isinstance(data, dict) else None
+        named = {str(data.get("name", "")).rsplit("/", 1)[-1]} if isinstance(bins, str) else set(bins) if isinstance(bins, dict) else set()
+        if path.name in named and isinstance(data.get("version"), str):
+            return str(data["version"])
     return None
 
 

@@ -88,3 +88,25 @@ def test_latest_without_a_registry_stops_before_anything_runs(tmp_path, npm, mon
     assert err.value.exit_code == ExitCode.BLOCKED
     text = err.value.render()
     assert "ENOTFOUND" in text and 'tool_version: "0.169.0"' in text and "nothing ran" in text
+
+
+def test_an_npm_packages_version_is_read_from_its_package_json_never_by_starting_it(tmp_path):
+    """`--version` starts the whole agent for some CLIs (Gemini CLI: ~2 s of CPU, twice a run):
+    a `node_modules/.bin` link into a package says its version in the package's package.json."""
+    import json
+
+    modules = tmp_path / "node_modules"
+    package = modules / "@acme" / "agent"
+    (package / "dist").mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"name": "@acme/agent", "version": "1.2.3", "bin": {"agent": "dist/cli.js"}}))
+    (package / "dist" / "package.json").write_text('{"type": "module"}')  # a nested manifest with no bin is passed over
+    started = tmp_path / "started"
+    script = package / "dist" / "cli.js"
+    script.write_text(f"#!/bin/sh\ntouch {started}\necho 9.9.9\n")
+    script.chmod(0o755)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "agent").symlink_to("../@acme/agent/dist/cli.js")
+    assert binaries.reported_version(modules / ".bin" / "agent") == "1.2.3" and not started.exists()
+    (modules / ".bin" / "copied").write_bytes(script.read_bytes())  # no link into a package: asked
+    (modules / ".bin" / "copied").chmod(0o755)
+    assert binaries.reported_version(modules / ".bin" / "copied") == "9.9.9" and started.exists()
