@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from e2e.cli import benchtape
-from harvestkit import cli_env, clone_toolz
+from harvestkit import FIVE, cli_env, validated_toolz, validation_report
 
 from benchtape.spec.project import load_project
 from benchtape.spec.task import load_task, task_dirs
@@ -42,14 +42,17 @@ def _variant(repo: Path, source: str, name: str, test_path: str, text: str) -> N
     (folder / name / "tests.patch").write_bytes(_new_file_patch(test_path, text))
     yaml = folder / name / "task.yaml"
     old = load_task(folder / source).verify.command
-    yaml.write_text(yaml.read_text().replace(json.dumps(old), json.dumps(f"python3 -m pytest -q {test_path}")))
+    text = yaml.read_text().split("\nvalidation:", 1)[0] + "\n"  # the source's validation is not the variant's
+    yaml.write_text(text.replace(json.dumps(old), json.dumps(f"python3 -m pytest -q {test_path}")))
 
 
 @pytest.fixture(scope="module")
 def validated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     top = tmp_path_factory.mktemp("pertest")
-    repo = clone_toolz(top / "toolz")
-    made = benchtape("task", "create", "603", "425", cwd=repo)
+    # 603 as the suite validated it once (harvestkit.validated_toolz: the same `task validate
+    # --sandbox home`, base suite and repeat runs included); 425 and the variants validated here
+    repo = validated_toolz(top / "toolz", FIVE)
+    made = benchtape("task", "create", "425", cwd=repo)
     assert made.returncode == 0, made.stderr
     counter = top / "runs"
     # flips between runs: fails on odd runs (the base is run 1; the reference runs 2, 3, 4)
@@ -67,9 +70,10 @@ def validated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     # holds): the whole suite at the base goes on without it, and the notes name it
     changing = repo / ".benchtape" / "tasks" / "changing" / "tests.patch"
     changing.write_bytes(changing.read_bytes() + _new_file_patch("toolz/tests/test_zz_uncollectable.py", "open('cases/missing.txt')\n\n\ndef test_never():\n    pass\n"))
-    done = benchtape("task", "validate", "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=1200)
+    done = benchtape("task", "validate", "425", "flaky", "alone", "changing", "--sandbox", "home", "--json", cwd=repo, env=cli_env(), timeout=1200)
     assert done.returncode == 1, done.stderr  # flaky, alone and changing are no tasks
-    return {"repo": repo, "doc": json.loads(done.stdout), "tasks": {t["id"]: t for t in json.loads(done.stdout)["tasks"]}}
+    tasks = {t["id"]: t for doc in (validation_report(FIVE), json.loads(done.stdout)) for t in doc["tasks"]}
+    return {"repo": repo, "tasks": tasks}
 
 
 @pytest.mark.parametrize("task_id", sorted(F2P))
