@@ -252,7 +252,10 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     say(f"building the environment ({'uv' if uv else 'pip'}, Python {recipe.python_version}) in {folder}")
     if uv:
         _run([uv, "venv", "--quiet", "--python", python, str(venv)], work, env, "creating the venv")
-        install = [uv, "pip", "install", "--python", str(venv / "bin" / "python"), *(["--exclude-newer", recipe.resolved_at] if recipe.resolved_at else [])]
+        # --compile-bytecode, as pip does by default: nothing else compiles the venv where
+        # PYTHONDONTWRITEBYTECODE is set or the venv is mounted read-only (a container), and every
+        # test run recompiled pytest from source (0.83 s of CPU for a toolz test file, 0.35 compiled)
+        install = [uv, "pip", "install", "--compile-bytecode", "--python", str(venv / "bin" / "python"), *(["--exclude-newer", recipe.resolved_at] if recipe.resolved_at else [])]
     else:
         _run([python, "-m", "venv", str(venv)], work, env, "creating the venv")
         install = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]

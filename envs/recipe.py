@@ -30,7 +30,8 @@ from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declaratio
 # build makes, so every cached one is built anew; keyed, never part of a task's fingerprint.
 # 2: packages resolved as of the commit (resolution_date), setuptools-scm told the version of
 # the project alone (pretend_variables), compiled extensions rebuildable in a verifier tree.
-BUILD_FORMAT = 2
+# 3: the venv's packages compiled to bytecode when installed (uv's --compile-bytecode).
+BUILD_FORMAT = 3
 PRETEND_VERSION = "0.0.0"  # when the base commit has no release tag before it (or the tree is a plain folder)
 # An export has no .git: every VCS-versioning backend is told the version instead of asking git.
 PRETEND_VARIABLES = (

@@ -84,6 +84,14 @@ def test_the_list_shows_each_built_environment_with_its_project_python_size_and_
     assert plain.returncode == 0 and "alpha, Python" in plain.stdout and "2 environments" in plain.stdout, plain.stdout
 
 
+def test_an_environment_is_built_with_its_packages_compiled(built: dict[str, Any]):
+    """(Before any prune below.) Its runs start from bytecode: where PYTHONDONTWRITEBYTECODE is set (many CI machines) or
+    the environment is mounted read-only (a container) nothing else compiles it, and each test
+    run compiled pytest again from source."""
+    venv = built["folders"]["alpha"] / "venv"
+    assert len(list(venv.glob("lib/python*/site-packages/_pytest/__pycache__/*.pyc"))) > 30
+
+
 def test_a_cache_hit_stamps_the_last_use_and_a_prune_removes_only_the_stale_and_the_unfinished(built: dict[str, Any]):
     cache, folders = built["cache"], built["folders"]
     month_ago = time.time() - 31 * DAY
@@ -147,3 +155,4 @@ def test_a_read_only_cache_is_listed_and_a_prune_names_what_it_could_not_remove(
     failed = {e["key"]: e["error"] for e in doc["failed"]}
     assert folder.name in failed and failed[folder.name], doc
     assert folder.name not in {e["key"] for e in doc["removed"]} and folder.is_dir()
+
