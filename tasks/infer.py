@@ -72,11 +72,11 @@ def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Infer
     targets = modules or sorted({str(PurePosixPath(p).parent) for p in paths})
     if _uses_pytest(read) or not _all_unittest(modules, blocks):
         said = f"pytest on the changed test {'files' if modules else 'folders'}"
-        if _measures_coverage(read):
-            # arrow's `addopts = --cov=arrow --cov-fail-under=99`: the changed files alone cover
-            # 55%, so every run failed with every test passing (its reference "gold_still_fails")
-            return Inferred("python3 -m pytest -q --no-cov " + " ".join(shlex.quote(t) for t in targets), "pytest", f"{said}; --no-cov: the project's pytest options measure coverage, whose threshold a few test files never meet")
-        return Inferred("python3 -m pytest -q " + " ".join(shlex.quote(t) for t in targets), "pytest", said)
+        # arrow's `addopts = --cov=arrow --cov-fail-under=99`: the changed files alone cover 55%,
+        # so every run failed with every test passing (its reference "gold_still_fails")
+        no_cov = _measures_coverage(read)
+        command = "python3 -m pytest -q " + ("--no-cov " if no_cov else "") + " ".join(shlex.quote(t) for t in targets)
+        return Inferred(command, "pytest", f"{said}; --no-cov: the project's pytest options measure coverage, whose threshold a few test files never meet" if no_cov else said)
     dotted = [m[:-3].replace("/", ".") for m in modules]
     return Inferred("python3 -m unittest -v " + " ".join(shlex.quote(d) for d in dotted), "unittest", "unittest on the changed test modules (the repository shows no sign of pytest)")
 
@@ -196,7 +196,7 @@ _COLLECTS = {"jest": re.compile(r"""["']?collectCoverage["']?\s*:\s*true\b"""), 
 def _coverage_on(read: ReadFile, pkg: dict[str, Any], runner: str) -> bool:
     """Whether the runner's config (its config file, or package.json's `jest` key) turns
     coverage on for every run: the JavaScript side of a pytest `--cov` in addopts."""
-    texts = [read(f"{runner}.config.{ext}") or "" for ext in ("ts", "mts", "cts", "js", "mjs", "cjs", "json")]
+    texts = _config_texts(read, runner)
     if runner == "jest" and isinstance(pkg.get("jest"), dict):
         texts.append(json.dumps(pkg["jest"]))
     return any(_COLLECTS[runner].search(text) for text in texts)
@@ -204,7 +204,13 @@ def _coverage_on(read: ReadFile, pkg: dict[str, Any], runner: str) -> bool:
 
 def _has_config(read: ReadFile, runner: str) -> bool:
     """Whether the tree has the runner's own config file at its top (`vitest.config.mts`, `jest.config.js`)."""
-    return any(read(f"{runner}.config.{ext}") is not None for ext in ("ts", "mts", "cts", "js", "mjs", "cjs", "json"))
+    return bool(_config_texts(read, runner))
+
+
+def _config_texts(read: ReadFile, runner: str) -> list[str]:
+    """The runner's own config files at the tree's top, each one's text."""
+    found = (read(f"{runner}.config.{ext}") for ext in ("ts", "mts", "cts", "js", "mjs", "cjs", "json"))
+    return [text for text in found if text is not None]
 
 
 _NODE_TEST_IMPORT = re.compile(r"""(?:from\s+|require\(\s*|import\(\s*)['"]node:test['"]""")
