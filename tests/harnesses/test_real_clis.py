@@ -53,10 +53,6 @@ BENCH = {
                 "metrics": {"tokens_in": 1200, "tokens_out": 240},
             },
         },
-        {
-            "name": "partial",  # the script stops before the fix: the same checks must fail
-            "mock": {"steps": [{"tool": "Read", "input": {"file_path": "calc.py"}}, {"say": "I looked at it."}]},
-        },
     ],
 }
 
@@ -101,14 +97,16 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
             subprocess.run([*git, *step], check=True)
     (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": harness}))
     db = tmp_path / "s.db"
+    # the fix alone: a partial script through every real binary is tests/solver/test_solver_cells.py's
+    # (solver-partial), and each launch of a real CLI costs seconds of CPU
     done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), *(["--keep-sandbox"] if in_git else []), cwd=tmp_path)
-    assert done.returncode == 1, done.stdout + done.stderr  # the partial script fails
+    edits = ("edit", ["calc.py"]) in actions
+    assert done.returncode == (0 if edits else 1), done.stdout + done.stderr
     said = done.stdout + done.stderr
     if in_git:
         _no_snapshot_store_in_the_tree([Path(part.split()[0]) for part in said.split("kept sandbox of ")[1:] for part in [part.split(": ", 1)[1]]])
-    edits = ("edit", ["calc.py"]) in actions
     fixed_line = "fixes-the-bug #1: PASS" if edits else "fixes-the-bug #1: FAIL  exec=PASS"  # the fix holds; only action:edit cannot
-    assert fixed_line in said and "partial #1: FAIL  exec=FAIL" in said, said
+    assert fixed_line in said, said
     run = session(db, "latest", tmp_path)["session"]["run_id"]
     fixed = session(db, f"{run}/fixes-the-bug#1", tmp_path)
     started = fixed["actions"][0]["data"]
@@ -128,8 +126,6 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
         assert transcript["path"].startswith(transcript_at) and transcript["path"].endswith(".jsonl")
     assert fixed["session"]["warnings"] == []
     assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS" if edits else "FAIL"]
-    partial = session(db, f"{run}/partial#1", tmp_path)
-    assert [v["status"] for v in partial["verdicts"]] == ["FAIL", "FAIL"]
 
     # the raw stdout lines re-derive the same calls
     again = benchtape("reparse", fixed["session"]["id"], "--db", str(db), cwd=tmp_path)
@@ -155,7 +151,7 @@ def _no_snapshot_store_in_the_tree(kept: list[Path]) -> None:
     file snapshots track: each step re-hashed its own snapshot store (a task cell's session took
     ~35 s against ~5). Its seeded config turns snapshots off; the real binary must honour it."""
     try:
-        assert len(kept) == 2, kept
+        assert len(kept) == 1, kept
         for box in kept:
             data = box / "work" / ".benchtape-opencode" / "data" / "opencode"
             assert (data / "opencode.db").is_file()  # opencode kept its own store where benchtape put it
