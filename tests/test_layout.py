@@ -32,11 +32,15 @@ the absence of cycles.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+# one worker parses every source file once for all the tests that walk them
+pytestmark = pytest.mark.xdist_group("layout")
 
 ROOT = Path(__file__).resolve().parents[1]
 # room -> its folder (the front door's folder holds three rooms: see room_of_path)
@@ -105,8 +109,15 @@ def _named(text: str) -> str | None:
 TOP_NAMES = _top_names()
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A source file parsed once for the module's tests (six of them walk every file: ~2 s each)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def _imports(path: Path) -> tuple[tuple[int, str], ...]:
+    tree = _tree(path)
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -120,7 +131,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
             prefix = first.value.rstrip(".")
             if first.value.endswith(".") and _named(prefix):
                 found.append((node.lineno, prefix))  # f"benchtape.room.{name}": at least that room
-    return found
+    return tuple(found)
 
 
 def room_of(module: str) -> str | None:
@@ -364,7 +375,7 @@ def test_no_store_is_typed_any():
     parameter, field or variable named store (or *_store) annotated Any is refused."""
     wrong = []
     for _, path in _sources():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_tree(path)):
             if isinstance(node, ast.arg):
                 name, ann = node.arg, node.annotation
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, (ast.Name, ast.Attribute)):
