@@ -97,8 +97,8 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
             subprocess.run([*git, *step], check=True)
     (tmp_path / "bench.yaml").write_text(json.dumps({**BENCH, "harness": harness}))
     db = tmp_path / "s.db"
-    # the fix alone: a partial script through every real binary is tests/solver/test_solver_cells.py's
-    # (solver-partial), and each launch of a real CLI costs seconds of CPU
+    # the fix alone: the partial script (solver-partial, a prefix of the fix) is
+    # tests/solver/test_solver_cells.py's, and each launch of a real CLI costs seconds of CPU
     done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(db), *(["--keep-sandbox"] if in_git else []), cwd=tmp_path)
     edits = ("edit", ["calc.py"]) in actions
     assert done.returncode == (0 if edits else 1), done.stdout + done.stderr
