@@ -179,11 +179,23 @@ def starting_workspace(env: HarborEnv, dest: Path, client: Any = None) -> Path:
             for chunk in chunks:
                 tar.write(chunk)
             tar.seek(0)
-            with tarfile.open(fileobj=tar) as archive:
-                archive.extractall(dest, filter="tar")
+            if hasattr(tarfile, "tar_filter"):
+                with tarfile.open(fileobj=tar) as archive:
+                    archive.extractall(dest, filter="tar")
+            else:
+                _restore_strictly(tar.read(), dest)
     finally:
         container.remove(force=True)
     return dest
+
+
+def _restore_strictly(data: bytes, dest: Path) -> None:
+    """A Python before 3.11.4 (Debian 12's 3.11.2) has no tar extraction filter, and an image's
+    tree is not to be trusted: it is unpacked by benchtape's own snapshot restore, which refuses
+    whatever could write outside `dest` (and, stricter than the filter, hard links and devices)."""
+    from benchtape.sandbox.snapshot import restore
+
+    restore(data, dest)
 
 
 # ---------------------------------------------------------------- the phases

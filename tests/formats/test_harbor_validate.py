@@ -158,9 +158,16 @@ def test_in_a_container_the_oracle_passes_and_the_noop_fails(engine: None, tmp_p
 
 @pytest.mark.docker
 @pytest.mark.xdist_group("docker")
-def test_the_workspace_starts_as_the_image_left_its_workdir(engine: None, tmp_path: Path):
+@pytest.mark.parametrize("extraction", ["filter", "no-filter"])
+def test_the_workspace_starts_as_the_image_left_its_workdir(engine: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extraction: str):
+    """`no-filter`: a Python before 3.11.4 (Debian 12's 3.11.2) has no tar extraction filter;
+    the image's tree is unpacked by the snapshot's own strict restore instead."""
+    import tarfile
+
     from benchtape.sandbox import harbor_env
 
+    if extraction == "no-filter":
+        monkeypatch.delattr(tarfile, "tar_filter", raising=False)
     task = load_harbor_task(FIXTURES / "fix-the-sum")
     env = harbor_env.prepare(task, "container")
     assert env.workdir == "/app" and env.image and env.image.startswith("benchtape-scenario:")

@@ -105,8 +105,11 @@ def test_a_chain_of_extended_headers_is_bounded(tmp_path):
     block.size = len(record)
     header = block.tobuf(format=tarfile.USTAR_FORMAT) + record + b"\0" * (512 - len(record))
     data = header * 50 + tar_bytes(entry("a.txt"), fmt=tarfile.USTAR_FORMAT)
-    with pytest.raises(BadInput, match="extended tar headers in a row"):
+    # refused by benchtape's bound; a tarfile before 3.11.4 (Debian 12's 3.11.2) stops at the
+    # chain's second header first, and the restore refuses the tar as unreadable
+    with pytest.raises(BadInput, match="extended tar headers in a row|not a readable uncompressed tar"):
         restore(data, tmp_path / "work")
+    assert not list((tmp_path / "work").iterdir())
 
 
 def test_too_many_entries_are_refused_and_not_snapshotted(tmp_path, monkeypatch):
