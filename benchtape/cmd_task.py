@@ -205,6 +205,8 @@ def _export(ids: list[str], fmt: str, output: Path, json_out: bool) -> int:
     else:
         for e in done:
             print(f"{e.id}: {e.folder} (environment {e.environment}, working directory {e.workdir})")
+            if e.dependencies:
+                print(f"  test dependencies: {e.dependencies}")
     return 0
 
 

@@ -21,8 +21,13 @@ what benchtape's verifier sees after applying them to the base tree.
 
 The environment: the project's `Dockerfile.benchtape` when it has one (its build context the
 tree, as benchtape builds it, the working directory /workspace); else benchtape's base image
-(which must be local where Harbor runs it: `benchtape sandbox build`) with the project's
-wheelhouse unpacked on PYTHONPATH (the test dependencies, offline), the tree at /app.
+(which must be local where Harbor runs it: `benchtape sandbox build`) with the tree at /app and
+the test dependencies: the project's wheelhouse unpacked on PYTHONPATH when it has one, else the
+project environment container-level validation mounts (envs/: the venv with the project and its
+test dependencies, a Node project's node_modules and node), copied into the image at the paths
+it has here (`environment/host/`), with the variables and setup commands its verifier gets.
+Without them the base image holds a Python and its standard library only, and no oracle could
+pass (`No module named pytest`).
 """
 
 from __future__ import annotations
@@ -48,9 +53,21 @@ class Exported:
     folder: Path
     workdir: str
     environment: str  # "Dockerfile.benchtape" or the base image's name
+    dependencies: str = ""  # what the environment holds beside the tree: the wheelhouse, the project environment, or nothing
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "folder": str(self.folder), "workdir": self.workdir, "environment": self.environment}
+        return {"id": self.id, "folder": str(self.folder), "workdir": self.workdir, "environment": self.environment, "dependencies": self.dependencies}
+
+
+@dataclass
+class _Layers:
+    """What the base image gets beside the tree: Dockerfile lines (before the tree is copied),
+    commands the verifier runs after the patches (a compiled extension's rebuild, `env.setup`),
+    and one line saying what that is."""
+
+    lines: list[str]
+    setup: tuple[str, ...]
+    said: str
 
 
 def export_tasks(project: Any, tasks: list[Any], dest: Path) -> list[Exported]:
@@ -68,7 +85,7 @@ def export_tasks(project: Any, tasks: list[Any], dest: Path) -> list[Exported]:
     with new_folder(dest) as tmp:
         for task in tasks:
             out.append(_export_one(project, task, tmp / task.id))
-    return [Exported(e.id, dest / e.id, e.workdir, e.environment) for e in out]
+    return [Exported(e.id, dest / e.id, e.workdir, e.environment, e.dependencies) for e in out]
 
 
 def _export_one(project: Any, task: Any, folder: Path) -> Exported:
@@ -82,6 +99,7 @@ def _export_one(project: Any, task: Any, folder: Path) -> Exported:
         base = Path(scratch) / "base"
         export_commit(project.root, task.source.base_commit, base)  # the tree, no .git
         dockerfile = project.root / "Dockerfile.benchtape"
+        layers = _Layers([], (), "the project image's own")
         if dockerfile.is_file():
             workdir, environment = PROJECT_WORKDIR, "Dockerfile.benchtape"
             shutil.copytree(base, env_dir, symlinks=True, dirs_exist_ok=True)
@@ -89,22 +107,65 @@ def _export_one(project: Any, task: Any, folder: Path) -> Exported:
         else:
             workdir, environment = DEFAULT_WORKDIR, BASE_IMAGE
             shutil.copytree(base, env_dir / "workspace", symlinks=True)
-            lines = [f"FROM {BASE_IMAGE}"]
             wheels = project.wheelhouse()
-            if wheels is not None:
-                from benchtape.sandbox.wheelhouse import site_for
-
-                shutil.copytree(site_for(wheels, Path(scratch) / "site-cache"), env_dir / "site", symlinks=True, ignore=shutil.ignore_patterns(".complete"))
-                lines += [f"COPY site/ {SITE_AT}/", f"ENV PYTHONPATH={SITE_AT} PATH={SITE_AT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
-            lines += [f"COPY workspace/ {workdir}/", f"WORKDIR {workdir}"]
+            layers = _wheelhouse(wheels, env_dir, Path(scratch)) if wheels is not None else _project_environment(project, task, base, env_dir, workdir)
+            lines = [f"FROM {BASE_IMAGE}", *layers.lines, f"COPY workspace/ {workdir}/", f"WORKDIR {workdir}"]
             (env_dir / "Dockerfile").write_text("\n".join(lines) + "\n")
         _files_after(base, task.tests_patch(), Path(scratch) / "tests", folder / "tests", "tests.patch")
         _files_after(base, task.reference(), Path(scratch) / "reference", folder / "solution", "the reference patch")
     (folder / "instruction.md").write_text(task.prompt(), encoding="utf-8")
-    _script(folder / "tests" / "test.sh", _test_sh(task))
+    _script(folder / "tests" / "test.sh", _test_sh(task, layers.setup))
     _script(folder / "solution" / "solve.sh", "#!/bin/bash\n# The oracle: the reference patch's files, as benchtape's reference phase leaves them.\nset -e\n" + _put_in_place("/solution"))
     (folder / "task.toml").write_text(_task_toml(task, workdir), encoding="utf-8")
-    return Exported(task.id, folder, workdir, environment)
+    return Exported(task.id, folder, workdir, environment, layers.said)
+
+
+def _wheelhouse(wheels: Path, env_dir: Path, scratch: Path) -> _Layers:
+    """The project's wheelhouse unpacked on PYTHONPATH (the test dependencies, offline)."""
+    from benchtape.sandbox.verifier_box import CONTAINER_PATH
+    from benchtape.sandbox.wheelhouse import site_for
+
+    shutil.copytree(site_for(wheels, scratch / "site-cache"), env_dir / "site", symlinks=True, ignore=shutil.ignore_patterns(".complete"))
+    return _Layers([f"COPY site/ {SITE_AT}/", f"ENV PYTHONPATH={SITE_AT} PATH={SITE_AT}/bin:{CONTAINER_PATH}"], (), f"test dependencies from the wheelhouse {wheels}")
+
+
+def _project_environment(project: Any, task: Any, base: Path, env_dir: Path, workdir: str) -> _Layers:
+    """The project environment the task's container-level validation verifies in (built, or
+    reused from the cache), as image layers: what a container box mounts read-only at its own
+    path (the venv's folder; a Node project's node and npm; `env.tools`) copied to that path,
+    the generated files (a VCS version file, a Node project's node_modules) put in the tree,
+    the box's variables, and the setup commands its verifier runs first."""
+    from benchtape.envs.project_env import env_mounts, project_environment
+    from benchtape.envs.recipe import EnvError
+    from benchtape.sandbox.baseimage import image_python
+    from benchtape.sandbox.verifier_box import CONTAINER_PATH
+
+    try:
+        env = project_environment(project, task.source.base_commit, base, "container", container_python=image_python(), fix_commit=task.source.fix_commit)
+        mounts = env_mounts(env, "container")
+    except EnvError as exc:
+        raise BadInput(f"task {task.id}: the project's environment could not be built: {exc}", file=str(task.path), fix="fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected") from None
+    if env.folder is None:
+        return _Layers([], env.setup, "none: benchtape's base image holds a Python and its standard library only (" + ("; ".join(env.notes) or "no project environment detected") + "); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)")
+    host = env_dir / "host"
+    for mount in mounts:
+        source = Path(mount)
+        target = host / source.relative_to(source.anchor)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, target)
+    env.materialize(env_dir / "workspace")
+    variables = env.run_env(workdir, CONTAINER_PATH)
+    lines = (["COPY host/ /"] if mounts else []) + [f"ENV {name}={_env_value(value)}" for name, value in sorted(variables.items())]
+    return _Layers(lines, env.setup, f"the project environment {env.folder} (copied to its own path in the image)")
+
+
+def _env_value(value: str) -> str:
+    """A value as a Dockerfile ENV line reads it back unchanged: double-quoted, with `\\`, `\"`
+    and `$` escaped (ENV expands variables)."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$") + '"'
 
 
 def _files_after(base: Path, patch: bytes, scratch: Path, dest: Path, what: str) -> None:
@@ -142,9 +203,9 @@ def _put_in_place(at: str) -> str:
     )
 
 
-def _test_sh(task: Any) -> str:
+def _test_sh(task: Any, env_setup: tuple[str, ...] = ()) -> str:
     v = task.verify
-    steps = "".join(f"{c}\n" for c in v.setup)
+    steps = "".join(f"{c}\n" for c in (*env_setup, *v.setup))
     return (
         "#!/bin/bash\n"
         "# The hidden verifier of a task mined by benchtape: the tests patch's files put in place,\n"

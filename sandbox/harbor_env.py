@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import re
 import shlex
 import shutil
@@ -44,7 +45,7 @@ from benchtape.core.limits import box_file_limit, box_memory_limit
 from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
-from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, read_rewards, reward_of
+from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, problem, read_rewards, reward_of
 from benchtape.sandbox.verifier_box import BOX_PATH, LOOPBACK_UP, host_tool
 from benchtape.spec.task import TaskSpec
 
@@ -261,6 +262,8 @@ REMEDIES = {
     "base_already_passes": "the untouched environment already earns reward 1: the tests do not test what the instruction asks; fix tests/test.sh",
     "gold_still_fails": "solution/solve.sh does not earn reward 1: fix it (or the tests); its output is in the log",
     "no_solution": "write solution/solve.sh: without it the oracle cannot show the task can be solved",
+    "missing_dependency": "the environment lacks what tests/test.sh runs (the log names it): install it in environment/Dockerfile (a folder `benchtape task export` made with neither Dockerfile.benchtape nor a wheelhouse carries the project environment: export it again with this benchtape)",
+    "network_denied": "tests/test.sh reached for the network, which the verifier's environment does not have: install what it fetches in environment/Dockerfile, or give [verifier.environment] a network_mode in task.toml",
 }
 
 
@@ -279,11 +282,38 @@ def _artifacts_tree(env: HarborEnv, tree: Path, dest: Path) -> Path:
         source = tree / rel if str(rel) != "." else tree
         target = out / rel if str(rel) != "." else out
         if source.is_dir() and not source.is_symlink():
-            shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+            _copy_over(source, target)
         elif source.is_file() or source.is_symlink():
             target.parent.mkdir(parents=True, exist_ok=True)
+            _give_way(target)
             shutil.copy2(source, target, follow_symlinks=False)
     return out
+
+
+def _copy_over(source: Path, target: Path) -> None:
+    """`source` copied onto `target`, replacing what is there, as Harbor's upload of an artifact
+    (a tar extracted over the verifier's working directory) does: symlinks stay symlinks, and a
+    file or link already at a path gives way. copytree(dirs_exist_ok=True) stopped at the
+    first link the image already had (a Node project's node_modules: `File exists`)."""
+    for folder, dirs, files in os.walk(source):
+        here = Path(folder)
+        into = target / here.relative_to(source)
+        if into.is_symlink() or (into.exists() and not into.is_dir()):
+            _give_way(into)
+        into.mkdir(parents=True, exist_ok=True)
+        links = [d for d in dirs if (here / d).is_symlink()]  # a link to a folder is copied as the link
+        dirs[:] = [d for d in dirs if d not in links]
+        for name in (*files, *links):
+            _give_way(into / name)
+            shutil.copy2(here / name, into / name, follow_symlinks=False)
+
+
+def _give_way(path: Path) -> None:
+    """Remove whatever is at `path` (a file, a link, a folder), so a copy can take its place."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
 
 
 def artifact_path(artifact: str, workdir: str) -> PurePosixPath | None:
@@ -353,6 +383,10 @@ def judge_oracle(ev: Evidence) -> Judgement:
     if ev.reward is None:
         return Judgement(False, "no_reward", REMEDIES["no_reward"], ev.detail)
     if ev.reward < PASSED_AT:
+        # the environment, not the solution, stopped the tests: say what it lacks, never "fix solve.sh"
+        found = problem(ev)
+        if found is not None and found[0] in ("missing_dependency", "network_denied"):
+            return Judgement(False, found[0], REMEDIES[found[0]], f"{ev.detail}: {found[1]}")
         return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"], ev.detail)
     return Judgement(True, "", "")
 

@@ -131,3 +131,36 @@ def test_a_project_with_its_own_dockerfile_exports_that_environment(exported: di
     assert 'artifacts = ["/workspace"]' in toml and 'workdir = "/workspace"' in toml
     lint = harbor("lint", folder, cwd=exported["top"])
     assert lint.returncode == 0, lint.stdout + lint.stderr
+
+
+@pytest.mark.docker
+@pytest.mark.xdist_group("docker")
+def test_without_a_wheelhouse_the_project_environment_goes_into_the_image_and_the_oracle_passes(exported: dict[str, Any], tmp_path: Path) -> None:
+    """Most projects bring neither a Dockerfile.benchtape nor a wheelhouse. Their folder's image
+    gets the project environment container-level validation verifies in (the venv, pytest in
+    it), copied to the path it has here, with the box's variables. The base image alone holds
+    a Python and its standard library, so the oracle earned 0 there (`No module named pytest`)."""
+    from benchtape.sandbox.container import available
+
+    ok, why = available()
+    if not ok:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"NO DOCKER ENGINE (CI=true): {why}", pytrace=False)
+        pytest.skip(f"NO DOCKER ENGINE: the exported folder NOT RUN: {why}")
+    repo = shutil.copytree(exported["repo"], tmp_path / "toolz", symlinks=True, ignore=shutil.ignore_patterns("wheelhouse"))
+    out = benchtape("task", "export", "603", "--format", "harbor", "-o", tmp_path / "harbor", "--json", cwd=repo, timeout=600)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (done,) = json.loads(out.stdout)["exported"]
+    assert done["dependencies"].startswith("the project environment "), done
+    folder = Path(done["folder"])
+    dockerfile = (folder / "environment" / "Dockerfile").read_text()
+    (venv,) = [line.split("=", 1)[1].strip('"') for line in dockerfile.splitlines() if line.startswith("ENV VIRTUAL_ENV=")]
+    assert "COPY host/ /" in dockerfile and 'ENV PYTHONPATH="/app"' in dockerfile, dockerfile
+    assert list((folder / "environment" / "host" / venv.lstrip("/") / "lib").glob("python3*/site-packages/pytest")), "pytest is in the venv the image gets"
+    project = tmp_path / "project"
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    shutil.copytree(folder, project / ".benchtape" / "tasks" / "603")
+    done = benchtape("task", "validate", "--sandbox", "container", "--json", cwd=project, timeout=900)
+    report = json.loads(done.stdout)["tasks"][0]
+    assert done.returncode == 0 and report["validated"], json.dumps(report, indent=1)
+    assert (report["phases"]["base"]["reward"], report["phases"]["reference"]["reward"]) == (0.0, 1.0)

@@ -39,6 +39,8 @@ def project_with(tmp_path: Path, broken: bool = True) -> Path:
         (silent / "tests" / "test.sh").write_text("#!/bin/bash\necho checking, but writing no reward\n")
         unsolved = shutil.copytree(FIXTURES / "hello-file", tasks / "no-solution")
         shutil.rmtree(unsolved / "solution")
+        lacking = shutil.copytree(FIXTURES / "hello-file", tasks / "lacks-a-module")  # a verifier whose runner the environment does not hold
+        (lacking / "tests" / "test.sh").write_text("#!/bin/bash\necho 0 > /logs/verifier/reward.txt\npython3 -m benchtape_no_such_runner -q tests/ && echo 1 > /logs/verifier/reward.txt\n")
     return repo
 
 
@@ -84,7 +86,10 @@ def test_at_home_each_way_to_fail_is_named(at_home: dict[str, Any]):
     silent = tasks["no-reward"]["phases"]["base"]
     assert silent["reward"] is None and silent["diagnosis"] == "no_reward" and "wrote neither" in silent["detail"]
     assert tasks["no-solution"]["refused"] and "solution/solve.sh" in tasks["no-solution"]["refused"] and not tasks["no-solution"]["phases"]
-    for task_id in ("always-passes", "half-solved", "no-reward", "no-solution"):
+    lacking = tasks["lacks-a-module"]["phases"]["reference"]  # the environment, not solve.sh, stopped the tests: never "fix solve.sh"
+    assert (lacking["reward"], lacking["diagnosis"]) == (0.0, "missing_dependency") and "benchtape_no_such_runner" in lacking["detail"], lacking
+    assert "environment/Dockerfile" in tasks["lacks-a-module"]["next"] and "solve.sh" not in tasks["lacks-a-module"]["next"]
+    for task_id in ("always-passes", "half-solved", "no-reward", "no-solution", "lacks-a-module"):
         assert not (at_home["repo"] / ".benchtape" / "tasks" / task_id / VALIDATION_FILE).exists()
 
 
@@ -239,3 +244,29 @@ def test_doctor_takes_validated_harbor_tasks_as_they_are(at_home: dict[str, Any]
     done = benchtape("doctor", "--json", cwd=at_home["repo"])
     tasks = next(c for c in json.loads(done.stdout)["checks"] if c["check"] == "tasks")
     assert tasks["status"] != "fail" and "3 valid" in tasks["detail"], tasks  # a reward, not test counts, proves a Harbor task
+
+
+def test_an_artifact_is_copied_over_the_verifiers_workdir_as_harbors_upload_does(tmp_path: Path):
+    """The separate verifier's working directory starts as its image left it; the agent's artifact
+    goes over it, link for link. An image that already holds the workspace's links (a Node
+    project's node_modules, pnpm's relative links) stopped copytree at the first (`File exists`)."""
+    from benchtape.sandbox.harbor_env import _copy_over
+
+    agent, verifier = tmp_path / "agent", tmp_path / "verifier"
+    for root in (agent, verifier):
+        (root / "node_modules" / ".pnpm" / "a@1" / "node_modules" / "a").mkdir(parents=True)
+        (root / "node_modules" / ".pnpm" / "a@1" / "node_modules" / "a" / "index.js").write_text("module.exports = 1\n")
+        (root / "node_modules" / "a").symlink_to(".pnpm/a@1/node_modules/a")
+    (agent / "src.js").write_text("fixed\n")
+    (verifier / "src.js").write_text("buggy\n")
+    (agent / "was-a-file").mkdir()  # a folder where the image had a file, and the reverse
+    (agent / "was-a-file" / "x").write_text("x\n")
+    (verifier / "was-a-file").write_text("old\n")
+    (agent / "was-a-folder").write_text("now a file\n")
+    (verifier / "was-a-folder").mkdir()
+    (agent / "link-to-folder").symlink_to("node_modules")
+    _copy_over(agent, verifier)
+    assert (verifier / "src.js").read_text() == "fixed\n"
+    assert os.readlink(verifier / "node_modules" / "a") == ".pnpm/a@1/node_modules/a" and (verifier / "node_modules" / "a" / "index.js").is_file()
+    assert (verifier / "was-a-file" / "x").read_text() == "x\n" and (verifier / "was-a-folder").read_text() == "now a file\n"
+    assert (verifier / "link-to-folder").is_symlink() and os.readlink(verifier / "link-to-folder") == "node_modules"
