@@ -21,7 +21,7 @@ from benchtape.spec.params import effective_params, substitute
 from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
 from benchtape.spec.script import STEP_KEYS, STEP_KINDS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.transform_source import TransformRefused, transform_of
-from benchtape.spec.units import parse_duration
+from benchtape.spec.units import duration_example, parse_duration, unitless
 from benchtape.spec.yamlsrc import LineDict, LineList, as_line_dict, decode_source, load_yaml_text, plain, read_source, shorten
 
 # ---------------------------------------------------------------- the schema
@@ -735,12 +735,14 @@ class _Loader:
             raise self.err(f"`{key}:` must be a duration such as \"300s\", got {_type_name(value)}", node, key, f'e.g. `{key}: "300s"` (units: ms, s, m, h)')
         seconds = parse_duration(value)
         if seconds is None:
-            raise self.err(
-                f"`{key}: {value}` has no unit (madbench silently falls back to the default; benchtape refuses)",
-                node,
-                key,
-                f'write it with a unit, e.g. `{key}: "{value}s"` (units: ms, s, m, h)',
-            )
+            if unitless(value):
+                raise self.err(
+                    f"`{key}: {value}` has no unit (madbench silently falls back to the default; benchtape refuses)",
+                    node,
+                    key,
+                    f"write it with a unit, e.g. `{key}: {duration_example(value)}` (units: ms, s, m, h)",
+                )
+            raise self.err(f"`{key}: {value}` is not a duration: a number and a unit (ms, s, m, h), such as 90s or 1m30s", node, key, f"write `{key}: {duration_example(value)}`")
         if seconds <= 0 or not math.isfinite(seconds):
             raise self.err(f"`{key}:` must be a positive, finite duration", node, key, f'e.g. `{key}: "300s"`')
         return seconds

@@ -399,9 +399,7 @@ def _verify(ld: DocLoader, top: LineDict, folder: Path) -> Verify:
         command = PLACEHOLDER_COMMAND
     if not isinstance(command, str) or not command.strip():
         raise ld.err("`verify.command` must be a command (a string; exit 0 means passed)", node, "command" if "command" in node else None, "e.g. `command: pytest -q tests/test_bug.py`")
-    network = node.get("network", False)
-    if not isinstance(network, bool):
-        raise ld.err(f"`verify.network` must be true or false, got {network!r}", node, "network")
+    network = ld.boolish(node.get("network", False), node, "network")  # "false" quoted reads as false, as in a bench
     protected = tuple(ld.strings(node, "protected_paths", "`verify.protected_paths`"))
     for p in protected:
         if p.startswith("/") or ".." in Path(p).parts:

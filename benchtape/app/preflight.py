@@ -29,6 +29,7 @@ from benchtape.recorder.runner import RunOptions
 from benchtape.spec.bench import BenchSpec, ScenarioSpec
 from benchtape.spec.evalfile import EvalSpec
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig
+from benchtape.spec.solver import SOLVER_MODELS
 
 
 @dataclass
@@ -96,9 +97,10 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     else:
         pf.blocking.extend(judge_problems(bench, env))
     none_scenarios = 0
+    solver = (model or bench.harness_config.get("model")) in SOLVER_MODELS  # the task's own solver script plays, not the scenario's `mock:`
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
-        pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level))))
+        pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level)), solver=solver))
         none_scenarios += level == "none"
         if name == "codex" and level == "container":
             pf.blocking.extend(_codex_in_container(bench, sc))
@@ -387,7 +389,7 @@ def _images(bench: BenchSpec, name: str, adapter: object, sandbox: str | None) -
     return pf
 
 
-def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, allow_network: bool = False, where: PreflightContext | None = None) -> Preflight:
+def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: bool, allow_network: bool = False, where: PreflightContext | None = None, solver: bool = False) -> Preflight:
     pf = Preflight()
     label = f"{sc.where}: scenario {sc.name!r}"
     if level == "none":
@@ -407,7 +409,7 @@ def _scenario(sc: ScenarioSpec, level: str, harness: str, allow_host_writes: boo
     for key, path in (("setup", sc.setup), ("generate", sc.generate)):
         if path is not None and not os.access(path, os.X_OK):
             pf.blocking.append(f"{label}: `{key}:` {path} is not executable (chmod +x it)")
-    if harness == "mock" and sc.mock is None:
+    if harness == "mock" and sc.mock is None and not solver:
         pf.notes.append(f"{label}: no `mock:` script; the mock echoes the prompt and calls no tools")
     transforms = ([sc.transform] if sc.transform is not None else []) + [t for spec in sc.checks for t in transforms_in(spec)]
     pf.blocking.extend(f"{label}: {m}" for m in transform_problems(transforms, where or PreflightContext(env=dict(os.environ), runtimes=sc.runtimes)))

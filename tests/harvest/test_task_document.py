@@ -56,7 +56,8 @@ def test_a_task_loads_with_its_files(tmp_path: Path):
         (lambda t: t.replace(f'base_commit: "{BASE}"', 'base_commit: "1fb2b9f"'), 6, "full 40-hex"),
         (lambda t: t.replace("tests_patch: tests.patch", "tests_patch: missing.patch"), 12, "does not exist"),
         (lambda t: t.replace("tests_patch: tests.patch", "tests_patch: ../../x.patch"), 12, "outside the task's folder"),
-        (lambda t: t.replace("  command: python3 -m pytest -q toolz/tests/test_itertoolz.py\n", "  network: maybe\n  command: x\n"), 10, "`verify.network` must be true or false"),
+        (lambda t: t.replace("  command: python3 -m pytest -q toolz/tests/test_itertoolz.py\n", "  network: maybe\n  command: x\n"), 10, "`network:` must be true or false"),
+        (lambda t: t.replace("  command: python3 -m pytest -q toolz/tests/test_itertoolz.py\n", "  timeout: 15 minutes\n  command: x\n"), 10, "`timeout: 15 minutes` is not a duration"),
         (lambda t: t.replace("kind: Task", "kind: Evaluation"), 2, "does not belong here"),
     ],
 )
@@ -65,6 +66,23 @@ def test_a_bad_task_names_file_line_and_fix(tmp_path: Path, edit, line: int, wor
     with pytest.raises(BadInput) as err:
         load_task(folder)
     assert err.value.file == str(folder / "task.yaml") and err.value.line == line and words in err.value.what, err.value.render()
+    assert err.value.fix, err.value.render()
+
+
+@pytest.mark.parametrize(("written", "fix"), [("15 minutes", '"15m"'), ("1.5 hours", '"1.5h"'), ("2 secs", '"2s"'), ("15", '"15s"'), ("soon", '"300s"')])
+def test_a_duration_without_a_unit_gets_a_fix_that_parses(tmp_path: Path, written: str, fix: str):
+    """The fix names a duration that loads: `15 minutes` is `"15m"`, never `"15 minutess"`."""
+    folder = write_task(tmp_path, text=TASK.replace("  command: python3", f"  timeout: {written}\n  command: python3"))
+    with pytest.raises(BadInput) as err:
+        load_task(folder)
+    assert f"`timeout: {fix}`" in (err.value.fix or ""), err.value.render()
+    (folder / "task.yaml").write_text(TASK.replace("  command: python3", f"  timeout: {fix}\n  command: python3"))
+    assert load_task(folder).verify.timeout > 0
+
+
+def test_a_quoted_network_reads_as_the_bench_loader_reads_it(tmp_path: Path):
+    folder = write_task(tmp_path, text=TASK.replace("  command: python3", '  network: "false"\n  command: python3'))
+    assert load_task(folder).verify.network is False
 
 
 def test_the_fingerprint_binds_every_input(tmp_path: Path):

@@ -125,3 +125,10 @@ def test_contamination_is_flagged_on_every_surface_with_where_the_cutoff_is_publ
         assert flag in shown and unknown in shown
     refused = benchtape("compare", "dated", "--after-cutoff", cwd=measured)
     assert refused.returncode == 2 and "none is published for codex@latest gpt-5.4-mini/medium" in refused.stderr
+
+
+def test_the_preview_never_says_the_solver_calls_no_tools(measured: Path):
+    """The solver models play the task's own script: the mock's "no `mock:` script" note (true of
+    a bench scenario run by the plain mock) is not said of them."""
+    preview = _json(benchtape("run", "partial", "--dry-run", "--json", cwd=measured))
+    assert preview["notes"] is not None and not [n for n in preview["notes"] if "calls no tools" in n], preview["notes"]
