@@ -88,13 +88,14 @@ def validated_lines(result: Any) -> None:
             say(f"      next: {t.next}")
             continue
         say(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")
+        width = max((len(name) for name in t.phases), default=9)  # `reference.3`, `base.suite`: the columns stay in line
         for name, p in t.phases.items():
             d = p.to_dict()
             counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else p.judgement.detail if p.judgement.held and p.judgement.detail else "runner not recognised"
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
-            say(f"      {name:9} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
+            say(f"      {name:{width}} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
             if d["diagnosis"] and p.judgement.detail:
-                say(f"      {'':9} why: {p.judgement.detail[:600]}")
+                say(f"      {'':{width}} why: {p.judgement.detail[:600]}")
         if t.tests is not None:
             say(f"      tests     FAIL_TO_PASS {len(t.tests.fail_to_pass)}: {', '.join(t.tests.fail_to_pass[:3])}{' …' if len(t.tests.fail_to_pass) > 3 else ''}; PASS_TO_PASS {len(t.tests.pass_to_pass)}")
         if t.health is not None and not t.health.held:

@@ -52,9 +52,13 @@ def task_rows(project: Project) -> list[Row]:
         why, next_step = state.why, state.next
         if state.why == "never validated":
             last = last_outcome(project.config_dir / "validate", task_id)
-            if last is not None and not last.get("validated") and last.get("fingerprint") in (None, task.fingerprint(recipe)):
+            if last is not None and not last.get("validated"):
                 why = f"its last validation ({last.get('at')}, level {last.get('level')}) did not hold: {last.get('why') or 'see its logs'}"
-                next_step = last.get("next") or f"read {project.config_dir / 'validate' / task_id}/*.log, then: benchtape task validate {task_id}"
+                if last.get("fingerprint") in (None, task.fingerprint(recipe)):
+                    next_step = last.get("next") or f"read {project.config_dir / 'validate' / task_id}/*.log, then: benchtape task validate {task_id}"
+                else:  # edited since, or its environment's recipe (.benchtape/config.yaml `env:`) changed: that conclusion may no longer hold
+                    why += "; the task or its environment's recipe has changed since"
+                    next_step = f"benchtape task validate {task_id}"
         rows.append(Row(task_id, folder, state.state, why, next_step, task))
     return rows
 
