@@ -91,7 +91,7 @@ def validated_lines(result: Any) -> None:
         width = max((len(name) for name in t.phases), default=9)  # `reference.3`, `base.suite`: the columns stay in line
         for name, p in t.phases.items():
             d = p.to_dict()
-            counts = f"reward {d['reward']:g}" if d.get("reward") is not None else f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}" if d["runner"] else p.judgement.detail if p.judgement.held and p.judgement.detail else "runner not recognised"
+            counts = _phase_counts(d, p.judgement)
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
             say(f"      {name:{width}} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
             if d["diagnosis"] and p.judgement.detail:
@@ -178,3 +178,15 @@ def pruned_lines(cache: Any, unused_for: str, pruned: Any) -> None:
     for e, why in pruned.failed:
         say(f"FAILED  {_env_line(e)}: could not remove it ({why})")
     say(f"freed {_mb(pruned.freed)} in {cache}: {len(pruned.removed)} removed, {pruned.kept} used within {unused_for} kept" + (f", {len(pruned.kept_in_use)} in use kept" if pruned.kept_in_use else "") + (f", {len(pruned.failed)} could not be removed" if pruned.failed else ""))
+
+
+def _phase_counts(d: dict[str, Any], judgement: Any) -> str:
+    """What a phase's row says it ran: a reward, the runner's counts, the patch that did not apply
+    (never "runner not recognised" for a run that never started), or that no runner was read."""
+    if d.get("reward") is not None:
+        return f"reward {d['reward']:g}"
+    if d["runner"]:
+        return f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}"
+    if d["status"] == "patch_apply_failed":
+        return f"{d.get('patch') or 'a patch'} does not apply: nothing ran"
+    return judgement.detail if judgement.held and judgement.detail else "runner not recognised"

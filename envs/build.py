@@ -359,7 +359,7 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
     link_npm(folder / "bin")
     shutil.rmtree(folder / "pnpm-store", ignore_errors=True)  # node_modules holds its files (hard links): the store's index only takes room
     shutil.rmtree(folder / "yarn-cache", ignore_errors=True)
-    notes = [] if det.lock else [f"no lock file: {describe(det.manager, det.manager_version, None)}"]
+    notes = [] if det.lock else [describe(det.manager, det.manager_version, None)]  # `npm (no lock file: the versions the registry resolves today)`
     installer = f"{det.manager} {det.manager_version}" if det.manager_version else (det.manager or "npm")
     return ProjectEnv(recipe, folder, installer, False, modules, installed(work / "node_modules"), notes=notes, modules_digest=modules_digest(work, modules))
 

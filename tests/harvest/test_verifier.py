@@ -93,6 +93,9 @@ def test_verify_runs_setup_then_the_command_and_counts(tmp_path: Path):
     conflict = verify(tree, [("tests.patch", patch)], spec, run)
     assert conflict.status == "patch_apply_failed" and conflict.patch == "tests.patch" and len(calls) == 2  # nothing ran
     assert judge_base(conflict).diagnosis == "patch_conflict" and judge_reference(conflict).diagnosis == "patch_conflict"
+    from benchtape.render_tasks import _phase_counts
+
+    assert _phase_counts(conflict.to_dict(), judge_base(conflict)) == "tests.patch does not apply: nothing ran"  # the summary's row names the patch
     slow = verify(tree, [], Verify(command="sleep 5", timeout=0.5), run)
     assert slow.status == "timeout" and judge_base(slow).diagnosis == "timeout"
     # a test that hangs at the base (tomlkit #470 fixed a parser hang): pytest stopped at the
