@@ -50,3 +50,42 @@ def test_a_changed_signature_a_comment_a_dunder_and_a_name_the_prompt_says_are_n
 def test_no_python_no_finding():
     js = TESTS.replace("tests/test_windows.py", "tests/windows.test.js")
     assert unnamed_interface(js, REFERENCE, "") == []
+
+
+MARKDOWN_REFERENCE = '''diff --git a/markdown/extensions/toc.py b/markdown/extensions/toc.py
+--- a/markdown/extensions/toc.py
++++ b/markdown/extensions/toc.py
+@@ -10,6 +10,7 @@ class TocTreeprocessor(Treeprocessor):
+         self.use_permalinks = parseBoolValue(config["permalink"], False)
++        self.permalink_leading = parseBoolValue(config["permalink_leading"], False)
+         self.slugify = config["slugify"]
+@@ -40,3 +41,7 @@ class TocExtension(Extension):
+             "permalink_title": ["Permanent link", "Title attribute of the permalink"],
++            "permalink_leading": [False, "True if permalinks should be placed at the start"],
+             "baselevel": ["1", "Base level for headers."],
+'''
+
+MARKDOWN_TESTS = '''diff --git a/tests/test_syntax/extensions/test_toc.py b/tests/test_syntax/extensions/test_toc.py
+--- a/tests/test_syntax/extensions/test_toc.py
++++ b/tests/test_syntax/extensions/test_toc.py
+@@ -1,3 +1,9 @@
++    def test_permalink_leading(self):
++        self.assertMarkdownRenders(
++            '# Header',
++            '<h1 id="header"><a class="headerlink" href="#header">&para;</a>Header</h1>',
++            extensions=[TocExtension(permalink=True, permalink_leading=True)]
++        )
+'''
+
+
+def test_an_option_the_fix_adds_and_the_tests_pass_by_keyword_is_named():
+    """Python-Markdown #1339: the prompt (its PR title) asked for `permalink_prepend`; the fix
+    and the tests call it `permalink_leading`. An agent following the prompt fails every test."""
+    found = unnamed_interface(MARKDOWN_TESTS, MARKDOWN_REFERENCE, "# Add a new boolean option `permalink_prepend` to the toc extension")
+    assert [(u.name, u.test_file) for u in found] == [("permalink_leading", "tests/test_syntax/extensions/test_toc.py")]
+    assert unnamed_interface(MARKDOWN_TESTS, MARKDOWN_REFERENCE, "Add a `permalink_leading` option") == []
+
+
+def test_an_option_used_as_a_local_name_or_attribute_is_no_use_of_it():
+    local = MARKDOWN_TESTS.replace("permalink=True, permalink_leading=True", "permalink=True").replace("+    def test_permalink_leading(self):\n", "+    def test_permalink_leading(self):\n+        permalink_leading = 1\n")
+    assert unnamed_interface(local, MARKDOWN_REFERENCE, "") == []
