@@ -37,7 +37,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from benchtape.core.errors import BadInput
 
@@ -70,10 +70,11 @@ class _Layers:
     said: str
 
 
-def export_tasks(project: Any, tasks: list[Any], dest: Path) -> list[Exported]:
+def export_tasks(project: Any, tasks: list[Any], dest: Path, carry_env: CarryEnv) -> list[Exported]:
     """Each task (a `TaskSpec` mined from history, loaded by the caller) as a Harbor task folder
     in `dest`, a new (or empty) folder, written beside it first and moved in: a failure leaves
-    nothing half-written."""
+    nothing half-written. `carry_env`: the project environment a task's image carries when the
+    project has neither a Dockerfile.benchtape nor a wheelhouse."""
     from benchtape.replay.report import new_folder
 
     for task in tasks:
@@ -84,11 +85,11 @@ def export_tasks(project: Any, tasks: list[Any], dest: Path) -> list[Exported]:
     out = []
     with new_folder(dest) as tmp:
         for task in tasks:
-            out.append(_export_one(project, task, tmp / task.id))
+            out.append(_export_one(project, task, tmp / task.id, carry_env))
     return [Exported(e.id, dest / e.id, e.workdir, e.environment, e.dependencies) for e in out]
 
 
-def _export_one(project: Any, task: Any, folder: Path) -> Exported:
+def _export_one(project: Any, task: Any, folder: Path, carry_env: CarryEnv) -> Exported:
     from benchtape.sandbox.baseimage import BASE_IMAGE
     from benchtape.sandbox.checkout import export_commit
 
@@ -108,7 +109,7 @@ def _export_one(project: Any, task: Any, folder: Path) -> Exported:
             workdir, environment = DEFAULT_WORKDIR, BASE_IMAGE
             shutil.copytree(base, env_dir / "workspace", symlinks=True)
             wheels = project.wheelhouse()
-            layers = _wheelhouse(wheels, env_dir, Path(scratch)) if wheels is not None else _project_environment(project, task, base, env_dir, workdir)
+            layers = _wheelhouse(wheels, env_dir, Path(scratch)) if wheels is not None else _carried(carry_env(task, base), env_dir, workdir)
             lines = [f"FROM {BASE_IMAGE}", *layers.lines, f"COPY workspace/ {workdir}/", f"WORKDIR {workdir}"]
             (env_dir / "Dockerfile").write_text("\n".join(lines) + "\n")
         _files_after(base, task.tests_patch(), Path(scratch) / "tests", folder / "tests", "tests.patch")
@@ -129,26 +130,33 @@ def _wheelhouse(wheels: Path, env_dir: Path, scratch: Path) -> _Layers:
     return _Layers([f"COPY site/ {SITE_AT}/", f"ENV PYTHONPATH={SITE_AT} PATH={SITE_AT}/bin:{CONTAINER_PATH}"], (), f"test dependencies from the wheelhouse {wheels}")
 
 
-def _project_environment(project: Any, task: Any, base: Path, env_dir: Path, workdir: str) -> _Layers:
-    """The project environment the task's container-level validation verifies in (built, or
-    reused from the cache), as image layers: what a container box mounts read-only at its own
-    path (the venv's folder; a Node project's node and npm; `env.tools`) copied to that path,
-    the generated files (a VCS version file, a Node project's node_modules) put in the tree,
-    the box's variables, and the setup commands its verifier runs first."""
-    from benchtape.envs.project_env import env_mounts, project_environment
-    from benchtape.envs.recipe import EnvError
-    from benchtape.sandbox.baseimage import image_python
-    from benchtape.sandbox.verifier_box import CONTAINER_PATH
+@dataclass
+class CarriedEnv:
+    """The project environment a folder's image carries, made by the caller (benchtape.app.tasks
+    builds it, or takes it from the cache, as container-level validation does): what a container
+    box mounts read-only at its own path (the venv's folder; a Node project's node and npm;
+    `env.tools`), the box's variables for a working directory, the setup commands its verifier
+    runs first, and how the generated files (a VCS version file, a Node project's node_modules)
+    are put in a tree. `mounts` empty: there is none, and `said` says why."""
 
-    try:
-        env = project_environment(project, task.source.base_commit, base, "container", container_python=image_python(), fix_commit=task.source.fix_commit)
-        mounts = env_mounts(env, "container")
-    except EnvError as exc:
-        raise BadInput(f"task {task.id}: the project's environment could not be built: {exc}", file=str(task.path), fix="fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected") from None
-    if env.folder is None:
-        return _Layers([], env.setup, "none: benchtape's base image holds a Python and its standard library only (" + ("; ".join(env.notes) or "no project environment detected") + "); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)")
+    mounts: list[str]
+    variables: Callable[[str], dict[str, str]]
+    setup: tuple[str, ...]
+    materialize: Callable[[Path], Any]
+    said: str
+
+
+CarryEnv = Callable[[Any, Path], CarriedEnv]  # (task, its base tree) -> the environment its image carries
+
+
+def _carried(carried: CarriedEnv, env_dir: Path, workdir: str) -> _Layers:
+    """The project environment as image layers: each mount copied to its own path
+    (`environment/host/`, `COPY host/ /`), the generated files in the tree, the variables as
+    ENV lines; its setup commands go first in tests/test.sh."""
+    if not carried.mounts:
+        return _Layers([], carried.setup, carried.said)
     host = env_dir / "host"
-    for mount in mounts:
+    for mount in carried.mounts:
         source = Path(mount)
         target = host / source.relative_to(source.anchor)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -156,10 +164,9 @@ def _project_environment(project: Any, task: Any, base: Path, env_dir: Path, wor
             shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
         else:
             shutil.copy2(source, target)
-    env.materialize(env_dir / "workspace")
-    variables = env.run_env(workdir, CONTAINER_PATH)
-    lines = (["COPY host/ /"] if mounts else []) + [f"ENV {name}={_env_value(value)}" for name, value in sorted(variables.items())]
-    return _Layers(lines, env.setup, f"the project environment {env.folder} (copied to its own path in the image)")
+    carried.materialize(env_dir / "workspace")
+    lines = ["COPY host/ /"] + [f"ENV {name}={_env_value(value)}" for name, value in sorted(carried.variables(workdir).items())]
+    return _Layers(lines, carried.setup, carried.said)
 
 
 def _env_value(value: str) -> str:

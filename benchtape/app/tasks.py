@@ -33,7 +33,28 @@ def export_harbor(project: Any, ids: list[str], dest: Path) -> list[Any]:
     missing = [i for i in ids if i not in found]
     if missing:
         raise BadInput(f"no task {', '.join(repr(m) for m in missing)} in {project.root}", fix=f"known tasks: {', '.join(list(found)[:20]) or '(none: benchtape task create REF)'}")
-    return export_tasks(project, [load_task_folder(found[i]) for i in ids], dest)
+    return export_tasks(project, [load_task_folder(found[i]) for i in ids], dest, lambda task, base: _carried_env(project, task, base))
+
+
+def _carried_env(project: Any, task: Any, base: Path) -> Any:
+    """The project environment a task's container-level validation verifies in (built, or
+    reused from the cache), as an exported folder's image carries it (formats.harbor_export)."""
+    from benchtape.core.errors import BadInput
+    from benchtape.envs.project_env import env_mounts, project_environment
+    from benchtape.envs.recipe import EnvError
+    from benchtape.formats.harbor_export import CarriedEnv
+    from benchtape.sandbox.baseimage import image_python
+    from benchtape.sandbox.verifier_box import CONTAINER_PATH
+
+    try:
+        env = project_environment(project, task.source.base_commit, base, "container", container_python=image_python(), fix_commit=task.source.fix_commit)
+        mounts = env_mounts(env, "container")
+    except EnvError as exc:
+        raise BadInput(f"task {task.id}: the project's environment could not be built: {exc}", file=str(task.path), fix='fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, "Project environments"); `benchtape doctor` shows what was detected') from None
+    if env.folder is None:
+        why = "; ".join(env.notes) or "no project environment detected"
+        return CarriedEnv([], lambda workdir: {}, env.setup, lambda tree: None, f"none: benchtape's base image holds a Python and its standard library only ({why}); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)")
+    return CarriedEnv(mounts, lambda workdir: env.run_env(workdir, CONTAINER_PATH), env.setup, env.materialize, f"the project environment {env.folder} (copied to its own path in the image)")
 
 
 def cached_envs() -> tuple[Path, list[Any]]:
