@@ -255,9 +255,11 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
         # --compile-bytecode, as pip does by default: nothing else compiles the venv where
         # PYTHONDONTWRITEBYTECODE is set or the venv is mounted read-only (a container), and every
         # test run recompiled pytest from source (0.83 s of CPU for a toolz test file, 0.35 compiled)
-        install = [uv, "pip", "install", "--compile-bytecode", "--python", str(venv / "bin" / "python"), *(["--exclude-newer", recipe.resolved_at] if recipe.resolved_at else [])]
+        install = [uv, "pip", "install", "--compile-bytecode", "--python", str(venv / "bin" / "python"), *(["--exclude-newer", recipe.resolved_at] if recipe.resolved_at else []), *_override_args(recipe, folder)]
     else:
         _run([python, "-m", "venv", str(venv)], work, env, "creating the venv")
+        if recipe.config.overrides:  # a fix's raised bounds alone are left to the base's, as before uv
+            raise EnvError(f"`env.overrides` ({', '.join(recipe.config.overrides)}) needs uv, which replaces a declared requirement; pip cannot: install uv (`pip install uv`) where benchtape runs")
         install = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
     others = _other_specs(recipe, work)
     notes: list[str] = []
@@ -362,6 +364,18 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
     notes = [] if det.lock else [describe(det.manager, det.manager_version, None)]  # `npm (no lock file: the versions the registry resolves today)`
     installer = f"{det.manager} {det.manager_version}" if det.manager_version else (det.manager or "npm")
     return ProjectEnv(recipe, folder, installer, False, modules, installed(work / "node_modules"), notes=notes, modules_digest=modules_digest(work, modules))
+
+
+def _override_args(recipe: Recipe, folder: Path) -> list[str]:
+    """uv's `--override FILE` for the recipe's overrides (a fix's raised bounds, `env.overrides`):
+    each replaces every requirement on its distribution that the project declares, where
+    installing both would be unsatisfiable (boltons' requirements-test.txt pins pytest==3.0.7,
+    which does not start on Python 3.11)."""
+    if not recipe.overrides:
+        return []
+    path = folder / "overrides.txt"
+    path.write_text("".join(f"{r}\n" for r in recipe.overrides), encoding="utf-8")
+    return ["--override", str(path)]
 
 
 def _other_specs(recipe: Recipe, work: Path) -> list[str]:

@@ -142,7 +142,7 @@ def declared_requirements(tree: Tree, det: Detection) -> tuple[str, ...]:
     """Every requirement the tree declares for the project and the tests `det` found, as written:
     the project's dependencies, its test extras' and dependency groups' lists, the further
     specifiers (tox, nox, poetry/pdm/uv dev) and the requirements files' lines. Compared across a
-    task's base and fix commits (added_requirements), never installed as they are here."""
+    task's base and fix commits (fix_requirements), never installed as they are here."""
     if det.language != "python":
         return ()
     top = tree.names()
@@ -169,16 +169,30 @@ def declared_requirements(tree: Tree, det: Detection) -> tuple[str, ...]:
     return tuple(dict.fromkeys(" ".join(r.split()) for r in found))
 
 
-def added_requirements(base: Tree, fix: Tree) -> tuple[str, ...]:
-    """The requirements a task's fix commit declares that its base does not: a pull request that
-    adds the test dependency its new tests import (jsonschema's #1390 added jsonpath-ng to its
-    noxfile with the test that imports it). The environment of the task installs them too, or
-    the reference's own tests fail on a missing module whatever the fix."""
+def fix_requirements(base: Tree, fix: Tree) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(added, raised): the requirements a task's fix commit declares for distributions its base
+    does not (a pull request that adds the test dependency its new tests import: jsonschema's
+    #1390 added jsonpath-ng to its noxfile with the test that imports it), and those whose
+    bounds it changed (a Poetry `pytest = "^6.2"` raised to `"^7.0"`, which its tests may need).
+    The task's environment installs the added ones too, and the raised ones in place of the
+    base's (uv's `--override`: installing both would be unsatisfiable when they are disjoint);
+    without them the reference's own tests fail on a missing module or an old API."""
     base_det, fix_det = detect(base), detect(fix)
     if base_det.language != "python" or fix_det.language != "python":
-        return ()
-    had = set(declared_requirements(base, base_det))
-    return tuple(r for r in declared_requirements(fix, fix_det) if r not in had)
+        return (), ()
+    had = declared_requirements(base, base_det)
+    names = {_distribution(r) for r in had}
+    declared = declared_requirements(fix, fix_det)
+    added = tuple(r for r in declared if _distribution(r) not in names)
+    raised = tuple(r for r in declared if _distribution(r) in names and r not in had)
+    return added, raised
+
+
+def _distribution(requirement: str) -> str:
+    """A requirement's distribution name, normalised (PEP 503): what tells a requirement the fix
+    adds from one whose bounds it moves (fix_requirements)."""
+    m = _REQ_NAME.match(requirement)
+    return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else requirement
 
 
 def _other(tree: Tree, top: list[str]) -> Detection:
@@ -370,9 +384,194 @@ def _literal(arg: Any) -> str | None:
 
 
 def _poetry_deps(declared: Any) -> list[str]:
+    """PEP 508 requirements for a Poetry dependency table (`[tool.poetry.dev-dependencies]`,
+    `[tool.poetry.group.<name>.dependencies]`), each with the bounds Poetry's constraint gives:
+    names alone let the installer take the newest release at the resolution date (cleo's
+    `pytest = "^6.2.1"` became pytest 7.3.1, `tox = "^3.20.1"` tox 4.5.0). What cannot be said
+    in PEP 508 loses its bound or marker, never the dependency: nothing here fails the install."""
     if not isinstance(declared, dict):
         return []
-    return [str(k) for k in declared if str(k).lower() != "python"]
+    found: list[str] = []
+    for key, spec in declared.items():
+        name = str(key)
+        if name.lower() != "python" and _PEP508_NAME.fullmatch(name):
+            found += _poetry_requirements(name, spec)
+    return found
+
+
+# A distribution's (or an extra's) name as PEP 508 spells one.
+_PEP508_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+# PEP 440: a release (with an epoch), then pre-, post- and dev-release parts; a local label.
+_RELEASE = r"(?:\d+!)?\d+(?:\.\d+)*"
+_SUFFIXES = r"(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?(?:-\d+|[-_.]?(?:post|rev|r)[-_.]?\d*)?(?:[-_.]?dev[-_.]?\d*)?"
+_LOCAL = r"(?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?"
+# One PEP 440 clause as uv reads it: a wildcard only after a release and only with == or !=;
+# ~= with two release parts at least; no local label on an ordered comparison.
+_PEP440_CLAUSE = re.compile(
+    rf"(?:==|!=)(?:{_RELEASE}\.\*|{_RELEASE}{_SUFFIXES}{_LOCAL})|~=(?:\d+!)?\d+(?:\.\d+)+{_SUFFIXES}|(?:<=|>=|<|>){_RELEASE}{_SUFFIXES}",
+    re.IGNORECASE,
+)
+# One Poetry clause: an operator (none: exactly that version), a version, a `.*`/`.x` wildcard.
+_POETRY_CLAUSE = re.compile(r"(?P<op>\^|~=|~|===|==|=|!=|<>|<=|>=|<|>)?v?(?P<version>\d[0-9A-Za-z.!+_-]*?)(?P<wild>(?:\.[*xX])+)?")
+_ANY = re.compile(r"[*xX](?:\.[*xX])*")
+Clause = tuple[str, str]  # (PEP 440 operator, version)
+
+
+def _poetry_requirements(name: str, spec: Any) -> list[str]:
+    """The requirement(s) for one Poetry dependency: a constraint string, a table, or a list of
+    tables each for its own Pythons (cleo's `mypy = [{version = "^1.0", python = "<3.8"}, …]`).
+    The list keeps all its entries only when each one's Python marker can be written: one
+    without its marker would clash with the others' bounds, so the name alone is safer then."""
+    if isinstance(spec, list):
+        made = [_poetry_requirement(name, entry, strict=True) for entry in spec]
+        return [r for r in made if r is not None] if made and None not in made else [name]
+    return [_poetry_requirement(name, spec, strict=False) or name]
+
+
+def _poetry_requirement(name: str, spec: Any, strict: bool) -> str | None:
+    """`name[extras]specifier; marker` for a constraint string or a table (version, extras,
+    python, markers). A git/path/url source is the name alone (nothing is fetched from it here).
+    A Python range that cannot be written as a marker drops the marker, or with `strict` (an
+    entry of a list) gives None."""
+    if isinstance(spec, str):
+        return name + (_poetry_specifier(spec) or "")
+    if not isinstance(spec, dict):
+        return name
+    if any(k in spec for k in ("git", "path", "url")):
+        return name
+    extras = [str(e) for e in spec.get("extras") or [] if _PEP508_NAME.fullmatch(str(e))]
+    version = spec.get("version")
+    specifier = (_poetry_specifier(version) or "") if isinstance(version, str) else ""
+    python = spec.get("python")
+    python_marker = _python_marker(python) if isinstance(python, str) else ""
+    if python_marker is None and strict:
+        return None
+    markers = spec.get("markers")
+    conditions = [m for m in (python_marker, " ".join(markers.split()) if isinstance(markers, str) else "") if m]
+    marker = " and ".join(f"({m})" for m in conditions) if len(conditions) > 1 else "".join(conditions)
+    return name + (f"[{','.join(extras)}]" if extras else "") + specifier + (f"; {marker}" if marker else "")
+
+
+def _poetry_specifier(constraint: str) -> str | None:
+    """A Poetry constraint as a PEP 440 specifier: "" for any version, None when it cannot be
+    written as one (alternatives `||` that are not one range, a form Poetry reads and PEP 440
+    has no word for)."""
+    alternatives = _poetry_constraint(constraint)
+    if alternatives is None:
+        return None
+    merged = _one_range(alternatives)
+    return ",".join(op + v for op, v in merged) if merged is not None else None
+
+
+def _poetry_constraint(constraint: str) -> list[list[Clause]] | None:
+    """The `||` alternatives of a Poetry constraint, each its PEP 440 clauses (ANDed: `,` or
+    spaces between them; `>= 1.2` is one clause), [] in one meaning any version."""
+    alternatives: list[list[Clause]] = []
+    for alternative in re.split(r"\s*\|\|?\s*", constraint.strip()):
+        joined = re.sub(r"(\^|~=?|===?|!=|<>|[<>]=?|=)\s+", r"\1", alternative.strip())
+        clauses: list[Clause] = []
+        for token in (t for t in re.split(r"[,\s]+", joined) if t):
+            converted = _poetry_clause(token)
+            if converted is None:
+                return None
+            clauses += converted
+        alternatives.append(clauses)
+    return alternatives
+
+
+def _poetry_clause(token: str) -> list[Clause] | None:
+    """One Poetry clause as PEP 440 clauses: `^1.2.3` >=1.2.3,<2.0.0 (the first non-zero part
+    is the one that may not change: `^0.2.3` <0.3.0, `^0.0.3` <0.0.4); `~1.2.3` >=1.2.3,<1.3.0
+    (`~1` <2); `1.2.3` ==1.2.3; `1.2.*` ==1.2.*; `*` any; a PEP 440 clause as it is. None when
+    the result would not be valid PEP 440 (uv refuses the whole install on one bad clause)."""
+    if _ANY.fullmatch(token):
+        return []
+    m = _POETRY_CLAUSE.fullmatch(token)
+    if m is None:
+        return None
+    op, version, wild = m.group("op") or "==", m.group("version"), m.group("wild")
+    if op in ("^", "~"):
+        release = re.match(r"\d+(?:\.\d+)*", version)
+        if wild or release is None or version[release.end():].startswith(("!", ".")):
+            return None
+        parts = [int(p) for p in release.group().split(".")]
+        index = _caret_part(parts) if op == "^" else min(1, len(parts) - 1)
+        upper = [*parts[:index], parts[index] + 1, *[0] * (len(parts) - index - 1)]
+        clauses = [(">=", version), ("<", ".".join(map(str, upper)))]
+    else:
+        op = {"=": "==", "<>": "!="}.get(op, op)
+        if wild:
+            if op not in ("==", "!="):
+                return None
+            version += ".*"
+        clauses = [(op, version)]
+    return clauses if all(_PEP440_CLAUSE.fullmatch(o + v) for o, v in clauses) else None
+
+
+def _caret_part(parts: list[int]) -> int:
+    """Which release part a caret lets change no more (Poetry's next breaking version): the
+    major unless it is 0, then the minor unless 0, then the patch; never past what is written."""
+    if parts[0] > 0 or len(parts) == 1:
+        return 0
+    if parts[1] > 0 or len(parts) == 2:
+        return 1
+    return 2
+
+
+def _one_range(alternatives: list[list[Clause]]) -> list[Clause] | None:
+    """The alternatives as one list of clauses, when they are one: a single alternative, any
+    version in one of them, or `>=a,<b` ranges of plain releases that touch or overlap
+    (`^6.2 || ^7.0` is >=6.2,<8.0). None otherwise: PEP 440 has no "or"."""
+    if len(alternatives) == 1:
+        return alternatives[0]
+    if [] in alternatives:
+        return []
+    ranges: list[tuple[tuple[int, ...], str, tuple[int, ...], str]] = []
+    for clauses in alternatives:
+        if len(clauses) != 2 or clauses[0][0] != ">=" or clauses[1][0] != "<" or not all(re.fullmatch(r"\d+(?:\.\d+)*", v) for _, v in clauses):
+            return None
+        ranges.append((_release_key(clauses[0][1]), clauses[0][1], _release_key(clauses[1][1]), clauses[1][1]))
+    ranges.sort()
+    low, low_text, high, high_text = ranges[0]
+    for start, _, end, end_text in ranges[1:]:
+        if start > high:
+            return None  # a gap between them
+        if end > high:
+            high, high_text = end, end_text
+    return [(">=", low_text), ("<", high_text)]
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    """A plain release for comparing, trailing zeros dropped (2.0 is 2.0.0 and 2)."""
+    parts = [int(p) for p in release.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def _python_marker(constraint: str) -> str | None:
+    """A Poetry `python = "…"` constraint as a PEP 508 marker ("" for any Python), its `||`
+    alternatives as `or`: python_version for X.Y, python_full_version for X.Y.Z. None when
+    it cannot be written (a wildcard other than ==X.Y.*, a clause that is not PEP 440)."""
+    alternatives = _poetry_constraint(constraint)
+    if alternatives is None:
+        return None
+    if [] in alternatives:
+        return ""
+    written: list[str] = []
+    for clauses in alternatives:
+        conditions: list[str] = []
+        for op, version in clauses:
+            if version.endswith(".*"):
+                if op != "==" or not re.fullmatch(r"\d+\.\d+\.\*", version):
+                    return None
+                op, version = "==", version[:-2]
+            field = "python_full_version" if version.count(".") >= 2 else "python_version"
+            conditions.append(f'{field} {op} "{version}"')
+        written.append(" and ".join(conditions))
+    if len(written) == 1:
+        return written[0]
+    return " or ".join(f"({w})" if " and " in w else w for w in written)
 
 
 def _requirement_files(tree: Tree, top: list[str]) -> tuple[str, ...]:

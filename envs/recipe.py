@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from benchtape.envs.detect import Detection, added_requirements, detect
+from benchtape.envs.detect import Detection, detect, fix_requirements
 from benchtape.envs.node import dependency_changes, node_version
 from benchtape.spec.project import EnvConfig
 from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declarations, environment_recipe
@@ -71,7 +71,8 @@ class Recipe:
     notes: tuple[str, ...] = field(default_factory=tuple)
     version: str = PRETEND_VERSION  # what a VCS-versioned build is told it is: the base commit's newest release tag (project_tree.GitTree.release); recorded, not keyed (a tag changes no declaration)
     node: str | None = None  # a Node project's node version (its node_modules is bound to it)
-    added: tuple[str, ...] = ()  # requirements the task's fix commit declares that the base does not (detect.added_requirements): installed too, and keyed
+    added: tuple[str, ...] = ()  # requirements the task's fix commit declares that the base does not (detect.fix_requirements): installed too, and keyed
+    overrides: tuple[str, ...] = ()  # requirements installed in place of what the project declares (uv's --override): the fix's raised bounds, then `env.overrides`; keyed
     overlay: tuple[tuple[str, bytes], ...] = ()  # a Node project's package.json and lock file as the task's fix commit has them, when it changes the dependencies: installed from, and keyed
     resolved_at: str | None = None  # YYYY-MM-DD: a Python project's packages resolved as published by then (resolution_date), keyed
 
@@ -102,6 +103,8 @@ class Recipe:
             doc.update(node=self.node, declarations=dict(self.declarations), manager=[self.detection.manager, self.detection.manager_version])
         if self.added:  # only then: every other recipe keeps the key it had
             doc["added"] = list(self.added)
+        if self.overrides:
+            doc["overrides"] = list(self.overrides)
         if self.resolved_at:
             doc["resolved_at"] = self.resolved_at
         if self.overlay:
@@ -110,14 +113,15 @@ class Recipe:
 
     def to_dict(self) -> dict[str, Any]:
         """What a validation or a graded cell records about the environment it ran in."""
-        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations), **({"added": list(self.added)} if self.added else {}), **({"from_fix": [path for path, _ in self.overlay]} if self.overlay else {})}
+        return {"key": self.key(), "recipe": self.environment, "python": self.python_version, **({"node": self.node} if self.detection.language == "node" else {}), "version": self.version, "detected": self.detection.to_dict(), "env": self.config.bound(), "declarations": dict(self.declarations), **({"added": list(self.added)} if self.added else {}), **({"overrides": list(self.overrides)} if self.overrides else {}), **({"from_fix": [path for path, _ in self.overlay]} if self.overlay else {})}
 
 
 def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | None = None, fix: Tree | None = None) -> Recipe:
     """The recipe of the tree (a base commit's, or a folder) under the project's `env:`.
     `python`: the interpreter to build with instead of the project's (a container's: the base
     image holds this host's system Python at the same path). `fix`: the task's fix commit, whose
-    newly declared requirements are installed too (detect.added_requirements)."""
+    newly declared requirements are installed too, and its raised bounds in place of the base's
+    (detect.fix_requirements)."""
     config = config or EnvConfig()
     detection = detect(tree)
     notes: list[str] = []
@@ -139,9 +143,12 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
         if config.build and detection.unbuilt is None and (node is None or detection.toolchain is None):
             notes.append("no node and npm on this host: the Node dependencies are not installed, the verifier runs the toolchain as it is")
     release = tree.release() if detection.scm and isinstance(tree, GitTree) else None
-    added = added_requirements(tree, fix) if fix is not None and config.build else ()
+    added, raised = fix_requirements(tree, fix) if fix is not None and config.build else ((), ())
     if added:
         notes.append(f"the fix declares requirements its base does not, installed too: {', '.join(added)}")
+    if raised:
+        notes.append(f"the fix changes the bounds of requirements its base declares, installed as the fix declares them: {', '.join(raised)}")
+    overrides = tuple(dict.fromkeys([*raised, *config.overrides]))
     overlay: tuple[tuple[str, bytes], ...] = ()
     changed = dependency_changes(tree, fix, detection.lock) if fix is not None and config.build and detection.language == "node" else []
     if fix is not None and changed:
@@ -150,7 +157,7 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
     resolved_at = resolution_date(fix if fix is not None else tree, version) if detection.language == "python" and config.resolve == "commit" else None
     if resolved_at:
         notes.append(f"packages resolved as published before {resolved_at} (`env.resolve: commit`, the default: the month of the {'fix' if fix is not None else 'commit'}, or when Python {version} was established if later), not today's")
-    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added, overlay, resolved_at)
+    return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added, overrides, overlay, resolved_at)
 
 
 # When each Python was established: its release, and six months for the packages to catch up

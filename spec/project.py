@@ -33,15 +33,56 @@ DEFAULT_TEST_PATTERNS = (
     "spec/**/*_spec.rb",
     "test.js", "test.mjs", "test.cjs", "test.ts", "test.mts", "test.cts",  # one test file beside the code (ava's convention: sindresorhus's packages)
 )
+
+
+def _any_case(glob: str) -> str:
+    """`glob` with each letter matching either case. tasks/classify's globs are case-sensitive
+    (a test pattern such as `**/__tests__/**` means that spelling), so only the changelog
+    patterns below that need it say so: Python-Markdown's `docs/changelog.md` is a changelog as
+    much as `CHANGELOG.md` is."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in glob)
+
+
+# A changelog's name in any case, in any folder: with no extension or a documentation one only,
+# because a lowercase name is also code's (commitizen's changelog.py, a news app's news.py) and a
+# test's data file (`tests/data/history.txt`, which noise would take out of tests.patch).
+_NOTES_NAMES = ("changelog", "changes", "history", "news")
+_NOTES_SUFFIXES = ("", ".md", ".markdown", ".rst", ".adoc", ".rdoc")
+# Folders of release notes (Python-Markdown's docs/change_log/release-3.5.md, pytest's
+# changelog/1234.bugfix.rst): their documents, not a package's modules of the same name.
+_NOTES_FOLDERS = ("change_log", "changelog", "changes")
+_NOTES_EXTENSIONS = ("md", "markdown", "rst", "txt", "adoc")
+# towncrier's news fragments, `<issue or +name>.<type>[.<ext>]` (pip's news/343.feature.md). news/
+# and changes/ are also names of packages and of a site's articles, so there only that shape
+# counts; newsfragments/, changelog.d/ and CPython's NEWS.d/ hold nothing else.
+_FRAGMENT_FOLDERS = ("news", "changes")
+_FRAGMENT_TYPES = (
+    "feature", "bugfix", "doc", "removal", "misc", "breaking", "deprecation",
+    "added", "changed", "fixed", "removed", "security", "trivial", "vendor", "improvement",
+)
+
+
+def _changelog_patterns() -> tuple[str, ...]:
+    """The globs of changelogs and release notes beyond the literal ones (see the comments above)."""
+    names = [_any_case(f"**/{n}{s}") for n in _NOTES_NAMES for s in _NOTES_SUFFIXES]
+    folders = [_any_case(f"**/{d}/**/*.{e}") for d in _NOTES_FOLDERS for e in _NOTES_EXTENSIONS]
+    whole = [_any_case(f"**/{d}/**") for d in ("changelog.d", "newsfragments", "news.d")]
+    fragments = [f"**/{d}/*.{t}{x}" for d in _FRAGMENT_FOLDERS for t in _FRAGMENT_TYPES for x in ("", ".*")]
+    return (*names, *folders, *whole, *fragments)
+
+
 # Changed files dropped from both patches: lock files, generated files, changelogs, the list of
 # contributors a PR adds its author to (marshmallow's AUTHORS.rst: no prompt asks for it); reno's
-# releasenotes/notes/*.yaml (OpenStack's tool; tenacity's PRs each add one).
+# releasenotes/notes/*.yaml (OpenStack's tool; tenacity's PRs each add one). An uppercase
+# changelog name takes any extension (no module is named CHANGES.py); the rest are
+# _changelog_patterns().
 DEFAULT_NOISE_PATTERNS = (
-    "CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*", "**/CHANGELOG*", "changelog.d/**", "changes/**", "release-notes/**", "releasenotes/**",
+    "CHANGELOG*", "CHANGES*", "HISTORY*", "NEWS*", "**/CHANGELOG*", "release-notes/**", "releasenotes/**",
     "AUTHORS*", "CONTRIBUTORS*", ".mailmap",
     "docs/release*", "doc/release*", "docs/whatsnew/**", "docs/changes*",
     "*.lock", "**/*.lock", "package-lock.json", "**/package-lock.json", "pnpm-lock.yaml", "yarn.lock", "go.sum", "Cargo.lock", "poetry.lock", "uv.lock", "Pipfile.lock",
     "**/*.min.js", "**/*.min.css", "**/*.map", "**/*_pb2.py", "**/*.pb.go", "**/generated/**", "**/__snapshots__/**",
+    *_changelog_patterns(),
 )
 PROMPT_SOURCES = ("issue", "pull_request", "auto")
 PROVIDERS = ("github", "gitlab")
@@ -54,7 +95,7 @@ SOURCE_KEYS = {"provider", "host", "owner", "repo", "remote"}
 HARVEST_KEYS = {"prompt_source", "test_patterns", "noise_patterns"}
 AGENT_KEYS = {"allow_hosts"}
 CREDENTIAL_KEYS = {"env", "file"}
-ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "setup", "variables", "package", "tools", "resolve"}
+ENV_KEYS = {"build", "python", "extras", "groups", "requirements", "install", "overrides", "setup", "variables", "package", "tools", "resolve"}
 RESOLVE = ("commit", "today")  # `env.resolve`: a Python project's packages as published at the task's commit (envs/recipe.resolution_date), or today's
 
 
@@ -111,6 +152,7 @@ class EnvConfig:
     groups: tuple[str, ...] = ()
     requirements: tuple[str, ...] = ()  # requirements files, relative to the repository root
     install: tuple[str, ...] = ()  # more requirement specifiers (`pytest-xdist`, `numpy<2`)
+    overrides: tuple[str, ...] = ()  # specifiers installed in place of what the project pins (uv's --override): `pytest==7.4.0` over a requirements file's pytest==3.0.7
     setup: tuple[str, ...] = ()
     variables: tuple[tuple[str, str], ...] = ()  # set at build time and when the verifier runs
     package: str | None = None  # the import name of the package under test, when detection misses it
@@ -125,6 +167,8 @@ class EnvConfig:
         }
         if self.resolve != "commit":  # only then: the tasks of every other config keep their fingerprints
             bound["resolve"] = self.resolve
+        if self.overrides:  # the same
+            bound["overrides"] = list(self.overrides)
         return bound
 
 
@@ -290,6 +334,7 @@ def _env(ld: DocLoader, top: LineDict) -> EnvConfig:
         groups=strings("groups"),
         requirements=strings("requirements"),
         install=strings("install"),
+        overrides=strings("overrides"),
         setup=strings("setup"),
         variables=tuple((str(k), str(v)) for k, v in variables.items()),
         package=str(node["package"]) if node.get("package") is not None else None,

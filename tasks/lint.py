@@ -8,8 +8,9 @@ to a bound input does.
 
 A redaction can leave a stray fragment: a line that says nothing once the reference is gone
 ("# Fixes [redacted]"), or a word glued to one (`[redacted]#12`, `https://docs.example/[redacted]/x`,
-`[see]([redacted])`). Each is a finding too (`fragments`); `--fix` drops such a line and
-reduces such a word to `[redacted]`.
+`[see]([redacted])`). A line of punctuation alone is one too: `task create` removes closing
+references without a marker, and Python-Markdown's "Fixes #918." left its "." as a line. Each is
+a finding too (`fragments`); `--fix` drops such a line and reduces such a word to `[redacted]`.
 """
 
 from __future__ import annotations
@@ -69,10 +70,22 @@ _TOKEN = re.compile(r"\S*" + re.escape(REDACTED) + r"\S*")
 _EDGE = ".,;:!?\"'`()"
 
 
+# What a redaction leaves of a sentence: its punctuation, an emptied "()" or "[]". A line of
+# hyphens alone is Markdown (a rule, a heading's underline), "::" reStructuredText's literal
+# block, and an ellipsis says something.
+_REMNANT = re.compile(r"\s*(?:(?:[.,;:!?\u2013\u2014-]|\(\s*\)|\[\s*\])\s*)+")
+_MARKUP = re.compile(r"[\s-]*|\s*::\s*|\s*(?:\.\s*){3,}")
+_FENCE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})")
+
+
 def fragments(text: str) -> list[Fragment]:
     """The stray fragments redaction left in `text` (see the module's docstring)."""
     found = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    lines = text.splitlines()
+    for number, (line, code) in enumerate(zip(lines, _in_code(lines)), start=1):
+        if not code and _only_punctuation(line):
+            found.append(Fragment(number, line.strip(), "a line of punctuation alone, what a redaction left of a sentence"))
+            continue
         if REDACTED not in line:
             continue
         if _says_nothing(line):
@@ -89,13 +102,38 @@ def _says_nothing(line: str) -> bool:
     return len(words) <= 2
 
 
+def _only_punctuation(line: str) -> bool:
+    """A line that is a redaction's remnant, not Markdown that has no words by nature."""
+    return bool(_REMNANT.fullmatch(line)) and not _MARKUP.fullmatch(line)
+
+
+def _in_code(lines: list[str]) -> list[bool]:
+    """Whether each line is in a fenced code block (or is its fence): a `;` or `)` alone there is
+    code, no remnant of a sentence."""
+    inside, marks = False, []
+    for line in lines:
+        fence = bool(_FENCE.match(line))
+        marks.append(inside or fence)
+        if fence:
+            inside = not inside
+    return marks
+
+
 def without_fragments(text: str) -> str:
     """`text` with each line that says nothing dropped, and each word glued to a redaction
-    reduced to the redaction (its sentence punctuation kept)."""
-    kept = []
-    for line in text.splitlines():
-        if REDACTED in line and _says_nothing(line):
+    reduced to the redaction (its sentence punctuation kept). A line dropped between two blank
+    ones takes one of them along, so no paragraph gap doubles."""
+    kept: list[str] = []
+    lines = text.splitlines()
+    gap = False
+    for line, code in zip(lines, _in_code(lines)):
+        if (REDACTED in line and _says_nothing(line)) or (not code and _only_punctuation(line)):
+            gap = gap or bool(kept) and not kept[-1].strip()
             continue
+        if gap and not line.strip():
+            gap = False
+            continue
+        gap = False
         kept.append(_TOKEN.sub(lambda m: REDACTED + (m.group(0)[-1] if m.group(0)[-1] in ".,;:!?" else ""), line))
     while kept and not kept[0].strip():
         kept.pop(0)

@@ -16,9 +16,17 @@ from benchtape.tasks.gitlog import Landing
 MAX_PROMPT = 6000
 _KEYWORD = r"(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?|see|refs?|related(?: to)?|part of|addresses)\s*:?\s+"
 _REFERENCES = r"(?:[\w.-]+/[\w.-]+)?#\d+(?:\s*(?:,|and)\s*(?:[\w.-]+/[\w.-]+)?#\d+)*"
-# a line that opens with a reference ("fix #544: Correctly pass …") loses the separator after it too
-_LEADING = re.compile(rf"^[ \t]*{_KEYWORD}{_REFERENCES}[ \t]*[:\u2013\u2014-]?[ \t]*", re.IGNORECASE | re.MULTILINE)
-_CLOSING = re.compile(rf"\s*\b{_KEYWORD}{_REFERENCES}\.?", re.IGNORECASE)
+# A reference that is a clause of its own takes its punctuation with it: one that opens a line,
+# after a list marker ("fix #544: Correctly pass …", Python-Markdown's body "Fixes #918." whose
+# "." stayed as a line), one after a sentence ("It gave bad output. Fixes #602."), one in
+# parentheses. One inside a sentence ("Improve X, see #12.") takes the separator before it, and
+# the sentence keeps its end.
+_OWN_PUNCTUATION = r"[ \t]*[.,;:\u2013\u2014-]*"
+_LEADING = re.compile(rf"^([ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)?)(?:{_KEYWORD}{_REFERENCES}{_OWN_PUNCTUATION}[ \t]*)+", re.IGNORECASE)
+_AFTER_SENTENCE = re.compile(rf"(?<=[.!?])(?:[ \t]+{_KEYWORD}{_REFERENCES}{_OWN_PUNCTUATION})+", re.IGNORECASE)
+_WRAPPED = re.compile(rf"[ \t]*\([ \t]*{_KEYWORD}{_REFERENCES}{_OWN_PUNCTUATION}[ \t]*\)", re.IGNORECASE)
+_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])(?=[ \t]|$)")
+_IN_SENTENCE = re.compile(rf"(?<=\S)[ \t]*[,;:\u2013\u2014-]?[ \t]*\b{_KEYWORD}{_REFERENCES}", re.IGNORECASE)
 _TRAILER = re.compile(r"^(?:Signed-off-by|Co-authored-by|Reviewed-by|Acked-by|Tested-by|Reported-by|Suggested-by|Change-Id|Cc):.*$", re.IGNORECASE | re.MULTILINE)
 _ISSUE_BLOCK = re.compile(r"^(?:Issue|Original issue|Issue text)\s*:\s*\n(.+?)(?:\n\n(?=\S)|\Z)", re.IGNORECASE | re.MULTILINE | re.DOTALL)
 
@@ -82,10 +90,22 @@ def _clean(text: str) -> str:
     text = _PROCESS_LINE.sub("", text)
     text = _TRAILER.sub("", text)
     text = re.sub(r"(?:\n[ \t]*-{3,}[ \t]*)+\s*\Z", "", "\n" + text.strip())  # the separator GitHub puts before a squash's co-authors, left alone at the end
-    text = _LEADING.sub("", text)
-    text = _CLOSING.sub("", text)
+    text = _without_references(text)
     text = re.sub(r"[ \t]+$", "", text, flags=re.MULTILINE)
     return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def _without_references(text: str) -> str:
+    """`text` without its closing references ("Fixes #918."). A line they leave with no word
+    goes: a "." or a bare list marker alone is no line of a prompt (Python-Markdown's was)."""
+    kept = []
+    for line in text.split("\n"):
+        bare = _LEADING.sub(r"\1", line)
+        for pattern in (_WRAPPED, _AFTER_SENTENCE, _IN_SENTENCE):
+            bare = pattern.sub("", bare)
+        if bare == line or re.search(r"\w", _LIST_MARKER.sub("", bare)):
+            kept.append(bare)
+    return "\n".join(kept)
 
 
 def _one_paragraph(text: str) -> str:

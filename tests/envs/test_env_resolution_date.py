@@ -61,3 +61,19 @@ def test_resolve_today_keeps_todays_releases(tmp_path: Path):
     assert recipe.resolved_at is None
     env = ensure_env(recipe, root, cache=tmp_path / "cache")
     assert env.venv is not None and tuple(int(x) for x in _packaging(env.venv / "bin" / "python").split(".")[:2]) >= (24, 0)
+
+
+def test_an_override_replaces_what_the_project_pins(tmp_path: Path):
+    """`env.overrides` installs in place of the project's own pin, where `env.install` beside it
+    is unsatisfiable (boltons' requirements-test.txt pins pytest==3.0.7, which does not start on
+    Python 3.11: `overrides: [pytest==7.3.1]` made its task 205 valid)."""
+    config = "apiVersion: benchtape/v1alpha1\nkind: Project\nenv: {requirements: [requirements-test.txt], overrides: ['packaging==23.0']}\n"
+    root, commit = _repo(tmp_path / "pinned", "2023-08-15T12:00:00Z", config)
+    (root / "requirements-test.txt").write_text("packaging==21.3\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "pin")
+    commit = git(root, "rev-parse", "HEAD")
+    recipe = recipe_at(load_project(root), commit)
+    assert recipe.overrides == ("packaging==23.0",) and recipe.config.bound()["overrides"] == ["packaging==23.0"]
+    env = ensure_env(recipe, root, cache=tmp_path / "cache")
+    assert env.venv is not None and _packaging(env.venv / "bin" / "python") == "23.0"  # not the file's 21.3

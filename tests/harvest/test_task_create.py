@@ -136,6 +136,34 @@ def test_lint_finds_leaks_and_fix_redacts_them(toolz: Path):
     assert benchtape("task", "lint", cwd=toolz).returncode == 0
 
 
+def test_a_line_of_punctuation_a_redaction_left_is_a_stray_fragment(toolz: Path):
+    """Python-Markdown's "Fixes #918." left a prompt whose body was "." alone, and lint called it
+    clean: `task create` removes a closing reference without a marker, so the line is found by
+    what it is, and `--fix` drops it."""
+    folder = toolz / ".benchtape" / "tasks" / "551"
+    if not folder.exists():
+        assert benchtape("task", "create", "551", cwd=toolz).returncode == 0
+    (folder / "prompt.md").write_text("# Fix isiterable\n\n.\n")
+    found = benchtape("task", "lint", "551", cwd=toolz)
+    assert found.returncode == 1 and "line 3: a stray fragment of a redaction" in found.stdout, found.stdout
+    fixed = benchtape("task", "lint", "551", "--fix", cwd=toolz)
+    assert fixed.returncode == 0, fixed.stdout
+    assert (folder / "prompt.md").read_text() == "# Fix isiterable\n"
+
+
+def test_punctuation_left_alone_is_a_fragment_but_markdown_without_words_is_not():
+    """What a removed reference leaves ("." "," "- ." "()" a dash) is found and dropped, a gap
+    between paragraphs kept single; a rule, an ellipsis, an empty list item's hyphen and
+    anything inside a code fence are the text's own."""
+    from benchtape.tasks.lint import fragments, without_fragments
+
+    text = "# Fix lists\n\nNested lists.\n\n.\n\nTables too.\n,\n- .\n()\n\u2014\n\n---\n\n...\n\n-\n\n```\nf(\n);\n.\n```\n"
+    assert [(f.line, f.text) for f in fragments(text)] == [(5, "."), (8, ","), (9, "- ."), (10, "()"), (11, "\u2014")]
+    fixed = without_fragments(text)
+    assert fixed == "# Fix lists\n\nNested lists.\n\nTables too.\n\n---\n\n...\n\n-\n\n```\nf(\n);\n.\n```\n"
+    assert fragments(fixed) == [] and without_fragments(fixed) == fixed
+
+
 def test_the_placeholder_command_is_refused_until_written(toolz: Path):
     assert benchtape("task", "create", "534", cwd=toolz).returncode == 0
     task_yaml = toolz / ".benchtape" / "tasks" / "534" / "task.yaml"

@@ -125,6 +125,27 @@ def test_changed_files_split_into_tests_code_other_and_noise():
     assert split(["tenacity/__init__.py", "releasenotes/notes/retry-with-a-b3c0.yaml"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS).noise == ["releasenotes/notes/retry-with-a-b3c0.yaml"]
 
 
+def test_changelogs_are_noise_in_any_case_folder_or_towncrier_fragment_and_code_of_the_same_name_is_not():
+    """Python-Markdown's fixes put docs/changelog.md and docs/change_log/release-3.5.md into
+    reference.patch: the patterns were uppercase and rooted. towncrier's fragments are
+    `<issue or +name>.<type>[.<ext>]` in news/, newsfragments/, changelog.d/ or changes/; a
+    package or module of the same name (changes.py, a news/ of modules) is code, and a test's
+    data file stays in tests.patch."""
+    noise = [
+        "docs/changelog.md", "Changelog.rst", "ChangeLog", "Changes", "docs/history.rst", "History.rdoc", "docs/News.md", "pkg/CHANGES.txt",
+        "docs/change_log/release-3.5.md", "docs/change_log/index.md", "changelog/1234.bugfix.rst", "docs/Changes/2.0.rst",
+        "news/343.feature.md", "news/+a1b2.trivial.rst", "news/12.bugfix.1.md", "newsfragments/123.bugfix.rst", "src/twisted/newsfragments/9876.misc",
+        "changelog.d/20240101_120000_alice.md", "changes/123.feature", "Misc/NEWS.d/next/Library/2023-05-01.gh-issue-1.abc.rst",
+    ]
+    code = [
+        "src/pkg/changes.py", "tests/test_news.py", "news/__init__.py", "news/models.py", "news/templates/news/detail.html", "news/feature.py",
+        "changes/__init__.py", "commitizen/changelog.py", "src/history.py", "src/changelog/render.py", "features/news.feature", "site/content/news/2023-01-01-launch.md",
+    ]
+    parts = split(noise + code, DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS)
+    assert parts.noise == noise and "tests/test_news.py" in parts.tests
+    assert split(["tests/data/history.txt", "tests/fixtures/news.txt"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS).tests == ["tests/data/history.txt", "tests/fixtures/news.txt"]
+
+
 def test_a_gitlab_merge_prompt_loses_its_merge_request_line():
     landing = _landing("merge", "Merge branch 'fix-parser' into 'main'", "Fix the parser on empty input\n\nIt crashed.\n\nSee merge request group/project!42", 42)
     text, _ = prompt_for(landing, [])
@@ -163,6 +184,30 @@ def test_a_title_that_opens_with_its_reference_loses_the_separator_too():
     assert "- Correctly pass StopIteration trough wrappers Raising a StopIteration" in text and "- keep the wrapper order" in text and "#" not in text[1:]
     plain, _ = prompt_for(_landing("squash", "Keep the order (#9)", "This fixes #8: the wrappers ran backwards.", 9), [])
     assert plain.startswith("# Keep the order\n\nThis") and "#8" not in plain and "the wrappers ran backwards." in plain  # mid-sentence: the reference goes
+
+
+def test_a_closing_reference_takes_its_own_punctuation_and_leaves_no_line_of_it():
+    """Python-Markdown's commit "Fix complex scenarios with definition, ordered, and unordered
+    lists" with the body "Fixes #918." gave a prompt whose body was "." alone: the reference went,
+    its period stayed. A sentence before it keeps its own end."""
+    landing = _landing("commit", "Fix complex scenarios with definition, ordered, and unordered lists", "Fixes #918.", None)
+    assert prompt_for(landing, []) == ("# Fix complex scenarios with definition, ordered, and unordered lists\n", "commit")
+    bodies = {
+        "This fixes the parser. Fixes #12.": "This fixes the parser.",
+        "Closes #3, #4.": "",
+        "Fixes #3; closes #4. The list now nests.": "The list now nests.",
+        "Done. Fixes #1. Closes #2. Then more.": "Done. Then more.",
+        "The list nests (fixes #7).": "The list nests.",
+        "The list nests, see #7.": "The list nests.",
+        "Lists nest, fixes #7, and tables too.": "Lists nest, and tables too.",
+        "Nested lists.\n\n(Fixes #918)\n\nTables too.": "Nested lists.\n\nTables too.",
+        "* nest lists\n* Closes #3.\n- Fixes #4: keep tables": "* nest lists\n- keep tables",
+        "1. Fixes #3.\n2. keep tables": "2. keep tables",
+        "Fixes #918 \u2014 nested lists": "nested lists",
+    }
+    for body, kept in bodies.items():
+        text, _ = prompt_for(_landing("commit", "Fix lists", body, None), [])
+        assert text == "# Fix lists\n" + (f"\n{kept}\n" if kept else ""), (body, text)
 
 
 def test_a_merge_titled_as_its_pull_request_keeps_the_number():
