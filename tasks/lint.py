@@ -143,8 +143,41 @@ def without_fragments(text: str) -> str:
 
 
 def repositories(project: Project) -> list[str]:
-    """The owner/repo names a prompt must not carry, from the project's `source:`."""
-    return [project.source.full_name] if project.source.full_name else []
+    """The owner/repo names a prompt must not carry: the project's `source:`, the forge its git
+    remote points at, and the repository its package.json names (a clone from a local path, or
+    a task created before the remote was set, carries neither in its own task.yaml)."""
+    from benchtape.tasks.gitlog import remote_url
+    from benchtape.tasks.init_project import parse_remote
+
+    found = [project.source.full_name] if project.source.full_name else []
+    remote = parse_remote(remote_url(project.root))
+    if remote.get("owner"):
+        found.append(f"{remote['owner']}/{remote['repo']}")
+    declared = _package_repository(project.root)
+    if declared:
+        found.append(declared)
+    return list(dict.fromkeys(found))
+
+
+def _package_repository(root: Path) -> str | None:
+    """owner/repo from package.json's `repository` (`"jshttp/cookie"`, `"github:owner/repo"`, or
+    `{"url": "git+https://github.com/owner/repo.git"}`); None when it names none."""
+    import json
+
+    from benchtape.tasks.init_project import parse_remote
+
+    try:
+        declared = json.loads((root / "package.json").read_text(encoding="utf-8")).get("repository")
+    except (OSError, ValueError, AttributeError):
+        return None
+    url = declared.get("url") if isinstance(declared, dict) else declared
+    if not isinstance(url, str):
+        return None
+    short = re.fullmatch(r"(?:github:|gitlab:)?([\w.-]+)/([\w.-]+)", url.strip())
+    if short:
+        return f"{short.group(1)}/{short.group(2)}"
+    parsed = parse_remote(re.sub(r"^git\+", "", url.strip()))
+    return f"{parsed['owner']}/{parsed['repo']}" if parsed.get("owner") else None
 
 
 def selected(project: Project, ids: list[str] | None) -> list[TaskSpec]:

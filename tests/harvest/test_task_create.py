@@ -176,3 +176,19 @@ def test_the_placeholder_command_is_refused_until_written(toolz: Path):
     assert done.returncode == 1 and report["refused"] == "verify.command is the placeholder `false`" and report["phases"] == {}
     unknown = benchtape("task", "validate", "5344", cwd=toolz)
     assert unknown.returncode == 2 and "did you mean '534'" in unknown.stderr
+
+
+def test_the_owner_repo_a_prompt_must_not_carry_comes_from_the_remote_and_package_json(tmp_path: Path):
+    """A clone from a local path has no forge in its tasks' source: the git remote set later, or
+    package.json's `repository` (jshttp/cookie's `"jshttp/cookie"`), still names the repository."""
+    from benchtape.spec.project import load_project
+    from benchtape.tasks.lint import repositories
+
+    repo = tmp_path / "cookie"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    assert repositories(load_project(repo)) == []
+    (repo / "package.json").write_text('{"name": "cookie", "repository": "jshttp/cookie"}\n')
+    assert repositories(load_project(repo)) == ["jshttp/cookie"]
+    (repo / "package.json").write_text('{"repository": {"type": "git", "url": "git+https://github.com/jshttp/cookie.git"}}\n')
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:someone/cookie-fork.git"], check=True)
+    assert repositories(load_project(repo)) == ["someone/cookie-fork", "jshttp/cookie"]
