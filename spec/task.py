@@ -66,7 +66,7 @@ TASK_KEYS = HEADER_KEYS | {"source", "prompt", "verify", "reference_patch", "val
 SOURCE_KEYS = {"remote", "pull_request", "base_commit", "fix_commit", "fix_date"}
 FIX_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 VERIFY_KEYS = {"command", "setup", "protected_paths", "tests_patch", "network", "allow_hosts", "timeout"}
-VALIDATION_KEYS = {"at", "fingerprint", "base_failed", "reference_passed", "level", "runner", "base", "reference", *("fail_to_pass", "pass_to_pass", "flaky")}
+VALIDATION_KEYS = {"at", "fingerprint", "inputs", "base_failed", "reference_passed", "level", "runner", "base", "reference", *("fail_to_pass", "pass_to_pass", "flaky")}
 TEST_LIST_KEYS = ("fail_to_pass", "pass_to_pass", "flaky")  # per-test validation (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)
 COUNT_KEYS = {"ran", "passed", "failed", "errored", "skipped"}
 STATES = ("unvalidated", "valid", "stale", "leaking")
@@ -135,6 +135,11 @@ class Validation:
     fail_to_pass: tuple[str, ...] = ()
     pass_to_pass: tuple[str, ...] = ()
     flaky: tuple[str, ...] = ()
+    inputs: dict[str, str] = field(default_factory=dict)  # each bound input's own hash (TaskSpec.bound_inputs): what a stale task says changed
+
+
+# What each bound input is called when a stale task says which changed.
+INPUT_NAMES = {"prompt": "prompt.md", "tests_patch": "tests.patch", "reference_patch": "reference.patch", "verify": "`verify:`", "base_commit": "the base commit", "image": "the project image or the environment's recipe (.benchtape/config.yaml `env:`, the dependency declarations)"}
 
 
 @dataclass(frozen=True)
@@ -242,7 +247,10 @@ class TaskSpec:
         plays no part in it)."""
         if self.runtime is not None:
             return "sha256:" + folder_hash(self.dir)
-        doc = {
+        return "sha256:" + _sha(orjson.dumps(self._bound(image_recipe), option=orjson.OPT_SORT_KEYS))
+
+    def _bound(self, image_recipe: str) -> dict[str, Any]:
+        return {
             "prompt": _sha(self.prompt().encode("utf-8")),
             "tests_patch": _sha(self.tests_patch()),
             "reference_patch": _sha(self.reference()),
@@ -250,7 +258,13 @@ class TaskSpec:
             "base_commit": self.source.base_commit,
             "image": image_recipe,
         }
-        return "sha256:" + _sha(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS))
+
+    def bound_inputs(self, image_recipe: str) -> dict[str, str]:
+        """Each bound input's own short hash (the fingerprint's parts), kept beside it in the
+        validation so a stale task says which changed, not a list of all it could be."""
+        if self.runtime is not None:
+            return {}
+        return {k: _sha(orjson.dumps(v, option=orjson.OPT_SORT_KEYS))[:16] for k, v in self._bound(image_recipe).items()}
 
     def leak_context(self, repositories: Iterable[str] = ()) -> LeakContext:
         names = tuple(dict.fromkeys([*repositories, *repository_names(self.source.remote, self.source.pull_request)]))
@@ -271,10 +285,19 @@ class TaskSpec:
                 return TaskState("unvalidated", "verify.command is the placeholder `false`: write the command that runs the hidden tests", f"edit {self.path}, then: benchtape task validate {self.id}")
             return TaskState("unvalidated", "never validated", f"benchtape task validate {self.id}")
         if self.validation.fingerprint != self.fingerprint(image_recipe):
-            return TaskState("stale", "a bound input changed since it was validated (prompt, a patch, verify, base commit, project image, or the environment's dependency declarations)", f"benchtape task validate {self.id}")
+            return TaskState("stale", self._what_changed(image_recipe), f"benchtape task validate {self.id}")
         if not (self.validation.base_failed and self.validation.reference_passed):
             return TaskState("unvalidated", "its validation did not hold", f"benchtape task validate {self.id}")
         return TaskState("valid", f"validated {self.validation.at}", "benchtape run EVALUATION")
+
+    def _what_changed(self, image_recipe: str) -> str:
+        """Why a task is stale: the bound inputs whose hashes differ from the validation's (one
+        written before they were kept says what any of them could be)."""
+        kept = self.validation.inputs if self.validation is not None else {}
+        changed = [INPUT_NAMES[k] for k, v in self.bound_inputs(image_recipe).items() if kept and kept.get(k) != v]
+        if changed:
+            return f"changed since it was validated: {', '.join(changed)}"
+        return "a bound input changed since it was validated (prompt, a patch, verify, base commit, project image, or the environment's dependency declarations)"
 
 
 # ---------------------------------------------------------------- finding and loading
@@ -452,7 +475,9 @@ def _validation(ld: DocLoader, top: LineDict) -> Validation | None:
         raw = ld.strict(ld.mapping(node.get(phase), f"`validation.{phase}`", node, phase), COUNT_KEYS, f"`validation.{phase}`")
         counts[phase] = {k: int(v) for k, v in raw.items() if isinstance(v, int) and not isinstance(v, bool)}
     lists = {key: tuple(ld.strings(node, key, f"`validation.{key}`")) for key in TEST_LIST_KEYS}
+    inputs = ld.mapping(node.get("inputs"), "`validation.inputs`", node, "inputs")
     return Validation(
+        inputs={str(k): str(v) for k, v in inputs.items() if k in INPUT_NAMES},
         at=node["at"],
         fingerprint=node["fingerprint"],
         level=str(node["level"]) if node.get("level") is not None else None,
@@ -515,6 +540,7 @@ def with_validation(text: str, validation: Validation) -> str:
         "validation:  # written by `benchtape task validate`; any change to a bound input makes the task stale",
         f'  at: "{validation.at}"',
         f'  fingerprint: "{validation.fingerprint}"',
+        *([f"  inputs: {{{', '.join(f'{k}: {_q(v)}' for k, v in sorted(validation.inputs.items()))}}}"] if validation.inputs else []),
         f"  base_failed: {'true' if validation.base_failed else 'false'}",
         f"  reference_passed: {'true' if validation.reference_passed else 'false'}",
     ]

@@ -98,6 +98,7 @@ class TaskReport:
     level: str | None = None
     where: str | None = None
     fingerprint: str | None = None
+    inputs: dict[str, str] = field(default_factory=dict)  # the fingerprint's parts (TaskSpec.bound_inputs), kept in the validation
     notes: list[str] = field(default_factory=list)
     phases: dict[str, PhaseReport] = field(default_factory=dict)
     environment: dict[str, Any] | None = None  # the project environment the phases ran in (envs/)
@@ -234,7 +235,8 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
         report.refused = f"the base commit {task.source.base_commit[:12]} is not in this repository"
         report.next = "fetch the history that holds it (git fetch), or validate in the repository the task came from"
         return report
-    report.fingerprint = task.fingerprint(project.task_recipe(task.source.base_commit))
+    recipe = project.task_recipe(task.source.base_commit)
+    report.fingerprint, report.inputs = task.fingerprint(recipe), task.bound_inputs(recipe)
     unnamed = unnamed_interface(task.tests_patch().decode("utf-8", "surrogateescape"), (task.reference() or b"").decode("utf-8", "surrogateescape"), task.prompt())
     if unnamed:
         report.notes.append(warning(unnamed))
@@ -578,6 +580,7 @@ def _write_validation(task: TaskSpec, report: TaskReport, level: str) -> None:
         fail_to_pass=tuple(report.tests.fail_to_pass) if report.tests is not None else (),
         pass_to_pass=tuple(report.tests.pass_to_pass) if report.tests is not None else (),
         flaky=tuple(report.tests.flaky) if report.tests is not None else (),
+        inputs=report.inputs,
     )
     text = with_validation(task.path.read_text(encoding="utf-8"), validation)
     tmp = task.path.with_name(f".{task.path.name}.tmp")

@@ -120,6 +120,22 @@ def test_states_move_from_unvalidated_to_valid_to_stale(tmp_path: Path):
     assert again.count("validation:") == 1  # replaced, not appended twice
 
 
+def test_a_stale_task_says_which_bound_input_changed(tmp_path: Path):
+    """The validation keeps each bound input's own hash beside the fingerprint: a stale task names
+    what changed (prompt.md), not every input it could be; one validated before says the list."""
+    folder = write_task(tmp_path)
+    task = load_task(folder)
+    v = Validation(at="2026-01-01T00:00:00Z", fingerprint=task.fingerprint("img"), base_failed=True, reference_passed=True, inputs=task.bound_inputs("img"))
+    (folder / "task.yaml").write_text(with_validation((folder / "task.yaml").read_text(), v))
+    assert load_task(folder).validation == v and load_task(folder).state("img").state == "valid"
+    (folder / "prompt.md").write_text("# Raise in partition_all when length is invalid!\n")
+    assert load_task(folder).state("img").why == "changed since it was validated: prompt.md"
+    assert load_task(folder).state("other").why == "changed since it was validated: prompt.md, the project image or the environment's recipe (.benchtape/config.yaml `env:`, the dependency declarations)"
+    older = Validation(at=v.at, fingerprint=v.fingerprint, base_failed=True, reference_passed=True)
+    (folder / "task.yaml").write_text(with_validation((folder / "task.yaml").read_text(), older))
+    assert load_task(folder).state("img").why.startswith("a bound input changed since it was validated (prompt, a patch")
+
+
 def test_tasks_are_found_in_both_layouts(tmp_path: Path):
     write_task(tmp_path, "603")
     write_task(tmp_path, "551", layout=".ber/bench")
