@@ -8,6 +8,7 @@ state from actions, so a better projection improves every reader at once.
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -726,7 +727,7 @@ class _Structure:
         for thread, sub in self.subagents.items():
             if sub.__dict__.get("_calls") is _UNBUILT:
                 sub.__dict__["_calls"] = by_thread.get(thread, [])
-        return calls
+        return _in_time_order(calls, self.rows, ("tool.call",)) if agents else calls
 
     def _fold_invocations(self) -> list[Invocation]:
         invocations: list[Invocation] = []
@@ -772,7 +773,7 @@ class _Structure:
                 invocations.append(inv)
                 if sk.get("call_id"):
                     by_call[str(sk["call_id"])] = inv
-        return invocations
+        return _in_time_order(invocations, self.rows, INVOKING) if agents else invocations
 
     def _fold_turns(self) -> list[Turn]:
         turns: list[Turn] = []
@@ -802,6 +803,28 @@ if set(_HANDLERS) | _Structure.KINDS | _NO_STATE != ACTION_KINDS:
     raise TypeError(f"project(): kinds without a handler: {sorted(ACTION_KINDS - set(_HANDLERS) - _Structure.KINDS - _NO_STATE)}")
 
 _UNBUILT: Any = object()  # a lazy part of a projected Session not folded yet
+
+INVOKING = ("tool.call", "subagent.spawned", "skill.invoked")  # the kinds of row that each fold one invocation
+
+
+def _in_time_order(items: list[Any], rows: list[ActionRow], kinds: tuple[str, ...]) -> list[Any]:
+    """Items folded one per row of `kinds` (calls, invocations), merged across threads by when
+    they happened: each thread keeps its own order, and the threads interleave by time.
+
+    A Claude Code transcript of before 2.1 keeps a subagent's messages in a file of their own,
+    which the import stores after the session file: its calls, made while the spawning call
+    ran, came after every call of the main thread in seq order, and `tool-sequence` read
+    `[Grep, Write]` as Write then Grep. A session recorded live (or with one thread) is already
+    in time order and comes back as it is; so does one whose rows lack a time."""
+    made = [(at, seq, thread) for seq, at, thread, kind, _ in rows if kind in kinds]
+    if len(made) != len(items) or not all(at for at, _, _ in made):
+        return items
+    lanes: dict[str, list[tuple[float, int, int]]] = {}
+    for i, (at, seq, thread) in enumerate(made):
+        lanes.setdefault(thread, []).append((at, seq, i))
+    if len(lanes) < 2:
+        return items
+    return [items[i] for _, _, i in heapq.merge(*lanes.values())]
 
 
 def _lazy(name: str) -> property:

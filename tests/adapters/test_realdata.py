@@ -139,6 +139,27 @@ def test_a_sidechain_links_to_the_task_that_spawned_it(realdata: Path) -> None:
     assert all(c.agent == "solution-architect" for c in sub.calls)
 
 
+def test_a_sidechains_calls_take_their_place_in_time(realdata: Path) -> None:
+    """The subagent ran 19:20:17-19:20:56, while its Task call ran; the main thread's calls came
+    at 19:26 and after. Its file is stored after the session file, so by seq its calls came last
+    and `tool-sequence [Grep, Write]` failed though Grep came first. The calls and invocations
+    are in time order across threads; each thread keeps its own order."""
+    from benchtape.checks import CheckContext, build
+    from benchtape.core.results import CheckSpec
+
+    path = realdata / "claude-transcripts/codemie_e9fb405b/e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
+    session = session_of(read_transcript(path).actions)
+    threads = [c.thread == "main" for c in session.calls]
+    assert threads == [False] * 20 + [True] * 13, threads  # the subagent's 20, then the main thread's 13
+    assert [i.tool for i in session.invocations][:2] == ["Task", "Glob"]  # the spawn, then what it spawned
+    sub = session.subagents["toolu_bdrk_019PUUtqzQg8U5ogfuyQ7yLV"]
+    assert [c.seq for c in sub.calls] == sorted(c.seq for c in sub.calls)  # a thread's own order is kept
+    ctx = CheckContext(work_dir=None)
+    in_order = build(CheckSpec(type="session:tool-sequence", value=["Grep", "Write"])).evaluate(session, ctx)
+    backwards = build(CheckSpec(type="session:tool-sequence", value=["Write", "Grep"])).evaluate(session, ctx)
+    assert in_order.passed and not backwards.passed, (in_order.reason, backwards.reason)
+
+
 def test_agent_progress_entries_are_the_subagents_thread(realdata: Path) -> None:
     path = realdata / "claude-transcripts/spotter__subagent-task-agent_progress__v2.1.38.jsonl"
     session = session_of(read_transcript(path).actions)
