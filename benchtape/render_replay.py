@@ -416,7 +416,8 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
         _say(out, f"metrics (grading {kept}):" if kept else "metrics (built-in: the bench declares none):", "bold")
         for name, value in shown.metrics["values"].items():
             why = (shown.metrics.get("errors") or {}).get(name) or (_turns_note(shown.session, value) if name == "turns" and not kept else None)
-            _say(out, f"  {name}  {metric_text(value)}" + (f"  ({why})" if why else ""))
+            unit = " ms" if name == "duration" and not kept and value is not None else ""  # madbench's built-in duration is in milliseconds
+            _say(out, f"  {name}  {metric_text(value)}{unit}" + (f"  ({why})" if why else ""))
 
 
 def _turns_note(session: Any, value: Any) -> str | None:
@@ -428,10 +429,17 @@ def _turns_note(session: Any, value: Any) -> str | None:
 
 
 def metric_text(value: Any) -> str:
-    """A metric's value as a person reads it: n/a when missing (unknown is never 0)."""
+    """A metric's value as a person reads it: n/a when missing (unknown is never 0); a whole
+    number in full (1135418 tokens, never `1.13542e+06`), a fraction to six figures."""
     if value is None:
         return "n/a"
-    return f"{value:g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3g}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    if abs(value) >= 1e6:
+        return f"{value:.0f}"
+    return f"{value:.6g}" if abs(value) >= 1e-3 else f"{value:.3g}"
 
 
 def _child_verdicts(evidence: Any, depth: int = 1) -> Iterable[tuple[int, dict[str, Any]]]:

@@ -97,7 +97,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     else:
         pf.blocking.extend(judge_problems(bench, env))
     none_scenarios = 0
-    solver = (model or bench.harness_config.get("model")) in SOLVER_MODELS  # the task's own solver script plays, not the scenario's `mock:`
+    solver = noop or (model or bench.harness_config.get("model")) in SOLVER_MODELS  # the task's own solver script plays (or nothing: the no-op), not the scenario's `mock:`
     for sc in bench.scenarios:
         level = sandbox or sc.sandbox.level
         pf.merge(_scenario(sc, level, name, allow_host_writes, allow_network, PreflightContext(bench.dir, env, sc.runtimes, **_graded_in(sc, level)), solver=solver))
