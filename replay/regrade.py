@@ -115,6 +115,7 @@ def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: b
     run_id = resolve(store, "runs", sel.run) if sel.run else None
     if sel.scenario and sel.scenario not in prepared:
         raise BadInput(f"--scenario {sel.scenario!r} is not a scenario of {bench.path}", fix=f"scenarios: {', '.join(sorted(prepared))}")
+    _some_session_to_grade(store, sel, prepared, bench)
     grading_id = new_grading(
         store,
         "regrade",
@@ -149,6 +150,25 @@ def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: b
     store.add_verdicts_many(grading_id, pending)
     store.add_metric_values(grading_id, measured)
     return summary
+
+
+def _some_session_to_grade(store: GradingStore, sel: Selection, prepared: dict[str, _Prepared], bench: BenchSpec) -> None:
+    """Refuse, before a grading is written, a regrade that would grade nothing: a grading of no
+    session stays in the store for good (history is never deleted), and `diff X latest` would
+    read it. Stops at the first session the bench has a scenario for (the first, mostly)."""
+    seen: Counter = Counter()
+    for row in rows(store, sel):
+        if row.scenario in prepared:
+            return
+        seen[row.scenario] += 1
+    if not seen:
+        raise BadInput("no stored session is selected: nothing to regrade, and no grading was written", fix="`benchtape sessions` lists what the store holds; select with --run, --session or --all")
+    held = ", ".join(f"{name!r} ({n})" for name, n in seen.most_common(8))
+    raise BadInput(
+        f"none of the {sum(seen.values())} selected session(s) belongs to a scenario of {bench.path} (their scenarios: {held}); no grading was written",
+        file=str(bench.path),
+        fix=f"name the bench's scenario as the sessions' (an import takes `--scenario NAME`), or select other sessions; the bench's scenarios: {', '.join(sorted(prepared))}",
+    )
 
 
 def _graded(store: GradingStore, sel: Selection, prepared: dict[str, _Prepared], skipped: Counter) -> Iterator[tuple[SessionRow, Session, _Prepared, list[Verdict]]]:

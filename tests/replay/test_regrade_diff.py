@@ -180,3 +180,13 @@ def test_named_checks_keep_their_identity_through_an_edit_and_a_move(tmp_path):
     assert d["added"] == [] and d["removed"] == [] and d["unchanged_verdicts"] == 1
     text_out = cli("diff", live["id"], "latest", "--db", db).stdout
     assert "says-done (moved from checks[0]) (check changed): PASS 1.000 → FAIL 0.000" in text_out
+
+
+def test_a_regrade_that_would_grade_nothing_is_refused_and_writes_no_grading(recorded, tmp_path):
+    """A bench none of whose scenarios the selected sessions belong to: a grading of no session
+    would stay for good (history is never deleted) and `diff X latest` would read it."""
+    bench, db, live = recorded
+    other = write_bench(tmp_path / "other", BENCH.format(threshold=0.05).replace("name: cheap", "name: thrifty").replace("name: pricey", "name: lavish"))
+    out = cli("regrade", "--bench", other, "--db", db)
+    assert out.code == 2 and "none of the 4 selected session(s) belongs to a scenario" in out.stderr and "'cheap' (2)" in out.stderr, out.stderr
+    assert [g["id"] for g in Store(db).gradings()] == [live]
