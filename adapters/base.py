@@ -161,7 +161,17 @@ def preflight_prologue(harness: str, harness_config: dict[str, Any], env: dict[s
     except BadInput as exc:
         return None, [f"{exc.what}; {exc.fix}" if exc.fix else exc.what]
     binary = binary_of(cfg)
-    return cfg, ([] if on_path(binary, env) else [f"{harness}: `{binary}` is not on PATH; {install_hint(harness)}"])
+    return cfg, ([] if on_path(binary, env) else [f"{harness}: `{binary}` {NOT_ON_PATH}; {install_hint(harness)}"])
+
+
+NOT_ON_PATH = "is not on PATH"  # the prologue's finding of a binary not there (yet)
+
+
+def says_not_installed(finding: str, harness: str) -> bool:
+    """Whether a preflight finding is only the prologue's "binary not on PATH": an evaluation
+    that installs the tool before its run checks everything else (keys, endpoints) now, before
+    minutes of install, and the binary after it."""
+    return finding.startswith(f"{harness}: `") and f"` {NOT_ON_PATH}; " in finding
 
 
 def install_hint(harness: str) -> str:

@@ -183,8 +183,8 @@ def placement(req: EvaluationRequest, ev: Evaluation, plans: list[CellPlan]) -> 
 def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | None = None) -> Any:
     """Every step as it will run, per bench: the run loop's preflight with the step's harness,
     model and config; plus what only an evaluation has (`require_env`, `pre` at level none, a
-    workflow in a container). Steps whose binary is still to be installed are checked after
-    the install (`only`: just those)."""
+    workflow in a container). Steps whose binary is still to be installed are checked now but
+    for the binary, and whole after the install (`only`: just those)."""
     from benchtape.app.preflight import probes_once
 
     with probes_once():  # one tool's binary and tmux are asked once, not once per setup
@@ -194,6 +194,7 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
 
 
 def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | None) -> Any:
+    from benchtape.adapters.base import says_not_installed
     from benchtape.app.preflight import Preflight
     from benchtape.app.preflight import preflight as bench_preflight
 
@@ -215,7 +216,7 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
             if arm.workflow and "container" in levels:
                 pf.blocking.append(f"{arm.label}: workflows run at the host levels (home, workspace) only for now: the handover folder of a container is not built")
             for step, resolved in zip(arm.steps, matrix.resolved(arm, tasks[0])):
-                if (only is None and resolved.needs_install) or (only is not None and resolved not in only):
+                if only is not None and resolved not in only:
                     continue
                 config = harness_config(step, tasks[0], resolved)
                 pf.notes.extend(_cannot_edit(arm.label, step.harness, config))
@@ -225,7 +226,10 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                 seen.add(key)
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
                 noop = step.harness == "mock" and step.model_id == NOOP_MODEL
-                pf.merge(bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}"))
+                found = bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}")
+                if only is None and resolved.needs_install:  # installed before the run, and its binary checked then: the rest (keys, endpoints) is said now, before the install's minutes
+                    found.blocking = [f for f in found.blocking if not says_not_installed(f, step.harness)]
+                pf.merge(found)
     return pf
 
 

@@ -101,3 +101,19 @@ def test_latest_of_a_pypi_tool_is_the_release_benchtape_pins_and_asks_npm_nothin
     version = pins()["aider"].version
     assert f"tool aider latest → {version} (the PyPI release benchtape pins; not installed" in out.stdout and "npm" not in out.stdout
     assert f"would install aider {version} into {tmp_path / 'tools' / 'aider' / version} (pip into a venv, this folder only)" in out.stdout
+
+
+def test_a_tool_still_to_install_is_checked_for_its_key_before_the_install(tmp_path, monkeypatch):
+    """A real model with no key: the preview stopped on it only once the tool was installed, so
+    `--yes` spent the install's minutes first. Everything but the binary is checked before."""
+    fake_npm(tmp_path, monkeypatch)
+    project = tmp_path / "proj"
+    write(project / "madbench.yaml", BENCH)
+    write(project / ".benchtape" / "evaluations" / "v.yaml", EVALUATION.replace("    model: scripted\n  - tool: mock", "    model: sonnet-4.6\n  - tool: mock", 1))
+    tools = tmp_path / "tools"
+    env = {"BENCHTAPE_TOOLS": str(tools), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "ANTHROPIC_API_KEY": "", "HOME": str(tmp_path / "home")}
+    for argv in (["--dry-run"], ["--yes"]):
+        out = benchtape("run", "v", *argv, cwd=project, env=env)
+        assert out.returncode == 3 and "claude-code: no way to authenticate" in out.stderr, out.stdout + out.stderr
+        assert "is not on PATH" not in out.stderr  # installed before the run: not a finding
+    assert not tools.exists()  # nothing installed
