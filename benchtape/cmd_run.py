@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -284,21 +285,27 @@ def execute(req: RunRequest, param: list[str] | None = None) -> int:
     from benchtape.core.limits import output_limits
 
     output_limits()  # a bad BENCHTAPE_MAX_OUTPUT/MAX_LINE is bad input before the store is touched
-    store = open_store(req.db)
+    stores: list[Any] = []
+
+    def open_now() -> Any:
+        """The store, opened once the preflight passed: a blocked run leaves no store behind."""
+        stores.append(open_store(req.db))
+        return stores[-1]
+
     is_plain = render.plain_wanted(req.plain)
     reports = Reports(json=req.report_json, dir=req.report_dir, junit=req.report_junit)
     try:
         with render.Progress(is_plain) as progress:
             if ev is not None:
-                outcome = run_eval(ev, store, options, selected=req.eval_runs, reports=reports, on_event=progress)
+                outcome = run_eval(ev, open_now, options, selected=req.eval_runs, reports=reports, on_event=progress)
             else:
-                outcome = run_benches(loaded, store, options, reports=reports, on_event=progress)
+                outcome = run_benches(loaded, open_now, options, reports=reports, on_event=progress)
     except Interrupted:
         raise KeyboardInterrupt from None
     except Confounded as exc:
         return render.confounded(exc.report)
     try:
-        return _say_what_happened(req, outcome, store, is_plain)
+        return _say_what_happened(req, outcome, stores[-1], is_plain)
     finally:
         outcome.close()
 

@@ -63,15 +63,22 @@ def import_files(store: RecordingStore, harness: str, paths: list[Path], scenari
     that fails to read leaves nothing of itself behind)."""
     if harness not in FORMATS_BY_HARNESS:
         raise BadInput(f"cannot import {harness!r} transcripts", fix=f"use one of {', '.join(FORMATS_BY_HARNESS)}")
+    files = _files(paths, harness)
     formats: list[tuple[Path, str]] = []
-    for p in _files(paths, harness):
-        fmt = detect_format(p)
-        if fmt not in FORMATS_BY_HARNESS[harness]:
-            what = "an ATIF trajectory" if fmt == "atif" else f"a {fmt} file"
-            wanted = "an ATIF trajectory" if harness == "atif" else f"a {harness} transcript"
-            raise BadInput(f"this is {what}, not {wanted}", file=str(p), fix=f"import it as `benchtape import {_harness_of(fmt)} {p}`")
-        if fmt == "atif":
-            check_atif(p)
+    for p in files:
+        try:
+            fmt = detect_format(p)
+            if fmt not in FORMATS_BY_HARNESS[harness]:
+                what = "an ATIF trajectory" if fmt == "atif" else f"a {fmt} file"
+                wanted = "an ATIF trajectory" if harness == "atif" else f"a {harness} transcript"
+                raise BadInput(f"this is {what}, not {wanted}", file=str(p), fix=f"import it as `benchtape import {_harness_of(fmt)} {p}`")
+            if fmt == "atif":
+                check_atif(p)
+        except BadInput as exc:
+            if len(files) > 1:  # every file is checked before any is written: say the others were not imported either
+                exc.what += f" (nothing was imported: each of the {len(files)} files is checked before any is written; fix or move this one and import again)"
+                exc.args = (exc.render(),)
+            raise
         formats.append((p, fmt))
     results: list[ImportResult] = []
     run_id: str | None = None  # the import's run row, made in the transaction of its first new session

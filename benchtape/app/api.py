@@ -116,7 +116,7 @@ def control_audit(ev: EvalSpec) -> dict[str, Any]:
 
 def run_eval(
     ev: EvalSpec,
-    store: Store,
+    store: Store | Callable[[], Store],
     options: RunOptions,
     *,
     selected: list[str] | None = None,
@@ -131,12 +131,12 @@ def run_eval(
     enforce(pf, options.skip_preflight)
     report = control_audit(ev)
     outcome = RunOutcome(runs=[], preflight=pf, control=report, eval_path=str(ev.path))
-    return _run_all(outcome, [(r.bench, replace(options, eval_run=r.name)) for r in runs], store, reports, on_event, False)
+    return _run_all(outcome, [(r.bench, replace(options, eval_run=r.name)) for r in runs], opened(store), reports, on_event, False)
 
 
 def run_benches(
     benches: list[BenchSpec],
-    store: Store,
+    store: Store | Callable[[], Store],
     options: RunOptions,
     *,
     reports: Reports | None = None,
@@ -148,7 +148,13 @@ def run_benches(
     reports = reports or Reports()
     pf = preflight_all(benches, options, outputs=reports.outputs())
     enforce(pf, options.skip_preflight)
-    return _run_all(RunOutcome(runs=[], preflight=pf), [(b, options) for b in benches], store, reports, on_event, control)
+    return _run_all(RunOutcome(runs=[], preflight=pf), [(b, options) for b in benches], opened(store), reports, on_event, control)
+
+
+def opened(store: Store | Callable[[], Store]) -> Store:
+    """The store a run writes, opened only once its preflight passed when given as a callable:
+    a blocked `benchtape run --db new.db` left an empty store file behind."""
+    return store() if callable(store) else store
 
 
 def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], store: Store, reports: Reports, on_event: Event | None, control: bool) -> RunOutcome:

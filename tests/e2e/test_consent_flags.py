@@ -63,8 +63,9 @@ def test_preflight_takes_both_flags(project: Path):
 
 
 def test_run_bench_takes_both_flags(project: Path):
-    done, out = _run(project, "run", "madbench.yaml", "--concurrency", "1")
+    done, out = _run(project, "run", "madbench.yaml", "--concurrency", "1", "--db", "blocked.db")
     assert done.returncode == 3 and NETWORK_GATE in out and WRITES_GATE in out and "nothing was run" in out
+    assert not list(project.glob("blocked.db*"))  # a blocked run leaves no store behind (it left an empty one)
     done, out = _run(project, "run", "madbench.yaml", "--concurrency", "1", "--scenario", "hostwrites", "--allow-host-writes")
     assert done.returncode == 0, out
 
