@@ -52,12 +52,27 @@ class TestReport:
     runner: str
     source: str  # junit, go-json, go-verbose, libtest, unittest-verbose, jest-json, vitest-json
     tests: dict[str, TestResult]
+    # every run of every test, when the runner ran each test file more than once under projects
+    # whose report names no project (vitest's `projects`: yup's `async` and `sync`); `tests`
+    # holds the worst run of each id. Empty: each id ran once, and `tests` is every run.
+    runs: tuple[TestResult, ...] = ()
+    projects: int = 1  # how many times the runner ran one test file at most: its projects
 
     __test__ = False
 
     def counts(self) -> Counts:
-        by = {o: sum(1 for t in self.tests.values() if t.outcome == o) for o in OUTCOMES}
+        """What the runner ran, each run counted (yup's 88 tests under two projects, not the 44
+        ids they share): the runner's own summary, and a phase's counts compare like for like."""
+        every = self.runs or tuple(self.tests.values())
+        by = {o: sum(1 for t in every if t.outcome == o) for o in OUTCOMES}
         return Counts(self.runner, passed=by[PASSED], failed=by[FAILED], errored=by[ERROR], skipped=by[SKIPPED])
+
+    @property
+    def note(self) -> str | None:
+        """What a reader of the lists must know when one id stands for several runs, else None."""
+        if self.projects < 2:
+            return None
+        return f"the tests ran under {self.projects} {self.runner} projects (each test file {self.projects} times; the report names no project): an id's outcome is the worst of its runs"
 
     def outcomes(self) -> dict[str, str]:
         return {i: t.outcome for i, t in sorted(self.tests.items())}
@@ -290,27 +305,43 @@ def _relative(path: str, roots: list[str]) -> str:
 
 
 def _js_report(data: bytes, roots: list[str], runner: str) -> TestReport | None:
+    """jest's or vitest's JSON report: one `testResults` entry per test file run; id
+    `file::fullName`. Under projects (vitest's `projects`, jest's) one file runs once per
+    project, and the report names none of them (vitest 3.2: no field of an entry or a test
+    tells yup's `async` run from its `sync` one, and their order is the workers'): the ids stay
+    the file's, each the worst of its runs, and every run is counted (TestReport.runs)."""
     try:
         doc = json.loads(data)
     except ValueError:
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("testResults"), list):
         return None
-    results = []
+    results: list[TestResult] = []
+    files: dict[str, int] = {}
     for suite in doc["testResults"]:
         if not isinstance(suite, dict):
             continue
         file = _relative(str(suite.get("name") or suite.get("testFilePath") or ""), roots)
-        cases = suite.get("assertionResults") or []
-        if not cases and suite.get("status") == "failed":  # the file did not load: an error, not a test
-            results.append(TestResult(file, ERROR, _first_line(suite.get("message"))))
-        for case in cases:
-            if not isinstance(case, dict):
-                continue
-            status = case.get("status")
-            outcome = PASSED if status == "passed" else FAILED if status == "failed" else SKIPPED
-            results.append(TestResult(f"{file}::{str(case.get('fullName') or case.get('title')).strip()}", outcome, _first_line("\n".join(map(str, case.get("failureMessages") or [])))))
-    return TestReport(runner, f"{runner}-json", _merge(results))
+        files[file] = files.get(file, 0) + 1
+        results += _js_suite(suite, file)
+    projects = max(files.values(), default=1)
+    return TestReport(runner, f"{runner}-json", _merge(results), runs=tuple(results) if projects > 1 else (), projects=projects)
+
+
+def _js_suite(suite: dict, file: str) -> list[TestResult]:
+    """One test file's run in a jest or vitest report: each test, or the file as an error when
+    it did not load (no test ran, so none can be named)."""
+    cases = suite.get("assertionResults") or []
+    if not cases and suite.get("status") == "failed":
+        return [TestResult(file, ERROR, _first_line(suite.get("message")))]
+    results = []
+    for case in cases:
+        if not isinstance(case, dict):
+            continue
+        status = case.get("status")
+        outcome = PASSED if status == "passed" else FAILED if status == "failed" else SKIPPED
+        results.append(TestResult(f"{file}::{str(case.get('fullName') or case.get('title')).strip()}", outcome, _first_line("\n".join(map(str, case.get("failureMessages") or [])))))
+    return results
 
 
 def _jest_file(data: bytes, roots: list[str]) -> TestReport | None:

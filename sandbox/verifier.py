@@ -133,9 +133,12 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
     _remove(tree / reports)
     if tests is not None and tests.source in SILENT_REPORTS:
         log.append(_failures_of(tests))
+    # one id standing for several runs (vitest's projects): said in the log and the phase's detail
+    detail = (tests.note or "") if tests is not None else ""
+    if detail:
+        log.append(f"[benchtape] {detail}\n")
     counts = tests.counts() if tests is not None and tests.tests else parse_counts(done.output, runner_of(spec.command))
     status = "passed" if done.exit_code == 0 else "failed"
-    detail = ""
     if spec.reward_file:
         try:
             reward = read_reward(reward_dir) if reward_dir is not None else read_reward(tree, "logs/verifier")
@@ -287,7 +290,8 @@ REMEDIES = {
     "coverage_threshold": "every test passed, and pytest-cov failed the run on the project's coverage threshold (its pytest addopts turn coverage on; a few test files never cover the whole project): add `--no-cov` to verify.command after `pytest`, then validate again",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
-    "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
+    "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): replace the pin with one that starts (`env.overrides: [\"pytest==7.3.1\"]` in .benchtape/config.yaml: installed in place of the project's), or set `env.python` to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
+    "runner_silent": "run verify.command by hand in the base tree with the task's patches applied (`git apply tests.patch`) and see where its output goes; a wrapper that starts the runner in a child process may lose the child's output on this Node (mocha 1.x's `mocha`: call `node node_modules/mocha/bin/_mocha` instead), then validate again",
     "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
     "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha, ava, tape or node --test, or make the command print its runner's summary",
 }
@@ -319,6 +323,31 @@ def _python_wanted(reasons: Iterable[str]) -> str:
     return f"the tests skip below Python {wanted[-1]}: set `env.python: \"{wanted[-1]}\"` in .benchtape/config.yaml (a `python{wanted[-1]}` on this host's PATH) and validate again; otherwise "
 
 
+_NPM_SAID = re.compile(r"^npm (?:notice|warn|WARN)\b.*$", re.MULTILINE)  # npx's own words (a newer npm exists), none the runner's
+
+
+def _printed_nothing(ev: Evidence) -> Judgement | None:
+    """runner_broken, when the command named a runner, exited of its own accord (no signal, not
+    "cannot run") and printed nothing at all: no summary, no report, no error. That is no sign
+    of the tests' outcome (mocha 1.21's `bin/mocha` on Node 20 spawns `_mocha` with the removed
+    `customFds`, and the child's output is lost: exit 2 at the base, its count of failures; exit
+    0 with the fix), so it is never "the base fails as a whole" nor "runner not recognised"."""
+    named = runner_of(ev.steps[-1]["command"]) if ev.steps else None
+    if named is None or ev.status not in ("passed", "failed") or ev.tests is not None or ev.counts.runner is not None:
+        return None
+    if ev.exit is None or not 0 <= ev.exit < 126 or _NPM_SAID.sub("", _command_output(ev)).strip():
+        return None
+    return Judgement(False, "runner_broken", REMEDIES["runner_silent"], f"{named} printed nothing at all (exit {ev.exit}) and wrote no report: its output went elsewhere or it never ran a test, so the exit says nothing of the tests")
+
+
+def _command_output(ev: Evidence) -> str:
+    """What verify.command itself printed: the log after its own `$ command` line (the import
+    check's and the setup steps' lines come before it; a silent report's lines after it)."""
+    head = f"$ {ev.steps[-1]['command']}\n" if ev.steps else ""
+    at = ev.log.rfind(head) if head else -1
+    return ev.log[at + len(head) :] if at >= 0 else ev.log
+
+
 def hung_runner(ev: Evidence) -> str | None:
     """The test runner a run's own command named, when that command (not a setup step) ran
     past the verifier's deadline and was stopped: a hang in the tests."""
@@ -347,6 +376,9 @@ def judge_base(ev: Evidence, tree: Path | None = None, tests_patch: bytes | None
     if ev.status == "setup_failed":
         found = problem(ev, tree)
         return Judgement(False, found[0], REMEDIES[found[0]], found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
+    silent = _printed_nothing(ev)
+    if silent is not None:
+        return silent
     if ev.status == "passed":
         if ev.counts.runner is not None and ev.counts.counted == 0 and not ev.counts.skipped:
             return Judgement(False, "tests_not_collected", REMEDIES["tests_not_collected"])
@@ -467,6 +499,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
         return unfit
     if ev.status == "timeout":
         return Judgement(False, "timeout", REMEDIES["timeout"])
+    silent = _printed_nothing(ev)
+    if silent is not None:
+        return silent
     if ev.status in ("failed", "setup_failed"):
         found = problem(ev, tree)
         if found:

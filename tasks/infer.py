@@ -148,8 +148,7 @@ def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | Non
         off = " --coverage=false" if _coverage_on(read, pkg, "jest") else ""
         return Inferred(f'npx jest{off} --json --outputFile="${{BENCHTAPE_REPORTS:-/tmp}}/jest.json"{suites}', "jest", note + _COVERAGE_OFF if off else note)
     if "mocha" in deps or re.search(r"\bmocha\b", json.dumps(pkg.get("scripts") or {})):  # one reporter at a time: its JSON to the report file, the output the tests' own
-        kept = _mocha_options(str((pkg.get("scripts") or {}).get("test") or ""))
-        return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)")
+        return _mocha(pkg, read, files)
     if "ava" in deps or re.search(r"\bava\b", json.dumps(pkg.get("scripts") or {})):  # its TAP: a line per test, the file in each id
         return Inferred(f"npx ava --tap {files}", "ava", "ava on the changed test files (TAP: one line per test)")
     scripts = json.dumps(pkg.get("scripts") or {})
@@ -228,6 +227,42 @@ def _node_options(scripts: str) -> list[str]:
             if text not in found:
                 found.append(text)
     return found
+
+
+def _mocha(pkg: dict[str, Any], read: ReadFile, files: str) -> Inferred:
+    """mocha on the changed files, with the test script's options, its JSON reporter on. mocha
+    1.x is called through its `_mocha`, with no `--reporter-option`: its `bin/mocha` spawns
+    `_mocha` with `customFds`, which Node dropped, so the child's output is lost (mime-types in
+    2015: exit 2 and not a line), and its CLI knows no `--reporter-option` (it says so and stops
+    where no file is named: the whole suite's command); its JSON reporter writes to stdout,
+    where the verifier reads it."""
+    kept = _mocha_options(str((pkg.get("scripts") or {}).get("test") or ""))
+    said = "mocha on the changed test files, with the options of package.json's test script (a .mocharc `spec` adds its own files to them)"
+    major = _mocha_major(pkg, read)
+    if major is not None and major < 2:
+        return Inferred(f"node node_modules/mocha/bin/_mocha {kept}--reporter json {files}", "mocha", f"{said}; mocha {major}.x: run as its `_mocha` (its `mocha` loses the tests' output on this Node), its JSON report on stdout")
+    return Inferred(f'npx mocha {kept}--reporter json --reporter-option=output="${{BENCHTAPE_REPORTS:-/tmp}}/mocha.json" {files}', "mocha", said)
+
+
+_EXACT_OR_CARET = re.compile(r"^\s*[~^=v]*\s*(\d+)(?:\.(?:\d+|[xX*]))*\s*$")  # `~1.21.5`, `^1.2`, `1.x`, `1.21.5`: one major
+
+
+def _mocha_major(pkg: dict[str, Any], read: ReadFile) -> int | None:
+    """The major version of the project's mocha: the installed one's package.json where the tree
+    has it (the truth), else the one major its declared range allows (`~1.21.5`); None when
+    neither says (`*`, `>=1 <3`, a tag, a git URL)."""
+    installed = read("node_modules/mocha/package.json")
+    if installed is not None:
+        try:
+            version = json.loads(installed).get("version")
+        except (ValueError, AttributeError):
+            version = None
+        found = _EXACT_OR_CARET.match(str(version or "").split("-", 1)[0])
+        if found:
+            return int(found.group(1))
+    declared = {**(pkg.get("dependencies") or {}), **(pkg.get("devDependencies") or {})}.get("mocha")
+    found = _EXACT_OR_CARET.match(str(declared or ""))
+    return int(found.group(1)) if found else None
 
 
 _MOCHA_VALUE_OPTIONS = {"--require", "-r", "--ui", "-u", "--timeout", "-t", "--slow", "-s", "--file", "--extension", "--config", "--package", "--node-option", "-n", "--retries", "--import"}

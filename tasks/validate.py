@@ -287,6 +287,9 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
                 facts = {"kind": "history", "level": level, "where": report.where, "work_dir": str(work), "fingerprint": report.fingerprint}
                 phase_report.session_id = record_phase(store, run_id, task.id, phase, evidence, summary, facts)
                 report.phases[phase] = phase_report
+                ran_as = evidence.tests.note if evidence.tests is not None else None  # a runner's own word on how the tests ran (vitest projects)
+                if ran_as and ran_as not in report.notes:
+                    report.notes.append(ran_as)
                 say(f"{task.id}: {phase} {evidence.status} ({_counts_text(evidence)})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
             if report.phases["base"].judgement.held and report.phases["reference"].judgement.diagnosis == "gold_still_fails":
                 _alone_at_reference(project, task, level, place, base_tree, scratch, report, store, run_id, logs, say)

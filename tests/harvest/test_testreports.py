@@ -167,6 +167,112 @@ def test_jest_and_vitest_json_reports_name_each_test_through_the_inferred_comman
     assert ev.tests.outcomes() == {f"{file}::adds": "passed", f"{file}::breaks": "failed", f"{file}::later": "skipped"}
 
 
+def _vitest_run(file: str, *outcomes: tuple[str, str]) -> dict:
+    """One `testResults` entry as vitest 3.2 writes it: the file, its tests, and no project."""
+    return {"name": file, "status": "failed", "message": "", "assertionResults": [{"ancestorTitles": ["Array types"], "fullName": f"Array types {name}", "title": name, "status": status, "failureMessages": ["expected 1 to be 2"] if status == "failed" else []} for name, status in outcomes]}
+
+
+def test_vitest_projects_keep_the_files_ids_and_count_every_run(tmp_path: Path):
+    """yup's vitest.config.ts runs each file under two projects (`async`, `sync`): vitest said
+    `Tests 4 failed | 84 passed (88)` and benchtape `ran 44, failed 2`. Its JSON report names no
+    project (vitest 3.2.4: no field, the entries in the workers' order), so an id stays the
+    file's, the worst of its runs, every run is counted, and a note says so. A report of one
+    project is read as before."""
+    import json
+
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    array, tuple_ = str(tmp_path / "test/array.ts"), str(tmp_path / "test/tuple.ts")
+    runs = [
+        _vitest_run(array, ("casts", "failed"), ("compacts", "passed")),
+        _vitest_run(tuple_, ("casts", "failed")),
+        _vitest_run(array, ("casts", "passed"), ("compacts", "passed")),  # the other project: `casts` passes there
+        _vitest_run(tuple_, ("casts", "failed")),
+    ]
+    (folder / "vitest.json").write_text(json.dumps({"numTotalTests": 6, "testResults": runs}))
+    report = read_reports(folder, "", "vitest", roots=[str(tmp_path)])
+    assert report is not None and report.outcomes() == {"test/array.ts::Array types casts": "failed", "test/array.ts::Array types compacts": "passed", "test/tuple.ts::Array types casts": "failed"}
+    assert report.counts() == Counts("vitest", passed=3, failed=3) and report.projects == 2
+    assert report.note is not None and "2 vitest projects" in report.note and "worst of its runs" in report.note
+    (folder / "vitest.json").write_text(json.dumps({"testResults": runs[:2]}))
+    alone = read_reports(folder, "", "vitest", roots=[str(tmp_path)])
+    assert alone is not None and alone.projects == 1 and alone.note is None and alone.runs == ()
+    assert alone.counts() == Counts("vitest", passed=1, failed=2) and "test/array.ts::Array types casts" in alone.tests
+
+
+def test_a_vitest_workspace_of_two_projects_through_the_inferred_command(node_runners: Path):
+    """Real vitest (1.x's workspace file, as 3.2's `projects`): one file, two projects, a test
+    that fails under one of them; the verifier counts four runs and says why the ids are two."""
+    import json
+
+    from benchtape.tasks.infer import infer_command
+
+    tree = node_runners / "projects"  # its own root: the other tests' vitest runs never see the workspace
+    tree.mkdir(exist_ok=True)
+    (tree / "vitest.workspace.js").write_text(
+        "export default [\n  { test: { name: 'async', include: ['*.test.js'] }, define: { 'globalThis.SYNC': false } },\n"
+        "  { test: { name: 'sync', include: ['*.test.js'] }, define: { 'globalThis.SYNC': true } },\n]\n"
+    )
+    (tree / "mode.test.js").write_text("import { test, expect } from 'vitest';\ntest('adds', () => { expect(1 + 2).toBe(3); });\ntest('is async', () => { expect(globalThis.SYNC).toBe(false); });\n")
+    package = json.dumps({"devDependencies": {"vitest": "*"}})
+    command = infer_command({"mode.test.js": b""}, lambda name: package if name == "package.json" else None).command
+    with home_box(tree, network=True) as box:
+        ev = verify(tree, [], Verify(command=command, timeout=300), box.run)
+    assert ev.tests is not None and ev.tests.outcomes() == {"mode.test.js::adds": "passed", "mode.test.js::is async": "failed"}, ev.log[-2000:]
+    assert ev.counts == Counts("vitest", passed=3, failed=1) and "Tests  1 failed | 3 passed (4)" in ev.log
+    assert "2 vitest projects" in ev.detail and f"[benchtape] {ev.detail}" in ev.log
+
+
+def test_mocha_1_is_run_as_its_own_mocha_with_its_json_on_stdout(tmp_path: Path):
+    """mime-types in 2015 (mocha ~1.21.5) on Node 20: `npx mocha` printed nothing (its
+    bin/mocha spawns _mocha with the removed `customFds`: the output is lost), and mocha 1.x
+    rejects `--reporter-option` where no file is named (the whole suite). The installed mocha's
+    version wins over the declared range; a range of no one major keeps `npx mocha`."""
+    import json
+
+    from benchtape.tasks.infer import infer_command
+
+    def reading(declared: str, installed: str | None = None):
+        package = json.dumps({"scripts": {"test": "mocha --reporter spec test/test.js"}, "devDependencies": {"mocha": declared}})
+        files = {"package.json": package, "node_modules/mocha/package.json": json.dumps({"version": installed}) if installed else None}
+        return lambda name: files.get(name)
+
+    old = infer_command({"test/test.js": b""}, reading("~1.21.5"))
+    assert old.command == "node node_modules/mocha/bin/_mocha --reporter json test/test.js" and old.runner == "mocha" and "mocha 1.x" in old.note
+    assert runner_of(old.command) == "mocha" and suite_command(old.command, "mocha", tmp_path) == "node node_modules/mocha/bin/_mocha --reporter json"
+    for declared, installed in (("^10", None), ("*", None), (">=1.0.0 <3", None), ("~1.21.5", "2.5.3")):
+        assert infer_command({"test/test.js": b""}, reading(declared, installed)).command.startswith("npx mocha --reporter json --reporter-option=output="), declared
+    assert infer_command({"test/test.js": b""}, reading("^10", "1.21.5")).command.startswith("node node_modules/mocha/bin/_mocha ")
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="no npm on this host")
+def test_a_real_mocha_1_prints_nothing_through_npx_and_its_report_through_the_inferred_command(tmp_path: Path):
+    """mocha 1.21.5 really installed: `npx mocha` prints nothing on this Node (judged a runner
+    that printed nothing, never the base failing as a whole); the inferred `_mocha` command
+    names each test, and so does its whole suite (no `--reporter-option`, which 1.21 rejects)."""
+    import json
+
+    from benchtape.sandbox.verifier import judge_base
+    from benchtape.tasks.infer import infer_command
+
+    done = subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "mocha@1.21.5"], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    (tmp_path / "test").mkdir()
+    (tmp_path / "test" / "test.js").write_text("var assert = require('assert');\ndescribe('charset', function () { it('knows json', function () { assert.equal(1, 1); }); it('knows text', function () { assert.equal(1, 2); }); });\n")
+    package = json.dumps({"scripts": {"test": "mocha --reporter spec test/test.js"}, "devDependencies": {"mocha": "~1.21.5"}})
+    inferred = infer_command({"test/test.js": b""}, lambda name: package if name == "package.json" else None)
+    with home_box(tmp_path, network=True) as box:
+        silent = verify(tmp_path, [], Verify(command='npx mocha --reporter json --reporter-option=output="${BENCHTAPE_REPORTS:-/tmp}/mocha.json" test/test.js', timeout=300), box.run)
+        ev = verify(tmp_path, [], Verify(command=inferred.command, timeout=300), box.run)
+        wide = suite_command(inferred.command, "mocha", tmp_path)
+        assert wide is not None
+        suite = verify(tmp_path, [], Verify(command=wide, timeout=300), box.run)
+    assert silent.tests is None and judge_base(silent).diagnosis == "runner_broken", silent.log[-1500:]
+    expected = {"charset knows json": "passed", "charset knows text": "failed"}  # mocha before 8 names no file
+    assert ev.tests is not None and ev.tests.outcomes() == expected and judge_base(ev).held, ev.log[-1500:]
+    assert suite.tests is not None and suite.tests.outcomes() == expected, suite.log[-1500:]
+
+
 def test_mochas_json_report_names_each_test_and_a_failed_hook_through_the_inferred_command(node_runners: Path):
     """mocha (express's runner, and many a library's): the inferred command writes its JSON
     report; a nested describe's test, a pending one, a failure and a hook that failed (the

@@ -243,6 +243,31 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     assert judge_reference(_ev("passed", 0, Counts("pytest")), reproduced).diagnosis == "tests_not_collected"
 
 
+def test_a_runner_that_printed_nothing_is_no_base_failing_as_a_whole(tmp_path: Path):
+    """mime-types in 2015 on Node 20: `npx mocha` (mocha 1.21, whose bin/mocha loses its child's
+    output) printed not a line, exit 2 at the base and 0 with the fix. That read as "mocha stopped
+    before its summary: the base fails as a whole", then "runner not recognised, use mocha"; it is
+    a runner that printed nothing, to be run by hand. A real run of a silent command says so."""
+    command = 'npx mocha --reporter json --reporter-option=output="${BENCHTAPE_REPORTS:-/tmp}/mocha.json" test/test.js'
+    steps = [{"command": command, "exit": 2}]
+    probe = "(the import check printed nothing it could read: )\n"  # before the command's own line: not its output
+    npx = "npm notice New minor version of npm available! 11.19.1 -> 11.21.3\nnpm notice\n"  # npx's own words, none mocha's
+    base = Evidence("failed", 2, Counts(None), f"{probe}$ {command}\n{npx}\n", 0.1, steps=steps)
+    judged = judge_base(base)
+    assert not judged.held and judged.diagnosis == "runner_broken" and "mocha printed nothing at all (exit 2)" in judged.detail
+    assert "by hand" in judged.remedy and "_mocha" in judged.remedy
+    reference = Evidence("passed", 0, Counts(None), f"$ {command}\n\n", 0.1, steps=[{"command": command, "exit": 0}])
+    assert judge_reference(reference, base).diagnosis == "runner_broken" and "(exit 0)" in judge_reference(reference, base).detail
+    # a line of its own, a signal's death, a command naming no runner: judged as before
+    said = Evidence("failed", 2, Counts(None), f"$ {command}\nTypeError: boom\n", 0.1, steps=steps)
+    assert judge_base(said).held and "stopped before its summary" in judge_base(said).detail
+    assert judge_base(Evidence("failed", 137, Counts(None), f"$ {command}\n", 0.1, steps=steps)).diagnosis == "runner_crashed"
+    assert judge_base(Evidence("failed", 2, Counts(None), "$ ./run-checks.sh\n", 0.1, steps=[{"command": "./run-checks.sh", "exit": 2}])).diagnosis == ""
+    with home_box(tmp_path, network=False) as box:
+        ran = verify(tmp_path, [], Verify(command="exit 2 # npx mocha test/test.js"), box.run)
+    assert ran.status == "failed" and judge_base(ran).diagnosis == "runner_broken", ran.log
+
+
 def test_the_home_box_takes_the_network_away(tmp_path: Path):
     if not can_unshare_network():
         pytest.skip("this host gives no unprivileged network namespace (unshare -rn)")
