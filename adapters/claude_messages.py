@@ -49,9 +49,13 @@ def handed_back(text: str) -> str:
 def outcome(block: dict[str, Any], tool: str | None, result: Any) -> bool | None:
     """A tool result's is_error: True/False when the harness said so, None when unknown.
 
-    Known only from `is_error: true`, a Bash result's exit code / interruption /
-    stderr, an edit's `structuredPatch` (madbench §5), or a Skill result's `success`. A successful Read, Grep or
-    Glob says nothing about success, so it stays unknown.
+    Known only from the block's `is_error` (either way: madbench §3.5 counts "any result
+    carrying is_error" as known), a Bash result's exit code / interruption / stderr, an edit's
+    `structuredPatch` (madbench §5), or a Skill result's `success`. Claude Code writes
+    `is_error` on a good Read, Grep, Glob, WebFetch or WebSearch not at all (only `true` on a
+    failure), and its result object there is the tool's payload, which madbench does not read
+    as success: such a call stays unknown, as madbench grades it ("`outcome: ok` fails on a good
+    Read"). checks/session.py says so in the verdict rather than counting it as a silent 0.
     """
     flag = block.get("is_error")
     if flag is True:
@@ -73,7 +77,7 @@ def outcome(block: dict[str, Any], tool: str | None, result: Any) -> bool | None
         return False
     if tool == SKILL_TOOL and isinstance(result, dict) and isinstance(result.get("success"), bool):
         return not result["success"]  # the Skill tool says whether the skill launched
-    return None
+    return False if flag is False else None
 
 
 class ClaudeMessages:

@@ -16,7 +16,14 @@ Two scoping keys recur:
   A spawn row carries the subagent's own thread, so `tool-used Task` with `thread: main`
   is always false.
 - `args.outcome`: `any` (default), `ok`, `error`. An unknown outcome (no result, or a
-  result that did not say) satisfies neither `ok` nor `error`: a good `Read` records none.
+  result that did not say) satisfies neither `ok` nor `error`: a good `Read` records none
+  (madbench's rule: claude-code says a call succeeded only by `is_error`, a Bash exit, or a
+  `structuredPatch`). Under a native name that is the whole rule, as in madbench (`outcome: ok`
+  fails on a good Read), and the reason counts the calls left out for it. A canonical name
+  promises one verdict for one behaviour on every harness, and Codex reports every command's
+  exit where Claude Code reports nothing for a good Read: so when the calls whose outcome went
+  unrecorded could turn the verdict either way, a canonical name's verdict is ERROR (could not
+  be graded on this harness), naming them, never a FAIL (or PASS) that rests on them.
 
 Every `session:<verb>` also loads as `trajectory:<verb>`, and `skill-used` as
 `session:skill-used`, so pre-rename bench files keep loading under the canonical type.
@@ -114,6 +121,13 @@ class _Scope:
         """Tool and MCP calls in scope: never a skill or a spawn, whatever the adapter recorded."""
         return [c for c in tool_calls(session) if session.in_thread(c.thread, self.thread) and _admits(self.outcome, c.outcome)]
 
+    def unrecorded(self, session: Session) -> list[Call]:
+        """The thread's calls that `args.outcome` left out only because the harness recorded no
+        outcome for them (none under `any`): what a verdict must name rather than count as 0."""
+        if self.outcome == "any":
+            return []
+        return [c for c in tool_calls(session) if session.in_thread(c.thread, self.thread) and c.outcome is None]
+
 
 def _names(spec: CheckSpec, what: str = "tool") -> list[str]:
     """`value` as a non-empty list of names: one string, or a list of strings."""
@@ -179,6 +193,40 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
+def _decided(bound: Bound, low: int, high: int) -> bool:
+    """Whether every count from `low` to `high` gets the same verdict: a bound is one interval,
+    so all pass when both ends do, and all fail when the range lies wholly beyond one end."""
+    if bound.test(low) and bound.test(high):
+        return True
+    floor, ceiling = bound.floor, bound.ceiling
+    return (floor is not None and high < floor) or (ceiling is not None and low > ceiling)
+
+
+def _native_census(tools: list[str]) -> str:
+    """`Read ×10, Glob ×3`: which native tools' calls these were, busiest first."""
+    seen: dict[str, int] = {}
+    for t in tools:
+        seen[t] = seen.get(t, 0) + 1
+    return ", ".join(f"{t} ×{n}" for t, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _unrecorded(tools: list[str]) -> str:
+    """`, 15 with no recorded outcome: Read ×10, …`: why the count is low (unknown ≠ ok), so a
+    good Read under `outcome: ok` never fails as a silent 0."""
+    return f", {len(tools)} with no recorded outcome ({_native_census(tools)}): unknown satisfies neither ok nor error" if tools else ""
+
+
+def _ungradable(name: str, outcome: str, n: int, tools: list[str], harness: str | None, why: str) -> str:
+    """An ERROR's reason: a canonical name asked for an outcome the harness did not record."""
+    who = harness or "the harness"
+    return (
+        f"{name}: cannot be graded with outcome {outcome} on {who}: {n} call(s) had outcome {outcome} and {len(tools)} "
+        f"had none recorded ({_native_census(tools)}; {who} does not say whether they succeeded), so {why}. "
+        f"A canonical name grades alike on every harness; use outcome: any, or the native tool name for madbench's rule "
+        f"(unknown satisfies neither ok nor error)"
+    )
+
+
 # ---------------------------------------------------------------- tool-used
 
 
@@ -209,6 +257,7 @@ def tool_used(spec: CheckSpec) -> Evaluator:
         attempted.update((t, 0) for t in canonical)
         counts.update((t, 0) for t in canonical)
         census = {"ok": 0, "error": 0, "unknown": 0}
+        unknown: dict[str, list[str]] = {t: [] for t in attempted}  # per name: the native tools of its calls with no outcome
         for inv in in_scope:
             tool = inv.tool
             if not canonical:  # native names only (most benches): a call's own tool, or nothing
@@ -227,6 +276,8 @@ def tool_used(spec: CheckSpec) -> Evaluator:
                 attempted[hit] += 1
                 if outcome == "any" or got == outcome:
                     counts[hit] += 1
+                elif got is None:
+                    unknown[hit].append(tool)
         evidence = {
             "counts": counts,
             "counts_attempted": attempted,
@@ -235,10 +286,13 @@ def tool_used(spec: CheckSpec) -> Evaluator:
             **narrowed,
         }
         for tool in tools:
-            broken = bound.violation(counts[tool])
+            n, unsaid = counts[tool], unknown[tool]
+            if unsaid and is_canonical(tool) and not _decided(bound, n, n + len(unsaid)):
+                return Result.error(_ungradable(tool, outcome, n, unsaid, session.harness, f"the count is somewhere from {n} to {n + len(unsaid)}, wanted {wanted}"), evidence)
+            broken = bound.violation(n)
             if broken:
-                tried = f" ({attempted[tool]} attempted)" if outcome != "any" else ""
-                return Result.of(False, f"{tool}: invoked {_times(counts[tool])}{phrase}{tried}, wanted {wanted}: {broken}", evidence)
+                tried = f" ({attempted[tool]} attempted{_unrecorded(unsaid)})" if outcome != "any" else ""
+                return Result.of(False, f"{tool}: invoked {_times(n)}{phrase}{tried}, wanted {wanted}: {broken}", evidence)
         used = ", ".join(f"{t} {_times(counts[t])}" for t in tools)
         return Result.of(True, f"{used}{phrase} (each {wanted})", evidence)
 
@@ -305,9 +359,13 @@ def tool_args_match(spec: CheckSpec) -> Evaluator:
                 evidence["matched_call"] = {"seq": call.seq, "thread": call.thread, "index": i}
                 return Result.of(True, f"{tool} call {i} of {len(calls)} matched", evidence)
             misses.append(why)
+        unsaid = [c.tool for c in scope.unrecorded(session) if named(c.tool, c.canonical) and mismatch(c) is None]
+        if unsaid and is_canonical(tool):
+            return Result.error(_ungradable(tool, scope.outcome, 0, unsaid, session.harness, "whether one matched is unknown"), evidence)
+        note = f" ({len(unsaid)} matching call(s) with no recorded outcome ({_native_census(unsaid)}): unknown satisfies neither ok nor error)" if unsaid else ""
         if not calls:
-            return Result.of(False, f"no {tool} call{scope.phrase()}", evidence)
-        return Result.of(False, f"none of the {len(calls)} {tool} call(s) matched; the first: {misses[0]}", evidence)
+            return Result.of(False, f"no {tool} call{scope.phrase()}{note}", evidence)
+        return Result.of(False, f"none of the {len(calls)} {tool} call(s) matched; the first: {misses[0]}{note}", evidence)
 
     return evaluate
 
@@ -364,6 +422,14 @@ def tool_sequence(spec: CheckSpec) -> Evaluator:
 # ---------------------------------------------------------------- tools-only
 
 
+def _with_polls(allowed: list[str]) -> list[str]:
+    """A fence that allows commands (`action:shell`) allows waiting on their output too
+    (`action:poll`: BashOutput, codex's empty write_stdin): a poll runs nothing of its own,
+    and the command it waits on was judged when it started."""
+    shell, poll = PREFIX + "shell", PREFIX + "poll"
+    return [*allowed, poll] if shell in allowed and poll not in allowed else allowed
+
+
 @_reg(
     "tools-only",
     summary="an allowlist fence: every call in scope was to one of the named tools (pair it with an activity check)",
@@ -379,7 +445,7 @@ def tools_only(spec: CheckSpec) -> Evaluator:
             f"or write session:step-count with args: {{eq: 0}} for a run that must call nothing"
         )
     allowed = _names(spec)
-    admitted = _matcher(allowed)
+    admitted = _matcher(_with_polls(allowed))
     scope = _Scope.of(spec)
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
@@ -426,7 +492,7 @@ def tools_only(spec: CheckSpec) -> Evaluator:
 
 @_reg(
     "file-read",
-    summary="the agent read the file (a path relative to the work dir, absolute, or a matcher)",
+    summary="the agent read the file (a path relative to the work dir, absolute, or a matcher; with no work dir recorded, a relative path is compared as written)",
     reads="session.calls: a native read tool's file_path / path / notebook_path argument; an action:read call's files (a plain cat/head/sed -n of a shell command too)",
     args={
         "tools": f"read tools whose path argument counts, native or canonical (default {', '.join(READ_DEFAULT)})",
@@ -437,6 +503,12 @@ def tools_only(spec: CheckSpec) -> Evaluator:
     errors=["value is not a path or matcher", "args.tools empty or not names", "a glob that does not compile"],
 )
 def file_read(spec: CheckSpec) -> Evaluator:
+    """A relative value is resolved against the session's work dir. A session that recorded
+    none (a `codex exec --json` capture says nowhere where it ran) is still graded, not an
+    ERROR: the value is compared as written, normalized, so `test.js` matches a read of
+    `test.js` or `./test.js`. It never matches an absolute `/…/test.js` there, since which
+    project that file was in is unknown (a node_modules/x/test.js would pass too); the FAIL
+    says how many absolute paths were left uncompared, and `suffix:/test.js` matches them."""
     value = text_value(spec, "be the path read (relative to the work dir) or a matcher")
     try:
         matcher = compile_matcher(value)
@@ -465,9 +537,18 @@ def file_read(spec: CheckSpec) -> Evaluator:
     def evaluate(session: Session, ctx: CheckContext) -> Result:
         work_dir = session.work_dir
         root = os.path.realpath(work_dir) if work_dir else None
-        if literal and not os.path.isabs(matcher.pattern) and root is None:
-            return Result.error(f"{spec.type}: the session recorded no work dir, so the relative path {matcher.pattern!r} cannot be resolved")
+        # with no work dir a relative value is compared as written (normalized): _resolve does so
         expected = _resolve(matcher.pattern, root) if literal else str(matcher)
+
+        def hit(path: str) -> bool:
+            resolved = _resolve(path, root)
+            if literal:
+                return resolved == expected
+            forms = {path, resolved}
+            if root and (resolved + os.sep).startswith(root + os.sep):
+                forms.add(os.path.relpath(resolved, root))
+            return any(matcher.matches(f) for f in forms)
+
         reads = [(c, p) for c in scope.calls(session) for p in paths_read(c)]
         evidence = {
             "work_dir": work_dir,
@@ -476,23 +557,32 @@ def file_read(spec: CheckSpec) -> Evaluator:
             **scope.evidence(),
         }
         for call, path in reads:
-            resolved = _resolve(path, root)
-            if literal:
-                hit = resolved == expected
-            else:
-                forms = {path, resolved}
-                if root and (resolved + os.sep).startswith(root + os.sep):
-                    forms.add(os.path.relpath(resolved, root))
-                hit = any(matcher.matches(f) for f in forms)
-            if hit:
+            if hit(path):
                 evidence["matched"] = {"tool": call.tool, "path": path, "seq": call.seq, "thread": call.thread}
                 return Result.of(True, f"{call.tool} read {path}", evidence)
+        unsaid = [c for c in scope.unrecorded(session) for p in paths_read(c) if hit(p)]
+        if unsaid and all(c.tool not in read_tools for c in unsaid):  # found only through a canonical name
+            return Result.error(_ungradable(", ".join(sorted(t for t in tools if is_canonical(t))), scope.outcome, 0, [c.tool for c in unsaid], session.harness, f"whether {value} was read with outcome {scope.outcome} is unknown"), evidence)
         shown = value if not literal else expected
-        if not reads:
+        if not reads and not unsaid:
             return Result.of(False, f"{shown} was not read: no {'/'.join(tools)} call with a path in scope", evidence)
-        return Result.of(False, f"{shown} was not read ({len(reads)} other path(s) read)", evidence)
+        return Result.of(False, f"{shown} was not read ({_others(reads, unsaid, root, literal and not os.path.isabs(expected))})", evidence)
 
     return evaluate
+
+
+def _others(reads: list[tuple[Call, str]], unsaid: list[Call], root: str | None, relative: bool) -> str:
+    """What was read instead: distinct paths (a file read twice is one path), the reads of it
+    left out for an unrecorded outcome, and, with no work dir to anchor a relative value, the
+    absolute paths it was not compared with."""
+    distinct = list(dict.fromkeys(p for _, p in reads))
+    parts = [f"{len(distinct)} other path(s) read"]
+    if unsaid:
+        parts.append(f"read {_times(len(unsaid))} with no recorded outcome ({_native_census([c.tool for c in unsaid])}): unknown satisfies neither ok nor error")
+    absolute = [p for p in distinct if os.path.isabs(p)]
+    if root is None and relative and absolute:
+        parts.append(f"the session recorded no work dir, so {len(absolute)} absolute path(s) were not compared with a relative one; write suffix:/<path> to match them")
+    return "; ".join(parts)
 
 
 def _path_arg(call: Call) -> str | None:
@@ -504,7 +594,9 @@ def _path_arg(call: Call) -> str | None:
 
 
 def _resolve(path: str, root: str | None) -> str:
-    """The real path a reported path names, so `/var/...` and `/private/var/...` compare equal."""
+    """The real path a reported path names, so `/var/...` and `/private/var/...` compare equal.
+    With no root a relative path stays relative, only normalized (`./a.js` is `a.js`): it is
+    compared as written, never resolved against the grader's own cwd."""
     if not os.path.isabs(path):
         if root is None:  # nothing to anchor it to; never the grader's own cwd
             return os.path.normpath(path)

@@ -8,7 +8,10 @@ one mapping, pure: native name + input + harness):
   read      a file's content (Read, NotebookRead, a plain `cat`/`head`/`tail`/`nl`/`sed -n`)
   write     a new or wholly replaced file (Write, apply_patch's Add File)
   edit      a change to a file (Edit, MultiEdit, NotebookEdit, apply_patch's Update/Delete File)
-  shell     a command (Bash, command_execution, exec_command, shell); `command` holds it
+  shell     a command (Bash, command_execution, exec_command, shell); `command` holds it; or input
+            or a signal sent to a running one (codex's write_stdin with chars, KillShell)
+  poll      a look at a running command's output that sends it nothing (BashOutput, codex's
+            write_stdin with no chars): no new action, so `action:shell` does not count it
   search    glob or grep (Glob, Grep, LS, a plain `rg`/`grep`/`ls`/`find`)
   web       WebFetch, WebSearch, codex's web_search
   subagent  Task, Agent, codex's spawn_agent and its collab tools
@@ -35,7 +38,7 @@ from typing import Any, NamedTuple
 from benchtape.core.payloads import ToolCall
 
 PREFIX = "action:"
-KINDS = ("read", "write", "edit", "shell", "search", "web", "subagent", "plan", "mcp", "other")
+KINDS = ("read", "write", "edit", "shell", "poll", "search", "web", "subagent", "plan", "mcp", "other")
 FILE_KINDS = ("read", "write", "edit", "search")
 
 
@@ -89,7 +92,7 @@ def annotate(call: ToolCall, harness: str | None) -> ToolCall:
 
 def of_call(data: Any, harness: str | None) -> Canonical:
     """A stored call's canonical action: as recorded, or derived now for an older store's call."""
-    if data.__class__ is dict and "action" not in data:  # an older store's call: derived (from_fields would say None)
+    if data.__class__ is dict and ("action" not in data or data.get("tool") in _REDERIVED):  # an older store's call: derived
         tool = data.get("tool")
         return canonical(tool if tool.__class__ is str else str(tool or ""), data.get("input"), harness)
     stored = from_fields(data)
@@ -107,7 +110,12 @@ _WRITE = {"Write": ("file_path", "path"), "write_file": ("path", "file_path"), "
 _EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path"), "edit": ("file_path", "filePath", "path"), "apply_edit": ("file_path",)}
 _SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path", "dir_path"), "grep": ("path",), "grep_search": ("dir_path", "path"), "list_directory": ("dir_path", "path")}
 _SHELL = {"Bash": "command", "command_execution": "command", "exec_command": "cmd", "shell": "command", "local_shell": "command", "run_shell_command": "command", "bash": "command"}
-_SHELL_ONLY = {"BashOutput", "KillShell", "KillBash", "write_stdin"}  # a running command's output or input: no command of their own
+_SHELL_ONLY = {"KillShell", "KillBash"}  # a signal to a running command: acts on it, with no command of its own
+_POLL = {"BashOutput"}  # a running command's output, read: nothing sent, nothing run
+_STDIN = {"write_stdin"}  # codex: input to a running command (shell), or with no chars a poll of its output
+# Tools whose stored action an older mapping wrote as `shell` (a poll was counted as a command):
+# of_call derives theirs again, so a regrade of an older import counts as a fresh import does.
+_REDERIVED = frozenset(_POLL | _STDIN)
 _WEB = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search", "webfetch"}
 _SUBAGENT = {"Task", "task", "Agent", "spawn_agent", "wait", "wait_agent", "send_input", "close_agent", "resume_agent"}
 _PLAN = {"TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode", "todo_list", "update_plan", "write_todos", "todowrite", "todo_write"}
@@ -161,6 +169,8 @@ def canonical(tool: str, input: Any, harness: str | None = None) -> Canonical:
         return shell(args.get(keys, args.get("command", args.get("cmd"))))
     if kind == "patch":
         return _patch(tool, args, input)
+    if kind == "stdin":
+        return _stdin(args)
     return _ONLY[kind]
 
 
@@ -174,6 +184,8 @@ _ORDER: tuple[tuple[str, dict[str, Any]], ...] = (
     ("search", _SEARCH),
     ("shell", _SHELL),
     ("shell-only", dict.fromkeys(_SHELL_ONLY)),
+    ("poll", dict.fromkeys(_POLL)),
+    ("stdin", dict.fromkeys(_STDIN)),
     ("patch", dict.fromkeys(_PATCH)),
     ("web", dict.fromkeys(_WEB)),
     ("subagent", dict.fromkeys(_SUBAGENT)),
@@ -182,7 +194,16 @@ _ORDER: tuple[tuple[str, dict[str, Any]], ...] = (
 _BY_TOOL: dict[str, tuple[str, Any]] = {}
 for _kind, _table in reversed(_ORDER):
     _BY_TOOL.update((_tool, (_kind, _keys)) for _tool, _keys in _table.items())
-_ONLY = {"shell-only": Canonical("shell"), "web": Canonical("web"), "subagent": SUBAGENT, "plan": Canonical("plan")}  # immutable: shared
+_ONLY = {"shell-only": Canonical("shell"), "poll": Canonical("poll"), "web": Canonical("web"), "subagent": SUBAGENT, "plan": Canonical("plan")}  # immutable: shared
+
+
+def _stdin(args: dict[str, Any]) -> Canonical:
+    """codex's write_stdin: with chars it sends a running command input (a line to a shell, a
+    Ctrl-C), which can run or stop anything, so a shell action as KillShell is; with none it
+    only waits for the command's output, a poll as Claude's BashOutput is (codex 0.125 polls
+    every long command a dozen times: counted as commands, they swamped `action:shell`)."""
+    chars = args.get("chars")
+    return _ONLY["shell-only"] if isinstance(chars, str) and chars else _ONLY["poll"]
 
 
 def _first(args: dict[str, Any], keys: tuple[str, ...]) -> str | None:

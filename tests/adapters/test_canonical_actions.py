@@ -20,7 +20,7 @@ SEEN = {
     "AskUserQuestion": "other", "Bash": None, "Edit": "edit", "ExitPlanMode": "plan", "Glob": "search", "Grep": "search",
     "Read": "read", "WebFetch": "web", "WebSearch": "web", "Write": "write",
     "apply_patch": "edit", "command_execution": None, "exec_command": None, "file_change": "write",
-    "update_plan": "plan", "wait_agent": "subagent", "web_search": "web", "write_stdin": "shell",
+    "update_plan": "plan", "wait_agent": "subagent", "web_search": "web", "write_stdin": None,
 }
 
 
@@ -45,6 +45,8 @@ def test_every_native_name_in_the_real_transcripts_maps_to_its_action():
         want = SEEN[d["tool"]]
         if want is not None:
             assert d["action"] == want, d
+        elif d["tool"] == "write_stdin":  # a poll of a running command's output, or input sent to it
+            assert d["action"] == ("shell" if d["input"].get("chars") else "poll"), d
         else:  # a command: a read or search when plainly one, else shell
             assert d["action"] in ("read", "search", "shell") and d["command"], d
     shells = {a.data["command"]: a.data for a in calls if "command" in a.data}
@@ -78,6 +80,12 @@ def test_every_native_name_in_the_real_transcripts_maps_to_its_action():
         ("exec_command", {"cmd": "rg -n todo src"}, "search", [("src", "search")]),
         ("shell", {"command": ["bash", "-lc", "cat a"]}, "read", [("a", "read")]),
         ("request_user_input", {}, "other", []),
+        ("write_stdin", {"session_id": 7, "chars": ""}, "poll", []),  # a poll: no new command
+        ("write_stdin", {"session_id": 7}, "poll", []),
+        ("write_stdin", {"session_id": 7, "chars": "y\n"}, "shell", []),  # input to a running command can run anything
+        ("write_stdin", {"session_id": 7, "chars": "\u0003"}, "shell", []),  # Ctrl-C, as KillShell
+        ("BashOutput", {"bash_id": "b1"}, "poll", []),  # Claude's poll: the same behaviour, the same action
+        ("KillShell", {"shell_id": "b1"}, "shell", []),
         ("SomethingNew", {}, "other", []),
     ],
 )
@@ -172,6 +180,10 @@ def _tables_in_order(tool, input, harness=None):
         return c.shell(args.get(c._SHELL[tool], args.get("command", args.get("cmd"))))
     if tool in c._SHELL_ONLY:
         return c.Canonical("shell")
+    if tool in c._POLL:
+        return c.Canonical("poll")
+    if tool in c._STDIN:
+        return c._stdin(args)
     if tool in c._PATCH:
         return c._patch(tool, args, input)
     for names, kind in ((c._WEB, "web"), (c._SUBAGENT, "subagent"), (c._PLAN, "plan")):
@@ -183,7 +195,7 @@ def _tables_in_order(tool, input, harness=None):
 def test_one_lookup_maps_every_shared_name_as_the_tables_in_order_did():
     from benchtape.core import canonical as c
 
-    names = {*c._READ, *c._WRITE, *c._EDIT, *c._SEARCH, *c._SHELL, *c._SHELL_ONLY, *c._PATCH, *c._WEB, *c._SUBAGENT, *c._PLAN, "Unknown", "mcp__srv__tool", ""}
+    names = {*c._READ, *c._WRITE, *c._EDIT, *c._SEARCH, *c._SHELL, *c._SHELL_ONLY, *c._POLL, *c._STDIN, *c._PATCH, *c._WEB, *c._SUBAGENT, *c._PLAN, "Unknown", "mcp__srv__tool", ""}
     inputs = [{}, {"file_path": "a.py", "path": "b", "paths": "c", "notebook_path": "n.ipynb", "filePath": "f", "dir_path": "d"}, {"command": "cat a.py", "cmd": "ls"}, {"patch": "*** Add File: x.py\n"}, "raw"]
     for name in names:
         for value in inputs:
@@ -191,3 +203,14 @@ def test_one_lookup_maps_every_shared_name_as_the_tables_in_order_did():
     for name in ("Read", "Edit", "Bash"):
         assert canonical(name, inputs[1]).paths == _tables_in_order(name, inputs[1]).paths
     assert c.Canonical("read", (("a", "read"), ("b", "read"), ("a", "read"))).paths == ["a", "b"]
+
+
+def test_a_poll_stored_as_shell_by_an_older_import_is_read_as_a_poll():
+    """Calls carry the action their adapter wrote; a write_stdin poll written as `shell` before
+    polls were their own kind is derived again, so a regrade counts it as a fresh import does."""
+    from benchtape.core.canonical import of_call
+
+    assert of_call({"tool": "write_stdin", "input": {"chars": ""}, "action": "shell"}, "codex").action == "poll"
+    assert of_call({"tool": "write_stdin", "input": {"chars": "q"}, "action": "shell"}, "codex").action == "shell"
+    assert of_call({"tool": "exec_command", "input": {"cmd": "cat a"}, "action": "shell"}, "codex").action == "shell"  # others as recorded
+    assert spelling_for("BashOutput") == "action:poll" and spelling_for("write_stdin") == "action:poll"

@@ -111,7 +111,7 @@ def _result(call_id: str, content="out", parent: str | None = None, result=None,
     [
         ("Read", {}, {"type": "text", "file": {}}, None),  # success says nothing
         ("Read", {"is_error": True}, "Error: no such file", "error"),
-        ("Read", {"is_error": False}, None, None),
+        ("Read", {"is_error": False}, None, "ok"),  # a result carrying is_error says (madbench §3.5)
         ("Bash", {"is_error": False}, {"stdout": "ok", "stderr": "", "interrupted": False}, "ok"),
         ("Bash", {}, {"stdout": "", "stderr": "boom", "interrupted": False}, "error"),
         ("Bash", {"is_error": False}, {"stdout": "", "stderr": "warning: x", "interrupted": False}, "ok"),

@@ -199,7 +199,7 @@ def test_unknown_outcome_is_neither_ok_nor_error(work):
     assert ok.evidence["counts_attempted"] == {"Read": 2}
     assert ok.evidence["outcome_census"] == {"ok": 0, "error": 1, "unknown": 1}
     assert ok.evidence["outcome"] == "ok"
-    assert "(2 attempted)" in ok.reason
+    assert "(2 attempted, 1 with no recorded outcome (Read ×1): unknown satisfies neither ok nor error)" in ok.reason  # never a silent 0
     assert grade(work, "session:tool-used", "Read", outcome="error", eq=1).status == "PASS"
     assert grade(work, "session:tool-used", "Bash", outcome="ok", eq=1).status == "PASS"
     assert grade(work, "session:tool-used", "Bash", outcome="error", eq=1).status == "PASS"
@@ -601,3 +601,145 @@ def test_a_misspelt_action_is_refused_when_the_check_is_built():
     for type, value in (("session:tool-sequence", ["action:edits"]), ("session:tools-only", ["action:mcp:"]), ("session:tool-used", "action:Read")):
         with pytest.raises(CheckConfigError, match="names no action"):
             build(CheckSpec(type=type, value=value))
+
+
+# ---------------------------------------------------------------- one verdict on every harness: outcomes, polls, no work dir
+
+
+def _harness_session(harness: str, *calls: tuple[str, dict, bool | None], work_dir: str | None = "/w") -> Session:
+    """A session of `harness` whose calls are annotated by the one mapping, each with its result's is_error."""
+    from benchtape.core.canonical import annotate
+
+    started: dict = {"scenario": "s", "harness": harness, "prompt": "p"}
+    if work_dir is not None:
+        started["work_dir"] = work_dir
+    rows = [Action("session.started", started)]
+    for i, (tool, input, is_error) in enumerate(calls):
+        rows += [Action("tool.call", annotate({"call_id": f"c{i}", "tool": tool, "input": input}, harness)), Action("tool.result", {"call_id": f"c{i}", "output": "", "is_error": is_error})]
+    finished = Action("session.finished", {"status": "ok", "exit_code": 0, "wall_ms": 1.0})
+    return project(a.stamped(seq=i + 1, at=1.0) for i, a in enumerate([*rows, finished]))
+
+
+# The same behaviour, two good reads, as each harness records it: Claude Code says nothing of a
+# good Read's success, codex reports each command's exit.
+CLAUDE_READS = _harness_session("claude-code", ("Read", {"file_path": "/w/a.js"}, None), ("Read", {"file_path": "/w/b.js"}, None))
+CODEX_READS = _harness_session("codex", ("exec_command", {"cmd": "cat a.js"}, False), ("exec_command", {"cmd": "cat b.js"}, False))
+
+
+def test_a_canonical_outcome_the_harness_did_not_record_is_an_error_never_a_silent_zero():
+    assert grade(CODEX_READS, "session:tool-used", "action:read", outcome="ok").status == "PASS"
+    r = grade(CLAUDE_READS, "session:tool-used", "action:read", outcome="ok")
+    assert r.status == "ERROR", r.reason
+    assert "cannot be graded with outcome ok on claude-code" in r.reason and "Read ×2" in r.reason and "from 0 to 2" in r.reason
+    assert r.evidence["outcome_census"] == {"ok": 0, "error": 0, "unknown": 2}
+    # a ceiling the unrecorded calls could break either way: no PASS resting on them either
+    assert grade(CLAUDE_READS, "session:tool-used", "action:read", outcome="ok", lte=1).status == "ERROR"
+    assert grade(CODEX_READS, "session:tool-used", "action:read", outcome="ok", lte=1).status == "FAIL"
+    # under outcome: any nothing is unknown: the same verdict on both
+    for s in (CLAUDE_READS, CODEX_READS):
+        assert grade(s, "session:tool-used", "action:read", eq=2).status == "PASS"
+
+
+def test_a_canonical_outcome_is_graded_when_the_unrecorded_calls_cannot_change_the_verdict():
+    mixed = _harness_session("claude-code", ("Bash", {"command": "cat a.js"}, False), ("Read", {"file_path": "/w/b.js"}, None))
+    assert grade(mixed, "session:tool-used", "action:read", outcome="ok").status == "PASS"  # 1 known ok: at least 1 whatever the Read did
+    assert grade(mixed, "session:tool-used", "action:read", outcome="ok", gte=5).status == "FAIL"  # 2 at most: below 5 whatever it did
+    assert grade(mixed, "session:tool-used", "action:read", outcome="ok", eq=2).status == "ERROR"
+
+
+def test_a_native_name_keeps_madbenchs_rule_and_says_why_it_counted_none():
+    r = grade(CLAUDE_READS, "session:tool-used", "Read", outcome="ok")
+    assert r.status == "FAIL"  # madbench: `outcome: ok` fails on a good Read
+    assert "invoked 0 times with outcome ok (2 attempted, 2 with no recorded outcome (Read ×2)" in r.reason
+
+
+def test_tool_args_match_and_file_read_say_so_too():
+    r = grade(CLAUDE_READS, "session:tool-args-match", "action:read", outcome="ok", args={"file_path": "suffix:a.js"})
+    assert r.status == "ERROR" and "Read ×1" in r.reason
+    native = grade(CLAUDE_READS, "session:tool-args-match", "Read", outcome="ok", args={"file_path": "suffix:a.js"})
+    assert native.status == "FAIL" and "1 matching call(s) with no recorded outcome" in native.reason
+    assert grade(CLAUDE_READS, "session:file-read", "a.js", outcome="ok", tools=["action:read"]).status == "ERROR"
+    r = grade(CLAUDE_READS, "session:file-read", "a.js", outcome="ok")  # the default names Read natively: madbench's rule
+    assert r.status == "FAIL" and "read once with no recorded outcome (Read ×1)" in r.reason
+    assert grade(CODEX_READS, "session:file-read", "a.js", outcome="ok").status == "PASS"
+
+
+def test_an_is_error_false_on_any_claude_result_is_a_known_ok():
+    """madbench counts a result carrying is_error as known, whichever tool it answers."""
+    from benchtape.adapters.claude_messages import outcome
+
+    assert outcome({"is_error": False}, "Read", None) is False
+    assert outcome({}, "Read", {"type": "text", "file": {}}) is None  # a good Read's payload says nothing: unknown
+    assert outcome({"is_error": True}, "Read", "Error") is True
+
+
+# codex 0.125: a long command, polled twice for its output, then sent a Ctrl-C
+POLLED = _harness_session(
+    "codex",
+    ("exec_command", {"cmd": "npm test"}, False),
+    ("write_stdin", {"session_id": 7, "chars": ""}, None),
+    ("write_stdin", {"session_id": 7, "chars": ""}, None),
+    ("write_stdin", {"session_id": 7, "chars": "\u0003"}, None),
+    ("exec_command", {"cmd": "git status"}, False),
+)
+
+
+def test_a_poll_of_a_running_command_is_no_shell_action():
+    used = grade(POLLED, "session:tool-used", ["action:shell", "action:poll"])
+    assert used.evidence["counts"] == {"action:shell": 3, "action:poll": 2}  # two commands and the Ctrl-C sent to one
+    assert grade(POLLED, "session:tool-used", "action:shell", eq=3).status == "PASS"
+    # the same on Claude Code: a background Bash, its output polled, then killed
+    claude = _harness_session("claude-code", ("Bash", {"command": "npm test", "run_in_background": True}, False), ("BashOutput", {"bash_id": "b"}, None), ("BashOutput", {"bash_id": "b"}, None), ("KillShell", {"shell_id": "b"}, None), ("Bash", {"command": "git status"}, False))
+    assert grade(claude, "session:tool-used", ["action:shell", "action:poll"]).evidence["counts"] == {"action:shell": 3, "action:poll": 2}
+
+
+def test_a_fence_that_allows_commands_allows_waiting_on_them():
+    assert grade(POLLED, "session:tools-only", ["action:shell"]).status == "PASS"
+    r = grade(POLLED, "session:tools-only", ["action:read"])
+    assert r.status == "FAIL" and "exec_command is not allowed (call 1 of 5)" in r.reason
+
+
+def test_file_read_with_no_work_dir_compares_a_relative_path_as_written():
+    s = _harness_session(
+        "codex",
+        ("command_execution", {"command": "bash -lc 'cat ./test.js'"}, False),
+        ("command_execution", {"command": "bash -lc 'cat a.js'"}, False),
+        ("command_execution", {"command": "bash -lc 'cat a.js'"}, False),
+        ("command_execution", {"command": "bash -lc 'cat /elsewhere/test2.js'"}, False),
+        work_dir=None,
+    )
+    r = grade(s, "session:file-read", "test.js")
+    assert r.status == "PASS" and r.evidence["expected_resolved"] == "test.js"
+    assert grade(s, "session:file-read", "./test.js").status == "PASS"
+    r = grade(s, "session:file-read", "test2.js")
+    assert r.status == "FAIL"  # an absolute path is never guessed to be in the work dir
+    assert "(3 other path(s) read; the session recorded no work dir, so 1 absolute path(s) were not compared" in r.reason  # distinct paths
+    assert grade(s, "session:file-read", "suffix:/test2.js").status == "PASS"
+    assert grade(s, "session:file-read", "b.js").reason.endswith("(3 other path(s) read; the session recorded no work dir, so 1 absolute path(s) were not compared with a relative one; write suffix:/<path> to match them)")
+
+
+def test_real_codex_exec_capture_with_no_work_dir_grades_file_read():
+    from realdatakit import REALDATA
+
+    from benchtape.adapters.transcripts import read_transcript
+
+    path = REALDATA / "codex-exec-json" / "agentcmd__stream-output-4__cli-0.46.0.jsonl" if REALDATA else None
+    if path is None or not path.exists():
+        pytest.skip("no real transcripts")
+    session = project(read_transcript(path).actions)
+    assert session.work_dir is None
+    r = grade(session, "session:file-read", "test.js")
+    assert r.status == "PASS" and r.evidence["matched"]["path"] == "test.js"
+
+
+def test_real_codex_rollout_counts_commands_not_polls():
+    """43 exec_command calls, 53 empty write_stdin polls and one Ctrl-C sent to a running command."""
+    from realdatakit import REALDATA
+
+    from benchtape.adapters.transcripts import read_transcript
+
+    path = REALDATA / "codex-rollout" / "codemie__rollout-2026-05-11T11-26-55-019e1625__cli-0.125.0.jsonl" if REALDATA else None
+    if path is None or not path.exists():
+        pytest.skip("no real transcripts")
+    used = grade(project(read_transcript(path).actions), "session:tool-used", ["action:shell", "action:poll"])
+    assert used.evidence["counts"] == {"action:shell": 44, "action:poll": 53}
