@@ -43,7 +43,7 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
     out.print(table)
     if doc["fresh"]:
         say("--fresh: every selected cell is measured again (nothing stored is deleted)")
-    say(f"would run {doc['to_run']} cell(s); {doc['measured']} measured cell(s) are re-graded with the current checks, not run")
+    say(_would_run(doc))
     for item in doc["installs"]:
         say(f"would install {item['tool']} {item['version']} into {item['into']} ({item['via']}, this folder only)")
     say("estimated spend: " + spend(doc["estimate"]))
@@ -52,10 +52,20 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
     for note in doc["notes"]:
         say(f"note: {note}")
     if doc.get("plan"):
-        from benchtape.replay.power import sentences
+        from benchtape.replay.compare import plan_sentences
 
-        for line in sentences(doc["plan"]):
+        for line in plan_sentences(doc["plan"]):
             say(line)
+
+
+def _would_run(doc: dict[str, Any]) -> str:
+    """The preview's count of what will run: every cell to run, or, in rounds (--until-decided),
+    at most what the limit and the contenders leave — it stops sooner when decided."""
+    rounds = doc.get("until_decided")
+    if not rounds:
+        return f"would run {doc['to_run']} cell(s); {doc['measured']} measured cell(s) are re-graded with the current checks, not run"
+    limit = f", --max-cells {rounds['max_cells']}" if rounds["max_cells"] is not None else ""
+    return f"would run at most {rounds['at_most_cells']} cell(s), in rounds (--until-decided{limit}): fewer if every pair is decided sooner; the fixed design would run {rounds['fixed_design_cells']}"
 
 
 def spend(est: dict[str, Any]) -> str:

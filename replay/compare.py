@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from benchtape.core.gcpause import paused_gc
-from benchtape.core.outcome_kinds import OUTCOMES, PASSED, is_reusable
+from benchtape.core.outcome_kinds import GUARD_VIOLATION, NO_CHANGES, OUTCOMES, PASSED, PATCH_APPLY_FAILED, is_reusable
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
-from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, pass_hat_k, shared_ranks
+from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, p_in_force, pass_hat_k, shared_ranks
 from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
@@ -295,23 +295,51 @@ class Pair:
     b_wins: int
     ties: int
     p_value: float
-    p_adjusted: float | None = None  # Holm-adjusted over every pair when there are more than two setups; else the raw p
+    p_adjusted: float | None = None  # over every pair when there are more than two setups (Holm; Bonferroni for e-values, as the rounds stop); else the raw p
     ci: tuple[float, float] | None = None  # 95% interval of mean_difference (replay.inference.paired_interval)
     test: str = "sign"  # `sign` (exact, fixed design) or `e-value` (p = 1/E, always valid: an evaluation run in rounds looked after each)
 
     @property
     def p(self) -> float:
-        """The p-value the decision uses: Holm-adjusted when several pairs were tested."""
+        """The p-value the decision uses: adjusted when several pairs were tested."""
         return self.p_value if self.p_adjusted is None else self.p_adjusted
 
     @property
     def distinguishable(self) -> bool:
         return self.p < ALPHA
 
+    @property
+    def adjustment(self) -> str | None:
+        """How `p_adjusted` was corrected for the other pairs: Holm (fixed design) or
+        Bonferroni (e-values: the rule the rounds stopped on); None with one pair."""
+        if self.p_adjusted is None:
+            return None
+        return "Bonferroni" if self.test == "e-value" else "Holm"
+
+    @property
+    def ci_note(self) -> str | None:
+        """Why the interval and the call disagree, when they do: the interval is this pair's
+        own fixed-design one, while the call pays for looking after every round (e-values)
+        and for the other pairs tested (the adjustment); None when they agree."""
+        if self.ci is None or (self.ci[0] > 0 or self.ci[1] < 0) == self.distinguishable:
+            return None
+        why = []
+        if self.test == "e-value":
+            why.append("it is the fixed-design interval, which does not pay for looking after every round")
+        if self.adjustment:
+            why.append(f"it is this pair's own, not {self.adjustment}-adjusted over the other pairs")
+        if not why:
+            why.append("with several attempts it is Student's t over the tasks, the call the sign test's")
+        verdict = "excludes 0, yet the test in force calls no difference" if not self.distinguishable else "includes 0, yet the test in force calls a difference"
+        return f"the interval {verdict}: {'; '.join(why)}; the call follows the test"
+
     def to_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
         d["ci"] = list(self.ci) if self.ci else None
         d["distinguishable"] = self.distinguishable
+        d["adjustment"] = self.adjustment
+        d["ci_design"] = "fixed"  # the interval never pays for looking after each round (e-values) nor for the other pairs
+        d["ci_note"] = self.ci_note
         return d
 
 
@@ -376,6 +404,8 @@ class Comparison:
         """The multiple-comparison rule, in words, when more than one pair was tested."""
         if len(self.pairs) < 2:
             return None
+        if any(p.test == "e-value" for p in self.pairs):
+            return f"{len(self.pairs)} pairs were tested: each always-valid p (1/E) is Bonferroni-adjusted over all of them (m/E; a difference is called only when it is < {ALPHA:g}, the bar E ≥ {len(self.pairs) / ALPHA:g} the rounds stopped on), so testing many pairs does not find differences by chance"
         return f"{len(self.pairs)} pairs were tested: each p-value is Holm-adjusted over all of them (a difference is called only when its adjusted p < {ALPHA:g}), so testing many pairs does not find differences by chance"
 
     def to_dict(self) -> dict[str, Any]:
@@ -440,7 +470,8 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     if common_only:
         measuring = [key for key in arm_order if chosen.get(key) and kinds.get(key) not in CONTROLS]
         tasks = [t for t in tasks if measuring and all(chosen[key].get(t) for key in measuring)]
-    rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, Counter()), attempts) for key in arm_order]
+    graded_by_test = {m.task for m in measurements if m.partial is not None}  # tasks whose verifier reports the FAIL_TO_PASS share
+    rows = [_row(key, labels[key], tasks, chosen.get(key, {}), failures.get(key, Counter()), attempts, graded_by_test) for key in arm_order]
     for row in rows:
         row.kind = kinds.get(row.arm)
     complete = [r for r in rows if r.complete and r.cells and not r.control]  # controls check the tasks: never contenders
@@ -450,12 +481,9 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     complete.sort(key=lambda r: (-(r.pass_rate or 0.0), r.cost_per_cell if cost_ranked else 0.0, _last(r.tokens_per_cell), _last(r.lines_per_cell), _last(r.time_per_cell_ms)))
     rates = {r.arm: _task_rates(chosen[r.arm]) for r in complete}
     pairs = [_pair(a, b, all_tasks if common_only else tasks, chosen, attempts, rates) for a, b in itertools.combinations(complete, 2)]
-    if common_only:  # looked at after every round: only the always-valid test's p (1/E) keeps its promise
-        from benchtape.replay.sequential import e_value
-
-        for pair in pairs:
-            pair.p_value, pair.test = min(1.0, 1.0 / e_value(pair.a_wins, pair.b_wins)), "e-value"
-    if len(pairs) > 1:
+    if common_only:
+        _sequential(pairs)
+    elif len(pairs) > 1:
         for pair, adjusted in zip(pairs, holm([p.p_value for p in pairs])):
             pair.p_adjusted = adjusted
     ranks = shared_ranks(complete, pairs)
@@ -484,6 +512,18 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     return result
 
 
+def _sequential(pairs: list[Pair]) -> None:
+    """An evaluation run in rounds was looked at after every round: only the always-valid
+    test's p (1/E) keeps its promise, and several pairs are corrected by Bonferroni (m/E), the
+    rule the rounds stopped on (E ≥ m/α), so `compare` and the rounds call the same pairs."""
+    from benchtape.replay.sequential import e_value
+
+    for pair in pairs:
+        pair.p_value, pair.test = min(1.0, 1.0 / e_value(pair.a_wins, pair.b_wins)), "e-value"
+        if len(pairs) > 1:
+            pair.p_adjusted = min(1.0, len(pairs) * pair.p_value)
+
+
 def current(measurements: list[Measurement], expected: Expected) -> tuple[list[Measurement], int, int]:
     """(the measurements of the evaluation as it is now, how many are stale: their task's
     content changed, how many retired: a setup, task or attempt it no longer has)."""
@@ -506,8 +546,10 @@ def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> lis
     by_arms = {(p.a, p.b): p for p in pairs}
     out = []
     for first, second in zip(order, order[1:]):
-        pair = by_arms.get((first.arm, second.arm)) or _flipped(by_arms[(second.arm, first.arm)])
-        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "p_adjusted": pair.p_adjusted, "distinguishable": pair.distinguishable, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts, len(pairs))})
+        stored = by_arms.get((first.arm, second.arm)) or by_arms[(second.arm, first.arm)]
+        pair = stored if stored.a == first.arm else _flipped(stored)
+        p_of = p_in_force(pair.test, [p.p_value for p in pairs if p is not stored])
+        out.append({"a": first.arm, "b": second.arm, "p_value": pair.p_value, "p_adjusted": pair.p_adjusted, "distinguishable": pair.distinguishable, "shared_rank": first.rank == second.rank, "sentence": conclusion(pair, first.label, second.label, attempts, len(pairs), p_of)})
     return out
 
 
@@ -548,7 +590,7 @@ def _choose(measurements: list[Measurement]) -> tuple[dict[str, dict[str, dict[i
     return chosen, failures
 
 
-def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Measurement]], failures: Counter[str], k: int) -> SetupRow:
+def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Measurement]], failures: Counter[str], k: int, graded_by_test: set[str] | frozenset[str] = frozenset()) -> SetupRow:
     row = SetupRow(arm=key, label=label, tasks_total=len(tasks), attempted_failures=sum(failures.values()), failures_by_outcome=dict(sorted(failures.items())))
     row.missing = [t for t in tasks if not by_task.get(t)]
     cells = [m for t in tasks for m in (by_task.get(t) or {}).values()]
@@ -581,8 +623,22 @@ def _row(key: str, label: str, tasks: list[str], by_task: dict[str, dict[int, Me
         row.token_cost_per_cell = total / len(cells)
         cache = sum(m.cache_cost or 0.0 for m in cells)
         row.cache_share = cache / total if total > 0 else None
-    row.partial = _mean([m.partial for m in cells])
+    row.partial = _mean([_credit(m, graded_by_test) for m in cells])
     return row
+
+
+UNTESTED = (NO_CHANGES, GUARD_VIOLATION, PATCH_APPLY_FAILED)  # verdicts decided before the verifier ran a test: the candidate fixed none
+
+
+def _credit(m: Measurement, graded_by_test: set[str] | frozenset[str]) -> float | None:
+    """A cell's partial credit: its FAIL_TO_PASS share; 0.0 for a verdict reached before any
+    test ran (nothing changed, a protected path touched, the patch not applied) on a task whose
+    verifier reports shares — it fixed no test, and leaving it out would score a setup that
+    changes nothing above one that tries; None (left out) where the task reports no share.
+    Execution failures (a timeout, an infrastructure error) are not measurements: never here."""
+    if m.partial is not None:
+        return m.partial
+    return 0.0 if m.outcome in UNTESTED and m.task in graded_by_test else None
 
 
 def _cost_per_solved(row: SetupRow, by_task: dict[str, dict[int, Measurement]]) -> None:
@@ -877,18 +933,33 @@ def matrix_text(cells: list[MatrixCell]) -> str:
 
 def pair_line(p: Pair) -> str:
     """One pair's figures as text, terminal and HTML alike."""
-    ci = f" (95% CI {p.ci[0]:+.0%} to {p.ci[1]:+.0%})" if p.ci else ""
-    adjusted = f", Holm-adjusted p = {p.p_adjusted:.3g}" if p.p_adjusted is not None else ""
+    design = "fixed-design " if p.test == "e-value" else ""  # the interval does not pay for looking after each round
+    ci = f" ({design}95% CI {p.ci[0]:+.0%} to {p.ci[1]:+.0%})" if p.ci else ""
+    adjusted = f", {p.adjustment}-adjusted p = {p.p_adjusted:.3g}" if p.p_adjusted is not None else ""
     verdict = "distinguishable" if p.distinguishable else "not distinguishable"
     name = "always-valid p = 1/E" if p.test == "e-value" else "p"
-    return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, {name} = {p.p_value:.3g}{adjusted}: {verdict}"
+    note = f" ({p.ci_note})" if p.ci_note else ""
+    return f"{p.mean_difference:+.0%}{ci} over {p.tasks} task(s), A better {p.a_wins}, B better {p.b_wins}, same {p.ties}, {name} = {p.p_value:.3g}{adjusted}: {verdict}{note}"
 
 
 def plan_lines(c: Comparison) -> list[str]:
-    """The planner's sentences for the evaluation as it stands (replay.power.sentences)."""
+    """The planner's sentences for the evaluation as it stands (`plan_sentences`)."""
+    return plan_sentences(c.plan) if c.plan else []
+
+
+def plan_sentences(plan: dict[str, Any]) -> list[str]:
+    """The plan in words (`compare`, `run --dry-run`, `evaluation validate`): the smallest
+    detectable difference between two setups (replay.power.sentences). With one setup (controls
+    aside) there is nothing to tell apart: the figure would be the difference between two
+    imaginary default setups, so it is not said."""
     from benchtape.replay.power import sentences
 
-    return sentences(c.plan) if c.plan else []
+    setups = plan.get("setups", 2)
+    if setups == 1:
+        return ["plan: one setup (controls aside): nothing to compare it with; add a setup to plan the difference this evaluation can detect"]
+    if setups == 0:
+        return ["plan: no setup but the controls: nothing to compare"]
+    return sentences(plan)
 
 
 def rounds_lines(c: Comparison) -> list[str]:
@@ -930,9 +1001,11 @@ def notes(c: Comparison) -> list[str]:
     if c.ranked:
         out.append("ranks: " + RANK_RULE)
     if has_partial(c):  # a column beside a model called solver-partial read as its name (a structlog try)
-        out.append("partial: the mean share of a task's FAIL_TO_PASS tests a setup's cells passed, where the verifier ran them (partial credit, shown beside the pass rate and never counted as a pass; — where no cell ran them: nothing changed, or no per-test lists)")
+        out.append("partial: the mean share of a task's FAIL_TO_PASS tests a setup's cells passed (partial credit, shown beside the pass rate and never counted as a pass); a cell that changed nothing, touched a protected path or whose patch did not apply fixed no test and counts 0; execution failures (timeout, infrastructure error) and tasks without per-test lists are left out; — where no cell counts")
     if c.correction:
         out.append(c.correction)
+    if any(p.test == "e-value" for p in c.pairs):
+        out.append("run in rounds: each pair's 95% interval is the fixed-design one (it does not pay for looking after every round, nor for the other pairs), so it can exclude 0 while the always-valid test calls no difference; the call, the ranks and the sentences follow the test")
     if c.contamination:
         labels = {r.arm: r.label for r in c.rows}
         for arm, seen in c.contamination["may_have_been_seen"].items():

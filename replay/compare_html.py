@@ -54,8 +54,8 @@ def body(c: Comparison, session_href: Callable[[str], str | None] | None = None,
                 "Δ pass rate (A−B)": f"{p.mean_difference:+.0%}",
                 "95% CI": f"{p.ci[0]:+.0%} to {p.ci[1]:+.0%}" if p.ci else "—",
                 "A better / B better / same": f"{p.a_wins} / {p.b_wins} / {p.ties}",
-                "p (exact sign test)": f"{p.p_value:.3g}",
-                **({"p (Holm-adjusted)": f"{p.p_adjusted:.3g}"} if p.p_adjusted is not None else {}),
+                ("p (1/E: the rounds' always-valid test)" if p.test == "e-value" else "p (exact sign test)"): f"{p.p_value:.3g}",
+                **({f"p ({p.adjustment}-adjusted)": f"{p.p_adjusted:.3g}"} if p.p_adjusted is not None else {}),
                 "verdict": "distinguishable" if p.distinguishable else "not distinguishable",
             }
             for p in c.pairs

@@ -8,7 +8,8 @@ one row is printed first. These functions say what the measurements support:
   order the rows for display.
 - `conclusion`: one sentence per pair of neighbours in the ranking — a difference with its
   paired sign test, or "not distinguishable" with how many differing tasks would be needed
-  at the observed rate to tell them apart.
+  at the observed rate to tell them apart by the test in force (`p_in_force`: adjusted over
+  the pairs, and the always-valid e-value test when the evaluation ran in rounds).
 - `pass_hat_k`: the chance that all k attempts pass (pass^k), beside pass@k.
 - `flaky`: tasks whose attempts of one setup disagree.
 - `matrix`: every attempt of every task × setup, measured or not, with its session.
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from benchtape.replay.stats import sign_test
 
 ALPHA = 0.05
 RANK_RULE = (
     "setups are ordered by pass rate; two neighbours share a rank when the paired test cannot tell them apart "
-    f"(p ≥ {ALPHA:g}, Holm-adjusted when more than two setups are compared), and such pairs chain into one group; "
+    f"(p ≥ {ALPHA:g}, adjusted when more than two setups are compared: Holm, or Bonferroni on 1/E for an evaluation run in rounds), and such pairs chain into one group; "
     "a group's rank is the position of its first setup (1, 1, 3)"
 )
 NEEDED_CAP = 10_000  # beyond this many differing tasks, "would be needed" says "more than"
@@ -70,9 +71,12 @@ def pass_hat_k(per_task: Iterable[tuple[int, int]], k: int) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA) -> int | None:
-    """The fewest differing tasks that, split at the observed rate, would make the sign test
-    significant; None when the split is even (no number would) or nothing differed."""
+def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA, p_of: Callable[[int, int], float] = sign_test) -> int | None:
+    """The fewest differing tasks that, split at the observed rate, would make the test in
+    force significant; None when the split is even (no number would) or nothing differed.
+    `p_of(lead, rest)` is that test's p as the decision uses it — the sign test by default;
+    Holm-adjusted among the other pairs, or the rounds' m/E (`p_in_force`), where those decide
+    — so the count never promises a difference the test would not call."""
     n = wins + losses
     if n == 0 or wins == losses:
         return None
@@ -80,7 +84,7 @@ def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA) -> int | None
 
     def significant(total: int) -> bool:
         lead = round(total * rate)
-        return sign_test(lead, total - lead) < alpha
+        return p_of(lead, total - lead) < alpha
 
     scanned = min(NEEDED_CAP, max(n, SCANNED))
     for total in range(n, scanned + 1):  # the exact fewest, where rounding the split can make p wobble
@@ -95,14 +99,34 @@ def needed_to_differ(wins: int, losses: int, alpha: float = ALPHA) -> int | None
     return high
 
 
-def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int, pairs: int = 1) -> str:
+def p_in_force(test: str, others: Sequence[float] = ()) -> Callable[[int, int], float]:
+    """The p the decision uses for a split of `lead` against `rest` differing tasks: the exact
+    sign test, Holm-adjusted among the `others` pairs' raw p-values as they stand (fixed
+    design), or for an evaluation run in rounds (`test` "e-value") the always-valid 1/E,
+    Bonferroni over the pairs (m/E: the bar E ≥ m/α the rounds stop on)."""
+    pairs = len(others) + 1
+    if test == "e-value":
+        from benchtape.replay.sequential import e_value
+
+        return lambda lead, rest: min(1.0, pairs / e_value(lead, rest))
+    if not others:
+        return sign_test
+    from benchtape.replay.inference import holm
+
+    return lambda lead, rest: holm([sign_test(lead, rest), *others])[0]
+
+
+def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int, pairs: int = 1, p_of: Callable[[int, int], float] = sign_test) -> str:
     """One sentence for two setups ranked next to each other (A is the one ranked first);
-    with `pairs` > 1 tested, the p-value said is Holm-adjusted, and the sentence says so."""
+    with `pairs` > 1 tested, the p-value said is adjusted (Holm; Bonferroni for the rounds'
+    e-values), and the sentence says so. `p_of` is the test in force (`p_in_force`): "N tasks
+    where they differ would be needed" counts for it."""
     a_wins, b_wins = pair.a_wins, pair.b_wins
     a, b = label_a, label_b
     if a_wins < b_wins:  # displayed order says A first; the sentence follows the evidence
         a, b, a_wins, b_wins = b, a, b_wins, a_wins
-    p = f"{pair.p_value:.2g}" + (f", Holm-adjusted over {pairs} pairs {pair.p:.2g}" if pair.p_adjusted is not None and pairs > 1 else "")
+    how = "Bonferroni" if pair.test == "e-value" else "Holm"
+    p = f"{pair.p_value:.2g}" + (f", {how}-adjusted over {pairs} pairs {pair.p:.2g}" if pair.p_adjusted is not None and pairs > 1 else "")
     if pair.tasks == 0:
         return f"{a} and {b} have no task in common: nothing can be said about them together"
     test = "always-valid test (rounds), p = 1/E =" if pair.test == "e-value" else "paired sign test p ="
@@ -111,7 +135,7 @@ def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int, pairs: in
             more = a_wins - b_wins
             return f"{a} solves {more} more of {pair.tasks} common tasks than {b} ({test} {p})"
         return f"{a} passes more often than {b} on {a_wins} of {pair.tasks} common tasks, {b} on {b_wins} ({test} {p})"
-    need = needed_to_differ(a_wins, b_wins)
+    need = needed_to_differ(a_wins, b_wins, p_of=p_of)
     if a_wins + b_wins == 0:
         why = "they differ on no task"
     elif need is None:

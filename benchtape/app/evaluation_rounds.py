@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from benchtape.core.errors import BadInput, ExitCode
 
@@ -86,6 +86,7 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
         raise BadInput(f"--until-decided tells setups apart, and {ev.name} has {len(arms)} that is not a control", file=str(ev.path), fix="add a setup, or run without --until-decided")
     order = task_order(ev.name, [t.id for t in planned.tasks])
     plain = show.plain_wanted(req.plain)
+    doc = {**doc, "until_decided": preview_limits(doc, req.until, {key for key, _ in arms})}
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         if not req.json_out:
@@ -95,7 +96,7 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
         if req.json_out or not (sys.stdin.isatty() and sys.stdout.isatty()):
             raise BadInput("--until-decided runs cells (and spends); without a terminal to ask, consent is --yes", fix=f"preview it with `benchtape run {req.name} --until-decided --dry-run`, then add --yes")
         show.preview(doc, plain, False)
-        if not show.confirm({**doc, "to_run": f"up to {req.until.max_cells or doc['cells']}"}):
+        if not show.confirm({**doc, "to_run": f"at most {doc['until_decided']['at_most_cells']}"}):
             print("nothing was run", file=sys.stderr)
             return ExitCode.OK
     store = store or open_store(req.db)
@@ -117,7 +118,7 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
         if not todo:
             result.stopped = EXHAUSTED
             break
-        todo, why = _within_limits(todo, req.until, ev.attempts, result, costs)
+        todo, why = _within_limits(todo, req.until, ev.attempts, result, costs, order)
         if not todo:
             result.stopped = why
             break
@@ -138,9 +139,19 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
+def preview_limits(doc: dict[str, Any], until: Until, arms: set[str]) -> dict[str, Any]:
+    """What the preview says a run in rounds may run: at most the contenders' cells still to
+    run (controls are never run in rounds), and never more than --max-cells; fewer when the
+    pairs are decided first. The preview's own "to run" is the fixed design's."""
+    to_run = sum(row["to_run"] for row in doc.get("setups", []) if row.get("key") in arms)
+    at_most = to_run if until.max_cells is None else min(to_run, until.max_cells)
+    return {"round_tasks": until.round_tasks, "max_cells": until.max_cells, "budget": until.budget, "at_most_cells": at_most, "fixed_design_cells": doc.get("to_run")}
+
+
 def _limits(until: Until) -> str:
-    parts = ([f"at most {until.max_cells} new cell(s)"] if until.max_cells else []) + ([f"at most ${until.budget:g}"] if until.budget else [])
-    return f", or at {' and '.join(parts)}" if parts else ", or when the tasks run out"
+    """The stop rule's limits, as the end of the preview's --until-decided sentence."""
+    parts = ([f"--max-cells {until.max_cells} (new cells)"] if until.max_cells else []) + ([f"--budget ${until.budget:g}"] if until.budget else [])
+    return f", when the next round would pass {' or '.join(parts)}, or when the tasks run out" if parts else ", or when the tasks run out"
 
 
 def _stored(store: BrowsingStore, ev: Any, pricing: Any, mine: set[str]) -> tuple[dict[str, dict[str, tuple[int, int]]], dict[str, Any]]:
@@ -172,35 +183,57 @@ def _state(arms: list[tuple[str, str]], counts: dict[str, dict[str, tuple[int, i
     return state([k for k, _ in arms], counts, attempts)
 
 
-def _within_limits(todo: dict[str, list[str]], until: Until, attempts: int, result: Rounds, costs: dict[str, Any]) -> tuple[dict[str, list[str]], str]:
-    """The round trimmed to what --max-cells and --budget leave (tasks dropped from the end,
-    taking turns between setups); empty with the reason when nothing fits."""
-    def cells(plan: dict[str, list[str]]) -> int:
-        return sum(len(ts) for ts in plan.values()) * attempts
-
-    def cost(plan: dict[str, list[str]]) -> float | None:
-        total = 0.0
-        for arm, ts in plan.items():
-            per = costs["per_cell"].get(arm)
-            if per is None:
-                return None
-            total += per * len(ts) * attempts
-        return total
-
+def _within_limits(todo: dict[str, list[str]], until: Until, attempts: int, result: Rounds, costs: dict[str, Any], order: Sequence[str] = ()) -> tuple[dict[str, list[str]], str]:
+    """The round trimmed to what --max-cells and --budget leave: whole tasks dropped from the
+    end of the task order, from every setup that would run them at once — a task one setup of a
+    pair measures alone is left out of the comparison, spend for nothing. Empty, with the
+    reason, when not even the first task fits (its cells across the setups that need it)."""
+    position = _positions(todo, order)
+    plan = {arm: list(ts) for arm, ts in todo.items()}
     if until.budget is not None:
         unknown = [arm for arm in todo if costs["per_cell"].get(arm) is None]
         if unknown:
             return {}, f"budget: no stored cost per cell for {len(unknown)} setup(s) to spend ${until.budget:g} by (run a round without --budget, or price the model in pricing.yaml)"
-    plan = {arm: list(ts) for arm, ts in todo.items()}
     while plan:
-        over_cells = until.max_cells is not None and result.cells_run + cells(plan) > until.max_cells
-        estimate = cost(plan)
-        over_budget = until.budget is not None and estimate is not None and costs["spent"] + estimate > until.budget
-        if not (over_cells or over_budget):
+        if _fits(plan, until, attempts, result, costs):
             return plan, ""
-        longest = max(plan, key=lambda arm: len(plan[arm]))
-        plan[longest].pop()
-        plan = {arm: ts for arm, ts in plan.items() if ts}
-    if until.max_cells is not None and result.cells_run + attempts > until.max_cells:
-        return {}, f"max cells: {result.cells_run} of --max-cells {until.max_cells} run; the next task needs {attempts} more"
-    return {}, f"budget: ${costs['spent']:.4f} of ${until.budget:g} spent; the next task would pass it"
+        last = max((t for ts in plan.values() for t in ts), key=position.__getitem__)
+        plan = {arm: kept for arm, ts in plan.items() if (kept := [t for t in ts if t != last])}
+    first = min((t for ts in todo.values() for t in ts), key=position.__getitem__)
+    needs = {arm: [first] for arm, ts in todo.items() if first in ts}
+    cells, setups = _cells(needs, attempts), len(needs)
+    if until.max_cells is not None and result.cells_run + cells > until.max_cells:
+        return {}, f"max cells: {result.cells_run} of --max-cells {until.max_cells} run; the next task needs {cells} more ({setups} setup(s) × {attempts} attempt(s))"
+    return {}, f"budget: ${costs['spent']:.4f} of ${until.budget:g} spent; the next task ({cells} cell(s): {setups} setup(s) × {attempts} attempt(s)) would pass it"
+
+
+def _positions(todo: dict[str, list[str]], order: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """Each task's place in the evaluation's fixed order (else in the lists as given)."""
+    given = {t: i for i, t in enumerate(order)}
+    listed: dict[str, int] = {}
+    for ts in todo.values():
+        for i, t in enumerate(ts):
+            listed[t] = max(listed.get(t, i), i)
+    return {t: (given.get(t, len(given)), i) for t, i in listed.items()}
+
+
+def _cells(plan: dict[str, list[str]], attempts: int) -> int:
+    return sum(len(ts) for ts in plan.values()) * attempts
+
+
+def _cost(plan: dict[str, list[str]], attempts: int, per_cell: dict[str, float | None]) -> float | None:
+    """The plan's estimated cost by each setup's stored cost per cell; None if one is unknown."""
+    total = 0.0
+    for arm, ts in plan.items():
+        per = per_cell.get(arm)
+        if per is None:
+            return None
+        total += per * len(ts) * attempts
+    return total
+
+
+def _fits(plan: dict[str, list[str]], until: Until, attempts: int, result: Rounds, costs: dict[str, Any]) -> bool:
+    if until.max_cells is not None and result.cells_run + _cells(plan, attempts) > until.max_cells:
+        return False
+    estimate = _cost(plan, attempts, costs["per_cell"])
+    return not (until.budget is not None and estimate is not None and costs["spent"] + estimate > until.budget)

@@ -239,3 +239,40 @@ def test_what_stands_in_for_a_model():
     assert agent_kind("claude-code", "scripted") == agent_kind("codex", "scripted-solver") == agent_kind("mock", "mock-solver-partial") == agent_kind("mock", None) == "scripted"
     assert agent_kind("mock", "mock-noop") == agent_kind("claude-code", "scripted", noop=True) == "no-op"
     assert agent_kind("oracle", "oracle") == "oracle"
+
+
+def test_the_terminal_prints_every_bracketed_tag(tmp_path, capsys, monkeypatch):
+    """A setup's `[scripted]`, a control's `[control: …]` and a matrix cell's
+    `[infrastructure_error]` are data, not rich markup: every print path of `compare` keeps
+    them (rich took them for style tags and dropped them, leaving the failed cell empty)."""
+    import os
+    import subprocess
+    import sys
+
+    from benchtape.render_compare import comparison_table
+
+    body = "attempts: 1\ntools:\n  - {tool: claude-code, model: sonnet-4.6, effort: medium}\n  - {tool: mock, model: [scripted, noop]}\n"
+    project, ev, store, pricing = _setup(tmp_path, body, tasks=3)
+    agent, scripted, noop = [a.label for a in ev.arms]
+    tasks = [t.id for t in ev.tasks()]
+    outcomes = {(agent, t, 1): ("infrastructure_error" if i == 0 else "passed") for i, t in enumerate(tasks)}
+    outcomes |= {(scripted, t, 1): "passed" for t in tasks} | {(noop, t, 1): "no_changes" for t in tasks}
+    record_all(store, ev, outcomes, cost=0.0)
+    result = comparison(store, ["e"], pricing, project)
+
+    def tagged(out: str) -> None:
+        assert f"{scripted} [scripted]" in out  # the ranking's row and the matrix's header
+        assert f"{noop} [control: no-op]: 0/3 passed" in out
+        matrix = out[out.index("per task × setup (attempts in order; [ ] not measured)"):]
+        assert f"{tasks[0]}  " in matrix and "[infrastructure_error]" in matrix.splitlines()[2]
+
+    monkeypatch.setenv("COLUMNS", "400")  # rich's own width off a terminal: rows unwrapped, to be read whole
+    for plain in (True, False):
+        comparison_table(result, plain=plain)
+        tagged(capsys.readouterr().out)
+    store.close()
+    for args in (["--plain"], []):  # the command itself, with --plain and with no terminal
+        env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "user"), "COLUMNS": "400"}
+        done = subprocess.run([sys.executable, "-m", "benchtape", "compare", "e", "--db", str(tmp_path / "db.sqlite"), *args], cwd=project, capture_output=True, text=True, timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        tagged(done.stdout)

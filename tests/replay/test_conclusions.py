@@ -101,3 +101,72 @@ def test_execution_failures_are_shown_apart_from_failures(tmp_path):
     assert b.failures_by_outcome == {"timeout": 1} and b.outcomes == {"failed": 3}
     cells = result.matrix[tasks[0]][b.arm]
     assert [(c.outcome, c.measured) for c in cells] == [("failed", True), ("timeout", False)]
+
+
+def _measured(outcomes: dict[tuple[str, str], str], partial: dict[tuple[str, str], float] | None = None) -> list:
+    """Measurements by hand: (arm, task) → outcome, one attempt each (and the FAIL_TO_PASS
+    share a verifier recorded, where given)."""
+    from benchtape.replay.compare import Measurement
+
+    shares = partial or {}
+    return [Measurement(f"{arm}-{task}", "r", arm, task, 1, None, None, float(i), outcome=outcome, partial=shares.get((arm, task))) for i, ((arm, task), outcome) in enumerate(outcomes.items())]
+
+
+THREE_WAY = {(arm, f"t{i}"): ("failed" if arm == "c" else "passed") for arm in "abc" for i in range(6)}  # a and b pass all 6 tasks, c none
+
+
+def test_the_tasks_needed_count_for_the_test_in_force():
+    """6 tasks one way: the unadjusted sign test calls it (p = 0.031), Holm over 3 pairs does
+    not (the other 6–0 pair at 0.031 and a tie: 7 are needed), and the rounds' e-value test at
+    its bar E ≥ 3/0.05 = 60 needs 9."""
+    from benchtape.replay.conclusions import p_in_force
+    from benchtape.replay.sequential import e_value
+
+    assert needed_to_differ(6, 0) == 6
+    holm = p_in_force("sign", [sign_test(6, 0), 1.0])
+    assert needed_to_differ(6, 0, p_of=holm) == 7 and holm(6, 0) >= 0.05 > holm(7, 0)
+    rounds = p_in_force("e-value", [1.0, 1.0])
+    assert needed_to_differ(6, 0, p_of=rounds) == 9 and e_value(8, 0) < 60 <= e_value(9, 0)
+    assert needed_to_differ(1, 0, p_of=p_in_force("e-value")) == 7  # one pair: the bar is 20
+
+
+def test_compare_says_the_count_of_the_adjusted_test():
+    from benchtape.replay.compare import compare
+
+    result = compare(_measured(THREE_WAY), {}, title="t", evaluation=None)
+    sentence = result.conclusions[-1]["sentence"]
+    assert "Holm-adjusted over 3 pairs" in sentence and "7 tasks where they differ would be needed" in sentence
+
+
+def test_in_rounds_the_pairs_are_called_as_the_rounds_stop():
+    """An evaluation run in rounds: p = 1/E, Bonferroni over the pairs (m/E, the rounds' bar
+    E ≥ m/α), "would be needed" counts for that test, and the fixed-design interval that
+    excludes 0 on a 6–0 split says why it disagrees with the call."""
+    from benchtape.replay.compare import compare, pair_line
+    from benchtape.replay.sequential import e_value
+
+    result = compare(_measured(THREE_WAY), {}, title="t", evaluation=None, common_only=True)
+    apart = [p for p in result.pairs if {p.a, p.b} != {"a", "b"}]
+    assert all(p.test == "e-value" and p.adjustment == "Bonferroni" for p in result.pairs)
+    assert all(p.p_adjusted == pytest.approx(3 / e_value(6, 0)) and not p.distinguishable for p in apart)
+    assert all(p.ci[0] > 0 and p.ci_note and "fixed-design interval" in p.ci_note for p in apart)
+    assert "fixed-design 95% CI" in pair_line(apart[0]) and "Bonferroni-adjusted p" in pair_line(apart[0])
+    assert "Bonferroni-adjusted" in (result.correction or "") and "E ≥ 60" in (result.correction or "")
+    sentence = result.conclusions[-1]["sentence"]
+    assert "Bonferroni-adjusted over 3 pairs" in sentence and "9 tasks where they differ would be needed" in sentence
+    assert all(d["ci_note"] and d["adjustment"] == "Bonferroni" for d in result.to_dict()["pairs"] if {d["a"], d["b"]} != {"a", "b"})
+
+
+def test_partial_credit_counts_a_cell_that_changed_nothing_as_zero():
+    """A setup that changes nothing fixed no FAIL_TO_PASS test: 0, not left out (it scored
+    above one that tried). Tasks whose verifier records no share stay out, as do execution
+    failures (they are not measurements)."""
+    from benchtape.replay.compare import compare
+
+    outcomes = {("try", "t1"): "failed", ("try", "t2"): "failed", ("try", "t3"): "failed"}
+    outcomes |= {("idle", "t1"): "no_changes", ("idle", "t2"): "guard_violation", ("idle", "t3"): "no_changes"}
+    shares = {("try", "t1"): 0.5, ("try", "t2"): 0.0}  # t3 reports no share: no per-test lists
+    measurements = _measured(outcomes, shares) + _measured({("try", "t4"): "timeout"})
+    result = compare(measurements, {}, title="t", evaluation=None)
+    by_arm = {r.arm: r for r in result.rows}
+    assert by_arm["try"].partial == pytest.approx(0.25) and by_arm["idle"].partial == 0.0
