@@ -263,6 +263,7 @@ class Harness:
     own_state: tuple[str, ...] = ()
     home_json: dict[str, dict[str, Any]] = {}
     native_tools: frozenset[str] | None = None
+    silent_success: frozenset[str] = frozenset()  # native tools whose good result records no outcome (Claude's Read, Grep, ...): `outcome: ok` cannot count them
     tool_names: dict[str, str] = {}
     install: Any = None  # tools/binaries.Pin
     home_state: HomeState | None = None

@@ -230,6 +230,7 @@ class ClaudeCodeAdapter:
     name = HARNESS
     # the tool names its calls carry (and every mcp__<server>__<tool>): a check naming another
     # native name never matches here, which preflight warns of (benchtape.app.preflight)
+    silent_success = frozenset({"Read", "Glob", "Grep", "LS", "WebFetch", "WebSearch", "NotebookRead"})  # claude_messages.outcome: a good result carries no is_error
     native_tools: frozenset[str] | None = frozenset({
         "Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "NotebookRead", "Bash", "BashOutput", "KillShell", "KillBash",
         "Glob", "Grep", "LS", "WebFetch", "WebSearch", "Task", "Agent", "TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode",

@@ -497,14 +497,23 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
     from benchtape.checks.common import tool_names
     from benchtape.core.canonical import is_canonical, spelling_for
 
-    emitted = getattr(get_adapter(harness), "native_tools", None) if known_harness(harness) else None
+    adapter = get_adapter(harness) if known_harness(harness) else None
+    emitted = getattr(adapter, "native_tools", None)
     if not emitted:
         return []
     label = f"{who} ({harness})" if who else f"harness {harness}"
+    silent = getattr(adapter, "silent_success", frozenset())
+    unknowable = silent | {spelling_for(t) for t in silent}  # what `outcome: ok|error` cannot count on this harness
     out = []
     for sc in bench.scenarios:
         for spec in _walk(sc.checks):
+            asked = (spec.args or {}).get("outcome") if isinstance(spec.args, dict) else None
             for name in tool_names(spec):
+                if asked in ("ok", "error") and name in unknowable:
+                    out.append(
+                        f"warning: {spec.where}: {spec.type} counts {name!r} calls with outcome {asked}, and {label} records no outcome for a good {', '.join(sorted(silent))} result "
+                        "(madbench's rule: unknown is neither ok nor error): where those calls could change the verdict it is ERROR there; count attempts (drop `outcome:`) to compare harnesses"
+                    )
                 if is_canonical(name) or name in emitted or name.startswith("mcp__"):
                     continue
                 out.append(

@@ -63,3 +63,18 @@ def test_native_names_are_warned_of_in_validate_and_dry_run(tmp_path):
     assert "native-tasks.yaml:14: session:tool-used names the tool 'Edit', which harness codex never emits, so it can never match there; write 'action:edit'" in pre.stdout + pre.stderr
     assert "never emits" not in benchtape("preflight", SCRIPTED / "native-tasks.yaml", "--harness", "claude-code", cwd=tmp_path, env=env).stdout
     assert not (tmp_path / "d.db").exists() or not sqlite3.connect(tmp_path / "d.db").execute("SELECT name FROM sqlite_master WHERE name = 'sessions'").fetchall()
+
+
+def test_an_outcome_claude_code_never_records_is_warned_of_before_the_run(tmp_path):
+    """Claude Code records no outcome for a good Read, Grep or Glob (madbench's rule: unknown is
+    neither ok nor error): `action:read` counted with `outcome: ok` is ERROR there where those
+    calls could change the verdict, so preflight says so before any spend; Codex records them."""
+    bench = tmp_path / "b.yaml"
+    bench.write_text("description: outcomes\nscenarios:\n  - name: s\n    prompt: read it\n    checks:\n      - {type: session:tool-used, value: 'action:read', args: {outcome: ok}}\n      - {type: session:tool-used, value: 'action:read'}\n")
+    env = {"BENCHTAPE_TOOLS": str(TOOLS), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    said = benchtape("preflight", bench, "--harness", "claude-code", cwd=tmp_path, env=env)
+    out = said.stdout + said.stderr
+    assert "b.yaml:6: session:tool-used counts 'action:read' calls with outcome ok" in out and "count attempts (drop `outcome:`)" in out, out
+    assert out.count("with outcome ok") == 1  # the check without `outcome:` is not warned of
+    codex = benchtape("preflight", bench, "--harness", "codex", cwd=tmp_path, env=env)
+    assert "with outcome ok" not in codex.stdout + codex.stderr
