@@ -98,8 +98,10 @@ def progress(plain: bool) -> Callable[[str, dict[str, Any]], None]:
         with lock:
             if kind == "cell.finished":
                 count["n"] += 1
-                mark = data["outcome"] + ("" if data["outcome"] not in FAILURES else f" ({data['reason']})")
-                err.print(f"{count['n']:>4} {data['how']:<10} {data['label']} · {data['task']} #{data['attempt']}: {mark}", highlight=False)
+                failed = data["outcome"] in FAILURES
+                mark = data["outcome"] + (f" ({data['reason']})" if failed else "")
+                how = "attempted" if failed and data["how"] == "measured" else data["how"]  # an execution failure measured nothing (the summary says so too)
+                err.print(f"{count['n']:>4} {how:<10} {data['label']} · {data['task']} #{data['attempt']}: {mark}", highlight=False)
             elif kind == "evaluation.stopping":
                 err.print(f"stopping: nothing more is scheduled ({data['unscheduled']} cell(s) left); {data['in_flight']} in flight finish — Ctrl-C again to stop them too", highlight=False)
             elif kind == "evaluation.cancelling":
