@@ -159,9 +159,21 @@ def open_transcripts(path: str | Path, fmt: str | None = None) -> list[Transcrip
 def transcripts_below(folder: Path) -> list[Path]:
     """Every transcript file under a folder (`~/.claude/projects/<project>/`, `~/.codex/sessions/`),
     in path order. A Claude subagent's sidechain (`agent-*.jsonl`) whose session file is where
-    Claude Code keeps it is left out: it is imported with that session, not as one of its own."""
+    Claude Code keeps it is left out: it is imported with that session, not as one of its own;
+    when that session file is not under the folder (a `subagents/` folder given alone), one of
+    its sidechains stands for it, which imports the whole session (open_transcripts)."""
     files = sorted(p for p in folder.rglob("*.jsonl") if p.is_file())
-    return [p for p in files if not (p.name.startswith("agent-") and _session_of_sidechain(p) is not None)]
+    here = set(files)
+    out: list[Path] = []
+    owners: set[Path] = set()
+    for p in files:
+        owner = _session_of_sidechain(p) if p.name.startswith("agent-") else None
+        if owner is None:
+            out.append(p)
+        elif owner not in here and owner not in owners:
+            owners.add(owner)
+            out.append(p)
+    return out
 
 
 def _readable(path: str | Path) -> Path:

@@ -10,7 +10,7 @@ import rawcounts
 from adapterkit import REALDATA, feed_lines, realdata_params, session_of
 
 from benchtape.adapters.claude_stream import ClaudeStreamParser
-from benchtape.adapters.transcripts import claude_session_files, parser_for, read_transcript
+from benchtape.adapters.transcripts import claude_session_files, parser_for, read_transcript, transcripts_below
 from benchtape.core.errors import BadInput
 
 
@@ -121,6 +121,9 @@ def test_both_sidechain_layouts_are_found(realdata: Path) -> None:
     assert [f.name for f in claude_session_files(old)][1:] == ["agent-36541525.jsonl", "agent-50243ee8.jsonl"]
     new = realdata / "claude-transcripts/codemie_e9fb405b/e9fb405b-169f-40eb-9396-7e75076f045d.jsonl"
     assert [f.name for f in claude_session_files(new)][1:] == ["agent-a485154.jsonl"]
+    # a folder import takes the session once: its sidechain stands for it only when given alone
+    assert transcripts_below(new.parent) == [new]
+    assert transcripts_below(new.parent / "subagents") == [new.parent / "subagents" / "agent-a485154.jsonl"]
 
 
 def test_warmup_agents_spend_tokens_but_are_not_subagents(realdata: Path) -> None:
