@@ -9,8 +9,8 @@ from typing import Any
 
 from benchtape.app.gradings import Change, GradingDiff, diff_gradings, gradings_table
 from benchtape.app.sessions import BrowsingStore, dumps
-from benchtape.core.errors import BadInput
 from benchtape.replay.html import badge, esc
+from benchtape.view.request_limits import BadParameter
 from benchtape.view.shell import href, page, session_href, when
 from benchtape.view.viewer import Viewer
 
@@ -44,7 +44,7 @@ def list_page(v: Viewer, store: BrowsingStore, q: Mapping[str, str]) -> str:
 def _pair(q: Mapping[str, str]) -> tuple[str, str]:
     a, b = q.get("a"), q.get("b")
     if not a or not b:
-        raise BadInput("name two gradings to diff", fix="/gradings/diff?a=GRADING_A&b=GRADING_B (pick them on /gradings)")
+        raise BadParameter("name two gradings to diff", fix="/gradings/diff?a=GRADING_A&b=GRADING_B (pick them on /gradings)")
     return a, b
 
 

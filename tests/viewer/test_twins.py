@@ -87,6 +87,8 @@ def test_what_names_nothing_is_a_404_with_the_fix(rich):
         assert status == 404 and "no session with id 'ZZZZ'" in body["error"] and "benchtape sessions" in body["fix"]
         status, body = get(base, "/gradings/diff?a=ZZZZ&b=latest&format=json")
         assert status == 404 and "no grading" in body["error"]
+        status, body = get(base, "/gradings/diff?a=ZZZZ&format=json")  # nothing was looked up: the request lacks a part
+        assert status == 400 and "name two gradings" in body["error"] and "b=GRADING_B" in body["fix"]
         with pytest.raises(urllib.error.HTTPError) as page:
             urllib.request.urlopen(base + "/session/ZZZZ", timeout=30)
         assert page.value.code == 404 and "no session with id" in page.value.read().decode()
