@@ -116,7 +116,7 @@ def _export_one(project: Any, task: Any, folder: Path, carry_env: CarryEnv) -> E
         _files_after(base, task.reference(), Path(scratch) / "reference", folder / "solution", "the reference patch")
     (folder / "instruction.md").write_text(task.prompt(), encoding="utf-8")
     _script(folder / "tests" / "test.sh", _test_sh(task, layers.setup))
-    _script(folder / "solution" / "solve.sh", "#!/bin/bash\n# The oracle: the reference patch's files, as benchtape's reference phase leaves them.\nset -e\n" + _put_in_place("/solution"))
+    _script(folder / "solution" / "solve.sh", "#!/bin/bash\n# The oracle: the reference patch's files, as benchtape's reference phase leaves them.\nset -e\n" + _put_in_place())
     (folder / "task.toml").write_text(_task_toml(task, workdir), encoding="utf-8")
     return Exported(task.id, folder, workdir, environment, layers.said)
 
@@ -164,9 +164,50 @@ def _carried(carried: CarriedEnv, env_dir: Path, workdir: str) -> _Layers:
             shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
         else:
             shutil.copy2(source, target)
+    _links_within(host)
     carried.materialize(env_dir / "workspace")
     lines = ["COPY host/ /"] + [f"ENV {name}={_env_value(value)}" for name, value in sorted(carried.variables(workdir).items())]
     return _Layers(lines, carried.setup, carried.said)
+
+
+def _links_within(host: Path, rounds: int = 8) -> None:
+    """Every symlink under `host/` (this host's paths, copied to the image by `COPY host/ /`)
+    made to point inside it, relatively: Harbor refuses a task folder with a link that leaves it
+    ("Input paths must stay within the task"), and a venv's `bin/python` links to the
+    interpreter's absolute path (/usr/bin/python3). A target already copied (a Node project's
+    npm folder) is linked to where it is; any other (the interpreter) is copied in at its own
+    path first (the image then holds the same file twice over: the base image has it too)."""
+    for _ in range(rounds):
+        changed = False
+        for folder, dirs, files in os.walk(host):
+            for name in (*dirs, *files):
+                link = Path(folder) / name
+                if link.is_symlink() and _relink(host, link):
+                    changed = True
+        if not changed:
+            return
+
+
+def _relink(host: Path, link: Path) -> bool:
+    """One link made relative and inside `host`; False when it already was."""
+    target = os.readlink(link)
+    here = "/" + str(link.parent.relative_to(host))
+    aim = os.path.normpath(target if os.path.isabs(target) else os.path.join(here, target))  # the path it names in the image
+    inside = host / aim.lstrip("/")
+    if not os.path.isabs(target) and os.path.lexists(inside):
+        return False  # relative, and what it names is in the folder
+    if not os.path.lexists(inside):
+        real = os.path.realpath(aim)  # on this host: the file the image has at that path
+        inside = host / real.lstrip("/")
+        if not os.path.lexists(inside):
+            inside.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.isdir(real):
+                shutil.copytree(real, inside, symlinks=True)
+            else:
+                shutil.copy2(real, inside)
+    link.unlink()
+    link.symlink_to(os.path.relpath(inside, link.parent))
+    return True
 
 
 def _env_value(value: str) -> str:
@@ -203,10 +244,14 @@ def _files_after(base: Path, patch: bytes, scratch: Path, dest: Path, what: str)
     (dest / "deleted").write_text("".join(f"{p}\n" for p in deleted))
 
 
-def _put_in_place(at: str) -> str:
+def _put_in_place() -> str:
+    """The lines that put a folder's `files/` in place and remove its `deleted` paths, read
+    beside the script itself: Harbor mounts them at /solution and /tests, and benchtape's own
+    oracle runs solve.sh from a copy elsewhere (`cp: cannot stat '/solution/files/.'`)."""
     return (
-        f'cp -a {at}/files/. ./\n'
-        f'while IFS= read -r path; do [ -n "$path" ] && rm -rf -- "./$path"; done < {at}/deleted\n'
+        'here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n'
+        'cp -a "$here/files/." ./\n'
+        'while IFS= read -r path; do [ -n "$path" ] && rm -rf -- "./$path"; done < "$here/deleted"\n'
     )
 
 
@@ -220,7 +265,7 @@ def _test_sh(task: Any, env_setup: tuple[str, ...] = ()) -> str:
         "mkdir -p /logs/verifier\n"
         "echo 0 > /logs/verifier/reward.txt\n"
         "set -e\n"
-        + _put_in_place("/tests")
+        + _put_in_place()
         + steps
         + "set +e\n"
         + f"{v.command}\n"

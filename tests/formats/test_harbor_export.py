@@ -157,6 +157,10 @@ def test_without_a_wheelhouse_the_project_environment_goes_into_the_image_and_th
     (venv,) = [line.split("=", 1)[1].strip('"') for line in dockerfile.splitlines() if line.startswith("ENV VIRTUAL_ENV=")]
     assert "COPY host/ /" in dockerfile and 'ENV PYTHONPATH="/app"' in dockerfile, dockerfile
     assert list((folder / "environment" / "host" / venv.lstrip("/") / "lib").glob("python3*/site-packages/pytest")), "pytest is in the venv the image gets"
+    leaving = [str(link) for link in folder.rglob("*") if link.is_symlink() and (os.path.isabs(os.readlink(link)) or not os.path.realpath(link).startswith(str(folder.resolve())))]
+    assert not leaving, leaving  # Harbor refuses a task folder with a link out of it (the venv's bin/python -> /usr/bin/python3)
+    lint = harbor("lint", folder, cwd=tmp_path)
+    assert lint.returncode == 0 and "error" not in (lint.stdout + lint.stderr).lower(), lint.stdout + lint.stderr
     project = tmp_path / "project"
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     shutil.copytree(folder, project / ".benchtape" / "tasks" / "603")
