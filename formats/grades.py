@@ -99,3 +99,14 @@ def task_ref(session: Session) -> dict[str, Any] | None:
     if not isinstance(task, dict) or not task:
         return None
     return {k: task.get(k) for k in TASK_REF if task.get(k) is not None}
+
+
+def scenario_said(outcome: str) -> str:
+    """A session's scenario verdict in words, as the Inspect and OTLP exports explain it: it
+    passes when every counting check is PASS or NA (a failed one read "failed (every counting
+    check PASS or NA)", as though they all had)."""
+    if outcome == "pass":
+        return "the scenario passed: every counting check PASS or NA"
+    if outcome == "error":
+        return "the scenario errored: a counting check (or the harness) ended in ERROR"
+    return "the scenario failed: not every counting check PASS or NA"

@@ -28,7 +28,7 @@ from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Thread, conversation
-from benchtape.formats.grades import Grading, facts, task_ref, unique_names
+from benchtape.formats.grades import Grading, facts, scenario_said, task_ref, unique_names
 from benchtape.replay.grading import harness_ok
 from benchtape.replay.timeline import session_status
 from benchtape.store.database import SessionRow
@@ -165,6 +165,8 @@ def write(logs: list[Any], dest: Path) -> list[Path]:
             write_eval_log(log, str(tmp), format="eval")
         for tmp, target in zip(tmps, targets):
             os.replace(tmp, target)
+    except OSError as exc:  # a place the folder could be made in (or existed) but not written (/proc, a read-only mount)
+        raise BadInput(f"cannot write there: {exc.strerror or exc}", file=str(dest), fix="name a file in a writable place") from None
     finally:
         for tmp in tmps:
             tmp.unlink(missing_ok=True)
@@ -311,7 +313,7 @@ def _scores(session: Session, grading: Grading) -> dict[str, Any]:
         return {}
     outcome = session_status(session, verdicts)
     cell = grading.outcome or {}
-    said = f"the scenario {'passed' if outcome == 'pass' else outcome if outcome == 'error' else 'failed'} (every counting check PASS or NA)"
+    said = scenario_said(outcome)
     if cell:
         said += f"; the cell's outcome: {cell['outcome']}" + (f" ({cell['reason']})" if cell.get("reason") else "")
     out: dict[str, Any] = {SCENARIO_SCORE: Score(value=1.0 if outcome == "pass" else 0.0, answer=cell.get("outcome") or outcome, explanation=said, metadata={"outcome": outcome, "grading_id": grading.grading_id, **({"cell_outcome": cell["outcome"], "cell_reason": cell.get("reason")} if cell else {})})}

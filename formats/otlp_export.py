@@ -40,7 +40,7 @@ from benchtape.core.model import Session
 from benchtape.core.redact import redactor, secret_values
 from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Step, Thread, Use, conversation
-from benchtape.formats.grades import Grading, unique_names
+from benchtape.formats.grades import Grading, scenario_said, unique_names
 from benchtape.replay.grading import harness_ok
 from benchtape.replay.timeline import session_status
 from benchtape.store.database import SessionRow
@@ -337,7 +337,7 @@ class _Session:
         at = _ns(self.end)
         outcome = session_status(self.session, verdicts)
         cell = grading.outcome or {}
-        said = f"the scenario {'passed' if outcome == 'pass' else outcome if outcome == 'error' else 'failed'} (every counting check PASS or NA)"
+        said = scenario_said(outcome)
         if cell:
             said += f"; the cell's outcome: {cell['outcome']}" + (f" ({cell['reason']})" if cell.get("reason") else "")
         common = {"gen_ai.response.id": self.item.row.id, "benchtape.grading.id": grading.grading_id}

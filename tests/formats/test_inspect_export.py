@@ -48,6 +48,7 @@ def test_each_session_is_a_sample_with_its_messages_and_scores(exported: tuple[P
         assert sample.metadata["session_id"] == rows[scenario].id
     assert samples["delegates"].scores["scenario"].value == 1.0 and samples["says-little"].scores["scenario"].value == 0.0
     assert samples["says-little"].scores["contains"].explanation.startswith("FAIL")
+    assert samples["says-little"].scores["scenario"].explanation.startswith("the scenario failed: not every counting check PASS or NA")  # it read "failed (every counting check PASS or NA)"
     d = samples["delegates"]
     assert d.input == "review the code and report" and d.output.completion == "All reviewed: no bugs."
     roles = [m.role for m in d.messages]
@@ -121,3 +122,10 @@ def test_a_log_that_would_publish_the_answer_key_is_not_written(tmp_path: Path) 
         out = benchtape("export", "--format", "atif", *args, "--db", db)
         assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-4410" not in out.stderr, out.stderr
     assert not (tmp_path / "one.json").exists() and not (tmp_path / "atif").exists()
+
+
+
+def test_a_place_that_cannot_be_written_is_bad_input_not_a_traceback(exported: tuple[Path, Path]) -> None:
+    db, _ = exported
+    out = benchtape("export", "latest", "--format", "inspect", "-o", "/proc/benchtape-x.eval", "--db", db)
+    assert out.returncode == 2 and "cannot write there" in out.stderr and "Traceback" not in out.stderr, out.stderr
