@@ -310,6 +310,23 @@ def known_home_states() -> tuple[HomeState, ...]:
     return tuple(found)
 
 
+def _plugin_adapter(name: str, module: str, cls: str) -> Adapter:
+    """A plugin's adapter, or bad input naming the plugin when it cannot load: its code is not
+    benchtape's, and a plugin raising on import ended `run` in a traceback (exit 1)."""
+    import importlib
+
+    try:
+        made: Adapter = getattr(importlib.import_module(module), cls)()
+    except Exception as exc:  # noqa: BLE001 - whatever the plugin's own code raises
+        from benchtape.core.errors import BadInput
+
+        raise BadInput(
+            f"the harness plugin {name!r} ({module}:{cls}) cannot load: {type(exc).__name__}: {exc}",
+            fix="fix or reinstall the plugin's package (`benchtape tools list` shows every harness and why one cannot load), or run another harness",
+        ) from None
+    return made
+
+
 def get_adapter(name: str) -> Adapter:
     """The adapter for a harness name, built-in or installed by a plugin; KeyError for an unknown one."""
     import importlib
@@ -320,7 +337,9 @@ def get_adapter(name: str) -> Adapter:
     module, _, cls = target(name).partition(":")
     if name in BUILTIN:
         module = f"benchtape.adapters.{module}"  # a built-in names a module of this room only
-    adapter: Adapter = getattr(importlib.import_module(module), cls)()  # a harness's target names an Adapter class
+        adapter: Adapter = getattr(importlib.import_module(module), cls)()  # a harness's target names an Adapter class
+    else:
+        adapter = _plugin_adapter(name, module, cls)
     names = getattr(adapter, "tool_names", None)
     if names:
         register_names(name, names)

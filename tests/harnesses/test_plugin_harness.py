@@ -93,3 +93,16 @@ def test_without_the_package_the_harness_is_unknown(tmp_path: Path) -> None:
     done = benchtape("run", str(bench), "--db", str(tmp_path / "s.db"), cwd=tmp_path, site=None)
     assert done.returncode == 3
     assert "harness 'example-echo' is not known" in done.stdout + done.stderr
+
+
+def test_a_plugin_that_raises_on_import_is_bad_input_naming_it(tmp_path: Path) -> None:
+    """Its code is not benchtape's: a plugin raising on import ended `run` in a traceback (exit 1)."""
+    site = tmp_path / "site"
+    dist = site / "broken_harness-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-harness\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nbroken = broken_harness:Harness\n")
+    (site / "broken_harness.py").write_text("raise RuntimeError('broken on import')\n")
+    out = benchtape("run", str(write_bench(tmp_path)), "--harness", "broken", "--db", str(tmp_path / "b.db"), cwd=tmp_path, site=site)
+    assert out.returncode == 2 and "the harness plugin 'broken' (broken_harness:Harness) cannot load: RuntimeError: broken on import" in out.stderr, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
