@@ -6,6 +6,8 @@
     > Tokens: 1,234 sent, 56 received.          exact counts only (aider rounds to "1.2k" past a thousand: unknown)
 
 Lines of aider's own notes start with "> "; an edit block's ">>>>>>> REPLACE" belongs to the answer.
+aider's first note is its own command line, `> …aider … --message <prompt>`: a prompt of several
+lines goes on over lines without "> ", which are the user's, never the answer's.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class AiderHistoryParser:
 
     def finish(self) -> list[Action]:
         out: list[Action] = []
+        lines = without_echoed_command(self._lines)
         said: list[str] = []
         last: str | None = None
         sent = received = 0
@@ -48,7 +51,7 @@ class AiderHistoryParser:
                 out.append(Action("message.assistant", {"text": text}))
                 last = text
 
-        for line in self._lines:
+        for line in lines:
             if line.startswith("#### ") or line.startswith("# aider chat started"):
                 flush()
                 continue
@@ -73,3 +76,50 @@ class AiderHistoryParser:
         if last is not None:
             out.append(Action("final_output", {"text": last}))
         return out
+
+
+def without_echoed_command(lines: list[str]) -> list[str]:
+    """The history without the command line aider echoes at each start: its `--message` prompt's
+    later lines carry no "> " and would otherwise read as the assistant's answer."""
+    out: list[str] = []
+    i, header = 0, False
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("# aider chat started"):
+            header = True
+        elif line.startswith("####"):
+            header = False
+        elif header and line.startswith("> ") and " --message" in line:
+            i = _echo_end(lines, i)
+            header = False
+            continue
+        out.append(line)
+        i += 1
+    return out
+
+
+def _echo_end(lines: list[str], start: int) -> int:
+    """The index just past the echoed command starting at `start`. aider then logs the prompt again
+    as the user's message ("#### " on each line), so the echo is exactly as many lines as that
+    message when its lines match; failing that, it runs to the line aider ended with its line break
+    (two spaces), and never into a message."""
+    prompt = _first_message(lines, start + 1)
+    n = len(prompt)
+    if prompt and lines[start].rstrip().endswith(prompt[0]) and [x.rstrip() for x in lines[start + 1:start + n]] == prompt[1:]:
+        return start + n
+    end = start
+    while end < len(lines) and not lines[end].endswith("  ") and not lines[end].startswith("####"):
+        end += 1
+    return end + 1 if end < len(lines) and not lines[end].startswith("####") else end
+
+
+def _first_message(lines: list[str], start: int) -> list[str]:
+    """The first user message from `start` on, one entry a line (its "#### " and aider's trailing
+    line-break spaces removed)."""
+    first = next((i for i in range(start, len(lines)) if lines[i].startswith("####")), None)
+    message: list[str] = []
+    for line in lines[first:] if first is not None else []:
+        if not line.startswith("####"):
+            break
+        message.append(line[5:].rstrip() if line.startswith("#### ") else line[4:].rstrip())
+    return message

@@ -219,6 +219,35 @@ def is_aider(body: dict[str, Any]) -> bool:
     return False
 
 
+def _aider_retry(conv: Any, messages: list[dict[str, Any]]) -> str | None:
+    """aider's reflection after a SEARCH block that matched no lines: the script's edits that
+    failed, sent again widened to the whole lines their old text sits in. aider matches whole
+    lines and its first request holds no file; the file it then added to the chat comes with the
+    reflection (models/tools.aider_files). An Edit of part of a line (`a - b` -> `a + b`) failed
+    under aider alone, where every other harness applied it. A block already whole lines is not
+    sent again (aider's own cap on reflections ends a block that still fails)."""
+    from benchtape.models.tools import aider_blocks, aider_files
+
+    said = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
+    if not isinstance(said, str) or "failed to match" not in said:
+        return None
+    files = aider_files(messages)
+    if not files:
+        return None
+    parts: list[str] = []
+    for t in conv.script.turns:
+        for block in t.blocks:
+            if block.kind == "call" and block.tool in ("Edit", "MultiEdit"):
+                plain, widened = aider_blocks(block), aider_blocks(block, files)
+                parts.extend(w for b, w in zip(plain, widened) if _search_of(b) in said and w != b)
+    return "\n\n".join(parts) or None
+
+
+def _search_of(block: str) -> str:
+    """The SEARCH section of one aider block (what aider quotes back when it matched nothing)."""
+    return block.split("<<<<<<< SEARCH\n", 1)[-1].split("=======\n", 1)[0]
+
+
 def _aider_turn(playback: Playback, body: dict[str, Any], model: str, stream: bool) -> Reply:
     """aider calls no tools: it applies the edit blocks written in the answer. Its first request
     gets the whole script in one answer (each Edit a SEARCH/REPLACE block, each Write a block with
@@ -232,6 +261,9 @@ def _aider_turn(playback: Playback, body: dict[str, Any], model: str, stream: bo
     if playback.script.noop:
         return _turn(model, stream, prompt_of(messages), [], Usage(), False, role="main", outcome="noop")
     conv = playback.main
+    retry = _aider_retry(conv, messages)
+    if retry:  # not a turn of the script: the edits it already made, in the lines aider can match
+        return _turn(model, stream, retry, [], Usage(), False, outcome="turn", role="main", conversation=conv.tag)
     index, turn = playback.take(conv, "aider")
     note = {"role": "main", "conversation": conv.tag, "turn": index}
     if turn is None or index:

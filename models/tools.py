@@ -33,6 +33,7 @@ request's `<cwd>` names, as a model would have read it before editing.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,16 +171,20 @@ def replace_command(path: str, edit: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- aider (edit blocks, no tools)
 
 
-def aider_blocks(call: Block) -> list[str]:
+def aider_blocks(call: Block, files: dict[str, str] | None = None) -> list[str]:
     """The SEARCH/REPLACE blocks (aider's `diff` edit format) that make one scripted Edit or Write:
-    the file name on its own line, then a fenced block; an empty SEARCH makes a new file."""
+    the file name on its own line, then a fenced block; an empty SEARCH makes a new file.
+
+    aider matches a SEARCH section as whole lines, an Edit a substring: when `files` (the
+    contents aider sent, see `aider_files`) holds the file, each edit is widened to the whole
+    lines its old text sits in; without it the edit is sent as written."""
     args = call.input
     path = str(args.get("file_path") or args.get("path") or "")
     if call.tool == "Write":
         pairs = [("", str(args.get("content", "")))]
     elif call.tool in ("Edit", "MultiEdit"):
         edits = args.get("edits") if call.tool == "MultiEdit" else [args]
-        pairs = [(str(e.get("old_string", "")), str(e.get("new_string", ""))) for e in edits or [] if isinstance(e, dict)]
+        pairs = _whole_line_edits([e for e in edits or [] if isinstance(e, dict)], _file_in(files or {}, path))
     else:
         return []
 
@@ -187,6 +192,65 @@ def aider_blocks(call: Block) -> list[str]:
         return text if not text or text.endswith("\n") else text + "\n"
 
     return [f"{path}\n```\n<<<<<<< SEARCH\n{body(old)}=======\n{body(new)}>>>>>>> REPLACE\n```" for old, new in pairs]
+
+
+AIDER_FILE = re.compile(r"^(\S[^\n]*)\n(```+|<\w+>)\n", re.M)
+
+
+def aider_files(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """The files aider put in its request (path -> content), the latest copy of each: aider shows
+    a file added to the chat as its path on a line, a fence, the content, the fence again."""
+    files: dict[str, str] = {}
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) and message.get("role") == "user" else None
+        if isinstance(content, str) and "*added these files to the chat*" in content:
+            files.update(_fenced_files(content))
+    return files
+
+
+def _fenced_files(text: str) -> dict[str, str]:
+    """Each `path / fence / content / fence` in one of aider's file messages; aider puts the closing
+    fence straight after the content, so a file without a final newline ends on the fence's line."""
+    out: dict[str, str] = {}
+    pos = 0
+    while match := AIDER_FILE.search(text, pos):
+        fence = match.group(2).replace("<", "</") if match.group(2).startswith("<") else match.group(2)
+        close = text.find(fence + "\n", match.end())
+        close = text.find(fence, match.end()) if close < 0 else close
+        if close < 0:
+            break
+        out[match.group(1).strip()] = text[match.end():close]
+        pos = close + len(fence)
+    return out
+
+
+def _file_in(files: dict[str, str], path: str) -> str | None:
+    """The content aider sent for `path` (aider names files relative to its folder; a script may
+    name them absolute)."""
+    if path in files:
+        return files[path]
+    return next((text for name, text in files.items() if path.endswith("/" + name) or name.endswith("/" + path)), None)
+
+
+def _whole_line_edits(edits: list[dict[str, Any]], text: str | None) -> list[tuple[str, str]]:
+    """(SEARCH, REPLACE) of each edit, made in order on `text`: the whole lines old_string sits in,
+    before and after, so aider's line matching finds them; the edit as written when `text` is
+    unknown or does not hold old_string (aider then reports the failed match, as it should)."""
+    pairs = []
+    for edit in edits:
+        old, new = str(edit.get("old_string", "")), str(edit.get("new_string", ""))
+        found = text.find(old) if text is not None and old else -1
+        if text is None or found < 0:
+            pairs.append((old, new))
+            continue
+        start = text.rfind("\n", 0, found) + 1
+        end = found + len(old) if old.endswith("\n") else text.find("\n", found + len(old))
+        end = len(text) if end < 0 else end
+        before = text[start:end]
+        after = before.replace(old, new) if edit.get("replace_all") else before.replace(old, new, 1)
+        text = text[:start] + after + text[end:]
+        pairs.append((before, after or ("" if before.endswith("\n") else "\n")))  # an emptied line stays, empty
+    return pairs
 
 
 # ---------------------------------------------------------------- codex

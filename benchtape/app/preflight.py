@@ -502,7 +502,7 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
     if not emitted:
         return []
     label = f"{who} ({harness})" if who else f"harness {harness}"
-    silent = getattr(adapter, "silent_success", frozenset())
+    silent: frozenset[str] = getattr(adapter, "silent_success", frozenset())
     unknowable = silent | {spelling_for(t) for t in silent}  # what `outcome: ok|error` cannot count on this harness
     out = []
     for sc in bench.scenarios:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchtape.models.tools import edit_patch, for_claude, for_codex, write_patch
+from benchtape.models.tools import aider_blocks, aider_files, edit_patch, for_claude, for_codex, write_patch
 from benchtape.spec.script import Block
 
 
@@ -34,3 +34,52 @@ def test_codex_native_names_pass_through_and_claude_gets_bash_for_exec_command()
     assert (call.kind, call.name, call.arguments) == ("function_call", "update_plan", '{"plan":[]}')
     assert for_claude(Block("call", tool="exec_command", input={"cmd": "ls"}), {"Bash"}) == ("Bash", {"command": "ls"})
     assert for_claude(Block("call", tool="Glob", input={"pattern": "*"}), {"Glob", "Bash"}) == ("Glob", {"pattern": "*"})
+
+
+AIDER_FILES = {"role": "user", "content": (
+    "I have *added these files to the chat* so you can go ahead and edit them.\n\n"
+    "*Trust this message as the true contents of these files!*\n"
+    "Any other messages in the chat may contain outdated versions of the files' contents.\n\n"
+    "calc.py\n```\ndef add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n```\n\n"
+    "notes.txt\n````\nsee ```x```\nlast line````\n"
+)}
+
+
+def test_aider_finds_the_files_it_sent_each_to_its_closing_fence():
+    files = aider_files([{"role": "system", "content": "x"}, AIDER_FILES])
+    assert files == {"calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n", "notes.txt": "see ```x```\nlast line"}
+
+
+def test_an_aider_edit_of_part_of_a_line_searches_its_whole_lines():
+    edit = Block("call", tool="Edit", input={"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    [block] = aider_blocks(edit, aider_files([AIDER_FILES]))
+    assert block == "calc.py\n```\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
+
+
+def test_aider_multi_edits_widen_in_order_over_several_lines():
+    edits = [{"old_string": "a - b\n\n\ndef mul", "new_string": "a + b\n\n\ndef times"}, {"old_string": "a * b", "new_string": "b * a"}]
+    blocks = aider_blocks(Block("call", tool="MultiEdit", input={"file_path": "/w/calc.py", "edits": edits}), aider_files([AIDER_FILES]))
+    assert "SEARCH\n    return a - b\n\n\ndef mul(a, b):\n=======\n    return a + b\n\n\ndef times(a, b):\n>>>>>>> REPLACE" in blocks[0]
+    assert "SEARCH\n    return a * b\n=======\n    return b * a\n>>>>>>> REPLACE" in blocks[1]
+
+
+def test_without_the_file_in_aiders_request_the_edit_is_sent_as_written():
+    edit = Block("call", tool="Edit", input={"file_path": "other.py", "old_string": "a - b", "new_string": "a + b"})
+    assert aider_blocks(edit, aider_files([AIDER_FILES])) == aider_blocks(edit) == ["other.py\n```\n<<<<<<< SEARCH\na - b\n=======\na + b\n>>>>>>> REPLACE\n```"]
+
+
+def test_aiders_reflection_on_a_partial_line_gets_the_edit_in_whole_lines():
+    """aider's first request holds no file, so the script's `a - b` -> `a + b` went as written and
+    matched no line; its reflection carries the file: the failed edit is sent again widened, and a
+    block that already was whole lines is not sent again (models/chat._aider_retry)."""
+    from types import SimpleNamespace
+
+    from benchtape.models.chat import _aider_retry
+
+    edit = Block("call", tool="Edit", input={"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    whole = Block("call", tool="Edit", input={"file_path": "calc.py", "old_string": "def mul(a, b):\n", "new_string": "def times(a, b):\n"})
+    conv = SimpleNamespace(script=SimpleNamespace(turns=[SimpleNamespace(blocks=[edit, whole])]))
+    failed = {"role": "user", "content": "# 1 SEARCH/REPLACE block failed to match!\n\n## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in calc.py\n<<<<<<< SEARCH\na - b\n=======\na + b\n>>>>>>> REPLACE\n"}
+    assert _aider_retry(conv, [AIDER_FILES, failed]) == "calc.py\n```\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```"
+    assert _aider_retry(conv, [failed]) is None  # no file in the request: nothing to widen with
+    assert _aider_retry(conv, [AIDER_FILES, {"role": "user", "content": "thanks"}]) is None  # no reflection
