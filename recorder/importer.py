@@ -243,18 +243,7 @@ def reparse(store: RecordingStore, session_id: str) -> str:
     old = store.actions(session_id)
     started = next((a for a in old if a.kind == "session.started"), None)
     fmt = (started.payload("session.started").get("format") if started else None) or LIVE_FORMAT.get(row.harness or "")
-    if fmt is None:
-        raise BadInput(f"session {session_id} has no known native format to re-derive from")
-    if fmt == "mock":
-        from benchtape.adapters.mock import MockParser
-
-        parser: Parser = MockParser()
-    elif fmt == "command":
-        from benchtape.adapters.command import CommandParser
-
-        parser = CommandParser()
-    else:
-        parser = parser_for(fmt)
+    parser = _format_parser(fmt) if fmt is not None else _plugin_parser(session_id, row.harness)
     raw = store.raw_lines(session_id)
     if not raw:
         raise BadInput(f"session {session_id} has no stored raw lines to re-derive from")
@@ -269,7 +258,8 @@ def reparse(store: RecordingStore, session_id: str) -> str:
     kept_back = [a for a in old if a.kind in ("workspace.snapshot", "session.finished")]
     front = [Action.untyped(a.kind, {**a.data, "reparsed_from": session_id} if a.kind == "session.started" else a.data, a.thread, a.at) for a in kept_front]
     back = [Action.untyped(a.kind, a.data, a.thread, a.at) for a in kept_back]
-    user = [Action.untyped(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and fmt in LIVE_FORMAT.values() else []
+    live_stream = fmt is None or fmt in LIVE_FORMAT.values()  # a plugin's sessions are its live stream
+    user = [Action.untyped(first_user.kind, first_user.data, first_user.thread, first_user.at)] if first_user is not None and live_stream else []
     with store.transaction():  # the new session is there whole, or not at all
         new_id = store.new_session(row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, workdir=row.workdir, parent_session=session_id, source=f"reparse:{session_id}")
         with store.batch_writer(new_id) as writer:
@@ -277,6 +267,38 @@ def reparse(store: RecordingStore, session_id: str) -> str:
                 writer.add(batch, [])
             writer.add([], [*front, *user, *derived, *back])
     return new_id
+
+
+def _format_parser(fmt: str) -> Parser:
+    """A fresh parser of a native format benchtape ships."""
+    if fmt == "mock":
+        from benchtape.adapters.mock import MockParser
+
+        return MockParser()
+    if fmt == "command":
+        from benchtape.adapters.command import CommandParser
+
+        return CommandParser()
+    return parser_for(fmt)
+
+
+def _plugin_parser(session_id: str, harness: str | None) -> Parser:
+    """The parser of the plugin harness that recorded the session: a plugin's raw lines are its
+    own format, which only its adapter reads (LIVE_FORMAT names built-in harnesses only)."""
+    from benchtape.adapters.base import get_adapter
+    from benchtape.core.harnesses import BUILTIN, harness_names
+
+    if not harness or harness in BUILTIN:
+        raise BadInput(f"session {session_id} has no known native format to re-derive from")
+    if harness not in harness_names():
+        raise BadInput(
+            f"session {session_id} was recorded by harness {harness!r}, whose plugin is not installed here",
+            fix=f"install the plugin that provides harness {harness!r} (a package with a `benchtape.harnesses` entry point named {harness}; `benchtape doctor` lists the installed ones), then reparse again",
+        )
+    try:
+        return get_adapter(harness).parser()
+    except NotImplementedError:
+        raise BadInput(f"session {session_id}: harness {harness!r}'s plugin offers no parser to re-derive its raw lines with") from None
 
 
 def _chunks(lines: list[tuple[int, str]]) -> Iterator[list[tuple[int, str]]]:

@@ -110,14 +110,10 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
 
 
 def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measurement]:
-    groups: dict[str, list[_Session]] = defaultdict(list)
-    for sid, s in sessions.items():
-        parent = s.row[7]
-        groups[parent if parent in sessions else sid].append(s)
     rates = _RatesByModel(pricing)
     out = []
-    for root_id, members in groups.items():
-        root = sessions[root_id]
+    for root_id, members in _steps_by_cell(sessions).items():
+        root = next(s for s in members if s.row[0] == root_id)
         _, run_id, task, cell_id, attempt, _, _, _, started_at = root.row
         params = root.params
         if len(members) > 1:
@@ -157,6 +153,62 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
             )
         )
     return out
+
+
+def _steps_by_cell(sessions: dict[str, _Session]) -> dict[str, list[_Session]]:
+    """Each measurement's steps (keyed by its first step's recording), one reading per step.
+
+    A `reparse` stores another reading of a recording as a new session naming the recording
+    as `parent_session`, as a workflow's later step names its first: so parentage alone
+    cannot tell a step from a reading. A reading is of the same cell, attempt and step as
+    its parent; a later step never is. The readings of one recording are one step (never
+    summed: re-deriving actions does not run the agent again), `_newest_reading` of them."""
+    readings: dict[str, list[_Session]] = defaultdict(list)
+    for sid in sessions:
+        readings[_recording_of(sid, sessions)].append(sessions[sid])
+    groups: dict[str, list[_Session]] = defaultdict(list)
+    for recording_id, of_it in readings.items():
+        parent = sessions[recording_id].row[7]
+        groups[parent if parent in sessions else recording_id].append(_newest_reading(of_it))
+    return groups
+
+
+def _recording_of(session_id: str, sessions: dict[str, _Session]) -> str:
+    """The session that recorded what `session_id` reads: itself, unless it is a reparse of
+    another session here (or a reparse of a reparse)."""
+    seen = {session_id}
+    while True:
+        s = sessions[session_id]
+        parent = s.row[7]
+        if parent not in sessions or parent in seen or not _is_reading_of(s, sessions[parent]):
+            return session_id
+        session_id = parent
+        seen.add(parent)
+
+
+def _is_reading_of(s: _Session, parent: _Session) -> bool:
+    """Whether `s` re-reads its parent's recording (a reparse keeps the cell, attempt and
+    step), rather than being a workflow's later step (which has a step index of its own)."""
+    same_cell = s.row[3] == parent.row[3] and s.row[4] == parent.row[4]
+    return same_cell and s.params.get("step_index", 0) == parent.params.get("step_index", 0)
+
+
+def _newest_reading(readings: list[_Session]) -> _Session:
+    """One step from every reading of its recording: the recording's own row (its id, start
+    and model: when it was measured, not when it was re-read), and each figure from the
+    newest reading that has it. A reparse that lost a figure the run wrote beside the stream
+    (or was never graded) does not change what was measured; one that re-derived it better wins."""
+    if len(readings) == 1:
+        return readings[0]
+    original = min(readings, key=lambda s: (s.row[8], s.row[0]))
+    newest_first = sorted(readings, key=lambda s: (s.row[8], s.row[0]), reverse=True)
+    return _Session(
+        original.row,
+        original.params,
+        metrics=next((s.metrics for s in newest_first if s.metrics), {}),
+        wall_ms=next((s.wall_ms for s in newest_first if s.wall_ms is not None), None),
+        outcome=next((s.outcome for s in newest_first if s.outcome is not None), None),
+    )
 
 
 class _RatesByModel:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from benchtape.core.errors import closest
+from benchtape.core.errors import BadInput, closest
 from benchtape.core.harnesses import harness_names
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
 from benchtape.spec.yamlsrc import LineDict
@@ -130,15 +130,27 @@ class WorkflowDef:
     sources: tuple[str, ...] = ()
 
 
+class Unavailable(BadInput):
+    """A tool whose harness is not installed here (a plugin's), or a tool or workflow built on
+    one. Loading keeps it aside rather than failing: a Tool file for a plugin must not stop
+    commands that never use it on a machine without the plugin. Raised when it is picked."""
+
+
 @dataclass
 class Registry:
     tools: dict[str, ToolDef] = field(default_factory=dict)
     workflows: dict[str, WorkflowDef] = field(default_factory=dict)
+    unavailable: dict[str, Unavailable] = field(default_factory=dict)  # name → why it cannot run here (file:line)
 
     def names(self) -> list[str]:
-        return sorted(set(self.tools) | set(self.workflows))
+        """Every name an evaluation may pick, the unavailable ones too: picking one says why it
+        cannot run (`get`), not that it does not exist."""
+        return sorted(set(self.tools) | set(self.workflows) | set(self.unavailable))
 
     def get(self, name: str) -> ToolDef | WorkflowDef | None:
+        """The tool or workflow of that name; Unavailable when its harness is not installed."""
+        if name in self.unavailable:
+            raise self.unavailable[name]
         return self.tools.get(name) or self.workflows.get(name)
 
 
@@ -204,7 +216,11 @@ def load_registry(project: Path | None = None, user: Path | None = None) -> Regi
                 docs.append((ld, ld.strict(doc, TOOL_KEYS, "a Tool", extra_hint={"type": "a workflow is `kind: Workflow`", "invoke": "how a tool is invoked is its harness's; overlays cannot replace it"})))
         _apply_tools(reg, docs, source)
     for ld, doc in pending_workflows:
-        wf = _workflow(ld, doc, reg)
+        try:
+            wf = _workflow(ld, doc, reg)
+        except Unavailable as missing:  # a step runs a tool whose harness is not installed here
+            reg.unavailable[str(doc.get("tool"))] = missing
+            continue
         if wf.name in reg.tools:
             raise ld.err(f"workflow {wf.name!r} has the name of a tool", doc, "tool", "give the workflow its own name")
         reg.workflows[wf.name] = wf
@@ -221,10 +237,9 @@ def _apply_tools(reg: Registry, docs: list[tuple[DocLoader, LineDict]], source: 
         progressed = False
         for ld, doc in list(waiting):
             base = doc.get("extends")
-            if base not in (None, "builtin") and str(base) not in reg.tools:
+            if base not in (None, "builtin") and str(base) not in reg.tools and str(base) not in reg.unavailable:
                 continue
-            reg_tool = _tool(ld, doc, reg, source)
-            reg.tools[reg_tool.name] = reg_tool
+            _register(reg, ld, doc, source)
             waiting.remove((ld, doc))
             progressed = True
         if not progressed:
@@ -232,6 +247,30 @@ def _apply_tools(reg: Registry, docs: list[tuple[DocLoader, LineDict]], source: 
             base = str(doc.get("extends"))
             near = closest(base, sorted(reg.tools))
             raise ld.err(f"`extends: {base}` names no tool", doc, "extends", f"did you mean {near!r}?" if near else f"tools: {', '.join(sorted(reg.tools))}")
+
+
+def _register(reg: Registry, ld: DocLoader, doc: LineDict, source: str) -> None:
+    """Add one Tool document's tool, or keep it aside as unavailable when its harness (or the
+    tool it extends) is not installed here; a later definition of the name replaces either."""
+    try:
+        tool = _tool(ld, doc, reg, source)
+    except Unavailable as missing:
+        reg.tools.pop(str(doc.get("tool")), None)
+        reg.unavailable[str(doc.get("tool"))] = missing
+        return
+    reg.unavailable.pop(tool.name, None)
+    reg.tools[tool.name] = tool
+
+
+def _unknown_harness(ld: DocLoader, doc: LineDict, harness: str, known: list[str]) -> Unavailable:
+    """Why a tool whose harness is not installed cannot run, at its `harness:` line, with the
+    plugin to install (or the built-in harness a typo meant)."""
+    near = closest(harness, known)
+    fix = f"install the plugin that provides harness {harness!r} (a package with a `benchtape.harnesses` entry point named {harness}; `benchtape doctor` lists the installed ones)"
+    if near:
+        fix = f"did you mean {near!r}? Or {fix}"
+    err = ld.err(f"unknown harness {harness!r}", doc, "harness", fix)
+    return Unavailable(err.what, file=err.file, line=err.line, fix=err.fix)
 
 
 def _tool(ld: DocLoader, doc: LineDict, reg: Registry, source: str) -> ToolDef:
@@ -243,6 +282,8 @@ def _tool(ld: DocLoader, doc: LineDict, reg: Registry, source: str) -> ToolDef:
     if "install" in doc and source != "builtin":
         raise ld.err("an overlay cannot replace how a tool is installed", doc, "install", "drop `install:`; pin a version with `version:` instead")
     extends = doc.get("extends")
+    if extends is not None and str(name if extends == "builtin" else extends) in reg.unavailable:
+        raise reg.unavailable[str(name if extends == "builtin" else extends)]  # changes or derives from a tool that cannot run here
     if extends == "builtin":
         if name not in reg.tools:
             near = closest(name, sorted(reg.tools))
@@ -263,7 +304,7 @@ def _tool(ld: DocLoader, doc: LineDict, reg: Registry, source: str) -> ToolDef:
         known = harness_names()
         if harness is None:
             raise ld.err(f"tool {name!r} names no `harness:` and extends nothing", doc, None, f"add `harness:` ({', '.join(known)}), or `extends: <tool>`")
-        base = ToolDef(name=name, harness=ld.choose(str(harness), known, "harness", doc, "harness"))
+        base = ToolDef(name=name, harness=str(harness))
     tool = replace(base, models=dict(base.models), options=dict(base.options), sources=base.sources + (ld.file,))
     if doc.get("description") is not None:
         tool.description = str(doc["description"])
@@ -284,6 +325,8 @@ def _tool(ld: DocLoader, doc: LineDict, reg: Registry, source: str) -> ToolDef:
         if problem:
             raise ld.err(f"version {version!r}: {problem}", doc, "version")
         tool.version = version
+    if tool.harness not in harness_names():  # the rest of the file is checked first: only the missing plugin is deferred
+        raise _unknown_harness(ld, doc, tool.harness, harness_names())
     return tool
 
 
@@ -363,6 +406,8 @@ def _workflow(ld: DocLoader, doc: LineDict, reg: Registry) -> WorkflowDef:
             raise ld.err(f"step {step_name!r} needs `tool:`", spec, None, f"one of {', '.join(sorted(reg.tools))}")
         if tool_name in reg.workflows or tool_name == name:
             raise ld.err(f"step {step_name!r}: a workflow step runs a tool, not a workflow", spec, "tool")
+        if tool_name in reg.unavailable:
+            raise reg.unavailable[tool_name]
         tool = reg.tools[ld.choose(tool_name, sorted(reg.tools), "tool", spec, "tool")]
         model = str(spec["model"]) if spec.get("model") is not None else None
         if model is not None:

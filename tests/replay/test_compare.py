@@ -9,6 +9,7 @@ import pytest
 from cellkit import record_all, record_cell, start_run
 from evalkit import evaluation, make_project
 
+from benchtape.core.model import Action
 from benchtape.replay.compare import comparison, read_measurements
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.evaluation import Cell, load_evaluation
@@ -195,3 +196,48 @@ def test_one_attempt_shows_pass_at_1_once_in_every_renderer():
 
     assert columns(1).count("pass@1") == 1 and not [c for c in columns(1) if c.startswith("pass@") and c != "pass@1"]
     assert columns(3)[3:7] == ["ci95", "se", "pass@1", "pass@3"] and "se" not in columns(1)  # the clustered SE with several attempts only
+
+
+def _reparsed(store: Store, session_id: str, *, metrics: dict | None) -> str:
+    """What `benchtape reparse` stores: a new session of the same run, cell, attempt and params,
+    naming the recording as its parent, re-derived actions (here `metrics`, when the parser
+    found any) and the recording's own `session.finished`."""
+    row = store.session_row(session_id)
+    assert row is not None
+    finished = next(a for a in store.actions(session_id) if a.kind == "session.finished")
+    new = store.new_session(
+        row.run_id, row.scenario, cell_id=row.cell_id, attempt=row.attempt, harness=row.harness, model=row.model, params=row.params, parent_session=session_id, source=f"reparse:{session_id}"
+    )
+    derived = [Action("metrics", metrics)] if metrics is not None else []
+    store.append(new, [Action("session.started", {"scenario": row.scenario, "reparsed_from": session_id}), *derived, Action("session.finished", finished.data)])
+    return new
+
+
+def test_a_reparse_is_another_reading_of_the_recording_never_an_extra_step(setup):
+    project, ev, store, pricing = setup
+    run = start_run(store, ev)
+    arm = next(a for a in ev.arms if a.label == A)
+    sid = record_cell(store, run, ev, Cell(arm, ev.tasks()[0], 1), "passed", cost=0.01, tokens=(1000, 200, 0, 0), wall_ms=5000)
+    (before,) = read_measurements(store, pricing, evaluation="e")[0]
+    _reparsed(store, sid, metrics={"tokens_in": 1000, "tokens_out": 200, "cost_usd": 0.01})
+    again = _reparsed(store, sid, metrics=None)  # a second reading that found no metrics: the recording's stand
+    _reparsed(store, again, metrics={"tokens_in": 1100, "tokens_out": 200, "cost_usd": 0.01})  # a reparse of a reparse: the newest reading's figures
+    (m,) = read_measurements(store, pricing, evaluation="e")[0]
+    assert (m.session_id, m.steps, m.outcome, m.wall_ms, m.started_at) == (before.session_id, 1, "passed", 5000, before.started_at)  # graded once, on the recording
+    assert (m.tokens, m.cost) == (1300, pytest.approx(0.01))
+
+
+def test_a_reparsed_workflow_step_stays_one_step(tmp_path):
+    project = make_project(tmp_path / "proj")
+    evaluation(project, "w", "tools:\n  - {tool: plan-build, steps: {plan: {model: opus-4.6}, build: {model: sonnet-4.6}}}\n")
+    ev = load_evaluation("w", project, user=tmp_path / "user")
+    store = Store(tmp_path / "db.sqlite")
+    pricing = load_pricing(project, tmp_path / "user")
+    run = start_run(store, ev)
+    root = record_cell(store, run, ev, Cell(ev.arms[0], ev.tasks()[0], 1), "passed", step_costs=[0.10, 0.02], wall_ms=1000)
+    build = next(sid for sid in store.cell_session_ids(run, store.session_row(root).cell_id, 1) if sid != root)
+    _reparsed(store, root, metrics={"cost_usd": 0.10})
+    _reparsed(store, build, metrics={"cost_usd": 0.03})
+    (m,) = read_measurements(store, pricing, evaluation="w")[0]
+    assert (m.session_id, m.steps, m.outcome, m.wall_ms) == (root, 2, "passed", 2000)
+    assert m.cost == pytest.approx(0.13)
