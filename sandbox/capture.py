@@ -322,12 +322,24 @@ def file_size(path: Path) -> int:
 
 
 def stderr_tail(path: Path, keep: int = STDERR_TAIL) -> str:
-    """The last `keep` bytes of a capture's stderr."""
+    """About `keep` bytes of a capture's stderr: all of it, or its first lines and its last
+    bytes with how much was left out between. A CLI that refuses an argument says why first and
+    then prints its whole usage (gemini: "Unknown argument: no-such-flag", then 3 kB of help): the
+    last bytes alone kept the help and lost the reason."""
     try:
         with open(path, "rb") as f:
             f.seek(0, os.SEEK_END)
             size = f.tell()
-            f.seek(max(0, size - keep))
-            return f.read().decode("utf-8", "replace")
+            if size <= keep:
+                f.seek(0)
+                return f.read().decode("utf-8", "replace")
+            f.seek(0)
+            head = f.read(keep // 4)
+            head = head[: head.rfind(b"\n") + 1] or head  # whole lines of the head
+            tail_bytes = keep - len(head)
+            f.seek(size - tail_bytes)
+            tail = f.read()
+            skipped = size - len(head) - len(tail)
+            return head.decode("utf-8", "replace") + f"[… {skipped} bytes …]\n" + tail.decode("utf-8", "replace")
     except OSError:
         return ""
