@@ -128,13 +128,18 @@ def test_measurements_of_an_edited_task_are_stale(setup):
     assert result.retired == 6 and A not in [r.label for r in result.rows]
 
 
-def test_a_workflow_costs_the_sum_of_its_steps(tmp_path):
+def _workflow(tmp_path):
+    """A project whose evaluation runs one two-step workflow (plan, then build), its store, its
+    pricing and a started run."""
     project = make_project(tmp_path / "proj")
     evaluation(project, "w", "tools:\n  - {tool: plan-build, steps: {plan: {model: opus-4.6}, build: {model: sonnet-4.6}}}\n")
     ev = load_evaluation("w", project, user=tmp_path / "user")
     store = Store(tmp_path / "db.sqlite")
-    pricing = load_pricing(project, tmp_path / "user")
-    run = start_run(store, ev)
+    return ev, store, load_pricing(project, tmp_path / "user"), start_run(store, ev)
+
+
+def test_a_workflow_costs_the_sum_of_its_steps(tmp_path):
+    ev, store, pricing, run = _workflow(tmp_path)
     tasks = ev.tasks()
     record_cell(store, run, ev, Cell(ev.arms[0], tasks[0], 1), "passed", step_costs=[0.10, 0.02], wall_ms=1000)
     record_cell(store, run, ev, Cell(ev.arms[0], tasks[1], 1), "failed", step_costs=[0.10, None], tokens=None)
@@ -228,12 +233,7 @@ def test_a_reparse_is_another_reading_of_the_recording_never_an_extra_step(setup
 
 
 def test_a_reparsed_workflow_step_stays_one_step(tmp_path):
-    project = make_project(tmp_path / "proj")
-    evaluation(project, "w", "tools:\n  - {tool: plan-build, steps: {plan: {model: opus-4.6}, build: {model: sonnet-4.6}}}\n")
-    ev = load_evaluation("w", project, user=tmp_path / "user")
-    store = Store(tmp_path / "db.sqlite")
-    pricing = load_pricing(project, tmp_path / "user")
-    run = start_run(store, ev)
+    ev, store, pricing, run = _workflow(tmp_path)
     root = record_cell(store, run, ev, Cell(ev.arms[0], ev.tasks()[0], 1), "passed", step_costs=[0.10, 0.02], wall_ms=1000)
     build = next(sid for sid in store.cell_session_ids(run, store.session_row(root).cell_id, 1) if sid != root)
     _reparsed(store, root, metrics={"cost_usd": 0.10})
