@@ -45,6 +45,7 @@ from benchtape.core.limits import box_file_limit, box_memory_limit
 from benchtape.sandbox.baseimage import _FROM, BASE_REPOSITORY, ImageBuildError, _image_or_none
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
+from benchtape.sandbox.trees import remove_tree
 from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, problem, read_rewards, reward_of
 from benchtape.sandbox.verifier_box import BOX_PATH, LOOPBACK_UP, host_tool
 from benchtape.spec.task import TaskSpec
@@ -285,7 +286,7 @@ def _artifacts_tree(env: HarborEnv, tree: Path, dest: Path) -> Path:
             _copy_over(source, target)
         elif source.is_file() or source.is_symlink():
             target.parent.mkdir(parents=True, exist_ok=True)
-            _give_way(target)
+            remove_tree(target)
             shutil.copy2(source, target, follow_symlinks=False)
     return out
 
@@ -299,21 +300,13 @@ def _copy_over(source: Path, target: Path) -> None:
         here = Path(folder)
         into = target / here.relative_to(source)
         if into.is_symlink() or (into.exists() and not into.is_dir()):
-            _give_way(into)
+            remove_tree(into)
         into.mkdir(parents=True, exist_ok=True)
         links = [d for d in dirs if (here / d).is_symlink()]  # a link to a folder is copied as the link
         dirs[:] = [d for d in dirs if d not in links]
         for name in (*files, *links):
-            _give_way(into / name)
+            remove_tree(into / name)
             shutil.copy2(here / name, into / name, follow_symlinks=False)
-
-
-def _give_way(path: Path) -> None:
-    """Remove whatever is at `path` (a file, a link, a folder), so a copy can take its place."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
 
 
 def artifact_path(artifact: str, workdir: str) -> PurePosixPath | None:
