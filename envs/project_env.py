@@ -15,6 +15,9 @@ from benchtape.envs.recipe import EnvError, Recipe, recipe_for
 from benchtape.spec.project import Project
 from benchtape.spec.project_tree import GitTree
 
+# What to do when a project's environment cannot be built: said by validation and by a Harbor export alike.
+ENV_BUILD_FIX = 'fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, "Project environments"); `benchtape doctor` shows what was detected'
+
 
 def recipe_at(project: Project, commit: str, *, python: str | None = None, fix_commit: str | None = None) -> Recipe:
     """The environment recipe of `project` at `commit` (its declarations read from git), with

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from benchtape.core.errors import BadInput
 from benchtape.envs.build import ProjectEnv, not_rebuilt
-from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
+from benchtape.envs.project_env import ENV_BUILD_FIX, env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
@@ -256,7 +256,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
             mounts = tuple(env_mounts(env, level))
         except EnvError as exc:
             report.refused = f"the project's environment could not be built: {exc}"
-            report.next = "fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, \"Project environments\"); `benchtape doctor` shows what was detected"
+            report.next = ENV_BUILD_FIX
             return report
         report.environment = env.to_dict()
         report.notes.extend(n for n in env_notes(env) if n not in report.notes)

@@ -40,7 +40,7 @@ def _carried_env(project: Any, task: Any, base: Path) -> Any:
     """The project environment a task's container-level validation verifies in (built, or
     reused from the cache), as an exported folder's image carries it (formats.harbor_export)."""
     from benchtape.core.errors import BadInput
-    from benchtape.envs.project_env import env_mounts, project_environment
+    from benchtape.envs.project_env import ENV_BUILD_FIX, env_mounts, project_environment
     from benchtape.envs.recipe import EnvError
     from benchtape.formats.harbor_export import CarriedEnv
     from benchtape.sandbox.baseimage import image_python
@@ -50,7 +50,7 @@ def _carried_env(project: Any, task: Any, base: Path) -> Any:
         env = project_environment(project, task.source.base_commit, base, "container", container_python=image_python(), fix_commit=task.source.fix_commit)
         mounts = env_mounts(env, "container")
     except EnvError as exc:
-        raise BadInput(f"task {task.id}: the project's environment could not be built: {exc}", file=str(task.path), fix='fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, "Project environments"); `benchtape doctor` shows what was detected') from None
+        raise BadInput(f"task {task.id}: the project's environment could not be built: {exc}", file=str(task.path), fix=ENV_BUILD_FIX) from None
     if env.folder is None:
         why = "; ".join(env.notes) or "no project environment detected"
         return CarriedEnv([], lambda workdir: {}, env.setup, lambda tree: None, f"none: benchtape's base image holds a Python and its standard library only ({why}); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)")
