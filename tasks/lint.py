@@ -162,14 +162,11 @@ def repositories(project: Project) -> list[str]:
 def _package_repository(root: Path) -> str | None:
     """owner/repo from package.json's `repository` (`"jshttp/cookie"`, `"github:owner/repo"`, or
     `{"url": "git+https://github.com/owner/repo.git"}`); None when it names none."""
-    import json
-
+    from benchtape.envs.node import package_json
+    from benchtape.spec.project_tree import FolderTree
     from benchtape.tasks.init_project import parse_remote
 
-    try:
-        declared = json.loads((root / "package.json").read_text(encoding="utf-8")).get("repository")
-    except (OSError, ValueError, AttributeError):
-        return None
+    declared = package_json(FolderTree(root)).get("repository")
     url = declared.get("url") if isinstance(declared, dict) else declared
     if not isinstance(url, str):
         return None
