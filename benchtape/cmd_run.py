@@ -44,7 +44,7 @@ class RunRequest:
 @command()
 def run_cmd(
     benches: Benches = None,
-    harness: str | None = typer.Option(None, "--harness", help="Override the bench's harness (mock, claude-code, codex)."),
+    harness: str | None = typer.Option(None, "--harness", help="Override the bench's harness (`benchtape --help` lists every one, plugins too)."),
     model: str | None = typer.Option(None, "--model", help="Model to run."),
     db: Db = None,
     repeat: int = typer.Option(1, "--repeat", min=1, help="Run each scenario N times (flake detection)."),

@@ -96,7 +96,7 @@ def eval_logs(items: list[Graded], run: dict[str, Any] | None) -> list[Any]:
 
 def eval_log(setup: Setup, run: dict[str, Any] | None) -> Any:
     """An `inspect_ai.log.EvalLog` of one setup's sessions (one sample each), with results per score."""
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalPlan, EvalPlanStep, EvalSpec, EvalStats
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalPlan, EvalPlanStep, EvalSpec, EvalStats
 
     items = setup.items
     task = task_name(run)
@@ -109,9 +109,14 @@ def eval_log(setup: Setup, run: dict[str, Any] | None) -> Any:
     steps = setup.summary.get("steps") or []
     first = steps[0] if steps else {}
     harnesses = sorted({g.session.harness or "unknown" for g in items})
+    errored = [s for s in samples if s.error is not None]
+    # benchtape runs every sample past another's error, as Inspect does with fail_on_error=False:
+    # the log is a success that holds errored samples, unless none of them measured anything
+    failed = bool(samples) and len(errored) == len(samples)
     return EvalLog(
         version=2,
-        status="success",
+        status="error" if failed else "success",
+        error=EvalError(message=f"every sample errored ({len(samples)}); the first: {errored[0].error.message}", traceback="", traceback_ansi="") if failed else None,
         eval=EvalSpec(
             eval_set_id=run_id or None,
             eval_id=hashlib.sha256(f"{run_id}\0{setup.key}".encode()).hexdigest()[:22],
@@ -125,7 +130,7 @@ def eval_log(setup: Setup, run: dict[str, Any] | None) -> Any:
             dataset=EvalDataset(name=task, samples=len(samples), sample_ids=[s.id for s in samples]),
             model=model,
             model_args={k: v for k, v in {"effort": first.get("effort"), **(first.get("options") or {})}.items() if v is not None},
-            config=EvalConfig(epochs=max((s.epoch for s in samples), default=1)),
+            config=EvalConfig(epochs=max((s.epoch for s in samples), default=1), fail_on_error=False),
             solver=str(setup.summary.get("tool") or ", ".join(harnesses)),
             solver_args={k: v for k, v in {"tool_version": first.get("tool_version"), "effort": first.get("effort"), "options": first.get("options") or None, "pre": setup.summary.get("pre") or None, "steps": [s.get("name") for s in steps] if len(steps) > 1 else None}.items() if v is not None},
             tags=[setup.label],
@@ -221,7 +226,9 @@ def _sample(g: Graded, sample_id: str, epoch: int) -> Any:
     messages, events = render.thread(render.conv.main, None)
     usage = _usage(s)
     error = None
-    if s.finished and not harness_ok(s):
+    if not s.finished:  # killed with its run, or still running: nothing it did was judged whole
+        error = EvalError(message="the harness never finished (its run was killed, or is still running)", traceback="", traceback_ansi="")
+    elif not harness_ok(s):
         error = EvalError(message=f"the harness ended {s.status}: " + ("; ".join(s.errors[:3]) or "no error message"), traceback="", traceback_ansi="")
     return EvalSample(
         id=sample_id,

@@ -129,3 +129,27 @@ def test_a_place_that_cannot_be_written_is_bad_input_not_a_traceback(exported: t
     db, _ = exported
     out = benchtape("export", "latest", "--format", "inspect", "-o", "/proc/benchtape-x.eval", "--db", db)
     assert out.returncode == 2 and "cannot write there" in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_setup_whose_every_sample_errored_is_an_errored_log(tmp_path: Path) -> None:
+    """benchtape runs past a sample's error as Inspect does with fail_on_error=False: a log with
+    one errored sample is a success holding it; a log in which every sample errored measured
+    nothing, and `inspect view` lists it as an error, not a success."""
+    bench = tmp_path / "bench.yaml"
+    bench.write_text(
+        "description: errors\nharness: mock\nscenarios:\n"
+        "  - name: broken\n    prompt: '!ERROR! fail here'\n    checks: [{type: contains, value: x}]\n"
+        "  - name: fine\n    prompt: say fine\n    checks: [{type: contains, value: fine}]\n"
+    )
+    db = tmp_path / "r.db"
+    benchtape("run", bench, "--db", db, cwd=tmp_path)
+    logs = {}
+    for name, sel in (("some", ["--run", "latest"]), ("all", ["latest/broken#1"])):
+        out = benchtape("export", "--format", "inspect", *sel, "-o", tmp_path / f"{name}.eval", "--db", db)
+        assert out.returncode == 0, out.stdout + out.stderr
+        logs[name] = inspect_log.read_eval_log(str(tmp_path / f"{name}.eval"))
+    some, every = logs["some"], logs["all"]
+    assert some.status == "success" and some.error is None and some.eval.config.fail_on_error is False
+    assert sorted(s.metadata["scenario"] for s in some.samples if s.error) == ["broken"]
+    assert every.status == "error" and len(every.samples) == 1 and every.samples[0].error is not None
+    assert every.error.message.startswith("every sample errored (1); the first: the harness ended error")
