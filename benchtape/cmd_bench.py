@@ -28,6 +28,7 @@ def list_cmd(
     """
 
     from benchtape.app.api import load_inputs
+    from benchtape.app.preflight import arg_warnings
     from benchtape.core.errors import BadInput, ExitCode
 
     try:
@@ -46,6 +47,8 @@ def list_cmd(
             print(f"  {sc.name}  [sandbox {sc.sandbox.level}, timeout {sc.timeout:g}s{', testdata ' + str(sc.testdata) if sc.testdata else ''}]")
             for i, c in enumerate(sc.checks):
                 _print_check(c, f"checks[{i}]", 4)
+        for warning in arg_warnings(bench):  # on stderr: the listing stays madbench's
+            print(warning, file=sys.stderr)
     return 0
 
 

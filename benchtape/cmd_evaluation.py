@@ -138,15 +138,17 @@ def _validate(name: str, json_out: bool, detect: str | None = None, db: Path | N
 
 
 def _tool_warnings(ev: Any, tasks: list[Any]) -> list[str]:
-    """Checks naming a native tool some setup's harness never emits (benchtape.app.preflight owns the finding)."""
+    """Checks naming a native tool some setup's harness never emits, and args no check reads (benchtape.app.preflight owns both findings)."""
     from dataclasses import replace
 
-    from benchtape.app.preflight import native_tool_warnings
+    from benchtape.app.preflight import arg_warnings, native_tool_warnings
 
     by_bench: dict[Any, list[Any]] = {}
     for task in tasks:
         by_bench.setdefault(task.bench.path, []).append(task)
     out: list[str] = []
+    for group in by_bench.values():
+        out.extend(arg_warnings(replace(group[0].bench, scenarios=[t.scenario for t in group])))
     for arm in ev.arms:
         for step in arm.steps:
             for group in by_bench.values():

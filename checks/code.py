@@ -123,6 +123,7 @@ def _script_result(value: Any, type: str, threshold: float | None) -> Result:
 @register(
     "python",
     family="Script",
+    open_args=True,  # the envelope hands args to the grader
     summary="a Python `evaluate(output, context)` run in its own interpreter process: a bool, a score in [0, 1], or {pass, score, reason, evidence}",
     reads="final_output; context = {vars, config, session (the grader envelope's), assertion, prompt}",
     args={
@@ -218,6 +219,7 @@ def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
 @register(
     "custom:exec",
     family="Custom",
+    open_args=True,  # the envelope hands args to the grader
     summary="run a grader program: the envelope {version: madbench/v1, producer: benchtape, session, assertion, vars} on stdin, a Result JSON {pass, score, reason, evidence} as the last JSON line of stdout",
     reads="the whole session (envelope), the workspace as cwd",
     args={
@@ -285,6 +287,7 @@ def _headers(spec: CheckSpec) -> dict[str, str]:
 @register(
     "custom:http",
     family="Custom",
+    open_args=True,  # the envelope hands args to the grader
     summary="POST the envelope to a grading service; its JSON response {pass, score, reason, evidence} is the Result",
     reads="the whole session (envelope)",
     args={

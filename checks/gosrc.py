@@ -206,6 +206,7 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
 register(
     TYPE,
     family="Custom",
+    open_args=True,  # the envelope hands args to the grader
     summary="a Go grader (standard library only), built with `go build` (cached by sha256 of source + GOOS/GOARCH + Go version) and run like custom:exec: the envelope on stdin, a Result JSON on stdout",
     reads="the whole session (envelope), the workspace as cwd",
     args={

@@ -344,6 +344,9 @@ def _tools(session: Session) -> str:
     return "\n".join(lines) if lines else "(the agent made no tool calls)"
 
 
+GATHERED = ("prompt", "input", "context", "reference", "expected", "tools", "rubric")  # the args `gather` reads, for every judge type
+
+
 def gather(jt: JudgeType, cfg: JudgeConfig, spec: CheckSpec, session: Session, ctx: CheckContext) -> dict[str, str | None]:
     """The five inputs, from args, then the scenario's vars, then the session."""
     args = args_of(spec)
@@ -535,6 +538,7 @@ def _register_all() -> None:
             example=_example(jt),
             errors=tuple(errors),
             kind="AI",
+            accepts=GATHERED,
         )(build_judge)
 
 

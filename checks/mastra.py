@@ -276,6 +276,7 @@ _REFERENCE_KEYS = ["expected", "reference"]
     },
     example="type: content-similarity\nvalue: The tests now pass.\nthreshold: 0.8",
     errors=("ignoreCase / ignoreWhitespace that are not booleans", "ERROR when no reference is found"),
+    accepts=tuple(_REFERENCE_KEYS),
 )
 def content_similarity(spec: CheckSpec) -> Evaluator:
     threshold = score_threshold(spec, CONTINUOUS)
@@ -327,6 +328,7 @@ def lcs_length(a: str, b: str) -> int:
     args={"value": "the reference (default: args.expected, args.reference, then vars)", "threshold": f"score bar (default {CONTINUOUS})"},
     example="type: textual-difference\nvalue: \"ok: 3 passed\"",
     errors=("a reference that is not a string", "ERROR when no reference is found"),
+    accepts=tuple(_REFERENCE_KEYS),
 )
 def textual_difference(spec: CheckSpec) -> Evaluator:
     threshold = score_threshold(spec, CONTINUOUS)

@@ -133,6 +133,22 @@ class CheckInfo:
     control_na: bool = False  # not applicable under the negative control
     reads_workspace: bool = False
     preflight: Preflighter | None = None
+    accepts: tuple[str, ...] = ()  # args read but not declared on a line of their own (aliases, inputs a shared reader takes)
+    open_args: bool = False  # args handed on to the user's own grader (the envelope's assertion.args): any key may mean something
+
+    @cached_property
+    def arg_names(self) -> frozenset[str] | None:
+        """Every `args:` key this type reads (None: any key, handed on to a grader of the
+        user's). The declarations name them as `args.X`, or bare in the families whose args are
+        their whole vocabulary (session, environment); a bound's declared name brings its
+        other spellings (`gte`: `min`)."""
+        if self.open_args:
+            return None
+        from benchtape.checks.bounds import SPELLINGS
+
+        names = {k[len("args.") :] if k.startswith("args.") else k for k in self.args if k not in _NOT_ARGS}
+        names |= {spelling for spelling, bound in SPELLINGS.items() if bound in names}
+        return frozenset(names | set(self.accepts))
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -148,6 +164,9 @@ class CheckInfo:
             "reads_workspace": self.reads_workspace,
         }
 
+
+# The fields of a check beside its `args:` that some types' declarations also describe.
+_NOT_ARGS = frozenset({"value", "threshold", "checks", "config", "inline", "weight (on a child)", "metric", "transform"})
 
 REGISTRY: dict[str, CheckInfo] = {}
 ALIASES: dict[str, str] = {}
@@ -169,6 +188,8 @@ def register(
     control_na: bool = False,
     reads_workspace: bool = False,
     preflight: Preflighter | None = None,
+    accepts: tuple[str, ...] = (),
+    open_args: bool = False,
 ) -> Callable[[Builder], Builder]:
     """Register a check builder: `builder(spec) -> evaluate(session, ctx) -> Result`."""
 
@@ -189,6 +210,8 @@ def register(
             control_na=control_na,
             reads_workspace=reads_workspace,
             preflight=preflight,
+            accepts=tuple(accepts),
+            open_args=open_args,
         )
         return builder
 
@@ -342,6 +365,28 @@ def preflight_problems(spec: CheckSpec, pf: PreflightContext) -> list[str]:
         if info.preflight is not None:
             out.extend(info.preflight(s, pf))
         stack.extend(s.checks)
+    return out
+
+
+def unknown_args(spec: CheckSpec) -> list[str]:
+    """The `args:` keys of this check (not its children) that its type never reads: madbench
+    takes args as an open map, so a typo (`gtee: 2`) is no error there and the check grades
+    with its default, a verdict nobody asked for. Said before any spend, never refused: each
+    finding names the key, the closest known one and the type's arguments."""
+    try:
+        known = lookup(spec.type).arg_names
+    except CheckConfigError:
+        return []  # an unknown type: refused on its own, with its own fix
+    if known is None or not isinstance(spec.args, Mapping):
+        return []
+    out = []
+    for key in spec.args:
+        if key in known:
+            continue
+        near = closest(str(key), known)
+        hint = f' (did you mean "{near}"?)' if near else ""
+        listed = f"its arguments: {', '.join(sorted(known))}" if known else "it reads no args"
+        out.append(f"{spec.type}: args.{key} is not an argument of this check, so it is ignored{hint}; {listed}")
     return out
 
 

@@ -176,6 +176,7 @@ for _lang, _what in (("ts", "TypeScript"), ("js", "JavaScript")):
     register(
         _lang,
         family="Script",
+        open_args=True,  # the envelope hands args to the grader
         summary=f"a {_what} `evaluate(output, context)` run by node (or bun, when `defaults.bun:` pins it) in its own process: a bool, a score in [0, 1], or {{pass, score, reason, evidence}}",
         reads="final_output; context = {vars, config, session (the grader envelope's), assertion, prompt}",
         args={

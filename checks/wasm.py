@@ -247,6 +247,7 @@ def preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
 register(
     TYPE,
     family="Custom",
+    open_args=True,  # the envelope hands args to the grader
     summary="a WebAssembly (WASI preview 1) grader run by wasmtime: exports memory, alloc, free and evaluate(ptr, len) -> (ptr << 32) | len of the Result JSON; 5 s and 64 MiB, no files, no network",
     reads="the whole session (envelope)",
     args={

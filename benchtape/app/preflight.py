@@ -17,7 +17,7 @@ from benchtape.adapters.base import get_adapter
 from benchtape.adapters.endpoints import is_scripted
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.output_transforms import python_note, transform_problems, transforms_in
-from benchtape.checks.registry import PreflightContext, preflight_problems
+from benchtape.checks.registry import PreflightContext, preflight_problems, unknown_args
 from benchtape.core.envflags import flag as env_flag
 from benchtape.core.envflags import spelled
 from benchtape.core.errors import BadInput, PreflightBlocked
@@ -91,6 +91,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
     pf.notes.extend(native_tool_warnings(bench, name, who))
+    pf.notes.extend(arg_warnings(bench))
     if name == "mock" and rich_mode():
         if any(spec.type in JUDGE_TYPE_NAMES for sc in bench.scenarios for spec in _walk(sc.checks)):
             pf.notes.append(f"{where}: MADBENCH_MOCK_RICH=1: AI checks are answered by the offline demo evaluator (provider demo, model mock-rich), not a judge model")
@@ -521,6 +522,13 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
                     f"write {spelling_for(name)!r} to match every harness (or the {harness} tool's own name)"
                 )
     return out
+
+
+def arg_warnings(bench: BenchSpec) -> list[str]:
+    """Every `args:` key a check's type never reads (a typo grades with the default, silently):
+    one warning each, with the file and line of its check. The one owner of this finding:
+    preflight, `list` and `evaluation validate` ask it."""
+    return [f"warning: {spec.where}: {finding}" for sc in bench.scenarios for spec in _walk(sc.checks) for finding in unknown_args(spec)]
 
 
 def judge_problems(bench: BenchSpec, env: dict[str, str]) -> list[str]:
