@@ -11,7 +11,7 @@ from typing import Any, Iterator, cast
 
 import orjson
 
-from benchtape.adapters.base import Parser
+from benchtape.adapters.base import Parser, warning
 from benchtape.adapters.lines import finish_safely
 from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, open_transcripts, parser_for, trajectories_below, transcripts_below
 from benchtape.core.errors import BadInput
@@ -176,11 +176,46 @@ def _stream_into(store: RecordingStore, run_id: str | None, harness: str, fmt: s
         finished: dict[str, Any] = meta["finished"] if isinstance(meta.get("finished"), dict) else {}  # how a session exported from benchtape ended
         # a transcript whose tool said it ended in error (Claude's result is_error, Codex's turn.failed)
         # is an errored session, as a live run of it is: never `status ok` beside "API Error …"
-        done: SessionFinished = {"status": "error" if span.failed else "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms()}
+        cut = [str(f) for f in transcript.files if cut_short(f)]
+        done: SessionFinished = {"status": "error" if span.failed else "truncated" if cut else "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms()}
         done.update(cast(SessionFinished, finished))  # an export's own session.finished: the writer checks its fields
         done["imported"] = True
+        if cut:  # its verdicts would judge part of a session: errored, never passed (replay/grading.harness_ok)
+            done["truncated"] = True
+            note = warning(f"the transcript ends in the middle of a line ({', '.join(cut)}): its writer was stopped mid-write, so the session is cut short (status truncated)", "")
+            note.at = span.last
+            store.append(sid, [note])
+            warnings += 1
         store.append(sid, [Action("session.finished", done, at=span.last)])
     return run_id, sid, counted, warnings
+
+
+TAIL_BYTES = 1 << 20  # how far back a cut last line is looked for (longer lines are cut on read anyway)
+
+
+def cut_short(path: Path) -> bool:
+    """Whether the file ends in the middle of a JSON line: no newline after its last line, and
+    that line is not JSON (a process killed while writing it). A last line written whole
+    without its newline is not cut."""
+    try:
+        with path.open("rb") as fh:
+            size = fh.seek(0, 2)
+            if size == 0:
+                return False
+            fh.seek(max(0, size - TAIL_BYTES))
+            tail = fh.read()
+    except OSError:
+        return False
+    if tail.endswith(b"\n"):
+        return False
+    last = tail.rsplit(b"\n", 1)[-1].strip()
+    if not last:
+        return False
+    try:
+        orjson.loads(last)
+    except orjson.JSONDecodeError:
+        return True
+    return False
 
 
 class _Span:

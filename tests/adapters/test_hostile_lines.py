@@ -132,3 +132,25 @@ def test_importing_a_60_mb_line_stays_in_bounded_memory(tmp_path):
     raw, warnings, peak_mb = map(int, done.stdout.split())
     assert (raw, warnings) == (2, 1), done.stderr
     assert peak_mb < 150, f"peak {peak_mb} MB"
+
+
+@pytest.mark.parametrize("fmt", sorted(GOOD))
+def test_a_transcript_cut_in_the_middle_of_its_last_line_is_a_truncated_session(tmp_path, fmt):
+    """A writer killed mid-line leaves a file that ends inside a JSON line: the session is cut
+    short, so it imports as `truncated` (its verdicts count as errored, never as passed), said
+    in a warning; the same lines whole, or a last line whole without its newline, are `ok`."""
+    _, good, _, harness = GOOD[fmt]
+    store = Store(tmp_path / "t.db")
+    whole = line(good)
+    cases = {"cut": whole + "\n" + whole[: len(whole) // 2], "whole": whole + "\n" + whole + "\n", "no-newline": whole + "\n" + whole}
+    status = {}
+    for name, text in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(text.replace("\u2028", f"{name}\u2028"))  # distinct content: each is a session of its own
+        [result] = import_files(store, harness, [path])
+        finished = [a for a in store.actions(result.session_id) if a.kind == "session.finished"][-1]
+        status[name] = (finished.data["status"], finished.data.get("truncated", False))
+        if name == "cut":
+            assert any("ends in the middle of a line" in a.data["what"] for a in store.actions(result.session_id) if a.kind == "adapter.warning")
+            assert store.load_session(reparse(store, result.session_id)).status == "truncated"  # a reparse keeps how it ended
+    assert status == {"cut": ("truncated", True), "whole": ("ok", False), "no-newline": ("ok", False)}
