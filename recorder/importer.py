@@ -26,6 +26,7 @@ FORMATS_BY_HARNESS = {
     "codex": ("codex-rollout", "codex-exec-json"),
     "atif": ("atif",),  # not a harness: the session's harness is the trajectory's agent
 }
+JSON_LINES = frozenset(FORMATS_BY_HARNESS["claude-code"] + FORMATS_BY_HARNESS["codex"])  # one JSON document a line
 # What a live run's raw lines are, by harness, for reparse.
 LIVE_FORMAT = {"claude-code": "claude-stream-json", "codex": "codex-exec-json", "gemini-cli": "gemini-stream-json", "qwen-code": "claude-stream-json", "mini-swe-agent": "command", "opencode": "opencode-json", "aider": "command", "mock": "mock", "command": "command"}
 
@@ -176,7 +177,7 @@ def _stream_into(store: RecordingStore, run_id: str | None, harness: str, fmt: s
         finished: dict[str, Any] = meta["finished"] if isinstance(meta.get("finished"), dict) else {}  # how a session exported from benchtape ended
         # a transcript whose tool said it ended in error (Claude's result is_error, Codex's turn.failed)
         # is an errored session, as a live run of it is: never `status ok` beside "API Error …"
-        cut = [str(f) for f in transcript.files if cut_short(f)]
+        cut = [str(f) for f in transcript.files if cut_short(f)] if fmt in JSON_LINES else []  # an ATIF trajectory is one JSON document
         done: SessionFinished = {"status": "error" if span.failed else "truncated" if cut else "ok", "exit_code": None, "timed_out": False, "wall_ms": span.wall_ms()}
         done.update(cast(SessionFinished, finished))  # an export's own session.finished: the writer checks its fields
         done["imported"] = True

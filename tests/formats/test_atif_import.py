@@ -204,3 +204,21 @@ def test_the_wrong_kind_of_file_says_which_import_it_needs(tmp_path: Path) -> No
     (tmp_path / "empty" / "config.json").write_text("{}")
     none = cli("import", "atif", tmp_path / "empty", "--db", tmp_path / "i.db")
     assert none.code == 2 and "no ATIF trajectory (.json) in the folder" in none.stderr
+
+
+def test_a_trajectory_without_a_final_newline_is_not_a_cut_transcript(tmp_path):
+    """An ATIF trajectory is one JSON document, often written without a final newline: its
+    last line (`}`) is no JSON line, and that is no sign of a writer killed mid-line."""
+    import json
+
+    from benchtape.recorder.importer import import_files
+    from benchtape.store.database import Store
+
+    doc = {"schema_version": "ATIF-v1.4", "session_id": "s1", "agent": {"name": "claude-code", "version": "2.1.0", "model_name": "m"}, "steps": [{"step_id": 1, "source": "user", "message": "hi"}, {"step_id": 2, "source": "agent", "message": "done"}]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert not path.read_text().endswith("\n")
+    store = Store(tmp_path / "s.db")
+    [result] = import_files(store, "atif", [path])
+    finished = [a for a in store.actions(result.session_id) if a.kind == "session.finished"][-1]
+    assert finished.data["status"] == "ok" and "truncated" not in finished.data
