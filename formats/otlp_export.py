@@ -236,22 +236,26 @@ class _Session:
             root.set_status(Status(StatusCode.ERROR, self.text("; ".join(s.errors[:3]) or f"the harness ended {s.status}")))
         root.end(end_time=_ns(self.end))
 
-    def thread(self, t: Thread, span: Any) -> None:
+    def thread(self, t: Thread, span: Any, began: float | None = None) -> None:
         from opentelemetry.trace import SpanKind, Status, StatusCode, set_span_in_context
 
         ctx = set_span_in_context(span)
+        asked = began  # when the model was last handed something to answer (a prompt, tool results; a subagent: its spawn)
         for step in t.steps:
             if step.source == "system":
                 span.add_event("exception", _clean({"exception.type": "benchtape.error", "exception.message": self.text(step.text), "benchtape.thread": t.thread}), timestamp=_ns(step.at or self.start))
                 continue
             if step.source != "agent":
+                asked = step.at or asked
                 continue
-            self.chat(step, t, ctx)
+            self.chat(step, t, ctx, asked)
+            asked = None
             for use in step.uses:
                 start = use.action.at or step.at or self.start
                 end = max(start, use.result.at if use.result is not None and use.result.at else start)
                 if use.spawned is not None:
                     end = max(end, self._thread_end(self.conv.threads[use.spawned]))
+                asked = max(asked or end, end)
                 tool = self.tracer.start_span(f"execute_tool {use.tool}", context=ctx, kind=SpanKind.INTERNAL, attributes=_clean(self.tool_attrs(use, t)), start_time=_ns(start))
                 if use.is_error:
                     tool.set_attribute("error.type", "tool_error")
@@ -264,12 +268,17 @@ class _Session:
                 at = min((st.at for st in child.steps if st.at), default=self.start)
                 self.subagent(child, span, at, self._thread_end(child))
 
-    def chat(self, step: Step, t: Thread, ctx: Any) -> None:
+    def chat(self, step: Step, t: Thread, ctx: Any, asked: float | None) -> None:
+        """The model call that produced this step: from when the model was handed what it
+        answers (`asked`: the prompt, or the last tool result before; else the step itself) to
+        the step's last action. A step's own actions share one time, so a span of them alone
+        lasted 0 ms, which no model call does."""
         from opentelemetry.trace import SpanKind
 
         own = [a for a in (step.thinking, step.message, step.final) if a is not None] + [u.action for u in step.uses]
-        start = min((a.at for a in own if a.at), default=step.at or self.start)
-        end = max((a.at for a in own if a.at), default=start)
+        answered = min((a.at for a in own if a.at), default=step.at or self.start)
+        start = asked if asked and asked <= answered else answered
+        end = max((a.at for a in own if a.at), default=answered)
         parts: list[dict[str, Any]] = []
         if step.thinking is not None and isinstance(step.thinking.data.get("text"), str):
             parts.append({"type": "reasoning", "content": step.thinking.data["text"]})
@@ -318,7 +327,7 @@ class _Session:
             "benchtape.thread": child.thread,
         }
         span = self.tracer.start_span(f"invoke_agent {child.agent or 'subagent'}", context=set_span_in_context(parent), kind=SpanKind.INTERNAL, attributes=_clean(attrs), start_time=_ns(start))
-        self.thread(child, span)
+        self.thread(child, span, start)
         span.end(end_time=_ns(max(end, start)))
 
     def _thread_end(self, t: Thread) -> float:

@@ -78,6 +78,13 @@ def test_a_file_holds_a_trace_per_session_under_the_genai_conventions(recorded: 
     chats = [s for s in trace if s["name"].startswith("chat ")]
     assert chats and all(_attrs(c["attributes"])["gen_ai.operation.name"] == "chat" and _attrs(c["attributes"])["gen_ai.conversation.id"] == rows["delegates"].id for c in chats)
     assert all(int(root["startTimeUnixNano"]) <= int(s["startTimeUnixNano"]) <= int(s["endTimeUnixNano"]) <= int(root["endTimeUnixNano"]) for s in trace)  # times from the recorded actions
+    # a chat span is the model call: from the tool results it was handed (its thread's last tool
+    # span's end) to its answer; spans of the answer's own actions alone all lasted 0 ms
+    for chat in chats:
+        before = [int(t["endTimeUnixNano"]) for t in trace if t["name"].startswith("execute_tool") and t.get("parentSpanId") == chat.get("parentSpanId") and int(t["endTimeUnixNano"]) <= int(chat["endTimeUnixNano"]) and int(t["startTimeUnixNano"]) < int(chat["startTimeUnixNano"])]
+        if before:
+            assert int(chat["startTimeUnixNano"]) == max(before) < int(chat["endTimeUnixNano"]), chat["name"]
+    assert sum(int(c["endTimeUnixNano"]) - int(c["startTimeUnixNano"]) > 0 for c in chats) >= 2
     events = {_attrs(e["attributes"])["gen_ai.evaluation.name"]: _attrs(e["attributes"]) for e in root["events"] if e["name"] == "gen_ai.evaluation.result"}
     assert set(events) == {"scenario", "contains", "session:tool-used", "session:subagent-used"}
     assert events["scenario"]["gen_ai.evaluation.score.value"] == 1.0 and events["contains"]["gen_ai.evaluation.score.label"] == "PASS"
