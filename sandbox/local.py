@@ -147,7 +147,7 @@ class LocalLevel:
         except BaseException:
             folder.close()
             raise
-        folder.facts["root"] = str(ws.root)  # written with the session's own facts (Runner.record), before the harness starts
+        folder.note(root=str(ws.root))  # in session.json before the harness starts: a recovery after a kill -9 snapshots the workspace there
         read_only = plan.read_only if plan is not None else ()
         try:
             if plan is not None:

@@ -50,7 +50,8 @@ def test_the_next_start_of_benchtape_recovers_what_a_killed_one_left(tmp_path):
         d.mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text(SETTINGS)
     bench = tmp_path / "bench.yaml"
-    bench.write_text(bench_text("workspace", 150, str(ledger / "calls"), 0.004))
+    made = '        - tool: Bash\n          input: {command: "echo made > made.txt"}\n'  # the agent's work, in its workspace
+    bench.write_text(bench_text("workspace", 150, str(ledger / "calls"), 0.004).replace("steps:\n", "steps:\n" + made, 1))
     env = {**os.environ, "HOME": str(home), "TMPDIR": str(tmp), "KILLTAG": "next-start", "NO_COLOR": "1"}
     db = tmp_path / "bt.db"
     proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -74,6 +75,11 @@ def test_the_next_start_of_benchtape_recovers_what_a_killed_one_left(tmp_path):
     statuses = sorted(row[0] for row in con.execute("select json_extract(data, '$.status') from actions where kind = 'session.finished'"))
     con.close()
     assert statuses == ["interrupted", "ok"]
+    # the killed session's final workspace was snapshotted by the recovery: the agent's work is kept
+    (killed,) = [r[0] for r in sqlite3.connect(db).execute("select session_id from actions where kind = 'session.finished' and json_extract(data, '$.status') = 'interrupted'")]
+    out = subprocess.run([sys.executable, "-m", "benchtape", "export", killed, tmp_path / "final", "--db", str(db)], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "final" / "made.txt").read_text() == "made\n"
 
 
 @pytest.mark.docker
