@@ -331,6 +331,8 @@ class _Loader:
                 generated.append(entry[len(GENERATED) :])
                 continue
             path = self.path(entry, node, "image", must_exist=False)
+            if not within(path, self.roots):  # a bench from elsewhere must not send this host's files to a model
+                raise self.err(f"`image:` {shorten(entry, 300)} resolves to {shorten(real(path), 300)}, outside the bench's folder; sending it would hand a file of this host to the model", node, "image", outside_fix(self.dir, path))
             problem = check_image(path)
             if problem is not None:
                 raise self.err(f"`image:` {problem}", node, "image", "point `image:` at a PNG, JPEG, GIF or WebP file of at most 5 MB, relative to the bench file")

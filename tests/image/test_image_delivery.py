@@ -109,6 +109,32 @@ def test_a_bad_picture_is_bad_input_naming_file_line_and_fix(tmp_path, setup, va
     assert said in err.value.what and err.value.line == 6 and str(err.value.file) == str(bench) and "PNG, JPEG, GIF or WebP" in (err.value.fix or "")
 
 
+def test_a_picture_outside_the_benchs_folder_is_never_sent(tmp_path):
+    """A bench from elsewhere naming this host's files (a path, or a link in its folder that
+    points out) would hand them to a third-party model: refused at load, naming file, line
+    and the fix; a folder the bench allows by name (`x-benchtape-allow-outside:`) is sent."""
+    private, bench_dir = tmp_path / "private", tmp_path / "bench"
+    private.mkdir(), bench_dir.mkdir()
+    (private / "photo.png").write_bytes(png())
+    (bench_dir / "linked.png").symlink_to(private / "photo.png")
+    for value in (str(private / "photo.png"), "linked.png", "../private/photo.png"):
+        bench = write(bench_dir, BENCH.format(harness="mock").replace("shot.png", value))
+        with pytest.raises(BadInput) as err:
+            load_bench(bench)
+        assert "outside the bench's folder" in err.value.what and err.value.line == 6 and "x-benchtape-allow-outside" in (err.value.fix or ""), value
+    out = benchtape("run", bench, "--db", tmp_path / "s.db", cwd=bench_dir)
+    assert out.returncode == 2 and "outside the bench's folder" in out.stderr and not (tmp_path / "s.db").exists()
+    allowed = write(bench_dir, f"x-benchtape-allow-outside: [{private}]\n" + textwrap.dedent(BENCH.format(harness="mock")).lstrip().replace("shot.png", "linked.png"))
+    assert load_bench(allowed).scenarios[0].image == (bench_dir / "linked.png",)
+
+
+def test_a_file_that_is_no_picture_is_never_echoed(tmp_path):
+    (tmp_path / "shot.png").write_text("root:x:0:0:root:/root:/bin/bash\n")
+    with pytest.raises(BadInput) as err:
+        load_bench(write(tmp_path, BENCH.format(harness="mock")))
+    assert "is not a PNG" in err.value.what and "root:x" not in err.value.render()
+
+
 def test_a_bad_picture_stops_run_with_exit_2_and_nothing_written(tmp_path):
     (tmp_path / "shot.png").write_text("not a picture")
     bench = write(tmp_path, BENCH.format(harness="mock"))
