@@ -53,7 +53,7 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
         if readonly:
             SIDECARS.opening(path)
             try:
-                reader = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S, factory=ReaderConnection)
+                reader = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro{'&immutable=1' if unchangeable(path) else ''}", uri=True, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S, factory=ReaderConnection)
             except BaseException:
                 SIDECARS.closed(path)
                 raise
@@ -64,6 +64,23 @@ def connect(path: Path, *, readonly: bool, create: bool) -> sqlite3.Connection:
     except sqlite3.Error as exc:
         raise bad_store(path, exc) from None
     return conn
+
+
+def unchangeable(path: Path) -> bool:
+    """Whether nothing can change this store: it lies on a read-only filesystem (a read-only
+    mount, a snapshot, a CD) and has no write-ahead log to read beside it. SQLite reads a WAL
+    store only through a -shm index it creates beside the file, which such a place refuses
+    ("unable to open database file"); opened `immutable`, it reads the file alone, which is
+    then the whole store. A store with a -wal there is read as usual (SQLite may manage with
+    the files it finds); one any process could still write is never opened immutable."""
+    try:
+        if not os.statvfs(path.parent).f_flag & os.ST_RDONLY:
+            return False
+        return os.stat(f"{path}-wal").st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
 
 
 class ReaderConnection(sqlite3.Connection):

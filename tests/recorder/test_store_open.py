@@ -220,3 +220,34 @@ def test_a_read_only_store_dropped_unclosed_closes_its_connection_and_tidies(tmp
     gc.collect()
     assert on_store() == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.db"]
+
+
+def test_a_store_on_a_read_only_filesystem_is_read_by_every_reading_command(tmp_path):
+    """A store on a read-only mount (a snapshot, a shared volume): SQLite reads a WAL store
+    through a -shm index it creates beside it, which such a place refuses, and every reading
+    command said "cannot write to the store". With no -wal there, nothing can change the file
+    and it is read alone (immutable); the store is not touched."""
+    import shutil
+    import subprocess
+    import sys
+
+    if not shutil.which("unshare") or subprocess.run(["unshare", "-r", "-m", "true"], capture_output=True).returncode != 0:
+        pytest.skip("this host refuses user and mount namespaces (a read-only bind mount needs them)")
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path, sid = a_store(folder)
+    reader = Store(path, readonly=True)
+    count = len(reader.actions(sid))
+    reader.close()
+    before = digest(path)
+    assert sorted(p.name for p in folder.iterdir()) == [path.name]
+    script = " && ".join(
+        [f"mount --bind {folder} {folder}", f"mount -o remount,bind,ro {folder}"]
+        + [f"{sys.executable} -m benchtape {c} --db {path} > {tmp_path / c.split()[0]}.out" for c in ("sessions", f"query 'length(actions)' --session {sid}", "verify")]
+    )
+    done = subprocess.run(["unshare", "-r", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert done.returncode == 0, done.stderr
+    assert sid[:6] in (tmp_path / "sessions.out").read_text()
+    assert orjson.loads((tmp_path / "query.out").read_text()) == count  # one session: its value alone
+    assert "clean" in (tmp_path / "verify.out").read_text()
+    assert digest(path) == before and sorted(p.name for p in folder.iterdir()) == [path.name]
