@@ -111,7 +111,7 @@ def dies_with_us(argv: list[str], cwd: Path | str, env: Mapping[str, str] | None
     """argv, started so that it is SIGKILLed when the thread that started it dies
     (PR_SET_PDEATHSIG, through util-linux's `setpriv`, where there is one): the `finally` that
     kills a command's group runs on an exception, never when benchtape itself is killed
-    (SIGKILL, or SIGTERM, whose default ends Python at once). A `task validate` killed while its
+    (SIGKILL; or SIGTERM where Python keeps its default, which ends it at once). A `task validate` killed while its
     base hung (tomlkit #470) left pytest spinning for good; now the command dies, and a fenced
     one (`unshare --kill-child`) takes its whole PID namespace with it. A program that cannot
     be found is left as it is, so starting it fails exactly as it would have."""

@@ -85,3 +85,37 @@ def test_the_next_start_of_benchtape_recovers_what_a_killed_one_left(tmp_path):
 @pytest.mark.docker
 def test_kill_9_of_a_container_run_removes_its_container(tmp_path, docker_client, base_image):
     _assert_clean(run_trial(tmp_path, level="container", calls=150, kill_window=(0.0, 1.2), seed=4))
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path):
+    """`timeout`, `docker stop` and a CI's cancel send SIGTERM: the run stops as at Ctrl-C
+    (madbench's 130), its session kept as interrupted with its final workspace and graded,
+    not left for `recover` (SIGTERM's default ended Python at once: 143, nothing graded)."""
+    import sqlite3
+
+    bench = tmp_path / "bench.yaml"
+    bench.write_text(
+        "harness: mock\nscenarios:\n  - name: slow\n    prompt: work\n    sandbox: workspace\n    mock:\n      steps:\n"
+        '        - {tool: Bash, input: {command: "echo made > made.txt; echo started > ' + str(tmp_path / "started") + '"}}\n'
+        '        - {tool: Bash, input: {command: "sleep 120"}}\n        - {say: done}\n'
+        "    checks: [{type: session:tool-used, value: Bash}]\n"
+    )
+    db = tmp_path / "s.db"
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted: what was recorded stays recorded" in out, out
+    con = sqlite3.connect(db)
+    (sid,) = [r[0] for r in con.execute("select id from sessions")]
+    kinds = [r[0] for r in con.execute("select kind from actions where session_id = ? order by seq", [sid])]
+    status = con.execute("select json_extract(data, '$.status') from actions where kind = 'session.finished'").fetchone()[0]
+    graded = con.execute("select count(*) from verdict_sets where session_id = ?", [sid]).fetchone()[0]
+    con.close()
+    assert status == "interrupted" and graded == 1
+    assert kinds.count("workspace.snapshot") == 2  # the staged tree, and the final one
+    done = subprocess.run([sys.executable, "-m", "benchtape", "export", sid, str(tmp_path / "final"), "--db", str(db)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and (tmp_path / "final" / "made.txt").read_text() == "made\n", done.stdout + done.stderr
