@@ -320,8 +320,8 @@ class Reader:
 
     def newest_id(self, table: str, *, not_kind: str | None = None) -> str | None:
         """The newest run, session (ids are ULIDs: they grow with time; `not_kind` leaves out runs of that kind) or grading."""
-        if table == "gradings":
-            row = self._one("SELECT id FROM gradings ORDER BY created_at DESC, id DESC LIMIT 1")
+        if table == "gradings":  # the newest that holds verdicts: a regrade killed before its first batch wrote only its row, and `diff X latest` compared nothing
+            row = self._one("SELECT g.id FROM gradings g WHERE EXISTS (SELECT 1 FROM verdict_sets v WHERE v.grading_id = g.id) ORDER BY g.created_at DESC, g.id DESC LIMIT 1")
         elif table == "runs":  # the newest run that holds sessions: a run refused before its first session is not what a user means by `latest`
             row = self._one("SELECT r.id FROM runs r WHERE r.kind IS NOT ? AND EXISTS (SELECT 1 FROM sessions s WHERE s.run_id = r.id) ORDER BY r.id DESC LIMIT 1", [not_kind])
         elif table == "sessions":

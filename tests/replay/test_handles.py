@@ -112,3 +112,19 @@ def test_control_sessions_are_labelled_and_left_out_unless_asked(store_with_cont
     assert graded and graded.isdisjoint({s["id"] for s in controls})
     regraded = cli("regrade", "--bench", bench, "--include-controls", "--db", db)
     assert {s["id"] for s in controls} <= {v["session_id"] for v in Store(db).verdicts(grading_id=regraded.lines[-1])}
+
+
+def test_latest_grading_is_the_newest_that_holds_verdicts(tmp_path):
+    """A regrade killed before its first batch of verdicts leaves only its grading's row
+    (history is never deleted): `latest` skips it, so `diff X latest` compares with the last
+    grading that graded something, not with nothing ("0 sessions graded by both")."""
+    bench = write_bench(tmp_path, BENCH)
+    db = tmp_path / "g.db"
+    assert cli("run", bench, "--db", db).code == 0
+    assert cli("regrade", "--bench", bench, "--all", "--db", db).code == 0
+    store = Store(db)
+    live, regraded = [g["id"] for g in store.gradings()]
+    killed = store.new_grading("regrade", checkset_sha256="x", catalog_version="x")  # what a regrade killed at once left
+    store.close()
+    out = cli("diff", live, "latest", "--db", db)
+    assert out.code == 0 and f"B {regraded} " in out.stdout and killed not in out.stdout and "2 session(s) graded by both" in out.stdout, out.stdout
