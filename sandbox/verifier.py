@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from benchtape.core.command_runner import CommandResult
+from benchtape.sandbox.fail_fast import every_test
 from benchtape.sandbox.import_check import read_probe
 from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, file_blocks, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
@@ -119,14 +120,19 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
         if left <= 0:
             return Evidence("timeout", None, Counts(None), "".join(log), time.monotonic() - started, detail=f"the verifier ran out of its {spec.timeout:g}s before `{command}`", steps=steps, imported=imported)
         t0 = time.monotonic()
-        done = run(instrumented(command, reports) if command is spec.command else command, left)
+        tests_run = command is spec.command
+        if tests_run:  # every test runs: a per-test verdict never reads a test a fail-fast option skipped as absent
+            command = every_test(command, runner_of(command))
+            done = run(instrumented(command, reports), left)
+        else:
+            done = run(command, left)
         steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3)})
         log.append(f"$ {command}\n{done.output}")
         if not done.output.endswith("\n"):
             log.append("\n")
         if done.timed_out:
             return Evidence("timeout", None, parse_counts(done.output, runner_of(command)), "".join(log), time.monotonic() - started, detail=f"`{command}` exceeded the verifier's {spec.timeout:g}s", steps=steps, imported=imported)
-        if command is not spec.command and done.exit_code != 0:
+        if not tests_run and done.exit_code != 0:
             return Evidence("setup_failed", done.exit_code, Counts(None), "".join(log), time.monotonic() - started, detail=f"setup step `{command}` exited {done.exit_code}", steps=steps, imported=imported)
     assert done is not None
     tests = read_reports(tree / reports, done.output, runner_of(spec.command), roots=[str(tree)])

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
+from benchtape.sandbox.fail_fast import FAIL_FAST
 from benchtape.spec.task import PLACEHOLDER_COMMAND
 
 ReadFile = Callable[[str], str | None]  # a path in the base tree → its text (None: absent)
@@ -288,6 +289,8 @@ def _mocha_options(script: str) -> str:
         if name in _MOCHA_DROPPED:
             if "=" not in word:
                 next(rest, None)
+        elif word in FAIL_FAST["mocha"]:
+            continue  # `--bail`: a per-test verdict needs every test run (sandbox/fail_fast.py)
         elif name in _MOCHA_VALUE_OPTIONS:
             kept.append(word)
             if "=" not in word:
