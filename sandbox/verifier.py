@@ -189,10 +189,26 @@ def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCom
     return verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run, prepare=prepare, probe=probe)
 
 
+# Files that decide how the test runner runs and reports, wherever they are: a candidate that
+# adds one can pass tests without touching the code (a root conftest.py that marks every
+# result passed, a .mocharc whose setup file skips test bodies: tomli, glom and negotiator
+# tasks all graded PASS that way). The hidden tests own them as they own the tests' folder.
+RUNNER_FILES = re.compile(
+    r"(?:^|/)(?:conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|\.mocharc(?:\.[a-z]+)?|"
+    r"(?:jest|vitest|vitest\.workspace|karma|ava)\.config\.[a-z]+|karma\.conf\.[a-z]+)$"
+)
+
+
 def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
-    """The paths of a candidate patch under the task's `verify.protected_paths` (grading's
-    guard_violation: the agent changed what the hidden tests own)."""
-    return under(changed_paths(candidate), task.verify.protected_paths)
+    """The paths of a candidate patch the hidden tests own (grading's guard_violation): those
+    under the task's `verify.protected_paths`, and, for a task mined from a repository's
+    history, the test runner's own files (RUNNER_FILES) its reference fix leaves alone."""
+    changed = changed_paths(candidate)
+    guarded = under(changed, task.verify.protected_paths)
+    if task.reference_patch is not None:  # mined from history; a Harbor task's tests run from its own folder, not the workspace's runner files
+        reference = set(changed_paths(task.reference()))
+        guarded += [p for p in changed if RUNNER_FILES.search(p) and p not in reference and p not in guarded]
+    return guarded
 
 
 # ---------------------------------------------------------------- what the output says went wrong

@@ -240,6 +240,26 @@ def test_a_candidate_touching_protected_paths_is_named(tmp_path: Path):
     assert guarded_paths(candidate.split(b"diff --git a/toolz/tests")[0], task) == []
 
 
+def test_a_candidate_adding_the_test_runners_own_files_is_named(tmp_path: Path):
+    """A root conftest.py that marks every result passed, a .mocharc whose setup skips test
+    bodies: tests pass with no code changed. The hidden tests own the runner's files wherever
+    they are, unless the reference fix itself changes one."""
+    from benchtape.sandbox.verifier import guarded_paths
+
+    task = load_task(write_task(tmp_path))
+
+    def adding(*paths: str) -> bytes:
+        return b"".join(f"diff --git a/{p} b/{p}\nnew file mode 100644\n--- /dev/null\n+++ b/{p}\n@@ -0,0 +1 @@\n+x\n".encode() for p in paths)
+
+    owned = ["conftest.py", "toolz/conftest.py", "pytest.ini", "sitecustomize.py", ".mocharc.js", ".mocharc", "jest.config.ts", "vitest.config.mts", "cheat.pth"]
+    assert guarded_paths(adding("toolz/itertoolz.py", *owned), task) == owned
+    assert guarded_paths(adding("toolz/itertoolz.py", "docs/conftest_notes.md", "setup.py"), task) == []
+    reference = task.reference_patch
+    assert reference is not None
+    reference.write_bytes(reference.read_bytes() + adding("conftest.py"))  # the real fix changed it: a candidate may too
+    assert guarded_paths(adding("conftest.py", "pytest.ini"), load_task(task.dir)) == ["pytest.ini"]
+
+
 def test_an_evaluation_is_found_in_the_berbench_layout(tmp_path: Path):
     from benchtape.spec.evaluation import evaluation_names, find_evaluation, project_of
 
