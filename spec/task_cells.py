@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from benchtape.core.errors import BadInput, closest
 from benchtape.core.results import Where
 from benchtape.spec.bench import BenchSpec, SandboxSpec, ScenarioSpec
-from benchtape.spec.task import HarborStep, TaskSpec
+from benchtape.spec.task import HarborStep, TaskSpec, TaskState
 
 if TYPE_CHECKING:
     from benchtape.spec.project import Project
@@ -111,13 +111,45 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
         except BadInput as exc:
             broken.append(Skipped(task_id, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder}", str(folder)))
             continue
-        state = spec.state(loaded.task_recipe(spec.source.base_commit) if spec.runtime is None else "", repos)
+        state = explained_state(loaded, spec, repos)
         run = state.state == "valid" or (direct and state.state != "leaking")
         if run:
             tasks.append(folder_task(spec, project, project_environment=project_environment))
         if state.state != "valid":
             skipped.append(Skipped(spec.id, state.state, state.why, state.next, str(folder), ran=run))
     return tasks, broken + skipped
+
+
+OUTCOME = "outcome.json"  # beside a task's validation logs (.benchtape/validate/<id>/): what its last validation concluded
+
+
+def last_outcome(logs: Path, task_id: str) -> dict[str, Any] | None:
+    """The last validation's conclusion for `task_id` (tasks/validate.write_outcome), or None."""
+    import orjson
+
+    try:
+        doc = orjson.loads((logs / task_id / OUTCOME).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def explained_state(project: Project, task: TaskSpec, repos: list[str]) -> TaskState:
+    """The task's state, and why, as every command says it (`task list`, an evaluation's
+    skips, `run --dry-run`): an unvalidated task whose last validation did not hold says what
+    that validation concluded, never "never validated" after three tries."""
+    recipe = project.task_recipe(task.source.base_commit) if task.runtime is None else ""
+    state = task.state(recipe, repos)
+    if state.why != "never validated":
+        return state
+    last = last_outcome(project.config_dir / "validate", task.id)
+    if last is None or last.get("validated"):
+        return state
+    why = f"its last validation ({last.get('at')}, level {last.get('level')}) did not hold: {last.get('why') or 'see its logs'}"
+    if last.get("fingerprint") in (None, task.fingerprint(recipe)):
+        return replace(state, why=why, next=last.get("next") or f"read {project.config_dir / 'validate' / task.id}/*.log, then: benchtape task validate {task.id}")
+    # edited since, or its environment's recipe (.benchtape/config.yaml `env:`) changed: that conclusion may no longer hold
+    return replace(state, why=why + "; the task or its environment's recipe has changed since", next=f"benchtape task validate {task.id}")
 
 
 def _project_facts(project: Path) -> tuple[Project, list[str]]:

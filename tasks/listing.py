@@ -12,8 +12,8 @@ from benchtape.core.errors import BadInput
 from benchtape.spec.harbor_task import load_task_folder
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, task_dirs
+from benchtape.spec.task_cells import explained_state
 from benchtape.tasks.lint import repositories
-from benchtape.tasks.validate import last_outcome
 
 
 @dataclass
@@ -47,19 +47,8 @@ def task_rows(project: Project) -> list[Row]:
         except BadInput as exc:
             rows.append(Row(task_id, folder, "broken", exc.render().replace("\n", " "), f"fix {exc.file or folder / 'task.yaml'}"))
             continue
-        recipe = project.task_recipe(task.source.base_commit) if task.runtime is None else ""
-        state = task.state(recipe, repos)
-        why, next_step = state.why, state.next
-        if state.why == "never validated":
-            last = last_outcome(project.config_dir / "validate", task_id)
-            if last is not None and not last.get("validated"):
-                why = f"its last validation ({last.get('at')}, level {last.get('level')}) did not hold: {last.get('why') or 'see its logs'}"
-                if last.get("fingerprint") in (None, task.fingerprint(recipe)):
-                    next_step = last.get("next") or f"read {project.config_dir / 'validate' / task_id}/*.log, then: benchtape task validate {task_id}"
-                else:  # edited since, or its environment's recipe (.benchtape/config.yaml `env:`) changed: that conclusion may no longer hold
-                    why += "; the task or its environment's recipe has changed since"
-                    next_step = f"benchtape task validate {task_id}"
-        rows.append(Row(task_id, folder, state.state, why, next_step, task))
+        state = explained_state(project, task, repos)
+        rows.append(Row(task_id, folder, state.state, state.why, state.next, task))
     return rows
 
 

@@ -44,6 +44,7 @@ from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.harbor_task import VALIDATION_FILE, load_task_folder, validation_bytes
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task_dirs, with_validation
+from benchtape.spec.task_cells import OUTCOME
 from benchtape.tasks.gitlog import resolve
 from benchtape.tasks.hidden_tests import promise_warning, promised_tests
 from benchtape.tasks.interface import unnamed_interface, warning
@@ -184,9 +185,6 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
     return Validated(run_id, chosen, reports, why)
 
 
-OUTCOME = "outcome.json"  # beside a task's phase logs: what its last validation concluded
-
-
 def write_outcome(logs: Path, report: TaskReport, level: str) -> None:
     """What this validation concluded, beside the task's logs: a task that did not hold is not
     "never validated" in `task list` (structlog's 739 said so after five minutes of validation,
@@ -205,17 +203,6 @@ def write_outcome(logs: Path, report: TaskReport, level: str) -> None:
     tmp = folder / f".{OUTCOME}.tmp"
     tmp.write_bytes(orjson.dumps(doc))
     os.replace(tmp, folder / OUTCOME)
-
-
-def last_outcome(logs: Path, task_id: str) -> dict[str, Any] | None:
-    """The last validation's conclusion for `task_id` (write_outcome), or None."""
-    import orjson
-
-    try:
-        doc = orjson.loads((logs / task_id / OUTCOME).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return doc if isinstance(doc, dict) else None
 
 
 def _validate_one(project: Project, task: TaskSpec, level: str, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> TaskReport:

@@ -274,6 +274,11 @@ def test_a_task_whose_last_validation_did_not_hold_says_so_in_the_list(tally: di
         [row] = [r for r in task_rows(load_project(root)) if r.id == "3-wrong"]
         assert row.state == "unvalidated" and row.why.startswith("its last validation (") and "did not hold" in row.why, row.why
         assert row.next == report.next
+        # an evaluation's skip (evaluation validate, run --dry-run) says the same, from the one function
+        from benchtape.spec.task_cells import load_task_folders
+
+        _, skipped = load_task_folders(["3-wrong"], root, root / "ev.yaml", None)
+        assert [(s.state, s.why) for s in skipped] == [("unvalidated", row.why)]
         (folder / "prompt.md").write_text((folder / "prompt.md").read_text() + "\nEdited since.\n")  # the conclusion is kept, said to be older than the task
         [row] = [r for r in task_rows(load_project(root)) if r.id == "3-wrong"]
         assert row.why.startswith("its last validation (") and row.why.endswith("has changed since") and row.next == "benchtape task validate 3-wrong", row.why
