@@ -5,7 +5,8 @@ FAIL_TO_PASS / PASS_TO_PASS) needs which. Each runner's structured report is rea
 pytest's JUnit XML (the verifier asks for it through PYTEST_ADDOPTS, with `--color=no -p
 no:cacheprovider`, so the project's own options stay and the tree gains no cache), `go test`
 (`-json` events, or `-v`'s `--- PASS:` lines), cargo's libtest lines (`test a::b ... ok`),
-unittest's verbose lines (`test_a (pkg.T.test_a) ... ok`), jest and vitest JSON
+unittest's verbose lines (`test_a (pkg.T.test_a) ... ok`; only a run that reached its
+`Ran N tests` summary, as the code under test can print such lines too), jest and vitest JSON
 (`--json --outputFile`, which the inferred commands ask for), and any JUnit XML a command
 writes to `$BENCHTAPE_REPORTS/junit.xml` (go-junit-report, cargo nextest, xmlrunner…).
 Colour codes are stripped
@@ -249,20 +250,92 @@ def read_libtest(output: str) -> TestReport | None:
     return TestReport("cargo", "libtest", _merge(results)) if results else None
 
 
-_UNITTEST = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n[^\n]*?)?? \.\.\. (ok|FAIL|ERROR|skipped(?: (.*))?|expected failure|unexpected success)\s*$", re.MULTILINE)
+# unittest's verbose report (TextTestRunner, `-v`), every Python from 3.8 to 3.13 (CPython's
+# Lib/unittest/runner.py):
+# - a test's description, `test_a (pkg.mod.T.test_a)` (3.11+; before, `test_a (pkg.mod.T)`),
+#   with its docstring's first line on a line of its own when it has one, then ` ... `; its
+#   outcome word follows, at once or after what the test itself printed;
+# - a failed subtest: 3.11+ print it on a line of its own, indented, the description followed by
+#   its parameters (`  test_a (pkg.mod.T.test_a) (i=1) ... FAIL`), and no word for the test
+#   itself; before 3.11 nothing at all is printed for it, and the next test's description
+#   follows on the same line; every failed subtest has its section after the tests, `FAIL:
+#   test_a (pkg.mod.T.test_a) (i=1)`, which names it in every version;
+# - a class or module fixture that raised: `setUpClass (pkg.mod.T) ... ERROR` (3.11+; before,
+#   a bare `ERROR`) and its section `ERROR: setUpClass (pkg.mod.T)`;
+# - the summary, last: `Ran N tests in Xs`, a blank line, `OK` / `FAILED (…)` / `NO TESTS RAN`.
+_UT_WORD = r"(?:ok|FAIL|ERROR|skipped(?: [^\n]*)?|expected failure|unexpected success)"
+_UT_LOOSE = r"(?:ok|FAIL|ERROR|skipped(?: '[^\n]*'| \"[^\n]*\")?|expected failure|unexpected success)"  # after what a test printed: a skip's reason is its repr
+_UT_TOKEN = re.compile(
+    r"(?P<start>(?:^|(?<=\.\.\. ))(?:  )?(?P<name>\w+) \((?P<where>[\w.]+)\)(?P<sub> [\[(][^\n]*?)?(?:\n[^\n]*?)?? \.\.\. (?:(?P<word>" + _UT_WORD + r")[ \t]*$)?)"
+    r"|(?P<section>^(?P<kind>FAIL|ERROR|UNEXPECTED SUCCESS): (?P<sname>\w+) \((?P<swhere>[\w.]+)\)(?P<ssub> [^\n]*)?$)"
+    r"|(?P<summary>^Ran (?P<ran>\d+) tests? in [\d.]+s[ \t]*\n(?:[ \t]*\n)?(?:OK|FAILED|NO TESTS RAN)\b[^\n]*$)"
+    r"|(?:^|(?<=\s))(?P<loose>" + _UT_LOOSE + r")[ \t]*$",
+    re.MULTILINE,
+)
+_UT_OUTCOME = {"ok": PASSED, "FAIL": FAILED, "ERROR": ERROR, "expected failure": SKIPPED, "unexpected success": FAILED, "UNEXPECTED SUCCESS": FAILED}
+_UT_FIXTURES = ("setUpClass", "tearDownClass", "setUpModule", "tearDownModule")  # no test: never in `Ran N`
+
+
+def _ut_id(name: str, where: str) -> str:
+    return where if where.endswith("." + name) else f"{where}.{name}"
+
+
+def _ut_result(test_id: str, word: str, sub: str = "") -> TestResult:
+    if word.startswith("skipped"):
+        return TestResult(test_id, SKIPPED, word[len("skipped") :].strip().strip("'\""))
+    return TestResult(test_id, _UT_OUTCOME[word], f"subtest {sub.strip()}: {word}" if sub else "")
 
 
 def read_unittest_verbose(output: str) -> TestReport | None:
     """`python -m unittest -v`: `test_a (pkg.mod.T.test_a) ... ok` (3.11+; before, the
-    parenthesis held the class alone); id the dotted path to the test."""
-    results = []
-    for m in _UNITTEST.finditer(output):
-        name, where, word = m.group(1), m.group(2), m.group(3)
-        test_id = where if where.endswith("." + name) else f"{where}.{name}"
-        if word.startswith("skipped"):
-            results.append(TestResult(test_id, SKIPPED, (m.group(4) or "").strip("'\"")))
-        else:
-            results.append(TestResult(test_id, {"ok": PASSED, "FAIL": FAILED, "ERROR": ERROR, "expected failure": SKIPPED, "unexpected success": FAILED}[word]))
+    parenthesis held the class alone); id the dotted path to the test.
+
+    Only a run that reached its summary is read: a run that ended before it (the code under
+    test printed the lines of tests passing, then `os._exit(0)`) is no report, None. So is one
+    that names more tests than its `Ran N tests` says it ran (skipped ones aside: 3.12.1 left
+    them out of N), and a test's line after the last summary: lines no runner wrote. A test
+    with a failed subtest is one test, failed (or in error); with every subtest passed, passed.
+    None when no run named a test."""
+    results: list[TestResult] = []
+    run: list[TestResult] = []  # the results of the run whose summary is still to come
+    started: list[str] = []  # this run's tests, in order, by id
+    pending: str | None = None  # a test started whose outcome is still to come
+    sections = False  # past this run's first failure section: its tests have all been listed
+    for m in _UT_TOKEN.finditer(output):
+        if m.group("summary"):
+            if started:  # a run that listed no test (no -v) is not read: its sections alone would name only the failures
+                told = {r.id for r in run}
+                merged = _merge([*run, *(TestResult(i, ERROR, "no outcome in the report") for i in dict.fromkeys(started) if i not in told)])
+                ran = [i for i, r in merged.items() if r.outcome != SKIPPED and i.rsplit(".", 1)[-1] not in _UT_FIXTURES]
+                if len(ran) > int(m.group("ran")):
+                    return None  # more tests than the run says it ran (3.12.1 left skipped ones out of N): lines no runner wrote
+                results += merged.values()
+            run, started, pending, sections = [], [], None, False
+        elif m.group("section"):
+            sections, pending = True, None
+            test_id = _ut_id(m.group("sname"), m.group("swhere"))
+            kind = m.group("kind")
+            run.append(TestResult(test_id, _UT_OUTCOME[kind], f"subtest {m.group('ssub').strip()}: {kind}" if m.group("ssub") else ""))
+        elif sections:
+            continue  # a traceback's lines, which may hold anything
+        elif m.group("start"):
+            test_id = _ut_id(m.group("name"), m.group("where"))
+            sub, word = m.group("sub"), m.group("word")
+            if sub:  # a subtest's own line (3.11+): the outcome of one part of its test
+                if word:
+                    run.append(_ut_result(test_id, word, sub))
+                continue
+            started.append(test_id)
+            pending = None
+            if word:
+                run.append(_ut_result(test_id, word))
+            else:
+                pending = test_id
+        elif pending is not None:  # the outcome after what the test printed
+            run.append(_ut_result(pending, m.group("loose")))
+            pending = None
+    if started or pending is not None:
+        return None  # a test listed after the last summary: the run never finished (or the lines are not the runner's)
     return TestReport("unittest", "unittest-verbose", _merge(results)) if results else None
 
 

@@ -329,7 +329,7 @@ def _not_installed(ev: Evidence) -> Judgement | None:
     return Judgement(False, "project_not_installed", REMEDIES["project_not_installed"], f"{found.get('package')} would be imported {where}")
 
 
-DYING_RUNNERS = ("jest", "vitest", "node", "mocha", "tape")  # runners a test can end (process.exit, an uncaught throw) before their summary
+DYING_RUNNERS = ("jest", "vitest", "node", "mocha", "tape", "unittest")  # runners a test can end (process.exit, an uncaught throw, os._exit) before their summary
 _NO_TESTS = re.compile(r"No tests found[^\n]*|No test files found[^\n]*")  # jest's and vitest's words for a selection that matched nothing
 
 
