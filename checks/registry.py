@@ -140,14 +140,11 @@ class CheckInfo:
     def arg_names(self) -> frozenset[str] | None:
         """Every `args:` key this type reads (None: any key, handed on to a grader of the
         user's). The declarations name them as `args.X`, or bare in the families whose args are
-        their whole vocabulary (session, environment); a bound's declared name brings its
-        other spellings (`gte`: `min`)."""
+        their whole vocabulary (session, environment); `accepts` adds the others it reads
+        (a bound's other spellings, `min` for `gte`)."""
         if self.open_args:
             return None
-        from benchtape.checks.bounds import SPELLINGS
-
         names = {k[len("args.") :] if k.startswith("args.") else k for k in self.args if k not in _NOT_ARGS}
-        names |= {spelling for spelling, bound in SPELLINGS.items() if bound in names}
         return frozenset(names | set(self.accepts))
 
     def to_dict(self) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from benchtape.checks.bounds import Bound, parse_bound
+from benchtape.checks.bounds import SPELLINGS, Bound, parse_bound
 from benchtape.checks.common import args_of, family_register, no_value, richer_call_ids, short, text_value, tool_calls
 from benchtape.checks.matchers import Matcher, MatcherError, compile_matcher, value_matches
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, alias
@@ -70,6 +70,7 @@ BOUND_ARGS = {
     "lte": "a ceiling (alias max)",
     "eq": "an exact count (alone)",
 }
+BOUND_ALIASES = tuple(s for s in SPELLINGS if s not in BOUND_ARGS)  # `min`, `max`: read as gte, lte (the unknown-args warning knows them)
 
 
 # ---------------------------------------------------------------- argument readers
@@ -235,6 +236,7 @@ def _ungradable(name: str, outcome: str, n: int, tools: list[str], harness: str 
     summary="every named tool was invoked, counted per tool (no bound: each at least once)",
     reads="session.invocations: tool calls, MCP calls, skills and subagent spawns under the tool that started them",
     args={"thread": THREAD_ARG, "outcome": OUTCOME_ARG, **BOUND_ARGS},
+    accepts=BOUND_ALIASES,
     example="- type: session:tool-used\n  value: [Read, Edit]\n  args: {gte: 1, thread: main}",
     errors=["value missing or not a name/list", "a bound that has no single reading", "args.outcome not any|ok|error"],
 )
@@ -612,6 +614,7 @@ def _resolve(path: str, root: str | None) -> str:
     summary="the main thread's tool-call count is inside the bound (subagents' calls excluded)",
     reads="session.metrics.step_count (main-thread tool calls)",
     args=BOUND_ARGS,
+    accepts=BOUND_ALIASES,
     example="- type: session:step-count\n  args: {gte: 1, lte: 30}",
     errors=["no bound (a bound is required)", "a bound that has no single reading", "a value (it takes none)"],
 )
@@ -632,6 +635,7 @@ def step_count(spec: CheckSpec) -> Evaluator:
     summary="the number of exchanges (user turns) is inside the bound (no bound: at least 1)",
     reads="session.turns",
     args=BOUND_ARGS,
+    accepts=BOUND_ALIASES,
     example="- type: session:turn-count\n  args: {lte: 3}",
     errors=["a bound that has no single reading", "a value (it takes none)"],
 )
@@ -652,6 +656,7 @@ def turn_count(spec: CheckSpec) -> Evaluator:
     summary="tool calls per turn: the ceiling tested on the busiest turn, the floor on the quietest (no bound: at least 1)",
     reads="session.turns[].steps (main-thread tool calls per turn)",
     args=BOUND_ARGS,
+    accepts=BOUND_ALIASES,
     example="- type: session:turn-step-count\n  args: {gte: 1, lte: 15}",
     errors=["a bound that has no single reading", "a value (it takes none)"],
 )
