@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import orjson
 
 from benchtape.app.sessions import AGENT_TAGS as SHORT
+from benchtape.core.termtext import printable
 from benchtape.render import STATUS_STYLE, PlainLines, console, line_printer, plain_table
 from benchtape.replay.document import placed
 
@@ -297,12 +298,16 @@ def query_table(lines: list[dict[str, Any]], plain: bool) -> None:
 
 
 def query_csv(lines: list[dict[str, Any]]) -> None:
+    """CSV has no escape of its own for ESC: every cell (a result, a key, a scenario's name
+    comes from a transcript or a bench nobody here wrote) is escaped as plain output is
+    (`\x1b`, core/termtext.py), to a terminal or a pipe alike, as the table and JSON Lines are;
+    newlines and tabs stay, inside CSV's quotes."""
     import csv
 
     head, rows = query_columns(lines)
     writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(head)
-    writer.writerows(rows)
+    for row in (head, *rows):
+        writer.writerow([printable(cell, one_line=False) for cell in row])
 
 
 # ---------------------------------------------------------------- sessions / show
@@ -355,7 +360,7 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
     from benchtape.app.sessions import AGENT_LABELS as LABELS
     from benchtape.app.sessions import shown_kind
     from benchtape.replay.document import check_name
-    from benchtape.replay.timeline import judge_note, one_line, shorten
+    from benchtape.replay.timeline import free_cost_note, judge_note, one_line, shorten
 
     out = console(plain)
     row, s = shown.row, shown.session
@@ -415,7 +420,7 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
         kept = shown.metrics.get("grading_id")
         _say(out, f"metrics (grading {kept}):" if kept else "metrics (built-in: the bench declares none):", "bold")
         for name, value in shown.metrics["values"].items():
-            why = (shown.metrics.get("errors") or {}).get(name) or (_turns_note(shown.session, value) if name == "turns" and not kept else None)
+            why = (shown.metrics.get("errors") or {}).get(name) or (_turns_note(shown.session, value) if name == "turns" and not kept else None) or (free_cost_note(shown.session, value) if name == "cost" else None)
             unit = " ms" if name == "duration" and not kept and value is not None else ""  # madbench's built-in duration is in milliseconds
             _say(out, f"  {name}  {metric_text(value)}{unit}" + (f"  ({why})" if why else ""))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 import jmespath
+import orjson
 from jmespath import exceptions as jexc
 from jmespath import functions as jfunctions
 
@@ -164,8 +165,27 @@ def evaluate(store: BrowsingStore, query: Query, row: SessionRow) -> Any:
     doc = document(row, session, verdicts, keys=wanted, outcome=outcome, bench_metrics=measured, counted=query.counted)
     try:
         return query.search(doc)
+    except jexc.JMESPathTypeError as exc:
+        raise QueryFailed(row.id, type_failure(exc)) from None
     except jexc.JMESPathError as exc:
         raise QueryFailed(row.id, str(exc)) from None
+
+
+EXCERPT = 80  # characters of the value a type error shows
+
+
+def type_failure(exc: jexc.JMESPathTypeError) -> str:
+    """What a function was given and what it takes, with the value's first characters as
+    JSON: jmespath's own message holds the whole value as a Python repr, and `abs(actions)`
+    had printed every session's every action (tens of MB)."""
+    got = jfunctions.TYPES_MAP.get(exc.actual_type, exc.actual_type)  # a list's element comes as a Python type name
+    wanted = " or ".join(t.replace("array-", "array of ") for t in exc.expected_types)
+    try:
+        text = orjson.dumps(exc.current_value, default=str).decode()
+    except orjson.JSONEncodeError:  # nested past orjson's depth: the type says enough
+        return f"{exc.function_name}() takes {wanted}, got {got}"
+    shown = text if len(text) <= EXCERPT else f"{text[:EXCERPT]}… ({len(text)} chars)"
+    return f"{exc.function_name}() takes {wanted}, got {got}: {shown}"
 
 
 def reproduction_marker(store: BrowsingStore, session_id: str, shown: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -381,3 +381,14 @@ def show(store: BrowsingStore, session: str) -> Shown:
 
     verdicts = latest_verdicts(store, sid)
     return Shown(row, s, steps(s), verdicts, run.get("kind") == CONTROL, stored_or_built_in(store, sid, s), reproduction_marker(store, sid, verdicts))
+
+
+def free_cost_note(session: Session, value: Any) -> str | None:
+    """Why `show` prints a cost that `sessions` and `compare` count as $0: a scripted (or no-op,
+    oracle) model spends nothing, while the harness priced its made-up tokens at some real
+    model's list price (Claude Code's 0.0032 for scripted-solver-partial). None otherwise."""
+    from benchtape.spec.pricing import FREE_MODELS
+
+    if not value or session.model not in FREE_MODELS:
+        return None
+    return f"the harness's own figure for model {session.model}, which is no model: nothing was spent, and sessions and compare count $0"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from realdatakit import find_realdata
 from replaykit import ROOT, cli, unique_prefix
@@ -101,6 +102,38 @@ def test_table_and_csv_output_beside_json_lines(demo_db):
     shown = cli("query", "{first: calls[0].tool, n: length(calls)}", "--all", "--format", "table", "--plain", "--db", demo_db)
     assert shown.code == 0 and "first" in shown.stdout and "wrong-fix" in shown.stdout
     assert cli("query", "calls", "--format", "xml", "--db", demo_db).code == 2
+
+
+def test_a_type_error_names_the_function_and_the_type_with_a_bounded_excerpt(demo_db):
+    """jmespath's message holds the whole value as a Python repr: `abs(actions)` printed every
+    session's every action (tens of MB over real sessions)."""
+    out = cli("query", "abs(actions)", "--all", "--db", demo_db)
+    assert out.code == 1
+    errors = [row["error"] for row in out.jsonl()]
+    assert len(errors) == 3 and all(e.startswith('abs() takes number, got array: [{"seq":1,') and e.endswith(" chars)") and len(e) < 160 for e in errors), errors
+    element = cli("query", "sum(calls[].tool)", "--session", _ids(demo_db)["wrong-fix"], "--db", demo_db)
+    assert element.code == 2 and 'sum() takes array of number, got string: "Read"' in element.stderr
+
+
+HOSTILE_TEXT = "done \x1b]0;PWNED\x07 and \x1b[?1049h"  # retitles the window, switches to the other screen
+
+
+def test_csv_escapes_the_terminal_escapes_a_transcript_holds(tmp_path):
+    """`--format csv` printed an agent's ESC sequences raw, where table and JSON Lines never did."""
+    from storekit import benchtape
+
+    lines = [
+        {"type": "user", "sessionId": "s1", "uuid": "u1", "parentUuid": None, "timestamp": "2026-02-10T21:11:52.438Z", "message": {"role": "user", "content": "go"}},
+        {"type": "assistant", "sessionId": "s1", "uuid": "u2", "parentUuid": "u1", "timestamp": "2026-02-10T21:11:53.438Z", "message": {"id": "m1", "role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": HOSTILE_TEXT}], "stop_reason": "end_turn"}},
+    ]
+    transcript = tmp_path / "evil.jsonl"
+    transcript.write_text("".join(orjson.dumps(line).decode() + "\n" for line in lines))
+    db = tmp_path / "evil.db"
+    assert benchtape("import", "claude-code", transcript, "--db", db).returncode == 0
+    out = benchtape("query", "{said: final_output, \"\\u001b[2J\": `1`}", "--all", "--format", "csv", "--db", db)
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout, repr(out.stdout)
+    assert "done \\x1b]0;PWNED\\x07 and \\x1b[?1049h" in out.stdout and "\\x1b[2J" in out.stdout.splitlines()[0]
 
 
 @pytest.mark.parametrize(
