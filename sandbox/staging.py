@@ -17,18 +17,19 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
-from benchtape.core.errors import BenchtapeError, ExitCode
+from benchtape.core.errors import BadInput, BenchtapeError, ExitCode
 from benchtape.core.leaks import find_in_text, find_in_tree
 from benchtape.core.redact import redactor, secret_values
 from benchtape.sandbox.checkout import CheckoutFailed, export_repo
-from benchtape.sandbox.trees import remove_tree
+from benchtape.sandbox.trees import remove_tree, walk
 from benchtape.spec.bench import BenchSpec, ScenarioSpec
 from benchtape.spec.roots import outside_fix, real, within
 
@@ -159,6 +160,48 @@ def refuse_outside(bench: BenchSpec, scenarios: list[ScenarioSpec]) -> None:
                     f"scenario {sc.name!r}: `{key}` {path} resolves to {real(path)}, outside the bench's folder; "
                     f"staging it would copy host files into the workspace and the stored snapshot\n  fix: {outside_fix(bench.dir, path)}"
                 )
+
+
+COPIED = ("testdata", "share.paths (copy)")  # the staged paths copied file by file (a repo is cloned, a dockerfile built)
+SPECIAL = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def refuse_special_files(scenarios: Iterable[ScenarioSpec]) -> None:
+    """Bad input (exit 2) when a folder copied into every session's workspace holds a FIFO, a
+    socket or a device: none can be copied (a FIFO had been a `shutil.Error` traceback at each
+    session's copy, after the run and its grading were stored). The front ends ask this before
+    the store is opened; each folder is walked once, however many scenarios share it."""
+    walked: set[Path] = set()
+    for sc in scenarios:
+        for key, path in staged_paths(sc):
+            if key not in COPIED or path in walked:
+                continue
+            walked.add(path)
+            found = special_file(path)
+            if found is not None:
+                where, what = found
+                raise BadInput(
+                    f"the `{key}` of scenario {sc.name!r} ({path}) holds {what}, which cannot be copied into a session's workspace",
+                    file=where,
+                    fix="remove it from the folder (a test that needs one can make it as it runs, e.g. with mkfifo)",
+                )
+
+
+def special_file(root: Path) -> tuple[str, str] | None:
+    """The first entry at or under `root` that is no file, folder or link, and what it is
+    (links are copied as links, never followed)."""
+    listing = walk(root) if root.is_dir() else [(str(root.parent), [], [root.name])]
+    for top, _, names in listing:
+        for name in names:
+            path = os.path.join(top, name)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:  # gone since it was listed, or never there: the copy says so
+                continue
+            for test, what in SPECIAL:
+                if test(mode):
+                    return path, what
+    return None
 
 
 def _key(sc: ScenarioSpec) -> tuple[Any, ...]:

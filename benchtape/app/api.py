@@ -129,6 +129,7 @@ def run_eval(
     runs = ev.select(selected)
     pf = preflight_all([r.bench for r in runs], options, ev, outputs=reports.outputs())
     enforce(pf, options.skip_preflight)
+    refuse_uncopyable([r.bench for r in runs], options)  # before the audit reads the trees
     report = control_audit(ev)
     outcome = RunOutcome(runs=[], preflight=pf, control=report, eval_path=str(ev.path))
     return _run_all(outcome, [(r.bench, replace(options, eval_run=r.name)) for r in runs], opened(store), reports, on_event, False)
@@ -148,7 +149,16 @@ def run_benches(
     reports = reports or Reports()
     pf = preflight_all(benches, options, outputs=reports.outputs())
     enforce(pf, options.skip_preflight)
+    refuse_uncopyable(benches, options)
     return _run_all(RunOutcome(runs=[], preflight=pf), [(b, options) for b in benches], opened(store), reports, on_event, control)
+
+
+def refuse_uncopyable(benches: list[BenchSpec], options: RunOptions) -> None:
+    """A FIFO, socket or device in a folder every session copies is bad input (exit 2) here,
+    before the store is opened: at the copy it was a traceback, after the run's row was written."""
+    from benchtape.sandbox.staging import refuse_special_files
+
+    refuse_special_files(sc for bench in benches for sc in bench.scenarios if not options.scenarios or sc.name in options.scenarios)
 
 
 def opened(store: Store | Callable[[], Store]) -> Store:

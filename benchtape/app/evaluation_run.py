@@ -109,6 +109,7 @@ class Planned:
 def plan_evaluation(req: EvaluationRequest, store: BrowsingStore | None, *, on_event: Event | None = None) -> Planned:
     """Steps 1–4: load, resolve, preflight, plan and look up. Raises before anything is spent."""
     from benchtape.replay.regrade import prepare
+    from benchtape.sandbox.staging import refuse_special_files
     from benchtape.spec.evaluation import load_evaluation
 
     ev = req.loaded if req.loaded is not None else load_evaluation(req.name)
@@ -117,6 +118,7 @@ def plan_evaluation(req: EvaluationRequest, store: BrowsingStore | None, *, on_e
         raise BadInput("no task of this evaluation can run: " + "; ".join(s.describe() for s in ev.skipped), file=str(ev.path), fix=ev.skipped[0].next)
     for bench in {t.bench.path: t.bench for t in tasks}.values():
         prepare(bench)  # a refused check stops the run here (exit 2)
+    refuse_special_files(t.scenario for t in tasks)  # before a cell's identity reads (and a FIFO blocks) its testdata
     matrix = Matrix(ev, tasks, VersionResolver(), Staging(on_event, level=req.sandbox), level=req.sandbox, on_event=on_event or (lambda kind, data: None))
     matrix.resolve_versions()
     pf = preflight(matrix, req)

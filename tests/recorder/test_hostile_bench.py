@@ -235,6 +235,22 @@ def test_cli_testdata_outside_exits_2_and_names_the_opt_in(tmp_path):
     assert not (tmp_path / "t.db").exists()  # nothing was written
 
 
+@pytest.mark.parametrize("target", ["bench.yaml", "eval.yaml"])
+def test_cli_a_fifo_in_testdata_exits_2_before_the_store_is_made(tmp_path, target):
+    """A FIFO in testdata was a `shutil.Error` traceback at each session's copy, exit 1, after
+    the run and its grading were stored; an Eval file's control audit waited on it for ever."""
+    (tmp_path / "td").mkdir()
+    (tmp_path / "td" / "a.txt").write_text("a\n")
+    os.mkfifo(tmp_path / "td" / "pipe")
+    write(tmp_path, textwrap.dedent(HEAD) + "    testdata: td\n")
+    write(tmp_path, "bench: bench.yaml\nruns: [{}, {name: b}]\n", "eval.yaml")
+    done = benchtape_bounded("run", target, "--db", str(tmp_path / "t.db"), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{tmp_path / 'td' / 'pipe'}: the `testdata` of scenario 's' ({tmp_path / 'td'}) holds a named pipe (FIFO)" in done.stderr
+    assert "fix: remove it from the folder" in done.stderr
+    assert not (tmp_path / "t.db").exists()  # nothing was written
+
+
 # ---------------------------------------------------------------- large and unreadable input (issue 31)
 
 
