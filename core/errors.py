@@ -8,8 +8,10 @@ user for anything benchtape anticipated.
 from __future__ import annotations
 
 import difflib
+import errno
+from contextlib import contextmanager
 from enum import IntEnum
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 
 class ExitCode(IntEnum):
@@ -61,6 +63,26 @@ class PreflightBlocked(BenchtapeError):
 
     def render(self) -> str:
         return "preflight: blocked — nothing was run, no spend\n" + "\n".join(f"  ✗ {f}" for f in self.findings)
+
+
+@contextmanager
+def temp_room(what: str) -> Iterator[None]:
+    """Writes in the temporary folder: one that fails for want of room (TMPDIR on a full disk,
+    or over quota) is the user's message naming the folder and the fix, exit 2; it had been an
+    `[Errno 28]` traceback. Any other error is left as it is."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        import tempfile
+
+        where = tempfile.gettempdir()
+        raise BadInput(
+            f"no room to write {what} in the temporary folder: {exc.strerror}",
+            file=where,
+            fix=f"free space in {where}, or point TMPDIR at a folder on a filesystem with room (e.g. TMPDIR=/var/tmp)",
+        ) from None
 
 
 def closest(name: str, choices: Iterable[str]) -> str | None:

@@ -22,6 +22,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 import orjson
 
+from benchtape.core.errors import temp_room
 from benchtape.core.leaks import ReportLeak, report_leaks
 from benchtape.core.model import Session
 from benchtape.core.version import VERSION
@@ -152,7 +153,8 @@ class ResultSpool:
 
     def __init__(self, order: Iterable[str], public: Path | None = None, generated: Callable[[], Mapping[str, str]] | None = None):
         self.order = {name: i for i, name in enumerate(order)}
-        self.file: IO[bytes] = tempfile.TemporaryFile(prefix="benchtape-results-", suffix=".jsonl")  # gone on close, or with the process
+        with temp_room("the run's results"):
+            self.file: IO[bytes] = tempfile.TemporaryFile(prefix="benchtape-results-", suffix=".jsonl")  # gone on close, or with the process
         self.index = array("q")  # per row: scenario order, attempt, offset, length
         self.tally = Tally()
         self.public = public
@@ -161,9 +163,10 @@ class ResultSpool:
 
     def add(self, row: dict[str, Any]) -> None:
         data = orjson.dumps(row, default=str)
-        self.file.seek(0, os.SEEK_END)
-        offset = self.file.tell()
-        self.file.write(data + b"\n")
+        with temp_room("the run's results"):
+            self.file.seek(0, os.SEEK_END)
+            offset = self.file.tell()
+            self.file.write(data + b"\n")
         self.index.extend((self.order.get(row["scenario_id"], len(self.order)), int(row.get("attempt") or 1), offset, len(data)))
         self.tally.add(row)
         if self.public is not None:
@@ -184,7 +187,8 @@ class ResultSpool:
 
     def raw_rows(self) -> Iterator[bytes]:
         """Each row's JSON, in scenario order then attempt (a row at a time from disk)."""
-        self.file.flush()
+        with temp_room("the run's results"):
+            self.file.flush()
         n = len(self)
         idx = self.index
         for i in sorted(range(n), key=lambda i: (idx[4 * i], idx[4 * i + 1], idx[4 * i + 2])):

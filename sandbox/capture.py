@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterator
 
 import orjson
 
+from benchtape.core.errors import temp_room
 from benchtape.core.jsonobjects import decode
 from benchtape.sandbox.trees import remove_tree
 
@@ -64,12 +65,19 @@ class SessionFolder:
     @classmethod
     def create(cls, **facts: Any) -> SessionFolder:
         """A new folder, locked before anything else is in it (a sweep skips folders it cannot
-        read), its session.json holding `facts` from the start."""
-        folder = cls(Path(tempfile.mkdtemp(prefix=PREFIX)))
-        folder.capture.mkdir()
-        folder.fresh_capture()
-        folder._pristine = True  # the next process started here can have these capture files
-        folder.note(version=1, pid=os.getpid(), created=time.time(), **facts)
+        read), its session.json holding `facts` from the start. A temporary folder it cannot
+        write in (a full disk) is the user's message naming it, not a traceback."""
+        with temp_room("a session's folder"):
+            folder = cls(Path(tempfile.mkdtemp(prefix=PREFIX)))
+        try:
+            with temp_room("a session's folder"):
+                folder.capture.mkdir()
+                folder.fresh_capture()
+                folder._pristine = True  # the next process started here can have these capture files
+                folder.note(version=1, pid=os.getpid(), created=time.time(), **facts)
+        except BaseException:
+            folder.close()
+            raise
         return folder
 
     @classmethod

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from benchtape.core.errors import temp_room
 from benchtape.sandbox.capture import SessionFolder
 from benchtape.sandbox.trees import Cleanup
 
@@ -23,11 +24,19 @@ SpareKey = tuple[str, bool, "Path | None", dict[str, Any]]  # level, keep, the s
 def lay_out(temp: Path, seed: Path | None) -> None:
     """work/ (a copy of the staged tree) and tmp/ in a session folder: the file creations a
     session folder costs, done ahead by a spare."""
-    if seed is not None:
-        shutil.copytree(seed, temp / "work", symlinks=True)
-    else:
-        (temp / "work").mkdir()
-    (temp / "tmp").mkdir()
+    with temp_room("a session's workspace"):
+        if seed is not None:
+            shutil.copytree(seed, temp / "work", symlinks=True, copy_function=_copy)
+        else:
+            (temp / "work").mkdir()
+        (temp / "tmp").mkdir()
+
+
+def _copy(source: str, dest: str) -> object:
+    """shutil.copy2, but a full disk stops the copy at once as the user's message: copytree
+    gathers its copies' errors into one shutil.Error, their errno lost."""
+    with temp_room("a session's workspace"):
+        return shutil.copy2(source, dest)
 
 
 class Spares:

@@ -45,3 +45,20 @@ def read_only(folder: Path, *args: str, cwd: Path | None = None) -> subprocess.C
     if probe.returncode != 0:
         pytest.skip(f"root cannot make a read-only mount here: {probe.stderr.strip()}")
     return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(folder), sys.executable, "-m", "benchtape", *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def on_a_full_tmpdir(folder: Path, *args: str, free_pages: int = 16) -> subprocess.CompletedProcess:
+    """`benchtape ARGS` with TMPDIR a 3 MiB tmpfs at `folder` holding `free_pages` free pages,
+    in a private mount namespace (unshare -m, as root): a real full disk that nobody else sees."""
+    import shutil
+
+    import pytest
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a private tmpfs needs root and unshare")
+    script = 'mount -t tmpfs -o size=3m tmpfs "$1" && dd if=/dev/zero of="$1/fill" bs=4096 count="$2" 2>/dev/null; shift 2 && exec "$@"'
+    env = {**os.environ, "NO_COLOR": "1", "TMPDIR": str(folder)}
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(folder), "0", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"root cannot mount a tmpfs here: {probe.stderr.strip()}")
+    return subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(folder), str(768 - free_pages), sys.executable, "-m", "benchtape", *map(str, args)], env=env, capture_output=True, text=True, timeout=120)
