@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import typer
 
@@ -15,9 +15,8 @@ if TYPE_CHECKING:
     from benchtape.app.stores import Store
 
 
-@command(store="write")
+@command()
 def import_cmd(
-    store: Store,
     harness: str = typer.Argument(..., help="claude-code, codex, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
     paths: list[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
     scenario: str | None = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
@@ -32,11 +31,14 @@ def import_cmd(
     Example: benchtape import atif jobs/2025-06-01__12-00-00   (every trial's agent/trajectory.json)
     """
 
-    import sys
-
     from benchtape.app.ingest import import_files
+    from benchtape.app.stores import OpenedOnUse
 
-    results = import_files(store, harness, paths, scenario, argv=sys.argv[1:])
+    store = OpenedOnUse(db)  # created at the first write: a refused file (each is checked first) leaves no store file
+    try:
+        results = import_files(cast("Store", store), harness, paths, scenario, argv=sys.argv[1:])
+    finally:
+        store.close()
     for r in results:
         if r.already:
             print(f"{r.session_id}  {r.path}  (already imported: same content; nothing written)")
