@@ -26,7 +26,7 @@ from benchtape.sandbox.fail_fast import every_test
 from benchtape.sandbox.import_check import read_probe
 from benchtape.sandbox.patches import PatchFailed, apply_patch, changed_paths, file_blocks, under
 from benchtape.sandbox.testcounts import Counts, parse_counts, runner_of
-from benchtape.sandbox.testreports import ERROR, FAILED, TestReport, instrumented, read_reports, report_folder_name
+from benchtape.sandbox.testreports import ERROR, FAILED, PASSED, TestReport, instrumented, read_reports, report_folder_name
 from benchtape.spec.task import TaskSpec, Verify
 
 # run(command, timeout) -> its result, where the verifier's commands run (cwd: the tree)
@@ -541,6 +541,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
         unloaded = _loads_nowhere(ev, base)
         if unloaded is not None:
             return Judgement(False, "gold_still_fails", REMEDIES["does_not_load"], unloaded)
+        before = _failing_as_before(ev, base)
+        if before is not None:
+            return Judgement(True, "", "", before)
         return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"])
     if ev.counts.runner is None:
         return Judgement(False, "", REMEDIES[""])
@@ -549,6 +552,24 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
     if base is not None and base.counts.runner is not None and ev.counts.ran < base.counts.ran:
         return Judgement(False, "gold_ran_fewer", REMEDIES["gold_ran_fewer"])
     return Judgement(True, "", "")
+
+
+def _failing_as_before(ev: Evidence, base: Evidence | None) -> str | None:
+    """Why a reference run that failed holds all the same: every test failing with the fix
+    failed at the base with the same outcome and message (broken before the fix and untouched
+    by it: glom's test_path_access_error_message, a KeyError repr of Python 3.7+), and the fix
+    made at least one test pass that failed or was absent there. Such tests are in neither
+    FAIL_TO_PASS nor PASS_TO_PASS (sandbox/testverdicts.split_tests), as SWE-bench leaves them.
+    None when the runs give no per-test reports, or any failure is new."""
+    if ev.tests is None or base is None or base.tests is None:
+        return None
+    now, then = ev.tests.tests, base.tests.tests
+    failing = [t for t in now.values() if t.outcome in (FAILED, ERROR)]
+    same = all(t.id in then and (then[t.id].outcome, then[t.id].message) == (t.outcome, t.message) for t in failing)
+    fixed = [i for i, t in now.items() if t.outcome == PASSED and (i not in then or then[i].outcome in (FAILED, ERROR))]
+    if not failing or not same or not fixed:
+        return None
+    return f"{len(failing)} test(s) fail with the fix as they failed at the base ({', '.join(t.id for t in failing[:3])}): broken before it, in neither FAIL_TO_PASS nor PASS_TO_PASS; it made {len(fixed)} pass"
 
 
 _COVERAGE_FAILED = re.compile(r"^(?:FAIL Required test coverage of \S+ not reached\..*|ERROR: Coverage failure: total of .*)$", re.MULTILINE)
