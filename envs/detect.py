@@ -31,6 +31,7 @@ from benchtape.spec.project_tree import LOCK_FILES, Tree, declaration_paths
 TEST_NAMES = ("test", "tests", "testing")
 DEV_NAMES = ("dev", "develop", "development")
 REQUIREMENT_FOLDERS = ("", "requirements/", "requirements.d/", "reqs/", "ci/")
+TEST_FOLDERS = ("tests/", "test/", "testing/")  # a requirements file in the tests' own folder is theirs, whatever its name (tomli's tests/requirements.txt)
 NOT_PACKAGES = {"tests", "test", "testing", "docs", "doc", "examples", "example", "bench", "benchmarks", "scripts", "tools", "build", "dist", "site-packages", "conftest"}
 SCM_REQUIRES = {
     "setuptools-scm": "setuptools-scm",
@@ -225,8 +226,10 @@ def _toml(tree: Tree, path: str) -> dict[str, Any]:
 
 def _ini(tree: Tree, path: str) -> configparser.ConfigParser | None:
     text = _text(tree, path)
-    if text is None:
-        return None
+    return None if text is None else _ini_text(text)
+
+
+def _ini_text(text: str) -> configparser.ConfigParser | None:
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
@@ -322,10 +325,10 @@ def _test_deps(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigPa
     requirements = _requirement_files(tree, top)
     if requirements:
         return (), (), requirements, (), ", ".join(requirements)
-    tox = _tox(tree, top)
+    tox = _tox(tree, top, pyproject)
     if tox is not None and any(tox):
         extras_t, reqs_t, install_t = tox
-        return extras_t, (), reqs_t, install_t, "tox.ini"
+        return extras_t, (), reqs_t, install_t, "tox.ini" if "tox.ini" in top else "pyproject.toml ([tool.tox] legacy_tox_ini)"
     nox_extras, specs = _nox_installs(_text(tree, "noxfile.py") or "", extras_declared) if "noxfile.py" in top else ((), ())
     if nox_extras or specs:
         return nox_extras, (), (), specs, "noxfile.py"
@@ -587,14 +590,23 @@ def _requirement_files(tree: Tree, top: list[str]) -> tuple[str, ...]:
             if any(re.search(rf"(?:^|[^a-z]){w}(?:[^a-z]|$)", stem) for w in TEST_NAMES):
                 found.append(folder + n)
     if not found:
+        for folder in TEST_FOLDERS:
+            if folder in top:
+                found += [folder + n for n in tree.names(folder.rstrip("/")) if "req" in n.lower() and re.search(r"\.(?:txt|in)$", n)]
+    if not found:
         for folder in REQUIREMENT_FOLDERS:
             names = tree.names(folder.rstrip("/")) if folder else top
             found += [folder + n for n in names if ("req" in n.lower() or folder) and re.search(r"(?:^|[^a-z])dev(?:[^a-z]|$)", n.lower()) and n.endswith(".txt")]
     return tuple(sorted(found))
 
 
-def _tox(tree: Tree, top: list[str]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+def _tox(tree: Tree, top: list[str], pyproject: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] | None:
+    """tox's `[testenv]` extras, `-r` files and deps: from tox.ini, else from pyproject.toml's
+    `[tool.tox] legacy_tox_ini` (tomli's, until 2024: the same ini text, in a string)."""
     parser = _ini(tree, "tox.ini") if "tox.ini" in top else None
+    legacy = _get(pyproject, "tool", "tox", "legacy_tox_ini")
+    if parser is None and isinstance(legacy, str):
+        parser = _ini_text(legacy)
     if parser is None or not parser.has_section("testenv"):
         return None
     extras = tuple(x.strip() for x in re.split(r"[\s,]+", parser.get("testenv", "extras", fallback="")) if x.strip() and ":" not in x)
