@@ -211,9 +211,13 @@ def find_python(wanted: str | None) -> tuple[str | None, str | None]:
 
 @functools.lru_cache(maxsize=16)
 def interpreter(exe: str) -> tuple[str, str] | None:
-    """(the real executable behind `exe`, a shim's or a venv's, and its major.minor)."""
+    """(the real executable behind `exe`, a shim's or a venv's, and its major.minor). A venv's
+    `python3` is its base interpreter's: the project's environment is built on that either way,
+    and keyed by it the cache holds one environment, not one per venv that was first on PATH
+    when it was built (tomli's tasks were each built twice, with benchtape's venv active and not)."""
+    ask = "import os, sys; print('%d.%d' % sys.version_info[:2]); print(os.path.realpath(getattr(sys, '_base_executable', None) or sys.executable))"
     try:
-        done = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"], capture_output=True, text=True, timeout=30)
+        done = subprocess.run([exe, "-c", ask], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
         return None
     lines = done.stdout.split("\n")

@@ -36,3 +36,16 @@ def test_tox_in_pyproject_as_legacy_tox_ini_gives_its_deps(tmp_path: Path) -> No
 def test_a_project_that_names_its_test_requirements_keeps_them_first(tmp_path: Path) -> None:
     det = detect(_tree(tmp_path, {"pyproject.toml": SETUP, "tomli/__init__.py": "", "requirements-test.txt": "pytest\n", "tests/requirements.txt": "other\n"}))
     assert det.requirements == ("requirements-test.txt",)
+
+
+def test_a_venvs_interpreter_is_its_base_so_the_cache_holds_one_environment(tmp_path: Path) -> None:
+    """With benchtape's (or any) venv first on PATH, `python3` is the venv's: the project's
+    environment was keyed by that path and built again for the same interpreter without it."""
+    import subprocess
+    import sys
+
+    from benchtape.envs.recipe import interpreter
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    inside, base = interpreter(str(tmp_path / "venv" / "bin" / "python3")), interpreter(sys.executable)
+    assert inside is not None and inside == base and "venv" not in inside[0]
