@@ -24,7 +24,7 @@ from benchtape.core.results import CheckSpec, Result
 from benchtape.spec.transform_source import TransformRefused, TransformValue, transform_of
 
 # Bumped whenever any check's behaviour changes: part of every check's identity.
-CATALOG_VERSION = "3"
+CATALOG_VERSION = "4"
 
 
 class CheckConfigError(Exception):

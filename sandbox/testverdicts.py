@@ -103,7 +103,7 @@ class PerTestVerdict:
     fail_to_pass_passed: list[str]
     fail_to_pass_failed: list[str]  # failed, errored, skipped or not run
     pass_to_pass_broken: list[str]
-    share: float  # FAIL_TO_PASS passed / FAIL_TO_PASS: partial credit, never the verdict
+    share: float  # FAIL_TO_PASS passed / (FAIL_TO_PASS + PASS_TO_PASS broken): partial credit, never the verdict
 
     def reason(self) -> str:
         total = len(self.fail_to_pass_passed) + len(self.fail_to_pass_failed)
@@ -133,7 +133,10 @@ def judge_tests(report: TestReport, fail_to_pass: Sequence[str], pass_to_pass: S
     good = [t for t in fail_to_pass if outcome.get(t) == PASSED]
     bad = [t for t in fail_to_pass if outcome.get(t) != PASSED]
     broken = [t for t in pass_to_pass if outcome.get(t) != PASSED]
-    share = len(good) / len(fail_to_pass) if fail_to_pass else 0.0
+    # partial credit: each PASS_TO_PASS test broken counts as one more test the fix failed, so
+    # a failed verdict never scores 1.0 (a fix that passed its own tests and broke another read
+    # "FAIL 1.00", and compare's partial column ranked it with the correct fixes)
+    share = len(good) / (len(fail_to_pass) + len(broken)) if fail_to_pass else 0.0
     return PerTestVerdict(not bad and not broken and bool(fail_to_pass), good, bad, broken, share)
 
 

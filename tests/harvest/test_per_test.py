@@ -153,6 +153,8 @@ def test_a_fix_that_breaks_a_pass_to_pass_test_fails_and_names_it(graded: dict[s
     verdict = grade_candidate(graded["project"], task, candidate)
     assert verdict.outcome == "failed" and "PASS_TO_PASS test(s) broke" in verdict.reason and "test_accumulate" in verdict.reason
     assert verdict.evidence["fail_to_pass_passed"] == F2P["603"] and "toolz.tests.test_itertoolz::test_accumulate" in verdict.evidence["pass_to_pass_broken"]
+    broken = len(verdict.evidence["pass_to_pass_broken"])  # each broken test is one more the fix failed: never "FAIL 1.00"
+    assert verdict.evidence["fail_to_pass_share"] == round(len(F2P["603"]) / (len(F2P["603"]) + broken), 4) < 1.0
 
 
 def test_code_that_ends_the_runner_with_exit_0_fails(graded: dict[str, Any], tmp_path: Path):
