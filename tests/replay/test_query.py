@@ -102,6 +102,9 @@ def test_table_and_csv_output_beside_json_lines(demo_db):
     shown = cli("query", "{first: calls[0].tool, n: length(calls)}", "--all", "--format", "table", "--plain", "--db", demo_db)
     assert shown.code == 0 and "first" in shown.stdout and "wrong-fix" in shown.stdout
     assert cli("query", "calls", "--format", "xml", "--db", demo_db).code == 2
+    timed = cli("query", "{at: actions[0].at}", "--all", "--format", "csv", "--db", demo_db)
+    stamps = [row[2] for row in list(csv.reader(io.StringIO(timed.stdout)))[1:]]
+    assert stamps and all("e+" not in t and abs(float(t) - 1.7e9) < 1e9 for t in stamps), stamps  # a time in full, never 1.79658e+09
 
 
 def test_a_type_error_names_the_function_and_the_type_with_a_bounded_excerpt(demo_db):
