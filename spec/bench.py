@@ -19,7 +19,7 @@ from benchtape.core.results import CheckSpec, Where
 from benchtape.spec.judge_config import JUDGE_TYPE_NAMES, JudgesConfig, ProviderSpec, check_judge_references, load_judges, load_models
 from benchtape.spec.params import effective_params, substitute
 from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
-from benchtape.spec.script import STEP_KEYS, STEP_KINDS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
+from benchtape.spec.script import STEP_KEYS, STEP_KINDS, TOOL_INPUTS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.transform_source import TransformRefused, transform_of
 from benchtape.spec.units import duration_example, parse_duration, unitless
 from benchtape.spec.yamlsrc import LineDict, LineList, as_line_dict, decode_source, load_yaml_text, plain, read_source, shorten
@@ -796,13 +796,13 @@ class _Loader:
         steps = mock.get("steps") or []
         if not isinstance(steps, list):
             raise self.err("`mock.steps:` must be a list", mock, "steps", "write `steps:` followed by `- {say: ...}` entries")
-        kinds = STEP_KINDS
-        for step in steps:
-            self.check_mock_step(step, kinds, steps)
-        wide = wide_integer(mock)
+        wide = wide_integer(mock)  # first: a value no JSON carries, whatever the step it is in
         if wide is not None:
             parent, key, what, fix = wide
             raise self.err(f"`mock:` {what}", parent, key, fix)
+        kinds = STEP_KINDS
+        for step in steps:
+            self.check_mock_step(step, kinds, steps)
         metrics = mock.get("metrics")
         allowed_metrics = {"cost_usd", "duration_ms", "tokens_in", "tokens_out", "cache_read_tokens", "cache_write_tokens", "turns"}
         if metrics is not None:
@@ -816,6 +816,8 @@ class _Loader:
         if len(present) != 1:
             raise self.err(f"a mock step needs exactly one of {', '.join(kinds)}; got {shorten(sorted(step))}", step, None, "e.g. `- {say: done}`; split a step that does two things")
         self.strict(step, STEP_KEYS[present[0]], f"a `{present[0]}` mock step")
+        if present[0] == "tool":
+            self.check_tool_input(step)
         if present[0] == "parallel":
             if not isinstance(step["parallel"], list) or not step["parallel"]:
                 raise self.err("`parallel:` must be a non-empty list of tool, skill or subagent steps", step, "parallel")
@@ -828,6 +830,25 @@ class _Loader:
                 raise self.err(f"a mock subagent's `steps:` must be a list, got {_type_name(inner_steps)}", sub, "steps", "write `steps:` followed by `- {say: ...}` entries")
             for inner in inner_steps:
                 self.check_mock_step(inner, kinds, inner_steps)
+
+    def check_tool_input(self, step: dict[str, Any]) -> None:
+        """A step of a tool the mock really runs (Read, Edit, Bash, …) names the inputs that tool
+        takes: a missing or misspelled one is refused here, at its line, not met as a KeyError
+        in the recorded session."""
+        known = TOOL_INPUTS.get(str(step.get("tool")))
+        given = step.get("input")
+        if known is None or (given is not None and not isinstance(given, dict)):
+            return
+        needed, allowed = known
+        given = given or {}
+        where = given if isinstance(given, LineDict) and given else step
+        for key in given:
+            if allowed is not None and key not in allowed:
+                near = closest(str(key), allowed)
+                raise self.err(f"`{step['tool']}` takes no input `{key}`", where, key if where is given else "input", f"did you mean `{near}`?" if near else f"its inputs: {', '.join(sorted(allowed))}")
+        missing = sorted(needed - set(given))
+        if missing:
+            raise self.err(f"`{step['tool']}` needs the input {', '.join(f'`{m}`' for m in missing)}", step, "input" if "input" in step else "tool", f"e.g. `input: {{{', '.join(f'{k}: …' for k in sorted(needed))}}}`")
 
     def load_sandbox(self, value: Any, node: LineDict, params: dict[str, Any]) -> SandboxSpec:
         if value is not None and not isinstance(value, (str, dict)):

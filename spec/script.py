@@ -45,6 +45,18 @@ STEP_KEYS = {
     "parallel": {"parallel", "usage"},
 }
 SUBAGENT_KEYS = {"agent", "prompt", "steps", "tool", "detach"}
+# The tools the mock agent really runs (adapters/mock_agent.py), and Claude Code's of the same
+# names: (the input keys each needs, every key it takes). A typo (`old_strin:`) loaded and ran
+# as a KeyError tool result; it is refused at its line now. Grep's many options are not listed.
+TOOL_INPUTS: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {
+    "Read": (frozenset({"file_path"}), frozenset({"file_path", "offset", "limit", "pages"})),
+    "Write": (frozenset({"file_path"}), frozenset({"file_path", "content"})),
+    "Edit": (frozenset({"file_path", "old_string", "new_string"}), frozenset({"file_path", "old_string", "new_string", "replace_all"})),
+    "MultiEdit": (frozenset({"file_path", "edits"}), frozenset({"file_path", "edits"})),
+    "Bash": (frozenset({"command"}), frozenset({"command", "timeout", "description", "run_in_background"})),
+    "Glob": (frozenset({"pattern"}), frozenset({"pattern", "path"})),
+    "Grep": (frozenset({"pattern"}), None),
+}
 CHAT_KINDS = ("reply", "refusal", "status", "hang")
 CHAT_KEYS = {
     "reply": {"reply", "match", "usage"},
