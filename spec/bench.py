@@ -63,6 +63,7 @@ RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "containe
 ACCESS = ("rw", "copy", "ro")
 CAPTURES = ("log", "proxy", "log+proxy")
 DEFAULT_TIMEOUT = 300.0
+MAX_DURATION = 7 * 86400.0  # seconds: every duration a bench or task file gives (a scenario's timeout, verify.timeout)
 MAX_SCENARIOS = 10_000  # a bench holds tens; each is a session per attempt, and its spec is built before any runs
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux
 MAX_PATH_CHARS = 4096  # PATH_MAX on Linux: no longer path can be opened
@@ -747,6 +748,8 @@ class _Loader:
             raise self.err(f"`{key}: {value}` is not a duration: a number and a unit (ms, s, m, h), such as 90s or 1m30s", node, key, f"write `{key}: {duration_example(value)}`")
         if seconds <= 0 or not math.isfinite(seconds):
             raise self.err(f"`{key}:` must be a positive, finite duration", node, key, f'e.g. `{key}: "300s"`')
+        if seconds > MAX_DURATION:  # a typo (99999h), and a finite 1e308s overflows the clocks and waits it is added to
+            raise self.err(f"`{key}: {value}` is more than a week", node, key, f'e.g. `{key}: "30m"`')
         return seconds
 
     def load_repo(self, value: Any, node: LineDict) -> dict[str, Any]:
