@@ -138,7 +138,7 @@ def test_a_mined_tasks_absurd_verify_timeout_is_refused_at_its_line(tmp_path: Pa
     assert raised.value.line == at + 2 and "timeout" in str(raised.value) and "tests.patch" not in str(raised.value), str(raised.value)
 
 
-@pytest.mark.parametrize("timeout", ['"99999h"', '"1e308s"', '"10000m"'])
+@pytest.mark.parametrize("timeout", ['"99999h"', '"169h"', '"20000m"'])
 def test_a_benchs_duration_past_a_week_is_refused_at_its_line_as_a_tasks_is(tmp_path: Path, timeout: str):
     """`timeout: 99999h` loaded (shown as 3.59996e+08s), where a task's verify.timeout past a
     week was refused: every duration a bench or task gives goes through one reader with one bound."""
