@@ -224,7 +224,12 @@ class DamageIsBadInput:
 
 
 def damaged_fix(path: Path) -> str:
-    return f"restore it from a copy, or salvage what is left with `sqlite3 {path} .recover | sqlite3 recovered.db` and pass --db recovered.db"
+    """What to do with a damaged store: a copy, else SQLite's own salvage, through its command
+    line tool (said how to get where it is missing: it is no part of Python's sqlite3)."""
+    import shutil
+
+    missing = "" if shutil.which("sqlite3") else " (SQLite's command-line tool: `apt-get install sqlite3`, `brew install sqlite`)"
+    return f"restore it from a copy, or salvage what is left with `sqlite3 {path} .recover | sqlite3 recovered.db`{missing} and pass --db recovered.db"
 
 
 def is_busy(exc: BaseException) -> bool:

@@ -155,6 +155,9 @@ def test_damaged_pages_are_a_message_on_every_command_and_migrate_never_calls_th
         assert out.code == 2, (name, out.stdout, out.stderr)
         assert "damaged" in out.stderr and str(store) in out.stderr and "fix:" in out.stderr and ".recover" in out.stderr, (name, out.stderr)
         assert "up to date" not in out.stdout and "Traceback" not in out.stderr
+        import shutil  # the salvage needs SQLite's command-line tool, which Python does not bring: where it is missing, how to get it
+
+        assert ("apt-get install sqlite3" in out.stderr) == (shutil.which("sqlite3") is None), out.stderr
     conn = plain(store)
     assert conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] >= sessions_before
     assert conn.execute("SELECT COUNT(*) FROM sessions WHERE source IS NOT NULL").fetchone()[0] == 0  # the import wrote nothing: all or nothing
