@@ -82,11 +82,27 @@ def export_tasks(project: Any, tasks: list[Any], dest: Path, carry_env: CarryEnv
             raise BadInput(f"task {task.id} is a Harbor task folder already", file=str(task.path), fix=f"copy {task.dir} as it is")
         if task.reference_patch is None or task.verify.placeholder:
             raise BadInput(f"task {task.id} has no reference patch or verify command to export", file=str(task.path), fix=f"benchtape task lint {task.id} --fix, then benchtape task validate {task.id}")
+        broken = _failing_with_the_fix(task)
+        if broken:
+            raise BadInput(
+                f"task {task.id}'s verify command fails with its reference fix too ({broken}: tests broken before the fix, which benchtape leaves out of "
+                "FAIL_TO_PASS and PASS_TO_PASS), and the exported tests/test.sh rewards the command's exit status: under Harbor its own oracle would get 0",
+                file=str(task.path),
+                fix=f"leave those tests out of verify.command (pytest: --deselect ID; jest: --testPathIgnorePatterns), then benchtape task validate {task.id} and export again",
+            )
     out = []
     with new_folder(dest) as tmp:
         for task in tasks:
             out.append(_export_one(project, task, tmp / task.id, carry_env))
     return [Exported(e.id, dest / e.id, e.workdir, e.environment, e.dependencies) for e in out]
+
+
+def _failing_with_the_fix(task: Any) -> str:
+    """What the validation's reference run failed ('2 failed'), when its exit status was no
+    pass; '' otherwise (or unvalidated)."""
+    counts = task.validation.reference if task.validation is not None else {}
+    said = [f"{counts[k]} {k}" for k in ("failed", "errored") if counts.get(k)]
+    return ", ".join(said)
 
 
 def _export_one(project: Any, task: Any, folder: Path, carry_env: CarryEnv) -> Exported:
@@ -256,6 +272,9 @@ def _put_in_place() -> str:
 
 
 def _test_sh(task: Any, env_setup: tuple[str, ...] = ()) -> str:
+    from benchtape.sandbox.fail_fast import every_test
+    from benchtape.sandbox.testcounts import runner_of
+
     v = task.verify
     steps = "".join(f"{c}\n" for c in (*env_setup, *v.setup))
     return (
@@ -268,7 +287,7 @@ def _test_sh(task: Any, env_setup: tuple[str, ...] = ()) -> str:
         + _put_in_place()
         + steps
         + "set +e\n"
-        + f"{v.command}\n"
+        + f"{every_test(v.command, runner_of(v.command))}\n"
         + 'status=$?\n'
         + 'if [ "$status" -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; fi\n'
         + 'echo "benchtape verify command exited $status"\n'

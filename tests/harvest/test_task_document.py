@@ -272,3 +272,19 @@ def test_an_evaluation_is_found_in_the_berbench_layout(tmp_path: Path):
     own.mkdir(parents=True)
     (own / "baseline.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntools: [{tool: mock}]\n")
     assert find_evaluation("baseline", tmp_path) == own / "baseline.yaml"  # benchtape's own wins
+
+
+def test_a_task_whose_fix_still_fails_tests_broken_before_is_not_exported_to_harbor(tmp_path: Path):
+    """Such a task holds in benchtape (its broken-before tests are in neither list), but the
+    exported tests/test.sh rewards the verify command's exit status: Harbor's own oracle would
+    get 0. Refused before anything is written, with the way to leave those tests out."""
+    from dataclasses import replace
+
+    from benchtape.formats.harbor_export import export_tasks
+
+    task = load_task(write_task(tmp_path))
+    held = Validation(at="2026-12-06T00:00:00Z", fingerprint="x", base_failed=True, reference_passed=True, runner="pytest", reference={"ran": 6, "passed": 5, "failed": 1}, fail_to_pass=("t::a",))
+    with pytest.raises(BadInput) as err:
+        export_tasks(None, [replace(task, validation=held)], tmp_path / "out", carry_env=None)  # type: ignore[arg-type]
+    assert "fails with its reference fix too (1 failed" in err.value.what and "--deselect" in (err.value.fix or "")
+    assert not (tmp_path / "out").exists()
