@@ -147,7 +147,7 @@ def test_import_of_folders_takes_every_session_below_once_with_its_subagents(tmp
     shutil.copy(next(codex.glob("*.jsonl")), claude / "codex-rollout.jsonl")
     mixed = benchtape("import", "claude-code", claude, "--db", tmp_path / "mixed.db")
     assert mixed.returncode == 2 and "codex-rollout.jsonl" in mixed.stderr and "not a claude-code transcript" in mixed.stderr
-    assert not sqlite3.connect(tmp_path / "mixed.db").execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    assert not (tmp_path / "mixed.db").exists()  # refused before anything was written: not even the store
     (tmp_path / "empty").mkdir()
     empty = benchtape("import", "codex", tmp_path / "empty", "--db", db)
     assert empty.returncode == 2 and "no .jsonl transcript in the folder" in empty.stderr
