@@ -85,9 +85,15 @@ _PROCESS_LINE = re.compile(
 )
 
 
+# the body pre-commit.ci gives its "[pre-commit.ci] auto fixes" commits, which a squash keeps
+# under that bullet (tomli #135's prompt held it twice)
+_BOT_LINE = re.compile(r"^[ \t]*for more information, see https?://pre-commit\.ci/?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
 def _clean(text: str) -> str:
     text = _MR_LINE.sub("", text)
     text = _PROCESS_LINE.sub("", text)
+    text = _BOT_LINE.sub("", text)
     text = _TRAILER.sub("", text)
     text = re.sub(r"(?:\n[ \t]*-{3,}[ \t]*)+\s*\Z", "", "\n" + text.strip())  # the separator GitHub puts before a squash's co-authors, left alone at the end
     text = _without_references(text)

@@ -97,6 +97,19 @@ def test_a_squash_body_loses_the_bullets_that_say_how_the_pr_was_made():
     assert text == "# fix: reraise the cause\n\nWhen reraise=True, the cause is raised.\n\n* keep TryAgain without a cause\n", text
 
 
+def test_a_squash_body_loses_what_pre_commit_ci_wrote():
+    """tomli #135's real squash message: each "[pre-commit.ci] auto fixes" bullet came with the
+    bot's "for more information" line, which stayed in the prompt twice."""
+    body = (
+        "* Make TOMLDecodeError show 'tomli' as its module\n\n* [pre-commit.ci] auto fixes from pre-commit.com hooks\n\n"
+        "for more information, see https://pre-commit.ci\n\n* Move __module__ assignment to __init__, add test\n\n"
+        "* [pre-commit.ci] auto fixes from pre-commit.com hooks\n\nfor more information, see https://pre-commit.ci\n\n"
+        "Co-authored-by: pre-commit-ci[bot] <66853113+pre-commit-ci[bot]@users.noreply.github.com>\n"
+    )
+    text, _ = prompt_for(_landing("squash", "Make TOMLDecodeError show 'tomli' as its module (#135)", body, 135), [])
+    assert text == "# Make TOMLDecodeError show 'tomli' as its module\n\n* Move __module__ assignment to __init__, add test\n", text
+
+
 def test_a_squash_prompt_drops_its_number_closing_references_and_trailers():
     landing = _landing("squash", "Raise in partition_all when length is invalid (#603)", "It gave bad output. Fixes #602.\n\nSigned-off-by: A <a@x>", 603)
     text, source = prompt_for(landing, [])
