@@ -77,7 +77,9 @@ def _passed_as_option(name: str, code: str) -> bool:
 
 def _brought(reference_patch: str, defined: Callable[[str], set[str]]) -> set[str]:
     """Names reference.patch's Python hunks define (as `defined` reads them) that their old side
-    did not (dunders aside: `__init__` is every class's)."""
+    did not. Dunders aside (`__init__` is every class's), and one-letter names: those are a
+    loop's variable or a data key, never an interface a prompt would name (glom #69's fix
+    showed `{'a': {'b': {'c': 'hi'}}}` in a docstring, and its tests' `{'c': ...}` was flagged)."""
     before: set[str] = set()
     after: set[str] = set()
     for f in parse_patch(reference_patch):
@@ -86,7 +88,7 @@ def _brought(reference_patch: str, defined: Callable[[str], set[str]]) -> set[st
         for old, new in f.hunks:
             before.update(defined(old))
             after.update(defined(new))
-    return {n for n in after - before if not (n.startswith("__") and n.endswith("__"))}
+    return {n for n in after - before if len(n) > 1 and not (n.startswith("__") and n.endswith("__"))}
 
 
 def _definitions(text: str) -> set[str]:

@@ -89,3 +89,17 @@ def test_an_option_the_fix_adds_and_the_tests_pass_by_keyword_is_named():
 def test_an_option_used_as_a_local_name_or_attribute_is_no_use_of_it():
     local = MARKDOWN_TESTS.replace("permalink=True, permalink_leading=True", "permalink=True").replace("+    def test_permalink_leading(self):\n", "+    def test_permalink_leading(self):\n+        permalink_leading = 1\n")
     assert unnamed_interface(local, MARKDOWN_REFERENCE, "") == []
+
+
+def test_a_one_letter_key_in_the_fixs_docstring_is_no_interface():
+    """glom #69: the fix's docstring showed `{'a': {'b': {'c': 'hi'}}}` and the tests compared
+    with `{'c': {'d': val}}`; `c` was reported as an option the prompt should name."""
+    reference = (
+        "diff --git a/glom/mutable.py b/glom/mutable.py\n--- a/glom/mutable.py\n+++ b/glom/mutable.py\n"
+        "@@ -1,2 +1,5 @@\n def assign(obj, path, val):\n+    \"\"\"\n+       {'a': {'b': {'c': 'hi'}}}\n+    \"\"\"\n     pass\n"
+    )
+    tests = (
+        "diff --git a/glom/test/test_mutable.py b/glom/test/test_mutable.py\n--- a/glom/test/test_mutable.py\n+++ b/glom/test/test_mutable.py\n"
+        "@@ -1,1 +1,2 @@\n def test_x():\n+    assert target == {'a': {'b': {'c': {'d': 1}}}}\n"
+    )
+    assert unnamed_interface(tests, reference, "Add missing parameter to assign()") == []
