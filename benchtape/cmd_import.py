@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -31,14 +31,19 @@ def import_cmd(
     Example: benchtape import atif jobs/2025-06-01__12-00-00   (every trial's agent/trajectory.json)
     """
 
-    from benchtape.app.ingest import import_files
-    from benchtape.app.stores import OpenedOnUse
+    from benchtape.app.ingest import checked_files, import_checked
+    from benchtape.app.stores import db_path, open_store
 
-    store = OpenedOnUse(db)  # created at the first write: a refused file (each is checked first) leaves no store file
+    # A store file already there is opened first, so a wrong --db is said before any file; a new
+    # one is created only once every file is checked, so a refused import leaves no store file.
+    store = open_store(db) if db_path(db).exists() else None
     try:
-        results = import_files(cast("Store", store), harness, paths, scenario, argv=sys.argv[1:])
+        files = checked_files(harness, paths)
+        store = store or open_store(db)
+        results = import_checked(store, harness, files, scenario, argv=sys.argv[1:])
     finally:
-        store.close()
+        if store is not None:
+            store.close()
     for r in results:
         if r.already:
             print(f"{r.session_id}  {r.path}  (already imported: same content; nothing written)")

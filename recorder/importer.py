@@ -59,9 +59,16 @@ class ImportResult:
 def import_files(store: RecordingStore, harness: str, paths: list[Path], scenario: str | None = None, argv: list[str] | None = None) -> list[ImportResult]:
     """One session per transcript (run kind `import`); the same content twice is found, not duplicated.
 
-    Every file's format is checked before anything is written; then each file streams into
-    the store in one transaction of its own (memory stays flat in the file's size, and a file
-    that fails to read leaves nothing of itself behind)."""
+    Every file's format is checked before anything is written (checked_files); then each file
+    streams into the store in one transaction of its own (import_checked)."""
+    return import_checked(store, harness, checked_files(harness, paths), scenario, argv)
+
+
+def checked_files(harness: str, paths: list[Path]) -> list[tuple[Path, str]]:
+    """Each transcript the paths name (a folder: those below it) with its format, every one
+    found importable as `harness` before any is written: BadInput names the first that is not.
+    Nothing here touches a store, so a command checks first and only then opens (or creates)
+    its store: a refused import leaves no store file behind."""
     if harness not in FORMATS_BY_HARNESS:
         raise BadInput(f"cannot import {harness!r} transcripts", fix=f"use one of {', '.join(FORMATS_BY_HARNESS)}")
     files = _files(paths, harness)
@@ -81,6 +88,13 @@ def import_files(store: RecordingStore, harness: str, paths: list[Path], scenari
                 exc.args = (exc.render(),)
             raise
         formats.append((p, fmt))
+    return formats
+
+
+def import_checked(store: RecordingStore, harness: str, formats: list[tuple[Path, str]], scenario: str | None = None, argv: list[str] | None = None) -> list[ImportResult]:
+    """The files checked_files gave, each streamed into the store in one transaction of its own
+    (memory stays flat in the file's size, and a file that fails to read leaves nothing of
+    itself behind)."""
     results: list[ImportResult] = []
     run_id: str | None = None  # the import's run row, made in the transaction of its first new session
     for p, fmt, transcript in [(q, f, t) for q, f in formats for t in open_transcripts(q, f)]:  # a capture of several runs: one session each

@@ -9,7 +9,7 @@ writer may create it, and every way the path can be wrong is a BadInput from the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 if TYPE_CHECKING:
     from benchtape.store.database import Store
@@ -45,23 +45,3 @@ def open_for(db: Path | None, mode: StoreMode) -> BrowsingStore | Store:
     if mode == "read":
         return open_store(db, must_exist=True, readonly=True)
     return open_store(db, must_exist=mode == "existing")
-
-
-class OpenedOnUse:
-    """The store `--db` names to write, created at its first use when there is none: a use case
-    that checks all its input before it writes (an import checks every file first) leaves no
-    store file behind when it refuses. A path that holds something is opened at once, so a
-    wrong `--db` is said first. `close()` closes the store if it was opened."""
-
-    def __init__(self, db: Path | None) -> None:
-        self._db = db
-        self._store: Store | None = open_store(db) if db_path(db).exists() else None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._store is None:
-            self._store = open_store(self._db)
-        return getattr(self._store, name)
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
