@@ -79,18 +79,20 @@ def preflight_cmd(
 
     from benchtape import render
     from benchtape.app import envfile
-    from benchtape.app.api import control_audit, load_inputs
+    from benchtape.app.api import control_audit, load_inputs, refuse_uncopyable
     from benchtape.app.preflight import preflight_all
     from benchtape.app.runs import Confounded, RunOptions, checked_level
 
     envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
     checked_level(sandbox)
     ev, loaded = load_inputs(benches, parse_params(param))
-    pf = preflight_all(loaded, RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency), ev)
+    options = RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency)
+    pf = preflight_all(loaded, options, ev)
     for note in pf.notes:
         print(f"  · {note}")
     if not pf.ok:
         raise PreflightBlocked(pf.blocking)
+    refuse_uncopyable(loaded, options)  # as `run` does, before the control audit reads (and a FIFO blocks) the testdata
     if ev is not None:
         try:
             render.control_block(control_audit(ev))

@@ -244,10 +244,11 @@ def test_cli_a_fifo_in_testdata_exits_2_before_the_store_is_made(tmp_path, targe
     os.mkfifo(tmp_path / "td" / "pipe")
     write(tmp_path, textwrap.dedent(HEAD) + "    testdata: td\n")
     write(tmp_path, "bench: bench.yaml\nruns: [{}, {name: b}]\n", "eval.yaml")
-    done = benchtape_bounded("run", target, "--db", str(tmp_path / "t.db"), cwd=tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert f"{tmp_path / 'td' / 'pipe'}: the `testdata` of scenario 's' ({tmp_path / 'td'}) holds a named pipe (FIFO)" in done.stderr
-    assert "fix: remove it from the folder" in done.stderr
+    for command in (["run", target, "--db", str(tmp_path / "t.db")], ["preflight", target]):  # preflight said "ok" where run refused
+        done = benchtape_bounded(*command, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (command, done.stdout, done.stderr)
+        assert f"{tmp_path / 'td' / 'pipe'}: the `testdata` of scenario 's' ({tmp_path / 'td'}) holds a named pipe (FIFO)" in done.stderr
+        assert "fix: remove it from the folder" in done.stderr
     assert not (tmp_path / "t.db").exists()  # nothing was written
 
 
