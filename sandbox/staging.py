@@ -234,6 +234,13 @@ def _stage(bench: BenchSpec, group: list[ScenarioSpec], temp: Path, emit: Event)
     kind = "generate" if first.generate is not None else "setup"
     secrets = secret_values(os.environ, [n for sc in group for n in sc.sandbox.secret_env])
     stdout, stderr, seconds = _run_program(group, kind, program, tree, images, timeout, secrets)
+    left = special_file(tree)
+    if left is not None:  # copying the tree into each session's workspace would fail (a FIFO: a traceback per session)
+        where, what = left
+        raise StagingFailed(
+            f"{_label(group)}: the `{kind}:` program {program} left {what} in the tree it prepares ({os.path.relpath(where, tree)}), which cannot be copied into a session's workspace\n"
+            "  fix: have the program remove it before it exits (a test that needs one can make it as it runs, e.g. with mkfifo)"
+        )
     found: dict[str, str] = {}
     if kind == "generate":
         found = _parse_vars(stdout, group, program)

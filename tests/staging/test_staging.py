@@ -170,6 +170,24 @@ def test_a_failing_setup_stops_the_run_before_any_session(tmp_path):
     assert not ran.report.exists()
 
 
+def test_a_setup_that_leaves_a_fifo_stops_the_run_before_any_session(tmp_path):
+    """The staged tree is copied into each session's workspace: a FIFO the setup made there was
+    a shutil traceback at the first session's copy, after the run had started."""
+    write_program(tmp_path / "setup.py", """
+        import os
+        os.mkfifo("pipe")
+    """)
+    bench = write_bench(tmp_path, """
+        harness: mock
+        scenarios:
+          - {name: piped, prompt: a, setup: setup.py}
+    """)
+    ran = run_bench(bench)
+    assert ran.code == 3 and "Traceback" not in ran.stderr, ran.stderr
+    assert "scenario 'piped'" in ran.stderr and "left a named pipe (FIFO) in the tree it prepares (pipe)" in ran.stderr and "fix: have the program remove it" in ran.stderr
+    assert ran.rows("select count(*) from sessions") == [(0,)]
+
+
 def test_staging_timeout_kills_the_program(tmp_path):
     write_program(tmp_path / "slow.py", """
         import subprocess, time
