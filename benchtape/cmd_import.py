@@ -70,8 +70,21 @@ def reparse_cmd(
     old = resolve(store, "sessions", session)
     new = reparse(store, old)
     print(reparse_report(store, old, new))
-    print(f"next: benchtape show {new}   ·   benchtape show {old} (as it was)", file=sys.stderr)
+    print(f"next: benchtape show {new}   ·   benchtape show {old} (as it was){_grade_hint(store, new)}", file=sys.stderr)
     return 0
+
+
+def _grade_hint(store: Store, session_id: str) -> str:
+    """How to grade the re-derived session, which has no verdicts of its own yet (`show` says
+    "not graded"): its bench's checks over its scenario in its run, when a bench ran it."""
+    import shlex
+
+    row = store.session_row(session_id)
+    run = store.run(row.run_id) if row is not None else None
+    bench = (run or {}).get("bench_path")
+    if row is None or not bench:
+        return ""
+    return f"   ·   benchtape regrade --bench {shlex.quote(str(bench))} --run {row.run_id} --scenario {shlex.quote(row.scenario)} (grades it with the bench's checks)"
 
 
 def register(app: typer.Typer) -> None:

@@ -123,6 +123,26 @@ def test_import_dedupe_mismatch_and_reparse(tmp_path):
     assert con.execute("SELECT parent_session FROM sessions WHERE id = ?", [new_sid]).fetchone()[0] == sid
 
 
+def test_a_reparsed_run_session_says_how_to_grade_it_and_that_grades_it(tmp_path):
+    """A re-derived session has no verdicts ("not graded" in `show`); reparse's next line names
+    the regrade that grades it with its bench's checks, and that command does."""
+    import shutil
+
+    shutil.copytree(ROOT / "fixtures-red" / "demo", tmp_path / "demo")
+    db = tmp_path / "r.db"
+    assert benchtape("run", tmp_path / "demo" / "bench.yaml", "--scenario", "fixes-the-bug", "--db", db).returncode == 0
+    new = benchtape("reparse", "latest", "--db", db)
+    assert new.returncode == 0, new.stderr
+    new_sid = new.stdout.split()[0]
+    hint = next(part for part in new.stderr.split("   ·   ") if part.startswith("benchtape regrade"))
+    command = hint.split(" (grades it")[0].split()[1:]
+    assert command[:2] == ["regrade", "--bench"] and "--scenario" in command and "fixes-the-bug" in command, new.stderr
+    graded = benchtape(*command, "--db", db)
+    assert graded.returncode == 0, graded.stderr
+    shown = benchtape("show", new_sid, "--json", "--db", db)
+    assert json.loads(shown.stdout)["verdicts"], shown.stdout[:500]
+
+
 def test_import_of_folders_takes_every_session_below_once_with_its_subagents(tmp_path):
     """A folder stands for every transcript below it: both Claude layouts' subagent files go with
     their session (not as sessions of their own), the same folder again writes nothing, and a
