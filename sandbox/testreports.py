@@ -459,11 +459,28 @@ def _mocha_file(data: bytes, roots: list[str]) -> TestReport | None:
 _PYTEST_VALUE_OPTIONS = {"-k", "-m", "-p", "-c", "-o", "-W", "--rootdir", "--deselect", "--ignore", "--ignore-glob", "--confcutdir", "--basetemp", "--override-ini", "--maxfail", "--tb", "-n", "--durations", "--import-mode", "--log-level", "--timeout"}
 
 
+_OPERATORS = frozenset({";", ";;", "&&", "|", "||", "|&"})  # a lone "&" is also `2>&1`'s
+
+
+def _shell_syntax(command: str) -> bool:
+    """Whether `command` is more than one program's words: a list, a pipeline, a substitution.
+    Read as the shell splits it, so a quoted `|` is a word's: `go test -run '^(TestA|TestB)$'`
+    (what task create infers for two Go tests) was taken for a pipeline, and its suite never ran."""
+    if any(op in command for op in ("`", "$(", "\n")):
+        return True
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    try:
+        return any(token in _OPERATORS for token in lexer)
+    except ValueError:
+        return True
+
+
 def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
     """The verify command widened to the project's whole suite (its selection of changed test
     files dropped), for the base's baseline; None when it cannot be derived (a shell pipeline,
     a runner without a known way to run everything)."""
-    if any(op in command for op in (";", "&&", "||", "|", "`", "$(", "\n")):
+    if _shell_syntax(command):
         return None
     try:
         words = shlex.split(command)

@@ -341,7 +341,7 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         # the whole suite holds the tests that hung, took the memory or ended the runner there:
         # it would end the same way, with no report to take a baseline from (marko #261's took
         # seven minutes to reach the memory cap, twice)
-        report.notes.append(f"the whole suite was not run at the base (`{wide}`): it holds the tests that {'hung' if hung_runner(base) else 'ended its runner'} there")
+        report.notes.append(f"the whole suite was not run at the base{f' (`{wide}`)' if wide else ''}: it holds the tests that {'hung' if hung_runner(base) else 'ended its runner'} there")
     elif wide is None:
         report.notes.append(f"the whole suite was not run at the base (no way to widen `{task.verify.command}` to it is known): a test that fails alone but passes in the suite is not looked for")
     elif wide != task.verify.command:
