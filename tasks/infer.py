@@ -108,20 +108,76 @@ def _all_unittest(modules: list[str], blocks: dict[str, bytes]) -> bool:
     return bool(modules) and all(b"unittest" in blocks[m] or b"TestCase" in blocks[m] for m in modules)
 
 
-_GO_FUNC = re.compile(rb"^\+\s*func (Test\w+)\s*\(", re.MULTILINE)
-_GO_HUNK_FUNC = re.compile(rb"^@@[^@]*@@\s*func (Test\w+)\s*\(", re.MULTILINE)
+_GO_HUNK_HEADER = re.compile(rb"^@@[^@]*@@ ?(.*)$")
+_GO_DECLARED = re.compile(rb"^func\s+(\([^)]*\)\s*)?(\w+)\s*\(")  # a function's or method's first line (a method's: a suite's, run by its suite's name)
 
 
 def _go(paths: list[str], blocks: dict[str, bytes]) -> Inferred:
     packages = sorted({"./" + str(PurePosixPath(p).parent) if str(PurePosixPath(p).parent) != "." else "." for p in paths})
     names: list[str] = []
+    whole = False
     for p in paths:
-        for m in [*_GO_FUNC.finditer(blocks[p]), *_GO_HUNK_FUNC.finditer(blocks[p])]:
-            name = m.group(1).decode()
-            if name not in names:
-                names.append(name)
-    run = f" -run {shlex.quote('^(' + '|'.join(names) + ')$')}" if names else ""
-    return Inferred(f"go test -v {' '.join(shlex.quote(p) for p in packages)}{run}", "go", "go test on the changed packages" + (", naming the changed test functions" if names else ""))
+        changed, outside = _go_changed_tests(blocks[p])
+        names += [n for n in changed if n not in names]
+        whole = whole or outside
+    run = f" -run {shlex.quote('^(' + '|'.join(names) + ')$')}" if names and not whole else ""
+    note = "go test on the changed packages" + (", naming the changed test functions" if run else ", all of their tests (a change outside a test function: a table or helper they may share)" if names else "")
+    return Inferred(f"go test -v {' '.join(shlex.quote(p) for p in packages)}{run}", "go", note)
+
+
+def _go_changed_tests(block: bytes) -> tuple[list[str], bool]:
+    """The Test (Example, Fuzz) functions a Go test file's patch changes lines of, and whether it
+    changes code some test may share that existed before (a helper, a top-level table: the
+    tests using it are not known by name).
+
+    Each changed line belongs to the function whose `func` line is the last one above it, in the
+    hunk or, before the hunk's first, in its header: git's header is the last `func` line
+    *before* the hunk's context, so a hunk whose context starts at `func TestVersion7` is headed
+    `func TestVersion6` (google/uuid #150 ran TestVersion6 and never TestVersion7). Blank lines,
+    comments, the package clause, imports, benchmarks and code the patch adds whole (a new
+    helper: the tests calling it changed too) name no test."""
+    names: list[str] = []
+    outside = False
+    new_file = b"\n--- /dev/null" in b"\n" + block
+    scope: str | None = None  # the name of the test the lines belong to; "" = none to name; None = shared code that was there
+    for line in block.splitlines():
+        header = _GO_HUNK_HEADER.match(line)
+        if header:
+            text = header.group(1).strip()
+            scope = _go_scope(_GO_DECLARED.match(text), added=False) if text.startswith(b"func") else None
+            continue
+        mark, code = line[:1], line[1:]
+        if mark not in (b" ", b"+", b"-") or line.startswith((b"+++ ", b"--- ")):
+            continue
+        declared = _GO_DECLARED.match(code)
+        if declared and mark != b"-":
+            scope = _go_scope(declared, added=mark == b"+")
+        elif code[:1] not in (b" ", b"\t", b"}", b")", b"") and not _GO_IMPORT.match(code):
+            scope = "" if mark == b"+" else None  # a top-level declaration: one added whole, or one that was there
+        if mark == b" " or not code.strip() or code.strip().startswith(b"//") or _GO_IMPORT.match(code):
+            continue
+        if scope:
+            if scope not in names:
+                names.append(scope)
+        elif scope is None and not new_file:
+            outside = True
+    return names, outside
+
+
+_GO_TEST = re.compile(r"^(?:Test|Example|Fuzz)(?![a-z])")  # what `go test -run` runs
+_GO_IMPORT = re.compile(rb'^\s*(?:package\s+\w+|import\b.*|\(|\)|(?:[\w.]+\s+)?"[^"]*")\s*$')  # the package clause, an import line, a bare paren of a block
+
+
+def _go_scope(declared: re.Match[bytes] | None, *, added: bool) -> str | None:
+    """What a `func` line opens: the name of a test `-run` can name; "" for a benchmark or a
+    function the patch adds whole; None for a helper or method that was there (a suite's
+    method runs under its suite's name, which is not known here)."""
+    if declared is None:
+        return None
+    name = declared.group(2).decode()
+    if not declared.group(1) and _GO_TEST.match(name):
+        return name
+    return "" if added or name.startswith("Benchmark") else None
 
 
 def _cargo(paths: list[str]) -> Inferred:

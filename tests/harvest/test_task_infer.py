@@ -32,7 +32,25 @@ def test_unittest_when_nothing_mentions_pytest():
 def test_go_names_the_packages_and_the_test_functions():
     block = b"@@ -10,3 +10,9 @@ func TestOld(t *testing.T) {\n+func TestNew(t *testing.T) {\n+}\n"
     got = infer_command({"pkg/a/a_test.go": block, "b_test.go": b"+func TestB(t *testing.T) {}\n"}, files())
-    assert (got.command, got.runner) == ("go test -v . ./pkg/a -run '^(TestB|TestNew|TestOld)$'", "go")  # files in name order: b_test.go first
+    assert (got.command, got.runner) == ("go test -v . ./pkg/a -run '^(TestB|TestNew)$'", "go")  # files in name order; TestOld only heads the hunk
+
+
+def test_go_names_the_function_a_changed_line_is_in_not_the_hunks_header():
+    """google/uuid #150: the hunk's context began at `func TestVersion7`, so git headed it with
+    the function before (TestVersion6, a flaky test the fix never touched), and TestVersion7,
+    whose loop the patch changed, was never run."""
+    block = (
+        b"--- a/uuid_test.go\n+++ b/uuid_test.go\n"
+        b"@@ -825,7 +825,7 @@ func TestVersion6(t *testing.T) {\n func TestVersion7(t *testing.T) {\n \tSetRand(nil)\n"
+        b"-\tfor x := 1; x < 32; x++ {\n+\tfor x := 1; x < 128; x++ {\n \t\tuuid, err := NewV7()\n"
+        b"@@ -900,3 +900,12 @@ func TestVersion7FromReader(t *testing.T) {\n \t}\n }\n+\n+func BenchmarkV7(b *testing.B) {\n+\tNewV7()\n+}\n"
+        b"+\n+func contains(s []string, x string) bool {\n+\treturn false\n+}\n+\n+func ExampleNewV7() {\n+}\n"
+    )
+    assert infer_command({"uuid_test.go": block}, files()).command == "go test -v . -run '^(TestVersion7|ExampleNewV7)$'"  # a new benchmark and a new helper name nothing
+    # a change to a top-level table or a helper that was there: whichever tests share it, so all of them
+    shared = b"--- a/json_test.go\n+++ b/json_test.go\n@@ -10,3 +10,3 @@ import (\n )\n \n-var testUUID = Must(Parse(\"f47a\"))\n+var testUUID = MustParse(\"f47a\")\n"
+    got = infer_command({"json_test.go": shared, "sql_test.go": b"--- a/sql_test.go\n+++ b/sql_test.go\n@@ -1,3 +1,3 @@ func TestScan(t *testing.T) {\n-\ta := 1\n+\ta := 2\n"}, files())
+    assert got.command == "go test -v ." and "all of their tests" in got.note
 
 
 def test_cargo_names_integration_tests_else_runs_the_crate():
