@@ -70,6 +70,7 @@ def test_a_matrix_runs_then_a_second_invocation_starts_nothing_and_regrades_all_
     assert outcomes[("mock@latest scripted", "fix-sub", 2)] == "failed"
     assert outcomes[("mock@latest noop", "fix-add", 1)] == "no_changes"  # the no-op agent changed nothing
     assert outcomes[("mock@latest noop", "explain", 2)] == "passed"  # it echoes the prompt, which says "calc"
+    assert "control DOES NOT HOLD: mock@latest noop (the no-op) passed 2 of 6 cell(s)" in first.stdout, first.stdout  # said by the run, not only by compare
 
     # The checks change; the store does not: the second invocation re-grades every stored cell.
     bench = project / "madbench.yaml"
