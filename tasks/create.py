@@ -55,6 +55,13 @@ class Created:
         """What `task create` says of `unnamed` (tasks/interface.py), '' when nothing."""
         return warning(self.unnamed) if self.unnamed else ""
 
+    @property
+    def thin_warning(self) -> str:
+        """What `task create` says of a prompt that is a short title alone, '' when it is more."""
+        from benchtape.tasks.prompt_text import thin_warning
+
+        return thin_warning(self.folder.joinpath(PROMPT_FILE).read_text(encoding="utf-8", errors="replace"))
+
     def promise_warning(self) -> str:
         """What `task create` says of `promised`, '' when nothing."""
         return promise_warning(self.promised) if self.promised else ""
@@ -78,6 +85,7 @@ class Created:
             "environment": self.environment,
             "unnamed_interface": [{"name": u.name, "test_file": u.test_file} for u in self.unnamed],
             "prompt_points_at_tests": self.promised,
+            "thin_prompt": self.thin_warning or None,
             "state": "leaking" if self.leaks else "unvalidated",
         }
 

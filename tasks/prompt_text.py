@@ -123,3 +123,21 @@ def _finish(title: str, body: str) -> str:
     if len(text) > MAX_PROMPT:
         text = text[:MAX_PROMPT].rsplit("\n", 1)[0] + "\n"
     return text
+
+
+THIN_WORDS = 12  # fewer words than this, and nothing but a title: a newcomer's cachetools tasks were all 7-word titles
+
+
+def thin_warning(prompt: str) -> str:
+    """What `task create` and `task validate` say of a prompt that is a short title and nothing
+    more (cachetools' "Change exact time of expiration in TTLCache.": which way, and for what
+    key, only the hidden tests know), '' otherwise. Advice, never a refusal: the change's own
+    words are all an offline harvest has."""
+    lines = [line for line in prompt.strip().splitlines() if line.strip()]
+    words = len(re.findall(r"\w[\w.'-]*", prompt))
+    if len(lines) > 1 or words >= THIN_WORDS:
+        return ""
+    return (
+        f"prompt.md is the change's title alone ({words} words): the hidden tests may check what it does not say "
+        "(an error's type, an edge case, which way a limit moves); say what is wanted in prompt.md (the PR's description or its issue), or keep it knowingly"
+    )

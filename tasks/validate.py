@@ -49,6 +49,7 @@ from benchtape.tasks.gitlog import resolve
 from benchtape.tasks.hidden_tests import promise_warning, promised_tests
 from benchtape.tasks.interface import unnamed_interface, warning
 from benchtape.tasks.lint import repositories
+from benchtape.tasks.prompt_text import thin_warning
 from benchtape.tasks.validation_record import record_phase, start_run
 
 if TYPE_CHECKING:
@@ -230,6 +231,9 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     promised = promised_tests(task.prompt(), changed_paths(task.tests_patch()))
     if promised:
         report.notes.append(promise_warning(promised))
+    thin = thin_warning(task.prompt())
+    if thin:
+        report.notes.append(thin)
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
     try:
         base_tree = scratch / "export"  # never under a phase's folder: each phase copies it whole

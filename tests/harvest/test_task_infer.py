@@ -128,6 +128,18 @@ def test_a_squash_body_loses_what_pre_commit_ci_wrote():
     assert text == "# Make TOMLDecodeError show 'tomli' as its module\n\n* Move __module__ assignment to __init__, add test\n", text
 
 
+def test_a_short_title_alone_is_a_thin_prompt_and_anything_more_is_not():
+    """cachetools' mined prompts were 7-word titles ("Change exact time of expiration in
+    TTLCache."): which way the limit moves only the hidden tests knew. `task create` and
+    `task validate` say so; a body, or a title that says enough, is left alone."""
+    from benchtape.tasks.prompt_text import thin_warning
+
+    said = thin_warning("# Change exact time of expiration in TTLCache.\n")
+    assert said.startswith("prompt.md is the change's title alone (7 words)") and "or keep it knowingly" in said
+    assert thin_warning("# Make TOMLDecodeError show 'tomli' as its module\n\n* Move __module__ assignment to __init__, add test\n") == ""
+    assert thin_warning("# Raise a friendly TypeError, naming the mode, when load() is given a file opened in text mode\n") == ""
+
+
 def test_a_squash_prompt_drops_its_number_closing_references_and_trailers():
     landing = _landing("squash", "Raise in partition_all when length is invalid (#603)", "It gave bad output. Fixes #602.\n\nSigned-off-by: A <a@x>", 603)
     text, source = prompt_for(landing, [])
