@@ -123,6 +123,12 @@ class CodexAdapter:
             argv += ["-m", model]
         if cfg.effort:
             argv += ["-c", f"model_reasoning_effort={cfg.effort}"]
+        # Codex runs each command in a login shell (`bash -lc`), whose /etc/profile sets PATH anew:
+        # a task's project environment (its venv's bin first on PATH) was lost to Codex's shell
+        # alone, so `python3 -m pytest` found no pytest where Claude's and Gemini's found it. A
+        # plain shell keeps the environment benchtape gives every harness alike.
+        if not any(a.startswith("allow_login_shell") for a in cfg.args):
+            argv += ["-c", "allow_login_shell=false"]
         # `image:`: `codex exec -i FILE` attaches each picture to the first message (0.169.0 sends
         # it as an input_image data URL); a host path, so preflight keeps codex images out of containers
         for image in launch.images:

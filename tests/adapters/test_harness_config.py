@@ -89,8 +89,8 @@ def test_codex_config_and_argv(tmp_path: Path) -> None:
     assert Path(cmd.argv[0]).name == "codex"
     assert cmd.argv[1:] == [
         "exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write",
-        "-m", "gpt-5-codex", "-c", "model_reasoning_effort=low", "--profile", "x", "-",
-    ]  # fmt: skip
+        "-m", "gpt-5-codex", "-c", "model_reasoning_effort=low", "-c", "allow_login_shell=false", "--profile", "x", "-",
+    ]  # fmt: skip  (a plain shell: a login shell's /etc/profile sets PATH anew, losing a task's project environment)
     assert cmd.stdin == b"fix the test"
     own_sandbox = CodexAdapter().command(launch(tmp_path, {"args": ["--sandbox", "danger-full-access"]}))
     assert own_sandbox.argv.count("--sandbox") == 1

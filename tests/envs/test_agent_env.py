@@ -143,6 +143,29 @@ def test_the_agent_runs_the_projects_code_and_tests_in_the_environment_its_verdi
         assert "VENV READ-ONLY" in said and record["read_only"] == "bound read-only in the agent's own mount namespace"
 
 
+def test_the_real_codex_runs_the_tests_in_the_environment_too(tally: dict[str, Any]):
+    """Codex runs each command in a shell of its own choosing: a login shell (`bash -lc`), whose
+    /etc/profile set PATH anew, so `python3 -m pytest` found no pytest in Codex's shell alone
+    (Claude's and Gemini's found it). The real Codex, the solver playing the task's fix."""
+    from realagents import TOOLS, need
+
+    need("codex")
+    (tally["root"] / ".benchtape" / "evaluations" / "codex.yaml").write_text(
+        "apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: [3]\ntools:\n  - tool: codex\n    tool_version: \"0.169.0\"\n    model: solver\n"
+    )
+    done = benchtape("run", "codex", "--yes", "--json", cwd=tally["root"], env={"BENCHTAPE_ENV_CACHE": str(tally["cache"]), "BENCHTAPE_TOOLS": str(TOOLS)}, timeout=300)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    [found] = sessions(tally["db"], json.loads(done.stdout)["run_id"])
+    store = Store(tally["db"], readonly=True)
+    try:
+        calls = store.load_session(found["row"].id).calls
+    finally:
+        store.close()
+    ran = [c for c in calls if "pytest" in json.dumps(c.input)]
+    assert ran, [c.input for c in calls]
+    assert all("No module named pytest" not in (c.output or "") and "passed" in (c.output or "") for c in ran), [(c.input, c.output) for c in ran]
+
+
 def test_opted_out_the_same_agent_cannot_import_the_dependency(tally: dict[str, Any]):
     got = _run(tally, "withheld")
     assert got["ran"]["outcomes"] == {"fixer@latest default": {"adapter_error": 1}}, got["ran"]
