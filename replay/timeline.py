@@ -89,7 +89,7 @@ def count_sessions(store: BrowsingStore, *, controls: bool = False) -> int:
 
 def _line(store: BrowsingStore, row: SessionRow, run_kind: str, handle: str, run_handle: str) -> SessionLine:
     from benchtape.replay.query import latest_verdicts  # here, not at import: an empty list needs none of these
-    from benchtape.spec.pricing import FREE_MODELS
+    from benchtape.spec.pricing import reported_cost
 
     session = store.load_session(row.id, row, _LISTED_KINDS)
     verdicts = latest_verdicts(store, row.id)
@@ -110,7 +110,7 @@ def _line(store: BrowsingStore, row: SessionRow, run_kind: str, handle: str, run
         status=session.status or "incomplete",
         outcome=session_status(session, verdicts) if session.finished else "incomplete",
         score=sum(counting) / len(counting) if counting else None,
-        cost_usd=0.0 if (row.model or session.model) in FREE_MODELS else session.metrics.cost_usd,  # as compare prices it: a scripted, no-op or oracle session spent nothing (known), never "unknown" here and $0 there
+        cost_usd=reported_cost(row.model or session.model, session.metrics.cost_usd),  # as compare prices it: a scripted, no-op or oracle session spent nothing (known), never "unknown" here and $0 there
         duration_ms=session.metrics.latency_ms,
         grading_id=verdicts[0]["grading_id"] if verdicts else None,
         verdicts=counts,

@@ -105,12 +105,19 @@ def token_cost(metrics: Metrics | Mapping[str, Any], rates: Rates) -> float | No
 FREE_MODELS = frozenset({"mock", "mock-noop", "scripted", "oracle", "mock-solver", "mock-solver-partial", "scripted-solver", "scripted-solver-partial"})  # oracle: the positive control calls no model
 
 
+def reported_cost(model_id: str | None, reported: float | None) -> float | None:
+    """What a session spent as its tool reported it, except a free model's: nothing, whatever
+    the tool printed (it prices a scripted model's pretend tokens as if real). Every figure of a
+    session's spend (`sessions`, `compare`, the ATIF, Inspect and OTLP exports) is this one."""
+    return 0.0 if model_id in FREE_MODELS else reported
+
+
 def session_cost(metrics: Metrics | Mapping[str, Any], model_id: str | None, pricing: Pricing) -> tuple[float | None, str | None]:
     """(cost in USD, where it came from: `free` | `reported` | `pricing` | None when unknown),
-    from a session's Metrics or the plain fields of its `metrics` actions. A free model costs 0
-    whatever the tool reported (a tool prices a scripted model's pretend tokens as if real)."""
+    from a session's Metrics or the plain fields of its `metrics` actions (reported_cost, then
+    the pricing table for what the tool did not price)."""
     if model_id in FREE_MODELS:
-        return 0.0, "free"
+        return reported_cost(model_id, None), "free"
     values = _values(metrics)
     if values.get("cost_usd") is not None:
         return float(values["cost_usd"]), "reported"

@@ -66,12 +66,15 @@ def atif_roundtrip(session: Session) -> Session:
 
 def views(s: Session) -> dict[str, Any]:
     """What an export and import must give back: calls per thread (in order), each thread's
-    subagent facts, errors, metric totals, the final output."""
+    subagent facts, errors, metric totals (its spend as benchtape prices it), the final output."""
     calls: dict[str, list[tuple]] = {}
     for c in s.calls:
         calls.setdefault(c.thread, []).append((c.call_id, c.tool, c.input, c.output, c.is_error, c.has_result, c.agent))
     threads = {t: (sub.agent, sub.parent_thread, sub.call_id, sub.prompt, sub.output, sub.finished) for t, sub in s.subagents.items()}
+    from benchtape.spec.pricing import reported_cost
+
     metrics = {f: getattr(s.metrics, f) for f in METRIC_FIELDS} | {"step_count": s.metrics.step_count}
+    metrics["cost_usd"] = reported_cost(s.model, s.metrics.cost_usd)  # what it spent: nothing for a scripted model, whatever its tool printed
     return {"calls": calls, "threads": threads, "errors": s.errors, "metrics": metrics, "final_output": s.final_output}
 
 

@@ -38,3 +38,7 @@ def test_a_real_tools_run_exports_as_atif_and_as_an_inspect_log(tool: str, tmp_p
     log = inspect_log.read_eval_log(str(tmp_path / "run.eval"))
     assert {s.id: s.scores["scenario"].value for s in log.samples} == {"fixes-the-bug@attempt-1": 1.0, "breaks-it-differently@attempt-1": 0.0}
     assert all(any(m.role == "tool" for m in s.messages) for s in log.samples)
+    # the scripted model spent nothing, as `sessions` and `compare` price it, whatever the tool printed
+    assert all(d["final_metrics"].get("total_cost_usd") in (0.0, None) for d in docs), [d["final_metrics"] for d in docs]
+    assert all(u.total_cost in (0.0, None) for s in log.samples for u in (s.model_usage or {}).values())
+    assert all(u.total_cost in (0.0, None) for u in (log.stats.model_usage or {}).values())
