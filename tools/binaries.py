@@ -290,11 +290,14 @@ def npm_install(package: str, version: str, bin_name: str, target: Path) -> Path
         raise BadInput(f"cannot install {package} {version}: npm is not on PATH", fix="install Node.js and npm (Debian: apt-get install nodejs npm), then try again")
     scratch = target.with_name(f".{target.name}.partial")
     shutil.rmtree(scratch, ignore_errors=True)
+    made = not scratch.parent.exists()  # the tool's folder, made for this install: a failed one leaves none behind
     scratch.mkdir(parents=True)
     argv = [npm, "install", "--prefix", str(scratch), "--no-audit", "--no-fund", "--no-save", f"{package}@{version}"]
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0 or not _runnable(scratch / "node_modules" / ".bin" / bin_name):
         shutil.rmtree(scratch, ignore_errors=True)
+        if made:
+            shutil.rmtree(scratch.parent, ignore_errors=True)
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
         raise BadInput(f"npm could not install {package}@{version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix="check the version exists (`npm view " + package + " versions`) and that the npm registry is reachable")
     shutil.rmtree(target, ignore_errors=True)
@@ -308,13 +311,14 @@ def _install_pypi(tool: str, pin: Pin, version: str, root: Path | None) -> Path:
     finished last: an unfinished folder is removed, and never counts as installed."""
     target = folder(tool, version, root)
     shutil.rmtree(target, ignore_errors=True)
+    made = not target.parent.exists()  # the tool's folder, made for this install: a failed one leaves none behind
     target.parent.mkdir(parents=True, exist_ok=True)
     python = os.environ.get("BENCHTAPE_TOOLS_PYTHON") or sys.executable
     steps = [[python, "-m", "venv", str(target)], [str(target / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "--no-input", "-q", f"{pin.package}=={version}"]]
     for argv in steps:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True)
         if done.returncode != 0:
-            shutil.rmtree(target, ignore_errors=True)
+            shutil.rmtree(target.parent if made else target, ignore_errors=True)
             tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
             raise BadInput(f"could not install {pin.package}=={version}: {' / '.join(tail) or f'exit {done.returncode}'}", fix=f"check the version exists (`pip index versions {pin.package}`) and that PyPI is reachable")
     if not (target / "bin" / pin.bin).exists():

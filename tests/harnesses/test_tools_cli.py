@@ -33,4 +33,7 @@ def test_an_unknown_tool_and_a_version_the_registry_lacks_are_refused_leaving_no
     done = benchtape("tools", "install", "mini-swe-agent@0.0.1.999", tools=tmp_path)
     assert done.returncode == 2, done.stdout + done.stderr
     assert "could not install mini-swe-agent==0.0.1.999" in done.stderr and "pip index versions mini-swe-agent" in done.stderr
-    assert not (tmp_path / "mini-swe-agent" / "0.0.1.999").exists()  # nothing half-written
+    assert not (tmp_path / "mini-swe-agent").exists()  # nothing half-written, not even the tool's folder
+    done = benchtape("tools", "install", "codex@9.9.9", tools=tmp_path)  # npm's: not even the tool's folder is left
+    assert done.returncode == 2 and "npm could not install @openai/codex@9.9.9" in done.stderr, done.stdout + done.stderr
+    assert not (tmp_path / "codex").exists(), list((tmp_path / "codex").rglob("*"))
