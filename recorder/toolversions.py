@@ -76,6 +76,9 @@ class VersionResolver:
             return Resolved(harness, asked, found, Path(bench_binary), "bench", _note(harness, found))
         version = binaries.resolve_version(harness, asked)
         have = binaries.installed(harness, version)
+        if have is None and asked != binaries.LATEST and binaries.published(harness, version) is False:
+            package = binaries.pins()[harness].package
+            raise PreflightBlocked([f"{harness}: tool_version {version} is no version the npm registry has of {package}; pin one it lists (`npm view {package} versions`)"])
         latest = "pypi" if binaries.pins()[harness].kind == "pypi" else "npm"  # where `latest` came from (binaries.latest_version)
         return Resolved(harness, asked, version, have.path if have else None, latest if asked == binaries.LATEST else "pinned", _note(harness, version))
 

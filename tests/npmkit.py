@@ -19,6 +19,13 @@ if args[0] == "view":  # npm view PACKAGE version: what the registry's `latest` 
         sys.exit(1)
     with open(os.environ["NPM_LOG"], "a") as log:
         log.write(" ".join(args) + "\\n")
+    package, _, version = args[1].rpartition("@")
+    if package:  # npm view PACKAGE@VERSION version: the version when published (9.9.9 never is)
+        if version == "9.9.9":
+            print("npm error code E404\\nnpm error 404 No match found for version 9.9.9", file=sys.stderr)
+            sys.exit(1)
+        print(version)
+        sys.exit(0)
     print("2.1.999" if "claude" in args[1] else "0.999.0")
     sys.exit(0)
 prefix = args[args.index("--prefix") + 1]

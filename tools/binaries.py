@@ -259,6 +259,31 @@ def latest_version(tool: str) -> str:
     return _LATEST[tool]
 
 
+_PUBLISHED: dict[tuple[str, str], bool | None] = {}
+
+
+def published(tool: str, version: str) -> bool | None:
+    """Whether the npm registry has this version of the tool's package, asked once per process:
+    False only on the registry's own "no such version" answer; None when it cannot be told (no
+    npm, no registry, a PyPI tool). A pinned version nobody published passed the preview and
+    failed only at the install its consent started."""
+    pin = _pin(tool)
+    npm = shutil.which("npm")
+    if pin.kind != "npm" or npm is None:
+        return None
+    if (tool, version) not in _PUBLISHED:
+        try:
+            done = subprocess.run([npm, "view", f"{pin.package}@{version}", "version"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            return None
+        said = (done.stdout or "").split()
+        if done.returncode == 0:
+            _PUBLISHED[tool, version] = any(version in word for word in said)
+        else:
+            _PUBLISHED[tool, version] = False if "E404" in (done.stderr or "") else None
+    return _PUBLISHED[tool, version]
+
+
 def resolve_version(tool: str, asked: str) -> str:
     """The version `asked` means today: itself when pinned, npm's `latest` otherwise."""
     return latest_version(tool) if asked == LATEST else asked

@@ -84,7 +84,20 @@ def test_latest_without_npm_stops_before_anything_runs(tmp_path, monkeypatch):
     pinned = EVALUATION.replace("tool_version: latest", 'tool_version: "2.1.328"')
     write(project / ".benchtape" / "evaluations" / "v.yaml", pinned)
     out = benchtape("run", "v", "--dry-run", cwd=project, env={"NPM_FAILS": "1", "BENCHTAPE_TOOLS": str(tmp_path / "tools")})
-    assert out.returncode == 0 and "claude-code 2.1.328 → 2.1.328 (pinned; not installed" in out.stdout  # a pin asks nobody
+    assert out.returncode == 0 and "claude-code 2.1.328 → 2.1.328 (pinned; not installed" in out.stdout  # a pin needs no registry
+
+
+def test_a_pinned_version_the_registry_lacks_stops_the_preview(tmp_path, monkeypatch):
+    """`tool_version: "9.9.9"` was "would install codex 9.9.9" in the preview, exit 0, and failed
+    only at the install `--yes` started; the registry is asked before, and says no such version."""
+    project = tmp_path / "proj"
+    write(project / "madbench.yaml", BENCH)
+    write(project / ".benchtape" / "evaluations" / "v.yaml", EVALUATION.replace("tool_version: latest", 'tool_version: "9.9.9"'))
+    fake_npm(tmp_path, monkeypatch)
+    out = benchtape("run", "v", "--dry-run", cwd=project, env={"BENCHTAPE_TOOLS": str(tmp_path / "tools")})
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert "claude-code: tool_version 9.9.9 is no version the npm registry has of @anthropic-ai/claude-code" in out.stderr and "npm view @anthropic-ai/claude-code versions" in out.stderr
+    assert not (tmp_path / "tools").exists() and not (project / ".benchtape" / "benchtape.db").exists()
 
 
 def test_latest_of_a_pypi_tool_is_the_release_benchtape_pins_and_asks_npm_nothing(tmp_path, monkeypatch):
