@@ -44,7 +44,8 @@ def export_cmd(
     from benchtape.core.errors import BadInput
 
     if fmt not in FORMATS:
-        raise BadInput(f"unknown export format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}")
+        harbor = "; a task goes to Harbor as a task folder: benchtape task export ID --format harbor -o FOLDER" if fmt.lower() == "harbor" else ""
+        raise BadInput(f"unknown export format {fmt!r}", fix=f"use one of {', '.join(FORMATS)}{harbor}")
     picked = [name for name, given in (("SESSION", session), ("--run", run), ("--all", all_)) if given]
     if len(picked) != 1:
         raise BadInput(f"export takes one of SESSION, --run or --all (got {', '.join(picked) or 'none'})", fix="name a session, or pass --run RUN (or --all, for atif)")

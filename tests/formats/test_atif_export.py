@@ -129,6 +129,7 @@ def test_one_session_goes_to_stdout_or_a_file(mock_db: Path, tmp_path: Path) -> 
     ("args", "says"),
     [
         (["latest", "--format", "yaml"], "unknown export format 'yaml'"),
+        (["--run", "latest", "--format", "harbor", "-o", "x"], "a task goes to Harbor as a task folder: benchtape task export ID --format harbor -o FOLDER"),
         (["--run", "latest", "--format", "workspace", "-o", "x"], "a workspace export is of one session"),
         (["latest"], "a workspace export needs a folder"),
         (["--run", "latest", "--format", "atif"], "needs a folder to write them into"),
