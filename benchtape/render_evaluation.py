@@ -136,30 +136,13 @@ def finished(done: Any, planned: Any, store: BrowsingStore, plain: bool, json_ou
     failures = sum(n for c in done.outcomes.values() for o, n in c.items() if o in FAILURES)
     if failures:
         say(f"{failures} cell(s) ended in an execution failure: attempted, not measured; the next run measures them again")
+    from benchtape.replay.compare import broken_controls
+
     for line in broken_controls(planned.ev, done.outcomes):
         say(line)
     say(f"database: {store.path}")
     say(f"next: benchtape compare {planned.ev.name}")
     sys.stdout.flush()
-
-
-def broken_controls(ev: Any, outcomes: dict[str, Any]) -> list[str]:
-    """A control whose cells measured now did not come out as a control must: the oracle
-    passing every task, the no-op none. `compare` and `task controls` say it too; the run that
-    measured it had said nothing, and exited 0 (a failed cell is a result)."""
-    from benchtape.spec.agent_kind import NOOP, ORACLE, arm_kind
-
-    out = []
-    for arm in ev.arms:
-        kind = arm_kind((s.harness, s.model_id) for s in arm.steps)
-        counts = outcomes.get(arm.label) or {}
-        measured = {o: n for o, n in counts.items() if o not in FAILURES}
-        if kind == ORACLE and any(o != "passed" for o in measured):
-            wrong = sum(n for o, n in measured.items() if o != "passed")
-            out.append(f"control DOES NOT HOLD: {arm.label} (the oracle) did not pass {wrong} of {sum(measured.values())} cell(s): a task or its checks are broken; see benchtape task controls, or benchtape compare {ev.name}")
-        elif kind == NOOP and measured.get("passed"):
-            out.append(f"control DOES NOT HOLD: {arm.label} (the no-op) passed {measured['passed']} of {sum(measured.values())} cell(s): a check passes without any work; see benchtape compare {ev.name}")
-    return out
 
 
 def rounds_plan(round_tasks: int, limits: str) -> None:

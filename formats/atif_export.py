@@ -211,7 +211,7 @@ class _Writer:
     def _final_metrics(self, steps: int) -> Any:
         from atif import FinalMetrics
 
-        from benchtape.spec.pricing import reported_cost
+        from benchtape.replay.timeline import spent
 
         m = self.session.metrics
         prompt = None if m.tokens_in is None else m.tokens_in + (m.cache_read_tokens or 0) + (m.cache_write_tokens or 0)
@@ -225,7 +225,7 @@ class _Writer:
             total_prompt_tokens=prompt,
             total_completion_tokens=m.tokens_out,
             total_cached_tokens=m.cache_read_tokens,
-            total_cost_usd=reported_cost(self.session.model, m.cost_usd),  # a scripted model spent nothing, as compare prices it
+            total_cost_usd=spent(self.session),  # a scripted model spent nothing, as compare prices it
             total_steps=steps,
             extra=extra or None,
         )

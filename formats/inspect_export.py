@@ -348,13 +348,13 @@ def _results(samples: list[Any]) -> Any:
 def _usage(session: Session) -> Any:
     from inspect_ai.model import ModelUsage
 
-    from benchtape.spec.pricing import reported_cost
+    from benchtape.replay.timeline import spent
 
     m = session.metrics
     if m.tokens_in is None and m.tokens_out is None and m.cost_usd is None:
         return None
     total = sum(v for v in (m.tokens_in, m.tokens_out, m.cache_read_tokens, m.cache_write_tokens) if v is not None)
-    cost = reported_cost(session.model, m.cost_usd)  # a scripted model spent nothing, as compare prices it
+    cost = spent(session)  # a scripted model spent nothing, as compare prices it
     return ModelUsage(input_tokens=m.tokens_in or 0, output_tokens=m.tokens_out or 0, total_tokens=total, input_tokens_cache_read=m.cache_read_tokens, input_tokens_cache_write=m.cache_write_tokens, total_cost=cost)
 
 

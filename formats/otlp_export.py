@@ -42,8 +42,7 @@ from benchtape.core.version import VERSION
 from benchtape.formats.conversation import Step, Thread, Use, conversation
 from benchtape.formats.grades import Grading, scenario_said, unique_names
 from benchtape.replay.grading import harness_ok
-from benchtape.replay.timeline import session_status
-from benchtape.spec.pricing import reported_cost
+from benchtape.replay.timeline import session_status, spent
 from benchtape.store.database import SessionRow
 
 INSTALL = "pip install 'benchtape[otlp]'"
@@ -221,7 +220,7 @@ class _Session:
             "benchtape.attempt": row.attempt,
             "benchtape.harness": s.harness,
             "benchtape.status": s.status,
-            "benchtape.cost_usd": reported_cost(s.model, m.cost_usd),  # a scripted model spent nothing, as compare prices it
+            "benchtape.cost_usd": spent(s),  # a scripted model spent nothing, as compare prices it
             "benchtape.tokens_in": m.tokens_in,  # benchtape's count: input tokens outside the cache
             "benchtape.setup": self.item.setup,
             "benchtape.cell.id": row.cell_id,

@@ -25,7 +25,7 @@ import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from benchtape.core.gcpause import paused_gc
 from benchtape.core.outcome_kinds import GUARD_VIOLATION, NO_CHANGES, OUTCOMES, PASSED, PATCH_APPLY_FAILED, is_reusable
@@ -1033,6 +1033,26 @@ def control_lines(c: Comparison) -> list[str]:
         holds = (r.kind == ORACLE and r.passes == r.cells) or (r.kind == NOOP and r.passes == 0)
         state = "not measured" if not r.cells else ("holds" if holds else "DOES NOT HOLD: a task or its checks are broken")
         out.append(f"{r.label} [{SHORT.get(r.kind or '', '')}]: {r.passes}/{r.cells} passed ({expect}): {state}")
+    return out
+
+
+def broken_controls(ev: Any, outcomes: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """What `run EVALUATION` says of a control whose cells measured now did not come out as a
+    control must (the oracle passing every task, the no-op none), as control_lines says it of
+    every stored cell: the run had said nothing, and exited 0 (a failed cell is a result)."""
+    from benchtape.core.outcome_kinds import EXECUTION_FAILURES, PASSED
+    from benchtape.spec.agent_kind import NOOP, ORACLE, arm_kind
+
+    out = []
+    for arm in ev.arms:
+        kind = arm_kind((s.harness, s.model_id) for s in arm.steps)
+        measured = {o: n for o, n in (outcomes.get(arm.label) or {}).items() if o not in EXECUTION_FAILURES}
+        total = sum(measured.values())
+        if kind == ORACLE and any(o != PASSED for o in measured):
+            wrong = total - measured.get(PASSED, 0)
+            out.append(f"control DOES NOT HOLD: {arm.label} (the oracle) did not pass {wrong} of {total} cell(s): a task or its checks are broken; see benchtape task controls, or benchtape compare {ev.name}")
+        elif kind == NOOP and measured.get(PASSED):
+            out.append(f"control DOES NOT HOLD: {arm.label} (the no-op) passed {measured[PASSED]} of {total} cell(s): a check passes without any work; see benchtape compare {ev.name}")
     return out
 
 

@@ -124,6 +124,14 @@ def _started_at(session: Session, row: SessionRow) -> float:
     return next((a.at for a in session.actions if a.kind == "session.started" and a.at), row.started_at)
 
 
+def spent(session: Session) -> float | None:
+    """What the session spent, as `sessions` and `compare` say it (spec/pricing.reported_cost:
+    nothing for a scripted, no-op or oracle session, whatever its tool printed): the exports'."""
+    from benchtape.spec.pricing import reported_cost
+
+    return reported_cost(session.model, session.metrics.cost_usd)
+
+
 def session_status(session: Session, verdicts: list[dict[str, Any]]) -> str:
     """pass / fail / error by the scenario rule over stored verdicts; `not graded` without any."""
     from benchtape.replay.grading import harness_ok, scenario_outcome
