@@ -1030,10 +1030,16 @@ def control_lines(c: Comparison) -> list[str]:
     out = []
     for r in c.controls:
         expect = {ORACLE: "should pass every task", NOOP: "should pass none"}.get(r.kind or "", "")
-        holds = (r.kind == ORACLE and r.passes == r.cells) or (r.kind == NOOP and r.passes == 0)
-        state = "not measured" if not r.cells else ("holds" if holds else "DOES NOT HOLD: a task or its checks are broken")
+        state = "not measured" if not r.cells else ("holds" if control_holds(r.kind, r.passes, r.cells) else "DOES NOT HOLD: a task or its checks are broken")
         out.append(f"{r.label} [{SHORT.get(r.kind or '', '')}]: {r.passes}/{r.cells} passed ({expect}): {state}")
     return out
+
+
+def control_holds(kind: str | None, passes: int, cells: int) -> bool:
+    """The oracle passes every cell it was measured on, the no-op none."""
+    from benchtape.spec.agent_kind import NOOP, ORACLE
+
+    return (kind == ORACLE and passes == cells) or (kind == NOOP and passes == 0)
 
 
 def broken_controls(ev: Any, outcomes: Mapping[str, Mapping[str, int]]) -> list[str]:
@@ -1047,12 +1053,13 @@ def broken_controls(ev: Any, outcomes: Mapping[str, Mapping[str, int]]) -> list[
     for arm in ev.arms:
         kind = arm_kind((s.harness, s.model_id) for s in arm.steps)
         measured = {o: n for o, n in (outcomes.get(arm.label) or {}).items() if o not in EXECUTION_FAILURES}
-        total = sum(measured.values())
-        if kind == ORACLE and any(o != PASSED for o in measured):
-            wrong = total - measured.get(PASSED, 0)
-            out.append(f"control DOES NOT HOLD: {arm.label} (the oracle) did not pass {wrong} of {total} cell(s): a task or its checks are broken; see benchtape task controls, or benchtape compare {ev.name}")
-        elif kind == NOOP and measured.get(PASSED):
-            out.append(f"control DOES NOT HOLD: {arm.label} (the no-op) passed {measured[PASSED]} of {total} cell(s): a check passes without any work; see benchtape compare {ev.name}")
+        total, passes = sum(measured.values()), measured.get(PASSED, 0)
+        if kind not in (ORACLE, NOOP) or control_holds(kind, passes, total):
+            continue
+        if kind == ORACLE:
+            out.append(f"control DOES NOT HOLD: {arm.label} (the oracle) did not pass {total - passes} of {total} cell(s): a task or its checks are broken; see benchtape task controls, or benchtape compare {ev.name}")
+        else:
+            out.append(f"control DOES NOT HOLD: {arm.label} (the no-op) passed {passes} of {total} cell(s): a check passes without any work; see benchtape compare {ev.name}")
     return out
 
 

@@ -29,7 +29,7 @@ from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history
 from benchtape.tasks.hidden_tests import promise_warning, promised_tests
 from benchtape.tasks.infer import infer_command
 from benchtape.tasks.interface import Unnamed, unnamed_interface, warning
-from benchtape.tasks.prompt_text import prompt_for
+from benchtape.tasks.prompt_text import prompt_for, thin_warning
 
 TEST_DIR_NAMES = ("tests", "test", "__tests__", "spec", "testing")
 
@@ -50,17 +50,11 @@ class Created:
     environment: list[str] = field(default_factory=list)  # what envs/ detected at the base commit
     unnamed: list[Unnamed] = field(default_factory=list)  # names the tests need that only the fix defines, unsaid in the prompt
     promised: list[str] = field(default_factory=list)  # prompt lines pointing at the hidden tests (tasks/hidden_tests.py)
+    thin_warning: str = ""  # what is said of a prompt that is a short title alone (tasks/prompt_text.thin_warning), '' when it is more
 
     def unnamed_warning(self) -> str:
         """What `task create` says of `unnamed` (tasks/interface.py), '' when nothing."""
         return warning(self.unnamed) if self.unnamed else ""
-
-    @property
-    def thin_warning(self) -> str:
-        """What `task create` says of a prompt that is a short title alone, '' when it is more."""
-        from benchtape.tasks.prompt_text import thin_warning
-
-        return thin_warning(self.folder.joinpath(PROMPT_FILE).read_text(encoding="utf-8", errors="replace"))
 
     def promise_warning(self) -> str:
         """What `task create` says of `promised`, '' when nothing."""
@@ -158,7 +152,7 @@ def create_task(project: Project, ref: str) -> Created:
     environment = [*detected.detection.lines(), *detected.notes]
     unnamed = unnamed_interface(tests_patch.decode("utf-8", "surrogateescape"), reference_patch.decode("utf-8", "surrogateescape"), prompt)
     promised = promised_tests(prompt, parts.tests)
-    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed, promised)
+    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed, promised, thin_warning(prompt))
 
 
 def _repositories(project: Project) -> list[str]:

@@ -322,9 +322,7 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
     references = [report.phases["reference"].evidence, *(again or [])]
     for n in range(len(references) + 1, REFERENCE_RUNS + 1):
         say(f"{task.id}: reference, run {n} of {REFERENCE_RUNS} …")
-        ev, work = _fresh_run(project, task, level, place, base_tree, scratch / f"reference.{n}", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], task.verify, report)
-        _record_extra(task, f"reference.{n}", ev, judge_reference(ev, base, work), work, level, report, store, run_id, logs)
-        references.append(ev)
+        references.append(_reference_run(n, project, task, level, place, base_tree, scratch, report, store, run_id, logs)[0])
     suite = None
     wide = suite_command(task.verify.command, runner_of(task.verify.command), base_tree)
     base_tests = base.tests
@@ -423,13 +421,10 @@ def _again_at_reference(project: Project, task: TaskSpec, level: str, place: Pla
     ref = report.phases["reference"]
     if ref.evidence.tests is None or hung_runner(ref.evidence):
         return []
-    base = report.phases["base"].evidence
     runs: list[Evidence] = []
     for n in range(2, REFERENCE_RUNS + 1):
         say(f"{task.id}: the reference failed: run {n} of {REFERENCE_RUNS}, to tell a flip from a failure …")
-        ev, work = _fresh_run(project, task, level, place, base_tree, scratch / f"reference.{n}", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], task.verify, report)
-        judgement = judge_reference(ev, base, work)
-        _record_extra(task, f"reference.{n}", ev, judgement, work, level, report, store, run_id, logs)
+        ev, judgement = _reference_run(n, project, task, level, place, base_tree, scratch, report, store, run_id, logs)
         runs.append(ev)
         if judgement.held:
             failed = ref.evidence.tests.with_outcome("failed", "error")
@@ -437,6 +432,14 @@ def _again_at_reference(project: Project, task: TaskSpec, level: str, place: Pla
             ref.judgement = Judgement(True, "", "")
             break
     return runs
+
+
+def _reference_run(n: int, project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path) -> tuple[Evidence, Judgement]:
+    """The reference's run `n` (2 and on): a fresh tree, judged as the phase is, kept as `reference.N`."""
+    ev, work = _fresh_run(project, task, level, place, base_tree, scratch / f"reference.{n}", [("reference.patch", task.reference() or b""), ("tests.patch", task.tests_patch())], task.verify, report)
+    judgement = judge_reference(ev, report.phases["base"].evidence, work)
+    _record_extra(task, f"reference.{n}", ev, judgement, work, level, report, store, run_id, logs)
+    return ev, judgement
 
 
 def _fresh_run(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, folder: Path, patches: list[tuple[str, bytes]], spec: Any, report: TaskReport) -> tuple[Evidence, Path]:
