@@ -601,7 +601,7 @@ class _Loader:
         where = Where(self.file, node.line)
 
         # placeholders, before path resolution
-        for key in ("prompt", "testdata", "repo", "generate", "setup", "cwd", "staging_timeout", "sandbox", "transform", "vars", "mock"):
+        for key in ("prompt", "testdata", "repo", "generate", "setup", "cwd", "staging_timeout", "sandbox", "interactive", "transform", "vars", "mock"):
             if key in merged:
                 merged[key] = substitute(merged[key], params, self.file, merged.line_of(key))
         for key in ("prompt", "cwd", "timeout", "name", "description"):

@@ -196,6 +196,27 @@ def test_undeclared_placeholder_refused(tmp_path):
     assert "{{who}}" in err.what and err.line == 2 and "params:" in err.fix
 
 
+def test_interactive_from_a_param(tmp_path):
+    """madbench's `interactive` is bool-ish and also takes a `"{{param}}"` (its schema): a bench
+    that runs both drive modes from one file by `--param` loads here too, in defaults or a scenario."""
+    text = """
+        params: {mode: false}
+        harness: mock
+        defaults: {interactive: "{{mode}}"}
+        scenarios:
+          - {name: a, prompt: p}
+          - {name: b, prompt: p, interactive: "{{ mode }}", follow_ups: [more]}
+        """
+    err = refused(tmp_path, text)  # follow_ups with the default (false) drive mode
+    assert "follow_ups" in err.what and err.line == 6
+    b = load_bench(write(tmp_path, text), {"mode": True})
+    assert [s.interactive for s in b.scenarios] == [True, True]
+    err = refused(tmp_path, text, {"mode": "maybe"})
+    assert "`interactive:` must be true or false, got maybe" in err.what and err.line == 3
+    b = load_bench(write(tmp_path, text.replace(", follow_ups: [more]", "")))
+    assert [s.interactive for s in b.scenarios] == [False, False]
+
+
 def test_undeclared_incoming_param_refused(tmp_path):
     err = refused(tmp_path, MINIMAL, {"nope": 1})
     assert "'nope' is not declared" in err.what
