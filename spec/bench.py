@@ -23,7 +23,7 @@ from benchtape.spec.roots import ALLOW_KEY, outside_fix, real, within
 from benchtape.spec.script import STEP_KEYS, STEP_KINDS, TOOL_INPUTS, wide_integer  # one step vocabulary: the mock agent and the scripted model play the same steps
 from benchtape.spec.transform_source import TransformRefused, transform_of
 from benchtape.spec.units import duration_example, parse_duration, unitless
-from benchtape.spec.yamlsrc import LineDict, LineList, as_line_dict, decode_source, load_yaml_text, plain, read_source, shorten
+from benchtape.spec.yamlsrc import LineDict, LineList, as_line_dict, decode_source, load_yaml_text, plain, read_source, shorten, written, yaml12, yaml12_values
 
 # ---------------------------------------------------------------- the schema
 
@@ -320,7 +320,8 @@ class _Loader:
         node = as_line_dict(node)
         aliases = aliases or {}
         out = LineDict()
-        out.line, out.key_lines = node.line, {}
+        out.line, out.key_lines, out.texts = node.line, {}, {}
+        texts = getattr(node, "texts", {})
         for key, value in node.items():
             if not isinstance(key, str):
                 raise self.err(f"{what}: key {key!r} is not a string", node, None, "quote the key")
@@ -336,6 +337,8 @@ class _Loader:
                 raise self.err(f"`{key}` and its canonical form `{canonical}` are both set in {what}", node, key, f"keep only `{canonical}:`")
             out[canonical] = value
             out.key_lines[canonical] = node.line_of(key) or node.line
+            if key in texts:
+                out.texts[canonical] = texts[key]
         return out
 
     def images(self, node: LineDict) -> tuple[tuple[Path, ...], tuple[str, ...]]:
@@ -613,6 +616,8 @@ class _Loader:
         prompt = merged["prompt"]
         if prompt is None:
             prompt = ""
+        elif not isinstance(prompt, str) and written(merged, "prompt") is not None:
+            prompt = written(merged, "prompt")  # a string field in madbench's schema: `prompt: 42` is the text written
         if not isinstance(prompt, str):
             raise self.err("`prompt:` must be a string", merged, "prompt", 'quote it: `prompt: "..."`')
 
@@ -698,8 +703,11 @@ class _Loader:
         out.line, out.key_lines = node.line, {}
         layers = [defaults] + ([default_scenario] if default_scenario is not None else []) + [node]
         disable_default_checks = bool((node.get("options") or {}).get("disableDefaultChecks"))
+        out.texts = {}
         for layer in layers:
             for key, value in layer.items():
+                if key == "vars" and isinstance(value, dict):
+                    value = yaml12_values(value)  # a var is any value: `answer: no` is the string madbench reads
                 if key in ("vars", "metadata", "options") and isinstance(value, dict) and isinstance(out.get(key), dict):
                     out[key] = _deep_merge(out[key], value)
                 elif key == "checks":
@@ -712,6 +720,11 @@ class _Loader:
                 else:
                     out[key] = value
                 out.key_lines[key] = layer.line_of(key) or layer.line
+                text = written(layer, key)
+                if text is None:
+                    out.texts.pop(key, None)
+                else:
+                    out.texts[key] = text
         return out
 
     def number(self, node: LineDict, key: str, whole: bool = False) -> Any:
@@ -976,6 +989,8 @@ class _Loader:
         ctype = node.get("type")
         if not isinstance(ctype, str) or not ctype:
             raise self.err("a check needs a `type:`", node, None, "e.g. `- type: contains` with `value: ...`")
+        if "value" in node:
+            node["value"] = yaml12(node, "value")  # the needle madbench reads: `value: no` is "no", never false
         for k in ("value", "inline", "transform", "args", "config"):
             if k in node:
                 node[k] = substitute(node[k], params, self.file, node.line_of(k))

@@ -31,10 +31,12 @@ _FLATTEN = "a bench is a few levels deep; flatten this value (or move the data t
 
 
 class LineDict(dict[str, Any]):
-    """A mapping that knows its own line and each key's line (1-based)."""
+    """A mapping that knows its own line and each key's line (1-based), and the text written
+    for each value YAML read as a boolean or a number (`written`)."""
 
     line: int | None = None
     key_lines: dict[str, int | None]
+    texts: dict[str, str]  # key -> the plain scalar as written, for values read as bool, int or float
 
     def line_of(self, key: str) -> int | None:
         return getattr(self, "key_lines", {}).get(key, self.line)
@@ -46,12 +48,58 @@ def as_line_dict(node: dict[str, Any]) -> LineDict:
     if isinstance(node, LineDict):
         return node
     out = LineDict(node)
-    out.key_lines = {}
+    out.key_lines, out.texts = {}, {}
     return out
 
 
 class LineList(list[Any]):
     line: int | None = None
+    texts: dict[int, str]  # index -> the plain scalar as written, as LineDict's
+
+
+# YAML 1.1 (PyYAML's reading) and YAML 1.2 (madbench's Go decoder, yaml.v3) disagree on a few
+# plain scalars: 1.1 reads y/yes/on/n/no/off (any case) as booleans and 10:30 as a base-60
+# number (630); 1.2 reads all of them as strings, and only true/false (three spellings each)
+# as booleans. Where a field is a boolean, Go reads yes/no as one too, as PyYAML does; where it
+# is any value (a check's needle, a var), madbench reads the string written: `yaml12` gives it.
+_YAML12_BOOLS = frozenset({"true", "True", "TRUE", "false", "False", "FALSE"})
+
+
+def _yaml11_only(value: Any, text: str) -> bool:
+    """Whether YAML 1.2 would have read this plain scalar as the string it is written as."""
+    if isinstance(value, bool):
+        return text not in _YAML12_BOOLS
+    return isinstance(value, (int, float)) and ":" in text
+
+
+def yaml12(container: Any, key: Any) -> Any:
+    """`container[key]` as madbench reads a value of any type: a plain scalar YAML 1.1 alone
+    reads as a boolean or a base-60 number is the string written (`value: no` is the needle
+    "no", never false; `value: 10:30` is "10:30", never 630); so is such an item of a list."""
+    value = container[key]
+    text = getattr(container, "texts", {}).get(key)
+    if text is not None and _yaml11_only(value, text):
+        return text
+    if isinstance(value, LineList) and getattr(value, "texts", None):
+        out = LineList(yaml12(value, i) for i in range(len(value)))
+        out.line, out.texts = value.line, {}
+        return out
+    return value
+
+
+def yaml12_values(mapping: dict[str, Any]) -> dict[str, Any]:
+    """A mapping of values of any type (`vars:`) with each one as `yaml12` reads it."""
+    if not getattr(mapping, "texts", None):
+        return mapping
+    out = LineDict({key: yaml12(mapping, key) for key in mapping})
+    out.line, out.key_lines, out.texts = getattr(mapping, "line", None), dict(getattr(mapping, "key_lines", {})), {}
+    return out
+
+
+def written(container: Any, key: Any) -> str | None:
+    """The text written for `container[key]` when YAML read it as a boolean or a number (a
+    field that is a string in madbench's schema, `prompt: 42`, takes it as written)."""
+    return getattr(container, "texts", {}).get(key)
 
 
 # libyaml parses ~20x faster than PyYAML's Python parser and stops nesting at 1,000 levels
@@ -191,24 +239,45 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
     out = LineDict()
     out.line = node.start_mark.line + 1
     out.key_lines = {}
+    out.texts = {}
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
         if isinstance(key, (list, dict)):
             raise BadInput("a mapping key must be a scalar", line=key_node.start_mark.line + 1)
         key = _key_text(key)
-        out[key] = loader.construct_object(value_node, deep=True)
+        out[key] = value = loader.construct_object(value_node, deep=True)
         out.key_lines[key] = key_node.start_mark.line + 1
+        if _typed_plain(value_node, value):
+            out.texts[key] = value_node.value
     return out
 
 
 def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
     out = LineList(loader.construct_object(child, deep=True) for child in node.value)
     out.line = node.start_mark.line + 1
+    out.texts = {i: child.value for i, (child, value) in enumerate(zip(node.value, out)) if _typed_plain(child, value)}
     return out
+
+
+def _typed_plain(node: yaml.Node, value: Any) -> bool:
+    """A plain (unquoted, untagged) scalar YAML read as a boolean or a number."""
+    return isinstance(node, yaml.ScalarNode) and not node.style and isinstance(value, (bool, int, float))  # libyaml says "" for plain, PyYAML None
+
+
+_INT64 = (-(1 << 63), (1 << 64) - 1)
+
+
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> int | float:
+    """An integer, or, past 64 bits, the float madbench's Go decoder reads it as: a value no
+    JSON encoder here can write (`ticket: 123456789012345678901234567890` stopped a run with a
+    traceback after preflight passed)."""
+    value: int = loader.construct_yaml_int(node)
+    return value if _INT64[0] <= value <= _INT64[1] else float(value)
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def load_yaml_text(text: str, file: str) -> Any:

@@ -381,3 +381,44 @@ def test_mock_script_steps_are_validated(tmp_path):
                 - {tool: Read, inptu: {}}
         """)
     assert "`inptu`" in err.what and "input" in err.fix
+
+
+def test_values_of_any_type_are_read_as_madbench_reads_yaml(tmp_path):
+    """madbench's Go decoder reads YAML 1.2: a needle `no` is the string "no" and `10:30` the
+    string "10:30" (PyYAML's YAML 1.1 read false and 630, and the check failed an agent that
+    said exactly that); a boolean field still takes yes/no, and a string field a bare number."""
+    b = load_bench(write(tmp_path, """
+        harness: mock
+        defaults: {interactive: no}
+        scenarios:
+          - name: s
+            prompt: 42
+            vars: {answer: no, at: 10:30, n: 3, flag: true}
+            checks:
+              - {type: equals, value: no}
+              - {type: contains, value: 10:30}
+              - {type: contains-any, value: [yes, on, 7, "off"]}
+              - {type: contains, value: 3}
+              - type: assert-set
+                checks: [{type: equals, value: Off}]
+              - {type: equals, value: true, readout: yes}
+        """))
+    [s] = b.scenarios
+    assert s.prompt == "42" and s.interactive is False
+    assert s.vars == {"answer": "no", "at": "10:30", "n": 3, "flag": True}
+    assert [c.value for c in s.checks] == ["no", "10:30", ["yes", "on", 7, "off"], 3, None, True]
+    assert s.checks[4].checks[0].value == "Off" and s.checks[5].readout is True
+
+
+def test_an_integer_past_64_bits_is_read_as_a_float_as_madbench_reads_it(tmp_path):
+    """It stopped a run with orjson's 'Integer exceeds 64-bit range' after preflight passed."""
+    b = load_bench(write(tmp_path, """
+        harness: mock
+        scenarios:
+          - name: s
+            prompt: p
+            metadata: {ticket: 123456789012345678901234567890}
+            vars: {big: 18446744073709551615, bigger: 18446744073709551616}
+        """))
+    assert b.scenarios[0].vars == {"big": 18446744073709551615, "bigger": 1.8446744073709552e19}
+    assert b.scenarios[0].metadata == {"ticket": 1.2345678901234568e29}

@@ -73,7 +73,7 @@ HOSTILE = {
     "bad-date": (HEAD + "    vars: {when: 2021-02-30}\n", "cannot read the value '2021-02-30'", 6),
     "budget-string": ("budget: lots\n" + HEAD, "`budget:` must be a number, got string", 1),
     "token-estimate-float": ("token_estimate: 1.5\n" + HEAD, "`token_estimate:` must be a whole number", 1),
-    "weight-huge": (HEAD + "    checks: [{type: contains, value: x, weight: " + "9" * 400 + "}]\n", "`weight:` must be a finite number", 6),
+    "weight-huge": (HEAD + "    checks: [{type: contains, value: x, weight: " + "9" * 400 + "}]\n", "cannot read the value '9999", 6),
     "timeout-list": (HEAD + "    timeout: [1]\n", "`timeout:` must be a duration", 6),
     "follow-ups-int": (HEAD + "    follow_ups: 7\n", "`follow_ups:` must be a list of strings", 6),
     "transform-list": (HEAD + "    transform: [x]\n", "`transform:` must be a string", 6),
@@ -299,12 +299,12 @@ def test_an_eval_of_more_runs_than_the_limit_is_refused_before_any_bench_loads(t
         load_eval(write(tmp_path, "bench: bench.yaml\nruns:\n" + "".join(f"  - {{name: r{i}}}\n" for i in range(20)), "eval.yaml"))
 
 
-def test_an_integer_wider_than_json_in_a_mock_step_is_refused_at_its_line(tmp_path):
-    text = HEAD + "    mock:\n      steps:\n        - {tool: Bash, input: {command: ls, n: 123456789012345678901234567890}}\n"
-    with pytest.raises(BadInput) as info:
-        load_bench(write(tmp_path, text))
-    assert "`n: 123456789012345678901234567890` is an integer larger than JSON carries here (64 bits)" in info.value.what and info.value.line == 8
-    assert 'n: "123456789012345678901234567890"' in (info.value.fix or "")
+def test_an_integer_wider_than_json_in_a_mock_step_is_the_float_madbench_reads(tmp_path):
+    """YAML past 64 bits is a float, as madbench's Go decoder reads it (spec/yamlsrc); a script
+    built in code (no YAML) with such an integer is refused, naming it."""
+    text = HEAD + "    mock:\n      steps:\n        - {tool: mcp__tickets__open, input: {command: ls, n: 123456789012345678901234567890}}\n"
+    [step] = load_bench(write(tmp_path, text)).scenarios[0].mock["steps"]
+    assert step["input"] == {"command": "ls", "n": 1.2345678901234568e29}
     from benchtape.spec.script import script_from
 
     with pytest.raises(BadInput, match="larger than JSON carries"):
@@ -318,11 +318,13 @@ def test_cli_on_a_file_the_kernel_cannot_read_is_a_load_error(tmp_path):
     assert "/proc/self/mem: cannot be read: Input/output error" in done.stderr
 
 
-def test_cli_preflight_of_a_scripted_bench_with_a_wide_integer_names_it(tmp_path):
-    write(tmp_path, "harness: claude-code\nharness_config: {model: scripted}\ndefaults: {interactive: false}\nscenarios:\n  - name: a\n    prompt: p\n    mock: {steps: [{tool: Bash, input: {n: 99999999999999999999999}}]}\n")
-    done = benchtape_bounded("preflight", "bench.yaml", cwd=tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-    assert "bench.yaml:7: `mock:` `n: 99999999999999999999999` is an integer larger than JSON carries here" in done.stderr
+def test_cli_run_of_a_bench_with_a_wide_integer_runs_as_madbench_runs_it(tmp_path):
+    """A 30-digit ticket number in metadata passed preflight, then stopped the run with
+    orjson's 'Integer exceeds 64-bit range' after its session was recorded."""
+    write(tmp_path, "harness: mock\ndefaults: {interactive: false}\nscenarios:\n  - name: a\n    prompt: p\n    metadata: {ticket: 123456789012345678901234567890}\n    mock: {steps: [{tool: mcp__tickets__open, input: {n: 99999999999999999999999}}]}\n    checks: [{type: session:tool-used, value: mcp__tickets__open}]\n")
+    done = benchtape_bounded("run", "bench.yaml", "--plain", cwd=tmp_path)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "1 passed, 0 failed" in done.stdout
 
 
 def test_cli_list_of_an_eval_of_50000_runs_is_a_load_error_within_a_gib(tmp_path):
