@@ -7,8 +7,7 @@ typo is refused before any run is spent on it.
 
 from __future__ import annotations
 
-import re
-from typing import Callable
+from typing import Any, Callable
 
 from benchtape.checks.common import as_list, as_text, output_of, short
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
@@ -117,13 +116,27 @@ def _many(every: bool, fold: bool) -> Callable[[CheckSpec], Evaluator]:
 # ---------------------------------------------------------------- regex
 
 
+def re2_pattern(pattern: str, type: str) -> Any:
+    """A pattern compiled as madbench compiles it (Go's regexp: RE2 syntax and semantics), so a
+    bench's regex means here what it means there: `$` is the end of the output, not before a
+    last newline; `\\w` and `\\d` are ASCII; `[[:alpha:]]`, `\\p{Lu}`, `\\Q…\\E`, `\\z` and a
+    flag group mid-pattern work; backreferences and lookaround are refused, as Go refuses them.
+    Python's `re` disagreed on each (an output ending in a newline failed `not-regex: done$`)."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False  # its error is this CheckConfigError, not a line on stderr
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        why = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise CheckConfigError(f"{type}: bad regex {pattern!r}: {why} (RE2 syntax, as madbench's: no backreferences or lookaround)") from None
+
+
 def _regex(negate: bool) -> Callable[[CheckSpec], Evaluator]:
     def build(spec: CheckSpec) -> Evaluator:
         pattern = _needle(spec)
-        try:
-            rx = re.compile(pattern)
-        except re.error as exc:
-            raise CheckConfigError(f"{spec.type}: bad regex {pattern!r}: {exc}") from exc
+        rx = re2_pattern(pattern, spec.type)
 
         def evaluate(session: Session, ctx: CheckContext) -> Result:
             out = output_of(session)
@@ -148,7 +161,7 @@ _SINGLE = [
     ("icontains", "`value` occurs in the output, ignoring case", _substring("contains", fold=True), _ERR_NEEDLE + _ERR_EMPTY, "type: icontains\nvalue: all tests pass"),
     ("starts-with", "output begins with `value`", _substring("starts"), _ERR_NEEDLE + _ERR_EMPTY, "type: starts-with\nvalue: Done"),
     ("ends-with", "output ends with `value`", _substring("ends"), _ERR_NEEDLE + _ERR_EMPTY, "type: ends-with\nvalue: ."),
-    ("regex", "the regex `value` matches somewhere in the output (Python `re` syntax, searched anywhere; madbench uses RE2)", _regex(False), ("'value' is required", "a regex that does not compile"), 'type: regex\nvalue: "\\\\d+ passed"'),
+    ("regex", "the regex `value` matches somewhere in the output (RE2 syntax and meaning, as madbench's Go regexp: searched anywhere; `$` is the end of the output; no backreferences or lookaround)", _regex(False), ("'value' is required", "a regex that does not compile"), 'type: regex\nvalue: "\\\\d+ passed"'),
     ("not-regex", "the regex `value` matches nowhere in the output", _regex(True), ("'value' is required", "a regex that does not compile"), 'type: not-regex\nvalue: "(?i)error"'),
 ]
 

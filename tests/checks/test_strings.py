@@ -150,3 +150,29 @@ EVIDENCE_KEYS = {
 def test_evidence_keys(said, type):
     r = grade({"type": type, "value": "fizz"}, said(OUT))
     assert set(r.evidence) == EVIDENCE_KEYS[type]
+
+
+@pytest.mark.parametrize(
+    "type, pattern, output, passes",
+    [
+        ("not-regex", "done$", "done\n", True),  # `$` is the end of the output (Python's re matched before the newline)
+        ("regex", "^[[:alpha:]]+$", "abc", True),  # a POSIX class (Python's re read a nested set)
+        ("not-regex", r"^\w+$", "café", True),  # \w is ASCII
+        ("not-regex", r"\d", "٣", True),  # \d is ASCII
+        ("regex", r"^\p{Lu}", "Ábc", True),
+        ("regex", "b(?i)C", "abc", True),  # a flag group mid-pattern
+        ("regex", r"\QÁb\E", "xÁb", True),
+        ("regex", r"x\z", "x", True),
+    ],
+)
+def test_regexes_mean_what_they_mean_in_madbench(said, type, pattern, output, passes):
+    """madbench compiles `regex`/`not-regex` with Go's regexp (RE2): each of these gave the
+    opposite verdict, or a refusal, under Python's re."""
+    r = grade({"type": type, "value": pattern}, said(output))
+    assert r.passed is passes, r.reason
+
+
+def test_a_regex_go_refuses_is_refused_at_construction_by_name():
+    for pattern in (r"(a)\1", "a(?=b)"):
+        with pytest.raises(CheckConfigError, match="RE2 syntax, as madbench's: no backreferences or lookaround"):
+            build(spec({"type": "regex", "value": pattern}))
