@@ -62,7 +62,7 @@ def substitute(value: Any, params: dict[str, Any], file: str, line: int | None =
             return _lookup(whole.group(1), params, file, line)
         if "{{" not in value:
             return value
-        return PLACEHOLDER.sub(lambda m: str(_lookup(m.group(1), params, file, line)), value)
+        return PLACEHOLDER.sub(lambda m: go_text(_lookup(m.group(1), params, file, line)), value)
     if isinstance(value, LineDict):
         out = LineDict()
         out.line, out.key_lines = value.line, dict(getattr(value, "key_lines", {}))
@@ -79,6 +79,50 @@ def substitute(value: Any, params: dict[str, Any], file: str, line: int | None =
             return out_list
         return items
     return value
+
+
+def go_text(value: Any) -> str:
+    """A param's value as an embedded placeholder renders it in madbench (Go's `%v`): `true`,
+    not Python's `True`; `1` for 1.0 and `1e+06` for a million; a list `[a b]`, a map
+    `map[k:v]` (keys sorted). `--flag={{strict}}` and `test {{strict}} = true` read the same
+    as there."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _go_float(value)
+    if value is None:
+        return "<nil>"
+    if isinstance(value, list):
+        return "[" + " ".join(go_text(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_text(value[k])}" for k in sorted(value, key=str)) + "]"
+    return str(value)
+
+
+def _go_float(f: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 64): the shortest digits that read back as f, with an
+    exponent (two digits at least) when it is below -4 or at least 6 (Go's %v)."""
+    if f != f:
+        return "NaN"
+    if f in (float("inf"), float("-inf")):
+        return "+Inf" if f > 0 else "-Inf"
+    from decimal import Decimal
+
+    sign, digits, exponent = Decimal(repr(f)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    point = len(text) + int(exponent)  # where the decimal point falls in the digits
+    minus = "-" if sign else ""
+    if f == 0:
+        return minus + "0"
+    x = point - 1
+    if x < -4 or x >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if x < 0 else '+'}{abs(x):02d}"
+    if point <= 0:
+        return f"{minus}0.{'0' * -point}{text}"
+    if point >= len(text):
+        return minus + text + "0" * (point - len(text))
+    return f"{minus}{text[:point]}.{text[point:]}"
 
 
 def _lookup(name: str, params: dict[str, Any], file: str, line: int | None) -> Any:

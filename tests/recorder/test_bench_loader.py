@@ -422,3 +422,21 @@ def test_an_integer_past_64_bits_is_read_as_a_float_as_madbench_reads_it(tmp_pat
         """))
     assert b.scenarios[0].vars == {"big": 18446744073709551615, "bigger": 1.8446744073709552e19}
     assert b.scenarios[0].metadata == {"ticket": 1.2345678901234568e29}
+
+
+def test_an_embedded_param_renders_as_madbench_renders_it(tmp_path):
+    """Go's %v: `test {{strict}} = true` ran `test True = true` here, which failed."""
+    text = """
+        params: {strict: true, ratio: 1.0, big: 1234567.0, tags: [a, 1.5], none: false}
+        harness: mock
+        harness_config: {args: ["--strict={{strict}}"]}
+        scenarios:
+          - prompt: "strict={{strict}} ratio={{ratio}} big={{big}} tags={{tags}} off={{none}}"
+            checks: [{type: exec, args: {cmd: [sh, -c, "test {{strict}} = true"]}}, {type: equals, value: "{{ratio}}"}]
+        """
+    b = load_bench(write(tmp_path, text))
+    [s] = b.scenarios
+    assert s.prompt == "strict=true ratio=1 big=1.234567e+06 tags=[a 1.5] off=false"
+    assert s.checks[0].args["cmd"][2] == "test true = true"
+    assert s.checks[1].value == 1.0  # exactly one placeholder keeps the param's type
+    assert b.harness_config["args"] == ["--strict=true"]
