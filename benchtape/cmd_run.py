@@ -78,14 +78,17 @@ def run_cmd(
     fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what `run` always does (madbench v0.23.0's rule); accepted so madbench 0.33+ command lines run unchanged."),
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the findings that only save spend (a missing binary, key, runtime, grader file); the gates that protect this machine (sandbox none, network, your HOME) still stop the run."),
     manual: bool = typer.Option(False, "--manual", help="madbench's hand-driven session: refused, with why and what to do instead."),
-    runs: int | None = typer.Option(None, "--runs", hidden=True, help="Retired spelling of --repeat: refused with the fix."),
+    runs: int | None = typer.Option(None, "--runs", hidden=True, min=1, help="madbench v0.23.0's deprecated spelling of --repeat."),
+    no_update_check: bool = typer.Option(False, "--no-update-check", hidden=True, help="madbench's; accepted and changes nothing: benchtape never checks for updates."),
+    no_keychain: bool = typer.Option(False, "--no-keychain", hidden=True, help="madbench's; accepted and changes nothing: benchtape reads no keychain (keys come from the environment and ./.env)."),
 ) -> int:
     """Run benches (or an Eval file: one bench run per `runs:` entry), or an evaluation (`kind: Evaluation`, by name or path), and grade every session as it finishes.
 
     Example: benchtape run fixtures-red/demo/bench.yaml --repeat 3 --report-json out.json
     Example: benchtape run baseline --dry-run   (then: benchtape run baseline --yes)
     """
-    code = _madbench_flags(runs, manual, env_file, no_env)
+    repeat = _repeat(repeat, runs)
+    code = _madbench_flags(manual, env_file, no_env)
     if code:
         return code
     if harbor_target(benches):
@@ -123,13 +126,22 @@ def run_cmd(
     return execute(request, param)
 
 
-def _madbench_flags(runs: int | None, manual: bool, env_file: Path | None, no_env: bool) -> int:
-    """The flags a madbench command line carries: a retired one refused with its fix, the
-    `.env` loaded (before anything reads the environment)."""
+def _repeat(repeat: int, runs: int | None) -> int:
+    """--repeat, or madbench v0.23.0's deprecated `--runs` (it still loads there: a CI line
+    written for it runs here too, with a note)."""
+    if runs is None:
+        return repeat
+    if repeat != 1 and repeat != runs:
+        raise BadInput(f"--runs {runs} and --repeat {repeat} disagree", fix=f"keep one: --repeat {repeat}")
+    print(f"note: --runs is madbench's deprecated spelling of --repeat: running each scenario {runs} time(s)", file=sys.stderr)
+    return runs
+
+
+def _madbench_flags(manual: bool, env_file: Path | None, no_env: bool) -> int:
+    """The flags a madbench command line carries: one benchtape cannot honour refused with its
+    fix, the `.env` loaded (before anything reads the environment)."""
     from benchtape.app import envfile
 
-    if runs is not None:
-        raise BadInput("--runs was retired; the flag is --repeat", fix=f"write --repeat {runs}")
     if manual:
         raise BadInput(
             "--manual is not supported: benchtape types every prompt itself, so a session can be run again and its verdicts reproduced; a session a person types cannot",

@@ -233,7 +233,9 @@ def load_bench(path: Path | str, params: dict[str, Any] | None = None, eval_leve
 
 
 def expand_paths(paths: list[Path | str]) -> list[Path]:
-    """Benches named on the command line: files as given; a folder expands to its *.yaml and case dirs."""
+    """Benches named on the command line: files as given; a folder expands to its *.yaml (and a
+    madbench.yml), as madbench's does, and its case dirs. Not every *.yml: a docker-compose.yml
+    or a CI file beside the benches is no bench, and loading one stopped the whole folder."""
     if not paths:
         return [discover()]
     out: list[Path] = []
@@ -241,7 +243,7 @@ def expand_paths(paths: list[Path | str]) -> list[Path]:
         if not p.exists():
             raise BadInput("no such file or directory", file=str(p), fix="check the path")
         if p.is_dir() and not (p / "assert.yaml").is_file():
-            found = sorted(list(p.glob("*.yaml")) + list(p.glob("*.yml")))
+            found = sorted([*p.glob("*.yaml"), *([p / "madbench.yml"] if (p / "madbench.yml").is_file() else [])])
             found += sorted(d for d in p.iterdir() if d.is_dir() and (d / "assert.yaml").is_file())
             if not found:
                 raise BadInput("the folder holds no *.yaml bench files and no case directories", file=str(p), fix="pass a bench file")
@@ -640,8 +642,8 @@ class _Loader:
         if cwd is not None:
             if not isinstance(cwd, str) or Path(cwd).is_absolute() or ".." in Path(cwd).parts:
                 raise self.err("`cwd:` must be a relative path inside the workspace, without `..`", merged, "cwd", "e.g. `cwd: src` (a folder of the testdata)")
-        timeout = self.duration(merged.get("timeout"), merged, "timeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT
-        staging_timeout = self.duration(merged.get("staging_timeout"), merged, "staging_timeout", None)
+        timeout = self.duration(merged.get("timeout"), merged, "timeout", DEFAULT_TIMEOUT, as_madbench=True) or DEFAULT_TIMEOUT
+        staging_timeout = self.duration(merged.get("staging_timeout"), merged, "staging_timeout", None, as_madbench=True)
         capture = merged.get("capture", "log")
         if capture not in CAPTURES:
             raise self.err(f"`capture: {capture}` is not one of {', '.join(CAPTURES)}", merged, "capture", "use `capture: log`")
@@ -771,20 +773,23 @@ class _Loader:
             return value.lower() == "true"
         raise self.err(f"`{key}:` must be true or false, got {shorten(value)}", node, key, f"write `{key}: true` or `{key}: false`")
 
-    def duration(self, value: Any, node: LineDict, key: str, default: float | None) -> float | None:
+    def duration(self, value: Any, node: LineDict, key: str, default: float | None, *, as_madbench: bool = False) -> float | None:
+        """A duration with a unit. A bare number is refused, but in a bench's own keys
+        (`as_madbench`), where madbench falls back to the default and so does this."""
         if value is None:
             return default
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise self.err(f"`{key}:` must be a duration such as \"300s\", got {_type_name(value)}", node, key, f'e.g. `{key}: "300s"` (units: ms, s, m, h)')
         seconds = parse_duration(value)
         if seconds is None:
+            if unitless(value) and not as_madbench:
+                raise self.err(f"`{key}: {value}` has no unit", node, key, f"write it with a unit, e.g. `{key}: {duration_example(value)}` (units: ms, s, m, h)")
             if unitless(value):
-                raise self.err(
-                    f"`{key}: {value}` has no unit (madbench silently falls back to the default; benchtape refuses)",
-                    node,
-                    key,
-                    f"write it with a unit, e.g. `{key}: {duration_example(value)}` (units: ms, s, m, h)",
-                )
+                # madbench's Go ParseDuration fails on it and the default applies, silently: so it
+                # does here, said at preflight (the file runs as it runs there, never read as seconds)
+                fallback = f"the default, {default:g}s," if default is not None else "no limit"
+                self.not_built.append(Finding(self.where(node, key), key, f"`{key}: {value}` has no unit, so {fallback} applies, as in madbench; write `{key}: {duration_example(value)}` (units: ms, s, m, h)"))
+                return default
             raise self.err(f"`{key}: {value}` is not a duration: a number and a unit (ms, s, m, h), such as 90s or 1m30s", node, key, f"write `{key}: {duration_example(value)}`")
         if seconds <= 0 or not math.isfinite(seconds):
             raise self.err(f"`{key}:` must be a positive, finite duration", node, key, f'e.g. `{key}: "300s"`')

@@ -114,8 +114,11 @@ def test_dotenv_is_read_as_madbench_reads_it_and_its_secrets_are_redacted(tmp_pa
 
 def test_retired_and_madbench_flags_and_the_madbench_switches(tmp_path):
     write(tmp_path, BENCH)
-    runs = benchtape("madbench.yaml", "--runs", "3", "--db", "x.db", cwd=tmp_path)
-    assert runs.returncode == 2 and "--runs was retired" in runs.stderr and "--repeat 3" in runs.stderr
+    # madbench v0.23.0 still loads --runs (deprecated) and its update/keychain switches: a CI line runs unchanged
+    runs = benchtape("madbench.yaml", "--runs", "2", "--no-update-check", "--no-keychain", "--db", "x.db", cwd=tmp_path)
+    assert runs.returncode == 0 and "--runs is madbench's deprecated spelling of --repeat" in runs.stderr and "2 passed, 0 failed" in runs.stdout
+    clash = benchtape("madbench.yaml", "--runs", "2", "--repeat", "3", "--db", "x.db", cwd=tmp_path)
+    assert clash.returncode == 2 and "--runs 2 and --repeat 3 disagree" in clash.stderr
     manual = benchtape("madbench.yaml", "--manual", "--db", "x.db", cwd=tmp_path)
     assert manual.returncode == 2 and "--manual is not supported" in manual.stderr and "benchtape import claude-code" in manual.stderr
     failing = write(tmp_path, BENCH.replace("value: PASS", "value: NEVER"), "failing.yaml")

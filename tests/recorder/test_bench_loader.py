@@ -264,13 +264,23 @@ def test_missing_testdata_loads_parse_only_and_preflight_names_it(tmp_path):
 
 
 @pytest.mark.parametrize("value", ["600", 600, "10"])
-def test_unitless_timeout_is_an_error(tmp_path, value):
-    err = refused(tmp_path, f"""
+def test_a_unitless_timeout_falls_back_to_the_default_as_in_madbench_and_is_said(tmp_path, value):
+    """madbench loads `timeout: 600` and its Go ParseDuration falls back to the default: the
+    file runs there, so it runs here, with the fallback said at preflight (never read as seconds)."""
+    from benchtape.app.preflight import preflight
+    from benchtape.spec.bench import DEFAULT_TIMEOUT
+
+    bench = load_bench(write(tmp_path, f"""
+        harness: mock
         scenarios:
           - prompt: p
             timeout: {value!r}
-        """.replace("'", '"'))
-    assert "has no unit" in err.what and "s\"" in err.fix
+            staging_timeout: 90
+        """.replace("'", '"')))
+    assert bench.scenarios[0].timeout == DEFAULT_TIMEOUT and bench.scenarios[0].staging_timeout is None
+    notes = [n for n in preflight(bench).notes if "has no unit" in n]
+    assert len(notes) == 2 and f"bench.yaml:4: `timeout`: `timeout: {value}` has no unit, so the default, {DEFAULT_TIMEOUT:g}s, applies, as in madbench; write `timeout: \"{value}s\"`" in notes[0]
+    assert "`staging_timeout: 90` has no unit, so no limit applies" in notes[1]
 
 
 def test_durations():
@@ -356,6 +366,13 @@ def test_case_directory(tmp_path):
     assert paths == [case]
     b = load_bench(paths[0])
     assert b.scenarios[0].prompt == "say hello"
+
+
+def test_a_folder_expands_to_its_yaml_benches_not_every_yml(tmp_path):
+    """madbench expands a folder's *.yaml: a docker-compose.yml beside them is no bench."""
+    for name in ("a.yaml", "b.yaml", "madbench.yml", "docker-compose.yml", ".gitlab-ci.yml"):
+        (tmp_path / name).write_text(textwrap.dedent(MINIMAL).lstrip() if name.endswith("a") or name == "madbench.yml" else "services: {}\n")
+    assert [p.name for p in expand_paths([tmp_path])] == ["a.yaml", "b.yaml", "madbench.yml"]
 
 
 def test_case_dir_errors_are_prefixed(tmp_path):
