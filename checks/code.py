@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 from benchtape.checks.child_runtime import PY_ANSWER, runner_reply
 from benchtape.checks.common import args_of, dumps_json, format_seconds, loads_json, parse_duration, score_threshold, short, tail
 from benchtape.checks.envelope import envelope, last_json_object, result_from_reply, score_passes
-from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, PreflightContext, register
 from benchtape.core.command_runner import grading_env
 from benchtape.core.model import Session
 from benchtape.core.results import CheckSpec, Result
@@ -219,6 +219,25 @@ def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
     return out
 
 
+def _exec_preflight(spec: CheckSpec, pf: PreflightContext) -> list[str]:
+    """A grader program named by a path (`./graders/g.sh`, `python3 graders/g.py`: a path
+    separator in the command's first two items, as madbench's preflight looks) that is not
+    there stops the run before any spend (exit 3), where every session's check would ERROR
+    after it. A relative path is the bench file's (_resolve_paths); an absolute one is looked
+    for only when grading runs on this machine."""
+    out = []
+    for item in _exec_command(spec)[:2]:
+        if "/" not in item or item.startswith("-"):
+            continue
+        if os.path.isabs(item):
+            if pf.interpreter is None and not os.path.exists(item):
+                out.append(f"custom:exec: the grader {item} does not exist")
+            continue
+        if pf.bench_dir is not None and not (Path(pf.bench_dir) / item).exists():
+            out.append(f"custom:exec: the grader {item} does not exist beside the bench ({Path(pf.bench_dir) / item}): a relative path is the bench file's")
+    return out
+
+
 @register(
     "custom:exec",
     family="Custom",
@@ -236,6 +255,7 @@ def _resolve_paths(argv: list[str], bench_dir: Path | None) -> list[str]:
     kind="Code",
     prefix=True,
     reads_workspace=True,
+    preflight=_exec_preflight,
 )
 def custom_exec(spec: CheckSpec) -> Evaluator:
     argv = _exec_command(spec)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -368,3 +369,21 @@ def test_model_current_refusals():
 def test_kinds():
     kinds = {t: catalog()[t].kind for t in ("ts", "js", "custom:gosrc", "custom:wasm", "custom:http", "model:current")}
     assert kinds == {"ts": "Code", "js": "Code", "custom:gosrc": "Code", "custom:wasm": "Code", "custom:http": "Service", "model:current": "Service"}
+
+
+def test_a_custom_exec_grader_path_that_is_not_there_stops_preflight(tmp_path):
+    """madbench's preflight blocks on a command[0]/[1] with a path separator that does not exist;
+    benchtape said `preflight: ok` and every session's check then errored."""
+    (tmp_path / "graders").mkdir()
+    (tmp_path / "graders" / "g.py").write_text("print('{}')\n")
+    ok = [{"command": ["python3", "graders/g.py"]}, {"command": ["python3", "-c", "x/y"]}, {"command": [sys.executable, "graders/g.py"]}]
+    for args in ok:
+        assert preflight_problems(spec({"type": "custom:exec", "args": args}), PreflightContext(bench_dir=tmp_path)) == [], args
+    [first, second] = [
+        preflight_problems(spec({"type": "custom:exec", "args": {"command": command}}), PreflightContext(bench_dir=tmp_path))
+        for command in (["./graders/missing.sh"], ["python3", "graders/missing.py"])
+    ]
+    assert first == [f"custom:exec: the grader ./graders/missing.sh does not exist beside the bench ({tmp_path}/graders/missing.sh): a relative path is the bench file's"]
+    assert "graders/missing.py does not exist beside the bench" in second[0]
+    [gone] = preflight_problems(spec({"type": "custom:exec", "value": "/nonexistent/grade.sh --strict"}), PreflightContext(bench_dir=tmp_path))
+    assert gone == "custom:exec: the grader /nonexistent/grade.sh does not exist"
