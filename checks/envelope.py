@@ -28,7 +28,7 @@ def call_doc(call: Call) -> dict[str, Any]:
 
 
 def session_doc(session: Session, work_dir: Path | None) -> dict[str, Any]:
-    metrics = {k: v for k, v in session.metrics.to_dict().items() if v is not None}
+    metrics = {k: v for k, v in session.metrics.madbench().items() if v is not None}  # madbench's names beside benchtape's
     doc: dict[str, Any] = {
         "final_output": session.final_output,
         "prompt": session.prompt,

@@ -381,6 +381,14 @@ class Metrics:
         d.update(wall_ms=self.wall_ms, step_count=self.step_count, latency_ms=self.latency_ms, tokens=self.tokens)
         return d
 
+    def madbench(self) -> dict[str, Any]:
+        """The metrics under madbench's names (`latency` ms, `cost` USD, `prompt_tokens`,
+        `output_tokens`; None where the harness reported none, never 0) beside benchtape's own,
+        as a report and a grader's envelope carry them (a grader written for madbench reads
+        `metrics.cost`)."""
+        d = self.to_dict()
+        return {"latency": d["latency_ms"], "cost": self.cost_usd, "prompt_tokens": self.tokens_in, "output_tokens": self.tokens_out, **d}
+
 
 @dataclass
 class Turn:

@@ -41,7 +41,7 @@ def session_json(session: Session, metadata: dict[str, Any] | None = None, provi
         "files_changed": None,  # madbench fills it only under its demo harness; the change is `benchtape show --diff`
         "subagents": {t: s.to_dict() for t, s in session.subagents.items()},
         "skills": session.skills,
-        "metrics": madbench_metrics(session.metrics.to_dict()),
+        "metrics": session.metrics.madbench(),
         "work_dir": session.work_dir,
         "metadata": metadata or {},
         "provider": provider if provider is not None else session.provider,
@@ -65,13 +65,6 @@ def madbench_call(call: Call) -> dict[str, Any]:
     d = call.to_dict()
     d["thread_id"] = d.pop("thread")
     return {**call.madbench(), **d}
-
-
-def madbench_metrics(metrics: dict[str, Any]) -> dict[str, Any]:
-    """A session's metrics under madbench's names (`latency` ms, `cost` USD, `prompt_tokens`,
-    `output_tokens`, `step_count`; None where the harness reported none, never 0) beside
-    benchtape's own (`duration_ms`, `cost_usd`, `tokens_in`, `tokens_out`, ...)."""
-    return {"latency": metrics.get("latency_ms"), "cost": metrics.get("cost_usd"), "prompt_tokens": metrics.get("tokens_in"), "output_tokens": metrics.get("tokens_out"), **metrics}
 
 
 def row_outcome(row: Mapping[str, Any]) -> str:
