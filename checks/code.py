@@ -47,7 +47,7 @@ def _timeout(spec: CheckSpec, type: str) -> float:
 
 
 _TIMEOUT_ARG = 'a duration with a unit (default "30s")'
-_SCORE_BAR_ARG = "bar for a reply carrying only a score (default: above 0)"
+_SCORE_BAR_ARG = "bar for a reply carrying only a score (default: none, and such a reply fails, as madbench reads an absent `pass` as false)"
 
 
 # ---------------------------------------------------------------- python
@@ -130,7 +130,7 @@ def _script_result(value: Any, type: str, threshold: float | None) -> Result:
         "value": "inline source, or file://path relative to the bench file (required)",
         "config": "any mapping, handed to the script as context['config']",
         "args.timeout": _TIMEOUT_ARG,
-        "threshold": "bar for a bare score (default: above 0)",
+        "threshold": "bar for a returned score (default: above 0); a returned object with no `pass` passes only at this bar (with none it fails, as madbench reads an absent `pass` as false)",
     },
     example="type: python\nvalue: |\n  def evaluate(output, context):\n      return 'fixed' in output.lower()",
     errors=("no value", "inline source that does not compile or defines no evaluate", "a timeout with no unit", "ERROR: a relative file:// with no bench directory, a missing file, a crash, a timeout"),

@@ -59,7 +59,9 @@ def score_passes(score: float, threshold: float | None) -> bool:
 
 def result_from_reply(reply: Any, type: str, threshold: float | None) -> Result:
     """A grader's reply `{pass, score, reason, evidence}` as a Result, or an ERROR saying
-    what is wrong with it. `pass` alone gives score 1/0; `score` alone passes by `score_passes`."""
+    what is wrong with it. `pass` alone gives score 1/0. `score` alone passes at a declared
+    `threshold`; with none it fails, as madbench's Go decoder reads an absent `pass` (false):
+    a reply `{"score": 0.3}` passed here where it fails there, and the reason says why."""
     if not isinstance(reply, dict):
         return Result.error(f"{type}: the grader replied {short(repr(reply), 80)}, not an object {{pass, score, reason, evidence}}")
     has_pass, has_score = "pass" in reply, "score" in reply
@@ -73,8 +75,10 @@ def result_from_reply(reply: Any, type: str, threshold: float | None) -> Result:
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) or not 0 <= score <= 1:
             return Result.error(f"{type}: the grader's 'score' must be a number in [0, 1], got {score!r}")
         if not has_pass:
-            passed = score_passes(float(score), threshold)
+            passed = threshold is not None and score_passes(float(score), threshold)
     reason = reply.get("reason")
+    if not has_pass and threshold is None:
+        reason = f"{'' if reason is None else str(reason) + ' '}(the reply has no 'pass': read as false, as madbench reads it; declare `threshold:` to pass by the score)".lstrip()
     evidence = reply.get("evidence")
     if evidence is not None and not isinstance(evidence, dict):
         evidence = {"value": evidence}

@@ -183,7 +183,7 @@ for _lang, _what in (("ts", "TypeScript"), ("js", "JavaScript")):
             "value": "inline source (a module exporting evaluate, or a snippet over output/vars/config/session/assertion/context), or file://path relative to the bench file (required)",
             "config": "any mapping, handed to the script as context.config",
             "args.timeout": _TIMEOUT_ARG,
-            "threshold": "bar for a bare score (default: above 0)",
+            "threshold": "bar for a returned score (default: above 0); a returned object with no `pass` passes only at this bar (with none it fails, as madbench reads an absent `pass` as false)",
         },
         example=f"type: {_lang}\nvalue: output.includes('fixed')" if _lang == "js" else "type: ts\nvalue: |\n  export function evaluate(output: string, context: any) {\n    return { pass: output.includes('fixed'), score: 1, reason: 'says fixed' };\n  }",
         errors=(

@@ -214,6 +214,10 @@ def test_custom_exec_pass_fail_and_suffix(session, bench, tmp_path):
     g2.write_text("import json, sys\njson.load(sys.stdin)\nprint(json.dumps({'score': 0.3}))\n")
     r = grade({"type": "custom:exec:" + f"{sys.executable} {g2}", "threshold": 0.5}, session)
     assert not r.passed and r.score == 0.3 and r.status == "FAIL"
+    assert grade({"type": "custom:exec:" + f"{sys.executable} {g2}", "threshold": 0.25}, session).passed
+    # no `pass` and no bar: false, as madbench's Go decoder reads it (it passed here on any score above 0)
+    r = grade({"type": "custom:exec:" + f"{sys.executable} {g2}"}, session)
+    assert r.status == "FAIL" and r.score == 0.3 and "the reply has no 'pass': read as false, as madbench reads it" in r.reason
 
 
 def test_custom_exec_errors(session, tmp_path):
