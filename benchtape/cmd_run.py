@@ -352,11 +352,13 @@ def _say_what_happened(req: RunRequest, outcome, store, is_plain: bool) -> int:
     first = outcome.runs[0].run_id if outcome.runs else ""
     dbflag = f" --db {store.path}" if req.db else ""
     print(f"next: benchtape sessions --run {first}{dbflag}   ·   benchtape show latest{dbflag}   ·   benchtape query 'calls[].tool' --run {first}{dbflag}")
-    passed, failed = tally.passed, tally.total - tally.passed
+    errored = tally.statuses.get("error", 0)
+    passed, failed = tally.passed, tally.total - tally.passed - errored
+    counts = f"{passed} passed, {failed} failed" + (f", {errored} errored" if errored else "")  # as the report's summary counts them
     if req.demo:
-        print(f"exit 0: {passed} passed, {failed} failed — scenario outcomes, not a harness crash")
+        print(f"exit 0: {counts} — scenario outcomes, not a harness crash")
         return 0
-    print(f"{passed} passed, {failed} failed")
+    print(counts)
     return outcome.exit_code
 
 

@@ -117,6 +117,9 @@ def test_retired_and_madbench_flags_and_the_madbench_switches(tmp_path):
     # madbench v0.23.0 still loads --runs (deprecated) and its update/keychain switches: a CI line runs unchanged
     runs = benchtape("madbench.yaml", "--runs", "2", "--no-update-check", "--no-keychain", "--db", "x.db", cwd=tmp_path)
     assert runs.returncode == 0 and "--runs is madbench's deprecated spelling of --repeat" in runs.stderr and "2 passed, 0 failed" in runs.stdout
+    errs = write(tmp_path, BENCH.replace('prompt: "Say PASS."', 'prompt: "Say PASS."\n      - name: breaks\n        prompt: "!ERROR! now"'), "errs.yaml")
+    errored = benchtape(errs.name, "--db", "x.db", cwd=tmp_path)  # the summary counts an error apart, as the report's summary does
+    assert errored.returncode == 1 and "1 passed, 0 failed, 1 errored" in errored.stdout, errored.stdout + errored.stderr
     clash = benchtape("madbench.yaml", "--runs", "2", "--repeat", "3", "--db", "x.db", cwd=tmp_path)
     assert clash.returncode == 2 and "--runs 2 and --repeat 3 disagree" in clash.stderr
     manual = benchtape("madbench.yaml", "--manual", "--db", "x.db", cwd=tmp_path)
