@@ -91,6 +91,8 @@ def control_report(report: Any, verbose: bool, plain: bool) -> None:
     code = report.exit_code
     if code == 3:
         _say(out, "nothing gradable: every check is not applicable under the no-op mock (0 gradable checks)", "yellow")
+    elif code == 1 and not (report.total(WRONGLY_PASSED) or report.total(ERRORED)):
+        _say(out, "the control does NOT hold: a no-op session did not run to its end, so its scenario could not be graded (see the session named above)", "red")
     elif code == 1:
         _say(out, "the control does NOT hold: a check that passes or errors on an agent that did nothing measures nothing", "red")
     else:

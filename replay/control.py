@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.errors import PreflightBlocked
-from benchtape.replay.grading import Verdict
+from benchtape.replay.grading import UNFINISHED, Verdict
 from benchtape.spec.bench import BenchSpec
 
 FAILED, WRONGLY_PASSED, ERRORED, NOT_APPLICABLE = "failed as required", "WRONGLY PASSED", "ERRORED", "NOT APPLICABLE"
@@ -57,8 +57,14 @@ class ControlCell:
         return sum(c.bucket == bucket for c in self.checks)
 
     @property
+    def ran(self) -> bool:
+        """The no-op session ran to its end: one that errored (timed out, was cut short) graded
+        its checks on no finished run, so the scenario could not be graded (madbench: exit 1)."""
+        return self.session_status not in UNFINISHED
+
+    @property
     def holds(self) -> bool:
-        return not self.count(WRONGLY_PASSED) and not self.count(ERRORED)
+        return self.ran and not self.count(WRONGLY_PASSED) and not self.count(ERRORED)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,20 +93,28 @@ class ControlReport:
         return self.total(FAILED) + self.total(WRONGLY_PASSED) + self.total(ERRORED)
 
     @property
+    def unfinished(self) -> int:
+        """No-op sessions that did not run to their end (their scenarios could not be graded)."""
+        return sum(not c.ran for c in self.cells)
+
+    @property
     def exit_code(self) -> int:
-        """0 the control holds; 1 a check wrongly passed or could not be graded; 3 nothing gradable."""
+        """0 the control holds; 1 a check wrongly passed or could not be graded, or a scenario
+        could not be (its no-op session did not run to its end); 3 nothing gradable."""
         if self.gradable == 0:
             return 3
-        return 1 if self.total(WRONGLY_PASSED) or self.total(ERRORED) else 0
+        return 1 if self.total(WRONGLY_PASSED) or self.total(ERRORED) or self.unfinished else 0
 
     def closing_line(self) -> str:
-        return f"{self.total(FAILED)}/{self.gradable} checks failed as required · {self.total(ERRORED)} errored · {self.total(WRONGLY_PASSED)} wrongly passed"
+        line = f"{self.total(FAILED)}/{self.gradable} checks failed as required · {self.total(ERRORED)} errored · {self.total(WRONGLY_PASSED)} wrongly passed"
+        return line + (f" · {self.unfinished} no-op session(s) did not run to their end" if self.unfinished else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "cells": [c.to_dict() for c in self.cells],
             "totals": {b: self.total(b) for b in BUCKETS},
             "gradable": self.gradable,
+            "unfinished_sessions": self.unfinished,
             "exit_code": self.exit_code,
             "runs": self.run_ids,
             "gradings": self.grading_ids,

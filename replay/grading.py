@@ -508,10 +508,14 @@ def new_grading(
 # ---------------------------------------------------------------- the scenario rule
 
 
+# A session's statuses that say the harness did not run to its end, or not all it printed was recorded.
+UNFINISHED = frozenset({"error", "timeout", "interrupted", "truncated"})
+
+
 def harness_ok(session: Session) -> bool:
     """The harness ran to its end and all it printed was recorded (a `truncated` session's
     verdicts would be judged on part of its output: they count as errored, never as passed)."""
-    return session.finished and session.status not in ("error", "timeout", "interrupted", "truncated")
+    return session.finished and session.status not in UNFINISHED
 
 
 def scenario_outcome(ok: bool, verdicts: Iterable[tuple[str, bool]]) -> str:

@@ -82,6 +82,22 @@ def test_control_breaks_exit_1_wrongly_passed_and_errored(tmp_path):
     assert out.lines[-1] == "1/4 checks failed as required · 1 errored · 2 wrongly passed"
 
 
+def test_a_no_op_session_that_errored_is_a_scenario_that_could_not_be_graded(tmp_path):
+    """madbench's `check` exits 1 when a scenario could not be graded: a no-op session that
+    ended in error (here the prompt makes the mock fail) said `[holds]`, exit 0."""
+    bench = write_bench(tmp_path, HOLDS.replace('prompt: "Fix calc.py"', 'prompt: "Fix calc.py !ERROR!"'))
+    out = cli("check", bench, "--db", tmp_path / "c.db", "--json")
+    assert out.code == 1, out.stdout + out.stderr
+    import json
+
+    doc = json.loads(out.stdout)
+    assert doc["unfinished_sessions"] == 1 and doc["totals"]["WRONGLY PASSED"] == 0 and doc["exit_code"] == 1
+    plain = cli("check", bench, "--db", tmp_path / "c.db")
+    assert "edits #1  [DOES NOT HOLD]" in plain.stdout and "the no-op session ended error" in plain.stdout
+    assert "a no-op session did not run to its end, so its scenario could not be graded" in plain.stdout
+    assert plain.lines[-1] == "2/2 checks failed as required · 0 errored · 0 wrongly passed · 1 no-op session(s) did not run to their end"
+
+
 def test_nothing_gradable_exit_3(tmp_path):
     out = cli("check", write_bench(tmp_path, NOTHING), "--db", tmp_path / "c.db")
     assert out.code == 3
