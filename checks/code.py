@@ -13,6 +13,7 @@ import ast
 import os
 import shlex
 import tempfile
+import textwrap
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
@@ -100,10 +101,53 @@ def _python_source(spec: CheckSpec) -> tuple[str | None, str | None]:
         tree = ast.parse(v, "<python check>")
         compile(tree, "<python check>", "exec")
     except SyntaxError as exc:
-        raise CheckConfigError(f"python: the inline source does not compile: line {exc.lineno}: {exc.msg}") from exc
+        snippet = _snippet(v)
+        if snippet is None:
+            raise CheckConfigError(f"python: the inline source does not compile: line {exc.lineno}: {exc.msg}") from exc
+        return snippet, None
     if not _defines_evaluate(tree):
-        raise CheckConfigError("python: the inline source must define evaluate(output, context)")
+        snippet = _snippet(v)
+        if snippet is None:
+            raise CheckConfigError("python: the inline source must define evaluate(output, context), or be its body (`return 'done' in output`) or one expression")
+        return snippet, None
     return v, None
+
+
+# An inline snippet's scope, as madbench gives a script: output, vars, config, session, assertion, context.
+_SNIPPET_HEAD = """def evaluate(output, context):
+    vars, config, session, assertion = (context.get(k) or {} for k in ("vars", "config", "session", "assertion"))
+"""
+
+
+def _snippet(source: str) -> str | None:
+    """A snippet madbench runs as a check's inline source (`return output.startswith('hel')`,
+    or one expression: `'done' in output`), as the evaluate it stands for, or None when it is
+    neither (the caller says why the source was refused)."""
+    text = textwrap.dedent(source).strip("\n")
+    try:
+        ast.parse(text, "<python check>", mode="eval")
+        body = f"return ({text}\n)"
+    except SyntaxError:
+        body = text
+    wrapped = _SNIPPET_HEAD + textwrap.indent(body, "    ", lambda line: True)
+    try:
+        tree = ast.parse(wrapped, "<python check>")
+        compile(tree, "<python check>", "exec")
+    except SyntaxError:
+        return None
+    return wrapped if _returns(tree.body[0]) else None
+
+
+def _returns(function: ast.AST) -> bool:
+    """Whether the function's own body returns something (a `return` in a nested def or class is not its)."""
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Return) and node.value is not None:
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _script_result(value: Any, type: str, threshold: float | None) -> Result:
@@ -127,7 +171,7 @@ def _script_result(value: Any, type: str, threshold: float | None) -> Result:
     summary="a Python `evaluate(output, context)` run in its own interpreter process: a bool, a score in [0, 1], or {pass, score, reason, evidence}",
     reads="final_output; context = {vars, config, session (the grader envelope's), assertion, prompt}",
     args={
-        "value": "inline source, or file://path relative to the bench file (required)",
+        "value": "inline source (a module defining evaluate; or, as madbench takes it, evaluate's body or one expression, with output, vars, config, session and assertion in scope), or file://path relative to the bench file (required)",
         "config": "any mapping, handed to the script as context['config']",
         "args.timeout": _TIMEOUT_ARG,
         "threshold": "bar for a returned score (default: above 0); a returned object with no `pass` passes only at this bar (with none it fails, as madbench reads an absent `pass` as false)",

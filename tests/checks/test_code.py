@@ -75,6 +75,18 @@ def test_python_bool_pass_and_fail(session):
     assert not r.passed and r.status == "FAIL" and r.score == 0.0
 
 
+def test_python_inline_snippet_runs_as_madbench_runs_it(session):
+    """madbench's inline source may be evaluate's body or one expression, with output, vars,
+    config, session and assertion in scope; `return output.startswith(...)` was refused here."""
+    body = "return output.startswith('fixed') and vars['want'] in output"
+    r = grade({"type": "python", "value": body}, session, ctx_for(session, vars={"want": "tests pass"}))
+    assert r.passed, r.reason
+    assert not grade({"type": "python", "value": "'broken' in output"}, session, ctx_for(session)).passed
+    lines = "n = len(session['calls'])\nif n > 5:\n    return False\nreturn {'pass': True, 'reason': f'{n} calls, {assertion[\"type\"]}'}\n"
+    r = grade({"type": "python", "value": lines}, session, ctx_for(session))
+    assert r.passed and r.reason == "2 calls, python"
+
+
 def test_python_score_and_dict(session):
     src = "def evaluate(output, context):\n    return 0.4\n"
     assert grade({"type": "python", "value": src}, session).passed  # above 0 with no threshold
@@ -158,7 +170,8 @@ def test_python_errors(session):
     [
         ({"type": "python"}, "python: 'value' (inline source, or file://path relative to the bench file) is required"),
         ({"type": "python", "value": "def evaluate(:\n"}, "python: the inline source does not compile: line 1"),
-        ({"type": "python", "value": "def check(output, context):\n    return True\n"}, "python: the inline source must define evaluate(output, context)"),
+        ({"type": "python", "value": "def check(output, context):\n    return True\n"}, "python: the inline source must define evaluate(output, context), or be its body"),
+        ({"type": "python", "value": "x = len(output)\n"}, "python: the inline source must define evaluate(output, context), or be its body"),
         ({"type": "python", "value": "file:///no/such/grader.py"}, "python: grader /no/such/grader.py does not exist"),
         ({"type": "python", "value": "def evaluate(o, c): return True", "args": {"timeout": 30}}, "python: args.timeout 30 has no unit"),
         ({"type": "python", "value": "def evaluate(o, c): return True", "threshold": 5}, "python: 'threshold' is a score bar in [0, 1]"),
