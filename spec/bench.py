@@ -774,8 +774,9 @@ class _Loader:
         raise self.err(f"`{key}:` must be true or false, got {shorten(value)}", node, key, f"write `{key}: true` or `{key}: false`")
 
     def duration(self, value: Any, node: LineDict, key: str, default: float | None, *, as_madbench: bool = False) -> float | None:
-        """A duration with a unit. A bare number is refused, but in a bench's own keys
-        (`as_madbench`), where madbench falls back to the default and so does this."""
+        """A duration with a unit. A bare number is refused, except in a madbench bench's own
+        keys (`as_madbench`: timeout, staging_timeout), where madbench falls back to the
+        default, and so does this (said at preflight)."""
         if value is None:
             return default
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
