@@ -88,6 +88,10 @@ class LaunchPlan:
     # namespace, sandbox/pidfence.py, where this host gives one); a container shows a folder
     # through `mounts`, read-only already
     read_only: tuple[str, ...] = ()
+    # host paths a level on the host hides from the agent (an empty folder or file over each, in
+    # its own mount namespace): what a task's agent must never read (its hidden tests, the
+    # reference patch, the history holding the fix: spec/task_cells.hidden_from_agent)
+    hidden: tuple[str, ...] = ()
     # a Node project's installed dependencies, beside the workspace (in its parent folder): a copy
     # of its own on the host, this folder bound read-only at /node_modules in a container
     node_modules: Path | None = None
@@ -106,6 +110,7 @@ class LaunchPlan:
             home_states=_once(self.home_states + other.home_states),
             env_for=_chained(self.env_for, other.env_for),
             read_only=_once(self.read_only + other.read_only),
+            hidden=_once(self.hidden + other.hidden),
             node_modules=other.node_modules or self.node_modules,
             container_folders=_once(self.container_folders + other.container_folders),
         )

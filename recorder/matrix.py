@@ -30,6 +30,7 @@ from benchtape.sandbox.box_commands import capture_pre
 from benchtape.sandbox.by_level import sandbox_for
 from benchtape.spec.evaluation import Arm, Cell, Evaluation, Step, Task
 from benchtape.spec.identity import CellIdentity, PreEffects, SandboxPolicy, cell_identity, sandbox_policy, setup_inputs, step_config, task_hash
+from benchtape.spec.task_cells import hidden_from_agent
 
 Event = Callable[[str, dict[str, Any]], None]
 DEFAULT_SETUP_TIMEOUT = 300.0
@@ -336,7 +337,8 @@ class Matrix:
     def launch_plan(self, arm: Arm, task: Task, level: str) -> LaunchPlan:
         """The launch plan of a cell's sandbox: its arm's, with what a history task's agent gets
         of its project's environment (once the task is staged)."""
-        plan = arm_plan(arm, level)
+        hidden = hidden_from_agent(task) if level in ("workspace", "home") else ()  # a container sees none of the host; level none is your own folder
+        plan = arm_plan(arm, level).joined(LaunchPlan(hidden=hidden))
         agent = self.staging.environment(task)
         return plan.joined(agent.plan()) if agent is not None else plan
 

@@ -149,6 +149,7 @@ class LocalLevel:
             raise
         folder.note(root=str(ws.root))  # in session.json before the harness starts: a recovery after a kill -9 snapshots the workspace there
         read_only = plan.read_only if plan is not None else ()
+        hidden = plan.hidden if plan is not None else ()
         try:
             if plan is not None:
                 _give_environment(plan, ws)
@@ -161,8 +162,8 @@ class LocalLevel:
                     agent_cwd=ws.agent_cwd,
                     home=ws.home,
                     env=ws.env,
-                    spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers"), read_only=read_only), env, ws.agent_cwd, stdin, folder),
-                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env, read_only=read_only), ws.agent_cwd, {**env, MARKER: folder.path.name}),  # marked as a supervised harness is: after a kill -9, `recover` kills the terminal's tmux server and the agent in it
+                    spawn=lambda argv, env, stdin: SupervisedProcess(fence().wrap(argv, ws.agent_cwd, env, report=folder.file("leftovers"), read_only=read_only, hidden=hidden), env, ws.agent_cwd, stdin, folder),
+                    terminal=lambda argv, env: PaneCommand(fence().wrap(argv, ws.agent_cwd, env, read_only=read_only, hidden=hidden), ws.agent_cwd, {**env, MARKER: folder.path.name}),  # marked as a supervised harness is: after a kill -9, `recover` kills the terminal's tmux server and the agent in it
                     facts={"process_fence": fence().facts()},
                     secret_names=ws.secret_names,
                     after_exit=lambda exit_code: self._notes(audit, home_guards),

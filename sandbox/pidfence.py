@@ -44,15 +44,16 @@ class Fence:
     def confined(self) -> bool:
         return bool(self.prefix)
 
-    def wrap(self, argv: list[str], cwd: Path | str | None = None, env: Mapping[str, str] | None = None, report: Path | None = None, read_only: Sequence[str] = ()) -> list[str]:
+    def wrap(self, argv: list[str], cwd: Path | str | None = None, env: Mapping[str, str] | None = None, report: Path | None = None, read_only: Sequence[str] = (), hidden: Sequence[str] = ()) -> list[str]:
         """argv, started in a PID namespace of its own under a small first process
         (sandbox/pidfence_init.py; `report`: the file it writes how many processes the command
-        left running into; `read_only`: folders it binds read-only before the command starts).
-        A program that cannot be found is left unwrapped, so starting it fails exactly as it
-        would have (nothing runs either way)."""
+        left running into; `read_only`: folders it binds read-only before the command starts;
+        `hidden`: folders and files it covers with empty ones). A program that cannot be found
+        is left unwrapped, so starting it fails exactly as it would have (nothing runs either way)."""
         if not self.prefix or not argv or not _findable(argv[0], cwd, env):
             return list(argv)
         bound = [arg for folder in read_only for arg in ("--read-only", str(folder))]
+        bound += [arg for path in hidden for arg in ("--hide", str(path))]
         return [*self.prefix, "--", sys.executable, "-I", "-S", str(INIT), *(["--report", str(report)] if report else []), *bound, "--", *argv]
 
     @functools.cached_property

@@ -1,8 +1,9 @@
 """The first process of a fenced command's PID namespace (sandbox/pidfence.py).
 
 Standard library only; run as `python -I -S pidfence_init.py [--report FILE] [--read-only
-FOLDER]... -- ARGV...` by `unshare --pid --fork --mount-proc`. Each FOLDER is first bound
-read-only at its own path in the namespace's own mount namespace (none of it is seen outside);
+FOLDER]... [--hide PATH]... -- ARGV...` by `unshare --pid --fork --mount-proc`. Each FOLDER is first bound
+read-only at its own path in the namespace's own mount namespace (none of it is seen outside),
+and each PATH covered by an empty one;
 one that cannot be is left as it is (the caller's digest of it says whether it changed). The command runs as its child, not as the namespace's
 PID 1 itself: a PID 1 ignores every signal it has no handler for (a SIGTERM it sends itself, a
 test suite's own `kill`), and orphans re-parent to it. This process reaps them; when the
@@ -26,16 +27,19 @@ KEPT = MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_MANDLOCK | MS_NOAT
 def main(argv: list[str]) -> int:
     report = None
     read_only: list[str] = []
-    while argv[:1] in (["--report"], ["--read-only"]):
+    hidden: list[str] = []
+    while argv[:1] in (["--report"], ["--read-only"], ["--hide"]):
         if argv[0] == "--report":
             report = argv[1]
         else:
-            read_only.append(argv[1])
+            (read_only if argv[0] == "--read-only" else hidden).append(argv[1])
         argv = argv[2:]
     if argv[:1] == ["--"]:
         argv = argv[1:]
     for folder in read_only:
         bind_read_only(folder)
+    for path in hidden:
+        hide(path)
     pid = os.fork()
     if pid == 0:
         for ignored in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; an exec would keep them ignored in the command
@@ -90,6 +94,22 @@ def bind_read_only(folder: str) -> bool:
         libc.umount2(path, 2)  # MNT_DETACH: the folder as it was
         return False
     return True
+
+
+def hide(path: str) -> bool:
+    """`path` covered, in this namespace only, by an empty read-only folder (a tmpfs) or, for a
+    file, by /dev/null: the command finds it there and empty. False when the kernel refused."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        folder = os.path.isdir(path)
+    except OSError:
+        return False
+    target = os.fsencode(path)
+    if folder:
+        return libc.mount(b"tmpfs", target, b"tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, b"size=4k,mode=0555") == 0
+    return os.path.exists(path) and libc.mount(b"/dev/null", target, None, MS_BIND, None) == 0
 
 
 def _alive() -> list[int]:

@@ -54,6 +54,27 @@ class Task:
         return "harbor" if self.spec.runtime is not None else "history"
 
 
+# Under a history task's repository, what its agent must never read: the history holding each
+# fix, validation's logs, the store (the oracle's diffs are in its snapshots).
+_PROJECT_SECRETS = (".git", ".benchtape/validate", ".benchtape/benchtape.db", ".benchtape/benchtape.db-wal", ".benchtape/benchtape.db-shm", ".benchtape/tasks", ".ber/bench/tasks")
+
+
+def hidden_from_agent(task: Task) -> tuple[str, ...]:
+    """The host paths a task's agent must never read at a level on the host (berbench: it
+    never gets the hidden tests, the reference patch, the git history): its task folder and
+    the folder of its fellows (tests.patch, reference.patch; a Harbor task's tests/ and
+    solution/), and under a history task's repository `_PROJECT_SECRETS`. The sandbox covers
+    each with an empty one in the agent's own mount namespace (sandbox/pidfence.py); the
+    agent reads what it is given by content (its prompt, its workspace), never these. An agent
+    at level home could `git apply` the reference patch and was credited with the pass."""
+    if task.spec is None:
+        return ()
+    paths = [task.spec.dir, task.spec.dir.parent] if task.kind == "history" else [task.spec.dir]
+    if task.project is not None:
+        paths += [task.project / p for p in _PROJECT_SECRETS]
+    return tuple(dict.fromkeys(str(p) for p in paths if p.exists()))
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A task folder an evaluation does not run, and why (said by the preview and the run)."""

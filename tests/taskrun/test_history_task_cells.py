@@ -25,6 +25,7 @@ from taskrunkit import run_json, sessions, tree  # noqa: E402
 
 from benchtape.spec.project import load_project  # noqa: E402
 from benchtape.spec.task import load_task, task_dirs  # noqa: E402
+from benchtape.store.database import Store  # noqa: E402
 
 VALID = ["603", "551", "534", "434", "398"]  # five of the shared README's hand-checked PRs
 UNVALIDATED = "592"
@@ -173,3 +174,36 @@ def _first_path(patch: bytes) -> str:
 def _at_base(repo: Path, commit: str, path: str) -> bytes | None:
     done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=repo, capture_output=True)
     return done.stdout if done.returncode == 0 else None
+
+
+CHEAT_TOOL = """\
+apiVersion: benchtape/v1alpha1
+kind: Tool
+tool: cheat
+extends: command
+options:
+  run: {default: default, values: {default: {args: [sh, -c, "%s"]}}}
+"""
+
+
+def test_an_agent_at_level_home_finds_no_task_secret_in_the_project(project: dict[str, Any]):
+    """The agent runs as you at level home, but the task's hidden tests, the reference patches,
+    validation's logs, the store and the history holding the fix are covered in its own mount
+    namespace: an agent that went looking for `reference.patch` applied it and was credited
+    with the pass (berbench: the agent never gets them). The paths are still there outside."""
+    repo = project["repo"]
+    secrets = f"{repo}/.benchtape/tasks/434/reference.patch {repo}/.benchtape/tasks/434/tests.patch {repo}/.benchtape/benchtape.db {repo}/.git/HEAD"
+    script = f"for p in {repo}/.benchtape/tasks/*/reference.patch; do git apply $p && echo APPLIED $p; done; for f in {secrets}; do test -s $f && echo READ $f; done; ls {repo}/.benchtape/validate; git -C {repo} log --oneline -1 && echo HISTORY; echo looked"
+    (repo / ".benchtape" / "tools").mkdir(exist_ok=True)
+    (repo / ".benchtape" / "tools" / "cheat.yaml").write_text(CHEAT_TOOL % script)
+    (repo / ".benchtape" / "evaluations" / "cheat.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: all\ntools:\n  - tool: cheat\n    model: default\n")
+    done = run_json(benchtape("run", "cheat", "--yes", "--json", "--task", "434", cwd=repo, env=cli_env(), timeout=300))
+    [session] = [s for s in sessions(project["db"], done["run_id"]) if s["started"]["harness"] == "command"]
+    store = Store(project["db"], readonly=True)
+    try:
+        said = store.load_session(session["row"].id).final_output or ""
+    finally:
+        store.close()
+    assert "looked" in said and "APPLIED" not in said and "READ" not in said and "HISTORY" not in said, said
+    assert "passed" not in str(done.get("outcomes") or done), done
+    assert (repo / ".benchtape" / "tasks" / "434" / "reference.patch").stat().st_size > 0  # still there for benchtape
