@@ -36,6 +36,7 @@ from benchtape.core.errors import BadInput, closest
 from benchtape.spec.bench import discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
 from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
+from benchtape.spec.project import Defaults, defaults_for
 from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.task_cells import Skipped, Task, load_task_folders
 
@@ -196,6 +197,7 @@ class Evaluation:
     task_refs: list[str] = field(default_factory=list)  # `tasks:` as written (ids, `all`, Harbor paths); [] with `bench:` only
     task_line: int | None = None  # the line of `tasks:` (errors name it)
     project_environment: bool = True  # `project_environment: false`: history tasks' agents run without their project's environment
+    defaults: Defaults = field(default_factory=Defaults)  # the project's config over the user's: what it runs with where it says nothing
     _tasks: list[Task] | None = field(default=None, repr=False)
     skipped: list[Skipped] = field(default_factory=list)  # task folders not run (stale, unvalidated, leaking, broken), known after tasks()
 
@@ -218,7 +220,7 @@ class Evaluation:
         """Every scenario of the benches (loaded once; bad input in a bench is refused here)."""
         if self._tasks is None:
             tasks = load_tasks(self.bench_paths, self.path)
-            folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct, project_environment=self.project_environment)
+            folders, self.skipped = load_task_folders(self.task_refs, self.project, self.path, self.task_line, direct=self.direct, project_environment=self.project_environment, cell_timeout=self.defaults.cell_timeout)
             multi = next((t for t in folders if t.spec is not None and t.spec.runtime is not None and t.spec.runtime.steps), None)
             workflow = next((a for a in self.arms if a.workflow), None)
             if multi is not None and workflow is not None:  # each task step would need every workflow step: not run here
@@ -330,7 +332,8 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
     registry = registry if registry is not None else load_registry(project, user)
     ld, doc, _ = load_document(path, ("Evaluation",))
     top = ld.strict(doc, EVALUATION_KEYS, "the Evaluation", extra_hint=TOP_HINTS)
-    attempts = _attempts(ld, top)
+    defaults = defaults_for(project, user)
+    attempts = _attempts(ld, top) if "attempts" in top else defaults.attempts or 1  # berbench: falls back to the project's, then the user's `defaults.attempts`
     task_refs = _task_refs(ld, top, project)
     bench_paths = [] if task_refs and top.get("bench") is None else _bench_paths(ld, top, project)
     tools_node = top.get("tools")
@@ -356,6 +359,7 @@ def load_evaluation(name: str, cwd: Path | None = None, *, user: Path | None = N
         task_refs=task_refs,
         task_line=top.line_of("tasks") if "tasks" in top else None,
         project_environment=_project_environment(ld, top),
+        defaults=defaults,
     )
 
 

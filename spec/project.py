@@ -277,6 +277,13 @@ def load_project(root: Path) -> Project:
     )
 
 
+def defaults_for(root: Path, user: Path | None = None) -> Defaults:
+    """The `defaults:` an evaluation of the project at `root` runs with where it says nothing
+    itself: the project's config over the user's (berbench's `defaults.attempts`,
+    `concurrency`, `cell_timeout`)."""
+    return load_project(root).defaults.under(load_user_config(user).defaults)
+
+
 def load_user_config(user: Path | None = None) -> UserConfig:
     """`~/.config/benchtape/config.yaml` (or berbench's `~/.config/ber/bench/config.yaml`)."""
     path = next((d / CONFIG_FILE for d in reversed(user_config_dirs(user)) if (d / CONFIG_FILE).is_file()), None)

@@ -99,9 +99,10 @@ TASK_TIMEOUT = 1800.0  # the agent's limit on a task cell when the task sets non
 ALL = "all"
 
 
-def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: int | None, *, direct: bool = False, project_environment: bool = True) -> tuple[list[Task], list[Skipped]]:
+def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: int | None, *, direct: bool = False, project_environment: bool = True, cell_timeout: float | None = None) -> tuple[list[Task], list[Skipped]]:
     """The runnable tasks `refs` names, in order, and the ones skipped with why.
-    `project_environment`: whether a history task's agent gets its project's environment."""
+    `project_environment`: whether a history task's agent gets its project's environment;
+    `cell_timeout`: the agent's limit where a task sets none (the config's `defaults.cell_timeout`)."""
     from benchtape.spec.harbor_task import load_harbor_tasks, load_task_folder
     from benchtape.spec.task import task_dirs
 
@@ -136,7 +137,7 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
         state = explained_state(loaded, spec, repos)
         run = state.state == "valid" or (direct and state.state != "leaking")
         if run:
-            tasks.append(folder_task(spec, project, project_environment=project_environment))
+            tasks.append(folder_task(spec, project, project_environment=project_environment, cell_timeout=cell_timeout))
         if state.state != "valid":
             skipped.append(Skipped(spec.id, state.state, state.why, state.next, str(folder), ran=run))
     return tasks, broken + skipped
@@ -190,12 +191,15 @@ def fingerprint(spec: TaskSpec, project: Path | None) -> str:
     return spec.fingerprint(_project_facts(project)[0].task_recipe(spec.source.base_commit))
 
 
-def folder_task(spec: TaskSpec, project: Path, *, project_environment: bool = True) -> Task:
-    """The evaluation task of one task folder: a bench and scenario of its own making."""
+def folder_task(spec: TaskSpec, project: Path, *, project_environment: bool = True, cell_timeout: float | None = None) -> Task:
+    """The evaluation task of one task folder: a bench and scenario of its own making. The
+    agent's limit is the task's own, else `cell_timeout` (berbench's `defaults.cell_timeout`),
+    else TASK_TIMEOUT."""
     runtime = spec.runtime
-    timeout = (runtime.agent_timeout if runtime is not None else None) or TASK_TIMEOUT
+    fallback = cell_timeout or TASK_TIMEOUT
+    timeout = (runtime.agent_timeout if runtime is not None else None) or fallback
     if runtime is not None and runtime.steps:  # a multi-step task: each step has its own limit, the cell their sum
-        timeout = sum(st.agent_timeout or TASK_TIMEOUT for st in runtime.steps)
+        timeout = sum(st.agent_timeout or fallback for st in runtime.steps)
     scenario = ScenarioSpec(
         name=spec.id,
         prompt=spec.prompt(),

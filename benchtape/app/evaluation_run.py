@@ -56,7 +56,7 @@ class EvaluationRequest:
     yes: bool = False
     dry_run: bool = False
     db: Path | None = None
-    concurrency: int = 4
+    concurrency: int | None = None  # --concurrency; None: the project's `defaults.concurrency`, else 4 (concurrency_of)
     sandbox: str | None = None
     keep_sandbox: bool = False
     allow_host_writes: bool = False
@@ -104,6 +104,11 @@ class Planned:
 
 
 # ---------------------------------------------------------------- planning
+
+
+def concurrency_of(req: EvaluationRequest, ev: Evaluation) -> int:
+    """Cells at once: --concurrency, else the project's (then the user's) `defaults.concurrency`, else 4."""
+    return req.concurrency or ev.defaults.concurrency or 4
 
 
 def plan_evaluation(req: EvaluationRequest, store: BrowsingStore | None, *, on_event: Event | None = None) -> Planned:
@@ -228,7 +233,7 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                 seen.add(key)
                 copy = replace(bench, harness=step.harness, harness_config=config, scenarios=[t.scenario for t in tasks])
                 noop = step.harness == "mock" and step.model_id == NOOP_MODEL
-                found = bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=req.concurrency, noop=noop, model=step.model_id, who=f"setup {arm.label}")
+                found = bench_preflight(copy, harness=step.harness, sandbox=req.sandbox, allow_host_writes=req.allow_host_writes, allow_network=req.allow_network, concurrency=concurrency_of(req, matrix.ev), noop=noop, model=step.model_id, who=f"setup {arm.label}")
                 if only is None and resolved.needs_install:  # installed before the run, and its binary checked then: the rest (keys, endpoints) is said now, before the install's minutes
                     found.blocking = [f for f in found.blocking if not says_not_installed(f, step.harness)]
                 pf.merge(found)
@@ -367,7 +372,7 @@ def run_planned(planned: Planned, store: Store, req: EvaluationRequest, pricing:
     fields["params"].update(req.run_params)
     run_id = store.new_run(fields.pop("kind"), **fields)
     done = Finished(run_id=run_id, skipped=[s.to_dict() for s in planned.ev.skipped if not s.ran])
-    scheduler = Scheduler(store, run_id, concurrency=req.concurrency, keep_sandbox=req.keep_sandbox, on_event=emit, executor=planned.placement.executor_factory(store))
+    scheduler = Scheduler(store, run_id, concurrency=concurrency_of(req, planned.ev), keep_sandbox=req.keep_sandbox, on_event=emit, executor=planned.placement.executor_factory(store))
     grader = CellGrader(store, run_id, pricing, resources=scheduler.resources)
     reused, to_run = planned.reused(), planned.to_run()
     emit("evaluation.started", {"run_id": run_id, "regrade": len(reused), "run": len(to_run)})

@@ -353,3 +353,35 @@ def test_runs_says_where_cells_run_over_the_projects_and_leaves_identity_alone(p
     assert settings.runtime_env == {"env_vars": {"A": "b"}} and type(settings.runtime_env["env_vars"]) is dict
     assert plain.runs.under(load_project(project).runs).address == "10.0.0.5:6379"
     assert [a.key for a in ev.arms] == [a.key for a in plain.arms]  # what runs where is no part of a setup (nor of a cell's identity)
+
+
+def test_the_configs_defaults_are_what_an_evaluation_runs_with_where_it_says_nothing(project, user):
+    """berbench's `defaults.attempts`, `concurrency` and `cell_timeout` (the project's over the
+    user's) were validated and then ignored: an evaluation with no `attempts:` ran once."""
+    from benchtape.app.evaluation_run import EvaluationRequest, concurrency_of
+    from benchtape.spec.task_cells import TASK_TIMEOUT
+
+    write(user / "config.yaml", "apiVersion: benchtape/v1alpha1\nkind: UserConfig\ndefaults: {attempts: 5, concurrency: 3, cell_timeout: 2m}\n")
+    ev = load(project, user, "tools: [{tool: mock, model: scripted}]\n", name="user")
+    assert (ev.attempts, ev.defaults.concurrency, ev.defaults.cell_timeout) == (5, 3, 120.0)
+    write(project / ".benchtape" / "config.yaml", "apiVersion: benchtape/v1alpha1\nkind: Project\ndefaults: {attempts: 2, cell_timeout: 45m}\n")
+    ev = load(project, user, "tools: [{tool: mock, model: scripted}]\n", name="project")
+    assert (ev.attempts, ev.defaults.concurrency, ev.defaults.cell_timeout) == (2, 3, 2700.0)  # the project's over the user's, key by key
+    assert load(project, user, "attempts: 1\ntools: [{tool: mock, model: scripted}]\n", name="own").attempts == 1  # the evaluation's own wins
+    assert concurrency_of(EvaluationRequest("project"), ev) == 3 and concurrency_of(EvaluationRequest("project", concurrency=1), ev) == 1
+    # a task's agent limit: its own, else cell_timeout, else TASK_TIMEOUT
+    task = project / "harbor" / "t1"
+    (task / "tests").mkdir(parents=True)
+    (task / "environment").mkdir()
+    write(task / "task.toml", 'version = "1.0"\n')
+    write(task / "instruction.md", "fix it\n")
+    write(task / "tests" / "test.sh", "#!/bin/sh\nexit 0\n")
+    write(task / "environment" / "Dockerfile", "FROM benchtape-base\n")
+    def timeouts() -> list[float]:
+        ev = load(project, user, "tasks: [harbor/t1]\ntools: [{tool: mock, model: scripted}]\n", name="harbor")
+        ev.direct = True  # run unvalidated, as `benchtape run DIR` does
+        return [t.scenario.timeout for t in ev.tasks()]
+
+    assert timeouts() == [2700.0] and TASK_TIMEOUT != 2700.0
+    write(task / "task.toml", 'version = "1.0"\n[agent]\ntimeout_sec = 90.0\n')
+    assert timeouts() == [90.0]
