@@ -75,13 +75,15 @@ def register(app: typer.Typer) -> None:
 def _create(name: str) -> int:
     from benchtape.app.evaluation_create import ask, template
     from benchtape.app.evaluations import EVALUATIONS_DIR, load_registry, project_config_dir
+    from benchtape.spec.evaluation import project_evaluation
 
     if not NAME.match(name):
         raise BadInput(f"{name!r} is not an evaluation name", fix="letters, digits, `.`, `_` and `-` (it becomes the file name)")
     cwd = Path.cwd()
     path = project_config_dir(cwd) / EVALUATIONS_DIR / f"{name}.yaml"
-    if path.exists():
-        raise BadInput("already exists; an evaluation is never replaced", file=str(path), fix=f"edit it, or choose another name (validate it with `benchtape evaluation validate {name}`)")
+    existing = path if path.exists() else project_evaluation(name, cwd)  # berbench's .ber/bench/evaluations/ too: a new file would hide it
+    if existing is not None:
+        raise BadInput("already exists; an evaluation is never replaced (nor hidden by a new one of its name)", file=str(existing), fix=f"edit it, or choose another name (validate it with `benchtape evaluation validate {name}`)")
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     text = ask(name, load_registry(cwd)) if interactive else template(name)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -271,7 +271,7 @@ def load_project(root: Path) -> Project:
         prompt_source=prompt_source,
         test_patterns=tuple(ld.strings(harvest, "test_patterns", "`harvest.test_patterns`")) if "test_patterns" in harvest else DEFAULT_TEST_PATTERNS,
         noise_patterns=tuple(ld.strings(harvest, "noise_patterns", "`harvest.noise_patterns`")) if "noise_patterns" in harvest else DEFAULT_NOISE_PATTERNS,
-        allow_hosts=tuple(ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")),
+        allow_hosts=_allow_hosts(ld, agent),
         runs=load_run_settings(ld, top),
         env=_env(ld, top),
     )
@@ -297,7 +297,21 @@ def load_user_config(user: Path | None = None) -> UserConfig:
     for tool, hint in node.items():
         spec = ld.strict(ld.mapping(hint, f"`credentials.{tool}`", node, str(tool)), CREDENTIAL_KEYS, f"`credentials.{tool}`", extra_hint={"value": "a credential's value never goes in a config file: name the variable (`env:`) or the file (`file:`) holding it"})
         creds[str(tool)] = {k: str(v) for k, v in spec.items()}
-    return UserConfig(path=path, defaults=_defaults(ld, top), allow_hosts=tuple(ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")), credentials=creds)
+    return UserConfig(path=path, defaults=_defaults(ld, top), allow_hosts=_allow_hosts(ld, agent), credentials=creds)
+
+
+def _allow_hosts(ld: DocLoader, agent: LineDict) -> tuple[str, ...]:
+    """`agent.allow_hosts`, a forge host refused (berbench: "forge hosts always rejected"): an
+    agent that can reach the forge can read the very pull request a task was mined from."""
+    from benchtape.spec.prompt_leaks import FORGE_HOSTS
+
+    hosts = ld.strings(agent, "allow_hosts", "`agent.allow_hosts`")
+    for host in hosts:
+        name = host.strip().lower().rstrip(".")
+        forge = next((f for f in FORGE_HOSTS if name == f or name.endswith("." + f)), None)
+        if forge is not None:
+            raise ld.err(f"`agent.allow_hosts` names {host!r}, a forge ({forge}): an agent that reaches it can read the pull request a task was mined from", agent, "allow_hosts", f"remove {host!r}; a forge is never an agent's host")
+    return tuple(hosts)
 
 
 def _source(ld: DocLoader, top: LineDict) -> Source:

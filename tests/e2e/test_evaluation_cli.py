@@ -46,6 +46,12 @@ def test_create_writes_a_template_that_validates_and_never_replaces_it(project, 
     assert again.returncode == 2 and "never replaced" in again.stderr and "Traceback" not in again.stderr
     assert path.read_text() == text
     assert benchtape("evaluation", "create", "../escape", cwd=project, env=env).returncode == 2
+    # berbench's folder counts too: a new benchtape file of its name would hide it
+    ber = project / ".ber" / "bench" / "evaluations" / "tasks.yaml"
+    ber.parent.mkdir(parents=True)
+    ber.write_text("apiVersion: bench.ber.run/v1alpha1\nkind: Evaluation\ntools: [{tool: mock, model: scripted}]\n")
+    hidden = benchtape("evaluation", "create", "tasks", cwd=project, env=env)
+    assert hidden.returncode == 2 and str(ber) in hidden.stderr and not (project / ".benchtape" / "evaluations" / "tasks.yaml").exists()
 
 
 def test_create_asks_on_a_terminal(project, tmp_path):

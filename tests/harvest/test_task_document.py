@@ -194,6 +194,19 @@ def test_project_config_is_strict_and_its_results_live_outside(tmp_path: Path):
     assert "'issue'" in (err.value.fix or "")
 
 
+def test_a_forge_is_never_an_agents_allowed_host(tmp_path: Path):
+    """berbench: forge hosts are always rejected (the agent could read the PR a task came from)."""
+    cfg = tmp_path / ".benchtape" / "config.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text("apiVersion: benchtape/v1alpha1\nkind: Project\nagent: {allow_hosts: [pypi.org, files.pythonhosted.org]}\n")
+    assert load_project(tmp_path).allow_hosts == ("pypi.org", "files.pythonhosted.org")
+    for forge in ("api.github.com", "GitHub.com.", "gitlab.com"):
+        cfg.write_text(f"apiVersion: benchtape/v1alpha1\nkind: Project\nagent:\n  allow_hosts: [pypi.org, {forge}]\n")
+        with pytest.raises(BadInput) as err:
+            load_project(tmp_path)
+        assert err.value.line == 4 and "a forge" in err.value.what and forge in (err.value.fix or ""), err.value.render()
+
+
 def test_a_ber_bench_config_is_read_and_benchtapes_wins(tmp_path: Path):
     ber = tmp_path / ".ber" / "bench" / "config.yaml"
     ber.parent.mkdir(parents=True)
