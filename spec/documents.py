@@ -63,7 +63,7 @@ class DocLoader(_Loader):
             raise self.err(f"{what} must be a value or a list of values, not a mapping", node, key)
         items = list(value) if isinstance(value, list) else [value]
         if not items:
-            raise self.err(f"{what} is an empty list", node, key, f"give at least one value, or drop `{key}:` for the default")
+            raise self.err(f"{what} is an empty list", node, key, f"give at least one value (or drop `{key}:` where there is a default to take)")
         out: list[str] = []
         for item in items:
             if isinstance(item, (dict, list)) or item is None:

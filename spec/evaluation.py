@@ -241,7 +241,12 @@ class Evaluation:
                 raise BadInput(f"--task {i!r} is {skipped[i].state}: {skipped[i].why}", file=str(self.path), fix=skipped[i].next)
             if i not in known:
                 near = closest(i, known)
-                raise BadInput(f"--task {i!r} is no task of this evaluation", file=str(self.path), fix=f"did you mean {near!r}?" if near else f"tasks: {', '.join(known)}")
+                listed = [p.strip() for p in i.split(",") if p.strip()]
+                if len(listed) > 1 and all(p in known for p in listed):  # berbench G1's `--challenge a,b`
+                    fix = "give each its own flag: " + " ".join(f"--task {p}" for p in listed)
+                else:
+                    fix = f"did you mean {near!r}?" if near else f"tasks: {', '.join(known)}"
+                raise BadInput(f"--task {i!r} is no task of this evaluation", file=str(self.path), fix=fix)
         return [t for t in tasks if t.id in wanted]
 
     def cells(self, tasks: list[Task] | None = None) -> list[Cell]:
@@ -266,11 +271,11 @@ def find_evaluation(name: str, cwd: Path | None = None) -> Path:
     found = project_evaluation(name, cwd)
     if found is not None:
         return found
-    folder = project_config_dir(cwd) / EVALUATIONS_DIR
+    folders = [project_config_dir(cwd) / EVALUATIONS_DIR, *(d / EVALUATIONS_DIR for d in project_config_dirs(cwd) if (d / EVALUATIONS_DIR).is_dir())]
     known = evaluation_names(cwd)
     near = closest(name, known)
     fix = f"did you mean {near!r}?" if near else (f"evaluations here: {', '.join(known)}" if known else f"create it: benchtape evaluation create {name}")
-    raise BadInput(f"no evaluation named {name!r} in {folder}", fix=fix)
+    raise BadInput(f"no evaluation named {name!r} in {' or '.join(map(str, dict.fromkeys(folders)))}", fix=fix)
 
 
 def project_evaluation(name: str, cwd: Path) -> Path | None:

@@ -370,7 +370,7 @@ def _option(ld: DocLoader, name: str, node: Any, parent: Any) -> Option:
 
 
 def _effects(ld: DocLoader, what: str, node: Any, parent: Any, key: str) -> Effects:
-    spec = ld.strict(ld.mapping(node, what, parent, key), EFFECT_KEYS, what, extra_hint={"network": "extra egress is not built: benchtape containers run with network none"})
+    spec = ld.strict(ld.mapping(node, what, parent, key), EFFECT_KEYS, what, extra_hint={"network": "remove it: extra egress (berbench's `network.allow`) is not built, and benchtape's containers run with network none"})
     return Effects(
         args=tuple(ld.strings(spec, "args", f"{what} `args`")),
         env=tuple(sorted(ld.string_map(spec, "env", f"{what} `env`").items())),

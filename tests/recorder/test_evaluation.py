@@ -322,6 +322,9 @@ def test_default_bench_is_the_one_in_the_project_folder(project, user):
     with pytest.raises(BadInput, match="no task of this evaluation") as info:
         ev.select(["fix-sbu"])
     assert "did you mean 'fix-sub'?" in info.value.fix
+    with pytest.raises(BadInput, match="no task of this evaluation") as info:
+        ev.select(["fix-add,fix-sub"])  # berbench G1's comma list
+    assert info.value.fix == "give each its own flag: --task fix-add --task fix-sub"
 
 
 def test_several_benches_and_task_ids_must_be_unique(project, user):

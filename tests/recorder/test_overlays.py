@@ -86,7 +86,7 @@ def test_enum_form_substitutes_the_value(tmp_path):
         ("y", "tool: codex\nharness: codex\n", "a tool named 'codex' already exists", "extends: builtin"),
         ("z", "tool: zz\nextends: builtin\n", "no tool is named 'zz'", None),
         ("c", "tool: codex\nextends: builtin\noptions:\n  o: {default: c, values: {a: {}, b: {}}}\n", "unknown default 'c' for option 'o'", "valid: a, b"),
-        ("c", "tool: codex\nextends: builtin\noptions:\n  o: {default: a, values: {a: {network: {allow: [x]}}}}\n", "unknown key `network`", "extra egress is not built"),
+        ("c", "tool: codex\nextends: builtin\noptions:\n  o: {default: a, values: {a: {network: {allow: [x]}}}}\n", "unknown key `network`", "remove it: extra egress (berbench's `network.allow`) is not built"),
         ("c", "tool: codex\nextends: builtin\nmodels:\n  m: {effort: [low]}\n", "model 'm' needs `id:`", None),
         ("c", "tool: codex\nextends: builtin\nversion: 1.2\n", "version '1.2'", None),
         ("c", "tool: codex\nextends: builtin\ninvoke: [x]\n", "unknown key `invoke`", "overlays cannot replace it"),
