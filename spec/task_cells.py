@@ -61,15 +61,22 @@ _PROJECT_SECRETS = (".git", ".benchtape/validate", ".benchtape/benchtape.db", ".
 
 def hidden_from_agent(task: Task) -> tuple[str, ...]:
     """The host paths a task's agent must never read at a level on the host (berbench: it
-    never gets the hidden tests, the reference patch, the git history): its task folder and
-    the folder of its fellows (tests.patch, reference.patch; a Harbor task's tests/ and
-    solution/), and under a history task's repository `_PROJECT_SECRETS`. The sandbox covers
+    never gets the hidden tests, the reference patch, the git history): a history task's folder
+    and its fellows' (tests.patch, reference.patch) and, under its repository,
+    `_PROJECT_SECRETS`; a Harbor task's tests/ and solution/ (its steps' too). The sandbox covers
     each with an empty one in the agent's own mount namespace (sandbox/pidfence.py); the
     agent reads what it is given by content (its prompt, its workspace), never these. An agent
     at level home could `git apply` the reference patch and was credited with the pass."""
-    if task.spec is None:
+    spec = task.spec
+    if spec is None:
         return ()
-    paths = [task.spec.dir, task.spec.dir.parent] if task.kind == "history" else [task.spec.dir]
+    runtime = spec.runtime
+    if runtime is None:
+        paths = [spec.dir, spec.dir.parent]
+    else:  # a Harbor task's folder may be where benchtape runs (its .benchtape/tools): only its verifier's and oracle's files
+        paths = [runtime.tests_dir]
+        solutions = [spec.solution, *(step.solution for step in runtime.steps)]
+        paths += [p.parent for p in solutions if p is not None] + [d for step in runtime.steps for d in step.tests_dirs]
     if task.project is not None:
         paths += [task.project / p for p in _PROJECT_SECRETS]
     return tuple(dict.fromkeys(str(p) for p in paths if p.exists()))

@@ -388,3 +388,22 @@ def test_the_configs_defaults_are_what_an_evaluation_runs_with_where_it_says_not
     assert timeouts() == [2700.0] and TASK_TIMEOUT != 2700.0
     write(task / "task.toml", 'version = "1.0"\n[agent]\ntimeout_sec = 90.0\n')
     assert timeouts() == [90.0]
+
+
+def test_a_harbor_tasks_agent_is_hidden_its_tests_and_solution_and_nothing_else_of_its_folder(project, user):
+    """The folder may be where benchtape runs (`benchtape run .` in it: its .benchtape/tools hold
+    the agent): only the verifier's and the oracle's files are covered (spec/task_cells.hidden_from_agent)."""
+    from benchtape.spec.task_cells import hidden_from_agent
+
+    task = project / "harbor" / "t2"
+    for folder in ("tests", "solution", "environment", ".benchtape/tools"):
+        (task / folder).mkdir(parents=True)
+    write(task / "task.toml", 'version = "1.0"\n')
+    write(task / "instruction.md", "fix it\n")
+    write(task / "tests" / "test.sh", "#!/bin/sh\nexit 0\n")
+    write(task / "solution" / "solve.sh", "#!/bin/sh\ntrue\n")
+    write(task / "environment" / "Dockerfile", "FROM benchtape-base\n")
+    ev = load(project, user, "tasks: [harbor/t2]\ntools: [{tool: mock, model: scripted}]\n", name="harbor2")
+    ev.direct = True
+    [t] = ev.tasks()
+    assert set(hidden_from_agent(t)) == {str(task / "tests"), str(task / "solution")}
