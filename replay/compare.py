@@ -8,8 +8,9 @@ Rules (berbench G3 §3.3–3.4):
 - Cost, tokens, patch size and time are compared over the tasks the ranked setups all
   measured. Unknown cost is null, never zero, and excluded from totals; a setup with an
   unpriced cell does not rank on cost (the tie-break then skips cost for everyone).
-- Cost of a cell: what the tool reported, else pricing.yaml × tokens, else unknown; a
-  workflow's is the sum of its steps, unknown if any step's is.
+- Cost of a cell: what its first grading priced it at (its outcome's `cost_usd`: a later
+  pricing.yaml never rewrites it), else what the tool reported, else pricing.yaml × tokens,
+  else unknown; a workflow's is the sum of its steps, unknown if any step's is.
 - Each pass rate carries a 95% Wilson interval; pass@k over attempts (unbiased estimator);
   any two ranked setups get their paired per-task difference with an exact sign-test
   (McNemar with one attempt) p-value.
@@ -79,6 +80,7 @@ class _Session:
     metrics: dict[str, Any] = field(default_factory=dict)
     wall_ms: float | None = None
     outcome: dict[str, Any] | None = None
+    priced: float | None = None  # what the measurement cost as priced when it was graded first (its cost_usd then)
 
 
 def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None, metrics: bool = True) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
@@ -99,8 +101,11 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
                 s.metrics = known
         else:
             s.wall_ms = d.get("wall_ms")
-    for session_id, outcome in store.latest_outcomes(list(sessions)).items():
-        sessions[session_id].outcome = outcome
+    for session_id, found in store.outcomes(list(sessions)).items():
+        outcome = sessions[session_id].outcome = found[-1]
+        # its cost as priced when it was measured: a later pricing.yaml never rewrites it (a cost
+        # nobody could price then is priced now, which fills a gap and rewrites nothing)
+        sessions[session_id].priced = next((o["cost_usd"] for o in found if o.get("cost_usd") is not None), None)
         if outcome.get("grading_id") and sessions[session_id].params.get("task_kind") and "partial" not in outcome:
             outcome["partial"] = _task_share(store, outcome["grading_id"], session_id)
     arms: dict[str, dict[str, Any]] = {}
@@ -119,12 +124,16 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
         if len(members) > 1:
             members.sort(key=lambda s: (s.params.get("step_index", 0), s.row[8]))
         outcome = next((s.outcome for s in reversed(members) if s.outcome is not None), None) if root.outcome is None else root.outcome
-        if len(members) == 1:  # most cells: one session, nothing to sum
+        if root.priced is not None:
+            cost: float | None = root.priced
+        elif len(members) == 1:
             cost = session_cost(root.metrics, root.row[5], pricing)[0]
+        else:
+            cost = sum_known([session_cost(s.metrics, s.row[5], pricing)[0] for s in members])
+        if len(members) == 1:  # most cells: one session, nothing to sum
             token_total, cache_total = _token_costs(root, rates(root.row[5]))
             wall_ms = root.wall_ms
         else:
-            cost = sum_known([session_cost(s.metrics, s.row[5], pricing)[0] for s in members])
             priced = [_token_costs(s, rates(s.row[5])) for s in members]
             token_total, cache_total = sum_known([t for t, _ in priced]), sum_known([c for _, c in priced])
             wall_ms = sum_known([s.wall_ms for s in members])

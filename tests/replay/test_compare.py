@@ -62,6 +62,23 @@ def test_ranks_by_correctness_with_intervals_pass_at_k_and_a_paired_test(setup):
     assert result.to_dict()["ranked"][0]["priced"] is True
 
 
+def test_a_measurement_keeps_the_price_it_was_graded_with(setup):
+    """berbench: a run archives its resolved configuration, so later edits to global files
+    (pricing.yaml) cannot rewrite history. A cell's cost is what its first grading priced it at;
+    a re-grading under new prices, or compare under them, leaves it; a cell nobody could price
+    when it was measured is priced now (that fills a gap, it rewrites nothing)."""
+    project, ev, store, pricing = setup
+    run_id = record_all(store, ev, {**grid(A, {}), **grid(C, {})}, cost=None)
+    before = {r.label: r.cost_per_cell for r in comparison(store, ["e"], pricing, project).ranked}
+    assert before[C] is None and before[A] is not None and before[A] != pytest.approx(0.5)
+    live, regrade = (store.new_grading(source, checkset_sha256="c", catalog_version="v") for source in ("live", "regrade"))
+    for row in store.session_rows(run_id=run_id):  # as CellGrader records them: the price then, then a re-grading's under new prices
+        store.add_outcome(live, row.id, "failed", "", {"cost_usd": 0.5, "source": "live"})
+        store.add_outcome(regrade, row.id, "failed", "", {"cost_usd": 0.9, "source": "regrade"})
+    after = {r.label: r.cost_per_cell for r in comparison(store, ["e"], pricing, project).ranked}
+    assert after[A] == pytest.approx(0.5) and after[C] == pytest.approx(0.5)
+
+
 def test_setups_missing_tasks_are_listed_with_the_command_that_fills_them(setup):
     project, ev, store, pricing = setup
     cells = {**grid(A, {}), **{(B, "fix-add", 1): "passed"}}
