@@ -41,13 +41,16 @@ def agent_kind(harness: str | None, model: str | None, *, noop: bool = False) ->
 
 
 def arm_kind(steps: Iterable[tuple[str | None, str | None]]) -> str | None:
-    """An arm's kind from its steps' (tool or harness, model id): a control when any step is
-    one, else scripted when any step's model was a script, else None (an agent)."""
-    kinds = {agent_kind(h, m) for h, m in steps}
-    for kind in (ORACLE, NOOP, SCRIPTED):
-        if kind in kinds:
-            return kind
-    return None
+    """An arm's kind from its steps' (tool or harness, model id): the positive control when any
+    step applies the known fix; the negative control when every step is the no-op (a workflow
+    whose no-op step is followed by a working one is measured by that one, and was never
+    ranked); else scripted when any step's model was a script, else None (an agent)."""
+    kinds = [agent_kind(h, m) for h, m in steps]
+    if ORACLE in kinds:
+        return ORACLE
+    if kinds and all(k == NOOP for k in kinds):
+        return NOOP
+    return SCRIPTED if SCRIPTED in kinds else None
 
 
 def arm_kind_of_summary(summary: dict) -> str | None:

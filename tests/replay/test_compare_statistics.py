@@ -241,6 +241,18 @@ def test_what_stands_in_for_a_model():
     assert agent_kind("oracle", "oracle") == "oracle"
 
 
+def test_a_workflow_is_the_no_op_control_only_when_every_step_is_the_no_op():
+    """A workflow whose no-op plan step is followed by a working build step is measured by the
+    build step: it was taken for the negative control and never ranked."""
+    from benchtape.spec.agent_kind import arm_kind
+
+    assert arm_kind([("mock", "noop"), ("claude-code", "claude-sonnet-4-6")]) is None
+    assert arm_kind([("mock", "noop"), ("mock", "scripted")]) == "scripted"
+    assert arm_kind([("mock", "noop"), ("mock", "mock-noop")]) == "no-op"
+    assert arm_kind([("mock", "noop"), ("oracle", "oracle")]) == "oracle"  # the known fix applied: a control, whatever else ran
+    assert arm_kind([]) is None
+
+
 def test_the_terminal_prints_every_bracketed_tag(tmp_path, capsys, monkeypatch):
     """A setup's `[scripted]`, a control's `[control: …]` and a matrix cell's
     `[infrastructure_error]` are data, not rich markup: every print path of `compare` keeps
