@@ -74,8 +74,7 @@ def register(app: typer.Typer) -> None:
 
 def _create(name: str) -> int:
     from benchtape.app.evaluation_create import ask, template
-    from benchtape.app.evaluations import EVALUATIONS_DIR, load_registry, project_config_dir
-    from benchtape.spec.evaluation import project_evaluation
+    from benchtape.app.evaluations import EVALUATIONS_DIR, load_registry, project_config_dir, project_evaluation
 
     if not NAME.match(name):
         raise BadInput(f"{name!r} is not an evaluation name", fix="letters, digits, `.`, `_` and `-` (it becomes the file name)")
