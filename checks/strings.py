@@ -116,7 +116,7 @@ def _many(every: bool, fold: bool) -> Callable[[CheckSpec], Evaluator]:
 # ---------------------------------------------------------------- regex
 
 
-def re2_pattern(pattern: str, type: str) -> Any:
+def _re2_pattern(pattern: str, type: str) -> Any:
     """A pattern compiled as madbench compiles it (Go's regexp: RE2 syntax and semantics), so a
     bench's regex means here what it means there: `$` is the end of the output, not before a
     last newline; `\\w` and `\\d` are ASCII; `[[:alpha:]]`, `\\p{Lu}`, `\\Q…\\E`, `\\z` and a
@@ -136,7 +136,7 @@ def re2_pattern(pattern: str, type: str) -> Any:
 def _regex(negate: bool) -> Callable[[CheckSpec], Evaluator]:
     def build(spec: CheckSpec) -> Evaluator:
         pattern = _needle(spec)
-        rx = re2_pattern(pattern, spec.type)
+        rx = _re2_pattern(pattern, spec.type)
 
         def evaluate(session: Session, ctx: CheckContext) -> Result:
             out = output_of(session)

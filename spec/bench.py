@@ -702,10 +702,9 @@ class _Loader:
     def merge(self, defaults: LineDict, default_scenario: LineDict | None, node: LineDict) -> LineDict:
         """bench defaults → defaultScenario → scenario; scalars: later wins; vars/metadata/options deep-merged; checks: default's first."""
         out = LineDict()
-        out.line, out.key_lines = node.line, {}
+        out.line, out.key_lines, out.texts = node.line, {}, {}
         layers = [defaults] + ([default_scenario] if default_scenario is not None else []) + [node]
         disable_default_checks = bool((node.get("options") or {}).get("disableDefaultChecks"))
-        out.texts = {}
         for layer in layers:
             for key, value in layer.items():
                 if key == "vars" and isinstance(value, dict):
