@@ -48,6 +48,7 @@ def test_index_follow_a_session_expand_its_subagent_open_its_diff(page, rich, sh
         removed, added = page.locator("pre.diff span.del"), page.locator("pre.diff span.add")
         expect(removed).to_have_text(["-    return a - b"])
         expect(added).to_have_text(["+    return a + b"])
+        page.wait_for_load_state("load")  # the text can be there before /static/view.css is applied (a CI run read both black)
         assert added.evaluate("e => getComputedStyle(e).color") != removed.evaluate("e => getComputedStyle(e).color")
         page.screenshot(path=shots / "changes.png", full_page=True)
 
