@@ -111,3 +111,13 @@ def unconfined_note() -> str | None:
     if f.confined:
         return None
     return f"agents and grading commands at levels none, workspace and home can read other processes' environments (/proc/<pid>/environ, benchtape's own included) here: {f.why}; use `sandbox: container` to keep host secrets from agent-written code"
+
+
+def uncovered_note() -> str | None:
+    """A sentence for an evaluation's preflight when there is no fence here: nothing covers a
+    task's secrets from its agent at a host level (spec/task_cells.hidden_from_agent), so a
+    pass there is not proof; None when there is one."""
+    f = fence()
+    if f.confined:
+        return None
+    return f"task cells at levels workspace and home: nothing here can cover a task's hidden tests, its reference fix and the repository's history from its agent ({f.why}), so a cell's pass is no proof the agent solved the task; use `--sandbox container` for verdicts it cannot cheat"

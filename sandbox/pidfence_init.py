@@ -2,9 +2,10 @@
 
 Standard library only; run as `python -I -S pidfence_init.py [--report FILE] [--read-only
 FOLDER]... [--hide PATH]... -- ARGV...` by `unshare --pid --fork --mount-proc`. Each FOLDER is first bound
-read-only at its own path in the namespace's own mount namespace (none of it is seen outside),
-and each PATH covered by an empty one;
-one that cannot be is left as it is (the caller's digest of it says whether it changed). The command runs as its child, not as the namespace's
+read-only at its own path in the namespace's own mount namespace (none of it is seen outside);
+one that cannot be is left as it is (the caller's digest of it says whether it changed). Each
+PATH is covered by an empty one, and where one cannot be, the command is not started (exit 126,
+said on stderr): a task's agent that could read its answer earns no verdict. The command runs as its child, not as the namespace's
 PID 1 itself: a PID 1 ignores every signal it has no handler for (a SIGTERM it sends itself, a
 test suite's own `kill`), and orphans re-parent to it. This process reaps them; when the
 command exits it counts what the command left running in the namespace (into FILE, for the
@@ -39,7 +40,9 @@ def main(argv: list[str]) -> int:
     for folder in read_only:
         bind_read_only(folder)
     for path in hidden:
-        hide(path)
+        if not hide(path) and os.path.lexists(path):  # fail closed: an agent that could read its task's answer is never started
+            os.write(2, f"benchtape: could not cover {path} from the agent in its mount namespace, so it was not started (its verdict could not be trusted); run it with --sandbox container\n".encode())
+            return 126
     pid = os.fork()
     if pid == 0:
         for ignored in (signal.SIGPIPE, signal.SIGXFSZ):  # Python ignores these; an exec would keep them ignored in the command

@@ -240,6 +240,10 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
     from benchtape.sandbox.harbor_env import home_level_notes
 
     pf.notes.extend(home_level_notes([t.spec for t in matrix.tasks if t.spec is not None and (req.sandbox or t.scenario.sandbox.level) == "home"]))
+    if any(t.spec is not None and (req.sandbox or t.scenario.sandbox.level) in ("workspace", "home") for t in matrix.tasks):
+        from benchtape.sandbox.pidfence import uncovered_note
+
+        pf.notes.extend(note for note in [uncovered_note()] if note)
     return pf
 
 

@@ -216,6 +216,8 @@ def test_an_agent_that_writes_into_the_venv_is_caught_and_the_venv_built_anew(ta
         store.close()
     assert any(f"the project environment's venv in {folder} changed while the agent ran" in e for e in errors), errors
     assert expected["read_only"].startswith("not read-only here (switched off by this test)")
+    # said before the spend: with no fence, nothing covers the task's answer from its agent
+    assert any("nothing here can cover a task's hidden tests, its reference fix" in n and "(switched off by this test)" in n and "--sandbox container" in n for n in planned.notes), planned.notes
     # discarded, then built anew by the cell's grading: the verdict never saw what the agent installed
     assert done.outcomes == {"writer@latest default": {"passed": 1}}, done.outcomes
     assert (folder / "manifest.json").is_file() and ((folder / "manifest.json").stat().st_ino, (folder / "manifest.json").stat().st_mtime_ns) != built

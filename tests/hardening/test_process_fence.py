@@ -137,6 +137,30 @@ def test_a_fenced_command_keeps_its_exit_code_stdin_and_a_missing_program_fails_
     assert fence().wrap(["no-such-program-xyz"], tmp_path, env) == ["no-such-program-xyz"]
 
 
+def test_a_command_whose_secret_cannot_be_covered_is_never_started(tmp_path):
+    """A task's agent runs with its task's secrets covered in its own mount namespace; where one
+    of them cannot be covered, the agent is not started (exit 126, said on stderr), rather than
+    started able to read its answer. A path that is gone needs no covering."""
+    from benchtape.core.command_runner import run_local
+    from benchtape.sandbox.pidfence import fence
+
+    if not fence().confined:
+        pytest.skip(fence().why or "")
+    secret = tmp_path / "task"
+    secret.mkdir()
+    (secret / "reference.patch").write_text("the answer\n")
+    dangling = tmp_path / "link"
+    dangling.symlink_to(tmp_path / "gone")  # exists as a name, and nothing can be mounted on it
+    env = {"PATH": os.environ["PATH"]}
+    look = ["sh", "-c", f"echo started; cat {secret}/reference.patch 2>&1 | head -1"]
+    covered = run_local(fence().wrap(look, tmp_path, env, hidden=[str(secret), str(tmp_path / "missing")]), tmp_path, 30, env=env)
+    assert covered.exit_code == 0 and "started" in covered.output and "the answer" not in covered.output, covered.output
+    refused = subprocess.run(fence().wrap(look, tmp_path, env, hidden=[str(secret), str(dangling)]), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=30)
+    assert refused.returncode == 126 and refused.stdout == "", (refused.returncode, refused.stdout)
+    assert f"could not cover {dangling} from the agent" in refused.stderr and "--sandbox container" in refused.stderr, refused.stderr
+    assert (secret / "reference.patch").read_text() == "the answer\n"  # covered in the namespace only
+
+
 def test_without_a_pid_namespace_preflight_says_what_leaks_and_commands_still_run(tmp_path, monkeypatch):
     from benchtape.sandbox import pidfence
 
@@ -150,5 +174,7 @@ def test_without_a_pid_namespace_preflight_says_what_leaks_and_commands_still_ru
         assert f.facts() == {"pid_namespace": False, "why": f.why}
         note = pidfence.unconfined_note()
         assert note is not None and "can read other processes' environments" in note and "sandbox: container" in note
+        uncovered = pidfence.uncovered_note()
+        assert uncovered is not None and "reference fix" in uncovered and f.why in uncovered and "--sandbox container" in uncovered
     finally:
         pidfence.fence.cache_clear()
