@@ -35,9 +35,10 @@ import orjson
 from benchtape.core.errors import BenchtapeError
 from benchtape.core.filelock import locked
 from benchtape.envs.cache import MANIFEST, hold, stamp
-from benchtape.envs.detect import distribution
+from benchtape.envs.detect import distribution, project_dependencies
 from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, modules_digest, node_folder
 from benchtape.envs.recipe import EnvError, Recipe, pretend_variables
+from benchtape.spec.project_tree import FolderTree
 
 BUILD_TIMEOUT = 1200.0
 EXTENSION = re.compile(r"\.(?:so|pyd)$")  # a compiled extension module (cpython-311-x86_64-linux-gnu.so, abi3.so, .pyd)
@@ -155,6 +156,8 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         why = []
         if not recipe.config.build:
             why.append("`env.build: false` in the project config: the verifier runs the host's tools as they are")
+        elif recipe.detection.language == "python" and recipe.config.python:  # asked for: never a verdict from another Python's run
+            raise EnvError(f"`env.python: {recipe.config.python}` names no interpreter on this host (looked on the PATH and among pyenv's, asdf's and uv's installs): install it (`pyenv install {recipe.config.python}`, `uv python install {recipe.config.python}`), or give its path (`env.python: /usr/bin/python{recipe.config.python}`)")
         elif recipe.detection.language == "python":
             why.append("no Python interpreter to build with")
         return ProjectEnv(recipe, notes=why)
@@ -277,7 +280,7 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
             project_installed = True
         else:
             notes.append(f"the project itself did not install ({_last_line(failed)}); its declared dependencies were installed without it, its code imported from the tree")
-            deps = _declared_dependencies(work, det.extras + recipe.config.extras)
+            deps = project_dependencies(FolderTree(work), det, det.extras + recipe.config.extras)
             _run([*install, *deps, *others], work, env, "installing the declared dependencies")
             scripts = tuple(_console_scripts(work, venv))
             if scripts:
@@ -400,7 +403,7 @@ def _other_specs(recipe: Recipe, work: Path) -> list[str]:
     mentioned = " ".join(named + [(work / r).read_text(errors="replace") for r in recipe.requirements() if (work / r).is_file()])
     extras_text = ""
     if recipe.detection.extras:
-        extras_text = " ".join(" ".join(_extra_deps(work, e)) for e in recipe.detection.extras)
+        extras_text = " ".join(project_dependencies(FolderTree(work), recipe.detection, recipe.detection.extras))
     if recipe.detection.runner == "pytest" and not re.search(r"(?:^|[\s,\[\"'])pytest(?:[\s<>=!~;\[,]|$)", mentioned + " " + extras_text, re.MULTILINE):
         specs.append("pytest")
     return specs
@@ -462,19 +465,6 @@ def _group_specs(work: Path, groups: tuple[str, ...]) -> list[str]:
     for g in groups:
         walk(g)
     return out
-
-
-def _extra_deps(work: Path, extra: str) -> list[str]:
-    doc = _pyproject(work)
-    return [str(x) for x in ((doc.get("project") or {}).get("optional-dependencies") or {}).get(extra, [])]
-
-
-def _declared_dependencies(work: Path, extras: tuple[str, ...]) -> list[str]:
-    doc = _pyproject(work)
-    deps = [str(x) for x in (doc.get("project") or {}).get("dependencies", [])]
-    for extra in extras:
-        deps += _extra_deps(work, extra)
-    return [d for d in deps if not d.startswith(str(((doc.get("project") or {}).get("name")) or "\0"))]
 
 
 def _try(argv: list[str], cwd: Path, env: dict[str, str]) -> str | None:

@@ -43,6 +43,7 @@ SCM_REQUIRES = {
     "poetry-dynamic-versioning": "poetry-dynamic-versioning",
     "dunamai": "dunamai",
     "versioningit": "versioningit",
+    "pbr": "pbr",
 }
 BACKENDS = {
     "setuptools.build_meta": "setuptools",
@@ -137,6 +138,32 @@ def detect(tree: Tree) -> Detection:
         notes.append("no package under test found: the import check is skipped (name it with `env.package` in .benchtape/config.yaml)")
     runner = "pytest"
     return Detection("python", name, backend, scm, extras, groups, requirements, install, source, packages, roots, runner, None, tuple(declarations), tuple(notes))
+
+
+def project_dependencies(tree: Tree, det: Detection, extras: tuple[str, ...]) -> list[str]:
+    """What the project itself says it needs to run, and its `extras`' lists, read from its
+    declarations without building it: pyproject's `[project]`, setup.cfg's `install_requires` and
+    `extras_require`, and a pbr project's requirements.txt (pbr's install_requires). For a project
+    whose own build fails here (tenacity of 2019: today's setuptools refuses its flat layout), so
+    that its tests still import what it imports. None names the project itself."""
+    top = tree.names()
+    pyproject = _toml(tree, "pyproject.toml") if "pyproject.toml" in top else {}
+    cfg = _ini(tree, "setup.cfg") if "setup.cfg" in top else None
+    found = [str(d) for d in _get(pyproject, "project", "dependencies") or [] if isinstance(d, str)]
+    if cfg is not None and cfg.has_option("options", "install_requires"):
+        found += cfg.get("options", "install_requires").splitlines()
+    if det.scm == "pbr":
+        found += (tree.read("requirements.txt") or b"").decode("utf-8", "replace").splitlines()
+    declared = _get(pyproject, "project", "optional-dependencies") or {}
+    for extra in extras:
+        listed = declared.get(extra) if isinstance(declared, dict) else None
+        if isinstance(listed, list):
+            found += [str(d) for d in listed if isinstance(d, str)]
+        elif cfg is not None and cfg.has_option("options.extras_require", extra):
+            found += cfg.get("options.extras_require", extra).splitlines()
+    itself = distribution(det.name) if det.name else None
+    wanted = (line.split(" #")[0].strip() for line in found)
+    return list(dict.fromkeys(r for r in wanted if r and not r.startswith(("#", "-")) and _REQUIREMENT.fullmatch(r) and distribution(r) != itself))
 
 
 def declared_requirements(tree: Tree, det: Detection) -> tuple[str, ...]:
@@ -283,8 +310,11 @@ def _backend(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigPars
             scm = "poetry-dynamic-versioning"
     if scm is None and "versioneer.py" in top:
         scm = "versioneer"
-    if scm is None and "setup.py" in top and re.search(r"use_scm_version|setuptools_scm", _text(tree, "setup.py") or ""):
+    setup_py = _text(tree, "setup.py") or "" if "setup.py" in top else ""
+    if scm is None and re.search(r"use_scm_version|setuptools_scm", setup_py):
         scm = "setuptools-scm"
+    if scm is None and re.search(r"\bpbr\s*=\s*True|setup_requires\s*=\s*\[[^\]]*['\"]pbr\b", setup_py):
+        scm = "pbr"  # OpenStack's: its version from git, its install_requires from requirements.txt (tenacity until 2018)
     return backend, scm
 
 
@@ -609,18 +639,26 @@ def _tox(tree: Tree, top: list[str], pyproject: dict[str, Any]) -> tuple[tuple[s
         parser = _ini_text(legacy)
     if parser is None or not parser.has_section("testenv"):
         return None
-    extras = tuple(x.strip() for x in re.split(r"[\s,]+", parser.get("testenv", "extras", fallback="")) if x.strip() and ":" not in x)
+    extras = [x.strip() for x in re.split(r"[\s,]+", parser.get("testenv", "extras", fallback="")) if x.strip() and ":" not in x]
     reqs: list[str] = []
     install: list[str] = []
     for line in parser.get("testenv", "deps", fallback="").splitlines():
         line = line.split("#")[0].strip()
+        itself = _SELF_DEP.fullmatch(line)
+        if itself:  # the project itself (`.[doc]`): its extras, never a second build of it beside the first
+            extras += [x.strip() for x in (itself.group(1) or "").split(",") if x.strip()]
+            continue
         if not line or re.match(r"^[\w{},.-]+:\s", line) or "{" in line:
             continue  # a factor-conditional line, or a substitution: not for every environment
         if line.startswith("-r"):
             reqs.append(line[2:].strip())
         elif not line.startswith("-") and line not in (".", "-e ."):
             install.append(line)
-    return extras, tuple(reqs), tuple(install)
+    return tuple(dict.fromkeys(extras)), tuple(reqs), tuple(install)
+
+
+# a tox dep that names the project itself: `.`, `-e .`, `.[doc,test]`, `{toxinidir}[test]`
+_SELF_DEP = re.compile(r"(?:-e\s*)?(?:\.|\{toxinidir\})/?(?:\[([\w.,\s-]*)\])?")
 
 
 def _packages(tree: Tree, pyproject: dict[str, Any], name: str | None, top: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

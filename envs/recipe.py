@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -31,7 +32,8 @@ from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declaratio
 # 2: packages resolved as of the commit (resolution_date), setuptools-scm told the version of
 # the project alone (pretend_variables), compiled extensions rebuildable in a verifier tree.
 # 3: the venv's packages compiled to bytecode when installed (uv's --compile-bytecode).
-BUILD_FORMAT = 3
+# 4: pbr told its version; tox's `.[extra]` read as the project's extras, not a second build of it.
+BUILD_FORMAT = 4
 PRETEND_VERSION = "0.0.0"  # when the base commit has no release tag before it (or the tree is a plain folder)
 # An export has no .git: every VCS-versioning backend is told the version instead of asking git.
 PRETEND_VARIABLES = (
@@ -40,6 +42,10 @@ PRETEND_VARIABLES = (
     "POETRY_DYNAMIC_VERSIONING_BYPASS",  # poetry-dynamic-versioning
     "VERSIONINGIT_VERSION_OVERRIDE",
 )
+# pbr's is read by every package pbr builds, and it has no per-distribution form: set only for a
+# pbr project, whose build otherwise stops (tenacity's of 2016: "Versioning for this project
+# requires either an sdist tarball, or access to an upstream git repository")
+PBR_VARIABLE = "PBR_VERSION"
 
 
 def pretend_variables(recipe: Recipe) -> dict[str, str]:
@@ -49,6 +55,8 @@ def pretend_variables(recipe: Recipe) -> dict[str, str]:
     sdist, versioned by setuptools-scm) then called itself inflect's 6.0.4, and uv refused the
     whole install for its inconsistent metadata."""
     out = dict.fromkeys(PRETEND_VARIABLES, recipe.version)
+    if recipe.detection.scm == "pbr":
+        out[PBR_VARIABLE] = recipe.version
     name = recipe.detection.name
     if name and recipe.detection.scm == "setuptools-scm":  # hatch-vcs names no distribution to setuptools-scm: it reads the plain one only
         del out["SETUPTOOLS_SCM_PRETEND_VERSION"]
@@ -131,8 +139,8 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
     python, version = (None, None)
     if detection.language == "python" and config.build:
         python, version = find_python(wanted)
-        if python is None:
-            notes.append(f"no Python {wanted or '3'} found on this host: the verifier runs without a project environment")
+        if python is None and not wanted:  # one asked for and missing is refused when the environment is built (ensure_env)
+            notes.append("no Python 3 found on this host: the verifier runs without a project environment")
     node = None
     if detection.language == "node":
         node = node_version()
@@ -156,7 +164,7 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
         notes.append(f"the fix changes the Node dependencies, installed as it declares them: {', '.join(changed)}")
     resolved_at = resolution_date(fix if fix is not None else tree, version) if detection.language == "python" and config.resolve == "commit" else None
     if resolved_at:
-        notes.append(f"packages resolved as published before {resolved_at} (`env.resolve: commit`, the default: the month of the {'fix' if fix is not None else 'commit'}, or when Python {version} was established if later), not today's")
+        notes.append(f"packages resolved as published before {resolved_at} (`env.resolve: commit`, the default: the month of the {'fix' if fix is not None else 'commit'}, or when Python {version or '3'} was established if later), not today's")
     return Recipe(detection, config, python, version, tuple(sorted(declared.items())), environment_recipe(tree, config.bound()), tuple(notes), release or PRETEND_VERSION, node, added, overrides, overlay, resolved_at)
 
 
@@ -196,8 +204,10 @@ def find_python(wanted: str | None) -> tuple[str | None, str | None]:
     """(the interpreter's path, its major.minor) for `env.python` (a version like 3.12, or a path); python3 by default."""
     if wanted and ("/" in wanted):
         candidates = [wanted]
+    elif wanted and re.fullmatch(r"\d+(?:\.\d+)*", wanted):
+        candidates = [f"python{wanted}", *_installed_pythons(wanted)]
     elif wanted:
-        candidates = [f"python{wanted}"] if re.fullmatch(r"\d+(?:\.\d+)*", wanted) else [wanted]
+        candidates = [wanted]
     else:
         candidates = ["python3", "python"]
     for name in candidates:
@@ -207,6 +217,19 @@ def find_python(wanted: str | None) -> tuple[str | None, str | None]:
             if found:
                 return found
     return None, None
+
+
+def _installed_pythons(version: str) -> list[str]:
+    """The interpreters of `version` that version managers installed off the PATH, newest patch
+    first: pyenv's (whose shim on the PATH refuses a version not selected: `python3.10` failed
+    where 3.10.13 was installed), asdf's, uv's own, the system's."""
+    home = Path.home()
+    folders = [Path(os.environ.get("PYENV_ROOT") or home / ".pyenv") / "versions", home / ".asdf" / "installs" / "python", Path(os.environ.get("UV_PYTHON_INSTALL_DIR") or home / ".local" / "share" / "uv" / "python")]
+    found: list[Path] = []
+    for folder in folders:
+        found += [p / "bin" / f"python{version}" for p in folder.glob(f"*{version}*") if re.fullmatch(rf"(?:cpython-)?{re.escape(version)}(?:\.\d+)?(?:-.*)?", p.name)]
+    found.sort(key=lambda p: [int(x) for x in re.findall(r"\d+", p.parent.parent.name)], reverse=True)
+    return [str(p) for p in found if p.is_file()] + [f"{d}/python{version}" for d in ("/usr/bin", "/usr/local/bin") if Path(f"{d}/python{version}").is_file()]
 
 
 @functools.lru_cache(maxsize=16)

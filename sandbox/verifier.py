@@ -311,6 +311,7 @@ REMEDIES = {
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
     "gold_still_fails": "the reference patch does not make the tests pass here: check the environment (versions, dependencies), or drop the task",
     "does_not_build": "the code does not compile here at the base or with the fix, with the same errors: the toolchain on PATH is likely older than the project needs at that commit (`go version`; go.mod's `go` line may be older than what the code uses): put the Go the project tests with first on PATH, or drop the task",
+    "does_not_import": "the tests cannot be imported here at the base or with the fix, with the same error: the code was written for an older Python (or a dependency's older release) than this environment has: set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH, e.g. `env.python: \"3.10\"`), or pin the dependency with `env.overrides`, or drop the task",
     "does_not_load": "the test runner cannot load the test files here at the base or with the fix: it was given no transform for their TypeScript or ESM, which the project's own test script supplies (a scripts package such as ts-scripts, a jest preset, a loader): write verify.command as that script running the changed files (`npm test -- <files>`), or add the transform to the environment, then validate again",
     "coverage_threshold": "every test passed, and pytest-cov failed the run on the project's coverage threshold (its pytest addopts turn coverage on; a few test files never cover the whole project): add `--no-cov` to verify.command after `pytest`, then validate again",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
@@ -382,6 +383,23 @@ def hung_runner(ev: Evidence) -> str | None:
     return runner_of(last["command"])
 
 
+# What starts on every Python benchtape runs (3.8 to 3.13), put in place of a runner's pins that
+# do not: pytest 7.3.1 imports no `py`, but a pinned py 1.10 installed beside it shadows its shim
+# and still raises (markupsafe's requirements of 2021: py==1.10.0 on Python 3.11).
+_STARTS = {"pytest": "pytest==7.3.1", "py": "py>=1.11"}
+
+
+def remedy(diagnosis: str, ev: Evidence) -> str:
+    """What to do about a diagnosis: REMEDIES', with the `env.overrides` a broken runner needs
+    named from the runner parts its environment installed (an override of pytest alone left
+    markupsafe's pinned `py` raising as before)."""
+    if diagnosis != "runner_broken":
+        return REMEDIES[diagnosis]
+    installed = {d.split("==")[0].lower() for d in (ev.environment or {}).get("installed") or []}
+    wanted = [_STARTS["pytest"]] + ([_STARTS["py"]] if "py" in installed else [])
+    return REMEDIES[diagnosis].replace('["pytest==7.3.1"]', "[" + ", ".join(f'"{w}"' for w in wanted) + "]")
+
+
 def judge_base(ev: Evidence, tree: Path | None = None, tests_patch: bytes | None = None) -> Judgement:
     """Phase 1 (base + tests.patch) holds when it FAILED with tests the runner counted.
     `tests_patch`: what the base ran with, to tell a skipped test of its own from an old one."""
@@ -400,7 +418,7 @@ def judge_base(ev: Evidence, tree: Path | None = None, tests_patch: bytes | None
         return Judgement(False, "timeout", REMEDIES["timeout"])
     if ev.status == "setup_failed":
         found = problem(ev, tree)
-        return Judgement(False, found[0], REMEDIES[found[0]], found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
+        return Judgement(False, found[0], remedy(found[0], ev), found[1]) if found else Judgement(False, "", REMEDIES["setup_failed"])
     silent = _printed_nothing(ev)
     if silent is not None:
         return silent
@@ -426,7 +444,7 @@ def judge_base(ev: Evidence, tree: Path | None = None, tests_patch: bytes | None
         # may be the host's doing. The reference must still pass, under the same cap.
         return Judgement(True, "", "", f"{found[1]}: the base fails as a whole")
     if found and not _one_tests_network(found, ev):
-        return Judgement(False, found[0], REMEDIES[found[0]], found[1])
+        return Judgement(False, found[0], remedy(found[0], ev), found[1])
     if ev.counts.runner is None:
         matched_none = _NO_TESTS.search(ev.log) if named in DYING_RUNNERS else None
         if matched_none is not None:
@@ -534,7 +552,7 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
             if before is not None:  # the tests that reached for the network failed at the base alike: in neither list
                 return Judgement(True, "", "", before)
         if found:
-            return Judgement(False, found[0], REMEDIES[found[0]], found[1])
+            return Judgement(False, found[0], remedy(found[0], ev), found[1])
         if ev.status == "setup_failed":
             return Judgement(False, "", REMEDIES["setup_failed"])
         if ev.counts.runner is not None and ev.counts.counted == 0:
@@ -548,6 +566,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
         unloaded = _loads_nowhere(ev, base)
         if unloaded is not None:
             return Judgement(False, "gold_still_fails", REMEDIES["does_not_load"], unloaded)
+        unimported = _imports_nowhere(ev, base)
+        if unimported is not None:
+            return Judgement(False, "gold_still_fails", REMEDIES["does_not_import"], unimported)
         before = _failing_as_before(ev, base)
         if before is not None:
             return Judgement(True, "", "", before)
@@ -632,6 +653,26 @@ def _loads_nowhere(ev: Evidence, base: Evidence | None) -> str | None:
         return None
     detail = _PARSE_ERROR.search(ev.log)
     return f"the runner cannot load the test files with or without the fix ({found.group(0)}{': ' + detail.group(0).strip()[:200] if detail else ''})"
+
+
+_NOT_IMPORTED = re.compile(r"\berrors? during collection\b|^ImportError: Failed to import test module", re.MULTILINE)
+_RAISED_AT_IMPORT = re.compile(r"^(?:E\s+)?(\w+(?:Error|Exception)\b: .+)$", re.MULTILINE)
+
+
+def _imports_nowhere(ev: Evidence, base: Evidence | None) -> str | None:
+    """The error the Python tests raised while being imported, when the base raised the very same
+    one and the runner ran no test either time: the code does not import here with or without
+    the fix, so this Python (or a dependency's version), not the fix, is at fault (tenacity of
+    2019 decorates with `asyncio.coroutine`, gone in Python 3.11; markupsafe of 2018 imports
+    `collections.Mapping`). None otherwise."""
+    if base is None or not (_NOT_IMPORTED.search(ev.log) and _NOT_IMPORTED.search(base.log)) or ev.counts.ran or base.counts.ran:
+        return None
+    errors = _RAISED_AT_IMPORT.findall(ev.log)
+    at_base = set(_RAISED_AT_IMPORT.findall(base.log))
+    if not errors or not all(e in at_base for e in errors):
+        return None
+    python = (ev.environment or {}).get("python")
+    return f"the tests cannot be imported with or without the fix (the same error at the base{f', on Python {python}' if python else ''}): {errors[-1][:200]}"
 
 
 REWARD_FILES = ("reward.txt", "reward.json")

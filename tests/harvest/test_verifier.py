@@ -159,6 +159,10 @@ def test_a_runner_that_cannot_start_is_named_with_its_pinned_versions():
     judged = judge_base(ev)
     assert not judged.held and judged.diagnosis == "runner_broken" and "env.python" in judged.remedy
     assert "AttributeError: __spec__" in judged.detail and "py==1.10.0, pytest==6.2.4 on Python 3.11" in judged.detail
+    # the override it offers starts: pytest's alone left the pinned `py` raising as before
+    assert '`env.overrides: ["pytest==7.3.1", "py>=1.11"]`' in judged.remedy, judged.remedy
+    ev.environment = {"python": "3.11", "installed": ["pytest==6.2.4"]}
+    assert '`env.overrides: ["pytest==7.3.1"]`' in judge_base(ev).remedy  # no `py` installed: none named
     own = BROKEN_RUNNER + '  File "/tree/tests/conftest.py", line 3, in <module>\n    import missing_thing\nRuntimeError: the project\'s own conftest\n'
     assert judge_base(_ev("failed", 4, Counts(None), own)).diagnosis != "runner_broken"  # its last frame is the project's
 
@@ -207,6 +211,37 @@ def test_a_reference_that_fails_to_compile_as_the_base_did_names_the_toolchain()
     assert "toolchain" in judged.remedy and "go version" in judged.remedy
     own = PFLAG.replace("./bool_func_test.go:86:29", "./flag.go:12:3")  # the reference's own error, not the base's: the fix is at fault
     assert "toolchain" not in judge_reference(_ev("failed", 2, Counts("go", errored=1), own), base).remedy
+
+
+# jd/tenacity #179 (2019) on Python 3.11: its code decorates with asyncio.coroutine, gone since 3.11
+TENACITY = """$ python -m pytest -rA tenacity/tests/test_tenacity.py
+==================================== ERRORS ====================================
+_______________ ERROR collecting tenacity/tests/test_tenacity.py _______________
+tenacity/__init__.py:48: in <module>
+    from tenacity._asyncio import AsyncRetrying
+tenacity/_asyncio.py:28: in <module>
+    class AsyncRetrying(BaseRetrying):
+tenacity/_asyncio.py:35: in AsyncRetrying
+    @asyncio.coroutine
+E   AttributeError: module 'asyncio' has no attribute 'coroutine'
+=========================== short test summary info ============================
+ERROR tenacity/tests/test_tenacity.py - AttributeError: module 'asyncio' has ...
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+1 error in 0.14s
+"""
+
+
+def test_tests_that_import_with_neither_the_base_nor_the_fix_name_the_python():
+    """The same import error at the base and with the fix, no test run: this Python, not the
+    fix, is at fault, and the remedy says `env.python` (it said "check the environment")."""
+    base = _ev("failed", 2, Counts("pytest", errored=1), TENACITY)
+    reference = _ev("failed", 2, Counts("pytest", errored=1), TENACITY)
+    reference.environment = {"python": "3.11"}
+    judged = judge_reference(reference, base)
+    assert judged.diagnosis == "gold_still_fails" and "cannot be imported with or without the fix" in judged.detail and "on Python 3.11" in judged.detail, judged
+    assert "AttributeError: module 'asyncio' has no attribute 'coroutine'" in judged.detail and "env.python" in judged.remedy
+    own = TENACITY.replace("module 'asyncio' has no attribute 'coroutine'", "name 'retry_if' is not defined")  # the fix's own import error: the fix is at fault
+    assert "env.python" not in judge_reference(_ev("failed", 2, Counts("pytest", errored=1), own), base).remedy
 
 
 # pillarjs/path-to-regexp #261 (2022): jest, which @borderless/ts-scripts' test script runs with ts-jest, run as `npx jest` on a .ts file
