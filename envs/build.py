@@ -36,7 +36,7 @@ from benchtape.core.errors import BenchtapeError
 from benchtape.core.filelock import locked
 from benchtape.envs.cache import MANIFEST, hold, stamp
 from benchtape.envs.detect import distribution, project_dependencies
-from benchtape.envs.node import build_modules, describe, install_argv, installed, link_modules, link_npm, modules_digest, node_folder
+from benchtape.envs.node import build_modules, describe, install_argv, installed, leave_out, link_modules, link_npm, modules_digest, node_folder
 from benchtape.envs.recipe import EnvError, Recipe, pretend_variables
 from benchtape.spec.project_tree import FolderTree
 
@@ -363,8 +363,9 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
         (work / path).write_bytes(data)
     cache = folder.parent
     say(f"installing the Node dependencies ({describe(det.manager, det.manager_version, det.lock)}, node {recipe.node}) in {folder}")
+    left_out = leave_out(work, recipe.config.exclude)
     try:
-        argv = install_argv(det.manager or "npm", det.manager_version, det.lock, folder, cache)
+        argv = install_argv(det.manager or "npm", det.manager_version, det.lock, folder, cache, pruned=bool(left_out))
     except BenchtapeError as exc:
         raise EnvError(f"installing {det.manager} {det.manager_version} failed: {exc}") from exc
     modules = build_modules(work, argv, dict(recipe.config.variables), cache, _run)
@@ -374,6 +375,8 @@ def _build_node(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> Proj
     shutil.rmtree(folder / "pnpm-store", ignore_errors=True)  # node_modules holds its files (hard links): the store's index only takes room
     shutil.rmtree(folder / "yarn-cache", ignore_errors=True)
     notes = [] if det.lock else [describe(det.manager, det.manager_version, None)]  # `npm (no lock file: the versions the registry resolves today)`
+    if left_out:
+        notes.append(f"left out as `env.exclude` says: {', '.join(left_out)} (removed from package.json; the lock file's other versions kept)")
     installer = f"{det.manager} {det.manager_version}" if det.manager_version else (det.manager or "npm")
     return ProjectEnv(recipe, folder, installer, False, modules, installed(work / "node_modules"), notes=notes, modules_digest=modules_digest(work, modules))
 

@@ -221,24 +221,26 @@ def link_npm(bin_folder: Path) -> None:
             link.symlink_to(f"{npm}/bin/{name}-cli.js")
 
 
-def install_argv(manager: str, version: str | None, lock: str | None, folder: Path, cache: Path) -> list[str]:
+def install_argv(manager: str, version: str | None, lock: str | None, folder: Path, cache: Path, *, pruned: bool = False) -> list[str]:
     """The install command of the project in `folder / 'tree'`, its manager installed first
-    (into `cache / '.managers'`: a dot folder, which `task envs` never lists) when it is not this host's npm."""
+    (into `cache / '.managers'`: a dot folder, which `task envs` never lists) when it is not this host's npm.
+    `pruned`: package.json lost what `env.exclude` names (leave_out), so the lock file is
+    reconciled with it (its other versions kept, the left-out entries dropped), not enforced."""
     if manager == "npm":
         npm = shutil.which("npm") or "npm"
         if lock in ("package-lock.json", "npm-shrinkwrap.json"):
-            return [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"]
+            return [npm, "install" if pruned else "ci", "--ignore-scripts", "--no-audit", "--no-fund"]
         return [npm, "install", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock"]
     exe = str(_manager_binary(manager, str(version), cache))
     if is_berry(manager, version):
         # no build step at all: `enableScripts: false` still runs a workspace's own postinstall
         # (the repository's code, on this host); yarn 2 spells it --skip-builds
         skip = "--skip-builds" if str(version).startswith("2.") else "--mode=skip-build"
-        return ["env", *(f"{k}={v}" for k, v in BERRY_SETTINGS.items()), f"YARN_CACHE_FOLDER={folder / 'yarn-cache'}", exe, "install", skip]
+        return ["env", *(f"{k}={v}" for k, v in BERRY_SETTINGS.items()), *(["YARN_ENABLE_IMMUTABLE_INSTALLS=false"] if pruned else []), f"YARN_CACHE_FOLDER={folder / 'yarn-cache'}", exe, "install", skip]
     if manager == "pnpm":
-        frozen = ["--frozen-lockfile"] if lock == "pnpm-lock.yaml" else []
+        frozen = ["--frozen-lockfile"] if lock == "pnpm-lock.yaml" and not pruned else []
         return [exe, "install", *frozen, "--ignore-scripts", "--ignore-pnpmfile", "--store-dir", str(folder / "pnpm-store"), "--config.confirmModulesPurge=false"]
-    frozen = ["--frozen-lockfile"] if lock == "yarn.lock" else []
+    frozen = ["--frozen-lockfile"] if lock == "yarn.lock" and not pruned else []
     # --ignore-engines: yarn 1 refuses a whole install over one package's `engines` (immer's
     # semantic-release asks node 22; npm and pnpm only warn); the tests run on this host's node either way
     return [exe, "install", *frozen, "--ignore-scripts", "--ignore-engines", "--non-interactive", "--cache-folder", str(folder / "yarn-cache")]
@@ -254,6 +256,27 @@ def _manager_binary(manager: str, version: str, cache: Path) -> Path:
         if not exe.exists():
             npm_install("@yarnpkg/cli-dist" if is_berry(manager, version) else manager, version, manager, target)
     return exe
+
+
+def leave_out(work: Path, names: tuple[str, ...]) -> list[str]:
+    """`env.exclude` for a Node project: the packages it names removed from the top
+    package.json's dependency fields (a benchmark's dependency the registry no longer serves:
+    jshttp/cookie's top-sites 1.1.225, which stopped its whole `npm ci`). Returns those removed."""
+    if not names:
+        return []
+    path = work / "package.json"
+    try:
+        pkg = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return []
+    removed: list[str] = []
+    for field in DEPENDENCY_FIELDS:
+        declared = pkg.get(field) if isinstance(pkg, dict) else None
+        if isinstance(declared, dict):
+            removed += [name for name in names if declared.pop(name, None) is not None]
+    if removed:
+        path.write_bytes(orjson.dumps(pkg, option=orjson.OPT_INDENT_2) + b"\n")
+    return list(dict.fromkeys(removed))
 
 
 def build_modules(work: Path, argv: list[str], variables: dict[str, str], cache: Path, run: Callable[[list[str], Path, dict[str, str], str], None]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from benchtape.spec.project import Project
 from benchtape.spec.project_tree import GitTree
 
 # What to do when a project's environment cannot be built: said by validation and by a Harbor export alike.
-ENV_BUILD_FIX = 'fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, "Project environments"): a dev tool no test needs whose pin cannot build here is left out with `env.exclude: [mypy]`, a pin raised with `env.overrides: ["typed-ast>=1.5"]`; `benchtape doctor` shows what was detected'
+ENV_BUILD_FIX = 'fix what the message names, or declare what the build needs with `env:` in .benchtape/config.yaml (docs/tasks.md, "Project environments"): a dev tool no test needs whose pin cannot build or install here is left out with `env.exclude: [mypy]` (a Node package likewise), a Python pin raised with `env.overrides: ["typed-ast>=1.5"]`; `benchtape doctor` shows what was detected'
 
 
 def recipe_at(project: Project, commit: str, *, python: str | None = None, fix_commit: str | None = None) -> Recipe:

@@ -143,6 +143,9 @@ def recipe_for(tree: Tree, config: EnvConfig | None = None, *, python: str | Non
             notes.append("no Python 3 found on this host: the verifier runs without a project environment")
     node = None
     if detection.language == "node":
+        python_only = [f"env.{k}" for k in ("python", "extras", "groups", "install", "overrides") if getattr(config, k)]
+        if python_only:
+            notes.append(f"`{'`, `'.join(python_only)}` apply to Python projects and change nothing here: a Node project's dependencies are its package.json's and lock file's (`env.exclude` leaves one out; `env.variables` and `env.setup` apply)")
         node = node_version()
         for path in detection.declarations:  # package.json and its lock file
             data = tree.read(path)

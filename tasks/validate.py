@@ -163,9 +163,20 @@ def choose_level(level: str, project: Project, own_environments: bool = False) -
         return "home", f"--sandbox auto: no engine answers ({why}): validating at level home"
     if own_environments:
         return "container", "--sandbox auto: an engine answers and every task brings its own environment: validating at level container"
+    if project.dockerfile is None and _node_project(project):
+        return "container", "--sandbox auto: an engine answers, and a Node project's dependencies are installed on this host and mounted into benchtape's base image: validating at level container"
     if project.dockerfile is None and project.wheelhouse() is None:
         return "home", "--sandbox auto: an engine answers, but there is no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; provide one to validate at level container (docs/tasks.md)"
     return "container", "--sandbox auto: an engine answers and the project has an image: validating at level container"
+
+
+def _node_project(project: Project) -> bool:
+    """Whether the checkout is a Node project (its package.json, read as detection reads it): its
+    node_modules is built here and mounted into the base image, so it needs no wheelhouse."""
+    from benchtape.envs.detect import detect
+    from benchtape.spec.project_tree import FolderTree
+
+    return detect(FolderTree(project.root)).language == "node"
 
 
 def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, level: str = "auto", logs: Path, progress: Progress | None = None, argv: list[str] | None = None) -> Validated:

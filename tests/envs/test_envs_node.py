@@ -399,3 +399,30 @@ def test_doctor_speaks_of_a_node_project_in_nodes_terms(tally: dict[str, Any]):
     image = next(line for line in done.stdout.splitlines() if "project image:" in line)
     assert "Python None" not in done.stdout and "node_modules installed per base commit with npm" in environment, environment
     assert "pip download" not in done.stdout and "wheelhouse/ is for Python projects" in image, image
+
+
+def test_a_dependency_the_registry_no_longer_serves_is_left_out_with_env_exclude(tmp_path: Path):
+    """jshttp/cookie's lock pins top-sites 1.1.225, a benchmark's dependency this registry does
+    not serve: `npm ci` stopped with a 404, and `env.exclude`, which the refusal itself suggested,
+    changed nothing for a Node project. It now leaves the package out of package.json, and the
+    lock file is reconciled with that (the other pins kept), not enforced."""
+    from benchtape.envs.build import ensure_env
+    from benchtape.envs.recipe import EnvError, recipe_for
+    from benchtape.spec.project import EnvConfig
+
+    gone = "benchtape-never-published-xyz"
+    package = {**PACKAGE, "devDependencies": {gone: "1.0.0"}}
+    lock = json.loads(json.dumps(LOCK))
+    lock["packages"][""]["devDependencies"] = {gone: "1.0.0"}
+    lock["packages"][f"node_modules/{gone}"] = {"version": "1.0.0", "resolved": f"https://registry.npmjs.org/{gone}/-/{gone}-1.0.0.tgz", "integrity": "sha512-" + "A" * 86 + "==", "dev": True}
+    write_files(tmp_path / "tree", {"package.json": json.dumps(package, indent=2) + "\n", "package-lock.json": json.dumps(lock, indent=2) + "\n", "index.js": BUGGY})
+    tree = FolderTree(tmp_path / "tree")
+    with pytest.raises(EnvError) as refused:
+        ensure_env(recipe_for(tree), tree.root, cache=tmp_path / "cache")
+    assert "npm ci" in str(refused.value) and gone in str(refused.value)
+    recipe = recipe_for(tree, EnvConfig(exclude=(gone,), overrides=("x==1",)))
+    assert any("`env.overrides` apply to Python projects and change nothing here" in n for n in recipe.notes), recipe.notes
+    env = ensure_env(recipe, tree.root, cache=tmp_path / "cache")
+    assert "is-number==7.0.0" in env.installed and not any(gone in d for d in env.installed), env.installed
+    assert any(f"left out as `env.exclude` says: {gone}" in n for n in env.notes), env.notes
+    assert json.loads((tree.root / "package.json").read_text()) == package  # the project's own files untouched

@@ -46,3 +46,16 @@ def test_auto_with_an_image_and_an_engine_says_container(tmp_path: Path):
 def test_a_level_that_is_none_is_refused(tmp_path: Path):
     with pytest.raises(BadInput):
         choose_level("bogus", _project(tmp_path, image=False))
+
+
+def test_auto_validates_a_node_project_in_a_container_without_an_image_of_its_own(tmp_path: Path):
+    """A Node project's node_modules is built on this host and mounted into benchtape's base
+    image, so it needs no Dockerfile.benchtape nor wheelhouse: `auto` chose home and asked for a
+    (Python) wheelhouse, where `--sandbox container` validated p-map's tasks."""
+    engine, reason = available()
+    (tmp_path / "package.json").write_text('{"name": "p", "version": "1.0.0", "scripts": {"test": "node --test"}}\n')
+    level, why = choose_level("auto", _project(tmp_path, image=False))
+    if engine:
+        assert level == "container" and "Node project" in why and "wheelhouse" not in why, why
+    else:
+        assert level == "home" and "no engine answers" in why, why
