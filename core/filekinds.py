@@ -24,6 +24,12 @@ def is_code(path: str) -> bool:
     p = PurePosixPath(path)
     if p.name in CONFIG_NAMES or p.suffix.lower() in DOC_SUFFIXES:
         return False
-    if any(path.startswith(d) for d in DOC_DIRS):
+    if any(path.startswith(d) for d in DOC_DIRS) or _benchmark(p):
         return False
     return p.suffix.lower() in CODE_SUFFIXES
+
+
+def _benchmark(p: PurePosixPath) -> bool:
+    """A benchmark beside the code (vitest's `parse.bench.ts`, markupsafe's `bench.py`): it
+    measures the code and is no part of it."""
+    return ".bench." in p.name or p.stem.lower() in ("bench", "benchmark", "benchmarks")

@@ -29,7 +29,7 @@ WHEELHOUSE_DIR = "wheelhouse"  # .benchtape/wheelhouse/*.whl: test dependencies 
 # Changed files that are tests (→ tests.patch); `harvest.test_patterns` replaces them.
 DEFAULT_TEST_PATTERNS = (
     "tests/**", "test/**", "**/tests/**", "**/test/**", "**/__tests__/**", "testing/**",
-    "**/test_*.py", "**/*_test.py", "**/conftest.py", "**/*_test.go", "**/*.test.*", "**/*.spec.*",
+    "**/test_*.py", "**/*_test.py", "**/tests.py", "**/conftest.py", "**/*_test.go", "**/*.test.*", "**/*.spec.*", "**/*.test-d.ts",  # tests.py: a Django app's, markupsafe's; *.test-d.ts: tsd's type tests
     "spec/**/*_spec.rb",
     "test.js", "test.mjs", "test.cjs", "test.ts", "test.mts", "test.cts",  # one test file beside the code (ava's convention: sindresorhus's packages)
 )

@@ -19,7 +19,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from benchtape.core.errors import BadInput
@@ -201,6 +201,10 @@ _NO_BEHAVIOUR = re.compile(r"^(?:clean ?up|tidy)\b|\bcover(?:s|ing|age)?\b", re.
 _NO_BEHAVIOUR_SAID = re.compile(r"\bno (?:functional|behaviou?r(?:al)?|user-facing|semantic) changes?\b|\bpure(?:ly)? (?:an? )?(?:optimi[sz]ation|refactor(?:ing)?|performance)\b|\bbehaviou?r (?:is )?unchanged\b", re.IGNORECASE)
 
 
+# test files that hold a runner's fixtures or a package marker, never a test of their own
+_FIXTURE_FILES = ("conftest.py", "__init__.py", "setup.js", "setupTests.js", "setupTests.ts")
+
+
 def _score(cand: Candidate, now: float) -> float:
     lines = {f.path: (f.added or 0) + (f.deleted or 0) for f in cand.landing.fix.files}
     added = {f.path: f.added or 0 for f in cand.landing.fix.files}
@@ -217,6 +221,8 @@ def _score(cand: Candidate, now: float) -> float:
     score -= 2.0 * len(cand.split.other)
     years = max(now - cand.landing.fix.time, 0) / (365 * 86400)
     score -= 2.5 * years
+    if not any(is_test_source(p) and PurePosixPath(p).name not in _FIXTURE_FILES for p in cand.split.tests):
+        score -= 20.0  # only fixtures changed (markupsafe #461's conftest.py, second of its scan): no test of its own to fail at the base
     if _SWEEP.search(_title(cand.landing)):
         score -= 25.0
     elif _NO_BEHAVIOUR.search(_title(cand.landing)) or _NO_BEHAVIOUR_SAID.search(cand.landing.fix.body):

@@ -21,8 +21,8 @@ def promised_tests(prompt: str, test_paths: list[str]) -> list[str]:
     names = set(test_paths) | {PurePosixPath(p).name for p in test_paths if PurePosixPath(p).stem not in ("__init__", "conftest", "index", "test", "tests")}
     found = []
     for line in prompt.splitlines():
-        text = line.strip()
-        if not text or text.startswith("#"):
+        text = line.strip().lstrip("#").strip()  # a heading too: a harvested title is one (p-map #49's "Add test cases for …")
+        if not text:
             continue
         if _ADDED.search(text) or any(re.search(rf"(?<![\w/.-]){re.escape(n)}(?![\w-])", text) for n in names):
             found.append(text)

@@ -74,7 +74,7 @@ def test_a_python_a_version_manager_installed_off_the_path_is_found(tmp_path: Pa
     """pyenv's shim on the PATH refuses a version not selected (`python3.10: command not found`
     with 3.10.13 installed): `env.python: "3.10"` found none and the verifier ran without an
     environment. Its versions folder is looked in too."""
-    version = "%d.%d" % sys.version_info[:2]
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     real = interpreter(sys.executable)
     assert real is not None
     binary = tmp_path / "pyenv" / "versions" / f"{version}.99" / "bin" / f"python{version}"

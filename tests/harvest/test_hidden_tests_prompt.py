@@ -22,6 +22,7 @@ def test_lines_that_say_tests_were_added_or_name_a_hidden_test_file():
     assert promised_tests("See test_utils.py for the cases.\nAdded tests for the 11-13 range.\n", tests) == ["See test_utils.py for the cases.", "Added tests for the 11-13 range."]
     quiet = "# Fix ordinal suffixes\n\nNumbers ending in 11, 12 or 13 take `th` (111th); the tests of `utils.py` and `__init__.py` say so.\nThe test suite passes.\n"
     assert promised_tests(quiet, tests) == []  # a module of the code, a common file name, "the test suite": none is a pointer
+    assert promised_tests("# Add test cases for multiple mapper errors\n\nWith stopOnError false.\n", tests) == ["Add test cases for multiple mapper errors"]  # the title, a heading
 
 
 def test_task_create_says_so(tmp_path: Path):

@@ -158,3 +158,25 @@ def test_a_change_that_says_no_behaviour_changed_ranks_lower():
     fixes = ("Fix a parser hang", "Rename `pad` option to `alignDelimiters`", "Discover plugins in site-packages", "refactor parallel.fold", "Faster dissoc", "Add format parameter to naturalsize", "fix IndexedSet slicing after removals")
     assert not any(_NO_BEHAVIOUR.search(t) for t in fixes)
     assert not _NO_BEHAVIOUR_SAID.search("The behaviour changes: a closing bracket now ends the array.")
+
+
+def test_files_that_are_tests_or_benchmarks_are_never_the_implementation(tmp_path: Path):
+    """Tried on markupsafe, p-map and jshttp/cookie: a root `tests.py` (markupsafe's, and every
+    Django app's), tsd's `index.test-d.ts`, vitest's `*.bench.ts` and markupsafe's `bench.py` were
+    counted as implementation, so a tests-only change ("stop using unittest") ranked seventh and
+    a benchmark's edit went into a reference patch as code. And a change whose only test file is
+    a conftest.py (markupsafe #461, "Build Python 3.13 wheels", second of its scan) has no test of
+    its own to fail at the base: it ranks below a fix with its test."""
+    from repokit import commit, init_repo
+
+    from benchtape.spec.project import DEFAULT_NOISE_PATTERNS, DEFAULT_TEST_PATTERNS
+    from benchtape.tasks.classify import split
+
+    parts = split(["tests.py", "app/tests.py", "index.test-d.ts", "src/parse.bench.ts", "bench.py", "src/parse.ts", "markupsafe/__init__.py"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS)
+    assert set(parts.tests) == {"tests.py", "app/tests.py", "index.test-d.ts"} and set(parts.code) == {"src/parse.ts", "markupsafe/__init__.py"}, parts
+    root = init_repo(tmp_path / "escape")
+    commit(root, {"escape/__init__.py": "def escape(s):\n    return s\n", "escape/_speedups.c": "int x;\n", "tests/conftest.py": "", "tests/test_escape.py": "from escape import escape\n\n\ndef test_plain():\n    assert escape('a') == 'a'\n"}, "escape")
+    commit(root, {"escape/_speedups.c": "int x; int y;\n", "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(params=['py', 'c'])\ndef mod(request):\n    return request.param\n"}, "Build wheels for the new Python (#2)")
+    commit(root, {"escape/__init__.py": "def escape(s):\n    return s.replace('<', '&lt;')\n", "tests/test_escape.py": "from escape import escape\n\n\ndef test_plain():\n    assert escape('a') == 'a'\n\n\ndef test_lt():\n    assert escape('<') == '&lt;'\n"}, "Escape the less-than sign (#3)")
+    ranked = [c.landing.id for c in scan(load_project(root), limit=10).candidates]
+    assert ranked.index("3") < ranked.index("2"), ranked
