@@ -191,7 +191,8 @@ def _phase_counts(d: dict[str, Any], judgement: Any) -> str:
     if d.get("reward") is not None:
         return f"reward {d['reward']:g}"
     if d["runner"]:
-        return f"ran {d['ran']}, failed {d['failed']}, errors {d['errored']}"
+        # passed, not `ran`: `ran` leaves a test that errored out, and read "ran 1" where unittest said "Ran 2 tests" (tomli #202)
+        return f"passed {d['passed']}, failed {d['failed']}, errors {d['errored']}"
     if d["status"] == "patch_apply_failed":
         return f"{d.get('patch') or 'a patch'} does not apply: nothing ran"
     return judgement.detail if judgement.held and judgement.detail else "runner not recognised"

@@ -97,6 +97,8 @@ def test_verify_runs_setup_then_the_command_and_counts(tmp_path: Path):
     from benchtape.render_tasks import _phase_counts
 
     assert _phase_counts(conflict.to_dict(), judge_base(conflict)) == "tests.patch does not apply: nothing ran"  # the summary's row names the patch
+    errored = Evidence("failed", 1, Counts("unittest", passed=1, errored=1), "", 0.1)  # unittest's "Ran 2 tests": one errored
+    assert _phase_counts(errored.to_dict(), judge_base(errored)) == "passed 1, failed 0, errors 1"  # never "ran 1"
     slow = verify(tree, [], Verify(command="sleep 5", timeout=0.5), run)
     assert slow.status == "timeout" and judge_base(slow).diagnosis == "timeout"
     # a test that hangs at the base (tomlkit #470 fixed a parser hang): pytest stopped at the
