@@ -45,16 +45,59 @@ def parse_remote(url: str | None) -> dict[str, str]:
     return out
 
 
+def declared_source(root: Path) -> dict[str, str]:
+    """provider/host/owner/repo as the project's own manifest declares them, for a clone whose
+    remote is a local path (a mirror): package.json's `repository` (`owner/repo`, `github:owner/repo`,
+    or `{url}`: jshttp/cookie's said `jshttp/cookie` and the leak lint knew only the mirror's path),
+    pyproject's `[project.urls]`, setup.cfg's `url`. {} when none names a forge."""
+    import configparser
+    import tomllib
+
+    import orjson
+
+    urls: list[str] = []
+    try:
+        repository = orjson.loads((root / "package.json").read_bytes()).get("repository")
+    except (OSError, orjson.JSONDecodeError, AttributeError):
+        repository = None
+    if isinstance(repository, dict):
+        repository = repository.get("url")
+    if isinstance(repository, str):
+        short = re.fullmatch(r"(?:(github|gitlab):)?([\w.-]+)/([\w.-]+)", repository.strip())
+        urls.append(f"https://{short.group(1) or 'github'}.com/{short.group(2)}/{short.group(3)}" if short else re.sub(r"^git\+", "", repository.strip()))
+    try:
+        project_urls = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {}).get("urls", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        project_urls = {}
+    urls += [str(u) for u in (project_urls.values() if isinstance(project_urls, dict) else [])]
+    cfg = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        cfg.read(root / "setup.cfg", encoding="utf-8")
+        urls.append(cfg.get("metadata", "url", fallback=""))
+    except (configparser.Error, UnicodeDecodeError):
+        pass
+    for url in urls:
+        found = parse_remote(re.sub(r"(github\.com|gitlab\.com)/([^/]+)/([^/#?]+).*$", r"\1/\2/\3", url))
+        if found.get("provider"):
+            found.pop("remote", None)
+            return found
+    return {}
+
+
 def init_tasks(cwd: Path) -> Initialised:
     root = repo_root(cwd)
     existing = find_config(root)
     remote = remote_url(root)
     source = parse_remote(remote)
+    declared = {} if source else declared_source(root)
+    source = source or declared
     owner_repo = f"{source['owner']}/{source['repo']}" if source.get("owner") else None
     if existing is not None:
         return Initialised(root, existing, False, remote, owner_repo)
     path = root / ".benchtape" / CONFIG_FILE
     lines = [f"apiVersion: {API_VERSION}", "kind: Project", "# Where the code came from: the leak lint keeps these out of every task's prompt."]
+    if declared:
+        lines.append("# (as the project's manifest declares it" + (f"; its remote is {remote}" if remote else "") + ")")
     if source:
         lines.append("source:")
         lines += [f"  {k}: {source[k]}" for k in ("provider", "host", "owner", "repo", "remote") if k in source]

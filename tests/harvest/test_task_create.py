@@ -192,3 +192,25 @@ def test_the_owner_repo_a_prompt_must_not_carry_comes_from_the_remote_and_packag
     (repo / "package.json").write_text('{"repository": {"type": "git", "url": "git+https://github.com/jshttp/cookie.git"}}\n')
     subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:someone/cookie-fork.git"], check=True)
     assert repositories(load_project(repo)) == ["someone/cookie-fork", "jshttp/cookie"]
+
+
+def test_a_clone_of_a_local_mirror_takes_its_source_from_the_projects_manifest(tmp_path: Path):
+    """jshttp/cookie cloned from a mirror folder: its remote names no forge, and `init --tasks`
+    said the source was unknown although package.json says `"repository": "jshttp/cookie"`, so
+    the leak lint knew only the mirror's path. The manifest's forge is the source now, said so."""
+    from repokit import commit, init_repo
+
+    mirror = init_repo(tmp_path / "mirror")
+    commit(mirror, {"package.json": '{"name": "cookie", "repository": "jshttp/cookie"}\n', "index.js": "module.exports = 1\n"}, "cookie")
+    subprocess.run(["git", "clone", "-q", str(mirror), str(tmp_path / "cookie")], check=True)
+    done = benchtape("init", "--tasks", cwd=tmp_path / "cookie")
+    assert done.returncode == 0, done.stderr
+    config = (tmp_path / "cookie" / ".benchtape" / "config.yaml").read_text()
+    assert "owner: jshttp" in config and "repo: cookie" in config and "provider: github" in config and f"its remote is {mirror}" in config, config
+    from benchtape.tasks.init_project import declared_source
+
+    (tmp_path / "py").mkdir()
+    (tmp_path / "py" / "pyproject.toml").write_text('[project]\nname = "x"\n[project.urls]\nSource = "https://github.com/hukkin/tomli/tree/master"\n')
+    assert declared_source(tmp_path / "py") == {"host": "github.com", "owner": "hukkin", "repo": "tomli", "provider": "github"}
+    (tmp_path / "py" / "pyproject.toml").write_text('[project]\nname = "x"\n[project.urls]\nDocs = "https://x.readthedocs.io"\n')
+    assert declared_source(tmp_path / "py") == {}
