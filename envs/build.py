@@ -482,7 +482,7 @@ def _try(argv: list[str], cwd: Path, env: dict[str, str]) -> str | None:
 def _run(argv: list[str], cwd: Path, env: dict[str, str], what: str) -> None:
     failed = _try(argv, cwd, env)
     if failed is not None:
-        raise EnvError(f"{what} failed: `{' '.join(argv[:6])} …`\n{failed[-1500:]}")
+        raise EnvError(f"{what} failed: `{shlex.join(argv)}`\n{failed[-1500:]}")  # whole: what was installed is in it (tenacity's `.[doc]` was cut off)
 
 
 def _last_line(text: str) -> str:
