@@ -419,7 +419,7 @@ def test_a_dependency_the_registry_no_longer_serves_is_left_out_with_env_exclude
     tree = FolderTree(tmp_path / "tree")
     with pytest.raises(EnvError) as refused:
         ensure_env(recipe_for(tree), tree.root, cache=tmp_path / "cache")
-    assert "`/usr/bin/npm ci --ignore-scripts --no-audit --no-fund`" in str(refused.value) or "npm ci --ignore-scripts --no-audit --no-fund`" in str(refused.value), str(refused.value)  # the whole command
+    assert "npm ci --ignore-scripts --no-audit --no-fund`" in str(refused.value), str(refused.value)  # the whole command
     assert gone in str(refused.value)
     recipe = recipe_for(tree, EnvConfig(exclude=(gone,), overrides=("x==1",)))
     assert any("`env.overrides` apply to Python projects and change nothing here" in n for n in recipe.notes), recipe.notes
