@@ -310,7 +310,7 @@ def _backend(tree: Tree, pyproject: dict[str, Any], cfg: configparser.ConfigPars
             scm = "poetry-dynamic-versioning"
     if scm is None and "versioneer.py" in top:
         scm = "versioneer"
-    setup_py = _text(tree, "setup.py") or "" if "setup.py" in top else ""
+    setup_py = (_text(tree, "setup.py") or "") if "setup.py" in top else ""
     if scm is None and re.search(r"use_scm_version|setuptools_scm", setup_py):
         scm = "setuptools-scm"
     if scm is None and re.search(r"\bpbr\s*=\s*True|setup_requires\s*=\s*\[[^\]]*['\"]pbr\b", setup_py):
