@@ -64,7 +64,20 @@ def for_claude(call: Block, offered: set[str]) -> tuple[str, dict[str, Any]]:
         return "Bash", {"command": str(args.get("cmd", ""))}
     if name in ("Glob", "Grep") and name not in offered and "Bash" in offered:
         return "Bash", {"command": shell_command(name, args)}
+    if name in ("Edit", "MultiEdit"):  # as a model writes them after Read: Claude Code matches a CRLF file's lines with LF strings, and never with CRLF ones
+        return name, _lf_edits(name, args)
     return name, args
+
+
+def _lf_edits(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """An Edit's (a MultiEdit's edits') strings with CRLF written LF (tomli's benchmark/run.py, a
+    CRLF file: Claude Code 2.1.328 answered "String to replace not found" to the patch's own \\r\\n)."""
+    def lf(edit: dict[str, Any]) -> dict[str, Any]:
+        return {k: v.replace("\r\n", "\n") if k in ("old_string", "new_string") and isinstance(v, str) else v for k, v in edit.items()}
+
+    if name == "MultiEdit" and isinstance(args.get("edits"), list):
+        return {**args, "edits": [lf(e) if isinstance(e, dict) else e for e in args["edits"]]}
+    return lf(args)
 
 
 def shell_command(name: str, args: dict[str, Any]) -> str:
@@ -161,9 +174,9 @@ def replace_command(path: str, edit: dict[str, Any]) -> str:
     program = (
         "import pathlib, sys\n"
         f"p = pathlib.Path({path!r}); old = {str(edit.get('old_string', ''))!r}; new = {str(edit.get('new_string', ''))!r}\n"
-        "t = p.read_text()\n"
+        "t = p.read_bytes().decode()\n"  # as written: read_text() turns a CRLF file's \r\n into \n, and the edit's own \r\n never matched
         "if old not in t: sys.exit('old_string not found in ' + str(p))\n"
-        f"p.write_text(t.replace(old, new{'' if edit.get('replace_all') else ', 1'}))\n"
+        f"p.write_bytes(t.replace(old, new{'' if edit.get('replace_all') else ', 1'}).encode())\n"
     )
     return f"python3 - <<'BENCHTAPE_EOF'\n{program}BENCHTAPE_EOF"
 

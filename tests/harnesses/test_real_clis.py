@@ -237,3 +237,36 @@ def test_the_server_answers_chat_completions_agent_turns_with_tool_calls() -> No
         assert whole["choices"][0]["finish_reason"] == "tool_calls" and call["name"] == "bash"
         assert json.loads(call["arguments"])["command"] == "cat > a.txt <<'BENCHTAPE_EOF'\nx\nBENCHTAPE_EOF"
 
+
+
+CRLF_BENCH = {
+    "description": "an edit of a CRLF file, scripted",
+    "defaults": {"sandbox": "home", "timeout": "180s"},
+    "scenarios": [
+        {
+            "name": "edits-a-crlf-file",
+            "testdata": "crlf",
+            "prompt": "Set y to 5 in settings.py.",
+            "checks": [{"type": "exec", "args": {"cmd": ["python3", "-c", "import sys; sys.exit(open('settings.py', 'rb').read() != b'x = 1\\r\\ny = 5\\r\\nz = 3\\r\\n')"]}}],
+            # as the fix's patch has it (tomli's benchmark/run.py, a CRLF file): the edit's own \r\n
+            "mock": {"steps": [{"tool": "Read", "input": {"file_path": "settings.py"}}, {"tool": "Edit", "input": {"file_path": "settings.py", "old_string": "x = 1\r\ny = 2\r\n", "new_string": "x = 1\r\ny = 5\r\n"}}, {"say": "y is 5."}]},
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "mini-swe-agent"])
+def test_a_scripted_edit_of_a_crlf_file_is_carried_and_keeps_its_line_endings(harness: str, tmp_path: Path) -> None:
+    """The scripted solver of tomli #103 could not edit its CRLF benchmark/run.py under these
+    two: Claude Code 2.1.328 finds no `\\r\\n` string in a file its Read shows with LF lines (a
+    model writes LF there, and that edit keeps the file's CRLF), and benchtape's own replace
+    command for mini-swe-agent read the file with read_text(), which turned its `\\r\\n` into
+    `\\n`. The edit now lands, and the file keeps its line endings byte for byte."""
+    need(harness)
+    (tmp_path / "crlf").mkdir()
+    (tmp_path / "crlf" / "settings.py").write_bytes(b"x = 1\r\ny = 2\r\nz = 3\r\n")
+    (tmp_path / "bench.yaml").write_text(json.dumps({**CRLF_BENCH, "harness": harness, **({"harness_config": {"args": ["--permission-mode", "bypassPermissions"]}} if harness == "claude-code" else {})}))
+    done = benchtape("run", "bench.yaml", "--model", "scripted", "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 0 and "edits-a-crlf-file #1: PASS" in done.stdout + done.stderr, done.stdout + done.stderr
+    results = [a["data"] for a in session(tmp_path / "s.db", "latest", tmp_path)["actions"] if a["kind"] == "tool.result"]
+    assert not [r for r in results if r["is_error"]], results
