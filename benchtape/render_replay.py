@@ -172,7 +172,10 @@ def regrade_summary(summary: Any, plain: bool) -> None:
         _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):
             _say(out, f"    {name}: {n} session(s)", "yellow")
-    if summary.previous:
+    if summary.previous and summary.others:  # each a part of the sessions: a diff per grading they showed before
+        before = [summary.previous, *summary.others]
+        _say(out, f"next: {'  ·  '.join(f'benchtape diff {g} {summary.grading_id}' for g in before)}   (these sessions showed {len(before)} gradings before, each over some of them)", "dim")
+    elif summary.previous:
         _say(out, f"next: benchtape diff {summary.previous} {summary.grading_id}   (the grading these sessions showed before, against this one)", "dim")
     else:
         _say(out, f"next: benchtape gradings   (these sessions had no grading before {summary.grading_id})", "dim")

@@ -34,7 +34,7 @@ from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, p_in_force, pass_hat_k, shared_ranks
 from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
-from benchtape.spec.agent_kind import CONTROLS, LABELS, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary
+from benchtape.spec.agent_kind import CONTROLS, LABELS, ORACLE, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary, plays_whole_fix
 from benchtape.spec.pricing import Pricing, Rates, session_cost, sum_known, token_cost
 from benchtape.store.views import BrowsingStore
 
@@ -67,6 +67,7 @@ class Measurement:
     token_cost: float | None = None  # the price table × every token class (cache reads and writes at their own rates), whatever the tool reported
     cache_cost: float | None = None  # the part of token_cost that paid for cache reads and writes
     partial: float | None = None  # the share of the task's tests that passed, when its grading reports one
+    candidate: str | None = None  # the sha256 of the candidate patch its grading applied (a task cell)
 
     @property
     def measured(self) -> bool:
@@ -159,6 +160,7 @@ def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measu
                 token_cost=token_total,
                 cache_cost=cache_total,
                 partial=_partial(outcome),
+                candidate=(outcome or {}).get("candidate"),
             )
         )
     return out
@@ -429,6 +431,7 @@ class Comparison:
     after_cutoff: bool = False  # --after-cutoff: only tasks fixed after every setup's cutoff
     stopped: str | None = None  # an evaluation run in rounds: why it stands where it does (replay.sequential.why_stopped)
     plan: dict[str, Any] = field(default_factory=dict)  # replay.power.plan: the smallest difference this many tasks × attempts detects, from the stored rates
+    uncarried: list[dict[str, str]] = field(default_factory=list)  # the solver's cells whose patch is not the oracle's (uncarried)
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -501,6 +504,7 @@ class Comparison:
             "rounds": self.rounds,
             "stopped": self.stopped,
             "plan": self.plan,
+            "uncarried": self.uncarried,
         }
 
 
@@ -559,6 +563,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     result.conclusions = _conclusions(complete, pairs, attempts)
     result.flaky = flaky(chosen, PASSED)
     result.matrix = matrix(measurements, chosen, all_tasks, arm_order)
+    result.uncarried = uncarried(measurements, kinds, {key for key in arm_order if plays_whole_fix(arms.get(key) or {})}, labels)
     from benchtape.replay.sequential import state as sequential_state
 
     contenders = [r.arm for r in rows if not r.control and r.cells]
@@ -571,6 +576,22 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
 
             result.stopped = why_stopped(st, all_tasks, counts, attempts, limits)
     return result
+
+
+def uncarried(measurements: list[Measurement], kinds: Mapping[str, str | None], solvers: set[str], labels: Mapping[str, str]) -> list[dict[str, str]]:
+    """The scripted solver's cells whose candidate patch is not the oracle's on the same task:
+    the harness refused or rewrote part of the fix (Claude Code decoding a `\\uXXXX` in an Edit,
+    aider rewriting a CRLF file as LF), which a passing verdict hid when the hidden tests do not
+    touch that part (tomli #103). Said, never counted differently: a cell's verdict is its grading's."""
+    fixes: dict[str, set[str]] = defaultdict(set)
+    for m in measurements:
+        if kinds.get(m.arm) == ORACLE and m.candidate:
+            fixes[m.task].add(m.candidate)
+    return [
+        {"setup": labels.get(m.arm, m.arm), "task": m.task, "session": m.session_id, "outcome": m.outcome or ""}
+        for m in measurements
+        if m.arm in solvers and m.candidate and fixes.get(m.task) and m.candidate not in fixes[m.task]
+    ]
 
 
 def _sequential(pairs: list[Pair]) -> None:
@@ -1046,7 +1067,7 @@ def control_lines(c: Comparison) -> list[str]:
 
 def control_holds(kind: str | None, passes: int, cells: int) -> bool:
     """The oracle passes every cell it was measured on, the no-op none."""
-    from benchtape.spec.agent_kind import NOOP, ORACLE
+    from benchtape.spec.agent_kind import NOOP
 
     return (kind == ORACLE and passes == cells) or (kind == NOOP and passes == 0)
 
@@ -1090,6 +1111,9 @@ def notes(c: Comparison) -> list[str]:
         out.append("ranks: " + RANK_RULE)
     if has_partial(c):  # a column beside a model called solver-partial read as its name (a structlog try)
         out.append("partial: the mean share of a task's FAIL_TO_PASS tests a setup's cells passed (partial credit, shown beside the pass rate and never counted as a pass); a cell that changed nothing, touched a protected path or whose patch did not apply fixed no test and counts 0; execution failures (timeout, infrastructure error) and tasks without per-test lists are left out; — where no cell counts")
+    if c.uncarried:
+        shown = "; ".join(f"{u['setup']} on task {u['task']} ({u['outcome'] or 'not graded'}, session {u['session'][:12]})" for u in c.uncarried[:5])
+        out.append(f"{len(c.uncarried)} solver cell(s) did not carry the known fix as written (their patch is not the oracle's: the harness refused or rewrote part of it): {shown}{' …' if len(c.uncarried) > 5 else ''}; `benchtape show SESSION --diff` against the oracle's")
     if c.correction:
         out.append(c.correction)
     if any(p.test == "e-value" for p in c.pairs):

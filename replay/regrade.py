@@ -55,13 +55,21 @@ class RegradeSummary:
     skipped: Counter = field(default_factory=Counter)  # scenario name the bench lacks → sessions
     tasks: bool = False  # task cells regraded without a bench: each tally counts cell outcomes (passed, failed, no_changes…)
     previous: str | None = None  # the grading the first regraded session showed before: what `diff` compares this one with
+    others: list[str] = field(default_factory=list)  # the other gradings the regraded sessions showed before (task cells: one per task's run)
     _asked: bool = False
 
-    def remember_previous(self, store: BrowsingStore, session_id: str) -> None:
-        """Before the first session's new verdicts are stored: the grading it showed until now."""
+    def remember_previous(self, store: BrowsingStore, session_id: str, *, every: bool = False) -> None:
+        """Before the session's new verdicts are stored: the grading it showed until now. Asked of
+        the first session only, unless `every` (task cells, each graded by its task's verifier,
+        where one query more is nothing): a run's cells graded once per task showed several,
+        and `diff` with the first alone covered half the run."""
+        if self._asked and not every:
+            return
+        found = store.latest_grading_for(session_id)
         if not self._asked:
-            self._asked = True
-            self.previous = store.latest_grading_for(session_id)
+            self._asked, self.previous = True, found
+        elif found is not None and found != self.previous and found not in self.others:
+            self.others.append(found)
 
     @property
     def graded(self) -> int:
@@ -75,6 +83,7 @@ class RegradeSummary:
             "scenarios": {n: {"graded": t.graded, **dict(t.statuses)} for n, t in self.scenarios.items()},
             "skipped": dict(self.skipped),
             "previous_grading_id": self.previous,
+            "previous_grading_ids": [g for g in [self.previous, *self.others] if g],
         }
 
 
@@ -211,7 +220,7 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
                 summary.skipped[row.scenario] += 1
                 continue
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
-            summary.remember_previous(store, row.id)
+            summary.remember_previous(store, row.id, every=True)
             store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
             outcome = _task_outcome(store, grading_id, row.id, session, verdicts)
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())

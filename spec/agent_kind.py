@@ -56,3 +56,13 @@ def arm_kind(steps: Iterable[tuple[str | None, str | None]]) -> str | None:
 def arm_kind_of_summary(summary: dict) -> str | None:
     """The kind of an arm as a run archives it (`Arm.summary()`: steps with tool and model_id)."""
     return arm_kind((s.get("tool"), s.get("model_id")) for s in summary.get("steps") or [])
+
+
+def plays_whole_fix(summary: dict) -> bool:
+    """Whether an arm (as a run archives it) is the scripted solver playing a task's whole known
+    fix through its harness (`solver`, not `solver-partial`): its candidate patch must be the
+    oracle's, and one that is not was not carried as written."""
+    from benchtape.spec.solver import SOLVER_MODELS
+
+    steps = summary.get("steps") or []
+    return bool(steps) and all(SOLVER_MODELS.get(str(s.get("model_id"))) is False for s in steps)

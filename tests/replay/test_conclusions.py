@@ -170,3 +170,24 @@ def test_partial_credit_counts_a_cell_that_changed_nothing_as_zero():
     result = compare(measurements, {}, title="t", evaluation=None)
     by_arm = {r.arm: r for r in result.rows}
     assert by_arm["try"].partial == pytest.approx(0.25) and by_arm["idle"].partial == 0.0
+
+
+def test_a_solver_cell_whose_patch_is_not_the_oracles_is_named_though_it_passed():
+    """tomli #103: Claude Code and mini-swe-agent could not play the fix's hunk in a CRLF file
+    and aider rewrote that file as LF; each solver cell passed (the hidden tests do not touch
+    the file), and nothing said the fix was not carried. A full solver's candidate must be the
+    oracle's: one that is not is named, whatever its verdict; the partial solver never is."""
+    from benchtape.replay.compare import Measurement, compare, notes
+
+    def cell(arm: str, task: str, outcome: str, candidate: str) -> Measurement:
+        return Measurement(f"{arm}-{task}", "r", arm, task, 1, None, None, 0.0, outcome=outcome, candidate=candidate)
+
+    measured = [cell("oracle", "103", "passed", "fix"), cell("claude", "103", "passed", "fix-less-a-hunk"), cell("codex", "103", "passed", "fix"), cell("partial", "103", "failed", "first-hunk")]
+    step = lambda model, tool="claude-code": {"steps": [{"tool": tool, "model_id": model}]}  # noqa: E731 - an arm as a run archives it
+    arms = {"oracle": step("reference", "oracle"), "claude": step("scripted-solver"), "codex": step("scripted-solver", "codex"), "partial": step("scripted-solver-partial")}
+    result = compare(measured, arms, title="t", evaluation=None)
+    assert result.uncarried == [{"setup": "claude", "task": "103", "session": "claude-103", "outcome": "passed"}], result.uncarried
+    said = [n for n in notes(result) if "did not carry the known fix as written" in n]
+    assert len(said) == 1 and "claude on task 103 (passed, session claude-103)" in said[0], said
+    without_oracle = compare([m for m in measured if m.arm != "oracle"], arms, title="t", evaluation=None)
+    assert without_oracle.uncarried == []  # no known fix measured: nothing to hold a solver's patch to

@@ -49,6 +49,8 @@ tools:
     model: [solver]
   - tool: aider
     model: [solver]
+  - tool: oracle
+    model: reference
 """
 REAL = ("claude-code", "codex", "gemini-cli", "qwen-code", "opencode", "mini-swe-agent", "aider")
 PARTIAL = ("mock", "claude-code", "codex")  # the harnesses the partial script plays through
@@ -92,4 +94,12 @@ def test_the_same_script_gives_the_same_canonical_actions_on_every_harness(ran: 
             if harness in EDITING:
                 by_model.setdefault(model.replace("mock-", "scripted-"), set()).add(tuple(actions))
         assert {len(harnesses) for harnesses in by_model.values()} == {1}, (task, rows)  # one sequence per script, whatever the harness
-        assert len(rows) == 1 + len(REAL) + len(PARTIAL) and "edit" in next(iter(by_model["scripted-solver"]))[1:3]
+        assert len(rows) == 1 + len(REAL) + len(PARTIAL) + 1 and "edit" in next(iter(by_model["scripted-solver"]))[1:3]  # + the oracle's
+
+
+def test_every_solver_cell_carries_the_fix_byte_for_byte(ran: dict[str, Any]):
+    """Each harness's solver cell's patch is the oracle's (the reference fix as written), so
+    `compare` names none as uncarried; tomli #103's CRLF file was not carried by two harnesses
+    and rewritten by a third, and their cells passed all the same (replay/compare.uncarried)."""
+    doc = _json(benchtape("compare", "solve", "--json", cwd=ran["repo"]))
+    assert doc["uncarried"] == [], doc["uncarried"]

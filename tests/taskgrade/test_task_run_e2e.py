@@ -65,7 +65,9 @@ def test_live_grading_gives_each_setup_its_task_verdicts_and_compare_keeps_the_c
 def test_regrade_and_grade_reproduce_the_live_outcomes_from_the_stored_candidates(ran: dict[str, Any]):
     repo, db = ran["repo"], ran["db"]
     store = Store(db, readonly=True)
-    live = {sid: o["outcome"] for sid, o in store.latest_outcomes([r.id for r in store.session_rows(run_id=ran["run"]["run_id"])]).items()}
+    live_outcomes = store.latest_outcomes([r.id for r in store.session_rows(run_id=ran["run"]["run_id"])])
+    live = {sid: o["outcome"] for sid, o in live_outcomes.items()}
+    graded_live = {o["grading_id"] for o in live_outcomes.values()}
     store.close()
     assert len(live) == 15
     def lines_per_cell() -> dict[str, Any]:  # controls (oracle, no-op) are listed apart from the ranked setups
@@ -76,6 +78,9 @@ def test_regrade_and_grade_reproduce_the_live_outcomes_from_the_stored_candidate
     assert lines_before[ORACLE] and lines_before[ORACLE] > 0
     done = benchtape("regrade", "--run", ran["run"]["run_id"], cwd=repo, env=cli_env(), timeout=900)
     assert done.returncode == 0, done.stderr
+    # the live run graded its cells in several gradings: the next step diffs each, not the first alone
+    regraded = done.stdout.split()[-1]
+    assert all(f"benchtape diff {g} {regraded}" in done.stdout + done.stderr for g in graded_live), (graded_live, done.stdout + done.stderr)
     store = Store(db, readonly=True)
     again = {sid: o["outcome"] for sid, o in store.latest_outcomes(list(live)).items()}
     assert again == live and len({o["grading_id"] for o in store.latest_outcomes(list(live)).values()}) == 1
