@@ -66,6 +66,7 @@ class ProjectEnv:
     built: bool = False  # made by this call (False: a cache hit, or no environment)
     modules_digest: str | None = None  # a Node project's node_modules as built (envs/node.py modules_digest)
     rebuild_with: str | None = None  # how a verifier tree's compiled extensions are rebuilt: `setup.py`, `-` (setuptools' setup()), None: never (_extension_rebuild)
+    native: dict[str, str] = field(default_factory=dict)  # path → sha256 of each native source as the build compiled it (REBUILD compares)
     scripts: tuple[str, ...] = ()  # command-line scripts written for a project that did not install (_console_scripts)
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -93,7 +94,7 @@ class ProjectEnv:
             return self.recipe.config.setup
         # told its version as the build was: a verifier tree has no .git for setuptools-scm to ask
         told = " ".join(f"{name}={shlex.quote(value)}" for name, value in sorted(pretend_variables(self.recipe).items()))
-        rebuild = f"{told} " + shlex.join(["python", "-c", REBUILD, self.rebuild_with, *(g for g in self.generated if EXTENSION.search(g))])
+        rebuild = f"{told} " + shlex.join(["python", "-c", REBUILD, self.rebuild_with, orjson.dumps(self.native).decode(), *(g for g in self.generated if EXTENSION.search(g))])
         return (rebuild, *self.recipe.config.setup)
 
     def run_env(self, tree: str, path: str) -> dict[str, str]:
@@ -188,6 +189,7 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         env.built = True
         manifest = {k: v for k, v in env.to_dict().items() if k in ("installer", "project_installed", "generated", "installed")}
         manifest["rebuild_with"] = env.rebuild_with
+        manifest["native"] = env.native
         manifest["scripts"] = list(env.scripts)
         if env.modules_digest is not None:
             manifest["modules_digest"] = env.modules_digest
@@ -225,11 +227,11 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
             return None  # changed in place since it was built: built anew (the trees linked from it keep their files)
     elif not (folder / "venv" / "bin" / "python").exists():
         return None
-    elif "rebuild_with" not in doc and any(EXTENSION.search(g) for g in doc.get("generated", [])):
-        return None  # built before extensions were rebuilt in each tree: it tested the base's binaries whatever a patch changed
+    elif ("rebuild_with" not in doc or (doc["rebuild_with"] and "native" not in doc)) and any(EXTENSION.search(g) for g in doc.get("generated", [])):
+        return None  # built before extensions were rebuilt in each tree (it tested the base's binaries whatever a patch changed), or by their mtimes
     elif "scripts" not in doc and not doc.get("project_installed") and _declared_scripts(folder / "tree"):
         return None  # a project that did not install, built before its scripts were written: its commands were missing
-    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"), rebuild_with=doc.get("rebuild_with"))
+    return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"), rebuild_with=doc.get("rebuild_with"), native=dict(doc.get("native") or {}))
 
 
 def uv_binary() -> str | None:
@@ -289,11 +291,12 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
         _run([*install, *others], work, env, "installing the test dependencies")
     generated = tuple(sorted(f for f in _files(work) - before if not NOT_GENERATED.search(f)))
     rebuild_with = _extension_rebuild(recipe, work, install, env, generated, notes) if project_installed else None
+    native = {**native_sources(tree), **native_sources(work, [g for g in generated if Path(g).suffix in NATIVE])} if rebuild_with else {}  # as a verifier tree holds them: the base's, and what materialize copies
     # -I: the venv's own distributions, never a `*.egg-info` in the caller's working directory
     # (benchtape's own checkout listed `benchtape==0.1.0` in toolz's environment) or PYTHONPATH's
     listed = subprocess.run([str(venv / "bin" / "python"), "-I", "-c", "import importlib.metadata as m; print('\\n'.join(sorted(f\"{d.metadata['Name']}=={d.version}\" for d in m.distributions())))"], capture_output=True, text=True, timeout=120)
     installed = tuple(line for line in listed.stdout.splitlines() if line.strip())
-    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes, rebuild_with=rebuild_with, scripts=scripts)
+    return ProjectEnv(recipe, folder, "uv" if uv else "pip", project_installed, generated, installed, notes=notes, rebuild_with=rebuild_with, native=native, scripts=scripts)
 
 
 def _extension_rebuild(recipe: Recipe, work: Path, install: list[str], env: dict[str, str], generated: tuple[str, ...], notes: list[str]) -> str | None:
@@ -305,7 +308,7 @@ def _extension_rebuild(recipe: Recipe, work: Path, install: list[str], env: dict
     a copy (`materialize`): a fix in C (markupsafe #109, a NULL check in `_speedups.c`) was
     tested against the base's binary, and its reference segfaulted as the base did. After the
     patches REBUILD compiles them only when a patch changed a native source (a compiler is
-    needed only then), and removes a binary it could not replace."""
+    needed only then), and fails the run where it could not replace a binary."""
     if not any(EXTENSION.search(g) for g in generated):
         return None
     if recipe.detection.backend != "setuptools":
@@ -322,35 +325,59 @@ def _extension_rebuild(recipe: Recipe, work: Path, install: list[str], env: dict
     return "setup.py" if (work / "setup.py").is_file() else "-"
 
 
-# Run in a verifier tree after the patches (argv: setup.py or -, then the binaries `materialize`
-# copied, stamped newer than the tree's sources): when a patch made a native source newer, every
-# extension is rebuilt (--force: one a patch did not touch is the same either way); a binary the
-# build did not replace is the base's, and is removed with a line saying so. markupsafe's
-# setup.py falls back to pure Python when no compiler is there (a container): it exits 0, and
-# its tests would have run the base's C.
-NOT_REBUILT = "was not rebuilt from the changed sources"  # what REBUILD prints of a binary it removed (validation notes it)
+# Run in a verifier tree after the patches (argv: setup.py or -, the sha256 of each native
+# source as the build compiled it (JSON), then the binaries `materialize` copied): when a native
+# source's content differs from the build's, every extension is rebuilt (--force: one a patch did
+# not touch is the same either way). Content, not mtimes: Harbor's verifier receives the tree
+# with its times cut to the second, and a C fix exported in the same second as its binary was
+# never rebuilt (markupsafe #109's reference segfaulted there as the base did). Where no compiler
+# is found it stops (exit 3) and where the build leaves a base binary it fails: the tests then
+# run neither against the base's C nor without it (markupsafe's setup.py falls back to pure
+# Python, its C tests skip, and a comment added to _speedups.c passed).
+NOT_REBUILT = "was not rebuilt from the changed sources"  # what REBUILD prints of each binary it could not rebuild (validation notes it)
+NO_COMPILER = "no C compiler here"  # ... and why, where there is none (the verifier could not test: never the candidate's fault)
 
 
 def not_rebuilt(log: str) -> list[str]:
-    """The binaries REBUILD removed in a run, from its log (the line it prints, never the
-    script's own text, which the log also shows as the command)."""
+    """The binaries REBUILD could not rebuild in a run, from its log (the line it prints, never
+    the script's own text, which the log also shows as the command)."""
     return re.findall(rf"(?m)^benchtape: (\S+) {NOT_REBUILT}", log)
 
 
+def no_compiler(log: str) -> bool:
+    """Whether REBUILD stopped for want of a compiler (its line, not the script's text)."""
+    return re.search(rf"(?m)^benchtape: \S+ {NOT_REBUILT}: {NO_COMPILER}", log) is not None
+
+
+NATIVE = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".pyx", ".pxd", ".pxi", ".f", ".f90")
+
+
+def native_sources(tree: Path, paths: list[str] | None = None) -> dict[str, str]:
+    """path → sha256 of each native source under `tree` (or of these `paths` of it), as REBUILD
+    reads a verifier tree."""
+    import hashlib
+
+    found = [tree / rel for rel in paths] if paths is not None else [p for p in tree.rglob("*") if p.suffix in NATIVE and ".git" not in p.relative_to(tree).parts]
+    return {p.relative_to(tree).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest() for p in found if p.is_file() and not p.is_symlink()}
+
+
 REBUILD = (
-    "import subprocess,sys\n"
+    "import hashlib,json,os,shlex,shutil,subprocess,sys,sysconfig\n"
     "from pathlib import Path\n"
-    "script,bins=sys.argv[1],[Path(b) for b in sys.argv[2:]]\n"
+    "script,built,bins=sys.argv[1],json.loads(sys.argv[2]),[Path(b) for b in sys.argv[3:]]\n"
+    f"native={NATIVE!r}\n"
+    "now={p.as_posix():hashlib.sha256(p.read_bytes()).hexdigest() for p in Path('.').rglob('*') if p.suffix in native and p.is_file() and not p.is_symlink() and '.git' not in p.parts}\n"
+    "if now==built:sys.exit(0)\n"
+    "cc=(shlex.split(os.environ.get('CC') or sysconfig.get_config_var('CC') or 'cc') or ['cc'])[0]\n"
+    "if shutil.which(cc) is None:\n"
+    " [print(f'benchtape: {b} " + NOT_REBUILT + ": " + NO_COMPILER + " ({cc}): its tests are not run, neither against the base binary nor without it',flush=True) for b in bins]\n"
+    " sys.exit(3)\n"
     "stamp={b:b.stat().st_mtime_ns for b in bins if b.exists()}\n"
-    "oldest=min(stamp.values(),default=0)\n"
-    "native=('.c','.h','.cc','.cpp','.cxx','.hh','.hpp','.pyx','.pxd','.pxi','.f','.f90')\n"
-    "if not any(p.suffix in native and p.stat().st_mtime_ns>oldest for p in Path('.').rglob('*') if p.is_file() and '.git' not in p.parts):sys.exit(0)\n"
     "run=[sys.executable,script] if script!='-' else [sys.executable,'-c','from setuptools import setup; setup()']\n"
     "done=subprocess.run([*run,'--quiet','build_ext','--inplace','--force'])\n"
-    "for b,t in stamp.items():\n"
-    " if b.exists() and b.stat().st_mtime_ns==t:\n"
-    "  b.unlink();print(f'benchtape: {b} " + NOT_REBUILT + ": the base binary is removed',flush=True)\n"
-    "sys.exit(done.returncode)\n"
+    "left=[b for b,t in stamp.items() if b.exists() and b.stat().st_mtime_ns==t]\n"
+    "[print(f'benchtape: {b} " + NOT_REBUILT + ": the build left the base binary',flush=True) for b in left]\n"
+    "sys.exit(done.returncode or (1 if left else 0))\n"
 )
 
 

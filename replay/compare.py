@@ -432,6 +432,7 @@ class Comparison:
     stopped: str | None = None  # an evaluation run in rounds: why it stands where it does (replay.sequential.why_stopped)
     plan: dict[str, Any] = field(default_factory=dict)  # replay.power.plan: the smallest difference this many tasks × attempts detects, from the stored rates
     uncarried: list[dict[str, str]] = field(default_factory=list)  # the solver's cells whose patch is not the oracle's (uncarried)
+    stale_tasks: list[str] = field(default_factory=list)  # the tasks whose stored measurements are stale
 
     @property
     def ranked(self) -> list[SetupRow]:
@@ -481,6 +482,7 @@ class Comparison:
             "k": self.k,
             "cost_ranked": self.cost_ranked,
             "stale_measurements": self.stale,
+            "stale_tasks": self.stale_tasks,
             "retired_measurements": self.retired,
             "measurements": self.measurements,
             "pricing_dates": self.pricing_dates,
@@ -516,13 +518,14 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     every setup measured, not the whole list, and say why it stopped (`limits`: those its last
     round recorded)."""
     stale = retired = 0
+    stale_tasks: list[str] = []
     if expected is not None:
         arm_order = [key for key, _ in expected.arms]
         labels = dict(expected.arms)
         kinds = dict(expected.kinds)
         tasks = [t for t, _ in expected.tasks]
         attempts = expected.attempts
-        measurements, stale, retired = current(measurements, expected)
+        measurements, stale, retired, stale_tasks = current(measurements, expected)
     else:
         arm_order = list(dict.fromkeys(m.arm for m in sorted(measurements, key=lambda m: m.started_at)))
         labels = {key: (arms.get(key) or {}).get("label") or key for key in arm_order}
@@ -560,6 +563,7 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     ordered = complete + [r for r in rows if r.rank is None and not r.control] + [r for r in rows if r.control]
     result = Comparison(title, evaluation, tasks, attempts, attempts, ordered, pairs, cost_ranked, stale, len(measurements), list(pricing_dates), retired)
     result.unneeded = len(all_tasks) - len(tasks)
+    result.stale_tasks = stale_tasks
     result.conclusions = _conclusions(complete, pairs, attempts)
     result.flaky = flaky(chosen, PASSED)
     result.matrix = matrix(measurements, chosen, all_tasks, arm_order)
@@ -606,22 +610,24 @@ def _sequential(pairs: list[Pair]) -> None:
             pair.p_adjusted = min(1.0, len(pairs) * pair.p_value)
 
 
-def current(measurements: list[Measurement], expected: Expected) -> tuple[list[Measurement], int, int]:
+def current(measurements: list[Measurement], expected: Expected) -> tuple[list[Measurement], int, int, list[str]]:
     """(the measurements of the evaluation as it is now, how many are stale: their task's
-    content changed, how many retired: a setup, task or attempt it no longer has)."""
+    content changed, how many retired: a setup, task or attempt it no longer has, and the
+    stale ones' tasks: a count alone left the user looking for which)."""
     labels, hashes = dict(expected.arms), dict(expected.tasks)
     kept: list[Measurement] = []
-    stale = retired = 0
+    stale: list[Measurement] = []
+    retired = 0
     for m in measurements:
         if m.task in expected.skipped and m.arm in labels and m.attempt <= expected.attempts:
-            stale += 1  # a listed task folder that is stale (or no longer valid) now: its cells measured the task as it was
+            stale.append(m)  # a listed task folder that is stale (or no longer valid) now: its cells measured the task as it was
         elif m.arm not in labels or m.task not in hashes or m.attempt > expected.attempts:
             retired += 1
         elif hashes[m.task] is not None and m.task_hash is not None and m.task_hash != hashes[m.task]:
-            stale += 1
+            stale.append(m)
         else:
             kept.append(m)
-    return kept, stale, retired
+    return kept, len(stale), retired, sorted({m.task for m in stale})
 
 
 def _conclusions(order: list[SetupRow], pairs: list[Pair], attempts: int) -> list[dict[str, Any]]:
@@ -1099,7 +1105,8 @@ def notes(c: Comparison) -> list[str]:
     if c.ranked and not c.cost_ranked:
         out.append("cost does not rank: a ranked setup has cells of unknown cost (a `+` marks a figure over the priced cells only, a floor)")
     if c.stale:
-        out.append(f"{c.stale} stored measurement(s) of stale tasks are not counted (the task was edited since, or is no longer valid): re-validate it (benchtape task validate), then re-run to measure it")
+        which = f" ({', '.join(c.stale_tasks[:10])}{' …' if len(c.stale_tasks) > 10 else ''})" if c.stale_tasks else ""
+        out.append(f"{c.stale} stored measurement(s) of stale tasks{which} are not counted (the task was edited since, or is no longer valid): re-validate it (benchtape task validate{' ' + ' '.join(c.stale_tasks[:10]) if c.stale_tasks else ''}), then re-run to measure it")
     if c.retired:
         out.append(f"{c.retired} stored measurement(s) of setups, tasks or attempts the evaluation no longer lists are not counted")
     if c.pricing_dates:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchtape.envs.build import no_compiler, not_rebuilt
 from benchtape.envs.project_env import env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.sandbox.checkout import export_commit
 from benchtape.sandbox.import_check import probe_command
@@ -95,6 +96,8 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the verifier could not test the tree: {ev.not_installed.get('package')} is not imported from it (project_not_installed)", {**evidence, "diagnosis": "project_not_installed"})
     if ev.status == "patch_apply_failed":
         return TaskVerdict(PATCH_APPLY_FAILED, f"{ev.patch} does not apply: {ev.detail[:300]}", {**evidence, "patch_apply_failed": True})
+    if ev.status == "setup_failed" and no_compiler(ev.log):  # the candidate changed a compiled extension's sources, and nothing here compiles them
+        return TaskVerdict(INFRASTRUCTURE_ERROR, f"the candidate changed the sources of {', '.join(not_rebuilt(ev.log))}, and there is no C compiler at level {level} to rebuild it: its tests were not run (grade it at level home, or give the project image a compiler)", {**evidence, "diagnosis": "no_compiler"})
     if ev.status == "timeout":
         hung = hung_runner(ev)
         if hung is not None and task.validation is not None and task.validation.reference_passed:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from benchtape.core.errors import BadInput
-from benchtape.envs.build import ProjectEnv, not_rebuilt
+from benchtape.envs.build import ProjectEnv, no_compiler, not_rebuilt
 from benchtape.envs.project_env import ENV_BUILD_FIX, env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.envs.recipe import EnvError
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
@@ -279,9 +279,11 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
                     evidence.environment = environment_record(env)
                 removed = not_rebuilt(evidence.log)
                 if removed:
-                    report.notes.append(f"the {phase}'s patches changed the sources of {', '.join(removed)}, which could not be rebuilt in {report.where or 'this box'} (no compiler?): its tests ran without it; validate at level home, or give the project image a compiler")
+                    report.notes.append(f"the {phase}'s patches changed the sources of {', '.join(removed)}, which could not be rebuilt in {report.where or 'this box'}{' (no C compiler there)' if no_compiler(evidence.log) else ''}: the tests were not run, neither against the base's binary nor without it; validate at level home, or give the project image a compiler")
                 base = report.phases["base"].evidence if "base" in report.phases else None
                 judgement = judge_base(evidence, work, task.tests_patch()) if phase == "base" else judge_reference(evidence, base, work)
+                if evidence.status == "setup_failed" and no_compiler(evidence.log):  # not the task's fault, nor a verify.setup step's
+                    judgement = replace(judgement, diagnosis="no_compiler", remedy="give the project image a C compiler (a Dockerfile.benchtape whose image has one), or validate at level home, where this host's compiler rebuilds the extension", detail="; ".join(f"{b} could not be rebuilt: no C compiler" for b in not_rebuilt(evidence.log)))
                 log_path = _write_log(logs, task.id, phase, evidence)
                 phase_report = PhaseReport(phase, evidence, judgement, log_path)
                 summary = phase_report.to_dict()

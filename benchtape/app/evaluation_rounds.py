@@ -160,7 +160,7 @@ def _stored(store: BrowsingStore, ev: Any, pricing: Any, mine: set[str]) -> tupl
     from benchtape.replay.compare import current, expected_of, per_task_counts, read_measurements
 
     measurements, _ = read_measurements(store, pricing, evaluation=ev.name)
-    kept, _, _ = current(measurements, expected_of(ev))
+    kept, _, _, _ = current(measurements, expected_of(ev))
     spent = sum(m.cost or 0.0 for m in measurements if m.run_id in mine)
     per_cell: dict[str, float | None] = {}
     for arm in {m.arm for m in kept} | {a.key for a in ev.arms}:

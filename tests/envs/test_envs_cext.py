@@ -35,6 +35,7 @@ SCM_PYPROJECT = (
 )
 
 
+@pytest.mark.docker  # its static variant also grades in benchtape's base image, which has no compiler
 @pytest.mark.parametrize("versioning", ["static", "setuptools-scm"])
 def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_path: Path, monkeypatch, versioning: str):
     """With setuptools-scm too: the rebuild runs setup.py in a tree without .git, told the
@@ -64,27 +65,45 @@ def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_
     assert grade_candidate(project, task, task.reference() or b"").outcome == "passed"
     three = (task.reference() or b"").replace(b"PyLong_FromLong(2)", b"PyLong_FromLong(3)")
     assert three != task.reference() and grade_candidate(project, task, three).outcome == "failed"  # the candidate's own C is what runs
+    if versioning == "static":  # benchtape's base image has no compiler: a candidate's C cannot be tested there, which is no verdict on it
+        from benchtape.sandbox.container import available
+
+        assert available()[0], available()[1]
+        there = grade_candidate(project, task, task.reference() or b"", level="container")
+        assert there.outcome == "infrastructure_error" and "no C compiler at level container" in there.reason, (there.outcome, there.reason)
 
 
-def test_a_binary_the_rebuild_could_not_replace_is_removed_and_named(tmp_path: Path):
-    """markupsafe's setup.py falls back to pure Python when nothing compiles (a container
-    without a compiler) and exits 0: the base's binary must not stay to be tested."""
+def test_a_changed_native_source_is_told_by_its_content_and_a_binary_not_rebuilt_fails_the_run(tmp_path: Path):
+    """markupsafe's setup.py falls back to pure Python when nothing compiles and exits 0: the
+    base's binary must not be tested, nor the tests run without it (they skip its C, and a
+    comment added to _speedups.c passed under Harbor). And a tree whose times were cut to the
+    second (Harbor's verifier receives one so) still tells a changed source by its content: by
+    mtimes, markupsafe #109's exported C fix was never rebuilt there."""
+    import json
     import os
     import subprocess
     import sys
-    import time
 
-    from benchtape.envs.build import REBUILD, not_rebuilt
+    from benchtape.envs.build import REBUILD, native_sources, no_compiler, not_rebuilt
 
     tree = tmp_path / "tree"
     write_files(tree, {"pkg/_fast.c": "int x;\n", "pkg/_fast.cpython-311-x86_64-linux-gnu.so": "base binary", "setup.py": "print('no compiler: pure Python it is')\n"})
     binary = tree / "pkg" / "_fast.cpython-311-x86_64-linux-gnu.so"
-    old = time.time() - 60
-    os.utime(tree / "pkg" / "_fast.c", (old, old))  # the sources as exported, then the binary copied in after them
-    run = lambda: subprocess.run([sys.executable, "-c", REBUILD, "setup.py", "pkg/_fast.cpython-311-x86_64-linux-gnu.so"], cwd=tree, capture_output=True, text=True, timeout=60)  # noqa: E731
+    built = native_sources(tree)
+    assert built == {"pkg/_fast.c": native_sources(tree, ["pkg/_fast.c"])["pkg/_fast.c"]}
+
+    def run(env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", REBUILD, "setup.py", json.dumps(built), "pkg/_fast.cpython-311-x86_64-linux-gnu.so"], cwd=tree, capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})})
+
+    for path in tree.rglob("*"):  # every time cut to the second, the sources' and the binary's alike
+        whole = int(path.stat().st_mtime)
+        os.utime(path, (whole, whole))
     untouched = run()
-    assert untouched.returncode == 0 and binary.exists() and "no compiler" not in untouched.stdout  # no native source changed: nothing built
-    (tree / "pkg" / "_fast.c").write_text("int x = 2;\n")  # a patch changed it
-    done = run()
-    assert done.returncode == 0 and "no compiler" in done.stdout and not binary.exists()
-    assert not_rebuilt(f"$ python -c '{REBUILD}'\n" + done.stdout) == ["pkg/_fast.cpython-311-x86_64-linux-gnu.so"]  # the line, never the script's text
+    assert untouched.returncode == 0 and untouched.stdout == "" and binary.exists()  # no native source changed: nothing built
+    (tree / "pkg" / "_fast.c").write_text("int x = 2;\n")  # a patch changed it, in the same second
+    os.utime(tree / "pkg" / "_fast.c", (int(binary.stat().st_mtime),) * 2)
+    left = run()
+    assert left.returncode == 1 and binary.read_text() == "base binary", left.stdout  # the build exited 0 and left the base's binary: the run fails
+    assert not_rebuilt(f"$ python -c '{REBUILD}'\n" + left.stdout) == ["pkg/_fast.cpython-311-x86_64-linux-gnu.so"] and not no_compiler(left.stdout)  # the line, never the script's text
+    bare = run({"CC": "benchtape-no-such-compiler"})
+    assert bare.returncode == 3 and no_compiler(bare.stdout) and "no C compiler here (benchtape-no-such-compiler)" in bare.stdout, bare.stdout

@@ -110,9 +110,9 @@ def test_a_task_edited_since_is_counted_stale_not_unlisted(ran: dict[str, Any]):
     tests_patch.write_bytes(original + b"\n")  # any byte of a bound input makes the task stale
     try:
         doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
-        assert (doc["stale_measurements"], doc["retired_measurements"]) == (3, 0)  # 3 setups × 1 attempt of task 434
-        text = benchtape("compare", "tasks", cwd=repo).stdout
-        assert "3 stored measurement(s) of stale tasks are not counted" in " ".join(text.split()) and "no longer lists" not in text
+        assert (doc["stale_measurements"], doc["retired_measurements"], doc["stale_tasks"]) == (3, 0, ["434"])  # 3 setups × 1 attempt of task 434
+        text = " ".join(benchtape("compare", "tasks", cwd=repo).stdout.split())
+        assert "3 stored measurement(s) of stale tasks (434) are not counted" in text and "benchtape task validate 434" in text and "no longer lists" not in text
     finally:
         tests_patch.write_bytes(original)
 
