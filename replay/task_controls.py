@@ -19,7 +19,7 @@ from typing import Any
 
 from benchtape.core.command_runner import grading_env
 from benchtape.replay.task_verdict import FAILED, NO_CHANGES, PASSED, TaskVerdict, grade_candidate
-from benchtape.sandbox.task_workspace import candidate_patch, fresh_workspace
+from benchtape.sandbox.task_workspace import candidate_patch, commit_as_base, fresh_workspace
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec
 
@@ -40,10 +40,12 @@ class ControlResult:
         return {"task": self.task, "holds": self.holds, "oracle": {"outcome": self.oracle.outcome, "reason": self.oracle.reason}, "noop": {"outcome": self.noop.outcome, "reason": self.noop.reason}}
 
 
-def oracle_candidate(project: Project, task: TaskSpec, *, timeout: float = 900.0) -> bytes:
+def oracle_candidate(project: Project, task: TaskSpec, *, timeout: float = 900.0, level: str = "home") -> bytes:
     """The oracle's candidate: the solution script's change in a fresh workspace, or reference.patch."""
     if task.solution is None:
         return task.reference()
+    if task.runtime is not None:  # a Harbor task: no base commit, its environment's workspace
+        return _harbor_oracle_candidate(task, level)
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-oracle-{task.id}-"))
     try:
         ws = fresh_workspace(project.root, task.source.base_commit, scratch / "workspace")
@@ -54,6 +56,46 @@ def oracle_candidate(project: Project, task: TaskSpec, *, timeout: float = 900.0
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+def _harbor_oracle_candidate(task: TaskSpec, level: str) -> bytes:
+    """What a Harbor task's solution/solve.sh changes in its environment's starting workspace
+    (run as validation runs it), as a candidate patch. A Harbor task has no base commit: the
+    workspace of a history task was asked of one, and `task controls` stopped on a traceback."""
+    from benchtape.sandbox import harbor_env
+
+    env = harbor_env.prepare(task, level)
+    scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-oracle-{task.id}-"))
+    try:
+        work = commit_as_base(harbor_env.starting_workspace(env, scratch / "work"))
+        harbor_env.run_solution(env, work, scratch)
+        return candidate_patch(work)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def run_controls(project: Project, tasks: list[TaskSpec], *, level: str = "home", image: str | None = None) -> list[ControlResult]:
     """The oracle and the no-op agent on every task."""
-    return [ControlResult(t.id, grade_candidate(project, t, oracle_candidate(project, t), level=level, image=image), grade_candidate(project, t, b"", level=level, image=image)) for t in tasks]
+    return [_harbor_controls(t) if t.runtime is not None else ControlResult(t.id, grade_candidate(project, t, oracle_candidate(project, t), level=level, image=image), grade_candidate(project, t, b"", level=level, image=image)) for t in tasks]
+
+
+def _harbor_controls(task: TaskSpec) -> ControlResult:
+    """A Harbor task's controls at the level it was validated at (its environment may be an
+    image only a container runs): the oracle's and the no-op's candidates through the verdict an
+    agent's gets. A multi-step task's oracle plays each step's solution as validation does
+    (sandbox/harbor_steps.py), its steps' verifiers deciding."""
+    from benchtape.replay.task_verdict import grade_harbor_candidate, grade_harbor_steps
+
+    level = (task.validation.level if task.validation is not None else None) or "home"
+    runtime = task.runtime
+    assert runtime is not None
+    if not runtime.steps:
+        return ControlResult(task.id, grade_harbor_candidate(task, _harbor_oracle_candidate(task, level), level=level), grade_harbor_candidate(task, b"", level=level))
+    from benchtape.sandbox.harbor_steps import run_steps
+
+    scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-oracle-{task.id}-"))
+    try:
+        played, _ = run_steps(task, level, scratch, oracle=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    detail = played.detail(runtime.reward_strategy)
+    oracle = TaskVerdict(PASSED if played.reward is not None and played.passed else FAILED, f"the verifiers' {detail}", {"task": task.id, "level": level, "reward": played.reward})
+    return ControlResult(task.id, oracle, grade_harbor_steps(task, [b""] * len(runtime.steps), level=level))

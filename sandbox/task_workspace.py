@@ -32,13 +32,20 @@ def fresh_workspace(repo: Path, base_commit: str, dest: Path, *, timeout: float 
     export_commit(repo, base_commit, dest, timeout=timeout)
     if add is not None:
         add(dest)
+    return commit_as_base(dest, timeout=timeout)
+
+
+def commit_as_base(dest: Path, *, timeout: float = 300.0) -> Path:
+    """The tree at `dest` made a new repository with its files as the one commit on `main`, so
+    that `candidate_patch` says what changed since (a Harbor task's starting workspace, for its
+    solution script's change)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update({
         "GIT_AUTHOR_NAME": AUTHOR, "GIT_AUTHOR_EMAIL": EMAIL, "GIT_AUTHOR_DATE": DATE,
         "GIT_COMMITTER_NAME": AUTHOR, "GIT_COMMITTER_EMAIL": EMAIL, "GIT_COMMITTER_DATE": DATE,
         "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(dest.parent), "GIT_TERMINAL_PROMPT": "0",
     })
-    for args in (["init", "-q", "-b", "main"], ["add", "-A", "-f"], ["commit", "-q", "--no-verify", "--no-gpg-sign", "-m", MESSAGE]):
+    for args in (["init", "-q", "-b", "main"], ["add", "-A", "-f"], ["commit", "-q", "--allow-empty", "--no-verify", "--no-gpg-sign", "-m", MESSAGE]):
         try:
             done = subprocess.run(["git", *args], cwd=dest, env=env, capture_output=True, text=True, timeout=timeout)
         except FileNotFoundError:

@@ -78,6 +78,21 @@ def test_at_home_the_oracle_passes_and_the_noop_fails(at_home: dict[str, Any]):
     assert "hello.txt is missing or wrong" in Path(at_home["tasks"]["hello-file"]["phases"]["base"]["log_path"]).read_text()
 
 
+def test_task_controls_run_on_harbor_tasks_through_the_agents_verdict(at_home: dict[str, Any]):
+    """`task controls` beside Harbor tasks stopped on a traceback (a Harbor task has no base
+    commit, and the oracle's workspace was asked of one). The oracle's candidate is what
+    solve.sh changes in the environment's starting workspace, graded as an agent's is; the
+    no-op changes nothing. Valid tasks only: the broken ones are skipped by name."""
+    done = benchtape("task", "controls", "--json", cwd=at_home["repo"], timeout=600)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    doc = json.loads(done.stdout)
+    results = {t["task"]: t for t in doc["tasks"]}
+    assert doc["ok"] and set(results) == set(VALID), doc
+    for task_id in VALID:
+        assert results[task_id]["holds"] and results[task_id]["oracle"]["outcome"] == "passed" and results[task_id]["noop"]["outcome"] == "no_changes", results[task_id]
+    assert {s["id"] for s in doc["skipped"]} >= {"always-passes", "no-solution"}
+
+
 def test_at_home_each_way_to_fail_is_named(at_home: dict[str, Any]):
     tasks = at_home["tasks"]
     assert tasks["always-passes"]["phases"]["base"]["diagnosis"] == "base_already_passes" and not tasks["always-passes"]["validated"]
