@@ -35,6 +35,7 @@ from typing import Any, Callable
 
 import orjson
 
+from benchtape.core.canonical import SUBAGENT
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.core.redact import redactor, secret_values
@@ -182,6 +183,7 @@ class _Session:
         s = item.session
         self.session = s
         self.conv = conversation(s)
+        self.canonical = {(c.thread, c.call_id): c.canonical.action for c in s.calls}  # each call's canonical action, as every reader derives it (core/canonical.py)
         self.provider = PROVIDERS.get(s.harness or "", s.harness or "unknown")
         self.model = s.model or "default"
         times = [a.at for a in s.actions if a.at]
@@ -299,7 +301,6 @@ class _Session:
         span.end(end_time=_ns(end))
 
     def tool_attrs(self, use: Use, t: Thread) -> dict[str, Any]:
-        canonical = use.action.data.get("canonical")
         return {
             **self.common(),
             "gen_ai.operation.name": "execute_tool",
@@ -309,7 +310,7 @@ class _Session:
             "gen_ai.tool.call.arguments": self.text(use.input),
             "gen_ai.tool.call.result": self.text(use.output_text) if use.output_text is not None else None,
             "benchtape.thread": t.thread,
-            "benchtape.canonical": canonical.get("action") if isinstance(canonical, dict) else canonical if isinstance(canonical, str) else None,
+            "benchtape.canonical": self.canonical.get((t.thread, use.call_id)) or (SUBAGENT.action if use.spawned else None),  # was read from a `canonical` field no call has: never sent
         }
 
     def subagent(self, child: Thread, parent: Any, start: float, end: float) -> None:

@@ -75,6 +75,9 @@ def test_a_file_holds_a_trace_per_session_under_the_genai_conventions(recorded: 
     lint = next(s for s in trace if s["name"] == "execute_tool Lint")
     la = _attrs(lint["attributes"])
     assert la["gen_ai.tool.name"] == "Lint" and la["gen_ai.tool.call.result"] == "3 warnings" and lint["status"]["code"] == "STATUS_CODE_ERROR" and la["error.type"] == "tool_error"
+    # each call's canonical action, the subagent's too (it was read from a field no call has, and never sent)
+    canonical = sorted((s["name"], _attrs(s["attributes"]).get("benchtape.canonical")) for s in trace if s["name"].startswith("execute_tool"))
+    assert canonical == sorted([("execute_tool Write", "write"), ("execute_tool Read", "read"), ("execute_tool Task", "subagent"), ("execute_tool Lint", "other"), ("execute_tool Read", "read"), ("execute_tool Task", "subagent")]), canonical
     chats = [s for s in trace if s["name"].startswith("chat ")]
     assert chats and all(_attrs(c["attributes"])["gen_ai.operation.name"] == "chat" and _attrs(c["attributes"])["gen_ai.conversation.id"] == rows["delegates"].id for c in chats)
     assert all(int(root["startTimeUnixNano"]) <= int(s["startTimeUnixNano"]) <= int(s["endTimeUnixNano"]) <= int(root["endTimeUnixNano"]) for s in trace)  # times from the recorded actions
