@@ -54,7 +54,7 @@ TESTS_AT = "/tests"
 LOGS_AT = "/logs/verifier"
 SOLVE_COMMAND = f"bash {SOLUTION_AT}/solve.sh"
 DEFAULT_WORKDIR = "/app"  # what Harbor's templates use, when neither task.toml nor the image says
-HOME_NOTE = "level home: environment/Dockerfile is not applied (the host's own programs; the workspace starts empty); /tests, /solution and /logs/verifier are mapped in a private mount namespace"
+HOME_NOTE = "level home: environment/Dockerfile is not applied but for its plain COPY of the task's own files into the working directory (the host's own programs); /tests, /solution and /logs/verifier are mapped in a private mount namespace"
 PASSED_AT = 1.0  # Harbor's convention: reward 1 = passed
 
 
@@ -194,11 +194,46 @@ def dockerfile_workdir(task: TaskSpec) -> str | None:
     return found[-1] if found else None
 
 
+_COPY = re.compile(r"^\s*(?:COPY|ADD)\s+(?!--)(\S+)\s+(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def home_copies(task: TaskSpec) -> list[tuple[Path, str]]:
+    """The Dockerfile's plain `COPY src dest` lines that put a file or folder of environment/
+    into the working directory, as (the source, where under the workspace), applied at level home
+    where no image is built: a task exported by benchtape (`COPY workspace/ /app/`) started
+    empty there, and its oracle failed with nothing said. Only a source inside environment/
+    (no `..`, no link out, no glob, no flags such as --from) and a destination at or under the
+    working directory count; anything else stays the container's."""
+    if task.environment is None or not (task.environment / "Dockerfile").is_file():
+        return []
+    root = task.environment.resolve()
+    workdir = PurePosixPath(home_workdir(task))
+    out: list[tuple[Path, str]] = []
+    for src, dest in _COPY.findall((task.environment / "Dockerfile").read_text(encoding="utf-8", errors="replace")):
+        if src.startswith("/") or any(c in src for c in "*?[$") or ".." in PurePosixPath(src).parts:
+            continue
+        source = (task.environment / src)
+        if source.is_symlink() or not source.exists() or not source.resolve().is_relative_to(root):
+            continue
+        target = PurePosixPath(dest) / source.name if source.is_file() and dest.endswith("/") else PurePosixPath(dest)  # a file into a folder keeps its name
+        if target.is_absolute() and (target == workdir or workdir in target.parents):
+            inside = target.relative_to(workdir).as_posix()
+            out.append((source, "" if inside == "." else inside))
+    return out
+
+
 def starting_workspace(env: HarborEnv, dest: Path, client: Any = None) -> Path:
     """Write the workspace the agent starts from into `dest` (a new folder): the image's
     working directory at level container, nothing at level home."""
     dest.mkdir(parents=True)
     if env.level == "home":
+        for source, inside in home_copies(env.task):
+            target = dest / inside
+            if source.is_dir():
+                shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, target, follow_symlinks=False)
         return dest
     from benchtape.sandbox.container import connect
 

@@ -293,3 +293,31 @@ def test_an_artifact_is_copied_over_the_verifiers_workdir_as_harbors_upload_does
     assert os.readlink(verifier / "node_modules" / "a") == ".pnpm/a@1/node_modules/a" and (verifier / "node_modules" / "a" / "index.js").is_file()
     assert (verifier / "was-a-file" / "x").read_text() == "x\n" and (verifier / "was-a-folder").read_text() == "now a file\n"
     assert (verifier / "link-to-folder").is_symlink() and os.readlink(verifier / "link-to-folder") == "node_modules"
+
+
+def test_at_home_the_dockerfiles_plain_copy_of_the_tasks_files_is_the_starting_workspace(tmp_path: Path):
+    """A task `benchtape task export` wrote (`COPY workspace/ /app/`, `WORKDIR /app`) started
+    empty at level home, where no image is built: its oracle's patch met no file and every cell
+    failed, with nothing said. The Dockerfile's plain COPY of the task's own files into the
+    working directory is applied there; what would reach outside environment/, a glob, another
+    stage's files, or a destination outside the working directory are not."""
+    from benchtape.sandbox.harbor_env import home_copies, prepare, starting_workspace
+
+    task_dir = shutil.copytree(FIXTURES / "hello-file", tmp_path / "exported")
+    env_dir = task_dir / "environment"
+    (env_dir / "workspace" / "pkg").mkdir(parents=True)
+    (env_dir / "workspace" / "pkg" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (env_dir / "notes.txt").write_text("kept beside\n")
+    (env_dir / "host").mkdir()
+    (tmp_path / "outside.txt").write_text("the host's\n")
+    (env_dir / "link.txt").symlink_to(tmp_path / "outside.txt")
+    (env_dir / "Dockerfile").write_text(
+        "FROM benchtape-base:0.1.0\nCOPY host/ /\nCOPY workspace/ /app/\nCOPY notes.txt /app/docs/\nCOPY ../outside.txt /app/\n"
+        "COPY link.txt /app/\nCOPY --from=build /out /app/out\nCOPY *.txt /app/\nWORKDIR /app\n"
+    )
+    task = load_harbor_task(task_dir)
+    assert [(src.name, inside) for src, inside in home_copies(task)] == [("workspace", ""), ("notes.txt", "docs/notes.txt")]
+    work = starting_workspace(prepare(task, "home"), tmp_path / "work")
+    assert sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if p.is_file()) == ["docs/notes.txt", "pkg/calc.py"]
+    done = benchtape("run", str(task_dir), "--harness", "oracle", "--yes", "--db", str(tmp_path / "s.db"), cwd=tmp_path, timeout=600)
+    assert done.returncode == 0 and "passed 1" in done.stdout + done.stderr, done.stdout + done.stderr  # solve.sh writes hello.txt beside the copied files
