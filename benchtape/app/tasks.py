@@ -82,7 +82,15 @@ def _carried_env(project: Any, task: Any, base: Path) -> Any:
     if env.folder is None:
         why = "; ".join(env.notes) or "no project environment detected"
         return CarriedEnv([], lambda workdir: {}, env.setup, lambda tree: None, f"none: benchtape's base image holds a Python and its standard library only ({why}); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)")
-    return CarriedEnv(mounts, lambda workdir: env.run_env(workdir, CONTAINER_PATH), env.setup, env.materialize, f"the project environment {env.folder} (copied to its own path in the image)")
+    said = f"the project environment {env.folder} (copied to its own path in the image)"
+    if env.rebuild_with and project.dockerfile is None:
+        from benchtape.envs.build import NATIVE
+        from benchtape.sandbox.patches import changed_paths
+
+        native = [p for p in changed_paths(task.reference()) if Path(p).suffix in NATIVE]
+        if native:  # REBUILD stops where no compiler is (no_compiler): the oracle's reward would be 0
+            said += f"; its fix changes compiled sources ({', '.join(native[:3])}) and benchtape's base image has no C compiler, so its verifier stops before the tests (`harbor run -a oracle` gets 0): give the project a Dockerfile.benchtape whose image has one, and export again"
+    return CarriedEnv(mounts, lambda workdir: env.run_env(workdir, CONTAINER_PATH), env.setup, env.materialize, said)
 
 
 def cached_envs() -> tuple[Path, list[Any]]:

@@ -71,6 +71,10 @@ def test_a_fix_in_c_is_compiled_in_the_verifiers_tree_and_graded_as_written(tmp_
         assert available()[0], available()[1]
         there = grade_candidate(project, task, task.reference() or b"", level="container")
         assert there.outcome == "infrastructure_error" and "no C compiler at level container" in there.reason, (there.outcome, there.reason)
+        from benchtape.app.tasks import export_harbor
+
+        [exported] = export_harbor(project, [task_id], tmp_path / "harbor")  # its verifier would stop there too: said at the export, before a harbor run scores the oracle 0
+        assert "changes compiled sources (cext/_fast.c)" in exported.dependencies and "no C compiler" in exported.dependencies, exported.dependencies
 
 
 def test_a_changed_native_source_is_told_by_its_content_and_a_binary_not_rebuilt_fails_the_run(tmp_path: Path):
