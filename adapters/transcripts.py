@@ -22,6 +22,8 @@ from benchtape.adapters.claude_disk import ClaudeDiskParser
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.codex_rollout import CodexRolloutParser
+from benchtape.adapters.gemini_session import FORMAT as FORMAT_GEMINI
+from benchtape.adapters.gemini_session import GeminiSessionParser, is_gemini_session_head
 from benchtape.adapters.gemini_stream import GeminiStreamParser
 from benchtape.adapters.lines import finish_safely, read_lines
 from benchtape.adapters.mini_trajectory import MiniTrajectoryParser
@@ -298,6 +300,24 @@ def read_codex_exec(path: str | Path) -> Imported:
 # ---------------------------------------------------------------------- ATIF
 
 
+def open_gemini_session(path: str | Path) -> Transcript:
+    """Gemini CLI's own session record (`~/.gemini/tmp/<project>/chats/session-*.json[l]`) as
+    one session's actions (benchtape.adapters.gemini_session)."""
+    parser = GeminiSessionParser()
+    return Transcript(FORMAT_GEMINI, [_readable(path)], parser, lambda t: dict(parser.meta))
+
+
+def gemini_sessions_below(folder: Path) -> list[Path]:
+    """Every Gemini CLI session record under a folder (`~/.gemini/tmp/`), in path order."""
+    out = []
+    for p in sorted(folder.rglob("*.json*")):
+        if p.is_file() and p.suffix in (".json", ".jsonl"):
+            with p.open("rb") as fh:
+                if is_gemini_session_head(fh.read(65536).decode("utf-8", errors="replace")):
+                    out.append(p)
+    return out
+
+
 def open_atif(path: str | Path) -> Transcript:
     """An ATIF trajectory (one JSON document: a Harbor trial's `agent/trajectory.json`, or
     `benchtape export --format atif`) as one session's actions (benchtape.adapters.atif_trajectory)."""
@@ -340,6 +360,7 @@ OPENERS: dict[str, Callable[[str | Path], Transcript]] = {
     "codex-rollout": open_codex_rollout,
     "codex-exec-json": open_codex_exec,
     "atif": open_atif,
+    FORMAT_GEMINI: open_gemini_session,
 }
 
 
@@ -350,12 +371,8 @@ def detect_format(path: str | Path) -> str:
         head = fh.read(65536).decode("utf-8", errors="replace")
     if is_atif_head(head):
         return "atif"
-    if head.lstrip().startswith("{") and '"messages"' in head and '"projectHash"' in head:
-        raise BadInput(
-            "gemini-cli sessions are not supported yet",
-            file=str(p),
-            fix="import Claude Code session files or Codex rollouts; gemini-cli support is a later adapter",
-        )
+    if is_gemini_session_head(head):  # before Claude's: its first line holds a sessionId too
+        return FORMAT_GEMINI
     for line in head.split("\n")[:40]:
         entry = decode(line)
         if entry is None:
@@ -372,7 +389,7 @@ def detect_format(path: str | Path) -> str:
     raise BadInput(
         "not a transcript benchtape can import",
         file=str(p),
-        fix="pass a Claude Code session .jsonl, a Codex rollout-*.jsonl, a stream-json / codex exec --json capture, or an ATIF trajectory .json",
+        fix="pass a Claude Code session .jsonl, a Codex rollout-*.jsonl, a stream-json / codex exec --json capture, a Gemini CLI session-*.json[l], or an ATIF trajectory .json",
     )
 
 
@@ -397,6 +414,7 @@ def parser_for(fmt: str) -> _Parser:
         "codex-rollout": CodexRolloutParser,
         "codex-exec-json": CodexExecParser,
         "atif": AtifParser,
+        FORMAT_GEMINI: GeminiSessionParser,
         "gemini-stream-json": GeminiStreamParser,
         "mini-swe-agent": MiniTrajectoryParser,
         "opencode-json": OpencodeParser,

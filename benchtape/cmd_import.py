@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 @command()
 def import_cmd(
-    harness: str = typer.Argument(..., help="claude-code, codex, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
-    paths: list[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for atif every ATIF .json below it."),
+    harness: str = typer.Argument(..., help="claude-code, codex, gemini-cli, or atif (an ATIF trajectory: a Harbor trial's agent/trajectory.json, or `benchtape export --format atif`)."),
+    paths: list[Path] = typer.Argument(..., help="Transcript files (~/.claude/projects/…/*.jsonl, ~/.codex/sessions/…/rollout-*.jsonl, ~/.gemini/tmp/…/chats/session-*.json[l], trajectory .json), or folders: every .jsonl below one (a Claude subagent's file goes with its session), for gemini-cli every session file below it, for atif every ATIF .json below it."),
     scenario: str | None = typer.Option(None, "--scenario", help="Scenario name to file the sessions under (default: the session id)."),
     db: Db = None,
 ) -> int:
@@ -27,6 +27,8 @@ def import_cmd(
     Example: benchtape import claude-code ~/.claude/projects/-home-me-app/9eda1058.jsonl --scenario triage
 
     Example: benchtape import codex ~/.codex/sessions   (again tomorrow: files imported before, unchanged, are skipped)
+
+    Example: benchtape import gemini-cli ~/.gemini/tmp   (every chats/session-*.json[l])
 
     Example: benchtape import atif jobs/2025-06-01__12-00-00   (every trial's agent/trajectory.json)
     """

@@ -108,7 +108,7 @@ def of_call(data: Any, harness: str | None) -> Canonical:
 _READ = {"Read": ("file_path", "path"), "NotebookRead": ("notebook_path", "file_path"), "View": ("file_path", "path"), "read_file": ("path", "file_path"), "view_image": ("path",), "read_many_files": ("paths",), "read": ("filePath", "file_path", "path")}
 _WRITE = {"Write": ("file_path", "path"), "write_file": ("path", "file_path"), "create_file": ("path", "file_path"), "write": ("filePath", "file_path", "path")}
 _EDIT = {"Edit": ("file_path", "path"), "MultiEdit": ("file_path", "path"), "NotebookEdit": ("notebook_path", "file_path"), "str_replace_based_edit_tool": ("path",), "edit_file": ("path", "file_path"), "replace": ("file_path", "path"), "edit": ("file_path", "filePath", "path"), "apply_edit": ("file_path",)}
-_SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path", "dir_path"), "grep": ("path",), "grep_search": ("dir_path", "path"), "list_directory": ("dir_path", "path")}
+_SEARCH = {"Glob": ("path",), "Grep": ("path",), "LS": ("path",), "list_dir": ("dir_path", "path"), "grep_files": ("path",), "glob": ("path", "dir_path"), "grep": ("path",), "grep_search": ("dir_path", "path"), "search_file_content": ("dir_path", "path"), "list_directory": ("dir_path", "path")}  # search_file_content: Gemini CLI's grep_search before 0.2x
 _SHELL = {"Bash": "command", "command_execution": "command", "exec_command": "cmd", "shell": "command", "local_shell": "command", "run_shell_command": "command", "bash": "command"}
 _SHELL_ONLY = {"KillShell", "KillBash"}  # a signal to a running command: acts on it, with no command of its own
 _POLL = {"BashOutput"}  # a running command's output, read: nothing sent, nothing run
@@ -117,7 +117,7 @@ _STDIN = {"write_stdin"}  # codex: input to a running command (shell), or with n
 # of_call derives theirs again, so a regrade of an older import counts as a fresh import does.
 _REDERIVED = frozenset(_POLL | _STDIN)
 _WEB = {"WebFetch", "WebSearch", "web_search", "web_fetch", "google_web_search", "webfetch"}
-_SUBAGENT = {"Task", "task", "Agent", "spawn_agent", "wait", "wait_agent", "send_input", "close_agent", "resume_agent"}
+_SUBAGENT = {"Task", "task", "Agent", "spawn_agent", "wait", "wait_agent", "send_input", "close_agent", "resume_agent", "delegate_to_agent"}  # delegate_to_agent: Gemini CLI's subagents (codebase_investigator)
 _PLAN = {"TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode", "todo_list", "update_plan", "write_todos", "todowrite", "todo_write"}
 _PATCH = {"apply_patch", "file_change"}
 

@@ -13,7 +13,7 @@ import orjson
 
 from benchtape.adapters.base import Parser, warning
 from benchtape.adapters.lines import finish_safely
-from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, open_transcripts, parser_for, trajectories_below, transcripts_below
+from benchtape.adapters.transcripts import Transcript, check_atif, detect_format, gemini_sessions_below, open_transcripts, parser_for, trajectories_below, transcripts_below
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Action
 from benchtape.core.payloads import ENDED_IN_ERROR, SessionFinished
@@ -24,6 +24,7 @@ from benchtape.store.views import RecordingStore
 FORMATS_BY_HARNESS = {
     "claude-code": ("claude-transcript", "claude-stream-json"),
     "codex": ("codex-rollout", "codex-exec-json"),
+    "gemini-cli": ("gemini-session",),
     "atif": ("atif",),  # not a harness: the session's harness is the trajectory's agent
 }
 JSON_LINES = frozenset(FORMATS_BY_HARNESS["claude-code"] + FORMATS_BY_HARNESS["codex"])  # one JSON document a line
@@ -143,6 +144,10 @@ def _files(paths: list[Path], harness: str) -> list[Path]:
             found = trajectories_below(Path(p))
             if not found:
                 raise BadInput(f"no ATIF trajectory (.json) in the folder {p}", file=str(p), fix="pass a trajectory .json file, or a folder holding some (a Harbor job folder: <trial>/agent/trajectory.json)")
+        elif harness == "gemini-cli":
+            found = gemini_sessions_below(Path(p))
+            if not found:
+                raise BadInput(f"no Gemini CLI session record (session-*.json or .jsonl) in the folder {p}", file=str(p), fix="pass a session file, or a folder holding some (~/.gemini/tmp/)")
         else:
             found = transcripts_below(Path(p))
             if not found:

@@ -351,8 +351,20 @@ def test_legacy_rollout_lines_without_a_wrapper() -> None:
 def test_detect_format_and_refusals(tmp_path: Path) -> None:
     gemini = tmp_path / "session.json"
     gemini.write_text(json.dumps({"sessionId": "s", "projectHash": "h", "messages": []}))
-    with pytest.raises(BadInput, match="gemini-cli sessions are not supported"):
-        read_transcript(gemini)
+    assert detect_format(gemini) == "gemini-session" and read_transcript(gemini).actions == []  # Gemini CLI's own record: read, not refused
+    live = tmp_path / "session-live.jsonl"  # 0.61's shape: a header, each message again as it grows, `$set` lines
+    live.write_text("\n".join(json.dumps(x) for x in [
+        {"sessionId": "s", "projectHash": "h", "startTime": "2026-12-07T06:28:14.113Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-12-07T06:28:14.132Z", "type": "user", "content": [{"text": "Set y to 5."}]},
+        {"$set": {"lastUpdated": "2026-12-07T06:28:14.133Z"}},
+        {"id": "g1", "timestamp": "2026-12-07T06:28:14.266Z", "type": "gemini", "content": "", "thoughts": [{"subject": "", "description": "look first"}], "tokens": {"input": 25, "output": 5}, "model": "gemini-2.5-flash"},
+        {"id": "g1", "timestamp": "2026-12-07T06:28:14.266Z", "type": "gemini", "content": "", "thoughts": [{"subject": "", "description": "look first"}], "tokens": {"input": 25, "output": 5}, "model": "gemini-2.5-flash",
+         "toolCalls": [{"id": "r1", "name": "read_file", "args": {"file_path": "settings.py"}, "status": "success", "result": [{"functionResponse": {"id": "r1", "name": "read_file", "response": {"output": "y = 2"}}}]}]},
+        {"id": "u2", "timestamp": "2026-12-07T06:28:14.295Z", "type": "user", "content": [{"functionResponse": {"id": "r1", "name": "read_file", "response": {"output": "y = 2"}}}]},
+    ]) + "\n")
+    assert detect_format(live) == "gemini-session"  # not Claude's, though its first line holds a sessionId
+    actions = read_transcript(live).actions
+    assert [(a.kind, a.data.get("text") or a.data.get("tool") or a.data.get("output")) for a in actions if a.kind != "metrics"] == [("message.user", "Set y to 5."), ("thinking", "look first"), ("tool.call", "read_file"), ("tool.result", "y = 2")]  # g1 once, as it last grew; u2 echoes the result
     junk = tmp_path / "junk.jsonl"
     junk.write_text("hello\n")
     with pytest.raises(BadInput, match="not a transcript"):
