@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-
 from collections import Counter
 from pathlib import Path
 
@@ -13,7 +12,6 @@ from adapterkit import REALDATA, feed_lines, realdata_params, session_of
 
 from benchtape.adapters.claude_stream import ClaudeStreamParser
 from benchtape.adapters.transcripts import claude_session_files, parser_for, read_transcript, transcripts_below
-from benchtape.core.errors import BadInput
 
 
 def _calls_by_thread(session) -> Counter:
