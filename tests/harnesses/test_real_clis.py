@@ -124,6 +124,19 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
     if transcript_at is not None:
         transcript = next(a["data"] for a in fixed["actions"] if a["kind"] == "transcript")
         assert transcript["path"].startswith(transcript_at) and transcript["path"].endswith(".jsonl")
+    if harness == "gemini-cli":  # its own chat record, imported as one recorded elsewhere would be: the same calls
+        from benchtape.store.database import Store
+
+        store = Store(db, readonly=True)
+        try:
+            (tmp_path / "chats").mkdir()
+            (tmp_path / "chats" / "session-live.jsonl").write_bytes(store.get_blob(transcript["sha256"]))
+        finally:
+            store.close()
+        imported = benchtape("import", "gemini-cli", str(tmp_path / "chats"), "--db", str(tmp_path / "imported.db"), cwd=tmp_path)
+        assert imported.returncode == 0, imported.stderr
+        again = session(tmp_path / "imported.db", "latest", tmp_path)
+        assert canonical(again) == canonical(fixed) and again["final_output"] == fixed["final_output"], (canonical(again), again["final_output"])
     assert fixed["session"]["warnings"] == []
     assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS" if edits else "FAIL"]
 
