@@ -48,7 +48,7 @@ def test_each_task_is_a_session_naming_its_harbor_task(ran: dict[str, Any]):
             assert s["started"]["prompt"] == (folder / "instruction.md").read_text()
             assert s["started"]["cell"]["control"] == key and s["started"]["cell"]["evaluation"] == "harbor"
             assert s["finished"]["status"] == "ok"
-            assert tree(ran["db"], s["baseline"]) == {}  # level home: Harbor's environment is not applied; the workspace starts empty
+            assert tree(ran["db"], s["baseline"]) == copied(folder)  # level home: no image is built; the workspace starts with what the Dockerfile COPYs of the task's own files
 
 
 def test_the_oracle_runs_solve_sh_and_its_change_is_the_final_workspace(ran: dict[str, Any]):
@@ -73,7 +73,14 @@ def test_the_controls_hold_when_graded_live(ran: dict[str, Any]):
 
 def test_the_noop_changes_nothing(ran: dict[str, Any]):
     for s in sessions(ran["db"], ran["noop"]["run_id"]):
-        assert s["row"].model == "mock-noop" and not s["calls"] and tree(ran["db"], s["final"]) == {}
+        assert s["row"].model == "mock-noop" and not s["calls"] and tree(ran["db"], s["final"]) == copied(ran["folder"] / s["row"].scenario)
+
+
+def copied(task: Path) -> dict[str, bytes]:
+    """What a fixture's Dockerfile COPYs into /app (fix-the-sum's total.py, the sum to fix; the
+    others copy nothing), read from the fixture itself."""
+    lines = (task / "environment" / "Dockerfile").read_text().splitlines()
+    return {dest.removeprefix("/app/"): (task / "environment" / src).read_bytes() for src, dest in (line.split()[1:3] for line in lines if line.startswith("COPY "))}
 
 
 def test_the_preview_says_the_tasks_are_unvalidated_and_an_edited_task_is_a_new_cell(ran: dict[str, Any]):
