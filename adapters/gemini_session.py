@@ -127,7 +127,7 @@ class _Reading:
         if last_text:
             self.actions.append(Action("final_output", {"text": last_text}))
 
-    def _user(self, m: dict[str, Any], at: float | None) -> None:
+    def _user(self, m: dict[str, Any], at: float) -> None:
         content = m.get("content")
         parts = content if isinstance(content, list) else [{"text": content}]
         if any(isinstance(p, dict) and "functionResponse" in p for p in parts):
@@ -138,7 +138,7 @@ class _Reading:
         self.first_prompt = self.first_prompt or text
         self.actions.append(Action("message.user", {"text": text}, at=at))
 
-    def _gemini(self, m: dict[str, Any], at: float | None) -> str | None:
+    def _gemini(self, m: dict[str, Any], at: float) -> str | None:
         self.model = m.get("model") if isinstance(m.get("model"), str) else self.model
         for thought in m.get("thoughts") or []:
             if isinstance(thought, dict):
@@ -156,7 +156,7 @@ class _Reading:
                 self.tokens[key] = self.tokens.get(key, 0) + value
         return said or None
 
-    def _call(self, call: dict[str, Any], at: float | None) -> None:
+    def _call(self, call: dict[str, Any], at: float) -> None:
         args = call.get("args")
         data: ToolCall = {"call_id": str(call["id"]), "tool": str(call.get("name") or ""), "input": args if isinstance(args, dict) else {"value": args}}
         self.actions.append(Action("tool.call", annotate(data, HARNESS), at=epoch(call.get("timestamp")) or at))
