@@ -268,13 +268,26 @@ CRLF_BENCH = {
 }
 
 
-@pytest.mark.parametrize("harness", ["claude-code", "mini-swe-agent"])
+def test_benchtapes_own_replace_command_edits_a_crlf_file_as_written(tmp_path: Path) -> None:
+    """What mini-swe-agent runs for a scripted Edit (benchtape's own command, in a real shell):
+    it read the file with read_text(), which turned tomli #103's CRLF `\\r\\n` into `\\n`, so the
+    fix's own `\\r\\n` string never matched. It keeps the file's bytes now."""
+    from benchtape.models.tools import replace_command
+
+    (tmp_path / "settings.py").write_bytes(b"x = 1\r\ny = 2\r\nz = 3\r\n")
+    edit = CRLF_BENCH["scenarios"][0]["mock"]["steps"][1]["input"]
+    done = subprocess.run(["sh", "-c", replace_command("settings.py", edit)], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and (tmp_path / "settings.py").read_bytes() == b"x = 1\r\ny = 5\r\nz = 3\r\n", done.stderr
+    again = subprocess.run(["sh", "-c", replace_command("settings.py", edit)], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 1 and "old_string not found in settings.py" in again.stderr  # refused as the Edit tool refuses
+
+
+@pytest.mark.parametrize("harness", ["claude-code"])
 def test_a_scripted_edit_of_a_crlf_file_is_carried_and_keeps_its_line_endings(harness: str, tmp_path: Path) -> None:
-    """The scripted solver of tomli #103 could not edit its CRLF benchmark/run.py under these
-    two: Claude Code 2.1.328 finds no `\\r\\n` string in a file its Read shows with LF lines (a
-    model writes LF there, and that edit keeps the file's CRLF), and benchtape's own replace
-    command for mini-swe-agent read the file with read_text(), which turned its `\\r\\n` into
-    `\\n`. The edit now lands, and the file keeps its line endings byte for byte."""
+    """The scripted solver of tomli #103 could not edit its CRLF benchmark/run.py under Claude
+    Code 2.1.328: it finds no `\\r\\n` string in a file its Read shows with LF lines (a model writes
+    LF there, and that edit keeps the file's CRLF). The edit now lands through the real binary,
+    and the file keeps its line endings byte for byte."""
     need(harness)
     (tmp_path / "crlf").mkdir()
     (tmp_path / "crlf" / "settings.py").write_bytes(b"x = 1\r\ny = 2\r\nz = 3\r\n")
