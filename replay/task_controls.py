@@ -40,12 +40,11 @@ class ControlResult:
         return {"task": self.task, "holds": self.holds, "oracle": {"outcome": self.oracle.outcome, "reason": self.oracle.reason}, "noop": {"outcome": self.noop.outcome, "reason": self.noop.reason}}
 
 
-def oracle_candidate(project: Project, task: TaskSpec, *, timeout: float = 900.0, level: str = "home") -> bytes:
-    """The oracle's candidate: the solution script's change in a fresh workspace, or reference.patch."""
+def oracle_candidate(project: Project, task: TaskSpec, *, timeout: float = 900.0) -> bytes:
+    """The oracle's candidate: the solution script's change in a fresh workspace, or
+    reference.patch (a history task's; a Harbor task's is _harbor_oracle_candidate's)."""
     if task.solution is None:
         return task.reference()
-    if task.runtime is not None:  # a Harbor task: no base commit, its environment's workspace
-        return _harbor_oracle_candidate(task, level)
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-oracle-{task.id}-"))
     try:
         ws = fresh_workspace(project.root, task.source.base_commit, scratch / "workspace")
