@@ -421,7 +421,7 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
             if note:
                 vt.add_row("", "", "", "", "", Text(note, style="dim"))
         out.print(vt)
-        _reproduction_line(out, shown.reproduction)
+        _reproduction_line(out, shown.reproduction, shown.row.id)
     else:
         _say(out, "not graded", "dim")
     if shown.metrics and shown.metrics.get("values"):
@@ -480,11 +480,18 @@ def workspace_diff(session_id: str, changes: Any, plain: bool) -> None:
         out.print(Text(line, style=style), soft_wrap=True)
 
 
-def _reproduction_line(out: Any, marker: dict[str, Any] | None) -> None:
+def _reproduction_line(out: Any, marker: dict[str, Any] | None, session_id: str) -> None:
     """The positive control's finding, under the verdicts it checked (never in their place)."""
     if marker is None:
         return
-    if marker["status"] == "DIVERGED":
+    if marker["status"] == "OTHER":
+        _say(
+            out,
+            f"positive control (grade, grading {marker['grading_id']}): it reproduced grading {marker['reproduced']}, not the verdicts above "
+            f"(grading {marker['shown']}); `benchtape grade --session {session_id} --grading {marker['shown']}` checks these",
+            "yellow",
+        )
+    elif marker["status"] == "DIVERGED":
         _say(out, f"positive control (grade, grading {marker['grading_id']}): DIVERGED on {', '.join(marker['diverged'])} (the verdicts above are the grading's it reproduced)", "bold red")
     else:
         _say(out, f"positive control (grade, grading {marker['grading_id']}): REPRODUCED", "dim")

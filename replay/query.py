@@ -190,13 +190,25 @@ def type_failure(exc: jexc.JMESPathTypeError) -> str:
 
 def reproduction_marker(store: BrowsingStore, session_id: str, shown: list[dict[str, Any]]) -> dict[str, Any] | None:
     """What the newest positive control (`grade`) found for this session, shown beside its
-    verdicts (never as them): its grading, and the checks whose verdict it did not reproduce."""
-    grading = store.latest_reproduction_for(session_id)
-    if grading is None:
+    verdicts (never as them): its grading, and the checks whose verdict it did not reproduce.
+
+    `grade` reproduces a session's first grading unless told another, and `show` shows its
+    newest: after a `regrade`, the control checked verdicts other than the ones on screen, and
+    saying REPRODUCED under them would vouch for what nobody checked (status OTHER)."""
+    from benchtape.replay.verdicts import reproduced_by
+
+    control = store.latest_reproduction_for(session_id)
+    if control is None:
         return None
-    again = {v["check_path"]: v for v in store.verdicts(grading_id=grading, session_id=session_id)}
+    row = store.grading(control)
+    listed = reproduced_by(row["note"] if row else None)
+    target = listed[0] if len(listed) == 1 else store.first_grading_for(session_id)
+    on_screen = shown[0]["grading_id"] if shown else store.latest_grading_for(session_id)
+    if target != on_screen:
+        return {"grading_id": control, "status": "OTHER", "reproduced": target, "shown": on_screen, "diverged": []}
+    again = {v["check_path"]: v for v in store.verdicts(grading_id=control, session_id=session_id)}
     diverged = [v["check_path"] for v in shown if v["check_path"] in again and (again[v["check_path"]]["status"], again[v["check_path"]]["score"]) != (v["status"], v["score"])]
-    return {"grading_id": grading, "status": "DIVERGED" if diverged else "REPRODUCED", "diverged": diverged}
+    return {"grading_id": control, "status": "DIVERGED" if diverged else "REPRODUCED", "reproduced": target, "shown": on_screen, "diverged": diverged}
 
 
 def latest_verdicts(store: BrowsingStore, session_id: str) -> list[dict[str, Any]]:

@@ -47,7 +47,7 @@ from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.report import load_report
 from benchtape.replay.select import Selection, batch_gc, resolve, rows, rows_by_ids
 from benchtape.replay.specs import check_index, missing_scripts, spec_from_dict
-from benchtape.replay.verdicts import StoredVerdict, same_outcome
+from benchtape.replay.verdicts import StoredVerdict, control_note, same_outcome
 from benchtape.store.database import SessionRow
 from benchtape.store.views import GradingStore
 
@@ -346,7 +346,7 @@ def _new_control_grading(store: GradingStore, reproduced: list[str]) -> str:
         paths = {r["bench_path"] for r in rows_ if r}
         bench_path = paths.pop() if len(paths) == 1 else None
     run_ids = {r["run_id"] for r in rows_ if r and r.get("run_id")}
-    note = "grade: reproduces " + ", ".join(reproduced)
+    note = control_note(reproduced)
     return store.new_grading("control", checkset_sha256=checkset, catalog_version=CATALOG_VERSION, bench_path=bench_path, run_id=run_ids.pop() if len(run_ids) == 1 else None, note=note)
 
 

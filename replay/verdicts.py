@@ -14,6 +14,20 @@ from benchtape.replay.document import check_name
 # Scores are floats computed by checks: equal within this, they are the same verdict.
 SCORE_TOLERANCE = 1e-9
 
+REPRODUCES = "grade: reproduces "  # a positive control's grading note, then the gradings it reproduced
+
+
+def control_note(reproduced: Sequence[str]) -> str:
+    """The note a positive control's grading is stored with: which gradings it reproduced."""
+    return REPRODUCES + ", ".join(reproduced)
+
+
+def reproduced_by(note: str | None) -> list[str]:
+    """The gradings a positive control reproduced, read back from its note (control_note's)."""
+    if not note or not note.startswith(REPRODUCES):
+        return []
+    return [g for g in note[len(REPRODUCES) :].split(", ") if g]
+
 
 def same_outcome(a: Any, b: Any) -> bool:
     """Status, pass and score decide whether two verdicts are the same; the reason is shown only."""

@@ -71,3 +71,31 @@ def test_sessions_of_a_run_that_matches_nothing_says_so(tmp_path):
     assert out.code == 0
     assert f"no session matches --run {run} and --scenario nothing-like-it (1 stored" in out.stdout
     assert "no sessions recorded yet" not in out.stdout
+
+
+def test_a_control_of_an_earlier_grading_vouches_for_none_of_the_shown_verdicts(tmp_path):
+    """`grade` reproduces each session's first grading; after a `regrade`, `show` shows the new
+    one. Saying REPRODUCED under verdicts the control never checked would vouch for them: show
+    names what it did check, and the command that checks these."""
+    db = tmp_path / "g.db"
+    bench = write_bench(tmp_path, "harness: mock\nscenarios:\n  - name: s\n    prompt: say done\n    mock: {steps: [{say: done}]}\n    checks:\n      - {type: contains, value: done}\n")
+    assert cli("run", bench, "--db", db).code == 0
+    newer = write_bench(tmp_path, "harness: mock\nscenarios:\n  - name: s\n    prompt: say done\n    checks:\n      - {type: contains, value: nope}\n", "newer.yaml")
+    assert cli("regrade", "--bench", newer, "--db", db).code in (0, 1)
+    assert cli("grade", "--all", "--db", db).code == 0  # the run's own grading, reproduced
+    store = Store(db)
+    [row] = store.session_rows()
+    first, latest = store.first_grading_for(row.id), store.latest_grading_for(row.id)
+    assert first != latest
+
+    shown = cli("show", row.id, "--db", db, "--json").json()
+    assert {v["grading_id"] for v in shown["verdicts"]} == {latest}
+    assert shown["reproduction"]["status"] == "OTHER" and (shown["reproduction"]["reproduced"], shown["reproduction"]["shown"]) == (first, latest)
+    text = cli("show", row.id, "--db", db, "--plain").stdout
+    assert "REPRODUCED" not in text and f"it reproduced grading {first}, not the verdicts above (grading {latest})" in text
+    assert f"benchtape grade --session {row.id} --grading {latest}" in text
+
+    # the command it names checks the verdicts on screen, and show says so
+    assert cli("grade", "--session", row.id, "--grading", latest, "--db", db).code == 0
+    shown = cli("show", row.id, "--db", db, "--json").json()
+    assert shown["reproduction"]["status"] == "REPRODUCED" and shown["reproduction"]["reproduced"] == latest
