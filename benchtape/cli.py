@@ -141,11 +141,20 @@ def madbench_argv(argv: list[str], cwd: str = ".") -> list[str]:
     return argv
 
 
+def help_argv(argv: list[str]) -> list[str]:
+    """`benchtape help [COMMAND [SUBCOMMAND]]`, as git and pip take it: that command's `--help`
+    (the top-level help with none). Not a registered command: the help a user asks for is the one
+    typer prints for the command itself, never a second text to keep in step."""
+    if argv[:1] != ["help"]:
+        return argv
+    return [*argv[1:], "--help"]
+
+
 def main() -> None:
     from benchtape.core.gcpause import pause_start_up, start_up_done
     from benchtape.core.process_role import command_line_process
 
-    argv = madbench_argv(sys.argv[1:])
+    argv = madbench_argv(help_argv(sys.argv[1:]))
     code = fast_path(argv)
     if code is not None:
         sys.stdout.flush()

@@ -65,6 +65,12 @@ def test_a_bare_file_and_a_bare_folder_run_as_madbench_does_and_help_still_helps
     assert flags_first.returncode == 0 and "2 passed, 0 failed" in flags_first.stdout, flags_first.stderr
     helped = benchtape("--help", cwd=tmp_path)
     assert helped.returncode == 0 and "Commands:" in helped.stdout and "1 passed" not in helped.stdout
+    asked = benchtape("help", cwd=tmp_path)  # `help` as git and pip take it: never a run of ./madbench.yaml
+    assert asked.returncode == 0 and asked.stdout == helped.stdout
+    sub = benchtape("help", "task", "validate", cwd=tmp_path)
+    assert sub.returncode == 0 and sub.stdout == benchtape("task", "validate", "--help", cwd=tmp_path).stdout and "task validate [OPTIONS]" in sub.stdout
+    unknown = benchtape("help", "nosuch", cwd=tmp_path)
+    assert unknown.returncode == 2 and "No such command 'nosuch'" in unknown.stderr
     assert benchtape("list", bench.name, cwd=tmp_path).returncode == 0  # a command is still a command
     elsewhere = tmp_path / "empty"
     elsewhere.mkdir()
