@@ -101,6 +101,8 @@ def recover_folder(folder: SessionFolder) -> str:
     session_id, db = facts.get("session_id"), facts.get("db")
     if facts.get("spare"):
         return f"removed {folder.path} ({facts['spare']}, made ahead by a benchtape that is gone)" + _joined(notes)
+    if facts.get("purpose"):
+        return f"removed {folder.path} (the scratch folder of `{facts['purpose']}`, killed before it ended)" + _joined(notes)
     if not session_id or not db:
         return f"removed {folder.path} (benchtape was killed before its session began)" + _joined(notes)
     if not Path(db).exists():

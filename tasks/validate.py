@@ -22,7 +22,6 @@ benchtape.sandbox.verifier, the same function grading will call on a candidate p
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from benchtape.core.errors import BadInput
 from benchtape.envs.build import ProjectEnv, no_compiler, not_rebuilt
 from benchtape.envs.project_env import ENV_BUILD_FIX, env_mounts, env_notes, env_variables, environment_record, project_environment
 from benchtape.envs.recipe import EnvError
+from benchtape.sandbox.capture import SessionFolder
 from benchtape.sandbox.checkout import CheckoutFailed, export_commit
 from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.patches import changed_paths
@@ -188,6 +188,10 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
     tasks = [load_task_folder(f) for f in folders]
     chosen, why = choose_level(level, project, own_environments=all(t.runtime is not None for t in tasks))
     say(why)
+    from benchtape.recorder.recover import sweep
+
+    for found in sweep():  # what a killed benchtape left, as any run's start sweeps it (a killed validation's scratch folder too)
+        say(f"recover: {found}")
     run_id = start_run(store, [t.id for t in tasks], chosen, argv, why=why)
     reports = []
     for task in tasks:
@@ -195,6 +199,14 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
         write_outcome(logs, report, chosen)
         reports.append(report)
     return Validated(run_id, chosen, reports, why)
+
+
+def _scratch(task_id: str) -> SessionFolder:
+    """A validation's scratch folder in the temp dir, locked while it runs and naming no store,
+    as a run's session folder is: what a killed validation leaves (an exported tree, each
+    phase's copies) is removed by the next sweep (any run's start, the next validation's,
+    `benchtape recover`) instead of staying in the temp dir for good."""
+    return SessionFolder.create(purpose=f"task validate {task_id}")
 
 
 def write_outcome(logs: Path, report: TaskReport, level: str) -> None:
@@ -245,7 +257,8 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     thin = thin_warning(task.prompt())
     if thin:
         report.notes.append(thin)
-    scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
+    scratch_folder = _scratch(task.id)
+    scratch = scratch_folder.path
     try:
         base_tree = scratch / "export"  # never under a phase's folder: each phase copies it whole
         try:
@@ -304,7 +317,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
             if all(report.phases[p].judgement.held for p in PHASES):
                 _health(project, task, level, place, base_tree, scratch, report, store, run_id, logs, say, again)
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_folder.close()
     if all(report.phases[p].judgement.held for p in PHASES) and report.health is not None and report.health.held:
         _write_validation(task, report, level)
         report.validated = True
@@ -506,7 +519,8 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
         return report
     report.where = env.where
     report.notes.extend(env.notes)
-    scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-validate-{task.id}-"))
+    scratch_folder = _scratch(task.id)
+    scratch = scratch_folder.path
     try:
         for phase, what in HARBOR_PHASES.items():
             say(f"{task.id}: {phase}, {what} …")
@@ -534,7 +548,7 @@ def _validate_harbor(task: TaskSpec, report: TaskReport, store: RecordingStore, 
             judgement = _harbor_phase(task, report, store, run_id, logs, phase, evidence, env, work)
             say(f"{task.id}: {phase} {evidence.status} ({evidence.detail})" + (f" — {judgement.diagnosis}" if judgement.diagnosis else ""))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        scratch_folder.close()
     if all(report.phases[p].judgement.held for p in PHASES):
         _write_harbor_validation(task, report, env.level)
         report.validated = True
