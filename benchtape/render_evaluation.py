@@ -65,6 +65,8 @@ def _would_run(doc: dict[str, Any]) -> str:
     if not rounds:
         return f"would run {doc['to_run']} cell(s); {doc['measured']} measured cell(s) are re-graded with the current checks, not run"
     limit = f", --max-cells {rounds['max_cells']}" if rounds["max_cells"] is not None else ""
+    if (doc.get("plan") or {}).get("decidable") is False:  # "fewer if decided sooner" promised what these tasks cannot give
+        return f"would run at most {rounds['at_most_cells']} cell(s), in rounds (--until-decided{limit}): no pair can be decided on these tasks (the plan says why), so the rounds stop only when the cells run out; the fixed design would run {rounds['fixed_design_cells']}"
     return f"would run at most {rounds['at_most_cells']} cell(s), in rounds (--until-decided{limit}): fewer if every pair is decided sooner; the fixed design would run {rounds['fixed_design_cells']}"
 
 

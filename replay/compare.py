@@ -84,10 +84,12 @@ class _Session:
     priced: float | None = None  # what the measurement cost as priced when it was graded first (its cost_usd then)
 
 
-def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None, metrics: bool = True) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
+def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str | None = None, runs: list[str] | None = None, metrics: bool = True, fingerprints: dict[str, str] | None = None) -> tuple[list[Measurement], dict[str, dict[str, Any]]]:
     """Every stored measurement of the evaluation (all its runs) or of these runs, and the
     archived arm summaries by key. `metrics` False (the planner, which counts passes): no
-    cost, tokens or time, so the sessions' actions are not read (the most of this read)."""
+    cost, tokens or time, so the sessions' actions are not read (the most of this read).
+    `fingerprints` (task id → its content as it is now): each measurement's outcome is its
+    newest grading's made against that task (graded_now)."""
     where: dict[str, Any] = {"runs": runs} if runs else {"run_kind": RUN_KIND, "evaluation": evaluation}
     sessions: dict[str, _Session] = {}
     for row in store.cell_sessions(**where):
@@ -103,7 +105,7 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
         else:
             s.wall_ms = d.get("wall_ms")
     for session_id, found in store.outcomes(list(sessions)).items():
-        outcome = sessions[session_id].outcome = found[-1]
+        outcome = sessions[session_id].outcome = graded_now(found, (fingerprints or {}).get(sessions[session_id].row[2]))
         # its cost as priced when it was measured: a later pricing.yaml never rewrites it (a cost
         # nobody could price then is priced now, which fills a gap and rewrites nothing)
         sessions[session_id].priced = next((o["cost_usd"] for o in found if o.get("cost_usd") is not None), None)
@@ -113,6 +115,17 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
     for params in store.cell_run_params(**where):
         arms.update(params.get("arms") or {})
     return _measurements(sessions, pricing), arms
+
+
+def graded_now(outcomes: list[dict[str, Any]], fingerprint: str | None) -> dict[str, Any]:
+    """The newest of a measurement's outcomes (oldest first) graded against its task as it is
+    now. A regrade records the task content it graded (`fingerprint`): one made while the task
+    was edited, the edit since undone, measured the edit, and it stays in history beside the
+    rest without standing for the cell. An outcome with no fingerprint (the run's own grading)
+    is the run's, whose task content `current` compares."""
+    if fingerprint is None:
+        return outcomes[-1]
+    return next((o for o in reversed(outcomes) if o.get("fingerprint") in (None, fingerprint)), outcomes[-1])
 
 
 def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measurement]:
@@ -796,6 +809,11 @@ def _paired_table(a: dict[str, dict[int, Measurement]], b: dict[str, dict[int, M
 # ---------------------------------------------------------------- the front door's one call
 
 
+def task_fingerprints(ev: Any) -> dict[str, str]:
+    """Each task folder's content as it is now (the fingerprint its verdicts record)."""
+    return {t.id: t.bench.sha256 for t in ev.tasks() if t.spec is not None and t.bench.sha256}
+
+
 def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
     from benchtape.spec.identity import task_hash
@@ -829,7 +847,7 @@ def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd:
         ev = load_evaluation(str(path), cwd) if path is not None else _stored_evaluation_file(stored, name, cwd)
         ev_name = ev.name if ev is not None else name
         if ev is not None or stored is not None:
-            measurements, arms = read_measurements(store, pricing, evaluation=ev_name)
+            measurements, arms = read_measurements(store, pricing, evaluation=ev_name, fingerprints=task_fingerprints(ev) if ev is not None else None)
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
             rounds = stored_rounds(store, ev_name)
@@ -840,7 +858,7 @@ def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd:
             found = compare(measurements, arms, title=f"evaluation {ev_name}", evaluation=ev_name, expected=expected, pricing_dates=pricing.dates, ref=ref, common_only=bool(rounds), limits=limits)
             found.rounds = rounds
             if ev is not None and expected is not None:
-                found.plan = _plan(ev, expected, measurements)
+                found.plan = _plan(ev, expected, measurements, sequential=bool(rounds))  # run in rounds: the always-valid test is in force
             if dated is not None:
                 found.contamination, found.after_cutoff = dated.to_dict(), after_cutoff
             return _with_metrics(store, found, measurements)
@@ -881,17 +899,17 @@ def _contamination(ev: Any, expected: Expected, after_cutoff: bool) -> Any:
     return contamination(dates, cutoffs, arm_cutoff_sources(ev))
 
 
-def _plan(ev: Any, expected: Expected, measurements: list[Measurement]) -> dict[str, Any]:
+def _plan(ev: Any, expected: Expected, measurements: list[Measurement], *, sequential: bool = False) -> dict[str, Any]:
     """The planner's figures for this evaluation as it stands (the same as `run --dry-run`'s):
     the minimum detectable difference of its hardest pair at 80% power over the tasks compared,
     from the stored pass rates and their spread. Controls are never compared: left out."""
     from benchtape.replay.power import plan, setups_from
 
     contenders = [(key, label) for key, label in expected.arms if expected.kinds.get(key) not in CONTROLS]
-    return plan(setups_from(contenders, per_task_counts(measurements)), len(expected.tasks), ev.attempts)
+    return plan(setups_from(contenders, per_task_counts(measurements)), len(expected.tasks), ev.attempts, sequential=sequential)
 
 
-def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], detect: float | None = None, pricing: Pricing | None = None) -> dict[str, Any]:
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], detect: float | None = None, pricing: Pricing | None = None, *, sequential: bool = False) -> dict[str, Any]:
     """The plan of `ev` over these tasks (`run --dry-run`, `evaluation validate`), from the
     store's measurements of it where there are (`store` None: the defaults); replay.power does
     the arithmetic. Controls are left out: they are never compared."""
@@ -900,9 +918,9 @@ def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], dete
     arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
     per_arm: dict[str, dict[str, tuple[int, int]]] = {}
     if store is not None:
-        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False)  # passes per task: no costs
+        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False, fingerprints=task_fingerprints(ev))  # passes per task: no costs
         per_arm = per_task_counts(measurements)
-    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect)
+    return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect, sequential=sequential)
 
 
 def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:

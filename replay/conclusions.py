@@ -143,7 +143,7 @@ def conclusion(pair: _Pair, label_a: str, label_b: str, attempts: int, pairs: in
     elif need > NEEDED_CAP:
         why = f"more than {NEEDED_CAP:,} tasks where they differ would be needed at this rate"
     else:
-        why = f"{need} tasks where they differ would be needed at this rate"
+        why = f"{need} tasks where they differ would be needed at this rate" + (f", more than the {pair.tasks} compared: these tasks cannot decide them" if need > pair.tasks else "")
     return f"{a} and {b} are not distinguishable on these tasks (p = {p}; {why})"
 
 

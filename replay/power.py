@@ -70,6 +70,31 @@ def tasks_needed(variance: float, difference: float, pairs: int = 1) -> int:
     return max(2, math.ceil(((z_for(pairs) + Z_POWER) / difference) ** 2 * variance))
 
 
+def smallest_p(tasks: int, pairs: int = 1, sequential: bool = False) -> float:
+    """The smallest p `compare`'s test in force can give any pair over `tasks` tasks: every task
+    won by one setup. The sign test's 2^(1−T), times m (Holm's first step) for m pairs; in rounds
+    the always-valid m/E (Bonferroni), E the e-value of T wins. No difference, however large,
+    is called below it: the normal approximation above knows nothing of this floor, and quoted
+    94% power on 6 tasks and 15 pairs, whose best adjusted p is 0.47."""
+    if tasks <= 0:
+        return 1.0
+    if sequential:
+        from benchtape.replay.sequential import e_value
+
+        return min(1.0, max(1, pairs) / e_value(tasks, 0))
+    from benchtape.replay.stats import sign_test
+
+    return min(1.0, max(1, pairs) * sign_test(tasks, 0))
+
+
+def fewest_tasks(pairs: int = 1, sequential: bool = False, alpha: float = ALPHA) -> int:
+    """The fewest tasks on which the test in force can tell any pair apart at all (smallest_p < α)."""
+    tasks = 1
+    while smallest_p(tasks, pairs, sequential) >= alpha:
+        tasks += 1
+    return tasks
+
+
 @dataclass
 class Setup:
     """What is known of one setup: its pass rate (measured or the default) and per-task (n, c)."""
@@ -151,12 +176,15 @@ def _pearson(xs: list[float], ys: list[float]) -> float | None:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
 
 
-def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | None = None) -> dict[str, Any]:
+def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | None = None, *, sequential: bool = False) -> dict[str, Any]:
     """The plan of an evaluation of `tasks` × `attempts` over these setups: the minimum
     detectable difference of its hardest pair (the one with the most spread), and with
     `detect` the tasks (at these attempts) and the attempts (at these tasks) that difference
-    needs. Every figure says where its inputs came from."""
+    needs. Every figure says where its inputs came from. Below `fewest_tasks` (the test in
+    force: the sign test, or the always-valid one when `sequential`, run in rounds) nothing is
+    detectable at any size, and no number of attempts changes that: the test is over tasks."""
     pairs = max(1, len(setups) * (len(setups) - 1) // 2)
+    floor = fewest_tasks(pairs, sequential)
     found = estimate(setups)
     worst: tuple[float, Setup, Setup] | None = None
     for a, b in itertools.combinations(setups, 2):
@@ -178,6 +206,10 @@ def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | Non
         "power": POWER,
         "mdd": mdd(var, tasks, pairs),
         "hardest_pair": list(names) if names else None,
+        "test": "always-valid e-value test (rounds)" if sequential else "paired sign test over tasks",
+        "smallest_p": smallest_p(tasks, pairs, sequential),
+        "fewest_tasks": floor,
+        "decidable": tasks >= floor,
         "assumptions": {
             "rates": {s.label: round(s.rate, 4) for s in setups},
             "rates_from": "stored measurements" if len(measured) == len(setups) and setups else ("stored measurements where there are, else the default " + f"{DEFAULT_RATE:g}" if measured else f"the default {DEFAULT_RATE:g} (nothing stored: the largest spread)"),
@@ -188,8 +220,8 @@ def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | Non
         },
     }
     if detect is not None:
-        need_tasks = tasks_needed(var, detect, pairs)
-        need_attempts = next((k for k in range(1, MAX_ATTEMPTS + 1) if (mdd(_var_at(worst, found, k), tasks, pairs) or math.inf) <= detect), None)
+        need_tasks = max(floor, tasks_needed(var, detect, pairs))
+        need_attempts = None if tasks < floor else next((k for k in range(1, MAX_ATTEMPTS + 1) if (mdd(_var_at(worst, found, k), tasks, pairs) or math.inf) <= detect), None)
         doc["detect"] = {"difference": detect, "tasks_needed": need_tasks, "attempts_needed": need_attempts}
     return doc
 
@@ -220,14 +252,25 @@ def sentences(doc: dict[str, Any]) -> list[str]:
     if doc["mdd"] is None:
         return ["plan: no task selected: nothing can be detected"]
     pair = f" (hardest pair: {doc['hardest_pair'][0]} vs {doc['hardest_pair'][1]})" if doc["hardest_pair"] else ""
-    if doc["mdd"] >= 1:  # a difference in pass rate is at most 100 points: none is detectable
+    if not doc.get("decidable", True):
+        over = f", corrected over {doc['pairs']} pairs" if doc["pairs"] > 1 else ""
+        out.append(
+            f"plan: {doc['tasks']} task(s) can never tell two setups apart, whatever the difference: compare's {doc['test']}{over} gives at best p = {doc['smallest_p']:.2g} "
+            f"on {doc['tasks']} task(s) (every task won by one setup), not below α = {doc['alpha']:g}; it takes at least {doc['fewest_tasks']} task(s), and more attempts do not help"
+        )
+    elif doc["mdd"] >= 1:  # a difference in pass rate is at most 100 points: none is detectable
         out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) are too few to detect any difference in pass rate 80% of the time at α = {doc['alpha']:g} (the smallest detectable difference works out at {doc['mdd'] * 100:.0f} points, past the 100 any two pass rates can differ by){pair}")
     else:
         out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) detect a difference of {doc['mdd']:.0%} in pass rate or more, 80% of the time at α = {doc['alpha']:g}{pair}")
     out.append(f"  from: pass rates {a['rates_from']}; attempts of a task alike ρ = {a['icc']:g} ({a['icc_from']}); setups alike: {a['setup_correlation_from']}; {a['correction']}")
     d = doc.get("detect")
     if d:
-        attempts = f"{d['attempts_needed']} attempt(s) per task at {doc['tasks']} task(s)" if d["attempts_needed"] else f"no number of attempts up to {MAX_ATTEMPTS} at {doc['tasks']} task(s) (attempts of a task are alike: add tasks)"
+        if d["attempts_needed"]:
+            attempts = f"{d['attempts_needed']} attempt(s) per task at {doc['tasks']} task(s)"
+        elif not doc.get("decidable", True):
+            attempts = f"no number of attempts at {doc['tasks']} task(s) (the test is over tasks: add tasks)"
+        else:
+            attempts = f"no number of attempts up to {MAX_ATTEMPTS} at {doc['tasks']} task(s) (attempts of a task are alike: add tasks)"
         out.append(f"  to detect {d['difference']:.0%}: {d['tasks_needed']} task(s) at {doc['attempts']} attempt(s), or {attempts}")
     return out
 

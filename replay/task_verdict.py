@@ -64,7 +64,11 @@ def candidate_without_state(patch: bytes) -> bytes:
 def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level: str = "home", image: str | None = None) -> TaskVerdict:
     """The verdict of one candidate patch on `task` of `project` (its repository at project.root)."""
     candidate = candidate_without_state(candidate)
-    facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(project.task_recipe(task.source.base_commit)), "files": changed_paths(candidate), "bytes": len(candidate)}
+    recipe = project.task_recipe(task.source.base_commit)
+    facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(recipe), "files": changed_paths(candidate), "bytes": len(candidate)}
+    stale = _stale(task, recipe, facts)
+    if stale is not None:
+        return stale
     guarded = guarded_paths(candidate, task)
     if guarded:
         return TaskVerdict(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(guarded[:10]), {**facts, "guarded": guarded})
@@ -115,6 +119,18 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     return TaskVerdict(FAILED, f"the hidden tests failed ({_counts(ev.to_dict())})" if ev.status == "failed" else (ev.detail or ev.status), evidence)
 
 
+def _stale(task: TaskSpec, recipe: str, facts: dict[str, Any]) -> TaskVerdict | None:
+    """Not measured when the task changed since it was validated: its verifier and its
+    FAIL_TO_PASS lists were proven for the task as it was, so an edited verify command that finds
+    no tests read as "the candidate broke every test". A task never validated (a Harbor task run
+    as it comes) is graded as it is."""
+    changed = task.changed_since_validation(recipe)
+    if changed is None:
+        return None
+    why = f"task {task.id} {changed}: its verifier was proven for the task as it was, so a verdict now would measure the edit, not the agent; validate it (benchtape task validate {task.id}), then regrade"
+    return TaskVerdict(INFRASTRUCTURE_ERROR, why, {**facts, "diagnosis": "task_stale"})
+
+
 def _per_test(task: TaskSpec, ev: Any, evidence: dict[str, Any]) -> TaskVerdict | None:
     """The verdict test by test, when the validation holds FAIL_TO_PASS; None otherwise (the
     exit status decides).
@@ -134,7 +150,8 @@ def _per_test(task: TaskSpec, ev: Any, evidence: dict[str, Any]) -> TaskVerdict 
         return TaskVerdict(FAILED, f"the runner ended without its per-test report (exit {ev.exit}): none of the {len(missing)} FAIL_TO_PASS test(s) is shown passing", evidence)
     judged = judge_tests(ev.tests, validation.fail_to_pass, validation.pass_to_pass)
     evidence.update(judged.to_dict())
-    return TaskVerdict(PASSED if judged.passed else FAILED, judged.reason(), evidence)
+    said = judged.reason() + (f" (the runner exited {ev.exit})" if judged.ran == 0 else "")
+    return TaskVerdict(PASSED if judged.passed else FAILED, said, evidence)
 
 
 def _counts(d: dict[str, Any]) -> str:
@@ -224,6 +241,9 @@ def grade_harbor_candidate(task: TaskSpec, candidate: bytes, *, level: str = "ho
 
     candidate = candidate_without_state(candidate)
     facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(""), "files": changed_paths(candidate), "bytes": len(candidate)}
+    stale = _stale(task, "", facts)
+    if stale is not None:
+        return stale
     guarded = guarded_paths(candidate, task)
     if guarded:
         return TaskVerdict(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(guarded[:10]), {**facts, "guarded": guarded})
@@ -264,6 +284,9 @@ def grade_harbor_steps(task: TaskSpec, candidates: list[bytes], *, level: str = 
     candidates = [candidate_without_state(c) for c in candidates]
     final = candidates[-1] if candidates else b""
     facts: dict[str, Any] = {"task": task.id, "fingerprint": task.fingerprint(""), "files": changed_paths(final), "bytes": len(final), "strategy": runtime.reward_strategy}
+    stale = _stale(task, "", facts)
+    if stale is not None:
+        return stale
     if len(candidates) != len(runtime.steps):
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the session ran {len(candidates)} step(s) and the task has {len(runtime.steps)} ({', '.join(s.name for s in runtime.steps)}): its steps changed since", facts)
     guarded = guarded_paths(final, task)

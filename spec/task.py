@@ -290,11 +290,20 @@ class TaskSpec:
             if self.verify.placeholder:
                 return TaskState("unvalidated", "verify.command is the placeholder `false`: write the command that runs the hidden tests", f"edit {self.path}, then: benchtape task validate {self.id}")
             return TaskState("unvalidated", "never validated", f"benchtape task validate {self.id}")
-        if self.validation.fingerprint != self.fingerprint(image_recipe):
-            return TaskState("stale", self._what_changed(image_recipe), f"benchtape task validate {self.id}")
+        changed = self.changed_since_validation(image_recipe)
+        if changed is not None:
+            return TaskState("stale", changed, f"benchtape task validate {self.id}")
         if not (self.validation.base_failed and self.validation.reference_passed):
             return TaskState("unvalidated", "its validation did not hold", f"benchtape task validate {self.id}")
         return TaskState("valid", f"validated {self.validation.at}", "benchtape run EVALUATION")
+
+    def changed_since_validation(self, image_recipe: str) -> str | None:
+        """What changed since the task was validated (None: nothing, or it never was): a task
+        whose validation was made of other inputs is stale, and a verdict against it measures
+        the edit, never an agent (replay/task_verdict.py)."""
+        if self.validation is None or self.validation.fingerprint == self.fingerprint(image_recipe):
+            return None
+        return self._what_changed(image_recipe)
 
     def _what_changed(self, image_recipe: str) -> str:
         """Why a task is stale: the bound inputs whose hashes differ from the validation's (one

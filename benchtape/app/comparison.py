@@ -29,11 +29,12 @@ def compare(store: BrowsingStore, targets: list[str], cwd: Path, *, after_cutoff
 # times) needs neither, and the side-by-side brings the query engine and the store's writer.
 
 
-def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None) -> dict[str, Any]:
-    """The power plan of `ev` over these tasks (replay.compare.evaluation_plan)."""
+def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: Sequence[str], detect: float | None = None, pricing: Any = None, *, sequential: bool = False) -> dict[str, Any]:
+    """The power plan of `ev` over these tasks (replay.compare.evaluation_plan); `sequential`:
+    run in rounds (--until-decided), where the always-valid test decides."""
     from benchtape.replay.compare import evaluation_plan as plan
 
-    return plan(store, ev, list(tasks), detect, pricing)
+    return plan(store, ev, list(tasks), detect, pricing, sequential=sequential)
 
 
 def parse_difference(text: str) -> float:

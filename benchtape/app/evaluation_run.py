@@ -453,7 +453,7 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     doc = preview(planned, pricing)
     from benchtape.replay.compare import evaluation_plan
 
-    doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing)
+    doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing, sequential=req.until is not None)
     if req.until is not None:
         from benchtape.app.evaluation_rounds import run_until_decided
 

@@ -161,7 +161,14 @@ def test_the_statistics_by_hand():
     assert clustered_interval([(2, 1)] * 3) == pytest.approx(wilson(3, 6))
     low, high = newcombe_paired(0, 5, 0, 0)  # five tasks, all won by A: not a point interval
     assert 0 < low < 1 and high == pytest.approx(1.0)
-    assert paired_interval([1.0] * 6, (0, 6, 0, 0), attempts=2) == newcombe_paired(0, 6, 0, 0)  # t would collapse to a point
+    # t would collapse to a point: Newcombe's over the tasks, never over their attempt cells as if
+    # independent (6 tasks × 2 attempts, A passing all 12: from +45%, where counting cells gave +66%)
+    assert paired_interval([1.0] * 6, (0, 12, 0, 0), attempts=2) == newcombe_paired(0, 6, 0, 0)
+    assert paired_interval([1.0] * 6, (0, 12, 0, 0), attempts=2)[0] == pytest.approx(0.448, abs=1e-3)
+    # every task tied, every tie concordant (3 both passed, 3 neither): Newcombe's corrected φ
+    # (AD − BC − N/2) leaves an interval, where φ = 1 made it the point 0 to 0
+    low, high = paired_interval([0.0] * 6, (6, 0, 0, 6), attempts=2)
+    assert low == pytest.approx(-high) and 0.2 < high < 0.4
     # the exact Clopper–Pearson interval by hand: 7 of 8 → (0.4735, 0.9968) (tables), 0 of 10 → (0, 0.3085)
     assert clopper_pearson(7, 8) == pytest.approx((0.47349, 0.99684), abs=1e-4) and clopper_pearson(0, 10) == pytest.approx((0.0, 0.30850), abs=1e-4)
     r, (lo, hi) = ratio_interval([(0.1, 1), (0.3, 0), (0.2, 1)])
@@ -211,7 +218,7 @@ def test_the_worked_example_of_the_docs(tmp_path):
     assert (a.label, display(a, 1)["ci95"], display(b, 1)["ci95"]) == (A, "48%–85%", "22%–61%")
     (pair,) = result.pairs
     assert (pair.a_wins, pair.b_wins, pair.ties, round(pair.p_value, 2)) == (7, 1, 12, 0.07)
-    assert (round(pair.ci[0] * 100), round(pair.ci[1] * 100)) == (-2, 50)
+    assert (round(pair.ci[0] * 100), round(pair.ci[1] * 100)) == (-2, 51)  # the far bound Newcombe's, with its corrected φ
     assert [r.rank for r in result.ranked] == [1, 1] and "9 tasks where they differ would be needed" in result.conclusions[0]["sentence"]
     assert round(a.cost_per_solved, 2) == 0.17 and (round(a.cost_per_solved_ci[0], 2), round(a.cost_per_solved_ci[1], 2)) == (0.12, 0.23)
     plan = evaluation_plan(store, ev, tasks, 0.10, pricing)

@@ -54,7 +54,7 @@ def test_a_difference_the_test_cannot_confirm_shares_the_rank(tmp_path):
     (only,) = result.conclusions
     assert only["shared_rank"] is True and only["distinguishable"] is False
     # 3 wins to 0: p = 0.25, not significant: the sentence says how many differing tasks it would take
-    assert only["sentence"] == f"{A} and {B} are not distinguishable on these tasks (p = 0.25; {needed_to_differ(3, 0)} tasks where they differ would be needed at this rate)"
+    assert only["sentence"] == f"{A} and {B} are not distinguishable on these tasks (p = 0.25; {needed_to_differ(3, 0)} tasks where they differ would be needed at this rate, more than the 3 compared: these tasks cannot decide them)"
     assert needed_to_differ(3, 0) == 6 and sign_test(6, 0) < 0.05 and sign_test(5, 0) >= 0.05
 
 

@@ -63,7 +63,9 @@ def test_too_few_tasks_say_no_difference_is_detectable_never_a_difference_past_1
     doc = plan(setups_from([("a", "A"), ("b", "B")], {}), 1, 1)
     assert doc["mdd"] > 1
     text = "\n".join(sentences(doc))
-    assert "too few to detect any difference" in text and "detect a difference of" not in text
+    assert "can never tell two setups apart" in text and "detect a difference of" not in text
+    wide = dict(doc, decidable=True)  # past the test's floor, a formula past 100 points still says none is detectable
+    assert "too few to detect any difference" in "\n".join(sentences(wide))
     assert "detect a difference of" in "\n".join(sentences(plan(setups_from([("a", "A"), ("b", "B")], {}), 200, 1)))
 
 def test_a_hundred_setups_plan_fast():
@@ -82,3 +84,32 @@ def test_detect_parses_points():
         parse_difference("ten")
     with pytest.raises(BadInput):
         parse_difference("150pp")
+
+
+def test_a_design_the_test_in_force_can_never_decide_says_so_before_any_spend():
+    """A newcomer on boltons: 6 tasks and 6 setups (15 pairs) planned "detect 49%, 80% of the
+    time", while compare's sign test gives at best p = 2^-5 on 6 tasks and Holm over 15 pairs
+    makes it 0.47: no difference could ever be called. In rounds, the always-valid test's E of
+    6 straight wins (14.4) never reaches m/α. The plan now says so, and what it takes."""
+    from benchtape.replay.inference import holm
+    from benchtape.replay.power import fewest_tasks, smallest_p
+    from benchtape.replay.sequential import e_value
+
+    six = setups_from([(f"s{i}", f"S{i}") for i in range(6)], {})
+    doc = plan(six, 6, 2, detect=0.5)
+    assert doc["pairs"] == 15 and not doc["decidable"] and doc["smallest_p"] == pytest.approx(15 * 2**-5)
+    # the floor is the test compare applies: every task won by one setup, Holm over the pairs
+    assert doc["smallest_p"] == pytest.approx(holm([sign_test(6, 0)] + [1.0] * 14)[0])
+    floor = doc["fewest_tasks"]
+    assert holm([sign_test(floor, 0)] + [1.0] * 14)[0] < 0.05 <= holm([sign_test(floor - 1, 0)] + [1.0] * 14)[0]
+    assert doc["detect"]["tasks_needed"] >= floor and doc["detect"]["attempts_needed"] is None
+    text = "\n".join(sentences(doc))
+    assert "6 task(s) can never tell two setups apart" in text and f"at least {floor} task(s)" in text and "detect a difference of" not in text
+    assert "more attempts do not help" in text and "the test is over tasks" in text
+    # one pair: the sign test's floor is 6 tasks (2^-5 < 0.05 ≤ 2^-4)
+    assert fewest_tasks(1) == 6 and plan(six[:2], 6, 1)["decidable"] and not plan(six[:2], 5, 1)["decidable"]
+    # in rounds (three setups): 3/E of six straight wins is far above α
+    rounds = plan(six[:3], 6, 2, sequential=True)
+    assert not rounds["decidable"] and rounds["smallest_p"] == pytest.approx(3 / e_value(6, 0))
+    assert "always-valid" in "\n".join(sentences(rounds))
+    assert smallest_p(rounds["fewest_tasks"], 3, True) < 0.05

@@ -128,3 +128,31 @@ def test_sessions_and_compare_say_the_same_cost_for_the_same_cells(ran: dict[str
     assert {r["cost_per_cell"] for r in doc["ranked"] + doc["controls"]} == {0.0}
     text = benchtape("sessions", "--run", ran["run"]["run_id"], "--limit", "0", cwd=repo).stdout
     assert "unknown" not in text and "$0.0000" in text
+
+
+def test_a_regrade_against_an_edited_task_measures_nothing_and_never_stands_for_the_cell(ran: dict[str, Any]):
+    """A newcomer on boltons: task.yaml's verify command edited to name a test file that is not
+    there, `regrade`, the edit undone. The regrade read "2 of 2 FAIL_TO_PASS did not pass; 5
+    PASS_TO_PASS broke" for the oracle's own fix (the runner ran nothing), and `compare` ranked
+    on it after the task was restored, with no stale measurement said. Now a verdict against a
+    task changed since it was validated is not measured and says why, and compare counts each
+    cell's grading made against the task as it is. Kept last: it adds a grading of 434's cells."""
+    repo, run_id = ran["repo"], ran["run"]["run_id"]
+    task_yaml = task_dirs(repo)["434"] / "task.yaml"
+    original = task_yaml.read_text()
+    assert "toolz/sandbox/tests/" in original
+    task_yaml.write_text(original.replace("toolz/sandbox/tests/", "toolz/sandbox/nope/", 1))
+    try:
+        done = benchtape("regrade", "--run", run_id, "--scenario", "434", cwd=repo, env=cli_env(), timeout=900)
+        assert done.returncode in (0, 1), done.stdout + done.stderr
+        store = Store(ran["db"], readonly=True)
+        rows = [r for r in store.session_rows(run_id=run_id) if r.scenario == "434"]
+        latest = store.latest_outcomes([r.id for r in rows])
+        store.close()
+        assert {o["outcome"] for o in latest.values()} == {"infrastructure_error"}, latest
+        assert all("task 434 changed since it was validated" in o["reason"] and "benchtape task validate 434" in o["reason"] for o in latest.values()), latest
+    finally:
+        task_yaml.write_text(original)
+    doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
+    controls = {r["label"]: r for r in doc["controls"]}
+    assert controls[ORACLE]["passes"] == 5 and doc["stale_measurements"] == 0, (controls[ORACLE], doc["stale_measurements"])
