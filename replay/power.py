@@ -110,6 +110,7 @@ class Setup:
 class Assumptions:
     icc: float = DEFAULT_ICC
     icc_measured: bool = False
+    icc_unmeasurable: bool = False  # tasks with several attempts stored, every attempt alike (no spread at all: ρ has no value)
     corr: dict[frozenset[str], float] = field(default_factory=dict)  # measured pairs only; else DEFAULT_CORR
 
     def corr_of(self, a: str, b: str) -> float:
@@ -140,6 +141,8 @@ def estimate(setups: Sequence[Setup]) -> Assumptions:
         if msb + (k - 1) * msw > 0:
             out.icc = min(1.0, max(0.0, (msb - msw) / (msb + (k - 1) * msw)))
             out.icc_measured = True
+        else:
+            out.icc_unmeasurable = True
     centred = {s.key: _centred(s) for s in setups}  # setups that measured the same tasks: one dot product a pair
     for a, b in itertools.combinations(setups, 2):
         ca, cb = centred[a.key], centred[b.key]
@@ -214,7 +217,11 @@ def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | Non
             "rates": {s.label: round(s.rate, 4) for s in setups},
             "rates_from": "stored measurements" if len(measured) == len(setups) and setups else ("stored measurements where there are, else the default " + f"{DEFAULT_RATE:g}" if measured else f"the default {DEFAULT_RATE:g} (nothing stored: the largest spread)"),
             "icc": round(found.icc, 4),
-            "icc_from": "stored attempts (one-way ANOVA)" if found.icc_measured else f"the default {DEFAULT_ICC:g} (no task with several stored attempts)",
+            "icc_from": "stored attempts (one-way ANOVA)" if found.icc_measured else (
+                f"the default {DEFAULT_ICC:g} (the stored attempts do not vary: within each setup every attempt of every task ended alike, so how alike a task's attempts are cannot be measured)"
+                if found.icc_unmeasurable
+                else f"the default {DEFAULT_ICC:g} (no task with several stored attempts)"
+            ),
             "setup_correlation_from": f"{len(found.corr)} measured pair(s), the others the default {DEFAULT_CORR:g}" if found.corr else f"the default {DEFAULT_CORR:g} (setups not alike: the most tasks)",
             "correction": f"Bonferroni over {pairs} pair(s) (compare's Holm is never less powerful)" if pairs > 1 else "one pair: none",
         },

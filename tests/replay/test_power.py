@@ -113,3 +113,12 @@ def test_a_design_the_test_in_force_can_never_decide_says_so_before_any_spend():
     assert not rounds["decidable"] and rounds["smallest_p"] == pytest.approx(3 / e_value(6, 0))
     assert "always-valid" in "\n".join(sentences(rounds))
     assert smallest_p(rounds["fewest_tasks"], 3, True) < 0.05
+
+
+def test_attempts_that_never_vary_are_said_to_be_unmeasurable_not_missing():
+    """Every task had two stored attempts, every attempt of a setup alike (12/12, 0/12): the plan
+    said "no task with several stored attempts", which was not why ρ took its default."""
+    per_arm = {"a": {f"t{i}": (2, 2) for i in range(6)}, "b": {f"t{i}": (2, 0) for i in range(6)}}
+    said = plan(setups_from([("a", "A"), ("b", "B")], per_arm), 6, 2)["assumptions"]["icc_from"]
+    assert "do not vary" in said and "no task with several stored attempts" not in said
+    assert "no task with several stored attempts" in plan(setups_from([("a", "A"), ("b", "B")], {}), 6, 2)["assumptions"]["icc_from"]
