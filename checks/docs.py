@@ -93,7 +93,9 @@ def _tool_names_intro() -> list[str]:
         "",
         "`benchtape preflight`, `run --dry-run` and `evaluation validate` warn when a check names a native tool that an",
         "arm's harness never emits (each adapter declares its `native_tools`), naming the check, the harness and the",
-        "`action:` spelling to write instead.",
+        "`action:` spelling to write instead, and the harnesses where even that spelling cannot match. They also warn when",
+        "a check names an action the harness never performs: mini-swe-agent's edits are shell commands (`action:shell`,",
+        "never `action:edit`), and aider neither reads nor runs anything (its calls are `action:edit`).",
         "",
     ]
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from benchtape.core.payloads import ToolCall
 
@@ -451,6 +451,34 @@ def matches(name: str, tool: str, c: Canonical) -> bool:
     if name.startswith(PREFIX):
         return name[len(PREFIX):] in kinds_of(c)
     return name == tool
+
+
+# What each table's calls can read as: a shell command is shell, or a read or a search by
+# what it runs (an edit made through the shell, as mini-swe-agent's `python3 - <<EOF`, stays
+# shell); a patch writes or edits; stdin feeds or polls a running command.
+_TABLE_ACTIONS = {
+    "read": ("read",), "write": ("write",), "edit": ("edit",), "search": ("search",), "shell": ("shell", "read", "search"),
+    "shell-only": ("shell",), "poll": ("poll",), "stdin": ("shell", "poll"), "patch": ("write", "edit"),
+    "web": ("web",), "subagent": ("subagent",), "plan": ("plan",),
+}
+
+
+def actions_of(tools: Iterable[str], harness: str | None = None) -> frozenset[str]:
+    """Every canonical action calls of these native tools can read as (a harness's declared
+    tools: what a check naming `action:edit` can ever match there). An MCP tool reads as
+    `mcp:…`, which `action:mcp` matches; a name no table holds, as other."""
+    names = _NAMES.get(harness or "") or {}
+    out: set[str] = set()
+    for tool in tools:
+        own = names.get(tool)
+        kind = own[0] if own is not None else (_BY_TOOL[tool][0] if tool in _BY_TOOL else None)
+        if kind is not None:
+            out.update(_TABLE_ACTIONS.get(kind, (kind,)))
+        elif tool.startswith("mcp__"):
+            out.add("mcp")
+        else:
+            out.add("other")
+    return frozenset(out)
 
 
 def spelling_for(tool: str, harness: str | None = None) -> str:

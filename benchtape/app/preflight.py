@@ -497,13 +497,14 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
     matches every harness. A harness that declares no names (the mock) is never warned of.
     The one owner of this finding: preflight, `run --dry-run` and `evaluation validate` ask it."""
     from benchtape.checks.common import tool_names
-    from benchtape.core.canonical import is_canonical, spelling_for
+    from benchtape.core.canonical import PREFIX, actions_of, is_canonical, spelling_for
 
     adapter = get_adapter(harness) if known_harness(harness) else None
     emitted = getattr(adapter, "native_tools", None)
     if not emitted:
         return []
     label = f"{who} ({harness})" if who else f"harness {harness}"
+    performs = actions_of(emitted, harness)
     silent: frozenset[str] = getattr(adapter, "silent_success", frozenset())
     unknowable = silent | {spelling_for(t) for t in silent}  # what `outcome: ok|error` cannot count on this harness
     out = []
@@ -516,12 +517,41 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
                         f"warning: {spec.where}: {spec.type} counts {name!r} calls with outcome {asked}, and {label} records no outcome for a good {', '.join(sorted(silent))} result "
                         "(madbench's rule: unknown is neither ok nor error): where those calls could change the verdict it is ERROR there; count attempts (drop `outcome:`) to compare harnesses"
                     )
-                if is_canonical(name) or name in emitted or name.startswith("mcp__"):
+                if is_canonical(name):
+                    action = name[len(PREFIX) :].split(":", 1)[0]  # action:mcp:server/tool → mcp
+                    if action not in performs and action != "other":
+                        out.append(
+                            f"warning: {spec.where}: {spec.type} names {name!r}, an action {label} never performs: its calls only ever read as "
+                            f"{', '.join(PREFIX + a for a in sorted(performs))} (what else it does goes through them: an edit made by a shell command reads as action:shell), "
+                            "so it can never match there"
+                        )
                     continue
+                if name in emitted or name.startswith("mcp__"):
+                    continue
+                fit = spelling_for(name)
+                lacking = harnesses_without(fit[len(PREFIX) :])
+                every = f"every harness but {', '.join(lacking)} (whose calls never read as {fit})" if lacking else "every harness"
                 out.append(
                     f"warning: {spec.where}: {spec.type} names the tool {name!r}, which {label} never emits, so it can never match there; "
-                    f"write {spelling_for(name)!r} to match every harness (or the {harness} tool's own name)"
+                    f"write {fit!r} to match {every} (or the {harness} tool's own name)"
                 )
+    return out
+
+
+def harnesses_without(action: str) -> list[str]:
+    """The known harnesses whose declared tools never read as `action` (mini-swe-agent has no
+    edit: its edits are shell commands; aider neither reads nor runs anything): a check on it
+    cannot match there, which advice to write it must not hide."""
+    from benchtape.core.canonical import actions_of
+
+    out = []
+    for name in harness_names():
+        if name == "oracle":  # a control that plays the reference fix: advice on checks is for agents
+            continue
+        adapter = get_adapter(name) if known_harness(name) else None
+        tools = getattr(adapter, "native_tools", None)
+        if tools and action not in actions_of(tools, name):
+            out.append(name)
     return out
 
 

@@ -78,3 +78,28 @@ def test_an_outcome_claude_code_never_records_is_warned_of_before_the_run(tmp_pa
     assert out.count("with outcome ok") == 1  # the check without `outcome:` is not warned of
     codex = benchtape("preflight", bench, "--harness", "codex", cwd=tmp_path, env=env)
     assert "with outcome ok" not in codex.stdout + codex.stderr
+
+
+def test_an_action_a_harness_never_performs_is_warned_of_and_advice_never_promises_it(tmp_path):
+    """A newcomer followed the advice "write 'action:edit' to match every harness", and
+    `action:edit` still failed under mini-swe-agent, whose edits are shell commands (`python3 -
+    <<EOF`: action:shell); aider never reads or runs anything. Before any spend, a check on an
+    action the harness never performs is named, and the advice names where its spelling cannot
+    match either."""
+    bench = tmp_path / "b.yaml"
+    bench.write_text(
+        "description: actions\nscenarios:\n  - name: s\n    prompt: fix it\n    checks:\n"
+        "      - {type: session:tool-used, value: 'action:edit'}\n"
+        "      - {type: session:tool-used, value: 'action:shell'}\n"
+        "      - {type: session:tool-used, value: Edit}\n"
+    )
+    mini = benchtape("preflight", bench, "--harness", "mini-swe-agent", cwd=tmp_path)
+    said = mini.stdout + mini.stderr
+    assert "session:tool-used names 'action:edit', an action harness mini-swe-agent never performs: its calls only ever read as action:read, action:search, action:shell" in said, said
+    assert "'action:shell', an action" not in said  # it does run commands
+    assert "write 'action:edit' to match every harness but aider" not in said  # aider edits
+    assert "write 'action:edit' to match every harness but mini-swe-agent (whose calls never read as action:edit)" in said, said
+    aider = benchtape("preflight", bench, "--harness", "aider", cwd=tmp_path)
+    assert "names 'action:shell', an action harness aider never performs" in aider.stdout + aider.stderr
+    claude = benchtape("preflight", bench, "--harness", "claude-code", cwd=tmp_path)
+    assert "never performs" not in claude.stdout + claude.stderr and "never emits" not in claude.stdout + claude.stderr
