@@ -533,12 +533,20 @@ def render_task(source: TaskSource, verify: Verify, *, description: str | None =
     return "\n".join(lines) + "\n"
 
 
-def with_validation(text: str, validation: Validation) -> str:
+UNVALIDATED_NOTE = "Unvalidated: review prompt.md and the patches, then run `benchtape task validate {id}`."  # task create's header line
+VALIDATED_NOTE = "Validated: see `validation:` below; an edit to the prompt, a patch or verify makes the task stale, and `benchtape task validate {id}` proves it again."
+
+
+def with_validation(text: str, validation: Validation, task_id: str | None = None) -> str:
     """task.yaml's text with its `validation:` block replaced (or added at the end); the rest,
-    comments included, as the user left it."""
+    comments included, as the user left it, but for `task create`'s "Unvalidated" header line,
+    which then says what it is now (it kept telling a validated task's reader to validate it)."""
     kept: list[str] = []
     skipping = False
+    stale_header = f"# {UNVALIDATED_NOTE.format(id=task_id)}" if task_id else None
     for line in text.splitlines():
+        if stale_header is not None and line.strip() == stale_header:
+            line = f"# {VALIDATED_NOTE.format(id=task_id)}"
         if re.match(r"^validation\s*:", line):
             skipping = True
             continue

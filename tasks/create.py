@@ -23,10 +23,10 @@ from typing import Any
 from benchtape.core.errors import BadInput
 from benchtape.spec.project import Project
 from benchtape.spec.prompt_leaks import Finding, find_leaks
-from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, TaskSource, Verify, render_task, task_dirs
+from benchtape.spec.task import PROMPT_FILE, REFERENCE_PATCH, TASK_FILE, TASKS_DIR, TESTS_PATCH, UNVALIDATED_NOTE, TaskSource, Verify, render_task, task_dirs
 from benchtape.tasks.classify import split
 from benchtape.tasks.gitlog import Landing, branch_messages, file_diffs, history, importers_at, is_ancestor, landing_of, read_at, read_commit, remote_url, resolve
-from benchtape.tasks.hidden_tests import promise_warning, promised_tests
+from benchtape.tasks.hidden_tests import added_test_names, promise_warning, promised_tests
 from benchtape.tasks.infer import infer_command
 from benchtape.tasks.interface import Unnamed, unnamed_interface, warning
 from benchtape.tasks.prompt_text import prompt_for, thin_warning
@@ -137,7 +137,7 @@ def create_task(project: Project, ref: str) -> Created:
     notes = [
         f"Harvested by `benchtape task create {ref}` from the {landing.kind} {landing.fix.sha[:12]}" + (f" (PR #{landing.number})" if landing.number is not None else "") + ".",
         f"verify.command: {inferred.note}.",
-        "Unvalidated: review prompt.md and the patches, then run `benchtape task validate " + task_id + "`.",
+        UNVALIDATED_NOTE.format(id=task_id),
     ]
     text = render_task(source, verify, notes=notes)
     folder = project.config_dir / TASKS_DIR / task_id
@@ -151,7 +151,7 @@ def create_task(project: Project, ref: str) -> Created:
     detected = recipe_at(project, landing.base, fix_commit=landing.fix.sha)
     environment = [*detected.detection.lines(), *detected.notes]
     unnamed = unnamed_interface(tests_patch.decode("utf-8", "surrogateescape"), reference_patch.decode("utf-8", "surrogateescape"), prompt)
-    promised = promised_tests(prompt, parts.tests)
+    promised = promised_tests(prompt, parts.tests, added_test_names(tests_patch))
     return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed, promised, thin_warning(prompt))
 
 

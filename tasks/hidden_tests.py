@@ -15,10 +15,21 @@ from pathlib import PurePosixPath
 _ADDED = re.compile(r"\b(?:(?:new|regression|unit|more|additional)\s+)*tests?\s+(?:(?:have|has)\s+been|were|was|are|is)\s+(?:added|written|included|updated)\b|\badd(?:ed|s)?\s+(?:(?:a|an|new|regression|unit|more|some)\s+)*tests?\b", re.IGNORECASE)
 
 
-def promised_tests(prompt: str, test_paths: list[str]) -> list[str]:
+_ADDED_DEF = re.compile(rb"^\+[ \t]*(?:async[ \t]+)?def[ \t]+(test_\w+)", re.MULTILINE)
+
+
+def added_test_names(patch: bytes) -> list[str]:
+    """The Python test functions a tests.patch adds (`+def test_args2sh_sep(`): a prompt naming
+    one points at a hidden test as surely as naming its file (boltons #454's title "Adds
+    test_args2sh_sep and test_args2cmd_sep")."""
+    return sorted({m.decode("ascii", "replace") for m in _ADDED_DEF.findall(patch)})
+
+
+def promised_tests(prompt: str, test_paths: list[str], test_names: list[str] | None = None) -> list[str]:
     """The prompt's lines that say tests were added, or name a file of the hidden tests
-    (its path, or its name where that is not a common one like `__init__.py`)."""
-    names = set(test_paths) | {PurePosixPath(p).name for p in test_paths if PurePosixPath(p).stem not in ("__init__", "conftest", "index", "test", "tests")}
+    (its path, or its name where that is not a common one like `__init__.py`), or one of the
+    test functions they add (`test_names`, added_test_names')."""
+    names = set(test_paths) | {PurePosixPath(p).name for p in test_paths if PurePosixPath(p).stem not in ("__init__", "conftest", "index", "test", "tests")} | set(test_names or ())
     found = []
     for line in prompt.splitlines():
         text = line.strip().lstrip("#").strip()  # a heading too: a harvested title is one (p-map #49's "Add test cases for …")

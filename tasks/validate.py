@@ -46,7 +46,7 @@ from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec, Validation, find_task, load_task, task_dirs, with_validation
 from benchtape.spec.task_cells import OUTCOME
 from benchtape.tasks.gitlog import resolve
-from benchtape.tasks.hidden_tests import promise_warning, promised_tests
+from benchtape.tasks.hidden_tests import added_test_names, promise_warning, promised_tests
 from benchtape.tasks.interface import unnamed_interface, warning
 from benchtape.tasks.lint import repositories
 from benchtape.tasks.prompt_text import thin_warning
@@ -251,7 +251,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
     unnamed = unnamed_interface(task.tests_patch().decode("utf-8", "surrogateescape"), (task.reference() or b"").decode("utf-8", "surrogateescape"), task.prompt())
     if unnamed:
         report.notes.append(warning(unnamed))
-    promised = promised_tests(task.prompt(), changed_paths(task.tests_patch()))
+    promised = promised_tests(task.prompt(), changed_paths(task.tests_patch()), added_test_names(task.tests_patch()))
     if promised:
         report.notes.append(promise_warning(promised))
     thin = thin_warning(task.prompt())
@@ -637,7 +637,7 @@ def _write_validation(task: TaskSpec, report: TaskReport, level: str) -> None:
         flaky=tuple(report.tests.flaky) if report.tests is not None else (),
         inputs=report.inputs,
     )
-    text = with_validation(task.path.read_text(encoding="utf-8"), validation)
+    text = with_validation(task.path.read_text(encoding="utf-8"), validation, task.id)
     tmp = task.path.with_name(f".{task.path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, task.path)

@@ -12,7 +12,7 @@ from pathlib import Path
 from e2e.cli import benchtape
 from repokit import commit, init_repo
 
-from benchtape.tasks.hidden_tests import promised_tests
+from benchtape.tasks.hidden_tests import added_test_names, promised_tests
 
 
 def test_lines_that_say_tests_were_added_or_name_a_hidden_test_file():
@@ -23,6 +23,19 @@ def test_lines_that_say_tests_were_added_or_name_a_hidden_test_file():
     quiet = "# Fix ordinal suffixes\n\nNumbers ending in 11, 12 or 13 take `th` (111th); the tests of `utils.py` and `__init__.py` say so.\nThe test suite passes.\n"
     assert promised_tests(quiet, tests) == []  # a module of the code, a common file name, "the test suite": none is a pointer
     assert promised_tests("# Add test cases for multiple mapper errors\n\nWith stopOnError false.\n", tests) == ["Add test cases for multiple mapper errors"]  # the title, a heading
+
+
+
+def test_a_line_naming_a_hidden_test_function_is_named_too():
+    """boltons #454's title, "Adds test_args2sh_sep and test_args2cmd_sep", named both of its
+    FAIL_TO_PASS tests and was not found: `tests?\\b` never matches `test_…`."""
+    patch = (b"--- a/tests/test_strutils.py\n+++ b/tests/test_strutils.py\n@@ -1,2 +1,8 @@\n"
+             b"+def test_args2sh_sep():\n+    pass\n+\n+    async def test_args2cmd_sep(self):\n+        pass\n def test_old():\n-def test_gone():\n")
+    names = added_test_names(patch)
+    assert names == ["test_args2cmd_sep", "test_args2sh_sep"]  # added lines only: neither the kept nor the removed test
+    prompt = "# Adds test_args2sh_sep and test_args2cmd_sep\n\nargs2sh and args2cmd take a separator.\nThe old test_old still passes.\n"
+    assert promised_tests(prompt, ["tests/test_strutils.py"], names) == ["Adds test_args2sh_sep and test_args2cmd_sep"]
+    assert promised_tests(prompt, ["tests/test_strutils.py"]) == []  # without the names, as before
 
 
 def test_task_create_says_so(tmp_path: Path):

@@ -120,6 +120,23 @@ def test_states_move_from_unvalidated_to_valid_to_stale(tmp_path: Path):
     assert again.count("validation:") == 1  # replaced, not appended twice
 
 
+def test_validation_rewrites_the_unvalidated_header_of_task_create_and_no_other_comment(tmp_path: Path):
+    """A newcomer's validated task.yaml still opened "Unvalidated: review prompt.md …, then run
+    `benchtape task validate`": that one line of task create's now says what the task is."""
+    from benchtape.spec.task import UNVALIDATED_NOTE
+
+    folder = write_task(tmp_path)
+    header = f"# {UNVALIDATED_NOTE.format(id='603')}\n# my own note: Unvalidated is a word\n"
+    (folder / "task.yaml").write_text(header + (folder / "task.yaml").read_text())
+    task = load_task(folder)
+    v = Validation(at="2026-01-01T00:00:00Z", fingerprint=task.fingerprint("img"), base_failed=True, reference_passed=True, level="home", runner="pytest", base={"ran": 50, "failed": 1}, reference={"ran": 50, "failed": 0})
+    text = with_validation((folder / "task.yaml").read_text(), v, "603")
+    assert "Unvalidated: review prompt.md" not in text and "# Validated: see `validation:` below" in text and "benchtape task validate 603` proves it again" in text
+    assert "# my own note: Unvalidated is a word" in text
+    (folder / "task.yaml").write_text(text)
+    assert load_task(folder).fingerprint("img") == task.fingerprint("img")  # a comment binds nothing: still valid
+
+
 def test_a_stale_task_says_which_bound_input_changed(tmp_path: Path):
     """The validation keeps each bound input's own hash beside the fingerprint: a stale task names
     what changed (prompt.md), not every input it could be; one validated before says the list."""
