@@ -167,6 +167,19 @@ class _Reading:
         self.actions.append(Action("tool.result", result, at=at))
 
 
+def call_outputs(data: bytes) -> dict[str, str]:
+    """Each call's result as the session file says Gemini sent it back to the model (call id →
+    its functionResponse output): what a live run's stream-json shows only as its display text,
+    which for a read_file or a replace is empty."""
+    _, messages, _ = _session(data.decode("utf-8", "replace").splitlines())
+    out: dict[str, str] = {}
+    for m in messages:
+        for call in m.get("toolCalls") or [] if m.get("type") == "gemini" else []:
+            if isinstance(call, dict) and call.get("id") is not None and call.get("result") is not None:
+                out[str(call["id"])] = _response(call.get("result"))
+    return out
+
+
 def _response(result: Any) -> str:
     """A call's result as Gemini sent it back: each functionResponse's output (or error)."""
     out = []

@@ -34,6 +34,7 @@ class GeminiStreamParser(LineParser):
         self._at = 0.0
         self.last_text: str | None = None
         self._finished = False
+        self._shown_empty: dict[str, bool] = {}  # call id → is_error, for results the stream showed with no output
 
     def _line(self, line: str) -> list[Action]:
         event = decode(line)
@@ -88,6 +89,8 @@ class GeminiStreamParser(LineParser):
         if failed and isinstance(error, dict):
             output = error.get("message") if output is None else output
         data: dict[str, Any] = {"call_id": str(e["tool_id"]), "output": output if output is not None else "", "is_error": failed}
+        if not data["output"]:
+            self._shown_empty[data["call_id"]] = failed
         return [*self._flush(), Action("tool.result", cast(ToolResult, data), at=epoch(e.get("timestamp")))]
 
     def _error(self, e: dict[str, Any], line: str) -> list[Action]:
@@ -123,6 +126,22 @@ class GeminiStreamParser(LineParser):
 
     def finish(self) -> list[Action]:
         return self._flush()
+
+    def from_transcript(self, data: bytes) -> list[Action]:
+        """The results the stream showed empty, as Gemini's own session file says the model got
+        them: stream-json's `output` is the call's display text, empty for a read_file or a
+        replace, so a check or a reader of the outputs saw nothing the model saw. Appended as
+        later results of the same calls (a call's newest result is its result), never in place."""
+        if not self._shown_empty:
+            return []
+        from benchtape.adapters.gemini_session import call_outputs
+
+        full = call_outputs(data)
+        return [
+            Action("tool.result", cast(ToolResult, {"call_id": cid, "output": full[cid], "is_error": failed, "from_transcript": True}))
+            for cid, failed in self._shown_empty.items()
+            if full.get(cid)
+        ]
 
 
 _HANDLERS = {

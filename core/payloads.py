@@ -138,6 +138,7 @@ class ToolResult(TypedDict, total=False):
     is_error: bool | None  # None: the harness did not say (unknown, never "ok")
     exit_code: Any  # a command's exit code, as the harness reported it (codex)
     denied: bool  # claude: the permission system refused the call
+    from_transcript: bool  # a later result of the same call, read from the harness's own record where its stream showed less (gemini-cli)
 
 
 class SubagentSpawned(TypedDict, total=False):

@@ -185,8 +185,8 @@ def _spawn(a: Action, parent: Thread, threads: dict[str, Thread], session: Sessi
 def _result(a: Action, t: Thread) -> None:
     call_id = str(a.data.get("call_id"))
     found = t.calls.get(call_id)
-    if found is not None and found[1].result is None:
-        found[1].result = a
+    if found is not None and (found[1].result is None or a.data.get("from_transcript")):
+        found[1].result = a  # a later result read from the harness's own record stands for the call (as in the projection)
         return
     step = t.agent_step(a.at, fits=t.open is not None)
     step.orphans.append(a)

@@ -415,7 +415,9 @@ def _transcript(store: RecordingStore, adapter: Adapter, home: Path, launch: Lau
         where = str(path)
     blob = store.prepare_blob(data)
     blobs.append(blob)
-    return [Action("transcript", {"path": where, "sha256": blob.sha256, "bytes": len(data), "lines": data.count(b"\n")})]
+    # what the record says that the stream did not (Gemini CLI's stream shows a read's result empty)
+    fuller = getattr(parser, "from_transcript", None)
+    return [Action("transcript", {"path": where, "sha256": blob.sha256, "bytes": len(data), "lines": data.count(b"\n")}), *(fuller(data) if fuller is not None else [])]
 
 
 @dataclass

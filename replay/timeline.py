@@ -262,8 +262,8 @@ def tree(session: Session) -> list[Node]:
         if action.kind == "tool.result":
             call_seq = result_of.get(action.seq)
             owner = by_call.get(call_seq) if call_seq is not None else by_spawn_call.get(str(action.data.get("call_id")))
-            if owner is not None and owner.result is None:
-                owner.result = step
+            if owner is not None and (owner.result is None or action.data.get("from_transcript")):
+                owner.result = step  # a later result read from the harness's own record stands for the call (as in the projection)
                 continue
         node = Node(step, action.thread)
         if action.kind == "tool.call":

@@ -137,6 +137,12 @@ def test_the_real_cli_plays_a_scenario_offline_and_is_graded(harness: str, tmp_p
         assert imported.returncode == 0, imported.stderr
         again = session(tmp_path / "imported.db", "latest", tmp_path)
         assert canonical(again) == canonical(fixed) and again["final_output"] == fixed["final_output"], (canonical(again), again["final_output"])
+        # its stream-json shows a read_file's result as its display text, empty: the file's text
+        # the model got is read from that record, as a later result of the same call
+        streamed = [r for r in results if not r.get("from_transcript")]
+        assert streamed[0]["output"] == "" and any(r.get("from_transcript") and "def add" in r["output"] for r in results), results
+        out = benchtape("query", "calls[0].output", "--session", fixed["session"]["id"], "--db", str(db), cwd=tmp_path)
+        assert "def add" in out.stdout, out.stdout + out.stderr
     assert fixed["session"]["warnings"] == []
     assert [v["status"] for v in fixed["verdicts"]] == ["PASS", "PASS" if edits else "FAIL"]
 
