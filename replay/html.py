@@ -26,7 +26,7 @@ from benchtape.replay.changes import (
 )
 from benchtape.replay.document import check_name
 from benchtape.replay.query import latest_verdicts
-from benchtape.replay.timeline import Node, Step, judge_note, session_status, tree
+from benchtape.replay.timeline import Node, Step, judge_note, session_status, spent, tree
 from benchtape.spec.agent_kind import LABELS, agent_kind
 from benchtape.store.database import SessionRow, dumps
 from benchtape.store.views import BrowsingStore
@@ -69,8 +69,9 @@ class _Tally:
     def add(self, status: str, session: Session) -> None:
         self.sessions += 1
         self.passed += status == "pass"
-        if session.metrics.cost_usd is not None:
-            self.costs.append(session.metrics.cost_usd)
+        cost = spent(session)
+        if cost is not None:
+            self.costs.append(cost)
         if session.metrics.latency_ms is not None:
             self.durations.append(session.metrics.latency_ms)
 
@@ -214,7 +215,7 @@ def session_section(entry: Entry, status: str, anchored: bool = False, top: bool
     row, s = entry.row, entry.session
     m = s.metrics
     metrics = [
-        ("cost", _known(m.cost_usd, "${:.4f}")),
+        ("cost", _known(spent(s), "${:.4f}")),  # as sessions and compare say it: a scripted model spent nothing (known)
         ("tokens", _known(m.tokens)),
         ("wall time", _known(None if m.wall_ms is None else m.wall_ms / 1000, "{:.2f} s")),
         ("steps", _known(m.step_count if s.actions else None)),

@@ -128,6 +128,17 @@ def test_sessions_and_compare_say_the_same_cost_for_the_same_cells(ran: dict[str
     assert {r["cost_per_cell"] for r in doc["ranked"] + doc["controls"]} == {0.0}
     text = benchtape("sessions", "--run", ran["run"]["run_id"], "--limit", "0", cwd=repo).stdout
     assert "unknown" not in text and "$0.0000" in text
+    # and a session's own page (the viewer's, the side by side's, the HTML report's) says the same
+    from benchtape.replay.html import Entry, session_section
+
+    store = Store(ran["db"], readonly=True)
+    try:  # a session whose tool reported no cost, of a model that is no model (a scripted Codex cell read "cost unknown" there)
+        rows = [(row, store.load_session(row.id)) for row in store.session_rows(run_id=ran["run"]["run_id"])]
+        row, session = next((r, s) for r, s in rows if s.metrics.cost_usd is None)
+        html = session_section(Entry.of(store, row, session), "pass")
+    finally:
+        store.close()
+    assert '<b>cost</b> $0.0000' in html, html[:2000]
 
 
 def test_a_regrade_against_an_edited_task_measures_nothing_and_never_stands_for_the_cell(ran: dict[str, Any]):
