@@ -34,7 +34,8 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
     for row in doc["setups"]:
         extra = []
         if row["never_reusable"]:
-            extra.append(f"{row['never_reusable']} never reusable")
+            why = row.get("never_reusable_why") or []
+            extra.append(f"{row['never_reusable']} never reusable" + (f": {why[0]}" + (f" (and {len(why) - 1} other reason(s))" if len(why) > 1 else "") if why else ""))
         if row["cannot_start"]:
             extra.append(f"{row['cannot_start']} cannot start")
         if row["attempted_before"]:

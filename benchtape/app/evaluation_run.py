@@ -277,7 +277,7 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
     to_run: dict[str, tuple[Any, int]] = {}
     for plan in planned.plans:
         arm = plan.cell.arm
-        row = rows.setdefault(arm.key, {"setup": arm.label, "key": arm.key, "cells": 0, "measured": 0, "to_run": 0, "never_reusable": 0, "cannot_start": 0, "attempted_before": 0})
+        row = rows.setdefault(arm.key, {"setup": arm.label, "key": arm.key, "cells": 0, "measured": 0, "to_run": 0, "never_reusable": 0, "never_reusable_why": [], "cannot_start": 0, "attempted_before": 0})
         row["cells"] += 1
         row["attempted_before"] += planned.stored.attempted(plan.identity.id)
         if id(plan) in reused:
@@ -285,6 +285,9 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
             continue
         row["to_run"] += 1
         row["never_reusable"] += not plan.identity.reusable
+        why = plan.identity.why_not
+        if why and why not in row["never_reusable_why"]:  # a `pre` that failed in the preview's scratch sandbox fails the run's cells too: said before any spend
+            row["never_reusable_why"].append(why)
         row["cannot_start"] += plan.problem is not None
         to_run[arm.key] = (arm, to_run.get(arm.key, (arm, 0))[1] + 1)
     history = cost_history(planned.stored, {p.identity.id: p.cell.arm.key for p in planned.plans})

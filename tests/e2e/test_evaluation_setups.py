@@ -145,6 +145,9 @@ def test_pre_that_writes_outside_the_workspace_is_never_reused(project):
 
 def test_a_failing_pre_command_is_an_infrastructure_error(project):
     evaluation(project, "broken", PRE_BODY.format(pre="echo no network here >&2; exit 7"))
+    # the preview ran it in a scratch sandbox and saw it fail: it says so before any spend (it said "1 never reusable" alone)
+    dry = benchtape("run", "broken", "--task", "fix", "--dry-run", cwd=project)
+    assert "1 never reusable: setup command `echo no network here >&2; exit 7` exited with code 7" in " ".join(dry.stdout.split()), dry.stdout
     out = benchtape("run", "broken", "--task", "fix", "--yes", cwd=project)
     assert out.returncode == 1
     (outcome,) = [orjson.loads(d) for (d,) in rows(project, "SELECT json_set(o.data, '$.outcome', o.outcome, '$.reason', o.reason, '$.grading_id', o.grading_id) FROM outcomes o")]
