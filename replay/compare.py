@@ -1156,7 +1156,11 @@ def notes(c: Comparison) -> list[str]:
         if c.after_cutoff:
             out.append(f"--after-cutoff: only the {len(c.tasks)} task(s) fixed after every setup's training cutoff count")
     if c.unneeded:
-        out.append(f"run in rounds (--until-decided): ranked over the {len(c.tasks)} task(s) every setup measured; {c.unneeded} task(s) were not needed by every setup")
+        from benchtape.replay.sequential import DECIDED
+
+        # "not needed" only when the pairs were decided first: a --max-cells or --budget stop (or an interruption) left them unrun
+        why = "were not needed: every pair was decided first" if c.stopped == DECIDED else "were not measured by every setup before the rounds stopped (see `stopped:` above)"
+        out.append(f"run in rounds (--until-decided): ranked over the {len(c.tasks)} task(s) every setup measured; {c.unneeded} task(s) {why}")
     if not c.ranked:
         out.append("no setup measured every task: nothing ranks yet")
     return out

@@ -85,6 +85,7 @@ def test_a_clear_difference_stops_early_in_recorded_rounds(tmp_path):
     assert found["stopped"] == doc["stopped"]  # compare says why it stopped, as the run did, from what the store holds
     text = benchtape("compare", "e", "--plain", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout
     assert f"stopped: {doc['stopped']}" in text and "plan: 12 task(s) × 1 attempt(s)" in text  # the plan is the evaluation's (12 tasks), as run --dry-run states it
+    assert "4 task(s) were not needed: every pair was decided first" in " ".join(text.split())
 
 
 def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
@@ -95,6 +96,8 @@ def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
     assert [r["number"] for r in rounds(root)] == [1, 2] and rounds(root)[-1]["limits"] == {"max_cells": 8, "budget": None}
     halfway = orjson.loads(benchtape("compare", "e", "--json", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout)
     assert halfway["stopped"].startswith("not decided: 1 neighbouring pair(s) undecided") and "its limit (--max-cells 8)" in halfway["stopped"]
+    said = " ".join(benchtape("compare", "e", "--plain", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout.split())
+    assert "task(s) were not measured by every setup before the rounds stopped" in said and "were not needed" not in said  # the limit stopped them, not a decision
     second = run(root, "--until-decided", "--round", "2", "--yes", "--json")
     doc = orjson.loads(second.stdout)
     assert doc["decided"] and [r["number"] for r in doc["rounds"]] == [3, 4] and doc["cells_run"] == 8
