@@ -188,10 +188,6 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
     tasks = [load_task_folder(f) for f in folders]
     chosen, why = choose_level(level, project, own_environments=all(t.runtime is not None for t in tasks))
     say(why)
-    from benchtape.recorder.recover import sweep
-
-    for found in sweep():  # what a killed benchtape left, as any run's start sweeps it (a killed validation's scratch folder too)
-        say(f"recover: {found}")
     run_id = start_run(store, [t.id for t in tasks], chosen, argv, why=why)
     reports = []
     for task in tasks:

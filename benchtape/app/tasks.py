@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchtape.tasks.create import create_task
 from benchtape.tasks.doctor import doctor
@@ -14,7 +14,12 @@ from benchtape.tasks.harvest import scan
 from benchtape.tasks.init_project import init_tasks
 from benchtape.tasks.lint import lint
 from benchtape.tasks.listing import counts, runnable, task_rows
-from benchtape.tasks.validate import validate
+from benchtape.tasks.validate import Progress, Validated
+from benchtape.tasks.validate import validate as validate_tasks
+
+if TYPE_CHECKING:
+    from benchtape.spec.project import Project
+    from benchtape.store.views import RecordingStore
 
 __all__ = ["cached_envs", "counts", "create_task", "doctor", "export_harbor", "init_tasks", "lint", "project_root", "prune_envs", "repo_root", "runnable", "scan", "task_rows", "validate"]
 
@@ -119,3 +124,14 @@ def prune_envs(unused_for: str) -> tuple[Path, Any]:
         raise BadInput(f"--unused-for {unused_for!r} is not an age", fix="e.g. --unused-for 30d (also 6w, 3m, 1y; 0d: every environment no running benchtape uses)")
     cache = default_cache()
     return cache, prune(cache, time.time() - ago)
+
+
+def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, level: str = "auto", logs: Path, progress: Progress | None = None, argv: list[str] | None = None) -> Validated:
+    """Validate the named tasks (tasks.validate.validate), first sweeping what a killed benchtape
+    left, as every run's start does: a killed validation's scratch folder among it."""
+    from benchtape.recorder.recover import sweep
+
+    say = progress or (lambda text: None)
+    for found in sweep():
+        say(f"recover: {found}")
+    return validate_tasks(project, ids, store=store, level=level, logs=logs, progress=progress, argv=argv)
