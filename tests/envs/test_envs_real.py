@@ -172,7 +172,10 @@ def test_without_the_environment_the_diagnosis_is_project_not_installed(humanize
             assert judgement.diagnosis == "project_not_installed", (phase, report.to_dict())
             assert "humanize would be imported" in judgement.detail and "env:" in judgement.remedy
         task = load_task(find_task(root, ids[0]))
-        verdict = grade_candidate(project, task, task.reference(), level="home")
+        # validated with the environment, the task is stale under this recipe: said as such
+        stale = grade_candidate(project, task, task.reference(), level="home")
+        assert stale.outcome == "infrastructure_error" and stale.evidence["diagnosis"] == "task_stale" and "environment" in stale.reason, stale.reason
+        verdict = grade_candidate(project, dataclasses.replace(task, validation=None), task.reference(), level="home")
         assert verdict.outcome == "infrastructure_error" and verdict.evidence["diagnosis"] == "project_not_installed"
     finally:
         (root / ".benchtape" / "config.yaml").write_text(CONFIG)

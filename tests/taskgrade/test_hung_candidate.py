@@ -6,6 +6,7 @@ of time is still a timeout: the tests never ran."""
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 from pathlib import Path
 
@@ -54,9 +55,14 @@ def test_a_candidate_whose_hidden_tests_hang_fails_and_a_slow_setup_is_still_a_t
     assert hung.outcome == "failed" and "hung" in hung.reason and hung.evidence.get("hung") is True, hung
     assert grade_candidate(project, task, task.reference() or b"").outcome == "passed"
 
-    # a setup step that ran out of time never ran the tests: not measured, as before
+    # a setup step that ran out of time never ran the tests: not measured, as before. Written
+    # into the validated task, the edit makes it stale, which is not measured either, and says
+    # so before any verifier runs; the slow setup itself is tried on the task unvalidated
     yaml.write_text(yaml.read_text().replace("  setup: []\n", "  setup: [\"sleep 30\"]\n"))
-    slow = grade_candidate(project, load_task(find_task(root, task_id)), task.reference() or b"")
+    edited = load_task(find_task(root, task_id))
+    stale = grade_candidate(project, edited, task.reference() or b"")
+    assert stale.outcome == "infrastructure_error" and stale.evidence["diagnosis"] == "task_stale" and "benchtape task validate 7" in stale.reason, stale
+    slow = grade_candidate(project, dataclasses.replace(edited, validation=None), task.reference() or b"")
     assert slow.outcome == "timeout", slow
 
 
