@@ -191,7 +191,8 @@ def regrade_cmd(
     Sessions are matched to scenarios by name; the negative control's sessions only with
     --include-controls (or their run named). Without --bench, every selected task cell's stored
     candidate patch goes through its task's hidden verifier as the task is NOW (a repaired
-    tests.patch re-grades old sessions). The last line printed is the new grading's id.
+    tests.patch, validated again, re-grades old sessions; a task changed since its validation is
+    not measured: task_stale). The last line printed is the new grading's id.
     Example: benchtape regrade --bench bench.yaml --run 01J…  then  benchtape diff OLD NEW
     """
 
