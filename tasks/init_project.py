@@ -49,7 +49,7 @@ def declared_source(root: Path) -> dict[str, str]:
     """provider/host/owner/repo as the project's own manifest declares them, for a clone whose
     remote is a local path (a mirror): package.json's `repository` (`owner/repo`, `github:owner/repo`,
     or `{url}`: jshttp/cookie's said `jshttp/cookie` and the leak lint knew only the mirror's path),
-    pyproject's `[project.urls]`, setup.cfg's `url`. {} when none names a forge."""
+    pyproject's `[project.urls]` or poetry's `repository`/`homepage`/`urls`, setup.cfg's `url`. {} when none names a forge."""
     import configparser
     import tomllib
 
@@ -66,10 +66,16 @@ def declared_source(root: Path) -> dict[str, str]:
         short = re.fullmatch(r"(?:(github|gitlab):)?([\w.-]+)/([\w.-]+)", repository.strip())
         urls.append(f"https://{short.group(1) or 'github'}.com/{short.group(2)}/{short.group(3)}" if short else re.sub(r"^git\+", "", repository.strip()))
     try:
-        project_urls = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {}).get("urls", {})
-    except (OSError, tomllib.TOMLDecodeError, AttributeError):
-        project_urls = {}
+        pyproject = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        pyproject = {}
+    project_urls = (pyproject.get("project") or {}).get("urls", {}) if isinstance(pyproject.get("project"), dict) else {}
     urls += [str(u) for u in (project_urls.values() if isinstance(project_urls, dict) else [])]
+    # poetry's own table (litl/backoff: `[tool.poetry] repository = "https://github.com/litl/backoff"`)
+    poetry = (pyproject.get("tool") or {}).get("poetry") if isinstance(pyproject.get("tool"), dict) else None
+    if isinstance(poetry, dict):
+        urls += [str(poetry[k]) for k in ("repository", "homepage") if isinstance(poetry.get(k), str)]
+        urls += [str(u) for u in (poetry.get("urls") or {}).values()] if isinstance(poetry.get("urls"), dict) else []
     cfg = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         cfg.read(root / "setup.cfg", encoding="utf-8")

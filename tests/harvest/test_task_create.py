@@ -214,3 +214,6 @@ def test_a_clone_of_a_local_mirror_takes_its_source_from_the_projects_manifest(t
     assert declared_source(tmp_path / "py") == {"host": "github.com", "owner": "hukkin", "repo": "tomli", "provider": "github"}
     (tmp_path / "py" / "pyproject.toml").write_text('[project]\nname = "x"\n[project.urls]\nDocs = "https://x.readthedocs.io"\n')
     assert declared_source(tmp_path / "py") == {}
+    # poetry's own table (litl/backoff's pyproject names its repository there, and no [project])
+    (tmp_path / "py" / "pyproject.toml").write_text('[tool.poetry]\nname = "backoff"\nhomepage = "https://backoff.readthedocs.io"\nrepository = "https://github.com/litl/backoff"\n')
+    assert declared_source(tmp_path / "py") == {"host": "github.com", "owner": "litl", "repo": "backoff", "provider": "github"}
