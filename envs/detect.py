@@ -166,6 +166,27 @@ def project_dependencies(tree: Tree, det: Detection, extras: tuple[str, ...]) ->
     return list(dict.fromkeys(r for r in wanted if r and not r.startswith(("#", "-")) and _REQUIREMENT.fullmatch(r) and distribution(r) != itself))
 
 
+def extras_providing(tree: Tree, module: str) -> list[str]:
+    """The project's own extras that would provide `module`: an extra of that name, or one that
+    lists a distribution of that name (pyproject's optional-dependencies, poetry's extras,
+    setup.cfg's extras_require). cattrs #708's tests import `bson`, which its extra `bson`
+    (pymongo) provides; `env.install: [bson]` installed PyPI's unrelated bson instead."""
+    want = distribution(module)
+    top = tree.names()
+    pyproject = _toml(tree, "pyproject.toml") if "pyproject.toml" in top else {}
+    cfg = _ini(tree, "setup.cfg") if "setup.cfg" in top else None
+    lists: dict[str, list[str]] = {}
+    for table in (_get(pyproject, "project", "optional-dependencies"), _get(pyproject, "tool", "poetry", "extras")):
+        if isinstance(table, dict):
+            for name, listed in table.items():
+                if isinstance(listed, list):
+                    lists.setdefault(str(name), []).extend(str(d) for d in listed if isinstance(d, str))
+    if cfg is not None and cfg.has_section("options.extras_require"):
+        for name in cfg.options("options.extras_require"):
+            lists.setdefault(name, []).extend(cfg.get("options.extras_require", name).splitlines())
+    return [name for name, listed in lists.items() if distribution(name) == want or any(d.strip() and distribution(d.strip()) == want for d in listed)]
+
+
 def declared_requirements(tree: Tree, det: Detection) -> tuple[str, ...]:
     """Every requirement the tree declares for the project and the tests `det` found, as written:
     the project's dependencies, its test extras' and dependency groups' lists, the further

@@ -21,6 +21,7 @@ benchtape.sandbox.verifier, the same function grading will call on a candidate p
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from dataclasses import dataclass, field, replace
@@ -197,6 +198,24 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
     return Validated(run_id, chosen, reports, why)
 
 
+def _extra_for_missing(judgement: Judgement, tree: Path) -> Judgement:
+    """A module the tests miss that one of the project's own extras provides: the remedy names
+    `env.extras`, where "name it in env.install" sent cattrs #708's user to PyPI's unrelated
+    `bson` (its extra `bson` is pymongo), and the next run blamed the Python version."""
+    found = re.match(r"no module named '([\w.]+)'", judgement.detail or "") if judgement.diagnosis == "missing_dependency" else None
+    if found is None:
+        return judgement
+    from benchtape.envs.detect import extras_providing
+    from benchtape.spec.project_tree import FolderTree
+
+    module = found.group(1).split(".")[0]
+    extras = extras_providing(FolderTree(tree), module)
+    if not extras:
+        return judgement
+    listed = ", ".join(extras)
+    return replace(judgement, remedy=f"the project's own extra {listed} provides {module!r}: add it to `env.extras` in .benchtape/config.yaml (`env: {{extras: [{listed}]}}`); `env.install: [{module}]` would install PyPI's package of that name, which may be another project")
+
+
 def _scratch(task_id: str) -> SessionFolder:
     """A validation's scratch folder in the temp dir, locked while it runs and naming no store,
     as a run's session folder is: what a killed validation leaves (an exported tree, each
@@ -291,6 +310,7 @@ def _validate_one(project: Project, task: TaskSpec, level: str, store: Recording
                     report.notes.append(f"the {phase}'s patches changed the sources of {', '.join(removed)}, which could not be rebuilt in {report.where or 'this box'}{' (no C compiler there)' if no_compiler(evidence.log) else ''}: the tests were not run, neither against the base's binary nor without it; validate at level home, or give the project image a compiler")
                 base = report.phases["base"].evidence if "base" in report.phases else None
                 judgement = judge_base(evidence, work, task.tests_patch()) if phase == "base" else judge_reference(evidence, base, work)
+                judgement = _extra_for_missing(judgement, work)
                 if evidence.status == "setup_failed" and no_compiler(evidence.log):  # not the task's fault, nor a verify.setup step's
                     judgement = replace(judgement, diagnosis="no_compiler", remedy="give the project image a C compiler (a Dockerfile.benchtape whose image has one), or validate at level home, where this host's compiler rebuilds the extension", detail="; ".join(f"{b} could not be rebuilt: no C compiler" for b in not_rebuilt(evidence.log)))
                 log_path = _write_log(logs, task.id, phase, evidence)
