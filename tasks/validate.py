@@ -167,7 +167,7 @@ def choose_level(level: str, project: Project, own_environments: bool = False) -
     if project.dockerfile is None and _node_project(project):
         return "container", "--sandbox auto: an engine answers, and a Node project's dependencies are installed on this host and mounted into benchtape's base image: validating at level container"
     if project.dockerfile is None and project.wheelhouse() is None:
-        return "home", "--sandbox auto: an engine answers, but there is no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; provide one to validate at level container (docs/tasks.md)"
+        return "home", "--sandbox auto: an engine answers, but there is no project image (no Dockerfile.benchtape, no .benchtape/wheelhouse/): validating at level home; `--sandbox container` validates in benchtape's base image with the project environment built here and mounted, and a Dockerfile.benchtape gives the project an image of its own (docs/tasks.md)"
     return "container", "--sandbox auto: an engine answers and the project has an image: validating at level container"
 
 
