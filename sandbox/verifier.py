@@ -273,7 +273,9 @@ def out_of_memory(evidence: Evidence) -> bool:
 
 
 # a frame of the test runner's own code (or of what it is made of) in an installed package
-_RUNNER_FRAME = re.compile(r'File "[^"]*/site-packages/(_pytest|pytest|pluggy|py|iniconfig)/')
+# the runner's own code, and a pytest plugin it loads at start (backoff's pinned pytest-asyncio
+# 0.9 imports `transfer_markers`, which pytest 4.1 removed: the runner never starts)
+_RUNNER_FRAME = re.compile(r'File "[^"]*/site-packages/(_pytest|pytest|pluggy|py|iniconfig|pytest_\w+)/')
 _FRAME = re.compile(r'File "[^"]+", line \d+')
 _LAST_EXCEPTION = re.compile(r"^(\w+(?:Error|Exception)\b.*)$", re.MULTILINE)
 
@@ -397,6 +399,10 @@ def remedy(diagnosis: str, ev: Evidence) -> str:
         return REMEDIES[diagnosis]
     installed = {d.split("==")[0].lower() for d in (ev.environment or {}).get("installed") or []}
     wanted = [_STARTS["pytest"]] + ([_STARTS["py"]] if "py" in installed else [])
+    # a plugin that raised is overridden too, unpinned: the resolver picks a release that loads
+    # with that pytest (an override of pytest alone moved backoff's failure into pytest-asyncio)
+    files = _FRAME.findall(ev.log)
+    wanted += [p.replace("_", "-") for p in _RUNNER_FRAME.findall(files[-1] if files else "") if p.startswith("pytest_")]
     return REMEDIES[diagnosis].replace('["pytest==7.3.1"]', "[" + ", ".join(f'"{w}"' for w in wanted) + "]")
 
 

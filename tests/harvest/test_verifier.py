@@ -169,6 +169,38 @@ def test_a_runner_that_cannot_start_is_named_with_its_pinned_versions():
     assert judge_base(_ev("failed", 4, Counts(None), own)).diagnosis != "runner_broken"  # its last frame is the project's
 
 
+# backoff #65's environment with the advised override (pytest 7.3.1) and its own pin of
+# pytest-asyncio 0.9, as the real pair printed it (the tail of the run; frames above cut)
+BROKEN_PLUGIN = """$ python3 -m pytest -q tests
+Traceback (most recent call last):
+  File "/env/venv/lib/python3.11/site-packages/_pytest/config/__init__.py", line 1237, in _preparse
+    self.pluginmanager.load_setuptools_entrypoints("pytest11")
+  File "/env/venv/lib/python3.11/site-packages/pluggy/_manager.py", line 521, in load_setuptools_entrypoints
+    plugin = ep.load()
+  File "/usr/lib/python3.11/importlib/metadata/__init__.py", line 202, in load
+    module = import_module(match.group('module'))
+  File "<frozen importlib._bootstrap>", line 690, in _load_unlocked
+  File "/env/venv/lib/python3.11/site-packages/_pytest/assertion/rewrite.py", line 172, in exec_module
+    exec(co, module.__dict__)
+  File "/env/venv/lib/python3.11/site-packages/pytest_asyncio/plugin.py", line 8, in <module>
+    from _pytest.python import transfer_markers
+ImportError: cannot import name 'transfer_markers' from '_pytest.python' (/env/venv/lib/python3.11/site-packages/_pytest/python.py)
+"""
+
+
+def test_a_pytest_plugin_that_cannot_load_is_a_broken_runner_and_its_override_is_named():
+    """With the advised `pytest==7.3.1`, backoff's pinned pytest-asyncio 0.9 no longer loaded;
+    its last frame was the plugin's, so the run read as "runner not recognised: use pytest" on a
+    pytest command. The plugin is the runner's part, and the override names it (unpinned: the
+    resolver picks a release that loads with that pytest: 0.21 did, by hand)."""
+    ev = _ev("failed", 1, Counts(None), BROKEN_PLUGIN)
+    ev.environment = {"python": "3.11", "installed": ["pytest==7.3.1", "pytest-asyncio==0.9.0"]}
+    judged = judge_base(ev)
+    assert not judged.held and judged.diagnosis == "runner_broken", judged
+    assert "pytest_asyncio raised while the runner started (ImportError: cannot import name 'transfer_markers'" in judged.detail, judged.detail
+    assert '`env.overrides: ["pytest==7.3.1", "pytest-asyncio"]`' in judged.remedy, judged.remedy
+
+
 # marko #261's base, as pytest left it: the test's loop took the memory, then pytest's own
 # capture raised MemoryError on the way out, with no summary and only pytest's frames
 OUT_OF_MEMORY = """$ python3 -m pytest -q tests/test_basic.py
