@@ -48,6 +48,9 @@ def preview(doc: dict[str, Any], plain: bool, json_out: bool) -> None:
     for item in doc["installs"]:
         say(f"would install {item['tool']} {item['version']} into {item['into']} ({item['via']}, this folder only)")
     say("estimated spend: " + spend(doc["estimate"]))
+    timed = doc.get("estimate_time")
+    if timed and (timed["known_cells"] or timed["unknown_cells"]):
+        say("estimated time: " + duration(timed, doc.get("concurrency")))
     for problem in doc["problems"]:
         say(f"cannot start (recorded as infrastructure_error): {problem}")
     for note in doc["notes"]:
@@ -79,6 +82,24 @@ def spend(est: dict[str, Any]) -> str:
     if not est["known_cells"]:  # "at least $0.0000" would read as free
         return f"unknown: none of the {est['unknown_cells']} cell(s) has an estimate ({why})"
     return f"at least {text} — a floor: {est['unknown_cells']} cell(s) have no estimate ({why})"
+
+
+def duration(timed: dict[str, Any], concurrency: int | None) -> str:
+    """The preview's time: the cells' own time from the stored cells of each setup, and what it
+    comes to with `concurrency` cells at once (a floor where a setup has none stored)."""
+    if not timed["known_cells"]:
+        return f"unknown: no setup has a stored cell to time from ({', '.join(timed['untimed'])})"
+    total = timed["cell_seconds"]
+    text = f"~{_minutes(total)} of cells (each setup's stored cells' mean)"
+    if concurrency and concurrency > 1:
+        text += f", ~{_minutes(total / concurrency)} at {concurrency} at once"
+    if timed["unknown_cells"]:
+        text += f"; a floor: {timed['unknown_cells']} cell(s) of {', '.join(timed['untimed'])} have no stored time"
+    return text
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def confirm(doc: dict[str, Any]) -> bool:

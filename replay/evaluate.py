@@ -59,6 +59,13 @@ class StoredMeasurement:
     reusable_identity: bool
     sessions: list[str] = field(default_factory=list)  # root first, then later steps in order
     outcome: dict[str, Any] | None = None  # what its latest grading decided (Store.latest_outcomes)
+    recorded: dict[str, Any] | None = None  # its run's own outcome, which holds the steps' time and cost (a regrade's does not)
+
+    @property
+    def spent(self) -> dict[str, Any]:
+        """What the measurement's run recorded of its steps and cost: the run's own outcome, which
+        a later regrade's (the latest, holding neither) must not hide from the preview."""
+        return self.recorded or self.outcome or {}
 
     @property
     def measured(self) -> bool:
@@ -89,8 +96,9 @@ def stored_cells(store: BrowsingStore, evaluation: str, cell_ids: Iterable[str])
     steps: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
     for sid, parent, params in store.later_steps(list(roots)):  # a multi-step Harbor task's steps: one session each (task_step)
         steps[parent].append((int(params.get("step_index", 0)), int(params.get("task_step", 0)), sid))
-    for sid, outcome in store.latest_outcomes(list(roots)).items():
-        roots[sid].outcome = outcome
+    for sid, found in store.outcomes(list(roots)).items():
+        roots[sid].outcome = found[-1]
+        roots[sid].recorded = next((o for o in found if o.get("steps") is not None), None)
     out = StoredCells()
     for root in roots.values():
         root.sessions += [sid for _, _, sid in sorted(steps.get(root.root, []))]
@@ -238,13 +246,43 @@ def estimate(arms_to_run: Mapping[str, tuple[Arm, int]], history: Mapping[str, l
     return out
 
 
+def time_history(stored: StoredCells, arm_of: Mapping[str, str]) -> dict[str, list[float]]:
+    """Arm key → the wall seconds of its stored measurements (each one's steps summed, from their
+    latest outcomes); a measurement a step of which has no time is left out."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for cell_id, found in stored.by_cell.items():
+        for m in found:
+            walls = [s.get("wall_ms") for s in m.spent.get("steps") or []]
+            if walls and cell_id in arm_of and all(isinstance(w, (int, float)) for w in walls):
+                out[arm_of[cell_id]].append(sum(walls) / 1000)
+    return out
+
+
+def estimate_time(arms_to_run: Mapping[str, tuple[Arm, int]], history: Mapping[str, list[float]]) -> dict[str, Any]:
+    """The cell-seconds the cells to run would take, from each setup's stored cells (their mean):
+    what the preview says besides the spend (a newcomer's 96 cells took 5 minutes it never said);
+    a floor when a setup has no stored cell to time."""
+    seconds, known, unknown, untimed = 0.0, 0, 0, []
+    for key, (arm, cells) in arms_to_run.items():
+        if not cells:
+            continue
+        walls = history.get(key) or []
+        if walls:
+            seconds += cells * sum(walls) / len(walls)
+            known += cells
+        else:
+            unknown += cells
+            untimed.append(arm.label)
+    return {"cell_seconds": round(seconds, 1), "known_cells": known, "unknown_cells": unknown, "untimed": untimed}
+
+
 def cost_history(stored: StoredCells, arm_of: Mapping[str, str]) -> dict[str, list[float]]:
     """Arm key → the known costs of its stored measurements (from their latest outcomes);
     `arm_of`: cell id → arm key, for the cells looked up."""
     out: dict[str, list[float]] = defaultdict(list)
     for cell_id, found in stored.by_cell.items():
         for m in found:
-            cost = (m.outcome or {}).get("cost_usd")
+            cost = m.spent.get("cost_usd")
             if cost is not None and cell_id in arm_of:
                 out[arm_of[cell_id]].append(float(cost))
     return out

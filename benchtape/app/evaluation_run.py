@@ -38,7 +38,7 @@ from benchtape.recorder.cellrun import NOOP_MODEL, CellJob, CellRecord
 from benchtape.recorder.matrix import CellPlan, Matrix, Staging, harness_config
 from benchtape.recorder.scheduler import Stopping
 from benchtape.recorder.toolversions import Resolved, VersionResolver
-from benchtape.replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, stored_cells
+from benchtape.replay.evaluate import LIVE, REGRADE, CellGrader, Estimate, StoredCells, StoredMeasurement, cost_history, estimate, estimate_time, stored_cells, time_history
 from benchtape.spec.evaluation import Evaluation, Task
 
 if TYPE_CHECKING:
@@ -290,8 +290,10 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
             row["never_reusable_why"].append(why)
         row["cannot_start"] += plan.problem is not None
         to_run[arm.key] = (arm, to_run.get(arm.key, (arm, 0))[1] + 1)
-    history = cost_history(planned.stored, {p.identity.id: p.cell.arm.key for p in planned.plans})
+    arm_of = {p.identity.id: p.cell.arm.key for p in planned.plans}
+    history = cost_history(planned.stored, arm_of)
     spend: Estimate = estimate(to_run, history, pricing)
+    timed = estimate_time(to_run, time_history(planned.stored, arm_of))
     problems = sorted({f"{p.cell.task.id}: {p.problem.cause}: {p.problem.message}" for p in planned.plans if p.problem is not None})
     return {
         "evaluation": planned.ev.name,
@@ -308,6 +310,7 @@ def preview(planned: Planned, pricing: Any) -> dict[str, Any]:
         "versions": [r.describe() for r in planned.matrix.resolver.all()],
         "installs": [{"tool": r.harness, "version": r.version, "into": str(_install_folder(r)), "via": _installer(r.harness)} for r in planned.installs()],
         "estimate": spend.to_dict(),
+        "estimate_time": timed,
         "problems": problems,
         "notes": planned.notes,
     }
@@ -454,6 +457,7 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     planned = plan_evaluation(req, store, on_event=show.progress(plain) if not req.json_out else None)
     pricing = load_pricing(planned.ev.project)
     doc = preview(planned, pricing)
+    doc["concurrency"] = concurrency_of(req, planned.ev)
     from benchtape.replay.compare import evaluation_plan
 
     doc["plan"] = evaluation_plan(store, planned.ev, doc["tasks"], req.detect, pricing, sequential=req.until is not None)

@@ -90,6 +90,13 @@ def test_a_matrix_runs_then_a_second_invocation_starts_nothing_and_regrades_all_
         sources = dict(c.execute("SELECT source, count(*) FROM gradings GROUP BY source").fetchall())
     assert sources == {"live": 1, "regrade": 1}
 
+    # the preview of measuring again says how long, from the stored cells' own time: the
+    # regrade's outcomes (the latest) hold none, the run's do
+    ahead = orjson.loads(run(project, "--fresh", "--dry-run", "--json").stdout)
+    timed = ahead["estimate_time"]
+    assert (timed["known_cells"], timed["unknown_cells"]) == (12, 0) and timed["cell_seconds"] > 0, timed
+    said = " ".join(run(project, "--fresh", "--dry-run").stdout.split())
+    assert "estimated time: ~" in said and "of cells (each setup's stored cells' mean)" in said, said
     fresh = run(project, "--fresh", "--yes")
     assert fresh.returncode == 0, fresh.stdout + fresh.stderr
     assert "12 session(s) started" in fresh.stdout
@@ -117,6 +124,7 @@ def test_the_preview_writes_nothing_and_without_a_terminal_consent_is_yes(projec
     out = run(project, "--dry-run")
     assert out.returncode == 0, out.stderr
     assert "would run 12 cell(s); 0 measured cell(s)" in out.stdout and "estimated spend: $0.0000 over 12 cell(s)" in out.stdout
+    assert "estimated time: unknown: no setup has a stored cell to time from" in " ".join(out.stdout.split())
     assert not store.exists()  # a preview creates no store
     refused = run(project)
     assert refused.returncode == 2
