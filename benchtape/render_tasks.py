@@ -91,13 +91,15 @@ def validated_lines(result: Any) -> None:
             continue
         say(f"  {t.id}: {'VALID' if t.validated else 'not valid'} ({t.where})")
         width = max((len(name) for name in t.phases), default=9)  # `reference.3`, `base.suite`: the columns stay in line
+        said: set[str] = set()  # a reason the runs again gave again (reference.2, reference.3) is printed once
         for name, p in t.phases.items():
             d = p.to_dict()
             counts = _phase_counts(d, p.judgement)
             diag = f" — {d['diagnosis']}" if d["diagnosis"] else ""
             say(f"      {name:{width}} {d['status']:18} exit {d['exit']}  {counts}{diag}   log {d['log_path']}")
             if d["diagnosis"] and p.judgement.detail:
-                say(f"      {'':{width}} why: {p.judgement.detail[:600]}")
+                say(f"      {'':{width}} why: " + ("the same as above" if p.judgement.detail in said else p.judgement.detail[:600]))
+                said.add(p.judgement.detail)
         if t.tests is not None:
             say(f"      tests     FAIL_TO_PASS {len(t.tests.fail_to_pass)}: {', '.join(t.tests.fail_to_pass[:3])}{' …' if len(t.tests.fail_to_pass) > 3 else ''}; PASS_TO_PASS {len(t.tests.pass_to_pass)}")
             failing = t.tests.fail_with_fix

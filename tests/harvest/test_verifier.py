@@ -489,3 +489,24 @@ def test_a_test_that_commits_finds_a_git_identity_in_the_box(tmp_path: Path):
     with home_box(work) as box:
         done = box.run("git init -q repo && cd repo && git commit -q --allow-empty -m first && git log --format=%an", 60)
     assert done.exit_code == 0 and done.output.strip().endswith("benchtape"), done.output
+
+
+def test_a_reason_the_runs_again_give_again_is_printed_once(capsys: pytest.CaptureFixture[str]):
+    """cattrs #708: gold_still_fails, with the reference run again twice, printed the same
+    "why:" three times; the later ones say it is the same."""
+    from types import SimpleNamespace
+
+    from benchtape.render_tasks import validated_lines
+    from benchtape.sandbox.verifier import Judgement
+    from benchtape.tasks.validate import PhaseReport, TaskReport
+
+    why = "ImportError: cannot import name 'CodecOptions' from 'bson'"
+    failed = Judgement(False, "gold_still_fails", "check the environment", why)
+    report = TaskReport("708", level="home", where="home")
+    report.phases = {
+        "base": PhaseReport("base", _ev("failed", 1, Counts("pytest", failed=1)), Judgement(True, "", ""), Path("base.log")),
+        **{name: PhaseReport(name, _ev("failed", 1, Counts("pytest", failed=1)), failed, Path(f"{name}.log")) for name in ("reference", "reference.2", "reference.3")},
+    }
+    validated_lines(SimpleNamespace(level="home", run_id="r1", why="", tasks=[report]))
+    out = capsys.readouterr().out
+    assert out.count(why) == 1 and out.count("why: the same as above") == 2, out
