@@ -422,6 +422,9 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         report.notes.append(f"{len(split.broken_before)} test(s) fail in the base's whole suite, left out of PASS_TO_PASS: " + ", ".join(split.broken_before[:5]))
     if split.fails_alone:
         report.notes.append(f"{len(split.fails_alone)} test(s) fail alone at the base but pass in its whole suite, left out of FAIL_TO_PASS: " + ", ".join(split.fails_alone[:5]))
+    shared = _shared_failure(split.fail_with_fix, references[0].tests)
+    if shared is not None:
+        report.notes.append(shared)
     if split.fail_to_pass:
         report.health = Judgement(True, "", "")
     elif split.flaky:
@@ -434,6 +437,24 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         report.health = Judgement(False, "no_fail_to_pass", HEALTH_REMEDIES["no_fail_to_pass"])
     if not report.health.held:
         say(f"{task.id}: health — {report.health.diagnosis} ({report.health.detail})")
+
+
+def _shared_failure(failing: list[str], reference: TestReport | None) -> str | None:
+    """The one error most of the tests that fail with the fix too share (backoff #65: 21 async
+    tests, `module 'asyncio' has no attribute 'coroutine'` on Python 3.11, dropped from both
+    lists): named, with what would let them count, or None when they fail each their own way."""
+    if reference is None or len(failing) < 2:
+        return None
+    messages = [reference.tests[i].message for i in failing if i in reference.tests and reference.tests[i].message]
+    if not messages:
+        return None
+    common = max(set(messages), key=messages.count)
+    if messages.count(common) * 2 < len(failing):
+        return None
+    return (
+        f"{messages.count(common)} of the {len(failing)} test(s) that fail with the fix too (in neither list) fail with the same error, {common[:200]!r}: "
+        "where that is this Python or a dependency's release, not the code (a removed API), `env.python` or `env.overrides` in .benchtape/config.yaml would let them count"
+    )
 
 
 def _alone_at_reference(project: Project, task: TaskSpec, level: str, place: Place, base_tree: Path, scratch: Path, report: TaskReport, store: RecordingStore, run_id: str, logs: Path, say: Progress) -> None:
