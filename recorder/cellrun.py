@@ -33,13 +33,15 @@ from benchtape.core.payloads import SessionStarted
 from benchtape.recorder.matrix import DEFAULT_SETUP_TIMEOUT, CellPlan, Matrix, Problem, harness_config
 from benchtape.recorder.runner import Runner, SessionPlan
 from benchtape.recorder.task_steps import enter_step, setup_failure, step_session, task_steps
-from benchtape.sandbox.box_commands import CommandRun, PreEffects, capture_pre, run_all, workdir_of
+from benchtape.sandbox.box_commands import CommandRun, PreEffects, capture_pre, run_all, run_command, workdir_of
 from benchtape.sandbox.by_level import sandbox_for
+from benchtape.sandbox.healthcheck import wait_healthy
 from benchtape.sandbox.levels import OpenWorkspace
 from benchtape.sandbox.snapshot import snapshot
 from benchtape.spec.cells import NOOP_MODEL, session_fields, started_extra, unstarted_actions
 from benchtape.spec.evaluation import Step
 from benchtape.spec.identity import CellIdentity
+from benchtape.spec.task import HarborStep
 from benchtape.spec.task_cells import solving, task_field
 
 HANDOVER_ENV = "BENCHTAPE_HANDOVER"
@@ -123,9 +125,16 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
     baseline = _baseline(runner, box)
     _guard_environment(matrix, task, box)
     handover = _handover(box) if arm.workflow else None
+    facts: dict[str, Any] = {"baseline": baseline, "state_paths": list(arm.state_paths()), "pre": [r.to_dict() for r in runs], "pre_effects": pre.to_dict() if pre is not None else None}
+    check = task.spec.runtime.healthcheck if task.spec is not None and task.spec.runtime is not None else None
+    if check is not None:  # a Harbor task's environment, ready before its agent starts (and before the cell's clock)
+        waited = wait_healthy(check, lambda command, timeout: run_command(box, command, env, timeout))
+        facts["healthcheck"] = waited.to_dict()
+        if not waited.ok:
+            why = waited.failure() + (" (at level home the task's environment/Dockerfile is not applied: its services are not there; try --sandbox container)" if plan.level == "home" else "")
+            return _unstarted(runner, matrix, plan, identity, Problem("staging", why), pre_runs=runs, facts={"healthcheck": facts["healthcheck"]})
     record = CellRecord(plan, identity)
     deadline = time.monotonic() + scenario.timeout
-    facts: dict[str, Any] = {"baseline": baseline, "state_paths": list(arm.state_paths()), "pre": [r.to_dict() for r in runs], "pre_effects": pre.to_dict() if pre is not None else None}
     tsteps = task_steps(task.spec)  # a multi-step Harbor task: the arm's one step runs once per task step, in order
     order = [(0, arm.steps[0], t) for t in range(len(tsteps))] if tsteps else [(i, s, None) for i, s in enumerate(arm.steps)]
     for index, step, tindex in order:
@@ -140,7 +149,7 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
             assert task.spec is not None
             setup, prelude = enter_step(box, tsteps[tindex], session_plan.env)
             session_plan = step_session(session_plan, task.spec, tsteps[tindex], tindex, list(record.sessions), setup, prelude, left)
-            failed = setup_failure(setup)
+            failed = setup_failure(setup) or _step_unhealthy(box, tsteps[tindex], session_plan)
             if failed is not None:
                 record.sessions.append(_step_refused(runner, session_plan, box.level, failed))
                 break
@@ -257,6 +266,17 @@ def _hook(event: str, run: CommandRun) -> Action:
 # ---------------------------------------------------------------- attempts that never started
 
 
+def _step_unhealthy(box: OpenWorkspace, step: HarborStep, plan: SessionPlan) -> str | None:
+    """A task step's own healthcheck, after its setup.sh and before its agent (Harbor's order):
+    kept in the step's `session.started` (`task.step.healthcheck`); why the step cannot start
+    when it failed, else None."""
+    if step.healthcheck is None:
+        return None
+    waited = wait_healthy(step.healthcheck, lambda command, timeout: run_command(box, command, plan.env, timeout))
+    plan.started["task"]["step"]["healthcheck"] = waited.to_dict()
+    return None if waited.ok else waited.failure(f"step {step.name!r}'s healthcheck")
+
+
 def _step_refused(runner: Runner, plan: SessionPlan, level: str, message: str) -> str:
     """A task step whose setup failed before its agent could start: on record as that step's
     session (the cell's, after its earlier steps), an error of staging, never the agent's."""
@@ -289,12 +309,13 @@ def _with_task(started: SessionStarted, task: Any) -> SessionStarted:
     return started
 
 
-def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None, source: str | None = None) -> CellRecord:
+def _unstarted(runner: Runner, matrix: Matrix, plan: CellPlan, identity: CellIdentity, problem: Problem, pre_runs: list[CommandRun] | None = None, source: str | None = None, facts: dict[str, Any] | None = None) -> CellRecord:
     fields = session_fields(matrix.ev.name, plan.cell, identity, plan.task_digest, 0)
     session_id = runner.store.new_session(runner.run_id, **fields, source=source)
     started = _started(matrix, plan, identity, 0)
     if pre_runs:
         started["cell"]["pre"] = [r.to_dict() for r in pre_runs]
+    started["cell"].update(facts or {})
     runner.store.append(session_id, unstarted_actions(started, problem.cause, problem.message))
     runner.on_event("session.finished", {"session_id": session_id, "scenario": plan.cell.task.id, "attempt": plan.cell.attempt, "status": "error", "wall_ms": 0.0})
     return CellRecord(plan, identity, [session_id])

@@ -43,12 +43,13 @@ from typing import Any, Iterator, Mapping
 from benchtape.core.command_runner import CommandResult, grading_env, run_local
 from benchtape.core.limits import box_file_limit, box_memory_limit
 from benchtape.sandbox.baseimage import _FROM, BASE_IMAGE, BASE_REPOSITORY, ImageBuildError, _image_or_none, image_workdir
+from benchtape.sandbox.healthcheck import wait_healthy
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
 from benchtape.sandbox.trees import remove_tree
 from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, problem, read_rewards, reward_of
 from benchtape.sandbox.verifier_box import BOX_PATH, LOOPBACK_UP, host_tool
-from benchtape.spec.task import SOLUTION_AT, TaskSpec
+from benchtape.spec.task import SOLUTION_AT, HarborStep, TaskSpec
 
 TESTS_AT = "/tests"
 LOGS_AT = "/logs/verifier"
@@ -267,13 +268,20 @@ def _restore_strictly(data: bytes, dest: Path) -> None:
 # ---------------------------------------------------------------- the phases
 
 
-def run_solution(env: HarborEnv, tree: Path, scratch: Path) -> CommandResult:
-    """The oracle: solution/solve.sh from the working directory, in a fresh sandbox on `tree`."""
+def run_solution(env: HarborEnv, tree: Path, scratch: Path, step: HarborStep | None = None) -> CommandResult:
+    """The oracle: solution/solve.sh from the working directory, in a fresh sandbox on `tree`,
+    once the environment's healthcheck (and the step's) passes there, as Harbor starts an agent;
+    when one fails, solve.sh is not run and the result says why."""
     task, runtime = env.task, env.task.runtime
     assert runtime is not None and task.solution is not None
     mounts = {SOLUTION_AT: (_fresh_copy(task.solution.parent, scratch / "solution"), False)}
     timeout = runtime.agent_timeout or task.verify.timeout
+    checks = [(c, w) for c, w in ((runtime.healthcheck, "the environment's healthcheck"), (step.healthcheck if step else None, f"step {step.name if step else ''!r}'s healthcheck")) if c is not None]
     with _box(env, tree, scratch / "solution-box", mounts, runtime.network, {**dict(runtime.env), **dict(runtime.solution_env)}, user=runtime.agent_user) as run:
+        for check, what in checks:
+            waited = wait_healthy(check, run)
+            if not waited.ok:
+                return CommandResult(None, waited.failure(what, stopped="solution/solve.sh was not run"))
         return run(SOLVE_COMMAND, timeout)
 
 

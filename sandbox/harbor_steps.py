@@ -136,7 +136,7 @@ def run_steps(task: TaskSpec, level: str, scratch: Path, *, oracle: bool) -> tup
                 done = harbor_env.run_in_workspace(env, work, scratch / "setup" / step.name, "bash setup.sh")
                 said.append(f"$ bash setup.sh  # step {step.name}\n{done.output}")
         if oracle and view.solution is not None:
-            done = harbor_env.run_solution(env, work, scratch / "solve" / step.name)
+            done = harbor_env.run_solution(env, work, scratch / "solve" / step.name, step)
             said.append(f"$ {harbor_env.SOLVE_COMMAND}  # step {step.name}\n{done.output}")
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(work, dest, symlinks=True)

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from benchtape.core.errors import BadInput, closest
-from benchtape.spec.task import HARBOR_FILE, TASK_ID, HarborStep, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
+from benchtape.spec.task import HARBOR_FILE, TASK_ID, HarborStep, Healthcheck, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
 
 INSTRUCTION = "instruction.md"
 TEST_SCRIPT = "tests/test.sh"
@@ -54,6 +54,7 @@ KEYS: dict[str, set[str]] = {
     "solution": {"env"},
     "steps": {"name", "agent", "verifier", "min_reward", "healthcheck", "artifacts"},  # one [[steps]] entry (Harbor's StepConfig)
     "steps.agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
+    "healthcheck": {"command", "interval_sec", "timeout_sec", "start_period_sec", "start_interval_sec", "retries"},  # Harbor's HealthcheckConfig
 }
 STRATEGIES = ("mean", "final")  # multi_step_reward_strategy: per-key mean over the steps verified (Harbor's default), or the last step's
 ALLOWLIST = (
@@ -68,7 +69,6 @@ REFUSED: dict[tuple[str, str], str] = {
     ("agent", "allowed_hosts"): ALLOWLIST,
     ("environment", "allowed_hosts"): ALLOWLIST,
     ("environment", "tpu"): "benchtape's sandboxes have no TPU: remove `tpu`",
-    ("environment", "healthcheck"): "environment healthchecks are not supported: wait for the service at the start of the scripts",
     ("environment", "mcp_servers"): "MCP servers from task.toml are not wired into benchtape's agents: declare them in the bench's tools instead",
     ("environment", "skills_dir"): "skills from task.toml are not installed: declare them in the bench instead",
 }
@@ -185,6 +185,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         artifacts=_artifacts(toml, doc),
         steps=steps,
         reward_strategy=strategy,
+        healthcheck=_healthcheck(toml, env_t.get("healthcheck"), "environment"),
         **separate,
     )
     verify = Verify(command=VERIFY_COMMAND, network=verify_network, timeout=verify_timeout, reward_file=True)
@@ -268,8 +269,6 @@ def _step(view: _Toml, table: dict[str, Any], folder: Path, name: str, tables: d
             continue  # the task's own verifier user, said again (or none): honoured
         if key == "user" or _asks(verifier_t.get(key)):
             raise BadInput(f"step {name!r}: `verifier.{key}` is not supported by benchtape", file=str(view.path), line=view.line("verifier", key), fix=step_verifier_fixes.get(key) or REFUSED[("verifier", key)])
-    if _asks(table.get("healthcheck")):
-        raise BadInput(f"step {name!r}: `healthcheck` is not supported by benchtape", file=str(view.path), line=view.line("", "healthcheck"), fix="wait for the service at the start of the step's workdir/setup.sh or its scripts")
     own_tests = step_dir / "tests"
     vmode = verifier_t.get("environment_mode")
     if vmode not in (None, "shared", "separate"):
@@ -303,6 +302,7 @@ def _step(view: _Toml, table: dict[str, Any], folder: Path, name: str, tables: d
         min_reward=min_reward,
         verifier_network=network,
         artifacts=tuple(dict.fromkeys((*task_artifacts, *_artifacts(view, table)))),
+        healthcheck=_healthcheck(view, table.get("healthcheck"), "", step=name),
         **({"verifier_separate": True, **fields} if mode == "separate" else {}),
     )
 
@@ -664,6 +664,38 @@ def _same_user(step: Any, task: Any) -> bool:
     if step is None or step == "":
         return True
     return not isinstance(step, bool) and task is not None and not isinstance(task, bool) and str(step) == str(task)
+
+
+def _healthcheck(toml: _Toml, value: Any, table: str, step: str | None = None) -> Healthcheck | None:
+    """`healthcheck = { command = "…", … }` (the environment's, or a step's), each field checked
+    as Harbor's HealthcheckConfig checks it, by its line (the table's, when written inline)."""
+    if value is None:
+        return None
+    where = _dotted(table, "healthcheck")
+    said = f"step {step!r}: " if step is not None else ""
+
+    def line(key: str) -> int | None:
+        return toml.line(where, key) or toml.line(table, "healthcheck")
+
+    if not isinstance(value, dict):
+        raise BadInput(f"{said}`{where}` must be a table", file=str(toml.path), line=line(""), fix='e.g. healthcheck = { command = "curl -fs localhost:8000/health", retries = 10 }')
+    for key in value:
+        if key not in KEYS["healthcheck"]:
+            near = closest(key, KEYS["healthcheck"])
+            raise BadInput(f"{said}`{where}.{key}` is no healthcheck key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS['healthcheck']))}")
+    command = value.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise BadInput(f"{said}`{where}.command` must be a shell command, got {command!r}", file=str(toml.path), line=line("command"), fix='e.g. command = "test -S /run/db.sock" (exit 0: healthy)')
+    retries = value.get("retries", 3)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 1 <= retries <= 10_000:
+        raise BadInput(f"{said}`{where}.retries` must be a whole number from 1 to 10000, got {retries!r}", file=str(toml.path), line=line("retries"), fix="e.g. retries = 3")
+    seconds: dict[str, float] = {}
+    for key, default, least in (("interval_sec", 5.0, 0.0), ("timeout_sec", 30.0, 1.0), ("start_period_sec", 0.0, 0.0), ("start_interval_sec", 5.0, 0.0)):
+        got = value.get(key, default)
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not least <= got <= MAX_SECONDS:  # nan fails both
+            raise BadInput(f"{said}`{where}.{key}` must be a number of seconds from {least:g} to {MAX_SECONDS:g}, got {got!r}", file=str(toml.path), line=line(key), fix=f"e.g. {key} = {default:g}" if default else f"e.g. {key} = 10")
+        seconds[key] = float(got)
+    return Healthcheck(command, seconds["interval_sec"], seconds["timeout_sec"], seconds["start_period_sec"], seconds["start_interval_sec"], retries)
 
 
 def _asks(value: Any) -> bool:

@@ -151,6 +151,23 @@ class TaskState:
 
 
 @dataclass(frozen=True)
+class Healthcheck:
+    """A Harbor task's readiness check (`[environment.healthcheck]`, a step's `healthcheck`),
+    Docker HEALTHCHECK's fields as Harbor reads them: `command` is run in the agent's environment
+    until it exits 0 before the agent starts (sandbox/healthcheck.py)."""
+
+    command: str
+    interval: float = 5.0  # seconds between attempts once the start period is over
+    timeout: float = 30.0  # one attempt's limit
+    start_period: float = 0.0  # a grace period whose failures do not count
+    start_interval: float = 5.0  # seconds between attempts within it
+    retries: int = 3  # consecutive failures after the start period that fail it
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "interval_sec": self.interval, "timeout_sec": self.timeout, "start_period_sec": self.start_period, "start_interval_sec": self.start_interval, "retries": self.retries}
+
+
+@dataclass(frozen=True)
 class HarborStep:
     """One `[[steps]]` entry of a multi-step Harbor task (steps/<name>/): its own instruction,
     its verifier (steps/<name>/tests/ over the task's tests/), its oracle (steps/<name>/solution/,
@@ -172,6 +189,7 @@ class HarborStep:
     verifier_workdir: str | None = None
     verifier_network: bool = False
     artifacts: tuple[str, ...] = ()  # the task's, then the step's own
+    healthcheck: Healthcheck | None = None  # run after the step's setup.sh, before its agent (besides the task's, at the start)
 
     def prompt(self) -> str:
         return self.prompt_path.read_text(encoding="utf-8")
@@ -216,6 +234,7 @@ class TaskRuntime:
     # workspace; its reward combined over the steps by `reward_strategy` ("mean" or "final")
     steps: tuple[HarborStep, ...] = ()
     reward_strategy: str = "mean"
+    healthcheck: Healthcheck | None = None  # `[environment.healthcheck]`: passed before the agent (or the oracle) starts
 
 
 SOLUTION_AT = "/solution"  # where a Harbor task's solution/ is when its solve.sh runs (validation's box, the oracle in a container)

@@ -68,7 +68,8 @@ def make_tasks(top: Path) -> Path:
     _step(twostep, "step-1", "Write hello.txt in the working directory, holding `Hello, world!`.", HELLO_TEST, 'echo "Hello, world!" > hello.txt')
     _step(twostep, "step-2", "Now also write bye.txt holding `Goodbye!`; keep hello.txt.", BOTH_TEST, 'echo "Goodbye!" > bye.txt')
     toml = twostep / "task.toml"
-    toml.write_text(toml.read_text().replace("artifacts = []", 'artifacts = ["/app/hello.txt", "/app/bye.txt"]', 1))
+    # and the environment's healthcheck, passed before the first step's agent (under Harbor too)
+    toml.write_text(toml.read_text().replace("artifacts = []", 'artifacts = ["/app/hello.txt", "/app/bye.txt"]', 1) + '\n[environment.healthcheck]\ncommand = "test -w . && command -v bash"\ninterval_sec = 1.0\n')
 
     staged = _init(tasks, "staged", "--verifier-mode", "shared")
     _step(staged, "step-1", "Copy greeting.txt to hello.txt.", GREETING_TEST, "cp greeting.txt hello.txt")
@@ -78,7 +79,8 @@ def make_tasks(top: Path) -> Path:
     _write(staged / "steps" / "step-2" / "workdir" / "setup.sh", "#!/bin/bash\necho 2 > seed.txt\n")
     toml = staged / "task.toml"
     text = toml.read_text()
-    toml.write_text(text.replace('name = "step-1"\n', 'name = "step-1"\nmin_reward = 1.0\n', 1))
+    # step 2's healthcheck needs what its setup.sh wrote: it runs after setup.sh, before the agent (Harbor's order)
+    toml.write_text(text.replace('name = "step-1"\n', 'name = "step-1"\nmin_reward = 1.0\n', 1).replace('name = "step-2"\n', 'name = "step-2"\nhealthcheck = { command = "test -f seed.txt", interval_sec = 1.0 }\n', 1))
 
     halfway = _init(tasks, "halfway", "--verifier-mode", "shared")
     _step(halfway, "step-1", "Write hello.txt in the working directory, holding `Hello, world!`.", HELLO_TEST, 'echo "Hello, world!" > hello.txt')
@@ -116,7 +118,7 @@ def _graded(db: Path, run_id: str) -> dict[str, dict[str, Any]]:
         for r in rows:
             entry = out.setdefault(r.scenario, {"sessions": []})
             session = store.load_session(r.id)
-            entry["sessions"].append({"id": r.id, "parent": r.parent_session, "step": (session.task or {}).get("step"), "prompt": session.prompt, "calls": [c.input for c in session.calls]})
+            entry["sessions"].append({"id": r.id, "parent": r.parent_session, "step": (session.task or {}).get("step"), "prompt": session.prompt, "calls": [c.input for c in session.calls], "cell": session.started.get("cell") or {}})
             if r.parent_session is None:
                 entry["outcome"] = store.outcomes([r.id])[r.id][-1]["outcome"]
             verdicts = latest_verdicts(store, r.id)
@@ -159,7 +161,7 @@ def test_what_a_step_asks_that_cannot_be_honoured_is_refused_by_its_line(made: d
         "agent.user 0": ("[steps.verifier]\n", "[steps.agent]\nuser = 0\n[steps.verifier]\n", "user", "the task's [agent] user"),  # a uid 0 is a user, not "unset"
         "verifier.collect": ("collect = []", 'collect = ["dump"]', "collect", "start of tests/test.sh"),
         "agent.network_mode": ("[steps.verifier]\n", '[steps.agent]\nnetwork_mode = "no-network"\n[steps.verifier]\n', "network_mode", "for the whole task"),
-        "healthcheck": ('name = "step-2"', 'name = "step-2"\nhealthcheck = { command = "true" }', "healthcheck", "setup.sh"),
+        "healthcheck": ("interval_sec = 1.0 }", "retries = 0 }", "healthcheck", "retries = 3"),  # honoured, its fields checked (tests/formats/test_harbor_healthcheck.py)
         "min_reward": ('name = "step-2"', 'name = "step-2"\nmin_reward = "high"', "min_reward", "min_reward = 1.0"),
     }
     for case, (old, new, key, fix) in cases.items():
@@ -249,6 +251,11 @@ def test_each_step_is_a_session_of_its_own_with_its_instruction(ran: dict[str, A
     assert two["prompt"].startswith("Write into sum.txt") and one["prompt"].startswith("Copy greeting.txt")
     assert one["step"]["prelude"] == ["greeting.txt"] and two["step"]["prelude"] == ["data.txt", "seed.txt", "setup.sh"]
     assert two["step"]["setup"]["exit_code"] == 0 and two["step"]["setup"]["command"].endswith("bash setup.sh")
+    # step 2's healthcheck ran after its setup.sh (which wrote seed.txt), before its agent: passed at once, on record
+    assert (two["step"]["healthcheck"]["ok"], two["step"]["healthcheck"]["attempts"], two["step"]["healthcheck"]["command"]) == (True, 1, "test -f seed.txt")
+    assert "healthcheck" not in one["step"] and "healthcheck" not in one["cell"]
+    twostep = _graded(ran["db"], ran["runs"]["oracle"])["twostep"]["sessions"][0]
+    assert twostep["cell"]["healthcheck"]["ok"] and twostep["cell"]["healthcheck"]["attempts"] == 1 and twostep["cell"]["healthcheck"]["command"] == "test -w . && command -v bash", twostep["cell"].get("healthcheck")  # the environment's, before step 1
     assert ["solve.sh" in json.dumps(c) for s in (one, two) for c in s["calls"]] == [True, True]  # each step's own solution, in its own session
 
 
