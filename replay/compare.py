@@ -33,6 +33,7 @@ from benchtape.core.outcome_kinds import GUARD_VIOLATION, NO_CHANGES, OUTCOMES, 
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, conclusion, flaky, matrix, p_in_force, pass_hat_k, shared_ranks
 from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
+from benchtape.replay.outcomes import graded_now
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
 from benchtape.spec.agent_kind import CONTROLS, LABELS, ORACLE, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary, plays_whole_fix
 from benchtape.spec.pricing import Pricing, Rates, session_cost, sum_known, token_cost
@@ -115,17 +116,6 @@ def read_measurements(store: BrowsingStore, pricing: Pricing, *, evaluation: str
     for params in store.cell_run_params(**where):
         arms.update(params.get("arms") or {})
     return _measurements(sessions, pricing), arms
-
-
-def graded_now(outcomes: list[dict[str, Any]], fingerprint: str | None) -> dict[str, Any]:
-    """The newest of a measurement's outcomes (oldest first) graded against its task as it is
-    now. A regrade records the task content it graded (`fingerprint`): one made while the task
-    was edited, the edit since undone, measured the edit, and it stays in history beside the
-    rest without standing for the cell. An outcome with no fingerprint (the run's own grading)
-    is the run's, whose task content `current` compares."""
-    if fingerprint is None:
-        return outcomes[-1]
-    return next((o for o in reversed(outcomes) if o.get("fingerprint") in (None, fingerprint)), outcomes[-1])
 
 
 def _measurements(sessions: dict[str, _Session], pricing: Pricing) -> list[Measurement]:
@@ -809,11 +799,6 @@ def _paired_table(a: dict[str, dict[int, Measurement]], b: dict[str, dict[int, M
 # ---------------------------------------------------------------- the front door's one call
 
 
-def task_fingerprints(ev: Any) -> dict[str, str]:
-    """Each task folder's content as it is now (the fingerprint its verdicts record)."""
-    return {t.id: t.bench.sha256 for t in ev.tasks() if t.spec is not None and t.bench.sha256}
-
-
 def expected_of(ev: Any) -> Expected:
     """The current arms and tasks of a loaded Evaluation (task hashes read the testdata)."""
     from benchtape.spec.identity import task_hash
@@ -847,7 +832,7 @@ def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd:
         ev = load_evaluation(str(path), cwd) if path is not None else _stored_evaluation_file(stored, name, cwd)
         ev_name = ev.name if ev is not None else name
         if ev is not None or stored is not None:
-            measurements, arms = read_measurements(store, pricing, evaluation=ev_name, fingerprints=task_fingerprints(ev) if ev is not None else None)
+            measurements, arms = read_measurements(store, pricing, evaluation=ev_name, fingerprints=ev.fingerprints() if ev is not None else None)
             expected = expected_of(ev) if ev is not None else None
             ref = evaluation_ref(ev.path, cwd) if ev is not None else None
             rounds = stored_rounds(store, ev_name)
@@ -918,7 +903,7 @@ def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], dete
     arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
     per_arm: dict[str, dict[str, tuple[int, int]]] = {}
     if store is not None:
-        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False, fingerprints=task_fingerprints(ev))  # passes per task: no costs
+        measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False, fingerprints=ev.fingerprints())  # passes per task: no costs
         per_arm = per_task_counts(measurements)
     return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect, sequential=sequential)
 

@@ -31,7 +31,7 @@ from benchtape.core.run_kinds import EVALUATION as RUN_KIND
 from benchtape.replay.grading import grade_stored, new_grading
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import grade_metrics
-from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, is_reusable
+from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, graded_now, is_reusable
 from benchtape.replay.regrade import prepare
 from benchtape.sandbox.treediff import read_snapshot
 from benchtape.spec.bench import BenchSpec
@@ -87,9 +87,12 @@ class StoredCells:
         return sum(1 for m in self.by_cell.get(cell_id, []) if not m.measured)
 
 
-def stored_cells(store: BrowsingStore, evaluation: str, cell_ids: Iterable[str]) -> StoredCells:
+def stored_cells(store: BrowsingStore, evaluation: str, cell_ids: Iterable[str], fingerprints: Mapping[str, str] | None = None) -> StoredCells:
     """The stored measurements of these identities made by this evaluation's runs (what
-    `compare NAME` reads: a cell another evaluation measured is measured again here)."""
+    `compare NAME` reads: a cell another evaluation measured is measured again here). Each
+    one's outcome is the one compare counts (graded_now: by the task content each task id has
+    now, `fingerprints`): a regrade made while its task was edited, the edit since undone,
+    neither makes the cell look unmeasured nor stands for it."""
     roots: dict[str, StoredMeasurement] = {}
     for sid, run_id, cell_id, task, params in store.measurement_roots(list(dict.fromkeys(cell_ids)), run_kind=RUN_KIND, evaluation=evaluation):
         roots[sid] = StoredMeasurement(sid, run_id, cell_id, task, bool(params.get("reusable", True)), [sid])
@@ -97,7 +100,7 @@ def stored_cells(store: BrowsingStore, evaluation: str, cell_ids: Iterable[str])
     for sid, parent, params in store.later_steps(list(roots)):  # a multi-step Harbor task's steps: one session each (task_step)
         steps[parent].append((int(params.get("step_index", 0)), int(params.get("task_step", 0)), sid))
     for sid, found in store.outcomes(list(roots)).items():
-        roots[sid].outcome = found[-1]
+        roots[sid].outcome = graded_now(found, (fingerprints or {}).get(roots[sid].task))
         roots[sid].recorded = next((o for o in found if o.get("steps") is not None), None)
     out = StoredCells()
     for root in roots.values():

@@ -166,3 +166,14 @@ def _failing(rows: list[dict[str, Any]]) -> str:
 
 def _first_error(session: Session) -> str | None:
     return next((e for e in session.errors if e and e != "None"), None)
+
+
+def graded_now(outcomes: list[dict[str, Any]], fingerprint: str | None) -> dict[str, Any]:
+    """The newest of a measurement's outcomes (oldest first) graded against its task as it is
+    now. A regrade records the task content it graded (`fingerprint`): one made while the task
+    was edited, the edit since undone, measured the edit, and it stays in history beside the
+    rest without standing for the cell. An outcome with no fingerprint (the run's own grading)
+    is the run's, whose task content `current` compares."""
+    if fingerprint is None:
+        return outcomes[-1]
+    return next((o for o in reversed(outcomes) if o.get("fingerprint") in (None, fingerprint)), outcomes[-1])

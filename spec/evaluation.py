@@ -228,6 +228,11 @@ class Evaluation:
             self._tasks = _unique(tasks + folders, self.path)
         return self._tasks
 
+    def fingerprints(self) -> dict[str, str]:
+        """Each task folder's content as it is now, by task id: the fingerprint a grading
+        records, by which compare and reuse count only gradings of the task as it is."""
+        return {t.id: t.bench.sha256 for t in self.tasks() if t.spec is not None and t.bench.sha256}
+
     def select(self, ids: Iterable[str] | None) -> list[Task]:
         """The tasks `--task ID` names (all when none), refusing an unknown id with the closest."""
         tasks = self.tasks()

@@ -157,9 +157,9 @@ def _limits(until: Until) -> str:
 def _stored(store: BrowsingStore, ev: Any, pricing: Any, mine: set[str]) -> tuple[dict[str, dict[str, tuple[int, int]]], dict[str, Any]]:
     """Per-task counts of the evaluation as it is now, and costs: this invocation's spend and
     each setup's mean cost per cell (None where no stored cell was priced)."""
-    from benchtape.replay.compare import current, expected_of, per_task_counts, read_measurements, task_fingerprints
+    from benchtape.replay.compare import current, expected_of, per_task_counts, read_measurements
 
-    measurements, _ = read_measurements(store, pricing, evaluation=ev.name, fingerprints=task_fingerprints(ev))
+    measurements, _ = read_measurements(store, pricing, evaluation=ev.name, fingerprints=ev.fingerprints())
     kept, _, _, _ = current(measurements, expected_of(ev))
     spent = sum(m.cost or 0.0 for m in measurements if m.run_id in mine)
     per_cell: dict[str, float | None] = {}

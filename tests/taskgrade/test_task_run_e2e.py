@@ -167,3 +167,7 @@ def test_a_regrade_against_an_edited_task_measures_nothing_and_never_stands_for_
     doc = _json(benchtape("compare", "tasks", "--json", cwd=repo))
     controls = {r["label"]: r for r in doc["controls"]}
     assert controls[ORACLE]["passes"] == 5 and doc["stale_measurements"] == 0, (controls[ORACLE], doc["stale_measurements"])
+    # and a run reads each cell as compare does: 434's cells are measured (by their grading
+    # against the task as it is), reused, never run again at a cost
+    preview = _json(benchtape("run", "tasks", "--dry-run", "--json", cwd=repo, env=cli_env()))
+    assert preview["to_run"] == 0 and preview["measured"] == sum(sum(by.values()) for by in ran["run"]["outcomes"].values()) == 15, {k: preview.get(k) for k in ("to_run", "measured", "attempted")}
