@@ -125,7 +125,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         raise BadInput("task.toml nests its values too deep to read", file=str(path), fix="flatten the value: no task.toml key holds more than a few levels") from None
     toml = _Toml(path, text)
     if not TASK_ID.match(folder.name):
-        raise BadInput(f"the task folder's name {folder.name!r} is no task id", file=str(path), fix="rename the folder: letters, digits, `.`, `_`, `-`")
+        raise BadInput(f"the task folder's name {folder.name!r} is no task id", file=str(path), fix="rename the folder: up to 100 letters, digits, `.`, `_`, `-`, starting with a letter, a digit or `_`")
     toml.strict(doc, "")
     _schema_version(toml, doc)
     tables = {name: toml.table(doc, name) for name in ("task", "verifier", "agent", "environment", "solution")}
@@ -136,7 +136,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         if _asks(value):
             raise BadInput(f"`{_dotted(section, key)}` is not supported by benchtape", file=str(path), line=toml.line(section, key), fix=why)
     env_t, verifier_t, agent_t = tables["environment"], tables["verifier"], tables["agent"]
-    notes: list[str] = []
+    notes = toml.notes
     _environment_refusals(toml, env_t, verifier_t, notes)
     if agent_t.get("setup_timeout_sec") is not None:
         notes.append("agent.setup_timeout_sec is not used (benchtape installs no agent inside the environment)")
@@ -387,13 +387,17 @@ def step_view(task: TaskSpec, step: HarborStep, tests_dir: Path) -> TaskSpec:
 
 def _schema_version(toml: _Toml, doc: dict[str, Any]) -> None:
     """task.toml's schema: Harbor 0.25 writes `schema_version = "1.4"`; older tasks say "1.0" to
-    "1.3" (or the deprecated `version`). A major version benchtape does not know is refused."""
+    "1.3" (or the deprecated `version`). Harbor reads any value and checks none (Terminal-Bench
+    2.1's guide has its authors write `version = "2.0"`): another major version is read the
+    same way, and a note says so."""
     key = "schema_version" if "schema_version" in doc else "version"
     value = doc.get(key)
     if value is None:
         return
-    if not isinstance(value, str) or value.split(".")[0] != SCHEMA_MAJOR:
-        raise BadInput(f"`{key} = {value!r}`: benchtape reads Harbor's task.toml schema 1.x (Harbor 0.25 writes \"1.4\")", file=str(toml.path), line=toml.line("", key), fix='write schema_version = "1.4" after checking the task against Harbor\'s schema, or run it under Harbor')
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise BadInput(f"`{key}` must be a version string, got {value!r}", file=str(toml.path), line=toml.line("", key), fix='e.g. schema_version = "1.4"')
+    if str(value).split(".")[0] != SCHEMA_MAJOR:
+        toml.notes.append(f"`{key} = {orjson.dumps(str(value)).decode()}` (task.toml line {toml.line('', key)}): read as Harbor 0.25 reads it, with schema 1.4's keys (Harbor checks no version)")
 
 
 def _artifacts(toml: _Toml, doc: dict[str, Any]) -> tuple[str, ...]:
@@ -718,6 +722,7 @@ class _Toml:
 
     def __init__(self, path: Path, text: str):
         self.path = path
+        self.notes: list[str] = []  # what was read and left alone (a key Harbor does not define, which it ignores)
         self.lines: dict[tuple[str, str], int] = {}
         self.steps: list[dict[tuple[str, str], int]] = []  # each [[steps]] entry's lines, its tables named from the step
         table = ""
@@ -746,7 +751,7 @@ class _Toml:
         """The same file seen from its `index`th [[steps]] entry: `line("verifier", "timeout_sec")`
         is that step's line (its header's when the key's own is not found)."""
         view = _StepLines.__new__(_StepLines)
-        view.path, view.steps = self.path, self.steps
+        view.path, view.steps, view.notes = self.path, self.steps, self.notes
         view.lines = dict(self.steps[index]) if index < len(self.steps) else {}
         return view
 
@@ -762,13 +767,19 @@ class _Toml:
         return value
 
     def strict(self, table: dict[str, Any], name: str) -> None:
+        """A key Harbor does not define is ignored, as Harbor ignores it (a note says so), unless
+        it reads as a misspelt key of this table and asks for something: `timeout_secs = 30`
+        would run with the default timeout under Harbor, silently; that is refused by its line."""
         known = KEYS[name]
         for key in table:
-            if key not in known:
-                near = closest(key, known)
-                where = f"[{name}]" if name else "the top level"
-                fix = f"did you mean `{near}`?" if near else f"keys of {where}: {', '.join(sorted(known))}"
+            if key in known:
+                continue
+            near = closest(key, known)
+            where = f"[{name}]" if name else "the top level"
+            if near and _asks(table[key]):
+                fix = f"did you mean `{near}`? (Harbor ignores a key it does not know, so a misspelt one runs with the default; if `{key}` is meant for another tool, remove it: neither Harbor 0.25 nor benchtape applies it)"
                 raise BadInput(f"`{_dotted(name, key)}` is no task.toml key Harbor defines (in {where})", file=str(self.path), line=self.line(name, key), fix=fix)
+            self.notes.append(f"`{_dotted(name, key)}` (task.toml line {self.line(name, key)}) is no key Harbor 0.25 defines: ignored, as Harbor ignores it")
 
     def string(self, table: dict[str, Any], name: str, key: str) -> str | None:
         value = table.get(key)

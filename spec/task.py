@@ -59,7 +59,7 @@ TESTS_PATCH = "tests.patch"
 REFERENCE_PATCH = "reference.patch"
 PLACEHOLDER_COMMAND = "false"  # what `task create` writes when it cannot infer the verify command
 DEFAULT_VERIFY_TIMEOUT = 15 * 60.0  # berbench's `timeout` diagnosis: verify exceeded 15 min
-TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+TASK_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,99}$")  # a leading `_` too (Harbor datasets name drafts `_wip-…`): never `-` (an option), never `.` (hidden, `..`)
 FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
 
 TASK_KEYS = HEADER_KEYS | {"source", "prompt", "verify", "reference_patch", "validation", "description"}

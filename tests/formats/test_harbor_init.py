@@ -118,7 +118,7 @@ def test_what_cannot_be_honoured_is_refused_saying_why(tmp_path: Path) -> None:
     cases = {
         'network_mode = "public"': ('network_mode = "allowlist"\nallowed_hosts = ["pypi.org"]', "cannot let some hosts through"),
         'artifacts = []': ('artifacts = ["/logs/agent/out.txt"]', "does not collect from the agent"),
-        'schema_version = "1.4"': ('schema_version = "2.0"', "schema 1.x"),
+        'schema_version = "1.4"': ('schema_version = ["1.4"]', "a version string"),
         'environment_mode = "separate"': ('environment_mode = "isolated"', "no mode Harbor defines"),
     }
     for old, (new, said) in cases.items():
@@ -127,6 +127,26 @@ def test_what_cannot_be_honoured_is_refused_saying_why(tmp_path: Path) -> None:
             load_harbor_task(tmp_path / "net")
         assert said in str(err.value) + (err.value.fix or ""), err.value
         assert err.value.line is not None and toml.read_text().splitlines()[err.value.line - 1] in new.splitlines()  # the line that asks for it
+    # what Harbor reads and checks nothing of is read too, with a note: another schema major
+    # (Terminal-Bench 2.1's guide has its authors write `version = "2.0"`), a key Harbor 0.25 does
+    # not define that asks nothing or is like none of its own
+    for old, new, said in (
+        ('schema_version = "1.4"', 'schema_version = "2.0"', 'schema_version = "2.0"` (task.toml line 1): read as Harbor 0.25 reads it'),
+        ("[environment]\n", "[environment]\ndocker_flags = []\n", "`environment.docker_flags` (task.toml line"),
+        ("[environment]\n", '[environment]\nprovider_hint = "gke"\n', "`environment.provider_hint` (task.toml line"),
+    ):
+        assert old in base, old
+        toml.write_text(base.replace(old, new, 1))
+        runtime = load_harbor_task(tmp_path / "net").runtime
+        assert runtime is not None and any(said in n for n in runtime.notes), (new, runtime.notes)
+    toml.write_text(base.replace("[environment]\n", '[environment]\ndocker_flags = ["--privileged"]\n', 1))  # asks for something, and reads as a misspelt docker_image
+    with pytest.raises(BadInput) as err:
+        load_harbor_task(tmp_path / "net")
+    assert "did you mean `docker_image`?" in (err.value.fix or "") and "neither Harbor 0.25 nor benchtape applies it" in (err.value.fix or "")
+    drafts = tmp_path / "_wip-net"  # a folder name Harbor datasets give drafts: a task id
+    toml.write_text(base)
+    (tmp_path / "net").rename(drafts)
+    assert load_harbor_task(drafts).id == "_wip-net"
 
 
 # ---------------------------------------------------------------- level container

@@ -88,7 +88,7 @@ network_mode = "public"
     ("toml", "line", "said", "fix"),
     [
         ('version = "1.0"\n[verifier]\ntimeout_secs = 10\n', 3, "`verifier.timeout_secs` is no task.toml key", "did you mean `timeout_sec`?"),
-        ('version = "1.0"\nbogus = 1\n', 2, "`bogus` is no task.toml key", "keys of the top level"),
+        ('version = "1.0"\n[environment]\ncpu = 2\n', 3, "`environment.cpu` is no task.toml key", "did you mean `cpus`?"),  # a key like none of Harbor's is ignored, as Harbor ignores it (test_harbor_init)
         ('version = "1.0"\n[environment]\ncpus = 1\nnetwork_mode = "allowlist"\nallowed_hosts = ["pypi.org"]\n', 5, "`environment.allowed_hosts` is not supported", "cannot let some hosts through"),
         ('version = "1.0"\n[environment]\ngpus = 2\n', 3, "benchtape's sandboxes have no GPU", "gpus = 0"),
         ('version = "1.0"\n[environment]\nworkdir = "app"\n', 3, "`environment.workdir = 'app'` cannot hold the workspace", 'workdir = "/app"'),
@@ -98,9 +98,9 @@ network_mode = "public"
         ('version = "1.0"\n[[steps]]\nname = "one"\n', 3, "step 'one' has no folder steps/one/", "make steps/one/"),
         ('version = "1.0"\n[[steps]]\nname = "a/b"\n', 3, "is no portable folder name", 'name = "step-1"'),
         ('version = "1.0"\nmulti_step_reward_strategy = "max"\n', 2, "is no strategy Harbor defines", '"mean"'),
-        ('version = "1.0"\n[[steps]]\nname = "one"\ntimeout = 3\n', 4, "`steps.timeout` is no task.toml key", "keys of [steps]"),
+        ('version = "1.0"\n[[steps]]\nname = "one"\nmin_rewards = 1\n', 4, "`steps.min_rewards` is no task.toml key", "did you mean `min_reward`?"),
         ('version = "1.0"\n[verifier]\nenvironment_mode = "apart"\n', 3, "environment_mode = 'apart'` is no mode Harbor defines", '"separate"'),
-        ('schema_version = "2.1"\n', 1, "schema 1.x", 'schema_version = "1.4"'),
+        ('schema_version = ["2.1"]\n', 1, "must be a version string", 'schema_version = "1.4"'),  # "2.1" itself is read, with a note, as Harbor reads it
         ('version = "1.0"\nartifacts = ["/var/log/app.log"]\n[verifier]\nenvironment_mode = "separate"\n', 2, None, None),
         ('version = "1.0"\n[environment]\nos = "windows"\n', 3, "sandboxes are Linux", 'os = "linux"'),
         ('version = "1.0"\n[agent]\ntimeout_sec = "soon"\n', 3, "must be a positive number of seconds", "timeout_sec = 600.0"),
