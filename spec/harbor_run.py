@@ -31,12 +31,12 @@ def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, att
     import hashlib
 
     from benchtape.spec.evaluation import Evaluation
-    from benchtape.spec.harbor_task import load_harbor_tasks
+    from benchtape.spec.harbor_task import harbor_task_folders
     from benchtape.spec.overlays import load_registry
     from benchtape.spec.task import folder_hash
 
     path = Path(path).resolve()
-    load_harbor_tasks(path)  # BadInput now (no task, a bad task.toml), before anything else
+    harbor_task_folders(path)  # BadInput now (no task, two of one id), before anything else; a bad task.toml skips that task
     cwd = cwd or Path.cwd()
     registry = load_registry(cwd)
     if harness is None:

@@ -13,7 +13,7 @@ enforce is never dropped silently. Harbor itself ignores unknown keys; benchtape
 so a typo (`timeout_secs`) is caught rather than run with the default. What each key becomes
 is in docs/formats.md ("Harbor tasks").
 
-`load_harbor_tasks(path)` is the entry point: a task folder, or a folder of them (a dataset
+`harbor_task_folders(path)` finds them (each loaded on its own: one bad task is that task's problem), `load_harbor_tasks(path)` loads them all strictly: a task folder, or a folder of them (a dataset
 checkout). `load_task_folder(folder)` reads either kind of task folder. A Harbor task's
 validation is kept beside it in `.benchtape-validation.json` (task.toml is the author's file and
 is never rewritten); its fingerprint is the hash of the whole folder.
@@ -85,23 +85,29 @@ def load_task_folder(folder: Path) -> TaskSpec:
 
 
 def load_harbor_tasks(path: Path) -> list[TaskSpec]:
-    """Every Harbor task at `path`: the task folder itself, or each task folder below it (a
-    dataset checkout), sorted by id. BadInput when there is none, or two share an id."""
+    """Every Harbor task at `path` (harbor_task_folders), each loaded strictly, sorted by id."""
+    return [load_harbor_task(f) for f in harbor_task_folders(path)]
+
+
+def harbor_task_folders(path: Path) -> list[Path]:
+    """The Harbor task folders at `path`: the task folder itself, or each one below it (a
+    dataset checkout), sorted by id, none of them read yet, so one bad task.toml among 300 is
+    that task's problem (a run skips it, saying why: spec/task_cells.py), not the dataset's.
+    BadInput when there is none, or two share an id."""
     path = Path(path).resolve()
     if is_harbor_task(path):
-        return [load_harbor_task(path)]
+        return [path]
     if not path.is_dir():
         raise BadInput(f"{path} is no folder", fix="name a Harbor task folder (it holds task.toml) or a folder of them")
-    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path) and not toml.is_dir()})
+    folders = sorted({toml.parent for toml in path.rglob(HARBOR_FILE) if not _inside_task(toml.parent, path) and not toml.is_dir()}, key=lambda f: (f.name, str(f)))
     if not folders:
         raise BadInput(f"no Harbor task below {path} (no {HARBOR_FILE})", fix="name a folder holding <task>/task.toml, instruction.md, environment/, tests/test.sh")
-    tasks = [load_harbor_task(f) for f in folders]
     seen: dict[str, Path] = {}
-    for task in tasks:
-        if task.id in seen:
-            raise BadInput(f"two Harbor tasks are named {task.id!r}: {seen[task.id]} and {task.dir}", fix="rename one folder: a task's id is its folder's name")
-        seen[task.id] = task.dir
-    return sorted(tasks, key=lambda t: t.id)
+    for folder in folders:
+        if folder.name in seen:
+            raise BadInput(f"two Harbor tasks are named {folder.name!r}: {seen[folder.name]} and {folder}", fix="rename one folder: a task's id is its folder's name")
+        seen[folder.name] = folder
+    return folders
 
 
 def _inside_task(folder: Path, top: Path) -> bool:

@@ -110,7 +110,7 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
     """The runnable tasks `refs` names, in order, and the ones skipped with why.
     `project_environment`: whether a history task's agent gets its project's environment;
     `cell_timeout`: the agent's limit where a task sets none (the config's `defaults.cell_timeout`)."""
-    from benchtape.spec.harbor_task import load_harbor_tasks, load_task_folder
+    from benchtape.spec.harbor_task import harbor_task_folders, load_task_folder
     from benchtape.spec.task import task_dirs
 
     if not refs:
@@ -127,7 +127,7 @@ def load_task_folders(refs: list[str], project: Path, evaluation: Path, line: in
             path = Path(ref) if Path(ref).is_absolute() else project / ref
             if not path.exists():
                 raise BadInput(f"`tasks:` {ref} does not exist (resolved against the project folder: {path})", file=str(evaluation), line=line, fix="name a Harbor task folder (it holds task.toml) or a folder of them")
-            folders.update((t.id, t.dir) for t in load_harbor_tasks(path))
+            folders.update((f.name, f) for f in harbor_task_folders(path))  # each loaded below: a bad one is skipped, saying why
         else:
             near = closest(ref, list(known))
             fix = f"did you mean {near!r}?" if near else (f"tasks here: {', '.join(known)}" if known else "create tasks first: benchtape task scan, then benchtape task create N")

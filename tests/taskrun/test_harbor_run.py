@@ -6,6 +6,7 @@ untouched; the tasks' validation state is said; an edited task is a new cell."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -116,6 +117,26 @@ def test_the_run_needs_a_harness_and_narrows_with_task(ran: dict[str, Any]):
     assert done.returncode == 2 and "--harness oracle" in done.stderr
     one = run_json(benchtape("run", str(ran["folder"]), "--harness", "mock", "--model", "noop", "--task", "hello-file", "--dry-run", "--json", "--db", str(ran["db"]), cwd=ran["top"]))
     assert one["tasks"] == ["hello-file"] and one["cells"] == 1
+
+
+def test_one_bad_task_toml_in_a_dataset_skips_that_task_and_says_why_the_rest_run(ran: dict[str, Any], tmp_path: Path):
+    """A newcomer on a Terminal-Bench 2.1 checkout: one task.toml benchtape cannot honour (here
+    an allowlist) stopped `run DIR` for every task, `--task` of another one too. That task is
+    skipped now, named with its file, line and fix, and the others run; a dataset whose every
+    task is refused is still bad input, saying each."""
+    folder = shutil.copytree(ran["folder"], tmp_path / "dataset")
+    bad = folder / "hello-file" / "task.toml"
+    bad.write_text(bad.read_text().replace("allow_internet = false", 'network_mode = "allowlist"\nallowed_hosts = ["pypi.org"]'))
+    preview = run_json(benchtape("run", str(folder), "--harness", "oracle", "--dry-run", "--json", "--db", str(tmp_path / "p.db"), cwd=tmp_path))
+    assert sorted(preview["tasks"]) == sorted(set(TASKS) - {"hello-file"}), preview["tasks"]
+    (skipped,) = preview["skipped"]
+    assert skipped["id"] == "hello-file" and skipped["state"] == "broken" and f"{bad}:" in skipped["why"] and "allowed_hosts" in skipped["why"], skipped
+    done = benchtape("run", str(folder), "--harness", "oracle", "--task", "fix-the-sum", "--yes", "--json", "--db", str(tmp_path / "p.db"), cwd=tmp_path, timeout=300)
+    assert done.returncode == 0 and list(json.loads(done.stdout)["outcomes"].values()) == [{"passed": 1}], done.stdout[-2000:] + done.stderr[-2000:]
+    for name in set(TASKS) - {"hello-file"}:
+        shutil.rmtree(folder / name)
+    refused = benchtape("run", str(folder), "--harness", "oracle", "--dry-run", cwd=tmp_path)
+    assert refused.returncode == 2 and "no task of this evaluation can run" in refused.stderr and "allowed_hosts" in refused.stderr, refused.stderr
 
 
 def test_at_level_container_the_workspace_starts_from_the_environments_workdir(ran: dict[str, Any]):
