@@ -223,6 +223,28 @@ def home_copies(task: TaskSpec) -> list[tuple[Path, str]]:
     return out
 
 
+def home_unapplied(task: TaskSpec) -> list[str]:
+    """The environment/Dockerfile instructions level home does not apply (all but FROM, WORKDIR,
+    comments, and the plain COPY lines home_copies takes), counted by kind (`3 RUN`): said where
+    a phase fails at home, since what they install (a venv, a tool, the files a script reads) is
+    missing there and the task, not its fix, may be what failed."""
+    if task.environment is None or not (task.environment / "Dockerfile").is_file():
+        return []
+    text = (task.environment / "Dockerfile").read_text(encoding="utf-8", errors="replace")
+    logical = re.sub(r"\\\r?\n", " ", text)  # continued lines as one instruction
+    kinds: dict[str, int] = {}
+    taken = len(home_copies(task))
+    for line in logical.splitlines():
+        word = line.strip().split(None, 1)[0].upper() if line.strip() and not line.strip().startswith("#") else ""
+        if word in ("", "FROM", "WORKDIR", "LABEL", "MAINTAINER", "STOPSIGNAL"):
+            continue
+        if word == "COPY" and taken:
+            taken -= 1
+            continue
+        kinds[word] = kinds.get(word, 0) + 1
+    return [f"{n} {kind}" for kind, n in kinds.items()]
+
+
 def starting_workspace(env: HarborEnv, dest: Path, client: Any = None) -> Path:
     """Write the workspace the agent starts from into `dest` (a new folder): the image's
     working directory at level container, nothing at level home."""

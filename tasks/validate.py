@@ -21,6 +21,7 @@ benchtape.sandbox.verifier, the same function grading will call on a candidate p
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import time
@@ -600,6 +601,9 @@ def _harbor_phase(task: TaskSpec, report: TaskReport, store: RecordingStore, run
     from benchtape.sandbox import harbor_env
 
     judgement = harbor_env.judge_noop(evidence) if phase == "base" else harbor_env.judge_oracle(evidence)
+    unapplied = harbor_env.home_unapplied(task) if env.level == "home" and not judgement.held else []
+    if unapplied:  # what the Dockerfile installs is not here: the task may hold in its image
+        judgement = dataclasses.replace(judgement, remedy=f"environment/Dockerfile's {', '.join(unapplied)} instruction(s) are not applied at level home: validate it with --sandbox container, where they are, before changing the task (else: {judgement.remedy})")
     log_path = _write_log(logs, task.id, phase, evidence)
     phase_report = PhaseReport(phase, evidence, judgement, log_path)
     summary = phase_report.to_dict()

@@ -321,3 +321,20 @@ def test_at_home_the_dockerfiles_plain_copy_of_the_tasks_files_is_the_starting_w
     assert sorted(p.relative_to(work).as_posix() for p in work.rglob("*") if p.is_file()) == ["docs/notes.txt", "pkg/calc.py"]
     done = benchtape("run", str(task_dir), "--harness", "oracle", "--yes", "--db", str(tmp_path / "s.db"), cwd=tmp_path, timeout=600)
     assert done.returncode == 0 and "passed 1" in done.stdout + done.stderr, done.stdout + done.stderr  # solve.sh writes hello.txt beside the copied files
+
+
+def test_at_home_a_reference_that_fails_without_the_dockerfiles_run_lines_points_to_the_container(tmp_path: Path):
+    """A Terminal-Bench 2.1 task whose tests/test.sh runs the venv its Dockerfile's RUN lines make
+    (/opt/verifier-venv): at level home they are not applied, the reference fails, and the next
+    step read "fix solve.sh (or the tests)". It now names the instructions not applied and
+    `--sandbox container`, the task's own image, before any edit of the task."""
+    repo = project_with(tmp_path, broken=False)
+    task_dir = shutil.copytree(FIXTURES / "hello-file", repo / ".benchtape" / "tasks" / "needs-image")
+    (task_dir / "environment" / "Dockerfile").write_text("FROM benchtape-base:0.1.0\nWORKDIR /app\nRUN python3 -m venv /opt/verifier-venv-bt \\\n && /opt/verifier-venv-bt/bin/pip --version\nENV PATH=/opt/verifier-venv-bt/bin:$PATH\n")
+    test_sh = task_dir / "tests" / "test.sh"
+    test_sh.write_text(test_sh.read_text().replace("#!/bin/bash\n", "#!/bin/bash\n/opt/verifier-venv-bt/bin/python3 -c 'print(1)' || { echo 0 > /logs/verifier/reward.txt; exit 0; }\n", 1))
+    code, doc = validate(repo, "needs-image", "--sandbox", "home")
+    report = by_id(doc)["needs-image"]
+    assert code == 1 and not report["validated"] and report["phases"]["reference"]["held"] is False, report
+    assert "environment/Dockerfile's 1 RUN, 1 ENV instruction(s) are not applied at level home: validate it with --sandbox container" in report["next"], report["next"]
+    assert "fix" in report["next"]  # the task's own remedy still follows, for a task that fails in its image too
