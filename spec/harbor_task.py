@@ -69,8 +69,14 @@ REFUSED: dict[tuple[str, str], str] = {
     ("agent", "allowed_hosts"): ALLOWLIST,
     ("environment", "allowed_hosts"): ALLOWLIST,
     ("environment", "tpu"): "benchtape's sandboxes have no TPU: remove `tpu`",
-    ("environment", "mcp_servers"): "MCP servers from task.toml are not wired into benchtape's agents: declare them in the bench's tools instead",
-    ("environment", "skills_dir"): "skills from task.toml are not installed: declare them in the bench instead",
+    ("environment", "mcp_servers"): (
+        "benchtape does not yet give task.toml's MCP servers to the agent: run the task under Harbor (`harbor run -p TASK -a claude-code`), or remove the key "
+        "and give Claude Code the server through a tool file (.benchtape/tools/<name>.yaml: `harness_config: {plugins: [...]}` naming a plugin whose .mcp.json declares it, or `agent_env:`; README, \"plugins\")"
+    ),
+    ("environment", "skills_dir"): (
+        "benchtape does not yet copy task.toml's skills into the agent's skills folder: run the task under Harbor (`harbor run -p TASK -a claude-code`), or remove the key "
+        "and give Claude Code the skills through a tool file (.benchtape/tools/<name>.yaml: `harness_config: {plugins: [...]}` naming a plugin whose skills/ holds them, or `agent_env:`)"
+    ),
 }
 NETWORK_MODES = {"public": True, "no-network": False}
 
