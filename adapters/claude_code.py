@@ -271,7 +271,7 @@ class ClaudeCodeAdapter:
 
         cfg = self.config(launch)
         binary = binary_of(cfg)
-        staged = stage(binary, launch.home or launch.root, cfg.plugins, cfg.agent_env)
+        staged = stage(binary, launch.home or launch.root, cfg.plugins, cfg.agent_env, skills=launch.scenario.get("skills"))
         flags = [*staged.flags, *self._session_flags(launch, cfg)]
         setup = list(staged.setup)
         if cfg.environment.probe and (cfg.plugins or cfg.agent_env or (launch.interactive and _reads_environment(launch.scenario))):

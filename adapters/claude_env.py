@@ -70,9 +70,15 @@ def agent_env_flags(env_home: Path, source: Path) -> list[str]:
     return flags + ["--settings", str(env_home / "settings.json")]  # always: the pre-seed's answers go there (see stage)
 
 
-def stage(binary: str, home: Path, plugins: tuple[dict[str, Any], ...], agent_env: str | None, bench_dir: Path | None = None) -> Staged:
-    """The files, folders and commands that stage `plugins` and `agent_env` under `home`."""
+SKILLS = ".claude/skills"  # under HOME: the user's skills, where Harbor copies a task's skills_dir for Claude Code
+
+
+def stage(binary: str, home: Path, plugins: tuple[dict[str, Any], ...], agent_env: str | None, bench_dir: Path | None = None, skills: str | None = None) -> Staged:
+    """The files, folders and commands that stage `plugins`, `agent_env` and a task's `skills`
+    (a host folder of skill folders) under `home`."""
     out = Staged()
+    if skills:
+        out.home_trees[SKILLS] = skills
     markets: dict[str, list[dict[str, Any]]] = {}
     for plugin in plugins:
         name, market = plugin_parts(plugin)

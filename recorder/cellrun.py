@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -182,7 +182,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
         started["cell"]["handover"] = HANDOVER_ENV
     agent = matrix.staging.environment(task)
     return SessionPlan(
-        scenario=solving(task, matrix.staging.scenario(task), step.model_id),  # a solver model plays the task's reference fix
+        scenario=_with_skills(solving(task, matrix.staging.scenario(task), step.model_id), task),  # a solver model plays the task's reference fix
         attempt=cell.attempt,
         harness=step.harness,
         model=step.model_id,
@@ -197,6 +197,16 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
         timeout=min(step.timeout, left) if step.timeout is not None else left,
         parent_session=root,
     )
+
+
+def _with_skills(scenario: Any, task: Any) -> Any:
+    """A Harbor task's `skills_dir`, as the host folder its Dockerfile copies there, in the
+    scenario the harness reads (`skills`): Claude Code's adapter stages it into ~/.claude/skills/
+    as Harbor's does; a harness that takes none was said before the run (skills_notes)."""
+    from benchtape.sandbox.harbor_env import skills_source
+
+    source = skills_source(task.spec) if task.spec is not None and task.spec.runtime is not None and task.spec.runtime.skills_dir else None
+    return replace(scenario, raw={**scenario.raw, "skills": str(source)}) if source is not None else scenario
 
 
 def _guard_environment(matrix: Matrix, task: Any, box: OpenWorkspace) -> None:

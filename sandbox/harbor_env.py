@@ -205,22 +205,68 @@ def home_copies(task: TaskSpec) -> list[tuple[Path, str]]:
     empty there, and its oracle failed with nothing said. Only a source inside environment/
     (no `..`, no link out, no glob, no flags such as --from) and a destination at or under the
     working directory count; anything else stays the container's."""
-    if task.environment is None or not (task.environment / "Dockerfile").is_file():
-        return []
-    root = task.environment.resolve()
     workdir = PurePosixPath(home_workdir(task))
     out: list[tuple[Path, str]] = []
-    for src, dest in _COPY.findall((task.environment / "Dockerfile").read_text(encoding="utf-8", errors="replace")):
-        if src.startswith("/") or any(c in src for c in "*?[$") or ".." in PurePosixPath(src).parts:
-            continue
-        source = (task.environment / src)
-        if source.is_symlink() or not source.exists() or not source.resolve().is_relative_to(root):
-            continue
-        target = PurePosixPath(dest) / source.name if source.is_file() and dest.endswith("/") else PurePosixPath(dest)  # a file into a folder keeps its name
-        if target.is_absolute() and (target == workdir or workdir in target.parents):
+    for source, target in _plain_copies(task):
+        if target == workdir or workdir in target.parents:
             inside = target.relative_to(workdir).as_posix()
             out.append((source, "" if inside == "." else inside))
     return out
+
+
+def skills_source(task: TaskSpec) -> Path | None:
+    """The host folder holding what `[environment] skills_dir` names in the environment: the
+    folder of environment/ a plain COPY puts there (`COPY skills/ /skills/`, Harbor's own
+    layout), the same files at every level. None when no such COPY makes it (a RUN that fetches
+    the skills, a path the image already has): said before a run (skills_notes)."""
+    runtime = task.runtime
+    if runtime is None or runtime.skills_dir is None:
+        return None
+    wanted = PurePosixPath(home_workdir(task)) / runtime.skills_dir  # a relative skills_dir is under the working directory
+    for source, target in reversed(_plain_copies(task)):  # the last COPY there wins, as in the image
+        if source.is_dir() and (target == wanted or target in wanted.parents):
+            found = source / wanted.relative_to(target)
+            if found.is_dir() and not found.is_symlink() and found.resolve().is_relative_to(source.resolve()):
+                return found
+    return None
+
+
+def _plain_copies(task: TaskSpec) -> list[tuple[Path, PurePosixPath]]:
+    """The Dockerfile's plain `COPY src dest` lines of a file or folder inside environment/ (no
+    `..`, no link out, no glob, no flags such as --from), as (the host source, its absolute
+    destination in the image), in order."""
+    if task.environment is None or not (task.environment / "Dockerfile").is_file():
+        return []
+    root = task.environment.resolve()
+    out: list[tuple[Path, PurePosixPath]] = []
+    for src, dest in _COPY.findall((task.environment / "Dockerfile").read_text(encoding="utf-8", errors="replace")):
+        if src.startswith("/") or any(c in src for c in "*?[$") or ".." in PurePosixPath(src).parts:
+            continue
+        source = task.environment / src
+        if source.is_symlink() or not source.exists() or not source.resolve().is_relative_to(root):
+            continue
+        target = PurePosixPath(dest) / source.name if source.is_file() and dest.endswith("/") else PurePosixPath(dest)  # a file into a folder keeps its name
+        if target.is_absolute():
+            out.append((source, target))
+    return out
+
+
+def skills_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
+    """Said before a run of tasks with `skills_dir`: one whose skills no plain COPY of
+    environment/ makes (none are given), and the harnesses other than Claude Code, which benchtape
+    does not give them to (the controls need none)."""
+    with_skills = [t for t in tasks if t.runtime is not None and t.runtime.skills_dir is not None]
+    if not with_skills:
+        return []
+    notes = [
+        f"{t.id}: `skills_dir = {t.runtime.skills_dir!r}` is no folder environment/Dockerfile copies from environment/ (COPY skills/ {t.runtime.skills_dir}/): the agent is given no skills"
+        for t in with_skills
+        if t.runtime is not None and skills_source(t) is None
+    ]
+    others = sorted({h for h in harnesses if h not in ("claude-code", "oracle", "mock")})
+    if others:
+        notes.append(f"task.toml's skills (skills_dir) are given to claude-code only (into its ~/.claude/skills/, as Harbor does); {', '.join(others)} run without them: {', '.join(t.id for t in with_skills)}")
+    return notes
 
 
 def home_unapplied(task: TaskSpec) -> list[str]:

@@ -73,10 +73,6 @@ REFUSED: dict[tuple[str, str], str] = {
         "benchtape does not yet give task.toml's MCP servers to the agent: run the task under Harbor (`harbor run -p TASK -a claude-code`), or remove the key "
         "and give Claude Code the server through a tool file (.benchtape/tools/<name>.yaml: `harness_config: {plugins: [...]}` naming a plugin whose .mcp.json declares it, or `agent_env:`; README, \"plugins\")"
     ),
-    ("environment", "skills_dir"): (
-        "benchtape does not yet copy task.toml's skills into the agent's skills folder: run the task under Harbor (`harbor run -p TASK -a claude-code`), or remove the key "
-        "and give Claude Code the skills through a tool file (.benchtape/tools/<name>.yaml: `harness_config: {plugins: [...]}` naming a plugin whose skills/ holds them, or `agent_env:`)"
-    ),
 }
 NETWORK_MODES = {"public": True, "no-network": False}
 
@@ -198,6 +194,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         steps=steps,
         reward_strategy=strategy,
         healthcheck=_healthcheck(toml, env_t.get("healthcheck"), "environment"),
+        skills_dir=toml.string(env_t, "environment", "skills_dir"),
         **separate,
     )
     verify = Verify(command=VERIFY_COMMAND, network=verify_network, timeout=verify_timeout, reward_file=True)

@@ -235,6 +235,7 @@ class TaskRuntime:
     steps: tuple[HarborStep, ...] = ()
     reward_strategy: str = "mean"
     healthcheck: Healthcheck | None = None  # `[environment.healthcheck]`: passed before the agent (or the oracle) starts
+    skills_dir: str | None = None  # `[environment] skills_dir`: the environment's folder of skills, given to the agent (sandbox/harbor_env.skills_source)
 
 
 SOLUTION_AT = "/solution"  # where a Harbor task's solution/ is when its solve.sh runs (validation's box, the oracle in a container)
