@@ -12,8 +12,10 @@
         format: claude-stream-json         # claude-transcript | claude-stream-json | codex-rollout | codex-exec-json | gemini-stream-json | atif
 
 The argv's words may hold `{prompt}`, `{prompt_file}` (a file holding the prompt, outside the
-workspace), `{workdir}` (where the agent starts), `{root}` (the workspace root), `{home}` and
-`{model}`. The command runs through `command_agent.py` (see there), so its output and its
+workspace), `{workdir}` (where the agent starts), `{root}` (the workspace root), `{home}`,
+`{model}` and `{endpoint}`: with `--model scripted`, the scripted model's base URL (Anthropic's
+form, `{endpoint}/v1/messages`; an OpenAI-compatible client takes `{endpoint}/v1`), also in the
+agent's environment as BENCHTAPE_MODEL_ENDPOINT; empty otherwise. The command runs through `command_agent.py` (see there), so its output and its
 transcript arrive as raw lines and `reparse` works from the store alone.
 
 What it records: without a transcript, the process's output is the session's final output,
@@ -36,7 +38,7 @@ from benchtape.core.model import Action
 
 HARNESS = "command"
 FORMATS = ("claude-transcript", "claude-stream-json", "codex-rollout", "codex-exec-json", "gemini-stream-json", "atif")
-PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "root", "home", "model")
+PLACEHOLDERS = ("prompt", "prompt_file", "workdir", "root", "home", "model", "endpoint")
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class CommandAdapter:
             "cwd": str(launch.work_dir),
             "root": str(launch.root),
             "model": launch.model or "",
+            "endpoint": launch.endpoint or "",
             "timeout": cfg.timeout,
             "stdin": cfg.stdin,
             "transcript": cfg.transcript,

@@ -79,9 +79,9 @@ def main() -> int:
     for name, text in (job.get("files") or {}).items():  # a harness's own files beside the prompt (aider's model metadata)
         with open(os.path.join(scratch, os.path.basename(name)), "w", encoding="utf-8") as fh:
             fh.write(text)
-    values = {"prompt": job["prompt"], "prompt_file": prompt_file, "scratch": scratch, "workdir": job["cwd"], "root": job["root"], "model": job.get("model") or "", "home": os.environ.get("HOME", "")}
+    values = {"prompt": job["prompt"], "prompt_file": prompt_file, "scratch": scratch, "workdir": job["cwd"], "root": job["root"], "model": job.get("model") or "", "home": os.environ.get("HOME", ""), "endpoint": job.get("endpoint") or ""}
     argv = [fill(w, values) for w in job["argv"]]
-    env = {**os.environ, **{k: fill(v, values) for k, v in (job.get("env") or {}).items()}}
+    env = {**os.environ, **({"BENCHTAPE_MODEL_ENDPOINT": job["endpoint"]} if job.get("endpoint") else {}), **{k: fill(v, values) for k, v in (job.get("env") or {}).items()}}
     if job.get("python_harness"):
         argv = isolated(argv, env)
     started = time.time()

@@ -25,6 +25,13 @@ Bash / exec_command → run_shell_command {command}, Glob → glob {pattern, dir
 grep_search {pattern, dir_path}; any other name is sent as it is. A `subagent:` or `skill:` step
 has no Gemini tool (refused before the run, as under codex).
 
+Over Chat Completions (Qwen Code, opencode, mini-swe-agent, a harness plugin, a `command`
+agent), the tools a request offers decide: a script name the request offers itself (`Read`,
+`Edit`, a custom tool's name) is sent as it is; an agent offering only `bash` gets every call as
+a shell command (an Edit a small python3 replace, a Write a here-document); one offering `read`,
+`write`, `edit`, `bash` gets opencode's names (camelCase arguments); an `edit` without `replace`
+gets Qwen Code's edit; anything else gets Gemini CLI's names, as above.
+
 A name the harness does not offer is still sent: the harness then answers it with its
 own "no such tool" error, which is a real outcome worth recording. Codex needs the file
 to turn an Edit into whole-line patch hunks; the model reads it from the workspace the
@@ -134,6 +141,8 @@ def for_chat(call: Block, offered: set[str], cwd: str | None = None) -> list[tup
     if cwd and isinstance(args.get("file_path"), str) and not args["file_path"].startswith("/") and offered != {"bash"}:
         args["file_path"] = cwd.rstrip("/") + "/" + args["file_path"]
         call = Block(call.kind, call.text, call.tool, args, call.subagent, call.line)
+    if name in offered and offered != {"bash"}:  # the agent offers the script's own name (Read, Edit, a custom tool): sent as it is
+        return [(name, args)]
     if offered == {"bash"}:
         if name == "Bash":
             return [("bash", {"command": str(args.get("command", ""))})]

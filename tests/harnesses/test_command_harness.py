@@ -105,3 +105,48 @@ def test_a_bad_config_is_refused_before_anything_runs(tmp_path: Path) -> None:
     if (tmp_path / "s.db").exists():
         with sqlite3.connect(tmp_path / "s.db") as con:
             assert con.execute("select count(*) from sessions").fetchone() == (0,)
+
+
+CHAT_AGENT = r'''
+import json, os, sys, urllib.request
+url = sys.argv[1].rstrip("/") + "/v1/chat/completions"
+assert os.environ["BENCHTAPE_MODEL_ENDPOINT"] == sys.argv[1]
+tools = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in ("Read", "Edit", "Bash")]
+messages = [{"role": "user", "content": open(sys.argv[2]).read()}]
+for _ in range(5):
+    body = json.dumps({"model": sys.argv[3], "messages": messages, "tools": tools}).encode()
+    req = urllib.request.Request(url, body, {"content-type": "application/json", "authorization": "Bearer none"})
+    msg = json.load(urllib.request.urlopen(req, timeout=30))["choices"][0]["message"]
+    messages.append(msg)
+    if not msg.get("tool_calls"):
+        print(msg.get("content") or "")
+        break
+    for call in msg["tool_calls"]:
+        name, args = call["function"]["name"], json.loads(call["function"]["arguments"])
+        out = "unknown tool " + name
+        if name == "Edit":
+            text = open(args["file_path"]).read()
+            open(args["file_path"], "w").write(text.replace(args["old_string"], args["new_string"]))
+            out = "edited"
+        messages.append({"role": "tool", "tool_call_id": call["id"], "content": out})
+'''
+
+
+def test_any_cli_reaches_the_scripted_model_through_endpoint_and_is_offered_its_own_tool_names(tmp_path: Path) -> None:
+    """A newcomer's `llm`-based agent under `--model scripted`: the command was never told where
+    the scripted model was (`{endpoint}` was no placeholder, nothing in its environment). Now
+    `{endpoint}` and BENCHTAPE_MODEL_ENDPOINT say it, and a chat agent offering Claude's tool
+    names gets the script's Edit as `Edit`, so its own tool loop fixes the file."""
+    agent = tmp_path / "chat_agent.py"
+    agent.write_text(CHAT_AGENT)
+    path = bench(tmp_path, {"command": [sys.executable, str(agent), "{endpoint}", "{prompt_file}", "{model}"]}, [{"type": "exec", "args": {"cmd": ["python3", "-m", "unittest", "-q"], "timeout": "30s"}}])
+    doc = json.loads(path.read_text())
+    doc["scenarios"][0]["mock"] = {"steps": [{"tool": "Edit", "input": {"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"}}, {"say": "Fixed add()."}]}
+    path.write_text(json.dumps(doc))
+    done = benchtape("run", str(path), "--model", "scripted", "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    session = json.loads(benchtape("show", "latest", "--db", str(tmp_path / "s.db"), "--json", cwd=tmp_path).stdout)
+    assert [v["status"] for v in session["verdicts"]] == ["PASS"], session["verdicts"]
+    final = next(a["data"]["text"] for a in session["actions"] if a["kind"] == "final_output")
+    assert final == "Fixed add().", final
+    assert (session["actions"][0]["data"].get("model_endpoint") or {}).get("url"), session["actions"][0]["data"]

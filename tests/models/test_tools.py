@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from benchtape.models.tools import aider_blocks, aider_files, edit_patch, for_claude, for_codex, write_patch
+from benchtape.models.tools import aider_blocks, aider_files, edit_patch, for_chat, for_claude, for_codex, write_patch
 from benchtape.spec.script import Block
 
 
@@ -34,6 +34,18 @@ def test_codex_native_names_pass_through_and_claude_gets_bash_for_exec_command()
     assert (call.kind, call.name, call.arguments) == ("function_call", "update_plan", '{"plan":[]}')
     assert for_claude(Block("call", tool="exec_command", input={"cmd": "ls"}), {"Bash"}) == ("Bash", {"command": "ls"})
     assert for_claude(Block("call", tool="Glob", input={"pattern": "*"}), {"Glob", "Bash"}) == ("Glob", {"pattern": "*"})
+
+
+def test_a_chat_agent_offering_the_scripts_own_names_gets_them_as_they_are():
+    """A harness plugin or a `command` agent offering Claude's names (llm with a tools file: Read,
+    Edit, Bash) was sent Gemini CLI's (read_file), found no such tool and changed nothing. The
+    names it offers are sent as written; the built-in agents' own names still decide for them."""
+    edit = Block("call", tool="Edit", input={"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"})
+    assert for_chat(edit, {"Read", "Edit", "Bash"}) == [("Edit", {"file_path": "calc.py", "old_string": "a - b", "new_string": "a + b"})]
+    assert for_chat(Block("call", tool="lookup", input={"q": "x"}), {"lookup"}) == [("lookup", {"q": "x"})]
+    assert [name for name, _ in for_chat(edit, {"read_file", "write_file", "replace", "run_shell_command"})] == ["replace"]  # Gemini's, as before
+    assert [name for name, _ in for_chat(edit, {"read", "write", "edit", "bash"})] == ["edit"]  # opencode's
+    assert [name for name, _ in for_chat(Block("call", tool="Bash", input={"command": "ls"}), {"bash"})] == ["bash"]  # mini-swe-agent's
 
 
 AIDER_FILES = {"role": "user", "content": (
