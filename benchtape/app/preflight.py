@@ -548,7 +548,10 @@ def harnesses_without(action: str) -> list[str]:
     for name in harness_names():
         if name == "oracle":  # a control that plays the reference fix: advice on checks is for agents
             continue
-        adapter = get_adapter(name) if known_harness(name) else None
+        try:
+            adapter = get_adapter(name) if known_harness(name) else None
+        except BadInput:  # a plugin that cannot load is not this bench's harness: `tools list` says why, never this advice
+            continue
         tools = getattr(adapter, "native_tools", None)
         if tools and action not in actions_of(tools, name):
             out.append(name)

@@ -106,3 +106,26 @@ def test_a_plugin_that_raises_on_import_is_bad_input_naming_it(tmp_path: Path) -
     out = benchtape("run", str(write_bench(tmp_path)), "--harness", "broken", "--db", str(tmp_path / "b.db"), cwd=tmp_path, site=site)
     assert out.returncode == 2 and "the harness plugin 'broken' (broken_harness:Harness) cannot load: RuntimeError: broken on import" in out.stderr, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_plugin_that_cannot_load_never_stops_a_bench_of_another_harness(site: Path, tmp_path: Path) -> None:
+    """A newcomer's second, broken package (an entry point naming a class that is not there)
+    stopped preflight of a bench on the working plugin: the advice on a check's tool name asked
+    every installed harness for its tools. Only the bench's own harness is loaded now."""
+    both = shutil.copytree(site, tmp_path / "site")
+    dist = both / "bad_harness-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-harness\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nbad-one = bad_harness:Missing\n")
+    (both / "bad_harness.py").write_text("class Harness:\n    pass\n")
+    bench = write_bench(tmp_path)
+    doc = json.loads(bench.read_text())
+    doc["scenarios"][0]["checks"].append({"type": "session:tool-used", "value": "Edit"})  # a name example-echo never emits: the advice names harnesses
+    bench.write_text(json.dumps(doc))
+    checked = benchtape("preflight", str(bench), cwd=tmp_path, site=both)
+    assert checked.returncode == 0 and "bad-one" not in checked.stdout + checked.stderr, checked.stdout + checked.stderr
+    assert "names the tool 'Edit', which" in checked.stdout + checked.stderr
+    done = benchtape("run", str(bench), "--db", str(tmp_path / "s.db"), cwd=tmp_path, site=both)
+    assert done.returncode == 1 and "cannot load" not in done.stderr, done.stdout + done.stderr  # it ran: only the Edit check fails
+    listed = json.loads(benchtape("tools", "list", "--json", cwd=tmp_path, site=both).stdout)
+    assert "has no attribute 'Missing'" in next(r for r in listed if r["harness"] == "bad-one")["problem"]  # where it is said
