@@ -214,6 +214,11 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
     elif a.kind == "session.started":
         started = a.payload("session.started")
         text = f"{started.get('scenario')} · {started.get('harness')}" + (f" · {started.get('model')}" if started.get("model") else "")
+    elif a.kind == "error" and isinstance(a.data.get("stderr_tail"), str) and a.data["stderr_tail"].strip():
+        # "harness exited with code 1" says nothing of why: the agent's own last words (a
+        # traceback's last line) on the row, the whole stderr tail under it with --full
+        tail = a.data["stderr_tail"].strip()
+        text, detail = f"{a.data.get('message')} · stderr: {tail.splitlines()[-1]}", tail
     else:  # any other kind: its text, or its message (an error), or the whole payload
         d = a.data
         text, detail = _text(d.get("text") if "text" in d else d.get("message") if "message" in d else d)

@@ -150,3 +150,18 @@ def test_any_cli_reaches_the_scripted_model_through_endpoint_and_is_offered_its_
     final = next(a["data"]["text"] for a in session["actions"] if a["kind"] == "final_output")
     assert final == "Fixed add().", final
     assert (session["actions"][0]["data"].get("model_endpoint") or {}).get("url"), session["actions"][0]["data"]
+
+
+def test_an_agent_that_crashes_shows_why_in_show_not_only_its_exit_code(tmp_path: Path) -> None:
+    """`show` printed only "harness exited with code 1" for a newcomer's crashed agent; its
+    traceback was kept but only `show --json` had it. The row now ends with the stderr's last
+    line, and --full shows the stderr's tail whole."""
+    agent = tmp_path / "crash.py"
+    agent.write_text("import sys\nprint('starting')\nraise ValueError('no model named scripted in llm config')\n")
+    path = bench(tmp_path, {"command": [sys.executable, str(agent)]}, [{"type": "exec", "args": {"cmd": ["python3", "-m", "unittest", "-q"], "timeout": "30s"}}])
+    done = benchtape("run", str(path), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    shown = benchtape("show", "latest", "--plain", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout
+    assert "harness exited with code 1 · stderr: ValueError: no model named scripted in llm config" in shown, shown
+    full = benchtape("show", "latest", "--plain", "--full", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout
+    assert "Traceback (most recent call last):" in full, full
