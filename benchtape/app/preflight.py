@@ -499,11 +499,13 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
     from benchtape.checks.common import tool_names
     from benchtape.core.canonical import PREFIX, actions_of, is_canonical, spelling_for
 
+    label = f"{who} ({harness})" if who else f"harness {harness}"
+    if harness == "command" and not (bench.harness_config or {}).get("transcript"):
+        return _blind_to_calls(bench, label)
     adapter = get_adapter(harness) if known_harness(harness) else None
     emitted = getattr(adapter, "native_tools", None)
     if not emitted:
         return []
-    label = f"{who} ({harness})" if who else f"harness {harness}"
     performs = actions_of(emitted, harness)
     silent: frozenset[str] = getattr(adapter, "silent_success", frozenset())
     unknowable = silent | {spelling_for(t) for t in silent}  # what `outcome: ok|error` cannot count on this harness
@@ -534,6 +536,26 @@ def native_tool_warnings(bench: BenchSpec, harness: str, who: str | None = None)
                 out.append(
                     f"warning: {spec.where}: {spec.type} names the tool {name!r}, which {label} never emits, so it can never match there; "
                     f"write {fit!r} to match {every} (or the {harness} tool's own name)"
+                )
+    return out
+
+
+def _blind_to_calls(bench: BenchSpec, label: str) -> list[str]:
+    """The checks that read tool calls, under a `command` agent with no `transcript:`, which
+    records none: each is NA after the run (checks/registry.py), said before it instead."""
+    from benchtape.checks.registry import lookup, reads_calls
+
+    out = []
+    for sc in bench.scenarios:
+        for spec in _walk(sc.checks):
+            try:
+                blind = reads_calls(lookup(spec.type).reads)
+            except Exception:  # noqa: BLE001 - an unknown type is refused by its own finding
+                continue
+            if blind:
+                out.append(
+                    f"warning: {spec.where}: {spec.type} reads the agent's tool calls, and {label} records none without `transcript:`: "
+                    "it will be NA (not graded) in every session; give harness_config a `transcript: {path, format}` the agent writes, or drop the check"
                 )
     return out
 

@@ -165,3 +165,17 @@ def test_an_agent_that_crashes_shows_why_in_show_not_only_its_exit_code(tmp_path
     assert "harness exited with code 1 · stderr: ValueError: no model named scripted in llm config" in shown, shown
     full = benchtape("show", "latest", "--plain", "--full", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout
     assert "Traceback (most recent call last):" in full, full
+
+
+def test_checks_of_calls_under_a_command_without_a_transcript_are_said_before_the_run(tmp_path: Path) -> None:
+    """They are NA in every session (it records no calls); preflight said "ok" and a newcomer
+    found out after the run. Said before it now; with a `transcript:` nothing is said."""
+    checks = [{"type": "exec", "args": {"cmd": ["true"]}}, {"type": "session:tool-used", "value": "action:edit"}, {"type": "session:tool-sequence", "value": ["action:read", "action:edit"]}]
+    path = bench(tmp_path, {"command": ["sh", "-c", "true"]}, checks)
+    said = benchtape("preflight", str(path), cwd=tmp_path)
+    assert said.returncode == 0, said.stdout + said.stderr
+    warned = [ln for ln in (said.stdout + said.stderr).splitlines() if "records none without `transcript:`" in ln]
+    assert len(warned) == 2 and "session:tool-used" in warned[0] and "session:tool-sequence" in warned[1], said.stdout + said.stderr
+    (tmp_path / "with").mkdir()
+    path = bench(tmp_path / "with", {"command": ["sh", "-c", "true"], "transcript": {"path": "out/*.jsonl", "format": "claude-stream-json"}}, checks)
+    assert "records none" not in benchtape("preflight", str(path), cwd=tmp_path / "with").stdout
