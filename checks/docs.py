@@ -170,7 +170,7 @@ def render_markdown() -> str:
         + (f", {len(REFUSED)} more are named by the spec and refused with the reason," if REFUSED else ",")
         + f" and {len(ALIASES)} alias spellings load as their canonical type.",
         "Every check returns a score in [0, 1], higher is better, with raw values in its evidence. "
-        "Statuses: PASS, FAIL, ERROR (could not measure), NA (not applicable: only under the negative control).",
+        "Statuses: PASS, FAIL, ERROR (could not measure), NA (not applicable: `latency` and `cost` under the negative control, and a check of what the harness could not record, such as tool calls under a `command` agent with no `transcript:`, said before the run). An NA check is out of the verdict and of the session's score.",
         "",
         "## Families",
         "",

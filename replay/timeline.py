@@ -96,7 +96,7 @@ def _line(store: BrowsingStore, row: SessionRow, run_kind: str, handle: str, run
     counts: dict[str, int] = {}
     for v in verdicts:
         counts[v["status"]] = counts.get(v["status"], 0) + 1
-    counting = [v["score"] for v in verdicts if not v["readout"]]
+    counting = [v["score"] for v in verdicts if not v["readout"] and v["status"] != "NA"]  # not applicable: out of the verdict, and out of the score
     return SessionLine(
         id=row.id,
         handle=handle,

@@ -66,6 +66,8 @@ def test_a_shell_script_agent_runs_through_a_bench_and_is_graded(tmp_path: Path)
     statuses = [v["status"] for v in session["verdicts"]]
     assert statuses == ["PASS", "PASS", "NA"], session["verdicts"]
     assert "no tool calls" in session["verdicts"][2]["reason"]
+    listed = json.loads(benchtape("sessions", "--json", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout)
+    assert [s["score"] for s in listed] == [1.0], listed  # the NA check is out of the score (it read 0.67)
     # the raw lines hold the whole session: reparse re-derives the same actions
     again = benchtape("reparse", "latest", "--db", str(tmp_path / "s.db"), cwd=tmp_path)
     assert again.returncode == 0 and "6 actions (6 before), 0 adapter warning(s)" in again.stdout, again.stdout + again.stderr
