@@ -402,6 +402,8 @@ def free_cost_note(session: Session, value: Any) -> str | None:
     model's list price (Claude Code's 0.0032 for scripted-solver-partial). None otherwise."""
     from benchtape.spec.pricing import FREE_MODELS
 
-    if not value or session.model not in FREE_MODELS:
+    if session.model not in FREE_MODELS or value == 0:
         return None
+    if value is None:  # n/a here, $0.0000 in `sessions`: the same fact, said once
+        return f"the harness reported no cost; model {session.model} is no model: nothing was spent, and sessions and compare count $0"
     return f"the harness's own figure for model {session.model}, which is no model: nothing was spent, and sessions and compare count $0"

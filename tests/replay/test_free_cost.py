@@ -17,7 +17,8 @@ from benchtape.replay.timeline import free_cost_note
     [
         ("scripted-solver-partial", 0.0032, True),
         ("oracle", 0.01, True),
-        ("scripted", 0.0, False),  # nothing reported: nothing to explain
+        ("scripted", 0.0, False),  # $0 reported: nothing to explain
+        ("scripted", None, True),  # no figure (a harness plugin's scripted session): `show`'s n/a beside `sessions`' $0.0000 is explained
         ("claude-sonnet-4-5", 0.0032, False),  # a real model's cost is what it cost
         (None, 0.0032, False),
     ],
