@@ -55,6 +55,11 @@ def parse_config(harness_config: dict[str, Any] | None) -> CommandConfig:
     r = ConfigReader(HARNESS, harness_config)
     argv = r.strings("command") + r.strings("args")  # no `command`: a Tool's option may give the whole argv as `args`
     if not argv:
+        from benchtape.core.errors import closest
+
+        typo = next((k for k in r.config if isinstance(k, str) and k != "command" and closest(k, ["command"])), None)
+        if typo is not None:  # unknown keys are ignored (madbench's rule), but this one is why `command` is missing
+            raise r.fail(f"`command` is required, and `{typo}` is not a key it reads: did you mean `command`?", fix=f'rename `{typo}` to `command`: the agent\'s argv as a list, e.g. `command: [./agent.sh, "{{prompt_file}}"]`')
         raise r.fail("`command` is required: the agent's argv as a list", fix='e.g. `command: [./agent.sh, "{prompt_file}"]` (or a Tool option whose `args` are the argv)')
     for word in argv:
         for name in _placeholders(word):

@@ -8,6 +8,7 @@ before any spend (the one arrow from recorder to the check catalog).
 from __future__ import annotations
 
 import os
+import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,7 +21,7 @@ from benchtape.checks.output_transforms import python_note, transform_problems, 
 from benchtape.checks.registry import PreflightContext, preflight_problems, unknown_args
 from benchtape.core.envflags import flag as env_flag
 from benchtape.core.envflags import spelled
-from benchtape.core.errors import BadInput, PreflightBlocked
+from benchtape.core.errors import BadInput, PreflightBlocked, closest
 from benchtape.core.harnesses import harness_names
 from benchtape.core.judgments import JudgeError
 from benchtape.core.results import CheckSpec
@@ -68,6 +69,16 @@ def enforce(pf: Preflight, skip: bool = False) -> None:
         raise PreflightBlocked(pf.blocking)
 
 
+def _key_line(path: Any, key: str) -> str | None:
+    """`FILE:LINE` of a top-level key of a bench file, for a finding about its value."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    found = next((n for n, line in enumerate(lines, start=1) if re.match(rf"^{re.escape(key)}\s*:", line)), None)
+    return f"{path}:{found}" if found else None
+
+
 def known_harness(name: str) -> bool:
     """Whether a harness of this name exists; an unknown one is a blocking finding of preflight."""
     return name in harness_names()
@@ -79,7 +90,13 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     name = harness or bench.harness or "mock"
     where = str(bench.path)
     if not known_harness(name):
-        pf.gate(f"{where}: harness {name!r} is not known (want one of {', '.join(harness_names())})")
+        near = closest(name, harness_names())
+        hint = f"did you mean {near!r}? " if near else ""
+        if harness is None and bench.harness:  # the bench's own `harness:`: its line
+            where = _key_line(bench.path, "harness") or where
+        else:
+            where = f"{where}: --harness"
+        pf.gate(f"{where}: harness {name!r} is not known: {hint}(harnesses: {', '.join(harness_names())}; a plugin's is there once its package is installed: `benchtape tools list`)")
         return pf
     adapter = get_adapter(name)
     scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"

@@ -205,3 +205,13 @@ def test_a_scripted_run_refuses_a_level_that_uses_your_home(tmp_path):
     assert out.returncode == 3 and "needs a private HOME, and level 'none' uses yours" in out.stderr
     out = benchtape("preflight", bench, "--harness", "codex", "--sandbox", "workspace")
     assert out.returncode == 3 and "needs a private HOME, and level 'workspace' uses yours" in out.stderr
+
+
+def test_a_misspelt_harness_in_a_bench_is_named_by_its_line_with_the_closest(tmp_path):
+    """`harness: codx` said only "not known (want one of …)", with no line and no guess."""
+    bench = tmp_path / "b.yaml"
+    bench.write_text("description: one scenario\n\nharness: codx\nscenarios:\n  - name: a\n    prompt: hi\n    checks: [{type: contains, value: hi}]\n")
+    out = benchtape("preflight", bench, cwd=tmp_path)
+    assert out.returncode == 3 and f"{bench}:3: harness 'codx' is not known: did you mean 'codex'?" in out.stdout + out.stderr, out.stdout + out.stderr
+    out = benchtape("check", BENCHES / "codex.yaml", "--harness", "cdex", "--db", tmp_path / "c.db", cwd=tmp_path)
+    assert out.returncode == 3 and ": --harness: harness 'cdex' is not known: did you mean 'codex'?" in out.stdout + out.stderr

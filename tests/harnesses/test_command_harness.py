@@ -181,3 +181,9 @@ def test_checks_of_calls_under_a_command_without_a_transcript_are_said_before_th
     (tmp_path / "with").mkdir()
     path = bench(tmp_path / "with", {"command": ["sh", "-c", "true"], "transcript": {"path": "out/*.jsonl", "format": "claude-stream-json"}}, checks)
     assert "records none" not in benchtape("preflight", str(path), cwd=tmp_path / "with").stdout
+
+
+def test_a_misspelt_command_key_is_named_with_the_key_it_resembles(tmp_path: Path) -> None:
+    path = bench(tmp_path, {"comand": ["sh", "-c", "true"]}, [])
+    done = benchtape("run", str(path), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 3 and "`comand` is not a key it reads: did you mean `command`?" in done.stdout + done.stderr, done.stdout + done.stderr
