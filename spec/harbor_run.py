@@ -31,12 +31,23 @@ def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, att
     import hashlib
 
     from benchtape.spec.evaluation import Evaluation
-    from benchtape.spec.harbor_task import harbor_task_folders
+    from benchtape.spec.harbor_task import harbor_task_folders, load_harbor_task
     from benchtape.spec.overlays import load_registry
     from benchtape.spec.task import folder_hash
 
     path = Path(path).resolve()
-    harbor_task_folders(path)  # BadInput now (no task, two of one id), before anything else; a bad task.toml skips that task
+    folders = harbor_task_folders(path)  # BadInput now (no task, two of one id), before anything else
+    refused = []
+    for folder in folders:  # a bad task.toml skips that task (spec/task_cells.py); when none is left, the first says why, first
+        try:
+            load_harbor_task(folder)
+        except BadInput as exc:
+            refused.append(exc)
+    if refused and len(refused) == len(folders):
+        if len(refused) > 1:
+            refused[0].what += f" (and each of the other {len(refused) - 1} task(s) here is refused too: `benchtape task list` names why)"
+            refused[0].args = (refused[0].render(),)
+        raise refused[0]
     cwd = cwd or Path.cwd()
     registry = load_registry(cwd)
     if harness is None:

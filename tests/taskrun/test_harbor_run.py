@@ -123,7 +123,7 @@ def test_one_bad_task_toml_in_a_dataset_skips_that_task_and_says_why_the_rest_ru
     """A newcomer on a Terminal-Bench 2.1 checkout: one task.toml benchtape cannot honour (here
     an allowlist) stopped `run DIR` for every task, `--task` of another one too. That task is
     skipped now, named with its file, line and fix, and the others run; a dataset whose every
-    task is refused is still bad input, saying each."""
+    task is refused is still bad input, the first task's refusal by its line."""
     folder = shutil.copytree(ran["folder"], tmp_path / "dataset")
     bad = folder / "hello-file" / "task.toml"
     bad.write_text(bad.read_text().replace("allow_internet = false", 'network_mode = "allowlist"\nallowed_hosts = ["pypi.org"]'))
@@ -136,7 +136,7 @@ def test_one_bad_task_toml_in_a_dataset_skips_that_task_and_says_why_the_rest_ru
     for name in set(TASKS) - {"hello-file"}:
         shutil.rmtree(folder / name)
     refused = benchtape("run", str(folder), "--harness", "oracle", "--dry-run", cwd=tmp_path)
-    assert refused.returncode == 2 and "no task of this evaluation can run" in refused.stderr and "allowed_hosts" in refused.stderr, refused.stderr
+    assert refused.returncode == 2 and f"{bad}:" in refused.stderr and "allowed_hosts" in refused.stderr, refused.stderr  # the task's own refusal, by its line
 
 
 def test_at_level_container_the_workspace_starts_from_the_environments_workdir(ran: dict[str, Any]):
