@@ -64,6 +64,7 @@ def _print_check(spec: CheckSpec, path: str, indent: int) -> None:
 def preflight_cmd(
     benches: Benches = None,
     harness: str | None = typer.Option(None, "--harness"),
+    model: str | None = typer.Option(None, "--model", help="The model the run will name (`scripted`: what a run against benchtape's scripted model needs)."),
     sandbox: str | None = typer.Option(None, "--sandbox"),
     allow_host_writes: bool = typer.Option(False, "--allow-host-writes"),
     allow_network: bool = typer.Option(False, "--allow-network", help="Consent for a container `network:` other than none."),
@@ -74,7 +75,7 @@ def preflight_cmd(
 ) -> int:
     """Could these benches run? Binaries, keys, testdata, check types, sandbox gates. Blocking → exit 3.
 
-    Example: benchtape preflight fixtures-red/demo/bench.yaml --harness claude-code
+    Example: benchtape preflight fixtures-red/demo/bench.yaml --harness claude-code --model scripted
     """
 
     from benchtape import render
@@ -86,7 +87,7 @@ def preflight_cmd(
     envfile.load(env_file, no_env)  # the keys a run would have, from ./.env as for `run`
     checked_level(sandbox)
     ev, loaded = load_inputs(benches, parse_params(param))
-    options = RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency)
+    options = RunOptions(harness=harness, sandbox=sandbox, allow_host_writes=allow_host_writes, allow_network=allow_network, concurrency=concurrency, model=model)
     pf = preflight_all(loaded, options, ev)
     for note in pf.notes:
         print(f"  · {note}")

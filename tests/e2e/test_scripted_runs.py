@@ -215,3 +215,13 @@ def test_a_misspelt_harness_in_a_bench_is_named_by_its_line_with_the_closest(tmp
     assert out.returncode == 3 and f"{bench}:3: harness 'codx' is not known: did you mean 'codex'?" in out.stdout + out.stderr, out.stdout + out.stderr
     out = benchtape("check", BENCHES / "codex.yaml", "--harness", "cdex", "--db", tmp_path / "c.db", cwd=tmp_path)
     assert out.returncode == 3 and ": --harness: harness 'cdex' is not known: did you mean 'codex'?" in out.stdout + out.stderr
+
+
+def test_preflight_takes_model_and_checks_a_scripted_run_as_it_will_run(tmp_path):
+    """`preflight` had no --model, so a scripted run's own gates (a private HOME, its steps
+    playable) could not be checked before `run --model scripted`."""
+    bench = BENCHES / "codex.yaml"
+    scripted = benchtape("preflight", bench, "--harness", "codex", "--model", "scripted", "--sandbox", "none", cwd=tmp_path)
+    assert scripted.returncode == 3 and "a scripted model run needs a private HOME" in scripted.stdout + scripted.stderr, scripted.stdout + scripted.stderr
+    demo = benchtape("preflight", ROOT / "fixtures-red" / "demo" / "bench.yaml", "--harness", "codex", "--model", "scripted", "--sandbox", "none", cwd=tmp_path)
+    assert demo.returncode == 3 and "a scripted model run needs a private HOME" in demo.stdout + demo.stderr, demo.stdout + demo.stderr  # a bench that names no model: --model's
