@@ -37,13 +37,16 @@ def view_cmd(
     url = url_of(sock)
     if host not in LOOPBACK:
         print(f"warning: serving on {host}: anyone who can reach this address can read the store (there is no login); the default, 127.0.0.1, is this machine only", file=sys.stderr)
-    print(f"benchtape view: {url}  (store {db_path(db)}; read-only; Ctrl-C to stop)", flush=True)
-    if open_:
-        import webbrowser
 
-        webbrowser.open(url)
+    def ready() -> None:  # serving, Ctrl-C handled: the URL works, and a Ctrl-C now stops it
+        print(f"benchtape view: {url}  (store {db_path(db)}; read-only; Ctrl-C to stop)", flush=True)
+        if open_:
+            import webbrowser
+
+            webbrowser.open(url)
+
     try:
-        serve(Viewer(db_path(db).resolve(), Path.cwd()), sock, host)
+        serve(Viewer(db_path(db).resolve(), Path.cwd()), sock, host, ready)
     except KeyboardInterrupt:  # uvicorn shuts down gracefully, then re-raises the signal it caught
         print("benchtape view: stopped", file=sys.stderr)
     return 0

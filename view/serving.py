@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Callable
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -55,9 +55,18 @@ def url_of(sock: socket.socket) -> str:
 class ViewServer(uvicorn.Server):
     """uvicorn with a first Ctrl-C (or SIGTERM) that ends the live streams too, so it stops at once."""
 
-    def __init__(self, config: uvicorn.Config, viewer: Viewer):
+    def __init__(self, config: uvicorn.Config, viewer: Viewer, ready: Callable[[], None] | None = None):
         super().__init__(config)
         self.viewer = viewer
+        self.ready = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """Serving, with uvicorn's Ctrl-C handler in place: only now is the URL said (`ready`), so
+        a Ctrl-C as soon as it is read stops the server as any later one does (one sent while
+        it was still starting, under a loaded machine, once left the process running)."""
+        await super().startup(sockets=sockets)
+        if self.started and self.ready is not None:
+            self.ready()
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         self.viewer.stopping.set()
@@ -108,7 +117,7 @@ class ViewProtocol(H11Protocol):
             self.transport.close()
 
 
-def server(viewer: Viewer, host: str) -> ViewServer:
+def server(viewer: Viewer, host: str, ready: Callable[[], None] | None = None) -> ViewServer:
     config = uvicorn.Config(
         make_app(viewer, host=host),
         log_level="warning",
@@ -120,13 +129,14 @@ def server(viewer: Viewer, host: str) -> ViewServer:
         timeout_graceful_shutdown=2,
         limit_concurrency=MAX_CONNECTIONS,
     )
-    return ViewServer(config, viewer)
+    return ViewServer(config, viewer, ready)
 
 
-def serve(viewer: Viewer, sock: socket.socket, host: str) -> None:
-    """In the foreground until Ctrl-C (KeyboardInterrupt once uvicorn has shut down)."""
+def serve(viewer: Viewer, sock: socket.socket, host: str, ready: Callable[[], None] | None = None) -> None:
+    """In the foreground until Ctrl-C (KeyboardInterrupt once uvicorn has shut down); `ready`
+    once it serves."""
     try:
-        server(viewer, host).run(sockets=[sock])
+        server(viewer, host, ready).run(sockets=[sock])
     finally:
         viewer.close()
 

@@ -196,11 +196,14 @@ def test_a_port_in_use_and_a_path_that_is_no_store_are_bad_input(rich, tmp_path)
 
 
 def test_benchtape_view_warns_when_it_serves_beyond_loopback(rich):
+    """Ctrl-C the moment the URL is read: the URL is said once the server serves with its
+    Ctrl-C handler in place (a Ctrl-C sent while it was still starting once left it running
+    past 15 s on a loaded machine, in CI)."""
     proc = view("--db", rich.db, "--port", "0", "--host", "0.0.0.0", cwd=rich.root)
     try:
         assert "http://0.0.0.0:" in proc.stdout.readline()
         proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=15)
+        assert proc.wait(timeout=15) == 0
         assert "warning: serving on 0.0.0.0" in proc.stderr.read()
     finally:
         if proc.poll() is None:
