@@ -128,8 +128,10 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
     facts: dict[str, Any] = {"baseline": baseline, "state_paths": list(arm.state_paths()), "pre": [r.to_dict() for r in runs], "pre_effects": pre.to_dict() if pre is not None else None}
     check = task.spec.runtime.healthcheck if task.spec is not None and task.spec.runtime is not None else None
     if check is not None:  # a Harbor task's environment, ready before its agent starts (and before the cell's clock)
-        waited = wait_healthy(check, lambda command, timeout: run_command(box, command, env, timeout))
+        waited = wait_healthy(check, lambda command, timeout: run_command(box, command, env, timeout), sleep=runner.cancel.wait, stop=runner.cancel.is_set)
         facts["healthcheck"] = waited.to_dict()
+        if waited.stopped:
+            return _unstarted(runner, matrix, plan, identity, Problem("infrastructure", "stopped before the agent started (interrupted while waiting for the environment's healthcheck)"), pre_runs=runs, facts={"healthcheck": facts["healthcheck"]})
         if not waited.ok:
             why = waited.failure() + (" (at level home the task's environment/Dockerfile is not applied: its services are not there; try --sandbox container)" if plan.level == "home" else "")
             return _unstarted(runner, matrix, plan, identity, Problem("staging", why), pre_runs=runs, facts={"healthcheck": facts["healthcheck"]})
@@ -149,7 +151,7 @@ def _in_box(runner: Runner, matrix: Matrix, plan: CellPlan, box: OpenWorkspace) 
             assert task.spec is not None
             setup, prelude = enter_step(box, tsteps[tindex], session_plan.env)
             session_plan = step_session(session_plan, task.spec, tsteps[tindex], tindex, list(record.sessions), setup, prelude, left)
-            failed = setup_failure(setup) or _step_unhealthy(box, tsteps[tindex], session_plan)
+            failed = setup_failure(setup) or _step_unhealthy(runner, box, tsteps[tindex], session_plan)
             if failed is not None:
                 record.sessions.append(_step_refused(runner, session_plan, box.level, failed))
                 break
@@ -276,14 +278,16 @@ def _hook(event: str, run: CommandRun) -> Action:
 # ---------------------------------------------------------------- attempts that never started
 
 
-def _step_unhealthy(box: OpenWorkspace, step: HarborStep, plan: SessionPlan) -> str | None:
+def _step_unhealthy(runner: Runner, box: OpenWorkspace, step: HarborStep, plan: SessionPlan) -> str | None:
     """A task step's own healthcheck, after its setup.sh and before its agent (Harbor's order):
     kept in the step's `session.started` (`task.step.healthcheck`); why the step cannot start
-    when it failed, else None."""
+    when it failed (or the run was stopped meanwhile), else None."""
     if step.healthcheck is None:
         return None
-    waited = wait_healthy(step.healthcheck, lambda command, timeout: run_command(box, command, plan.env, timeout))
+    waited = wait_healthy(step.healthcheck, lambda command, timeout: run_command(box, command, plan.env, timeout), sleep=runner.cancel.wait, stop=runner.cancel.is_set)
     plan.started["task"]["step"]["healthcheck"] = waited.to_dict()
+    if waited.stopped:
+        return f"stopped before step {step.name!r}'s agent started (interrupted while waiting for its healthcheck)"
     return None if waited.ok else waited.failure(f"step {step.name!r}'s healthcheck")
 
 

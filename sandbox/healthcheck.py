@@ -42,9 +42,10 @@ class Waited:
     exit_code: int | None  # the last attempt's
     timed_out: bool  # the last attempt ran past `timeout`
     output: str  # the last attempt's, its tail
+    stopped: bool = False  # the run was stopped (Ctrl-C) while waiting: neither healthy nor failed
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.check.to_dict(), "ok": self.ok, "attempts": self.attempts, "seconds": round(self.seconds, 3), "exit_code": self.exit_code, "timed_out": self.timed_out, "output": self.output}
+        return {**self.check.to_dict(), "ok": self.ok, "attempts": self.attempts, "seconds": round(self.seconds, 3), "exit_code": self.exit_code, "timed_out": self.timed_out, "output": self.output, **({"stopped": True} if self.stopped else {})}
 
     def failure(self, what: str = "the environment's healthcheck", stopped: str = "the agent was not started") -> str:
         last = "ran past its timeout_sec" if self.timed_out else f"exited {self.exit_code}"
@@ -57,14 +58,19 @@ class Waited:
         )
 
 
-def wait_healthy(check: Healthcheck, run: Callable[[str, float], Ran], *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> Waited:
-    """Run `check.command` until it passes or fails for good (Docker's and Harbor's counting)."""
+def wait_healthy(check: Healthcheck, run: Callable[[str, float], Ran], *, clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], Any] = time.sleep, stop: Callable[[], bool] = lambda: False) -> Waited:
+    """Run `check.command` until it passes or fails for good (Docker's and Harbor's counting),
+    or `stop()` says the run is being stopped (a Ctrl-C: `sleep` may return early then, as an
+    Event's wait does), checked before each attempt."""
     began = clock()
     start_period_ends = began + check.start_period
     failures = attempts = 0
+    last: Ran | None = None
     while True:
+        if stop():
+            return Waited(check, False, attempts, clock() - began, last.exit_code if last else None, bool(last and last.timed_out), (last.output or "")[-OUTPUT_TAIL:] if last else "", stopped=True)
         in_start_period = clock() < start_period_ends
-        ran = run(check.command, check.timeout)
+        ran = last = run(check.command, check.timeout)
         attempts += 1
         ok = ran.exit_code == 0 and not ran.timed_out
         if ok or (not in_start_period and failures + 1 >= check.retries):

@@ -112,6 +112,20 @@ def test_the_wait_counts_failures_as_the_real_harbors_loop_does() -> None:
         assert _ours(hc, codes) == (their[0], their[1]), (check, codes, their)
     # a start period that runs out part-way: its failures never count, the ones after it do
     assert _ours(Healthcheck("probe", interval=1.0, start_period=2.5, start_interval=1.0, retries=2), [1]) == (False, 5)  # at 0, 1, 2 (grace), then 3, 4
+    # a run stopped meanwhile (Ctrl-C) ends the wait at once, neither healthy nor failed: an
+    # Event's wait as the sleep, its flag as the stop
+    import threading
+
+    cancel = threading.Event()
+    attempts: list[int] = []
+
+    def run(command: str, timeout: float) -> _Ran:
+        attempts.append(1)
+        cancel.set()  # Ctrl-C during the first attempt: the hour's sleep after it returns at once
+        return _Ran(1)
+
+    stopped = wait_healthy(Healthcheck("probe", interval=3600.0, retries=100), run, sleep=cancel.wait, stop=cancel.is_set)
+    assert (stopped.ok, stopped.stopped, stopped.attempts, stopped.to_dict()["stopped"]) == (False, True, 1, True)
     # an attempt that runs past its timeout_sec is a failure, whatever it exits with
     assert not wait_healthy(Healthcheck("probe", retries=1), lambda c, t: _Ran(0, timed_out=True), clock=lambda: 0.0, sleep=lambda s: None).ok
 
