@@ -344,7 +344,9 @@ def run_solution(env: HarborEnv, tree: Path, scratch: Path, step: HarborStep | N
     assert runtime is not None and task.solution is not None
     mounts = {SOLUTION_AT: (_fresh_copy(task.solution.parent, scratch / "solution"), False)}
     timeout = runtime.agent_timeout or task.verify.timeout
-    checks = [(c, w) for c, w in ((runtime.healthcheck, "the environment's healthcheck"), (step.healthcheck if step else None, f"step {step.name if step else ''!r}'s healthcheck")) if c is not None]
+    checks = [(runtime.healthcheck, "the environment's healthcheck")] if runtime.healthcheck is not None else []
+    if step is not None and step.healthcheck is not None:
+        checks.append((step.healthcheck, f"step {step.name!r}'s healthcheck"))
     with _box(env, tree, scratch / "solution-box", mounts, runtime.network, {**dict(runtime.env), **dict(runtime.solution_env)}, user=runtime.agent_user) as run:
         for check, what in checks:
             waited = wait_healthy(check, run)

@@ -37,10 +37,14 @@ def harbor_evaluation(path: Path, harness: str | None, model: str | None, *, att
 
     path = Path(path).resolve()
     folders = harbor_task_folders(path)  # BadInput now (no task, two of one id), before anything else
+    # A bad task.toml skips that task (spec/task_cells.py, which loads every task); when none
+    # is left, the first says why, first. Read only up to the first task that loads: the run
+    # reads them all again.
     refused = []
-    for folder in folders:  # a bad task.toml skips that task (spec/task_cells.py); when none is left, the first says why, first
+    for folder in folders:
         try:
             load_harbor_task(folder)
+            break
         except BadInput as exc:
             refused.append(exc)
     if refused and len(refused) == len(folders):
