@@ -267,15 +267,16 @@ class ClaudeCodeAdapter:
         hermetic environment is always set: no updater (the interactive one runs `npm
         install -g`), no nonessential traffic, IS_SANDBOX only where root needs it.
         """
-        from benchtape.adapters.claude_env import probes, stage
+        from benchtape.adapters.claude_env import mcp_flags, probes, stage
 
         cfg = self.config(launch)
         binary = binary_of(cfg)
         staged = stage(binary, launch.home or launch.root, cfg.plugins, cfg.agent_env, skills=launch.scenario.get("skills"))
-        flags = [*staged.flags, *self._session_flags(launch, cfg)]
+        mcp = mcp_flags(launch.scenario.get("mcp_servers"))  # a Harbor task's MCP servers: the session's, not the plugin commands'
+        flags = [*staged.flags, *mcp, *self._session_flags(launch, cfg)]
         setup = list(staged.setup)
         if cfg.environment.probe and (cfg.plugins or cfg.agent_env or (launch.interactive and _reads_environment(launch.scenario))):
-            init = [*staged.flags, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
+            init = [*staged.flags, *mcp, *self._session_flags(launch, cfg, session=False), "--no-session-persistence"] if launch.interactive else None
             setup += probes(binary, staged.flags, cfg.plugins, cfg.environment.details, init)
         env = {**host_credentials(AUTH_ENV, launch.endpoint), **hermetic_env(cfg.args, launch.endpoint)}
         common = dict(env=env, home_files=staged.home_files, home_trees=staged.home_trees, setup=tuple(setup), probe=cfg.environment.probe, require=cfg.environment.require)

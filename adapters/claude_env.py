@@ -71,6 +71,20 @@ def agent_env_flags(env_home: Path, source: Path) -> list[str]:
 
 
 SKILLS = ".claude/skills"  # under HOME: the user's skills, where Harbor copies a task's skills_dir for Claude Code
+MCP_TYPES = {"stdio": "stdio", "sse": "sse", "streamable-http": "http"}  # a Harbor MCP transport -> Claude Code's server type
+
+
+def mcp_flags(servers: list[dict[str, Any]] | None) -> list[str]:
+    """A Harbor task's MCP servers (McpServer.to_dict) as Claude Code takes them: one
+    `--mcp-config` JSON of the entries Harbor's claude-code agent writes to ~/.claude.json (a
+    user's servers, loaded without a trust dialog); the servers a user configured load beside them."""
+    if not servers:
+        return []
+    entries: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        kind = MCP_TYPES[server["transport"]]
+        entries[server["name"]] = {"type": kind, "command": server["command"], "args": list(server.get("args") or [])} if kind == "stdio" else {"type": kind, "url": server["url"]}
+    return ["--mcp-config", orjson.dumps({"mcpServers": entries}).decode()]
 
 
 def stage(binary: str, home: Path, plugins: tuple[dict[str, Any], ...], agent_env: str | None, bench_dir: Path | None = None, skills: str | None = None) -> Staged:

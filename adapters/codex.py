@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from benchtape.adapters.base import Command, Launch, files_below, host_credentials, preflight_prologue
 from benchtape.adapters.codex_exec import CodexExecParser
 from benchtape.adapters.config import ConfigReader
@@ -83,6 +85,21 @@ def own_sandbox_in_container(harness_config: dict[str, Any] | None) -> str | Non
     return None if chosen in (None, "", "danger-full-access") else chosen
 
 
+def mcp_overrides(servers: list[dict[str, Any]] | None) -> list[str]:
+    """A Harbor task's MCP servers (McpServer.to_dict) as Codex takes them: one `-c
+    mcp_servers.<name>={…}` each, the table Harbor's codex agent writes into config.toml (a
+    stdio server's command and args, else its url), over the user's own config (a server of
+    the same name is the task's)."""
+    out: list[str] = []
+    for server in servers or []:
+        if server["transport"] == "stdio":
+            table = f"{{command = {orjson.dumps(server['command']).decode()}, args = {orjson.dumps(list(server.get('args') or [])).decode()}}}"
+        else:
+            table = f"{{url = {orjson.dumps(server['url']).decode()}}}"
+        out += ["-c", f"mcp_servers.{server['name']}={table}"]
+    return out
+
+
 class CodexAdapter:
     name = HARNESS
     # the tool names its calls carry, from `codex exec --json` items and rollout function calls
@@ -133,7 +150,7 @@ class CodexAdapter:
         # it as an input_image data URL); a host path, so preflight keeps codex images out of containers
         for image in launch.images:
             argv += ["--image", str(image)]
-        argv += [*cfg.args, "-"]
+        argv += [*mcp_overrides(launch.scenario.get("mcp_servers")), *cfg.args, "-"]
         env: dict[str, str] = host_credentials(AUTH_ENV, launch.endpoint)
         files: dict[str, str] = {}
         if launch.endpoint:

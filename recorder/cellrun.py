@@ -202,13 +202,23 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
 
 
 def _with_skills(scenario: Any, task: Any) -> Any:
-    """A Harbor task's `skills_dir`, as the host folder its Dockerfile copies there, in the
-    scenario the harness reads (`skills`): Claude Code's adapter stages it into ~/.claude/skills/
-    as Harbor's does; a harness that takes none was said before the run (skills_notes)."""
+    """A Harbor task's `skills_dir`, as the host folder its Dockerfile copies there, and its
+    `[[environment.mcp_servers]]`, in the scenario the harness reads (`skills`, `mcp_servers`):
+    Claude Code's adapter stages the skills into ~/.claude/skills/ and gives it the servers, as
+    Harbor's does, Codex's the servers; a harness that takes none was said before the run
+    (skills_notes, mcp_notes)."""
     from benchtape.sandbox.harbor_env import skills_source
 
-    source = skills_source(task.spec) if task.spec is not None and task.spec.runtime is not None and task.spec.runtime.skills_dir else None
-    return replace(scenario, raw={**scenario.raw, "skills": str(source)}) if source is not None else scenario
+    runtime = task.spec.runtime if task.spec is not None else None
+    if runtime is None:
+        return scenario
+    extra: dict[str, Any] = {}
+    source = skills_source(task.spec) if runtime.skills_dir else None
+    if source is not None:
+        extra["skills"] = str(source)
+    if runtime.mcp_servers:
+        extra["mcp_servers"] = [server.to_dict() for server in runtime.mcp_servers]
+    return replace(scenario, raw={**scenario.raw, **extra}) if extra else scenario
 
 
 def _guard_environment(matrix: Matrix, task: Any, box: OpenWorkspace) -> None:

@@ -269,6 +269,19 @@ def skills_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
     return notes
 
 
+MCP_HARNESSES = ("claude-code", "codex")  # the harnesses benchtape gives a task's MCP servers to (adapters' `mcp_servers`)
+
+
+def mcp_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
+    """Said before a run of tasks with `[[environment.mcp_servers]]`: the harnesses benchtape
+    does not give them to (the controls need none), which run without the servers' tools."""
+    served = [t.id for t in tasks if t.runtime is not None and t.runtime.mcp_servers]
+    others = sorted({h for h in harnesses if h not in (*MCP_HARNESSES, "oracle", "mock")})
+    if not served or not others:
+        return []
+    return [f"task.toml's MCP servers (environment.mcp_servers) are given to {' and '.join(MCP_HARNESSES)} only, as Harbor configures each; {', '.join(others)} run without them: {', '.join(served)}"]
+
+
 def home_unapplied(task: TaskSpec) -> list[str]:
     """The environment/Dockerfile instructions level home does not apply (all but FROM, WORKDIR,
     comments, and the plain COPY lines home_copies takes), counted by kind (`3 RUN`): said where

@@ -30,7 +30,7 @@ from typing import Any
 import orjson
 
 from benchtape.core.errors import BadInput, closest
-from benchtape.spec.task import HARBOR_FILE, TASK_ID, HarborStep, Healthcheck, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
+from benchtape.spec.task import HARBOR_FILE, TASK_ID, HarborStep, Healthcheck, McpServer, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
 
 INSTRUCTION = "instruction.md"
 TEST_SCRIPT = "tests/test.sh"
@@ -55,7 +55,10 @@ KEYS: dict[str, set[str]] = {
     "steps": {"name", "agent", "verifier", "min_reward", "healthcheck", "artifacts"},  # one [[steps]] entry (Harbor's StepConfig)
     "steps.agent": {"timeout_sec", "user", "network_mode", "allowed_hosts"},
     "healthcheck": {"command", "interval_sec", "timeout_sec", "start_period_sec", "start_interval_sec", "retries"},  # Harbor's HealthcheckConfig
+    "mcp_servers": {"name", "transport", "url", "command", "args", "headers"},  # one [[environment.mcp_servers]] entry (Harbor's MCPServerConfig)
 }
+MCP_TRANSPORTS = ("stdio", "sse", "streamable-http")  # Harbor's MCPTransport ("http" reads as streamable-http)
+MCP_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # the part of a tool's name (mcp__NAME__tool) and of a config key each harness takes as written
 STRATEGIES = ("mean", "final")  # multi_step_reward_strategy: per-key mean over the steps verified (Harbor's default), or the last step's
 ALLOWLIST = (
     "benchtape's sandboxes have the network on or off and cannot let some hosts through (Harbor enforces an allowlist with an egress proxy "
@@ -69,10 +72,6 @@ REFUSED: dict[tuple[str, str], str] = {
     ("agent", "allowed_hosts"): ALLOWLIST,
     ("environment", "allowed_hosts"): ALLOWLIST,
     ("environment", "tpu"): "benchtape's sandboxes have no TPU: remove `tpu`",
-    ("environment", "mcp_servers"): (
-        "benchtape does not yet give task.toml's MCP servers to the agent: run the task under Harbor (`harbor run -p TASK -a claude-code`), or remove the key "
-        "and give Claude Code the server through a tool file (.benchtape/tools/<name>.yaml: `harness_config: {plugins: [...]}` naming a plugin whose .mcp.json declares it, or `agent_env:`; README, \"plugins\")"
-    ),
 }
 NETWORK_MODES = {"public": True, "no-network": False}
 
@@ -195,6 +194,7 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         reward_strategy=strategy,
         healthcheck=_healthcheck(toml, env_t.get("healthcheck"), "environment"),
         skills_dir=toml.string(env_t, "environment", "skills_dir"),
+        mcp_servers=_mcp_servers(toml, env_t.get("mcp_servers")),
         **separate,
     )
     verify = Verify(command=VERIFY_COMMAND, network=verify_network, timeout=verify_timeout, reward_file=True)
@@ -709,6 +709,60 @@ def _healthcheck(toml: _Toml, value: Any, table: str, step: str | None = None) -
             raise BadInput(f"{said}`{where}.{key}` must be a number of seconds from {least:g} to {MAX_SECONDS:g}, got {got!r}", file=str(toml.path), line=line(key), fix=f"e.g. {key} = {default:g}" if default else f"e.g. {key} = 10")
         seconds[key] = float(got)
     return Healthcheck(command, seconds["interval_sec"], seconds["timeout_sec"], seconds["start_period_sec"], seconds["start_interval_sec"], retries)
+
+
+def _mcp_servers(toml: _Toml, value: Any) -> tuple[McpServer, ...]:
+    """`[[environment.mcp_servers]]`, each entry checked as Harbor's MCPServerConfig checks it
+    (`transport` defaults to sse; a URL for sse and streamable-http, a command for stdio), by
+    its line. `headers` is refused: Harbor resolves a header's `${VAR}` from the agent's
+    credentials, which benchtape's agents run without."""
+    if value is None:
+        return ()
+    where = "environment.mcp_servers"
+
+    def line(key: str) -> int | None:
+        return toml.line(where, key) or toml.line("environment", "mcp_servers")
+
+    if not isinstance(value, list):
+        raise BadInput(f"`{where}` must be a list of tables ([[environment.mcp_servers]])", file=str(toml.path), line=line(""), fix='e.g. [[environment.mcp_servers]] with name = "files", transport = "stdio", command = "mcp-files"')
+    out: list[McpServer] = []
+    for entry in value:
+        if not isinstance(entry, dict):
+            raise BadInput(f"`{where}` entry {entry!r} is no table", file=str(toml.path), line=line(""), fix="write each server as a [[environment.mcp_servers]] table")
+        for key in entry:
+            if key not in KEYS["mcp_servers"]:
+                near = closest(key, KEYS["mcp_servers"])
+                raise BadInput(f"`{where}.{key}` is no MCP server key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS['mcp_servers']))}")
+        name = entry.get("name")
+        if not isinstance(name, str) or not MCP_NAME.match(name):
+            raise BadInput(f"`{where}.name` must be a server name of letters, digits, `_` and `-`, got {name!r}", file=str(toml.path), line=line("name"), fix='e.g. name = "files" (its tools are called mcp__files__<tool>)')
+        if name in {s.name for s in out}:
+            raise BadInput(f"two MCP servers are named {name!r}", file=str(toml.path), line=line("name"), fix="give each server its own name")
+        transport = entry.get("transport", "sse")
+        transport = "streamable-http" if transport == "http" else transport
+        if transport not in MCP_TRANSPORTS:
+            raise BadInput(f"MCP server {name!r}: `transport` must be one of {', '.join(MCP_TRANSPORTS)}, got {transport!r}", file=str(toml.path), line=line("transport"), fix='e.g. transport = "stdio"')
+        if entry.get("headers"):
+            raise BadInput(
+                f"MCP server {name!r} sends `headers`, whose ${{VAR}} Harbor fills from the agent's credentials: benchtape's agents run without them",
+                file=str(toml.path),
+                line=line("headers"),
+                fix="remove `headers` (a server on the task's own network needs none), or run the task under Harbor (`harbor run -p TASK -a claude-code`)",
+            )
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise BadInput(f"MCP server {name!r}: `args` must be a list of strings, got {args!r}", file=str(toml.path), line=line("args"), fix='e.g. args = ["--root", "/app"]')
+        if transport == "stdio":
+            command = entry.get("command")
+            if not isinstance(command, str) or not command.strip():
+                raise BadInput(f"MCP server {name!r}: a stdio server needs `command`, got {command!r}", file=str(toml.path), line=line("command"), fix='e.g. command = "python3" with args = ["/app/server.py"]')
+            out.append(McpServer(name, transport, command=command, args=tuple(args)))
+        else:
+            url = entry.get("url")
+            if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
+                raise BadInput(f"MCP server {name!r}: transport {transport} needs `url`, an http(s) URL, got {url!r}", file=str(toml.path), line=line("url"), fix='e.g. url = "http://127.0.0.1:8000/mcp"')
+            out.append(McpServer(name, transport, url=url))
+    return tuple(out)
 
 
 def _asks(value: Any) -> bool:

@@ -168,6 +168,25 @@ class Healthcheck:
 
 
 @dataclass(frozen=True)
+class McpServer:
+    """An MCP server a Harbor task gives its agent (`[[environment.mcp_servers]]`, Harbor's
+    MCPServerConfig): a `stdio` command run where the agent runs, or an `sse` / `streamable-http`
+    URL it connects to. Given to the harnesses that take MCP servers as Harbor gives them
+    (sandbox/harbor_env.mcp_notes says which)."""
+
+    name: str
+    transport: str  # stdio | sse | streamable-http
+    url: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.transport == "stdio":
+            return {"name": self.name, "transport": self.transport, "command": self.command, "args": list(self.args)}
+        return {"name": self.name, "transport": self.transport, "url": self.url}
+
+
+@dataclass(frozen=True)
 class HarborStep:
     """One `[[steps]]` entry of a multi-step Harbor task (steps/<name>/): its own instruction,
     its verifier (steps/<name>/tests/ over the task's tests/), its oracle (steps/<name>/solution/,
@@ -236,6 +255,7 @@ class TaskRuntime:
     reward_strategy: str = "mean"
     healthcheck: Healthcheck | None = None  # `[environment.healthcheck]`: passed before the agent (or the oracle) starts
     skills_dir: str | None = None  # `[environment] skills_dir`: the environment's folder of skills, given to the agent (sandbox/harbor_env.skills_source)
+    mcp_servers: tuple[McpServer, ...] = ()  # `[[environment.mcp_servers]]`: given to the agent as Harbor gives them (adapters' `mcp_servers`)
 
 
 SOLUTION_AT = "/solution"  # where a Harbor task's solution/ is when its solve.sh runs (validation's box, the oracle in a container)

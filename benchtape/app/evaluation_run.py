@@ -237,10 +237,11 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                 if only is None and resolved.needs_install:  # installed before the run, and its binary checked then: the rest (keys, endpoints) is said now, before the install's minutes
                     found.blocking = [f for f in found.blocking if not says_not_installed(f, step.harness)]
                 pf.merge(found)
-    from benchtape.sandbox.harbor_env import home_level_notes, skills_notes
+    from benchtape.sandbox.harbor_env import home_level_notes, mcp_notes, skills_notes
 
     pf.notes.extend(home_level_notes([t.spec for t in matrix.tasks if t.spec is not None and (req.sandbox or t.scenario.sandbox.level) == "home"]))
     pf.notes.extend(skills_notes([t.spec for t in matrix.tasks if t.spec is not None], [s.harness for a in matrix.ev.arms for s in a.steps]))
+    pf.notes.extend(mcp_notes([t.spec for t in matrix.tasks if t.spec is not None], [s.harness for a in matrix.ev.arms for s in a.steps]))
     if any(t.spec is not None and (req.sandbox or t.scenario.sandbox.level) in ("workspace", "home") for t in matrix.tasks):
         from benchtape.sandbox.pidfence import uncovered_note
 

@@ -94,7 +94,7 @@ network_mode = "public"
         ('version = "1.0"\n[environment]\nworkdir = "app"\n', 3, "`environment.workdir = 'app'` cannot hold the workspace", 'workdir = "/app"'),
         ('version = "1.0"\n[environment]\nworkdir = "/solution/x"\n', 3, "cannot hold the workspace", "folder of its own"),
         ('version = "1.0"\n[agent]\nuser = "my agent"\n', 3, "`agent.user` must be a user name or a uid", 'user = "agent"'),
-        ('version = "1.0"\n\n[[environment.mcp_servers]]\nname = "m"\nurl = "http://m"\n', 3, "`environment.mcp_servers` is not supported", "harness_config: {plugins: [...]}"),
+        ('version = "1.0"\n\n[[environment.mcp_servers]]\nname = "m"\nurl = "http://m"\nheaders = { Authorization = "Bearer ${T}" }\n', 6, "MCP server 'm' sends `headers`", "run the task under Harbor"),
         ('version = "1.0"\n[[steps]]\nname = "one"\n', 3, "step 'one' has no folder steps/one/", "make steps/one/"),
         ('version = "1.0"\n[[steps]]\nname = "a/b"\n', 3, "is no portable folder name", 'name = "step-1"'),
         ('version = "1.0"\nmulti_step_reward_strategy = "max"\n', 2, "is no strategy Harbor defines", '"mean"'),
