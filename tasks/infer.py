@@ -69,7 +69,10 @@ def _js_test(path: str) -> bool:
 
 
 def _python(paths: list[str], blocks: dict[str, bytes], read: ReadFile) -> Inferred:
-    modules = [p for p in paths if re.search(r"(?:^|/)(?:test_[^/]*|[^/]*_test)\.py$", p)]
+    # test modules by name: pytest's (test_*.py, *_test.py) and a module named tests.py or
+    # test.py (itsdangerous, Django apps), which pytest collects only when named: its folder
+    # (`pytest -q .`) collected nothing and every such task was tests_not_collected
+    modules = [p for p in paths if re.search(r"(?:^|/)(?:test_[^/]*|[^/]*_test|tests?)\.py$", p)]
     targets = modules or sorted({str(PurePosixPath(p).parent) for p in paths})
     if _uses_pytest(read) or not _all_unittest(modules, blocks):
         said = f"pytest on the changed test {'files' if modules else 'folders'}"

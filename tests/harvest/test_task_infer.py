@@ -29,6 +29,15 @@ def test_unittest_when_nothing_mentions_pytest():
     assert infer_command({"pkg/tests/test_a.py": b"+import unittest\n"}, files(**{"tox.ini": "commands = pytest"})).runner == "pytest"
 
 
+def test_a_module_named_tests_py_is_named_to_the_runner():
+    """itsdangerous keeps its tests in tests.py, which pytest collects only when it is named: the
+    folder (`pytest -q .`) collected nothing and its tasks were tests_not_collected."""
+    unittest_block = b"+import unittest\n+class T(unittest.TestCase): ...\n"
+    assert infer_command({"tests.py": unittest_block}, files(**{"setup.py": "setup()"})).command == "python3 -m unittest -v tests"
+    assert infer_command({"app/tests.py": b"+def test_x(): pass\n"}, files(**{"pytest.ini": ""})).command == "python3 -m pytest -q app/tests.py"
+    assert infer_command({"pkg/tests/helpers.py": b"+X = 1\n"}, files(**{"pytest.ini": ""})).command == "python3 -m pytest -q pkg/tests"  # a helper is no test module: its folder
+
+
 def test_go_names_the_packages_and_the_test_functions():
     block = b"@@ -10,3 +10,9 @@ func TestOld(t *testing.T) {\n+func TestNew(t *testing.T) {\n+}\n"
     got = infer_command({"pkg/a/a_test.go": block, "b_test.go": b"+func TestB(t *testing.T) {}\n"}, files())
