@@ -182,10 +182,12 @@ class GradingDiff:
     tasks: dict[tuple[str, str, str | None, str | None], TaskVersion] = field(default_factory=dict)  # task cells whose task changed between the gradings
 
     def reasons(self, scenario: str) -> list[tuple[str, int, int]]:
-        """Why a scenario's pass rate changed: (the change, sessions it turned to pass, sessions it turned from pass)."""
+        """Why a scenario's pass rate changed: (the change, sessions it turned to pass, sessions it
+        turned from pass). A session that neither passed before nor passes now (FAIL to ERROR)
+        moved no pass rate: it is counted in neither (it was counted from pass)."""
         tally: dict[str, list[int]] = {}
         for s in self.per_session:
-            if s.scenario != scenario or not s.outcome_changed:
+            if s.scenario != scenario or not s.outcome_changed or "pass" not in (s.outcome_a, s.outcome_b):
                 continue
             for c in s.deciding():
                 key = c.why()

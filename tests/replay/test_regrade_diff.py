@@ -190,3 +190,23 @@ def test_a_regrade_that_would_grade_nothing_is_refused_and_writes_no_grading(rec
     out = cli("regrade", "--bench", other, "--db", db)
     assert out.code == 2 and "none of the 4 selected session(s) belongs to a scenario" in out.stderr and "'cheap' (2)" in out.stderr, out.stderr
     assert [g["id"] for g in Store(db).gradings()] == [live]
+
+
+def test_a_session_that_neither_passed_nor_passes_is_not_counted_from_pass() -> None:
+    """A task changed between the gradings: one session went PASS→ERROR and one FAIL→ERROR. The
+    pass rate fell by one, from pass; the FAIL→ERROR session moved no pass rate (it was counted
+    `2 from pass`)."""
+    from benchtape.replay.diff import Change, GradingDiff, SessionFlips
+    from benchtape.replay.verdicts import StoredVerdict
+
+    def verdict(status: str) -> StoredVerdict:
+        return StoredVerdict.from_brief(("task:verify", "task:verify", None, "sha", "{}", status, status == "PASS", 1.0 if status == "PASS" else 0.0, "", False))
+
+    def session(sid: str, was: str, now: str) -> SessionFlips:
+        change = Change("flip", "t", sid, "task:verify", "task:verify", verdict(was.upper()), verdict(now.upper()), spec_changed=True)
+        return SessionFlips(sid, "t", 1, was, now, [change])
+
+    diff = GradingDiff(a={}, b={}, pass_rates={"t": [1, 0, 2]}, per_session=[session("s1", "pass", "error"), session("s2", "fail", "error")])
+    ((why, to_pass, from_pass),) = diff.reasons("t")
+    assert (to_pass, from_pass) == (0, 1) and "PASS→ERROR" in why, diff.reasons("t")
+    assert diff.to_dict()["pass_rate"]["t"]["because"] == [{"change": why, "to_pass": 0, "from_pass": 1}]
