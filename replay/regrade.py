@@ -57,14 +57,18 @@ class RegradeSummary:
     previous: str | None = None  # the grading the first regraded session showed before: what `diff` compares this one with
     others: list[str] = field(default_factory=list)  # the other gradings the regraded sessions showed before (task cells: one per task's run)
     _asked: bool = False
+    _runs: set[str] = field(default_factory=set)  # the runs whose first session was asked
 
-    def remember_previous(self, store: BrowsingStore, session_id: str, *, every: bool = False) -> None:
+    def remember_previous(self, store: BrowsingStore, session_id: str, *, every: bool = False, run_id: str | None = None) -> None:
         """Before the session's new verdicts are stored: the grading it showed until now. Asked of
-        the first session only, unless `every` (task cells, each graded by its task's verifier,
-        where one query more is nothing): a run's cells graded once per task showed several,
-        and `diff` with the first alone covered half the run."""
-        if self._asked and not every:
+        each run's first session (`run_id`; a run's sessions were graded together), or of every
+        session (`every`: task cells, each graded by its task's verifier, where one query more
+        is nothing): a run's cells graded once per task showed several, and a regrade of
+        several runs' sessions as many, and `diff` with the first alone covered part of them."""
+        if self._asked and not every and (run_id is None or run_id in self._runs):
             return
+        if run_id is not None:
+            self._runs.add(run_id)
         found = store.latest_grading_for(session_id)
         if not self._asked:
             self._asked, self.previous = True, found
@@ -140,7 +144,7 @@ def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: b
     measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
-            summary.remember_previous(store, row.id)  # its verdicts are still pending here
+            summary.remember_previous(store, row.id, run_id=row.run_id)  # its verdicts are still pending here
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
             if task_of(session) is not None:
                 _task_outcome(store, grading_id, row.id, session, verdicts)

@@ -210,3 +210,23 @@ def test_a_session_that_neither_passed_nor_passes_is_not_counted_from_pass() -> 
     ((why, to_pass, from_pass),) = diff.reasons("t")
     assert (to_pass, from_pass) == (0, 1) and "PASS→ERROR" in why, diff.reasons("t")
     assert diff.to_dict()["pass_rate"]["t"]["because"] == [{"change": why, "to_pass": 0, "from_pass": 1}]
+
+
+def test_a_regrade_of_several_runs_names_a_diff_for_each_grading_they_showed(tmp_path) -> None:
+    """Two runs graded by different gradings (the second run's live one, the first's a regrade):
+    a regrade of both names a diff per grading, where it named the first session's alone and
+    that diff covered the first run only."""
+    bench = write_bench(tmp_path, BENCH.format(threshold=0.05))
+    db = tmp_path / "d.db"
+    assert cli("run", bench, "--db", db).code == 0
+    [first_run] = [r["id"] for r in Store(db).runs()]
+    assert cli("run", bench, "--db", db).code == 0
+    live_two = Store(db).gradings()[-1]["id"]  # the second run's, graded as it ran
+    one = cli("regrade", "--bench", bench, "--db", db, "--run", first_run)
+    assert one.code == 0, one.stderr
+    regraded_one = one.lines[-1]
+    both = cli("regrade", "--bench", bench, "--db", db, "--all")
+    assert both.code == 0, both.stderr
+    new = both.lines[-1]
+    assert f"benchtape diff {regraded_one} {new}" in both.stdout and "these sessions showed 2 gradings before" in both.stdout, both.stdout
+    assert f"benchtape diff {live_two} {new}" in both.stdout, both.stdout
