@@ -94,7 +94,10 @@ def _by_position(store: BrowsingStore, handle: str) -> str:
     if attempt is not None:  # a reparse keeps the place of the session it re-derives
         raise BadInput(f"{handle!r} names {len(hits)} sessions ({', '.join(i for i, _ in hits[:5])})", fix="give the session's id (`benchtape sessions --run RUN` lists them)")
     attempts = ", ".join(f"#{a}" for _, a in hits[:8])
-    raise BadInput(f"{handle!r} names {len(hits)} sessions (attempts {attempts})", fix=f"add the attempt: {run_part}/{scenario}#{hits[0][1]}")
+    alone = [a for _, a in hits if sum(1 for _, b in hits if b == a) == 1]
+    if not alone:  # an evaluation's setups share the run, the task and the attempt: no #N names one
+        raise BadInput(f"{handle!r} names {len(hits)} sessions, several at each attempt (an evaluation's setups share one): {', '.join(i for i, _ in hits[:5])}", fix="give the session's id (`benchtape sessions --run RUN` lists them)")
+    raise BadInput(f"{handle!r} names {len(hits)} sessions (attempts {attempts})", fix=f"add the attempt: {run_part}/{scenario}#{alone[0]}")
 
 
 def short_handles(store: BrowsingStore, table: str, ids: Iterable[str]) -> dict[str, str]:

@@ -63,6 +63,19 @@ def test_run_scenario_attempt_names_one_session(store_with_control):
     assert missing.code == 2 and "has no session of scenario 'gamma'" in missing.stderr and "alpha, beta/two" in missing.stderr
 
 
+def test_a_place_two_setups_share_is_answered_with_their_ids_not_an_attempt(tmp_path):
+    """An evaluation's setups share the run, the task and the attempt: `RUN/TASK` names a session
+    of each, and adding `#1` names them all again, so the fix gives their ids (it said `#1`)."""
+    db = tmp_path / "e.db"
+    store = Store(db)
+    run = store.new_run("evaluation")
+    ids = [store.new_session(run, "378", attempt=1, harness=h) for h in ("claude-code", "codex")]
+    store.close()
+    for handle in (f"{run}/378", f"{run}/378#1"):
+        out = cli("show", handle, "--db", db)
+        assert out.code == 2 and "names 2 sessions" in out.stderr and ids[0] in out.stderr and "give the session's id" in out.stderr and "#1" not in out.stderr.split("fix")[-1], out.stderr
+
+
 def test_every_command_that_takes_an_id_takes_a_handle(store_with_control, tmp_path):
     bench, db = store_with_control
     run = _runs(db)["run"]
