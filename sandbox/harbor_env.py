@@ -174,7 +174,7 @@ def home_level_notes(tasks: list[TaskSpec]) -> list[str]:
     validation's boxes and the verifier see the workspace at that path), so an agent, or the
     oracle, that writes where the task says writes nothing that is verified. Said, not refused:
     a task that names it only in passing runs fine."""
-    named = []
+    named, unapplied = [], []
     for task in tasks:
         if task.runtime is None:
             continue
@@ -182,9 +182,21 @@ def home_level_notes(tasks: list[TaskSpec]) -> list[str]:
         texts = [task.prompt()] + [p.read_text(encoding="utf-8", errors="replace") for p in (task.solution,) if p is not None and p.is_file()]
         if any(re.search(rf"(?<![\w.-]){re.escape(workdir)}(?:/|\b)", text) for text in texts):
             named.append(f"{task.id} ({workdir})")
-    if not named:
-        return []
-    return [f"level home: the agent's workspace is a folder of its own, not the path the task names: {', '.join(named)}; an agent or the oracle writing there is not verified. Run these tasks with --sandbox container, where the workspace is mounted at that path as under Harbor"]
+        skipped = home_unapplied(task)
+        if skipped:
+            unapplied.append(f"{task.id} ({', '.join(skipped)})")
+    notes = []
+    if named:
+        notes.append(f"level home: the agent's workspace is a folder of its own, not the path the task names: {', '.join(named)}; an agent or the oracle writing there is not verified. Run these tasks with --sandbox container, where the workspace is mounted at that path as under Harbor")
+    if unapplied:
+        # an exported task's venv (COPY host/ /, ENV PATH=…) or a task's RUN pip install: missing
+        # at home, so its verifier fails for want of what they set up, and the oracle's failure
+        # read as a broken task
+        notes.append(
+            f"level home applies a Dockerfile's FROM, WORKDIR and plain COPY into the working directory only: {'; '.join(unapplied[:8])}{' …' if len(unapplied) > 8 else ''} not applied, "
+            "so what they set up is missing there and a verifier or the oracle may fail for want of it. Run these tasks with --sandbox container, where the image is built as under Harbor"
+        )
+    return notes
 
 
 def dockerfile_workdir(task: TaskSpec) -> str | None:

@@ -104,6 +104,14 @@ def test_at_level_home_a_task_naming_its_working_directory_is_said_before_the_ru
     preview = run_json(benchtape("run", str(folder), "--harness", "oracle", "--dry-run", "--json", "--db", str(tmp_path / "p.db"), cwd=tmp_path))
     (note,) = [n for n in preview["notes"] if n.startswith("level home:")]
     assert "hello-file (/app)" in note and "--sandbox container" in note and "fix-the-sum" not in note
+    # what level home does not apply of a Dockerfile is said too (a `task export --format harbor`
+    # task's venv, copied in and put on PATH: its oracle failed at home, read as a broken task)
+    assert not [n for n in preview["notes"] if n.startswith("level home applies")]
+    dockerfile = folder / "two-files-partial" / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "COPY host/ /\nENV PATH=/opt/venv/bin:$PATH\nRUN pip install pytest\n")
+    preview = run_json(benchtape("run", str(folder), "--harness", "oracle", "--dry-run", "--json", "--db", str(tmp_path / "p.db"), cwd=tmp_path))
+    (unapplied,) = [n for n in preview["notes"] if n.startswith("level home applies")]
+    assert "two-files-partial (1 COPY, 1 ENV, 1 RUN) not applied" in unapplied and "--sandbox container" in unapplied and "hello-file" not in unapplied, unapplied
     from benchtape.sandbox.container import available
 
     if not available()[0]:
