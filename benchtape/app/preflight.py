@@ -134,6 +134,7 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
+        pf.notes.extend(_print_mode_edits(bench))
     else:
         pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
         if name == "codex" and any(sc.interactive for sc in bench.scenarios):
@@ -146,6 +147,26 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
+
+def _print_mode_edits(bench: BenchSpec) -> list[str]:
+    """Said before any spend: Claude Code in print mode (`interactive: false`) with no permission
+    to edit asks before every edit, and nobody answers, so each Edit and Write is refused ("Claude
+    requested permissions to write …") and a check of the files fails. madbench's reference says
+    print mode ignores the mode (CLI 2.1.234); the CLI benchtape runs does not. Not refused: the
+    repository's own .claude/settings.json may allow edits, and a scenario may need none."""
+    from benchtape.adapters.claude_code import edits_allowed
+
+    printed = [sc.name for sc in bench.scenarios if not sc.interactive]
+    if not printed or edits_allowed([str(a) for a in bench.harness_config.get("args") or ()]):
+        return []
+    where = _key_line(bench.path, "harness_config") or str(bench.path)
+    named = ", ".join(repr(n) for n in printed[:5]) + (" …" if len(printed) > 5 else "")
+    return [
+        f"{where}: Claude Code in print mode asks before every edit and nobody answers: unless the repository's .claude/settings.json allows edits, "
+        f"the Edit and Write calls of {named} are refused and a check of the files fails; add `args: [--permission-mode, bypassPermissions]` to harness_config "
+        "(benchtape's sandbox is the fence; madbench's reference says print mode ignores the mode, which Claude Code no longer does)"
+    ]
+
 
 def _oracle(bench: BenchSpec) -> list[str]:
     """The oracle applies a task's known fix: a bench scenario has none (refused, with the fix)."""

@@ -69,3 +69,22 @@ def test_a_verdict_of_no_changes_quotes_why_every_edit_failed():
     assert said == f' (its 1 edit call(s) all failed: "{refused}")' or said == f" (its 1 edit call(s) all failed: {refused!r})", said
     assert _failed_edits(_session([("Edit", True, refused), ("Write", False, "ok")])) == ""  # one went through: the agent undid it, or wrote nothing new
     assert _failed_edits(_session([("Read", False, "x")])) == ""  # it never tried
+
+
+@pytest.mark.parametrize(("config", "noted"), [("{binary: BIN}", True), ("{binary: BIN, args: [--permission-mode, bypassPermissions]}", False), ("{binary: BIN, args: [--allowedTools, 'Read,Edit']}", False)])
+def test_a_bench_preflight_says_print_mode_will_refuse_every_edit(tmp_path: Path, config: str, noted: bool):
+    """A madbench bench for Claude Code in print mode without a permission to edit passed
+    preflight, then every Edit was refused and its file checks failed: said before any spend,
+    with the fix, at the bench's harness_config line."""
+    root = tmp_path / "proj"
+    binary = root / "bin" / "claude"
+    write(binary, "#!/bin/sh\necho '2.1.328 (Claude Code)'\n")
+    binary.chmod(0o755)
+    write(root / "calc" / "calc.py", CALC)
+    bench = BENCH.replace("harness_config: {{binary: {binary}}}", "harness_config: " + config.replace("{", "{{").replace("}", "}}").replace("BIN", "{binary}")).replace("{{name: one,", "{{name: one, interactive: false,")
+    write(root / "madbench.yaml", bench.format(binary=binary))
+    out = benchtape("preflight", "madbench.yaml", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg"), "ANTHROPIC_API_KEY": "sk-unused-by-preflight"})
+    said = out.stdout + out.stderr
+    assert ("asks before every edit and nobody answers" in said) is noted, said
+    if noted:
+        assert "madbench.yaml:3" in said and "args: [--permission-mode, bypassPermissions]" in said and "'one'" in said, said
