@@ -105,6 +105,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.blocking.extend(_oracle(bench))
     if scripted:
         pf.merge(_scripted(bench, name, sandbox, noop, env))
+        if not noop and (model or bench.harness_config.get("model")) not in SOLVER_MODELS:
+            pf.notes.extend(_nothing_to_play(bench, who))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
     pf.notes.extend(native_tool_warnings(bench, name, who))
@@ -134,7 +136,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if name == "claude-code":
         pf.merge(_interactive(bench, [sc for sc in bench.scenarios if sc.interactive]))
         pf.merge(_private_home(bench, sandbox))
-        pf.notes.extend(_print_mode_edits(bench))
+        if who is None:  # an evaluation's setup is said by its own preview, with its own fix (evaluation_run._cannot_edit)
+            pf.notes.extend(_print_mode_edits(bench))
     else:
         pf.notes.extend(f"{sc.where}: scenario {sc.name!r}: follow_ups are typed into Claude Code's terminal UI only; under {name} the session has the prompt alone" for sc in bench.scenarios if sc.follow_ups)
         if name == "codex" and any(sc.interactive for sc in bench.scenarios):
@@ -147,6 +150,21 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
     if none_scenarios and concurrency > 1 and len(bench.scenarios) > 1:
         pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
+
+def _nothing_to_play(bench: BenchSpec, who: str | None) -> list[str]:
+    """Said before a run: the scripted model plays a scenario's `mock:` steps, and one without
+    any (every mined or Harbor task) plays the no-op, so the real binary only answers and its
+    cells change nothing. A setup meant to carry each task's fix through the tool wants the
+    scripted solver; one meant as the no-op is the mock's `noop`."""
+    bare = [sc.name for sc in bench.scenarios if not sc.mock]
+    if not bare:
+        return []
+    named = ", ".join(repr(n) for n in bare[:5]) + (f" and {len(bare) - 5} more" if len(bare) > 5 else "")
+    return [
+        f"{who or bench.path}: the scripted model has no `mock:` steps to play for {named}: it says the prompt back and changes nothing (a no-op, ranked as a setup). "
+        "To carry each task's reference fix through the tool's own tools use the model scripted-solver; to script a scenario, give it `mock: {steps: [...]}`"
+    ]
+
 
 def _print_mode_edits(bench: BenchSpec) -> list[str]:
     """Said before any spend: Claude Code in print mode (`interactive: false`) with no permission

@@ -225,3 +225,20 @@ def test_preflight_takes_model_and_checks_a_scripted_run_as_it_will_run(tmp_path
     assert scripted.returncode == 3 and "a scripted model run needs a private HOME" in scripted.stdout + scripted.stderr, scripted.stdout + scripted.stderr
     demo = benchtape("preflight", ROOT / "fixtures-red" / "demo" / "bench.yaml", "--harness", "codex", "--model", "scripted", "--sandbox", "none", cwd=tmp_path)
     assert demo.returncode == 3 and "a scripted model run needs a private HOME" in demo.stdout + demo.stderr, demo.stdout + demo.stderr  # a bench that names no model: --model's
+
+
+def test_a_scenario_with_nothing_to_play_is_said_before_the_run(tmp_path):
+    """The scripted model plays a scenario's `mock:` steps; one without any (every mined task)
+    played the no-op silently, and its setup was ranked as an agent: said before the run, with
+    the scripted solver as the way to carry a task's fix, and not for a scenario that has steps."""
+    bench = tmp_path / "b.yaml"
+    bench.write_text(
+        "harness: codex\ndefaults: {sandbox: home}\nscenarios:\n"
+        "  - {name: scripted-one, prompt: p, mock: {steps: [{say: done}]}, checks: [{type: contains, value: done}]}\n"
+        "  - {name: bare-one, prompt: p, checks: [{type: contains, value: done}]}\n"
+    )
+    said = benchtape("preflight", bench, "--model", "scripted", cwd=tmp_path)
+    text = said.stdout + said.stderr
+    assert "the scripted model has no `mock:` steps to play for 'bare-one'" in text and "scripted-solver" in text and "'scripted-one'" not in text, text
+    quiet = benchtape("preflight", bench, "--model", "scripted-solver", cwd=tmp_path)
+    assert "no `mock:` steps to play" not in quiet.stdout + quiet.stderr, quiet.stdout + quiet.stderr
