@@ -114,8 +114,10 @@ def _session_value(spec: Mapping[str, Any], s: Session, verdicts: list[dict[str,
     m = s.metrics
     if source == "session.latency":
         return m.latency_ms
-    if source == "session.cost":
-        return m.cost_usd
+    if source == "session.cost":  # what the session spent, as sessions and compare say it: a scripted model's pretend tokens cost nothing
+        from benchtape.spec.pricing import reported_cost
+
+        return reported_cost(s.model, m.cost_usd)
     if source == "session.tokens":
         return m.tokens
     if source == "session.prompt_tokens":

@@ -82,3 +82,13 @@ def test_the_built_in_schema_and_aggregates():
     for v in (1.0, None, 3.0):
         acc.add(v)
     assert (acc.value("mean"), acc.value("sum"), acc.value("max"), acc.missing) == (2.0, 4.0, 3.0, 1)
+
+
+@pytest.mark.parametrize(("model", "cost"), [("scripted", 0.0), ("mock-solver", 0.0), ("claude-sonnet-4-6", 0.008), (None, 0.008)])
+def test_the_cost_metric_is_what_the_session_spent_as_sessions_and_compare_say_it(model, cost):
+    """A scripted model's pretend tokens cost nothing (spec/pricing.reported_cost): the report
+    summed Claude Code's own 0.008 for them while `sessions` and `compare` said $0."""
+    actions = [Action("session.started", {"scenario": "s", "prompt": "p", **({"model": model} if model else {})}), Action("metrics", {"cost_usd": 0.008}), Action("session.finished", {"status": "ok", "exit_code": 0, "timed_out": False, "wall_ms": 100.0})]
+    for i, a in enumerate(actions, 1):
+        a.seq = i
+    assert measure(None, [], project(actions), []).values["cost"] == cost
