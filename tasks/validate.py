@@ -398,12 +398,18 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
         say(f"{task.id}: the whole suite at the base …")
         suite, work = _fresh_run(project, task, level, place, base_tree, scratch / "base.suite", [("tests.patch", task.tests_patch())], dataclasses.replace(task.verify, command=wide), report)
         _record_extra(task, "base.suite", suite, Judgement(True, "", ""), work, level, report, store, run_id, logs)
-        if suite.tests is None:
+        found = suite.tests
+        if found is None:
             report.notes.append(f"the base's whole suite (`{wide}`) gave no per-test report ({suite.status}): its baseline is not used")
+        elif not found.tests:
+            # the runner's own discovery finds none of the tests the verify command names
+            # (itsdangerous's tests.py, which pytest collects only when named): no baseline
+            report.notes.append(f"the base's whole suite (`{wide}`) ran no test (its runner's discovery finds none of the tests `{task.verify.command}` runs): its baseline is not used")
+            suite = None
         else:
             # pytest's id of a module it could not collect has no `::` (tomlkit's toml-test cases
             # live in a git submodule that no task tree holds): its tests have no baseline
-            lost = [f"{i} ({t.message or 'error'})" for i, t in suite.tests.tests.items() if "::" not in i and t.outcome == ERROR and suite.tests.runner == "pytest"]
+            lost = [f"{i} ({t.message or 'error'})" for i, t in found.tests.items() if "::" not in i and t.outcome == ERROR and found.runner == "pytest"]
             if lost:
                 report.notes.append(f"the base's whole suite could not collect {len(lost)} module(s), whose tests have no baseline: " + "; ".join(lost[:3]))
     statuses = sorted({r.status for r in references})
