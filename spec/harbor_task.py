@@ -25,7 +25,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -692,10 +692,7 @@ def _healthcheck(toml: _Toml, value: Any, table: str, step: str | None = None) -
 
     if not isinstance(value, dict):
         raise BadInput(f"{said}`{where}` must be a table", file=str(toml.path), line=line(""), fix='e.g. healthcheck = { command = "curl -fs localhost:8000/health", retries = 10 }')
-    for key in value:
-        if key not in KEYS["healthcheck"]:
-            near = closest(key, KEYS["healthcheck"])
-            raise BadInput(f"{said}`{where}.{key}` is no healthcheck key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS['healthcheck']))}")
+    _known_keys(toml, value, "healthcheck", f"{said}`{where}", "healthcheck", line)
     command = value.get("command")
     if not isinstance(command, str) or not command.strip():
         raise BadInput(f"{said}`{where}.command` must be a shell command, got {command!r}", file=str(toml.path), line=line("command"), fix='e.g. command = "test -S /run/db.sock" (exit 0: healthy)')
@@ -729,10 +726,7 @@ def _mcp_servers(toml: _Toml, value: Any) -> tuple[McpServer, ...]:
     for entry in value:
         if not isinstance(entry, dict):
             raise BadInput(f"`{where}` entry {entry!r} is no table", file=str(toml.path), line=line(""), fix="write each server as a [[environment.mcp_servers]] table")
-        for key in entry:
-            if key not in KEYS["mcp_servers"]:
-                near = closest(key, KEYS["mcp_servers"])
-                raise BadInput(f"`{where}.{key}` is no MCP server key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS['mcp_servers']))}")
+        _known_keys(toml, entry, "mcp_servers", f"`{where}", "MCP server", line)
         name = entry.get("name")
         if not isinstance(name, str) or not MCP_NAME.match(name):
             raise BadInput(f"`{where}.name` must be a server name of letters, digits, `_` and `-`, got {name!r}", file=str(toml.path), line=line("name"), fix='e.g. name = "files" (its tools are called mcp__files__<tool>)')
@@ -763,6 +757,16 @@ def _mcp_servers(toml: _Toml, value: Any) -> tuple[McpServer, ...]:
                 raise BadInput(f"MCP server {name!r}: transport {transport} needs `url`, an http(s) URL, got {url!r}", file=str(toml.path), line=line("url"), fix='e.g. url = "http://127.0.0.1:8000/mcp"')
             out.append(McpServer(name, transport, url=url))
     return tuple(out)
+
+
+def _known_keys(toml: _Toml, table: dict[str, Any], kind: str, where: str, what: str, line: Callable[[str], int | None]) -> None:
+    """Every key of a sub-table Harbor checks strictly (a healthcheck, an MCP server) is one its
+    model defines: one it does not is refused by its line, with the key it resembles.
+    `where`: how the message opens (`` `environment.healthcheck``), each key appended."""
+    for key in table:
+        if key not in KEYS[kind]:
+            near = closest(key, KEYS[kind])
+            raise BadInput(f"{where}.{key}` is no {what} key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS[kind]))}")
 
 
 def _asks(value: Any) -> bool:

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -107,3 +108,31 @@ def harbor_run(tasks: Path, agents: list[str], jobs: Path, *, extra: list[str], 
         trial = json.loads(result.read_text())
         out[trial["config"]["agent"]["name"]][Path(trial["task_id"]["path"]).name] = trial
     return out
+
+
+def claude_reported(tasks: Path, tmp_path: Path) -> tuple[list[dict[str, Any]], str]:
+    """`benchtape run TASKS --harness claude-code --model scripted` with the real Claude Code
+    (the pinned version, from the project's tools): what its own init line reported
+    (`environment.reported`) in the run's one session, and the cell's outcome."""
+    import json
+
+    from formatskit import benchtape
+    from realagents import TOOLS, need
+
+    from benchtape.store.database import Store
+    from benchtape.tools.binaries import resolve
+
+    need("claude-code")
+    version = resolve("claude-code", root=TOOLS).version
+    (tmp_path / ".benchtape" / "tools").mkdir(parents=True, exist_ok=True)
+    (tmp_path / ".benchtape" / "tools" / "claude-code.yaml").write_text(f'apiVersion: benchtape/v1alpha1\nkind: Tool\ntool: claude-code\nextends: builtin\nversion: "{version}"\n')
+    db = tmp_path / "cc.db"
+    done = benchtape("run", tasks, "--harness", "claude-code", "--model", "scripted", "--yes", "--json", "--db", db, cwd=tmp_path, env={"BENCHTAPE_TOOLS": str(TOOLS)}, timeout=600)
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
+    store = Store(db, readonly=True)
+    try:
+        (row,) = list(store.session_rows(run_id=json.loads(done.stdout)["run_id"]))
+        reported = [a.data for a in store.load_session(row.id).actions if a.kind == "environment.reported"]
+        return reported, store.outcomes([row.id])[row.id][-1]["outcome"]
+    finally:
+        store.close()

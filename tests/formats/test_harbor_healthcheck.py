@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from formatskit import benchtape
-from harborkit import harbor_script
+from harborkit import claude_reported, harbor_script
 
 from benchtape.core.errors import BadInput
 from benchtape.sandbox.healthcheck import wait_healthy
@@ -233,10 +233,7 @@ def test_skills_dir_is_given_to_the_real_claude_code_and_said_for_a_harness_that
     (Harbor's own layout): the real Claude Code finds the skill in its ~/.claude/skills/, as
     Harbor copies it there, and says so in its own init line (`environment.reported`); a
     harness benchtape gives no skills to is said before the run, and a skills_dir no COPY makes."""
-    from realagents import TOOLS, need
-
     from benchtape.sandbox.harbor_env import skills_notes, skills_source
-    from benchtape.tools.binaries import resolve
 
     tasks = tmp_path / "tasks"
     folder = _task(tasks / "skilled", "skills_dir = \"/skills\"\n", "COPY skills/ /skills/\n")
@@ -250,20 +247,6 @@ def test_skills_dir_is_given_to_the_real_claude_code_and_said_for_a_harness_that
     assert skills_source(load_harbor_task(folder)) is None and "is no folder environment/Dockerfile copies" in skills_notes([load_harbor_task(folder)], ["claude-code"])[0]
     (folder / "environment" / "Dockerfile").write_text((folder / "environment" / "Dockerfile").read_text().replace("RUN git clone https://example.invalid/skills /skills\n", "COPY skills/ /skills/\n"))
 
-    need("claude-code")
-    version = resolve("claude-code", root=TOOLS).version
-    (tmp_path / ".benchtape" / "tools").mkdir(parents=True)
-    (tmp_path / ".benchtape" / "tools" / "claude-code.yaml").write_text(f'apiVersion: benchtape/v1alpha1\nkind: Tool\ntool: claude-code\nextends: builtin\nversion: "{version}"\n')
-    db = tmp_path / "cc.db"
-    done = benchtape("run", tasks, "--harness", "claude-code", "--model", "scripted", "--yes", "--json", "--db", db, cwd=tmp_path, env={"BENCHTAPE_TOOLS": str(TOOLS)}, timeout=600)
-    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
-    store = Store(db, readonly=True)
-    try:
-        (row,) = list(store.session_rows(run_id=json.loads(done.stdout)["run_id"]))
-        session = store.load_session(row.id)
-        reported = [a.data for a in session.actions if a.kind == "environment.reported"]
-        outcome = store.outcomes([row.id])[row.id][-1]["outcome"]
-    finally:
-        store.close()
+    reported, outcome = claude_reported(tasks, tmp_path)
     assert reported and "greeter" in (reported[-1].get("skills") or []), reported  # (without the staging it is not there: checked by hand)
     assert outcome == "no_changes", outcome  # the scripted model only answers: the skills staged into HOME are benchtape's, never the agent's change

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from formatskit import benchtape
+from harborkit import claude_reported
 
 from benchtape.core.errors import BadInput
 from benchtape.spec.harbor_task import load_harbor_task
 from benchtape.spec.task import McpServer
-from benchtape.store.database import Store
 
 TOML = """version = "1.0"
 
@@ -84,25 +84,11 @@ def test_a_harness_given_no_servers_is_said_before_the_run(tmp_path: Path) -> No
 def test_the_real_claude_code_connects_to_the_tasks_stdio_server(tmp_path: Path) -> None:
     """`benchtape run` on the task with the real Claude Code: its own init line lists the task's
     server as connected (without the server given it lists none)."""
-    from realagents import MINI_MCP, TOOLS, need
-
-    from benchtape.tools.binaries import resolve
+    from realagents import MINI_MCP
 
     tasks = tmp_path / "tasks"
     _task(tasks / "served", _stdio(MINI_MCP))
-    need("claude-code")
-    version = resolve("claude-code", root=TOOLS).version
-    (tmp_path / ".benchtape" / "tools").mkdir(parents=True)
-    (tmp_path / ".benchtape" / "tools" / "claude-code.yaml").write_text(f'apiVersion: benchtape/v1alpha1\nkind: Tool\ntool: claude-code\nextends: builtin\nversion: "{version}"\n')
-    db = tmp_path / "cc.db"
-    done = benchtape("run", tasks, "--harness", "claude-code", "--model", "scripted", "--yes", "--json", "--db", db, cwd=tmp_path, env={"BENCHTAPE_TOOLS": str(TOOLS)}, timeout=600)
-    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
-    store = Store(db, readonly=True)
-    try:
-        (row,) = list(store.session_rows(run_id=json.loads(done.stdout)["run_id"]))
-        reported = [a.data for a in store.load_session(row.id).actions if a.kind == "environment.reported"]
-    finally:
-        store.close()
+    reported, _ = claude_reported(tasks, tmp_path)
     assert reported and {"name": "mini", "status": "connected"} in (reported[-1].get("mcp_servers") or []), reported
 
 
