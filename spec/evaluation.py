@@ -502,7 +502,10 @@ def _models(ld: DocLoader, node: LineDict, key: str, tool: ToolDef, required: bo
         if required:
             raise ld.err(f"no `model:` for {tool.name}", node, None, f"add `model:` (one of {', '.join(sorted(tool.models))})")
         return None
-    return [ld.choose(m, sorted(tool.models), "model", node, key, of=f"for {tool.name}") for m in models]
+    # a model may be named by its API id too (`scripted-solver` for `solver`, as `run DIR --model`
+    # takes it): the setup is the key's, whichever was written
+    by_id = {m.id: name for name, m in tool.models.items()}
+    return [ld.choose(m if m in tool.models else by_id.get(m, m), sorted(tool.models), "model", node, key, of=f"for {tool.name}") for m in models]
 
 
 def _efforts(ld: DocLoader, node: LineDict, tools: list[ToolDef]) -> list[str] | None:

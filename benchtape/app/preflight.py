@@ -162,7 +162,7 @@ def _nothing_to_play(bench: BenchSpec, who: str | None) -> list[str]:
     named = ", ".join(repr(n) for n in bare[:5]) + (f" and {len(bare) - 5} more" if len(bare) > 5 else "")
     return [
         f"{who or bench.path}: the scripted model has no `mock:` steps to play for {named}: it says the prompt back and changes nothing (a no-op, ranked as a setup). "
-        "To carry each task's reference fix through the tool's own tools use the model scripted-solver; to script a scenario, give it `mock: {steps: [...]}`"
+        "To carry each task's reference fix through the tool's own tools use the scripted solver (`model: solver` in an evaluation, `--model scripted-solver` for a bench or a Harbor folder); to script a scenario, give it `mock: {steps: [...]}`"
     ]
 
 

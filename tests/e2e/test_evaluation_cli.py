@@ -109,6 +109,16 @@ def test_validate_refuses_bad_input_with_file_line_and_fix(project, tmp_path):
     assert missing.returncode == 2 and "no evaluation named 'nope'" in missing.stderr
 
 
+def test_a_model_named_by_its_id_is_the_setup_of_its_key(project, tmp_path):
+    """`model: scripted-solver` (the id `run DIR --model` takes, and the run's notes name) was
+    refused with "did you mean 'scripted'?", the no-op: it is the `solver` setup."""
+    evaluation(project, "byid", "tools:\n  - {tool: claude-code, model: [scripted-solver, sonnet-4.6]}\n")
+    out = benchtape("evaluation", "validate", "byid", "--json", cwd=project, env=user_env(tmp_path))
+    assert out.returncode == 0, out.stderr
+    arms = orjson.loads(out.stdout)["arms"]
+    assert [a["label"] for a in arms] == ["claude-code@latest solver", "claude-code@latest sonnet-4.6"] and arms[0]["steps"][0]["model_id"] == "scripted-solver", arms
+
+
 def test_validate_json(project, tmp_path):
     evaluation(project, "wf", "attempts: 3\ntools:\n  - tool: plan-build\n    steps:\n      plan: {model: [opus-5, sonnet-5], effort: [medium, high]}\n      build: {model: sonnet-5, effort: medium}\n  - {tool: claude-code, model: sonnet-5, effort: medium}\n")
     out = benchtape("evaluation", "validate", "wf", "--json", cwd=project, env=user_env(tmp_path))
