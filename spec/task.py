@@ -367,12 +367,28 @@ def task_dirs(root: Path) -> dict[str, Path]:
     for folder in project_config_dirs(root):
         tasks = folder / TASKS_DIR
         if tasks.is_dir():
+            here: dict[str, Path] = {}  # this folder's: one id twice here is two tasks, never an override
             for d in sorted(tasks.iterdir()):
                 if (d / TASK_FILE).is_file() or (d / HARBOR_FILE).is_file():
-                    found[d.name] = d
+                    _one_id(here, d.name, d)
                 elif d.is_dir():
-                    found.update((t.name, t) for t in sorted(d.iterdir()) if (t / HARBOR_FILE).is_file())
+                    for t in sorted(d.iterdir()):
+                        if (t / HARBOR_FILE).is_file():
+                            _one_id(here, t.name, t)
+            found.update(here)
     return dict(sorted(found.items(), key=lambda kv: _id_order(kv[0])))
+
+
+def _one_id(found: dict[str, Path], task_id: str, folder: Path) -> None:
+    """A task's id is its folder's name: a dataset's task named like a mined one (or like
+    another dataset's) replaced it silently, and the valid one vanished from every list."""
+    if task_id in found:
+        raise BadInput(
+            f"two tasks are named {task_id!r}: {found[task_id]} and {folder}",
+            file=str(folder),
+            fix="rename one folder (a task's id is its folder's name), or move the dataset out of .benchtape/tasks/ and run it as `benchtape run DATASET_DIR`",
+        )
+    found[task_id] = folder
 
 
 

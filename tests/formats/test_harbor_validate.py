@@ -151,6 +151,18 @@ def test_a_bad_task_toml_is_bad_input_naming_file_and_line(tmp_path: Path):
     assert broken["state"] == "broken" and broken["next"] == f"fix {toml}"
 
 
+def test_a_dataset_task_named_like_another_task_is_bad_input_naming_both(tmp_path: Path):
+    """A dataset task named like a task beside it replaced that task silently: `task list` showed
+    one of them, the valid one gone, and `run` dropped its cells. Both are named now, and the fix."""
+    repo = project_with(tmp_path, broken=False)
+    tasks = repo / ".benchtape" / "tasks"
+    shutil.copytree(FIXTURES / "hello-file", tasks / "hello-file")  # a task beside the dataset, with the dataset's id
+    for command in (("task", "list"), ("task", "validate", "hello-file", "--sandbox", "home")):
+        done = benchtape(*command, cwd=repo)
+        assert done.returncode == 2 and "two tasks are named 'hello-file'" in done.stderr, done.stdout + done.stderr
+        assert str(tasks / "hello-file") in done.stderr and str(tasks / "dataset" / "hello-file") in done.stderr and "rename one folder" in done.stderr, done.stderr
+
+
 # ---------------------------------------------------------------- level container
 
 
