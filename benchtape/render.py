@@ -31,7 +31,9 @@ def plain_wanted(flag: bool) -> bool:
 def console(plain: bool = False, stderr: bool = False) -> Console:
     from benchtape.render_console import SafeConsole
 
-    return SafeConsole(stderr=stderr, no_color=plain, highlight=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else PLAIN_WIDTH)
+    # markup off: nothing printed here is rich markup, and a note's `[environment]` (a task.toml
+    # table named in the text) was read as a style tag and vanished from the preview
+    return SafeConsole(stderr=stderr, no_color=plain, highlight=False, markup=False, soft_wrap=plain, force_terminal=None if not plain else False, width=None if not plain else PLAIN_WIDTH)
 
 
 class PlainLines:

@@ -5,6 +5,8 @@ setup with no stored cost stops a budgeted run before it spends."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchtape.app.evaluation_rounds import Rounds, Until, _limits, _within_limits, preview_limits
 
 
@@ -56,3 +58,19 @@ def test_the_preview_line_in_rounds():
     doc = {"to_run": 8, "measured": 0, "until_decided": {"max_cells": 3, "at_most_cells": 3, "fixed_design_cells": 8}}
     assert _would_run(doc).startswith("would run at most 3 cell(s), in rounds (--until-decided, --max-cells 3)")
     assert _would_run({"to_run": 8, "measured": 2}).startswith("would run 8 cell(s); 2 measured")
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_note_in_brackets_is_printed_as_written(plain, capsys):
+    """A preview note naming a task.toml table (`[environment] network_mode = "public"`) lost its
+    `[environment]`: rich read it as a style tag. Nothing benchtape prints is markup."""
+    from benchtape.render_evaluation import preview
+
+    doc = {
+        "evaluation": "e", "path": "/p/e.yaml", "cells": 1, "tasks": ["t"], "setups": [], "attempts": 1, "versions": [], "fresh": False,
+        "installs": [], "estimate": {"usd": 0.0, "floor": False, "known_cells": 1}, "problems": [], "to_run": 1, "measured": 0,
+        "notes": ['task.toml:27: [environment] network_mode = "public" gives the agent the network [bold]as written[/bold]'],
+    }
+    preview(doc, plain, False)
+    printed = " ".join(capsys.readouterr().out.split())  # a terminal's width wraps it
+    assert '[environment] network_mode = "public" gives the agent the network [bold]as written[/bold]' in printed, printed
