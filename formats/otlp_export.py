@@ -27,11 +27,14 @@ environment, credential shapes); long texts are cut at TEXT_LIMIT characters.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
+import re
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import orjson
 
@@ -111,12 +114,48 @@ def send(found: list[Any], endpoint: str) -> None:
 
     url = traces_url(endpoint)
     exporter = OTLPSpanExporter(endpoint=url)
+    heard: list[str] = []
     try:
-        for start in range(0, len(found), 512):
-            if exporter.export(found[start : start + 512]) is not SpanExportResult.SUCCESS:
-                raise BadInput(f"the OTLP receiver at {url} did not take the traces (unreachable, or it refused them)", fix="check that the receiver runs and takes OTLP/HTTP protobuf at that address")
+        with _exporter_heard(heard):
+            for start in range(0, len(found), 512):
+                if exporter.export(found[start : start + 512]) is not SpanExportResult.SUCCESS:
+                    raise BadInput(f"the OTLP receiver at {url} did not take the traces{_why(heard)}", fix="check that the receiver runs and takes OTLP/HTTP protobuf at that address")
     finally:
         exporter.shutdown()
+
+
+def _why(heard: list[str]) -> str:
+    """What the exporter said of the failure: the reason its last retry gave (a refused
+    connection), and how many tries it made; else its last word."""
+    reasons = [m.group(1) for m in (re.match(r"Transient error (.*) encountered while exporting", line, re.DOTALL) for line in heard) if m]
+    if reasons:
+        return f" ({len(reasons) + 1} tries, the last {reasons[-1][:300]})"
+    return f" ({heard[-1][:300]})" if heard else " (unreachable, or it refused them)"
+
+
+class _Heard(logging.Handler):
+    def __init__(self, heard: list[str]) -> None:
+        super().__init__()
+        self.heard = heard
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.heard.append(record.getMessage())
+
+
+@contextlib.contextmanager
+def _exporter_heard(heard: list[str]) -> Iterator[None]:
+    """The exporter's own log lines (each retry's "Transient error …", then its failure) kept,
+    not printed: they went to stderr raw, seconds before benchtape's one message, which now
+    ends with the last of them."""
+    logger = logging.getLogger("opentelemetry.exporter.otlp")
+    handler, propagate = _Heard(heard), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def otlp_json(found: list[Any]) -> bytes:
