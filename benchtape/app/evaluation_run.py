@@ -227,6 +227,7 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                     continue
                 config = harness_config(step, tasks[0], resolved)
                 pf.notes.extend(_cannot_edit(arm.label, step.harness, config))
+                pf.notes.extend(_nothing_to_play(arm.label, step, tasks))
                 key = orjson.dumps([str(bench.path), step.harness, step.model_id, config], option=orjson.OPT_SORT_KEYS, default=str)
                 if key in seen:
                     continue
@@ -247,6 +248,38 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
 
         pf.notes.extend(note for note in [uncovered_note()] if note)
     return pf
+
+
+def _nothing_to_play(label: str, step: Any, tasks: list[Task]) -> list[str]:
+    """Said before the run: a scripted setup's model plays a bench scenario's `mock:` steps, the
+    solver a history task's reference fix, and anything else the no-op: the real binary only
+    answers, changes nothing, and is ranked as a setup. Each task kind has its own way to a
+    setup that works: the solver for a history task, the oracle for a Harbor task (its fix is
+    solution/solve.sh), `mock:` steps for a bench scenario."""
+    from benchtape.adapters.endpoints import is_scripted
+    from benchtape.spec.solver import SOLVER_MODELS
+
+    model = step.model_id
+    if step.harness in ("mock", "oracle") or not (is_scripted(model) or model in SOLVER_MODELS):
+        return []
+    solver = model in SOLVER_MODELS
+    history = [t.id for t in tasks if t.spec is not None and t.spec.runtime is None and t.spec.reference_patch is not None]
+    harbor = [t.id for t in tasks if t.spec is not None and t.spec.runtime is not None]
+    scenarios = [t.id for t in tasks if t.spec is None and not t.scenario.mock]
+    said = []
+    if history and not solver:
+        said.append(f"on the history task(s) {_few(history)} the scripted model has nothing to play (it says the prompt back); `model: solver` plays each task's reference fix through {step.harness}'s own tools")
+    if harbor:
+        said.append(f"on the Harbor task(s) {_few(harbor)} the {'solver' if solver else 'scripted model'} has nothing to play (a Harbor task's fix is solution/solve.sh, which `--harness oracle` runs; an agent needs a real model)")
+    if scenarios:
+        said.append(f"the scenario(s) {_few(scenarios)} have no `mock:` steps to play")
+    if not said:
+        return []
+    return [f"{label}: its cells change nothing and are ranked as a setup: " + "; ".join(said)]
+
+
+def _few(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
 def _cannot_edit(label: str, harness: str, config: dict[str, Any]) -> list[str]:

@@ -105,8 +105,8 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.blocking.extend(_oracle(bench))
     if scripted:
         pf.merge(_scripted(bench, name, sandbox, noop, env))
-        if not noop and (model or bench.harness_config.get("model")) not in SOLVER_MODELS:
-            pf.notes.extend(_nothing_to_play(bench, who))
+        if not noop and who is None:  # an evaluation's setups are said by its preview, which knows each task's kind (evaluation_run._nothing_to_play)
+            pf.notes.extend(_nothing_to_play(bench))
     for finding in bench.not_built:
         pf.notes.append(f"not supported in this version, ignored: {finding}")
     pf.notes.extend(native_tool_warnings(bench, name, who))
@@ -151,19 +151,15 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
-def _nothing_to_play(bench: BenchSpec, who: str | None) -> list[str]:
-    """Said before a run: the scripted model plays a scenario's `mock:` steps, and one without
-    any (every mined or Harbor task) plays the no-op, so the real binary only answers and its
-    cells change nothing. A setup meant to carry each task's fix through the tool wants the
-    scripted solver; one meant as the no-op is the mock's `noop`."""
+def _nothing_to_play(bench: BenchSpec) -> list[str]:
+    """Said before a bench run: the scripted model (and the solver, which plays only a history
+    task's fix) plays a scenario's `mock:` steps, and one without any plays the no-op, so the
+    real binary only answers and changes nothing."""
     bare = [sc.name for sc in bench.scenarios if not sc.mock]
     if not bare:
         return []
     named = ", ".join(repr(n) for n in bare[:5]) + (f" and {len(bare) - 5} more" if len(bare) > 5 else "")
-    return [
-        f"{who or bench.path}: the scripted model has no `mock:` steps to play for {named}: it says the prompt back and changes nothing (a no-op, ranked as a setup). "
-        "To carry each task's reference fix through the tool's own tools use the scripted solver (`model: solver` in an evaluation, `--model scripted-solver` for a bench or a Harbor folder); to script a scenario, give it `mock: {steps: [...]}`"
-    ]
+    return [f"{bench.path}: the scripted model has no `mock:` steps to play for {named}: it says the prompt back and changes nothing; to script a scenario, give it `mock: {{steps: [...]}}`"]
 
 
 def _print_mode_edits(bench: BenchSpec) -> list[str]:

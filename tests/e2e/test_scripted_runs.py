@@ -228,17 +228,22 @@ def test_preflight_takes_model_and_checks_a_scripted_run_as_it_will_run(tmp_path
 
 
 def test_a_scenario_with_nothing_to_play_is_said_before_the_run(tmp_path):
-    """The scripted model plays a scenario's `mock:` steps; one without any (every mined task)
-    played the no-op silently, and its setup was ranked as an agent: said before the run, with
-    the scripted solver as the way to carry a task's fix, and not for a scenario that has steps."""
+    """The scripted model plays a scenario's `mock:` steps (the solver only a history task's
+    fix); one without any played the no-op silently, and its setup was ranked as an agent: said
+    before the run, with the way to script it, and not for a scenario that has steps. On Harbor
+    tasks (no `mock:`, and no reference patch for the solver) the way out is the oracle."""
     bench = tmp_path / "b.yaml"
     bench.write_text(
         "harness: codex\ndefaults: {sandbox: home}\nscenarios:\n"
         "  - {name: scripted-one, prompt: p, mock: {steps: [{say: done}]}, checks: [{type: contains, value: done}]}\n"
         "  - {name: bare-one, prompt: p, checks: [{type: contains, value: done}]}\n"
     )
-    said = benchtape("preflight", bench, "--model", "scripted", cwd=tmp_path)
-    text = said.stdout + said.stderr
-    assert "the scripted model has no `mock:` steps to play for 'bare-one'" in text and "scripted-solver" in text and "'scripted-one'" not in text, text
-    quiet = benchtape("preflight", bench, "--model", "scripted-solver", cwd=tmp_path)
-    assert "no `mock:` steps to play" not in quiet.stdout + quiet.stderr, quiet.stdout + quiet.stderr
+    for model in ("scripted", "scripted-solver"):
+        said = benchtape("preflight", bench, "--model", model, cwd=tmp_path)
+        text = said.stdout + said.stderr
+        assert "the scripted model has no `mock:` steps to play for 'bare-one'" in text and "give it `mock:" in text and "'scripted-one'" not in text, (model, text)
+    harbor = benchtape("run", ROOT / "fixtures-red" / "harbor", "--harness", "claude-code", "--model", "scripted", "--dry-run", cwd=tmp_path)
+    text = " ".join((harbor.stdout + harbor.stderr).split())
+    assert harbor.returncode == 0 and "its cells change nothing and are ranked as a setup" in text and "solution/solve.sh, which `--harness oracle` runs" in text, text
+    oracle = benchtape("run", ROOT / "fixtures-red" / "harbor", "--harness", "oracle", "--dry-run", cwd=tmp_path)
+    assert oracle.returncode == 0 and "change nothing" not in oracle.stdout + oracle.stderr, oracle.stdout + oracle.stderr
