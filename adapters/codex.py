@@ -93,11 +93,18 @@ def mcp_overrides(servers: list[dict[str, Any]] | None) -> list[str]:
     out: list[str] = []
     for server in servers or []:
         if server["transport"] == "stdio":
-            table = f"{{command = {orjson.dumps(server['command']).decode()}, args = {orjson.dumps(list(server.get('args') or [])).decode()}}}"
+            table = f"{{command = {_toml_value(server['command'])}, args = {_toml_value(list(server.get('args') or []))}}}"
         else:
-            table = f"{{url = {orjson.dumps(server['url']).decode()}}}"
+            table = f"{{url = {_toml_value(server['url'])}}}"
         out += ["-c", f"mcp_servers.{server['name']}={table}"]
     return out
+
+
+def _toml_value(value: Any) -> str:
+    """A string or a list of strings as TOML: JSON's form is TOML's but for DEL, which TOML
+    forbids unescaped in a string (orjson leaves it as it is): Codex would read the whole `-c`
+    value as a plain string, and the server would be lost."""
+    return orjson.dumps(value).decode().replace("\x7f", "\\u007f")
 
 
 class CodexAdapter:

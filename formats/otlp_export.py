@@ -118,6 +118,7 @@ def send(found: list[Any], endpoint: str) -> None:
     try:
         with _exporter_heard(heard):
             for start in range(0, len(found), 512):
+                heard.clear()  # this batch's tries alone: an earlier batch's retries that ended well are not this failure's
                 if exporter.export(found[start : start + 512]) is not SpanExportResult.SUCCESS:
                     raise BadInput(f"the OTLP receiver at {url} did not take the traces{_why(heard)}", fix="check that the receiver runs and takes OTLP/HTTP protobuf at that address")
     finally:

@@ -174,7 +174,7 @@ def home_level_notes(tasks: list[TaskSpec]) -> list[str]:
     validation's boxes and the verifier see the workspace at that path), so an agent, or the
     oracle, that writes where the task says writes nothing that is verified. Said, not refused:
     a task that names it only in passing runs fine."""
-    named, unapplied = [], []
+    named, unapplied, commands = [], [], []
     for task in tasks:
         if task.runtime is None:
             continue
@@ -185,7 +185,11 @@ def home_level_notes(tasks: list[TaskSpec]) -> list[str]:
         skipped = home_unapplied(task)
         if skipped:
             unapplied.append(f"{task.id} ({', '.join(skipped)})")
+        commands += [f"{task.id}: {shlex.join([s.command or '', *s.args])}" for s in task.runtime.mcp_servers if s.transport == "stdio"]
     notes = []
+    if commands:
+        # the agent starts them itself, outside any sandbox of its own (Codex's included)
+        notes.append(f"at level home each task's stdio MCP server is started by the agent on this machine, as you, with the network ({'; '.join(commands[:8])}): level home is no boundary; --sandbox container runs them in the task's image")
     if named:
         notes.append(f"level home: the agent's workspace is a folder of its own, not the path the task names: {', '.join(named)}; an agent or the oracle writing there is not verified. Run these tasks with --sandbox container, where the workspace is mounted at that path as under Harbor")
     if unapplied:
@@ -287,11 +291,20 @@ MCP_HARNESSES = ("claude-code", "codex")  # the harnesses benchtape gives a task
 def mcp_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
     """Said before a run of tasks with `[[environment.mcp_servers]]`: the harnesses benchtape
     does not give them to (the controls need none), which run without the servers' tools."""
-    served = [t.id for t in tasks if t.runtime is not None and t.runtime.mcp_servers]
-    others = sorted({h for h in harnesses if h not in (*MCP_HARNESSES, "oracle", "mock")})
-    if not served or not others:
+    served = [t for t in tasks if t.runtime is not None and t.runtime.mcp_servers]
+    if not served:
         return []
-    return [f"task.toml's MCP servers (environment.mcp_servers) are given to {' and '.join(MCP_HARNESSES)} only, as Harbor configures each; {', '.join(others)} run without them: {', '.join(served)}"]
+    ids = ", ".join(t.id for t in served)
+    notes = []
+    others = sorted({h for h in harnesses if h not in (*MCP_HARNESSES, "oracle", "mock")})
+    if others:
+        notes.append(f"task.toml's MCP servers (environment.mcp_servers) are given to {' and '.join(MCP_HARNESSES)} only, as Harbor configures each; {', '.join(others)} run without them: {ids}")
+    if "claude-code" in harnesses:
+        notes.append(f"Claude Code asks before each MCP tool call unless its permission mode allows it (Harbor runs it with bypassPermissions): give its setup `options: {{permission_mode: bypass}}`, or the calls of {ids}'s servers are refused in print mode")
+    sse = sorted({f"{t.id}: {s.name}" for t in served for s in t.runtime.mcp_servers if s.transport == "sse"})  # type: ignore[union-attr]
+    if sse and "codex" in harnesses:
+        notes.append(f"Codex has no SSE client: an sse server is given to it by its URL, as Harbor gives it, which it speaks streamable HTTP to ({', '.join(sse)})")
+    return notes
 
 
 def home_unapplied(task: TaskSpec) -> list[str]:

@@ -505,7 +505,11 @@ def _models(ld: DocLoader, node: LineDict, key: str, tool: ToolDef, required: bo
     # a model may be named by its API id too (`scripted-solver` for `solver`, as `run DIR --model`
     # takes it): the setup is the key's, whichever was written
     by_id = {m.id: name for name, m in tool.models.items()}
-    return [ld.choose(m if m in tool.models else by_id.get(m, m), sorted(tool.models), "model", node, key, of=f"for {tool.name}") for m in models]
+    chosen = [ld.choose(m if m in tool.models else by_id.get(m, m), sorted(tool.models), "model", node, key, of=f"for {tool.name}") for m in models]
+    for name in chosen:
+        if chosen.count(name) > 1:
+            raise ld.err(f"`model` names {name!r} twice (as {' and '.join(repr(m) for m, c in zip(models, chosen) if c == name)})", node, key, "list each model once: a repeated one would measure the same setup twice")
+    return chosen
 
 
 def _efforts(ld: DocLoader, node: LineDict, tools: list[ToolDef]) -> list[str] | None:

@@ -173,6 +173,8 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         instruction = _required_file(folder, INSTRUCTION, "the prompt the agent is given")
         tests = _required_file(folder, TEST_SCRIPT, "the verifier: it writes /logs/verifier/reward.txt (or reward.json)")
         solution = folder / SOLUTION_SCRIPT
+    healthcheck = _healthcheck(toml, env_t.get("healthcheck"), "environment")  # before the notes are taken: an ignored key is one
+    mcp_servers = _mcp_servers(toml, env_t.get("mcp_servers"))
     runtime = TaskRuntime(
         tests_dir=tests.parent,
         workdir=_workdir(toml, env_t),
@@ -192,9 +194,9 @@ def load_harbor_task(folder: Path) -> TaskSpec:
         artifacts=_artifacts(toml, doc),
         steps=steps,
         reward_strategy=strategy,
-        healthcheck=_healthcheck(toml, env_t.get("healthcheck"), "environment"),
+        healthcheck=healthcheck,
         skills_dir=toml.string(env_t, "environment", "skills_dir"),
-        mcp_servers=_mcp_servers(toml, env_t.get("mcp_servers")),
+        mcp_servers=mcp_servers,
         **separate,
     )
     verify = Verify(command=VERIFY_COMMAND, network=verify_network, timeout=verify_timeout, reward_file=True)
@@ -716,14 +718,14 @@ def _mcp_servers(toml: _Toml, value: Any) -> tuple[McpServer, ...]:
     if value is None:
         return ()
     where = "environment.mcp_servers"
-
-    def line(key: str) -> int | None:
-        return toml.line(where, key) or toml.line("environment", "mcp_servers")
-
     if not isinstance(value, list):
-        raise BadInput(f"`{where}` must be a list of tables ([[environment.mcp_servers]])", file=str(toml.path), line=line(""), fix='e.g. [[environment.mcp_servers]] with name = "files", transport = "stdio", command = "mcp-files"')
+        raise BadInput(f"`{where}` must be a list of tables ([[environment.mcp_servers]])", file=str(toml.path), line=toml.entry_line(where, 0, ""), fix='e.g. [[environment.mcp_servers]] with name = "files", transport = "stdio", command = "mcp-files"')
     out: list[McpServer] = []
-    for entry in value:
+    for index, entry in enumerate(value):
+
+        def line(key: str, index: int = index) -> int | None:
+            return toml.entry_line(where, index, key)
+
         if not isinstance(entry, dict):
             raise BadInput(f"`{where}` entry {entry!r} is no table", file=str(toml.path), line=line(""), fix="write each server as a [[environment.mcp_servers]] table")
         _known_keys(toml, entry, "mcp_servers", f"`{where}", "MCP server", line)
@@ -753,19 +755,24 @@ def _mcp_servers(toml: _Toml, value: Any) -> tuple[McpServer, ...]:
             out.append(McpServer(name, transport, command=command, args=tuple(args)))
         else:
             url = entry.get("url")
-            if not isinstance(url, str) or not re.match(r"^https?://\S+$", url):
+            if not isinstance(url, str) or not re.fullmatch(r"https?://\S+", url):
                 raise BadInput(f"MCP server {name!r}: transport {transport} needs `url`, an http(s) URL, got {url!r}", file=str(toml.path), line=line("url"), fix='e.g. url = "http://127.0.0.1:8000/mcp"')
             out.append(McpServer(name, transport, url=url))
     return tuple(out)
 
 
 def _known_keys(toml: _Toml, table: dict[str, Any], kind: str, where: str, what: str, line: Callable[[str], int | None]) -> None:
-    """Every key of a sub-table Harbor checks strictly (a healthcheck, an MCP server) is one its
-    model defines: one it does not is refused by its line, with the key it resembles.
-    `where`: how the message opens (`` `environment.healthcheck``), each key appended."""
+    """The keys of a sub-table (a healthcheck, an MCP server) as Harbor reads them: its pydantic
+    models ignore a key they do not define (an MCP server's `env`, `description`), and so does
+    benchtape, saying so in the task's notes, unless the key reads as a misspelt one of the
+    model's (`retrys`), which is refused by its line with the key it resembles: under Harbor it
+    would run with the default. `where`: how the message opens (`` `environment.healthcheck``)."""
     for key in table:
         if key not in KEYS[kind]:
             near = closest(key, KEYS[kind])
+            if not near:
+                toml.notes.append(f"{where.lstrip('`')}.{key}` (task.toml line {line(key)}) is no key Harbor 0.25 defines: ignored, as Harbor ignores it")
+                continue
             raise BadInput(f"{where}.{key}` is no {what} key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS[kind]))}")
 
 
@@ -792,6 +799,7 @@ class _Toml:
         self.notes: list[str] = []  # what was read and left alone (a key Harbor does not define, which it ignores)
         self.lines: dict[tuple[str, str], int] = {}
         self.steps: list[dict[tuple[str, str], int]] = []  # each [[steps]] entry's lines, its tables named from the step
+        self.entries: dict[str, list[dict[str, int]]] = {}  # each entry of another array of tables ([[environment.mcp_servers]]): its keys' lines, "" its header's
         table = ""
         for n, line in enumerate(text.splitlines(), start=1):
             header = self._HEADER.match(line)
@@ -804,15 +812,28 @@ class _Toml:
                 elif table.startswith("steps.") and self.steps:
                     head, _, last = table[len("steps."):].rpartition(".")
                     self.steps[-1].setdefault((head, last), n)
+                elif line.lstrip().startswith("[["):
+                    self.entries.setdefault(table, []).append({"": n})
                 continue
             key = self._KEY.match(line)
             if key:
                 dotted = f"{table}.{key.group(1)}" if table else key.group(1)
                 head, _, last = dotted.rpartition(".")
                 self.lines.setdefault((head, last), n)
+                if table in self.entries:
+                    self.entries[table][-1].setdefault(key.group(1), n)
                 if (table == "steps" or table.startswith("steps.")) and self.steps:
                     head, _, last = dotted[len("steps."):].rpartition(".")
                     self.steps[-1].setdefault((head, last), n)
+
+    def entry_line(self, table: str, index: int, key: str) -> int | None:
+        """The line of `key` in the `index`th `[[table]]` entry (its header's when the key is not
+        written there, the table's first when the entries are inline)."""
+        entries = self.entries.get(table) or []
+        if index < len(entries):
+            return entries[index].get(key) or entries[index][""]
+        head, _, last = table.rpartition(".")
+        return self.line(table, key) or self.line(head, last)
 
     def step(self, index: int) -> _Toml:
         """The same file seen from its `index`th [[steps]] entry: `line("verifier", "timeout_sec")`

@@ -117,6 +117,9 @@ def test_a_model_named_by_its_id_is_the_setup_of_its_key(project, tmp_path):
     assert out.returncode == 0, out.stderr
     arms = orjson.loads(out.stdout)["arms"]
     assert [a["label"] for a in arms] == ["claude-code@latest solver", "claude-code@latest sonnet-4.6"] and arms[0]["steps"][0]["model_id"] == "scripted-solver", arms
+    path = evaluation(project, "twice", "tools:\n  - {tool: claude-code, model: [solver, scripted-solver]}\n")
+    twice = benchtape("evaluation", "validate", "twice", cwd=project, env=user_env(tmp_path))
+    assert twice.returncode == 2 and f"{path}:4" in twice.stderr and "`model` names 'solver' twice (as 'solver' and 'scripted-solver')" in twice.stderr, twice.stderr
 
 
 def test_validate_json(project, tmp_path):

@@ -70,6 +70,31 @@ def test_mcp_servers_are_read_as_harbor_reads_them_and_a_bad_entry_is_refused_by
         assert refused.value.file == str(folder / "task.toml") and refused.value.line is not None and refused.value.line >= key_line, refused.value.render()
 
 
+def test_each_server_is_refused_by_its_own_lines_and_a_key_harbor_ignores_is_ignored(tmp_path: Path) -> None:
+    """The second of two servers is named by its own lines (task.toml kept only a key's first
+    line, so it was named by the first server's); a key Harbor's model does not define and that
+    reads as none of its own (`env`, `description`) is ignored as Harbor ignores it, and said."""
+    two = _stdio(Path("/srv/a.py")) + '\n[[environment.mcp_servers]]\nname = "other"\ntransport = "stdio"\ncommand = ""\n'
+    folder = _task(tmp_path / "two", two)
+    lines = (folder / "task.toml").read_text().splitlines()
+    with pytest.raises(BadInput) as refused:
+        load_harbor_task(folder)
+    assert "'other': a stdio server needs `command`" in refused.value.what and refused.value.line == len(lines), (refused.value.render(), lines)
+    twice = _task(tmp_path / "twice", _stdio(Path("/srv/a.py")) * 2)
+    with pytest.raises(BadInput) as again:
+        load_harbor_task(twice)
+    second_name = [i for i, line in enumerate((twice / "task.toml").read_text().splitlines(), start=1) if line.startswith("name =")][1]
+    assert "two MCP servers are named 'mini'" in again.value.what and again.value.line == second_name, again.value.render()
+    extra = _task(tmp_path / "extra", _stdio(Path("/srv/a.py")) + 'description = "a probe"\n')
+    task = load_harbor_task(extra)
+    assert task.runtime is not None and [s.name for s in task.runtime.mcp_servers] == ["mini"]
+    assert any("environment.mcp_servers.description` (task.toml line" in n and "ignored, as Harbor ignores it" in n for n in task.runtime.notes), task.runtime.notes
+    newline = _task(tmp_path / "newline", '\n[[environment.mcp_servers]]\nname = "s"\nurl = "http://h:1/mcp\\n"\n')
+    with pytest.raises(BadInput) as bad_url:
+        load_harbor_task(newline)
+    assert "needs `url`, an http(s) URL" in bad_url.value.what, bad_url.value.render()
+
+
 def test_a_harness_given_no_servers_is_said_before_the_run(tmp_path: Path) -> None:
     tasks = tmp_path / "tasks"
     _task(tasks / "served", _stdio(Path("/srv/mini.py")))
@@ -79,6 +104,15 @@ def test_a_harness_given_no_servers_is_said_before_the_run(tmp_path: Path) -> No
     assert "MCP servers (environment.mcp_servers) are given to claude-code and codex only" in said and "gemini-cli run without them: served" in said, said
     quiet = benchtape("run", tasks, "--harness", "oracle", "--dry-run", cwd=tmp_path)
     assert quiet.returncode == 0 and "environment.mcp_servers" not in quiet.stdout + quiet.stderr, quiet.stdout + quiet.stderr
+    # what the servers will do is said too: the command a stdio one runs here (level home is no
+    # boundary), Claude Code's permission to call their tools, Codex without SSE
+    claude = benchtape("run", tasks, "--harness", "claude-code", "--model", "scripted", "--dry-run", cwd=tmp_path)
+    said = " ".join((claude.stdout + claude.stderr).split())
+    assert claude.returncode == 0 and "stdio MCP server is started by the agent on this machine, as you" in said and "served: python3 /srv/mini.py" in said, said
+    assert "Claude Code asks before each MCP tool call" in said and "permission_mode: bypass" in said, said
+    sse = _task(tmp_path / "sse-tasks" / "far", '\n[[environment.mcp_servers]]\nname = "far"\nurl = "http://127.0.0.1:8000/sse"\n')
+    codex = benchtape("run", sse.parent, "--harness", "codex", "--model", "scripted", "--dry-run", cwd=tmp_path)
+    assert "Codex has no SSE client" in " ".join((codex.stdout + codex.stderr).split()) and "far: far" in codex.stdout + codex.stderr, codex.stdout + codex.stderr
 
 
 def test_the_real_claude_code_connects_to_the_tasks_stdio_server(tmp_path: Path) -> None:
@@ -110,6 +144,11 @@ def test_the_real_codex_calls_the_tasks_server_through_the_adapters_overrides(tm
     argv = CodexAdapter().command(launch).argv
     overrides = [a for i, a in enumerate(argv) if a.startswith("mcp_servers.") and argv[i - 1] == "-c"]
     assert overrides == [f'mcp_servers.mini={{command = "python3", args = ["{MINI_MCP}"]}}'], argv
+    import tomllib
+
+    odd = McpServer("odd", "stdio", command="py\x7fthon", args=('a"b', "c\\d", "é"))
+    (value,) = [a.split("=", 1)[1] for a in CodexAdapter().command(Launch(prompt="p", work_dir=tmp_path, root=tmp_path, scenario={"mcp_servers": [odd.to_dict()]})).argv if a.startswith("mcp_servers.odd=")]
+    assert tomllib.loads(f"x = {value}")["x"] == {"command": "py\x7fthon", "args": ['a"b', "c\\d", "é"]}  # TOML as Codex parses it, DEL included
     work = tmp_path / "work"
     script = {"steps": [{"tool": "mcp__mini__probe", "input": {"x": "task"}}, {"say": "asked the probe"}]}
     with serve(None) as srv:
