@@ -184,7 +184,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
         started["cell"]["handover"] = HANDOVER_ENV
     agent = matrix.staging.environment(task)
     return SessionPlan(
-        scenario=_with_skills(solving(task, matrix.staging.scenario(task), step.model_id), task),  # a solver model plays the task's reference fix
+        scenario=_with_task_tools(solving(task, matrix.staging.scenario(task), step.model_id), task),  # a solver model plays the task's reference fix
         attempt=cell.attempt,
         harness=step.harness,
         model=step.model_id,
@@ -201,7 +201,7 @@ def _session_plan(matrix: Matrix, plan: CellPlan, identity: CellIdentity, index:
     )
 
 
-def _with_skills(scenario: Any, task: Any) -> Any:
+def _with_task_tools(scenario: Any, task: Any) -> Any:
     """A Harbor task's `skills_dir`, as the host folder its Dockerfile copies there, and its
     `[[environment.mcp_servers]]`, in the scenario the harness reads (`skills`, `mcp_servers`):
     Claude Code's adapter stages the skills into ~/.claude/skills/ and gives it the servers, as

@@ -773,7 +773,7 @@ def _known_keys(toml: _Toml, table: dict[str, Any], kind: str, where: str, what:
             if not near:
                 toml.notes.append(f"{where.lstrip('`')}.{key}` (task.toml line {line(key)}) is no key Harbor 0.25 defines: ignored, as Harbor ignores it")
                 continue
-            raise BadInput(f"{where}.{key}` is no {what} key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?" if near else f"keys: {', '.join(sorted(KEYS[kind]))}")
+            raise BadInput(f"{where}.{key}` is no {what} key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?")
 
 
 def _asks(value: Any) -> bool:

@@ -257,6 +257,7 @@ def _nothing_to_play(label: str, step: Any, tasks: list[Task]) -> list[str]:
     setup that works: the solver for a history task, the oracle for a Harbor task (its fix is
     solution/solve.sh), `mock:` steps for a bench scenario."""
     from benchtape.adapters.endpoints import is_scripted
+    from benchtape.app.preflight import few
     from benchtape.spec.solver import SOLVER_MODELS
 
     model = step.model_id
@@ -268,18 +269,14 @@ def _nothing_to_play(label: str, step: Any, tasks: list[Task]) -> list[str]:
     scenarios = [t.id for t in tasks if t.spec is None and not t.scenario.mock]
     said = []
     if history and not solver:
-        said.append(f"on the history task(s) {_few(history)} the scripted model has nothing to play (it says the prompt back); `model: solver` plays each task's reference fix through {step.harness}'s own tools")
+        said.append(f"on the history task(s) {few(history)} the scripted model has nothing to play (it says the prompt back); `model: solver` plays each task's reference fix through {step.harness}'s own tools")
     if harbor:
-        said.append(f"on the Harbor task(s) {_few(harbor)} the {'solver' if solver else 'scripted model'} has nothing to play (a Harbor task's fix is solution/solve.sh, which `--harness oracle` runs; an agent needs a real model)")
+        said.append(f"on the Harbor task(s) {few(harbor)} the {'solver' if solver else 'scripted model'} has nothing to play (a Harbor task's fix is solution/solve.sh, which `--harness oracle` runs; an agent needs a real model)")
     if scenarios:
-        said.append(f"the scenario(s) {_few(scenarios)} have no `mock:` steps to play")
+        said.append(f"the scenario(s) {few(scenarios)} have no `mock:` steps to play")
     if not said:
         return []
     return [f"{label}: its cells change nothing and are ranked as a setup: " + "; ".join(said)]
-
-
-def _few(ids: list[str]) -> str:
-    return ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
 
 
 def _cannot_edit(label: str, harness: str, config: dict[str, Any]) -> list[str]:

@@ -151,6 +151,11 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         pf.gate(f"{where}: `sandbox: none` runs in your real directory and cannot run concurrently; pass --concurrency 1 (it is refused, not downgraded)")
     return pf
 
+def few(names: list[str]) -> str:
+    """Up to five names of a finding, and how many more: a note stays one line on a large bench."""
+    return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
 def _nothing_to_play(bench: BenchSpec) -> list[str]:
     """Said before a bench run: the scripted model (and the solver, which plays only a history
     task's fix) plays a scenario's `mock:` steps, and one without any plays the no-op, so the
@@ -158,8 +163,7 @@ def _nothing_to_play(bench: BenchSpec) -> list[str]:
     bare = [sc.name for sc in bench.scenarios if not sc.mock]
     if not bare:
         return []
-    named = ", ".join(repr(n) for n in bare[:5]) + (f" and {len(bare) - 5} more" if len(bare) > 5 else "")
-    return [f"{bench.path}: the scripted model has no `mock:` steps to play for {named}: it says the prompt back and changes nothing; to script a scenario, give it `mock: {{steps: [...]}}`"]
+    return [f"{bench.path}: the scripted model has no `mock:` steps to play for {few([repr(n) for n in bare])}: it says the prompt back and changes nothing; to script a scenario, give it `mock: {{steps: [...]}}`"]
 
 
 def _print_mode_edits(bench: BenchSpec) -> list[str]:
@@ -174,10 +178,9 @@ def _print_mode_edits(bench: BenchSpec) -> list[str]:
     if not printed or edits_allowed([str(a) for a in bench.harness_config.get("args") or ()]):
         return []
     where = _key_line(bench.path, "harness_config") or str(bench.path)
-    named = ", ".join(repr(n) for n in printed[:5]) + (" …" if len(printed) > 5 else "")
     return [
         f"{where}: Claude Code in print mode asks before every edit and nobody answers: unless the repository's .claude/settings.json allows edits, "
-        f"the Edit and Write calls of {named} are refused and a check of the files fails; add `args: [--permission-mode, bypassPermissions]` to harness_config "
+        f"the Edit and Write calls of {few([repr(n) for n in printed])} are refused and a check of the files fails; add `args: [--permission-mode, bypassPermissions]` to harness_config "
         "(benchtape's sandbox is the fence; madbench's reference says print mode ignores the mode, which Claude Code no longer does)"
     ]
 
