@@ -131,6 +131,12 @@ def agent_env_plugins(agent_env: str | None) -> list[dict[str, Any]]:
     return out
 
 
+# Claude Code connects a plugin's MCP servers without waiting unless told to, so an init line
+# written under load says `pending` for a server that connects a moment later: the probe asks it
+# to wait, and so reports each server as it settled (connected or failed).
+SETTLED_MCP = {"MCP_CONNECTION_NONBLOCKING": "false"}
+
+
 def probes(binary: str, flags: list[str], plugins: tuple[dict[str, Any], ...], details: int, init: list[str] | None) -> list[Setup]:
     """The probe's commands; `init` is the argv tail of a print-mode run that prints the init line."""
     out = [Setup("plugin-list", [binary, *flags, "plugin", "list", "--json"])]
@@ -138,7 +144,7 @@ def probes(binary: str, flags: list[str], plugins: tuple[dict[str, Any], ...], d
         name, market = plugin_parts(plugin)
         out.append(Setup(f"plugin-details:{name}@{market}", [binary, *flags, "plugin", "details", f"{name}@{market}"]))
     if init is not None:
-        out.append(Setup("init", [binary, "-p", "--output-format", "stream-json", "--verbose", *init, "benchtape environment probe"], env={"ANTHROPIC_BASE_URL": DEAD_ENDPOINT}, until=INIT_MARK, timeout=60.0))
+        out.append(Setup("init", [binary, "-p", "--output-format", "stream-json", "--verbose", *init, "benchtape environment probe"], env={"ANTHROPIC_BASE_URL": DEAD_ENDPOINT, **SETTLED_MCP}, until=INIT_MARK, timeout=60.0))
     return out
 
 

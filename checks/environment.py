@@ -63,6 +63,7 @@ Readings:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -300,9 +301,17 @@ def _server_matches(name: str, wanted: str) -> bool:
     return name == wanted or (":" not in wanted and name.startswith("plugin:") and name.rsplit(":", 1)[-1] == wanted)
 
 
+def _answered_calls(session: Session, servers: list[str]) -> list[str]:
+    """The session's calls of these servers' tools that got an answer that is not an error:
+    the server connected after all. Claude Code names a server's tools `mcp__<name>__<tool>`,
+    each character of the name outside letters, digits, `_` and `-` made `_`."""
+    prefixes = tuple(f"mcp__{re.sub(r'[^A-Za-z0-9_-]', '_', name)}__" for name in servers)
+    return [c.tool for c in session.calls if c.tool.startswith(prefixes) and c.has_result and c.is_error is not True]
+
+
 @_reg(
     "mcp-connected",
-    summary="system:init lists the MCP server with status connected (no status reported: error)",
+    summary="system:init lists the MCP server with status connected, or pending and then one of its tools answered (no status, or pending and never used: error)",
     reads="environment.reported.mcp_servers, and loaded plugins' mcp_servers",
     example="- type: environment:mcp-connected\n  value: claudish",
     errors=["value not a server name"],
@@ -325,6 +334,18 @@ def mcp_connected(spec: CheckSpec) -> Evaluator:
         }
         if any(s.get("status") == "connected" for s in found):
             return Result.of(True, f"MCP server {found[0]['name']} is connected", evidence)
+        pending = [s["name"] for s in found if s.get("status") == "pending"]
+        if pending:
+            answered = _answered_calls(session, pending)
+            evidence["answered_calls"] = answered
+            if answered:
+                return Result.of(True, f"MCP server {pending[0]} was still connecting at system:init, then answered {answered[0]}", evidence)
+            return Result.error(
+                f"{spec.type}: MCP server {pending[0]} was still connecting when system:init was written "
+                f"(Claude Code connects a plugin's servers without waiting) and no tool of it answered later, "
+                f"so whether it connected is unknown",
+                evidence,
+            )
         unreported = [s for s in found if s.get("status") is None]
         if unreported or (not found and any(declared_by.values())):
             return Result.error(

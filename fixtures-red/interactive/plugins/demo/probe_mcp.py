@@ -2,11 +2,14 @@
 """A tiny stdio MCP server for tests: one tool, `probe`, that echoes its arguments.
 
 Newline-delimited JSON-RPC 2.0 (initialize, tools/list, tools/call, ping); any other
-request gets a JSON-RPC error, notifications get nothing.
+request gets a JSON-RPC error, notifications get nothing. `--slow-start <seconds>` waits that
+long before reading anything, as a server that is slow to start does: the demo plugin starts it
+so, so the environment probe's report is only right when the probe waits for its servers.
 """
 
 import json
 import sys
+import time
 
 TOOL = {"name": "probe", "description": "Echo the arguments back (a test probe).", "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}}}
 
@@ -30,6 +33,8 @@ def answer(request: dict) -> dict | None:
     return {"jsonrpc": "2.0", "id": ident, "result": result}
 
 
+if "--slow-start" in sys.argv:
+    time.sleep(float(sys.argv[sys.argv.index("--slow-start") + 1]))
 for line in sys.stdin:
     if not line.strip():
         continue
