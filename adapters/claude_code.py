@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import orjson
 
@@ -109,15 +109,25 @@ def edits_allowed(args: Sequence[str]) -> bool:
     `--print` mode (and at a prompt nobody answers) the default mode refuses every edit: marko's
     tasks ran through the real Claude Code ended `no_changes`, every one, its Edit calls told
     "Claude requested permissions to write ..., but you haven't granted it yet"."""
+    return _allows(args, EDITING_MODES, lambda tool: any(re.match(rf"{t}\b", tool) for t in EDIT_TOOLS))
+
+
+def mcp_allowed(args: Sequence[str]) -> bool:
+    """Whether these CLI args let the agent call MCP tools with nobody there to approve: a
+    bypass, or an `mcp__…` entry in `--allowedTools` (acceptEdits covers edits only)."""
+    return _allows(args, ("bypassPermissions",), lambda tool: tool.startswith("mcp__"))
+
+
+def _allows(args: Sequence[str], modes: tuple[str, ...], listed: Callable[[str], bool]) -> bool:
     words = list(args)
     for i, word in enumerate(words):
         flag, _, inline = word.partition("=")
         value = inline or (words[i + 1] if i + 1 < len(words) else "")
         if word in BYPASS[1:]:
             return True
-        if flag == "--permission-mode" and value in EDITING_MODES:
+        if flag == "--permission-mode" and value in modes:
             return True
-        if flag in ("--allowedTools", "--allowed-tools") and any(re.match(rf"{tool}\b", part.strip()) for part in re.split(r"[ ,]", value) for tool in EDIT_TOOLS):
+        if flag in ("--allowedTools", "--allowed-tools") and any(listed(part.strip()) for part in re.split(r"[ ,]", value)):
             return True
     return False
 

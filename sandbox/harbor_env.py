@@ -288,9 +288,10 @@ def skills_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
 MCP_HARNESSES = ("claude-code", "codex")  # the harnesses benchtape gives a task's MCP servers to (adapters' `mcp_servers`)
 
 
-def mcp_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
+def mcp_notes(tasks: list[TaskSpec], harnesses: list[str], claude_asks: bool = True) -> list[str]:
     """Said before a run of tasks with `[[environment.mcp_servers]]`: the harnesses benchtape
-    does not give them to (the controls need none), which run without the servers' tools."""
+    does not give them to (the controls need none), which run without the servers' tools;
+    `claude_asks`: a Claude Code setup's permission mode does not allow MCP tool calls."""
     served = [t for t in tasks if t.runtime is not None and t.runtime.mcp_servers]
     if not served:
         return []
@@ -299,7 +300,7 @@ def mcp_notes(tasks: list[TaskSpec], harnesses: list[str]) -> list[str]:
     others = sorted({h for h in harnesses if h not in (*MCP_HARNESSES, "oracle", "mock")})
     if others:
         notes.append(f"task.toml's MCP servers (environment.mcp_servers) are given to {' and '.join(MCP_HARNESSES)} only, as Harbor configures each; {', '.join(others)} run without them: {ids}")
-    if "claude-code" in harnesses:
+    if "claude-code" in harnesses and claude_asks:
         notes.append(f"Claude Code asks before each MCP tool call unless its permission mode allows it (Harbor runs it with bypassPermissions): give its setup `options: {{permission_mode: bypass}}`, or the calls of {ids}'s servers are refused in print mode")
     sse = sorted({f"{t.id}: {s.name}" for t in served for s in t.runtime.mcp_servers if s.transport == "sse"})  # type: ignore[union-attr]
     if sse and "codex" in harnesses:

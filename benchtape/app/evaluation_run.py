@@ -202,11 +202,13 @@ def preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | Non
 
 def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | None) -> Any:
     from benchtape.adapters.base import says_not_installed
+    from benchtape.adapters.claude_code import mcp_allowed
     from benchtape.app.preflight import Preflight
     from benchtape.app.preflight import preflight as bench_preflight
 
     pf = Preflight()
     seen: set[bytes] = set()
+    claude_asks = False  # a Claude Code setup whose permission mode asks before an MCP tool call
     by_bench: dict[Path, list[Task]] = defaultdict(list)
     for task in matrix.tasks:
         by_bench[task.bench.path].append(task)
@@ -227,6 +229,7 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
                     continue
                 config = harness_config(step, tasks[0], resolved)
                 pf.notes.extend(_cannot_edit(arm.label, step.harness, config))
+                claude_asks = claude_asks or (step.harness == "claude-code" and not mcp_allowed([str(a) for a in config.get("args") or ()]))
                 pf.notes.extend(_nothing_to_play(arm.label, step, tasks))
                 key = orjson.dumps([str(bench.path), step.harness, step.model_id, config], option=orjson.OPT_SORT_KEYS, default=str)
                 if key in seen:
@@ -242,7 +245,7 @@ def _preflight(matrix: Matrix, req: EvaluationRequest, only: list[Resolved] | No
 
     pf.notes.extend(home_level_notes([t.spec for t in matrix.tasks if t.spec is not None and (req.sandbox or t.scenario.sandbox.level) == "home"]))
     pf.notes.extend(skills_notes([t.spec for t in matrix.tasks if t.spec is not None], [s.harness for a in matrix.ev.arms for s in a.steps]))
-    pf.notes.extend(mcp_notes([t.spec for t in matrix.tasks if t.spec is not None], [s.harness for a in matrix.ev.arms for s in a.steps]))
+    pf.notes.extend(mcp_notes([t.spec for t in matrix.tasks if t.spec is not None], [s.harness for a in matrix.ev.arms for s in a.steps], claude_asks))
     if any(t.spec is not None and (req.sandbox or t.scenario.sandbox.level) in ("workspace", "home") for t in matrix.tasks):
         from benchtape.sandbox.pidfence import uncovered_note
 

@@ -8,6 +8,7 @@ benchtape gives no servers to is said before the run."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,30 @@ def test_a_harness_given_no_servers_is_said_before_the_run(tmp_path: Path) -> No
     sse = _task(tmp_path / "sse-tasks" / "far", '\n[[environment.mcp_servers]]\nname = "far"\nurl = "http://127.0.0.1:8000/sse"\n')
     codex = benchtape("run", sse.parent, "--harness", "codex", "--model", "scripted", "--dry-run", cwd=tmp_path)
     assert "Codex has no SSE client" in " ".join((codex.stdout + codex.stderr).split()) and "far: far" in codex.stdout + codex.stderr, codex.stdout + codex.stderr
+
+
+def test_claude_codes_permission_note_only_for_a_setup_that_would_ask(tmp_path: Path) -> None:
+    """The note that Claude Code asks before each MCP tool call is said of a setup whose
+    permission mode asks, and not of one that bypasses (what the note itself tells you to do)."""
+    from benchtape.adapters.claude_code import mcp_allowed
+
+    _task(tmp_path / ".benchtape" / "tasks" / "served", _stdio(Path("/srv/mini.py")))
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    valid = benchtape("task", "validate", "served", "--sandbox", "home", cwd=tmp_path, env=env)  # an evaluation runs validated tasks
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    said = {}
+    for name, options in (("asks", ""), ("bypass", ", options: {permission_mode: bypass}")):
+        evaluation = tmp_path / ".benchtape" / "evaluations" / f"{name}.yaml"
+        evaluation.parent.mkdir(parents=True, exist_ok=True)
+        evaluation.write_text(f"apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: all\ntools:\n  - {{tool: claude-code, model: scripted{options}}}\n")
+        out = benchtape("run", name, "--dry-run", cwd=tmp_path, env=env)
+        assert out.returncode == 0, out.stdout + out.stderr
+        said[name] = " ".join((out.stdout + out.stderr).split())
+    assert "Claude Code asks before each MCP tool call" in said["asks"], said["asks"]
+    assert "Claude Code asks before each MCP tool call" not in said["bypass"] and "stdio MCP server is started by the agent" in said["bypass"], said["bypass"]
+    assert mcp_allowed(["--dangerously-skip-permissions"]) and mcp_allowed(["--permission-mode=bypassPermissions"]) and mcp_allowed(["--allowedTools", "Read,mcp__mini__probe"])
+    assert not mcp_allowed(["--permission-mode", "acceptEdits"]) and not mcp_allowed(["--allowedTools", "Edit"]) and not mcp_allowed([])
 
 
 def test_the_real_claude_code_connects_to_the_tasks_stdio_server(tmp_path: Path) -> None:
