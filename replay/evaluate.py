@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchtape.core.model import Session
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
-from benchtape.replay.grading import grade_stored, new_grading
+from benchtape.replay.grading import grade_stored, later_step_unstarted, new_grading
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, graded_now, is_reusable
@@ -150,6 +150,8 @@ class CellGrader:
         measurement's first session; an execution failure, never graded, has no grading)."""
         loaded = [self.store.load_session(s) for s in sessions]
         failure = next((f for f in (execution_outcome(s) for s in loaded) if f is not None), None)
+        if failure is not None and later_step_unstarted(loaded):
+            failure = None  # the verifiers say whether the earlier steps ever let it start (outcomes.decide)
         verdicts: list[Any] = []
         grading_id = None
         if failure is None:  # an attempt that did not execute is not graded (a judge would be asked for nothing)

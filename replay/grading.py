@@ -345,11 +345,12 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
         return Verdict(TASK_VERIFY, _task_check(ref, None), result)
     step = task.get("step") if isinstance(task.get("step"), dict) else None
     steps: list[bytes] | None = None
+    unstarted = _unstarted_step(session, step)
     try:
         if step is None:
             changes = task_candidate(store, session)
         else:  # a multi-step task: the workspace after each step, its verifiers run in turn
-            steps, changes = _step_candidates(store, session, step)
+            steps, changes = _step_candidates(store, session, step, ran=unstarted is None)
     except NoDiff as exc:
         result = Result.error(str(exc), {"unavailable": CANDIDATE_UNAVAILABLE, "outcome": INFRASTRUCTURE_ERROR, "task": ref})
         return Verdict(TASK_VERIFY, _task_check(ref, None), result)
@@ -358,7 +359,7 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
     # read-only store, `verify --sample`, keeps what it has: the verdict names the sha either way)
     # (a snapshot's store is typed for reading; one not opened read-only is the whole Store, which writes)
     sha = hashlib.sha256(candidate).hexdigest() if store.readonly else cast("GradingStore", store).put_blob(candidate)
-    verdict, fingerprint = grade_recorded(ref, candidate, level=level, steps=steps)
+    verdict, fingerprint = grade_recorded(ref, candidate, level=level, steps=steps, unstarted=unstarted)
     evidence = {
         **verdict.evidence,
         "outcome": verdict.outcome,
@@ -389,16 +390,40 @@ def _failed_edits(session: Session) -> str:
     return f" (its {len(failed)} edit call(s) all failed{said})"
 
 
-def _step_candidates(store: BrowsingStore, session: Session, step: Mapping[str, Any]) -> tuple[list[bytes], Changes]:
+def _step_candidates(store: BrowsingStore, session: Session, step: Mapping[str, Any], ran: bool = True) -> tuple[list[bytes], Changes]:
     """A multi-step task's candidates, one per step that ran (the earlier steps' sessions, named
-    in `task.step.earlier`, then this one), each measured from the cell's starting tree; and this
-    session's changes (the final candidate)."""
+    in `task.step.earlier`, then this one unless its agent never started: `ran`), each measured
+    from the cell's starting tree; and the last one's changes (the final candidate)."""
     from benchtape.replay.changes import step_candidate
 
     earlier = [store.load_session(sid) for sid in step.get("earlier") or []]  # one missing has no snapshot: NoDiff names it
     first = earlier[0] if earlier else session
-    changes = [step_candidate(store, s, first) for s in [*earlier, session]]
+    changes = [step_candidate(store, s, first) for s in [*earlier, *([session] if ran else [])]]
     return [c.patch.encode("utf-8") for c in changes], changes[-1]
+
+
+def later_step_unstarted(sessions: Sequence[Session]) -> bool:
+    """A multi-step task's measurement whose steps all executed but the last, a later step
+    that never started its agent: graded all the same (`_unstarted_step`)."""
+    from benchtape.replay.outcomes import execution_outcome
+
+    *ran, last = sessions
+    task = task_of(last)
+    step = task.get("step") if task is not None and isinstance(task.get("step"), dict) else None
+    return bool(ran) and _unstarted_step(last, step) is not None and all(execution_outcome(s) is None for s in ran)
+
+
+def _unstarted_step(session: Session, step: Mapping[str, Any] | None) -> str | None:
+    """Why a multi-step task's later step never started its agent (its setup.sh or healthcheck
+    failed after the earlier steps ran: recorder/cellrun._step_refused), else None. Whether
+    that is the cell's outcome is the verifiers' to say: when an earlier step's rewards stop
+    the steps after it, Harbor never reaches this one."""
+    if step is None or not step.get("earlier"):
+        return None
+    for action in session.actions:
+        if action.kind == "error" and action.payload("error").get("cause") == "staging":
+            return str(action.payload("error").get("message") or "its setup failed")
+    return None
 
 
 def _task_check(ref: Mapping[str, Any], fingerprint: str | None) -> Check:

@@ -99,15 +99,15 @@ def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None
     """The cell's outcome from its stored session, the verdicts of its latest grading (stored
     rows or `benchtape.replay.grading.Verdict`s), and the agent's diff against the staged tree (None when
     the task has no workspace to change)."""
+    rows = [_row(v) for v in verdicts]
+    task = _task_outcome(rows)
     failure = execution_outcome(session)
-    if failure is not None:
+    if failure is not None and not _stopped_before(rows, task):
         return failure
     if diff is not None:
         touched = diff.touching(protected)
         if touched:
             return Outcome(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(touched[:10]))
-    rows = [_row(v) for v in verdicts]
-    task = _task_outcome(rows)
     if task is not None and not task.passed:
         return task
     for row in rows:
@@ -121,6 +121,15 @@ def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None
     if not rows:
         return Outcome(FAILED, "no check graded this cell")
     return Outcome(FAILED, _failing(rows))
+
+
+def _stopped_before(rows: list[dict[str, Any]], task: Outcome | None) -> bool:
+    """A multi-step task whose later step could not start, where the verifiers measured the cell
+    anyway: an earlier step's rewards stopped the steps after it, so (as in Harbor) the step
+    that could not start was never to be reached (replay/task_verdict.grade_harbor_steps)."""
+    return task is not None and task.outcome != INFRASTRUCTURE_ERROR and any(
+        row["type"] == TASK_VERIFY and isinstance(row["evidence"], Mapping) and row["evidence"].get("unstarted") for row in rows
+    )
 
 
 def _task_outcome(rows: list[dict[str, Any]]) -> Outcome | None:

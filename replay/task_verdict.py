@@ -187,11 +187,12 @@ def load_recorded_task(ref: dict[str, Any]) -> TaskSpec:
     return load_task_folder(Path(str(ref.get("folder") or "")))
 
 
-def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str, steps: list[bytes] | None = None) -> tuple[TaskVerdict, str | None]:
+def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str, steps: list[bytes] | None = None, unstarted: str | None = None) -> tuple[TaskVerdict, str | None]:
     """The verdict of a recorded cell's candidate on its task as it is now, and the fingerprint
     it was graded against (None when the task could not be loaded). Never raises for what the
     verifier's surroundings did: that is an infrastructure_error verdict, named. `steps`: a
-    multi-step task's candidates, one per step (replay/harbor_steps.py)."""
+    multi-step task's candidates, one per step that ran (replay/harbor_steps.py); `unstarted`:
+    why the step after them could not start."""
     level = level if level in ("home", "container") else "home"  # a workspace/none session's verifier still runs in a clean folder
     try:
         task = load_recorded_task(ref)
@@ -199,7 +200,7 @@ def grade_recorded(ref: dict[str, Any], candidate: bytes, *, level: str, steps: 
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the task {ref.get('id')!r} could not be loaded from {ref.get('folder')}: {exc}", {"task": ref.get("id")}), None
     try:
         if task.runtime is not None and task.runtime.steps:
-            verdict = grade_harbor_steps(task, steps if steps is not None else [candidate], level=level)
+            verdict = grade_harbor_steps(task, steps if steps is not None else [candidate], level=level, unstarted=unstarted)
             return verdict, verdict.evidence.get("fingerprint")
         if task.runtime is not None:
             verdict = grade_harbor_candidate(task, candidate, level=level)
@@ -271,11 +272,17 @@ def grade_harbor_candidate(task: TaskSpec, candidate: bytes, *, level: str = "ho
     return TaskVerdict(FAILED, f"the verifier's {ev.detail}" if ev.reward is not None else ev.detail, evidence)
 
 
-def grade_harbor_steps(task: TaskSpec, candidates: list[bytes], *, level: str = "home") -> TaskVerdict:
+def grade_harbor_steps(task: TaskSpec, candidates: list[bytes], *, level: str = "home", unstarted: str | None = None) -> TaskVerdict:
     """A multi-step Harbor task's verdict on its candidates, one per step (the workspace after
     each step against the tree the first started from): guard and no_changes on the last, then
     each step's verifier on a FRESH environment with its candidate applied, the rewards combined
-    as Harbor combines them (sandbox/harbor_steps.py): passed when the combined reward reaches 1."""
+    as Harbor combines them (sandbox/harbor_steps.py): passed when the combined reward reaches 1.
+
+    `unstarted`: the step after the candidates could not start (its setup.sh or healthcheck
+    failed). Harbor verifies each step before starting the next, so when an earlier step's
+    rewards stop the steps after it, it never reaches that one and the task is scored as those
+    steps left it: so is the cell here. Only when every step that ran let the next one start is
+    the step that could not an infrastructure_error."""
     from benchtape.sandbox.harbor_steps import verify_steps
     from benchtape.sandbox.patches import PatchFailed, apply_patch
 
@@ -287,12 +294,13 @@ def grade_harbor_steps(task: TaskSpec, candidates: list[bytes], *, level: str = 
     stale = _stale(task, "", facts)
     if stale is not None:
         return stale
-    if len(candidates) != len(runtime.steps):
+    short = unstarted is not None and 0 < len(candidates) < len(runtime.steps)
+    if len(candidates) != len(runtime.steps) and not short:
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the session ran {len(candidates)} step(s) and the task has {len(runtime.steps)} ({', '.join(s.name for s in runtime.steps)}): its steps changed since", facts)
     guarded = guarded_paths(final, task)
     if guarded:
         return TaskVerdict(GUARD_VIOLATION, "changed protected path(s): " + ", ".join(guarded[:10]), {**facts, "guarded": guarded})
-    if not any(c.strip() for c in candidates):
+    if not short and not any(c.strip() for c in candidates):
         return TaskVerdict(NO_CHANGES, "the agent changed nothing in the environment's workspace, in any step", facts)
     by_step = {s.name: c for s, c in zip(runtime.steps, candidates)}
 
@@ -305,13 +313,18 @@ def grade_harbor_steps(task: TaskSpec, candidates: list[bytes], *, level: str = 
 
     scratch = Path(tempfile.mkdtemp(prefix=f"benchtape-harbor-steps-{task.id}-"))
     try:
-        done = verify_steps(task, level, scratch, tree_of)
+        done = verify_steps(task, level, scratch, tree_of, upto=len(candidates))
     except PatchFailed as exc:
         return TaskVerdict(PATCH_APPLY_FAILED, f"a step's candidate does not apply: {str(exc)[:300]}", {**facts, "detail": str(exc), "level": level, "patch_apply_failed": True})
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     detail = done.detail(runtime.reward_strategy)
     evidence = {**facts, "steps": done.steps, "stopped": done.stopped, "not_run": done.not_run, "level": level, "where": done.where, "notes": done.notes, "log": done.log, "reward": done.reward, "rewards": done.rewards, "detail": detail}
+    if short:
+        name = runtime.steps[len(candidates)].name
+        evidence["unstarted"] = {"step": name, "why": unstarted}
+        if done.stopped is None:  # every step that ran let the next start: the one that could not is the environment's failure
+            return TaskVerdict(INFRASTRUCTURE_ERROR, f"step {name!r} could not start: {unstarted}", evidence)
     if done.reward is None:
         return TaskVerdict(TIMEOUT if done.timed_out else FAILED, detail, evidence)
     return TaskVerdict(PASSED if done.passed else FAILED, f"the verifiers' {detail}", evidence)

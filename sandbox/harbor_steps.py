@@ -90,15 +90,16 @@ class StepsEvidence:
 Prepare = Callable[[HarborStep, TaskSpec, harbor_env.HarborEnv, Path], Path]
 
 
-def verify_steps(task: TaskSpec, level: str, scratch: Path, tree_of: Prepare) -> StepsEvidence:
+def verify_steps(task: TaskSpec, level: str, scratch: Path, tree_of: Prepare, upto: int | None = None) -> StepsEvidence:
     """Each step's verifier in a fresh environment on the workspace `tree_of` makes for it,
-    until one stops the steps after it; the rewards combined (module docstring)."""
+    until one stops the steps after it (or the first `upto` steps, the ones that ran, are
+    verified); the rewards combined (module docstring)."""
     runtime = task.runtime
     assert runtime is not None and runtime.steps
     out = StepsEvidence(where=level)
     rewards: list[dict[str, float] | None] = []
     logs: list[str] = []
-    for step in runtime.steps:
+    for step in runtime.steps[:upto]:
         view = step_view(task, step, scratch / "tests" / step.name)
         env = harbor_env.prepare(view, level)
         out.where = env.where

@@ -273,6 +273,40 @@ def test_the_oracle_passes_and_the_noop_fails_each_as_harbor_combines_the_steps(
 
 
 @home_only
+def test_a_later_step_that_cannot_start_is_never_reached_after_a_step_below_its_min_reward(tmp_path: Path) -> None:
+    """harbor-cookbook's multi-step recipe: step 2's healthcheck needs what step 1 made. Harbor
+    verifies step 1 before starting step 2, so an agent below step 1's min_reward never reaches
+    that healthcheck and is scored as step 1 left it; benchtape ran the healthcheck anyway and
+    recorded every such agent (the no-op control too) as an infrastructure_error, never measured.
+    A step 2 that cannot start after step 1 passed is still the environment's error."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    gated = _init(tasks, "gated", "--verifier-mode", "shared")
+    _step(gated, "step-1", "Write hello.txt in the working directory, holding `Hello, world!`.", HELLO_TEST, 'echo "Hello, world!" > hello.txt')
+    _step(gated, "step-2", "Now also write bye.txt holding `Goodbye!`; keep hello.txt.", BOTH_TEST, 'echo "Goodbye!" > bye.txt')
+    toml = gated / "task.toml"
+    check = 'healthcheck = {{ command = "{}", interval_sec = 0.2, retries = 1 }}\n'
+    toml.write_text(toml.read_text().replace('name = "step-1"\n', 'name = "step-1"\nmin_reward = 1.0\n', 1).replace('name = "step-2"\n', 'name = "step-2"\n' + check.format("test -f hello.txt"), 1))
+    broken = shutil.copytree(gated, tasks / "broken")  # step 2's healthcheck fails whatever step 1 did
+    (broken / "task.toml").write_text((gated / "task.toml").read_text().replace("test -f hello.txt", "test -f never.txt"))
+    db = tmp_path / "t.db"
+    graded = {}
+    for agent, args in {"oracle": ["--harness", "oracle"], "noop": ["--harness", "mock", "--model", "noop"]}.items():
+        done = benchtape("run", tasks, *args, "--yes", "--json", "--db", db, cwd=tmp_path, timeout=600)
+        assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-3000:]
+        graded[agent] = _graded(db, json.loads(done.stdout)["run_id"])
+    assert graded["oracle"]["gated"]["outcome"] == "passed", graded["oracle"]["gated"]["evidence"].get("detail")
+    stopped = graded["noop"]["gated"]
+    assert stopped["outcome"] == "no_changes" or stopped["outcome"] == "failed", stopped
+    assert stopped["evidence"]["not_run"] == ["step-2"] and "below its min_reward 1" in stopped["evidence"]["stopped"], stopped["evidence"]
+    assert stopped["evidence"]["unstarted"]["step"] == "step-2" and "test -f hello.txt" in stopped["evidence"]["unstarted"]["why"], stopped["evidence"]
+    assert graded["noop"]["broken"]["outcome"] == stopped["outcome"]  # the no-op never reaches step 2 either
+    unreached = graded["oracle"]["broken"]
+    assert unreached["outcome"] == "infrastructure_error" and unreached["evidence"]["unstarted"]["step"] == "step-2" and "never.txt" in unreached["evidence"]["unstarted"]["why"], unreached["outcome"]
+    assert unreached["evidence"]["not_run"] == ["step-2"] and [s["reward"] for s in unreached["evidence"]["steps"]] == [1.0]  # step 1 verified and passed its gate
+
+
+@home_only
 def test_the_real_claude_code_runs_each_step_afresh_with_its_instruction(made: dict[str, Any], tmp_path: Path) -> None:
     """Any agent, not only the controls: the real Claude Code (the scripted model, which has no
     script for a Harbor task: it only answers) is started once per step, each its own session
