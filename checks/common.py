@@ -204,15 +204,6 @@ def tail(text: str, limit: int = TAIL_BYTES) -> str:
     return "…" + data[-limit:].decode("utf-8", "ignore")
 
 
-def char_masks(pattern: str) -> dict[str, int]:
-    """For the bit-parallel string algorithms (edit distance, LCS): each character of
-    `pattern` -> the bitmask of the positions it stands at."""
-    masks: dict[str, int] = {}
-    for i, ch in enumerate(pattern):
-        masks[ch] = masks.get(ch, 0) | (1 << i)
-    return masks
-
-
 def short(text: str, limit: int = 200) -> str:
     """A bounded excerpt for a reason line."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from benchtape.checks.common import args_of, as_bool, as_list, as_text, char_masks, output_of, score_threshold, short, tool_calls
+from benchtape.checks.common import args_of, as_bool, as_list, as_text, output_of, score_threshold, short, tool_calls
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
 from benchtape.core.canonical import is_canonical, matches, spelling_problem
+from benchtape.core.edit_distance import char_masks
 from benchtape.core.model import Call, Session
 from benchtape.core.results import CheckSpec, Result
 

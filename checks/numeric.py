@@ -12,8 +12,9 @@ import math
 import re
 from typing import Any, Callable
 
-from benchtape.checks.common import as_number, as_text, char_masks, no_value, output_of, parse_duration, short
+from benchtape.checks.common import as_number, as_text, no_value, output_of, parse_duration, short
 from benchtape.checks.registry import CheckConfigError, CheckContext, Evaluator, register
+from benchtape.core.edit_distance import levenshtein
 from benchtape.core.model import Session
 from benchtape.core.results import CheckSpec, Result
 
@@ -90,37 +91,6 @@ for _type, _unit, _words, _key, _read, _summary, _reads, _example in _METRICS:
 
 
 # ---------------------------------------------------------------- levenshtein
-
-
-def levenshtein(a: str, b: str) -> int:
-    """Edit distance by Hyyrö's bit-parallel algorithm: O(len(a) · len(b) / word) with
-    Python's big ints, so long outputs cost milliseconds rather than a quadratic table."""
-    if a == b:
-        return 0
-    if len(a) < len(b):
-        a, b = b, a
-    m = len(b)
-    if m == 0:
-        return len(a)
-    peq = char_masks(b)
-    mask = (1 << m) - 1
-    last = 1 << (m - 1)
-    pv, mv, score = mask, 0, m
-    for ch in a:
-        eq = peq.get(ch, 0)
-        xv = eq | mv
-        xh = (((eq & pv) + pv) ^ pv) | eq
-        ph = mv | (~(xh | pv) & mask)
-        mh = pv & xh
-        if ph & last:
-            score += 1
-        elif mh & last:
-            score -= 1
-        ph = ((ph << 1) | 1) & mask
-        mh = (mh << 1) & mask
-        pv = mh | (~(xv | ph) & mask)
-        mv = ph & xv
-    return score
 
 
 @register(

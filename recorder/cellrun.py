@@ -304,7 +304,7 @@ def _step_unhealthy(runner: Runner, box: OpenWorkspace, step: HarborStep, plan: 
 def _step_refused(runner: Runner, plan: SessionPlan, level: str, message: str) -> str:
     """A task step whose setup failed before its agent could start: on record as that step's
     session (the cell's, after its earlier steps), an error of staging, never the agent's.
-    Whether it is the cell's outcome is grading's to say (replay/grading.later_step_unstarted):
+    Whether it is the cell's outcome is grading's to say (replay/outcomes.later_step_unstarted):
     Harbor never starts a step after one whose rewards fall below its min_reward."""
     session_id = runner.store.new_session(runner.run_id, plan.scenario.name, cell_id=plan.cell_id, attempt=plan.attempt, harness=plan.harness, model=plan.model, params=plan.params, parent_session=plan.parent_session)
     started: SessionStarted = {"scenario": plan.scenario.name, "harness": plan.harness, "model": plan.model, "prompt": plan.prompt, "attempt": plan.attempt, "sandbox": level, **plan.started}

@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchtape.core.model import Session
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
-from benchtape.replay.grading import grade_stored, later_step_unstarted, new_grading
+from benchtape.replay.grading import grade_stored, new_grading
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import grade_metrics
-from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, graded_now, is_reusable
+from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, graded_now, is_reusable, later_step_unstarted
 from benchtape.replay.regrade import prepare
 from benchtape.sandbox.treediff import read_snapshot
 from benchtape.spec.bench import BenchSpec

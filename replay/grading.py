@@ -345,7 +345,7 @@ def task_verify(session: Session, source: WorkspaceSource, task: Mapping[str, An
         return Verdict(TASK_VERIFY, _task_check(ref, None), result)
     step = task.get("step") if isinstance(task.get("step"), dict) else None
     steps: list[bytes] | None = None
-    unstarted = _unstarted_step(session, step)
+    unstarted = unstarted_step(session, step)
     try:
         if step is None:
             changes = task_candidate(store, session)
@@ -402,18 +402,7 @@ def _step_candidates(store: BrowsingStore, session: Session, step: Mapping[str, 
     return [c.patch.encode("utf-8") for c in changes], changes[-1]
 
 
-def later_step_unstarted(sessions: Sequence[Session]) -> bool:
-    """A multi-step task's measurement whose steps all executed but the last, a later step
-    that never started its agent: graded all the same (`_unstarted_step`)."""
-    from benchtape.replay.outcomes import execution_outcome
-
-    *ran, last = sessions
-    task = task_of(last)
-    step = task.get("step") if task is not None and isinstance(task.get("step"), dict) else None
-    return bool(ran) and _unstarted_step(last, step) is not None and all(execution_outcome(s) is None for s in ran)
-
-
-def _unstarted_step(session: Session, step: Mapping[str, Any] | None) -> str | None:
+def unstarted_step(session: Session, step: Mapping[str, Any] | None) -> str | None:
     """Why a multi-step task's later step never started its agent (its setup.sh or healthcheck
     failed after the earlier steps ran: recorder/cellrun._step_refused), else None. Whether
     that is the cell's outcome is the verifiers' to say: when an earlier step's rewards stop

@@ -47,7 +47,7 @@ from benchtape.core.outcome_kinds import (  # noqa: F401 - the names, re-exporte
     TIMEOUT,
     is_reusable,
 )
-from benchtape.replay.grading import TASK_VERIFY, scenario_outcome
+from benchtape.replay.grading import TASK_VERIFY, scenario_outcome, task_of, unstarted_step
 from benchtape.sandbox.treediff import WorkspaceDiff, diff_trees, read_snapshot
 from benchtape.store.views import BrowsingStore
 
@@ -93,6 +93,16 @@ def execution_outcome(session: Session) -> Outcome | None:
     if session.warnings and not any(a.kind in _UNDERSTOOD for a in session.actions):
         return Outcome(ADAPTER_ERROR, f"none of the harness's output could be parsed ({len(session.warnings)} unparsed line(s))")
     return None
+
+
+def later_step_unstarted(sessions: Sequence[Session]) -> bool:
+    """A multi-step task's measurement whose steps all executed but the last, a later step
+    that never started its agent: graded all the same, since whether the earlier steps would
+    ever have let it start is the verifiers' to say (`decide`, grading.unstarted_step)."""
+    *ran, last = sessions
+    task = task_of(last)
+    step = task.get("step") if task is not None and isinstance(task.get("step"), dict) else None
+    return bool(ran) and unstarted_step(last, step) is not None and all(execution_outcome(s) is None for s in ran)
 
 
 def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None, protected: Iterable[str] = ()) -> Outcome:

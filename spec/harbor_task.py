@@ -776,6 +776,15 @@ def _known_keys(toml: _Toml, table: dict[str, Any], kind: str, where: str, what:
             raise BadInput(f"{where}.{key}` is no {what} key Harbor defines", file=str(toml.path), line=line(key), fix=f"did you mean `{near}`?")
 
 
+def _misspelt(key: str, near: str) -> bool:
+    """A slip of the keyboard rather than another word: one edit apart, or two in a key of six
+    characters or more (`timeout_secs`, `cpu`, `retrys`; not `tags` for `task`)."""
+    from benchtape.core.edit_distance import levenshtein
+
+    edits = levenshtein(key, near)
+    return edits <= 1 or (edits == 2 and len(key) >= 6)
+
+
 def _asks(value: Any) -> bool:
     """Whether a refused key asks for something (not absent, empty or off)."""
     return value not in (None, False, "", [], {})
@@ -856,18 +865,20 @@ class _Toml:
 
     def strict(self, table: dict[str, Any], name: str) -> None:
         """A key Harbor does not define is ignored, as Harbor ignores it (a note says so), unless
-        it reads as a misspelt key of this table and asks for something: `timeout_secs = 30`
-        would run with the default timeout under Harbor, silently; that is refused by its line."""
+        it is a misspelling of a key of this table (`_misspelt`) and asks for something:
+        `timeout_secs = 30` would run with the default timeout under Harbor, silently; that is
+        refused by its line. A key that is merely like one (`tags`, `dockerfile`, real tasks'
+        keys for other tools) is another word, and is noted."""
         known = KEYS[name]
         for key in table:
             if key in known:
                 continue
             near = closest(key, known)
             where = f"[{name}]" if name else "the top level"
-            if near and _asks(table[key]):
+            if near and _misspelt(key, near) and _asks(table[key]):
                 fix = f"did you mean `{near}`? (Harbor ignores a key it does not know, so a misspelt one runs with the default; if `{key}` is meant for another tool, remove it: neither Harbor 0.25 nor benchtape applies it)"
                 raise BadInput(f"`{_dotted(name, key)}` is no task.toml key Harbor defines (in {where})", file=str(self.path), line=self.line(name, key), fix=fix)
-            self.notes.append(f"`{_dotted(name, key)}` (task.toml line {self.line(name, key)}) is no key Harbor 0.25 defines: ignored, as Harbor ignores it")
+            self.notes.append(f"`{_dotted(name, key)}` (task.toml line {self.line(name, key)}) is no key Harbor 0.25 defines: ignored, as Harbor ignores it" + (f" (if `{near}` was meant, spell it so)" if near else ""))
 
     def string(self, table: dict[str, Any], name: str, key: str) -> str | None:
         value = table.get(key)

@@ -139,7 +139,16 @@ def test_what_cannot_be_honoured_is_refused_saying_why(tmp_path: Path) -> None:
         toml.write_text(base.replace(old, new, 1))
         runtime = load_harbor_task(tmp_path / "net").runtime
         assert runtime is not None and any(said in n for n in runtime.notes), (new, runtime.notes)
-    toml.write_text(base.replace("[environment]\n", '[environment]\ndocker_flags = ["--privileged"]\n', 1))  # asks for something, and reads as a misspelt docker_image
+    # a key like one of Harbor's that is another word (real tasks carry `[tags]` and
+    # `dockerfile = …`, read by other tools) is noted, as Harbor ignores it; a slip is refused
+    for written, said in (('docker_flags = ["--privileged"]', "`environment.docker_flags`"), ('dockerfile = "environment/Dockerfile"', "if `docker_image` was meant")):
+        toml.write_text(base.replace("[environment]\n", f"[environment]\n{written}\n", 1))
+        runtime = load_harbor_task(tmp_path / "net").runtime
+        assert runtime is not None and any(said in n and "ignored, as Harbor ignores it" in n for n in runtime.notes), (written, runtime.notes)
+    toml.write_text(base + '\n[tags]\ndomain = "databases"\n')
+    runtime = load_harbor_task(tmp_path / "net").runtime
+    assert runtime is not None and any("`tags` (task.toml line" in n for n in runtime.notes), runtime.notes
+    toml.write_text(base.replace("[environment]\n", '[environment]\ndocker_imag = "x"\n', 1))
     with pytest.raises(BadInput) as err:
         load_harbor_task(tmp_path / "net")
     assert "did you mean `docker_image`?" in (err.value.fix or "") and "neither Harbor 0.25 nor benchtape applies it" in (err.value.fix or "")
