@@ -32,7 +32,7 @@ from benchtape.envs.project_env import env_mounts, env_notes, env_variables, env
 from benchtape.sandbox.checkout import export_commit
 from benchtape.sandbox.import_check import probe_command
 from benchtape.sandbox.patches import changed_paths, file_blocks
-from benchtape.sandbox.verifier import guarded_paths, hung_runner, log_tail, verify_task
+from benchtape.sandbox.verifier import guarded_paths, hung_runner, log_tail, runner_settings_changed, verify_task
 from benchtape.sandbox.verifier_box import verifier_box
 from benchtape.spec.project import Project
 from benchtape.spec.task import TaskSpec
@@ -78,6 +78,9 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
     try:
         work = scratch / "work"
         export_commit(project.root, task.source.base_commit, work)
+        settings = runner_settings_changed(work, candidate, task)
+        if settings:
+            return TaskVerdict(GUARD_VIOLATION, "changed the test runner's settings: " + ", ".join(settings), {**facts, "guarded": settings})
         from benchtape.sandbox.baseimage import image_python
 
         env = project_environment(project, task.source.base_commit, work, level, container_python=image_python() if level == "container" and image is None else None, fix_commit=task.source.fix_commit)  # the same environment validation used

@@ -211,6 +211,65 @@ def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
     return guarded
 
 
+# The runner's settings inside a project's shared files: a fix may change pyproject.toml (its
+# dependencies, its version) but not how pytest runs (an `addopts = "-p shim"` that loads a
+# plugin rewriting each failed report as passed graded PASS on attrs, newcomer pass).
+RUNNER_SECTIONS = {"pyproject.toml": "[tool.pytest]", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]"}
+
+
+def runner_settings_changed(base: Path, candidate: bytes, task: TaskSpec) -> list[str]:
+    """The files of a candidate that change the test runner's own section (RUNNER_SECTIONS) of a
+    history task's shared settings, as the base tree at `base` has them, where its reference fix
+    does not make that same change: grading's guard_violation, as for a RUNNER_FILES file."""
+    if task.reference_patch is None:
+        return []
+    reference = {names[-1]: block for names, block in file_blocks(task.reference())}
+    out = []
+    for names, block in file_blocks(candidate):
+        path = names[-1]
+        name = Path(path).name
+        if name not in RUNNER_SECTIONS:
+            continue
+        before, after = _runner_section(base, path, None), _runner_section(base, path, block)
+        if before == after or (path in reference and _runner_section(base, path, reference[path]) == after):
+            continue
+        out.append(f"{path} {RUNNER_SECTIONS[name]}")
+    return out
+
+
+def _runner_section(base: Path, path: str, block: bytes | None) -> Any:
+    """The runner's section of `path` in the base tree, after `block` when given (None when the
+    file or the section is absent; the file's text when it no longer parses)."""
+    import configparser
+    import shutil
+    import tempfile
+    import tomllib
+
+    source = base / path
+    with tempfile.TemporaryDirectory(prefix="benchtape-runner-settings-") as scratch:
+        target = Path(scratch) / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_file():
+            shutil.copyfile(source, target)
+        if block is not None:
+            try:
+                apply_patch(Path(scratch), block)
+            except PatchFailed:
+                return None  # the verifier says so when it applies the whole candidate
+        if not target.is_file():
+            return None
+        text = target.read_text(encoding="utf-8", errors="replace")
+    try:
+        if target.name == "pyproject.toml":
+            return (tomllib.loads(text).get("tool") or {}).get("pytest")
+        parser = configparser.ConfigParser(interpolation=None, strict=False)
+        parser.read_string(text)
+        section = RUNNER_SECTIONS[target.name][1:-1]
+        return dict(parser[section]) if parser.has_section(section) else None
+    except (tomllib.TOMLDecodeError, configparser.Error):
+        return text
+
+
 # ---------------------------------------------------------------- what the output says went wrong
 
 

@@ -70,6 +70,33 @@ def test_the_pipeline_guard_then_empty_then_the_fresh_verifier(made: dict[str, A
     assert failed.evidence["runner"] == "pytest" and failed.evidence["failed"] >= 1 and "$ python3 -m pytest" in failed.evidence["log"]
 
 
+def test_a_change_to_how_pytest_runs_in_shared_settings_is_a_guard_violation(made: dict[str, Any], tmp_path: Path):
+    """An agent that adds `-p <plugin>` to pytest's addopts in setup.cfg / pyproject.toml /
+    tox.ini (a plugin rewriting each failed report as passed) graded PASS on attrs without
+    touching the code: the runner's section of those shared files is the hidden tests' as
+    pytest.ini is. The rest of those files stays the agent's to change."""
+    from benchtape.sandbox.patches import apply_patch
+
+    project, task = made["project"], made["task"]
+
+    def candidate(name: str, edit: Any) -> bytes:
+        ws = fresh_workspace(made["repo"], task.source.base_commit, tmp_path / name)
+        apply_patch(ws, task.reference())
+        edit(ws)
+        subprocess.run(["git", "add", "-A"], cwd=ws, check=True)
+        return subprocess.run(["git", "diff", "--cached"], cwd=ws, capture_output=True, check=True).stdout
+
+    def append(path: str, text: str) -> Any:
+        return lambda ws: (ws / path).write_text(((ws / path).read_text() if (ws / path).exists() else "") + text)
+
+    for path, section in (("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]"), ("pyproject.toml", "[tool.pytest.ini_options]")):
+        body = "addopts = -p no:cacheprovider\n" if path != "pyproject.toml" else 'addopts = "-p no:cacheprovider"\n'
+        guarded = grade_candidate(project, task, candidate(f"cheat-{path}", append(path, f"\n{section}\n{body}")))
+        assert guarded.outcome == "guard_violation" and guarded.evidence["guarded"] == [f"{path} {'[tool.pytest]' if path == 'pyproject.toml' else section}"], (path, guarded.reason)
+    fine = grade_candidate(project, task, candidate("metadata", append("setup.cfg", "\n[metadata]\nkeywords = functional\n")))
+    assert fine.outcome == "passed", fine.reason  # the rest of a shared settings file is the agent's
+
+
 def _wrong_fix(repo: Path, task: Any, tmp: Path) -> bytes:
     """A change to the implementation that is not the fix (a comment appended to the first file
     the reference changes), as `git diff` in the agent's workspace gives it."""
