@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping
 
 LINK = b"symlink:"
-CACHES = "bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, shell histories): written by whatever ran the code, not by the agent"
+CACHES = "bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new test-tool state (.hypothesis/, .tox/, .nox/, .coverage), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, shell histories): written by whatever ran the code, not by the agent"
 CACHEDIR_TAG = "CACHEDIR.TAG"
 CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"  # the Cache Directory Tagging Specification's
 
@@ -36,6 +36,14 @@ def is_bytecode(path: str) -> bool:
 # `/`; a file is matched by its whole name. A project's own .config/ (dotnet tools, nextest) is
 # not among them.
 HOME_STATE = (".cache/", ".npm/", ".config/configstore/", ".local/state/", ".bash_history", ".python_history", ".node_repl_history", ".lesshst", ".wget-hsts")
+
+
+# What test tools write beside the code without tagging it a cache (no CACHEDIR.TAG, no
+# `.gitignore` of `*`): Hypothesis's example database, tox's and nox's environments, coverage's
+# data files. A hidden folder (or file) of these names the staged tree did not have, at any
+# depth: attrs' solver patches carried 22 files of .hypothesis/ (newcomer pass).
+TOOL_STATE = (".hypothesis/", ".tox/", ".nox/")
+TOOL_FILES = re.compile(r"(?:^|/)\.coverage(?:\.[^/]+)?$")
 
 
 def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[[str], bool]:
@@ -62,6 +70,13 @@ def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[
     staged_top = {p.split("/", 1)[0] for p in before}
     home_files = {name for name in HOME_STATE if not name.endswith("/") and name not in staged_top}
     folders += [name for name in HOME_STATE if name.endswith("/") and name.split("/", 1)[0] not in staged_top]
+    for path in after:
+        for name in TOOL_STATE:
+            cut = path.find(name)
+            folder = path[: cut + len(name)] if cut >= 0 and (cut == 0 or path[cut - 1] == "/") else None
+            if folder is not None and folder not in folders and not any(p == folder[:-1] or p.startswith(folder) for p in before):
+                folders.append(folder)
+    tool_files = {path for path in after if TOOL_FILES.search(path) and path not in before}
     for path, data in after.items():
         if not path.endswith("/" + CACHEDIR_TAG):
             continue
@@ -69,7 +84,7 @@ def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[
         if folder.rstrip("/").rsplit("/", 1)[-1].startswith(".") and data.startswith(CACHEDIR_SIGNATURE) and not any(p == folder[:-1] or p.startswith(folder) for p in before):
             folders.append(folder)
     prefixes = tuple(folders)
-    return lambda path: is_bytecode(path) or path in home_files or (bool(prefixes) and path.startswith(prefixes))
+    return lambda path: is_bytecode(path) or path in home_files or path in tool_files or (bool(prefixes) and path.startswith(prefixes))
 
 
 def _node_modules(path: str) -> str | None:

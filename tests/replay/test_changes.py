@@ -139,7 +139,7 @@ def test_bytecode_caches_are_left_out_of_the_patch_and_the_agents_diff_and_named
     changes = diff_trees(before, after)
     assert changes.added == [] and changes.modified == ["calc.py"] and "pyc" not in changes.patch
     assert changes.caches == ["__pycache__/calc.cpython-311.pyc", "pkg/mod.pyc"]
-    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, shell histories): written by whatever ran the code, not by the agent")
+    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new test-tool state (.hypothesis/, .tox/, .nox/, .coverage), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, shell histories): written by whatever ran the code, not by the agent")
     only_caches = agent_diff_of({"calc.py": b"x"}, {"calc.py": b"x", "__pycache__/calc.cpython-311.pyc": b"\x00"})
     assert only_caches.empty  # an agent that only ran the tests changed nothing
 
@@ -219,6 +219,33 @@ def test_the_cache_folder_a_real_pytest_run_leaves_is_not_the_agents_change(tmp_
     assert [c.path for c in forged.changes] == [".hide/CACHEDIR.TAG", ".hide/x.py"]
     moved = agent_diff_of(before, {**{k: v for k, v in before.items() if k != "calc.py"}, ".c/CACHEDIR.TAG": tag, ".c/calc.py": before["calc.py"]})
     assert [c.path for c in moved.changes] == ["calc.py"]  # a file removed shows, wherever a copy went
+
+
+def test_the_example_database_a_real_hypothesis_run_leaves_is_not_the_agents_change(tmp_path):
+    """Hypothesis keeps its examples in .hypothesis/ beside the code, tagged neither by a
+    CACHEDIR.TAG nor by a `.gitignore` of its own: attrs' solver patches carried 22 of its files
+    (compare's lines/cell 46.5 against the oracle's 6.5, and a false "did not carry the known
+    fix"). A new one is test-tool state, as a new .tox/ or .coverage is; one the staged tree had
+    stays the agent's to change."""
+    pytest.importorskip("hypothesis")
+    from benchtape.sandbox.treediff import diff_trees as agent_diff_of
+    from benchtape.sandbox.treediff import read_tree
+
+    work = tmp_path / "work"
+    (work / "tests").mkdir(parents=True)
+    (work / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (work / "tests" / "test_calc.py").write_text("from hypothesis import given, strategies as st\nfrom calc import add\n\n\n@given(st.integers())\ndef test_add(a):\n    assert add(a, 0) == a\n")
+    before = read_tree(work)
+    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:randomly", "-p", "no:cacheprovider", "tests"], cwd=work, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(work)})
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    after = read_tree(work)
+    assert any(p.startswith(".hypothesis/") for p in after), sorted(after)  # what the real Hypothesis wrote
+    assert [c.path for c in agent_diff_of(before, after).changes] == ["calc.py"]
+    tox = {**after, "sub/.tox/py311/bin/python": b"x", ".coverage": b"sqlite", ".coverage.host.1.2": b"x"}
+    assert [c.path for c in agent_diff_of(before, tox).changes] == ["calc.py"]
+    had = agent_diff_of({**before, ".hypothesis/examples/old": b"1"}, {**after, ".hypothesis/examples/old": b"2"})
+    assert ".hypothesis/examples/old" in [c.path for c in had.changes]  # the staged tree had the folder
 
 
 def test_an_imported_session_says_it_never_had_a_workspace_to_diff_or_export(tmp_path):
