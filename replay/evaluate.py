@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from benchtape.core.model import Session
 from benchtape.core.run_kinds import EVALUATION as RUN_KIND
-from benchtape.replay.grading import grade_stored, new_grading
+from benchtape.replay.grading import grade_stored, new_grading, task_facts
 from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import grade_metrics
 from benchtape.replay.outcomes import Outcome, agent_diff, decide, execution_outcome, graded_now, is_reusable, later_step_unstarted
@@ -170,6 +170,7 @@ class CellGrader:
             "diff": diff.summary() if diff is not None else None,
             "cost_usd": sum_known([s["cost_usd"] for s in steps]) if len(steps) == expected else None,
             "steps": steps,
+            **task_facts(verdicts),
         }
         self.store.add_outcome(grading_id, sessions[0], outcome.outcome, outcome.reason, extra)
         return outcome

@@ -318,6 +318,16 @@ CANDIDATE_UNAVAILABLE = "candidate_unavailable"
 STATUS_OF = {"passed": PASS, "failed": FAIL, "no_changes": FAIL, "guard_violation": FAIL, "patch_apply_failed": FAIL}  # else ERROR: timeout, infrastructure_error
 
 
+def task_facts(verdicts: Sequence[Verdict]) -> dict[str, Any]:
+    """What a task cell's outcome row keeps of its `task:verify` verdict, live or regraded
+    alike: the task, the fingerprint it was graded against, the candidate patch's sha256
+    (compare's `uncarried` reads it); {} for a bench scenario's verdicts."""
+    task = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), None)
+    if not task:
+        return {}
+    return {"task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256")}
+
+
 def task_of(session: Session) -> dict[str, Any] | None:
     """The task a task cell's session.started names (the contract: kind, id, folder,
     fingerprint); None for any other session (a bench scenario's, a validation's)."""

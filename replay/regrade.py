@@ -18,7 +18,6 @@ from benchtape.checks.registry import Check
 from benchtape.core.errors import BadInput
 from benchtape.core.model import Session
 from benchtape.replay.grading import (
-    TASK_VERIFY,
     VERDICT_BATCH,
     GradingContext,
     StoredSnapshot,
@@ -30,6 +29,7 @@ from benchtape.replay.grading import (
     scenario_status,
     static_row,
     stored_session,
+    task_facts,
     task_of,
 )
 from benchtape.replay.grading_judges import judge_for_grading
@@ -240,9 +240,8 @@ def _task_outcome(store: GradingStore, grading_id: str, session_id: str, session
     from benchtape.replay.outcomes import decide
 
     outcome = decide(session, verdicts, None)
-    task: dict[str, Any] = next((v.result.evidence for v in verdicts if v.check_path == TASK_VERIFY), {})
     # the agent's change (files, lines) is a fact of the recording, not of a grading: carried over
     # from the outcome it had, so `compare`'s lines/cell reads the same after a regrade
     before = store.latest_outcomes([session_id]).get(session_id) or {}
-    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), "task": task.get("task"), "fingerprint": task.get("fingerprint"), "candidate": (task.get("candidate") or {}).get("sha256"), "diff": before.get("diff")})
+    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), **task_facts(verdicts), "diff": before.get("diff")})
     return str(outcome.outcome)

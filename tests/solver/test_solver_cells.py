@@ -101,5 +101,17 @@ def test_every_solver_cell_carries_the_fix_byte_for_byte(ran: dict[str, Any]):
     """Each harness's solver cell's patch is the oracle's (the reference fix as written), so
     `compare` names none as uncarried; tomli #103's CRLF file was not carried by two harnesses
     and rewritten by a third, and their cells passed all the same (replay/compare.uncarried)."""
+    from benchtape.store.database import Store
+
     doc = _json(benchtape("compare", "solve", "--json", cwd=ran["repo"]))
     assert doc["uncarried"] == [], doc["uncarried"]
+    # not vacuous: the live run's own outcomes name each cell's candidate patch (they named
+    # none, so `uncarried` was empty until a regrade; attrs, newcomer pass)
+    store = Store(ran["repo"] / ".benchtape" / "benchtape.db", readonly=True)
+    try:
+        roots = [r.id for r in store.session_rows(run_id=ran["run"]["run_id"]) if r.parent_session is None]
+        outcomes = store.latest_outcomes(roots)
+    finally:
+        store.close()
+    graded = [o for o in outcomes.values() if o["outcome"] != "no_changes"]
+    assert len(graded) >= len(TASKS) * (1 + len(REAL)) and all(len(o.get("candidate") or "") == 64 for o in graded), outcomes
