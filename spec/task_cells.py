@@ -79,7 +79,37 @@ def hidden_from_agent(task: Task) -> tuple[str, ...]:
         paths += [p.parent for p in solutions if p is not None] + [d for step in runtime.steps for d in step.tests_dirs]
     if task.project is not None:
         paths += [task.project / p for p in _PROJECT_SECRETS]
+        paths += _local_remotes(task.project, spec.source.remote if runtime is None else None)
     return tuple(dict.fromkeys(str(p) for p in paths if p.exists()))
+
+
+def _local_remotes(project: Path, recorded: str | None) -> list[Path]:
+    """The repository's remotes that are folders on this machine (the task's recorded
+    `source.remote`, the clone's `remote.*.url`): each holds the whole history, each fix in it,
+    so an agent at level home found the fix with `git --git-dir=<the mirror> log` and applied it
+    (attrs, newcomer pass). One that holds the project, the agent's scratch space, or is a top
+    folder is left alone: covering it would cover the workspace too."""
+    import configparser
+    import tempfile
+
+    urls = [recorded] if recorded else []
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        parser.read(project / ".git" / "config", encoding="utf-8")
+    except configparser.Error:
+        pass
+    urls += [parser[section].get("url", "") for section in parser.sections() if section.startswith('remote "')]
+    keep = [project.resolve(), Path(tempfile.gettempdir()).resolve(), Path.home().resolve()]
+    out = []
+    for url in urls:
+        if not url or ("://" in url and not url.startswith("file://")) or (":" in url.split("/", 1)[0] and not url.startswith("file://")):
+            continue  # a network remote (https://, ssh://, git@host:path)
+        folder = Path(url.removeprefix("file://")).expanduser()
+        folder = (project / folder if not folder.is_absolute() else folder).resolve()
+        if len(folder.parts) <= 2 or any(folder == k or folder in k.parents for k in keep):
+            continue
+        out.append(folder)
+    return out
 
 
 @dataclass(frozen=True)

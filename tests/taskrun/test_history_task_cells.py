@@ -192,8 +192,10 @@ def test_an_agent_at_level_home_finds_no_task_secret_in_the_project(project: dic
     namespace: an agent that went looking for `reference.patch` applied it and was credited
     with the pass (berbench: the agent never gets them). The paths are still there outside."""
     repo = project["repo"]
-    secrets = f"{repo}/.benchtape/tasks/434/reference.patch {repo}/.benchtape/tasks/434/tests.patch {repo}/.benchtape/benchtape.db {repo}/.git/HEAD"
-    script = f"for p in {repo}/.benchtape/tasks/*/reference.patch; do git apply $p && echo APPLIED $p; done; for f in {secrets}; do test -s $f && echo READ $f; done; ls {repo}/.benchtape/validate; git -C {repo} log --oneline -1 && echo HISTORY; echo looked"
+    remote = _git(repo, "config", "remote.origin.url").strip()  # the clone's origin, on this machine: the whole history (attrs' agent read its mirror's)
+    assert Path(remote).exists(), remote
+    secrets = f"{repo}/.benchtape/tasks/434/reference.patch {repo}/.benchtape/tasks/434/tests.patch {repo}/.benchtape/benchtape.db {repo}/.git/HEAD {remote}"
+    script = f"for p in {repo}/.benchtape/tasks/*/reference.patch; do git apply $p && echo APPLIED $p; done; for f in {secrets}; do test -s $f && echo READ $f; done; ls {repo}/.benchtape/validate; git -C {repo} log --oneline -1 && echo HISTORY; git bundle list-heads {remote} && echo MIRROR; echo looked"
     (repo / ".benchtape" / "tools").mkdir(exist_ok=True)
     (repo / ".benchtape" / "tools" / "cheat.yaml").write_text(CHEAT_TOOL % script)
     (repo / ".benchtape" / "evaluations" / "cheat.yaml").write_text("apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: all\ntools:\n  - tool: cheat\n    model: default\n")
@@ -204,6 +206,6 @@ def test_an_agent_at_level_home_finds_no_task_secret_in_the_project(project: dic
         said = store.load_session(session["row"].id).final_output or ""
     finally:
         store.close()
-    assert "looked" in said and "APPLIED" not in said and "READ" not in said and "HISTORY" not in said, said
+    assert "looked" in said and "APPLIED" not in said and "READ" not in said and "HISTORY" not in said and "MIRROR" not in said, said
     assert "passed" not in str(done.get("outcomes") or done), done
     assert (repo / ".benchtape" / "tasks" / "434" / "reference.patch").stat().st_size > 0  # still there for benchtape
