@@ -187,11 +187,27 @@ def validate(project: Project, ids: list[str] | None, *, store: RecordingStore, 
     folders = [find_task(project.root, i) for i in ids] if ids else list(task_dirs(project.root).values())
     if not folders:
         raise BadInput(f"no tasks in {project.config_dir / 'tasks'}", fix="create some: benchtape task scan, then benchtape task create N")
-    tasks = [load_task_folder(f) for f in folders]
+    tasks, broken, errors = [], [], []
+    for folder in folders:
+        try:
+            tasks.append(load_task_folder(folder))
+        except BadInput as exc:
+            if ids:  # the user named it: its file, line and fix, as any bad input (exit 2)
+                raise
+            errors.append(exc)
+            where = f"{exc.file or folder}" + (f":{exc.line}" if exc.line else "")
+            broken.append(TaskReport(folder.name, refused=f"its task file does not load: {where}: {exc.what}", next=f"fix {where}" + (f" ({exc.fix})" if exc.fix else "") + f", then: benchtape task validate {folder.name}"))
+    if not tasks:  # nothing to validate: the first one's file, line and fix, the others counted
+        if len(errors) > 1:
+            errors[0].what += f" (and {len(errors) - 1} other task(s) do not load either: `benchtape task list` says why)"
+            errors[0].args = (errors[0].render(),)
+        raise errors[0]
     chosen, why = choose_level(level, project, own_environments=all(t.runtime is not None for t in tasks))
     say(why)
     run_id = start_run(store, [t.id for t in tasks], chosen, argv, why=why)
-    reports = []
+    reports = list(broken)  # every task, broken ones said (`task list` says why too), the others validated
+    for report in broken:
+        say(f"{report.id}: not validated: {report.refused}")
     for task in tasks:
         report = _validate_one(project, task, chosen, store, run_id, logs, say)
         write_outcome(logs, report, chosen)

@@ -149,6 +149,12 @@ def test_a_bad_task_toml_is_bad_input_naming_file_and_line(tmp_path: Path):
     listed = json.loads(benchtape("task", "list", "--json", cwd=repo).stdout)
     broken = next(r for r in listed["tasks"] if r["id"] == "hello-file")
     assert broken["state"] == "broken" and broken["next"] == f"fix {toml}"
+    # every task (no ids): the broken one is said and the others validated, as `run` skips it
+    # and carries on (it stopped at the first broken task, validating none)
+    code, doc = validate(repo, "--sandbox", "home")
+    reports = by_id(doc)
+    assert code == 1 and not reports["hello-file"]["validated"] and f"{toml}:11: `verifier.timeout_secs`" in reports["hello-file"]["refused"], reports["hello-file"]
+    assert "did you mean `timeout_sec`?" in reports["hello-file"]["next"] and set(VALID) - {"hello-file"} <= {t for t, r in reports.items() if r["validated"]}, reports
 
 
 def test_a_dataset_task_named_like_another_task_is_bad_input_naming_both(tmp_path: Path):
