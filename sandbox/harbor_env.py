@@ -47,7 +47,7 @@ from benchtape.sandbox.healthcheck import wait_healthy
 from benchtape.sandbox.pidfence import fence
 from benchtape.sandbox.testcounts import Counts
 from benchtape.sandbox.trees import remove_tree
-from benchtape.sandbox.verifier import Evidence, Judgement, RunCommand, problem, read_rewards, reward_of
+from benchtape.sandbox.verifier import NETWORK_UNREACHABLE, Evidence, Judgement, RunCommand, problem, read_rewards, reward_of
 from benchtape.sandbox.verifier_box import BOX_PATH, LOOPBACK_UP, host_tool
 from benchtape.spec.task import SOLUTION_AT, HarborStep, TaskSpec
 
@@ -409,6 +409,12 @@ def run_verifier(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
     A separate verifier (`environment_mode = "separate"`) runs in its own environment instead,
     on its own working directory holding only the task's `artifacts` taken from `tree`, as
     Harbor hands a separate verifier the agent's artifacts and nothing else."""
+    ev = _verify(env, tree, scratch)
+    ev.network = env.task.verify.network  # a refused lookup with the network on is this machine's (problem)
+    return ev
+
+
+def _verify(env: HarborEnv, tree: Path, scratch: Path) -> Evidence:
     task, runtime = env.task, env.task.runtime
     assert runtime is not None
     if env.verifier is not None:
@@ -447,6 +453,7 @@ REMEDIES = {
     "no_solution": "write solution/solve.sh: without it the oracle cannot show the task can be solved",
     "missing_dependency": "the environment lacks a program or module that solution/solve.sh or tests/test.sh runs (the log names it): install it in environment/Dockerfile (if `benchtape task export` made this folder and it has neither Dockerfile.benchtape nor a wheelhouse, it does not carry the project environment: export it again with this benchtape)",
     "network_denied": "tests/test.sh reached for the network, which the verifier's environment does not have: install what it fetches in environment/Dockerfile, or give [verifier.environment] a network_mode in task.toml",
+    NETWORK_UNREACHABLE: "tests/test.sh had the network and still could not reach a host (this machine is offline, or its DNS or proxy refuses): the task is not at fault; run it where that host is reachable, or install what it fetches in environment/Dockerfile",
 }
 
 
@@ -560,7 +567,7 @@ def judge_oracle(ev: Evidence) -> Judgement:
     if ev.reward < PASSED_AT:
         # the environment, not the solution, stopped the tests: say what it lacks, never "fix solve.sh"
         found = problem(ev)
-        if found is not None and found[0] in ("missing_dependency", "network_denied"):
+        if found is not None and found[0] in ("missing_dependency", "network_denied", NETWORK_UNREACHABLE):
             return Judgement(False, found[0], REMEDIES[found[0]], f"{ev.detail}: {found[1]}")
         return Judgement(False, "gold_still_fails", REMEDIES["gold_still_fails"], ev.detail)
     return Judgement(True, "", "")

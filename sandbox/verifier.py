@@ -33,7 +33,8 @@ from benchtape.spec.task import TaskSpec, Verify
 RunCommand = Callable[[str, float], CommandResult]
 LOG_TAIL = 4000
 
-DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "runner_broken", "network_denied", "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+NETWORK_UNREACHABLE = "network_unreachable"  # the phase had the network and still could not reach a host: this machine's, not the task's
+DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "runner_broken", "network_denied", NETWORK_UNREACHABLE, "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Evidence:
     tests: TestReport | None = None  # each test's outcome, from the runner's structured report (None: it gave none)
     imported: list[dict[str, Any]] | None = None  # the import check: where each package under test imports from
     environment: dict[str, Any] | None = None  # the project environment it ran in (envs/), as recorded
+    network: bool | None = None  # whether the phase had the network (None: not said): a refused lookup is then this machine's, not the task's
 
     @property
     def not_installed(self) -> dict[str, Any] | None:
@@ -186,7 +188,9 @@ def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCom
     then the environment's steps, the import check, verify.setup and verify.command. What
     validation runs twice and grading once per cell."""
     patches = [(name, candidate)] if candidate is not None else []
-    return verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run, prepare=prepare, probe=probe)
+    ev = verify(tree, [*patches, ("tests.patch", task.tests_patch())], task.verify, run, prepare=prepare, probe=probe)
+    ev.network = task.verify.network
+    return ev
 
 
 # Files that decide how the test runner runs and reports, wherever they are: a candidate that
@@ -293,7 +297,7 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     net = _NETWORK.search(log)
     if net:  # the whole line that says it (`fatal: unable to access 'https://…': Could not resolve host: …`), not the match
         start, end = log.rfind("\n", 0, net.start()) + 1, log.find("\n", net.end())
-        return "network_denied", log[start : end if end != -1 else len(log)].strip()[:400]
+        return NETWORK_UNREACHABLE if evidence.network else "network_denied", log[start : end if end != -1 else len(log)].strip()[:400]
     for m in _NO_MODULE.finditer(log):
         name = m.group(1) or m.group(2)
         top = name.split(".")[0]
@@ -367,6 +371,7 @@ REMEDIES = {
     "timeout": "raise `verify.timeout` in task.yaml, or narrow verify.command to the changed tests",
     "missing_dependency": "declare it with the project's test dependencies (a test extra, a dependency group, a test requirements file) or name it in `env.install` of .benchtape/config.yaml: the project environment is built from those at every level (docs/tasks.md); a project verified in its own Dockerfile.benchtape installs it there",
     "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
+    NETWORK_UNREACHABLE: "the verifier had the network and still could not reach a host (this machine is offline, or its DNS or proxy refuses): the task is not at fault; validate where that host is reachable, or vendor what it fetches into the project image",
     "tests_not_collected": "verify.command collected no tests: name the changed test files (or the runner's selector) in it; a changed test file that defines no test (a type checker's test, a fixture, data) proves nothing a runner can run, and such a change is no task",
     "tests_skipped": "the base passed only because tests were skipped (named, with the runner's reason): provide what they skip for (a dependency, a generated file: `verify.setup`), or, when they skip by design, this change is no task",
     "base_already_passes": "the hidden tests pass without the fix, so they do not reproduce it: this change is no task (`rm -r` its folder), or add a test that fails at the base",
@@ -652,7 +657,7 @@ def _one_tests_network(found: tuple[str, str], ev: Evidence) -> bool:
     runner counted tests, so the per-test comparison decides (a test that clones from the network
     fails at the base and with the fix alike, and lands in neither list: dunamai's
     test__version__from_git__shallow beside its broken_ref fix), never the whole task's verdict."""
-    return found[0] == "network_denied" and ev.counts.runner is not None and ev.counts.counted > 0
+    return found[0] in ("network_denied", NETWORK_UNREACHABLE) and ev.counts.runner is not None and ev.counts.counted > 0
 
 
 def _failing_as_before(ev: Evidence, base: Evidence | None) -> str | None:

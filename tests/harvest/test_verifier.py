@@ -337,6 +337,18 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     assert problem(_ev("failed", 1, Counts(None), "socket.gaierror: [Errno -3] Temporary failure in name resolution\n")) == ("network_denied", "socket.gaierror: [Errno -3] Temporary failure in name resolution")
     said = "fatal: unable to access 'https://github.com/o/r.git/': Could not resolve host: github.com"
     assert problem(_ev("failed", 128, Counts(None), f"Cloning into 'r'...\n{said}\n")) == ("network_denied", said)  # the whole line, never cut at the URL
+    # a phase that had the network and could not resolve a host: this machine is offline, the
+    # task is not at fault (harbor-cookbook's verifiers fetch uv; validation told their author
+    # to give the verifier a network it had)
+    online = _ev("failed", 128, Counts(None), f"{said}\n")
+    online.network = True
+    assert problem(online) == ("network_unreachable", said)
+    from benchtape.sandbox.harbor_env import REMEDIES as HARBOR_REMEDIES
+    from benchtape.sandbox.harbor_env import judge_oracle
+
+    online.reward, online.detail = 0.0, "reward 0"
+    judged = judge_oracle(online)
+    assert judged.diagnosis == "network_unreachable" and judged.remedy == HARBOR_REMEDIES["network_unreachable"] and "not at fault" in judged.remedy and "network_mode" not in judged.remedy
     assert judge_reference(_ev("passed", 0, Counts("pytest", passed=50)), reproduced).held
     assert judge_reference(_ev("failed", 1, Counts("pytest", failed=1)), reproduced).diagnosis == "gold_still_fails"
     assert judge_reference(_ev("passed", 0, Counts("pytest", passed=10)), reproduced).diagnosis == "gold_ran_fewer"
