@@ -1091,12 +1091,17 @@ def broken_controls(ev: Any, outcomes: Mapping[str, Mapping[str, int]]) -> list[
     out = []
     for arm in ev.arms:
         kind = arm_kind((s.harness, s.model_id) for s in arm.steps)
-        measured = {o: n for o, n in (outcomes.get(arm.label) or {}).items() if o not in EXECUTION_FAILURES}
+        counts = outcomes.get(arm.label) or {}
+        measured = {o: n for o, n in counts.items() if o not in EXECUTION_FAILURES}
         total, passes = sum(measured.values()), measured.get(PASSED, 0)
-        if kind not in (ORACLE, NOOP) or control_holds(kind, passes, total):
+        # the oracle that could not even run (its solve.sh failed, it timed out) holds nothing up either
+        unrun = {o: n for o, n in counts.items() if o in EXECUTION_FAILURES and n} if kind == ORACLE else {}
+        if kind not in (ORACLE, NOOP) or (control_holds(kind, passes, total) and not unrun):
             continue
         if kind == ORACLE:
-            out.append(f"control DOES NOT HOLD: {arm.label} (the oracle) did not pass {total - passes} of {total} cell(s): a task or its checks are broken; see benchtape task controls, or benchtape compare {ev.name}")
+            cells = total + sum(unrun.values())
+            why = f" ({', '.join(f'{o} {n}' for o, n in sorted(unrun.items()))}: attempted, not measured)" if unrun else ""
+            out.append(f"control DOES NOT HOLD: {arm.label} (the oracle) did not pass {cells - passes} of {cells} cell(s){why}: a task or its checks are broken; see benchtape task controls, or benchtape compare {ev.name}")
         else:
             out.append(f"control DOES NOT HOLD: {arm.label} (the no-op) passed {passes} of {total} cell(s): a check passes without any work; see benchtape compare {ev.name}")
     return out

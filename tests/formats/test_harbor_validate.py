@@ -356,3 +356,20 @@ def test_at_home_a_reference_that_fails_without_the_dockerfiles_run_lines_points
     assert code == 1 and not report["validated"] and report["phases"]["reference"]["held"] is False, report
     assert "environment/Dockerfile's 1 RUN, 1 ENV instruction(s) are not applied at level home: validate it with --sandbox container" in report["next"], report["next"]
     assert "fix" in report["next"]  # the task's own remedy still follows, for a task that fails in its image too
+
+
+def test_an_oracle_that_cannot_run_is_a_control_that_does_not_hold_counted_whole(tmp_path: Path):
+    """A folder run whose oracle failed on one task and could not run on another (its solve.sh
+    exits 1: adapter_error) said "did not pass 1 of 1 cell(s)", counting only the measured cell
+    (harbor-cookbook, newcomer pass); every cell the oracle was given counts, the unmeasured
+    ones named."""
+    tasks = tmp_path / "tasks"
+    shutil.copytree(FIXTURES / "hello-file", tasks / "passes")
+    crashes = shutil.copytree(FIXTURES / "hello-file", tasks / "crashes")
+    (crashes / "solution" / "solve.sh").write_text("#!/bin/bash\nexit 1\n")
+    wrong = shutil.copytree(FIXTURES / "hello-file", tasks / "wrong")
+    (wrong / "solution" / "solve.sh").write_text("#!/bin/bash\necho nothing\n")
+    done = benchtape("run", str(tasks), "--harness", "oracle", "--yes", "--db", str(tmp_path / "s.db"), cwd=tmp_path, timeout=600)
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "passed 1" in said and "adapter_error 1" in said, said
+    assert "(the oracle) did not pass 2 of 3 cell(s) (adapter_error 1: attempted, not measured): a task or its checks are broken" in said, said
