@@ -109,11 +109,14 @@ class PerTestVerdict:
     pass_to_pass_broken: list[str]
     share: float  # FAIL_TO_PASS passed / (FAIL_TO_PASS + PASS_TO_PASS broken): partial credit, never the verdict
     ran: int | None = None  # the tests the run's report holds: none is a run that tested nothing
+    pass_to_pass: int = 0  # how many PASS_TO_PASS tests there were: what "none broke" covered
 
     def reason(self) -> str:
         total = len(self.fail_to_pass_passed) + len(self.fail_to_pass_failed)
         if self.passed:
-            return f"every FAIL_TO_PASS test passed ({total}) and no PASS_TO_PASS test broke"
+            # the PASS_TO_PASS tests are those of the files the hidden tests change (SWE-bench's),
+            # not the whole suite: a candidate that breaks code only other files test passes
+            return f"every FAIL_TO_PASS test passed ({total}) and none of the {self.pass_to_pass} PASS_TO_PASS test(s) broke (the tests of the files the task's tests change; the rest of the suite is not run)"
         if self.ran == 0:  # "broke" would say the candidate broke tests that never ran
             return f"no test ran, so none of the {total} FAIL_TO_PASS test(s) passed (nor did the {len(self.pass_to_pass_broken)} PASS_TO_PASS test(s) run)"
         parts = []
@@ -144,7 +147,7 @@ def judge_tests(report: TestReport, fail_to_pass: Sequence[str], pass_to_pass: S
     # a failed verdict never scores 1.0 (a fix that passed its own tests and broke another read
     # "FAIL 1.00", and compare's partial column ranked it with the correct fixes)
     share = len(good) / (len(fail_to_pass) + len(broken)) if fail_to_pass else 0.0
-    return PerTestVerdict(not bad and not broken and bool(fail_to_pass), good, bad, broken, share, len(outcome))
+    return PerTestVerdict(not bad and not broken and bool(fail_to_pass), good, bad, broken, share, len(outcome), len(pass_to_pass))
 
 
 def _names(ids: Sequence[str], most: int = 5) -> str:

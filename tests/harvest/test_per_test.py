@@ -159,6 +159,9 @@ def test_the_reference_passes_naming_its_fail_to_pass_tests(graded: dict[str, An
     task = graded["tasks"]["603"]
     verdict = grade_candidate(graded["project"], task, task.reference())
     assert verdict.outcome == "passed" and "every FAIL_TO_PASS test passed (1)" in verdict.reason
+    # what "none broke" covered, said: the changed test files' tests, not the whole suite (attrs: a
+    # candidate that broke attr.filters passed, its reason read as if the suite had run)
+    assert f"none of the {len(task.validation.pass_to_pass)} PASS_TO_PASS test(s) broke (the tests of the files the task's tests change; the rest of the suite is not run)" in verdict.reason, verdict.reason
     assert verdict.evidence["fail_to_pass_passed"] == F2P["603"] and verdict.evidence["fail_to_pass_share"] == 1.0
 
 
