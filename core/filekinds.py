@@ -14,7 +14,7 @@ CONFIG_NAMES = (
     "MANIFEST.in", "LICENSE", "LICENSE.txt", "AUTHORS", "AUTHORS.md", ".readthedocs.yaml", ".readthedocs.yml", "codecov.yml", ".flake8", "appveyor.yml",
 )
 CODE_SUFFIXES = (
-    ".py", ".pyx", ".pxd", ".go", ".rs", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".java", ".kt", ".scala", ".rb", ".php", ".c", ".h",
+    ".py", ".pyi", ".pyx", ".pxd", ".go", ".rs", ".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".java", ".kt", ".scala", ".rb", ".php", ".c", ".h",
     ".cc", ".cpp", ".hpp", ".cs", ".swift", ".m", ".ex", ".exs", ".erl", ".hs", ".ml", ".clj", ".lua", ".sh", ".r", ".jl", ".dart", ".vue", ".svelte", ".zig",
 )
 

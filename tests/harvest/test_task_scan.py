@@ -174,6 +174,8 @@ def test_files_that_are_tests_or_benchmarks_are_never_the_implementation(tmp_pat
 
     parts = split(["tests.py", "app/tests.py", "index.test-d.ts", "src/parse.bench.ts", "bench.py", "src/parse.ts", "markupsafe/__init__.py"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS)
     assert set(parts.tests) == {"tests.py", "app/tests.py", "index.test-d.ts"} and set(parts.code) == {"src/parse.ts", "markupsafe/__init__.py"}, parts
+    stubs = split(["src/attr/__init__.pyi", "tests/typing_example.py"], DEFAULT_TEST_PATTERNS, DEFAULT_NOISE_PATTERNS)
+    assert stubs.code == ["src/attr/__init__.pyi"], stubs  # attrs #1461, a fix of its type stubs, read "tests only: no implementation changed"
     root = init_repo(tmp_path / "escape")
     commit(root, {"escape/__init__.py": "def escape(s):\n    return s\n", "escape/_speedups.c": "int x;\n", "tests/conftest.py": "", "tests/test_escape.py": "from escape import escape\n\n\ndef test_plain():\n    assert escape('a') == 'a'\n"}, "escape")
     commit(root, {"escape/_speedups.c": "int x; int y;\n", "tests/conftest.py": "import pytest\n\n\n@pytest.fixture(params=['py', 'c'])\ndef mod(request):\n    return request.param\n"}, "Build wheels for the new Python (#2)")
