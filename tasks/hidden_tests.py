@@ -30,6 +30,9 @@ def promised_tests(prompt: str, test_paths: list[str], test_names: list[str] | N
     (its path, or its name where that is not a common one like `__init__.py`), or one of the
     test functions they add (`test_names`, added_test_names')."""
     names = set(test_paths) | {PurePosixPath(p).name for p in test_paths if PurePosixPath(p).stem not in ("__init__", "conftest", "index", "test", "tests")} | set(test_names or ())
+    # a test module by its bare name, as a commit message writes it ("Fix assert style in
+    # test_hooks", attrs #1401): only a name that says it is a test, never a common word
+    names |= {stem for stem in (PurePosixPath(p).stem for p in test_paths) if stem.startswith("test_") or stem.endswith(("_test", "_tests"))}
     found = []
     for line in prompt.splitlines():
         text = line.strip().lstrip("#").strip()  # a heading too: a harvested title is one (p-map #49's "Add test cases for …")

@@ -23,6 +23,9 @@ def test_lines_that_say_tests_were_added_or_name_a_hidden_test_file():
     quiet = "# Fix ordinal suffixes\n\nNumbers ending in 11, 12 or 13 take `th` (111th); the tests of `utils.py` and `__init__.py` say so.\nThe test suite passes.\n"
     assert promised_tests(quiet, tests) == []  # a module of the code, a common file name, "the test suite": none is a pointer
     assert promised_tests("# Add test cases for multiple mapper errors\n\nWith stopOnError false.\n", tests) == ["Add test cases for multiple mapper errors"]  # the title, a heading
+    hooks = ["tests/test_hooks.py", "tests/utils_test.py", "tests/helpers.py"]
+    said = "* Fix assert style in test_hooks\n* Tidy utils_test and helpers\n* Faster helpers\n"
+    assert promised_tests(said, hooks) == ["* Fix assert style in test_hooks", "* Tidy utils_test and helpers"]  # attrs #1401: a test module by its bare name, never a plain one
 
 
 
