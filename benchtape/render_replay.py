@@ -417,7 +417,7 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
             vt.add_row(_t(v["check_path"]), _t(check_name(v.get("metric"), v["type"]) + (" (readout)" if v["readout"] else "")), _t(v["type"]), Text(v["status"], style=STATUS_STYLE.get(v["status"], "")), f"{v['score']:.2f}", _t(v["reason"]))
             for depth, child in _child_verdicts(v.get("evidence")):
                 vt.add_row("", _t("  " * depth + "└ " + check_name(child.get("metric"), str(child.get("type")))), _t(child.get("type")), Text(str(child.get("status") or ""), style=STATUS_STYLE.get(str(child.get("status")), "")), "" if child.get("score") is None else f"{child['score']:.2f}", _t(child.get("reason")))
-            note = judge_note(v.get("evidence"))
+            note = judge_note(v.get("evidence")) or _verifier_log(v, full)
             if note:
                 vt.add_row("", "", "", "", "", Text(note, style="dim"))
         out.print(vt)
@@ -431,6 +431,22 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
             why = (shown.metrics.get("errors") or {}).get(name) or (_turns_note(shown.session, value) if name == "turns" and not kept else None) or (free_cost_note(shown.session, value) if name == "cost" else None)
             unit = " ms" if name == "duration" and not kept and value is not None else ""  # madbench's built-in duration is in milliseconds
             _say(out, f"  {name}  {metric_text(value)}{unit}" + (f"  ({why})" if why else ""))
+
+
+VERIFIER_LOG_LINES = 12
+
+
+def _verifier_log(verdict: dict[str, Any], full: bool) -> str | None:
+    """Why a task verdict did not pass, in the verifier's own words: the tail of its log (all of
+    it with --full). "the verifier's reward 0" alone sent a user to `show --json` to find out."""
+    evidence = verdict.get("evidence")
+    log = evidence.get("log") if isinstance(evidence, dict) and verdict.get("type") == "task:verify" and verdict.get("status") != "PASS" else None
+    if not isinstance(log, str) or not log.strip():
+        return None
+    lines = log.rstrip().splitlines()
+    shown = lines if full else lines[-VERIFIER_LOG_LINES:]
+    head = "the verifier's log" + ("" if len(shown) == len(lines) else f" (its last {len(shown)} of {len(lines)} lines; --full shows all)")
+    return head + ":\n" + "\n".join(shown)
 
 
 def _turns_note(session: Any, value: Any) -> str | None:

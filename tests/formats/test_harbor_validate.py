@@ -368,8 +368,11 @@ def test_an_oracle_that_cannot_run_is_a_control_that_does_not_hold_counted_whole
     crashes = shutil.copytree(FIXTURES / "hello-file", tasks / "crashes")
     (crashes / "solution" / "solve.sh").write_text("#!/bin/bash\nexit 1\n")
     wrong = shutil.copytree(FIXTURES / "hello-file", tasks / "wrong")
-    (wrong / "solution" / "solve.sh").write_text("#!/bin/bash\necho nothing\n")
+    (wrong / "solution" / "solve.sh").write_text("#!/bin/bash\necho Goodbye > hello.txt\n")
     done = benchtape("run", str(tasks), "--harness", "oracle", "--yes", "--db", str(tmp_path / "s.db"), cwd=tmp_path, timeout=600)
     said = " ".join((done.stdout + done.stderr).split())
     assert "passed 1" in said and "adapter_error 1" in said, said
     assert "(the oracle) did not pass 2 of 3 cell(s) (adapter_error 1: attempted, not measured): a task or its checks are broken" in said, said
+    # and why the wrong one failed, in the verifier's own words (it was only in `show --json`)
+    shown = benchtape("show", "latest/wrong", "--db", str(tmp_path / "s.db"), "--plain", cwd=tmp_path)
+    assert shown.returncode == 0 and "the verifier's log:" in shown.stdout and "$ bash /tests/test.sh" in shown.stdout, shown.stdout + shown.stderr
