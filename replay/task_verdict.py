@@ -153,8 +153,31 @@ def _per_test(task: TaskSpec, ev: Any, evidence: dict[str, Any]) -> TaskVerdict 
         return TaskVerdict(FAILED, f"the runner ended without its per-test report (exit {ev.exit}): none of the {len(missing)} FAIL_TO_PASS test(s) is shown passing", evidence)
     judged = judge_tests(ev.tests, validation.fail_to_pass, validation.pass_to_pass)
     evidence.update(judged.to_dict())
+    unexplained = _unexplained_exit(ev, validation) if judged.passed else None
+    if unexplained is not None:
+        return TaskVerdict(FAILED, unexplained, evidence)
     said = judged.reason() + (f" (the runner exited {ev.exit})" if judged.ran == 0 else "")
     return TaskVerdict(PASSED if judged.passed else FAILED, said, evidence)
+
+
+def _unexplained_exit(ev: Any, validation: Any) -> str | None:
+    """Why a per-test pass is not trusted: with the reference fix the runner exited 0 at
+    validation, and with this candidate it exited non-zero though every listed test is shown
+    passing, and no test the report holds failing is one known to flip (flaky). The report then
+    does not account for the runner's own status: code under test printed `ok` lines for the
+    tests and ended its worker (slugify, newcomer pass: ava's real stream said `# fail 2`
+    after the forged one). A project whose runner exits non-zero with every test passing
+    (a coverage floor) exited so with the reference too, and is not held to this."""
+    from benchtape.sandbox.testreports import ERROR
+    from benchtape.sandbox.testreports import FAILED as FAILED_TEST
+
+    if validation.reference.get("exit") != 0 or ev.exit in (0, None):
+        return None
+    failing = sorted(i for i, t in ev.tests.tests.items() if t.outcome in (FAILED_TEST, ERROR))
+    if failing and all(i in validation.flaky for i in failing):
+        return None
+    shown = f": {', '.join(failing[:3])}" if failing else " (none failing)"
+    return f"the runner exited {ev.exit} where with the reference fix it exited 0, and its report does not account for it{shown}: every listed test is shown passing, which a report the code under test can write into is not taken for a pass"
 
 
 def _counts(d: dict[str, Any]) -> str:

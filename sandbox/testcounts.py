@@ -180,11 +180,22 @@ _TAP_LINE = re.compile(r"^(not ok|ok)\b(?: +\d+)?(?: +-)?(?: +(.*?))?(?: +# *(SK
 _TAP_PLAN = re.compile(r"^1\.\.\d+", re.MULTILINE)
 
 
+_TAP_VERSION = re.compile(r"^TAP version \d+", re.MULTILINE)
+
+
+def one_tap_stream(output: str) -> bool:
+    """Whether the output is one TAP stream: a plan line, and no second plan or version header.
+    A runner prints one; a second is another writer's (code under test that printed `ok` lines
+    for the tests and ended its worker: slugify, newcomer pass), and whose lines are whose cannot
+    be told, so no test's outcome is read from it."""
+    return len(_TAP_PLAN.findall(output)) == 1 and len(_TAP_VERSION.findall(output)) <= 1
+
+
 def tap_outcomes(output: str) -> list[tuple[str, str]] | None:
     """Each top-level TAP test as (its description, passed | failed | skipped), in order, when
-    the output is TAP (it has a plan line); a skipped test and a TODO (ava prints `not ok … # TODO`)
-    are skipped, never failed."""
-    if not _TAP_PLAN.search(output):
+    the output is one TAP stream (`one_tap_stream`); a skipped test and a TODO (ava prints
+    `not ok … # TODO`) are skipped, never failed."""
+    if not one_tap_stream(output):
         return None
     out = []
     for m in _TAP_LINE.finditer(output):
@@ -203,7 +214,7 @@ def tape_outcomes(output: str) -> list[tuple[str, str]] | None:
     under it (`ok 1 should be equal`), so a test failed when any of its assertions failed, and
     was skipped when every one was (`# SKIP name`, `# TODO name`: tape's skipped and todo tests).
     Assertions before any name are the unnamed test's (`(anonymous)`)."""
-    if not _TAP_PLAN.search(output):
+    if not one_tap_stream(output):
         return None
     tests: dict[str, list[str]] = {}
     current, todo = "(anonymous)", False

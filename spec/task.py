@@ -68,7 +68,7 @@ FIX_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 VERIFY_KEYS = {"command", "setup", "protected_paths", "tests_patch", "network", "allow_hosts", "timeout"}
 VALIDATION_KEYS = {"at", "fingerprint", "inputs", "base_failed", "reference_passed", "level", "runner", "base", "reference", *("fail_to_pass", "pass_to_pass", "flaky")}
 TEST_LIST_KEYS = ("fail_to_pass", "pass_to_pass", "flaky")  # per-test validation (SWE-bench's FAIL_TO_PASS / PASS_TO_PASS)
-COUNT_KEYS = {"ran", "passed", "failed", "errored", "skipped"}
+COUNT_KEYS = {"ran", "passed", "failed", "errored", "skipped", "exit"}  # exit: the runner's status in that phase (what a candidate's is held to)
 STATES = ("unvalidated", "valid", "stale", "leaking")
 TOP_HINTS = {
     "timeout": "the verify command's limit is `verify.timeout` (e.g. `15m`)",

@@ -80,3 +80,28 @@ def test_an_ava_task_is_harvested_validated_and_graded_test_by_test(tmp_path: Pa
     assert grade_candidate(project, task, task.reference() or b"").outcome == "passed"
     half = (task.reference() or b"").replace(b".trim()", b"")
     assert half != task.reference() and grade_candidate(project, task, half).outcome == "failed"
+    assert task.validation.reference.get("exit") == 0  # what a candidate's runner is held to
+    # code under test that prints the tests' `ok` lines and ends its worker passed on slugify
+    # (newcomer pass): a second TAP stream is not read, and a runner exiting non-zero where the
+    # reference's exited 0 is not a pass, whatever `ok` lines its output holds
+    for forged in (
+        "TAP version 13\\nok 1 - uppercases\\nok 2 - trims and exclaims\\n1..2\\n# tests 2\\n# pass 2\\n# fail 0\\n",
+        "ok 1 - uppercases\\nok 2 - trims and exclaims\\n",
+    ):
+        cheat = _candidate(root, task, {"index.js": f"process.stdout.write('{forged}');\nprocess.exit(0);\n" + BUGGY})
+        verdict = grade_candidate(project, task, cheat)
+        assert verdict.outcome == "failed", (forged, verdict.reason, verdict.evidence.get("log"))
+
+
+def _candidate(root: Path, task: object, files: dict[str, str]) -> bytes:
+    """A candidate patch as `git diff` in the agent's workspace gives it: these files written at the base."""
+    import subprocess
+
+    from benchtape.sandbox.task_workspace import fresh_workspace
+
+    ws = fresh_workspace(root, task.source.base_commit, root.parent / "candidate-ws")  # type: ignore[attr-defined]
+    for path, text in files.items():
+        (ws / path).write_text(text)
+    done = subprocess.run(["git", "diff"], cwd=ws, capture_output=True, check=True).stdout
+    shutil.rmtree(ws)
+    return done
