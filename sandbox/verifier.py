@@ -218,7 +218,8 @@ def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
 # The runner's settings inside a project's shared files: a fix may change pyproject.toml (its
 # dependencies, its version) but not how pytest runs (an `addopts = "-p shim"` that loads a
 # plugin rewriting each failed report as passed graded PASS on attrs, newcomer pass).
-RUNNER_SECTIONS = {"pyproject.toml": "[tool.pytest]", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]"}
+RUNNER_SECTIONS = {"pyproject.toml": "[tool.pytest]", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]", "package.json": '"ava", "jest", "mocha", "tap"'}
+PACKAGE_RUNNER_KEYS = ("ava", "jest", "mocha", "tap")  # package.json's keys its test runners read (slugify: `"ava": {"require": [...]}` loaded a file passing every failure)
 
 
 def runner_settings_changed(base: Path, candidate: bytes, task: TaskSpec) -> list[str]:
@@ -245,6 +246,7 @@ def _runner_section(base: Path, path: str, block: bytes | None) -> Any:
     """The runner's section of `path` in the base tree, after `block` when given (None when the
     file or the section is absent; the file's text when it no longer parses)."""
     import configparser
+    import json
     import shutil
     import tempfile
     import tomllib
@@ -264,13 +266,17 @@ def _runner_section(base: Path, path: str, block: bytes | None) -> Any:
             return None
         text = target.read_text(encoding="utf-8", errors="replace")
     try:
+        if target.name == "package.json":
+            doc = json.loads(text)
+            found = {k: doc[k] for k in PACKAGE_RUNNER_KEYS if k in doc} if isinstance(doc, dict) else text
+            return found or None
         if target.name == "pyproject.toml":
             return (tomllib.loads(text).get("tool") or {}).get("pytest")
         parser = configparser.ConfigParser(interpolation=None, strict=False)
         parser.read_string(text)
         section = RUNNER_SECTIONS[target.name][1:-1]
         return dict(parser[section]) if parser.has_section(section) else None
-    except (tomllib.TOMLDecodeError, configparser.Error):
+    except (tomllib.TOMLDecodeError, configparser.Error, ValueError):
         return text
 
 

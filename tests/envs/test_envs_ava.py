@@ -91,6 +91,13 @@ def test_an_ava_task_is_harvested_validated_and_graded_test_by_test(tmp_path: Pa
         cheat = _candidate(root, task, {"index.js": f"process.stdout.write('{forged}');\nprocess.exit(0);\n" + BUGGY})
         verdict = grade_candidate(project, task, cheat)
         assert verdict.outcome == "failed", (forged, verdict.reason, verdict.evidence.get("log"))
+    # ava's settings in package.json are the hidden tests' as ava.config.js is (slugify: a
+    # `require` of a file that counts each failed assertion passed); the rest of it is the agent's
+    rigged = {**PACKAGE, "ava": {"require": ["./support.cjs"]}}
+    guarded = grade_candidate(project, task, _candidate(root, task, {"package.json": json.dumps(rigged, indent=2) + "\n", "support.cjs": "// passes everything\n", "index.js": FIXED}))
+    assert guarded.outcome == "guard_violation" and guarded.evidence["guarded"] == ['package.json "ava", "jest", "mocha", "tap"'], guarded.reason
+    described = {**PACKAGE, "description": "shouts"}
+    assert grade_candidate(project, task, _candidate(root, task, {"package.json": json.dumps(described, indent=2) + "\n", "index.js": FIXED})).outcome == "passed"
 
 
 def _candidate(root: Path, task: object, files: dict[str, str]) -> bytes:
