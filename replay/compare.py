@@ -35,7 +35,7 @@ from benchtape.replay.conclusions import ALPHA, RANK_RULE, Flaky, MatrixCell, co
 from benchtape.replay.inference import clustered_interval, clustered_se, holm, paired_interval, ratio_interval
 from benchtape.replay.outcomes import graded_now
 from benchtape.replay.stats import pass_at_k, sign_test, wilson
-from benchtape.spec.agent_kind import CONTROLS, LABELS, ORACLE, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary, plays_whole_fix
+from benchtape.spec.agent_kind import CONTROLS, LABELS, ORACLE, SCRIPTED, SHORT, arm_kind, arm_kind_of_summary, plays_part_of_fix, plays_whole_fix
 from benchtape.spec.pricing import Pricing, Rates, session_cost, sum_known, token_cost
 from benchtape.store.views import BrowsingStore
 
@@ -435,6 +435,7 @@ class Comparison:
     stopped: str | None = None  # an evaluation run in rounds: why it stands where it does (replay.sequential.why_stopped)
     plan: dict[str, Any] = field(default_factory=dict)  # replay.power.plan: the smallest difference this many tasks × attempts detects, from the stored rates
     uncarried: list[dict[str, str]] = field(default_factory=list)  # the solver's cells whose patch is not the oracle's (uncarried)
+    idle_partial: list[str] = field(default_factory=list)  # solver-partial setups that changed nothing on any task
     stale_tasks: list[str] = field(default_factory=list)  # the tasks whose stored measurements are stale
 
     @property
@@ -510,6 +511,7 @@ class Comparison:
             "stopped": self.stopped,
             "plan": self.plan,
             "uncarried": self.uncarried,
+            "idle_partial": self.idle_partial,
         }
 
 
@@ -571,6 +573,8 @@ def compare(measurements: list[Measurement], arms: dict[str, dict[str, Any]], *,
     result.flaky = flaky(chosen, PASSED)
     result.matrix = matrix(measurements, chosen, all_tasks, arm_order)
     result.uncarried = uncarried(measurements, kinds, {key for key in arm_order if plays_whole_fix(arms.get(key) or {})}, labels)
+    # a partial solver that changed nothing anywhere: every fix was one edit, so it played none
+    result.idle_partial = [r.label for r in rows if plays_part_of_fix(arms.get(r.arm) or {}) and r.cells and set(r.outcomes) == {NO_CHANGES}]
     from benchtape.replay.sequential import state as sequential_state
 
     contenders = [r.arm for r in rows if not r.control and r.cells]
@@ -1126,6 +1130,8 @@ def notes(c: Comparison) -> list[str]:
         out.append("ranks: " + RANK_RULE)
     if has_partial(c):  # a column beside a model called solver-partial read as its name (a structlog try)
         out.append("partial: the mean share of a task's FAIL_TO_PASS tests a setup's cells passed (partial credit, shown beside the pass rate and never counted as a pass); a cell that changed nothing, touched a protected path or whose patch did not apply fixed no test and counts 0; execution failures (timeout, infrastructure error) and tasks without per-test lists are left out; — where no cell counts")
+    if c.idle_partial:
+        out.append(f"{', '.join(c.idle_partial)} changed nothing on any task: each known fix here is a single edit, of which the partial solver plays none (it plays only a fix's first edit, and none of a fix of one), so this control tested nothing on these tasks (its no_changes say nothing of the checks)")
     if c.uncarried:
         shown = "; ".join(f"{u['setup']} on task {u['task']} ({u['outcome'] or 'not graded'}, session {u['session'][:12]})" for u in c.uncarried[:5])
         out.append(f"{len(c.uncarried)} solver cell(s) did not carry the known fix as written (their patch is not the oracle's: the harness refused or rewrote part of it): {shown}{' …' if len(c.uncarried) > 5 else ''}; `benchtape show SESSION --diff` against the oracle's")

@@ -58,6 +58,16 @@ def arm_kind_of_summary(summary: dict) -> str | None:
     return arm_kind((s.get("tool"), s.get("model_id")) for s in summary.get("steps") or [])
 
 
+def plays_part_of_fix(summary: dict) -> bool:
+    """Whether an arm (as a run archives it) is the scripted solver playing part of each task's
+    known fix (`solver-partial`: only its first edit in code, none when it has one), which must
+    fail, and changes nothing where every fix is one edit."""
+    from benchtape.spec.solver import SOLVER_MODELS
+
+    steps = summary.get("steps") or []
+    return bool(steps) and all(SOLVER_MODELS.get(str(s.get("model_id"))) is True for s in steps)
+
+
 def plays_whole_fix(summary: dict) -> bool:
     """Whether an arm (as a run archives it) is the scripted solver playing a task's whole known
     fix through its harness (`solver`, not `solver-partial`): its candidate patch must be the

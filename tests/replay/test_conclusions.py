@@ -191,3 +191,21 @@ def test_a_solver_cell_whose_patch_is_not_the_oracles_is_named_though_it_passed(
     assert len(said) == 1 and "claude on task 103 (passed, session claude-103)" in said[0], said
     without_oracle = compare([m for m in measured if m.arm != "oracle"], arms, title="t", evaluation=None)
     assert without_oracle.uncarried == []  # no known fix measured: nothing to hold a solver's patch to
+
+
+def test_a_partial_solver_that_changed_nothing_anywhere_is_said_to_have_tested_nothing():
+    """slugify's fixes were one edit each, so `solver-partial` (a fix's first edit only, none of
+    a fix of one) was no_changes on every task and compare ranked it beside the solver with
+    nothing said (newcomer pass); one that failed somewhere tested something and is not named."""
+    from benchtape.replay.compare import Measurement, compare, notes
+
+    def cell(arm: str, task: str, outcome: str) -> Measurement:
+        return Measurement(f"{arm}-{task}", "r", arm, task, 1, None, None, 0.0, outcome=outcome)
+
+    step = lambda model: {"steps": [{"tool": "claude-code", "model_id": model}]}  # noqa: E731 - an arm as a run archives it
+    arms = {"solver": step("scripted-solver"), "partial": step("scripted-solver-partial")}
+    idle = [cell("solver", t, "passed") for t in ("36", "69")] + [cell("partial", t, "no_changes") for t in ("36", "69")]
+    result = compare(idle, arms, title="t", evaluation=None)
+    assert result.idle_partial == ["partial"] and any("partial changed nothing on any task" in n and "tested nothing" in n for n in notes(result)), notes(result)
+    working = compare([*idle[:3], cell("partial", "69", "failed")], arms, title="t", evaluation=None)
+    assert working.idle_partial == []
