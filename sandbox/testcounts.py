@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha", "ava", "tape")
+RUNNERS = ("pytest", "unittest", "go", "cargo", "jest", "vitest", "mocha", "ava", "tape", "uvu")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ def runner_of(command: str) -> str | None:
         ("mocha", r"\bmocha\b"),
         ("ava", r"\bava\b"),
         ("tape", r"\btape\b"),
+        ("uvu", r"\buvu\b"),
         ("node", r"\bnode\s+--test\b"),
     ):
         if re.search(pattern, text):
@@ -261,4 +262,19 @@ def _ava(output: str) -> Counts | None:
     return Counts("ava", passed=passed, failed=words.get("failed", 0), errored=words.get("uncaught", 0) + words.get("unhandled", 0), skipped=words.get("skipped", 0) + words.get("todo", 0))
 
 
-PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha, "ava": _ava, "tape": _tape}
+_UVU_SUMMARY = re.compile(r"^\s*(Total|Passed|Skipped):\s+(\d+)\s*$", re.MULTILINE)
+
+
+def _uvu(output: str) -> Counts | None:
+    """uvu's closing lines (`Total: 2`, `Passed: 1`, `Skipped: 1`), summed over its suites: its
+    Total leaves the skipped tests out, so the failed are Total − Passed. uvu writes no report a
+    test at a time (it names only the failing ones), so its tasks are judged by exit status."""
+    found: dict[str, int] = {}
+    for key, n in _UVU_SUMMARY.findall(output):
+        found[key] = found.get(key, 0) + int(n)
+    if "Total" not in found or "Passed" not in found:
+        return None
+    return Counts("uvu", passed=found["Passed"], failed=max(0, found["Total"] - found["Passed"]), skipped=found.get("Skipped", 0))
+
+
+PARSERS: dict[str, Callable[[str], Counts | None]] = {"pytest": _pytest, "unittest": _unittest, "go": _go, "cargo": _cargo, "jest": _jest, "vitest": _vitest, "mocha": _mocha, "ava": _ava, "tape": _tape, "uvu": _uvu}

@@ -391,7 +391,7 @@ REMEDIES = {
     "runner_broken": "the test runner the project's declarations install does not start here (a version pinned years ago, older than this Python): replace the pin with one that starts (`env.overrides: [\"pytest==7.3.1\"]` in .benchtape/config.yaml: installed in place of the project's), or set `env.python` to a Python the project tested on at that commit (an interpreter on this host's PATH), or drop the task",
     "runner_silent": "run verify.command by hand in the base tree with the task's patches applied (`git apply tests.patch`) and see where its output goes; a wrapper that starts the runner in a child process may lose the child's output on this Node (mocha 1.x's `mocha`: call `node node_modules/mocha/bin/_mocha` instead), then validate again",
     "runner_crashed": "the test run itself crashed or ran out of memory (each process of a verifier may take BENCHTAPE_MAX_BOX_MEMORY, default 4g): read the log's last lines; a test that recurses or allocates without end at the base is no task to run as it is (narrow verify.command, or drop it)",
-    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha, ava, tape or node --test, or make the command print its runner's summary",
+    "": "the runner's summary was not recognised: use pytest, unittest, go test, cargo test, jest, vitest, mocha, ava, tape, uvu or node --test, or make the command print its runner's summary",
 }
 
 

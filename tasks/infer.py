@@ -218,7 +218,20 @@ def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | Non
         return Inferred(f'node --test {options}--test-reporter=spec --test-reporter-destination=stdout --test-reporter=junit --test-reporter-destination="${{BENCHTAPE_REPORTS:-/tmp}}/junit.xml" {files}', "node", "node's test runner on the changed test files")
     if "tape" in deps or re.search(r"\btape\b", scripts):  # TAP, one `# name` line per test, its assertions under it
         return Inferred(f"npx tape {files}", "tape", "tape on the changed test files (TAP: each `# name` a test, its assertions' `ok` lines under it)")
-    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha, ava, tape nor node's test runner: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+    if "uvu" in deps or re.search(r"\buvu\b", scripts):  # lukeed's packages: `uvu -r esm test`
+        return _uvu(pkg, paths)
+    return Inferred(PLACEHOLDER_COMMAND, None, "package.json names neither jest, vitest, mocha, ava, tape, uvu nor node's test runner: `verify.command` is the placeholder `false`; write the command that runs the changed tests")
+
+
+def _uvu(pkg: dict[str, Any], paths: list[str]) -> Inferred:
+    """uvu takes a folder and a pattern of the paths under it, not files: the changed test files
+    as one anchored pattern from the top, with the modules the project's own test script
+    preloads (`-r esm`, `-r tsm`). uvu reports no test by name but the failing ones: its
+    tasks are judged by exit status, with its Total/Passed counts."""
+    script = next((str(v) for v in (pkg.get("scripts") or {}).values() if re.search(r"\buvu\b", str(v))), "")
+    preload = "".join(f"-r {shlex.quote(m)} " for m in re.findall(r"(?:^|\s)(?:-r|--require)\s+(\S+)", script))
+    pattern = "^(?:" + "|".join(re.escape(p) for p in paths) + ")$"
+    return Inferred(f"npx uvu {preload}. {shlex.quote(pattern)}", "uvu", "uvu on the changed test files (a pattern of their paths; uvu names no passing test, so the verdict is its exit status)")
 
 
 _DEFINES_TESTS = re.compile(r"\b(?:describe|it|test|suite|bench)(?:\.\w+)*\s*\(")
