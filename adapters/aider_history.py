@@ -16,12 +16,12 @@ import re
 
 from benchtape.core.canonical import annotate
 from benchtape.core.model import Action
-from benchtape.core.payloads import ToolCall
+from benchtape.core.payloads import Metrics, ToolCall
 
 HARNESS = "aider"
 FORMAT = "aider-history"
 APPLIED = re.compile(r"^> Applied edit to (.+?)\s*$")
-TOKENS = re.compile(r"^> Tokens: ([\d,]+) sent, ([\d,]+) received")
+TOKENS = re.compile(r"^> Tokens: ([\d,.]+[kM]?) sent, ([\d,.]+[kM]?) received")  # aider rounds a count of thousands (`2.4k`): that one is unknown
 
 
 class AiderHistoryParser:
@@ -39,7 +39,8 @@ class AiderHistoryParser:
         lines = without_echoed_command(self._lines)
         said: list[str] = []
         last: str | None = None
-        sent = received = 0
+        sent: int | None = 0
+        received: int | None = 0
         counted = False
         calls = 0
 
@@ -66,16 +67,28 @@ class AiderHistoryParser:
                     out.append(Action("tool.result", {"call_id": f"edit-{calls}", "output": line[2:], "is_error": False}))
                 elif tokens:
                     counted = True
-                    sent += int(tokens.group(1).replace(",", ""))
-                    received += int(tokens.group(2).replace(",", ""))
+                    sent, received = _plus(sent, tokens.group(1)), _plus(received, tokens.group(2))
                 continue
             said.append(line)
         flush()
-        if counted:
-            out.append(Action("metrics", {"tokens_in": sent, "tokens_out": received}))
+        if counted and (sent is not None or received is not None):
+            metrics: Metrics = {}
+            if sent is not None:
+                metrics["tokens_in"] = sent
+            if received is not None:
+                metrics["tokens_out"] = received
+            out.append(Action("metrics", metrics))
         if last is not None:
             out.append(Action("final_output", {"text": last}))
         return out
+
+
+def _plus(total: int | None, said: str) -> int | None:
+    """A running token count: None once any count aider printed was rounded (`2.4k`), since the
+    sum is then unknown, never a guess."""
+    if total is None or not said.replace(",", "").isdigit():
+        return None
+    return total + int(said.replace(",", ""))
 
 
 def without_echoed_command(lines: list[str]) -> list[str]:

@@ -105,9 +105,18 @@ def _result(content: Any) -> tuple[Any, bool | None]:
         value = orjson.loads(text)
     except orjson.JSONDecodeError:
         return text, None
-    if isinstance(value, dict) and "output" in value:
+    if isinstance(value, dict) and ("output" in value or "output_head" in value):
         code = value.get("returncode")
-        if value.get("exception_info") and not value.get("output"):
+        output = value.get("output") if "output" in value else _shortened(value)
+        if value.get("exception_info") and not output:
             return value["exception_info"], None  # mini's own note (the submit command is "not executed"): not the command's outcome
-        return value.get("output"), (code != 0) if isinstance(code, int) else None
+        return output, (code != 0) if isinstance(code, int) else None
     return text, None
+
+
+def _shortened(value: dict[str, Any]) -> str:
+    """A long output mini cut in two (`output_head`, `output_tail`, with how much it left out):
+    what the agent was shown, its outcome still the command's return code."""
+    head, tail = str(value.get("output_head") or ""), str(value.get("output_tail") or "")
+    elided = value.get("elided_chars")
+    return head + (f"\n[… {elided} characters left out by mini-swe-agent …]\n" if elided else "\n[…]\n" if tail else "") + tail

@@ -51,3 +51,13 @@ def test_without_a_matching_user_message_the_echo_runs_to_aiders_line_break():
 def test_a_one_line_message_leaves_the_answer_alone():
     history = ["# aider chat started at 2026-12-06 16:47:05", "", "> /bin/aider --message fix it  ", "> Aider v0.86.2  ", "", "#### fix it  ", "", "Done.", ""]
     assert parse(history)[0] == ("message.assistant", {"text": "Done."})
+
+
+def test_a_rounded_token_count_is_unknown_and_the_exact_one_is_kept():
+    """aider prints a count of thousands rounded (`2.4k sent`): that one is unknown, never a
+    guess; the exact `758 received` beside it was dropped with it (attrs, newcomer pass)."""
+    history = [line if not line.startswith("> Tokens") else "> Tokens: 2.4k sent, 758 received. Cost: $0.00 message, $0.00 session.  " for line in HISTORY]
+    assert ("metrics", {"tokens_out": 758}) in parse(history)
+    both = [*history, "> Tokens: 1,204 sent, 12 received.  "]
+    assert ("metrics", {"tokens_out": 770}) in parse(both)  # the sent side stays unknown: one of its counts was rounded
+
