@@ -75,7 +75,7 @@ def run_cmd(
     round_tasks: int = typer.Option(5, "--round", min=1, help="With --until-decided: tasks added per round to each undecided setup."),
     env_file: EnvFile = None,
     no_env: NoEnv = False,
-    fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what `run` always does (madbench v0.23.0's rule); accepted so madbench 0.33+ command lines run unchanged."),
+    fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what a bench `run` always does (madbench v0.23.0's rule; accepted so madbench 0.33+ command lines run unchanged); with an evaluation or Harbor tasks, exit 1 when a setup's cell did not pass or a control does not hold."),
     skip_preflight: bool = typer.Option(False, "--skip-preflight", help="Skip the findings that only save spend (a missing binary, key, runtime, grader file); the gates that protect this machine (sandbox none, network, your HOME) still stop the run."),
     manual: bool = typer.Option(False, "--manual", help="madbench's hand-driven session: refused, with why and what to do instead."),
     runs: int | None = typer.Option(None, "--runs", hidden=True, min=1, help="madbench v0.23.0's deprecated spelling of --repeat."),
@@ -94,12 +94,12 @@ def run_cmd(
     if harbor_target(benches):
         assert benches is not None
         refused = bench_only_flags(None, None, 1, param, scenario, run, report_json, report_dir, report_junit)
-        return _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address))
+        return _run_harbor(benches[0], harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address), fail_on_failure=fail_on_failure)
     target = evaluation_target(benches)
     if target is not None:
         refused = bench_only_flags(harness, model, repeat, param, scenario, run, report_json, report_dir, report_junit)
         deciding = (detect, until_decided, max_cells, budget, round_tasks)
-        return _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address), deciding=deciding)
+        return _run_evaluation(target, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, (allow_host_writes, allow_network), plain, (executor, address), deciding=deciding, fail_on_failure=fail_on_failure)
     misplaced = [flag for flag, value in {"--task": task, "--fresh": fresh, "--yes": yes, "--dry-run": dry_run, "--json": json_out, "--executor": executor, "--address": address, "--detect": detect, "--until-decided": until_decided, "--max-cells": max_cells, "--budget": budget}.items() if value]
     if misplaced:
         return _only_for_evaluations(misplaced[0], benches)
@@ -181,7 +181,7 @@ def harbor_target(benches: list[Path] | None) -> bool:
     return bool(benches) and len(benches or []) == 1 and is_harbor_folder(Path(benches[0]))  # type: ignore[index]
 
 
-def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None)) -> int:  # type: ignore[no-untyped-def]
+def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), fail_on_failure=False) -> int:  # type: ignore[no-untyped-def]
     """`benchtape run DIR --harness H [--model M]` on Harbor tasks: an evaluation made in memory
     (one setup × the tasks × --repeat attempts), run as `benchtape run EVALUATION` runs one:
     preview, consent (--yes), cells recorded once and re-graded when asked for again."""
@@ -190,7 +190,7 @@ def _run_harbor(folder: Path, harness, model, repeat, refused, task, fresh, yes,
     if refused:
         raise BadInput(f"{refused[0]} does not apply to a run of Harbor tasks", fix=_WHY_NOT_HARBOR.get(refused[0], _WHY_NOT[refused[0]]))
     ev = harbor_evaluation(folder, harness, model, attempts=repeat)
-    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement, loaded=ev)
+    return _run_evaluation(str(folder), [], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement, loaded=ev, fail_on_failure=fail_on_failure)
 
 
 _WHY_NOT_HARBOR = {
@@ -218,7 +218,7 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None, deciding=(None, False, None, None, 5)) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None, deciding=(None, False, None, None, 5), fail_on_failure=False) -> int:  # type: ignore[no-untyped-def]
     from benchtape.app.evaluation_rounds import until_of
     from benchtape.app.evaluation_run import EvaluationRequest
     from benchtape.app.evaluation_run import execute as run_evaluation
@@ -245,6 +245,7 @@ def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, 
         executor=placement[0],
         address=placement[1],
         loaded=loaded,  # an evaluation made in memory (`run DIR` on Harbor tasks), else loaded by name
+        fail_on_failure=fail_on_failure,
         **until_of(*deciding),
     )
     from benchtape import render_evaluation

@@ -27,6 +27,7 @@ import shlex
 import sys
 import threading
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol
@@ -64,6 +65,7 @@ class EvaluationRequest:
     json_out: bool = False
     plain: bool = False
     argv: list[str] = field(default_factory=list)
+    fail_on_failure: bool = False  # exit 1 when a setup's cell did not pass or a control does not hold (a CI gate)
     executor: str | None = None  # --executor: local or ray (else the evaluation's, else the project's `runs:`)
     address: str | None = None  # --address: the Ray cluster's (else RAY_ADDRESS, else `runs.address`)
     loaded: Evaluation | None = None  # an evaluation made in memory (`benchtape run DIR` on Harbor tasks), else loaded by `name`
@@ -518,4 +520,17 @@ def execute(req: EvaluationRequest, show: EvaluationScreen) -> int:
     if done.interrupted:
         return ExitCode.INTERRUPTED
     failures = sum(n for c in done.outcomes.values() for o, n in c.items() if o in ("timeout", "adapter_error", "infrastructure_error"))
-    return ExitCode.FAILED if failures else ExitCode.OK
+    return ExitCode.FAILED if failures or (req.fail_on_failure and _gate_fails(planned.ev, done.outcomes)) else ExitCode.OK
+
+
+def _gate_fails(ev: Any, outcomes: Mapping[str, Mapping[str, int]]) -> bool:
+    """`--fail-on-failure` on an evaluation: a setup's cell measured now that did not pass, or a
+    control that does not hold (the no-op control's cells must not pass, so they are judged by
+    the control's rule, never by passing). It was accepted and ignored: a CI gate on "the
+    oracle must pass" never failed (newcomer pass)."""
+    from benchtape.replay.compare import broken_controls
+    from benchtape.spec.agent_kind import CONTROLS, arm_kind
+
+    kinds = {a.label: arm_kind((s.harness, s.model_id) for s in a.steps) for a in ev.arms}
+    setups = [counts for label, counts in outcomes.items() if kinds.get(label) not in CONTROLS]
+    return bool(broken_controls(ev, outcomes)) or any(n and o != "passed" for counts in setups for o, n in counts.items())

@@ -373,6 +373,13 @@ def test_an_oracle_that_cannot_run_is_a_control_that_does_not_hold_counted_whole
     said = " ".join((done.stdout + done.stderr).split())
     assert "passed 1" in said and "adapter_error 1" in said, said
     assert "(the oracle) did not pass 2 of 3 cell(s) (adapter_error 1: attempted, not measured): a task or its checks are broken" in said, said
+    assert done.returncode == 1  # the crashed oracle cell: an execution failure
+    # --fail-on-failure gates on the control: accepted and ignored before, exit 0 with the oracle failing
+    for name in ("crashes",):
+        shutil.rmtree(tasks / name)
+    plain = benchtape("run", str(tasks), "--harness", "oracle", "--yes", "--db", str(tmp_path / "s.db"), cwd=tmp_path, timeout=600)
+    gated = benchtape("run", str(tasks), "--harness", "oracle", "--yes", "--fail-on-failure", "--db", str(tmp_path / "s.db"), cwd=tmp_path, timeout=600)
+    assert (plain.returncode, gated.returncode) == (0, 1), plain.stdout + gated.stdout + gated.stderr
     # and why the wrong one failed, in the verifier's own words (it was only in `show --json`)
     shown = benchtape("show", "latest/wrong", "--db", str(tmp_path / "s.db"), "--plain", cwd=tmp_path)
     assert shown.returncode == 0 and "the verifier's log:" in shown.stdout and "$ bash /tests/test.sh" in shown.stdout, shown.stdout + shown.stderr
