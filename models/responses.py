@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.models.playback import Playback
-from benchtape.models.tools import CODEX_UNMAPPED, CodexCall, for_codex
+from benchtape.models.tools import CODEX_UNMAPPED, CodexCall, for_codex, poll_call
 from benchtape.models.wire import Reply, exhausted_text, sse_reply
 from benchtape.spec.script import SIDE_USAGE, Block, Usage
 
@@ -78,6 +78,9 @@ def answer(playback: Playback, body: dict[str, Any]) -> Reply:
         return _response(model, [_message(SIDE_TEXT, "side_0")], SIDE_USAGE, role="side", outcome="side")
     if playback.script.noop:
         return _response(model, [_message(prompt_of(items), "noop_0")], Usage(), role="main", outcome="noop")
+    running = _still_running(items)
+    if running is not None:  # the script's command has not ended: wait for it, using no turn
+        return _response(model, [_item(poll_call(running), f"poll_{len(items):03d}")], Usage(), role="main", outcome="poll")
     conv = playback.main
     index, turn = playback.take(conv, len(items))
     note = {"role": "main", "conversation": conv.tag, "turn": index}
@@ -103,6 +106,21 @@ def answer(playback: Playback, body: dict[str, Any]) -> Reply:
     reply = _response(model, output, turn.usage, outcome="turn", line=turn.line, **note)
     reply.delay = turn.delay
     return reply
+
+
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
+
+
+def _still_running(items: list[Any]) -> int | None:
+    """The session of a command Codex left running, when the request's last item is the output
+    saying so (the script's exec_command, or a poll of it)."""
+    last = items[-1] if items else None
+    if not isinstance(last, dict) or last.get("type") != "function_call_output":
+        return None
+    output = last.get("output")
+    text = output if isinstance(output, str) else " ".join(str(p.get("text", "")) for p in output if isinstance(p, dict)) if isinstance(output, list) else ""
+    found = _RUNNING.search(text)
+    return int(found.group(1)) if found else None
 
 
 def _text_item(block: Block, ident: str) -> dict[str, Any]:

@@ -326,8 +326,20 @@ def unmapped_for_codex(script: Script) -> list[tuple[Block, str]]:
     return out
 
 
+# Codex answers a command still running after `yield_time_ms` (10 s by default, 30 s at most)
+# with "Process running with session ID N"; the scripted model then polls it
+# (models/responses.answer) until it ends, as a model that wants the output does: without that
+# the test run a script asked for was cut off when Codex exited, and its cell looked fastest.
+EXEC_YIELD_MS = 30000
+
+
 def _exec(cmd: str) -> CodexCall:
-    return CodexCall("function_call", "exec_command", _json({"cmd": cmd}))
+    return CodexCall("function_call", "exec_command", _json({"cmd": cmd, "yield_time_ms": EXEC_YIELD_MS}))
+
+
+def poll_call(session_id: int) -> CodexCall:
+    """Codex's `write_stdin` with nothing to write: wait for more of a running command."""
+    return CodexCall("function_call", "write_stdin", _json({"session_id": session_id, "chars": "", "yield_time_ms": EXEC_YIELD_MS}))
 
 
 def _json(value: Any) -> str:

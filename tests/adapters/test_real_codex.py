@@ -161,3 +161,16 @@ def test_nothing_is_written_outside_its_codex_home(codex, server, tmp_path):
     assert list((tmp_path / "work-home").rglob("*")) == []
     assert sorted(p.name for p in run.work.iterdir()) == ["out.txt"]
     assert (run.codex_home / "sessions").is_dir() and npm_global() == before
+
+
+def test_a_command_that_outlives_codexs_wait_is_polled_to_its_end(codex, server, tmp_path):
+    """Codex answers a command still running after its wait (10 s by default, 30 s at most)
+    with "Process running with session ID N". The solver's test run on attrs was cut off that
+    way when Codex exited (no result, its cell the fastest of seven harnesses): the scripted
+    model now polls it with write_stdin, using no turn of the script, until it ends."""
+    script = {"steps": [{"tool": "Bash", "input": {"command": "sleep 32; echo slow-done"}}, {"say": "ok"}]}
+    run = run_codex(codex, server.add("slow", script_from(script)) + "/v1", tmp_path / "work", "go", timeout=180)
+    assert run.rc == 0, run.stderr
+    [call] = exec_session(run).calls
+    assert call.has_result and call.is_error is False and "slow-done" in str(call.output), call
+    assert server.entries(slot="slow", outcome="poll"), server.log  # it had to poll: the wait is at most 30 s

@@ -34,7 +34,7 @@ def test_items_are_announced_then_done_and_usage_completes_the_response():
     assert [n for n, _ in got] == ["response.created", "response.output_item.added", "response.output_item.done", "response.output_item.added", "response.output_item.done", "response.completed"]
     reasoning, call = response["output"]
     assert reasoning["type"] == "reasoning" and reasoning["summary"][0]["text"] == "plan"
-    assert call["type"] == "function_call" and call["name"] == "exec_command" and json.loads(call["arguments"]) == {"cmd": "ls -la"}
+    assert call["type"] == "function_call" and call["name"] == "exec_command" and json.loads(call["arguments"]) == {"cmd": "ls -la", "yield_time_ms": 30000}
     assert response["usage"]["input_tokens"] == 11 and response["usage"]["input_tokens_details"]["cached_tokens"] == 2
 
 
