@@ -24,6 +24,7 @@ from benchtape.core.payloads import SubagentSpawned, ToolCall
 HARNESS = "codex"
 TERMINAL_AGENT = {"completed", "errored", "shutdown", "not_found"}
 _QUIET_EVENTS = {"item.plan.delta"}
+UNFINISHED = "[no result: Codex ended before this call did]"
 
 
 def agent_status(state: Any) -> str | None:
@@ -50,7 +51,13 @@ class CodexExecParser(LineParser):
         self.turns = 0
 
     def finish(self) -> list[Action]:
-        return []  # every total is emitted as it changes
+        """Every total is emitted as it changes; what is left is a call Codex started and never
+        completed (it exited, or was stopped, with the command still running: its rollout says
+        `failed`, exit -1). It gets its one result, a failed one, so no call of the record is
+        left without an outcome, as one cut off on attrs was."""
+        unfinished = [i for i in self.called if i not in self.done]
+        self.done.update(unfinished)
+        return [Action("tool.result", {"call_id": i, "output": UNFINISHED, "is_error": True}) for i in sorted(unfinished)]
 
     def _line(self, line: str) -> list[Action]:
         event = decode(line)

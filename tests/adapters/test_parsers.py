@@ -273,6 +273,21 @@ def test_codex_exec_started_and_completed_items_are_one_call_and_one_result() ->
     assert session.errors == ["stream disconnected"] and session.final_output == "done"
 
 
+def test_a_codex_call_started_and_never_completed_still_gets_its_one_result() -> None:
+    """Codex exited with the solver's test run still going (attrs, newcomer pass): the call had
+    `item.started` and no `item.completed`, and was stored with no outcome; its rollout says
+    failed, exit -1. It is closed as failed when the stream ends, once."""
+    from benchtape.adapters.codex_exec import UNFINISHED
+
+    lines = [
+        _item("started", id="i8", type="command_execution", command="/bin/bash -c 'python3 -m pytest -q'", aggregated_output="", status="in_progress"),
+        _item("completed", id="i9", type="agent_message", text="done"),
+    ]
+    actions = feed_lines(CodexExecParser(), lines)
+    [call] = session_of(actions).calls
+    assert (call.outcome, call.is_error, call.output) == ("error", True, UNFINISHED) and kinds(actions).count("tool.result") == 1
+
+
 def test_codex_exec_collab_spawn_opens_a_thread_and_wait_finishes_it() -> None:
     spawn = {"type": "collab_tool_call", "tool": "spawn_agent", "sender_thread_id": "root", "prompt": "review"}
     wait = {"type": "collab_tool_call", "tool": "wait", "sender_thread_id": "root", "receiver_thread_ids": ["kid"]}
