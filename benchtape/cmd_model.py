@@ -56,7 +56,6 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
     if harness in ("codex", "gemini-cli"):
         _refuse_unmapped(script, path, harness)
     with serve(script, port=port) as srv:
-        _print_setup(srv, path, script, harness)
         shown = 0
 
         def show_new() -> None:
@@ -66,7 +65,8 @@ def _serve(path: Path, port: int, harness: str | None) -> int:
                 print(_request_line(entry, len(script.turns), len(script.chat)), file=sys.stderr, flush=True)
             shown = len(log)
 
-        try:
+        try:  # from the setup on: a Ctrl-C the moment it is printed stops the server as any other does
+            _print_setup(srv, path, script, harness)
             while True:
                 time.sleep(0.2)
                 show_new()
