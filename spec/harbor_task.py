@@ -31,6 +31,7 @@ import orjson
 
 from benchtape.core.errors import BadInput, closest
 from benchtape.spec.task import HARBOR_FILE, TASK_ID, HarborStep, Healthcheck, McpServer, TaskRuntime, TaskSource, TaskSpec, Validation, Verify, load_task
+from benchtape.spec.yamlsrc import line_of, load_yaml_file
 
 INSTRUCTION = "instruction.md"
 TEST_SCRIPT = "tests/test.sh"
@@ -153,14 +154,13 @@ def load_harbor_task(folder: Path) -> TaskSpec:
     agent_network = _network(toml, agent_t, "agent", default=network)
     image = toml.string(env_t, "environment", "docker_image")
     environment = folder / "environment"
-    if image is None:
-        if not (folder / DOCKERFILE).is_file():
-            compose = any((environment / n).is_file() for n in ("docker-compose.yaml", "docker-compose.yml"))
-            raise BadInput(
-                "docker-compose environments are not supported" if compose else f"{DOCKERFILE} is missing",
-                file=str(folder / DOCKERFILE),
-                fix="write environment/Dockerfile (FROM a local image, e.g. benchtape's base image), or set [environment] docker_image to a local image",
-            )
+    _refuse_compose(folder)
+    if image is None and not (folder / DOCKERFILE).is_file():
+        raise BadInput(
+            f"{DOCKERFILE} is missing",
+            file=str(folder / DOCKERFILE),
+            fix="write environment/Dockerfile (FROM a local image, e.g. benchtape's base image), or set [environment] docker_image to a local image",
+        )
     verify_timeout = toml.seconds(verifier_t, "verifier", "timeout_sec", DEFAULT_VERIFIER_TIMEOUT) or DEFAULT_VERIFIER_TIMEOUT
     separate = _separate_verifier(toml, folder, verifier_t, notes)
     steps = _steps(toml, doc, folder, tables, separate, verify_network, verify_timeout, notes)
@@ -440,6 +440,38 @@ def _artifacts(toml: _Toml, doc: dict[str, Any]) -> tuple[str, ...]:
         out.append(source)
     return tuple(out)
 
+
+
+COMPOSE_FILES = ("environment/docker-compose.yaml", "environment/docker-compose.yml")
+
+
+def _refuse_compose(folder: Path) -> None:
+    """A task whose environment is a compose file, refused by its first service and the way to
+    run it. Harbor merges environment/docker-compose.yaml over its own `main` service: the
+    services it adds (a database, an API the agent calls by name) live beside the task's
+    container for the whole trial, and the task is only what its author meant with them there.
+    benchtape gives each phase its own container and runs no other service, so running it
+    anyway (as before: the file was passed over whenever a Dockerfile sat beside it) measured
+    every agent, and the oracle, against a service that was not there."""
+    path = next((folder / name for name in COMPOSE_FILES if (folder / name).is_file()), None)
+    if path is None:
+        return
+    try:
+        doc = load_yaml_file(path)
+    except BadInput:
+        doc = None
+    services = doc.get("services") if isinstance(doc, dict) else None
+    names = [str(name) for name in services] if isinstance(services, dict) else []
+    others = [name for name in names if name != "main"]
+    line = line_of(services, others[0]) if others else line_of(doc, "services") if isinstance(doc, dict) else None
+    noun = "service" if len(others) == 1 else "services"
+    what = f"{noun} {', '.join(others)} beside the task's container" if others else "overrides of the task's container"
+    raise BadInput(
+        f"{path.relative_to(folder)} asks for {what} (a docker-compose environment), which benchtape does not run: each phase here gets its own container and no other service",
+        file=str(path),
+        line=line,
+        fix=f"run the task under Harbor, which brings its compose services up (`harbor run -p {folder} -a oracle`), or fold what it needs into environment/Dockerfile",
+    )
 
 def _separate_verifier(toml: _Toml, folder: Path, verifier_t: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     """TaskRuntime's separate-verifier fields: its mode (Harbor: separate when asked, or when a

@@ -128,7 +128,7 @@ def test_a_missing_instruction_or_verifier_or_environment_is_refused(tmp_path: P
     assert "tests/test.sh is missing" in refusal(folder).what
     shutil.copy(FIXTURES / "hello-file" / "tests" / "test.sh", folder / "tests" / "test.sh")
     (folder / "environment" / "Dockerfile").rename(folder / "environment" / "docker-compose.yaml")
-    assert "docker-compose environments are not supported" in refusal(folder).what
+    assert "docker-compose environment" in refusal(folder).what
     (folder / "environment" / "docker-compose.yaml").unlink()
     (folder / "task.toml").write_text('version = "1.0"\n[environment]\ndocker_image = "some-org/prebuilt:1"\n')
     task = load_harbor_task(folder)  # a prebuilt image needs no Dockerfile
@@ -181,3 +181,22 @@ def test_the_reward_is_read_as_harbor_writes_it(tmp_path: Path):
     (tmp_path / "reward.txt").write_text("passed")
     with pytest.raises(ValueError, match="reward.txt holds 'passed'"):
         read_reward(tmp_path)
+
+
+def test_a_compose_environment_is_refused_by_its_service_not_passed_over(tmp_path: Path):
+    """harbor-cookbook's multi-container recipe: a Dockerfile and, beside it, a compose file
+    adding the API the agent and the oracle call by name. It was run as if the compose file
+    were not there (every cell measured against a missing service); now it is refused, naming
+    the service and its line, and how to run it."""
+    folder = copy_task(tmp_path)
+    (folder / "environment" / "docker-compose.yaml").write_text(
+        "# merged over Harbor's main service\nservices:\n  main:\n    depends_on:\n      api-server:\n        condition: service_healthy\n\n"
+        "  api-server:\n    build:\n      context: ./api-server\n    expose:\n      - \"5000\"\n"
+    )
+    err = refusal(folder)
+    assert "api-server" in err.what and "docker-compose environment" in err.what
+    assert err.file == str(folder / "environment" / "docker-compose.yaml") and err.line == 8
+    assert err.fix and f"harbor run -p {folder}" in err.fix
+    (folder / "environment" / "docker-compose.yaml").write_text("services:\n  main:\n    environment:\n      - MODE=strict\n")
+    err = refusal(folder)
+    assert "overrides of the task's container" in err.what and err.line == 1
