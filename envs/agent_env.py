@@ -18,11 +18,13 @@ nothing of it ever shows up in the agent's candidate patch.
   verifier has them. npm is told to write no log file (its ~/.npm: HOME is the workspace at
   levels home and container). A workspace package's own node_modules is not given.
 - The cache is never the agent's to write: in a container every folder of it is mounted
-  read-only; on the host its folder is bound read-only in the agent's own mount namespace where
-  the host allows one (sandbox/pidfence.py), and a venv's digest (paths, sizes, mtimes; bytecode
-  caches left out: any import writes them) is taken before the agent and after it (`Guard`): a
-  venv that changed is discarded (its next use builds it anew), so no verdict is ever computed
-  in what an agent installed there.
+  read-only; on the host the whole cache (every project's entries, not the cell's alone) is
+  bound read-only in the agent's own mount namespace where the host allows one
+  (sandbox/pidfence.py), and a venv's digest (paths, sizes, mtimes; bytecode caches left out:
+  any import writes them) is taken before the agent and after it (`Guard`): a venv that changed
+  is discarded (its next use builds it anew). Every use of an entry compares its digest with
+  the build's (envs/build.py `venv_digest`), so one changed by anything else is built anew too:
+  no verdict is ever computed in what an agent installed there.
 
 Level `none` (the agent in your own folder) is given nothing: nothing is laid out there.
 """
@@ -35,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtape.core.launch_plan import LaunchPlan, Mount
-from benchtape.envs.build import ProjectEnv, discard
+from benchtape.envs.build import ProjectEnv, discard, venv_digest
 from benchtape.envs.cache import MANIFEST
 from benchtape.envs.node import modules_digest
 from benchtape.envs.project_env import env_mounts
@@ -105,7 +107,9 @@ class AgentEnv:
         node_modules = env.folder / "tree" / "node_modules" if env.node_modules else None
         if self.level == "container":
             return LaunchPlan(mounts=tuple(Mount(Path(p), p) for p in env_mounts(env, "container")), env_for=self.variables, node_modules=node_modules)
-        return LaunchPlan(env_for=self.variables, read_only=(str(env.folder),), node_modules=node_modules)
+        # the whole cache, not the entry alone: every project's environments are there, and an
+        # agent that wrote into another's would change the verdicts of cells it never ran in
+        return LaunchPlan(env_for=self.variables, read_only=(str(env.folder.parent),), node_modules=node_modules)
 
     def variables(self, workspace: str, path: str) -> dict[str, str]:
         """The agent's variables, its workspace at `workspace` and `path` its own PATH: the
@@ -145,11 +149,6 @@ class AgentEnv:
         else:
             out.update({"node": env.recipe.node, "node_modules": "/node_modules (read-only)" if self.level == "container" else "../node_modules (a copy of the agent's own, beside the workspace)"})
         return out
-
-
-def venv_digest(folder: Path) -> str:
-    """A cached Python environment's venv and tree (paths, sizes, mtimes; bytecode left out)."""
-    return modules_digest(folder, ("venv", "tree"), skip_bytecode=True)
 
 
 class Guard:

@@ -177,8 +177,9 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
             stamp(folder)
             found.seconds = time.monotonic() - t0
             return found
+        changed = _changed_in_place(folder)
         if folder.exists():
-            shutil.rmtree(folder)  # a build that did not finish
+            shutil.rmtree(folder)  # a build that did not finish, or changed since
         folder.mkdir(parents=True)
         try:
             env = (_build_node if recipe.detection.language == "node" else _build)(recipe, tree, folder, progress or (lambda text: None))
@@ -193,6 +194,8 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         manifest["scripts"] = list(env.scripts)
         if env.modules_digest is not None:
             manifest["modules_digest"] = env.modules_digest
+        if env.venv is not None:
+            manifest["venv_digest"] = venv_digest(folder)
         manifest["notes"] = env.notes
         manifest["project"], manifest["python"] = recipe.detection.name, recipe.python_version  # what `task envs` lists
         if recipe.node is not None:
@@ -201,6 +204,8 @@ def ensure_env(recipe: Recipe, tree: Path, *, cache: Path | None = None, progres
         tmp.write_bytes(orjson.dumps(manifest))
         os.replace(tmp, folder / MANIFEST)
         stamp(folder)
+        if changed:  # this build's reason, not the entry's: said now, not kept in its manifest
+            env.notes.append(changed)
         return env
 
 
@@ -227,11 +232,33 @@ def _load(recipe: Recipe, folder: Path) -> ProjectEnv | None:
             return None  # changed in place since it was built: built anew (the trees linked from it keep their files)
     elif not (folder / "venv" / "bin" / "python").exists():
         return None
+    elif "venv_digest" in doc and doc["venv_digest"] != venv_digest(folder):
+        return None  # changed in place since it was built (an agent at a level with no mount namespace, a verifier's install): built anew
     elif ("rebuild_with" not in doc or (doc["rebuild_with"] and "native" not in doc)) and any(EXTENSION.search(g) for g in doc.get("generated", [])):
         return None  # built before extensions were rebuilt in each tree (it tested the base's binaries whatever a patch changed), or by their mtimes
     elif "scripts" not in doc and not doc.get("project_installed") and _declared_scripts(folder / "tree"):
         return None  # a project that did not install, built before its scripts were written: its commands were missing
     return ProjectEnv(recipe, folder, doc.get("installer"), bool(doc.get("project_installed")), tuple(doc.get("generated", [])), tuple(doc.get("installed", [])), notes=list(doc.get("notes", [])), modules_digest=doc.get("modules_digest"), rebuild_with=doc.get("rebuild_with"), native=dict(doc.get("native") or {}))
+
+
+def venv_digest(folder: Path) -> str:
+    """A cached Python environment's venv and tree (paths, sizes, mtimes; bytecode left out):
+    kept in its manifest at the build and compared at every use (~10 ms), so a verdict is never
+    computed in an environment something wrote into after it was built. An agent's own is
+    bound read-only where the host allows a mount namespace, but the cache holds every
+    project's entries, and a host without one, or any other program, can still write there."""
+    return modules_digest(folder, ("venv", "tree"), skip_bytecode=True)
+
+
+def _changed_in_place(folder: Path) -> str | None:
+    """Why a complete entry is being built anew, when it is because its files changed."""
+    try:
+        doc = orjson.loads((folder / MANIFEST).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if "venv_digest" in doc and (folder / "venv").is_dir() and doc["venv_digest"] != venv_digest(folder):
+        return f"the cached environment {folder.name} was changed in place after it was built (a file of its venv or tree written, added or removed): it was built anew, so no verdict is computed in what something installed there"
+    return None
 
 
 def uv_binary() -> str | None:

@@ -68,6 +68,7 @@ EOF
 python3 -m pytest -q tests
 git status --porcelain --untracked-files=all | sed 's/^/status: /'
 if (echo x > "$VIRTUAL_ENV/injected.txt") 2>/dev/null; then echo "VENV WRITABLE"; else echo "VENV READ-ONLY"; fi
+if (echo x > "$(dirname "$(dirname "$VIRTUAL_ENV")")/other-project/venv/injected.txt") 2>/dev/null; then echo "OTHER ENTRY WRITABLE"; else echo "OTHER ENTRY READ-ONLY"; fi
 """
 TOOL = {"apiVersion": "benchtape/v1alpha1", "kind": "Tool", "tool": "fixer", "extends": "command", "options": {"run": {"default": "default", "values": {"default": {"args": ["sh", "-c", AGENT]}}}}}
 EVALUATION = "apiVersion: benchtape/v1alpha1\nkind: Evaluation\ntasks: [3]\n{extra}tools:\n  - tool: fixer\n    model: default\n"
@@ -88,6 +89,7 @@ def tally(tmp_path_factory: pytest.TempPathFactory) -> Any:
     write_files(root, {"src/tally/__init__.py": FIXED, "tests/test_total.py": TEST_FIX})
     git(root, "commit", "-qam", "Skip words when totalling (#3)\n\ntotal() failed on a word in the list; it now sums the numbers only.")
     cache = top / "env-cache"
+    (cache / "other-project" / "venv").mkdir(parents=True)  # another project's entry: no agent may write there either
     mp = pytest.MonkeyPatch()
     mp.setenv("BENCHTAPE_ENV_CACHE", str(cache))
     mp.setattr("benchtape.tasks.validate.REFERENCE_RUNS", 1)
@@ -141,6 +143,8 @@ def test_the_agent_runs_the_projects_code_and_tests_in_the_environment_its_verdi
     assert not (folder / "venv" / "injected.txt").exists()
     if fence().read_only_works:
         assert "VENV READ-ONLY" in said and record["read_only"] == "bound read-only in the agent's own mount namespace"
+        # nor into another project's entry: its verdicts are not this cell's to change
+        assert "OTHER ENTRY READ-ONLY" in said and not (tally["cache"] / "other-project" / "venv" / "injected.txt").exists(), said
 
 
 def test_the_real_codex_runs_the_tests_in_the_environment_too(tally: dict[str, Any]):

@@ -156,3 +156,21 @@ def test_a_read_only_cache_is_listed_and_a_prune_names_what_it_could_not_remove(
     assert folder.name in failed and failed[folder.name], doc
     assert folder.name not in {e["key"] for e in doc["removed"]} and folder.is_dir()
 
+
+
+def test_an_entry_written_into_after_its_build_is_built_anew_on_its_next_use(tmp_path: Path):
+    """Anything that wrote into a cached venv (an agent on a host with no mount namespace, which
+    could reach every project's entries, not its cell's alone) is found at the entry's next use:
+    its digest is the build's no longer, and it is built anew, saying why. A pytest plugin
+    planted there would have turned the next verifier's failures into passes."""
+    cache, tree = tmp_path / "cache", _project(tmp_path, "gamma")
+    folder = _built(cache, tree)
+    built = (folder / "manifest.json").stat().st_ino
+    assert _built(cache, tree) == folder and (folder / "manifest.json").stat().st_ino == built  # a hit while nothing changed
+    [site] = list((folder / "venv").glob("lib/python*/site-packages"))
+    (site / "planted_plugin.py").write_text("def pytest_runtest_logreport(report):\n    report.outcome = 'passed'\n")
+    done = subprocess.run([sys.executable, "-c", BUILD.replace("print(env.folder, flush=True)", "print(env.folder, env.built, env.notes, flush=True)"), str(tree)], env={**os.environ, **_env(cache)}, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "True" in done.stdout and "was changed in place after it was built" in done.stdout, done.stdout
+    assert not (site / "planted_plugin.py").exists() and (folder / "manifest.json").stat().st_ino != built
+    assert _built(cache, tree) == folder and "changed in place" not in (folder / "manifest.json").read_text()  # said by the build that found it, not kept
