@@ -9,7 +9,8 @@ chain from HEAD):
 - any other commit on the mainline is a plain-commit candidate (the fallback), with no number.
 A pull request merged anywhere else in the history of HEAD (into a release branch, into
 another PR's branch, merged on later) is found too (`history`); off the mainline only a
-merged PR is a candidate, never a branch's own plain commits.
+merged PR is a candidate (a merge naming it, or a squash GitHub committed), never a branch's own
+commits, even one whose subject ends `(#N)`.
 
 Every git call runs with the user's config that would change its output turned off
 (colour, prefixes, external diff, textconv, renames).
@@ -122,16 +123,16 @@ def history(repo: Path, since: int | None = None, rev: str = "HEAD") -> list[Com
     Two more git processes: a listing of every commit, and the changed files of those found."""
     main = mainline(repo, since, rev)
     on = {c.sha for c in main}
-    args = ["log", "--format=%H%x1f%P%x1f%s%x1f%b%x1e", rev]
+    args = ["log", "--format=%H%x1f%P%x1f%s%x1f%ce%x1f%b%x1e", rev]
     if since is not None:
         args.insert(1, f"--since={since}")
     found = []
     for record in git(repo, args).stdout.split("\x1e"):
         parts = record.strip("\n").split("\x1f")
-        if len(parts) < 4 or parts[0] in on:
+        if len(parts) < 5 or parts[0] in on:
             continue
-        sha, parents, subject, body = parts[0], parts[1].split(), parts[2], parts[3]
-        if _names_a_pull_request(parents, subject, body):
+        sha, parents, subject, committer, body = parts[0], parts[1].split(), parts[2], parts[3], parts[4]
+        if _names_a_pull_request(parents, subject, body, committer):
             found.append(sha)
     if not found:
         return main
@@ -143,10 +144,18 @@ def history(repo: Path, since: int | None = None, rev: str = "HEAD") -> list[Com
     return main + elsewhere
 
 
-def _names_a_pull_request(parents: list[str], subject: str, body: str) -> bool:
+FORGE_COMMITTER = "noreply@github.com"  # who commits a squash merged on GitHub (its web flow)
+
+
+def _names_a_pull_request(parents: list[str], subject: str, body: str, committer: str) -> bool:
+    """Whether a commit off the mainline is a pull request merged there. A squash counts only
+    when GitHub committed it: a contributor's own commit on a PR branch often ends `(#N)` too,
+    naming the issue it fixes (prettytable's `fix: autoindex html format (#199)`, a commit of
+    the branch merged later as #345), and taken as PR #199 it was a task whose reference was half
+    a change, its parent lacking code the branch added before it."""
     if len(parents) >= 2:
         return bool(_MERGE_PR.match(subject) or _GITLAB_MR.search(body))
-    return len(parents) == 1 and bool(_SQUASH.search(subject))
+    return len(parents) == 1 and committer == FORGE_COMMITTER and bool(_SQUASH.search(subject))
 
 
 def _parse_log(out: str) -> list[Commit]:

@@ -182,3 +182,43 @@ def test_files_that_are_tests_or_benchmarks_are_never_the_implementation(tmp_pat
     commit(root, {"escape/__init__.py": "def escape(s):\n    return s.replace('<', '&lt;')\n", "tests/test_escape.py": "from escape import escape\n\n\ndef test_plain():\n    assert escape('a') == 'a'\n\n\ndef test_lt():\n    assert escape('<') == '&lt;'\n"}, "Escape the less-than sign (#3)")
     ranked = [c.landing.id for c in scan(load_project(root), limit=10).candidates]
     assert ranked.index("3") < ranked.index("2"), ranked
+
+
+def test_a_branch_commit_naming_an_issue_is_no_merged_pull_request(tmp_path: Path):
+    """prettytable's `fix: autoindex html format (#199)` is a contributor's commit on a branch
+    merged later as #345: its `(#199)` names the issue. Taken as PR #199 it was the top
+    candidate, a task whose reference was half a change. Off the mainline a squash counts only
+    when GitHub committed it (a PR squashed into a release branch, merged on later)."""
+    import os
+    import subprocess
+
+    from benchtape.tasks.gitlog import history
+
+    root = tmp_path / "repo"
+    root.mkdir()
+
+    def git(*args: str, committer: str = "dev@example.com") -> None:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com", "GIT_COMMITTER_NAME": committer.split("@")[0], "GIT_COMMITTER_EMAIL": committer}
+        subprocess.run(["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", *args], cwd=root, env=env, check=True, capture_output=True)
+
+    def change(name: str, subject: str, committer: str = "dev@example.com") -> None:
+        (root / "pkg").mkdir(exist_ok=True)
+        (root / "tests").mkdir(exist_ok=True)
+        (root / "pkg" / f"{name}.py").write_text(f"def {name}():\n    return 1\n")
+        (root / "tests" / f"test_{name}.py").write_text(f"from pkg.{name} import {name}\n\n\ndef test_{name}():\n    assert {name}() == 1\n")
+        git("add", "-A")
+        git("commit", "-qm", subject, committer=committer)
+
+    git("init", "-q")
+    change("base", "start")
+    git("checkout", "-qb", "199-fix-autoindex")
+    change("autoindex", "fix: autoindex html format (#199)")  # the contributor's own commit
+    git("checkout", "-q", "main")
+    git("merge", "-q", "--no-ff", "199-fix-autoindex", "-m", "Merge pull request #345 from someone/199-fix-autoindex")
+    git("checkout", "-qb", "release")
+    change("backport", "Fix the backport (#400)", committer="noreply@github.com")  # squashed by GitHub into the release branch
+    git("checkout", "-q", "main")
+    git("merge", "-q", "--no-ff", "release", "-m", "Merge branch 'release'")
+    elsewhere = [c.subject for c in history(root) if not c.mainline]
+    assert elsewhere == ["Fix the backport (#400)"], elsewhere
+    assert any(c.subject.startswith("Merge pull request #345") for c in history(root) if c.mainline)
