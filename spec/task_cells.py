@@ -200,6 +200,8 @@ def explained_state(project: Project, task: TaskSpec, repos: list[str]) -> TaskS
     that validation concluded, never "never validated" after three tries."""
     recipe = project.task_recipe(task.source.base_commit) if task.runtime is None else ""
     state = task.state(recipe, repos)
+    if state.state == "valid":
+        return _revalidated(project, task, recipe, state)
     if state.why != "never validated":
         return state
     last = last_outcome(project.config_dir / "validate", task.id)
@@ -210,6 +212,22 @@ def explained_state(project: Project, task: TaskSpec, repos: list[str]) -> TaskS
         return replace(state, why=why, next=last.get("next") or f"read {project.config_dir / 'validate' / task.id}/*.log, then: benchtape task validate {task.id}")
     # edited since, or its environment's recipe (.benchtape/config.yaml `env:`) changed: that conclusion may no longer hold
     return replace(state, why=why + "; the task or its environment's recipe has changed since", next=f"benchtape task validate {task.id}")
+
+
+def _revalidated(project: Project, task: TaskSpec, recipe: str, state: TaskState) -> TaskState:
+    """A valid task whose validation was made again, of the same inputs at the same level, and
+    did not hold this time: unvalidated, saying both. Its record stays as it was written (a
+    validation that fails writes none), and every command kept calling it valid, so a run used
+    it though the last look at it found its base passing (prettytable's 344, its environment
+    changed under it)."""
+    last = last_outcome(project.config_dir / "validate", task.id)
+    record = task.validation
+    if last is None or last.get("validated") or record is None or str(last.get("at") or "") <= record.at:
+        return state
+    if last.get("fingerprint") != task.fingerprint(recipe) or (record.level is not None and last.get("level") != record.level):
+        return state  # another task's inputs, or another level's: says nothing of this record
+    why = f"validated {record.at}, but validated again {last.get('at')} (level {last.get('level')}) it did not hold: {last.get('why') or 'see its logs'}"
+    return replace(state, state="unvalidated", why=why, next=last.get("next") or f"read {project.config_dir / 'validate' / task.id}/*.log, then: benchtape task validate {task.id}")
 
 
 def _project_facts(project: Path) -> tuple[Project, list[str]]:

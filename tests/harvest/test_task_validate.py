@@ -131,3 +131,40 @@ def test_doctor_reports_everything_at_once_names_only(validated: dict[str, Any])
     assert all(c["next"] for c in doc["checks"] if c["status"] == "fail")
     offline = benchtape("doctor", "--tool", "mock", cwd=repo)  # the offline harness needs no credential: nothing fails
     assert offline.returncode == 0 and "credentials mock: needs none" in offline.stdout and "FAIL" not in offline.stdout, offline.stdout
+
+
+def test_a_valid_task_validated_again_without_holding_is_unvalidated_everywhere(validated: dict[str, Any], tmp_path: Path):
+    """prettytable's 344 was validated, then validated again of the same inputs at the same
+    level and found its base passing (its environment had been changed under it): a failed
+    validation writes no record, so the old one stood and `task list` and every evaluation kept
+    calling it valid. Now the later conclusion is said, and the task is not run as valid."""
+    import shutil
+
+    from benchtape.spec.task_cells import load_task_folders
+    from benchtape.tasks.listing import task_rows
+    from benchtape.tasks.validate import TaskReport, write_outcome
+
+    repo = tmp_path / "toolz"
+    shutil.copytree(validated["repo"], repo, symlinks=True)
+    project = load_project(repo)
+    task_id = FIVE[0]
+    task = load_task(repo / ".benchtape" / "tasks" / task_id)
+    assert task.validation is not None
+    [row] = [r for r in task_rows(project) if r.id == task_id]
+    assert row.state == "valid"
+    same = task.fingerprint(project.task_recipe(task.source.base_commit))
+    failed = TaskReport(task_id, validated=False, refused="base: base_already_passes", next=f"benchtape task validate {task_id}", level=task.validation.level, fingerprint=same)
+    write_outcome(repo / ".benchtape" / "validate", failed, task.validation.level or "home")
+    outcome = repo / ".benchtape" / "validate" / task_id / "outcome.json"
+    doc = json.loads(outcome.read_text())
+    doc["at"] = "2999-01-01T00:00:00Z"  # after the record, whatever second this test runs in
+    outcome.write_text(json.dumps(doc))
+    [row] = [r for r in task_rows(project) if r.id == task_id]
+    assert row.state == "unvalidated" and f"validated {task.validation.at}, but validated again 2999-01-01T00:00:00Z" in row.why and "base_already_passes" in row.why, row.why
+    tasks, skipped = load_task_folders([task_id], repo, repo / "ev.yaml", None)
+    assert tasks == [] and [(s.state, s.why) for s in skipped] == [("unvalidated", row.why)]
+    # at another level, or of other inputs, that conclusion says nothing of this record
+    outcome.write_text(json.dumps({**doc, "level": "container"}))
+    assert [r.state for r in task_rows(project) if r.id == task_id] == ["valid"]
+    outcome.write_text(json.dumps({**doc, "fingerprint": "other"}))
+    assert [r.state for r in task_rows(project) if r.id == task_id] == ["valid"]
