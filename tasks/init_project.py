@@ -120,7 +120,8 @@ def init_tasks(cwd: Path) -> Initialised:
     (path.parent / TASKS_DIR).mkdir(exist_ok=True)
     ignore = path.parent / ".gitignore"
     if not ignore.exists():  # tasks and config are committed; results never are
-        ignore.write_text("# results stay out of the history: the store, validation logs, pinned agent binaries\nbenchtape.db*\nvalidate/\ntools/\n")
+        # the pinned binaries share tools/ with the project's Tool overlays (tools/NAME.yaml), which are committed
+        ignore.write_text("# results stay out of the history: the store, validation logs, pinned agent binaries\nbenchtape.db*\nvalidate/\ntools/*\n!tools/*.yaml\n!tools/*.yml\n")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     except FileExistsError:

@@ -33,9 +33,12 @@ def toolz(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_init_tasks_writes_the_project_from_the_remote_and_never_again(toolz: Path):
     config = (toolz / ".benchtape" / "config.yaml").read_text()
     assert "kind: Project" in config and "owner: pytoolz" in config and "repo: toolz" in config and "provider: github" in config
-    ignored = subprocess.run(["git", "-C", str(toolz), "check-ignore", ".benchtape/benchtape.db", ".benchtape/validate/603/base.log"], capture_output=True, text=True).stdout.split()
-    assert ignored == [".benchtape/benchtape.db", ".benchtape/validate/603/base.log"]
-    assert subprocess.run(["git", "-C", str(toolz), "check-ignore", "-q", ".benchtape/tasks/603/task.yaml"]).returncode == 1  # tasks are committed
+    binaries = [".benchtape/tools/node_modules/.bin/claude", ".benchtape/tools/venvs/aider/bin/aider"]
+    ignored = subprocess.run(["git", "-C", str(toolz), "check-ignore", ".benchtape/benchtape.db", ".benchtape/validate/603/base.log", *binaries], capture_output=True, text=True).stdout.split()
+    assert ignored == [".benchtape/benchtape.db", ".benchtape/validate/603/base.log", *binaries]
+    # tasks are committed, and the project's Tool overlays beside the pinned binaries in tools/
+    for kept in (".benchtape/tasks/603/task.yaml", ".benchtape/tools/shellagent.yaml", ".benchtape/tools/review.yml"):
+        assert subprocess.run(["git", "-C", str(toolz), "check-ignore", "-q", kept]).returncode == 1, kept
     again = benchtape("init", "--tasks", cwd=toolz)
     assert again.returncode == 0 and "already exists; nothing written" in again.stdout
     assert (toolz / ".benchtape" / "config.yaml").read_text() == config
