@@ -407,7 +407,8 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
     if hidden:
         _say(out, "(long texts are shortened to a line, and tool inputs show their main field; --full shows everything whole)", "dim")
     if s.final_output is not None:
-        _say(out, f"final output: {s.final_output}")
+        said = s.final_output if full or len(s.final_output) <= FINAL_OUTPUT_CHARS else f"{s.final_output[:FINAL_OUTPUT_CHARS]}… [+{len(s.final_output) - FINAL_OUTPUT_CHARS} chars, --full shows it whole]"
+        _say(out, f"final output: {said}")
     if shown.verdicts:
         _say(out, f"verdicts (grading {shown.verdicts[0]['grading_id']}):", "bold")
         vt = Table(box=None, pad_edge=False)
@@ -434,6 +435,7 @@ def timeline(shown: Any, plain: bool, full: bool = False) -> None:
 
 
 VERIFIER_LOG_LINES = 12
+FINAL_OUTPUT_CHARS = 4000  # an agent's answer is whole below it; a validation phase's evidence (20 KB of JSON) is not
 
 
 def _verifier_log(verdict: dict[str, Any], full: bool) -> str | None:

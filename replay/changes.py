@@ -24,6 +24,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
 
+from benchtape.core.model import VERIFIER_HARNESS as VERIFIER
 from benchtape.core.model import Session
 from benchtape.sandbox.treediff import CACHES, cache_rule
 from benchtape.store.views import BrowsingStore
@@ -74,23 +75,31 @@ class Changes:
 
 
 def never_had_workspace(session: Session) -> str | None:
-    """Why an imported session (or a reparse of one: both keep `imported_from`) has no
-    workspace to diff or export: benchtape saw only its transcript. None for a session it ran."""
+    """Why a session has no workspace to diff or export by its nature: an imported one (or a
+    reparse of one: both keep `imported_from`), of which benchtape saw only the transcript; a
+    validation's verifier run (tasks/validation_record.py), which keeps its log and evidence,
+    never its throwaway tree (and was told "it failed" or "never finished" when it had done
+    neither). None for an agent's session benchtape ran."""
     files = session.imported_from
-    if files is None:
-        return None
-    return f"session {session.id} was imported from a transcript ({', '.join(files) or 'a file'}): benchtape saw what the agent did, never its workspace"
+    if files is not None:
+        return f"session {session.id} was imported from a transcript ({', '.join(files) or 'a file'}): benchtape saw what the agent did, never its workspace"
+    if session.harness == VERIFIER:
+        return f"session {session.id} is a validation's verifier run ({session.scenario}): it keeps the verifier's log and its evidence, never the throwaway tree it ran in"
+    return None
 
 
 def workspace_changes(store: BrowsingStore, session: Session) -> Changes:
     """The session's changes to its workspace; NoDiff says why when they cannot be known."""
     imported = never_had_workspace(session)
     if imported is not None:
-        raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists its edits as tool calls")
+        listed = "its log" if session.harness == VERIFIER else "its edits as tool calls"
+        raise NoDiff(f"{imported}, so there are no changes to diff; `benchtape show {session.id}` lists {listed}")
     if session.task is not None:  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
         return task_candidate(store, session)
     if not session.staged_snapshot:
-        raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
+        raise NoDiff(
+            f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace"
+        )
     if not session.snapshot:
         raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed), so there is nothing to diff against the staged tree")
     before = _entries(store, session.staged_snapshot["sha256"], "staged tree")

@@ -92,6 +92,20 @@ def test_each_phase_is_a_session_in_the_store(validated: dict[str, Any]):
     assert query.returncode == 0, query.stderr
     found = json.loads(json.loads(query.stdout.splitlines()[0])["result"])
     assert (found["status"], found["passed"], found["held"]) == ("passed", 50, True)
+    # a phase keeps its log and evidence, never its throwaway tree: said so, not "it failed" or "it never finished"
+    phase = rows["592:base"].id
+    diff = benchtape("show", phase, "--diff", cwd=validated["repo"])
+    assert "is a validation's verifier run (592:base)" in diff.stdout + diff.stderr and "or it failed" not in diff.stdout + diff.stderr, diff.stdout + diff.stderr
+    exported = benchtape("export", phase, str(validated["repo"].parent / "phase-tree"), cwd=validated["repo"])
+    assert exported.returncode == 2 and "is a validation's verifier run (592:base)" in exported.stderr and "never finished" not in exported.stderr, exported.stderr
+    assert not (validated["repo"].parent / "phase-tree").exists()
+    # its evidence (every test's outcome, as JSON) is shortened by `show` as any long text is
+    longest = max(rows.values(), key=lambda r: len(store.load_session(r.id).final_output or ""))
+    evidence = store.load_session(longest.id).final_output or ""
+    assert len(evidence) > 4000, len(evidence)
+    shown = benchtape("show", longest.id, cwd=validated["repo"]).stdout
+    assert f"[+{len(evidence) - 4000} chars, --full shows it whole]" in shown and len(shown) < len(evidence), shown[-500:]
+    assert evidence in benchtape("show", longest.id, "--full", cwd=validated["repo"]).stdout.replace("\n", "")
 
 
 def test_list_shows_each_state_and_an_edited_task_is_stale(validated: dict[str, Any]):
