@@ -226,7 +226,7 @@ def _aider_retry(conv: Any, messages: list[dict[str, Any]]) -> str | None:
     reflection (models/tools.aider_files). An Edit of part of a line (`a - b` -> `a + b`) failed
     under aider alone, where every other harness applied it. A block already whole lines is not
     sent again (aider's own cap on reflections ends a block that still fails)."""
-    from benchtape.models.tools import aider_blocks, aider_files
+    from benchtape.models.tools import aider_block_groups, aider_files
 
     said = next((m.get("content") for m in reversed(messages) if m.get("role") == "user"), None)
     if not isinstance(said, str) or "failed to match" not in said:
@@ -238,8 +238,10 @@ def _aider_retry(conv: Any, messages: list[dict[str, Any]]) -> str | None:
     for t in conv.script.turns:
         for block in t.blocks:
             if block.kind == "call" and block.tool in ("Edit", "MultiEdit"):
-                plain, widened = aider_blocks(block), aider_blocks(block, files)
-                parts.extend(w for b, w in zip(plain, widened) if _search_of(b) in said and w != b)
+                # edit by edit: widened, a replace_all is a block for each line it changes (all of them, not the first)
+                for plain, widened in zip(aider_block_groups(block), aider_block_groups(block, files)):
+                    if _search_of(plain[0]) in said and widened != plain:
+                        parts.extend(widened)
     return "\n\n".join(parts) or None
 
 

@@ -199,21 +199,27 @@ def aider_blocks(call: Block, files: dict[str, str] | None = None) -> list[str]:
 
     aider matches a SEARCH section as whole lines, an Edit a substring: when `files` (the
     contents aider sent, see `aider_files`) holds the file, each edit is widened to the whole
-    lines its old text sits in; without it the edit is sent as written."""
+    lines its old text sits in (each match's, for replace_all); without it the edit is sent as
+    written."""
+    return [block for group in aider_block_groups(call, files) for block in group]
+
+
+def aider_block_groups(call: Block, files: dict[str, str] | None = None) -> list[list[str]]:
+    """`aider_blocks`, one list for each edit of the call: widened, one edit may be several blocks."""
     args = call.input
     path = str(args.get("file_path") or args.get("path") or "")
     if call.tool == "Write":
-        pairs = [("", str(args.get("content", "")))]
+        groups = [[("", str(args.get("content", "")))]]
     elif call.tool in ("Edit", "MultiEdit"):
         edits = args.get("edits") if call.tool == "MultiEdit" else [args]
-        pairs = _whole_line_edits([e for e in edits or [] if isinstance(e, dict)], _file_in(files or {}, path))
+        groups = _whole_line_edits([e for e in edits or [] if isinstance(e, dict)], _file_in(files or {}, path))
     else:
         return []
 
     def body(text: str) -> str:
         return text if not text or text.endswith("\n") else text + "\n"
 
-    return [f"{path}\n```\n<<<<<<< SEARCH\n{body(old)}=======\n{body(new)}>>>>>>> REPLACE\n```" for old, new in pairs]
+    return [[f"{path}\n```\n<<<<<<< SEARCH\n{body(old)}=======\n{body(new)}>>>>>>> REPLACE\n```" for old, new in pairs] for pairs in groups]
 
 
 AIDER_FILE = re.compile(r"^(\S[^\n]*)\n(```+|<\w+>)\n", re.M)
@@ -254,25 +260,52 @@ def _file_in(files: dict[str, str], path: str) -> str | None:
     return next((text for name, text in files.items() if path.endswith("/" + name) or name.endswith("/" + path)), None)
 
 
-def _whole_line_edits(edits: list[dict[str, Any]], text: str | None) -> list[tuple[str, str]]:
-    """(SEARCH, REPLACE) of each edit, made in order on `text`: the whole lines old_string sits in,
-    before and after, so aider's line matching finds them; the edit as written when `text` is
-    unknown or does not hold old_string (aider then reports the failed match, as it should)."""
-    pairs = []
+def _whole_line_edits(edits: list[dict[str, Any]], text: str | None) -> list[list[tuple[str, str]]]:
+    """(SEARCH, REPLACE) pairs of each edit, made in order on `text`: the whole lines old_string
+    sits in, before and after, so aider's line matching finds them; the edit as written when
+    `text` is unknown or does not hold old_string (aider then reports the failed match, as it should)."""
+    groups = []
     for edit in edits:
         old, new = str(edit.get("old_string", "")), str(edit.get("new_string", ""))
-        found = text.find(old) if text is not None and old else -1
-        if text is None or found < 0:
-            pairs.append((old, new))
+        lines = _matched_lines(text, old, bool(edit.get("replace_all")), through_newline=True) if text is not None and old else []
+        if text is None or not lines:
+            groups.append([(old, new)])
             continue
+        text, made = _replaced(text, lines, old, new, bool(edit.get("replace_all")))
+        groups.append([(before, after or ("" if before.endswith("\n") else "\n")) for before, after in made])  # an emptied line stays, empty
+    return groups
+
+
+def _matched_lines(text: str, old: str, every: bool, *, through_newline: bool) -> list[tuple[int, int]]:
+    """The whole lines each match of `old` sits in (the first match only unless `every`: an
+    Edit's replace_all), as (start, end) offsets in file order, lines that touch merged: a
+    line-matching tool (apply_patch, aider's SEARCH) is sent one hunk for each, where the
+    lines around the first match alone left every other occurrence as it was (a rename with
+    replace_all changed its definition and none of its uses, under Codex and aider only).
+    `through_newline`: a match ending in a newline ends its lines there (aider's), else they
+    run to the end of the line after it (apply_patch's)."""
+    spans: list[tuple[int, int]] = []
+    found = text.find(old)
+    while found >= 0:
         start = text.rfind("\n", 0, found) + 1
-        end = found + len(old) if old.endswith("\n") else text.find("\n", found + len(old))
+        end = found + len(old) if through_newline and old.endswith("\n") else text.find("\n", found + len(old))
         end = len(text) if end < 0 else end
-        before = text[start:end]
-        after = before.replace(old, new) if edit.get("replace_all") else before.replace(old, new, 1)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+        else:
+            spans.append((start, end))
+        if not every:
+            break
+        found = text.find(old, found + len(old))
+    return spans
+
+
+def _replaced(text: str, spans: list[tuple[int, int]], old: str, new: str, every: bool) -> tuple[str, list[tuple[str, str]]]:
+    """`text` with the edit made in each of its matched lines, and each (before, after)."""
+    made = [(text[start:end], text[start:end].replace(old, new) if every else text[start:end].replace(old, new, 1)) for start, end in spans]
+    for (start, end), (_, after) in zip(reversed(spans), reversed(made)):
         text = text[:start] + after + text[end:]
-        pairs.append((before, after or ("" if before.endswith("\n") else "\n")))  # an emptied line stays, empty
-    return pairs
+    return text, made
 
 
 # ---------------------------------------------------------------- codex
@@ -378,16 +411,12 @@ def edit_patch(path: str, edits: list[dict[str, Any]], cwd: Path | None) -> str:
     hunks = []
     for edit in edits:
         old, new = str(edit.get("old_string", "")), str(edit.get("new_string", ""))
-        found = text.find(old) if text is not None and old else -1
-        if found < 0 or text is None:
-            before, after = old, new
+        lines = _matched_lines(text, old, bool(edit.get("replace_all")), through_newline=False) if text is not None and old else []
+        if text is None or not lines:
+            made = [(old, new)]
         else:
-            start = text.rfind("\n", 0, found) + 1
-            end = text.find("\n", found + len(old))
-            end = len(text) if end < 0 else end
-            before = text[start:end]
-            after = before.replace(old, new) if edit.get("replace_all") else before.replace(old, new, 1)
-            text = text[:start] + after + text[end:]
-        hunk = "".join(f"-{line}\n" for line in before.split("\n")) + "".join(f"+{line}\n" for line in after.split("\n"))
-        hunks.append(f"@@\n{hunk}")
+            text, made = _replaced(text, lines, old, new, bool(edit.get("replace_all")))
+        for before, after in made:
+            hunk = "".join(f"-{line}\n" for line in before.split("\n")) + "".join(f"+{line}\n" for line in after.split("\n"))
+            hunks.append(f"@@\n{hunk}")
     return f"*** Begin Patch\n*** Update File: {path}\n{''.join(hunks)}*** End Patch\n"

@@ -18,6 +18,14 @@ def test_multi_edits_apply_in_order_and_replace_all(tmp_path):
     assert patch.count("@@") == 2 and "-x x\n+z z\n" in patch and "-y\n+w\n" in patch
 
 
+def test_replace_all_patches_the_lines_of_every_match_not_the_first_alone(tmp_path):
+    (tmp_path / "k.py").write_text("_kw = 1\n\ndef f():\n    return _kw\n\ndef g():\n    return _kw\n")
+    patch = edit_patch("k.py", [{"old_string": "_kw", "new_string": "_KW", "replace_all": True}], tmp_path)
+    assert patch.count("@@") == 3 and "-_kw = 1\n+_KW = 1\n" in patch and patch.count("-    return _kw\n+    return _KW\n") == 2, patch
+    blocks = aider_blocks(Block("call", tool="Edit", input={"file_path": "k.py", "old_string": "_kw", "new_string": "_KW", "replace_all": True}), {"k.py": (tmp_path / "k.py").read_text()})
+    assert len(blocks) == 3 and all("_kw" not in b.split("=======")[1] for b in blocks), blocks
+
+
 def test_without_the_file_the_edit_is_sent_as_written_so_codex_refuses_it(tmp_path):
     patch = edit_patch("missing.py", [{"old_string": "a", "new_string": "b"}], tmp_path)
     assert "-a\n+b\n" in patch
