@@ -36,6 +36,7 @@ from benchtape.replay.grading_judges import judge_for_grading
 from benchtape.replay.metrics import declares, measure
 from benchtape.replay.provider_peers import provider_peers
 from benchtape.replay.select import Selection, batch_gc, resolve, rows
+from benchtape.sandbox.treediff import FileChange, WorkspaceDiff
 from benchtape.spec.bench import BenchSpec
 from benchtape.store.database import SessionRow
 from benchtape.store.views import BrowsingStore, GradingStore
@@ -146,8 +147,7 @@ def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: b
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             summary.remember_previous(store, row.id, run_id=row.run_id)  # its verdicts are still pending here
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
-            if task_of(session) is not None:
-                _task_outcome(store, grading_id, row.id, session, verdicts)
+            _cell_outcome(store, grading_id, row.id, session, verdicts)
             if declares(bench):
                 measured.append((row.id, measure(bench.metrics, bench.derived_metrics, session, verdicts).to_dict()))
             if len(pending) >= VERDICT_BATCH:
@@ -226,7 +226,7 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
             summary.remember_previous(store, row.id, every=True)
             store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
-            outcome = _task_outcome(store, grading_id, row.id, session, verdicts)
+            outcome = _cell_outcome(store, grading_id, row.id, session, verdicts) or ""
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())
             tally.graded += 1
             tally.statuses[outcome] += 1
@@ -235,13 +235,43 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
     return summary
 
 
-def _task_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> str:
-    """The task cell's outcome by this grading, stored with it (replay/outcomes.py decides it)."""
-    from benchtape.replay.outcomes import decide
+RECORDED = ("outcome", "reason", "grading_id", "at", "action_seq")  # an outcome row's own fields, not facts of the recording
 
-    outcome = decide(session, verdicts, None)
-    # the agent's change (files, lines) is a fact of the recording, not of a grading: carried over
-    # from the outcome it had, so `compare`'s lines/cell reads the same after a regrade
-    before = store.latest_outcomes([session_id]).get(session_id) or {}
-    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {"source": "regrade", "cell_id": (session.started.get("cell") or {}).get("id"), **task_facts(verdicts), "diff": before.get("diff")})
+
+def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> str | None:
+    """A measured cell's outcome by this grading, stored with it as live grading stores it
+    (replay/outcomes.py decides it); None for a session that measures no cell.
+
+    A task cell's, always. An evaluation's bench-scenario cell's too: `regrade --bench` over an
+    evaluation's run wrote its verdicts and no outcome, so `sessions` showed the new grading
+    while `compare` and `query`'s `outcome` still read the old one's (a check fixed, and the
+    ranking still counted the cells it failed). The agent's change and the cell's costs are
+    facts of the recording, carried over from the outcome it had; so is a guard violation,
+    which the recording's diff decided. A measurement of several steps is decided over all of
+    them, and `benchtape run EVALUATION` re-grades it; a later step's session has no outcome."""
+    from benchtape.replay.outcomes import GUARD_VIOLATION, Outcome, decide
+
+    task = task_of(session) is not None
+    if not task and not session.started.get("cell"):
+        return None  # a bench run's session: its verdicts are its result (no query for the hot path)
+    before = store.latest_outcomes([session_id]).get(session_id)
+    if task:
+        outcome = decide(session, verdicts, None)
+        data = {"cell_id": (session.started.get("cell") or {}).get("id"), "diff": (before or {}).get("diff")}
+    elif before is None or len(before.get("steps") or ()) > 1:
+        return None
+    else:
+        outcome = Outcome(GUARD_VIOLATION, str(before["reason"])) if before["outcome"] == GUARD_VIOLATION else decide(session, verdicts, _recorded_diff(before.get("diff")))
+        data = {k: v for k, v in before.items() if k not in RECORDED}
+    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {**data, "source": "regrade", **task_facts(verdicts)})
     return str(outcome.outcome)
+
+
+def _recorded_diff(summary: dict[str, Any] | None) -> WorkspaceDiff | None:
+    """The agent's change as its outcome recorded it (WorkspaceDiff.summary): whether it changed
+    anything is all an outcome decided from it needs once a guard violation is ruled out."""
+    if summary is None:
+        return None
+    paths = list(summary.get("paths") or [])
+    paths += [f"(one of {summary.get('files')} files)"] * max(0, int(summary.get("files") or 0) - len(paths))
+    return WorkspaceDiff(tuple(FileChange(path, "changed", 0, 0) for path in paths))

@@ -225,3 +225,29 @@ def _workdir(project: Path) -> str | None:
     except sqlite3.Error:
         return None
     return row[0] if row else None
+
+
+def test_a_regrade_with_a_changed_bench_decides_the_cells_outcomes_again(project):
+    """`regrade --bench` over an evaluation's run wrote the new verdicts and no outcome: `sessions`
+    showed the new grading while `compare` and `query`'s `outcome` still counted the old one's
+    (cachetools, newcomer pass). Now each measured cell's outcome is decided by the new grading,
+    with the recording's facts (its diff, a guard violation) carried over."""
+    first = benchtape("run", "outcomes", "--yes", cwd=project, timeout=300)
+    assert first.returncode == 1, first.stdout + first.stderr
+    with sqlite3.connect(project / ".benchtape" / "benchtape.db") as c:
+        [(run_id,)] = c.execute("SELECT DISTINCT run_id FROM sessions").fetchall()
+    # the check now takes a product too: `breaks` (a * b) passes it, as does `cheats`, whose guard violation stays
+    write(project / "lenient.yaml", BENCH.replace("assert calc.add(2, 3) == 5", "assert calc.add(2, 3) in (5, 6)"))
+    done = benchtape("regrade", "--bench", "lenient.yaml", "--run", run_id, cwd=project, timeout=300)
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    got = outcomes(project)
+    latest = {task: found[-1] for task, found in got.items()}
+    assert {task: row["outcome"] for task, row in latest.items() if task in ("fixes", "breaks", "idles", "cheats")} == {"fixes": "passed", "breaks": "passed", "idles": "no_changes", "cheats": "guard_violation"}
+    assert all(latest[t]["source"] == "regrade" for t in ("fixes", "breaks", "idles", "cheats"))
+    assert latest["breaks"]["diff"] == got["breaks"][0]["diff"] and latest["breaks"]["cell_id"] == got["breaks"][0]["cell_id"]  # the recording's facts, carried over
+    assert "test_calc.py" in latest["cheats"]["reason"]
+    compared = orjson.loads(benchtape("compare", "outcomes", "--json", cwd=project).stdout)
+    [setup] = compared["unranked"]
+    assert (setup["cells"], setup["passes"]) == (4, 2), setup  # fixes and breaks: the regrade's outcomes, not the run's (1 of 4)
+    query = benchtape("query", "outcome.outcome", "--scenario", "breaks", cwd=project)
+    assert query.returncode == 0 and '"passed"' in query.stdout, query.stdout + query.stderr
