@@ -68,13 +68,19 @@ def _latency(session: Session) -> tuple[Any, str, str]:
 
 
 def _cost(session: Session) -> tuple[Any, str, str]:
-    return session.metrics.cost_usd, "harness", "cost_usd"
+    """The session's spend as every other figure of it says it (spec/pricing.reported_cost): a
+    scripted or mock model's is nothing, whatever the tool printed. The check read the printed
+    figure, so a scripted Claude Code run cost 0.0114 here and $0 in `sessions` and `compare`,
+    and Codex's and Gemini's (which print none) ERRORed here, where compare said $0."""
+    from benchtape.spec.pricing import reported_cost
+
+    return reported_cost(session.model, session.metrics.cost_usd), "harness", "cost_usd"
 
 
 # type, unit, the ceiling's words, evidence key, reader, summary, reads, example threshold
 _METRICS = (
     ("latency", "ms", "milliseconds (or a duration with a unit: \"90s\", \"2m\")", "raw_latency_ms", _latency, "the run took at most `threshold` ms, or a duration with a unit (\"90s\"), by the harness's own duration, else benchtape's wall clock; score 1 − ms/threshold", "metrics.latency_ms", "120000"),
-    ("cost", "USD", "USD", "raw_cost_usd", _cost, "the run cost at most `threshold` USD as the harness reported it; score 1 − usd/threshold; ERROR when no cost was reported", "metrics.cost_usd", "0.50"),
+    ("cost", "USD", "USD", "raw_cost_usd", _cost, "the run cost at most `threshold` USD as the harness reported it (a scripted or mock model: nothing, as `sessions` and `compare` say); score 1 − usd/threshold; ERROR when no cost was reported", "metrics.cost_usd", "0.50"),
 )
 
 for _type, _unit, _words, _key, _read, _summary, _reads, _example in _METRICS:

@@ -53,6 +53,22 @@ def test_latency_value_fallback_and_wall_clock(unmetered):
     assert r.evidence["raw_latency_ms"] == unmetered.metrics.wall_ms
 
 
+def test_cost_of_a_scripted_model_is_nothing_as_every_other_figure_says(unmetered):
+    """The real Claude Code prices a scripted model's pretend tokens (0.0114 USD); `sessions` and
+    `compare` say $0 for a scripted session (spec/pricing.reported_cost), and so does the check:
+    it read the printed figure, and ERRORed for Codex and Gemini CLI, which print none."""
+    def scripted(cost):
+        started = next(a for a in unmetered.actions if a.kind == "session.started")
+        actions = [Action("session.started", {**started.data, "model": "scripted"}), *[a for a in unmetered.actions if a.kind != "session.started"]]
+        return project([*actions, Action("metrics", {"cost_usd": cost})] if cost is not None else actions)
+
+    printed, silent = scripted(0.0114), scripted(None)
+    assert printed.model == "scripted" and printed.metrics.cost_usd == 0.0114
+    for session in (printed, silent):
+        r = grade({"type": "cost", "threshold": 0.01}, session)
+        assert (r.status, r.score, r.evidence["raw_cost_usd"]) == ("PASS", 1.0, 0.0), r
+
+
 def test_cost_pass_and_fail(metered):
     r = grade({"type": "cost", "threshold": 0.08}, metered)
     assert r.passed and r.score == pytest.approx(0.75)
