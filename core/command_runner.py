@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -268,3 +269,17 @@ class Unavailable(Exception):
     def __init__(self, cause: str, why: str):
         super().__init__(why)
         self.cause = cause
+
+
+_SAYS_WHY = re.compile(r"\berror\b|error:|exception\b|\bfatal\b|\bpanic", re.IGNORECASE)
+
+
+def telling_line(stderr: str | None) -> str | None:
+    """The line of a failed program's stderr that says why: the last one naming an error
+    (Python's traceback ends on its exception, a CLI's usage error comes first and is followed
+    by usage and `For more information, try '--help'.`, which said nothing of why Codex refused
+    a flag meant for Claude Code), else the last line; None for nothing."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    return next((line for line in reversed(lines) if _SAYS_WHY.search(line)), lines[-1])

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from benchtape.adapters.base import Adapter, Command, Launch, Setup, SetupOutput, get_adapter
 from benchtape.adapters.endpoints import is_scripted
 from benchtape.adapters.mock import MockAdapter
+from benchtape.core.command_runner import telling_line
 from benchtape.core.harnesses import CONTROL_HARNESSES
 from benchtape.core.limits import output_limits
 from benchtape.core.model import Action
@@ -236,7 +237,8 @@ class Runner:
         if drive.timed_out:
             closing.append(Action("error", {"message": f"timed out after {timeout:g}s; the harness and everything it started were killed"}))
         elif drive.status == "error" and cmd.tui is None and drive.exit_code not in (None, 0):
-            closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}", "stderr_tail": drive.stderr_tail}))
+            why = telling_line(drive.stderr_tail)
+            closing.append(Action("error", {"message": f"harness exited with code {drive.exit_code}" + (f": {why}" if why else ""), "stderr_tail": drive.stderr_tail}))
         closing.extend(workspace_snapshot(store, box.root, redact, leave_out=own, blobs=blobs))
         closing.append(Action("session.finished", drive.finished()))
         store.append(session_id, closing, blobs=blobs)

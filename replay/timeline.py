@@ -217,8 +217,11 @@ def _step(a: Action, outcome_by_seq: dict[Any, str | None], tool_by_result: dict
     elif a.kind == "error" and isinstance(a.data.get("stderr_tail"), str) and a.data["stderr_tail"].strip():
         # "harness exited with code 1" says nothing of why: the agent's own last words (a
         # traceback's last line) on the row, the whole stderr tail under it with --full
-        tail = a.data["stderr_tail"].strip()
-        text, detail = f"{a.data.get('message')} · stderr: {tail.splitlines()[-1]}", tail
+        from benchtape.core.command_runner import telling_line  # here: the timeline's import stays light (`show` starts fast)
+
+        tail, message = a.data["stderr_tail"].strip(), str(a.data.get("message"))
+        why = telling_line(tail) or ""
+        text, detail = (message if why in message else f"{message} · stderr: {why}"), tail
     else:  # any other kind: its text, or its message (an error), or the whole payload
         d = a.data
         text, detail = _text(d.get("text") if "text" in d else d.get("message") if "message" in d else d)

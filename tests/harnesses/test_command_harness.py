@@ -164,9 +164,24 @@ def test_an_agent_that_crashes_shows_why_in_show_not_only_its_exit_code(tmp_path
     done = benchtape("run", str(path), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
     assert done.returncode == 1, done.stdout + done.stderr
     shown = benchtape("show", "latest", "--plain", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout
-    assert "harness exited with code 1 · stderr: ValueError: no model named scripted in llm config" in shown, shown
+    assert "harness exited with code 1: ValueError: no model named scripted in llm config" in shown, shown
     full = benchtape("show", "latest", "--plain", "--full", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout
     assert "Traceback (most recent call last):" in full, full
+
+
+def test_a_cli_refusing_a_flag_says_which_not_its_closing_help_line(tmp_path: Path) -> None:
+    """Codex given a flag of Claude Code's (a bench's harness_config.args, run with --harness
+    codex) exits 2 with clap's usage error first and `For more information, try '--help'.` last:
+    the session, the run's outcome and `show` said only that last line. The line naming the
+    error is the one kept, in the error's message itself."""
+    agent = tmp_path / "strict.py"
+    usage = "error: unexpected argument '--permission-mode' found\n\n  tip: to pass '--permission-mode' as a value, use '-- --permission-mode'\n\nUsage: codex exec [OPTIONS] [PROMPT]\n\nFor more information, try '--help'.\n"
+    agent.write_text(f"import sys\nsys.stderr.write({usage!r})\nsys.exit(2)\n")
+    path = bench(tmp_path, {"command": [sys.executable, str(agent)]}, [{"type": "exec", "args": {"cmd": ["true"]}}])
+    done = benchtape("run", str(path), "--db", str(tmp_path / "s.db"), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    shown = benchtape("show", "latest", "--plain", "--db", str(tmp_path / "s.db"), cwd=tmp_path).stdout
+    assert "harness exited with code 2: error: unexpected argument '--permission-mode' found" in shown and "For more information" not in shown, shown
 
 
 def test_checks_of_calls_under_a_command_without_a_transcript_are_said_before_the_run(tmp_path: Path) -> None:
