@@ -457,3 +457,23 @@ def test_an_embedded_param_renders_as_madbench_renders_it(tmp_path):
     assert s.checks[0].args["cmd"][2] == "test true = true"
     assert s.checks[1].value == 1.0  # exactly one placeholder keeps the param's type
     assert b.harness_config["args"] == ["--strict=true"]
+
+
+def test_another_harness_told_the_benchs_args_is_said_before_the_run(tmp_path: Path):
+    """A bench written for Claude Code (`harness_config.args: [--permission-mode, bypassPermissions]`)
+    run with --harness codex: Codex refused the flag and every session ended at once, after a
+    preflight that said nothing. The args are said to be the bench harness's, with the fix."""
+    from benchtape.app.preflight import preflight
+
+    bench = load_bench(write(tmp_path, """
+        harness: claude-code
+        harness_config:
+          model: scripted
+          args: [--permission-mode, bypassPermissions]
+        scenarios:
+          - prompt: p
+        """))
+    said = [n for n in preflight(bench, harness="codex").notes if "harness_config.args" in n]
+    assert len(said) == 1 and said[0].startswith(f"{tmp_path / 'bench.yaml'}:2: harness_config.args --permission-mode bypassPermissions were written for the bench's harness claude-code; --harness codex passes them to codex"), said
+    assert not [n for n in preflight(bench).notes if "harness_config.args" in n]  # its own harness: nothing to say
+    assert not [n for n in preflight(bench, harness="claude-code").notes if "harness_config.args" in n]
