@@ -169,25 +169,36 @@ def opened(store: Store | Callable[[], Store]) -> Store:
 
 def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], store: Store, reports: Reports, on_event: Event | None, control: bool) -> RunOutcome:
     emit = on_event or (lambda kind, data: None)
+    complete = False
     try:
-        for bench, options in plan:
-            outcome.runs.append(_run_one(bench, store, options, reports.dir, emit, control))
-        database = str(Path(store.path).resolve())
-        if reports.json is not None:
-            write_combined(reports.json, outcome, complete=True, database=database)
-        if reports.junit is not None:
-            from benchtape.replay.junit import write_junit
-
-            write_junit(reports.junit, lambda: outcome.results)
+        try:
+            for bench, options in plan:
+                _run_one(bench, store, options, reports.dir, emit, control, outcome.runs.append)
+            complete = True
+        finally:  # also on Ctrl-C: --report-json and --report-junit say what was recorded, as --report-dir's report does
+            if outcome.runs:
+                _write_reports(outcome, reports, complete, str(Path(store.path).resolve()))
     except BaseException:
         outcome.close()
         raise
     return outcome
 
 
-def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool) -> BenchRun:
+def _write_reports(outcome: RunOutcome, reports: Reports, complete: bool, database: str) -> None:
+    """The invocation's --report-json (`complete` false when it was interrupted) and
+    --report-junit (the scenario attempts recorded)."""
+    if reports.json is not None:
+        write_combined(reports.json, outcome, complete=complete, database=database)
+    if reports.junit is not None:
+        from benchtape.replay.junit import write_junit
+
+        write_junit(reports.junit, lambda: outcome.results)
+
+
+def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Path | None, emit: Event, control: bool, started: Callable[[BenchRun], None]) -> BenchRun:
     """One bench run: its row and its grading, then its sessions recorded through the run's
-    scheduler, each graded as it finishes (its result row streamed to disk)."""
+    scheduler, each graded as it finishes (its result row streamed to disk). `started` is given
+    the run before its first session, so an interrupted invocation still reports what it recorded."""
     checks = {sc.name: build_checks(sc.checks) for sc in bench.scenarios}
     contexts = {sc.name: GradingContext(bench.dir, dict(sc.vars), sc.transform, control, sc.runtimes, providers=tuple(sc.providers)) for sc in bench.scenarios}
     sessions = BenchSessions(bench, options)
@@ -208,6 +219,7 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
     report_path, snapshots_dir = report_dir_paths(report_dir, run_id) if report_dir else (None, None)
     spool = ResultSpool([s.name for s in bench.scenarios], public=report_path.with_suffix(".jsonl") if report_path else None, generated=lambda: sessions.seeds.values() if sessions.seeds else {})
     state = BenchRun(bench=bench, run_id=run_id, grading_id=grading_id, spool=spool, harness=sessions.harness, name=options.eval_run)
+    started(state)  # the caller closes its spool from here on
     lock = threading.Lock()
 
     groups: dict[tuple[str, int], dict[str, SessionRecord]] = {}  # a multi-provider scenario's finished sessions, until all are
@@ -251,18 +263,14 @@ def _run_one(bench: BenchSpec, store: Store, options: RunOptions, report_dir: Pa
 
     completed = False
     try:
-        try:
-            sessions.record(scheduler, on_session_done)
-            completed = True
-        finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
-            state.generated = sessions.seeds.values() if sessions.seeds else {}
-            if sessions.seeds is not None:  # every session is over: the answer key can be kept for re-grading
-                store.add_generated_vars(run_id, sessions.seeds.generated)
-            if report_path is not None:
-                write_run_report(report_path, state, complete=completed, database=str(Path(store.path).resolve()))
-    except BaseException:
-        spool.close()
-        raise
+        sessions.record(scheduler, on_session_done)
+        completed = True
+    finally:  # also on Ctrl-C: the report says what was recorded, and that it is incomplete
+        state.generated = sessions.seeds.values() if sessions.seeds else {}
+        if sessions.seeds is not None:  # every session is over: the answer key can be kept for re-grading
+            store.add_generated_vars(run_id, sessions.seeds.generated)
+        if report_path is not None:
+            write_run_report(report_path, state, complete=completed, database=str(Path(store.path).resolve()))
     emit("run.finished", {"run_id": run_id, "grading_id": grading_id})
     return state
 

@@ -101,7 +101,8 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path):
         "    checks: [{type: session:tool-used, value: Bash}]\n"
     )
     db = tmp_path / "s.db"
-    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    reports = ["--report-json", str(tmp_path / "r.json"), "--report-junit", str(tmp_path / "r.xml"), "--report-dir", str(tmp_path / "rep")]
+    proc = subprocess.Popen([sys.executable, "-m", "benchtape", "run", str(bench), "--db", str(db), "--plain", *reports], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     while not (tmp_path / "started").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -109,6 +110,14 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path):
     proc.send_signal(signal.SIGTERM)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted: what was recorded stays recorded" in out, out
+    # every report asked for says what was recorded, and that the run was cut short (--report-dir's did; the other two were never written)
+    import json
+
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["complete"] is False and [r["scenario_id"] for r in report["results"]] == ["slow"], report
+    [dir_report] = (tmp_path / "rep").glob("*.json")
+    assert json.loads(dir_report.read_text())["complete"] is False
+    assert 'name="slow' in (tmp_path / "r.xml").read_text()
     con = sqlite3.connect(db)
     (sid,) = [r[0] for r in con.execute("select id from sessions")]
     kinds = [r[0] for r in con.execute("select kind from actions where session_id = ? order by seq", [sid])]
