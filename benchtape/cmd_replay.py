@@ -60,12 +60,12 @@ def check_cmd(
             return check_tasks(Path(benches[0]), render_evaluation, db=db, plain=plain, as_json=as_json)
     loaded = load_benches(benches, parse_params(param))
     refuse_images(loaded)
-    store = open_store(db)
     is_plain = plain_wanted(plain)
     try:
         with render.Progress(is_plain or as_json) as progress:
             options = control_options(loaded, allow_host_writes=allow_host_writes, argv=sys.argv[1:], harness=harness, model=model)
-            outcome = run_benches(loaded, store, options, on_event=progress, control=True)
+            # the store opened once the preflight passed, as `run` opens it: a blocked control left an empty store behind
+            outcome = run_benches(loaded, lambda: open_store(db), options, on_event=progress, control=True)
     except Interrupted:
         raise KeyboardInterrupt from None
     try:

@@ -91,7 +91,8 @@ def test_run_harbor_folder_takes_allow_network(tmp_path: Path):
 
 
 def test_check_takes_allow_host_writes(project: Path):
-    done, out = _run(project, "check", "madbench.yaml")
+    done, out = _run(project, "check", "madbench.yaml", "--db", "blocked.db")
     assert done.returncode == 3 and WRITES_GATE in out
+    assert not list(project.glob("blocked.db*"))  # a blocked control leaves no store behind, as a blocked run does (it left an empty one)
     done, out = _run(project, "check", "madbench.yaml", "--allow-host-writes")
     assert WRITES_GATE not in out and done.returncode in (0, 1), out  # the no-op ran: every gradable cell must fail (0) or one passed (1)
