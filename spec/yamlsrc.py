@@ -292,6 +292,9 @@ def load_yaml_text(text: str, file: str) -> Any:
         line = mark.line + 1 if mark else None
         if "nesting depth" in str(exc.problem):  # libyaml's own limit (1,000), far past ours
             raise BadInput(f"nested more than {MAX_DEPTH} levels deep", file=file, line=line, fix=_FLATTEN) from None
+        unclosed = _unclosed(exc)
+        if unclosed is not None:
+            raise BadInput(unclosed[1], file=file, line=unclosed[0], fix=unclosed[2]) from None
         what = f"YAML syntax error: {exc.problem or exc}" + (f" ({exc.context})" if exc.context else "")
         raise BadInput(what, file=file, line=line, fix="fix the YAML syntax at that line (indentation, quoting, a missing ':')") from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow: it knows the offset, not the line
@@ -303,6 +306,22 @@ def load_yaml_text(text: str, file: str) -> Any:
     finally:
         if paused:
             gc.enable()
+
+
+_OPENED = {"while parsing a flow mapping": ("`{`", "}"), "while parsing a flow sequence": ("`[`", "]"), "while scanning a quoted scalar": ("quote", None)}
+
+
+def _unclosed(exc: yaml.MarkedYAMLError) -> tuple[int, str, str] | None:
+    """(line, what, fix) for a `{`, `[` or quote left open: YAML notices it where the next
+    thing fails to parse, lines later (a check written `- {type: contains, value: x` was
+    reported at the line after it), so the line that opened it is named, and the one noticed."""
+    opened = _OPENED.get(str(exc.context or ""))
+    start, found = exc.context_mark, exc.problem_mark
+    if opened is None or start is None or found is None or start.line >= found.line:
+        return None
+    what, closer = opened
+    fix = f"close it with `{closer}` on this line, or quote a value in it that holds , [ ] {{ }} or #" if closer else "end the value with the quote that opened it"
+    return start.line + 1, f"YAML syntax error: the {what} opened on this line is never closed ({exc.problem} on line {found.line + 1})", fix
 
 
 def read_source(path: Path, limit: int = MAX_SOURCE_BYTES) -> bytes:

@@ -341,6 +341,21 @@ def test_yaml_syntax_error_names_line(tmp_path):
     assert err.line is not None and "YAML syntax error" in err.what
 
 
+@pytest.mark.parametrize(
+    "text, line, said, fix",
+    [
+        # YAML notices an unclosed `{` at the next line: the line that opened it is the one to fix
+        ("scenarios:\n  - prompt: p\n    checks:\n      - {type: contains, value: x\n      - {type: contains, value: y}\n", 4, "the `{` opened on this line is never closed", "close it with `}`"),
+        ("scenarios:\n  - prompt: p\n    checks: [a, b\n    name: c\n", 3, "the `[` opened on this line is never closed", "close it with `]`"),
+        ('scenarios:\n  - prompt: "unterminated\n    name: a\n', 2, "the quote opened on this line is never closed", "end the value with the quote"),
+        ("scenarios:\n  - name: a\n   prompt: p\n", 3, "YAML syntax error", "indentation"),  # where it is noticed is the line to fix
+    ],
+)
+def test_an_unclosed_bracket_or_quote_is_named_at_the_line_that_opened_it(tmp_path, text, line, said, fix):
+    err = refused(tmp_path, text)
+    assert (err.line, said in err.what, fix in (err.fix or "")) == (line, True, True), (err.line, err.what, err.fix)
+
+
 def test_eval_file_is_named(tmp_path):
     err = refused(tmp_path, "bench: other.yaml\nruns: [{}]\n")
     assert "Eval file" in err.what
