@@ -100,11 +100,13 @@ def preflight(bench: BenchSpec, *, harness: str | None = None, sandbox: str | No
         return pf
     adapter = get_adapter(name)
     scripted = is_scripted(model or bench.harness_config.get("model")) and name != "mock"
-    pf.blocking.extend(adapter.preflight(None, bench.harness_config, env, scripted=scripted))
+    config_at = _key_line(bench.path, "harness_config")
+    # a finding about the bench's harness_config names where it is written (it said only "claude-code harness_config: model must be a string")
+    pf.blocking.extend(f"{config_at}: {f}" if config_at and "harness_config" in f and not f.startswith(str(bench.path)) else f for f in adapter.preflight(None, bench.harness_config, env, scripted=scripted))
     args = bench.harness_config.get("args")
     if harness is not None and bench.harness and bench.harness != name and args:
         # a flag of one CLI's is often unknown to another, which exits at once: every session an error
-        pf.notes.append(f"{_key_line(bench.path, 'harness_config') or where}: harness_config.args {' '.join(map(str, args))} were written for the bench's harness {bench.harness}; --harness {name} passes them to {name} as they are, and a flag it does not take ends each session at once: drop them here, or compare the tools in an Evaluation, whose setups each take their own args")
+        pf.notes.append(f"{config_at or where}: harness_config.args {' '.join(map(str, args))} were written for the bench's harness {bench.harness}; --harness {name} passes them to {name} as they are, and a flag it does not take ends each session at once: drop them here, or compare the tools in an Evaluation, whose setups each take their own args")
     if name == "oracle":
         pf.blocking.extend(_oracle(bench))
     if scripted:

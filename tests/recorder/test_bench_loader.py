@@ -492,3 +492,19 @@ def test_another_harness_told_the_benchs_args_is_said_before_the_run(tmp_path: P
     assert len(said) == 1 and said[0].startswith(f"{tmp_path / 'bench.yaml'}:2: harness_config.args --permission-mode bypassPermissions were written for the bench's harness claude-code; --harness codex passes them to codex"), said
     assert not [n for n in preflight(bench).notes if "harness_config.args" in n]  # its own harness: nothing to say
     assert not [n for n in preflight(bench, harness="claude-code").notes if "harness_config.args" in n]
+
+
+def test_a_bad_harness_config_value_is_named_by_file_and_line(tmp_path: Path):
+    """`harness_config: {model: 3}` was blocked as "claude-code harness_config: model must be a
+    string, got int", naming no file or line, where every other refusal names both."""
+    from benchtape.app.preflight import preflight
+
+    bench = load_bench(write(tmp_path, """
+        harness: claude-code
+        harness_config:
+          model: 3
+        scenarios:
+          - prompt: p
+        """))
+    found = [f for f in preflight(bench).blocking if "model must be a string" in f]
+    assert found == [f"{tmp_path / 'bench.yaml'}:2: claude-code harness_config: model must be a string, got int"], preflight(bench).blocking
