@@ -26,6 +26,9 @@ class CommandResult:
     exit_code: int | None
     output: str
     timed_out: bool = False
+    # a command stopped at its deadline: the programs its process group was running then (each
+    # one's first arguments), None when not looked at (it ended; a container's command)
+    running: tuple[tuple[str, ...], ...] | None = None
 
 
 DRAIN_S = 2.0  # after a kill, how long what is left in the pipe is still read
@@ -78,6 +81,7 @@ def run_local(
         if ended == "eof":  # every writer closed the pipe; the command itself may still run
             ended = "exited" if _exited_by(proc, deadline) is not None else "deadline"
         timed_out = ended == "deadline"
+        running = group_programs(proc.pid) if timed_out else None
         _kill_group(proc.pid)  # at the deadline, or what it left behind (it is a zombie still, not reaped: its group id is not reused yet)
         if pipe_open:  # something still held the pipe: what it wrote until now, then no more
             _read_until(proc.stdout.fileno(), out, time.monotonic() + DRAIN_S, None)
@@ -96,8 +100,33 @@ def run_local(
             proc.wait()
     text = out.text()
     if timed_out:
-        return CommandResult(None, text, timed_out=True)
+        return CommandResult(None, text, timed_out=True, running=running)
     return CommandResult(proc.returncode, text)
+
+
+def group_programs(pgid: int, limit: int = 50) -> tuple[tuple[str, ...], ...] | None:
+    """The live processes of group `pgid` (Linux's /proc; None where it cannot be read), each as
+    its first eight arguments, what a stopped command was doing: a verifier stopped in a setup
+    (`pip install`, a `sleep`) before its test runner ever started is no hang of the tests."""
+    try:
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    found: list[tuple[str, ...]] = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            if int(fields[2]) != pgid or fields[0] == b"Z":
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        found.append(tuple(a.decode("utf-8", "replace")[:200] for a in argv[:8] if a))
+        if len(found) >= limit:
+            break
+    return tuple(found)
 
 
 # RLIMIT_FSIZE and RLIMIT_DATA (each when not 0) for what follows, then exec it: a write past

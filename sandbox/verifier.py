@@ -15,6 +15,7 @@ Pure but for the box: nothing here reads the store, a task folder or a repositor
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -128,7 +129,7 @@ def verify(tree: Path, patches: Sequence[tuple[str, bytes]], spec: Verify, run: 
             done = run(instrumented(command, reports), left)
         else:
             done = run(command, left)
-        steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3)})
+        steps.append({"command": command, "exit": done.exit_code, "timed_out": done.timed_out, "seconds": round(time.monotonic() - t0, 3), **({"running": [list(p) for p in done.running]} if done.running else {})})
         log.append(f"$ {command}\n{done.output}")
         if not done.output.endswith("\n"):
             log.append("\n")
@@ -448,11 +449,29 @@ def _command_output(ev: Evidence) -> str:
 
 def hung_runner(ev: Evidence) -> str | None:
     """The test runner a run's own command named, when that command (not a setup step) ran
-    past the verifier's deadline and was stopped: a hang in the tests."""
+    past the verifier's deadline and was stopped in it: a hang in the tests. Where what was
+    running then is known (`running`, a host's command) and the runner is not among it, the
+    command was stopped before its runner started (its own `pip install`, a slow first step):
+    no hang, and no base "failing as a whole" that would make every test FAIL_TO_PASS."""
     last = ev.steps[-1] if ev.steps else None
     if ev.status != "timeout" or last is None or not last.get("timed_out"):
         return None
-    return runner_of(last["command"])
+    runner = runner_of(last["command"])
+    running = last.get("running")
+    if runner is not None and running and not any(_runs(argv, runner) for argv in running):
+        return None
+    return runner
+
+
+_NOT_PROGRAMS = frozenset({"sh", "bash", "dash", "zsh", "ash", "busybox", "unshare", "setpriv", "env", "timeout", "nice", "nohup", "stdbuf", "xargs", "npm", "npx", "yarn", "pnpm"})
+
+
+def _runs(argv: list[str], runner: str) -> bool:
+    """Whether a running process is the test runner itself: a shell or a wrapper whose
+    arguments only name it (`sh -c '…; pytest'`, the PID fence's init) is not."""
+    if not argv or os.path.basename(argv[0]) in _NOT_PROGRAMS or any(a.endswith("pidfence_init.py") for a in argv[:3]):
+        return False
+    return runner_of(" ".join(argv)) == runner
 
 
 # What starts on every Python benchtape runs (3.8 to 3.13), put in place of a runner's pins that

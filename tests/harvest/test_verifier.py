@@ -109,6 +109,12 @@ def test_verify_runs_setup_then_the_command_and_counts(tmp_path: Path):
     assert judge_reference(hung).diagnosis == "timeout"  # the reference must finish
     setup_slow = verify(tree, [], Verify(command=f"{sys.executable} -m pytest -q test_hang.py", setup=("sleep 5",), timeout=0.5), run)
     assert setup_slow.status == "timeout" and judge_base(setup_slow).diagnosis == "timeout"
+    # nor does the command's own first step: stopped in a `sleep` before pytest started, the
+    # command names pytest, yet pytest never ran (a slow first run made every test FAIL_TO_PASS)
+    late = verify(tree, [], Verify(command=f"sleep 5; {sys.executable} -m pytest -q test_hang.py", timeout=1), run)
+    assert late.status == "timeout" and late.steps[-1]["running"] and not judge_base(late).held and judge_base(late).diagnosis == "timeout", late.steps
+    assert ["sleep", "5"] in late.steps[-1]["running"]
+    assert any("pytest" in " ".join(p) for p in hung.steps[-1]["running"])  # the hang above: pytest was running when stopped
     broken = verify(tree, [], Verify(command="true", setup=("exit 3",)), run)
     assert broken.status == "setup_failed" and "exit 3" in broken.detail
 
