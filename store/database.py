@@ -64,8 +64,29 @@ DEFAULT_DB = Path(".benchtape") / "benchtape.db"
 PAGE_SIZE = 2048  # bytes per SQLite page of a new store (see Store.__init__)
 
 
-def default_db_path() -> Path:
-    return Path(os.environ.get("BENCHTAPE_DB") or DEFAULT_DB)
+def default_db_path(cwd: Path | None = None) -> Path:
+    """$BENCHTAPE_DB, else .benchtape/benchtape.db here, or, from a folder inside a git work tree
+    with none of its own, the work tree's (git finds its repository from any folder in it, and
+    `init`, the tasks and their validation live at its top): from `src/`, `task validate` made a
+    second store there, wrote the hidden tests' logs into the source tree, and `sessions` found
+    nothing. Only a `.benchtape/` of this user's at the top of that work tree is taken."""
+    explicit = os.environ.get("BENCHTAPE_DB")
+    if explicit:
+        return Path(explicit)
+    here = cwd or Path.cwd()
+    local = DEFAULT_DB if cwd is None else here / DEFAULT_DB
+    if (here / ".benchtape").is_dir():
+        return local
+    for folder in (here, *here.parents):  # up to the work tree's top, and no further (a repository inside another is its own)
+        dot_git = folder / ".git"
+        if dot_git.is_file() or (dot_git / "HEAD").is_file():  # a repository's (an empty `.git` folder in /tmp is none)
+            top = folder / ".benchtape"
+            try:
+                mine = top.is_dir() and top.stat().st_uid == os.getuid()
+            except OSError:
+                mine = False
+            return top / "benchtape.db" if mine else local
+    return local
 
 
 class Store(Reader, Writer):

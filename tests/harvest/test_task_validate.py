@@ -182,3 +182,21 @@ def test_a_valid_task_validated_again_without_holding_is_unvalidated_everywhere(
     assert [r.state for r in task_rows(project) if r.id == task_id] == ["valid"]
     outcome.write_text(json.dumps({**doc, "fingerprint": "other"}))
     assert [r.state for r in task_rows(project) if r.id == task_id] == ["valid"]
+
+
+def test_from_a_folder_inside_the_project_the_projects_store_is_used(validated: dict[str, Any]):
+    """From `src/` (here toolz's package folder) `task validate` made a second store there, wrote
+    the hidden tests' logs into the source tree, and `sessions` found nothing: git finds its
+    repository from any folder in it, and so does benchtape its store now."""
+    repo = validated["repo"]
+    inside = repo / "toolz" / "tests"
+    at_top = benchtape("sessions", "--json", cwd=repo)
+    below = benchtape("sessions", "--json", cwd=inside)
+    assert below.returncode == 0 and json.loads(below.stdout) == json.loads(at_top.stdout) and json.loads(below.stdout), below.stdout + below.stderr
+    listed = benchtape("task", "list", "--json", cwd=inside)
+    assert listed.returncode == 0 and {t["id"] for t in json.loads(listed.stdout)["tasks"]} >= set(FIVE)
+    assert not (inside / ".benchtape").exists() and not (repo / "toolz" / ".benchtape").exists()
+    from benchtape.store.database import default_db_path
+
+    assert default_db_path(inside) == repo / ".benchtape" / "benchtape.db"
+    assert default_db_path(repo.parent) == repo.parent / ".benchtape" / "benchtape.db"  # outside it: here, as before
