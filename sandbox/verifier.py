@@ -308,8 +308,13 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     for m in _NO_MODULE.finditer(log):
         name = m.group(1) or m.group(2)
         top = name.split(".")[0]
-        if tree is None or not ((tree / top).is_dir() or (tree / f"{top}.py").is_file() or (tree / "src" / top).is_dir()):
+        own = next((where for where in (top, f"{top}.py", f"src/{top}", f"src/{top}.py") if tree is not None and (tree / where).exists()), None)
+        if tree is None or own is None:
             return "missing_dependency", f"no module named {name!r}"
+        if own == f"src/{top}.py":
+            # the project's own module, beside the tests in src/ (prettytable's old flat layout):
+            # naming it in `env.install` would test PyPI's copy, never the tree's
+            return "project_not_installed", f"no module named {name!r}: the project's own {own}, which the verify command's import path does not reach (run it from src/, or put src on PYTHONPATH)"
     if evidence.exit == 127 or (evidence.exit is not None and evidence.counts.runner is None and _NOT_FOUND.search(log)):
         found = _NOT_FOUND.search(log)
         name = next((g for g in (found.groups() if found else ()) if g), "the verify command")

@@ -334,6 +334,12 @@ def test_the_diagnoses_of_each_phase(tmp_path: Path):
     assert "wheelhouse" not in remedy and "env.install" in remedy and "test extra" in remedy
     own = _ev("failed", 2, Counts("pytest", errored=1), "E   ModuleNotFoundError: No module named 'toolz.newthing'\n")
     assert judge_base(own, tmp_path).held  # the project's own module: the change adds it
+    # prettytable's old flat layout: the module under test is src/prettytable.py, and a command run
+    # from the top cannot import it; naming it in `env.install` (the remedy it got) tests PyPI's copy
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "prettytable.py").write_text("")
+    flat = judge_base(_ev("failed", 1, Counts(None), "ModuleNotFoundError: No module named 'prettytable'\n"), tmp_path)
+    assert flat.diagnosis == "project_not_installed" and "src/prettytable.py" in flat.detail and "env.install" not in flat.detail, flat
     assert judge_base(_ev("failed", 127, Counts(None), "sh: 1: pytest: not found\n")).diagnosis == "missing_dependency"
     # the program each shell names, never the shell or bash's line number (`line 144: gcc` once read `144`)
     for said, name in (("sh: 1: pytest: not found", "pytest"), ("/solution/solve.sh: line 144: gcc: command not found", "gcc"), ("bash: tox: command not found", "tox"), ("zsh: command not found: go", "go")):
