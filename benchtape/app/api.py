@@ -175,8 +175,8 @@ def _run_all(outcome: RunOutcome, plan: list[tuple[BenchSpec, RunOptions]], stor
             for bench, options in plan:
                 _run_one(bench, store, options, reports.dir, emit, control, outcome.runs.append)
             complete = True
-        finally:  # also on Ctrl-C: --report-json and --report-junit say what was recorded, as --report-dir's report does
-            if outcome.runs:
+        finally:  # also on Ctrl-C: --report-json and --report-junit say what was recorded, as --report-dir's report does (nothing recorded, as when staging failed: none)
+            if outcome.runs and (complete or any(len(run.spool) for run in outcome.runs)):
                 _write_reports(outcome, reports, complete, str(Path(store.path).resolve()))
     except BaseException:
         outcome.close()
