@@ -83,7 +83,7 @@ def _tool_names_intro() -> list[str]:
         "| check | reads | native name | `action:` spelling |",
         "|---|---|---|---|",
         "| `session:tool-used` | invocations (calls, MCP calls, skills, spawns) | yes | yes (a spawn is `action:subagent`, a skill `action:other`) |",
-        "| `session:tool-args-match` | calls | yes | yes (the args are still the harness's own) |",
+        "| `session:tool-args-match` | calls | yes | yes (the args are the harness's own, but an action's `file_path`/`path`/`notebook_path` is read as a path: the input's, else the files the call acted on, resolved against the work dir as `file-read` does) |",
         "| `session:tool-sequence` | calls | yes | yes |",
         "| `session:tools-only` | calls | yes | yes |",
         "| `session:file-read` (`args.tools`) | calls: a native read tool's path argument, an `action:` read's files | yes | yes (default: the read tools and `action:read`) |",

@@ -336,9 +336,20 @@ def tool_args_match(spec: CheckSpec) -> Evaluator:
         else:
             wanted[str(key)] = want
     scope = _Scope.of(spec)
+    # an action's path argument is read as a path, in every harness: the input's own when it has
+    # one (relative or absolute alike), else the files the call acted on (Codex's file_change has
+    # no file_path; its paths are absolute), resolved against the work dir as file-read does
+    by_path = {k for k, want in wanted.items() if is_canonical(tool) and k in PATH_KEYS and isinstance(want, Matcher)}
 
-    def mismatch(call: Call) -> str | None:
+    def mismatch(call: Call, root: str | None = None) -> str | None:
         for key, want in wanted.items():
+            if key in by_path:
+                paths = [call.input[key]] if isinstance(call.input.get(key), str) else [p for p, _ in call.canonical.files]
+                if not paths:
+                    return f"{key} is absent, and the call acted on no file"
+                if not any(_path_hit(want, p, root) for p in paths):
+                    return f"{key} was {short(repr(paths[0] if len(paths) == 1 else paths), 120)}, wanted {want}"
+                continue
             if key not in call.input:
                 return f"{key} is absent"
             if not value_matches(want, call.input[key]):
@@ -346,6 +357,7 @@ def tool_args_match(spec: CheckSpec) -> Evaluator:
         return None
 
     def evaluate(session: Session, ctx: CheckContext) -> Result:
+        root = os.path.realpath(session.work_dir) if session.work_dir else None
         calls = [c for c in scope.calls(session) if named(c.tool, c.canonical)]
         evidence: dict[str, Any] = {
             "tool": tool,
@@ -356,12 +368,12 @@ def tool_args_match(spec: CheckSpec) -> Evaluator:
         }
         misses = []
         for i, call in enumerate(calls, 1):
-            why = mismatch(call)
+            why = mismatch(call, root)
             if why is None:
                 evidence["matched_call"] = {"seq": call.seq, "thread": call.thread, "index": i}
                 return Result.of(True, f"{tool} call {i} of {len(calls)} matched", evidence)
             misses.append(why)
-        unsaid = [c.tool for c in scope.unrecorded(session) if named(c.tool, c.canonical) and mismatch(c) is None]
+        unsaid = [c.tool for c in scope.unrecorded(session) if named(c.tool, c.canonical) and mismatch(c, root) is None]
         if unsaid and is_canonical(tool):
             return Result.error(_ungradable(tool, scope.outcome, 0, unsaid, session.harness, "whether one matched is unknown"), evidence)
         note = f" ({len(unsaid)} matching call(s) with no recorded outcome ({_native_census(unsaid)}): unknown satisfies neither ok nor error)" if unsaid else ""
@@ -543,13 +555,7 @@ def file_read(spec: CheckSpec) -> Evaluator:
         expected = _resolve(matcher.pattern, root) if literal else str(matcher)
 
         def hit(path: str) -> bool:
-            resolved = _resolve(path, root)
-            if literal:
-                return resolved == expected
-            forms = {path, resolved}
-            if root and (resolved + os.sep).startswith(root + os.sep):
-                forms.add(os.path.relpath(resolved, root))
-            return any(matcher.matches(f) for f in forms)
+            return _path_hit(matcher, path, root)
 
         reads = [(c, p) for c in scope.calls(session) for p in paths_read(c)]
         evidence = {
@@ -585,6 +591,19 @@ def _others(reads: list[tuple[Call, str]], unsaid: list[Call], root: str | None,
     if root is None and relative and absolute:
         parts.append(f"the session recorded no work dir, so {len(absolute)} absolute path(s) were not compared with a relative one; write suffix:/<path> to match them")
     return "; ".join(parts)
+
+
+def _path_hit(want: Matcher, path: str, root: str | None) -> bool:
+    """Whether `path` (as a call reported it) is the file `want` names, as file-read compares:
+    an exact value resolved against the work dir, a matcher tried on the path as written, real,
+    and relative to the work dir."""
+    resolved = _resolve(path, root)
+    if want.kind == "exact":
+        return resolved == _resolve(want.pattern, root)
+    forms = {path, resolved}
+    if root and (resolved + os.sep).startswith(root + os.sep):
+        forms.add(os.path.relpath(resolved, root))
+    return any(want.matches(f) for f in forms)
 
 
 def _path_arg(call: Call) -> str | None:

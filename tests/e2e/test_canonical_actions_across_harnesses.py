@@ -39,7 +39,7 @@ def test_canonical_checks_give_claude_code_and_codex_the_same_verdicts(tmp_path)
     # every check passes for both: the same verdicts, though the tools differ
     for harness, verdicts in by_harness.items():
         assert {t: p for t, (p, _) in verdicts.items()} == dict.fromkeys(verdicts, 1), (harness, verdicts)
-    assert set(by_harness["claude-code"]) == set(by_harness["codex"]) >= {"session:tool-sequence", "session:file-read", "session:tools-only", "session:tool-used"}
+    assert set(by_harness["claude-code"]) == set(by_harness["codex"]) >= {"session:tool-sequence", "session:file-read", "session:tools-only", "session:tool-used", "session:tool-args-match"}
     tools = {h: [(t, a) for hh, t, a in calls if hh == h] for h in by_harness}
     assert ("Read", "read") in tools["claude-code"] and ("Edit", "edit") in tools["claude-code"]
     assert ("command_execution", "read") in tools["codex"] and ("file_change", "edit") in tools["codex"] and ("command_execution", "shell") in tools["codex"]
