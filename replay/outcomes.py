@@ -126,11 +126,31 @@ def decide(session: Session, verdicts: Sequence[Any], diff: WorkspaceDiff | None
     status = scenario_outcome(True, ((r["status"], r["readout"]) for r in rows))
     if rows and status == "pass":
         return task if task is not None and len(rows) == 1 else Outcome(PASSED, f"{len(rows)} check(s) passed")
-    if diff is not None and diff.empty:
+    if diff is not None and diff.empty and not _answer_failed(rows, task):
         return Outcome(NO_CHANGES, "the agent changed nothing in the staged tree")
     if not rows:
         return Outcome(FAILED, "no check graded this cell")
     return Outcome(FAILED, _failing(rows))
+
+
+def _answer_failed(rows: list[dict[str, Any]], task: Outcome | None) -> bool:
+    """A bench scenario whose failing checks all read only the answer (its final output, the
+    prompt, the reported cost or latency): a question, say, whose agent was told to change
+    nothing. Its empty diff is what it was asked for, and `no_changes` hid the failed answer
+    in compare's grid (cachetools' question scenario, newcomer pass): it failed. A task cell,
+    or any failing check of the files, the calls or the workspace, keeps `no_changes`."""
+    from benchtape.checks.registry import lookup, reads_output_only
+
+    failing = [r for r in rows if r["status"] in ("FAIL", "ERROR")]
+    if task is not None or not failing:
+        return False
+    for row in failing:
+        try:
+            if not reads_output_only(lookup(str(row["type"])).reads):
+                return False
+        except Exception:  # noqa: BLE001 - a type this catalog does not know (an older grading's): as before
+            return False
+    return True
 
 
 def _stopped_before(rows: list[dict[str, Any]], task: Outcome | None) -> bool:

@@ -84,7 +84,7 @@ def test_a_matrix_runs_then_a_second_invocation_starts_nothing_and_regrades_all_
     assert "0 session(s) started, 0 cell(s) measured now, 12 re-graded" in second.stdout
     assert counts(project) == (12, 24)  # no session started; a new outcome on every stored measurement
     regraded = latest_outcomes(project)
-    assert regraded[("mock@latest noop", "explain", 2)] == "no_changes"  # the echo does not say "subtracts", and it changed nothing
+    assert regraded[("mock@latest noop", "explain", 2)] == "failed"  # the echo does not say "subtracts": a question's wrong answer, whatever its (asked-for) empty diff
     assert regraded[("mock@latest scripted", "explain", 1)] == "passed"
     with db(project) as c:
         sources = dict(c.execute("SELECT source, count(*) FROM gradings GROUP BY source").fetchall())

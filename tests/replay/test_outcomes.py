@@ -68,6 +68,15 @@ scenarios:
   - name: garbled
     prompt: fix add
     sandbox: {{level: home, env: {{FAKE_TRANSCRIPT: "{garbage}"}}}}
+  - name: answers-wrongly
+    prompt: "What does add return? Change no file."
+    options: {{disableDefaultChecks: true}}
+    checks: [{{type: contains, value: "the sum"}}]
+    mock: {{steps: [{{say: "the difference"}}]}}
+  - name: idle-but-checked-by-calls
+    prompt: fix add
+    options: {{disableDefaultChecks: true}}
+    checks: [{{type: "session:tool-used", value: "action:edit"}}]
 """
 
 
@@ -122,6 +131,16 @@ def test_failed_names_the_failing_check(recorded):
 def test_no_changes_when_the_agent_changed_nothing(recorded):
     got = outcome_of(recorded, "idle")
     assert got.outcome == NO_CHANGES and recorded["idle"][2].empty and got.reusable
+
+
+def test_a_wrong_answer_with_no_change_asked_for_is_failed_not_no_changes(recorded):
+    """A question scenario (its agent told to change nothing) whose answer check failed read
+    `no_changes` in compare's grid, hiding the failed answer (cachetools, newcomer pass): its
+    failing checks read only the answer, so it failed. A failing check of the calls, the files
+    or the workspace keeps `no_changes`."""
+    got = outcome_of(recorded, "answers-wrongly")
+    assert recorded["answers-wrongly"][2].empty and got.outcome == FAILED and "contains" in got.reason, got
+    assert outcome_of(recorded, "idle-but-checked-by-calls").outcome == NO_CHANGES
 
 
 def test_guard_violation_even_when_the_checks_pass(recorded):
