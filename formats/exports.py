@@ -90,9 +90,11 @@ def write_otlp(store: BrowsingStore, selection: Selection, *, endpoint: str | No
     if not items:
         raise BadInput("no session to export in that selection", fix="`benchtape sessions` lists what is stored")
     _refuse_leaks(store, [(i.row.id, i.session, i.grading) for i in items], "the OpenTelemetry traces")
-    run_ids = {i.row.run_id for i in items}
-    run = store.run(next(iter(run_ids))) if len(run_ids) == 1 else None
-    found = spans(items, project or (task_name(run) if run else "benchtape"))
+    # each session under its own run's project (its bench's or evaluation's name), whatever else
+    # the selection holds: `--all` put every trace under "benchtape", `--run` the same traces
+    # under the run's name, so one trace sat in two projects of the same receiver
+    names = {run_id: task_name(store.run(run_id)) for run_id in {i.row.run_id for i in items}}
+    found = spans(items, (lambda item: project) if project else (lambda item: names[item.row.run_id]))
     if endpoint is not None:
         send(found, endpoint)
     if dest is not None:

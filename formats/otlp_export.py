@@ -85,24 +85,30 @@ def traces_url(endpoint: str) -> str:
     return endpoint if parts.path not in ("", "/") else endpoint.rstrip("/") + TRACES_PATH
 
 
-def spans(items: list[Item], project: str) -> list[Any]:
-    """The finished SDK spans (`ReadableSpan`) of the sessions, one trace each."""
+def spans(items: list[Item], project: Callable[[Item], str]) -> list[Any]:
+    """The finished SDK spans (`ReadableSpan`) of the sessions, one trace each, under each
+    one's project (a resource each: Phoenix files a trace by its resource's project, so a
+    session's traces land in one project whatever else was exported with it)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     ids = _session_ids()
-    resource = Resource.create({"service.name": "benchtape", "service.version": VERSION, "openinference.project.name": project})
-    provider = TracerProvider(resource=resource, id_generator=ids)
     memory = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(memory))
-    tracer = provider.get_tracer("benchtape.formats.otlp", VERSION)
     redact = redactor(secret_values(dict(os.environ)))
+    by_project: dict[str, list[Item]] = {}
     for item in items:
-        ids.seed(item.row.id)
-        _Session(tracer, item, redact).emit()
-    provider.shutdown()
+        by_project.setdefault(project(item), []).append(item)
+    for name, group in by_project.items():
+        resource = Resource.create({"service.name": "benchtape", "service.version": VERSION, "openinference.project.name": name})
+        provider = TracerProvider(resource=resource, id_generator=ids)
+        provider.add_span_processor(SimpleSpanProcessor(memory))
+        tracer = provider.get_tracer("benchtape.formats.otlp", VERSION)
+        for item in group:
+            ids.seed(item.row.id)
+            _Session(tracer, item, redact).emit()
+        provider.shutdown()
     return list(memory.get_finished_spans())
 
 

@@ -164,3 +164,30 @@ def test_traces_that_would_publish_the_answer_key_are_not_sent(tmp_path: Path) -
     out = benchtape("export", "--format", "otlp", "--run", "latest", "-o", tmp_path / "t.json", "--endpoint", "http://127.0.0.1:9", "--db", db)
     assert out.returncode == 1 and "was NOT written" in out.stderr and "fixed-answer-7731" not in out.stderr, out.stderr
     assert not (tmp_path / "t.json").exists()
+
+
+def test_a_trace_is_under_its_own_runs_project_whatever_else_is_exported(recorded: dict[str, Any], tmp_path: Path) -> None:
+    """`--all` put every trace under "benchtape" and `--run` the same traces under the run's
+    name: one trace sat in two projects of the same Phoenix. Each session's traces are now under
+    its own run's project (its bench's name), however the selection was made."""
+    import shutil
+
+    db = tmp_path / "two.db"
+    shutil.copy(recorded["db"], db)
+    other = tmp_path / "other-bench"
+    other.mkdir()
+    second = write_mock_bench(other)
+    assert benchtape("run", second, "--db", db, cwd=other).returncode == 1
+    for selection, name in ((["--all"], "all.json"), (["--run", "latest"], "latest.json")):
+        out = benchtape("export", "--format", "otlp", *selection, "-o", tmp_path / name, "--db", db, env={"DEPLOY_TOKEN": SECRET})
+        assert out.returncode == 0, out.stdout + out.stderr
+    projects = {}
+    for name in ("all.json", "latest.json"):
+        doc = json.loads((tmp_path / name).read_text())
+        for rs in doc["resourceSpans"]:
+            project = _attrs(rs["resource"]["attributes"])["openinference.project.name"]
+            for ss in rs["scopeSpans"]:
+                for span in ss["spans"]:
+                    projects.setdefault(span["traceId"], set()).add(project)
+    assert all(len(found) == 1 for found in projects.values()), projects  # never one trace in two projects
+    assert set().union(*projects.values()) == {recorded["folder"].name, other.name}
