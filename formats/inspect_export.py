@@ -103,8 +103,11 @@ def eval_log(setup: Setup, run: dict[str, Any] | None) -> Any:
     samples = _samples(items)
     models = sorted({model_of(g.session) for g in items})
     model = models[0] if len(models) == 1 else "benchtape/mixed"  # a workflow whose steps use several models
-    starts = [g.row.started_at for g in items if g.row.started_at]
-    created = _iso((run or {}).get("started_at") or (min(starts) if starts else 0.0)) or datetime.now(UTC).replace(microsecond=0).isoformat()
+    # the earliest of the run's start and its samples': an import's run starts when the import ran,
+    # its sessions months before, and a log that ended before it began was the result
+    starts = [g.row.started_at for g in items if g.row.started_at] + [_epoch(str(s.started_at)) for s in samples if s.started_at]
+    begun = [t for t in [(run or {}).get("started_at"), *starts] if t]
+    created = _iso(min(begun) if begun else 0.0) or datetime.now(UTC).replace(microsecond=0).isoformat()
     run_id = str((run or {}).get("id") or items[0].row.run_id or "")
     steps = setup.summary.get("steps") or []
     first = steps[0] if steps else {}
@@ -364,6 +367,11 @@ def _total_usage(samples: list[Any]) -> dict[str, Any]:
         for model, usage in (s.model_usage or {}).items():
             out[model] = out[model] + usage if model in out else usage
     return out
+
+
+def _epoch(iso: str) -> float:
+    """An ISO 8601 time as `_iso` writes it, back to seconds since the epoch."""
+    return datetime.fromisoformat(iso).timestamp()
 
 
 def _iso(at: float) -> str | None:

@@ -153,3 +153,26 @@ def test_a_setup_whose_every_sample_errored_is_an_errored_log(tmp_path: Path) ->
     assert sorted(s.metadata["scenario"] for s in some.samples if s.error) == ["broken"]
     assert every.status == "error" and len(every.samples) == 1 and every.samples[0].error is not None
     assert every.error.message.startswith("every sample errored (1); the first: the harness ended error")
+
+
+def test_an_imported_transcripts_log_begins_when_its_session_did(tmp_path: Path) -> None:
+    """An import's run starts when the import ran, its session months before: the log was
+    created (and named) at the import and completed at the session's end, ending before it
+    began (itsdangerous' newcomer pass, on real transcripts). It begins with its earliest."""
+    from datetime import datetime
+
+    from realdatakit import REALDATA
+
+    transcript = REALDATA / "claude-transcripts" / "spotter__short__tool-errors__v2.1.38.jsonl"
+    db = tmp_path / "i.db"
+    done = benchtape("import", "claude-code", transcript, "--db", db)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = benchtape("export", "--format", "inspect", "--run", "latest", "-o", tmp_path / "logs", "--db", db)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (path,) = (tmp_path / "logs").glob("*.eval")
+    log = inspect_log.read_eval_log(str(path))
+    created, started, completed = (datetime.fromisoformat(t) for t in (log.eval.created, log.stats.started_at, log.stats.completed_at))
+    sample = datetime.fromisoformat(str(log.samples[0].started_at))
+    assert created <= sample and started <= completed and sample.year < datetime.now().year + 1, (log.eval.created, log.stats, sample)
+    assert (datetime.now(sample.tzinfo) - created).days > 30  # the session's time, not the import's
+    assert path.name.startswith(log.eval.created.replace(":", "-")[:10])
