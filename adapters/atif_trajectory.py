@@ -50,6 +50,7 @@ HARBOR_IS_ERROR = "tool_result_is_error"
 HARBOR_SIDECHAIN, HARBOR_AGENT_ID = "is_sidechain", "agent_id"
 HARBOR_CACHE_WRITES = "cache_creation_input_tokens"  # a step's metrics.extra
 HARBOR_TOTAL_CACHE_WRITES = "total_cache_creation_input_tokens"  # final_metrics.extra
+HARBOR_COST_SOURCE = "cost_source"  # final_metrics.extra: where total_cost_usd came from (`litellm_estimate`: Harbor priced the tokens)
 BLOB_KINDS = frozenset({"workspace.snapshot", "transcript", "handover.snapshot"})  # actions naming bytes in the store's blobs
 
 
@@ -133,6 +134,10 @@ class _Reading:
         self.odd: dict[tuple[str, str], dict[int, Any]] = {}  # (trajectory, field) -> step id -> value
         self.late: list[Action] = []  # warnings, after everything else
         self.running: dict[str, float] = {}  # step metrics summed so far (benchtape's fields)
+        # Harbor's converter prices a transcript that says no cost (`cost_source: litellm_estimate`):
+        # its steps' and total's cost_usd are an estimate, never recorded as a cost the tool reported
+        final_extra = (doc.final_metrics.extra if doc.final_metrics is not None else None) or {}
+        self.estimated = final_extra.get(HARBOR_COST_SOURCE) not in (None, "reported")
         self.own = ours(doc.extra)
         self.meta: dict[str, Any] = self._meta(doc)
         if not self.own:
@@ -183,8 +188,12 @@ class _Reading:
         kept = extra.pop(OURS, None) or {}
         self._foreign_extra(extra, "final_metrics'", MAIN)
         totals = _benchtape_tokens(final.total_prompt_tokens, final.total_cached_tokens, writes, final.total_completion_tokens)
-        if final.total_cost_usd is not None:
+        if final.total_cost_usd is not None and not self.estimated:
             totals["cost_usd"] = final.total_cost_usd
+        elif final.total_cost_usd is not None:
+            # an estimate is no cost the tool reported: recorded as one, it priced a transcript that
+            # says no cost at $1.32 where its own import says unknown; kept as the warning's value
+            self.late.append(_kept(f"final_metrics.total_cost_usd ({final.total_cost_usd}), an estimate ({extra.get(HARBOR_COST_SOURCE)}), not a cost the tool reported: not recorded as one", final.total_cost_usd))
         for name in ("duration_ms", "turns"):
             if _dict(kept).get(name) is not None:
                 totals[name] = kept[name]
@@ -333,7 +342,7 @@ class _Reading:
         writes = extra.pop(HARBOR_CACHE_WRITES, None)
         extra.pop("cache_read_input_tokens", None)  # Harbor repeats cached_tokens there
         step = _benchtape_tokens(metrics.prompt_tokens, metrics.cached_tokens, writes, metrics.completion_tokens)
-        if metrics.cost_usd is not None:
+        if metrics.cost_usd is not None and not self.estimated:
             step["cost_usd"] = metrics.cost_usd
         for name, value in step.items():
             self.running[name] = self.running.get(name, 0) + value

@@ -222,3 +222,15 @@ def test_a_trajectory_without_a_final_newline_is_not_a_cut_transcript(tmp_path):
     [result] = import_files(store, "atif", [path])
     finished = [a for a in store.actions(result.session_id) if a.kind == "session.finished"][-1]
     assert finished.data["status"] == "ok" and "truncated" not in finished.data
+
+
+def test_a_cost_harbor_estimated_is_not_recorded_as_reported() -> None:
+    """Harbor's own Claude Code converter prices a transcript that says no cost
+    (`final_metrics.extra.cost_source: litellm_estimate`, each step's cost_usd too): imported, a
+    session whose direct import says `cost n/a` cost $1.32. The estimate is kept as a warning,
+    never as the tool's reported cost; a reported one (no cost_source) is read as before."""
+    estimated = {**DOC, "final_metrics": {**DOC["final_metrics"], "extra": {**DOC["final_metrics"]["extra"], "cost_source": "litellm_estimate"}}}
+    s = _session(estimated)
+    assert s.metrics.cost_usd is None and s.metrics.tokens_out == 60
+    assert any("an estimate (litellm_estimate)" in str(a.data) for a in s.actions if a.kind == "adapter.warning")
+    assert _session(DOC).metrics.cost_usd == 0.0039
