@@ -168,3 +168,13 @@ def test_without_a_wheelhouse_the_project_environment_goes_into_the_image_and_th
     report = json.loads(done.stdout)["tasks"][0]
     assert done.returncode == 0 and report["validated"], json.dumps(report, indent=1)
     assert (report["phases"]["base"]["reward"], report["phases"]["reference"]["reward"]) == (0.0, 1.0)
+
+
+def test_a_task_never_validated_is_exported_saying_so(exported: dict[str, Any]) -> None:
+    """603 here was created, never validated: its folder was exported without a word, though
+    its hidden tests were never proven to fail before the fix and pass after it (itsdangerous'
+    154, newcomer pass). The export still happens, saying so, and the JSON carries the state."""
+    assert exported["doc"]["state"] == "unvalidated"
+    out = benchtape("task", "export", "603", "--format", "harbor", "-o", exported["top"] / "again", cwd=exported["repo"], env={"XDG_CACHE_HOME": str(exported["top"] / "cache")}, timeout=300)
+    assert out.returncode == 0 and (exported["top"] / "again" / "603" / "task.toml").is_file(), out.stdout + out.stderr
+    assert "note: task 603 is unvalidated (never validated): exported as it is" in out.stderr and "next: benchtape task validate 603" in out.stderr, out.stderr
