@@ -246,7 +246,7 @@ def expand_paths(paths: list[Path | str]) -> list[Path]:
             found = sorted([*p.glob("*.yaml"), *([p / "madbench.yml"] if (p / "madbench.yml").is_file() else [])])
             found += sorted(d for d in p.iterdir() if d.is_dir() and (d / "assert.yaml").is_file())
             if not found:
-                raise BadInput("the folder holds no *.yaml bench files and no case directories", file=str(p), fix="pass a bench file")
+                raise BadInput("the folder holds no *.yaml bench file, no case directory (NAME/assert.yaml) and no Harbor task (NAME/task.toml)", file=str(p), fix="pass a bench file, an evaluation, or a folder of Harbor tasks (each a folder with task.toml, instruction.md, tests/test.sh)")
             out.extend(found)
         else:
             out.append(p)

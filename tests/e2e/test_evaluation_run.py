@@ -189,6 +189,11 @@ def test_flags_are_refused_where_they_do_not_apply(project):
     assert out.returncode == 2 and "--repeat does not apply to an evaluation" in out.stderr and "attempts:" in out.stderr
     out = benchtape("run", "madbench.yaml", "--fresh", cwd=project)
     assert out.returncode == 2 and "--fresh applies to an evaluation" in out.stderr
+    # a folder with nothing to run says what it lacks (a Harbor task among it), not that --yes is an evaluation's
+    (project / "empty").mkdir()
+    for flags in (["--harness", "oracle", "--yes"], ["--harness", "oracle"]):
+        out = benchtape("run", "empty", *flags, cwd=project)
+        assert out.returncode == 2 and "holds no *.yaml bench file, no case directory (NAME/assert.yaml) and no Harbor task (NAME/task.toml)" in out.stderr, (flags, out.stderr)
     out = run(project, "--task", "fix-ad", "--dry-run")
     assert out.returncode == 2 and "did you mean 'fix-add'?" in out.stderr
     out = benchtape("run", "bse", "--dry-run", cwd=project)
