@@ -328,6 +328,10 @@ class _Reading:
             if result.content is not None and not result.subagent_trajectory_ref:
                 self.late.append(_kept(f"step {step.step_id}'s observation result tied to no tool call (benchtape pairs a result with its call)", _content_value(result.content), thread))
             return
+        if not kept and call_id not in {c.tool_call_id for c in step.tool_calls or []}:
+            # Harbor's validator refuses it ("references source_call_id … not found in step N's
+            # tool_calls"); imported, it was an orphan result, said nowhere
+            self.late.append(_kept(f"step {step.step_id}'s observation result for the call {call_id!r}, which is none of that step's tool_calls (recorded as the result of a call never made)", _content_value(result.content), thread))
         data: dict[str, Any] = {"call_id": call_id, "output": _content_value(result.content)}
         if not kept:
             data["is_error"] = is_error if isinstance(is_error, bool) else None

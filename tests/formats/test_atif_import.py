@@ -234,3 +234,14 @@ def test_a_cost_harbor_estimated_is_not_recorded_as_reported() -> None:
     assert s.metrics.cost_usd is None and s.metrics.tokens_out == 60
     assert any("an estimate (litellm_estimate)" in str(a.data) for a in s.actions if a.kind == "adapter.warning")
     assert _session(DOC).metrics.cost_usd == 0.0039
+
+
+def test_a_result_for_a_call_its_step_never_made_is_said() -> None:
+    """Harbor's validator refuses an observation result naming a call that is none of its step's
+    tool_calls; benchtape imported it silently, an orphan result. It is kept, and said."""
+    doc = json.loads(json.dumps(DOC))
+    doc["steps"][4]["observation"] = {"results": [{"source_call_id": "nope", "content": "from nowhere"}]}  # a step with no tool_calls
+    s = _session(doc)
+    said = [str(a.data) for a in s.actions if a.kind == "adapter.warning" and "'nope'" in str(a.data)]
+    assert len(said) == 1 and "none of that step's tool_calls" in said[0], said
+    assert not any("none of that step's tool_calls" in str(a.data) for a in _session(DOC).actions if a.kind == "adapter.warning")
