@@ -133,7 +133,9 @@ def plan_evaluation(req: EvaluationRequest, store: BrowsingStore | None, *, on_e
         raise PreflightBlocked(pf.blocking)
     plans = matrix.plan()
     stored = StoredCells() if store is None else stored_cells(store, ev.name, [p.identity.id for p in plans], ev.fingerprints())  # --fresh reuses none of it (Planned.reused)
-    notes = list(dict.fromkeys([s.describe() for s in ev.skipped] + [r.note for r in matrix.resolver.all() if r.note] + pf.notes))
+    # --task narrows what is said too: notes of tasks not selected sent the user after them
+    said = [s for s in ev.skipped if not req.tasks or s.id in req.tasks]
+    notes = list(dict.fromkeys([s.describe() for s in said] + [r.note for r in matrix.resolver.all() if r.note] + pf.notes))
     if any(a.all_pre() for a in ev.arms):
         notes.append("setup (`pre`) commands were run once per task in a scratch sandbox to capture their effects (no agent, no spend)")
     where = placement(req, ev, plans)

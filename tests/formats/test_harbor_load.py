@@ -3,6 +3,7 @@ refused by name, with the file, the line and a fix; the reward file is read as H
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -200,3 +201,17 @@ def test_a_compose_environment_is_refused_by_its_service_not_passed_over(tmp_pat
     (folder / "environment" / "docker-compose.yaml").write_text("services:\n  main:\n    environment:\n      - MODE=strict\n")
     err = refusal(folder)
     assert "overrides of the task's container" in err.what and err.line == 1
+
+
+def test_a_run_narrowed_by_task_says_nothing_of_the_tasks_left_out(tmp_path: Path):
+    """`run harbor-tasks/ --task 296` said 'task 133 is unvalidated' and 'task 378 is …' for
+    tasks it would not run, sending the user after them (itsdangerous, newcomer pass)."""
+    from e2e.cli import benchtape
+
+    tasks = tmp_path / "tasks"
+    shutil.copytree(FIXTURES, tasks)
+    narrowed = benchtape("run", tasks, "--harness", "oracle", "--dry-run", "--task", "fix-the-sum", "--db", tmp_path / "d.db", cwd=tmp_path)
+    whole = benchtape("run", tasks, "--harness", "oracle", "--dry-run", "--db", tmp_path / "d.db", cwd=tmp_path)
+    assert narrowed.returncode == 0 and whole.returncode == 0, narrowed.stderr + whole.stderr
+    said = lambda out: sorted(set(re.findall(r"task (\S+) is unvalidated", out.stdout + out.stderr)))  # noqa: E731
+    assert said(narrowed) == ["fix-the-sum"] and len(said(whole)) == len(list(FIXTURES.iterdir())), (said(narrowed), said(whole))
