@@ -36,7 +36,7 @@ from benchtape.core.errors import BadInput, closest
 from benchtape.spec.bench import discover, is_eval_document, load_bench
 from benchtape.spec.documents import HEADER_KEYS, DocLoader, load_document
 from benchtape.spec.overlays import Effects, Registry, ToolDef, WorkflowDef, load_registry, project_config_dir, project_config_dirs
-from benchtape.spec.project import Defaults, defaults_for
+from benchtape.spec.project import MAX_ATTEMPTS, Defaults, defaults_for
 from benchtape.spec.run_settings import RunSettings, load_run_settings
 from benchtape.spec.task_cells import Skipped, Task, load_task_folders
 
@@ -423,6 +423,9 @@ def _attempts(ld: DocLoader, top: LineDict) -> int:
     value = top.get("attempts", 1)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ld.err(f"`attempts:` must be a whole number of at least 1, got {value!r}", top, "attempts", "e.g. `attempts: 3`")
+    if value > MAX_ATTEMPTS:
+        # `attempts: 1000000000` planned 8e9 cells in memory: `run --dry-run` took 3.8 GB in 25 s
+        raise ld.err(f"`attempts: {value:,}` is more than the {MAX_ATTEMPTS:,} a task may have: every attempt is a cell planned (and run)", top, "attempts", "a few attempts per task measure a setup; add tasks for more power (`benchtape run NAME --dry-run` plans it)")
     return value
 
 

@@ -323,6 +323,9 @@ def _source(ld: DocLoader, top: LineDict) -> Source:
     return Source(**values)
 
 
+MAX_ATTEMPTS = 1000  # a task's attempts (`defaults.attempts`, an Evaluation's `attempts:`): far past what any comparison reads, and each is a cell planned in memory
+
+
 def _defaults(ld: DocLoader, top: LineDict) -> Defaults:
     node = ld.strict(ld.mapping(top.get("defaults"), "`defaults:`", top, "defaults"), DEFAULTS_KEYS, "`defaults:`")
     ints = {}
@@ -330,6 +333,8 @@ def _defaults(ld: DocLoader, top: LineDict) -> Defaults:
         value = node.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ld.err(f"`defaults.{key}` must be a whole number of at least 1, got {value!r}", node, key)
+        if key == "attempts" and value is not None and value > MAX_ATTEMPTS:
+            raise ld.err(f"`defaults.attempts: {value:,}` is more than the {MAX_ATTEMPTS:,} a task may have: every attempt is a cell planned (and run)", node, key, "a few attempts per task measure a setup; add tasks for more power")
         ints[key] = value
     resources = ld.strict(ld.mapping(node.get("resources"), "`defaults.resources`", node, "resources"), RESOURCES_KEYS, "`defaults.resources`")
     return Defaults(ints["attempts"], ints["concurrency"], ld.duration(node.get("cell_timeout"), node, "cell_timeout", None), {k: resources[k] for k in resources})

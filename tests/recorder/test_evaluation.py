@@ -265,6 +265,8 @@ def test_pre_commands_and_option_effects_are_carried(project, user):
         ("atempts: 3\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown key `atempts` in the Evaluation", "did you mean `attempts:`?"),
         ("attempts: 0\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number of at least 1", None),
         ("attempts: true\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts:` must be a whole number", None),
+        # a billion attempts planned 8e9 cells in memory (`run --dry-run`: 3.8 GB in 25 s)
+        ("attempts: 1000000000\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts: 1,000,000,000` is more than the 1,000 a task may have", "add tasks for more power"),
         ("tools: []\n", 3, "non-empty `tools:`", None),
         ("runs: [{}]\ntools: [{tool: mock, model: scripted}]\n", 3, "a list of run entries belongs to an Eval file", "runs: {executor: ray"),
         ("runs: {executor: rey}\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown executor 'rey'", "did you mean 'ray'?"),
