@@ -857,9 +857,15 @@ def _comparison(store: BrowsingStore, targets: list[str], pricing: Pricing, cwd:
     measurements, arms = read_measurements(store, pricing, runs=run_ids)
     if not measurements:
         raise BadInput(f"run(s) {', '.join(run_ids)} hold no evaluation cells", fix="compare the runs of `benchtape run EVALUATION`, or name the evaluation")
-    names = sorted({((store.run(r) or {}).get("params") or {}).get("evaluation") or "" for r in run_ids} - {""})
+    params = [(store.run(r) or {}).get("params") or {} for r in run_ids]
+    names = sorted({p.get("evaluation") or "" for p in params} - {""})
     title = "runs " + ", ".join(run_ids)
-    return _with_metrics(store, compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates), measurements)
+    # runs made in rounds were looked at after each: the always-valid test is in force, as when
+    # the evaluation is named (the run ids dropped it, and called a pair decided that it was not)
+    rounds = _rounds_of(params)
+    found = compare(measurements, arms, title=title, evaluation=names[0] if len(names) == 1 else None, pricing_dates=pricing.dates, common_only=bool(rounds), limits=rounds[-1].get("limits") if rounds else None)
+    found.rounds = rounds
+    return _with_metrics(store, found, measurements)
 
 
 def _with_metrics(store: BrowsingStore, c: Comparison, measurements: list[Measurement]) -> Comparison:
@@ -915,7 +921,12 @@ def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], dete
 def stored_rounds(store: BrowsingStore, evaluation: str) -> list[dict[str, Any]]:
     """The rounds `run --until-decided` recorded for the evaluation (number, tasks per setup, the
     limits it ran under), in order."""
-    found = [p["round"] for p in store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation) if isinstance(p.get("round"), dict)]
+    return _rounds_of(store.cell_run_params(run_kind=RUN_KIND, evaluation=evaluation))
+
+
+def _rounds_of(params: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rounds recorded in runs' params (`round`), in order."""
+    found = [p["round"] for p in params if isinstance(p.get("round"), dict)]
     return sorted(({"number": r.get("number"), "tasks": r.get("tasks"), "limits": r.get("limits")} for r in found), key=lambda r: r["number"] or 0)
 
 

@@ -86,6 +86,12 @@ def test_a_clear_difference_stops_early_in_recorded_rounds(tmp_path):
     text = benchtape("compare", "e", "--plain", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout
     assert f"stopped: {doc['stopped']}" in text and "plan: 12 task(s) × 1 attempt(s)" in text  # the plan is the evaluation's (12 tasks), as run --dry-run states it
     assert "4 task(s) were not needed: every pair was decided first" in " ".join(text.split())
+    # the same runs named by their ids read the same way: in rounds, by the always-valid test
+    # (the run ids dropped it, and called a pair decided by a test the rounds' looks invalidate)
+    with sqlite3.connect(root / ".benchtape" / "benchtape.db") as c:
+        run_ids = [r[0] for r in c.execute("SELECT DISTINCT run_id FROM sessions ORDER BY run_id")]
+    by_ids = orjson.loads(benchtape("compare", *run_ids, "--json", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout)
+    assert len(by_ids["rounds"]) == 4 and by_ids["pairs"][0]["test"] == "e-value" and by_ids["pairs"] == found["pairs"], (by_ids["pairs"], found["pairs"])
 
 
 def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
