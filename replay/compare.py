@@ -907,7 +907,10 @@ def _plan(ev: Any, expected: Expected, measurements: list[Measurement], *, seque
 def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], detect: float | None = None, pricing: Pricing | None = None, *, sequential: bool = False) -> dict[str, Any]:
     """The plan of `ev` over these tasks (`run --dry-run`, `evaluation validate`), from the
     store's measurements of it where there are (`store` None: the defaults); replay.power does
-    the arithmetic. Controls are left out: they are never compared."""
+    the arithmetic. Controls are left out: they are never compared. `sequential` (a run in
+    rounds now) or rounds already stored: the always-valid test `compare` will use, so every
+    command states the plan `compare` does (the preview planned the fixed design's test over
+    an evaluation compare read in rounds: 44% against "can never tell two setups apart")."""
     from benchtape.replay.power import plan, setups_from
 
     arms = [(a.key, a.label) for a in ev.arms if arm_kind((s.harness, s.model_id) for s in a.steps) not in CONTROLS]
@@ -915,6 +918,7 @@ def evaluation_plan(store: BrowsingStore | None, ev: Any, tasks: list[str], dete
     if store is not None:
         measurements, _ = read_measurements(store, pricing or Pricing(), evaluation=ev.name, metrics=False, fingerprints=ev.fingerprints())  # passes per task: no costs
         per_arm = per_task_counts(measurements)
+        sequential = sequential or bool(stored_rounds(store, ev.name))
     return plan(setups_from(arms, per_arm), len(tasks), ev.attempts, detect, sequential=sequential)
 
 

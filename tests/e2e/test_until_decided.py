@@ -92,6 +92,10 @@ def test_a_clear_difference_stops_early_in_recorded_rounds(tmp_path):
         run_ids = [r[0] for r in c.execute("SELECT DISTINCT run_id FROM sessions ORDER BY run_id")]
     by_ids = orjson.loads(benchtape("compare", *run_ids, "--json", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout)
     assert len(by_ids["rounds"]) == 4 and by_ids["pairs"][0]["test"] == "e-value" and by_ids["pairs"] == found["pairs"], (by_ids["pairs"], found["pairs"])
+    # and the preview and `evaluation validate` plan with the test compare uses (they planned the fixed design's)
+    previewed = orjson.loads(run(root, "--dry-run", "--json").stdout)["plan"]
+    validated = orjson.loads(benchtape("evaluation", "validate", "e", "--json", cwd=root, env={"XDG_CONFIG_HOME": str(root / "xdg")}).stdout)["plan"]
+    assert previewed == validated == found["plan"], (previewed, validated, found["plan"])
 
 
 def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
