@@ -394,6 +394,9 @@ def _task_refs(ld: DocLoader, top: LineDict, project: Path) -> list[str]:
         refs = ld.strings(top, "tasks", "`tasks:`")
         if not refs:
             raise ld.err("`tasks:` is empty", top, "tasks", "list task ids, `all`, or paths to Harbor task folders")
+        twice = next((r for i, r in enumerate(refs) if r in refs[:i]), None)
+        if twice is not None:  # read as one task, silently: a slip for another id, as a repeated model is refused
+            raise ld.err(f"`tasks:` lists {twice!r} twice", top, "tasks", "list each task once (attempts: repeats every task)")
         return refs
     if top.get("bench") is None:
         from benchtape.spec.task import task_dirs

@@ -268,6 +268,7 @@ def test_pre_commands_and_option_effects_are_carried(project, user):
         # a billion attempts planned 8e9 cells in memory (`run --dry-run`: 3.8 GB in 25 s)
         ("attempts: 1000000000\ntools: [{tool: mock, model: scripted}]\n", 3, "`attempts: 1,000,000,000` is more than the 1,000 a task may have", "add tasks for more power"),
         ("tools: []\n", 3, "non-empty `tools:`", None),
+        ("tasks: [1223, 1223]\ntools: [{tool: mock, model: scripted}]\n", 3, "`tasks:` lists '1223' twice", "list each task once"),
         ("runs: [{}]\ntools: [{tool: mock, model: scripted}]\n", 3, "a list of run entries belongs to an Eval file", "runs: {executor: ray"),
         ("runs: {executor: rey}\ntools: [{tool: mock, model: scripted}]\n", 3, "unknown executor 'rey'", "did you mean 'ray'?"),
         ("runs:\n  executor: ray\n  adress: 10.0.0.5:6379\ntools: [{tool: mock, model: scripted}]\n", 5, "unknown key `adress`", "did you mean `address:`?"),
