@@ -87,6 +87,9 @@ def run_until_decided(req: Any, store: Store | None, planned: Any, doc: dict[str
     order = task_order(ev.name, [t.id for t in planned.tasks])
     plain = show.plain_wanted(req.plain)
     doc = {**doc, "until_decided": preview_limits(doc, req.until, {key for key, _ in arms})}
+    controls = [str(row.get("setup") or row.get("key")) for row in doc.get("setups", []) if row.get("key") not in {key for key, _ in arms} and row.get("to_run")]
+    if controls:  # they were listed "to run" and never ran: compare then said the oracle was not measured, unexplained
+        doc["notes"] = [*doc.get("notes", []), f"controls are not run in rounds ({', '.join(controls)}): run them with `benchtape run {req.name} --yes` (without --until-decided), so compare can say whether they hold"]
     if req.dry_run:
         show.preview(doc, plain, req.json_out)
         if not req.json_out:

@@ -118,3 +118,14 @@ def test_bad_limits_are_refused_with_the_fix(tmp_path, args, message):
     root = project(tmp_path / "proj")
     out = run(root, *args, "--yes")
     assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_control_listed_to_run_is_said_not_to_run_in_rounds(tmp_path):
+    """The preview listed the no-op control "to run 16", the rounds never ran it, and compare then
+    said it was not measured, unexplained (more-itertools, newcomer pass): the preview says so."""
+    root = project(tmp_path / "proj")
+    write(root / ".benchtape" / "evaluations" / "e.yaml", EVALUATION + "  - {tool: mock, model: noop}\n")
+    preview = run(root, "--until-decided", "--round", "2", "--dry-run")
+    said = " ".join((preview.stdout + preview.stderr).split())
+    assert preview.returncode == 0 and "controls are not run in rounds (mock@latest noop): run them with `benchtape run e --yes`" in said, said
+    assert "controls are not run in rounds" not in " ".join(run(root, "--dry-run").stdout.split())  # a fixed design runs them
