@@ -72,7 +72,7 @@ def run_cmd(
     until_decided: bool = typer.Option(False, "--until-decided", help="With an evaluation: run in rounds, stop when every neighbouring pair of setups is told apart (an always-valid test) or the budget is spent; a stopped one resumes."),
     max_cells: int | None = typer.Option(None, "--max-cells", min=1, help="With --until-decided: run at most this many new cells."),
     budget: str | None = typer.Option(None, "--budget", metavar="USD", help="With --until-decided: spend at most this much ($5, or 5), by the stored cost per cell."),
-    round_tasks: int = typer.Option(5, "--round", min=1, help="With --until-decided: tasks added per round to each undecided setup."),
+    round_tasks: int | None = typer.Option(None, "--round", min=1, help="With --until-decided: tasks added per round to each undecided setup (default 5)."),
     env_file: EnvFile = None,
     no_env: NoEnv = False,
     fail_on_failure: bool = typer.Option(False, "--fail-on-failure", help="Exit 1 when a scenario failed: what a bench `run` always does (madbench v0.23.0's rule; accepted so madbench 0.33+ command lines run unchanged); with an evaluation or Harbor tasks, exit 1 when a setup's cell did not pass or a control does not hold."),
@@ -218,7 +218,7 @@ _WHY_NOT = {
 }
 
 
-def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None, deciding=(None, False, None, None, 5), fail_on_failure=False) -> int:  # type: ignore[no-untyped-def]
+def _run_evaluation(target: str, refused: list[str], task, fresh, yes, dry_run, json_out, db, concurrency, sandbox, keep_sandbox, consent, plain, placement=(None, None), loaded=None, deciding=(None, False, None, None, None), fail_on_failure=False) -> int:  # type: ignore[no-untyped-def]
     from benchtape.app.evaluation_rounds import until_of
     from benchtape.app.evaluation_run import EvaluationRequest
     from benchtape.app.evaluation_run import execute as run_evaluation

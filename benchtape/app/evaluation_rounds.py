@@ -33,13 +33,14 @@ class Until:
     round_tasks: int = 5
 
 
-def until_of(detect: str | None, until_decided: bool, max_cells: int | None, budget: str | None, round_tasks: int = 5) -> dict[str, Any]:
+def until_of(detect: str | None, until_decided: bool, max_cells: int | None, budget: str | None, round_tasks: int | None = None) -> dict[str, Any]:
     """EvaluationRequest's `detect` and `until` from the command line (a clear error for a
     limit without --until-decided, or a budget that is not an amount)."""
     from benchtape.replay.power import parse_difference
 
-    if not until_decided and (max_cells is not None or budget is not None):
-        raise BadInput(f"{'--max-cells' if max_cells is not None else '--budget'} limits a run in rounds", fix="add --until-decided, or leave the limit out")
+    if not until_decided and (max_cells is not None or budget is not None or round_tasks is not None):
+        flag = "--max-cells" if max_cells is not None else "--budget" if budget is not None else "--round"
+        raise BadInput(f"{flag} {'limits' if flag != '--round' else 'sizes'} a run in rounds", fix="add --until-decided, or leave it out")
     amount = None
     if budget is not None:
         try:
@@ -48,7 +49,7 @@ def until_of(detect: str | None, until_decided: bool, max_cells: int | None, bud
             raise BadInput(f"--budget {budget!r} is not an amount in USD", fix="--budget 5 (or $5)") from None
         if amount <= 0:
             raise BadInput(f"--budget {budget!r} must be more than 0", fix="--budget 5")
-    return {"detect": parse_difference(detect) if detect is not None else None, "until": Until(max_cells, amount, round_tasks) if until_decided else None}
+    return {"detect": parse_difference(detect) if detect is not None else None, "until": Until(max_cells, amount, round_tasks or 5) if until_decided else None}
 
 
 @dataclass

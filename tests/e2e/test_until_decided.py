@@ -113,7 +113,7 @@ def test_max_cells_stops_and_the_next_run_resumes(tmp_path):
     assert doc["decided"] and [r["number"] for r in doc["rounds"]] == [3, 4] and doc["cells_run"] == 8
 
 
-@pytest.mark.parametrize("args, message", [(["--max-cells", "3"], "--max-cells limits a run in rounds"), (["--until-decided", "--budget", "lots"], "is not an amount in USD")])
+@pytest.mark.parametrize("args, message", [(["--max-cells", "3"], "--max-cells limits a run in rounds"), (["--round", "3"], "--round sizes a run in rounds"), (["--until-decided", "--budget", "lots"], "is not an amount in USD")])
 def test_bad_limits_are_refused_with_the_fix(tmp_path, args, message):
     root = project(tmp_path / "proj")
     out = run(root, *args, "--yes")
