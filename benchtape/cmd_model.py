@@ -95,26 +95,32 @@ def _print_setup(srv: Any, path: Path, script: Any, harness: str | None) -> None
         "the no-op script (says the prompt back)" if script.noop and not script.chat else "" if script.noop else f"{len(script.turns)} main turn(s)",
         f"{len(script.chat)} chat reply(ies) for judges, one per request" if script.chat else "",
     ) if part)
-    print(f"scripted model: {path} ({what}, sha256 {script.digest[:12]}) on {srv.url}  -- Ctrl-C stops")
+    lines: list[str] = []
+    lines.append(f"scripted model: {path} ({what}, sha256 {script.digest[:12]}) on {srv.url}  -- Ctrl-C stops")
     if harness in (None, "claude-code"):
-        print("\nClaude Code (print mode; any HOME you like, a fresh one is hermetic):")
+        lines.append("\nClaude Code (print mode; any HOME you like, a fresh one is hermetic):")
         for key, value in claude_env(srv.url).items():
-            print(f"  export {key}={value}")
-        print('  claude -p "your prompt" --output-format stream-json --verbose --permission-mode bypassPermissions < /dev/null')
+            lines.append(f"  export {key}={value}")
+        lines.append('  claude -p "your prompt" --output-format stream-json --verbose --permission-mode bypassPermissions < /dev/null')
     if harness in (None, "codex"):
-        print("\nCodex: write this to $CODEX_HOME/config.toml (a private CODEX_HOME):")
+        lines.append("\nCodex: write this to $CODEX_HOME/config.toml (a private CODEX_HOME):")
         for line in codex_config(srv.openai_url).splitlines():
-            print(f"  {line}")
-        print(f"  export CODEX_HOME=<that folder> {CODEX_KEY_ENV}={SCRIPTED_KEY}")
-        print('  codex exec --json --skip-git-repo-check "your prompt" < /dev/null')
+            lines.append(f"  {line}")
+        lines.append(f"  export CODEX_HOME=<that folder> {CODEX_KEY_ENV}={SCRIPTED_KEY}")
+        lines.append('  codex exec --json --skip-git-repo-check "your prompt" < /dev/null')
     if harness in (None, "gemini-cli"):
-        print("\nGemini CLI: write this to $HOME/.gemini/settings.json (a private HOME):")
-        print(f"  {json.dumps(GEMINI_SETTINGS)}")
-        print(f"  export GEMINI_API_KEY={SCRIPTED_KEY} GOOGLE_GEMINI_BASE_URL={srv.url}")
-        print(f'  gemini -m {GEMINI_MODEL} --skip-trust --approval-mode=yolo --output-format stream-json -p "your prompt" < /dev/null')
+        lines.append("\nGemini CLI: write this to $HOME/.gemini/settings.json (a private HOME):")
+        lines.append(f"  {json.dumps(GEMINI_SETTINGS)}")
+        lines.append(f"  export GEMINI_API_KEY={SCRIPTED_KEY} GOOGLE_GEMINI_BASE_URL={srv.url}")
+        lines.append(f'  gemini -m {GEMINI_MODEL} --skip-trust --approval-mode=yolo --output-format stream-json -p "your prompt" < /dev/null')
     if harness is None:
-        print(f"\nChat Completions (judges): POST {srv.openai_url}/chat/completions")
-    print("", flush=True)
+        lines.append(f"\nChat Completions (judges): POST {srv.openai_url}/chat/completions")
+    lines.append("")
+    # one write: the URL on the first line is what a reader waits for, and with the lines after it
+    # written one by one (an unbuffered stdout, as under CI) a Ctrl-C sent once the URL answered
+    # could land mid-setup and leave the rest unprinted (CI met it once)
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
 
 
 def _request_line(entry: dict[str, Any], turns: int, replies: int = 0) -> str:

@@ -267,9 +267,9 @@ def _only_for_evaluations(flag: str, benches: list[Path] | None) -> int:
         raise BadInput(f"{name} is a {what} here, so `run` reads it as a bench; the evaluation of that name is {shadowed}", fix=f"name the evaluation by its path: `benchtape run {evaluation_ref(shadowed)} {flag}`")
     folder = benches[0] if benches and len(benches) == 1 and benches[0].is_dir() else None
     if folder is not None:  # a folder that is no evaluation: what it lacks, not the flag, is the problem (a Harbor folder with no task in it)
-        from benchtape.spec.bench import expand_paths
+        from benchtape.app.api import bench_files
 
-        expand_paths([str(folder)])
+        bench_files([folder])
     raise BadInput(f"{flag} applies to an evaluation (`kind: Evaluation`) or a folder of Harbor tasks, and {'neither' if folder is not None else 'none'} was named", fix="name an evaluation: `benchtape run NAME` (.benchtape/evaluations/NAME.yaml) or its path, or a folder of Harbor tasks")
 
 

@@ -103,6 +103,12 @@ def load_inputs(paths: Sequence[str | Path] | None, params: dict[str, Any] | Non
     return None, [load_bench(p, params or {}) for p in expanded]
 
 
+def bench_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The bench files the paths name, folders expanded: BadInput, naming what a folder lacks,
+    for one that holds none (no bench file, case directory or Harbor task)."""
+    return expand_paths(list(paths))
+
+
 def load_benches(paths: Sequence[str | Path] | None, params: dict[str, Any] | None = None) -> list[BenchSpec]:
     """Every bench named (folders expanded; an Eval file gives one bench per run); bad input raises BadInput before anything runs."""
     return load_inputs(paths, params)[1]
