@@ -220,17 +220,7 @@ class Call:
             return NotImplemented
         o: Call = other
         return (self.seq, self.thread, self.call_id, self.tool, self.input, self.output, self.is_error, self.result_seq, self.has_result, self.agent, self.canonical) == (
-            o.seq,
-            o.thread,
-            o.call_id,
-            o.tool,
-            o.input,
-            o.output,
-            o.is_error,
-            o.result_seq,
-            o.has_result,
-            o.agent,
-            o.canonical,
+            o.seq, o.thread, o.call_id, o.tool, o.input, o.output, o.is_error, o.result_seq, o.has_result, o.agent, o.canonical
         )
 
     @property
@@ -312,15 +302,7 @@ class Invocation:
             return NotImplemented
         o: Invocation = other
         return (self.kind, self.tool, self.thread, self.call_id, self.is_error, self.has_result, self.name, self.agent, self.canonical) == (
-            o.kind,
-            o.tool,
-            o.thread,
-            o.call_id,
-            o.is_error,
-            o.has_result,
-            o.name,
-            o.agent,
-            o.canonical,
+            o.kind, o.tool, o.thread, o.call_id, o.is_error, o.has_result, o.name, o.agent, o.canonical
         )
 
     @property
@@ -423,6 +405,7 @@ class Environment(TypedDict):
 
 def _no_environment() -> Environment:
     return {"expected": None, "reported": None}
+
 
 
 VERIFIER_HARNESS = "verifier"  # a validation's recorded verifier run (tasks/validation_record.py): a log and evidence, never a workspace
@@ -732,9 +715,7 @@ class _Structure:
                     call_id = str(call_id)
                 value = tc.get("input")
                 # positional: Call(seq, thread, call_id, tool, input, output, is_error, result_seq, has_result, agent, canonical)
-                call = Call(
-                    seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None, (tc, harness)
-                )
+                call = Call(seq, thread, call_id, tc.get("tool") or "", value if isinstance(value, dict) else {"value": value}, None, None, None, False, agents.get(thread) if agents else None, (tc, harness))
                 append(call)
                 pending[call_id] = call
                 if thread != MAIN:
@@ -996,3 +977,12 @@ def text_of(value: Any) -> str | None:
 
 
 # ---------------------------------------------------------------- check specs and results
+
+
+
+
+
+
+
+
+

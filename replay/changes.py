@@ -97,9 +97,7 @@ def workspace_changes(store: BrowsingStore, session: Session) -> Changes:
     if session.task is not None:  # a task cell: the candidate patch its task:verify verdict stored (the same bytes, derived again)
         return task_candidate(store, session)
     if not session.staged_snapshot:
-        raise NoDiff(
-            f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace"
-        )
+        raise NoDiff(f"session {session.id} has no snapshot of its staged tree (recorded before benchtape kept one, or it failed), so its changes cannot be diffed; `benchtape export {session.id} DIR` still writes its final workspace")
     if not session.snapshot:
         raise NoDiff(f"session {session.id} has no final workspace snapshot (it never finished, or the snapshot failed), so there is nothing to diff against the staged tree")
     before = _entries(store, session.staged_snapshot["sha256"], "staged tree")

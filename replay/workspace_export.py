@@ -8,8 +8,8 @@ from pathlib import Path
 
 from benchtape.core.command_runner import Unavailable
 from benchtape.core.errors import BadInput
-from benchtape.core.model import Session
-from benchtape.replay.changes import VERIFIER, never_had_workspace
+from benchtape.core.model import VERIFIER_HARNESS, Session
+from benchtape.replay.changes import never_had_workspace
 from benchtape.replay.grading import StoredSnapshot
 from benchtape.replay.report import new_folder
 from benchtape.store.views import BrowsingStore
@@ -23,17 +23,10 @@ def export(store: BrowsingStore, session: Session, dest: Path, *, staged: bool =
     what = "staged tree" if staged else "final workspace"
     imported = never_had_workspace(session)
     if imported is not None:
-        fix = (
-            "its tree can be made again: `benchtape task validate` with the task's id runs the phase anew"
-            if session.harness == VERIFIER
-            else "run the scenario with `benchtape run` to record a workspace"
-        )
+        fix = "its tree can be made again: `benchtape task validate` with the task's id runs the phase anew" if session.harness == VERIFIER_HARNESS else "run the scenario with `benchtape run` to record a workspace"
         raise BadInput(f"{imported}, so there is no {what} to export", fix=fix)
     if not snap:
-        raise BadInput(
-            f"session {session.id} has no {what} snapshot to export",
-            fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`",
-        )
+        raise BadInput(f"session {session.id} has no {what} snapshot to export", fix="only sessions recorded since benchtape kept the staged tree have one" if staged else "the session never finished, or its snapshot failed: see `benchtape show`")
     with new_folder(dest) as tmp:
         try:
             StoredSnapshot(store, replace(session, snapshot=snap)).restore(tmp)

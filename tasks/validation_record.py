@@ -35,27 +35,9 @@ def start_run(store: RecordingStore, ids: list[str], level: str, argv: list[str]
 def record_phase(store: RecordingStore, run_id: str, task_id: str, phase: str, evidence: Evidence, summary: dict[str, Any], facts: dict[str, Any]) -> str:
     """One phase as a finished session; returns its id."""
     scenario = f"{task_id}:{phase}"
-    session_id: str = store.new_session(
-        run_id, scenario, harness=HARNESS, params={"task": task_id, "phase": phase, **{k: facts[k] for k in ("fingerprint",) if k in facts}}, workdir=facts.get("work_dir")
-    )
+    session_id: str = store.new_session(run_id, scenario, harness=HARNESS, params={"task": task_id, "phase": phase, **{k: facts[k] for k in ("fingerprint",) if k in facts}}, workdir=facts.get("work_dir"))
     now = time.time()
-    actions = [
-        Action(
-            "session.started",
-            {
-                "scenario": scenario,
-                "harness": HARNESS,
-                "model": None,
-                "prompt": "",
-                "sandbox": str(facts["level"]),
-                "work_dir": facts.get("work_dir"),
-                "validates": task_id,
-                "phase": phase,
-                "where": facts.get("where"),
-            },
-            at=now - evidence.seconds,
-        )
-    ]
+    actions = [Action("session.started", {"scenario": scenario, "harness": HARNESS, "model": None, "prompt": "", "sandbox": str(facts["level"]), "work_dir": facts.get("work_dir"), "validates": task_id, "phase": phase, "where": facts.get("where")}, at=now - evidence.seconds)]
     for i, step in enumerate(evidence.steps, start=1):
         call = f"verify-{i}"
         actions.append(Action("tool.call", {"call_id": call, "tool": "shell", "input": {"command": step["command"]}}, at=now))
@@ -63,13 +45,7 @@ def record_phase(store: RecordingStore, run_id: str, task_id: str, phase: str, e
     if evidence.patch:
         actions.append(Action("error", {"message": f"{evidence.patch} does not apply: {evidence.detail}", "cause": "patch"}, at=now))
     actions.append(Action("final_output", {"text": orjson.dumps(summary).decode()}, at=now))
-    actions.append(
-        Action(
-            "session.finished",
-            {"status": "timeout" if evidence.status == "timeout" else "ok", "exit_code": evidence.exit, "timed_out": evidence.status == "timeout", "wall_ms": round(evidence.seconds * 1000, 1)},
-            at=now,
-        )
-    )
+    actions.append(Action("session.finished", {"status": "timeout" if evidence.status == "timeout" else "ok", "exit_code": evidence.exit, "timed_out": evidence.status == "timeout", "wall_ms": round(evidence.seconds * 1000, 1)}, at=now))
     store.append(session_id, actions)
     lines = log_tail(evidence.log, 2_000_000).splitlines()
     if lines:
