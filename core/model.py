@@ -595,7 +595,15 @@ class _Fold:
         self.s.warnings.append(d.copy())
 
     def error(self, seq: Any, thread: str, d: payloads.Error, sub: Subagent | None) -> None:
-        self.s.errors.append(str(d.get("message")))
+        """An ending that repeats the error just said is one error, said twice by the tool:
+        Claude's stream-json writes its synthetic "API Error" message and then a result
+        carrying the same text, Codex its stream `error` and then `turn.failed`. Both stay in
+        the history (the ending is what makes the session errored); the session counts one."""
+        message = str(d.get("message"))
+        errors = self.s.errors
+        if d.get("source") in payloads.ENDED_IN_ERROR and errors and errors[-1] == message:
+            return
+        errors.append(message)
 
     def session_finished(self, seq: Any, thread: str, d: payloads.SessionFinished, sub: Subagent | None) -> None:
         s = self.s

@@ -174,6 +174,26 @@ def test_claude_result_errors_and_synthetic_api_errors() -> None:
     assert session.metrics.turns == 3 and session.final_output is None
 
 
+def test_an_ending_that_repeats_the_error_just_said_is_one_error() -> None:
+    """Claude's stream-json says an API error twice (its synthetic message, then the result
+    with the same text), Codex likewise (the stream's error, then turn.failed): one error each,
+    and the session still ended in error. A different ending, or the same text said again
+    later by the agent's API, is counted."""
+    synthetic = j(type="assistant", error="unknown",
+                  message={"id": "x", "model": "<synthetic>", "content": [{"type": "text", "text": "API Error: 529"}]})  # fmt: skip
+    result = j(type="result", subtype="success", is_error=True, result="API Error: 529", num_turns=1)
+    claude = session_of(feed_lines(ClaudeStreamParser(), [synthetic, result]))
+    assert claude.errors == ["API Error: 529"]
+    twice = session_of(feed_lines(ClaudeStreamParser(), [synthetic, synthetic, result]))
+    assert twice.errors == ["API Error: 529", "API Error: 529"]
+    codex_lines = [j(type="thread.started", thread_id="t"), j(type="turn.started"),
+                   j(type="error", message="stream disconnected"), j(type="turn.failed", error={"message": "stream disconnected"})]  # fmt: skip
+    codex = session_of(feed_lines(CodexExecParser(), codex_lines))
+    assert codex.errors == ["stream disconnected"]
+    other = session_of(feed_lines(CodexExecParser(), codex_lines[:3] + [j(type="turn.failed", error={"message": "quota"})]))
+    assert other.errors == ["stream disconnected", "quota"]
+
+
 def test_claude_interrupts_meta_and_blank_text_are_not_user_turns() -> None:
     base = {"sessionId": "s", "timestamp": "2026-01-01T00:00:00Z"}
     lines = [

@@ -176,7 +176,7 @@ def test_stream_json_api_error_and_subagent(realdata: Path) -> None:
     path = realdata / "claude-stream-json/obers_ui__agent-subagent__api-error-result__v2.1.72.jsonl"
     imported = read_transcript(path)
     session = session_of(imported.actions)
-    assert "API Error: Unable to connect to API (EAI_AGAIN)" in session.errors
+    assert session.errors == ["API Error: Unable to connect to API (EAI_AGAIN)"]  # said twice (message, result): one error
     sub = session.subagents["toolu_01NF8S7uG6uYWuzuVNq3mU5S"]
     assert sub.agent == "Explore" and sub.finished and sub.output
     inv = [i for i in session.invocations if i.kind == "subagent"]
