@@ -1,24 +1,31 @@
 """Plan before spending: how small a difference an evaluation of this size can detect, and how
 many tasks or attempts a named difference needs.
 
-The test `compare` uses is paired over tasks: each task gives one difference of per-task pass
-rates. With T tasks the smallest difference found 80% of the time at level α is
+The test `compare` uses is paired over tasks: each task is won by one setup or tied (its
+per-task pass rates), and the sign test (in rounds, the always-valid e-value test) is applied
+to the wins and losses. Its power is computed for that test itself (`replay.sign_power`),
+under a model of tasks with three inputs:
 
-    MDD = (z(1 − α / 2m) + z(0.8)) × σ_d / √T
-
-where m is the number of pairs (Bonferroni: Holm, which `compare` uses, is never less
-powerful, so the figure is a safe bound) and σ_d² is the variance of one task's difference:
-
-    σ_d² = v_a + v_b − 2 r √(v_a v_b),   v = p (1 − p) (ρ + (1 − ρ) / k)
-
-p is a setup's pass rate, k the attempts per task, ρ how alike attempts of one task are
-(the intra-task correlation: at 1 more attempts tell nothing new, at 0 each attempt is a new
-task) and r how alike two setups' per-task rates are (both find the same tasks hard).
+- p, a setup's pass rate;
+- ρ, how alike the attempts of one task are (the intra-task correlation: at 1 more attempts
+  tell nothing new, at 0 each attempt is a new task);
+- r, how alike two setups' tasks are (both find the same tasks hard).
 
 Where cells are stored, p, ρ and r are measured (p shrunk by one pass and one failure so that
 0/n does not claim no spread; ρ by one-way ANOVA; r by Pearson over common tasks). Where
 they are not, the stated conservative defaults: p = 0.5 (the largest spread), ρ = 0.5 and
 r = 0 (setups not alike, which needs the most tasks).
+
+The hardest pair (the one whose per-task difference spreads most, by the variance below) is
+planned for; the minimum detectable difference is the smallest difference around that pair's
+mean rate the test calls 80% of the time at α/m for m pairs (Bonferroni: Holm, which `compare`
+uses, is never less powerful, so the figure is a safe bound):
+
+    σ_d² = v_a + v_b − 2 r √(v_a v_b),   v = p (1 − p) (ρ + (1 − ρ) / k)
+
+An earlier planner took (z(1 − α/2m) + z(0.8)) σ_d / √T for the minimum detectable difference:
+a t-test's normal approximation, which the sign test (ties dropped, margins not weighed) does
+not reach: it promised 80% where the test called 21–62%.
 """
 
 from __future__ import annotations
@@ -27,8 +34,9 @@ import itertools
 import math
 import operator
 from dataclasses import dataclass, field
-from statistics import NormalDist
 from typing import Any, Mapping, Sequence
+
+from benchtape.replay.sign_power import power
 
 ALPHA = 0.05
 POWER = 0.8
@@ -36,17 +44,11 @@ DEFAULT_RATE = 0.5
 DEFAULT_ICC = 0.5
 DEFAULT_CORR = 0.0
 MAX_ATTEMPTS = 50  # beyond this, "more attempts" is not an answer: more tasks are
+MAX_TASKS = 100_000  # beyond this, "more tasks" is not an answer either
 MIN_CORR_TASKS = 5  # fewer common tasks than this say nothing about how alike two setups are
 
-_N = NormalDist()
 
 
-def z_for(pairs: int, alpha: float = ALPHA) -> float:
-    """The two-sided critical value with a Bonferroni share of α per pair."""
-    return _N.inv_cdf(1 - alpha / (2 * max(1, pairs)))
-
-
-Z_POWER = _N.inv_cdf(POWER)
 
 
 def task_variance(p: float, icc: float, attempts: int) -> float:
@@ -59,15 +61,74 @@ def difference_variance(pa: float, pb: float, icc: float, corr: float, attempts:
     return max(0.0, va + vb - 2 * corr * math.sqrt(va * vb))
 
 
-def mdd(variance: float, tasks: int, pairs: int = 1) -> float | None:
-    """The minimum detectable difference (a share, 0.1 = 10 points) at 80% power; None without tasks."""
-    if tasks <= 0:
+def shifted(centre: float, difference: float) -> tuple[float, float]:
+    """Two pass rates `difference` apart around `centre`, kept within [0, 1]."""
+    low = min(1.0 - difference, max(0.0, centre - difference / 2))
+    return low, low + difference
+
+
+def power_at(difference: float, centre: float, icc: float, corr: float, attempts: int, tasks: int, pairs: int, sequential: bool) -> float:
+    """The chance compare calls two setups `difference` apart around `centre` different."""
+    low, high = shifted(centre, difference)
+    return power(low, high, icc, corr, attempts, tasks, pairs, sequential, ALPHA)
+
+
+def mdd(centre: float, icc: float, corr: float, attempts: int, tasks: int, pairs: int = 1, sequential: bool = False) -> float | None:
+    """The minimum detectable difference (a share, 0.1 = 10 points) at 80% power; None when
+    not even a difference of 100 points is called that often (or there are no tasks)."""
+    if tasks <= 0 or power_at(1.0, centre, icc, corr, attempts, tasks, pairs, sequential) < POWER:
         return None
-    return (z_for(pairs) + Z_POWER) * math.sqrt(variance / tasks)
+    low, high = 0.0, 1.0
+    while high - low > 0.0005:
+        mid = (low + high) / 2
+        if power_at(mid, centre, icc, corr, attempts, tasks, pairs, sequential) >= POWER:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
-def tasks_needed(variance: float, difference: float, pairs: int = 1) -> int:
-    return max(2, math.ceil(((z_for(pairs) + Z_POWER) / difference) ** 2 * variance))
+def tasks_needed(difference: float, centre: float, icc: float, corr: float, attempts: int, pairs: int = 1, sequential: bool = False) -> int | None:
+    """The fewest tasks (past the test's floor) on which `difference` is called 80% of the
+    time; None past MAX_TASKS."""
+
+    def enough(tasks: int) -> bool:
+        return power_at(difference, centre, icc, corr, attempts, tasks, pairs, sequential) >= POWER
+
+    low = fewest_tasks(pairs, sequential)
+    if enough(low):
+        return low
+    high = low
+    while not enough(high):
+        if high >= MAX_TASKS:
+            return None
+        low, high = high, min(MAX_TASKS, high * 2)
+    while high - low > 1:  # enough(high), not enough(low)
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def attempts_needed(difference: float, centre: float, icc: float, corr: float, tasks: int, pairs: int = 1, sequential: bool = False) -> int | None:
+    """The fewest attempts per task (up to MAX_ATTEMPTS) at which `difference` is called 80% of
+    the time over `tasks` tasks; None when no number of them is enough."""
+
+    def enough(attempts: int) -> bool:
+        return power_at(difference, centre, icc, corr, attempts, tasks, pairs, sequential) >= POWER
+
+    if not enough(MAX_ATTEMPTS):
+        return None
+    low, high = 0, MAX_ATTEMPTS  # enough(high); attempts below low+1 not yet known
+    while high - low > 1:
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def smallest_p(tasks: int, pairs: int = 1, sequential: bool = False) -> float:
@@ -195,10 +256,12 @@ def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | Non
         if worst is None or var > worst[0]:
             worst = (var, a, b)
     if worst is None:  # one setup: nothing to tell apart; plan as two default setups would
-        var = difference_variance(DEFAULT_RATE, DEFAULT_RATE, found.icc, DEFAULT_CORR, attempts)
+        centre, corr = DEFAULT_RATE, DEFAULT_CORR
         names: tuple[str, str] | None = None
     else:
-        var, names = worst[0], (worst[1].label, worst[2].label)
+        _, first, second = worst
+        centre, corr = (first.rate + second.rate) / 2, found.corr_of(first.key, second.key)
+        names = (first.label, second.label)
     measured = [s.label for s in setups if s.measured]
     doc: dict[str, Any] = {
         "tasks": tasks,
@@ -207,7 +270,7 @@ def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | Non
         "pairs": pairs,
         "alpha": ALPHA,
         "power": POWER,
-        "mdd": mdd(var, tasks, pairs),
+        "mdd": mdd(centre, found.icc, corr, attempts, tasks, pairs, sequential),
         "hardest_pair": list(names) if names else None,
         "test": "always-valid e-value test (rounds)" if sequential else "paired sign test over tasks",
         "smallest_p": smallest_p(tasks, pairs, sequential),
@@ -224,20 +287,15 @@ def plan(setups: Sequence[Setup], tasks: int, attempts: int, detect: float | Non
             ),
             "setup_correlation_from": f"{len(found.corr)} measured pair(s), the others the default {DEFAULT_CORR:g}" if found.corr else f"the default {DEFAULT_CORR:g} (setups not alike: the most tasks)",
             "correction": f"Bonferroni over {pairs} pair(s) (compare's Holm is never less powerful)" if pairs > 1 else "one pair: none",
+            "centre": round(centre, 4),
+            "model": "each task's pass rate Beta(p, ρ), its attempts binomial, a share r of tasks alike for the two setups; the power is the test's own (replay/sign_power.py)",
         },
     }
     if detect is not None:
-        need_tasks = max(floor, tasks_needed(var, detect, pairs))
-        need_attempts = None if tasks < floor else next((k for k in range(1, MAX_ATTEMPTS + 1) if (mdd(_var_at(worst, found, k), tasks, pairs) or math.inf) <= detect), None)
+        need_tasks = tasks_needed(detect, centre, found.icc, corr, attempts, pairs, sequential)
+        need_attempts = None if tasks < floor else attempts_needed(detect, centre, found.icc, corr, tasks, pairs, sequential)
         doc["detect"] = {"difference": detect, "tasks_needed": need_tasks, "attempts_needed": need_attempts}
     return doc
-
-
-def _var_at(worst: tuple[float, Setup, Setup] | None, found: Assumptions, attempts: int) -> float:
-    if worst is None:
-        return difference_variance(DEFAULT_RATE, DEFAULT_RATE, found.icc, DEFAULT_CORR, attempts)
-    _, a, b = worst
-    return difference_variance(a.rate, b.rate, found.icc, found.corr_of(a.key, b.key), attempts)
 
 
 def setups_from(arms: Sequence[tuple[str, str]], per_arm: Mapping[str, Mapping[str, tuple[int, int]]]) -> list[Setup]:
@@ -256,7 +314,7 @@ def sentences(doc: dict[str, Any]) -> list[str]:
     """The plan in words (terminal; the JSON carries the figures)."""
     a = doc["assumptions"]
     out = []
-    if doc["mdd"] is None:
+    if doc["tasks"] <= 0:
         return ["plan: no task selected: nothing can be detected"]
     pair = f" (hardest pair: {doc['hardest_pair'][0]} vs {doc['hardest_pair'][1]})" if doc["hardest_pair"] else ""
     if not doc.get("decidable", True):
@@ -265,8 +323,8 @@ def sentences(doc: dict[str, Any]) -> list[str]:
             f"plan: {doc['tasks']} task(s) can never tell two setups apart, whatever the difference: compare's {doc['test']}{over} gives at best p = {doc['smallest_p']:.2g} "
             f"on {doc['tasks']} task(s) (every task won by one setup), not below α = {doc['alpha']:g}; it takes at least {doc['fewest_tasks']} task(s), and more attempts do not help"
         )
-    elif doc["mdd"] >= 1:  # a difference in pass rate is at most 100 points: none is detectable
-        out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) are too few to detect any difference in pass rate 80% of the time at α = {doc['alpha']:g} (the smallest detectable difference works out at {doc['mdd'] * 100:.0f} points, past the 100 any two pass rates can differ by){pair}")
+    elif doc["mdd"] is None:  # not even 100 points (one setup passing everything, the other nothing) is called that often
+        out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) are too few to detect any difference in pass rate 80% of the time at α = {doc['alpha']:g} (not even one of 100 points){pair}")
     else:
         out.append(f"plan: {doc['tasks']} task(s) × {doc['attempts']} attempt(s) detect a difference of {doc['mdd']:.0%} in pass rate or more, 80% of the time at α = {doc['alpha']:g}{pair}")
     out.append(f"  from: pass rates {a['rates_from']}; attempts of a task alike ρ = {a['icc']:g} ({a['icc_from']}); setups alike: {a['setup_correlation_from']}; {a['correction']}")
@@ -277,8 +335,9 @@ def sentences(doc: dict[str, Any]) -> list[str]:
         elif not doc.get("decidable", True):
             attempts = f"no number of attempts at {doc['tasks']} task(s) (the test is over tasks: add tasks)"
         else:
-            attempts = f"no number of attempts up to {MAX_ATTEMPTS} at {doc['tasks']} task(s) (attempts of a task are alike: add tasks)"
-        out.append(f"  to detect {d['difference']:.0%}: {d['tasks_needed']} task(s) at {doc['attempts']} attempt(s), or {attempts}")
+            attempts = f"no number of attempts up to {MAX_ATTEMPTS} at {doc['tasks']} task(s) (the test is over tasks: however many attempts, {doc['tasks']} task(s) are too few for it; add tasks)"
+        tasks = f"{d['tasks_needed']} task(s)" if d["tasks_needed"] else f"more than {MAX_TASKS:,} task(s)"
+        out.append(f"  to detect {d['difference']:.0%}: {tasks} at {doc['attempts']} attempt(s), or {attempts}")
     return out
 
 

@@ -5,40 +5,58 @@ from __future__ import annotations
 
 import math
 import random
+from statistics import NormalDist
 
 import pytest
 
 from benchtape.core.errors import BadInput
-from benchtape.replay.power import DEFAULT_ICC, Setup, difference_variance, mdd, parse_difference, plan, sentences, setups_from, tasks_needed, z_for
+from benchtape.replay.power import DEFAULT_ICC, Setup, difference_variance, parse_difference, plan, power_at, sentences, setups_from
+from benchtape.replay.sign_power import outcome_odds, power
 from benchtape.replay.stats import sign_test
 
 
-def test_the_formula_by_hand():
-    # two default setups (p = 0.5), one attempt: σ_d² = 2 · 0.25 = 0.5; 100 tasks, one pair
-    var = difference_variance(0.5, 0.5, DEFAULT_ICC, 0.0, 1)
-    assert var == pytest.approx(0.5)
-    assert mdd(var, 100) == pytest.approx((1.959964 + 0.841621) * math.sqrt(0.5 / 100), rel=1e-5)
-    # more attempts help only the within-task half (ρ = 0.5): 0.25 · (0.5 + 0.5 / 4) per setup
+def test_the_spread_and_the_power_by_hand():
+    # two default setups (p = 0.5), one attempt: σ_d² = 2 · 0.25 = 0.5 (the hardest pair's spread)
+    assert difference_variance(0.5, 0.5, DEFAULT_ICC, 0.0, 1) == pytest.approx(0.5)
+    # more attempts shrink only the within-task half (ρ = 0.5): 0.25 · (0.5 + 0.5 / 4) per setup
     assert difference_variance(0.5, 0.5, 0.5, 0.0, 4) == pytest.approx(2 * 0.25 * 0.625)
-    # three setups: three pairs, each at α/3
-    assert z_for(3) > z_for(1)
-    assert tasks_needed(var, 0.10) == math.ceil(((1.959964 + 0.841621) / 0.1) ** 2 * 0.5)
+    # one attempt, 6 tasks: A wins a task with pa(1 − pb), B with pb(1 − pa); the sign test calls
+    # 6 of 6 (p = 1/32) and nothing less (5 of 5: p = 1/16), so the power is win⁶ + loss⁶
+    win, loss = 0.8 * 0.7, 0.3 * 0.2
+    assert outcome_odds(0.8, 0.3, DEFAULT_ICC, 0.0, 1) == pytest.approx((win, loss))
+    assert power(0.8, 0.3, DEFAULT_ICC, 0.0, 1, 6) == pytest.approx(win**6 + loss**6)
+    # three pairs: each at α/3, so 6 tasks call nothing (1/32 × 3 > 0.05)
+    assert power(0.8, 0.3, DEFAULT_ICC, 0.0, 1, 6, 3) == 0.0
+
+
+def _simulated_power(pa: float, pb: float, icc: float, attempts: int, tasks: int, runs: int, seed: int) -> float:
+    """compare's call (the sign test on per-task pass counts) on tasks drawn as the planner
+    models them: each task's rate Beta(p, ρ), its attempts binomial, the setups independent."""
+    rng = random.Random(seed)
+    nu = 1 / icc - 1
+    called = 0
+    for _ in range(runs):
+        wins = losses = 0
+        for _t in range(tasks):
+            ra, rb = rng.betavariate(pa * nu, (1 - pa) * nu), rng.betavariate(pb * nu, (1 - pb) * nu)
+            xa, xb = sum(rng.random() < ra for _ in range(attempts)), sum(rng.random() < rb for _ in range(attempts))
+            wins, losses = wins + (xa > xb), losses + (xb > xa)
+        called += sign_test(wins, losses) < 0.05
+    return called / runs
 
 
 def test_the_mdd_is_detected_about_80_percent_of_the_time():
-    """Simulate the paired sign test at the planned size: at the MDD about 80% power."""
-    tasks = 200
-    doc = plan([Setup("a", "A", 0.5), Setup("b", "B", 0.5)], tasks, 1)
-    delta = doc["mdd"]
-    rng = random.Random(3)
-    hits = 0
-    for _ in range(400):
-        w = losses = 0
-        for _t in range(tasks):
-            a, b = rng.random() < 0.5 + delta / 2, rng.random() < 0.5 - delta / 2
-            w, losses = w + (a and not b), losses + (b and not a)
-        hits += sign_test(w, losses) < 0.05
-    assert 0.7 <= hits / 400 <= 0.92
+    """Simulate compare's test at the planned size: at the MDD about 80% power. One attempt a
+    task, and three at ρ = 0.5, where the old normal approximation promised 80% that the sign
+    test (ties dropped, margins not weighed) called about half the time."""
+    for tasks, attempts in ((200, 1), (40, 3)):
+        doc = plan([Setup("a", "A", 0.5), Setup("b", "B", 0.5)], tasks, attempts)
+        delta = doc["mdd"]
+        simulated = _simulated_power(0.5 - delta / 2, 0.5 + delta / 2, DEFAULT_ICC, attempts, tasks, 500, 3)
+        assert 0.74 <= simulated <= 0.88, (tasks, attempts, delta, simulated)
+    # the old figure for 40 tasks × 3 attempts: (z + z_0.8) σ_d / √T, which the test calls far less often
+    old = (NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)) * math.sqrt(difference_variance(0.5, 0.5, DEFAULT_ICC, 0.0, 3) / 40)
+    assert old < delta and _simulated_power(0.5 - old / 2, 0.5 + old / 2, DEFAULT_ICC, 3, 40, 500, 4) < 0.7
 
 
 def test_stored_rates_and_attempts_make_the_plan_and_detect_names_what_it_needs():
@@ -51,21 +69,24 @@ def test_stored_rates_and_attempts_make_the_plan_and_detect_names_what_it_needs(
     assert doc["assumptions"]["rates_from"] == "stored measurements"
     # attempts of a task agree: more attempts cannot reach 10 points, more tasks can
     assert doc["detect"]["attempts_needed"] is None and doc["detect"]["tasks_needed"] > 20
+    assert power_at(0.10, doc["assumptions"]["centre"], 1.0, 0.0, 3, doc["detect"]["tasks_needed"], 1, False) >= 0.8
+    assert power_at(0.10, doc["assumptions"]["centre"], 1.0, 0.0, 3, doc["detect"]["tasks_needed"] - 1, 1, False) < 0.8
     text = "\n".join(sentences(doc))
     assert "detect a difference of" in text and "to detect 10%" in text and "add tasks" in text
-    fresh = plan(setups_from([("a", "A"), ("b", "B")], {}), 20, 3, detect=0.35)
+    fresh = plan(setups_from([("a", "A"), ("b", "B")], {}), 20, 3, detect=0.45)
     assert "the default 0.5" in fresh["assumptions"]["rates_from"] and fresh["detect"]["attempts_needed"] is not None
 
 
 def test_too_few_tasks_say_no_difference_is_detectable_never_a_difference_past_100_points():
-    """With one task the formula asks for more than 100 points, which no pass rate can differ by:
-    the sentence says none is detectable (the figure stays in the JSON, and in brackets)."""
+    """With one task nothing is called: there is no minimum detectable difference (not even 100
+    points), and the sentence says none is detectable, never a figure past 100 points."""
     doc = plan(setups_from([("a", "A"), ("b", "B")], {}), 1, 1)
-    assert doc["mdd"] > 1
+    assert doc["mdd"] is None
     text = "\n".join(sentences(doc))
     assert "can never tell two setups apart" in text and "detect a difference of" not in text
-    wide = dict(doc, decidable=True)  # past the test's floor, a formula past 100 points still says none is detectable
-    assert "too few to detect any difference" in "\n".join(sentences(wide))
+    # at the test's floor (6 tasks) only near-total differences are called: 6 of 6 tasks won
+    six = plan(setups_from([("a", "A"), ("b", "B")], {}), 6, 1)
+    assert six["decidable"] and 0.9 < six["mdd"] < 1 and "detect a difference of 96%" in "\n".join(sentences(six))
     assert "detect a difference of" in "\n".join(sentences(plan(setups_from([("a", "A"), ("b", "B")], {}), 200, 1)))
 
 def test_a_hundred_setups_plan_fast():
