@@ -105,6 +105,8 @@ def grade_candidate(project: Project, task: TaskSpec, candidate: bytes, *, level
         return TaskVerdict(PATCH_APPLY_FAILED, f"{ev.patch} does not apply: {ev.detail[:300]}", {**evidence, "patch_apply_failed": True})
     if ev.status == "setup_failed" and no_compiler(ev.log):  # the candidate changed a compiled extension's sources, and nothing here compiles them
         return TaskVerdict(INFRASTRUCTURE_ERROR, f"the candidate changed the sources of {', '.join(not_rebuilt(ev.log))}, and there is no C compiler at level {level} to rebuild it: its tests were not run (grade it at level home, or give the project image a compiler)", {**evidence, "diagnosis": "no_compiler"})
+    if ev.status == "setup_failed" and not_rebuilt(ev.log):  # the candidate's C did not build: a failure of the candidate, said as one (not the rebuild script's text)
+        return TaskVerdict(FAILED, f"the candidate changed the sources of {', '.join(not_rebuilt(ev.log))}, and they did not build into a new binary (the build failed or fell back, leaving the base's): its tests were not run against the base's binary nor without it (the build's output is in the log)", {**evidence, "diagnosis": "not_rebuilt"})
     if ev.status == "timeout":
         hung = hung_runner(ev)
         if hung is not None and task.validation is not None and task.validation.reference_passed:
