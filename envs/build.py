@@ -34,9 +34,9 @@ import orjson
 
 from benchtape.core.errors import BenchtapeError
 from benchtape.core.filelock import locked
-from benchtape.core.redact import has_shape, secret_name
 from benchtape.envs.cache import MANIFEST, hold, stamp
 from benchtape.envs.detect import distribution, project_dependencies
+from benchtape.envs.host_env import build_host_env
 from benchtape.envs.node import build_modules, describe, install_argv, installed, leave_out, link_modules, link_npm, modules_digest, node_folder
 from benchtape.envs.recipe import EnvError, Recipe, pretend_variables
 from benchtape.spec.project_tree import FolderTree
@@ -274,15 +274,6 @@ def uv_binary() -> str | None:
 
 def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
-
-
-def build_host_env() -> dict[str, str]:
-    """The host's environment as a Python build gets it: without its secrets. The build runs the
-    mined repository's own code on this host (its setup.py, an in-tree backend, the extension
-    rebuild), which is someone else's: a variable whose name says secret (`*_API_KEY`, `*_TOKEN`,
-    …) or whose value is shaped like a credential is left out, as grading commands leave them
-    out. The installers' own settings (`UV_*`, `PIP_*`: a private index's credentials) stay."""
-    return {k: v for k, v in os.environ.items() if k.startswith(("UV_", "PIP_")) or not (secret_name(k) or has_shape(v))}
 
 
 def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEnv:

@@ -37,6 +37,7 @@ from typing import Any, Callable
 import orjson
 
 from benchtape.core.filelock import locked
+from benchtape.envs.host_env import build_host_env
 from benchtape.spec.project_tree import Tree
 
 # A pnpm lock file's major version → the last pnpm of the line that writes it
@@ -282,7 +283,7 @@ def leave_out(work: Path, names: tuple[str, ...]) -> list[str]:
 def build_modules(work: Path, argv: list[str], variables: dict[str, str], cache: Path, run: Callable[[list[str], Path, dict[str, str], str], None]) -> tuple[str, ...]:
     """Install the dependencies in `work` (a copy of the base tree); the node_modules folders
     the install made (the top one, and a workspace package's own), relative to `work`."""
-    env = {**os.environ, **variables, "CI": "1", "npm_config_cache": str(cache / ".npm-cache"), "npm_config_update_notifier": "false", "COREPACK_ENABLE_STRICT": "0", "YARN_IGNORE_PATH": "1"}
+    env = {**build_host_env(), **variables, "CI": "1", "npm_config_cache": str(cache / ".npm-cache"), "npm_config_update_notifier": "false", "COREPACK_ENABLE_STRICT": "0", "YARN_IGNORE_PATH": "1"}
     tame_configs(work)
     run(argv, work, env, "installing the Node dependencies")
     found = modules_in(work)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from repokit import git, init_repo, write_files
 
-from benchtape.envs.build import build_host_env, ensure_env
+from benchtape.envs.build import ensure_env
+from benchtape.envs.host_env import build_host_env
 from benchtape.envs.project_env import recipe_at
 from benchtape.spec.project import load_project
 
@@ -47,3 +48,17 @@ def test_a_repositorys_setup_py_never_sees_the_hosts_keys(tmp_path: Path, monkey
     assert env.venv is not None and seen, "the project's setup.py did not run"
     text = "".join(p.read_text() for p in seen)
     assert "PATH=" in text and secret not in text and "ANTHROPIC_API_KEY" not in text
+
+
+def test_the_node_install_is_handed_the_same_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """npm and yarn read the repository's own configuration: their install gets the host's
+    environment without its secrets too, as the Python build does (one definition)."""
+    from benchtape.envs.node import build_modules
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-node-planted-0123456789")
+    monkeypatch.setenv("npm_config_registry", "http://127.0.0.1:4873/")
+    (tmp_path / "package.json").write_text('{"name": "p", "version": "1.0.0"}\n')
+    handed: list[dict[str, str]] = []
+    build_modules(tmp_path, ["npm", "install"], {}, tmp_path / "cache", lambda argv, cwd, env, what: handed.append(env))
+    (env,) = handed
+    assert "ANTHROPIC_API_KEY" not in env and env["npm_config_registry"] == "http://127.0.0.1:4873/" and "PATH" in env
