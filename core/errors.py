@@ -86,9 +86,22 @@ def temp_room(what: str) -> Iterator[None]:
 
 
 def closest(name: str, choices: Iterable[str]) -> str | None:
-    """The valid name a typo most likely meant, or None."""
+    """The valid name a typo most likely meant, or None. A number (a PR, an issue) is not a
+    word: it is only taken for another number one keystroke away (a digit wrong, missing,
+    added or two swapped), never for one that shares two digits with it (12345 for 293)."""
+    if name.isdigit():
+        from benchtape.core.edit_distance import levenshtein
+
+        near = [c for c in choices if c.isdigit() and (levenshtein(name, c) == 1 or _swapped(name, c))]
+        return near[0] if near else None
     found = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
     return found[0] if found else None
+
+
+def _swapped(a: str, b: str) -> bool:
+    """Whether b is a with two neighbouring characters swapped."""
+    diff = [i for i, (x, y) in enumerate(zip(a, b)) if x != y] if len(a) == len(b) else []
+    return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
 
 
 def type_name(value: Any) -> str:

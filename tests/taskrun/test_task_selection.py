@@ -80,3 +80,14 @@ def test_a_harbor_tasks_identity_is_its_folders_content(tmp_path: Path):
     assert task_hash(folder_task(load_harbor_task(folder), tmp_path)) == before  # stable
     (folder / "tests" / "test.sh").write_text((folder / "tests" / "test.sh").read_text() + "# edited\n")
     assert task_hash(folder_task(load_harbor_task(folder), tmp_path)) != before  # any file of the folder
+
+
+def test_a_number_is_taken_only_for_a_number_one_keystroke_away():
+    """markupsafe newcomer: `task validate 12345` suggested "did you mean '293'?" (two digits in
+    common pass difflib's cutoff). A PR number is offered only one keystroke away."""
+    from benchtape.core.errors import closest
+
+    tasks = ["109", "224", "293", "311", "477", "hello-file"]
+    assert closest("12345", tasks) is None
+    assert closest("239", tasks) == "293" and closest("4777", tasks) == "477" and closest("31", tasks) == "311"
+    assert closest("hello-fil", tasks) == "hello-file"
