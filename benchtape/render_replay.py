@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from collections import Counter
 from typing import TYPE_CHECKING, Any, Iterable
 
 import orjson
@@ -168,6 +169,13 @@ def regrade_summary(summary: Any, plain: bool) -> None:
             for row in cells:
                 table.add_row(_t(row[0]), *row[1:])
             drawn_by_rich.print(table)
+    unmeasured: Counter = Counter()
+    for tally in summary.scenarios.values():
+        unmeasured.update(tally.unmeasured)
+    if unmeasured:  # the table counts them; why they were not measured, and what to do, is here
+        _say(out, f"{sum(unmeasured.values())} cell(s) not measured:", "yellow")
+        for reason, n in unmeasured.most_common():
+            _say(out, f"    {n} × {reason}", "yellow")
     if summary.skipped:
         _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from benchtape.checks import CheckConfigError, build
 from benchtape.checks.registry import Check
@@ -41,11 +41,15 @@ from benchtape.spec.bench import BenchSpec
 from benchtape.store.database import SessionRow
 from benchtape.store.views import BrowsingStore, GradingStore
 
+if TYPE_CHECKING:
+    from benchtape.replay.outcomes import Outcome
+
 
 @dataclass
 class ScenarioTally:
     graded: int = 0
     statuses: Counter = field(default_factory=Counter)
+    unmeasured: Counter = field(default_factory=Counter)  # why cells were not measured (an execution failure's reason) → cells
 
 
 @dataclass
@@ -226,10 +230,13 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
             summary.remember_previous(store, row.id, every=True)
             store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
-            outcome = _cell_outcome(store, grading_id, row.id, session, verdicts) or ""
+            decided = _cell_outcome(store, grading_id, row.id, session, verdicts)
+            outcome = str(decided.outcome) if decided else ""
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())
             tally.graded += 1
             tally.statuses[outcome] += 1
+            if decided is not None and not decided.reusable:
+                tally.unmeasured[decided.reason] += 1
             if on_session:
                 on_session(row, outcome)
     return summary
@@ -238,7 +245,7 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
 RECORDED = ("outcome", "reason", "grading_id", "at", "action_seq")  # an outcome row's own fields, not facts of the recording
 
 
-def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> str | None:
+def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> Outcome | None:
     """A measured cell's outcome by this grading, stored with it as live grading stores it
     (replay/outcomes.py decides it); None for a session that measures no cell.
 
@@ -264,7 +271,7 @@ def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session
         outcome = Outcome(GUARD_VIOLATION, str(before["reason"])) if before["outcome"] == GUARD_VIOLATION else decide(session, verdicts, _recorded_diff(before.get("diff")))
         data = {k: v for k, v in before.items() if k not in RECORDED}
     store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {**data, "source": "regrade", **task_facts(verdicts)})
-    return str(outcome.outcome)
+    return outcome
 
 
 def _recorded_diff(summary: dict[str, Any] | None) -> WorkspaceDiff | None:

@@ -141,6 +141,14 @@ def test_sessions_and_compare_say_the_same_cost_for_the_same_cells(ran: dict[str
     assert '<b>cost</b> $0.0000' in html, html[:2000]
 
 
+def rows_of_434(ran: dict[str, Any]) -> list[Any]:
+    store = Store(ran["db"], readonly=True)
+    try:
+        return [r for r in store.session_rows(run_id=ran["run"]["run_id"]) if r.scenario == "434"]
+    finally:
+        store.close()
+
+
 def test_a_regrade_against_an_edited_task_measures_nothing_and_never_stands_for_the_cell(ran: dict[str, Any]):
     """A newcomer on boltons: task.yaml's verify command edited to name a test file that is not
     there, `regrade`, the edit undone. The regrade read "2 of 2 FAIL_TO_PASS did not pass; 5
@@ -156,6 +164,9 @@ def test_a_regrade_against_an_edited_task_measures_nothing_and_never_stands_for_
     try:
         done = benchtape("regrade", "--run", run_id, "--scenario", "434", cwd=repo, env=cli_env(), timeout=900)
         assert done.returncode in (0, 1), done.stdout + done.stderr
+        # the summary says why the cells were not measured and what to run (markupsafe newcomer:
+        # it printed "infrastructure_error 6" and nothing else)
+        assert f"{len(rows_of_434(ran))} cell(s) not measured:" in done.stdout and "benchtape task validate 434" in done.stdout, done.stdout
         store = Store(ran["db"], readonly=True)
         rows = [r for r in store.session_rows(run_id=run_id) if r.scenario == "434"]
         latest = store.latest_outcomes([r.id for r in rows])
