@@ -198,9 +198,13 @@ def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCom
 # adds one can pass tests without touching the code (a root conftest.py that marks every
 # result passed, a .mocharc whose setup file skips test bodies: tomli, glom and negotiator
 # tasks all graded PASS that way). The hidden tests own them as they own the tests' folder.
+# vitest reads vite.config.* when it has no vitest.config.* (a `test.setupFiles` entry that
+# turns chai's assert into no-ops passed jshttp/content-type #67 with no code changed); npx
+# runs the verify command under an .npmrc's `node-options` (`--require ./cheat.cjs` stubbing
+# node:assert passed jshttp/mime-types #140); mocha before 8 reads mocha.opts.
 RUNNER_FILES = re.compile(
-    r"(?:^|/)(?:conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|\.mocharc(?:\.[a-z]+)?|"
-    r"(?:jest|vitest|vitest\.workspace|karma|ava)\.config\.[a-z]+|karma\.conf\.[a-z]+)$"
+    r"(?:^|/)(?:conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|\.mocharc(?:\.[a-z]+)?|mocha\.opts|\.npmrc|"
+    r"(?:jest|vitest|vitest\.workspace|vite|karma|ava)\.config\.[a-z]+|karma\.conf\.[a-z]+)$"
 )
 
 

@@ -282,6 +282,9 @@ def test_a_candidate_adding_the_test_runners_own_files_is_named(tmp_path: Path):
         return b"".join(f"diff --git a/{p} b/{p}\nnew file mode 100644\n--- /dev/null\n+++ b/{p}\n@@ -0,0 +1 @@\n+x\n".encode() for p in paths)
 
     owned = ["conftest.py", "toolz/conftest.py", "pytest.ini", "sitecustomize.py", ".mocharc.js", ".mocharc", "jest.config.ts", "vitest.config.mts", "cheat.pth"]
+    # vitest reads vite.config.ts's `test:` (its setupFiles can stub assert), npx an .npmrc's
+    # node-options (`--require ./cheat.cjs`), mocha < 8 test/mocha.opts
+    owned += ["vite.config.ts", ".npmrc", "packages/a/.npmrc", "spec/mocha.opts"]
     assert guarded_paths(adding("toolz/itertoolz.py", *owned), task) == owned
     assert guarded_paths(adding("toolz/itertoolz.py", "docs/conftest_notes.md", "setup.py"), task) == []
     reference = task.reference_patch
