@@ -201,10 +201,13 @@ def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCom
 # vitest reads vite.config.* when it has no vitest.config.* (a `test.setupFiles` entry that
 # turns chai's assert into no-ops passed jshttp/content-type #67 with no code changed); npx
 # runs the verify command under an .npmrc's `node-options` (`--require ./cheat.cjs` stubbing
-# node:assert passed jshttp/mime-types #140); mocha before 8 reads mocha.opts.
+# node:assert passed jshttp/mime-types #140); mocha before 8 reads mocha.opts. babel-jest
+# compiles every test file through the project's babel config (a plugin can drop each
+# `expect(…)`), and @swc/jest through .swcrc.
 RUNNER_FILES = re.compile(
     r"(?:^|/)(?:conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|\.mocharc(?:\.[a-z]+)?|mocha\.opts|\.npmrc|"
-    r"(?:jest|vitest|vitest\.workspace|vite|karma|ava)\.config\.[a-z]+|karma\.conf\.[a-z]+)$"
+    r"\.babelrc(?:\.[a-z]+)?|\.swcrc|"
+    r"(?:jest|vitest|vitest\.workspace|vite|karma|ava|babel)\.config\.[a-z]+|karma\.conf\.[a-z]+)$"
 )
 
 
@@ -223,8 +226,8 @@ def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
 # The runner's settings inside a project's shared files: a fix may change pyproject.toml (its
 # dependencies, its version) but not how pytest runs (an `addopts = "-p shim"` that loads a
 # plugin rewriting each failed report as passed graded PASS on attrs, newcomer pass).
-RUNNER_SECTIONS = {"pyproject.toml": "[tool.pytest]", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]", "package.json": '"ava", "jest", "mocha", "tap"'}
-PACKAGE_RUNNER_KEYS = ("ava", "jest", "mocha", "tap")  # package.json's keys its test runners read (slugify: `"ava": {"require": [...]}` loaded a file passing every failure)
+PACKAGE_RUNNER_KEYS = ("ava", "jest", "mocha", "tap", "babel")  # package.json's keys its test runners read (slugify: `"ava": {"require": [...]}` loaded a file passing every failure; babel-jest reads "babel")
+RUNNER_SECTIONS = {"pyproject.toml": "[tool.pytest]", "setup.cfg": "[tool:pytest]", "tox.ini": "[pytest]", "package.json": ", ".join(f'"{k}"' for k in PACKAGE_RUNNER_KEYS)}
 
 
 def runner_settings_changed(base: Path, candidate: bytes, task: TaskSpec) -> list[str]:

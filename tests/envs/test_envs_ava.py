@@ -95,7 +95,7 @@ def test_an_ava_task_is_harvested_validated_and_graded_test_by_test(tmp_path: Pa
     # `require` of a file that counts each failed assertion passed); the rest of it is the agent's
     rigged = {**PACKAGE, "ava": {"require": ["./support.cjs"]}}
     guarded = grade_candidate(project, task, _candidate(root, task, {"package.json": json.dumps(rigged, indent=2) + "\n", "support.cjs": "// passes everything\n", "index.js": FIXED}))
-    assert guarded.outcome == "guard_violation" and guarded.evidence["guarded"] == ['package.json "ava", "jest", "mocha", "tap"'], guarded.reason
+    assert guarded.outcome == "guard_violation" and guarded.evidence["guarded"] == ['package.json "ava", "jest", "mocha", "tap", "babel"'], guarded.reason
     described = {**PACKAGE, "description": "shouts"}
     assert grade_candidate(project, task, _candidate(root, task, {"package.json": json.dumps(described, indent=2) + "\n", "index.js": FIXED})).outcome == "passed"
 

@@ -285,6 +285,8 @@ def test_a_candidate_adding_the_test_runners_own_files_is_named(tmp_path: Path):
     # vitest reads vite.config.ts's `test:` (its setupFiles can stub assert), npx an .npmrc's
     # node-options (`--require ./cheat.cjs`), mocha < 8 test/mocha.opts
     owned += ["vite.config.ts", ".npmrc", "packages/a/.npmrc", "spec/mocha.opts"]
+    # babel-jest compiles the tests through the babel config (a plugin can drop every expect), @swc/jest through .swcrc
+    owned += ["babel.config.js", ".babelrc", ".babelrc.json", ".swcrc"]
     assert guarded_paths(adding("toolz/itertoolz.py", *owned), task) == owned
     assert guarded_paths(adding("toolz/itertoolz.py", "docs/conftest_notes.md", "setup.py"), task) == []
     reference = task.reference_patch
@@ -321,3 +323,26 @@ def test_a_task_whose_fix_still_fails_tests_broken_before_is_not_exported_to_har
         export_tasks(None, [replace(task, validation=held)], tmp_path / "out", carry_env=None)  # type: ignore[arg-type]
     assert "fails with its reference fix too (1 failed" in err.value.what and "--deselect" in (err.value.fix or "")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_babel_section_added_to_package_json_is_the_runners(tmp_path: Path):
+    """babel-jest compiles each test file through package.json's "babel" settings as through a
+    babel.config.js (a plugin there can drop every expect): the hidden tests own it; the rest
+    of package.json is the agent's."""
+    import json
+
+    from benchtape.sandbox.verifier import runner_settings_changed
+
+    task = load_task(write_task(tmp_path))
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "package.json").write_text(json.dumps({"name": "p", "version": "1.0.0"}, indent=2) + "\n")
+
+    def editing(doc: dict) -> bytes:
+        old = (base / "package.json").read_text().splitlines()
+        new = (json.dumps(doc, indent=2) + "\n").splitlines()
+        body = "".join(f"-{line}\n" for line in old) + "".join(f"+{line}\n" for line in new)
+        return f"diff --git a/package.json b/package.json\n--- a/package.json\n+++ b/package.json\n@@ -1,{len(old)} +1,{len(new)} @@\n{body}".encode()
+
+    assert runner_settings_changed(base, editing({"name": "p", "version": "1.0.0", "babel": {"plugins": ["./strip-expect.js"]}}), task) == ['package.json "ava", "jest", "mocha", "tap", "babel"']
+    assert runner_settings_changed(base, editing({"name": "p", "version": "1.0.1"}), task) == []
