@@ -59,6 +59,8 @@ def created_lines(c: Any) -> None:
         say(f"  ! {c.promise_warning()}")
     if c.thin_warning:
         say(f"  ! {c.thin_warning}")
+    if c.no_code_warning:
+        say(f"  ! {c.no_code_warning}")
     say(f"next: review {c.folder}/prompt.md, then " + (f"benchtape task lint --fix {c.id}" if c.leaks else f"benchtape task validate {c.id}"))
 
 

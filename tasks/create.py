@@ -51,6 +51,7 @@ class Created:
     unnamed: list[Unnamed] = field(default_factory=list)  # names the tests need that only the fix defines, unsaid in the prompt
     promised: list[str] = field(default_factory=list)  # prompt lines pointing at the hidden tests (tasks/hidden_tests.py)
     thin_warning: str = ""  # what is said of a prompt that is a short title alone (tasks/prompt_text.thin_warning), '' when it is more
+    no_code_warning: str = ""  # the fix changes no implementation code (docs, configuration only): scan skips such a change
 
     def unnamed_warning(self) -> str:
         """What `task create` says of `unnamed` (tasks/interface.py), '' when nothing."""
@@ -80,6 +81,7 @@ class Created:
             "unnamed_interface": [{"name": u.name, "test_file": u.test_file} for u in self.unnamed],
             "prompt_points_at_tests": self.promised,
             "thin_prompt": self.thin_warning or None,
+            "no_code": self.no_code_warning or None,
             "state": "leaking" if self.leaks else "unvalidated",
         }
 
@@ -152,7 +154,11 @@ def create_task(project: Project, ref: str) -> Created:
     environment = [*detected.detection.lines(), *detected.notes]
     unnamed = unnamed_interface(tests_patch.decode("utf-8", "surrogateescape"), reference_patch.decode("utf-8", "surrogateescape"), prompt)
     promised = promised_tests(prompt, parts.tests, added_test_names(tests_patch))
-    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed, promised, thin_warning(prompt))
+    no_code = "" if parts.code else (
+        f"its fix changes no implementation code (only {', '.join(parts.reference)}): `benchtape task scan` skips such a change as tests only, "
+        "and validation will likely find the tests passing at the base already; pick a change that fixes code, or validate to see"
+    )
+    return Created(task_id, folder, landing, inferred.command, inferred.runner, inferred.note, source_of_prompt, parts.tests, parts.reference, parts.noise, leaks, environment, unnamed, promised, thin_warning(prompt), no_code)
 
 
 def _repositories(project: Project) -> list[str]:

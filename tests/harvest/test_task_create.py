@@ -115,6 +115,14 @@ def test_a_plain_commit_and_refusals(toolz: Path):
     tests_only = benchtape("task", "create", only.landing.id, cwd=toolz)
     assert tests_only.returncode == 2 and "changes only tests" in tests_only.stderr
     assert not (toolz / ".benchtape" / "tasks" / "609").exists() and not (toolz / ".benchtape" / "tasks" / only.landing.id).exists()
+    # a fix of configuration alone (#610: tests and pyproject.toml) is made on request, saying
+    # what scan says of it (a newcomer on jshttp/content-type: #66 was created silently, scan
+    # skipped it, and only validation found its base already passing)
+    config = next(c for c in scan(load_project(toolz), limit=200).skipped if (c.skipped or "").startswith("tests only") and c.split.other)
+    made = benchtape("task", "create", config.landing.id, "--json", cwd=toolz)
+    assert made.returncode == 0, made.stderr
+    doc = json.loads(made.stdout)["created"][0]
+    assert doc["no_code"] and "changes no implementation code" in doc["no_code"] and config.split.other[0] in doc["no_code"]
 
 
 def test_lint_finds_leaks_and_fix_redacts_them(toolz: Path):
