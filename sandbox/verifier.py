@@ -203,10 +203,11 @@ def verify_task(tree: Path, task: TaskSpec, candidate: bytes | None, run: RunCom
 # runs the verify command under an .npmrc's `node-options` (`--require ./cheat.cjs` stubbing
 # node:assert passed jshttp/mime-types #140); mocha before 8 reads mocha.opts. babel-jest
 # compiles every test file through the project's babel config (a plugin can drop each
-# `expect(…)`), and @swc/jest through .swcrc.
+# `expect(…)`), and @swc/jest through .swcrc. pytest reads the hidden `.pytest.ini` as it
+# reads pytest.ini, and pytest 9 its `pytest.toml` / `.pytest.toml`; node-tap its `.taprc`.
 RUNNER_FILES = re.compile(
-    r"(?:^|/)(?:conftest\.py|pytest\.ini|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|\.mocharc(?:\.[a-z]+)?|mocha\.opts|\.npmrc|"
-    r"\.babelrc(?:\.[a-z]+)?|\.swcrc|"
+    r"(?:^|/)(?:conftest\.py|\.?pytest\.(?:ini|toml)|sitecustomize\.py|usercustomize\.py|[^/]+\.pth|\.mocharc(?:\.[a-z]+)?|mocha\.opts|\.npmrc|"
+    r"\.babelrc(?:\.[a-z]+)?|\.swcrc|\.taprc|"
     r"(?:jest|vitest|vitest\.workspace|vite|karma|ava|babel)\.config\.[a-z]+|karma\.conf\.[a-z]+)$"
 )
 

@@ -287,6 +287,8 @@ def test_a_candidate_adding_the_test_runners_own_files_is_named(tmp_path: Path):
     owned += ["vite.config.ts", ".npmrc", "packages/a/.npmrc", "spec/mocha.opts"]
     # babel-jest compiles the tests through the babel config (a plugin can drop every expect), @swc/jest through .swcrc
     owned += ["babel.config.js", ".babelrc", ".babelrc.json", ".swcrc"]
+    # pytest's hidden .pytest.ini and pytest 9's (.)pytest.toml are read as pytest.ini is; node-tap's .taprc
+    owned += [".pytest.ini", "pytest.toml", ".pytest.toml", ".taprc"]
     assert guarded_paths(adding("toolz/itertoolz.py", *owned), task) == owned
     assert guarded_paths(adding("toolz/itertoolz.py", "docs/conftest_notes.md", "setup.py"), task) == []
     reference = task.reference_patch
