@@ -212,15 +212,30 @@ RUNNER_FILES = re.compile(
 )
 
 
+# Go's conftest.py: a `_test.go` file is compiled into its package's test binary, and one that
+# defines TestMain (or an init) decides what that binary runs and prints before any test does.
+# A candidate adding `zz_test.go` whose TestMain printed `--- PASS: TestX` for every test and
+# exited 0 graded PASS (hashicorp/golang-lru #156): protected_paths names only the changed test
+# files, which in Go sit beside the code. Read from the lines the candidate adds.
+GO_RUNNER_HOOK = re.compile(rb"^\+\s*func\s+(?:TestMain|init)\s*\(", re.MULTILINE)
+
+
+def _go_runner_hooks(candidate: bytes) -> list[str]:
+    """The `_test.go` files of a candidate whose added lines define TestMain or an init."""
+    return [names[-1] for names, block in file_blocks(candidate) if names and names[-1].endswith("_test.go") and GO_RUNNER_HOOK.search(block)]
+
+
 def guarded_paths(candidate: bytes, task: TaskSpec) -> list[str]:
     """The paths of a candidate patch the hidden tests own (grading's guard_violation): those
     under the task's `verify.protected_paths`, and, for a task mined from a repository's
-    history, the test runner's own files (RUNNER_FILES) its reference fix leaves alone."""
+    history, the test runner's own files (RUNNER_FILES, and a Go test file adding a TestMain or
+    an init) its reference fix leaves alone."""
     changed = changed_paths(candidate)
     guarded = under(changed, task.verify.protected_paths)
     if task.reference_patch is not None:  # mined from history; a Harbor task's tests run from its own folder, not the workspace's runner files
         reference = set(changed_paths(task.reference()))
         guarded += [p for p in changed if RUNNER_FILES.search(p) and p not in reference and p not in guarded]
+        guarded += [p for p in _go_runner_hooks(candidate) if p not in reference and p not in guarded]
     return guarded
 
 

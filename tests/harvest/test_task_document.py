@@ -297,6 +297,26 @@ def test_a_candidate_adding_the_test_runners_own_files_is_named(tmp_path: Path):
     assert guarded_paths(adding("conftest.py", "pytest.ini"), load_task(task.dir)) == ["pytest.ini"]
 
 
+def test_a_candidate_adding_a_go_testmain_is_named(tmp_path: Path):
+    """Go's conftest.py: a new `zz_test.go` whose TestMain prints `--- PASS:` for every test and
+    exits 0 without running one graded PASS (hashicorp/golang-lru #156). A test file adding
+    TestMain or an init decides how the test binary runs: the hidden tests own it; a plain new
+    test, or code that defines an init, is the candidate's."""
+    from benchtape.sandbox.verifier import guarded_paths
+
+    task = load_task(write_task(tmp_path))
+
+    def adding(path: str, body: str) -> bytes:
+        lines = "".join(f"+{line}\n" for line in body.splitlines())
+        return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1,{len(body.splitlines())} @@\n{lines}".encode()
+
+    cheat = adding("expirable/zz_main_test.go", 'package expirable\n\nfunc TestMain(m *testing.M) {\n\tfmt.Println("--- PASS: TestLoadingExpired (0.00s)")\n\tos.Exit(0)\n}\n')
+    hook = adding("zz_test.go", "package lru\n\nfunc init() {\n\tflag.Set(\"test.run\", \"^$\")\n}\n")
+    honest = adding("extra_test.go", "package lru\n\nfunc TestMore(t *testing.T) {}\n") + adding("lru.go", "package lru\n\nfunc init() {}\n")
+    assert guarded_paths(cheat + hook + honest, task) == ["expirable/zz_main_test.go", "zz_test.go"]
+    assert guarded_paths(honest, task) == []
+
+
 def test_an_evaluation_is_found_in_the_berbench_layout(tmp_path: Path):
     from benchtape.spec.evaluation import evaluation_names, find_evaluation, project_of
 
