@@ -35,7 +35,7 @@ RunCommand = Callable[[str, float], CommandResult]
 LOG_TAIL = 4000
 
 NETWORK_UNREACHABLE = "network_unreachable"  # the phase had the network and still could not reach a host: this machine's, not the task's
-DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "runner_broken", "network_denied", NETWORK_UNREACHABLE, "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
+DIAGNOSES = ("project_not_installed", "tests_not_collected", "missing_dependency", "runner_broken", "no_go_module", "network_denied", NETWORK_UNREACHABLE, "patch_conflict", "tests_skipped", "base_already_passes", "gold_still_fails", "gold_ran_fewer", "timeout")
 
 
 @dataclass
@@ -317,6 +317,10 @@ _NETWORK = re.compile(
     r"Failed to establish a new connection|unable to access 'https?://",
     re.IGNORECASE,
 )
+# a Go tree from before modules (hashicorp/golang-lru's 2015 commits): Go 1.16 and later run only
+# modules, so `go test` stops before it builds anything, and "the runner's summary was not
+# recognised: use … go test" named the very runner the command was
+_NO_GO_MOD = re.compile(r"^go: (?:go\.mod file not found in current directory or any parent directory|cannot find main module)[^\n]*", re.MULTILINE)
 _OTHER_MISSING = re.compile(r"Cannot find module '([^']+)'|no required module provides package (\S+)|can't find crate for `([^`]+)`|cannot find package \"([^\"]+)\"")
 
 
@@ -328,6 +332,8 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     if net:  # the whole line that says it (`fatal: unable to access 'https://…': Could not resolve host: …`), not the match
         start, end = log.rfind("\n", 0, net.start()) + 1, log.find("\n", net.end())
         return NETWORK_UNREACHABLE if evidence.network else "network_denied", log[start : end if end != -1 else len(log)].strip()[:400]
+    if _NO_GO_MOD.search(log):
+        return "no_go_module", _NO_GO_MOD.search(log).group(0).strip()
     for m in _NO_MODULE.finditer(log):
         name = m.group(1) or m.group(2)
         top = name.split(".")[0]
@@ -404,6 +410,7 @@ REMEDIES = {
     "project_not_installed": "the tests would not import the tree's own code: let benchtape build the project's environment (`benchtape doctor` says what it detected; `env:` in .benchtape/config.yaml declares what detection misses, e.g. `env.package`, `env.install`; docs/tasks.md)",
     "patch_conflict": "the patch does not apply at the base commit: re-create the task (`benchtape task create`), or fix the patch by hand",
     "timeout": "raise `verify.timeout` in task.yaml, or narrow verify.command to the changed tests",
+    "no_go_module": "the tree at this commit has no go.mod (a Go project from before modules), and this Go runs only modules: add `go mod init <its module path>` to verify.setup in task.yaml (e.g. `setup: [\"go mod init github.com/OWNER/REPO\"]`, the path its own imports use), then validate again",
     "missing_dependency": "declare it with the project's test dependencies (a test extra, a dependency group, a test requirements file) or name it in `env.install` of .benchtape/config.yaml: the project environment is built from those at every level (docs/tasks.md); a project verified in its own Dockerfile.benchtape installs it there",
     "network_denied": "the verifier has no network: vendor what it fetches into the project image, or set `verify.network: true`",
     NETWORK_UNREACHABLE: "the verifier had the network and still could not reach a host (this machine is offline, or its DNS or proxy refuses): the task is not at fault; validate where that host is reachable, or vendor what it fetches into the project image",

@@ -534,3 +534,16 @@ def test_a_reason_the_runs_again_give_again_is_printed_once(capsys: pytest.Captu
     validated_lines(SimpleNamespace(level="home", run_id="r1", why="", tasks=[report]))
     out = capsys.readouterr().out
     assert out.count(why) == 1 and out.count("why: the same as above") == 2, out
+
+
+def test_a_go_tree_without_go_mod_says_so_and_names_go_mod_init():
+    """hashicorp/golang-lru's 2015 commits have no go.mod: Go 1.16+ stops with `go: go.mod file
+    not found`, which read as "the runner's summary was not recognised: use … go test, …" for a
+    command that was go test. The diagnosis names the missing go.mod and the setup step that
+    validates the task (`go mod init`, tried: task 10 then VALID)."""
+    from benchtape.sandbox.verifier import judge_base, judge_reference
+
+    log = "$ go test -v . -run '^(TestLRUContains|TestLRUPeek)$'\ngo: go.mod file not found in current directory or any parent directory; see 'go help modules'\n"
+    for judged in (judge_base(_ev("failed", 1, Counts(None), log)), judge_reference(_ev("failed", 1, Counts(None), log))):
+        assert not judged.held and judged.diagnosis == "no_go_module", judged
+        assert "go mod init" in judged.remedy and "verify.setup" in judged.remedy
