@@ -515,10 +515,24 @@ def _runs(argv: list[str], runner: str) -> bool:
 _STARTS = {"pytest": "pytest==7.3.1", "py": "py>=1.11"}
 
 
+# `go test` fetching a module: the verifier's HOME is a fresh folder, so the host's module cache
+# (where `go build` put the project's dependencies) is not where Go looks, and every Go project
+# with one dependency read network_denied, with a remedy of images and vendoring (tried: a module
+# requiring example.com/dep, whose tests pass on the host offline)
+_GO_MODULE_FETCH = re.compile(r"go: downloading |Get \"https?://[^\"]*/@v/|module lookup disabled by GOPROXY|\bgo: [^\n]*@v[0-9][^\n]*: (?:Get|dial|reading) ")
+GO_MODULES_REMEDY = (
+    "Go fetched a module: the verifier's HOME is a fresh folder with an empty module cache and no network, so this host's (`go env GOMODCACHE`) is not seen. "
+    "At level home, point it at the host's cache (GOPROXY=off: nothing is fetched into it): write verify.command as `GOMODCACHE=/path/from/go-env GOPROXY=off GOFLAGS=-mod=mod go test …` in task.yaml "
+    "(`go mod download` there first, with the network); or set `verify.network: true` (every run downloads); or vendor the modules (`go mod vendor`) into the project image"
+)
+
+
 def remedy(diagnosis: str, ev: Evidence) -> str:
     """What to do about a diagnosis: REMEDIES', with the `env.overrides` a broken runner needs
     named from the runner parts its environment installed (an override of pytest alone left
     markupsafe's pinned `py` raising as before)."""
+    if diagnosis == "network_denied" and _GO_MODULE_FETCH.search(ev.log):
+        return GO_MODULES_REMEDY
     if diagnosis != "runner_broken":
         return REMEDIES[diagnosis]
     installed = {d.split("==")[0].lower() for d in (ev.environment or {}).get("installed") or []}

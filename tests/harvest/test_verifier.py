@@ -547,3 +547,17 @@ def test_a_go_tree_without_go_mod_says_so_and_names_go_mod_init():
     for judged in (judge_base(_ev("failed", 1, Counts(None), log)), judge_reference(_ev("failed", 1, Counts(None), log))):
         assert not judged.held and judged.diagnosis == "no_go_module", judged
         assert "go mod init" in judged.remedy and "verify.setup" in judged.remedy
+
+
+def test_a_go_module_fetch_without_network_names_the_module_cache():
+    """A Go module with one dependency, whose tests pass on this host offline: the verifier's
+    fresh HOME has an empty module cache, so `go test` fetched it and the remedy spoke of images
+    and vendoring only. It names the host's module cache and how to hand it in."""
+    from benchtape.sandbox.verifier import judge_base, judge_reference
+
+    log = ("$ go test -v . -run '^(TestQuadThree)$'\ncalc.go:3:8: example.com/dep@v1.0.0: Get \"https://proxy.golang.org/example.com/dep/@v/v1.0.0.zip\": "
+           "dial tcp: lookup proxy.golang.org on 10.255.255.53:53: dial udp 10.255.255.53:53: connect: network is unreachable\n")
+    for judged in (judge_base(_ev("failed", 1, Counts(None), log)), judge_reference(_ev("failed", 1, Counts(None), log))):
+        assert judged.diagnosis == "network_denied" and "GOMODCACHE" in judged.remedy and "go env GOMODCACHE" in judged.remedy, judged
+    other = judge_base(_ev("failed", 1, Counts(None), "fatal: unable to access 'https://github.com/o/r.git/': Could not resolve host: github.com\n"))
+    assert other.diagnosis == "network_denied" and "GOMODCACHE" not in other.remedy
