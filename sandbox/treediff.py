@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping
 
 LINK = b"symlink:"
-CACHES = "bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new test-tool state (.hypothesis/, .tox/, .nox/, .coverage), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, shell histories): written by whatever ran the code, not by the agent"
+CACHES = "bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new test-tool state (.hypothesis/, .tox/, .nox/, .coverage), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, Go's go/pkg/mod/, shell histories): written by whatever ran the code, not by the agent"
 CACHEDIR_TAG = "CACHEDIR.TAG"
 CACHEDIR_SIGNATURE = b"Signature: 8a477f597d28d172789f06886806bc55"  # the Cache Directory Tagging Specification's
 
@@ -43,6 +43,13 @@ HOME_STATE = (".cache/", ".npm/", ".config/configstore/", ".local/state/", ".bas
 # data files. A hidden folder (or file) of these names the staged tree did not have, at any
 # depth: attrs' solver patches carried 22 files of .hypothesis/ (newcomer pass).
 TOOL_STATE = (".hypothesis/", ".tox/", ".nox/")
+
+# Go's GOPATH defaults to $HOME/go, so at levels home and container (HOME is the workspace) the
+# first `go test` of a module with a dependency writes the module cache into the workspace's
+# `go/pkg/mod/` (and the checksum database's `go/pkg/sumdb/`): a candidate carried the
+# dependency's whole source as files it added. Left out where the staged tree had nothing there,
+# whatever else its own top `go/` folder holds (a project's Go code often lives in one).
+GO_PATH_STATE = ("go/pkg/mod/", "go/pkg/sumdb/")
 TOOL_FILES = re.compile(r"(?:^|/)\.coverage(?:\.[^/]+)?$")
 
 
@@ -70,6 +77,7 @@ def cache_rule(before: Collection[str], after: Mapping[str, bytes]) -> Callable[
     staged_top = {p.split("/", 1)[0] for p in before}
     home_files = {name for name in HOME_STATE if not name.endswith("/") and name not in staged_top}
     folders += [name for name in HOME_STATE if name.endswith("/") and name.split("/", 1)[0] not in staged_top]
+    folders += [name for name in GO_PATH_STATE if not any(p.startswith(name) for p in before)]
     for path in after:
         for name in TOOL_STATE:
             cut = path.find(name)

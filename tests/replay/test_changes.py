@@ -139,7 +139,7 @@ def test_bytecode_caches_are_left_out_of_the_patch_and_the_agents_diff_and_named
     changes = diff_trees(before, after)
     assert changes.added == [] and changes.modified == ["calc.py"] and "pyc" not in changes.patch
     assert changes.caches == ["__pycache__/calc.cpython-311.pyc", "pkg/mod.pyc"]
-    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new test-tool state (.hypothesis/, .tox/, .nox/, .coverage), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, shell histories): written by whatever ran the code, not by the agent")
+    assert changes.summary().endswith("left out: 2 file(s) of bytecode caches (__pycache__/, .pyc), new cache folders (CACHEDIR.TAG: .pytest_cache/, .ruff_cache/), new test-tool state (.hypothesis/, .tox/, .nox/, .coverage), new node_modules/ folders (vite's .vite/, babel's .cache/) and new HOME state at the top (.cache/, .npm/, .config/configstore/, Go's go/pkg/mod/, shell histories): written by whatever ran the code, not by the agent")
     only_caches = agent_diff_of({"calc.py": b"x"}, {"calc.py": b"x", "__pycache__/calc.cpython-311.pyc": b"\x00"})
     assert only_caches.empty  # an agent that only ran the tests changed nothing
 
@@ -344,3 +344,24 @@ def test_the_timeline_shows_a_codex_tool_inputs_main_field():
     ]
     rows = [s for s in steps(project([Action("session.started", {"scenario": "s"}), *calls])) if s.kind == "tool.call"]
     assert [(s.text, s.detail) for s in rows] == [("cat -- calc.py", '{"cmd":"cat -- calc.py","yield_time_ms":1000}'), ("*** Begin Patch\n*** End Patch\n", None)]
+
+
+def test_the_go_module_cache_a_go_test_leaves_is_not_the_agents_change():
+    """HOME is the workspace, and Go's GOPATH defaults to $HOME/go: the first `go test` of a
+    module with a dependency wrote the module cache (the dependency's source, its zip, the
+    checksum database) into `go/pkg/mod/`, and the candidate carried it as files it added (a
+    command agent on a Go task, `show --diff`: 8 added for a one-line fix). Left out where the
+    staged tree had nothing there, even beside a project's own top `go/` folder; a file the staged
+    tree had under it stays a change."""
+    from benchtape.sandbox.treediff import diff_trees as agent_diff_of
+
+    cache = {
+        "go/pkg/mod/example.com/dep@v1.0.0/dep.go": b"package dep\n",
+        "go/pkg/mod/cache/download/example.com/dep/@v/v1.0.0.zip": b"PK\x03\x04",
+        "go/pkg/sumdb/sum.golang.org/latest": b"go.sum database tree\n",
+    }
+    assert agent_diff_of({"calc.go": b"a\n"}, {"calc.go": b"a\n", **cache}).empty
+    fixed = agent_diff_of({"calc.go": b"a\n", "go/client.go": b"package client\n"}, {"calc.go": b"b\n", "go/client.go": b"package client\n", **cache})
+    assert [c.path for c in fixed.changes] == ["calc.go"]
+    own = agent_diff_of({"go/pkg/mod/x.go": b"a\n"}, {"go/pkg/mod/x.go": b"b\n"})  # the repository's own go/pkg/mod/
+    assert [c.path for c in own.changes] == ["go/pkg/mod/x.go"]
