@@ -527,12 +527,27 @@ GO_MODULES_REMEDY = (
 )
 
 
+# A language's toolchain that is not where the verifier runs (a Go task validated or graded in
+# benchtape's base image, which holds a Python only): no test extra or `env.install` (Python
+# packages) brings it, which is what the missing_dependency remedy said for `go: command not found`
+TOOLCHAINS = {"go": "golang-go, or FROM golang:<version>", "gofmt": "golang-go", "cargo": "cargo, or FROM rust:<version>", "rustc": "rustc", "make": "make", "gcc": "gcc", "cc": "gcc", "node": "nodejs", "npm": "npm"}
+TOOLCHAIN_REMEDY = (
+    "`{program}` is not installed where the verifier ran: benchtape's base image holds a Python and its standard library only, and a test extra or `env.install` installs Python packages, never a toolchain. "
+    "Validate at level home (`--sandbox home`: this host's {program}), or give the project an image with it: a Dockerfile.benchtape at the repository's top ({install}), then validate again"
+)
+
+
 def remedy(diagnosis: str, ev: Evidence) -> str:
     """What to do about a diagnosis: REMEDIES', with the `env.overrides` a broken runner needs
     named from the runner parts its environment installed (an override of pytest alone left
     markupsafe's pinned `py` raising as before)."""
     if diagnosis == "network_denied" and _GO_MODULE_FETCH.search(ev.log):
         return GO_MODULES_REMEDY
+    if diagnosis == "missing_dependency":
+        found = _NOT_FOUND.search(ev.log)
+        program = next((g for g in (found.groups() if found else ()) if g), "")
+        if program in TOOLCHAINS:
+            return TOOLCHAIN_REMEDY.format(program=program, install=TOOLCHAINS[program])
     if diagnosis != "runner_broken":
         return REMEDIES[diagnosis]
     installed = {d.split("==")[0].lower() for d in (ev.environment or {}).get("installed") or []}

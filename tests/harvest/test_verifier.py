@@ -561,3 +561,15 @@ def test_a_go_module_fetch_without_network_names_the_module_cache():
         assert judged.diagnosis == "network_denied" and "GOMODCACHE" in judged.remedy and "go env GOMODCACHE" in judged.remedy, judged
     other = judge_base(_ev("failed", 1, Counts(None), "fatal: unable to access 'https://github.com/o/r.git/': Could not resolve host: github.com\n"))
     assert other.diagnosis == "network_denied" and "GOMODCACHE" not in other.remedy
+
+
+def test_a_toolchain_missing_in_the_image_is_not_a_python_dependency():
+    """A Go task validated with `--sandbox container` in benchtape's base image: `go: command
+    not found`, and the remedy said to declare it with the project's test dependencies or
+    `env.install` (Python packages). It names the toolchain, level home, and Dockerfile.benchtape."""
+    from benchtape.sandbox.verifier import judge_base
+
+    judged = judge_base(_ev("failed", 127, Counts(None), "$ go test -v . -run '^(TestLRUPeekOrAdd)$'\nbash: line 1: go: command not found\n"))
+    assert judged.diagnosis == "missing_dependency" and "`go` is not installed" in judged.remedy and "Dockerfile.benchtape" in judged.remedy and "env.install` installs Python" in judged.remedy, judged
+    pytest_missing = judge_base(_ev("failed", 127, Counts(None), "sh: 1: pytest: not found\n"))
+    assert pytest_missing.diagnosis == "missing_dependency" and "not installed where" not in pytest_missing.remedy
