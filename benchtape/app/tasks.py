@@ -85,8 +85,16 @@ def _carried_env(project: Any, task: Any, base: Path) -> Any:
     except EnvError as exc:
         raise BadInput(f"task {task.id}: the project's environment could not be built: {exc}", file=str(task.path), fix=ENV_BUILD_FIX) from None
     if env.folder is None:
+        from benchtape.sandbox.testcounts import runner_of
+
         why = "; ".join(env.notes) or "no project environment detected"
-        return CarriedEnv([], lambda workdir: {}, env.setup, lambda tree: None, f"none: benchtape's base image holds a Python and its standard library only ({why}); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)")
+        said = f"none: benchtape's base image holds a Python and its standard library only ({why}); add a Dockerfile.benchtape or .benchtape/wheelhouse/ (docs/tasks.md)"
+        toolchain = {"go": "Go", "cargo": "Rust's cargo"}.get(runner_of(task.verify.command) or "")
+        if toolchain is not None and project.dockerfile is None:
+            # a Go task's folder was written FROM benchtape-base, whose test.sh runs `go test`:
+            # `harbor run -a oracle` would get 0 (go: command not found), said as "no project environment"
+            said += f"; its verifier runs {toolchain}, which benchtape's base image does not have, so `harbor run -a oracle` gets 0: give the project a Dockerfile.benchtape whose image has it (FROM golang:<version>, rust:<version>), and export again"
+        return CarriedEnv([], lambda workdir: {}, env.setup, lambda tree: None, said)
     said = f"the project environment {env.folder} (copied to its own path in the image)"
     if env.rebuild_with and project.dockerfile is None:
         from benchtape.envs.build import NATIVE
