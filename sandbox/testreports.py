@@ -216,7 +216,6 @@ def _nested_junit_file(data: bytes, roots: list[str]) -> TestReport | None:
     return read_junit(data, nested=True)
 
 
-_GO_LINE = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+) \(", re.MULTILINE)
 
 
 def read_go_json(output: str) -> TestReport | None:
@@ -235,10 +234,51 @@ def read_go_json(output: str) -> TestReport | None:
     return TestReport("go", "go-json", _merge(results)) if results else None
 
 
+# A test's `--- PASS:` line, wherever the line's text before it ends: a test that printed to stdout
+# without a newline (`fmt.Print("progress...")`) has its output and the line glued together
+# (`progress...--- PASS: TestA (0.00s)`), and the test was read as not run.
+_GO_RESULT = re.compile(r"--- (PASS|FAIL|SKIP): (\S+) \(")
+_GO_RUN = re.compile(r"^=== (?:RUN|CONT|PAUSE|NAME)\s")
+_GO_LOG = re.compile(r"^\s+\S+\.go:\d+: (.+)$")  # t.Log / t.Skip's line: `    x_test.go:4: needs a database`
+# the line that ends a package's output: `ok  \tpkg\t0.01s`, `FAIL\tpkg [build failed]`, `?   \tpkg\t[no test files]`
+_GO_PACKAGE = re.compile(r"^(?:ok|FAIL|\?)\s+(\S+)(?:\s|$)")
+
+
 def read_go_verbose(output: str) -> TestReport | None:
-    """`go test -v`: each test's `--- PASS: TestX (0.00s)` line; id the test's name."""
-    results = [TestResult(m.group(2), {"PASS": PASSED, "FAIL": FAILED, "SKIP": SKIPPED}[m.group(1)]) for m in _GO_LINE.finditer(output)]
-    return TestReport("go", "go-verbose", _merge(results)) if results else None
+    """`go test -v`: each test's `--- PASS: TestX (0.00s)` line; id the test's name, or
+    `package::TestX` (as `-json`'s) for a name two packages of the run both have (TestLRU of
+    hashicorp/golang-lru's root and simplelru/ was one test, its outcome the worse of the two). A
+    skipped test's reason is the log line its t.Skip printed before its SKIP line."""
+    found: list[tuple[str | None, str, str, str]] = []  # (package, name, outcome, message)
+    pending: list[tuple[str, str, str]] = []
+    said = ""
+    for line in output.splitlines():
+        m = _GO_RESULT.search(line)
+        if m is not None:
+            outcome = {"PASS": PASSED, "FAIL": FAILED, "SKIP": SKIPPED}[m.group(1)]
+            pending.append((m.group(2), outcome, said if outcome == SKIPPED else ""))
+            said = ""
+            continue
+        if _GO_RUN.match(line):
+            said = ""
+            continue
+        log = _GO_LOG.match(line)
+        if log is not None:
+            said = log.group(1).strip()[:300]
+            continue
+        package = _GO_PACKAGE.match(line)
+        if package is not None:
+            found += [(package.group(1), *r) for r in pending]
+            pending = []
+    found += [(None, *r) for r in pending]
+    if not found:
+        return None
+    packages: dict[str, set[str | None]] = {}
+    for package, name, _, _ in found:
+        packages.setdefault(name, set()).add(package)
+    shared = {name for name, where in packages.items() if len(where) > 1}
+    results = [TestResult(f"{package or ''}::{name}" if name in shared else name, outcome, message) for package, name, outcome, message in found]
+    return TestReport("go", "go-verbose", _merge(results))
 
 
 _LIBTEST = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.MULTILINE)

@@ -370,3 +370,38 @@ def test_nodes_describe_blocks_name_their_tests_so_two_blocks_its_are_two_tests(
         ev = verify(tree, [], Verify(command=inferred.command), box.run)
     assert ev.tests is not None, ev.log[-1500:]
     assert ev.tests.outcomes() == {"test::parse > works": "passed", "test::parse > numbers > works": "failed", "test::render > works": "passed", "test::works": "passed"}
+
+
+def test_go_v_lines_glued_to_output_shared_names_and_skip_reasons():
+    """Real `go test -v` (go 1.19) output. A test that printed without a newline has its
+    `--- PASS:` glued to that output and was read as not run; TestLRU of hashicorp/golang-lru's
+    root package and of simplelru/ was one id (5 tests counted of 6, the outcome the worse of
+    the two): a name two packages share is `package::name`, as `-json` names it, and a name
+    only one has stays as it was; a skip's reason is the line its t.Skip printed."""
+    from benchtape.sandbox.testreports import read_go_verbose
+
+    glued = "=== RUN   TestA\nprogress...--- PASS: TestA (0.00s)\n=== RUN   TestB\n    x_test.go:4: needs a database\n--- SKIP: TestB (0.00s)\n=== RUN   TestC\n=== RUN   TestC/with_space\n--- PASS: TestC (0.00s)\n    --- PASS: TestC/with_space (0.00s)\nPASS\nok  \tx\t0.003s\n"
+    report = read_go_verbose(glued)
+    assert report is not None and report.outcomes() == {"TestA": "passed", "TestB": "skipped", "TestC": "passed", "TestC/with_space": "passed"}
+    assert report.tests["TestB"].message == "needs a database"
+    two = (
+        "=== RUN   Test2Q\n--- PASS: Test2Q (0.00s)\n=== RUN   TestLRU\n--- PASS: TestLRU (0.00s)\nPASS\nok  \tgithub.com/hashicorp/golang-lru/v2\t0.003s\n"
+        "=== RUN   TestLRU\n    lru_test.go:9: bad\n--- FAIL: TestLRU (0.00s)\nFAIL\nFAIL\tgithub.com/hashicorp/golang-lru/v2/simplelru\t0.002s\nFAIL\n"
+    )
+    report = read_go_verbose(two)
+    assert report is not None and report.outcomes() == {"Test2Q": "passed", "github.com/hashicorp/golang-lru/v2::TestLRU": "passed", "github.com/hashicorp/golang-lru/v2/simplelru::TestLRU": "failed"}
+    assert report.counts().passed == 2 and report.counts().failed == 1
+
+
+def test_a_go_validation_holding_a_bare_shared_name_is_judged_by_the_worst_of_its_packages():
+    """A task validated before a Go name two packages share was read as `package::name` holds
+    the bare name in FAIL_TO_PASS: it stands for every package's test of that name."""
+    from benchtape.sandbox.testreports import read_go_verbose
+    from benchtape.sandbox.testverdicts import judge_tests
+
+    def run(second: str) -> object:
+        return read_go_verbose(f"--- PASS: TestLRU (0.00s)\nok  \tm\t0.1s\n--- {second}: TestLRU (0.00s)\nok  \tm/simplelru\t0.1s\n")
+
+    assert judge_tests(run("PASS"), ["TestLRU"], []).passed
+    assert not judge_tests(run("FAIL"), ["TestLRU"], []).passed
+    assert judge_tests(run("PASS"), ["m/simplelru::TestLRU"], []).passed
