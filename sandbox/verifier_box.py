@@ -113,6 +113,12 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
     tmp.mkdir(exist_ok=True)
     base = grading_env()
     base.update({"HOME": str(home), "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1", **GIT_IDENTITY})
+    if not (tree / "go.work").exists():
+        # Go takes a go.work from the tree's parents when the tree has none: one in /tmp (an
+        # agent at level home wrote it; anyone may) made every Go verifier on the host fail
+        # ("directory . is contained in a module that is not one of the workspace modules"),
+        # the oracle's cells graded FAIL. A tree's own go.work is the nearest, and still read.
+        base["GOWORK"] = "off"
     if site is not None:
         base["PYTHONPATH"] = str(site)
         base["PATH"] = f"{site / 'bin'}:{base.get('PATH', '/usr/bin:/bin')}"

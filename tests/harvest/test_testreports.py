@@ -405,3 +405,24 @@ def test_a_go_validation_holding_a_bare_shared_name_is_judged_by_the_worst_of_it
     assert judge_tests(run("PASS"), ["TestLRU"], []).passed
     assert not judge_tests(run("FAIL"), ["TestLRU"], []).passed
     assert judge_tests(run("PASS"), ["m/simplelru::TestLRU"], []).passed
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain on this host (apt-get install golang-go)")
+def test_a_go_work_in_the_verifiers_parents_is_not_read(tmp_path: Path):
+    """Go reads the nearest go.work of the tree's parents: a `/tmp/go.work` (an agent at level
+    home wrote one; anyone may) made every Go verifier on the host fail, the oracle's cells
+    graded FAIL. The verifier reads only the tree's own."""
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "go.mod").write_text("module evil.example/x\n\ngo 1.19\n")
+    (tmp_path / "go.work").write_text(f"go 1.19\n\nuse {tmp_path / 'evil'}\n")
+    tree = tmp_path / "scratch" / "work"
+    tree.mkdir(parents=True)
+    (tree / "go.mod").write_text("module example.com/mod\n\ngo 1.19\n")
+    (tree / "calc_test.go").write_text('package calc\n\nimport "testing"\n\nfunc TestOne(t *testing.T) {}\n')
+    with home_box(tree) as box:
+        ev = verify(tree, [], Verify(command="go test -v . -run '^(TestOne)$'", timeout=300), box.run)
+    assert ev.tests is not None and ev.tests.outcomes() == {"TestOne": "passed"}, ev.log[-2000:]
+    (tree / "go.work").write_text("go 1.19\n\nuse .\n")  # the tree's own go.work is still the one read
+    with home_box(tree) as box:
+        own = box.run("go env GOWORK", 60)
+    assert own.output.strip().splitlines()[-1] == str(tree / "go.work"), own
