@@ -216,8 +216,6 @@ def _nested_junit_file(data: bytes, roots: list[str]) -> TestReport | None:
     return read_junit(data, nested=True)
 
 
-
-
 def read_go_json(output: str) -> TestReport | None:
     """`go test -json` events: a test's final pass / fail / skip; id `package::Test`."""
     results = []
@@ -266,9 +264,9 @@ def read_go_verbose(output: str) -> TestReport | None:
         if log is not None:
             said = log.group(1).strip()[:300]
             continue
-        package = _GO_PACKAGE.match(line)
-        if package is not None:
-            found += [(package.group(1), *r) for r in pending]
+        ended = _GO_PACKAGE.match(line)
+        if ended is not None:
+            found += [(ended.group(1), *r) for r in pending]
             pending = []
     found += [(None, *r) for r in pending]
     if not found:

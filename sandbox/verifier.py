@@ -332,8 +332,9 @@ def problem(evidence: Evidence, tree: Path | None = None) -> tuple[str, str] | N
     if net:  # the whole line that says it (`fatal: unable to access 'https://…': Could not resolve host: …`), not the match
         start, end = log.rfind("\n", 0, net.start()) + 1, log.find("\n", net.end())
         return NETWORK_UNREACHABLE if evidence.network else "network_denied", log[start : end if end != -1 else len(log)].strip()[:400]
-    if _NO_GO_MOD.search(log):
-        return "no_go_module", _NO_GO_MOD.search(log).group(0).strip()
+    no_module = _NO_GO_MOD.search(log)
+    if no_module:
+        return "no_go_module", no_module.group(0).strip()
     for m in _NO_MODULE.finditer(log):
         name = m.group(1) or m.group(2)
         top = name.split(".")[0]
