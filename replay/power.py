@@ -34,7 +34,7 @@ import itertools
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from benchtape.replay.sign_power import power
 
@@ -103,13 +103,7 @@ def tasks_needed(difference: float, centre: float, icc: float, corr: float, atte
         if high >= MAX_TASKS:
             return None
         low, high = high, min(MAX_TASKS, high * 2)
-    while high - low > 1:  # enough(high), not enough(low)
-        mid = (low + high) // 2
-        if enough(mid):
-            high = mid
-        else:
-            low = mid
-    return high
+    return _fewest(enough, low, high)
 
 
 def attempts_needed(difference: float, centre: float, icc: float, corr: float, tasks: int, pairs: int = 1, sequential: bool = False) -> int | None:
@@ -121,7 +115,12 @@ def attempts_needed(difference: float, centre: float, icc: float, corr: float, t
 
     if not enough(MAX_ATTEMPTS):
         return None
-    low, high = 0, MAX_ATTEMPTS  # enough(high); attempts below low+1 not yet known
+    return _fewest(enough, 0, MAX_ATTEMPTS)
+
+
+def _fewest(enough: Callable[[int], bool], low: int, high: int) -> int:
+    """The fewest n in (low, high] that is `enough`, by bisection: enough(high) holds, enough(low)
+    does not (power rises with tasks and attempts, save the sign test's small steps)."""
     while high - low > 1:
         mid = (low + high) // 2
         if enough(mid):
