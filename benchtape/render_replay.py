@@ -144,6 +144,9 @@ def reproduction(rep: Any, plain: bool) -> None:
 # ---------------------------------------------------------------- regrade
 
 
+REASONS_SHOWN = 5  # distinct reasons a regrade's summary lists for cells it could not measure
+
+
 def regrade_summary(summary: Any, plain: bool) -> None:
     said = "each task cell's candidate through its task as it is now" if summary.tasks else f"the checks in {summary.bench}"
     header = f"regraded {summary.graded} session(s) with {said} (no agent ran)"
@@ -174,8 +177,11 @@ def regrade_summary(summary: Any, plain: bool) -> None:
         unmeasured.update(tally.unmeasured)
     if unmeasured:  # the table counts them; why they were not measured, and what to do, is here
         _say(out, f"{sum(unmeasured.values())} cell(s) not measured:", "yellow")
-        for reason, n in unmeasured.most_common():
+        for reason, n in unmeasured.most_common(REASONS_SHOWN):
             _say(out, f"    {n} × {reason}", "yellow")
+        if len(unmeasured) > REASONS_SHOWN:
+            rest = sum(n for _, n in unmeasured.most_common()[REASONS_SHOWN:])
+            _say(out, f"    and {rest} more with {len(unmeasured) - REASONS_SHOWN} other reason(s): benchtape query 'outcome.reason' lists every cell's", "yellow")
     if summary.skipped:
         _say(out, f"skipped {sum(summary.skipped.values())} session(s) " + ("that are no task cell (regrade them with --bench):" if summary.tasks else "whose scenario the bench does not have:"), "yellow")
         for name, n in sorted(summary.skipped.items()):
