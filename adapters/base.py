@@ -315,8 +315,11 @@ def _plugin_adapter(name: str, module: str, cls: str) -> Adapter:
     benchtape's, and a plugin raising on import ended `run` in a traceback (exit 1)."""
     import importlib
 
+    from benchtape.core.canonical import register_names
+
     try:
         made: Adapter = getattr(importlib.import_module(module), cls)()
+        register_names(name, getattr(made, "tool_names", None) or {})  # a kind that is not one of canonical.KINDS: a ValueError naming the tool
     except Exception as exc:  # noqa: BLE001 - whatever the plugin's own code raises
         from benchtape.core.errors import BadInput
 
@@ -338,9 +341,9 @@ def get_adapter(name: str) -> Adapter:
     if name in BUILTIN:
         module = f"benchtape.adapters.{module}"  # a built-in names a module of this room only
         adapter: Adapter = getattr(importlib.import_module(module), cls)()  # a harness's target names an Adapter class
+        names = getattr(adapter, "tool_names", None)
+        if names:
+            register_names(name, names)
     else:
-        adapter = _plugin_adapter(name, module, cls)
-    names = getattr(adapter, "tool_names", None)
-    if names:
-        register_names(name, names)
+        adapter = _plugin_adapter(name, module, cls)  # its tool_names registered there, a bad one as bad input
     return adapter

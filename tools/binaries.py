@@ -449,7 +449,9 @@ def harness_listing() -> list[dict[str, Any]]:
             row["problem"] = f"a plugin may not take the built-in name {h.name!r}: never used"
         elif h.package != "benchtape":
             try:
-                plugin_adapter(h.target)
+                from benchtape.core.canonical import register_names
+
+                register_names(h.name, getattr(plugin_adapter(h.target), "tool_names", None) or {})  # a tool named with no canonical kind is said here too
             except Exception as exc:  # noqa: BLE001
                 row["problem"] = f"{type(exc).__name__}: {exc}"
         pin = every.get(h.name)

@@ -108,6 +108,26 @@ def test_a_plugin_that_raises_on_import_is_bad_input_naming_it(tmp_path: Path) -
     assert "Traceback" not in out.stderr
 
 
+def test_a_plugin_whose_tool_names_name_no_canonical_kind_is_bad_input_naming_it(tmp_path: Path) -> None:
+    """`tool_names = {"Peek": "look:path"}` (a kind that is not read/edit/shell/...): `run` ended in
+    a ValueError traceback (exit 1) from core/canonical.register_names, and `tools list` said the
+    plugin was fine. Both say it now, naming the tool and the kinds there are."""
+    site = tmp_path / "site"
+    dist = site / "kind_harness-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kind-harness\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nbad-kind = kind_harness:Harness\n")
+    (site / "kind_harness.py").write_text(
+        "from benchtape.adapters.base import Harness as Base\n"
+        "class Harness(Base):\n    name = 'bad-kind'\n    tool_names = {'Peek': 'look:path'}\n"
+    )
+    out = benchtape("run", str(write_bench(tmp_path)), "--harness", "bad-kind", "--db", str(tmp_path / "k.db"), cwd=tmp_path, site=site)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    assert "the harness plugin 'bad-kind' (kind_harness:Harness) cannot load: ValueError: harness 'bad-kind': tool 'Peek' names the action 'look'" in out.stderr
+    listed = json.loads(benchtape("tools", "list", "--json", cwd=tmp_path, site=site).stdout)
+    assert "names the action 'look'" in next(r for r in listed if r["harness"] == "bad-kind")["problem"]
+
+
 def test_a_plugin_that_cannot_load_never_stops_a_bench_of_another_harness(site: Path, tmp_path: Path) -> None:
     """A newcomer's second, broken package (an entry point naming a class that is not there)
     stopped preflight of a bench on the working plugin: the advice on a check's tool name asked
