@@ -157,6 +157,25 @@ class Runner:
         self.on_event("session.finished", {"session_id": session_id, "scenario": scenario.name, "attempt": attempt, "status": "error", "wall_ms": 0.0})
         return SessionRecord(session_id=session_id, scenario=scenario, attempt=attempt, status="error")
 
+    @staticmethod
+    def _command(adapter: Adapter, launch: Launch, harness: str) -> Command:
+        """The harness's launch plan. A plugin's `command` is not benchtape's code: one raising
+        ended the run in its traceback (exit 1); it is bad input naming the plugin."""
+        from benchtape.core.harnesses import BUILTIN
+
+        if harness in BUILTIN:
+            return adapter.command(launch)
+        try:
+            return adapter.command(launch)
+        except Exception as exc:  # noqa: BLE001 - whatever the plugin's own code raises
+            from benchtape.core.errors import BadInput
+            from benchtape.core.harnesses import target
+
+            raise BadInput(
+                f"the harness plugin {harness!r} ({target(harness)}) failed to make its command: {type(exc).__name__}: {exc}",
+                fix="fix the plugin's `command(launch)` (docs/harnesses.md, Adding a harness), or run another harness",
+            ) from None
+
     def record(self, plan: SessionPlan, box: OpenWorkspace) -> SessionRecord:
         """Start the plan's harness in the opened sandbox, stream its output into the store,
         snapshot the workspace; everything the session needs is recorded in its stream."""
@@ -186,7 +205,7 @@ class Runner:
                 "endpoint": box.forward(endpoint.url) if endpoint else None,
             }
         )
-        cmd = adapter.command(launch)
+        cmd = self._command(adapter, launch, plan.harness)
         facts: SessionStarted = {**box.facts, **plan.started}
         if endpoint is not None:
             facts["model_endpoint"] = endpoint.facts()

@@ -128,6 +128,24 @@ def test_a_plugin_whose_tool_names_name_no_canonical_kind_is_bad_input_naming_it
     assert "names the action 'look'" in next(r for r in listed if r["harness"] == "bad-kind")["problem"]
 
 
+def test_a_plugin_whose_command_raises_is_bad_input_naming_it(tmp_path: Path) -> None:
+    """A plugin's `command(launch)` raising (a missing harness_config key, a typo) ended `run`
+    in the plugin's traceback (exit 1), from recorder/runner.record."""
+    site = tmp_path / "site"
+    dist = site / "boom_harness-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: boom-harness\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nboom = boom_harness:Harness\n")
+    (site / "boom_harness.py").write_text(
+        "from benchtape.adapters.base import Harness as Base\n"
+        "class Harness(Base):\n    name = 'boom'\n"
+        "    def command(self, launch):\n        raise RuntimeError('command exploded')\n"
+    )
+    out = benchtape("run", str(write_bench(tmp_path)), "--harness", "boom", "--db", str(tmp_path / "c.db"), cwd=tmp_path, site=site)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr
+    assert "the harness plugin 'boom' (boom_harness:Harness) failed to make its command: RuntimeError: command exploded" in out.stderr
+
+
 def test_a_plugin_that_cannot_load_never_stops_a_bench_of_another_harness(site: Path, tmp_path: Path) -> None:
     """A newcomer's second, broken package (an entry point naming a class that is not there)
     stopped preflight of a bench on the working plugin: the advice on a check's tool name asked
