@@ -77,7 +77,9 @@ class ScriptedModels:
         out = []
         for entry in self._server.entries(slot=session_id):
             outcome = entry.get("outcome")
-            if outcome == "exhausted":
+            if outcome == "exhausted" and entry.get("role") == "judge":  # no tools offered: not a turn of the steps (an agent's title or summary request)
+                out.append(Action("error", {"message": f"the scripted model got a request offering no tools at request {entry.get('seq')} (read as a judge's: an agent's title or summary request is one) and the script has no `chat:` reply left for it; add a `chat:` entry to the scenario's mock: script (`chat: [{{reply: \"...\"}}]`), one per such request", "source": "scripted-model"}))
+            elif outcome == "exhausted":
                 out.append(Action("error", {"message": f"the scripted model ran out of turns at request {entry.get('seq')}: the agent asked for more than the scenario's mock: steps script", "source": "scripted-model"}))
             elif outcome == "unmapped":
                 out.append(Action("error", {"message": f"the scripted model could not play a step for this harness: {entry.get('line') or entry.get('body', {}).get('model', '')}", "source": "scripted-model"}))
