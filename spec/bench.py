@@ -58,7 +58,7 @@ METRIC_SOURCES = {
 }
 KEYED_SOURCES = {"session.steps.agent": "the subagent's type or id", "check.evidence": "the evidence field to read"}
 AGGREGATES = {"sum": "sum", "mean": "mean", "max": "max", "min": "min", "add": "sum", "total": "sum", "avg": "mean", "average": "mean"}
-MOCK_KEYS = {"steps", "metrics"}
+MOCK_KEYS = {"steps", "metrics", "chat"}  # chat: the scripted model's replies to a request offering no tools (an agent's title or summary request)
 LEVELS = ("none", "workspace", "home", "container")  # the one list of sandbox levels
 RETIRED_LEVELS = {"process": "home", "machine": "container", "docker": "container"}
 ACCESS = ("rw", "copy", "ro")

@@ -48,3 +48,19 @@ def test_an_agent_asking_past_its_steps_still_says_the_steps_ran_out() -> None:
         assert any("ran out of turns" in e for e in errors), errors
     finally:
         models.close()
+
+
+def test_a_scenario_mock_takes_chat_replies_for_the_scripted_model(tmp_path) -> None:
+    """The error above names `chat:`; a scenario's `mock:` refused it (valid keys: metrics,
+    steps), so an agent's title request could never be answered in a `--model scripted` run."""
+    from benchtape.spec.bench import load_bench
+    from benchtape.spec.script import script_from
+
+    (tmp_path / "bench.yaml").write_text(
+        "harness: mock\nscenarios:\n  - name: one\n    prompt: hi\n"
+        "    mock:\n      steps: [{say: hello}]\n      chat: [{reply: fix calc}]\n"
+    )
+    bench = load_bench(tmp_path / "bench.yaml")
+    mock = bench.scenarios[0].mock
+    assert mock["chat"] == [{"reply": "fix calc"}]
+    assert len(script_from(mock, "bench.yaml").chat) == 1
