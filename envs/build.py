@@ -276,6 +276,9 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and not p.is_symlink()}
 
 
+SCM_UNTOLD = "setuptools-scm was unable to detect version"
+
+
 def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEnv:
     det = recipe.detection
     work = folder / "tree"
@@ -306,6 +309,11 @@ def _build(recipe: Recipe, tree: Path, folder: Path, say: Progress) -> ProjectEn
     if det.installable:
         target = str(work) + (f"[{','.join(det.extras + recipe.config.extras)}]" if det.extras or recipe.config.extras else "")
         failed = _try([*install, "-e", target, *others], work, env)
+        if failed is not None and SCM_UNTOLD in failed and "SETUPTOOLS_SCM_PRETEND_VERSION" not in env:
+            # setuptools-scm reads `_FOR_<NAME>` only once it knows the name, and a setup.py's
+            # `use_scm_version` is read before setup.cfg's `name =` (dateutil of 2019-2021): the
+            # plain variable then, for this install alone
+            failed = _try([*install, "-e", target, *others], work, {**env, "SETUPTOOLS_SCM_PRETEND_VERSION": recipe.version})
         if failed is None:
             project_installed = True
         else:

@@ -33,7 +33,8 @@ from benchtape.spec.project_tree import RECIPE_FORMAT, GitTree, Tree, declaratio
 # the project alone (pretend_variables), compiled extensions rebuildable in a verifier tree.
 # 3: the venv's packages compiled to bytecode when installed (uv's --compile-bytecode).
 # 4: pbr told its version; tox's `.[extra]` read as the project's extras, not a second build of it.
-BUILD_FORMAT = 4
+# 5: setuptools-scm told the version by the plain variable when the per-distribution one went unread.
+BUILD_FORMAT = 5
 PRETEND_VERSION = "0.0.0"  # when the base commit has no release tag before it (or the tree is a plain folder)
 # An export has no .git: every VCS-versioning backend is told the version instead of asking git.
 PRETEND_VARIABLES = (

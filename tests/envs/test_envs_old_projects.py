@@ -9,6 +9,7 @@ really built (uv, PyPI), into this module's own cache."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -99,3 +100,25 @@ def test_an_env_python_that_is_not_here_is_refused_not_replaced(tmp_path: Path, 
     assert "`env.python: 2.1` names no interpreter on this host" in str(refused.value) and "pyenv install 2.1" in str(refused.value)
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
 
+
+
+# dateutil of 2019-2021: `use_scm_version` in setup.py, the name in setup.cfg; setuptools-scm
+# reads SETUPTOOLS_SCM_PRETEND_VERSION_FOR_<NAME> only once it knows the name, which setup.cfg
+# gives too late: "unable to detect version", and the project was never installed
+SCM_SETUP_CFG_NAME = {
+    "pyproject.toml": '[build-system]\nrequires = ["setuptools", "wheel", "setuptools_scm"]\nbuild-backend = "setuptools.build_meta"\n',
+    "setup.py": "from setuptools import setup\n\nsetup(use_scm_version={'write_to': 'scmdemo/_version.py'})\n",
+    "setup.cfg": "[metadata]\nname = scm-demo\n\n[options]\npackages = scmdemo\ninstall_requires =\n    six\n",
+    "scmdemo/__init__.py": "",
+    "tests/test_it.py": "def test_it():\n    import scmdemo\n",
+}
+
+
+def test_a_setup_py_scm_version_with_its_name_in_setup_cfg_is_told_its_version(tmp_path: Path) -> None:
+    tree = _tree(tmp_path / "tree", SCM_SETUP_CFG_NAME)
+    # resolved as a commit of 2019-2021 is on Python 3.11 (setuptools-scm 7.1; today's reads setup.cfg itself)
+    recipe = dataclasses.replace(recipe_for(tree), resolved_at="2023-04-24")
+    assert recipe.detection.scm == "setuptools-scm" and recipe.detection.name == "scm-demo", recipe.detection
+    env = ensure_env(recipe, tree.root, cache=tmp_path / "cache")
+    assert env.project_installed, env.notes
+    assert f"scm-demo=={recipe.version}" in env.installed, env.installed
