@@ -422,6 +422,7 @@ REMEDIES = {
     "does_not_build": "the code does not compile here at the base or with the fix, with the same errors: the toolchain on PATH is likely older than the project needs at that commit (`go version`; go.mod's `go` line may be older than what the code uses): put the Go the project tests with first on PATH, or drop the task",
     "does_not_import": "the tests cannot be imported here at the base or with the fix, with the same error: the code was written for an older Python (or a dependency's older release) than this environment has: set `env.python` in .benchtape/config.yaml to a Python the project tested on at that commit (an interpreter on this host's PATH, e.g. `env.python: \"3.10\"`), or pin the dependency with `env.overrides`, or drop the task",
     "does_not_load": "the test runner cannot load the test files here at the base or with the fix: it was given no transform for their TypeScript or ESM, which the project's own test script supplies (a scripts package such as ts-scripts, a jest preset, a loader): write verify.command as that script running the changed files (`npm test -- <files>`), or add the transform to the environment, then validate again",
+    "warning_as_error": "the tests cannot be collected here at the base or with the fix: a warning this environment's newer tools raise (WARNING) is an error under the project's own `filterwarnings = error`: let it pass with `env.variables: {PYTEST_ADDOPTS: \"-W ignore::WARNING\"}` in .benchtape/config.yaml (added to the verifier's options), or set `env.python` to a Python the project tested on at that commit, then validate again",
     "coverage_threshold": "every test passed, and pytest-cov failed the run on the project's coverage threshold (its pytest addopts turn coverage on; a few test files never cover the whole project): add `--no-cov` to verify.command after `pytest`, then validate again",
     "gold_ran_fewer": "with the reference the runner ran fewer tests than at the base: a test was lost or not collected; check tests.patch and verify.command",
     "setup_failed": "a `verify.setup` step failed: run it by hand in the exported base tree",
@@ -728,6 +729,9 @@ def judge_reference(ev: Evidence, base: Evidence | None = None, tree: Path | Non
             return Judgement(False, "gold_still_fails", REMEDIES["does_not_load"], unloaded)
         unimported = _imports_nowhere(ev, base)
         if unimported is not None:
+            warned = _WARNING_RAISED.match(unimported.split("): ", 1)[-1])
+            if warned:  # a warning the project's own filterwarnings turned into an error
+                return Judgement(False, "gold_still_fails", REMEDIES["warning_as_error"].replace("WARNING", warned.group(1)), unimported)
             return Judgement(False, "gold_still_fails", REMEDIES["does_not_import"], unimported)
         before = _failing_as_before(ev, base)
         if before is not None:
@@ -816,7 +820,12 @@ def _loads_nowhere(ev: Evidence, base: Evidence | None) -> str | None:
 
 
 _NOT_IMPORTED = re.compile(r"\berrors? during collection\b|^ImportError: Failed to import test module", re.MULTILINE)
-_RAISED_AT_IMPORT = re.compile(r"^(?:E\s+)?(\w+(?:Error|Exception)\b: .+)$", re.MULTILINE)
+# a dotted class too, and a warning the project's `filterwarnings = error` raised: dateutil of
+# early 2019 marks tests `@pytest.mark.rrule` unregistered, which pytest 7 (the oldest that runs on
+# 3.11) warns of, so `pytest.PytestUnknownMarkWarning` stopped the collection at the base and with
+# the fix alike, and the task was told only "the reference patch does not make the tests pass"
+_RAISED_AT_IMPORT = re.compile(r"^(?:E\s+)?((?:\w+\.)*\w+(?:Error|Exception|Warning)\b: .+)$", re.MULTILINE)
+_WARNING_RAISED = re.compile(r"^((?:\w+\.)*\w+Warning): ")
 
 
 def _imports_nowhere(ev: Evidence, base: Evidence | None) -> str | None:

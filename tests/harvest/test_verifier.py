@@ -573,3 +573,33 @@ def test_a_toolchain_missing_in_the_image_is_not_a_python_dependency():
     assert judged.diagnosis == "missing_dependency" and "`go` is not installed" in judged.remedy and "Dockerfile.benchtape" in judged.remedy and "env.install` installs Python" in judged.remedy, judged
     pytest_missing = judge_base(_ev("failed", 127, Counts(None), "sh: 1: pytest: not found\n"))
     assert pytest_missing.diagnosis == "missing_dependency" and "not installed where" not in pytest_missing.remedy
+
+
+# dateutil/dateutil #859 (2019-02): its setup.cfg has `filterwarnings = error` and its tests use
+# marks it never registered, which pytest 7 (the oldest that runs on Python 3.11) warns of
+DATEUTIL_MARKS = """$ python3 -m pytest -q dateutil/test/test_rrule.py
+
+==================================== ERRORS ====================================
+_________________ ERROR collecting dateutil/test/test_rrule.py _________________
+dateutil/test/test_rrule.py:22: in <module>
+    @pytest.mark.rrule
+venv/lib/python3.11/site-packages/_pytest/mark/structures.py:547: in __getattr__
+    warnings.warn(
+E   pytest.PytestUnknownMarkWarning: Unknown pytest.mark.rrule - is this a typo?  You can register custom marks to avoid this warning - for details, see https://docs.pytest.org/en/stable/how-to/mark.html
+=========================== short test summary info ============================
+ERROR dateutil/test/test_rrule.py - pytest.PytestUnknownMarkWarning: Unknown ...
+!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!
+1 error in 0.26s
+"""
+
+
+def test_a_warning_the_projects_filterwarnings_makes_an_error_at_collection_is_named_with_its_way_out():
+    """Collected neither at the base nor with the fix because of a warning turned error: named,
+    with the PYTEST_ADDOPTS way out (it said "the reference patch does not make the tests pass")."""
+    base = _ev("failed", 2, Counts("pytest", errored=1), DATEUTIL_MARKS)
+    reference = _ev("failed", 2, Counts("pytest", errored=1), DATEUTIL_MARKS)
+    reference.environment = {"python": "3.11"}
+    judged = judge_reference(reference, base)
+    assert judged.diagnosis == "gold_still_fails" and "cannot be imported with or without the fix" in judged.detail, judged
+    assert "pytest.PytestUnknownMarkWarning" in judged.detail
+    assert "filterwarnings" in judged.remedy and "-W ignore::pytest.PytestUnknownMarkWarning" in judged.remedy, judged.remedy
