@@ -1144,7 +1144,7 @@ def notes(c: Comparison) -> list[str]:
     if c.ranked:
         out.append("ranks: " + RANK_RULE)
     if has_partial(c):  # a column beside a model called solver-partial read as its name (a structlog try)
-        out.append("partial: the mean share of a task's FAIL_TO_PASS tests a setup's cells passed (partial credit, shown beside the pass rate and never counted as a pass); a cell that changed nothing, touched a protected path or whose patch did not apply fixed no test and counts 0; execution failures (timeout, infrastructure error) and tasks without per-test lists are left out; — where no cell counts")
+        out.append("partial: the mean over a setup's cells of the FAIL_TO_PASS tests passed over the FAIL_TO_PASS tests plus the PASS_TO_PASS tests broken (partial credit: a broken test counts as one more the fix failed; shown beside the pass rate and never counted as a pass); a cell that changed nothing, touched a protected path or whose patch did not apply fixed no test and counts 0; execution failures (timeout, infrastructure error) and tasks without per-test lists are left out; — where no cell counts")
     if c.idle_partial:
         out.append(f"{', '.join(c.idle_partial)} changed nothing on any task: each known fix here is a single edit, of which the partial solver plays none (it plays only a fix's first edit, and none of a fix of one), so this control tested nothing on these tasks (its no_changes say nothing of the checks)")
     if c.uncarried:

@@ -427,7 +427,8 @@ def _health(project: Project, task: TaskSpec, level: str, place: Place, base_tre
             # live in a git submodule that no task tree holds): its tests have no baseline
             lost = [f"{i} ({t.message or 'error'})" for i, t in found.tests.items() if "::" not in i and t.outcome == ERROR and found.runner == "pytest"]
             if lost:
-                report.notes.append(f"the base's whole suite could not collect {len(lost)} module(s), whose tests have no baseline: " + "; ".join(lost[:3]))
+                more = f"; and {len(lost) - 3} more" if len(lost) > 3 else ""
+                report.notes.append(f"the base's whole suite could not collect {len(lost)} module(s), whose tests have no baseline: " + "; ".join(lost[:3]) + more)
     statuses = sorted({r.status for r in references})
     if base_tests is None or any(r.tests is None for r in references):
         flipped = len(statuses) > 1
