@@ -114,8 +114,16 @@ def _without_references(text: str) -> str:
     return "\n".join(kept)
 
 
+NOTE_CHARS = 500  # a commit note's length in the prompt's list
+
+
 def _one_paragraph(text: str) -> str:
-    return re.sub(r"\s*\n\s*", " ", text.strip())[:500]
+    """A commit note on one line, at most NOTE_CHARS: a longer one is cut at a word and says so
+    (a dateutil note ended "properties that are expected to", read as the author's words)."""
+    line = re.sub(r"\s*\n\s*", " ", text.strip())
+    if len(line) <= NOTE_CHARS:
+        return line
+    return line[: NOTE_CHARS - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + " …"
 
 
 def _finish(title: str, body: str) -> str:

@@ -161,6 +161,16 @@ def test_a_merge_prompt_is_its_title_and_the_branchs_messages():
     assert text == "# Revert the faster isiterable\n\nNotes from the change's commits:\n\n- Add test cases for __getitem__ objects\n"
 
 
+def test_a_long_commit_note_is_cut_at_a_word_and_says_so():
+    """dateutil #1024's prompt ended "…properties that are expected to": a note was cut at 500
+    characters mid-sentence, read as the author's words. Now at a word, with an ellipsis."""
+    long = "This change makes the parser keep the properties that are expected to " * 10
+    landing = _landing("merge", "Merge pull request #7 from a/b", "Keep parser properties", 7)
+    text, _ = prompt_for(landing, ["Keep parser properties", long.strip()])
+    note = text.split("\n- ", 1)[1].rstrip("\n")
+    assert note.endswith(" …") and len(note) <= 500 and long.startswith(note[:-2]) and long[len(note) - 2] == " "
+
+
 def test_an_issue_text_in_the_message_is_the_prompt():
     landing = _landing("squash", "Fix the parser (#12)", "Issue:\nThe parser crashes on empty input.\nIt should return [].\n\nThe fix checks the length first.", 12)
     text, source = prompt_for(landing, [], "auto")
