@@ -109,7 +109,7 @@ def harness_section() -> str:
     every = installed()
     builtin = ", ".join(h.name for h in every if h.package == "benchtape")
     lines = ["", "Harnesses (`benchtape tools list` for versions and installed CLIs):", f"  built-in: {builtin}"]
-    lines += [f"  {h.name:<12} plugin {h.package} {h.version}" + (" (shadowed by the built-in: never used)" if h.shadowed else "") for h in every if h.package != "benchtape"]
+    lines += [f"  {h.name:<12} plugin {h.package} {h.version}" + (" (shadowed by the built-in: never used)" if h.shadowed else " (no harness name: never used)" if h.misnamed else "") for h in every if h.package != "benchtape"]
     return "\n".join(lines) + "\n"
 
 

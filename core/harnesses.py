@@ -15,6 +15,7 @@ names costs no import of a plugin; a plugin may not take a built-in name (the bu
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -46,6 +47,19 @@ class Installed:
     version: str  # that package's version
     shadowed: bool = False  # a plugin naming a built-in harness: never used
 
+    @property
+    def misnamed(self) -> bool:
+        """A plugin whose entry point's name is no harness name (a space, a capital, a slash):
+        it goes into bench files, commands, the store and tool folders, so it is never used."""
+        return not HARNESS_NAME.fullmatch(self.name)
+
+    @property
+    def usable(self) -> bool:
+        return not self.shadowed and not self.misnamed
+
+
+HARNESS_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
 
 @cache
 def plugins() -> tuple[Installed, ...]:
@@ -75,10 +89,10 @@ def target(name: str) -> str:
     if name in BUILTIN:
         return BUILTIN[name]
     for p in plugins():
-        if p.name == name:
+        if p.name == name and p.usable:
             return p.target
     raise KeyError(name)
 
 
 def harness_names() -> list[str]:
-    return sorted(set(BUILTIN) | {p.name for p in plugins()})
+    return sorted(set(BUILTIN) | {p.name for p in plugins() if p.usable})

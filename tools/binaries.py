@@ -63,7 +63,7 @@ def pins() -> dict[str, Pin]:
     from benchtape.core.harnesses import plugins
 
     for plugin in plugins():
-        if plugin.shadowed or plugin.name in found:
+        if not plugin.usable or plugin.name in found:
             continue
         try:
             pin = getattr(plugin_adapter(plugin.target), "install", None)
@@ -447,6 +447,8 @@ def harness_listing() -> list[dict[str, Any]]:
         row: dict[str, Any] = {"harness": h.name, "package": h.package, "version": h.version, "target": h.target}
         if h.shadowed:
             row["problem"] = f"a plugin may not take the built-in name {h.name!r}: never used"
+        elif h.misnamed:
+            row["problem"] = f"{h.name!r} is no harness name (lowercase letters, digits, '.', '_' and '-'): never used; rename the entry point in {h.package}'s benchtape.harnesses group"
         elif h.package != "benchtape":
             try:
                 from benchtape.core.canonical import register_names
@@ -455,7 +457,7 @@ def harness_listing() -> list[dict[str, Any]]:
             except Exception as exc:  # noqa: BLE001
                 row["problem"] = f"{type(exc).__name__}: {exc}"
         pin = every.get(h.name)
-        if pin is not None and not h.shadowed:
+        if pin is not None and h.usable:
             row["install"] = {"package": pin.package, "version": pin.version, "kind": pin.kind}
             row["installed"] = [{"version": b.version, "path": str(b.path), "verified": b.verified} for b in installed_versions(h.name)]
         rows.append(row)

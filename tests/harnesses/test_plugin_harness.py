@@ -167,3 +167,19 @@ def test_a_plugin_that_cannot_load_never_stops_a_bench_of_another_harness(site: 
     assert done.returncode == 1 and "cannot load" not in done.stderr, done.stdout + done.stderr  # it ran: only the Edit check fails
     listed = json.loads(benchtape("tools", "list", "--json", cwd=tmp_path, site=both).stdout)
     assert "has no attribute 'Missing'" in next(r for r in listed if r["harness"] == "bad-one")["problem"]  # where it is said
+
+
+def test_a_plugin_whose_entry_point_is_no_harness_name_is_never_used_and_says_so(tmp_path: Path) -> None:
+    """An entry point named "Bad Name" was taken as a harness (gptme newcomer): its name goes into
+    bench files, command lines, the store and tool folders. It is listed with the rule and never
+    used: `--harness 'Bad Name'` is an unknown harness."""
+    site = tmp_path / "site"
+    dist = site / "spaced_harness-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: spaced-harness\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nBad Name = spaced_harness:Harness\n")
+    (site / "spaced_harness.py").write_text("from benchtape.adapters.base import Harness as Base\nclass Harness(Base):\n    name = 'Bad Name'\n")
+    listed = json.loads(benchtape("tools", "list", "--json", cwd=tmp_path, site=site).stdout)
+    assert "is no harness name" in next(r for r in listed if r["harness"] == "Bad Name")["problem"]
+    out = benchtape("run", str(write_bench(tmp_path)), "--harness", "Bad Name", "--db", str(tmp_path / "n.db"), cwd=tmp_path, site=site)
+    assert out.returncode == 3 and "harness 'Bad Name' is not known" in out.stdout + out.stderr, out.stdout + out.stderr  # blocked at preflight, as any unknown harness
