@@ -279,7 +279,10 @@ def read_go_verbose(output: str) -> TestReport | None:
     return TestReport("go", "go-verbose", _merge(results))
 
 
-_LIBTEST = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.MULTILINE)
+# libtest names a test's mode between its name and the dots (library/test/src/types.rs,
+# `TestDesc::test_mode`): `test div_by_zero - should panic ... ok`; such a test was read as no
+# test at all, and a task whose new test is `#[should_panic]` read tests_not_collected
+_LIBTEST = re.compile(r"^test (\S+)(?: - (?:should panic|compile fail|compile))? \.\.\. (ok|FAILED|ignored)", re.MULTILINE)
 
 
 def read_libtest(output: str) -> TestReport | None:
@@ -556,10 +559,49 @@ def suite_command(command: str, runner: str | None, tree: Path) -> str | None:
             kept.append(w)
         return shlex.join([*kept, "./..."])
     if runner == "cargo":
-        return "cargo test"
+        return _cargo_suite(words)
     if runner in ("vitest", "jest", "node", "mocha", "ava"):
         return _without_test_files(command, words)
     return None
+
+
+_CARGO_SELECTION = {"--test", "--bin", "--example", "--bench"}  # each takes the target's name
+_CARGO_SELECTION_FLAGS = {"--lib", "--bins", "--tests", "--examples", "--benches", "--doc", "--all-targets"}
+_CARGO_VALUE_OPTIONS = {"-p", "--package", "--exclude", "-F", "--features", "--target", "--target-dir", "--manifest-path", "--profile", "-j", "--jobs", "--color", "--message-format", "-Z", "--config", "--lockfile-path"}
+
+
+def _cargo_suite(words: list[str]) -> str | None:
+    """`cargo test` with the command's own options (`--features`, `-p`, `--manifest-path`, an
+    environment prefix) and without its selection of targets, test-name filter and libtest
+    arguments; `--no-fail-fast`, so a failing test binary does not keep the others from giving
+    the baseline (they had read as absent, and their tests as FAIL_TO_PASS)."""
+    at = next((i for i in range(len(words) - 1) if (words[i] == "cargo" or words[i].endswith("/cargo")) and words[i + 1] == "test"), None)
+    if at is None:
+        return None
+    kept, skip, value = words[: at + 2], False, False
+    for w in words[at + 2 :]:
+        if w == "--":
+            break
+        if skip:
+            skip = False
+            continue
+        if value:
+            kept.append(w)
+            value = False
+            continue
+        if w in _CARGO_SELECTION:
+            skip = True
+        elif w in _CARGO_SELECTION_FLAGS or any(w.startswith(o + "=") for o in _CARGO_SELECTION):
+            continue
+        elif w in _CARGO_VALUE_OPTIONS:
+            kept.append(w)
+            value = True
+        elif w.startswith("-") or w.startswith("+"):
+            kept.append(w)
+        # else the test-name filter: the selection the suite drops
+    if "--no-fail-fast" not in kept:
+        kept.append("--no-fail-fast")
+    return shlex.join(kept)
 
 
 _JS_TEST_PATH = re.compile(r"/|\.[cm]?[jt]sx?$")

@@ -101,6 +101,19 @@ _PRIVATE_TMP = '_task_path="${PATH-}"; PATH=' + BOX_PATH + '; mount -t tmpfs -o 
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "benchtape", "GIT_AUTHOR_EMAIL": "benchtape@localhost", "GIT_COMMITTER_NAME": "benchtape", "GIT_COMMITTER_EMAIL": "benchtape@localhost"}
 
 
+def rustup_home(host: Mapping[str, str] | None = None) -> dict[str, str]:
+    """RUSTUP_HOME as this host has it. `cargo` on most hosts is rustup's proxy, which finds the
+    toolchain it runs in `$RUSTUP_HOME`, by default `$HOME/.rustup`: with the box's fresh HOME
+    every Rust verifier failed before compiling anything ("rustup could not choose a version of
+    cargo to run"), and each task read `gold_still_fails` with "runner not recognised". Only the
+    toolchains' home is named: CARGO_HOME (its config.toml, its registry) stays the box's own."""
+    host = os.environ if host is None else host
+    if host.get("RUSTUP_HOME"):
+        return {"RUSTUP_HOME": host["RUSTUP_HOME"]}
+    where = Path(host.get("HOME") or str(Path.home())) / ".rustup"
+    return {"RUSTUP_HOME": str(where)} if where.is_dir() else {}
+
+
 @contextlib.contextmanager
 def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env: Mapping[str, str] | None = None, env_for: EnvFor | None = None) -> Iterator[VerifierBox]:
     """Commands on this host in `tree`; HOME and TMPDIR are fresh folders beside it, TMPDIR a
@@ -113,6 +126,7 @@ def home_box(tree: Path, *, network: bool = False, site: Path | None = None, env
     tmp.mkdir(exist_ok=True)
     base = grading_env()
     base.update({"HOME": str(home), "TMPDIR": str(tmp), "PYTHONDONTWRITEBYTECODE": "1", **GIT_IDENTITY})
+    base.update(rustup_home())
     if not (tree / "go.work").exists():
         # Go takes a go.work from the tree's parents when the tree has none: one in /tmp (an
         # agent at level home wrote it; anyone may) made every Go verifier on the host fail

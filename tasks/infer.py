@@ -186,8 +186,10 @@ def _go_scope(declared: re.Match[bytes] | None, *, added: bool) -> str | None:
 def _cargo(paths: list[str]) -> Inferred:
     integration = [PurePosixPath(p).stem for p in paths if re.match(r"^(?:.*/)?tests/[^/]+\.rs$", p) and not re.match(r"^(?:.*/)?src/", p)]
     if integration:
-        return Inferred("cargo test " + " ".join(f"--test {shlex.quote(t)}" for t in integration), "cargo", "cargo test on the changed integration tests")
-    return Inferred("cargo test", "cargo", "cargo test (the changed tests are unit tests inside the crate)")
+        # --no-fail-fast: cargo stops at the first test binary that fails, and the next one's
+        # tests, passing at the base, read as absent there and became FAIL_TO_PASS
+        return Inferred("cargo test --no-fail-fast " + " ".join(f"--test {shlex.quote(t)}" for t in integration), "cargo", "cargo test on the changed integration tests")
+    return Inferred("cargo test --no-fail-fast", "cargo", "cargo test (the changed tests are unit tests inside the crate)")
 
 
 def _javascript(paths: list[str], read: ReadFile, blocks: dict[str, bytes] | None = None, importers: Importers = lambda _: []) -> Inferred:

@@ -63,8 +63,8 @@ def test_go_names_the_function_a_changed_line_is_in_not_the_hunks_header():
 
 
 def test_cargo_names_integration_tests_else_runs_the_crate():
-    assert infer_command({"tests/parse.rs": b""}, files()).command == "cargo test --test parse"
-    assert infer_command({"src/tests/mod.rs": b""}, files()).command == "cargo test"
+    assert infer_command({"tests/parse.rs": b""}, files()).command == "cargo test --no-fail-fast --test parse"
+    assert infer_command({"src/tests/mod.rs": b""}, files()).command == "cargo test --no-fail-fast"
 
 
 def test_javascript_takes_the_runner_package_json_names():
