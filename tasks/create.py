@@ -135,7 +135,7 @@ def create_task(project: Project, ref: str) -> Created:
     pr = project.source.pull_request_url(landing.number) if landing.number is not None else None
     fixed = datetime.datetime.fromtimestamp(landing.fix.time, datetime.UTC).date().isoformat()
     source = TaskSource(remote=remote, pull_request=pr or (f"#{landing.number}" if landing.number is not None else None), base_commit=landing.base, fix_commit=landing.fix.sha, fix_date=fixed)
-    verify = Verify(command=inferred.command, protected_paths=_protected(parts.tests))
+    verify = Verify(command=inferred.command, protected_paths=_protected(parts.tests) + (CARGO_PROTECTED if inferred.runner == "cargo" else ()))
     notes = [
         f"Harvested by `benchtape task create {ref}` from the {landing.kind} {landing.fix.sha[:12]}" + (f" (PR #{landing.number})" if landing.number is not None else "") + ".",
         f"verify.command: {inferred.note}.",
@@ -167,6 +167,12 @@ def _repositories(project: Project) -> list[str]:
 
 def _what(landing: Landing) -> str:
     return f"PR #{landing.number}" if landing.number is not None else f"commit {landing.fix.sha[:12]}"
+
+
+# What decides how `cargo test` runs rather than what it tests: a candidate's `.cargo/config.toml`
+# whose `runner` printed `test x ... ok` for every test of each binary passed every task with no
+# fix; a rust-toolchain file picks the compiler. A fix has no need to change them.
+CARGO_PROTECTED = (".cargo/", "rust-toolchain", "rust-toolchain.toml")
 
 
 def _protected(tests: list[str]) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ import pytest
 from benchtape.sandbox.testreports import read_libtest, suite_command
 from benchtape.sandbox.verifier import verify
 from benchtape.sandbox.verifier_box import home_box, rustup_home
-from benchtape.spec.task import Verify
+from benchtape.spec.task import Verify, load_task
 from benchtape.tasks.infer import infer_command
 
 LIBTEST = """
@@ -62,3 +62,35 @@ def test_cargo_runs_in_the_box_as_it_does_on_the_host(tmp_path: Path):
         ev = verify(crate, [], Verify(command="cargo test --offline"), box.run)
     assert ev.tests is not None and ev.tests.source == "libtest", ev.log[-2000:]
     assert ev.tests.outcomes() == {"tests::good": "passed", "tests::by_zero": "passed"}
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env={**os.environ, "GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@b", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@b"})
+
+
+def test_a_cargo_task_protects_what_decides_how_cargo_runs(tmp_path: Path):
+    """A candidate's `.cargo/config.toml` with a `runner` that prints `test x ... ok` for every
+    test of each binary passed every Rust task with no fix (minicalc: all of them)."""
+    from e2e.cli import benchtape
+
+    repo = tmp_path / "crate"
+    (repo / "src").mkdir(parents=True)
+    (repo / "tests").mkdir()
+    (repo / "Cargo.toml").write_text('[package]\nname = "crate"\nversion = "0.1.0"\nedition = "2021"\n')
+    (repo / "src" / "lib.rs").write_text("pub fn add(a: u8, b: u8) -> u8 { a.wrapping_add(b) }\n")
+    (repo / "tests" / "api.rs").write_text("#[test]\nfn small() { assert_eq!(crate::add(1, 2), 3); }\n")
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "Initial commit")
+    _git(repo, "checkout", "-qb", "sat")
+    (repo / "src" / "lib.rs").write_text("pub fn add(a: u8, b: u8) -> u8 { a.saturating_add(b) }\n")
+    (repo / "tests" / "api.rs").write_text("#[test]\nfn small() { assert_eq!(crate::add(1, 2), 3); }\n#[test]\nfn saturates() { assert_eq!(crate::add(200, 100), 255); }\n")
+    _git(repo, "commit", "-qam", "Saturate on overflow in add")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "merge", "-q", "--no-ff", "sat", "-m", "Merge pull request #1 from alice/sat")
+    assert benchtape("init", "--tasks", cwd=repo).returncode == 0
+    done = benchtape("task", "create", "1", cwd=repo)
+    assert done.returncode == 0, done.stderr
+    task = load_task(repo / ".benchtape" / "tasks" / "1")
+    assert task.verify.command == "cargo test --no-fail-fast --test api"
+    assert {"tests/", ".cargo/", "rust-toolchain.toml"} <= set(task.verify.protected_paths)
