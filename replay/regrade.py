@@ -147,26 +147,37 @@ def regrade(store: GradingStore, bench: BenchSpec, sel: Selection, *, rejudge: b
     summary = RegradeSummary(grading_id, str(bench.path))
     pending: list[tuple[str, list[dict[str, Any]]]] = []
     measured: list[tuple[str, dict[str, Any]]] = []  # the bench's declared metrics, kept with this grading
+    outcomes: list[tuple[Any, ...]] = []  # the cells' outcomes, written with their sessions' verdicts
     with batch_gc():
         for row, session, prep, verdicts in _graded(store, sel, prepared, summary.skipped):
             summary.remember_previous(store, row.id, run_id=row.run_id)  # its verdicts are still pending here
             pending.append((row.id, [{**static, "result": v.result} for static, v in zip(prep.rows, verdicts)] + [v.row() for v in verdicts[len(prep.rows) :]]))  # a task cell's task:verify after the bench's
-            _cell_outcome(store, grading_id, row.id, session, verdicts)
+            _cell_outcome(store, grading_id, row.id, session, verdicts, outcomes)
             if declares(bench):
                 measured.append((row.id, measure(bench.metrics, bench.derived_metrics, session, verdicts).to_dict()))
             if len(pending) >= VERDICT_BATCH:
-                store.add_verdicts_many(grading_id, pending)
-                store.add_metric_values(grading_id, measured)
-                pending, measured = [], []
+                _write_batch(store, grading_id, pending, measured, outcomes)
+                pending, measured, outcomes = [], [], []
             status = scenario_status(verdicts, session)
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())  # not a new tally (and Counter) per session
             tally.graded += 1
             tally.statuses[status] += 1
             if on_session:
                 on_session(row, status)
-    store.add_verdicts_many(grading_id, pending)
-    store.add_metric_values(grading_id, measured)
+    _write_batch(store, grading_id, pending, measured, outcomes)
     return summary
+
+
+def _write_batch(store: GradingStore, grading_id: str, pending: list[tuple[str, list[dict[str, Any]]]], measured: list[tuple[str, dict[str, Any]]], outcomes: list[tuple[Any, ...]]) -> None:
+    """A batch of sessions' verdicts, declared metrics and cell outcomes in one transaction: a
+    regrade killed between a cell's outcome and its verdicts left the grading's outcomes for
+    sessions it holds no verdict of (`compare` and `query outcome` read the new checks'
+    outcome, `sessions` and `show` the old checks' verdicts, `gradings` said 0 sessions)."""
+    with store.transaction():
+        store.add_verdicts_many(grading_id, pending)
+        store.add_metric_values(grading_id, measured)
+        for args in outcomes:
+            store.add_outcome(*args)
 
 
 def _some_session_to_grade(store: GradingStore, sel: Selection, prepared: dict[str, _Prepared], bench: BenchSpec) -> None:
@@ -229,8 +240,9 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
                 continue
             verdicts = grade_session(session, [], StoredSnapshot(store, session), context)
             summary.remember_previous(store, row.id, every=True)
-            store.add_verdicts(grading_id, row.id, [v.row() for v in verdicts])
-            decided = _cell_outcome(store, grading_id, row.id, session, verdicts)
+            outcomes: list[tuple[Any, ...]] = []
+            decided = _cell_outcome(store, grading_id, row.id, session, verdicts, outcomes)
+            _write_batch(store, grading_id, [(row.id, [v.row() for v in verdicts])], [], outcomes)
             outcome = str(decided.outcome) if decided else ""
             tally = summary.scenarios.get(row.scenario) or summary.scenarios.setdefault(row.scenario, ScenarioTally())
             tally.graded += 1
@@ -245,7 +257,7 @@ def regrade_tasks(store: GradingStore, sel: Selection, *, on_session: Callable[[
 RECORDED = ("outcome", "reason", "grading_id", "at", "action_seq")  # an outcome row's own fields, not facts of the recording
 
 
-def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict]) -> Outcome | None:
+def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session: Session, verdicts: list[Verdict], pending: list[tuple[Any, ...]]) -> Outcome | None:
     """A measured cell's outcome by this grading, stored with it as live grading stores it
     (replay/outcomes.py decides it); None for a session that measures no cell.
 
@@ -255,7 +267,9 @@ def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session
     ranking still counted the cells it failed). The agent's change and the cell's costs are
     facts of the recording, carried over from the outcome it had; so is a guard violation,
     which the recording's diff decided. A measurement of several steps is decided over all of
-    them, and `benchtape run EVALUATION` re-grades it; a later step's session has no outcome."""
+    them, and `benchtape run EVALUATION` re-grades it; a later step's session has no outcome.
+    The outcome is added to `pending` (add_outcome's arguments), written with the session's
+    verdicts (_write_batch)."""
     from benchtape.replay.outcomes import GUARD_VIOLATION, Outcome, decide
 
     task = task_of(session) is not None
@@ -270,7 +284,7 @@ def _cell_outcome(store: GradingStore, grading_id: str, session_id: str, session
     else:
         outcome = Outcome(GUARD_VIOLATION, str(before["reason"])) if before["outcome"] == GUARD_VIOLATION else decide(session, verdicts, _recorded_diff(before.get("diff")))
         data = {k: v for k, v in before.items() if k not in RECORDED}
-    store.add_outcome(grading_id, session_id, outcome.outcome, outcome.reason, {**data, "source": "regrade", **task_facts(verdicts)})
+    pending.append((grading_id, session_id, outcome.outcome, outcome.reason, {**data, "source": "regrade", **task_facts(verdicts)}))
     return outcome
 
 

@@ -136,3 +136,32 @@ def test_a_grading_decides_a_sessions_outcome_once_and_no_connection_rewrites_it
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             conn.execute(sql)
     assert [(o["grading_id"], o["outcome"]) for o in store.outcomes([sid])[sid]] == [(gid, "failed"), (None, "timeout")]
+
+
+def test_a_regrade_killed_before_its_verdicts_are_written_leaves_no_outcome_of_its_grading(project, monkeypatch):
+    """A regrade stores each cell's outcome with that cell's verdicts, in one transaction: one
+    killed after the outcome and before the verdicts' batch left its grading with outcomes for
+    sessions it holds no verdict of (`compare` and `query outcome` read the new checks'
+    outcome, `sessions` and `show` the old checks' verdicts; `gradings` said 0 sessions)."""
+    from benchtape.replay.regrade import regrade
+    from benchtape.replay.select import Selection
+    from benchtape.spec.bench import load_bench
+
+    db = project / ".benchtape" / "benchtape.db"
+    run(project)
+    store = Store(db)
+    (sid,) = {r[0] for r in recorded(db)}
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the process dies here: nothing after this point is written
+
+    monkeypatch.setattr(store, "add_verdicts_many", killed)
+    with pytest.raises(KeyboardInterrupt):
+        regrade(store, load_bench(project / "madbench.yaml"), Selection(all=True))
+    monkeypatch.undo()
+    with sqlite3.connect(db) as c:
+        (grading,) = c.execute("SELECT id FROM gradings WHERE source = 'regrade'").fetchone()
+        held = c.execute("SELECT session_id FROM outcomes WHERE grading_id = ?", (grading,)).fetchall()
+        verdicts = c.execute("SELECT session_id FROM verdict_sets WHERE grading_id = ?", (grading,)).fetchall()
+    assert held == verdicts == [], (held, verdicts)
+    assert Store(db, readonly=True).latest_outcomes([sid])[sid]["grading_id"] != grading
