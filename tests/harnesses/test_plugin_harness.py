@@ -95,14 +95,20 @@ def test_without_the_package_the_harness_is_unknown(tmp_path: Path) -> None:
     assert "harness 'example-echo' is not known" in done.stdout + done.stderr
 
 
+def plugin_dist(site: Path, module: str, entry: str, code: str) -> Path:
+    """A plugin package as `pip install` leaves it in `site`: its dist-info (METADATA, the
+    `benchtape.harnesses` entry point `entry`) and its module's code; returns `site`."""
+    dist = site / f"{module}-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module.replace('_', '-')}\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[benchtape.harnesses]\n{entry}\n")
+    (site / f"{module}.py").write_text(code)
+    return site
+
+
 def test_a_plugin_that_raises_on_import_is_bad_input_naming_it(tmp_path: Path) -> None:
     """Its code is not benchtape's: a plugin raising on import ended `run` in a traceback (exit 1)."""
-    site = tmp_path / "site"
-    dist = site / "broken_harness-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-harness\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nbroken = broken_harness:Harness\n")
-    (site / "broken_harness.py").write_text("raise RuntimeError('broken on import')\n")
+    site = plugin_dist(tmp_path / "site", "broken_harness", "broken = broken_harness:Harness", "raise RuntimeError('broken on import')\n")
     out = benchtape("run", str(write_bench(tmp_path)), "--harness", "broken", "--db", str(tmp_path / "b.db"), cwd=tmp_path, site=site)
     assert out.returncode == 2 and "the harness plugin 'broken' (broken_harness:Harness) cannot load: RuntimeError: broken on import" in out.stderr, out.stdout + out.stderr
     assert "Traceback" not in out.stderr
@@ -112,15 +118,8 @@ def test_a_plugin_whose_tool_names_name_no_canonical_kind_is_bad_input_naming_it
     """`tool_names = {"Peek": "look:path"}` (a kind that is not read/edit/shell/...): `run` ended in
     a ValueError traceback (exit 1) from core/canonical.register_names, and `tools list` said the
     plugin was fine. Both say it now, naming the tool and the kinds there are."""
-    site = tmp_path / "site"
-    dist = site / "kind_harness-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: kind-harness\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nbad-kind = kind_harness:Harness\n")
-    (site / "kind_harness.py").write_text(
-        "from benchtape.adapters.base import Harness as Base\n"
-        "class Harness(Base):\n    name = 'bad-kind'\n    tool_names = {'Peek': 'look:path'}\n"
-    )
+    code = "from benchtape.adapters.base import Harness as Base\nclass Harness(Base):\n    name = 'bad-kind'\n    tool_names = {'Peek': 'look:path'}\n"
+    site = plugin_dist(tmp_path / "site", "kind_harness", "bad-kind = kind_harness:Harness", code)
     out = benchtape("run", str(write_bench(tmp_path)), "--harness", "bad-kind", "--db", str(tmp_path / "k.db"), cwd=tmp_path, site=site)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr
     assert "the harness plugin 'bad-kind' (kind_harness:Harness) cannot load: ValueError: harness 'bad-kind': tool 'Peek' names the action 'look'" in out.stderr
@@ -131,16 +130,8 @@ def test_a_plugin_whose_tool_names_name_no_canonical_kind_is_bad_input_naming_it
 def test_a_plugin_whose_command_raises_is_bad_input_naming_it(tmp_path: Path) -> None:
     """A plugin's `command(launch)` raising (a missing harness_config key, a typo) ended `run`
     in the plugin's traceback (exit 1), from recorder/runner.record."""
-    site = tmp_path / "site"
-    dist = site / "boom_harness-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: boom-harness\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nboom = boom_harness:Harness\n")
-    (site / "boom_harness.py").write_text(
-        "from benchtape.adapters.base import Harness as Base\n"
-        "class Harness(Base):\n    name = 'boom'\n"
-        "    def command(self, launch):\n        raise RuntimeError('command exploded')\n"
-    )
+    code = "from benchtape.adapters.base import Harness as Base\nclass Harness(Base):\n    name = 'boom'\n    def command(self, launch):\n        raise RuntimeError('command exploded')\n"
+    site = plugin_dist(tmp_path / "site", "boom_harness", "boom = boom_harness:Harness", code)
     out = benchtape("run", str(write_bench(tmp_path)), "--harness", "boom", "--db", str(tmp_path / "c.db"), cwd=tmp_path, site=site)
     assert out.returncode == 2 and "Traceback" not in out.stderr, out.stdout + out.stderr
     assert "the harness plugin 'boom' (boom_harness:Harness) failed to make its command: RuntimeError: command exploded" in out.stderr
@@ -150,12 +141,7 @@ def test_a_plugin_that_cannot_load_never_stops_a_bench_of_another_harness(site: 
     """A newcomer's second, broken package (an entry point naming a class that is not there)
     stopped preflight of a bench on the working plugin: the advice on a check's tool name asked
     every installed harness for its tools. Only the bench's own harness is loaded now."""
-    both = shutil.copytree(site, tmp_path / "site")
-    dist = both / "bad_harness-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: bad-harness\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nbad-one = bad_harness:Missing\n")
-    (both / "bad_harness.py").write_text("class Harness:\n    pass\n")
+    both = plugin_dist(shutil.copytree(site, tmp_path / "site"), "bad_harness", "bad-one = bad_harness:Missing", "class Harness:\n    pass\n")
     bench = write_bench(tmp_path)
     doc = json.loads(bench.read_text())
     doc["scenarios"][0]["checks"].append({"type": "session:tool-used", "value": "Edit"})  # a name example-echo never emits: the advice names harnesses
@@ -173,12 +159,7 @@ def test_a_plugin_whose_entry_point_is_no_harness_name_is_never_used_and_says_so
     """An entry point named "Bad Name" was taken as a harness (gptme newcomer): its name goes into
     bench files, command lines, the store and tool folders. It is listed with the rule and never
     used: `--harness 'Bad Name'` is an unknown harness."""
-    site = tmp_path / "site"
-    dist = site / "spaced_harness-1.0.dist-info"
-    dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: spaced-harness\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text("[benchtape.harnesses]\nBad Name = spaced_harness:Harness\n")
-    (site / "spaced_harness.py").write_text("from benchtape.adapters.base import Harness as Base\nclass Harness(Base):\n    name = 'Bad Name'\n")
+    site = plugin_dist(tmp_path / "site", "spaced_harness", "Bad Name = spaced_harness:Harness", "from benchtape.adapters.base import Harness as Base\nclass Harness(Base):\n    name = 'Bad Name'\n")
     listed = json.loads(benchtape("tools", "list", "--json", cwd=tmp_path, site=site).stdout)
     assert "is no harness name" in next(r for r in listed if r["harness"] == "Bad Name")["problem"]
     out = benchtape("run", str(write_bench(tmp_path)), "--harness", "Bad Name", "--db", str(tmp_path / "n.db"), cwd=tmp_path, site=site)
